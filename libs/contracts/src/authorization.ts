@@ -1,0 +1,60 @@
+import { z } from 'zod';
+import { clientIdSchema, instantInputSchema, isoDateSchema, organizationIdSchema, utcInstantSchema } from './ids';
+
+export const RECIPIENT_TYPES = ['insurance_provider', 'auditor', 'regulatory_body', 'partner'] as const;
+export const recipientTypeSchema = z.enum(RECIPIENT_TYPES).meta({ id: 'RecipientType' });
+export type RecipientType = z.infer<typeof recipientTypeSchema>;
+
+export const SCOPES = ['qr_score', 'score_trend', 'pillar_breakdown'] as const;
+export const scopeSchema = z.enum(SCOPES).meta({ id: 'Scope' });
+export type Scope = z.infer<typeof scopeSchema>;
+
+export const AUTHORIZATION_STATUSES = ['active', 'revoked', 'expired'] as const;
+export const authorizationStatusSchema = z.enum(AUTHORIZATION_STATUSES).meta({ id: 'AuthorizationStatus' });
+export type AuthorizationStatus = z.infer<typeof authorizationStatusSchema>;
+
+/** POST /v1/organizations/{organizationId}/authorizations */
+export const createAuthorizationRequestSchema = z
+  .strictObject({
+    recipientType: recipientTypeSchema,
+    recipientName: z.string().trim().min(1).max(200).optional(),
+    scopes: z
+      .array(scopeSchema)
+      .min(1)
+      .refine((scopes) => new Set(scopes).size === scopes.length, 'must not repeat a scope'),
+    expiresAt: z
+      .union([isoDateSchema, instantInputSchema])
+      .optional()
+      .meta({
+        description:
+          'YYYY-MM-DD (valid through the end of that UTC day) or an ISO date-time with offset; must be in the future',
+      }),
+  })
+  .meta({ id: 'CreateAuthorizationRequest' });
+export type CreateAuthorizationRequest = z.infer<typeof createAuthorizationRequestSchema>;
+
+/** What list / get / revoke return. Never carries the API key. */
+export const authorizationSchema = z
+  .object({
+    clientId: clientIdSchema,
+    organizationId: organizationIdSchema,
+    recipientType: recipientTypeSchema,
+    recipientName: z.string().nullable(),
+    scopes: z.array(scopeSchema),
+    expiresAt: utcInstantSchema.nullable().meta({ description: 'First instant at which the credential no longer works' }),
+    status: authorizationStatusSchema,
+    createdAt: utcInstantSchema,
+    revokedAt: utcInstantSchema.nullable(),
+  })
+  .meta({ id: 'Authorization' });
+export type Authorization = z.infer<typeof authorizationSchema>;
+
+/** The 201 of a create: the only response that ever contains `apiKey`. */
+export const createdAuthorizationSchema = authorizationSchema
+  .extend({ apiKey: z.string().meta({ description: 'Shown exactly once; store it now' }) })
+  .meta({ id: 'CreatedAuthorization' });
+export type CreatedAuthorization = z.infer<typeof createdAuthorizationSchema>;
+
+export const authorizationListSchema = z
+  .object({ authorizations: z.array(authorizationSchema) })
+  .meta({ id: 'AuthorizationList' });

@@ -1,0 +1,120 @@
+import { z } from 'zod';
+import { recipientTypeSchema, scopeSchema } from './authorization';
+import { clientIdSchema, isoDateSchema, organizationIdSchema, utcInstantSchema } from './ids';
+import { calculatedScoreSchema } from './resources';
+
+/** The topics are the event store: every projection can be rebuilt from offset zero. */
+export const TOPICS = {
+  authorizations: 'rsd.authorizations.v1',
+  scores: 'rsd.scores.v1',
+  deadLetter: 'rsd.dead-letter.v1',
+} as const;
+
+export const EVENT_TYPES = {
+  authorizationCreated: 'com.resiliencescore.authorization.created.v1',
+  authorizationRevoked: 'com.resiliencescore.authorization.revoked.v1',
+  authorizationExpired: 'com.resiliencescore.authorization.expired.v1',
+  scoreCalculated: 'com.resiliencescore.score.calculated.v1',
+} as const;
+
+/** A SHA-256 digest of the API key, hex. The raw key never travels. */
+export const keyDigestSchema = z.string().regex(/^[0-9a-f]{64}$/, 'must be a hex SHA-256 digest');
+
+function cloudEvent<Type extends string, Data extends z.ZodType>(type: Type, data: Data) {
+  return z.object({
+    specversion: z.literal('1.0'),
+    id: z.string().min(1),
+    source: z.string().min(1),
+    type: z.literal(type),
+    subject: z.string().min(1),
+    time: utcInstantSchema,
+    datacontenttype: z.literal('application/json'),
+    data,
+  });
+}
+
+/** Revisions order an authorization's events; projections apply an event only if it is newer. */
+const revisionSchema = z.int().min(1);
+
+export const authorizationCreatedSchema = cloudEvent(
+  EVENT_TYPES.authorizationCreated,
+  z.object({
+    clientId: clientIdSchema,
+    organizationId: organizationIdSchema,
+    recipientType: recipientTypeSchema,
+    recipientName: z.string().nullable(),
+    scopes: z.array(scopeSchema).min(1),
+    expiresAt: utcInstantSchema.nullable(),
+    keyDigest: keyDigestSchema,
+    createdAt: utcInstantSchema,
+    revision: revisionSchema,
+  }),
+);
+
+export const authorizationRevokedSchema = cloudEvent(
+  EVENT_TYPES.authorizationRevoked,
+  z.object({
+    clientId: clientIdSchema,
+    organizationId: organizationIdSchema,
+    revokedAt: utcInstantSchema,
+    revision: revisionSchema,
+  }),
+);
+
+export const authorizationExpiredSchema = cloudEvent(
+  EVENT_TYPES.authorizationExpired,
+  z.object({
+    clientId: clientIdSchema,
+    organizationId: organizationIdSchema,
+    expiredAt: utcInstantSchema,
+    revision: revisionSchema,
+  }),
+);
+
+export const scoreCalculatedSchema = cloudEvent(EVENT_TYPES.scoreCalculated, calculatedScoreSchema);
+
+export const authorizationEventSchema = z.discriminatedUnion('type', [
+  authorizationCreatedSchema,
+  authorizationRevokedSchema,
+  authorizationExpiredSchema,
+]);
+export const domainEventSchema = z.discriminatedUnion('type', [
+  authorizationCreatedSchema,
+  authorizationRevokedSchema,
+  authorizationExpiredSchema,
+  scoreCalculatedSchema,
+]);
+
+export type AuthorizationCreated = z.infer<typeof authorizationCreatedSchema>;
+export type AuthorizationRevoked = z.infer<typeof authorizationRevokedSchema>;
+export type AuthorizationExpired = z.infer<typeof authorizationExpiredSchema>;
+export type ScoreCalculated = z.infer<typeof scoreCalculatedSchema>;
+export type AuthorizationEvent = z.infer<typeof authorizationEventSchema>;
+export type DomainEvent = z.infer<typeof domainEventSchema>;
+
+/** Records are keyed so that each key's events stay in order: Client ID for authorizations, organization for scores. */
+export function partitionKeyOf(event: DomainEvent): string {
+  return event.type === EVENT_TYPES.scoreCalculated ? event.data.organizationId : event.data.clientId;
+}
+
+export function topicOf(event: DomainEvent): string {
+  return event.type === EVENT_TYPES.scoreCalculated ? TOPICS.scores : TOPICS.authorizations;
+}
+
+/** The envelope's fixed fields, so producers only state what differs. */
+export function newEvent<E extends DomainEvent>(
+  fields: { id: string; source: string; time: Date } & Pick<E, 'type' | 'data'>,
+): E {
+  const { id, source, time, type, data } = fields;
+  const subject = 'clientId' in data ? data.clientId : data.organizationId;
+  return {
+    specversion: '1.0',
+    id,
+    source,
+    type,
+    subject,
+    time: time.toISOString(),
+    datacontenttype: 'application/json',
+    data,
+  } as E;
+}

@@ -1,0 +1,6 @@
+export * from './ids';
+export * from './resources';
+export * from './error-body';
+export * from './authorization';
+export * from './score-submission';
+export * from './events';

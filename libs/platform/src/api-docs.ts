@@ -1,0 +1,137 @@
+import { createRequire } from 'node:module';
+import express, { type Express } from 'express';
+import { z } from 'zod';
+
+export interface OpenApiOperation {
+  method: 'get' | 'post';
+  path: string;
+  summary: string;
+  description?: string;
+  tags?: string[];
+  security?: 'apiKey' | 'bearer';
+  parameters?: object[];
+  requestBody?: z.ZodType;
+  responses: Record<string, { description: string; schema?: z.ZodType; headers?: Record<string, object> }>;
+}
+
+export interface OpenApiInfo {
+  title: string;
+  version: string;
+  description: string;
+}
+
+/**
+ * OpenAPI 3.1 from the same zod schemas the code validates with: 3.1 is JSON Schema 2020-12,
+ * which is what zod emits, so nothing is described twice.
+ */
+export function buildOpenApiDocument(info: OpenApiInfo, operations: OpenApiOperation[]): object {
+  const { schemas: registered } = z.toJSONSchema(z.globalRegistry, {
+    target: 'draft-2020-12',
+    io: 'input',
+    unrepresentable: 'any',
+    uri: (id) => `#/components/schemas/${id}`,
+  });
+  const ref = (schema: z.ZodType): object => {
+    const id = z.globalRegistry.get(schema)?.id;
+    return id ? { $ref: `#/components/schemas/${id}` } : withoutDialect(z.toJSONSchema(schema, { io: 'input', unrepresentable: 'any' }));
+  };
+  const paths: Record<string, Record<string, object>> = {};
+  for (const op of operations) {
+    const responses: Record<string, object> = {};
+    for (const [status, response] of Object.entries(op.responses)) {
+      responses[status] = {
+        description: response.description,
+        ...(response.headers ? { headers: response.headers } : {}),
+        ...(response.schema ? { content: { 'application/json': { schema: ref(response.schema) } } } : {}),
+      };
+    }
+    (paths[op.path] ??= {})[op.method] = {
+      summary: op.summary,
+      ...(op.description ? { description: op.description } : {}),
+      ...(op.tags ? { tags: op.tags } : {}),
+      ...(op.security ? { security: [{ [op.security]: [] }] } : {}),
+      ...(op.parameters ? { parameters: op.parameters } : {}),
+      ...(op.requestBody
+        ? { requestBody: { required: true, content: { 'application/json': { schema: ref(op.requestBody) } } } }
+        : {}),
+      responses,
+    };
+  }
+  return {
+    openapi: '3.1.0',
+    info,
+    servers: [{ url: '/v1' }],
+    paths,
+    components: {
+      // Only the schemas this service's operations reach, not every contract in the registry.
+      schemas: reachableSchemas(paths, registered),
+      securitySchemes: {
+        apiKey: { type: 'apiKey', in: 'header', name: 'x-api-key' },
+        bearer: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT' },
+      },
+    },
+  };
+}
+
+function withoutDialect(schema: object): object {
+  const { $schema: _dialect, ...rest } = schema as Record<string, unknown>;
+  return rest;
+}
+
+function reachableSchemas(root: object, registered: Record<string, object>): Record<string, object> {
+  const found: Record<string, object> = {};
+  const visit = (node: unknown): void => {
+    if (Array.isArray(node)) {
+      node.forEach(visit);
+      return;
+    }
+    if (typeof node !== 'object' || node === null) return;
+    for (const [key, value] of Object.entries(node)) {
+      if (key === '$ref' && typeof value === 'string') {
+        const id = value.replace('#/components/schemas/', '');
+        const schema = registered[id];
+        if (schema && !(id in found)) {
+          found[id] = withoutDialect(schema);
+          visit(schema);
+        }
+      } else {
+        visit(value);
+      }
+    }
+  };
+  visit(root);
+  return Object.fromEntries(Object.entries(found).sort(([a], [b]) => a.localeCompare(b)));
+}
+
+const requireFromHere = createRequire(__filename);
+
+/** `/v1/openapi.json` and a Swagger UI page at `/docs` served from the installed package: no CDN. */
+export function mountApiDocs(app: Express, document: object): void {
+  const assets = (requireFromHere('swagger-ui-dist') as { getAbsoluteFSPath(): string }).getAbsoluteFSPath();
+  const title = (document as { info?: { title?: string } }).info?.title ?? 'API';
+  const page = docsPage(title);
+  app.get('/v1/openapi.json', (_req, res) => {
+    res.json(document);
+  });
+  app.get('/docs', (_req, res) => {
+    res.type('html').send(page);
+  });
+  app.get('/docs/docs-init.js', (_req, res) => {
+    res.type('js').send(DOCS_INIT);
+  });
+  app.use('/docs', express.static(assets, { index: false, maxAge: '1h' }));
+}
+
+// validatorUrl null: Swagger UI would otherwise call an online validator.
+const DOCS_INIT = "window.ui = SwaggerUIBundle({ url: '/v1/openapi.json', dom_id: '#ui', validatorUrl: null, deepLinking: true });\n";
+
+function docsPage(title: string): string {
+  return `<!doctype html>
+<html lang="en">
+<head><meta charset="utf-8"><title>${title}</title>
+<link rel="stylesheet" href="/docs/swagger-ui.css"></head>
+<body><div id="ui"></div>
+<script src="/docs/swagger-ui-bundle.js"></script>
+<script src="/docs/docs-init.js"></script>
+</body></html>`;
+}

@@ -1,0 +1,79 @@
+import { randomUUID } from 'node:crypto';
+import { isUtf8 } from 'node:buffer';
+import express, { type Express, type RequestHandler } from 'express';
+import type { Logger } from 'pino';
+import { pinoHttp } from 'pino-http';
+import { ApiError } from './errors';
+import { errorHandler, routeNotFound } from './http-errors';
+
+const REQUEST_ID = /^[A-Za-z0-9._-]{1,128}$/;
+
+export interface BaseAppOptions {
+  log: Logger;
+  /** Number of proxy hops in front of the service whose X-Forwarded-For is trusted (0: none). */
+  trustProxyHops?: number;
+}
+
+/** Shared front half of every service: request ids, access log, no fingerprinting headers. */
+export function createBaseApp({ log, trustProxyHops = 0 }: BaseAppOptions): Express {
+  const app = express();
+  app.disable('x-powered-by');
+  app.set('etag', false);
+  app.set('trust proxy', trustProxyHops);
+  app.use(
+    pinoHttp({
+      logger: log,
+      genReqId: (req, res) => {
+        const incoming = req.headers['x-request-id'];
+        const id = typeof incoming === 'string' && REQUEST_ID.test(incoming) ? incoming : randomUUID();
+        res.setHeader('x-request-id', id);
+        return id;
+      },
+      customLogLevel: (_req, res, error) => (error || res.statusCode >= 500 ? 'error' : 'info'),
+      // Only what an operator needs: no headers, so no credential can leak through the access log.
+      serializers: {
+        req: (req: { id: unknown; method: string; url: string; remoteAddress?: string }) => ({
+          id: req.id,
+          method: req.method,
+          url: redactUrl(req.url),
+          remoteAddress: req.remoteAddress,
+        }),
+        res: (res: { statusCode: number }) => ({ statusCode: res.statusCode }),
+      },
+    }),
+  );
+  return app;
+}
+
+/** Query strings are dropped from logs: callers sometimes put secrets where they do not belong. */
+function redactUrl(url: string): string {
+  const q = url.indexOf('?');
+  return q === -1 ? url : `${url.slice(0, q)}?[redacted]`;
+}
+
+/** Back half: JSON 404 for unknown paths, then the one error middleware. */
+export function finishApp(app: Express, log: Logger): Express {
+  app.use(routeNotFound);
+  app.use(errorHandler(log));
+  return app;
+}
+
+/** JSON bodies only, UTF-8 only, bounded in size. */
+export function jsonBody(limit: string): RequestHandler[] {
+  const requireJson: RequestHandler = (req, _res, next) => {
+    const hasBody = req.headers['transfer-encoding'] !== undefined || Number(req.headers['content-length'] ?? 0) > 0;
+    if (hasBody && !req.is('application/json')) {
+      next(new ApiError('UNSUPPORTED_MEDIA_TYPE', 'The request body must be application/json'));
+      return;
+    }
+    next();
+  };
+  const parse = express.json({
+    limit,
+    strict: true,
+    verify: (_req, _res, buffer) => {
+      if (!isUtf8(buffer)) throw new Error('body is not UTF-8');
+    },
+  });
+  return [requireJson, parse];
+}

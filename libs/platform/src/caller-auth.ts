@@ -1,0 +1,100 @@
+import { createRemoteJWKSet, jwtVerify, type JWTPayload, type JWTVerifyGetKey } from 'jose';
+import type { RequestHandler } from 'express';
+import { z } from 'zod';
+import { env } from './config';
+import { ApiError } from './errors';
+
+/** Config for verifying callers' bearer tokens; part of each writing service's config. */
+export const callerAuthConfigSchema = z
+  .object({
+    JWT_HS256_SECRET: env.optionalString().pipe(
+      z.string().min(32, 'must be at least 32 characters').optional(),
+    ),
+    JWT_JWKS_URL: env.optionalString().pipe(z.url().optional()),
+    JWT_ISSUER: env.optionalString(),
+    JWT_AUDIENCE: env.optionalString(),
+  })
+  .superRefine((value, ctx) => {
+    if (!value.JWT_HS256_SECRET && !value.JWT_JWKS_URL) {
+      ctx.addIssue({ code: 'custom', path: ['JWT_JWKS_URL'], message: 'set JWT_JWKS_URL (production) or JWT_HS256_SECRET (development)' });
+    }
+    if (value.JWT_JWKS_URL && (!value.JWT_ISSUER || !value.JWT_AUDIENCE)) {
+      ctx.addIssue({ code: 'custom', path: ['JWT_ISSUER'], message: 'JWT_ISSUER and JWT_AUDIENCE are required with JWT_JWKS_URL' });
+    }
+  });
+export type CallerAuthConfig = z.infer<typeof callerAuthConfigSchema>;
+
+export interface CallerClaims {
+  subject: string | undefined;
+  organization: string | undefined;
+  scopes: ReadonlySet<string>;
+}
+
+export type TokenVerifier = (token: string) => Promise<CallerClaims>;
+
+/**
+ * Production verifies asymmetric tokens against the JWKS with issuer and audience; development
+ * and tests may also use HS256 tokens signed with a shared secret.
+ */
+export function createTokenVerifier(config: CallerAuthConfig): TokenVerifier {
+  const secret = config.JWT_HS256_SECRET ? new TextEncoder().encode(config.JWT_HS256_SECRET) : undefined;
+  const jwks = config.JWT_JWKS_URL ? createRemoteJWKSet(new URL(config.JWT_JWKS_URL)) : undefined;
+  const getKey: JWTVerifyGetKey = async (header, token) => {
+    if (header.alg === 'HS256' && secret) return secret;
+    if (header.alg !== 'HS256' && jwks) return jwks(header, token);
+    throw new Error(`tokens signed with ${header.alg ?? 'no algorithm'} are not accepted`);
+  };
+  return async (token) => {
+    const { payload } = await jwtVerify(token, getKey, {
+      ...(config.JWT_ISSUER ? { issuer: config.JWT_ISSUER } : {}),
+      ...(config.JWT_AUDIENCE ? { audience: config.JWT_AUDIENCE } : {}),
+      algorithms: ['HS256', 'RS256', 'PS256', 'ES256', 'EdDSA'],
+      requiredClaims: ['exp'],
+    });
+    return claimsOf(payload);
+  };
+}
+
+function claimsOf(payload: JWTPayload): CallerClaims {
+  const scope = typeof payload.scope === 'string' ? payload.scope : '';
+  return {
+    subject: payload.sub,
+    organization: typeof payload.org === 'string' ? payload.org : undefined,
+    scopes: new Set(scope.split(' ').filter(Boolean)),
+  };
+}
+
+export interface CallerRequirement {
+  scope: string;
+  /** Name of the path parameter that must equal the token's `org` claim. */
+  organizationParam?: string;
+}
+
+/** Bearer-token guard: 401 INVALID_TOKEN, then 403 FORBIDDEN_ORGANIZATION, then 403 INSUFFICIENT_SCOPE. */
+export function requireCaller(verify: TokenVerifier, requirement: CallerRequirement): RequestHandler {
+  const challenge = { 'WWW-Authenticate': 'Bearer' };
+  return (req, res, next) => {
+    const header = req.headers.authorization;
+    const match = typeof header === 'string' ? /^Bearer ([A-Za-z0-9._~+/=-]+)$/.exec(header) : null;
+    if (!match?.[1]) {
+      next(new ApiError('INVALID_TOKEN', 'An Authorization: Bearer <token> header is required', undefined, challenge));
+      return;
+    }
+    verify(match[1]).then(
+      (claims) => {
+        const organizationId = requirement.organizationParam ? req.params[requirement.organizationParam] : undefined;
+        if (requirement.organizationParam && claims.organization !== organizationId) {
+          next(new ApiError('FORBIDDEN_ORGANIZATION', 'The token does not administer this organization'));
+          return;
+        }
+        if (!claims.scopes.has(requirement.scope)) {
+          next(new ApiError('INSUFFICIENT_SCOPE', `The token lacks the scope ${requirement.scope}`));
+          return;
+        }
+        res.locals.caller = claims;
+        next();
+      },
+      () => next(new ApiError('INVALID_TOKEN', 'The bearer token is invalid or expired', undefined, challenge)),
+    );
+  };
+}

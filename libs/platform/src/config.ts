@@ -1,0 +1,46 @@
+import { z } from 'zod';
+
+export class ConfigError extends Error {
+  constructor(readonly problems: string[]) {
+    super(`invalid configuration:\n${problems.map((p) => `  - ${p}`).join('\n')}`);
+    this.name = 'ConfigError';
+  }
+}
+
+/** Parses the environment once at start-up; every bad variable is reported at once, by name. */
+export function loadConfig<S extends z.ZodType>(schema: S, env: NodeJS.ProcessEnv): z.infer<S> {
+  const result = schema.safeParse(env);
+  if (result.success) return result.data;
+  throw new ConfigError(
+    result.error.issues.map((issue) => `${issue.path.join('.') || '(environment)'}: ${issue.message}`),
+  );
+}
+
+/** Building blocks for config schemas read from environment variables (always strings). */
+export const env = {
+  port: (fallback: number) => z.coerce.number().int().min(0).max(65535).default(fallback),
+  positiveInt: (fallback: number) => z.coerce.number().int().positive().default(fallback),
+  string: (fallback: string) => z.string().min(1).default(fallback),
+  optionalString: () =>
+    z
+      .string()
+      .optional()
+      .transform((value) => (value === '' ? undefined : value)),
+  boolean: (fallback: boolean) =>
+    z
+      .enum(['true', 'false', '1', '0'])
+      .default(fallback ? 'true' : 'false')
+      .transform((value) => value === 'true' || value === '1'),
+  /** Comma-separated list; blanks dropped. */
+  list: () =>
+    z
+      .string()
+      .default('')
+      .transform((value) =>
+        value
+          .split(',')
+          .map((item) => item.trim())
+          .filter((item) => item.length > 0),
+      ),
+  logLevel: () => z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+};

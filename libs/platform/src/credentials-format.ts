@@ -1,0 +1,60 @@
+import { createHash, randomInt, timingSafeEqual } from 'node:crypto';
+import { crc32 } from 'node:zlib';
+
+const BASE62 = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
+/** 43 base62 characters carry 256.03 bits. */
+const KEY_BODY_LENGTH = 43;
+/** 6 base62 characters hold any 32-bit CRC. */
+const CHECKSUM_LENGTH = 6;
+/** 24 base62 characters carry 142 bits, over the 96 the decisions ask for. */
+const CLIENT_ID_BODY_LENGTH = 24;
+
+function randomBase62(length: number): string {
+  let out = '';
+  for (let i = 0; i < length; i += 1) out += BASE62[randomInt(62)];
+  return out;
+}
+
+function base62(value: number, width: number): string {
+  let out = '';
+  let rest = value;
+  while (rest > 0) {
+    out = BASE62[rest % 62] + out;
+    rest = Math.floor(rest / 62);
+  }
+  return out.padStart(width, '0');
+}
+
+function checksumOf(text: string): string {
+  return base62(crc32(text), CHECKSUM_LENGTH);
+}
+
+export function generateClientId(prefix: string): string {
+  return `${prefix}_${randomBase62(CLIENT_ID_BODY_LENGTH)}`;
+}
+
+/** `<prefix>_<43 random base62><6 base62 CRC32>`, GitHub-token style: typos are caught without any lookup. */
+export function generateApiKey(prefix: string): string {
+  const payload = `${prefix}_${randomBase62(KEY_BODY_LENGTH)}`;
+  return payload + checksumOf(payload);
+}
+
+export function hasValidChecksum(key: string, prefix: string): boolean {
+  if (key.length !== prefix.length + 1 + KEY_BODY_LENGTH + CHECKSUM_LENGTH) return false;
+  if (!key.startsWith(`${prefix}_`)) return false;
+  const payload = key.slice(0, -CHECKSUM_LENGTH);
+  if (!/^[0-9A-Za-z]+$/.test(payload.slice(prefix.length + 1))) return false;
+  return checksumOf(payload) === key.slice(-CHECKSUM_LENGTH);
+}
+
+/** The keys carry 256 random bits, so a fast unsalted hash is already infeasible to invert. */
+export function digestApiKey(key: string): string {
+  return createHash('sha256').update(key, 'utf8').digest('hex');
+}
+
+/** Constant-time comparison of two hex digests. */
+export function digestsMatch(a: string, b: string): boolean {
+  const left = Buffer.from(a, 'hex');
+  const right = Buffer.from(b, 'hex');
+  return left.length === right.length && left.length > 0 && timingSafeEqual(left, right);
+}

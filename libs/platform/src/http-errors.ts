@@ -1,0 +1,66 @@
+import type { ErrorRequestHandler, RequestHandler } from 'express';
+import type { Logger } from 'pino';
+import { ApiError, errorBody } from './errors';
+
+/** Unknown paths: a JSON 404, never express's HTML page. */
+export const routeNotFound: RequestHandler = (req, _res, next) => {
+  next(new ApiError('ROUTE_NOT_FOUND', `No resource at ${req.method} ${req.path}`));
+};
+
+/** For `.all()` after a route's handlers: a 405 that names the methods the path does accept. */
+export function methodNotAllowed(allowed: readonly string[]): RequestHandler {
+  const allow = allowed.join(', ');
+  return (req, _res, next) => {
+    next(new ApiError('METHOD_NOT_ALLOWED', `${req.method} is not allowed here; use ${allow}`, undefined, { Allow: allow }));
+  };
+}
+
+/** body-parser's error types, mapped to the documented codes. */
+function fromBodyParser(error: { type?: unknown; status?: unknown }): ApiError | undefined {
+  switch (error.type) {
+    case 'entity.too.large':
+      return new ApiError('PAYLOAD_TOO_LARGE', 'The request body is larger than this endpoint accepts');
+    case 'entity.parse.failed':
+      return new ApiError('MALFORMED_JSON', 'The request body is not valid JSON');
+    case 'entity.verify.failed':
+      return new ApiError('MALFORMED_JSON', 'The request body is not valid UTF-8');
+    case 'encoding.unsupported':
+    case 'charset.unsupported':
+      return new ApiError('UNSUPPORTED_MEDIA_TYPE', 'The request body must be JSON encoded as UTF-8');
+    case 'request.aborted':
+    case 'request.size.invalid':
+    case 'stream.encoding.set':
+      return new ApiError('MALFORMED_JSON', 'The request body could not be read');
+    default:
+      return undefined;
+  }
+}
+
+/**
+ * The one error middleware: typed errors become their documented body; anything else is logged
+ * with its cause and answered with a bare 500, so no internals ever reach a client.
+ */
+export function errorHandler(log: Logger): ErrorRequestHandler {
+  return (error: unknown, req, res, next) => {
+    if (res.headersSent) {
+      next(error);
+      return;
+    }
+    const known =
+      error instanceof ApiError
+        ? error
+        : typeof error === 'object' && error !== null
+          ? fromBodyParser(error as { type?: unknown })
+          : undefined;
+    const apiError = known ?? new ApiError('INTERNAL_ERROR', 'An unexpected error occurred');
+    if (!known) log.error({ err: error, method: req.method, path: req.path }, 'unhandled error');
+    for (const [name, value] of Object.entries(apiError.headers ?? {})) res.setHeader(name, value);
+    res
+      .status(apiError.status)
+      .json(errorBody(apiError.status, apiError.code, apiError.message, { requestId: requestIdOf(req), details: apiError.details }));
+  };
+}
+
+export function requestIdOf(req: { id?: unknown }): string | undefined {
+  return typeof req.id === 'string' ? req.id : undefined;
+}

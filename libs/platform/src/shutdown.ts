@@ -1,0 +1,36 @@
+import type { Logger } from 'pino';
+
+export type Closer = () => Promise<void>;
+
+/**
+ * Runs the closers in order on SIGTERM/SIGINT, within a deadline; exits non-zero if they do not
+ * finish in time or one fails.
+ */
+export function onShutdown(log: Logger, closers: Closer[], deadlineMs = 10_000): void {
+  let stopping = false;
+  const stop = (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    log.info({ signal }, 'shutting down');
+    const deadline = setTimeout(() => {
+      log.error({ deadlineMs }, 'shutdown deadline passed; exiting');
+      process.exit(1);
+    }, deadlineMs);
+    deadline.unref();
+    void (async () => {
+      let failed = false;
+      for (const close of closers) {
+        try {
+          await close();
+        } catch (error) {
+          failed = true;
+          log.error({ err: error }, 'error while shutting down');
+        }
+      }
+      log.info('stopped');
+      process.exit(failed ? 1 : 0);
+    })();
+  };
+  process.once('SIGTERM', () => stop('SIGTERM'));
+  process.once('SIGINT', () => stop('SIGINT'));
+}

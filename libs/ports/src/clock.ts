@@ -1,0 +1,6 @@
+/** Time is passed in, never read from a global, so expiry and windows can be tested. */
+export interface Clock {
+  now(): Date;
+}
+
+export const systemClock: Clock = { now: () => new Date() };

@@ -1,0 +1,42 @@
+/**
+ * The event log: an append-only, durable, keyed log split into topics.
+ * Records with the same key keep their order; offsets grow within a partition.
+ * Implementations: embedded (file-backed, in-process) and Kafka.
+ */
+export interface OutgoingRecord {
+  key: string;
+  /** Serialized JSON; the log never interprets it. */
+  value: string;
+}
+
+export interface EventRecord {
+  topic: string;
+  partition: number;
+  offset: string;
+  key: string | null;
+  /** The value as written; a consumer must validate it, since anyone with access to a topic can write to it. */
+  value: string;
+}
+
+export interface SubscribeOptions {
+  /** Consumers that share a group id share the work and the committed position. */
+  groupId: string;
+  topics: readonly string[];
+  /** Where a group with no committed position starts. */
+  fromBeginning: boolean;
+  /** Called once per record, in order per partition; the position is committed only after it resolves. */
+  handle(record: EventRecord): Promise<void>;
+}
+
+export interface Subscription {
+  /** Resolves once every record that was in the log when the subscription started has been handled. */
+  readonly caughtUp: Promise<void>;
+  close(): Promise<void>;
+}
+
+export interface EventLog {
+  /** Resolves only once every record is durably written: callers may then acknowledge their own client. */
+  append(topic: string, records: readonly OutgoingRecord[]): Promise<void>;
+  subscribe(options: SubscribeOptions): Promise<Subscription>;
+  close(): Promise<void>;
+}

@@ -1,0 +1,5 @@
+export * from './clock';
+export * from './event-log';
+export * from './authorization-store';
+export * from './read-views';
+export * from './rate-limit-store';
