@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { recipientTypeSchema, scopeSchema } from './authorization';
-import { clientIdSchema, isoDateSchema, organizationIdSchema, utcInstantSchema } from './ids';
+import { clientIdSchema, organizationIdSchema, utcInstantSchema } from './ids';
 import { calculatedScoreSchema } from './resources';
 
 /** The topics are the event store: every projection can be rebuilt from offset zero. */

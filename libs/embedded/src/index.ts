@@ -1,1 +1,5 @@
-export {};
+export { createMemoryReadViews } from './memory-read-views';
+export { memoryRateLimitStores } from './memory-rate-limit-store';
+export { openFileEventLog, type FileEventLogOptions } from './file-event-log';
+export type { EmbeddedLogger } from './embedded-logger';
+export { openFileAuthorizationStore } from './file-authorization-store';

@@ -50,7 +50,7 @@ export function errorHandler(log: Logger): ErrorRequestHandler {
       error instanceof ApiError
         ? error
         : typeof error === 'object' && error !== null
-          ? fromBodyParser(error as { type?: unknown })
+          ? fromBodyParser(error)
           : undefined;
     const apiError = known ?? new ApiError('INTERNAL_ERROR', 'An unexpected error occurred');
     if (!known) log.error({ err: error, method: req.method, path: req.path }, 'unhandled error');

@@ -8,3 +8,5 @@ export * from './shutdown';
 export * from './caller-auth';
 export * from './api-docs';
 export * from './credentials-format';
+export * from './dev-tokens';
+export * from './validation';

@@ -1,3 +1,4 @@
 export * from './http';
 export * from './tokens';
 export * from './fixtures';
+export * from './contracts';

@@ -1,0 +1,187 @@
+import type { AuthorizationStore, OutboxEntry, StoredAuthorization } from '@rsd/ports';
+import { uniqueName } from './eventually';
+
+export interface AuthorizationStoreFixture {
+  store: AuthorizationStore;
+  cleanup(): Promise<void>;
+}
+
+const NOW = new Date('2026-11-21T08:00:00.000Z');
+
+function aClientId(): string {
+  return `rs_${uniqueName('x').replace(/[^A-Za-z0-9]/g, '').padEnd(20, '0')}`;
+}
+
+function aRecord(organizationId: string, overrides: Partial<StoredAuthorization> = {}): StoredAuthorization {
+  return {
+    clientId: aClientId(),
+    organizationId,
+    recipientType: 'insurance_provider',
+    recipientName: 'Acme Insurance',
+    scopes: ['qr_score'],
+    keyDigest: 'a'.repeat(64),
+    expiresAt: null,
+    createdAt: '2026-11-20T08:00:00.000Z',
+    revokedAt: null,
+    expiredAt: null,
+    revision: 1,
+    ...overrides,
+  };
+}
+
+function anEntry(record: StoredAuthorization, name: string): OutboxEntry {
+  return { id: uniqueName(name), topic: 'rsd.authorizations.v1', key: record.clientId, value: JSON.stringify({ name }) };
+}
+
+/** What every authorization store must do. Each test uses its own organization and Client IDs. */
+export function describeAuthorizationStoreContract(name: string, open: () => Promise<AuthorizationStoreFixture>): void {
+  describe(`AuthorizationStore contract: ${name}`, () => {
+    let fixture: AuthorizationStoreFixture;
+    let store: AuthorizationStore;
+    let organizationId: string;
+
+    beforeEach(async () => {
+      fixture = await open();
+      store = fixture.store;
+      organizationId = uniqueName('org');
+    });
+
+    afterEach(async () => {
+      await fixture.cleanup();
+    });
+
+    async function pendingFor(clientId: string): Promise<string[]> {
+      const pending = await store.pendingOutbox(10_000);
+      return (pending.find((group) => group.clientId === clientId)?.entries ?? []).map((entry) => entry.id);
+    }
+
+    it('when a record is created, then find returns it as stored', async () => {
+      const record = aRecord(organizationId, { scopes: ['qr_score', 'pillar_breakdown'], expiresAt: '2027-01-01T00:00:00.000Z' });
+
+      await store.create(record, []);
+
+      expect(await store.find(organizationId, record.clientId)).toEqual(record);
+    });
+
+    it('when the Client ID is unknown, then find returns undefined', async () => {
+      expect(await store.find(organizationId, aClientId())).toBeUndefined();
+    });
+
+    it('when a record belongs to another organization, then find and list do not show it', async () => {
+      const other = aRecord(uniqueName('other-org'));
+      await store.create(other, []);
+
+      expect(await store.find(organizationId, other.clientId)).toBeUndefined();
+      expect(await store.list(organizationId)).toEqual([]);
+    });
+
+    it('when a Client ID is created twice, then the second create fails and the first record stays', async () => {
+      const record = aRecord(organizationId);
+      await store.create(record, []);
+
+      await expect(store.create({ ...record, recipientName: 'Impostor' }, [])).rejects.toThrow();
+
+      expect(await store.find(organizationId, record.clientId)).toEqual(record);
+    });
+
+    it('when an organization has several records, then list returns them newest first', async () => {
+      const oldest = aRecord(organizationId, { createdAt: '2026-11-01T00:00:00.000Z' });
+      const newest = aRecord(organizationId, { createdAt: '2026-11-03T00:00:00.000Z' });
+      const middle = aRecord(organizationId, { createdAt: '2026-11-02T00:00:00.000Z' });
+      for (const record of [oldest, newest, middle]) await store.create(record, []);
+
+      const listed = await store.list(organizationId);
+
+      expect(listed.map((record) => record.clientId)).toEqual([newest.clientId, middle.clientId, oldest.clientId]);
+    });
+
+    it('when updated with the current revision, then the change is stored and update returns true', async () => {
+      const record = aRecord(organizationId);
+      await store.create(record, []);
+      const revoked = { ...record, revokedAt: NOW.toISOString(), revision: 2 };
+
+      const updated = await store.update(revoked, 1, []);
+
+      expect(updated).toBe(true);
+      expect(await store.find(organizationId, record.clientId)).toEqual(revoked);
+    });
+
+    it('when updated with a stale revision, then update returns false and nothing changes', async () => {
+      const record = aRecord(organizationId);
+      await store.create(record, [anEntry(record, 'created')]);
+      const revoked = { ...record, revokedAt: NOW.toISOString(), revision: 2 };
+      await store.update(revoked, 1, [anEntry(record, 'revoked')]);
+      const pendingBefore = await pendingFor(record.clientId);
+
+      const updated = await store.update({ ...record, expiredAt: NOW.toISOString(), revision: 2 }, 1, [anEntry(record, 'expired')]);
+
+      expect(updated).toBe(false);
+      expect(await store.find(organizationId, record.clientId)).toEqual(revoked);
+      expect(await pendingFor(record.clientId)).toEqual(pendingBefore);
+    });
+
+    it('when the record is unknown, then update returns false', async () => {
+      expect(await store.update(aRecord(organizationId, { revision: 2 }), 1, [])).toBe(false);
+    });
+
+    it('when entries are written with a record, then they are pending oldest first until marked published', async () => {
+      const record = aRecord(organizationId);
+      const created = anEntry(record, 'created');
+      const revoked = anEntry(record, 'revoked');
+      await store.create(record, [created]);
+      await store.update({ ...record, revokedAt: NOW.toISOString(), revision: 2 }, 1, [revoked]);
+
+      const pendingAtFirst = await store.pendingOutbox(10_000);
+      await store.markPublished(record.clientId, [created.id]);
+      const pendingAfterOne = await pendingFor(record.clientId);
+      await store.markPublished(record.clientId, [revoked.id]);
+
+      expect(pendingAtFirst.find((group) => group.clientId === record.clientId)?.entries).toEqual([created, revoked]);
+      expect(pendingAfterOne).toEqual([revoked.id]);
+      expect(await pendingFor(record.clientId)).toEqual([]);
+    });
+
+    it('when a record owes nothing, then pendingOutbox does not list it', async () => {
+      const record = aRecord(organizationId);
+
+      await store.create(record, []);
+
+      expect((await store.pendingOutbox(10_000)).map((group) => group.clientId)).not.toContain(record.clientId);
+    });
+
+    it('when pendingOutbox is limited, then it returns at most that many Client IDs', async () => {
+      for (let n = 0; n < 3; n += 1) {
+        const record = aRecord(organizationId);
+        await store.create(record, [anEntry(record, 'created')]);
+      }
+
+      expect(await store.pendingOutbox(2)).toHaveLength(2);
+    });
+
+    it('when expiry is checked, then records at or past expiresAt are due, and revoked, expired or later ones are not', async () => {
+      const at = (ms: number) => new Date(NOW.getTime() + ms).toISOString();
+      const exactlyNow = aRecord(organizationId, { expiresAt: NOW.toISOString() });
+      const past = aRecord(organizationId, { expiresAt: at(-60_000) });
+      const oneMsLater = aRecord(organizationId, { expiresAt: at(1) });
+      const revoked = aRecord(organizationId, { expiresAt: at(-60_000), revokedAt: at(-120_000), revision: 2 });
+      const alreadyExpired = aRecord(organizationId, { expiresAt: at(-60_000), expiredAt: at(-59_000), revision: 2 });
+      const neverExpires = aRecord(organizationId, { expiresAt: null });
+      for (const record of [exactlyNow, past, oneMsLater, revoked, alreadyExpired, neverExpires]) {
+        await store.create(record, []);
+      }
+
+      const due = await store.findDueForExpiry(NOW, 10_000);
+
+      const ours = due.filter((record) => record.organizationId === organizationId).map((record) => record.clientId);
+      expect(ours.sort()).toEqual([exactlyNow.clientId, past.clientId].sort());
+    });
+
+    it('when expiry is checked with a limit, then at most that many records are returned', async () => {
+      for (let n = 0; n < 3; n += 1) {
+        await store.create(aRecord(organizationId, { expiresAt: NOW.toISOString() }), []);
+      }
+
+      expect(await store.findDueForExpiry(NOW, 2)).toHaveLength(2);
+    });
+  });
+}

@@ -1,0 +1,23 @@
+/**
+ * Retries an assertion until it passes or the time is up, then fails with its last error.
+ * Delivery may be asynchronous in any adapter, so tests wait for an outcome instead of sleeping.
+ */
+export async function eventually<T>(
+  assertion: () => T | Promise<T>,
+  { timeoutMs = 10_000, intervalMs = 10 }: { timeoutMs?: number; intervalMs?: number } = {},
+): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    try {
+      return await assertion();
+    } catch (error) {
+      if (Date.now() >= deadline) throw error;
+    }
+    await new Promise((resolve) => setTimeout(resolve, intervalMs));
+  }
+}
+
+/** A name no other test run uses, for topics, groups, keys and prefixes in shared backends. */
+export function uniqueName(base: string): string {
+  return `${base}-${Date.now().toString(36)}-${Math.random().toString(36).slice(2, 10)}`;
+}

@@ -1,0 +1,5 @@
+export * from './eventually';
+export * from './event-log-contract';
+export * from './authorization-store-contract';
+export * from './read-views-contract';
+export * from './rate-limit-store-contract';
