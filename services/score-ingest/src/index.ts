@@ -1,1 +1,3 @@
-export {};
+export { buildApp, type ScoreIngestAppDeps } from './app';
+export { scoreIngestConfigSchema, type ScoreIngestConfig } from './config';
+export { scoreIngestOpenApi } from './openapi';

@@ -1,0 +1,40 @@
+import type { Express } from 'express';
+import { createBaseApp, finishApp, methodNotAllowed, mountApiDocs, type Logger, type TokenVerifier } from '@rsd/platform';
+import type { AuthorizationStore, Clock } from '@rsd/ports';
+import { authorizationRoutes } from './authorizations/authorization-routes';
+import type { CredentialsConfig } from './config';
+import { credentialsOpenApi } from './openapi';
+import type { OutboxRelay } from './outbox/outbox-relay';
+
+export interface CredentialsAppDeps {
+  config: CredentialsConfig;
+  store: AuthorizationStore;
+  relay: OutboxRelay;
+  clock: Clock;
+  log: Logger;
+  verifyToken: TokenVerifier;
+}
+
+export function buildApp({ config, store, relay, clock, log, verifyToken }: CredentialsAppDeps): Express {
+  const app = createBaseApp({ log });
+  mountApiDocs(app, credentialsOpenApi());
+  app
+    .route('/healthz')
+    .get((_req, res) => {
+      res.json({ status: 'ok' });
+    })
+    .all(methodNotAllowed(['GET', 'HEAD']));
+  app.use(
+    '/v1',
+    authorizationRoutes({
+      store,
+      relay,
+      clock,
+      log,
+      verifyToken,
+      clientIdPrefix: config.CLIENT_ID_PREFIX,
+      apiKeyPrefix: config.API_KEY_PREFIX,
+    }),
+  );
+  return finishApp(app, log);
+}

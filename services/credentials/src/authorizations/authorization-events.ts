@@ -1,0 +1,83 @@
+import {
+  authorizationCreatedSchema,
+  authorizationExpiredSchema,
+  authorizationRevokedSchema,
+  EVENT_TYPES,
+  newEvent,
+  partitionKeyOf,
+  topicOf,
+  type AuthorizationCreated,
+  type AuthorizationEvent,
+  type AuthorizationExpired,
+  type AuthorizationRevoked,
+} from '@rsd/contracts';
+import type { OutboxEntry, StoredAuthorization } from '@rsd/ports';
+
+export const EVENT_SOURCE = '/credentials';
+
+/** The envelope fields that vary per event: a unique id and the time of the change. */
+export interface EventStamp {
+  id: string;
+  time: Date;
+}
+
+/** Carries the key's digest, never the key: the raw key leaves the service only in the create response. */
+export function authorizationCreated(record: StoredAuthorization, stamp: EventStamp): AuthorizationCreated {
+  return authorizationCreatedSchema.parse(
+    newEvent<AuthorizationCreated>({
+      ...stamp,
+      source: EVENT_SOURCE,
+      type: EVENT_TYPES.authorizationCreated,
+      data: {
+        clientId: record.clientId,
+        organizationId: record.organizationId,
+        recipientType: record.recipientType,
+        recipientName: record.recipientName,
+        scopes: record.scopes,
+        expiresAt: record.expiresAt,
+        keyDigest: record.keyDigest,
+        createdAt: record.createdAt,
+        revision: record.revision,
+      },
+    }),
+  );
+}
+
+/** The change happened at the stamp's time, so that is when it was revoked. */
+export function authorizationRevoked(record: StoredAuthorization, stamp: EventStamp): AuthorizationRevoked {
+  return authorizationRevokedSchema.parse(
+    newEvent<AuthorizationRevoked>({
+      ...stamp,
+      source: EVENT_SOURCE,
+      type: EVENT_TYPES.authorizationRevoked,
+      data: {
+        clientId: record.clientId,
+        organizationId: record.organizationId,
+        revokedAt: stamp.time.toISOString(),
+        revision: record.revision,
+      },
+    }),
+  );
+}
+
+/** Marked expired at the stamp's time: the moment the service observed the expiry. */
+export function authorizationExpired(record: StoredAuthorization, stamp: EventStamp): AuthorizationExpired {
+  return authorizationExpiredSchema.parse(
+    newEvent<AuthorizationExpired>({
+      ...stamp,
+      source: EVENT_SOURCE,
+      type: EVENT_TYPES.authorizationExpired,
+      data: {
+        clientId: record.clientId,
+        organizationId: record.organizationId,
+        expiredAt: stamp.time.toISOString(),
+        revision: record.revision,
+      },
+    }),
+  );
+}
+
+/** The outbox entry that owes `event` to the event log, keyed so each Client ID's events stay in order. */
+export function outboxEntryOf(event: AuthorizationEvent): OutboxEntry {
+  return { id: event.id, topic: topicOf(event), key: partitionKeyOf(event), value: JSON.stringify(event) };
+}

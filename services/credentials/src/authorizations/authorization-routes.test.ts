@@ -1,0 +1,486 @@
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { randomUUID } from 'node:crypto';
+import { authorizationCreatedSchema, clientIdPattern, EVENT_TYPES, TOPICS } from '@rsd/contracts';
+import { openFileAuthorizationStore, openFileEventLog } from '@rsd/embedded';
+import { createLogger, createTokenVerifier, digestApiKey, hasValidChecksum, loadConfig } from '@rsd/platform';
+import type { AuthorizationStore, EventLog } from '@rsd/ports';
+import { request, signToken, startApp, type RunningApp } from '@rsd/testkit';
+import { buildApp } from '../app';
+import { credentialsConfigSchema } from '../config';
+import { createOutboxRelay, type OutboxRelay } from '../outbox/outbox-relay';
+
+const ORG = 'acme';
+const NOW = new Date('2026-11-20T10:00:00.000Z');
+
+interface Harness {
+  app: RunningApp;
+  url(path: string): string;
+  store: AuthorizationStore;
+  eventLog: EventLog;
+  relay: OutboxRelay;
+  eventLogFile: string;
+  storeFile: string;
+  clock: { now(): Date; set(time: Date): void };
+  close(): Promise<void>;
+}
+
+/** The real app over the real embedded adapters in a temp dir; `wrapLog` may put a faulty event log in front. */
+async function startCredentials(wrapLog: (log: EventLog) => EventLog = (log) => log): Promise<Harness> {
+  const dir = await mkdtemp(join(tmpdir(), 'credentials-'));
+  const eventLogFile = join(dir, 'events.ndjson');
+  const realLog = await openFileEventLog({ file: eventLogFile });
+  const eventLog = wrapLog(realLog);
+  const storeFile = join(dir, 'authorizations.json');
+  const store = await openFileAuthorizationStore({ file: storeFile });
+  const log = createLogger('credentials', 'silent');
+  const relay = createOutboxRelay({ store, eventLog, log });
+  let current = NOW;
+  const clock = { now: () => current, set: (time: Date) => (current = time) };
+  const config = loadConfig(credentialsConfigSchema, { JWT_HS256_SECRET: 'test-secret-that-is-at-least-32-characters-long' });
+  const app = await startApp(buildApp({ config, store, relay, clock, log, verifyToken: createTokenVerifier(config) }));
+  return {
+    app,
+    url: (path) => `${app.baseUrl}/v1/organizations/${path}`,
+    store,
+    eventLog,
+    relay,
+    eventLogFile,
+    storeFile,
+    clock,
+    close: async () => {
+      await app.close();
+      await relay.stop();
+      await store.close();
+      await realLog.close();
+      await rm(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+async function adminToken(org = ORG, scope = 'authorizations:write'): Promise<string> {
+  return signToken({ org, scope, sub: 'admin@acme' });
+}
+
+async function post(url: string, body: unknown, token?: string, headers: Record<string, string> = {}) {
+  return request(url, {
+    method: 'POST',
+    headers: {
+      'content-type': 'application/json',
+      ...(token === undefined ? {} : { authorization: `Bearer ${token}` }),
+      ...headers,
+    },
+    body: typeof body === 'string' ? body : JSON.stringify(body),
+  });
+}
+
+async function get(url: string, token?: string) {
+  return request(url, { headers: token === undefined ? {} : { authorization: `Bearer ${token}` } });
+}
+
+async function eventsIn(eventLog: EventLog): Promise<{ type: string; data: Record<string, unknown> }[]> {
+  const values: string[] = [];
+  const subscription = await eventLog.subscribe({
+    groupId: `test-${randomUUID()}`,
+    topics: [TOPICS.authorizations],
+    fromBeginning: true,
+    handle: (record) => {
+      values.push(record.value);
+      return Promise.resolve();
+    },
+  });
+  await subscription.caughtUp;
+  await subscription.close();
+  return values.map((value) => JSON.parse(value) as { type: string; data: Record<string, unknown> });
+}
+
+function pathsOf(body: { details?: { path: string }[] }): string[] {
+  return (body.details ?? []).map((detail) => detail.path);
+}
+
+const validBody = { recipientType: 'insurance_provider', recipientName: 'Acme Insurance', scopes: ['qr_score', 'pillar_breakdown'] };
+
+describe('credentials service: authorizations over HTTP', () => {
+  let h: Harness;
+  let token: string;
+
+  beforeEach(async () => {
+    h = await startCredentials();
+    token = await adminToken();
+  });
+  afterEach(async () => {
+    await h.close();
+  });
+
+  describe('create', () => {
+    test('when an authorization is created, then 201 answers a checksummed key once and stores only its digest', async () => {
+      const response = await post(h.url(`${ORG}/authorizations`), validBody, token);
+
+      expect(response.status).toBe(201);
+      expect(response.headers.get('cache-control')).toBe('no-store');
+      const { apiKey, clientId } = response.body;
+      expect(apiKey).toMatch(/^rsk_[0-9A-Za-z]{49}$/);
+      expect(hasValidChecksum(apiKey, 'rsk')).toBe(true);
+      expect(clientId).toMatch(clientIdPattern('rs'));
+      expect(response.headers.get('location')).toBe(`/v1/organizations/${ORG}/authorizations/${clientId}`);
+      expect(response.body).toEqual({
+        clientId,
+        apiKey,
+        organizationId: ORG,
+        recipientType: 'insurance_provider',
+        recipientName: 'Acme Insurance',
+        scopes: ['qr_score', 'pillar_breakdown'],
+        expiresAt: null,
+        status: 'active',
+        createdAt: NOW.toISOString(),
+        revokedAt: null,
+      });
+      const stored = await h.store.find(ORG, clientId);
+      expect(stored?.keyDigest).toBe(digestApiKey(apiKey));
+      expect(await readFile(h.storeFile, 'utf8')).not.toContain(apiKey);
+    });
+
+    test('when an authorization is created, then its Created event is in the log with the digest and the key is nowhere in the file', async () => {
+      const response = await post(h.url(`${ORG}/authorizations`), validBody, token);
+
+      const events = await eventsIn(h.eventLog);
+      expect(events).toHaveLength(1);
+      const event = authorizationCreatedSchema.parse(events[0]);
+      expect(event.source).toBe('/credentials');
+      expect(event.subject).toBe(response.body.clientId);
+      expect(event.data).toMatchObject({ clientId: response.body.clientId, keyDigest: digestApiKey(response.body.apiKey), revision: 1 });
+      expect(await readFile(h.eventLogFile, 'utf8')).not.toContain(response.body.apiKey);
+      expect(await h.store.pendingOutbox(10)).toEqual([]);
+    });
+
+    test('when expiresAt is a date, then it is stored as the first instant of the next UTC day', async () => {
+      const response = await post(h.url(`${ORG}/authorizations`), { ...validBody, expiresAt: '2026-12-31' }, token);
+
+      expect(response.status).toBe(201);
+      expect(response.body.expiresAt).toBe('2027-01-01T00:00:00.000Z');
+    });
+
+    test('when expiresAt is today, then it is accepted: the credential works until midnight UTC', async () => {
+      const response = await post(h.url(`${ORG}/authorizations`), { ...validBody, expiresAt: '2026-11-20' }, token);
+
+      expect(response.status).toBe(201);
+      expect(response.body.expiresAt).toBe('2026-11-21T00:00:00.000Z');
+    });
+
+    test('when expiresAt is a date-time with an offset, then it is normalised to UTC with milliseconds', async () => {
+      const response = await post(h.url(`${ORG}/authorizations`), { ...validBody, expiresAt: '2026-12-01T09:30:00+02:00' }, token);
+
+      expect(response.status).toBe(201);
+      expect(response.body.expiresAt).toBe('2026-12-01T07:30:00.000Z');
+    });
+
+    test.each([
+      ['a past date', '2026-11-19'],
+      ['a past instant', '2026-11-20T09:59:59Z'],
+      ['the present instant', '2026-11-20T10:00:00.000Z'],
+    ])('when expiresAt is %s, then 400 VALIDATION_FAILED names expiresAt', async (_name, expiresAt) => {
+      const response = await post(h.url(`${ORG}/authorizations`), { ...validBody, expiresAt }, token);
+
+      expect(response.status).toBe(400);
+      expect(response.body.code).toBe('VALIDATION_FAILED');
+      expect(response.body.details).toEqual([{ path: 'expiresAt', message: 'must be in the future' }]);
+    });
+
+    test.each([
+      ['an unknown recipientType', { ...validBody, recipientType: 'bank' }, ['recipientType']],
+      ['empty scopes', { ...validBody, scopes: [] }, ['scopes']],
+      ['a repeated scope', { ...validBody, scopes: ['qr_score', 'qr_score'] }, ['scopes']],
+      ['an unknown scope', { ...validBody, scopes: ['everything'] }, ['scopes.0']],
+      ['an unknown field', { ...validBody, apiKey: 'mine' }, ['apiKey']],
+      ['a missing recipientType', { scopes: ['qr_score'] }, ['recipientType']],
+      ['a number for recipientName', { ...validBody, recipientName: 5 }, ['recipientName']],
+      ['a blank recipientName', { ...validBody, recipientName: '   ' }, ['recipientName']],
+      ['a string for scopes', { ...validBody, scopes: 'qr_score' }, ['scopes']],
+      ['an expiresAt that is no date', { ...validBody, expiresAt: 'tomorrow' }, ['expiresAt']],
+      ['an impossible date', { ...validBody, expiresAt: '2027-02-30' }, ['expiresAt']],
+      ['an array body', [validBody], ['']],
+    ])('when the body has %s, then 400 VALIDATION_FAILED names the field', async (_name, body, paths) => {
+      const response = await post(h.url(`${ORG}/authorizations`), body, token);
+
+      expect(response.status).toBe(400);
+      expect(response.body).toMatchObject({ error: 'Bad Request', code: 'VALIDATION_FAILED' });
+      expect(pathsOf(response.body)).toEqual(paths);
+      expect(await h.store.list(ORG)).toEqual([]);
+    });
+
+    test('when the body has several problems, then every one is listed at once', async () => {
+      const response = await post(
+        h.url(`${ORG}/authorizations`),
+        { recipientType: 'bank', scopes: [], expiresAt: '2020-01-01', colour: 'red', size: 2 },
+        token,
+      );
+
+      expect(response.status).toBe(400);
+      expect(pathsOf(response.body).sort()).toEqual(
+        ['colour', 'expiresAt', 'recipientType', 'scopes', 'size'].sort(),
+      );
+    });
+
+    test('when the body is not valid JSON, then 400 MALFORMED_JSON', async () => {
+      const response = await post(h.url(`${ORG}/authorizations`), '{"recipientType":', token);
+
+      expect(response.status).toBe(400);
+      expect(response.body.code).toBe('MALFORMED_JSON');
+    });
+
+    test('when the body is not JSON, then 415 UNSUPPORTED_MEDIA_TYPE', async () => {
+      const response = await post(h.url(`${ORG}/authorizations`), 'recipientType=auditor', token, { 'content-type': 'text/plain' });
+
+      expect(response.status).toBe(415);
+      expect(response.body.code).toBe('UNSUPPORTED_MEDIA_TYPE');
+    });
+
+    test('when the body is over 16 kB, then 413 PAYLOAD_TOO_LARGE', async () => {
+      const response = await post(h.url(`${ORG}/authorizations`), { ...validBody, recipientName: 'x'.repeat(17 * 1024) }, token);
+
+      expect(response.status).toBe(413);
+      expect(response.body.code).toBe('PAYLOAD_TOO_LARGE');
+    });
+
+    test('when there is no body at all, then 400 VALIDATION_FAILED', async () => {
+      const response = await request(h.url(`${ORG}/authorizations`), { method: 'POST', headers: { authorization: `Bearer ${token}` } });
+
+      expect(response.status).toBe(400);
+      expect(response.body.code).toBe('VALIDATION_FAILED');
+    });
+  });
+
+  describe('caller authentication', () => {
+    test('when no token is sent, then 401 INVALID_TOKEN with a Bearer challenge', async () => {
+      const response = await post(h.url(`${ORG}/authorizations`), validBody);
+
+      expect(response.status).toBe(401);
+      expect(response.body).toMatchObject({ error: 'Unauthorized', code: 'INVALID_TOKEN' });
+      expect(response.headers.get('www-authenticate')).toBe('Bearer');
+    });
+
+    test.each([
+      ['a malformed token', () => Promise.resolve('not-a-jwt')],
+      ['a token signed with another secret', () => signToken({ org: ORG, scope: 'authorizations:write' }, { secret: 'another-secret-that-is-at-least-32-chars' })],
+      ['an expired token', () => signToken({ org: ORG, scope: 'authorizations:write' }, { expiresIn: '-1m' })],
+    ])('when the caller sends %s, then 401 INVALID_TOKEN', async (_name, makeToken) => {
+      const response = await post(h.url(`${ORG}/authorizations`), validBody, await makeToken());
+
+      expect(response.status).toBe(401);
+      expect(response.body.code).toBe('INVALID_TOKEN');
+      expect(await h.store.list(ORG)).toEqual([]);
+    });
+
+    test('when the token administers another organization, then 403 FORBIDDEN_ORGANIZATION', async () => {
+      const response = await post(h.url(`${ORG}/authorizations`), validBody, await adminToken('globex'));
+
+      expect(response.status).toBe(403);
+      expect(response.body).toMatchObject({ error: 'Forbidden', code: 'FORBIDDEN_ORGANIZATION' });
+    });
+
+    test('when the token lacks authorizations:write, then 403 INSUFFICIENT_SCOPE on every route', async () => {
+      const weak = await adminToken(ORG, 'scores:write');
+
+      const responses = await Promise.all([
+        post(h.url(`${ORG}/authorizations`), validBody, weak),
+        get(h.url(`${ORG}/authorizations`), weak),
+        get(h.url(`${ORG}/authorizations/rs_AAAAAAAAAAAAAAAAAAAAAAAA`), weak),
+        post(h.url(`${ORG}/authorizations/rs_AAAAAAAAAAAAAAAAAAAAAAAA/revoke`), undefined, weak),
+      ]);
+
+      expect(responses.map((r): [number, string] => [r.status, String(r.body.code)])).toEqual(Array.from({ length: 4 }, () => [403, 'INSUFFICIENT_SCOPE']));
+    });
+
+    test('when the organization id is malformed, then 400 INVALID_ORGANIZATION_ID', async () => {
+      const response = await get(h.url('not%20valid/authorizations'), token);
+
+      expect(response.status).toBe(400);
+      expect(response.body.code).toBe('INVALID_ORGANIZATION_ID');
+    });
+  });
+
+  describe('list and get', () => {
+    test('when authorizations are listed, then they come newest first without any key or digest', async () => {
+      const first = await post(h.url(`${ORG}/authorizations`), validBody, token);
+      h.clock.set(new Date(NOW.getTime() + 1000));
+      const second = await post(h.url(`${ORG}/authorizations`), { recipientType: 'auditor', scopes: ['score_trend'] }, token);
+
+      const response = await get(h.url(`${ORG}/authorizations`), token);
+
+      expect(response.status).toBe(200);
+      const listed = response.body.authorizations as { clientId: string }[];
+      expect(listed.map((a) => a.clientId)).toEqual([second.body.clientId, first.body.clientId]);
+      expect(response.body.authorizations[0]).toEqual({ ...second.body, apiKey: undefined, recipientName: null });
+      const text = JSON.stringify(response.body);
+      expect(text).not.toContain(first.body.apiKey);
+      expect(text).not.toContain('apiKey');
+      expect(text).not.toContain('keyDigest');
+    });
+
+    test('when one authorization is read, then it has the created fields without apiKey', async () => {
+      const created = await post(h.url(`${ORG}/authorizations`), validBody, token);
+      const { apiKey: _apiKey, ...withoutKey } = created.body;
+
+      const response = await get(h.url(`${ORG}/authorizations/${created.body.clientId}`), token);
+
+      expect(response.status).toBe(200);
+      expect(response.body).toEqual(withoutKey);
+    });
+
+    test('when the expiry has passed, then the status reads expired even before the scheduler ran', async () => {
+      const created = await post(h.url(`${ORG}/authorizations`), { ...validBody, expiresAt: '2026-11-20' }, token);
+      h.clock.set(new Date('2026-11-21T00:00:00.000Z'));
+
+      const response = await get(h.url(`${ORG}/authorizations/${created.body.clientId}`), token);
+
+      expect(response.body.status).toBe('expired');
+    });
+
+    test('when the Client ID belongs to another organization, then 404 AUTHORIZATION_NOT_FOUND as if it did not exist', async () => {
+      const created = await post(h.url(`${ORG}/authorizations`), validBody, token);
+      const otherToken = await adminToken('globex');
+
+      const response = await get(h.url(`globex/authorizations/${created.body.clientId}`), otherToken);
+      const unknown = await get(h.url(`globex/authorizations/rs_AAAAAAAAAAAAAAAAAAAAAAAA`), otherToken);
+
+      expect(response.status).toBe(404);
+      expect(response.body.code).toBe('AUTHORIZATION_NOT_FOUND');
+      expect(unknown.status).toBe(404);
+      expect(String(response.body.message).replace(created.body.clientId, 'X')).toBe(
+        String(unknown.body.message).replace('rs_AAAAAAAAAAAAAAAAAAAAAAAA', 'X'),
+      );
+      expect((await get(h.url('globex/authorizations'), otherToken)).body).toEqual({ authorizations: [] });
+    });
+  });
+
+  describe('revoke', () => {
+    test('when an authorization is revoked, then 200 with status revoked and one Revoked event at revision 2', async () => {
+      const created = await post(h.url(`${ORG}/authorizations`), validBody, token);
+      h.clock.set(new Date(NOW.getTime() + 60_000));
+
+      const response = await post(h.url(`${ORG}/authorizations/${created.body.clientId}/revoke`), undefined, token);
+
+      expect(response.status).toBe(200);
+      expect(response.body).toMatchObject({ clientId: created.body.clientId, status: 'revoked', revokedAt: '2026-11-20T10:01:00.000Z' });
+      expect(response.body).not.toHaveProperty('apiKey');
+      const events = await eventsIn(h.eventLog);
+      expect(events.map((e) => e.type)).toEqual([EVENT_TYPES.authorizationCreated, EVENT_TYPES.authorizationRevoked]);
+      expect(events[1]?.data).toEqual({ clientId: created.body.clientId, organizationId: ORG, revokedAt: '2026-11-20T10:01:00.000Z', revision: 2 });
+    });
+
+    test('when an authorization is revoked twice, then the second answers the same record and emits nothing', async () => {
+      const created = await post(h.url(`${ORG}/authorizations`), validBody, token);
+      const first = await post(h.url(`${ORG}/authorizations/${created.body.clientId}/revoke`), undefined, token);
+      h.clock.set(new Date(NOW.getTime() + 60_000));
+
+      const second = await post(h.url(`${ORG}/authorizations/${created.body.clientId}/revoke`), undefined, token);
+
+      expect(second.status).toBe(200);
+      expect(second.body).toEqual(first.body);
+      const revoked = (await eventsIn(h.eventLog)).filter((e) => e.type === EVENT_TYPES.authorizationRevoked);
+      expect(revoked).toHaveLength(1);
+    });
+
+    test('when revokes race, then exactly one Revoked event is emitted', async () => {
+      const created = await post(h.url(`${ORG}/authorizations`), validBody, token);
+
+      const responses = await Promise.all(
+        Array.from({ length: 5 }, () => post(h.url(`${ORG}/authorizations/${created.body.clientId}/revoke`), undefined, token)),
+      );
+
+      expect(responses.map((r) => r.status)).toEqual([200, 200, 200, 200, 200]);
+      const revoked = (await eventsIn(h.eventLog)).filter((e) => e.type === EVENT_TYPES.authorizationRevoked);
+      expect(revoked).toHaveLength(1);
+      expect((await h.store.find(ORG, created.body.clientId))?.revision).toBe(2);
+    });
+
+    test('when an expired authorization is revoked, then it stays expired and no event is emitted', async () => {
+      const created = await post(h.url(`${ORG}/authorizations`), { ...validBody, expiresAt: '2026-11-20' }, token);
+      h.clock.set(new Date('2026-11-22T00:00:00.000Z'));
+
+      const response = await post(h.url(`${ORG}/authorizations/${created.body.clientId}/revoke`), undefined, token);
+
+      expect(response.status).toBe(200);
+      expect(response.body).toMatchObject({ status: 'expired', revokedAt: null });
+      expect(await eventsIn(h.eventLog)).toHaveLength(1);
+    });
+
+    test('when an unknown Client ID is revoked, then 404 AUTHORIZATION_NOT_FOUND', async () => {
+      const response = await post(h.url(`${ORG}/authorizations/rs_AAAAAAAAAAAAAAAAAAAAAAAA/revoke`), undefined, token);
+
+      expect(response.status).toBe(404);
+      expect(response.body.code).toBe('AUTHORIZATION_NOT_FOUND');
+    });
+
+    test('when another organization revokes our Client ID, then 404 and it stays active', async () => {
+      const created = await post(h.url(`${ORG}/authorizations`), validBody, token);
+
+      const response = await post(h.url(`globex/authorizations/${created.body.clientId}/revoke`), undefined, await adminToken('globex'));
+
+      expect(response.status).toBe(404);
+      expect((await get(h.url(`${ORG}/authorizations/${created.body.clientId}`), token)).body.status).toBe('active');
+    });
+  });
+
+  describe('routing', () => {
+    test.each([
+      ['DELETE', `${ORG}/authorizations`, 'GET, HEAD, POST'],
+      ['PUT', `${ORG}/authorizations/rs_AAAAAAAAAAAAAAAAAAAAAAAA`, 'GET, HEAD'],
+      ['GET', `${ORG}/authorizations/rs_AAAAAAAAAAAAAAAAAAAAAAAA/revoke`, 'POST'],
+    ])('when %s is sent to a known path, then 405 with Allow', async (method, path, allow) => {
+      const response = await request(h.url(path), { method, headers: { authorization: `Bearer ${token}` } });
+
+      expect(response.status).toBe(405);
+      expect(response.body.code).toBe('METHOD_NOT_ALLOWED');
+      expect(response.headers.get('allow')).toBe(allow);
+    });
+
+    test('when an unknown path is requested, then a JSON 404', async () => {
+      const response = await get(`${h.app.baseUrl}/v1/nothing-here`, token);
+
+      expect(response.status).toBe(404);
+      expect(response.body.code).toBe('ROUTE_NOT_FOUND');
+    });
+
+    test('when health and docs are requested, then they answer', async () => {
+      const health = await get(`${h.app.baseUrl}/healthz`);
+      const openapi = await get(`${h.app.baseUrl}/v1/openapi.json`);
+
+      expect(health).toMatchObject({ status: 200, body: { status: 'ok' } });
+      expect(openapi.status).toBe(200);
+      expect(Object.keys(openapi.body.paths)).toEqual([
+        '/organizations/{organizationId}/authorizations',
+        '/organizations/{organizationId}/authorizations/{clientId}',
+        '/organizations/{organizationId}/authorizations/{clientId}/revoke',
+      ]);
+    });
+  });
+});
+
+describe('credentials service: when the event log is down', () => {
+  test('when the event log fails, then create still answers 201 and a later flush publishes the event exactly once', async () => {
+    let failuresLeft = 2;
+    const h = await startCredentials((log) => ({
+      append: (topic, records) => (failuresLeft-- > 0 ? Promise.reject(new Error('event log down')) : log.append(topic, records)),
+      subscribe: (options) => log.subscribe(options),
+      close: () => log.close(),
+    }));
+    try {
+      const created = await post(h.url(`${ORG}/authorizations`), validBody, await adminToken());
+      expect(created.status).toBe(201);
+      expect(await eventsIn(h.eventLog)).toEqual([]);
+      expect(await h.store.pendingOutbox(10)).toHaveLength(1);
+
+      await expect(h.relay.flush()).rejects.toThrow('event log down');
+      await h.relay.flush();
+      await h.relay.flush();
+
+      const events = await eventsIn(h.eventLog);
+      expect(events.map((e) => e.data.clientId)).toEqual([created.body.clientId]);
+      expect(await h.store.pendingOutbox(10)).toEqual([]);
+    } finally {
+      await h.close();
+    }
+  });
+});

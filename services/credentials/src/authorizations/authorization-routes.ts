@@ -1,0 +1,82 @@
+import { randomUUID } from 'node:crypto';
+import { Router, type RequestHandler } from 'express';
+import { organizationIdSchema } from '@rsd/contracts';
+import {
+  ApiError,
+  generateApiKey,
+  generateClientId,
+  jsonBody,
+  methodNotAllowed,
+  requireCaller,
+  type TokenVerifier,
+} from '@rsd/platform';
+import { createAuthorization } from './create-authorization';
+import { getAuthorization, listAuthorizations } from './find-authorizations';
+import { revokeAuthorization } from './revoke-authorization';
+import type { UseCaseDeps } from './use-case-deps';
+
+export interface AuthorizationRoutesDeps extends Omit<UseCaseDeps, 'newEventId'> {
+  verifyToken: TokenVerifier;
+  clientIdPrefix: string;
+  apiKeyPrefix: string;
+}
+
+const COLLECTION = '/organizations/:organizationId/authorizations';
+const ITEM = `${COLLECTION}/:clientId` as const;
+const REVOKE = `${ITEM}/revoke` as const;
+const BODY_LIMIT = '16kb';
+
+/** HTTP adapter: each route checks the path and the caller, then hands over to one use case. */
+export function authorizationRoutes(deps: AuthorizationRoutesDeps): Router {
+  const useCaseDeps: UseCaseDeps = { ...deps, newEventId: randomUUID };
+  const generate = {
+    clientId: () => generateClientId(deps.clientIdPrefix),
+    apiKey: () => generateApiKey(deps.apiKeyPrefix),
+  };
+  // The organization id is checked before the caller, so a malformed one is a 400 for everybody.
+  const guard = [requireValidOrganizationId, requireCaller(deps.verifyToken, { scope: 'authorizations:write', organizationParam: 'organizationId' })];
+
+  const router = Router();
+  // Administrative data, and the create response carries a secret: nothing here may be cached.
+  router.use(COLLECTION, (_req, res, next) => {
+    res.setHeader('Cache-Control', 'no-store');
+    next();
+  });
+
+  router
+    .route(COLLECTION)
+    .get(...guard, async (req, res) => {
+      res.json({ authorizations: await listAuthorizations(useCaseDeps, req.params.organizationId) });
+    })
+    .post(...guard, ...jsonBody(BODY_LIMIT), async (req, res) => {
+      const organizationId = req.params.organizationId;
+      const body: unknown = req.body;
+      const created = await createAuthorization(useCaseDeps, generate, organizationId, body);
+      res.status(201).location(`/v1/organizations/${organizationId}/authorizations/${created.clientId}`).json(created);
+    })
+    .all(methodNotAllowed(['GET', 'HEAD', 'POST']));
+
+  router
+    .route(ITEM)
+    .get(...guard, async (req, res) => {
+      res.json(await getAuthorization(useCaseDeps, req.params.organizationId, req.params.clientId));
+    })
+    .all(methodNotAllowed(['GET', 'HEAD']));
+
+  router
+    .route(REVOKE)
+    .post(...guard, async (req, res) => {
+      res.json(await revokeAuthorization(useCaseDeps, req.params.organizationId, req.params.clientId));
+    })
+    .all(methodNotAllowed(['POST']));
+
+  return router;
+}
+
+const requireValidOrganizationId: RequestHandler = (req, _res, next) => {
+  if (!organizationIdSchema.safeParse(req.params.organizationId).success) {
+    next(new ApiError('INVALID_ORGANIZATION_ID', 'The organization id must be 1-64 characters of A-Z, a-z, 0-9, "_" or "-"'));
+    return;
+  }
+  next();
+};

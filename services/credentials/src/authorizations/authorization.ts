@@ -1,0 +1,41 @@
+import type { Authorization, AuthorizationExpired, AuthorizationRevoked } from '@rsd/contracts';
+import { statusOf, type StoredAuthorization } from '@rsd/ports';
+import { authorizationExpired, authorizationRevoked, type EventStamp } from './authorization-events';
+
+/** What a change decides: either nothing to do, or the next record and the event it owes. */
+export type Decision<E> =
+  | { outcome: 'unchanged'; record: StoredAuthorization }
+  | { outcome: 'changed'; record: StoredAuthorization; event: E };
+
+/** The resource every read answers with: the key's digest and the bookkeeping stay inside. */
+export function toAuthorization(record: StoredAuthorization, now: Date): Authorization {
+  return {
+    clientId: record.clientId,
+    organizationId: record.organizationId,
+    recipientType: record.recipientType,
+    recipientName: record.recipientName,
+    scopes: [...record.scopes],
+    expiresAt: record.expiresAt,
+    status: statusOf(record, now),
+    createdAt: record.createdAt,
+    revokedAt: record.revokedAt,
+  };
+}
+
+/**
+ * Revoking is idempotent: a revoked authorization stays as it was. An expired one is left expired,
+ * with no event: it already grants nothing, and its history should say why it stopped working.
+ */
+export function decideRevoke(record: StoredAuthorization, stamp: EventStamp): Decision<AuthorizationRevoked> {
+  if (statusOf(record, stamp.time) !== 'active') return { outcome: 'unchanged', record };
+  const revoked: StoredAuthorization = { ...record, revokedAt: stamp.time.toISOString(), revision: record.revision + 1 };
+  return { outcome: 'changed', record: revoked, event: authorizationRevoked(revoked, stamp) };
+}
+
+/** Marks an authorization expired once its expiry has passed, unless it was revoked or marked already. */
+export function decideExpire(record: StoredAuthorization, stamp: EventStamp): Decision<AuthorizationExpired> {
+  const due = record.expiresAt !== null && stamp.time.getTime() >= Date.parse(record.expiresAt);
+  if (!due || record.revokedAt !== null || record.expiredAt !== null) return { outcome: 'unchanged', record };
+  const expired: StoredAuthorization = { ...record, expiredAt: stamp.time.toISOString(), revision: record.revision + 1 };
+  return { outcome: 'changed', record: expired, event: authorizationExpired(expired, stamp) };
+}

@@ -1,0 +1,68 @@
+import { ApiError } from '@rsd/platform';
+import { resolveExpiresAt, validateCreateRequest } from './create-authorization-request';
+
+const NOW = new Date('2026-11-20T10:00:00.000Z');
+
+function problemsOf(body: unknown): unknown {
+  try {
+    validateCreateRequest(body, NOW);
+  } catch (error) {
+    if (error instanceof ApiError) return { code: error.code, details: error.details };
+    throw error;
+  }
+  throw new Error('expected the request to be refused');
+}
+
+describe('create authorization request', () => {
+  test.each([
+    ['2026-12-31', '2027-01-01T00:00:00.000Z'],
+    ['2028-02-28', '2028-02-29T00:00:00.000Z'],
+    ['2026-12-01T00:00:00Z', '2026-12-01T00:00:00.000Z'],
+    ['2026-12-01T01:30:00.5+01:30', '2026-12-01T00:00:00.500Z'],
+    ['2026-12-01T00:00:00.123456-05:00', '2026-12-01T05:00:00.123Z'],
+  ])('when expiresAt is %s, then it resolves to %s', (input, expected) => {
+    expect(resolveExpiresAt(input).toISOString()).toBe(expected);
+  });
+
+  test('when the request is valid, then the expiry is normalised and a missing name becomes null', () => {
+    expect(validateCreateRequest({ recipientType: 'partner', scopes: ['score_trend'], expiresAt: '2026-11-20' }, NOW)).toEqual({
+      recipientType: 'partner',
+      recipientName: null,
+      scopes: ['score_trend'],
+      expiresAt: '2026-11-21T00:00:00.000Z',
+    });
+  });
+
+  test('when the name has surrounding blanks, then they are trimmed', () => {
+    expect(validateCreateRequest({ recipientType: 'partner', recipientName: '  Globex  ', scopes: ['qr_score'] }, NOW).recipientName).toBe(
+      'Globex',
+    );
+  });
+
+  test('when the expiry is malformed, then the message says what to send', () => {
+    expect(problemsOf({ recipientType: 'partner', scopes: ['qr_score'], expiresAt: '01/12/2026' })).toEqual({
+      code: 'VALIDATION_FAILED',
+      details: [{ path: 'expiresAt', message: expect.stringContaining('YYYY-MM-DD') }],
+    });
+  });
+
+  test('when fields are missing, then each is reported as required', () => {
+    expect(problemsOf({})).toEqual({
+      code: 'VALIDATION_FAILED',
+      details: [
+        { path: 'recipientType', message: 'is required' },
+        { path: 'scopes', message: 'is required' },
+      ],
+    });
+  });
+
+  test('when other fields are wrong and the expiry is past, then the past expiry is reported too', () => {
+    expect(problemsOf({ recipientType: 'bank', scopes: ['qr_score'], expiresAt: '2026-11-19' })).toEqual({
+      code: 'VALIDATION_FAILED',
+      details: [
+        { path: 'recipientType', message: expect.any(String) },
+        { path: 'expiresAt', message: 'must be in the future' },
+      ],
+    });
+  });
+});

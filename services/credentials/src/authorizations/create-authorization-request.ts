@@ -1,0 +1,53 @@
+import type { z } from 'zod';
+import { createAuthorizationRequestSchema, type RecipientType, type Scope } from '@rsd/contracts';
+import { issueDetails, requestErrorMap, validationFailed } from '@rsd/platform';
+
+export interface ValidCreateRequest {
+  recipientType: RecipientType;
+  recipientName: string | null;
+  scopes: Scope[];
+  /** UTC, milliseconds, `Z`: the first instant at which the credential no longer works. */
+  expiresAt: string | null;
+}
+
+const DAY_MS = 24 * 60 * 60 * 1000;
+const DATE_ONLY = /^\d{4}-\d{2}-\d{2}$/;
+
+/** `expiresAt` is the one union in the body; zod's "Invalid input" would not tell a client what to send. */
+const errorMap: z.core.$ZodErrorMap = (issue) =>
+  issue.code === 'invalid_union' && issue.path?.[0] === 'expiresAt'
+    ? 'must be a date YYYY-MM-DD or an ISO 8601 date-time with an offset, e.g. 2026-12-31T23:59:59Z'
+    : requestErrorMap(issue);
+
+/**
+ * A date means "valid through the end of that UTC day", so it is stored as the next day's midnight,
+ * the first instant it no longer works. A date-time is normalised to UTC.
+ */
+export function resolveExpiresAt(input: string): Date {
+  if (DATE_ONLY.test(input)) return new Date(Date.parse(`${input}T00:00:00.000Z`) + DAY_MS);
+  return new Date(input);
+}
+
+/** Every problem at once, including an expiry in the past, so a client fixes its request in one go. */
+export function validateCreateRequest(body: unknown, now: Date): ValidCreateRequest {
+  const parsed = createAuthorizationRequestSchema.safeParse(body, { error: errorMap });
+  const details = parsed.success ? [] : issueDetails(parsed.error.issues);
+  const expiresAt = expiresAtOf(body);
+  if (expiresAt && expiresAt.getTime() <= now.getTime()) {
+    details.push({ path: 'expiresAt', message: 'must be in the future' });
+  }
+  if (!parsed.success || details.length > 0) throw validationFailed(details);
+  return {
+    recipientType: parsed.data.recipientType,
+    recipientName: parsed.data.recipientName ?? null,
+    scopes: parsed.data.scopes,
+    expiresAt: expiresAt ? expiresAt.toISOString() : null,
+  };
+}
+
+/** The expiry, when the body holds a well-formed one, whatever else is wrong with the body. */
+function expiresAtOf(body: unknown): Date | undefined {
+  if (typeof body !== 'object' || body === null || !('expiresAt' in body)) return undefined;
+  const parsed = createAuthorizationRequestSchema.shape.expiresAt.safeParse(body.expiresAt);
+  return parsed.success && parsed.data !== undefined ? resolveExpiresAt(parsed.data) : undefined;
+}

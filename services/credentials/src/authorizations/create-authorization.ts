@@ -1,0 +1,49 @@
+import type { CreatedAuthorization } from '@rsd/contracts';
+import { digestApiKey } from '@rsd/platform';
+import type { StoredAuthorization } from '@rsd/ports';
+import { publishOwedEvents } from '../outbox/outbox-relay';
+import { toAuthorization } from './authorization';
+import { authorizationCreated, outboxEntryOf } from './authorization-events';
+import { validateCreateRequest, type ValidCreateRequest } from './create-authorization-request';
+import type { CredentialGenerator, UseCaseDeps } from './use-case-deps';
+
+/** The one place the raw API key exists: it is digested at once and returned once. */
+export async function createAuthorization(
+  deps: UseCaseDeps,
+  generate: CredentialGenerator,
+  organizationId: string,
+  body: unknown,
+): Promise<CreatedAuthorization> {
+  const now = deps.clock.now();
+  const request = validateCreateRequest(body, now);
+  const clientId = generate.clientId();
+  const apiKey = generate.apiKey();
+  const record = newAuthorization({ organizationId, clientId, keyDigest: digestApiKey(apiKey), request, now });
+  const created = authorizationCreated(record, { id: deps.newEventId(), time: now });
+  await deps.store.create(record, [outboxEntryOf(created)]);
+  await publishOwedEvents(deps.relay, deps.log);
+  return { ...toAuthorization(record, now), apiKey };
+}
+
+function newAuthorization(fields: {
+  organizationId: string;
+  clientId: string;
+  keyDigest: string;
+  request: ValidCreateRequest;
+  now: Date;
+}): StoredAuthorization {
+  const { organizationId, clientId, keyDigest, request, now } = fields;
+  return {
+    clientId,
+    organizationId,
+    recipientType: request.recipientType,
+    recipientName: request.recipientName,
+    scopes: request.scopes,
+    keyDigest,
+    expiresAt: request.expiresAt,
+    createdAt: now.toISOString(),
+    revokedAt: null,
+    expiredAt: null,
+    revision: 1,
+  };
+}

@@ -1,0 +1,17 @@
+import type { Logger } from '@rsd/platform';
+import type { AuthorizationStore, Clock } from '@rsd/ports';
+import type { OutboxRelay } from '../outbox/outbox-relay';
+
+/** What the authorization use cases need; every source of time and randomness is passed in. */
+export interface UseCaseDeps {
+  store: AuthorizationStore;
+  relay: Pick<OutboxRelay, 'flush'>;
+  clock: Clock;
+  log: Logger;
+  newEventId(): string;
+}
+
+export interface CredentialGenerator {
+  clientId(): string;
+  apiKey(): string;
+}

@@ -1,0 +1,36 @@
+import { ConfigError, loadConfig } from '@rsd/platform';
+import { credentialsConfigSchema } from './config';
+
+const SECRET = 'test-secret-that-is-at-least-32-characters-long';
+
+describe('credentials config', () => {
+  test('when only the token secret is set, then every other variable has its default', () => {
+    expect(loadConfig(credentialsConfigSchema, { JWT_HS256_SECRET: SECRET })).toEqual({
+      CREDENTIALS_PORT: 8081,
+      CREDENTIALS_HOST: '0.0.0.0',
+      CLIENT_ID_PREFIX: 'rs',
+      API_KEY_PREFIX: 'rsk',
+      EXPIRY_CHECK_INTERVAL_MS: 1000,
+      OUTBOX_RELAY_INTERVAL_MS: 1000,
+      LOG_LEVEL: 'info',
+      JWT_HS256_SECRET: SECRET,
+    });
+  });
+
+  test('when several variables are wrong, then all of them are reported at once', () => {
+    let problems: string[] = [];
+    try {
+      loadConfig(credentialsConfigSchema, { CREDENTIALS_PORT: 'eighty', CLIENT_ID_PREFIX: 'RS_', EXPIRY_CHECK_INTERVAL_MS: '0' });
+    } catch (error) {
+      if (error instanceof ConfigError) problems = error.problems;
+    }
+
+    expect(problems.map((p) => p.split(':')[0])).toEqual(
+      expect.arrayContaining(['CREDENTIALS_PORT', 'CLIENT_ID_PREFIX', 'EXPIRY_CHECK_INTERVAL_MS', 'JWT_JWKS_URL']),
+    );
+  });
+
+  test('when the key prefix equals the Client ID prefix, then it is refused', () => {
+    expect(() => loadConfig(credentialsConfigSchema, { JWT_HS256_SECRET: SECRET, API_KEY_PREFIX: 'rs' })).toThrow(/API_KEY_PREFIX/);
+  });
+});

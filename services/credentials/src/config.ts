@@ -1,0 +1,27 @@
+import { z } from 'zod';
+import { CLIENT_ID_PREFIX_PATTERN } from '@rsd/contracts';
+import { callerAuthConfigSchema, env } from '@rsd/platform';
+
+const prefix = (fallback: string) =>
+  env.string(fallback).pipe(z.string().regex(CLIENT_ID_PREFIX_PATTERN, 'must be 1-16 lowercase letters or digits, starting with a letter'));
+
+const serviceConfigSchema = z
+  .object({
+    CREDENTIALS_PORT: env.port(8081),
+    CREDENTIALS_HOST: env.string('0.0.0.0'),
+    CLIENT_ID_PREFIX: prefix('rs'),
+    API_KEY_PREFIX: prefix('rsk'),
+    EXPIRY_CHECK_INTERVAL_MS: env.positiveInt(1000),
+    OUTBOX_RELAY_INTERVAL_MS: env.positiveInt(1000),
+    LOG_LEVEL: env.logLevel(),
+  })
+  .superRefine((value, ctx) => {
+    // A key must never be mistaken for a Client ID, in logs or in a pasted header.
+    if (value.CLIENT_ID_PREFIX === value.API_KEY_PREFIX) {
+      ctx.addIssue({ code: 'custom', path: ['API_KEY_PREFIX'], message: 'must differ from CLIENT_ID_PREFIX' });
+    }
+  });
+
+/** Intersection, not extension: both halves are checked, so every bad variable is reported at once. */
+export const credentialsConfigSchema = serviceConfigSchema.and(callerAuthConfigSchema);
+export type CredentialsConfig = z.infer<typeof credentialsConfigSchema>;

@@ -1,0 +1,86 @@
+import { randomUUID } from 'node:crypto';
+import type { Logger } from '@rsd/platform';
+import type { AuthorizationStore, Clock, StoredAuthorization } from '@rsd/ports';
+import { decideExpire } from '../authorizations/authorization';
+import { outboxEntryOf } from '../authorizations/authorization-events';
+import { publishOwedEvents, type OutboxRelay } from '../outbox/outbox-relay';
+
+export interface ExpiryScheduler {
+  /** Marks every authorization whose expiry has passed; resolves to how many it marked. */
+  runOnce(): Promise<number>;
+  start(intervalMs: number): void;
+  stop(): Promise<void>;
+}
+
+export interface ExpirySchedulerDeps {
+  store: AuthorizationStore;
+  relay: Pick<OutboxRelay, 'flush'>;
+  clock: Clock;
+  log: Logger;
+  newEventId?: () => string;
+}
+
+const PAGE_SIZE = 100;
+
+/**
+ * Emits AuthorizationExpired for each authorization whose expiry has passed, at most one interval
+ * late. Readers never depend on it being on time: the read API also compares `expiresAt` itself.
+ */
+export function createExpiryScheduler({ store, relay, clock, log, newEventId = randomUUID }: ExpirySchedulerDeps): ExpiryScheduler {
+  let running: Promise<number> | undefined;
+  let timer: NodeJS.Timeout | undefined;
+
+  async function runOnce(): Promise<number> {
+    const now = clock.now();
+    let marked = 0;
+    for (;;) {
+      const due = await store.findDueForExpiry(now, PAGE_SIZE);
+      let markedNow = 0;
+      for (const record of due) {
+        if (await markExpired(record, now)) markedNow += 1;
+      }
+      marked += markedNow;
+      // A full page where nothing could be marked would come back unchanged: stop rather than spin.
+      if (due.length < PAGE_SIZE || markedNow === 0) break;
+    }
+    if (marked > 0) {
+      log.info({ expired: marked }, 'authorizations expired');
+      await publishOwedEvents(relay, log);
+    }
+    return marked;
+  }
+
+  /** A lost race means a revoke got there first: nothing left to expire, and nothing to retry. */
+  async function markExpired(record: StoredAuthorization, now: Date): Promise<boolean> {
+    const decision = decideExpire(record, { id: newEventId(), time: now });
+    if (decision.outcome === 'unchanged') return false;
+    return store.update(decision.record, record.revision, [outboxEntryOf(decision.event)]);
+  }
+
+  function tick(): void {
+    if (running) return;
+    running = runOnce()
+      .catch((error: unknown) => {
+        log.error({ err: error }, 'expiry check failed; will retry');
+        return 0;
+      })
+      .finally(() => {
+        running = undefined;
+      });
+  }
+
+  return {
+    runOnce,
+    start(intervalMs) {
+      if (timer) return;
+      tick();
+      timer = setInterval(tick, intervalMs);
+      timer.unref();
+    },
+    async stop() {
+      clearInterval(timer);
+      timer = undefined;
+      await running;
+    },
+  };
+}

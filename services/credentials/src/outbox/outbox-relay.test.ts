@@ -1,0 +1,153 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { openFileAuthorizationStore, openFileEventLog } from '@rsd/embedded';
+import { createLogger } from '@rsd/platform';
+import type { AuthorizationStore, EventLog, OutboxEntry, OutgoingRecord, StoredAuthorization } from '@rsd/ports';
+import { createOutboxRelay, publishOwedEvents } from './outbox-relay';
+
+const TOPIC = 'rsd.authorizations.v1';
+const log = createLogger('credentials', 'silent');
+
+function aRecord(clientId: string): StoredAuthorization {
+  return {
+    clientId,
+    organizationId: 'acme',
+    recipientType: 'auditor',
+    recipientName: null,
+    scopes: ['qr_score'],
+    keyDigest: 'a'.repeat(64),
+    expiresAt: null,
+    createdAt: '2026-11-20T10:00:00.000Z',
+    revokedAt: null,
+    expiredAt: null,
+    revision: 1,
+  };
+}
+
+function anEntry(clientId: string, n: number): OutboxEntry {
+  return { id: `${clientId}-${n}`, topic: TOPIC, key: clientId, value: JSON.stringify({ clientId, n }) };
+}
+
+/** The real file log behind a switch, counting appends and able to fail them. */
+function controllableLog(real: EventLog) {
+  const state = { failing: false, appends: 0, gate: undefined as Promise<void> | undefined };
+  const eventLog: EventLog = {
+    append: async (topic: string, records: readonly OutgoingRecord[]) => {
+      state.appends += 1;
+      await state.gate;
+      if (state.failing) throw new Error('event log down');
+      await real.append(topic, records);
+    },
+    subscribe: (options) => real.subscribe(options),
+    close: () => real.close(),
+  };
+  return { eventLog, state };
+}
+
+async function valuesIn(eventLog: EventLog): Promise<unknown[]> {
+  const values: unknown[] = [];
+  const subscription = await eventLog.subscribe({
+    groupId: 'test',
+    topics: [TOPIC],
+    fromBeginning: true,
+    handle: (record) => {
+      values.push(JSON.parse(record.value));
+      return Promise.resolve();
+    },
+  });
+  await subscription.caughtUp;
+  await subscription.close();
+  return values;
+}
+
+describe('outbox relay', () => {
+  let dir: string;
+  let store: AuthorizationStore;
+  let real: EventLog;
+
+  beforeEach(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'outbox-relay-'));
+    store = await openFileAuthorizationStore({ file: join(dir, 'authorizations.json') });
+    real = await openFileEventLog({ file: join(dir, 'events.ndjson') });
+  });
+  afterEach(async () => {
+    await store.close();
+    await real.close();
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  test('when entries are owed, then a flush publishes them in order per Client ID and marks them published', async () => {
+    await store.create(aRecord('rs_AAAAAAAAAAAAAAAA'), [anEntry('rs_AAAAAAAAAAAAAAAA', 1), anEntry('rs_AAAAAAAAAAAAAAAA', 2)]);
+    await store.create(aRecord('rs_BBBBBBBBBBBBBBBB'), [anEntry('rs_BBBBBBBBBBBBBBBB', 1)]);
+    const relay = createOutboxRelay({ store, eventLog: real, log });
+
+    await relay.flush();
+    await relay.flush();
+
+    const values = await valuesIn(real);
+    expect(values).toHaveLength(3);
+    expect(values.filter((v) => (v as { clientId: string }).clientId === 'rs_AAAAAAAAAAAAAAAA')).toEqual([
+      { clientId: 'rs_AAAAAAAAAAAAAAAA', n: 1 },
+      { clientId: 'rs_AAAAAAAAAAAAAAAA', n: 2 },
+    ]);
+    expect(await store.pendingOutbox(10)).toEqual([]);
+  });
+
+  test('when the event log fails, then flush rejects, the entries stay owed, and the next flush publishes them once', async () => {
+    await store.create(aRecord('rs_AAAAAAAAAAAAAAAA'), [anEntry('rs_AAAAAAAAAAAAAAAA', 1)]);
+    const { eventLog, state } = controllableLog(real);
+    const relay = createOutboxRelay({ store, eventLog, log });
+    state.failing = true;
+
+    await expect(relay.flush()).rejects.toThrow('event log down');
+    expect(await store.pendingOutbox(10)).toHaveLength(1);
+
+    state.failing = false;
+    await relay.flush();
+    await relay.flush();
+
+    expect(await valuesIn(real)).toEqual([{ clientId: 'rs_AAAAAAAAAAAAAAAA', n: 1 }]);
+  });
+
+  test('when flushes overlap, then they share the running pass plus one more, and nothing is published twice', async () => {
+    await store.create(aRecord('rs_AAAAAAAAAAAAAAAA'), [anEntry('rs_AAAAAAAAAAAAAAAA', 1)]);
+    const { eventLog, state } = controllableLog(real);
+    let open: () => void = () => undefined;
+    state.gate = new Promise<void>((resolve) => (open = resolve));
+    const relay = createOutboxRelay({ store, eventLog, log });
+
+    const first = relay.flush();
+    await new Promise((resolve) => setImmediate(resolve));
+    // Written while the first pass is blocked inside append: only a following pass can see it.
+    await store.create(aRecord('rs_BBBBBBBBBBBBBBBB'), [anEntry('rs_BBBBBBBBBBBBBBBB', 1)]);
+    const others = [relay.flush(), relay.flush(), relay.flush()];
+    open();
+    await Promise.all([first, ...others]);
+
+    expect(state.appends).toBe(2);
+    expect(await valuesIn(real)).toHaveLength(2);
+    expect(await store.pendingOutbox(10)).toEqual([]);
+  });
+
+  test('when the relay is started, then it publishes what is owed without being asked, and stops cleanly', async () => {
+    await store.create(aRecord('rs_AAAAAAAAAAAAAAAA'), [anEntry('rs_AAAAAAAAAAAAAAAA', 1)]);
+    const relay = createOutboxRelay({ store, eventLog: real, log });
+
+    relay.start(10);
+    await store.create(aRecord('rs_BBBBBBBBBBBBBBBB'), [anEntry('rs_BBBBBBBBBBBBBBBB', 1)]);
+    for (let i = 0; i < 100 && (await store.pendingOutbox(10)).length > 0; i += 1) await new Promise((r) => setTimeout(r, 10));
+    await relay.stop();
+
+    expect(await valuesIn(real)).toHaveLength(2);
+  });
+
+  test('when publishing after a write fails, then the writer is not failed: the event stays owed', async () => {
+    await store.create(aRecord('rs_AAAAAAAAAAAAAAAA'), [anEntry('rs_AAAAAAAAAAAAAAAA', 1)]);
+    const { eventLog, state } = controllableLog(real);
+    state.failing = true;
+
+    await expect(publishOwedEvents(createOutboxRelay({ store, eventLog, log }), log)).resolves.toBeUndefined();
+    expect(await store.pendingOutbox(10)).toHaveLength(1);
+  });
+});

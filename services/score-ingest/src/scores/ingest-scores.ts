@@ -1,0 +1,31 @@
+import { TOPICS, type ScoreCalculated } from '@rsd/contracts';
+import { ApiError, type Logger } from '@rsd/platform';
+import type { Clock, EventLog } from '@rsd/ports';
+import { recordOf, scoreCalculated } from './score-events';
+import { validateScoreSubmission } from './score-submission-request';
+
+export interface IngestDeps {
+  eventLog: EventLog;
+  clock: Clock;
+  log: Logger;
+  newEventId(): string;
+}
+
+/** Resolves to the number of scores accepted, only once all of them are durably in the event log. */
+export async function ingestScores(deps: IngestDeps, body: unknown): Promise<number> {
+  const receivedAt = deps.clock.now();
+  const scores = validateScoreSubmission(body, receivedAt);
+  const events = scores.map((score) => scoreCalculated(score, { id: deps.newEventId(), time: receivedAt }));
+  await appendAllOrNothing(deps, events);
+  return events.length;
+}
+
+/** One append for the whole request: the embedded log writes it all or nothing, and so must our answer. */
+async function appendAllOrNothing(deps: IngestDeps, events: ScoreCalculated[]): Promise<void> {
+  try {
+    await deps.eventLog.append(TOPICS.scores, events.map(recordOf));
+  } catch (error) {
+    deps.log.error({ err: error, scores: events.length }, 'event log append failed; the request was refused');
+    throw new ApiError('SERVICE_UNAVAILABLE', 'The event log is unavailable, so nothing was accepted; retry later');
+  }
+}
