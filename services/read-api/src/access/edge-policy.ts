@@ -1,0 +1,44 @@
+import type { RequestHandler } from 'express';
+import { inAnyRange, parseAddressRange, parseClientAddress, type AddressRange } from './address-ranges';
+import { sendErrorWithoutCode } from './error-without-code';
+
+export interface EdgePolicyRules {
+  /** CIDR ranges or single addresses that are always refused. */
+  denyCidrs: readonly string[];
+  /** When not empty, only these ranges are served. */
+  allowCidrs: readonly string[];
+  /** Case-insensitive patterns; a matching User-Agent is refused. */
+  blockedUserAgents: readonly string[];
+}
+
+/**
+ * Step 1 of the order of checks: runs before anything else and answers 403 without a `code`, as the
+ * specification shows for the edge. The caller's address is `req.ip`, so it honours the configured
+ * number of trusted proxy hops and nothing else a client could forge.
+ */
+export function edgePolicy(rules: EdgePolicyRules): RequestHandler {
+  const deny = rules.denyCidrs.map(rangeOf);
+  const allow = rules.allowCidrs.map(rangeOf);
+  const blockedAgents = rules.blockedUserAgents.map((pattern) => new RegExp(pattern, 'i'));
+
+  const isBlocked = (ip: string | undefined, userAgent: string): boolean => {
+    const address = parseClientAddress(ip);
+    if (deny.length > 0 && (!address || inAnyRange(address, deny))) return true;
+    if (allow.length > 0 && (!address || !inAnyRange(address, allow))) return true;
+    return blockedAgents.some((pattern) => pattern.test(userAgent));
+  };
+
+  return (req, res, next) => {
+    if (!isBlocked(req.ip, req.headers['user-agent'] ?? '')) {
+      next();
+      return;
+    }
+    sendErrorWithoutCode(res, 403, 'The request was blocked by the edge security policy');
+  };
+}
+
+function rangeOf(text: string): AddressRange {
+  const range = parseAddressRange(text);
+  if (!range) throw new Error(`not an IP address or CIDR range: ${text}`);
+  return range;
+}

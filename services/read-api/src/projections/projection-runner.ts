@@ -1,0 +1,77 @@
+import { EVENT_TYPES, TOPICS, domainEventSchema, topicOf, type DomainEvent } from '@rsd/contracts';
+import type { Logger } from '@rsd/platform';
+import type { EventLog, EventRecord, ReadViews, Subscription } from '@rsd/ports';
+import { projectAuthorizationEvent } from './authorization-projector';
+import { projectScoreEvent } from './score-projector';
+
+export interface ProjectionDeps {
+  eventLog: EventLog;
+  views: ReadViews;
+  log: Logger;
+  groupId?: string;
+}
+
+export const DEFAULT_PROJECTION_GROUP_ID = 'read-api-projections';
+
+/** What a dead-letter record holds: why it was refused, where it came from, and the record as it was. */
+export interface DeadLetter {
+  reason: string;
+  topic: string;
+  partition: number;
+  offset: string;
+  key: string | null;
+  value: string;
+}
+
+/**
+ * Keeps the read views up to date from the authorization and score topics, from offset zero for a
+ * new group. Every record is validated; one that cannot be used goes to the dead-letter topic and
+ * processing goes on. A failing view (a store that is away) throws instead, so the log retries the
+ * record rather than losing it.
+ */
+export function startProjections({ eventLog, views, log, groupId = DEFAULT_PROJECTION_GROUP_ID }: ProjectionDeps): Promise<Subscription> {
+  return eventLog.subscribe({
+    groupId,
+    topics: [TOPICS.authorizations, TOPICS.scores],
+    fromBeginning: true,
+    handle: async (record) => {
+      const parsed = parseRecord(record);
+      if ('reason' in parsed) {
+        await deadLetter(eventLog, record, parsed.reason);
+        log.warn({ topic: record.topic, partition: record.partition, offset: record.offset, reason: parsed.reason }, 'event dead-lettered');
+        return;
+      }
+      await project(views, parsed.event);
+    },
+  });
+}
+
+function parseRecord(record: EventRecord): { event: DomainEvent } | { reason: string } {
+  let json: unknown;
+  try {
+    json = JSON.parse(record.value);
+  } catch {
+    return { reason: 'the value is not JSON' };
+  }
+  const result = domainEventSchema.safeParse(json);
+  if (!result.success) {
+    const problems = result.error.issues.slice(0, 5).map((issue) => `${issue.path.join('.') || '(event)'}: ${issue.message}`);
+    return { reason: `not a valid event: ${problems.join('; ')}` };
+  }
+  if (topicOf(result.data) !== record.topic) {
+    return { reason: `a ${result.data.type} event does not belong on ${record.topic}` };
+  }
+  return { event: result.data };
+}
+
+async function project(views: ReadViews, event: DomainEvent): Promise<void> {
+  if (event.type === EVENT_TYPES.scoreCalculated) await projectScoreEvent(views.scores, event);
+  else await projectAuthorizationEvent(views.credentials, event);
+}
+
+async function deadLetter(eventLog: EventLog, record: EventRecord, reason: string): Promise<void> {
+  const { topic, partition, offset, key, value } = record;
+  const letter: DeadLetter = { reason, topic, partition, offset, key, value };
+  // Keyed like the original, so one key's dead letters keep their order.
+  await eventLog.append(TOPICS.deadLetter, [{ key: key ?? topic, value: JSON.stringify(letter) }]);
+}

@@ -1,0 +1,130 @@
+import { randomUUID } from 'node:crypto';
+import {
+  EVENT_TYPES,
+  newEvent,
+  type AuthorizationCreated,
+  type AuthorizationExpired,
+  type AuthorizationRevoked,
+  type CalculatedScore,
+  type Scope,
+  type ScoreCalculated,
+} from '@rsd/contracts';
+import { digestApiKey, generateApiKey, generateClientId } from '@rsd/platform';
+import type { Clock, ReadViews } from '@rsd/ports';
+import { projectAuthorizationEvent } from '../projections/authorization-projector';
+import { projectScoreEvent } from '../projections/score-projector';
+
+/**
+ * Test support: fills read views through the real projectors with real keys, as the credentials
+ * and score-ingest services would through the event log.
+ */
+const SOURCE = '/test/read-api';
+
+export interface IssuedCredential {
+  clientId: string;
+  apiKey: string;
+  organizationId: string;
+}
+
+type CredentialRef = Pick<IssuedCredential, 'clientId' | 'organizationId'>;
+
+export interface CredentialOptions {
+  organizationId?: string;
+  scopes?: Scope[];
+  expiresAt?: string | null;
+  clientIdPrefix?: string;
+  apiKeyPrefix?: string;
+}
+
+export const ALL_SCOPES: Scope[] = ['qr_score', 'pillar_breakdown', 'score_trend'];
+
+export function authorizationCreatedEvent(options: CredentialOptions = {}): { event: AuthorizationCreated; apiKey: string } {
+  const apiKey = generateApiKey(options.apiKeyPrefix ?? 'rsk');
+  const event = newEvent<AuthorizationCreated>({
+    id: randomUUID(),
+    source: SOURCE,
+    time: new Date('2026-11-01T00:00:00.000Z'),
+    type: EVENT_TYPES.authorizationCreated,
+    data: {
+      clientId: generateClientId(options.clientIdPrefix ?? 'rs'),
+      organizationId: options.organizationId ?? 'acme',
+      recipientType: 'insurance_provider',
+      recipientName: null,
+      scopes: options.scopes ?? ALL_SCOPES,
+      expiresAt: options.expiresAt ?? null,
+      keyDigest: digestApiKey(apiKey),
+      createdAt: '2026-11-01T00:00:00.000Z',
+      revision: 1,
+    },
+  });
+  return { event, apiKey };
+}
+
+export async function issueCredential(views: ReadViews, options: CredentialOptions = {}): Promise<IssuedCredential> {
+  const { event, apiKey } = authorizationCreatedEvent(options);
+  await projectAuthorizationEvent(views.credentials, event);
+  return { clientId: event.data.clientId, apiKey, organizationId: event.data.organizationId };
+}
+
+export function authorizationRevokedEvent(credential: CredentialRef, revision = 2): AuthorizationRevoked {
+  return newEvent<AuthorizationRevoked>({
+    id: randomUUID(),
+    source: SOURCE,
+    time: new Date('2026-11-02T00:00:00.000Z'),
+    type: EVENT_TYPES.authorizationRevoked,
+    data: { clientId: credential.clientId, organizationId: credential.organizationId, revokedAt: '2026-11-02T00:00:00.000Z', revision },
+  });
+}
+
+export function authorizationExpiredEvent(credential: CredentialRef, revision = 2): AuthorizationExpired {
+  return newEvent<AuthorizationExpired>({
+    id: randomUUID(),
+    source: SOURCE,
+    time: new Date('2026-11-02T00:00:00.000Z'),
+    type: EVENT_TYPES.authorizationExpired,
+    data: { clientId: credential.clientId, organizationId: credential.organizationId, expiredAt: '2026-11-02T00:00:00.000Z', revision },
+  });
+}
+
+export async function revokeCredential(views: ReadViews, credential: CredentialRef): Promise<void> {
+  await projectAuthorizationEvent(views.credentials, authorizationRevokedEvent(credential));
+}
+
+export function aCalculatedScore(overrides: Partial<CalculatedScore> = {}): CalculatedScore {
+  return {
+    organizationId: 'acme',
+    scoreDate: '2026-11-20',
+    score: 72,
+    grade: 'Strengthen',
+    pillarScores: { structuralIntegrity: 70, failureResistance: 75, deviceHealth: 68, recoveryCapability: 77 },
+    calculatedAt: '2026-11-20T06:00:00.000Z',
+    ...overrides,
+  };
+}
+
+export function scoreCalculatedEvent(score: CalculatedScore): ScoreCalculated {
+  return newEvent<ScoreCalculated>({
+    id: randomUUID(),
+    source: SOURCE,
+    time: new Date(score.calculatedAt),
+    type: EVENT_TYPES.scoreCalculated,
+    data: score,
+  });
+}
+
+export async function recordScore(views: ReadViews, overrides: Partial<CalculatedScore> = {}): Promise<CalculatedScore> {
+  const score = aCalculatedScore(overrides);
+  await projectScoreEvent(views.scores, scoreCalculatedEvent(score));
+  return score;
+}
+
+/** A clock that stands still until a test moves it. */
+export function testClock(start = '2026-11-21T08:00:00.000Z'): Clock & { set(iso: string): void } {
+  let now = new Date(start);
+  return {
+    now: () => new Date(now),
+    set: (iso) => {
+      now = new Date(iso);
+    },
+  };
+}
