@@ -1,0 +1,21 @@
+import { z } from 'zod';
+import { env } from '@rsd/platform';
+
+/** The embedded runtime's own settings; each service still reads its own variables. */
+export const embeddedConfigSchema = z.object({
+  DATA_DIR: env.string('.data'),
+  LOG_LEVEL: env.logLevel(),
+  SHUTDOWN_DEADLINE_MS: env.positiveInt(10_000),
+  DEMO_ORGANIZATION_ID: env.string('demo-org'),
+});
+export type EmbeddedConfig = z.infer<typeof embeddedConfigSchema>;
+
+/**
+ * On a developer's machine the services listen on loopback unless told otherwise; containers and
+ * clusters set the *_HOST variables explicitly.
+ */
+export const EMBEDDED_DEFAULTS: NodeJS.ProcessEnv = {
+  READ_API_HOST: '127.0.0.1',
+  CREDENTIALS_HOST: '127.0.0.1',
+  SCORE_INGEST_HOST: '127.0.0.1',
+};

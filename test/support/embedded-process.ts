@@ -1,0 +1,87 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { resolve } from 'node:path';
+
+export const REPO_ROOT = resolve(__dirname, '../..');
+
+export interface EmbeddedProcess {
+  urls: { readApi: string; credentials: string; scoreIngest: string };
+  /** Everything the process wrote to stdout and stderr so far. */
+  output(): string;
+  stop(): Promise<number | null>;
+}
+
+/**
+ * Starts the product exactly as a newcomer does, `npm start`, on ephemeral ports, and waits for the
+ * log line that says it is ready.
+ */
+export async function startEmbedded(env: Record<string, string>, timeoutMs = 60_000): Promise<EmbeddedProcess> {
+  const child = spawn('npm', ['start', '--silent'], {
+    cwd: REPO_ROOT,
+    env: { ...process.env, READ_API_PORT: '0', CREDENTIALS_PORT: '0', SCORE_INGEST_PORT: '0', ...env },
+    detached: true,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let output = '';
+  child.stdout?.on('data', (chunk: Buffer) => (output += chunk.toString('utf8')));
+  child.stderr?.on('data', (chunk: Buffer) => (output += chunk.toString('utf8')));
+  const exited = new Promise<number | null>((done) => child.once('exit', (code) => done(code)));
+
+  const urls = await new Promise<EmbeddedProcess['urls']>((done, fail) => {
+    const timer = setTimeout(() => fail(new Error(`not ready within ${timeoutMs} ms:\n${output}`)), timeoutMs);
+    const poll = setInterval(() => {
+      const ready = readyLine(output);
+      if (ready) {
+        clearInterval(poll);
+        clearTimeout(timer);
+        done(ready);
+      }
+    }, 50);
+    void exited.then((code) => {
+      clearInterval(poll);
+      clearTimeout(timer);
+      fail(new Error(`npm start exited with ${code}:\n${output}`));
+    });
+  });
+
+  return {
+    urls,
+    output: () => output,
+    stop: () => stopGroup(child, exited),
+  };
+}
+
+function readyLine(output: string): EmbeddedProcess['urls'] | undefined {
+  for (const line of output.split('\n')) {
+    if (!line.startsWith('{')) continue;
+    try {
+      const entry = JSON.parse(line) as { msg?: string; readApi?: string; credentials?: string; scoreIngest?: string };
+      if (entry.msg === 'embedded runtime ready' && entry.readApi && entry.credentials && entry.scoreIngest) {
+        return { readApi: entry.readApi, credentials: entry.credentials, scoreIngest: entry.scoreIngest };
+      }
+    } catch {
+      // Not a log line (npm's own output, the welcome text).
+    }
+  }
+  return undefined;
+}
+
+/** SIGTERM to the whole process group (npm and the node process it started), SIGKILL if it lingers. */
+async function stopGroup(child: ChildProcess, exited: Promise<number | null>): Promise<number | null> {
+  if (child.exitCode !== null || child.pid === undefined) return child.exitCode;
+  process.kill(-child.pid, 'SIGTERM');
+  const timer = setTimeout(() => child.pid !== undefined && process.kill(-child.pid, 'SIGKILL'), 15_000);
+  const code = await exited;
+  clearTimeout(timer);
+  return code;
+}
+
+/** Polls until `check` returns a value, within a bound: for things that happen a little later. */
+export async function eventually<T>(check: () => Promise<T | undefined>, timeoutMs = 10_000, everyMs = 100): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await check();
+    if (value !== undefined) return value;
+    if (Date.now() > deadline) throw new Error(`condition not met within ${timeoutMs} ms`);
+    await new Promise((done) => setTimeout(done, everyMs));
+  }
+}

@@ -1,0 +1,51 @@
+/** An HTTP answer other than 2xx: the CLI prints the service's error body and exits 1. */
+export class HttpError extends Error {
+  constructor(
+    readonly status: number,
+    readonly body: unknown,
+  ) {
+    super(describe(status, body));
+    this.name = 'HttpError';
+  }
+}
+
+function describe(status: number, body: unknown): string {
+  if (typeof body === 'object' && body !== null) {
+    const { code, message, details } = body as { code?: string; message?: string; details?: { path: string; message: string; index?: number }[] };
+    const head = `${status}${code ? ` ${code}` : ''}: ${message ?? 'request failed'}`;
+    const lines = (details ?? []).map((d) => `  - ${d.index !== undefined ? `[${d.index}] ` : ''}${d.path}: ${d.message}`);
+    return [head, ...lines].join('\n');
+  }
+  return `${status}: ${typeof body === 'string' && body ? body : 'request failed'}`;
+}
+
+export async function callJson(
+  url: string,
+  options: { method?: string; headers?: Record<string, string>; body?: unknown } = {},
+): Promise<unknown> {
+  let response: Response;
+  try {
+    response = await fetch(url, {
+      method: options.method ?? 'GET',
+      headers: { accept: 'application/json', ...(options.body !== undefined ? { 'content-type': 'application/json' } : {}), ...options.headers },
+      ...(options.body !== undefined ? { body: JSON.stringify(options.body) } : {}),
+    });
+  } catch (error) {
+    const cause = error instanceof Error && error.cause instanceof Error ? error.cause.message : String(error);
+    throw new Error(`cannot reach ${new URL(url).origin}: ${cause}. Is the service running (npm start)?`);
+  }
+  const text = await response.text();
+  let body: unknown = text;
+  try {
+    body = text ? JSON.parse(text) : undefined;
+  } catch {
+    // Not JSON (an edge proxy's page, for instance): keep the text for the message.
+  }
+  if (!response.ok) {
+    const retryAfter = response.headers.get('retry-after');
+    const error = new HttpError(response.status, body);
+    if (retryAfter) error.message += ` (retry after ${retryAfter} s)`;
+    throw error;
+  }
+  return body;
+}

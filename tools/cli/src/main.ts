@@ -1,0 +1,166 @@
+import { parseArgs } from 'node:util';
+import { MAX_SCORES_PER_BATCH } from '@rsd/contracts';
+import { readDevSecret, signDevToken } from '@rsd/platform';
+import { callJson } from './http-client';
+import { chunk, readScoreFile, UsageError } from './score-file';
+
+const HELP = `rsd: command-line client for the Resilience Score Data API
+
+Usage:
+  rsd token [--org ID] [--scope "authorizations:write scores:write"] [--ttl 12h]
+  rsd authorizations create --org ID --recipient-type TYPE --scopes s1,s2 [--recipient-name NAME] [--expires-at DATE]
+  rsd authorizations list   --org ID
+  rsd authorizations get    --org ID --client-id CLIENT_ID
+  rsd authorizations revoke --org ID --client-id CLIENT_ID
+  rsd scores publish FILE              (JSON: a score, an array or {"scores":[...]}; or NDJSON)
+  rsd score   --client-id CLIENT_ID    (API key from RSD_API_KEY or --api-key)
+  rsd pillars --client-id CLIENT_ID
+  rsd history --client-id CLIENT_ID [--limit N]
+
+Recipient types: insurance_provider, auditor, regulatory_body, partner
+Scopes: qr_score, score_trend, pillar_breakdown
+
+Options and environment:
+  --api-url URL          read API            (RSD_API_URL, default http://127.0.0.1:8080)
+  --credentials-url URL  credentials service (RSD_CREDENTIALS_URL, default http://127.0.0.1:8081)
+  --ingest-url URL       score-ingest        (RSD_INGEST_URL, default http://127.0.0.1:8082)
+  --token JWT            bearer token        (RSD_TOKEN; otherwise one is minted from JWT_HS256_SECRET
+                                              or the embedded runtime's secret in DATA_DIR, default .data)
+  --api-key KEY          API key             (RSD_API_KEY; prefer the variable: arguments show in ps)
+
+Exit codes: 0 success, 1 the service refused or could not be reached, 2 wrong usage.
+`;
+
+function parseCommandLine() {
+  try {
+    return parseArgs({
+  allowPositionals: true,
+  strict: true,
+  options: {
+    help: { type: 'boolean', short: 'h' },
+    org: { type: 'string' },
+    scope: { type: 'string' },
+    ttl: { type: 'string' },
+    'recipient-type': { type: 'string' },
+    'recipient-name': { type: 'string' },
+    scopes: { type: 'string' },
+    'expires-at': { type: 'string' },
+    'client-id': { type: 'string' },
+    'api-key': { type: 'string' },
+    limit: { type: 'string' },
+    'api-url': { type: 'string' },
+    'credentials-url': { type: 'string' },
+    'ingest-url': { type: 'string' },
+    token: { type: 'string' },
+  },
+    });
+  } catch (error) {
+    process.stderr.write(`rsd: ${error instanceof Error ? error.message : String(error)}\n\n${HELP}`);
+    process.exit(2);
+  }
+}
+
+const { values, positionals } = parseCommandLine();
+
+const urls = {
+  api: values['api-url'] ?? process.env.RSD_API_URL ?? 'http://127.0.0.1:8080',
+  credentials: values['credentials-url'] ?? process.env.RSD_CREDENTIALS_URL ?? 'http://127.0.0.1:8081',
+  ingest: values['ingest-url'] ?? process.env.RSD_INGEST_URL ?? 'http://127.0.0.1:8082',
+};
+
+function required(name: keyof typeof values): string {
+  const value = values[name];
+  if (typeof value !== 'string' || value === '') throw new UsageError(`--${name} is required`);
+  return value;
+}
+
+async function devSecret(): Promise<string | undefined> {
+  return process.env.JWT_HS256_SECRET || (await readDevSecret(process.env.DATA_DIR ?? '.data'));
+}
+
+/** A given token wins; otherwise one is minted for exactly the scope the command needs. */
+async function bearer(scope: string, org?: string): Promise<Record<string, string>> {
+  const given = values.token ?? process.env.RSD_TOKEN;
+  if (given) return { authorization: `Bearer ${given}` };
+  const secret = await devSecret();
+  if (!secret) {
+    throw new UsageError('no token: pass --token or RSD_TOKEN, or set JWT_HS256_SECRET (development only)');
+  }
+  return { authorization: `Bearer ${await signDevToken(secret, { scope, ...(org ? { org } : {}) }, '5m')}` };
+}
+
+function apiKeyHeader(): Record<string, string> {
+  const key = values['api-key'] ?? process.env.RSD_API_KEY;
+  if (!key) throw new UsageError('no API key: set RSD_API_KEY (or pass --api-key)');
+  return { 'x-api-key': key };
+}
+
+const authorizationsPath = (org: string) => `${urls.credentials}/v1/organizations/${encodeURIComponent(org)}/authorizations`;
+const customerPath = (resource: string) => `${urls.api}/v1/customers/${encodeURIComponent(required('client-id'))}/${resource}`;
+
+async function run(): Promise<unknown> {
+  const [command, subcommand, ...rest] = positionals;
+  if (values.help || !command) return HELP;
+  switch (`${command} ${subcommand ?? ''}`.trim()) {
+    case 'token': {
+      const secret = await devSecret();
+      if (!secret) throw new UsageError('no development secret: set JWT_HS256_SECRET or start the embedded runtime (npm start) first');
+      const scope = values.scope ?? 'authorizations:write scores:write';
+      return signDevToken(secret, { scope, ...(values.org ? { org: values.org } : {}) }, values.ttl ?? '12h');
+    }
+    case 'authorizations create': {
+      const org = required('org');
+      const body = {
+        recipientType: required('recipient-type'),
+        scopes: required('scopes').split(',').map((s) => s.trim()).filter(Boolean),
+        ...(values['recipient-name'] ? { recipientName: values['recipient-name'] } : {}),
+        ...(values['expires-at'] ? { expiresAt: values['expires-at'] } : {}),
+      };
+      return callJson(authorizationsPath(org), { method: 'POST', headers: await bearer('authorizations:write', org), body });
+    }
+    case 'authorizations list': {
+      const org = required('org');
+      return callJson(authorizationsPath(org), { headers: await bearer('authorizations:write', org) });
+    }
+    case 'authorizations get':
+    case 'authorizations revoke': {
+      const org = required('org');
+      const url = `${authorizationsPath(org)}/${encodeURIComponent(required('client-id'))}`;
+      return subcommand === 'revoke'
+        ? callJson(`${url}/revoke`, { method: 'POST', headers: await bearer('authorizations:write', org) })
+        : callJson(url, { headers: await bearer('authorizations:write', org) });
+    }
+    case 'scores publish': {
+      const file = rest[0];
+      if (!file) throw new UsageError('scores publish needs a FILE');
+      const scores = await readScoreFile(file);
+      const headers = await bearer('scores:write');
+      let accepted = 0;
+      for (const batch of chunk(scores, MAX_SCORES_PER_BATCH)) {
+        const answer = (await callJson(`${urls.ingest}/v1/scores`, { method: 'POST', headers, body: { scores: batch } })) as { accepted: number };
+        accepted += answer.accepted;
+      }
+      return { accepted };
+    }
+    case 'score':
+      return callJson(customerPath('score'), { headers: apiKeyHeader() });
+    case 'pillars':
+      return callJson(customerPath('pillars'), { headers: apiKeyHeader() });
+    case 'history': {
+      const query = values.limit ? `?limit=${encodeURIComponent(values.limit)}` : '';
+      return callJson(customerPath(`score/history${query}`), { headers: apiKeyHeader() });
+    }
+    default:
+      throw new UsageError(`unknown command: ${positionals.join(' ')}\n\n${HELP}`);
+  }
+}
+
+run().then(
+  (result) => {
+    process.stdout.write(typeof result === 'string' ? `${result}\n` : `${JSON.stringify(result, null, 2)}\n`);
+  },
+  (error: unknown) => {
+    process.stderr.write(`rsd: ${error instanceof Error ? error.message : String(error)}\n`);
+    process.exitCode = error instanceof UsageError ? 2 : 1;
+  },
+);
