@@ -12,7 +12,7 @@ export interface EmbeddedProcess {
 
 /**
  * Starts the product exactly as a newcomer does, `npm start`, on ephemeral ports, and waits for the
- * log line that says it is ready.
+ * log line that says it is ready (so LOG_LEVEL must be info or finer).
  */
 export async function startEmbedded(env: Record<string, string>, timeoutMs = 60_000): Promise<EmbeddedProcess> {
   const child = spawn('npm', ['start', '--silent'], {
@@ -26,7 +26,7 @@ export async function startEmbedded(env: Record<string, string>, timeoutMs = 60_
   child.stderr?.on('data', (chunk: Buffer) => (output += chunk.toString('utf8')));
   const exited = new Promise<number | null>((done) => child.once('exit', (code) => done(code)));
 
-  const urls = await new Promise<EmbeddedProcess['urls']>((done, fail) => {
+  const ready = new Promise<EmbeddedProcess['urls']>((done, fail) => {
     const timer = setTimeout(() => fail(new Error(`not ready within ${timeoutMs} ms:\n${output}`)), timeoutMs);
     const poll = setInterval(() => {
       const ready = readyLine(output);
@@ -42,6 +42,13 @@ export async function startEmbedded(env: Record<string, string>, timeoutMs = 60_
       fail(new Error(`npm start exited with ${code}:\n${output}`));
     });
   });
+  let urls: EmbeddedProcess['urls'];
+  try {
+    urls = await ready;
+  } catch (error) {
+    await stopGroup(child, exited);
+    throw error;
+  }
 
   return {
     urls,

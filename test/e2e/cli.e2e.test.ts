@@ -1,0 +1,102 @@
+import { execFile } from 'node:child_process';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { aScoreSubmission } from '@rsd/testkit';
+import { REPO_ROOT, startEmbedded, type EmbeddedProcess } from '../support/embedded-process';
+
+const run = promisify(execFile);
+const ORG = 'cli-org';
+
+let dataDir: string;
+let product: EmbeddedProcess;
+
+/** Runs the real `rsd` bin as a user would; never throws, returns the exit code and both streams. */
+async function rsd(args: string[], env: Record<string, string> = {}) {
+  try {
+    const { stdout, stderr } = await run('node', [join(REPO_ROOT, 'tools/cli/bin/rsd.js'), ...args], {
+      env: {
+        ...process.env,
+        DATA_DIR: dataDir,
+        RSD_API_URL: product.urls.readApi,
+        RSD_CREDENTIALS_URL: product.urls.credentials,
+        RSD_INGEST_URL: product.urls.scoreIngest,
+        ...env,
+      },
+    });
+    return { code: 0, stdout, stderr };
+  } catch (error) {
+    const failed = error as { code: number; stdout: string; stderr: string };
+    return { code: failed.code, stdout: failed.stdout, stderr: failed.stderr };
+  }
+}
+
+beforeAll(async () => {
+  dataDir = await mkdtemp(join(tmpdir(), 'rsd-cli-'));
+  product = await startEmbedded({ DATA_DIR: dataDir, LOG_LEVEL: 'info' });
+}, 90_000);
+
+afterAll(async () => {
+  await product?.stop();
+  await rm(dataDir, { recursive: true, force: true });
+});
+
+describe('the rsd CLI against the embedded runtime', () => {
+  test('when a user creates, publishes, reads and revokes with the CLI, then every step works', async () => {
+    const created = await rsd(['authorizations', 'create', '--org', ORG, '--recipient-type', 'auditor', '--scopes', 'qr_score,pillar_breakdown']);
+    expect(created.code).toBe(0);
+    const { clientId, apiKey } = JSON.parse(created.stdout) as { clientId: string; apiKey: string };
+
+    const file = join(dataDir, 'scores.ndjson');
+    const today = new Date().toISOString().slice(0, 10);
+    await writeFile(
+      file,
+      [aScoreSubmission({ organizationId: ORG, scoreDate: '2026-01-01', score: 40, grade: 'Improve' }), aScoreSubmission({ organizationId: ORG, scoreDate: today, score: 90, grade: 'Sustain' })]
+        .map((score) => JSON.stringify(score))
+        .join('\n'),
+    );
+    const published = await rsd(['scores', 'publish', file]);
+    expect(published.code).toBe(0);
+    expect(JSON.parse(published.stdout)).toEqual({ accepted: 2 });
+
+    const score = await rsd(['score', '--client-id', clientId], { RSD_API_KEY: apiKey });
+    expect(score.code).toBe(0);
+    expect(JSON.parse(score.stdout)).toEqual({ clientId, scoreDate: today, score: 90, grade: 'Sustain' });
+
+    const pillars = await rsd(['pillars', '--client-id', clientId], { RSD_API_KEY: apiKey });
+    expect(JSON.parse(pillars.stdout).scoreDate).toBe(today);
+
+    const revoked = await rsd(['authorizations', 'revoke', '--org', ORG, '--client-id', clientId]);
+    expect(JSON.parse(revoked.stdout).status).toBe('revoked');
+
+    const refused = await rsd(['score', '--client-id', clientId], { RSD_API_KEY: apiKey });
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toContain('401 CREDENTIAL_INACTIVE');
+  });
+
+  test('when a file has an invalid score, then the CLI shows the per-item problem and exits 1', async () => {
+    const file = join(dataDir, 'bad.json');
+    await writeFile(file, JSON.stringify([aScoreSubmission({ organizationId: ORG }), { ...aScoreSubmission({ organizationId: ORG }), grade: 'Excellent' }]));
+    const answer = await rsd(['scores', 'publish', file]);
+    expect(answer.code).toBe(1);
+    expect(answer.stderr).toContain('400 VALIDATION_FAILED');
+    expect(answer.stderr).toContain('[1] scores.1.grade');
+  });
+
+  test('when the CLI is called wrongly, then it says what is missing and exits 2', async () => {
+    expect((await rsd(['authorizations', 'create', '--org', ORG])).code).toBe(2);
+    expect((await rsd(['--no-such-flag'])).code).toBe(2);
+    const noKey = await rsd(['score', '--client-id', 'rs_0123456789abcdef0123']);
+    expect(noKey.code).toBe(2);
+    expect(noKey.stderr).toContain('RSD_API_KEY');
+  });
+
+  test('when a token is minted, then it is a JWT the services accept', async () => {
+    const token = await rsd(['token', '--org', ORG]);
+    expect(token.code).toBe(0);
+    const listed = await rsd(['authorizations', 'list', '--org', ORG], { RSD_TOKEN: token.stdout.trim(), DATA_DIR: '/nonexistent' });
+    expect(listed.code).toBe(0);
+    expect(JSON.parse(listed.stdout).authorizations.length).toBeGreaterThanOrEqual(1);
+  });
+});
