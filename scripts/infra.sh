@@ -1,0 +1,572 @@
+#!/usr/bin/env bash
+# Local servers for the distributed runtime, without Docker and without internet
+# (only package registries: Maven Central, the Go module proxy, Debian apt).
+#
+#   scripts/infra.sh up     [kafka|mongo|redis ...]  install (cached in .infra/) and start; idempotent
+#   scripts/infra.sh down   [kafka|mongo|redis ...]  stop (TERM, wait, KILL) and delete data dirs
+#   scripts/infra.sh status [kafka|mongo|redis ...]  show each; exit 1 if any is not running
+#   scripts/infra.sh check  [kafka|mongo|redis ...]  real round trip to each (topic create/list/
+#                                                    delete, insert/find/drop, SET/GET); exit 1 on failure
+#   scripts/infra.sh env    [--plain]                print the connection variables
+#
+# Servers (all on 127.0.0.1 only):
+#   kafka  Apache Kafka 3.9.1, single-node KRaft (broker+controller), jars from Maven Central
+#          via scripts/infra/kafka/pom.xml          KAFKA_PORT (19092), KAFKA_CONTROLLER_PORT (19093)
+#   mongo  FerretDB v1.24 embedded, SQLite backend (MongoDB wire protocol), built from
+#          scripts/infra/ferretdb (Go module)       MONGO_PORT (27018)
+#   redis  Debian's redis-server                    REDIS_PORT (16379)
+#
+# `up` and `env` print `export KAFKA_BROKERS=...` lines on stdout (progress goes to stderr), so:
+#   out="$(scripts/infra.sh up)" && eval "$out"     (a bare eval "$(...)" would hide a failed up)
+#   eval "$(scripts/infra.sh env)"
+# `env --plain` prints KEY=VALUE lines (dotenv / node --env-file).
+# Logs: .infra/kafka/kafka.log, .infra/ferretdb/ferretdb.log, .infra/redis/redis.log.
+set -euo pipefail
+
+SCRIPT_DIR="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+ROOT="$(cd "$SCRIPT_DIR/.." && pwd)"
+INFRA="$ROOT/.infra"
+SRC="$SCRIPT_DIR/infra"
+HOST=127.0.0.1
+
+KAFKA_PORT="${KAFKA_PORT:-19092}"
+KAFKA_CONTROLLER_PORT="${KAFKA_CONTROLLER_PORT:-19093}"
+MONGO_PORT="${MONGO_PORT:-27018}"
+REDIS_PORT="${REDIS_PORT:-16379}"
+KAFKA_HEAP="${KAFKA_HEAP:--Xms256m -Xmx512m}"
+KAFKA_START_TIMEOUT="${KAFKA_START_TIMEOUT:-90}"
+MONGO_START_TIMEOUT="${MONGO_START_TIMEOUT:-30}"
+REDIS_START_TIMEOUT="${REDIS_START_TIMEOUT:-15}"
+STOP_TIMEOUT="${STOP_TIMEOUT:-30}"
+
+KAFKA_DIR="$INFRA/kafka"
+KAFKA_LIBS="$KAFKA_DIR/libs"
+KAFKA_DATA="$KAFKA_DIR/data"
+KAFKA_PID="$KAFKA_DIR/kafka.pid"
+KAFKA_LOG="$KAFKA_DIR/kafka.log"
+KAFKA_OUT="$KAFKA_DIR/kafka.out"
+KAFKA_PROPS="$KAFKA_DIR/server.properties"
+KAFKA_ADMIN_PROPS="$KAFKA_DIR/admin.properties"
+
+FDB_DIR="$INFRA/ferretdb"
+FDB_DATA="$FDB_DIR/data"
+FDB_PID="$FDB_DIR/ferretdb.pid"
+FDB_LOG="$FDB_DIR/ferretdb.log"
+FDB_BIN="$INFRA/bin/ferretdb-embedded"
+
+REDIS_DIR="$INFRA/redis"
+REDIS_DATA="$REDIS_DIR/data"
+REDIS_PID="$REDIS_DIR/redis.pid"
+REDIS_LOG="$REDIS_DIR/redis.log"
+
+ALL_SERVICES=(kafka mongo redis)
+
+# ---------------------------------------------------------------- helpers
+
+log() { printf '[infra] %s\n' "$*" >&2; }
+die() { printf '[infra] ERROR: %s\n' "$*" >&2; exit 1; }
+
+now() { printf '%s' "${EPOCHREALTIME/,/.}"; }
+# elapsed START -> "12.3s"
+elapsed() { awk -v a="$1" -v b="$(now)" 'BEGIN { printf "%.1fs", b - a }'; }
+
+port_open() { timeout 1 bash -c "exec 3<>/dev/tcp/$HOST/$1" 2>/dev/null; }
+
+# running PID: the process exists and is not a zombie (orphaned servers are reaped by PID 1,
+# which may take a moment; a zombie has already exited).
+running() {
+  local st
+  kill -0 "$1" 2>/dev/null || return 1
+  st="$(awk '{print $3}' "/proc/$1/stat" 2>/dev/null || true)"
+  [[ -n "$st" && "$st" != Z && "$st" != X ]]
+}
+
+# pid_alive PID MARKER: the process exists and its command line contains MARKER.
+pid_alive() {
+  local pid="$1" marker="$2" cmd
+  [[ "$pid" =~ ^[0-9]+$ ]] || return 1
+  running "$pid" || return 1
+  cmd="$(tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null || true)"
+  [[ "$cmd" == *"$marker"* ]]
+}
+
+read_pid() { if [[ -f "$1" ]]; then tr -dc '0-9' <"$1"; fi; }
+
+# Start a command detached (own session, no inherited stdio or lock fd: `$(scripts/infra.sh up)`
+# must not wait for the servers) and record its pid (the exec'd process keeps the shell's pid).
+spawn() {
+  local pidfile="$1" logfile="$2" prog="$3"
+  shift 2
+  # 9>&-: the servers must not inherit the lock taken by with_lock
+  # shellcheck disable=SC2016 # $$, $1 and $@ belong to the inner shell
+  setsid bash -c 'echo $$ >"$1"; shift; exec "$@"' _ "$pidfile" "$@" </dev/null >>"$logfile" 2>&1 9>&- &
+  local i
+  for i in $(seq 1 50); do [[ -s "$pidfile" ]] && return 0; sleep 0.1; done
+  die "could not start $prog (no pid written to $pidfile)"
+}
+
+# stop_pid NAME PID: SIGTERM, wait up to STOP_TIMEOUT, then SIGKILL.
+stop_pid() {
+  local name="$1" pid="$2" t0 i
+  t0="$(now)"
+  kill -TERM "$pid" 2>/dev/null || return 0
+  for ((i = 0; i < STOP_TIMEOUT * 10; i++)); do
+    running "$pid" || { log "$name: stopped (pid $pid) in $(elapsed "$t0")"; return 0; }
+    sleep 0.1
+  done
+  log "$name: still running after ${STOP_TIMEOUT}s, sending SIGKILL to $pid"
+  kill -KILL "$pid" 2>/dev/null || true
+  for ((i = 0; i < 50; i++)); do running "$pid" || return 0; sleep 0.1; done
+  die "$name: pid $pid survived SIGKILL"
+}
+
+log_tail() {
+  if [[ -f "$1" ]]; then
+    { echo "----- last lines of $1 -----"; tail -n "${2:-40}" "$1"; echo "-----"; } >&2
+  fi
+}
+
+# Fail early if a foreign process holds a port we need.
+require_free_port() {
+  local name="$1" port="$2"
+  if port_open "$port"; then
+    die "$name: 127.0.0.1:$port is already in use by another process (not started by this script); stop it or set ${3} to a free port"
+  fi
+}
+
+sha_of() { cat "$@" | sha256sum | cut -d' ' -f1; }
+
+# ---------------------------------------------------------------- kafka
+
+KAFKA_MARKER="$KAFKA_PROPS"
+kafka_pid() { local p; p="$(read_pid "$KAFKA_PID")"; if pid_alive "$p" "$KAFKA_MARKER"; then echo "$p"; fi; }
+
+kafka_install() {
+  local stamp="$KAFKA_LIBS/.pom.sha256" want t0
+  want="$(sha_of "$SRC/kafka/pom.xml")"
+  if [[ -f "$stamp" && "$(cat "$stamp")" == "$want" ]] && compgen -G "$KAFKA_LIBS/kafka_2.13-*.jar" >/dev/null; then
+    log "kafka: jars cached in ${KAFKA_LIBS#"$ROOT"/}"
+    return 0
+  fi
+  command -v java >/dev/null || die "kafka: java not found (Java 17 is required)"
+  command -v mvn >/dev/null || die "kafka: mvn not found (Maven is required to fetch Kafka from Maven Central)"
+  t0="$(now)"
+  log "kafka: fetching Kafka 3.9.1 jars from Maven Central (mvn dependency:copy-dependencies)..."
+  rm -rf "$KAFKA_LIBS.tmp"
+  local out mrc=0
+  out="$(mvn -q -B -Dstyle.color=never -f "$SRC/kafka/pom.xml" dependency:copy-dependencies \
+    -DoutputDirectory="$KAFKA_LIBS.tmp" </dev/null 2>&1)" || mrc=$?
+  out="$(printf '%s' "$out" | sed -e 's/\x1b\[[0-9;]*m//g')"
+  [[ -z "${out//[[:space:]]/}" ]] || printf '%s\n' "$out" >&2
+  ((mrc == 0)) || die "kafka: mvn dependency:copy-dependencies failed (exit $mrc)"
+  rm -rf "$KAFKA_LIBS"
+  mv "$KAFKA_LIBS.tmp" "$KAFKA_LIBS"
+  echo "$want" >"$stamp"
+  log "kafka: jars installed ($(find "$KAFKA_LIBS" -name '*.jar' | wc -l) jars) in $(elapsed "$t0")"
+}
+
+kafka_java() { java -cp "$KAFKA_LIBS/*" "$@"; }
+
+# Short-lived Kafka CLI (TopicCommand, StorageTool): small heap, quick JIT, quiet logging.
+kafka_tool() {
+  java -Xmx256m -XX:TieredStopAtLevel=1 -XX:+UseSerialGC \
+    -Dlog4j.configuration="file:$KAFKA_DIR/tools-log4j.properties" \
+    -cp "$KAFKA_LIBS/*" "$@" </dev/null
+}
+
+kafka_write_config() {
+  mkdir -p "$KAFKA_DATA"
+  cat >"$KAFKA_PROPS" <<EOF
+# Generated by scripts/infra.sh -- single-node KRaft broker+controller for local dev/tests.
+process.roles=broker,controller
+node.id=1
+controller.quorum.voters=1@$HOST:$KAFKA_CONTROLLER_PORT
+listeners=PLAINTEXT://$HOST:$KAFKA_PORT,CONTROLLER://$HOST:$KAFKA_CONTROLLER_PORT
+advertised.listeners=PLAINTEXT://$HOST:$KAFKA_PORT
+controller.listener.names=CONTROLLER
+inter.broker.listener.name=PLAINTEXT
+listener.security.protocol.map=CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT
+log.dirs=$KAFKA_DATA
+
+# single node: every replication factor is 1
+num.partitions=1
+default.replication.factor=1
+min.insync.replicas=1
+offsets.topic.replication.factor=1
+offsets.topic.num.partitions=10
+transaction.state.log.replication.factor=1
+transaction.state.log.min.isr=1
+transaction.state.log.num.partitions=10
+group.initial.rebalance.delay.ms=0
+auto.create.topics.enable=false
+delete.topic.enable=true
+
+# small footprint (2 cores)
+num.network.threads=2
+num.io.threads=4
+background.threads=4
+num.recovery.threads.per.data.dir=1
+log.segment.bytes=16777216
+log.index.size.max.bytes=1048576
+log.retention.hours=24
+log.retention.check.interval.ms=300000
+log.cleaner.threads=1
+log.cleaner.dedupe.buffer.size=8388608
+EOF
+  cat >"$KAFKA_DIR/log4j.properties" <<EOF
+# Generated by scripts/infra.sh
+log4j.rootLogger=INFO, file
+log4j.appender.file=org.apache.log4j.RollingFileAppender
+log4j.appender.file.File=$KAFKA_LOG
+log4j.appender.file.MaxFileSize=20MB
+log4j.appender.file.MaxBackupIndex=2
+log4j.appender.file.layout=org.apache.log4j.PatternLayout
+log4j.appender.file.layout.ConversionPattern=[%d] %p %m (%c)%n
+log4j.logger.kafka=INFO
+log4j.logger.org.apache.kafka=INFO
+log4j.logger.kafka.request.logger=WARN
+log4j.logger.state.change.logger=WARN
+log4j.logger.kafka.log.LogCleaner=WARN
+EOF
+  cat >"$KAFKA_DIR/tools-log4j.properties" <<'EOF'
+# Generated by scripts/infra.sh -- Kafka CLI tools: warnings only, on stderr
+log4j.rootLogger=WARN, stderr
+log4j.appender.stderr=org.apache.log4j.ConsoleAppender
+log4j.appender.stderr.Target=System.err
+log4j.appender.stderr.layout=org.apache.log4j.PatternLayout
+log4j.appender.stderr.layout.ConversionPattern=[%d] %p %m (%c)%n
+EOF
+  cat >"$KAFKA_ADMIN_PROPS" <<'EOF'
+# Generated by scripts/infra.sh -- AdminClient settings for TopicCommand probes
+request.timeout.ms=5000
+default.api.timeout.ms=10000
+retries=2
+EOF
+}
+
+kafka_format() {
+  local id_file="$KAFKA_DIR/cluster.id" t0
+  [[ -f "$KAFKA_DATA/meta.properties" ]] && return 0
+  t0="$(now)"
+  if [[ ! -s "$id_file" ]]; then
+    kafka_tool kafka.tools.StorageTool random-uuid >"$id_file.tmp" || die "kafka: StorageTool random-uuid failed"
+    mv "$id_file.tmp" "$id_file"
+  fi
+  kafka_tool kafka.tools.StorageTool format --ignore-formatted \
+    -t "$(tr -d '[:space:]' <"$id_file")" -c "$KAFKA_PROPS" >&2 ||
+    die "kafka: StorageTool format failed"
+  log "kafka: storage formatted (cluster id $(cat "$id_file")) in $(elapsed "$t0")"
+}
+
+# Ask the broker for its topic list (real request through the AdminClient).
+kafka_list_topics() {
+  timeout 30 java -Xmx256m -XX:TieredStopAtLevel=1 -XX:+UseSerialGC \
+    -Dlog4j.configuration="file:$KAFKA_DIR/tools-log4j.properties" -cp "$KAFKA_LIBS/*" \
+    org.apache.kafka.tools.TopicCommand --bootstrap-server "$HOST:$KAFKA_PORT" \
+    --command-config "$KAFKA_ADMIN_PROPS" --list </dev/null
+}
+
+kafka_up() {
+  local pid t0 deadline
+  pid="$(kafka_pid)"
+  if [[ -n "$pid" ]]; then log "kafka: already running (pid $pid) on $HOST:$KAFKA_PORT"; return 0; fi
+  require_free_port kafka "$KAFKA_PORT" KAFKA_PORT
+  require_free_port kafka-controller "$KAFKA_CONTROLLER_PORT" KAFKA_CONTROLLER_PORT
+  kafka_install
+  mkdir -p "$KAFKA_DIR"
+  kafka_write_config
+  kafka_format
+  t0="$(now)"
+  rm -f "$KAFKA_PID"
+  : >"$KAFKA_OUT"
+  : >"$KAFKA_LOG"
+  # shellcheck disable=SC2086 # KAFKA_HEAP is a list of JVM flags
+  spawn "$KAFKA_PID" "$KAFKA_OUT" java $KAFKA_HEAP \
+    -XX:+UseG1GC -XX:MaxGCPauseMillis=20 -XX:InitiatingHeapOccupancyPercent=35 \
+    -XX:+ExplicitGCInvokesConcurrent -Djava.awt.headless=true \
+    -Dlog4j.configuration="file:$KAFKA_DIR/log4j.properties" -Dkafka.logs.dir="$KAFKA_DIR" \
+    -cp "$KAFKA_LIBS/*" kafka.Kafka "$KAFKA_PROPS"
+  pid="$(read_pid "$KAFKA_PID")"
+  log "kafka: starting (pid $pid), waiting up to ${KAFKA_START_TIMEOUT}s for $HOST:$KAFKA_PORT..."
+  deadline=$((SECONDS + KAFKA_START_TIMEOUT))
+  while ! port_open "$KAFKA_PORT"; do
+    if ! running "$pid"; then
+      log_tail "$KAFKA_OUT" 20; log_tail "$KAFKA_LOG"; die "kafka: process exited during start-up"
+    fi
+    ((SECONDS < deadline)) || { log_tail "$KAFKA_LOG"; die "kafka: port $KAFKA_PORT not open after ${KAFKA_START_TIMEOUT}s"; }
+    sleep 0.5
+  done
+  log "kafka: port open after $(elapsed "$t0"); checking the broker answers (TopicCommand --list)..."
+  until kafka_list_topics >/dev/null 2>"$KAFKA_DIR/probe.err"; do
+    if ! running "$pid"; then
+      log_tail "$KAFKA_OUT" 20; log_tail "$KAFKA_LOG"; die "kafka: process exited during start-up"
+    fi
+    ((SECONDS < deadline)) || {
+      log_tail "$KAFKA_DIR/probe.err" 10; log_tail "$KAFKA_LOG"
+      die "kafka: broker did not answer within ${KAFKA_START_TIMEOUT}s"
+    }
+    sleep 1
+  done
+  log "kafka: ready on $HOST:$KAFKA_PORT (pid $pid) in $(elapsed "$t0")"
+}
+
+kafka_check() {
+  local topic="infra-check-$$"
+  [[ -n "$(kafka_pid)" ]] || { echo "kafka  FAIL not running"; return 1; }
+  if kafka_tool org.apache.kafka.tools.TopicCommand --bootstrap-server "$HOST:$KAFKA_PORT" \
+    --command-config "$KAFKA_ADMIN_PROPS" --create --topic "$topic" --partitions 1 --replication-factor 1 >/dev/null &&
+    kafka_tool org.apache.kafka.tools.TopicCommand --bootstrap-server "$HOST:$KAFKA_PORT" \
+      --command-config "$KAFKA_ADMIN_PROPS" --list | grep -qx "$topic" &&
+    kafka_tool org.apache.kafka.tools.TopicCommand --bootstrap-server "$HOST:$KAFKA_PORT" \
+      --command-config "$KAFKA_ADMIN_PROPS" --delete --topic "$topic" >/dev/null; then
+    echo "kafka  ok   created, listed and deleted topic $topic on $HOST:$KAFKA_PORT"
+  else
+    echo "kafka  FAIL topic create/list/delete on $HOST:$KAFKA_PORT"; return 1
+  fi
+}
+
+kafka_down() {
+  local pid
+  pid="$(kafka_pid)"
+  if [[ -n "$pid" ]]; then stop_pid kafka "$pid"; else log "kafka: not running"; fi
+  rm -rf "$KAFKA_DATA" "$KAFKA_PID"
+}
+
+kafka_status() {
+  local pid
+  pid="$(kafka_pid)"
+  if [[ -n "$pid" ]] && port_open "$KAFKA_PORT"; then
+    echo "kafka  running  pid=$pid  $HOST:$KAFKA_PORT (controller :$KAFKA_CONTROLLER_PORT)  log=${KAFKA_LOG#"$ROOT"/}"
+  elif [[ -n "$pid" ]]; then
+    echo "kafka  starting pid=$pid  $HOST:$KAFKA_PORT not open yet"; return 1
+  else
+    echo "kafka  stopped"; return 1
+  fi
+}
+
+# ---------------------------------------------------------------- mongo (FerretDB)
+
+FDB_MARKER="$FDB_BIN"
+fdb_pid() { local p; p="$(read_pid "$FDB_PID")"; if pid_alive "$p" "$FDB_MARKER"; then echo "$p"; fi; }
+
+fdb_install() {
+  local stamp="$FDB_BIN.sha256" want t0
+  want="$(sha_of "$SRC/ferretdb/go.mod" "$SRC/ferretdb/go.sum" "$SRC/ferretdb/main.go")"
+  if [[ -x "$FDB_BIN" && -f "$stamp" && "$(cat "$stamp")" == "$want" ]]; then
+    log "mongo: ferretdb-embedded binary up to date in ${FDB_BIN#"$ROOT"/}"
+    return 0
+  fi
+  command -v go >/dev/null || die "mongo: go not found (Go >= 1.24 is required to build FerretDB)"
+  t0="$(now)"
+  log "mongo: building FerretDB v1.24 (embedded, SQLite backend) -> ${FDB_BIN#"$ROOT"/} (first build takes a minute)..."
+  mkdir -p "$INFRA/bin"
+  (cd "$SRC/ferretdb" && CGO_ENABLED=0 go build -trimpath -buildvcs=false -tags ferretdb_no_postgresql \
+    -o "$FDB_BIN.tmp" . </dev/null >&2) || die "mongo: go build of scripts/infra/ferretdb failed"
+  mv "$FDB_BIN.tmp" "$FDB_BIN"
+  echo "$want" >"$stamp"
+  log "mongo: built in $(elapsed "$t0")"
+}
+
+# fdb_ping [-smoke]: MongoDB `ping` (and insert/find/drop) through the Go driver in the binary.
+fdb_ping() { "$FDB_BIN" -ping "mongodb://$HOST:$MONGO_PORT/" "$@" </dev/null; }
+
+fdb_up() {
+  local pid t0 deadline
+  pid="$(fdb_pid)"
+  if [[ -n "$pid" ]]; then log "mongo: already running (pid $pid) on $HOST:$MONGO_PORT"; return 0; fi
+  require_free_port mongo "$MONGO_PORT" MONGO_PORT
+  fdb_install
+  mkdir -p "$FDB_DATA"
+  t0="$(now)"
+  rm -f "$FDB_PID"
+  : >"$FDB_LOG"
+  FERRETDB_TELEMETRY=disable DO_NOT_TRACK=1 spawn "$FDB_PID" "$FDB_LOG" "$FDB_BIN" \
+    -listen "$HOST:$MONGO_PORT" -sqlite-dir "$FDB_DATA" -log-level "${MONGO_LOG_LEVEL:-info}"
+  pid="$(read_pid "$FDB_PID")"
+  log "mongo: starting FerretDB (pid $pid), waiting up to ${MONGO_START_TIMEOUT}s..."
+  deadline=$((SECONDS + MONGO_START_TIMEOUT))
+  until port_open "$MONGO_PORT" && fdb_ping >/dev/null 2>"$FDB_DIR/probe.err"; do
+    if ! running "$pid"; then log_tail "$FDB_LOG"; die "mongo: FerretDB exited during start-up"; fi
+    ((SECONDS < deadline)) || { log_tail "$FDB_DIR/probe.err" 5; log_tail "$FDB_LOG"; die "mongo: FerretDB did not answer ping within ${MONGO_START_TIMEOUT}s"; }
+    sleep 0.3
+  done
+  log "mongo: ready on $HOST:$MONGO_PORT (FerretDB/SQLite, pid $pid, ping ok) in $(elapsed "$t0")"
+}
+
+fdb_check() {
+  local out
+  [[ -n "$(fdb_pid)" ]] || { echo "mongo  FAIL not running"; return 1; }
+  if out="$(fdb_ping -smoke 2>&1)"; then
+    echo "mongo  ok   $out"
+  else
+    echo "mongo  FAIL $out"; return 1
+  fi
+}
+
+fdb_down() {
+  local pid
+  pid="$(fdb_pid)"
+  if [[ -n "$pid" ]]; then stop_pid mongo "$pid"; else log "mongo: not running"; fi
+  rm -rf "$FDB_DATA" "$FDB_PID"
+}
+
+fdb_status() {
+  local pid
+  pid="$(fdb_pid)"
+  if [[ -n "$pid" ]] && fdb_ping >/dev/null 2>&1; then
+    echo "mongo  running  pid=$pid  $HOST:$MONGO_PORT (FerretDB v1.24/SQLite, ping ok)  log=${FDB_LOG#"$ROOT"/}"
+  elif [[ -n "$pid" ]]; then
+    echo "mongo  running  pid=$pid  but ping failed on $HOST:$MONGO_PORT"; return 1
+  else
+    echo "mongo  stopped"; return 1
+  fi
+}
+
+# ---------------------------------------------------------------- redis
+
+redis_cli() { redis-cli -h "$HOST" -p "$REDIS_PORT" "$@" </dev/null; }
+redis_pid() { local p; p="$(read_pid "$REDIS_PID")"; if pid_alive "$p" "redis-server"; then echo "$p"; fi; }
+
+redis_install() {
+  local t0
+  if command -v redis-server >/dev/null && command -v redis-cli >/dev/null; then return 0; fi
+  t0="$(now)"
+  log "redis: installing Debian's redis-server (apt-get)..."
+  export DEBIAN_FRONTEND=noninteractive
+  if ! apt-get install -y -q --no-install-recommends redis-server </dev/null >&2; then
+    log "redis: apt-get install failed, running apt-get update once and retrying"
+    apt-get update -q </dev/null >&2 || die "redis: apt-get update failed"
+    apt-get install -y -q --no-install-recommends redis-server </dev/null >&2 || die "redis: apt-get install redis-server failed"
+  fi
+  command -v redis-server >/dev/null || die "redis: redis-server still missing after apt-get install"
+  log "redis: installed $(redis-server --version | awk '{print $3}') in $(elapsed "$t0")"
+}
+
+redis_up() {
+  local pid t0 deadline
+  pid="$(redis_pid)"
+  if [[ -n "$pid" ]]; then log "redis: already running (pid $pid) on $HOST:$REDIS_PORT"; return 0; fi
+  require_free_port redis "$REDIS_PORT" REDIS_PORT
+  redis_install
+  mkdir -p "$REDIS_DATA"
+  t0="$(now)"
+  rm -f "$REDIS_PID"
+  : >"$REDIS_LOG"
+  redis-server --bind "$HOST" --port "$REDIS_PORT" --protected-mode yes \
+    --save '' --appendonly no --daemonize yes \
+    --pidfile "$REDIS_PID" --logfile "$REDIS_LOG" --dir "$REDIS_DATA" \
+    --maxmemory "${REDIS_MAXMEMORY:-512mb}" </dev/null >/dev/null 2>&1 9>&- ||
+    { log_tail "$REDIS_LOG"; die "redis: redis-server failed to start"; }
+  deadline=$((SECONDS + REDIS_START_TIMEOUT))
+  until [[ "$(redis_cli ping 2>/dev/null)" == PONG ]]; do
+    ((SECONDS < deadline)) || { log_tail "$REDIS_LOG"; die "redis: no PONG within ${REDIS_START_TIMEOUT}s"; }
+    sleep 0.1
+  done
+  pid="$(redis_pid)"
+  [[ -n "$pid" ]] || pid="$(redis_cli info server | tr -d '\r' | awk -F: '/^process_id:/ {print $2}')"
+  log "redis: ready on $HOST:$REDIS_PORT (pid $pid, PONG) in $(elapsed "$t0")"
+}
+
+redis_check() {
+  local key="infra-check-$$"
+  [[ -n "$(redis_pid)" ]] || { echo "redis  FAIL not running"; return 1; }
+  if [[ "$(redis_cli ping)" == PONG && "$(redis_cli set "$key" 1 EX 10)" == OK &&
+    "$(redis_cli get "$key")" == 1 ]] && redis_cli del "$key" >/dev/null; then
+    echo "redis  ok   PING/SET/GET on $HOST:$REDIS_PORT"
+  else
+    echo "redis  FAIL PING/SET/GET on $HOST:$REDIS_PORT"; return 1
+  fi
+}
+
+redis_down() {
+  local pid dir
+  pid="$(redis_pid)"
+  if [[ -z "$pid" ]] && command -v redis-cli >/dev/null && [[ "$(redis_cli ping 2>/dev/null)" == PONG ]]; then
+    # pid file lost: only stop it if it is ours (its working dir is our data dir)
+    dir="$(redis_cli config get dir 2>/dev/null | sed -n 2p)"
+    if [[ "$dir" == "$REDIS_DATA" ]]; then
+      pid="$(redis_cli info server | tr -d '\r' | awk -F: '/^process_id:/ {print $2}')"
+    fi
+  fi
+  if [[ -n "$pid" ]]; then stop_pid redis "$pid"; else log "redis: not running"; fi
+  rm -rf "$REDIS_DATA" "$REDIS_PID"
+}
+
+redis_status() {
+  local pid
+  pid="$(redis_pid)"
+  if [[ -n "$pid" ]] && [[ "$(redis_cli ping 2>/dev/null)" == PONG ]]; then
+    echo "redis  running  pid=$pid  $HOST:$REDIS_PORT (PONG)  log=${REDIS_LOG#"$ROOT"/}"
+  else
+    echo "redis  stopped"; return 1
+  fi
+}
+
+# ---------------------------------------------------------------- commands
+
+print_env() {
+  local prefix='export '
+  [[ "${1:-}" == --plain ]] && prefix=''
+  echo "${prefix}KAFKA_BROKERS=$HOST:$KAFKA_PORT"
+  echo "${prefix}MONGO_URL=mongodb://$HOST:$MONGO_PORT/"
+  echo "${prefix}REDIS_URL=redis://$HOST:$REDIS_PORT"
+}
+
+services_from_args() {
+  local s
+  if (($# == 0)); then printf '%s\n' "${ALL_SERVICES[@]}"; return; fi
+  for s in "$@"; do
+    case "$s" in
+      kafka | mongo | redis) echo "$s" ;;
+      ferretdb) echo mongo ;;
+      *) die "unknown service '$s' (expected kafka, mongo or redis)" ;;
+    esac
+  done
+}
+
+fn_of() { case "$1" in kafka) echo kafka ;; mongo) echo fdb ;; redis) echo redis ;; esac; }
+
+# Serialise concurrent up/down calls (e.g. parallel test runners).
+with_lock() {
+  mkdir -p "$INFRA"
+  exec 9>"$INFRA/.lock"
+  flock -w 300 9 || die "another scripts/infra.sh is still running (lock $INFRA/.lock)"
+}
+
+usage() {
+  awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "${BASH_SOURCE[0]}" >&2
+  exit "${1:-2}"
+}
+
+main() {
+  local cmd="${1:-}" t0 s rc=0
+  (($# > 0)) && shift
+  case "$cmd" in
+    up)
+      with_lock
+      t0="$(now)"
+      for s in $(services_from_args "$@"); do "$(fn_of "$s")_up"; done
+      log "up: done in $(elapsed "$t0")"
+      print_env
+      ;;
+    down)
+      with_lock
+      t0="$(now)"
+      for s in $(services_from_args "$@"); do "$(fn_of "$s")_down"; done
+      log "down: done in $(elapsed "$t0")"
+      ;;
+    status)
+      for s in $(services_from_args "$@"); do "$(fn_of "$s")_status" || rc=1; done
+      return "$rc"
+      ;;
+    check)
+      for s in $(services_from_args "$@"); do "$(fn_of "$s")_check" || rc=1; done
+      return "$rc"
+      ;;
+    env) print_env "${1:-}" ;;
+    -h | --help | help) usage 0 ;;
+    *) usage ;;
+  esac
+}
+
+main "$@"
