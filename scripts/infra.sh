@@ -4,6 +4,7 @@
 #
 #   scripts/infra.sh up     [kafka|mongo|redis ...]  install (cached in .infra/) and start; idempotent
 #   scripts/infra.sh down   [kafka|mongo|redis ...]  stop (TERM, wait, KILL) and delete data dirs
+#   scripts/infra.sh stop   [kafka|mongo|redis ...]  stop but keep the data (an outage; `up` resumes it)
 #   scripts/infra.sh status [kafka|mongo|redis ...]  show each; exit 1 if any is not running
 #   scripts/infra.sh check  [kafka|mongo|redis ...]  real round trip to each (topic create/list/
 #                                                    delete, insert/find/drop, SET/GET); exit 1 on failure
@@ -526,6 +527,13 @@ services_from_args() {
 
 fn_of() { case "$1" in kafka) echo kafka ;; mongo) echo fdb ;; redis) echo redis ;; esac; }
 
+# Stops a server and keeps its data, as an outage would.
+stop_service() {
+  local pid
+  pid="$("$(fn_of "$1")_pid")"
+  if [[ -n "$pid" ]]; then stop_pid "$1" "$pid"; else log "$1: not running"; fi
+}
+
 # Serialise concurrent up/down calls (e.g. parallel test runners).
 with_lock() {
   mkdir -p "$INFRA"
@@ -554,6 +562,10 @@ main() {
       t0="$(now)"
       for s in $(services_from_args "$@"); do "$(fn_of "$s")_down"; done
       log "down: done in $(elapsed "$t0")"
+      ;;
+    stop)
+      with_lock
+      for s in $(services_from_args "$@"); do stop_service "$s"; done
       ;;
     status)
       for s in $(services_from_args "$@"); do "$(fn_of "$s")_status" || rc=1; done

@@ -1,0 +1,2 @@
+export * from './service-metrics';
+export * from './operations';

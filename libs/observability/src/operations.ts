@@ -1,0 +1,78 @@
+import type { Express, Request, RequestHandler, Response } from 'express';
+import type { Logger } from 'pino';
+import type { ServiceMetrics } from './service-metrics';
+
+/** A dependency or condition the service needs before it should take traffic. Throws when not met. */
+export interface ReadinessCheck {
+  name: string;
+  check(): Promise<void>;
+}
+
+export interface Operations {
+  metrics: ServiceMetrics;
+  readiness: readonly ReadinessCheck[];
+}
+
+/** A route label of bounded cardinality: the template, never the raw path (Client IDs are in it). */
+function routeOf(req: Request, res: Response): string {
+  const labelled = res.locals.metricsRoute;
+  if (typeof labelled === 'string') return labelled;
+  const route = req.route as { path?: unknown } | undefined;
+  return typeof route?.path === 'string' ? `${req.baseUrl}${route.path}` : 'unmatched';
+}
+
+export function httpMetrics(metrics: ServiceMetrics): RequestHandler {
+  return (req, res, next) => {
+    const stop = metrics.httpDuration.startTimer();
+    res.once('finish', () => {
+      const labels = { method: req.method, route: routeOf(req, res), status: String(res.statusCode) };
+      metrics.httpRequests.inc(labels);
+      stop(labels);
+    });
+    next();
+  };
+}
+
+const CHECK_TIMEOUT_MS = 2000;
+
+async function runCheck(check: ReadinessCheck): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_resolve, reject) => {
+    timer = setTimeout(() => reject(new Error(`timed out after ${CHECK_TIMEOUT_MS} ms`)), CHECK_TIMEOUT_MS);
+  });
+  try {
+    await Promise.race([check.check(), timeout]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/**
+ * `/healthz` (the process is alive), `/readyz` (every check passes; the answer names each check but
+ * not its error, which goes to the log) and `/metrics`. Mounted first, so probes bypass the API's
+ * own policies.
+ */
+export function mountOperations(app: Express, operations: Operations, log: Logger): void {
+  app.use(httpMetrics(operations.metrics));
+  app.get('/healthz', (_req, res) => {
+    res.json({ status: 'ok' });
+  });
+  app.get('/readyz', async (_req, res) => {
+    const results = await Promise.all(
+      operations.readiness.map(async (check) => {
+        try {
+          await runCheck(check);
+          return [check.name, 'ok'] as const;
+        } catch (error) {
+          log.warn({ check: check.name, err: error }, 'readiness check failed');
+          return [check.name, 'failing'] as const;
+        }
+      }),
+    );
+    const ready = results.every(([, state]) => state === 'ok');
+    res.status(ready ? 200 : 503).json({ status: ready ? 'ready' : 'not ready', checks: Object.fromEntries(results) });
+  });
+  app.get('/metrics', async (_req, res) => {
+    res.type(operations.metrics.registry.contentType).send(await operations.metrics.registry.metrics());
+  });
+}

@@ -1,0 +1,82 @@
+import { Redis } from 'ioredis';
+import type { Logger } from 'pino';
+import { systemClock, type Clock } from '@rsd/ports';
+
+export interface RedisClientOptions {
+  /** Paces the connection-error log lines. */
+  clock?: Clock;
+}
+
+/** While Redis stays unreachable, one error line per this interval instead of one per reconnect attempt. */
+const ERROR_LOG_INTERVAL_MS = 30_000;
+
+/** Reconnect at once, then back off doubling up to this cap, and never give up. */
+const MAX_RECONNECT_DELAY_MS = 2_000;
+
+/**
+ * An ioredis client for the request path: a request must never wait on an absent Redis. Commands
+ * fail at once while disconnected (no offline queue), a reply slower than half a second fails the
+ * command, and a connection that stops answering is dropped and dialled again, so callers see
+ * fast errors and can fall back instead of piling up.
+ */
+export function createRedisClient(url: string, log: Logger, { clock = systemClock }: RedisClientOptions = {}): Redis {
+  const redis = new Redis(url, {
+    lazyConnect: false,
+    enableOfflineQueue: false,
+    maxRetriesPerRequest: 1,
+    connectTimeout: 1_000,
+    commandTimeout: 500,
+    // A connection that answers nothing for a second while commands wait is treated as dead.
+    socketTimeout: 1_000,
+    retryStrategy: (attempt) => Math.min(100 * 2 ** (attempt - 1), MAX_RECONNECT_DELAY_MS),
+  });
+  logConnectionState(redis, log.child({ component: 'redis' }), clock);
+  return redis;
+}
+
+/** The readiness check: resolves when Redis answers PING, throws (at once while disconnected) otherwise. */
+export async function pingRedis(redis: Redis): Promise<void> {
+  await redis.ping();
+}
+
+/**
+ * Closes gracefully (pending replies still arrive) when connected; otherwise just stops the
+ * reconnecting, since QUIT cannot be sent to a Redis that is not there.
+ */
+export async function closeRedisClient(redis: Redis): Promise<void> {
+  if (redis.status === 'ready') {
+    try {
+      await redis.quit();
+      return;
+    } catch {
+      // The connection went away while quitting: nothing is left to flush.
+    }
+  }
+  redis.disconnect();
+}
+
+/**
+ * Connection errors are logged, paced while they repeat, and never left as unhandled 'error'
+ * events. Failed commands are not logged here: they reject to their caller.
+ */
+function logConnectionState(redis: Redis, log: Logger, clock: Clock): void {
+  let failing = false;
+  let lastLoggedAt = 0;
+  let suppressed = 0;
+  redis.on('error', (err: Error) => {
+    const now = clock.now().getTime();
+    if (failing && now - lastLoggedAt < ERROR_LOG_INTERVAL_MS) {
+      suppressed += 1;
+      return;
+    }
+    log.error({ err, suppressed }, 'redis connection error; reconnecting');
+    failing = true;
+    lastLoggedAt = now;
+    suppressed = 0;
+  });
+  redis.on('ready', () => {
+    log.info(failing ? 'redis connection restored' : 'redis connected');
+    failing = false;
+    suppressed = 0;
+  });
+}
