@@ -1,0 +1,185 @@
+import { MongoClient, type Db } from 'mongodb';
+import type { AuthorizationStore, OutboxEntry, StoredAuthorization } from '@rsd/ports';
+import {
+  describeAuthorizationStoreContract,
+  describeWithInfra,
+  startInfra,
+  uniqueName,
+  type StartedServer,
+} from '@rsd/testkit';
+import { AUTHORIZATIONS_COLLECTION, openMongoAuthorizationStore } from './mongo-authorization-store';
+
+const NOW = new Date('2026-11-21T08:00:00.000Z');
+
+function aRecord(overrides: Partial<StoredAuthorization> = {}): StoredAuthorization {
+  return {
+    clientId: `rs_${uniqueName('m').replace(/[^A-Za-z0-9]/g, '').padEnd(20, '0')}`,
+    organizationId: uniqueName('org'),
+    recipientType: 'insurance_provider',
+    recipientName: 'Acme Insurance',
+    scopes: ['qr_score'],
+    keyDigest: 'a'.repeat(64),
+    expiresAt: null,
+    createdAt: '2026-11-20T08:00:00.000Z',
+    revokedAt: null,
+    expiredAt: null,
+    revision: 1,
+    ...overrides,
+  };
+}
+
+function anEntry(record: StoredAuthorization, name: string): OutboxEntry {
+  return { id: uniqueName(name), topic: 'rsd.authorizations.v1', key: record.clientId, value: JSON.stringify({ name }) };
+}
+
+function aDatabaseName(): string {
+  return uniqueName('rsd_authz').replace(/-/g, '_');
+}
+
+describeWithInfra('mongo', 'MongoDB authorization store', (target) => {
+  let server: StartedServer | undefined;
+  let client: MongoClient | undefined;
+
+  beforeAll(async () => {
+    server = await startInfra('mongo', target());
+    client = await MongoClient.connect(server.url, { serverSelectionTimeoutMS: 5_000 });
+  }, 120_000);
+
+  afterAll(async () => {
+    await client?.close();
+    await server?.stop();
+  });
+
+  function connected(): MongoClient {
+    if (!client) throw new Error('not connected');
+    return client;
+  }
+
+  describeAuthorizationStoreContract('MongoDB', async () => {
+    const db = connected().db(aDatabaseName());
+    const store = await openMongoAuthorizationStore(db);
+    return {
+      store,
+      cleanup: async () => {
+        await store.close();
+        await db.dropDatabase();
+      },
+    };
+  });
+
+  describe('documents', () => {
+    let db: Db;
+    let store: AuthorizationStore;
+
+    beforeEach(async () => {
+      db = connected().db(aDatabaseName());
+      store = await openMongoAuthorizationStore(db);
+    });
+
+    afterEach(async () => {
+      await store.close();
+      await db.dropDatabase();
+    });
+
+    const rawDocument = (clientId: string) => db.collection<{ _id: string }>(AUTHORIZATIONS_COLLECTION).findOne({ _id: clientId });
+
+    it('when a record changes and owes events, then the record and its entries are one document', async () => {
+      const record = aRecord({ expiresAt: '2027-01-01T00:00:00.000Z' });
+      const created = anEntry(record, 'created');
+      const revoked = anEntry(record, 'revoked');
+      const revokedRecord = { ...record, revokedAt: NOW.toISOString(), revision: 2 };
+      await store.create(record, [created]);
+
+      await store.update(revokedRecord, 1, [revoked]);
+
+      expect(await rawDocument(record.clientId)).toEqual({
+        _id: record.clientId,
+        ...revokedRecord,
+        outbox: [created, revoked],
+        hasOutbox: true,
+      });
+    });
+
+    it('when every owed entry is published, then the document owes nothing and pendingOutbox skips it', async () => {
+      const record = aRecord();
+      const created = anEntry(record, 'created');
+      await store.create(record, [created]);
+
+      await store.markPublished(record.clientId, [created.id]);
+
+      expect(await rawDocument(record.clientId)).toMatchObject({ outbox: [], hasOutbox: false });
+      expect(await store.pendingOutbox(10)).toEqual([]);
+    });
+
+    it('when a record that can expire is revoked, then it no longer waits for expiry', async () => {
+      const record = aRecord({ expiresAt: '2026-11-21T07:00:00.000Z' });
+      await store.create(record, []);
+      const dueBefore = await store.findDueForExpiry(NOW, 10);
+
+      await store.update({ ...record, revokedAt: NOW.toISOString(), revision: 2 }, 1, []);
+
+      expect(dueBefore.map((due) => due.clientId)).toEqual([record.clientId]);
+      expect(await store.findDueForExpiry(NOW, 10)).toEqual([]);
+      expect(await rawDocument(record.clientId)).not.toHaveProperty('pendingExpiryAt');
+    });
+
+    it('when several updates race with the same expected revision, then exactly one wins and only its entry is owed', async () => {
+      const record = aRecord();
+      const created = anEntry(record, 'created');
+      await store.create(record, [created]);
+      const contenders = Array.from({ length: 8 }, (_, n) => ({
+        record: { ...record, recipientName: `contender ${n}`, revision: 2 },
+        entry: anEntry(record, `contender-${n}`),
+      }));
+
+      const results = await Promise.all(contenders.map(({ record: next, entry }) => store.update(next, 1, [entry])));
+
+      const winners = contenders.filter((_, n) => results[n]);
+      expect(winners).toHaveLength(1);
+      expect(await store.find(record.organizationId, record.clientId)).toEqual(winners[0]?.record);
+      expect(await store.pendingOutbox(10)).toEqual([{ clientId: record.clientId, entries: [created, winners[0]?.entry] }]);
+    });
+
+    it('when an update races with publishing, then neither the change nor its entry is lost', async () => {
+      const record = aRecord();
+      const created = anEntry(record, 'created');
+      const revoked = anEntry(record, 'revoked');
+      const revokedRecord = { ...record, revokedAt: NOW.toISOString(), revision: 2 };
+      await store.create(record, [created]);
+
+      const [updated] = await Promise.all([
+        store.update(revokedRecord, 1, [revoked]),
+        store.markPublished(record.clientId, [created.id]),
+      ]);
+
+      expect(updated).toBe(true);
+      expect(await store.find(record.organizationId, record.clientId)).toEqual(revokedRecord);
+      expect(await store.pendingOutbox(10)).toEqual([{ clientId: record.clientId, entries: [revoked] }]);
+    });
+
+    it('when a Client ID is created twice, then the error names it', async () => {
+      const record = aRecord();
+      await store.create(record, []);
+
+      await expect(store.create(record, [])).rejects.toThrow(`authorization ${record.clientId} already exists`);
+    });
+
+    it('when the store is closed, then writes are refused', async () => {
+      await store.close();
+
+      await expect(store.create(aRecord(), [])).rejects.toThrow('the authorization store is closed');
+    });
+
+    it('when the store opens, then its query indexes exist', async () => {
+      const indexes = await db.collection(AUTHORIZATIONS_COLLECTION).listIndexes().toArray();
+
+      expect(indexes.map((index) => index.key)).toEqual(
+        expect.arrayContaining([
+          { organizationId: 1, createdAt: -1 },
+          { pendingExpiryAt: 1 },
+          { hasOutbox: 1, createdAt: 1 },
+        ]),
+      );
+    });
+  });
+});

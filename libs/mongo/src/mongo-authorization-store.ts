@@ -1,0 +1,193 @@
+import type { Db, UpdateFilter } from 'mongodb';
+import type { AuthorizationStore, OutboxEntry, PendingOutbox, StoredAuthorization } from '@rsd/ports';
+import { isDuplicateKeyError } from './duplicate-key';
+import { createPerKeyQueue } from './per-key-queue';
+
+export const AUTHORIZATIONS_COLLECTION = 'authorizations';
+
+/**
+ * One document per authorization: the record, the events it still owes, and two fields derived
+ * from them for the queries. A record and its events therefore change in one single-document write,
+ * which is the transactional outbox without a multi-document transaction.
+ */
+interface AuthorizationDocument extends StoredAuthorization {
+  _id: string;
+  outbox: OutboxEntry[];
+  /** Kept in step with `outbox` in the same write, so the relay's query is an indexed equality. */
+  hasOutbox: boolean;
+  /**
+   * `expiresAt` while the record is neither revoked nor expired, absent otherwise: its sparse index
+   * holds only what can still fall due (FerretDB 1.24 has no partial indexes).
+   */
+  pendingExpiryAt?: string;
+}
+
+/** Exactly the fields of StoredAuthorization: no `_id`, no outbox. */
+const RECORD_PROJECTION = {
+  _id: 0,
+  clientId: 1,
+  organizationId: 1,
+  recipientType: 1,
+  recipientName: 1,
+  scopes: 1,
+  keyDigest: 1,
+  expiresAt: 1,
+  createdAt: 1,
+  revokedAt: 1,
+  expiredAt: 1,
+  revision: 1,
+} as const;
+
+/**
+ * The authorization store on MongoDB (or FerretDB). Instants are stored as the records carry them,
+ * ISO strings in the fixed `YYYY-MM-DDTHH:mm:ss.sssZ` form, whose lexical order is time order; so
+ * documents read back exactly as written and range queries compare like the embedded store does.
+ *
+ * Writes to one authorization are also run one at a time within this process. MongoDB makes the
+ * revision-guarded update atomic on its own; FerretDB 1.24 (SQLite) evaluates the filter on a read
+ * and then rewrites the whole document by `_id`, so two concurrent guarded updates could both
+ * "match" and the later one would drop the earlier one's outbox entries. On FerretDB, therefore,
+ * only one process may write authorizations; on MongoDB any number may.
+ */
+export async function openMongoAuthorizationStore(db: Db): Promise<AuthorizationStore> {
+  const authorizations = db.collection<AuthorizationDocument>(AUTHORIZATIONS_COLLECTION);
+  await authorizations.createIndexes([
+    { key: { organizationId: 1, createdAt: -1 } },
+    { key: { pendingExpiryAt: 1 }, sparse: true },
+    { key: { hasOutbox: 1, createdAt: 1 } },
+  ]);
+  const writes = createPerKeyQueue();
+  let closed = false;
+
+  function write<T>(clientId: string, task: () => Promise<T>): Promise<T> {
+    if (closed) return Promise.reject(new Error('the authorization store is closed'));
+    return writes.run(clientId, task);
+  }
+
+  return {
+    create(record, outbox) {
+      return write(record.clientId, async () => {
+        try {
+          await authorizations.insertOne(documentOf(record, outbox));
+        } catch (error) {
+          if (isDuplicateKeyError(error)) throw new Error(`authorization ${record.clientId} already exists`, { cause: error });
+          throw error;
+        }
+      });
+    },
+
+    update(record, expectedRevision, outbox) {
+      return write(record.clientId, async () => {
+        const result = await authorizations.updateOne({ _id: record.clientId, revision: expectedRevision }, changeTo(record, outbox));
+        return result.matchedCount === 1;
+      });
+    },
+
+    async find(organizationId, clientId) {
+      // By `_id` alone, the one filter FerretDB 1.24 hands down to SQLite; the organization is checked here.
+      const found = await authorizations.findOne<StoredAuthorization>({ _id: clientId }, { projection: RECORD_PROJECTION });
+      return found?.organizationId === organizationId ? recordOf(found) : undefined;
+    },
+
+    async list(organizationId) {
+      const found = await authorizations
+        .find<StoredAuthorization>({ organizationId }, { projection: RECORD_PROJECTION, sort: { createdAt: -1, _id: 1 } })
+        .toArray();
+      return found.map(recordOf);
+    },
+
+    async findDueForExpiry(now, limit) {
+      if (limit <= 0) return [];
+      const found = await authorizations
+        .find<StoredAuthorization>(
+          { pendingExpiryAt: { $lte: now.toISOString() }, revokedAt: null, expiredAt: null },
+          { projection: RECORD_PROJECTION, sort: { pendingExpiryAt: 1, _id: 1 }, limit },
+        )
+        .toArray();
+      return found.map(recordOf);
+    },
+
+    async pendingOutbox(limit) {
+      if (limit <= 0) return [];
+      // `outbox.0` also excludes a flag left set by a crash between markPublished's two writes.
+      const owing = await authorizations
+        .find(
+          { hasOutbox: true, 'outbox.0': { $exists: true } },
+          { projection: { outbox: 1 }, sort: { createdAt: 1, _id: 1 }, limit },
+        )
+        .toArray();
+      return owing.map((found): PendingOutbox => ({ clientId: found._id, entries: found.outbox.map(entryOf) }));
+    },
+
+    markPublished(clientId, entryIds) {
+      if (entryIds.length === 0) return Promise.resolve();
+      return write(clientId, async () => {
+        const stored = await authorizations.findOne({ _id: clientId }, { projection: { outbox: 1 } });
+        const published = stored?.outbox.filter((entry) => entryIds.includes(entry.id)) ?? [];
+        if (!stored || published.length === 0) return;
+        // FerretDB 1.24 ignores `$pull` with a condition; `$pullAll` of the exact entries read back works on both.
+        await authorizations.updateOne({ _id: clientId }, { $pullAll: { outbox: published } });
+        if (published.length < stored.outbox.length) return;
+        // Guarded, so an entry appended meanwhile keeps the flag set.
+        await authorizations.updateOne({ _id: clientId, hasOutbox: true, outbox: { $size: 0 } }, { $set: { hasOutbox: false } });
+      });
+    },
+
+    async close() {
+      closed = true;
+      await writes.idle();
+    },
+  };
+}
+
+function documentOf(record: StoredAuthorization, outbox: readonly OutboxEntry[]): AuthorizationDocument {
+  const pendingExpiryAt = pendingExpiryOf(record);
+  return {
+    _id: record.clientId,
+    ...recordOf(record),
+    outbox: outbox.map(entryOf),
+    hasOutbox: outbox.length > 0,
+    ...(pendingExpiryAt === undefined ? {} : { pendingExpiryAt }),
+  };
+}
+
+/** Sets the record's fields and appends what the change owes, in one single-document update. */
+function changeTo(record: StoredAuthorization, outbox: readonly OutboxEntry[]): UpdateFilter<AuthorizationDocument> {
+  const pendingExpiryAt = pendingExpiryOf(record);
+  const owes = outbox.length > 0;
+  return {
+    $set: {
+      ...recordOf(record),
+      ...(pendingExpiryAt === undefined ? {} : { pendingExpiryAt }),
+      ...(owes ? { hasOutbox: true } : {}),
+    },
+    ...(pendingExpiryAt === undefined ? { $unset: { pendingExpiryAt: '' } } : {}),
+    ...(owes ? { $push: { outbox: { $each: outbox.map(entryOf) } } } : {}),
+  };
+}
+
+function pendingExpiryOf(record: StoredAuthorization): string | undefined {
+  if (record.revokedAt !== null || record.expiredAt !== null || record.expiresAt === null) return undefined;
+  return record.expiresAt;
+}
+
+/** A fresh plain object with exactly the port's fields, whatever else the input carries. */
+function recordOf(record: StoredAuthorization): StoredAuthorization {
+  return {
+    clientId: record.clientId,
+    organizationId: record.organizationId,
+    recipientType: record.recipientType,
+    recipientName: record.recipientName,
+    scopes: [...record.scopes],
+    keyDigest: record.keyDigest,
+    expiresAt: record.expiresAt,
+    createdAt: record.createdAt,
+    revokedAt: record.revokedAt,
+    expiredAt: record.expiredAt,
+    revision: record.revision,
+  };
+}
+
+function entryOf(entry: OutboxEntry): OutboxEntry {
+  return { id: entry.id, topic: entry.topic, key: entry.key, value: entry.value };
+}
