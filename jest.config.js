@@ -8,11 +8,14 @@ const workspaces = {
   ports: 'libs/ports',
   embedded: 'libs/embedded',
   testkit: 'libs/testkit',
+  kafka: 'libs/kafka',
+  mongo: 'libs/mongo',
+  redis: 'libs/redis',
+  observability: 'libs/observability',
+  runtime: 'libs/runtime',
   'read-api': 'services/read-api',
   credentials: 'services/credentials',
   'score-ingest': 'services/score-ingest',
-  'embedded-runtime': 'services/embedded',
-  cli: 'tools/cli',
 };
 
 module.exports = {

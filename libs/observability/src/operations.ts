@@ -15,7 +15,7 @@ export interface Operations {
 
 /** A route label of bounded cardinality: the template, never the raw path (Client IDs are in it). */
 function routeOf(req: Request, res: Response): string {
-  const labelled = res.locals.metricsRoute;
+  const labelled: unknown = res.locals.metricsRoute;
   if (typeof labelled === 'string') return labelled;
   const route = req.route as { path?: unknown } | undefined;
   return typeof route?.path === 'string' ? `${req.baseUrl}${route.path}` : 'unmatched';

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { isUtf8 } from 'node:buffer';
 import express, { type Express, type RequestHandler } from 'express';
+import { createServiceMetrics, mountOperations, type Operations } from '@rsd/observability';
 import type { Logger } from 'pino';
 import { pinoHttp } from 'pino-http';
 import { ApiError } from './errors';
@@ -12,14 +13,20 @@ export interface BaseAppOptions {
   log: Logger;
   /** Number of proxy hops in front of the service whose X-Forwarded-For is trusted (0: none). */
   trustProxyHops?: number;
+  /** Metrics and readiness checks; tests may leave them out (then /readyz has nothing to check). */
+  operations?: Operations;
 }
 
-/** Shared front half of every service: request ids, access log, no fingerprinting headers. */
-export function createBaseApp({ log, trustProxyHops = 0 }: BaseAppOptions): Express {
+/**
+ * Shared front half of every service: /healthz, /readyz and /metrics, request ids, access log, no
+ * fingerprinting headers.
+ */
+export function createBaseApp({ log, trustProxyHops = 0, operations }: BaseAppOptions): Express {
   const app = express();
   app.disable('x-powered-by');
   app.set('etag', false);
   app.set('trust proxy', trustProxyHops);
+  mountOperations(app, operations ?? { metrics: createServiceMetrics('unnamed'), readiness: [] }, log);
   app.use(
     pinoHttp({
       logger: log,

@@ -44,3 +44,22 @@ export const env = {
       ),
   logLevel: () => z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
 };
+
+/** Several schemas over one environment (a service's own and its runtime's): all problems at once. */
+export function loadConfigs<const S extends readonly z.ZodType[]>(
+  schemas: S,
+  env: NodeJS.ProcessEnv,
+): { -readonly [K in keyof S]: z.infer<S[K]> } {
+  const problems: string[] = [];
+  const configs = schemas.map((schema) => {
+    try {
+      return loadConfig(schema, env);
+    } catch (error) {
+      if (!(error instanceof ConfigError)) throw error;
+      problems.push(...error.problems);
+      return undefined;
+    }
+  });
+  if (problems.length > 0) throw new ConfigError([...new Set(problems)]);
+  return configs as { -readonly [K in keyof S]: z.infer<S[K]> };
+}

@@ -34,3 +34,16 @@ export function onShutdown(log: Logger, closers: Closer[], deadlineMs = 10_000):
   process.once('SIGTERM', () => stop('SIGTERM'));
   process.once('SIGINT', () => stop('SIGINT'));
 }
+
+/**
+ * Runs a service's composition root: a bad configuration prints its problems, any other start-up
+ * failure its cause, and the process exits 1.
+ */
+export function runMain(main: () => Promise<void>): void {
+  main().catch((error: unknown) => {
+    const message =
+      error instanceof Error && error.name === 'ConfigError' ? error.message : `failed to start: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`;
+    process.stderr.write(`${message}\n`);
+    process.exit(1);
+  });
+}

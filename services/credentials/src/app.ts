@@ -1,5 +1,6 @@
 import type { Express } from 'express';
-import { createBaseApp, finishApp, methodNotAllowed, mountApiDocs, type Logger, type TokenVerifier } from '@rsd/platform';
+import type { Operations } from '@rsd/observability';
+import { createBaseApp, finishApp, mountApiDocs, type Logger, type TokenVerifier } from '@rsd/platform';
 import type { AuthorizationStore, Clock } from '@rsd/ports';
 import { authorizationRoutes } from './authorizations/authorization-routes';
 import type { CredentialsConfig } from './config';
@@ -13,17 +14,12 @@ export interface CredentialsAppDeps {
   clock: Clock;
   log: Logger;
   verifyToken: TokenVerifier;
+  operations?: Operations;
 }
 
-export function buildApp({ config, store, relay, clock, log, verifyToken }: CredentialsAppDeps): Express {
-  const app = createBaseApp({ log });
+export function buildApp({ config, store, relay, clock, log, verifyToken, operations }: CredentialsAppDeps): Express {
+  const app = createBaseApp({ log, operations });
   mountApiDocs(app, credentialsOpenApi());
-  app
-    .route('/healthz')
-    .get((_req, res) => {
-      res.json({ status: 'ok' });
-    })
-    .all(methodNotAllowed(['GET', 'HEAD']));
   app.use(
     '/v1',
     authorizationRoutes({

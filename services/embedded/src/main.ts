@@ -17,6 +17,7 @@ import {
   loadOrCreateDevSecret,
   onShutdown,
   portOf,
+  runMain,
   signDevToken,
 } from '@rsd/platform';
 import { systemClock } from '@rsd/ports';
@@ -124,8 +125,4 @@ function loadAll(env: NodeJS.ProcessEnv) {
   return [readApiConfig, credentialsConfig, scoreIngestConfig] as const;
 }
 
-main().catch((error: unknown) => {
-  const message = error instanceof ConfigError ? error.message : `failed to start: ${error instanceof Error ? error.stack : String(error)}`;
-  process.stderr.write(`${message}\n`);
-  process.exit(1);
-});
+runMain(main);

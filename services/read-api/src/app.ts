@@ -1,4 +1,5 @@
 import type { Express } from 'express';
+import type { Operations } from '@rsd/observability';
 import { createBaseApp, finishApp, mountApiDocs, type Logger } from '@rsd/platform';
 import type { Clock, RateLimitStoreFactory, ReadViews } from '@rsd/ports';
 import { edgePolicy } from './access/edge-policy';
@@ -12,16 +13,14 @@ export interface ReadApiDeps {
   rateLimitStores: RateLimitStoreFactory;
   clock: Clock;
   log: Logger;
+  operations?: Operations;
 }
 
 /** The read API without a listening socket: main.ts and the tests decide where it listens. */
 export function buildApp(deps: ReadApiDeps): Express {
   const { config, log } = deps;
-  const app = createBaseApp({ log, trustProxyHops: config.TRUST_PROXY_HOPS });
-  // Ahead of the edge policy: an orchestrator's probe must not depend on the caller lists.
-  app.get('/healthz', (_req, res) => {
-    res.json({ status: 'ok' });
-  });
+  // /healthz, /readyz and /metrics come first, ahead of the edge policy: probes must not depend on the caller lists.
+  const app = createBaseApp({ log, trustProxyHops: config.TRUST_PROXY_HOPS, operations: deps.operations });
   app.use(
     edgePolicy({
       denyCidrs: config.EDGE_DENY_CIDRS,
@@ -30,6 +29,7 @@ export function buildApp(deps: ReadApiDeps): Express {
     }),
   );
   mountApiDocs(app, readApiOpenApi(config));
-  app.use('/v1/customers', customerRouter(deps));
+  const rejections = deps.operations?.metrics.rateLimitRejections;
+  app.use('/v1/customers', customerRouter({ ...deps, onRateLimited: (limiter) => rejections?.inc({ limiter }) }));
   return finishApp(app, log);
 }

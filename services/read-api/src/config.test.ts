@@ -24,6 +24,7 @@ describe('read API configuration', () => {
       EDGE_DENY_CIDRS: [],
       EDGE_ALLOW_CIDRS: [],
       EDGE_BLOCKED_USER_AGENTS: [],
+      VIEW_CACHE_TTL_MS: 30_000,
       LOG_LEVEL: 'info',
     });
   });

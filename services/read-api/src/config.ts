@@ -40,6 +40,7 @@ export const readApiConfigSchema = z.object({
   EDGE_DENY_CIDRS: addressRanges(),
   EDGE_ALLOW_CIDRS: addressRanges(),
   EDGE_BLOCKED_USER_AGENTS: userAgentPatterns(),
+  VIEW_CACHE_TTL_MS: env.positiveInt(30_000),
   LOG_LEVEL: env.logLevel(),
 });
 export type ReadApiConfig = z.infer<typeof readApiConfigSchema>;

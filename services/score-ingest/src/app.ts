@@ -1,5 +1,6 @@
 import type { Express } from 'express';
-import { createBaseApp, finishApp, methodNotAllowed, mountApiDocs, type Logger, type TokenVerifier } from '@rsd/platform';
+import type { Operations } from '@rsd/observability';
+import { createBaseApp, finishApp, mountApiDocs, type Logger, type TokenVerifier } from '@rsd/platform';
 import type { Clock, EventLog } from '@rsd/ports';
 import type { ScoreIngestConfig } from './config';
 import { scoreIngestOpenApi } from './openapi';
@@ -11,17 +12,12 @@ export interface ScoreIngestAppDeps {
   clock: Clock;
   log: Logger;
   verifyToken: TokenVerifier;
+  operations?: Operations;
 }
 
-export function buildApp({ config, eventLog, clock, log, verifyToken }: ScoreIngestAppDeps): Express {
-  const app = createBaseApp({ log });
+export function buildApp({ config, eventLog, clock, log, verifyToken, operations }: ScoreIngestAppDeps): Express {
+  const app = createBaseApp({ log, operations });
   mountApiDocs(app, scoreIngestOpenApi());
-  app
-    .route('/healthz')
-    .get((_req, res) => {
-      res.json({ status: 'ok' });
-    })
-    .all(methodNotAllowed(['GET', 'HEAD']));
   app.use('/v1', scoreRoutes({ eventLog, clock, log, verifyToken, bodyLimit: config.SCORE_INGEST_BODY_LIMIT }));
   return finishApp(app, log);
 }

@@ -11,10 +11,12 @@ export interface RateLimitDeps {
   stores: RateLimitStoreFactory;
   limitPerMinute: number;
   log: Logger;
+  /** Told of every 429, by limiter name (for the rejections metric). */
+  onRejected?: (limiter: 'credential' | 'failed-auth') => void;
 }
 
 /** Step 8 of the order of checks: requests per minute per credential, keyed by its Client ID. */
-export function credentialRateLimit({ stores, limitPerMinute, log }: RateLimitDeps): RequestHandler {
+export function credentialRateLimit({ stores, limitPerMinute, log, onRejected }: RateLimitDeps): RequestHandler {
   return rateLimit({
     ...commonOptions(log, 'credentialRateLimit'),
     store: stores('rl:credential:'),
@@ -22,6 +24,7 @@ export function credentialRateLimit({ stores, limitPerMinute, log }: RateLimitDe
     identifier: 'credential',
     keyGenerator: (_req, res) => requestContext.clientId(res),
     handler: rateLimitExceeded(
+      () => onRejected?.('credential'),
       (retryAfter) => `Rate limit exceeded: at most ${limitPerMinute} requests per minute per credential; retry after ${retryAfter} seconds`,
     ),
   });
@@ -43,7 +46,7 @@ const AUTHENTICATION_FAILURES: ReadonlySet<ErrorCode> = new Set<ErrorCode>([
  * that authenticate are never counted or stopped here, so one guesser behind a shared NAT does not
  * lock out the recipients that share its address.
  */
-export function failedAuthenticationLimit({ stores, limitPerMinute, log }: RateLimitDeps): ErrorRequestHandler {
+export function failedAuthenticationLimit({ stores, limitPerMinute, log, onRejected }: RateLimitDeps): ErrorRequestHandler {
   const limiter = rateLimit({
     ...commonOptions(log, 'failedAuthenticationRateLimit'),
     store: stores('rl:failed-auth:'),
@@ -52,6 +55,7 @@ export function failedAuthenticationLimit({ stores, limitPerMinute, log }: RateL
     // IPv4-mapped addresses count as their IPv4 address, and IPv6 by /56 network, as one client would hold it.
     keyGenerator: (req) => ipKeyGenerator(req.ip ?? 'unknown'),
     handler: rateLimitExceeded(
+      () => onRejected?.('failed-auth'),
       (retryAfter) => `Too many failed authentication attempts from this address; retry after ${retryAfter} seconds`,
     ),
   });
@@ -91,8 +95,9 @@ function wholeSecondsUntilReset(req: Request, requestPropertyName: string): numb
 }
 
 /** The one 429 writer for both limiters: the documented error body, without a `code`. */
-function rateLimitExceeded(message: (retryAfterSeconds: string) => string): Options['handler'] {
+function rateLimitExceeded(count: () => void, message: (retryAfterSeconds: string) => string): Options['handler'] {
   return (_req, res) => {
+    count();
     const retryAfter = String(res.getHeader('Retry-After') ?? WINDOW_MS / 1000);
     sendErrorWithoutCode(res, 429, message(retryAfter));
   };

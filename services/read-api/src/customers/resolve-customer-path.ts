@@ -1,7 +1,7 @@
 import type { RequestHandler } from 'express';
 import { methodNotAllowed } from '@rsd/platform';
 import { requestContext } from '../access/request-context';
-import { CUSTOMER_METHODS, matchCustomerPath } from './customer-resources';
+import { CUSTOMER_METHODS, CUSTOMER_RESOURCES, matchCustomerPath } from './customer-resources';
 
 const rejectMethod = methodNotAllowed(CUSTOMER_METHODS);
 
@@ -15,6 +15,8 @@ export const resolveCustomerPath: RequestHandler = (req, res, next) => {
     next('router');
     return;
   }
+  // The metrics label is the template: a raw path would put every Client ID into a time series.
+  res.locals.metricsRoute = `/v1/customers/:clientId/${CUSTOMER_RESOURCES[path.resource].path}`;
   // Customer data and the errors about it are per caller: no shared cache may keep them.
   res.setHeader('Cache-Control', 'no-store');
   if (!(CUSTOMER_METHODS as readonly string[]).includes(req.method)) {

@@ -9,6 +9,9 @@ export interface ProjectionDeps {
   views: ReadViews;
   log: Logger;
   groupId?: string;
+  /** Told of each dead-lettered record and each failed projection attempt (for metrics). */
+  onDeadLetter?: (topic: string) => void;
+  onProjectionError?: () => void;
 }
 
 export const DEFAULT_PROJECTION_GROUP_ID = 'read-api-projections';
@@ -29,7 +32,14 @@ export interface DeadLetter {
  * processing goes on. A failing view (a store that is away) throws instead, so the log retries the
  * record rather than losing it.
  */
-export function startProjections({ eventLog, views, log, groupId = DEFAULT_PROJECTION_GROUP_ID }: ProjectionDeps): Promise<Subscription> {
+export function startProjections({
+  eventLog,
+  views,
+  log,
+  groupId = DEFAULT_PROJECTION_GROUP_ID,
+  onDeadLetter,
+  onProjectionError,
+}: ProjectionDeps): Promise<Subscription> {
   return eventLog.subscribe({
     groupId,
     topics: [TOPICS.authorizations, TOPICS.scores],
@@ -39,14 +49,20 @@ export function startProjections({ eventLog, views, log, groupId = DEFAULT_PROJE
       if ('reason' in parsed) {
         await deadLetter(eventLog, record, parsed.reason);
         log.warn({ topic: record.topic, partition: record.partition, offset: record.offset, reason: parsed.reason }, 'event dead-lettered');
+        onDeadLetter?.(record.topic);
         return;
       }
-      await project(views, parsed.event);
+      try {
+        await project(views, parsed.event);
+      } catch (error) {
+        onProjectionError?.();
+        throw error;
+      }
     },
   });
 }
 
-function parseRecord(record: EventRecord): { event: DomainEvent } | { reason: string } {
+export function parseRecord(record: EventRecord): { event: DomainEvent } | { reason: string } {
   let json: unknown;
   try {
     json = JSON.parse(record.value);
@@ -64,7 +80,7 @@ function parseRecord(record: EventRecord): { event: DomainEvent } | { reason: st
   return { event: result.data };
 }
 
-async function project(views: ReadViews, event: DomainEvent): Promise<void> {
+export async function project(views: ReadViews, event: DomainEvent): Promise<void> {
   if (event.type === EVENT_TYPES.scoreCalculated) await projectScoreEvent(views.scores, event);
   else await projectAuthorizationEvent(views.credentials, event);
 }

@@ -1,0 +1,237 @@
+import { randomBytes, randomUUID } from 'node:crypto';
+import { mkdtemp, mkdir, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import autocannon from 'autocannon';
+import { signDevToken } from '@rsd/platform';
+import { ROOT, startNode, type Started } from './processes';
+
+/**
+ * `npm run bench`: the read API's throughput and latency on both runtimes beside a bare express
+ * baseline measured in the same run, then revocation-to-enforcement and ingest-to-readable latency.
+ * Load and servers share this machine's cores, the same way for every row, so compare ratios.
+ */
+const DURATION_S = Number(process.env.BENCH_DURATION_S ?? 10);
+const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 32);
+const TRIALS = Number(process.env.BENCH_TRIALS ?? 30);
+const SECRET = randomBytes(32).toString('base64url');
+const ORG = `bench-${randomUUID().slice(0, 8)}`;
+
+interface Throughput {
+  name: string;
+  rps: number;
+  p50: number;
+  p99: number;
+  non2xx: number;
+}
+
+interface Latencies {
+  name: string;
+  p50: number;
+  p99: number;
+  max: number;
+}
+
+async function load(name: string, url: string, headers: Record<string, string> = {}): Promise<Throughput> {
+  // A short warm-up, so JIT and caches are in the same state for every target.
+  await autocannon({ url, headers, connections: CONNECTIONS, duration: 2 });
+  const result = await autocannon({ url, headers, connections: CONNECTIONS, duration: DURATION_S });
+  return { name, rps: result.requests.average, p50: result.latency.p50, p99: result.latency.p99, non2xx: result.non2xx };
+}
+
+function percentiles(name: string, samples: number[]): Latencies {
+  const sorted = [...samples].sort((a, b) => a - b);
+  const at = (q: number) => sorted[Math.min(sorted.length - 1, Math.ceil(q * sorted.length) - 1)] ?? NaN;
+  return { name, p50: at(0.5), p99: at(0.99), max: sorted[sorted.length - 1] ?? NaN };
+}
+
+async function json(url: string, init: RequestInit = {}): Promise<{ status: number; body: unknown }> {
+  const response = await fetch(url, init);
+  const text = await response.text();
+  return { status: response.status, body: text ? JSON.parse(text) : undefined };
+}
+
+interface Product {
+  readApis: string[];
+  credentials: string;
+  scoreIngest: string;
+  stop(): Promise<void>;
+}
+
+const benchEnv = {
+  JWT_HS256_SECRET: SECRET,
+  LOG_LEVEL: 'info',
+  // The per-credential limit would stop the load after 120 requests; everything else is as shipped.
+  RATE_LIMIT_PER_MINUTE: '1000000000',
+  FAILED_AUTH_LIMIT_PER_MINUTE: '1000000000',
+};
+
+async function startEmbedded(dataDir: string): Promise<Product> {
+  const started = await startNode('services/embedded/dist/main.js', [], { ...benchEnv, DATA_DIR: dataDir, READ_API_PORT: '0', CREDENTIALS_PORT: '0', SCORE_INGEST_PORT: '0' }, (line) => line.msg === 'embedded runtime ready');
+  return {
+    readApis: [String(started.ready.readApi)],
+    credentials: String(started.ready.credentials),
+    scoreIngest: String(started.ready.scoreIngest),
+    stop: () => started.stop(),
+  };
+}
+
+async function startDistributed(replicas: number): Promise<Product> {
+  const run = randomUUID().slice(0, 8);
+  const env = { ...benchEnv, RUNTIME: 'distributed', CREDENTIALS_DB: `bench_credentials_${run}`, READ_VIEWS_DB: `bench_views_${run}` };
+  const ports = { credentials: 18181, scoreIngest: 18182, readApi: 18180 };
+  const processes: Started[] = [];
+  const listening = (line: Record<string, unknown>) => typeof line.msg === 'string' && line.msg.includes('listening');
+  processes.push(await startNode('services/credentials/dist/main.js', [], { ...env, CREDENTIALS_PORT: String(ports.credentials) }, listening));
+  processes.push(await startNode('services/score-ingest/dist/main.js', [], { ...env, SCORE_INGEST_PORT: String(ports.scoreIngest) }, listening));
+  const readApis: string[] = [];
+  for (let i = 0; i < replicas; i += 1) {
+    const port = ports.readApi + i * 10;
+    processes.push(await startNode('services/read-api/dist/main.js', [], { ...env, READ_API_PORT: String(port) }, listening));
+    readApis.push(`http://127.0.0.1:${port}`);
+  }
+  for (const url of readApis) await until(async () => (await fetch(`${url}/readyz`)).status === 200, 60_000);
+  return {
+    readApis,
+    credentials: `http://127.0.0.1:${ports.credentials}`,
+    scoreIngest: `http://127.0.0.1:${ports.scoreIngest}`,
+    stop: async () => {
+      for (const p of processes.reverse()) await p.stop();
+    },
+  };
+}
+
+async function until(check: () => Promise<boolean>, timeoutMs: number, everyMs = 2): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error(`condition not met within ${timeoutMs} ms`);
+    await new Promise((done) => setTimeout(done, everyMs));
+  }
+}
+
+async function token(): Promise<string> {
+  return signDevToken(SECRET, { org: ORG, scope: 'authorizations:write scores:write' });
+}
+
+async function createCredential(product: Product): Promise<{ clientId: string; apiKey: string }> {
+  const answer = await json(`${product.credentials}/v1/organizations/${ORG}/authorizations`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${await token()}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ recipientType: 'insurance_provider', scopes: ['qr_score', 'pillar_breakdown'] }),
+  });
+  if (answer.status !== 201) throw new Error(`create failed: ${answer.status}`);
+  return answer.body as { clientId: string; apiKey: string };
+}
+
+async function postScore(product: Product, score: number): Promise<void> {
+  const answer = await json(`${product.scoreIngest}/v1/scores`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${await token()}`, 'content-type': 'application/json' },
+    body: JSON.stringify({
+      organizationId: ORG,
+      scoreDate: new Date().toISOString().slice(0, 10),
+      score,
+      grade: 'Strengthen',
+      pillarScores: { structuralIntegrity: 70, failureResistance: 75, deviceHealth: 68, recoveryCapability: 77 },
+    }),
+  });
+  if (answer.status !== 202) throw new Error(`score failed: ${answer.status}`);
+}
+
+const readScore = (url: string, credential: { clientId: string; apiKey: string }) =>
+  json(`${url}/v1/customers/${credential.clientId}/score`, { headers: { 'x-api-key': credential.apiKey } });
+
+/** From the credentials service's 200 to the moment every read-API replica answers 401. */
+async function revocationLatency(product: Product): Promise<number[]> {
+  const samples: number[] = [];
+  for (let i = 0; i < TRIALS; i += 1) {
+    const credential = await createCredential(product);
+    for (const url of product.readApis) await until(async () => (await readScore(url, credential)).status === 200, 10_000);
+    const revoked = await json(`${product.credentials}/v1/organizations/${ORG}/authorizations/${credential.clientId}/revoke`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${await token()}` },
+    });
+    const t0 = performance.now();
+    if (revoked.status !== 200) throw new Error(`revoke failed: ${revoked.status}`);
+    await Promise.all(product.readApis.map((url) => until(async () => (await readScore(url, credential)).status === 401, 10_000)));
+    samples.push(performance.now() - t0);
+  }
+  return samples;
+}
+
+/** From score-ingest's 202 to the moment the read API serves the new score. */
+async function ingestLatency(product: Product, credential: { clientId: string; apiKey: string }): Promise<number[]> {
+  const samples: number[] = [];
+  for (let i = 0; i < TRIALS; i += 1) {
+    const value = i % 2 === 0 ? 10 + i : 90 - i;
+    await new Promise((done) => setTimeout(done, 2)); // a later calculatedAt than the previous trial
+    await postScore(product, value);
+    const t0 = performance.now();
+    await until(async () => ((await readScore(product.readApis[0]!, credential)).body as { score?: number } | undefined)?.score === value, 10_000);
+    samples.push(performance.now() - t0);
+  }
+  return samples;
+}
+
+async function main(): Promise<void> {
+  const throughput: Throughput[] = [];
+  const latencies: Latencies[] = [];
+
+  const baseline = await startNode('bench/dist/bare-express.js', ['0'], {}, (line) => line.msg === 'baseline ready');
+  throughput.push(await load('bare express, constant JSON (baseline)', `http://127.0.0.1:${String(baseline.ready.port)}/v1/customers/rs_BENCHMARKBASELINE00000000/score`));
+  await baseline.stop();
+
+  const dataDir = await mkdtemp(join(tmpdir(), 'rsd-bench-'));
+  const embedded = await startEmbedded(dataDir);
+  try {
+    const credential = await createCredential(embedded);
+    await postScore(embedded, 72);
+    throughput.push(await load('read API /score, embedded', `${embedded.readApis[0]!}/v1/customers/${credential.clientId}/score`, { 'x-api-key': credential.apiKey }));
+    latencies.push(percentiles('revocation → enforced, embedded', await revocationLatency(embedded)));
+    latencies.push(percentiles('score ingested → readable, embedded', await ingestLatency(embedded, credential)));
+  } finally {
+    await embedded.stop();
+    await rm(dataDir, { recursive: true, force: true });
+  }
+
+  if (process.env.KAFKA_BROKERS && process.env.MONGO_URL && process.env.REDIS_URL) {
+    const distributed = await startDistributed(2);
+    try {
+      const credential = await createCredential(distributed);
+      await postScore(distributed, 72);
+      await until(async () => (await readScore(distributed.readApis[0]!, credential)).status === 200, 30_000);
+      throughput.push(await load('read API /score, distributed (1 of 2 replicas)', `${distributed.readApis[0]!}/v1/customers/${credential.clientId}/score`, { 'x-api-key': credential.apiKey }));
+      latencies.push(percentiles('revocation → enforced on both replicas, distributed', await revocationLatency(distributed)));
+      latencies.push(percentiles('score ingested → readable, distributed', await ingestLatency(distributed, credential)));
+    } finally {
+      await distributed.stop();
+    }
+  } else {
+    process.stdout.write('Distributed rows skipped: set KAFKA_BROKERS, MONGO_URL and REDIS_URL (eval "$(scripts/infra.sh up)").\n');
+  }
+
+  const base = throughput[0]!.rps;
+  const lines = [
+    `Read API throughput (${CONNECTIONS} connections, ${DURATION_S} s, node ${process.version}, ${new Date().toISOString().slice(0, 10)})`,
+    '',
+    '| target | requests/s | ratio to baseline | p50 ms | p99 ms | non-2xx |',
+    '|---|---:|---:|---:|---:|---:|',
+    ...throughput.map((t) => `| ${t.name} | ${t.rps.toFixed(0)} | ${(t.rps / base).toFixed(2)}× | ${t.p50} | ${t.p99} | ${t.non2xx} |`),
+    '',
+    `Latencies (${TRIALS} trials each)`,
+    '',
+    '| measurement | p50 ms | p99 ms | max ms |',
+    '|---|---:|---:|---:|',
+    ...latencies.map((l) => `| ${l.name} | ${l.p50.toFixed(1)} | ${l.p99.toFixed(1)} | ${l.max.toFixed(1)} |`),
+    '',
+  ];
+  const table = lines.join('\n');
+  process.stdout.write(`\n${table}\n`);
+  await mkdir(join(ROOT, 'bench/results'), { recursive: true });
+  await writeFile(join(ROOT, 'bench/results/latest.md'), table);
+}
+
+main().catch((error: unknown) => {
+  process.stderr.write(`bench failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
+  process.exit(1);
+});

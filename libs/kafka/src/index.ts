@@ -1,0 +1,2 @@
+export { openKafkaEventLog, type KafkaEventLog, type KafkaEventLogOptions } from './kafka-event-log';
+export { UnknownTopicError, type TopicSettings } from './topic-admin';

@@ -1,0 +1,381 @@
+import { randomUUID } from 'node:crypto';
+import net from 'node:net';
+import { performance } from 'node:perf_hooks';
+import { AssignerProtocol, ConfigResourceTypes, Kafka, type Admin, type ISocketFactory, type KafkaConfig } from 'kafkajs';
+import pino from 'pino';
+import type { EventLog, EventRecord, Subscription } from '@rsd/ports';
+import { describeEventLogContract, describeWithInfra, eventually, startInfra, uniqueName, type StartedServer } from '@rsd/testkit';
+import { openKafkaEventLog, UnknownTopicError, type KafkaEventLog } from './index';
+
+const PARTITIONS = 3;
+const RUN = `rsd-kafka-test-${randomUUID().slice(0, 8)}`;
+const silent = pino({ level: process.env.TEST_LOG_LEVEL ?? 'silent' });
+
+/**
+ * A socket factory whose connections can be broken, to play broker outages for this client only:
+ * the shared broker keeps serving everyone else. `cut` resets every connection and refuses new
+ * ones (a broker that is down); `stall` stops delivering answers and leaves new connections
+ * hanging (a broker that is unreachable or frozen); `restore` undoes both.
+ */
+function switchableNetwork() {
+  const open = new Set<net.Socket>();
+  let state: 'up' | 'cut' | 'stalled' = 'up';
+  const socketFactory: ISocketFactory = ({ host, port, onConnect }) => {
+    if (state !== 'up') {
+      const unreachable = new net.Socket();
+      const refused = Object.assign(new Error(`connect ECONNREFUSED ${host}:${port} (simulated)`), { code: 'ECONNREFUSED' });
+      if (state === 'cut') process.nextTick(() => unreachable.destroy(refused));
+      return unreachable;
+    }
+    const socket = net.connect({ host, port }, onConnect);
+    open.add(socket);
+    socket.on('close', () => open.delete(socket));
+    return socket;
+  };
+  return {
+    socketFactory,
+    cut() {
+      state = 'cut';
+      const reset = Object.assign(new Error('read ECONNRESET (simulated)'), { code: 'ECONNRESET' });
+      for (const socket of open) socket.destroy(reset);
+    },
+    stall() {
+      state = 'stalled';
+      for (const socket of open) socket.pause();
+    },
+    restore() {
+      state = 'up';
+      for (const socket of open) socket.resume();
+    },
+  };
+}
+
+function percentile(samples: readonly number[], fraction: number): number {
+  const sorted = [...samples].sort((a, b) => a - b);
+  return sorted[Math.max(0, Math.ceil(fraction * sorted.length) - 1)] ?? Number.NaN;
+}
+
+describeWithInfra('kafka', 'KafkaEventLog', (target) => {
+  let server: StartedServer;
+  let brokers: string[];
+  let admin: Admin;
+  const createdTopics: string[] = [];
+  const usedGroups: string[] = [];
+
+  beforeAll(async () => {
+    server = await startInfra('kafka', target());
+    brokers = server.url.split(',');
+    admin = new Kafka({ clientId: `${RUN}-inspector`, brokers, logCreator: () => () => undefined }).admin();
+    await admin.connect();
+  }, 120_000);
+
+  afterAll(async () => {
+    if (admin) {
+      // Best effort: the names are unique to this run, so leftovers harm nobody.
+      await admin.deleteGroups([...new Set(usedGroups)]).catch(() => undefined);
+      if (createdTopics.length > 0) await admin.deleteTopics({ topics: createdTopics }).catch(() => undefined);
+      await admin.disconnect();
+    }
+    await server?.stop();
+  });
+
+  function topicName(base: string): string {
+    const name = uniqueName(`${RUN}-${base}`);
+    createdTopics.push(name);
+    return name;
+  }
+
+  function groupName(base: string): string {
+    const name = uniqueName(`${RUN}-${base}`);
+    usedGroups.push(name);
+    return name;
+  }
+
+  function openLog(names: readonly string[], kafka?: Partial<KafkaConfig>): Promise<KafkaEventLog> {
+    return openKafkaEventLog({
+      brokers,
+      clientId: RUN,
+      log: silent,
+      topics: { names, partitions: PARTITIONS, replicationFactor: 1 },
+      ...(kafka ? { kafka } : {}),
+    });
+  }
+
+  describeEventLogContract('kafka', async () => {
+    const kafkaLog = await openLog([]);
+    // The contract names its topics synchronously; they exist once these creations settle.
+    const creations: Promise<void>[] = [];
+    const topicsReady = () => Promise.all(creations);
+    const log: EventLog = {
+      async append(topic, records) {
+        await topicsReady();
+        await kafkaLog.append(topic, records);
+      },
+      async subscribe(options) {
+        await topicsReady();
+        usedGroups.push(options.groupId);
+        return kafkaLog.subscribe(options);
+      },
+      close: () => kafkaLog.close(),
+    };
+    return {
+      log,
+      topic(base) {
+        const name = topicName(base);
+        creations.push(kafkaLog.ensureTopics([name]));
+        return name;
+      },
+      async cleanup() {
+        await Promise.allSettled(creations);
+        await kafkaLog.close();
+      },
+    };
+  });
+
+  describe('Kafka specifics', () => {
+    const opened: KafkaEventLog[] = [];
+    const subscriptions: Subscription[] = [];
+
+    async function open(names: readonly string[], kafka?: Partial<KafkaConfig>): Promise<KafkaEventLog> {
+      const log = await openLog(names, kafka);
+      opened.push(log);
+      return log;
+    }
+
+    async function subscribe(
+      log: KafkaEventLog,
+      groupId: string,
+      topic: string,
+      handle: (record: EventRecord) => Promise<void>,
+      fromBeginning = true,
+    ): Promise<Subscription> {
+      const subscription = await log.subscribe({ groupId, topics: [topic], fromBeginning, handle });
+      subscriptions.push(subscription);
+      return subscription;
+    }
+
+    afterEach(async () => {
+      await Promise.all(subscriptions.splice(0).map((subscription) => subscription.close()));
+      await Promise.all(opened.splice(0).map((log) => log.close()));
+    });
+
+    it('when the log opens, then it creates missing topics with the configured partitions and unlimited retention, and leaves existing ones alone', async () => {
+      const existing = topicName('existing');
+      await admin.createTopics({ waitForLeaders: true, topics: [{ topic: existing, numPartitions: 1 }] });
+      const fresh = topicName('fresh');
+
+      await open([fresh, existing]);
+
+      const { topics } = await admin.fetchTopicMetadata({ topics: [fresh, existing] });
+      const partitionsOf = (name: string) => topics.find((topic) => topic.name === name)?.partitions.length;
+      expect(partitionsOf(fresh)).toBe(PARTITIONS);
+      expect(partitionsOf(existing)).toBe(1);
+      const { resources } = await admin.describeConfigs({
+        includeSynonyms: false,
+        resources: [{ type: ConfigResourceTypes.TOPIC, name: fresh, configNames: ['retention.ms', 'retention.bytes'] }],
+      });
+      const settings = Object.fromEntries((resources[0]?.configEntries ?? []).map((entry) => [entry.configName, entry.configValue]));
+      expect(settings).toEqual({ 'retention.ms': '-1', 'retention.bytes': '-1' });
+    });
+
+    it('when a topic does not exist, then append and subscribe reject with a clear error and the topic is not created', async () => {
+      const log = await open([]);
+      const missing = topicName('missing');
+      const handle = () => Promise.resolve();
+
+      await expect(log.append(missing, [{ key: 'k', value: '{}' }])).rejects.toThrow(UnknownTopicError);
+      await expect(log.append(missing, [{ key: 'k', value: '{}' }])).rejects.toThrow(`Kafka topic "${missing}" does not exist`);
+      await expect(log.subscribe({ groupId: groupName('missing'), topics: [missing], fromBeginning: true, handle })).rejects.toThrow(
+        UnknownTopicError,
+      );
+      expect(await admin.listTopics()).not.toContain(missing);
+    });
+
+    it('when a handler fails, then its position is not committed: a new subscription of the group gets the failed record again and nothing before it', async () => {
+      const topic = topicName('commit');
+      const log = await open([topic]);
+      const groupId = groupName('commit');
+      const seen: string[] = [];
+      const first = await subscribe(log, groupId, topic, (record) => {
+        seen.push(record.value);
+        return record.value === '2' ? Promise.reject(new Error('a passing fault')) : Promise.resolve();
+      });
+
+      await log.append(topic, [1, 2, 3].map((n) => ({ key: 'k', value: String(n) })));
+
+      await eventually(() => expect(seen.filter((value) => value === '2').length).toBeGreaterThanOrEqual(2));
+      expect(seen).not.toContain('3');
+      const [positions] = await admin.fetchOffsets({ groupId, topics: [topic] });
+      expect(positions?.partitions.map(({ offset }) => offset).sort()).toEqual(['-1', '-1', '1']);
+      expect(await log.lag(groupId)).toBe(2);
+
+      await first.close();
+      const again: string[] = [];
+      await subscribe(log, groupId, topic, (record) => {
+        again.push(record.value);
+        return Promise.resolve();
+      });
+
+      await eventually(() => expect(again).toEqual(['2', '3']));
+      await eventually(async () => expect(await log.lag(groupId, [topic])).toBe(0));
+    });
+
+    it('when a live-only subscription starts, then records appended as soon as subscribe resolves are delivered and older ones are not', async () => {
+      const topic = topicName('live-start');
+      const log = await open([topic]);
+      await log.append(topic, [{ key: 'k', value: 'old' }]);
+      const received: string[] = [];
+      const live = await subscribe(
+        log,
+        groupName('live-start'),
+        topic,
+        (record) => {
+          received.push(record.value);
+          return Promise.resolve();
+        },
+        false,
+      );
+
+      await log.append(topic, [{ key: 'k', value: 'new' }]);
+
+      await eventually(() => expect(received).toEqual(['new']));
+      await live.caughtUp;
+    });
+
+    it('when records are appended and then consumed, then the lag goes from their count to zero', async () => {
+      const topic = topicName('lag');
+      const log = await open([topic]);
+      const groupId = groupName('lag');
+      await log.append(topic, Array.from({ length: 5 }, (_, n) => ({ key: `k${n}`, value: String(n) })));
+      const lagBefore = await log.lag(groupId, [topic]);
+
+      await subscribe(log, groupId, topic, () => Promise.resolve());
+
+      expect(lagBefore).toBe(5);
+      await eventually(async () => expect(await log.lag(groupId, [topic])).toBe(0));
+    });
+
+    it('when two subscriptions share a group, then they split the partitions and together handle every record once', async () => {
+      const topic = topicName('shared');
+      const log = await open([topic]);
+      const groupId = groupName('shared');
+      const received: EventRecord[][] = [[], []];
+      const members = await Promise.all(
+        received.map((into) =>
+          subscribe(log, groupId, topic, (record) => {
+            into.push(record);
+            return Promise.resolve();
+          }),
+        ),
+      );
+      await Promise.all(members.map((member) => member.caughtUp));
+      await eventually(
+        async () => {
+          const [group] = (await admin.describeGroups([groupId])).groups;
+          expect(group?.state).toBe('Stable');
+          const assigned = (group?.members ?? []).map(
+            (member) => AssignerProtocol.MemberAssignment.decode(member.memberAssignment)?.assignment[topic] ?? [],
+          );
+          expect(assigned.map((partitions) => partitions.length).sort()).toEqual([1, 2]);
+        },
+        { timeoutMs: 15_000, intervalMs: 100 },
+      );
+
+      const values = Array.from({ length: 30 }, (_, n) => String(n));
+      await log.append(topic, values.map((value) => ({ key: `key-${value}`, value })));
+      await eventually(async () => expect(await log.lag(groupId, [topic])).toBe(0));
+
+      const all = received.flat();
+      expect(all.map((record) => record.value).sort()).toEqual([...values].sort());
+      const partitionsOf = (records: EventRecord[]) => new Set(records.map((record) => record.partition));
+      const [mine, theirs] = received.map(partitionsOf);
+      expect(mine?.size).toBeGreaterThan(0);
+      expect(theirs?.size).toBeGreaterThan(0);
+      expect([...(mine ?? [])].filter((partition) => theirs?.has(partition))).toEqual([]);
+    });
+
+    it('when the brokers become unreachable, then append fails within seconds, and once they are back the same log appends and delivers again', async () => {
+      const topic = topicName('outage');
+      const network = switchableNetwork();
+      const log = await open([topic], { socketFactory: network.socketFactory });
+      const received: string[] = [];
+      await subscribe(log, groupName('outage'), topic, (record) => {
+        received.push(record.value);
+        return Promise.resolve();
+      });
+      await log.append(topic, [{ key: 'k', value: 'before' }]);
+      await eventually(() => expect(received).toEqual(['before']));
+
+      network.cut();
+      const started = performance.now();
+      await expect(log.append(topic, [{ key: 'k', value: 'during' }])).rejects.toThrow(`Kafka topic "${topic}" failed`);
+      const failedAfterMs = performance.now() - started;
+      process.stderr.write(`[kafka] append rejected ${failedAfterMs.toFixed(0)} ms after the connections were reset\n`);
+      await expect(log.ping()).rejects.toThrow();
+      network.restore();
+      await log.append(topic, [{ key: 'k', value: 'after' }]);
+
+      expect(failedAfterMs).toBeLessThan(5_000);
+      await eventually(() => expect(received).toEqual(['before', 'after']), { timeoutMs: 20_000, intervalMs: 50 });
+      await expect(log.ping()).resolves.toBeUndefined();
+    }, 40_000);
+
+    it('when a send times out although the broker wrote it, then the next append is still written and not taken for a duplicate', async () => {
+      const topic = topicName('lost-ack');
+      const network = switchableNetwork();
+      const log = await open([topic], { socketFactory: network.socketFactory, requestTimeout: 500 });
+      await log.append(topic, [{ key: 'k', value: 'a' }]);
+
+      network.stall();
+      await expect(log.append(topic, [{ key: 'k', value: 'b' }])).rejects.toThrow('timed out');
+      network.restore();
+      await log.append(topic, [{ key: 'k', value: 'c' }]);
+
+      const seen: string[] = [];
+      await subscribe(log, groupName('lost-ack'), topic, (record) => {
+        seen.push(record.value);
+        return Promise.resolve();
+      });
+      await eventually(() => expect(seen).toContain('c'));
+      expect(seen).toEqual(['a', 'b', 'c']);
+    }, 30_000);
+
+    it('when single records are appended one after another, then append and delivery to a live subscriber stay far below one second', async () => {
+      const topic = topicName('latency');
+      const log = await open([topic]);
+      const deliveries = new Map<string, (at: number) => void>();
+      const live = await subscribe(
+        log,
+        groupName('latency'),
+        topic,
+        (record) => {
+          deliveries.get(record.value)?.(performance.now());
+          return Promise.resolve();
+        },
+        false,
+      );
+      await live.caughtUp;
+      const appendMs: number[] = [];
+      const endToEndMs: number[] = [];
+
+      for (let n = 0; n < 100; n += 1) {
+        const value = String(n);
+        const delivered = new Promise<number>((resolve) => deliveries.set(value, resolve));
+        const started = performance.now();
+        await log.append(topic, [{ key: `k${n % 10}`, value }]);
+        appendMs.push(performance.now() - started);
+        endToEndMs.push((await delivered) - started);
+      }
+
+      const figures = {
+        appendP50: percentile(appendMs, 0.5),
+        appendP99: percentile(appendMs, 0.99),
+        endToEndP50: percentile(endToEndMs, 0.5),
+        endToEndP99: percentile(endToEndMs, 0.99),
+      };
+      process.stderr.write(`[kafka] latency over 100 single-record appends (ms): ${JSON.stringify(figures)}\n`);
+      expect(figures.appendP99).toBeLessThan(1_000);
+      expect(figures.endToEndP99).toBeLessThan(1_000);
+    }, 60_000);
+  });
+});

@@ -1,0 +1,123 @@
+import { Kafka, type ConsumerConfig, type KafkaConfig, type RetryOptions } from 'kafkajs';
+import type { Logger } from 'pino';
+import type { EventLog } from '@rsd/ports';
+import { KAFKAJS_LOG_LEVEL, kafkaLogCreator } from './kafka-logger';
+import { subscribeWithKafka, type KafkaSubscription } from './kafka-subscription';
+import { createRecordAppender } from './record-appender';
+import { createTopicAdmin, type TopicSettings } from './topic-admin';
+
+export interface KafkaEventLogOptions {
+  brokers: string[];
+  clientId: string;
+  log: Logger;
+  /** The topics created at start-up, and the layout of every topic this log creates. */
+  topics: TopicSettings & { names: readonly string[] };
+  /** Overrides of the client settings below (TLS, SASL, timeouts). */
+  kafka?: Partial<KafkaConfig>;
+}
+
+export interface KafkaEventLog extends EventLog {
+  /** Creates the topics that are missing (with the configured layout); existing ones are left alone. */
+  ensureTopics(names: readonly string[]): Promise<void>;
+  /** Resolves when a broker answers a metadata request: the readiness check. */
+  ping(): Promise<void>;
+  /**
+   * Records the group has not committed yet, summed over the partitions of `topics` (default: the
+   * topics the group has committed positions in).
+   */
+  lag(groupId: string, topics?: readonly string[]): Promise<number>;
+}
+
+/**
+ * Callers answer HTTP from `append` (503, or an outbox retry), so a Kafka that is away must fail
+ * a request within seconds rather than hang it: short timeouts and two quick retries.
+ */
+const CLIENT_SETTINGS = {
+  connectionTimeout: 1_000,
+  requestTimeout: 2_000,
+  retry: { retries: 2, initialRetryTime: 100, maxRetryTime: 1_000 } satisfies RetryOptions,
+};
+
+/**
+ * Consumers have nobody waiting on them, so they retry longer before kafkajs restarts them, and
+ * keep polls short so a record reaches its handler within milliseconds.
+ */
+const CONSUMER_SETTINGS: Omit<ConsumerConfig, 'groupId'> = {
+  sessionTimeout: 10_000,
+  heartbeatInterval: 1_000,
+  rebalanceTimeout: 15_000,
+  maxWaitTimeInMs: 100,
+  allowAutoTopicCreation: false,
+  retry: { retries: 5, initialRetryTime: 300, maxRetryTime: 5_000 },
+};
+
+export async function openKafkaEventLog(options: KafkaEventLogOptions): Promise<KafkaEventLog> {
+  const log = options.log.child({ component: 'kafka-event-log' });
+  const config: KafkaConfig = {
+    clientId: options.clientId,
+    brokers: options.brokers,
+    ...CLIENT_SETTINGS,
+    logLevel: KAFKAJS_LOG_LEVEL,
+    logCreator: kafkaLogCreator(options.log),
+    ...options.kafka,
+  };
+  const kafka = new Kafka(config);
+  const admin = kafka.admin();
+  const topics = createTopicAdmin(admin, options.topics, log);
+  // Without an explicit retry an idempotent kafkajs producer retries forever.
+  const appender = createRecordAppender(
+    kafka,
+    { retry: config.retry ?? CLIENT_SETTINGS.retry, ackTimeoutMs: config.requestTimeout ?? CLIENT_SETTINGS.requestTimeout },
+    log,
+  );
+  const subscriptions = new Set<KafkaSubscription>();
+  let closed = false;
+
+  try {
+    await admin.connect();
+    await topics.ensureTopics(options.topics.names);
+    await appender.connect();
+  } catch (error) {
+    await Promise.allSettled([appender.close(), admin.disconnect()]);
+    throw error;
+  }
+
+  function assertOpen(): void {
+    if (closed) throw new Error('the event log is closed');
+  }
+
+  return {
+    async append(topic, records) {
+      assertOpen();
+      if (records.length === 0) return;
+      await topics.assertTopicsExist([topic]);
+      await appender.append(topic, records);
+    },
+
+    async subscribe(subscribeOptions) {
+      assertOpen();
+      const subscription = await subscribeWithKafka(
+        { kafka, topics, consumerConfig: CONSUMER_SETTINGS, log, onClose: (s) => subscriptions.delete(s) },
+        subscribeOptions,
+      );
+      if (closed) {
+        await subscription.close();
+        throw new Error('the event log was closed while subscribing');
+      }
+      subscriptions.add(subscription);
+      return subscription;
+    },
+
+    ensureTopics: (names) => topics.ensureTopics(names),
+    ping: () => topics.ping(),
+    lag: (groupId, lagTopics) => topics.lag(groupId, lagTopics),
+
+    async close() {
+      if (closed) return;
+      closed = true;
+      await Promise.all([...subscriptions].map((subscription) => subscription.close()));
+      await appender.close();
+      await admin.disconnect();
+    },
+  };
+}

@@ -1,0 +1,163 @@
+import { setTimeout as delay } from 'node:timers/promises';
+import { KafkaJSError, type Admin } from 'kafkajs';
+import type { Logger } from 'pino';
+
+export interface TopicSettings {
+  partitions: number;
+  replicationFactor: number;
+}
+
+/** Thrown for a topic the broker does not have: topics are created at start-up, never on first use. */
+export class UnknownTopicError extends Error {
+  constructor(readonly topic: string) {
+    super(
+      `Kafka topic "${topic}" does not exist: the event log creates its topics at start-up ` +
+        '(topics.names or ensureTopics) and the broker does not create topics on first use',
+    );
+    this.name = 'UnknownTopicError';
+  }
+}
+
+export interface PartitionOffsets {
+  topic: string;
+  partition: number;
+  /** The first offset still in the log. */
+  low: bigint;
+  /** The offset the next record will get. */
+  end: bigint;
+}
+
+/** The group's committed position per `topic:partition`; absent when it has none. */
+export type CommittedOffsets = Map<string, bigint>;
+
+export const partitionKey = (topic: string, partition: number): string => `${topic}:${partition}`;
+
+/** The topics are the event store, so nothing in them may ever expire. */
+const KEEP_FOREVER = [
+  { name: 'retention.ms', value: '-1' },
+  { name: 'retention.bytes', value: '-1' },
+];
+
+/** How long topic creation may take, leaders included. */
+const CREATE_TOPICS_TIMEOUT_MS = 10_000;
+
+const COORDINATOR_ATTEMPTS = 5;
+const COORDINATOR_RETRY_DELAY_MS = 100;
+
+/**
+ * kafkajs's admin reads a group's offsets without retrying, and a coordinator that is still
+ * loading the group (or has just moved) answers with a retriable error.
+ */
+async function retryingCoordinator<T>(read: () => Promise<T>): Promise<T> {
+  for (let attempt = 1; ; attempt += 1) {
+    try {
+      return await read();
+    } catch (error) {
+      if (attempt >= COORDINATOR_ATTEMPTS || !(error instanceof KafkaJSError && error.retriable)) throw error;
+    }
+    await delay(COORDINATOR_RETRY_DELAY_MS * attempt);
+  }
+}
+
+export interface TopicAdmin {
+  /** Creates the topics that are missing, with the configured layout; existing topics are left alone. */
+  ensureTopics(names: readonly string[]): Promise<void>;
+  /** Rejects with UnknownTopicError for the first topic the broker does not have. */
+  assertTopicsExist(names: readonly string[]): Promise<void>;
+  partitionOffsets(topics: readonly string[]): Promise<PartitionOffsets[]>;
+  committedOffsets(groupId: string, topics: readonly string[]): Promise<CommittedOffsets>;
+  /** Records in `topics` (default: those the group has positions in) that the group has not committed yet. */
+  lag(groupId: string, topics?: readonly string[]): Promise<number>;
+  ping(): Promise<void>;
+}
+
+export function createTopicAdmin(admin: Admin, settings: TopicSettings, log: Logger): TopicAdmin {
+  /** Topics seen to exist; topics are never deleted by the service, so a hit needs no round trip. */
+  const known = new Set<string>();
+
+  async function missingOf(names: readonly string[]): Promise<string[]> {
+    if (names.every((name) => known.has(name))) return [];
+    const existing = await admin.listTopics();
+    for (const name of existing) known.add(name);
+    return [...new Set(names)].filter((name) => !known.has(name));
+  }
+
+  async function committedOffsets(groupId: string, topics: readonly string[]): Promise<CommittedOffsets> {
+    const committed: CommittedOffsets = new Map();
+    const answer = await retryingCoordinator(() => admin.fetchOffsets({ groupId, topics: [...topics] }));
+    for (const { topic, partitions } of answer) {
+      for (const { partition, offset } of partitions) {
+        // kafkajs answers -1 for a partition the group has no position in.
+        if (BigInt(offset) >= 0n) committed.set(partitionKey(topic, partition), BigInt(offset));
+      }
+    }
+    return committed;
+  }
+
+  async function partitionOffsets(topics: readonly string[]): Promise<PartitionOffsets[]> {
+    const perTopic = await Promise.all(
+      topics.map(async (topic) =>
+        (await admin.fetchTopicOffsets(topic)).map(({ partition, low, high }) => ({
+          topic,
+          partition,
+          low: BigInt(low),
+          end: BigInt(high),
+        })),
+      ),
+    );
+    return perTopic.flat();
+  }
+
+  async function topicsWithPositions(groupId: string): Promise<string[]> {
+    const answer = await retryingCoordinator(() => admin.fetchOffsets({ groupId }));
+    return answer.filter(({ partitions }) => partitions.some(({ offset }) => BigInt(offset) >= 0n)).map(({ topic }) => topic);
+  }
+
+  async function assertTopicsExist(names: readonly string[]): Promise<void> {
+    const [missing] = await missingOf(names);
+    if (missing !== undefined) throw new UnknownTopicError(missing);
+  }
+
+  return {
+    async ensureTopics(names) {
+      const missing = await missingOf(names);
+      if (missing.length === 0) return;
+      // False means another process created them first, which is just as good.
+      await admin.createTopics({
+        waitForLeaders: true,
+        timeout: CREATE_TOPICS_TIMEOUT_MS,
+        topics: missing.map((topic) => ({
+          topic,
+          numPartitions: settings.partitions,
+          replicationFactor: settings.replicationFactor,
+          configEntries: KEEP_FOREVER,
+        })),
+      });
+      for (const name of missing) known.add(name);
+      log.info({ topics: missing, ...settings }, 'created event log topics');
+    },
+
+    assertTopicsExist,
+    partitionOffsets,
+    committedOffsets,
+
+    async lag(groupId, topics) {
+      const scope = topics ?? (await topicsWithPositions(groupId));
+      if (scope.length === 0) return 0;
+      await assertTopicsExist(scope);
+      const [ends, committed] = await Promise.all([partitionOffsets(scope), committedOffsets(groupId, scope)]);
+      let lag = 0n;
+      for (const { topic, partition, low, end } of ends) {
+        // No position, or one before the oldest record, reads from the oldest record.
+        const committedAt = committed.get(partitionKey(topic, partition)) ?? low;
+        const position = committedAt > low ? committedAt : low;
+        if (end > position) lag += end - position;
+      }
+      return Number(lag);
+    },
+
+    async ping() {
+      await admin.describeCluster();
+    },
+  };
+}

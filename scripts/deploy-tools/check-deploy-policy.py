@@ -1,0 +1,318 @@
+#!/usr/bin/env python3
+"""Project rules for the deployment files that schema validation cannot see.
+
+    check-deploy-policy.py dockerfile ROOT
+    check-deploy-policy.py compose    ROOT COMPOSE_CONFIG_JSON   (docker compose config --format json)
+    check-deploy-policy.py k8s        ROOT RENDERED_YAML NAME    (kustomize build output)
+
+Prints one FAIL line per problem and exits 1 if there is any. Needs PyYAML (k8s only).
+"""
+import glob
+import json
+import os
+import re
+import sys
+
+SERVICE_MAIN = re.compile(r"^services/([a-z0-9-]+)/dist/main\.js$")
+DISTRIBUTED_SERVICES = {"read-api": 8080, "credentials": 8081, "score-ingest": 8082}
+DEFAULT_SHUTDOWN_DEADLINE_MS = 10_000
+
+problems = []
+
+
+def fail(where, message):
+    problems.append(f"{where}: {message}")
+
+
+def finish(summary):
+    for problem in problems:
+        print(f"FAIL {problem}")
+    if problems:
+        sys.exit(1)
+    print(f"ok   {summary}")
+
+
+def check_main_exists(root, where, command):
+    """The command runs a service's compiled main: its TypeScript source must exist."""
+    script = next((arg for arg in command or [] if arg.endswith(".js")), None)
+    match = SERVICE_MAIN.match(script or "")
+    if not match:
+        fail(where, f"command {command} does not run services/<name>/dist/main.js")
+        return None
+    source = os.path.join(root, "services", match.group(1), "src", "main.ts")
+    if not os.path.isfile(source):
+        fail(where, f"runs {script}, but {os.path.relpath(source, root)} does not exist")
+    return match.group(1)
+
+
+def go_duration_seconds(text):
+    """'15s', '1m0s', '500ms' (docker compose config --format json) -> seconds."""
+    units = {"h": 3600, "m": 60, "s": 1, "ms": 0.001, "us": 1e-6, "ns": 1e-9}
+    parts = re.findall(r"(\d+(?:\.\d+)?)(ms|us|ns|h|m|s)", str(text))
+    return sum(float(value) * units[unit] for value, unit in parts)
+
+
+# ---------------------------------------------------------------- Dockerfile
+
+def check_dockerfile(root):
+    text = open(os.path.join(root, "Dockerfile"), encoding="utf-8").read()
+    logical = re.sub(r"\\\n", " ", text)
+    lines = [line.strip() for line in logical.splitlines() if line.strip() and not line.strip().startswith("#")]
+    where = "Dockerfile"
+
+    workspaces = json.load(open(os.path.join(root, "package.json"), encoding="utf-8")).get("workspaces", [])
+    for pattern in workspaces:
+        for package_json in sorted(glob.glob(os.path.join(root, pattern, "package.json"))):
+            ws = os.path.relpath(os.path.dirname(package_json), root)
+            if f"COPY {ws}/package.json {ws}/" not in lines:
+                fail(where, f"workspace {ws} has no 'COPY {ws}/package.json {ws}/' line: npm ci would not install it")
+
+            if ws.split(os.sep)[0] in ("services", "tools"):
+                # `tsc -b` alone builds the root tsconfig's references; `tsc -b A B` only A and B.
+                projects = [line.split("&&")[0].split("tsc -b", 1)[1].split()
+                            for line in lines if re.match(r"^RUN (npx )?tsc -b\b", line)]
+                built = any(not args or ws in args for args in projects)
+                if not built:
+                    fail(where, f"{ws} is not compiled: add it to the 'RUN npx tsc -b ...' line")
+
+    stages = [line for line in lines if line.upper().startswith("FROM ")]
+    final = lines[lines.index(stages[-1]):] if stages else []
+    if not any(re.match(r"^FROM \S+ AS runtime$", stage, re.I) for stage in stages[-1:]):
+        fail(where, "the last stage must be the runtime stage (FROM ... AS runtime)")
+    users = [line.split()[1] for line in final if line.upper().startswith("USER ")]
+    if not users or users[-1].split(":")[0] not in ("1000", "node"):
+        fail(where, "the runtime stage must end as the non-root node user (USER 1000:1000)")
+    if not any(line.upper().startswith("ENTRYPOINT ") and "dumb-init" in line for line in final):
+        fail(where, "the runtime stage needs an init as PID 1 (ENTRYPOINT dumb-init)")
+    if not any(re.match(r"^ENV .*\bNODE_ENV=production\b", line) for line in final):
+        fail(where, "the runtime stage must set NODE_ENV=production")
+    expose = {port for line in final if line.upper().startswith("EXPOSE ") for port in line.split()[1:]}
+    for port in ("8080", "8081", "8082"):
+        if port not in expose:
+            fail(where, f"EXPOSE is missing {port}")
+    if any(line.upper().startswith("HEALTHCHECK ") for line in lines):
+        fail(where, "no HEALTHCHECK: orchestrators probe /healthz and /readyz themselves")
+    cmds = [line for line in final if line.upper().startswith("CMD ")]
+    if not cmds or "services/embedded/dist/main.js" not in cmds[-1]:
+        fail(where, "the default CMD must run the embedded runtime (services/embedded/dist/main.js)")
+    for line in final:
+        if line.upper().startswith("COPY ") and "--from=build" in line and "/out/" not in line:
+            fail(where, f"the runtime stage copies more than the gathered dist folders: {line}")
+    if not any("npm ci --omit=dev" in line for line in lines):
+        fail(where, "production dependencies must be installed with npm ci --omit=dev")
+    finish("Dockerfile: every workspace manifest copied, non-root user, init, NODE_ENV, ports, default command")
+
+
+# ---------------------------------------------------------------- docker compose
+
+def check_compose(root, config_path):
+    config = json.load(open(config_path, encoding="utf-8"))
+    services = config.get("services", {})
+    raw = open(os.path.join(root, "docker-compose.yml"), encoding="utf-8").read()
+
+    # Secret values are never committed: each secret-looking variable is a ${...} reference.
+    for match in re.finditer(r"^\s*([A-Z0-9_]*(?:SECRET|PASSWORD|TOKEN|PRIVATE_KEY)[A-Z0-9_]*):\s*(.*)$", raw, re.M):
+        name, value = match.group(1), match.group(2).strip().strip("\"'")
+        if not value.startswith("${") or ":-" in value or value.startswith("${" + name + "-"):
+            fail("docker-compose.yml", f"{name} must come from the environment with no default (${{{name}:?...}}), not '{value}'")
+
+    read_api_ports = []
+    for name, service in sorted(services.items()):
+        where = f"docker-compose.yml: {name}"
+        if "healthcheck" not in service or service["healthcheck"].get("disable"):
+            fail(where, "needs a healthcheck (depends_on waits for service_healthy)")
+        for dependency, condition in (service.get("depends_on") or {}).items():
+            if condition.get("condition") != "service_healthy":
+                fail(where, f"depends_on {dependency} must wait for condition: service_healthy")
+        if "build" not in service:
+            continue
+
+        # One of this project's services, built from the Dockerfile.
+        kind = check_main_exists(root, where, service.get("command"))
+        if service.get("init") is not True:
+            fail(where, "needs init: true")
+        if service.get("read_only") is not True:
+            fail(where, "needs read_only: true (with a tmpfs for /tmp)")
+        if "/tmp" not in [entry.split(":")[0] for entry in service.get("tmpfs") or []]:
+            fail(where, "needs a tmpfs on /tmp")
+        if "ALL" not in (service.get("cap_drop") or []):
+            fail(where, "needs cap_drop: [ALL]")
+        environment = service.get("environment") or {}
+        if environment.get("RUNTIME") != "distributed":
+            fail(where, "needs RUNTIME=distributed")
+        deadline_ms = int(environment.get("SHUTDOWN_DEADLINE_MS", DEFAULT_SHUTDOWN_DEADLINE_MS))
+        if go_duration_seconds(service.get("stop_grace_period", "10s")) * 1000 <= deadline_ms:
+            fail(where, f"stop_grace_period must exceed SHUTDOWN_DEADLINE_MS ({deadline_ms} ms)")
+        if kind in DISTRIBUTED_SERVICES:
+            port = DISTRIBUTED_SERVICES[kind]
+            for dependency in ("kafka", "mongo") + (("redis",) if kind == "read-api" else ()):
+                if dependency not in (service.get("depends_on") or {}):
+                    fail(where, f"must depend on {dependency}")
+            published = [p for p in service.get("ports") or [] if int(p.get("target", 0)) == port]
+            if not published:
+                fail(where, f"publishes no port for {port}")
+            if kind == "read-api":
+                read_api_ports += [p.get("published") for p in published]
+    if len(set(read_api_ports)) < 2:
+        fail("docker-compose.yml", f"needs two read-API replicas on distinct host ports, found {read_api_ports}")
+    kafka_env = (services.get("kafka") or {}).get("environment") or {}
+    if str(kafka_env.get("KAFKA_AUTO_CREATE_TOPICS_ENABLE", "")).lower() != "false":
+        fail("docker-compose.yml: kafka", "KAFKA_AUTO_CREATE_TOPICS_ENABLE must be false")
+    finish(f"docker-compose.yml: {len(services)} services; healthchecks, init, read-only, secrets from the environment")
+
+
+# ---------------------------------------------------------------- Kubernetes
+
+def check_k8s(root, rendered_path, name):
+    import yaml  # from the validation venv
+
+    documents = [doc for doc in yaml.safe_load_all(open(rendered_path, encoding="utf-8")) if doc]
+    by_kind = {}
+    for doc in documents:
+        by_kind.setdefault(doc["kind"], []).append(doc)
+    config_maps = {doc["metadata"]["name"]: doc.get("data") or {} for doc in by_kind.get("ConfigMap", [])}
+    here = f"k8s {name}"
+
+    for secret in by_kind.get("Secret", []):
+        fail(here, f"Secret {secret['metadata']['name']} is in the repository: Secrets are created out of band")
+    if not any(doc["metadata"]["name"] == "rsd-default-deny" for doc in by_kind.get("NetworkPolicy", [])):
+        fail(here, "needs the default-deny NetworkPolicy")
+    namespaces = {doc["metadata"].get("namespace") for doc in documents if doc["kind"] != "Namespace"}
+    if namespaces != {"rsd"}:
+        fail(here, f"every namespaced resource belongs in namespace rsd, found {sorted(map(str, namespaces))}")
+
+    deployments = {doc["metadata"]["name"]: doc for doc in by_kind.get("Deployment", [])}
+    seen_kinds = set()
+    for deployment_name, deployment in sorted(deployments.items()):
+        where = f"{here}: Deployment {deployment_name}"
+        pod = deployment["spec"]["template"]["spec"]
+        pod_security = pod.get("securityContext") or {}
+        if (pod_security.get("seccompProfile") or {}).get("type") != "RuntimeDefault":
+            fail(where, "pod securityContext.seccompProfile.type must be RuntimeDefault")
+        if pod.get("automountServiceAccountToken") is not False:
+            fail(where, "automountServiceAccountToken must be false")
+        volumes = {volume["name"]: volume for volume in pod.get("volumes") or []}
+        grace_seconds = pod.get("terminationGracePeriodSeconds", 30)
+        containers = pod.get("containers") or []
+        if len(containers) != 1:
+            fail(where, f"expected one container, found {[c.get('name') for c in containers]}")
+        for container in containers:
+            cwhere = f"{where}: container {container.get('name')}"
+            image = container.get("image") or ""
+            if not image or image.endswith(":latest") or ":" not in image.rsplit("/", 1)[-1] and "@" not in image:
+                fail(cwhere, f"needs a pinned image (name:tag or digest), found '{image}'")
+            kind = check_main_exists(root, cwhere, container.get("command"))
+            seen_kinds.add(kind)
+            environment = {}
+            for source in container.get("envFrom") or []:
+                ref = source.get("configMapRef")
+                if ref:
+                    if ref["name"] not in config_maps and not ref.get("optional"):
+                        fail(cwhere, f"envFrom ConfigMap {ref['name']} is not in the rendered manifests")
+                    environment.update(config_maps.get(ref["name"], {}))
+            for variable in container.get("env") or []:
+                if "value" in variable:
+                    environment[variable["name"]] = variable["value"]
+                secret_ref = (variable.get("valueFrom") or {}).get("secretKeyRef")
+                if secret_ref and secret_ref.get("name") != "rsd-secrets":
+                    fail(cwhere, f"{variable['name']} reads Secret {secret_ref.get('name')}; the documented Secret is rsd-secrets")
+            if environment.get("RUNTIME") != "distributed":
+                fail(cwhere, "needs RUNTIME=distributed")
+            if kind in DISTRIBUTED_SERVICES and environment.get(f"{kind.upper().replace('-', '_')}_HOST") != "0.0.0.0":
+                fail(cwhere, f"{kind.upper().replace('-', '_')}_HOST must be 0.0.0.0")
+            security = container.get("securityContext") or {}
+            if security.get("allowPrivilegeEscalation") is not False:
+                fail(cwhere, "allowPrivilegeEscalation must be false")
+            if security.get("readOnlyRootFilesystem") is not True:
+                fail(cwhere, "readOnlyRootFilesystem must be true")
+            if "ALL" not in ((security.get("capabilities") or {}).get("drop") or []):
+                fail(cwhere, "capabilities.drop must include ALL")
+            if not (security.get("runAsNonRoot") or pod_security.get("runAsNonRoot")):
+                fail(cwhere, "runAsNonRoot must be true")
+            if security.get("runAsUser", pod_security.get("runAsUser")) != 1000:
+                fail(cwhere, "runAsUser must be 1000 (the image's node user)")
+            mounts = {mount["mountPath"]: mount["name"] for mount in container.get("volumeMounts") or []}
+            if "emptyDir" not in volumes.get(mounts.get("/tmp"), {}):
+                fail(cwhere, "needs an emptyDir mounted on /tmp (the root filesystem is read-only)")
+            resources = container.get("resources") or {}
+            for section in ("requests", "limits"):
+                for resource in ("cpu", "memory"):
+                    if resource not in (resources.get(section) or {}):
+                        fail(cwhere, f"resources.{section}.{resource} is missing")
+            port_names = {port.get("name"): port["containerPort"] for port in container.get("ports") or []}
+            if kind in DISTRIBUTED_SERVICES and DISTRIBUTED_SERVICES[kind] not in port_names.values():
+                fail(cwhere, f"must expose containerPort {DISTRIBUTED_SERVICES[kind]}")
+            probes = {"livenessProbe": "/healthz", "readinessProbe": "/readyz"}
+            if kind == "read-api":
+                probes["startupProbe"] = "/healthz"
+            for probe_name, path in probes.items():
+                get = (container.get(probe_name) or {}).get("httpGet") or {}
+                if get.get("path") != path:
+                    fail(cwhere, f"{probe_name} must GET {path}")
+                elif get.get("port") not in port_names and get.get("port") not in port_names.values():
+                    fail(cwhere, f"{probe_name} port {get.get('port')} is not a container port")
+            pre_stop = ((container.get("lifecycle") or {}).get("preStop") or {})
+            pre_stop_seconds = 0
+            if "exec" in pre_stop and pre_stop["exec"].get("command", [""])[0] == "sleep":
+                pre_stop_seconds = float(pre_stop["exec"]["command"][1])
+            elif "sleep" in pre_stop:
+                pre_stop_seconds = float(pre_stop["sleep"]["seconds"])
+            if pre_stop_seconds <= 0:
+                fail(cwhere, "needs a preStop sleep so endpoints drain before SIGTERM")
+            deadline_ms = int(environment.get("SHUTDOWN_DEADLINE_MS", DEFAULT_SHUTDOWN_DEADLINE_MS))
+            if grace_seconds * 1000 <= pre_stop_seconds * 1000 + deadline_ms:
+                fail(cwhere, f"terminationGracePeriodSeconds ({grace_seconds}) must exceed the preStop sleep "
+                             f"({pre_stop_seconds:g} s) plus SHUTDOWN_DEADLINE_MS ({deadline_ms} ms)")
+    for kind in DISTRIBUTED_SERVICES:
+        if kind not in seen_kinds:
+            fail(here, f"no Deployment runs services/{kind}/dist/main.js")
+
+    def pods_matching(selector):
+        return [d for d in deployments.values()
+                if selector and all(d["spec"]["template"]["metadata"]["labels"].get(k) == v for k, v in selector.items())]
+
+    for service in by_kind.get("Service", []):
+        where = f"{here}: Service {service['metadata']['name']}"
+        matches = pods_matching(service["spec"].get("selector"))
+        if len(matches) != 1:
+            fail(where, f"selector must match exactly one Deployment, matches {len(matches)}")
+            continue
+        names = {port.get("name") for c in matches[0]["spec"]["template"]["spec"]["containers"] for port in c.get("ports") or []}
+        numbers = {port["containerPort"] for c in matches[0]["spec"]["template"]["spec"]["containers"] for port in c.get("ports") or []}
+        for port in service["spec"]["ports"]:
+            if port.get("targetPort", port["port"]) not in names | numbers:
+                fail(where, f"targetPort {port.get('targetPort')} is not a container port")
+
+    read_api = [d for d in deployments.values() if "services/read-api/dist/main.js" in str(d["spec"]["template"]["spec"]["containers"])]
+    for deployment in read_api:
+        where = f"{here}: Deployment {deployment['metadata']['name']}"
+        if deployment["spec"].get("replicas", 2) < 2:
+            fail(where, "the read API runs at least 2 replicas")
+        hpas = [h for h in by_kind.get("HorizontalPodAutoscaler", [])
+                if h["spec"]["scaleTargetRef"].get("name") == deployment["metadata"]["name"]]
+        if not hpas or hpas[0]["apiVersion"] != "autoscaling/v2" or hpas[0]["spec"].get("minReplicas", 1) < 2:
+            fail(where, "needs an autoscaling/v2 HorizontalPodAutoscaler with minReplicas >= 2")
+        labels = deployment["spec"]["template"]["metadata"]["labels"]
+        pdbs = [p for p in by_kind.get("PodDisruptionBudget", [])
+                if all(labels.get(k) == v for k, v in (p["spec"]["selector"].get("matchLabels") or {}).items())]
+        if not pdbs or pdbs[0]["spec"].get("minAvailable") != 1:
+            fail(where, "needs a PodDisruptionBudget with minAvailable: 1")
+    if not read_api:
+        fail(here, "no read-API Deployment")
+    finish(f"{here}: {len(documents)} resources; probes, security contexts, shutdown timing, references")
+
+
+def main(argv):
+    if len(argv) >= 2 and argv[0] == "dockerfile":
+        check_dockerfile(argv[1])
+    elif len(argv) >= 3 and argv[0] == "compose":
+        check_compose(argv[1], argv[2])
+    elif len(argv) >= 4 and argv[0] == "k8s":
+        check_k8s(argv[1], argv[2], argv[3])
+    else:
+        print(__doc__, file=sys.stderr)
+        sys.exit(2)
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])

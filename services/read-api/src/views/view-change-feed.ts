@@ -1,0 +1,35 @@
+import { randomUUID } from 'node:crypto';
+import { hostname } from 'node:os';
+import { TOPICS } from '@rsd/contracts';
+import type { Logger } from '@rsd/platform';
+import type { EventLog, ReadViews, Subscription } from '@rsd/ports';
+import { parseRecord, project } from '../projections/projection-runner';
+
+export interface ChangeFeedDeps {
+  eventLog: EventLog;
+  /** The replica's cached views: the feed writes their overlay. */
+  views: ReadViews;
+  log: Logger;
+}
+
+/**
+ * Every read-API replica follows the topics itself, in a consumer group of its own, from the
+ * moment it starts: the shared projection may lag, but a revocation reaches each replica's cache
+ * as fast as Kafka delivers it. Invalid records are skipped here; the shared projection
+ * dead-letters them.
+ */
+export function startChangeFeed({ eventLog, views, log }: ChangeFeedDeps): Promise<Subscription> {
+  return eventLog.subscribe({
+    groupId: `read-api-feed-${hostname()}-${randomUUID()}`,
+    topics: [TOPICS.authorizations, TOPICS.scores],
+    fromBeginning: false,
+    handle: async (record) => {
+      const parsed = parseRecord(record);
+      if ('reason' in parsed) {
+        log.debug({ topic: record.topic, offset: record.offset }, 'change feed skipped an invalid record');
+        return;
+      }
+      await project(views, parsed.event);
+    },
+  });
+}
