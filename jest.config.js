@@ -1,7 +1,8 @@
 /** @type {import('jest').Config} */
-const swc = ['@swc/jest', { jsc: { parser: { syntax: 'typescript' }, target: 'es2022' }, module: { type: 'commonjs' } }];
+// isolatedModules: transpile only, file by file; `tsc -b` (run first by `npm test`) does the type checking.
+const tsJest = ['ts-jest', { tsconfig: '<rootDir>/tsconfig.tests.json', diagnostics: false }];
 
-// Tests run on the TypeScript sources; `tsc -b` (run first by `npm test`) does the type checking.
+// Tests run on the TypeScript sources.
 const workspaces = {
   contracts: 'libs/contracts',
   platform: 'libs/platform',
@@ -20,7 +21,7 @@ const workspaces = {
 
 module.exports = {
   testEnvironment: 'node',
-  transform: { '^.+\\.ts$': swc },
+  transform: { '^.+\\.ts$': tsJest },
   moduleNameMapper: Object.fromEntries(
     Object.entries(workspaces).map(([name, dir]) => [`^@rsd/${name}$`, `<rootDir>/${dir}/src/index.ts`]),
   ),
