@@ -26,7 +26,8 @@ module.exports = {
     Object.entries(workspaces).map(([name, dir]) => [`^@rsd/${name}$`, `<rootDir>/${dir}/src/index.ts`]),
   ),
   testMatch: ['<rootDir>/{libs,services,tools,test}/**/*.test.ts'],
-  testPathIgnorePatterns: ['/node_modules/', '/dist/'],
+  // The distributed end-to-end test stops and starts Kafka: it runs alone, after this run (jest.distributed.config.js).
+  testPathIgnorePatterns: ['/node_modules/', '/dist/', '<rootDir>/test/distributed/'],
   setupFiles: ['<rootDir>/test/setup/loopback-only.js'],
   testTimeout: 20_000,
 };

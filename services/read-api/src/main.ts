@@ -17,10 +17,13 @@ async function main(): Promise<void> {
   const runtime = await openRuntime(config, 'read-api', log);
 
   const views = await runtime.openReadViews();
+  // The group's committed position belongs to the views it wrote: a new views database starts from offset zero.
+  const groupId = `${DEFAULT_PROJECTION_GROUP_ID}.${config.READ_VIEWS_DB}`;
   const projections = await startProjections({
     eventLog: runtime.eventLog,
     views,
     log,
+    groupId,
     onDeadLetter: (topic) => metrics.deadLettered.inc({ topic }),
     onProjectionError: () => metrics.projectionErrors.inc(),
   });
@@ -32,8 +35,8 @@ async function main(): Promise<void> {
   const feed = await startChangeFeed({ eventLog: runtime.eventLog, views: served, log });
   const sweeper = setInterval(() => served.sweep(), 30_000).unref();
   const lagSampler = setInterval(() => {
-    void runtime.consumerLag(DEFAULT_PROJECTION_GROUP_ID).then(
-      (lag) => lag !== undefined && metrics.consumerLag.set({ group: DEFAULT_PROJECTION_GROUP_ID }, lag),
+    void runtime.consumerLag(groupId).then(
+      (lag) => lag !== undefined && metrics.consumerLag.set({ group: groupId }, lag),
       () => undefined,
     );
   }, 5_000).unref();

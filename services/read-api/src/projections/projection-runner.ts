@@ -12,6 +12,8 @@ export interface ProjectionDeps {
   /** Told of each dead-lettered record and each failed projection attempt (for metrics). */
   onDeadLetter?: (topic: string) => void;
   onProjectionError?: () => void;
+  /** False when replaying into a new database: the live projection already dead-lettered those records. */
+  deadLetters?: boolean;
 }
 
 export const DEFAULT_PROJECTION_GROUP_ID = 'read-api-projections';
@@ -39,6 +41,7 @@ export function startProjections({
   groupId = DEFAULT_PROJECTION_GROUP_ID,
   onDeadLetter,
   onProjectionError,
+  deadLetters = true,
 }: ProjectionDeps): Promise<Subscription> {
   return eventLog.subscribe({
     groupId,
@@ -47,6 +50,7 @@ export function startProjections({
     handle: async (record) => {
       const parsed = parseRecord(record);
       if ('reason' in parsed) {
+        if (!deadLetters) return;
         await deadLetter(eventLog, record, parsed.reason);
         log.warn({ topic: record.topic, partition: record.partition, offset: record.offset, reason: parsed.reason }, 'event dead-lettered');
         onDeadLetter?.(record.topic);

@@ -1,0 +1,276 @@
+import { execFile } from 'node:child_process';
+import { randomBytes, randomUUID } from 'node:crypto';
+import { promisify } from 'node:util';
+import { Kafka, logLevel } from 'kafkajs';
+import { MongoClient } from 'mongodb';
+import { TOPICS } from '@rsd/contracts';
+import { snapshotViews } from '@rsd/mongo';
+import { signDevToken } from '@rsd/platform';
+import { aScoreSubmission, describeWithInfra, request, startInfra, type StartedServer } from '@rsd/testkit';
+import { eventually, REPO_ROOT } from '../support/embedded-process';
+import { startService, type ServiceProcess } from '../support/service-process';
+
+const run = promisify(execFile);
+
+/**
+ * The distributed runtime as deployed: credentials, score-ingest and two read-API replicas as
+ * separate processes on real Kafka, a MongoDB-compatible server and Redis, over loopback.
+ */
+describeWithInfra('kafka', 'the distributed runtime, four processes over real Kafka, MongoDB and Redis', (kafkaTarget) => {
+  const runId = randomUUID().slice(0, 8);
+  const ORG = `dist-${runId}`;
+  const secret = randomBytes(32).toString('base64url');
+  const PORTS = { credentials: 18281, scoreIngest: 18282, readApi1: 18280, readApi2: 18290 };
+  const servers: StartedServer[] = [];
+  let env: Record<string, string>;
+  let credentials: ServiceProcess;
+  let scoreIngest: ServiceProcess;
+  const readApis: ServiceProcess[] = [];
+  const outputs: string[] = [];
+  const issuedKeys: string[] = [];
+  let token: string;
+  let kafkaFromEnvironment = false;
+
+  interface Credential {
+    clientId: string;
+    apiKey: string;
+  }
+
+  async function createCredential(scopes = ['qr_score', 'pillar_breakdown']): Promise<Credential> {
+    const answer = await request<Credential>(`${credentials.url}/v1/organizations/${ORG}/authorizations`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ recipientType: 'insurance_provider', scopes }),
+    });
+    expect(answer.status).toBe(201);
+    issuedKeys.push(answer.body.apiKey);
+    return answer.body;
+  }
+
+  async function postScore(score: number, scoreDate = '2026-11-20'): Promise<void> {
+    const answer = await request(`${scoreIngest.url}/v1/scores`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+      body: JSON.stringify(aScoreSubmission({ organizationId: ORG, scoreDate, score })),
+    });
+    expect(answer.status).toBe(202);
+  }
+
+  const read = (replica: ServiceProcess, credential: Credential, resource = 'score') =>
+    request(`${replica.url}/v1/customers/${credential.clientId}/${resource}`, { headers: { 'x-api-key': credential.apiKey } });
+
+  const readUntil = (replica: ServiceProcess, credential: Credential, accept: (r: Awaited<ReturnType<typeof read>>) => boolean, timeoutMs = 20_000) =>
+    eventually(async () => {
+      const answer = await read(replica, credential);
+      return accept(answer) ? answer : undefined;
+    }, timeoutMs, 20);
+
+  const startReadApi = (port: number) => startService('read-api', port, { ...env, READ_API_PORT: String(port) });
+
+  beforeAll(async () => {
+    const target = kafkaTarget();
+    kafkaFromEnvironment = target.source === 'env';
+    servers.push(await startInfra('kafka', target));
+    servers.push(await startInfra('mongo', { source: process.env.MONGO_URL ? 'env' : 'testcontainers', url: process.env.MONGO_URL ?? '' }));
+    servers.push(await startInfra('redis', { source: process.env.REDIS_URL ? 'env' : 'testcontainers', url: process.env.REDIS_URL ?? '' }));
+    const [kafka, mongo, redis] = servers.map((s) => s.url);
+    env = {
+      RUNTIME: 'distributed',
+      KAFKA_BROKERS: kafka!,
+      MONGO_URL: mongo!,
+      REDIS_URL: redis!,
+      CREDENTIALS_DB: `dist_credentials_${runId}`,
+      READ_VIEWS_DB: `dist_views_${runId}`,
+      JWT_HS256_SECRET: secret,
+      LOG_LEVEL: 'info',
+      KAFKA_TOPIC_PARTITIONS: '3',
+      CREDENTIALS_PORT: String(PORTS.credentials),
+      SCORE_INGEST_PORT: String(PORTS.scoreIngest),
+      EXPIRY_CHECK_INTERVAL_MS: '500',
+      // Every request of this test comes from 127.0.0.1, and polling for a projection counts as failed
+      // authentication: the per-address limit would turn those answers into 429s.
+      FAILED_AUTH_LIMIT_PER_MINUTE: '100000',
+      OUTBOX_RELAY_INTERVAL_MS: '500',
+    };
+    token = await signDevToken(secret, { org: ORG, scope: 'authorizations:write scores:write' });
+    credentials = await startService('credentials', PORTS.credentials, env);
+    scoreIngest = await startService('score-ingest', PORTS.scoreIngest, env);
+    readApis.push(await startReadApi(PORTS.readApi1), await startReadApi(PORTS.readApi2));
+  }, 180_000);
+
+  afterAll(async () => {
+    for (const service of [...readApis, scoreIngest, credentials]) {
+      if (!service) continue;
+      outputs.push(service.output());
+      await service.stop();
+    }
+    if (env?.MONGO_URL) {
+      const client = await MongoClient.connect(env.MONGO_URL);
+      for (const name of [env.CREDENTIALS_DB!, env.READ_VIEWS_DB!, `${env.READ_VIEWS_DB!}_rebuilt`]) await client.db(name).dropDatabase();
+      await client.close();
+    }
+    for (const server of servers) await server.stop();
+  }, 60_000);
+
+  test('when an authorization is created and a score posted, then both replicas serve the score and the pillars', async () => {
+    const credential = await createCredential();
+    await postScore(64);
+    for (const replica of readApis) {
+      const score = await readUntil(replica, credential, (r) => r.status === 200);
+      expect(score.body).toEqual({ clientId: credential.clientId, scoreDate: '2026-11-20', score: 64, grade: 'Strengthen' });
+      const pillars = await read(replica, credential, 'pillars');
+      expect(pillars.status).toBe(200);
+      expect(pillars.body.pillarScores.deviceHealth).toBe(68);
+    }
+  });
+
+  test('when 200 requests with one key are spread over both replicas in one window, then exactly 120 are admitted', async () => {
+    const credential = await createCredential();
+    // One admitted read per replica once the credential is projected (CREDENTIAL_NOT_FOUND is not counted
+    // against the credential): 198 more make 200 in all.
+    const statuses: number[] = [];
+    for (const replica of readApis) statuses.push((await readUntil(replica, credential, (r) => r.status === 200)).status);
+    for (let batch = 0; batch < 198; batch += 18) {
+      const answers = await Promise.all(
+        Array.from({ length: Math.min(18, 198 - batch) }, (_, i) => read(readApis[(batch + i) % 2]!, credential)),
+      );
+      statuses.push(...answers.map((a) => a.status));
+    }
+    expect(statuses).toHaveLength(200);
+    expect(statuses.filter((s) => s === 200)).toHaveLength(120);
+    expect(statuses.filter((s) => s === 429)).toHaveLength(80);
+  });
+
+  test('when an authorization is revoked, then every replica refuses it within one second of the 200', async () => {
+    const latencies: number[] = [];
+    for (let trial = 0; trial < 5; trial += 1) {
+      const credential = await createCredential();
+      for (const replica of readApis) await readUntil(replica, credential, (r) => r.status === 200);
+      const revoked = await request(`${credentials.url}/v1/organizations/${ORG}/authorizations/${credential.clientId}/revoke`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${token}` },
+      });
+      const t0 = performance.now();
+      expect(revoked.status).toBe(200);
+      await Promise.all(readApis.map((replica) => readUntil(replica, credential, (r) => r.body.code === 'CREDENTIAL_INACTIVE', 5_000)));
+      latencies.push(performance.now() - t0);
+    }
+    process.stderr.write(`[distributed] revocation enforced on both replicas after ${latencies.map((l) => l.toFixed(0)).join(', ')} ms\n`);
+    expect(Math.max(...latencies)).toBeLessThanOrEqual(1000);
+  });
+
+  test('when a replica is killed and restarted, then it catches up with what happened while it was down', async () => {
+    await readApis[1]!.stop('SIGKILL');
+    outputs.push(readApis[1]!.output());
+    const credential = await createCredential();
+    await postScore(91, '2026-11-21');
+    await readUntil(readApis[0]!, credential, (r) => r.status === 200 && r.body.score === 91);
+
+    readApis[1] = await startReadApi(PORTS.readApi2);
+    const caughtUp = await readUntil(readApis[1], credential, (r) => r.status === 200);
+    expect(caughtUp.body.score).toBe(91);
+  }, 90_000);
+
+  test('when a malformed event lands on a topic, then it is dead-lettered and the next good event is still projected', async () => {
+    const kafka = new Kafka({ brokers: env.KAFKA_BROKERS!.split(','), clientId: `e2e-${runId}`, logLevel: logLevel.NOTHING });
+    const producer = kafka.producer();
+    await producer.connect();
+    const marker = `malformed-${runId}`;
+    await producer.send({ topic: TOPICS.authorizations, messages: [{ key: marker, value: `{"not": "an event", "marker": "${marker}"}` }] });
+    await producer.disconnect();
+
+    const credential = await createCredential();
+    await readUntil(readApis[0]!, credential, (r) => r.status === 200);
+
+    const consumer = kafka.consumer({ groupId: `e2e-dlt-${runId}` });
+    await consumer.connect();
+    await consumer.subscribe({ topic: TOPICS.deadLetter, fromBeginning: true });
+    const found = new Promise<string>((done) => {
+      void consumer.run({
+        eachMessage: async ({ message }) => {
+          const value = message.value?.toString() ?? '';
+          if (value.includes(marker)) done(value);
+        },
+      });
+    });
+    const letter = JSON.parse(await found) as { reason: string; topic: string };
+    await consumer.disconnect();
+    expect(letter.topic).toBe(TOPICS.authorizations);
+    expect(letter.reason).toMatch(/not a valid event/);
+  }, 60_000);
+
+  test('when the views are rebuilt from offset zero, then they equal the live ones', async () => {
+    const into = `${env.READ_VIEWS_DB!}_rebuilt`;
+    const { stdout } = await run(process.execPath, [`${REPO_ROOT}/services/read-api/dist/rebuild-views.js`, '--into', into], {
+      env: { ...process.env, ...env, LOG_LEVEL: 'warn' },
+    });
+    expect(JSON.parse(stdout.trim().split('\n').pop()!).rebuiltInto).toBe(into);
+
+    const client = await MongoClient.connect(env.MONGO_URL!);
+    try {
+      const live = await snapshotViews(client.db(env.READ_VIEWS_DB!));
+      const rebuilt = await snapshotViews(client.db(into));
+      expect(live.credentials.length).toBeGreaterThan(0);
+      expect(rebuilt).toEqual(live);
+    } finally {
+      await client.close();
+    }
+  }, 90_000);
+
+  test('when Kafka is down during a create, then the create succeeds and the authorization works once Kafka is back', async () => {
+    if (!kafkaFromEnvironment) {
+      process.stderr.write('[distributed] Kafka outage step needs scripts/infra.sh (KAFKA_BROKERS); Testcontainers Kafka is not stopped\n');
+      return;
+    }
+    await run('bash', [`${REPO_ROOT}/scripts/infra.sh`, 'stop', 'kafka']);
+    let credential: Credential;
+    try {
+      credential = await createCredential();
+    } finally {
+      await run('bash', [`${REPO_ROOT}/scripts/infra.sh`, 'up', 'kafka'], { timeout: 120_000 });
+    }
+    const answer = await readUntil(readApis[0]!, credential, (r) => r.status === 200, 60_000);
+    expect(answer.body.clientId).toBe(credential.clientId);
+  }, 180_000);
+
+  test('when the run is over, then no raw API key is in any log, Kafka topic or MongoDB collection', async () => {
+    const haystacks = [...outputs, ...[...readApis, scoreIngest, credentials].map((s) => s.output())];
+
+    const kafka = new Kafka({ brokers: env.KAFKA_BROKERS!.split(','), clientId: `e2e-leak-${runId}`, logLevel: logLevel.NOTHING });
+    const admin = kafka.admin();
+    await admin.connect();
+    const topics = (await admin.listTopics()).filter((t) => t.startsWith('rsd.'));
+    const ends = await Promise.all(topics.map(async (topic) => ({ topic, offsets: await admin.fetchTopicOffsets(topic) })));
+    await admin.disconnect();
+    const expected = ends.reduce((sum, { offsets }) => sum + offsets.reduce((n, o) => n + Number(o.high) - Number(o.low), 0), 0);
+    const consumer = kafka.consumer({ groupId: `e2e-leak-${runId}` });
+    await consumer.connect();
+    await consumer.subscribe({ topics, fromBeginning: true });
+    let seen = 0;
+    const values: string[] = [];
+    await new Promise<void>((done) => {
+      void consumer.run({
+        eachMessage: async ({ message }) => {
+          values.push(`${message.key?.toString() ?? ''} ${message.value?.toString() ?? ''}`);
+          seen += 1;
+          if (seen >= expected) done();
+        },
+      });
+    });
+    await consumer.disconnect();
+    haystacks.push(values.join('\n'));
+
+    const client = await MongoClient.connect(env.MONGO_URL!);
+    for (const name of [env.CREDENTIALS_DB!, env.READ_VIEWS_DB!]) {
+      const db = client.db(name);
+      for (const { name: collection } of await db.listCollections().toArray()) {
+        haystacks.push(JSON.stringify(await db.collection(collection).find().toArray()));
+      }
+    }
+    await client.close();
+
+    expect(issuedKeys.length).toBeGreaterThanOrEqual(8);
+    expect(values.some((v) => v.includes('keyDigest'))).toBe(true);
+    for (const key of issuedKeys) for (const haystack of haystacks) expect(haystack.includes(key)).toBe(false);
+  }, 120_000);
+});

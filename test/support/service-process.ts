@@ -1,0 +1,40 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { resolve } from 'node:path';
+import { REPO_ROOT, eventually } from './embedded-process';
+
+export interface ServiceProcess {
+  url: string;
+  output(): string;
+  /** SIGTERM (graceful) or SIGKILL (a crash); resolves once the process is gone. */
+  stop(signal?: NodeJS.Signals): Promise<void>;
+}
+
+/** Starts one built service (`services/<name>/dist/main.js`) and waits until its /readyz answers 200. */
+export async function startService(name: string, port: number, env: Record<string, string>): Promise<ServiceProcess> {
+  const child: ChildProcess = spawn(process.execPath, [resolve(REPO_ROOT, `services/${name}/dist/main.js`)], {
+    cwd: REPO_ROOT,
+    env: { ...process.env, ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let output = '';
+  child.stdout?.on('data', (chunk: Buffer) => (output += chunk.toString('utf8')));
+  child.stderr?.on('data', (chunk: Buffer) => (output += chunk.toString('utf8')));
+  const exited = new Promise<void>((done) => child.once('exit', () => done()));
+  const url = `http://127.0.0.1:${port}`;
+  const stop = async (signal: NodeJS.Signals = 'SIGTERM') => {
+    if (child.exitCode !== null || child.signalCode !== null) return;
+    child.kill(signal);
+    await exited;
+  };
+  try {
+    await eventually(async () => {
+      if (child.exitCode !== null) throw new Error(`${name} exited with ${child.exitCode}:\n${output}`);
+      const ready = await fetch(`${url}/readyz`).then((r) => r.status === 200, () => false);
+      return ready ? true : undefined;
+    }, 60_000, 200);
+  } catch (error) {
+    await stop('SIGKILL');
+    throw error;
+  }
+  return { url, output: () => output, stop };
+}
