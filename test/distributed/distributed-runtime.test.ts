@@ -187,9 +187,10 @@ describeWithInfra('kafka', 'the distributed runtime, four processes over real Ka
     await consumer.subscribe({ topic: TOPICS.deadLetter, fromBeginning: true });
     const found = new Promise<string>((done) => {
       void consumer.run({
-        eachMessage: async ({ message }) => {
+        eachMessage: ({ message }) => {
           const value = message.value?.toString() ?? '';
           if (value.includes(marker)) done(value);
+          return Promise.resolve();
         },
       });
     });
@@ -208,7 +209,7 @@ describeWithInfra('kafka', 'the distributed runtime, four processes over real Ka
 
     const client = await MongoClient.connect(env.MONGO_URL!);
     try {
-      const live = await snapshotViews(client.db(env.READ_VIEWS_DB!));
+      const live = await snapshotViews(client.db(env.READ_VIEWS_DB));
       const rebuilt = await snapshotViews(client.db(into));
       expect(live.credentials.length).toBeGreaterThan(0);
       expect(rebuilt).toEqual(live);
@@ -250,10 +251,11 @@ describeWithInfra('kafka', 'the distributed runtime, four processes over real Ka
     const values: string[] = [];
     await new Promise<void>((done) => {
       void consumer.run({
-        eachMessage: async ({ message }) => {
+        eachMessage: ({ message }) => {
           values.push(`${message.key?.toString() ?? ''} ${message.value?.toString() ?? ''}`);
           seen += 1;
           if (seen >= expected) done();
+          return Promise.resolve();
         },
       });
     });
