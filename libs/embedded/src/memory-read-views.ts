@@ -9,7 +9,8 @@ import {
 
 /**
  * The read API's views held in memory. Embedded views are rebuilt from offset zero at every start,
- * so nothing here is persisted. Values are copied in and out so callers cannot change the store.
+ * so nothing here is persisted. Values are copied and deep-frozen on the way in and handed out as they
+ * are: callers cannot change the store, and the read path (every API request) copies nothing.
  */
 export function createMemoryReadViews(): ReadViews {
   return {
@@ -25,18 +26,18 @@ function memoryCredentialViews(): CredentialViews {
   return {
     get(clientId) {
       const view = views.get(clientId);
-      return Promise.resolve(view && structuredClone(view));
+      return Promise.resolve(view);
     },
 
     put(view) {
       const stored = views.get(view.clientId);
-      if (!stored || stored.revision < view.revision) views.set(view.clientId, structuredClone(view));
+      if (!stored || stored.revision < view.revision) views.set(view.clientId, frozenCopy(view));
       return Promise.resolve();
     },
 
     setStatus(clientId: string, status: AuthorizationStatus, revision: number) {
       const stored = views.get(clientId);
-      if (stored && stored.revision < revision) views.set(clientId, { ...stored, status, revision });
+      if (stored && stored.revision < revision) views.set(clientId, Object.freeze({ ...stored, status, revision }));
       return Promise.resolve();
     },
   };
@@ -63,7 +64,7 @@ function memoryScoreViews(): ScoreViews {
   return {
     record(score) {
       const scores = scoresOf(score.organizationId);
-      const copy = structuredClone(score);
+      const copy = frozenCopy(score);
       if (supersedes(copy, scores.byDate.get(copy.scoreDate))) scores.byDate.set(copy.scoreDate, copy);
       if (supersedes(copy, scores.latest)) scores.latest = copy;
       return Promise.resolve();
@@ -71,7 +72,7 @@ function memoryScoreViews(): ScoreViews {
 
     latest(organizationId) {
       const latest = byOrganization.get(organizationId)?.latest;
-      return Promise.resolve(latest && structuredClone(latest));
+      return Promise.resolve(latest);
     },
 
     history(organizationId, limit) {
@@ -79,7 +80,13 @@ function memoryScoreViews(): ScoreViews {
       if (!byDate || limit <= 0) return Promise.resolve([]);
       // ISO dates order correctly as plain strings.
       const newestFirst = [...byDate.values()].sort((a, b) => (a.scoreDate < b.scoreDate ? 1 : -1));
-      return Promise.resolve(newestFirst.slice(0, limit).map((score) => structuredClone(score)));
+      return Promise.resolve(newestFirst.slice(0, limit));
     },
   };
+}
+
+function frozenCopy<T extends object>(value: T): T {
+  const copy = structuredClone(value);
+  for (const nested of Object.values(copy)) if (typeof nested === 'object' && nested !== null) Object.freeze(nested);
+  return Object.freeze(copy);
 }

@@ -1,13 +1,10 @@
-import { randomUUID } from 'node:crypto';
 import { isUtf8 } from 'node:buffer';
 import express, { type Express, type RequestHandler } from 'express';
 import { createServiceMetrics, mountOperations, type Operations } from '@rsd/observability';
 import type { Logger } from 'pino';
-import { pinoHttp } from 'pino-http';
+import { accessLog } from './access-log';
 import { ApiError } from './errors';
 import { errorHandler, routeNotFound } from './http-errors';
-
-const REQUEST_ID = /^[A-Za-z0-9._-]{1,128}$/;
 
 export interface BaseAppOptions {
   log: Logger;
@@ -27,35 +24,8 @@ export function createBaseApp({ log, trustProxyHops = 0, operations }: BaseAppOp
   app.set('etag', false);
   app.set('trust proxy', trustProxyHops);
   mountOperations(app, operations ?? { metrics: createServiceMetrics('unnamed'), readiness: [] }, log);
-  app.use(
-    pinoHttp({
-      logger: log,
-      genReqId: (req, res) => {
-        const incoming = req.headers['x-request-id'];
-        const id = typeof incoming === 'string' && REQUEST_ID.test(incoming) ? incoming : randomUUID();
-        res.setHeader('x-request-id', id);
-        return id;
-      },
-      customLogLevel: (_req, res, error) => (error || res.statusCode >= 500 ? 'error' : 'info'),
-      // Only what an operator needs: no headers, so no credential can leak through the access log.
-      serializers: {
-        req: (req: { id: unknown; method: string; url: string; remoteAddress?: string }) => ({
-          id: req.id,
-          method: req.method,
-          url: redactUrl(req.url),
-          remoteAddress: req.remoteAddress,
-        }),
-        res: (res: { statusCode: number }) => ({ statusCode: res.statusCode }),
-      },
-    }),
-  );
+  app.use(accessLog(log));
   return app;
-}
-
-/** Query strings are dropped from logs: callers sometimes put secrets where they do not belong. */
-function redactUrl(url: string): string {
-  const q = url.indexOf('?');
-  return q === -1 ? url : `${url.slice(0, q)}?[redacted]`;
 }
 
 /** Back half: JSON 404 for unknown paths, then the one error middleware. */

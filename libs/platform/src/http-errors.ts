@@ -1,5 +1,6 @@
 import type { ErrorRequestHandler, RequestHandler } from 'express';
 import type { Logger } from 'pino';
+import { requestIdOf } from './access-log';
 import { ApiError, errorBody } from './errors';
 
 /** Unknown paths: a JSON 404, never express's HTML page. */
@@ -57,10 +58,6 @@ export function errorHandler(log: Logger): ErrorRequestHandler {
     for (const [name, value] of Object.entries(apiError.headers ?? {})) res.setHeader(name, value);
     res
       .status(apiError.status)
-      .json(errorBody(apiError.status, apiError.code, apiError.message, { requestId: requestIdOf(req), details: apiError.details }));
+      .json(errorBody(apiError.status, apiError.code, apiError.message, { requestId: requestIdOf(res), details: apiError.details }));
   };
-}
-
-export function requestIdOf(req: { id?: unknown }): string | undefined {
-  return typeof req.id === 'string' ? req.id : undefined;
 }

@@ -21,15 +21,20 @@ export function edgePolicy(rules: EdgePolicyRules): RequestHandler {
   const allow = rules.allowCidrs.map(rangeOf);
   const blockedAgents = rules.blockedUserAgents.map((pattern) => new RegExp(pattern, 'i'));
 
-  const isBlocked = (ip: string | undefined, userAgent: string): boolean => {
-    const address = parseClientAddress(ip);
-    if (deny.length > 0 && (!address || inAnyRange(address, deny))) return true;
-    if (allow.length > 0 && (!address || !inAnyRange(address, allow))) return true;
+  // No rules, no work: this runs on every request.
+  if (deny.length === 0 && allow.length === 0 && blockedAgents.length === 0) return (_req, _res, next) => next();
+
+  const isBlocked = (ip: () => string | undefined, userAgent: string): boolean => {
+    if (deny.length > 0 || allow.length > 0) {
+      const address = parseClientAddress(ip());
+      if (deny.length > 0 && (!address || inAnyRange(address, deny))) return true;
+      if (allow.length > 0 && (!address || !inAnyRange(address, allow))) return true;
+    }
     return blockedAgents.some((pattern) => pattern.test(userAgent));
   };
 
   return (req, res, next) => {
-    if (!isBlocked(req.ip, req.headers['user-agent'] ?? '')) {
+    if (!isBlocked(() => req.ip, req.headers['user-agent'] ?? '')) {
       next();
       return;
     }
