@@ -1,19 +1,13 @@
 import { mkdir } from 'node:fs/promises';
-import { join, resolve } from 'node:path';
+import { resolve } from 'node:path';
 import * as credentials from '@rsd/credentials';
 import {
-  createMemoryReadViews,
-  memoryRateLimitStores,
-  openFileAuthorizationStore,
-  openFileEventLog,
-} from '@rsd/embedded';
-import {
-  ConfigError,
   closeServer,
   createLogger,
   createTokenVerifier,
   listen,
   loadConfig,
+  loadConfigs,
   loadOrCreateDevSecret,
   onShutdown,
   portOf,
@@ -22,24 +16,38 @@ import {
 } from '@rsd/platform';
 import { systemClock } from '@rsd/ports';
 import * as readApi from '@rsd/read-api';
+import { openRuntime, runtimeConfigSchema } from '@rsd/runtime';
 import * as scoreIngest from '@rsd/score-ingest';
 import { EMBEDDED_DEFAULTS, embeddedConfigSchema } from './config';
 import { welcomeText } from './welcome';
 
-/** The whole product in one process, on in-process adapters, with its event log on disk. */
+/**
+ * The whole product in one process. By default on in-process adapters with the event log on disk;
+ * with RUNTIME=distributed on Kafka, MongoDB and Redis (to try the adapters; production runs each
+ * service's own main.ts, where the read API also has its cache and change feed).
+ */
 async function main(): Promise<void> {
   const runtime = loadConfig(embeddedConfigSchema, process.env);
   const dataDir = resolve(runtime.DATA_DIR);
   await mkdir(dataDir, { recursive: true, mode: 0o700 });
   const devSecret = process.env.JWT_HS256_SECRET || process.env.JWT_JWKS_URL ? undefined : await loadOrCreateDevSecret(dataDir);
   const env = { ...EMBEDDED_DEFAULTS, ...(devSecret ? { JWT_HS256_SECRET: devSecret.secret } : {}), ...process.env };
-  const [readApiConfig, credentialsConfig, scoreIngestConfig] = loadAll(env);
+  const [readApiConfig, credentialsConfig, scoreIngestConfig, runtimeConfig] = loadConfigs(
+    [
+      readApi.readApiConfigSchema,
+      credentials.credentialsConfigSchema,
+      scoreIngest.scoreIngestConfigSchema,
+      runtimeConfigSchema({ defaultRuntime: 'embedded', needs: ['kafka', 'mongo', 'redis'] }),
+    ],
+    env,
+  );
 
   const log = createLogger('embedded', runtime.LOG_LEVEL);
   const clock = systemClock;
-  const eventLog = await openFileEventLog({ file: join(dataDir, 'events.ndjson'), log: log.child({ component: 'event-log' }) });
-  const store = await openFileAuthorizationStore({ file: join(dataDir, 'authorizations.json') });
-  const views = createMemoryReadViews();
+  const adapters = await openRuntime({ ...runtimeConfig, DATA_DIR: dataDir }, 'embedded', log);
+  const eventLog = adapters.eventLog;
+  const store = await adapters.openAuthorizationStore();
+  const views = await adapters.openReadViews();
   const verifyToken = createTokenVerifier(credentialsConfig);
 
   // Views are rebuilt from offset zero before the read API takes its first request.
@@ -53,7 +61,7 @@ async function main(): Promise<void> {
   expiry.start(credentialsConfig.EXPIRY_CHECK_INTERVAL_MS);
 
   const readApiServer = await listen(
-    readApi.buildApp({ config: readApiConfig, views, rateLimitStores: memoryRateLimitStores, clock, log: log.child({ service: 'read-api' }) }),
+    readApi.buildApp({ config: readApiConfig, views, rateLimitStores: adapters.rateLimitStores(), clock, log: log.child({ service: 'read-api' }) }),
     readApiConfig.READ_API_PORT,
     readApiConfig.READ_API_HOST,
   );
@@ -99,30 +107,11 @@ async function main(): Promise<void> {
       () => expiry.stop(),
       () => relay.stop(),
       () => projections.close(),
-      () => eventLog.close(),
       () => store.close(),
+      () => adapters.close(),
     ],
     runtime.SHUTDOWN_DEADLINE_MS,
   );
-}
-
-/** Parses every service's configuration, so that all bad variables are reported together. */
-function loadAll(env: NodeJS.ProcessEnv) {
-  const problems: string[] = [];
-  const attempt = <T>(load: () => T): T | undefined => {
-    try {
-      return load();
-    } catch (error) {
-      if (!(error instanceof ConfigError)) throw error;
-      problems.push(...error.problems);
-      return undefined;
-    }
-  };
-  const readApiConfig = attempt(() => loadConfig(readApi.readApiConfigSchema, env));
-  const credentialsConfig = attempt(() => loadConfig(credentials.credentialsConfigSchema, env));
-  const scoreIngestConfig = attempt(() => loadConfig(scoreIngest.scoreIngestConfigSchema, env));
-  if (!readApiConfig || !credentialsConfig || !scoreIngestConfig) throw new ConfigError([...new Set(problems)]);
-  return [readApiConfig, credentialsConfig, scoreIngestConfig] as const;
 }
 
 runMain(main);
