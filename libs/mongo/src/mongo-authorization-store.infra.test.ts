@@ -1,6 +1,8 @@
 import { MongoClient, type Db } from 'mongodb';
-import type { AuthorizationStore, OutboxEntry, StoredAuthorization } from '@rsd/ports';
+import type { AuthorizationStore } from '@rsd/ports';
 import {
+  anOutboxEntry as anEntry,
+  aStoredAuthorization as aRecord,
   describeAuthorizationStoreContract,
   describeWithInfra,
   startInfra,
@@ -11,26 +13,7 @@ import { AUTHORIZATIONS_COLLECTION, openMongoAuthorizationStore } from './mongo-
 
 const NOW = new Date('2026-11-21T08:00:00.000Z');
 
-function aRecord(overrides: Partial<StoredAuthorization> = {}): StoredAuthorization {
-  return {
-    clientId: `rs_${uniqueName('m').replace(/[^A-Za-z0-9]/g, '').padEnd(20, '0')}`,
-    organizationId: uniqueName('org'),
-    recipientType: 'insurance_provider',
-    recipientName: 'Acme Insurance',
-    scopes: ['qr_score'],
-    keyDigest: 'a'.repeat(64),
-    expiresAt: null,
-    createdAt: '2026-11-20T08:00:00.000Z',
-    revokedAt: null,
-    expiredAt: null,
-    revision: 1,
-    ...overrides,
-  };
-}
 
-function anEntry(record: StoredAuthorization, name: string): OutboxEntry {
-  return { id: uniqueName(name), topic: 'rsd.authorizations.v1', key: record.clientId, value: JSON.stringify({ name }) };
-}
 
 function aDatabaseName(): string {
   return uniqueName('rsd_authz').replace(/-/g, '_');

@@ -1,35 +1,20 @@
 import { MongoClient, type Db } from 'mongodb';
-import type { CalculatedScore } from '@rsd/contracts';
 import type { CredentialView, ReadViews } from '@rsd/ports';
-import { describeReadViewsContract, describeWithInfra, startInfra, uniqueName, type StartedServer } from '@rsd/testkit';
+import {
+  aCalculatedScore as aScore,
+  aCredentialView as aBaseCredentialView,
+  describeReadViewsContract,
+  describeWithInfra,
+  startInfra,
+  uniqueName,
+  type StartedServer,
+} from '@rsd/testkit';
 import { pingMongo } from './mongo-health';
 import { openMongoReadViews, VIEW_COLLECTIONS } from './mongo-read-views';
 import { snapshotViews } from './views-snapshot';
 
-function aCredentialView(overrides: Partial<CredentialView> = {}): CredentialView {
-  return {
-    clientId: `rs_${uniqueName('v').replace(/[^A-Za-z0-9]/g, '').padEnd(20, '0')}`,
-    organizationId: 'acme',
-    keyDigest: 'b'.repeat(64),
-    scopes: ['qr_score'],
-    status: 'active',
-    expiresAt: null,
-    revision: 1,
-    ...overrides,
-  };
-}
+const aCredentialView = (overrides: Partial<CredentialView> = {}) => aBaseCredentialView({ organizationId: 'acme', ...overrides });
 
-function aScore(organizationId: string, scoreDate: string, overrides: Partial<CalculatedScore> = {}): CalculatedScore {
-  return {
-    organizationId,
-    scoreDate,
-    score: 72,
-    grade: 'Strengthen',
-    pillarScores: { structuralIntegrity: 70, failureResistance: 75, deviceHealth: 68, recoveryCapability: 77 },
-    calculatedAt: `${scoreDate}T06:00:00.000Z`,
-    ...overrides,
-  };
-}
 
 /** What the projections would apply for a short event history, including duplicates and stragglers. */
 function anEventHistory(): ((views: ReadViews) => Promise<void>)[] {

@@ -1,5 +1,9 @@
-import type { AuthorizationStore, OutboxEntry, StoredAuthorization } from '@rsd/ports';
+import type { AuthorizationStore, StoredAuthorization } from '@rsd/ports';
 import { uniqueName } from './eventually';
+import { anOutboxEntry as anEntry, aStoredAuthorization, aUniqueClientId as aClientId } from './port-fixtures';
+
+const aRecord = (organizationId: string, overrides: Partial<StoredAuthorization> = {}) =>
+  aStoredAuthorization({ organizationId, ...overrides });
 
 export interface AuthorizationStoreFixture {
   store: AuthorizationStore;
@@ -8,30 +12,8 @@ export interface AuthorizationStoreFixture {
 
 const NOW = new Date('2026-11-21T08:00:00.000Z');
 
-function aClientId(): string {
-  return `rs_${uniqueName('x').replace(/[^A-Za-z0-9]/g, '').padEnd(20, '0')}`;
-}
 
-function aRecord(organizationId: string, overrides: Partial<StoredAuthorization> = {}): StoredAuthorization {
-  return {
-    clientId: aClientId(),
-    organizationId,
-    recipientType: 'insurance_provider',
-    recipientName: 'Acme Insurance',
-    scopes: ['qr_score'],
-    keyDigest: 'a'.repeat(64),
-    expiresAt: null,
-    createdAt: '2026-11-20T08:00:00.000Z',
-    revokedAt: null,
-    expiredAt: null,
-    revision: 1,
-    ...overrides,
-  };
-}
 
-function anEntry(record: StoredAuthorization, name: string): OutboxEntry {
-  return { id: uniqueName(name), topic: 'rsd.authorizations.v1', key: record.clientId, value: JSON.stringify({ name }) };
-}
 
 /** What every authorization store must do. Each test uses its own organization and Client IDs. */
 export function describeAuthorizationStoreContract(name: string, open: () => Promise<AuthorizationStoreFixture>): void {

@@ -3,3 +3,4 @@ export * from './event-log-contract';
 export * from './authorization-store-contract';
 export * from './read-views-contract';
 export * from './rate-limit-store-contract';
+export * from './port-fixtures';

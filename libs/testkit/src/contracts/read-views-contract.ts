@@ -1,36 +1,13 @@
-import type { CalculatedScore } from '@rsd/contracts';
-import type { CredentialView, ReadViews } from '@rsd/ports';
+import type { ReadViews } from '@rsd/ports';
 import { uniqueName } from './eventually';
+import { aCalculatedScore as aScore, aCredentialView } from './port-fixtures';
 
 export interface ReadViewsFixture {
   views: ReadViews;
   cleanup(): Promise<void>;
 }
 
-function aCredentialView(overrides: Partial<CredentialView> = {}): CredentialView {
-  return {
-    clientId: `rs_${uniqueName('c').replace(/[^A-Za-z0-9]/g, '').padEnd(20, '0')}`,
-    organizationId: uniqueName('org'),
-    keyDigest: 'b'.repeat(64),
-    scopes: ['qr_score'],
-    status: 'active',
-    expiresAt: null,
-    revision: 1,
-    ...overrides,
-  };
-}
 
-function aScore(organizationId: string, scoreDate: string, overrides: Partial<CalculatedScore> = {}): CalculatedScore {
-  return {
-    organizationId,
-    scoreDate,
-    score: 72,
-    grade: 'Strengthen',
-    pillarScores: { structuralIntegrity: 70, failureResistance: 75, deviceHealth: 68, recoveryCapability: 77 },
-    calculatedAt: `${scoreDate}T06:00:00.000Z`,
-    ...overrides,
-  };
-}
 
 /** What every read-view store must do: every update is revision- or date-guarded, so replays change nothing. */
 export function describeReadViewsContract(name: string, open: () => Promise<ReadViewsFixture>): void {

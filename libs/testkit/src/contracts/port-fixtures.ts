@@ -1,0 +1,54 @@
+import type { CalculatedScore } from '@rsd/contracts';
+import type { CredentialView, OutboxEntry, StoredAuthorization } from '@rsd/ports';
+import { uniqueName } from './eventually';
+
+/** Values for the ports' own types, unique per call where they must be: shared by the contract suites and adapter tests. */
+export function aUniqueClientId(): string {
+  return `rs_${uniqueName('c').replace(/[^A-Za-z0-9]/g, '').padEnd(20, '0')}`;
+}
+
+export function aStoredAuthorization(overrides: Partial<StoredAuthorization> = {}): StoredAuthorization {
+  return {
+    clientId: aUniqueClientId(),
+    organizationId: uniqueName('org'),
+    recipientType: 'insurance_provider',
+    recipientName: 'Acme Insurance',
+    scopes: ['qr_score'],
+    keyDigest: 'a'.repeat(64),
+    expiresAt: null,
+    createdAt: '2026-11-20T08:00:00.000Z',
+    revokedAt: null,
+    expiredAt: null,
+    revision: 1,
+    ...overrides,
+  };
+}
+
+export function anOutboxEntry(record: StoredAuthorization, name: string): OutboxEntry {
+  return { id: uniqueName(name), topic: 'rsd.authorizations.v1', key: record.clientId, value: JSON.stringify({ name }) };
+}
+
+export function aCredentialView(overrides: Partial<CredentialView> = {}): CredentialView {
+  return {
+    clientId: aUniqueClientId(),
+    organizationId: uniqueName('org'),
+    keyDigest: 'b'.repeat(64),
+    scopes: ['qr_score'],
+    status: 'active',
+    expiresAt: null,
+    revision: 1,
+    ...overrides,
+  };
+}
+
+export function aCalculatedScore(organizationId: string, scoreDate: string, overrides: Partial<CalculatedScore> = {}): CalculatedScore {
+  return {
+    organizationId,
+    scoreDate,
+    score: 72,
+    grade: 'Strengthen',
+    pillarScores: { structuralIntegrity: 70, failureResistance: 75, deviceHealth: 68, recoveryCapability: 77 },
+    calculatedAt: `${scoreDate}T06:00:00.000Z`,
+    ...overrides,
+  };
+}
