@@ -1,11 +1,14 @@
 import { z } from 'zod';
 import { env } from '@rsd/platform';
 
-/** The embedded runtime's own settings; each service still reads its own variables. */
+/**
+ * The embedded runtime's own settings; each service and the runtime (RUNTIME, SHUTDOWN_DEADLINE_MS, …)
+ * still read their own. DATA_DIR is read here too because the development secret lives there and must
+ * exist before the services' configurations are parsed.
+ */
 export const embeddedConfigSchema = z.object({
   DATA_DIR: env.string('.data'),
   LOG_LEVEL: env.logLevel(),
-  SHUTDOWN_DEADLINE_MS: env.positiveInt(10_000),
   DEMO_ORGANIZATION_ID: env.string('demo-org'),
 });
 export type EmbeddedConfig = z.infer<typeof embeddedConfigSchema>;

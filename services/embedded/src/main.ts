@@ -110,7 +110,7 @@ async function main(): Promise<void> {
       () => store.close(),
       () => adapters.close(),
     ],
-    runtime.SHUTDOWN_DEADLINE_MS,
+    runtimeConfig.SHUTDOWN_DEADLINE_MS,
   );
 }
 
