@@ -8,7 +8,13 @@ export default tseslint.config(
   {
     languageOptions: {
       parserOptions: {
-        project: ['./libs/*/tsconfig.json', './services/*/tsconfig.json', './tools/*/tsconfig.json', './bench/tsconfig.json', './tsconfig.tests.json'],
+        project: [
+          './libs/*/tsconfig.json',
+          './services/*/tsconfig.json',
+          './tools/*/tsconfig.json',
+          './bench/tsconfig.json',
+          './tsconfig.tests.json',
+        ],
         tsconfigRootDir: import.meta.dirname,
       },
     },

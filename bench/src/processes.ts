@@ -11,7 +11,12 @@ export interface Started {
 }
 
 /** Starts a node script and waits for the JSON log line that `isReady` accepts. */
-export async function startNode(script: string, args: string[], env: Record<string, string>, isReady: (line: Record<string, unknown>) => boolean): Promise<Started> {
+export async function startNode(
+  script: string,
+  args: string[],
+  env: Record<string, string>,
+  isReady: (line: Record<string, unknown>) => boolean,
+): Promise<Started> {
   const child = spawn(process.execPath, [resolve(ROOT, script), ...args], {
     cwd: ROOT,
     env: { ...process.env, ...env },

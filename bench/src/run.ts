@@ -67,7 +67,12 @@ const benchEnv = {
 };
 
 async function startEmbedded(dataDir: string): Promise<Product> {
-  const started = await startNode('services/embedded/dist/main.js', [], { ...benchEnv, DATA_DIR: dataDir, READ_API_PORT: '0', CREDENTIALS_PORT: '0', SCORE_INGEST_PORT: '0' }, (line) => line.msg === 'embedded runtime ready');
+  const started = await startNode(
+    'services/embedded/dist/main.js',
+    [],
+    { ...benchEnv, DATA_DIR: dataDir, READ_API_PORT: '0', CREDENTIALS_PORT: '0', SCORE_INGEST_PORT: '0' },
+    (line) => line.msg === 'embedded runtime ready',
+  );
   return {
     readApis: [String(started.ready.readApi)],
     credentials: String(started.ready.credentials),
@@ -82,8 +87,12 @@ async function startDistributed(replicas: number): Promise<Product> {
   const ports = { credentials: 18181, scoreIngest: 18182, readApi: 18180 };
   const processes: Started[] = [];
   const listening = (line: Record<string, unknown>) => typeof line.msg === 'string' && line.msg.includes('listening');
-  processes.push(await startNode('services/credentials/dist/main.js', [], { ...env, CREDENTIALS_PORT: String(ports.credentials) }, listening));
-  processes.push(await startNode('services/score-ingest/dist/main.js', [], { ...env, SCORE_INGEST_PORT: String(ports.scoreIngest) }, listening));
+  processes.push(
+    await startNode('services/credentials/dist/main.js', [], { ...env, CREDENTIALS_PORT: String(ports.credentials) }, listening),
+  );
+  processes.push(
+    await startNode('services/score-ingest/dist/main.js', [], { ...env, SCORE_INGEST_PORT: String(ports.scoreIngest) }, listening),
+  );
   const readApis: string[] = [];
   for (let i = 0; i < replicas; i += 1) {
     const port = ports.readApi + i * 10;
@@ -167,7 +176,10 @@ async function ingestLatency(product: Product, credential: { clientId: string; a
     await new Promise((done) => setTimeout(done, 2)); // a later calculatedAt than the previous trial
     await postScore(product, value);
     const t0 = performance.now();
-    await until(async () => ((await readScore(product.readApis[0]!, credential)).body as { score?: number } | undefined)?.score === value, 10_000);
+    await until(
+      async () => ((await readScore(product.readApis[0]!, credential)).body as { score?: number } | undefined)?.score === value,
+      10_000,
+    );
     samples.push(performance.now() - t0);
   }
   return samples;
@@ -178,7 +190,12 @@ async function main(): Promise<void> {
   const latencies: Latencies[] = [];
 
   const baseline = await startNode('bench/dist/bare-express.js', ['0'], {}, (line) => line.msg === 'baseline ready');
-  throughput.push(await load('bare express, constant JSON (baseline)', `http://127.0.0.1:${String(baseline.ready.port)}/v1/customers/rs_BENCHMARKBASELINE00000000/score`));
+  throughput.push(
+    await load(
+      'bare express, constant JSON (baseline)',
+      `http://127.0.0.1:${String(baseline.ready.port)}/v1/customers/rs_BENCHMARKBASELINE00000000/score`,
+    ),
+  );
   await baseline.stop();
 
   const dataDir = await mkdtemp(join(tmpdir(), 'rsd-bench-'));
@@ -186,7 +203,11 @@ async function main(): Promise<void> {
   try {
     const credential = await createCredential(embedded);
     await postScore(embedded, 72);
-    throughput.push(await load('read API /score, embedded', `${embedded.readApis[0]!}/v1/customers/${credential.clientId}/score`, { 'x-api-key': credential.apiKey }));
+    throughput.push(
+      await load('read API /score, embedded', `${embedded.readApis[0]!}/v1/customers/${credential.clientId}/score`, {
+        'x-api-key': credential.apiKey,
+      }),
+    );
     latencies.push(percentiles('revocation → enforced, embedded', await revocationLatency(embedded)));
     latencies.push(percentiles('score ingested → readable, embedded', await ingestLatency(embedded, credential)));
   } finally {
@@ -200,7 +221,13 @@ async function main(): Promise<void> {
       const credential = await createCredential(distributed);
       await postScore(distributed, 72);
       await until(async () => (await readScore(distributed.readApis[0]!, credential)).status === 200, 30_000);
-      throughput.push(await load('read API /score, distributed (1 of 2 replicas)', `${distributed.readApis[0]!}/v1/customers/${credential.clientId}/score`, { 'x-api-key': credential.apiKey }));
+      throughput.push(
+        await load(
+          'read API /score, distributed (1 of 2 replicas)',
+          `${distributed.readApis[0]!}/v1/customers/${credential.clientId}/score`,
+          { 'x-api-key': credential.apiKey },
+        ),
+      );
       latencies.push(percentiles('revocation → enforced on both replicas, distributed', await revocationLatency(distributed)));
       latencies.push(percentiles('score ingested → readable, distributed', await ingestLatency(distributed, credential)));
     } finally {

@@ -59,11 +59,20 @@ describeWithInfra('kafka', 'the distributed runtime, four processes over real Ka
   const read = (replica: ServiceProcess, credential: Credential, resource = 'score') =>
     request(`${replica.url}/v1/customers/${credential.clientId}/${resource}`, { headers: { 'x-api-key': credential.apiKey } });
 
-  const readUntil = (replica: ServiceProcess, credential: Credential, accept: (r: Awaited<ReturnType<typeof read>>) => boolean, timeoutMs = 20_000) =>
-    eventually(async () => {
-      const answer = await read(replica, credential);
-      return accept(answer) ? answer : undefined;
-    }, timeoutMs, 20);
+  const readUntil = (
+    replica: ServiceProcess,
+    credential: Credential,
+    accept: (r: Awaited<ReturnType<typeof read>>) => boolean,
+    timeoutMs = 20_000,
+  ) =>
+    eventually(
+      async () => {
+        const answer = await read(replica, credential);
+        return accept(answer) ? answer : undefined;
+      },
+      timeoutMs,
+      20,
+    );
 
   const startReadApi = (port: number) => startService('read-api', port, { ...env, READ_API_PORT: String(port) });
 

@@ -44,7 +44,16 @@ afterAll(async () => {
 
 describe('the rsd CLI against the embedded runtime', () => {
   test('when a user creates, publishes, reads and revokes with the CLI, then every step works', async () => {
-    const created = await rsd(['authorizations', 'create', '--org', ORG, '--recipient-type', 'auditor', '--scopes', 'qr_score,pillar_breakdown']);
+    const created = await rsd([
+      'authorizations',
+      'create',
+      '--org',
+      ORG,
+      '--recipient-type',
+      'auditor',
+      '--scopes',
+      'qr_score,pillar_breakdown',
+    ]);
     expect(created.code).toBe(0);
     const { clientId, apiKey } = JSON.parse(created.stdout) as { clientId: string; apiKey: string };
 
@@ -52,7 +61,10 @@ describe('the rsd CLI against the embedded runtime', () => {
     const today = new Date().toISOString().slice(0, 10);
     await writeFile(
       file,
-      [aScoreSubmission({ organizationId: ORG, scoreDate: '2026-01-01', score: 40, grade: 'Improve' }), aScoreSubmission({ organizationId: ORG, scoreDate: today, score: 90, grade: 'Sustain' })]
+      [
+        aScoreSubmission({ organizationId: ORG, scoreDate: '2026-01-01', score: 40, grade: 'Improve' }),
+        aScoreSubmission({ organizationId: ORG, scoreDate: today, score: 90, grade: 'Sustain' }),
+      ]
         .map((score) => JSON.stringify(score))
         .join('\n'),
     );
@@ -77,7 +89,10 @@ describe('the rsd CLI against the embedded runtime', () => {
 
   test('when a file has an invalid score, then the CLI shows the per-item problem and exits 1', async () => {
     const file = join(dataDir, 'bad.json');
-    await writeFile(file, JSON.stringify([aScoreSubmission({ organizationId: ORG }), { ...aScoreSubmission({ organizationId: ORG }), grade: 'Excellent' }]));
+    await writeFile(
+      file,
+      JSON.stringify([aScoreSubmission({ organizationId: ORG }), { ...aScoreSubmission({ organizationId: ORG }), grade: 'Excellent' }]),
+    );
     const answer = await rsd(['scores', 'publish', file]);
     expect(answer.code).toBe(1);
     expect(answer.stderr).toContain('400 VALIDATION_FAILED');

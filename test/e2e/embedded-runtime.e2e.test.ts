@@ -66,7 +66,11 @@ describe('the embedded runtime, end to end over HTTP', () => {
   });
 
   test('when an organization creates an authorization, then the key is shown once and never again', async () => {
-    reader = await createAuthorization({ recipientType: 'insurance_provider', recipientName: 'Insurer', scopes: ['qr_score', 'pillar_breakdown'] });
+    reader = await createAuthorization({
+      recipientType: 'insurance_provider',
+      recipientName: 'Insurer',
+      scopes: ['qr_score', 'pillar_breakdown'],
+    });
     expect(reader.apiKey).toMatch(/^rsk_/);
     expect(reader.status).toBe('active');
 

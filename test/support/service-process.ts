@@ -27,11 +27,18 @@ export async function startService(name: string, port: number, env: Record<strin
     await exited;
   };
   try {
-    await eventually(async () => {
-      if (child.exitCode !== null) throw new Error(`${name} exited with ${child.exitCode}:\n${output}`);
-      const ready = await fetch(`${url}/readyz`).then((r) => r.status === 200, () => false);
-      return ready ? true : undefined;
-    }, 60_000, 200);
+    await eventually(
+      async () => {
+        if (child.exitCode !== null) throw new Error(`${name} exited with ${child.exitCode}:\n${output}`);
+        const ready = await fetch(`${url}/readyz`).then(
+          (r) => r.status === 200,
+          () => false,
+        );
+        return ready ? true : undefined;
+      },
+      60_000,
+      200,
+    );
   } catch (error) {
     await stop('SIGKILL');
     throw error;

@@ -22,13 +22,9 @@ export const createAuthorizationRequestSchema = z
       .array(scopeSchema)
       .min(1)
       .refine((scopes) => new Set(scopes).size === scopes.length, 'must not repeat a scope'),
-    expiresAt: z
-      .union([isoDateSchema, instantInputSchema])
-      .optional()
-      .meta({
-        description:
-          'YYYY-MM-DD (valid through the end of that UTC day) or an ISO date-time with offset; must be in the future',
-      }),
+    expiresAt: z.union([isoDateSchema, instantInputSchema]).optional().meta({
+      description: 'YYYY-MM-DD (valid through the end of that UTC day) or an ISO date-time with offset; must be in the future',
+    }),
   })
   .meta({ id: 'CreateAuthorizationRequest' });
 export type CreateAuthorizationRequest = z.infer<typeof createAuthorizationRequestSchema>;
@@ -55,6 +51,4 @@ export const createdAuthorizationSchema = authorizationSchema
   .meta({ id: 'CreatedAuthorization' });
 export type CreatedAuthorization = z.infer<typeof createdAuthorizationSchema>;
 
-export const authorizationListSchema = z
-  .object({ authorizations: z.array(authorizationSchema) })
-  .meta({ id: 'AuthorizationList' });
+export const authorizationListSchema = z.object({ authorizations: z.array(authorizationSchema) }).meta({ id: 'AuthorizationList' });

@@ -102,9 +102,7 @@ export function topicOf(event: DomainEvent): string {
 }
 
 /** The envelope's fixed fields, so producers only state what differs. */
-export function newEvent<E extends DomainEvent>(
-  fields: { id: string; source: string; time: Date } & Pick<E, 'type' | 'data'>,
-): E {
+export function newEvent<E extends DomainEvent>(fields: { id: string; source: string; time: Date } & Pick<E, 'type' | 'data'>): E {
   const { id, source, time, type, data } = fields;
   const subject = 'clientId' in data ? data.clientId : data.organizationId;
   return {

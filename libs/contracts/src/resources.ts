@@ -42,9 +42,7 @@ export type PillarBreakdownResource = z.infer<typeof pillarBreakdownResourceSche
 export const scoreHistoryResourceSchema = z
   .object({
     clientId: z.string(),
-    scores: z.array(
-      z.object({ scoreDate: isoDateSchema, score: scoreValueSchema, grade: gradeSchema }),
-    ),
+    scores: z.array(z.object({ scoreDate: isoDateSchema, score: scoreValueSchema, grade: gradeSchema })),
   })
   .meta({ id: 'ScoreHistory' });
 export type ScoreHistoryResource = z.infer<typeof scoreHistoryResourceSchema>;

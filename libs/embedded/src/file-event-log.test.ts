@@ -70,7 +70,10 @@ describe('file event log', () => {
   it('when records are appended, then each topic counts its own offsets from zero in partition 0', async () => {
     const log = await openLog();
 
-    await log.append('a', [{ key: 'k', value: '1' }, { key: 'k', value: '2' }]);
+    await log.append('a', [
+      { key: 'k', value: '1' },
+      { key: 'k', value: '2' },
+    ]);
     await log.append('b', [{ key: 'k', value: '3' }]);
 
     const received = await readAll(log, ['a', 'b']);
@@ -83,7 +86,10 @@ describe('file event log', () => {
 
   it('when the log is closed and opened again, then records and offsets are intact', async () => {
     const first = await openLog();
-    await first.append('a', [{ key: 'k1', value: '{"n":1}' }, { key: 'k2', value: '{"n":2}' }]);
+    await first.append('a', [
+      { key: 'k1', value: '{"n":1}' },
+      { key: 'k2', value: '{"n":2}' },
+    ]);
     await first.append('b', [{ key: 'k1', value: '{"n":3}' }]);
     const before = await readAll(first, ['a', 'b']);
     await first.close();
@@ -219,8 +225,8 @@ describe('file event log', () => {
     await log.close();
 
     await expect(log.append('a', [{ key: 'k', value: '1' }])).rejects.toThrow('closed');
-    await expect(
-      log.subscribe({ groupId: 'g', topics: ['a'], fromBeginning: true, handle: () => Promise.resolve() }),
-    ).rejects.toThrow('closed');
+    await expect(log.subscribe({ groupId: 'g', topics: ['a'], fromBeginning: true, handle: () => Promise.resolve() })).rejects.toThrow(
+      'closed',
+    );
   });
 });

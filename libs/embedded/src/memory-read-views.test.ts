@@ -1,6 +1,4 @@
 import { describeReadViewsContract } from '@rsd/testkit';
 import { createMemoryReadViews } from './memory-read-views';
 
-describeReadViewsContract('memory', () =>
-  Promise.resolve({ views: createMemoryReadViews(), cleanup: () => Promise.resolve() }),
-);
+describeReadViewsContract('memory', () => Promise.resolve({ views: createMemoryReadViews(), cleanup: () => Promise.resolve() }));

@@ -1,11 +1,5 @@
 import type { AuthorizationStatus, CalculatedScore } from '@rsd/contracts';
-import {
-  supersedes,
-  type CredentialView,
-  type CredentialViews,
-  type ReadViews,
-  type ScoreViews,
-} from '@rsd/ports';
+import { supersedes, type CredentialView, type CredentialViews, type ReadViews, type ScoreViews } from '@rsd/ports';
 
 /**
  * The read API's views held in memory. Embedded views are rebuilt from offset zero at every start,

@@ -29,7 +29,12 @@ describe('CaughtUpTracker', () => {
     const tracker = new CaughtUpTracker([offsets(0, 0n, 5n), offsets(1, 0n, 3n)], true);
     tracker.assign({ t: [0, 1] });
 
-    tracker.startFrom(new Map([['t:0', 5n], ['t:1', 3n]]));
+    tracker.startFrom(
+      new Map([
+        ['t:0', 5n],
+        ['t:1', 3n],
+      ]),
+    );
 
     expect(await isSettled(tracker.caughtUp)).toBe(true);
   });

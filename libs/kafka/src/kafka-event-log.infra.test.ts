@@ -201,7 +201,10 @@ describeWithInfra('kafka', 'KafkaEventLog', (target) => {
         return record.value === '2' ? Promise.reject(new Error('a passing fault')) : Promise.resolve();
       });
 
-      await log.append(topic, [1, 2, 3].map((n) => ({ key: 'k', value: String(n) })));
+      await log.append(
+        topic,
+        [1, 2, 3].map((n) => ({ key: 'k', value: String(n) })),
+      );
 
       await eventually(() => expect(seen.filter((value) => value === '2').length).toBeGreaterThanOrEqual(2));
       expect(seen).not.toContain('3');
@@ -246,7 +249,10 @@ describeWithInfra('kafka', 'KafkaEventLog', (target) => {
       const topic = topicName('lag');
       const log = await open([topic]);
       const groupId = groupName('lag');
-      await log.append(topic, Array.from({ length: 5 }, (_, n) => ({ key: `k${n}`, value: String(n) })));
+      await log.append(
+        topic,
+        Array.from({ length: 5 }, (_, n) => ({ key: `k${n}`, value: String(n) })),
+      );
       const lagBefore = await log.lag(groupId, [topic]);
 
       await subscribe(log, groupId, topic, () => Promise.resolve());
@@ -282,7 +288,10 @@ describeWithInfra('kafka', 'KafkaEventLog', (target) => {
       );
 
       const values = Array.from({ length: 30 }, (_, n) => String(n));
-      await log.append(topic, values.map((value) => ({ key: `key-${value}`, value })));
+      await log.append(
+        topic,
+        values.map((value) => ({ key: `key-${value}`, value })),
+      );
       await eventually(async () => expect(await log.lag(groupId, [topic])).toBe(0));
 
       const all = received.flat();

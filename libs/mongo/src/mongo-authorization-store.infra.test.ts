@@ -13,8 +13,6 @@ import { AUTHORIZATIONS_COLLECTION, openMongoAuthorizationStore } from './mongo-
 
 const NOW = new Date('2026-11-21T08:00:00.000Z');
 
-
-
 function aDatabaseName(): string {
   return uniqueName('rsd_authz').replace(/-/g, '_');
 }
@@ -130,10 +128,7 @@ describeWithInfra('mongo', 'MongoDB authorization store', (target) => {
       const revokedRecord = { ...record, revokedAt: NOW.toISOString(), revision: 2 };
       await store.create(record, [created]);
 
-      const [updated] = await Promise.all([
-        store.update(revokedRecord, 1, [revoked]),
-        store.markPublished(record.clientId, [created.id]),
-      ]);
+      const [updated] = await Promise.all([store.update(revokedRecord, 1, [revoked]), store.markPublished(record.clientId, [created.id])]);
 
       expect(updated).toBe(true);
       expect(await store.find(record.organizationId, record.clientId)).toEqual(revokedRecord);
@@ -157,11 +152,7 @@ describeWithInfra('mongo', 'MongoDB authorization store', (target) => {
       const indexes = await db.collection(AUTHORIZATIONS_COLLECTION).listIndexes().toArray();
 
       expect(indexes.map((index) => index.key)).toEqual(
-        expect.arrayContaining([
-          { organizationId: 1, createdAt: -1 },
-          { pendingExpiryAt: 1 },
-          { hasOutbox: 1, createdAt: 1 },
-        ]),
+        expect.arrayContaining([{ organizationId: 1, createdAt: -1 }, { pendingExpiryAt: 1 }, { hasOutbox: 1, createdAt: 1 }]),
       );
     });
   });

@@ -111,10 +111,7 @@ export async function openMongoAuthorizationStore(db: Db): Promise<Authorization
       if (limit <= 0) return [];
       // `outbox.0` also excludes a flag left set by a crash between markPublished's two writes.
       const owing = await authorizations
-        .find(
-          { hasOutbox: true, 'outbox.0': { $exists: true } },
-          { projection: { outbox: 1 }, sort: { createdAt: 1, _id: 1 }, limit },
-        )
+        .find({ hasOutbox: true, 'outbox.0': { $exists: true } }, { projection: { outbox: 1 }, sort: { createdAt: 1, _id: 1 }, limit })
         .toArray();
       return owing.map((found): PendingOutbox => ({ clientId: found._id, entries: found.outbox.map(entryOf) }));
     },

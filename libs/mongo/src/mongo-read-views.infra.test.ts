@@ -15,7 +15,6 @@ import { snapshotViews } from './views-snapshot';
 
 const aCredentialView = (overrides: Partial<CredentialView> = {}) => aBaseCredentialView({ organizationId: 'acme', ...overrides });
 
-
 /** What the projections would apply for a short event history, including duplicates and stragglers. */
 function anEventHistory(): ((views: ReadViews) => Promise<void>)[] {
   const first = aCredentialView({ scopes: ['qr_score', 'score_trend'], expiresAt: '2027-01-01T00:00:00.000Z' });
@@ -145,9 +144,9 @@ describeWithInfra('mongo', 'MongoDB read views', (target) => {
       const views = await openMongoReadViews(db);
       const seeded = Array.from({ length: 1_000 }, () => aCredentialView());
       // Seeded in bulk, in the shape `put` writes: a thousand guarded upserts would only slow the suite.
-      await db.collection<CredentialView & { _id: string }>(VIEW_COLLECTIONS.credentials).insertMany(
-        seeded.map((view) => ({ _id: view.clientId, ...view })),
-      );
+      await db
+        .collection<CredentialView & { _id: string }>(VIEW_COLLECTIONS.credentials)
+        .insertMany(seeded.map((view) => ({ _id: view.clientId, ...view })));
 
       // FerretDB 1.24 (SQLite) misses its own `_id` index, so there this is a table scan that grows with the collection.
       const latenciesMs: number[] = [];
@@ -163,7 +162,9 @@ describeWithInfra('mongo', 'MongoDB read views', (target) => {
       latenciesMs.sort((a, b) => a - b);
       const p50 = percentile(latenciesMs, 0.5);
       const p99 = percentile(latenciesMs, 0.99);
-      process.stderr.write(`[mongo] credential_views findOne by _id, 1000 calls over 1000 views: p50 ${p50.toFixed(2)} ms, p99 ${p99.toFixed(2)} ms\n`);
+      process.stderr.write(
+        `[mongo] credential_views findOne by _id, 1000 calls over 1000 views: p50 ${p50.toFixed(2)} ms, p99 ${p99.toFixed(2)} ms\n`,
+      );
       expect(p99).toBeLessThan(100);
     });
   });

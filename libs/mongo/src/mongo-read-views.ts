@@ -90,11 +90,9 @@ function mongoScoreViews(db: Db): ScoreViews {
     async record(score) {
       const stored = scoreOf(score);
       await ignoringDuplicateKey(
-        history.replaceOne(
-          { _id: `${score.organizationId}|${score.scoreDate}`, calculatedAt: { $lt: score.calculatedAt } },
-          stored,
-          { upsert: true },
-        ),
+        history.replaceOne({ _id: `${score.organizationId}|${score.scoreDate}`, calculatedAt: { $lt: score.calculatedAt } }, stored, {
+          upsert: true,
+        }),
       );
       await ignoringDuplicateKey(
         latest.replaceOne(
@@ -115,9 +113,7 @@ function mongoScoreViews(db: Db): ScoreViews {
 
     async history(organizationId, limit) {
       if (limit <= 0) return [];
-      return history
-        .find<CalculatedScore>({ organizationId }, { projection: SCORE_PROJECTION, sort: { scoreDate: -1 }, limit })
-        .toArray();
+      return history.find<CalculatedScore>({ organizationId }, { projection: SCORE_PROJECTION, sort: { scoreDate: -1 }, limit }).toArray();
     },
   };
 }

@@ -9,7 +9,11 @@ export interface ViewsSnapshot {
 
 /** Every view document as stored, `_id` included, sorted by `_id`: two databases holding the same views compare equal. */
 export async function snapshotViews(db: Db): Promise<ViewsSnapshot> {
-  const all = (name: string) => db.collection(name).find({}, { sort: { _id: 1 } }).toArray();
+  const all = (name: string) =>
+    db
+      .collection(name)
+      .find({}, { sort: { _id: 1 } })
+      .toArray();
   const [credentials, latestScores, history] = await Promise.all([
     all(VIEW_COLLECTIONS.credentials),
     all(VIEW_COLLECTIONS.latestScores),

@@ -22,7 +22,9 @@ describe('the shared front half of every service', () => {
     app.get('/things', (_req, res) => void res.json({ ok: true }));
     const running = await startApp(finishApp(app, log));
     try {
-      const answer = await request(`${running.baseUrl}/things?secret=rsk_abc`, { headers: { 'x-api-key': 'rsk_abc', 'x-request-id': 'req-42' } });
+      const answer = await request(`${running.baseUrl}/things?secret=rsk_abc`, {
+        headers: { 'x-api-key': 'rsk_abc', 'x-request-id': 'req-42' },
+      });
       expect(answer.headers.get('x-request-id')).toBe('req-42');
     } finally {
       await running.close();

@@ -51,9 +51,7 @@ export function buildOpenApiDocument(info: OpenApiInfo, operations: OpenApiOpera
       ...(op.tags ? { tags: op.tags } : {}),
       ...(op.security ? { security: [{ [op.security]: [] }] } : {}),
       ...(op.parameters ? { parameters: op.parameters } : {}),
-      ...(op.requestBody
-        ? { requestBody: { required: true, content: { 'application/json': { schema: ref(op.requestBody) } } } }
-        : {}),
+      ...(op.requestBody ? { requestBody: { required: true, content: { 'application/json': { schema: ref(op.requestBody) } } } } : {}),
       responses,
     };
   }

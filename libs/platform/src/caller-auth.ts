@@ -7,9 +7,7 @@ import { ApiError } from './errors';
 /** Config for verifying callers' bearer tokens; part of each writing service's config. */
 export const callerAuthConfigSchema = z
   .object({
-    JWT_HS256_SECRET: env.optionalString().pipe(
-      z.string().min(32, 'must be at least 32 characters').optional(),
-    ),
+    JWT_HS256_SECRET: env.optionalString().pipe(z.string().min(32, 'must be at least 32 characters').optional()),
     JWT_JWKS_URL: env.optionalString().pipe(z.url().optional()),
     JWT_ISSUER: env.optionalString(),
     JWT_AUDIENCE: env.optionalString(),

@@ -11,9 +11,7 @@ export class ConfigError extends Error {
 export function loadConfig<S extends z.ZodType>(schema: S, env: NodeJS.ProcessEnv): z.infer<S> {
   const result = schema.safeParse(env);
   if (result.success) return result.data;
-  throw new ConfigError(
-    result.error.issues.map((issue) => `${issue.path.join('.') || '(environment)'}: ${issue.message}`),
-  );
+  throw new ConfigError(result.error.issues.map((issue) => `${issue.path.join('.') || '(environment)'}: ${issue.message}`));
 }
 
 /** Building blocks for config schemas read from environment variables (always strings). */

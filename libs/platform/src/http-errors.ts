@@ -47,12 +47,7 @@ export function errorHandler(log: Logger): ErrorRequestHandler {
       next(error);
       return;
     }
-    const known =
-      error instanceof ApiError
-        ? error
-        : typeof error === 'object' && error !== null
-          ? fromBodyParser(error)
-          : undefined;
+    const known = error instanceof ApiError ? error : typeof error === 'object' && error !== null ? fromBodyParser(error) : undefined;
     const apiError = known ?? new ApiError('INTERNAL_ERROR', 'An unexpected error occurred');
     if (!known) log.error({ err: error, method: req.method, path: req.path }, 'unhandled error');
     for (const [name, value] of Object.entries(apiError.headers ?? {})) res.setHeader(name, value);

@@ -42,7 +42,9 @@ export function onShutdown(log: Logger, closers: Closer[], deadlineMs = 10_000):
 export function runMain(main: () => Promise<void>): void {
   main().catch((error: unknown) => {
     const message =
-      error instanceof Error && error.name === 'ConfigError' ? error.message : `failed to start: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`;
+      error instanceof Error && error.name === 'ConfigError'
+        ? error.message
+        : `failed to start: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`;
     process.stderr.write(`${message}\n`);
     process.exit(1);
   });

@@ -142,9 +142,7 @@ describeWithInfra('redis', 'Redis rate-limit stores', (target) => {
       const stores = replicaStores().map((factory) => factory(prefix));
       for (const store of stores) await store.init?.(WINDOW);
 
-      const counts = await Promise.all(
-        Array.from({ length: 200 }, (_, n) => Promise.resolve(stores[n % 2]!.increment('one-credential'))),
-      );
+      const counts = await Promise.all(Array.from({ length: 200 }, (_, n) => Promise.resolve(stores[n % 2]!.increment('one-credential'))));
 
       expect(Math.max(...counts.map(({ totalHits }) => totalHits))).toBe(200);
       expect(new Set(counts.map(({ totalHits }) => totalHits)).size).toBe(200);
@@ -156,9 +154,7 @@ describeWithInfra('redis', 'Redis rate-limit stores', (target) => {
 
       const statuses: number[] = [];
       for (let batch = 0; batch < 10; batch += 1) {
-        const responses = await Promise.all(
-          Array.from({ length: 20 }, (_, n) => request(apps[n % 2]!.baseUrl)),
-        );
+        const responses = await Promise.all(Array.from({ length: 20 }, (_, n) => request(apps[n % 2]!.baseUrl)));
         statuses.push(...responses.map((response) => response.status));
       }
 

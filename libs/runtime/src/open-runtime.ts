@@ -1,12 +1,7 @@
 import { join } from 'node:path';
 import { MongoClient, type Db } from 'mongodb';
 import { TOPICS } from '@rsd/contracts';
-import {
-  createMemoryReadViews,
-  memoryRateLimitStores,
-  openFileAuthorizationStore,
-  openFileEventLog,
-} from '@rsd/embedded';
+import { createMemoryReadViews, memoryRateLimitStores, openFileAuthorizationStore, openFileEventLog } from '@rsd/embedded';
 import { openKafkaEventLog } from '@rsd/kafka';
 import { openMongoAuthorizationStore, openMongoReadViews, pingMongo } from '@rsd/mongo';
 import type { ReadinessCheck } from '@rsd/observability';

@@ -9,7 +9,10 @@ import { createOutboxRelay } from './outbox/outbox-relay';
 
 /** The credentials service: authorizations in its own store, their events relayed to the event log. */
 async function main(): Promise<void> {
-  const [service, runtimeSettings] = loadConfigs([credentialsConfigSchema, runtimeConfigSchema({ defaultRuntime: 'distributed', needs: ['kafka', 'mongo'] })], process.env);
+  const [service, runtimeSettings] = loadConfigs(
+    [credentialsConfigSchema, runtimeConfigSchema({ defaultRuntime: 'distributed', needs: ['kafka', 'mongo'] })],
+    process.env,
+  );
   const config = { ...service, ...runtimeSettings };
   const log = createLogger('credentials', config.LOG_LEVEL);
   const clock = systemClock;
@@ -35,7 +38,11 @@ async function main(): Promise<void> {
   const server = await listen(app, config.CREDENTIALS_PORT, config.CREDENTIALS_HOST);
   log.info({ port: config.CREDENTIALS_PORT, runtime: runtime.kind }, 'credentials service listening');
 
-  onShutdown(log, [() => closeServer(server), () => expiry.stop(), () => relay.stop(), () => store.close(), () => runtime.close()], config.SHUTDOWN_DEADLINE_MS);
+  onShutdown(
+    log,
+    [() => closeServer(server), () => expiry.stop(), () => relay.stop(), () => store.close(), () => runtime.close()],
+    config.SHUTDOWN_DEADLINE_MS,
+  );
 }
 
 runMain(main);

@@ -11,7 +11,7 @@ const organizationIdParameter = {
   name: 'organizationId',
   in: 'path',
   required: true,
-  description: 'The organization the caller administers (the token\'s `org` claim)',
+  description: "The organization the caller administers (the token's `org` claim)",
   schema: { $ref: '#/components/schemas/OrganizationId' },
 };
 const clientIdParameter = {
@@ -55,7 +55,7 @@ const operations: OpenApiOperation[] = [
   {
     method: 'get',
     path: '/organizations/{organizationId}/authorizations',
-    summary: 'List the organization\'s authorizations, newest first',
+    summary: "List the organization's authorizations, newest first",
     tags,
     security: 'bearer',
     parameters: [organizationIdParameter],

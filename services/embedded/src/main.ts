@@ -61,7 +61,13 @@ async function main(): Promise<void> {
   expiry.start(credentialsConfig.EXPIRY_CHECK_INTERVAL_MS);
 
   const readApiServer = await listen(
-    readApi.buildApp({ config: readApiConfig, views, rateLimitStores: adapters.rateLimitStores(), clock, log: log.child({ service: 'read-api' }) }),
+    readApi.buildApp({
+      config: readApiConfig,
+      views,
+      rateLimitStores: adapters.rateLimitStores(),
+      clock,
+      log: log.child({ service: 'read-api' }),
+    }),
     readApiConfig.READ_API_PORT,
     readApiConfig.READ_API_HOST,
   );

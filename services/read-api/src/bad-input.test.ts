@@ -67,7 +67,10 @@ describe('Client IDs that are not what they seem', () => {
     ['a Client ID with a leading space', () => `%20${credential.clientId}`],
     ['a Client ID in upper case', () => credential.clientId.toUpperCase()],
     ['a Client ID with its prefix in upper case', () => `RS${credential.clientId.slice(2)}`],
-    ['a Client ID with non-ASCII letters', 'rs_%C3%A9%C3%A9%C3%A9%C3%A9%C3%A9%C3%A9%C3%A9%C3%A9%C3%A9%C3%A9%C3%A9%C3%A9%C3%A9%C3%A9%C3%A9%C3%A9'],
+    [
+      'a Client ID with non-ASCII letters',
+      'rs_%C3%A9%C3%A9%C3%A9%C3%A9%C3%A9%C3%A9%C3%A9%C3%A9%C3%A9%C3%A9%C3%A9%C3%A9%C3%A9%C3%A9%C3%A9%C3%A9',
+    ],
     ['a body too short', 'rs_0123456789abcde'],
     ['a body too long', `rs_${'a'.repeat(65)}`],
     ['a 10,000 character Client ID', `rs_${'a'.repeat(10_000)}`],
@@ -113,13 +116,16 @@ describe('headers', () => {
 });
 
 describe('methods and paths', () => {
-  test.each(['POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'])('when %s is sent to a customer resource, then 405 with Allow: GET, HEAD', async (method) => {
-    const response = await call(`/v1/customers/${credential.clientId}/pillars`, { method, ...withKey() });
+  test.each(['POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'])(
+    'when %s is sent to a customer resource, then 405 with Allow: GET, HEAD',
+    async (method) => {
+      const response = await call(`/v1/customers/${credential.clientId}/pillars`, { method, ...withKey() });
 
-    expect(response.status).toBe(405);
-    expect(response.headers.get('allow')).toBe('GET, HEAD');
-    expect(response.body.code).toBe('METHOD_NOT_ALLOWED');
-  });
+      expect(response.status).toBe(405);
+      expect(response.headers.get('allow')).toBe('GET, HEAD');
+      expect(response.body.code).toBe('METHOD_NOT_ALLOWED');
+    },
+  );
 
   test.each([
     '/',
@@ -164,12 +170,15 @@ describe('methods and paths', () => {
     expect(response.body).toBe('');
   });
 
-  test.each(['0', '367', '-1', '1.5', '+5', '05', 'ten', '', '1e2'])('when the history limit is "%s", then 400 INVALID_PARAMETER', async (limit) => {
-    const response = await call(`/v1/customers/${credential.clientId}/score/history?limit=${limit}`, withKey());
+  test.each(['0', '367', '-1', '1.5', '+5', '05', 'ten', '', '1e2'])(
+    'when the history limit is "%s", then 400 INVALID_PARAMETER',
+    async (limit) => {
+      const response = await call(`/v1/customers/${credential.clientId}/score/history?limit=${limit}`, withKey());
 
-    expect(response.status).toBe(400);
-    expect(response.body.code).toBe('INVALID_PARAMETER');
-  });
+      expect(response.status).toBe(400);
+      expect(response.body.code).toBe('INVALID_PARAMETER');
+    },
+  );
 
   test('when the history limit is given twice, then 400 INVALID_PARAMETER', async () => {
     const response = await call(`/v1/customers/${credential.clientId}/score/history?limit=1&limit=2`, withKey());

@@ -64,6 +64,11 @@ describe('read API configuration', () => {
   test('when several variables are bad, then every one is reported at once', () => {
     const problems = problemsOf({ EDGE_DENY_CIDRS: 'x,y', CLIENT_ID_PREFIX: '', RATE_LIMIT_PER_MINUTE: '-5' });
 
-    expect(problems.map((p) => p.split(':')[0])).toEqual(['CLIENT_ID_PREFIX', 'RATE_LIMIT_PER_MINUTE', 'EDGE_DENY_CIDRS', 'EDGE_DENY_CIDRS']);
+    expect(problems.map((p) => p.split(':')[0])).toEqual([
+      'CLIENT_ID_PREFIX',
+      'RATE_LIMIT_PER_MINUTE',
+      'EDGE_DENY_CIDRS',
+      'EDGE_DENY_CIDRS',
+    ]);
   });
 });

@@ -4,7 +4,9 @@ import { env } from '@rsd/platform';
 import { parseAddressRange } from './access/address-ranges';
 
 const prefix = (fallback: string) =>
-  env.string(fallback).pipe(z.string().regex(CLIENT_ID_PREFIX_PATTERN, 'must be a lowercase letter then up to 15 lowercase letters or digits'));
+  env
+    .string(fallback)
+    .pipe(z.string().regex(CLIENT_ID_PREFIX_PATTERN, 'must be a lowercase letter then up to 15 lowercase letters or digits'));
 
 /** A comma list in which every item must pass `check`; each bad item is named in the error. */
 const checkedList = (check: (item: string) => string | undefined) =>
@@ -15,8 +17,7 @@ const checkedList = (check: (item: string) => string | undefined) =>
     }
   });
 
-const addressRanges = () =>
-  checkedList((item) => (parseAddressRange(item) ? undefined : 'is not an IP address or CIDR range'));
+const addressRanges = () => checkedList((item) => (parseAddressRange(item) ? undefined : 'is not an IP address or CIDR range'));
 
 /** Patterns are matched case-insensitively; a comma always separates patterns, so none may contain one. */
 const userAgentPatterns = () =>

@@ -80,30 +80,138 @@ interface Row {
 
 const rows: Row[] = [
   // 1 edge policy
-  { name: 'the user agent is blocked by the edge policy', send: (w) => call(score(w.active), { apiKey: w.active.apiKey, userAgent: BLOCKED_AGENT }), status: 403, error: 'Forbidden', code: undefined },
+  {
+    name: 'the user agent is blocked by the edge policy',
+    send: (w) => call(score(w.active), { apiKey: w.active.apiKey, userAgent: BLOCKED_AGENT }),
+    status: 403,
+    error: 'Forbidden',
+    code: undefined,
+  },
   // 2 Client ID missing
-  { name: 'the Client ID segment is empty', send: (w) => call('/v1/customers//score', { apiKey: w.active.apiKey }), status: 400, error: 'Bad Request', code: 'MISSING_CLIENT_ID' },
-  { name: 'the Client ID is only an encoded space', send: (w) => call('/v1/customers/%20/pillars', { apiKey: w.active.apiKey }), status: 400, error: 'Bad Request', code: 'MISSING_CLIENT_ID' },
-  { name: 'the score path has no Client ID segment', send: (w) => call('/v1/customers/score', { apiKey: w.active.apiKey }), status: 400, error: 'Bad Request', code: 'MISSING_CLIENT_ID' },
-  { name: 'the pillars path has no Client ID segment', send: (w) => call('/v1/customers/pillars', { apiKey: w.active.apiKey }), status: 400, error: 'Bad Request', code: 'MISSING_CLIENT_ID' },
-  { name: 'the history path has no Client ID segment', send: (w) => call('/v1/customers/score/history', { apiKey: w.active.apiKey }), status: 400, error: 'Bad Request', code: 'MISSING_CLIENT_ID' },
+  {
+    name: 'the Client ID segment is empty',
+    send: (w) => call('/v1/customers//score', { apiKey: w.active.apiKey }),
+    status: 400,
+    error: 'Bad Request',
+    code: 'MISSING_CLIENT_ID',
+  },
+  {
+    name: 'the Client ID is only an encoded space',
+    send: (w) => call('/v1/customers/%20/pillars', { apiKey: w.active.apiKey }),
+    status: 400,
+    error: 'Bad Request',
+    code: 'MISSING_CLIENT_ID',
+  },
+  {
+    name: 'the score path has no Client ID segment',
+    send: (w) => call('/v1/customers/score', { apiKey: w.active.apiKey }),
+    status: 400,
+    error: 'Bad Request',
+    code: 'MISSING_CLIENT_ID',
+  },
+  {
+    name: 'the pillars path has no Client ID segment',
+    send: (w) => call('/v1/customers/pillars', { apiKey: w.active.apiKey }),
+    status: 400,
+    error: 'Bad Request',
+    code: 'MISSING_CLIENT_ID',
+  },
+  {
+    name: 'the history path has no Client ID segment',
+    send: (w) => call('/v1/customers/score/history', { apiKey: w.active.apiKey }),
+    status: 400,
+    error: 'Bad Request',
+    code: 'MISSING_CLIENT_ID',
+  },
   // 3 Client ID format
-  { name: 'the Client ID has the wrong format', send: (w) => call('/v1/customers/acme/score', { apiKey: w.active.apiKey }), status: 400, error: 'Bad Request', code: 'INVALID_CLIENT_ID' },
-  { name: 'the Client ID has another prefix', send: (w) => call(`/v1/customers/xx_${w.active.clientId.slice(3)}/score`, { apiKey: w.active.apiKey }), status: 400, error: 'Bad Request', code: 'INVALID_CLIENT_ID' },
+  {
+    name: 'the Client ID has the wrong format',
+    send: (w) => call('/v1/customers/acme/score', { apiKey: w.active.apiKey }),
+    status: 400,
+    error: 'Bad Request',
+    code: 'INVALID_CLIENT_ID',
+  },
+  {
+    name: 'the Client ID has another prefix',
+    send: (w) => call(`/v1/customers/xx_${w.active.clientId.slice(3)}/score`, { apiKey: w.active.apiKey }),
+    status: 400,
+    error: 'Bad Request',
+    code: 'INVALID_CLIENT_ID',
+  },
   // 4 API key missing
-  { name: 'the x-api-key header is absent', send: (w) => call(score(w.active)), status: 401, error: 'Unauthorized', code: 'MISSING_API_KEY' },
-  { name: 'the x-api-key header is empty', send: (w) => call(score(w.active), { apiKey: '' }), status: 401, error: 'Unauthorized', code: 'MISSING_API_KEY' },
+  {
+    name: 'the x-api-key header is absent',
+    send: (w) => call(score(w.active)),
+    status: 401,
+    error: 'Unauthorized',
+    code: 'MISSING_API_KEY',
+  },
+  {
+    name: 'the x-api-key header is empty',
+    send: (w) => call(score(w.active), { apiKey: '' }),
+    status: 401,
+    error: 'Unauthorized',
+    code: 'MISSING_API_KEY',
+  },
   // 5 no credential
-  { name: 'no credential exists for the Client ID', send: (w) => call(`/v1/customers/${wellFormedUnknown}/score`, { apiKey: w.active.apiKey }), status: 404, error: 'Not Found', code: 'CREDENTIAL_NOT_FOUND' },
+  {
+    name: 'no credential exists for the Client ID',
+    send: (w) => call(`/v1/customers/${wellFormedUnknown}/score`, { apiKey: w.active.apiKey }),
+    status: 404,
+    error: 'Not Found',
+    code: 'CREDENTIAL_NOT_FOUND',
+  },
   // 6 key does not verify
-  { name: 'the key belongs to another credential', send: (w) => call(score(w.active), { apiKey: w.noScore.apiKey }), status: 401, error: 'Unauthorized', code: 'INVALID_API_KEY' },
-  { name: 'the key fails its checksum', send: (w) => call(score(w.active), { apiKey: `${w.active.apiKey.slice(0, -1)}${w.active.apiKey.endsWith('A') ? 'B' : 'A'}` }), status: 401, error: 'Unauthorized', code: 'INVALID_API_KEY' },
-  { name: 'the key is well formed but was never issued', send: (w) => call(score(w.active), { apiKey: generateApiKey('rsk') }), status: 401, error: 'Unauthorized', code: 'INVALID_API_KEY' },
-  { name: 'the key has another prefix', send: (w) => call(score(w.active), { apiKey: `abc${w.active.apiKey.slice(3)}` }), status: 401, error: 'Unauthorized', code: 'INVALID_API_KEY' },
+  {
+    name: 'the key belongs to another credential',
+    send: (w) => call(score(w.active), { apiKey: w.noScore.apiKey }),
+    status: 401,
+    error: 'Unauthorized',
+    code: 'INVALID_API_KEY',
+  },
+  {
+    name: 'the key fails its checksum',
+    send: (w) => call(score(w.active), { apiKey: `${w.active.apiKey.slice(0, -1)}${w.active.apiKey.endsWith('A') ? 'B' : 'A'}` }),
+    status: 401,
+    error: 'Unauthorized',
+    code: 'INVALID_API_KEY',
+  },
+  {
+    name: 'the key is well formed but was never issued',
+    send: (w) => call(score(w.active), { apiKey: generateApiKey('rsk') }),
+    status: 401,
+    error: 'Unauthorized',
+    code: 'INVALID_API_KEY',
+  },
+  {
+    name: 'the key has another prefix',
+    send: (w) => call(score(w.active), { apiKey: `abc${w.active.apiKey.slice(3)}` }),
+    status: 401,
+    error: 'Unauthorized',
+    code: 'INVALID_API_KEY',
+  },
   // 7 credential not active
-  { name: 'the credential was revoked', send: (w) => call(pillars(w.revoked), { apiKey: w.revoked.apiKey }), status: 401, error: 'Unauthorized', code: 'CREDENTIAL_INACTIVE' },
-  { name: 'the credential expired by event', send: (w) => call(score(w.expiredByEvent), { apiKey: w.expiredByEvent.apiKey }), status: 401, error: 'Unauthorized', code: 'CREDENTIAL_INACTIVE' },
-  { name: 'the credential reached its expiresAt with no event yet', send: (w) => call(score(w.expiredByClock), { apiKey: w.expiredByClock.apiKey }), status: 401, error: 'Unauthorized', code: 'CREDENTIAL_INACTIVE' },
+  {
+    name: 'the credential was revoked',
+    send: (w) => call(pillars(w.revoked), { apiKey: w.revoked.apiKey }),
+    status: 401,
+    error: 'Unauthorized',
+    code: 'CREDENTIAL_INACTIVE',
+  },
+  {
+    name: 'the credential expired by event',
+    send: (w) => call(score(w.expiredByEvent), { apiKey: w.expiredByEvent.apiKey }),
+    status: 401,
+    error: 'Unauthorized',
+    code: 'CREDENTIAL_INACTIVE',
+  },
+  {
+    name: 'the credential reached its expiresAt with no event yet',
+    send: (w) => call(score(w.expiredByClock), { apiKey: w.expiredByClock.apiKey }),
+    status: 401,
+    error: 'Unauthorized',
+    code: 'CREDENTIAL_INACTIVE',
+  },
   // 8 per-credential rate limit (3 per minute in this app)
   {
     name: 'the credential is over its rate limit',
@@ -116,15 +224,51 @@ const rows: Row[] = [
     code: undefined,
   },
   // 9 scope
-  { name: 'the pillar_breakdown scope was not granted', send: (w) => call(pillars(w.scoreOnly), { apiKey: w.scoreOnly.apiKey }), status: 403, error: 'Forbidden', code: 'INSUFFICIENT_SCOPE' },
-  { name: 'the score_trend scope was not granted', send: (w) => call(history(w.scoreOnly), { apiKey: w.scoreOnly.apiKey }), status: 403, error: 'Forbidden', code: 'INSUFFICIENT_SCOPE' },
+  {
+    name: 'the pillar_breakdown scope was not granted',
+    send: (w) => call(pillars(w.scoreOnly), { apiKey: w.scoreOnly.apiKey }),
+    status: 403,
+    error: 'Forbidden',
+    code: 'INSUFFICIENT_SCOPE',
+  },
+  {
+    name: 'the score_trend scope was not granted',
+    send: (w) => call(history(w.scoreOnly), { apiKey: w.scoreOnly.apiKey }),
+    status: 403,
+    error: 'Forbidden',
+    code: 'INSUFFICIENT_SCOPE',
+  },
   // 10 no data
-  { name: 'no score has been calculated yet', send: (w) => call(score(w.noScore), { apiKey: w.noScore.apiKey }), status: 404, error: 'Not Found', code: 'SCORE_NOT_FOUND' },
-  { name: 'no pillar breakdown has been calculated yet', send: (w) => call(pillars(w.noScore), { apiKey: w.noScore.apiKey }), status: 404, error: 'Not Found', code: 'PILLARS_NOT_FOUND' },
+  {
+    name: 'no score has been calculated yet',
+    send: (w) => call(score(w.noScore), { apiKey: w.noScore.apiKey }),
+    status: 404,
+    error: 'Not Found',
+    code: 'SCORE_NOT_FOUND',
+  },
+  {
+    name: 'no pillar breakdown has been calculated yet',
+    send: (w) => call(pillars(w.noScore), { apiKey: w.noScore.apiKey }),
+    status: 404,
+    error: 'Not Found',
+    code: 'PILLARS_NOT_FOUND',
+  },
   // outside the order of checks
-  { name: 'the history limit is out of range', send: (w) => call(`${history(w.active)}?limit=367`, { apiKey: w.active.apiKey }), status: 400, error: 'Bad Request', code: 'INVALID_PARAMETER' },
+  {
+    name: 'the history limit is out of range',
+    send: (w) => call(`${history(w.active)}?limit=367`, { apiKey: w.active.apiKey }),
+    status: 400,
+    error: 'Bad Request',
+    code: 'INVALID_PARAMETER',
+  },
   { name: 'the path is unknown', send: () => call('/v1/nothing-here'), status: 404, error: 'Not Found', code: 'ROUTE_NOT_FOUND' },
-  { name: 'the method is not GET or HEAD', send: (w) => call(score(w.active), { apiKey: w.active.apiKey, method: 'POST' }), status: 405, error: 'Method Not Allowed', code: 'METHOD_NOT_ALLOWED' },
+  {
+    name: 'the method is not GET or HEAD',
+    send: (w) => call(score(w.active), { apiKey: w.active.apiKey, method: 'POST' }),
+    status: 405,
+    error: 'Method Not Allowed',
+    code: 'METHOD_NOT_ALLOWED',
+  },
 ];
 
 describe('the error table', () => {
@@ -217,8 +361,8 @@ describe('the order of checks: when two failures are present, the first wins', (
     const lookup = jest.spyOn(world.views.credentials, 'get');
     try {
       const responses = await Promise.all(
-        ['acme', '%FF', 'rs_%2F0123456789abcdef', `${world.active.clientId}%20`, world.active.clientId.toUpperCase(), '%E0%A4%A'].map((id) =>
-          call(`/v1/customers/${id}/score`, { apiKey: world.active.apiKey }),
+        ['acme', '%FF', 'rs_%2F0123456789abcdef', `${world.active.clientId}%20`, world.active.clientId.toUpperCase(), '%E0%A4%A'].map(
+          (id) => call(`/v1/customers/${id}/score`, { apiKey: world.active.apiKey }),
         ),
       );
 

@@ -10,7 +10,10 @@ import { startChangeFeed } from './views/view-change-feed';
 
 /** One read-API replica: projects the topics into the shared views and serves them. */
 async function main(): Promise<void> {
-  const [service, runtimeSettings] = loadConfigs([readApiConfigSchema, runtimeConfigSchema({ defaultRuntime: 'distributed', needs: ['kafka', 'mongo', 'redis'] })], process.env);
+  const [service, runtimeSettings] = loadConfigs(
+    [readApiConfigSchema, runtimeConfigSchema({ defaultRuntime: 'distributed', needs: ['kafka', 'mongo', 'redis'] })],
+    process.env,
+  );
   const config = { ...service, ...runtimeSettings };
   const log = createLogger('read-api', config.LOG_LEVEL);
   const metrics = createServiceMetrics('read-api');

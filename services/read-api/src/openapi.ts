@@ -62,7 +62,11 @@ export function readApiOpenApi(config: Pick<ReadApiConfig, 'CLIENT_ID_PREFIX' | 
       description: 'Needs the pillar_breakdown scope. Carries no composite: read it from the score.',
       parameters: [clientIdParameter],
       responses: {
-        '200': { description: 'The pillar breakdown of the latest score', schema: pillarBreakdownResourceSchema, headers: rateLimitHeaders },
+        '200': {
+          description: 'The pillar breakdown of the latest score',
+          schema: pillarBreakdownResourceSchema,
+          headers: rateLimitHeaders,
+        },
         ...authErrors,
         '404': error('CREDENTIAL_NOT_FOUND, or PILLARS_NOT_FOUND when no score has been calculated yet'),
       },
@@ -96,7 +100,7 @@ export function readApiOpenApi(config: Pick<ReadApiConfig, 'CLIENT_ID_PREFIX' | 
       title: 'Resilience Score Data API',
       version: '1.0.0',
       description:
-        'Read-only access to one customer organization\'s resilience score, grade and pillar breakdown. ' +
+        "Read-only access to one customer organization's resilience score, grade and pillar breakdown. " +
         'Authenticate with the Client ID in the path and the API key in the x-api-key header.',
     },
     operations,

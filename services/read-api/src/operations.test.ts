@@ -25,7 +25,10 @@ describe('read API metrics', () => {
       const credential = await issueCredential(views);
       const statuses = [];
       for (let i = 0; i < 3; i += 1) {
-        statuses.push((await request(`${running.baseUrl}/v1/customers/${credential.clientId}/score`, { headers: { 'x-api-key': credential.apiKey } })).status);
+        statuses.push(
+          (await request(`${running.baseUrl}/v1/customers/${credential.clientId}/score`, { headers: { 'x-api-key': credential.apiKey } }))
+            .status,
+        );
       }
       expect(statuses).toEqual([200, 200, 429]);
 

@@ -18,7 +18,9 @@ async function startReadApi(env: NodeJS.ProcessEnv = {}) {
 }
 
 function getScore(running: RunningApp, credential: IssuedCredential, headers: Record<string, string> = {}) {
-  return request(`${running.baseUrl}/v1/customers/${credential.clientId}/score`, { headers: { 'x-api-key': credential.apiKey, ...headers } });
+  return request(`${running.baseUrl}/v1/customers/${credential.clientId}/score`, {
+    headers: { 'x-api-key': credential.apiKey, ...headers },
+  });
 }
 
 function expectRetryAfter(headers: Headers): void {
@@ -110,7 +112,10 @@ describe('failed-authentication limit per client address', () => {
     const failures = [
       () => request(`${running.baseUrl}/v1/customers/not-an-id/score`, { headers: from('203.0.113.7') }),
       () => request(`${running.baseUrl}/v1/customers/${victim.clientId}/score`, { headers: from('203.0.113.7') }),
-      () => request(`${running.baseUrl}/v1/customers/rs_0123456789abcdefABCDEF/score`, { headers: { ...from('203.0.113.7'), 'x-api-key': 'rsk_x' } }),
+      () =>
+        request(`${running.baseUrl}/v1/customers/rs_0123456789abcdefABCDEF/score`, {
+          headers: { ...from('203.0.113.7'), 'x-api-key': 'rsk_x' },
+        }),
       () => getScore(running, { ...victim, apiKey: 'rsk_guess' }, from('203.0.113.7')),
       () => getScore(running, { ...victim, apiKey: 'rsk_guess2' }, from('203.0.113.7')),
     ];

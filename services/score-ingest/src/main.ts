@@ -7,7 +7,10 @@ import { scoreIngestConfigSchema } from './config';
 
 /** The score-ingest service: validates scores from the scoring engines and appends them to the event log. */
 async function main(): Promise<void> {
-  const [service, runtimeSettings] = loadConfigs([scoreIngestConfigSchema, runtimeConfigSchema({ defaultRuntime: 'distributed', needs: ['kafka'] })], process.env);
+  const [service, runtimeSettings] = loadConfigs(
+    [scoreIngestConfigSchema, runtimeConfigSchema({ defaultRuntime: 'distributed', needs: ['kafka'] })],
+    process.env,
+  );
   const config = { ...service, ...runtimeSettings };
   const log = createLogger('score-ingest', config.LOG_LEVEL);
   const runtime = await openRuntime(config, 'score-ingest', log);

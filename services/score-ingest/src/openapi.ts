@@ -25,8 +25,8 @@ export function scoreIngestOpenApi(): object {
         summary: 'Submit one score or a batch of scores',
         description:
           `One score, or \`{ "scores": [...] }\` with 1 to ${MAX_SCORES_PER_BATCH} of them. A batch is validated whole: ` +
-          'if any item is invalid, the 400 lists every problem with the item\'s `index` and nothing is accepted. ' +
-          'A `scoreDate` after today (UTC) and a `calculatedAt` more than 5 minutes ahead of the service\'s clock ' +
+          "if any item is invalid, the 400 lists every problem with the item's `index` and nothing is accepted. " +
+          "A `scoreDate` after today (UTC) and a `calculatedAt` more than 5 minutes ahead of the service's clock " +
           'are refused. `calculatedAt` defaults to the time of receipt. 202 is answered only once every score is ' +
           'durably in the event log.',
         tags: ['Scores'],

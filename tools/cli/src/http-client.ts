@@ -11,7 +11,11 @@ export class HttpError extends Error {
 
 function describe(status: number, body: unknown): string {
   if (typeof body === 'object' && body !== null) {
-    const { code, message, details } = body as { code?: string; message?: string; details?: { path: string; message: string; index?: number }[] };
+    const { code, message, details } = body as {
+      code?: string;
+      message?: string;
+      details?: { path: string; message: string; index?: number }[];
+    };
     const head = `${status}${code ? ` ${code}` : ''}: ${message ?? 'request failed'}`;
     const lines = (details ?? []).map((d) => `  - ${d.index !== undefined ? `[${d.index}] ` : ''}${d.path}: ${d.message}`);
     return [head, ...lines].join('\n');
@@ -27,7 +31,11 @@ export async function callJson(
   try {
     response = await fetch(url, {
       method: options.method ?? 'GET',
-      headers: { accept: 'application/json', ...(options.body !== undefined ? { 'content-type': 'application/json' } : {}), ...options.headers },
+      headers: {
+        accept: 'application/json',
+        ...(options.body !== undefined ? { 'content-type': 'application/json' } : {}),
+        ...options.headers,
+      },
       ...(options.body !== undefined ? { body: JSON.stringify(options.body) } : {}),
     });
   } catch (error) {

@@ -34,25 +34,25 @@ Exit codes: 0 success, 1 the service refused or could not be reached, 2 wrong us
 function parseCommandLine() {
   try {
     return parseArgs({
-  allowPositionals: true,
-  strict: true,
-  options: {
-    help: { type: 'boolean', short: 'h' },
-    org: { type: 'string' },
-    scope: { type: 'string' },
-    ttl: { type: 'string' },
-    'recipient-type': { type: 'string' },
-    'recipient-name': { type: 'string' },
-    scopes: { type: 'string' },
-    'expires-at': { type: 'string' },
-    'client-id': { type: 'string' },
-    'api-key': { type: 'string' },
-    limit: { type: 'string' },
-    'api-url': { type: 'string' },
-    'credentials-url': { type: 'string' },
-    'ingest-url': { type: 'string' },
-    token: { type: 'string' },
-  },
+      allowPositionals: true,
+      strict: true,
+      options: {
+        help: { type: 'boolean', short: 'h' },
+        org: { type: 'string' },
+        scope: { type: 'string' },
+        ttl: { type: 'string' },
+        'recipient-type': { type: 'string' },
+        'recipient-name': { type: 'string' },
+        scopes: { type: 'string' },
+        'expires-at': { type: 'string' },
+        'client-id': { type: 'string' },
+        'api-key': { type: 'string' },
+        limit: { type: 'string' },
+        'api-url': { type: 'string' },
+        'credentials-url': { type: 'string' },
+        'ingest-url': { type: 'string' },
+        token: { type: 'string' },
+      },
     });
   } catch (error) {
     process.stderr.write(`rsd: ${error instanceof Error ? error.message : String(error)}\n\n${HELP}`);
@@ -112,7 +112,10 @@ async function run(): Promise<unknown> {
       const org = required('org');
       const body = {
         recipientType: required('recipient-type'),
-        scopes: required('scopes').split(',').map((s) => s.trim()).filter(Boolean),
+        scopes: required('scopes')
+          .split(',')
+          .map((s) => s.trim())
+          .filter(Boolean),
         ...(values['recipient-name'] ? { recipientName: values['recipient-name'] } : {}),
         ...(values['expires-at'] ? { expiresAt: values['expires-at'] } : {}),
       };
@@ -137,7 +140,9 @@ async function run(): Promise<unknown> {
       const headers = await bearer('scores:write');
       let accepted = 0;
       for (const batch of chunk(scores, MAX_SCORES_PER_BATCH)) {
-        const answer = (await callJson(`${urls.ingest}/v1/scores`, { method: 'POST', headers, body: { scores: batch } })) as { accepted: number };
+        const answer = (await callJson(`${urls.ingest}/v1/scores`, { method: 'POST', headers, body: { scores: batch } })) as {
+          accepted: number;
+        };
         accepted += answer.accepted;
       }
       return { accepted };

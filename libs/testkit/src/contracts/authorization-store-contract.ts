@@ -12,9 +12,6 @@ export interface AuthorizationStoreFixture {
 
 const NOW = new Date('2026-11-21T08:00:00.000Z');
 
-
-
-
 /** What every authorization store must do. Each test uses its own organization and Client IDs. */
 export function describeAuthorizationStoreContract(name: string, open: () => Promise<AuthorizationStoreFixture>): void {
   describe(`AuthorizationStore contract: ${name}`, () => {

@@ -131,9 +131,7 @@ export function describeEventLogContract(name: string, open: () => Promise<Event
       await eventually(() => expect(both.received).toHaveLength(3));
       await eventually(() => expect(valuesOf(onlyOrders.received, 'k')).toEqual([json(2, 'order'), json(3, 'order')]));
       expect(onlyOrders.received.every((record) => record.topic === orders)).toBe(true);
-      expect(both.received.filter((record) => record.topic === audits).map((record) => record.value)).toEqual([
-        json(1, 'audit'),
-      ]);
+      expect(both.received.filter((record) => record.topic === audits).map((record) => record.value)).toEqual([json(1, 'audit')]);
     });
 
     it('when a subscription is closed, then it receives nothing appended afterwards', async () => {

@@ -4,7 +4,9 @@ import { uniqueName } from './eventually';
 
 /** Values for the ports' own types, unique per call where they must be: shared by the contract suites and adapter tests. */
 export function aUniqueClientId(): string {
-  return `rs_${uniqueName('c').replace(/[^A-Za-z0-9]/g, '').padEnd(20, '0')}`;
+  return `rs_${uniqueName('c')
+    .replace(/[^A-Za-z0-9]/g, '')
+    .padEnd(20, '0')}`;
 }
 
 export function aStoredAuthorization(overrides: Partial<StoredAuthorization> = {}): StoredAuthorization {

@@ -7,8 +7,6 @@ export interface ReadViewsFixture {
   cleanup(): Promise<void>;
 }
 
-
-
 /** What every read-view store must do: every update is revision- or date-guarded, so replays change nothing. */
 export function describeReadViewsContract(name: string, open: () => Promise<ReadViewsFixture>): void {
   describe(`ReadViews contract: ${name}`, () => {
@@ -102,10 +100,7 @@ export function describeReadViewsContract(name: string, open: () => Promise<Read
 
       it('when the same events are applied twice, then the replay changes nothing at any step', async () => {
         const view = aCredentialView();
-        const events = [
-          () => views.credentials.put(view),
-          () => views.credentials.setStatus(view.clientId, 'revoked', 2),
-        ];
+        const events = [() => views.credentials.put(view), () => views.credentials.setStatus(view.clientId, 'revoked', 2)];
         for (const apply of events) await apply();
         const once = await views.credentials.get(view.clientId);
 
@@ -164,7 +159,9 @@ export function describeReadViewsContract(name: string, open: () => Promise<Read
       it('when history is read, then it lists one score per date, newest date first, up to the limit', async () => {
         const dates = ['2026-11-18', '2026-11-21', '2026-11-19', '2026-11-20'];
         for (const date of dates) await views.scores.record(aScore(organizationId, date));
-        await views.scores.record(aScore(organizationId, '2026-11-20', { score: 90, grade: 'Sustain', calculatedAt: '2026-11-20T12:00:00.000Z' }));
+        await views.scores.record(
+          aScore(organizationId, '2026-11-20', { score: 90, grade: 'Sustain', calculatedAt: '2026-11-20T12:00:00.000Z' }),
+        );
 
         const all = await views.scores.history(organizationId, 10);
         const limited = await views.scores.history(organizationId, 2);

@@ -217,9 +217,7 @@ describe('credentials service: authorizations over HTTP', () => {
       );
 
       expect(response.status).toBe(400);
-      expect(pathsOf(response.body).sort()).toEqual(
-        ['colour', 'expiresAt', 'recipientType', 'scopes', 'size'].sort(),
-      );
+      expect(pathsOf(response.body).sort()).toEqual(['colour', 'expiresAt', 'recipientType', 'scopes', 'size'].sort());
     });
 
     test('when the body is not valid JSON, then 400 MALFORMED_JSON', async () => {
@@ -262,7 +260,10 @@ describe('credentials service: authorizations over HTTP', () => {
 
     test.each([
       ['a malformed token', () => Promise.resolve('not-a-jwt')],
-      ['a token signed with another secret', () => signToken({ org: ORG, scope: 'authorizations:write' }, { secret: 'another-secret-that-is-at-least-32-chars' })],
+      [
+        'a token signed with another secret',
+        () => signToken({ org: ORG, scope: 'authorizations:write' }, { secret: 'another-secret-that-is-at-least-32-chars' }),
+      ],
       ['an expired token', () => signToken({ org: ORG, scope: 'authorizations:write' }, { expiresIn: '-1m' })],
     ])('when the caller sends %s, then 401 INVALID_TOKEN', async (_name, makeToken) => {
       const response = await post(h.url(`${ORG}/authorizations`), validBody, await makeToken());
@@ -289,7 +290,9 @@ describe('credentials service: authorizations over HTTP', () => {
         post(h.url(`${ORG}/authorizations/rs_AAAAAAAAAAAAAAAAAAAAAAAA/revoke`), undefined, weak),
       ]);
 
-      expect(responses.map((r): [number, string] => [r.status, String(r.body.code)])).toEqual(Array.from({ length: 4 }, () => [403, 'INSUFFICIENT_SCOPE']));
+      expect(responses.map((r): [number, string] => [r.status, String(r.body.code)])).toEqual(
+        Array.from({ length: 4 }, () => [403, 'INSUFFICIENT_SCOPE']),
+      );
     });
 
     test('when the organization id is malformed, then 400 INVALID_ORGANIZATION_ID', async () => {
@@ -366,7 +369,12 @@ describe('credentials service: authorizations over HTTP', () => {
       expect(response.body).not.toHaveProperty('apiKey');
       const events = await eventsIn(h.eventLog);
       expect(events.map((e) => e.type)).toEqual([EVENT_TYPES.authorizationCreated, EVENT_TYPES.authorizationRevoked]);
-      expect(events[1]?.data).toEqual({ clientId: created.body.clientId, organizationId: ORG, revokedAt: '2026-11-20T10:01:00.000Z', revision: 2 });
+      expect(events[1]?.data).toEqual({
+        clientId: created.body.clientId,
+        organizationId: ORG,
+        revokedAt: '2026-11-20T10:01:00.000Z',
+        revision: 2,
+      });
     });
 
     test('when an authorization is revoked twice, then the second answers the same record and emits nothing', async () => {

@@ -1,15 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { Router, type RequestHandler } from 'express';
 import { organizationIdSchema } from '@rsd/contracts';
-import {
-  ApiError,
-  generateApiKey,
-  generateClientId,
-  jsonBody,
-  methodNotAllowed,
-  requireCaller,
-  type TokenVerifier,
-} from '@rsd/platform';
+import { ApiError, generateApiKey, generateClientId, jsonBody, methodNotAllowed, requireCaller, type TokenVerifier } from '@rsd/platform';
 import { createAuthorization } from './create-authorization';
 import { getAuthorization, listAuthorizations } from './find-authorizations';
 import { revokeAuthorization } from './revoke-authorization';
@@ -34,7 +26,10 @@ export function authorizationRoutes(deps: AuthorizationRoutesDeps): Router {
     apiKey: () => generateApiKey(deps.apiKeyPrefix),
   };
   // The organization id is checked before the caller, so a malformed one is a 400 for everybody.
-  const guard = [requireValidOrganizationId, requireCaller(deps.verifyToken, { scope: 'authorizations:write', organizationParam: 'organizationId' })];
+  const guard = [
+    requireValidOrganizationId,
+    requireCaller(deps.verifyToken, { scope: 'authorizations:write', organizationParam: 'organizationId' }),
+  ];
 
   const router = Router();
   // Administrative data, and the create response carries a secret: nothing here may be cached.

@@ -4,8 +4,7 @@ import { authorizationExpired, authorizationRevoked, type EventStamp } from './a
 
 /** What a change decides: either nothing to do, or the next record and the event it owes. */
 export type Decision<E> =
-  | { outcome: 'unchanged'; record: StoredAuthorization }
-  | { outcome: 'changed'; record: StoredAuthorization; event: E };
+  { outcome: 'unchanged'; record: StoredAuthorization } | { outcome: 'changed'; record: StoredAuthorization; event: E };
 
 /** The resource every read answers with: the key's digest and the bookkeeping stay inside. */
 export function toAuthorization(record: StoredAuthorization, now: Date): Authorization {

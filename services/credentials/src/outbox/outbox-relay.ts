@@ -45,8 +45,14 @@ export function createOutboxRelay({ store, eventLog, log }: OutboxRelayDeps): Ou
   /** In order; at the first failure the rest of this Client ID waits, so its events never overtake each other. */
   async function publish(owed: PendingOutbox): Promise<void> {
     for (const run of runsByTopic(owed.entries)) {
-      await eventLog.append(run.topic, run.entries.map(({ key, value }) => ({ key, value })));
-      await store.markPublished(owed.clientId, run.entries.map((entry) => entry.id));
+      await eventLog.append(
+        run.topic,
+        run.entries.map(({ key, value }) => ({ key, value })),
+      );
+      await store.markPublished(
+        owed.clientId,
+        run.entries.map((entry) => entry.id),
+      );
       log.debug({ clientId: owed.clientId, published: run.entries.length }, 'outbox entries published');
     }
   }

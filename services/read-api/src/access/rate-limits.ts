@@ -25,7 +25,8 @@ export function credentialRateLimit({ stores, limitPerMinute, log, onRejected }:
     keyGenerator: (_req, res) => requestContext.clientId(res),
     handler: rateLimitExceeded(
       () => onRejected?.('credential'),
-      (retryAfter) => `Rate limit exceeded: at most ${limitPerMinute} requests per minute per credential; retry after ${retryAfter} seconds`,
+      (retryAfter) =>
+        `Rate limit exceeded: at most ${limitPerMinute} requests per minute per credential; retry after ${retryAfter} seconds`,
     ),
   });
 }

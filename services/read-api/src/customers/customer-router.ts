@@ -32,6 +32,13 @@ export function customerRouter({ config, views, rateLimitStores, clock, log, onR
     requireScope,
     serveCustomerResource(views.scores),
   );
-  router.use(failedAuthenticationLimit({ stores: rateLimitStores, limitPerMinute: config.FAILED_AUTH_LIMIT_PER_MINUTE, log, onRejected: onRateLimited }));
+  router.use(
+    failedAuthenticationLimit({
+      stores: rateLimitStores,
+      limitPerMinute: config.FAILED_AUTH_LIMIT_PER_MINUTE,
+      log,
+      onRejected: onRateLimited,
+    }),
+  );
   return router;
 }

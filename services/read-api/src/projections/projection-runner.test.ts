@@ -68,7 +68,11 @@ async function snapshot(views: ReadViews, clientIds: string[], organizations: st
 
 describe('projections', () => {
   test('when authorization and score events are in the log, then the views hold the credential and the score', async () => {
-    const { event: created } = authorizationCreatedEvent({ organizationId: 'acme', scopes: ['qr_score'], expiresAt: '2027-01-01T00:00:00.000Z' });
+    const { event: created } = authorizationCreatedEvent({
+      organizationId: 'acme',
+      scopes: ['qr_score'],
+      expiresAt: '2027-01-01T00:00:00.000Z',
+    });
     const score = aCalculatedScore({ organizationId: 'acme' });
     await appendEvents([created, scoreCalculatedEvent(score)]);
     const views = createMemoryReadViews();
@@ -124,8 +128,22 @@ describe('projections', () => {
     const deadLetters = (await readTopic(TOPICS.deadLetter)).map((record): unknown => JSON.parse(record.value));
     expect(deadLetters).toEqual([
       { reason: 'the value is not JSON', topic: TOPICS.authorizations, partition: 0, offset: '0', key: 'k1', value: '{not json' },
-      { reason: expect.stringMatching(/^not a valid event: type: /), topic: TOPICS.authorizations, partition: 0, offset: '1', key: 'k2', value: unusable[1]?.value },
-      { reason: expect.stringMatching(/^not a valid event: data\.keyDigest: /), topic: TOPICS.authorizations, partition: 0, offset: '2', key: 'k3', value: unusable[2]?.value },
+      {
+        reason: expect.stringMatching(/^not a valid event: type: /),
+        topic: TOPICS.authorizations,
+        partition: 0,
+        offset: '1',
+        key: 'k2',
+        value: unusable[1]?.value,
+      },
+      {
+        reason: expect.stringMatching(/^not a valid event: data\.keyDigest: /),
+        topic: TOPICS.authorizations,
+        partition: 0,
+        offset: '2',
+        key: 'k3',
+        value: unusable[2]?.value,
+      },
       {
         reason: `a ${scoreOnWrongTopic.type} event does not belong on ${TOPICS.authorizations}`,
         topic: TOPICS.authorizations,
@@ -134,7 +152,14 @@ describe('projections', () => {
         key: 'k4',
         value: unusable[3]?.value,
       },
-      { reason: expect.stringMatching(/^not a valid event: /), topic: TOPICS.scores, partition: 0, offset: '0', key: 'k5', value: '[1,2,3]' },
+      {
+        reason: expect.stringMatching(/^not a valid event: /),
+        topic: TOPICS.scores,
+        partition: 0,
+        offset: '0',
+        key: 'k5',
+        value: '[1,2,3]',
+      },
     ]);
     expect(await views.credentials.get(good.data.clientId)).toMatchObject({ status: 'active' });
     expect(await views.credentials.get(badDigest.data.clientId)).toBeUndefined();
@@ -165,9 +190,15 @@ describe('projections', () => {
       first.event,
       second.event,
       authorizationRevokedEvent(first.event.data),
-      scoreCalculatedEvent(aCalculatedScore({ organizationId: 'acme', scoreDate: '2026-11-20', score: 70, calculatedAt: '2026-11-20T06:00:00.000Z' })),
-      scoreCalculatedEvent(aCalculatedScore({ organizationId: 'acme', scoreDate: '2026-11-20', score: 74, calculatedAt: '2026-11-20T09:00:00.000Z' })),
-      scoreCalculatedEvent(aCalculatedScore({ organizationId: 'acme', scoreDate: '2026-11-18', score: 50, calculatedAt: '2026-11-21T00:00:00.000Z' })),
+      scoreCalculatedEvent(
+        aCalculatedScore({ organizationId: 'acme', scoreDate: '2026-11-20', score: 70, calculatedAt: '2026-11-20T06:00:00.000Z' }),
+      ),
+      scoreCalculatedEvent(
+        aCalculatedScore({ organizationId: 'acme', scoreDate: '2026-11-20', score: 74, calculatedAt: '2026-11-20T09:00:00.000Z' }),
+      ),
+      scoreCalculatedEvent(
+        aCalculatedScore({ organizationId: 'acme', scoreDate: '2026-11-18', score: 50, calculatedAt: '2026-11-21T00:00:00.000Z' }),
+      ),
       scoreCalculatedEvent(aCalculatedScore({ organizationId: 'beta', scoreDate: '2026-11-19', score: 90, grade: 'Sustain' })),
     ];
     // Duplicates as an at-least-once log delivers them: the Created again after its Revoked, a score again.

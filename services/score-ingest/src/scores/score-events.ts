@@ -1,11 +1,4 @@
-import {
-  EVENT_TYPES,
-  newEvent,
-  partitionKeyOf,
-  scoreCalculatedSchema,
-  type CalculatedScore,
-  type ScoreCalculated,
-} from '@rsd/contracts';
+import { EVENT_TYPES, newEvent, partitionKeyOf, scoreCalculatedSchema, type CalculatedScore, type ScoreCalculated } from '@rsd/contracts';
 import type { OutgoingRecord } from '@rsd/ports';
 
 export const EVENT_SOURCE = '/score-ingest';

@@ -69,7 +69,9 @@ async function submit(url: string, body: unknown, token: string) {
 }
 
 function batchOf(count: number, change: (index: number) => Partial<Record<keyof ScoreSubmission, unknown>> = () => ({})): unknown {
-  return { scores: Array.from({ length: count }, (_, index) => ({ ...aScoreSubmission({ organizationId: `org-${index}` }), ...change(index) })) };
+  return {
+    scores: Array.from({ length: count }, (_, index) => ({ ...aScoreSubmission({ organizationId: `org-${index}` }), ...change(index) })),
+  };
 }
 
 describe('score ingest over HTTP', () => {
@@ -118,7 +120,11 @@ describe('score ingest over HTTP', () => {
   });
 
   test('when one item of a batch is invalid, then 400 names its index and nothing is appended', async () => {
-    const response = await submit(h.url, batchOf(5, (i) => (i === 3 ? { grade: 'Excellent' } : {})), token);
+    const response = await submit(
+      h.url,
+      batchOf(5, (i) => (i === 3 ? { grade: 'Excellent' } : {})),
+      token,
+    );
 
     expect(response.status).toBe(400);
     expect(response.body.code).toBe('VALIDATION_FAILED');
@@ -165,8 +171,16 @@ describe('score ingest over HTTP', () => {
     ['a score of 101', { score: 101 }, 'score'],
     ['a score of -1', { score: -1 }, 'score'],
     ['a score as a string', { score: '72' }, 'score'],
-    ['a pillar score of 101', { pillarScores: { structuralIntegrity: 101, failureResistance: 1, deviceHealth: 1, recoveryCapability: 1 } }, 'pillarScores.structuralIntegrity'],
-    ['a missing pillar', { pillarScores: { structuralIntegrity: 1, failureResistance: 1, deviceHealth: 1 } }, 'pillarScores.recoveryCapability'],
+    [
+      'a pillar score of 101',
+      { pillarScores: { structuralIntegrity: 101, failureResistance: 1, deviceHealth: 1, recoveryCapability: 1 } },
+      'pillarScores.structuralIntegrity',
+    ],
+    [
+      'a missing pillar',
+      { pillarScores: { structuralIntegrity: 1, failureResistance: 1, deviceHealth: 1 } },
+      'pillarScores.recoveryCapability',
+    ],
     ['an impossible date', { scoreDate: '2026-02-30' }, 'scoreDate'],
     ['a date-time as scoreDate', { scoreDate: '2026-11-20T00:00:00Z' }, 'scoreDate'],
     ['a scoreDate after today', { scoreDate: '2026-11-21' }, 'scoreDate'],
@@ -183,7 +197,7 @@ describe('score ingest over HTTP', () => {
     expect(await scoreEventsIn(h.eventLog)).toEqual([]);
   });
 
-  test("when the score is for today, then it is accepted", async () => {
+  test('when the score is for today, then it is accepted', async () => {
     const response = await submit(h.url, aScoreSubmission({ scoreDate: '2026-11-20' }), token);
 
     expect(response.status).toBe(202);
@@ -195,7 +209,11 @@ describe('score ingest over HTTP', () => {
       headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` },
       body: '{"scores":[',
     });
-    const wrongType = await request(h.url, { method: 'POST', headers: { 'content-type': 'text/csv', authorization: `Bearer ${token}` }, body: 'a,b' });
+    const wrongType = await request(h.url, {
+      method: 'POST',
+      headers: { 'content-type': 'text/csv', authorization: `Bearer ${token}` },
+      body: 'a,b',
+    });
 
     expect([malformed.status, malformed.body.code]).toEqual([400, 'MALFORMED_JSON']);
     expect([wrongType.status, wrongType.body.code]).toEqual([415, 'UNSUPPORTED_MEDIA_TYPE']);
@@ -210,7 +228,11 @@ describe('score ingest over HTTP', () => {
   });
 
   test('when there is no token, then 401 INVALID_TOKEN', async () => {
-    const response = await request(h.url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(aScoreSubmission()) });
+    const response = await request(h.url, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify(aScoreSubmission()),
+    });
 
     expect(response.status).toBe(401);
     expect(response.body.code).toBe('INVALID_TOKEN');

@@ -48,9 +48,7 @@ function isBatch(body: unknown): body is { scores: unknown } {
 function withItemIndex(batch: boolean): (detail: ErrorDetail) => ErrorDetail {
   return (detail) => {
     const [first, second] = detail.path.split('.');
-    return batch && first === 'scores' && second !== undefined && /^\d+$/.test(second)
-      ? { ...detail, index: Number(second) }
-      : detail;
+    return batch && first === 'scores' && second !== undefined && /^\d+$/.test(second) ? { ...detail, index: Number(second) } : detail;
   };
 }
 
