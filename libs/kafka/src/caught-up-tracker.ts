@@ -3,26 +3,26 @@ import { partitionKey, type CommittedOffsets, type PartitionOffsets } from './to
 type Assignment = Readonly<Record<string, readonly number[]>>;
 
 /**
- * Tells when a subscription has handled every record that was in its topics when it started. In a
+ * Tells the consumer core when a subscription has handled every record that was in its topics when it started. In a
  * group a consumer reads only the partitions assigned to it, so only those count. A partition is
  * done once the group's position in it reaches the end noted at the start, whether this consumer
  * handled the records or the group had committed past them before.
  */
 export class CaughtUpTracker {
-  readonly caughtUp: Promise<void>;
-  private markCaughtUp: () => void = () => undefined;
   private readonly atStart = new Map<string, PartitionOffsets>();
   /** The next offset the group reads per partition, as far as this consumer knows; only grows. */
   private readonly positions = new Map<string, bigint>();
   /** Unknown until the first join. */
   private assigned: string[] | undefined;
+  private reported = false;
 
   constructor(
     snapshot: readonly PartitionOffsets[],
     private readonly fromBeginning: boolean,
+    /** Called once, when every assigned partition is done. */
+    private readonly onCaughtUp: () => void,
   ) {
     for (const offsets of snapshot) this.atStart.set(partitionKey(offsets.topic, offsets.partition), offsets);
-    this.caughtUp = new Promise((resolve) => (this.markCaughtUp = resolve));
   }
 
   /** The partitions a group join gave this consumer; the others no longer count. */
@@ -46,15 +46,10 @@ export class CaughtUpTracker {
     this.check();
   }
 
-  /** A record was handled and its position committed. */
+  /** A record was handled (and, unless the subscription is ephemeral, its position committed). */
   handled(topic: string, partition: number, offset: string): void {
     this.advance(partitionKey(topic, partition), BigInt(offset) + 1n);
     this.check();
-  }
-
-  /** Nothing more will be handled, so nobody should wait any longer. */
-  stop(): void {
-    this.markCaughtUp();
   }
 
   private advance(key: string, position: bigint): void {
@@ -71,7 +66,9 @@ export class CaughtUpTracker {
   }
 
   private check(): void {
-    if (this.assigned?.every((key) => this.isDone(key))) this.markCaughtUp();
+    if (this.reported || !this.assigned?.every((key) => this.isDone(key))) return;
+    this.reported = true;
+    this.onCaughtUp();
   }
 }
 

@@ -1,11 +1,8 @@
 import type { Consumer, ConsumerConfig, EachMessagePayload, Kafka, KafkaMessage } from 'kafkajs';
 import type { Logger } from 'pino';
-import type { EventRecord, SubscribeOptions, Subscription } from '@rsd/ports';
+import { ConsumerCore, type EventRecord, type SubscribeOptions, type Subscription } from '@rsd/ports';
 import { CaughtUpTracker, hasUsablePosition } from './caught-up-tracker';
 import { partitionKey, type CommittedOffsets, type PartitionOffsets, type TopicAdmin } from './topic-admin';
-
-const RETRY_FIRST_DELAY_MS = 100;
-const RETRY_MAX_DELAY_MS = 5_000;
 
 export interface SubscriptionDeps {
   kafka: Kafka;
@@ -16,9 +13,10 @@ export interface SubscriptionDeps {
 }
 
 /**
- * One kafkajs consumer in the subscription's group. A record's position is committed only once
- * its handler resolved; a handler that throws gets the same record again after a growing pause,
- * so nothing is skipped and later records of that partition wait.
+ * One kafkajs consumer in the subscription's group, driving the consumer core: kafkajs delivers
+ * each partition's records in order and waits while the core retries one, so nothing is skipped
+ * and later records of that partition wait. An ephemeral subscription commits nothing and
+ * deletes its group once its consumer has left.
  */
 export async function subscribeWithKafka(deps: SubscriptionDeps, options: SubscribeOptions): Promise<KafkaSubscription> {
   const { topics } = deps;
@@ -34,12 +32,10 @@ export async function subscribeWithKafka(deps: SubscriptionDeps, options: Subscr
 }
 
 export class KafkaSubscription implements Subscription {
+  private readonly core: ConsumerCore;
   private readonly consumer: Consumer;
   private readonly tracker: CaughtUpTracker;
   private readonly log: Logger;
-  private closed = false;
-  private closing: Promise<void> | undefined;
-  private cancelPause: (() => void) | undefined;
   private joined = false;
 
   constructor(
@@ -49,7 +45,14 @@ export class KafkaSubscription implements Subscription {
     private readonly committedAtStart: CommittedOffsets,
   ) {
     this.log = deps.log.child({ groupId: options.groupId, topics: options.topics });
-    this.tracker = new CaughtUpTracker(snapshot, options.fromBeginning);
+    this.core = new ConsumerCore({
+      groupId: options.groupId,
+      handle: (record) => options.handle(record),
+      commit: (record) => this.commit(record),
+      stop: () => this.stop(),
+      log: deps.log,
+    });
+    this.tracker = new CaughtUpTracker(snapshot, options.fromBeginning, () => this.core.reportCaughtUp());
     this.consumer = deps.kafka.consumer({ ...deps.consumerConfig, groupId: options.groupId });
     this.consumer.on(this.consumer.events.GROUP_JOIN, ({ payload }) => this.onJoin(payload.memberAssignment));
     this.consumer.on(this.consumer.events.CRASH, ({ payload }) =>
@@ -58,7 +61,7 @@ export class KafkaSubscription implements Subscription {
   }
 
   get caughtUp(): Promise<void> {
-    return this.tracker.caughtUp;
+    return this.core.caughtUp;
   }
 
   async start(): Promise<void> {
@@ -73,15 +76,27 @@ export class KafkaSubscription implements Subscription {
   }
 
   close(): Promise<void> {
-    if (!this.closed) {
-      this.closed = true;
-      this.cancelPause?.();
-      this.tracker.stop();
+    return this.core.close();
+  }
+
+  /** The log forgets the subscription only once it stopped, so closing the log waits for it. */
+  private async stop(): Promise<void> {
+    try {
+      // kafkajs waits for a running handler, which the core ends at its next pause.
+      await this.consumer.disconnect();
+      if (this.options.ephemeral) await this.deleteGroup();
+    } finally {
       this.deps.onClose(this);
-      // kafkajs waits for a running handler, which the closed flag ends at its next pause.
-      this.closing = this.consumer.disconnect();
     }
-    return this.closing ?? Promise.resolve();
+  }
+
+  /** Closing must not fail over a leftover group: it is logged and holds no position anyway. */
+  private async deleteGroup(): Promise<void> {
+    try {
+      await this.deps.topics.deleteGroup(this.options.groupId);
+    } catch (error) {
+      this.log.warn({ err: error }, 'could not delete the ephemeral consumer group');
+    }
   }
 
   private onJoin(assignment: Readonly<Record<string, readonly number[]>>): void {
@@ -95,7 +110,7 @@ export class KafkaSubscription implements Subscription {
     this.deps.topics.committedOffsets(this.options.groupId, assignedTopics).then(
       (committed) => this.tracker.startFrom(committed),
       (error: unknown) => {
-        if (!this.closed) this.log.warn({ err: error }, 'could not read committed positions after joining the group');
+        if (!this.core.closed) this.log.warn({ err: error }, 'could not read committed positions after joining the group');
       },
     );
   }
@@ -113,50 +128,19 @@ export class KafkaSubscription implements Subscription {
     }
   }
 
+  /**
+   * The heartbeat keeps the membership alive while a record is retried; a rebalance it reports is
+   * thrown to kafkajs, which rejoins and redelivers from the committed position.
+   */
   private async onMessage(payload: EachMessagePayload): Promise<void> {
     const { topic, partition, message } = payload;
     const record = toEventRecord(topic, partition, message);
-    if (!(await this.handleUntilDone(record, () => payload.heartbeat()))) return;
-    const next = (BigInt(message.offset) + 1n).toString();
-    await this.consumer.commitOffsets([{ topic, partition, offset: next }]);
-    this.tracker.handled(topic, partition, message.offset);
+    if (await this.core.deliver(record, () => payload.heartbeat())) this.tracker.handled(topic, partition, message.offset);
   }
 
-  /**
-   * Projectors dead-letter input they cannot use, so a throw means a passing fault: the record is
-   * tried again after a growing pause. The heartbeat keeps the membership alive meanwhile, and a
-   * rebalance it reports is thrown to kafkajs, which rejoins and redelivers from the committed
-   * position. False once closed.
-   */
-  private async handleUntilDone(record: EventRecord, heartbeat: () => Promise<void>): Promise<boolean> {
-    let delayMs = RETRY_FIRST_DELAY_MS;
-    while (!this.closed) {
-      try {
-        await this.options.handle({ ...record });
-        return true;
-      } catch (error) {
-        this.log.error(
-          { err: error, topic: record.topic, partition: record.partition, offset: record.offset },
-          'event handler failed; retrying the record',
-        );
-      }
-      await this.pause(delayMs);
-      if (this.closed) break;
-      await heartbeat();
-      delayMs = Math.min(delayMs * 2, RETRY_MAX_DELAY_MS);
-    }
-    return false;
-  }
-
-  private pause(ms: number): Promise<void> {
-    return new Promise((resolve) => {
-      const timer = setTimeout(end, ms);
-      function end() {
-        clearTimeout(timer);
-        resolve();
-      }
-      this.cancelPause = end;
-    });
+  private async commit({ topic, partition, offset }: EventRecord): Promise<void> {
+    if (this.options.ephemeral) return;
+    await this.consumer.commitOffsets([{ topic, partition, offset: (BigInt(offset) + 1n).toString() }]);
   }
 }
 

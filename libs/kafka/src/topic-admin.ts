@@ -1,5 +1,5 @@
 import { setTimeout as delay } from 'node:timers/promises';
-import { KafkaJSError, type Admin } from 'kafkajs';
+import { KafkaJSDeleteGroupsError, KafkaJSError, type Admin } from 'kafkajs';
 import type { Logger } from 'pino';
 
 export interface TopicSettings {
@@ -59,6 +59,15 @@ async function retryingCoordinator<T>(read: () => Promise<T>): Promise<T> {
   }
 }
 
+const GROUP_DELETE_ATTEMPTS = 5;
+const GROUP_DELETE_RETRY_DELAY_MS = 100;
+
+/** The broker's reason for refusing to delete `groupId`, such as NON_EMPTY_GROUP. */
+function deleteRefusal(error: unknown, groupId: string): string | undefined {
+  if (!(error instanceof KafkaJSDeleteGroupsError)) return undefined;
+  return error.groups.find((group) => group.groupId === groupId)?.error?.type;
+}
+
 export interface TopicAdmin {
   /** Creates the topics that are missing, with the configured layout; existing topics are left alone. */
   ensureTopics(names: readonly string[]): Promise<void>;
@@ -68,6 +77,8 @@ export interface TopicAdmin {
   committedOffsets(groupId: string, topics: readonly string[]): Promise<CommittedOffsets>;
   /** Records in `topics` (default: those the group has positions in) that the group has not committed yet. */
   lag(groupId: string, topics?: readonly string[]): Promise<number>;
+  /** Deletes a group whose members have left; a group that is already gone counts as deleted. */
+  deleteGroup(groupId: string): Promise<void>;
   ping(): Promise<void>;
 }
 
@@ -154,6 +165,21 @@ export function createTopicAdmin(admin: Admin, settings: TopicSettings, log: Log
         if (end > position) lag += end - position;
       }
       return Number(lag);
+    },
+
+    async deleteGroup(groupId) {
+      for (let attempt = 1; ; attempt += 1) {
+        try {
+          await admin.deleteGroups([groupId]);
+          return;
+        } catch (error) {
+          const refusal = deleteRefusal(error, groupId);
+          if (refusal === 'GROUP_ID_NOT_FOUND') return;
+          // The coordinator may not have processed the last member's leave yet.
+          if (refusal !== 'NON_EMPTY_GROUP' || attempt >= GROUP_DELETE_ATTEMPTS) throw error;
+        }
+        await delay(GROUP_DELETE_RETRY_DELAY_MS * attempt);
+      }
     },
 
     async ping() {

@@ -26,6 +26,11 @@ export interface SubscribeOptions {
   fromBeginning: boolean;
   /** Called once per record, in order per partition; the position is committed only after it resolves. */
   handle(record: EventRecord): Promise<void>;
+  /**
+   * A live-only follower whose position need not survive it: nothing is committed and the group
+   * is deleted when the subscription closes. Logs that store no positions ignore it.
+   */
+  ephemeral?: boolean;
 }
 
 export interface Subscription {

@@ -1,0 +1,155 @@
+import { randomUUID } from 'node:crypto';
+import { performance } from 'node:perf_hooks';
+import { Kafka, type Admin } from 'kafkajs';
+import pino from 'pino';
+import type { Subscription } from '@rsd/ports';
+import { describeWithInfra, eventually, startInfra, uniqueName, type StartedServer } from '@rsd/testkit';
+import { openKafkaEventLog, type KafkaEventLog } from './index';
+import { createTopicAdmin } from './topic-admin';
+
+const RUN = `rsd-ephemeral-test-${randomUUID().slice(0, 8)}`;
+const silent = pino({ level: process.env.TEST_LOG_LEVEL ?? 'silent' });
+
+describeWithInfra('kafka', 'Kafka ephemeral subscriptions', (target) => {
+  let server: StartedServer;
+  let admin: Admin;
+  let log: KafkaEventLog;
+  let topic: string;
+
+  beforeAll(async () => {
+    server = await startInfra('kafka', target());
+    const brokers = server.url.split(',');
+    admin = new Kafka({ clientId: `${RUN}-inspector`, brokers, logCreator: () => () => undefined }).admin();
+    await admin.connect();
+    topic = uniqueName(`${RUN}-feed`);
+    log = await openKafkaEventLog({
+      brokers,
+      clientId: RUN,
+      log: silent,
+      topics: { names: [topic], partitions: 3, replicationFactor: 1 },
+    });
+  }, 120_000);
+
+  afterAll(async () => {
+    await log?.close();
+    if (admin) {
+      // Best effort: the names are unique to this run, so leftovers harm nobody.
+      const leftovers = (await admin.listGroups()).groups.map(({ groupId }) => groupId).filter((id) => id.startsWith(RUN));
+      if (leftovers.length > 0) await admin.deleteGroups(leftovers).catch(() => undefined);
+      await admin.deleteTopics({ topics: [topic] }).catch(() => undefined);
+      await admin.disconnect();
+    }
+    await server?.stop();
+  });
+
+  const groupsOfThisRun = async (): Promise<string[]> =>
+    (await admin.listGroups()).groups.map(({ groupId }) => groupId).filter((groupId) => groupId.startsWith(RUN));
+
+  /** Follows the topic live, as a read-API replica's change feed does, until a fresh record arrives. */
+  async function followOnce(groupId: string): Promise<Subscription> {
+    const received: string[] = [];
+    const subscription = await log.subscribe({
+      groupId,
+      topics: [topic],
+      fromBeginning: false,
+      ephemeral: true,
+      handle: (record) => {
+        received.push(record.value);
+        return Promise.resolve();
+      },
+    });
+    await subscription.caughtUp;
+    const marker = randomUUID();
+    await log.append(topic, [{ key: 'k', value: marker }]);
+    await eventually(() => expect(received).toContain(marker));
+    return subscription;
+  }
+
+  it('when an ephemeral subscription closes, then it has committed nothing and its group is gone from the broker', async () => {
+    const groupId = `${RUN}-single`;
+    const subscription = await followOnce(groupId);
+    const listedWhileOpen = await groupsOfThisRun();
+    const [positions] = await admin.fetchOffsets({ groupId, topics: [topic] });
+
+    const started = performance.now();
+    await subscription.close();
+    const closeMs = performance.now() - started;
+    process.stderr.write(`[kafka] ephemeral subscription closed and its group deleted in ${closeMs.toFixed(0)} ms\n`);
+
+    expect(listedWhileOpen).toContain(groupId);
+    expect(positions?.partitions.map(({ offset }) => offset)).toEqual(['-1', '-1', '-1']);
+    expect(await groupsOfThisRun()).not.toContain(groupId);
+  });
+
+  it('when the same replica starts and stops its feed twice in a row, then no group is left behind', async () => {
+    const groupId = `${RUN}-read-api-feed-replica-a`;
+
+    await (await followOnce(groupId)).close();
+    await (await followOnce(groupId)).close();
+
+    expect((await groupsOfThisRun()).filter((listed) => listed.startsWith(groupId))).toEqual([]);
+  });
+
+  it('when a group is already gone, then deleting it succeeds', async () => {
+    const topics = createTopicAdmin(admin, { partitions: 1, replicationFactor: 1 }, silent);
+
+    await expect(topics.deleteGroup(`${RUN}-never-existed`)).resolves.toBeUndefined();
+  });
+
+  it('when the last member leaves while the deletion is retried, then the group is deleted', async () => {
+    const groupId = `${RUN}-leaving`;
+    const topics = createTopicAdmin(admin, { partitions: 1, replicationFactor: 1 }, silent);
+    const member = await log.subscribe({ groupId, topics: [topic], fromBeginning: false, handle: () => Promise.resolve() });
+    await member.caughtUp;
+
+    const deletion = topics.deleteGroup(groupId);
+    await new Promise((resolve) => setTimeout(resolve, 150));
+    await member.close();
+
+    await expect(deletion).resolves.toBeUndefined();
+    expect(await groupsOfThisRun()).not.toContain(groupId);
+  });
+
+  it('when another member still holds the group, then closing an ephemeral subscription warns instead of failing', async () => {
+    const groupId = `${RUN}-shared-by-mistake`;
+    const warnings: string[] = [];
+    const recording = pino({ level: 'warn' }, { write: (line: string) => void warnings.push(line) });
+    const brokers = server.url.split(',');
+    const warned = await openKafkaEventLog({
+      brokers,
+      clientId: RUN,
+      log: recording,
+      topics: { names: [topic], partitions: 3, replicationFactor: 1 },
+    });
+    const options = { groupId, topics: [topic], fromBeginning: false, ephemeral: true, handle: () => Promise.resolve() };
+    const [first, second] = await Promise.all([warned.subscribe(options), log.subscribe(options)]);
+    await Promise.all([first.caughtUp, second.caughtUp]);
+
+    await expect(first.close()).resolves.toBeUndefined();
+    const listedWhileSecondOpen = await groupsOfThisRun();
+    await second.close();
+    await warned.close();
+
+    expect(warnings.filter((line) => line.includes('could not delete the ephemeral consumer group'))).toHaveLength(1);
+    expect(listedWhileSecondOpen).toContain(groupId);
+    expect(await groupsOfThisRun()).not.toContain(groupId);
+  });
+
+  it('when the event log closes with an ephemeral subscription still open, then the group is deleted too', async () => {
+    const groupId = `${RUN}-open-at-close`;
+    const brokers = server.url.split(',');
+    const closing = await openKafkaEventLog({
+      brokers,
+      clientId: RUN,
+      log: silent,
+      topics: { names: [topic], partitions: 3, replicationFactor: 1 },
+    });
+    await closing.subscribe({ groupId, topics: [topic], fromBeginning: false, ephemeral: true, handle: () => Promise.resolve() });
+    const listedWhileOpen = await groupsOfThisRun();
+
+    await closing.close();
+
+    expect(listedWhileOpen).toContain(groupId);
+    expect(await groupsOfThisRun()).not.toContain(groupId);
+  });
+});
