@@ -1,4 +1,3 @@
-import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
 import { TOPICS } from '@rsd/contracts';
 import type { Logger } from '@rsd/platform';
@@ -10,6 +9,8 @@ export interface ChangeFeedDeps {
   /** The replica's cached views: the feed writes their overlay. */
   views: ReadViews;
   log: Logger;
+  /** Names this replica's consumer group (deleted when the feed closes): replicas sharing a host need distinct ids. */
+  replicaId?: string;
 }
 
 /**
@@ -18,9 +19,10 @@ export interface ChangeFeedDeps {
  * as fast as Kafka delivers it. Invalid records are skipped here; the shared projection
  * dead-letters them.
  */
-export function startChangeFeed({ eventLog, views, log }: ChangeFeedDeps): Promise<Subscription> {
+export function startChangeFeed({ eventLog, views, log, replicaId = hostname() }: ChangeFeedDeps): Promise<Subscription> {
   return eventLog.subscribe({
-    groupId: `read-api-feed-${hostname()}-${randomUUID()}`,
+    groupId: `read-api-feed-${replicaId}`,
+    ephemeral: true,
     topics: [TOPICS.authorizations, TOPICS.scores],
     fromBeginning: false,
     handle: async (record) => {
