@@ -1,10 +1,10 @@
-/** @type {import('jest').Config} */
 // isolatedModules: transpile only, file by file; `tsc -b` (run first by `npm test`) does the type checking.
 const tsJest = ['ts-jest', { tsconfig: '<rootDir>/tsconfig.tests.json', diagnostics: false }];
 
 // Tests run on the TypeScript sources.
 const workspaces = {
   contracts: 'libs/contracts',
+  domain: 'libs/domain',
   platform: 'libs/platform',
   ports: 'libs/ports',
   embedded: 'libs/embedded',
@@ -19,15 +19,35 @@ const workspaces = {
   'score-ingest': 'services/score-ingest',
 };
 
-module.exports = {
+/** What every kind of test shares. */
+const shared = {
+  rootDir: __dirname,
   testEnvironment: 'node',
   transform: { '^.+\\.ts$': tsJest },
   moduleNameMapper: Object.fromEntries(
     Object.entries(workspaces).map(([name, dir]) => [`^@rsd/${name}$`, `<rootDir>/${dir}/src/index.ts`]),
   ),
-  testMatch: ['<rootDir>/{libs,services,tools,test}/**/*.test.ts'],
-  // The distributed end-to-end test stops and starts Kafka: it runs alone, after this run (jest.distributed.config.js).
-  testPathIgnorePatterns: ['/node_modules/', '/dist/', '<rootDir>/test/distributed/'],
   setupFiles: ['<rootDir>/test/setup/loopback-only.js'],
+};
+
+// Every test file is of exactly one kind, by its name or folder (`npm run test:<kind>`):
+//   infra  *.infra.test.ts            needs Kafka, MongoDB or Redis
+//   e2e    test/e2e/, *.e2e.test.ts    starts the product as processes; so does test/distributed, which
+//                                      stops and starts Kafka and so runs alone after this run (jest.distributed.config.js)
+//   unit   every other *.test.ts      no servers and no processes (in-process HTTP on loopback is fine)
+const TESTS = '<rootDir>/{libs,services,tools,test}/**/';
+const ELSEWHERE = ['/node_modules/', '/dist/', '<rootDir>/test/distributed/'];
+const INFRA = '\\.infra\\.test\\.ts$';
+const E2E = ['<rootDir>/test/e2e/', '\\.e2e\\.test\\.ts$'];
+
+const kinds = {
+  unit: { testMatch: [`${TESTS}*.test.ts`], testPathIgnorePatterns: [...ELSEWHERE, INFRA, ...E2E] },
+  infra: { testMatch: [`${TESTS}*.infra.test.ts`], testPathIgnorePatterns: [...ELSEWHERE, ...E2E] },
+  e2e: { testMatch: ['<rootDir>/test/e2e/**/*.test.ts', `${TESTS}*.e2e.test.ts`], testPathIgnorePatterns: ELSEWHERE },
+};
+
+/** @type {import('jest').Config} */
+module.exports = {
+  projects: Object.entries(kinds).map(([displayName, kind]) => ({ displayName, ...shared, ...kind })),
   testTimeout: 20_000,
 };

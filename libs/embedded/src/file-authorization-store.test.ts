@@ -1,7 +1,7 @@
 import { mkdtemp, readdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { StoredAuthorization } from '@rsd/ports';
+import type { StoredAuthorization } from '@rsd/domain';
 import { describeAuthorizationStoreContract } from '@rsd/testkit';
 import { openFileAuthorizationStore } from './file-authorization-store';
 

@@ -1,6 +1,7 @@
 import { mkdir, open, readFile, rename } from 'node:fs/promises';
 import { dirname } from 'node:path';
-import type { AuthorizationStore, OutboxEntry, PendingOutbox, StoredAuthorization } from '@rsd/ports';
+import type { StoredAuthorization } from '@rsd/domain';
+import type { AuthorizationStore, OutboxEntry, PendingOutbox } from '@rsd/ports';
 
 /** A record together with the events it still owes the event log. */
 interface StoredEntry {

@@ -1,4 +1,4 @@
-export { createMemoryReadViews } from './memory-read-views';
+export { createMemoryViewStore } from './memory-view-store';
 export { memoryRateLimitStores } from './memory-rate-limit-store';
 export { openFileEventLog, type FileEventLogOptions } from './file-event-log';
 export type { EmbeddedLogger } from './embedded-logger';

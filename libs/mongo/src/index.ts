@@ -1,4 +1,4 @@
 export * from './mongo-authorization-store';
-export * from './mongo-read-views';
+export * from './mongo-view-store';
 export * from './views-snapshot';
 export * from './mongo-health';

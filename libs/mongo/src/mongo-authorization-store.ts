@@ -1,5 +1,6 @@
 import type { Db, UpdateFilter } from 'mongodb';
-import type { AuthorizationStore, OutboxEntry, PendingOutbox, StoredAuthorization } from '@rsd/ports';
+import type { StoredAuthorization } from '@rsd/domain';
+import type { AuthorizationStore, OutboxEntry, PendingOutbox } from '@rsd/ports';
 import { isDuplicateKeyError } from './duplicate-key';
 import { createPerKeyQueue } from './per-key-queue';
 

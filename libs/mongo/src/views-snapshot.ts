@@ -1,23 +1,19 @@
 import type { Db, Document } from 'mongodb';
-import { VIEW_COLLECTIONS } from './mongo-read-views';
+import type { ViewDefinition } from '@rsd/domain';
 
-export interface ViewsSnapshot {
-  credentials: Document[];
-  latestScores: Document[];
-  history: Document[];
-}
-
-/** Every view document as stored, `_id` included, sorted by `_id`: two databases holding the same views compare equal. */
-export async function snapshotViews(db: Db): Promise<ViewsSnapshot> {
-  const all = (name: string) =>
-    db
-      .collection(name)
-      .find({}, { sort: { _id: 1 } })
-      .toArray();
-  const [credentials, latestScores, history] = await Promise.all([
-    all(VIEW_COLLECTIONS.credentials),
-    all(VIEW_COLLECTIONS.latestScores),
-    all(VIEW_COLLECTIONS.history),
-  ]);
-  return { credentials, latestScores, history };
+/** Every document of every view as stored, `_id` included, sorted by `_id`: two databases holding the same views compare equal. */
+export async function snapshotViews(db: Db, views: readonly ViewDefinition<unknown>[]): Promise<Record<string, Document[]>> {
+  const collections = await Promise.all(
+    views.map(
+      async (view) =>
+        [
+          view.name,
+          await db
+            .collection(view.name)
+            .find({}, { sort: { _id: 1 } })
+            .toArray(),
+        ] as const,
+    ),
+  );
+  return Object.fromEntries(collections);
 }

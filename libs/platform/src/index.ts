@@ -8,6 +8,6 @@ export * from './http-server';
 export * from './shutdown';
 export * from './caller-auth';
 export * from './api-docs';
-export * from './credentials-format';
 export * from './dev-tokens';
 export * from './validation';
+export * from './service-module';

@@ -1,6 +1,6 @@
-import pino, { type DestinationStream, type Logger } from 'pino';
+import pino, { type Bindings, type DestinationStream, type Logger } from 'pino';
 
-export type { Logger } from 'pino';
+export type { Bindings, Logger } from 'pino';
 
 /**
  * Secrets never reach a log: the key header, bearer tokens and any `apiKey` field are censored
@@ -19,10 +19,10 @@ export const REDACTED_PATHS = [
   '*.token',
 ];
 
+/** A service's root logger: every line carries `service` once (no `name`, which would repeat it). */
 export function createLogger(service: string, level: string, destination?: DestinationStream): Logger {
   return pino(
     {
-      name: service,
       level,
       base: { service },
       redact: { paths: REDACTED_PATHS, censor: '[redacted]' },
@@ -30,4 +30,33 @@ export function createLogger(service: string, level: string, destination?: Desti
     },
     destination,
   );
+}
+
+const { chindingsSym } = pino.symbols;
+
+/** The fields a logger writes into every line, as pino serialized them; of a repeated key the last wins. */
+function boundFields(log: Logger): Record<string, unknown> {
+  const serialized: unknown = Reflect.get(log, chindingsSym);
+  if (typeof serialized !== 'string' || serialized === '') return {};
+  return JSON.parse(`{${serialized.slice(1)}}`) as Record<string, unknown>;
+}
+
+/**
+ * A child logger whose bindings replace the parent's of the same name. pino's own `child` appends,
+ * so a re-bound key (`service`, `component`) would be written twice in every line, and JSON readers
+ * disagree on which one counts.
+ */
+export function childLogger(parent: Logger, bindings: Bindings): Logger {
+  const inherited = boundFields(parent);
+  if (!Object.keys(bindings).some((key) => Object.hasOwn(inherited, key))) return parent.child(bindings);
+  const child = parent.child({});
+  // pino.symbols is pino's documented integration point; setBindings appends to what is there.
+  Reflect.set(child, chindingsSym, '');
+  child.setBindings({ ...inherited, ...bindings });
+  return child;
+}
+
+/** For a process that hosts several services (the embedded runtime): the same logger, another `service`. */
+export function serviceLogger(parent: Logger, service: string): Logger {
+  return childLogger(parent, { service });
 }

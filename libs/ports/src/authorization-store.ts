@@ -1,20 +1,4 @@
-import type { AuthorizationStatus, RecipientType, Scope } from '@rsd/contracts';
-
-/** The credentials service's own record of an authorization. Holds a digest of the key, never the key. */
-export interface StoredAuthorization {
-  clientId: string;
-  organizationId: string;
-  recipientType: RecipientType;
-  recipientName: string | null;
-  scopes: Scope[];
-  keyDigest: string;
-  expiresAt: string | null;
-  createdAt: string;
-  revokedAt: string | null;
-  expiredAt: string | null;
-  /** Bumped by every change; also the revision of the event that change emits. */
-  revision: number;
-}
+import type { StoredAuthorization } from '@rsd/domain';
 
 /** An event the record still owes the event log (transactional outbox). */
 export interface OutboxEntry {
@@ -45,11 +29,4 @@ export interface AuthorizationStore {
   pendingOutbox(limit: number): Promise<PendingOutbox[]>;
   markPublished(clientId: string, entryIds: readonly string[]): Promise<void>;
   close(): Promise<void>;
-}
-
-export function statusOf(record: StoredAuthorization, now: Date): AuthorizationStatus {
-  if (record.revokedAt) return 'revoked';
-  if (record.expiredAt) return 'expired';
-  if (record.expiresAt && now.getTime() >= Date.parse(record.expiresAt)) return 'expired';
-  return 'active';
 }

@@ -1,12 +1,13 @@
 import { join } from 'node:path';
 import { MongoClient, type Db } from 'mongodb';
 import { TOPICS } from '@rsd/contracts';
-import { createMemoryReadViews, memoryRateLimitStores, openFileAuthorizationStore, openFileEventLog } from '@rsd/embedded';
+import { createMemoryViewStore, memoryRateLimitStores, openFileAuthorizationStore, openFileEventLog } from '@rsd/embedded';
 import { openKafkaEventLog } from '@rsd/kafka';
-import { openMongoAuthorizationStore, openMongoReadViews, pingMongo } from '@rsd/mongo';
+import { openMongoAuthorizationStore, openMongoViewStore, pingMongo } from '@rsd/mongo';
+import type { ViewDefinition } from '@rsd/domain';
 import type { ReadinessCheck } from '@rsd/observability';
 import type { Logger } from '@rsd/platform';
-import type { AuthorizationStore, EventLog, RateLimitStoreFactory, ReadViews } from '@rsd/ports';
+import type { AuthorizationStore, EventLog, RateLimitStoreFactory, ViewStore } from '@rsd/ports';
 import { closeRedisClient, createRedisClient, redisRateLimitStores, withLocalFallback } from '@rsd/redis';
 import type { RuntimeConfig, RuntimeKind } from './runtime-config';
 
@@ -15,7 +16,8 @@ export interface Runtime {
   kind: RuntimeKind;
   eventLog: EventLog;
   openAuthorizationStore(): Promise<AuthorizationStore>;
-  openReadViews(): Promise<ReadViews>;
+  /** The store of the given views; the embedded one lives in memory and is rebuilt from the log at every start. */
+  openViewStore(views: readonly ViewDefinition<unknown>[]): Promise<ViewStore>;
   /** `onFallback` is told when the shared store is lost and regained (distributed only). */
   rateLimitStores(onFallback?: (active: boolean) => void): RateLimitStoreFactory;
   /** Dependencies that must answer before the service takes traffic. */
@@ -40,8 +42,7 @@ async function openEmbedded(config: RuntimeConfig, log: Logger): Promise<Runtime
       opened.push(store);
       return store;
     },
-    // The embedded views live in memory and are rebuilt from the event log at every start.
-    openReadViews: () => Promise.resolve(createMemoryReadViews()),
+    openViewStore: () => Promise.resolve(createMemoryViewStore()),
     rateLimitStores: () => memoryRateLimitStores,
     readiness: () => [],
     consumerLag: () => Promise.resolve(undefined),
@@ -56,7 +57,8 @@ async function openDistributed(config: RuntimeConfig, service: string, log: Logg
   const eventLog = await openKafkaEventLog({
     brokers: config.KAFKA_BROKERS,
     clientId: service,
-    log: log.child({ component: 'kafka' }),
+    // The Kafka adapter names its own components (kafka-event-log, kafkajs): a `component` bound here would repeat.
+    log,
     topics: {
       names: Object.values(TOPICS),
       partitions: config.KAFKA_TOPIC_PARTITIONS,
@@ -83,12 +85,12 @@ async function openDistributed(config: RuntimeConfig, service: string, log: Logg
     kind: 'distributed',
     eventLog,
     openAuthorizationStore: async () => openMongoAuthorizationStore(await database(config.CREDENTIALS_DB)),
-    openReadViews: async () => openMongoReadViews(await database(config.READ_VIEWS_DB)),
+    openViewStore: async (views) => openMongoViewStore(await database(config.READ_VIEWS_DB), views),
     rateLimitStores: (onFallback) => {
       if (!redis) {
-        redis = createRedisClient(required(config.REDIS_URL, 'REDIS_URL'), log.child({ component: 'redis' }));
-        // Not a readiness check: without Redis each replica limits on its own (withLocalFallback), and
-        // failing readiness would take every replica out of service at once.
+        // Redis is not added to `checks`: without it each replica limits on its own (withLocalFallback),
+        // and failing readiness would take every replica out of service at once.
+        redis = createRedisClient(required(config.REDIS_URL, 'REDIS_URL'), log);
       }
       return withLocalFallback(redisRateLimitStores(redis), memoryRateLimitStores, {
         log: log.child({ component: 'rate-limit' }),

@@ -4,7 +4,6 @@ import * as credentials from '@rsd/credentials';
 import {
   closeServer,
   createLogger,
-  createTokenVerifier,
   listen,
   loadConfig,
   loadConfigs,
@@ -12,6 +11,7 @@ import {
   onShutdown,
   portOf,
   runMain,
+  serviceLogger,
   signDevToken,
 } from '@rsd/platform';
 import { systemClock } from '@rsd/ports';
@@ -22,9 +22,9 @@ import { EMBEDDED_DEFAULTS, embeddedConfigSchema } from './config';
 import { welcomeText } from './welcome';
 
 /**
- * The whole product in one process. By default on in-process adapters with the event log on disk;
- * with RUNTIME=distributed on Kafka, MongoDB and Redis (to try the adapters; production runs each
- * service's own main.ts, where the read API also has its cache and change feed).
+ * The whole product in one process: the three service modules on one runtime. By default on
+ * in-process adapters with the event log on disk; with RUNTIME=distributed on Kafka, MongoDB and
+ * Redis (to try the adapters; production runs each service's own main.ts).
  */
 async function main(): Promise<void> {
   const runtime = loadConfig(embeddedConfigSchema, process.env);
@@ -45,43 +45,31 @@ async function main(): Promise<void> {
   const log = createLogger('embedded', runtime.LOG_LEVEL);
   const clock = systemClock;
   const adapters = await openRuntime({ ...runtimeConfig, DATA_DIR: dataDir }, 'embedded', log);
-  const eventLog = adapters.eventLog;
-  const store = await adapters.openAuthorizationStore();
-  const views = await adapters.openReadViews();
-  const verifyToken = createTokenVerifier(credentialsConfig);
 
+  const readApiModule = await readApi.createReadApiModule({
+    config: { ...readApiConfig, READ_VIEWS_DB: runtimeConfig.READ_VIEWS_DB },
+    runtime: adapters,
+    clock,
+    log: serviceLogger(log, 'read-api'),
+  });
   // Views are rebuilt from offset zero before the read API takes its first request.
-  const projections = await readApi.startProjections({ eventLog, views, log: log.child({ service: 'read-api' }) });
-  await projections.caughtUp;
+  await readApiModule.viewsCaughtUp;
+  const credentialsModule = await credentials.createCredentialsModule({
+    config: credentialsConfig,
+    runtime: adapters,
+    clock,
+    log: serviceLogger(log, 'credentials'),
+  });
+  const scoreIngestModule = await scoreIngest.createScoreIngestModule({
+    config: scoreIngestConfig,
+    runtime: adapters,
+    clock,
+    log: serviceLogger(log, 'score-ingest'),
+  });
 
-  const relay = credentials.createOutboxRelay({ store, eventLog, log: log.child({ service: 'credentials' }) });
-  await relay.flush();
-  relay.start(credentialsConfig.OUTBOX_RELAY_INTERVAL_MS);
-  const expiry = credentials.createExpiryScheduler({ store, relay, clock, log: log.child({ service: 'credentials' }) });
-  expiry.start(credentialsConfig.EXPIRY_CHECK_INTERVAL_MS);
-
-  const readApiServer = await listen(
-    readApi.buildApp({
-      config: readApiConfig,
-      views,
-      rateLimitStores: adapters.rateLimitStores(),
-      clock,
-      log: log.child({ service: 'read-api' }),
-    }),
-    readApiConfig.READ_API_PORT,
-    readApiConfig.READ_API_HOST,
-  );
-  const credentialsServer = await listen(
-    credentials.buildApp({ config: credentialsConfig, store, relay, clock, verifyToken, log: log.child({ service: 'credentials' }) }),
-    credentialsConfig.CREDENTIALS_PORT,
-    credentialsConfig.CREDENTIALS_HOST,
-  );
-  const scoreIngestServer = await listen(
-    scoreIngest.buildApp({ config: scoreIngestConfig, eventLog, clock, verifyToken, log: log.child({ service: 'score-ingest' }) }),
-    scoreIngestConfig.SCORE_INGEST_PORT,
-    scoreIngestConfig.SCORE_INGEST_HOST,
-  );
-
+  const readApiServer = await listen(readApiModule.app, readApiConfig.READ_API_PORT, readApiConfig.READ_API_HOST);
+  const credentialsServer = await listen(credentialsModule.app, credentialsConfig.CREDENTIALS_PORT, credentialsConfig.CREDENTIALS_HOST);
+  const scoreIngestServer = await listen(scoreIngestModule.app, scoreIngestConfig.SCORE_INGEST_PORT, scoreIngestConfig.SCORE_INGEST_HOST);
   const urlOf = (host: string, server: Parameters<typeof portOf>[0]) =>
     `http://${host === '0.0.0.0' ? '127.0.0.1' : host}:${portOf(server)}`;
   log.info(
@@ -110,10 +98,9 @@ async function main(): Promise<void> {
     log,
     [
       () => Promise.all([closeServer(readApiServer), closeServer(credentialsServer), closeServer(scoreIngestServer)]).then(() => undefined),
-      () => expiry.stop(),
-      () => relay.stop(),
-      () => projections.close(),
-      () => store.close(),
+      () => scoreIngestModule.stop(),
+      () => credentialsModule.stop(),
+      () => readApiModule.stop(),
       () => adapters.close(),
     ],
     runtimeConfig.SHUTDOWN_DEADLINE_MS,

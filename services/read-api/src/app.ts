@@ -1,15 +1,15 @@
 import type { Express } from 'express';
 import type { Operations } from '@rsd/observability';
 import { createBaseApp, finishApp, mountApiDocs, type Logger } from '@rsd/platform';
-import type { Clock, RateLimitStoreFactory, ReadViews } from '@rsd/ports';
+import type { Clock, RateLimitStoreFactory, ViewStore } from '@rsd/ports';
 import { edgePolicy } from './access/edge-policy';
 import type { ReadApiConfig } from './config';
-import { customerRouter } from './customers/customer-router';
+import { customerHandler } from './customers/customer-handler';
 import { readApiOpenApi } from './openapi';
 
 export interface ReadApiDeps {
   config: ReadApiConfig;
-  views: ReadViews;
+  views: ViewStore;
   rateLimitStores: RateLimitStoreFactory;
   clock: Clock;
   log: Logger;
@@ -30,6 +30,6 @@ export function buildApp(deps: ReadApiDeps): Express {
   );
   mountApiDocs(app, readApiOpenApi(config));
   const rejections = deps.operations?.metrics.rateLimitRejections;
-  app.use('/v1/customers', customerRouter({ ...deps, onRateLimited: (limiter) => rejections?.inc({ limiter }) }));
+  app.use('/v1/customers', customerHandler({ ...deps, onRateLimited: (limiter) => rejections?.inc({ limiter }) }));
   return finishApp(app, log);
 }

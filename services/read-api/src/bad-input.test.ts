@@ -1,5 +1,5 @@
 import http from 'node:http';
-import { createMemoryReadViews, memoryRateLimitStores } from '@rsd/embedded';
+import { createMemoryViewStore, memoryRateLimitStores } from '@rsd/embedded';
 import { createLogger, loadConfig } from '@rsd/platform';
 import { request, startApp, type JsonResponse, type RunningApp } from '@rsd/testkit';
 import { buildApp } from './app';
@@ -15,7 +15,7 @@ function expectNoInternals(text: string): void {
 }
 
 beforeAll(async () => {
-  const views = createMemoryReadViews();
+  const views = createMemoryViewStore();
   const config = loadConfig(readApiConfigSchema, {});
   running = await startApp(
     buildApp({ config, views, rateLimitStores: memoryRateLimitStores, clock: testClock(), log: createLogger('read-api', 'silent') }),

@@ -42,6 +42,11 @@ export const readApiConfigSchema = z.object({
   EDGE_ALLOW_CIDRS: addressRanges(),
   EDGE_BLOCKED_USER_AGENTS: userAgentPatterns(),
   VIEW_CACHE_TTL_MS: env.positiveInt(30_000),
+  /**
+   * Names this replica's change-feed consumer group (removed at shutdown). Unset: `<hostname>-<port>`,
+   * which is stable across restarts and distinct for replicas that share a host.
+   */
+  REPLICA_ID: env.optionalString(),
   LOG_LEVEL: env.logLevel(),
 });
 export type ReadApiConfig = z.infer<typeof readApiConfigSchema>;

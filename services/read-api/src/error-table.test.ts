@@ -1,6 +1,7 @@
-import { createMemoryReadViews, memoryRateLimitStores } from '@rsd/embedded';
-import { createLogger, generateApiKey, loadConfig } from '@rsd/platform';
-import type { ReadViews } from '@rsd/ports';
+import { createMemoryViewStore, memoryRateLimitStores } from '@rsd/embedded';
+import { READ_VIEWS, generateApiKey } from '@rsd/domain';
+import { createLogger, loadConfig } from '@rsd/platform';
+import { projectEvent, type ViewStore } from '@rsd/ports';
 import { request, startApp, type RunningApp } from '@rsd/testkit';
 import { buildApp } from './app';
 import { readApiConfigSchema } from './config';
@@ -12,14 +13,13 @@ import {
   testClock,
   type IssuedCredential,
 } from './testing/read-api-fixtures';
-import { projectAuthorizationEvent } from './projections/authorization-projector';
 
 const TIMESTAMP = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 const BLOCKED_AGENT = 'EvilScanner/2.0';
 
 interface World {
   running: RunningApp;
-  views: ReadViews;
+  views: ViewStore;
   active: IssuedCredential;
   noScore: IssuedCredential;
   scoreOnly: IssuedCredential;
@@ -32,12 +32,12 @@ interface World {
 let world: World;
 
 beforeAll(async () => {
-  const views = createMemoryReadViews();
+  const views = createMemoryViewStore();
   const clock = testClock('2026-11-21T08:00:00.000Z');
   const config = loadConfig(readApiConfigSchema, { RATE_LIMIT_PER_MINUTE: '3', EDGE_BLOCKED_USER_AGENTS: '^evilscanner/' });
   const app = buildApp({ config, views, rateLimitStores: memoryRateLimitStores, clock, log: createLogger('read-api', 'silent') });
   const expiredByEvent = await issueCredential(views);
-  await projectAuthorizationEvent(views.credentials, authorizationExpiredEvent(expiredByEvent));
+  await projectEvent(views, READ_VIEWS, authorizationExpiredEvent(expiredByEvent));
   const revoked = await issueCredential(views, { scopes: ['pillar_breakdown'] });
   await revokeCredential(views, revoked);
   await recordScore(views, { organizationId: 'acme' });
@@ -358,7 +358,7 @@ describe('the order of checks: when two failures are present, the first wins', (
   });
 
   test('when the Client ID is invalid, then no credential lookup happens', async () => {
-    const lookup = jest.spyOn(world.views.credentials, 'get');
+    const lookup = jest.spyOn(world.views, 'get');
     try {
       const responses = await Promise.all(
         ['acme', '%FF', 'rs_%2F0123456789abcdef', `${world.active.clientId}%20`, world.active.clientId.toUpperCase(), '%E0%A4%A'].map(

@@ -1,4 +1,4 @@
-import { createMemoryReadViews, memoryRateLimitStores } from '@rsd/embedded';
+import { createMemoryViewStore, memoryRateLimitStores } from '@rsd/embedded';
 import { createLogger, loadConfig } from '@rsd/platform';
 import { request, startApp, type RunningApp } from '@rsd/testkit';
 import { buildApp } from './app';
@@ -12,7 +12,7 @@ beforeAll(async () => {
   running = await startApp(
     buildApp({
       config,
-      views: createMemoryReadViews(),
+      views: createMemoryViewStore(),
       rateLimitStores: memoryRateLimitStores,
       clock: testClock(),
       log: createLogger('read-api', 'silent'),

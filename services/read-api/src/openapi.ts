@@ -7,7 +7,7 @@ import {
 } from '@rsd/contracts';
 import { buildOpenApiDocument, type OpenApiOperation } from '@rsd/platform';
 import type { ReadApiConfig } from './config';
-import { HISTORY_LIMIT } from './customers/score-routes';
+import { HISTORY_LIMIT } from './customers/serve-resource';
 
 const error = (description: string) => ({ description, schema: errorBodySchema });
 

@@ -1,4 +1,4 @@
-import { createMemoryReadViews, memoryRateLimitStores } from '@rsd/embedded';
+import { createMemoryViewStore, memoryRateLimitStores } from '@rsd/embedded';
 import { createServiceMetrics } from '@rsd/observability';
 import { createLogger, loadConfig } from '@rsd/platform';
 import { request, startApp } from '@rsd/testkit';
@@ -8,7 +8,7 @@ import { issueCredential, recordScore, testClock } from './testing/read-api-fixt
 
 describe('read API metrics', () => {
   test('when customer reads succeed and hit the limit, then /metrics counts them by route template and limiter', async () => {
-    const views = createMemoryReadViews();
+    const views = createMemoryViewStore();
     const metrics = createServiceMetrics('read-api');
     const config = loadConfig(readApiConfigSchema, { RATE_LIMIT_PER_MINUTE: '2' });
     const app = buildApp({

@@ -1,6 +1,6 @@
-import { createMemoryReadViews, memoryRateLimitStores } from '@rsd/embedded';
+import { createMemoryViewStore, memoryRateLimitStores } from '@rsd/embedded';
 import { createLogger, loadConfig } from '@rsd/platform';
-import type { RateLimitStoreFactory, ReadViews } from '@rsd/ports';
+import type { RateLimitStoreFactory, ViewStore } from '@rsd/ports';
 import { request, startApp, type RunningApp } from '@rsd/testkit';
 import { buildApp } from './app';
 import { readApiConfigSchema } from './config';
@@ -9,7 +9,7 @@ import { issueCredential, recordScore, testClock, type IssuedCredential } from '
 const log = createLogger('read-api', 'silent');
 
 async function startReadApi(env: NodeJS.ProcessEnv = {}) {
-  const views: ReadViews = createMemoryReadViews();
+  const views: ViewStore = createMemoryViewStore();
   const clock = testClock('2026-11-21T08:00:00.000Z');
   const config = loadConfig(readApiConfigSchema, env);
   const running = await startApp(buildApp({ config, views, rateLimitStores: memoryRateLimitStores, clock, log }));
@@ -32,7 +32,7 @@ function expectRetryAfter(headers: Headers): void {
 
 describe('per-credential rate limit', () => {
   let running: RunningApp;
-  let views: ReadViews;
+  let views: ViewStore;
 
   beforeEach(async () => {
     ({ running, views } = await startReadApi());
@@ -95,7 +95,7 @@ describe('per-credential rate limit', () => {
 
 describe('failed-authentication limit per client address', () => {
   let running: RunningApp;
-  let views: ReadViews;
+  let views: ViewStore;
 
   beforeEach(async () => {
     ({ running, views } = await startReadApi({ FAILED_AUTH_LIMIT_PER_MINUTE: '5', TRUST_PROXY_HOPS: '1' }));
@@ -191,7 +191,7 @@ describe('expiry at request time', () => {
 
 describe('a rate-limit store that fails', () => {
   test('when the store throws, then requests are served and failures keep their own codes', async () => {
-    const views = createMemoryReadViews();
+    const views = createMemoryViewStore();
     const failingStores: RateLimitStoreFactory = () => ({
       increment: () => Promise.reject(new Error('store is away')),
       decrement: () => Promise.resolve(),

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { parseArgs } from 'node:util';
 import { z } from 'zod';
+import { READ_VIEWS } from '@rsd/domain';
 import { createLogger, env, loadConfigs, runMain } from '@rsd/platform';
 import { openRuntime, runtimeConfigSchema } from '@rsd/runtime';
 import { startProjections } from './projections/projection-runner';
@@ -22,13 +23,14 @@ async function rebuild(): Promise<void> {
   const runtime = await openRuntime({ ...runtimeSettings, READ_VIEWS_DB: into }, 'read-api-rebuild', log);
   const started = Date.now();
   try {
-    const views = await runtime.openReadViews();
+    const views = await runtime.openViewStore(READ_VIEWS);
     const projection = await startProjections({
       eventLog: runtime.eventLog,
       views,
       log,
       groupId: `read-api-rebuild-${randomUUID()}`,
       deadLetters: false,
+      ephemeral: true,
     });
     await projection.caughtUp;
     await projection.close();

@@ -1,4 +1,5 @@
-import type { AuthorizationStore, StoredAuthorization } from '@rsd/ports';
+import type { StoredAuthorization } from '@rsd/domain';
+import type { AuthorizationStore } from '@rsd/ports';
 import { uniqueName } from './eventually';
 import { anOutboxEntry as anEntry, aStoredAuthorization, aUniqueClientId as aClientId } from './port-fixtures';
 

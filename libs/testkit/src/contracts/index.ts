@@ -1,6 +1,6 @@
 export * from './eventually';
 export * from './event-log-contract';
 export * from './authorization-store-contract';
-export * from './read-views-contract';
+export * from './view-store-contract';
 export * from './rate-limit-store-contract';
 export * from './port-fixtures';

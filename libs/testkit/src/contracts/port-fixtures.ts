@@ -1,5 +1,6 @@
-import type { CalculatedScore } from '@rsd/contracts';
-import type { CredentialView, OutboxEntry, StoredAuthorization } from '@rsd/ports';
+import { EVENT_TYPES, newEvent, type CalculatedScore, type ScoreCalculated } from '@rsd/contracts';
+import type { StoredAuthorization } from '@rsd/domain';
+import type { OutboxEntry } from '@rsd/ports';
 import { uniqueName } from './eventually';
 
 /** Values for the ports' own types, unique per call where they must be: shared by the contract suites and adapter tests. */
@@ -30,19 +31,6 @@ export function anOutboxEntry(record: StoredAuthorization, name: string): Outbox
   return { id: uniqueName(name), topic: 'rsd.authorizations.v1', key: record.clientId, value: JSON.stringify({ name }) };
 }
 
-export function aCredentialView(overrides: Partial<CredentialView> = {}): CredentialView {
-  return {
-    clientId: aUniqueClientId(),
-    organizationId: uniqueName('org'),
-    keyDigest: 'b'.repeat(64),
-    scopes: ['qr_score'],
-    status: 'active',
-    expiresAt: null,
-    revision: 1,
-    ...overrides,
-  };
-}
-
 export function aCalculatedScore(organizationId: string, scoreDate: string, overrides: Partial<CalculatedScore> = {}): CalculatedScore {
   return {
     organizationId,
@@ -53,4 +41,14 @@ export function aCalculatedScore(organizationId: string, scoreDate: string, over
     calculatedAt: `${scoreDate}T06:00:00.000Z`,
     ...overrides,
   };
+}
+
+export function scoreCalculated(score: CalculatedScore): ScoreCalculated {
+  return newEvent<ScoreCalculated>({
+    id: uniqueName('event'),
+    source: '/test/contracts',
+    time: new Date(score.calculatedAt),
+    type: EVENT_TYPES.scoreCalculated,
+    data: score,
+  });
 }

@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { Router, type RequestHandler } from 'express';
 import { organizationIdSchema } from '@rsd/contracts';
-import { ApiError, generateApiKey, generateClientId, jsonBody, methodNotAllowed, requireCaller, type TokenVerifier } from '@rsd/platform';
+import { generateApiKey, generateClientId } from '@rsd/domain';
+import { ApiError, jsonBody, methodNotAllowed, requireCaller, type TokenVerifier } from '@rsd/platform';
 import { createAuthorization } from './create-authorization';
 import { getAuthorization, listAuthorizations } from './find-authorizations';
 import { revokeAuthorization } from './revoke-authorization';

@@ -1,9 +1,7 @@
 import type { CreatedAuthorization } from '@rsd/contracts';
-import { digestApiKey } from '@rsd/platform';
-import type { StoredAuthorization } from '@rsd/ports';
+import { authorizationCreated, digestApiKey, toAuthorization, type StoredAuthorization } from '@rsd/domain';
+import { outboxEntryOf } from '../outbox/outbox-entry';
 import { publishOwedEvents } from '../outbox/outbox-relay';
-import { toAuthorization } from './authorization';
-import { authorizationCreated, outboxEntryOf } from './authorization-events';
 import { validateCreateRequest, type ValidCreateRequest } from './create-authorization-request';
 import type { CredentialGenerator, UseCaseDeps } from './use-case-deps';
 

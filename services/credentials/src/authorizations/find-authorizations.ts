@@ -1,7 +1,7 @@
 import type { Authorization } from '@rsd/contracts';
 import { ApiError } from '@rsd/platform';
-import type { AuthorizationStore, StoredAuthorization } from '@rsd/ports';
-import { toAuthorization } from './authorization';
+import { toAuthorization, type StoredAuthorization } from '@rsd/domain';
+import type { AuthorizationStore } from '@rsd/ports';
 import type { UseCaseDeps } from './use-case-deps';
 
 type ReadDeps = Pick<UseCaseDeps, 'store' | 'clock'>;

@@ -1,8 +1,8 @@
 import type { Authorization } from '@rsd/contracts';
 import { ApiError } from '@rsd/platform';
+import { decideRevoke, toAuthorization } from '@rsd/domain';
+import { outboxEntryOf } from '../outbox/outbox-entry';
 import { publishOwedEvents } from '../outbox/outbox-relay';
-import { decideRevoke, toAuthorization } from './authorization';
-import { outboxEntryOf } from './authorization-events';
 import { findOwnAuthorization } from './find-authorizations';
 import type { UseCaseDeps } from './use-case-deps';
 

@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import type { Logger } from '@rsd/platform';
-import type { AuthorizationStore, Clock, StoredAuthorization } from '@rsd/ports';
-import { decideExpire } from '../authorizations/authorization';
-import { outboxEntryOf } from '../authorizations/authorization-events';
+import { decideExpire, type StoredAuthorization } from '@rsd/domain';
+import type { AuthorizationStore, Clock } from '@rsd/ports';
+import { outboxEntryOf } from '../outbox/outbox-entry';
 import { publishOwedEvents, type OutboxRelay } from '../outbox/outbox-relay';
 
 export interface ExpiryScheduler {

@@ -3,7 +3,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { openFileAuthorizationStore, openFileEventLog } from '@rsd/embedded';
 import { createLogger } from '@rsd/platform';
-import type { AuthorizationStore, EventLog, OutboxEntry, OutgoingRecord, StoredAuthorization } from '@rsd/ports';
+import type { StoredAuthorization } from '@rsd/domain';
+import type { AuthorizationStore, EventLog, OutboxEntry, OutgoingRecord } from '@rsd/ports';
 import { createOutboxRelay, publishOwedEvents } from './outbox-relay';
 
 const TOPIC = 'rsd.authorizations.v1';

@@ -1,4 +1,4 @@
-import { createMemoryReadViews, memoryRateLimitStores } from '@rsd/embedded';
+import { createMemoryViewStore, memoryRateLimitStores } from '@rsd/embedded';
 import { createLogger, loadConfig } from '@rsd/platform';
 import { request, startApp, type RunningApp } from '@rsd/testkit';
 import { buildApp } from '../app';
@@ -7,7 +7,7 @@ import { issueCredential, recordScore, testClock, type IssuedCredential } from '
 
 /** The tests connect from 127.0.0.1; X-Forwarded-For stands in for other addresses when a proxy hop is trusted. */
 async function withReadApi(env: NodeJS.ProcessEnv, run: (app: RunningApp, credential: IssuedCredential) => Promise<void>) {
-  const views = createMemoryReadViews();
+  const views = createMemoryViewStore();
   const config = loadConfig(readApiConfigSchema, env);
   const running = await startApp(
     buildApp({ config, views, rateLimitStores: memoryRateLimitStores, clock: testClock(), log: createLogger('read-api', 'silent') }),

@@ -1,9 +1,8 @@
-import type { ErrorRequestHandler, Request, RequestHandler } from 'express';
+import type { Request, RequestHandler, Response } from 'express';
 import { ipKeyGenerator, rateLimit, type AugmentedRequest, type Options } from 'express-rate-limit';
-import { ApiError, type ErrorCode, type Logger } from '@rsd/platform';
+import type { Logger } from '@rsd/platform';
 import type { RateLimitStoreFactory } from '@rsd/ports';
 import { sendErrorWithoutCode } from './error-without-code';
-import { requestContext } from './request-context';
 
 const WINDOW_MS = 60_000;
 
@@ -15,58 +14,73 @@ export interface RateLimitDeps {
   onRejected?: (limiter: 'credential' | 'failed-auth') => void;
 }
 
-/** Step 8 of the order of checks: requests per minute per credential, keyed by its Client ID. */
-export function credentialRateLimit({ stores, limitPerMinute, log, onRejected }: RateLimitDeps): RequestHandler {
-  return rateLimit({
-    ...commonOptions(log, 'credentialRateLimit'),
-    store: stores('rl:credential:'),
-    limit: limitPerMinute,
-    identifier: 'credential',
-    keyGenerator: (_req, res) => requestContext.clientId(res),
-    handler: rateLimitExceeded(
-      () => onRejected?.('credential'),
-      (retryAfter) =>
-        `Rate limit exceeded: at most ${limitPerMinute} requests per minute per credential; retry after ${retryAfter} seconds`,
-    ),
-  });
+/** A limiter as one step of the handler: true when the request may go on; false when the 429 has been written. */
+export type LimitCheck = (req: Request, res: Response) => Promise<boolean>;
+
+/** The limiters' handler passes this to `next` after writing the 429, so the check can tell the two outcomes apart. */
+const LIMITED = Symbol('rate limited');
+
+function asCheck(middleware: RequestHandler): LimitCheck {
+  return (req, res) =>
+    new Promise((resolve, reject) => {
+      void middleware(req, res, (outcome?: unknown) => {
+        if (outcome === undefined) resolve(true);
+        else if (outcome === LIMITED) resolve(false);
+        else reject(outcome instanceof Error ? outcome : new Error('the rate limiter failed', { cause: outcome }));
+      });
+    });
 }
 
-/** The failures of steps 2 to 7: the ones someone guessing Client IDs or keys would produce. */
-const AUTHENTICATION_FAILURES: ReadonlySet<ErrorCode> = new Set<ErrorCode>([
-  'MISSING_CLIENT_ID',
-  'INVALID_CLIENT_ID',
-  'MISSING_API_KEY',
-  'CREDENTIAL_NOT_FOUND',
-  'INVALID_API_KEY',
-  'CREDENTIAL_INACTIVE',
-]);
+/** Step 8 of the order of checks: requests per minute per credential, keyed by its Client ID. */
+export function credentialRateLimit({
+  stores,
+  limitPerMinute,
+  log,
+  onRejected,
+}: RateLimitDeps): (req: Request, res: Response, clientId: string) => Promise<boolean> {
+  const clientIds = new WeakMap<Request, string>();
+  const check = asCheck(
+    rateLimit({
+      ...commonOptions(log, 'credentialRateLimit'),
+      store: stores('rl:credential:'),
+      limit: limitPerMinute,
+      identifier: 'credential',
+      keyGenerator: (req) => clientIds.get(req) ?? '',
+      handler: rateLimitExceeded(
+        () => onRejected?.('credential'),
+        (retryAfter) =>
+          `Rate limit exceeded: at most ${limitPerMinute} requests per minute per credential; retry after ${retryAfter} seconds`,
+      ),
+    }),
+  );
+  return (req, res, clientId) => {
+    clientIds.set(req, clientId);
+    return check(req, res);
+  };
+}
 
 /**
- * Counts failed authentications per client address. Under the limit the failure goes on to the
- * error middleware unchanged; over it, the address's further failures answer 429 instead. Requests
- * that authenticate are never counted or stopped here, so one guesser behind a shared NAT does not
- * lock out the recipients that share its address.
+ * Counts failed authentications (steps 2 to 7: what someone guessing Client IDs or keys would
+ * produce) per client address. Under the limit the failure goes on to its own error answer; over it,
+ * the address's further failures answer 429 instead. Requests that authenticate are never counted or
+ * stopped here, so one guesser behind a shared NAT does not lock out the recipients that share its
+ * address.
  */
-export function failedAuthenticationLimit({ stores, limitPerMinute, log, onRejected }: RateLimitDeps): ErrorRequestHandler {
-  const limiter = rateLimit({
-    ...commonOptions(log, 'failedAuthenticationRateLimit'),
-    store: stores('rl:failed-auth:'),
-    limit: limitPerMinute,
-    identifier: 'failed-auth',
-    // IPv4-mapped addresses count as their IPv4 address, and IPv6 by /56 network, as one client would hold it.
-    keyGenerator: (req) => ipKeyGenerator(req.ip ?? 'unknown'),
-    handler: rateLimitExceeded(
-      () => onRejected?.('failed-auth'),
-      (retryAfter) => `Too many failed authentication attempts from this address; retry after ${retryAfter} seconds`,
-    ),
-  });
-  return (error: unknown, req, res, next) => {
-    if (!(error instanceof ApiError) || !AUTHENTICATION_FAILURES.has(error.code)) {
-      next(error);
-      return;
-    }
-    void limiter(req, res, (limiterError?: unknown) => next(limiterError ?? error));
-  };
+export function failedAuthenticationLimit({ stores, limitPerMinute, log, onRejected }: RateLimitDeps): LimitCheck {
+  return asCheck(
+    rateLimit({
+      ...commonOptions(log, 'failedAuthenticationRateLimit'),
+      store: stores('rl:failed-auth:'),
+      limit: limitPerMinute,
+      identifier: 'failed-auth',
+      // IPv4-mapped addresses count as their IPv4 address, and IPv6 by /56 network, as one client would hold it.
+      keyGenerator: (req) => ipKeyGenerator(req.ip ?? 'unknown'),
+      handler: rateLimitExceeded(
+        () => onRejected?.('failed-auth'),
+        (retryAfter) => `Too many failed authentication attempts from this address; retry after ${retryAfter} seconds`,
+      ),
+    }),
+  );
 }
 
 function commonOptions(log: Logger, requestPropertyName: string): Partial<Options> {
@@ -97,9 +111,10 @@ function wholeSecondsUntilReset(req: Request, requestPropertyName: string): numb
 
 /** The one 429 writer for both limiters: the documented error body, without a `code`. */
 function rateLimitExceeded(count: () => void, message: (retryAfterSeconds: string) => string): Options['handler'] {
-  return (_req, res) => {
+  return (_req, res, next) => {
     count();
     const retryAfter = String(res.getHeader('Retry-After') ?? WINDOW_MS / 1000);
     sendErrorWithoutCode(res, 429, message(retryAfter));
+    next(LIMITED);
   };
 }

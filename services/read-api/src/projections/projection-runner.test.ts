@@ -2,9 +2,10 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { TOPICS, partitionKeyOf, topicOf, type DomainEvent } from '@rsd/contracts';
-import { createMemoryReadViews, openFileEventLog } from '@rsd/embedded';
+import { credentialView, latestScoreView, scoreHistoryView } from '@rsd/domain';
+import { createMemoryViewStore, openFileEventLog } from '@rsd/embedded';
 import { createLogger } from '@rsd/platform';
-import type { EventLog, EventRecord, ReadViews } from '@rsd/ports';
+import type { EventLog, EventRecord, ViewStore } from '@rsd/ports';
 import {
   aCalculatedScore,
   authorizationCreatedEvent,
@@ -35,7 +36,7 @@ async function appendEvents(events: DomainEvent[]): Promise<void> {
 }
 
 /** Runs the projections over everything in the log into `views`, then stops them. */
-async function projectAll(views: ReadViews, groupId: string): Promise<void> {
+async function projectAll(views: ViewStore, groupId: string): Promise<void> {
   const subscription = await startProjections({ eventLog, views, log, groupId });
   await subscription.caughtUp;
   await subscription.close();
@@ -58,11 +59,11 @@ async function readTopic(topic: string): Promise<EventRecord[]> {
 }
 
 /** Everything the read API can see, for the given Client IDs and organizations. */
-async function snapshot(views: ReadViews, clientIds: string[], organizations: string[]) {
+async function snapshot(views: ViewStore, clientIds: string[], organizations: string[]) {
   return {
-    credentials: await Promise.all(clientIds.map((id) => views.credentials.get(id))),
-    latest: await Promise.all(organizations.map((org) => views.scores.latest(org))),
-    history: await Promise.all(organizations.map((org) => views.scores.history(org, 366))),
+    credentials: await Promise.all(clientIds.map((id) => views.get(credentialView, id))),
+    latest: await Promise.all(organizations.map((org) => views.get(latestScoreView, org))),
+    history: await Promise.all(organizations.map((org) => views.list(scoreHistoryView, org, 366))),
   };
 }
 
@@ -75,11 +76,11 @@ describe('projections', () => {
     });
     const score = aCalculatedScore({ organizationId: 'acme' });
     await appendEvents([created, scoreCalculatedEvent(score)]);
-    const views = createMemoryReadViews();
+    const views = createMemoryViewStore();
 
     await projectAll(views, 'read-api');
 
-    expect(await views.credentials.get(created.data.clientId)).toEqual({
+    expect(await views.get(credentialView, created.data.clientId)).toEqual({
       clientId: created.data.clientId,
       organizationId: 'acme',
       keyDigest: created.data.keyDigest,
@@ -88,7 +89,7 @@ describe('projections', () => {
       expiresAt: '2027-01-01T00:00:00.000Z',
       revision: 1,
     });
-    expect(await views.scores.latest('acme')).toEqual(score);
+    expect(await views.get(latestScoreView, 'acme')).toEqual(score);
   });
 
   test('when an authorization is revoked or expires, then its view says so', async () => {
@@ -100,12 +101,12 @@ describe('projections', () => {
       authorizationRevokedEvent(revoked.event.data),
       authorizationExpiredEvent(expired.event.data),
     ]);
-    const views = createMemoryReadViews();
+    const views = createMemoryViewStore();
 
     await projectAll(views, 'read-api');
 
-    expect(await views.credentials.get(revoked.event.data.clientId)).toMatchObject({ status: 'revoked', revision: 2 });
-    expect(await views.credentials.get(expired.event.data.clientId)).toMatchObject({ status: 'expired', revision: 2 });
+    expect(await views.get(credentialView, revoked.event.data.clientId)).toMatchObject({ status: 'revoked', revision: 2 });
+    expect(await views.get(credentialView, expired.event.data.clientId)).toMatchObject({ status: 'expired', revision: 2 });
   });
 
   test('when records are unusable, then each goes to the dead-letter topic and the next good event is still projected', async () => {
@@ -121,7 +122,7 @@ describe('projections', () => {
     await eventLog.append(TOPICS.authorizations, unusable);
     await eventLog.append(TOPICS.scores, [{ key: 'k5', value: JSON.stringify([1, 2, 3]) }]);
     await appendEvents([good]);
-    const views = createMemoryReadViews();
+    const views = createMemoryViewStore();
 
     await projectAll(views, 'read-api');
 
@@ -161,13 +162,13 @@ describe('projections', () => {
         value: '[1,2,3]',
       },
     ]);
-    expect(await views.credentials.get(good.data.clientId)).toMatchObject({ status: 'active' });
-    expect(await views.credentials.get(badDigest.data.clientId)).toBeUndefined();
-    expect(await views.scores.latest(scoreOnWrongTopic.data.organizationId)).toBeUndefined();
+    expect(await views.get(credentialView, good.data.clientId)).toMatchObject({ status: 'active' });
+    expect(await views.get(credentialView, badDigest.data.clientId)).toBeUndefined();
+    expect(await views.get(latestScoreView, scoreOnWrongTopic.data.organizationId)).toBeUndefined();
   });
 
   test('when records arrive while the projections run, then they are projected by the time append resolves', async () => {
-    const views = createMemoryReadViews();
+    const views = createMemoryViewStore();
     const subscription = await startProjections({ eventLog, views, log });
     try {
       await subscription.caughtUp;
@@ -176,7 +177,7 @@ describe('projections', () => {
       await eventLog.append(TOPICS.authorizations, [{ key: 'x', value: 'garbage' }]);
       await appendEvents([event]);
 
-      expect(await views.credentials.get(event.data.clientId)).toMatchObject({ status: 'active' });
+      expect(await views.get(credentialView, event.data.clientId)).toMatchObject({ status: 'active' });
       expect(await readTopic(TOPICS.deadLetter)).toHaveLength(1);
     } finally {
       await subscription.close();
@@ -206,12 +207,12 @@ describe('projections', () => {
     const clientIds = [first.event.data.clientId, second.event.data.clientId];
     const organizations = ['acme', 'beta'];
 
-    const views = createMemoryReadViews();
+    const views = createMemoryViewStore();
     await projectAll(views, 'first-run');
     const afterFirstRun = await snapshot(views, clientIds, organizations);
     await projectAll(views, 'second-run');
     const afterSecondRun = await snapshot(views, clientIds, organizations);
-    const freshViews = createMemoryReadViews();
+    const freshViews = createMemoryViewStore();
     await projectAll(freshViews, 'rebuild');
     const rebuilt = await snapshot(freshViews, clientIds, organizations);
 

@@ -1,12 +1,11 @@
-import { EVENT_TYPES, TOPICS, domainEventSchema, topicOf, type DomainEvent } from '@rsd/contracts';
+import { TOPICS, domainEventSchema, topicOf, type DomainEvent } from '@rsd/contracts';
+import { READ_VIEWS } from '@rsd/domain';
 import type { Logger } from '@rsd/platform';
-import type { EventLog, EventRecord, ReadViews, Subscription } from '@rsd/ports';
-import { projectAuthorizationEvent } from './authorization-projector';
-import { projectScoreEvent } from './score-projector';
+import { projectEvent, type EventLog, type EventRecord, type Subscription, type ViewStore } from '@rsd/ports';
 
 export interface ProjectionDeps {
   eventLog: EventLog;
-  views: ReadViews;
+  views: ViewStore;
   log: Logger;
   groupId?: string;
   /** Told of each dead-lettered record and each failed projection attempt (for metrics). */
@@ -14,6 +13,8 @@ export interface ProjectionDeps {
   onProjectionError?: () => void;
   /** False when replaying into a new database: the live projection already dead-lettered those records. */
   deadLetters?: boolean;
+  /** A one-off run (a rebuild): its consumer group is removed when it closes. */
+  ephemeral?: boolean;
 }
 
 export const DEFAULT_PROJECTION_GROUP_ID = 'read-api-projections';
@@ -42,11 +43,13 @@ export function startProjections({
   onDeadLetter,
   onProjectionError,
   deadLetters = true,
+  ephemeral = false,
 }: ProjectionDeps): Promise<Subscription> {
   return eventLog.subscribe({
     groupId,
     topics: [TOPICS.authorizations, TOPICS.scores],
     fromBeginning: true,
+    ephemeral,
     handle: async (record) => {
       const parsed = parseRecord(record);
       if ('reason' in parsed) {
@@ -57,7 +60,7 @@ export function startProjections({
         return;
       }
       try {
-        await project(views, parsed.event);
+        await projectEvent(views, READ_VIEWS, parsed.event);
       } catch (error) {
         onProjectionError?.();
         throw error;
@@ -82,11 +85,6 @@ export function parseRecord(record: EventRecord): { event: DomainEvent } | { rea
     return { reason: `a ${result.data.type} event does not belong on ${record.topic}` };
   }
   return { event: result.data };
-}
-
-export async function project(views: ReadViews, event: DomainEvent): Promise<void> {
-  if (event.type === EVENT_TYPES.scoreCalculated) await projectScoreEvent(views.scores, event);
-  else await projectAuthorizationEvent(views.credentials, event);
 }
 
 async function deadLetter(eventLog: EventLog, record: EventRecord, reason: string): Promise<void> {

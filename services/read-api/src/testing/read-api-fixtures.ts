@@ -9,10 +9,8 @@ import {
   type Scope,
   type ScoreCalculated,
 } from '@rsd/contracts';
-import { digestApiKey, generateApiKey, generateClientId } from '@rsd/platform';
-import type { Clock, ReadViews } from '@rsd/ports';
-import { projectAuthorizationEvent } from '../projections/authorization-projector';
-import { projectScoreEvent } from '../projections/score-projector';
+import { READ_VIEWS, digestApiKey, generateApiKey, generateClientId } from '@rsd/domain';
+import { projectEvent, type Clock, type ViewStore } from '@rsd/ports';
 
 /**
  * Test support: fills read views through the real projectors with real keys, as the credentials
@@ -60,9 +58,9 @@ export function authorizationCreatedEvent(options: CredentialOptions = {}): { ev
   return { event, apiKey };
 }
 
-export async function issueCredential(views: ReadViews, options: CredentialOptions = {}): Promise<IssuedCredential> {
+export async function issueCredential(views: ViewStore, options: CredentialOptions = {}): Promise<IssuedCredential> {
   const { event, apiKey } = authorizationCreatedEvent(options);
-  await projectAuthorizationEvent(views.credentials, event);
+  await projectEvent(views, READ_VIEWS, event);
   return { clientId: event.data.clientId, apiKey, organizationId: event.data.organizationId };
 }
 
@@ -86,8 +84,8 @@ export function authorizationExpiredEvent(credential: CredentialRef, revision = 
   });
 }
 
-export async function revokeCredential(views: ReadViews, credential: CredentialRef): Promise<void> {
-  await projectAuthorizationEvent(views.credentials, authorizationRevokedEvent(credential));
+export async function revokeCredential(views: ViewStore, credential: CredentialRef): Promise<void> {
+  await projectEvent(views, READ_VIEWS, authorizationRevokedEvent(credential));
 }
 
 export function aCalculatedScore(overrides: Partial<CalculatedScore> = {}): CalculatedScore {
@@ -112,9 +110,9 @@ export function scoreCalculatedEvent(score: CalculatedScore): ScoreCalculated {
   });
 }
 
-export async function recordScore(views: ReadViews, overrides: Partial<CalculatedScore> = {}): Promise<CalculatedScore> {
+export async function recordScore(views: ViewStore, overrides: Partial<CalculatedScore> = {}): Promise<CalculatedScore> {
   const score = aCalculatedScore(overrides);
-  await projectScoreEvent(views.scores, scoreCalculatedEvent(score));
+  await projectEvent(views, READ_VIEWS, scoreCalculatedEvent(score));
   return score;
 }
 

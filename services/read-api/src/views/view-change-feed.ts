@@ -1,16 +1,16 @@
-import { hostname } from 'node:os';
 import { TOPICS } from '@rsd/contracts';
 import type { Logger } from '@rsd/platform';
-import type { EventLog, ReadViews, Subscription } from '@rsd/ports';
-import { parseRecord, project } from '../projections/projection-runner';
+import type { EventLog, Subscription } from '@rsd/ports';
+import { parseRecord } from '../projections/projection-runner';
+import type { CachedViewStore } from './cached-view-store';
 
 export interface ChangeFeedDeps {
   eventLog: EventLog;
-  /** The replica's cached views: the feed writes their overlay. */
-  views: ReadViews;
+  /** The replica's cached views: the feed feeds their overlay. */
+  views: CachedViewStore;
   log: Logger;
   /** Names this replica's consumer group (deleted when the feed closes): replicas sharing a host need distinct ids. */
-  replicaId?: string;
+  replicaId: string;
 }
 
 /**
@@ -19,19 +19,17 @@ export interface ChangeFeedDeps {
  * as fast as Kafka delivers it. Invalid records are skipped here; the shared projection
  * dead-letters them.
  */
-export function startChangeFeed({ eventLog, views, log, replicaId = hostname() }: ChangeFeedDeps): Promise<Subscription> {
+export function startChangeFeed({ eventLog, views, log, replicaId }: ChangeFeedDeps): Promise<Subscription> {
   return eventLog.subscribe({
     groupId: `read-api-feed-${replicaId}`,
     ephemeral: true,
     topics: [TOPICS.authorizations, TOPICS.scores],
     fromBeginning: false,
-    handle: async (record) => {
+    handle: (record) => {
       const parsed = parseRecord(record);
-      if ('reason' in parsed) {
-        log.debug({ topic: record.topic, offset: record.offset }, 'change feed skipped an invalid record');
-        return;
-      }
-      await project(views, parsed.event);
+      if ('reason' in parsed) log.debug({ topic: record.topic, offset: record.offset }, 'change feed skipped an invalid record');
+      else views.observe(parsed.event);
+      return Promise.resolve();
     },
   });
 }

@@ -1,5 +1,6 @@
 import type { Authorization, AuthorizationExpired, AuthorizationRevoked } from '@rsd/contracts';
-import { statusOf, type StoredAuthorization } from '@rsd/ports';
+import { hasExpired } from '../expiry';
+import { statusOf, type StoredAuthorization } from './authorization-record';
 import { authorizationExpired, authorizationRevoked, type EventStamp } from './authorization-events';
 
 /** What a change decides: either nothing to do, or the next record and the event it owes. */
@@ -33,8 +34,8 @@ export function decideRevoke(record: StoredAuthorization, stamp: EventStamp): De
 
 /** Marks an authorization expired once its expiry has passed, unless it was revoked or marked already. */
 export function decideExpire(record: StoredAuthorization, stamp: EventStamp): Decision<AuthorizationExpired> {
-  const due = record.expiresAt !== null && stamp.time.getTime() >= Date.parse(record.expiresAt);
-  if (!due || record.revokedAt !== null || record.expiredAt !== null) return { outcome: 'unchanged', record };
+  if (!hasExpired(record.expiresAt, stamp.time) || record.revokedAt !== null || record.expiredAt !== null)
+    return { outcome: 'unchanged', record };
   const expired: StoredAuthorization = { ...record, expiredAt: stamp.time.toISOString(), revision: record.revision + 1 };
   return { outcome: 'changed', record: expired, event: authorizationExpired(expired, stamp) };
 }

@@ -4,14 +4,11 @@ import {
   authorizationRevokedSchema,
   EVENT_TYPES,
   newEvent,
-  partitionKeyOf,
-  topicOf,
   type AuthorizationCreated,
-  type AuthorizationEvent,
   type AuthorizationExpired,
   type AuthorizationRevoked,
 } from '@rsd/contracts';
-import type { OutboxEntry, StoredAuthorization } from '@rsd/ports';
+import type { StoredAuthorization } from './authorization-record';
 
 export const EVENT_SOURCE = '/credentials';
 
@@ -75,9 +72,4 @@ export function authorizationExpired(record: StoredAuthorization, stamp: EventSt
       },
     }),
   );
-}
-
-/** The outbox entry that owes `event` to the event log, keyed so each Client ID's events stay in order. */
-export function outboxEntryOf(event: AuthorizationEvent): OutboxEntry {
-  return { id: event.id, topic: topicOf(event), key: partitionKeyOf(event), value: JSON.stringify(event) };
 }

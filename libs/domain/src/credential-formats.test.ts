@@ -1,5 +1,5 @@
 import { clientIdPattern } from '@rsd/contracts';
-import { digestApiKey, digestsMatch, generateApiKey, generateClientId, hasValidChecksum } from './credentials-format';
+import { digestApiKey, digestsMatch, generateApiKey, generateClientId, hasValidChecksum } from './credential-formats';
 
 describe('credential formats', () => {
   test('when a key is generated, then it carries the prefix and a checksum that verifies', () => {

@@ -1,16 +1,17 @@
-import { createMemoryReadViews, memoryRateLimitStores } from '@rsd/embedded';
+import { createMemoryViewStore, memoryRateLimitStores } from '@rsd/embedded';
 import { createLogger, loadConfig } from '@rsd/platform';
-import type { ReadViews } from '@rsd/ports';
+import { credentialView, latestScoreView } from '@rsd/domain';
+import type { ViewStore } from '@rsd/ports';
 import { request, startApp, type RunningApp } from '@rsd/testkit';
 import { buildApp } from '../app';
 import { readApiConfigSchema } from '../config';
 import { issueCredential, recordScore, testClock, type IssuedCredential } from '../testing/read-api-fixtures';
 
 let running: RunningApp;
-let views: ReadViews;
+let views: ViewStore;
 
 beforeEach(async () => {
-  views = createMemoryReadViews();
+  views = createMemoryViewStore();
   const config = loadConfig(readApiConfigSchema, {});
   running = await startApp(
     buildApp({ config, views, rateLimitStores: memoryRateLimitStores, clock: testClock(), log: createLogger('read-api', 'silent') }),
@@ -124,13 +125,14 @@ describe('request path I/O', () => {
   test('when a score is read, then exactly one credential lookup and one score lookup happen', async () => {
     const credential = await issueCredential(views);
     await recordScore(views);
-    const credentialLookups = jest.spyOn(views.credentials, 'get');
-    const scoreLookups = jest.spyOn(views.scores, 'latest');
+    const lookups = jest.spyOn(views, 'get');
 
     const response = await get(credential, 'score');
 
     expect(response.status).toBe(200);
-    expect(credentialLookups).toHaveBeenCalledTimes(1);
-    expect(scoreLookups).toHaveBeenCalledTimes(1);
+    expect(lookups.mock.calls.map(([view, key]) => [view.name, key])).toEqual([
+      [credentialView.name, credential.clientId],
+      [latestScoreView.name, credential.organizationId],
+    ]);
   });
 });

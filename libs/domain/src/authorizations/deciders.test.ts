@@ -1,6 +1,6 @@
 import { authorizationExpiredSchema, authorizationRevokedSchema } from '@rsd/contracts';
-import type { StoredAuthorization } from '@rsd/ports';
-import { decideExpire, decideRevoke, toAuthorization } from './authorization';
+import type { StoredAuthorization } from './authorization-record';
+import { decideExpire, decideRevoke, toAuthorization } from './deciders';
 
 const CREATED = new Date('2026-11-20T10:00:00.000Z');
 

@@ -1,0 +1,83 @@
+import { clientIdPattern } from '@rsd/contracts';
+import { digestApiKey, generateApiKey, generateClientId } from '../credential-formats';
+import type { CredentialView } from '../views/credential-view';
+import { checkAccess, identifyCaller, type IdentifiedCaller } from './check-access';
+
+const rules = { clientIdPattern: clientIdPattern('rs'), apiKeyPrefix: 'rsk' };
+const now = new Date('2026-11-21T08:00:00.000Z');
+const apiKey = generateApiKey('rsk');
+const clientId = generateClientId('rs');
+const credential: CredentialView = {
+  clientId,
+  organizationId: 'acme',
+  keyDigest: digestApiKey(apiKey),
+  scopes: ['qr_score'],
+  status: 'active',
+  expiresAt: '2026-12-01T00:00:00.000Z',
+  revision: 1,
+};
+const caller: IdentifiedCaller = { clientId, apiKey };
+
+describe('identifyCaller (steps 2 to 4)', () => {
+  test.each([
+    ['no Client ID segment', undefined, apiKey, 'MISSING_CLIENT_ID'],
+    ['a blank Client ID', '  ', apiKey, 'MISSING_CLIENT_ID'],
+    ['a segment that does not decode', null, apiKey, 'INVALID_CLIENT_ID'],
+    ['the wrong prefix', 'xx_0123456789abcdef', apiKey, 'INVALID_CLIENT_ID'],
+    ['a Client ID with a trailing space', `${clientId} `, apiKey, 'INVALID_CLIENT_ID'],
+    ['no key', clientId, '', 'MISSING_API_KEY'],
+    // First failure wins: a bad Client ID is reported even when the key is missing too.
+    ['a bad Client ID and no key', 'nope', '', 'INVALID_CLIENT_ID'],
+  ])('when the request has %s, then it is refused with %s', (_case, id, key, code) => {
+    expect(identifyCaller({ clientId: id, apiKey: key }, rules)).toEqual({ outcome: 'refused', code });
+  });
+
+  test('when the Client ID is well formed and a key is present, then the caller is identified as given', () => {
+    expect(identifyCaller({ clientId, apiKey: 'anything' }, rules)).toEqual({
+      outcome: 'identified',
+      caller: { clientId, apiKey: 'anything' },
+    });
+  });
+});
+
+describe('checkAccess (steps 5 to 7 and 9)', () => {
+  test('when no credential was found, then CREDENTIAL_NOT_FOUND comes before any key check', () => {
+    expect(checkAccess({ clientId, apiKey: 'not-a-key' }, undefined, 'qr_score', now, rules)).toEqual({
+      outcome: 'refused',
+      code: 'CREDENTIAL_NOT_FOUND',
+    });
+  });
+
+  test('when the key fails its checksum or its digest, then INVALID_API_KEY, even for a revoked credential', () => {
+    const otherKey = generateApiKey('rsk');
+    const revoked = { ...credential, status: 'revoked' as const };
+
+    expect(checkAccess({ clientId, apiKey: `${apiKey.slice(0, -1)}x` }, credential, 'qr_score', now, rules)).toMatchObject({
+      code: 'INVALID_API_KEY',
+    });
+    expect(checkAccess({ clientId, apiKey: otherKey }, credential, 'qr_score', now, rules)).toMatchObject({ code: 'INVALID_API_KEY' });
+    expect(checkAccess({ clientId, apiKey: otherKey }, revoked, 'qr_score', now, rules)).toMatchObject({ code: 'INVALID_API_KEY' });
+  });
+
+  test('when the credential is revoked, expired by event, or past its expiresAt, then CREDENTIAL_INACTIVE before the scope', () => {
+    for (const view of [
+      { ...credential, status: 'revoked' as const },
+      { ...credential, status: 'expired' as const },
+      { ...credential, expiresAt: now.toISOString() },
+    ]) {
+      expect(checkAccess(caller, view, 'pillar_breakdown', now, rules)).toEqual({ outcome: 'refused', code: 'CREDENTIAL_INACTIVE' });
+    }
+  });
+
+  test('when an active credential lacks the scope, then it is forbidden, with the credential for the rate limit', () => {
+    expect(checkAccess(caller, credential, 'pillar_breakdown', now, rules)).toEqual({
+      outcome: 'forbidden',
+      code: 'INSUFFICIENT_SCOPE',
+      credential,
+    });
+  });
+
+  test('when everything verifies, then access is granted with the credential', () => {
+    expect(checkAccess(caller, credential, 'qr_score', now, rules)).toEqual({ outcome: 'granted', credential });
+  });
+});

@@ -1,0 +1,66 @@
+import { EVENT_TYPES, type AuthorizationStatus, type DomainEvent, type Scope } from '@rsd/contracts';
+import { hasExpired } from '../expiry';
+import { revisionVersion, unhandled, type ViewDefinition } from './view';
+
+/** What the read API knows of a credential, projected from authorization events. */
+export interface CredentialView {
+  clientId: string;
+  organizationId: string;
+  keyDigest: string;
+  scopes: Scope[];
+  status: AuthorizationStatus;
+  expiresAt: string | null;
+  revision: number;
+}
+
+/** Active now: neither revoked nor marked expired, and its expiry (if any) not yet reached, whether or not the Expired event has arrived. */
+export function isActive(view: CredentialView, now: Date): boolean {
+  return view.status === 'active' && !hasExpired(view.expiresAt, now);
+}
+
+/**
+ * One document per Client ID. Every authorization event carries the authorization's revision, and
+ * an event applies only if it is newer than the document: duplicates and replays change nothing.
+ */
+export const credentialView: ViewDefinition<CredentialView> = {
+  name: 'credential_views',
+
+  keyOf(event: DomainEvent) {
+    switch (event.type) {
+      case EVENT_TYPES.authorizationCreated:
+      case EVENT_TYPES.authorizationRevoked:
+      case EVENT_TYPES.authorizationExpired:
+        return event.data.clientId;
+      case EVENT_TYPES.scoreCalculated:
+        return undefined;
+      default:
+        return unhandled(event);
+    }
+  },
+
+  evolve(state, event) {
+    switch (event.type) {
+      case EVENT_TYPES.authorizationCreated: {
+        if (state && state.revision >= event.data.revision) return state;
+        const { clientId, organizationId, keyDigest, scopes, expiresAt, revision } = event.data;
+        return { clientId, organizationId, keyDigest, scopes: [...scopes], status: 'active', expiresAt, revision };
+      }
+      case EVENT_TYPES.authorizationRevoked:
+        return withStatus(state, 'revoked', event.data.revision);
+      case EVENT_TYPES.authorizationExpired:
+        return withStatus(state, 'expired', event.data.revision);
+      case EVENT_TYPES.scoreCalculated:
+        return state;
+      default:
+        return unhandled(event);
+    }
+  },
+
+  versionOf: (state) => revisionVersion(state.revision),
+};
+
+/** A status change for a credential this view has never seen is ignored: there is nothing to serve. */
+function withStatus(state: CredentialView | undefined, status: AuthorizationStatus, revision: number): CredentialView | undefined {
+  if (!state || state.revision >= revision) return state;
+  return { ...state, status, revision };
+}

@@ -1,0 +1,113 @@
+import { isListed, type ListedView, type ViewDefinition } from '@rsd/domain';
+import type { ViewStore } from '@rsd/ports';
+
+interface Document {
+  state: unknown;
+  version: string;
+  sortKey?: string;
+}
+
+/** One partition's keys, greatest sort key first, kept sorted on insert so a list reads a slice. */
+interface Listing {
+  keys: string[];
+  sortKeys: string[];
+}
+
+/**
+ * The view store held in memory. States are copied and deep-frozen on the way in and handed out as
+ * they are: callers cannot change the store, and the read path copies nothing.
+ */
+export function createMemoryViewStore(): ViewStore {
+  const documents = new Map<string, Map<string, Document>>();
+  const listings = new Map<string, Map<string, Listing>>();
+
+  const documentsOf = (view: string) => getOrAdd(documents, view, () => new Map<string, Document>());
+
+  return {
+    get<S>(view: ViewDefinition<S>, key: string) {
+      return Promise.resolve(documentsOf(view.name).get(key)?.state as S | undefined);
+    },
+
+    put<S>(view: ViewDefinition<S>, key: string, state: S) {
+      const stored = documentsOf(view.name).get(key);
+      const version = view.versionOf(state);
+      if (stored && stored.version >= version) return Promise.resolve(false);
+      const document: Document = { state: deepFrozenCopy(state), version };
+      if (isListed(view)) {
+        document.sortKey = view.sortKeyOf(state);
+        const listing = getOrAdd(
+          getOrAdd(listings, view.name, () => new Map<string, Listing>()),
+          view.partitionOf(state),
+          () => ({
+            keys: [],
+            sortKeys: [],
+          }),
+        );
+        if (stored?.sortKey !== document.sortKey) {
+          if (stored?.sortKey !== undefined) removeFrom(listing, key, stored.sortKey);
+          insertInto(listing, key, document.sortKey);
+        }
+      }
+      documentsOf(view.name).set(key, document);
+      return Promise.resolve(true);
+    },
+
+    list<S>(view: ListedView<S>, partition: string, limit: number) {
+      const listing = listings.get(view.name)?.get(partition);
+      if (!listing || limit <= 0) return Promise.resolve([]);
+      const stored = documentsOf(view.name);
+      return Promise.resolve(listing.keys.slice(0, limit).map((key) => stored.get(key)?.state as S));
+    },
+
+    close: () => Promise.resolve(),
+  };
+}
+
+function getOrAdd<K, V>(map: Map<K, V>, key: K, create: () => V): V {
+  let value = map.get(key);
+  if (value === undefined) {
+    value = create();
+    map.set(key, value);
+  }
+  return value;
+}
+
+/** The first index whose sort key is smaller than `sortKey` (the list is in descending order). */
+function positionOf(listing: Listing, sortKey: string): number {
+  let low = 0;
+  let high = listing.sortKeys.length;
+  while (low < high) {
+    const middle = (low + high) >>> 1;
+    if ((listing.sortKeys[middle] as string) >= sortKey) low = middle + 1;
+    else high = middle;
+  }
+  return low;
+}
+
+function insertInto(listing: Listing, key: string, sortKey: string): void {
+  const at = positionOf(listing, sortKey);
+  listing.keys.splice(at, 0, key);
+  listing.sortKeys.splice(at, 0, sortKey);
+}
+
+function removeFrom(listing: Listing, key: string, sortKey: string): void {
+  for (let at = positionOf(listing, sortKey) - 1; at >= 0 && listing.sortKeys[at] === sortKey; at -= 1) {
+    if (listing.keys[at] === key) {
+      listing.keys.splice(at, 1);
+      listing.sortKeys.splice(at, 1);
+      return;
+    }
+  }
+}
+
+function deepFrozenCopy<T>(value: T): T {
+  return deepFreeze(structuredClone(value));
+}
+
+function deepFreeze<T>(value: T): T {
+  if (typeof value === 'object' && value !== null) {
+    for (const nested of Object.values(value)) deepFreeze(nested);
+    Object.freeze(value);
+  }
+  return value;
+}

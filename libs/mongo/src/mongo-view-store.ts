@@ -1,0 +1,60 @@
+import type { Db } from 'mongodb';
+import { isListed, type ListedView, type ViewDefinition } from '@rsd/domain';
+import type { ViewStore } from '@rsd/ports';
+import { isDuplicateKeyError } from './duplicate-key';
+
+/** One collection per view, named after it; the state is kept whole, beside what the store itself needs. */
+export interface ViewDocument {
+  _id: string;
+  version: string;
+  state: unknown;
+  /** Listed views only: what `list` filters and sorts on. */
+  partition?: string;
+  sortKey?: string;
+}
+
+/**
+ * The view store on MongoDB (or FerretDB). A write is one conditional upsert whose filter is the
+ * version guard: if a same-or-newer version is stored the filter misses, the upsert's insert clashes
+ * on `_id` (E11000), and that clash is the refusal. `close` leaves the client to its owner.
+ */
+export async function openMongoViewStore(db: Db, views: readonly ViewDefinition<unknown>[]): Promise<ViewStore> {
+  for (const view of views.filter(isListed)) {
+    await db.collection<ViewDocument>(view.name).createIndexes([{ key: { partition: 1, sortKey: -1 } }]);
+  }
+  const collectionOf = (view: ViewDefinition<unknown>) => db.collection<ViewDocument>(view.name);
+
+  return {
+    async get<S>(view: ViewDefinition<S>, key: string) {
+      // On the request path, so by `_id` alone: the one filter FerretDB 1.24 hands down to SQLite.
+      const found = await collectionOf(view).findOne({ _id: key }, { projection: { state: 1 } });
+      return found?.state as S | undefined;
+    },
+
+    async put<S>(view: ViewDefinition<S>, key: string, state: S) {
+      const version = view.versionOf(state);
+      const document: ViewDocument = { _id: key, version, state };
+      if (isListed(view)) {
+        document.partition = view.partitionOf(state);
+        document.sortKey = view.sortKeyOf(state);
+      }
+      try {
+        await collectionOf(view).replaceOne({ _id: key, version: { $lt: version } }, document, { upsert: true });
+        return true;
+      } catch (error) {
+        if (isDuplicateKeyError(error)) return false;
+        throw error;
+      }
+    },
+
+    async list<S>(view: ListedView<S>, partition: string, limit: number) {
+      if (limit <= 0) return [];
+      const found = await collectionOf(view)
+        .find({ partition }, { projection: { state: 1 }, sort: { sortKey: -1 }, limit })
+        .toArray();
+      return found.map((document) => document.state as S);
+    },
+
+    close: () => Promise.resolve(),
+  };
+}

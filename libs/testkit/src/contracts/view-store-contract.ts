@@ -1,0 +1,194 @@
+import type { CalculatedScore, DomainEvent } from '@rsd/contracts';
+import { READ_VIEWS, latestScoreView, scoreHistoryView, type ListedView, type ViewDefinition } from '@rsd/domain';
+import { projectEvent, type ViewStore } from '@rsd/ports';
+import { uniqueName } from './eventually';
+import { aCalculatedScore as aScore, scoreCalculated } from './port-fixtures';
+
+export interface ViewStoreFixture {
+  store: ViewStore;
+  cleanup(): Promise<void>;
+}
+
+/** A view of the suite's own, so the store is tested apart from what the product's views mean. */
+interface Note {
+  topic: string;
+  day: string;
+  text: string;
+  revision: number;
+  tags: string[];
+}
+
+const notes: ListedView<Note> = {
+  name: 'contract_notes',
+  keyOf: () => undefined,
+  evolve: (state) => state,
+  versionOf: (note) => String(note.revision).padStart(6, '0'),
+  partitionOf: (note) => note.topic,
+  sortKeyOf: (note) => note.day,
+};
+
+const aNote = (topic: string, day: string, overrides: Partial<Note> = {}): Note => ({
+  topic,
+  day,
+  text: `note of ${day}`,
+  revision: 1,
+  tags: ['a'],
+  ...overrides,
+});
+
+const noteKey = (note: Note) => `${note.topic}|${note.day}`;
+
+/**
+ * What every view store must do: keep documents per view, refuse a write that is not newer than the
+ * stored version, list a partition by sort key, and let no caller change what it holds. Then the
+ * product's own views, projected through the store, keep decision 2 under duplicates and replays.
+ */
+export function describeViewStoreContract(name: string, open: () => Promise<ViewStoreFixture>): void {
+  describe(`ViewStore contract: ${name}`, () => {
+    let fixture: ViewStoreFixture;
+    let store: ViewStore;
+    let topic: string;
+
+    beforeEach(async () => {
+      fixture = await open();
+      store = fixture.store;
+      topic = uniqueName('topic');
+    });
+
+    afterEach(async () => {
+      await fixture.cleanup();
+    });
+
+    describe('documents', () => {
+      it('when a document is put, then get returns it and another key is undefined', async () => {
+        const note = aNote(topic, '2026-11-20');
+
+        expect(await store.put(notes, noteKey(note), note)).toBe(true);
+
+        expect(await store.get(notes, noteKey(note))).toEqual(note);
+        expect(await store.get(notes, `${topic}|2026-11-21`)).toBeUndefined();
+      });
+
+      it('when a state with the same or an older version is put, then it is refused and the stored one stays', async () => {
+        const current = aNote(topic, '2026-11-20', { revision: 2 });
+        await store.put(notes, noteKey(current), current);
+
+        expect(await store.put(notes, noteKey(current), { ...current, text: 'same version' })).toBe(false);
+        expect(await store.put(notes, noteKey(current), { ...current, text: 'older', revision: 1 })).toBe(false);
+
+        expect(await store.get(notes, noteKey(current))).toEqual(current);
+      });
+
+      it('when a state with a newer version is put, then it replaces the stored one', async () => {
+        const first = aNote(topic, '2026-11-20');
+        await store.put(notes, noteKey(first), first);
+        const newer = { ...first, text: 'newer', revision: 2 };
+
+        expect(await store.put(notes, noteKey(first), newer)).toBe(true);
+
+        expect(await store.get(notes, noteKey(first))).toEqual(newer);
+      });
+
+      it('when a returned document is changed by the caller, then the stored one is not', async () => {
+        const note = aNote(topic, '2026-11-20');
+        await store.put(notes, noteKey(note), note);
+
+        const returned = await store.get(notes, noteKey(note));
+        try {
+          returned?.tags.push('changed');
+        } catch {
+          // An implementation may hand out frozen values instead of copies: the change is refused.
+        }
+
+        expect(await store.get(notes, noteKey(note))).toEqual(note);
+      });
+
+      it('when two views use the same key, then their documents stay apart', async () => {
+        const note = aNote(topic, '2026-11-20');
+        const other: ViewDefinition<Note> = { ...notes, name: 'contract_other_notes' };
+
+        await store.put(notes, 'shared-key', note);
+        await store.put(other, 'shared-key', { ...note, text: 'other view' });
+
+        expect(await store.get(notes, 'shared-key')).toEqual(note);
+        expect(await store.get(other, 'shared-key')).toEqual({ ...note, text: 'other view' });
+      });
+    });
+
+    describe('lists', () => {
+      it('when a partition is listed, then its documents come greatest sort key first, up to the limit', async () => {
+        for (const day of ['2026-11-18', '2026-11-21', '2026-11-19', '2026-11-20']) {
+          const note = aNote(topic, day);
+          await store.put(notes, noteKey(note), note);
+        }
+        await store.put(notes, `${topic}|2026-11-20`, aNote(topic, '2026-11-20', { text: 'rewritten', revision: 2 }));
+
+        const all = await store.list(notes, topic, 10);
+        const limited = await store.list(notes, topic, 2);
+
+        expect(all.map((note) => note.day)).toEqual(['2026-11-21', '2026-11-20', '2026-11-19', '2026-11-18']);
+        expect(all[1]?.text).toBe('rewritten');
+        expect(limited.map((note) => note.day)).toEqual(['2026-11-21', '2026-11-20']);
+      });
+
+      it('when two partitions have documents, then each lists only its own; an empty one lists nothing', async () => {
+        const ours = aNote(topic, '2026-11-19');
+        const theirs = aNote(uniqueName('other-topic'), '2026-11-21');
+        await store.put(notes, noteKey(ours), ours);
+        await store.put(notes, noteKey(theirs), theirs);
+
+        expect(await store.list(notes, topic, 10)).toEqual([ours]);
+        expect(await store.list(notes, theirs.topic, 10)).toEqual([theirs]);
+        expect(await store.list(notes, uniqueName('empty-topic'), 10)).toEqual([]);
+      });
+    });
+
+    describe("the product's views, projected through the store", () => {
+      let organizationId: string;
+      const project = async (...scores: CalculatedScore[]) => {
+        for (const score of scores) await projectEvent(store, READ_VIEWS, scoreCalculated(score));
+      };
+      const latest = () => store.get(latestScoreView, organizationId);
+      const history = () => store.list(scoreHistoryView, organizationId, 10);
+
+      beforeEach(() => {
+        organizationId = uniqueName('org');
+      });
+
+      it('when scores for several dates arrive, then the latest is the greatest scoreDate and a late older one joins history only', async () => {
+        await project(
+          aScore(organizationId, '2026-11-19', { score: 60 }),
+          aScore(organizationId, '2026-11-21', { score: 80 }),
+          aScore(organizationId, '2026-11-20', { score: 70, calculatedAt: '2026-11-22T00:00:00.000Z' }),
+        );
+
+        expect(await latest()).toEqual(aScore(organizationId, '2026-11-21', { score: 80 }));
+        expect((await history()).map((score) => score.scoreDate)).toEqual(['2026-11-21', '2026-11-20', '2026-11-19']);
+      });
+
+      it('when a recalculation for the same date is later, then it replaces the score; an earlier one does not', async () => {
+        const first = aScore(organizationId, '2026-11-20', { score: 70, calculatedAt: '2026-11-20T06:00:00.000Z' });
+        const recalculated = { ...first, score: 74, calculatedAt: '2026-11-20T09:00:00.000Z' };
+        const earlier = { ...first, score: 50, grade: 'Improve' as const, calculatedAt: '2026-11-20T05:00:00.000Z' };
+
+        await project(first, recalculated, earlier);
+
+        expect(await latest()).toEqual(recalculated);
+        expect(await history()).toEqual([recalculated]);
+      });
+
+      it('when every event is projected twice, then the views are as after once', async () => {
+        const events: DomainEvent[] = [
+          scoreCalculated(aScore(organizationId, '2026-11-19')),
+          scoreCalculated(aScore(organizationId, '2026-11-20', { score: 90, grade: 'Sustain' })),
+        ];
+        for (const event of events) await projectEvent(store, READ_VIEWS, event);
+        const once = { latest: await latest(), history: await history() };
+
+        for (const event of events) await projectEvent(store, READ_VIEWS, event);
+
+        expect({ latest: await latest(), history: await history() }).toEqual(once);
+      });
+    });
+  });
+}

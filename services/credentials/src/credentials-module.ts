@@ -1,0 +1,45 @@
+import { createServiceMetrics } from '@rsd/observability';
+import { createTokenVerifier, type Logger, type ServiceModule } from '@rsd/platform';
+import type { Clock } from '@rsd/ports';
+import type { Runtime } from '@rsd/runtime';
+import { buildApp } from './app';
+import type { CredentialsConfig } from './config';
+import { createExpiryScheduler } from './expiry/expiry-scheduler';
+import { createOutboxRelay } from './outbox/outbox-relay';
+
+export interface CredentialsModuleDeps {
+  config: CredentialsConfig;
+  runtime: Runtime;
+  clock: Clock;
+  log: Logger;
+}
+
+/** The credentials service: authorizations in its own store, their events relayed to the event log, expiry on schedule. */
+export async function createCredentialsModule({ config, runtime, clock, log }: CredentialsModuleDeps): Promise<ServiceModule> {
+  const store = await runtime.openAuthorizationStore();
+  // Events still owed from before a restart (or an event-log outage) go out first.
+  const relay = createOutboxRelay({ store, eventLog: runtime.eventLog, log });
+  await relay.flush().catch((error: unknown) => log.warn({ err: error }, 'outbox not yet flushed; the relay keeps trying'));
+  relay.start(config.OUTBOX_RELAY_INTERVAL_MS);
+  const expiry = createExpiryScheduler({ store, relay, clock, log });
+  expiry.start(config.EXPIRY_CHECK_INTERVAL_MS);
+
+  const app = buildApp({
+    config,
+    store,
+    relay,
+    clock,
+    log,
+    verifyToken: createTokenVerifier(config),
+    operations: { metrics: createServiceMetrics('credentials'), readiness: runtime.readiness() },
+  });
+  return {
+    name: 'credentials',
+    app,
+    stop: async () => {
+      await expiry.stop();
+      await relay.stop();
+      await store.close();
+    },
+  };
+}

@@ -1,0 +1,106 @@
+import type { RequestHandler } from 'express';
+import { clientIdPattern } from '@rsd/contracts';
+import { checkAccess, credentialView, identifyCaller, type AuthenticationRefusal, type CredentialFormatRules } from '@rsd/domain';
+import { ApiError, methodNotAllowed, type Logger } from '@rsd/platform';
+import type { Clock, RateLimitStoreFactory, ViewStore } from '@rsd/ports';
+import { credentialRateLimit, failedAuthenticationLimit, type RateLimitDeps } from '../access/rate-limits';
+import type { ReadApiConfig } from '../config';
+import { CUSTOMER_METHODS, CUSTOMER_RESOURCES, matchCustomerPath } from './customer-resources';
+import { resourceServers } from './serve-resource';
+
+export interface CustomerHandlerDeps {
+  config: ReadApiConfig;
+  views: ViewStore;
+  rateLimitStores: RateLimitStoreFactory;
+  clock: Clock;
+  log: Logger;
+  onRateLimited?: RateLimitDeps['onRejected'];
+}
+
+/**
+ * `/v1/customers/{clientId}/score | pillars | score/history`, the order of checks of decision 6 after
+ * the edge policy, read top to bottom: resolve the path, identify the caller (steps 2–4), one lookup,
+ * check access (5–7), the credential's rate limit (8), the scope (9), serve (10). Failures of steps
+ * 2–7 pass the per-address limiter first, so nobody can guess keys fast.
+ */
+export function customerHandler({ config, views, rateLimitStores, clock, log, onRateLimited }: CustomerHandlerDeps): RequestHandler {
+  const rules: CredentialFormatRules = { clientIdPattern: clientIdPattern(config.CLIENT_ID_PREFIX), apiKeyPrefix: config.API_KEY_PREFIX };
+  const limitCredential = credentialRateLimit({
+    stores: rateLimitStores,
+    limitPerMinute: config.RATE_LIMIT_PER_MINUTE,
+    log,
+    onRejected: onRateLimited,
+  });
+  const limitFailures = failedAuthenticationLimit({
+    stores: rateLimitStores,
+    limitPerMinute: config.FAILED_AUTH_LIMIT_PER_MINUTE,
+    log,
+    onRejected: onRateLimited,
+  });
+  const serve = resourceServers(views);
+  const rejectMethod = methodNotAllowed(CUSTOMER_METHODS);
+  const refusalMessages = refusalMessagesFor(config.CLIENT_ID_PREFIX);
+
+  return async (req, res, next) => {
+    const path = matchCustomerPath(req.path);
+    if (!path) {
+      next();
+      return;
+    }
+    const { scope, path: template } = CUSTOMER_RESOURCES[path.resource];
+    // The metrics label is the template: a raw path would put every Client ID into a time series.
+    res.locals.metricsRoute = `/v1/customers/:clientId/${template}`;
+    // Customer data and the errors about it are per caller: no shared cache may keep them.
+    res.setHeader('Cache-Control', 'no-store');
+    if (!(CUSTOMER_METHODS as readonly string[]).includes(req.method)) {
+      rejectMethod(req, res, next);
+      return;
+    }
+
+    const refuse = async (code: AuthenticationRefusal): Promise<void> => {
+      if (await limitFailures(req, res)) throw new ApiError(code, refusalMessages[code]);
+    };
+
+    const identified = identifyCaller({ clientId: percentDecoded(path.rawClientId), apiKey: apiKeyOf(req.headers['x-api-key']) }, rules);
+    if (identified.outcome === 'refused') return refuse(identified.code);
+    const { clientId } = identified.caller;
+
+    const credential = await views.get(credentialView, clientId);
+    const access = checkAccess(identified.caller, credential, scope, clock.now(), rules);
+    if (access.outcome === 'refused') return refuse(access.code);
+    if (!(await limitCredential(req, res, clientId))) return;
+    if (access.outcome === 'forbidden') throw new ApiError(access.code, `This credential was not granted the ${scope} scope`);
+
+    await serve[path.resource](req, res, { clientId, organizationId: access.credential.organizationId });
+  };
+}
+
+function refusalMessagesFor(prefix: string): Record<AuthenticationRefusal, string> {
+  return {
+    MISSING_CLIENT_ID: 'The path has no Client ID: use /v1/customers/{clientId}/...',
+    INVALID_CLIENT_ID: `The Client ID is not in the expected format ${prefix}_<16-64 letters or digits>`,
+    MISSING_API_KEY: 'The x-api-key header is required',
+    CREDENTIAL_NOT_FOUND: 'No credential exists for this Client ID',
+    INVALID_API_KEY: 'The API key is not valid for this Client ID',
+    CREDENTIAL_INACTIVE: 'The credential has been revoked, has expired or is not active',
+  };
+}
+
+/**
+ * The segment gets standard percent-decoding and nothing else: no trimming, no case folding.
+ * undefined when the path has no segment; null for a malformed escape or bytes that are not UTF-8
+ * (`%FF`), which is INVALID_CLIENT_ID.
+ */
+function percentDecoded(segment: string | undefined): string | undefined | null {
+  if (segment === undefined) return undefined;
+  try {
+    return decodeURIComponent(segment);
+  } catch {
+    return null;
+  }
+}
+
+/** Node joins a repeated header with ", ", so two keys arrive as one value that cannot verify. */
+function apiKeyOf(header: string | string[] | undefined): string {
+  return Array.isArray(header) ? header.join(', ') : (header ?? '');
+}

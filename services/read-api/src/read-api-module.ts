@@ -1,0 +1,109 @@
+import { hostname } from 'node:os';
+import { READ_VIEWS } from '@rsd/domain';
+import { createServiceMetrics, type ReadinessCheck } from '@rsd/observability';
+import type { Logger, ServiceModule } from '@rsd/platform';
+import type { Clock, Subscription, ViewStore } from '@rsd/ports';
+import type { Runtime } from '@rsd/runtime';
+import { buildApp } from './app';
+import type { ReadApiConfig } from './config';
+import { DEFAULT_PROJECTION_GROUP_ID, startProjections } from './projections/projection-runner';
+import { createCachedViewStore } from './views/cached-view-store';
+import { startChangeFeed } from './views/view-change-feed';
+
+export interface ReadApiModuleDeps {
+  config: ReadApiConfig & { READ_VIEWS_DB: string };
+  runtime: Runtime;
+  clock: Clock;
+  log: Logger;
+}
+
+export interface ReadApiModule extends ServiceModule {
+  /** Resolves once the projection has handled every event that was in the log when it started. */
+  viewsCaughtUp: Promise<void>;
+}
+
+const OVERLAY_RETENTION_MS = 10 * 60_000;
+const CACHE_MAX_ENTRIES = 100_000;
+const SWEEP_INTERVAL_MS = 30_000;
+const LAG_SAMPLE_INTERVAL_MS = 5_000;
+
+/**
+ * The read API: projects the topics into the views and serves them. On the distributed runtime the
+ * views are shared by every replica, so each replica reads them through a cache that its own change
+ * feed corrects (see cached-view-store.ts); the embedded views are in this process already.
+ */
+export async function createReadApiModule({ config, runtime, clock, log }: ReadApiModuleDeps): Promise<ReadApiModule> {
+  const metrics = createServiceMetrics('read-api');
+  const views = await runtime.openViewStore(READ_VIEWS);
+  // The group's committed position belongs to the views it wrote: a new views database starts from offset zero.
+  const groupId = runtime.kind === 'distributed' ? `${DEFAULT_PROJECTION_GROUP_ID}.${config.READ_VIEWS_DB}` : DEFAULT_PROJECTION_GROUP_ID;
+  const projections = await startProjections({
+    eventLog: runtime.eventLog,
+    views,
+    log,
+    groupId,
+    onDeadLetter: (topic) => metrics.deadLettered.inc({ topic }),
+    onProjectionError: () => metrics.projectionErrors.inc(),
+  });
+  let caughtUp = false;
+  const viewsCaughtUp = projections.caughtUp.then(() => {
+    caughtUp = true;
+  });
+
+  const served =
+    runtime.kind === 'distributed' ? await cachedWithChangeFeed(views, config, runtime, log) : { views, stop: () => Promise.resolve() };
+  const lagSampler = setInterval(() => {
+    runtime.consumerLag(groupId).then(
+      (lag) => lag !== undefined && metrics.consumerLag.set({ group: groupId }, lag),
+      () => undefined,
+    );
+  }, LAG_SAMPLE_INTERVAL_MS).unref();
+
+  const projectionCaughtUp: ReadinessCheck = {
+    name: 'projection',
+    check: () => (caughtUp ? Promise.resolve() : Promise.reject(new Error('the projection is still catching up'))),
+  };
+  const app = buildApp({
+    config,
+    views: served.views,
+    rateLimitStores: runtime.rateLimitStores((active) => metrics.rateLimitFallback.set(active ? 1 : 0)),
+    clock,
+    log,
+    operations: { metrics, readiness: [...runtime.readiness(), projectionCaughtUp] },
+  });
+
+  return {
+    name: 'read-api',
+    app,
+    viewsCaughtUp,
+    stop: async () => {
+      clearInterval(lagSampler);
+      await served.stop();
+      await projections.close();
+      await views.close();
+    },
+  };
+}
+
+async function cachedWithChangeFeed(
+  store: ViewStore,
+  config: ReadApiConfig,
+  runtime: Runtime,
+  log: Logger,
+): Promise<{ views: ViewStore; stop(): Promise<void> }> {
+  const cached = createCachedViewStore(store, READ_VIEWS, {
+    ttlMs: config.VIEW_CACHE_TTL_MS,
+    overlayRetentionMs: OVERLAY_RETENTION_MS,
+    maxEntries: CACHE_MAX_ENTRIES,
+  });
+  const replicaId = config.REPLICA_ID ?? `${hostname()}-${config.READ_API_PORT}`;
+  const feed: Subscription = await startChangeFeed({ eventLog: runtime.eventLog, views: cached, log, replicaId });
+  const sweeper = setInterval(() => cached.sweep(), SWEEP_INTERVAL_MS).unref();
+  return {
+    views: cached,
+    stop: async () => {
+      clearInterval(sweeper);
+      await feed.close();
+    },
+  };
+}

@@ -1,0 +1,108 @@
+import type { DomainEvent } from '@rsd/contracts';
+import type { ListedView, ViewDefinition } from '@rsd/domain';
+import type { ViewStore } from '@rsd/ports';
+
+export interface CachedViewStoreOptions {
+  /** How long a document read from the shared store is reused. */
+  ttlMs: number;
+  /** How long events seen on this replica's own change feed are applied over what the store says. */
+  overlayRetentionMs: number;
+  maxEntries: number;
+  now?: () => number;
+}
+
+export interface CachedViewStore extends ViewStore {
+  /** An event from this replica's change feed: applied over every read of the documents it concerns. */
+  observe(event: DomainEvent): void;
+  /** Drops expired cache entries and events older than the overlay's retention. */
+  sweep(): void;
+}
+
+interface Cached {
+  value: unknown;
+  expires: number;
+}
+
+interface Seen {
+  events: DomainEvent[];
+  lastSeenAt: number;
+}
+
+/** A document's events within the retention are few; the bound only keeps a flood from growing memory. */
+const MAX_EVENTS_PER_DOCUMENT = 64;
+
+/**
+ * A read-through cache in front of the shared view store (MongoDB), so the request path does no I/O
+ * for a document it read recently, plus an overlay of the events this replica has seen on its own
+ * change feed.
+ *
+ * Why a revoked credential is never served past the feed's latency: every read, cached or fresh from
+ * the store, is evolved with the events the feed has seen for that document, and the view's `evolve`
+ * ignores what the document already holds (duplicates, older revisions). The overlay outlives any
+ * cache entry (retention ≫ ttl), so neither a stale cached document nor a store that has not yet
+ * projected the change can outlast the event that overrides it. The overlay keeps events, not states,
+ * so a revocation seen before its credential reached the store still applies once it does.
+ *
+ * Writes go to the store beneath (the projection writes there directly); lists are not cached.
+ */
+export function createCachedViewStore(
+  store: ViewStore,
+  views: readonly ViewDefinition<unknown>[],
+  options: CachedViewStoreOptions,
+): CachedViewStore {
+  const now = options.now ?? Date.now;
+  const cache = new Map<string, Cached>();
+  const seen = new Map<string, Seen>();
+  const documentId = (view: string, key: string) => `${view}\u0000${key}`;
+
+  async function readThrough<S>(view: ViewDefinition<S>, id: string, key: string): Promise<S | undefined> {
+    const hit = cache.get(id);
+    if (hit && hit.expires > now()) return hit.value as S | undefined;
+    const value = await store.get(view, key);
+    // Bounded memory: the oldest entry makes room (Maps iterate in insertion order).
+    if (cache.size >= options.maxEntries) cache.delete(cache.keys().next().value as string);
+    cache.set(id, { value, expires: now() + options.ttlMs });
+    return value;
+  }
+
+  return {
+    async get<S>(view: ViewDefinition<S>, key: string): Promise<S | undefined> {
+      const id = documentId(view.name, key);
+      let state: S | undefined = await readThrough(view, id, key);
+      for (const event of seen.get(id)?.events ?? []) state = view.evolve(state, event);
+      return state;
+    },
+
+    put<S>(view: ViewDefinition<S>, key: string, state: S) {
+      cache.delete(documentId(view.name, key));
+      return store.put(view, key, state);
+    },
+
+    // History is not on the hot path and its pages vary by limit: read it from the store.
+    list<S>(view: ListedView<S>, partition: string, limit: number) {
+      return store.list(view, partition, limit);
+    },
+
+    observe(event) {
+      for (const view of views) {
+        const key = view.keyOf(event);
+        if (key === undefined) continue;
+        const id = documentId(view.name, key);
+        const entry = seen.get(id) ?? { events: [], lastSeenAt: 0 };
+        entry.events.push(event);
+        if (entry.events.length > MAX_EVENTS_PER_DOCUMENT) entry.events.shift();
+        entry.lastSeenAt = now();
+        seen.set(id, entry);
+      }
+    },
+
+    sweep() {
+      const at = now();
+      const horizon = at - options.overlayRetentionMs;
+      for (const [id, entry] of seen) if (entry.lastSeenAt < horizon) seen.delete(id);
+      for (const [id, entry] of cache) if (entry.expires <= at) cache.delete(id);
+    },
+
+    close: () => store.close(),
+  };
+}
