@@ -13,7 +13,7 @@
 # No HEALTHCHECK: orchestrators probe GET /healthz and /readyz on the API port themselves.
 # No secret is baked in: JWT_* and connection strings come from the environment at run time.
 
-ARG NODE_IMAGE=node:20-bookworm-slim
+ARG NODE_IMAGE=node:26-bookworm-slim
 
 # ---------------------------------------------------------------- manifests
 # Only the lockfile and the workspace package.json files (and the CLI launcher), so the dependency
