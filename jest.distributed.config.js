@@ -1,8 +1,9 @@
 /** The distributed end-to-end test: separate processes on real servers, run on its own (it restarts Kafka). */
-const base = require('./jest.config.js');
+const e2e = require('./jest.e2e.config.js');
 
 module.exports = {
-  ...base,
+  ...e2e,
+  displayName: 'distributed',
   testMatch: ['<rootDir>/test/distributed/**/*.test.ts'],
   testPathIgnorePatterns: ['/node_modules/', '/dist/'],
   testTimeout: 60_000,
