@@ -24,11 +24,6 @@ export const env = {
       .string()
       .optional()
       .transform((value) => (value === '' ? undefined : value)),
-  boolean: (fallback: boolean) =>
-    z
-      .enum(['true', 'false', '1', '0'])
-      .default(fallback ? 'true' : 'false')
-      .transform((value) => value === 'true' || value === '1'),
   /** Comma-separated list; blanks dropped. */
   list: () =>
     z

@@ -34,7 +34,10 @@ export function createRedisClient(url: string, log: Logger, { clock = systemCloc
   return redis;
 }
 
-/** The readiness check: resolves when Redis answers PING, throws (at once while disconnected) otherwise. */
+/**
+ * Resolves when Redis answers PING, throws (at once while disconnected) otherwise. Only the tests
+ * use it, to wait for a server: Redis is deliberately not a readiness check (see openRuntime).
+ */
 export async function pingRedis(redis: Redis): Promise<void> {
   await redis.ping();
 }
