@@ -1,7 +1,8 @@
+import { createRequire } from 'node:module';
 import { Writable } from 'node:stream';
 import { logLevel } from 'kafkajs';
 import pino from 'pino';
-import { kafkaLogCreator } from './kafka-logger';
+import { kafkaLogCreator, TRANSIENT_BROKER_ERRORS } from './kafka-logger';
 
 function capturingLogger() {
   const lines: Record<string, unknown>[] = [];
@@ -50,5 +51,72 @@ describe('kafkaLogCreator', () => {
     });
 
     expect(lines.map(({ level }) => level)).toEqual([20]);
+  });
+
+  // Entries as kafkajs 2.2.4 writes them (seen against a local broker, or built from its source).
+  const transient: [string, string, Record<string, unknown>][] = [
+    ['Connection', 'Response GroupCoordinator(key: 10, version: 2)', { error: 'The group coordinator is not available' }],
+    [
+      'Connection',
+      'Response JoinGroup(key: 11, version: 5)',
+      { error: "The coordinator is loading and hence can't process requests for this group" },
+    ],
+    ['Connection', 'Response OffsetCommit(key: 8, version: 5)', { error: 'This is not the correct coordinator for this group' }],
+    ['Connection', 'Response Heartbeat(key: 12, version: 3)', { error: 'The group is rebalancing, so a rejoin is needed' }],
+    ['Connection', 'Response CreateTopics(key: 19, version: 3)', { error: 'Topic creation errors' }],
+    ['Connection', 'Response Metadata(key: 3, version: 6)', { error: TRANSIENT_BROKER_ERRORS.LEADER_NOT_AVAILABLE }],
+    ['Connection', 'Connection error: connect ECONNREFUSED 127.0.0.1:19092', { broker: '127.0.0.1:19092' }],
+    ['Connection', 'Connection timeout', { broker: '127.0.0.1:19092' }],
+    ['BrokerPool', 'Failed to connect to seed broker, trying another broker from the list: Connection error: connect ECONNREFUSED', {}],
+    ['Runner', 'The coordinator is not aware of this member, re-joining the group', { groupId: 'g' }],
+    ['Producer', `Failed to send messages: ${TRANSIENT_BROKER_ERRORS.NOT_LEADER_FOR_PARTITION}`, { retryCount: 0 }],
+    ['Consumer', 'Crash: KafkaJSNumberOfRetriesExceeded: The group coordinator is not available', { groupId: 'g' }],
+    ['Consumer', 'Crash: KafkaJSConnectionClosedError: Closed connection', { groupId: 'g' }],
+    ['Consumer', 'Restarting the consumer in 300ms', { groupId: 'g' }],
+  ];
+
+  it.each(transient)('when kafkajs logs the transient %s error "%s", then it is a warning', (namespace, message, fields) => {
+    const { log, lines } = capturingLogger();
+    kafkaLogCreator(log)(logLevel.INFO)({
+      namespace,
+      level: logLevel.ERROR,
+      label: 'ERROR',
+      log: { timestamp: 'now', message, ...fields },
+    });
+
+    expect(lines.map(({ level, msg }) => [level, msg])).toEqual([[40, message]]);
+    expect(lines[0]).toMatchObject({ component: 'kafkajs', namespace, ...fields });
+  });
+
+  const errors: [string, string, Record<string, unknown>][] = [
+    [
+      'Connection',
+      'Response Produce(key: 0, version: 7)',
+      { error: 'Messages are rejected since there are fewer in-sync replicas than required' },
+    ],
+    ['Connection', 'Response SaslAuthenticate(key: 36, version: 1)', { error: 'Authentication failed' }],
+    ['Consumer', 'Crash: KafkaJSNonRetriableError: Cannot assign to read only property', { groupId: 'g' }],
+    ['Runner', 'Error when calling eachMessage', { error: 'Connection error: the read views are unreachable' }],
+    ['Producer', 'The request timed out', { retryCount: 2 }],
+  ];
+
+  it.each(errors)('when kafkajs logs the %s error "%s", then it stays an error', (namespace, message, fields) => {
+    const { log, lines } = capturingLogger();
+    kafkaLogCreator(log)(logLevel.INFO)({
+      namespace,
+      level: logLevel.ERROR,
+      label: 'ERROR',
+      log: { timestamp: 'now', message, ...fields },
+    });
+
+    expect(lines.map(({ level }) => level)).toEqual([50]);
+  });
+
+  it('when kafkajs is upgraded, then the transient texts are still its own, type for type', () => {
+    // Test-only look into kafkajs's error table: the texts above must keep matching what it logs.
+    const { errorCodes } = createRequire(__filename)('kafkajs/src/protocol/error') as { errorCodes: { type: string; message: string }[] };
+    const installed = Object.fromEntries(errorCodes.map(({ type, message }) => [type, message]));
+
+    for (const [type, message] of Object.entries(TRANSIENT_BROKER_ERRORS)) expect([type, installed[type]]).toEqual([type, message]);
   });
 });

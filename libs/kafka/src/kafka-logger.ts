@@ -11,8 +11,50 @@ export const KAFKAJS_LOG_LEVEL = logLevel.INFO;
 const DELIBERATE = new Set(['Limiting retries for the idempotent producer may invalidate EoS guarantees']);
 
 /**
+ * Broker answers that kafkajs retries (or this adapter handles) while a cluster starts, a group's
+ * coordinator loads or moves, or a leader is elected. Keyed by kafkajs's error type, in its words
+ * (kafkajs/src/protocol/error.js); the test checks them against the installed kafkajs.
+ */
+export const TRANSIENT_BROKER_ERRORS = {
+  GROUP_LOAD_IN_PROGRESS: "The coordinator is loading and hence can't process requests for this group",
+  GROUP_COORDINATOR_NOT_AVAILABLE: 'The group coordinator is not available',
+  NOT_COORDINATOR_FOR_GROUP: 'This is not the correct coordinator for this group',
+  REBALANCE_IN_PROGRESS: 'The group is rebalancing, so a rejoin is needed',
+  UNKNOWN_MEMBER_ID: 'The coordinator is not aware of this member',
+  ILLEGAL_GENERATION: 'Specified group generation id is not valid',
+  LEADER_NOT_AVAILABLE: 'There is no leader for this topic-partition as we are in the middle of a leadership election',
+  NOT_LEADER_FOR_PARTITION: 'This server is not the leader for that topic-partition',
+  NOT_CONTROLLER: 'This is not the correct controller for this cluster',
+  TOPIC_ALREADY_EXISTS: 'Topic with this name already exists',
+  NETWORK_EXCEPTION: 'The server disconnected before a response was received',
+  FENCED_LEADER_EPOCH: 'The leader epoch in the request is older than the epoch on the broker',
+  UNKNOWN_LEADER_EPOCH: 'The leader epoch in the request is newer than the epoch on the broker',
+} as const;
+
+/** A connection that failed, timed out or was closed by the broker: kafkajs dials again (kafkajs/src/network/connection.js). */
+const CONNECTION_TEXTS = ['Connection error: ', 'Connection timeout', 'Closed connection'];
+
+const TRANSIENT_TEXTS: readonly string[] = [...Object.values(TRANSIENT_BROKER_ERRORS), ...CONNECTION_TEXTS];
+
+/**
+ * kafkajs logs these at ERROR although it recovers from them itself, so they are warnings here: an
+ * error line should mean an error. A state that lasts still shows: /readyz fails and appends answer 503.
+ */
+function isTransient(message: string, fields: Record<string, unknown>): boolean {
+  // kafkajs restarts a crashed consumer; the "Crash: …" line before it carries the cause and its level.
+  if (message.startsWith('Restarting the consumer in ')) return true;
+  // A CreateTopics answer names no reason here. Two replicas creating the same topic is the common
+  // case (createTopics then resolves false); any other reason fails ensureTopics, and the start with it.
+  if (message.startsWith('Response CreateTopics(') && fields.error === 'Topic creation errors') return true;
+  // A broker's answer names its error in `error`; elsewhere `error` can come from a handler, which is not kafkajs's to retry.
+  const texts = message.startsWith('Response ') && typeof fields.error === 'string' ? [message, fields.error] : [message];
+  return texts.some((text) => TRANSIENT_TEXTS.some((transient) => text.includes(transient)));
+}
+
+/**
  * Routes kafkajs's own log lines into the service's pino logger. kafkajs narrates every join,
- * commit and reconnect at INFO, so INFO becomes pino debug and only WARN and ERROR stay visible.
+ * commit and reconnect at INFO, so INFO becomes pino debug and only WARN and ERROR stay visible;
+ * an ERROR about a state kafkajs recovers from becomes a warning.
  */
 export function kafkaLogCreator(log: Logger): logCreator {
   const kafkaLog = log.child({ component: 'kafkajs' });
@@ -20,8 +62,8 @@ export function kafkaLogCreator(log: Logger): logCreator {
     ({ namespace, level, log: entry }) => {
       const { message, timestamp: _timestamp, logger: _logger, ...fields } = entry;
       const context = { namespace, ...fields };
-      if (level === logLevel.ERROR) kafkaLog.error(context, message);
-      else if (level === logLevel.WARN && !DELIBERATE.has(message)) kafkaLog.warn(context, message);
+      if (level === logLevel.ERROR && !isTransient(message, fields)) kafkaLog.error(context, message);
+      else if (level === logLevel.ERROR || (level === logLevel.WARN && !DELIBERATE.has(message))) kafkaLog.warn(context, message);
       else kafkaLog.debug(context, message);
     };
 }
