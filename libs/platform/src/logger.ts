@@ -28,8 +28,18 @@ export function createLogger(service: string, level: string, destination?: Desti
       redact: { paths: REDACTED_PATHS, censor: '[redacted]' },
       timestamp: pino.stdTimeFunctions.isoTime,
     },
-    destination,
+    destination ?? stdoutDestination(),
   );
+}
+
+/**
+ * Standard output, written asynchronously: while one write is in flight the next lines gather and
+ * go out together, so a busy service makes one write per batch instead of one per line (on the
+ * read API the per-line writes were a quarter of the CPU). An idle service still writes each line
+ * at once. pino flushes what is pending when the process exits.
+ */
+function stdoutDestination(): DestinationStream {
+  return pino.destination({ dest: 1, sync: false });
 }
 
 const { chindingsSym } = pino.symbols;
