@@ -1,5 +1,6 @@
 import { execFile } from 'node:child_process';
 import { randomBytes, randomUUID } from 'node:crypto';
+import { hostname } from 'node:os';
 import { promisify } from 'node:util';
 import { Kafka, logLevel } from 'kafkajs';
 import { MongoClient } from 'mongodb';
@@ -179,6 +180,30 @@ describeWithInfra('kafka', 'the distributed runtime, four processes over real Ka
     readApis[1] = await startReadApi(PORTS.readApi2);
     const caughtUp = await readUntil(readApis[1], credential, (r) => r.status === 200);
     expect(caughtUp.body.score).toBe(91);
+  }, 90_000);
+
+  test('when a replica stops and starts again, then its change feed reuses one consumer group and removes it at shutdown', async () => {
+    const kafka = new Kafka({ brokers: env.KAFKA_BROKERS!.split(','), clientId: `e2e-groups-${runId}`, logLevel: logLevel.NOTHING });
+    const admin = kafka.admin();
+    await admin.connect();
+    const feedGroups = async () =>
+      (await admin.listGroups()).groups.map((group) => group.groupId).filter((id) => id.startsWith('read-api-feed-'));
+    const ofReplica = (port: number) => `read-api-feed-${hostname()}-${port}`;
+    try {
+      const before = await feedGroups();
+      expect(before).toEqual(expect.arrayContaining([ofReplica(PORTS.readApi1), ofReplica(PORTS.readApi2)]));
+
+      await readApis[1]!.stop('SIGTERM');
+      outputs.push(readApis[1]!.output());
+      expect(await feedGroups()).not.toContain(ofReplica(PORTS.readApi2));
+
+      readApis[1] = await startReadApi(PORTS.readApi2);
+      const after = await feedGroups();
+      expect(after).toContain(ofReplica(PORTS.readApi2));
+      expect(after.length).toBe(before.length);
+    } finally {
+      await admin.disconnect();
+    }
   }, 90_000);
 
   test('when a malformed event lands on a topic, then it is dead-lettered and the next good event is still projected', async () => {
