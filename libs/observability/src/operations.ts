@@ -22,12 +22,25 @@ function routeOf(req: Request, res: Response): string {
 }
 
 export function httpMetrics(metrics: ServiceMetrics): RequestHandler {
+  // One labelled child per (method, route, status), found by one Map lookup: prom-client would
+  // otherwise hash the label object twice on every request.
+  const children = new Map<string, { requests: { inc(): void }; duration: { observe(seconds: number): void } }>();
+  const childrenOf = (method: string, route: string, status: string) => {
+    const key = `${method} ${status} ${route}`;
+    let child = children.get(key);
+    if (!child) {
+      const labels = { method, route, status };
+      child = { requests: metrics.httpRequests.labels(labels), duration: metrics.httpDuration.labels(labels) };
+      children.set(key, child);
+    }
+    return child;
+  };
   return (req, res, next) => {
-    const stop = metrics.httpDuration.startTimer();
+    const started = performance.now();
     res.once('finish', () => {
-      const labels = { method: req.method, route: routeOf(req, res), status: String(res.statusCode) };
-      metrics.httpRequests.inc(labels);
-      stop(labels);
+      const child = childrenOf(req.method, routeOf(req, res), String(res.statusCode));
+      child.requests.inc();
+      child.duration.observe((performance.now() - started) / 1000);
     });
     next();
   };
