@@ -1,6 +1,6 @@
 import { mkdir, open, readFile, rename } from 'node:fs/promises';
 import { dirname } from 'node:path';
-import type { StoredAuthorization } from '@rsd/domain';
+import { hasExpired, type StoredAuthorization } from '@rsd/domain';
 import type { AuthorizationStore, OutboxEntry, PendingOutbox } from '@rsd/ports';
 
 /** A record together with the events it still owes the event log. */
@@ -75,7 +75,7 @@ export async function openFileAuthorizationStore(options: { file: string }): Pro
     findDueForExpiry(now, limit) {
       const due = [...entries.values()]
         .map((entry) => entry.record)
-        .filter((r) => !r.revokedAt && !r.expiredAt && r.expiresAt !== null && Date.parse(r.expiresAt) <= now.getTime())
+        .filter((r) => !r.revokedAt && !r.expiredAt && hasExpired(r.expiresAt, now))
         .sort((a, b) => Date.parse(a.expiresAt ?? '') - Date.parse(b.expiresAt ?? ''))
         .slice(0, Math.max(0, limit));
       return Promise.resolve(due.map((record) => structuredClone(record)));

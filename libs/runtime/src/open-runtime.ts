@@ -1,17 +1,18 @@
 import { join } from 'node:path';
-import { MongoClient, type Db } from 'mongodb';
+import type { Redis } from 'ioredis';
+import type { Db, MongoClient } from 'mongodb';
 import { TOPICS } from '@rsd/contracts';
-import { createMemoryViewStore, memoryRateLimitStores, openFileAuthorizationStore, openFileEventLog } from '@rsd/embedded';
-import { openKafkaEventLog } from '@rsd/kafka';
-import { openMongoAuthorizationStore, openMongoViewStore, pingMongo } from '@rsd/mongo';
 import type { ViewDefinition } from '@rsd/domain';
 import type { ReadinessCheck } from '@rsd/observability';
 import type { Logger } from '@rsd/platform';
 import type { AuthorizationStore, EventLog, RateLimitStoreFactory, ViewStore } from '@rsd/ports';
-import { closeRedisClient, createRedisClient, redisRateLimitStores, withLocalFallback } from '@rsd/redis';
 import type { RuntimeConfig, RuntimeKind } from './runtime-config';
 
-/** The adapters a service runs on, whichever runtime was chosen. Opened lazily: a service asks only for what it uses. */
+/**
+ * The adapters a service runs on, whichever runtime was chosen. Opened and loaded lazily: a service
+ * asks only for what it uses, and the modules of the adapters it never asks for (the MongoDB and
+ * Redis drivers for score ingest, every server's driver for the embedded runtime) are never loaded.
+ */
 export interface Runtime {
   kind: RuntimeKind;
   eventLog: EventLog;
@@ -19,7 +20,7 @@ export interface Runtime {
   /** The store of the given views; the embedded one lives in memory and is rebuilt from the log at every start. */
   openViewStore(views: readonly ViewDefinition<unknown>[]): Promise<ViewStore>;
   /** `onFallback` is told when the shared store is lost and regained (distributed only). */
-  rateLimitStores(onFallback?: (active: boolean) => void): RateLimitStoreFactory;
+  rateLimitStores(onFallback?: (active: boolean) => void): Promise<RateLimitStoreFactory>;
   /** Dependencies that must answer before the service takes traffic. */
   readiness(): ReadinessCheck[];
   /** Records a consumer group has not handled yet; undefined where the log has no such notion. */
@@ -32,6 +33,7 @@ export async function openRuntime(config: RuntimeConfig, service: string, log: L
 }
 
 async function openEmbedded(config: RuntimeConfig, log: Logger): Promise<Runtime> {
+  const { createMemoryViewStore, memoryRateLimitStores, openFileAuthorizationStore, openFileEventLog } = await import('@rsd/embedded');
   const eventLog = await openFileEventLog({ file: join(config.DATA_DIR, 'events.ndjson'), log: log.child({ component: 'event-log' }) });
   const opened: { close(): Promise<void> }[] = [];
   return {
@@ -43,7 +45,7 @@ async function openEmbedded(config: RuntimeConfig, log: Logger): Promise<Runtime
       return store;
     },
     openViewStore: () => Promise.resolve(createMemoryViewStore()),
-    rateLimitStores: () => memoryRateLimitStores,
+    rateLimitStores: () => Promise.resolve(memoryRateLimitStores),
     readiness: () => [],
     consumerLag: () => Promise.resolve(undefined),
     close: async () => {
@@ -54,6 +56,7 @@ async function openEmbedded(config: RuntimeConfig, log: Logger): Promise<Runtime
 }
 
 async function openDistributed(config: RuntimeConfig, service: string, log: Logger): Promise<Runtime> {
+  const { openKafkaEventLog } = await import('@rsd/kafka');
   const eventLog = await openKafkaEventLog({
     brokers: config.KAFKA_BROKERS,
     clientId: service,
@@ -66,11 +69,13 @@ async function openDistributed(config: RuntimeConfig, service: string, log: Logg
     },
   });
   let mongo: MongoClient | undefined;
-  let redis: ReturnType<typeof createRedisClient> | undefined;
+  let redis: { client: Redis; close(): Promise<void> } | undefined;
   const checks: ReadinessCheck[] = [{ name: 'kafka', check: () => eventLog.ping() }];
 
   const database = async (name: string): Promise<Db> => {
     if (!mongo) {
+      const { MongoClient } = await import('mongodb');
+      const { pingMongo } = await import('@rsd/mongo');
       mongo = await MongoClient.connect(required(config.MONGO_URL, 'MONGO_URL'), {
         serverSelectionTimeoutMS: 5_000,
         appName: service,
@@ -84,15 +89,26 @@ async function openDistributed(config: RuntimeConfig, service: string, log: Logg
   return {
     kind: 'distributed',
     eventLog,
-    openAuthorizationStore: async () => openMongoAuthorizationStore(await database(config.CREDENTIALS_DB)),
-    openViewStore: async (views) => openMongoViewStore(await database(config.READ_VIEWS_DB), views),
-    rateLimitStores: (onFallback) => {
+    openAuthorizationStore: async () => {
+      const db = await database(config.CREDENTIALS_DB);
+      const { openMongoAuthorizationStore } = await import('@rsd/mongo');
+      return openMongoAuthorizationStore(db);
+    },
+    openViewStore: async (views) => {
+      const db = await database(config.READ_VIEWS_DB);
+      const { openMongoViewStore } = await import('@rsd/mongo');
+      return openMongoViewStore(db, views);
+    },
+    rateLimitStores: async (onFallback) => {
+      const { closeRedisClient, createRedisClient, redisRateLimitStores, withLocalFallback } = await import('@rsd/redis');
+      const { memoryRateLimitStores } = await import('@rsd/embedded');
       if (!redis) {
         // Redis is not added to `checks`: without it each replica limits on its own (withLocalFallback),
         // and failing readiness would take every replica out of service at once.
-        redis = createRedisClient(required(config.REDIS_URL, 'REDIS_URL'), log);
+        const client = createRedisClient(required(config.REDIS_URL, 'REDIS_URL'), log);
+        redis = { client, close: () => closeRedisClient(client) };
       }
-      return withLocalFallback(redisRateLimitStores(redis), memoryRateLimitStores, {
+      return withLocalFallback(redisRateLimitStores(redis.client), memoryRateLimitStores, {
         log: log.child({ component: 'rate-limit' }),
         ...(onFallback ? { onFallback } : {}),
       });
@@ -102,7 +118,7 @@ async function openDistributed(config: RuntimeConfig, service: string, log: Logg
     close: async () => {
       await eventLog.close();
       await mongo?.close();
-      if (redis) await closeRedisClient(redis);
+      await redis?.close();
     },
   };
 }

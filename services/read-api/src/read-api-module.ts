@@ -66,7 +66,7 @@ export async function createReadApiModule({ config, runtime, clock, log }: ReadA
   const app = buildApp({
     config,
     views: served.views,
-    rateLimitStores: runtime.rateLimitStores((active) => metrics.rateLimitFallback.set(active ? 1 : 0)),
+    rateLimitStores: await runtime.rateLimitStores((active) => metrics.rateLimitFallback.set(active ? 1 : 0)),
     clock,
     log,
     operations: { metrics, readiness: [...runtime.readiness(), projectionCaughtUp] },
