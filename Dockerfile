@@ -23,6 +23,7 @@ FROM ${NODE_IMAGE} AS manifests
 WORKDIR /app
 COPY package.json package-lock.json ./
 COPY libs/contracts/package.json libs/contracts/
+COPY libs/domain/package.json libs/domain/
 COPY libs/platform/package.json libs/platform/
 COPY libs/ports/package.json libs/ports/
 COPY libs/embedded/package.json libs/embedded/
