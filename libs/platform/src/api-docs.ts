@@ -1,4 +1,5 @@
 import { createRequire } from 'node:module';
+import { dirname } from 'node:path';
 import express, { type Express } from 'express';
 import { z } from 'zod';
 
@@ -103,9 +104,14 @@ function reachableSchemas(root: object, registered: Record<string, object>): Rec
 
 const requireFromHere = createRequire(__filename);
 
+/**
+ * Where swagger-ui-dist's files are, found without loading its index: that would load the 1 MB
+ * browser bundle into the server (slower start, more memory, and Node 26's localStorage warning).
+ */
+const SWAGGER_UI_ASSETS = dirname(requireFromHere.resolve('swagger-ui-dist/package.json'));
+
 /** `/v1/openapi.json` and a Swagger UI page at `/docs` served from the installed package: no CDN. */
 export function mountApiDocs(app: Express, document: object): void {
-  const assets = (requireFromHere('swagger-ui-dist') as { getAbsoluteFSPath(): string }).getAbsoluteFSPath();
   const title = (document as { info?: { title?: string } }).info?.title ?? 'API';
   const page = docsPage(title);
   app.get('/v1/openapi.json', (_req, res) => {
@@ -117,7 +123,7 @@ export function mountApiDocs(app: Express, document: object): void {
   app.get('/docs/docs-init.js', (_req, res) => {
     res.type('js').send(DOCS_INIT);
   });
-  app.use('/docs', express.static(assets, { index: false, maxAge: '1h' }));
+  app.use('/docs', express.static(SWAGGER_UI_ASSETS, { index: false, maxAge: '1h' }));
 }
 
 // validatorUrl null: Swagger UI would otherwise call an online validator.
