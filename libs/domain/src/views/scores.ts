@@ -1,4 +1,5 @@
-import type { CalculatedScore } from '@rsd/contracts';
+import { EVENT_TYPES, type CalculatedScore, type DomainEvent } from '@rsd/contracts';
+import { unhandled } from './view';
 
 /**
  * Whether `candidate` should replace `current` (decision 2): a greater scoreDate wins; for the same
@@ -22,4 +23,39 @@ export function copyOf(score: CalculatedScore): CalculatedScore {
  */
 export function scoreVersion(score: CalculatedScore): string {
   return `${score.scoreDate}|${score.calculatedAt}`;
+}
+
+/**
+ * The score views' shared rules: a document is keyed by something of the score (`keyOfScore`), and
+ * holds the calculation that supersedes every other one it has seen. Authorization events concern
+ * neither view.
+ */
+export function scoreViewRules(keyOfScore: (score: CalculatedScore) => string) {
+  return {
+    keyOf(event: DomainEvent): string | undefined {
+      switch (event.type) {
+        case EVENT_TYPES.scoreCalculated:
+          return keyOfScore(event.data);
+        case EVENT_TYPES.authorizationCreated:
+        case EVENT_TYPES.authorizationRevoked:
+        case EVENT_TYPES.authorizationExpired:
+          return undefined;
+        default:
+          return unhandled(event);
+      }
+    },
+
+    evolve(state: CalculatedScore | undefined, event: DomainEvent): CalculatedScore | undefined {
+      switch (event.type) {
+        case EVENT_TYPES.scoreCalculated:
+          return supersedes(event.data, state) ? copyOf(event.data) : state;
+        case EVENT_TYPES.authorizationCreated:
+        case EVENT_TYPES.authorizationRevoked:
+        case EVENT_TYPES.authorizationExpired:
+          return state;
+        default:
+          return unhandled(event);
+      }
+    },
+  };
 }
