@@ -163,6 +163,46 @@ describe('the embedded runtime, end to end over HTTP', () => {
     expect(limited.body.code).toBeUndefined();
   });
 
+  test('when each service is asked for anything, then every answer carries nosniff (decision 33)', async () => {
+    const { readApi, credentials, scoreIngest } = product.urls;
+    const answers = await Promise.all(
+      [
+        `${readApi}/healthz`,
+        `${readApi}/readyz`,
+        `${readApi}/metrics`,
+        `${readApi}/v1/openapi.json`,
+        `${readApi}/v1/customers/${reader.clientId}/score`,
+        `${readApi}/v1/customers/nope/score`,
+        `${readApi}/v1/no-such-path`,
+        `${credentials}/healthz`,
+        `${credentials}/v1/organizations/${ORG}/authorizations`,
+        `${scoreIngest}/docs`,
+        `${scoreIngest}/v1/scores`,
+      ].map((url) => fetch(url, { headers: { 'x-api-key': reader.apiKey } })),
+    );
+
+    expect(answers.map((answer) => [answer.url, answer.headers.get('x-content-type-options')])).toEqual(
+      answers.map((answer) => [answer.url, 'nosniff']),
+    );
+    expect(new Set(answers.map((answer) => answer.status))).toEqual(new Set([200, 400, 401, 404, 405]));
+  });
+
+  test('when the services are asked how they are, then each has its own metrics and the read API its readiness checks', async () => {
+    const { readApi, credentials, scoreIngest } = product.urls;
+    for (const [url, service] of [
+      [readApi, 'read-api'],
+      [credentials, 'credentials'],
+      [scoreIngest, 'score-ingest'],
+    ] as const) {
+      const metrics = await fetch(`${url}/metrics`).then((answer) => answer.text());
+      expect(metrics).toContain(`service="${service}"`);
+      expect(metrics).not.toContain('service="unnamed"');
+    }
+    const ready = await request(`${readApi}/readyz`);
+    expect(ready.status).toBe(200);
+    expect(ready.body).toEqual({ status: 'ready', checks: { projection: 'ok' } });
+  });
+
   test('when the process restarts, then authorizations, revocations and scores are all still there', async () => {
     await product.stop();
     // npm dies of the signal itself; the node process it ran must have shut down cleanly.

@@ -23,6 +23,11 @@ export function createBaseApp({ log, trustProxyHops = 0, operations }: BaseAppOp
   app.disable('x-powered-by');
   app.set('etag', false);
   app.set('trust proxy', trustProxyHops);
+  // Decision 33: no response of any service may be sniffed into another type, probes and errors included.
+  app.use((_req, res, next) => {
+    res.setHeader('X-Content-Type-Options', 'nosniff');
+    next();
+  });
   mountOperations(app, operations ?? { metrics: createServiceMetrics('unnamed'), readiness: [] }, log);
   app.use(accessLog(log));
   return app;

@@ -1,5 +1,5 @@
 import { createRemoteJWKSet, jwtVerify, type JWTPayload, type JWTVerifyGetKey } from 'jose';
-import type { RequestHandler } from 'express';
+import type { RequestHandler, Response } from 'express';
 import { z } from 'zod';
 import { env } from './config';
 import { ApiError } from './errors';
@@ -68,12 +68,25 @@ export interface CallerRequirement {
   organizationParam?: string;
 }
 
+/**
+ * `Authorization: <scheme> <token68>`, the scheme matched case-insensitively as HTTP defines it
+ * (decision 33): `Bearer`, `bearer` and `BEARER` all work; any other scheme or shape does not.
+ */
+const BEARER = /^bearer +([A-Za-z0-9._~+/=-]+)$/i;
+
+/** The verified caller, once `requireCaller` let the request through. */
+export function callerOf(res: Response): CallerClaims {
+  const caller = res.locals.caller as CallerClaims | undefined;
+  if (!caller) throw new Error('no verified caller: requireCaller must run first');
+  return caller;
+}
+
 /** Bearer-token guard: 401 INVALID_TOKEN, then 403 FORBIDDEN_ORGANIZATION, then 403 INSUFFICIENT_SCOPE. */
 export function requireCaller(verify: TokenVerifier, requirement: CallerRequirement): RequestHandler {
   const challenge = { 'WWW-Authenticate': 'Bearer' };
   return (req, res, next) => {
     const header = req.headers.authorization;
-    const match = typeof header === 'string' ? /^Bearer ([A-Za-z0-9._~+/=-]+)$/.exec(header) : null;
+    const match = typeof header === 'string' ? BEARER.exec(header) : null;
     if (!match?.[1]) {
       next(new ApiError('INVALID_TOKEN', 'An Authorization: Bearer <token> header is required', undefined, challenge));
       return;

@@ -36,7 +36,9 @@ export function scoreIngestOpenApi(): object {
           '202': { description: 'Accepted: every score is durably in the event log', schema: scoresAcceptedSchema },
           '400': error('MALFORMED_JSON, or VALIDATION_FAILED with `details` (`path`, `message`, and `index` for batch items)'),
           '401': error('INVALID_TOKEN'),
-          '403': error('INSUFFICIENT_SCOPE: the token lacks scores:write'),
+          '403': error(
+            'INSUFFICIENT_SCOPE: the token lacks scores:write; FORBIDDEN_ORGANIZATION: the token names an organization (`org` claim) and a score, or any item of a batch, is for another one; nothing is accepted',
+          ),
           '413': error('PAYLOAD_TOO_LARGE: the body is over the configured limit (2 MB by default)'),
           '415': error('UNSUPPORTED_MEDIA_TYPE: the body is not application/json'),
           '503': error('SERVICE_UNAVAILABLE: the event log could not be written; nothing was accepted'),

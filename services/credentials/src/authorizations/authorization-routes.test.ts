@@ -274,6 +274,27 @@ describe('credentials service: authorizations over HTTP', () => {
       expect(await h.store.list(ORG)).toEqual([]);
     });
 
+    test.each(['Bearer', 'bearer', 'BEARER', 'bEaReR'])(
+      'when the scheme is written %s, then the token is accepted (schemes are case-insensitive, decision 33)',
+      async (scheme) => {
+        const response = await request(h.url(`${ORG}/authorizations`), { headers: { authorization: `${scheme} ${token}` } });
+
+        expect(response.status).toBe(200);
+      },
+    );
+
+    test.each([
+      ['another scheme', (t: string) => `Basic ${t}`],
+      ['no scheme', (t: string) => t],
+      ['the scheme glued to the token', (t: string) => `Bearer${t}`],
+      ['two tokens', (t: string) => `Bearer ${t} ${t}`],
+    ])('when the header has %s, then 401 INVALID_TOKEN', async (_name, header) => {
+      const response = await request(h.url(`${ORG}/authorizations`), { headers: { authorization: header(token) } });
+
+      expect(response.status).toBe(401);
+      expect(response.body.code).toBe('INVALID_TOKEN');
+    });
+
     test('when the token administers another organization, then 403 FORBIDDEN_ORGANIZATION', async () => {
       const response = await post(h.url(`${ORG}/authorizations`), validBody, await adminToken('globex'));
 

@@ -11,13 +11,30 @@ export interface IngestDeps {
   newEventId(): string;
 }
 
-/** Resolves to the number of scores accepted, only once all of them are durably in the event log. */
-export async function ingestScores(deps: IngestDeps, body: unknown): Promise<number> {
+/**
+ * Resolves to the number of scores accepted, only once all of them are durably in the event log.
+ * `callerOrganization` is the token's `org` claim: such a token submits that organization's scores
+ * alone (decision 34); a scoring engine's token has none and submits for any organization.
+ */
+export async function ingestScores(deps: IngestDeps, body: unknown, callerOrganization: string | undefined): Promise<number> {
   const receivedAt = deps.clock.now();
   const scores = validateScoreSubmission(body, receivedAt);
+  assertCallerMaySubmit(scores, callerOrganization);
   const events = scores.map((score) => scoreCalculated(score, { id: deps.newEventId(), time: receivedAt }));
   await appendAllOrNothing(deps, events);
   return events.length;
+}
+
+/** The whole request is refused, nothing emitted, if any item belongs to an organization the token does not name. */
+function assertCallerMaySubmit(scores: readonly { organizationId: string }[], callerOrganization: string | undefined): void {
+  if (callerOrganization === undefined) return;
+  const foreign = scores.findIndex((score) => score.organizationId !== callerOrganization);
+  if (foreign !== -1) {
+    throw new ApiError(
+      'FORBIDDEN_ORGANIZATION',
+      `The token acts for organization ${callerOrganization} alone; score ${foreign} is for another organization, so nothing was accepted`,
+    );
+  }
 }
 
 /** One append for the whole request: the embedded log writes it all or nothing, and so must our answer. */

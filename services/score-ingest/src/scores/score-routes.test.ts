@@ -113,6 +113,46 @@ describe('score ingest over HTTP', () => {
     expect(new Set(events.map((e) => e.id)).size).toBe(3);
   });
 
+  describe('a token that names an organization (decision 34)', () => {
+    let acmeToken: string;
+
+    beforeEach(async () => {
+      acmeToken = await signToken({ scope: 'scores:write', org: 'acme' });
+    });
+
+    test("when it posts its own organization's score, then 202", async () => {
+      const response = await submit(h.url, aScoreSubmission({ organizationId: 'acme' }), acmeToken);
+
+      expect(response.status).toBe(202);
+      expect((await scoreEventsIn(h.eventLog)).map((e) => e.data.organizationId)).toEqual(['acme']);
+    });
+
+    test('when it posts a score for another organization, then 403 FORBIDDEN_ORGANIZATION and nothing is emitted', async () => {
+      const response = await submit(h.url, aScoreSubmission({ organizationId: 'globex' }), acmeToken);
+
+      expect(response.status).toBe(403);
+      expect(response.body).toMatchObject({ error: 'Forbidden', code: 'FORBIDDEN_ORGANIZATION' });
+      expect(await scoreEventsIn(h.eventLog)).toEqual([]);
+    });
+
+    test('when one item of a batch is for another organization, then the whole batch is refused and nothing is emitted', async () => {
+      const batch = { scores: [aScoreSubmission({ organizationId: 'acme' }), aScoreSubmission({ organizationId: 'globex' })] };
+
+      const response = await submit(h.url, batch, acmeToken);
+
+      expect(response.status).toBe(403);
+      expect(response.body.code).toBe('FORBIDDEN_ORGANIZATION');
+      expect(response.body.message).toContain('score 1');
+      expect(await scoreEventsIn(h.eventLog)).toEqual([]);
+    });
+
+    test("when a scoring engine's token (no org claim) posts for several organizations, then all are accepted", async () => {
+      const response = await submit(h.url, batchOf(3), token);
+
+      expect(response.status).toBe(202);
+    });
+  });
+
   test('when a batch has 1000 scores, then all are accepted', async () => {
     const response = await submit(h.url, batchOf(1000), token);
 

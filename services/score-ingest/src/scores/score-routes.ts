@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { Router } from 'express';
-import { jsonBody, methodNotAllowed, requireCaller, type TokenVerifier } from '@rsd/platform';
+import { callerOf, jsonBody, methodNotAllowed, requireCaller, type TokenVerifier } from '@rsd/platform';
 import { ingestScores, type IngestDeps } from './ingest-scores';
 
 export interface ScoreRoutesDeps extends Omit<IngestDeps, 'newEventId'> {
@@ -16,7 +16,7 @@ export function scoreRoutes(deps: ScoreRoutesDeps): Router {
     .route('/scores')
     .post(requireCaller(deps.verifyToken, { scope: 'scores:write' }), ...jsonBody(deps.bodyLimit), async (req, res) => {
       const body: unknown = req.body;
-      res.status(202).json({ accepted: await ingestScores(ingestDeps, body) });
+      res.status(202).json({ accepted: await ingestScores(ingestDeps, body, callerOf(res).organization) });
     })
     .all(methodNotAllowed(['POST']));
   return router;
