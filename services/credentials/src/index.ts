@@ -1,6 +1,3 @@
-export { buildApp, type CredentialsAppDeps } from './app';
+// A service's public surface is its module and its configuration: composition roots reach no further.
 export { credentialsConfigSchema, type CredentialsConfig } from './config';
-export { createOutboxRelay, type OutboxRelay, type OutboxRelayDeps } from './outbox/outbox-relay';
-export { createExpiryScheduler, type ExpiryScheduler, type ExpirySchedulerDeps } from './expiry/expiry-scheduler';
-export { credentialsOpenApi } from './openapi';
 export { createCredentialsModule, type CredentialsModuleDeps } from './credentials-module';

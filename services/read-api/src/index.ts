@@ -1,7 +1,3 @@
-export { buildApp, type ReadApiDeps } from './app';
+// A service's public surface is its module and its configuration: composition roots reach no further.
 export { readApiConfigSchema, type ReadApiConfig } from './config';
-export { readApiOpenApi } from './openapi';
-export { startProjections, type DeadLetter, type ProjectionDeps } from './projections/projection-runner';
-export { createCachedViewStore, type CachedViewStore, type CachedViewStoreOptions } from './views/cached-view-store';
-export { startChangeFeed } from './views/view-change-feed';
 export { createReadApiModule, type ReadApiModule, type ReadApiModuleDeps } from './read-api-module';

@@ -1,4 +1,3 @@
-export { buildApp, type ScoreIngestAppDeps } from './app';
+// A service's public surface is its module and its configuration: composition roots reach no further.
 export { scoreIngestConfigSchema, type ScoreIngestConfig } from './config';
-export { scoreIngestOpenApi } from './openapi';
 export { createScoreIngestModule, type ScoreIngestModuleDeps } from './score-ingest-module';
