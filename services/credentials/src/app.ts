@@ -30,6 +30,7 @@ export function buildApp({ config, store, relay, clock, log, verifyToken, operat
       verifyToken,
       clientIdPrefix: config.CLIENT_ID_PREFIX,
       apiKeyPrefix: config.API_KEY_PREFIX,
+      publishDeadlineMs: config.EVENT_LOG_PUBLISH_DEADLINE_MS,
     }),
   );
   return finishApp(app, log);

@@ -12,6 +12,7 @@ describe('credentials config', () => {
       API_KEY_PREFIX: 'rsk',
       EXPIRY_CHECK_INTERVAL_MS: 1000,
       OUTBOX_RELAY_INTERVAL_MS: 1000,
+      EVENT_LOG_PUBLISH_DEADLINE_MS: 5000,
       LOG_LEVEL: 'info',
       JWT_HS256_SECRET: SECRET,
     });

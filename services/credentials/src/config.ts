@@ -13,6 +13,8 @@ const serviceConfigSchema = z
     API_KEY_PREFIX: prefix('rsk'),
     EXPIRY_CHECK_INTERVAL_MS: env.positiveInt(1000),
     OUTBOX_RELAY_INTERVAL_MS: env.positiveInt(1000),
+    /** How long a create or revoke waits for the event log before answering (a revoke then says 202, enforcement pending). */
+    EVENT_LOG_PUBLISH_DEADLINE_MS: env.positiveInt(5000),
     LOG_LEVEL: env.logLevel(),
   })
   .superRefine((value, ctx) => {

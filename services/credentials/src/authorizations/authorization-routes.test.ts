@@ -28,7 +28,7 @@ interface Harness {
 }
 
 /** The real app over the real embedded adapters in a temp dir; `wrapLog` may put a faulty event log in front. */
-async function startCredentials(wrapLog: (log: EventLog) => EventLog = (log) => log): Promise<Harness> {
+async function startCredentials(wrapLog: (log: EventLog) => EventLog = (log) => log, env: Record<string, string> = {}): Promise<Harness> {
   const dir = await mkdtemp(join(tmpdir(), 'credentials-'));
   const eventLogFile = join(dir, 'events.ndjson');
   const realLog = await openFileEventLog({ file: eventLogFile });
@@ -39,7 +39,7 @@ async function startCredentials(wrapLog: (log: EventLog) => EventLog = (log) => 
   const relay = createOutboxRelay({ store, eventLog, log });
   let current = NOW;
   const clock = { now: () => current, set: (time: Date) => (current = time) };
-  const config = loadConfig(credentialsConfigSchema, { JWT_HS256_SECRET: 'test-secret-that-is-at-least-32-characters-long' });
+  const config = loadConfig(credentialsConfigSchema, { JWT_HS256_SECRET: 'test-secret-that-is-at-least-32-characters-long', ...env });
   const app = await startApp(buildApp({ config, store, relay, clock, log, verifyToken: createTokenVerifier(config) }));
   return {
     app,
@@ -508,6 +508,74 @@ describe('credentials service: when the event log is down', () => {
 
       const events = await eventsIn(h.eventLog);
       expect(events.map((e) => e.data.clientId)).toEqual([created.body.clientId]);
+      expect(await h.store.pendingOutbox(10)).toEqual([]);
+    } finally {
+      await h.close();
+    }
+  });
+
+  test('when the event log refuses a revocation, then it answers 202 with enforcement pending, and 200 once the event is in the log', async () => {
+    const down = { now: false };
+    const h = await startCredentials((log) => ({
+      append: (topic, records) => (down.now ? Promise.reject(new Error('event log down')) : log.append(topic, records)),
+      subscribe: (options) => log.subscribe(options),
+      close: () => log.close(),
+    }));
+    try {
+      const token = await adminToken();
+      const created = await post(h.url(`${ORG}/authorizations`), validBody, token);
+      down.now = true;
+
+      const pending = await post(h.url(`${ORG}/authorizations/${created.body.clientId}/revoke`), undefined, token);
+      expect(pending.status).toBe(202);
+      expect(pending.body).toMatchObject({ clientId: created.body.clientId, status: 'revoked', enforcement: 'pending' });
+      expect(pending.headers.get('cache-control')).toBe('no-store');
+      // Recorded, and owed to the log: a retried revoke still says pending while the log is down.
+      expect((await get(h.url(`${ORG}/authorizations/${created.body.clientId}`), token)).body.status).toBe('revoked');
+      expect((await post(h.url(`${ORG}/authorizations/${created.body.clientId}/revoke`), undefined, token)).status).toBe(202);
+
+      down.now = false;
+      const enforced = await post(h.url(`${ORG}/authorizations/${created.body.clientId}/revoke`), undefined, token);
+      expect(enforced.status).toBe(200);
+      expect(enforced.body).toMatchObject({ status: 'revoked' });
+      expect(enforced.body).not.toHaveProperty('enforcement');
+      const events = await eventsIn(h.eventLog);
+      expect(events.map((e) => e.type)).toEqual([EVENT_TYPES.authorizationCreated, EVENT_TYPES.authorizationRevoked]);
+    } finally {
+      await h.close();
+    }
+  });
+
+  test('when the event log hangs, then the revoke answers 202 at its deadline and the event is published once the log answers', async () => {
+    let release: () => void = () => undefined;
+    const gate = { closed: false, opened: new Promise<void>((open) => (release = open)) };
+    const h = await startCredentials(
+      (log) => ({
+        append: async (topic, records) => {
+          if (gate.closed) await gate.opened;
+          await log.append(topic, records);
+        },
+        subscribe: (options) => log.subscribe(options),
+        close: () => log.close(),
+      }),
+      { EVENT_LOG_PUBLISH_DEADLINE_MS: '300' },
+    );
+    try {
+      const token = await adminToken();
+      const created = await post(h.url(`${ORG}/authorizations`), validBody, token);
+      gate.closed = true;
+
+      const started = Date.now();
+      const pending = await post(h.url(`${ORG}/authorizations/${created.body.clientId}/revoke`), undefined, token);
+      const took = Date.now() - started;
+      expect(pending.status).toBe(202);
+      expect(pending.body.enforcement).toBe('pending');
+      expect(took).toBeGreaterThanOrEqual(290);
+      expect(took).toBeLessThan(3000);
+
+      release();
+      await h.relay.flush();
+      expect((await eventsIn(h.eventLog)).map((e) => e.type)).toEqual([EVENT_TYPES.authorizationCreated, EVENT_TYPES.authorizationRevoked]);
       expect(await h.store.pendingOutbox(10)).toEqual([]);
     } finally {
       await h.close();

@@ -62,7 +62,10 @@ export function authorizationRoutes(deps: AuthorizationRoutesDeps): Router {
   router
     .route(REVOKE)
     .post(...guard, async (req, res) => {
-      res.json(await revokeAuthorization(useCaseDeps, req.params.organizationId, req.params.clientId));
+      const { authorization, publication } = await revokeAuthorization(useCaseDeps, req.params.organizationId, req.params.clientId);
+      // Decision 29: 200 only once the revocation is in the event log; otherwise it is recorded and owed.
+      if (publication === 'published') res.json(authorization);
+      else res.status(202).json({ ...authorization, enforcement: 'pending' });
     })
     .all(methodNotAllowed(['POST']));
 

@@ -19,7 +19,8 @@ export async function createAuthorization(
   const record = newAuthorization({ organizationId, clientId, keyDigest: digestApiKey(apiKey), request, now });
   const created = authorizationCreated(record, { id: deps.newEventId(), time: now });
   await deps.store.create(record, [outboxEntryOf(created)]);
-  await publishOwedEvents(deps.relay, deps.log);
+  // A 201 either way: the key works from the moment its Created event reaches the read API, owed or not.
+  await publishOwedEvents(deps.relay, deps.log, deps.publishDeadlineMs);
   return { ...toAuthorization(record, now), apiKey };
 }
 

@@ -8,6 +8,8 @@ export interface UseCaseDeps {
   relay: Pick<OutboxRelay, 'flush'>;
   clock: Clock;
   log: Logger;
+  /** How long a write waits for the event log to take its event before answering that enforcement is pending. */
+  publishDeadlineMs: number;
   newEventId(): string;
 }
 

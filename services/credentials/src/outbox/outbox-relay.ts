@@ -95,12 +95,31 @@ export function createOutboxRelay({ store, eventLog, log }: OutboxRelayDeps): Ou
   };
 }
 
-/** Awaited after every write, so a successful answer means the event is in the log, unless the log is down. */
-export async function publishOwedEvents(relay: Pick<OutboxRelay, 'flush'>, log: Logger): Promise<void> {
+/**
+ * What a writer can tell its client: `published` when every event owed at the call, its own
+ * included, is in the event log; `pending` when the log could not take them within the deadline
+ * (they stay owed and the relay keeps trying).
+ */
+export type Publication = 'published' | 'pending';
+
+/** Awaited after every write, for at most `deadlineMs`: the writer is never failed by the event log. */
+export async function publishOwedEvents(relay: Pick<OutboxRelay, 'flush'>, log: Logger, deadlineMs = Infinity): Promise<Publication> {
+  let timer: NodeJS.Timeout | undefined;
+  const deadline = new Promise<'pending'>((resolve) => {
+    if (Number.isFinite(deadlineMs)) timer = setTimeout(resolve, deadlineMs, 'pending');
+  });
   try {
-    await relay.flush();
+    // A flush that outlives the deadline goes on in the background: the race has already handled its outcome.
+    const publication = await Promise.race([relay.flush().then(() => 'published' as const), deadline]);
+    if (publication === 'pending') {
+      log.warn({ deadlineMs }, 'event log did not take the change in time: the change is stored and its event will be published later');
+    }
+    return publication;
   } catch (error) {
     log.warn({ err: error }, 'event log unavailable: the change is stored and the outbox relay will publish its event later');
+    return 'pending';
+  } finally {
+    clearTimeout(timer);
   }
 }
 
