@@ -21,12 +21,17 @@
 #   out="$(scripts/infra.sh up)" && eval "$out"     (a bare eval "$(...)" would hide a failed up)
 #   eval "$(scripts/infra.sh env)"
 # `env --plain` prints KEY=VALUE lines (dotenv / node --env-file).
-# Logs: .infra/kafka/kafka.log, .infra/ferretdb/ferretdb.log, .infra/redis/redis.log.
+#
+# State (configuration, data, pid files, logs) lives in INFRA_DIR (default .infra/), so a second
+# instance with its own INFRA_DIR and ports (e.g. `npm run soak`) never touches the first one.
+# Downloads and builds (Kafka's jars, the FerretDB binary) stay cached in .infra/ for every instance.
+# Logs: $INFRA_DIR/kafka/kafka.log, $INFRA_DIR/ferretdb/ferretdb.log, $INFRA_DIR/redis/redis.log.
 set -euo pipefail
 
 SCRIPT_DIR="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 ROOT="$(cd "$SCRIPT_DIR/.." && pwd)"
-INFRA="$ROOT/.infra"
+CACHE="$ROOT/.infra"
+INFRA="$(realpath -m "${INFRA_DIR:-$CACHE}")"
 SRC="$SCRIPT_DIR/infra"
 HOST=127.0.0.1
 
@@ -41,7 +46,7 @@ REDIS_START_TIMEOUT="${REDIS_START_TIMEOUT:-15}"
 STOP_TIMEOUT="${STOP_TIMEOUT:-30}"
 
 KAFKA_DIR="$INFRA/kafka"
-KAFKA_LIBS="$KAFKA_DIR/libs"
+KAFKA_LIBS="$CACHE/kafka/libs"
 KAFKA_DATA="$KAFKA_DIR/data"
 KAFKA_PID="$KAFKA_DIR/kafka.pid"
 KAFKA_LOG="$KAFKA_DIR/kafka.log"
@@ -53,7 +58,7 @@ FDB_DIR="$INFRA/ferretdb"
 FDB_DATA="$FDB_DIR/data"
 FDB_PID="$FDB_DIR/ferretdb.pid"
 FDB_LOG="$FDB_DIR/ferretdb.log"
-FDB_BIN="$INFRA/bin/ferretdb-embedded"
+FDB_BIN="$CACHE/bin/ferretdb-embedded"
 
 REDIS_DIR="$INFRA/redis"
 REDIS_DATA="$REDIS_DIR/data"
@@ -273,7 +278,7 @@ kafka_up() {
   if [[ -n "$pid" ]]; then log "kafka: already running (pid $pid) on $HOST:$KAFKA_PORT"; return 0; fi
   require_free_port kafka "$KAFKA_PORT" KAFKA_PORT
   require_free_port kafka-controller "$KAFKA_CONTROLLER_PORT" KAFKA_CONTROLLER_PORT
-  kafka_install
+  with_install_lock kafka_install
   mkdir -p "$KAFKA_DIR"
   kafka_write_config
   kafka_format
@@ -347,7 +352,8 @@ kafka_status() {
 
 # ---------------------------------------------------------------- mongo (FerretDB)
 
-FDB_MARKER="$FDB_BIN"
+# The data dir, not the binary: every instance runs the same binary.
+FDB_MARKER="-sqlite-dir $FDB_DATA"
 fdb_pid() { local p; p="$(read_pid "$FDB_PID")"; if pid_alive "$p" "$FDB_MARKER"; then echo "$p"; fi; }
 
 fdb_install() {
@@ -360,7 +366,7 @@ fdb_install() {
   command -v go >/dev/null || die "mongo: go not found (Go >= 1.24 is required to build FerretDB)"
   t0="$(now)"
   log "mongo: building FerretDB v1.24 (embedded, SQLite backend) -> ${FDB_BIN#"$ROOT"/} (first build takes a minute)..."
-  mkdir -p "$INFRA/bin"
+  mkdir -p "$CACHE/bin"
   (cd "$SRC/ferretdb" && CGO_ENABLED=0 go build -trimpath -buildvcs=false -tags ferretdb_no_postgresql \
     -o "$FDB_BIN.tmp" . </dev/null >&2) || die "mongo: go build of scripts/infra/ferretdb failed"
   mv "$FDB_BIN.tmp" "$FDB_BIN"
@@ -376,7 +382,7 @@ fdb_up() {
   pid="$(fdb_pid)"
   if [[ -n "$pid" ]]; then log "mongo: already running (pid $pid) on $HOST:$MONGO_PORT"; return 0; fi
   require_free_port mongo "$MONGO_PORT" MONGO_PORT
-  fdb_install
+  with_install_lock fdb_install
   mkdir -p "$FDB_DATA"
   t0="$(now)"
   rm -f "$FDB_PID"
@@ -426,7 +432,7 @@ fdb_status() {
 # ---------------------------------------------------------------- redis
 
 redis_cli() { redis-cli -h "$HOST" -p "$REDIS_PORT" "$@" </dev/null; }
-redis_pid() { local p; p="$(read_pid "$REDIS_PID")"; if pid_alive "$p" "redis-server"; then echo "$p"; fi; }
+redis_pid() { local p; p="$(read_pid "$REDIS_PID")"; if pid_alive "$p" "redis-server $HOST:$REDIS_PORT"; then echo "$p"; fi; }
 
 redis_install() {
   local t0
@@ -539,6 +545,15 @@ with_lock() {
   mkdir -p "$INFRA"
   exec 9>"$INFRA/.lock"
   flock -w 300 9 || die "another scripts/infra.sh is still running (lock $INFRA/.lock)"
+}
+
+# Instances with different INFRA_DIRs share the download cache: one install at a time.
+with_install_lock() {
+  mkdir -p "$CACHE"
+  (
+    flock -w 600 8 || die "another scripts/infra.sh is still installing (lock $CACHE/.install.lock)"
+    "$@"
+  ) 8>"$CACHE/.install.lock"
 }
 
 usage() {
