@@ -66,6 +66,7 @@ describeWithInfra('kafka', 'the distributed runtime, four processes over real Ka
     credential: Credential,
     accept: (r: Awaited<ReturnType<typeof read>>) => boolean,
     timeoutMs = 20_000,
+    everyMs = 20,
   ) =>
     eventually(
       async () => {
@@ -73,7 +74,7 @@ describeWithInfra('kafka', 'the distributed runtime, four processes over real Ka
         return accept(answer) ? answer : undefined;
       },
       timeoutMs,
-      20,
+      everyMs,
     );
 
   const startReadApi = (port: number) => startService('read-api', port, { ...env, READ_API_PORT: String(port) });
@@ -102,6 +103,10 @@ describeWithInfra('kafka', 'the distributed runtime, four processes over real Ka
       // authentication: the per-address limit would turn those answers into 429s.
       FAILED_AUTH_LIMIT_PER_MINUTE: '100000',
       OUTBOX_RELAY_INTERVAL_MS: '500',
+      // Decision 29 with bounds a test can wait for: a revoke waits 2 s for the log, a replica out of touch 5 s.
+      EVENT_LOG_PUBLISH_DEADLINE_MS: '2000',
+      FEED_STALENESS_BOUND_MS: '5000',
+      FEED_RECOVERY_GRACE_MS: '3000',
     };
     token = await signDevToken(secret, { org: ORG, scope: 'authorizations:write scores:write' });
     credentials = await startService('credentials', PORTS.credentials, env);
@@ -253,21 +258,62 @@ describeWithInfra('kafka', 'the distributed runtime, four processes over real Ka
     }
   }, 90_000);
 
-  test('when Kafka is down during a create, then the create succeeds and the authorization works once Kafka is back', async () => {
+  test('when Kafka is down, then a create still succeeds, a revoke is 202 pending, both replicas refuse with 503 within the bound, and once Kafka is back the revocation is enforced everywhere', async () => {
     if (!kafkaFromEnvironment) {
       process.stderr.write('[distributed] Kafka outage step needs scripts/infra.sh (KAFKA_BROKERS); Testcontainers Kafka is not stopped\n');
       return;
     }
+    const revokedDuringOutage = await createCredential();
+    for (const replica of readApis) await readUntil(replica, revokedDuringOutage, (r) => r.status === 200);
+    const bound = Number(env.FEED_STALENESS_BOUND_MS);
+
     await run('bash', [`${REPO_ROOT}/scripts/infra.sh`, 'stop', 'kafka']);
-    let credential: Credential;
+    const outageStarted = performance.now();
+    let createdDuringOutage: Credential;
     try {
-      credential = await createCredential();
+      createdDuringOutage = await createCredential();
+      const revoke = await request(`${credentials.url}/v1/organizations/${ORG}/authorizations/${revokedDuringOutage.clientId}/revoke`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${token}` },
+      });
+      expect(revoke.status).toBe(202);
+      expect(revoke.body).toMatchObject({ status: 'revoked', enforcement: 'pending' });
+
+      const refusedAfter = await Promise.all(
+        readApis.map(async (replica) => {
+          // Polled gently: the reads answered 200 count against the credential's 120 a minute.
+          const refused = await readUntil(replica, revokedDuringOutage, (r) => r.status !== 200, bound + 10_000, 250);
+          expect(refused.status).toBe(503);
+          expect(refused.body.code).toBe('SERVICE_UNAVAILABLE');
+          expect((await request(`${replica.url}/readyz`)).status).toBe(503);
+          return performance.now() - outageStarted;
+        }),
+      );
+      process.stderr.write(
+        `[distributed] replicas out of touch with Kafka refused after ${refusedAfter.map((ms) => ms.toFixed(0)).join(', ')} ms\n`,
+      );
+      // Within the bound, plus the probe's second and the time the outage took to be noticed.
+      expect(Math.max(...refusedAfter)).toBeLessThanOrEqual(bound + 3_000);
     } finally {
       await run('bash', [`${REPO_ROOT}/scripts/infra.sh`, 'up', 'kafka'], { timeout: 120_000 });
     }
-    const answer = await readUntil(readApis[0]!, credential, (r) => r.status === 200, 60_000);
-    expect(answer.body.clientId).toBe(credential.clientId);
-  }, 180_000);
+    const kafkaBack = performance.now();
+    const enforcedAfter = await Promise.all(
+      readApis.map(async (replica) => {
+        const refused = await readUntil(replica, revokedDuringOutage, (r) => r.status !== 503, 60_000, 250);
+        // The first answer after the outage already knows of the revocation: it is never served again.
+        expect(refused.status).toBe(401);
+        expect(refused.body.code).toBe('CREDENTIAL_INACTIVE');
+        await eventually(async () => ((await request(`${replica.url}/readyz`)).status === 200 ? true : undefined), 30_000);
+        return performance.now() - kafkaBack;
+      }),
+    );
+    process.stderr.write(
+      `[distributed] after Kafka came back both replicas enforced the revocation after ${enforcedAfter.map((ms) => ms.toFixed(0)).join(', ')} ms\n`,
+    );
+    const answer = await readUntil(readApis[0]!, createdDuringOutage!, (r) => r.status === 200, 60_000);
+    expect(answer.body.clientId).toBe(createdDuringOutage!.clientId);
+  }, 240_000);
 
   test('when the run is over, then no raw API key is in any log, Kafka topic or MongoDB collection', async () => {
     const haystacks = [...outputs, ...[...readApis, scoreIngest, credentials].map((s) => s.output())];

@@ -38,6 +38,10 @@ export class EventLogSubscription implements Subscription {
     return this.core.caughtUp;
   }
 
+  freshAsOf(): Date | undefined {
+    return new Date();
+  }
+
   follows(topic: string): boolean {
     return !this.core.closed && this.topics.has(topic);
   }

@@ -46,6 +46,16 @@ export class CaughtUpTracker {
     this.check();
   }
 
+  /** The partitions this consumer reads, once it has joined. */
+  get assignedPartitions(): readonly string[] | undefined {
+    return this.assigned;
+  }
+
+  /** The next offset the group reads in a `topic:partition`, if known. */
+  positionOf(key: string): bigint | undefined {
+    return this.positions.get(key);
+  }
+
   /** A record was handled (and, unless the subscription is ephemeral, its position committed). */
   handled(topic: string, partition: number, offset: string): void {
     this.advance(partitionKey(topic, partition), BigInt(offset) + 1n);

@@ -152,4 +152,37 @@ describeWithInfra('kafka', 'Kafka ephemeral subscriptions', (target) => {
     expect(listedWhileOpen).toContain(groupId);
     expect(await groupsOfThisRun()).not.toContain(groupId);
   });
+
+  it('when a follower tracks its freshness, then it is known fresh within seconds and stays so while records arrive and are handled', async () => {
+    const handled: string[] = [];
+    const subscription = await log.subscribe({
+      groupId: `${RUN}-fresh`,
+      topics: [topic],
+      fromBeginning: false,
+      ephemeral: true,
+      trackFreshness: true,
+      handle: (record) => {
+        handled.push(record.value);
+        return Promise.resolve();
+      },
+    });
+    try {
+      const first = await eventually(
+        () => {
+          expect(subscription.freshAsOf()).toBeDefined();
+          return subscription.freshAsOf()!;
+        },
+        { timeoutMs: 10_000 },
+      );
+      for (let i = 0; i < 20; i += 1) await log.append(topic, [{ key: `k${i}`, value: `v${i}` }]);
+      await eventually(() => expect(handled).toHaveLength(20), { timeoutMs: 10_000 });
+      const appended = Date.now();
+      // A reading of the ends taken after the last append is reached once the follower has handled it all.
+      await eventually(() => expect(subscription.freshAsOf()!.getTime()).toBeGreaterThan(appended), { timeoutMs: 5_000 });
+
+      expect(Date.now() - first.getTime()).toBeLessThan(15_000);
+    } finally {
+      await subscription.close();
+    }
+  }, 30_000);
 });

@@ -2,6 +2,7 @@ import type { Consumer, ConsumerConfig, EachMessagePayload, Kafka, KafkaMessage 
 import type { Logger } from 'pino';
 import { ConsumerCore, type EventRecord, type SubscribeOptions, type Subscription } from '@rsd/ports';
 import { CaughtUpTracker, hasUsablePosition } from './caught-up-tracker';
+import { FreshnessProbe } from './freshness-probe';
 import { partitionKey, type CommittedOffsets, type PartitionOffsets, type TopicAdmin } from './topic-admin';
 
 export interface SubscriptionDeps {
@@ -31,12 +32,18 @@ export async function subscribeWithKafka(deps: SubscriptionDeps, options: Subscr
   return subscription;
 }
 
+/** How often a follower that tracks its freshness reads the log's ends. */
+const FRESHNESS_PROBE_INTERVAL_MS = 1000;
+
 export class KafkaSubscription implements Subscription {
   private readonly core: ConsumerCore;
   private readonly consumer: Consumer;
   private readonly tracker: CaughtUpTracker;
+  private readonly freshness: FreshnessProbe;
   private readonly log: Logger;
   private joined = false;
+  private prober: NodeJS.Timeout | undefined;
+  private probing = false;
 
   constructor(
     private readonly deps: SubscriptionDeps,
@@ -53,6 +60,10 @@ export class KafkaSubscription implements Subscription {
       log: deps.log,
     });
     this.tracker = new CaughtUpTracker(snapshot, options.fromBeginning, () => this.core.reportCaughtUp());
+    this.freshness = new FreshnessProbe(
+      (key) => this.tracker.positionOf(key),
+      () => this.tracker.assignedPartitions,
+    );
     this.consumer = deps.kafka.consumer({ ...deps.consumerConfig, groupId: options.groupId });
     this.consumer.on(this.consumer.events.GROUP_JOIN, ({ payload }) => this.onJoin(payload.memberAssignment));
     this.consumer.on(this.consumer.events.CRASH, ({ payload }) =>
@@ -64,11 +75,16 @@ export class KafkaSubscription implements Subscription {
     return this.core.caughtUp;
   }
 
+  freshAsOf(): Date | undefined {
+    return this.freshness.value;
+  }
+
   async start(): Promise<void> {
     try {
       await this.consumer.connect();
       await this.consumer.subscribe({ topics: [...this.options.topics], fromBeginning: this.options.fromBeginning });
       await this.consumer.run({ autoCommit: false, eachMessage: (payload) => this.onMessage(payload) });
+      if (this.options.trackFreshness) this.prober = setInterval(() => void this.probe(), FRESHNESS_PROBE_INTERVAL_MS).unref();
     } catch (error) {
       await this.close();
       throw error;
@@ -81,6 +97,7 @@ export class KafkaSubscription implements Subscription {
 
   /** The log forgets the subscription only once it stopped, so closing the log waits for it. */
   private async stop(): Promise<void> {
+    clearInterval(this.prober);
     try {
       // kafkajs waits for a running handler, which the core ends at its next pause.
       await this.consumer.disconnect();
@@ -103,10 +120,19 @@ export class KafkaSubscription implements Subscription {
     if (!this.joined) {
       this.joined = true;
       if (!this.options.fromBeginning) this.startAtSnapshotEnd(assignment);
+    } else if (this.options.ephemeral) {
+      this.resumeAtHandledPositions(assignment);
     }
     this.tracker.assign(assignment);
+    this.freshness.check();
     const assignedTopics = Object.keys(assignment);
     if (assignedTopics.length === 0) return;
+    if (this.options.ephemeral) {
+      // Nothing is ever committed in an ephemeral group: where it starts is known without asking.
+      this.tracker.startFrom(new Map());
+      this.freshness.check();
+      return;
+    }
     this.deps.topics.committedOffsets(this.options.groupId, assignedTopics).then(
       (committed) => this.tracker.startFrom(committed),
       (error: unknown) => {
@@ -129,13 +155,44 @@ export class KafkaSubscription implements Subscription {
   }
 
   /**
+   * kafkajs restarts a crashed consumer (a broker outage, say) as a new group member that starts
+   * from the committed position; an ephemeral group has none and would start at the end, silently
+   * skipping whatever was appended meanwhile: a revocation, for instance. It resumes where it was.
+   */
+  private resumeAtHandledPositions(assignment: Readonly<Record<string, readonly number[]>>): void {
+    for (const [topic, partitions] of Object.entries(assignment)) {
+      for (const partition of partitions) {
+        const position = this.tracker.positionOf(partitionKey(topic, partition));
+        if (position !== undefined) this.consumer.seek({ topic, partition, offset: position.toString() });
+      }
+    }
+  }
+
+  /** One reading of the log's ends at a time; a failed one (the log out of reach) leaves the freshness where it was. */
+  private async probe(): Promise<void> {
+    if (this.probing || this.core.closed) return;
+    this.probing = true;
+    try {
+      const at = new Date();
+      this.freshness.noted(at, await this.deps.topics.partitionOffsets(this.options.topics));
+    } catch (error) {
+      this.log.debug({ err: error }, 'could not read the log ends for the freshness probe');
+    } finally {
+      this.probing = false;
+    }
+  }
+
+  /**
    * The heartbeat keeps the membership alive while a record is retried; a rebalance it reports is
    * thrown to kafkajs, which rejoins and redelivers from the committed position.
    */
   private async onMessage(payload: EachMessagePayload): Promise<void> {
     const { topic, partition, message } = payload;
     const record = toEventRecord(topic, partition, message);
-    if (await this.core.deliver(record, () => payload.heartbeat())) this.tracker.handled(topic, partition, message.offset);
+    if (await this.core.deliver(record, () => payload.heartbeat())) {
+      this.tracker.handled(topic, partition, message.offset);
+      this.freshness.check();
+    }
   }
 
   private async commit({ topic, partition, offset }: EventRecord): Promise<void> {

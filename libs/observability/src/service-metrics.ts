@@ -8,6 +8,7 @@ export interface ServiceMetrics {
   rateLimitRejections: Counter<'limiter'>;
   rateLimitFallback: Gauge;
   consumerLag: Gauge<'group'>;
+  feedStaleness: Gauge;
   projectionErrors: Counter;
   deadLettered: Counter<'topic'>;
 }
@@ -47,6 +48,11 @@ export function createServiceMetrics(service: string): ServiceMetrics {
       name: 'event_consumer_lag',
       help: 'Records not yet handled by the consumer group, summed over partitions',
       labelNames: ['group'],
+      registers,
+    }),
+    feedStaleness: new Gauge({
+      name: 'event_feed_staleness_seconds',
+      help: 'Seconds since this replica last knew its change feed had everything the event log held (0: views in this process)',
       registers,
     }),
     projectionErrors: new Counter({

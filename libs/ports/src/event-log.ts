@@ -31,11 +31,22 @@ export interface SubscribeOptions {
    * is deleted when the subscription closes. Logs that store no positions ignore it.
    */
   ephemeral?: boolean;
+  /**
+   * Keep `freshAsOf()` current by reading the log's ends every second: for followers whose readers
+   * must not be served from a copy the log has left behind (decision 29).
+   */
+  trackFreshness?: boolean;
 }
 
 export interface Subscription {
   /** Resolves once every record that was in the log when the subscription started has been handled. */
   readonly caughtUp: Promise<void>;
+  /**
+   * The latest instant at which the subscription is known to have handled every record then in its
+   * topics; undefined until known. Only kept with `trackFreshness`; an in-process log, which cannot
+   * be out of reach, answers the present.
+   */
+  freshAsOf(): Date | undefined;
   close(): Promise<void>;
 }
 

@@ -5,11 +5,14 @@ import type { Clock, RateLimitStoreFactory, ViewStore } from '@rsd/ports';
 import { edgePolicy } from './access/edge-policy';
 import type { ReadApiConfig } from './config';
 import { customerHandler } from './customers/customer-handler';
+import type { FeedStaleness } from './views/feed-staleness';
 import { readApiOpenApi } from './openapi';
 
 export interface ReadApiDeps {
   config: ReadApiConfig;
   views: ViewStore;
+  /** Absent: the views are in this process and never behind the log. */
+  staleness?: FeedStaleness;
   rateLimitStores: RateLimitStoreFactory;
   clock: Clock;
   log: Logger;

@@ -25,6 +25,8 @@ describe('read API configuration', () => {
       EDGE_ALLOW_CIDRS: [],
       EDGE_BLOCKED_USER_AGENTS: [],
       VIEW_CACHE_TTL_MS: 30_000,
+      FEED_STALENESS_BOUND_MS: 30_000,
+      FEED_RECOVERY_GRACE_MS: 5_000,
       LOG_LEVEL: 'info',
     });
   });

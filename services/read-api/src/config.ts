@@ -43,6 +43,17 @@ export const readApiConfigSchema = z.object({
   EDGE_BLOCKED_USER_AGENTS: userAgentPatterns(),
   VIEW_CACHE_TTL_MS: env.positiveInt(30_000),
   /**
+   * Decision 29: once this replica's change feed has been out of touch with the event log for longer,
+   * customer resources answer 503 and /readyz fails until the feed has caught up again.
+   */
+  FEED_STALENESS_BOUND_MS: env.positiveInt(30_000),
+  /**
+   * Back in touch after that, the replica keeps refusing until its feed is fresh as of this long
+   * after: time for the credentials service's outbox relay (OUTBOX_RELAY_INTERVAL_MS, 1 s) to publish
+   * what it recorded during the outage. Keep it above that interval plus a publish.
+   */
+  FEED_RECOVERY_GRACE_MS: env.positiveInt(5_000),
+  /**
    * Names this replica's change-feed consumer group (removed at shutdown). Unset: `<hostname>-<port>`,
    * which is stable across restarts and distinct for replicas that share a host.
    */

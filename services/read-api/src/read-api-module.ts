@@ -8,6 +8,7 @@ import { buildApp } from './app';
 import type { ReadApiConfig } from './config';
 import { DEFAULT_PROJECTION_GROUP_ID, startProjections } from './projections/projection-runner';
 import { createCachedViewStore } from './views/cached-view-store';
+import { feedStaleness, NEVER_STALE, type FeedStaleness } from './views/feed-staleness';
 import { startChangeFeed } from './views/view-change-feed';
 
 export interface ReadApiModuleDeps {
@@ -26,6 +27,7 @@ const OVERLAY_RETENTION_MS = 10 * 60_000;
 const CACHE_MAX_ENTRIES = 100_000;
 const SWEEP_INTERVAL_MS = 30_000;
 const LAG_SAMPLE_INTERVAL_MS = 5_000;
+const STALENESS_SAMPLE_INTERVAL_MS = 1_000;
 
 /**
  * The read API: projects the topics into the views and serves them. On the distributed runtime the
@@ -51,25 +53,39 @@ export async function createReadApiModule({ config, runtime, clock, log }: ReadA
   });
 
   const served =
-    runtime.kind === 'distributed' ? await cachedWithChangeFeed(views, config, runtime, log) : { views, stop: () => Promise.resolve() };
+    runtime.kind === 'distributed'
+      ? await cachedWithChangeFeed(views, config, runtime, clock, log)
+      : { views, staleness: NEVER_STALE, stop: () => Promise.resolve() };
   const lagSampler = setInterval(() => {
     runtime.consumerLag(groupId).then(
       (lag) => lag !== undefined && metrics.consumerLag.set({ group: groupId }, lag),
       () => undefined,
     );
   }, LAG_SAMPLE_INTERVAL_MS).unref();
+  const stalenessSampler = setInterval(
+    () => metrics.feedStaleness.set(served.staleness.staleForMs(clock.now()) / 1000),
+    STALENESS_SAMPLE_INTERVAL_MS,
+  ).unref();
 
   const projectionCaughtUp: ReadinessCheck = {
     name: 'projection',
     check: () => (caughtUp ? Promise.resolve() : Promise.reject(new Error('the projection is still catching up'))),
   };
+  const feedInTouch: ReadinessCheck = {
+    name: 'change-feed',
+    check: () =>
+      served.staleness.isStale(clock.now())
+        ? Promise.reject(new Error('the change feed has been out of touch with the event log for longer than FEED_STALENESS_BOUND_MS'))
+        : Promise.resolve(),
+  };
   const app = buildApp({
     config,
     views: served.views,
+    staleness: served.staleness,
     rateLimitStores: await runtime.rateLimitStores((active) => metrics.rateLimitFallback.set(active ? 1 : 0)),
     clock,
     log,
-    operations: { metrics, readiness: [...runtime.readiness(), projectionCaughtUp] },
+    operations: { metrics, readiness: [...runtime.readiness(), projectionCaughtUp, feedInTouch] },
   });
 
   return {
@@ -78,6 +94,7 @@ export async function createReadApiModule({ config, runtime, clock, log }: ReadA
     viewsCaughtUp,
     stop: async () => {
       clearInterval(lagSampler);
+      clearInterval(stalenessSampler);
       await served.stop();
       await projections.close();
       await views.close();
@@ -89,18 +106,21 @@ async function cachedWithChangeFeed(
   store: ViewStore,
   config: ReadApiConfig,
   runtime: Runtime,
+  clock: Clock,
   log: Logger,
-): Promise<{ views: ViewStore; stop(): Promise<void> }> {
+): Promise<{ views: ViewStore; staleness: FeedStaleness; stop(): Promise<void> }> {
   const cached = createCachedViewStore(store, READ_VIEWS, {
     ttlMs: config.VIEW_CACHE_TTL_MS,
     overlayRetentionMs: OVERLAY_RETENTION_MS,
     maxEntries: CACHE_MAX_ENTRIES,
   });
   const replicaId = config.REPLICA_ID ?? `${hostname()}-${config.READ_API_PORT}`;
+  const startedAt = clock.now();
   const feed: Subscription = await startChangeFeed({ eventLog: runtime.eventLog, views: cached, log, replicaId });
   const sweeper = setInterval(() => cached.sweep(), SWEEP_INTERVAL_MS).unref();
   return {
     views: cached,
+    staleness: feedStaleness(feed, startedAt, { boundMs: config.FEED_STALENESS_BOUND_MS, recoveryGraceMs: config.FEED_RECOVERY_GRACE_MS }),
     stop: async () => {
       clearInterval(sweeper);
       await feed.close();

@@ -5,12 +5,14 @@ import { ApiError, methodNotAllowed, type Logger } from '@rsd/platform';
 import type { Clock, RateLimitStoreFactory, ViewStore } from '@rsd/ports';
 import { credentialRateLimit, failedAuthenticationLimit, type RateLimitDeps } from '../access/rate-limits';
 import type { ReadApiConfig } from '../config';
+import { NEVER_STALE, type FeedStaleness } from '../views/feed-staleness';
 import { CUSTOMER_METHODS, CUSTOMER_RESOURCES, matchCustomerPath } from './customer-resources';
 import { resourceServers } from './serve-resource';
 
 export interface CustomerHandlerDeps {
   config: ReadApiConfig;
   views: ViewStore;
+  staleness?: FeedStaleness;
   rateLimitStores: RateLimitStoreFactory;
   clock: Clock;
   log: Logger;
@@ -23,7 +25,15 @@ export interface CustomerHandlerDeps {
  * check access (5–7), the credential's rate limit (8), the scope (9), serve (10). Failures of steps
  * 2–7 pass the per-address limiter first, so nobody can guess keys fast.
  */
-export function customerHandler({ config, views, rateLimitStores, clock, log, onRateLimited }: CustomerHandlerDeps): RequestHandler {
+export function customerHandler({
+  config,
+  views,
+  staleness = NEVER_STALE,
+  rateLimitStores,
+  clock,
+  log,
+  onRateLimited,
+}: CustomerHandlerDeps): RequestHandler {
   const rules: CredentialFormatRules = { clientIdPattern: clientIdPattern(config.CLIENT_ID_PREFIX), apiKeyPrefix: config.API_KEY_PREFIX };
   const limitCredential = credentialRateLimit({
     stores: rateLimitStores,
@@ -57,6 +67,15 @@ export function customerHandler({ config, views, rateLimitStores, clock, log, on
       return;
     }
 
+    // Before any lookup: an answer from a copy that may have missed a revocation is no answer (decision 29).
+    if (staleness.isStale(clock.now())) {
+      res.setHeader('Retry-After', String(STALE_RETRY_AFTER_S));
+      throw new ApiError(
+        'SERVICE_UNAVAILABLE',
+        'This replica has lost touch with the event log, so its data may be out of date; retry shortly',
+      );
+    }
+
     const refuse = async (code: AuthenticationRefusal): Promise<void> => {
       if (await limitFailures(req, res)) throw new ApiError(code, refusalMessages[code]);
     };
@@ -74,6 +93,9 @@ export function customerHandler({ config, views, rateLimitStores, clock, log, on
     await serve[path.resource](req, res, { clientId, organizationId: access.credential.organizationId });
   };
 }
+
+/** The staleness probe reads the log every second: a replica back in touch serves again within a few. */
+const STALE_RETRY_AFTER_S = 5;
 
 function refusalMessagesFor(prefix: string): Record<AuthenticationRefusal, string> {
   return {

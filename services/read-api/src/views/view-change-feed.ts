@@ -25,6 +25,7 @@ export function startChangeFeed({ eventLog, views, log, replicaId }: ChangeFeedD
     ephemeral: true,
     topics: [TOPICS.authorizations, TOPICS.scores],
     fromBeginning: false,
+    trackFreshness: true,
     handle: (record) => {
       const parsed = parseRecord(record);
       if ('reason' in parsed) log.debug({ topic: record.topic, offset: record.offset }, 'change feed skipped an invalid record');

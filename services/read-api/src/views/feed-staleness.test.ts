@@ -1,0 +1,55 @@
+import { feedStaleness, NEVER_STALE } from './feed-staleness';
+
+const at = (second: number) => new Date(Date.UTC(2026, 10, 23, 12, 0, second));
+
+/** A feed whose freshness the test sets by hand. */
+function aFeed(fresh: Date | undefined) {
+  const feed = { fresh, freshAsOf: () => feed.fresh };
+  return feed;
+}
+
+describe('feed staleness (decision 29)', () => {
+  it('when the feed was last fresh longer ago than the bound, then it is stale; at the bound it is not', () => {
+    const staleness = feedStaleness(aFeed(at(10)), at(0), { boundMs: 30_000, recoveryGraceMs: 0 });
+
+    expect(staleness.staleForMs(at(40))).toBe(30_000);
+    expect(staleness.isStale(at(40))).toBe(false);
+    expect(staleness.isStale(at(41))).toBe(true);
+  });
+
+  it('when the feed has never caught up, then it counts from the start, so a replica started during an outage goes stale too', () => {
+    const staleness = feedStaleness(aFeed(undefined), at(0), { boundMs: 5_000, recoveryGraceMs: 0 });
+
+    expect(staleness.isStale(at(5))).toBe(false);
+    expect(staleness.isStale(at(6))).toBe(true);
+  });
+
+  it('when a stale feed is back in touch, then it stays stale until it is fresh as of the grace after its first new reading', () => {
+    const feed = aFeed(at(0));
+    const staleness = feedStaleness(feed, at(0), { boundMs: 5_000, recoveryGraceMs: 3_000 });
+    expect(staleness.isStale(at(6))).toBe(true);
+
+    feed.fresh = at(20);
+    expect(staleness.isStale(at(20))).toBe(true);
+    feed.fresh = at(22);
+    expect(staleness.isStale(at(22))).toBe(true);
+    feed.fresh = at(23);
+    expect(staleness.isStale(at(23))).toBe(false);
+    expect(staleness.isStale(at(24))).toBe(false);
+  });
+
+  it('when the feed goes stale again after recovering, then the bound applies afresh', () => {
+    const feed = aFeed(at(0));
+    const staleness = feedStaleness(feed, at(0), { boundMs: 5_000, recoveryGraceMs: 0 });
+    expect(staleness.isStale(at(6))).toBe(true);
+    feed.fresh = at(10);
+    expect(staleness.isStale(at(10))).toBe(false);
+
+    expect(staleness.isStale(at(15))).toBe(false);
+    expect(staleness.isStale(at(16))).toBe(true);
+  });
+
+  it('when the views are in this process, then they are never stale', () => {
+    expect(NEVER_STALE.isStale(at(59))).toBe(false);
+  });
+});
