@@ -23,10 +23,15 @@ function describe(status: number, body: unknown): string {
   return `${status}: ${typeof body === 'string' && body ? body : 'request failed'}`;
 }
 
-export async function callJson(
-  url: string,
-  options: { method?: string; headers?: Record<string, string>; body?: unknown } = {},
-): Promise<unknown> {
+type CallOptions = { method?: string; headers?: Record<string, string>; body?: unknown };
+
+/** The body of a 2xx answer; anything else is an HttpError. */
+export async function callJson(url: string, options: CallOptions = {}): Promise<unknown> {
+  return (await callJsonAnswer(url, options)).body;
+}
+
+/** A 2xx answer with its status, for commands whose 2xx answers mean different things (200 and 202). */
+export async function callJsonAnswer(url: string, options: CallOptions = {}): Promise<{ status: number; body: unknown }> {
   let response: Response;
   try {
     response = await fetch(url, {
@@ -55,5 +60,5 @@ export async function callJson(
     if (retryAfter) error.message += ` (retry after ${retryAfter} s)`;
     throw error;
   }
-  return body;
+  return { status: response.status, body };
 }

@@ -1,7 +1,7 @@
 import { parseArgs } from 'node:util';
 import { MAX_SCORES_PER_BATCH } from '@rsd/contracts';
 import { readDevSecret, signDevToken } from '@rsd/platform';
-import { callJson } from './http-client';
+import { callJson, callJsonAnswer } from './http-client';
 import { chunk, readScoreFile, UsageError } from './score-file';
 
 const HELP = `rsd: command-line client for the Resilience Score Data API
@@ -28,7 +28,8 @@ Options and environment:
                                               or the embedded runtime's secret in DATA_DIR, default .data)
   --api-key KEY          API key             (RSD_API_KEY; prefer the variable: arguments show in ps)
 
-Exit codes: 0 success, 1 the service refused or could not be reached, 2 wrong usage.
+Exit codes: 0 success, 1 the service refused or could not be reached, 2 wrong usage,
+            3 revoke recorded but its enforcement is pending (the event log could not take it yet).
 `;
 
 function parseCommandLine() {
@@ -125,13 +126,18 @@ async function run(): Promise<unknown> {
       const org = required('org');
       return callJson(authorizationsPath(org), { headers: await bearer('authorizations:write', org) });
     }
-    case 'authorizations get':
+    case 'authorizations get': {
+      const org = required('org');
+      return callJson(`${authorizationsPath(org)}/${encodeURIComponent(required('client-id'))}`, {
+        headers: await bearer('authorizations:write', org),
+      });
+    }
     case 'authorizations revoke': {
       const org = required('org');
-      const url = `${authorizationsPath(org)}/${encodeURIComponent(required('client-id'))}`;
-      return subcommand === 'revoke'
-        ? callJson(`${url}/revoke`, { method: 'POST', headers: await bearer('authorizations:write', org) })
-        : callJson(url, { headers: await bearer('authorizations:write', org) });
+      const url = `${authorizationsPath(org)}/${encodeURIComponent(required('client-id'))}/revoke`;
+      const answer = await callJsonAnswer(url, { method: 'POST', headers: await bearer('authorizations:write', org) });
+      if (answer.status === 202) throw new PendingEnforcement(answer.body);
+      return answer.body;
     }
     case 'scores publish': {
       const file = rest[0];
@@ -160,12 +166,23 @@ async function run(): Promise<unknown> {
   }
 }
 
-run().then(
-  (result) => {
-    process.stdout.write(typeof result === 'string' ? `${result}\n` : `${JSON.stringify(result, null, 2)}\n`);
-  },
-  (error: unknown) => {
-    process.stderr.write(`rsd: ${error instanceof Error ? error.message : String(error)}\n`);
-    process.exitCode = error instanceof UsageError ? 2 : 1;
-  },
-);
+/** Decision 29: a 202 to a revoke is a recorded revocation that the read API does not enforce yet. */
+class PendingEnforcement extends Error {
+  constructor(readonly record: unknown) {
+    super(
+      'the revocation is recorded but NOT yet enforced: the event log could not take it in time. ' +
+        'The key may still be accepted until it is published (the service keeps trying) or until read-API replicas ' +
+        'out of touch with the event log stop serving (FEED_STALENESS_BOUND_MS, 30 s by default). Run the revoke again to check.',
+    );
+    this.name = 'PendingEnforcement';
+  }
+}
+
+const print = (result: unknown) =>
+  process.stdout.write(typeof result === 'string' ? `${result}\n` : `${JSON.stringify(result, null, 2)}\n`);
+
+run().then(print, (error: unknown) => {
+  if (error instanceof PendingEnforcement) print(error.record);
+  process.stderr.write(`rsd: ${error instanceof Error ? error.message : String(error)}\n`);
+  process.exitCode = error instanceof UsageError ? 2 : error instanceof PendingEnforcement ? 3 : 1;
+});
