@@ -1,4 +1,4 @@
-import { randomBytes, randomUUID } from 'node:crypto';
+import { generateKeyPairSync, randomBytes, randomUUID } from 'node:crypto';
 import { mkdtemp, mkdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -83,7 +83,15 @@ async function startEmbedded(dataDir: string): Promise<Product> {
 
 async function startDistributed(replicas: number): Promise<Product> {
   const run = randomUUID().slice(0, 8);
-  const env = { ...benchEnv, RUNTIME: 'distributed', CREDENTIALS_DB: `bench_credentials_${run}`, READ_VIEWS_DB: `bench_views_${run}` };
+  // Every replica signs with the same key (decision 24), as a secret would give them.
+  const { x, d } = generateKeyPairSync('ed25519').privateKey.export({ format: 'jwk' });
+  const env = {
+    ...benchEnv,
+    RUNTIME: 'distributed',
+    CREDENTIALS_DB: `bench_credentials_${run}`,
+    READ_VIEWS_DB: `bench_views_${run}`,
+    RESPONSE_SIGNING_KEYS: JSON.stringify([{ kty: 'OKP', crv: 'Ed25519', x, d }]),
+  };
   const ports = { credentials: 18181, scoreIngest: 18182, readApi: 18180 };
   const processes: Started[] = [];
   const listening = (line: Record<string, unknown>) => typeof line.msg === 'string' && line.msg.includes('listening');

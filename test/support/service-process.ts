@@ -1,4 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
+import { generateKeyPairSync } from 'node:crypto';
 import { resolve } from 'node:path';
 import { REPO_ROOT, eventually } from './embedded-process';
 
@@ -9,11 +10,20 @@ export interface ServiceProcess {
   stop(signal?: NodeJS.Signals): Promise<void>;
 }
 
+/**
+ * One response signing key for every read-API replica a test process starts (decision 24: replicas
+ * sign with the same published keys), unless the test passes its own RESPONSE_SIGNING_KEYS.
+ */
+export const TEST_RESPONSE_SIGNING_KEYS = (() => {
+  const { x, d } = generateKeyPairSync('ed25519').privateKey.export({ format: 'jwk' });
+  return JSON.stringify([{ kty: 'OKP', crv: 'Ed25519', x, d, kid: 'test-signing-key' }]);
+})();
+
 /** Starts one built service (`services/<name>/dist/main.js`) and waits until its /readyz answers 200. */
 export async function startService(name: string, port: number, env: Record<string, string>): Promise<ServiceProcess> {
   const child: ChildProcess = spawn(process.execPath, [resolve(REPO_ROOT, `services/${name}/dist/main.js`)], {
     cwd: REPO_ROOT,
-    env: { ...process.env, ...env },
+    env: { ...(name === 'read-api' ? { RESPONSE_SIGNING_KEYS: TEST_RESPONSE_SIGNING_KEYS } : {}), ...process.env, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let output = '';

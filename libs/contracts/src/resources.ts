@@ -38,11 +38,46 @@ export const pillarBreakdownResourceSchema = z
   .meta({ id: 'PillarBreakdown' });
 export type PillarBreakdownResource = z.infer<typeof pillarBreakdownResourceSchema>;
 
-/** GET /v1/customers/{clientId}/score/history (extension, scope `score_trend`). */
+const scoreDeltaSchema = z.int().min(-100).max(100);
+
+/** Why a snapshot differs from the next older one (decision 25); pillar fields only with the pillar_breakdown scope. */
+export const scoreChangeSchema = z
+  .object({
+    score: scoreDeltaSchema.meta({ description: "This score minus the next older snapshot's" }),
+    grade: z.object({ from: gradeSchema, to: gradeSchema }).nullable().meta({ description: 'null when the grade did not change' }),
+    pillars: z
+      .object({
+        structuralIntegrity: scoreDeltaSchema,
+        failureResistance: scoreDeltaSchema,
+        deviceHealth: scoreDeltaSchema,
+        recoveryCapability: scoreDeltaSchema,
+      })
+      .optional()
+      .meta({ description: 'Per-pillar deltas; only when the credential also holds pillar_breakdown' }),
+    driver: z.enum(['structuralIntegrity', 'failureResistance', 'deviceHealth', 'recoveryCapability']).nullable().optional().meta({
+      description:
+        'The pillar with the largest absolute change (the first in this order on a tie), null when none changed; only with pillar_breakdown',
+    }),
+  })
+  .meta({ id: 'ScoreChange' });
+
+export const historyItemSchema = z
+  .object({
+    scoreDate: isoDateSchema,
+    score: scoreValueSchema,
+    grade: gradeSchema,
+    pillarScores: pillarScoresSchema.optional().meta({ description: 'Only when the credential also holds pillar_breakdown' }),
+    change: scoreChangeSchema.nullable().meta({ description: 'null for the oldest snapshot there is' }),
+  })
+  .meta({ id: 'HistoryItem' });
+export type HistoryItemResource = z.infer<typeof historyItemSchema>;
+
+/** GET /v1/customers/{clientId}/score/history (extension, scope `score_trend`; decision 25). */
 export const scoreHistoryResourceSchema = z
   .object({
     clientId: z.string(),
-    scores: z.array(z.object({ scoreDate: isoDateSchema, score: scoreValueSchema, grade: gradeSchema })),
+    scores: z.array(historyItemSchema).meta({ description: 'Newest first' }),
+    nextCursor: z.string().nullable().meta({ description: 'Pass as `cursor` for the next page; null when no more remain' }),
   })
   .meta({ id: 'ScoreHistory' });
 export type ScoreHistoryResource = z.infer<typeof scoreHistoryResourceSchema>;

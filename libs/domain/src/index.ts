@@ -10,3 +10,4 @@ export * from './views/latest-score-view';
 export * from './views/score-history-view';
 export * from './views/read-views';
 export * from './access/check-access';
+export * from './history/explain-history';

@@ -1,5 +1,5 @@
 import { isListed, type ListedView, type ViewDefinition } from '@rsd/domain';
-import type { ViewStore } from '@rsd/ports';
+import type { ListRange, ViewStore } from '@rsd/ports';
 
 interface Document {
   state: unknown;
@@ -52,11 +52,19 @@ export function createMemoryViewStore(): ViewStore {
       return Promise.resolve(true);
     },
 
-    list<S>(view: ListedView<S>, partition: string, limit: number) {
+    list<S>(view: ListedView<S>, partition: string, range: ListRange) {
       const listing = listings.get(view.name)?.get(partition);
-      if (!listing || limit <= 0) return Promise.resolve([]);
+      if (!listing || range.limit <= 0) return Promise.resolve([]);
       const stored = documentsOf(view.name);
-      return Promise.resolve(listing.keys.slice(0, limit).map((key) => stored.get(key)?.state as S));
+      // Two binary searches find the first key in range; the rest is a walk of at most `limit` keys.
+      let start = range.atMost === undefined ? 0 : firstAtOrBelow(listing, range.atMost);
+      if (range.below !== undefined) start = Math.max(start, positionOf(listing, range.below));
+      const states: S[] = [];
+      for (let at = start; at < listing.keys.length && states.length < range.limit; at += 1) {
+        if (range.atLeast !== undefined && (listing.sortKeys[at] as string) < range.atLeast) break;
+        states.push(stored.get(listing.keys[at] as string)?.state as S);
+      }
+      return Promise.resolve(states);
     },
 
     close: () => Promise.resolve(),
@@ -79,6 +87,18 @@ function positionOf(listing: Listing, sortKey: string): number {
   while (low < high) {
     const middle = (low + high) >>> 1;
     if ((listing.sortKeys[middle] as string) >= sortKey) low = middle + 1;
+    else high = middle;
+  }
+  return low;
+}
+
+/** The first index whose sort key is at or below `sortKey`. */
+function firstAtOrBelow(listing: Listing, sortKey: string): number {
+  let low = 0;
+  let high = listing.sortKeys.length;
+  while (low < high) {
+    const middle = (low + high) >>> 1;
+    if ((listing.sortKeys[middle] as string) > sortKey) low = middle + 1;
     else high = middle;
   }
   return low;

@@ -92,7 +92,7 @@ describeWithInfra('mongo', 'MongoDB read views', (target) => {
       expect(await snapshotViews(db, READ_VIEWS)).toEqual(once);
       expect(await store.get(latestScoreView, 'acme')).toMatchObject({ scoreDate: '2026-11-20', score: 81 });
       expect(await store.get(latestScoreView, 'globex')).toMatchObject({ scoreDate: '2026-11-20', score: 72 });
-      expect((await store.list(scoreHistoryView, 'acme', 10)).map((entry) => [entry.scoreDate, entry.score])).toEqual([
+      expect((await store.list(scoreHistoryView, 'acme', { limit: 10 })).map((entry) => [entry.scoreDate, entry.score])).toEqual([
         ['2026-11-20', 81],
         ['2026-11-19', 72],
         ['2026-11-18', 40],

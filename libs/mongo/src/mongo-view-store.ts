@@ -1,6 +1,6 @@
 import type { Db } from 'mongodb';
 import { isListed, type ListedView, type ViewDefinition } from '@rsd/domain';
-import type { ViewStore } from '@rsd/ports';
+import type { ListRange, ViewStore } from '@rsd/ports';
 import { isDuplicateKeyError } from './duplicate-key';
 
 /** One collection per view, named after it; the state is kept whole, beside what the store itself needs. */
@@ -47,10 +47,17 @@ export async function openMongoViewStore(db: Db, views: readonly ViewDefinition<
       }
     },
 
-    async list<S>(view: ListedView<S>, partition: string, limit: number) {
+    async list<S>(view: ListedView<S>, partition: string, { limit, atLeast, atMost, below }: ListRange) {
       if (limit <= 0) return [];
+      const sortKey = {
+        ...(atLeast !== undefined ? { $gte: atLeast } : {}),
+        ...(atMost !== undefined ? { $lte: atMost } : {}),
+        ...(below !== undefined ? { $lt: below } : {}),
+      };
+      // Served by the { partition, sortKey } index: a range over years of one organization's history reads only its page.
+      const filter = Object.keys(sortKey).length > 0 ? { partition, sortKey } : { partition };
       const found = await collectionOf(view)
-        .find({ partition }, { projection: { state: 1 }, sort: { sortKey: -1 }, limit })
+        .find(filter, { projection: { state: 1 }, sort: { sortKey: -1 }, limit })
         .toArray();
       return found.map((document) => document.state as S);
     },

@@ -6,6 +6,17 @@ import type { ListedView, ViewDefinition } from '@rsd/domain';
  * nothing of what a view means: the view's `evolve` decides the next state, and the store only
  * refuses a write that is not newer than what it holds.
  */
+/** Which documents of a partition a list returns; every bound is optional and they combine. */
+export interface ListRange {
+  limit: number;
+  /** Sort keys at or above this. */
+  atLeast?: string;
+  /** Sort keys at or below this. */
+  atMost?: string;
+  /** Sort keys strictly below this: the page after one that ended there. */
+  below?: string;
+}
+
 export interface ViewStore {
   get<S>(view: ViewDefinition<S>, key: string): Promise<S | undefined>;
   /**
@@ -13,7 +24,7 @@ export interface ViewStore {
    * it was refused: someone else wrote the same or a newer state first.
    */
   put<S>(view: ViewDefinition<S>, key: string, state: S): Promise<boolean>;
-  /** At most `limit` documents of one partition, greatest sort key first. */
-  list<S>(view: ListedView<S>, partition: string, limit: number): Promise<S[]>;
+  /** At most `range.limit` documents of one partition within the range, greatest sort key first. */
+  list<S>(view: ListedView<S>, partition: string, range: ListRange): Promise<S[]>;
   close(): Promise<void>;
 }

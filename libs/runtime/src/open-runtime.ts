@@ -15,6 +15,8 @@ import type { RuntimeConfig, RuntimeKind } from './runtime-config';
  */
 export interface Runtime {
   kind: RuntimeKind;
+  /** Where the embedded runtime keeps its files (DATA_DIR); undefined on the distributed runtime, which keeps none. */
+  dataDir: string | undefined;
   eventLog: EventLog;
   openAuthorizationStore(): Promise<AuthorizationStore>;
   /** The store of the given views; the embedded one lives in memory and is rebuilt from the log at every start. */
@@ -38,6 +40,7 @@ async function openEmbedded(config: RuntimeConfig, log: Logger): Promise<Runtime
   const opened: { close(): Promise<void> }[] = [];
   return {
     kind: 'embedded',
+    dataDir: config.DATA_DIR,
     eventLog,
     openAuthorizationStore: async () => {
       const store = await openFileAuthorizationStore({ file: join(config.DATA_DIR, 'authorizations.json') });
@@ -88,6 +91,7 @@ async function openDistributed(config: RuntimeConfig, service: string, log: Logg
 
   return {
     kind: 'distributed',
+    dataDir: undefined,
     eventLog,
     openAuthorizationStore: async () => {
       const db = await database(config.CREDENTIALS_DB);

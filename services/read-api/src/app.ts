@@ -5,6 +5,7 @@ import type { Clock, RateLimitStoreFactory, ViewStore } from '@rsd/ports';
 import { edgePolicy } from './access/edge-policy';
 import type { ReadApiConfig } from './config';
 import { customerHandler } from './customers/customer-handler';
+import type { SigningKeys } from './signing/signing-keys';
 import type { FeedStaleness } from './views/feed-staleness';
 import { readApiOpenApi } from './openapi';
 
@@ -13,6 +14,8 @@ export interface ReadApiDeps {
   views: ViewStore;
   /** Absent: the views are in this process and never behind the log. */
   staleness?: FeedStaleness;
+  /** Signs every 200 from a customer resource; all of them are published at /.well-known/jwks.json. */
+  signingKeys: SigningKeys;
   rateLimitStores: RateLimitStoreFactory;
   clock: Clock;
   log: Logger;
@@ -32,6 +35,12 @@ export function buildApp(deps: ReadApiDeps): Express {
     }),
   );
   mountApiDocs(app, readApiOpenApi(config));
+  const jwks = { keys: deps.signingKeys.published };
+  // Public keys, the same for every caller: recipients may cache them a while, and must during a key change.
+  app.get('/.well-known/jwks.json', (_req, res) => {
+    res.setHeader('Cache-Control', 'public, max-age=300');
+    res.json(jwks);
+  });
   const rejections = deps.operations?.metrics.rateLimitRejections;
   app.use('/v1/customers', customerHandler({ ...deps, onRateLimited: (limiter) => rejections?.inc({ limiter }) }));
   return finishApp(app, log);

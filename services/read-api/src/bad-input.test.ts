@@ -4,7 +4,7 @@ import { createLogger, loadConfig } from '@rsd/platform';
 import { request, startApp, type JsonResponse, type RunningApp } from '@rsd/testkit';
 import { buildApp } from './app';
 import { readApiConfigSchema } from './config';
-import { issueCredential, recordScore, testClock, type IssuedCredential } from './testing/read-api-fixtures';
+import { issueCredential, recordScore, testClock, type IssuedCredential, testSigningKeys } from './testing/read-api-fixtures';
 
 let running: RunningApp;
 let credential: IssuedCredential;
@@ -18,7 +18,14 @@ beforeAll(async () => {
   const views = createMemoryViewStore();
   const config = loadConfig(readApiConfigSchema, {});
   running = await startApp(
-    buildApp({ config, views, rateLimitStores: memoryRateLimitStores, clock: testClock(), log: createLogger('read-api', 'silent') }),
+    buildApp({
+      signingKeys: testSigningKeys(),
+      config,
+      views,
+      rateLimitStores: memoryRateLimitStores,
+      clock: testClock(),
+      log: createLogger('read-api', 'silent'),
+    }),
   );
   credential = await issueCredential(views);
   await recordScore(views);

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { CLIENT_ID_PREFIX_PATTERN } from '@rsd/contracts';
 import { env } from '@rsd/platform';
 import { parseAddressRange } from './access/address-ranges';
+import { signingKeyListSchema } from './signing/signing-keys';
 
 const prefix = (fallback: string) =>
   env
@@ -28,6 +29,26 @@ const userAgentPatterns = () =>
     } catch {
       return 'is not a valid regular expression';
     }
+  });
+
+/** A JSON array of Ed25519 JWKs; a problem is named by its path, never by echoing the value (it holds private keys). */
+const signingKeyList = () =>
+  env.optionalString().transform((raw, ctx) => {
+    if (raw === undefined) return undefined;
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(raw);
+    } catch {
+      ctx.addIssue({ code: 'custom', message: 'must be a JSON array of Ed25519 JWKs (kty OKP, crv Ed25519, x, d)' });
+      return z.NEVER;
+    }
+    const keys = signingKeyListSchema.safeParse(parsed);
+    if (!keys.success) {
+      const problems = keys.error.issues.map((issue) => `${issue.path.join('.') || 'the list'} ${issue.message}`).join('; ');
+      ctx.addIssue({ code: 'custom', message: `must be a JSON array of Ed25519 JWKs: ${problems}` });
+      return z.NEVER;
+    }
+    return keys.data;
   });
 
 export const readApiConfigSchema = z.object({
@@ -58,6 +79,13 @@ export const readApiConfigSchema = z.object({
    * which is stable across restarts and distinct for replicas that share a host.
    */
   REPLICA_ID: env.optionalString(),
+  /**
+   * Decision 24: the keys that sign customer resources, as a JSON array of Ed25519 JWKs. The first
+   * signs; all are published at /.well-known/jwks.json (a key without `d` is published only).
+   * Required on the distributed runtime (from a secret); the embedded runtime generates one into
+   * DATA_DIR on first start when it is unset.
+   */
+  RESPONSE_SIGNING_KEYS: signingKeyList(),
   LOG_LEVEL: env.logLevel(),
 });
 export type ReadApiConfig = z.infer<typeof readApiConfigSchema>;

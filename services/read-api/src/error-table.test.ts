@@ -12,6 +12,7 @@ import {
   revokeCredential,
   testClock,
   type IssuedCredential,
+  testSigningKeys,
 } from './testing/read-api-fixtures';
 
 const TIMESTAMP = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
@@ -35,7 +36,14 @@ beforeAll(async () => {
   const views = createMemoryViewStore();
   const clock = testClock('2026-11-21T08:00:00.000Z');
   const config = loadConfig(readApiConfigSchema, { RATE_LIMIT_PER_MINUTE: '3', EDGE_BLOCKED_USER_AGENTS: '^evilscanner/' });
-  const app = buildApp({ config, views, rateLimitStores: memoryRateLimitStores, clock, log: createLogger('read-api', 'silent') });
+  const app = buildApp({
+    signingKeys: testSigningKeys(),
+    config,
+    views,
+    rateLimitStores: memoryRateLimitStores,
+    clock,
+    log: createLogger('read-api', 'silent'),
+  });
   const expiredByEvent = await issueCredential(views);
   await projectEvent(views, READ_VIEWS, authorizationExpiredEvent(expiredByEvent));
   const revoked = await issueCredential(views, { scopes: ['pillar_breakdown'] });

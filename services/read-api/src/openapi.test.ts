@@ -3,7 +3,7 @@ import { createLogger, loadConfig } from '@rsd/platform';
 import { request, startApp, type RunningApp } from '@rsd/testkit';
 import { buildApp } from './app';
 import { readApiConfigSchema } from './config';
-import { testClock } from './testing/read-api-fixtures';
+import { testClock, testSigningKeys } from './testing/read-api-fixtures';
 
 let running: RunningApp;
 
@@ -11,6 +11,7 @@ beforeAll(async () => {
   const config = loadConfig(readApiConfigSchema, {});
   running = await startApp(
     buildApp({
+      signingKeys: testSigningKeys(),
       config,
       views: createMemoryViewStore(),
       rateLimitStores: memoryRateLimitStores,

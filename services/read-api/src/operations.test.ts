@@ -4,7 +4,7 @@ import { createLogger, loadConfig } from '@rsd/platform';
 import { request, startApp } from '@rsd/testkit';
 import { buildApp } from './app';
 import { readApiConfigSchema } from './config';
-import { issueCredential, recordScore, testClock } from './testing/read-api-fixtures';
+import { issueCredential, recordScore, testClock, testSigningKeys } from './testing/read-api-fixtures';
 
 describe('read API metrics', () => {
   test('when customer reads succeed and hit the limit, then /metrics counts them by route template and limiter', async () => {
@@ -12,6 +12,7 @@ describe('read API metrics', () => {
     const metrics = createServiceMetrics('read-api');
     const config = loadConfig(readApiConfigSchema, { RATE_LIMIT_PER_MINUTE: '2' });
     const app = buildApp({
+      signingKeys: testSigningKeys(),
       config,
       views,
       rateLimitStores: memoryRateLimitStores,

@@ -4,7 +4,7 @@ import type { RateLimitStoreFactory, ViewStore } from '@rsd/ports';
 import { request, startApp, type RunningApp } from '@rsd/testkit';
 import { buildApp } from './app';
 import { readApiConfigSchema } from './config';
-import { issueCredential, recordScore, testClock, type IssuedCredential } from './testing/read-api-fixtures';
+import { issueCredential, recordScore, testClock, type IssuedCredential, testSigningKeys } from './testing/read-api-fixtures';
 
 const log = createLogger('read-api', 'silent');
 
@@ -12,7 +12,9 @@ async function startReadApi(env: NodeJS.ProcessEnv = {}) {
   const views: ViewStore = createMemoryViewStore();
   const clock = testClock('2026-11-21T08:00:00.000Z');
   const config = loadConfig(readApiConfigSchema, env);
-  const running = await startApp(buildApp({ config, views, rateLimitStores: memoryRateLimitStores, clock, log }));
+  const running = await startApp(
+    buildApp({ signingKeys: testSigningKeys(), config, views, rateLimitStores: memoryRateLimitStores, clock, log }),
+  );
   await recordScore(views, { organizationId: 'acme' });
   return { running, views, clock };
 }
@@ -198,7 +200,9 @@ describe('a rate-limit store that fails', () => {
       resetKey: () => Promise.resolve(),
     });
     const config = loadConfig(readApiConfigSchema, {});
-    const running = await startApp(buildApp({ config, views, rateLimitStores: failingStores, clock: testClock(), log }));
+    const running = await startApp(
+      buildApp({ signingKeys: testSigningKeys(), config, views, rateLimitStores: failingStores, clock: testClock(), log }),
+    );
     try {
       const credential = await issueCredential(views);
       await recordScore(views);

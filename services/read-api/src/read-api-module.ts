@@ -8,6 +8,7 @@ import { buildApp } from './app';
 import type { ReadApiConfig } from './config';
 import { DEFAULT_PROJECTION_GROUP_ID, startProjections } from './projections/projection-runner';
 import { createCachedViewStore } from './views/cached-view-store';
+import { loadOrCreateSigningKeys, signingKeysFrom, SIGNING_KEY_FILE, type SigningKeys } from './signing/signing-keys';
 import { feedStaleness, NEVER_STALE, type FeedStaleness } from './views/feed-staleness';
 import { startChangeFeed } from './views/view-change-feed';
 
@@ -80,6 +81,7 @@ export async function createReadApiModule({ config, runtime, clock, log }: ReadA
   };
   const app = buildApp({
     config,
+    signingKeys: await responseSigningKeys(config, runtime, log),
     views: served.views,
     staleness: served.staleness,
     rateLimitStores: await runtime.rateLimitStores((active) => metrics.rateLimitFallback.set(active ? 1 : 0)),
@@ -126,4 +128,15 @@ async function cachedWithChangeFeed(
       await feed.close();
     },
   };
+}
+
+/** Decision 24: from the configuration (a secret), or, on the embedded runtime only, generated once into its data directory. */
+async function responseSigningKeys(config: ReadApiConfig, runtime: Runtime, log: Logger): Promise<SigningKeys> {
+  if (config.RESPONSE_SIGNING_KEYS) return signingKeysFrom(config.RESPONSE_SIGNING_KEYS);
+  if (runtime.dataDir === undefined) {
+    throw new Error('RESPONSE_SIGNING_KEYS is required on the distributed runtime: every replica must sign with the same published keys');
+  }
+  const { keys, created } = await loadOrCreateSigningKeys(runtime.dataDir);
+  if (created) log.info({ file: SIGNING_KEY_FILE }, 'generated the response signing key in the data directory');
+  return signingKeysFrom(keys);
 }

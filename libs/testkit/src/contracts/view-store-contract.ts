@@ -1,6 +1,6 @@
 import type { CalculatedScore, DomainEvent } from '@rsd/contracts';
 import { READ_VIEWS, latestScoreView, scoreHistoryView, type ListedView, type ViewDefinition } from '@rsd/domain';
-import { projectEvent, type ViewStore } from '@rsd/ports';
+import { projectEvent, type ListRange, type ViewStore } from '@rsd/ports';
 import { uniqueName } from './eventually';
 import { aCalculatedScore as aScore, scoreCalculated } from './port-fixtures';
 
@@ -123,12 +123,35 @@ export function describeViewStoreContract(name: string, open: () => Promise<View
         }
         await store.put(notes, `${topic}|2026-11-20`, aNote(topic, '2026-11-20', { text: 'rewritten', revision: 2 }));
 
-        const all = await store.list(notes, topic, 10);
-        const limited = await store.list(notes, topic, 2);
+        const all = await store.list(notes, topic, { limit: 10 });
+        const limited = await store.list(notes, topic, { limit: 2 });
 
         expect(all.map((note) => note.day)).toEqual(['2026-11-21', '2026-11-20', '2026-11-19', '2026-11-18']);
         expect(all[1]?.text).toBe('rewritten');
         expect(limited.map((note) => note.day)).toEqual(['2026-11-21', '2026-11-20']);
+      });
+
+      it('when a range is given, then its bounds are inclusive (atLeast, atMost), below is exclusive, and they combine', async () => {
+        const days = ['2026-11-15', '2026-11-16', '2026-11-17', '2026-11-18', '2026-11-19', '2026-11-20'];
+        for (const day of days) {
+          const note = aNote(topic, day);
+          await store.put(notes, noteKey(note), note);
+        }
+        const listed = async (range: Omit<ListRange, 'limit'>, limit = 10) =>
+          (await store.list(notes, topic, { limit, ...range })).map((note) => note.day);
+
+        expect(await listed({ atLeast: '2026-11-16', atMost: '2026-11-19' })).toEqual([
+          '2026-11-19',
+          '2026-11-18',
+          '2026-11-17',
+          '2026-11-16',
+        ]);
+        expect(await listed({ below: '2026-11-18' })).toEqual(['2026-11-17', '2026-11-16', '2026-11-15']);
+        expect(await listed({ atMost: '2026-11-19', below: '2026-11-19', atLeast: '2026-11-17' })).toEqual(['2026-11-18', '2026-11-17']);
+        expect(await listed({ atMost: '2026-11-18T12' })).toEqual(['2026-11-18', '2026-11-17', '2026-11-16', '2026-11-15']);
+        expect(await listed({ atLeast: '2026-11-17' }, 2)).toEqual(['2026-11-20', '2026-11-19']);
+        expect(await listed({ atLeast: '2026-11-21' })).toEqual([]);
+        expect(await listed({ atMost: '2026-11-14' })).toEqual([]);
       });
 
       it('when two partitions have documents, then each lists only its own; an empty one lists nothing', async () => {
@@ -137,9 +160,9 @@ export function describeViewStoreContract(name: string, open: () => Promise<View
         await store.put(notes, noteKey(ours), ours);
         await store.put(notes, noteKey(theirs), theirs);
 
-        expect(await store.list(notes, topic, 10)).toEqual([ours]);
-        expect(await store.list(notes, theirs.topic, 10)).toEqual([theirs]);
-        expect(await store.list(notes, uniqueName('empty-topic'), 10)).toEqual([]);
+        expect(await store.list(notes, topic, { limit: 10 })).toEqual([ours]);
+        expect(await store.list(notes, theirs.topic, { limit: 10 })).toEqual([theirs]);
+        expect(await store.list(notes, uniqueName('empty-topic'), { limit: 10 })).toEqual([]);
       });
     });
 
@@ -149,7 +172,7 @@ export function describeViewStoreContract(name: string, open: () => Promise<View
         for (const score of scores) await projectEvent(store, READ_VIEWS, scoreCalculated(score));
       };
       const latest = () => store.get(latestScoreView, organizationId);
-      const history = () => store.list(scoreHistoryView, organizationId, 10);
+      const history = () => store.list(scoreHistoryView, organizationId, { limit: 10 });
 
       beforeEach(() => {
         organizationId = uniqueName('org');

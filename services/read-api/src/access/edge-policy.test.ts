@@ -3,14 +3,21 @@ import { createLogger, loadConfig } from '@rsd/platform';
 import { request, startApp, type RunningApp } from '@rsd/testkit';
 import { buildApp } from '../app';
 import { readApiConfigSchema } from '../config';
-import { issueCredential, recordScore, testClock, type IssuedCredential } from '../testing/read-api-fixtures';
+import { issueCredential, recordScore, testClock, type IssuedCredential, testSigningKeys } from '../testing/read-api-fixtures';
 
 /** The tests connect from 127.0.0.1; X-Forwarded-For stands in for other addresses when a proxy hop is trusted. */
 async function withReadApi(env: NodeJS.ProcessEnv, run: (app: RunningApp, credential: IssuedCredential) => Promise<void>) {
   const views = createMemoryViewStore();
   const config = loadConfig(readApiConfigSchema, env);
   const running = await startApp(
-    buildApp({ config, views, rateLimitStores: memoryRateLimitStores, clock: testClock(), log: createLogger('read-api', 'silent') }),
+    buildApp({
+      signingKeys: testSigningKeys(),
+      config,
+      views,
+      rateLimitStores: memoryRateLimitStores,
+      clock: testClock(),
+      log: createLogger('read-api', 'silent'),
+    }),
   );
   try {
     const credential = await issueCredential(views);

@@ -8,11 +8,15 @@ import type { ReadApiConfig } from '../config';
 import { NEVER_STALE, type FeedStaleness } from '../views/feed-staleness';
 import { CUSTOMER_METHODS, CUSTOMER_RESOURCES, matchCustomerPath } from './customer-resources';
 import { resourceServers } from './serve-resource';
+import { representationSender } from './send-representation';
+import { createResponseSigner } from '../signing/response-signer';
+import type { SigningKeys } from '../signing/signing-keys';
 
 export interface CustomerHandlerDeps {
   config: ReadApiConfig;
   views: ViewStore;
   staleness?: FeedStaleness;
+  signingKeys: SigningKeys;
   rateLimitStores: RateLimitStoreFactory;
   clock: Clock;
   log: Logger;
@@ -29,6 +33,7 @@ export function customerHandler({
   config,
   views,
   staleness = NEVER_STALE,
+  signingKeys,
   rateLimitStores,
   clock,
   log,
@@ -47,7 +52,7 @@ export function customerHandler({
     log,
     onRejected: onRateLimited,
   });
-  const serve = resourceServers(views);
+  const serve = resourceServers(views, representationSender(createResponseSigner(signingKeys), clock));
   const rejectMethod = methodNotAllowed(CUSTOMER_METHODS);
   const refusalMessages = refusalMessagesFor(config.CLIENT_ID_PREFIX);
 
@@ -90,7 +95,8 @@ export function customerHandler({
     if (!(await limitCredential(req, res, clientId))) return;
     if (access.outcome === 'forbidden') throw new ApiError(access.code, `This credential was not granted the ${scope} scope`);
 
-    await serve[path.resource](req, res, { clientId, organizationId: access.credential.organizationId });
+    const { organizationId, scopes } = access.credential;
+    await serve[path.resource](req, res, { clientId, organizationId, scopes });
   };
 }
 

@@ -5,7 +5,8 @@ import type { ViewStore } from '@rsd/ports';
 import { request, startApp, type RunningApp } from '@rsd/testkit';
 import { buildApp } from '../app';
 import { readApiConfigSchema } from '../config';
-import { issueCredential, recordScore, testClock, type IssuedCredential } from '../testing/read-api-fixtures';
+import { cursorAfter } from './history-query';
+import { issueCredential, recordScore, testClock, type IssuedCredential, testSigningKeys } from '../testing/read-api-fixtures';
 
 let running: RunningApp;
 let views: ViewStore;
@@ -14,7 +15,14 @@ beforeEach(async () => {
   views = createMemoryViewStore();
   const config = loadConfig(readApiConfigSchema, {});
   running = await startApp(
-    buildApp({ config, views, rateLimitStores: memoryRateLimitStores, clock: testClock(), log: createLogger('read-api', 'silent') }),
+    buildApp({
+      signingKeys: testSigningKeys(),
+      config,
+      views,
+      rateLimitStores: memoryRateLimitStores,
+      clock: testClock(),
+      log: createLogger('read-api', 'silent'),
+    }),
   );
 });
 
@@ -78,8 +86,8 @@ describe('GET /v1/customers/{clientId}/pillars', () => {
 });
 
 describe('GET /v1/customers/{clientId}/score/history', () => {
-  test('when the organization has scores on several dates, then they come back newest first, limited', async () => {
-    const credential = await issueCredential(views);
+  test('when the organization has scores on several dates, then they come back newest first, limited, each with its change', async () => {
+    const credential = await issueCredential(views, { scopes: ['score_trend'] });
     for (const day of ['16', '18', '17', '20', '19']) {
       await recordScore(views, { scoreDate: `2026-11-${day}`, score: Number(day), grade: 'Improve' });
     }
@@ -92,10 +100,11 @@ describe('GET /v1/customers/{clientId}/score/history', () => {
     expect(response.body).toEqual({
       clientId: credential.clientId,
       scores: [
-        { scoreDate: '2026-11-20', score: 20, grade: 'Improve' },
-        { scoreDate: '2026-11-19', score: 19, grade: 'Improve' },
-        { scoreDate: '2026-11-18', score: 18, grade: 'Improve' },
+        { scoreDate: '2026-11-20', score: 20, grade: 'Improve', change: { score: 1, grade: null } },
+        { scoreDate: '2026-11-19', score: 19, grade: 'Improve', change: { score: 1, grade: null } },
+        { scoreDate: '2026-11-18', score: 18, grade: 'Improve', change: { score: 1, grade: null } },
       ],
+      nextCursor: cursorAfter('2026-11-18'),
     });
   });
 
@@ -117,7 +126,7 @@ describe('GET /v1/customers/{clientId}/score/history', () => {
     const response = await get(credential, 'score/history');
 
     expect(response.status).toBe(200);
-    expect(response.body).toEqual({ clientId: credential.clientId, scores: [] });
+    expect(response.body).toEqual({ clientId: credential.clientId, scores: [], nextCursor: null });
   });
 });
 

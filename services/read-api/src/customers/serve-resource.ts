@@ -1,55 +1,87 @@
 import type { Request, Response } from 'express';
-import type { PillarBreakdownResource, ScoreHistoryResource, ScoreResource } from '@rsd/contracts';
-import { latestScoreView, scoreHistoryView } from '@rsd/domain';
+import type { PillarBreakdownResource, Scope, ScoreHistoryResource, ScoreResource } from '@rsd/contracts';
+import { explainHistory, latestScoreView, scoreHistoryView } from '@rsd/domain';
 import { ApiError } from '@rsd/platform';
 import type { ViewStore } from '@rsd/ports';
 import type { CustomerResource } from './customer-resources';
+import { cursorAfter, historyQueryOf, type HistoryQuery } from './history-query';
 
-export const HISTORY_LIMIT = { min: 1, max: 366, default: 30 } as const;
-
-/** Who is reading: the Client ID as called (every response echoes it) and the organization whose scores it reads. */
+/** Who is reading: the Client ID as called (every response echoes it), the organization whose scores it reads, and what it may see. */
 export interface Reader {
   clientId: string;
   organizationId: string;
+  scopes: readonly Scope[];
 }
+
+/** Sends a resource with its ETag and signature, or a 304 (send-representation.ts). */
+export type Send = (req: Request, res: Response, resource: unknown) => void;
 
 export type ResourceServer = (req: Request, res: Response, reader: Reader) => Promise<void>;
 
 /**
  * Step 10 of the order of checks: the data. Scores belong to the credential's organization (decision
- * 1). One view lookup per request.
+ * 1). One view lookup per request; a history page two at most.
  */
-export function resourceServers(store: ViewStore): Record<CustomerResource, ResourceServer> {
+export function resourceServers(store: ViewStore, send: Send): Record<CustomerResource, ResourceServer> {
   return {
-    score: async (_req, res, { clientId, organizationId }) => {
+    score: async (req, res, { clientId, organizationId }) => {
       const latest = await store.get(latestScoreView, organizationId);
       if (!latest) throw new ApiError('SCORE_NOT_FOUND', 'No score has been calculated for this customer yet');
       const body: ScoreResource = { clientId, scoreDate: latest.scoreDate, score: latest.score, grade: latest.grade };
-      res.json(body);
+      send(req, res, body);
     },
-    pillars: async (_req, res, { clientId, organizationId }) => {
+    pillars: async (req, res, { clientId, organizationId }) => {
       const latest = await store.get(latestScoreView, organizationId);
       if (!latest) throw new ApiError('PILLARS_NOT_FOUND', 'No pillar breakdown has been calculated for this customer yet');
       const body: PillarBreakdownResource = { clientId, scoreDate: latest.scoreDate, pillarScores: latest.pillarScores };
-      res.json(body);
+      send(req, res, body);
     },
-    // A trend with no points yet is an empty list, not a missing resource.
-    scoreHistory: async (req, res, { clientId, organizationId }) => {
-      const limit = historyLimitOf(req);
-      const history = await store.list(scoreHistoryView, organizationId, limit);
-      const body: ScoreHistoryResource = { clientId, scores: history.map(({ scoreDate, score, grade }) => ({ scoreDate, score, grade })) };
-      res.json(body);
+    // A trend with no points yet (or none in the range) is an empty list, not a missing resource.
+    scoreHistory: async (req, res, reader) => {
+      const query = historyQueryOf(req);
+      const body = await historyPage(store, reader, query);
+      if (body.nextCursor !== null) res.setHeader('Link', `<${nextPageUrl(req, query, body.nextCursor)}>; rel="next"`);
+      send(req, res, body);
     },
   };
 }
 
-/** `?limit=N`, a whole number from 1 to 366 written plainly; anything else is INVALID_PARAMETER. */
-function historyLimitOf(req: Request): number {
-  const raw: unknown = req.query.limit;
-  if (raw === undefined) return HISTORY_LIMIT.default;
-  const limit = typeof raw === 'string' && /^[1-9][0-9]{0,2}$/.test(raw) ? Number(raw) : NaN;
-  if (!(limit >= HISTORY_LIMIT.min && limit <= HISTORY_LIMIT.max)) {
-    throw new ApiError('INVALID_PARAMETER', `limit must be a whole number from ${HISTORY_LIMIT.min} to ${HISTORY_LIMIT.max}`);
-  }
-  return limit;
+/**
+ * One page, newest first: `limit + 1` snapshots in the range tell whether more remain and give the
+ * last item its comparison; when the range runs out first, one more read finds the snapshot just
+ * older than the page, wherever it lies, so only the oldest snapshot there is lacks a change.
+ */
+async function historyPage(
+  store: ViewStore,
+  { clientId, organizationId, scopes }: Reader,
+  query: HistoryQuery,
+): Promise<ScoreHistoryResource> {
+  const inRange = await store.list(scoreHistoryView, organizationId, {
+    limit: query.limit + 1,
+    atLeast: query.from,
+    atMost: query.to,
+    below: query.after,
+  });
+  const page = inRange.slice(0, query.limit);
+  const last = page.at(-1);
+  const more = inRange.length > query.limit;
+  const olderThanPage = more
+    ? inRange[query.limit]
+    : last && (await store.list(scoreHistoryView, organizationId, { limit: 1, below: last.scoreDate }))[0];
+  return {
+    clientId,
+    scores: explainHistory(page, olderThanPage, { withPillars: scopes.includes('pillar_breakdown') }),
+    nextCursor: more && last ? cursorAfter(last.scoreDate) : null,
+  };
 }
+
+/** The same request with the next page's cursor: a reference relative to the request's own URL. */
+function nextPageUrl(req: Request, query: HistoryQuery, cursor: string): string {
+  const parameters = new URLSearchParams();
+  if (query.from !== undefined) parameters.set('from', query.from);
+  if (query.to !== undefined) parameters.set('to', query.to);
+  parameters.set('limit', String(query.limit));
+  parameters.set('cursor', cursor);
+  return `${req.originalUrl.split('?')[0]}?${parameters.toString()}`;
+}
+export { HISTORY_LIMIT } from './history-query';

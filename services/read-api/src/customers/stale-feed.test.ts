@@ -3,7 +3,7 @@ import { createLogger, loadConfig } from '@rsd/platform';
 import { request, startApp, type RunningApp } from '@rsd/testkit';
 import { buildApp } from '../app';
 import { readApiConfigSchema } from '../config';
-import { issueCredential, recordScore, testClock, type IssuedCredential } from '../testing/read-api-fixtures';
+import { issueCredential, recordScore, testClock, type IssuedCredential, testSigningKeys } from '../testing/read-api-fixtures';
 import type { FeedStaleness } from '../views/feed-staleness';
 
 describe('read API: a replica whose change feed is stale (decision 29)', () => {
@@ -15,6 +15,7 @@ describe('read API: a replica whose change feed is stale (decision 29)', () => {
     const views = createMemoryViewStore();
     const staleness: FeedStaleness = { staleForMs: () => (feed.stale ? 31_000 : 0), isStale: () => feed.stale };
     const app = buildApp({
+      signingKeys: testSigningKeys(),
       config: loadConfig(readApiConfigSchema, {}),
       views,
       staleness,

@@ -63,7 +63,7 @@ async function snapshot(views: ViewStore, clientIds: string[], organizations: st
   return {
     credentials: await Promise.all(clientIds.map((id) => views.get(credentialView, id))),
     latest: await Promise.all(organizations.map((org) => views.get(latestScoreView, org))),
-    history: await Promise.all(organizations.map((org) => views.list(scoreHistoryView, org, 366))),
+    history: await Promise.all(organizations.map((org) => views.list(scoreHistoryView, org, { limit: 366 }))),
   };
 }
 

@@ -1,3 +1,5 @@
+import { generateKeyPairSync } from 'node:crypto';
+import type { SigningKeys } from '../signing/signing-keys';
 import { randomUUID } from 'node:crypto';
 import {
   EVENT_TYPES,
@@ -125,4 +127,11 @@ export function testClock(start = '2026-11-21T08:00:00.000Z'): Clock & { set(iso
       now = new Date(iso);
     },
   };
+}
+
+/** A fresh Ed25519 signing key for an app under test, published under the kid `test-key`. */
+export function testSigningKeys(kid = 'test-key'): SigningKeys {
+  const { privateKey, publicKey } = generateKeyPairSync('ed25519');
+  const { x } = publicKey.export({ format: 'jwk' });
+  return { active: { kid, privateKey }, published: [{ kty: 'OKP', crv: 'Ed25519', x: x!, kid, alg: 'EdDSA', use: 'sig' }] };
 }

@@ -1,6 +1,6 @@
 import type { DomainEvent } from '@rsd/contracts';
 import type { ListedView, ViewDefinition } from '@rsd/domain';
-import type { ViewStore } from '@rsd/ports';
+import type { ListRange, ViewStore } from '@rsd/ports';
 
 export interface CachedViewStoreOptions {
   /** How long a document read from the shared store is reused. */
@@ -79,8 +79,8 @@ export function createCachedViewStore(
     },
 
     // History is not on the hot path and its pages vary by limit: read it from the store.
-    list<S>(view: ListedView<S>, partition: string, limit: number) {
-      return store.list(view, partition, limit);
+    list<S>(view: ListedView<S>, partition: string, range: ListRange) {
+      return store.list(view, partition, range);
     },
 
     observe(event) {

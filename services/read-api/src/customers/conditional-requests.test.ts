@@ -1,0 +1,90 @@
+import { createMemoryViewStore, memoryRateLimitStores } from '@rsd/embedded';
+import { createLogger, loadConfig } from '@rsd/platform';
+import type { ViewStore } from '@rsd/ports';
+import { startApp, type RunningApp } from '@rsd/testkit';
+import { buildApp } from '../app';
+import { readApiConfigSchema } from '../config';
+import { issueCredential, recordScore, testClock, testSigningKeys, type IssuedCredential } from '../testing/read-api-fixtures';
+
+describe('conditional requests (decision 23)', () => {
+  let running: RunningApp;
+  let views: ViewStore;
+  let credential: IssuedCredential;
+
+  beforeEach(async () => {
+    views = createMemoryViewStore();
+    running = await startApp(
+      buildApp({
+        signingKeys: testSigningKeys(),
+        config: loadConfig(readApiConfigSchema, { RATE_LIMIT_PER_MINUTE: '4' }),
+        views,
+        rateLimitStores: memoryRateLimitStores,
+        clock: testClock(),
+        log: createLogger('read-api', 'silent'),
+      }),
+    );
+    credential = await issueCredential(views);
+    await recordScore(views, { organizationId: credential.organizationId, scoreDate: '2026-11-20', score: 70 });
+  });
+
+  afterEach(() => running.close());
+
+  const read = (resource: string, headers: Record<string, string> = {}) =>
+    fetch(`${running.baseUrl}/v1/customers/${credential.clientId}/${resource}`, {
+      headers: { 'x-api-key': credential.apiKey, ...headers },
+    });
+
+  test.each(['score', 'pillars', 'score/history'])('when %s is read, then the 200 carries a strong ETag', async (resource) => {
+    const response = await read(resource);
+
+    expect(response.status).toBe(200);
+    expect(response.headers.get('etag')).toMatch(/^"[A-Za-z0-9_-]{43}"$/);
+  });
+
+  test('when the ETag is sent back in If-None-Match, then the answer is 304 without a body, with the same ETag, Cache-Control and rate-limit headers', async () => {
+    const first = await read('score');
+    const etag = first.headers.get('etag')!;
+
+    const again = await read('score', { 'if-none-match': etag });
+
+    expect(again.status).toBe(304);
+    expect(await again.text()).toBe('');
+    expect(again.headers.get('etag')).toBe(etag);
+    expect(again.headers.get('cache-control')).toBe('no-store');
+    expect(again.headers.get('ratelimit')).toMatch(/^"credential"; r=2; t=\d+$/);
+    expect(again.headers.get('signature')).toBeNull();
+  });
+
+  test('when If-None-Match lists the ETag among others, weakly or as *, then it matches as RFC 9110 says', async () => {
+    const etag = (await read('score')).headers.get('etag')!;
+
+    expect((await read('score', { 'if-none-match': `"other", W/${etag}` })).status).toBe(304);
+    expect((await read('score', { 'if-none-match': '*' })).status).toBe(304);
+    expect((await read('score', { 'if-none-match': '"someone-elses"' })).status).toBe(200);
+  });
+
+  test('when the score changes, then the ETag changes and the old one gets the new body', async () => {
+    const etag = (await read('score')).headers.get('etag')!;
+    await recordScore(views, { organizationId: credential.organizationId, scoreDate: '2026-11-21', score: 75 });
+
+    const changed = await read('score', { 'if-none-match': etag });
+
+    expect(changed.status).toBe(200);
+    expect(changed.headers.get('etag')).not.toBe(etag);
+    expect(((await changed.json()) as { score: number }).score).toBe(75);
+  });
+
+  test('when a 304 is answered, then it counts against the rate limit like a 200', async () => {
+    const etag = (await read('score')).headers.get('etag')!;
+    const statuses = [];
+    for (let i = 0; i < 4; i += 1) statuses.push((await read('score', { 'if-none-match': etag })).status);
+
+    expect(statuses).toEqual([304, 304, 304, 429]);
+  });
+
+  test('when the ETag of one resource is sent to another, then it does not match', async () => {
+    const etag = (await read('score')).headers.get('etag')!;
+
+    expect((await read('pillars', { 'if-none-match': etag })).status).toBe(200);
+  });
+});

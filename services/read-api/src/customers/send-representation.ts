@@ -1,0 +1,51 @@
+import { createHash } from 'node:crypto';
+import type { Request, Response } from 'express';
+import type { Clock } from '@rsd/ports';
+import type { ResponseSigner } from '../signing/response-signer';
+
+const CONTENT_TYPE = 'application/json; charset=utf-8';
+
+/**
+ * Sends a customer resource (decisions 23 and 24): a strong ETag from the body's SHA-256; a 304
+ * without a body when `If-None-Match` matches it; otherwise the body with its Content-Digest and
+ * signature. The headers set before (Cache-Control, the rate limit's) go out either way.
+ */
+export function representationSender(signer: ResponseSigner, clock: Clock) {
+  return (req: Request, res: Response, resource: unknown): void => {
+    const body = Buffer.from(JSON.stringify(resource), 'utf8');
+    const sha256 = createHash('sha256').update(body).digest();
+    const etag = `"${sha256.toString('base64url')}"`;
+    res.setHeader('ETag', etag);
+    if (noneMatch(req.headers['if-none-match'], etag)) {
+      res.status(304).end();
+      return;
+    }
+    const signed = signer.sign({ status: 200, contentType: CONTENT_TYPE, body, requestPath: pathOf(req), created: clock.now() }, sha256);
+    res.setHeader('Content-Type', CONTENT_TYPE);
+    res.setHeader('Content-Digest', signed['content-digest']);
+    res.setHeader('Signature-Input', signed['signature-input']);
+    res.setHeader('Signature', signed.signature);
+    res.status(200).send(body);
+  };
+}
+
+/** `@path`: the path as the client sent it (still percent-encoded), without the query. */
+function pathOf(req: Request): string {
+  const target = req.originalUrl;
+  const query = target.indexOf('?');
+  return query === -1 ? target : target.slice(0, query);
+}
+
+/**
+ * RFC 9110 13.1.2: `*`, or any listed entity tag equal to ours by the weak comparison. Not express's
+ * `req.fresh`: it ignores If-None-Match when the request says `Cache-Control: no-cache`, which every
+ * fetch() client adds to a conditional request, so they would never get their 304.
+ */
+function noneMatch(header: string | undefined, etag: string): boolean {
+  if (header === undefined) return false;
+  if (header.trim() === '*') return true;
+  for (const [tag] of header.matchAll(/(?:W\/)?"[^"]*"/g)) {
+    if ((tag.startsWith('W/') ? tag.slice(2) : tag) === etag) return true;
+  }
+  return false;
+}
