@@ -86,6 +86,8 @@ export const readApiConfigSchema = z.object({
    * DATA_DIR on first start when it is unset.
    */
   RESPONSE_SIGNING_KEYS: signingKeyList(),
+  /** How long an unchanged response's signature is reused (its `created` says when it was made); 0 signs every response. */
+  RESPONSE_SIGNATURE_REUSE_S: z.coerce.number().int().min(0).max(3600).default(60),
   LOG_LEVEL: env.logLevel(),
 });
 export type ReadApiConfig = z.infer<typeof readApiConfigSchema>;

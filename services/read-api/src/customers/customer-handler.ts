@@ -52,7 +52,10 @@ export function customerHandler({
     log,
     onRejected: onRateLimited,
   });
-  const serve = resourceServers(views, representationSender(createResponseSigner(signingKeys), clock));
+  const serve = resourceServers(
+    views,
+    representationSender(createResponseSigner(signingKeys, { reuseSeconds: config.RESPONSE_SIGNATURE_REUSE_S }), clock),
+  );
   const rejectMethod = methodNotAllowed(CUSTOMER_METHODS);
   const refusalMessages = refusalMessagesFor(config.CLIENT_ID_PREFIX);
 

@@ -32,38 +32,66 @@ export function contentDigest(sha256: Buffer): string {
   return serializeDictionary(new Map([['sha-256', [sha256, NO_PARAMETERS]]]));
 }
 
+export interface SignerOptions {
+  /**
+   * How long the signature of an unchanged representation (same status, type, body and path) is
+   * reused; 0 signs every response. `created` always says when the reused signature was made.
+   */
+  reuseSeconds: number;
+  /** Bounds the memory of reused signatures; the oldest entry makes room. */
+  maxReused?: number;
+}
+
 /**
  * RFC 9421 with Ed25519 over `@status`, `content-type`, `content-digest` and the request's `@path`.
  * The signature base is built line by line as section 2.5 defines it; the structured fields are
  * serialized by `structured-headers` (RFC 9651), not by hand.
+ *
+ * An Ed25519 signature costs about as much CPU as the rest of a `/score` request, so a recipient
+ * polling an unchanged score gets the signature made for it moments ago (see SignerOptions).
  */
-export function createResponseSigner(keys: SigningKeys) {
+export function createResponseSigner(keys: SigningKeys, { reuseSeconds, maxReused = 10_000 }: SignerOptions) {
   const { kid, privateKey } = keys.active;
+  const reused = new Map<string, { createdSeconds: number; headers: SignedHeaders }>();
+
+  function signNow(response: ResponseToSign, digest: string, createdSeconds: number): SignedHeaders {
+    const params: InnerList = [
+      COVERED,
+      new Map<string, string | number>([
+        ['created', createdSeconds],
+        ['keyid', kid],
+        ['alg', 'ed25519'],
+      ]),
+    ];
+    const signatureParams = serializeDictionary(new Map([[LABEL, params]]));
+    const base = [
+      `"@status": ${response.status}`,
+      `"content-type": ${response.contentType}`,
+      `"content-digest": ${digest}`,
+      `"@path";req: ${response.requestPath}`,
+      `"@signature-params": ${signatureParams.slice(LABEL.length + 1)}`,
+    ].join('\n');
+    const signature = sign(null, Buffer.from(base, 'utf8'), privateKey);
+    return {
+      'content-digest': digest,
+      'signature-input': signatureParams,
+      signature: serializeDictionary(new Map([[LABEL, [signature, NO_PARAMETERS]]])),
+    };
+  }
+
   return {
     sign(response: ResponseToSign, sha256: Buffer = createHash('sha256').update(response.body).digest()): SignedHeaders {
       const digest = contentDigest(sha256);
-      const params: InnerList = [
-        COVERED,
-        new Map<string, string | number>([
-          ['created', Math.floor(response.created.getTime() / 1000)],
-          ['keyid', kid],
-          ['alg', 'ed25519'],
-        ]),
-      ];
-      const signatureParams = serializeDictionary(new Map([[LABEL, params]]));
-      const base = [
-        `"@status": ${response.status}`,
-        `"content-type": ${response.contentType}`,
-        `"content-digest": ${digest}`,
-        `"@path";req: ${response.requestPath}`,
-        `"@signature-params": ${signatureParams.slice(LABEL.length + 1)}`,
-      ].join('\n');
-      const signature = sign(null, Buffer.from(base, 'utf8'), privateKey);
-      return {
-        'content-digest': digest,
-        'signature-input': signatureParams,
-        signature: serializeDictionary(new Map([[LABEL, [signature, NO_PARAMETERS]]])),
-      };
+      const now = Math.floor(response.created.getTime() / 1000);
+      if (reuseSeconds <= 0) return signNow(response, digest, now);
+      const key = `${response.status} ${response.contentType}\n${response.requestPath}\n${digest}`;
+      const hit = reused.get(key);
+      if (hit && now - hit.createdSeconds < reuseSeconds && now >= hit.createdSeconds) return hit.headers;
+      const headers = signNow(response, digest, now);
+      reused.delete(key);
+      if (reused.size >= maxReused) reused.delete(reused.keys().next().value as string);
+      reused.set(key, { createdSeconds: now, headers });
+      return headers;
     },
   };
 }

@@ -4,6 +4,7 @@ import { createMemoryViewStore, memoryRateLimitStores } from '@rsd/embedded';
 import { createLogger, loadConfig } from '@rsd/platform';
 import { startApp, type RunningApp } from '@rsd/testkit';
 import { buildApp } from '../app';
+import { createResponseSigner } from './response-signer';
 import { readApiConfigSchema } from '../config';
 import { issueCredential, recordScore, testClock, testSigningKeys, type IssuedCredential } from '../testing/read-api-fixtures';
 
@@ -189,5 +190,42 @@ describe('signed responses (decision 24)', () => {
 
     expect(response.status).toBe(401);
     expect(response.headers.get('signature')).toBeNull();
+  });
+});
+
+describe('signature reuse', () => {
+  const response = (path: string, body: string, second: number) => ({
+    status: 200,
+    contentType: 'application/json; charset=utf-8',
+    body: Buffer.from(body),
+    requestPath: path,
+    created: new Date(Date.UTC(2026, 10, 23, 12, 0, second)),
+  });
+
+  test('when an unchanged representation is signed again within the window, then the signature made first is reused, created and all', () => {
+    const signer = createResponseSigner(testSigningKeys(), { reuseSeconds: 60 });
+
+    const first = signer.sign(response('/v1/customers/rs_A/score', '{"score":70}', 0));
+    const again = signer.sign(response('/v1/customers/rs_A/score', '{"score":70}', 59));
+
+    expect(again).toBe(first);
+    expect(first['signature-input']).toContain(`created=${Date.UTC(2026, 10, 23, 12, 0, 0) / 1000};`);
+  });
+
+  test('when the body, the path or the window changes, then a new signature is made', () => {
+    const signer = createResponseSigner(testSigningKeys(), { reuseSeconds: 60 });
+    const first = signer.sign(response('/v1/customers/rs_A/score', '{"score":70}', 0));
+
+    expect(signer.sign(response('/v1/customers/rs_A/score', '{"score":71}', 1)).signature).not.toBe(first.signature);
+    expect(signer.sign(response('/v1/customers/rs_B/score', '{"score":70}', 1)).signature).not.toBe(first.signature);
+    expect(signer.sign(response('/v1/customers/rs_A/score', '{"score":70}', 60))['signature-input']).not.toBe(first['signature-input']);
+  });
+
+  test('when reuse is off, then every response is signed afresh', () => {
+    const signer = createResponseSigner(testSigningKeys(), { reuseSeconds: 0 });
+
+    const first = signer.sign(response('/p', '{}', 0));
+
+    expect(signer.sign(response('/p', '{}', 0))).not.toBe(first);
   });
 });
