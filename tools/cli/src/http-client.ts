@@ -62,3 +62,25 @@ export async function callJsonAnswer(url: string, options: CallOptions = {}): Pr
   }
   return { status: response.status, body };
 }
+
+/** A 2xx answer as received, bytes and all, for checking its signature; anything else is an HttpError. */
+export async function fetchRaw(url: string, headers: Record<string, string>): Promise<{ status: number; headers: Headers; body: Buffer }> {
+  let response: Response;
+  try {
+    response = await fetch(url, { headers: { accept: 'application/json', ...headers } });
+  } catch (error) {
+    const cause = error instanceof Error && error.cause instanceof Error ? error.cause.message : String(error);
+    throw new Error(`cannot reach ${new URL(url).origin}: ${cause}. Is the service running (npm start)?`);
+  }
+  const body = Buffer.from(await response.arrayBuffer());
+  if (!response.ok) {
+    let parsed: unknown = body.toString('utf8');
+    try {
+      parsed = JSON.parse(body.toString('utf8'));
+    } catch {
+      // Not JSON: keep the text for the message.
+    }
+    throw new HttpError(response.status, parsed);
+  }
+  return { status: response.status, headers: response.headers, body };
+}

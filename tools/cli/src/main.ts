@@ -1,7 +1,8 @@
 import { parseArgs } from 'node:util';
 import { MAX_SCORES_PER_BATCH } from '@rsd/contracts';
 import { readDevSecret, signDevToken } from '@rsd/platform';
-import { callJson, callJsonAnswer } from './http-client';
+import { callJson, callJsonAnswer, fetchRaw } from './http-client';
+import { verifyResponseSignature, type PublishedKey } from './response-signature';
 import { chunk, readScoreFile, UsageError } from './score-file';
 
 const HELP = `rsd: command-line client for the Resilience Score Data API
@@ -13,9 +14,12 @@ Usage:
   rsd authorizations get    --org ID --client-id CLIENT_ID
   rsd authorizations revoke --org ID --client-id CLIENT_ID
   rsd scores publish FILE              (JSON: a score, an array or {"scores":[...]}; or NDJSON)
-  rsd score   --client-id CLIENT_ID    (API key from RSD_API_KEY or --api-key)
-  rsd pillars --client-id CLIENT_ID
-  rsd history --client-id CLIENT_ID [--limit N]
+  rsd score   --client-id CLIENT_ID [--verify]   (API key from RSD_API_KEY or --api-key)
+  rsd pillars --client-id CLIENT_ID [--verify]
+  rsd history --client-id CLIENT_ID [--from DATE] [--to DATE] [--limit N] [--cursor C] [--verify]
+
+  --verify checks the response's signature (RFC 9421, Ed25519) against the read API's published keys
+  (/.well-known/jwks.json) and says so on stderr; a response that does not verify exits 1.
 
 Recipient types: insurance_provider, auditor, regulatory_body, partner
 Scopes: qr_score, score_trend, pillar_breakdown
@@ -49,6 +53,10 @@ function parseCommandLine() {
         'client-id': { type: 'string' },
         'api-key': { type: 'string' },
         limit: { type: 'string' },
+        from: { type: 'string' },
+        to: { type: 'string' },
+        cursor: { type: 'string' },
+        verify: { type: 'boolean' },
         'api-url': { type: 'string' },
         'credentials-url': { type: 'string' },
         'ingest-url': { type: 'string' },
@@ -154,16 +162,32 @@ async function run(): Promise<unknown> {
       return { accepted };
     }
     case 'score':
-      return callJson(customerPath('score'), { headers: apiKeyHeader() });
+      return readCustomer('score');
     case 'pillars':
-      return callJson(customerPath('pillars'), { headers: apiKeyHeader() });
+      return readCustomer('pillars');
     case 'history': {
-      const query = values.limit ? `?limit=${encodeURIComponent(values.limit)}` : '';
-      return callJson(customerPath(`score/history${query}`), { headers: apiKeyHeader() });
+      const query = new URLSearchParams();
+      for (const name of ['from', 'to', 'limit', 'cursor'] as const) {
+        const value = values[name];
+        if (value !== undefined) query.set(name, value);
+      }
+      return readCustomer('score/history', query.size > 0 ? `?${query.toString()}` : '');
     }
     default:
       throw new UsageError(`unknown command: ${positionals.join(' ')}\n\n${HELP}`);
   }
+}
+
+/** A customer resource; with --verify, only once its signature checks out against the published keys. */
+async function readCustomer(resource: string, query = ''): Promise<unknown> {
+  if (!values.verify) return callJson(`${customerPath(resource)}${query}`, { headers: apiKeyHeader() });
+  const url = new URL(`${customerPath(resource)}${query}`);
+  const response = await fetchRaw(url.href, apiKeyHeader());
+  const jwks = (await callJson(`${urls.api}/.well-known/jwks.json`)) as { keys?: PublishedKey[] };
+  const verification = verifyResponseSignature({ ...response, requestPath: url.pathname }, jwks.keys ?? []);
+  if (!verification.valid) throw new Error(`signature NOT valid: ${verification.reason}`);
+  process.stderr.write(`rsd: signature verified (key ${verification.kid}, signed ${verification.created.toISOString()})\n`);
+  return JSON.parse(response.body.toString('utf8')) as unknown;
 }
 
 /** Decision 29: a 202 to a revoke is a recorded revocation that the read API does not enforce yet. */
