@@ -11,6 +11,7 @@ import { signDevToken } from '@rsd/platform';
 import { aScoreSubmission, describeWithInfra, request, startInfra, type StartedServer } from '@rsd/testkit';
 import { eventually, REPO_ROOT } from '../support/embedded-process';
 import { startService, type ServiceProcess } from '../support/service-process';
+import { verifyResponseSignature, type PublishedKey } from '../../tools/cli/src/response-signature';
 
 const run = promisify(execFile);
 
@@ -138,6 +139,28 @@ describeWithInfra('kafka', 'the distributed runtime, four processes over real Ka
       expect(pillars.status).toBe(200);
       expect(pillars.body.pillarScores.deviceHealth).toBe(68);
     }
+  });
+
+  test('when a replica signs a score, then it verifies with the keys the other publishes, and its ETag gets a 304 from the other', async () => {
+    const credential = await createCredential();
+    await postScore(66, '2026-11-21');
+    for (const replica of readApis) await readUntil(replica, credential, (r) => r.body.scoreDate === '2026-11-21');
+    const [first, second] = readApis as [ServiceProcess, ServiceProcess];
+    const requestPath = `/v1/customers/${credential.clientId}/score`;
+
+    const signed = await fetch(`${first.url}${requestPath}`, { headers: { 'x-api-key': credential.apiKey } });
+    const body = Buffer.from(await signed.arrayBuffer());
+    const keysOfTheOther = await request<{ keys: PublishedKey[] }>(`${second.url}/.well-known/jwks.json`);
+    const verification = verifyResponseSignature(
+      { status: signed.status, headers: signed.headers, body, requestPath },
+      keysOfTheOther.body.keys,
+    );
+    const conditional = await fetch(`${second.url}${requestPath}`, {
+      headers: { 'x-api-key': credential.apiKey, 'if-none-match': signed.headers.get('etag')! },
+    });
+
+    expect(verification).toMatchObject({ valid: true, kid: 'test-signing-key' });
+    expect(conditional.status).toBe(304);
   });
 
   test('when 200 requests with one key are spread over both replicas in one window, then exactly 120 are admitted', async () => {

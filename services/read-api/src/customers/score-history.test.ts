@@ -77,7 +77,7 @@ describe('GET /v1/customers/{clientId}/score/history: ranges, pages and explanat
       grade: 'Strengthen',
       change: { score: 1, grade: null },
     });
-    expect((await history(credential, `?from=${dayBefore(4)}`)).body.scores.at(-1).change).toBeNull();
+    expect((await history(credential, `?from=${dayBefore(4)}`)).body.scores.at(-1)?.change).toBeNull();
   });
 
   test('when 1,000 snapshots are paged through, then every one comes exactly once, in order, with a Link to each next page', async () => {
