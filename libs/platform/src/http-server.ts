@@ -1,12 +1,111 @@
-import type { Server } from 'node:http';
+import { createServer, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import type { Duplex } from 'node:stream';
 import type { Express } from 'express';
+import type { Logger } from 'pino';
+import { errorBody, reasonPhrase } from './errors';
+import { httpServerConfigSchema, httpServerLimits, type HttpServerLimits } from './http-server-config';
+import { loadConfig } from './config';
 
-export async function listen(app: Express, port: number, host?: string): Promise<Server> {
-  return new Promise((resolve, reject) => {
-    const server = app.listen(port, host ?? '0.0.0.0', () => resolve(server));
+export interface ListenOptions {
+  /** Default: the documented defaults of `httpServerConfigSchema`. */
+  limits?: HttpServerLimits;
+  /** Where to report connections refused at the connection cap. */
+  log?: Logger;
+}
+
+/**
+ * An HTTP server with explicit limits (docs/decisions.md, "HTTP server limits"). Node checks the
+ * headers and request timeouts of open connections every `connectionsCheckingInterval` (30 s by
+ * default, which would let a slow connection live that much longer): here a tenth of the headers
+ * timeout, at most 1 s, so a connection that has not finished its headers is closed within
+ * `headersTimeoutMs` plus at most a second.
+ */
+export async function listen(app: Express, port: number, host = '0.0.0.0', options: ListenOptions = {}): Promise<Server> {
+  const limits = options.limits ?? httpServerLimits(loadConfig(httpServerConfigSchema, {}));
+  const server = createServer(
+    {
+      headersTimeout: limits.headersTimeoutMs,
+      requestTimeout: limits.requestTimeoutMs,
+      keepAliveTimeout: limits.keepAliveTimeoutMs,
+      maxHeaderSize: limits.maxHeaderSize,
+      connectionsCheckingInterval: Math.min(1000, Math.max(10, Math.floor(limits.headersTimeoutMs / 10))),
+    },
+    app,
+  );
+  server.maxConnections = limits.maxConnections;
+  server.on('clientError', answerClientError);
+  if (options.log) server.on('drop', reportDrops(options.log, limits.maxConnections));
+  await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
+    server.listen(port, host, () => {
+      server.off('error', reject);
+      resolve();
+    });
   });
+  return server;
+}
+
+/**
+ * What Node itself refuses before any service code runs (a malformed request, headers over the size
+ * limit, a request not received in time) gets the same error body and `nosniff` as every other
+ * response, then the connection is closed. No `code`: these come from the HTTP layer, not the API.
+ */
+function answerClientError(error: NodeJS.ErrnoException, socket: Duplex): void {
+  // Once a response has begun on this connection, another one would corrupt it: just close.
+  const inFlight = (socket as Duplex & { _httpMessage?: ServerResponse })._httpMessage;
+  if (error.code !== 'ECONNRESET' && socket.writable && !inFlight?.headersSent) {
+    socket.write(rawErrorResponse(statusFor(error.code)));
+  }
+  socket.destroy();
+}
+
+function statusFor(code: string | undefined): number {
+  switch (code) {
+    case 'HPE_HEADER_OVERFLOW':
+      return 431;
+    case 'HPE_CHUNK_EXTENSIONS_OVERFLOW':
+      return 413;
+    case 'ERR_HTTP_REQUEST_TIMEOUT':
+      return 408;
+    default:
+      return 400;
+  }
+}
+
+const MESSAGES: Record<number, string> = {
+  400: 'The request is not valid HTTP',
+  408: 'The request was not received in time',
+  413: 'The request body is larger than this server accepts',
+  431: 'The request headers are larger than this server accepts',
+};
+
+function rawErrorResponse(status: number): string {
+  const body = JSON.stringify(errorBody(status, undefined, MESSAGES[status] ?? reasonPhrase(status)));
+  return [
+    `HTTP/1.1 ${status} ${reasonPhrase(status)}`,
+    'Content-Type: application/json; charset=utf-8',
+    `Content-Length: ${Buffer.byteLength(body)}`,
+    'X-Content-Type-Options: nosniff',
+    'Cache-Control: no-store',
+    'Connection: close',
+    '',
+    body,
+  ].join('\r\n');
+}
+
+/** One warning when the cap is first reached, then at most one every 10 s with the count, not one per connection. */
+function reportDrops(log: Logger, maxConnections: number): () => void {
+  let dropped = 0;
+  let reportedAt = 0;
+  return () => {
+    dropped += 1;
+    const now = Date.now();
+    if (now - reportedAt < 10_000) return;
+    log.warn({ maxConnections, dropped }, 'connection cap reached: new connections are closed at once');
+    reportedAt = now;
+    dropped = 0;
+  };
 }
 
 export function portOf(server: Server): number {

@@ -5,6 +5,7 @@ export * from './http-errors';
 export * from './access-log';
 export * from './base-app';
 export * from './http-server';
+export * from './http-server-config';
 export * from './shutdown';
 export * from './caller-auth';
 export * from './api-docs';

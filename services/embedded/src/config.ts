@@ -22,3 +22,10 @@ export const EMBEDDED_DEFAULTS: NodeJS.ProcessEnv = {
   CREDENTIALS_HOST: '127.0.0.1',
   SCORE_INGEST_HOST: '127.0.0.1',
 };
+
+/**
+ * How the process's connection cap (HTTP_MAX_CONNECTIONS) is split between its three servers: a flood
+ * on one service fills only its own share, so the other two keep serving. The read API, which every
+ * recipient calls, gets half; the administrators' and the scoring engines' services a quarter each.
+ */
+export const CONNECTION_SHARES = { readApi: 0.5, credentials: 0.25, scoreIngest: 0.25 } as const;

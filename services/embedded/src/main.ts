@@ -4,6 +4,8 @@ import * as credentials from '@rsd/credentials';
 import {
   closeServer,
   createLogger,
+  httpServerConfigSchema,
+  httpServerLimits,
   listen,
   loadConfig,
   loadConfigs,
@@ -18,7 +20,7 @@ import { systemClock } from '@rsd/ports';
 import * as readApi from '@rsd/read-api';
 import { openRuntime, runtimeConfigSchema } from '@rsd/runtime';
 import * as scoreIngest from '@rsd/score-ingest';
-import { EMBEDDED_DEFAULTS, embeddedConfigSchema } from './config';
+import { CONNECTION_SHARES, EMBEDDED_DEFAULTS, embeddedConfigSchema } from './config';
 import { welcomeText } from './welcome';
 
 /**
@@ -32,12 +34,13 @@ async function main(): Promise<void> {
   await mkdir(dataDir, { recursive: true, mode: 0o700 });
   const devSecret = process.env.JWT_HS256_SECRET || process.env.JWT_JWKS_URL ? undefined : await loadOrCreateDevSecret(dataDir);
   const env = { ...EMBEDDED_DEFAULTS, ...(devSecret ? { JWT_HS256_SECRET: devSecret.secret } : {}), ...process.env };
-  const [readApiConfig, credentialsConfig, scoreIngestConfig, runtimeConfig] = loadConfigs(
+  const [readApiConfig, credentialsConfig, scoreIngestConfig, runtimeConfig, httpConfig] = loadConfigs(
     [
       readApi.readApiConfigSchema,
       credentials.credentialsConfigSchema,
       scoreIngest.scoreIngestConfigSchema,
       runtimeConfigSchema({ defaultRuntime: 'embedded', needs: ['kafka', 'mongo', 'redis'] }),
+      httpServerConfigSchema,
     ],
     env,
   );
@@ -67,9 +70,29 @@ async function main(): Promise<void> {
     log: serviceLogger(log, 'score-ingest'),
   });
 
-  const readApiServer = await listen(readApiModule.app, readApiConfig.READ_API_PORT, readApiConfig.READ_API_HOST);
-  const credentialsServer = await listen(credentialsModule.app, credentialsConfig.CREDENTIALS_PORT, credentialsConfig.CREDENTIALS_HOST);
-  const scoreIngestServer = await listen(scoreIngestModule.app, scoreIngestConfig.SCORE_INGEST_PORT, scoreIngestConfig.SCORE_INGEST_HOST);
+  // One process, one descriptor limit: the three servers share the connection cap.
+  const serverOptions = (service: keyof typeof CONNECTION_SHARES, name: string) => ({
+    limits: httpServerLimits(httpConfig, CONNECTION_SHARES[service]),
+    log: serviceLogger(log, name),
+  });
+  const readApiServer = await listen(
+    readApiModule.app,
+    readApiConfig.READ_API_PORT,
+    readApiConfig.READ_API_HOST,
+    serverOptions('readApi', 'read-api'),
+  );
+  const credentialsServer = await listen(
+    credentialsModule.app,
+    credentialsConfig.CREDENTIALS_PORT,
+    credentialsConfig.CREDENTIALS_HOST,
+    serverOptions('credentials', 'credentials'),
+  );
+  const scoreIngestServer = await listen(
+    scoreIngestModule.app,
+    scoreIngestConfig.SCORE_INGEST_PORT,
+    scoreIngestConfig.SCORE_INGEST_HOST,
+    serverOptions('scoreIngest', 'score-ingest'),
+  );
   const urlOf = (host: string, server: Parameters<typeof portOf>[0]) =>
     `http://${host === '0.0.0.0' ? '127.0.0.1' : host}:${portOf(server)}`;
   log.info(
