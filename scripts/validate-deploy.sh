@@ -187,14 +187,20 @@ compose() {
   env -i PATH="$PATH" HOME="$HOME" DOCKER_CONFIG="$TOOLS/docker" "${vars[@]}" \
     "${cmd[@]}" --project-directory "$ROOT" -f "$ROOT/docker-compose.yml" --env-file /dev/null "$@"
 }
-compose_config() { compose JWT_HS256_SECRET="$VALIDATION_JWT_SECRET" -- config "$@"; }
+compose_config() { compose JWT_HS256_SECRET="$VALIDATION_JWT_SECRET" RESPONSE_SIGNING_KEYS='[]' -- config "$@"; }
 run_check "docker compose config -q" compose_config -q
 
-missing_secret_out="$(compose -- config -q 2>&1)" && missing_secret_rc=0 || missing_secret_rc=$?
+missing_secret_out="$(compose RESPONSE_SIGNING_KEYS='[]' -- config -q 2>&1)" && missing_secret_rc=0 || missing_secret_rc=$?
 if ((missing_secret_rc != 0)) && grep -q "JWT_HS256_SECRET" <<<"$missing_secret_out"; then
   pass "docker compose config refuses to resolve without JWT_HS256_SECRET (no committed default)"
 else
   flunk "docker compose config must fail without JWT_HS256_SECRET, got exit $missing_secret_rc: $missing_secret_out"
+fi
+missing_keys_out="$(compose JWT_HS256_SECRET="$VALIDATION_JWT_SECRET" -- config -q 2>&1)" && missing_keys_rc=0 || missing_keys_rc=$?
+if ((missing_keys_rc != 0)) && grep -q "RESPONSE_SIGNING_KEYS" <<<"$missing_keys_out"; then
+  pass "docker compose config refuses to resolve without RESPONSE_SIGNING_KEYS (no committed signing key)"
+else
+  flunk "docker compose config must fail without RESPONSE_SIGNING_KEYS, got exit $missing_keys_rc: $missing_keys_out"
 fi
 
 if compose_config --format json >"$WORK/compose.json" 2>"$WORK/compose.err"; then

@@ -1,3 +1,4 @@
+import { generateKeyPairSync } from 'node:crypto';
 import { parseArgs } from 'node:util';
 import { MAX_SCORES_PER_BATCH } from '@rsd/contracts';
 import { readDevSecret, signDevToken } from '@rsd/platform';
@@ -8,6 +9,7 @@ import { chunk, readScoreFile, UsageError } from './score-file';
 const HELP = `rsd: command-line client for the Resilience Score Data API
 
 Usage:
+  rsd signing-key [--kid NAME]         (a new Ed25519 key for RESPONSE_SIGNING_KEYS, as a JWK list)
   rsd token [--org ID] [--scope "authorizations:write scores:write"] [--ttl 12h]
   rsd authorizations create --org ID --recipient-type TYPE --scopes s1,s2 [--recipient-name NAME] [--expires-at DATE]
   rsd authorizations list   --org ID
@@ -57,6 +59,7 @@ function parseCommandLine() {
         to: { type: 'string' },
         cursor: { type: 'string' },
         verify: { type: 'boolean' },
+        kid: { type: 'string' },
         'api-url': { type: 'string' },
         'credentials-url': { type: 'string' },
         'ingest-url': { type: 'string' },
@@ -116,6 +119,12 @@ async function run(): Promise<unknown> {
       if (!secret) throw new UsageError('no development secret: set JWT_HS256_SECRET or start the embedded runtime (npm start) first');
       const scope = values.scope ?? 'authorizations:write scores:write';
       return signDevToken(secret, { scope, ...(values.org ? { org: values.org } : {}) }, values.ttl ?? '12h');
+    }
+    case 'signing-key': {
+      // The private part goes to stdout only: redirect it straight into a secret, never into a file in the repository.
+      const { x, d } = generateKeyPairSync('ed25519').privateKey.export({ format: 'jwk' });
+      const kid = values.kid ?? `rsd-${new Date().toISOString().slice(0, 10)}`;
+      return JSON.stringify([{ kty: 'OKP', crv: 'Ed25519', x, d, kid }]);
     }
     case 'authorizations create': {
       const org = required('org');
