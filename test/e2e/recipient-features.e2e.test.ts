@@ -1,5 +1,6 @@
 import { execFile } from 'node:child_process';
-import { mkdtemp, rm, stat } from 'node:fs/promises';
+import { createHash } from 'node:crypto';
+import { mkdtemp, rm, stat, writeFile } from 'node:fs/promises';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -95,6 +96,28 @@ describe('for recipients, on the embedded runtime: ETags, signatures and history
     };
     expect(history.scores.map((item) => item.change.score)).toEqual([5, 5]);
     expect(typeof history.nextCursor).toBe('string');
+  });
+
+  test("when the README's by-hand check is run on a response saved with curl's layout, then it says verified, and NOT VALID once the body changes", async () => {
+    const requestPath = `/v1/customers/${credential.clientId}/score`;
+    const response = await read('score');
+    const headerLines = [`HTTP/1.1 ${response.status} OK`];
+    response.headers.forEach((value, name) => headerLines.push(`${name}: ${value}`));
+    const body = Buffer.from(await response.arrayBuffer());
+    const jwks = await (await fetch(`${product.urls.readApi}/.well-known/jwks.json`)).text();
+    const files = { headers: join(dataDir, 'score.headers'), body: join(dataDir, 'score.json'), jwks: join(dataDir, 'jwks.json') };
+    await writeFile(files.headers, `${headerLines.join('\r\n')}\r\n\r\n`);
+    await writeFile(files.body, body);
+    await writeFile(files.jwks, jwks);
+    const check = () => run('node', [join(REPO_ROOT, 'scripts/verify-response.mjs'), files.headers, files.body, files.jwks, requestPath]);
+
+    expect((await check()).stdout).toMatch(/^verified: signed by [A-Za-z0-9_-]{43} at \d{4}-/);
+    const tamperedHeaders = headerLines.map((line) =>
+      line.startsWith('content-digest:') ? `content-digest: sha-256=:${createHash('sha256').update('{}').digest('base64')}:` : line,
+    );
+    await writeFile(files.headers, `${tamperedHeaders.join('\r\n')}\r\n\r\n`);
+    await writeFile(files.body, '{}');
+    await expect(check()).rejects.toMatchObject({ code: 1, stdout: 'NOT VALID\n' });
   });
 
   describe('behind a proxy that tampers', () => {
