@@ -54,6 +54,8 @@ export function createTokenVerifier(config: CallerAuthConfig): TokenVerifier {
 }
 
 function claimsOf(payload: JWTPayload): CallerClaims {
+  // A present but non-string `org` must not read as absent: that would make it a scoring engine's token (decision 34).
+  if (payload.org !== undefined && typeof payload.org !== 'string') throw new Error('the org claim must be a string');
   const scope = typeof payload.scope === 'string' ? payload.scope : '';
   return {
     subject: payload.sub,

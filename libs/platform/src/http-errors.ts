@@ -37,6 +37,14 @@ function fromBodyParser(error: { type?: unknown; status?: unknown }): ApiError |
   }
 }
 
+/** Express decodes path parameters before any handler runs; one that is not percent-encoded UTF-8 (`%FF`) fails there. */
+function fromRouter(error: object): ApiError | undefined {
+  if (error instanceof URIError && (error as { status?: unknown }).status === 400) {
+    return new ApiError('INVALID_PARAMETER', 'A path parameter is not valid percent-encoded UTF-8');
+  }
+  return undefined;
+}
+
 /**
  * The one error middleware: typed errors become their documented body; anything else is logged
  * with its cause and answered with a bare 500, so no internals ever reach a client.
@@ -47,7 +55,12 @@ export function errorHandler(log: Logger): ErrorRequestHandler {
       next(error);
       return;
     }
-    const known = error instanceof ApiError ? error : typeof error === 'object' && error !== null ? fromBodyParser(error) : undefined;
+    const known =
+      error instanceof ApiError
+        ? error
+        : typeof error === 'object' && error !== null
+          ? (fromRouter(error) ?? fromBodyParser(error))
+          : undefined;
     const apiError = known ?? new ApiError('INTERNAL_ERROR', 'An unexpected error occurred');
     if (!known) log.error({ err: error, method: req.method, path: req.path }, 'unhandled error');
     for (const [name, value] of Object.entries(apiError.headers ?? {})) res.setHeader(name, value);
