@@ -1,0 +1,57 @@
+import { randomUUID } from 'node:crypto';
+import { MongoClient } from 'mongodb';
+import { describeWithInfra, startInfra, type StartedServer } from '@rsd/testkit';
+import { freePort } from '../../support/raw-http';
+import { startService, type ServiceProcess } from '../../support/service-process';
+import { hostileClientTests } from './hostile-client-suite';
+
+describeWithInfra('kafka', 'a hostile client against the distributed runtime (three service processes)', (kafkaTarget) => {
+  hostileClientTests(async (env) => {
+    const runId = randomUUID().slice(0, 8);
+    const servers: StartedServer[] = [];
+    const services: ServiceProcess[] = [];
+    const stop = async () => {
+      for (const service of services) await service.stop();
+      if (shared.MONGO_URL) {
+        const client = await MongoClient.connect(shared.MONGO_URL);
+        for (const name of [shared.CREDENTIALS_DB!, shared.READ_VIEWS_DB!]) await client.db(name).dropDatabase();
+        await client.close();
+      }
+      for (const server of servers) await server.stop();
+    };
+    const shared: Record<string, string> = {};
+    try {
+      servers.push(await startInfra('kafka', kafkaTarget()));
+      servers.push(
+        await startInfra('mongo', { source: process.env.MONGO_URL ? 'env' : 'testcontainers', url: process.env.MONGO_URL ?? '' }),
+      );
+      servers.push(
+        await startInfra('redis', { source: process.env.REDIS_URL ? 'env' : 'testcontainers', url: process.env.REDIS_URL ?? '' }),
+      );
+      const [kafka, mongo, redis] = servers.map((s) => s.url);
+      const [readApiPort, credentialsPort, scoreIngestPort] = [await freePort(), await freePort(), await freePort()];
+      Object.assign(shared, {
+        ...env,
+        RUNTIME: 'distributed',
+        KAFKA_BROKERS: kafka!,
+        MONGO_URL: mongo!,
+        REDIS_URL: redis!,
+        CREDENTIALS_DB: `hostile_credentials_${runId}`,
+        READ_VIEWS_DB: `hostile_views_${runId}`,
+        KAFKA_TOPIC_PARTITIONS: '3',
+        READ_API_PORT: String(readApiPort),
+        CREDENTIALS_PORT: String(credentialsPort),
+        SCORE_INGEST_PORT: String(scoreIngestPort),
+        OUTBOX_RELAY_INTERVAL_MS: '500',
+      });
+      services.push(await startService('credentials', credentialsPort, shared));
+      services.push(await startService('score-ingest', scoreIngestPort, shared));
+      services.push(await startService('read-api', readApiPort, shared));
+      const [credentials, scoreIngest, readApi] = services.map((s) => s.url);
+      return { urls: { readApi: readApi!, credentials: credentials!, scoreIngest: scoreIngest! }, stop };
+    } catch (error) {
+      await stop();
+      throw error;
+    }
+  });
+});
