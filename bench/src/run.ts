@@ -32,10 +32,10 @@ interface Latencies {
   max: number;
 }
 
-async function load(name: string, url: string, headers: Record<string, string> = {}): Promise<Throughput> {
+async function load(name: string, url: string, headers: Record<string, string> = {}, connections = CONNECTIONS): Promise<Throughput> {
   // A short warm-up, so JIT and caches are in the same state for every target.
-  await autocannon({ url, headers, connections: CONNECTIONS, duration: 2 });
-  const result = await autocannon({ url, headers, connections: CONNECTIONS, duration: DURATION_S });
+  await autocannon({ url, headers, connections, duration: 2 });
+  const result = await autocannon({ url, headers, connections, duration: DURATION_S });
   return { name, rps: result.requests.average, p50: result.latency.p50, p99: result.latency.p99, non2xx: result.non2xx };
 }
 
@@ -66,11 +66,11 @@ const benchEnv = {
   FAILED_AUTH_LIMIT_PER_MINUTE: '1000000000',
 };
 
-async function startEmbedded(dataDir: string): Promise<Product> {
+async function startEmbedded(dataDir: string, env: Record<string, string> = {}): Promise<Product> {
   const started = await startNode(
     'services/embedded/dist/main.js',
     [],
-    { ...benchEnv, DATA_DIR: dataDir, READ_API_PORT: '0', CREDENTIALS_PORT: '0', SCORE_INGEST_PORT: '0' },
+    { ...benchEnv, DATA_DIR: dataDir, READ_API_PORT: '0', CREDENTIALS_PORT: '0', SCORE_INGEST_PORT: '0', ...env },
     (line) => line.msg === 'embedded runtime ready',
   );
   return {
@@ -130,11 +130,14 @@ async function token(): Promise<string> {
   return signDevToken(SECRET, { org: ORG, scope: 'authorizations:write scores:write' });
 }
 
-async function createCredential(product: Product): Promise<{ clientId: string; apiKey: string }> {
+async function createCredential(
+  product: Product,
+  scopes = ['qr_score', 'pillar_breakdown'],
+): Promise<{ clientId: string; apiKey: string }> {
   const answer = await json(`${product.credentials}/v1/organizations/${ORG}/authorizations`, {
     method: 'POST',
     headers: { authorization: `Bearer ${await token()}`, 'content-type': 'application/json' },
-    body: JSON.stringify({ recipientType: 'insurance_provider', scopes: ['qr_score', 'pillar_breakdown'] }),
+    body: JSON.stringify({ recipientType: 'insurance_provider', scopes }),
   });
   if (answer.status !== 201) throw new Error(`create failed: ${answer.status}`);
   return answer.body as { clientId: string; apiKey: string };
@@ -154,6 +157,57 @@ async function postScore(product: Product, score: number): Promise<void> {
   });
   if (answer.status !== 202) throw new Error(`score failed: ${answer.status}`);
 }
+
+const HISTORY_DAYS = 3 * 365;
+
+/** Three years of daily scores, ending today (a later date is refused), in batches of 1,000. */
+async function postHistory(product: Product): Promise<void> {
+  const today = Date.parse(new Date().toISOString().slice(0, 10));
+  const scores = Array.from({ length: HISTORY_DAYS }, (_, i) => ({
+    organizationId: ORG,
+    scoreDate: new Date(today - i * 86_400_000).toISOString().slice(0, 10),
+    score: 40 + (i % 50),
+    grade: 'Strengthen',
+    pillarScores: { structuralIntegrity: 40 + (i % 50), failureResistance: 75, deviceHealth: 68 - (i % 7), recoveryCapability: 77 },
+    // Older than any score the other measurements post, so the latest score stays theirs.
+    calculatedAt: '2020-01-01T00:00:00.000Z',
+  }));
+  for (let at = 0; at < scores.length; at += 1000) {
+    const answer = await json(`${product.scoreIngest}/v1/scores`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${await token()}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ scores: scores.slice(at, at + 1000) }),
+    });
+    if (answer.status !== 202) throw new Error(`history failed: ${answer.status}`);
+  }
+}
+
+/**
+ * The history's first page and a page at its far end, each 366 days with pillar explanations, as
+ * recipients read it: one request at a time (the latency goal is a request's, not a queue's under
+ * saturation), then under the same 32 connections as the other rows.
+ */
+async function historyRows(product: Product): Promise<Throughput[]> {
+  const credential = await createCredential(product, ['score_trend', 'pillar_breakdown']);
+  await postHistory(product);
+  const url = `${product.readApis[0]!}/v1/customers/${credential.clientId}/score/history?limit=366`;
+  await until(
+    async () => ((await json(url, { headers: { 'x-api-key': credential.apiKey } })).body as { scores?: unknown[] })?.scores?.length === 366,
+    30_000,
+  );
+  const oldest = new Date(Date.parse(new Date().toISOString().slice(0, 10)) - (HISTORY_DAYS - 1) * 86_400_000).toISOString().slice(0, 10);
+  const headers = { 'x-api-key': credential.apiKey };
+  return [
+    await load(`read API /score/history, embedded: newest 366 of ${HISTORY_DAYS} days`, url, headers),
+    await load(
+      `read API /score/history, embedded: ${oldest} onwards, 366 of ${HISTORY_DAYS} days`,
+      `${url}&to=${addDays(oldest, 365)}`,
+      headers,
+    ),
+  ];
+}
+
+const addDays = (date: string, days: number) => new Date(Date.parse(date) + days * 86_400_000).toISOString().slice(0, 10);
 
 const readScore = (url: string, credential: { clientId: string; apiKey: string }) =>
   json(`${url}/v1/customers/${credential.clientId}/score`, { headers: { 'x-api-key': credential.apiKey } });
@@ -196,6 +250,7 @@ async function ingestLatency(product: Product, credential: { clientId: string; a
 async function main(): Promise<void> {
   const throughput: Throughput[] = [];
   const latencies: Latencies[] = [];
+  const history: Throughput[] = [];
 
   const baseline = await startNode('bench/dist/bare-express.js', ['0'], {}, (line) => line.msg === 'baseline ready');
   throughput.push(
@@ -218,9 +273,29 @@ async function main(): Promise<void> {
     );
     latencies.push(percentiles('revocation → enforced, embedded', await revocationLatency(embedded)));
     latencies.push(percentiles('score ingested → readable, embedded', await ingestLatency(embedded, credential)));
+    history.push(...(await historyRows(embedded)));
   } finally {
     await embedded.stop();
     await rm(dataDir, { recursive: true, force: true });
+  }
+
+  // Decision 24's cost: the same /score with every response signed afresh instead of an unchanged
+  // representation's signature reused (the default), on a product of its own.
+  const signingDir = await mkdtemp(join(tmpdir(), 'rsd-bench-signing-'));
+  const signingEvery = await startEmbedded(signingDir, { RESPONSE_SIGNATURE_REUSE_S: '0' });
+  try {
+    const credential = await createCredential(signingEvery);
+    await postScore(signingEvery, 72);
+    throughput.push(
+      await load(
+        'read API /score, embedded, every response signed (RESPONSE_SIGNATURE_REUSE_S=0)',
+        `${signingEvery.readApis[0]!}/v1/customers/${credential.clientId}/score`,
+        { 'x-api-key': credential.apiKey },
+      ),
+    );
+  } finally {
+    await signingEvery.stop();
+    await rm(signingDir, { recursive: true, force: true });
   }
 
   if (process.env.KAFKA_BROKERS && process.env.MONGO_URL && process.env.REDIS_URL) {
@@ -252,6 +327,12 @@ async function main(): Promise<void> {
     '| target | requests/s | ratio to baseline | p50 ms | p99 ms | non-2xx |',
     '|---|---:|---:|---:|---:|---:|',
     ...throughput.map((t) => `| ${t.name} | ${t.rps.toFixed(0)} | ${(t.rps / base).toFixed(2)}× | ${t.p50} | ${t.p99} | ${t.non2xx} |`),
+    '',
+    `History over ${HISTORY_DAYS} daily scores (${CONNECTIONS} connections, ${DURATION_S} s; goal p99 ≤ 20 ms)`,
+    '',
+    '| target | requests/s | p50 ms | p99 ms | non-2xx |',
+    '|---|---:|---:|---:|---:|',
+    ...history.map((t) => `| ${t.name} | ${t.rps.toFixed(0)} | ${t.p50} | ${t.p99} | ${t.non2xx} |`),
     '',
     `Latencies (${TRIALS} trials each)`,
     '',
