@@ -17,7 +17,7 @@ export function methodNotAllowed(allowed: readonly string[]): RequestHandler {
 }
 
 /** body-parser's error types, mapped to the documented codes. */
-function fromBodyParser(error: { type?: unknown; status?: unknown }): ApiError | undefined {
+function fromBodyParser(error: { type?: unknown; status?: unknown; errno?: unknown }): ApiError | undefined {
   switch (error.type) {
     case 'entity.too.large':
       return new ApiError('PAYLOAD_TOO_LARGE', 'The request body is larger than this endpoint accepts');
@@ -33,7 +33,11 @@ function fromBodyParser(error: { type?: unknown; status?: unknown }): ApiError |
     case 'stream.encoding.set':
       return new ApiError('MALFORMED_JSON', 'The request body could not be read');
     default:
-      return undefined;
+      // A body that does not decompress as its Content-Encoding (gzip, deflate, br) says: zlib's own
+      // error, which body-parser passes on with status 400 and no type.
+      return error.status === 400 && typeof error.errno === 'number'
+        ? new ApiError('MALFORMED_JSON', 'The request body could not be decompressed as its Content-Encoding says')
+        : undefined;
   }
 }
 

@@ -1,0 +1,42 @@
+import { gzipSync } from 'node:zlib';
+import express from 'express';
+import pino from 'pino';
+import { jsonBody } from './base-app';
+import { errorHandler } from './http-errors';
+import { closeServer, listen, portOf } from './http-server';
+
+async function post(headers: Record<string, string>, body: Buffer): Promise<{ status: number; body: { code?: string } }> {
+  const app = express();
+  app.post('/echo', ...jsonBody('1kb'), (req, res) => {
+    res.json(req.body);
+  });
+  app.use(errorHandler(pino({ level: 'silent' })));
+  const server = await listen(app, 0, '127.0.0.1');
+  try {
+    const response = await fetch(`http://127.0.0.1:${portOf(server)}/echo`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', ...headers },
+      body,
+    });
+    return { status: response.status, body: (await response.json()) as { code?: string } };
+  } finally {
+    await closeServer(server);
+  }
+}
+
+describe('request body errors', () => {
+  test.each(['gzip', 'deflate', 'br'])(
+    'when a body claims Content-Encoding %s but does not decompress, then 400 MALFORMED_JSON, not a 500',
+    async (encoding) => {
+      const response = await post({ 'content-encoding': encoding }, Buffer.from('{"not":"compressed"}'));
+
+      expect([response.status, response.body.code]).toEqual([400, 'MALFORMED_JSON']);
+    },
+  );
+
+  test('when a gzip body decompresses, then it is read as JSON', async () => {
+    const response = await post({ 'content-encoding': 'gzip' }, gzipSync('{"compressed":true}'));
+
+    expect([response.status, response.body]).toEqual([200, { compressed: true }]);
+  });
+});
