@@ -2,23 +2,65 @@ import { createRequire } from 'node:module';
 import { dirname } from 'node:path';
 import express, { type Express } from 'express';
 import { z } from 'zod';
+import { errorBodySchema } from '@rsd/contracts';
+import { methodNotAllowed } from './http-errors';
+
+/** A response header; `required` ones are on every response with that status. */
+export interface OpenApiHeader {
+  description: string;
+  required?: boolean;
+  schema: object;
+}
+
+export interface OpenApiResponse {
+  description: string;
+  /** The JSON body; none for a response without a body (a 304). */
+  schema?: z.ZodType;
+  headers?: Record<string, OpenApiHeader>;
+}
 
 export interface OpenApiOperation {
   method: 'get' | 'post';
   path: string;
+  /** For a path outside the document's `/v1` base (`/.well-known/jwks.json`): `[{ url: '/' }]`. */
+  servers?: { url: string }[];
   summary: string;
   description?: string;
   tags?: string[];
   security?: 'apiKey' | 'bearer';
   parameters?: object[];
   requestBody?: z.ZodType;
-  responses: Record<string, { description: string; schema?: z.ZodType; headers?: Record<string, object> }>;
+  responses: Record<string, OpenApiResponse>;
 }
 
 export interface OpenApiInfo {
   title: string;
   version: string;
   description: string;
+}
+
+/**
+ * What the HTTP server itself answers on any path before a service sees the request (http-server.ts):
+ * a request that is not valid HTTP, headers over the size limit, a request not received within its
+ * timeout. These bodies have no `code`.
+ */
+const HTTP_LAYER_RESPONSES: Record<string, OpenApiResponse> = {
+  '400': { description: 'The request is not valid HTTP; the connection is closed', schema: errorBodySchema },
+  '408': {
+    description: "The request was not received within the server's request timeout; the connection is closed",
+    schema: errorBodySchema,
+  },
+  '431': { description: 'The request headers are larger than the server accepts; the connection is closed', schema: errorBodySchema },
+};
+
+/** An operation's responses and the HTTP server's; where both have a status, the descriptions are joined. */
+function withHttpLayerResponses(own: Record<string, OpenApiResponse>): Record<string, OpenApiResponse> {
+  const merged = { ...HTTP_LAYER_RESPONSES, ...own };
+  for (const [status, layer] of Object.entries(HTTP_LAYER_RESPONSES)) {
+    const response = own[status];
+    if (response) merged[status] = { ...response, description: `${response.description}. From the HTTP server: ${layer.description}` };
+  }
+  return merged;
 }
 
 /**
@@ -36,17 +78,18 @@ export function buildOpenApiDocument(info: OpenApiInfo, operations: OpenApiOpera
     const id = z.globalRegistry.get(schema)?.id;
     return id ? { $ref: `#/components/schemas/${id}` } : withoutDialect(z.toJSONSchema(schema, { io: 'input', unrepresentable: 'any' }));
   };
-  const paths: Record<string, Record<string, object>> = {};
+  const paths: Record<string, Record<string, unknown>> = {};
   for (const op of operations) {
     const responses: Record<string, object> = {};
-    for (const [status, response] of Object.entries(op.responses)) {
+    for (const [status, response] of Object.entries(withHttpLayerResponses(op.responses))) {
       responses[status] = {
         description: response.description,
         ...(response.headers ? { headers: response.headers } : {}),
         ...(response.schema ? { content: { 'application/json': { schema: ref(response.schema) } } } : {}),
       };
     }
-    (paths[op.path] ??= {})[op.method] = {
+    const pathItem = (paths[op.path] ??= op.servers ? { servers: op.servers } : {});
+    pathItem[op.method] = {
       summary: op.summary,
       ...(op.description ? { description: op.description } : {}),
       ...(op.tags ? { tags: op.tags } : {}),
@@ -114,15 +157,25 @@ const SWAGGER_UI_ASSETS = dirname(requireFromHere.resolve('swagger-ui-dist/packa
 export function mountApiDocs(app: Express, document: object): void {
   const title = (document as { info?: { title?: string } }).info?.title ?? 'API';
   const page = docsPage(title);
-  app.get('/v1/openapi.json', (_req, res) => {
-    res.json(document);
-  });
-  app.get('/docs', (_req, res) => {
-    res.type('html').send(page);
-  });
-  app.get('/docs/docs-init.js', (_req, res) => {
-    res.type('js').send(DOCS_INIT);
-  });
+  const readOnly = methodNotAllowed(['GET', 'HEAD']);
+  app
+    .route('/v1/openapi.json')
+    .get((_req, res) => {
+      res.json(document);
+    })
+    .all(readOnly);
+  app
+    .route('/docs')
+    .get((_req, res) => {
+      res.type('html').send(page);
+    })
+    .all(readOnly);
+  app
+    .route('/docs/docs-init.js')
+    .get((_req, res) => {
+      res.type('js').send(DOCS_INIT);
+    })
+    .all(readOnly);
   app.use('/docs', express.static(SWAGGER_UI_ASSETS, { index: false, maxAge: '1h' }));
 }
 

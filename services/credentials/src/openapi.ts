@@ -5,7 +5,8 @@ import {
   createdAuthorizationSchema,
   errorBodySchema,
 } from '@rsd/contracts';
-import { buildOpenApiDocument, type OpenApiOperation } from '@rsd/platform';
+import { z } from 'zod';
+import { buildOpenApiDocument, type OpenApiHeader, type OpenApiOperation, type OpenApiResponse } from '@rsd/platform';
 
 const organizationIdParameter = {
   name: 'organizationId',
@@ -22,10 +23,35 @@ const clientIdParameter = {
   schema: { $ref: '#/components/schemas/ClientId' },
 };
 
-const error = (description: string) => ({ description, schema: errorBodySchema });
+/** Decision 29: the revocation is recorded but its event is not yet in the event log. */
+const pendingRevocationSchema = authorizationSchema
+  .extend({
+    enforcement: z.literal('pending').meta({
+      description:
+        'The revocation is recorded and will be published when the event log is back; until then a read-API replica may still accept the key, for at most its staleness bound',
+    }),
+  })
+  .meta({ id: 'PendingRevocation' });
+
+const text = (description: string): OpenApiHeader => ({ description, required: true, schema: { type: 'string' } });
+const noStore = { 'Cache-Control': text('`no-store`: administrative data, and the create answer carries a secret') };
+const error = (description: string, headers?: Record<string, OpenApiHeader>): OpenApiResponse => ({
+  description,
+  schema: errorBodySchema,
+  ...(headers ? { headers } : {}),
+});
+const ok = (description: string, schema: z.ZodType, headers: Record<string, OpenApiHeader> = {}): OpenApiResponse => ({
+  description,
+  schema,
+  headers: { ...noStore, ...headers },
+});
 const callerErrors = {
-  '400': error('INVALID_ORGANIZATION_ID'),
-  '401': error('INVALID_TOKEN: the bearer token is missing, malformed, expired or not signed by a trusted key'),
+  '400': error(
+    'INVALID_ORGANIZATION_ID (checked before the token), or INVALID_PARAMETER for a path segment that is not percent-encoded UTF-8',
+  ),
+  '401': error('INVALID_TOKEN: the bearer token is missing, malformed, expired or not signed by a trusted key', {
+    'WWW-Authenticate': text('`Bearer`'),
+  }),
   '403': error('FORBIDDEN_ORGANIZATION (the token administers another organization) or INSUFFICIENT_SCOPE (no authorizations:write)'),
 };
 const tags = ['Authorizations'];
@@ -39,15 +65,19 @@ const operations: OpenApiOperation[] = [
       'Issues a Client ID and an API key scoped to this organization. The API key is in this response only: ' +
       'the service keeps a one-way digest of it and can never show it again. An `expiresAt` date means ' +
       '"valid through the end of that UTC day" and is answered as the next day\'s 00:00:00.000Z, the first instant ' +
-      'the credential no longer works.',
+      'the credential no longer works; an `expiresAt` that is not in the future is refused (400), which the schema ' +
+      'cannot say. The key works from the moment its creation reaches the read API: at once while the event log is ' +
+      'up, otherwise once it is back (the 201 does not wait for it).',
     tags,
     security: 'bearer',
     parameters: [organizationIdParameter],
     requestBody: createAuthorizationRequestSchema,
     responses: {
-      '201': { description: 'Created; `Cache-Control: no-store`', schema: createdAuthorizationSchema },
+      '201': ok('Created, with the API key (only here)', createdAuthorizationSchema, { Location: text('The new authorization') }),
       ...callerErrors,
-      '400': error('INVALID_ORGANIZATION_ID, MALFORMED_JSON, or VALIDATION_FAILED with `details` naming every problem'),
+      '400': error(
+        'INVALID_ORGANIZATION_ID or INVALID_PARAMETER (path), MALFORMED_JSON, or VALIDATION_FAILED with `details` naming every problem (an `expiresAt` not in the future included)',
+      ),
       '413': error('PAYLOAD_TOO_LARGE: the body is over 16 kB'),
       '415': error('UNSUPPORTED_MEDIA_TYPE: the body is not application/json'),
     },
@@ -59,7 +89,7 @@ const operations: OpenApiOperation[] = [
     tags,
     security: 'bearer',
     parameters: [organizationIdParameter],
-    responses: { '200': { description: 'The authorizations, without API keys', schema: authorizationListSchema }, ...callerErrors },
+    responses: { '200': ok('The authorizations, without API keys', authorizationListSchema), ...callerErrors },
   },
   {
     method: 'get',
@@ -69,7 +99,7 @@ const operations: OpenApiOperation[] = [
     security: 'bearer',
     parameters: [organizationIdParameter, clientIdParameter],
     responses: {
-      '200': { description: 'The authorization, without its API key', schema: authorizationSchema },
+      '200': ok('The authorization, without its API key', authorizationSchema),
       ...callerErrors,
       '404': error('AUTHORIZATION_NOT_FOUND: no such Client ID in this organization'),
     },
@@ -79,15 +109,20 @@ const operations: OpenApiOperation[] = [
     path: '/organizations/{organizationId}/authorizations/{clientId}/revoke',
     summary: 'Revoke an authorization',
     description:
-      'The credential stops working at once. Revoking again is a no-op that answers the same record; ' +
-      'revoking an authorization that has already expired is a no-op that answers it with status `expired`.',
+      'Answers 200 once the revocation is in the event log, so every read-API replica refuses the key within a second. ' +
+      'If the event log cannot take it in time, the revocation is still recorded and will be published: the answer is 202 ' +
+      'with `"enforcement": "pending"` (decision 29). Revoking again is a no-op that answers the same record (and ' +
+      'publishes the event if it is still owed); revoking an authorization that has already expired is a no-op that ' +
+      'answers it with status `expired`.',
     tags,
     security: 'bearer',
     parameters: [organizationIdParameter, clientIdParameter],
     responses: {
-      '200': { description: 'The authorization, now revoked (or as it was, if already inactive)', schema: authorizationSchema },
+      '200': ok('The authorization, now revoked (or as it was, if already inactive); enforced by every replica', authorizationSchema),
+      '202': ok('Revoked and recorded, but not yet in the event log: enforcement is pending', pendingRevocationSchema),
       ...callerErrors,
       '404': error('AUTHORIZATION_NOT_FOUND: no such Client ID in this organization'),
+      '503': error('SERVICE_UNAVAILABLE: the authorization kept changing concurrently; nothing was revoked, try again'),
     },
   },
 ];

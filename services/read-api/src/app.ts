@@ -1,6 +1,6 @@
 import type { Express } from 'express';
 import type { Operations } from '@rsd/observability';
-import { createBaseApp, finishApp, mountApiDocs, type Logger } from '@rsd/platform';
+import { createBaseApp, finishApp, methodNotAllowed, mountApiDocs, type Logger } from '@rsd/platform';
 import type { Clock, RateLimitStoreFactory, ViewStore } from '@rsd/ports';
 import { edgePolicy } from './access/edge-policy';
 import type { ReadApiConfig } from './config';
@@ -37,10 +37,13 @@ export function buildApp(deps: ReadApiDeps): Express {
   mountApiDocs(app, readApiOpenApi(config));
   const jwks = { keys: deps.signingKeys.published };
   // Public keys, the same for every caller: recipients may cache them a while, and must during a key change.
-  app.get('/.well-known/jwks.json', (_req, res) => {
-    res.setHeader('Cache-Control', 'public, max-age=300');
-    res.json(jwks);
-  });
+  app
+    .route('/.well-known/jwks.json')
+    .get((_req, res) => {
+      res.setHeader('Cache-Control', 'public, max-age=300');
+      res.json(jwks);
+    })
+    .all(methodNotAllowed(['GET', 'HEAD']));
   const rejections = deps.operations?.metrics.rateLimitRejections;
   app.use('/v1/customers', customerHandler({ ...deps, onRateLimited: (limiter) => rejections?.inc({ limiter }) }));
   return finishApp(app, log);

@@ -1,3 +1,4 @@
+import { z } from 'zod';
 import {
   clientIdPattern,
   errorBodySchema,
@@ -5,19 +6,53 @@ import {
   scoreHistoryResourceSchema,
   scoreResourceSchema,
 } from '@rsd/contracts';
-import { buildOpenApiDocument, type OpenApiOperation } from '@rsd/platform';
+import { buildOpenApiDocument, type OpenApiHeader, type OpenApiOperation, type OpenApiResponse } from '@rsd/platform';
 import type { ReadApiConfig } from './config';
 import { HISTORY_LIMIT } from './customers/serve-resource';
 
-const error = (description: string) => ({ description, schema: errorBodySchema });
+const error = (description: string, headers?: Record<string, OpenApiHeader>): OpenApiResponse => ({
+  description,
+  schema: errorBodySchema,
+  ...(headers ? { headers } : {}),
+});
+const text = (description: string, required = true): OpenApiHeader => ({ description, required, schema: { type: 'string' } });
 
 const rateLimitHeaders = {
-  RateLimit: { description: 'Requests left in the current window (IETF draft 8)', schema: { type: 'string' } },
-  'RateLimit-Policy': { description: 'The quota and its window (IETF draft 8)', schema: { type: 'string' } },
+  RateLimit: text('Requests left in the current window (IETF draft 8)'),
+  'RateLimit-Policy': text('The quota and its window (IETF draft 8)'),
 };
+const noStore = { 'Cache-Control': text('`no-store`: customer data and the errors about it are per caller') };
+const etag = { ETag: text("Strong entity tag of the representation (the body's SHA-256); send it back in If-None-Match") };
+// Decision 24: every 200 of a customer resource is signed (RFC 9421, Ed25519; keys at /.well-known/jwks.json).
+const signatureHeaders = {
+  'Content-Digest': text('RFC 9530 `sha-256` digest of the body'),
+  'Signature-Input': text("RFC 9421: covers `@status`, `content-type`, `content-digest` and the request's `@path`; `keyid` names the key"),
+  Signature: text('RFC 9421 Ed25519 signature, verifiable with the key of that `keyid` at /.well-known/jwks.json'),
+};
+const retryAfter = (description: string): Record<string, OpenApiHeader> => ({
+  'Retry-After': { description, required: true, schema: { type: 'string', pattern: '^[1-9][0-9]*$' } },
+});
+
+/** Published signing keys: Ed25519 public JWKs. */
+const jwksSchema = z
+  .object({
+    keys: z.array(
+      z.object({
+        kty: z.literal('OKP'),
+        crv: z.literal('Ed25519'),
+        x: z.string(),
+        kid: z.string(),
+        alg: z.literal('EdDSA'),
+        use: z.literal('sig'),
+      }),
+    ),
+  })
+  .meta({ id: 'JsonWebKeySet', description: 'The public keys that sign customer resources' });
 
 /** The OpenAPI 3.1 document of the read API, from the same zod schemas the contracts define. */
-export function readApiOpenApi(config: Pick<ReadApiConfig, 'CLIENT_ID_PREFIX' | 'RATE_LIMIT_PER_MINUTE'>): object {
+export function readApiOpenApi(
+  config: Pick<ReadApiConfig, 'CLIENT_ID_PREFIX' | 'RATE_LIMIT_PER_MINUTE' | 'FEED_STALENESS_BOUND_MS'>,
+): object {
   const clientIdParameter = {
     name: 'clientId',
     in: 'path',
@@ -25,73 +60,129 @@ export function readApiOpenApi(config: Pick<ReadApiConfig, 'CLIENT_ID_PREFIX' | 
     description: `The Client ID exactly as issued: ${config.CLIENT_ID_PREFIX}_ then 16 to 64 letters or digits`,
     schema: { type: 'string', pattern: clientIdPattern(config.CLIENT_ID_PREFIX).source },
   };
-  const authErrors = {
-    '400': error('MISSING_CLIENT_ID or INVALID_CLIENT_ID (checked before any credential lookup)'),
-    '401': error('MISSING_API_KEY, INVALID_API_KEY or CREDENTIAL_INACTIVE'),
-    '403': error('INSUFFICIENT_SCOPE, or blocked by the edge security policy (then without `code`)'),
-    '405': error('METHOD_NOT_ALLOWED: only GET and HEAD'),
-    '429': {
-      description: `Rate limit exceeded (${config.RATE_LIMIT_PER_MINUTE} requests per minute per credential, or too many failed authentications from one address); no \`code\``,
-      schema: errorBodySchema,
-      headers: {
-        'Retry-After': { description: 'Whole seconds to wait before retrying (at least 1)', schema: { type: 'integer', minimum: 1 } },
-        ...rateLimitHeaders,
-      },
-    },
+  const ifNoneMatchParameter = {
+    name: 'If-None-Match',
+    in: 'header',
+    required: false,
+    description: 'ETags of representations the caller holds (or `*`): when one is current, the answer is 304 without a body',
+    schema: { type: 'string' },
   };
-  const common = { tags: ['Customers'], security: 'apiKey' as const };
+  const dateParameter = (name: 'from' | 'to', description: string) => ({
+    name,
+    in: 'query',
+    required: false,
+    description: `${description}; INVALID_PARAMETER (400) when not a calendar date or when from is after to`,
+    schema: { type: 'string', format: 'date' },
+  });
+  const ok = (description: string, schema: z.ZodType, headers: Record<string, OpenApiHeader> = {}): OpenApiResponse => ({
+    description,
+    schema,
+    headers: { ...etag, ...signatureHeaders, ...rateLimitHeaders, ...noStore, ...headers },
+  });
+  const common: Record<string, OpenApiResponse> = {
+    '304': {
+      description: 'Not Modified: If-None-Match names the current representation; no body. Counts towards the rate limit',
+      headers: { ...etag, ...rateLimitHeaders, ...noStore },
+    },
+    '400': error('MISSING_CLIENT_ID or INVALID_CLIENT_ID (checked before any credential lookup)'),
+    '401': error('MISSING_API_KEY, INVALID_API_KEY or CREDENTIAL_INACTIVE (revoked, expired or not active)'),
+    '403': error('INSUFFICIENT_SCOPE, or blocked by the edge security policy (then without `code`)'),
+    '429': error(
+      `Rate limit exceeded (${config.RATE_LIMIT_PER_MINUTE} requests per minute per credential, or too many failed authentications from one address); no \`code\``,
+      { ...retryAfter('Whole seconds to wait before retrying (at least 1)'), ...rateLimitHeaders },
+    ),
+    '503': error(
+      `SERVICE_UNAVAILABLE: this replica has been out of touch with the event log for longer than ${config.FEED_STALENESS_BOUND_MS / 1000} s, ` +
+        'so it might have missed a revocation; it answers no customer resource until it has caught up (decision 29)',
+      retryAfter('Seconds after which another try may succeed'),
+    ),
+  };
+  const customerDescription = (text: string) =>
+    `${text} Other methods than GET and HEAD answer 405 with \`Allow: GET, HEAD\`. Every 200 carries a strong ETag and an ` +
+    'RFC 9421 signature; a matching If-None-Match gets 304.';
+  const customers = { tags: ['Customers'], security: 'apiKey' as const };
   const operations: OpenApiOperation[] = [
     {
-      ...common,
+      ...customers,
       method: 'get',
       path: '/customers/{clientId}/score',
       summary: 'Latest score and grade',
-      description: 'Needs the qr_score scope. The latest score is the one with the most recent scoreDate.',
-      parameters: [clientIdParameter],
+      description: customerDescription('Needs the qr_score scope. The latest score is the one with the most recent scoreDate.'),
+      parameters: [clientIdParameter, ifNoneMatchParameter],
       responses: {
-        '200': { description: 'The latest score', schema: scoreResourceSchema, headers: rateLimitHeaders },
-        ...authErrors,
+        '200': ok('The latest score', scoreResourceSchema),
+        ...common,
         '404': error('CREDENTIAL_NOT_FOUND, or SCORE_NOT_FOUND when no score has been calculated yet'),
       },
     },
     {
-      ...common,
+      ...customers,
       method: 'get',
       path: '/customers/{clientId}/pillars',
       summary: 'Four-pillar breakdown of the latest score',
-      description: 'Needs the pillar_breakdown scope. Carries no composite: read it from the score.',
-      parameters: [clientIdParameter],
+      description: customerDescription('Needs the pillar_breakdown scope. Carries no composite: read it from the score.'),
+      parameters: [clientIdParameter, ifNoneMatchParameter],
       responses: {
-        '200': {
-          description: 'The pillar breakdown of the latest score',
-          schema: pillarBreakdownResourceSchema,
-          headers: rateLimitHeaders,
-        },
-        ...authErrors,
+        '200': ok('The pillar breakdown of the latest score', pillarBreakdownResourceSchema),
+        ...common,
         '404': error('CREDENTIAL_NOT_FOUND, or PILLARS_NOT_FOUND when no score has been calculated yet'),
       },
     },
     {
-      ...common,
+      ...customers,
       method: 'get',
       path: '/customers/{clientId}/score/history',
-      summary: 'Score trend, newest first (extension)',
-      description: 'Needs the score_trend scope. One entry per scoreDate; an empty list when no score exists yet.',
+      summary: 'Score trend, newest first, with what changed (extension)',
+      description: customerDescription(
+        'Needs the score_trend scope. One entry per scoreDate, each with its change from the next older one ' +
+          '(pillar deltas and the driving pillar only when the credential also holds pillar_breakdown); an empty list when ' +
+          'no score exists in the range. A page that is not the last has `nextCursor` and a `Link: <…>; rel="next"` header.',
+      ),
       parameters: [
         clientIdParameter,
+        dateParameter('from', 'Oldest scoreDate to include (inclusive)'),
+        dateParameter('to', 'Newest scoreDate to include (inclusive)'),
         {
           name: 'limit',
           in: 'query',
           required: false,
-          description: 'How many dates to return; INVALID_PARAMETER (400) outside the range',
+          description: 'How many dates per page; INVALID_PARAMETER (400) outside the range or not written as a plain whole number',
           schema: { type: 'integer', minimum: HISTORY_LIMIT.min, maximum: HISTORY_LIMIT.max, default: HISTORY_LIMIT.default },
         },
+        {
+          name: 'cursor',
+          in: 'query',
+          required: false,
+          description: 'The `nextCursor` of the previous page, unchanged; anything else is INVALID_PARAMETER (400)',
+          schema: { type: 'string' },
+        },
+        ifNoneMatchParameter,
       ],
       responses: {
-        '200': { description: 'Scores, newest first', schema: scoreHistoryResourceSchema, headers: rateLimitHeaders },
-        ...authErrors,
-        '400': error('MISSING_CLIENT_ID, INVALID_CLIENT_ID, or INVALID_PARAMETER for a bad limit'),
+        '200': ok('Scores, newest first', scoreHistoryResourceSchema, {
+          Link: text('`<next page URL>; rel="next"` when `nextCursor` is not null', false),
+        }),
+        ...common,
+        '400': error('MISSING_CLIENT_ID or INVALID_CLIENT_ID, or INVALID_PARAMETER for a bad or repeated from, to, limit or cursor'),
         '404': error('CREDENTIAL_NOT_FOUND'),
+      },
+    },
+    {
+      method: 'get',
+      path: '/.well-known/jwks.json',
+      servers: [{ url: '/' }],
+      summary: 'The keys that sign customer resources',
+      description:
+        'Every key a current signature may name (`keyid`); during a key change both. Public; may be cached for 5 minutes. ' +
+        'Subject to the edge policy like every path but /healthz.',
+      tags: ['Signatures'],
+      responses: {
+        '200': {
+          description: 'The public keys',
+          schema: jwksSchema,
+          headers: { 'Cache-Control': text('`public, max-age=300`') },
+        },
+        '403': error('Blocked by the edge security policy (without `code`)'),
       },
     },
   ];

@@ -1,0 +1,64 @@
+import express from 'express';
+import { z } from 'zod';
+import { buildOpenApiDocument, mountApiDocs } from './api-docs';
+import { closeServer, listen, portOf } from './http-server';
+
+type Document = {
+  paths: Record<string, { servers?: unknown; get?: { responses: Record<string, { description: string }> } }>;
+};
+
+const info = { title: 'Test API', version: '1.0.0', description: 'for the tests' };
+
+describe('OpenAPI documents', () => {
+  test('when an operation is documented, then it also lists what the HTTP server answers before any service code (400, 408, 431)', () => {
+    const document = buildOpenApiDocument(info, [
+      { method: 'get', path: '/things', summary: 'things', responses: { '200': { description: 'ok', schema: z.object({}) } } },
+    ]) as Document;
+
+    const responses = document.paths['/things']?.get?.responses ?? {};
+
+    expect(Object.keys(responses)).toEqual(['200', '400', '408', '431']);
+    expect(responses['431']?.description).toMatch(/headers are larger/);
+  });
+
+  test('when an operation documents a status the HTTP server also answers, then both descriptions are kept', () => {
+    const document = buildOpenApiDocument(info, [
+      { method: 'get', path: '/things', summary: 'things', responses: { '400': { description: 'INVALID_PARAMETER' } } },
+    ]) as Document;
+
+    expect(document.paths['/things']?.get?.responses['400']?.description).toBe(
+      'INVALID_PARAMETER. From the HTTP server: The request is not valid HTTP; the connection is closed',
+    );
+  });
+
+  test('when an operation lives outside the /v1 base, then its path item names its own server', () => {
+    const document = buildOpenApiDocument(info, [
+      { method: 'get', path: '/.well-known/keys', servers: [{ url: '/' }], summary: 'keys', responses: {} },
+    ]) as Document;
+
+    expect(document.paths['/.well-known/keys']?.servers).toEqual([{ url: '/' }]);
+  });
+
+  test('when the document or the docs page is called with another method than GET or HEAD, then 405 names the allowed ones', async () => {
+    const app = express();
+    mountApiDocs(app, buildOpenApiDocument(info, []));
+    const server = await listen(app, 0, '127.0.0.1');
+    try {
+      const base = `http://127.0.0.1:${portOf(server)}`;
+
+      const answers = await Promise.all(
+        ['/v1/openapi.json', '/docs', '/docs/docs-init.js'].map((path) => fetch(`${base}${path}`, { method: 'DELETE' })),
+      );
+      const read = await fetch(`${base}/v1/openapi.json`);
+
+      expect(answers.map((answer) => [answer.status, answer.headers.get('allow')])).toEqual([
+        [405, 'GET, HEAD'],
+        [405, 'GET, HEAD'],
+        [405, 'GET, HEAD'],
+      ]);
+      expect(((await read.json()) as { info: unknown }).info).toEqual(info);
+    } finally {
+      await closeServer(server);
+    }
+  });
+});

@@ -1,0 +1,28 @@
+import { credentialsOpenApi } from './openapi';
+
+type Operation = { responses: Record<string, { description: string; headers?: Record<string, unknown>; content?: unknown }> };
+type Document = { paths: Record<string, Record<string, Operation>>; components: { schemas: Record<string, { properties?: object }> } };
+
+const document = credentialsOpenApi() as Document;
+const revoke = document.paths['/organizations/{organizationId}/authorizations/{clientId}/revoke']?.post;
+
+describe('credentials API documentation', () => {
+  test('when a revoke cannot reach the event log in time, then the document describes its 202 with enforcement pending', () => {
+    expect(Object.keys(revoke?.responses ?? {})).toEqual(['200', '202', '400', '401', '403', '404', '408', '431', '503']);
+    expect(revoke?.responses['202']?.content).toEqual({
+      'application/json': { schema: { $ref: '#/components/schemas/PendingRevocation' } },
+    });
+    expect(document.components.schemas.PendingRevocation?.properties).toHaveProperty(
+      'enforcement',
+      expect.objectContaining({ const: 'pending' }),
+    );
+  });
+
+  test('when a token is refused, then the 401 documents its WWW-Authenticate challenge', () => {
+    for (const [path, methods] of Object.entries(document.paths)) {
+      for (const [method, operation] of Object.entries(methods)) {
+        expect([method, path, operation.responses['401']?.headers]).toEqual([method, path, { 'WWW-Authenticate': expect.anything() }]);
+      }
+    }
+  });
+});
