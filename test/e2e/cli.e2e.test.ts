@@ -87,6 +87,50 @@ describe('the rsd CLI against the embedded runtime', () => {
     expect(refused.stderr).toContain('401 CREDENTIAL_INACTIVE');
   });
 
+  test('when a key is rotated with the CLI, then the new key and the previous one both read during the overlap; an allow list holds', async () => {
+    const created = await rsd(['authorizations', 'create', '--org', ORG, '--recipient-type', 'partner', '--scopes', 'qr_score']);
+    const { clientId, apiKey } = JSON.parse(created.stdout) as { clientId: string; apiKey: string };
+    const file = join(dataDir, 'rotation-score.json');
+    await writeFile(file, JSON.stringify(aScoreSubmission({ organizationId: ORG, scoreDate: '2026-02-01' })));
+    expect((await rsd(['scores', 'publish', file])).code).toBe(0);
+
+    const rotated = await rsd(['authorizations', 'rotate', '--org', ORG, '--client-id', clientId, '--overlap', '1h']);
+    expect(rotated.code).toBe(0);
+    const record = JSON.parse(rotated.stdout) as { apiKey: string; previousKeyExpiresAt: string };
+    expect(Date.parse(record.previousKeyExpiresAt) - Date.now()).toBeGreaterThan(3_500_000);
+
+    expect((await rsd(['score', '--client-id', clientId], { RSD_API_KEY: record.apiKey })).code).toBe(0);
+    expect((await rsd(['score', '--client-id', clientId], { RSD_API_KEY: apiKey })).code).toBe(0);
+
+    const noOverlap = await rsd(['authorizations', 'rotate', '--org', ORG, '--client-id', clientId, '--overlap', '0']);
+    const newest = (JSON.parse(noOverlap.stdout) as { apiKey: string }).apiKey;
+    const refused = await rsd(['score', '--client-id', clientId], { RSD_API_KEY: record.apiKey });
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toContain('401 INVALID_API_KEY');
+    expect((await rsd(['score', '--client-id', clientId], { RSD_API_KEY: newest })).code).toBe(0);
+
+    const elsewhere = await rsd([
+      'authorizations',
+      'create',
+      '--org',
+      ORG,
+      '--recipient-type',
+      'partner',
+      '--scopes',
+      'qr_score',
+      '--allowed-cidrs',
+      '203.0.113.0/24',
+    ]);
+    const distant = JSON.parse(elsewhere.stdout) as { clientId: string; apiKey: string; allowedCidrs: string[] };
+    expect(distant.allowedCidrs).toEqual(['203.0.113.0/24']);
+    const fromHere = await rsd(['score', '--client-id', distant.clientId], { RSD_API_KEY: distant.apiKey });
+    expect(fromHere.code).toBe(1);
+    expect(fromHere.stderr).toContain('403 ADDRESS_NOT_ALLOWED');
+
+    const badOverlap = await rsd(['authorizations', 'rotate', '--org', ORG, '--client-id', clientId, '--overlap', 'soon']);
+    expect(badOverlap.code).toBe(2);
+  });
+
   test('when a file has an invalid score, then the CLI shows the per-item problem and exits 1', async () => {
     const file = join(dataDir, 'bad.json');
     await writeFile(

@@ -9,6 +9,8 @@ export const SCOPES = ['qr_score', 'score_trend', 'pillar_breakdown'] as const;
 export const scopeSchema = z.enum(SCOPES).meta({ id: 'Scope' });
 export type Scope = z.infer<typeof scopeSchema>;
 
+export const MAX_ALLOWED_CIDRS = 32;
+
 export const AUTHORIZATION_STATUSES = ['active', 'revoked', 'expired'] as const;
 export const authorizationStatusSchema = z.enum(AUTHORIZATION_STATUSES).meta({ id: 'AuthorizationStatus' });
 export type AuthorizationStatus = z.infer<typeof authorizationStatusSchema>;
@@ -25,8 +27,33 @@ export const createAuthorizationRequestSchema = z
     expiresAt: z.union([isoDateSchema, instantInputSchema]).optional().meta({
       description: 'YYYY-MM-DD (valid through the end of that UTC day) or an ISO date-time with offset; must be in the future',
     }),
+    allowedCidrs: z
+      .array(z.string().max(64))
+      .min(1)
+      .max(MAX_ALLOWED_CIDRS)
+      .optional()
+      .meta({
+        description: `Up to ${MAX_ALLOWED_CIDRS} IPv4/IPv6 addresses or CIDR ranges; reads from any other client address are refused with 403 ADDRESS_NOT_ALLOWED`,
+      }),
   })
   .meta({ id: 'CreateAuthorizationRequest' });
+
+/** POST /v1/organizations/{organizationId}/authorizations/{clientId}/rotate (decision 19); the body is optional. */
+export const MAX_OVERLAP_SECONDS = 604_800;
+export const DEFAULT_OVERLAP_SECONDS = 86_400;
+export const rotateAuthorizationRequestSchema = z
+  .strictObject({
+    overlapSeconds: z
+      .int()
+      .min(0)
+      .max(MAX_OVERLAP_SECONDS)
+      .optional()
+      .meta({
+        description: `How long the previous key keeps working (default ${DEFAULT_OVERLAP_SECONDS}); never past the authorization's expiry`,
+      }),
+  })
+  .meta({ id: 'RotateAuthorizationRequest' });
+export type RotateAuthorizationRequest = z.infer<typeof rotateAuthorizationRequestSchema>;
 export type CreateAuthorizationRequest = z.infer<typeof createAuthorizationRequestSchema>;
 
 /** What list / get / revoke return. Never carries the API key. */
@@ -41,6 +68,7 @@ export const authorizationSchema = z
     status: authorizationStatusSchema,
     createdAt: utcInstantSchema,
     revokedAt: utcInstantSchema.nullable(),
+    allowedCidrs: z.array(z.string()).nullable().meta({ description: 'The client addresses reads are allowed from; null: any' }),
   })
   .meta({ id: 'Authorization' });
 export type Authorization = z.infer<typeof authorizationSchema>;
@@ -50,5 +78,16 @@ export const createdAuthorizationSchema = authorizationSchema
   .extend({ apiKey: z.string().meta({ description: 'Shown exactly once; store it now' }) })
   .meta({ id: 'CreatedAuthorization' });
 export type CreatedAuthorization = z.infer<typeof createdAuthorizationSchema>;
+
+/** The 200 of a rotation: the new key, shown only here, and until when the previous one still works. */
+export const rotatedAuthorizationSchema = authorizationSchema
+  .extend({
+    apiKey: z.string().meta({ description: 'The new key; shown exactly once' }),
+    previousKeyExpiresAt: utcInstantSchema
+      .nullable()
+      .meta({ description: 'Until then the previous key works too; null when the overlap is 0' }),
+  })
+  .meta({ id: 'RotatedAuthorization' });
+export type RotatedAuthorization = z.infer<typeof rotatedAuthorizationSchema>;
 
 export const authorizationListSchema = z.object({ authorizations: z.array(authorizationSchema) }).meta({ id: 'AuthorizationList' });

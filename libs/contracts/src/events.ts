@@ -14,6 +14,7 @@ export const EVENT_TYPES = {
   authorizationCreated: 'com.resiliencescore.authorization.created.v1',
   authorizationRevoked: 'com.resiliencescore.authorization.revoked.v1',
   authorizationExpired: 'com.resiliencescore.authorization.expired.v1',
+  authorizationKeyRotated: 'com.resiliencescore.authorization.key-rotated.v1',
   scoreCalculated: 'com.resiliencescore.score.calculated.v1',
 } as const;
 
@@ -48,6 +49,22 @@ export const authorizationCreatedSchema = cloudEvent(
     keyDigest: keyDigestSchema,
     createdAt: utcInstantSchema,
     revision: revisionSchema,
+    /** Absent in events written before decision 22: no allow list. */
+    allowedCidrs: z.array(z.string()).nullable().optional(),
+  }),
+);
+
+/** Decision 19: digests only, like every authorization event. */
+export const authorizationKeyRotatedSchema = cloudEvent(
+  EVENT_TYPES.authorizationKeyRotated,
+  z.object({
+    clientId: clientIdSchema,
+    organizationId: organizationIdSchema,
+    keyDigest: keyDigestSchema,
+    previousKeyDigest: keyDigestSchema.nullable(),
+    previousKeyExpiresAt: utcInstantSchema.nullable(),
+    rotatedAt: utcInstantSchema,
+    revision: revisionSchema,
   }),
 );
 
@@ -77,17 +94,20 @@ export const authorizationEventSchema = z.discriminatedUnion('type', [
   authorizationCreatedSchema,
   authorizationRevokedSchema,
   authorizationExpiredSchema,
+  authorizationKeyRotatedSchema,
 ]);
 export const domainEventSchema = z.discriminatedUnion('type', [
   authorizationCreatedSchema,
   authorizationRevokedSchema,
   authorizationExpiredSchema,
+  authorizationKeyRotatedSchema,
   scoreCalculatedSchema,
 ]);
 
 export type AuthorizationCreated = z.infer<typeof authorizationCreatedSchema>;
 export type AuthorizationRevoked = z.infer<typeof authorizationRevokedSchema>;
 export type AuthorizationExpired = z.infer<typeof authorizationExpiredSchema>;
+export type AuthorizationKeyRotated = z.infer<typeof authorizationKeyRotatedSchema>;
 export type ScoreCalculated = z.infer<typeof scoreCalculatedSchema>;
 export type AuthorizationEvent = z.infer<typeof authorizationEventSchema>;
 export type DomainEvent = z.infer<typeof domainEventSchema>;

@@ -11,3 +11,4 @@ export * from './views/score-history-view';
 export * from './views/read-views';
 export * from './access/check-access';
 export * from './history/explain-history';
+export * from './access/address-ranges';

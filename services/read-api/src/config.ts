@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { CLIENT_ID_PREFIX_PATTERN } from '@rsd/contracts';
 import { env } from '@rsd/platform';
-import { parseAddressRange } from './access/address-ranges';
+import { parseAddressRange } from '@rsd/domain';
 import { signingKeyListSchema } from './signing/signing-keys';
 
 const prefix = (fallback: string) =>

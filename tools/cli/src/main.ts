@@ -12,6 +12,9 @@ Usage:
   rsd signing-key [--kid NAME]         (a new Ed25519 key for RESPONSE_SIGNING_KEYS, as a JWK list)
   rsd token [--org ID] [--scope "authorizations:write scores:write"] [--ttl 12h]
   rsd authorizations create --org ID --recipient-type TYPE --scopes s1,s2 [--recipient-name NAME] [--expires-at DATE]
+                            [--allowed-cidrs 203.0.113.0/24,2001:db8::/32]
+  rsd authorizations rotate --org ID --client-id CLIENT_ID [--overlap 1h]   (the previous key works for the overlap:
+                            0, 90s, 30m, 1h, 7d; default 1 day, at most 7 days; the new key is shown once)
   rsd authorizations list   --org ID
   rsd authorizations get    --org ID --client-id CLIENT_ID
   rsd authorizations revoke --org ID --client-id CLIENT_ID
@@ -35,7 +38,7 @@ Options and environment:
   --api-key KEY          API key             (RSD_API_KEY; prefer the variable: arguments show in ps)
 
 Exit codes: 0 success, 1 the service refused or could not be reached, 2 wrong usage,
-            3 revoke recorded but its enforcement is pending (the event log could not take it yet).
+            3 a revoke or rotation recorded but not yet in effect (the event log could not take it yet).
 `;
 
 function parseCommandLine() {
@@ -60,6 +63,8 @@ function parseCommandLine() {
         cursor: { type: 'string' },
         verify: { type: 'boolean' },
         kid: { type: 'string' },
+        'allowed-cidrs': { type: 'string' },
+        overlap: { type: 'string' },
         'api-url': { type: 'string' },
         'credentials-url': { type: 'string' },
         'ingest-url': { type: 'string' },
@@ -130,12 +135,10 @@ async function run(): Promise<unknown> {
       const org = required('org');
       const body = {
         recipientType: required('recipient-type'),
-        scopes: required('scopes')
-          .split(',')
-          .map((s) => s.trim())
-          .filter(Boolean),
+        scopes: listOf(required('scopes')),
         ...(values['recipient-name'] ? { recipientName: values['recipient-name'] } : {}),
         ...(values['expires-at'] ? { expiresAt: values['expires-at'] } : {}),
+        ...(values['allowed-cidrs'] ? { allowedCidrs: listOf(values['allowed-cidrs']) } : {}),
       };
       return callJson(authorizationsPath(org), { method: 'POST', headers: await bearer('authorizations:write', org), body });
     }
@@ -149,11 +152,19 @@ async function run(): Promise<unknown> {
         headers: await bearer('authorizations:write', org),
       });
     }
+    case 'authorizations rotate': {
+      const org = required('org');
+      const url = `${authorizationsPath(org)}/${encodeURIComponent(required('client-id'))}/rotate`;
+      const body = values.overlap === undefined ? {} : { overlapSeconds: secondsOf(values.overlap) };
+      const answer = await callJsonAnswer(url, { method: 'POST', headers: await bearer('authorizations:write', org), body });
+      if (answer.status === 202) throw new PendingEnforcement(answer.body, 'rotation');
+      return answer.body;
+    }
     case 'authorizations revoke': {
       const org = required('org');
       const url = `${authorizationsPath(org)}/${encodeURIComponent(required('client-id'))}/revoke`;
       const answer = await callJsonAnswer(url, { method: 'POST', headers: await bearer('authorizations:write', org) });
-      if (answer.status === 202) throw new PendingEnforcement(answer.body);
+      if (answer.status === 202) throw new PendingEnforcement(answer.body, 'revocation');
       return answer.body;
     }
     case 'scores publish': {
@@ -201,14 +212,35 @@ async function readCustomer(resource: string, query = ''): Promise<unknown> {
 
 /** Decision 29: a 202 to a revoke is a recorded revocation that the read API does not enforce yet. */
 class PendingEnforcement extends Error {
-  constructor(readonly record: unknown) {
+  constructor(
+    readonly record: unknown,
+    change: 'revocation' | 'rotation',
+  ) {
     super(
-      'the revocation is recorded but NOT yet enforced: the event log could not take it in time. ' +
-        'The key may still be accepted until it is published (the service keeps trying) or until read-API replicas ' +
-        'out of touch with the event log stop serving (FEED_STALENESS_BOUND_MS, 30 s by default). Run the revoke again to check.',
+      change === 'revocation'
+        ? 'the revocation is recorded but NOT yet enforced: the event log could not take it in time. ' +
+            'The key may still be accepted until it is published (the service keeps trying) or until read-API replicas ' +
+            'out of touch with the event log stop serving (FEED_STALENESS_BOUND_MS, 30 s by default). Run the revoke again to check.'
+        : 'the rotation is recorded but NOT yet in effect: the event log could not take it in time. ' +
+            'Keep the new key (it is shown only now); it works once the service has published the change, and the previous key works until then.',
     );
     this.name = 'PendingEnforcement';
   }
+}
+
+function listOf(value: string): string[] {
+  return value
+    .split(',')
+    .map((item) => item.trim())
+    .filter(Boolean);
+}
+
+/** `--overlap`: whole seconds, or a number with s, m, h or d. */
+function secondsOf(value: string): number {
+  const match = /^(\d+)(s|m|h|d)?$/.exec(value.trim());
+  if (!match) throw new UsageError(`--overlap must be a whole number of seconds or like 90s, 30m, 1h, 7d (got "${value}")`);
+  const unit = { s: 1, m: 60, h: 3600, d: 86_400 }[(match[2] ?? 's') as 's' | 'm' | 'h' | 'd'];
+  return Number(match[1]) * unit;
 }
 
 const print = (result: unknown) =>

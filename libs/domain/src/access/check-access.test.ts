@@ -80,4 +80,33 @@ describe('checkAccess (steps 5 to 7 and 9)', () => {
   test('when everything verifies, then access is granted with the credential', () => {
     expect(checkAccess(caller, credential, 'qr_score', now, rules)).toEqual({ outcome: 'granted', credential });
   });
+
+  describe('during a key rotation (decision 19)', () => {
+    const newKey = generateApiKey('rsk');
+    const rotated: CredentialView = {
+      ...credential,
+      keyDigest: digestApiKey(newKey),
+      previousKeyDigest: digestApiKey(apiKey),
+      previousKeyExpiresAt: '2026-11-21T09:00:00.000Z',
+      revision: 2,
+    };
+
+    test('when either key is presented before the overlap ends, then both are granted', () => {
+      expect(checkAccess({ clientId, apiKey: newKey }, rotated, 'qr_score', now, rules)).toMatchObject({ outcome: 'granted' });
+      expect(checkAccess(caller, rotated, 'qr_score', new Date('2026-11-21T08:59:59.999Z'), rules)).toMatchObject({ outcome: 'granted' });
+    });
+
+    test('when the previous key is presented at or after the end of the overlap, then INVALID_API_KEY; the new key goes on', () => {
+      const ended = new Date('2026-11-21T09:00:00.000Z');
+
+      expect(checkAccess(caller, rotated, 'qr_score', ended, rules)).toEqual({ outcome: 'refused', code: 'INVALID_API_KEY' });
+      expect(checkAccess({ clientId, apiKey: newKey }, rotated, 'qr_score', ended, rules)).toMatchObject({ outcome: 'granted' });
+    });
+
+    test('when the rotation had no overlap, then the previous key is refused at once', () => {
+      const noOverlap = { ...rotated, previousKeyDigest: null, previousKeyExpiresAt: null };
+
+      expect(checkAccess(caller, noOverlap, 'qr_score', now, rules)).toEqual({ outcome: 'refused', code: 'INVALID_API_KEY' });
+    });
+  });
 });

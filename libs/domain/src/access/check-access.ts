@@ -57,10 +57,26 @@ export function checkAccess(
   rules: CredentialFormatRules,
 ): AccessOutcome {
   if (!credential) return { outcome: 'refused', code: 'CREDENTIAL_NOT_FOUND' };
-  // The checksum turns away a mistyped key without hashing; the digest comparison is constant-time.
-  const verifies = hasValidChecksum(caller.apiKey, rules.apiKeyPrefix) && digestsMatch(digestApiKey(caller.apiKey), credential.keyDigest);
-  if (!verifies) return { outcome: 'refused', code: 'INVALID_API_KEY' };
+  if (!keyVerifies(caller.apiKey, credential, now, rules)) return { outcome: 'refused', code: 'INVALID_API_KEY' };
   if (!isActive(credential, now)) return { outcome: 'refused', code: 'CREDENTIAL_INACTIVE' };
   if (!credential.scopes.includes(scope)) return { outcome: 'forbidden', code: 'INSUFFICIENT_SCOPE', credential };
   return { outcome: 'granted', credential };
 }
+
+/**
+ * The current key, or during a rotation's overlap the previous one (decision 19), checked at request
+ * time like expiry: no event is needed to end the overlap. The checksum turns away a mistyped key
+ * without hashing; both digests are compared in constant time, whichever matches, so the timing
+ * tells nothing about which key was presented.
+ */
+function keyVerifies(apiKey: string, credential: CredentialView, now: Date, rules: CredentialFormatRules): boolean {
+  if (!hasValidChecksum(apiKey, rules.apiKeyPrefix)) return false;
+  const digest = digestApiKey(apiKey);
+  const current = digestsMatch(digest, credential.keyDigest);
+  const previous = digestsMatch(digest, credential.previousKeyDigest ?? NO_DIGEST);
+  const inOverlap = credential.previousKeyExpiresAt != null && now.toISOString() < credential.previousKeyExpiresAt;
+  return current || (previous && inOverlap);
+}
+
+/** Stands in for a missing previous key so that the comparison costs the same; no key's SHA-256 is all zeros in practice. */
+const NO_DIGEST = '0'.repeat(64);

@@ -1,11 +1,13 @@
 import {
   authorizationCreatedSchema,
   authorizationExpiredSchema,
+  authorizationKeyRotatedSchema,
   authorizationRevokedSchema,
   EVENT_TYPES,
   newEvent,
   type AuthorizationCreated,
   type AuthorizationExpired,
+  type AuthorizationKeyRotated,
   type AuthorizationRevoked,
 } from '@rsd/contracts';
 import type { StoredAuthorization } from './authorization-record';
@@ -34,6 +36,27 @@ export function authorizationCreated(record: StoredAuthorization, stamp: EventSt
         expiresAt: record.expiresAt,
         keyDigest: record.keyDigest,
         createdAt: record.createdAt,
+        revision: record.revision,
+        allowedCidrs: record.allowedCidrs ?? null,
+      },
+    }),
+  );
+}
+
+/** Digests only: the new key leaves the service in the rotate response alone. */
+export function authorizationKeyRotated(record: StoredAuthorization, stamp: EventStamp): AuthorizationKeyRotated {
+  return authorizationKeyRotatedSchema.parse(
+    newEvent<AuthorizationKeyRotated>({
+      ...stamp,
+      source: EVENT_SOURCE,
+      type: EVENT_TYPES.authorizationKeyRotated,
+      data: {
+        clientId: record.clientId,
+        organizationId: record.organizationId,
+        keyDigest: record.keyDigest,
+        previousKeyDigest: record.previousKeyDigest ?? null,
+        previousKeyExpiresAt: record.previousKeyExpiresAt ?? null,
+        rotatedAt: stamp.time.toISOString(),
         revision: record.revision,
       },
     }),

@@ -9,6 +9,11 @@ export interface StoredAuthorization {
   recipientName: string | null;
   scopes: Scope[];
   keyDigest: string;
+  /** Decision 19: the key the last rotation replaced, valid until `previousKeyExpiresAt` (records from before rotation lack both). */
+  previousKeyDigest?: string | null;
+  previousKeyExpiresAt?: string | null;
+  /** Decision 22: reads only from these addresses or ranges; null or absent: from anywhere. */
+  allowedCidrs?: string[] | null;
   expiresAt: string | null;
   createdAt: string;
   revokedAt: string | null;

@@ -1,6 +1,6 @@
-import { authorizationExpiredSchema, authorizationRevokedSchema } from '@rsd/contracts';
+import { authorizationExpiredSchema, authorizationKeyRotatedSchema, authorizationRevokedSchema } from '@rsd/contracts';
 import type { StoredAuthorization } from './authorization-record';
-import { decideExpire, decideRevoke, toAuthorization } from './deciders';
+import { decideExpire, decideRevoke, decideRotate, toAuthorization } from './deciders';
 
 const CREATED = new Date('2026-11-20T10:00:00.000Z');
 
@@ -77,6 +77,66 @@ describe('authorization decisions', () => {
       status: 'expired',
       createdAt: CREATED.toISOString(),
       revokedAt: null,
+      allowedCidrs: null,
     });
+  });
+});
+
+describe('key rotation (decision 19)', () => {
+  const NEW = 'b'.repeat(64);
+  const at = '2026-11-25T12:00:00.000Z';
+
+  test('when an active authorization is rotated, then the new digest is current, the old one valid for the overlap, and the event carries digests only', () => {
+    const decision = decideRotate(anAuthorization({ expiresAt: null }), { newKeyDigest: NEW, overlapSeconds: 3600 }, stamp(at));
+
+    expect(decision.outcome).toBe('changed');
+    if (decision.outcome !== 'changed') return;
+    expect(decision.record).toMatchObject({
+      keyDigest: NEW,
+      previousKeyDigest: 'a'.repeat(64),
+      previousKeyExpiresAt: '2026-11-25T13:00:00.000Z',
+      revision: 2,
+    });
+    expect(authorizationKeyRotatedSchema.parse(decision.event).data).toEqual({
+      clientId: 'rs_AAAAAAAAAAAAAAAAAAAAAAAA',
+      organizationId: 'acme',
+      keyDigest: NEW,
+      previousKeyDigest: 'a'.repeat(64),
+      previousKeyExpiresAt: '2026-11-25T13:00:00.000Z',
+      rotatedAt: at,
+      revision: 2,
+    });
+  });
+
+  test("when the overlap would outlast the authorization, then it ends at the authorization's expiry", () => {
+    const decision = decideRotate(
+      anAuthorization({ expiresAt: '2026-11-26T00:00:00.000Z' }),
+      { newKeyDigest: NEW, overlapSeconds: 604_800 },
+      stamp(at),
+    );
+
+    expect(decision.record.previousKeyExpiresAt).toBe('2026-11-26T00:00:00.000Z');
+  });
+
+  test('when the overlap is 0, then the previous key ends at once: no previous digest is kept', () => {
+    const decision = decideRotate(anAuthorization(), { newKeyDigest: NEW, overlapSeconds: 0 }, stamp(at));
+
+    expect(decision.record).toMatchObject({ keyDigest: NEW, previousKeyDigest: null, previousKeyExpiresAt: null });
+  });
+
+  test('when it is rotated again during an overlap, then the oldest key is dropped: at most two keys are valid', () => {
+    const first = decideRotate(anAuthorization({ expiresAt: null }), { newKeyDigest: NEW, overlapSeconds: 3600 }, stamp(at));
+    const second = decideRotate(first.record, { newKeyDigest: 'c'.repeat(64), overlapSeconds: 3600 }, stamp('2026-11-25T12:10:00.000Z'));
+
+    expect(second.record).toMatchObject({ keyDigest: 'c'.repeat(64), previousKeyDigest: NEW, revision: 3 });
+    expect(JSON.stringify(second.record)).not.toContain('a'.repeat(64));
+  });
+
+  test.each([
+    ['revoked', anAuthorization({ revokedAt: '2026-11-21T00:00:00.000Z', revision: 2 })],
+    ['marked expired', anAuthorization({ expiredAt: '2026-12-01T00:00:01.000Z', revision: 2 })],
+    ['past its expiry but not yet marked', anAuthorization({ expiresAt: '2026-11-25T12:00:00.000Z' })],
+  ])('when a %s authorization is rotated, then it is refused as inactive and nothing changes', (_name, record) => {
+    expect(decideRotate(record, { newKeyDigest: NEW, overlapSeconds: 60 }, stamp(at))).toEqual({ outcome: 'inactive', record });
   });
 });

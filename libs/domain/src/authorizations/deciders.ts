@@ -1,7 +1,7 @@
-import type { Authorization, AuthorizationExpired, AuthorizationRevoked } from '@rsd/contracts';
+import type { Authorization, AuthorizationExpired, AuthorizationKeyRotated, AuthorizationRevoked } from '@rsd/contracts';
 import { hasExpired } from '../expiry';
 import { statusOf, type StoredAuthorization } from './authorization-record';
-import { authorizationExpired, authorizationRevoked, type EventStamp } from './authorization-events';
+import { authorizationExpired, authorizationKeyRotated, authorizationRevoked, type EventStamp } from './authorization-events';
 
 /** What a change decides: either nothing to do, or the next record and the event it owes. */
 export type Decision<E> =
@@ -19,6 +19,7 @@ export function toAuthorization(record: StoredAuthorization, now: Date): Authori
     status: statusOf(record, now),
     createdAt: record.createdAt,
     revokedAt: record.revokedAt,
+    allowedCidrs: record.allowedCidrs ? [...record.allowedCidrs] : null,
   };
 }
 
@@ -38,4 +39,30 @@ export function decideExpire(record: StoredAuthorization, stamp: EventStamp): De
     return { outcome: 'unchanged', record };
   const expired: StoredAuthorization = { ...record, expiredAt: stamp.time.toISOString(), revision: record.revision + 1 };
   return { outcome: 'changed', record: expired, event: authorizationExpired(expired, stamp) };
+}
+
+/**
+ * Decision 19: the new key's digest replaces the current one, which stays valid for the overlap,
+ * never past the authorization's expiry; a key that an earlier rotation kept is dropped at once, so
+ * at most two keys are ever valid. A revoked or expired authorization is not rotated.
+ */
+export function decideRotate(
+  record: StoredAuthorization,
+  rotation: { newKeyDigest: string; overlapSeconds: number },
+  stamp: EventStamp,
+):
+  | { outcome: 'inactive'; record: StoredAuthorization }
+  | { outcome: 'changed'; record: StoredAuthorization; event: AuthorizationKeyRotated } {
+  if (statusOf(record, stamp.time) !== 'active') return { outcome: 'inactive', record };
+  const overlapEnds = new Date(stamp.time.getTime() + rotation.overlapSeconds * 1000).toISOString();
+  const previousKeyExpiresAt =
+    rotation.overlapSeconds === 0 ? null : record.expiresAt !== null && record.expiresAt < overlapEnds ? record.expiresAt : overlapEnds;
+  const rotated: StoredAuthorization = {
+    ...record,
+    keyDigest: rotation.newKeyDigest,
+    previousKeyDigest: previousKeyExpiresAt === null ? null : record.keyDigest,
+    previousKeyExpiresAt,
+    revision: record.revision + 1,
+  };
+  return { outcome: 'changed', record: rotated, event: authorizationKeyRotated(rotated, stamp) };
 }

@@ -7,6 +7,11 @@ export interface CredentialView {
   clientId: string;
   organizationId: string;
   keyDigest: string;
+  /** Decision 19: the key before the last rotation, valid until `previousKeyExpiresAt`; absent in views from before rotation existed. */
+  previousKeyDigest?: string | null;
+  previousKeyExpiresAt?: string | null;
+  /** Decision 22: the client addresses reads are allowed from; null or absent: any. */
+  allowedCidrs?: string[] | null;
   scopes: Scope[];
   status: AuthorizationStatus;
   expiresAt: string | null;
@@ -30,6 +35,7 @@ export const credentialView: ViewDefinition<CredentialView> = {
       case EVENT_TYPES.authorizationCreated:
       case EVENT_TYPES.authorizationRevoked:
       case EVENT_TYPES.authorizationExpired:
+      case EVENT_TYPES.authorizationKeyRotated:
         return event.data.clientId;
       case EVENT_TYPES.scoreCalculated:
         return undefined;
@@ -43,7 +49,25 @@ export const credentialView: ViewDefinition<CredentialView> = {
       case EVENT_TYPES.authorizationCreated: {
         if (state && state.revision >= event.data.revision) return state;
         const { clientId, organizationId, keyDigest, scopes, expiresAt, revision } = event.data;
-        return { clientId, organizationId, keyDigest, scopes: [...scopes], status: 'active', expiresAt, revision };
+        const allowedCidrs = event.data.allowedCidrs ? [...event.data.allowedCidrs] : null;
+        return {
+          clientId,
+          organizationId,
+          keyDigest,
+          previousKeyDigest: null,
+          previousKeyExpiresAt: null,
+          allowedCidrs,
+          scopes: [...scopes],
+          status: 'active',
+          expiresAt,
+          revision,
+        };
+      }
+      case EVENT_TYPES.authorizationKeyRotated: {
+        // Like a status change, a rotation of a credential this view has never seen has nothing to apply to.
+        if (!state || state.revision >= event.data.revision) return state;
+        const { keyDigest, previousKeyDigest, previousKeyExpiresAt, revision } = event.data;
+        return { ...state, keyDigest, previousKeyDigest, previousKeyExpiresAt, revision };
       }
       case EVENT_TYPES.authorizationRevoked:
         return withStatus(state, 'revoked', event.data.revision);

@@ -39,6 +39,7 @@ export function scoreViewRules(keyOfScore: (score: CalculatedScore) => string) {
         case EVENT_TYPES.authorizationCreated:
         case EVENT_TYPES.authorizationRevoked:
         case EVENT_TYPES.authorizationExpired:
+        case EVENT_TYPES.authorizationKeyRotated:
           return undefined;
         default:
           return unhandled(event);
@@ -52,6 +53,7 @@ export function scoreViewRules(keyOfScore: (score: CalculatedScore) => string) {
         case EVENT_TYPES.authorizationCreated:
         case EVENT_TYPES.authorizationRevoked:
         case EVENT_TYPES.authorizationExpired:
+        case EVENT_TYPES.authorizationKeyRotated:
           return state;
         default:
           return unhandled(event);

@@ -4,6 +4,7 @@ import {
   newEvent,
   type AuthorizationCreated,
   type AuthorizationExpired,
+  type AuthorizationKeyRotated,
   type AuthorizationRevoked,
   type CalculatedScore,
   type DomainEvent,
@@ -50,6 +51,14 @@ const expired = (revision: number) =>
     type: EVENT_TYPES.authorizationExpired,
     data: { ...ids, expiredAt: at.toISOString(), revision },
   });
+const rotated = (revision: number, keyDigest: string, previousKeyDigest: string | null, previousKeyExpiresAt: string | null = null) =>
+  newEvent<AuthorizationKeyRotated>({
+    id: randomUUID(),
+    source: '/test',
+    time: at,
+    type: EVENT_TYPES.authorizationKeyRotated,
+    data: { ...ids, keyDigest, previousKeyDigest, previousKeyExpiresAt, rotatedAt: at.toISOString(), revision },
+  });
 const score = (scoreDate: string, value: number, calculatedAt = `${scoreDate}T06:00:00.000Z`): ScoreCalculated => {
   const data: CalculatedScore = {
     organizationId: 'acme',
@@ -92,6 +101,9 @@ describe('credential view', () => {
     expect(fold(credentialView, [event]).get(ids.clientId)).toEqual({
       ...ids,
       keyDigest: 'a'.repeat(64),
+      previousKeyDigest: null,
+      previousKeyExpiresAt: null,
+      allowedCidrs: null,
       scopes: ['qr_score'],
       status: 'active',
       expiresAt: '2027-01-01T00:00:00.000Z',
@@ -118,6 +130,30 @@ describe('credential view', () => {
 
     expect(credentialView.evolve(afterRevoke, created(1))).toBe(afterRevoke);
     expect(credentialView.evolve(afterRevoke, expired(2))).toBe(afterRevoke);
+  });
+
+  test('when the key is rotated, then the view holds the new digest and the previous one with its end; run twice or out of order, nothing more changes', () => {
+    const rotation = rotated(2, 'b'.repeat(64), 'a'.repeat(64), '2026-11-21T00:00:00.000Z');
+    const view = fold(credentialView, [created(), rotation]).get(ids.clientId);
+
+    expect(view).toMatchObject({
+      keyDigest: 'b'.repeat(64),
+      previousKeyDigest: 'a'.repeat(64),
+      previousKeyExpiresAt: '2026-11-21T00:00:00.000Z',
+      revision: 2,
+    });
+    expect(credentialView.evolve(view, rotation)).toBe(view);
+    expect(credentialView.evolve(view, created(1))).toBe(view);
+    const revokedLater = fold(credentialView, [created(), revoked(3)]).get(ids.clientId);
+    expect(credentialView.evolve(revokedLater, rotation)).toBe(revokedLater);
+    expect(credentialView.evolve(undefined, rotation)).toBeUndefined();
+  });
+
+  test('when an allow list was granted, then the view carries it; an event from before allow lists existed means none', () => {
+    const withList = { ...created(), data: { ...created().data, allowedCidrs: ['10.0.0.0/8'] } };
+
+    expect(fold(credentialView, [withList]).get(ids.clientId)?.allowedCidrs).toEqual(['10.0.0.0/8']);
+    expect(fold(credentialView, [created()]).get(ids.clientId)?.allowedCidrs).toBeNull();
   });
 
   test('when a status event names a credential never seen, then there is nothing to serve', () => {

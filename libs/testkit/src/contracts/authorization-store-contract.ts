@@ -43,6 +43,22 @@ export function describeAuthorizationStoreContract(name: string, open: () => Pro
       expect(await store.find(organizationId, record.clientId)).toEqual(record);
     });
 
+    it('when a record has an allow list and a rotated key in its overlap, then they are stored and read back as they were', async () => {
+      const record = aRecord(organizationId, { allowedCidrs: ['203.0.113.0/24', '2001:db8::/32'] });
+      await store.create(record, []);
+      const rotated: StoredAuthorization = {
+        ...record,
+        keyDigest: 'b'.repeat(64),
+        previousKeyDigest: record.keyDigest,
+        previousKeyExpiresAt: '2026-11-22T08:00:00.000Z',
+        revision: 2,
+      };
+
+      expect(await store.update(rotated, 1, [])).toBe(true);
+
+      expect(await store.find(organizationId, record.clientId)).toEqual(rotated);
+    });
+
     it('when the Client ID is unknown, then find returns undefined', async () => {
       expect(await store.find(organizationId, aClientId())).toBeUndefined();
     });

@@ -136,6 +136,7 @@ describe('credentials service: authorizations over HTTP', () => {
         status: 'active',
         createdAt: NOW.toISOString(),
         revokedAt: null,
+        allowedCidrs: null,
       });
       const stored = await h.store.find(ORG, clientId);
       expect(stored?.keyDigest).toBe(digestApiKey(apiKey));
@@ -485,6 +486,141 @@ describe('credentials service: authorizations over HTTP', () => {
         '/organizations/{organizationId}/authorizations/{clientId}/revoke',
       ]);
     });
+  });
+});
+
+describe('credentials service: key rotation and allow lists (decisions 19 and 22)', () => {
+  let h: Harness;
+  let token: string;
+
+  beforeEach(async () => {
+    h = await startCredentials();
+    token = await adminToken();
+  });
+
+  afterEach(async () => {
+    await h.close();
+  });
+
+  const create = async (body: Record<string, unknown> = {}) =>
+    (await post(h.url(`${ORG}/authorizations`), { ...validBody, ...body }, token)).body;
+  const rotate = (clientId: string, body?: unknown, org = ORG) => post(h.url(`${org}/authorizations/${clientId}/rotate`), body, token);
+
+  test('when an authorization is rotated without a body, then 200 answers the record, a new key once and the end of a one-day overlap', async () => {
+    const created = await create({ expiresAt: '2027-01-01' });
+
+    const response = await rotate(created.clientId);
+
+    expect(response.status).toBe(200);
+    expect(response.headers.get('cache-control')).toBe('no-store');
+    expect(response.body).toEqual({
+      ...created,
+      apiKey: expect.stringMatching(/^rsk_[0-9A-Za-z]{49}$/),
+      previousKeyExpiresAt: new Date(NOW.getTime() + 86_400_000).toISOString(),
+    });
+    expect(response.body.apiKey).not.toBe(created.apiKey);
+    expect(hasValidChecksum(response.body.apiKey, 'rsk')).toBe(true);
+    const stored = await h.store.find(ORG, created.clientId);
+    expect(stored).toMatchObject({
+      keyDigest: digestApiKey(response.body.apiKey),
+      previousKeyDigest: digestApiKey(created.apiKey),
+      revision: 2,
+    });
+    expect(await readFile(h.storeFile, 'utf8')).not.toContain(response.body.apiKey);
+  });
+
+  test('when it is rotated, then a KeyRotated event with digests only reaches the log', async () => {
+    const created = await create();
+    const rotated = (await rotate(created.clientId, { overlapSeconds: 3600 })).body;
+
+    const events = await eventsIn(h.eventLog);
+    const rotation = events.find((event) => event.type === EVENT_TYPES.authorizationKeyRotated);
+
+    expect(rotation?.data).toEqual({
+      clientId: created.clientId,
+      organizationId: ORG,
+      keyDigest: digestApiKey(rotated.apiKey),
+      previousKeyDigest: digestApiKey(created.apiKey),
+      previousKeyExpiresAt: new Date(NOW.getTime() + 3_600_000).toISOString(),
+      rotatedAt: NOW.toISOString(),
+      revision: 2,
+    });
+    expect(JSON.stringify(events)).not.toContain(rotated.apiKey);
+    expect(JSON.stringify(events)).not.toContain(created.apiKey);
+  });
+
+  test('when the overlap is 0, then previousKeyExpiresAt is null; when it would outlast the expiry, it ends at the expiry', async () => {
+    const noOverlap = await rotate((await create()).clientId, { overlapSeconds: 0 });
+    const soonOver = await create({ expiresAt: '2026-11-20T12:00:00Z' });
+    const capped = await rotate(soonOver.clientId, { overlapSeconds: 604_800 });
+
+    expect(noOverlap.body.previousKeyExpiresAt).toBeNull();
+    expect(capped.body.previousKeyExpiresAt).toBe('2026-11-20T12:00:00.000Z');
+  });
+
+  test.each([
+    ['a negative overlap', { overlapSeconds: -1 }],
+    ['more than a week', { overlapSeconds: 604_801 }],
+    ['a fraction', { overlapSeconds: 1.5 }],
+    ['a string', { overlapSeconds: '3600' }],
+    ['an unknown field', { overlap: 3600 }],
+  ])('when the body has %s, then 400 VALIDATION_FAILED and nothing changes', async (_case, body) => {
+    const created = await create();
+
+    const response = await rotate(created.clientId, body);
+
+    expect(response.status).toBe(400);
+    expect(response.body.code).toBe('VALIDATION_FAILED');
+    expect((await h.store.find(ORG, created.clientId))?.revision).toBe(1);
+  });
+
+  test('when a revoked or expired authorization is rotated, then 409 AUTHORIZATION_INACTIVE and no event', async () => {
+    const revoked = await create();
+    await post(h.url(`${ORG}/authorizations/${revoked.clientId}/revoke`), undefined, token);
+    const expiring = await create({ expiresAt: '2026-11-20T11:00:00Z' });
+    h.clock.set(new Date('2026-11-20T11:00:00.000Z'));
+
+    for (const clientId of [revoked.clientId, expiring.clientId]) {
+      const response = await rotate(clientId);
+      expect(response.status).toBe(409);
+      expect(response.body).toMatchObject({ error: 'Conflict', code: 'AUTHORIZATION_INACTIVE' });
+    }
+    expect((await eventsIn(h.eventLog)).filter((event) => event.type === EVENT_TYPES.authorizationKeyRotated)).toEqual([]);
+  });
+
+  test("when another organization's Client ID is rotated, then 404 like an unknown one; another organization's token is 403", async () => {
+    const created = await create();
+
+    expect(
+      (await post(h.url(`other-org/authorizations/${created.clientId}/rotate`), undefined, await adminToken('other-org'))).status,
+    ).toBe(404);
+    expect((await post(h.url(`${ORG}/authorizations/${created.clientId}/rotate`), undefined, await adminToken('other-org'))).status).toBe(
+      403,
+    );
+  });
+
+  test('when an allow list is given on create, then it is echoed on every record; without one the record says null', async () => {
+    const listed = await create({ allowedCidrs: ['203.0.113.0/24', '2001:db8::/32', '198.51.100.7'] });
+    const open = await create();
+
+    expect(listed.allowedCidrs).toEqual(['203.0.113.0/24', '2001:db8::/32', '198.51.100.7']);
+    expect((await get(h.url(`${ORG}/authorizations/${listed.clientId}`), token)).body.allowedCidrs).toEqual(listed.allowedCidrs);
+    expect(open.allowedCidrs).toBeNull();
+    const createdEvent = (await eventsIn(h.eventLog)).find((event) => event.data.clientId === listed.clientId);
+    expect(createdEvent?.data.allowedCidrs).toEqual(listed.allowedCidrs);
+  });
+
+  test.each([
+    ['an empty list', [], 'allowedCidrs'],
+    ['a host name', ['example.com'], 'allowedCidrs.0'],
+    ['a short IPv4', ['10.1'], 'allowedCidrs.0'],
+    ['a prefix too long', ['10.0.0.0/33'], 'allowedCidrs.0'],
+    ['33 entries', Array.from({ length: 33 }, (_, i) => `10.0.0.${i}`), 'allowedCidrs'],
+  ])('when the allow list is %s, then 400 VALIDATION_FAILED names it', async (_case, allowedCidrs, path) => {
+    const response = await post(h.url(`${ORG}/authorizations`), { ...validBody, allowedCidrs }, token);
+
+    expect(response.status).toBe(400);
+    expect(pathsOf(response.body)).toContain(path);
   });
 });
 

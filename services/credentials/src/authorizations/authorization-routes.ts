@@ -6,6 +6,7 @@ import { ApiError, jsonBody, methodNotAllowed, requireCaller, type TokenVerifier
 import { createAuthorization } from './create-authorization';
 import { getAuthorization, listAuthorizations } from './find-authorizations';
 import { revokeAuthorization } from './revoke-authorization';
+import { rotateAuthorization } from './rotate-authorization';
 import type { UseCaseDeps } from './use-case-deps';
 
 export interface AuthorizationRoutesDeps extends Omit<UseCaseDeps, 'newEventId'> {
@@ -17,6 +18,7 @@ export interface AuthorizationRoutesDeps extends Omit<UseCaseDeps, 'newEventId'>
 const COLLECTION = '/organizations/:organizationId/authorizations';
 const ITEM = `${COLLECTION}/:clientId` as const;
 const REVOKE = `${ITEM}/revoke` as const;
+const ROTATE = `${ITEM}/rotate` as const;
 const BODY_LIMIT = '16kb';
 
 /** HTTP adapter: each route checks the path and the caller, then hands over to one use case. */
@@ -66,6 +68,23 @@ export function authorizationRoutes(deps: AuthorizationRoutesDeps): Router {
       // Decision 29: 200 only once the revocation is in the event log; otherwise it is recorded and owed.
       if (publication === 'published') res.json(authorization);
       else res.status(202).json({ ...authorization, enforcement: 'pending' });
+    })
+    .all(methodNotAllowed(['POST']));
+
+  router
+    .route(ROTATE)
+    .post(...guard, ...jsonBody(BODY_LIMIT), async (req, res) => {
+      const body: unknown = req.body;
+      const { rotated, publication } = await rotateAuthorization(
+        useCaseDeps,
+        generate,
+        req.params.organizationId,
+        req.params.clientId,
+        body,
+      );
+      // The new key works once the Rotated event reaches the read API; until then the previous one still does.
+      if (publication === 'published') res.json(rotated);
+      else res.status(202).json({ ...rotated, enforcement: 'pending' });
     })
     .all(methodNotAllowed(['POST']));
 

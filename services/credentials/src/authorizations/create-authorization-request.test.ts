@@ -30,6 +30,7 @@ describe('create authorization request', () => {
       recipientName: null,
       scopes: ['score_trend'],
       expiresAt: '2026-11-21T00:00:00.000Z',
+      allowedCidrs: null,
     });
   });
 

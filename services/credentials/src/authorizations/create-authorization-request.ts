@@ -1,5 +1,6 @@
 import type { z } from 'zod';
 import { createAuthorizationRequestSchema, type RecipientType, type Scope } from '@rsd/contracts';
+import { parseAddressRange } from '@rsd/domain';
 import { issueDetails, requestErrorMap, validationFailed } from '@rsd/platform';
 
 export interface ValidCreateRequest {
@@ -8,6 +9,8 @@ export interface ValidCreateRequest {
   scopes: Scope[];
   /** UTC, milliseconds, `Z`: the first instant at which the credential no longer works. */
   expiresAt: string | null;
+  /** As given, each one checked; null when the body has none. */
+  allowedCidrs: string[] | null;
 }
 
 const DAY_MS = 24 * 60 * 60 * 1000;
@@ -36,13 +39,24 @@ export function validateCreateRequest(body: unknown, now: Date): ValidCreateRequ
   if (expiresAt && expiresAt.getTime() <= now.getTime()) {
     details.push({ path: 'expiresAt', message: 'must be in the future' });
   }
+  if (parsed.success) details.push(...addressProblems(parsed.data.allowedCidrs));
   if (!parsed.success || details.length > 0) throw validationFailed(details);
   return {
     recipientType: parsed.data.recipientType,
     recipientName: parsed.data.recipientName ?? null,
     scopes: parsed.data.scopes,
     expiresAt: expiresAt ? expiresAt.toISOString() : null,
+    allowedCidrs: parsed.data.allowedCidrs ?? null,
   };
+}
+
+/** Decision 22: the same parser the read API applies, so whatever is accepted here is what it enforces. */
+function addressProblems(allowedCidrs: readonly string[] | undefined): { path: string; message: string }[] {
+  return (allowedCidrs ?? []).flatMap((entry, index) =>
+    parseAddressRange(entry)
+      ? []
+      : [{ path: `allowedCidrs.${index}`, message: 'must be an IPv4 or IPv6 address or CIDR range, e.g. 203.0.113.0/24' }],
+  );
 }
 
 /** The expiry, when the body holds a well-formed one, whatever else is wrong with the body. */

@@ -1,5 +1,5 @@
 import type { RequestHandler } from 'express';
-import { inAnyRange, parseAddressRange, parseClientAddress, type AddressRange } from './address-ranges';
+import { inAnyRange, parseAddressRange, parseClientAddress, type AddressRange } from '@rsd/domain';
 import { sendErrorWithoutCode } from './error-without-code';
 
 export interface EdgePolicyRules {

@@ -1,6 +1,13 @@
 import type { RequestHandler } from 'express';
 import { clientIdPattern } from '@rsd/contracts';
-import { checkAccess, credentialView, identifyCaller, type AuthenticationRefusal, type CredentialFormatRules } from '@rsd/domain';
+import {
+  addressAllowed,
+  checkAccess,
+  credentialView,
+  identifyCaller,
+  type AuthenticationRefusal,
+  type CredentialFormatRules,
+} from '@rsd/domain';
 import { ApiError, methodNotAllowed, type Logger } from '@rsd/platform';
 import type { Clock, RateLimitStoreFactory, ViewStore } from '@rsd/ports';
 import { credentialRateLimit, failedAuthenticationLimit, type RateLimitDeps } from '../access/rate-limits';
@@ -26,7 +33,7 @@ export interface CustomerHandlerDeps {
 /**
  * `/v1/customers/{clientId}/score | pillars | score/history`, the order of checks of decision 6 after
  * the edge policy, read top to bottom: resolve the path, identify the caller (steps 2–4), one lookup,
- * check access (5–7), the credential's rate limit (8), the scope (9), serve (10). Failures of steps
+ * check access (5–7), the allow list (decision 22), the credential's rate limit (8), the scope (9), serve (10). Failures of steps
  * 2–7 pass the per-address limiter first, so nobody can guess keys fast.
  */
 export function customerHandler({
@@ -95,6 +102,10 @@ export function customerHandler({
     const credential = await views.get(credentialView, clientId);
     const access = checkAccess(identified.caller, credential, scope, clock.now(), rules);
     if (access.outcome === 'refused') return refuse(access.code);
+    // Decision 22, between steps 7 and 8: the address as the read API determines it (TRUST_PROXY_HOPS included).
+    if (!addressAllowed(access.credential.allowedCidrs, req.ip)) {
+      throw new ApiError('ADDRESS_NOT_ALLOWED', 'This credential may not be used from this client address');
+    }
     if (!(await limitCredential(req, res, clientId))) return;
     if (access.outcome === 'forbidden') throw new ApiError(access.code, `This credential was not granted the ${scope} scope`);
 

@@ -6,6 +6,7 @@ import {
   newEvent,
   type AuthorizationCreated,
   type AuthorizationExpired,
+  type AuthorizationKeyRotated,
   type AuthorizationRevoked,
   type CalculatedScore,
   type Scope,
@@ -34,6 +35,7 @@ export interface CredentialOptions {
   expiresAt?: string | null;
   clientIdPrefix?: string;
   apiKeyPrefix?: string;
+  allowedCidrs?: string[] | null;
 }
 
 export const ALL_SCOPES: Scope[] = ['qr_score', 'pillar_breakdown', 'score_trend'];
@@ -55,6 +57,7 @@ export function authorizationCreatedEvent(options: CredentialOptions = {}): { ev
       keyDigest: digestApiKey(apiKey),
       createdAt: '2026-11-01T00:00:00.000Z',
       revision: 1,
+      allowedCidrs: options.allowedCidrs ?? null,
     },
   });
   return { event, apiKey };
@@ -84,6 +87,36 @@ export function authorizationExpiredEvent(credential: CredentialRef, revision = 
     type: EVENT_TYPES.authorizationExpired,
     data: { clientId: credential.clientId, organizationId: credential.organizationId, expiredAt: '2026-11-02T00:00:00.000Z', revision },
   });
+}
+
+/** Decision 19: a new key for the credential; the one it had works until `previousKeyExpiresAt` (null: not at all). */
+export async function rotateCredential(
+  views: ViewStore,
+  credential: IssuedCredential,
+  previousKeyExpiresAt: string | null,
+  revision = 2,
+): Promise<IssuedCredential> {
+  const apiKey = generateApiKey('rsk');
+  await projectEvent(
+    views,
+    READ_VIEWS,
+    newEvent<AuthorizationKeyRotated>({
+      id: randomUUID(),
+      source: SOURCE,
+      time: new Date('2026-11-03T00:00:00.000Z'),
+      type: EVENT_TYPES.authorizationKeyRotated,
+      data: {
+        clientId: credential.clientId,
+        organizationId: credential.organizationId,
+        keyDigest: digestApiKey(apiKey),
+        previousKeyDigest: previousKeyExpiresAt === null ? null : digestApiKey(credential.apiKey),
+        previousKeyExpiresAt,
+        rotatedAt: '2026-11-03T00:00:00.000Z',
+        revision,
+      },
+    }),
+  );
+  return { ...credential, apiKey };
 }
 
 export async function revokeCredential(views: ViewStore, credential: CredentialRef): Promise<void> {

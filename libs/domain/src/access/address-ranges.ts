@@ -31,3 +31,17 @@ function asIPv4IfMapped([network, bits]: [ipaddr.IPv6, number]): AddressRange {
   if (network.isIPv4MappedAddress() && bits >= 96) return [network.toIPv4Address(), bits - 96];
   return [network, bits];
 }
+
+/**
+ * Decision 22: an authorization's allow list. None (null) allows every address; with one, an
+ * address that cannot be read is refused, like the edge policy's lists.
+ */
+export function addressAllowed(allowedCidrs: readonly string[] | null | undefined, clientIp: string | undefined): boolean {
+  if (!allowedCidrs) return true;
+  const address = parseClientAddress(clientIp);
+  if (!address) return false;
+  return inAnyRange(
+    address,
+    allowedCidrs.map(parseAddressRange).filter((range): range is AddressRange => range !== undefined),
+  );
+}

@@ -1,0 +1,58 @@
+import { DEFAULT_OVERLAP_SECONDS, rotateAuthorizationRequestSchema, type RotatedAuthorization } from '@rsd/contracts';
+import { decideRotate, digestApiKey, toAuthorization } from '@rsd/domain';
+import { ApiError, issueDetails, requestErrorMap, validationFailed } from '@rsd/platform';
+import { outboxEntryOf } from '../outbox/outbox-entry';
+import { publishOwedEvents, type Publication } from '../outbox/outbox-relay';
+import { findOwnAuthorization } from './find-authorizations';
+import type { CredentialGenerator, UseCaseDeps } from './use-case-deps';
+
+/** Enough for a rotation racing a revoke or the expiry scheduler; more means something is wrong. */
+const MAX_ATTEMPTS = 5;
+
+export interface Rotation {
+  rotated: RotatedAuthorization;
+  /** Decision 29's honesty: `pending` until the Rotated event is in the log (the new key does not work before it does). */
+  publication: Publication;
+}
+
+/**
+ * Decision 19: a new key for the same Client ID, scopes and expiry; the previous key keeps working
+ * for the overlap. Like create, the raw key exists only here, digested at once and returned once.
+ */
+export async function rotateAuthorization(
+  deps: UseCaseDeps,
+  generate: Pick<CredentialGenerator, 'apiKey'>,
+  organizationId: string,
+  clientId: string,
+  body: unknown,
+): Promise<Rotation> {
+  const overlapSeconds = overlapOf(body);
+  for (let attempt = 1; attempt <= MAX_ATTEMPTS; attempt += 1) {
+    const current = await findOwnAuthorization(deps.store, organizationId, clientId);
+    const now = deps.clock.now();
+    const apiKey = generate.apiKey();
+    const decision = decideRotate(current, { newKeyDigest: digestApiKey(apiKey), overlapSeconds }, { id: deps.newEventId(), time: now });
+    if (decision.outcome === 'inactive') {
+      throw new ApiError('AUTHORIZATION_INACTIVE', 'The authorization has been revoked or has expired; a new key cannot be issued for it');
+    }
+    // Someone else changed the record since we read it: read again and decide again, with a new key.
+    if (await deps.store.update(decision.record, current.revision, [outboxEntryOf(decision.event)])) {
+      const publication = await publishOwedEvents(deps.relay, deps.log, deps.publishDeadlineMs);
+      const rotated = {
+        ...toAuthorization(decision.record, now),
+        apiKey,
+        previousKeyExpiresAt: decision.record.previousKeyExpiresAt ?? null,
+      };
+      return { rotated, publication };
+    }
+  }
+  deps.log.warn({ organizationId, clientId, attempts: MAX_ATTEMPTS }, 'rotation kept losing to concurrent changes');
+  throw new ApiError('SERVICE_UNAVAILABLE', 'The authorization is being changed concurrently; try again');
+}
+
+/** The body is optional: none, or `{}`, means the default overlap of a day. */
+function overlapOf(body: unknown): number {
+  const parsed = rotateAuthorizationRequestSchema.safeParse(body ?? {}, { error: requestErrorMap });
+  if (!parsed.success) throw validationFailed(issueDetails(parsed.error.issues));
+  return parsed.data.overlapSeconds ?? DEFAULT_OVERLAP_SECONDS;
+}
