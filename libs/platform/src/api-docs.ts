@@ -30,6 +30,8 @@ export interface OpenApiOperation {
   security?: 'apiKey' | 'bearer';
   parameters?: object[];
   requestBody?: z.ZodType;
+  /** A body the operation also accepts absent (default: required). */
+  requestBodyOptional?: boolean;
   responses: Record<string, OpenApiResponse>;
 }
 
@@ -95,7 +97,9 @@ export function buildOpenApiDocument(info: OpenApiInfo, operations: OpenApiOpera
       ...(op.tags ? { tags: op.tags } : {}),
       ...(op.security ? { security: [{ [op.security]: [] }] } : {}),
       ...(op.parameters ? { parameters: op.parameters } : {}),
-      ...(op.requestBody ? { requestBody: { required: true, content: { 'application/json': { schema: ref(op.requestBody) } } } } : {}),
+      ...(op.requestBody
+        ? { requestBody: { required: !op.requestBodyOptional, content: { 'application/json': { schema: ref(op.requestBody) } } } }
+        : {}),
       responses,
     };
   }

@@ -4,6 +4,8 @@ import {
   createAuthorizationRequestSchema,
   createdAuthorizationSchema,
   errorBodySchema,
+  rotateAuthorizationRequestSchema,
+  rotatedAuthorizationSchema,
 } from '@rsd/contracts';
 import { z } from 'zod';
 import { buildOpenApiDocument, type OpenApiHeader, type OpenApiOperation, type OpenApiResponse } from '@rsd/platform';
@@ -32,6 +34,16 @@ const pendingRevocationSchema = authorizationSchema
     }),
   })
   .meta({ id: 'PendingRevocation' });
+
+/** Decision 29 applied to rotation: the new key is issued and recorded, but works only once its event is in the log. */
+const pendingRotationSchema = rotatedAuthorizationSchema
+  .extend({
+    enforcement: z.literal('pending').meta({
+      description:
+        'The rotation is recorded and will be published when the event log is back; until then the new key is not yet accepted and the previous one still is',
+    }),
+  })
+  .meta({ id: 'PendingRotation' });
 
 const text = (description: string): OpenApiHeader => ({ description, required: true, schema: { type: 'string' } });
 const noStore = { 'Cache-Control': text('`no-store`: administrative data, and the create answer carries a secret') };
@@ -123,6 +135,34 @@ const operations: OpenApiOperation[] = [
       ...callerErrors,
       '404': error('AUTHORIZATION_NOT_FOUND: no such Client ID in this organization'),
       '503': error('SERVICE_UNAVAILABLE: the authorization kept changing concurrently; nothing was revoked, try again'),
+    },
+  },
+  {
+    method: 'post',
+    path: '/organizations/{organizationId}/authorizations/{clientId}/rotate',
+    summary: 'Issue a new API key, keeping the previous one valid for an overlap',
+    description:
+      'Decision 19: a new key for the same Client ID, scopes, expiry and rate-limit budget, shown only in this response. ' +
+      'The previous key keeps working until `previousKeyExpiresAt` (now + `overlapSeconds`, default 86400, never later than ' +
+      "the authorization's `expiresAt`; `null` when the overlap is 0); after it the previous key gets 401 INVALID_API_KEY. " +
+      'Rotating again during an overlap ends the older key at once: at most two keys are valid. The body is optional.',
+    tags,
+    security: 'bearer',
+    parameters: [organizationIdParameter, clientIdParameter],
+    requestBody: rotateAuthorizationRequestSchema,
+    requestBodyOptional: true,
+    responses: {
+      '200': ok('Rotated, with the new API key (only here); in effect on every read-API replica', rotatedAuthorizationSchema),
+      '202': ok('Rotated and recorded, but not yet in the event log: the new key works once it is', pendingRotationSchema),
+      ...callerErrors,
+      '400': error(
+        'INVALID_ORGANIZATION_ID or INVALID_PARAMETER (path), MALFORMED_JSON, or VALIDATION_FAILED (overlapSeconds not a whole number 0–604800, or an unknown field)',
+      ),
+      '404': error('AUTHORIZATION_NOT_FOUND: no such Client ID in this organization'),
+      '409': error('AUTHORIZATION_INACTIVE: the authorization is revoked or expired; no key is issued'),
+      '413': error('PAYLOAD_TOO_LARGE: the body is over 16 kB'),
+      '415': error('UNSUPPORTED_MEDIA_TYPE: the body is not application/json'),
+      '503': error('SERVICE_UNAVAILABLE: the authorization kept changing concurrently; nothing was rotated, try again'),
     },
   },
 ];

@@ -86,7 +86,9 @@ export function readApiOpenApi(
     },
     '400': error('MISSING_CLIENT_ID or INVALID_CLIENT_ID (checked before any credential lookup)'),
     '401': error('MISSING_API_KEY, INVALID_API_KEY or CREDENTIAL_INACTIVE (revoked, expired or not active)'),
-    '403': error('INSUFFICIENT_SCOPE, or blocked by the edge security policy (then without `code`)'),
+    '403': error(
+      'ADDRESS_NOT_ALLOWED (the credential has an allow list and this client address is not on it; checked after CREDENTIAL_INACTIVE and before the rate limit), INSUFFICIENT_SCOPE, or blocked by the edge security policy (then without `code`)',
+    ),
     '429': error(
       `Rate limit exceeded (${config.RATE_LIMIT_PER_MINUTE} requests per minute per credential, or too many failed authentications from one address); no \`code\``,
       { ...retryAfter('Whole seconds to wait before retrying (at least 1)'), ...rateLimitHeaders },

@@ -484,6 +484,7 @@ describe('credentials service: authorizations over HTTP', () => {
         '/organizations/{organizationId}/authorizations',
         '/organizations/{organizationId}/authorizations/{clientId}',
         '/organizations/{organizationId}/authorizations/{clientId}/revoke',
+        '/organizations/{organizationId}/authorizations/{clientId}/rotate',
       ]);
     });
   });
