@@ -163,6 +163,35 @@ describeWithInfra('kafka', 'the distributed runtime, four processes over real Ka
     expect(conditional.status).toBe(304);
   });
 
+  test('when a key is rotated with a short overlap, then both replicas accept both keys, then only the new one once the overlap ends', async () => {
+    const original = await createCredential();
+    for (const replica of readApis) await readUntil(replica, original, (r) => r.status === 200);
+
+    const answer = await request<Credential & { previousKeyExpiresAt: string }>(
+      `${credentials.url}/v1/organizations/${ORG}/authorizations/${original.clientId}/rotate`,
+      {
+        method: 'POST',
+        headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ overlapSeconds: 3 }),
+      },
+    );
+    expect(answer.status).toBe(200);
+    issuedKeys.push(answer.body.apiKey);
+    const rotated = { clientId: original.clientId, apiKey: answer.body.apiKey };
+    for (const replica of readApis) {
+      await readUntil(replica, rotated, (r) => r.status === 200, 5_000, 100);
+      expect((await read(replica, original)).status).toBe(200);
+    }
+
+    await new Promise((done) => setTimeout(done, Math.max(0, Date.parse(answer.body.previousKeyExpiresAt) - Date.now())));
+    for (const replica of readApis) {
+      const refused = await read(replica, original);
+      expect(refused.status).toBe(401);
+      expect(refused.body.code).toBe('INVALID_API_KEY');
+      expect((await read(replica, rotated)).status).toBe(200);
+    }
+  });
+
   test('when 200 requests with one key are spread over both replicas in one window, then exactly 120 are admitted', async () => {
     const credential = await createCredential();
     // One admitted read per replica once the credential is projected (CREDENTIAL_NOT_FOUND is not counted
