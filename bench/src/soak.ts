@@ -174,6 +174,7 @@ async function main(): Promise<number> {
     const endMs = timeline.elapsedMs();
     memory.stop();
     progress('traffic stopped; probing every revoked key once more');
+    timeline.enter('final probe of revoked keys');
     await watch.finish();
 
     const window = Math.min(60_000, runMs / 10);

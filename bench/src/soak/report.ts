@@ -31,7 +31,7 @@ function percentile(values: number[], q: number): number {
 }
 
 function table(head: string[], rows: (string | number)[][]): string[] {
-  const align = head.map((h, i) => (i === 0 || h.startsWith('answer') || h === 'phase' ? '---' : '---:'));
+  const align = head.map((h, i) => (i === 0 || h.startsWith('answer') ? '---' : '---:'));
   return [`| ${head.join(' | ')} |`, `|${align.join('|')}|`, ...rows.map((r) => `| ${r.join(' | ')} |`)];
 }
 
@@ -70,7 +70,7 @@ export function render(result: SoakResult): string {
 
   lines.push(
     ...table(
-      ['requests', 'total', '2xx', 'refused (4xx)', 'documented 503', 'other 5xx', 'no answer', 'p50 ms', 'p99 ms', 'max ms'],
+      ['request kind', 'requests', '2xx', 'refused (4xx)', 'documented 503', 'other 5xx', 'no answer', 'p50 ms', 'p99 ms', 'max ms'],
       [...tally.kinds].map(([kind, k]) => [
         kind,
         k.requests,
@@ -88,11 +88,12 @@ export function render(result: SoakResult): string {
   );
 
   const refusals = [...tally.kinds].flatMap(([kind, k]) =>
-    [...k.refused, ...k.serverErrors, ...[...k.noAnswer].map(([e, n]) => [`no answer: ${e}`, n] as const)]
-      .sort((a, b) => b[1] - a[1])
-      .map(([answer, n]) => [kind, answer, n]),
+    [...k.notOk]
+      .map(([answer, phases]) => ({ answer, phases, n: sum(phases) }))
+      .sort((a, b) => b.n - a.n)
+      .map(({ answer, phases, n }) => [kind, answer, n, [...phases].map(([phase, m]) => `${phase} ${m}`).join(', ')]),
   );
-  if (refusals.length > 0) lines.push(...table(['refused or failed', 'answer', 'count'], refusals), '');
+  if (refusals.length > 0) lines.push(...table(['refused or failed', 'answer', 'count', 'answer in phase'], refusals), '');
 
   lines.push(
     ...table(
@@ -121,8 +122,14 @@ export function render(result: SoakResult): string {
   const distinct = new Set(r.outlived.map((o) => o.clientId)).size;
   lines.push(
     ...table(
-      ['revocations', 'answered 200', 'answered 202 pending', 'outlived', 'longest overrun s', 'still accepted at the end'],
-      [['', r.confirmed, r.pending, distinct, distinct ? (r.maxOverrunMs / 1000).toFixed(1) : '–', r.stillAcceptedAtEnd]],
+      ['revocations', 'count'],
+      [
+        ['answered 200 (bound 1 s)', r.confirmed],
+        [`answered 202 "enforcement": "pending" (bound: the staleness bound)`, r.pending],
+        ['outlived: a replica accepted the key after the bound', distinct],
+        ['longest overrun past the bound, s (at least)', distinct ? (r.maxOverrunMs / 1000).toFixed(1) : '–'],
+        ['still accepted at the end', r.stillAcceptedAtEnd],
+      ],
     ),
     '',
   );

@@ -29,6 +29,8 @@ export interface KindStats {
   /** Other 5xx, by status and code. */
   serverErrors: Map<string, number>;
   noAnswer: Map<string, number>;
+  /** Every answer other than 2xx/3xx by its name, then by the phase it came in. */
+  notOk: Map<string, Map<string, number>>;
   latenciesMs: number[];
 }
 
@@ -66,10 +68,16 @@ export class Tally {
     stats.requests += 1;
     phase.requests += 1;
     stats.latenciesMs.push(outcome.ms);
+    const name = outcome.answered ? refusalName(outcome) : `no answer (${outcome.error})`;
+    if (!outcome.answered || outcome.status >= 400) {
+      const phases = stats.notOk.get(name) ?? new Map<string, number>();
+      phases.set(this.timeline.phase, (phases.get(this.timeline.phase) ?? 0) + 1);
+      stats.notOk.set(name, phases);
+    }
     if (!outcome.answered) {
       stats.noAnswer.set(outcome.error, (stats.noAnswer.get(outcome.error) ?? 0) + 1);
       phase.noAnswer += 1;
-      this.fail(kind, `no answer (${outcome.error})`);
+      this.fail(kind, name);
     } else if (outcome.status < 400) {
       stats.ok += 1;
       phase.ok += 1;
@@ -77,13 +85,11 @@ export class Tally {
       stats.documented503 += 1;
       phase.documented503 += 1;
     } else if (outcome.status >= 500) {
-      const name = refusalName(outcome);
       stats.serverErrors.set(name, (stats.serverErrors.get(name) ?? 0) + 1);
       phase.serverErrors += 1;
       const requestId = (outcome.body as { requestId?: unknown } | undefined)?.requestId;
       this.fail(kind, name, typeof requestId === 'string' ? requestId : undefined);
     } else {
-      const name = refusalName(outcome);
       stats.refused.set(name, (stats.refused.get(name) ?? 0) + 1);
       phase.refused += 1;
     }
@@ -106,7 +112,16 @@ export class Tally {
   private kindStats(kind: string): KindStats {
     let stats = this.kinds.get(kind);
     if (!stats) {
-      stats = { requests: 0, ok: 0, refused: new Map(), documented503: 0, serverErrors: new Map(), noAnswer: new Map(), latenciesMs: [] };
+      stats = {
+        requests: 0,
+        ok: 0,
+        refused: new Map(),
+        documented503: 0,
+        serverErrors: new Map(),
+        noAnswer: new Map(),
+        notOk: new Map(),
+        latenciesMs: [],
+      };
       this.kinds.set(kind, stats);
     }
     return stats;
