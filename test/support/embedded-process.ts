@@ -74,7 +74,8 @@ function readyLine(output: string): EmbeddedProcess['urls'] | undefined {
 
 /** SIGTERM to the whole process group (npm and the node process it started), SIGKILL if it lingers. */
 async function stopGroup(child: ChildProcess, exited: Promise<number | null>): Promise<number | null> {
-  if (child.exitCode !== null || child.pid === undefined) return child.exitCode;
+  // Gone already, by exit or by a signal: stopping again is a no-op, not an ESRCH.
+  if (child.exitCode !== null || child.signalCode !== null || child.pid === undefined) return child.exitCode;
   process.kill(-child.pid, 'SIGTERM');
   const timer = setTimeout(() => child.pid !== undefined && process.kill(-child.pid, 'SIGKILL'), 15_000);
   const code = await exited;
