@@ -1,7 +1,6 @@
-import { createServer, type Server, type ServerResponse } from 'node:http';
+import { createServer, type RequestListener, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Duplex } from 'node:stream';
-import type { Express } from 'express';
 import type { Logger } from 'pino';
 import { errorBody, reasonPhrase } from './errors';
 import { httpServerConfigSchema, httpServerLimits, type HttpServerLimits } from './http-server-config';
@@ -21,7 +20,7 @@ export interface ListenOptions {
  * timeout, at most 1 s, so a connection that has not finished its headers is closed within
  * `headersTimeoutMs` plus at most a second.
  */
-export async function listen(app: Express, port: number, host = '0.0.0.0', options: ListenOptions = {}): Promise<Server> {
+export async function listen(app: RequestListener, port: number, host = '0.0.0.0', options: ListenOptions = {}): Promise<Server> {
   const limits = options.limits ?? httpServerLimits(loadConfig(httpServerConfigSchema, {}));
   const server = createServer(
     {

@@ -6,6 +6,8 @@ export * from './access-log';
 export * from './base-app';
 export * from './http-server';
 export * from './http-server-config';
+export * from './starting';
+export * from './start-with-retries';
 export * from './shutdown';
 export * from './caller-auth';
 export * from './api-docs';

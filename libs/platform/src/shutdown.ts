@@ -35,14 +35,17 @@ export function onShutdown(log: Logger, closers: Closer[], deadlineMs = 10_000):
   process.once('SIGINT', () => stop('SIGINT'));
 }
 
+/** Failures whose message says it all: a stack trace would bury it. */
+const PLAIN_FAILURES = new Set(['ConfigError', 'StartDeadlineError']);
+
 /**
- * Runs a service's composition root: a bad configuration prints its problems, any other start-up
- * failure its cause, and the process exits 1.
+ * Runs a service's composition root: a bad configuration prints its problems, a missed start-up
+ * deadline its one line, any other start-up failure its cause, and the process exits 1.
  */
 export function runMain(main: () => Promise<void>): void {
   main().catch((error: unknown) => {
     const message =
-      error instanceof Error && error.name === 'ConfigError'
+      error instanceof Error && PLAIN_FAILURES.has(error.name)
         ? error.message
         : `failed to start: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`;
     process.stderr.write(`${message}\n`);
