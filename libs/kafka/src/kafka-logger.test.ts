@@ -72,6 +72,7 @@ describe('kafkaLogCreator', () => {
     ['Producer', `Failed to send messages: ${TRANSIENT_BROKER_ERRORS.NOT_LEADER_FOR_PARTITION}`, { retryCount: 0 }],
     ['Consumer', 'Crash: KafkaJSNumberOfRetriesExceeded: The group coordinator is not available', { groupId: 'g' }],
     ['Consumer', 'Crash: KafkaJSConnectionClosedError: Closed connection', { groupId: 'g' }],
+    ['Consumer', 'Crash: KafkaJSGroupCoordinatorNotFound: Failed to find group coordinator', { groupId: 'g' }],
     ['Consumer', 'Restarting the consumer in 300ms', { groupId: 'g' }],
   ];
 

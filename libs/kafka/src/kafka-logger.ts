@@ -34,7 +34,14 @@ export const TRANSIENT_BROKER_ERRORS = {
 /** A connection that failed, timed out or was closed by the broker: kafkajs dials again (kafkajs/src/network/connection.js). */
 const CONNECTION_TEXTS = ['Connection error: ', 'Connection timeout', 'Closed connection'];
 
-const TRANSIENT_TEXTS: readonly string[] = [...Object.values(TRANSIENT_BROKER_ERRORS), ...CONNECTION_TEXTS];
+/**
+ * kafkajs's own words when it gives up finding a group's coordinator (KafkaJSGroupCoordinatorNotFound):
+ * on a cluster that is starting or failing over it appears until `__consumer_offsets` is loaded, and
+ * the subscription restarts its consumer after it (kafka-subscription.ts).
+ */
+const COORDINATOR_TEXTS = ['Failed to find group coordinator'];
+
+const TRANSIENT_TEXTS: readonly string[] = [...Object.values(TRANSIENT_BROKER_ERRORS), ...CONNECTION_TEXTS, ...COORDINATOR_TEXTS];
 
 /**
  * kafkajs logs these at ERROR although it recovers from them itself, so they are warnings here: an

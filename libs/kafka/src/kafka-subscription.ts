@@ -1,9 +1,10 @@
+import { setTimeout as delay } from 'node:timers/promises';
 import type { Consumer, ConsumerConfig, EachMessagePayload, Kafka, KafkaMessage } from 'kafkajs';
 import type { Logger } from 'pino';
 import { ConsumerCore, type EventRecord, type SubscribeOptions, type Subscription } from '@rsd/ports';
 import { CaughtUpTracker, hasUsablePosition } from './caught-up-tracker';
 import { FreshnessProbe } from './freshness-probe';
-import { partitionKey, type CommittedOffsets, type PartitionOffsets, type TopicAdmin } from './topic-admin';
+import { isPassingKafkaError, partitionKey, type CommittedOffsets, type PartitionOffsets, type TopicAdmin } from './topic-admin';
 
 export interface SubscriptionDeps {
   kafka: Kafka;
@@ -35,6 +36,12 @@ export async function subscribeWithKafka(deps: SubscriptionDeps, options: Subscr
 /** How often a follower that tracks its freshness reads the log's ends. */
 const FRESHNESS_PROBE_INTERVAL_MS = 1000;
 
+/** The pause before the n-th restart of a consumer kafkajs gave up on: doubling from 500 ms to 5 s, jittered. */
+export function restartDelayMs(restart: number, random: () => number = Math.random): number {
+  const capped = Math.min(5_000, 500 * 2 ** Math.max(0, restart - 1));
+  return Math.round(capped / 2 + random() * (capped / 2));
+}
+
 export class KafkaSubscription implements Subscription {
   private readonly core: ConsumerCore;
   private readonly consumer: Consumer;
@@ -42,8 +49,14 @@ export class KafkaSubscription implements Subscription {
   private readonly freshness: FreshnessProbe;
   private readonly log: Logger;
   private joined = false;
+  /** Counts group joins, so a reading of committed positions meant for an earlier join is dropped. */
+  private joins = 0;
   private prober: NodeJS.Timeout | undefined;
   private probing = false;
+  /** Restarts of the consumer after crashes kafkajs does not restart from; reset by a join. */
+  private restarts = 0;
+  private restartTimer: NodeJS.Timeout | undefined;
+  private restarting: Promise<void> | undefined;
 
   constructor(
     private readonly deps: SubscriptionDeps,
@@ -66,9 +79,7 @@ export class KafkaSubscription implements Subscription {
     );
     this.consumer = deps.kafka.consumer({ ...deps.consumerConfig, groupId: options.groupId });
     this.consumer.on(this.consumer.events.GROUP_JOIN, ({ payload }) => this.onJoin(payload.memberAssignment));
-    this.consumer.on(this.consumer.events.CRASH, ({ payload }) =>
-      this.log.error({ err: payload.error, restart: payload.restart }, 'event log consumer crashed'),
-    );
+    this.consumer.on(this.consumer.events.CRASH, ({ payload }) => this.onCrash(payload.error, payload.restart));
   }
 
   get caughtUp(): Promise<void> {
@@ -81,13 +92,55 @@ export class KafkaSubscription implements Subscription {
 
   async start(): Promise<void> {
     try {
-      await this.consumer.connect();
-      await this.consumer.subscribe({ topics: [...this.options.topics], fromBeginning: this.options.fromBeginning });
-      await this.consumer.run({ autoCommit: false, eachMessage: (payload) => this.onMessage(payload) });
+      await this.run();
       if (this.options.trackFreshness) this.prober = setInterval(() => void this.probe(), FRESHNESS_PROBE_INTERVAL_MS).unref();
     } catch (error) {
       await this.close();
       throw error;
+    }
+  }
+
+  private async run(): Promise<void> {
+    await this.consumer.connect();
+    await this.consumer.subscribe({ topics: [...this.options.topics], fromBeginning: this.options.fromBeginning });
+    await this.consumer.run({ autoCommit: false, eachMessage: (payload) => this.onMessage(payload) });
+  }
+
+  /**
+   * kafkajs restarts a consumer after a retriable crash, but after any other it leaves it
+   * disconnected for good: "no group coordinator found" on a cluster that is starting or failing
+   * over is one such. A subscription must not go silently dead, so it restarts the consumer
+   * itself, with a growing pause, until it joins again or the subscription closes.
+   */
+  private onCrash(error: unknown, kafkajsRestarts: boolean): void {
+    if (this.core.closed) return;
+    if (kafkajsRestarts) {
+      this.log.warn({ err: error }, 'event log consumer crashed; kafkajs restarts it');
+      return;
+    }
+    this.scheduleRestart(error);
+  }
+
+  private scheduleRestart(error: unknown): void {
+    this.restarts += 1;
+    const restartInMs = restartDelayMs(this.restarts);
+    const details = { err: error, restartInMs, restarts: this.restarts };
+    const message = 'event log consumer stopped on an error kafkajs does not retry; restarting it';
+    if (isPassingKafkaError(error)) this.log.warn(details, message);
+    else this.log.error(details, message);
+    this.restartTimer = setTimeout(() => {
+      this.restarting = this.restart().finally(() => (this.restarting = undefined));
+    }, restartInMs);
+  }
+
+  private async restart(): Promise<void> {
+    if (this.core.closed) return;
+    try {
+      await this.run();
+    } catch (error) {
+      if (this.core.closed) return;
+      await this.consumer.disconnect().catch(() => undefined);
+      this.scheduleRestart(error);
     }
   }
 
@@ -98,6 +151,8 @@ export class KafkaSubscription implements Subscription {
   /** The log forgets the subscription only once it stopped, so closing the log waits for it. */
   private async stop(): Promise<void> {
     clearInterval(this.prober);
+    clearTimeout(this.restartTimer);
+    await this.restarting;
     try {
       // kafkajs waits for a running handler, which the core ends at its next pause.
       await this.consumer.disconnect();
@@ -117,6 +172,8 @@ export class KafkaSubscription implements Subscription {
   }
 
   private onJoin(assignment: Readonly<Record<string, readonly number[]>>): void {
+    this.restarts = 0;
+    this.joins += 1;
     if (!this.joined) {
       this.joined = true;
       if (!this.options.fromBeginning) this.startAtSnapshotEnd(assignment);
@@ -133,12 +190,24 @@ export class KafkaSubscription implements Subscription {
       this.freshness.check();
       return;
     }
-    this.deps.topics.committedOffsets(this.options.groupId, assignedTopics).then(
-      (committed) => this.tracker.startFrom(committed),
-      (error: unknown) => {
-        if (!this.core.closed) this.log.warn({ err: error }, 'could not read committed positions after joining the group');
-      },
-    );
+    void this.startFromCommitted(this.joins, assignedTopics);
+  }
+
+  /**
+   * Until the committed positions are known the subscription cannot tell that it has caught up,
+   * so a coordinator that is slow to answer after a join is asked again until it does.
+   */
+  private async startFromCommitted(join: number, topics: readonly string[]): Promise<void> {
+    for (let attempt = 1; !this.core.closed && join === this.joins; attempt += 1) {
+      try {
+        this.tracker.startFrom(await this.deps.topics.committedOffsets(this.options.groupId, topics));
+        return;
+      } catch (error) {
+        if (this.core.closed || join !== this.joins) return;
+        this.log.warn({ err: error }, 'could not read committed positions after joining the group; asking again');
+      }
+      await delay(restartDelayMs(attempt));
+    }
   }
 
   /**

@@ -41,21 +41,39 @@ const KEEP_FOREVER = [
 /** How long topic creation may take, leaders included. */
 const CREATE_TOPICS_TIMEOUT_MS = 10_000;
 
-const COORDINATOR_ATTEMPTS = 5;
-const COORDINATOR_RETRY_DELAY_MS = 100;
+/** How long a group's coordinator may take to appear or load: a fresh broker creates and loads `__consumer_offsets` first. */
+const COORDINATOR_PATIENCE_MS = 15_000;
+const COORDINATOR_FIRST_DELAY_MS = 100;
+const COORDINATOR_MAX_DELAY_MS = 2_000;
+
+/**
+ * A state the cluster leaves by itself: a retriable broker answer (a coordinator loading or moving,
+ * a leader election), a connection that failed, or kafkajs giving up on one of those. kafkajs
+ * marks "no coordinator found" and "retries exhausted" as not retriable although, on a cluster
+ * that is starting or failing over, waiting is exactly what mends them.
+ */
+export function isPassingKafkaError(error: unknown): boolean {
+  for (let cause = error, depth = 0; cause instanceof Error && depth < 5; cause = cause.cause, depth += 1) {
+    if (cause instanceof KafkaJSError && cause.retriable) return true;
+    if (cause.name === 'KafkaJSGroupCoordinatorNotFound' || cause.name === 'KafkaJSNumberOfRetriesExceeded') return true;
+  }
+  return false;
+}
 
 /**
  * kafkajs's admin reads a group's offsets without retrying, and a coordinator that is still
- * loading the group (or has just moved) answers with a retriable error.
+ * loading the group (or has just moved, or does not exist yet) answers with a passing error:
+ * retried with a doubling pause for up to COORDINATOR_PATIENCE_MS.
  */
 async function retryingCoordinator<T>(read: () => Promise<T>): Promise<T> {
-  for (let attempt = 1; ; attempt += 1) {
+  const giveUpAt = Date.now() + COORDINATOR_PATIENCE_MS;
+  for (let delayMs = COORDINATOR_FIRST_DELAY_MS; ; delayMs = Math.min(delayMs * 2, COORDINATOR_MAX_DELAY_MS)) {
     try {
       return await read();
     } catch (error) {
-      if (attempt >= COORDINATOR_ATTEMPTS || !(error instanceof KafkaJSError && error.retriable)) throw error;
+      if (Date.now() + delayMs > giveUpAt || !isPassingKafkaError(error)) throw error;
     }
-    await delay(COORDINATOR_RETRY_DELAY_MS * attempt);
+    await delay(delayMs);
   }
 }
 

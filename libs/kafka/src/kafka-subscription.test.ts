@@ -1,0 +1,142 @@
+import {
+  KafkaJSConnectionError,
+  KafkaJSGroupCoordinatorNotFound,
+  KafkaJSNonRetriableError,
+  KafkaJSNumberOfRetriesExceeded,
+  type Kafka,
+} from 'kafkajs';
+import pino from 'pino';
+import { KafkaSubscription, restartDelayMs } from './kafka-subscription';
+import { isPassingKafkaError, type TopicAdmin } from './topic-admin';
+
+/** kafkajs's types give this error no message argument, its code takes one (kafkajs/src/errors.js). */
+const coordinatorNotFound = () =>
+  new (KafkaJSGroupCoordinatorNotFound as unknown as new (message: string) => Error)('Failed to find group coordinator');
+
+type Listener = (event: { payload: Record<string, unknown> }) => void;
+
+/** A kafkajs consumer that records its calls and lets the test emit its instrumentation events: no broker. */
+function fakeConsumer() {
+  const listeners = new Map<string, Listener>();
+  const calls: string[] = [];
+  const consumer = {
+    events: { GROUP_JOIN: 'consumer.group_join', CRASH: 'consumer.crash' },
+    on: (event: string, listener: Listener) => listeners.set(event, listener),
+    connect: () => Promise.resolve(void calls.push('connect')),
+    subscribe: () => Promise.resolve(void calls.push('subscribe')),
+    run: () => Promise.resolve(void calls.push('run')),
+    disconnect: () => Promise.resolve(void calls.push('disconnect')),
+    seek: () => undefined,
+  };
+  const emit = (event: string, payload: Record<string, unknown>) => listeners.get(event)?.({ payload });
+  return { consumer, calls, emit, runs: () => calls.filter((call) => call === 'run').length };
+}
+
+function subscriptionOn(consumer: ReturnType<typeof fakeConsumer>['consumer']): KafkaSubscription {
+  const topics = {
+    committedOffsets: () => Promise.resolve(new Map()),
+    partitionOffsets: () => Promise.resolve([]),
+    deleteGroup: () => Promise.resolve(),
+  } as unknown as TopicAdmin;
+  return new KafkaSubscription(
+    {
+      kafka: { consumer: () => consumer } as unknown as Kafka,
+      topics,
+      consumerConfig: {},
+      log: pino({ level: 'silent' }),
+      onClose: () => undefined,
+    },
+    { groupId: 'g', topics: ['t'], fromBeginning: true, handle: () => Promise.resolve() },
+    [],
+    new Map(),
+  );
+}
+
+describe('a Kafka subscription whose consumer crashes', () => {
+  beforeEach(() => jest.useFakeTimers());
+  afterEach(() => jest.useRealTimers());
+
+  test('when kafkajs gives up on an error it does not retry (no group coordinator found), then the subscription restarts its consumer', async () => {
+    const fake = fakeConsumer();
+    const subscription = subscriptionOn(fake.consumer);
+    await subscription.start();
+    expect(fake.runs()).toBe(1);
+
+    fake.emit('consumer.crash', { error: coordinatorNotFound(), restart: false });
+    await jest.advanceTimersByTimeAsync(restartDelayMs(1, () => 1));
+
+    expect(fake.runs()).toBe(2);
+    expect(fake.calls.slice(-3)).toEqual(['connect', 'subscribe', 'run']);
+    await subscription.close();
+  });
+
+  test('when its restart fails too, then it tries again with a longer pause until one succeeds', async () => {
+    const fake = fakeConsumer();
+    const subscription = subscriptionOn(fake.consumer);
+    await subscription.start();
+    let refusals = 2;
+    fake.consumer.connect = () =>
+      refusals-- > 0 ? Promise.reject(new KafkaJSConnectionError('Connection error')) : Promise.resolve(undefined);
+
+    fake.emit('consumer.crash', { error: new KafkaJSNonRetriableError('something else'), restart: false });
+    await jest.advanceTimersByTimeAsync(restartDelayMs(1, () => 1) + restartDelayMs(2, () => 1) + restartDelayMs(3, () => 1));
+
+    expect(refusals).toBe(-1);
+    expect(fake.runs()).toBe(2);
+    await subscription.close();
+  });
+
+  test('when kafkajs restarts the consumer itself, then the subscription does not', async () => {
+    const fake = fakeConsumer();
+    const subscription = subscriptionOn(fake.consumer);
+    await subscription.start();
+
+    fake.emit('consumer.crash', { error: new KafkaJSConnectionError('Connection error'), restart: true });
+    await jest.advanceTimersByTimeAsync(10_000);
+
+    expect(fake.runs()).toBe(1);
+    await subscription.close();
+  });
+
+  test('when the subscription is closed before the restart is due, then no restart happens', async () => {
+    const fake = fakeConsumer();
+    const subscription = subscriptionOn(fake.consumer);
+    await subscription.start();
+
+    fake.emit('consumer.crash', { error: coordinatorNotFound(), restart: false });
+    await subscription.close();
+    await jest.advanceTimersByTimeAsync(10_000);
+
+    expect(fake.runs()).toBe(1);
+    expect(fake.calls.at(-1)).toBe('disconnect');
+  });
+});
+
+describe('restartDelayMs', () => {
+  test('when restarts follow one another, then the pause doubles from 500 ms to at most 5 s, jittered down to half', () => {
+    expect([1, 2, 3, 4, 5, 9].map((n) => restartDelayMs(n, () => 1))).toEqual([500, 1000, 2000, 4000, 5000, 5000]);
+    expect(restartDelayMs(9, () => 0)).toBe(2500);
+  });
+});
+
+describe('isPassingKafkaError', () => {
+  test.each([
+    ['a retriable broker answer', new KafkaJSConnectionError('Connection error: connect ECONNREFUSED')],
+    ['no group coordinator found yet', coordinatorNotFound()],
+    [
+      'retries exhausted',
+      new KafkaJSNumberOfRetriesExceeded(new KafkaJSConnectionError('Connection timeout'), { retryCount: 5, retryTime: 1000 }),
+    ],
+    ['a wrapped connection failure', new Error('appending to Kafka failed', { cause: new KafkaJSConnectionError('Closed connection') })],
+  ])('when the error is %s, then it passes by itself', (_name, error) => {
+    expect(isPassingKafkaError(error)).toBe(true);
+  });
+
+  test.each([
+    ['a non-retriable kafkajs error', new KafkaJSNonRetriableError('Invalid topic')],
+    ['not a kafkajs error', new Error('boom')],
+    ['not an error', 'boom'],
+  ])('when the error is %s, then it does not', (_name, error) => {
+    expect(isPassingKafkaError(error)).toBe(false);
+  });
+});
