@@ -1,2 +1,3 @@
 export * from './runtime-config';
 export * from './open-runtime';
+export * from './dependency-of';

@@ -4,7 +4,7 @@ import type { Db, MongoClient } from 'mongodb';
 import { TOPICS } from '@rsd/contracts';
 import type { ViewDefinition } from '@rsd/domain';
 import type { ReadinessCheck } from '@rsd/observability';
-import type { Logger } from '@rsd/platform';
+import { ConfigError, type Logger } from '@rsd/platform';
 import type { AuthorizationStore, EventLog, RateLimitStoreFactory, ViewStore } from '@rsd/ports';
 import type { RuntimeConfig, RuntimeKind } from './runtime-config';
 
@@ -128,6 +128,6 @@ async function openDistributed(config: RuntimeConfig, service: string, log: Logg
 }
 
 function required(value: string | undefined, name: string): string {
-  if (!value) throw new Error(`${name} is required when RUNTIME=distributed`);
+  if (!value) throw new ConfigError([`${name}: is required when RUNTIME=distributed`]);
   return value;
 }

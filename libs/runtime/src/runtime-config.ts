@@ -27,6 +27,8 @@ export function runtimeConfigSchema(options: { defaultRuntime: RuntimeKind; need
       READ_VIEWS_DB: env.string('rsd_read_views'),
       REDIS_URL: env.optionalString(),
       SHUTDOWN_DEADLINE_MS: env.positiveInt(10_000),
+      // Unset: keep waiting for the dependencies; the orchestrator decides when a start took too long.
+      START_DEADLINE_MS: z.preprocess((value) => (value === '' ? undefined : value), z.coerce.number().int().positive().optional()),
     })
     .superRefine((config, ctx) => {
       if (config.RUNTIME !== 'distributed') return;

@@ -6,7 +6,7 @@ import {
   createLogger,
   httpServerConfigSchema,
   httpServerLimits,
-  listen,
+  listenWhileStarting,
   loadConfig,
   loadConfigs,
   loadOrCreateDevSecret,
@@ -15,10 +15,11 @@ import {
   runMain,
   serviceLogger,
   signDevToken,
+  startWithRetries,
 } from '@rsd/platform';
 import { systemClock } from '@rsd/ports';
 import * as readApi from '@rsd/read-api';
-import { openRuntime, runtimeConfigSchema } from '@rsd/runtime';
+import { dependencyOf, openRuntime, runtimeConfigSchema } from '@rsd/runtime';
 import * as scoreIngest from '@rsd/score-ingest';
 import { CONNECTION_SHARES, EMBEDDED_DEFAULTS, embeddedConfigSchema } from './config';
 import { welcomeText } from './welcome';
@@ -47,86 +48,100 @@ async function main(): Promise<void> {
 
   const log = createLogger('embedded', runtime.LOG_LEVEL);
   const clock = systemClock;
-  const adapters = await openRuntime({ ...runtimeConfig, DATA_DIR: dataDir }, 'embedded', log);
-
-  const readApiModule = await readApi.createReadApiModule({
-    config: { ...readApiConfig, READ_VIEWS_DB: runtimeConfig.READ_VIEWS_DB },
-    runtime: adapters,
-    clock,
-    log: serviceLogger(log, 'read-api'),
-  });
-  // Views are rebuilt from offset zero before the read API takes its first request.
-  await readApiModule.viewsCaughtUp;
-  const credentialsModule = await credentials.createCredentialsModule({
-    config: credentialsConfig,
-    runtime: adapters,
-    clock,
-    log: serviceLogger(log, 'credentials'),
-  });
-  const scoreIngestModule = await scoreIngest.createScoreIngestModule({
-    config: scoreIngestConfig,
-    runtime: adapters,
-    clock,
-    log: serviceLogger(log, 'score-ingest'),
-  });
+  const distributed = runtimeConfig.RUNTIME === 'distributed';
 
   // One process, one descriptor limit: the three servers share the connection cap.
   const serverOptions = (service: keyof typeof CONNECTION_SHARES, name: string) => ({
     limits: httpServerLimits(httpConfig, CONNECTION_SHARES[service]),
     log: serviceLogger(log, name),
   });
-  const readApiServer = await listen(
-    readApiModule.app,
+  const readApiServer = await listenWhileStarting(
     readApiConfig.READ_API_PORT,
     readApiConfig.READ_API_HOST,
     serverOptions('readApi', 'read-api'),
   );
-  const credentialsServer = await listen(
-    credentialsModule.app,
+  const credentialsServer = await listenWhileStarting(
     credentialsConfig.CREDENTIALS_PORT,
     credentialsConfig.CREDENTIALS_HOST,
     serverOptions('credentials', 'credentials'),
   );
-  const scoreIngestServer = await listen(
-    scoreIngestModule.app,
+  const scoreIngestServer = await listenWhileStarting(
     scoreIngestConfig.SCORE_INGEST_PORT,
     scoreIngestConfig.SCORE_INGEST_HOST,
     serverOptions('scoreIngest', 'score-ingest'),
   );
+  const servers = [readApiServer, credentialsServer, scoreIngestServer];
+
+  // On the distributed runtime it waits for Kafka, MongoDB and Redis like each service's own main;
+  // the embedded runtime has nothing to wait for, so a failure there ends the start.
+  const start = startWithRetries(
+    async (scope) => {
+      const adapters = await openRuntime({ ...runtimeConfig, DATA_DIR: dataDir }, 'embedded', log);
+      scope.closeOnStop(() => adapters.close());
+      const readApiModule = await readApi.createReadApiModule({
+        config: { ...readApiConfig, READ_VIEWS_DB: runtimeConfig.READ_VIEWS_DB },
+        runtime: adapters,
+        clock,
+        log: serviceLogger(log, 'read-api'),
+      });
+      scope.closeOnStop(() => readApiModule.stop());
+      // The in-memory views are rebuilt from offset zero before the read API takes its first
+      // request; shared views report their catching up through /readyz instead.
+      if (!distributed) await readApiModule.viewsCaughtUp;
+      const credentialsModule = await credentials.createCredentialsModule({
+        config: credentialsConfig,
+        runtime: adapters,
+        clock,
+        log: serviceLogger(log, 'credentials'),
+      });
+      scope.closeOnStop(() => credentialsModule.stop());
+      const scoreIngestModule = await scoreIngest.createScoreIngestModule({
+        config: scoreIngestConfig,
+        runtime: adapters,
+        clock,
+        log: serviceLogger(log, 'score-ingest'),
+      });
+      scope.closeOnStop(() => scoreIngestModule.stop());
+      return { readApi: readApiModule.app, credentials: credentialsModule.app, scoreIngest: scoreIngestModule.app };
+    },
+    {
+      log,
+      deadlineMs: runtimeConfig.START_DEADLINE_MS,
+      dependencyOf,
+      isFatal: () => !distributed,
+      onFailedAttempt: (failure) => servers.forEach((server) => server.attemptFailed(failure)),
+    },
+  );
+  onShutdown(
+    log,
+    [() => Promise.all(servers.map((server) => closeServer(server.server))).then(() => undefined), () => start.stop()],
+    runtimeConfig.SHUTDOWN_DEADLINE_MS,
+  );
+
+  const apps = await start.started;
+  readApiServer.serve(apps.readApi);
+  credentialsServer.serve(apps.credentials);
+  scoreIngestServer.serve(apps.scoreIngest);
+
   const urlOf = (host: string, server: Parameters<typeof portOf>[0]) =>
     `http://${host === '0.0.0.0' ? '127.0.0.1' : host}:${portOf(server)}`;
-  log.info(
-    {
-      readApi: urlOf(readApiConfig.READ_API_HOST, readApiServer),
-      credentials: urlOf(credentialsConfig.CREDENTIALS_HOST, credentialsServer),
-      scoreIngest: urlOf(scoreIngestConfig.SCORE_INGEST_HOST, scoreIngestServer),
-      dataDir,
-    },
-    'embedded runtime ready',
-  );
+  const urls = {
+    readApi: urlOf(readApiConfig.READ_API_HOST, readApiServer.server),
+    credentials: urlOf(credentialsConfig.CREDENTIALS_HOST, credentialsServer.server),
+    scoreIngest: urlOf(scoreIngestConfig.SCORE_INGEST_HOST, scoreIngestServer.server),
+  };
+  log.info({ ...urls, dataDir, runtime: runtimeConfig.RUNTIME }, 'embedded runtime ready');
   process.stdout.write(
     welcomeText({
-      readApiUrl: urlOf(readApiConfig.READ_API_HOST, readApiServer),
-      credentialsUrl: urlOf(credentialsConfig.CREDENTIALS_HOST, credentialsServer),
-      scoreIngestUrl: urlOf(scoreIngestConfig.SCORE_INGEST_HOST, scoreIngestServer),
+      readApiUrl: urls.readApi,
+      credentialsUrl: urls.credentials,
+      scoreIngestUrl: urls.scoreIngest,
       organizationId: runtime.DEMO_ORGANIZATION_ID,
       firstStart: devSecret?.created ?? false,
       token: devSecret
         ? await signDevToken(devSecret.secret, { org: runtime.DEMO_ORGANIZATION_ID, scope: 'authorizations:write scores:write' })
         : undefined,
     }) + '\n',
-  );
-
-  onShutdown(
-    log,
-    [
-      () => Promise.all([closeServer(readApiServer), closeServer(credentialsServer), closeServer(scoreIngestServer)]).then(() => undefined),
-      () => scoreIngestModule.stop(),
-      () => credentialsModule.stop(),
-      () => readApiModule.stop(),
-      () => adapters.close(),
-    ],
-    runtimeConfig.SHUTDOWN_DEADLINE_MS,
   );
 }
 

@@ -3,17 +3,22 @@ import {
   createLogger,
   httpServerConfigSchema,
   httpServerLimits,
-  listen,
+  listenWhileStarting,
   loadConfigs,
   onShutdown,
   runMain,
+  startWithRetries,
 } from '@rsd/platform';
 import { systemClock } from '@rsd/ports';
-import { openRuntime, runtimeConfigSchema } from '@rsd/runtime';
+import { dependencyOf, openRuntime, runtimeConfigSchema } from '@rsd/runtime';
 import { readApiConfigSchema } from './config';
-import { createReadApiModule } from './read-api-module';
+import { assertSigningKeysConfigured, createReadApiModule } from './read-api-module';
 
-/** One read-API replica: projects the topics into the shared views and serves them. */
+/**
+ * One read-API replica: projects the topics into the shared views and serves them. It listens at
+ * once and waits for Kafka, MongoDB and Redis in whatever order they come (docs/decisions.md,
+ * "Starting in any order").
+ */
 async function main(): Promise<void> {
   const [service, runtimeSettings, http] = loadConfigs(
     [
@@ -24,16 +29,25 @@ async function main(): Promise<void> {
     process.env,
   );
   const config = { ...service, ...runtimeSettings };
+  assertSigningKeysConfigured(config, config.RUNTIME);
   const log = createLogger('read-api', config.LOG_LEVEL);
-  const runtime = await openRuntime(config, 'read-api', log);
-  const readApi = await createReadApiModule({ config, runtime, clock: systemClock, log });
-  const server = await listen(readApi.app, config.READ_API_PORT, config.READ_API_HOST, {
-    limits: httpServerLimits(http),
-    log,
-  });
-  log.info({ port: config.READ_API_PORT, runtime: runtime.kind }, 'read API listening');
+  const server = await listenWhileStarting(config.READ_API_PORT, config.READ_API_HOST, { limits: httpServerLimits(http), log });
+  log.info({ port: config.READ_API_PORT, runtime: config.RUNTIME }, 'read API accepting connections while it starts');
 
-  onShutdown(log, [() => closeServer(server), () => readApi.stop(), () => runtime.close()], config.SHUTDOWN_DEADLINE_MS);
+  const start = startWithRetries(
+    async (scope) => {
+      const runtime = await openRuntime(config, 'read-api', log);
+      scope.closeOnStop(() => runtime.close());
+      const readApi = await createReadApiModule({ config, runtime, clock: systemClock, log });
+      scope.closeOnStop(() => readApi.stop());
+      return readApi.app;
+    },
+    { log, deadlineMs: config.START_DEADLINE_MS, dependencyOf, onFailedAttempt: (failure) => server.attemptFailed(failure) },
+  );
+  onShutdown(log, [() => closeServer(server.server), () => start.stop()], config.SHUTDOWN_DEADLINE_MS);
+
+  server.serve(await start.started);
+  log.info({ port: config.READ_API_PORT, runtime: config.RUNTIME }, 'read API started and listening');
 }
 
 runMain(main);

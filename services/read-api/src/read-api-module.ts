@@ -1,9 +1,9 @@
 import { hostname } from 'node:os';
 import { READ_VIEWS } from '@rsd/domain';
 import { createServiceMetrics, type ReadinessCheck } from '@rsd/observability';
-import type { Logger, ServiceModule } from '@rsd/platform';
+import { ConfigError, type Logger, type ServiceModule } from '@rsd/platform';
 import type { Clock, Subscription, ViewStore } from '@rsd/ports';
-import type { Runtime } from '@rsd/runtime';
+import type { Runtime, RuntimeKind } from '@rsd/runtime';
 import { buildApp } from './app';
 import type { ReadApiConfig } from './config';
 import { DEFAULT_PROJECTION_GROUP_ID, startProjections } from './projections/projection-runner';
@@ -133,10 +133,16 @@ async function cachedWithChangeFeed(
 /** Decision 24: from the configuration (a secret), or, on the embedded runtime only, generated once into its data directory. */
 async function responseSigningKeys(config: ReadApiConfig, runtime: Runtime, log: Logger): Promise<SigningKeys> {
   if (config.RESPONSE_SIGNING_KEYS) return signingKeysFrom(config.RESPONSE_SIGNING_KEYS);
-  if (runtime.dataDir === undefined) {
-    throw new Error('RESPONSE_SIGNING_KEYS is required on the distributed runtime: every replica must sign with the same published keys');
-  }
+  if (runtime.dataDir === undefined) throw signingKeysRequired();
   const { keys, created } = await loadOrCreateSigningKeys(runtime.dataDir);
   if (created) log.info({ file: SIGNING_KEY_FILE }, 'generated the response signing key in the data directory');
   return signingKeysFrom(keys);
 }
+
+/** A configuration error, which no retry mends: main checks it before anything starts. */
+export function assertSigningKeysConfigured(config: Pick<ReadApiConfig, 'RESPONSE_SIGNING_KEYS'>, runtime: RuntimeKind): void {
+  if (runtime === 'distributed' && !config.RESPONSE_SIGNING_KEYS) throw signingKeysRequired();
+}
+
+const signingKeysRequired = () =>
+  new ConfigError(['RESPONSE_SIGNING_KEYS: is required on the distributed runtime: every replica must sign with the same published keys']);
