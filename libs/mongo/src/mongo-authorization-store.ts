@@ -2,6 +2,7 @@ import type { Db, UpdateFilter } from 'mongodb';
 import type { StoredAuthorization } from '@rsd/domain';
 import type { AuthorizationStore, OutboxEntry, PendingOutbox } from '@rsd/ports';
 import { isDuplicateKeyError } from './duplicate-key';
+import { reportingOutages } from './outages';
 import { createPerKeyQueue } from './per-key-queue';
 
 export const AUTHORIZATIONS_COLLECTION = 'authorizations';
@@ -68,7 +69,7 @@ export async function openMongoAuthorizationStore(db: Db): Promise<Authorization
     return writes.run(clientId, task);
   }
 
-  return {
+  return reportingOutages<AuthorizationStore>({
     create(record, outbox) {
       return write(record.clientId, async () => {
         try {
@@ -138,7 +139,7 @@ export async function openMongoAuthorizationStore(db: Db): Promise<Authorization
       closed = true;
       await writes.idle();
     },
-  };
+  });
 }
 
 function documentOf(record: StoredAuthorization, outbox: readonly OutboxEntry[]): AuthorizationDocument {

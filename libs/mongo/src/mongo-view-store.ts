@@ -2,6 +2,7 @@ import type { Db } from 'mongodb';
 import { isListed, type ListedView, type ViewDefinition } from '@rsd/domain';
 import type { ListRange, ViewStore } from '@rsd/ports';
 import { isDuplicateKeyError } from './duplicate-key';
+import { reportingOutages } from './outages';
 
 /** One collection per view, named after it; the state is kept whole, beside what the store itself needs. */
 export interface ViewDocument {
@@ -24,7 +25,7 @@ export async function openMongoViewStore(db: Db, views: readonly ViewDefinition<
   }
   const collectionOf = (view: ViewDefinition<unknown>) => db.collection<ViewDocument>(view.name);
 
-  return {
+  return reportingOutages<ViewStore>({
     async get<S>(view: ViewDefinition<S>, key: string) {
       // On the request path, so by `_id` alone: the one filter FerretDB 1.24 hands down to SQLite.
       const found = await collectionOf(view).findOne({ _id: key }, { projection: { state: 1 } });
@@ -63,5 +64,5 @@ export async function openMongoViewStore(db: Db, views: readonly ViewDefinition<
     },
 
     close: () => Promise.resolve(),
-  };
+  });
 }

@@ -1,5 +1,6 @@
 import type { ErrorRequestHandler, RequestHandler } from 'express';
 import type { Logger } from 'pino';
+import { UnavailableError } from '@rsd/ports';
 import { requestIdOf } from './access-log';
 import { ApiError, errorBody } from './errors';
 
@@ -65,8 +66,17 @@ export function errorHandler(log: Logger): ErrorRequestHandler {
         : typeof error === 'object' && error !== null
           ? (fromRouter(error) ?? fromBodyParser(error))
           : undefined;
-    const apiError = known ?? new ApiError('INTERNAL_ERROR', 'An unexpected error occurred');
-    if (!known) log.error({ err: error, method: req.method, path: req.path }, 'unhandled error');
+    const unavailable = error instanceof UnavailableError;
+    const apiError =
+      known ??
+      (unavailable
+        ? new ApiError('SERVICE_UNAVAILABLE', 'A service this request needs is unreachable; retry shortly', undefined, {
+            'Retry-After': '5',
+          })
+        : new ApiError('INTERNAL_ERROR', 'An unexpected error occurred'));
+    // An outage is already alerted on by readiness and the dependency's own metrics: one warning per request is enough.
+    if (unavailable) log.warn({ err: error, method: req.method, path: req.path }, 'dependency unreachable');
+    else if (!known) log.error({ err: error, method: req.method, path: req.path }, 'unhandled error');
     for (const [name, value] of Object.entries(apiError.headers ?? {})) res.setHeader(name, value);
     res
       .status(apiError.status)

@@ -5,3 +5,4 @@ export * from './view-store';
 export * from './rate-limit-store';
 export * from './consumer-core';
 export * from './project-event';
+export * from './unavailable';
