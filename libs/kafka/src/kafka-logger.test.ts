@@ -73,6 +73,8 @@ describe('kafkaLogCreator', () => {
     ['Consumer', 'Crash: KafkaJSNumberOfRetriesExceeded: The group coordinator is not available', { groupId: 'g' }],
     ['Consumer', 'Crash: KafkaJSConnectionClosedError: Closed connection', { groupId: 'g' }],
     ['Consumer', 'Crash: KafkaJSGroupCoordinatorNotFound: Failed to find group coordinator', { groupId: 'g' }],
+    ['Consumer', 'Crash: KafkaJSNoBrokerAvailableError: No broker available', { groupId: 'g' }],
+    ['Consumer', 'Crash: KafkaJSBrokerNotFound: Broker 1 not found in the cached metadata', { groupId: 'g' }],
     ['Consumer', 'Restarting the consumer in 300ms', { groupId: 'g' }],
   ];
 

@@ -35,13 +35,20 @@ export const TRANSIENT_BROKER_ERRORS = {
 const CONNECTION_TEXTS = ['Connection error: ', 'Connection timeout', 'Closed connection'];
 
 /**
- * kafkajs's own words when it gives up finding a group's coordinator (KafkaJSGroupCoordinatorNotFound):
- * on a cluster that is starting or failing over it appears until `__consumer_offsets` is loaded, and
- * the subscription restarts its consumer after it (kafka-subscription.ts).
+ * kafkajs's own words for a cluster that is starting, restarting or failing over: no coordinator
+ * found yet (until `__consumer_offsets` is loaded; the subscription restarts its consumer after it,
+ * see kafka-subscription.ts), no broker reachable, a broker or leader missing from stale metadata
+ * (kafkajs/src/cluster, kafkajs/src/errors.js).
  */
-const COORDINATOR_TEXTS = ['Failed to find group coordinator'];
+const CLUSTER_STATE_TEXTS = [
+  'Failed to find group coordinator',
+  'No broker available',
+  'No brokers in the broker pool',
+  'not found in the cached metadata',
+  'Could not find the leader for the partition',
+];
 
-const TRANSIENT_TEXTS: readonly string[] = [...Object.values(TRANSIENT_BROKER_ERRORS), ...CONNECTION_TEXTS, ...COORDINATOR_TEXTS];
+const TRANSIENT_TEXTS: readonly string[] = [...Object.values(TRANSIENT_BROKER_ERRORS), ...CONNECTION_TEXTS, ...CLUSTER_STATE_TEXTS];
 
 /**
  * kafkajs logs these at ERROR although it recovers from them itself, so they are warnings here: an
