@@ -63,7 +63,7 @@ describe('a Kafka subscription whose consumer crashes', () => {
     expect(fake.runs()).toBe(1);
 
     fake.emit('consumer.crash', { error: coordinatorNotFound(), restart: false });
-    await jest.advanceTimersByTimeAsync(restartDelayMs(1, () => 1));
+    await jest.advanceTimersByTimeAsync(restartDelayMs(1, 5_000, () => 1));
 
     expect(fake.runs()).toBe(2);
     expect(fake.calls.slice(-3)).toEqual(['connect', 'subscribe', 'run']);
@@ -79,7 +79,9 @@ describe('a Kafka subscription whose consumer crashes', () => {
       refusals-- > 0 ? Promise.reject(new KafkaJSConnectionError('Connection error')) : Promise.resolve(undefined);
 
     fake.emit('consumer.crash', { error: new KafkaJSNonRetriableError('something else'), restart: false });
-    await jest.advanceTimersByTimeAsync(restartDelayMs(1, () => 1) + restartDelayMs(2, () => 1) + restartDelayMs(3, () => 1));
+    await jest.advanceTimersByTimeAsync(
+      restartDelayMs(1, 5_000, () => 1) + restartDelayMs(2, 5_000, () => 1) + restartDelayMs(3, 5_000, () => 1),
+    );
 
     expect(refusals).toBe(-1);
     expect(fake.runs()).toBe(2);
@@ -114,8 +116,12 @@ describe('a Kafka subscription whose consumer crashes', () => {
 
 describe('restartDelayMs', () => {
   test('when restarts follow one another, then the pause doubles from 500 ms to at most 5 s, jittered down to half', () => {
-    expect([1, 2, 3, 4, 5, 9].map((n) => restartDelayMs(n, () => 1))).toEqual([500, 1000, 2000, 4000, 5000, 5000]);
-    expect(restartDelayMs(9, () => 0)).toBe(2500);
+    expect([1, 2, 3, 4, 5, 9].map((n) => restartDelayMs(n, 5_000, () => 1))).toEqual([500, 1000, 2000, 4000, 5000, 5000]);
+    expect(restartDelayMs(9, 5_000, () => 0)).toBe(2500);
+  });
+
+  test('when the follower tracks its freshness, then the pause is at most a second', () => {
+    expect([1, 2, 3].map((n) => restartDelayMs(n, 1_000, () => 1))).toEqual([500, 1000, 1000]);
   });
 });
 

@@ -36,9 +36,13 @@ export async function subscribeWithKafka(deps: SubscriptionDeps, options: Subscr
 /** How often a follower that tracks its freshness reads the log's ends. */
 const FRESHNESS_PROBE_INTERVAL_MS = 1000;
 
-/** The pause before the n-th restart of a consumer kafkajs gave up on: doubling from 500 ms to 5 s, jittered. */
-export function restartDelayMs(restart: number, random: () => number = Math.random): number {
-  const capped = Math.min(5_000, 500 * 2 ** Math.max(0, restart - 1));
+/**
+ * The pause before the n-th restart of a consumer kafkajs gave up on: doubling from 500 ms up to
+ * `capMs`, jittered down to half. A follower that tracks its freshness caps it at a second, as it
+ * does kafkajs' own retries (kafka-event-log.ts): every second it is away, a revocation may go unenforced.
+ */
+export function restartDelayMs(restart: number, capMs = 5_000, random: () => number = Math.random): number {
+  const capped = Math.min(capMs, 500 * 2 ** Math.max(0, restart - 1));
   return Math.round(capped / 2 + random() * (capped / 2));
 }
 
@@ -123,7 +127,7 @@ export class KafkaSubscription implements Subscription {
 
   private scheduleRestart(error: unknown): void {
     this.restarts += 1;
-    const restartInMs = restartDelayMs(this.restarts);
+    const restartInMs = restartDelayMs(this.restarts, this.options.trackFreshness ? 1_000 : 5_000);
     const details = { err: error, restartInMs, restarts: this.restarts };
     const message = 'event log consumer stopped on an error kafkajs does not retry; restarting it';
     if (isPassingKafkaError(error)) this.log.warn(details, message);
@@ -206,7 +210,7 @@ export class KafkaSubscription implements Subscription {
         if (this.core.closed || join !== this.joins) return;
         this.log.warn({ err: error }, 'could not read committed positions after joining the group; asking again');
       }
-      await delay(restartDelayMs(attempt));
+      await delay(restartDelayMs(attempt, this.options.trackFreshness ? 1_000 : 5_000));
     }
   }
 
