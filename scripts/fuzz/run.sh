@@ -1,0 +1,222 @@
+#!/usr/bin/env bash
+# Fuzzes the three services with schemathesis against their own OpenAPI documents, on an embedded
+# runtime this script starts (fresh data directory, ephemeral loopback ports) and always stops.
+#
+#   1. schemathesis from scripts/fuzz/requirements.txt (pinned, hashed, wheels only) into a venv under
+#      .tools/, reused while the lockfile is unchanged.
+#   2. The embedded runtime from services/embedded/dist (build first: `npm run fuzz` does).
+#   3. Test data made through the real API: an authorization with every scope in one organization and
+#      a score for it (the read API's credential), three authorizations in another organization (the
+#      one the credentials service's token administers, so its fuzzing never revokes the reader),
+#      tokens minted by `rsd token` from the runtime's development secret.
+#   4. schemathesis run against each service with scripts/fuzz/schemathesis.toml.
+#
+# The read API allows 120 requests a minute per credential, and 120 failed authentications a minute
+# per address: on the product's defaults all but the first 120 requests of each minute would be 429s,
+# and the fuzzing would test the limiter only. So the main pass runs with RATE_LIMIT_PER_MINUTE and
+# FAILED_AUTH_LIMIT_PER_MINUTE raised to FUZZ_RATE_LIMIT (the documented configuration), and a short
+# second pass fuzzes the read API again on a runtime with the defaults, where most answers are 429s,
+# so those are checked against the document too.
+#
+# Fails when schemathesis reports any failure or error, or when fewer than FUZZ_MIN_REQUESTS requests
+# were sent in all. Prints schemathesis' summary per service and the totals.
+#
+# Environment: FUZZ_MIN_REQUESTS (10000), FUZZ_RATE_LIMIT (1000000), FUZZ_SEED (random), FUZZ_WORKERS
+# (2), FUZZ_MAX_EXAMPLES (per operation, instead of schemathesis.toml's), FUZZ_KEEP (set: keep the
+# working directory with the reports and logs), PYTHON (python3). Non-interactive; exit 0 when
+# everything passed, 1 otherwise.
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/../.."
+ROOT="$PWD"
+FUZZ_DIR="$ROOT/scripts/fuzz"
+MIN_REQUESTS="${FUZZ_MIN_REQUESTS:-10000}"
+RATE_LIMIT="${FUZZ_RATE_LIMIT:-1000000}"
+WORKERS="${FUZZ_WORKERS:-2}"
+READ_ORG=fuzz-reader-org
+ADMIN_ORG=fuzz-admin-org
+
+log() { printf '[fuzz] %s\n' "$*"; }
+die() { printf '[fuzz] ERROR: %s\n' "$*" >&2; exit 1; }
+
+# --- 1. schemathesis, from the lockfile --------------------------------------------------------------
+lock_hash="$(sha256sum "$FUZZ_DIR/requirements.txt" | cut -c1-12)"
+venv="$ROOT/.tools/fuzz-venv-$lock_hash"
+if [ ! -f "$venv/.installed" ]; then
+  log "installing schemathesis into ${venv#"$ROOT"/} (pinned, hashed)"
+  rm -rf "$venv"
+  mkdir -p "$ROOT/.tools"
+  "${PYTHON:-python3}" -m venv "$venv"
+  "$venv/bin/python" -m pip install --quiet --no-input --disable-pip-version-check \
+    --require-hashes --no-deps --only-binary :all: -r "$FUZZ_DIR/requirements.txt"
+  touch "$venv/.installed"
+fi
+schemathesis="$venv/bin/schemathesis"
+log "$("$schemathesis" --version)"
+
+[ -f "$ROOT/services/embedded/dist/main.js" ] || die "services/embedded/dist is missing: build first (npx tsc -b, or npm run fuzz)"
+
+# --- 2. the embedded runtime -------------------------------------------------------------------------
+work="$(mktemp -d "${TMPDIR:-/tmp}/rsd-fuzz.XXXXXX")"
+runtime_pid=""
+
+stop_runtime() {
+  if [ -n "$runtime_pid" ] && kill -0 "$runtime_pid" 2>/dev/null; then
+    kill -TERM "$runtime_pid" 2>/dev/null || true
+    for _ in $(seq 1 150); do kill -0 "$runtime_pid" 2>/dev/null || break; sleep 0.1; done
+    kill -KILL "$runtime_pid" 2>/dev/null || true
+    wait "$runtime_pid" 2>/dev/null || true
+  fi
+  runtime_pid=""
+}
+cleanup() {
+  local status=$?
+  stop_runtime
+  if [ -n "${FUZZ_KEEP:-}" ]; then log "kept $work"; else rm -rf "$work"; fi
+  exit "$status"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+# Ready when it logs `embedded runtime ready` with the three URLs (as test/support/embedded-process.ts waits).
+ready_urls() {
+  node -e '
+    for (const line of require("fs").readFileSync(process.argv[1], "utf8").split("\n")) {
+      if (!line.startsWith("{")) continue;
+      try {
+        const e = JSON.parse(line);
+        if (e.msg === "embedded runtime ready") { console.log(e.readApi, e.credentials, e.scoreIngest); break; }
+      } catch {}
+    }' "$1"
+}
+
+# start_runtime NAME [VAR=value...]: a fresh data directory, then waits for readiness; sets the URLs.
+start_runtime() {
+  local name="$1"
+  shift
+  data_dir="$work/$name/data"
+  runtime_log="$work/$name/embedded.log"
+  mkdir -p "$work/$name"
+  # Only the variables this run needs: no JWT secret or runtime selection from the caller's shell.
+  env -u JWT_HS256_SECRET -u JWT_JWKS_URL -u RATE_LIMIT_PER_MINUTE -u FAILED_AUTH_LIMIT_PER_MINUTE \
+    RUNTIME=embedded DATA_DIR="$data_dir" LOG_LEVEL=info \
+    READ_API_PORT=0 CREDENTIALS_PORT=0 SCORE_INGEST_PORT=0 \
+    READ_API_HOST=127.0.0.1 CREDENTIALS_HOST=127.0.0.1 SCORE_INGEST_HOST=127.0.0.1 "$@" \
+    node "$ROOT/services/embedded/dist/main.js" > "$runtime_log" 2>&1 < /dev/null &
+  runtime_pid=$!
+  local urls=""
+  for _ in $(seq 1 600); do
+    urls="$(ready_urls "$runtime_log")"
+    [ -n "$urls" ] && break
+    kill -0 "$runtime_pid" 2>/dev/null || { cat "$runtime_log" >&2; die "the embedded runtime exited before it was ready"; }
+    sleep 0.1
+  done
+  [ -n "$urls" ] || { cat "$runtime_log" >&2; die "the embedded runtime was not ready within 60 s"; }
+  read -r read_api_url credentials_url score_ingest_url <<< "$urls"
+  log "embedded runtime ($name) ready: read API $read_api_url, credentials $credentials_url, score ingest $score_ingest_url"
+}
+
+# --- 3. test data, through the real API --------------------------------------------------------------
+rsd() {
+  DATA_DIR="$data_dir" RSD_API_URL="$read_api_url" RSD_CREDENTIALS_URL="$credentials_url" RSD_INGEST_URL="$score_ingest_url" \
+    node "$ROOT/tools/cli/bin/rsd.js" "$@"
+}
+json_field() { node -e 'process.stdout.write(String(JSON.parse(require("fs").readFileSync(0, "utf8"))[process.argv[1]]))' "$1"; }
+
+# create_test_data NAME: the data above, and the configuration with its dictionaries in $st_dir.
+create_test_data() {
+  st_dir="$work/$1/schemathesis"
+  mkdir -p "$st_dir"
+  local reader reader_client_id reader_etags today
+  reader="$(rsd authorizations create --org "$READ_ORG" --recipient-type auditor --recipient-name "Fuzz reader" \
+    --scopes qr_score,pillar_breakdown,score_trend)"
+  reader_client_id="$(json_field clientId <<< "$reader")"
+  FUZZ_READER_API_KEY="$(json_field apiKey <<< "$reader")"
+  today="$(date -u +%F)"
+  printf '{"organizationId":"%s","scoreDate":"%s","score":72,"grade":"Strengthen","pillarScores":{"structuralIntegrity":70,"failureResistance":75,"deviceHealth":68,"recoveryCapability":77}}\n' \
+    "$READ_ORG" "$today" > "$work/$1/score.json"
+  rsd scores publish "$work/$1/score.json" > /dev/null
+  # The current ETag of each resource, for conditional requests.
+  reader_etags="$(READER_KEY="$FUZZ_READER_API_KEY" node -e '
+    Promise.all(["score", "pillars", "score/history"].map(async (resource) => {
+      const url = `${process.argv[1]}/v1/customers/${process.argv[2]}/${resource}`;
+      const response = await fetch(url, { headers: { "x-api-key": process.env.READER_KEY } });
+      if (response.status !== 200) throw new Error(`${resource}: ${response.status} ${await response.text()}`);
+      return response.headers.get("etag");
+    })).then((etags) => console.log(etags.join("\n")));' "$read_api_url" "$reader_client_id")"
+  local admin_client_ids=()
+  for recipient in insurance_provider regulatory_body partner; do
+    admin_client_ids+=("$(rsd authorizations create --org "$ADMIN_ORG" --recipient-type "$recipient" --scopes qr_score | json_field clientId)")
+  done
+  FUZZ_ADMIN_TOKEN="$(rsd token --org "$ADMIN_ORG" --scope authorizations:write --ttl 2h)"
+  FUZZ_ENGINE_TOKEN="$(rsd token --scope scores:write --ttl 2h)"
+  export FUZZ_READER_API_KEY FUZZ_ADMIN_TOKEN FUZZ_ENGINE_TOKEN
+
+  # Values schemathesis draws for parameters: libFuzzer dictionary files beside the configuration.
+  cp "$FUZZ_DIR/schemathesis.toml" "$st_dir/schemathesis.toml"
+  printf '"%s"\n' "$reader_client_id" > "$st_dir/reader-client-id.dict"
+  { printf '"*"\n'; sed 's/"/\\"/g; s/.*/"&"/' <<< "$reader_etags"; } > "$st_dir/reader-etags.dict"
+  printf '"%s"\n' "$ADMIN_ORG" > "$st_dir/admin-organization.dict"
+  printf '"%s"\n' "${admin_client_ids[@]}" > "$st_dir/admin-client-ids.dict"
+  { date -u -d '1 day ago' +'"%F"'; printf '"%s"\n' "$today" 2024-02-29 2000-01-01; } > "$st_dir/past-dates.dict"
+  log "test data: reader $reader_client_id in $READ_ORG with a score of $today; ${#admin_client_ids[@]} authorizations in $ADMIN_ORG"
+}
+
+# --- 4. schemathesis ---------------------------------------------------------------------------------
+common_args=(--workers "$WORKERS" --no-color)
+[ -n "${FUZZ_SEED:-}" ] && common_args+=(--seed "$FUZZ_SEED")
+failed=0
+total_requests=0
+total_cases=0
+summary=()
+
+# fuzz LABEL URL [schemathesis option...]
+fuzz() {
+  local label="$1" url="$2"
+  shift 2
+  local out="$work/$label.out" reports="$work/reports/$label" status=0 counts requests cases failures
+  log "$label: schemathesis run $url/v1/openapi.json $*"
+  (cd "$st_dir" && "$schemathesis" --config-file "$st_dir/schemathesis.toml" run "$url/v1/openapi.json" \
+    "${common_args[@]}" --report har,junit --report-dir "$reports" "$@") > "$out" 2>&1 || status=$?
+  # The failures and the summary; the progress lines before them say nothing a CI log needs.
+  sed -n '/^=\+ \(FAILURES\|ERRORS\|WARNINGS\|SUMMARY\) =\+$/,$p' "$out"
+  # No summary means schemathesis stopped early (a bad configuration, the schema did not load): show why.
+  grep -q '^=\+ SUMMARY' "$out" || tail -40 "$out"
+  counts="$(node "$FUZZ_DIR/count-reports.js" "$reports" "$out")"
+  read -r requests cases failures <<< "$counts"
+  total_requests=$((total_requests + requests))
+  total_cases=$((total_cases + cases))
+  summary+=("$(printf '%-24s %7s requests %7s test cases %4s failures  (exit %s)' "$label" "$requests" "$cases" "$failures" "$status")")
+  if [ "$status" -ne 0 ] || [ "$failures" -ne 0 ]; then failed=1; fi
+}
+
+started=$SECONDS
+max_examples=()
+[ -n "${FUZZ_MAX_EXAMPLES:-}" ] && max_examples=(--max-examples "$FUZZ_MAX_EXAMPLES")
+
+start_runtime main RATE_LIMIT_PER_MINUTE="$RATE_LIMIT" FAILED_AUTH_LIMIT_PER_MINUTE="$RATE_LIMIT"
+create_test_data main
+fuzz read-api "$read_api_url" "${max_examples[@]}"
+fuzz credentials "$credentials_url" "${max_examples[@]}"
+fuzz score-ingest "$score_ingest_url" "${max_examples[@]}"
+stop_runtime
+
+# The product's own limits (120 a minute each), so that many answers are 429s. ignored_auth expects 401
+# or 403 without credentials, but an address over its failed-authentication limit gets 429 (decision 8).
+start_runtime rate-limited
+create_test_data rate-limited
+fuzz read-api-at-120-per-min "$read_api_url" --max-examples 150 --phases fuzzing --exclude-checks ignored_auth
+stop_runtime
+
+printf '\n[fuzz] schemathesis totals (%s s)\n' "$((SECONDS - started))"
+printf '  %s\n' "${summary[@]}"
+printf '  %-24s %7s requests %7s test cases\n' total "$total_requests" "$total_cases"
+if [ "$total_requests" -lt "$MIN_REQUESTS" ]; then
+  log "only $total_requests requests, fewer than FUZZ_MIN_REQUESTS=$MIN_REQUESTS"
+  failed=1
+fi
+if [ "$failed" -ne 0 ]; then
+  FUZZ_KEEP=1
+  log "FAILED: the reports, the configuration and the runtime's log are in $work"
+  exit 1
+fi
+log "passed: $total_requests requests, 0 failures"
