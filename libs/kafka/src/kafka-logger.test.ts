@@ -91,6 +91,49 @@ describe('kafkaLogCreator', () => {
     expect(lines[0]).toMatchObject({ component: 'kafkajs', namespace, ...fields });
   });
 
+  it('when the same transient line repeats, then it is a warning once per 30 s and says how many were held back', () => {
+    const { log, lines } = capturingLogger();
+    let now = 0;
+    const write = kafkaLogCreator(log, () => now)(logLevel.INFO);
+    const refused = () =>
+      write({
+        namespace: 'Connection',
+        level: logLevel.ERROR,
+        label: 'ERROR',
+        log: { timestamp: 'now', message: 'Connection error: connect ECONNREFUSED 127.0.0.1:19092' },
+      });
+
+    refused();
+    now = 1_000;
+    refused();
+    now = 29_000;
+    refused();
+    now = 31_000;
+    refused();
+
+    expect(lines.map(({ level, repeatedSinceLastWarning }) => [level, repeatedSinceLastWarning])).toEqual([
+      [40, undefined],
+      [20, undefined],
+      [20, undefined],
+      [40, 2],
+    ]);
+  });
+
+  it('when a second Kafka client logs on the same service logger, then the pacing carries over', () => {
+    const { log, lines } = capturingLogger();
+    const entry = {
+      namespace: 'BrokerPool',
+      level: logLevel.ERROR,
+      label: 'ERROR',
+      log: { timestamp: 'now', message: 'Connection timeout' },
+    };
+
+    kafkaLogCreator(log, () => 0)(logLevel.INFO)(entry);
+    kafkaLogCreator(log, () => 5_000)(logLevel.INFO)(entry);
+
+    expect(lines.map(({ level }) => level)).toEqual([40, 20]);
+  });
+
   const errors: [string, string, Record<string, unknown>][] = [
     [
       'Connection',

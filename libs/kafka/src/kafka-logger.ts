@@ -65,19 +65,55 @@ function isTransient(message: string, fields: Record<string, unknown>): boolean 
   return texts.some((text) => TRANSIENT_TEXTS.some((transient) => text.includes(transient)));
 }
 
+/** While a transient state lasts, its line once per this interval (with how many were held back), not once per retry. */
+const TRANSIENT_LOG_INTERVAL_MS = 30_000;
+
+/**
+ * Per service logger, so the pacing outlives one Kafka client: a service waiting for its broker
+ * makes a new client per start-up attempt, each dialling three times, and would otherwise write
+ * two lines per dial for as long as the broker is away.
+ */
+const pacing = new WeakMap<Logger, Map<string, { loggedAt: number; held: number }>>();
+
+function paced(log: Logger, key: string, now: number): { show: boolean; held: number } {
+  let lines = pacing.get(log);
+  if (!lines) {
+    lines = new Map<string, { loggedAt: number; held: number }>();
+    pacing.set(log, lines);
+  }
+  const line = lines.get(key);
+  if (line && now - line.loggedAt < TRANSIENT_LOG_INTERVAL_MS) {
+    line.held += 1;
+    return { show: false, held: line.held };
+  }
+  if (lines.size >= 1_000) lines.clear();
+  lines.set(key, { loggedAt: now, held: 0 });
+  return { show: true, held: line?.held ?? 0 };
+}
+
 /**
  * Routes kafkajs's own log lines into the service's pino logger. kafkajs narrates every join,
  * commit and reconnect at INFO, so INFO becomes pino debug and only WARN and ERROR stay visible;
- * an ERROR about a state kafkajs recovers from becomes a warning.
+ * an ERROR about a state kafkajs recovers from becomes a warning, written once per 30 s while it
+ * repeats (the repeats go to debug, and the next warning says how many there were).
  */
-export function kafkaLogCreator(log: Logger): logCreator {
+export function kafkaLogCreator(log: Logger, now: () => number = Date.now): logCreator {
   const kafkaLog = log.child({ component: 'kafkajs' });
   return () =>
     ({ namespace, level, log: entry }) => {
       const { message, timestamp: _timestamp, logger: _logger, ...fields } = entry;
       const context = { namespace, ...fields };
-      if (level === logLevel.ERROR && !isTransient(message, fields)) kafkaLog.error(context, message);
-      else if (level === logLevel.ERROR || (level === logLevel.WARN && !DELIBERATE.has(message))) kafkaLog.warn(context, message);
-      else kafkaLog.debug(context, message);
+      if (level === logLevel.ERROR && !isTransient(message, fields)) {
+        kafkaLog.error(context, message);
+      } else if (level === logLevel.ERROR) {
+        const { show, held } = paced(log, `${namespace} ${message}`, now());
+        if (!show) kafkaLog.debug(context, message);
+        else if (held > 0) kafkaLog.warn({ ...context, repeatedSinceLastWarning: held }, message);
+        else kafkaLog.warn(context, message);
+      } else if (level === logLevel.WARN && !DELIBERATE.has(message)) {
+        kafkaLog.warn(context, message);
+      } else {
+        kafkaLog.debug(context, message);
+      }
     };
 }
