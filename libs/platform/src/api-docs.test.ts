@@ -10,14 +10,14 @@ type Document = {
 const info = { title: 'Test API', version: '1.0.0', description: 'for the tests' };
 
 describe('OpenAPI documents', () => {
-  test('when an operation is documented, then it also lists what the HTTP server answers before any service code (400, 408, 431)', () => {
+  test('when an operation is documented, then it also lists what any route may answer (400, 408, 431 from the HTTP server; 503 starting)', () => {
     const document = buildOpenApiDocument(info, [
       { method: 'get', path: '/things', summary: 'things', responses: { '200': { description: 'ok', schema: z.object({}) } } },
     ]) as Document;
 
     const responses = document.paths['/things']?.get?.responses ?? {};
 
-    expect(Object.keys(responses)).toEqual(['200', '400', '408', '431']);
+    expect(Object.keys(responses)).toEqual(['200', '400', '408', '431', '503']);
     expect(responses['431']?.description).toMatch(/headers are larger/);
   });
 
@@ -27,8 +27,19 @@ describe('OpenAPI documents', () => {
     ]) as Document;
 
     expect(document.paths['/things']?.get?.responses['400']?.description).toBe(
-      'INVALID_PARAMETER. From the HTTP server: The request is not valid HTTP; the connection is closed',
+      'INVALID_PARAMETER. Also: The request is not valid HTTP; the connection is closed',
     );
+  });
+
+  test('when an operation has its own 503 without Retry-After, then the joined 503 documents Retry-After as not always sent', () => {
+    const document = buildOpenApiDocument(info, [
+      { method: 'get', path: '/things', summary: 'things', responses: { '503': { description: 'the event log is down' } } },
+    ]) as Document;
+
+    const response = document.paths['/things']?.get?.responses['503'] as { description: string; headers: Record<string, unknown> };
+
+    expect(response.description).toMatch(/^the event log is down\. Also: SERVICE_UNAVAILABLE: the service is still starting/);
+    expect(response.headers['Retry-After']).toEqual(expect.objectContaining({ required: false }));
   });
 
   test('when an operation lives outside the /v1 base, then its path item names its own server', () => {

@@ -42,25 +42,43 @@ export interface OpenApiInfo {
 }
 
 /**
- * What the HTTP server itself answers on any path before a service sees the request (http-server.ts):
- * a request that is not valid HTTP, headers over the size limit, a request not received within its
- * timeout. These bodies have no `code`.
+ * What any route answers before or beside its own logic: the HTTP server's refusals (http-server.ts: a
+ * request that is not valid HTTP, headers over the size limit, a request not received within its
+ * timeout; bodies without `code`), and 503 while the service is starting (starting.ts) or when a
+ * store it needs is unreachable (http-errors.ts).
  */
-const HTTP_LAYER_RESPONSES: Record<string, OpenApiResponse> = {
+const COMMON_RESPONSES: Record<string, OpenApiResponse> = {
   '400': { description: 'The request is not valid HTTP; the connection is closed', schema: errorBodySchema },
   '408': {
     description: "The request was not received within the server's request timeout; the connection is closed",
     schema: errorBodySchema,
   },
   '431': { description: 'The request headers are larger than the server accepts; the connection is closed', schema: errorBodySchema },
+  '503': {
+    description: 'SERVICE_UNAVAILABLE: the service is still starting (waiting for its dependencies), or a store it needs is unreachable',
+    schema: errorBodySchema,
+    headers: { 'Retry-After': { description: 'Seconds after which another try may succeed', required: true, schema: { type: 'string' } } },
+  },
 };
 
-/** An operation's responses and the HTTP server's; where both have a status, the descriptions are joined. */
-function withHttpLayerResponses(own: Record<string, OpenApiResponse>): Record<string, OpenApiResponse> {
-  const merged = { ...HTTP_LAYER_RESPONSES, ...own };
-  for (const [status, layer] of Object.entries(HTTP_LAYER_RESPONSES)) {
+/**
+ * An operation's responses and the common ones; where both have a status, the descriptions are joined
+ * and so are the headers, a header required only when both always send it.
+ */
+function withCommonResponses(own: Record<string, OpenApiResponse>): Record<string, OpenApiResponse> {
+  const merged = { ...COMMON_RESPONSES, ...own };
+  for (const [status, common] of Object.entries(COMMON_RESPONSES)) {
     const response = own[status];
-    if (response) merged[status] = { ...response, description: `${response.description}. From the HTTP server: ${layer.description}` };
+    if (!response) continue;
+    const headers: Record<string, OpenApiHeader> = {};
+    for (const [name, header] of Object.entries({ ...common.headers, ...response.headers })) {
+      headers[name] = { ...header, required: Boolean(common.headers?.[name]?.required && response.headers?.[name]?.required) };
+    }
+    merged[status] = {
+      ...response,
+      description: `${response.description}. Also: ${common.description}`,
+      ...(Object.keys(headers).length > 0 ? { headers } : {}),
+    };
   }
   return merged;
 }
@@ -83,7 +101,7 @@ export function buildOpenApiDocument(info: OpenApiInfo, operations: OpenApiOpera
   const paths: Record<string, Record<string, unknown>> = {};
   for (const op of operations) {
     const responses: Record<string, object> = {};
-    for (const [status, response] of Object.entries(withHttpLayerResponses(op.responses))) {
+    for (const [status, response] of Object.entries(withCommonResponses(op.responses))) {
       responses[status] = {
         description: response.description,
         ...(response.headers ? { headers: response.headers } : {}),
