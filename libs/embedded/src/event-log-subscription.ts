@@ -42,6 +42,10 @@ export class EventLogSubscription implements Subscription {
     return new Date();
   }
 
+  behindSince(): Date | undefined {
+    return undefined;
+  }
+
   follows(topic: string): boolean {
     return !this.core.closed && this.topics.has(topic);
   }

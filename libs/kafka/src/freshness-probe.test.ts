@@ -74,3 +74,23 @@ describe('FreshnessProbe', () => {
     expect(probe.value).toBeUndefined();
   });
 });
+
+describe('FreshnessProbe: how long behind', () => {
+  it('when readings are not reached, then behindSince is the oldest of them; once reached, nothing', () => {
+    const positions = new Map<string, bigint>([['t:0', 1n]]);
+    const probe = new FreshnessProbe(
+      (key) => positions.get(key),
+      () => ['t:0'],
+    );
+    probe.noted(at(1), [offsets(0, 3n)]);
+    probe.noted(at(2), [offsets(0, 4n)]);
+
+    expect(probe.behindSince).toEqual(at(1));
+    positions.set('t:0', 3n);
+    probe.check();
+    expect(probe.behindSince).toEqual(at(2));
+    positions.set('t:0', 4n);
+    probe.check();
+    expect(probe.behindSince).toBeUndefined();
+  });
+});

@@ -50,6 +50,11 @@ export class FreshnessProbe {
     return this.freshAsOf;
   }
 
+  /** When the oldest reading the follower has not reached yet was taken; undefined when it has reached them all. */
+  get behindSince(): Date | undefined {
+    return this.open[0]?.at;
+  }
+
   private reached(probe: Probe, assigned: ReadonlySet<string>): boolean {
     return probe.ends.every((offsets) => {
       const key = partitionKey(offsets.topic, offsets.partition);

@@ -34,7 +34,7 @@ export async function subscribeWithKafka(deps: SubscriptionDeps, options: Subscr
 }
 
 /** How often a follower that tracks its freshness reads the log's ends. */
-const FRESHNESS_PROBE_INTERVAL_MS = 1000;
+const FRESHNESS_PROBE_INTERVAL_MS = 250;
 
 /**
  * The pause before the n-th restart of a consumer kafkajs gave up on: doubling from 500 ms up to
@@ -92,6 +92,10 @@ export class KafkaSubscription implements Subscription {
 
   freshAsOf(): Date | undefined {
     return this.freshness.value;
+  }
+
+  behindSince(): Date | undefined {
+    return this.freshness.behindSince;
   }
 
   async start(): Promise<void> {

@@ -32,7 +32,7 @@ export interface SubscribeOptions {
    */
   ephemeral?: boolean;
   /**
-   * Keep `freshAsOf()` current by reading the log's ends every second: for followers whose readers
+   * Keep `freshAsOf()` and `behindSince()` current by reading the log's ends four times a second: for followers whose readers
    * must not be served from a copy the log has left behind (decision 29).
    */
   trackFreshness?: boolean;
@@ -47,6 +47,11 @@ export interface Subscription {
    * be out of reach, answers the present.
    */
   freshAsOf(): Date | undefined;
+  /**
+   * When the oldest reading of the log's ends that the subscription has not reached was taken:
+   * how long it has been behind a log it can reach. Undefined when it is level (or not tracked).
+   */
+  behindSince(): Date | undefined;
   close(): Promise<void>;
 }
 

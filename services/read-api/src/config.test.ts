@@ -27,6 +27,7 @@ describe('read API configuration', () => {
       VIEW_CACHE_TTL_MS: 30_000,
       FEED_STALENESS_BOUND_MS: 30_000,
       FEED_RECOVERY_GRACE_MS: 5_000,
+      FEED_LAG_BOUND_MS: 750,
       RESPONSE_SIGNATURE_REUSE_S: 60,
       LOG_LEVEL: 'info',
     });

@@ -75,6 +75,13 @@ export const readApiConfigSchema = z.object({
    */
   FEED_RECOVERY_GRACE_MS: env.positiveInt(5_000),
   /**
+   * A replica that reaches the event log but lags behind what it read there for longer refuses too
+   * (503) until it has caught up: a revocation answered 200 is then enforced within about a second
+   * even right after an outage. The feed reads the log's ends every 250 ms and normally reaches them
+   * within a few milliseconds.
+   */
+  FEED_LAG_BOUND_MS: env.positiveInt(750),
+  /**
    * Names this replica's change-feed consumer group (removed at shutdown). Unset: `<hostname>-<port>`,
    * which is stable across restarts and distinct for replicas that share a host.
    */

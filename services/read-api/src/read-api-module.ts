@@ -122,7 +122,11 @@ async function cachedWithChangeFeed(
   const sweeper = setInterval(() => cached.sweep(), SWEEP_INTERVAL_MS).unref();
   return {
     views: cached,
-    staleness: feedStaleness(feed, startedAt, { boundMs: config.FEED_STALENESS_BOUND_MS, recoveryGraceMs: config.FEED_RECOVERY_GRACE_MS }),
+    staleness: feedStaleness(feed, startedAt, {
+      boundMs: config.FEED_STALENESS_BOUND_MS,
+      lagBoundMs: config.FEED_LAG_BOUND_MS,
+      recoveryGraceMs: config.FEED_RECOVERY_GRACE_MS,
+    }),
     stop: async () => {
       clearInterval(sweeper);
       await feed.close();

@@ -15,6 +15,12 @@ export interface StalenessBounds {
   /** Out of touch for longer than this: stale. */
   boundMs: number;
   /**
+   * In touch but behind a reading of the log's ends for longer than this: stale too. A revocation
+   * answered 200 is in the log, so a replica that reaches the log but has not caught up with it
+   * (just after an outage, say) would otherwise serve the revoked key past the 1 s promise.
+   */
+  lagBoundMs: number;
+  /**
    * Back in touch, a replica stays stale until it is fresh as of this long after its first new
    * reading of the log: a revocation recorded during the outage reaches the log only when the
    * credentials service's outbox relay gets to it, a moment after the log returns.
@@ -26,7 +32,11 @@ export interface StalenessBounds {
 export const NEVER_STALE: FeedStaleness = { staleForMs: () => 0, isStale: () => false };
 
 /** Until the feed first catches up, it counts as fresh from `startedAt`: a replica starting during an outage goes stale too. */
-export function feedStaleness(feed: Pick<Subscription, 'freshAsOf'>, startedAt: Date, bounds: StalenessBounds): FeedStaleness {
+export function feedStaleness(
+  feed: Pick<Subscription, 'freshAsOf' | 'behindSince'>,
+  startedAt: Date,
+  bounds: StalenessBounds,
+): FeedStaleness {
   const freshAsOf = (): Date => feed.freshAsOf() ?? startedAt;
   const staleForMs = (now: Date): number => Math.max(0, now.getTime() - freshAsOf().getTime());
   /** While stale: how fresh the feed was when it went stale, and its first newer freshness since. */
@@ -35,6 +45,8 @@ export function feedStaleness(feed: Pick<Subscription, 'freshAsOf'>, startedAt: 
   return {
     staleForMs,
     isStale(now) {
+      const behindSince = feed.behindSince();
+      if (behindSince !== undefined && now.getTime() - behindSince.getTime() > bounds.lagBoundMs) return true;
       const fresh = freshAsOf().getTime();
       if (!outage) {
         if (staleForMs(now) <= bounds.boundMs) return false;
