@@ -56,6 +56,15 @@ export const rotateAuthorizationRequestSchema = z
 export type RotateAuthorizationRequest = z.infer<typeof rotateAuthorizationRequestSchema>;
 export type CreateAuthorizationRequest = z.infer<typeof createAuthorizationRequestSchema>;
 
+/** Decision 20: successful reads (200 and 304) of the authorization's credential; may lag by up to 60 s. */
+export const authorizationUsageSchema = z
+  .object({
+    last24h: z.int().min(0).meta({ description: 'Successful reads in the last 24 hours' }),
+    last30d: z.int().min(0).meta({ description: 'Successful reads in the last 30 days' }),
+  })
+  .meta({ id: 'AuthorizationUsage' });
+export type AuthorizationUsage = z.infer<typeof authorizationUsageSchema>;
+
 /** What list / get / revoke return. Never carries the API key. */
 export const authorizationSchema = z
   .object({
@@ -69,6 +78,10 @@ export const authorizationSchema = z
     createdAt: utcInstantSchema,
     revokedAt: utcInstantSchema.nullable(),
     allowedCidrs: z.array(z.string()).nullable().meta({ description: 'The client addresses reads are allowed from; null: any' }),
+    lastUsedAt: utcInstantSchema
+      .nullable()
+      .meta({ description: 'The last successful read; null when there has been none. May lag by up to 60 s' }),
+    usage: authorizationUsageSchema,
   })
   .meta({ id: 'Authorization' });
 export type Authorization = z.infer<typeof authorizationSchema>;

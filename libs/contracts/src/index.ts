@@ -4,3 +4,4 @@ export * from './error-body';
 export * from './authorization';
 export * from './score-submission';
 export * from './events';
+export * from './access-log';

@@ -12,3 +12,5 @@ export * from './views/read-views';
 export * from './access/check-access';
 export * from './history/explain-history';
 export * from './access/address-ranges';
+export * from './access/usage';
+export * from './access/access-order';

@@ -1,2 +1,3 @@
 export { openKafkaEventLog, type KafkaEventLog, type KafkaEventLogOptions } from './kafka-event-log';
 export { UnknownTopicError, type TopicSettings } from './topic-admin';
+export { openKafkaAccessLog, type KafkaAccessLogOptions, type KafkaAccessLogPublisher } from './kafka-access-log';

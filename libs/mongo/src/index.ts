@@ -2,3 +2,4 @@ export * from './mongo-authorization-store';
 export * from './mongo-view-store';
 export * from './views-snapshot';
 export * from './mongo-health';
+export * from './mongo-access-log-store';

@@ -11,6 +11,10 @@ export interface ServiceMetrics {
   feedStaleness: Gauge;
   projectionErrors: Counter;
   deadLettered: Counter<'topic'>;
+  accessLogPublished: Counter;
+  accessLogPublishFailures: Counter;
+  accessLogDropped: Counter<'reason'>;
+  accessLogBuffered: Gauge;
 }
 
 export function createServiceMetrics(service: string): ServiceMetrics {
@@ -64,6 +68,27 @@ export function createServiceMetrics(service: string): ServiceMetrics {
       name: 'events_dead_lettered_total',
       help: 'Records sent to the dead-letter topic, by source topic',
       labelNames: ['topic'],
+      registers,
+    }),
+    accessLogPublished: new Counter({
+      name: 'access_log_published_total',
+      help: 'Access records the access-log stream took (decision 21)',
+      registers,
+    }),
+    accessLogPublishFailures: new Counter({
+      name: 'access_log_publish_failures_total',
+      help: 'Batches of access records the stream could not take; they stay buffered and are tried again',
+      registers,
+    }),
+    accessLogDropped: new Counter({
+      name: 'access_log_dropped_total',
+      help: 'Access records never published: the buffer was full (buffer_full) or the process stopped first (shutdown)',
+      labelNames: ['reason'],
+      registers,
+    }),
+    accessLogBuffered: new Gauge({
+      name: 'access_log_buffered',
+      help: 'Access records waiting in this replica for the stream',
       registers,
     }),
   };

@@ -38,6 +38,9 @@ export const env = {
   logLevel: () => z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
 };
 
+/** ACCESS_LOG_RETENTION_DAYS (decision 21), read by the read API (the stream's retention) and the credentials service (the store's). */
+export const accessLogRetentionDays = () => z.coerce.number().int().min(1).max(3650).default(90);
+
 /** Several schemas over one environment (a service's own and its runtime's): all problems at once. */
 export function loadConfigs<const S extends readonly z.ZodType[]>(
   schemas: S,

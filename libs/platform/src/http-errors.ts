@@ -1,4 +1,4 @@
-import type { ErrorRequestHandler, RequestHandler } from 'express';
+import type { ErrorRequestHandler, RequestHandler, Response } from 'express';
 import type { Logger } from 'pino';
 import { UnavailableError } from '@rsd/ports';
 import { requestIdOf } from './access-log';
@@ -50,6 +50,12 @@ function fromRouter(error: object): ApiError | undefined {
   return undefined;
 }
 
+/** The code the error middleware answered with, for whatever looks at the response once it is finished (the read API's access log). */
+export function errorCodeOf(res: Response): string | undefined {
+  const code: unknown = res.locals.errorCode;
+  return typeof code === 'string' ? code : undefined;
+}
+
 /**
  * The one error middleware: typed errors become their documented body; anything else is logged
  * with its cause and answered with a bare 500, so no internals ever reach a client.
@@ -77,6 +83,7 @@ export function errorHandler(log: Logger): ErrorRequestHandler {
     // An outage is already alerted on by readiness and the dependency's own metrics: one warning per request is enough.
     if (unavailable) log.warn({ err: error, method: req.method, path: req.path }, 'dependency unreachable');
     else if (!known) log.error({ err: error, method: req.method, path: req.path }, 'unhandled error');
+    res.locals.errorCode = apiError.code;
     for (const [name, value] of Object.entries(apiError.headers ?? {})) res.setHeader(name, value);
     res
       .status(apiError.status)

@@ -5,4 +5,5 @@ export * from './view-store';
 export * from './rate-limit-store';
 export * from './consumer-core';
 export * from './project-event';
+export * from './access-log';
 export * from './unavailable';

@@ -1,11 +1,11 @@
 import { join } from 'node:path';
 import type { Redis } from 'ioredis';
 import type { Db, MongoClient } from 'mongodb';
-import { TOPICS } from '@rsd/contracts';
+import { ACCESS_LOG_TOPIC, TOPICS } from '@rsd/contracts';
 import type { ViewDefinition } from '@rsd/domain';
 import type { ReadinessCheck } from '@rsd/observability';
 import { ConfigError, type Logger } from '@rsd/platform';
-import type { AuthorizationStore, EventLog, RateLimitStoreFactory, ViewStore } from '@rsd/ports';
+import type { AccessLog, AccessLogOptions, AuthorizationStore, EventLog, RateLimitStoreFactory, ViewStore } from '@rsd/ports';
 import type { RuntimeConfig, RuntimeKind } from './runtime-config';
 
 /**
@@ -27,6 +27,12 @@ export interface Runtime {
   readiness(): ReadinessCheck[];
   /** Records a consumer group has not handled yet; undefined where the log has no such notion. */
   consumerLag(groupId: string): Promise<number | undefined>;
+  /**
+   * Decision 21's stream, apart from the event log: files in DATA_DIR/access-log, or a Kafka topic of
+   * its own followed into the credentials database. One per process, closed with the runtime: the
+   * read API publishes to it and the credentials service reads it, and in one process they share it.
+   */
+  openAccessLog(options: AccessLogOptions): Promise<AccessLog>;
   close(): Promise<void>;
 }
 
@@ -38,6 +44,7 @@ async function openEmbedded(config: RuntimeConfig, log: Logger): Promise<Runtime
   const { createMemoryViewStore, memoryRateLimitStores, openFileAuthorizationStore, openFileEventLog } = await import('@rsd/embedded');
   const eventLog = await openFileEventLog({ file: join(config.DATA_DIR, 'events.ndjson'), log: log.child({ component: 'event-log' }) });
   const opened: { close(): Promise<void> }[] = [];
+  let accessLog: Promise<AccessLog> | undefined;
   return {
     kind: 'embedded',
     dataDir: config.DATA_DIR,
@@ -51,6 +58,17 @@ async function openEmbedded(config: RuntimeConfig, log: Logger): Promise<Runtime
     rateLimitStores: () => Promise.resolve(memoryRateLimitStores),
     readiness: () => [],
     consumerLag: () => Promise.resolve(undefined),
+    openAccessLog: () => {
+      accessLog ??= (async () => {
+        const { openFileAccessLog } = await import('@rsd/embedded');
+        const opening = await openFileAccessLog({ dir: join(config.DATA_DIR, 'access-log'), log: log.child({ component: 'access-log' }) });
+        opened.push(opening);
+        return opening;
+      })();
+      // A failed opening is not kept: the next call tries again.
+      accessLog.catch(() => (accessLog = undefined));
+      return accessLog;
+    },
     close: async () => {
       for (const resource of opened) await resource.close();
       await eventLog.close();
@@ -73,6 +91,7 @@ async function openDistributed(config: RuntimeConfig, service: string, log: Logg
   });
   let mongo: MongoClient | undefined;
   let redis: { client: Redis; close(): Promise<void> } | undefined;
+  let accessLog: Promise<AccessLog & { close(): Promise<void> }> | undefined;
   const checks: ReadinessCheck[] = [{ name: 'kafka', check: () => eventLog.ping() }];
 
   const database = async (name: string): Promise<Db> => {
@@ -119,7 +138,41 @@ async function openDistributed(config: RuntimeConfig, service: string, log: Logg
     },
     readiness: () => checks,
     consumerLag: (groupId) => eventLog.lag(groupId),
+    openAccessLog: ({ retentionDays }) => {
+      accessLog ??= (async () => {
+        const { openKafkaAccessLog } = await import('@rsd/kafka');
+        const stream = await openKafkaAccessLog({
+          brokers: config.KAFKA_BROKERS,
+          clientId: service,
+          log,
+          layout: { partitions: config.KAFKA_TOPIC_PARTITIONS, replicationFactor: config.KAFKA_REPLICATION_FACTOR },
+          retentionDays,
+        });
+        return {
+          publish: (records) => stream.publish(records),
+          openStore: async () => {
+            const { openMongoAccessLogStore } = await import('@rsd/mongo');
+            const onExpiry = (how: string) => log.info({ expiry: how, retentionDays }, 'access-log store opened');
+            return openMongoAccessLogStore(await database(config.CREDENTIALS_DB), { retentionDays, onExpiry });
+          },
+          // The position belongs to the database the records go to. A new database holds no authorization
+          // yet, so nothing published before it existed can be one of its own: it starts at the end.
+          follow: (handle) =>
+            eventLog.subscribe({
+              groupId: `credentials-access-log.${config.CREDENTIALS_DB}`,
+              topics: [ACCESS_LOG_TOPIC],
+              fromBeginning: false,
+              handle,
+            }),
+          close: () => stream.close(),
+        };
+      })();
+      // A failed opening (Kafka away at start) is not kept: the next call tries again.
+      accessLog.catch(() => (accessLog = undefined));
+      return accessLog;
+    },
     close: async () => {
+      await (await accessLog?.catch(() => undefined))?.close();
       await eventLog.close();
       await mongo?.close();
       await redis?.close();

@@ -13,6 +13,7 @@ describe('credentials config', () => {
       EXPIRY_CHECK_INTERVAL_MS: 1000,
       OUTBOX_RELAY_INTERVAL_MS: 1000,
       EVENT_LOG_PUBLISH_DEADLINE_MS: 5000,
+      ACCESS_LOG_RETENTION_DAYS: 90,
       LOG_LEVEL: 'info',
       JWT_HS256_SECRET: SECRET,
     });

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { CLIENT_ID_PREFIX_PATTERN } from '@rsd/contracts';
-import { callerAuthConfigSchema, env } from '@rsd/platform';
+import { accessLogRetentionDays, callerAuthConfigSchema, env } from '@rsd/platform';
 
 const prefix = (fallback: string) =>
   env.string(fallback).pipe(z.string().regex(CLIENT_ID_PREFIX_PATTERN, 'must be 1-16 lowercase letters or digits, starting with a letter'));
@@ -15,6 +15,8 @@ const serviceConfigSchema = z
     OUTBOX_RELAY_INTERVAL_MS: env.positiveInt(1000),
     /** How long a create or revoke waits for the event log before answering (a revoke then says 202, enforcement pending). */
     EVENT_LOG_PUBLISH_DEADLINE_MS: env.positiveInt(5000),
+    /** Decision 21: access-log entries older than this are pruned (a TTL index on MongoDB); set the same value on the read API. */
+    ACCESS_LOG_RETENTION_DAYS: accessLogRetentionDays(),
     LOG_LEVEL: env.logLevel(),
   })
   .superRefine((value, ctx) => {

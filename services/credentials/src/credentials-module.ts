@@ -6,6 +6,8 @@ import { buildApp } from './app';
 import type { CredentialsConfig } from './config';
 import { createExpiryScheduler } from './expiry/expiry-scheduler';
 import { createOutboxRelay } from './outbox/outbox-relay';
+import { accessLogProjection } from './access-log/access-log-projection';
+import { startAccessLogPruner } from './access-log/access-log-pruner';
 
 export interface CredentialsModuleDeps {
   config: CredentialsConfig;
@@ -24,9 +26,16 @@ export async function createCredentialsModule({ config, runtime, clock, log }: C
   const expiry = createExpiryScheduler({ store, relay, clock, log });
   expiry.start(config.EXPIRY_CHECK_INTERVAL_MS);
 
+  // Decision 21: the access log's store is the runtime's (it closes it); where the stream is Kafka, it is followed into the store.
+  const accessLog = await runtime.openAccessLog({ retentionDays: config.ACCESS_LOG_RETENTION_DAYS });
+  const accessStore = await accessLog.openStore();
+  const accessFeed = await accessLog.follow?.(accessLogProjection(accessStore, log));
+  const pruner = startAccessLogPruner({ store: accessStore, retentionDays: config.ACCESS_LOG_RETENTION_DAYS, clock, log });
+
   const app = buildApp({
     config,
     store,
+    accessLog: accessStore,
     relay,
     clock,
     log,
@@ -37,6 +46,8 @@ export async function createCredentialsModule({ config, runtime, clock, log }: C
     name: 'credentials',
     app,
     stop: async () => {
+      await pruner.stop();
+      await accessFeed?.close();
       await expiry.stop();
       await relay.stop();
       await store.close();

@@ -26,3 +26,28 @@ describe('credentials API documentation', () => {
     }
   });
 });
+
+describe('credentials API documentation: usage and the access log (decisions 20 and 21)', () => {
+  test('when an authorization is described, then it carries lastUsedAt and usage', () => {
+    expect(Object.keys(document.components.schemas.Authorization?.properties ?? {})).toEqual(
+      expect.arrayContaining(['lastUsedAt', 'usage']),
+    );
+  });
+
+  test('when the access log is described, then its page, its limit and cursor and its refusals are there', () => {
+    const accessLog = document.paths['/organizations/{organizationId}/authorizations/{clientId}/access-log']?.get;
+
+    expect(Object.keys(accessLog?.responses ?? {})).toEqual(expect.arrayContaining(['200', '400', '401', '403', '404']));
+    expect(accessLog?.responses['200']?.content).toEqual({
+      'application/json': { schema: { $ref: '#/components/schemas/AccessLogPage' } },
+    });
+    expect(Object.keys(document.components.schemas.AccessLogEntry?.properties ?? {}).sort()).toEqual([
+      'at',
+      'clientAddress',
+      'code',
+      'requestId',
+      'resource',
+      'status',
+    ]);
+  });
+});

@@ -1,4 +1,6 @@
 import {
+  ACCESS_LOG_LIMIT,
+  accessLogPageSchema,
   authorizationListSchema,
   authorizationSchema,
   createAuthorizationRequestSchema,
@@ -163,6 +165,45 @@ const operations: OpenApiOperation[] = [
       '413': error('PAYLOAD_TOO_LARGE: the body is over 16 kB'),
       '415': error('UNSUPPORTED_MEDIA_TYPE: the body is not application/json'),
       '503': error('SERVICE_UNAVAILABLE: the authorization kept changing concurrently; nothing was rotated, try again'),
+    },
+  },
+  {
+    method: 'get',
+    path: '/organizations/{organizationId}/authorizations/{clientId}/access-log',
+    summary: "Who read through this authorization: the read API's access log, newest first",
+    description:
+      'Decision 21: every read-API request whose credential lookup found this authorization, successes and refusals ' +
+      'alike (INVALID_API_KEY, CREDENTIAL_INACTIVE, ADDRESS_NOT_ALLOWED, 429 as `RATE_LIMITED`, INSUFFICIENT_SCOPE, ' +
+      'SCORE_NOT_FOUND, 304 …), listed within 10 s of the request and kept for ACCESS_LOG_RETENTION_DAYS (90). No key, ' +
+      'header or query string is ever recorded. Entries are ordered by `at`, then `requestId`, newest first; a ' +
+      '`nextCursor` continues exactly where its page ended, even while new entries arrive.',
+    tags,
+    security: 'bearer',
+    parameters: [
+      organizationIdParameter,
+      clientIdParameter,
+      {
+        name: 'limit',
+        in: 'query',
+        required: false,
+        description: 'Entries per page; INVALID_PARAMETER (400) outside the range or not written as a plain whole number',
+        schema: { type: 'integer', minimum: ACCESS_LOG_LIMIT.min, maximum: ACCESS_LOG_LIMIT.max, default: ACCESS_LOG_LIMIT.default },
+      },
+      {
+        name: 'cursor',
+        in: 'query',
+        required: false,
+        description: 'The `nextCursor` of the previous page, unchanged; anything else is INVALID_PARAMETER (400)',
+        schema: { type: 'string' },
+      },
+    ],
+    responses: {
+      '200': ok('A page of the access log', accessLogPageSchema),
+      ...callerErrors,
+      '400': error(
+        'INVALID_ORGANIZATION_ID (checked before the token), or INVALID_PARAMETER: a path segment that is not percent-encoded UTF-8, a bad or repeated `limit` or `cursor`',
+      ),
+      '404': error('AUTHORIZATION_NOT_FOUND: no such Client ID in this organization'),
     },
   },
 ];

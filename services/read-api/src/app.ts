@@ -8,6 +8,7 @@ import { customerHandler } from './customers/customer-handler';
 import type { SigningKeys } from './signing/signing-keys';
 import type { FeedStaleness } from './views/feed-staleness';
 import { readApiOpenApi } from './openapi';
+import type { RecordAccess } from './access-log/record-on-finish';
 
 export interface ReadApiDeps {
   config: ReadApiConfig;
@@ -20,6 +21,8 @@ export interface ReadApiDeps {
   clock: Clock;
   log: Logger;
   operations?: Operations;
+  /** Decision 21: the access recorder's intake; absent (ACCESS_LOG_ENABLED=false, or a test), nothing is recorded. */
+  recordAccess?: RecordAccess;
 }
 
 /** The read API without a listening socket: main.ts and the tests decide where it listens. */

@@ -29,8 +29,20 @@ describe('read API configuration', () => {
       FEED_RECOVERY_GRACE_MS: 5_000,
       FEED_LAG_BOUND_MS: 750,
       RESPONSE_SIGNATURE_REUSE_S: 60,
+      ACCESS_LOG_ENABLED: true,
+      ACCESS_LOG_RETENTION_DAYS: 90,
+      ACCESS_LOG_BUFFER_MAX: 10_000,
+      ACCESS_LOG_BATCH_SIZE: 500,
+      ACCESS_LOG_FLUSH_INTERVAL_MS: 1_000,
       LOG_LEVEL: 'info',
     });
+  });
+
+  test('when the access log is turned off or its numbers are out of range, then it is read so, or refused by name', () => {
+    expect(loadConfig(readApiConfigSchema, { ACCESS_LOG_ENABLED: 'false' }).ACCESS_LOG_ENABLED).toBe(false);
+    expect(() => loadConfig(readApiConfigSchema, { ACCESS_LOG_ENABLED: 'no' })).toThrow(/ACCESS_LOG_ENABLED/);
+    expect(() => loadConfig(readApiConfigSchema, { ACCESS_LOG_RETENTION_DAYS: '0' })).toThrow(/ACCESS_LOG_RETENTION_DAYS/);
+    expect(() => loadConfig(readApiConfigSchema, { ACCESS_LOG_BATCH_SIZE: '1001' })).toThrow(/ACCESS_LOG_BATCH_SIZE/);
   });
 
   test('when the edge lists are set, then they are split on commas and trimmed', () => {

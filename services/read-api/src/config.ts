@@ -1,6 +1,6 @@
 import { z } from 'zod';
-import { CLIENT_ID_PREFIX_PATTERN } from '@rsd/contracts';
-import { env } from '@rsd/platform';
+import { CLIENT_ID_PREFIX_PATTERN, MAX_ACCESS_RECORDS_PER_MESSAGE } from '@rsd/contracts';
+import { accessLogRetentionDays, env } from '@rsd/platform';
 import { parseAddressRange } from '@rsd/domain';
 import { signingKeyListSchema } from './signing/signing-keys';
 
@@ -95,6 +95,23 @@ export const readApiConfigSchema = z.object({
   RESPONSE_SIGNING_KEYS: signingKeyList(),
   /** How long an unchanged response's signature is reused (its `created` says when it was made); 0 signs every response. */
   RESPONSE_SIGNATURE_REUSE_S: z.coerce.number().int().min(0).max(3600).default(60),
+  /**
+   * Decision 21: record every request whose credential was found in the access log. `false` turns the
+   * recording off (the credentials service then lists nothing new and usage stops growing): for
+   * measuring its cost, or an emergency, never as a way to run.
+   */
+  ACCESS_LOG_ENABLED: z
+    .enum(['true', 'false'], { message: 'must be true or false' })
+    .default('true')
+    .transform((value) => value === 'true'),
+  /** How long the stream keeps records (the Kafka topic's retention.ms); the credentials service reads the same variable. */
+  ACCESS_LOG_RETENTION_DAYS: accessLogRetentionDays(),
+  /** Records held while the stream is slow or away; beyond this they are dropped and counted (access_log_dropped_total). */
+  ACCESS_LOG_BUFFER_MAX: env.positiveInt(10_000),
+  /** A batch is published once this many records wait, and never larger. */
+  ACCESS_LOG_BATCH_SIZE: z.coerce.number().int().min(1).max(MAX_ACCESS_RECORDS_PER_MESSAGE).default(500),
+  /** Whatever waits is published at least this often. */
+  ACCESS_LOG_FLUSH_INTERVAL_MS: env.positiveInt(1_000),
   LOG_LEVEL: env.logLevel(),
 });
 export type ReadApiConfig = z.infer<typeof readApiConfigSchema>;

@@ -11,6 +11,7 @@ import { createCachedViewStore } from './views/cached-view-store';
 import { loadOrCreateSigningKeys, signingKeysFrom, SIGNING_KEY_FILE, type SigningKeys } from './signing/signing-keys';
 import { feedStaleness, NEVER_STALE, type FeedStaleness } from './views/feed-staleness';
 import { startChangeFeed } from './views/view-change-feed';
+import { ACCESS_LOG_STOP_DEADLINE_MS, startAccessRecording } from './access-log/access-recording';
 
 export interface ReadApiModuleDeps {
   config: ReadApiConfig & { READ_VIEWS_DB: string };
@@ -79,6 +80,7 @@ export async function createReadApiModule({ config, runtime, clock, log }: ReadA
         ? Promise.reject(new Error('the change feed has been out of touch with the event log for longer than FEED_STALENESS_BOUND_MS'))
         : Promise.resolve(),
   };
+  const accessRecorder = await startAccessRecording(config, runtime, metrics, log);
   const app = buildApp({
     config,
     signingKeys: await responseSigningKeys(config, runtime, log),
@@ -88,6 +90,7 @@ export async function createReadApiModule({ config, runtime, clock, log }: ReadA
     clock,
     log,
     operations: { metrics, readiness: [...runtime.readiness(), projectionCaughtUp, feedInTouch] },
+    recordAccess: accessRecorder?.record,
   });
 
   return {
@@ -97,6 +100,8 @@ export async function createReadApiModule({ config, runtime, clock, log }: ReadA
     stop: async () => {
       clearInterval(lagSampler);
       clearInterval(stalenessSampler);
+      // The server has stopped taking requests by now: every answer's record is in the recorder.
+      await accessRecorder?.stop(ACCESS_LOG_STOP_DEADLINE_MS);
       await served.stop();
       await projections.close();
       await views.close();
@@ -123,10 +128,10 @@ async function cachedWithChangeFeed(
   return {
     views: cached,
     staleness: feedStaleness(feed, startedAt, {
-      boundMs: config.FEED_STALENESS_BOUND_MS,
-      lagBoundMs: config.FEED_LAG_BOUND_MS,
-      recoveryGraceMs: config.FEED_RECOVERY_GRACE_MS,
-    }),
+        boundMs: config.FEED_STALENESS_BOUND_MS,
+        lagBoundMs: config.FEED_LAG_BOUND_MS,
+        recoveryGraceMs: config.FEED_RECOVERY_GRACE_MS,
+      }),
     stop: async () => {
       clearInterval(sweeper);
       await feed.close();

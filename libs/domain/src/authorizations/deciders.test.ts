@@ -64,8 +64,10 @@ describe('authorization decisions', () => {
     expect(decideExpire(record, stamp(at)).outcome).toBe('unchanged');
   });
 
-  test('when a record becomes a resource, then the digest and bookkeeping stay inside and the status is computed', () => {
-    const resource = toAuthorization(anAuthorization(), new Date('2026-12-01T00:00:00.000Z'));
+  test('when a record becomes a resource, then the digest and bookkeeping stay inside, the status is computed and the usage given is carried', () => {
+    const usage = { lastUsedAt: '2026-11-30T10:00:00.000Z', usage: { last24h: 3, last30d: 40 } };
+
+    const resource = toAuthorization(anAuthorization(), new Date('2026-12-01T00:00:00.000Z'), usage);
 
     expect(resource).toEqual({
       clientId: 'rs_AAAAAAAAAAAAAAAAAAAAAAAA',
@@ -78,6 +80,8 @@ describe('authorization decisions', () => {
       createdAt: CREATED.toISOString(),
       revokedAt: null,
       allowedCidrs: null,
+      lastUsedAt: '2026-11-30T10:00:00.000Z',
+      usage: { last24h: 3, last30d: 40 },
     });
   });
 });

@@ -1,4 +1,5 @@
 import type { Authorization, AuthorizationExpired, AuthorizationKeyRotated, AuthorizationRevoked } from '@rsd/contracts';
+import type { RecordUsage } from '../access/usage';
 import { hasExpired } from '../expiry';
 import { statusOf, type StoredAuthorization } from './authorization-record';
 import { authorizationExpired, authorizationKeyRotated, authorizationRevoked, type EventStamp } from './authorization-events';
@@ -7,8 +8,11 @@ import { authorizationExpired, authorizationKeyRotated, authorizationRevoked, ty
 export type Decision<E> =
   { outcome: 'unchanged'; record: StoredAuthorization } | { outcome: 'changed'; record: StoredAuthorization; event: E };
 
-/** The resource every read answers with: the key's digest and the bookkeeping stay inside. */
-export function toAuthorization(record: StoredAuthorization, now: Date): Authorization {
+/**
+ * The resource every answer carries: the key's digest and the bookkeeping stay inside. Its use
+ * (decision 20) comes from the access log, which the caller reads: this stays free of I/O.
+ */
+export function toAuthorization(record: StoredAuthorization, now: Date, { lastUsedAt, usage }: RecordUsage): Authorization {
   return {
     clientId: record.clientId,
     organizationId: record.organizationId,
@@ -20,6 +24,8 @@ export function toAuthorization(record: StoredAuthorization, now: Date): Authori
     createdAt: record.createdAt,
     revokedAt: record.revokedAt,
     allowedCidrs: record.allowedCidrs ? [...record.allowedCidrs] : null,
+    lastUsedAt,
+    usage: { ...usage },
   };
 }
 

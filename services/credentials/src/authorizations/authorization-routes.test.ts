@@ -3,10 +3,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { randomUUID } from 'node:crypto';
 import { authorizationCreatedSchema, clientIdPattern, EVENT_TYPES, TOPICS } from '@rsd/contracts';
-import { openFileAuthorizationStore, openFileEventLog } from '@rsd/embedded';
+import { openFileAccessLogStore, openFileAuthorizationStore, openFileEventLog } from '@rsd/embedded';
 import { digestApiKey, hasValidChecksum } from '@rsd/domain';
 import { createLogger, createTokenVerifier, loadConfig } from '@rsd/platform';
-import type { AuthorizationStore, EventLog } from '@rsd/ports';
+import type { AccessLogStore, AuthorizationStore, EventLog } from '@rsd/ports';
 import { request, signToken, startApp, type RunningApp } from '@rsd/testkit';
 import { buildApp } from '../app';
 import { credentialsConfigSchema } from '../config';
@@ -19,6 +19,7 @@ interface Harness {
   app: RunningApp;
   url(path: string): string;
   store: AuthorizationStore;
+  accessLog: AccessLogStore;
   eventLog: EventLog;
   relay: OutboxRelay;
   eventLogFile: string;
@@ -40,11 +41,13 @@ async function startCredentials(wrapLog: (log: EventLog) => EventLog = (log) => 
   let current = NOW;
   const clock = { now: () => current, set: (time: Date) => (current = time) };
   const config = loadConfig(credentialsConfigSchema, { JWT_HS256_SECRET: 'test-secret-that-is-at-least-32-characters-long', ...env });
-  const app = await startApp(buildApp({ config, store, relay, clock, log, verifyToken: createTokenVerifier(config) }));
+  const accessLog = await openFileAccessLogStore({ dir: join(dir, 'access-log'), now: () => current });
+  const app = await startApp(buildApp({ config, store, accessLog, relay, clock, log, verifyToken: createTokenVerifier(config) }));
   return {
     app,
     url: (path) => `${app.baseUrl}/v1/organizations/${path}`,
     store,
+    accessLog,
     eventLog,
     relay,
     eventLogFile,
@@ -54,6 +57,7 @@ async function startCredentials(wrapLog: (log: EventLog) => EventLog = (log) => 
       await app.close();
       await relay.stop();
       await store.close();
+      await accessLog.close();
       await realLog.close();
       await rm(dir, { recursive: true, force: true });
     },
@@ -137,6 +141,8 @@ describe('credentials service: authorizations over HTTP', () => {
         createdAt: NOW.toISOString(),
         revokedAt: null,
         allowedCidrs: null,
+        lastUsedAt: null,
+        usage: { last24h: 0, last30d: 0 },
       });
       const stored = await h.store.find(ORG, clientId);
       expect(stored?.keyDigest).toBe(digestApiKey(apiKey));
@@ -485,6 +491,7 @@ describe('credentials service: authorizations over HTTP', () => {
         '/organizations/{organizationId}/authorizations/{clientId}',
         '/organizations/{organizationId}/authorizations/{clientId}/revoke',
         '/organizations/{organizationId}/authorizations/{clientId}/rotate',
+        '/organizations/{organizationId}/authorizations/{clientId}/access-log',
       ]);
     });
   });

@@ -8,8 +8,11 @@ import { getAuthorization, listAuthorizations } from './find-authorizations';
 import { revokeAuthorization } from './revoke-authorization';
 import { rotateAuthorization } from './rotate-authorization';
 import type { UseCaseDeps } from './use-case-deps';
+import { accessLogQueryOf } from '../access-log/access-log-query';
+import { listAccessLog, type AccessLogDeps } from '../access-log/list-access-log';
 
 export interface AuthorizationRoutesDeps extends Omit<UseCaseDeps, 'newEventId'> {
+  accessLog: AccessLogDeps['accessLog'];
   verifyToken: TokenVerifier;
   clientIdPrefix: string;
   apiKeyPrefix: string;
@@ -19,6 +22,7 @@ const COLLECTION = '/organizations/:organizationId/authorizations';
 const ITEM = `${COLLECTION}/:clientId` as const;
 const REVOKE = `${ITEM}/revoke` as const;
 const ROTATE = `${ITEM}/rotate` as const;
+const ACCESS_LOG = `${ITEM}/access-log` as const;
 const BODY_LIMIT = '16kb';
 
 /** HTTP adapter: each route checks the path and the caller, then hands over to one use case. */
@@ -87,6 +91,14 @@ export function authorizationRoutes(deps: AuthorizationRoutesDeps): Router {
       else res.status(202).json({ ...rotated, enforcement: 'pending' });
     })
     .all(methodNotAllowed(['POST']));
+
+  router
+    .route(ACCESS_LOG)
+    .get(...guard, async (req, res) => {
+      const query = accessLogQueryOf(req);
+      res.json(await listAccessLog(deps, req.params.organizationId, req.params.clientId, query));
+    })
+    .all(methodNotAllowed(['GET', 'HEAD']));
 
   return router;
 }

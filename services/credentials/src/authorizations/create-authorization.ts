@@ -1,5 +1,5 @@
 import type { CreatedAuthorization } from '@rsd/contracts';
-import { authorizationCreated, digestApiKey, toAuthorization, type StoredAuthorization } from '@rsd/domain';
+import { authorizationCreated, digestApiKey, NO_USAGE, toAuthorization, type StoredAuthorization } from '@rsd/domain';
 import { outboxEntryOf } from '../outbox/outbox-entry';
 import { publishOwedEvents } from '../outbox/outbox-relay';
 import { validateCreateRequest, type ValidCreateRequest } from './create-authorization-request';
@@ -21,7 +21,8 @@ export async function createAuthorization(
   await deps.store.create(record, [outboxEntryOf(created)]);
   // A 201 either way: the key works from the moment its Created event reaches the read API, owed or not.
   await publishOwedEvents(deps.relay, deps.log, deps.publishDeadlineMs);
-  return { ...toAuthorization(record, now), apiKey };
+  // A new Client ID: no read can have been made with it yet.
+  return { ...toAuthorization(record, now, NO_USAGE), apiKey };
 }
 
 function newAuthorization(fields: {

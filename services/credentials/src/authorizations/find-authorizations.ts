@@ -1,21 +1,31 @@
 import type { Authorization } from '@rsd/contracts';
 import { ApiError } from '@rsd/platform';
-import { toAuthorization, type StoredAuthorization } from '@rsd/domain';
+import { NO_USAGE, toAuthorization, type StoredAuthorization } from '@rsd/domain';
 import type { AuthorizationStore } from '@rsd/ports';
 import type { UseCaseDeps } from './use-case-deps';
 
-type ReadDeps = Pick<UseCaseDeps, 'store' | 'clock'>;
+type ReadDeps = Pick<UseCaseDeps, 'store' | 'usage' | 'clock'>;
 
-/** Newest first, each with its status as of now. */
+/** Newest first, each with its status and use as of now: one usage query for the whole list. */
 export async function listAuthorizations(deps: ReadDeps, organizationId: string): Promise<Authorization[]> {
   const records = await deps.store.list(organizationId);
   const now = deps.clock.now();
-  return records.map((record) => toAuthorization(record, now));
+  const usage = await deps.usage.usage(
+    records.map((record) => record.clientId),
+    now,
+  );
+  return records.map((record) => toAuthorization(record, now, usage.get(record.clientId) ?? NO_USAGE));
 }
 
 export async function getAuthorization(deps: ReadDeps, organizationId: string, clientId: string): Promise<Authorization> {
   const record = await findOwnAuthorization(deps.store, organizationId, clientId);
-  return toAuthorization(record, deps.clock.now());
+  return withUsage(deps, record, deps.clock.now());
+}
+
+/** One authorization as answered, its use included (decision 20). */
+export async function withUsage(deps: Pick<UseCaseDeps, 'usage'>, record: StoredAuthorization, now: Date): Promise<Authorization> {
+  const usage = await deps.usage.usage([record.clientId], now);
+  return toAuthorization(record, now, usage.get(record.clientId) ?? NO_USAGE);
 }
 
 /** Another organization's Client ID answers exactly like an unknown one: nothing about it leaks. */

@@ -1,9 +1,9 @@
 import type { Authorization } from '@rsd/contracts';
 import { ApiError } from '@rsd/platform';
-import { decideRevoke, toAuthorization } from '@rsd/domain';
+import { decideRevoke } from '@rsd/domain';
 import { outboxEntryOf } from '../outbox/outbox-entry';
 import { publishOwedEvents, type Publication } from '../outbox/outbox-relay';
-import { findOwnAuthorization } from './find-authorizations';
+import { findOwnAuthorization, withUsage } from './find-authorizations';
 import type { UseCaseDeps } from './use-case-deps';
 
 /** Enough for a revoke racing the expiry scheduler or another revoke; more means something is wrong. */
@@ -27,7 +27,7 @@ export async function revokeAuthorization(deps: UseCaseDeps, organizationId: str
     if (decision.outcome === 'unchanged') {
       // Revoked before, perhaps while the log was down: its event may still be owed, so ask again.
       return {
-        authorization: toAuthorization(current, now),
+        authorization: await withUsage(deps, current, now),
         publication: await publishOwedEvents(deps.relay, deps.log, deps.publishDeadlineMs),
       };
     }
@@ -35,7 +35,7 @@ export async function revokeAuthorization(deps: UseCaseDeps, organizationId: str
     const written = await deps.store.update(decision.record, current.revision, [outboxEntryOf(decision.event)]);
     if (written) {
       return {
-        authorization: toAuthorization(decision.record, now),
+        authorization: await withUsage(deps, decision.record, now),
         publication: await publishOwedEvents(deps.relay, deps.log, deps.publishDeadlineMs),
       };
     }

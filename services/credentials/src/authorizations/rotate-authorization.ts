@@ -1,9 +1,9 @@
 import { DEFAULT_OVERLAP_SECONDS, rotateAuthorizationRequestSchema, type RotatedAuthorization } from '@rsd/contracts';
-import { decideRotate, digestApiKey, toAuthorization } from '@rsd/domain';
+import { decideRotate, digestApiKey } from '@rsd/domain';
 import { ApiError, issueDetails, requestErrorMap, validationFailed } from '@rsd/platform';
 import { outboxEntryOf } from '../outbox/outbox-entry';
 import { publishOwedEvents, type Publication } from '../outbox/outbox-relay';
-import { findOwnAuthorization } from './find-authorizations';
+import { findOwnAuthorization, withUsage } from './find-authorizations';
 import type { CredentialGenerator, UseCaseDeps } from './use-case-deps';
 
 /** Enough for a rotation racing a revoke or the expiry scheduler; more means something is wrong. */
@@ -39,7 +39,7 @@ export async function rotateAuthorization(
     if (await deps.store.update(decision.record, current.revision, [outboxEntryOf(decision.event)])) {
       const publication = await publishOwedEvents(deps.relay, deps.log, deps.publishDeadlineMs);
       const rotated = {
-        ...toAuthorization(decision.record, now),
+        ...(await withUsage(deps, decision.record, now)),
         apiKey,
         previousKeyExpiresAt: decision.record.previousKeyExpiresAt ?? null,
       };

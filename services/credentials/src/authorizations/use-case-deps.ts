@@ -1,10 +1,12 @@
 import type { Logger } from '@rsd/platform';
-import type { AuthorizationStore, Clock } from '@rsd/ports';
+import type { AccessLogStore, AuthorizationStore, Clock } from '@rsd/ports';
 import type { OutboxRelay } from '../outbox/outbox-relay';
 
 /** What the authorization use cases need; every source of time and randomness is passed in. */
 export interface UseCaseDeps {
   store: AuthorizationStore;
+  /** Decision 20: every answer carries the authorization's use, read from the access log's counters. */
+  usage: Pick<AccessLogStore, 'usage'>;
   relay: Pick<OutboxRelay, 'flush'>;
   clock: Clock;
   log: Logger;

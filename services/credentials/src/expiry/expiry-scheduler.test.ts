@@ -2,10 +2,10 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { authorizationExpiredSchema, EVENT_TYPES, TOPICS } from '@rsd/contracts';
-import { openFileAuthorizationStore, openFileEventLog } from '@rsd/embedded';
+import { openFileAccessLogStore, openFileAuthorizationStore, openFileEventLog } from '@rsd/embedded';
 import { createLogger, createTokenVerifier, loadConfig } from '@rsd/platform';
 import { statusOf } from '@rsd/domain';
-import type { AuthorizationStore, EventLog } from '@rsd/ports';
+import type { AccessLogStore, AuthorizationStore, EventLog } from '@rsd/ports';
 import { request, signToken, startApp, type RunningApp } from '@rsd/testkit';
 import { buildApp } from '../app';
 import { credentialsConfigSchema } from '../config';
@@ -33,6 +33,7 @@ async function typesIn(eventLog: EventLog): Promise<{ type: string }[]> {
 describe('expiry scheduler', () => {
   let dir: string;
   let store: AuthorizationStore;
+  let accessLog: AccessLogStore;
   let eventLog: EventLog;
   let relay: OutboxRelay;
   let scheduler: ExpiryScheduler;
@@ -49,7 +50,8 @@ describe('expiry scheduler', () => {
     const clock = { now: () => now };
     scheduler = createExpiryScheduler({ store, relay, clock, log });
     const config = loadConfig(credentialsConfigSchema, { JWT_HS256_SECRET: 'test-secret-that-is-at-least-32-characters-long' });
-    app = await startApp(buildApp({ config, store, relay, clock, log, verifyToken: createTokenVerifier(config) }));
+    accessLog = await openFileAccessLogStore({ dir: join(dir, 'access-log') });
+    app = await startApp(buildApp({ config, store, accessLog, relay, clock, log, verifyToken: createTokenVerifier(config) }));
     token = await signToken({ org: 'acme', scope: 'authorizations:write' });
   });
   afterEach(async () => {
@@ -57,6 +59,7 @@ describe('expiry scheduler', () => {
     await app.close();
     await relay.stop();
     await store.close();
+    await accessLog.close();
     await eventLog.close();
     await rm(dir, { recursive: true, force: true });
   });

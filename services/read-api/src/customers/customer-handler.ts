@@ -18,6 +18,7 @@ import { resourceServers } from './serve-resource';
 import { representationSender } from './send-representation';
 import { createResponseSigner } from '../signing/response-signer';
 import type { SigningKeys } from '../signing/signing-keys';
+import { recordOnFinish, type RecordAccess } from '../access-log/record-on-finish';
 
 export interface CustomerHandlerDeps {
   config: ReadApiConfig;
@@ -28,6 +29,8 @@ export interface CustomerHandlerDeps {
   clock: Clock;
   log: Logger;
   onRateLimited?: RateLimitDeps['onRejected'];
+  /** Decision 21: takes the access record of every request whose credential was found; absent, nothing is recorded. */
+  recordAccess?: RecordAccess;
 }
 
 /**
@@ -45,6 +48,7 @@ export function customerHandler({
   clock,
   log,
   onRateLimited,
+  recordAccess,
 }: CustomerHandlerDeps): RequestHandler {
   const rules: CredentialFormatRules = { clientIdPattern: clientIdPattern(config.CLIENT_ID_PREFIX), apiKeyPrefix: config.API_KEY_PREFIX };
   const limitCredential = credentialRateLimit({
@@ -100,6 +104,7 @@ export function customerHandler({
     const { clientId } = identified.caller;
 
     const credential = await views.get(credentialView, clientId);
+    if (credential && recordAccess) recordOnFinish(req, res, { clientId, resource: path.resource }, recordAccess, clock);
     const access = checkAccess(identified.caller, credential, scope, clock.now(), rules);
     if (access.outcome === 'refused') return refuse(access.code);
     // Decision 22, between steps 7 and 8: the address as the read API determines it (TRUST_PROXY_HOPS included).

@@ -1,0 +1,64 @@
+import { z } from 'zod';
+import { clientIdSchema, utcInstantSchema } from './ids';
+
+/**
+ * Decision 21's stream: a topic of its own beside the event store, with time-based retention. Not
+ * one of TOPICS (those keep everything forever and are created so).
+ */
+export const ACCESS_LOG_TOPIC = 'rsd.access-log.v1';
+
+export const ACCESS_LOG_LIMIT = { min: 1, max: 500, default: 100 } as const;
+
+export const ACCESS_RESOURCES = ['score', 'pillars', 'history'] as const;
+export const accessResourceSchema = z.enum(ACCESS_RESOURCES).meta({ id: 'AccessResource' });
+export type AccessResource = z.infer<typeof accessResourceSchema>;
+
+/** A 429 has no `code` in its body; the access log names it so, so that a refusal always has a code (docs/decisions.md). */
+export const RATE_LIMITED_CODE = 'RATE_LIMITED';
+
+/** The request ids the services accept from callers or make themselves (libs/platform access-log.ts). */
+const requestIdSchema = z.string().regex(/^[A-Za-z0-9._-]{1,128}$/);
+
+/** One read-API request, as the organization sees it: no key, header or query string is ever part of it. */
+export const accessLogEntrySchema = z
+  .object({
+    at: utcInstantSchema.meta({ description: 'When the read API answered' }),
+    resource: accessResourceSchema,
+    status: z.int().min(100).max(599).meta({ description: 'The HTTP status the read API answered with' }),
+    code: z
+      .string()
+      .regex(/^[A-Z][A-Z_]{0,63}$/)
+      .nullable()
+      .meta({ description: `The error code answered, ${RATE_LIMITED_CODE} for a 429, null for a success or a 304` }),
+    clientAddress: z
+      .string()
+      .max(64)
+      .nullable()
+      .meta({ description: 'The client address as the read API determines it (its trusted proxy hops included)' }),
+    requestId: requestIdSchema.meta({ description: 'The x-request-id of the answer' }),
+  })
+  .meta({ id: 'AccessLogEntry' });
+export type AccessLogEntry = z.infer<typeof accessLogEntrySchema>;
+
+/** GET /v1/organizations/{organizationId}/authorizations/{clientId}/access-log */
+export const accessLogPageSchema = z
+  .object({
+    items: z.array(accessLogEntrySchema).meta({ description: 'Newest first' }),
+    nextCursor: z.string().nullable().meta({ description: 'Pass as `cursor` for the next (older) page; null when there is none' }),
+  })
+  .meta({ id: 'AccessLogPage' });
+export type AccessLogPage = z.infer<typeof accessLogPageSchema>;
+
+/** What the read API publishes: an entry, whose it is, and an id of its own (request ids come from callers and may repeat). */
+export const accessRecordSchema = accessLogEntrySchema.extend({
+  id: z.string().regex(/^[A-Za-z0-9-]{1,64}$/),
+  clientId: clientIdSchema,
+});
+export type AccessRecord = z.infer<typeof accessRecordSchema>;
+
+/** One message on the access-log topic: a batch of records from one read-API replica. */
+export const MAX_ACCESS_RECORDS_PER_MESSAGE = 1000;
+export const accessRecordBatchSchema = z.object({
+  records: z.array(accessRecordSchema).min(1).max(MAX_ACCESS_RECORDS_PER_MESSAGE),
+});
+export type AccessRecordBatch = z.infer<typeof accessRecordBatchSchema>;

@@ -1,0 +1,133 @@
+import { randomUUID } from 'node:crypto';
+import net from 'node:net';
+import { ConfigResourceTypes, Kafka, type Admin, type ISocketFactory } from 'kafkajs';
+import pino from 'pino';
+import { accessRecordBatchSchema, type AccessRecord } from '@rsd/contracts';
+import { anAccessRecord, aUniqueClientId, describeWithInfra, startInfra, type StartedServer } from '@rsd/testkit';
+import { openKafkaAccessLog } from './kafka-access-log';
+
+const RUN = `rsd-access-test-${randomUUID().slice(0, 8)}`;
+const silent = pino({ level: process.env.TEST_LOG_LEVEL ?? 'silent' });
+const DAY_MS = 86_400_000;
+
+/** Connections that can be refused, to play an unreachable stream for one client while the shared broker serves everyone else. */
+function cuttableNetwork() {
+  const open = new Set<net.Socket>();
+  let cut = false;
+  const socketFactory: ISocketFactory = ({ host, port, onConnect }) => {
+    if (cut) {
+      const refused = new net.Socket();
+      process.nextTick(() =>
+        refused.destroy(Object.assign(new Error(`connect ECONNREFUSED ${host}:${port} (simulated)`), { code: 'ECONNREFUSED' })),
+      );
+      return refused;
+    }
+    const socket = net.connect({ host, port }, onConnect);
+    open.add(socket);
+    socket.on('close', () => open.delete(socket));
+    return socket;
+  };
+  return {
+    socketFactory,
+    cut() {
+      cut = true;
+      for (const socket of open) socket.destroy(Object.assign(new Error('read ECONNRESET (simulated)'), { code: 'ECONNRESET' }));
+    },
+  };
+}
+
+describeWithInfra('kafka', 'Kafka access-log stream', (target) => {
+  let server: StartedServer;
+  let brokers: string[];
+  let admin: Admin;
+  const topics: string[] = [];
+
+  beforeAll(async () => {
+    server = await startInfra('kafka', target());
+    brokers = server.url.split(',');
+    admin = new Kafka({ clientId: `${RUN}-inspector`, brokers, logCreator: () => () => undefined }).admin();
+    await admin.connect();
+  }, 120_000);
+
+  afterAll(async () => {
+    if (admin) {
+      if (topics.length > 0) await admin.deleteTopics({ topics }).catch(() => undefined);
+      await admin.disconnect();
+    }
+    await server?.stop();
+  });
+
+  const aTopic = () => {
+    const topic = `${RUN}-${topics.length}`;
+    topics.push(topic);
+    return topic;
+  };
+  const open = (topic: string, retentionDays: number, kafka = {}) =>
+    openKafkaAccessLog({
+      brokers,
+      clientId: RUN,
+      log: silent,
+      layout: { partitions: 2, replicationFactor: 1 },
+      retentionDays,
+      topic,
+      kafka,
+    });
+
+  async function configOf(topic: string): Promise<Record<string, string>> {
+    const described = await admin.describeConfigs({
+      includeSynonyms: false,
+      resources: [{ type: ConfigResourceTypes.TOPIC, name: topic, configNames: ['retention.ms', 'cleanup.policy'] }],
+    });
+    return Object.fromEntries((described.resources[0]?.configEntries ?? []).map((entry) => [entry.configName, entry.configValue]));
+  }
+
+  test('when the stream opens, then its topic exists with time-based retention, and a changed retention is set at the next start', async () => {
+    const topic = aTopic();
+
+    await (await open(topic, 90)).close();
+    const created = await configOf(topic);
+    await (await open(topic, 7)).close();
+
+    expect(created).toEqual({ 'retention.ms': String(90 * DAY_MS), 'cleanup.policy': 'delete' });
+    expect(await configOf(topic)).toEqual({ 'retention.ms': String(7 * DAY_MS), 'cleanup.policy': 'delete' });
+  }, 60_000);
+
+  test('when a batch is published, then one message carries it, valid under the batch schema, with nothing but the records', async () => {
+    const topic = aTopic();
+    const publisher = await open(topic, 90);
+    const records = [
+      anAccessRecord(aUniqueClientId(), 2_000),
+      anAccessRecord(aUniqueClientId(), 1_000, { status: 429, code: 'RATE_LIMITED' }),
+    ];
+    await publisher.publish(records);
+    await publisher.close();
+
+    const consumer = new Kafka({ clientId: `${RUN}-reader`, brokers, logCreator: () => () => undefined }).consumer({
+      groupId: `${RUN}-reader`,
+    });
+    await consumer.connect();
+    await consumer.subscribe({ topic, fromBeginning: true });
+    const value = await new Promise<string>((done) => {
+      void consumer.run({ eachMessage: ({ message }) => Promise.resolve(done(message.value?.toString() ?? '')) });
+    });
+    await consumer.disconnect();
+    await admin.deleteGroups([`${RUN}-reader`]).catch(() => undefined);
+
+    const batch = accessRecordBatchSchema.parse(JSON.parse(value));
+    expect(batch.records).toEqual<AccessRecord[]>(records);
+  }, 60_000);
+
+  test('when the brokers become unreachable, then a publish rejects within a few seconds instead of hanging', async () => {
+    const network = cuttableNetwork();
+    const publisher = await open(aTopic(), 90, { socketFactory: network.socketFactory });
+    network.cut();
+
+    const started = performance.now();
+    await expect(publisher.publish([anAccessRecord(aUniqueClientId(), 0)])).rejects.toThrow(/failed/);
+    const tookMs = performance.now() - started;
+    await publisher.close();
+
+    process.stderr.write(`[access-log] publish to an unreachable stream failed after ${tookMs.toFixed(0)} ms\n`);
+    expect(tookMs).toBeLessThan(10_000);
+  }, 60_000);
+});

@@ -1,0 +1,90 @@
+import { MongoClient } from 'mongodb';
+import {
+  anAccessRecord,
+  aUniqueClientId,
+  describeAccessLogStoreContract,
+  describeWithInfra,
+  startInfra,
+  uniqueName,
+  type StartedServer,
+} from '@rsd/testkit';
+import { ACCESS_LOG_COLLECTION, ACCESS_USAGE_COLLECTION, openMongoAccessLogStore } from './mongo-access-log-store';
+
+const NOW = new Date('2026-11-23T12:30:30.000Z');
+
+function aDatabaseName(): string {
+  return uniqueName('rsd_access').replace(/-/g, '_');
+}
+
+describeWithInfra('mongo', 'MongoDB access log store', (target) => {
+  let server: StartedServer | undefined;
+  let client: MongoClient | undefined;
+
+  beforeAll(async () => {
+    server = await startInfra('mongo', target());
+    client = await MongoClient.connect(server.url, { serverSelectionTimeoutMS: 5_000 });
+  }, 120_000);
+
+  afterAll(async () => {
+    await client?.close();
+    await server?.stop();
+  });
+
+  function connected(): MongoClient {
+    if (!client) throw new Error('not connected');
+    return client;
+  }
+
+  describeAccessLogStoreContract('MongoDB', async () => {
+    const db = connected().db(aDatabaseName());
+    const store = await openMongoAccessLogStore(db, { retentionDays: 90 });
+    return {
+      store,
+      cleanup: async () => {
+        await store.close();
+        await db.dropDatabase();
+      },
+    };
+  });
+
+  test('when the projection delivers a batch again, and two projections recount at once, then each record is listed and counted once', async () => {
+    const db = connected().db(aDatabaseName());
+    const [one, two] = [await openMongoAccessLogStore(db, { retentionDays: 90 }), await openMongoAccessLogStore(db, { retentionDays: 90 })];
+    try {
+      const clientId = aUniqueClientId();
+      const batch = Array.from({ length: 30 }, (_, n) =>
+        anAccessRecord(clientId, (30 - n) * 7_000, n % 10 === 0 ? { status: 401, code: 'INVALID_API_KEY' } : {}),
+      );
+
+      await one.add(batch);
+      await Promise.all([one.add(batch.slice(10)), two.add(batch.slice(0, 20))]);
+
+      expect(await one.page(clientId, { limit: 100 })).toHaveLength(30);
+      expect((await two.usage([clientId], NOW)).get(clientId)?.usage).toEqual({ last24h: 27, last30d: 27 });
+    } finally {
+      await db.dropDatabase();
+    }
+  });
+
+  test('when records are stored, then the documents hold the entry and a date for expiry, and the server either expires them or leaves it to prune', async () => {
+    const db = connected().db(aDatabaseName());
+    let expiry: string | undefined;
+    const store = await openMongoAccessLogStore(db, { retentionDays: 7, onExpiry: (how) => (expiry = how) });
+    try {
+      const record = anAccessRecord(aUniqueClientId(), 1_000);
+      await store.add([record]);
+
+      const stored = await db.collection(ACCESS_LOG_COLLECTION).findOne({ _id: record.id as never });
+      const indexes = await db.collection(ACCESS_LOG_COLLECTION).indexes();
+
+      const { id, ...fields } = record;
+      expect(stored).toEqual({ ...fields, _id: id, at: new Date(record.at) });
+      expect(['ttl-index', 'prune']).toContain(expiry);
+      if (expiry === 'ttl-index')
+        expect(indexes).toContainEqual(expect.objectContaining({ name: 'at_ttl', expireAfterSeconds: 7 * 86_400 }));
+      expect(await db.collection(ACCESS_USAGE_COLLECTION).countDocuments()).toBe(3);
+    } finally {
+      await db.dropDatabase();
+    }
+  });
+});

@@ -1,0 +1,223 @@
+import { MongoBulkWriteError, MongoServerError, type Collection, type Db, type Filter } from 'mongodb';
+import type { AccessRecord, AccessResource } from '@rsd/contracts';
+import {
+  bucketStart,
+  HOUR_MS,
+  isSuccessfulRead,
+  MINUTE_MS,
+  NO_USAGE,
+  USAGE_BUCKET_RETENTION_MS,
+  usageBucketRanges,
+  usageFrom,
+  type RecordUsage,
+  type UsageBucket,
+  type UsageGrain,
+} from '@rsd/domain';
+import type { AccessLogStore } from '@rsd/ports';
+import { isDuplicateKeyError } from './duplicate-key';
+import { reportingOutages } from './outages';
+
+export const ACCESS_LOG_COLLECTION = 'access_log';
+export const ACCESS_USAGE_COLLECTION = 'access_usage';
+
+/** An access record; `at` is a BSON date, which a TTL index needs. */
+interface EntryDocument {
+  _id: string;
+  clientId: string;
+  at: Date;
+  requestId: string;
+  resource: AccessResource;
+  status: number;
+  code: string | null;
+  clientAddress: string | null;
+}
+
+/** A minute's or an hour's successful reads of one Client ID, or (grain `last`) its last successful read. */
+interface UsageDocument {
+  _id: string;
+  clientId: string;
+  grain: UsageGrain | 'last';
+  bucket?: Date;
+  reads?: number;
+  lastUsedAt?: Date;
+}
+
+export interface MongoAccessLogStoreOptions {
+  retentionDays: number;
+  /** Told once whether the server expires records itself (a TTL index) or leaves it to `prune`. */
+  onExpiry?: (expiry: 'ttl-index' | 'prune') => void;
+}
+
+/**
+ * The access log and usage counters on MongoDB (or FerretDB), in the credentials database.
+ *
+ * Records are inserted with their own id as `_id`, so a batch the projection delivers again is kept
+ * once. Usage is kept per minute and per hour (usage.ts) and made from the records themselves: after
+ * an insert, each minute it touched is counted again from `access_log` (at most a few hundred
+ * records) and its hour summed from its minutes, and the result is written with `$max`. Counts only
+ * grow, and the last recount follows the last insert, so duplicates, replays, crashes between the
+ * two writes and concurrent projections all end at the right number.
+ *
+ * `at` and the buckets are dates under TTL indexes (records after `retentionDays`, buckets after
+ * 31 days). FerretDB 1.24 has no TTL indexes: there `prune` deletes by date.
+ */
+export async function openMongoAccessLogStore(db: Db, options: MongoAccessLogStoreOptions): Promise<AccessLogStore> {
+  const entries = db.collection<EntryDocument>(ACCESS_LOG_COLLECTION);
+  const usage = db.collection<UsageDocument>(ACCESS_USAGE_COLLECTION);
+  await entries.createIndexes([{ key: { clientId: 1, at: -1, requestId: -1, _id: -1 } }]);
+  await usage.createIndexes([{ key: { clientId: 1, grain: 1, bucket: 1 } }]);
+  const entriesExpire = await ensureExpiry(entries, 'at', options.retentionDays * 86_400);
+  await ensureExpiry(usage, 'bucket', USAGE_BUCKET_RETENTION_MS / 1000);
+  options.onExpiry?.(entriesExpire ? 'ttl-index' : 'prune');
+
+  async function insertOnce(records: readonly AccessRecord[]): Promise<void> {
+    try {
+      await entries.insertMany(records.map(documentOf), { ordered: false });
+    } catch (error) {
+      // Records delivered before are already there; anything else is a real failure.
+      if (!(error instanceof MongoBulkWriteError)) throw error;
+      const failures = [error.writeErrors].flat();
+      if (!failures.every((failure) => failure.code === 11000)) throw error;
+    }
+  }
+
+  async function raise(filter: { _id: string }, update: Partial<UsageDocument>, onInsert: Partial<UsageDocument>): Promise<void> {
+    const write = () => usage.updateOne(filter, { $max: update, $setOnInsert: onInsert }, { upsert: true });
+    try {
+      await write();
+    } catch (error) {
+      // Two upserts of a new bucket at once: the loser's insert clashes, and the bucket now exists.
+      if (!isDuplicateKeyError(error)) throw error;
+      await write();
+    }
+  }
+
+  async function recount(successes: readonly AccessRecord[]): Promise<void> {
+    const minutes = new Map<string, { clientId: string; start: number }>();
+    const lastUses = new Map<string, string>();
+    for (const { clientId, at } of successes) {
+      const start = bucketStart('minute', Date.parse(at));
+      minutes.set(`${clientId} ${start}`, { clientId, start });
+      if (at > (lastUses.get(clientId) ?? '')) lastUses.set(clientId, at);
+    }
+    const hours = new Map<string, { clientId: string; start: number }>();
+    for (const { clientId, start } of minutes.values()) {
+      const reads = await entries.countDocuments({
+        clientId,
+        at: { $gte: new Date(start), $lt: new Date(start + MINUTE_MS) },
+        status: { $gte: 200, $lt: 400 },
+      });
+      await raise({ _id: bucketId(clientId, 'minute', start) }, { reads }, { clientId, grain: 'minute', bucket: new Date(start) });
+      const hour = bucketStart('hour', start);
+      hours.set(`${clientId} ${hour}`, { clientId, start: hour });
+    }
+    for (const { clientId, start } of hours.values()) {
+      const ofHour = await usage
+        .find(
+          { clientId, grain: 'minute', bucket: { $gte: new Date(start), $lt: new Date(start + HOUR_MS) } },
+          { projection: { reads: 1 } },
+        )
+        .toArray();
+      const reads = ofHour.reduce((sum, minute) => sum + (minute.reads ?? 0), 0);
+      await raise({ _id: bucketId(clientId, 'hour', start) }, { reads }, { clientId, grain: 'hour', bucket: new Date(start) });
+    }
+    for (const [clientId, at] of lastUses) {
+      await raise({ _id: `${clientId}|last` }, { lastUsedAt: new Date(at) }, { clientId, grain: 'last' });
+    }
+  }
+
+  return reportingOutages<AccessLogStore>({
+    async add(records) {
+      if (records.length === 0) return;
+      await insertOnce(records);
+      await recount(records.filter((record) => isSuccessfulRead(record.status)));
+    },
+
+    async page(clientId, { limit, after }) {
+      const filter: Filter<EntryDocument> = { clientId };
+      if (after) {
+        const at = new Date(after.at);
+        filter.$or = [
+          { at: { $lt: at } },
+          { at, requestId: { $lt: after.requestId } },
+          { at, requestId: after.requestId, _id: { $lt: after.id } },
+        ];
+      }
+      const found = await entries.find(filter, { sort: { at: -1, requestId: -1, _id: -1 }, limit }).toArray();
+      return found.map(recordOf);
+    },
+
+    async usage(clientIds, now) {
+      const answer = new Map<string, RecordUsage>(clientIds.map((clientId) => [clientId, NO_USAGE]));
+      if (clientIds.length === 0) return answer;
+      const ranges = usageBucketRanges(now).map(({ grain, from, to }) => ({
+        grain,
+        bucket: { $gte: new Date(from), ...(to === undefined ? {} : { $lt: new Date(to) }) },
+      }));
+      const [buckets, lasts] = await Promise.all([
+        usage
+          .find({ clientId: { $in: [...clientIds] }, $or: ranges }, { projection: { clientId: 1, grain: 1, bucket: 1, reads: 1 } })
+          .toArray(),
+        usage.find({ _id: { $in: clientIds.map((clientId) => `${clientId}|last`) } }).toArray(),
+      ]);
+      const byClient = new Map<string, UsageBucket[]>();
+      for (const { clientId, grain, bucket, reads } of buckets) {
+        if (grain === 'last' || !bucket) continue;
+        byClient.set(clientId, [...(byClient.get(clientId) ?? []), { grain, start: bucket.getTime(), reads: reads ?? 0 }]);
+      }
+      for (const { clientId, lastUsedAt } of lasts) {
+        if (!lastUsedAt) continue;
+        answer.set(clientId, { lastUsedAt: lastUsedAt.toISOString(), usage: usageFrom(byClient.get(clientId) ?? [], now) });
+      }
+      return answer;
+    },
+
+    // Where the TTL index works these find little or nothing; on FerretDB they are the expiry.
+    async prune(before, now) {
+      await entries.deleteMany({ at: { $lt: before } });
+      await usage.deleteMany({ grain: { $in: ['minute', 'hour'] }, bucket: { $lt: new Date(now.getTime() - USAGE_BUCKET_RETENTION_MS) } });
+    },
+
+    close: () => Promise.resolve(),
+  });
+}
+
+function bucketId(clientId: string, grain: UsageGrain, start: number): string {
+  return `${clientId}|${grain}|${new Date(start).toISOString()}`;
+}
+
+function documentOf(record: AccessRecord): EntryDocument {
+  const { id, clientId, at, requestId, resource, status, code, clientAddress } = record;
+  return { _id: id, clientId, at: new Date(at), requestId, resource, status, code, clientAddress };
+}
+
+function recordOf(document: EntryDocument): AccessRecord {
+  const { _id, clientId, at, requestId, resource, status, code, clientAddress } = document;
+  return { id: _id, clientId, at: at.toISOString(), requestId, resource, status, code, clientAddress };
+}
+
+/** MongoDB's codes for an index that exists with other options; FerretDB answers NotImplemented (238) to `expireAfterSeconds`. */
+const INDEX_OPTIONS_CONFLICT = new Set([85, 86]);
+const NOT_IMPLEMENTED = 238;
+
+/**
+ * A TTL index on `field`, its expiry set to `seconds` even when it existed with another one (a
+ * changed retention); true when the server keeps it. A server without TTL indexes gets a plain
+ * index on the field for `prune`.
+ */
+async function ensureExpiry<T extends { _id: string }>(collection: Collection<T>, field: string, seconds: number): Promise<boolean> {
+  const name = `${field}_ttl`;
+  try {
+    await collection.createIndex({ [field]: 1 }, { name, expireAfterSeconds: seconds });
+    return true;
+  } catch (error) {
+    if (!(error instanceof MongoServerError)) throw error;
+    if (typeof error.code === 'number' && INDEX_OPTIONS_CONFLICT.has(error.code)) {
+      await collection.db.command({ collMod: collection.collectionName, index: { name, expireAfterSeconds: seconds } });
+      return true;
+    }
+    if (error.code !== NOT_IMPLEMENTED && !/not implemented/i.test(error.message)) throw error;
+    await collection.createIndex({ [field]: 1 }, { name: `${field}_1` });
+    return false;
+  }
+}

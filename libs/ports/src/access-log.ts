@@ -1,0 +1,45 @@
+import type { AccessRecord } from '@rsd/contracts';
+import type { AccessLogPosition, RecordUsage } from '@rsd/domain';
+import type { EventRecord, Subscription } from './event-log';
+
+/**
+ * Where the credentials service keeps the access log it serves (decision 21) and the usage it puts
+ * on every authorization (decision 20). Implementations: files on the embedded runtime, MongoDB on
+ * the distributed one (with a TTL index where the server has them).
+ */
+export interface AccessLogStore {
+  /**
+   * Keeps the records. The distributed projection may add a batch again after a crash: a record
+   * added twice is listed and counted once there. The embedded store is written once per record,
+   * in the order of `at`.
+   */
+  add(records: readonly AccessRecord[]): Promise<void>;
+  /** One Client ID's records, newest first (access-order.ts), strictly beyond `after` when given. */
+  page(clientId: string, options: { limit: number; after?: AccessLogPosition }): Promise<AccessRecord[]>;
+  /** Decision 20 for each Client ID asked for; one that never read successfully gets NO_USAGE. */
+  usage(clientIds: readonly string[], now: Date): Promise<Map<string, RecordUsage>>;
+  /** Forgets records older than `before`, and usage buckets too old for any window. A store with a TTL index may leave it to the server. */
+  prune(before: Date, now: Date): Promise<void>;
+  close(): Promise<void>;
+}
+
+export interface AccessLogOptions {
+  /** How long the stream and the store keep a record (ACCESS_LOG_RETENTION_DAYS). */
+  retentionDays: number;
+}
+
+/**
+ * The access log's stream, apart from the event store: the read API publishes batches to it, the
+ * credentials service reads what reached its store. On the distributed runtime a Kafka topic whose
+ * records the credentials service follows into MongoDB; on the embedded runtime publishing writes
+ * the store itself (one process), and there is nothing to follow.
+ */
+export interface AccessLog {
+  /** One batch; rejects when the stream cannot take it now (the read API's recorder keeps it and tries again). */
+  publish(records: readonly AccessRecord[]): Promise<void>;
+  /** The store the credentials service reads; opened once, closed with the access log. */
+  openStore(): Promise<AccessLogStore>;
+  /** Delivers every message published from now on to `handle`, in a consumer group of the credentials store's own; absent where publishing writes the store. */
+  follow?(handle: (record: EventRecord) => Promise<void>): Promise<Subscription>;
+  close(): Promise<void>;
+}

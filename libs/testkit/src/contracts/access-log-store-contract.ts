@@ -1,0 +1,139 @@
+import type { AccessRecord } from '@rsd/contracts';
+import { NO_USAGE, newestFirst } from '@rsd/domain';
+import type { AccessLogStore } from '@rsd/ports';
+import { uniqueName } from './eventually';
+import { aUniqueClientId } from './port-fixtures';
+
+export interface AccessLogStoreFixture {
+  store: AccessLogStore;
+  cleanup(): Promise<void>;
+}
+
+const NOW = new Date('2026-11-23T12:30:30.000Z');
+const MINUTE = 60_000;
+const HOUR = 60 * MINUTE;
+const DAY = 24 * HOUR;
+
+let sequence = 0;
+
+/** A record `agoMs` before NOW; ids grow with each call, so records made in one order sort the same way. */
+export function anAccessRecord(clientId: string, agoMs: number, overrides: Partial<AccessRecord> = {}): AccessRecord {
+  sequence += 1;
+  return {
+    id: `${uniqueName('access').replace(/[^A-Za-z0-9-]/g, '')}-${String(sequence).padStart(8, '0')}`,
+    clientId,
+    at: new Date(NOW.getTime() - agoMs).toISOString(),
+    resource: 'score',
+    status: 200,
+    code: null,
+    clientAddress: '198.51.100.7',
+    requestId: `req-${String(sequence).padStart(8, '0')}`,
+    ...overrides,
+  };
+}
+
+/**
+ * What every access-log store must do. Records are added in the order of `at`, as the embedded
+ * runtime's single process writes them; the factory gets the clock its store should use.
+ */
+export function describeAccessLogStoreContract(name: string, factory: (now: () => Date) => Promise<AccessLogStoreFixture>): void {
+  describe(`AccessLogStore contract: ${name}`, () => {
+    let fixture: AccessLogStoreFixture;
+
+    beforeEach(async () => {
+      fixture = await factory(() => NOW);
+    });
+
+    afterEach(async () => {
+      await fixture.cleanup();
+    });
+
+    async function allPages(clientId: string, limit: number): Promise<AccessRecord[][]> {
+      const pages: AccessRecord[][] = [];
+      for (let after: AccessRecord | undefined; ;) {
+        const page = await fixture.store.page(clientId, { limit, ...(after ? { after } : {}) });
+        if (page.length === 0) return pages;
+        pages.push(page);
+        after = page.at(-1);
+      }
+    }
+
+    it('when records of two Client IDs are added, then a page holds only the one asked for, newest first, exactly as added', async () => {
+      const [mine, theirs] = [aUniqueClientId(), aUniqueClientId()];
+      const older = anAccessRecord(mine, 5 * MINUTE, { status: 401, code: 'INVALID_API_KEY', resource: 'pillars', clientAddress: null });
+      const other = anAccessRecord(theirs, 4 * MINUTE);
+      const newer = anAccessRecord(mine, 3 * MINUTE, { status: 304, resource: 'history', clientAddress: '2001:db8::1' });
+
+      await fixture.store.add([older, other]);
+      await fixture.store.add([newer]);
+
+      expect(await fixture.store.page(mine, { limit: 10 })).toEqual([newer, older]);
+      expect(await fixture.store.page(theirs, { limit: 10 })).toEqual([other]);
+      expect(await fixture.store.page(aUniqueClientId(), { limit: 10 })).toEqual([]);
+    });
+
+    it('when 300 records, many sharing an instant or a request id, are read 40 at a time, then every one comes once, in order, across days', async () => {
+      const clientId = aUniqueClientId();
+      const records: AccessRecord[] = [];
+      for (let n = 0; n < 300; n += 1) {
+        // Three records per instant, every fifth reusing a request id, spread over the last three days.
+        const agoMs = Math.floor((300 - n) / 3) * 37 * MINUTE;
+        records.push(anAccessRecord(clientId, agoMs, n % 5 === 0 ? { requestId: 'repeated-id' } : {}));
+      }
+      for (let at = 0; at < records.length; at += 70) await fixture.store.add(records.slice(at, at + 70));
+
+      const pages = await allPages(clientId, 40);
+
+      expect(pages.map((page) => page.length)).toEqual([40, 40, 40, 40, 40, 40, 40, 20]);
+      expect(pages.flat()).toEqual([...records].sort(newestFirst));
+    });
+
+    it('when a page starts after a position, then it holds only what is strictly older in the order of at, request id and id', async () => {
+      const clientId = aUniqueClientId();
+      const [a, b, c] = [
+        anAccessRecord(clientId, MINUTE, { requestId: 'r-a' }),
+        anAccessRecord(clientId, MINUTE, { requestId: 'r-b' }),
+        anAccessRecord(clientId, 0, { requestId: 'r-c' }),
+      ];
+      await fixture.store.add([a, b, c]);
+
+      expect(await fixture.store.page(clientId, { limit: 10, after: c })).toEqual([b, a]);
+      expect(await fixture.store.page(clientId, { limit: 10, after: b })).toEqual([a]);
+      expect(await fixture.store.page(clientId, { limit: 10, after: a })).toEqual([]);
+    });
+
+    it('when reads succeed and fail over 31 days, then usage counts the successes (200 and 304) of each window and the last one', async () => {
+      const clientId = aUniqueClientId();
+      await fixture.store.add([
+        anAccessRecord(clientId, 31 * DAY),
+        anAccessRecord(clientId, 29 * DAY + 23 * HOUR),
+        anAccessRecord(clientId, 25 * HOUR),
+        anAccessRecord(clientId, 23 * HOUR + 59 * MINUTE, { status: 304 }),
+        anAccessRecord(clientId, 2 * HOUR, { status: 429, code: 'RATE_LIMITED' }),
+        anAccessRecord(clientId, 10 * MINUTE),
+        anAccessRecord(clientId, 20_000),
+        anAccessRecord(clientId, 5_000, { status: 401, code: 'INVALID_API_KEY' }),
+        anAccessRecord(clientId, 1_000, { status: 404, code: 'SCORE_NOT_FOUND' }),
+      ]);
+
+      const usage = await fixture.store.usage([clientId, aUniqueClientId()], NOW);
+
+      expect(usage.get(clientId)).toEqual({
+        lastUsedAt: new Date(NOW.getTime() - 20_000).toISOString(),
+        usage: { last24h: 3, last30d: 5 },
+      });
+      expect([...usage.values()][1]).toEqual(NO_USAGE);
+    });
+
+    it('when records are pruned before an instant, then records of the days before it are no longer listed and later ones still are', async () => {
+      const clientId = aUniqueClientId();
+      const old = [anAccessRecord(clientId, 95 * DAY), anAccessRecord(clientId, 91 * DAY)];
+      const recent = [anAccessRecord(clientId, 89 * DAY), anAccessRecord(clientId, HOUR)];
+      await fixture.store.add([...old, ...recent]);
+
+      await fixture.store.prune(new Date(NOW.getTime() - 90 * DAY), NOW);
+
+      expect(await fixture.store.page(clientId, { limit: 10 })).toEqual([...recent].reverse());
+    });
+  });
+}

@@ -1,0 +1,29 @@
+import { accessRecordBatchSchema } from '@rsd/contracts';
+import type { Logger } from '@rsd/platform';
+import type { AccessLogStore, EventRecord } from '@rsd/ports';
+
+/**
+ * Follows the access-log stream into the credentials service's store (distributed runtime). A
+ * message that is not a valid batch is logged and skipped: access records are not events, and one
+ * bad message must not hold up the ones behind it. A store that fails throws, and the record is
+ * tried again (the store keeps each record once).
+ */
+export function accessLogProjection(store: Pick<AccessLogStore, 'add'>, log: Logger): (record: EventRecord) => Promise<void> {
+  return async (record) => {
+    let value: unknown;
+    try {
+      value = JSON.parse(record.value);
+    } catch {
+      value = undefined;
+    }
+    const batch = accessRecordBatchSchema.safeParse(value);
+    if (!batch.success) {
+      log.warn(
+        { topic: record.topic, partition: record.partition, offset: record.offset },
+        'skipped an access-log message that is not a batch of records',
+      );
+      return;
+    }
+    await store.add(batch.data.records);
+  };
+}

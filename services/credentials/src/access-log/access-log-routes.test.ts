@@ -1,0 +1,225 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { AccessRecord } from '@rsd/contracts';
+import { openFileAccessLogStore, openFileAuthorizationStore, openFileEventLog } from '@rsd/embedded';
+import { createLogger, createTokenVerifier, loadConfig } from '@rsd/platform';
+import type { AccessLogStore } from '@rsd/ports';
+import { request, signToken, startApp, type RunningApp } from '@rsd/testkit';
+import { buildApp } from '../app';
+import { credentialsConfigSchema } from '../config';
+import { createOutboxRelay } from '../outbox/outbox-relay';
+
+const ORG = 'acme';
+const NOW = new Date('2026-11-20T10:00:00.000Z');
+const MINUTE = 60_000;
+const HOUR = 60 * MINUTE;
+const DAY = 24 * HOUR;
+
+interface Harness {
+  app: RunningApp;
+  accessLog: AccessLogStore;
+  close(): Promise<void>;
+}
+
+/** The credentials service over the embedded adapters, its access log among them, in a temp dir. */
+async function startCredentials(): Promise<Harness> {
+  const dir = await mkdtemp(join(tmpdir(), 'credentials-access-'));
+  const eventLog = await openFileEventLog({ file: join(dir, 'events.ndjson') });
+  const store = await openFileAuthorizationStore({ file: join(dir, 'authorizations.json') });
+  const accessLog = await openFileAccessLogStore({ dir: join(dir, 'access-log'), now: () => NOW });
+  const log = createLogger('credentials', 'silent');
+  const relay = createOutboxRelay({ store, eventLog, log });
+  const config = loadConfig(credentialsConfigSchema, { JWT_HS256_SECRET: 'test-secret-that-is-at-least-32-characters-long' });
+  const app = await startApp(
+    buildApp({ config, store, accessLog, relay, clock: { now: () => NOW }, log, verifyToken: createTokenVerifier(config) }),
+  );
+  return {
+    app,
+    accessLog,
+    close: async () => {
+      await app.close();
+      await relay.stop();
+      await store.close();
+      await accessLog.close();
+      await eventLog.close();
+      await rm(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+let sequence = 0;
+function aRecord(clientId: string, agoMs: number, overrides: Partial<AccessRecord> = {}): AccessRecord {
+  sequence += 1;
+  return {
+    id: `rec-${String(sequence).padStart(6, '0')}`,
+    clientId,
+    at: new Date(NOW.getTime() - agoMs).toISOString(),
+    resource: 'score',
+    status: 200,
+    code: null,
+    clientAddress: '198.51.100.7',
+    requestId: `req-${String(sequence).padStart(6, '0')}`,
+    ...overrides,
+  };
+}
+
+const entryOf = ({ at, resource, status, code, clientAddress, requestId }: AccessRecord) => ({
+  at,
+  resource,
+  status,
+  code,
+  clientAddress,
+  requestId,
+});
+const newestFirst = (records: AccessRecord[]) =>
+  [...records].sort((a, b) =>
+    a.at !== b.at ? (a.at > b.at ? -1 : 1) : a.requestId !== b.requestId ? (a.requestId > b.requestId ? -1 : 1) : a.id > b.id ? -1 : 1,
+  );
+
+describe('credentials service: access log and usage (decisions 20 and 21)', () => {
+  let h: Harness;
+  let token: string;
+  let clientId: string;
+
+  const path = (id = clientId, org = ORG) => `${h.app.baseUrl}/v1/organizations/${org}/authorizations/${id}`;
+  const get = (url: string, bearer = token) => request(url, { headers: { authorization: `Bearer ${bearer}` } });
+
+  beforeEach(async () => {
+    h = await startCredentials();
+    token = await signToken({ org: ORG, scope: 'authorizations:write' });
+    const created = await request(`${h.app.baseUrl}/v1/organizations/${ORG}/authorizations`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ recipientType: 'auditor', scopes: ['qr_score'] }),
+    });
+    clientId = created.body.clientId as string;
+  });
+
+  afterEach(() => h.close());
+
+  describe('GET …/access-log', () => {
+    test('when 1,000 entries, many sharing an instant and some a request id, are read 37 at a time, then each comes once, newest first, and the last page says there is no next', async () => {
+      const records: AccessRecord[] = [];
+      for (let n = 0; n < 1_000; n += 1) {
+        records.push(aRecord(clientId, Math.floor((1_000 - n) / 4) * 7 * MINUTE, n % 9 === 0 ? { requestId: 'client-chosen-id' } : {}));
+      }
+      for (let at = 0; at < records.length; at += 250) await h.accessLog.add(records.slice(at, at + 250));
+
+      const pages: { items: unknown[]; nextCursor: string | null }[] = [];
+      for (let cursor: string | null = null; pages.length === 0 || cursor !== null;) {
+        const answer = await get(`${path()}/access-log?limit=37${cursor ? `&cursor=${cursor}` : ''}`);
+        expect(answer.status).toBe(200);
+        pages.push(answer.body);
+        cursor = answer.body.nextCursor;
+      }
+
+      expect(pages).toHaveLength(28);
+      expect(pages.slice(0, -1).every((page) => page.items.length === 37)).toBe(true);
+      expect(pages.at(-1)).toMatchObject({ nextCursor: null });
+      expect(pages.flatMap((page) => page.items)).toEqual(newestFirst(records).map(entryOf));
+    });
+
+    test('when newer entries arrive between pages, then the next page goes on from where the last ended, without repeating or skipping', async () => {
+      const older = Array.from({ length: 30 }, (_, n) => aRecord(clientId, (60 - n) * MINUTE));
+      await h.accessLog.add(older);
+
+      const first = await get(`${path()}/access-log?limit=10`);
+      await h.accessLog.add(Array.from({ length: 5 }, () => aRecord(clientId, 0)));
+      const rest = await get(`${path()}/access-log?limit=100&cursor=${first.body.nextCursor}`);
+
+      expect([...first.body.items, ...rest.body.items]).toEqual(newestFirst(older).map(entryOf));
+      expect(rest.body.nextCursor).toBeNull();
+    });
+
+    test('when no limit is given, then 100 entries come, with the documented fields only and Cache-Control no-store', async () => {
+      await h.accessLog.add(
+        Array.from({ length: 120 }, (_, n) =>
+          aRecord(clientId, (200 - n) * 1_000, { status: 401, code: 'INVALID_API_KEY', clientAddress: null }),
+        ),
+      );
+
+      const answer = await get(`${path()}/access-log`);
+
+      expect(answer.status).toBe(200);
+      expect(answer.headers.get('cache-control')).toBe('no-store');
+      expect(answer.body.items).toHaveLength(100);
+      expect(Object.keys(answer.body.items[0]).sort()).toEqual(['at', 'clientAddress', 'code', 'requestId', 'resource', 'status']);
+      expect(answer.body.items[0]).toMatchObject({ status: 401, code: 'INVALID_API_KEY', clientAddress: null });
+      expect(typeof answer.body.nextCursor).toBe('string');
+    });
+
+    test('when nobody has read yet, then the page is empty', async () => {
+      expect((await get(`${path()}/access-log`)).body).toEqual({ items: [], nextCursor: null });
+    });
+
+    test.each([
+      ['limit=0'],
+      ['limit=501'],
+      ['limit='],
+      ['limit=abc'],
+      ['limit=1.5'],
+      ['limit=-3'],
+      ['limit=07'],
+      ['limit=10&limit=20'],
+      ['cursor=not-a-cursor'],
+      ['cursor='],
+      [`cursor=${Buffer.from('v2|2026-11-20T10:00:00.000Z|r|i').toString('base64url')}`],
+      [`cursor=${Buffer.from('v1|yesterday|r|i').toString('base64url')}`],
+      [`cursor=${Buffer.from('v1|2026-11-20T10:00:00.000Z|r|i').toString('base64url')}=`],
+      ['cursor=a&cursor=b'],
+    ])('when the query is %s, then 400 INVALID_PARAMETER', async (query) => {
+      const answer = await get(`${path()}/access-log?${query}`);
+
+      expect(answer.status).toBe(400);
+      expect(answer.body.code).toBe('INVALID_PARAMETER');
+    });
+
+    test('when the caller may not see the authorization, then the same answers as for reading it', async () => {
+      const other = await signToken({ org: 'someone-else', scope: 'authorizations:write' });
+
+      expect((await get(`${path('rs_UNKNOWNUNKNOWNUNKNOWN00')}/access-log`)).body.code).toBe('AUTHORIZATION_NOT_FOUND');
+      expect((await get(`${path(clientId, 'someone-else')}/access-log`, other)).body.code).toBe('AUTHORIZATION_NOT_FOUND');
+      expect((await get(`${path()}/access-log`, other)).body.code).toBe('FORBIDDEN_ORGANIZATION');
+      expect((await request(`${path()}/access-log`)).status).toBe(401);
+      expect(
+        (await request(`${path()}/access-log`, { method: 'POST', headers: { authorization: `Bearer ${token}` } })).headers.get('allow'),
+      ).toBe('GET, HEAD');
+    });
+  });
+
+  describe('usage on every answer', () => {
+    test('when reads succeeded and failed over the last 40 days, then get, list, revoke and rotate all carry the same lastUsedAt and the successful reads of each window', async () => {
+      await h.accessLog.add([
+        aRecord(clientId, 40 * DAY),
+        aRecord(clientId, 10 * DAY, { status: 304 }),
+        aRecord(clientId, 2 * DAY),
+        aRecord(clientId, 5 * HOUR, { status: 403, code: 'ADDRESS_NOT_ALLOWED' }),
+        aRecord(clientId, 3 * HOUR, { resource: 'pillars' }),
+        aRecord(clientId, 2 * HOUR, { status: 304 }),
+        aRecord(clientId, 30 * MINUTE, { status: 429, code: 'RATE_LIMITED' }),
+        aRecord(clientId, 2 * MINUTE, { resource: 'history' }),
+        aRecord(clientId, MINUTE, { status: 401, code: 'INVALID_API_KEY' }),
+      ]);
+      const expected = { lastUsedAt: new Date(NOW.getTime() - 2 * MINUTE).toISOString(), usage: { last24h: 3, last30d: 5 } };
+
+      const got = await get(path());
+      const listed = await get(`${h.app.baseUrl}/v1/organizations/${ORG}/authorizations`);
+      const rotated = await request(`${path()}/rotate`, { method: 'POST', headers: { authorization: `Bearer ${token}` } });
+      const revoked = await request(`${path()}/revoke`, { method: 'POST', headers: { authorization: `Bearer ${token}` } });
+
+      expect(got.body).toMatchObject(expected);
+      expect(listed.body.authorizations[0]).toMatchObject({ clientId, ...expected });
+      expect(rotated.body).toMatchObject(expected);
+      expect(revoked.body).toMatchObject({ status: 'revoked', ...expected });
+    });
+
+    test('when an authorization was never used, then lastUsedAt is null and both counts are 0, in the list too', async () => {
+      const listed = await get(`${h.app.baseUrl}/v1/organizations/${ORG}/authorizations`);
+
+      expect(listed.body.authorizations).toEqual([
+        expect.objectContaining({ clientId, lastUsedAt: null, usage: { last24h: 0, last30d: 0 } }),
+      ]);
+    });
+  });
+});
