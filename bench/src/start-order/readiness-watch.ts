@@ -27,6 +27,12 @@ export class ReadinessWatch {
     return this.transitions.at(-1)?.ready ?? false;
   }
 
+  /** Since when the answer has been 200 without a break; undefined while it is not. */
+  readySince(): number | undefined {
+    const last = this.transitions.at(-1);
+    return last?.ready ? last.at : undefined;
+  }
+
   /** The first time after `since` at which the answer became `ready` (or was already, if it never changed since). */
   firstAt(ready: boolean, since: number): number | undefined {
     const before = this.transitions.filter((t) => t.at <= since).at(-1);

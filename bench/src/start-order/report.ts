@@ -4,7 +4,8 @@ const LEGEND = [
   'Columns: /healthz s, the slowest process from spawn to its first 200 (node start included); last server start s,',
   'how long the last server took from `infra.sh up` to answering; all ready s, from that `infra.sh up` to all four',
   "/readyz 200 (the server's own start included; the bound is 30 s from the server answering); Kafka restart: drop s,",
-  'from `infra.sh stop kafka` to all four /readyz failing; back s, from `infra.sh up kafka` to all four ready again;',
+  'from `infra.sh stop kafka` to all four /readyz failing; back s, from `infra.sh up kafka` to all four ready again',
+  'for good (the start of the last return, after which none failed for 5 s);',
   'exits, processes that ended on their own; error lines, error-level log lines of the four processes.',
 ].join('\n');
 

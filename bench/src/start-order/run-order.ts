@@ -19,7 +19,7 @@ export interface RunResult {
   readyAfterLastServerMs: number | undefined;
   /** From `infra.sh stop kafka` invoked to all four /readyz failing. */
   dropAfterKafkaStopMs: number | undefined;
-  /** From Kafka's start (`infra.sh up kafka` invoked) to all four /readyz 200 again. */
+  /** From Kafka's start (`infra.sh up kafka` invoked) to all four /readyz 200 again for good (then 5 s without a failure). */
   returnAfterKafkaStartMs: number | undefined;
   unexpectedExits: string[];
   /** How each process ended when stopped with SIGTERM at the end. */
@@ -39,6 +39,7 @@ const HEALTHY_WITHIN_MS = 10_000;
 const READY_WITHIN_MS = 30_000;
 const DROP_WITHIN_MS = 30_000;
 const RETURN_WITHIN_MS = 90_000;
+const STABLE_MS = 5_000;
 const ORG = 'start-order-org';
 
 function signingKeys(): string {
@@ -203,14 +204,14 @@ export async function runOrder(
     result.dropAfterKafkaStopMs = Math.max(...watches.map((w) => w.firstAt(false, stopBegan)! - stopBegan));
     const kafkaStartedAt = Date.now();
     await infra('up', ['kafka'], infraLine);
-    const returnedAt = await until(
-      () => watches.every((w) => w.ready && w.firstAt(true, w.firstAt(false, stopBegan)!) !== undefined),
-      RETURN_WITHIN_MS,
-      noExit,
-    );
-    if (returnedAt === undefined)
-      throw new Error(`readiness did not return within ${RETURN_WITHIN_MS / 1000} s of Kafka: ${notReady(services, watches)}`);
-    result.returnAfterKafkaStartMs = Math.max(...watches.map((w) => w.firstAt(true, w.firstAt(false, stopBegan)!)! - kafkaStartedAt));
+    // Back means back for good: all four ready and staying so for STABLE_MS (the read API may
+    // return, then refuse again for a moment while its change feed re-joins: decision 29).
+    const readySince = () => Math.max(...watches.map((w) => w.readySince() ?? Number.POSITIVE_INFINITY));
+    const returnedAt = await until(() => Date.now() - readySince() >= STABLE_MS, RETURN_WITHIN_MS, noExit);
+    if (returnedAt === undefined) {
+      throw new Error(`readiness did not return for good within ${RETURN_WITHIN_MS / 1000} s of Kafka: ${notReady(services, watches)}`);
+    }
+    result.returnAfterKafkaStartMs = readySince() - kafkaStartedAt;
     progress(
       `  readiness dropped ${(result.dropAfterKafkaStopMs / 1000).toFixed(1)} s after the stop began, ` +
         `back ${(result.returnAfterKafkaStartMs / 1000).toFixed(1)} s after Kafka's start began`,
