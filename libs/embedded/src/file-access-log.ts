@@ -1,5 +1,5 @@
 import { createReadStream } from 'node:fs';
-import { appendFile, mkdir, open, readdir, rm } from 'node:fs/promises';
+import { appendFile, mkdir, open, readdir, rm, type FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import type { AccessRecord } from '@rsd/contracts';
@@ -60,6 +60,19 @@ const LAST_USED_FILE = 'last-used.ndjson';
 /** A stored line: the record without its Client ID, which the file's name holds. */
 type EntryLine = Omit<AccessRecord, 'clientId'>;
 
+/** More than this many files open for appending, and the least recently written is closed. */
+const MAX_OPEN_FILES = 64;
+
+const quoted = (text: string | null) => (text === null ? 'null' : JSON.stringify(text));
+
+/** The line of one record, built field by field: a whole object's JSON.stringify, minus the Client ID, costs more than the read it records. */
+function entryLine(record: AccessRecord): string {
+  return (
+    `{"id":${quoted(record.id)},"at":${quoted(record.at)},"resource":${quoted(record.resource)},"status":${record.status},` +
+    `"code":${quoted(record.code)},"clientAddress":${quoted(record.clientAddress)},"requestId":${quoted(record.requestId)}}\n`
+  );
+}
+
 interface UsageLine {
   clientId: string;
   minute: string;
@@ -80,26 +93,45 @@ export async function openFileAccessLogStore(options: FileAccessLogOptions): Pro
   /** Successful reads of minutes not yet over, or whose line could not be written yet. */
   const pendingUsage = new Map<string, UsageLine>();
   const madeDays = new Set<string>();
-  /** Files this process has appended to: a file it had not, may end in a line torn by a crash. */
-  const appendedTo = new Set<string>();
+  /** Files kept open for appending, least recently used first: one write per batch instead of an open, a write and a close. */
+  const handles = new Map<string, FileHandle>();
   /** Records of a batch that failed part-way: the recorder sends the batch again, and these must not be written twice. */
   const writtenOfFailedBatch = new Set<string>();
   let prunedBefore = '';
   let writes: Promise<unknown> = Promise.resolve();
   let closed = false;
 
-  async function appendEntries(day: string, clientId: string, records: readonly AccessRecord[]): Promise<void> {
+  async function appendHandle(day: string, clientId: string): Promise<FileHandle> {
+    const file = join(entriesDir, day, `${clientId}.ndjson`);
+    const kept = handles.get(file);
+    if (kept) {
+      handles.delete(file);
+      handles.set(file, kept);
+      return kept;
+    }
     if (!madeDays.has(day)) {
       await mkdir(join(entriesDir, day), { recursive: true, mode: 0o700 });
       madeDays.add(day);
     }
-    const file = join(entriesDir, day, `${clientId}.ndjson`);
-    let text = records.map(({ clientId: _whose, ...entry }) => JSON.stringify(entry)).join('\n') + '\n';
-    if (!appendedTo.has(file)) {
-      if (await endsInTornLine(file)) text = `\n${text}`;
-      appendedTo.add(file);
+    const torn = await endsInTornLine(file);
+    const handle = await open(file, 'a', 0o600);
+    // A file this process had not opened may end in a line torn by a crash: the next line starts on its own.
+    if (torn) await handle.write('\n');
+    handles.set(file, handle);
+    if (handles.size > MAX_OPEN_FILES) {
+      const [oldestFile, oldest] = handles.entries().next().value as [string, FileHandle];
+      handles.delete(oldestFile);
+      await oldest.close();
     }
-    await appendFile(file, text, { mode: 0o600 });
+    return handle;
+  }
+
+  async function closeHandles(day?: string): Promise<void> {
+    for (const [file, handle] of handles) {
+      if (day !== undefined && !file.startsWith(join(entriesDir, day))) continue;
+      handles.delete(file);
+      await handle.close();
+    }
   }
 
   async function add(records: readonly AccessRecord[]): Promise<void> {
@@ -111,13 +143,18 @@ export async function openFileAccessLogStore(options: FileAccessLogOptions): Pro
       if (group) group.push(record);
       else groups.set(key, [record]);
     }
-    const outcomes = await Promise.allSettled(
-      [...groups.values()].map(async (group) => {
-        const [first] = group as [AccessRecord];
-        await appendEntries(dayOf(first.at), first.clientId, group);
-        return group;
-      }),
-    );
+    // One file after another: a handle is never closed to make room while another group writes to it.
+    const outcomes: PromiseSettledResult<AccessRecord[]>[] = [];
+    for (const group of groups.values()) {
+      const [first] = group as [AccessRecord];
+      try {
+        const handle = await appendHandle(dayOf(first.at), first.clientId);
+        await handle.write(group.map(entryLine).join(''));
+        outcomes.push({ status: 'fulfilled', value: group });
+      } catch (error) {
+        outcomes.push({ status: 'rejected', reason: error });
+      }
+    }
     // Successful reads per Client ID and minute first (`at` is one fixed ISO form), then one count per pair.
     const perMinute = new Map<string, UsageLine>();
     for (const outcome of outcomes) {
@@ -224,6 +261,7 @@ export async function openFileAccessLogStore(options: FileAccessLogOptions): Pro
         const lastWholeDayGone = dayOf(new Date(before.getTime() - 86_400_000).toISOString());
         for (const day of await daysIn(entriesDir)) {
           if (day > lastWholeDayGone) break;
+          await closeHandles(day);
           await rm(join(entriesDir, day), { recursive: true, force: true });
           madeDays.delete(day);
         }
@@ -240,7 +278,10 @@ export async function openFileAccessLogStore(options: FileAccessLogOptions): Pro
 
     async close() {
       if (closed) return;
-      await serially(() => writeFinishedMinutes(true));
+      await serially(async () => {
+        await writeFinishedMinutes(true);
+        await closeHandles();
+      });
       closed = true;
       await writes;
     },

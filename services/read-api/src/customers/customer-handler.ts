@@ -18,7 +18,7 @@ import { resourceServers } from './serve-resource';
 import { representationSender } from './send-representation';
 import { createResponseSigner } from '../signing/response-signer';
 import type { SigningKeys } from '../signing/signing-keys';
-import { recordOnFinish, type RecordAccess } from '../access-log/record-on-finish';
+import { accessRecordIds, recordOnFinish, type RecordAccess } from '../access-log/record-on-finish';
 
 export interface CustomerHandlerDeps {
   config: ReadApiConfig;
@@ -68,6 +68,7 @@ export function customerHandler({
     representationSender(createResponseSigner(signingKeys, { reuseSeconds: config.RESPONSE_SIGNATURE_REUSE_S }), clock),
   );
   const rejectMethod = methodNotAllowed(CUSTOMER_METHODS);
+  const recording = recordAccess && { record: recordAccess, clock, nextId: accessRecordIds() };
   const refusalMessages = refusalMessagesFor(config.CLIENT_ID_PREFIX);
 
   return async (req, res, next) => {
@@ -104,11 +105,13 @@ export function customerHandler({
     const { clientId } = identified.caller;
 
     const credential = await views.get(credentialView, clientId);
-    if (credential && recordAccess) recordOnFinish(req, res, { clientId, resource: path.resource }, recordAccess, clock);
+    // The address as the read API determines it (TRUST_PROXY_HOPS included), worked out once for the allow list and the access log.
+    const clientAddress = req.ip;
+    if (credential && recording) recordOnFinish(res, { clientId, resource: path.resource, clientAddress }, recording);
     const access = checkAccess(identified.caller, credential, scope, clock.now(), rules);
     if (access.outcome === 'refused') return refuse(access.code);
-    // Decision 22, between steps 7 and 8: the address as the read API determines it (TRUST_PROXY_HOPS included).
-    if (!addressAllowed(access.credential.allowedCidrs, req.ip)) {
+    // Decision 22, between steps 7 and 8.
+    if (!addressAllowed(access.credential.allowedCidrs, clientAddress)) {
       throw new ApiError('ADDRESS_NOT_ALLOWED', 'This credential may not be used from this client address');
     }
     if (!(await limitCredential(req, res, clientId))) return;
