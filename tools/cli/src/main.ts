@@ -15,7 +15,10 @@ Usage:
                             [--allowed-cidrs 203.0.113.0/24,2001:db8::/32]
   rsd authorizations rotate --org ID --client-id CLIENT_ID [--overlap 1h]   (the previous key works for the overlap:
                             0, 90s, 30m, 1h, 7d; default 1 day, at most 7 days; the new key is shown once)
-  rsd authorizations list   --org ID
+  rsd authorizations list   --org ID [--table]  (JSON, or a table; both show lastUsedAt and reads in 24 h / 30 days)
+  rsd authorizations access-log --org ID --client-id CLIENT_ID [--limit N] [--cursor C] [--follow]
+                            (who read through it, newest first; --follow prints new entries, one JSON line each,
+                            as they come, until Ctrl-C)
   rsd authorizations get    --org ID --client-id CLIENT_ID
   rsd authorizations revoke --org ID --client-id CLIENT_ID
   rsd scores publish FILE              (JSON: a score, an array or {"scores":[...]}; or NDJSON)
@@ -62,6 +65,8 @@ function parseCommandLine() {
         to: { type: 'string' },
         cursor: { type: 'string' },
         verify: { type: 'boolean' },
+        follow: { type: 'boolean' },
+        table: { type: 'boolean' },
         kid: { type: 'string' },
         'allowed-cidrs': { type: 'string' },
         overlap: { type: 'string' },
@@ -144,7 +149,17 @@ async function run(): Promise<unknown> {
     }
     case 'authorizations list': {
       const org = required('org');
-      return callJson(authorizationsPath(org), { headers: await bearer('authorizations:write', org) });
+      const listed = await callJson(authorizationsPath(org), { headers: await bearer('authorizations:write', org) });
+      return values.table ? authorizationTable(listed as { authorizations: ListedAuthorization[] }) : listed;
+    }
+    case 'authorizations access-log': {
+      const org = required('org');
+      const url = `${authorizationsPath(org)}/${encodeURIComponent(required('client-id'))}/access-log`;
+      if (values.follow) return followAccessLog(url, org);
+      const query = new URLSearchParams();
+      if (values.limit !== undefined) query.set('limit', values.limit);
+      if (values.cursor !== undefined) query.set('cursor', values.cursor);
+      return callJson(query.size > 0 ? `${url}?${query.toString()}` : url, { headers: await bearer('authorizations:write', org) });
     }
     case 'authorizations get': {
       const org = required('org');
@@ -208,6 +223,79 @@ async function readCustomer(resource: string, query = ''): Promise<unknown> {
   if (!verification.valid) throw new Error(`signature NOT valid: ${verification.reason}`);
   process.stderr.write(`rsd: signature verified (key ${verification.kid}, signed ${verification.created.toISOString()})\n`);
   return JSON.parse(response.body.toString('utf8')) as unknown;
+}
+
+interface ListedAuthorization {
+  clientId: string;
+  recipientName: string | null;
+  recipientType: string;
+  status: string;
+  scopes: string[];
+  expiresAt: string | null;
+  lastUsedAt: string | null;
+  usage: { last24h: number; last30d: number };
+}
+
+/** `list --table`: one line per authorization, its use (decision 20) in the last three columns. */
+function authorizationTable({ authorizations }: { authorizations: ListedAuthorization[] }): string {
+  const header = ['CLIENT ID', 'RECIPIENT', 'TYPE', 'STATUS', 'SCOPES', 'EXPIRES', 'LAST USED', '24H', '30D'];
+  const rows = authorizations.map((a) => [
+    a.clientId,
+    a.recipientName ?? '-',
+    a.recipientType,
+    a.status,
+    a.scopes.join(','),
+    a.expiresAt ?? '-',
+    a.lastUsedAt ?? 'never',
+    String(a.usage.last24h),
+    String(a.usage.last30d),
+  ]);
+  const widths = header.map((title, column) => Math.max(title.length, ...rows.map((row) => row[column]!.length)));
+  return [header, ...rows]
+    .map((row) =>
+      row
+        .map((cell, column) => cell.padEnd(widths[column]!))
+        .join('  ')
+        .trimEnd(),
+    )
+    .join('\n');
+}
+
+interface AccessLogEntry {
+  at: string;
+  requestId: string;
+}
+
+const FOLLOW_EVERY_MS = 2_000;
+const FOLLOW_PAGE = 500;
+const FOLLOW_REMEMBERED = 10_000;
+
+/**
+ * `access-log --follow`: the latest entries (--limit, default 10) oldest first, then every entry that
+ * appears, one JSON line each, until interrupted. The newest page is asked for every 2 s and what
+ * was not printed yet is printed, oldest first, so an entry that arrives a little late (another
+ * replica's batch) is printed too.
+ */
+async function followAccessLog(url: string, org: string): Promise<never> {
+  const printed = new Set<string>();
+  const keyOf = (entry: AccessLogEntry) => `${entry.at} ${entry.requestId}`;
+  /** Entries older than the first page's oldest were never meant to be printed. */
+  let floor: string | undefined;
+  for (;;) {
+    const limit = floor === undefined ? (values.limit ?? '10') : String(FOLLOW_PAGE);
+    const page = (await callJson(`${url}?limit=${encodeURIComponent(limit)}`, { headers: await bearer('authorizations:write', org) })) as {
+      items: AccessLogEntry[];
+    };
+    floor ??= page.items.at(-1)?.at ?? '';
+    const fresh = page.items.filter((entry) => entry.at >= (floor ?? '') && !printed.has(keyOf(entry))).reverse();
+    for (const entry of fresh) {
+      process.stdout.write(`${JSON.stringify(entry)}\n`);
+      printed.add(keyOf(entry));
+    }
+    // The oldest remembered go first: a page of 500 never reaches back to them.
+    if (printed.size > FOLLOW_REMEMBERED) for (const key of [...printed].slice(0, printed.size - FOLLOW_REMEMBERED)) printed.delete(key);
+    await new Promise((resolve) => setTimeout(resolve, FOLLOW_EVERY_MS));
+  }
 }
 
 /** Decision 29: a 202 to a revoke is a recorded revocation that the read API does not enforce yet. */

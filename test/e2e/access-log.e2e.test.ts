@@ -1,0 +1,220 @@
+import { execFile, spawn } from 'node:child_process';
+import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { readDevSecret, signDevToken } from '@rsd/platform';
+import { aScoreSubmission, request } from '@rsd/testkit';
+import { eventually, REPO_ROOT, startEmbedded, type EmbeddedProcess } from '../support/embedded-process';
+
+/**
+ * Decisions 20 and 21 on the embedded runtime, as `npm start` runs: reads of every kind, then the
+ * access log and the usage the credentials service answers, over HTTP and through the CLI.
+ */
+const run = promisify(execFile);
+const ORG = 'access-org';
+const QUIET_ORG = 'quiet-org';
+const TODAY = new Date().toISOString().slice(0, 10);
+/** The address every read says it comes from (one trusted proxy hop); the allow list holds its range. */
+const INSIDE = '198.51.100.7';
+const OUTSIDE = '192.0.2.55';
+
+let dataDir: string;
+let product: EmbeddedProcess;
+const issuedKeys: string[] = [];
+const tokens: Record<string, string> = {};
+
+interface Created {
+  clientId: string;
+  apiKey: string;
+}
+
+interface Entry {
+  at: string;
+  resource: string;
+  status: number;
+  code: string | null;
+  clientAddress: string | null;
+  requestId: string;
+}
+
+async function createAuthorization(org: string, body: object): Promise<Created> {
+  const answer = await request<Created>(`${product.urls.credentials}/v1/organizations/${org}/authorizations`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${tokens[org]}`, 'content-type': 'application/json' },
+    body: JSON.stringify(body),
+  });
+  expect(answer.status).toBe(201);
+  issuedKeys.push(answer.body.apiKey);
+  return answer.body;
+}
+
+const read = (credential: Created, resource = 'score', headers: Record<string, string> = {}) =>
+  request(`${product.urls.readApi}/v1/customers/${credential.clientId}/${resource}`, {
+    headers: { 'x-api-key': credential.apiKey, 'x-forwarded-for': INSIDE, ...headers },
+  });
+
+const authorizationUrl = (org: string, clientId: string) =>
+  `${product.urls.credentials}/v1/organizations/${org}/authorizations/${clientId}`;
+const admin = (url: string, org = ORG, method = 'GET') => request(url, { method, headers: { authorization: `Bearer ${tokens[org]}` } });
+
+async function rsd(args: string[]) {
+  const { stdout } = await run('node', [join(REPO_ROOT, 'tools/cli/bin/rsd.js'), ...args], {
+    env: { ...process.env, DATA_DIR: dataDir, RSD_CREDENTIALS_URL: product.urls.credentials, RSD_API_URL: product.urls.readApi },
+  });
+  return stdout;
+}
+
+beforeAll(async () => {
+  dataDir = await mkdtemp(join(tmpdir(), 'rsd-e2e-access-'));
+  product = await startEmbedded({ DATA_DIR: dataDir, LOG_LEVEL: 'info', TRUST_PROXY_HOPS: '1', RATE_LIMIT_PER_MINUTE: '8' });
+  const secret = await readDevSecret(dataDir);
+  if (!secret) throw new Error('the embedded runtime did not create its development secret');
+  for (const org of [ORG, QUIET_ORG]) tokens[org] = await signDevToken(secret, { org, scope: 'authorizations:write scores:write' });
+  const posted = await request(`${product.urls.scoreIngest}/v1/scores`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${tokens[ORG]}`, 'content-type': 'application/json' },
+    body: JSON.stringify(aScoreSubmission({ organizationId: ORG, scoreDate: TODAY, score: 70 })),
+  });
+  expect(posted.status).toBe(202);
+}, 90_000);
+
+afterAll(async () => {
+  await product?.stop();
+  await rm(dataDir, { recursive: true, force: true });
+});
+
+describe('access log and usage on the embedded runtime (decisions 20 and 21)', () => {
+  test('when reads of every kind are made, then each is listed within 10 s with its code, and usage counts the successful ones', async () => {
+    const reader = await createAuthorization(ORG, { recipientType: 'auditor', scopes: ['qr_score'], allowedCidrs: ['198.51.100.0/24'] });
+    const other = await createAuthorization(ORG, { recipientType: 'partner', scopes: ['qr_score'] });
+    const quiet = await createAuthorization(QUIET_ORG, { recipientType: 'partner', scopes: ['qr_score', 'pillar_breakdown'] });
+    await eventually(async () => ((await read(reader)).status === 200 ? true : undefined));
+
+    const made: { status: number; requestId: string; sentAt: number }[] = [];
+    const note = async (answer: Promise<Awaited<ReturnType<typeof read>>>) => {
+      const sentAt = performance.now();
+      const done = await answer;
+      made.push({ status: done.status, requestId: done.headers.get('x-request-id') ?? '', sentAt });
+      return done;
+    };
+    const first = await note(read(reader));
+    await note(read(reader, 'score', { 'if-none-match': first.headers.get('etag') ?? '' }));
+    await note(read(reader, 'pillars'));
+    await note(read(reader, 'score/history'));
+    await note(read(reader, 'score', { 'x-forwarded-for': OUTSIDE }));
+    await note(read({ ...reader, apiKey: other.apiKey }));
+    await note(read(reader));
+    await note(read(reader));
+    await note(read(reader));
+    // The 8th counted request of the minute (the ETag's first read was one), and then one more: a 429.
+    await note(read(reader));
+    await note(read(reader));
+    const refusedQuietly = await note(read(quiet, 'pillars'));
+    expect(refusedQuietly.body.code).toBe('PILLARS_NOT_FOUND');
+
+    const listed = async (org: string, clientId: string) =>
+      (await admin(`${authorizationUrl(org, clientId)}/access-log?limit=500`, org)).body.items as Entry[];
+    const last = made.at(-2)!;
+    const entries = await eventually(async () => {
+      const items = await listed(ORG, reader.clientId);
+      return items.some((entry) => entry.requestId === last.requestId) ? items : undefined;
+    }, 10_000);
+    process.stderr.write(`[access-log] the last read was listed ${(performance.now() - last.sentAt).toFixed(0)} ms after its request\n`);
+
+    expect(entries.map(({ resource, status, code }) => [resource, status, code]).reverse()).toEqual([
+      ['score', 200, null],
+      ['score', 200, null],
+      ['score', 304, null],
+      ['pillars', 403, 'INSUFFICIENT_SCOPE'],
+      ['history', 403, 'INSUFFICIENT_SCOPE'],
+      ['score', 403, 'ADDRESS_NOT_ALLOWED'],
+      ['score', 401, 'INVALID_API_KEY'],
+      ['score', 200, null],
+      ['score', 200, null],
+      ['score', 200, null],
+      ['score', 429, 'RATE_LIMITED'],
+      ['score', 429, 'RATE_LIMITED'],
+    ]);
+    expect(entries.filter((entry) => entry.code === 'ADDRESS_NOT_ALLOWED').map((entry) => entry.clientAddress)).toEqual([OUTSIDE]);
+    expect(entries.filter((entry) => entry.code !== 'ADDRESS_NOT_ALLOWED').every((entry) => entry.clientAddress === INSIDE)).toBe(true);
+    expect(await listed(QUIET_ORG, quiet.clientId)).toEqual([expect.objectContaining({ status: 404, code: 'PILLARS_NOT_FOUND' })]);
+
+    const successes = entries.filter((entry) => entry.status < 400);
+    const record = await admin(authorizationUrl(ORG, reader.clientId));
+    expect(record.body).toMatchObject({ lastUsedAt: successes[0]!.at, usage: { last24h: successes.length, last30d: successes.length } });
+    const quietRecord = await admin(authorizationUrl(QUIET_ORG, quiet.clientId), QUIET_ORG);
+    expect(quietRecord.body).toMatchObject({ lastUsedAt: null, usage: { last24h: 0, last30d: 0 } });
+
+    const revoked = await admin(`${authorizationUrl(ORG, reader.clientId)}/revoke`, ORG, 'POST');
+    expect(revoked.body).toMatchObject({ status: 'revoked', usage: { last24h: successes.length } });
+    expect((await read(reader)).body.code).toBe('CREDENTIAL_INACTIVE');
+    const afterRevoke = await eventually(async () => {
+      const [newest] = await listed(ORG, reader.clientId);
+      return newest?.code === 'CREDENTIAL_INACTIVE' ? newest : undefined;
+    }, 10_000);
+    expect(afterRevoke.status).toBe(401);
+  }, 60_000);
+
+  test('when the CLI lists authorizations as a table or follows an access log, then usage and new entries appear', async () => {
+    const credential = await createAuthorization(ORG, {
+      recipientType: 'regulatory_body',
+      recipientName: 'Watchdog',
+      scopes: ['qr_score'],
+    });
+    await eventually(async () => ((await read(credential)).status === 200 ? true : undefined));
+
+    const follower = spawn(
+      'node',
+      [
+        join(REPO_ROOT, 'tools/cli/bin/rsd.js'),
+        'authorizations',
+        'access-log',
+        '--org',
+        ORG,
+        '--client-id',
+        credential.clientId,
+        '--follow',
+      ],
+      { env: { ...process.env, DATA_DIR: dataDir, RSD_CREDENTIALS_URL: product.urls.credentials }, stdio: ['ignore', 'pipe', 'pipe'] },
+    );
+    let followed = '';
+    follower.stdout.on('data', (chunk: Buffer) => (followed += chunk.toString('utf8')));
+    try {
+      await eventually(() => Promise.resolve(followed.split('\n').filter(Boolean).length >= 1 ? true : undefined), 10_000);
+      const later = await read(credential, 'pillars');
+      const requestId = later.headers.get('x-request-id') ?? '';
+      await eventually(() => Promise.resolve(followed.includes(requestId) ? true : undefined), 15_000);
+      const lines = followed
+        .trim()
+        .split('\n')
+        .map((line) => JSON.parse(line) as Entry);
+      expect(lines.at(-1)).toMatchObject({ requestId, status: 403, code: 'INSUFFICIENT_SCOPE', resource: 'pillars' });
+    } finally {
+      follower.kill('SIGINT');
+    }
+
+    const table = await eventually(async () => {
+      const text = await rsd(['authorizations', 'list', '--org', ORG, '--table']);
+      const row = text.split('\n').find((line) => line.startsWith(credential.clientId));
+      return row && /\s1\s+1$/.test(row) ? text : undefined;
+    }, 10_000);
+    expect(table.split('\n')[0]).toMatch(/^CLIENT ID\s+RECIPIENT\s+TYPE\s+STATUS\s+SCOPES\s+EXPIRES\s+LAST USED\s+24H\s+30D$/);
+    const page = JSON.parse(
+      await rsd(['authorizations', 'access-log', '--org', ORG, '--client-id', credential.clientId, '--limit', '1']),
+    ) as {
+      items: Entry[];
+      nextCursor: string | null;
+    };
+    expect(page.items).toHaveLength(1);
+    expect(typeof page.nextCursor).toBe('string');
+  }, 60_000);
+
+  test('when the run is over, then no raw API key is in the access log files', async () => {
+    const entries = await readdir(join(dataDir, 'access-log'), { recursive: true, withFileTypes: true });
+    const files = entries.filter((entry) => entry.isFile()).map((entry) => join(entry.parentPath, entry.name));
+    expect(files.length).toBeGreaterThan(0);
+    const texts = await Promise.all(files.map((file) => readFile(file, 'utf8')));
+    for (const key of issuedKeys) for (const text of texts) expect(text.includes(key)).toBe(false);
+  });
+});
