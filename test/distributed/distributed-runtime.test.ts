@@ -4,7 +4,7 @@ import { hostname } from 'node:os';
 import { promisify } from 'node:util';
 import { Kafka, logLevel } from 'kafkajs';
 import { MongoClient } from 'mongodb';
-import { TOPICS } from '@rsd/contracts';
+import { ACCESS_LOG_TOPIC, TOPICS } from '@rsd/contracts';
 import { READ_VIEWS, credentialView } from '@rsd/domain';
 import { snapshotViews } from '@rsd/mongo';
 import { signDevToken } from '@rsd/platform';
@@ -192,6 +192,46 @@ describeWithInfra('kafka', 'the distributed runtime, four processes over real Ka
     }
   });
 
+  test('when one credential reads through both replicas, then the credentials service lists every request within 10 s, whichever replica answered, and usage counts the successes', async () => {
+    const credential = await createCredential(['qr_score']);
+    const stranger = await createCredential(['qr_score']);
+    for (const replica of readApis) await readUntil(replica, credential, (r) => r.status === 200);
+    const answers = [];
+    for (let n = 0; n < 10; n += 1) answers.push(await read(readApis[n % 2]!, credential, n % 5 === 4 ? 'pillars' : 'score'));
+    answers.push(await read(readApis[1]!, { clientId: credential.clientId, apiKey: stranger.apiKey }));
+    const sent = performance.now();
+    const expected = new Map(
+      answers.map((answer) => [answer.headers.get('x-request-id') ?? '', [answer.status, answer.body.code ?? null]]),
+    );
+    const accessLogUrl = `${credentials.url}/v1/organizations/${ORG}/authorizations/${credential.clientId}/access-log?limit=500`;
+
+    type Entry = { requestId: string; status: number; code: string | null; resource: string; at: string };
+    const items = await eventually(
+      async () => {
+        const page = await request<{ items: Entry[] }>(accessLogUrl, { headers: { authorization: `Bearer ${token}` } });
+        return [...expected.keys()].every((id) => page.body.items.some((entry) => entry.requestId === id)) ? page.body.items : undefined;
+      },
+      10_000,
+      100,
+    );
+    process.stderr.write(
+      `[distributed] reads on both replicas were all listed ${(performance.now() - sent).toFixed(0)} ms after the last\n`,
+    );
+
+    for (const [requestId, [status, code]] of expected) {
+      expect(items.filter((entry) => entry.requestId === requestId).map((entry) => [entry.status, entry.code])).toEqual([[status, code]]);
+    }
+    expect(items.filter((entry) => entry.code === 'INSUFFICIENT_SCOPE').map((entry) => entry.resource)).toEqual(['pillars', 'pillars']);
+    const successes = items.filter((entry) => entry.status < 400);
+    const record = await eventually(async () => {
+      const answer = await request(`${credentials.url}/v1/organizations/${ORG}/authorizations/${credential.clientId}`, {
+        headers: { authorization: `Bearer ${token}` },
+      });
+      return answer.body.usage.last24h === successes.length ? answer.body : undefined;
+    }, 10_000);
+    expect(record).toMatchObject({ lastUsedAt: successes[0]!.at, usage: { last24h: successes.length, last30d: successes.length } });
+  }, 60_000);
+
   test('when 200 requests with one key are spread over both replicas in one window, then exactly 120 are admitted', async () => {
     const credential = await createCredential();
     // One admitted read per replica once the credential is projected (CREDENTIAL_NOT_FOUND is not counted
@@ -367,7 +407,7 @@ describeWithInfra('kafka', 'the distributed runtime, four processes over real Ka
     expect(answer.body.clientId).toBe(createdDuringOutage!.clientId);
   }, 240_000);
 
-  test('when the run is over, then no raw API key is in any log, Kafka topic or MongoDB collection', async () => {
+  test('when the run is over, then no raw API key is in any log, Kafka topic (the access log included) or MongoDB collection', async () => {
     const haystacks = [...outputs, ...[...readApis, scoreIngest, credentials].map((s) => s.output())];
 
     const kafka = new Kafka({ brokers: env.KAFKA_BROKERS!.split(','), clientId: `e2e-leak-${runId}`, logLevel: logLevel.NOTHING });
@@ -396,9 +436,11 @@ describeWithInfra('kafka', 'the distributed runtime, four processes over real Ka
     haystacks.push(values.join('\n'));
 
     const client = await MongoClient.connect(env.MONGO_URL!);
+    const searchedCollections: string[] = [];
     for (const name of [env.CREDENTIALS_DB!, env.READ_VIEWS_DB!]) {
       const db = client.db(name);
       for (const { name: collection } of await db.listCollections().toArray()) {
+        searchedCollections.push(collection);
         haystacks.push(JSON.stringify(await db.collection(collection).find().toArray()));
       }
     }
@@ -406,6 +448,10 @@ describeWithInfra('kafka', 'the distributed runtime, four processes over real Ka
 
     expect(issuedKeys.length).toBeGreaterThanOrEqual(8);
     expect(values.some((v) => v.includes('keyDigest'))).toBe(true);
+    // The access-log topic and its collections were searched too (decision 21).
+    expect(topics).toContain(ACCESS_LOG_TOPIC);
+    expect(values.some((v) => v.includes('"records":[{'))).toBe(true);
+    expect(searchedCollections).toEqual(expect.arrayContaining(['access_log', 'access_usage']));
     for (const key of issuedKeys) for (const haystack of haystacks) expect(haystack.includes(key)).toBe(false);
   }, 120_000);
 });
