@@ -128,10 +128,10 @@ async function cachedWithChangeFeed(
   return {
     views: cached,
     staleness: feedStaleness(feed, startedAt, {
-        boundMs: config.FEED_STALENESS_BOUND_MS,
-        lagBoundMs: config.FEED_LAG_BOUND_MS,
-        recoveryGraceMs: config.FEED_RECOVERY_GRACE_MS,
-      }),
+      boundMs: config.FEED_STALENESS_BOUND_MS,
+      lagBoundMs: config.FEED_LAG_BOUND_MS,
+      recoveryGraceMs: config.FEED_RECOVERY_GRACE_MS,
+    }),
     stop: async () => {
       clearInterval(sweeper);
       await feed.close();
