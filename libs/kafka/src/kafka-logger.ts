@@ -23,6 +23,9 @@ export const TRANSIENT_BROKER_ERRORS = {
   UNKNOWN_MEMBER_ID: 'The coordinator is not aware of this member',
   ILLEGAL_GENERATION: 'Specified group generation id is not valid',
   LEADER_NOT_AVAILABLE: 'There is no leader for this topic-partition as we are in the middle of a leadership election',
+  // Right after a topic is created, before its leader hosts it; a topic that is really missing
+  // fails the start with UnknownTopicError (topic-admin.ts), never only this line.
+  UNKNOWN_TOPIC_OR_PARTITION: 'This server does not host this topic-partition',
   NOT_LEADER_FOR_PARTITION: 'This server is not the leader for that topic-partition',
   NOT_CONTROLLER: 'This is not the correct controller for this cluster',
   TOPIC_ALREADY_EXISTS: 'Topic with this name already exists',

@@ -3,6 +3,7 @@ import {
   KafkaJSGroupCoordinatorNotFound,
   KafkaJSNonRetriableError,
   KafkaJSNumberOfRetriesExceeded,
+  KafkaJSProtocolError,
   type Kafka,
 } from 'kafkajs';
 import pino from 'pino';
@@ -111,6 +112,37 @@ describe('a Kafka subscription whose consumer crashes', () => {
 
     expect(fake.runs()).toBe(1);
     expect(fake.calls.at(-1)).toBe('disconnect');
+  });
+});
+
+describe('a Kafka subscription starting on a topic created a moment ago', () => {
+  test('when the broker does not host the topic yet, then subscribing is tried again until it does', async () => {
+    const fake = fakeConsumer();
+    const notHostedYet = new (KafkaJSProtocolError as unknown as new (e: object) => Error)({
+      type: 'UNKNOWN_TOPIC_OR_PARTITION',
+      code: 3,
+      retriable: true,
+      message: 'This server does not host this topic-partition',
+    });
+    let refusals = 2;
+    fake.consumer.subscribe = () => (refusals-- > 0 ? Promise.reject(notHostedYet) : Promise.resolve(undefined));
+    const subscription = subscriptionOn(fake.consumer);
+
+    await subscription.start();
+
+    expect(refusals).toBe(-1);
+    expect(fake.runs()).toBe(1);
+    expect(fake.calls.filter((call) => call === 'disconnect')).toHaveLength(2);
+    await subscription.close();
+  });
+
+  test('when subscribing fails for a reason that does not pass, then the start fails at once', async () => {
+    const fake = fakeConsumer();
+    fake.consumer.subscribe = () => Promise.reject(new KafkaJSNonRetriableError('Invalid topic'));
+    const subscription = subscriptionOn(fake.consumer);
+
+    await expect(subscription.start()).rejects.toThrow('Invalid topic');
+    expect(fake.runs()).toBe(0);
   });
 });
 

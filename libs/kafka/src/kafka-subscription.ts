@@ -4,7 +4,14 @@ import type { Logger } from 'pino';
 import { ConsumerCore, type EventRecord, type SubscribeOptions, type Subscription } from '@rsd/ports';
 import { CaughtUpTracker, hasUsablePosition } from './caught-up-tracker';
 import { FreshnessProbe } from './freshness-probe';
-import { isPassingKafkaError, partitionKey, type CommittedOffsets, type PartitionOffsets, type TopicAdmin } from './topic-admin';
+import {
+  isPassingKafkaError,
+  partitionKey,
+  retryWhilePassing,
+  type CommittedOffsets,
+  type PartitionOffsets,
+  type TopicAdmin,
+} from './topic-admin';
 
 export interface SubscriptionDeps {
   kafka: Kafka;
@@ -25,7 +32,7 @@ export async function subscribeWithKafka(deps: SubscriptionDeps, options: Subscr
   if (options.topics.length === 0) throw new Error('a subscription needs at least one topic');
   await topics.assertTopicsExist(options.topics);
   const [snapshot, committed] = await Promise.all([
-    topics.partitionOffsets(options.topics),
+    retryWhilePassing(() => topics.partitionOffsets(options.topics)),
     topics.committedOffsets(options.groupId, options.topics),
   ]);
   const subscription = new KafkaSubscription(deps, options, snapshot, committed);
@@ -98,9 +105,17 @@ export class KafkaSubscription implements Subscription {
     return this.freshness.behindSince;
   }
 
+  /** A topic created a moment ago may not be hosted yet: subscribing is tried again while that passes. */
   async start(): Promise<void> {
     try {
-      await this.run();
+      await retryWhilePassing(async () => {
+        try {
+          await this.run();
+        } catch (error) {
+          await this.consumer.disconnect().catch(() => undefined);
+          throw error;
+        }
+      });
       if (this.options.trackFreshness) this.prober = setInterval(() => void this.probe(), FRESHNESS_PROBE_INTERVAL_MS).unref();
     } catch (error) {
       await this.close();

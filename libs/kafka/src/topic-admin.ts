@@ -41,16 +41,19 @@ const KEEP_FOREVER = [
 /** How long topic creation may take, leaders included. */
 const CREATE_TOPICS_TIMEOUT_MS = 10_000;
 
-/** How long a group's coordinator may take to appear or load: a fresh broker creates and loads `__consumer_offsets` first. */
-const COORDINATOR_PATIENCE_MS = 15_000;
-const COORDINATOR_FIRST_DELAY_MS = 100;
-const COORDINATOR_MAX_DELAY_MS = 2_000;
+/**
+ * How long a cluster that is starting or failing over may take to settle: a fresh broker creates
+ * and loads `__consumer_offsets` first, and a topic just created is not hosted by its leader at once.
+ */
+const PATIENCE_MS = 15_000;
+const FIRST_RETRY_DELAY_MS = 100;
+const MAX_RETRY_DELAY_MS = 2_000;
 
 /**
  * A state the cluster leaves by itself: a retriable broker answer (a coordinator loading or moving,
- * a leader election), a connection that failed, or kafkajs giving up on one of those. kafkajs
- * marks "no coordinator found" and "retries exhausted" as not retriable although, on a cluster
- * that is starting or failing over, waiting is exactly what mends them.
+ * a leader election, a topic not hosted yet), a connection that failed, or kafkajs giving up on one
+ * of those. kafkajs marks "no coordinator found" and "retries exhausted" as not retriable although,
+ * on a cluster that is starting or failing over, waiting is exactly what mends them.
  */
 export function isPassingKafkaError(error: unknown): boolean {
   for (let cause = error, depth = 0; cause instanceof Error && depth < 5; cause = cause.cause, depth += 1) {
@@ -61,13 +64,13 @@ export function isPassingKafkaError(error: unknown): boolean {
 }
 
 /**
- * kafkajs's admin reads a group's offsets without retrying, and a coordinator that is still
- * loading the group (or has just moved, or does not exist yet) answers with a passing error:
- * retried with a doubling pause for up to COORDINATOR_PATIENCE_MS.
+ * Runs `read` again after a passing error, with a doubling pause, for up to 15 s. kafkajs's admin
+ * reads a group's offsets without retrying, and refreshes a new subscription's metadata once, so a
+ * coordinator still loading (or just moved, or not there yet) and a topic just created fail them.
  */
-async function retryingCoordinator<T>(read: () => Promise<T>): Promise<T> {
-  const giveUpAt = Date.now() + COORDINATOR_PATIENCE_MS;
-  for (let delayMs = COORDINATOR_FIRST_DELAY_MS; ; delayMs = Math.min(delayMs * 2, COORDINATOR_MAX_DELAY_MS)) {
+export async function retryWhilePassing<T>(read: () => Promise<T>): Promise<T> {
+  const giveUpAt = Date.now() + PATIENCE_MS;
+  for (let delayMs = FIRST_RETRY_DELAY_MS; ; delayMs = Math.min(delayMs * 2, MAX_RETRY_DELAY_MS)) {
     try {
       return await read();
     } catch (error) {
@@ -113,7 +116,7 @@ export function createTopicAdmin(admin: Admin, settings: TopicSettings, log: Log
 
   async function committedOffsets(groupId: string, topics: readonly string[]): Promise<CommittedOffsets> {
     const committed: CommittedOffsets = new Map();
-    const answer = await retryingCoordinator(() => admin.fetchOffsets({ groupId, topics: [...topics] }));
+    const answer = await retryWhilePassing(() => admin.fetchOffsets({ groupId, topics: [...topics] }));
     for (const { topic, partitions } of answer) {
       for (const { partition, offset } of partitions) {
         // kafkajs answers -1 for a partition the group has no position in.
@@ -138,7 +141,7 @@ export function createTopicAdmin(admin: Admin, settings: TopicSettings, log: Log
   }
 
   async function topicsWithPositions(groupId: string): Promise<string[]> {
-    const answer = await retryingCoordinator(() => admin.fetchOffsets({ groupId }));
+    const answer = await retryWhilePassing(() => admin.fetchOffsets({ groupId }));
     return answer.filter(({ partitions }) => partitions.some(({ offset }) => BigInt(offset) >= 0n)).map(({ topic }) => topic);
   }
 
