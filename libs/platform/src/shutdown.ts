@@ -14,7 +14,7 @@ export function onShutdown(log: Logger, closers: Closer[], deadlineMs = 10_000):
     log.info({ signal }, 'shutting down');
     const deadline = setTimeout(() => {
       log.error({ deadlineMs }, 'shutdown deadline passed; exiting');
-      process.exit(1);
+      exitAfterFlush(log, 1);
     }, deadlineMs);
     deadline.unref();
     void (async () => {
@@ -28,11 +28,20 @@ export function onShutdown(log: Logger, closers: Closer[], deadlineMs = 10_000):
         }
       }
       log.info('stopped');
-      process.exit(failed ? 1 : 0);
+      exitAfterFlush(log, failed ? 1 : 0);
     })();
   };
   process.once('SIGTERM', () => stop('SIGTERM'));
   process.once('SIGINT', () => stop('SIGINT'));
+}
+
+/**
+ * Standard output is written asynchronously (logger.ts), so the last lines, "stopped" among them,
+ * could be lost to an immediate exit: flush first, but never wait on it for long.
+ */
+function exitAfterFlush(log: Logger, code: number): void {
+  setTimeout(() => process.exit(code), 1_000).unref();
+  log.flush(() => process.exit(code));
 }
 
 /** Failures whose message says it all: a stack trace would bury it. */

@@ -89,7 +89,11 @@ export async function createReadApiModule({ config, runtime, clock, log }: ReadA
     rateLimitStores: await runtime.rateLimitStores((active) => metrics.rateLimitFallback.set(active ? 1 : 0)),
     clock,
     log,
-    operations: { metrics, readiness: [...runtime.readiness(), projectionCaughtUp, feedInTouch] },
+    // Only a replica with a change feed can lose touch with the log; the embedded views cannot.
+    operations: {
+      metrics,
+      readiness: [...runtime.readiness(), projectionCaughtUp, ...(runtime.kind === 'distributed' ? [feedInTouch] : [])],
+    },
     recordAccess: accessRecorder?.record,
   });
 
