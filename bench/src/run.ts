@@ -1,5 +1,5 @@
 import { generateKeyPairSync, randomBytes, randomUUID } from 'node:crypto';
-import { mkdtemp, mkdir, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import autocannon from 'autocannon';
@@ -52,6 +52,8 @@ async function json(url: string, init: RequestInit = {}): Promise<{ status: numb
 }
 
 interface Product {
+  /** The process serving the read API, when it is one of ours (its CPU time is measured). */
+  pid?: number;
   readApis: string[];
   credentials: string;
   scoreIngest: string;
@@ -74,6 +76,7 @@ async function startEmbedded(dataDir: string, env: Record<string, string> = {}):
     (line) => line.msg === 'embedded runtime ready',
   );
   return {
+    pid: started.child.pid,
     readApis: [String(started.ready.readApi)],
     credentials: String(started.ready.credentials),
     scoreIngest: String(started.ready.scoreIngest),
@@ -210,6 +213,78 @@ const addDays = (date: string, days: number) => new Date(Date.parse(date) + days
 const readScore = (url: string, credential: { clientId: string; apiKey: string }) =>
   json(`${url}/v1/customers/${credential.clientId}/score`, { headers: { 'x-api-key': credential.apiKey } });
 
+const ACCESS_LOG_ROUNDS = 3;
+
+/** User plus system CPU time of a process so far, in ms (Linux); undefined elsewhere. */
+async function cpuMsOf(pid: number | undefined): Promise<number | undefined> {
+  if (pid === undefined) return undefined;
+  try {
+    const fields = (await readFile(`/proc/${pid}/stat`, 'utf8')).split(') ')[1]?.split(' ') ?? [];
+    return (Number(fields[11]) + Number(fields[12])) * 10;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Decision 21's cost: the embedded /score with the access log on and off (ACCESS_LOG_ENABLED=false),
+ * two products side by side measured in turns (on, off, off, on, on, off), so that other work on the
+ * machine weighs on both alike; with each server's CPU time per request, flushes included, which
+ * such work disturbs less than throughput.
+ */
+async function accessLogComparison(): Promise<{ rows: Throughput[]; summary: string }> {
+  const dirs = [await mkdtemp(join(tmpdir(), 'rsd-bench-access-on-')), await mkdtemp(join(tmpdir(), 'rsd-bench-access-off-'))];
+  const products = { on: await startEmbedded(dirs[0]!), off: await startEmbedded(dirs[1]!, { ACCESS_LOG_ENABLED: 'false' }) };
+  try {
+    const runs = { on: [] as Throughput[], off: [] as Throughput[] };
+    const cpu = { on: { ms: 0, requests: 0 }, off: { ms: 0, requests: 0 } };
+    const targets = {
+      on: { product: products.on, credential: await createCredential(products.on) },
+      off: { product: products.off, credential: await createCredential(products.off) },
+    };
+    await postScore(products.on, 72);
+    await postScore(products.off, 72);
+    for (let round = 0; round < ACCESS_LOG_ROUNDS; round += 1) {
+      for (const side of round % 2 === 0 ? (['on', 'off'] as const) : (['off', 'on'] as const)) {
+        const { product, credential } = targets[side];
+        const before = await cpuMsOf(product.pid);
+        const run = await load(side, `${product.readApis[0]!}/v1/customers/${credential.clientId}/score`, {
+          'x-api-key': credential.apiKey,
+        });
+        // The flush of what the run recorded belongs to its cost.
+        await new Promise((done) => setTimeout(done, 1_500));
+        const after = await cpuMsOf(product.pid);
+        runs[side].push(run);
+        if (before !== undefined && after !== undefined) {
+          cpu[side].ms += after - before;
+          cpu[side].requests += run.rps * DURATION_S;
+        }
+      }
+    }
+    const mean = (values: number[]) => values.reduce((sum, value) => sum + value, 0) / values.length;
+    const row = (side: 'on' | 'off', name: string): Throughput => ({
+      name,
+      rps: mean(runs[side].map((run) => run.rps)),
+      p50: Math.round(mean(runs[side].map((run) => run.p50))),
+      p99: Math.round(mean(runs[side].map((run) => run.p99))),
+      non2xx: runs[side].reduce((sum, run) => sum + run.non2xx, 0),
+    });
+    const rows = [
+      row('on', `read API /score, embedded, access log on (mean of ${ACCESS_LOG_ROUNDS} runs in turns)`),
+      row('off', `read API /score, embedded, access log off (ACCESS_LOG_ENABLED=false, the same turns)`),
+    ];
+    const usPerRequest = (side: 'on' | 'off') => (cpu[side].requests > 0 ? (cpu[side].ms * 1000) / cpu[side].requests : NaN);
+    const summary =
+      `Access log on vs off, embedded (${ACCESS_LOG_ROUNDS} runs each in turns): ${((rows[0]!.rps / rows[1]!.rps) * 100).toFixed(0)}% of the ` +
+      `throughput (goal: at least 90%); server CPU per request ${usPerRequest('on').toFixed(1)} µs on, ${usPerRequest('off').toFixed(1)} µs off.`;
+    return { rows, summary };
+  } finally {
+    await products.on.stop();
+    await products.off.stop();
+    for (const dir of dirs) await rm(dir, { recursive: true, force: true });
+  }
+}
+
 /** From the credentials service's 200 to the moment every read-API replica answers 401. */
 async function revocationLatency(product: Product): Promise<number[]> {
   const samples: number[] = [];
@@ -277,6 +352,9 @@ async function main(): Promise<void> {
     await rm(dataDir, { recursive: true, force: true });
   }
 
+  const accessLog = await accessLogComparison();
+  throughput.push(...accessLog.rows);
+
   // Decision 24's cost: the same /score with every response signed afresh instead of an unchanged
   // representation's signature reused (the default), on a product of its own.
   const signingDir = await mkdtemp(join(tmpdir(), 'rsd-bench-signing-'));
@@ -325,6 +403,8 @@ async function main(): Promise<void> {
     '| target | requests/s | ratio to baseline | p50 ms | p99 ms | non-2xx |',
     '|---|---:|---:|---:|---:|---:|',
     ...throughput.map((t) => `| ${t.name} | ${t.rps.toFixed(0)} | ${(t.rps / base).toFixed(2)}× | ${t.p50} | ${t.p99} | ${t.non2xx} |`),
+    '',
+    accessLog.summary,
     '',
     `Read API /score/history on the embedded runtime over ${HISTORY_DAYS} daily scores, pillars and explanations included (${DURATION_S} s; goal: p99 ≤ 20 ms)`,
     '',
