@@ -4,7 +4,7 @@ import type { Logger } from 'pino';
 import { ACCESS_LOG_TOPIC, type AccessRecord, type AccessRecordBatch } from '@rsd/contracts';
 import { KAFKAJS_LOG_LEVEL, kafkaLogCreator } from './kafka-logger';
 import { createRecordAppender } from './record-appender';
-import type { TopicSettings } from './topic-admin';
+import { retryWhilePassing, type TopicSettings } from './topic-admin';
 
 export interface KafkaAccessLogOptions {
   brokers: string[];
@@ -56,7 +56,8 @@ export async function openKafkaAccessLog(options: KafkaAccessLogOptions): Promis
   const admin = kafka.admin();
   try {
     await admin.connect();
-    await ensureAccessLogTopic(admin, topic, options.layout, options.retentionDays * 86_400_000, log);
+    // A topic just created may not be hosted yet ("This server does not host this topic-partition"): asked again, it is there.
+    await retryWhilePassing(() => ensureAccessLogTopic(admin, topic, options.layout, options.retentionDays * 86_400_000, log));
   } finally {
     await admin.disconnect();
   }

@@ -151,23 +151,26 @@ export function createTopicAdmin(admin: Admin, settings: TopicSettings, log: Log
   }
 
   return {
-    async ensureTopics(names) {
-      const missing = await missingOf(names);
-      if (missing.length === 0) return;
-      // False means another process created them first, which is just as good.
-      await admin.createTopics({
-        waitForLeaders: true,
-        timeout: CREATE_TOPICS_TIMEOUT_MS,
-        topics: missing.map((topic) => ({
-          topic,
-          numPartitions: settings.partitions,
-          replicationFactor: settings.replicationFactor,
-          configEntries: KEEP_FOREVER,
-        })),
-      });
-      for (const name of missing) known.add(name);
-      log.info({ topics: missing, ...settings }, 'created event log topics');
-    },
+    // kafkajs waits for the new topics' leaders but gives up at once when the broker answers that it
+    // does not host them yet (a fresh cluster): asked again, the topics are there.
+    ensureTopics: (names) =>
+      retryWhilePassing(async () => {
+        const missing = await missingOf(names);
+        if (missing.length === 0) return;
+        // False means another process created them first, which is just as good.
+        await admin.createTopics({
+          waitForLeaders: true,
+          timeout: CREATE_TOPICS_TIMEOUT_MS,
+          topics: missing.map((topic) => ({
+            topic,
+            numPartitions: settings.partitions,
+            replicationFactor: settings.replicationFactor,
+            configEntries: KEEP_FOREVER,
+          })),
+        });
+        for (const name of missing) known.add(name);
+        log.info({ topics: missing, ...settings }, 'created event log topics');
+      }),
 
     assertTopicsExist,
     partitionOffsets,
