@@ -1,5 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { resolve } from 'node:path';
+import { join, resolve } from 'node:path';
+import { DatabaseSync } from 'node:sqlite';
 
 export const REPO_ROOT = resolve(__dirname, '../..');
 
@@ -8,6 +9,8 @@ export interface EmbeddedProcess {
   /** Everything the process wrote to stdout and stderr so far. */
   output(): string;
   stop(): Promise<number | null>;
+  /** SIGKILL to the whole process group: a crash, with no shutdown of any kind. */
+  kill(): Promise<void>;
 }
 
 /**
@@ -24,7 +27,8 @@ export async function startEmbedded(env: Record<string, string>, timeoutMs = 60_
   let output = '';
   child.stdout?.on('data', (chunk: Buffer) => (output += chunk.toString('utf8')));
   child.stderr?.on('data', (chunk: Buffer) => (output += chunk.toString('utf8')));
-  const exited = new Promise<number | null>((done) => child.once('exit', (code) => done(code)));
+  // 'close', not 'exit': the output the process wrote last is in only once its pipes are closed.
+  const exited = new Promise<number | null>((done) => child.once('close', (code) => done(code)));
 
   const ready = new Promise<EmbeddedProcess['urls']>((done, fail) => {
     const timer = setTimeout(() => fail(new Error(`not ready within ${timeoutMs} ms:\n${output}`)), timeoutMs);
@@ -54,6 +58,10 @@ export async function startEmbedded(env: Record<string, string>, timeoutMs = 60_
     urls,
     output: () => output,
     stop: () => stopGroup(child, exited),
+    kill: async () => {
+      if (child.pid !== undefined && child.exitCode === null && child.signalCode === null) process.kill(-child.pid, 'SIGKILL');
+      await exited;
+    },
   };
 }
 
@@ -91,5 +99,18 @@ export async function eventually<T>(check: () => Promise<T | undefined>, timeout
     if (value !== undefined) return value;
     if (Date.now() > deadline) throw new Error(`condition not met within ${timeoutMs} ms`);
     await new Promise((done) => setTimeout(done, everyMs));
+  }
+}
+
+/** The values in the embedded runtime's event log, read the way any SQLite client would (read-only, beside the running product). */
+export function eventLogValues(dataDir: string): string[] {
+  const db = new DatabaseSync(join(dataDir, 'rsd.sqlite'), { readOnly: true });
+  try {
+    return db
+      .prepare('SELECT value FROM events ORDER BY seq')
+      .all()
+      .map((row) => String(row.value));
+  } finally {
+    db.close();
   }
 }

@@ -19,7 +19,7 @@ export interface Runtime {
   dataDir: string | undefined;
   eventLog: EventLog;
   openAuthorizationStore(): Promise<AuthorizationStore>;
-  /** The store of the given views; the embedded one lives in memory and is rebuilt from the log at every start. */
+  /** The store of the given views, in READ_VIEWS_DB: a MongoDB database, or a namespace of the embedded database. */
   openViewStore(views: readonly ViewDefinition<unknown>[]): Promise<ViewStore>;
   /** `onFallback` is told when the shared store is lost and regained (distributed only). */
   rateLimitStores(onFallback?: (active: boolean) => void): Promise<RateLimitStoreFactory>;
@@ -36,34 +36,40 @@ export interface Runtime {
   close(): Promise<void>;
 }
 
+/** The embedded runtime's database, in DATA_DIR. */
+export const EMBEDDED_DATABASE = 'rsd.sqlite';
+
 export async function openRuntime(config: RuntimeConfig, service: string, log: Logger): Promise<Runtime> {
   return config.RUNTIME === 'distributed' ? openDistributed(config, service, log) : openEmbedded(config, log);
 }
 
 async function openEmbedded(config: RuntimeConfig, log: Logger): Promise<Runtime> {
-  const { createMemoryViewStore, memoryRateLimitStores, openFileAuthorizationStore, openFileEventLog } = await import('@rsd/embedded');
-  const eventLog = await openFileEventLog({ file: join(config.DATA_DIR, 'events.ndjson'), log: log.child({ component: 'event-log' }) });
+  const { importEarlierData, memoryRateLimitStores, openSqliteAuthorizationStore, openSqliteEventLog, openSqliteViewStore } =
+    await import('@rsd/embedded');
+  // One database file for the log, the authorization store and the views: one write-ahead log, so the
+  // views' deferred commits are synced by the log's durable ones that follow them (sqlite-event-log.ts).
+  const file = join(config.DATA_DIR, EMBEDDED_DATABASE);
+  await importEarlierData({ dataDir: config.DATA_DIR, file, log: log.child({ component: 'import' }) });
+  const eventLog = openSqliteEventLog({ file, log: log.child({ component: 'event-log' }) });
   const opened: { close(): Promise<void> }[] = [];
   let accessLog: Promise<AccessLog> | undefined;
+  const opening = <T extends { close(): Promise<void> }>(resource: T): T => {
+    opened.push(resource);
+    return resource;
+  };
   return {
     kind: 'embedded',
     dataDir: config.DATA_DIR,
     eventLog,
-    openAuthorizationStore: async () => {
-      const store = await openFileAuthorizationStore({ file: join(config.DATA_DIR, 'authorizations.json') });
-      opened.push(store);
-      return store;
-    },
-    openViewStore: () => Promise.resolve(createMemoryViewStore()),
+    openAuthorizationStore: () => Promise.resolve(opening(openSqliteAuthorizationStore({ file }))),
+    openViewStore: () => Promise.resolve(opening(openSqliteViewStore({ file, namespace: config.READ_VIEWS_DB }))),
     rateLimitStores: () => Promise.resolve(memoryRateLimitStores),
     readiness: () => [],
     consumerLag: () => Promise.resolve(undefined),
     openAccessLog: () => {
       accessLog ??= (async () => {
         const { openFileAccessLog } = await import('@rsd/embedded');
-        const opening = await openFileAccessLog({ dir: join(config.DATA_DIR, 'access-log'), log: log.child({ component: 'access-log' }) });
-        opened.push(opening);
-        return opening;
+        return opening(await openFileAccessLog({ dir: join(config.DATA_DIR, 'access-log'), log: log.child({ component: 'access-log' }) }));
       })();
       // A failed opening is not kept: the next call tries again.
       accessLog.catch(() => (accessLog = undefined));

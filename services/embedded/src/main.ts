@@ -85,8 +85,8 @@ async function main(): Promise<void> {
         log: serviceLogger(log, 'read-api'),
       });
       scope.closeOnStop(() => readApiModule.stop());
-      // The in-memory views are rebuilt from offset zero before the read API takes its first
-      // request; shared views report their catching up through /readyz instead.
+      // The embedded views catch up with what was appended since their last position before the
+      // read API takes its first request; shared views report their catching up through /readyz instead.
       if (!distributed) await readApiModule.viewsCaughtUp;
       const credentialsModule = await credentials.createCredentialsModule({
         config: credentialsConfig,

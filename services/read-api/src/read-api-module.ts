@@ -40,7 +40,7 @@ export async function createReadApiModule({ config, runtime, clock, log }: ReadA
   const metrics = createServiceMetrics('read-api');
   const views = await runtime.openViewStore(READ_VIEWS);
   // The group's committed position belongs to the views it wrote: a new views database starts from offset zero.
-  const groupId = runtime.kind === 'distributed' ? `${DEFAULT_PROJECTION_GROUP_ID}.${config.READ_VIEWS_DB}` : DEFAULT_PROJECTION_GROUP_ID;
+  const groupId = `${DEFAULT_PROJECTION_GROUP_ID}.${config.READ_VIEWS_DB}`;
   const projections = await startProjections({
     eventLog: runtime.eventLog,
     views,

@@ -2,7 +2,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { AccessRecord } from '@rsd/contracts';
-import { openFileAccessLogStore, openFileAuthorizationStore, openFileEventLog } from '@rsd/embedded';
+import { openFileAccessLogStore, openSqliteAuthorizationStore, openSqliteEventLog } from '@rsd/embedded';
 import { createLogger, createTokenVerifier, loadConfig } from '@rsd/platform';
 import type { AccessLogStore } from '@rsd/ports';
 import { request, signToken, startApp, type RunningApp } from '@rsd/testkit';
@@ -25,8 +25,8 @@ interface Harness {
 /** The credentials service over the embedded adapters, its access log among them, in a temp dir. */
 async function startCredentials(): Promise<Harness> {
   const dir = await mkdtemp(join(tmpdir(), 'credentials-access-'));
-  const eventLog = await openFileEventLog({ file: join(dir, 'events.ndjson') });
-  const store = await openFileAuthorizationStore({ file: join(dir, 'authorizations.json') });
+  const eventLog = openSqliteEventLog({ file: join(dir, 'rsd.sqlite') });
+  const store = openSqliteAuthorizationStore({ file: join(dir, 'rsd.sqlite') });
   const accessLog = await openFileAccessLogStore({ dir: join(dir, 'access-log'), now: () => NOW });
   const log = createLogger('credentials', 'silent');
   const relay = createOutboxRelay({ store, eventLog, log });

@@ -1,9 +1,9 @@
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { randomUUID } from 'node:crypto';
 import { authorizationCreatedSchema, clientIdPattern, EVENT_TYPES, TOPICS } from '@rsd/contracts';
-import { openFileAccessLogStore, openFileAuthorizationStore, openFileEventLog } from '@rsd/embedded';
+import { openFileAccessLogStore, openSqliteAuthorizationStore, openSqliteEventLog } from '@rsd/embedded';
 import { digestApiKey, hasValidChecksum } from '@rsd/domain';
 import { createLogger, createTokenVerifier, loadConfig } from '@rsd/platform';
 import type { AccessLogStore, AuthorizationStore, EventLog } from '@rsd/ports';
@@ -22,8 +22,8 @@ interface Harness {
   accessLog: AccessLogStore;
   eventLog: EventLog;
   relay: OutboxRelay;
-  eventLogFile: string;
-  storeFile: string;
+  /** Every byte the adapters wrote: the database and its write-ahead log, where recent commits sit. */
+  storedBytes(): Promise<string>;
   clock: { now(): Date; set(time: Date): void };
   close(): Promise<void>;
 }
@@ -31,11 +31,10 @@ interface Harness {
 /** The real app over the real embedded adapters in a temp dir; `wrapLog` may put a faulty event log in front. */
 async function startCredentials(wrapLog: (log: EventLog) => EventLog = (log) => log, env: Record<string, string> = {}): Promise<Harness> {
   const dir = await mkdtemp(join(tmpdir(), 'credentials-'));
-  const eventLogFile = join(dir, 'events.ndjson');
-  const realLog = await openFileEventLog({ file: eventLogFile });
+  const database = join(dir, 'rsd.sqlite');
+  const realLog = openSqliteEventLog({ file: database });
   const eventLog = wrapLog(realLog);
-  const storeFile = join(dir, 'authorizations.json');
-  const store = await openFileAuthorizationStore({ file: storeFile });
+  const store = openSqliteAuthorizationStore({ file: database });
   const log = createLogger('credentials', 'silent');
   const relay = createOutboxRelay({ store, eventLog, log });
   let current = NOW;
@@ -50,8 +49,12 @@ async function startCredentials(wrapLog: (log: EventLog) => EventLog = (log) => 
     accessLog,
     eventLog,
     relay,
-    eventLogFile,
-    storeFile,
+    storedBytes: async () => {
+      const files = (await readdir(dir, { recursive: true, withFileTypes: true })).filter((entry) => entry.isFile());
+      const contents = await Promise.all(files.map((entry) => readFile(join(entry.parentPath, entry.name), 'latin1')));
+      expect(files.map((entry) => entry.name)).toContain('rsd.sqlite-wal');
+      return contents.join('\n');
+    },
     clock,
     close: async () => {
       await app.close();
@@ -146,7 +149,7 @@ describe('credentials service: authorizations over HTTP', () => {
       });
       const stored = await h.store.find(ORG, clientId);
       expect(stored?.keyDigest).toBe(digestApiKey(apiKey));
-      expect(await readFile(h.storeFile, 'utf8')).not.toContain(apiKey);
+      expect(await h.storedBytes()).not.toContain(apiKey);
     });
 
     test('when an authorization is created, then its Created event is in the log with the digest and the key is nowhere in the file', async () => {
@@ -158,7 +161,7 @@ describe('credentials service: authorizations over HTTP', () => {
       expect(event.source).toBe('/credentials');
       expect(event.subject).toBe(response.body.clientId);
       expect(event.data).toMatchObject({ clientId: response.body.clientId, keyDigest: digestApiKey(response.body.apiKey), revision: 1 });
-      expect(await readFile(h.eventLogFile, 'utf8')).not.toContain(response.body.apiKey);
+      expect(await h.storedBytes()).not.toContain(response.body.apiKey);
       expect(await h.store.pendingOutbox(10)).toEqual([]);
     });
 
@@ -534,7 +537,7 @@ describe('credentials service: key rotation and allow lists (decisions 19 and 22
       previousKeyDigest: digestApiKey(created.apiKey),
       revision: 2,
     });
-    expect(await readFile(h.storeFile, 'utf8')).not.toContain(response.body.apiKey);
+    expect(await h.storedBytes()).not.toContain(response.body.apiKey);
   });
 
   test('when it is rotated, then a KeyRotated event with digests only reaches the log', async () => {

@@ -2,7 +2,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { authorizationExpiredSchema, EVENT_TYPES, TOPICS } from '@rsd/contracts';
-import { openFileAccessLogStore, openFileAuthorizationStore, openFileEventLog } from '@rsd/embedded';
+import { openFileAccessLogStore, openSqliteAuthorizationStore, openSqliteEventLog } from '@rsd/embedded';
 import { createLogger, createTokenVerifier, loadConfig } from '@rsd/platform';
 import { statusOf } from '@rsd/domain';
 import type { AccessLogStore, AuthorizationStore, EventLog } from '@rsd/ports';
@@ -43,8 +43,8 @@ describe('expiry scheduler', () => {
 
   beforeEach(async () => {
     dir = await mkdtemp(join(tmpdir(), 'expiry-'));
-    store = await openFileAuthorizationStore({ file: join(dir, 'authorizations.json') });
-    eventLog = await openFileEventLog({ file: join(dir, 'events.ndjson') });
+    store = openSqliteAuthorizationStore({ file: join(dir, 'rsd.sqlite') });
+    eventLog = openSqliteEventLog({ file: join(dir, 'rsd.sqlite') });
     relay = createOutboxRelay({ store, eventLog, log });
     now = new Date('2026-11-20T10:00:00.000Z');
     const clock = { now: () => now };

@@ -1,7 +1,7 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { openFileAuthorizationStore, openFileEventLog } from '@rsd/embedded';
+import { openSqliteAuthorizationStore, openSqliteEventLog } from '@rsd/embedded';
 import { createLogger } from '@rsd/platform';
 import type { StoredAuthorization } from '@rsd/domain';
 import type { AuthorizationStore, EventLog, OutboxEntry, OutgoingRecord } from '@rsd/ports';
@@ -69,8 +69,8 @@ describe('outbox relay', () => {
 
   beforeEach(async () => {
     dir = await mkdtemp(join(tmpdir(), 'outbox-relay-'));
-    store = await openFileAuthorizationStore({ file: join(dir, 'authorizations.json') });
-    real = await openFileEventLog({ file: join(dir, 'events.ndjson') });
+    store = openSqliteAuthorizationStore({ file: join(dir, 'rsd.sqlite') });
+    real = openSqliteEventLog({ file: join(dir, 'rsd.sqlite') });
   });
   afterEach(async () => {
     await store.close();

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { TOPICS, partitionKeyOf, topicOf, type DomainEvent } from '@rsd/contracts';
 import { credentialView, latestScoreView, scoreHistoryView } from '@rsd/domain';
-import { createMemoryViewStore, openFileEventLog } from '@rsd/embedded';
+import { createMemoryViewStore, openSqliteEventLog } from '@rsd/embedded';
 import { createLogger } from '@rsd/platform';
 import type { EventLog, EventRecord, ViewStore } from '@rsd/ports';
 import {
@@ -21,7 +21,7 @@ let eventLog: EventLog;
 
 beforeEach(async () => {
   dir = await mkdtemp(join(tmpdir(), 'read-api-projections-'));
-  eventLog = await openFileEventLog({ file: join(dir, 'events.ndjson') });
+  eventLog = openSqliteEventLog({ file: join(dir, 'rsd.sqlite') });
 });
 
 afterEach(async () => {
@@ -131,12 +131,12 @@ describe('projections', () => {
 
     const deadLetters = (await readTopic(TOPICS.deadLetter)).map((record): unknown => JSON.parse(record.value));
     expect(deadLetters).toEqual([
-      { reason: 'the value is not JSON', topic: TOPICS.authorizations, partition: 0, offset: '0', key: 'k1', value: '{not json' },
+      { reason: 'the value is not JSON', topic: TOPICS.authorizations, partition: 0, offset: '1', key: 'k1', value: '{not json' },
       {
         reason: expect.stringMatching(/^not a valid event: type: /),
         topic: TOPICS.authorizations,
         partition: 0,
-        offset: '1',
+        offset: '2',
         key: 'k2',
         value: unusable[1]?.value,
       },
@@ -144,7 +144,7 @@ describe('projections', () => {
         reason: expect.stringMatching(/^not a valid event: data\.keyDigest: /),
         topic: TOPICS.authorizations,
         partition: 0,
-        offset: '2',
+        offset: '3',
         key: 'k3',
         value: unusable[2]?.value,
       },
@@ -152,7 +152,7 @@ describe('projections', () => {
         reason: `a ${scoreOnWrongTopic.type} event does not belong on ${TOPICS.authorizations}`,
         topic: TOPICS.authorizations,
         partition: 0,
-        offset: '3',
+        offset: '4',
         key: 'k4',
         value: unusable[3]?.value,
       },
@@ -160,7 +160,7 @@ describe('projections', () => {
         reason: expect.stringMatching(/^not a valid event: /),
         topic: TOPICS.scores,
         partition: 0,
-        offset: '0',
+        offset: '5',
         key: 'k5',
         value: '[1,2,3]',
       },

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { randomUUID } from 'node:crypto';
 import { scoreCalculatedSchema, TOPICS, type ScoreCalculated, type ScoreSubmission } from '@rsd/contracts';
-import { openFileEventLog } from '@rsd/embedded';
+import { openSqliteEventLog } from '@rsd/embedded';
 import { createLogger, createTokenVerifier, loadConfig } from '@rsd/platform';
 import type { EventLog } from '@rsd/ports';
 import { aScoreSubmission, request, signToken, startApp, type RunningApp } from '@rsd/testkit';
@@ -21,7 +21,7 @@ interface Harness {
 
 async function startScoreIngest(wrapLog: (log: EventLog) => EventLog = (log) => log, env: Record<string, string> = {}): Promise<Harness> {
   const dir = await mkdtemp(join(tmpdir(), 'score-ingest-'));
-  const realLog = await openFileEventLog({ file: join(dir, 'events.ndjson') });
+  const realLog = openSqliteEventLog({ file: join(dir, 'rsd.sqlite') });
   const config = loadConfig(scoreIngestConfigSchema, { JWT_HS256_SECRET: 'test-secret-that-is-at-least-32-characters-long', ...env });
   const app = await startApp(
     buildApp({

@@ -1,18 +1,18 @@
-import { appendFile, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { EventLog, EventRecord, Subscription } from '@rsd/ports';
 import { describeEventLogContract, eventually, uniqueName } from '@rsd/testkit';
-import type { EmbeddedLogger } from './embedded-logger';
-import { openFileEventLog } from './file-event-log';
+import type { EmbeddedLogger } from '../embedded-logger';
+import { openSqliteEventLog } from './sqlite-event-log';
 
 async function aTempDir(): Promise<string> {
   return mkdtemp(join(tmpdir(), 'rsd-event-log-'));
 }
 
-describeEventLogContract('file', async () => {
+describeEventLogContract('SQLite', async () => {
   const dir = await aTempDir();
-  const log = await openFileEventLog({ file: join(dir, 'events.ndjson') });
+  const log = openSqliteEventLog({ file: join(dir, 'rsd.sqlite') });
   return {
     log,
     topic: (base) => uniqueName(base),
@@ -29,14 +29,14 @@ function recordingLogger(): EmbeddedLogger & { warnings: string[]; errors: strin
   return { warnings, errors, warn: (_, message) => warnings.push(message), error: (_, message) => errors.push(message) };
 }
 
-describe('file event log', () => {
+describe('SQLite event log', () => {
   let dir: string;
   let file: string;
   let logs: EventLog[];
 
   beforeEach(async () => {
     dir = await aTempDir();
-    file = join(dir, 'events.ndjson');
+    file = join(dir, 'rsd.sqlite');
     logs = [];
   });
 
@@ -45,16 +45,17 @@ describe('file event log', () => {
     await rm(dir, { recursive: true, force: true });
   });
 
-  async function openLog(options: Partial<Parameters<typeof openFileEventLog>[0]> = {}): Promise<EventLog> {
-    const log = await openFileEventLog({ file, ...options });
+  function openLog(options: Partial<Parameters<typeof openSqliteEventLog>[0]> = {}): EventLog {
+    const log = openSqliteEventLog({ file, ...options });
     logs.push(log);
     return log;
   }
 
-  async function readAll(log: EventLog, topics: string[]): Promise<EventRecord[]> {
+  async function readAll(log: EventLog, topics: string[], groupId = 'test', ephemeral = true): Promise<EventRecord[]> {
     const received: EventRecord[] = [];
     const subscription = await log.subscribe({
-      groupId: 'test',
+      groupId,
+      ephemeral,
       topics,
       fromBeginning: true,
       handle: (record) => {
@@ -67,8 +68,8 @@ describe('file event log', () => {
     return received;
   }
 
-  it('when records are appended, then each topic counts its own offsets from zero in partition 0', async () => {
-    const log = await openLog();
+  it('when records are appended, then their offsets are their places in the whole log, in partition 0', async () => {
+    const log = openLog();
 
     await log.append('a', [
       { key: 'k', value: '1' },
@@ -78,14 +79,14 @@ describe('file event log', () => {
 
     const received = await readAll(log, ['a', 'b']);
     expect(received.map(({ topic, partition, offset }) => [topic, partition, offset])).toEqual([
-      ['a', 0, '0'],
       ['a', 0, '1'],
-      ['b', 0, '0'],
+      ['a', 0, '2'],
+      ['b', 0, '3'],
     ]);
   });
 
   it('when the log is closed and opened again, then records and offsets are intact', async () => {
-    const first = await openLog();
+    const first = openLog();
     await first.append('a', [
       { key: 'k1', value: '{"n":1}' },
       { key: 'k2', value: '{"n":2}' },
@@ -94,42 +95,64 @@ describe('file event log', () => {
     const before = await readAll(first, ['a', 'b']);
     await first.close();
 
-    const reopened = await openLog();
+    const reopened = openLog();
     await reopened.append('a', [{ key: 'k1', value: '{"n":4}' }]);
 
     const after = await readAll(reopened, ['a', 'b']);
     expect(after.slice(0, 3)).toEqual(before);
-    expect(after[3]).toEqual({ topic: 'a', partition: 0, offset: '2', key: 'k1', value: '{"n":4}' });
+    expect(after[3]).toEqual({ topic: 'a', partition: 0, offset: '4', key: 'k1', value: '{"n":4}' });
   });
 
-  it('when the last line was torn by a crash, then it is cut away with a warning and the log stays usable', async () => {
-    const first = await openLog();
-    await first.append('a', [{ key: 'k', value: '1' }]);
-    await first.close();
-    await appendFile(file, '{"topic":"a","key":"k","val');
-    const logger = recordingLogger();
-
-    const reopened = await openLog({ log: logger });
-    await reopened.append('a', [{ key: 'k', value: '2' }]);
-    await reopened.close();
-
-    expect(logger.warnings).toHaveLength(1);
-    const lines = (await readFile(file, 'utf8')).trimEnd().split('\n');
-    expect(lines.map((line) => JSON.parse(line) as unknown)).toEqual([
-      { topic: 'a', key: 'k', value: '1' },
-      { topic: 'a', key: 'k', value: '2' },
+  it('when a group has handled records and the log is opened again, then the group resumes after its committed position', async () => {
+    const first = openLog({ positionFlushMs: 1 });
+    await first.append('a', [
+      { key: 'k', value: '1' },
+      { key: 'k', value: '2' },
     ]);
-    expect((await readAll(await openLog(), ['a'])).map((record) => record.offset)).toEqual(['0', '1']);
+    expect((await readAll(first, ['a'], 'projection', false)).map((record) => record.value)).toEqual(['1', '2']);
+    await first.append('a', [{ key: 'k', value: '3' }]);
+    await first.close();
+
+    const reopened = openLog();
+
+    expect((await readAll(reopened, ['a'], 'projection', false)).map((record) => record.value)).toEqual(['3']);
+    expect((await readAll(reopened, ['a'], 'projection', false)).map((record) => record.value)).toEqual([]);
+    expect((await readAll(reopened, ['a'], 'another-group', false)).map((record) => record.value)).toEqual(['1', '2', '3']);
   });
 
-  it('when a line in the middle cannot be read, then opening fails', async () => {
-    await writeFile(file, '{"topic":"a","key":"k","value":"1"}\nnot json\n{"topic":"a","key":"k","value":"2"}\n');
+  it('when an ephemeral group closes, then it leaves no position behind', async () => {
+    const log = openLog({ positionFlushMs: 1 });
+    await log.append('a', [{ key: 'k', value: '1' }]);
 
-    await expect(openFileEventLog({ file })).rejects.toThrow('corrupt');
+    await readAll(log, ['a'], 'rebuild', true);
+
+    expect((await readAll(log, ['a'], 'rebuild', false)).map((record) => record.value)).toEqual(['1']);
+  });
+
+  it('when many appends arrive at once, then each is durable with its own increasing offsets and all share commits', async () => {
+    const log = openLog();
+
+    await Promise.all(Array.from({ length: 50 }, (_, n) => log.append('a', [{ key: `k${n}`, value: String(n) }])));
+
+    const received = await readAll(log, ['a']);
+    expect(received.map((record) => Number(record.value)).sort((x, y) => x - y)).toEqual(Array.from({ length: 50 }, (_, n) => n));
+    expect(received.map((record) => Number(record.offset))).toEqual(Array.from({ length: 50 }, (_, n) => n + 1));
+  });
+
+  it('when the log holds more records than one page, then a subscriber reads them all, in order', async () => {
+    const log = openLog();
+    const records = Array.from({ length: 1_300 }, (_, n) => ({ key: 'k', value: String(n) }));
+    await log.append('a', records);
+    await log.append('b', [{ key: 'k', value: 'other topic' }]);
+    await log.append('a', [{ key: 'k', value: 'last' }]);
+
+    const received = await readAll(log, ['a']);
+
+    expect(received.map((record) => record.value)).toEqual([...records.map((record) => record.value), 'last']);
   });
 
   it('when a live subscriber is handling a record, then append resolves only after it has handled it', async () => {
-    const log = await openLog();
+    const log = openLog();
     const steps: string[] = [];
     const subscription = await log.subscribe({
       groupId: 'slow-projection',
@@ -150,7 +173,7 @@ describe('file event log', () => {
 
   it('when a handler appends to its own or another topic, then nothing waits on itself', async () => {
     const logger = recordingLogger();
-    const log = await openLog({ log: logger });
+    const log = openLog({ log: logger });
     const deadLetters: string[] = [];
     const projector = await log.subscribe({
       groupId: 'projector',
@@ -182,7 +205,7 @@ describe('file event log', () => {
 
   it('when a handler fails, then the failure is logged and the record is tried again', async () => {
     const logger = recordingLogger();
-    const log = await openLog({ log: logger });
+    const log = openLog({ log: logger });
     let attempts = 0;
     const subscription = await log.subscribe({
       groupId: 'flaky',
@@ -203,7 +226,7 @@ describe('file event log', () => {
 
   it('when a subscriber does not finish in time, then append answers anyway with a warning', async () => {
     const logger = recordingLogger();
-    const log = await openLog({ log: logger, deliveryTimeoutMs: 20 });
+    const log = openLog({ log: logger, deliveryTimeoutMs: 20 });
     let release: () => void = () => undefined;
     const stuck: Subscription = await log.subscribe({
       groupId: 'stuck',
@@ -221,7 +244,7 @@ describe('file event log', () => {
   });
 
   it('when the log is closed, then append and subscribe are refused', async () => {
-    const log = await openLog();
+    const log = openLog();
     await log.close();
 
     await expect(log.append('a', [{ key: 'k', value: '1' }])).rejects.toThrow('closed');

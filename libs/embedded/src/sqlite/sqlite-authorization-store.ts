@@ -1,0 +1,143 @@
+import type { DatabaseSync } from 'node:sqlite';
+import type { StoredAuthorization } from '@rsd/domain';
+import type { AuthorizationStore, OutboxEntry, PendingOutbox } from '@rsd/ports';
+import { inTransaction, openDatabase, settled as run, statementCache, text } from './database';
+
+/** The store's reads, named so that a test can check that each one goes through an index. */
+export const QUERIES = {
+  find: 'SELECT record FROM authorizations WHERE client_id = ? AND organization_id = ?',
+  list: 'SELECT record FROM authorizations WHERE organization_id = ? ORDER BY created_at DESC, client_id',
+  dueForExpiry: `SELECT record FROM authorizations
+    WHERE ended = 0 AND expires_ms IS NOT NULL AND expires_ms <= ? ORDER BY expires_ms LIMIT ?`,
+  pendingOutbox: `SELECT client_id, id, topic, key, value FROM outbox
+    WHERE client_id IN (SELECT client_id FROM outbox GROUP BY client_id ORDER BY MIN(seq) LIMIT ?) ORDER BY seq`,
+} as const;
+
+/**
+ * The embedded authorization store: a row per authorization, with the events it still owes the
+ * event log in an outbox table written in the same transaction (a record and its events reach the
+ * disk together, or neither does). Lists go through an index per organization and expiry through a
+ * partial index of the records still active with an `expiresAt`, so neither reads the whole store.
+ */
+export function openSqliteAuthorizationStore(options: { file: string }): AuthorizationStore {
+  const db = openDatabase(options.file, 'durable');
+  createAuthorizationTables(db);
+  const statement = statementCache(db);
+  let closed = false;
+
+  function open(): void {
+    if (closed) throw new Error('the authorization store is closed');
+  }
+
+  const records = (rows: Record<string, unknown>[]) => rows.map((row) => JSON.parse(text(row.record)) as StoredAuthorization);
+
+  return {
+    create(record, outbox) {
+      return run(() => {
+        open();
+        inTransaction(db, () => {
+          const { changes } = statement(
+            `INSERT INTO authorizations (client_id, organization_id, created_at, revision, expires_ms, ended, record)
+             VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (client_id) DO NOTHING`,
+          ).run(...columnsOf(record));
+          if (changes === 0) throw new Error(`authorization ${record.clientId} already exists`);
+          addToOutbox(db, record.clientId, outbox);
+        });
+      });
+    },
+
+    update(record, expectedRevision, outbox) {
+      return run(() => {
+        open();
+        return inTransaction(db, () => {
+          const [clientId, organizationId, createdAt, revision, expiresMs, ended, json] = columnsOf(record);
+          const { changes } = statement(
+            `UPDATE authorizations SET organization_id = ?, created_at = ?, revision = ?, expires_ms = ?, ended = ?, record = ?
+             WHERE client_id = ? AND revision = ?`,
+          ).run(organizationId, createdAt, revision, expiresMs, ended, json, clientId, expectedRevision);
+          if (changes === 0) return false;
+          addToOutbox(db, record.clientId, outbox);
+          return true;
+        });
+      });
+    },
+
+    find(organizationId, clientId) {
+      return run(() => {
+        const row = statement(QUERIES.find).get(clientId, organizationId);
+        return row ? (JSON.parse(text(row.record)) as StoredAuthorization) : undefined;
+      });
+    },
+
+    list(organizationId) {
+      return run(() => records(statement(QUERIES.list).all(organizationId)));
+    },
+
+    findDueForExpiry(now, limit) {
+      return run(() => records(statement(QUERIES.dueForExpiry).all(now.getTime(), Math.max(0, limit))));
+    },
+
+    pendingOutbox(limit) {
+      return run(() => {
+        const rows = statement(QUERIES.pendingOutbox).all(Math.max(0, limit));
+        const pending = new Map<string, OutboxEntry[]>();
+        for (const row of rows) {
+          const clientId = text(row.client_id);
+          const entries = pending.get(clientId) ?? [];
+          entries.push({ id: text(row.id), topic: text(row.topic), key: text(row.key), value: text(row.value) });
+          pending.set(clientId, entries);
+        }
+        return [...pending].map(([clientId, entries]): PendingOutbox => ({ clientId, entries }));
+      });
+    },
+
+    markPublished(clientId, entryIds) {
+      return run(() => {
+        open();
+        inTransaction(db, () => {
+          for (const id of entryIds) statement('DELETE FROM outbox WHERE client_id = ? AND id = ?').run(clientId, id);
+        });
+      });
+    },
+
+    close() {
+      closed = true;
+      if (db.isOpen) db.close();
+      return Promise.resolve();
+    },
+  };
+}
+
+/** The tables, also used by the importer of a data directory written by an earlier version. */
+export function createAuthorizationTables(db: DatabaseSync): void {
+  db.exec(`CREATE TABLE IF NOT EXISTS authorizations (
+    client_id TEXT PRIMARY KEY, organization_id TEXT NOT NULL, created_at TEXT NOT NULL, revision INTEGER NOT NULL,
+    expires_ms INTEGER, ended INTEGER NOT NULL, record TEXT NOT NULL
+  ) WITHOUT ROWID`);
+  db.exec('CREATE INDEX IF NOT EXISTS authorizations_by_organization ON authorizations (organization_id, created_at DESC, client_id)');
+  db.exec('CREATE INDEX IF NOT EXISTS authorizations_due ON authorizations (expires_ms) WHERE ended = 0 AND expires_ms IS NOT NULL');
+  db.exec(`CREATE TABLE IF NOT EXISTS outbox (
+    seq INTEGER PRIMARY KEY, client_id TEXT NOT NULL, id TEXT NOT NULL, topic TEXT NOT NULL, key TEXT NOT NULL, value TEXT NOT NULL
+  )`);
+  db.exec('CREATE INDEX IF NOT EXISTS outbox_by_client ON outbox (client_id, seq)');
+}
+
+/** The row of a record: the columns the queries select and order by, and the record itself. */
+export function columnsOf(record: StoredAuthorization): [string, string, string, number, number | null, number, string] {
+  return [
+    record.clientId,
+    record.organizationId,
+    // ISO 8601 in UTC with milliseconds, so text order is time order.
+    new Date(record.createdAt).toISOString(),
+    record.revision,
+    record.expiresAt === null ? null : Date.parse(record.expiresAt),
+    record.revokedAt || record.expiredAt ? 1 : 0,
+    JSON.stringify(record),
+  ];
+}
+
+export function addToOutbox(db: DatabaseSync, clientId: string, entries: readonly OutboxEntry[]): void {
+  if (entries.length === 0) return;
+  const insert = db.prepare('INSERT INTO outbox (client_id, id, topic, key, value) VALUES (?, ?, ?, ?, ?)');
+  for (const entry of entries) insert.run(clientId, entry.id, entry.topic, entry.key, entry.value);
+}

@@ -1,0 +1,147 @@
+import type { EventLog, OutgoingRecord } from '@rsd/ports';
+import { silentLogger, type EmbeddedLogger } from '../embedded-logger';
+import { inTransaction, integer, openDatabase, statementCache } from './database';
+import { isInsideHandler, SqliteLogSubscription, type LogReader } from './sqlite-log-subscription';
+
+export interface SqliteEventLogOptions {
+  file: string;
+  log?: EmbeddedLogger;
+  /** How long `append` waits for live subscribers before answering anyway; the records are durable by then. */
+  deliveryTimeoutMs?: number;
+  /** How long a committed position may stay in memory only; a crash replays at most this much, which the views absorb. */
+  positionFlushMs?: number;
+}
+
+const DEFAULT_DELIVERY_TIMEOUT_MS = 10_000;
+const DEFAULT_POSITION_FLUSH_MS = 250;
+
+interface PendingAppend {
+  topic: string;
+  records: readonly OutgoingRecord[];
+  done(lastSeq: number): void;
+  failed(error: unknown): void;
+}
+
+/**
+ * The embedded event log: one table in the embedded database, a row per record in log order. Every
+ * topic has a single partition (0) and a record's offset is its sequence number in the whole log,
+ * so offsets grow within a topic, with gaps where other topics' records sit.
+ *
+ * Appends made while a commit is being prepared join it (group commit: one sync for every request
+ * in flight). Subscriptions read from their own position, so a start reads only what was appended
+ * since its group's last committed position instead of replaying the log; positions of non-ephemeral
+ * groups are kept in the same database.
+ */
+export function openSqliteEventLog(options: SqliteEventLogOptions): EventLog {
+  const log = options.log ?? silentLogger;
+  const deliveryTimeoutMs = options.deliveryTimeoutMs ?? DEFAULT_DELIVERY_TIMEOUT_MS;
+  const positionFlushMs = options.positionFlushMs ?? DEFAULT_POSITION_FLUSH_MS;
+  const db = openDatabase(options.file, 'durable');
+  createLogTables(db);
+  const statement = statementCache(db);
+  const subscriptions = new Set<SqliteLogSubscription>();
+  let pending: PendingAppend[] = [];
+  let closed = false;
+
+  const reader: LogReader = {
+    end: () => integer(statement('SELECT COALESCE(MAX(seq), 0) AS seq FROM events').get()?.seq),
+    page: (after, limit) =>
+      statement('SELECT seq, topic, key, value FROM events WHERE seq > ? ORDER BY seq LIMIT ?').all(after, limit) as unknown as ReturnType<
+        LogReader['page']
+      >,
+    position: (groupId) => {
+      const row = statement('SELECT seq FROM positions WHERE group_id = ?').get(groupId);
+      return row ? integer(row.seq) : undefined;
+    },
+    savePositions: (positions) =>
+      inTransaction(db, () => {
+        for (const [groupId, seq] of positions) {
+          statement('INSERT INTO positions (group_id, seq) VALUES (?, ?) ON CONFLICT (group_id) DO UPDATE SET seq = excluded.seq').run(
+            groupId,
+            seq,
+          );
+        }
+      }),
+  };
+
+  /** Writes every append waiting at this turn of the event loop in one transaction: one sync for all of them. */
+  function commitPending(): void {
+    const batch = pending;
+    pending = [];
+    if (batch.length === 0) return;
+    let lastSeqs: number[];
+    try {
+      lastSeqs = inTransaction(db, () =>
+        batch.map(({ topic, records }) => {
+          let last = 0;
+          for (const { key, value } of records) {
+            last = Number(statement('INSERT INTO events (topic, key, value) VALUES (?, ?, ?)').run(topic, key, value).lastInsertRowid);
+          }
+          return last;
+        }),
+      );
+    } catch (error) {
+      for (const append of batch) append.failed(error);
+      return;
+    }
+    for (const subscription of subscriptions) subscription.notify();
+    batch.forEach((append, index) => append.done(lastSeqs[index] ?? 0));
+  }
+
+  function durablyAppended(topic: string, records: readonly OutgoingRecord[]): Promise<number> {
+    return new Promise((done, failed) => {
+      if (pending.length === 0) setImmediate(commitPending);
+      pending.push({ topic, records, done, failed });
+    });
+  }
+
+  /** Read-your-writes in one process: the caller answers only after the live projections saw its records. */
+  async function awaitDelivery(topic: string, lastSeq: number): Promise<void> {
+    const delivered = [...subscriptions].filter((s) => s.follows(topic)).map((s) => s.handled(lastSeq));
+    if (delivered.length === 0) return;
+    let timer: NodeJS.Timeout | undefined;
+    const timedOut = new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(true), deliveryTimeoutMs)));
+    try {
+      if (await Promise.race([Promise.all(delivered).then(() => false), timedOut])) {
+        log.warn({ topic, deliveryTimeoutMs }, 'subscribers have not handled appended records in time; answering anyway');
+      }
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  return {
+    async append(topic, records) {
+      if (closed) throw new Error('the event log is closed');
+      if (records.length === 0) return;
+      const lastSeq = await durablyAppended(topic, records);
+      // Inside a handler (a projector dead-lettering, say), waiting for delivery could wait on
+      // the very subscription that is running it, directly or through another one: durable is enough.
+      if (!isInsideHandler()) await awaitDelivery(topic, lastSeq);
+    },
+
+    subscribe(subscribeOptions) {
+      if (closed) return Promise.reject(new Error('the event log is closed'));
+      const subscription = new SqliteLogSubscription(reader, subscribeOptions, { log, positionFlushMs }, (s) => subscriptions.delete(s));
+      subscriptions.add(subscription);
+      return Promise.resolve(subscription);
+    },
+
+    async close() {
+      if (closed) return;
+      closed = true;
+      await Promise.all([...subscriptions].map((subscription) => subscription.close()));
+      // Appends already accepted are written before the connection closes.
+      if (pending.length > 0) commitPending();
+      db.close();
+    },
+  };
+}
+
+/** The log's tables: records in log order, and the committed position of each consumer group. */
+export function createLogTables(db: { exec(sql: string): void }): void {
+  db.exec(`CREATE TABLE IF NOT EXISTS events (
+    seq INTEGER PRIMARY KEY, topic TEXT NOT NULL, key TEXT NOT NULL, value TEXT NOT NULL
+  )`);
+  db.exec('CREATE TABLE IF NOT EXISTS positions (group_id TEXT PRIMARY KEY, seq INTEGER NOT NULL) WITHOUT ROWID');
+}

@@ -1,0 +1,156 @@
+import { ConsumerCore, type EventRecord, type SubscribeOptions, type Subscription } from '@rsd/ports';
+import type { EmbeddedLogger } from '../embedded-logger';
+
+export { isInsideHandler } from '@rsd/ports';
+
+/** A row of the log as the subscription reads it. */
+interface LogRow {
+  seq: number;
+  topic: string;
+  key: string;
+  value: string;
+}
+
+/** What a subscription needs of the log's database. */
+export interface LogReader {
+  /** The sequence number of the last record, 0 for an empty log. */
+  end(): number;
+  /** Up to `limit` records after `after`, in log order. */
+  page(after: number, limit: number): LogRow[];
+  /** The group's committed position, if it has one. */
+  position(groupId: string): number | undefined;
+  savePositions(positions: ReadonlyMap<string, number>): void;
+}
+
+/** Enough records per read to amortize the query, few enough to keep a page small in memory. */
+const PAGE_SIZE = 512;
+
+/**
+ * Reads the log from its own position in pages, handing the records of its topics to the consumer
+ * core one at a time. The position moves past a record only once its handler succeeded, and is
+ * made durable at most `positionFlushMs` later (and at close): after a crash the group replays
+ * those records, which the projections absorb (their writes are idempotent).
+ */
+export class SqliteLogSubscription implements Subscription {
+  private readonly core: ConsumerCore;
+  private readonly topics: ReadonlySet<string>;
+  /** The sequence number of the last record read past (handled, or of another topic). */
+  private cursor: number;
+  private committed: number | undefined;
+  private saved: number | undefined;
+  private flushTimer: NodeJS.Timeout | undefined;
+  private wakeUp: (() => void) | undefined;
+  private waiters: { seq: number; resolve: () => void }[] = [];
+  private readonly running: Promise<void>;
+
+  constructor(
+    private readonly reader: LogReader,
+    private readonly options: SubscribeOptions,
+    private readonly settings: { log: EmbeddedLogger; positionFlushMs: number },
+    private readonly onClose: (subscription: SqliteLogSubscription) => void,
+  ) {
+    this.core = new ConsumerCore({
+      groupId: options.groupId,
+      handle: (record) => options.handle(record),
+      commit: (record) => this.commit(record),
+      stop: () => this.stop(),
+      log: settings.log,
+    });
+    this.topics = new Set(options.topics);
+    const end = reader.end();
+    // Like a Kafka group: a committed position wins; `fromBeginning` only says where a new group starts.
+    const stored = options.ephemeral ? undefined : reader.position(options.groupId);
+    this.cursor = stored ?? (options.fromBeginning ? 0 : end);
+    this.saved = stored;
+    this.running = this.run(end);
+  }
+
+  get caughtUp(): Promise<void> {
+    return this.core.caughtUp;
+  }
+
+  /** An in-process log cannot be out of reach: the subscription is as fresh as the present. */
+  freshAsOf(): Date | undefined {
+    return new Date();
+  }
+
+  behindSince(): Date | undefined {
+    return undefined;
+  }
+
+  follows(topic: string): boolean {
+    return !this.core.closed && this.topics.has(topic);
+  }
+
+  /** The log calls this after a commit added records. */
+  notify(): void {
+    this.wakeUp?.();
+  }
+
+  /** Resolves once the record `seq` has been read past, or the subscription closed. */
+  handled(seq: number): Promise<void> {
+    if (this.core.closed || this.cursor >= seq) return Promise.resolve();
+    return new Promise((resolve) => this.waiters.push({ seq, resolve }));
+  }
+
+  close(): Promise<void> {
+    return this.core.close();
+  }
+
+  private commit(record: EventRecord): Promise<void> {
+    if (this.options.ephemeral) return Promise.resolve();
+    this.committed = Number(record.offset);
+    this.flushTimer ??= setTimeout(() => this.flushPosition(), this.settings.positionFlushMs);
+    return Promise.resolve();
+  }
+
+  private flushPosition(): void {
+    clearTimeout(this.flushTimer);
+    this.flushTimer = undefined;
+    if (this.committed === undefined || this.committed === this.saved) return;
+    try {
+      this.reader.savePositions(new Map([[this.options.groupId, this.committed]]));
+      this.saved = this.committed;
+    } catch (error) {
+      // Not fatal: the position is kept in memory and written with the next commit or at close.
+      this.settings.log.warn({ err: error, groupId: this.options.groupId }, 'could not save the subscription position');
+    }
+  }
+
+  private async stop(): Promise<void> {
+    this.wakeUp?.();
+    this.settleWaiters();
+    this.onClose(this);
+    await this.running;
+    this.flushPosition();
+  }
+
+  private async run(backlogEnd: number): Promise<void> {
+    while (!this.core.closed) {
+      const rows = this.reader.page(this.cursor, PAGE_SIZE);
+      if (rows.length === 0) {
+        if (this.cursor >= backlogEnd) this.core.reportCaughtUp();
+        await new Promise<void>((resolve) => (this.wakeUp = resolve));
+        this.wakeUp = undefined;
+        continue;
+      }
+      for (const row of rows) {
+        if (this.topics.has(row.topic)) {
+          const record: EventRecord = { topic: row.topic, partition: 0, offset: String(row.seq), key: row.key, value: row.value };
+          if (!(await this.core.deliver(record))) return;
+        }
+        this.cursor = row.seq;
+        this.settleWaiters();
+      }
+      if (this.cursor >= backlogEnd) this.core.reportCaughtUp();
+    }
+  }
+
+  private settleWaiters(): void {
+    if (this.waiters.length === 0) return;
+    const done = this.waiters.filter((waiter) => this.core.closed || waiter.seq <= this.cursor);
+    if (done.length === 0) return;
+    this.waiters = this.waiters.filter((waiter) => !done.includes(waiter));
+    for (const waiter of done) waiter.resolve();
+  }
+}

@@ -1,0 +1,101 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { DatabaseSync } from 'node:sqlite';
+import { latestScoreView, READ_VIEWS, scoreHistoryView } from '@rsd/domain';
+import { projectEvent } from '@rsd/ports';
+import { aCalculatedScore, describeViewStoreContract, scoreCalculated } from '@rsd/testkit';
+import { openSqliteViewStore } from './sqlite-view-store';
+
+async function aTempDir(): Promise<string> {
+  return mkdtemp(join(tmpdir(), 'rsd-views-'));
+}
+
+describeViewStoreContract('SQLite', async () => {
+  const dir = await aTempDir();
+  const store = openSqliteViewStore({ file: join(dir, 'rsd.sqlite'), namespace: 'views' });
+  return {
+    store,
+    cleanup: async () => {
+      await store.close();
+      await rm(dir, { recursive: true, force: true });
+    },
+  };
+});
+
+describe('SQLite view store', () => {
+  let dir: string;
+  let file: string;
+
+  beforeEach(async () => {
+    dir = await aTempDir();
+    file = join(dir, 'rsd.sqlite');
+  });
+
+  afterEach(async () => {
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  const days = ['2026-11-18', '2026-11-19', '2026-11-20'];
+  const project = async (store: ReturnType<typeof openSqliteViewStore>) => {
+    for (const [n, scoreDate] of days.entries()) {
+      await projectEvent(store, READ_VIEWS, scoreCalculated(aCalculatedScore('acme', scoreDate, { score: 60 + n })));
+    }
+  };
+
+  it('when the store is closed and opened again, then the documents are still there', async () => {
+    const first = openSqliteViewStore({ file, namespace: 'views' });
+    await project(first);
+    await first.close();
+
+    const reopened = openSqliteViewStore({ file, namespace: 'views' });
+
+    expect(await reopened.get(latestScoreView, 'acme')).toEqual(aCalculatedScore('acme', '2026-11-20', { score: 62 }));
+    const history = await reopened.list(scoreHistoryView, 'acme', { limit: 10 });
+    expect(history.map((entry) => entry.scoreDate)).toEqual([...days].reverse());
+    await reopened.close();
+  });
+
+  it('when two namespaces share the database, then their documents stay apart (a rebuild beside the live views)', async () => {
+    const live = openSqliteViewStore({ file, namespace: 'live' });
+    const rebuild = openSqliteViewStore({ file, namespace: 'rebuild' });
+    await project(live);
+
+    expect(await rebuild.get(latestScoreView, 'acme')).toBeUndefined();
+    expect(await rebuild.list(scoreHistoryView, 'acme', { limit: 10 })).toEqual([]);
+    await Promise.all([live.close(), rebuild.close()]);
+  });
+
+  it('when a document is read or a history page listed, then the query goes through the key or the partition index', async () => {
+    const store = openSqliteViewStore({ file, namespace: 'views' });
+    await project(store);
+    await store.close();
+    const db = new DatabaseSync(file);
+    try {
+      const table = `"view:views:${scoreHistoryView.name}"`;
+      const plan = (sql: string, ...params: (string | number | null)[]) =>
+        db
+          .prepare(`EXPLAIN QUERY PLAN ${sql}`)
+          .all(...params)
+          .map((row) => String(row.detail));
+
+      expect(plan(`SELECT state FROM ${table} WHERE key = ?`, 'k')).toEqual([
+        expect.stringMatching(/^SEARCH .* USING PRIMARY KEY \(key=\?\)/),
+      ]);
+      // The list statement as the store runs it, bounds and all.
+      const listed = plan(
+        `SELECT state FROM ${table} WHERE partition = ? AND sort_key >= ? AND (? IS NULL OR sort_key <= ?) AND (? IS NULL OR sort_key < ?) ORDER BY sort_key DESC LIMIT ?`,
+        'acme',
+        '',
+        null,
+        null,
+        null,
+        null,
+        10,
+      );
+      expect(listed).toEqual([expect.stringMatching(/^SEARCH .* USING INDEX .*by-partition.* \(partition=\? AND sort_key>\?\)/)]);
+    } finally {
+      db.close();
+    }
+  });
+});

@@ -1,0 +1,103 @@
+import type { DatabaseSync } from 'node:sqlite';
+import { isListed, type ListedView, type ViewDefinition } from '@rsd/domain';
+import type { ListRange, ViewStore } from '@rsd/ports';
+import { openDatabase, settled, statementCache, text } from './database';
+
+export interface SqliteViewStoreOptions {
+  file: string;
+  /** Views of different namespaces (READ_VIEWS_DB) live side by side: a rebuild writes a new one while the old one serves. */
+  namespace: string;
+}
+
+/**
+ * The embedded read views: one table per view, a document per key with its version, and for a
+ * listed view its partition and sort key under an index, so a history page is an index range.
+ * The version guard is one statement (upsert where newer), which is what keeps the views right
+ * under replays. Commits are `deferred`: the views are rebuilt from the log, and the projection's
+ * position is committed durably only after the views it covers (see sqlite-event-log.ts).
+ */
+export function openSqliteViewStore(options: SqliteViewStoreOptions): ViewStore {
+  const db = openDatabase(options.file, 'deferred');
+  const statement = statementCache(db);
+  const tables = new Map<string, string>();
+
+  /** The view's table, created on first use. */
+  function tableOf(view: ViewDefinition<unknown>): string {
+    let table = tables.get(view.name);
+    if (!table) {
+      table = createViewTable(db, `view:${options.namespace}:${view.name}`);
+      tables.set(view.name, table);
+    }
+    return table;
+  }
+
+  return {
+    get<S>(view: ViewDefinition<S>, key: string) {
+      return settled(() => {
+        const row = statement(`SELECT state FROM ${tableOf(view)} WHERE key = ?`).get(key);
+        return row ? (JSON.parse(text(row.state)) as S) : undefined;
+      });
+    },
+
+    put<S>(view: ViewDefinition<S>, key: string, state: S) {
+      return settled(() => {
+        const listed = isListed(view);
+        const { changes } = statement(
+          `INSERT INTO ${tableOf(view)} (key, version, partition, sort_key, state) VALUES (?, ?, ?, ?, ?)
+         ON CONFLICT (key) DO UPDATE SET version = excluded.version, partition = excluded.partition,
+           sort_key = excluded.sort_key, state = excluded.state
+         WHERE excluded.version > version`,
+        ).run(
+          key,
+          view.versionOf(state),
+          listed ? view.partitionOf(state) : null,
+          listed ? view.sortKeyOf(state) : null,
+          JSON.stringify(state),
+        );
+        return changes > 0;
+      });
+    },
+
+    list<S>(view: ListedView<S>, partition: string, range: ListRange) {
+      if (range.limit <= 0) return Promise.resolve([]);
+      return settled(() => {
+        // Absent bounds become bounds no sort key passes, so one prepared statement serves every range.
+        const rows = statement(
+          `SELECT state FROM ${tableOf(view)}
+         WHERE partition = ? AND sort_key >= ? AND (? IS NULL OR sort_key <= ?) AND (? IS NULL OR sort_key < ?)
+         ORDER BY sort_key DESC LIMIT ?`,
+        ).all(
+          partition,
+          range.atLeast ?? '',
+          range.atMost ?? null,
+          range.atMost ?? null,
+          range.below ?? null,
+          range.below ?? null,
+          range.limit,
+        );
+        return rows.map((row) => JSON.parse(text(row.state)) as S);
+      });
+    },
+
+    close() {
+      if (db.isOpen) db.close();
+      return Promise.resolve();
+    },
+  };
+}
+
+function createViewTable(db: DatabaseSync, name: string): string {
+  const table = quoteIdentifier(name);
+  db.exec(`CREATE TABLE IF NOT EXISTS ${table} (
+    key TEXT PRIMARY KEY, version TEXT NOT NULL, partition TEXT, sort_key TEXT, state TEXT NOT NULL
+  ) WITHOUT ROWID`);
+  db.exec(
+    `CREATE INDEX IF NOT EXISTS ${quoteIdentifier(`${name}:by-partition`)} ON ${table} (partition, sort_key) WHERE partition IS NOT NULL`,
+  );
+  return table;
+}
+
+/** A view or namespace name is configuration, not input; quoting still keeps any name from being read as SQL. */
+function quoteIdentifier(name: string): string {
+  return `"${name.replaceAll('"', '""')}"`;
+}
