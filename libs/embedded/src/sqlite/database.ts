@@ -1,33 +1,83 @@
 import { mkdirSync } from 'node:fs';
-import { dirname } from 'node:path';
+import { dirname, resolve } from 'node:path';
 import { DatabaseSync, type StatementSync } from 'node:sqlite';
 
 /**
- * How much a commit waits for the disk. `durable`: the write-ahead log is synced at every commit,
- * so an acknowledged write survives a crash of the machine (the event log, the authorization store).
- * `deferred`: synced at checkpoints only, which survives a crash of the process but may lose the
- * last commits to a power cut: for the read views, which are rebuilt from the log and whose
- * position is committed durably only after them (see sqlite-event-log.ts).
+ * The embedded database of one process: one connection, and one transaction per turn of the event
+ * loop. Every change made during a turn (appends, authorization changes, view writes, positions)
+ * joins that turn's transaction, which commits once, synced, when the turn ends (setImmediate):
+ * group commit for every writer at once. Because there is one connection and one order of
+ * commits, a consumer's position is never durable before the view writes it covers, and no writer
+ * in the process can ever wait for another's lock.
  */
-export type Durability = 'durable' | 'deferred';
+export interface EmbeddedDatabase {
+  /** Prepared once per SQL text, reused for every call. */
+  statement(sql: string): StatementSync;
+  /** Schema statements, run at once. */
+  exec(sql: string): void;
+  /**
+   * Makes `change` part of this turn's transaction, atomically (it is undone alone if it throws),
+   * and resolves with its result once the transaction is committed and synced.
+   */
+  write<T>(change: () => T): Promise<T>;
+  /**
+   * One statement in this turn's transaction without waiting for the commit, for what is rebuilt
+   * from the log anyway (the views, the positions): it is durable with the next commit, in order with
+   * everything else. A statement is atomic on its own, so it needs no savepoint.
+   */
+  writeSoon<T>(statement: () => T): T;
+  /** Called after every commit: what was written is now durable. */
+  onCommit(listener: () => void): void;
+  /** Releases this opener's use; the connection closes, after a last commit, when the last opener releases it. */
+  close(): void;
+}
 
-/** Another process (a rebuild, the CLI) may hold the write lock for a moment: wait rather than fail. */
+/** Another process (a rebuild) may hold the write lock for a moment: wait rather than fail. */
 const BUSY_TIMEOUT_MS = 5_000;
 
-/**
- * Opens the embedded database file, one connection per adapter. Every connection runs in WAL mode,
- * where readers never wait for the writer and one fsync per commit suffices. node:sqlite is
- * synchronous, so a transaction in this process never interleaves with another: the adapters
- * never await inside one.
- */
-export function openDatabase(file: string, durability: Durability): DatabaseSync {
+interface Shared {
+  database: EmbeddedDatabase;
+  openers: number;
+  shutDown(): void;
+}
+
+/** One connection per file in this process: two would take each other's locks within a turn. */
+const open = new Map<string, Shared>();
+
+export function openEmbeddedDatabase(file: string): EmbeddedDatabase {
+  const path = resolve(file);
+  let shared = open.get(path);
+  if (!shared) {
+    shared = connect(path, () => open.delete(path));
+    open.set(path, shared);
+  }
+  shared.openers += 1;
+  const opened = shared;
+  let released = false;
+  return {
+    ...opened.database,
+    close: () => {
+      if (released) return;
+      released = true;
+      opened.openers -= 1;
+      if (opened.openers === 0) opened.shutDown();
+    },
+  };
+}
+
+/** Opens a connection with the project's settings: for the importer, which runs before the shared one. */
+export function connectRaw(file: string): DatabaseSync {
   mkdirSync(dirname(file), { recursive: true, mode: 0o700 });
   const db = new DatabaseSync(file, { timeout: BUSY_TIMEOUT_MS });
   try {
+    // WAL: readers never wait for the writer, and a commit is one sequential write and one sync.
     db.exec('PRAGMA journal_mode = WAL');
-    db.exec(`PRAGMA synchronous = ${durability === 'durable' ? 'FULL' : 'NORMAL'}`);
-    // Views and the log are read far more than written; a larger page cache keeps hot pages in memory (64 MiB).
+    // FULL: the write-ahead log is synced at every commit, so an acknowledged write survives a power cut.
+    db.exec('PRAGMA synchronous = FULL');
+    // 64 MiB of page cache: the hot pages of the views and the log stay in memory.
     db.exec('PRAGMA cache_size = -65536');
+    // The savepoints of a turn's changes keep their undo records in memory rather than in temp files.
+    db.exec('PRAGMA temp_store = MEMORY');
   } catch (error) {
     db.close();
     throw error;
@@ -35,30 +85,110 @@ export function openDatabase(file: string, durability: Durability): DatabaseSync
   return db;
 }
 
-/** Runs `work` in one transaction: all of it is written, or none of it. */
-export function inTransaction<T>(db: DatabaseSync, work: () => T): T {
-  db.exec('BEGIN IMMEDIATE');
-  try {
-    const result = work();
-    db.exec('COMMIT');
-    return result;
-  } catch (error) {
-    if (db.isTransaction) db.exec('ROLLBACK');
-    throw error;
+function connect(path: string, forget: () => void): Shared {
+  const db = connectRaw(path);
+  const statements = new Map<string, StatementSync>();
+  const listeners: (() => void)[] = [];
+  let waiting: { done(): void; failed(error: unknown): void }[] = [];
+  let inTurn = false;
+  let broken: Error | undefined;
+  let savepoints = 0;
+
+  function statement(sql: string): StatementSync {
+    let prepared = statements.get(sql);
+    if (!prepared) {
+      prepared = db.prepare(sql);
+      statements.set(sql, prepared);
+    }
+    return prepared;
   }
+
+  function commitTurn(): void {
+    if (!inTurn) return;
+    inTurn = false;
+    const settled = waiting;
+    waiting = [];
+    try {
+      db.exec('COMMIT');
+    } catch (error) {
+      // What the disk refused is gone, and some of it (a view write) was already reported as done:
+      // refuse every write from now on, so nothing can be stacked on top; a restart replays the log.
+      broken = new Error('the embedded database could not commit and refuses writes until the process restarts', { cause: error });
+      if (db.isTransaction) db.exec('ROLLBACK');
+      for (const waiter of settled) waiter.failed(broken);
+      return;
+    }
+    for (const waiter of settled) waiter.done();
+    for (const listener of listeners) listener();
+  }
+
+  /** Opens this turn's transaction if none is open: it commits when the turn ends. */
+  function joinTurn(): void {
+    if (!db.isOpen) throw new Error('the embedded database is closed');
+    if (broken) throw broken;
+    if (inTurn) return;
+    db.exec('BEGIN IMMEDIATE');
+    inTurn = true;
+    setImmediate(commitTurn);
+  }
+
+  /** A change of several statements, undone alone (a savepoint) if it throws. */
+  function change<T>(work: () => T): T {
+    joinTurn();
+    const name = `change${savepoints++}`;
+    db.exec(`SAVEPOINT ${name}`);
+    try {
+      const result = work();
+      db.exec(`RELEASE ${name}`);
+      return result;
+    } catch (error) {
+      db.exec(`ROLLBACK TO ${name}`);
+      db.exec(`RELEASE ${name}`);
+      throw error;
+    } finally {
+      savepoints -= 1;
+    }
+  }
+
+  const database: EmbeddedDatabase = {
+    statement,
+    exec: (sql) => db.exec(sql),
+    write: (work) =>
+      new Promise((done, failed) => {
+        let result: ReturnType<typeof work>;
+        try {
+          result = change(work);
+        } catch (error) {
+          failed(error instanceof Error ? error : new Error(String(error)));
+          return;
+        }
+        waiting.push({ done: () => done(result), failed });
+      }),
+    writeSoon: (statement) => {
+      joinTurn();
+      return statement();
+    },
+    onCommit: (listener) => listeners.push(listener),
+    close: () => undefined,
+  };
+  return {
+    database,
+    openers: 0,
+    shutDown: () => {
+      commitTurn();
+      forget();
+      if (db.isOpen) db.close();
+    },
+  };
 }
 
-/** Prepared statements by SQL text: prepared once per connection, reused for every call. */
-export function statementCache(db: DatabaseSync): (sql: string) => StatementSync {
-  const statements = new Map<string, StatementSync>();
-  return (sql) => {
-    let statement = statements.get(sql);
-    if (!statement) {
-      statement = db.prepare(sql);
-      statements.set(sql, statement);
-    }
-    return statement;
-  };
+/** node:sqlite is synchronous: its errors become the promise's, like any other store's. */
+export function settled<T>(work: () => T): Promise<T> {
+  try {
+    return Promise.resolve(work());
+  } catch (error) {
+    return Promise.reject(error instanceof Error ? error : new Error(String(error)));
+  }
 }
 
 /** Rows come back as records of SQL values; the schema says what each column holds. */
@@ -70,13 +200,4 @@ export function text(value: unknown): string {
 export function integer(value: unknown): number {
   if (typeof value !== 'number') throw new Error(`expected an integer column, got ${typeof value}`);
   return value;
-}
-
-/** node:sqlite is synchronous: its errors become the promise's, like any other store's. */
-export function settled<T>(work: () => T): Promise<T> {
-  try {
-    return Promise.resolve(work());
-  } catch (error) {
-    return Promise.reject(error instanceof Error ? error : new Error(String(error)));
-  }
 }

@@ -6,7 +6,7 @@ import type { StoredAuthorization } from '@rsd/domain';
 import type { OutboxEntry } from '@rsd/ports';
 import type { EmbeddedLogger } from '../embedded-logger';
 import { parseLine } from '../earlier-layout';
-import { integer, openDatabase } from './database';
+import { connectRaw, integer } from './database';
 import { addToOutbox, columnsOf, createAuthorizationTables } from './sqlite-authorization-store';
 import { createLogTables } from './sqlite-event-log';
 
@@ -33,7 +33,7 @@ export async function importEarlierData({ dataDir, file, log }: ImportOptions): 
   const authorizationsFile = join(dataDir, EARLIER_AUTHORIZATIONS);
   if (!(await exists(eventLogFile)) && !(await exists(authorizationsFile))) return;
 
-  const db = openDatabase(file, 'durable');
+  const db = connectRaw(file);
   try {
     createLogTables(db);
     createAuthorizationTables(db);
@@ -116,7 +116,7 @@ async function importAuthorizations(db: DatabaseSync, file: string): Promise<num
   );
   for (const { record, outbox } of document.authorizations) {
     insert.run(...columnsOf(record));
-    addToOutbox(db, record.clientId, outbox);
+    addToOutbox((sql) => db.prepare(sql), record.clientId, outbox);
   }
   return document.authorizations.length;
 }

@@ -1,7 +1,7 @@
-import type { DatabaseSync } from 'node:sqlite';
+import type { StatementSync } from 'node:sqlite';
 import type { StoredAuthorization } from '@rsd/domain';
 import type { AuthorizationStore, OutboxEntry, PendingOutbox } from '@rsd/ports';
-import { inTransaction, openDatabase, settled as run, statementCache, text } from './database';
+import { openEmbeddedDatabase, settled as run, text } from './database';
 
 /** The store's reads, named so that a test can check that each one goes through an index. */
 export const QUERIES = {
@@ -20,45 +20,41 @@ export const QUERIES = {
  * partial index of the records still active with an `expiresAt`, so neither reads the whole store.
  */
 export function openSqliteAuthorizationStore(options: { file: string }): AuthorizationStore {
-  const db = openDatabase(options.file, 'durable');
+  const db = openEmbeddedDatabase(options.file);
   createAuthorizationTables(db);
-  const statement = statementCache(db);
+  const statement = (sql: string) => db.statement(sql);
   let closed = false;
 
-  function open(): void {
-    if (closed) throw new Error('the authorization store is closed');
+  /** Each change joins the turn's transaction and resolves once it is durable. */
+  function write<T>(change: () => T): Promise<T> {
+    if (closed) return Promise.reject(new Error('the authorization store is closed'));
+    return db.write(change);
   }
 
   const records = (rows: Record<string, unknown>[]) => rows.map((row) => JSON.parse(text(row.record)) as StoredAuthorization);
 
   return {
     create(record, outbox) {
-      return run(() => {
-        open();
-        inTransaction(db, () => {
-          const { changes } = statement(
-            `INSERT INTO authorizations (client_id, organization_id, created_at, revision, expires_ms, ended, record)
+      return write(() => {
+        const { changes } = statement(
+          `INSERT INTO authorizations (client_id, organization_id, created_at, revision, expires_ms, ended, record)
              VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (client_id) DO NOTHING`,
-          ).run(...columnsOf(record));
-          if (changes === 0) throw new Error(`authorization ${record.clientId} already exists`);
-          addToOutbox(db, record.clientId, outbox);
-        });
+        ).run(...columnsOf(record));
+        if (changes === 0) throw new Error(`authorization ${record.clientId} already exists`);
+        addToOutbox(statement, record.clientId, outbox);
       });
     },
 
     update(record, expectedRevision, outbox) {
-      return run(() => {
-        open();
-        return inTransaction(db, () => {
-          const [clientId, organizationId, createdAt, revision, expiresMs, ended, json] = columnsOf(record);
-          const { changes } = statement(
-            `UPDATE authorizations SET organization_id = ?, created_at = ?, revision = ?, expires_ms = ?, ended = ?, record = ?
+      return write(() => {
+        const [clientId, organizationId, createdAt, revision, expiresMs, ended, json] = columnsOf(record);
+        const { changes } = statement(
+          `UPDATE authorizations SET organization_id = ?, created_at = ?, revision = ?, expires_ms = ?, ended = ?, record = ?
              WHERE client_id = ? AND revision = ?`,
-          ).run(organizationId, createdAt, revision, expiresMs, ended, json, clientId, expectedRevision);
-          if (changes === 0) return false;
-          addToOutbox(db, record.clientId, outbox);
-          return true;
-        });
+        ).run(organizationId, createdAt, revision, expiresMs, ended, json, clientId, expectedRevision);
+        if (changes === 0) return false;
+        addToOutbox(statement, record.clientId, outbox);
+        return true;
       });
     },
 
@@ -92,24 +88,21 @@ export function openSqliteAuthorizationStore(options: { file: string }): Authori
     },
 
     markPublished(clientId, entryIds) {
-      return run(() => {
-        open();
-        inTransaction(db, () => {
-          for (const id of entryIds) statement('DELETE FROM outbox WHERE client_id = ? AND id = ?').run(clientId, id);
-        });
+      return write(() => {
+        for (const id of entryIds) statement('DELETE FROM outbox WHERE client_id = ? AND id = ?').run(clientId, id);
       });
     },
 
     close() {
+      if (!closed) db.close();
       closed = true;
-      if (db.isOpen) db.close();
       return Promise.resolve();
     },
   };
 }
 
 /** The tables, also used by the importer of a data directory written by an earlier version. */
-export function createAuthorizationTables(db: DatabaseSync): void {
+export function createAuthorizationTables(db: { exec(sql: string): void }): void {
   db.exec(`CREATE TABLE IF NOT EXISTS authorizations (
     client_id TEXT PRIMARY KEY, organization_id TEXT NOT NULL, created_at TEXT NOT NULL, revision INTEGER NOT NULL,
     expires_ms INTEGER, ended INTEGER NOT NULL, record TEXT NOT NULL
@@ -136,8 +129,8 @@ export function columnsOf(record: StoredAuthorization): [string, string, string,
   ];
 }
 
-export function addToOutbox(db: DatabaseSync, clientId: string, entries: readonly OutboxEntry[]): void {
+export function addToOutbox(statement: (sql: string) => StatementSync, clientId: string, entries: readonly OutboxEntry[]): void {
   if (entries.length === 0) return;
-  const insert = db.prepare('INSERT INTO outbox (client_id, id, topic, key, value) VALUES (?, ?, ?, ?, ?)');
+  const insert = statement('INSERT INTO outbox (client_id, id, topic, key, value) VALUES (?, ?, ?, ?, ?)');
   for (const entry of entries) insert.run(clientId, entry.id, entry.topic, entry.key, entry.value);
 }

@@ -1,6 +1,6 @@
 import type { EventLog, OutgoingRecord } from '@rsd/ports';
 import { silentLogger, type EmbeddedLogger } from '../embedded-logger';
-import { inTransaction, integer, openDatabase, statementCache } from './database';
+import { integer, openEmbeddedDatabase } from './database';
 import { isInsideHandler, SqliteLogSubscription, type LogReader } from './sqlite-log-subscription';
 
 export interface SqliteEventLogOptions {
@@ -15,83 +15,67 @@ export interface SqliteEventLogOptions {
 const DEFAULT_DELIVERY_TIMEOUT_MS = 10_000;
 const DEFAULT_POSITION_FLUSH_MS = 250;
 
-interface PendingAppend {
-  topic: string;
-  records: readonly OutgoingRecord[];
-  done(lastSeq: number): void;
-  failed(error: unknown): void;
-}
-
 /**
  * The embedded event log: one table in the embedded database, a row per record in log order. Every
  * topic has a single partition (0) and a record's offset is its sequence number in the whole log,
  * so offsets grow within a topic, with gaps where other topics' records sit.
  *
- * Appends made while a commit is being prepared join it (group commit: one sync for every request
- * in flight). Subscriptions read from their own position, so a start reads only what was appended
- * since its group's last committed position instead of replaying the log; positions of non-ephemeral
- * groups are kept in the same database.
+ * Appends join the database's transaction of the current turn of the event loop (group commit: one
+ * sync for every request in flight; see database.ts). Subscriptions read from their own position, so
+ * a start reads only what was appended since its group's last committed position instead of
+ * replaying the log; positions of non-ephemeral groups are kept in the same database, written in
+ * order after the view writes they cover.
  */
 export function openSqliteEventLog(options: SqliteEventLogOptions): EventLog {
   const log = options.log ?? silentLogger;
   const deliveryTimeoutMs = options.deliveryTimeoutMs ?? DEFAULT_DELIVERY_TIMEOUT_MS;
   const positionFlushMs = options.positionFlushMs ?? DEFAULT_POSITION_FLUSH_MS;
-  const db = openDatabase(options.file, 'durable');
+  const db = openEmbeddedDatabase(options.file);
   createLogTables(db);
-  const statement = statementCache(db);
+  const statement = (sql: string) => db.statement(sql);
   const subscriptions = new Set<SqliteLogSubscription>();
-  let pending: PendingAppend[] = [];
+  // Subscriptions read only committed records: the turn's transaction may still hold newer ones.
+  let committedEnd = integer(statement('SELECT COALESCE(MAX(seq), 0) AS seq FROM events').get()?.seq);
+  let writtenEnd = committedEnd;
   let closed = false;
 
+  db.onCommit(() => {
+    if (writtenEnd === committedEnd) return;
+    committedEnd = writtenEnd;
+    for (const subscription of subscriptions) subscription.notify();
+  });
+
   const reader: LogReader = {
-    end: () => integer(statement('SELECT COALESCE(MAX(seq), 0) AS seq FROM events').get()?.seq),
+    end: () => committedEnd,
     page: (after, limit) =>
-      statement('SELECT seq, topic, key, value FROM events WHERE seq > ? ORDER BY seq LIMIT ?').all(after, limit) as unknown as ReturnType<
-        LogReader['page']
-      >,
+      statement('SELECT seq, topic, key, value FROM events WHERE seq > ? AND seq <= ? ORDER BY seq LIMIT ?').all(
+        after,
+        committedEnd,
+        limit,
+      ) as unknown as ReturnType<LogReader['page']>,
     position: (groupId) => {
       const row = statement('SELECT seq FROM positions WHERE group_id = ?').get(groupId);
       return row ? integer(row.seq) : undefined;
     },
-    savePositions: (positions) =>
-      inTransaction(db, () => {
-        for (const [groupId, seq] of positions) {
-          statement('INSERT INTO positions (group_id, seq) VALUES (?, ?) ON CONFLICT (group_id) DO UPDATE SET seq = excluded.seq').run(
-            groupId,
-            seq,
-          );
-        }
-      }),
+    savePosition: (groupId, seq) => {
+      db.writeSoon(() =>
+        statement('INSERT INTO positions (group_id, seq) VALUES (?, ?) ON CONFLICT (group_id) DO UPDATE SET seq = excluded.seq').run(
+          groupId,
+          seq,
+        ),
+      );
+    },
   };
 
-  /** Writes every append waiting at this turn of the event loop in one transaction: one sync for all of them. */
-  function commitPending(): void {
-    const batch = pending;
-    pending = [];
-    if (batch.length === 0) return;
-    let lastSeqs: number[];
-    try {
-      lastSeqs = inTransaction(db, () =>
-        batch.map(({ topic, records }) => {
-          let last = 0;
-          for (const { key, value } of records) {
-            last = Number(statement('INSERT INTO events (topic, key, value) VALUES (?, ?, ?)').run(topic, key, value).lastInsertRowid);
-          }
-          return last;
-        }),
-      );
-    } catch (error) {
-      for (const append of batch) append.failed(error);
-      return;
-    }
-    for (const subscription of subscriptions) subscription.notify();
-    batch.forEach((append, index) => append.done(lastSeqs[index] ?? 0));
-  }
-
+  /** Joins this turn's transaction (group commit: one sync for every append in flight); resolves once it is durable. */
   function durablyAppended(topic: string, records: readonly OutgoingRecord[]): Promise<number> {
-    return new Promise((done, failed) => {
-      if (pending.length === 0) setImmediate(commitPending);
-      pending.push({ topic, records, done, failed });
+    return db.write(() => {
+      let last = 0;
+      for (const { key, value } of records) {
+        last = Number(statement('INSERT INTO events (topic, key, value) VALUES (?, ?, ?)').run(topic, key, value).lastInsertRowid);
+      }
+      writtenEnd = Math.max(writtenEnd, last);
+      return last;
     });
   }
 
@@ -131,8 +115,6 @@ export function openSqliteEventLog(options: SqliteEventLogOptions): EventLog {
       if (closed) return;
       closed = true;
       await Promise.all([...subscriptions].map((subscription) => subscription.close()));
-      // Appends already accepted are written before the connection closes.
-      if (pending.length > 0) commitPending();
       db.close();
     },
   };

@@ -19,7 +19,8 @@ export interface LogReader {
   page(after: number, limit: number): LogRow[];
   /** The group's committed position, if it has one. */
   position(groupId: string): number | undefined;
-  savePositions(positions: ReadonlyMap<string, number>): void;
+  /** Joins the next commit, after every write the group's handlers made before it. */
+  savePosition(groupId: string, seq: number): void;
 }
 
 /** Enough records per read to amortize the query, few enough to keep a page small in memory. */
@@ -28,8 +29,9 @@ const PAGE_SIZE = 512;
 /**
  * Reads the log from its own position in pages, handing the records of its topics to the consumer
  * core one at a time. The position moves past a record only once its handler succeeded, and is
- * made durable at most `positionFlushMs` later (and at close): after a crash the group replays
- * those records, which the projections absorb (their writes are idempotent).
+ * written at most `positionFlushMs` later (and at close), in a commit at or after the one of the
+ * handler's writes: after a crash the group replays at most those records, which the projections
+ * absorb (their writes are idempotent).
  */
 export class SqliteLogSubscription implements Subscription {
   private readonly core: ConsumerCore;
@@ -109,7 +111,7 @@ export class SqliteLogSubscription implements Subscription {
     this.flushTimer = undefined;
     if (this.committed === undefined || this.committed === this.saved) return;
     try {
-      this.reader.savePositions(new Map([[this.options.groupId, this.committed]]));
+      this.reader.savePosition(this.options.groupId, this.committed);
       this.saved = this.committed;
     } catch (error) {
       // Not fatal: the position is kept in memory and written with the next commit or at close.

@@ -5,7 +5,7 @@ import { DatabaseSync } from 'node:sqlite';
 import { latestScoreView, READ_VIEWS, scoreHistoryView } from '@rsd/domain';
 import { projectEvent } from '@rsd/ports';
 import { aCalculatedScore, describeViewStoreContract, scoreCalculated } from '@rsd/testkit';
-import { openSqliteViewStore } from './sqlite-view-store';
+import { openSqliteViewStore, viewStatementsSql } from './sqlite-view-store';
 
 async function aTempDir(): Promise<string> {
   return mkdtemp(join(tmpdir(), 'rsd-views-'));
@@ -73,26 +73,15 @@ describe('SQLite view store', () => {
     const db = new DatabaseSync(file);
     try {
       const table = `"view:views:${scoreHistoryView.name}"`;
-      const plan = (sql: string, ...params: (string | number | null)[]) =>
+      const plan = (query: string, ...params: (string | number | null)[]) =>
         db
-          .prepare(`EXPLAIN QUERY PLAN ${sql}`)
+          .prepare(`EXPLAIN QUERY PLAN ${query}`)
           .all(...params)
           .map((row) => String(row.detail));
 
-      expect(plan(`SELECT state FROM ${table} WHERE key = ?`, 'k')).toEqual([
-        expect.stringMatching(/^SEARCH .* USING PRIMARY KEY \(key=\?\)/),
-      ]);
-      // The list statement as the store runs it, bounds and all.
-      const listed = plan(
-        `SELECT state FROM ${table} WHERE partition = ? AND sort_key >= ? AND (? IS NULL OR sort_key <= ?) AND (? IS NULL OR sort_key < ?) ORDER BY sort_key DESC LIMIT ?`,
-        'acme',
-        '',
-        null,
-        null,
-        null,
-        null,
-        10,
-      );
+      const sql = viewStatementsSql(table);
+      expect(plan(sql.get, 'k')).toEqual([expect.stringMatching(/^SEARCH .* USING PRIMARY KEY \(key=\?\)/)]);
+      const listed = plan(sql.list, 'acme', '', null, null, null, null, 10);
       expect(listed).toEqual([expect.stringMatching(/^SEARCH .* USING INDEX .*by-partition.* \(partition=\? AND sort_key>\?\)/)]);
     } finally {
       db.close();

@@ -1,7 +1,7 @@
-import type { DatabaseSync } from 'node:sqlite';
+import type { StatementSync } from 'node:sqlite';
 import { isListed, type ListedView, type ViewDefinition } from '@rsd/domain';
 import type { ListRange, ViewStore } from '@rsd/ports';
-import { openDatabase, settled, statementCache, text } from './database';
+import { openEmbeddedDatabase, settled, text, type EmbeddedDatabase } from './database';
 
 export interface SqliteViewStoreOptions {
   file: string;
@@ -13,28 +13,27 @@ export interface SqliteViewStoreOptions {
  * The embedded read views: one table per view, a document per key with its version, and for a
  * listed view its partition and sort key under an index, so a history page is an index range.
  * The version guard is one statement (upsert where newer), which is what keeps the views right
- * under replays. Commits are `deferred`: the views are rebuilt from the log, and the projection's
- * position is committed durably only after the views it covers (see sqlite-event-log.ts).
+ * under replays. A write does not wait for its commit: the views are rebuilt from the log, and the
+ * projection's position joins a commit at or after the one of the writes it covers (database.ts).
  */
 export function openSqliteViewStore(options: SqliteViewStoreOptions): ViewStore {
-  const db = openDatabase(options.file, 'deferred');
-  const statement = statementCache(db);
-  const tables = new Map<string, string>();
+  const db = openEmbeddedDatabase(options.file);
+  const tables = new Map<string, ViewStatements>();
 
-  /** The view's table, created on first use. */
-  function tableOf(view: ViewDefinition<unknown>): string {
-    let table = tables.get(view.name);
-    if (!table) {
-      table = createViewTable(db, `view:${options.namespace}:${view.name}`);
-      tables.set(view.name, table);
+  /** The view's statements, its table created on first use. */
+  function statementsOf(view: ViewDefinition<unknown>): ViewStatements {
+    let statements = tables.get(view.name);
+    if (!statements) {
+      statements = viewStatements(db, createViewTable(db, `view:${options.namespace}:${view.name}`));
+      tables.set(view.name, statements);
     }
-    return table;
+    return statements;
   }
 
   return {
     get<S>(view: ViewDefinition<S>, key: string) {
       return settled(() => {
-        const row = statement(`SELECT state FROM ${tableOf(view)} WHERE key = ?`).get(key);
+        const row = statementsOf(view).get.get(key);
         return row ? (JSON.parse(text(row.state)) as S) : undefined;
       });
     },
@@ -42,17 +41,15 @@ export function openSqliteViewStore(options: SqliteViewStoreOptions): ViewStore 
     put<S>(view: ViewDefinition<S>, key: string, state: S) {
       return settled(() => {
         const listed = isListed(view);
-        const { changes } = statement(
-          `INSERT INTO ${tableOf(view)} (key, version, partition, sort_key, state) VALUES (?, ?, ?, ?, ?)
-         ON CONFLICT (key) DO UPDATE SET version = excluded.version, partition = excluded.partition,
-           sort_key = excluded.sort_key, state = excluded.state
-         WHERE excluded.version > version`,
-        ).run(
-          key,
-          view.versionOf(state),
-          listed ? view.partitionOf(state) : null,
-          listed ? view.sortKeyOf(state) : null,
-          JSON.stringify(state),
+        const put = statementsOf(view).put;
+        const { changes } = db.writeSoon(() =>
+          put.run(
+            key,
+            view.versionOf(state),
+            listed ? view.partitionOf(state) : null,
+            listed ? view.sortKeyOf(state) : null,
+            JSON.stringify(state),
+          ),
         );
         return changes > 0;
       });
@@ -62,11 +59,7 @@ export function openSqliteViewStore(options: SqliteViewStoreOptions): ViewStore 
       if (range.limit <= 0) return Promise.resolve([]);
       return settled(() => {
         // Absent bounds become bounds no sort key passes, so one prepared statement serves every range.
-        const rows = statement(
-          `SELECT state FROM ${tableOf(view)}
-         WHERE partition = ? AND sort_key >= ? AND (? IS NULL OR sort_key <= ?) AND (? IS NULL OR sort_key < ?)
-         ORDER BY sort_key DESC LIMIT ?`,
-        ).all(
+        const rows = statementsOf(view).list.all(
           partition,
           range.atLeast ?? '',
           range.atMost ?? null,
@@ -80,13 +73,39 @@ export function openSqliteViewStore(options: SqliteViewStoreOptions): ViewStore 
     },
 
     close() {
-      if (db.isOpen) db.close();
+      db.close();
       return Promise.resolve();
     },
   };
 }
 
-function createViewTable(db: DatabaseSync, name: string): string {
+interface ViewStatements {
+  get: StatementSync;
+  put: StatementSync;
+  list: StatementSync;
+}
+
+/** The statements of one view's table; exported so a test can read their query plans. */
+export function viewStatementsSql(table: string): Record<keyof ViewStatements, string> {
+  return {
+    get: `SELECT state FROM ${table} WHERE key = ?`,
+    put: `INSERT INTO ${table} (key, version, partition, sort_key, state) VALUES (?, ?, ?, ?, ?)
+      ON CONFLICT (key) DO UPDATE SET version = excluded.version, partition = excluded.partition,
+        sort_key = excluded.sort_key, state = excluded.state
+      WHERE excluded.version > version`,
+    list: `SELECT state FROM ${table}
+      WHERE partition = ? AND sort_key >= ? AND (? IS NULL OR sort_key <= ?) AND (? IS NULL OR sort_key < ?)
+      ORDER BY sort_key DESC LIMIT ?`,
+  };
+}
+
+function viewStatements(db: EmbeddedDatabase, table: string): ViewStatements {
+  const sql = viewStatementsSql(table);
+  return { get: db.statement(sql.get), put: db.statement(sql.put), list: db.statement(sql.list) };
+}
+
+/** Creates the view's table and index if missing; returns the table's quoted name. */
+export function createViewTable(db: Pick<EmbeddedDatabase, 'exec'>, name: string): string {
   const table = quoteIdentifier(name);
   db.exec(`CREATE TABLE IF NOT EXISTS ${table} (
     key TEXT PRIMARY KEY, version TEXT NOT NULL, partition TEXT, sort_key TEXT, state TEXT NOT NULL
