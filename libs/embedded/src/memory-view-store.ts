@@ -120,11 +120,11 @@ function removeFrom(listing: Listing, key: string, sortKey: string): void {
   }
 }
 
-function deepFrozenCopy<T>(value: T): T {
+export function deepFrozenCopy<T>(value: T): T {
   return deepFreeze(structuredClone(value));
 }
 
-function deepFreeze<T>(value: T): T {
+export function deepFreeze<T>(value: T): T {
   if (typeof value === 'object' && value !== null) {
     for (const nested of Object.values(value)) deepFreeze(nested);
     Object.freeze(value);

@@ -11,17 +11,22 @@ async function aTempDir(): Promise<string> {
   return mkdtemp(join(tmpdir(), 'rsd-views-'));
 }
 
-describeViewStoreContract('SQLite', async () => {
-  const dir = await aTempDir();
-  const store = openSqliteViewStore({ file: join(dir, 'rsd.sqlite'), namespace: 'views' });
-  return {
-    store,
-    cleanup: async () => {
-      await store.close();
-      await rm(dir, { recursive: true, force: true });
-    },
-  };
-});
+for (const [name, cacheEntries] of [
+  ['SQLite', undefined],
+  ['SQLite, a cache of one document (every other read from the table)', 1],
+] as const) {
+  describeViewStoreContract(name, async () => {
+    const dir = await aTempDir();
+    const store = openSqliteViewStore({ file: join(dir, 'rsd.sqlite'), namespace: 'views', cacheEntries });
+    return {
+      store,
+      cleanup: async () => {
+        await store.close();
+        await rm(dir, { recursive: true, force: true });
+      },
+    };
+  });
+}
 
 describe('SQLite view store', () => {
   let dir: string;

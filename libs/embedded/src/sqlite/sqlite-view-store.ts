@@ -1,24 +1,32 @@
 import type { StatementSync } from 'node:sqlite';
 import { isListed, type ListedView, type ViewDefinition } from '@rsd/domain';
 import type { ListRange, ViewStore } from '@rsd/ports';
+import { deepFreeze, deepFrozenCopy } from '../memory-view-store';
 import { openEmbeddedDatabase, settled, text, type EmbeddedDatabase } from './database';
 
 export interface SqliteViewStoreOptions {
   file: string;
   /** Views of different namespaces (READ_VIEWS_DB) live side by side: a rebuild writes a new one while the old one serves. */
   namespace: string;
+  /** Documents kept parsed in memory, most recently used first (default 10,000). */
+  cacheEntries?: number;
 }
+
+const DEFAULT_CACHE_ENTRIES = 10_000;
 
 /**
  * The embedded read views: one table per view, a document per key with its version, and for a
  * listed view its partition and sort key under an index, so a history page is an index range.
  * The version guard is one statement (upsert where newer), which is what keeps the views right
- * under replays. A write does not wait for its commit: the views are rebuilt from the log, and the
+ * under replays. The documents read most recently are kept parsed and frozen in memory, which the
+ * store can do because it is the only writer of its namespace (one process per data directory; a
+ * rebuild writes a namespace of its own): a write replaces its cached document. A write does not wait for its commit: the views are rebuilt from the log, and the
  * projection's position joins a commit at or after the one of the writes it covers (database.ts).
  */
 export function openSqliteViewStore(options: SqliteViewStoreOptions): ViewStore {
   const db = openEmbeddedDatabase(options.file);
   const tables = new Map<string, ViewStatements>();
+  const cache = recentlyUsed(options.cacheEntries ?? DEFAULT_CACHE_ENTRIES);
 
   /** The view's statements, its table created on first use. */
   function statementsOf(view: ViewDefinition<unknown>): ViewStatements {
@@ -33,8 +41,12 @@ export function openSqliteViewStore(options: SqliteViewStoreOptions): ViewStore 
   return {
     get<S>(view: ViewDefinition<S>, key: string) {
       return settled(() => {
+        const cacheKey = `${view.name}\u0000${key}`;
+        if (cache.has(cacheKey)) return cache.get(cacheKey) as S | undefined;
         const row = statementsOf(view).get.get(key);
-        return row ? (JSON.parse(text(row.state)) as S) : undefined;
+        const state = row ? deepFreeze(JSON.parse(text(row.state)) as S) : undefined;
+        cache.set(cacheKey, state);
+        return state;
       });
     },
 
@@ -51,6 +63,9 @@ export function openSqliteViewStore(options: SqliteViewStoreOptions): ViewStore 
             JSON.stringify(state),
           ),
         );
+        // A refused write means the stored document is newer than this one: read it again next time.
+        if (changes > 0) cache.set(`${view.name}\u0000${key}`, deepFrozenCopy(state));
+        else cache.delete(`${view.name}\u0000${key}`);
         return changes > 0;
       });
     },
@@ -119,4 +134,25 @@ export function createViewTable(db: Pick<EmbeddedDatabase, 'exec'>, name: string
 /** A view or namespace name is configuration, not input; quoting still keeps any name from being read as SQL. */
 function quoteIdentifier(name: string): string {
   return `"${name.replaceAll('"', '""')}"`;
+}
+
+/** A map that forgets its least recently used entries beyond `capacity`; `undefined` (no document) is cached too. */
+function recentlyUsed(capacity: number) {
+  const entries = new Map<string, unknown>();
+  return {
+    has: (key: string) => entries.has(key),
+    delete: (key: string) => entries.delete(key),
+    get(key: string): unknown {
+      const value = entries.get(key);
+      // Re-inserted, so the map's insertion order is the order of use.
+      entries.delete(key);
+      entries.set(key, value);
+      return value;
+    },
+    set(key: string, value: unknown): void {
+      entries.delete(key);
+      entries.set(key, value);
+      if (entries.size > capacity) entries.delete(entries.keys().next().value as string);
+    },
+  };
 }
