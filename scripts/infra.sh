@@ -13,8 +13,13 @@
 # Servers (all on 127.0.0.1 only):
 #   kafka  Apache Kafka 3.9.1, single-node KRaft (broker+controller), jars from Maven Central
 #          via scripts/infra/kafka/pom.xml          KAFKA_PORT (19092), KAFKA_CONTROLLER_PORT (19093)
-#   mongo  FerretDB v1.24 embedded, SQLite backend (MongoDB wire protocol), built from
-#          scripts/infra/ferretdb (Go module)       MONGO_PORT (27018)
+#   mongo  FerretDB v1.24 embedded (MongoDB wire protocol), built from scripts/infra/ferretdb
+#          (Go module)                              MONGO_PORT (27018)
+#          on its PostgreSQL backend: Debian's PostgreSQL (apt), one cluster per instance with no
+#          TCP listener, only a Unix socket in $INFRA_DIR/postgres/run; run as the `postgres` user
+#          when this script runs as root. `mongo` is both: up starts PostgreSQL then FerretDB, stop
+#          and down stop FerretDB then PostgreSQL. scripts/infra/postgres/ferretdb-indexes.sql
+#          gives FerretDB's indexes GIN twins, so its `_id` and equality lookups use an index.
 #   redis  Debian's redis-server                    REDIS_PORT (16379)
 #
 # `up` and `env` print `export KAFKA_BROKERS=...` lines on stdout (progress goes to stderr), so:
@@ -25,7 +30,8 @@
 # State (configuration, data, pid files, logs) lives in INFRA_DIR (default .infra/), so a second
 # instance with its own INFRA_DIR and ports (e.g. `npm run soak`) never touches the first one.
 # Downloads and builds (Kafka's jars, the FerretDB binary) stay cached in .infra/ for every instance.
-# Logs: $INFRA_DIR/kafka/kafka.log, $INFRA_DIR/ferretdb/ferretdb.log, $INFRA_DIR/redis/redis.log.
+# Logs: $INFRA_DIR/kafka/kafka.log, $INFRA_DIR/ferretdb/ferretdb.log, $INFRA_DIR/postgres/postgres.log,
+# $INFRA_DIR/redis/redis.log.
 set -euo pipefail
 
 SCRIPT_DIR="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -42,6 +48,7 @@ REDIS_PORT="${REDIS_PORT:-16379}"
 KAFKA_HEAP="${KAFKA_HEAP:--Xms256m -Xmx512m}"
 KAFKA_START_TIMEOUT="${KAFKA_START_TIMEOUT:-90}"
 MONGO_START_TIMEOUT="${MONGO_START_TIMEOUT:-30}"
+PG_START_TIMEOUT="${PG_START_TIMEOUT:-60}"
 REDIS_START_TIMEOUT="${REDIS_START_TIMEOUT:-15}"
 STOP_TIMEOUT="${STOP_TIMEOUT:-30}"
 
@@ -55,10 +62,18 @@ KAFKA_PROPS="$KAFKA_DIR/server.properties"
 KAFKA_ADMIN_PROPS="$KAFKA_DIR/admin.properties"
 
 FDB_DIR="$INFRA/ferretdb"
-FDB_DATA="$FDB_DIR/data"
 FDB_PID="$FDB_DIR/ferretdb.pid"
 FDB_LOG="$FDB_DIR/ferretdb.log"
 FDB_BIN="$CACHE/bin/ferretdb-embedded"
+# Both backends stay compiled in (-sqlite-dir still works for comparisons); part of the build stamp.
+FDB_BUILD_FLAGS=(-trimpath -buildvcs=false)
+
+PG_DIR="$INFRA/postgres"
+PG_DATA="$PG_DIR/data"
+PG_RUN="$PG_DIR/run" # the Unix socket (no TCP port: instances cannot clash)
+PG_LOG="$PG_DIR/postgres.log"
+PG_DB=ferretdb
+PG_BINDIR="${PG_BINDIR:-}" # default: the newest /usr/lib/postgresql/<version>/bin
 
 REDIS_DIR="$INFRA/redis"
 REDIS_DATA="$REDIS_DIR/data"
@@ -111,11 +126,11 @@ spawn() {
   die "could not start $prog (no pid written to $pidfile)"
 }
 
-# stop_pid NAME PID: SIGTERM, wait up to STOP_TIMEOUT, then SIGKILL.
+# stop_pid NAME PID [SIGNAL]: SIGNAL (default TERM), wait up to STOP_TIMEOUT, then SIGKILL.
 stop_pid() {
-  local name="$1" pid="$2" t0 i
+  local name="$1" pid="$2" sig="${3:-TERM}" t0 i
   t0="$(now)"
-  kill -TERM "$pid" 2>/dev/null || return 0
+  kill -"$sig" "$pid" 2>/dev/null || return 0
   for ((i = 0; i < STOP_TIMEOUT * 10; i++)); do
     running "$pid" || { log "$name: stopped (pid $pid) in $(elapsed "$t0")"; return 0; }
     sleep 0.1
@@ -141,6 +156,20 @@ require_free_port() {
 }
 
 sha_of() { cat "$@" | sha256sum | cut -d' ' -f1; }
+
+# apt_install NAME PACKAGE...: Debian packages, non-interactive; one `apt-get update` and a retry
+# if the package lists are missing or stale.
+apt_install() {
+  local name="$1"
+  shift
+  command -v apt-get >/dev/null || die "$name: apt-get not found; install $* yourself"
+  export DEBIAN_FRONTEND=noninteractive
+  if ! apt-get install -y -q --no-install-recommends "$@" </dev/null >&2; then
+    log "$name: apt-get install failed, running apt-get update once and retrying"
+    apt-get update -q </dev/null >&2 || die "$name: apt-get update failed"
+    apt-get install -y -q --no-install-recommends "$@" </dev/null >&2 || die "$name: apt-get install $* failed"
+  fi
+}
 
 # ---------------------------------------------------------------- kafka
 
@@ -350,25 +379,176 @@ kafka_status() {
   fi
 }
 
-# ---------------------------------------------------------------- mongo (FerretDB)
+# ---------------------------------------------------------------- postgres (FerretDB's backend)
 
-# The data dir, not the binary: every instance runs the same binary.
-FDB_MARKER="-sqlite-dir $FDB_DATA"
+# PostgreSQL refuses to run as root: as root, initdb and the server run as the `postgres` user that
+# Debian's package creates, and $PG_DIR belongs to it; otherwise they run as the current user. That
+# user is also the cluster's superuser, the one FerretDB connects as.
+if ((EUID == 0)); then PG_OS_USER=postgres; else PG_OS_USER="$(id -un)"; fi
+as_pg() { if ((EUID == 0)); then runuser -u postgres -- "$@"; else "$@"; fi; }
+
+# The newest /usr/lib/postgresql/<version>/bin with a server (or PG_BINDIR); empty if none.
+pg_find_bindir() {
+  local d
+  if [[ -n "$PG_BINDIR" ]]; then
+    if [[ -x "$PG_BINDIR/postgres" && -x "$PG_BINDIR/initdb" && -x "$PG_BINDIR/pg_ctl" ]]; then echo "$PG_BINDIR"; fi
+    return 0
+  fi
+  for d in /usr/lib/postgresql/*/bin; do
+    if [[ -x "$d/postgres" && -x "$d/initdb" && -x "$d/pg_ctl" && -x "$d/psql" ]]; then echo "$d"; fi
+  done | sort -V | tail -n 1
+}
+
+pg_install() {
+  local t0 dropin=/etc/postgresql-common/createcluster.d/90-scripts-infra-no-main.conf
+  if [[ -n "$(pg_find_bindir)" ]]; then return 0; fi
+  [[ -z "$PG_BINDIR" ]] || die "postgres: no postgres, initdb, pg_ctl in PG_BINDIR=$PG_BINDIR"
+  t0="$(now)"
+  log "postgres: installing Debian's PostgreSQL server (apt-get)..."
+  (
+    # On a first install Debian's package would also create and start a cluster `main` on port
+    # 5432; this script runs its own, so it asks postgresql-common for none, for this install only.
+    local made=''
+    [[ -d "${dropin%/*}" ]] || made="${dropin%/*}"
+    if mkdir -p "${dropin%/*}" 2>/dev/null &&
+      echo "create_main_cluster = off  # scripts/infra.sh, removed after its apt-get install" 2>/dev/null >"$dropin"; then
+      # shellcheck disable=SC2064 # expand now
+      trap "rm -f '$dropin'; [[ -z '$made' ]] || rmdir '$made' 2>/dev/null || true" EXIT
+    fi
+    apt_install postgres postgresql
+  )
+  [[ -n "$(pg_find_bindir)" ]] || die "postgres: no server under /usr/lib/postgresql/*/bin after apt-get install"
+  log "postgres: installed $("$(pg_find_bindir)/postgres" --version) in $(elapsed "$t0")"
+}
+
+# The running postmaster of this instance: the pid in its lock file, if that process runs on our data dir.
+pg_pid() {
+  local p
+  [[ -r "$PG_DATA/postmaster.pid" ]] || return 0
+  p="$(head -n 1 "$PG_DATA/postmaster.pid" | tr -dc '0-9')"
+  if pid_alive "$p" "-D $PG_DATA"; then echo "$p"; fi
+}
+
+# psql as the superuser over this instance's socket (no ~/.psqlrc).
+pg_psql() { "$PG_BIN/psql" -X -q -v ON_ERROR_STOP=1 -h "$PG_RUN" -U "$PG_OS_USER" "$@" </dev/null; }
+
+pg_write_config() {
+  # Rewritten by every `up`, so changes here reach existing data dirs.
+  cat >"$PG_DATA/infra.conf" <<EOF
+# Generated by scripts/infra.sh -- FerretDB's backend for local dev/tests (2 cores); rewritten by every up.
+# No TCP listener: only a Unix socket in a directory of this instance, which only the server's user
+# (and root) can enter. Authentication there is trust (pg_hba.conf from initdb --auth-local=trust):
+# no password anywhere, acceptable for a loopback dev server that nobody else can reach.
+listen_addresses = ''
+unix_socket_directories = '$PG_RUN'
+unix_socket_permissions = 0700
+max_connections = 100                   # FerretDB's pool opens up to 50
+shared_buffers = ${PG_SHARED_BUFFERS:-128MB}
+work_mem = 8MB
+maintenance_work_mem = 64MB
+effective_cache_size = 512MB
+max_wal_size = 512MB
+# fsync stays on (a crash never corrupts the cluster); a commit does not wait for its WAL flush
+# (at most ~0.6 s of acknowledged writes lost if PostgreSQL itself crashes; a stop loses nothing).
+# That is MongoDB's own default (w:1 without j: acknowledged before the journal's 100 ms flush).
+fsync = on
+synchronous_commit = off
+# FerretDB prepares its statements with the field name as a parameter (_jsonb->\$1 @> \$2); a
+# generic plan could not match it to an index expression, a custom plan can.
+plan_cache_mode = force_custom_plan
+shared_preload_libraries = 'pg_stat_statements'
+log_line_prefix = '%m [%p] %q%a '
+log_min_messages = warning
+log_min_duration_statement = ${PG_LOG_MIN_DURATION:--1}  # PG_LOG_MIN_DURATION=0: log every statement
+EOF
+  grep -qx "include 'infra.conf'" "$PG_DATA/postgresql.conf" || echo "include 'infra.conf'" >>"$PG_DATA/postgresql.conf"
+  if ((EUID == 0)); then chown postgres: "$PG_DATA/infra.conf" "$PG_DATA/postgresql.conf"; fi
+}
+
+pg_init() {
+  local t0
+  [[ -s "$PG_DATA/PG_VERSION" ]] && return 0
+  t0="$(now)"
+  rm -rf "$PG_DATA" # what an interrupted initdb left
+  as_pg "$PG_BIN/initdb" -D "$PG_DATA" --username="$PG_OS_USER" --encoding=UTF8 --locale=C \
+    --auth-local=trust --auth-host=reject </dev/null >"$PG_DIR/initdb.log" 2>&1 9>&- ||
+    { log_tail "$PG_DIR/initdb.log"; die "postgres: initdb failed"; }
+  log "postgres: cluster initialised in ${PG_DATA#"$ROOT"/} in $(elapsed "$t0")"
+}
+
+# The database FerretDB keeps its MongoDB databases in (one schema each), and the GIN twins of its indexes.
+pg_prepare_db() {
+  if [[ "$(pg_psql -d postgres -tAc "SELECT 1 FROM pg_database WHERE datname = '$PG_DB'")" != 1 ]]; then
+    pg_psql -d postgres -c "CREATE DATABASE $PG_DB" || die "postgres: CREATE DATABASE $PG_DB failed"
+  fi
+  pg_psql -d "$PG_DB" -f "$SRC/postgres/ferretdb-indexes.sql" ||
+    die "postgres: applying scripts/infra/postgres/ferretdb-indexes.sql failed"
+}
+
+pg_up() {
+  local pid t0
+  pid="$(pg_pid)"
+  if [[ -n "$pid" ]]; then log "postgres: already running (pid $pid) on ${PG_RUN#"$ROOT"/}"; return 0; fi
+  with_install_lock pg_install
+  PG_BIN="$(pg_find_bindir)"
+  if ((EUID == 0)); then id -u postgres >/dev/null 2>&1 || die "postgres: running as root needs the 'postgres' user (Debian's package creates it)"; fi
+  # the socket's path must fit in sun_path (107 bytes)
+  ((${#PG_RUN} + 17 <= 107)) || die "postgres: socket directory $PG_RUN is too long for a Unix socket; use a shorter INFRA_DIR"
+  mkdir -p "$PG_DIR" "$PG_RUN"
+  chmod 700 "$PG_RUN"
+  : >"$PG_LOG"
+  if ((EUID == 0)); then chown postgres: "$PG_DIR" "$PG_RUN" "$PG_LOG"; fi
+  as_pg test -w "$PG_DIR" -a -x "$PG_DIR" ||
+    die "postgres: user $PG_OS_USER cannot write $PG_DIR (every parent directory needs o+x), or set INFRA_DIR elsewhere"
+  pg_init
+  pg_write_config
+  t0="$(now)"
+  as_pg "$PG_BIN/pg_ctl" start -D "$PG_DATA" -l "$PG_LOG" -w -t "$PG_START_TIMEOUT" -s </dev/null >&2 9>&- ||
+    { log_tail "$PG_LOG"; die "postgres: did not start within ${PG_START_TIMEOUT}s"; }
+  pg_prepare_db
+  log "postgres: ready on ${PG_RUN#"$ROOT"/} (pid $(pg_pid), PostgreSQL $("$PG_BIN/postgres" --version | awk '{print $3}')) in $(elapsed "$t0")"
+}
+
+pg_stop() {
+  local pid
+  pid="$(pg_pid)"
+  # SIGINT: fast shutdown (disconnects clients, checkpoints); SIGTERM would wait for every client.
+  if [[ -n "$pid" ]]; then stop_pid postgres "$pid" INT; else log "postgres: not running"; fi
+}
+
+# ---------------------------------------------------------------- mongo (FerretDB on PostgreSQL)
+
+# urlencode STRING: percent-encodes all but unreserved characters and '/'.
+urlencode() {
+  local LC_ALL=C s="$1" out="" c i
+  for ((i = 0; i < ${#s}; i++)); do
+    c="${s:i:1}"
+    case "$c" in
+      [A-Za-z0-9/._~-]) out+="$c" ;;
+      *) printf -v c '%%%02X' "'$c"; out+="$c" ;;
+    esac
+  done
+  printf '%s' "$out"
+}
+
+FDB_PG_URL="postgres:///$PG_DB?host=$(urlencode "$PG_RUN")&user=$(urlencode "$PG_OS_USER")"
+# The socket dir, not the binary: every instance runs the same binary.
+FDB_MARKER="-postgresql-url $FDB_PG_URL"
 fdb_pid() { local p; p="$(read_pid "$FDB_PID")"; if pid_alive "$p" "$FDB_MARKER"; then echo "$p"; fi; }
 
 fdb_install() {
   local stamp="$FDB_BIN.sha256" want t0
-  want="$(sha_of "$SRC/ferretdb/go.mod" "$SRC/ferretdb/go.sum" "$SRC/ferretdb/main.go")"
+  want="$( { sha_of "$SRC/ferretdb/go.mod" "$SRC/ferretdb/go.sum" "$SRC/ferretdb/main.go"; echo "${FDB_BUILD_FLAGS[*]}"; } | sha256sum | cut -d' ' -f1)"
   if [[ -x "$FDB_BIN" && -f "$stamp" && "$(cat "$stamp")" == "$want" ]]; then
     log "mongo: ferretdb-embedded binary up to date in ${FDB_BIN#"$ROOT"/}"
     return 0
   fi
   command -v go >/dev/null || die "mongo: go not found (Go >= 1.24 is required to build FerretDB)"
   t0="$(now)"
-  log "mongo: building FerretDB v1.24 (embedded, SQLite backend) -> ${FDB_BIN#"$ROOT"/} (first build takes a minute)..."
+  log "mongo: building FerretDB v1.24 (embedded, PostgreSQL and SQLite backends) -> ${FDB_BIN#"$ROOT"/} (first build takes a minute or two)..."
   mkdir -p "$CACHE/bin"
-  (cd "$SRC/ferretdb" && CGO_ENABLED=0 go build -trimpath -buildvcs=false -tags ferretdb_no_postgresql \
-    -o "$FDB_BIN.tmp" . </dev/null >&2) || die "mongo: go build of scripts/infra/ferretdb failed"
+  (cd "$SRC/ferretdb" && CGO_ENABLED=0 go build "${FDB_BUILD_FLAGS[@]}" -o "$FDB_BIN.tmp" . </dev/null >&2) ||
+    die "mongo: go build of scripts/infra/ferretdb failed"
   mv "$FDB_BIN.tmp" "$FDB_BIN"
   echo "$want" >"$stamp"
   log "mongo: built in $(elapsed "$t0")"
@@ -379,16 +559,17 @@ fdb_ping() { "$FDB_BIN" -ping "mongodb://$HOST:$MONGO_PORT/" "$@" </dev/null; }
 
 fdb_up() {
   local pid t0 deadline
+  pg_up
   pid="$(fdb_pid)"
   if [[ -n "$pid" ]]; then log "mongo: already running (pid $pid) on $HOST:$MONGO_PORT"; return 0; fi
   require_free_port mongo "$MONGO_PORT" MONGO_PORT
   with_install_lock fdb_install
-  mkdir -p "$FDB_DATA"
+  mkdir -p "$FDB_DIR"
   t0="$(now)"
   rm -f "$FDB_PID"
   : >"$FDB_LOG"
   FERRETDB_TELEMETRY=disable DO_NOT_TRACK=1 spawn "$FDB_PID" "$FDB_LOG" "$FDB_BIN" \
-    -listen "$HOST:$MONGO_PORT" -sqlite-dir "$FDB_DATA" -log-level "${MONGO_LOG_LEVEL:-info}"
+    -listen "$HOST:$MONGO_PORT" -postgresql-url "$FDB_PG_URL" -log-level "${MONGO_LOG_LEVEL:-info}"
   pid="$(read_pid "$FDB_PID")"
   log "mongo: starting FerretDB (pid $pid), waiting up to ${MONGO_START_TIMEOUT}s..."
   deadline=$((SECONDS + MONGO_START_TIMEOUT))
@@ -397,7 +578,7 @@ fdb_up() {
     ((SECONDS < deadline)) || { log_tail "$FDB_DIR/probe.err" 5; log_tail "$FDB_LOG"; die "mongo: FerretDB did not answer ping within ${MONGO_START_TIMEOUT}s"; }
     sleep 0.3
   done
-  log "mongo: ready on $HOST:$MONGO_PORT (FerretDB/SQLite, pid $pid, ping ok) in $(elapsed "$t0")"
+  log "mongo: ready on $HOST:$MONGO_PORT (FerretDB/PostgreSQL, pid $pid, ping ok) in $(elapsed "$t0")"
 }
 
 fdb_check() {
@@ -410,22 +591,33 @@ fdb_check() {
   fi
 }
 
-fdb_down() {
+# Stops FerretDB, then PostgreSQL; the data stays.
+fdb_stop() {
   local pid
   pid="$(fdb_pid)"
   if [[ -n "$pid" ]]; then stop_pid mongo "$pid"; else log "mongo: not running"; fi
-  rm -rf "$FDB_DATA" "$FDB_PID"
+  pg_stop
+}
+
+fdb_down() {
+  fdb_stop
+  # $FDB_DIR/data: the SQLite databases of an older version of this script
+  rm -rf "$FDB_PID" "$FDB_DIR/data" "$PG_DATA" "$PG_RUN"
 }
 
 fdb_status() {
-  local pid
+  local pid pg
   pid="$(fdb_pid)"
-  if [[ -n "$pid" ]] && fdb_ping >/dev/null 2>&1; then
-    echo "mongo  running  pid=$pid  $HOST:$MONGO_PORT (FerretDB v1.24/SQLite, ping ok)  log=${FDB_LOG#"$ROOT"/}"
-  elif [[ -n "$pid" ]]; then
-    echo "mongo  running  pid=$pid  but ping failed on $HOST:$MONGO_PORT"; return 1
+  pg="$(pg_pid)"
+  pg="${pg:+postgres pid=$pg}"
+  if [[ -z "$pid" ]]; then
+    echo "mongo  stopped${pg:+ ($pg still running)}"; return 1
+  elif [[ -z "$pg" ]]; then
+    echo "mongo  running  pid=$pid  on $HOST:$MONGO_PORT but its PostgreSQL is stopped"; return 1
+  elif fdb_ping >/dev/null 2>&1; then
+    echo "mongo  running  pid=$pid  $HOST:$MONGO_PORT (FerretDB v1.24/PostgreSQL, $pg, ping ok)  log=${FDB_LOG#"$ROOT"/} ${PG_LOG#"$ROOT"/}"
   else
-    echo "mongo  stopped"; return 1
+    echo "mongo  running  pid=$pid  but ping failed on $HOST:$MONGO_PORT ($pg)"; return 1
   fi
 }
 
@@ -439,12 +631,7 @@ redis_install() {
   if command -v redis-server >/dev/null && command -v redis-cli >/dev/null; then return 0; fi
   t0="$(now)"
   log "redis: installing Debian's redis-server (apt-get)..."
-  export DEBIAN_FRONTEND=noninteractive
-  if ! apt-get install -y -q --no-install-recommends redis-server </dev/null >&2; then
-    log "redis: apt-get install failed, running apt-get update once and retrying"
-    apt-get update -q </dev/null >&2 || die "redis: apt-get update failed"
-    apt-get install -y -q --no-install-recommends redis-server </dev/null >&2 || die "redis: apt-get install redis-server failed"
-  fi
+  apt_install redis redis-server
   command -v redis-server >/dev/null || die "redis: redis-server still missing after apt-get install"
   log "redis: installed $(redis-server --version | awk '{print $3}') in $(elapsed "$t0")"
 }
@@ -535,8 +722,10 @@ fn_of() { case "$1" in kafka) echo kafka ;; mongo) echo fdb ;; redis) echo redis
 
 # Stops a server and keeps its data, as an outage would.
 stop_service() {
-  local pid
-  pid="$("$(fn_of "$1")_pid")"
+  local fn pid
+  fn="$(fn_of "$1")"
+  if declare -F "${fn}_stop" >/dev/null; then "${fn}_stop"; return; fi
+  pid="$("${fn}_pid")"
   if [[ -n "$pid" ]]; then stop_pid "$1" "$pid"; else log "$1: not running"; fi
 }
 

@@ -49,7 +49,7 @@ const RECORD_PROJECTION = {
  * documents read back exactly as written and range queries compare like the embedded store does.
  *
  * Writes to one authorization are also run one at a time within this process. MongoDB makes the
- * revision-guarded update atomic on its own; FerretDB 1.24 (SQLite) evaluates the filter on a read
+ * revision-guarded update atomic on its own; FerretDB 1.24 evaluates the filter on a read
  * and then rewrites the whole document by `_id`, so two concurrent guarded updates could both
  * "match" and the later one would drop the earlier one's outbox entries. On FerretDB, therefore,
  * only one process may write authorizations; on MongoDB any number may.
@@ -89,7 +89,7 @@ export async function openMongoAuthorizationStore(db: Db): Promise<Authorization
     },
 
     async find(organizationId, clientId) {
-      // By `_id` alone, the one filter FerretDB 1.24 hands down to SQLite; the organization is checked here.
+      // By `_id` alone, a top-level equality FerretDB 1.24 hands down to its backend; the organization is checked here.
       const found = await authorizations.findOne<StoredAuthorization>({ _id: clientId }, { projection: RECORD_PROJECTION });
       return found?.organizationId === organizationId ? recordOf(found) : undefined;
     },

@@ -150,7 +150,6 @@ describeWithInfra('mongo', 'MongoDB read views', (target) => {
         .collection<ViewDocument>(credentialView.name)
         .insertMany(seeded.map((view) => ({ _id: view.clientId, version: credentialView.versionOf(view), state: view })));
 
-      // FerretDB 1.24 (SQLite) misses its own `_id` index, so there this is a table scan that grows with the collection.
       const latenciesMs: number[] = [];
       for (let call = 0; call < 1_000; call += 1) {
         const view = seeded[(call * 7919) % seeded.length];

@@ -27,7 +27,7 @@ export async function openMongoViewStore(db: Db, views: readonly ViewDefinition<
 
   return reportingOutages<ViewStore>({
     async get<S>(view: ViewDefinition<S>, key: string) {
-      // On the request path, so by `_id` alone: the one filter FerretDB 1.24 hands down to SQLite.
+      // On the request path, so by `_id` alone: a top-level equality, which FerretDB 1.24 hands down to its backend.
       const found = await collectionOf(view).findOne({ _id: key }, { projection: { state: 1 } });
       return found?.state as S | undefined;
     },

@@ -1,8 +1,13 @@
-// Command ferretdb-embedded runs FerretDB v1 (MongoDB wire protocol) with its SQLite backend
-// for local development and tests of the distributed runtime. It is built and started by
-// scripts/infra.sh; it embeds the github.com/FerretDB/FerretDB/ferretdb package because the
-// upstream cmd/ferretdb, when built from the module cache, panics at start-up on the missing
-// generated build/version/version.txt.
+// Command ferretdb-embedded runs FerretDB v1 (MongoDB wire protocol) for local development and
+// tests of the distributed runtime. It is built and started by scripts/infra.sh; it embeds the
+// github.com/FerretDB/FerretDB/ferretdb package because the upstream cmd/ferretdb, when built from
+// the module cache, panics at start-up on the missing generated build/version/version.txt.
+//
+// Backends: PostgreSQL (-postgresql-url: what scripts/infra.sh runs, on Debian's PostgreSQL) or
+// SQLite (-sqlite-dir: kept for comparisons). On SQLite every `_id` lookup and guarded upsert scans
+// the table. On PostgreSQL, FerretDB's updates by `_id` use its unique btree, and its lookups (sent
+// as `_jsonb->'f' @> value`, which a btree cannot serve) use the GIN twins that
+// scripts/infra/postgres/ferretdb-indexes.sql adds to its indexes.
 //
 // Telemetry: the embeddable package never creates a telemetry reporter and locks telemetry
 // to disabled; it makes no outside network connection.
@@ -28,7 +33,8 @@ import (
 
 func main() {
 	listen := flag.String("listen", "127.0.0.1:27018", "TCP address to listen on (host:port)")
-	dir := flag.String("sqlite-dir", "", "directory for the SQLite databases (one file per MongoDB database)")
+	pgURL := flag.String("postgresql-url", "", "PostgreSQL backend: connection URL, e.g. postgres:///ferretdb?host=/path/to/socket/dir&user=postgres")
+	dir := flag.String("sqlite-dir", "", "SQLite backend: directory for the databases (one file per MongoDB database)")
 	level := flag.String("log-level", "info", "log level: debug, info, warn, error")
 	ping := flag.String("ping", "", "client mode: send a MongoDB `ping` to this URI and exit 0 on success")
 	smoke := flag.Bool("smoke", false, "with -ping: also insert, find and drop a document in database infra_smoke")
@@ -42,8 +48,8 @@ func main() {
 		return
 	}
 
-	if *dir == "" {
-		fmt.Fprintln(os.Stderr, "ferretdb-embedded: -sqlite-dir is required")
+	if (*pgURL == "") == (*dir == "") {
+		fmt.Fprintln(os.Stderr, "ferretdb-embedded: exactly one of -postgresql-url and -sqlite-dir is required")
 		os.Exit(2)
 	}
 
@@ -56,25 +62,33 @@ func main() {
 	logger := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: lvl}))
 	slog.SetDefault(logger)
 
-	abs, err := filepath.Abs(*dir)
-	if err != nil {
-		logger.Error("resolve sqlite dir", "error", err)
-		os.Exit(1)
+	config := &ferretdb.Config{
+		Listener: ferretdb.ListenerConfig{TCP: *listen},
+		Logger:   logger,
 	}
-	if err = os.MkdirAll(abs, 0o755); err != nil {
-		logger.Error("create sqlite dir", "error", err)
-		os.Exit(1)
+	backend := "postgresql"
+
+	if *pgURL != "" {
+		config.Handler = "postgresql"
+		config.PostgreSQLURL = *pgURL
+	} else {
+		abs, err := filepath.Abs(*dir)
+		if err != nil {
+			logger.Error("resolve sqlite dir", "error", err)
+			os.Exit(1)
+		}
+		if err = os.MkdirAll(abs, 0o755); err != nil {
+			logger.Error("create sqlite dir", "error", err)
+			os.Exit(1)
+		}
+
+		// The SQLite backend wants a directory URI ending with "/".
+		config.Handler = "sqlite"
+		config.SQLiteURL = "file:" + strings.TrimSuffix(abs, "/") + "/"
+		backend = config.SQLiteURL
 	}
 
-	// The SQLite backend wants a directory URI ending with "/".
-	sqliteURL := "file:" + strings.TrimSuffix(abs, "/") + "/"
-
-	f, err := ferretdb.New(&ferretdb.Config{
-		Listener:  ferretdb.ListenerConfig{TCP: *listen},
-		Logger:    logger,
-		Handler:   "sqlite",
-		SQLiteURL: sqliteURL,
-	})
+	f, err := ferretdb.New(config)
 	if err != nil {
 		logger.Error("ferretdb.New", "error", err)
 		os.Exit(1)
@@ -92,7 +106,7 @@ func main() {
 	}()
 
 	// MongoDBURI needs the listener to be set up by Run; it blocks until then.
-	logger.Info("ferretdb-embedded ready", "uri", f.MongoDBURI(), "sqlite", sqliteURL)
+	logger.Info("ferretdb-embedded ready", "uri", f.MongoDBURI(), "backend", backend)
 
 	<-done
 	logger.Info("ferretdb-embedded stopped")
