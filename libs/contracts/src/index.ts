@@ -5,3 +5,4 @@ export * from './authorization';
 export * from './score-submission';
 export * from './events';
 export * from './access-log';
+export * from './webhooks';

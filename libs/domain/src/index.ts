@@ -14,3 +14,6 @@ export * from './history/explain-history';
 export * from './access/address-ranges';
 export * from './access/usage';
 export * from './access/access-order';
+export * from './webhooks/notifications';
+export * from './webhooks/webhook-targets';
+export * from './webhooks/retry-schedule';

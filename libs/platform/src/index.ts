@@ -14,3 +14,4 @@ export * from './api-docs';
 export * from './dev-tokens';
 export * from './validation';
 export * from './service-module';
+export * from './webhook-signature';

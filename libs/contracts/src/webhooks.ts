@@ -1,0 +1,165 @@
+import { z } from 'zod';
+import { clientIdSchema, isoDateSchema, utcInstantSchema } from './ids';
+import { gradeSchema, pillarScoresSchema, scoreValueSchema } from './resources';
+
+/** Decisions 26–28: the notifier's API and what it delivers. */
+
+export const WEBHOOK_EVENT_TYPES = ['score.updated', 'grade.changed', 'authorization.ended'] as const;
+export const webhookEventTypeSchema = z.enum(WEBHOOK_EVENT_TYPES).meta({ id: 'WebhookEventType' });
+export type WebhookEventType = z.infer<typeof webhookEventTypeSchema>;
+
+export const MAX_WEBHOOKS_PER_AUTHORIZATION = 10;
+export const MAX_WEBHOOK_URL_LENGTH = 2048;
+
+/** `wh_` and base62, like Client IDs; never contains a `.`. */
+export const webhookIdSchema = z
+  .string()
+  .regex(/^wh_[A-Za-z0-9]{16,64}$/, 'must be wh_<16-64 letters or digits>')
+  .meta({ id: 'WebhookId', example: 'wh_7Qm2ZkP9xW4nTcL8vB3dRf6Y' });
+
+/**
+ * The `webhook-id` header: one per event and subscription, the same on every retry, so a recipient
+ * can use it as its idempotency key. Standard Webhooks signs `{id}.{timestamp}.{body}`: no `.` here.
+ */
+export const webhookMessageIdSchema = z
+  .string()
+  .regex(/^msg_[A-Za-z0-9]{16,64}$/, 'must be msg_<16-64 letters or digits>')
+  .meta({ id: 'WebhookMessageId', example: 'msg_2KWPBgLlAfxdpx2AI54pPJ85' });
+
+/** `whsec_` and the base64 of the key's bytes (32 random bytes when the notifier makes it). */
+export const webhookSecretSchema = z
+  .string()
+  .regex(/^whsec_[A-Za-z0-9+/]+={0,2}$/, 'must be whsec_<base64>')
+  .meta({ id: 'WebhookSecret' });
+
+/** POST /v1/customers/{clientId}/webhooks */
+export const createWebhookRequestSchema = z
+  .strictObject({
+    url: z.string().min(1).max(MAX_WEBHOOK_URL_LENGTH).meta({
+      description: 'An https URL without credentials; it must not resolve to a loopback, private, link-local or cloud-metadata address',
+      example: 'https://hooks.example.com/resilience',
+    }),
+    events: z
+      .array(webhookEventTypeSchema)
+      .min(1)
+      .refine((events) => new Set(events).size === events.length, 'must not repeat an event type'),
+  })
+  .meta({ id: 'CreateWebhookRequest' });
+export type CreateWebhookRequest = z.infer<typeof createWebhookRequestSchema>;
+
+/** `disabled`: deliveries failed for 24 h and the notifier stopped sending to it. */
+export const WEBHOOK_STATUSES = ['active', 'disabled'] as const;
+export const webhookStatusSchema = z.enum(WEBHOOK_STATUSES).meta({ id: 'WebhookStatus' });
+export type WebhookStatus = z.infer<typeof webhookStatusSchema>;
+
+/** What list returns: never carries the secret. */
+export const webhookSchema = z
+  .object({
+    id: webhookIdSchema,
+    url: z.string(),
+    events: z.array(webhookEventTypeSchema),
+    status: webhookStatusSchema,
+    createdAt: utcInstantSchema,
+  })
+  .meta({ id: 'Webhook' });
+export type Webhook = z.infer<typeof webhookSchema>;
+
+/** The 201 of a create: the only response that ever contains the secret. */
+export const createdWebhookSchema = webhookSchema
+  .extend({ secret: webhookSecretSchema.meta({ description: 'Verifies the webhook-signature header; shown exactly once' }) })
+  .meta({ id: 'CreatedWebhook' });
+export type CreatedWebhook = z.infer<typeof createdWebhookSchema>;
+
+export const webhookListSchema = z.object({ webhooks: z.array(webhookSchema) }).meta({ id: 'WebhookList' });
+export type WebhookList = z.infer<typeof webhookListSchema>;
+
+export const WEBHOOK_DELIVERY_STATUSES = ['pending', 'succeeded', 'failed'] as const;
+export const webhookDeliveryStatusSchema = z.enum(WEBHOOK_DELIVERY_STATUSES).meta({ id: 'WebhookDeliveryStatus' });
+export type WebhookDeliveryStatus = z.infer<typeof webhookDeliveryStatusSchema>;
+
+/** Why an attempt failed, without internals: the recipient can tell its own problem from a refused target. */
+export const WEBHOOK_DELIVERY_FAILURES = ['response_status', 'timeout', 'connection_failed', 'target_not_allowed'] as const;
+export const webhookDeliveryFailureSchema = z.enum(WEBHOOK_DELIVERY_FAILURES).meta({ id: 'WebhookDeliveryFailure' });
+export type WebhookDeliveryFailure = z.infer<typeof webhookDeliveryFailureSchema>;
+
+/**
+ * One attempt, as GET …/webhooks/{id}/deliveries lists it. An attempt is named by `messageId` (the
+ * `webhook-id` header the recipient received) and its number: the subscription is the one in the path,
+ * and a field called `webhookId` would be read as that header.
+ */
+export const webhookDeliverySchema = z
+  .object({
+    messageId: webhookMessageIdSchema.meta({ description: 'The webhook-id header; the same on every attempt of one event' }),
+    eventType: webhookEventTypeSchema,
+    attempt: z.int().min(1).meta({ description: '1 for the first attempt, 2 for the first retry, …' }),
+    status: webhookDeliveryStatusSchema.meta({ description: 'pending: not answered yet (scheduled or in flight)' }),
+    responseCode: z
+      .int()
+      .min(100)
+      .max(599)
+      .nullable()
+      .meta({ description: 'The HTTP status the target answered; null when it did not answer (pending, timeout, connection failed)' }),
+    failure: webhookDeliveryFailureSchema.nullable().meta({ description: 'Why a failed attempt failed; null unless status is failed' }),
+    scheduledAt: utcInstantSchema.meta({ description: 'When the attempt was or is due' }),
+    attemptedAt: utcInstantSchema.nullable().meta({ description: 'When the request was sent; null until it is' }),
+  })
+  .meta({ id: 'WebhookDelivery' });
+export type WebhookDelivery = z.infer<typeof webhookDeliverySchema>;
+
+export const webhookDeliveryListSchema = z
+  .object({ deliveries: z.array(webhookDeliverySchema).meta({ description: 'Newest first' }) })
+  .meta({ id: 'WebhookDeliveryList' });
+export type WebhookDeliveryList = z.infer<typeof webhookDeliveryListSchema>;
+
+/**
+ * Decision 27's `data`, never more than the authorization's scopes allow: score and grade need
+ * `qr_score`, `pillarScores` also `pillar_breakdown`. Objects are not strict so that a recipient's
+ * parser keeps working when a field is added.
+ */
+export const scoreUpdatedDataSchema = z
+  .object({
+    clientId: clientIdSchema,
+    scoreDate: isoDateSchema,
+    score: scoreValueSchema,
+    grade: gradeSchema,
+    pillarScores: pillarScoresSchema.optional().meta({ description: 'Only when the authorization also holds pillar_breakdown' }),
+  })
+  .meta({ id: 'ScoreUpdatedData' });
+export type ScoreUpdatedData = z.infer<typeof scoreUpdatedDataSchema>;
+
+export const gradeChangedDataSchema = z
+  .object({ clientId: clientIdSchema, scoreDate: isoDateSchema, from: gradeSchema, to: gradeSchema })
+  .meta({ id: 'GradeChangedData' });
+export type GradeChangedData = z.infer<typeof gradeChangedDataSchema>;
+
+export const AUTHORIZATION_END_REASONS = ['revoked', 'expired'] as const;
+export type AuthorizationEndReason = (typeof AUTHORIZATION_END_REASONS)[number];
+export const authorizationEndedDataSchema = z
+  .object({
+    clientId: clientIdSchema,
+    reason: z.enum(AUTHORIZATION_END_REASONS),
+    endedAt: utcInstantSchema.meta({ description: 'When it was revoked, or when it expired' }),
+  })
+  .meta({ id: 'AuthorizationEndedData' });
+export type AuthorizationEndedData = z.infer<typeof authorizationEndedDataSchema>;
+
+const payloadTimestampSchema = utcInstantSchema.meta({ description: 'When the event happened (a retry keeps it)' });
+
+export const scoreUpdatedPayloadSchema = z
+  .object({ type: z.literal('score.updated'), timestamp: payloadTimestampSchema, data: scoreUpdatedDataSchema })
+  .meta({ id: 'ScoreUpdatedWebhook' });
+export const gradeChangedPayloadSchema = z
+  .object({ type: z.literal('grade.changed'), timestamp: payloadTimestampSchema, data: gradeChangedDataSchema })
+  .meta({ id: 'GradeChangedWebhook' });
+export const authorizationEndedPayloadSchema = z
+  .object({ type: z.literal('authorization.ended'), timestamp: payloadTimestampSchema, data: authorizationEndedDataSchema })
+  .meta({ id: 'AuthorizationEndedWebhook' });
+
+/** The JSON body of a delivery (Standard Webhooks: `{ type, timestamp, data }`). */
+export const webhookPayloadSchema = z
+  .discriminatedUnion('type', [scoreUpdatedPayloadSchema, gradeChangedPayloadSchema, authorizationEndedPayloadSchema])
+  .meta({ id: 'WebhookPayload' });
+export type ScoreUpdatedPayload = z.infer<typeof scoreUpdatedPayloadSchema>;
+export type GradeChangedPayload = z.infer<typeof gradeChangedPayloadSchema>;
+export type AuthorizationEndedPayload = z.infer<typeof authorizationEndedPayloadSchema>;
+export type WebhookPayload = z.infer<typeof webhookPayloadSchema>;

@@ -1,0 +1,202 @@
+import {
+  EVENT_TYPES,
+  type AuthorizationEndReason,
+  type AuthorizationExpired,
+  type AuthorizationRevoked,
+  type CalculatedScore,
+  type DomainEvent,
+  type Scope,
+  type ScoreUpdatedData,
+  type WebhookEventType,
+  type WebhookPayload,
+  type WebhookStatus,
+} from '@rsd/contracts';
+import { PILLAR_NAMES } from '../history/explain-history';
+import { credentialView, isActive, type CredentialView } from '../views/credential-view';
+import { latestScoreView } from '../views/latest-score-view';
+import { unhandled } from '../views/view';
+
+/**
+ * Decision 27: what the notifier sends, decided without I/O. An event first becomes a trigger (the
+ * organization's latest score moved, or an authorization ended), then each subscription gets the
+ * deliveries its events and its authorization's scopes allow.
+ */
+export type NotifierTrigger =
+  | {
+      kind: 'latest-score-changed';
+      eventId: string;
+      occurredAt: string;
+      organizationId: string;
+      previous: CalculatedScore | undefined;
+      latest: CalculatedScore;
+    }
+  | {
+      kind: 'authorization-ended';
+      eventId: string;
+      occurredAt: string;
+      clientId: string;
+      reason: AuthorizationEndReason;
+      endedAt: string;
+    };
+
+/** What the notifier's own views held before the event: whichever one the event's key names. */
+export interface NotifierStateBefore {
+  /** For a score event: the organization's latest score. */
+  latestScore?: CalculatedScore;
+  /** For an authorization event: the authorization's credential. */
+  credential?: CredentialView;
+}
+
+/**
+ * The trigger an event makes, or undefined. The views' own rules decide: the latest score changed
+ * when `latestScoreView` would replace it (decision 2: a late older score or a duplicate does not),
+ * and an authorization ended when `credentialView` moves it from active to revoked or expired, which
+ * happens once whatever duplicates, replays or a revoke after an expiry follow.
+ */
+export function triggerOf(event: DomainEvent, before: NotifierStateBefore): NotifierTrigger | undefined {
+  switch (event.type) {
+    case EVENT_TYPES.scoreCalculated: {
+      const latest = latestScoreView.evolve(before.latestScore, event);
+      if (latest === undefined || latest === before.latestScore) return undefined;
+      const { organizationId } = latest;
+      return {
+        kind: 'latest-score-changed',
+        eventId: event.id,
+        occurredAt: event.time,
+        organizationId,
+        previous: before.latestScore,
+        latest,
+      };
+    }
+    case EVENT_TYPES.authorizationRevoked:
+      return endedBy(event, before.credential, 'revoked', event.data.revokedAt);
+    case EVENT_TYPES.authorizationExpired:
+      return endedBy(event, before.credential, 'expired', event.data.expiredAt);
+    case EVENT_TYPES.authorizationCreated:
+    case EVENT_TYPES.authorizationKeyRotated:
+      return undefined;
+    default:
+      return unhandled(event);
+  }
+}
+
+function endedBy(
+  event: AuthorizationRevoked | AuthorizationExpired,
+  before: CredentialView | undefined,
+  reason: AuthorizationEndReason,
+  endedAt: string,
+): NotifierTrigger | undefined {
+  if (before?.status !== 'active') return undefined;
+  const after = credentialView.evolve(before, event);
+  if (after === before || after?.status === 'active') return undefined;
+  return { kind: 'authorization-ended', eventId: event.id, occurredAt: event.time, clientId: event.data.clientId, reason, endedAt };
+}
+
+/** One subscription as the notifier holds it, with its authorization's credential as the notifier knows it now. */
+export interface SubscriptionFacts {
+  id: string;
+  events: readonly WebhookEventType[];
+  status: WebhookStatus;
+  authorization: CredentialView;
+}
+
+export interface PlannedDelivery {
+  subscriptionId: string;
+  /**
+   * The same for the same source event, subscription and type: a store that keeps it unique makes
+   * processing an event twice (a crash before the position was saved) harmless.
+   */
+  key: string;
+  payload: WebhookPayload;
+}
+
+/**
+ * The deliveries one trigger makes for one subscription: none for a disabled subscription, none of a
+ * score for an authorization that is no longer active at `now` (its `authorization.ended` is the last
+ * thing it gets), and only what its events and scopes allow.
+ */
+export function deliveriesFor(trigger: NotifierTrigger, subscription: SubscriptionFacts, now: Date): PlannedDelivery[] {
+  if (subscription.status !== 'active') return [];
+  const { authorization } = subscription;
+  const wants = (type: WebhookEventType) => subscription.events.includes(type) && scopesAllow(type, authorization.scopes);
+  const delivery = (payload: WebhookPayload): PlannedDelivery => ({
+    subscriptionId: subscription.id,
+    key: `${subscription.id}:${trigger.eventId}:${payload.type}`,
+    payload,
+  });
+
+  switch (trigger.kind) {
+    case 'latest-score-changed': {
+      if (authorization.organizationId !== trigger.organizationId || !isActive(authorization, now)) return [];
+      const { previous, latest } = trigger;
+      const { clientId } = authorization;
+      const deliveries: PlannedDelivery[] = [];
+      if (wants('score.updated')) {
+        const data = scoreUpdatedData(latest, authorization);
+        // A recalculation that changes nothing this recipient may see is not news to it.
+        if (!previous || !sameScoreData(data, scoreUpdatedData(previous, authorization))) {
+          deliveries.push(delivery({ type: 'score.updated', timestamp: trigger.occurredAt, data }));
+        }
+      }
+      if (wants('grade.changed') && previous && previous.grade !== latest.grade) {
+        const data = { clientId, scoreDate: latest.scoreDate, from: previous.grade, to: latest.grade };
+        deliveries.push(delivery({ type: 'grade.changed', timestamp: trigger.occurredAt, data }));
+      }
+      return deliveries;
+    }
+    case 'authorization-ended': {
+      if (authorization.clientId !== trigger.clientId || !wants('authorization.ended')) return [];
+      const { clientId, reason, endedAt } = trigger;
+      return [delivery({ type: 'authorization.ended', timestamp: trigger.occurredAt, data: { clientId, reason, endedAt } })];
+    }
+    default:
+      return unhandled(trigger);
+  }
+}
+
+/**
+ * Whether an authorization's scopes let it receive an event type at all, so the service can refuse a
+ * subscription that would never receive anything. `score.updated` carries the score resource
+ * (`qr_score`); `grade.changed` carries grades, which `qr_score` and the history of `score_trend`
+ * both show; `authorization.ended` is about the recipient itself.
+ */
+export function scopesAllow(type: WebhookEventType, scopes: readonly Scope[]): boolean {
+  switch (type) {
+    case 'score.updated':
+      return scopes.includes('qr_score');
+    case 'grade.changed':
+      return scopes.includes('qr_score') || scopes.includes('score_trend');
+    case 'authorization.ended':
+      return true;
+    default:
+      return unhandled(type);
+  }
+}
+
+/**
+ * Before each retry: a score or grade still pending when its authorization ends is dropped, so
+ * nothing reaches a recipient after its access ended; `authorization.ended` itself is retried.
+ */
+export function stillDeliverable(type: WebhookEventType, authorization: CredentialView, now: Date): boolean {
+  switch (type) {
+    case 'score.updated':
+    case 'grade.changed':
+      return isActive(authorization, now) && scopesAllow(type, authorization.scopes);
+    case 'authorization.ended':
+      return true;
+    default:
+      return unhandled(type);
+  }
+}
+
+function scoreUpdatedData(score: CalculatedScore, authorization: CredentialView): ScoreUpdatedData {
+  const data: ScoreUpdatedData = { clientId: authorization.clientId, scoreDate: score.scoreDate, score: score.score, grade: score.grade };
+  if (authorization.scopes.includes('pillar_breakdown')) data.pillarScores = { ...score.pillarScores };
+  return data;
+}
+
+function sameScoreData(a: ScoreUpdatedData, b: ScoreUpdatedData): boolean {
+  if (a.scoreDate !== b.scoreDate || a.score !== b.score || a.grade !== b.grade) return false;
+  if (!a.pillarScores || !b.pillarScores) return a.pillarScores === b.pillarScores;
+  return PILLAR_NAMES.every((name) => a.pillarScores?.[name] === b.pillarScores?.[name]);
+}
