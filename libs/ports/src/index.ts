@@ -7,3 +7,4 @@ export * from './consumer-core';
 export * from './project-event';
 export * from './access-log';
 export * from './unavailable';
+export * from './webhook-store';

@@ -1,0 +1,87 @@
+import type { WebhookDelivery, WebhookEventType, WebhookStatus } from '@rsd/contracts';
+
+/** A recipient's webhook subscription as the notifier keeps it (decision 26). */
+export interface StoredWebhook {
+  /** `wh_…` */
+  id: string;
+  clientId: string;
+  /** The authorization's organization, whose score events reach this subscription. */
+  organizationId: string;
+  url: string;
+  events: WebhookEventType[];
+  status: WebhookStatus;
+  createdAt: string;
+  /** When it was disabled after 24 h of failed deliveries; null while active. */
+  disabledAt: string | null;
+  /**
+   * The signing secret sealed with the notifier's key (AES-256-GCM), never the secret itself: the
+   * notifier must sign with it, so a digest will not do, but a copy of the store reveals nothing.
+   */
+  sealedSecret: string;
+}
+
+/** A message owed to a subscription: the same `messageId` and body on every attempt (Standard Webhooks). */
+export interface PendingDelivery {
+  /** `msg_…`, sent as `webhook-id`. */
+  messageId: string;
+  /** Unique per source event, subscription and type: planning the same event twice adds nothing. */
+  key: string;
+  webhookId: string;
+  clientId: string;
+  eventType: WebhookEventType;
+  /** The JSON body exactly as signed and sent. */
+  body: string;
+  /** Attempts made so far (0 before the first). */
+  attempts: number;
+  /** When the first attempt was made; the 24 h of retries count from it. Null before it. */
+  firstAttemptAt: string | null;
+  /** When the next attempt is due. */
+  dueAt: string;
+}
+
+export type AddWebhookOutcome = 'added' | 'limit-reached';
+
+/** What happened to a delivery after an attempt. */
+export type AttemptOutcome =
+  /** Delivered, or given up for good: it leaves the queue. */
+  | { next: 'done' }
+  /** Tried again at `dueAt`. */
+  | { next: 'retry'; dueAt: string };
+
+/**
+ * The notifier's store: subscriptions, the queue of deliveries owed, and the log of attempts.
+ * Implemented once in the embedded database and once on MongoDB, with one contract suite.
+ */
+export interface WebhookStore {
+  /** Adds the subscription unless its Client ID already has `limit`: the count and the insert are one step. */
+  addWebhook(webhook: StoredWebhook, limit: number): Promise<AddWebhookOutcome>;
+  /** Oldest first. */
+  listWebhooks(clientId: string): Promise<StoredWebhook[]>;
+  findWebhook(clientId: string, id: string): Promise<StoredWebhook | undefined>;
+  /** Removes the subscription, its pending deliveries and its attempts; false when there was none. */
+  deleteWebhook(clientId: string, id: string): Promise<boolean>;
+  /** Active subscriptions of every authorization of an organization (a score event concerns them all). */
+  activeWebhooksOfOrganization(organizationId: string): Promise<StoredWebhook[]>;
+  /** Active subscriptions of one authorization (an authorization event concerns them). */
+  activeWebhooksOfClient(clientId: string): Promise<StoredWebhook[]>;
+  /** Marks it disabled and drops its pending deliveries. */
+  disableWebhook(id: string, at: string): Promise<void>;
+
+  /**
+   * Queues each delivery unless one with the same `key` was queued in the last 7 days (delivered or
+   * not): replaying the events after the last saved position queues nothing twice.
+   */
+  enqueue(deliveries: readonly PendingDelivery[]): Promise<void>;
+  /** Up to `limit` deliveries due at or before `now`, earliest due first. */
+  due(now: Date, limit: number): Promise<PendingDelivery[]>;
+  /**
+   * Records one attempt in the subscription's log (the newest `keepAttempts` are kept) and moves the
+   * delivery on: out of the queue, or due again later with one more attempt counted.
+   */
+  recordAttempt(delivery: PendingDelivery, attempt: WebhookDelivery, outcome: AttemptOutcome, keepAttempts: number): Promise<void>;
+  /** Newest first. */
+  attempts(webhookId: string, limit: number): Promise<WebhookDelivery[]>;
+  /** How many deliveries wait, and since when the oldest is due (for the metrics). */
+  queueStats(): Promise<{ depth: number; oldestDueAt: string | null }>;
+  close(): Promise<void>;
+}
