@@ -33,6 +33,7 @@ COPY libs/mongo/package.json libs/mongo/
 COPY libs/redis/package.json libs/redis/
 COPY libs/observability/package.json libs/observability/
 COPY libs/runtime/package.json libs/runtime/
+COPY libs/recipient-access/package.json libs/recipient-access/
 COPY services/read-api/package.json services/read-api/
 COPY services/credentials/package.json services/credentials/
 COPY services/score-ingest/package.json services/score-ingest/

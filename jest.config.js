@@ -14,6 +14,7 @@ const workspaces = {
   redis: 'libs/redis',
   observability: 'libs/observability',
   runtime: 'libs/runtime',
+  'recipient-access': 'libs/recipient-access',
   'read-api': 'services/read-api',
   credentials: 'services/credentials',
   'score-ingest': 'services/score-ingest',

@@ -2,7 +2,7 @@ import type { Express } from 'express';
 import type { Operations } from '@rsd/observability';
 import { createBaseApp, finishApp, methodNotAllowed, mountApiDocs, type Logger } from '@rsd/platform';
 import type { Clock, RateLimitStoreFactory, ViewStore } from '@rsd/ports';
-import { edgePolicy } from './access/edge-policy';
+import { edgePolicy } from '@rsd/recipient-access';
 import type { ReadApiConfig } from './config';
 import { customerHandler } from './customers/customer-handler';
 import type { SigningKeys } from './signing/signing-keys';

@@ -1,35 +1,8 @@
 import { z } from 'zod';
-import { CLIENT_ID_PREFIX_PATTERN, MAX_ACCESS_RECORDS_PER_MESSAGE } from '@rsd/contracts';
+import { MAX_ACCESS_RECORDS_PER_MESSAGE } from '@rsd/contracts';
 import { accessLogRetentionDays, env } from '@rsd/platform';
-import { parseAddressRange } from '@rsd/domain';
+import { recipientAccessConfigShape } from '@rsd/recipient-access';
 import { signingKeyListSchema } from './signing/signing-keys';
-
-const prefix = (fallback: string) =>
-  env
-    .string(fallback)
-    .pipe(z.string().regex(CLIENT_ID_PREFIX_PATTERN, 'must be a lowercase letter then up to 15 lowercase letters or digits'));
-
-/** A comma list in which every item must pass `check`; each bad item is named in the error. */
-const checkedList = (check: (item: string) => string | undefined) =>
-  env.list().superRefine((items, ctx) => {
-    for (const item of items) {
-      const problem = check(item);
-      if (problem) ctx.addIssue({ code: 'custom', message: `"${item}" ${problem}` });
-    }
-  });
-
-const addressRanges = () => checkedList((item) => (parseAddressRange(item) ? undefined : 'is not an IP address or CIDR range'));
-
-/** Patterns are matched case-insensitively; a comma always separates patterns, so none may contain one. */
-const userAgentPatterns = () =>
-  checkedList((item) => {
-    try {
-      new RegExp(item, 'i');
-      return undefined;
-    } catch {
-      return 'is not a valid regular expression';
-    }
-  });
 
 /** A JSON array of Ed25519 JWKs; a problem is named by its path, never by echoing the value (it holds private keys). */
 const signingKeyList = () =>
@@ -54,14 +27,7 @@ const signingKeyList = () =>
 export const readApiConfigSchema = z.object({
   READ_API_PORT: env.port(8080),
   READ_API_HOST: env.string('0.0.0.0'),
-  CLIENT_ID_PREFIX: prefix('rs'),
-  API_KEY_PREFIX: prefix('rsk'),
-  RATE_LIMIT_PER_MINUTE: env.positiveInt(120),
-  FAILED_AUTH_LIMIT_PER_MINUTE: env.positiveInt(120),
-  TRUST_PROXY_HOPS: z.coerce.number().int().min(0).max(32).default(0),
-  EDGE_DENY_CIDRS: addressRanges(),
-  EDGE_ALLOW_CIDRS: addressRanges(),
-  EDGE_BLOCKED_USER_AGENTS: userAgentPatterns(),
+  ...recipientAccessConfigShape,
   VIEW_CACHE_TTL_MS: env.positiveInt(30_000),
   /**
    * Decision 29: once this replica's change feed has been out of touch with the event log for longer,

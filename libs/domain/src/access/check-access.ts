@@ -52,14 +52,15 @@ export type AccessOutcome =
 export function checkAccess(
   caller: IdentifiedCaller,
   credential: CredentialView | undefined,
-  scope: Scope,
+  /** Step 9; undefined where a route needs no scope (the notifier's subscriptions). */
+  scope: Scope | undefined,
   now: Date,
   rules: CredentialFormatRules,
 ): AccessOutcome {
   if (!credential) return { outcome: 'refused', code: 'CREDENTIAL_NOT_FOUND' };
   if (!keyVerifies(caller.apiKey, credential, now, rules)) return { outcome: 'refused', code: 'INVALID_API_KEY' };
   if (!isActive(credential, now)) return { outcome: 'refused', code: 'CREDENTIAL_INACTIVE' };
-  if (!credential.scopes.includes(scope)) return { outcome: 'forbidden', code: 'INSUFFICIENT_SCOPE', credential };
+  if (scope !== undefined && !credential.scopes.includes(scope)) return { outcome: 'forbidden', code: 'INSUFFICIENT_SCOPE', credential };
   return { outcome: 'granted', credential };
 }
 

@@ -1,0 +1,111 @@
+import type { Request, Response } from 'express';
+import { clientIdPattern, type Scope } from '@rsd/contracts';
+import {
+  addressAllowed,
+  checkAccess,
+  credentialView,
+  identifyCaller,
+  type AuthenticationRefusal,
+  type CredentialFormatRules,
+  type CredentialView,
+} from '@rsd/domain';
+import { ApiError, type Logger } from '@rsd/platform';
+import type { Clock, RateLimitStoreFactory, ViewStore } from '@rsd/ports';
+import { credentialRateLimit, failedAuthenticationLimit, type RateLimitDeps } from './rate-limits';
+import type { RecipientAccessConfig } from './recipient-access-config';
+
+export interface RecipientAuthenticationDeps {
+  config: RecipientAccessConfig;
+  /** Where the credential views are: the one lookup of the order of checks. */
+  views: ViewStore;
+  rateLimitStores: RateLimitStoreFactory;
+  clock: Clock;
+  log: Logger;
+  onRateLimited?: RateLimitDeps['onRejected'];
+}
+
+export interface AuthenticationRequest {
+  /** The Client ID path segment as received (percent-encoded); undefined when the path has none. */
+  rawClientId: string | undefined;
+  /** Step 9, checked after the rate limit; none: any active credential may go on (the notifier's routes). */
+  scope?: Scope;
+  /** Told once the lookup found the credential, whatever follows (the read API's access log). */
+  onCredentialFound?: (clientId: string, clientAddress: string | undefined) => void;
+}
+
+export interface AuthenticatedRecipient {
+  clientId: string;
+  credential: CredentialView;
+  clientAddress: string | undefined;
+}
+
+/**
+ * Steps 2 to 9 of the order of checks (decision 6), with the allow list of decision 22 between 7 and
+ * 8: identify the caller, look the credential up once, check it, the allow list, the credential's
+ * rate limit, then the scope. A refusal of steps 2 to 7 passes the per-address limiter first, so
+ * nobody can guess keys fast. Throws the documented ApiError for each refusal; resolves undefined
+ * when a limiter has written its 429, else with who the recipient is.
+ */
+export function recipientAuthenticator(deps: RecipientAuthenticationDeps) {
+  const { config, views, clock } = deps;
+  const rules: CredentialFormatRules = { clientIdPattern: clientIdPattern(config.CLIENT_ID_PREFIX), apiKeyPrefix: config.API_KEY_PREFIX };
+  const limits = { stores: deps.rateLimitStores, log: deps.log, onRejected: deps.onRateLimited };
+  const limitCredential = credentialRateLimit({ ...limits, limitPerMinute: config.RATE_LIMIT_PER_MINUTE });
+  const limitFailures = failedAuthenticationLimit({ ...limits, limitPerMinute: config.FAILED_AUTH_LIMIT_PER_MINUTE });
+  const refusalMessages = refusalMessagesFor(config.CLIENT_ID_PREFIX);
+
+  return async (req: Request, res: Response, request: AuthenticationRequest): Promise<AuthenticatedRecipient | undefined> => {
+    const refuse = async (code: AuthenticationRefusal): Promise<undefined> => {
+      if (await limitFailures(req, res)) throw new ApiError(code, refusalMessages[code]);
+      return undefined;
+    };
+
+    const identified = identifyCaller({ clientId: percentDecoded(request.rawClientId), apiKey: apiKeyOf(req.headers['x-api-key']) }, rules);
+    if (identified.outcome === 'refused') return refuse(identified.code);
+    const { clientId } = identified.caller;
+
+    const found = await views.get(credentialView, clientId);
+    // The address as the service determines it (TRUST_PROXY_HOPS included), worked out once.
+    const clientAddress = req.ip;
+    if (found) request.onCredentialFound?.(clientId, clientAddress);
+    const access = checkAccess(identified.caller, found, request.scope, clock.now(), rules);
+    if (access.outcome === 'refused') return refuse(access.code);
+    // Decision 22, between steps 7 and 8.
+    if (!addressAllowed(access.credential.allowedCidrs, clientAddress)) {
+      throw new ApiError('ADDRESS_NOT_ALLOWED', 'This credential may not be used from this client address');
+    }
+    if (!(await limitCredential(req, res, clientId))) return undefined;
+    if (access.outcome === 'forbidden') throw new ApiError(access.code, `This credential was not granted the ${request.scope} scope`);
+    return { clientId, credential: access.credential, clientAddress };
+  };
+}
+
+function refusalMessagesFor(prefix: string): Record<AuthenticationRefusal, string> {
+  return {
+    MISSING_CLIENT_ID: 'The path has no Client ID: use /v1/customers/{clientId}/...',
+    INVALID_CLIENT_ID: `The Client ID is not in the expected format ${prefix}_<16-64 letters or digits>`,
+    MISSING_API_KEY: 'The x-api-key header is required',
+    CREDENTIAL_NOT_FOUND: 'No credential exists for this Client ID',
+    INVALID_API_KEY: 'The API key is not valid for this Client ID',
+    CREDENTIAL_INACTIVE: 'The credential has been revoked, has expired or is not active',
+  };
+}
+
+/**
+ * The segment gets standard percent-decoding and nothing else: no trimming, no case folding.
+ * undefined when the path has no segment; null for a malformed escape or bytes that are not UTF-8
+ * (`%FF`), which is INVALID_CLIENT_ID.
+ */
+function percentDecoded(segment: string | undefined): string | undefined | null {
+  if (segment === undefined) return undefined;
+  try {
+    return decodeURIComponent(segment);
+  } catch {
+    return null;
+  }
+}
+
+/** Node joins a repeated header with ", ", so two keys arrive as one value that cannot verify. */
+function apiKeyOf(header: string | string[] | undefined): string {
+  return Array.isArray(header) ? header.join(', ') : (header ?? '');
+}
