@@ -48,6 +48,20 @@ describeWithInfra('mongo', 'MongoDB authorization store', (target) => {
     };
   });
 
+  it('when the store is opened again on the same database (a restart), then it opens and holds what it held', async () => {
+    const db = connected().db(aDatabaseName());
+    const first = await openMongoAuthorizationStore(db);
+    const record = aRecord({ organizationId: 'acme' });
+    await first.create(record, []);
+    await first.close();
+
+    const reopened = await openMongoAuthorizationStore(db);
+
+    expect(await reopened.find('acme', record.clientId)).toEqual(record);
+    await reopened.close();
+    await db.dropDatabase();
+  });
+
   describe('documents', () => {
     let db: Db;
     let store: AuthorizationStore;

@@ -56,11 +56,11 @@ const RECORD_PROJECTION = {
  */
 export async function openMongoAuthorizationStore(db: Db): Promise<AuthorizationStore> {
   const authorizations = db.collection<AuthorizationDocument>(AUTHORIZATIONS_COLLECTION);
-  await authorizations.createIndexes([
-    { key: { organizationId: 1, createdAt: -1 } },
-    { key: { pendingExpiryAt: 1 }, sparse: true },
-    { key: { hasOutbox: 1, createdAt: 1 } },
-  ]);
+  // One index per command: FerretDB 1.24 drops the connection when one createIndexes names several
+  // indexes that already exist, so a second start on the same database would fail.
+  await authorizations.createIndex({ organizationId: 1, createdAt: -1 });
+  await authorizations.createIndex({ pendingExpiryAt: 1 }, { sparse: true });
+  await authorizations.createIndex({ hasOutbox: 1, createdAt: 1 });
   const writes = createPerKeyQueue();
   let closed = false;
 
