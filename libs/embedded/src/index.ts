@@ -3,6 +3,7 @@ export { memoryRateLimitStores } from './memory-rate-limit-store';
 export type { EmbeddedLogger } from './embedded-logger';
 export { openSqliteEventLog, type SqliteEventLogOptions } from './sqlite/sqlite-event-log';
 export { openSqliteAuthorizationStore } from './sqlite/sqlite-authorization-store';
+export { openSqliteWebhookStore, type SqliteWebhookStoreOptions } from './sqlite/sqlite-webhook-store';
 export { openSqliteViewStore, type SqliteViewStoreOptions } from './sqlite/sqlite-view-store';
 export { importEarlierData, EARLIER_AUTHORIZATIONS, EARLIER_EVENT_LOG } from './sqlite/import-earlier-data';
 export { formatLines as formatEarlierLogLines, type LoggedLine as EarlierLogLine } from './earlier-layout';

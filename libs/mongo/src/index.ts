@@ -3,3 +3,4 @@ export * from './mongo-view-store';
 export * from './views-snapshot';
 export * from './mongo-health';
 export * from './mongo-access-log-store';
+export * from './mongo-webhook-store';

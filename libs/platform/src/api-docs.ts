@@ -20,7 +20,7 @@ export interface OpenApiResponse {
 }
 
 export interface OpenApiOperation {
-  method: 'get' | 'post';
+  method: 'get' | 'post' | 'delete';
   path: string;
   /** For a path outside the document's `/v1` base (`/.well-known/jwks.json`): `[{ url: '/' }]`. */
   servers?: { url: string }[];

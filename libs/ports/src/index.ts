@@ -8,3 +8,4 @@ export * from './project-event';
 export * from './access-log';
 export * from './unavailable';
 export * from './webhook-store';
+export * from './parse-record';

@@ -79,6 +79,11 @@ export interface WebhookStore {
    * delivery on: out of the queue, or due again later with one more attempt counted.
    */
   recordAttempt(delivery: PendingDelivery, attempt: WebhookDelivery, outcome: AttemptOutcome, keepAttempts: number): Promise<void>;
+  /**
+   * Takes a delivery out of the queue without an attempt (its authorization ended, so a score must not
+   * be sent): nothing is logged, and its key stays known like a delivered one's.
+   */
+  discard(delivery: PendingDelivery): Promise<void>;
   /** Newest first. */
   attempts(webhookId: string, limit: number): Promise<WebhookDelivery[]>;
   /** How many deliveries wait, and since when the oldest is due (for the metrics). */

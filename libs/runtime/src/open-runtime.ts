@@ -5,7 +5,7 @@ import { ACCESS_LOG_TOPIC, TOPICS } from '@rsd/contracts';
 import type { ViewDefinition } from '@rsd/domain';
 import type { ReadinessCheck } from '@rsd/observability';
 import { ConfigError, type Logger } from '@rsd/platform';
-import type { AccessLog, AccessLogOptions, AuthorizationStore, EventLog, RateLimitStoreFactory, ViewStore } from '@rsd/ports';
+import type { AccessLog, AccessLogOptions, AuthorizationStore, EventLog, RateLimitStoreFactory, ViewStore, WebhookStore } from '@rsd/ports';
 import type { RuntimeConfig, RuntimeKind } from './runtime-config';
 
 /**
@@ -19,10 +19,15 @@ export interface Runtime {
   dataDir: string | undefined;
   eventLog: EventLog;
   openAuthorizationStore(): Promise<AuthorizationStore>;
-  /** The store of the given views, in READ_VIEWS_DB: a MongoDB database, or a namespace of the embedded database. */
-  openViewStore(views: readonly ViewDefinition<unknown>[]): Promise<ViewStore>;
+  /**
+   * The store of the given views, in `database` (default READ_VIEWS_DB): a MongoDB database, or a
+   * namespace of the embedded database. Each consumer that keeps views of its own names its own.
+   */
+  openViewStore(views: readonly ViewDefinition<unknown>[], database?: string): Promise<ViewStore>;
   /** `onFallback` is told when the shared store is lost and regained (distributed only). */
   rateLimitStores(onFallback?: (active: boolean) => void): Promise<RateLimitStoreFactory>;
+  /** The notifier's subscriptions, queue and attempts: in the embedded database, or the MongoDB database NOTIFIER_DB. */
+  openWebhookStore(): Promise<WebhookStore>;
   /** Dependencies that must answer before the service takes traffic. */
   readiness(): ReadinessCheck[];
   /** Records a consumer group has not handled yet; undefined where the log has no such notion. */
@@ -44,10 +49,16 @@ export async function openRuntime(config: RuntimeConfig, service: string, log: L
 }
 
 async function openEmbedded(config: RuntimeConfig, log: Logger): Promise<Runtime> {
-  const { importEarlierData, memoryRateLimitStores, openSqliteAuthorizationStore, openSqliteEventLog, openSqliteViewStore } =
-    await import('@rsd/embedded');
-  // One database file for the log, the authorization store and the views: one write-ahead log, so the
-  // views' deferred commits are synced by the log's durable ones that follow them (sqlite-event-log.ts).
+  const {
+    importEarlierData,
+    memoryRateLimitStores,
+    openSqliteAuthorizationStore,
+    openSqliteEventLog,
+    openSqliteViewStore,
+    openSqliteWebhookStore,
+  } = await import('@rsd/embedded');
+  // One database file for the log, the authorization store, the views and the webhook store: one write-ahead
+  // log, so the views' deferred commits are synced by the log's durable ones that follow them (sqlite-event-log.ts).
   const file = join(config.DATA_DIR, EMBEDDED_DATABASE);
   await importEarlierData({ dataDir: config.DATA_DIR, file, log: log.child({ component: 'import' }) });
   const eventLog = openSqliteEventLog({ file, log: log.child({ component: 'event-log' }) });
@@ -62,8 +73,10 @@ async function openEmbedded(config: RuntimeConfig, log: Logger): Promise<Runtime
     dataDir: config.DATA_DIR,
     eventLog,
     openAuthorizationStore: () => Promise.resolve(opening(openSqliteAuthorizationStore({ file }))),
-    openViewStore: () => Promise.resolve(opening(openSqliteViewStore({ file, namespace: config.READ_VIEWS_DB }))),
+    openViewStore: (_views, database = config.READ_VIEWS_DB) =>
+      Promise.resolve(opening(openSqliteViewStore({ file, namespace: database }))),
     rateLimitStores: () => Promise.resolve(memoryRateLimitStores),
+    openWebhookStore: () => Promise.resolve(opening(openSqliteWebhookStore({ file }))),
     readiness: () => [],
     consumerLag: () => Promise.resolve(undefined),
     openAccessLog: () => {
@@ -123,10 +136,16 @@ async function openDistributed(config: RuntimeConfig, service: string, log: Logg
       const { openMongoAuthorizationStore } = await import('@rsd/mongo');
       return openMongoAuthorizationStore(db);
     },
-    openViewStore: async (views) => {
-      const db = await database(config.READ_VIEWS_DB);
+    openViewStore: async (views, name = config.READ_VIEWS_DB) => {
+      const db = await database(name);
       const { openMongoViewStore } = await import('@rsd/mongo');
       return openMongoViewStore(db, views);
+    },
+    openWebhookStore: async () => {
+      const db = await database(config.NOTIFIER_DB);
+      const { openMongoWebhookStore } = await import('@rsd/mongo');
+      const onExpiry = (how: string) => log.info({ expiry: how }, 'webhook store opened');
+      return openMongoWebhookStore(db, { onExpiry });
     },
     rateLimitStores: async (onFallback) => {
       const { closeRedisClient, createRedisClient, redisRateLimitStores, withLocalFallback } = await import('@rsd/redis');

@@ -25,6 +25,7 @@ export function runtimeConfigSchema(options: { defaultRuntime: RuntimeKind; need
       MONGO_URL: env.optionalString(),
       CREDENTIALS_DB: env.string('rsd_credentials'),
       READ_VIEWS_DB: env.string('rsd_read_views'),
+      NOTIFIER_DB: env.string('rsd_notifier'),
       REDIS_URL: env.optionalString(),
       SHUTDOWN_DEADLINE_MS: env.positiveInt(10_000),
       // Unset: keep waiting for the dependencies; the orchestrator decides when a start took too long.

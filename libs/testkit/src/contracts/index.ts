@@ -5,3 +5,4 @@ export * from './view-store-contract';
 export * from './rate-limit-store-contract';
 export * from './port-fixtures';
 export * from './access-log-store-contract';
+export * from './webhook-store-contract';

@@ -1,7 +1,7 @@
-import { TOPICS, domainEventSchema, topicOf, type DomainEvent } from '@rsd/contracts';
+import { TOPICS } from '@rsd/contracts';
 import { READ_VIEWS } from '@rsd/domain';
 import type { Logger } from '@rsd/platform';
-import { projectEvent, type EventLog, type EventRecord, type Subscription, type ViewStore } from '@rsd/ports';
+import { parseRecord, projectEvent, type EventLog, type EventRecord, type Subscription, type ViewStore } from '@rsd/ports';
 
 export interface ProjectionDeps {
   eventLog: EventLog;
@@ -67,24 +67,6 @@ export function startProjections({
       }
     },
   });
-}
-
-export function parseRecord(record: EventRecord): { event: DomainEvent } | { reason: string } {
-  let json: unknown;
-  try {
-    json = JSON.parse(record.value);
-  } catch {
-    return { reason: 'the value is not JSON' };
-  }
-  const result = domainEventSchema.safeParse(json);
-  if (!result.success) {
-    const problems = result.error.issues.slice(0, 5).map((issue) => `${issue.path.join('.') || '(event)'}: ${issue.message}`);
-    return { reason: `not a valid event: ${problems.join('; ')}` };
-  }
-  if (topicOf(result.data) !== record.topic) {
-    return { reason: `a ${result.data.type} event does not belong on ${record.topic}` };
-  }
-  return { event: result.data };
 }
 
 async function deadLetter(eventLog: EventLog, record: EventRecord, reason: string): Promise<void> {

@@ -1,7 +1,6 @@
 import { TOPICS } from '@rsd/contracts';
 import type { Logger } from '@rsd/platform';
-import type { EventLog, Subscription } from '@rsd/ports';
-import { parseRecord } from '../projections/projection-runner';
+import { parseRecord, type EventLog, type Subscription } from '@rsd/ports';
 import type { CachedViewStore } from './cached-view-store';
 
 export interface ChangeFeedDeps {

@@ -1,0 +1,167 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { DatabaseSync } from 'node:sqlite';
+import { aDeliveryAttempt, aPendingDelivery, aStoredAuthorization, aStoredWebhook, describeWebhookStoreContract } from '@rsd/testkit';
+import { openSqliteAuthorizationStore } from './sqlite-authorization-store';
+import { CHANGES, openSqliteWebhookStore, QUERIES } from './sqlite-webhook-store';
+
+const NOW = new Date('2026-11-21T08:00:00.000Z');
+const DAY = 86_400_000;
+
+async function aTempDir(): Promise<string> {
+  return mkdtemp(join(tmpdir(), 'rsd-webhooks-'));
+}
+
+describeWebhookStoreContract('SQLite', async (clock) => {
+  const dir = await aTempDir();
+  const store = openSqliteWebhookStore({ file: join(dir, 'rsd.sqlite'), clock });
+  return {
+    store,
+    cleanup: async () => {
+      await store.close();
+      await rm(dir, { recursive: true, force: true });
+    },
+  };
+});
+
+describe('SQLite webhook store', () => {
+  let dir: string;
+  let file: string;
+
+  beforeEach(async () => {
+    dir = await aTempDir();
+    file = join(dir, 'rsd.sqlite');
+  });
+
+  afterEach(async () => {
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  function rows(sql: string): Record<string, unknown>[] {
+    const db = new DatabaseSync(file);
+    try {
+      return db.prepare(sql).all();
+    } finally {
+      db.close();
+    }
+  }
+
+  it('when the store is closed and opened again, then subscriptions, the queue, the keys and the attempts are still there', async () => {
+    const first = openSqliteWebhookStore({ file, clock: { now: () => NOW } });
+    const webhook = aStoredWebhook();
+    const [waiting, delivered] = [aPendingDelivery(webhook), aPendingDelivery(webhook)];
+    await first.addWebhook(webhook, 10);
+    await first.enqueue([waiting, delivered]);
+    await first.recordAttempt(delivered, aDeliveryAttempt(delivered), { next: 'done' }, 10);
+    await first.close();
+
+    const reopened = openSqliteWebhookStore({ file, clock: { now: () => NOW } });
+    await reopened.enqueue([delivered]);
+
+    expect(await reopened.findWebhook(webhook.clientId, webhook.id)).toEqual(webhook);
+    expect(await reopened.due(NOW, 10)).toEqual([waiting]);
+    expect(await reopened.attempts(webhook.id, 10)).toEqual([aDeliveryAttempt(delivered)]);
+    await reopened.close();
+  });
+
+  it('when the store is queried or changed, then every lookup goes through an index and none scans a table or sorts', async () => {
+    const store = openSqliteWebhookStore({ file });
+    const webhook = aStoredWebhook();
+    await store.addWebhook(webhook, 10);
+    await store.enqueue([aPendingDelivery(webhook)]);
+    const db = new DatabaseSync(file);
+    try {
+      for (const [name, sql] of Object.entries({ ...QUERIES, ...CHANGES })) {
+        const plan = db
+          .prepare(`EXPLAIN QUERY PLAN ${sql}`)
+          .all(
+            ...sql
+              .split('?')
+              .slice(1)
+              .map(() => 1),
+          )
+          .map((row) => String(row.detail));
+        const scans = plan.filter((step) => /^SCAN (webhooks|webhook_deliveries|webhook_attempts)\b(?! USING)/.test(step));
+        const sorts = plan.filter((step) => /TEMP B-TREE/.test(step));
+        expect({ name, scans, sorts }).toEqual({ name, scans: [], sorts: [] });
+        expect({ name, usesIndex: plan.some((step) => /USING (COVERING )?INDEX|USING (INTEGER )?PRIMARY KEY/.test(step)) }).toEqual({
+          name,
+          usesIndex: true,
+        });
+      }
+    } finally {
+      db.close();
+      await store.close();
+    }
+  });
+
+  it('when delivered keys were queued more than 7 days ago, then the next enqueue removes them and keeps the younger ones', async () => {
+    let now = NOW;
+    const store = openSqliteWebhookStore({ file, clock: { now: () => now } });
+    const webhook = aStoredWebhook();
+    await store.addWebhook(webhook, 10);
+    const old = [aPendingDelivery(webhook), aPendingDelivery(webhook)];
+    await store.enqueue(old);
+    for (const delivery of old) await store.recordAttempt(delivery, aDeliveryAttempt(delivery), { next: 'done' }, 10);
+    now = new Date(NOW.getTime() + 2 * DAY);
+    const young = aPendingDelivery(webhook);
+    await store.enqueue([young]);
+    await store.recordAttempt(young, aDeliveryAttempt(young), { next: 'done' }, 10);
+    now = new Date(NOW.getTime() + 7 * DAY + 1);
+
+    await store.enqueue([aPendingDelivery(webhook)]);
+    await store.close();
+
+    expect(rows('SELECT key FROM webhook_deliveries WHERE done = 1').map((row) => row.key)).toEqual([young.key]);
+  });
+
+  it('when a delivery is done, then its row keeps only the key and what retention needs', async () => {
+    const store = openSqliteWebhookStore({ file, clock: { now: () => NOW } });
+    const webhook = aStoredWebhook();
+    const delivery = aPendingDelivery(webhook);
+    await store.addWebhook(webhook, 10);
+    await store.enqueue([delivery]);
+
+    await store.recordAttempt(delivery, aDeliveryAttempt(delivery), { next: 'done' }, 10);
+    await store.close();
+
+    expect(rows('SELECT key, body, due_at, queued_ms, done FROM webhook_deliveries')).toEqual([
+      { key: delivery.key, body: null, due_at: null, queued_ms: NOW.getTime(), done: 1 },
+    ]);
+  });
+
+  it('when the authorization store shares the file, then closing the webhook store leaves it working, and both tables are there', async () => {
+    const authorizations = openSqliteAuthorizationStore({ file });
+    const store = openSqliteWebhookStore({ file });
+    const webhook = aStoredWebhook();
+    await store.addWebhook(webhook, 10);
+
+    await store.close();
+
+    await authorizations.create(aStoredAuthorization(), []);
+    await authorizations.close();
+    expect(rows('SELECT id FROM webhooks')).toEqual([{ id: webhook.id }]);
+    expect(rows('SELECT COUNT(*) AS n FROM authorizations')).toEqual([{ n: 1 }]);
+  });
+
+  it('when a subscription id is added twice, then the second add fails and the first stays', async () => {
+    const store = openSqliteWebhookStore({ file });
+    const webhook = aStoredWebhook();
+    await store.addWebhook(webhook, 10);
+
+    await expect(store.addWebhook({ ...webhook, url: 'https://other.example.com/' }, 10)).rejects.toThrow(
+      `webhook ${webhook.id} already exists`,
+    );
+
+    expect(await store.listWebhooks(webhook.clientId)).toEqual([webhook]);
+    await store.close();
+  });
+
+  it('when the store is closed, then further changes are refused', async () => {
+    const store = openSqliteWebhookStore({ file });
+    await store.close();
+
+    await expect(store.addWebhook(aStoredWebhook(), 10)).rejects.toThrow('the webhook store is closed');
+  });
+});

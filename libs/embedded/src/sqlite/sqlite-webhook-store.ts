@@ -1,0 +1,261 @@
+import type { WebhookDelivery, WebhookEventType } from '@rsd/contracts';
+import { systemClock, type Clock, type PendingDelivery, type StoredWebhook, type WebhookStore } from '@rsd/ports';
+import { integer, openEmbeddedDatabase, settled as run, text } from './database';
+
+/** How long a delivery's key is remembered after it was queued (the port's 7 days). */
+const KEY_RETENTION_MS = 7 * 86_400_000;
+/** Forgotten keys removed per enqueue at least; more when more are queued, so removal keeps up. */
+const MIN_KEYS_PRUNED = 100;
+
+/** The store's reads, named so that a test can check that each one goes through an index. */
+export const QUERIES = {
+  countOfClient: 'SELECT COUNT(*) AS n FROM webhooks WHERE client_id = ?',
+  listOfClient: 'SELECT record FROM webhooks WHERE client_id = ? ORDER BY created_at, id',
+  find: 'SELECT record FROM webhooks WHERE id = ? AND client_id = ?',
+  byId: 'SELECT record FROM webhooks WHERE id = ?',
+  activeOfOrganization: 'SELECT record FROM webhooks WHERE organization_id = ? AND active = 1 ORDER BY created_at, id',
+  activeOfClient: 'SELECT record FROM webhooks WHERE client_id = ? AND active = 1 ORDER BY created_at, id',
+  due: `SELECT message_id, key, webhook_id, client_id, event_type, body, attempts, first_attempt_at, due_at
+    FROM webhook_deliveries WHERE done = 0 AND due_at <= ? ORDER BY due_at, key LIMIT ?`,
+  queueStats: 'SELECT COUNT(*) AS depth, MIN(due_at) AS oldest FROM webhook_deliveries WHERE done = 0',
+  attempts: 'SELECT record FROM webhook_attempts WHERE webhook_id = ? ORDER BY at DESC, seq DESC LIMIT ?',
+} as const;
+
+/** The changes that look rows up, named for the same test. */
+export const CHANGES = {
+  enqueue: `INSERT INTO webhook_deliveries
+      (key, message_id, webhook_id, client_id, event_type, body, attempts, first_attempt_at, due_at, queued_ms, done)
+    SELECT ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 0 WHERE EXISTS (SELECT 1 FROM webhooks WHERE id = ? AND active = 1)
+    ON CONFLICT (key) DO UPDATE SET message_id = excluded.message_id, webhook_id = excluded.webhook_id,
+      client_id = excluded.client_id, event_type = excluded.event_type, body = excluded.body, attempts = excluded.attempts,
+      first_attempt_at = excluded.first_attempt_at, due_at = excluded.due_at, queued_ms = excluded.queued_ms, done = 0
+    WHERE done = 1 AND queued_ms <= ?`,
+  pruneKeys: `DELETE FROM webhook_deliveries WHERE seq IN
+    (SELECT seq FROM webhook_deliveries WHERE done = 1 AND queued_ms <= ? ORDER BY queued_ms LIMIT ?)`,
+  disable: 'UPDATE webhooks SET active = 0, record = ? WHERE id = ?',
+  dropPending: 'UPDATE webhook_deliveries SET done = 1, body = NULL, due_at = NULL WHERE webhook_id = ? AND done = 0',
+  deleteWebhook: 'DELETE FROM webhooks WHERE id = ? AND client_id = ?',
+  deleteDeliveries: 'DELETE FROM webhook_deliveries WHERE webhook_id = ?',
+  deleteAttempts: 'DELETE FROM webhook_attempts WHERE webhook_id = ?',
+  logAttempt: `INSERT INTO webhook_attempts (webhook_id, at, record)
+    SELECT ?, ?, ? WHERE EXISTS (SELECT 1 FROM webhooks WHERE id = ?)`,
+  trimAttempts: `DELETE FROM webhook_attempts WHERE seq IN
+    (SELECT seq FROM webhook_attempts WHERE webhook_id = ? ORDER BY at DESC, seq DESC LIMIT -1 OFFSET ?)`,
+  delivered: 'UPDATE webhook_deliveries SET done = 1, body = NULL, due_at = NULL WHERE key = ? AND message_id = ? AND done = 0',
+  retry: `UPDATE webhook_deliveries SET attempts = attempts + 1, first_attempt_at = COALESCE(first_attempt_at, ?), due_at = ?
+    WHERE key = ? AND message_id = ? AND done = 0`,
+} as const;
+
+export interface SqliteWebhookStoreOptions {
+  file: string;
+  /** Dates the queueing of a delivery, from which its key is remembered for 7 days. */
+  clock?: Clock;
+}
+
+/**
+ * The notifier's store in the embedded database: a row per subscription (the record as JSON, and
+ * the columns its reads use), a row per delivery key, and the attempts log.
+ *
+ * A delivery's row is the queue entry while it is pending and, once done, the memory of its key:
+ * `body` and `due_at` are cleared and the row stays until 7 days after it was queued. Every enqueue
+ * removes a bounded number of forgotten keys through a partial index of the done rows, so the key
+ * table never needs a scan, and a forgotten key not yet removed is taken over by the upsert.
+ * Deliveries are queued only for a subscription that is active in the same transaction, so a
+ * disabled or deleted subscription never gets a pending delivery back.
+ */
+export function openSqliteWebhookStore(options: SqliteWebhookStoreOptions): WebhookStore {
+  const db = openEmbeddedDatabase(options.file);
+  createWebhookTables(db);
+  const clock = options.clock ?? systemClock;
+  const statement = (sql: string) => db.statement(sql);
+  let closed = false;
+
+  function write<T>(change: () => T): Promise<T> {
+    if (closed) return Promise.reject(new Error('the webhook store is closed'));
+    return db.write(change);
+  }
+
+  const webhooksOf = (rows: Record<string, unknown>[]) => rows.map((row) => JSON.parse(text(row.record)) as StoredWebhook);
+
+  return {
+    addWebhook(webhook, limit) {
+      return write(() => {
+        const row = statement(QUERIES.countOfClient).get(webhook.clientId);
+        if (integer(row?.n) >= limit) return 'limit-reached';
+        const { changes } = statement(
+          `INSERT INTO webhooks (id, client_id, organization_id, created_at, active, record) VALUES (?, ?, ?, ?, ?, ?)
+             ON CONFLICT (id) DO NOTHING`,
+        ).run(
+          webhook.id,
+          webhook.clientId,
+          webhook.organizationId,
+          new Date(webhook.createdAt).toISOString(),
+          webhook.status === 'active' ? 1 : 0,
+          JSON.stringify(webhook),
+        );
+        if (changes === 0) throw new Error(`webhook ${webhook.id} already exists`);
+        return 'added';
+      });
+    },
+
+    listWebhooks(clientId) {
+      return run(() => webhooksOf(statement(QUERIES.listOfClient).all(clientId)));
+    },
+
+    findWebhook(clientId, id) {
+      return run(() => {
+        const row = statement(QUERIES.find).get(id, clientId);
+        return row ? (JSON.parse(text(row.record)) as StoredWebhook) : undefined;
+      });
+    },
+
+    deleteWebhook(clientId, id) {
+      return write(() => {
+        if (statement(CHANGES.deleteWebhook).run(id, clientId).changes === 0) return false;
+        statement(CHANGES.deleteDeliveries).run(id);
+        statement(CHANGES.deleteAttempts).run(id);
+        return true;
+      });
+    },
+
+    activeWebhooksOfOrganization(organizationId) {
+      return run(() => webhooksOf(statement(QUERIES.activeOfOrganization).all(organizationId)));
+    },
+
+    activeWebhooksOfClient(clientId) {
+      return run(() => webhooksOf(statement(QUERIES.activeOfClient).all(clientId)));
+    },
+
+    disableWebhook(id, at) {
+      return write(() => {
+        const row = statement(QUERIES.byId).get(id);
+        if (!row) return;
+        const webhook = JSON.parse(text(row.record)) as StoredWebhook;
+        if (webhook.status === 'active') {
+          statement(CHANGES.disable).run(JSON.stringify({ ...webhook, status: 'disabled', disabledAt: at }), id);
+        }
+        statement(CHANGES.dropPending).run(id);
+      });
+    },
+
+    enqueue(deliveries) {
+      if (deliveries.length === 0) return Promise.resolve();
+      return write(() => {
+        const queuedMs = clock.now().getTime();
+        const forgottenBefore = queuedMs - KEY_RETENTION_MS;
+        statement(CHANGES.pruneKeys).run(forgottenBefore, Math.max(MIN_KEYS_PRUNED, 2 * deliveries.length));
+        const insert = statement(CHANGES.enqueue);
+        for (const delivery of deliveries) {
+          insert.run(
+            delivery.key,
+            delivery.messageId,
+            delivery.webhookId,
+            delivery.clientId,
+            delivery.eventType,
+            delivery.body,
+            delivery.attempts,
+            delivery.firstAttemptAt === null ? null : instant(delivery.firstAttemptAt),
+            instant(delivery.dueAt),
+            queuedMs,
+            delivery.webhookId,
+            forgottenBefore,
+          );
+        }
+      });
+    },
+
+    due(now, limit) {
+      return run(() => statement(QUERIES.due).all(now.toISOString(), Math.max(0, limit)).map(pendingOf));
+    },
+
+    recordAttempt(delivery, attempt, outcome, keepAttempts) {
+      return write(() => {
+        if (outcome.next === 'done') {
+          statement(CHANGES.delivered).run(delivery.key, delivery.messageId);
+        } else {
+          const firstAttemptAt = delivery.firstAttemptAt ?? attempt.attemptedAt ?? clock.now().toISOString();
+          statement(CHANGES.retry).run(instant(firstAttemptAt), instant(outcome.dueAt), delivery.key, delivery.messageId);
+        }
+        const logged = statement(CHANGES.logAttempt).run(
+          delivery.webhookId,
+          attemptTime(attempt),
+          JSON.stringify(attempt),
+          delivery.webhookId,
+        );
+        if (logged.changes > 0) statement(CHANGES.trimAttempts).run(delivery.webhookId, Math.max(0, keepAttempts));
+      });
+    },
+
+    discard(delivery) {
+      return write(() => {
+        statement(CHANGES.delivered).run(delivery.key, delivery.messageId);
+      });
+    },
+
+    attempts(webhookId, limit) {
+      return run(() =>
+        statement(QUERIES.attempts)
+          .all(webhookId, Math.max(0, limit))
+          .map((row) => JSON.parse(text(row.record)) as WebhookDelivery),
+      );
+    },
+
+    queueStats() {
+      return run(() => {
+        const row = statement(QUERIES.queueStats).get();
+        return { depth: integer(row?.depth), oldestDueAt: row?.oldest === null || row?.oldest === undefined ? null : text(row.oldest) };
+      });
+    },
+
+    close() {
+      if (!closed) db.close();
+      closed = true;
+      return Promise.resolve();
+    },
+  };
+}
+
+export function createWebhookTables(db: { exec(sql: string): void }): void {
+  db.exec(`CREATE TABLE IF NOT EXISTS webhooks (
+    id TEXT PRIMARY KEY, client_id TEXT NOT NULL, organization_id TEXT NOT NULL, created_at TEXT NOT NULL,
+    active INTEGER NOT NULL, record TEXT NOT NULL
+  ) WITHOUT ROWID`);
+  db.exec('CREATE INDEX IF NOT EXISTS webhooks_by_client ON webhooks (client_id, created_at, id)');
+  db.exec('CREATE INDEX IF NOT EXISTS webhooks_active_by_organization ON webhooks (organization_id, created_at, id) WHERE active = 1');
+  db.exec(`CREATE TABLE IF NOT EXISTS webhook_deliveries (
+    seq INTEGER PRIMARY KEY, key TEXT NOT NULL UNIQUE, message_id TEXT NOT NULL, webhook_id TEXT NOT NULL,
+    client_id TEXT NOT NULL, event_type TEXT NOT NULL, body TEXT, attempts INTEGER NOT NULL, first_attempt_at TEXT,
+    due_at TEXT, queued_ms INTEGER NOT NULL, done INTEGER NOT NULL
+  )`);
+  db.exec('CREATE INDEX IF NOT EXISTS webhook_deliveries_due ON webhook_deliveries (due_at, key) WHERE done = 0');
+  db.exec('CREATE INDEX IF NOT EXISTS webhook_deliveries_by_webhook ON webhook_deliveries (webhook_id, done)');
+  db.exec('CREATE INDEX IF NOT EXISTS webhook_deliveries_forgettable ON webhook_deliveries (queued_ms) WHERE done = 1');
+  db.exec(`CREATE TABLE IF NOT EXISTS webhook_attempts (
+    seq INTEGER PRIMARY KEY, webhook_id TEXT NOT NULL, at TEXT NOT NULL, record TEXT NOT NULL
+  )`);
+  db.exec('CREATE INDEX IF NOT EXISTS webhook_attempts_by_webhook ON webhook_attempts (webhook_id, at, seq)');
+}
+
+/** ISO 8601 in UTC with milliseconds, so text order is time order. */
+function instant(value: string): string {
+  return new Date(value).toISOString();
+}
+
+/** When the attempt was made, or was due if it was not made: the log's order. */
+function attemptTime(attempt: WebhookDelivery): string {
+  return instant(attempt.attemptedAt ?? attempt.scheduledAt);
+}
+
+function pendingOf(row: Record<string, unknown>): PendingDelivery {
+  return {
+    messageId: text(row.message_id),
+    key: text(row.key),
+    webhookId: text(row.webhook_id),
+    clientId: text(row.client_id),
+    eventType: text(row.event_type) as WebhookEventType,
+    body: text(row.body),
+    attempts: integer(row.attempts),
+    firstAttemptAt: row.first_attempt_at === null ? null : text(row.first_attempt_at),
+    dueAt: text(row.due_at),
+  };
+}

@@ -1,0 +1,347 @@
+import { MongoBulkWriteError, MongoServerError, ObjectId, type Collection, type Db } from 'mongodb';
+import type { WebhookDelivery, WebhookEventType, WebhookStatus } from '@rsd/contracts';
+import { systemClock, type Clock, type PendingDelivery, type StoredWebhook, type WebhookStore } from '@rsd/ports';
+import { isDuplicateKeyError } from './duplicate-key';
+import { reportingOutages } from './outages';
+import { createPerKeyQueue } from './per-key-queue';
+
+export const WEBHOOKS_COLLECTION = 'webhooks';
+export const WEBHOOK_DELIVERIES_COLLECTION = 'webhook_deliveries';
+export const WEBHOOK_ATTEMPTS_COLLECTION = 'webhook_attempts';
+
+/** How long a delivery's key is remembered after it was queued (the port's 7 days). */
+const KEY_RETENTION_MS = 7 * 86_400_000;
+/** Without a TTL index, how often this process deletes the forgotten keys itself. */
+const PRUNE_INTERVAL_MS = 3_600_000;
+
+/**
+ * A subscription. `slot` is its place among its Client ID's subscriptions, 0 to limit − 1: with the
+ * unique index on `(clientId, slot)` a Client ID can never hold more than `limit`, however many
+ * replicas add at once, and no counter can drift from the documents it counts.
+ */
+interface WebhookDocument {
+  _id: string;
+  clientId: string;
+  organizationId: string;
+  url: string;
+  events: WebhookEventType[];
+  status: WebhookStatus;
+  createdAt: string;
+  disabledAt: string | null;
+  sealedSecret: string;
+  slot: number;
+}
+
+/**
+ * A delivery, under its key. While `pending` it is the queue entry; once `done` it keeps only the key
+ * (and what finds and expires it), so that the same key is not queued again for 7 days after it was
+ * queued. `doneAt` exists only on done deliveries, so the TTL index on it never touches the queue.
+ */
+interface DeliveryDocument {
+  _id: string;
+  messageId: string;
+  webhookId: string;
+  clientId: string;
+  eventType: WebhookEventType;
+  body?: string;
+  attempts: number;
+  firstAttemptAt: string | null;
+  dueAt?: string;
+  state: 'pending' | 'done';
+  queuedAt: Date;
+  doneAt?: Date;
+}
+
+interface AttemptDocument extends WebhookDelivery {
+  _id: ObjectId;
+  webhookId: string;
+  /** When it was made, or was due if it was not: the log's order, with `_id` (made in this process, in order) for ties. */
+  at: string;
+}
+
+export interface MongoWebhookStoreOptions {
+  /** Dates the queueing of a delivery, from which its key is remembered for 7 days. */
+  clock?: Clock;
+  /** Told once whether the server forgets delivered keys itself (a TTL index) or this store prunes them hourly. */
+  onExpiry?: (expiry: 'ttl-index' | 'prune') => void;
+}
+
+/**
+ * The notifier's store on MongoDB (or FerretDB), in its own database.
+ *
+ * Lookups are by `_id` or by top-level equality (`clientId`, `organizationId` and `status`,
+ * `webhookId`, `state`), which FerretDB 1.24 also hands down to its backend; only `due` adds a range
+ * on `dueAt`, within the pending deliveries. Instants are ISO strings with milliseconds, so string
+ * order is time order on both servers.
+ *
+ * There are no multi-document transactions, so changes spanning collections are ordered to be safe
+ * under concurrency: a delivery or attempt is written first and then kept only if its subscription
+ * is (still) active or present, while disabling and deleting change the subscription first and then
+ * clear what belongs to it. Whichever runs first, nothing pending outlives a disabled or deleted
+ * subscription. The guarded updates of a delivery (`state: 'pending'`) are atomic on MongoDB;
+ * FerretDB 1.24 evaluates such a filter on a read and then rewrites the document, so the writes of
+ * one subscription are also run one at a time in this process: on FerretDB, run one notifier.
+ */
+export async function openMongoWebhookStore(db: Db, options: MongoWebhookStoreOptions = {}): Promise<WebhookStore> {
+  const clock = options.clock ?? systemClock;
+  const webhooks = db.collection<WebhookDocument>(WEBHOOKS_COLLECTION);
+  const deliveries = db.collection<DeliveryDocument>(WEBHOOK_DELIVERIES_COLLECTION);
+  const attemptLog = db.collection<AttemptDocument>(WEBHOOK_ATTEMPTS_COLLECTION);
+  // One index per command: FerretDB 1.24 drops the connection (a panic) when one command names several that already exist.
+  await webhooks.createIndex({ clientId: 1, slot: 1 }, { unique: true, name: 'clientId_slot_unique' });
+  await webhooks.createIndex({ clientId: 1, createdAt: 1 });
+  await webhooks.createIndex({ organizationId: 1, status: 1, createdAt: 1 });
+  await deliveries.createIndex({ state: 1, dueAt: 1, _id: 1 });
+  await deliveries.createIndex({ webhookId: 1, state: 1 });
+  await attemptLog.createIndex({ webhookId: 1, at: -1, _id: -1 });
+  const keysExpire = await ensureExpiry(deliveries, 'doneAt', KEY_RETENTION_MS / 1000);
+  options.onExpiry?.(keysExpire ? 'ttl-index' : 'prune');
+
+  const writes = createPerKeyQueue();
+  let closed = false;
+  let prunedAt = Number.NEGATIVE_INFINITY;
+
+  function write<T>(webhookId: string, task: () => Promise<T>): Promise<T> {
+    if (closed) return Promise.reject(new Error('the webhook store is closed'));
+    return writes.run(webhookId, task);
+  }
+
+  const findWebhooks = async (filter: Partial<WebhookDocument>) =>
+    (await webhooks.find(filter, { sort: { createdAt: 1, _id: 1 } }).toArray()).map(webhookOf);
+
+  /** Inserts what is new and returns the keys that were there already. */
+  async function insertNew(documents: readonly DeliveryDocument[]): Promise<string[]> {
+    try {
+      await deliveries.insertMany([...documents], { ordered: false });
+      return [];
+    } catch (error) {
+      if (!(error instanceof MongoBulkWriteError)) throw error;
+      const failures = [error.writeErrors].flat();
+      if (!failures.every((failure) => failure.code === 11000)) throw error;
+      return failures.map((failure) => documents[failure.index]?._id).filter((key) => key !== undefined);
+    }
+  }
+
+  /** Where the server keeps no TTL index, at most once an hour per process (a scan of the keys on FerretDB). */
+  async function pruneKeys(now: Date): Promise<void> {
+    if (keysExpire || now.getTime() - prunedAt < PRUNE_INTERVAL_MS) return;
+    prunedAt = now.getTime();
+    await deliveries.deleteMany({ state: 'done', doneAt: { $lte: new Date(now.getTime() - KEY_RETENTION_MS) } });
+  }
+
+  async function enqueueFor(webhookId: string, owed: readonly PendingDelivery[], now: Date): Promise<void> {
+    const documents = owed.map((delivery) => deliveryDocumentOf(delivery, now));
+    const clashes = await insertNew(documents);
+    const forgottenBefore = new Date(now.getTime() - KEY_RETENTION_MS);
+    for (const key of new Set(clashes)) {
+      const document = documents.find((candidate) => candidate._id === key);
+      if (!document) continue;
+      const { _id, ...fields } = document;
+      // A key done and queued more than 7 days ago that the server has not removed yet is forgotten already.
+      await deliveries.replaceOne({ _id, state: 'done', queuedAt: { $lte: forgottenBefore } }, fields);
+    }
+    const active = await webhooks.findOne({ _id: webhookId, status: 'active' }, { projection: { _id: 1 } });
+    if (!active) await deliveries.deleteMany({ webhookId, state: 'pending' });
+  }
+
+  return reportingOutages<WebhookStore>({
+    async addWebhook(webhook, limit) {
+      if (closed) throw new Error('the webhook store is closed');
+      for (;;) {
+        const taken = await webhooks.find({ clientId: webhook.clientId }, { projection: { slot: 1 } }).toArray();
+        if (taken.length >= limit) return 'limit-reached';
+        const used = new Set(taken.map((document) => document.slot));
+        let slot = 0;
+        while (used.has(slot)) slot += 1;
+        try {
+          await webhooks.insertOne({ ...webhookDocumentOf(webhook), slot });
+          return 'added';
+        } catch (error) {
+          if (!isDuplicateKeyError(error)) throw error;
+          if (await webhooks.findOne({ _id: webhook.id }, { projection: { _id: 1 } })) {
+            throw new Error(`webhook ${webhook.id} already exists`, { cause: error });
+          }
+          // Another add took the slot first: count again.
+        }
+      }
+    },
+
+    listWebhooks(clientId) {
+      return findWebhooks({ clientId });
+    },
+
+    async findWebhook(clientId, id) {
+      // By `_id` alone, which FerretDB hands down; the Client ID is checked here.
+      const found = await webhooks.findOne({ _id: id });
+      return found?.clientId === clientId ? webhookOf(found) : undefined;
+    },
+
+    deleteWebhook(clientId, id) {
+      return write(id, async () => {
+        const { deletedCount } = await webhooks.deleteOne({ _id: id, clientId });
+        if (deletedCount === 0) return false;
+        await deliveries.deleteMany({ webhookId: id });
+        await attemptLog.deleteMany({ webhookId: id });
+        return true;
+      });
+    },
+
+    activeWebhooksOfOrganization(organizationId) {
+      return findWebhooks({ organizationId, status: 'active' });
+    },
+
+    activeWebhooksOfClient(clientId) {
+      return findWebhooks({ clientId, status: 'active' });
+    },
+
+    disableWebhook(id, at) {
+      return write(id, async () => {
+        await webhooks.updateOne({ _id: id, status: 'active' }, { $set: { status: 'disabled', disabledAt: at } });
+        await deliveries.updateMany({ webhookId: id, state: 'pending' }, finished(clock.now()));
+      });
+    },
+
+    async enqueue(owed) {
+      if (owed.length === 0) return;
+      const now = clock.now();
+      const byWebhook = new Map<string, PendingDelivery[]>();
+      for (const delivery of owed) byWebhook.set(delivery.webhookId, [...(byWebhook.get(delivery.webhookId) ?? []), delivery]);
+      await Promise.all([...byWebhook].map(([webhookId, ofWebhook]) => write(webhookId, () => enqueueFor(webhookId, ofWebhook, now))));
+      await pruneKeys(now);
+    },
+
+    async due(now, limit) {
+      if (limit <= 0) return [];
+      const found = await deliveries
+        .find({ state: 'pending', dueAt: { $lte: now.toISOString() } }, { sort: { dueAt: 1, _id: 1 }, limit })
+        .toArray();
+      return found.map(pendingOf);
+    },
+
+    recordAttempt(delivery, attempt, outcome, keepAttempts) {
+      return write(delivery.webhookId, async () => {
+        const filter = { _id: delivery.key, messageId: delivery.messageId, state: 'pending' as const };
+        if (outcome.next === 'done') {
+          await deliveries.updateOne(filter, finished(clock.now()));
+        } else {
+          const firstAttemptAt = instant(delivery.firstAttemptAt ?? attempt.attemptedAt ?? clock.now().toISOString());
+          await deliveries.updateOne(filter, { $set: { firstAttemptAt, dueAt: instant(outcome.dueAt) }, $inc: { attempts: 1 } });
+        }
+        await logAttempt(delivery.webhookId, attempt, keepAttempts);
+      });
+    },
+
+    discard(delivery) {
+      return write(delivery.webhookId, async () => {
+        await deliveries.updateOne({ _id: delivery.key, messageId: delivery.messageId, state: 'pending' as const }, finished(clock.now()));
+      });
+    },
+
+    async attempts(webhookId, limit) {
+      if (limit <= 0) return [];
+      const found = await attemptLog.find({ webhookId }, { sort: { at: -1, _id: -1 }, limit }).toArray();
+      return found.map(attemptOf);
+    },
+
+    async queueStats() {
+      const [depth, oldest] = await Promise.all([
+        deliveries.countDocuments({ state: 'pending' }),
+        deliveries.findOne({ state: 'pending' }, { sort: { dueAt: 1, _id: 1 }, projection: { dueAt: 1 } }),
+      ]);
+      return { depth, oldestDueAt: oldest?.dueAt ?? null };
+    },
+
+    async close() {
+      closed = true;
+      await writes.idle();
+    },
+  });
+
+  async function logAttempt(webhookId: string, attempt: WebhookDelivery, keepAttempts: number): Promise<void> {
+    const logged = attemptOf(attempt);
+    await attemptLog.insertOne({ ...logged, _id: new ObjectId(), webhookId, at: instant(attempt.attemptedAt ?? attempt.scheduledAt) });
+    // Deleted meanwhile: its delete may have cleared the log before this insert.
+    if (!(await webhooks.findOne({ _id: webhookId }, { projection: { _id: 1 } }))) {
+      await attemptLog.deleteMany({ webhookId });
+      return;
+    }
+    const beyond = await attemptLog
+      .find({ webhookId }, { sort: { at: -1, _id: -1 }, skip: Math.max(0, keepAttempts), projection: { _id: 1 } })
+      .toArray();
+    if (beyond.length > 0) await attemptLog.deleteMany({ webhookId, _id: { $in: beyond.map((document) => document._id) } });
+  }
+}
+
+/** Out of the queue; the key stays until the TTL index (or the prune) removes it. */
+function finished(now: Date) {
+  return { $set: { state: 'done' as const, doneAt: now }, $unset: { body: '' as const, dueAt: '' as const } };
+}
+
+function webhookDocumentOf(webhook: StoredWebhook): Omit<WebhookDocument, 'slot'> {
+  const { id, clientId, organizationId, url, events, status, createdAt, disabledAt, sealedSecret } = webhook;
+  return { _id: id, clientId, organizationId, url, events: [...events], status, createdAt, disabledAt, sealedSecret };
+}
+
+function webhookOf(document: WebhookDocument): StoredWebhook {
+  const { _id, clientId, organizationId, url, events, status, createdAt, disabledAt, sealedSecret } = document;
+  return { id: _id, clientId, organizationId, url, events: [...events], status, createdAt, disabledAt, sealedSecret };
+}
+
+function deliveryDocumentOf(delivery: PendingDelivery, queuedAt: Date): DeliveryDocument {
+  const { key, messageId, webhookId, clientId, eventType, body, attempts, firstAttemptAt, dueAt } = delivery;
+  return {
+    _id: key,
+    messageId,
+    webhookId,
+    clientId,
+    eventType,
+    body,
+    attempts,
+    firstAttemptAt: firstAttemptAt === null ? null : instant(firstAttemptAt),
+    dueAt: instant(dueAt),
+    state: 'pending',
+    queuedAt,
+  };
+}
+
+function pendingOf(document: DeliveryDocument): PendingDelivery {
+  const { _id, messageId, webhookId, clientId, eventType, body, attempts, firstAttemptAt, dueAt } = document;
+  if (body === undefined || dueAt === undefined) throw new Error(`delivery ${_id} is pending without a body or a due time`);
+  return { messageId, key: _id, webhookId, clientId, eventType, body, attempts, firstAttemptAt, dueAt };
+}
+
+/** Exactly the fields of WebhookDelivery, whatever else the input carries. */
+function attemptOf(attempt: WebhookDelivery): WebhookDelivery {
+  const { messageId, eventType, attempt: number, status, responseCode, failure, scheduledAt, attemptedAt } = attempt;
+  return { messageId, eventType, attempt: number, status, responseCode, failure, scheduledAt, attemptedAt };
+}
+
+/** ISO 8601 in UTC with milliseconds, so string order is time order. */
+function instant(value: string): string {
+  return new Date(value).toISOString();
+}
+
+/** MongoDB's codes for an index that exists with other options; FerretDB answers NotImplemented (238) to `expireAfterSeconds`. */
+const INDEX_OPTIONS_CONFLICT = new Set([85, 86]);
+const NOT_IMPLEMENTED = 238;
+
+/**
+ * A TTL index on `field` (as mongo-access-log-store.ts makes it); true when the server keeps it. A
+ * server without TTL indexes gets a plain index on the field for the prune.
+ */
+async function ensureExpiry<T extends { _id: string }>(collection: Collection<T>, field: string, seconds: number): Promise<boolean> {
+  const name = `${field}_ttl`;
+  try {
+    await collection.createIndex({ [field]: 1 }, { name, expireAfterSeconds: seconds });
+    return true;
+  } catch (error) {
+    if (!(error instanceof MongoServerError)) throw error;
+    if (typeof error.code === 'number' && INDEX_OPTIONS_CONFLICT.has(error.code)) {
+      await collection.db.command({ collMod: collection.collectionName, index: { name, expireAfterSeconds: seconds } });
+      return true;
+    }
+    if (error.code !== NOT_IMPLEMENTED && !/not implemented/i.test(error.message)) throw error;
+    await collection.createIndex({ [field]: 1 }, { name: `${field}_1` });
+    return false;
+  }
+}

@@ -1,0 +1,24 @@
+import { domainEventSchema, topicOf, type DomainEvent } from '@rsd/contracts';
+import type { EventRecord } from './event-log';
+
+/**
+ * A record as an event, or why it is not one: not JSON, not a valid event, or an event on a topic it
+ * does not belong to. Anyone with access to a topic can write to it, so every consumer checks.
+ */
+export function parseRecord(record: EventRecord): { event: DomainEvent } | { reason: string } {
+  let json: unknown;
+  try {
+    json = JSON.parse(record.value);
+  } catch {
+    return { reason: 'the value is not JSON' };
+  }
+  const result = domainEventSchema.safeParse(json);
+  if (!result.success) {
+    const problems = result.error.issues.slice(0, 5).map((issue) => `${issue.path.join('.') || '(event)'}: ${issue.message}`);
+    return { reason: `not a valid event: ${problems.join('; ')}` };
+  }
+  if (topicOf(result.data) !== record.topic) {
+    return { reason: `a ${result.data.type} event does not belong on ${record.topic}` };
+  }
+  return { event: result.data };
+}

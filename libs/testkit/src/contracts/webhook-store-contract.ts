@@ -1,0 +1,484 @@
+import type { WebhookDelivery } from '@rsd/contracts';
+import type { Clock, PendingDelivery, StoredWebhook, WebhookStore } from '@rsd/ports';
+import { uniqueName } from './eventually';
+import { aUniqueClientId } from './port-fixtures';
+
+export interface WebhookStoreFixture {
+  store: WebhookStore;
+  cleanup(): Promise<void>;
+}
+
+const NOW = new Date('2026-11-21T08:00:00.000Z');
+const SECOND = 1_000;
+const DAY = 86_400_000;
+
+const at = (from: Date, ms: number) => new Date(from.getTime() + ms).toISOString();
+const letters = (base: string) => uniqueName(base).replace(/[^A-Za-z0-9]/g, '');
+
+export function aWebhookId(): string {
+  return `wh_${letters('w').padEnd(16, '0').slice(0, 64)}`;
+}
+
+export function aStoredWebhook(overrides: Partial<StoredWebhook> = {}): StoredWebhook {
+  return {
+    id: aWebhookId(),
+    clientId: aUniqueClientId(),
+    organizationId: uniqueName('org'),
+    url: 'https://hooks.example.com/resilience',
+    events: ['score.updated', 'grade.changed'],
+    status: 'active',
+    createdAt: '2026-11-20T08:00:00.000Z',
+    disabledAt: null,
+    // Shaped like a sealed secret (nonce, tag, ciphertext), with characters a careless encoding would change.
+    sealedSecret: `v1.${letters('nonce')}.${letters('tag')}+/=.${letters('sealed')}==`,
+    ...overrides,
+  };
+}
+
+/** A first attempt owed to `webhook`, due at NOW, with a key of its own. */
+export function aPendingDelivery(webhook: StoredWebhook, overrides: Partial<PendingDelivery> = {}): PendingDelivery {
+  const eventId = uniqueName('event');
+  return {
+    messageId: `msg_${letters('m').padEnd(16, '0').slice(0, 64)}`,
+    key: `${webhook.id}:${eventId}:score.updated`,
+    webhookId: webhook.id,
+    clientId: webhook.clientId,
+    eventType: 'score.updated',
+    body: JSON.stringify({
+      type: 'score.updated',
+      timestamp: NOW.toISOString(),
+      data: { clientId: webhook.clientId, scoreDate: '2026-11-21', score: 72, grade: 'Strengthen', note: 'é "quoted" \u2028' },
+    }),
+    attempts: 0,
+    firstAttemptAt: null,
+    dueAt: NOW.toISOString(),
+    ...overrides,
+  };
+}
+
+/** The attempt the notifier would log for `delivery`, made when it was due and failed with a 503. */
+export function aDeliveryAttempt(delivery: PendingDelivery, overrides: Partial<WebhookDelivery> = {}): WebhookDelivery {
+  return {
+    messageId: delivery.messageId,
+    eventType: delivery.eventType,
+    attempt: delivery.attempts + 1,
+    status: 'failed',
+    responseCode: 503,
+    failure: 'response_status',
+    scheduledAt: delivery.dueAt,
+    attemptedAt: delivery.dueAt,
+    ...overrides,
+  };
+}
+
+/**
+ * What every webhook store must do. The factory gets the clock its store should read (the 7 days a
+ * delivery key is remembered count on it); each test moves it as it needs and uses ids of its own.
+ */
+export function describeWebhookStoreContract(name: string, open: (clock: Clock) => Promise<WebhookStoreFixture>): void {
+  describe(`WebhookStore contract: ${name}`, () => {
+    let fixture: WebhookStoreFixture;
+    let store: WebhookStore;
+    let now: Date;
+
+    beforeEach(async () => {
+      now = NOW;
+      fixture = await open({ now: () => now });
+      store = fixture.store;
+    });
+
+    afterEach(async () => {
+      await fixture.cleanup();
+    });
+
+    async function added(overrides: Partial<StoredWebhook> = {}): Promise<StoredWebhook> {
+      const webhook = aStoredWebhook(overrides);
+      expect(await store.addWebhook(webhook, 10)).toBe('added');
+      return webhook;
+    }
+
+    const keysDue = async (when: Date = NOW) => (await store.due(when, 10_000)).map((delivery) => delivery.key);
+    const ids = (webhooks: readonly StoredWebhook[]) => webhooks.map((webhook) => webhook.id);
+
+    describe('subscriptions', () => {
+      it('when a subscription is added, then find and list return it exactly as stored, sealed secret included', async () => {
+        const webhook = aStoredWebhook({ events: ['authorization.ended', 'score.updated'] });
+
+        const outcome = await store.addWebhook(webhook, 10);
+
+        expect(outcome).toBe('added');
+        expect(await store.findWebhook(webhook.clientId, webhook.id)).toEqual(webhook);
+        expect(await store.listWebhooks(webhook.clientId)).toEqual([webhook]);
+      });
+
+      it('when a Client ID has several subscriptions, then list returns them oldest first and only its own', async () => {
+        const clientId = aUniqueClientId();
+        const newest = await added({ clientId, createdAt: '2026-11-20T10:00:00.000Z' });
+        const oldest = await added({ clientId, createdAt: '2026-11-20T08:00:00.000Z' });
+        const middle = await added({ clientId, createdAt: '2026-11-20T09:00:00.000Z' });
+        await added();
+
+        expect(ids(await store.listWebhooks(clientId))).toEqual([oldest.id, middle.id, newest.id]);
+      });
+
+      it('when another Client ID asks for a subscription, then it is not found and not deleted', async () => {
+        const webhook = await added();
+        const other = aUniqueClientId();
+
+        expect(await store.findWebhook(other, webhook.id)).toBeUndefined();
+        expect(await store.listWebhooks(other)).toEqual([]);
+        expect(await store.deleteWebhook(other, webhook.id)).toBe(false);
+        expect(await store.findWebhook(webhook.clientId, webhook.id)).toEqual(webhook);
+      });
+
+      it('when the subscription is unknown, then find returns undefined and delete returns false', async () => {
+        const clientId = aUniqueClientId();
+
+        expect(await store.findWebhook(clientId, aWebhookId())).toBeUndefined();
+        expect(await store.deleteWebhook(clientId, aWebhookId())).toBe(false);
+      });
+
+      it('when a subscription is deleted, then it is gone and a second delete returns false', async () => {
+        const webhook = await added();
+        const kept = await added({ clientId: webhook.clientId });
+
+        expect(await store.deleteWebhook(webhook.clientId, webhook.id)).toBe(true);
+
+        expect(await store.findWebhook(webhook.clientId, webhook.id)).toBeUndefined();
+        expect(ids(await store.listWebhooks(webhook.clientId))).toEqual([kept.id]);
+        expect(await store.deleteWebhook(webhook.clientId, webhook.id)).toBe(false);
+      });
+    });
+
+    describe('the limit per Client ID', () => {
+      it('when a Client ID has one fewer than the limit, then one more is added and the next is refused and not stored', async () => {
+        const clientId = aUniqueClientId();
+        for (let n = 0; n < 2; n += 1) await store.addWebhook(aStoredWebhook({ clientId }), 3);
+        const third = aStoredWebhook({ clientId });
+        const fourth = aStoredWebhook({ clientId });
+
+        expect(await store.addWebhook(third, 3)).toBe('added');
+        expect(await store.addWebhook(fourth, 3)).toBe('limit-reached');
+
+        expect(await store.listWebhooks(clientId)).toHaveLength(3);
+        expect(await store.findWebhook(clientId, fourth.id)).toBeUndefined();
+      });
+
+      it('when a Client ID is at the limit, then another Client ID can still add', async () => {
+        const clientId = aUniqueClientId();
+        await store.addWebhook(aStoredWebhook({ clientId }), 1);
+
+        expect(await store.addWebhook(aStoredWebhook({ clientId }), 1)).toBe('limit-reached');
+        expect(await store.addWebhook(aStoredWebhook(), 1)).toBe('added');
+      });
+
+      it('when a Client ID at the limit deletes one, then there is room for exactly one more', async () => {
+        const clientId = aUniqueClientId();
+        const first = aStoredWebhook({ clientId });
+        await store.addWebhook(first, 2);
+        await store.addWebhook(aStoredWebhook({ clientId }), 2);
+
+        await store.deleteWebhook(clientId, first.id);
+
+        expect(await store.addWebhook(aStoredWebhook({ clientId }), 2)).toBe('added');
+        expect(await store.addWebhook(aStoredWebhook({ clientId }), 2)).toBe('limit-reached');
+      });
+
+      it('when a subscription was disabled, then it still counts until it is deleted', async () => {
+        const clientId = aUniqueClientId();
+        const disabled = aStoredWebhook({ clientId });
+        await store.addWebhook(disabled, 1);
+        await store.disableWebhook(disabled.id, NOW.toISOString());
+
+        expect(await store.addWebhook(aStoredWebhook({ clientId }), 1)).toBe('limit-reached');
+        await store.deleteWebhook(clientId, disabled.id);
+        expect(await store.addWebhook(aStoredWebhook({ clientId }), 1)).toBe('added');
+      });
+
+      it('when many subscriptions are added at once, then exactly the limit is stored', async () => {
+        const clientId = aUniqueClientId();
+        const contenders = Array.from({ length: 8 }, () => aStoredWebhook({ clientId }));
+
+        const outcomes = await Promise.all(contenders.map((webhook) => store.addWebhook(webhook, 3)));
+
+        expect(outcomes.filter((outcome) => outcome === 'added')).toHaveLength(3);
+        const addedIds = contenders.filter((_, n) => outcomes[n] === 'added').map((webhook) => webhook.id);
+        expect(ids(await store.listWebhooks(clientId)).sort()).toEqual(addedIds.sort());
+      });
+    });
+
+    describe('active subscriptions', () => {
+      it('when an organization has subscriptions under several Client IDs, then all its active ones are returned and no others', async () => {
+        const organizationId = uniqueName('org');
+        const one = await added({ organizationId });
+        const two = await added({ organizationId, createdAt: '2026-11-19T08:00:00.000Z' });
+        const twoAgain = await added({ organizationId, clientId: two.clientId, createdAt: '2026-11-21T08:00:00.000Z' });
+        const disabled = await added({ organizationId, clientId: one.clientId });
+        await store.disableWebhook(disabled.id, NOW.toISOString());
+        await added();
+
+        const active = await store.activeWebhooksOfOrganization(organizationId);
+
+        expect(ids(active).sort()).toEqual([one.id, two.id, twoAgain.id].sort());
+        expect(active.find((webhook) => webhook.id === one.id)).toEqual(one);
+      });
+
+      it('when a Client ID has a disabled subscription, then only its active ones are returned', async () => {
+        const active = await added();
+        const disabled = await added({ clientId: active.clientId, organizationId: active.organizationId });
+        await added({ organizationId: active.organizationId });
+
+        await store.disableWebhook(disabled.id, NOW.toISOString());
+
+        expect(await store.activeWebhooksOfClient(active.clientId)).toEqual([active]);
+      });
+
+      it('when nothing is subscribed, then both lists are empty', async () => {
+        expect(await store.activeWebhooksOfOrganization(uniqueName('org'))).toEqual([]);
+        expect(await store.activeWebhooksOfClient(aUniqueClientId())).toEqual([]);
+      });
+    });
+
+    describe('disabling', () => {
+      it('when a subscription is disabled, then it reads back disabled with the time', async () => {
+        const webhook = await added();
+        const disabledAt = at(NOW, 60 * SECOND);
+
+        await store.disableWebhook(webhook.id, disabledAt);
+
+        expect(await store.findWebhook(webhook.clientId, webhook.id)).toEqual({ ...webhook, status: 'disabled', disabledAt });
+      });
+
+      it('when a subscription is disabled, then its pending deliveries are dropped and no other subscription loses any', async () => {
+        const webhook = await added();
+        const other = await added({ clientId: webhook.clientId });
+        const otherDelivery = aPendingDelivery(other);
+        await store.enqueue([aPendingDelivery(webhook), aPendingDelivery(webhook, { attempts: 2 }), otherDelivery]);
+
+        await store.disableWebhook(webhook.id, NOW.toISOString());
+
+        expect(await keysDue()).toEqual([otherDelivery.key]);
+        expect(await store.queueStats()).toEqual({ depth: 1, oldestDueAt: otherDelivery.dueAt });
+      });
+
+      it('when the subscription is unknown, then disabling it changes nothing', async () => {
+        await expect(store.disableWebhook(aWebhookId(), NOW.toISOString())).resolves.toBeUndefined();
+      });
+    });
+
+    describe('the queue', () => {
+      it('when a delivery is queued, then it is due exactly as it was queued', async () => {
+        const delivery = aPendingDelivery(await added());
+
+        await store.enqueue([delivery]);
+
+        expect(await store.due(NOW, 10)).toEqual([delivery]);
+      });
+
+      it('when the same key is queued again, in the same call or a later one, then it is queued once', async () => {
+        const webhook = await added();
+        const delivery = aPendingDelivery(webhook);
+        const replayed = { ...delivery, messageId: aPendingDelivery(webhook).messageId };
+
+        await store.enqueue([delivery, replayed]);
+        await store.enqueue([replayed]);
+
+        expect(await store.due(NOW, 10)).toEqual([delivery]);
+      });
+
+      it('when a key was delivered, then queueing it again within 7 days adds nothing', async () => {
+        const delivery = aPendingDelivery(await added());
+        await store.enqueue([delivery]);
+        await store.recordAttempt(
+          delivery,
+          aDeliveryAttempt(delivery, { status: 'succeeded', responseCode: 204, failure: null }),
+          { next: 'done' },
+          10,
+        );
+        now = new Date(NOW.getTime() + 6 * DAY);
+
+        await store.enqueue([delivery]);
+
+        expect(await keysDue(now)).toEqual([]);
+      });
+
+      it('when a delivered key was queued more than 7 days ago, then it is queued again', async () => {
+        const delivery = aPendingDelivery(await added());
+        await store.enqueue([delivery]);
+        await store.recordAttempt(delivery, aDeliveryAttempt(delivery), { next: 'done' }, 10);
+        now = new Date(NOW.getTime() + 7 * DAY + SECOND);
+
+        await store.enqueue([delivery]);
+
+        expect(await store.due(now, 10)).toEqual([delivery]);
+      });
+
+      it('when a key has waited in the queue for more than 7 days, then queueing it again still adds nothing', async () => {
+        const delivery = aPendingDelivery(await added());
+        await store.enqueue([delivery]);
+        now = new Date(NOW.getTime() + 8 * DAY);
+
+        await store.enqueue([{ ...delivery, dueAt: now.toISOString() }]);
+
+        expect(await store.due(now, 10)).toEqual([delivery]);
+      });
+
+      it('when a subscription is disabled or unknown, then deliveries for it are not queued', async () => {
+        const disabled = await added();
+        await store.disableWebhook(disabled.id, NOW.toISOString());
+        const unknown = aStoredWebhook();
+
+        await store.enqueue([aPendingDelivery(disabled), aPendingDelivery(unknown)]);
+
+        expect(await store.queueStats()).toEqual({ depth: 0, oldestDueAt: null });
+      });
+
+      it('when deliveries are due at different times, then due returns those at or before now, earliest first, up to the limit', async () => {
+        const webhook = await added();
+        const later = aPendingDelivery(webhook, { dueAt: at(NOW, -1 * SECOND) });
+        const exactlyNow = aPendingDelivery(webhook, { dueAt: NOW.toISOString() });
+        const earliest = aPendingDelivery(webhook, { dueAt: at(NOW, -60 * SECOND) });
+        const notYet = aPendingDelivery(webhook, { dueAt: at(NOW, 1) });
+        const earlier = aPendingDelivery(webhook, { dueAt: at(NOW, -30 * SECOND) });
+        await store.enqueue([later, exactlyNow, earliest, notYet, earlier]);
+
+        expect(await keysDue(NOW)).toEqual([earliest.key, earlier.key, later.key, exactlyNow.key]);
+        expect((await store.due(NOW, 2)).map((delivery) => delivery.key)).toEqual([earliest.key, earlier.key]);
+        expect(await store.due(NOW, 0)).toEqual([]);
+        expect(await keysDue(new Date(NOW.getTime() - 61 * SECOND))).toEqual([]);
+      });
+
+      it('when deliveries wait, then queueStats counts them and names the earliest due time', async () => {
+        const webhook = await added();
+        await store.enqueue([
+          aPendingDelivery(webhook, { dueAt: at(NOW, 5 * SECOND) }),
+          aPendingDelivery(webhook, { dueAt: at(NOW, -5 * SECOND) }),
+          aPendingDelivery(await added(), { dueAt: at(NOW, 60 * SECOND) }),
+        ]);
+
+        expect(await store.queueStats()).toEqual({ depth: 3, oldestDueAt: at(NOW, -5 * SECOND) });
+      });
+
+      it('when nothing waits, then queueStats is empty', async () => {
+        expect(await store.queueStats()).toEqual({ depth: 0, oldestDueAt: null });
+      });
+    });
+
+    describe('attempts', () => {
+      it('when an attempt is to be retried, then the delivery is due again later with the attempt counted and its first time kept', async () => {
+        const delivery = aPendingDelivery(await added());
+        await store.enqueue([delivery]);
+        const retryAt = at(NOW, 30 * SECOND);
+
+        await store.recordAttempt(delivery, aDeliveryAttempt(delivery), { next: 'retry', dueAt: retryAt }, 10);
+
+        expect(await store.due(NOW, 10)).toEqual([]);
+        const [again] = await store.due(new Date(retryAt), 10);
+        expect(again).toEqual({ ...delivery, attempts: 1, firstAttemptAt: NOW.toISOString(), dueAt: retryAt });
+
+        const secondRetryAt = at(NOW, 120 * SECOND);
+        await store.recordAttempt(
+          again ?? delivery,
+          aDeliveryAttempt(again ?? delivery, { attemptedAt: retryAt }),
+          { next: 'retry', dueAt: secondRetryAt },
+          10,
+        );
+        expect(await store.due(new Date(secondRetryAt), 10)).toEqual([
+          { ...delivery, attempts: 2, firstAttemptAt: NOW.toISOString(), dueAt: secondRetryAt },
+        ]);
+      });
+
+      it('when an attempt is done, then the delivery leaves the queue', async () => {
+        const webhook = await added();
+        const delivered = aPendingDelivery(webhook);
+        const waiting = aPendingDelivery(webhook);
+        await store.enqueue([delivered, waiting]);
+
+        await store.recordAttempt(
+          delivered,
+          aDeliveryAttempt(delivered, { status: 'succeeded', responseCode: 200, failure: null }),
+          { next: 'done' },
+          10,
+        );
+
+        expect(await keysDue(new Date(NOW.getTime() + DAY))).toEqual([waiting.key]);
+        expect(await store.queueStats()).toEqual({ depth: 1, oldestDueAt: waiting.dueAt });
+      });
+
+      it('when attempts are recorded, then the log lists them newest first, as recorded, up to the limit asked', async () => {
+        const webhook = await added();
+        const delivery = aPendingDelivery(webhook);
+        await store.enqueue([delivery]);
+        const logged: WebhookDelivery[] = [];
+        for (let n = 0; n < 3; n += 1) {
+          const attempt = aDeliveryAttempt(delivery, {
+            attempt: n + 1,
+            attemptedAt: at(NOW, n * 10 * SECOND),
+            scheduledAt: at(NOW, n * 10 * SECOND),
+          });
+          logged.push(attempt);
+          await store.recordAttempt({ ...delivery, attempts: n }, attempt, { next: 'retry', dueAt: at(NOW, (n + 1) * 10 * SECOND) }, 10);
+        }
+
+        expect(await store.attempts(webhook.id, 10)).toEqual([...logged].reverse());
+        expect(await store.attempts(webhook.id, 2)).toEqual([logged[2], logged[1]]);
+        expect(await store.attempts(aWebhookId(), 10)).toEqual([]);
+      });
+
+      it('when a log would grow beyond what is kept, then only the newest attempts of that subscription stay', async () => {
+        const webhook = await added();
+        const other = await added({ clientId: webhook.clientId });
+        const ofOther = aPendingDelivery(other);
+        await store.enqueue([ofOther]);
+        await store.recordAttempt(ofOther, aDeliveryAttempt(ofOther), { next: 'done' }, 2);
+        const deliveries = Array.from({ length: 4 }, (_, n) => aPendingDelivery(webhook, { dueAt: at(NOW, n * SECOND) }));
+        await store.enqueue(deliveries);
+
+        for (const delivery of deliveries) {
+          await store.recordAttempt(
+            delivery,
+            aDeliveryAttempt(delivery, { status: 'succeeded', responseCode: 200, failure: null }),
+            { next: 'done' },
+            2,
+          );
+        }
+
+        expect((await store.attempts(webhook.id, 10)).map((attempt) => attempt.messageId)).toEqual([
+          deliveries[3]?.messageId,
+          deliveries[2]?.messageId,
+        ]);
+        expect(await store.attempts(other.id, 10)).toEqual([aDeliveryAttempt(ofOther)]);
+      });
+
+      it('when an attempt is recorded for a subscription deleted meanwhile, then nothing is logged or queued for it', async () => {
+        const webhook = await added();
+        const delivery = aPendingDelivery(webhook);
+        await store.enqueue([delivery]);
+        await store.deleteWebhook(webhook.clientId, webhook.id);
+
+        await store.recordAttempt(delivery, aDeliveryAttempt(delivery), { next: 'retry', dueAt: at(NOW, SECOND) }, 10);
+
+        expect(await store.attempts(webhook.id, 10)).toEqual([]);
+        expect(await store.queueStats()).toEqual({ depth: 0, oldestDueAt: null });
+      });
+    });
+
+    describe('deleting a subscription', () => {
+      it('when a subscription is deleted, then its queue and its attempts go with it and another subscription keeps its own', async () => {
+        const webhook = await added();
+        const other = await added({ clientId: webhook.clientId });
+        const attempted = aPendingDelivery(webhook);
+        const kept = aPendingDelivery(other);
+        await store.enqueue([attempted, aPendingDelivery(webhook), kept]);
+        await store.recordAttempt(attempted, aDeliveryAttempt(attempted), { next: 'retry', dueAt: at(NOW, SECOND) }, 10);
+        await store.recordAttempt(kept, aDeliveryAttempt(kept), { next: 'retry', dueAt: at(NOW, SECOND) }, 10);
+
+        expect(await store.deleteWebhook(webhook.clientId, webhook.id)).toBe(true);
+
+        expect(await store.attempts(webhook.id, 10)).toEqual([]);
+        expect(await store.attempts(other.id, 10)).toEqual([aDeliveryAttempt(kept)]);
+        expect(await keysDue(new Date(NOW.getTime() + DAY))).toEqual([kept.key]);
+      });
+    });
+  });
+}
