@@ -5,6 +5,7 @@ import { readDevSecret, signDevToken } from '@rsd/platform';
 import { callJson, callJsonAnswer, fetchRaw } from './http-client';
 import { verifyResponseSignature, type PublishedKey } from './response-signature';
 import { chunk, readScoreFile, UsageError } from './score-file';
+import { runWebhooksCommand } from './webhooks';
 
 const HELP = `rsd: command-line client for the Resilience Score Data API
 
@@ -26,19 +27,33 @@ Usage:
   rsd pillars --client-id CLIENT_ID [--verify]
   rsd history --client-id CLIENT_ID [--from DATE] [--to DATE] [--limit N] [--cursor C] [--verify]
 
+  rsd webhooks create     --client-id CLIENT_ID --url URL --events score.updated,grade.changed,authorization.ended
+                          (API key as for rsd score; prints the subscription with its secret, shown only this once)
+  rsd webhooks list       --client-id CLIENT_ID
+  rsd webhooks deliveries --client-id CLIENT_ID --id WEBHOOK_ID   (its recent delivery attempts, newest first)
+  rsd webhooks delete     --client-id CLIENT_ID --id WEBHOOK_ID
+  rsd webhooks listen     --port N [--host 127.0.0.1] [--fail N]   (a receiver to try webhooks with: any path takes
+                          a POST, verified with RSD_WEBHOOK_SECRET or --secret; prints one JSON line per delivery,
+                          {"verified","id","timestamp","type","data"} and the reason when it does not verify; answers
+                          204, 401 when it does not verify, 413 over 1 MB; --fail N answers the first N deliveries 500
+                          to watch the retries; runs until Ctrl-C or SIGTERM)
+
   --verify checks the response's signature (RFC 9421, Ed25519) against the read API's published keys
   (/.well-known/jwks.json) and says so on stderr; a response that does not verify exits 1.
 
 Recipient types: insurance_provider, auditor, regulatory_body, partner
 Scopes: qr_score, score_trend, pillar_breakdown
+Webhook events: score.updated, grade.changed, authorization.ended
 
 Options and environment:
   --api-url URL          read API            (RSD_API_URL, default http://127.0.0.1:8080)
   --credentials-url URL  credentials service (RSD_CREDENTIALS_URL, default http://127.0.0.1:8081)
   --ingest-url URL       score-ingest        (RSD_INGEST_URL, default http://127.0.0.1:8082)
+  --notifier-url URL     notifier (webhooks) (RSD_NOTIFIER_URL, default http://127.0.0.1:8083)
   --token JWT            bearer token        (RSD_TOKEN; otherwise one is minted from JWT_HS256_SECRET
                                               or the embedded runtime's secret in DATA_DIR, default .data)
   --api-key KEY          API key             (RSD_API_KEY; prefer the variable: arguments show in ps)
+  --secret whsec_...     webhook secret      (RSD_WEBHOOK_SECRET, for webhooks listen; prefer the variable)
 
 Exit codes: 0 success, 1 the service refused or could not be reached, 2 wrong usage,
             3 a revoke or rotation recorded but not yet in effect (the event log could not take it yet).
@@ -73,7 +88,15 @@ function parseCommandLine() {
         'api-url': { type: 'string' },
         'credentials-url': { type: 'string' },
         'ingest-url': { type: 'string' },
+        'notifier-url': { type: 'string' },
         token: { type: 'string' },
+        url: { type: 'string' },
+        events: { type: 'string' },
+        id: { type: 'string' },
+        port: { type: 'string' },
+        host: { type: 'string' },
+        secret: { type: 'string' },
+        fail: { type: 'string' },
       },
     });
   } catch (error) {
@@ -88,6 +111,7 @@ const urls = {
   api: values['api-url'] ?? process.env.RSD_API_URL ?? 'http://127.0.0.1:8080',
   credentials: values['credentials-url'] ?? process.env.RSD_CREDENTIALS_URL ?? 'http://127.0.0.1:8081',
   ingest: values['ingest-url'] ?? process.env.RSD_INGEST_URL ?? 'http://127.0.0.1:8082',
+  notifier: values['notifier-url'] ?? process.env.RSD_NOTIFIER_URL ?? 'http://127.0.0.1:8083',
 };
 
 function required(name: keyof typeof values): string {
@@ -208,6 +232,19 @@ async function run(): Promise<unknown> {
       }
       return readCustomer('score/history', query.size > 0 ? `?${query.toString()}` : '');
     }
+    case 'webhooks create':
+    case 'webhooks list':
+    case 'webhooks deliveries':
+    case 'webhooks delete':
+    case 'webhooks listen':
+      return runWebhooksCommand(subcommand!, values, {
+        notifierUrl: urls.notifier,
+        apiKeyHeader,
+        env: process.env,
+        untilStopped: () => new Promise((resolve) => ['SIGINT', 'SIGTERM'].forEach((signal) => process.once(signal, resolve))),
+        out: (line) => process.stdout.write(`${line}\n`),
+        note: (line) => process.stderr.write(`${line}\n`),
+      });
     default:
       throw new UsageError(`unknown command: ${positionals.join(' ')}\n\n${HELP}`);
   }
@@ -331,8 +368,10 @@ function secondsOf(value: string): number {
   return Number(match[1]) * unit;
 }
 
-const print = (result: unknown) =>
-  process.stdout.write(typeof result === 'string' ? `${result}\n` : `${JSON.stringify(result, null, 2)}\n`);
+/** Nothing for a command that has nothing to show (a delete, a listener that stopped). */
+const print = (result: unknown) => {
+  if (result !== undefined) process.stdout.write(typeof result === 'string' ? `${result}\n` : `${JSON.stringify(result, null, 2)}\n`);
+};
 
 run().then(print, (error: unknown) => {
   if (error instanceof PendingEnforcement) print(error.record);

@@ -1,0 +1,285 @@
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { newWebhookSecret, webhookHeaders } from '@rsd/platform';
+import { HttpError } from './http-client';
+import { UsageError } from './score-file';
+import { runWebhooksCommand, type WebhooksContext, type WebhooksOptions } from './webhooks';
+
+const CLIENT_ID = 'rs_3kTMd9Qx7LwZp2VnB8cY1fRe';
+const WEBHOOK_ID = 'wh_7Qm2ZkP9xW4nTcL8vB3dRf6Y';
+const API_KEY = 'rsk_test_key';
+const WEBHOOK = {
+  id: WEBHOOK_ID,
+  url: 'https://hooks.example.com/resilience',
+  events: ['score.updated'],
+  status: 'active',
+  createdAt: '2026-11-21T08:00:00.000Z',
+};
+
+interface Recorded {
+  method: string;
+  path: string;
+  apiKey: string | undefined;
+  body: unknown;
+}
+
+/** A stand-in for the notifier: records each request and gives the next canned answer. */
+async function fakeNotifier(answers: { status: number; body?: unknown }[]) {
+  const requests: Recorded[] = [];
+  const server: Server = createServer((request, response) => {
+    let text = '';
+    request.on('data', (chunk: Buffer) => (text += chunk.toString('utf8')));
+    request.on('end', () => {
+      requests.push({
+        method: request.method ?? '',
+        path: request.url ?? '',
+        apiKey: request.headers['x-api-key'] as string | undefined,
+        body: text ? JSON.parse(text) : undefined,
+      });
+      const answer = answers.shift() ?? { status: 500, body: { status: 500, message: 'no answer left' } };
+      if (answer.body === undefined) response.writeHead(answer.status).end();
+      else response.writeHead(answer.status, { 'content-type': 'application/json' }).end(JSON.stringify(answer.body));
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  servers.push(server);
+  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, requests };
+}
+
+const servers: Server[] = [];
+afterEach(async () => {
+  await Promise.all(servers.splice(0).map((server) => new Promise((resolve) => server.close(resolve))));
+});
+
+function context(overrides: Partial<WebhooksContext> = {}) {
+  const out: string[] = [];
+  const notes: string[] = [];
+  const value: WebhooksContext = {
+    notifierUrl: 'http://127.0.0.1:9',
+    apiKeyHeader: () => ({ 'x-api-key': API_KEY }),
+    env: {},
+    untilStopped: () => new Promise(() => undefined),
+    out: (line) => out.push(line),
+    note: (line) => notes.push(line),
+    ...overrides,
+  };
+  return { context: value, out, notes };
+}
+
+describe('rsd webhooks create, list, deliveries and delete', () => {
+  test('when create is called, then it posts the url and events with the API key and returns the created subscription', async () => {
+    const created = { ...WEBHOOK, events: ['score.updated', 'grade.changed'], secret: newWebhookSecret() };
+    const notifier = await fakeNotifier([{ status: 201, body: created }]);
+    const { context: ctx, notes } = context({ notifierUrl: notifier.url });
+
+    const result = await runWebhooksCommand(
+      'create',
+      { 'client-id': CLIENT_ID, url: WEBHOOK.url, events: 'score.updated, grade.changed' },
+      ctx,
+    );
+
+    expect(result).toEqual(created);
+    expect(notifier.requests).toEqual([
+      {
+        method: 'POST',
+        path: `/v1/customers/${CLIENT_ID}/webhooks`,
+        apiKey: API_KEY,
+        body: { url: WEBHOOK.url, events: ['score.updated', 'grade.changed'] },
+      },
+    ]);
+    expect(notes).toEqual([expect.stringContaining('shown only this once')]);
+  });
+
+  test('when list is called, then it gets the client’s webhooks', async () => {
+    const notifier = await fakeNotifier([{ status: 200, body: { webhooks: [WEBHOOK] } }]);
+
+    const result = await runWebhooksCommand('list', { 'client-id': CLIENT_ID }, context({ notifierUrl: notifier.url }).context);
+
+    expect(result).toEqual({ webhooks: [WEBHOOK] });
+    expect(notifier.requests).toEqual([{ method: 'GET', path: `/v1/customers/${CLIENT_ID}/webhooks`, apiKey: API_KEY, body: undefined }]);
+  });
+
+  test('when deliveries is called, then it gets the attempts of that webhook', async () => {
+    const notifier = await fakeNotifier([{ status: 200, body: { deliveries: [] } }]);
+
+    const result = await runWebhooksCommand(
+      'deliveries',
+      { 'client-id': CLIENT_ID, id: WEBHOOK_ID },
+      context({ notifierUrl: notifier.url }).context,
+    );
+
+    expect(result).toEqual({ deliveries: [] });
+    expect(notifier.requests[0]).toEqual(
+      expect.objectContaining({ method: 'GET', path: `/v1/customers/${CLIENT_ID}/webhooks/${WEBHOOK_ID}/deliveries` }),
+    );
+  });
+
+  test('when delete is answered 204, then nothing is printed on stdout and a note says it is deleted', async () => {
+    const notifier = await fakeNotifier([{ status: 204 }]);
+    const { context: ctx, notes } = context({ notifierUrl: notifier.url });
+
+    const result = await runWebhooksCommand('delete', { 'client-id': CLIENT_ID, id: WEBHOOK_ID }, ctx);
+
+    expect(result).toBeUndefined();
+    expect(notifier.requests).toEqual([
+      { method: 'DELETE', path: `/v1/customers/${CLIENT_ID}/webhooks/${WEBHOOK_ID}`, apiKey: API_KEY, body: undefined },
+    ]);
+    expect(notes).toEqual([`rsd: webhook ${WEBHOOK_ID} deleted`]);
+  });
+
+  test('when an id holds characters that mean something in a path, then they are encoded', async () => {
+    const notifier = await fakeNotifier([{ status: 204 }]);
+
+    await runWebhooksCommand('delete', { 'client-id': 'a/b', id: '../x?y' }, context({ notifierUrl: notifier.url }).context);
+
+    expect(notifier.requests[0]?.path).toBe('/v1/customers/a%2Fb/webhooks/..%2Fx%3Fy');
+  });
+
+  test('when the notifier refuses, then the error carries its status and code (exit 1)', async () => {
+    const refusal = { status: 404, code: 'NOT_FOUND', message: 'No such webhook', requestId: 'req_1' };
+    const notifier = await fakeNotifier([{ status: 404, body: refusal }]);
+
+    const failure = runWebhooksCommand(
+      'delete',
+      { 'client-id': CLIENT_ID, id: WEBHOOK_ID },
+      context({ notifierUrl: notifier.url }).context,
+    );
+
+    await expect(failure).rejects.toBeInstanceOf(HttpError);
+    await expect(failure).rejects.toThrow('404 NOT_FOUND: No such webhook');
+  });
+
+  test('when the notifier cannot be reached, then the error says so and is not a usage error (exit 1)', async () => {
+    const notifier = await fakeNotifier([]);
+    await Promise.all(servers.splice(0).map((server) => new Promise((resolve) => server.close(resolve))));
+
+    const failure = runWebhooksCommand('list', { 'client-id': CLIENT_ID }, context({ notifierUrl: notifier.url }).context);
+
+    await expect(failure).rejects.toThrow(/^cannot reach http:\/\/127\.0\.0\.1:\d+/);
+    await expect(failure).rejects.not.toBeInstanceOf(UsageError);
+  });
+});
+
+describe('rsd webhooks argument handling (exit 2)', () => {
+  test.each<[string, string, WebhooksOptions, RegExp]>([
+    ['create without --client-id', 'create', { url: WEBHOOK.url, events: 'score.updated' }, /^--client-id is required$/],
+    ['create without --url', 'create', { 'client-id': CLIENT_ID, events: 'score.updated' }, /^--url is required$/],
+    ['create without --events', 'create', { 'client-id': CLIENT_ID, url: WEBHOOK.url }, /^--events is required$/],
+    [
+      'create with an unknown event',
+      'create',
+      { 'client-id': CLIENT_ID, url: WEBHOOK.url, events: 'score.updated,score.deleted' },
+      /^--events: no event "score\.deleted"; the events are score\.updated, grade\.changed, authorization\.ended$/,
+    ],
+    ['create with only commas as events', 'create', { 'client-id': CLIENT_ID, url: WEBHOOK.url, events: ',' }, /^--events: none given/],
+    [
+      'create with a repeated event',
+      'create',
+      { 'client-id': CLIENT_ID, url: WEBHOOK.url, events: 'grade.changed,grade.changed' },
+      /^--events: must not repeat an event type$/,
+    ],
+    ['list without --client-id', 'list', {}, /^--client-id is required$/],
+    ['delete without --id', 'delete', { 'client-id': CLIENT_ID }, /^--id is required$/],
+    ['deliveries without --id', 'deliveries', { 'client-id': CLIENT_ID }, /^--id is required$/],
+    ['listen without --port', 'listen', { secret: newWebhookSecret() }, /^--port is required$/],
+    ['listen with a port that is not a number', 'listen', { port: '80a', secret: newWebhookSecret() }, /^--port must be a whole number/],
+    [
+      'listen with a port above 65535',
+      'listen',
+      { port: '65536', secret: newWebhookSecret() },
+      /^--port must be a whole number from 0 to 65535/,
+    ],
+    ['listen with a negative --fail', 'listen', { port: '0', fail: '-1', secret: newWebhookSecret() }, /^--fail must be a whole number/],
+    ['listen without a secret', 'listen', { port: '0' }, /^no webhook secret: set RSD_WEBHOOK_SECRET \(or pass --secret\)$/],
+    ['listen with a secret that is not one', 'listen', { port: '0', secret: 'whsec_nope' }, /^not a webhook secret/],
+    ['an unknown subcommand', 'rename', {}, /^unknown command: webhooks rename$/],
+  ])('when %s, then it is a usage error and nothing is sent', async (_case, subcommand, options, message) => {
+    const notifier = await fakeNotifier([]);
+
+    const failure = runWebhooksCommand(subcommand, options, context({ notifierUrl: notifier.url }).context);
+
+    await expect(failure).rejects.toBeInstanceOf(UsageError);
+    await expect(failure).rejects.toThrow(message);
+    expect(notifier.requests).toEqual([]);
+  });
+});
+
+describe('rsd webhooks listen', () => {
+  /** Runs `listen` until `stop` is called; resolves the URL it announced. */
+  async function listen(options: WebhooksOptions, env: Record<string, string> = {}) {
+    let stop: () => void = () => undefined;
+    const stopped = new Promise<void>((resolve) => (stop = resolve));
+    const { context: ctx, out, notes } = context({ env, untilStopped: () => stopped });
+    const running = runWebhooksCommand('listen', { port: '0', ...options }, ctx);
+    await new Promise<void>((resolve, reject) => {
+      const waiting = setInterval(() => notes.length > 0 && (clearInterval(waiting), resolve()), 5);
+      running.catch((error: unknown) => (clearInterval(waiting), reject(error as Error)));
+    });
+    const url = /http:\/\/\S+\//.exec(notes[0] ?? '')?.[0] ?? '';
+    return { url, out, notes, running, stop };
+  }
+
+  async function post(url: string, secret: string) {
+    const body = JSON.stringify({ type: 'authorization.ended', timestamp: '2026-11-21T08:00:00.000Z', data: {} });
+    const headers = webhookHeaders({ id: 'msg_2KWPBgLlAfxdpx2AI54pPJ85', timestamp: Math.floor(Date.now() / 1000), body, secret });
+    return (await fetch(url, { method: 'POST', headers, body })).status;
+  }
+
+  test('when RSD_WEBHOOK_SECRET is set, then deliveries verify with it and each is printed as one JSON line', async () => {
+    const secret = newWebhookSecret();
+    const listener = await listen({}, { RSD_WEBHOOK_SECRET: secret });
+
+    const status = await post(listener.url, secret);
+    listener.stop();
+
+    expect(status).toBe(204);
+    await expect(listener.running).resolves.toBeUndefined();
+    expect(listener.out).toHaveLength(1);
+    expect(JSON.parse(listener.out[0]!)).toEqual(
+      expect.objectContaining({ verified: true, id: 'msg_2KWPBgLlAfxdpx2AI54pPJ85', type: 'authorization.ended' }),
+    );
+    expect(listener.notes[0]).toMatch(/^rsd: listening for webhooks on http:\/\/127\.0\.0\.1:\d+\//);
+  });
+
+  test('when --secret is given, then it is the one deliveries are verified with', async () => {
+    const secret = newWebhookSecret();
+    const listener = await listen({ secret }, { RSD_WEBHOOK_SECRET: newWebhookSecret() });
+
+    const status = await post(listener.url, secret);
+    listener.stop();
+    await listener.running;
+
+    expect(status).toBe(204);
+  });
+
+  test('when --fail 1 is given, then the first delivery is answered 500 and the note says so', async () => {
+    const secret = newWebhookSecret();
+    const listener = await listen({ secret, fail: '1' });
+
+    const statuses = [await post(listener.url, secret), await post(listener.url, secret)];
+    listener.stop();
+    await listener.running;
+
+    expect(statuses).toEqual([500, 204]);
+    expect(listener.notes[0]).toContain('the first delivery answered 500');
+  });
+
+  test('when it is stopped, then the port is closed', async () => {
+    const listener = await listen({ secret: newWebhookSecret() });
+
+    listener.stop();
+    await listener.running;
+
+    await expect(fetch(listener.url, { method: 'POST' })).rejects.toThrow();
+  });
+
+  test('when the port is taken, then it fails without being a usage error (exit 1)', async () => {
+    const taken = await fakeNotifier([]);
+    const port = new URL(taken.url).port;
+
+    const failure = runWebhooksCommand('listen', { port, secret: newWebhookSecret() }, context().context);
+
+    await expect(failure).rejects.toThrow(`cannot listen on 127.0.0.1:${port}`);
+    await expect(failure).rejects.not.toBeInstanceOf(UsageError);
+  });
+});
