@@ -4,10 +4,11 @@
 
 # One image for every service of the Resilience Score Data API; the command picks the service:
 #
-#   node services/embedded/dist/main.js       all three services in one process (default, `npm start`)
+#   node services/embedded/dist/main.js       all four services in one process (default, `npm start`)
 #   node services/read-api/dist/main.js       read API, distributed runtime       (port 8080)
 #   node services/credentials/dist/main.js    credentials, distributed runtime    (port 8081)
 #   node services/score-ingest/dist/main.js   score ingest, distributed runtime   (port 8082)
+#   node services/notifier/dist/main.js       notifier (webhooks), distributed    (port 8083)
 #
 # Build: docker build -t rsd:dev .        (BuildKit, the default builder since Docker 23)
 # No HEALTHCHECK: orchestrators probe GET /healthz and /readyz on the API port themselves.
@@ -37,6 +38,7 @@ COPY libs/recipient-access/package.json libs/recipient-access/
 COPY services/read-api/package.json services/read-api/
 COPY services/credentials/package.json services/credentials/
 COPY services/score-ingest/package.json services/score-ingest/
+COPY services/notifier/package.json services/notifier/
 COPY services/embedded/package.json services/embedded/
 COPY tools/cli/package.json tools/cli/
 # The `rsd` launcher, so npm links node_modules/.bin/rsd (`npx rsd` works in the image).
@@ -52,7 +54,7 @@ COPY services services
 COPY tools tools
 # Compile the services and the CLI (tsc -b follows their references to the libs they use; tests,
 # libs/testkit and bench are not built), then gather package.json and dist of each workspace in /out.
-RUN npx tsc -b services/embedded services/read-api services/credentials services/score-ingest tools/cli \
+RUN npx tsc -b services/embedded services/read-api services/credentials services/score-ingest services/notifier tools/cli \
  && for ws in libs/* services/* tools/*; do \
       [ -f "$ws/package.json" ] || continue; \
       mkdir -p "/out/$ws" && cp "$ws/package.json" "/out/$ws/"; \
@@ -86,6 +88,6 @@ ENV NODE_ENV=production \
     DATA_DIR=/data
 # `node` (uid 1000) comes with the base image; numeric so runAsNonRoot can verify it.
 USER 1000:1000
-EXPOSE 8080 8081 8082
+EXPOSE 8080 8081 8082 8083
 ENTRYPOINT ["/usr/bin/dumb-init", "--"]
 CMD ["node", "services/embedded/dist/main.js"]

@@ -18,6 +18,7 @@ const workspaces = {
   'read-api': 'services/read-api',
   credentials: 'services/credentials',
   'score-ingest': 'services/score-ingest',
+  notifier: 'services/notifier',
 };
 
 /** What every kind of test shares. */

@@ -196,10 +196,10 @@ describe('slow connections on the embedded runtime', () => {
   }, 90_000);
 
   test('when clients hold every connection the read API may have, then more are closed at once, the other services serve, and it recovers', async () => {
-    // 80 for the process: 40 for the read API, 20 each for the other two.
-    const product = await start({ HTTP_MAX_CONNECTIONS: '80' });
+    // 100 for the process: 40 for the read API, 20 each for the other three.
+    const product = await start({ HTTP_MAX_CONNECTIONS: '100' });
     try {
-      await whenClientsHoldTheCap(product.urls.readApi, 40, [product.urls.credentials, product.urls.scoreIngest]);
+      await whenClientsHoldTheCap(product.urls.readApi, 40, [product.urls.credentials, product.urls.scoreIngest, product.urls.notifier]);
       expect(product.output()).toContain('connection cap reached');
     } finally {
       await stop(product);

@@ -49,16 +49,29 @@ export async function openRuntime(config: RuntimeConfig, service: string, log: L
 }
 
 async function openEmbedded(config: RuntimeConfig, log: Logger): Promise<Runtime> {
+  return embeddedRuntime(await import('@rsd/embedded'), config, log);
+}
+
+/**
+ * The embedded runtime over the adapters of @rsd/embedded, given already loaded (main loads them
+ * lazily; a test that cannot import dynamically passes them in).
+ */
+export async function embeddedRuntime(
+  adapters: typeof import('@rsd/embedded'),
+  config: Pick<RuntimeConfig, 'DATA_DIR' | 'READ_VIEWS_DB'>,
+  log: Logger,
+): Promise<Runtime> {
   const {
     importEarlierData,
     memoryRateLimitStores,
+    openFileAccessLog,
     openSqliteAuthorizationStore,
     openSqliteEventLog,
     openSqliteViewStore,
     openSqliteWebhookStore,
-  } = await import('@rsd/embedded');
-  // One database file for the log, the authorization store, the views and the webhook store: one write-ahead
-  // log, so the views' deferred commits are synced by the log's durable ones that follow them (sqlite-event-log.ts).
+  } = adapters;
+  // One database file, and one connection in the process, for the log, the authorizations, the views and
+  // the webhooks: one transaction per turn of the event loop for all of them (libs/embedded/src/sqlite/database.ts).
   const file = join(config.DATA_DIR, EMBEDDED_DATABASE);
   await importEarlierData({ dataDir: config.DATA_DIR, file, log: log.child({ component: 'import' }) });
   const eventLog = openSqliteEventLog({ file, log: log.child({ component: 'event-log' }) });
@@ -80,10 +93,8 @@ async function openEmbedded(config: RuntimeConfig, log: Logger): Promise<Runtime
     readiness: () => [],
     consumerLag: () => Promise.resolve(undefined),
     openAccessLog: () => {
-      accessLog ??= (async () => {
-        const { openFileAccessLog } = await import('@rsd/embedded');
-        return opening(await openFileAccessLog({ dir: join(config.DATA_DIR, 'access-log'), log: log.child({ component: 'access-log' }) }));
-      })();
+      accessLog ??= (async () =>
+        opening(await openFileAccessLog({ dir: join(config.DATA_DIR, 'access-log'), log: log.child({ component: 'access-log' }) })))();
       // A failed opening is not kept: the next call tries again.
       accessLog.catch(() => (accessLog = undefined));
       return accessLog;

@@ -21,11 +21,13 @@ export const EMBEDDED_DEFAULTS: NodeJS.ProcessEnv = {
   READ_API_HOST: '127.0.0.1',
   CREDENTIALS_HOST: '127.0.0.1',
   SCORE_INGEST_HOST: '127.0.0.1',
+  NOTIFIER_HOST: '127.0.0.1',
 };
 
 /**
- * How the process's connection cap (HTTP_MAX_CONNECTIONS) is split between its three servers: a flood
- * on one service fills only its own share, so the other two keep serving. The read API, which every
- * recipient calls, gets half; the administrators' and the scoring engines' services a quarter each.
+ * How the process's connection cap (HTTP_MAX_CONNECTIONS) is split between its four servers: a flood
+ * on one service fills only its own share, so the others keep serving. The read API, which every
+ * recipient calls, gets 40 %; the administrators', the scoring engines' and the webhook subscriptions'
+ * services 20 % each.
  */
-export const CONNECTION_SHARES = { readApi: 0.5, credentials: 0.25, scoreIngest: 0.25 } as const;
+export const CONNECTION_SHARES = { readApi: 0.4, credentials: 0.2, scoreIngest: 0.2, notifier: 0.2 } as const;

@@ -1,6 +1,7 @@
 import { mkdir } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import * as credentials from '@rsd/credentials';
+import * as notifier from '@rsd/notifier';
 import {
   closeServer,
   createLogger,
@@ -35,11 +36,12 @@ async function main(): Promise<void> {
   await mkdir(dataDir, { recursive: true, mode: 0o700 });
   const devSecret = process.env.JWT_HS256_SECRET || process.env.JWT_JWKS_URL ? undefined : await loadOrCreateDevSecret(dataDir);
   const env = { ...EMBEDDED_DEFAULTS, ...(devSecret ? { JWT_HS256_SECRET: devSecret.secret } : {}), ...process.env };
-  const [readApiConfig, credentialsConfig, scoreIngestConfig, runtimeConfig, httpConfig] = loadConfigs(
+  const [readApiConfig, credentialsConfig, scoreIngestConfig, notifierConfig, runtimeConfig, httpConfig] = loadConfigs(
     [
       readApi.readApiConfigSchema,
       credentials.credentialsConfigSchema,
       scoreIngest.scoreIngestConfigSchema,
+      notifier.notifierConfigSchema,
       runtimeConfigSchema({ defaultRuntime: 'embedded', needs: ['kafka', 'mongo', 'redis'] }),
       httpServerConfigSchema,
     ],
@@ -70,7 +72,12 @@ async function main(): Promise<void> {
     scoreIngestConfig.SCORE_INGEST_HOST,
     serverOptions('scoreIngest', 'score-ingest'),
   );
-  const servers = [readApiServer, credentialsServer, scoreIngestServer];
+  const notifierServer = await listenWhileStarting(
+    notifierConfig.NOTIFIER_PORT,
+    notifierConfig.NOTIFIER_HOST,
+    serverOptions('notifier', 'notifier'),
+  );
+  const servers = [readApiServer, credentialsServer, scoreIngestServer, notifierServer];
 
   // On the distributed runtime it waits for Kafka, MongoDB and Redis like each service's own main;
   // the embedded runtime has nothing to wait for, so a failure there ends the start.
@@ -102,7 +109,20 @@ async function main(): Promise<void> {
         log: serviceLogger(log, 'score-ingest'),
       });
       scope.closeOnStop(() => scoreIngestModule.stop());
-      return { readApi: readApiModule.app, credentials: credentialsModule.app, scoreIngest: scoreIngestModule.app };
+      const notifierModule = await notifier.createNotifierModule({
+        config: { ...notifierConfig, NOTIFIER_DB: runtimeConfig.NOTIFIER_DB },
+        runtime: adapters,
+        clock,
+        log: serviceLogger(log, 'notifier'),
+      });
+      scope.closeOnStop(() => notifierModule.stop());
+      if (!distributed) await notifierModule.caughtUp;
+      return {
+        readApi: readApiModule.app,
+        credentials: credentialsModule.app,
+        scoreIngest: scoreIngestModule.app,
+        notifier: notifierModule.app,
+      };
     },
     {
       log,
@@ -122,6 +142,7 @@ async function main(): Promise<void> {
   readApiServer.serve(apps.readApi);
   credentialsServer.serve(apps.credentials);
   scoreIngestServer.serve(apps.scoreIngest);
+  notifierServer.serve(apps.notifier);
 
   const urlOf = (host: string, server: Parameters<typeof portOf>[0]) =>
     `http://${host === '0.0.0.0' ? '127.0.0.1' : host}:${portOf(server)}`;
@@ -129,6 +150,7 @@ async function main(): Promise<void> {
     readApi: urlOf(readApiConfig.READ_API_HOST, readApiServer.server),
     credentials: urlOf(credentialsConfig.CREDENTIALS_HOST, credentialsServer.server),
     scoreIngest: urlOf(scoreIngestConfig.SCORE_INGEST_HOST, scoreIngestServer.server),
+    notifier: urlOf(notifierConfig.NOTIFIER_HOST, notifierServer.server),
   };
   log.info({ ...urls, dataDir, runtime: runtimeConfig.RUNTIME }, 'embedded runtime ready');
   process.stdout.write(
@@ -136,6 +158,7 @@ async function main(): Promise<void> {
       readApiUrl: urls.readApi,
       credentialsUrl: urls.credentials,
       scoreIngestUrl: urls.scoreIngest,
+      notifierUrl: urls.notifier,
       organizationId: runtime.DEMO_ORGANIZATION_ID,
       firstStart: devSecret?.created ?? false,
       token: devSecret

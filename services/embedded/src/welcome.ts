@@ -2,6 +2,7 @@ export interface WelcomeInput {
   readApiUrl: string;
   credentialsUrl: string;
   scoreIngestUrl: string;
+  notifierUrl: string;
   organizationId: string;
   token: string | undefined;
   firstStart: boolean;
@@ -9,13 +10,14 @@ export interface WelcomeInput {
 
 /** What a newcomer needs to go from `npm start` to a score read, printed once on first start. */
 export function welcomeText(input: WelcomeInput): string {
-  const { readApiUrl, credentialsUrl, scoreIngestUrl, organizationId, token } = input;
+  const { readApiUrl, credentialsUrl, scoreIngestUrl, notifierUrl, organizationId, token } = input;
   const lines = [
     '',
     'Resilience Score Data API (embedded runtime) is running:',
     `  read API       ${readApiUrl}/v1   docs ${readApiUrl}/docs`,
     `  credentials    ${credentialsUrl}/v1   docs ${credentialsUrl}/docs`,
     `  score ingest   ${scoreIngestUrl}/v1   docs ${scoreIngestUrl}/docs`,
+    `  notifier       ${notifierUrl}/v1   docs ${notifierUrl}/docs`,
   ];
   if (!input.firstStart || !token) {
     lines.push('', 'Mint a development token with: npx rsd token --org <organizationId>', '');

@@ -1,0 +1,179 @@
+import type { WebhookDelivery } from '@rsd/contracts';
+import { credentialView, nextRetry, stillDeliverable } from '@rsd/domain';
+import { webhookHeaders, type Logger } from '@rsd/platform';
+import type { Clock, PendingDelivery, ViewStore, WebhookStore } from '@rsd/ports';
+import type { SecretSealer } from '../webhooks/secret-sealing';
+import type { OutgoingWebhook, SendOutcome } from './send-webhook';
+
+export interface DeliveryWorkerDeps {
+  store: WebhookStore;
+  views: ViewStore;
+  sealer: SecretSealer;
+  send: (webhook: OutgoingWebhook) => Promise<SendOutcome>;
+  clock: Clock;
+  log: Logger;
+  concurrency: number;
+  pollIntervalMs: number;
+  attemptsKept: number;
+  /** Told of each attempt's outcome (the deliveries metric). */
+  onAttempt?: (outcome: 'succeeded' | 'failed' | 'gave-up' | 'dropped') => void;
+  random?: () => number;
+}
+
+export interface DeliveryWorker {
+  /** Something was queued: look at the queue now rather than at the next poll. */
+  nudge(): void;
+  stop(): Promise<void>;
+}
+
+/**
+ * Takes due deliveries from the queue and attempts them, at most `concurrency` at a time, each one
+ * once at a time. The queue is the truth: a delivery leaves it only when it succeeded or was given
+ * up, so a restart resumes every pending one, with the same `webhook-id`, and none is sent twice
+ * except as a retry. One worker per store (one notifier replica: see docs/decisions.md).
+ */
+export function startDeliveryWorker(deps: DeliveryWorkerDeps): DeliveryWorker {
+  const { store, clock, log } = deps;
+  const random = deps.random ?? Math.random;
+  const inFlight = new Map<string, Promise<void>>();
+  let stopped = false;
+  let timer: NodeJS.Timeout | undefined;
+  let looking: Promise<void> | undefined;
+  let lookAgain = false;
+
+  function schedule(delayMs: number): void {
+    if (stopped) return;
+    clearTimeout(timer);
+    timer = setTimeout(() => void look(), delayMs);
+  }
+
+  /** One look at the queue; a nudge during it makes another right after. */
+  function look(): Promise<void> {
+    if (looking) {
+      lookAgain = true;
+      return looking;
+    }
+    looking = (async () => {
+      do {
+        lookAgain = false;
+        const room = deps.concurrency - inFlight.size;
+        if (room <= 0 || stopped) break;
+        let due: PendingDelivery[];
+        try {
+          due = await store.due(clock.now(), room + inFlight.size);
+        } catch (error) {
+          log.warn({ err: error }, 'could not read the webhook queue; trying again');
+          break;
+        }
+        for (const delivery of due) {
+          if (inFlight.size >= deps.concurrency) break;
+          if (inFlight.has(delivery.messageId)) continue;
+          const attempt = attemptOnce(delivery).then(
+            () => {
+              inFlight.delete(delivery.messageId);
+              // A slot is free: what waits behind it need not wait for the next poll.
+              schedule(0);
+            },
+            (error: unknown) => {
+              // The store could not record it: the delivery stays due, and is tried again at the next poll, not at once.
+              inFlight.delete(delivery.messageId);
+              log.error({ err: error, messageId: delivery.messageId }, 'webhook attempt could not be recorded');
+            },
+          );
+          inFlight.set(delivery.messageId, attempt);
+        }
+      } while (lookAgain && !stopped);
+    })().finally(() => {
+      looking = undefined;
+      schedule(deps.pollIntervalMs);
+    });
+    return looking;
+  }
+
+  async function attemptOnce(delivery: PendingDelivery): Promise<void> {
+    const webhook = await store.findWebhook(delivery.clientId, delivery.webhookId);
+    const credential = await deps.views.get(credentialView, delivery.clientId);
+    const now = clock.now();
+    // Deleted, disabled, or an authorization ended since: a score must not reach it (decision 27). Nothing was sent, so nothing is logged.
+    if (!webhook || webhook.status !== 'active' || !credential || !stillDeliverable(delivery.eventType, credential, now)) {
+      await store.discard(delivery);
+      deps.onAttempt?.('dropped');
+      return;
+    }
+    const timestamp = Math.floor(now.getTime() / 1000);
+    const headers = webhookHeaders({
+      id: delivery.messageId,
+      timestamp,
+      body: delivery.body,
+      secret: deps.sealer.open(webhook.sealedSecret),
+    });
+    const outcome = await deps.send({ url: webhook.url, headers, body: delivery.body }).catch((error: unknown): SendOutcome => ({
+      outcome: 'failed',
+      failure: 'connection_failed',
+      reason: error instanceof Error ? error.name : 'error',
+    }));
+    const answeredAt = clock.now();
+    const succeeded = outcome.outcome === 'answered' && outcome.status >= 200 && outcome.status < 300;
+    if (succeeded) {
+      await store.recordAttempt(
+        delivery,
+        attemptRecord(delivery, now, outcome.status, 'succeeded', null),
+        { next: 'done' },
+        deps.attemptsKept,
+      );
+      deps.onAttempt?.('succeeded');
+      return;
+    }
+    const failure = outcome.outcome === 'answered' ? 'response_status' : outcome.failure;
+    const record = attemptRecord(delivery, now, outcome.outcome === 'answered' ? outcome.status : null, 'failed', failure);
+    const firstAttemptAt = new Date(delivery.firstAttemptAt ?? now.toISOString());
+    const retry = nextRetry({ firstAttemptAt, attempt: delivery.attempts + 1, failedAt: answeredAt }, random);
+    if (retry.outcome === 'retry') {
+      await store.recordAttempt(delivery, record, { next: 'retry', dueAt: retry.at.toISOString() }, deps.attemptsKept);
+      deps.onAttempt?.('failed');
+      log.info(
+        { messageId: delivery.messageId, webhookId: webhook.id, attempt: delivery.attempts + 1, failure, nextAttemptAt: retry.at },
+        'webhook delivery failed; will retry',
+      );
+      return;
+    }
+    await store.recordAttempt(delivery, record, { next: 'done' }, deps.attemptsKept);
+    await store.disableWebhook(webhook.id, answeredAt.toISOString());
+    deps.onAttempt?.('gave-up');
+    log.warn(
+      { messageId: delivery.messageId, webhookId: webhook.id, attempts: delivery.attempts + 1 },
+      'webhook failing for 24 h: subscription disabled',
+    );
+  }
+
+  schedule(0);
+  return {
+    nudge: () => void look(),
+    async stop() {
+      stopped = true;
+      clearTimeout(timer);
+      await looking;
+      // An attempt under way finishes and is recorded: cut short, it would be sent again after the restart anyway.
+      await Promise.all(inFlight.values());
+    },
+  };
+}
+
+function attemptRecord(
+  delivery: PendingDelivery,
+  attemptedAt: Date,
+  responseCode: number | null,
+  status: 'succeeded' | 'failed',
+  failure: WebhookDelivery['failure'],
+): WebhookDelivery {
+  return {
+    messageId: delivery.messageId,
+    eventType: delivery.eventType,
+    attempt: delivery.attempts + 1,
+    status,
+    responseCode,
+    failure,
+    scheduledAt: delivery.dueAt,
+    attemptedAt: attemptedAt.toISOString(),
+  };
+}

@@ -1,0 +1,111 @@
+import { TOPICS, type DomainEvent, EVENT_TYPES } from '@rsd/contracts';
+import {
+  credentialView,
+  deliveriesFor,
+  generateClientId,
+  latestScoreView,
+  triggerOf,
+  type CredentialView,
+  type NotifierStateBefore,
+  type ViewDefinition,
+} from '@rsd/domain';
+import type { Logger } from '@rsd/platform';
+import {
+  parseRecord,
+  projectEvent,
+  type Clock,
+  type EventLog,
+  type PendingDelivery,
+  type Subscription,
+  type ViewStore,
+  type WebhookStore,
+} from '@rsd/ports';
+
+/** The notifier's own views, built from the events with the domain's rules: who may subscribe, and what changed. */
+export const NOTIFIER_VIEWS: readonly ViewDefinition<unknown>[] = [credentialView, latestScoreView] as ViewDefinition<unknown>[];
+
+export interface NotifierProjectionDeps {
+  eventLog: EventLog;
+  views: ViewStore;
+  store: WebhookStore;
+  clock: Clock;
+  log: Logger;
+  groupId: string;
+  /** Told when deliveries were queued, so the worker looks at once. */
+  onQueued(): void;
+}
+
+/**
+ * One more consumer of the event log (no other service changes to feed it). For each event, in
+ * order: what the notifier's views held before it decides whether it is news (the domain's
+ * `triggerOf`), the deliveries it makes are queued, and only then are the views moved on. Queued
+ * first, a crash between the two replays the event on the same views and queues the same keys,
+ * which the store ignores: nothing is lost and nothing is sent twice.
+ */
+export function startNotifierProjection(deps: NotifierProjectionDeps): Promise<Subscription> {
+  const { eventLog, views, store, clock, log } = deps;
+  return eventLog.subscribe({
+    groupId: deps.groupId,
+    topics: [TOPICS.authorizations, TOPICS.scores],
+    fromBeginning: true,
+    handle: async (record) => {
+      const parsed = parseRecord(record);
+      // The read API dead-letters what cannot be used; the notifier only passes it by.
+      if ('reason' in parsed) {
+        log.debug({ topic: record.topic, offset: record.offset, reason: parsed.reason }, 'record skipped');
+        return;
+      }
+      const { event } = parsed;
+      const before = await stateBefore(views, event);
+      const deliveries = await plan(event, before);
+      if (deliveries.length > 0) {
+        await store.enqueue(deliveries);
+        deps.onQueued();
+      }
+      await projectEvent(views, NOTIFIER_VIEWS, event);
+    },
+  });
+
+  async function plan(event: DomainEvent, before: NotifierStateBefore): Promise<PendingDelivery[]> {
+    const trigger = triggerOf(event, before);
+    if (!trigger) return [];
+    const webhooks =
+      trigger.kind === 'latest-score-changed'
+        ? await store.activeWebhooksOfOrganization(trigger.organizationId)
+        : await store.activeWebhooksOfClient(trigger.clientId);
+    const now = clock.now();
+    const planned: PendingDelivery[] = [];
+    for (const webhook of webhooks) {
+      // A subscription hears of what happens after it was made, not of a backlog the projection is still catching up on.
+      if (webhook.createdAt > event.time) continue;
+      const authorization: CredentialView | undefined =
+        trigger.kind === 'authorization-ended' ? before.credential : await views.get(credentialView, webhook.clientId);
+      if (!authorization) continue;
+      const facts = { id: webhook.id, events: webhook.events, status: webhook.status, authorization };
+      for (const delivery of deliveriesFor(trigger, facts, now)) {
+        planned.push({
+          messageId: generateClientId('msg'),
+          key: delivery.key,
+          webhookId: webhook.id,
+          clientId: webhook.clientId,
+          eventType: delivery.payload.type,
+          body: JSON.stringify(delivery.payload),
+          attempts: 0,
+          firstAttemptAt: null,
+          dueAt: now.toISOString(),
+        });
+      }
+    }
+    return planned;
+  }
+}
+
+/** Whichever document of the notifier's views the event concerns, as it was before the event. */
+async function stateBefore(views: ViewStore, event: DomainEvent): Promise<NotifierStateBefore> {
+  if (event.type === EVENT_TYPES.scoreCalculated) {
+    const key = latestScoreView.keyOf(event);
+    return { latestScore: key === undefined ? undefined : await views.get(latestScoreView, key) };
+  }
+  const key = credentialView.keyOf(event);
+  return { credential: key === undefined ? undefined : await views.get(credentialView, key) };
+}

@@ -1,0 +1,145 @@
+import { Counter, Gauge } from 'prom-client';
+import { createServiceMetrics, type ReadinessCheck } from '@rsd/observability';
+import type { Logger, ServiceModule } from '@rsd/platform';
+import type { Clock } from '@rsd/ports';
+import { recipientAuthenticator } from '@rsd/recipient-access';
+import type { Runtime } from '@rsd/runtime';
+import { buildApp } from './app';
+import type { NotifierConfig } from './config';
+import { startDeliveryWorker } from './delivery/delivery-worker';
+import { systemResolve, webhookSender, type Resolve } from './delivery/send-webhook';
+import { NOTIFIER_VIEWS, startNotifierProjection } from './events/plan-deliveries';
+import { secretSealer, webhookSecretKey, WEBHOOK_KEY_FILE } from './webhooks/secret-sealing';
+
+export interface NotifierModuleDeps {
+  config: NotifierConfig & { NOTIFIER_DB: string };
+  runtime: Runtime;
+  clock: Clock;
+  log: Logger;
+  /** The resolver of the targets' names; the system's unless a test stands in for DNS. */
+  resolve?: Resolve;
+  /** The retries' jitter (Math.random unless a test fixes it). */
+  random?: () => number;
+}
+
+export interface NotifierModule extends ServiceModule {
+  /** Resolves once the projection has handled every event that was in the log when it started. */
+  caughtUp: Promise<void>;
+}
+
+const QUEUE_SAMPLE_INTERVAL_MS = 5_000;
+
+/**
+ * The notifier (decisions 26–28): one more consumer of the event log. It keeps its own views (the
+ * credentials, to authenticate recipients like the read API does, and the latest scores, to tell a
+ * change), queues what each event means for each subscription, and delivers the queue.
+ */
+export async function createNotifierModule({
+  config,
+  runtime,
+  clock,
+  log,
+  resolve = systemResolve,
+  random,
+}: NotifierModuleDeps): Promise<NotifierModule> {
+  const metrics = createServiceMetrics('notifier');
+  const registers = [metrics.registry];
+  const deliveries = new Counter({
+    name: 'webhook_deliveries_total',
+    help: 'Webhook attempts by outcome',
+    labelNames: ['outcome'],
+    registers,
+  });
+  const queueDepth = new Gauge({ name: 'webhook_queue_depth', help: 'Deliveries waiting (first attempts and retries)', registers });
+  const oldestPending = new Gauge({
+    name: 'webhook_oldest_pending_seconds',
+    help: 'How long the delivery due first has been due',
+    registers,
+  });
+
+  const { key, created } = await webhookSecretKey(config.WEBHOOK_SECRET_KEY, runtime.dataDir);
+  if (created) log.info({ file: WEBHOOK_KEY_FILE }, 'generated the webhook secret key in the data directory');
+  const sealer = secretSealer(key);
+  const policy = { allowPrivate: config.WEBHOOK_ALLOW_PRIVATE_TARGETS };
+  const views = await runtime.openViewStore(NOTIFIER_VIEWS, config.NOTIFIER_DB);
+  const store = await runtime.openWebhookStore();
+
+  const worker = startDeliveryWorker({
+    store,
+    views,
+    sealer,
+    send: webhookSender({
+      policy,
+      timeoutMs: config.WEBHOOK_ATTEMPT_TIMEOUT_MS,
+      maxResponseBytes: config.WEBHOOK_RESPONSE_MAX_BYTES,
+      resolve,
+    }),
+    clock,
+    log,
+    concurrency: config.WEBHOOK_CONCURRENCY,
+    pollIntervalMs: config.WEBHOOK_POLL_INTERVAL_MS,
+    attemptsKept: config.WEBHOOK_ATTEMPTS_KEPT,
+    onAttempt: (outcome) => deliveries.inc({ outcome }),
+    ...(random ? { random } : {}),
+  });
+  const projection = await startNotifierProjection({
+    eventLog: runtime.eventLog,
+    views,
+    store,
+    clock,
+    log,
+    // The position belongs to the views and the queue it wrote, in NOTIFIER_DB.
+    groupId: `notifier.${config.NOTIFIER_DB}`,
+    onQueued: () => worker.nudge(),
+  });
+  let caughtUp = false;
+  const projectionCaughtUp = projection.caughtUp.then(() => {
+    caughtUp = true;
+  });
+  const sampler = setInterval(() => {
+    store.queueStats().then(
+      ({ depth, oldestDueAt }) => {
+        queueDepth.set(depth);
+        oldestPending.set(oldestDueAt ? Math.max(0, (clock.now().getTime() - Date.parse(oldestDueAt)) / 1000) : 0);
+      },
+      () => undefined,
+    );
+  }, QUEUE_SAMPLE_INTERVAL_MS).unref();
+
+  const projectionReady: ReadinessCheck = {
+    name: 'projection',
+    check: () => (caughtUp ? Promise.resolve() : Promise.reject(new Error('the projection is still catching up'))),
+  };
+  const app = buildApp({
+    config,
+    log,
+    store,
+    sealer,
+    policy,
+    resolve,
+    clock,
+    attemptsListed: config.WEBHOOK_ATTEMPTS_KEPT,
+    authenticate: recipientAuthenticator({
+      config,
+      views,
+      rateLimitStores: await runtime.rateLimitStores((active) => metrics.rateLimitFallback.set(active ? 1 : 0)),
+      clock,
+      log,
+      onRateLimited: (limiter) => metrics.rateLimitRejections.inc({ limiter }),
+    }),
+    operations: { metrics, readiness: [...runtime.readiness(), projectionReady] },
+  });
+
+  return {
+    name: 'notifier',
+    app,
+    caughtUp: projectionCaughtUp,
+    stop: async () => {
+      clearInterval(sampler);
+      await projection.close();
+      await worker.stop();
+      await store.close();
+      await views.close();
+    },
+  };
+}

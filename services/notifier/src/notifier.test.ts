@@ -1,0 +1,401 @@
+import { createHmac, randomUUID } from 'node:crypto';
+import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
+import { mkdtemp, rm } from 'node:fs/promises';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { EVENT_TYPES, newEvent, TOPICS, type CalculatedScore, type Scope, type ScoreCalculated } from '@rsd/contracts';
+import {
+  authorizationCreated,
+  authorizationRevoked,
+  digestApiKey,
+  generateApiKey,
+  generateClientId,
+  type StoredAuthorization,
+} from '@rsd/domain';
+import { createLogger, loadConfig } from '@rsd/platform';
+import { systemClock } from '@rsd/ports';
+import * as embeddedAdapters from '@rsd/embedded';
+import { embeddedRuntime, type Runtime } from '@rsd/runtime';
+import { aCalculatedScore, request, startApp, type RunningApp } from '@rsd/testkit';
+import { notifierConfigSchema } from './config';
+import { createNotifierModule, type NotifierModule } from './notifier-module';
+import type { Resolve } from './delivery/send-webhook';
+
+/**
+ * The notifier over the embedded runtime's real adapters (the SQLite database in a temp dir, the
+ * event log it shares with the other services), its API over real HTTP, and a real HTTP receiver on
+ * loopback. Events go into the log as the credentials and score-ingest services write them.
+ */
+const ORG = 'acme';
+const log = createLogger('notifier', (process.env.TEST_LOG_LEVEL as 'silent' | undefined) ?? 'silent');
+
+interface Received {
+  headers: IncomingHttpHeaders;
+  body: string;
+  answered: number;
+}
+
+/** A receiver on loopback that answers `failures` 500s before 204s, and keeps what it got. */
+async function startReceiver(failures = 0): Promise<{ url: string; received: Received[]; close(): Promise<void> }> {
+  const received: Received[] = [];
+  let toFail = failures;
+  const server: Server = createServer((req, res) => {
+    let body = '';
+    req.on('data', (chunk: Buffer) => (body += chunk.toString('utf8')));
+    req.on('end', () => {
+      const answered = toFail > 0 ? 500 : 204;
+      if (toFail > 0) toFail -= 1;
+      received.push({ headers: req.headers, body, answered });
+      res.writeHead(answered).end();
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  return { url: `http://127.0.0.1:${port}/hooks`, received, close: () => new Promise((resolve) => server.close(() => resolve())) };
+}
+
+/** The Standard Webhooks signature recomputed here with node:crypto, independently of the notifier's signing code. */
+function signatureVerifies(received: Received, secret: string): boolean {
+  const id = String(received.headers['webhook-id']);
+  const timestamp = String(received.headers['webhook-timestamp']);
+  const expected = createHmac('sha256', Buffer.from(secret.slice('whsec_'.length), 'base64'))
+    .update(`${id}.${timestamp}.${received.body}`)
+    .digest('base64');
+  return String(received.headers['webhook-signature'])
+    .split(' ')
+    .some((candidate) => candidate === `v1,${expected}`);
+}
+
+async function until<T>(check: () => T | undefined, timeoutMs = 5_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = check();
+    if (value !== undefined) return value;
+    if (Date.now() > deadline) throw new Error(`not within ${timeoutMs} ms`);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
+
+describe('the notifier, on the embedded runtime', () => {
+  let dir: string;
+  let runtime: Runtime;
+  let notifier: NotifierModule;
+  let app: RunningApp;
+  let receivers: { close(): Promise<void> }[];
+  /** Names resolve through this map: a stand-in for DNS. */
+  const dns = new Map<string, string>();
+  const resolve: Resolve = (hostname) => {
+    const address = dns.get(hostname);
+    return address ? Promise.resolve([{ address, family: address.includes(':') ? 6 : 4 }]) : Promise.reject(new Error('ENOTFOUND'));
+  };
+
+  async function start(env: Record<string, string> = { WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true' }): Promise<void> {
+    runtime = await embeddedRuntime(embeddedAdapters, { DATA_DIR: dir, READ_VIEWS_DB: 'rsd_read_views' }, log);
+    const config = loadConfig(notifierConfigSchema, { WEBHOOK_POLL_INTERVAL_MS: '50', ...env });
+    // random 0: every retry waits the schedule's floor (1 s), so retries are watched in seconds.
+    notifier = await createNotifierModule({
+      config: { ...config, NOTIFIER_DB: 'notifier' },
+      runtime,
+      clock: systemClock,
+      log,
+      resolve,
+      random: () => 0,
+    });
+    await notifier.caughtUp;
+    app = await startApp(notifier.app);
+  }
+
+  async function stop(): Promise<void> {
+    await app.close();
+    await notifier.stop();
+    await runtime.close();
+  }
+
+  beforeEach(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'rsd-notifier-'));
+    receivers = [];
+    dns.clear();
+    await start();
+  });
+
+  afterEach(async () => {
+    await stop();
+    await Promise.all(receivers.map((receiver) => receiver.close()));
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  async function receiver(failures = 0) {
+    const started = await startReceiver(failures);
+    receivers.push(started);
+    return started;
+  }
+
+  /** An authorization as the credentials service creates it: its record and the Created event in the log. */
+  async function anAuthorization(scopes: Scope[] = ['qr_score']): Promise<{ record: StoredAuthorization; apiKey: string }> {
+    const apiKey = generateApiKey('rsk');
+    const record: StoredAuthorization = {
+      clientId: generateClientId('rs'),
+      organizationId: ORG,
+      recipientType: 'insurance_provider',
+      recipientName: null,
+      scopes,
+      keyDigest: digestApiKey(apiKey),
+      expiresAt: null,
+      createdAt: new Date().toISOString(),
+      revokedAt: null,
+      expiredAt: null,
+      revision: 1,
+    };
+    const event = authorizationCreated(record, { id: randomUUID(), time: new Date() });
+    await runtime.eventLog.append(TOPICS.authorizations, [{ key: record.clientId, value: JSON.stringify(event) }]);
+    return { record, apiKey };
+  }
+
+  async function revoke(record: StoredAuthorization): Promise<void> {
+    const revoked = { ...record, revokedAt: new Date().toISOString(), revision: record.revision + 1 };
+    const event = authorizationRevoked(revoked, { id: randomUUID(), time: new Date() });
+    await runtime.eventLog.append(TOPICS.authorizations, [{ key: record.clientId, value: JSON.stringify(event) }]);
+  }
+
+  /** A score as score-ingest emits it: stamped with the time it was received. */
+  async function score(overrides: Partial<CalculatedScore> & { scoreDate: string }): Promise<void> {
+    const event = newEvent<ScoreCalculated>({
+      id: randomUUID(),
+      source: '/score-ingest',
+      time: new Date(),
+      type: EVENT_TYPES.scoreCalculated,
+      data: aCalculatedScore(ORG, overrides.scoreDate, overrides),
+    });
+    await runtime.eventLog.append(TOPICS.scores, [{ key: ORG, value: JSON.stringify(event) }]);
+  }
+
+  function subscribe(credential: { record: StoredAuthorization; apiKey: string }, body: object) {
+    return request<{ id: string; secret: string; status: string; url: string; events: string[]; code?: string; message?: string }>(
+      `${app.baseUrl}/v1/customers/${credential.record.clientId}/webhooks`,
+      { method: 'POST', headers: { 'x-api-key': credential.apiKey, 'content-type': 'application/json' }, body: JSON.stringify(body) },
+    );
+  }
+
+  const ALL_EVENTS = ['score.updated', 'grade.changed', 'authorization.ended'];
+
+  test('when a subscription is created, then the secret is in the 201 only, and the list shows the webhook without it', async () => {
+    const credential = await anAuthorization();
+    const target = await receiver();
+
+    const created = await subscribe(credential, { url: target.url, events: ALL_EVENTS });
+
+    expect(created.status).toBe(201);
+    expect(created.body).toMatchObject({ url: target.url, events: ALL_EVENTS, status: 'active' });
+    expect(created.body.id).toMatch(/^wh_/);
+    expect(created.body.secret).toMatch(/^whsec_[A-Za-z0-9+/]{43}=$/);
+    expect(created.headers.get('cache-control')).toBe('no-store');
+    const listed = await request(`${app.baseUrl}/v1/customers/${credential.record.clientId}/webhooks`, {
+      headers: { 'x-api-key': credential.apiKey },
+    });
+    expect(listed.status).toBe(200);
+    expect(listed.body).toEqual({
+      webhooks: [{ id: created.body.id, url: target.url, events: ALL_EVENTS, status: 'active', createdAt: expect.any(String) }],
+    });
+    expect(JSON.stringify(listed.body)).not.toContain(created.body.secret);
+  });
+
+  test('when the latest score changes, then the subscription gets a signed score.updated within 5 s, limited to its scopes', async () => {
+    const withPillars = await anAuthorization(['qr_score', 'pillar_breakdown']);
+    const withoutPillars = await anAuthorization(['qr_score']);
+    const [first, second] = [await receiver(), await receiver()];
+    const a = await subscribe(withPillars, { url: first.url, events: ['score.updated'] });
+    const b = await subscribe(withoutPillars, { url: second.url, events: ['score.updated'] });
+    const sent = Date.now();
+
+    await score({ scoreDate: '2026-11-20', score: 81, grade: 'Strengthen' });
+
+    const [toA] = await until(() => (first.received.length > 0 ? first.received : undefined));
+    const [toB] = await until(() => (second.received.length > 0 ? second.received : undefined));
+    expect(Date.now() - sent).toBeLessThan(5_000);
+    expect(signatureVerifies(toA!, a.body.secret)).toBe(true);
+    expect(signatureVerifies(toB!, b.body.secret)).toBe(true);
+    expect(signatureVerifies(toB!, a.body.secret)).toBe(false);
+    expect(JSON.parse(toA!.body)).toEqual({
+      type: 'score.updated',
+      timestamp: expect.any(String),
+      data: {
+        clientId: withPillars.record.clientId,
+        scoreDate: '2026-11-20',
+        score: 81,
+        grade: 'Strengthen',
+        pillarScores: expect.any(Object),
+      },
+    });
+    expect(JSON.parse(toB!.body).data).toEqual({
+      clientId: withoutPillars.record.clientId,
+      scoreDate: '2026-11-20',
+      score: 81,
+      grade: 'Strengthen',
+    });
+    expect(toA!.headers['content-type']).toBe('application/json');
+  });
+
+  test('when the receiver fails twice, then it gets three attempts with the same webhook-id and the log shows them', async () => {
+    const credential = await anAuthorization();
+    const target = await receiver(2);
+    const created = await subscribe(credential, { url: target.url, events: ['score.updated'] });
+
+    await score({ scoreDate: '2026-11-20' });
+
+    await until(() => (target.received.length === 3 ? true : undefined), 15_000);
+    expect(target.received.map((attempt) => attempt.answered)).toEqual([500, 500, 204]);
+    expect(new Set(target.received.map((attempt) => attempt.headers['webhook-id'])).size).toBe(1);
+    expect(target.received.every((attempt) => signatureVerifies(attempt, created.body.secret))).toBe(true);
+    const deliveries = await request<{ deliveries: { attempt: number; status: string; responseCode: number; failure: string | null }[] }>(
+      `${app.baseUrl}/v1/customers/${credential.record.clientId}/webhooks/${created.body.id}/deliveries`,
+      { headers: { 'x-api-key': credential.apiKey } },
+    );
+    expect(
+      deliveries.body.deliveries.map(({ attempt, status, responseCode, failure }) => ({ attempt, status, responseCode, failure })),
+    ).toEqual([
+      { attempt: 3, status: 'succeeded', responseCode: 204, failure: null },
+      { attempt: 2, status: 'failed', responseCode: 500, failure: 'response_status' },
+      { attempt: 1, status: 'failed', responseCode: 500, failure: 'response_status' },
+    ]);
+  }, 20_000);
+
+  test('when the notifier stops in the middle of retries, then after a restart the delivery completes, once, with the same webhook-id', async () => {
+    const credential = await anAuthorization();
+    const target = await receiver(1);
+    await subscribe(credential, { url: target.url, events: ['score.updated'] });
+    await score({ scoreDate: '2026-11-20' });
+    await until(() => (target.received.length === 1 ? true : undefined));
+
+    await stop();
+    await start();
+
+    await until(() => (target.received.length === 2 ? true : undefined), 10_000);
+    await new Promise((resolve) => setTimeout(resolve, 1_500));
+    expect(target.received.map((attempt) => attempt.answered)).toEqual([500, 204]);
+    expect(target.received[1]?.headers['webhook-id']).toBe(target.received[0]?.headers['webhook-id']);
+  }, 20_000);
+
+  test('when the authorization is revoked, then authorization.ended is sent once and nothing after it', async () => {
+    const credential = await anAuthorization();
+    const target = await receiver();
+    await subscribe(credential, { url: target.url, events: ALL_EVENTS });
+
+    await revoke(credential.record);
+    await revoke(credential.record);
+    await until(() => (target.received.length === 1 ? true : undefined));
+    await score({ scoreDate: '2026-11-21' });
+    await new Promise((resolve) => setTimeout(resolve, 1_000));
+
+    expect(target.received.map((delivery) => JSON.parse(delivery.body))).toEqual([
+      {
+        type: 'authorization.ended',
+        timestamp: expect.any(String),
+        data: { clientId: credential.record.clientId, reason: 'revoked', endedAt: expect.any(String) },
+      },
+    ]);
+    const refused = await request(`${app.baseUrl}/v1/customers/${credential.record.clientId}/webhooks`, {
+      headers: { 'x-api-key': credential.apiKey },
+    });
+    expect(refused.status).toBe(401);
+    expect(refused.body.code).toBe('CREDENTIAL_INACTIVE');
+  });
+
+  test('when the grade changes, then grade.changed says from and to; a recalculation that changes nothing sends nothing', async () => {
+    const credential = await anAuthorization(['score_trend']);
+    const target = await receiver();
+    await score({ scoreDate: '2026-11-19', grade: 'Strengthen' });
+    await subscribe(credential, { url: target.url, events: ['grade.changed'] });
+
+    await score({ scoreDate: '2026-11-20', grade: 'Sustain', score: 90 });
+    await until(() => (target.received.length === 1 ? true : undefined));
+    await score({ scoreDate: '2026-11-20', grade: 'Sustain', score: 90, calculatedAt: '2026-11-20T07:00:00.000Z' });
+    await new Promise((resolve) => setTimeout(resolve, 800));
+
+    expect(target.received.map((delivery) => JSON.parse(delivery.body).data)).toEqual([
+      { clientId: credential.record.clientId, scoreDate: '2026-11-20', from: 'Strengthen', to: 'Sustain' },
+    ]);
+  });
+
+  test('when a request is refused, then it gets the documented code: no key, unknown webhook, a scope it lacks, a bad body, the limit', async () => {
+    const credential = await anAuthorization(['score_trend']);
+    const target = await receiver();
+    const base = `${app.baseUrl}/v1/customers/${credential.record.clientId}/webhooks`;
+    const withKey = { 'x-api-key': credential.apiKey };
+
+    expect((await request(base)).body.code).toBe('MISSING_API_KEY');
+    expect((await request(`${app.baseUrl}/v1/customers/not-a-client-id/webhooks`, { headers: withKey })).body.code).toBe(
+      'INVALID_CLIENT_ID',
+    );
+    expect((await request(`${base}/wh_unknown0000000000000000`, { method: 'DELETE', headers: withKey })).body.code).toBe(
+      'WEBHOOK_NOT_FOUND',
+    );
+    const scoped = await subscribe(credential, { url: target.url, events: ['score.updated'] });
+    expect([scoped.status, scoped.body]).toEqual([403, expect.objectContaining({ code: 'INSUFFICIENT_SCOPE' })]);
+    const invalid = await subscribe(credential, { url: target.url, events: [] });
+    expect([invalid.status, invalid.body]).toEqual([400, expect.objectContaining({ code: 'VALIDATION_FAILED' })]);
+    const put = await request(base, { method: 'PUT', headers: withKey });
+    expect([put.status, put.headers.get('allow')]).toEqual([405, 'GET, POST']);
+
+    for (let n = 0; n < 10; n += 1) expect((await subscribe(credential, { url: target.url, events: ['grade.changed'] })).status).toBe(201);
+    const eleventh = await subscribe(credential, { url: target.url, events: ['grade.changed'] });
+    expect([eleventh.status, eleventh.body]).toEqual([409, expect.objectContaining({ code: 'WEBHOOK_LIMIT_REACHED' })]);
+    const [first] = (await request<{ webhooks: { id: string }[] }>(base, { headers: withKey })).body.webhooks;
+    expect((await request(`${base}/${first!.id}`, { method: 'DELETE', headers: withKey })).status).toBe(204);
+    expect((await subscribe(credential, { url: target.url, events: ['grade.changed'] })).status).toBe(201);
+  });
+
+  describe('without WEBHOOK_ALLOW_PRIVATE_TARGETS (decision 28)', () => {
+    beforeEach(async () => {
+      await stop();
+      await start({});
+    });
+
+    test('when the target is http, private or resolves to a private address, then creation is refused', async () => {
+      const credential = await anAuthorization();
+      dns.set('inside.example', '10.1.2.3');
+      dns.set('metadata.example', '169.254.169.254');
+
+      for (const url of [
+        'http://hooks.example/x',
+        'https://127.0.0.1/x',
+        'https://inside.example/x',
+        'https://metadata.example/x',
+        'https://nowhere.example/x',
+      ]) {
+        const refused = await subscribe(credential, { url, events: ['score.updated'] });
+        expect([url, refused.status, refused.body.code]).toEqual([url, 400, 'WEBHOOK_TARGET_NOT_ALLOWED']);
+        expect(refused.body.message).not.toMatch(/10\.1\.2\.3|169\.254/);
+      }
+    });
+
+    test('when a public name resolves to a private address at delivery (DNS rebinding), then the attempt is refused, not sent', async () => {
+      const credential = await anAuthorization();
+      dns.set('hooks.example', '93.184.216.34');
+      const created = await subscribe(credential, { url: 'https://hooks.example/x', events: ['score.updated'] });
+      expect(created.status).toBe(201);
+
+      dns.set('hooks.example', '127.0.0.1');
+      await score({ scoreDate: '2026-11-20' });
+
+      const logged = await untilAsync(async () => {
+        const answer = await request<{ deliveries: { failure: string; responseCode: number | null }[] }>(
+          `${app.baseUrl}/v1/customers/${credential.record.clientId}/webhooks/${created.body.id}/deliveries`,
+          { headers: { 'x-api-key': credential.apiKey } },
+        );
+        return answer.body.deliveries.length > 0 ? answer.body.deliveries : undefined;
+      });
+      expect(logged[0]).toMatchObject({ failure: 'target_not_allowed', responseCode: null });
+    });
+  });
+});
+
+async function untilAsync<T>(check: () => Promise<T | undefined>, timeoutMs = 5_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await check();
+    if (value !== undefined) return value;
+    if (Date.now() > deadline) throw new Error(`not within ${timeoutMs} ms`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}

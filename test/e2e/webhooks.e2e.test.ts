@@ -1,0 +1,199 @@
+import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { readDevSecret, signDevToken } from '@rsd/platform';
+import { aScoreSubmission, request } from '@rsd/testkit';
+import { REPO_ROOT, startEmbedded, type EmbeddedProcess } from '../support/embedded-process';
+
+/**
+ * Webhooks as a recipient meets them on `npm start`: an authorization made through the credentials
+ * API, a subscription made with `rsd webhooks create`, deliveries received by `rsd webhooks listen`
+ * (a separate process, verifying each signature), a score posted to score ingest.
+ */
+const ORG = 'webhook-org';
+const run = promisify(execFile);
+
+let dataDir: string;
+let product: EmbeddedProcess;
+let token: string;
+const issued: string[] = [];
+
+interface Delivery {
+  verified: boolean;
+  id: string;
+  type: string;
+  data: Record<string, unknown>;
+}
+
+beforeAll(async () => {
+  dataDir = await mkdtemp(join(tmpdir(), 'rsd-webhooks-'));
+  // Receivers on loopback, so the development flag of decision 28.
+  product = await startEmbedded({ DATA_DIR: dataDir, LOG_LEVEL: 'info', WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true' });
+  const secret = await readDevSecret(dataDir);
+  if (!secret) throw new Error('no development secret');
+  token = await signDevToken(secret, { org: ORG, scope: 'authorizations:write scores:write' });
+}, 90_000);
+
+afterAll(async () => {
+  await product?.stop();
+  await rm(dataDir, { recursive: true, force: true });
+});
+
+async function rsd(args: string[], env: Record<string, string> = {}) {
+  try {
+    const { stdout, stderr } = await run('node', [join(REPO_ROOT, 'tools/cli/bin/rsd.js'), ...args], {
+      env: { ...process.env, DATA_DIR: dataDir, RSD_NOTIFIER_URL: product.urls.notifier, ...env },
+    });
+    return { code: 0, stdout, stderr };
+  } catch (error) {
+    const failed = error as { code: number; stdout: string; stderr: string };
+    return { code: failed.code, stdout: failed.stdout, stderr: failed.stderr };
+  }
+}
+
+async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as { port: number };
+  await new Promise((resolve) => server.close(resolve));
+  return port;
+}
+
+async function eventually<T>(check: () => T | undefined, timeoutMs = 5_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = check();
+    if (value !== undefined) return value;
+    if (Date.now() > deadline) throw new Error(`not within ${timeoutMs} ms`);
+    await new Promise((resolve) => setTimeout(resolve, 25));
+  }
+}
+
+async function createAuthorization(scopes: string[]): Promise<{ clientId: string; apiKey: string }> {
+  const created = await request<{ clientId: string; apiKey: string }>(
+    `${product.urls.credentials}/v1/organizations/${ORG}/authorizations`,
+    {
+      method: 'POST',
+      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ recipientType: 'insurance_provider', scopes }),
+    },
+  );
+  expect(created.status).toBe(201);
+  issued.push(created.body.apiKey);
+  return created.body;
+}
+
+async function postScore(scoreDate: string, score: number): Promise<void> {
+  const answer = await request(`${product.urls.scoreIngest}/v1/scores`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+    body: JSON.stringify(aScoreSubmission({ organizationId: ORG, scoreDate, score })),
+  });
+  expect(answer.status).toBe(202);
+}
+
+const daysAgo = (n: number) => new Date(Date.now() - n * 86_400_000).toISOString().slice(0, 10);
+
+describe('webhooks on the embedded runtime, end to end', () => {
+  test('when a score changes, a receiver that fails once gets it on the retry with the same webhook-id; on revoke it gets authorization.ended once', async () => {
+    const credential = await createAuthorization(['qr_score']);
+    const port = await freePort();
+    const created = await rsd(
+      [
+        'webhooks',
+        'create',
+        '--client-id',
+        credential.clientId,
+        '--url',
+        `http://127.0.0.1:${port}/hooks`,
+        '--events',
+        'score.updated,authorization.ended',
+      ],
+      { RSD_API_KEY: credential.apiKey },
+    );
+    expect(created.code).toBe(0);
+    expect(created.stderr).toMatch(/secret/i);
+    const subscription = JSON.parse(created.stdout) as { id: string; secret: string };
+    const listener = await listenOn(port, subscription.secret, 1);
+    try {
+      const sent = Date.now();
+      await postScore(daysAgo(1), 77);
+
+      const [first, second] = await eventually(() => (listener.deliveries.length >= 2 ? listener.deliveries : undefined), 15_000);
+      expect(Date.now() - sent).toBeLessThan(15_000);
+      expect(first).toMatchObject({ verified: true, type: 'score.updated', data: { clientId: credential.clientId, score: 77 } });
+      expect(second).toMatchObject({ verified: true, type: 'score.updated' });
+      expect(second?.id).toBe(first?.id);
+      expect(second?.data).not.toHaveProperty('pillarScores');
+
+      const revoked = await request(`${product.urls.credentials}/v1/organizations/${ORG}/authorizations/${credential.clientId}/revoke`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${token}` },
+      });
+      expect(revoked.status).toBe(200);
+      const ended = await eventually(() => listener.deliveries.find((delivery) => delivery.type === 'authorization.ended'));
+      expect(ended).toMatchObject({ verified: true, data: { clientId: credential.clientId, reason: 'revoked' } });
+      await postScore(daysAgo(0), 60);
+      await new Promise((resolve) => setTimeout(resolve, 1_500));
+      expect(listener.deliveries.map((delivery) => delivery.type)).toEqual(['score.updated', 'score.updated', 'authorization.ended']);
+    } finally {
+      await listener.stop();
+    }
+    const deliveries = await rsd(['webhooks', 'deliveries', '--client-id', credential.clientId, '--id', subscription.id], {
+      RSD_API_KEY: credential.apiKey,
+    });
+    // The credential is revoked: its webhooks answer as the read API would.
+    expect(deliveries.code).toBe(1);
+    expect(deliveries.stderr).toContain('CREDENTIAL_INACTIVE');
+  }, 60_000);
+
+  test('when the run is over, then no API key or webhook secret appears in any log or file', async () => {
+    const credential = await createAuthorization(['qr_score']);
+    const created = await rsd(
+      ['webhooks', 'create', '--client-id', credential.clientId, '--url', 'http://127.0.0.1:9/x', '--events', 'score.updated'],
+      {
+        RSD_API_KEY: credential.apiKey,
+      },
+    );
+    const { secret } = JSON.parse(created.stdout) as { secret: string };
+    const files = (await readdir(dataDir, { recursive: true, withFileTypes: true })).filter((entry) => entry.isFile());
+    const haystacks = [
+      product.output(),
+      ...(await Promise.all(files.map((entry) => readFile(join(entry.parentPath, entry.name), 'latin1')))),
+    ];
+    for (const needle of [...issued, secret, secret.slice('whsec_'.length)]) {
+      for (const haystack of haystacks) expect(haystack.includes(needle)).toBe(false);
+    }
+  });
+});
+
+/** `rsd webhooks listen` as a process; its JSON lines are the deliveries it verified (or not). */
+async function listenOn(port: number, secret: string, fail: number) {
+  const child: ChildProcess = spawn(
+    'node',
+    [join(REPO_ROOT, 'tools/cli/bin/rsd.js'), 'webhooks', 'listen', '--port', String(port), '--fail', String(fail)],
+    { env: { ...process.env, RSD_WEBHOOK_SECRET: secret }, stdio: ['ignore', 'pipe', 'pipe'] },
+  );
+  const deliveries: Delivery[] = [];
+  let pending = '';
+  child.stdout?.on('data', (chunk: Buffer) => {
+    pending += chunk.toString('utf8');
+    const lines = pending.split('\n');
+    pending = lines.pop() ?? '';
+    for (const line of lines) if (line.startsWith('{')) deliveries.push(JSON.parse(line) as Delivery);
+  });
+  let errors = '';
+  child.stderr?.on('data', (chunk: Buffer) => (errors += chunk.toString('utf8')));
+  await eventually(() => (errors.includes(String(port)) ? true : undefined));
+  return {
+    deliveries,
+    stop: () =>
+      new Promise<void>((resolve) => {
+        child.once('exit', () => resolve());
+        child.kill('SIGINT');
+      }),
+  };
+}
