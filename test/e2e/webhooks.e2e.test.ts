@@ -150,6 +150,24 @@ describe('webhooks on the embedded runtime, end to end', () => {
     expect(deliveries.stderr).toContain('CREDENTIAL_INACTIVE');
   }, 60_000);
 
+  test('when a credential has used its 120 requests a minute on the read API, then its webhook calls get 429 too: one limit', async () => {
+    const credential = await createAuthorization(['qr_score']);
+    await postScore(daysAgo(2), 70);
+    for (let n = 0; n < 120; n += 1) {
+      const read = await request(`${product.urls.readApi}/v1/customers/${credential.clientId}/score`, {
+        headers: { 'x-api-key': credential.apiKey },
+      });
+      expect(read.status).toBe(200);
+    }
+
+    const listed = await request(`${product.urls.notifier}/v1/customers/${credential.clientId}/webhooks`, {
+      headers: { 'x-api-key': credential.apiKey },
+    });
+
+    expect(listed.status).toBe(429);
+    expect(Number(listed.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
+  });
+
   test('when the run is over, then no API key or webhook secret appears in any log or file', async () => {
     const credential = await createAuthorization(['qr_score']);
     const created = await rsd(

@@ -1,5 +1,5 @@
 export { createMemoryViewStore } from './memory-view-store';
-export { memoryRateLimitStores } from './memory-rate-limit-store';
+export { createMemoryRateLimitStores, memoryRateLimitStores } from './memory-rate-limit-store';
 export type { EmbeddedLogger } from './embedded-logger';
 export { openSqliteEventLog, type SqliteEventLogOptions } from './sqlite/sqlite-event-log';
 export { openSqliteAuthorizationStore } from './sqlite/sqlite-authorization-store';

@@ -62,8 +62,8 @@ export async function embeddedRuntime(
   log: Logger,
 ): Promise<Runtime> {
   const {
+    createMemoryRateLimitStores,
     importEarlierData,
-    memoryRateLimitStores,
     openFileAccessLog,
     openSqliteAuthorizationStore,
     openSqliteEventLog,
@@ -76,6 +76,7 @@ export async function embeddedRuntime(
   await importEarlierData({ dataDir: config.DATA_DIR, file, log: log.child({ component: 'import' }) });
   const eventLog = openSqliteEventLog({ file, log: log.child({ component: 'event-log' }) });
   const opened: { close(): Promise<void> }[] = [];
+  const rateLimitStores = createMemoryRateLimitStores();
   let accessLog: Promise<AccessLog> | undefined;
   const opening = <T extends { close(): Promise<void> }>(resource: T): T => {
     opened.push(resource);
@@ -88,7 +89,8 @@ export async function embeddedRuntime(
     openAuthorizationStore: () => Promise.resolve(opening(openSqliteAuthorizationStore({ file }))),
     openViewStore: (_views, database = config.READ_VIEWS_DB) =>
       Promise.resolve(opening(openSqliteViewStore({ file, namespace: database }))),
-    rateLimitStores: () => Promise.resolve(memoryRateLimitStores),
+    // One set for the process: the read API and the notifier count a credential's requests together.
+    rateLimitStores: () => Promise.resolve(rateLimitStores),
     openWebhookStore: () => Promise.resolve(opening(openSqliteWebhookStore({ file }))),
     readiness: () => [],
     consumerLag: () => Promise.resolve(undefined),
