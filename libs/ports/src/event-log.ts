@@ -36,6 +36,13 @@ export interface SubscribeOptions {
    * must not be served from a copy the log has left behind (decision 29).
    */
   trackFreshness?: boolean;
+  /**
+   * An in-process log makes `append` wait until its live subscribers have handled the records, so a
+   * client reads its own write through the read API's projection. A follower that nobody reads
+   * through right after a write (the notifier) sets this to false and is not waited for. Logs in
+   * other processes (Kafka) never wait for subscribers.
+   */
+  awaitedByAppend?: boolean;
 }
 
 export interface Subscription {

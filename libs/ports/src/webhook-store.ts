@@ -69,7 +69,8 @@ export interface WebhookStore {
 
   /**
    * Queues each delivery unless one with the same `key` was queued in the last 7 days (delivered or
-   * not): replaying the events after the last saved position queues nothing twice.
+   * not): replaying the events after the last saved position queues nothing twice. Resolves once the
+   * deliveries are queued; they are durable no later than anything the caller writes after it.
    */
   enqueue(deliveries: readonly PendingDelivery[]): Promise<void>;
   /** Up to `limit` deliveries due at or before `now`, earliest due first. */

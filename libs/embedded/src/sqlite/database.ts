@@ -26,6 +26,8 @@ export interface EmbeddedDatabase {
    * everything else. A statement is atomic on its own, so it needs no savepoint.
    */
   writeSoon<T>(statement: () => T): T;
+  /** Several statements in this turn's transaction, undone alone if they throw, without waiting for the commit. */
+  changeSoon<T>(change: () => T): T;
   /** Called after every commit: what was written is now durable. */
   onCommit(listener: () => void): void;
   /** Releases this opener's use; the connection closes, after a last commit, when the last opener releases it. */
@@ -168,6 +170,7 @@ function connect(path: string, forget: () => void): Shared {
       joinTurn();
       return statement();
     },
+    changeSoon: change,
     onCommit: (listener) => listeners.push(listener),
     close: () => undefined,
   };

@@ -81,7 +81,7 @@ export function openSqliteEventLog(options: SqliteEventLogOptions): EventLog {
 
   /** Read-your-writes in one process: the caller answers only after the live projections saw its records. */
   async function awaitDelivery(topic: string, lastSeq: number): Promise<void> {
-    const delivered = [...subscriptions].filter((s) => s.follows(topic)).map((s) => s.handled(lastSeq));
+    const delivered = [...subscriptions].filter((s) => s.awaits(topic)).map((s) => s.handled(lastSeq));
     if (delivered.length === 0) return;
     let timer: NodeJS.Timeout | undefined;
     const timedOut = new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(true), deliveryTimeoutMs)));

@@ -80,8 +80,9 @@ export class SqliteLogSubscription implements Subscription {
     return undefined;
   }
 
-  follows(topic: string): boolean {
-    return !this.core.closed && this.topics.has(topic);
+  /** Whether `append` waits for this subscription to handle records of `topic` (read-your-writes). */
+  awaits(topic: string): boolean {
+    return !this.core.closed && this.options.awaitedByAppend !== false && this.topics.has(topic);
   }
 
   /** The log calls this after a commit added records. */

@@ -74,6 +74,11 @@ export function openSqliteWebhookStore(options: SqliteWebhookStoreOptions): Webh
     if (closed) return Promise.reject(new Error('the webhook store is closed'));
     return db.write(change);
   }
+  /** In this turn's transaction, without waiting for its commit. */
+  function queueSoon(change: () => void): Promise<void> {
+    if (closed) return Promise.reject(new Error('the webhook store is closed'));
+    return run(() => db.changeSoon(change));
+  }
 
   const webhooksOf = (rows: Record<string, unknown>[]) => rows.map((row) => JSON.parse(text(row.record)) as StoredWebhook);
 
@@ -140,7 +145,10 @@ export function openSqliteWebhookStore(options: SqliteWebhookStoreOptions): Webh
 
     enqueue(deliveries) {
       if (deliveries.length === 0) return Promise.resolve();
-      return write(() => {
+      // Not waiting for the commit: whatever the caller writes next (the views, the group's position)
+      // joins the same or a later commit on the one connection, so it is never durable before the
+      // queue is; a whole page of events then shares one commit instead of one each.
+      return queueSoon(() => {
         const queuedMs = clock.now().getTime();
         const forgottenBefore = queuedMs - KEY_RETENTION_MS;
         statement(CHANGES.pruneKeys).run(forgottenBefore, Math.max(MIN_KEYS_PRUNED, 2 * deliveries.length));
