@@ -38,11 +38,12 @@ export interface SubscribeOptions {
   trackFreshness?: boolean;
   /**
    * An in-process log makes `append` wait until its live subscribers have handled the records, so a
-   * client reads its own write through the read API's projection. A follower that nobody reads
-   * through right after a write (the notifier) sets this to false and is not waited for. Logs in
-   * other processes (Kafka) never wait for subscribers.
+   * client reads its own write (a new key works at once). These are the topics whose appends wait
+   * for this subscription; default: all it follows. The notifier names only the authorizations: a
+   * recipient may subscribe with a key the moment it is issued, but a score's 202 does not wait for
+   * its webhooks. Logs in other processes (Kafka) never wait for subscribers.
    */
-  awaitedByAppend?: boolean;
+  awaitedOn?: readonly string[];
 }
 
 export interface Subscription {

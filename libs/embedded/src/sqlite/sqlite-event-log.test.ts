@@ -171,6 +171,29 @@ describe('SQLite event log', () => {
     await subscription.close();
   });
 
+  it('when a subscriber is awaited on one topic only, then appends to its other topics do not wait for it', async () => {
+    const log = openLog();
+    const steps: string[] = [];
+    const subscription = await log.subscribe({
+      groupId: 'notifier-like',
+      topics: ['authorizations', 'scores'],
+      fromBeginning: false,
+      awaitedOn: ['authorizations'],
+      handle: async (record) => {
+        await new Promise((resolve) => setTimeout(resolve, 50));
+        steps.push(`handled ${record.topic}`);
+      },
+    });
+
+    await log.append('scores', [{ key: 'k', value: '1' }]);
+    steps.push('appended scores');
+    await log.append('authorizations', [{ key: 'k', value: '2' }]);
+    steps.push('appended authorizations');
+
+    expect(steps).toEqual(['appended scores', 'handled scores', 'handled authorizations', 'appended authorizations']);
+    await subscription.close();
+  });
+
   it('when a handler appends to its own or another topic, then nothing waits on itself', async () => {
     const logger = recordingLogger();
     const log = openLog({ log: logger });

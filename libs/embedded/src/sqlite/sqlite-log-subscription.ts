@@ -82,7 +82,7 @@ export class SqliteLogSubscription implements Subscription {
 
   /** Whether `append` waits for this subscription to handle records of `topic` (read-your-writes). */
   awaits(topic: string): boolean {
-    return !this.core.closed && this.options.awaitedByAppend !== false && this.topics.has(topic);
+    return !this.core.closed && this.topics.has(topic) && (this.options.awaitedOn?.includes(topic) ?? true);
   }
 
   /** The log calls this after a commit added records. */

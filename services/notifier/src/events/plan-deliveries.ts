@@ -48,8 +48,8 @@ export function startNotifierProjection(deps: NotifierProjectionDeps): Promise<S
     groupId: deps.groupId,
     topics: [TOPICS.authorizations, TOPICS.scores],
     fromBeginning: true,
-    // A score's 202 does not wait for its webhooks: they are queued within moments, and nobody reads through them.
-    awaitedByAppend: false,
+    // A new key may subscribe at once (its Created event is here before the 201); a score's 202 does not wait for its webhooks.
+    awaitedOn: [TOPICS.authorizations],
     handle: async (record) => {
       const parsed = parseRecord(record);
       // The read API dead-letters what cannot be used; the notifier only passes it by.
