@@ -14,7 +14,11 @@ import re
 import sys
 
 SERVICE_MAIN = re.compile(r"^services/([a-z0-9-]+)/dist/main\.js$")
-DISTRIBUTED_SERVICES = {"read-api": 8080, "credentials": 8081, "score-ingest": 8082}
+DISTRIBUTED_SERVICES = {"read-api": 8080, "credentials": 8081, "score-ingest": 8082, "notifier": 8083}
+# Those that serve recipients: their credential rate limit is shared in Redis.
+NEEDS_REDIS = {"read-api", "notifier"}
+# The notifier's delivery queue has one worker (docs/decisions.md): exactly one instance, ever.
+SINGLE_INSTANCE = {"notifier"}
 DEFAULT_SHUTDOWN_DEADLINE_MS = 10_000
 
 problems = []
@@ -87,7 +91,7 @@ def check_dockerfile(root):
     if not any(re.match(r"^ENV .*\bNODE_ENV=production\b", line) for line in final):
         fail(where, "the runtime stage must set NODE_ENV=production")
     expose = {port for line in final if line.upper().startswith("EXPOSE ") for port in line.split()[1:]}
-    for port in ("8080", "8081", "8082"):
+    for port in sorted(str(port) for port in DISTRIBUTED_SERVICES.values()):
         if port not in expose:
             fail(where, f"EXPOSE is missing {port}")
     if any(line.upper().startswith("HEALTHCHECK ") for line in lines):
@@ -117,6 +121,7 @@ def check_compose(root, config_path):
             fail("docker-compose.yml", f"{name} must come from the environment with no default (${{{name}:?...}}), not '{value}'")
 
     read_api_ports = []
+    instances = {kind: [] for kind in SINGLE_INSTANCE}
     for name, service in sorted(services.items()):
         where = f"docker-compose.yml: {name}"
         if "healthcheck" not in service or service["healthcheck"].get("disable"):
@@ -145,7 +150,7 @@ def check_compose(root, config_path):
             fail(where, f"stop_grace_period must exceed SHUTDOWN_DEADLINE_MS ({deadline_ms} ms)")
         if kind in DISTRIBUTED_SERVICES:
             port = DISTRIBUTED_SERVICES[kind]
-            for dependency in ("kafka", "mongo") + (("redis",) if kind == "read-api" else ()):
+            for dependency in ("kafka", "mongo") + (("redis",) if kind in NEEDS_REDIS else ()):
                 if dependency not in (service.get("depends_on") or {}):
                     fail(where, f"must depend on {dependency}")
             published = [p for p in service.get("ports") or [] if int(p.get("target", 0)) == port]
@@ -153,6 +158,15 @@ def check_compose(root, config_path):
                 fail(where, f"publishes no port for {port}")
             if kind == "read-api":
                 read_api_ports += [p.get("published") for p in published]
+        if kind in SINGLE_INSTANCE:
+            instances[kind].append(name)
+            if int((service.get("deploy") or {}).get("replicas", 1)) != 1:
+                fail(where, "runs exactly one replica (its delivery queue has one worker)")
+            if not str(environment.get("WEBHOOK_SECRET_KEY", "")).strip():
+                fail(where, "needs WEBHOOK_SECRET_KEY (it refuses to start on the distributed runtime without it)")
+    for kind, names in sorted(instances.items()):
+        if len(names) != 1:
+            fail("docker-compose.yml", f"exactly one service runs services/{kind}/dist/main.js, found {names}")
     if len(set(read_api_ports)) < 2:
         fail("docker-compose.yml", f"needs two read-API replicas on distinct host ports, found {read_api_ports}")
     kafka_env = (services.get("kafka") or {}).get("environment") or {}
@@ -210,12 +224,17 @@ def check_k8s(root, rendered_path, name):
                     if ref["name"] not in config_maps and not ref.get("optional"):
                         fail(cwhere, f"envFrom ConfigMap {ref['name']} is not in the rendered manifests")
                     environment.update(config_maps.get(ref["name"], {}))
+            from_secrets = set()
             for variable in container.get("env") or []:
                 if "value" in variable:
                     environment[variable["name"]] = variable["value"]
                 secret_ref = (variable.get("valueFrom") or {}).get("secretKeyRef")
                 if secret_ref and secret_ref.get("name") != "rsd-secrets":
                     fail(cwhere, f"{variable['name']} reads Secret {secret_ref.get('name')}; the documented Secret is rsd-secrets")
+                if secret_ref:
+                    from_secrets.add(variable["name"])
+            if kind == "notifier" and "WEBHOOK_SECRET_KEY" not in from_secrets:
+                fail(cwhere, "WEBHOOK_SECRET_KEY must come from the rsd-secrets Secret (it refuses to start without it)")
             if environment.get("RUNTIME") != "distributed":
                 fail(cwhere, "needs RUNTIME=distributed")
             if kind in DISTRIBUTED_SERVICES and environment.get(f"{kind.upper().replace('-', '_')}_HOST") != "0.0.0.0":
@@ -243,7 +262,7 @@ def check_k8s(root, rendered_path, name):
             if kind in DISTRIBUTED_SERVICES and DISTRIBUTED_SERVICES[kind] not in port_names.values():
                 fail(cwhere, f"must expose containerPort {DISTRIBUTED_SERVICES[kind]}")
             probes = {"livenessProbe": "/healthz", "readinessProbe": "/readyz"}
-            if kind == "read-api":
+            if kind in ("read-api", "notifier"):
                 probes["startupProbe"] = "/healthz"
             for probe_name, path in probes.items():
                 get = (container.get(probe_name) or {}).get("httpGet") or {}
@@ -299,6 +318,20 @@ def check_k8s(root, rendered_path, name):
             fail(where, "needs a PodDisruptionBudget with minAvailable: 1")
     if not read_api:
         fail(here, "no read-API Deployment")
+
+    for deployment in deployments.values():
+        command = str(deployment["spec"]["template"]["spec"]["containers"])
+        for kind in SINGLE_INSTANCE:
+            if f"services/{kind}/dist/main.js" not in command:
+                continue
+            where = f"{here}: Deployment {deployment['metadata']['name']}"
+            if deployment["spec"].get("replicas", 1) != 1:
+                fail(where, f"runs exactly one replica (its delivery queue has one worker), found {deployment['spec'].get('replicas')}")
+            if (deployment["spec"].get("strategy") or {}).get("type") != "Recreate":
+                fail(where, "needs strategy Recreate: a rolling update would run two delivery workers at once")
+            if any(h["spec"]["scaleTargetRef"].get("name") == deployment["metadata"]["name"]
+                   for h in by_kind.get("HorizontalPodAutoscaler", [])):
+                fail(where, "must not be autoscaled (one delivery worker)")
     finish(f"{here}: {len(documents)} resources; probes, security contexts, shutdown timing, references")
 
 

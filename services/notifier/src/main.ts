@@ -13,6 +13,7 @@ import { systemClock } from '@rsd/ports';
 import { dependencyOf, openRuntime, runtimeConfigSchema } from '@rsd/runtime';
 import { notifierConfigSchema } from './config';
 import { createNotifierModule } from './notifier-module';
+import { assertWebhookSecretKeyConfigured } from './webhooks/secret-sealing';
 
 /**
  * The notifier: webhooks for recipients (decisions 26–28). It listens at once and waits for Kafka,
@@ -28,6 +29,8 @@ async function main(): Promise<void> {
     process.env,
   );
   const config = { ...service, ...runtimeSettings };
+  // Before anything connects: a missing or malformed key is no reason to wait for Kafka.
+  assertWebhookSecretKeyConfigured(config.WEBHOOK_SECRET_KEY, config.RUNTIME);
   const log = createLogger('notifier', config.LOG_LEVEL);
   const server = await listenWhileStarting(config.NOTIFIER_PORT, config.NOTIFIER_HOST, { limits: httpServerLimits(http), log });
   log.info({ port: config.NOTIFIER_PORT, runtime: config.RUNTIME }, 'notifier accepting connections while it starts');

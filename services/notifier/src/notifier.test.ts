@@ -276,6 +276,27 @@ describe('the notifier, on the embedded runtime', () => {
     expect(target.received[1]?.headers['webhook-id']).toBe(target.received[0]?.headers['webhook-id']);
   }, 20_000);
 
+  test('when the secret key changed since a subscription was made, then its attempts fail on the retry schedule and the operator is told', async () => {
+    const credential = await anAuthorization();
+    const target = await receiver();
+    const created = await subscribe(credential, { url: target.url, events: ['score.updated'] });
+    await stop();
+    await start({ WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true', WEBHOOK_SECRET_KEY: Buffer.alloc(32, 7).toString('base64') });
+
+    await score({ scoreDate: '2026-11-20' });
+    await new Promise((resolve) => setTimeout(resolve, 1_500));
+
+    const deliveries = await request<{ deliveries: { attempt: number; failure: string }[] }>(
+      `${app.baseUrl}/v1/customers/${credential.record.clientId}/webhooks/${created.body.id}/deliveries`,
+      { headers: { 'x-api-key': credential.apiKey } },
+    );
+    // With random 0 the retries wait the schedule's 1-s floor: one or two attempts in 1.5 s, not hundreds.
+    expect(deliveries.body.deliveries.length).toBeGreaterThanOrEqual(1);
+    expect(deliveries.body.deliveries.length).toBeLessThanOrEqual(2);
+    expect(deliveries.body.deliveries[0]).toMatchObject({ failure: 'connection_failed' });
+    expect(target.received).toEqual([]);
+  });
+
   test('when the authorization is revoked, then authorization.ended is sent once and nothing after it', async () => {
     const credential = await anAuthorization();
     const target = await receiver();

@@ -101,13 +101,16 @@ export function startDeliveryWorker(deps: DeliveryWorkerDeps): DeliveryWorker {
       return;
     }
     const timestamp = Math.floor(now.getTime() / 1000);
-    const headers = webhookHeaders({
-      id: delivery.messageId,
-      timestamp,
-      body: delivery.body,
-      secret: deps.sealer.open(webhook.sealedSecret),
-    });
-    const outcome = await deps.send({ url: webhook.url, headers, body: delivery.body }).catch((error: unknown): SendOutcome => ({
+    const secret = openSecret(webhook.sealedSecret, webhook.id);
+    const outcome = await (
+      secret === undefined
+        ? Promise.resolve<SendOutcome>({ outcome: 'failed', failure: 'connection_failed', reason: 'the secret could not be opened' })
+        : deps.send({
+            url: webhook.url,
+            headers: webhookHeaders({ id: delivery.messageId, timestamp, body: delivery.body, secret }),
+            body: delivery.body,
+          })
+    ).catch((error: unknown): SendOutcome => ({
       outcome: 'failed',
       failure: 'connection_failed',
       reason: error instanceof Error ? error.name : 'error',
@@ -144,6 +147,19 @@ export function startDeliveryWorker(deps: DeliveryWorkerDeps): DeliveryWorker {
       { messageId: delivery.messageId, webhookId: webhook.id, attempts: delivery.attempts + 1 },
       'webhook failing for 24 h: subscription disabled',
     );
+  }
+
+  /**
+   * A secret sealed under another key (WEBHOOK_SECRET_KEY changed) cannot sign: the attempt fails and
+   * is retried on the schedule like any other, and the operator is told, rather than tried at once forever.
+   */
+  function openSecret(sealed: string, webhookId: string): string | undefined {
+    try {
+      return deps.sealer.open(sealed);
+    } catch {
+      log.error({ webhookId }, 'cannot open the webhook secret: was WEBHOOK_SECRET_KEY changed?');
+      return undefined;
+    }
   }
 
   schedule(0);

@@ -41,6 +41,17 @@ export function secretSealer(key: Buffer): SecretSealer {
 
 export const WEBHOOK_KEY_FILE = 'webhook-secret-key';
 
+/** A configuration error, which no retry mends: main checks it before anything starts. */
+export function assertWebhookSecretKeyConfigured(configured: string | undefined, runtime: 'embedded' | 'distributed'): void {
+  if (configured !== undefined) {
+    secretSealer(Buffer.from(configured, 'base64'));
+    return;
+  }
+  if (runtime === 'distributed') {
+    throw new ConfigError(['WEBHOOK_SECRET_KEY: is required on the distributed runtime (32 random bytes, base64, from a secret)']);
+  }
+}
+
 /** The key from the configuration, or on the embedded runtime only, generated once into its data directory (mode 0600). */
 export async function webhookSecretKey(
   configured: string | undefined,

@@ -1,0 +1,36 @@
+import { randomBytes } from 'node:crypto';
+import { ConfigError } from '@rsd/platform';
+import { assertWebhookSecretKeyConfigured, secretSealer } from './secret-sealing';
+
+describe('sealing the webhook secrets', () => {
+  const key = randomBytes(32);
+  const secret = `whsec_${randomBytes(32).toString('base64')}`;
+
+  it('when a secret is sealed, then it opens to itself, and the sealed text holds nothing of it', () => {
+    const sealer = secretSealer(key);
+
+    const sealed = sealer.seal(secret);
+
+    expect(sealer.open(sealed)).toBe(secret);
+    expect(sealed).toMatch(/^v1\./);
+    expect(sealed).not.toContain(secret.slice('whsec_'.length, 20));
+    expect(sealer.seal(secret)).not.toBe(sealed);
+  });
+
+  it('when the sealed text was changed or another key opens it, then opening fails', () => {
+    const sealed = secretSealer(key).seal(secret);
+    const parts = sealed.split('.');
+    const tampered = [parts[0], parts[1], `A${parts[2]!.slice(1)}`, parts[3]].join('.');
+
+    expect(() => secretSealer(key).open(tampered)).toThrow();
+    expect(() => secretSealer(randomBytes(32)).open(sealed)).toThrow();
+    expect(() => secretSealer(key).open('not sealed')).toThrow('not a sealed webhook secret');
+  });
+
+  it('when the key is missing on the distributed runtime or is not 32 bytes, then it is a configuration error before anything starts', () => {
+    expect(() => assertWebhookSecretKeyConfigured(undefined, 'distributed')).toThrow(ConfigError);
+    expect(() => assertWebhookSecretKeyConfigured(randomBytes(16).toString('base64'), 'distributed')).toThrow(ConfigError);
+    expect(() => assertWebhookSecretKeyConfigured(undefined, 'embedded')).not.toThrow();
+    expect(() => assertWebhookSecretKeyConfigured(key.toString('base64'), 'distributed')).not.toThrow();
+  });
+});

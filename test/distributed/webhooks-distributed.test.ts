@@ -1,0 +1,402 @@
+import { spawn } from 'node:child_process';
+import { createHmac, randomBytes, randomUUID } from 'node:crypto';
+import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { resolve } from 'node:path';
+import { Kafka, logLevel } from 'kafkajs';
+import { MongoClient } from 'mongodb';
+import { signDevToken } from '@rsd/platform';
+import { aScoreSubmission, describeWithInfra, request, startInfra, type StartedServer } from '@rsd/testkit';
+import { eventually, REPO_ROOT } from '../support/embedded-process';
+import { startService, type ServiceProcess } from '../support/service-process';
+
+/**
+ * Webhooks on the distributed runtime as deployed (decisions 26–28): credentials, score ingest, the
+ * read API and the notifier as four processes on real Kafka, a MongoDB-compatible server and Redis;
+ * a recipient's receiver is a real HTTP server on loopback in this process.
+ */
+describeWithInfra('kafka', 'webhooks on the distributed runtime, four processes over real Kafka, MongoDB and Redis', (kafkaTarget) => {
+  const runId = randomUUID().slice(0, 8);
+  const ORG = `hooks-${runId}`;
+  const jwtSecret = randomBytes(32).toString('base64url');
+  // What a deployment keeps in its Secret: 32 random bytes, base64 (never the same twice here).
+  const webhookSecretKey = randomBytes(32).toString('base64');
+  const PORTS = { readApi: 18480, credentials: 18481, scoreIngest: 18482, notifier: 18483, refused: 18484 };
+  const servers: StartedServer[] = [];
+  let env: Record<string, string>;
+  let notifierEnv: Record<string, string>;
+  let credentials: ServiceProcess;
+  let scoreIngest: ServiceProcess;
+  let readApi: ServiceProcess;
+  let notifier: ServiceProcess;
+  const receivers: Receiver[] = [];
+  const issuedKeys: string[] = [];
+  const webhookSecrets: string[] = [];
+  let token: string;
+
+  interface Credential {
+    clientId: string;
+    apiKey: string;
+  }
+
+  interface Received {
+    /** performance.now() when the request arrived. */
+    at: number;
+    headers: IncomingHttpHeaders;
+    body: string;
+    answered: number;
+  }
+
+  interface Receiver {
+    url: string;
+    received: Received[];
+    close(): Promise<void>;
+  }
+
+  /** A recipient's endpoint on loopback: answers 500 to the first `failures` deliveries, then 204. */
+  async function startReceiver(failures: number): Promise<Receiver> {
+    const received: Received[] = [];
+    let toFail = failures;
+    const server: Server = createServer((req, res) => {
+      const chunks: Buffer[] = [];
+      req.on('data', (chunk: Buffer) => chunks.push(chunk));
+      req.on('end', () => {
+        const answered = toFail > 0 ? 500 : 204;
+        if (toFail > 0) toFail -= 1;
+        received.push({ at: performance.now(), headers: req.headers, body: Buffer.concat(chunks).toString('utf8'), answered });
+        res.writeHead(answered).end();
+      });
+    });
+    await new Promise<void>((done) => server.listen(0, '127.0.0.1', done));
+    const { port } = server.address() as AddressInfo;
+    const receiver = {
+      url: `http://127.0.0.1:${port}/hooks`,
+      received,
+      close: () => new Promise<void>((done) => server.close(() => done())),
+    };
+    receivers.push(receiver);
+    return receiver;
+  }
+
+  /**
+   * Standard Webhooks, recomputed here with node:crypto only: HMAC-SHA256 over "{id}.{timestamp}.{body}"
+   * keyed with the bytes the base64 after `whsec_` encodes, compared with every `v1,` signature sent.
+   */
+  function signatureVerifies(delivery: Received, secret: string): boolean {
+    const id = String(delivery.headers['webhook-id']);
+    const timestamp = String(delivery.headers['webhook-timestamp']);
+    const expected = createHmac('sha256', Buffer.from(secret.slice('whsec_'.length), 'base64'))
+      .update(`${id}.${timestamp}.${delivery.body}`)
+      .digest('base64');
+    return String(delivery.headers['webhook-signature'])
+      .split(' ')
+      .some((candidate) => candidate === `v1,${expected}`);
+  }
+
+  const payloadOf = (delivery: Received) => JSON.parse(delivery.body) as { type: string; timestamp: string; data: Record<string, unknown> };
+
+  async function until<T>(check: () => T | undefined, timeoutMs: number): Promise<T> {
+    return eventually(() => Promise.resolve(check()), timeoutMs, 10);
+  }
+
+  async function createCredential(scopes = ['qr_score']): Promise<Credential> {
+    const answer = await request<Credential>(`${credentials.url}/v1/organizations/${ORG}/authorizations`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ recipientType: 'insurance_provider', scopes }),
+    });
+    expect(answer.status).toBe(201);
+    issuedKeys.push(answer.body.apiKey);
+    return answer.body;
+  }
+
+  async function postScore(score: number, scoreDate: string): Promise<void> {
+    const answer = await request(`${scoreIngest.url}/v1/scores`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+      body: JSON.stringify(aScoreSubmission({ organizationId: ORG, scoreDate, score })),
+    });
+    expect(answer.status).toBe(202);
+  }
+
+  const webhooksUrl = (credential: Credential) => `${notifier.url}/v1/customers/${credential.clientId}/webhooks`;
+
+  /** Through the notifier's API with the credential's key, once the notifier's own view knows the credential. */
+  async function createWebhook(credential: Credential, url: string, events: string[]) {
+    const answer = await eventually(async () => {
+      const created = await request<{ id: string; secret: string; status: string; events: string[]; code?: string }>(
+        webhooksUrl(credential),
+        {
+          method: 'POST',
+          headers: { 'x-api-key': credential.apiKey, 'content-type': 'application/json' },
+          body: JSON.stringify({ url, events }),
+        },
+      );
+      // 404 CREDENTIAL_NOT_FOUND until the notifier's projection has the authorization.
+      return created.status === 404 && created.body.code === 'CREDENTIAL_NOT_FOUND' ? undefined : created;
+    }, 20_000);
+    expect(answer.status).toBe(201);
+    webhookSecrets.push(answer.body.secret);
+    return answer.body;
+  }
+
+  const daysAgo = (n: number) => new Date(Date.now() - n * 86_400_000).toISOString().slice(0, 10);
+
+  beforeAll(async () => {
+    servers.push(await startInfra('kafka', kafkaTarget()));
+    servers.push(await startInfra('mongo', { source: process.env.MONGO_URL ? 'env' : 'testcontainers', url: process.env.MONGO_URL ?? '' }));
+    servers.push(await startInfra('redis', { source: process.env.REDIS_URL ? 'env' : 'testcontainers', url: process.env.REDIS_URL ?? '' }));
+    const [kafka, mongo, redis] = servers.map((s) => s.url);
+    env = {
+      RUNTIME: 'distributed',
+      KAFKA_BROKERS: kafka!,
+      MONGO_URL: mongo!,
+      REDIS_URL: redis!,
+      CREDENTIALS_DB: `hooks_credentials_${runId}`,
+      READ_VIEWS_DB: `hooks_views_${runId}`,
+      NOTIFIER_DB: `hooks_notifier_${runId}`,
+      JWT_HS256_SECRET: jwtSecret,
+      LOG_LEVEL: 'info',
+      KAFKA_TOPIC_PARTITIONS: '3',
+      CREDENTIALS_PORT: String(PORTS.credentials),
+      SCORE_INGEST_PORT: String(PORTS.scoreIngest),
+      READ_API_PORT: String(PORTS.readApi),
+      // Polling the notifier until its view has a new credential counts as failed authentication, all from 127.0.0.1.
+      FAILED_AUTH_LIMIT_PER_MINUTE: '100000',
+      OUTBOX_RELAY_INTERVAL_MS: '500',
+      EVENT_LOG_PUBLISH_DEADLINE_MS: '2000',
+    };
+    // Only the notifier gets the sealing key; receivers on loopback need decision 28's development flag.
+    notifierEnv = {
+      ...env,
+      NOTIFIER_PORT: String(PORTS.notifier),
+      WEBHOOK_SECRET_KEY: webhookSecretKey,
+      WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true',
+    };
+    token = await signDevToken(jwtSecret, { org: ORG, scope: 'authorizations:write scores:write' });
+    credentials = await startService('credentials', PORTS.credentials, env);
+    scoreIngest = await startService('score-ingest', PORTS.scoreIngest, env);
+    readApi = await startService('read-api', PORTS.readApi, env);
+    notifier = await startService('notifier', PORTS.notifier, notifierEnv);
+  }, 180_000);
+
+  afterAll(async () => {
+    for (const service of [notifier, readApi, scoreIngest, credentials]) await service?.stop();
+    for (const receiver of receivers) await receiver.close();
+    if (env?.MONGO_URL) {
+      const client = await MongoClient.connect(env.MONGO_URL);
+      for (const name of [env.CREDENTIALS_DB!, env.READ_VIEWS_DB!, env.NOTIFIER_DB!]) await client.db(name).dropDatabase();
+      await client.close();
+    }
+    for (const server of servers) await server.stop();
+  }, 60_000);
+
+  test('when a score is posted, then a receiver that fails the first attempt gets it signed within 5 s and again on the retry with the same webhook-id; on revoke it gets authorization.ended once', async () => {
+    const credential = await createCredential(['qr_score']);
+    const receiver = await startReceiver(1);
+    const webhook = await createWebhook(credential, receiver.url, ['score.updated', 'authorization.ended']);
+    expect(webhook).toMatchObject({ status: 'active', events: ['score.updated', 'authorization.ended'] });
+    expect(webhook.secret).toMatch(/^whsec_[A-Za-z0-9+/]{43}=$/);
+    // The secret is shown once: never listed again.
+    const listed = await request(webhooksUrl(credential), { headers: { 'x-api-key': credential.apiKey } });
+    expect(listed.status).toBe(200);
+    expect(JSON.stringify(listed.body)).not.toContain(webhook.secret);
+
+    await postScore(77, daysAgo(1));
+    const posted = performance.now();
+    const first = await until(() => receiver.received[0], 5_000);
+    const second = await until(() => receiver.received[1], 15_000);
+    process.stderr.write(
+      `[distributed] webhook: first attempt ${(first.at - posted).toFixed(0)} ms after the score's 202, retry ${(second.at - first.at).toFixed(0)} ms after the failure\n`,
+    );
+    expect(first.at - posted).toBeLessThan(5_000);
+    expect(first.answered).toBe(500);
+    expect(second.answered).toBe(204);
+    for (const delivery of [first, second]) {
+      expect(signatureVerifies(delivery, webhook.secret)).toBe(true);
+      expect(delivery.headers['content-type']).toMatch(/^application\/json/);
+      expect(Math.abs(Number(delivery.headers['webhook-timestamp']) - Date.now() / 1000)).toBeLessThan(60);
+      expect(payloadOf(delivery)).toMatchObject({
+        type: 'score.updated',
+        data: { clientId: credential.clientId, scoreDate: daysAgo(1), score: 77 },
+      });
+      // qr_score only: never more than the scopes allow.
+      expect(payloadOf(delivery).data).not.toHaveProperty('pillarScores');
+    }
+    expect(second.headers['webhook-id']).toBe(first.headers['webhook-id']);
+    // Signed with another secret, it would not verify: the check above is not vacuous.
+    expect(signatureVerifies(first, `whsec_${randomBytes(32).toString('base64')}`)).toBe(false);
+
+    // The read API, a process of its own, serves the same score from the same log.
+    const score = await eventually(async () => {
+      const answer = await request(`${readApi.url}/v1/customers/${credential.clientId}/score`, {
+        headers: { 'x-api-key': credential.apiKey },
+      });
+      return answer.status === 200 ? answer.body : undefined;
+    }, 20_000);
+    expect(score).toMatchObject({ clientId: credential.clientId, score: 77, scoreDate: daysAgo(1) });
+
+    // The recipient sees both attempts in the notifier's log of deliveries, newest first.
+    type Attempt = {
+      messageId: string;
+      eventType: string;
+      attempt: number;
+      status: string;
+      responseCode: number | null;
+      failure: string | null;
+    };
+    const attempts = await eventually(async () => {
+      const answer = await request<{ deliveries: Attempt[] }>(`${webhooksUrl(credential)}/${webhook.id}/deliveries`, {
+        headers: { 'x-api-key': credential.apiKey },
+      });
+      return answer.status === 200 && answer.body.deliveries.length >= 2 ? answer.body.deliveries : undefined;
+    }, 10_000);
+    expect(attempts).toEqual([
+      expect.objectContaining({
+        messageId: first.headers['webhook-id'],
+        eventType: 'score.updated',
+        attempt: 2,
+        status: 'succeeded',
+        responseCode: 204,
+        failure: null,
+      }),
+      expect.objectContaining({
+        messageId: first.headers['webhook-id'],
+        eventType: 'score.updated',
+        attempt: 1,
+        status: 'failed',
+        responseCode: 500,
+        failure: 'response_status',
+      }),
+    ]);
+
+    const revoked = await request(`${credentials.url}/v1/organizations/${ORG}/authorizations/${credential.clientId}/revoke`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${token}` },
+    });
+    expect(revoked.status).toBe(200);
+    const revokedAt = performance.now();
+    const ended = await until(() => receiver.received.find((delivery) => payloadOf(delivery).type === 'authorization.ended'), 5_000);
+    process.stderr.write(`[distributed] webhook: authorization.ended ${(ended.at - revokedAt).toFixed(0)} ms after the revoke's 200\n`);
+    expect(signatureVerifies(ended, webhook.secret)).toBe(true);
+    expect(ended.answered).toBe(204);
+    expect(payloadOf(ended)).toMatchObject({ type: 'authorization.ended', data: { clientId: credential.clientId, reason: 'revoked' } });
+    expect(ended.headers['webhook-id']).not.toBe(first.headers['webhook-id']);
+
+    // Once ended, nothing more: a later score reaches no one, and the event is not sent twice.
+    await postScore(60, daysAgo(0));
+    await new Promise((done) => setTimeout(done, 3_000));
+    expect(receiver.received.map((delivery) => payloadOf(delivery).type)).toEqual([
+      'score.updated',
+      'score.updated',
+      'authorization.ended',
+    ]);
+    // Its webhooks answer as the read API would for a revoked credential.
+    const afterRevoke = await request(webhooksUrl(credential), { headers: { 'x-api-key': credential.apiKey } });
+    expect(afterRevoke.status).toBe(401);
+    expect(afterRevoke.body.code).toBe('CREDENTIAL_INACTIVE');
+  }, 90_000);
+
+  test('when WEBHOOK_SECRET_KEY is missing or not 32 bytes, then the notifier refuses to start on the distributed runtime (exit 1, naming the variable)', async () => {
+    const { WEBHOOK_SECRET_KEY: _omitted, ...withoutKey } = notifierEnv;
+    const tries: Record<string, string>[] = [
+      { ...withoutKey, NOTIFIER_PORT: String(PORTS.refused) },
+      { ...withoutKey, NOTIFIER_PORT: String(PORTS.refused), WEBHOOK_SECRET_KEY: randomBytes(16).toString('base64') },
+    ];
+    for (const tried of tries) {
+      const { code, output } = await runToExit(tried, 60_000);
+      expect(code).toBe(1);
+      expect(output).toContain('WEBHOOK_SECRET_KEY');
+      if (tried.WEBHOOK_SECRET_KEY) expect(output).not.toContain(tried.WEBHOOK_SECRET_KEY);
+    }
+  }, 150_000);
+
+  test('when the run is over, then no API key, webhook secret or sealing key is in any log, Kafka topic or MongoDB collection, the notifier database included', async () => {
+    // One more subscription that was never delivered to: its secret is only in the 201 and, sealed, in the store.
+    const credential = await createCredential(['qr_score']);
+    await createWebhook(credential, 'http://127.0.0.1:9/never', ['score.updated']);
+    const haystacks = [credentials, scoreIngest, readApi, notifier].map((service) => service.output());
+    expect(haystacks[3]).toContain('webhook delivery failed; will retry');
+
+    haystacks.push(await kafkaValues());
+
+    const client = await MongoClient.connect(env.MONGO_URL!);
+    const searched: Record<string, string[]> = {};
+    let webhookDocuments: Record<string, unknown>[] = [];
+    try {
+      for (const name of [env.CREDENTIALS_DB!, env.READ_VIEWS_DB!, env.NOTIFIER_DB!]) {
+        const db = client.db(name);
+        searched[name] = [];
+        for (const { name: collection } of await db.listCollections().toArray()) {
+          searched[name].push(collection);
+          const documents = await db.collection(collection).find().toArray();
+          if (name === env.NOTIFIER_DB && collection === 'webhooks') webhookDocuments = documents;
+          haystacks.push(JSON.stringify(documents));
+        }
+      }
+    } finally {
+      await client.close();
+    }
+
+    // The notifier's own database was searched, its subscriptions hold their secrets sealed (AES-256-GCM, v1.…).
+    expect(searched[env.NOTIFIER_DB!]).toEqual(expect.arrayContaining(['webhooks', 'webhook_deliveries', 'webhook_attempts']));
+    expect(webhookDocuments).toHaveLength(2);
+    for (const document of webhookDocuments) expect(String(document.sealedSecret)).toMatch(/^v1\.[\w-]+\.[\w-]+\.[\w-]+$/);
+    expect(issuedKeys.length).toBeGreaterThanOrEqual(2);
+    expect(webhookSecrets).toHaveLength(2);
+
+    const needles = [...issuedKeys, ...webhookSecrets, ...webhookSecrets.map((secret) => secret.slice('whsec_'.length)), webhookSecretKey];
+    for (const needle of needles) for (const haystack of haystacks) expect(haystack.includes(needle)).toBe(false);
+  }, 120_000);
+
+  /** Every record of every rsd.* topic, key and value, as one string. */
+  async function kafkaValues(): Promise<string> {
+    const kafka = new Kafka({ brokers: env.KAFKA_BROKERS!.split(','), clientId: `hooks-leak-${runId}`, logLevel: logLevel.NOTHING });
+    const admin = kafka.admin();
+    await admin.connect();
+    const topics = (await admin.listTopics()).filter((t) => t.startsWith('rsd.'));
+    const ends = await Promise.all(topics.map((topic) => admin.fetchTopicOffsets(topic)));
+    await admin.disconnect();
+    const expected = ends.reduce((sum, offsets) => sum + offsets.reduce((n, o) => n + Number(o.high) - Number(o.low), 0), 0);
+    const consumer = kafka.consumer({ groupId: `hooks-leak-${runId}` });
+    await consumer.connect();
+    await consumer.subscribe({ topics, fromBeginning: true });
+    const values: string[] = [];
+    await new Promise<void>((done) => {
+      if (expected === 0) done();
+      void consumer.run({
+        eachMessage: ({ message }) => {
+          values.push(`${message.key?.toString() ?? ''} ${message.value?.toString() ?? ''}`);
+          if (values.length >= expected) done();
+          return Promise.resolve();
+        },
+      });
+    });
+    await consumer.disconnect();
+    // This run's organization is in them: the topics read are the ones this run wrote to.
+    expect(values.some((value) => value.includes(ORG))).toBe(true);
+    return values.join('\n');
+  }
+
+  /** The notifier's main.js with `tried` as its environment, until it exits (or `timeoutMs`, a failure). */
+  function runToExit(tried: Record<string, string>, timeoutMs: number): Promise<{ code: number | null; output: string }> {
+    const child = spawn(process.execPath, [resolve(REPO_ROOT, 'services/notifier/dist/main.js')], {
+      cwd: REPO_ROOT,
+      env: { ...process.env, ...tried, WEBHOOK_SECRET_KEY: tried.WEBHOOK_SECRET_KEY ?? '' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let output = '';
+    child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString('utf8')));
+    child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString('utf8')));
+    return new Promise((done, failed) => {
+      const timer = setTimeout(() => {
+        child.kill('SIGKILL');
+        failed(new Error(`the notifier was still running after ${timeoutMs} ms:\n${output}`));
+      }, timeoutMs);
+      child.once('exit', (code) => {
+        clearTimeout(timer);
+        done({ code, output });
+      });
+    });
+  }
+});
