@@ -19,7 +19,14 @@ export type AuthorizationStatus = z.infer<typeof authorizationStatusSchema>;
 export const createAuthorizationRequestSchema = z
   .strictObject({
     recipientType: recipientTypeSchema,
-    recipientName: z.string().trim().min(1).max(200).optional(),
+    recipientName: z
+      .string()
+      .trim()
+      .min(1)
+      .max(200)
+      // A name is shown in lists, tables and logs: no control characters (a NUL byte, a newline, an escape).
+      .regex(/^[^\u0000-\u001f\u007f]*$/, 'must not contain control characters')
+      .optional(),
     scopes: z
       .array(scopeSchema)
       .min(1)

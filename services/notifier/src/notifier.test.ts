@@ -351,6 +351,7 @@ describe('the notifier, on the embedded runtime', () => {
     expect((await request(`${base}/wh_unknown0000000000000000`, { method: 'DELETE', headers: withKey })).body.code).toBe(
       'WEBHOOK_NOT_FOUND',
     );
+    expect((await request(`${base}/wh_%00x/deliveries`, { headers: withKey })).body.code).toBe('WEBHOOK_NOT_FOUND');
     const scoped = await subscribe(credential, { url: target.url, events: ['score.updated'] });
     expect([scoped.status, scoped.body]).toEqual([403, expect.objectContaining({ code: 'INSUFFICIENT_SCOPE' })]);
     const invalid = await subscribe(credential, { url: target.url, events: [] });

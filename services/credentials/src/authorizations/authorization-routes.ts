@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { Router, type RequestHandler } from 'express';
-import { organizationIdSchema } from '@rsd/contracts';
+import { clientIdPattern, organizationIdSchema } from '@rsd/contracts';
 import { generateApiKey, generateClientId } from '@rsd/domain';
 import { ApiError, jsonBody, methodNotAllowed, requireCaller, type TokenVerifier } from '@rsd/platform';
 import { createAuthorization } from './create-authorization';
@@ -37,6 +37,18 @@ export function authorizationRoutes(deps: AuthorizationRoutesDeps): Router {
     requireValidOrganizationId,
     requireCaller(deps.verifyToken, { scope: 'authorizations:write', organizationParam: 'organizationId' }),
   ];
+  // Then, for one authorization: a Client ID that cannot be one is unknown without a lookup, so no
+  // store ever sees what a hostile path carries (a NUL byte, which PostgreSQL refuses, for one).
+  const clientIds = clientIdPattern(deps.clientIdPrefix);
+  const itemGuard: RequestHandler[] = [
+    ...guard,
+    (req, _res, next) =>
+      next(
+        clientIds.test(String(req.params.clientId))
+          ? undefined
+          : new ApiError('AUTHORIZATION_NOT_FOUND', 'No such authorization in this organization'),
+      ),
+  ];
 
   const router = Router();
   // Administrative data, and the create response carries a secret: nothing here may be cached.
@@ -60,14 +72,14 @@ export function authorizationRoutes(deps: AuthorizationRoutesDeps): Router {
 
   router
     .route(ITEM)
-    .get(...guard, async (req, res) => {
+    .get(...itemGuard, async (req, res) => {
       res.json(await getAuthorization(useCaseDeps, req.params.organizationId, req.params.clientId));
     })
     .all(methodNotAllowed(['GET', 'HEAD']));
 
   router
     .route(REVOKE)
-    .post(...guard, async (req, res) => {
+    .post(...itemGuard, async (req, res) => {
       const { authorization, publication } = await revokeAuthorization(useCaseDeps, req.params.organizationId, req.params.clientId);
       // Decision 29: 200 only once the revocation is in the event log; otherwise it is recorded and owed.
       if (publication === 'published') res.json(authorization);
@@ -77,7 +89,7 @@ export function authorizationRoutes(deps: AuthorizationRoutesDeps): Router {
 
   router
     .route(ROTATE)
-    .post(...guard, ...jsonBody(BODY_LIMIT), async (req, res) => {
+    .post(...itemGuard, ...jsonBody(BODY_LIMIT), async (req, res) => {
       const body: unknown = req.body;
       const { rotated, publication } = await rotateAuthorization(
         useCaseDeps,
@@ -94,7 +106,7 @@ export function authorizationRoutes(deps: AuthorizationRoutesDeps): Router {
 
   router
     .route(ACCESS_LOG)
-    .get(...guard, async (req, res) => {
+    .get(...itemGuard, async (req, res) => {
       const query = accessLogQueryOf(req);
       res.json(await listAccessLog(deps, req.params.organizationId, req.params.clientId, query));
     })

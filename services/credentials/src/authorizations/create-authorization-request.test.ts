@@ -40,6 +40,15 @@ describe('create authorization request', () => {
     );
   });
 
+  test('when the name holds a control character (a NUL byte, a newline), then it is refused, naming the field', () => {
+    for (const recipientName of ['Acme\u0000Corp', 'Acme\nCorp', 'Acme\u001b[31m']) {
+      expect(problemsOf({ recipientType: 'partner', recipientName, scopes: ['qr_score'] })).toEqual({
+        code: 'VALIDATION_FAILED',
+        details: [{ path: 'recipientName', message: 'must not contain control characters' }],
+      });
+    }
+  });
+
   test('when the expiry is malformed, then the message says what to send', () => {
     expect(problemsOf({ recipientType: 'partner', scopes: ['qr_score'], expiresAt: '01/12/2026' })).toEqual({
       code: 'VALIDATION_FAILED',

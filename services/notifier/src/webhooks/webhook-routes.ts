@@ -6,6 +6,7 @@ import {
   type Webhook,
   type WebhookDeliveryList,
   type WebhookList,
+  webhookIdSchema,
 } from '@rsd/contracts';
 import { checkTargetAddress, checkTargetUrl, generateClientId, scopesAllow, type TargetPolicy } from '@rsd/domain';
 import { ApiError, issueDetails, jsonBody, methodNotAllowed, newWebhookSecret, requestErrorMap, validationFailed } from '@rsd/platform';
@@ -112,6 +113,8 @@ export function webhookRoutes(deps: WebhookRoutesDeps): RequestHandler {
     const recipient = await deps.authenticate(req, res, { rawClientId: rawClientId || undefined });
     // A limiter has answered 429.
     if (!recipient) return;
+    // An id that cannot be one is unknown without a lookup: no store sees what a hostile path carries.
+    if (id !== undefined && !webhookIdSchema.safeParse(id).success) throw webhookNotFound();
     if (id === undefined) return req.method === 'POST' ? create(req, res, recipient) : list(res, recipient);
     return deliveriesPath ? deliveries(res, recipient, id) : remove(res, recipient, id);
   };
