@@ -25,6 +25,8 @@ export const createAuthorizationRequestSchema = z
       .min(1)
       .max(200)
       // A name is shown in lists, tables and logs: no control characters (a NUL byte, a newline, an escape).
+      // The pattern also goes into the OpenAPI document, which is why it is a plain range and not \p{Cc}.
+      // eslint-disable-next-line no-control-regex -- naming the control characters is what this pattern is for
       .regex(/^[^\u0000-\u001f\u007f]*$/, 'must not contain control characters')
       .optional(),
     scopes: z
