@@ -42,6 +42,11 @@ export async function subscribeWithKafka(deps: SubscriptionDeps, options: Subscr
 
 /** How often a follower that tracks its freshness reads the log's ends. */
 const FRESHNESS_PROBE_INTERVAL_MS = 250;
+/**
+ * Partitions handled at once by one consumer: a projection's writes are round trips to MongoDB, so
+ * one partition at a time left the projection at about 200 events/s on the local stand-in.
+ */
+const PARTITIONS_IN_PARALLEL = 8;
 
 /**
  * The pause before the n-th restart of a consumer kafkajs gave up on: doubling from 500 ms up to
@@ -126,7 +131,12 @@ export class KafkaSubscription implements Subscription {
   private async run(): Promise<void> {
     await this.consumer.connect();
     await this.consumer.subscribe({ topics: [...this.options.topics], fromBeginning: this.options.fromBeginning });
-    await this.consumer.run({ autoCommit: false, eachMessage: (payload) => this.onMessage(payload) });
+    await this.consumer.run({
+      autoCommit: false,
+      // Order holds per partition (and so per key); partitions are independent, so they are handled side by side.
+      partitionsConsumedConcurrently: PARTITIONS_IN_PARALLEL,
+      eachMessage: (payload) => this.onMessage(payload),
+    });
   }
 
   /**

@@ -33,16 +33,20 @@ export function isInsideHandler(): boolean {
 /**
  * What a subscription does whatever the log behind it: each record is handled until its handler
  * succeeds, its position is committed only after that, `caughtUp` resolves when the source reports
- * it (or on close), and close cuts a retry pause short, then waits for the source to stop. The
- * source delivers records in order, one at a time per partition, and knows where it is.
+ * it (or on close), and close cuts every retry pause short, then waits for the source to stop. The
+ * source delivers records in order, one at a time per partition (partitions may run side by side),
+ * and knows where it is.
  */
 export class ConsumerCore {
   readonly caughtUp: Promise<void>;
   private markCaughtUp: () => void = () => undefined;
   private isClosed = false;
   private stopping: Promise<void> | undefined;
-  /** Only closing cuts a retry pause short: new records must not speed up the retries. */
-  private cancelPause: (() => void) | undefined;
+  /**
+   * Only closing cuts a retry pause short: new records must not speed up the retries. One per record
+   * being retried: a source may deliver its partitions concurrently.
+   */
+  private readonly pauses = new Set<() => void>();
 
   constructor(private readonly options: ConsumerCoreOptions) {
     this.caughtUp = new Promise((resolve) => (this.markCaughtUp = resolve));
@@ -71,7 +75,7 @@ export class ConsumerCore {
   close(): Promise<void> {
     if (!this.stopping) {
       this.isClosed = true;
-      this.cancelPause?.();
+      for (const cancel of this.pauses) cancel();
       this.markCaughtUp();
       this.stopping = this.options.stop();
     }
@@ -109,12 +113,13 @@ export class ConsumerCore {
 
   private pause(ms: number): Promise<void> {
     return new Promise((resolve) => {
-      const timer = setTimeout(end, ms);
-      function end() {
+      const end = () => {
         clearTimeout(timer);
+        this.pauses.delete(end);
         resolve();
-      }
-      this.cancelPause = end;
+      };
+      const timer = setTimeout(end, ms);
+      this.pauses.add(end);
     });
   }
 }
