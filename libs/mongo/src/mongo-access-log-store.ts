@@ -1,4 +1,4 @@
-import { MongoBulkWriteError, MongoServerError, type Collection, type Db, type Filter } from 'mongodb';
+import { MongoBulkWriteError, type Db, type Filter } from 'mongodb';
 import type { AccessRecord, AccessResource } from '@rsd/contracts';
 import {
   bucketStart,
@@ -15,6 +15,7 @@ import {
 } from '@rsd/domain';
 import type { AccessLogStore } from '@rsd/ports';
 import { isDuplicateKeyError } from './duplicate-key';
+import { ensureExpiry } from './expiry-index';
 import { reportingOutages } from './outages';
 
 export const ACCESS_LOG_COLLECTION = 'access_log';
@@ -194,30 +195,4 @@ function documentOf(record: AccessRecord): EntryDocument {
 function recordOf(document: EntryDocument): AccessRecord {
   const { _id, clientId, at, requestId, resource, status, code, clientAddress } = document;
   return { id: _id, clientId, at: at.toISOString(), requestId, resource, status, code, clientAddress };
-}
-
-/** MongoDB's codes for an index that exists with other options; FerretDB answers NotImplemented (238) to `expireAfterSeconds`. */
-const INDEX_OPTIONS_CONFLICT = new Set([85, 86]);
-const NOT_IMPLEMENTED = 238;
-
-/**
- * A TTL index on `field`, its expiry set to `seconds` even when it existed with another one (a
- * changed retention); true when the server keeps it. A server without TTL indexes gets a plain
- * index on the field for `prune`.
- */
-async function ensureExpiry<T extends { _id: string }>(collection: Collection<T>, field: string, seconds: number): Promise<boolean> {
-  const name = `${field}_ttl`;
-  try {
-    await collection.createIndex({ [field]: 1 }, { name, expireAfterSeconds: seconds });
-    return true;
-  } catch (error) {
-    if (!(error instanceof MongoServerError)) throw error;
-    if (typeof error.code === 'number' && INDEX_OPTIONS_CONFLICT.has(error.code)) {
-      await collection.db.command({ collMod: collection.collectionName, index: { name, expireAfterSeconds: seconds } });
-      return true;
-    }
-    if (error.code !== NOT_IMPLEMENTED && !/not implemented/i.test(error.message)) throw error;
-    await collection.createIndex({ [field]: 1 }, { name: `${field}_1` });
-    return false;
-  }
 }

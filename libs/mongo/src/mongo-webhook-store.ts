@@ -1,7 +1,8 @@
-import { MongoBulkWriteError, MongoServerError, ObjectId, type Collection, type Db } from 'mongodb';
+import { MongoBulkWriteError, ObjectId, type Db } from 'mongodb';
 import type { WebhookDelivery, WebhookEventType, WebhookStatus } from '@rsd/contracts';
 import { systemClock, type Clock, type PendingDelivery, type StoredWebhook, type WebhookStore } from '@rsd/ports';
 import { isDuplicateKeyError } from './duplicate-key';
+import { ensureExpiry } from './expiry-index';
 import { reportingOutages } from './outages';
 import { createPerKeyQueue } from './per-key-queue';
 
@@ -319,29 +320,4 @@ function attemptOf(attempt: WebhookDelivery): WebhookDelivery {
 /** ISO 8601 in UTC with milliseconds, so string order is time order. */
 function instant(value: string): string {
   return new Date(value).toISOString();
-}
-
-/** MongoDB's codes for an index that exists with other options; FerretDB answers NotImplemented (238) to `expireAfterSeconds`. */
-const INDEX_OPTIONS_CONFLICT = new Set([85, 86]);
-const NOT_IMPLEMENTED = 238;
-
-/**
- * A TTL index on `field` (as mongo-access-log-store.ts makes it); true when the server keeps it. A
- * server without TTL indexes gets a plain index on the field for the prune.
- */
-async function ensureExpiry<T extends { _id: string }>(collection: Collection<T>, field: string, seconds: number): Promise<boolean> {
-  const name = `${field}_ttl`;
-  try {
-    await collection.createIndex({ [field]: 1 }, { name, expireAfterSeconds: seconds });
-    return true;
-  } catch (error) {
-    if (!(error instanceof MongoServerError)) throw error;
-    if (typeof error.code === 'number' && INDEX_OPTIONS_CONFLICT.has(error.code)) {
-      await collection.db.command({ collMod: collection.collectionName, index: { name, expireAfterSeconds: seconds } });
-      return true;
-    }
-    if (error.code !== NOT_IMPLEMENTED && !/not implemented/i.test(error.message)) throw error;
-    await collection.createIndex({ [field]: 1 }, { name: `${field}_1` });
-    return false;
-  }
 }
