@@ -168,6 +168,33 @@ describe('webhooks on the embedded runtime, end to end', () => {
     expect(Number(listed.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
   });
 
+  test('when the product is killed (SIGKILL) while a delivery waits for its retry, then after a restart it arrives, once, with the same webhook-id', async () => {
+    const credential = await createAuthorization(['qr_score']);
+    const port = await freePort();
+    const created = await rsd(
+      ['webhooks', 'create', '--client-id', credential.clientId, '--url', `http://127.0.0.1:${port}/hooks`, '--events', 'score.updated'],
+      { RSD_API_KEY: credential.apiKey },
+    );
+    const subscription = JSON.parse(created.stdout) as { secret: string };
+    const listener = await listenOn(port, subscription.secret, 1);
+    try {
+      // A recalculation of the latest date: the latest score changes (an older date would not be news).
+      await postScore(daysAgo(0), 66);
+      await eventually(() => (listener.deliveries.length === 1 ? true : undefined));
+
+      await product.kill();
+      product = await startEmbedded({ DATA_DIR: dataDir, LOG_LEVEL: 'info', WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true' });
+
+      const [first, retried] = await eventually(() => (listener.deliveries.length >= 2 ? listener.deliveries : undefined), 20_000);
+      await new Promise((resolve) => setTimeout(resolve, 1_500));
+      expect(listener.deliveries).toHaveLength(2);
+      expect(retried).toMatchObject({ verified: true, type: 'score.updated', data: { clientId: credential.clientId, score: 66 } });
+      expect(retried?.id).toBe(first?.id);
+    } finally {
+      await listener.stop();
+    }
+  }, 60_000);
+
   test('when the run is over, then no API key or webhook secret appears in any log or file', async () => {
     const credential = await createAuthorization(['qr_score']);
     const created = await rsd(
