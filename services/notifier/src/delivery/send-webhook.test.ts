@@ -1,0 +1,102 @@
+import { createServer, type RequestListener, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { webhookSender, type Resolve } from './send-webhook';
+
+/** A target on loopback answering as `listener` does; closed after each test. */
+async function target(listener: RequestListener): Promise<{ url: string; hits: () => number; close(): Promise<void> }> {
+  let hits = 0;
+  const server: Server = createServer((req, res) => {
+    hits += 1;
+    listener(req, res);
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}/hook`,
+    hits: () => hits,
+    close: () =>
+      new Promise((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+}
+
+const webhook = (url: string) => ({ url, headers: { 'webhook-id': 'msg_test' }, body: '{"type":"score.updated"}' });
+const allowPrivate = { policy: { allowPrivate: true }, timeoutMs: 2_000, maxResponseBytes: 1_024 };
+
+describe('one webhook attempt', () => {
+  const open: { close(): Promise<void> }[] = [];
+  afterEach(async () => {
+    await Promise.all(open.splice(0).map((server) => server.close()));
+  });
+
+  it('when the target redirects, then the redirect is the answer: a failed attempt, not followed', async () => {
+    const elsewhere = await target((_req, res) => res.writeHead(204).end());
+    const redirecting = await target((_req, res) => res.writeHead(302, { location: elsewhere.url }).end());
+    open.push(elsewhere, redirecting);
+
+    const outcome = await webhookSender(allowPrivate)(webhook(redirecting.url));
+
+    expect(outcome).toEqual({ outcome: 'answered', status: 302 });
+    expect(elsewhere.hits()).toBe(0);
+  });
+
+  it('when the target does not answer within the timeout, then the attempt fails as a timeout', async () => {
+    const silent = await target(() => undefined);
+    open.push(silent);
+
+    const started = Date.now();
+    const outcome = await webhookSender({ ...allowPrivate, timeoutMs: 300 })(webhook(silent.url));
+
+    expect(outcome).toMatchObject({ outcome: 'failed', failure: 'timeout' });
+    expect(Date.now() - started).toBeLessThan(2_000);
+  });
+
+  it('when the target answers with a huge body, then its status counts and the body is not read past the cap', async () => {
+    let written = 0;
+    const flooding = await target((_req, res) => {
+      res.writeHead(200);
+      const chunk = Buffer.alloc(64 * 1024, 'x');
+      const pump = () => {
+        while (written < 50 * 1024 * 1024 && res.write(chunk)) written += chunk.length;
+        if (written < 50 * 1024 * 1024) res.once('drain', pump);
+        else res.end();
+      };
+      res.on('close', () => res.removeAllListeners('drain'));
+      pump();
+    });
+    open.push(flooding);
+
+    const outcome = await webhookSender(allowPrivate)(webhook(flooding.url));
+    await new Promise((resolve) => setTimeout(resolve, 200));
+
+    expect(outcome).toEqual({ outcome: 'answered', status: 200 });
+    // The connection was cut long before the 50 MB the target wanted to send.
+    expect(written).toBeLessThan(10 * 1024 * 1024);
+  });
+
+  it('when a name resolves to a private address and private targets are not allowed, then nothing is sent', async () => {
+    const inside = await target((_req, res) => res.writeHead(204).end());
+    open.push(inside);
+    const port = new URL(inside.url).port;
+    const resolve: Resolve = () => Promise.resolve([{ address: '127.0.0.1', family: 4 }]);
+
+    const outcome = await webhookSender({ ...allowPrivate, policy: { allowPrivate: false }, resolve })(
+      webhook(`https://hooks.example:${port}/hook`),
+    );
+
+    expect(outcome).toMatchObject({ outcome: 'failed', failure: 'target_not_allowed' });
+    expect(inside.hits()).toBe(0);
+  });
+
+  it('when the connection is refused, then the attempt fails naming only the error code', async () => {
+    const gone = await target(() => undefined);
+    const { url } = gone;
+    await gone.close();
+
+    const outcome = await webhookSender(allowPrivate)(webhook(url));
+
+    expect(outcome).toEqual({ outcome: 'failed', failure: 'connection_failed', reason: 'the connection failed (ECONNREFUSED)' });
+  });
+});
