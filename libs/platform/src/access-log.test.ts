@@ -34,6 +34,28 @@ describe('the shared front half of every service', () => {
     expect(lines.join('\n')).not.toContain('rsk_abc');
   });
 
+  test('when a request ends in a 503, then its line is a warning; any other 5xx is an error', async () => {
+    const { log, lines } = capturedLog();
+    const app = createBaseApp({ log });
+    app.get('/unavailable', (_req, res) => void res.status(503).json({}));
+    app.get('/broken', (_req, res) => void res.status(500).json({}));
+    const running = await startApp(finishApp(app, log));
+    try {
+      await request(`${running.baseUrl}/unavailable`);
+      await request(`${running.baseUrl}/broken`);
+    } finally {
+      await running.close();
+    }
+    const levels = lines
+      .map((line) => JSON.parse(line) as { level: number; url?: string })
+      .filter((entry) => entry.url !== undefined)
+      .map(({ level, url }) => [url, level]);
+    expect(levels).toEqual([
+      ['/unavailable', 40],
+      ['/broken', 50],
+    ]);
+  });
+
   test('when the caller sends no usable request id, then one is made and echoed in errors', async () => {
     const { log } = capturedLog();
     const running = await startApp(finishApp(createBaseApp({ log }), log));

@@ -36,7 +36,10 @@ export function accessLog(log: Logger): RequestHandler {
         ms: Math.round((performance.now() - started) * 100) / 100,
         remoteAddress: req.socket.remoteAddress,
       };
-      if (res.statusCode >= 500) access.error(entry, 'request failed');
+      // A 503 is the documented answer while a dependency is away or a replica catches up, which
+      // readiness already reports: a warning. Any other 5xx is an error an operator must look at.
+      if (res.statusCode === 503) access.warn(entry, 'request refused: service unavailable');
+      else if (res.statusCode >= 500) access.error(entry, 'request failed');
       else access.info(entry, 'request completed');
     });
     next();
