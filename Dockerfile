@@ -60,6 +60,7 @@ RUN npx tsc -b services/embedded services/read-api services/credentials services
       mkdir -p "/out/$ws" && cp "$ws/package.json" "/out/$ws/"; \
       if [ -d "$ws/dist" ]; then cp -R "$ws/dist" "/out/$ws/"; fi; \
     done \
+ && cp -R services/credentials/console-assets /out/services/credentials/ \
  && find /out -name '*.tsbuildinfo' -delete
 
 # ---------------------------------------------------------------- production dependencies

@@ -3,6 +3,9 @@ import type { Operations } from '@rsd/observability';
 import { createBaseApp, finishApp, mountApiDocs, type Logger, type TokenVerifier } from '@rsd/platform';
 import type { AccessLogStore, AuthorizationStore, Clock } from '@rsd/ports';
 import { authorizationRoutes } from './authorizations/authorization-routes';
+import { CONSOLE_PATH, DEFAULT_CLAIMS } from './console/console-config';
+import { createConsoleSessions } from './console/console-sessions';
+import { consoleRoutes, type ConsoleRoutesDeps } from './console/console-routes';
 import type { CredentialsConfig } from './config';
 import { credentialsOpenApi } from './openapi';
 import type { OutboxRelay } from './outbox/outbox-relay';
@@ -17,25 +20,28 @@ export interface CredentialsAppDeps {
   log: Logger;
   verifyToken: TokenVerifier;
   operations?: Operations;
+  /** Decisions 30-32: the console's sessions and its sign-in (default: sessions on this clock, no OpenID Connect). */
+  console?: Pick<ConsoleRoutesDeps, 'sessions' | 'oidc' | 'claims'>;
 }
 
-export function buildApp({ config, store, accessLog, relay, clock, log, verifyToken, operations }: CredentialsAppDeps): Express {
+export function buildApp(deps: CredentialsAppDeps): Express {
+  const { config, store, accessLog, relay, clock, log, verifyToken, operations } = deps;
   const app = createBaseApp({ log, operations });
   mountApiDocs(app, credentialsOpenApi());
-  app.use(
-    '/v1',
-    authorizationRoutes({
-      store,
-      usage: accessLog,
-      accessLog,
-      relay,
-      clock,
-      log,
-      verifyToken,
-      clientIdPrefix: config.CLIENT_ID_PREFIX,
-      apiKeyPrefix: config.API_KEY_PREFIX,
-      publishDeadlineMs: config.EVENT_LOG_PUBLISH_DEADLINE_MS,
-    }),
-  );
+  // The API and the console share the use cases and everything they need; only the caller's proof differs.
+  const useCases = {
+    store,
+    usage: accessLog,
+    accessLog,
+    relay,
+    clock,
+    log,
+    clientIdPrefix: config.CLIENT_ID_PREFIX,
+    apiKeyPrefix: config.API_KEY_PREFIX,
+    publishDeadlineMs: config.EVENT_LOG_PUBLISH_DEADLINE_MS,
+  };
+  app.use('/v1', authorizationRoutes({ ...useCases, verifyToken }));
+  const consoleDeps = deps.console ?? { sessions: createConsoleSessions(clock), oidc: undefined, claims: DEFAULT_CLAIMS };
+  app.use(CONSOLE_PATH, consoleRoutes({ ...useCases, ...consoleDeps }));
   return finishApp(app, log);
 }

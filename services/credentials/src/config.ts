@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { CLIENT_ID_PREFIX_PATTERN } from '@rsd/contracts';
 import { accessLogRetentionDays, callerAuthConfigSchema, env } from '@rsd/platform';
+import { consoleConfigSchema } from './console/console-config';
 
 const prefix = (fallback: string) =>
   env.string(fallback).pipe(z.string().regex(CLIENT_ID_PREFIX_PATTERN, 'must be 1-16 lowercase letters or digits, starting with a letter'));
@@ -27,5 +28,5 @@ const serviceConfigSchema = z
   });
 
 /** Intersection, not extension: both halves are checked, so every bad variable is reported at once. */
-export const credentialsConfigSchema = serviceConfigSchema.and(callerAuthConfigSchema);
+export const credentialsConfigSchema = serviceConfigSchema.and(callerAuthConfigSchema).and(consoleConfigSchema);
 export type CredentialsConfig = z.infer<typeof credentialsConfigSchema>;

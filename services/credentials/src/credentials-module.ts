@@ -8,6 +8,9 @@ import { createExpiryScheduler } from './expiry/expiry-scheduler';
 import { createOutboxRelay } from './outbox/outbox-relay';
 import { accessLogProjection } from './access-log/access-log-projection';
 import { startAccessLogPruner } from './access-log/access-log-pruner';
+import { CONSOLE_PATH, oidcSettingsOf } from './console/console-config';
+import { createConsoleSessions } from './console/console-sessions';
+import { createOidcSignIn } from './console/oidc-sign-in';
 
 export interface CredentialsModuleDeps {
   config: CredentialsConfig;
@@ -16,8 +19,16 @@ export interface CredentialsModuleDeps {
   log: Logger;
 }
 
+export interface CredentialsModule extends ServiceModule {
+  /**
+   * Decision 31: a sign-in link to the console for one organization's administrator, valid once for
+   * 10 minutes; the embedded runtime prints one at start. The path and query to append to the service's URL.
+   */
+  consoleSignInLink: (organizationId: string) => string;
+}
+
 /** The credentials service: authorizations in its own store, their events relayed to the event log, expiry on schedule. */
-export async function createCredentialsModule({ config, runtime, clock, log }: CredentialsModuleDeps): Promise<ServiceModule> {
+export async function createCredentialsModule({ config, runtime, clock, log }: CredentialsModuleDeps): Promise<CredentialsModule> {
   const store = await runtime.openAuthorizationStore();
   // Events still owed from before a restart (or an event-log outage) go out first.
   const relay = createOutboxRelay({ store, eventLog: runtime.eventLog, log });
@@ -32,6 +43,8 @@ export async function createCredentialsModule({ config, runtime, clock, log }: C
   const accessFeed = await accessLog.follow?.(accessLogProjection(accessStore, log));
   const pruner = startAccessLogPruner({ store: accessStore, retentionDays: config.ACCESS_LOG_RETENTION_DAYS, clock, log });
 
+  const sessions = createConsoleSessions(clock);
+  const oidcSettings = oidcSettingsOf(config);
   const app = buildApp({
     config,
     store,
@@ -41,10 +54,19 @@ export async function createCredentialsModule({ config, runtime, clock, log }: C
     log,
     verifyToken: createTokenVerifier(config),
     operations: { metrics: createServiceMetrics('credentials'), readiness: runtime.readiness() },
+    console: {
+      sessions,
+      oidc: oidcSettings && createOidcSignIn(oidcSettings, log),
+      claims: { organizationClaim: config.CONSOLE_OIDC_ORGANIZATION_CLAIM, permissionsClaim: config.CONSOLE_OIDC_PERMISSIONS_CLAIM },
+    },
   });
   return {
     name: 'credentials',
     app,
+    consoleSignInLink: (organizationId) => {
+      const token = sessions.issueLink({ organizationId, subject: 'one-time-link', displayName: 'the administrator' });
+      return `${CONSOLE_PATH}/sign-in/link?token=${token}`;
+    },
     stop: async () => {
       await pruner.stop();
       await accessFeed?.close();

@@ -118,6 +118,7 @@ async function main(): Promise<void> {
       scope.closeOnStop(() => notifierModule.stop());
       if (!distributed) await notifierModule.caughtUp;
       return {
+        consoleSignInLink: credentialsModule.consoleSignInLink,
         readApi: readApiModule.app,
         credentials: credentialsModule.app,
         scoreIngest: scoreIngestModule.app,
@@ -160,6 +161,8 @@ async function main(): Promise<void> {
       scoreIngestUrl: urls.scoreIngest,
       notifierUrl: urls.notifier,
       organizationId: runtime.DEMO_ORGANIZATION_ID,
+      // Decision 31: a new one-time link at every start (valid once, for 10 minutes).
+      consoleSignInUrl: urls.credentials + apps.consoleSignInLink(runtime.DEMO_ORGANIZATION_ID),
       firstStart: devSecret?.created ?? false,
       token: devSecret
         ? await signDevToken(devSecret.secret, { org: runtime.DEMO_ORGANIZATION_ID, scope: 'authorizations:write scores:write' })

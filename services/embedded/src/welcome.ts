@@ -4,6 +4,8 @@ export interface WelcomeInput {
   scoreIngestUrl: string;
   notifierUrl: string;
   organizationId: string;
+  /** The console's one-time sign-in link for the demo organization. */
+  consoleSignInUrl: string;
   token: string | undefined;
   firstStart: boolean;
 }
@@ -18,6 +20,11 @@ export function welcomeText(input: WelcomeInput): string {
     `  credentials    ${credentialsUrl}/v1   docs ${credentialsUrl}/docs`,
     `  score ingest   ${scoreIngestUrl}/v1   docs ${scoreIngestUrl}/docs`,
     `  notifier       ${notifierUrl}/v1   docs ${notifierUrl}/docs`,
+    '',
+    `Console for organization "${organizationId}": open this one-time sign-in link within 10 minutes`,
+    `(it works once; restart for another):`,
+    '',
+    `  ${input.consoleSignInUrl}`,
   ];
   if (!input.firstStart || !token) {
     lines.push('', 'Mint a development token with: npx rsd token --org <organizationId>', '');

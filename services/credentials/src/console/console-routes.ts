@@ -1,0 +1,389 @@
+import { randomUUID } from 'node:crypto';
+import express, { Router, type ErrorRequestHandler, type Request, type RequestHandler, type Response } from 'express';
+import { clientIdPattern, MAX_OVERLAP_SECONDS } from '@rsd/contracts';
+import { generateApiKey, generateClientId } from '@rsd/domain';
+import { ApiError, type Logger } from '@rsd/platform';
+import { createAuthorization } from '../authorizations/create-authorization';
+import { getAuthorization, listAuthorizations } from '../authorizations/find-authorizations';
+import { revokeAuthorization } from '../authorizations/revoke-authorization';
+import { rotateAuthorization } from '../authorizations/rotate-authorization';
+import type { AuthorizationRoutesDeps } from '../authorizations/authorization-routes';
+import type { UseCaseDeps } from '../authorizations/use-case-deps';
+import { accessLogQueryOf } from '../access-log/access-log-query';
+import { listAccessLog } from '../access-log/list-access-log';
+import { CONSOLE_ASSETS } from './console-assets';
+import { sameToken, type ConsoleSession, type ConsoleSessions } from './console-sessions';
+import { identityOf } from './console-identity';
+import { CALLBACK_PATH, CONSOLE_PATH } from './console-config';
+import { isLoopbackHost, type OidcSignIn } from './oidc-sign-in';
+import {
+  confirmRevokePage,
+  createPage,
+  detailPage,
+  detailPath,
+  EMPTY_CREATE_FORM,
+  keyPage,
+  listPage,
+  problemPage,
+  signInPage,
+  type CreateForm,
+  type FieldProblems,
+  type Viewer,
+} from './pages';
+import type { Html } from './html';
+
+export interface ConsoleRoutesDeps extends Omit<AuthorizationRoutesDeps, 'verifyToken'> {
+  sessions: ConsoleSessions;
+  /** Absent: no sign-in by OpenID Connect here (the embedded runtime's one-time link still works). */
+  oidc: OidcSignIn | undefined;
+  claims: { organizationClaim: string; permissionsClaim: string };
+  log: Logger;
+}
+
+const SESSION_COOKIE = 'rsd_console';
+const ATTEMPT_COOKIE = 'rsd_console_sign_in';
+const FORM_LIMIT = '16kb';
+
+/**
+ * Decision 32: no script but our own file, no inline style, no framing, forms only to ourselves.
+ * Every page carries it; `form-action 'self'` also holds the sign-out and every change to this origin.
+ */
+const CONTENT_SECURITY_POLICY = [
+  "default-src 'none'",
+  "script-src 'self'",
+  "style-src 'self'",
+  "img-src 'self'",
+  "connect-src 'self'",
+  "form-action 'self'",
+  "frame-ancestors 'none'",
+  "base-uri 'none'",
+].join('; ');
+
+/** The console (decisions 30-32): server-rendered pages over the same use cases as the HTTP API. */
+export function consoleRoutes(deps: ConsoleRoutesDeps): Router {
+  const useCaseDeps: UseCaseDeps = { ...deps, newEventId: randomUUID };
+  const generate = { clientId: () => generateClientId(deps.clientIdPrefix), apiKey: () => generateApiKey(deps.apiKeyPrefix) };
+  const clientIds = clientIdPattern(deps.clientIdPrefix);
+  const { sessions } = deps;
+  const router = Router();
+
+  router.use((_req, res, next) => {
+    res.setHeader('Content-Security-Policy', CONTENT_SECURITY_POLICY);
+    // Not no-referrer: with it a browser sends `Origin: null` on our own forms, and the origin check needs the real one.
+    res.setHeader('Referrer-Policy', 'same-origin');
+    res.setHeader('X-Frame-Options', 'DENY');
+    res.setHeader('Cross-Origin-Opener-Policy', 'same-origin');
+    next();
+  });
+
+  router.get('/assets/:name', (req, res, next) => {
+    const asset = CONSOLE_ASSETS.get(req.params.name);
+    if (!asset) return next();
+    res.setHeader('Cache-Control', 'public, max-age=3600');
+    res.type(asset.type).send(asset.body);
+  });
+
+  // Pages carry an organization's data, and some a key shown once: nothing is cached anywhere.
+  router.use((_req, res, next) => {
+    res.setHeader('Cache-Control', 'no-store');
+    next();
+  });
+
+  const signedIn: RequestHandler = (req, res, next) => {
+    const session = sessions.find(cookieOf(req, SESSION_COOKIE));
+    if (!session) {
+      res.redirect(303, '/console');
+      return;
+    }
+    res.locals.session = session;
+    next();
+  };
+  const forms = express.urlencoded({ extended: false, limit: FORM_LIMIT, parameterLimit: 100 });
+  // Every change: a session, a same-origin request, and the session's own token in the form.
+  const change: RequestHandler[] = [
+    signedIn,
+    forms,
+    (req, res, next) => {
+      const session = sessionOf(res);
+      const body = (req.body ?? {}) as Record<string, unknown>;
+      if (!sameOrigin(req) || !sameToken(body._csrf, session.csrfToken)) {
+        deps.log.warn({ organizationId: session.organizationId, path: req.path }, 'console change refused: CSRF check failed');
+        page(
+          res,
+          403,
+          problemPage(
+            'Form expired',
+            'This form has expired or did not come from this console. Reload the page and try again.',
+            viewerOf(session),
+          ),
+        );
+        return;
+      }
+      next();
+    },
+  ];
+  const validClientId: RequestHandler = (req, _res, next) =>
+    next(clientIds.test(String(req.params.clientId)) ? undefined : new ApiError('AUTHORIZATION_NOT_FOUND', 'No such authorization'));
+
+  router.get('/', async (req, res) => {
+    const session = sessions.find(cookieOf(req, SESSION_COOKIE));
+    if (!session) return page(res, 200, signInPage({ oidc: deps.oidc !== undefined }));
+    page(res, 200, listPage(viewerOf(session), await listAuthorizations(useCaseDeps, session.organizationId)));
+  });
+
+  // --- Sign-in -------------------------------------------------------------------------------------
+  router.get('/sign-in', async (_req, res) => {
+    if (!deps.oidc) return page(res, 404, signInPage({ oidc: false }));
+    const { url, attempt } = await deps.oidc.begin().catch((error: unknown) => {
+      throw unavailable(error, 'The identity provider cannot be reached; try again in a moment.');
+    });
+    setCookie(_req, res, ATTEMPT_COOKIE, sessions.beginAttempt(attempt), 10 * 60);
+    res.redirect(303, url.href);
+  });
+
+  router.get(CALLBACK_PATH.slice(CONSOLE_PATH.length), async (req, res) => {
+    const attempt = sessions.takeAttempt(cookieOf(req, ATTEMPT_COOKIE));
+    clearCookie(req, res, ATTEMPT_COOKIE);
+    if (!deps.oidc) return page(res, 404, signInPage({ oidc: false }));
+    if (!attempt)
+      return page(res, 400, signInPage({ oidc: true, problem: 'This sign-in has expired or was already used. Sign in again.' }));
+    const queryAt = req.originalUrl.indexOf('?');
+    let claims;
+    try {
+      claims = await deps.oidc.finish(queryAt === -1 ? '' : req.originalUrl.slice(queryAt), attempt);
+    } catch (error) {
+      deps.log.warn({ err: error }, 'console sign-in refused by the OpenID Connect checks');
+      return page(res, 400, signInPage({ oidc: true, problem: 'The identity provider did not confirm this sign-in. Sign in again.' }));
+    }
+    const outcome = identityOf(claims, deps.claims);
+    if (outcome.outcome === 'refused') {
+      deps.log.warn({ subject: claims.sub }, 'console sign-in refused: claims do not grant the console');
+      return page(res, 403, signInPage({ oidc: true, problem: outcome.reason }));
+    }
+    startSession(req, res, outcome.identity);
+  });
+
+  router.get('/sign-in/link', (req, res) => {
+    const token = typeof req.query.token === 'string' ? req.query.token : undefined;
+    const identity = sessions.redeemLink(token);
+    if (!identity) {
+      return page(res, 400, signInPage({ oidc: deps.oidc !== undefined, problem: 'This sign-in link has expired or was already used.' }));
+    }
+    startSession(req, res, identity);
+  });
+
+  router.post('/sign-out', ...change, (req, res) => {
+    sessions.end(cookieOf(req, SESSION_COOKIE));
+    clearCookie(req, res, SESSION_COOKIE);
+    res.redirect(303, '/console');
+  });
+
+  // --- Authorizations ------------------------------------------------------------------------------
+  router.get('/authorizations/new', signedIn, (_req, res) => page(res, 200, createPage(viewerOf(sessionOf(res)), EMPTY_CREATE_FORM)));
+
+  router.post('/authorizations', ...change, async (req, res) => {
+    const session = sessionOf(res);
+    const form = createFormOf(req.body as Record<string, unknown>);
+    try {
+      const created = await createAuthorization(useCaseDeps, generate, session.organizationId, requestOf(form));
+      deps.log.info(
+        { organizationId: session.organizationId, clientId: created.clientId, subject: session.subject },
+        'console: authorization created',
+      );
+      const { apiKey, ...authorization } = created;
+      page(res, 201, keyPage(viewerOf(session), { authorization, apiKey, kind: 'created', pending: false }));
+    } catch (error) {
+      if (!(error instanceof ApiError) || error.code !== 'VALIDATION_FAILED') throw error;
+      page(res, 400, createPage(viewerOf(session), form, fieldProblemsOf(error)));
+    }
+  });
+
+  router.get('/authorizations/:clientId', signedIn, validClientId, async (req, res) => {
+    const session = sessionOf(res);
+    const { clientId } = req.params as { clientId: string };
+    const query = accessLogQueryOf(req);
+    const [authorization, accessLog] = await Promise.all([
+      getAuthorization(useCaseDeps, session.organizationId, clientId),
+      listAccessLog(deps, session.organizationId, clientId, query),
+    ]);
+    const notice = req.query.notice === 'revoked' ? 'Revoked. Reads with this authorization are refused from now on.' : undefined;
+    page(res, 200, detailPage(viewerOf(session), authorization, accessLog, { notice, olderThanFirstPage: query.after !== undefined }));
+  });
+
+  router.get('/authorizations/:clientId/revoke', signedIn, validClientId, async (req, res) => {
+    const session = sessionOf(res);
+    const authorization = await getAuthorization(useCaseDeps, session.organizationId, String(req.params.clientId));
+    if (authorization.status !== 'active') return res.redirect(303, detailPath(authorization.clientId));
+    page(res, 200, confirmRevokePage(viewerOf(session), authorization));
+  });
+
+  router.post('/authorizations/:clientId/revoke', ...change, validClientId, async (req, res) => {
+    const session = sessionOf(res);
+    const clientId = String(req.params.clientId);
+    await revokeAuthorization(useCaseDeps, session.organizationId, clientId);
+    deps.log.info({ organizationId: session.organizationId, clientId, subject: session.subject }, 'console: authorization revoked');
+    res.redirect(303, `${detailPath(clientId)}?notice=revoked`);
+  });
+
+  router.post('/authorizations/:clientId/rotate', ...change, validClientId, async (req, res) => {
+    const session = sessionOf(res);
+    const clientId = String(req.params.clientId);
+    const overlapSeconds = Number((req.body as Record<string, unknown>).overlapSeconds);
+    if (!Number.isInteger(overlapSeconds) || overlapSeconds < 0 || overlapSeconds > MAX_OVERLAP_SECONDS) {
+      throw new ApiError('VALIDATION_FAILED', 'Choose how long the current key keeps working.');
+    }
+    const { rotated, publication } = await rotateAuthorization(useCaseDeps, generate, session.organizationId, clientId, { overlapSeconds });
+    deps.log.info({ organizationId: session.organizationId, clientId, subject: session.subject }, 'console: key rotated');
+    const { apiKey, previousKeyExpiresAt, ...authorization } = rotated;
+    page(
+      res,
+      200,
+      keyPage(viewerOf(session), { authorization, apiKey, kind: 'rotated', previousKeyExpiresAt, pending: publication !== 'published' }),
+    );
+  });
+
+  router.use((_req, res) => {
+    const session = sessions.find(cookieOf(_req, SESSION_COOKIE));
+    page(res, 404, problemPage('Page not found', 'There is no such page in the console.', session && viewerOf(session)));
+  });
+  router.use(consoleErrors(deps));
+
+  function startSession(req: Request, res: Response, identity: Parameters<ConsoleSessions['start']>[0]): void {
+    // Whatever session cookie the browser brought ends here; the new one is issued fresh (no fixation).
+    sessions.end(cookieOf(req, SESSION_COOKIE));
+    const { cookie } = sessions.start(identity);
+    setCookie(req, res, SESSION_COOKIE, cookie);
+    deps.log.info({ organizationId: identity.organizationId, subject: identity.subject }, 'console: signed in');
+    res.redirect(303, '/console');
+  }
+
+  return router;
+}
+
+/** Errors as pages in words: what the API would say, never a stack trace or an internal. */
+function consoleErrors(deps: Pick<ConsoleRoutesDeps, 'log' | 'sessions'>): ErrorRequestHandler {
+  return (error: unknown, req, res, _next) => {
+    const session = deps.sessions.find(cookieOf(req, SESSION_COOKIE));
+    const viewer = session && viewerOf(session);
+    if (error instanceof ApiError) {
+      const titles: Partial<Record<ApiError['code'], string>> = {
+        AUTHORIZATION_NOT_FOUND: 'Authorization not found',
+        AUTHORIZATION_INACTIVE: 'Authorization no longer active',
+        SERVICE_UNAVAILABLE: 'Try again in a moment',
+        INVALID_PARAMETER: 'Invalid request',
+        VALIDATION_FAILED: 'Invalid request',
+      };
+      return page(res, error.status, problemPage(titles[error.code] ?? 'Request refused', error.message, viewer));
+    }
+    const status = (error as { status?: unknown }).status;
+    if (typeof status === 'number' && status >= 400 && status < 500) {
+      // The form parser's refusals: too large, malformed.
+      return page(res, status, problemPage('Invalid request', 'The form could not be read. Go back and try again.', viewer));
+    }
+    deps.log.error({ err: error, path: req.path }, 'console request failed');
+    page(
+      res,
+      500,
+      problemPage(
+        'Something went wrong',
+        'The console could not complete this request. Try again; if it persists, contact support.',
+        viewer,
+      ),
+    );
+  };
+}
+
+function page(res: Response, status: number, body: Html): void {
+  res.status(status).type('html').send(body.value);
+}
+
+function sessionOf(res: Response): ConsoleSession {
+  return res.locals.session as ConsoleSession;
+}
+
+function viewerOf(session: ConsoleSession): Viewer {
+  return { displayName: session.displayName, organizationId: session.organizationId, csrfToken: session.csrfToken };
+}
+
+function unavailable(error: unknown, message: string): ApiError {
+  return Object.assign(new ApiError('SERVICE_UNAVAILABLE', message), { cause: error });
+}
+
+/** Defence in depth beside the token: a browser names the page a change came from; it must be this console. */
+function sameOrigin(req: Request): boolean {
+  const origin = req.headers.origin;
+  if (origin === undefined) return req.headers['sec-fetch-site'] === undefined || req.headers['sec-fetch-site'] === 'same-origin';
+  try {
+    return new URL(origin).host === req.headers.host;
+  } catch {
+    return false;
+  }
+}
+
+function cookieOf(req: Request, name: string): string | undefined {
+  for (const part of (req.headers.cookie ?? '').split(';')) {
+    const separator = part.indexOf('=');
+    if (separator > 0 && part.slice(0, separator).trim() === name) return part.slice(separator + 1).trim();
+  }
+  return undefined;
+}
+
+/** Decision 31: HttpOnly, SameSite=Lax, Secure outside loopback, only for the console's paths. */
+function setCookie(req: Request, res: Response, name: string, value: string, maxAgeSeconds?: number): void {
+  res.cookie(name, value, {
+    httpOnly: true,
+    sameSite: 'lax',
+    secure: !isLoopbackHost(req.hostname),
+    path: '/console',
+    ...(maxAgeSeconds === undefined ? {} : { maxAge: maxAgeSeconds * 1000 }),
+  });
+}
+
+function clearCookie(req: Request, res: Response, name: string): void {
+  res.clearCookie(name, { httpOnly: true, sameSite: 'lax', secure: !isLoopbackHost(req.hostname), path: '/console' });
+}
+
+function createFormOf(body: Record<string, unknown>): CreateForm {
+  const text = (value: unknown) => (typeof value === 'string' ? value : '');
+  const scopes = body.scopes;
+  return {
+    recipientType: text(body.recipientType),
+    recipientName: text(body.recipientName),
+    scopes: (Array.isArray(scopes) ? scopes : [scopes]).filter((scope): scope is string => typeof scope === 'string'),
+    expiresAt: text(body.expiresAt).trim(),
+    allowedCidrs: text(body.allowedCidrs),
+  };
+}
+
+/** The form as the API's create request; blanks are absent, so the API's own validation decides everything. */
+function requestOf(form: CreateForm): Record<string, unknown> {
+  const cidrs = form.allowedCidrs
+    .split(/\r?\n/)
+    .map((line) => line.trim())
+    .filter((line) => line.length > 0);
+  return {
+    recipientType: form.recipientType,
+    ...(form.recipientName.trim() ? { recipientName: form.recipientName } : {}),
+    scopes: form.scopes,
+    ...(form.expiresAt ? { expiresAt: form.expiresAt } : {}),
+    ...(cidrs.length > 0 ? { allowedCidrs: cidrs } : {}),
+  };
+}
+
+/** Where the API's wording is for programs (a list of enum values), the console says it for people. */
+const PLAIN_PROBLEMS: Partial<Record<keyof CreateForm, string>> = {
+  recipientType: 'choose the type of the receiving organization',
+  scopes: 'choose at least one kind of data',
+};
+
+function fieldProblemsOf(error: ApiError): FieldProblems {
+  const problems: FieldProblems = {};
+  for (const detail of error.details ?? []) {
+    const field = detail.path.split('.')[0] ?? '';
+    const key = field in EMPTY_CREATE_FORM ? (field as keyof CreateForm) : 'form';
+    const message = (key !== 'form' && PLAIN_PROBLEMS[key]) || detail.message;
+    if (!problems[key]?.includes(message)) (problems[key] ??= []).push(message);
+  }
+  if (Object.keys(problems).length === 0) problems.form = [error.message];
+  return problems;
+}

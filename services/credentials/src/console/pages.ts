@@ -1,0 +1,434 @@
+import {
+  DEFAULT_OVERLAP_SECONDS,
+  RECIPIENT_TYPES,
+  SCOPES,
+  type AccessLogPage,
+  type Authorization,
+  type RecipientType,
+  type Scope,
+} from '@rsd/contracts';
+import { html, type Html } from './html';
+
+/** Server-rendered pages of the console: plain HTML and one stylesheet, one small script for the copy button. */
+
+export const RECIPIENT_TYPE_LABELS: Record<RecipientType, string> = {
+  insurance_provider: 'Insurance provider',
+  auditor: 'Auditor',
+  regulatory_body: 'Regulatory body',
+  partner: 'Partner',
+};
+
+export const SCOPE_LABELS: Record<Scope, string> = {
+  qr_score: 'Score and grade',
+  score_trend: 'Score history',
+  pillar_breakdown: 'Pillar breakdown',
+};
+
+export const OVERLAP_CHOICES = [
+  { seconds: 0, label: 'No overlap: the current key stops working now' },
+  { seconds: 3_600, label: '1 hour' },
+  { seconds: DEFAULT_OVERLAP_SECONDS, label: '24 hours' },
+  { seconds: 604_800, label: '7 days' },
+] as const;
+
+export interface Viewer {
+  displayName: string;
+  organizationId: string;
+  csrfToken: string;
+}
+
+export function layout(title: string, body: Html, viewer?: Viewer): Html {
+  return html`<!doctype html>
+    <html lang="en">
+      <head>
+        <meta charset="utf-8" />
+        <meta name="viewport" content="width=device-width, initial-scale=1" />
+        <title>${title} · Resilience Score data access</title>
+        <link rel="icon" href="/console/assets/icon.svg" type="image/svg+xml" />
+        <link rel="stylesheet" href="/console/assets/console.css" />
+        <script src="/console/assets/console.js" defer></script>
+      </head>
+      <body>
+        <a class="skip" href="#main">Skip to content</a>
+        <header class="top">
+          <a class="brand" href="/console">Resilience Score · Data access</a>
+          ${
+            viewer
+              ? html`<div class="who">
+                  <span>Signed in as <strong>${viewer.displayName}</strong> for <strong>${viewer.organizationId}</strong></span>
+                  <form method="post" action="/console/sign-out">
+                    ${csrfField(viewer)}
+                    <button type="submit" class="link">Sign out</button>
+                  </form>
+                </div>`
+              : ''
+          }
+        </header>
+        <main id="main">${body}</main>
+      </body>
+    </html>`;
+}
+
+const csrfField = (viewer: Viewer) => html`<input type="hidden" name="_csrf" value="${viewer.csrfToken}" />`;
+
+export function signInPage(options: { oidc: boolean; problem?: string }): Html {
+  return layout(
+    'Sign in',
+    html`<h1>Sign in</h1>
+      ${options.problem ? html`<p class="problem" role="alert">${options.problem}</p>` : ''}
+      <p>Manage who may read your organization's resilience score: grant, watch, rotate and revoke access.</p>
+      ${
+        options.oidc
+          ? html`<p><a class="button" href="/console/sign-in">Sign in with your identity provider</a></p>`
+          : html`<p>
+              Sign-in with an identity provider is not configured on this service. On the embedded runtime (<code>npm start</code>), open
+              the one-time sign-in link it prints at start.
+            </p>`
+      }`,
+  );
+}
+
+export function listPage(viewer: Viewer, authorizations: readonly Authorization[]): Html {
+  const body =
+    authorizations.length === 0
+      ? html`<div class="empty">
+          <p><strong>No authorizations yet.</strong></p>
+          <p>Create one to let an insurer, auditor, regulator or partner read your resilience score.</p>
+        </div>`
+      : html`<div class="scroll">
+          <table>
+            <caption class="visually-hidden">
+              Authorizations of ${viewer.organizationId}, newest first
+            </caption>
+            <thead>
+              <tr>
+                <th scope="col">Recipient</th>
+                <th scope="col">Type</th>
+                <th scope="col">Scopes</th>
+                <th scope="col">Status</th>
+                <th scope="col">Expires</th>
+                <th scope="col">Last used</th>
+                <th scope="col">Reads (24 h / 30 d)</th>
+              </tr>
+            </thead>
+            <tbody>
+              ${authorizations.map(
+                (authorization) =>
+                  html`<tr>
+                    <th scope="row">
+                      <a href="${detailPath(authorization.clientId)}">${recipientOf(authorization)}</a>
+                      <span class="id">${authorization.clientId}</span>
+                    </th>
+                    <td>${RECIPIENT_TYPE_LABELS[authorization.recipientType]}</td>
+                    <td>${authorization.scopes.map((scope) => SCOPE_LABELS[scope]).join(', ')}</td>
+                    <td>${statusBadge(authorization)}</td>
+                    <td>${instant(authorization.expiresAt, 'Never')}</td>
+                    <td>${instant(authorization.lastUsedAt, 'Not yet')}</td>
+                    <td>${authorization.usage.last24h} / ${authorization.usage.last30d}</td>
+                  </tr>`,
+              )}
+            </tbody>
+          </table>
+        </div>`;
+  return layout(
+    'Authorizations',
+    html`<div class="heading">
+        <h1>Authorizations</h1>
+        <a class="button" href="/console/authorizations/new">New authorization</a>
+      </div>
+      ${body}`,
+    viewer,
+  );
+}
+
+/** What the person typed, kept as typed, so a validation error loses nothing. */
+export interface CreateForm {
+  recipientType: string;
+  recipientName: string;
+  scopes: string[];
+  expiresAt: string;
+  allowedCidrs: string;
+}
+
+export const EMPTY_CREATE_FORM: CreateForm = { recipientType: '', recipientName: '', scopes: [], expiresAt: '', allowedCidrs: '' };
+
+/** Problems by field; `form` for one that names no field. */
+export type FieldProblems = Partial<Record<keyof CreateForm | 'form', string[]>>;
+
+export function createPage(viewer: Viewer, form: CreateForm, problems: FieldProblems = {}): Html {
+  const problemList = Object.entries(problems).flatMap(([field, messages]) =>
+    (messages ?? []).map((message) => ({ field, message: `${FIELD_NAMES[field as keyof FieldProblems]}: ${message}` })),
+  );
+  const described = (field: keyof CreateForm) =>
+    problems[field] ? html` aria-invalid="true" aria-describedby="${field}-problem"` : html``;
+  const fieldProblem = (field: keyof CreateForm) =>
+    problems[field] ? html`<p class="field-problem" id="${field}-problem">${problems[field].join('; ')}</p>` : '';
+  return layout(
+    'New authorization',
+    html`<h1>New authorization</h1>
+      ${
+        problemList.length > 0
+          ? html`<div class="problem" role="alert" tabindex="-1" id="problems">
+              <p><strong>The authorization was not created. Please correct:</strong></p>
+              <ul>
+                ${problemList.map(({ field, message }) => (field === 'form' ? html`<li>${message}</li>` : html`<li><a href="#${field}">${message}</a></li>`))}
+              </ul>
+            </div>`
+          : ''
+      }
+      <form method="post" action="/console/authorizations" class="stack" novalidate>
+        ${csrfField(viewer)}
+        <label for="recipientType">Recipient type</label>
+        <select id="recipientType" name="recipientType" required${described('recipientType')}>
+          <option value="">Choose…</option>
+          ${RECIPIENT_TYPES.map(
+            (type) =>
+              html`<option value="${type}" ${form.recipientType === type ? html` selected` : html``}>
+                ${RECIPIENT_TYPE_LABELS[type]}
+              </option>`,
+          )}
+        </select>
+        ${fieldProblem('recipientType')}
+        <label for="recipientName">Recipient name <span class="hint">(optional)</span></label>
+        <input id="recipientName" name="recipientName" maxlength="200" value="${form.recipientName}" ${described('recipientName')} />
+        ${fieldProblem('recipientName')}
+        <fieldset id="scopes" ${described('scopes')}>
+          <legend>Data the recipient may read</legend>
+          ${SCOPES.map(
+            (scope) =>
+              html`<label class="check"
+                ><input type="checkbox" name="scopes" value="${scope}" ${form.scopes.includes(scope) ? html` checked` : html``} />
+                ${SCOPE_LABELS[scope]} <code>${scope}</code></label
+              >`,
+          )}
+        </fieldset>
+        ${fieldProblem('scopes')}
+        <label for="expiresAt">Expires <span class="hint">(optional; valid through the end of that day, UTC)</span></label>
+        <input id="expiresAt" name="expiresAt" type="date" value="${form.expiresAt}" ${described('expiresAt')} />
+        ${fieldProblem('expiresAt')}
+        <label for="allowedCidrs">Allowed addresses <span class="hint">(optional; one address or CIDR range per line)</span></label>
+        <textarea id="allowedCidrs" name="allowedCidrs" rows="3" ${described('allowedCidrs')}>${form.allowedCidrs}</textarea>
+        ${fieldProblem('allowedCidrs')}
+        <div class="actions">
+          <button type="submit">Create authorization</button>
+          <a href="/console">Cancel</a>
+        </div>
+      </form>`,
+    viewer,
+  );
+}
+
+const FIELD_NAMES: Record<keyof FieldProblems, string> = {
+  form: 'Request',
+  recipientType: 'Recipient type',
+  recipientName: 'Recipient name',
+  scopes: 'Data the recipient may read',
+  expiresAt: 'Expires',
+  allowedCidrs: 'Allowed addresses',
+};
+
+export interface IssuedKey {
+  authorization: Authorization;
+  apiKey: string;
+  kind: 'created' | 'rotated';
+  /** Rotation only: until when the previous key still works (null: it stopped at once). */
+  previousKeyExpiresAt?: string | null;
+  /** The event log did not take the change in time: it is recorded and takes effect shortly. */
+  pending: boolean;
+}
+
+export function keyPage(viewer: Viewer, issued: IssuedKey): Html {
+  const { authorization, apiKey, kind } = issued;
+  return layout(
+    kind === 'created' ? 'Authorization created' : 'New key issued',
+    html`<h1>${kind === 'created' ? 'Authorization created' : 'New key issued'}</h1>
+      <div class="warning" role="note">
+        <p>
+          <strong>This key is shown once.</strong> Copy it now and give it to ${recipientOf(authorization)} through a secure channel. It
+          cannot be shown again; if it is lost, rotate the key.
+        </p>
+      </div>
+      <dl class="facts">
+        <dt>Client ID</dt>
+        <dd><code id="client-id">${authorization.clientId}</code></dd>
+        <dt>API key</dt>
+        <dd>
+          <code id="api-key" class="secret">${apiKey}</code>
+          <button type="button" class="secondary" data-copy="api-key" hidden>Copy key</button>
+          <span class="copied" role="status" aria-live="polite"></span>
+        </dd>
+      </dl>
+      ${
+        kind === 'rotated'
+          ? html`<p>
+              ${
+                issued.previousKeyExpiresAt
+                  ? html`The previous key keeps working until ${instant(issued.previousKeyExpiresAt, '')}.`
+                  : 'The previous key no longer works.'
+              }
+            </p>`
+          : ''
+      }
+      ${issued.pending ? html`<p class="notice">The change is recorded and takes effect within moments.</p>` : ''}
+      <p><a href="${detailPath(authorization.clientId)}">View the authorization</a> · <a href="/console">All authorizations</a></p>`,
+    viewer,
+  );
+}
+
+export function detailPage(
+  viewer: Viewer,
+  authorization: Authorization,
+  accessLog: AccessLogPage,
+  options: { notice?: string; problem?: string; olderThanFirstPage: boolean },
+): Html {
+  const active = authorization.status === 'active';
+  return layout(
+    recipientOf(authorization),
+    html`<p class="crumbs"><a href="/console">Authorizations</a></p>
+      <h1>${recipientOf(authorization)}</h1>
+      ${options.notice ? html`<p class="notice" role="status">${options.notice}</p>` : ''}
+      ${options.problem ? html`<p class="problem" role="alert">${options.problem}</p>` : ''}
+      <dl class="facts">
+        <dt>Client ID</dt>
+        <dd><code>${authorization.clientId}</code></dd>
+        <dt>Type</dt>
+        <dd>${RECIPIENT_TYPE_LABELS[authorization.recipientType]}</dd>
+        <dt>Scopes</dt>
+        <dd>${authorization.scopes.map((scope) => SCOPE_LABELS[scope]).join(', ')}</dd>
+        <dt>Status</dt>
+        <dd>${statusBadge(authorization)}</dd>
+        <dt>Created</dt>
+        <dd>${instant(authorization.createdAt, '')}</dd>
+        <dt>Expires</dt>
+        <dd>${instant(authorization.expiresAt, 'Never')}</dd>
+        ${
+          authorization.revokedAt
+            ? html`<dt>Revoked</dt>
+                <dd>${instant(authorization.revokedAt, '')}</dd>`
+            : ''
+        }
+        <dt>Allowed addresses</dt>
+        <dd>${authorization.allowedCidrs ? authorization.allowedCidrs.join(', ') : 'Any'}</dd>
+        <dt>Last used</dt>
+        <dd>${instant(authorization.lastUsedAt, 'Not yet')}</dd>
+        <dt>Reads</dt>
+        <dd>${authorization.usage.last24h} in the last 24 hours, ${authorization.usage.last30d} in the last 30 days</dd>
+      </dl>
+      ${
+        active
+          ? html`<section aria-labelledby="rotate-heading" class="panel">
+                <h2 id="rotate-heading">Rotate the key</h2>
+                <p>
+                  A new key for the same recipient and scopes. The current key can keep working for a while, so the recipient can switch
+                  without a gap.
+                </p>
+                <form method="post" action="${detailPath(authorization.clientId)}/rotate" class="inline">
+                  ${csrfField(viewer)}
+                  <label for="overlapSeconds">Current key keeps working for</label>
+                  <select id="overlapSeconds" name="overlapSeconds">
+                    ${OVERLAP_CHOICES.map(
+                      (choice) =>
+                        html`<option value="${choice.seconds}" ${choice.seconds === DEFAULT_OVERLAP_SECONDS ? html` selected` : html``}>
+                          ${choice.label}
+                        </option>`,
+                    )}
+                  </select>
+                  <button type="submit">Rotate key</button>
+                </form>
+              </section>
+              <section aria-labelledby="revoke-heading" class="panel danger">
+                <h2 id="revoke-heading">Revoke access</h2>
+                <p>Reads with this authorization are refused from the moment it is revoked. This cannot be undone.</p>
+                <p><a class="button danger" href="${detailPath(authorization.clientId)}/revoke">Revoke…</a></p>
+              </section>`
+          : ''
+      }
+      <section aria-labelledby="log-heading">
+        <h2 id="log-heading">Access log</h2>
+        ${accessLogTable(accessLog)}
+        <nav class="pages" aria-label="Access log pages">
+          ${options.olderThanFirstPage ? html`<a href="${detailPath(authorization.clientId)}#log-heading">Newest entries</a>` : ''}
+          ${
+            accessLog.nextCursor
+              ? html`<a href="${detailPath(authorization.clientId)}?cursor=${accessLog.nextCursor}#log-heading">Older entries</a>`
+              : ''
+          }
+        </nav>
+      </section>`,
+    viewer,
+  );
+}
+
+function accessLogTable(page: AccessLogPage): Html {
+  if (page.items.length === 0) return html`<p class="empty">No reads recorded yet.</p>`;
+  return html`<div class="scroll">
+    <table>
+      <thead>
+        <tr>
+          <th scope="col">Time (UTC)</th>
+          <th scope="col">Resource</th>
+          <th scope="col">Result</th>
+          <th scope="col">Client address</th>
+          <th scope="col">Request ID</th>
+        </tr>
+      </thead>
+      <tbody>
+        ${page.items.map(
+          (entry) =>
+            html`<tr>
+              <td>${instant(entry.at, '')}</td>
+              <td><code>${entry.resource}</code></td>
+              <td>${entry.status}${entry.code ? html` <code>${entry.code}</code>` : ''}</td>
+              <td>${entry.clientAddress ?? 'Unknown'}</td>
+              <td><code>${entry.requestId}</code></td>
+            </tr>`,
+        )}
+      </tbody>
+    </table>
+  </div>`;
+}
+
+export function confirmRevokePage(viewer: Viewer, authorization: Authorization): Html {
+  return layout(
+    'Revoke access',
+    html`<p class="crumbs"><a href="/console">Authorizations</a></p>
+      <h1>Revoke access for ${recipientOf(authorization)}?</h1>
+      <p>
+        Reads with Client ID <code>${authorization.clientId}</code> are refused from the moment you confirm, with every key it has. This
+        cannot be undone: to grant access again, create a new authorization.
+      </p>
+      <form method="post" action="${detailPath(authorization.clientId)}/revoke" class="actions">
+        ${csrfField(viewer)}
+        <button type="submit" class="danger">Revoke access</button>
+        <a href="${detailPath(authorization.clientId)}">Cancel</a>
+      </form>`,
+    viewer,
+  );
+}
+
+export function problemPage(title: string, message: string, viewer?: Viewer): Html {
+  return layout(
+    title,
+    html`<h1>${title}</h1>
+      <p class="problem" role="alert">${message}</p>
+      <p><a href="/console">Back to the console</a></p>`,
+    viewer,
+  );
+}
+
+export const detailPath = (clientId: string) => `/console/authorizations/${encodeURIComponent(clientId)}`;
+
+const recipientOf = (authorization: Authorization) =>
+  authorization.recipientName ?? `Unnamed ${RECIPIENT_TYPE_LABELS[authorization.recipientType].toLowerCase()}`;
+
+function statusBadge(authorization: Authorization): Html {
+  return html`<span class="status ${authorization.status}"
+    >${authorization.status[0]?.toUpperCase()}${authorization.status.slice(1)}</span
+  >`;
+}
+
+/** UTC, to the minute: what a person reads; the exact instant is in the element's datetime. */
+function instant(value: string | null, absent: string): Html {
+  if (!value) return html`${absent}`;
+  return html`<time datetime="${value}">${value.slice(0, 16).replace('T', ' ')} UTC</time>`;
+}
