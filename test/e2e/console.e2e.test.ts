@@ -1,0 +1,288 @@
+import { createServer, type Server } from 'node:http';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { Browser, BrowserContext, Locator, Page } from 'playwright-core';
+import { aScoreSubmission, request, signToken, TEST_JWT_SECRET } from '@rsd/testkit';
+import { launchChromium, loopbackOnly, screenshot, seriousAccessibilityViolations, watchConsoleErrors } from '../support/browser';
+import { eventually, startEmbedded, type EmbeddedProcess } from '../support/embedded-process';
+import { startOidcIssuer, type OidcIssuer } from '../support/oidc-issuer';
+import { freePort } from '../support/raw-http';
+
+/**
+ * The console (decisions 30-32) in a real browser: Debian's Chromium driven by Playwright, against
+ * `npm start` with sign-in by a real OpenID Connect provider on loopback, and the one-time link.
+ */
+const ORG = 'demo-org';
+const TODAY = new Date().toISOString().slice(0, 10);
+const CLIENT = { clientId: 'rsd-console', clientSecret: 'console-client-secret-for-the-browser-tests-only' };
+
+let scratch: string;
+let issuer: OidcIssuer;
+let product: EmbeddedProcess;
+let browser: Browser;
+let consoleUrl: string;
+/** Every page's console errors on the console's origin, and each page's serious accessibility violations. */
+const consoleErrors: string[] = [];
+const accessibility: Record<string, string[]> = {};
+const firstPageMs: number[] = [];
+
+beforeAll(async () => {
+  scratch = await mkdtemp(join(tmpdir(), 'rsd-e2e-console-'));
+  const port = await freePort();
+  consoleUrl = `http://127.0.0.1:${port}/console`;
+  issuer = await startOidcIssuer({ ...CLIENT, redirectUri: `${consoleUrl}/auth/callback` });
+  product = await startEmbedded({
+    DATA_DIR: join(scratch, 'data'),
+    LOG_LEVEL: 'info',
+    CREDENTIALS_PORT: String(port),
+    JWT_HS256_SECRET: TEST_JWT_SECRET,
+    CONSOLE_OIDC_ISSUER: issuer.url,
+    CONSOLE_OIDC_CLIENT_ID: CLIENT.clientId,
+    CONSOLE_OIDC_CLIENT_SECRET: CLIENT.clientSecret,
+    CONSOLE_OIDC_REDIRECT_URI: `${consoleUrl}/auth/callback`,
+    CONSOLE_OIDC_SCOPE: 'openid profile email org',
+  });
+  browser = await launchChromium();
+  const token = await signToken({ scope: 'scores:write' });
+  const posted = await request(`${product.urls.scoreIngest}/v1/scores`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+    body: JSON.stringify(aScoreSubmission({ organizationId: ORG, scoreDate: TODAY, score: 81 })),
+  });
+  expect(posted.status).toBe(202);
+}, 120_000);
+
+afterAll(async () => {
+  await browser?.close();
+  await product?.stop();
+  await issuer?.stop();
+  await rm(scratch, { recursive: true, force: true });
+});
+
+async function newPage(): Promise<{ context: BrowserContext; page: Page }> {
+  const context = await browser.newContext({ permissions: ['clipboard-read', 'clipboard-write'] });
+  const page = await context.newPage();
+  await loopbackOnly(page);
+  consoleErrors.push(...watchConsoleErrors(page, new URL(consoleUrl).origin));
+  return { context, page };
+}
+
+/** Checks the page as it stands (axe-core) and saves its screenshot. */
+async function look(page: Page, name: string): Promise<void> {
+  accessibility[name] = await seriousAccessibilityViolations(page);
+  await screenshot(page, name, scratch);
+}
+
+async function signInWithProvider(page: Page, login: string): Promise<void> {
+  await page.goto(consoleUrl);
+  await page.getByRole('link', { name: 'Sign in with your identity provider' }).click();
+  await page.locator('input[name=login]').fill(login);
+  await page.locator('input[name=password]').fill('any password: the test provider checks none');
+  await page.locator('button[type=submit]').click();
+  // The provider's consent step.
+  await page.getByRole('button', { name: 'Continue' }).click();
+  await page.waitForURL((url) => url.href.startsWith(consoleUrl));
+}
+
+/** Waits for the element to be shown, and fails the test when it is not within 10 s. */
+const visible = (locator: Locator) => locator.first().waitFor({ state: 'visible', timeout: 10_000 });
+
+const read = (clientId: string, apiKey: string, resource = 'score') =>
+  request(`${product.urls.readApi}/v1/customers/${clientId}/${resource}`, { headers: { 'x-api-key': apiKey } });
+
+describe('the console in a browser', () => {
+  test('an administrator signs in by OpenID Connect, grants access, watches it used, rotates and revokes; the recipient is refused', async () => {
+    const { context, page } = await newPage();
+    await page.goto(consoleUrl);
+    await visible(page.getByRole('heading', { level: 1, name: 'Sign in', exact: true }));
+    await look(page, 'sign-in');
+
+    await signInWithProvider(page, `admin@${ORG}`);
+    const listed = Number(await page.evaluate("performance.getEntriesByType('navigation')[0].duration"));
+    firstPageMs.push(listed);
+    await visible(page.getByText('No authorizations yet.'));
+    await visible(page.getByText(`Signed in as Test admin for ${ORG}`));
+    await look(page, 'empty');
+
+    // A refused form keeps everything that was typed.
+    await page.getByRole('link', { name: 'New authorization' }).click();
+    await look(page, 'create');
+    await page.getByLabel('Recipient name').fill('Northwind Insurance');
+    await page.getByLabel('Allowed addresses').fill('not an address');
+    await page.getByRole('button', { name: 'Create authorization' }).click();
+    await visible(page.getByRole('alert').filter({ hasText: 'The authorization was not created' }));
+    expect(await page.getByLabel('Recipient name').inputValue()).toBe('Northwind Insurance');
+    expect(await page.getByLabel('Allowed addresses').inputValue()).toBe('not an address');
+    await look(page, 'create-refused');
+
+    await page.getByLabel('Recipient type').selectOption('insurance_provider');
+    await page.getByLabel(/Score and grade/).check();
+    await page.getByLabel(/Pillar breakdown/).check();
+    await page.getByLabel('Allowed addresses').fill('');
+    await page.getByRole('button', { name: 'Create authorization' }).click();
+    await visible(page.getByRole('heading', { level: 1, name: 'Authorization created', exact: true }));
+    await visible(page.getByText('This key is shown once.'));
+    const clientId = (await page.locator('#client-id').textContent()) ?? '';
+    const apiKey = (await page.locator('#api-key').textContent()) ?? '';
+    expect(clientId).toMatch(/^rs_/);
+    expect(apiKey).toMatch(/^rsk_/);
+    await page.getByRole('button', { name: 'Copy key' }).click();
+    await visible(page.getByText('Copied.'));
+    expect(await page.evaluate('navigator.clipboard.readText()')).toBe(apiKey);
+    await look(page, 'key-once');
+
+    // The recipient reads with it; the console shows the read and the usage, and never the key again.
+    const answered = await eventually(async () => {
+      const answer = await read(clientId, apiKey);
+      return answer.status === 200 ? answer : undefined;
+    });
+    expect(answered.body).toMatchObject({ score: 81 });
+    await page.getByRole('link', { name: 'View the authorization' }).click();
+    await eventually(
+      async () => {
+        await page.reload();
+        return (await page.locator('section', { hasText: 'Access log' }).locator('tbody tr').count()) > 0 ? true : undefined;
+      },
+      15_000,
+      250,
+    );
+    const logRow = page.locator('section', { hasText: 'Access log' }).locator('tbody tr').first();
+    await visible(logRow.filter({ hasText: 'score' }));
+    await visible(logRow.filter({ hasText: answered.headers.get('x-request-id') ?? 'missing request id' }));
+    expect(await page.content()).not.toContain(apiKey);
+    await look(page, 'detail');
+    await page.getByRole('link', { name: 'Authorizations' }).click();
+    const row = page.locator('tbody tr', { hasText: 'Northwind Insurance' });
+    await visible(row.filter({ hasText: 'Active' }));
+    await visible(row.filter({ hasText: '1 / 1' }));
+    expect(await row.textContent()).not.toContain('Not yet');
+    expect(await page.content()).not.toContain(apiKey);
+    await look(page, 'list');
+
+    // Rotation with no overlap: the new key works, the old one is refused.
+    await row.getByRole('link').click();
+    await page.getByLabel('Current key keeps working for').selectOption('0');
+    await page.getByRole('button', { name: 'Rotate key' }).click();
+    await visible(page.getByRole('heading', { level: 1, name: 'New key issued', exact: true }));
+    await visible(page.getByText('The previous key no longer works.'));
+    const newKey = (await page.locator('#api-key').textContent()) ?? '';
+    expect(newKey).not.toBe(apiKey);
+    await look(page, 'rotated');
+    await eventually(async () => ((await read(clientId, newKey)).status === 200 ? true : undefined));
+    await eventually(async () => ((await read(clientId, apiKey)).status === 401 ? true : undefined));
+
+    // Revocation, after its confirmation: the recipient is refused at once.
+    await page.getByRole('link', { name: 'View the authorization' }).click();
+    await page.getByRole('link', { name: 'Revoke…' }).click();
+    await visible(page.getByRole('heading', { level: 1, name: 'Revoke access for Northwind Insurance?', exact: true }));
+    await look(page, 'revoke-confirm');
+    await page.getByRole('button', { name: 'Revoke access' }).click();
+    await visible(page.getByRole('status').filter({ hasText: 'Revoked.' }));
+    await visible(page.locator('.facts').filter({ hasText: 'Revoked' }));
+    const refused = await read(clientId, newKey);
+    expect(refused.status).toBe(401);
+    expect(refused.body.code).toBe('CREDENTIAL_INACTIVE');
+    await context.close();
+  }, 120_000);
+
+  test('a person whose claims do not grant the console is refused, and a forged or replayed callback signs nobody in', async () => {
+    const { context, page } = await newPage();
+    await signInWithProvider(page, `viewer@${ORG}`);
+    await visible(page.getByRole('alert').filter({ hasText: 'may not manage authorizations' }));
+    await look(page, 'refused');
+    await page.goto(`${consoleUrl}/authorizations/new`);
+    await visible(page.getByRole('heading', { level: 1, name: 'Sign in', exact: true }));
+
+    // A callback the console did not start: no attempt, or a state that is not the attempt's.
+    const forged = await page.goto(`${consoleUrl}/auth/callback?code=forged&state=forged`);
+    expect(forged?.status()).toBe(400);
+    await context.close();
+
+    // A sign-in the console began (a fresh browser, at the provider's login form), finished with a state that is not its own.
+    const fresh = await newPage();
+    await fresh.page.goto(consoleUrl);
+    await fresh.page.getByRole('link', { name: 'Sign in with your identity provider' }).click();
+    await fresh.page.locator('input[name=login]').waitFor();
+    const wrongState = await fresh.page.goto(`${consoleUrl}/auth/callback?code=forged&state=not-the-attempts`);
+    expect(wrongState?.status()).toBe(400);
+    await visible(fresh.page.getByRole('alert').filter({ hasText: 'did not confirm this sign-in' }));
+    // The attempt was spent on the forgery: replaying the callback finds none.
+    const replay = await fresh.page.goto(`${consoleUrl}/auth/callback?code=forged&state=not-the-attempts`);
+    expect(replay?.status()).toBe(400);
+    await visible(fresh.page.getByRole('alert').filter({ hasText: 'expired or was already used' }));
+    await fresh.context.close();
+  }, 60_000);
+
+  test('the one-time link printed at start signs in once; a cookie planted before sign-in is not the session after it', async () => {
+    const link = /(http:\/\/\S+\/console\/sign-in\/link\?token=[A-Za-z0-9_-]+)/.exec(product.output())?.[1];
+    expect(link).toBeDefined();
+    const { context, page } = await newPage();
+    const planted = 'attacker-chosen-session-identifier';
+    await context.addCookies([{ name: 'rsd_console', value: planted, url: consoleUrl }]);
+    await page.goto(link ?? '');
+    await visible(page.getByRole('heading', { level: 1, name: 'Authorizations', exact: true }));
+    const session = (await context.cookies(consoleUrl)).find((cookie) => cookie.name === 'rsd_console');
+    expect(session?.value).not.toBe(planted);
+    expect(session).toMatchObject({ httpOnly: true, sameSite: 'Lax', path: '/console' });
+
+    const again = await browser.newContext();
+    const second = await again.newPage();
+    const used = await second.goto(link ?? '');
+    expect(used?.status()).toBe(400);
+    await visible(second.getByRole('alert').filter({ hasText: 'expired or was already used' }));
+    await again.close();
+    await context.close();
+  }, 60_000);
+
+  test('a page on another origin that posts to the console with the session cookie changes nothing (CSRF)', async () => {
+    const { context, page } = await newPage();
+    await signInWithProvider(page, `admin@${ORG}`);
+    const before = await page.locator('tbody tr').count();
+    // Same site (127.0.0.1), other origin: the Lax cookie goes with the post, so only the token and origin checks stand.
+    const attacker = await serveAttackerPage(
+      `<form id="f" method="post" action="${consoleUrl}/authorizations">` +
+        '<input name="recipientType" value="partner"><input name="scopes" value="qr_score"><input name="_csrf" value="guessed"></form>' +
+        '<script>document.getElementById("f").submit()</script>',
+    );
+    try {
+      const refused = page.waitForResponse((response) => response.url() === `${consoleUrl}/authorizations`);
+      await page.goto(attacker.url);
+      expect((await refused).status()).toBe(403);
+      await page.goto(consoleUrl);
+      await visible(page.getByRole('heading', { level: 1, name: 'Authorizations', exact: true }));
+      expect(await page.locator('tbody tr').count()).toBe(before);
+    } finally {
+      await attacker.close();
+    }
+    await context.close();
+  }, 60_000);
+
+  afterAll(() => {
+    process.stderr.write(`[console] the list page after sign-in loaded in ${firstPageMs.map((ms) => ms.toFixed(0)).join(', ')} ms\n`);
+  });
+
+  test('every page has no serious accessibility violation, and the console wrote no error to the browser console', async () => {
+    // The checker itself finds what it should: an image without a text alternative is a critical violation.
+    const control = await browser.newPage();
+    await control.setContent('<!doctype html><html lang="en"><title>control</title><main><img src="/pixel.png"></main></html>');
+    expect((await seriousAccessibilityViolations(control)).join('\n')).toContain('image-alt');
+    await control.close();
+
+    expect(Object.keys(accessibility).length).toBeGreaterThanOrEqual(10);
+    expect(accessibility).toEqual(Object.fromEntries(Object.keys(accessibility).map((name) => [name, []])));
+    // Refused documents are logged by Chromium as failed loads; those statuses were each asserted above. Nothing else.
+    const unexpected = consoleErrors.filter(
+      (error) => !/Failed to load resource: the server responded with a status of 40[034]/.test(error),
+    );
+    expect(unexpected).toEqual([]);
+  });
+});
+
+async function serveAttackerPage(body: string): Promise<{ url: string; close(): Promise<void> }> {
+  const server: Server = createServer((_req, res) => res.writeHead(200, { 'content-type': 'text/html' }).end(`<!doctype html>${body}`));
+  await new Promise<void>((listening) => server.listen(0, '127.0.0.1', listening));
+  const address = server.address();
+  if (typeof address !== 'object' || !address) throw new Error('no address');
+  return { url: `http://127.0.0.1:${address.port}/`, close: () => new Promise((done) => server.close(() => done())) };
+}
