@@ -8,3 +8,4 @@ export { openSqliteViewStore, type SqliteViewStoreOptions } from './sqlite/sqlit
 export { importEarlierData, EARLIER_AUTHORIZATIONS, EARLIER_EVENT_LOG } from './sqlite/import-earlier-data';
 export { formatLines as formatEarlierLogLines, type LoggedLine as EarlierLogLine } from './earlier-layout';
 export { openFileAccessLog, openFileAccessLogStore, type FileAccessLogOptions } from './file-access-log';
+export { createMemoryConsoleStateStore, MEMORY_CONSOLE_STATE_LIMIT } from './memory-console-state-store';

@@ -9,3 +9,4 @@ export * from './access-log';
 export * from './unavailable';
 export * from './webhook-store';
 export * from './parse-record';
+export * from './console-state-store';

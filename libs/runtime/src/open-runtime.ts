@@ -5,7 +5,16 @@ import { ACCESS_LOG_TOPIC, TOPICS } from '@rsd/contracts';
 import type { ViewDefinition } from '@rsd/domain';
 import type { ReadinessCheck } from '@rsd/observability';
 import { ConfigError, type Logger } from '@rsd/platform';
-import type { AccessLog, AccessLogOptions, AuthorizationStore, EventLog, RateLimitStoreFactory, ViewStore, WebhookStore } from '@rsd/ports';
+import type {
+  AccessLog,
+  AccessLogOptions,
+  AuthorizationStore,
+  ConsoleStateStore,
+  EventLog,
+  RateLimitStoreFactory,
+  ViewStore,
+  WebhookStore,
+} from '@rsd/ports';
 import type { RuntimeConfig, RuntimeKind } from './runtime-config';
 
 /**
@@ -19,6 +28,8 @@ export interface Runtime {
   dataDir: string | undefined;
   eventLog: EventLog;
   openAuthorizationStore(): Promise<AuthorizationStore>;
+  /** The console's sign-in attempts, links and sessions: in memory (one process), or the credentials database (shared by its replicas). */
+  openConsoleStateStore(): Promise<ConsoleStateStore>;
   /**
    * The store of the given views, in `database` (default READ_VIEWS_DB): a MongoDB database, or a
    * namespace of the embedded database. Each consumer that keeps views of its own names its own.
@@ -62,6 +73,7 @@ export async function embeddedRuntime(
   log: Logger,
 ): Promise<Runtime> {
   const {
+    createMemoryConsoleStateStore,
     createMemoryRateLimitStores,
     importEarlierData,
     openFileAccessLog,
@@ -87,6 +99,7 @@ export async function embeddedRuntime(
     dataDir: config.DATA_DIR,
     eventLog,
     openAuthorizationStore: () => Promise.resolve(opening(openSqliteAuthorizationStore({ file }))),
+    openConsoleStateStore: () => Promise.resolve(createMemoryConsoleStateStore()),
     openViewStore: (_views, database = config.READ_VIEWS_DB) =>
       Promise.resolve(opening(openSqliteViewStore({ file, namespace: database }))),
     // One set for the process: the read API and the notifier count a credential's requests together.
@@ -148,6 +161,11 @@ async function openDistributed(config: RuntimeConfig, service: string, log: Logg
       const db = await database(config.CREDENTIALS_DB);
       const { openMongoAuthorizationStore } = await import('@rsd/mongo');
       return openMongoAuthorizationStore(db);
+    },
+    openConsoleStateStore: async () => {
+      const db = await database(config.CREDENTIALS_DB);
+      const { openMongoConsoleStateStore } = await import('@rsd/mongo');
+      return openMongoConsoleStateStore(db);
     },
     openViewStore: async (views, name = config.READ_VIEWS_DB) => {
       const db = await database(name);
