@@ -3,8 +3,7 @@ import type { Operations } from '@rsd/observability';
 import { createBaseApp, finishApp, mountApiDocs, type Logger, type TokenVerifier } from '@rsd/platform';
 import type { AccessLogStore, AuthorizationStore, Clock } from '@rsd/ports';
 import { authorizationRoutes } from './authorizations/authorization-routes';
-import { CONSOLE_PATH, DEFAULT_CLAIMS } from './console/console-config';
-import { createConsoleSessions } from './console/console-sessions';
+import { CONSOLE_PATH } from './console/console-config';
 import { consoleRoutes, type ConsoleRoutesDeps } from './console/console-routes';
 import type { CredentialsConfig } from './config';
 import { credentialsOpenApi } from './openapi';
@@ -20,8 +19,8 @@ export interface CredentialsAppDeps {
   log: Logger;
   verifyToken: TokenVerifier;
   operations?: Operations;
-  /** Decisions 30-32: the console's sessions and its sign-in (default: sessions on this clock, no OpenID Connect). */
-  console?: Pick<ConsoleRoutesDeps, 'sessions' | 'oidc' | 'claims'>;
+  /** Decisions 30-32: the console's sessions and its sign-in; without them the service has no console (tests of the API alone). */
+  console?: Pick<ConsoleRoutesDeps, 'sessions' | 'oidc' | 'claims' | 'publicOrigin'>;
 }
 
 export function buildApp(deps: CredentialsAppDeps): Express {
@@ -41,7 +40,6 @@ export function buildApp(deps: CredentialsAppDeps): Express {
     publishDeadlineMs: config.EVENT_LOG_PUBLISH_DEADLINE_MS,
   };
   app.use('/v1', authorizationRoutes({ ...useCases, verifyToken }));
-  const consoleDeps = deps.console ?? { sessions: createConsoleSessions(clock), oidc: undefined, claims: DEFAULT_CLAIMS };
-  app.use(CONSOLE_PATH, consoleRoutes({ ...useCases, ...consoleDeps }));
+  if (deps.console) app.use(CONSOLE_PATH, consoleRoutes({ ...useCases, ...deps.console }));
   return finishApp(app, log);
 }

@@ -24,7 +24,7 @@ export interface CredentialsModule extends ServiceModule {
    * Decision 31: a sign-in link to the console for one organization's administrator, valid once for
    * 10 minutes; the embedded runtime prints one at start. The path and query to append to the service's URL.
    */
-  consoleSignInLink: (organizationId: string) => string;
+  consoleSignInLink: (organizationId: string) => Promise<string>;
 }
 
 /** The credentials service: authorizations in its own store, their events relayed to the event log, expiry on schedule. */
@@ -43,7 +43,8 @@ export async function createCredentialsModule({ config, runtime, clock, log }: C
   const accessFeed = await accessLog.follow?.(accessLogProjection(accessStore, log));
   const pruner = startAccessLogPruner({ store: accessStore, retentionDays: config.ACCESS_LOG_RETENTION_DAYS, clock, log });
 
-  const sessions = createConsoleSessions(clock);
+  const consoleState = await runtime.openConsoleStateStore();
+  const sessions = createConsoleSessions(clock, consoleState);
   const oidcSettings = oidcSettingsOf(config);
   const app = buildApp({
     config,
@@ -57,14 +58,15 @@ export async function createCredentialsModule({ config, runtime, clock, log }: C
     console: {
       sessions,
       oidc: oidcSettings && createOidcSignIn(oidcSettings, log),
+      publicOrigin: oidcSettings?.redirectUri.origin,
       claims: { organizationClaim: config.CONSOLE_OIDC_ORGANIZATION_CLAIM, permissionsClaim: config.CONSOLE_OIDC_PERMISSIONS_CLAIM },
     },
   });
   return {
     name: 'credentials',
     app,
-    consoleSignInLink: (organizationId) => {
-      const token = sessions.issueLink({ organizationId, subject: 'one-time-link', displayName: 'the administrator' });
+    consoleSignInLink: async (organizationId) => {
+      const token = await sessions.issueLink({ organizationId, subject: 'one-time-link', displayName: 'the administrator' });
       return `${CONSOLE_PATH}/sign-in/link?token=${token}`;
     },
     stop: async () => {
@@ -72,6 +74,7 @@ export async function createCredentialsModule({ config, runtime, clock, log }: C
       await accessFeed?.close();
       await expiry.stop();
       await relay.stop();
+      await consoleState.close();
       await store.close();
     },
   };

@@ -162,7 +162,7 @@ async function main(): Promise<void> {
       notifierUrl: urls.notifier,
       organizationId: runtime.DEMO_ORGANIZATION_ID,
       // Decision 31: a new one-time link at every start (valid once, for 10 minutes).
-      consoleSignInUrl: urls.credentials + apps.consoleSignInLink(runtime.DEMO_ORGANIZATION_ID),
+      consoleSignInUrl: urls.credentials + (await apps.consoleSignInLink(runtime.DEMO_ORGANIZATION_ID)),
       firstStart: devSecret?.created ?? false,
       token: devSecret
         ? await signDevToken(devSecret.secret, { org: runtime.DEMO_ORGANIZATION_ID, scope: 'authorizations:write scores:write' })

@@ -13,6 +13,8 @@ const secureUrl = env.optionalString().pipe(
   z
     .url()
     .refine((value) => {
+      // zod runs a refinement even after z.url() refused the value: one that does not parse is reported there.
+      if (!URL.canParse(value)) return true;
       const url = new URL(value);
       return url.protocol === 'https:' || (url.protocol === 'http:' && isLoopbackHost(url.hostname));
     }, 'must be an https URL (plain http only on loopback)')
@@ -30,7 +32,7 @@ export const consoleConfigSchema = z
     /** From the environment (a Kubernetes Secret), never from a file in the repository. */
     CONSOLE_OIDC_CLIENT_SECRET: env.optionalString(),
     CONSOLE_OIDC_REDIRECT_URI: secureUrl.refine(
-      (value) => value === undefined || new URL(value).pathname === CALLBACK_PATH,
+      (value) => value === undefined || !URL.canParse(value) || new URL(value).pathname === CALLBACK_PATH,
       `must end in ${CALLBACK_PATH}`,
     ),
     CONSOLE_OIDC_SCOPE: env.string('openid profile email'),
@@ -40,7 +42,13 @@ export const consoleConfigSchema = z
     CONSOLE_OIDC_PERMISSIONS_CLAIM: env.string(DEFAULT_CLAIMS.permissionsClaim),
   })
   .superRefine((value, ctx) => {
-    if (!value.CONSOLE_OIDC_ISSUER) return;
+    if (!value.CONSOLE_OIDC_ISSUER) {
+      // Half a configuration is a mistake to report, not a sign-in quietly left off.
+      for (const name of ['CONSOLE_OIDC_CLIENT_ID', 'CONSOLE_OIDC_CLIENT_SECRET', 'CONSOLE_OIDC_REDIRECT_URI'] as const) {
+        if (value[name]) ctx.addIssue({ code: 'custom', path: [name], message: 'is set but CONSOLE_OIDC_ISSUER is not' });
+      }
+      return;
+    }
     for (const name of ['CONSOLE_OIDC_CLIENT_ID', 'CONSOLE_OIDC_CLIENT_SECRET', 'CONSOLE_OIDC_REDIRECT_URI'] as const) {
       if (!value[name]) ctx.addIssue({ code: 'custom', path: [name], message: 'is required with CONSOLE_OIDC_ISSUER' });
     }

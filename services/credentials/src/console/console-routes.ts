@@ -3,6 +3,7 @@ import express, { Router, type ErrorRequestHandler, type Request, type RequestHa
 import { clientIdPattern, MAX_OVERLAP_SECONDS } from '@rsd/contracts';
 import { generateApiKey, generateClientId } from '@rsd/domain';
 import { ApiError, type Logger } from '@rsd/platform';
+import { UnavailableError } from '@rsd/ports';
 import { createAuthorization } from '../authorizations/create-authorization';
 import { getAuthorization, listAuthorizations } from '../authorizations/find-authorizations';
 import { revokeAuthorization } from '../authorizations/revoke-authorization';
@@ -37,6 +38,8 @@ export interface ConsoleRoutesDeps extends Omit<AuthorizationRoutesDeps, 'verify
   /** Absent: no sign-in by OpenID Connect here (the embedded runtime's one-time link still works). */
   oidc: OidcSignIn | undefined;
   claims: { organizationClaim: string; permissionsClaim: string };
+  /** The console's origin as people reach it (the registered callback's), when a proxy may rewrite Host. */
+  publicOrigin?: string;
   log: Logger;
 }
 
@@ -89,8 +92,8 @@ export function consoleRoutes(deps: ConsoleRoutesDeps): Router {
     next();
   });
 
-  const signedIn: RequestHandler = (req, res, next) => {
-    const session = sessions.find(cookieOf(req, SESSION_COOKIE));
+  const signedIn: RequestHandler = async (req, res, next) => {
+    const session = await sessions.find(cookieOf(req, SESSION_COOKIE));
     if (!session) {
       res.redirect(303, '/console');
       return;
@@ -106,7 +109,7 @@ export function consoleRoutes(deps: ConsoleRoutesDeps): Router {
     (req, res, next) => {
       const session = sessionOf(res);
       const body = (req.body ?? {}) as Record<string, unknown>;
-      if (!sameOrigin(req) || !sameToken(body._csrf, session.csrfToken)) {
+      if (!sameOrigin(req, deps.publicOrigin) || !sameToken(body._csrf, session.csrfToken)) {
         deps.log.warn({ organizationId: session.organizationId, path: req.path }, 'console change refused: CSRF check failed');
         page(
           res,
@@ -126,7 +129,7 @@ export function consoleRoutes(deps: ConsoleRoutesDeps): Router {
     next(clientIds.test(String(req.params.clientId)) ? undefined : new ApiError('AUTHORIZATION_NOT_FOUND', 'No such authorization'));
 
   router.get('/', async (req, res) => {
-    const session = sessions.find(cookieOf(req, SESSION_COOKIE));
+    const session = await sessions.find(cookieOf(req, SESSION_COOKIE));
     if (!session) return page(res, 200, signInPage({ oidc: deps.oidc !== undefined }));
     page(res, 200, listPage(viewerOf(session), await listAuthorizations(useCaseDeps, session.organizationId)));
   });
@@ -137,12 +140,12 @@ export function consoleRoutes(deps: ConsoleRoutesDeps): Router {
     const { url, attempt } = await deps.oidc.begin().catch((error: unknown) => {
       throw unavailable(error, 'The identity provider cannot be reached; try again in a moment.');
     });
-    setCookie(_req, res, ATTEMPT_COOKIE, sessions.beginAttempt(attempt), 10 * 60);
+    setCookie(_req, res, ATTEMPT_COOKIE, await sessions.beginAttempt(attempt), 10 * 60);
     res.redirect(303, url.href);
   });
 
   router.get(CALLBACK_PATH.slice(CONSOLE_PATH.length), async (req, res) => {
-    const attempt = sessions.takeAttempt(cookieOf(req, ATTEMPT_COOKIE));
+    const attempt = await sessions.takeAttempt(cookieOf(req, ATTEMPT_COOKIE));
     clearCookie(req, res, ATTEMPT_COOKIE);
     if (!deps.oidc) return page(res, 404, signInPage({ oidc: false }));
     if (!attempt)
@@ -160,20 +163,20 @@ export function consoleRoutes(deps: ConsoleRoutesDeps): Router {
       deps.log.warn({ subject: claims.sub }, 'console sign-in refused: claims do not grant the console');
       return page(res, 403, signInPage({ oidc: true, problem: outcome.reason }));
     }
-    startSession(req, res, outcome.identity);
+    await startSession(req, res, outcome.identity);
   });
 
-  router.get('/sign-in/link', (req, res) => {
+  router.get('/sign-in/link', async (req, res) => {
     const token = typeof req.query.token === 'string' ? req.query.token : undefined;
-    const identity = sessions.redeemLink(token);
+    const identity = await sessions.redeemLink(token);
     if (!identity) {
       return page(res, 400, signInPage({ oidc: deps.oidc !== undefined, problem: 'This sign-in link has expired or was already used.' }));
     }
-    startSession(req, res, identity);
+    await startSession(req, res, identity);
   });
 
-  router.post('/sign-out', ...change, (req, res) => {
-    sessions.end(cookieOf(req, SESSION_COOKIE));
+  router.post('/sign-out', ...change, async (req, res) => {
+    await sessions.end(cookieOf(req, SESSION_COOKIE));
     clearCookie(req, res, SESSION_COOKIE);
     res.redirect(303, '/console');
   });
@@ -228,8 +231,10 @@ export function consoleRoutes(deps: ConsoleRoutesDeps): Router {
   router.post('/authorizations/:clientId/rotate', ...change, validClientId, async (req, res) => {
     const session = sessionOf(res);
     const clientId = String(req.params.clientId);
-    const overlapSeconds = Number((req.body as Record<string, unknown>).overlapSeconds);
-    if (!Number.isInteger(overlapSeconds) || overlapSeconds < 0 || overlapSeconds > MAX_OVERLAP_SECONDS) {
+    const overlap = (req.body as Record<string, unknown>).overlapSeconds;
+    // Digits only: a blank must not become 0, the choice that stops the current key at once.
+    const overlapSeconds = typeof overlap === 'string' && /^[0-9]{1,7}$/.test(overlap) ? Number(overlap) : NaN;
+    if (!(overlapSeconds >= 0 && overlapSeconds <= MAX_OVERLAP_SECONDS)) {
       throw new ApiError('VALIDATION_FAILED', 'Choose how long the current key keeps working.');
     }
     const { rotated, publication } = await rotateAuthorization(useCaseDeps, generate, session.organizationId, clientId, { overlapSeconds });
@@ -242,16 +247,16 @@ export function consoleRoutes(deps: ConsoleRoutesDeps): Router {
     );
   });
 
-  router.use((_req, res) => {
-    const session = sessions.find(cookieOf(_req, SESSION_COOKIE));
+  router.use(async (req, res) => {
+    const session = await sessions.find(cookieOf(req, SESSION_COOKIE));
     page(res, 404, problemPage('Page not found', 'There is no such page in the console.', session && viewerOf(session)));
   });
   router.use(consoleErrors(deps));
 
-  function startSession(req: Request, res: Response, identity: Parameters<ConsoleSessions['start']>[0]): void {
+  async function startSession(req: Request, res: Response, identity: Parameters<ConsoleSessions['start']>[0]): Promise<void> {
     // Whatever session cookie the browser brought ends here; the new one is issued fresh (no fixation).
-    sessions.end(cookieOf(req, SESSION_COOKIE));
-    const { cookie } = sessions.start(identity);
+    await sessions.end(cookieOf(req, SESSION_COOKIE));
+    const { cookie } = await sessions.start(identity);
     setCookie(req, res, SESSION_COOKIE, cookie);
     deps.log.info({ organizationId: identity.organizationId, subject: identity.subject }, 'console: signed in');
     res.redirect(303, '/console');
@@ -261,19 +266,25 @@ export function consoleRoutes(deps: ConsoleRoutesDeps): Router {
 }
 
 /** Errors as pages in words: what the API would say, never a stack trace or an internal. */
-function consoleErrors(deps: Pick<ConsoleRoutesDeps, 'log' | 'sessions'>): ErrorRequestHandler {
+function consoleErrors(deps: Pick<ConsoleRoutesDeps, 'log'>): ErrorRequestHandler {
+  const titles: Partial<Record<ApiError['code'], string>> = {
+    AUTHORIZATION_NOT_FOUND: 'Authorization not found',
+    AUTHORIZATION_INACTIVE: 'Authorization no longer active',
+    SERVICE_UNAVAILABLE: 'Try again in a moment',
+    INVALID_PARAMETER: 'Invalid request',
+    VALIDATION_FAILED: 'Invalid request',
+  };
   return (error: unknown, req, res, _next) => {
-    const session = deps.sessions.find(cookieOf(req, SESSION_COOKIE));
+    // The session as the request found it, if it got that far: an error page looks up nothing more.
+    const session = res.locals.session as ConsoleSession | undefined;
     const viewer = session && viewerOf(session);
     if (error instanceof ApiError) {
-      const titles: Partial<Record<ApiError['code'], string>> = {
-        AUTHORIZATION_NOT_FOUND: 'Authorization not found',
-        AUTHORIZATION_INACTIVE: 'Authorization no longer active',
-        SERVICE_UNAVAILABLE: 'Try again in a moment',
-        INVALID_PARAMETER: 'Invalid request',
-        VALIDATION_FAILED: 'Invalid request',
-      };
       return page(res, error.status, problemPage(titles[error.code] ?? 'Request refused', error.message, viewer));
+    }
+    if (error instanceof UnavailableError) {
+      deps.log.warn({ err: error, path: req.path }, 'console request met an unavailable store');
+      res.setHeader('Retry-After', '5');
+      return page(res, 503, problemPage('Try again in a moment', 'A service the console needs is not reachable right now.', viewer));
     }
     const status = (error as { status?: unknown }).status;
     if (typeof status === 'number' && status >= 400 && status < 500) {
@@ -309,15 +320,16 @@ function unavailable(error: unknown, message: string): ApiError {
   return Object.assign(new ApiError('SERVICE_UNAVAILABLE', message), { cause: error });
 }
 
-/** Defence in depth beside the token: a browser names the page a change came from; it must be this console. */
-function sameOrigin(req: Request): boolean {
+/**
+ * Defence in depth beside the token: a browser names the page a change came from; it must be this
+ * console, as the request reached us or as the public URL names it (behind a proxy that rewrites Host).
+ */
+function sameOrigin(req: Request, publicOrigin: string | undefined): boolean {
   const origin = req.headers.origin;
   if (origin === undefined) return req.headers['sec-fetch-site'] === undefined || req.headers['sec-fetch-site'] === 'same-origin';
-  try {
-    return new URL(origin).host === req.headers.host;
-  } catch {
-    return false;
-  }
+  if (!URL.canParse(origin)) return false;
+  const url = new URL(origin);
+  return url.host === req.headers.host || url.origin === publicOrigin;
 }
 
 function cookieOf(req: Request, name: string): string | undefined {

@@ -1,5 +1,5 @@
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
-import type { Clock } from '@rsd/ports';
+import type { Clock, ConsoleStateStore } from '@rsd/ports';
 
 /** Who is signed in to the console, and for which organization (decision 31). */
 export interface ConsoleIdentity {
@@ -31,70 +31,70 @@ export const CONSOLE_LIMITS = {
   attemptMs: 10 * 60_000,
   /** Decision 31: the printed sign-in link works once, for 10 minutes. */
   linkMs: 10 * 60_000,
-  /** Each table is bounded: past this, the oldest entry goes (memory never grows with traffic). */
-  maxEntries: 10_000,
 } as const;
-
-interface Stamped<T> {
-  value: T;
-  createdAt: number;
-  lastSeenAt: number;
-}
 
 export interface ConsoleSessions {
   /** A new session with a new identifier, whatever the browser held before (no session fixation). */
-  start(identity: ConsoleIdentity): { cookie: string; session: ConsoleSession };
-  find(cookie: string | undefined): ConsoleSession | undefined;
-  end(cookie: string | undefined): void;
-  beginAttempt(attempt: SignInAttempt): string;
+  start(identity: ConsoleIdentity): Promise<{ cookie: string; session: ConsoleSession }>;
+  /** The session, if the cookie names one that is neither idle too long nor too old; the use is recorded. */
+  find(cookie: string | undefined): Promise<ConsoleSession | undefined>;
+  end(cookie: string | undefined): Promise<void>;
+  beginAttempt(attempt: SignInAttempt): Promise<string>;
   /** The attempt, once: a replayed or expired callback finds nothing. */
-  takeAttempt(cookie: string | undefined): SignInAttempt | undefined;
-  issueLink(identity: ConsoleIdentity): string;
+  takeAttempt(cookie: string | undefined): Promise<SignInAttempt | undefined>;
+  issueLink(identity: ConsoleIdentity): Promise<string>;
   /** The link's identity, once, within 10 minutes of issue. */
-  redeemLink(token: string | undefined): ConsoleIdentity | undefined;
+  redeemLink(token: string | undefined): Promise<ConsoleIdentity | undefined>;
 }
 
 /**
- * Server-side state of the console, in this process's memory. Only digests of the secrets the browser
- * holds (session cookie, attempt cookie, link token) are kept, so the table itself opens nothing.
+ * The console's rules for its state (decision 31), over a store that keeps it: in memory on the
+ * embedded runtime, in the credentials database where replicas share it. The store only ever sees
+ * digests of the secrets the browser holds (session cookie, attempt cookie, link token).
  */
-export function createConsoleSessions(clock: Clock, limits = CONSOLE_LIMITS): ConsoleSessions {
-  const sessions = new BoundedTable<ConsoleSession>(limits.maxEntries);
-  const attempts = new BoundedTable<SignInAttempt>(limits.maxEntries);
-  const links = new BoundedTable<ConsoleIdentity>(limits.maxEntries);
+export function createConsoleSessions(clock: Clock, store: ConsoleStateStore): ConsoleSessions {
   const now = () => clock.now().getTime();
+  const issue = async (kind: 'attempt' | 'link' | 'session', value: Record<string, string>, lifetimeMs: number) => {
+    const secret = newSecret();
+    const at = now();
+    await store.put(kind, digestOf(secret), { value, createdAt: at, lastSeenAt: at, expiresAt: at + lifetimeMs });
+    return secret;
+  };
+  const take = async (kind: 'attempt' | 'link', secret: string | undefined) =>
+    secret ? (await store.take(kind, digestOf(secret), now()))?.value : undefined;
 
   return {
-    start(identity) {
-      const cookie = newSecret();
+    async start(identity) {
       const session = { ...identity, csrfToken: newSecret() };
-      sessions.put(cookie, session, now());
-      return { cookie, session };
+      return { cookie: await issue('session', { ...session }, CONSOLE_LIMITS.idleMs), session };
     },
-    find(cookie) {
+    async find(cookie) {
+      if (!cookie) return undefined;
       const at = now();
-      const entry = cookie ? sessions.get(cookie) : undefined;
-      if (!cookie || !entry) return undefined;
-      if (at - entry.lastSeenAt >= limits.idleMs || at - entry.createdAt >= limits.absoluteMs) {
-        sessions.delete(cookie);
-        return undefined;
-      }
-      sessions.touch(cookie, at);
-      return entry.value;
+      const key = digestOf(cookie);
+      const record = await store.get('session', key, at);
+      const session = record && sessionOf(record.value);
+      if (!record || !session) return undefined;
+      // Idle time starts again from this use, never past 8 hours from sign-in.
+      await store.touch('session', key, at, Math.min(at + CONSOLE_LIMITS.idleMs, record.createdAt + CONSOLE_LIMITS.absoluteMs));
+      return session;
     },
-    end: (cookie) => sessions.delete(cookie),
-    beginAttempt(attempt) {
-      const cookie = newSecret();
-      attempts.put(cookie, attempt, now());
-      return cookie;
+    end: async (cookie) => {
+      if (cookie) await store.delete('session', digestOf(cookie));
     },
-    takeAttempt: (cookie) => takeOnce(attempts, cookie, now(), limits.attemptMs),
-    issueLink(identity) {
-      const token = newSecret();
-      links.put(token, identity, now());
-      return token;
+    beginAttempt: (attempt) => issue('attempt', { ...attempt }, CONSOLE_LIMITS.attemptMs),
+    takeAttempt: async (cookie) => {
+      const value = await take('attempt', cookie);
+      return value && typeof value.state === 'string' && typeof value.nonce === 'string' && typeof value.codeVerifier === 'string'
+        ? { state: value.state, nonce: value.nonce, codeVerifier: value.codeVerifier }
+        : undefined;
     },
-    redeemLink: (token) => takeOnce(links, token, now(), limits.linkMs),
+    issueLink: (identity) => issue('link', { ...identity }, CONSOLE_LIMITS.linkMs),
+    redeemLink: async (token) => {
+      const value = await take('link', token);
+      const session = value && sessionOf({ ...value, csrfToken: '' });
+      return session && { organizationId: session.organizationId, subject: session.subject, displayName: session.displayName };
+    },
   };
 }
 
@@ -106,44 +106,11 @@ export function sameToken(submitted: unknown, expected: string): boolean {
   return left.length === right.length && timingSafeEqual(left, right);
 }
 
-function takeOnce<T>(table: BoundedTable<T>, secret: string | undefined, at: number, lifetimeMs: number): T | undefined {
-  const entry = table.get(secret);
-  if (!entry) return undefined;
-  table.delete(secret);
-  return at - entry.createdAt < lifetimeMs ? entry.value : undefined;
+function sessionOf(value: Record<string, string>): ConsoleSession | undefined {
+  const { organizationId, subject, displayName, csrfToken } = value;
+  if (organizationId === undefined || subject === undefined || displayName === undefined || csrfToken === undefined) return undefined;
+  return { organizationId, subject, displayName, csrfToken };
 }
 
 const newSecret = () => randomBytes(32).toString('base64url');
 const digestOf = (secret: string) => createHash('sha256').update(secret, 'utf8').digest('base64url');
-
-/** A Map keyed by secret digests, in least-recently-used order, never larger than its bound. */
-class BoundedTable<T> {
-  private readonly entries = new Map<string, Stamped<T>>();
-
-  constructor(private readonly maxEntries: number) {}
-
-  put(secret: string, value: T, at: number): void {
-    this.entries.set(digestOf(secret), { value, createdAt: at, lastSeenAt: at });
-    if (this.entries.size > this.maxEntries) {
-      const oldest = this.entries.keys().next().value;
-      if (oldest !== undefined) this.entries.delete(oldest);
-    }
-  }
-
-  get(secret: string | undefined): Stamped<T> | undefined {
-    return secret ? this.entries.get(digestOf(secret)) : undefined;
-  }
-
-  touch(secret: string, at: number): void {
-    const key = digestOf(secret);
-    const entry = this.entries.get(key);
-    if (!entry) return;
-    // Re-inserted, so the Map's order stays least recently used first.
-    this.entries.delete(key);
-    this.entries.set(key, { ...entry, lastSeenAt: at });
-  }
-
-  delete(secret: string | undefined): void {
-    if (secret) this.entries.delete(digestOf(secret));
-  }
-}

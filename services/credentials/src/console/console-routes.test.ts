@@ -1,0 +1,1032 @@
+import { readFile, mkdtemp, rm } from 'node:fs/promises';
+import { get as httpGet } from 'node:http';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { AccessRecord } from '@rsd/contracts';
+import { digestApiKey, hasValidChecksum } from '@rsd/domain';
+import { createMemoryConsoleStateStore, openFileAccessLogStore, openSqliteAuthorizationStore, openSqliteEventLog } from '@rsd/embedded';
+import { createLogger, createTokenVerifier, loadConfig } from '@rsd/platform';
+import type { AccessLogStore, AuthorizationStore } from '@rsd/ports';
+import { request, signToken, startApp, type RunningApp } from '@rsd/testkit';
+import { buildApp } from '../app';
+import { credentialsConfigSchema } from '../config';
+import { createOutboxRelay } from '../outbox/outbox-relay';
+import { DEFAULT_CLAIMS } from './console-config';
+import { createConsoleSessions, type ConsoleSessions } from './console-sessions';
+
+const ORG = 'acme';
+const OTHER_ORG = 'globex';
+const NOW = new Date('2026-11-20T10:00:00.000Z');
+const MINUTE = 60_000;
+const SESSION_COOKIE = 'rsd_console';
+const FOREIGN_ORIGIN = 'https://attacker.example';
+/** What a stack trace or an internal error leaves in a page. */
+const INTERNALS = /\n\s*at [\w.<>]+ \(|\n\s*at [^\n]*\.[cm]?[jt]s:\d+:\d+|node_modules|\.ts:\d+|TypeError|ReferenceError|SQLITE/;
+
+interface Harness {
+  app: RunningApp;
+  store: AuthorizationStore;
+  accessLog: AccessLogStore;
+  sessions: ConsoleSessions;
+  clock: { now(): Date; set(time: Date): void };
+  /** From now on the store's list fails with this error, as a database that went away would. */
+  breakStore(error: Error): void;
+  close(): Promise<void>;
+}
+
+/** The credentials service over the embedded adapters in a temp dir, its console's sessions in the test's hands. */
+/** The console's origin as people reach it, through a proxy that gives the service another Host. */
+const PUBLIC_ORIGIN = 'https://credentials.acme.example';
+
+async function startConsole(): Promise<Harness> {
+  const dir = await mkdtemp(join(tmpdir(), 'credentials-console-'));
+  const database = join(dir, 'rsd.sqlite');
+  const eventLog = openSqliteEventLog({ file: database });
+  const store = openSqliteAuthorizationStore({ file: database });
+  const log = createLogger('credentials', 'silent');
+  const relay = createOutboxRelay({ store, eventLog, log });
+  let current = NOW;
+  const clock = { now: () => current, set: (time: Date) => (current = time) };
+  const sessions = createConsoleSessions(clock, createMemoryConsoleStateStore());
+  const config = loadConfig(credentialsConfigSchema, { JWT_HS256_SECRET: 'test-secret-that-is-at-least-32-characters-long' });
+  const accessLog = await openFileAccessLogStore({ dir: join(dir, 'access-log'), now: () => current });
+  let failure: Error | undefined;
+  const breakable: AuthorizationStore = {
+    ...store,
+    list: (organizationId) => (failure ? Promise.reject(failure) : store.list(organizationId)),
+  };
+  const app = await startApp(
+    buildApp({
+      config,
+      store: breakable,
+      accessLog,
+      relay,
+      clock,
+      log,
+      verifyToken: createTokenVerifier(config),
+      console: { sessions, oidc: undefined, claims: DEFAULT_CLAIMS, publicOrigin: PUBLIC_ORIGIN },
+    }),
+  );
+  return {
+    app,
+    store,
+    accessLog,
+    sessions,
+    clock,
+    breakStore: (error) => {
+      failure = error;
+    },
+    close: async () => {
+      await app.close();
+      await relay.stop();
+      await store.close();
+      await accessLog.close();
+      await eventLog.close();
+      await rm(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+interface Page {
+  status: number;
+  headers: Headers;
+  body: string;
+  location: string | null;
+  /** The value the response sets for the session cookie, if it sets one. */
+  sessionCookie: string | undefined;
+  /** The whole Set-Cookie line for the session cookie, attributes included. */
+  sessionCookieLine: string | undefined;
+}
+
+type Form = Record<string, string | readonly string[]>;
+
+interface Visit {
+  cookie?: string;
+  /** A POST of this form, urlencoded as a browser sends it. */
+  form?: Form;
+  /** Sent as they are; unless `bare`, a POST also carries what a browser sends on a same-origin form. */
+  headers?: Record<string, string>;
+  bare?: boolean;
+}
+
+const csrfOf = (body: string): string => {
+  const match = /name="_csrf" value="([^"]+)"/.exec(body);
+  if (!match?.[1]) throw new Error('the page has no CSRF field');
+  return match[1];
+};
+
+const apiKeyOf = (body: string): string => {
+  const match = /<code id="api-key" class="secret">([^<]+)<\/code>/.exec(body);
+  if (!match?.[1]) throw new Error('the page shows no API key');
+  return match[1];
+};
+
+const clientIdOf = (body: string): string => {
+  const match = /<code id="client-id">([^<]+)<\/code>/.exec(body);
+  if (!match?.[1]) throw new Error('the page shows no Client ID');
+  return match[1];
+};
+
+const occurrences = (text: string, part: string) => text.split(part).length - 1;
+/** The token with its last character changed: as long, never the same. */
+const oneCharacterOff = (token: string) => `${token.slice(0, -1)}${token.endsWith('A') ? 'B' : 'A'}`;
+
+let sequence = 0;
+function aRecord(clientId: string, agoMs: number): AccessRecord {
+  sequence += 1;
+  return {
+    id: `rec-${String(sequence).padStart(6, '0')}`,
+    clientId,
+    at: new Date(NOW.getTime() - agoMs).toISOString(),
+    resource: 'score',
+    status: 200,
+    code: null,
+    clientAddress: '198.51.100.7',
+    requestId: `req-${String(sequence).padStart(6, '0')}`,
+  };
+}
+
+describe('credentials service: the console (decisions 30-32)', () => {
+  let h: Harness;
+
+  beforeEach(async () => {
+    h = await startConsole();
+  });
+  afterEach(() => h.close());
+
+  /** One request as a browser would make it, never following a redirect; no page may show an internal. */
+  async function visit(path: string, { cookie, form, headers = {}, bare = false }: Visit = {}): Promise<Page> {
+    const body = new URLSearchParams();
+    for (const [name, value] of Object.entries(form ?? {})) {
+      for (const item of typeof value === 'string' ? [value] : value) body.append(name, item);
+    }
+    const browser = form && !bare ? { origin: h.app.baseUrl, 'sec-fetch-site': 'same-origin' } : {};
+    const response = await request<string>(`${h.app.baseUrl}${path}`, {
+      method: form ? 'POST' : 'GET',
+      redirect: 'manual',
+      headers: { ...browser, ...(cookie === undefined ? {} : { cookie: `${SESSION_COOKIE}=${cookie}` }), ...headers },
+      ...(form ? { body } : {}),
+    });
+    expect(typeof response.body).toBe('string');
+    expect(response.body).not.toMatch(INTERNALS);
+    const sessionCookieLine = response.headers.getSetCookie().find((line) => line.startsWith(`${SESSION_COOKIE}=`));
+    return {
+      status: response.status,
+      headers: response.headers,
+      body: response.body,
+      location: response.headers.get('location'),
+      sessionCookie: sessionCookieLine?.slice(SESSION_COOKIE.length + 1).split(';')[0],
+      sessionCookieLine,
+    };
+  }
+
+  async function signIn(organizationId = ORG, cookie?: string): Promise<{ cookie: string; csrf: string }> {
+    const token = await h.sessions.issueLink({ organizationId, subject: 'one-time-link', displayName: 'x' });
+    const answer = await visit(`/console/sign-in/link?token=${token}`, { cookie });
+    expect(answer.status).toBe(303);
+    expect(answer.location).toBe('/console');
+    if (!answer.sessionCookie) throw new Error('the sign-in set no session cookie');
+    const list = await visit('/console', { cookie: answer.sessionCookie });
+    return { cookie: answer.sessionCookie, csrf: csrfOf(list.body) };
+  }
+
+  const validForm = (csrf: string): Form => ({
+    _csrf: csrf,
+    recipientType: 'insurance_provider',
+    recipientName: 'Acme Insurance',
+    scopes: ['qr_score', 'pillar_breakdown'],
+    expiresAt: '',
+    allowedCidrs: '',
+  });
+
+  async function createInConsole(session: { cookie: string; csrf: string }, form: Form = {}) {
+    const page = await visit('/console/authorizations', { cookie: session.cookie, form: { ...validForm(session.csrf), ...form } });
+    expect(page.status).toBe(201);
+    return { page, clientId: clientIdOf(page.body), apiKey: apiKeyOf(page.body) };
+  }
+
+  /** An authorization created over the HTTP API with a bearer token, as another organization's administrator would. */
+  async function createOverApi(organizationId: string): Promise<string> {
+    const token = await signToken({ org: organizationId, scope: 'authorizations:write' });
+    const created = await request(`${h.app.baseUrl}/v1/organizations/${organizationId}/authorizations`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ recipientType: 'auditor', scopes: ['qr_score'] }),
+    });
+    expect(created.status).toBe(201);
+    return created.body.clientId as string;
+  }
+
+  describe('signing in', () => {
+    test('when nobody is signed in, then /console is the sign-in page, saying the one-time link is the way in here', async () => {
+      const page = await visit('/console');
+
+      expect(page.status).toBe(200);
+      expect(page.headers.get('content-type')).toBe('text/html; charset=utf-8');
+      expect(page.body).toContain('<h1>Sign in</h1>');
+      expect(page.body).toContain('one-time sign-in link');
+      expect(page.body).not.toContain('href="/console/sign-in"');
+      expect(page.body).not.toContain('Sign out');
+      expect(page.body).not.toContain('_csrf');
+    });
+
+    test('when nobody is signed in, then every protected page and change is a 303 to /console and nothing is created', async () => {
+      const clientId = await createOverApi(ORG);
+      const pages = [
+        await visit('/console/authorizations/new'),
+        await visit(`/console/authorizations/${clientId}`),
+        await visit(`/console/authorizations/${clientId}/revoke`),
+        await visit('/console/authorizations', { form: validForm('guess') }),
+        await visit(`/console/authorizations/${clientId}/rotate`, { form: { _csrf: 'guess', overlapSeconds: '0' } }),
+        await visit(`/console/authorizations/${clientId}/revoke`, { form: { _csrf: 'guess' } }),
+        await visit('/console/sign-out', { form: { _csrf: 'guess' } }),
+      ];
+
+      expect(pages.map((page) => [page.status, page.location])).toEqual(pages.map(() => [303, '/console']));
+      const stored = await h.store.list(ORG);
+      expect(stored.map((record) => [record.clientId, record.revokedAt, record.revision])).toEqual([[clientId, null, 1]]);
+    });
+
+    test('when the one-time link is opened, then it signs in with an HttpOnly, SameSite=Lax cookie for /console and the list shows who', async () => {
+      const token = await h.sessions.issueLink({ organizationId: ORG, subject: 'one-time-link', displayName: 'x' });
+
+      const answer = await visit(`/console/sign-in/link?token=${token}`);
+
+      expect(answer.status).toBe(303);
+      expect(answer.location).toBe('/console');
+      expect(answer.sessionCookie).toMatch(/^[A-Za-z0-9_-]{43}$/);
+      expect(answer.sessionCookie).not.toBe(token);
+      const attributes = (answer.sessionCookieLine ?? '').split(';').map((part) => part.trim().toLowerCase());
+      expect(attributes).toEqual(expect.arrayContaining(['path=/console', 'httponly', 'samesite=lax']));
+      expect(attributes).not.toContain('secure');
+      const list = await visit('/console', { cookie: answer.sessionCookie });
+      expect(list.status).toBe(200);
+      expect(list.body).toContain('<h1>Authorizations</h1>');
+      expect(list.body).toContain('Signed in as <strong>x</strong> for <strong>acme</strong>');
+      expect(list.body).toContain('No authorizations yet.');
+    });
+
+    test('when the one-time link is opened through a name other than loopback, then the session cookie is Secure', async () => {
+      const token = await h.sessions.issueLink({ organizationId: ORG, subject: 'one-time-link', displayName: 'x' });
+      const { port } = new URL(h.app.baseUrl);
+
+      const setCookie = await new Promise<string[]>((resolve, reject) => {
+        httpGet(
+          { host: '127.0.0.1', port, path: `/console/sign-in/link?token=${token}`, headers: { host: 'console.acme.example' } },
+          (response) => {
+            response.resume();
+            resolve(response.headers['set-cookie'] ?? []);
+          },
+        ).on('error', reject);
+      });
+
+      const line = setCookie.find((cookie) => cookie.startsWith(`${SESSION_COOKIE}=`)) ?? '';
+      expect(line.split(';').map((part) => part.trim().toLowerCase())).toEqual(expect.arrayContaining(['secure', 'httponly']));
+    });
+
+    test('when the one-time link is opened a second time, then it is a 400 sign-in page and no session is set', async () => {
+      const token = await h.sessions.issueLink({ organizationId: ORG, subject: 'one-time-link', displayName: 'x' });
+      expect((await visit(`/console/sign-in/link?token=${token}`)).status).toBe(303);
+
+      const again = await visit(`/console/sign-in/link?token=${token}`);
+
+      expect(again.status).toBe(400);
+      expect(again.body).toContain('This sign-in link has expired or was already used.');
+      expect(again.body).toContain('<h1>Sign in</h1>');
+      expect(again.sessionCookie).toBeUndefined();
+    });
+
+    test('when the one-time link is opened 10 minutes after it was issued, then it is a 400; just before, it works', async () => {
+      const early = await h.sessions.issueLink({ organizationId: ORG, subject: 'one-time-link', displayName: 'x' });
+      const late = await h.sessions.issueLink({ organizationId: ORG, subject: 'one-time-link', displayName: 'x' });
+
+      h.clock.set(new Date(NOW.getTime() + 10 * MINUTE - 1));
+      expect((await visit(`/console/sign-in/link?token=${early}`)).status).toBe(303);
+      h.clock.set(new Date(NOW.getTime() + 10 * MINUTE));
+      const expired = await visit(`/console/sign-in/link?token=${late}`);
+
+      expect(expired.status).toBe(400);
+      expect(expired.body).toContain('This sign-in link has expired or was already used.');
+      expect(expired.sessionCookie).toBeUndefined();
+    });
+
+    test('when the link has no token, a made-up one or several, then it is a 400 and no session is set', async () => {
+      const token = await h.sessions.issueLink({ organizationId: ORG, subject: 'one-time-link', displayName: 'x' });
+      const pages = [
+        await visit('/console/sign-in/link'),
+        await visit('/console/sign-in/link?token='),
+        await visit('/console/sign-in/link?token=made-up'),
+        await visit(`/console/sign-in/link?token=${token}&token=${token}`),
+      ];
+
+      expect(pages.map((page) => [page.status, page.sessionCookie])).toEqual(pages.map(() => [400, undefined]));
+    });
+
+    test('when the browser brings a session cookie of its own choosing to sign-in, then the session is under a new value and the old one opens nothing', async () => {
+      const planted = 'chosen-by-an-attacker-before-sign-in';
+
+      const { cookie } = await signIn(ORG, planted);
+
+      expect(cookie).not.toBe(planted);
+      const withPlanted = await visit('/console', { cookie: planted });
+      expect(withPlanted.body).toContain('<h1>Sign in</h1>');
+      expect((await visit('/console/authorizations/new', { cookie: planted })).status).toBe(303);
+      expect((await visit('/console/authorizations/new', { cookie })).status).toBe(200);
+    });
+
+    test('when someone signs in again carrying a live session, then a new session replaces it and the old cookie no longer works', async () => {
+      const first = await signIn();
+
+      const second = await signIn(ORG, first.cookie);
+
+      expect(second.cookie).not.toBe(first.cookie);
+      expect(second.csrf).not.toBe(first.csrf);
+      expect((await visit('/console/authorizations/new', { cookie: first.cookie })).status).toBe(303);
+      expect((await visit('/console/authorizations/new', { cookie: second.cookie })).status).toBe(200);
+    });
+
+    test('when a session is unused for 30 minutes, then the console asks to sign in again', async () => {
+      const { cookie } = await signIn();
+      h.clock.set(new Date(NOW.getTime() + 29 * MINUTE));
+      expect((await visit('/console/authorizations/new', { cookie })).status).toBe(200);
+
+      h.clock.set(new Date(NOW.getTime() + 59 * MINUTE));
+
+      expect((await visit('/console/authorizations/new', { cookie })).status).toBe(303);
+      expect((await visit('/console', { cookie })).body).toContain('<h1>Sign in</h1>');
+    });
+  });
+
+  describe('headers and markup (decision 32)', () => {
+    test('when any page is served, then it carries the strict CSP, no-store, DENY framing and nosniff, and loads nothing from elsewhere', async () => {
+      const session = await signIn();
+      const { clientId } = await createInConsole(session);
+      const created = await visit('/console/authorizations', { cookie: session.cookie, form: validForm(session.csrf) });
+      const pages = [
+        await visit('/console'),
+        await visit('/console/sign-in/link?token=used'),
+        await visit('/console/sign-in'),
+        await visit('/console', { cookie: session.cookie }),
+        await visit('/console/authorizations/new', { cookie: session.cookie }),
+        created,
+        await visit('/console/authorizations', { cookie: session.cookie, form: { _csrf: session.csrf } }),
+        await visit('/console/authorizations', { cookie: session.cookie, form: { _csrf: 'wrong' } }),
+        await visit(`/console/authorizations/${clientId}`, { cookie: session.cookie }),
+        await visit(`/console/authorizations/${clientId}/revoke`, { cookie: session.cookie }),
+        await visit(`/console/authorizations/${clientId}/rotate`, {
+          cookie: session.cookie,
+          form: { _csrf: session.csrf, overlapSeconds: '0' },
+        }),
+        await visit('/console/authorizations/rs_unknown', { cookie: session.cookie }),
+        await visit('/console/no-such-page'),
+      ];
+      expect(pages.map((page) => page.status)).toEqual([200, 400, 404, 200, 200, 201, 400, 403, 200, 200, 200, 404, 404]);
+
+      for (const page of pages) {
+        const policy = (page.headers.get('content-security-policy') ?? '').split(';').map((directive) => directive.trim());
+        expect(policy).toEqual(
+          expect.arrayContaining([
+            "default-src 'none'",
+            "script-src 'self'",
+            "style-src 'self'",
+            "frame-ancestors 'none'",
+            "form-action 'self'",
+          ]),
+        );
+        expect(policy.join(';')).not.toMatch(/unsafe-inline|unsafe-eval|\*|data:|https?:/);
+        expect(page.headers.get('cache-control')).toBe('no-store');
+        expect(page.headers.get('x-frame-options')).toBe('DENY');
+        expect(page.headers.get('x-content-type-options')).toBe('nosniff');
+        expect(page.headers.get('content-type')).toBe('text/html; charset=utf-8');
+        expect(page.body).toMatch(/^<!doctype html>/);
+        // Nothing the policy would block (an error in the browser's console), and nothing from a CDN.
+        expect(page.body).not.toMatch(/<script(?![^>]*\ssrc="\/console\/assets\/)/);
+        expect(page.body).not.toMatch(/\sstyle=|\son[a-z]+=|javascript:/i);
+        expect(page.body).not.toMatch(/(src|href|action)="(https?:)?\/\//);
+      }
+    });
+
+    test('when a sign-in redirect is answered, then it carries the policy too', async () => {
+      const token = await h.sessions.issueLink({ organizationId: ORG, subject: 'one-time-link', displayName: 'x' });
+      const answer = await visit(`/console/sign-in/link?token=${token}`);
+
+      expect(answer.headers.get('content-security-policy')).toContain("default-src 'none'");
+      expect(answer.headers.get('cache-control')).toBe('no-store');
+    });
+  });
+
+  describe('CSRF on every change (decision 31)', () => {
+    const expectRefused = (page: Page) => {
+      expect(page.status).toBe(403);
+      expect(page.body).toContain('<h1>Form expired</h1>');
+    };
+
+    test('when a create has no _csrf, then it is a 403 and nothing is created', async () => {
+      const session = await signIn();
+      const { _csrf: _left, ...withoutToken } = validForm(session.csrf);
+
+      expectRefused(await visit('/console/authorizations', { cookie: session.cookie, form: withoutToken }));
+
+      expect(await h.store.list(ORG)).toEqual([]);
+    });
+
+    test("when a create has a wrong _csrf, or another session's, then it is a 403 and nothing is created", async () => {
+      const session = await signIn();
+      const otherSession = await signIn();
+
+      expectRefused(await visit('/console/authorizations', { cookie: session.cookie, form: validForm(oneCharacterOff(session.csrf)) }));
+      expectRefused(await visit('/console/authorizations', { cookie: session.cookie, form: validForm(otherSession.csrf) }));
+      expectRefused(
+        await visit('/console/authorizations', {
+          cookie: session.cookie,
+          form: { ...validForm(session.csrf), _csrf: [session.csrf, session.csrf] },
+        }),
+      );
+
+      expect(await h.store.list(ORG)).toEqual([]);
+    });
+
+    test('when a create with the right _csrf comes from a foreign Origin, then it is a 403 and nothing is created', async () => {
+      const session = await signIn();
+
+      expectRefused(
+        await visit('/console/authorizations', {
+          cookie: session.cookie,
+          form: validForm(session.csrf),
+          headers: { origin: FOREIGN_ORIGIN },
+        }),
+      );
+      expectRefused(
+        await visit('/console/authorizations', {
+          cookie: session.cookie,
+          form: validForm(session.csrf),
+          bare: true,
+          headers: { origin: 'null' },
+        }),
+      );
+
+      expect(await h.store.list(ORG)).toEqual([]);
+    });
+
+    test('when a create with the right _csrf comes from the public origin (a proxy rewrote Host), then it is accepted', async () => {
+      const session = await signIn();
+
+      const page = await visit('/console/authorizations', {
+        cookie: session.cookie,
+        form: validForm(session.csrf),
+        bare: true,
+        headers: { origin: PUBLIC_ORIGIN, 'sec-fetch-site': 'same-origin' },
+      });
+
+      expect(page.status).toBe(201);
+      expect(await h.store.list(ORG)).toHaveLength(1);
+    });
+
+    test('when a create with the right _csrf is marked Sec-Fetch-Site cross-site (or same-site) without an Origin, then it is a 403 and nothing is created', async () => {
+      const session = await signIn();
+
+      for (const site of ['cross-site', 'same-site']) {
+        expectRefused(
+          await visit('/console/authorizations', {
+            cookie: session.cookie,
+            form: validForm(session.csrf),
+            bare: true,
+            headers: { 'sec-fetch-site': site },
+          }),
+        );
+      }
+
+      expect(await h.store.list(ORG)).toEqual([]);
+    });
+
+    test('when the same create comes with the right _csrf from this console, then it is accepted: the refusals above were the checks', async () => {
+      const session = await signIn();
+
+      const page = await visit('/console/authorizations', { cookie: session.cookie, form: validForm(session.csrf) });
+
+      expect(page.status).toBe(201);
+      expect(await h.store.list(ORG)).toHaveLength(1);
+    });
+
+    test('when a form with the right _csrf names no origin, only Sec-Fetch-Site same-origin or nothing at all, then the token decides and it is accepted', async () => {
+      const session = await signIn();
+
+      const sameOriginOnly = await visit('/console/authorizations', {
+        cookie: session.cookie,
+        form: validForm(session.csrf),
+        bare: true,
+        headers: { 'sec-fetch-site': 'same-origin' },
+      });
+      const neither = await visit('/console/authorizations', { cookie: session.cookie, form: validForm(session.csrf), bare: true });
+
+      expect([sameOriginOnly.status, neither.status]).toEqual([201, 201]);
+      expect(await h.store.list(ORG)).toHaveLength(2);
+    });
+  });
+
+  describe('creating', () => {
+    test('when an authorization is created, then 201 shows its key exactly once, the key is the stored one, and no later page shows it', async () => {
+      const session = await signIn();
+
+      const { page, clientId, apiKey } = await createInConsole(session);
+
+      expect(page.body).toContain('<h1>Authorization created</h1>');
+      expect(page.body).toContain('This key is shown once.');
+      expect(page.body).toContain('data-copy="api-key"');
+      expect(apiKey).toMatch(/^rsk_[0-9A-Za-z]{49}$/);
+      expect(hasValidChecksum(apiKey, 'rsk')).toBe(true);
+      expect(occurrences(page.body, apiKey)).toBe(1);
+      const stored = await h.store.find(ORG, clientId);
+      expect(stored).toMatchObject({ organizationId: ORG, recipientName: 'Acme Insurance', scopes: ['qr_score', 'pillar_breakdown'] });
+      expect(stored?.keyDigest).toBe(digestApiKey(apiKey));
+
+      const list = await visit('/console', { cookie: session.cookie });
+      const detail = await visit(`/console/authorizations/${clientId}`, { cookie: session.cookie });
+      const revoke = await visit(`/console/authorizations/${clientId}/revoke`, { cookie: session.cookie });
+      for (const later of [list, detail, revoke]) {
+        expect(later.status).toBe(200);
+        expect(later.body).toContain(clientId);
+        expect(later.body).not.toContain(apiKey);
+      }
+      expect(list.body).toContain('Acme Insurance');
+      expect(list.body).toContain('Score and grade, Pillar breakdown');
+    });
+
+    test('when an expiry and allowed addresses are given, then they are stored and the detail page shows them', async () => {
+      const session = await signIn();
+
+      const { clientId } = await createInConsole(session, {
+        expiresAt: '2026-12-31',
+        allowedCidrs: ' 203.0.113.0/24\r\n\r\n2001:db8::/32\r\n',
+      });
+
+      expect(await h.store.find(ORG, clientId)).toMatchObject({
+        expiresAt: '2027-01-01T00:00:00.000Z',
+        allowedCidrs: ['203.0.113.0/24', '2001:db8::/32'],
+      });
+      const detail = await visit(`/console/authorizations/${clientId}`, { cookie: session.cookie });
+      expect(detail.body).toContain('<dd>203.0.113.0/24, 2001:db8::/32</dd>');
+      expect(detail.body).toContain('<time datetime="2027-01-01T00:00:00.000Z">2027-01-01 00:00 UTC</time>');
+    });
+
+    test('when no type and no scope are chosen, then 400 keeps what was typed and says what to fix beside each field', async () => {
+      const session = await signIn();
+      const typed = 'Acme "Re" Insurance & Co';
+
+      const page = await visit('/console/authorizations', {
+        cookie: session.cookie,
+        form: { _csrf: session.csrf, recipientType: '', recipientName: typed, expiresAt: '', allowedCidrs: '203.0.113.0/24\r\n10.0.0.1' },
+      });
+
+      expect(page.status).toBe(400);
+      expect(page.body).toContain('The authorization was not created.');
+      expect(page.body).toContain('value="Acme &quot;Re&quot; Insurance &amp; Co"');
+      expect(page.body).toMatch(/<textarea id="allowedCidrs"[^>]*>203\.0\.113\.0\/24\r?\n10\.0\.0\.1<\/textarea>/);
+      expect(page.body).toContain('<p class="field-problem" id="recipientType-problem">choose the type of the receiving organization</p>');
+      expect(page.body).toContain('<p class="field-problem" id="scopes-problem">choose at least one kind of data</p>');
+      expect(page.body).toMatch(/<select id="recipientType"[^>]*aria-invalid="true" aria-describedby="recipientType-problem"/);
+      expect(page.body).not.toMatch(/\schecked/);
+      expect(csrfOf(page.body)).toBe(session.csrf);
+      expect(await h.store.list(ORG)).toEqual([]);
+    });
+
+    test('when an address is not one, then 400 keeps the chosen type and scopes and names the addresses field', async () => {
+      const session = await signIn();
+
+      const page = await visit('/console/authorizations', {
+        cookie: session.cookie,
+        form: {
+          ...validForm(session.csrf),
+          recipientType: 'auditor',
+          scopes: ['score_trend'],
+          allowedCidrs: '203.0.113.0/24\nnot-an-address',
+        },
+      });
+
+      expect(page.status).toBe(400);
+      expect(page.body).toMatch(/<option value="auditor"\s+selected>/);
+      expect(page.body).not.toMatch(/<option value="insurance_provider"\s+selected>/);
+      expect(page.body).toMatch(/value="score_trend"\s+checked/);
+      expect(page.body).not.toMatch(/value="qr_score"\s+checked/);
+      expect(page.body).toContain('id="allowedCidrs-problem"');
+      expect(page.body).toContain('must be an IPv4 or IPv6 address or CIDR range');
+      expect(page.body).toContain('203.0.113.0/24\nnot-an-address</textarea>');
+      expect(page.body).toContain('value="Acme Insurance"');
+      expect(await h.store.list(ORG)).toEqual([]);
+    });
+
+    test('when the expiry is in the past, then 400 keeps the date typed and says it must be in the future', async () => {
+      const session = await signIn();
+
+      const page = await visit('/console/authorizations', {
+        cookie: session.cookie,
+        form: { ...validForm(session.csrf), expiresAt: '2026-01-01' },
+      });
+
+      expect(page.status).toBe(400);
+      expect(page.body).toContain('<p class="field-problem" id="expiresAt-problem">must be in the future</p>');
+      expect(page.body).toContain('value="2026-01-01"');
+      expect(await h.store.list(ORG)).toEqual([]);
+    });
+
+    test('when a recipient name is markup, then every page shows it as text', async () => {
+      const session = await signIn();
+      const name = '<script>alert(1)</script>"><img src=x>';
+      const escaped = '&lt;script&gt;alert(1)&lt;/script&gt;&quot;&gt;&lt;img src=x&gt;';
+
+      const { page, clientId } = await createInConsole(session, { recipientName: name });
+      const list = await visit('/console', { cookie: session.cookie });
+      const detail = await visit(`/console/authorizations/${clientId}`, { cookie: session.cookie });
+      const confirm = await visit(`/console/authorizations/${clientId}/revoke`, { cookie: session.cookie });
+
+      for (const shown of [page, list, detail, confirm]) {
+        expect(shown.body).toContain(escaped);
+        expect(shown.body).not.toContain('<script>alert(1)');
+        expect(shown.body).not.toContain('<img src=x>');
+      }
+      expect(detail.body).toContain(`<title>${escaped} · Resilience Score data access</title>`);
+      expect((await h.store.find(ORG, clientId))?.recipientName).toBe(name);
+    });
+  });
+
+  describe('rotating', () => {
+    test('when the key is rotated with no overlap, then the new key is shown once, is the stored one, and the old one stops now', async () => {
+      const session = await signIn();
+      const { clientId, apiKey: oldKey } = await createInConsole(session);
+
+      const page = await visit(`/console/authorizations/${clientId}/rotate`, {
+        cookie: session.cookie,
+        form: { _csrf: session.csrf, overlapSeconds: '0' },
+      });
+
+      expect(page.status).toBe(200);
+      expect(page.body).toContain('<h1>New key issued</h1>');
+      expect(page.body).toContain('The previous key no longer works.');
+      const newKey = apiKeyOf(page.body);
+      expect(newKey).not.toBe(oldKey);
+      expect(hasValidChecksum(newKey, 'rsk')).toBe(true);
+      expect(occurrences(page.body, newKey)).toBe(1);
+      expect(page.body).not.toContain(oldKey);
+      const stored = await h.store.find(ORG, clientId);
+      expect(stored?.keyDigest).toBe(digestApiKey(newKey));
+      expect(stored?.previousKeyExpiresAt ?? null).toBeNull();
+      const detail = await visit(`/console/authorizations/${clientId}`, { cookie: session.cookie });
+      expect(detail.body).not.toContain(newKey);
+    });
+
+    test('when the key is rotated with an hour of overlap, then the page says until when the previous key works', async () => {
+      const session = await signIn();
+      const { clientId, apiKey: oldKey } = await createInConsole(session);
+
+      const page = await visit(`/console/authorizations/${clientId}/rotate`, {
+        cookie: session.cookie,
+        form: { _csrf: session.csrf, overlapSeconds: '3600' },
+      });
+
+      expect(page.status).toBe(200);
+      expect(page.body).toContain(
+        'The previous key keeps working until <time datetime="2026-11-20T11:00:00.000Z">2026-11-20 11:00 UTC</time>.',
+      );
+      const stored = await h.store.find(ORG, clientId);
+      expect(stored).toMatchObject({
+        keyDigest: digestApiKey(apiKeyOf(page.body)),
+        previousKeyDigest: digestApiKey(oldKey),
+        previousKeyExpiresAt: '2026-11-20T11:00:00.000Z',
+      });
+    });
+
+    test.each([['abc'], ['-1'], ['604801'], ['1.5'], ['1e3x'], [''], [' '], ['0x10'], ['1e3']])(
+      'when the overlap is %j, then it is a 400 page and the key is unchanged',
+      async (overlapSeconds) => {
+        const session = await signIn();
+        const { clientId, apiKey } = await createInConsole(session);
+
+        const page = await visit(`/console/authorizations/${clientId}/rotate`, {
+          cookie: session.cookie,
+          form: { _csrf: session.csrf, overlapSeconds },
+        });
+
+        expect(page.status).toBe(400);
+        expect(page.body).toContain('<h1>Invalid request</h1>');
+        expect(page.body).toContain('Choose how long the current key keeps working.');
+        expect(page.body).not.toContain('id="api-key"');
+        expect((await h.store.find(ORG, clientId))?.keyDigest).toBe(digestApiKey(apiKey));
+      },
+    );
+
+    test('when a rotation has no overlap field at all, then it is a 400 page and the key is unchanged', async () => {
+      const session = await signIn();
+      const { clientId, apiKey } = await createInConsole(session);
+
+      const page = await visit(`/console/authorizations/${clientId}/rotate`, { cookie: session.cookie, form: { _csrf: session.csrf } });
+
+      expect(page.status).toBe(400);
+      expect((await h.store.find(ORG, clientId))?.keyDigest).toBe(digestApiKey(apiKey));
+    });
+
+    test('when a rotation lacks the CSRF token, then it is a 403 and the key is unchanged', async () => {
+      const session = await signIn();
+      const { clientId, apiKey } = await createInConsole(session);
+
+      const page = await visit(`/console/authorizations/${clientId}/rotate`, { cookie: session.cookie, form: { overlapSeconds: '0' } });
+
+      expect(page.status).toBe(403);
+      expect((await h.store.find(ORG, clientId))?.keyDigest).toBe(digestApiKey(apiKey));
+    });
+
+    test('when a revoked authorization is rotated, then it is a 409 page in words and no key is shown', async () => {
+      const session = await signIn();
+      const { clientId } = await createInConsole(session);
+      expect(
+        (await visit(`/console/authorizations/${clientId}/revoke`, { cookie: session.cookie, form: { _csrf: session.csrf } })).status,
+      ).toBe(303);
+
+      const page = await visit(`/console/authorizations/${clientId}/rotate`, {
+        cookie: session.cookie,
+        form: { _csrf: session.csrf, overlapSeconds: '0' },
+      });
+
+      expect(page.status).toBe(409);
+      expect(page.body).toContain('<h1>Authorization no longer active</h1>');
+      expect(page.body).not.toContain('id="api-key"');
+    });
+  });
+
+  describe('revoking', () => {
+    test('when revoke is confirmed with the CSRF token, then 303 leads to the detail with a notice and the status is revoked', async () => {
+      const session = await signIn();
+      const { clientId } = await createInConsole(session);
+
+      const confirm = await visit(`/console/authorizations/${clientId}/revoke`, { cookie: session.cookie });
+      expect(confirm.status).toBe(200);
+      expect(confirm.body).toContain(`<form method="post" action="/console/authorizations/${clientId}/revoke"`);
+      expect(csrfOf(confirm.body)).toBe(session.csrf);
+      expect((await h.store.find(ORG, clientId))?.revokedAt).toBeNull();
+
+      const revoked = await visit(`/console/authorizations/${clientId}/revoke`, {
+        cookie: session.cookie,
+        form: { _csrf: csrfOf(confirm.body) },
+      });
+
+      expect(revoked.status).toBe(303);
+      expect(revoked.location).toBe(`/console/authorizations/${clientId}?notice=revoked`);
+      expect((await h.store.find(ORG, clientId))?.revokedAt).toBe(NOW.toISOString());
+      const detail = await visit(revoked.location ?? '', { cookie: session.cookie });
+      expect(detail.status).toBe(200);
+      expect(detail.body).toContain('Revoked. Reads with this authorization are refused from now on.');
+      expect(detail.body).toContain('<span class="status revoked"');
+      expect(detail.body).not.toContain('Rotate key');
+      expect(detail.body).not.toContain(`/console/authorizations/${clientId}/revoke`);
+    });
+
+    test('when a revoke lacks the CSRF token or comes cross-site, then it is a 403 and the authorization stays active', async () => {
+      const session = await signIn();
+      const { clientId } = await createInConsole(session);
+
+      const missing = await visit(`/console/authorizations/${clientId}/revoke`, { cookie: session.cookie, form: {} });
+      const crossSite = await visit(`/console/authorizations/${clientId}/revoke`, {
+        cookie: session.cookie,
+        form: { _csrf: session.csrf },
+        headers: { origin: FOREIGN_ORIGIN, 'sec-fetch-site': 'cross-site' },
+      });
+
+      expect([missing.status, crossSite.status]).toEqual([403, 403]);
+      expect((await h.store.find(ORG, clientId))?.revokedAt).toBeNull();
+    });
+
+    test('when an authorization is already revoked, then its confirmation page leads back to the detail', async () => {
+      const session = await signIn();
+      const { clientId } = await createInConsole(session);
+      await visit(`/console/authorizations/${clientId}/revoke`, { cookie: session.cookie, form: { _csrf: session.csrf } });
+
+      const confirm = await visit(`/console/authorizations/${clientId}/revoke`, { cookie: session.cookie });
+
+      expect(confirm.status).toBe(303);
+      expect(confirm.location).toBe(`/console/authorizations/${clientId}`);
+    });
+  });
+
+  describe('another organization and malformed Client IDs', () => {
+    test("when another organization's Client ID is asked for, changed or revoked, then it is a 404 page and that authorization is untouched", async () => {
+      const session = await signIn();
+      const foreign = await createOverApi(OTHER_ORG);
+      const before = await h.store.find(OTHER_ORG, foreign);
+
+      const pages = [
+        await visit(`/console/authorizations/${foreign}`, { cookie: session.cookie }),
+        await visit(`/console/authorizations/${foreign}/revoke`, { cookie: session.cookie }),
+        await visit(`/console/authorizations/${foreign}/revoke`, { cookie: session.cookie, form: { _csrf: session.csrf } }),
+        await visit(`/console/authorizations/${foreign}/rotate`, {
+          cookie: session.cookie,
+          form: { _csrf: session.csrf, overlapSeconds: '0' },
+        }),
+      ];
+
+      for (const page of pages) {
+        expect(page.status).toBe(404);
+        expect(page.body).toContain('<h1>Authorization not found</h1>');
+        expect(page.body).not.toContain(OTHER_ORG);
+      }
+      expect(await h.store.find(OTHER_ORG, foreign)).toEqual(before);
+    });
+
+    test.each([
+      ['a word', 'not-a-client-id'],
+      ['the prefix alone', 'rs_'],
+      ['markup', 'rs_abc%3Cscript%3E'],
+      ['too long', `rs_${'a'.repeat(65)}`],
+      ['of another prefix', 'xx_abcdefghijklmnopqrstuvwxyz'],
+    ])('when the Client ID is %s, then it is a 404 page', async (_label, clientId) => {
+      const session = await signIn();
+
+      const detail = await visit(`/console/authorizations/${clientId}`, { cookie: session.cookie });
+      const confirm = await visit(`/console/authorizations/${clientId}/revoke`, { cookie: session.cookie });
+
+      for (const page of [detail, confirm]) {
+        expect(page.status).toBe(404);
+        expect(page.body).toContain('<h1>Authorization not found</h1>');
+        expect(page.body).not.toContain('<script>');
+      }
+    });
+
+    test('when a Client ID is not valid percent-encoding, then it is a 400 page, not a 500', async () => {
+      const session = await signIn();
+
+      const page = await visit('/console/authorizations/%E0%A4%A', { cookie: session.cookie });
+
+      expect(page.status).toBe(400);
+      expect(page.headers.get('content-type')).toBe('text/html; charset=utf-8');
+    });
+  });
+
+  describe('the access log page', () => {
+    test('when the log is longer than a page, then the older entries link leads on, and the newest link leads back', async () => {
+      const session = await signIn();
+      const { clientId } = await createInConsole(session);
+      const oldest = aRecord(clientId, 3 * MINUTE);
+      const middle = aRecord(clientId, 2 * MINUTE);
+      const newest = aRecord(clientId, MINUTE);
+      await h.accessLog.add([oldest, middle, newest]);
+
+      const first = await visit(`/console/authorizations/${clientId}?limit=2`, { cookie: session.cookie });
+      expect(first.status).toBe(200);
+      expect(first.body).toContain(newest.requestId);
+      expect(first.body).toContain(middle.requestId);
+      expect(first.body).not.toContain(oldest.requestId);
+      const older = /href="([^"]+)#log-heading">Older entries/.exec(first.body)?.[1]?.replaceAll('&amp;', '&');
+      expect(older).toMatch(new RegExp(`^/console/authorizations/${clientId}\\?cursor=[A-Za-z0-9_-]+$`));
+
+      const second = await visit(`${older}&limit=2`, { cookie: session.cookie });
+
+      expect(second.status).toBe(200);
+      expect(second.body).toContain(oldest.requestId);
+      expect(second.body).not.toContain(newest.requestId);
+      expect(second.body).toContain('Newest entries');
+    });
+
+    test.each([
+      ['made up', 'not-a-cursor'],
+      ['well-formed but with no instant', Buffer.from('v1|yesterday|r|1').toString('base64url')],
+      ['a control character', '%00'],
+    ])('when the cursor is %s, then it is a 400 page in words, not a 500', async (_label, cursor) => {
+      const session = await signIn();
+      const { clientId } = await createInConsole(session);
+
+      const page = await visit(`/console/authorizations/${clientId}?cursor=${cursor}`, { cookie: session.cookie });
+
+      expect(page.status).toBe(400);
+      expect(page.body).toContain('<h1>Invalid request</h1>');
+      expect(page.body).toContain('cursor is not one this API returned as nextCursor');
+    });
+
+    test('when the limit is out of range or given twice, then it is a 400 page, not a 500', async () => {
+      const session = await signIn();
+      const { clientId } = await createInConsole(session);
+
+      const pages = [
+        await visit(`/console/authorizations/${clientId}?limit=0`, { cookie: session.cookie }),
+        await visit(`/console/authorizations/${clientId}?limit=1&limit=2`, { cookie: session.cookie }),
+        await visit(`/console/authorizations/${clientId}?cursor=a&cursor=b`, { cookie: session.cookie }),
+      ];
+
+      expect(pages.map((page) => page.status)).toEqual([400, 400, 400]);
+    });
+  });
+
+  describe('signing out', () => {
+    test('when sign-out is posted with the CSRF token, then 303 to /console clears the cookie and the old cookie opens nothing', async () => {
+      const session = await signIn();
+
+      const answer = await visit('/console/sign-out', { cookie: session.cookie, form: { _csrf: session.csrf } });
+
+      expect(answer.status).toBe(303);
+      expect(answer.location).toBe('/console');
+      expect(answer.sessionCookie).toBe('');
+      expect(answer.sessionCookieLine).toMatch(/Expires=Thu, 01 Jan 1970/);
+      expect((await visit('/console', { cookie: session.cookie })).body).toContain('<h1>Sign in</h1>');
+      expect((await visit('/console/authorizations/new', { cookie: session.cookie })).status).toBe(303);
+      const create = await visit('/console/authorizations', { cookie: session.cookie, form: validForm(session.csrf) });
+      expect(create.status).toBe(303);
+      expect(await h.store.list(ORG)).toEqual([]);
+    });
+
+    test('when sign-out lacks the CSRF token or comes from a foreign origin, then it is a 403 and the session goes on', async () => {
+      const session = await signIn();
+
+      const missing = await visit('/console/sign-out', { cookie: session.cookie, form: {} });
+      const foreign = await visit('/console/sign-out', {
+        cookie: session.cookie,
+        form: { _csrf: session.csrf },
+        headers: { origin: FOREIGN_ORIGIN },
+      });
+
+      expect([missing.status, foreign.status]).toEqual([403, 403]);
+      expect(missing.sessionCookie).toBeUndefined();
+      expect((await visit('/console/authorizations/new', { cookie: session.cookie })).status).toBe(200);
+    });
+  });
+
+  describe('assets and unknown paths', () => {
+    test.each([
+      ['console.css', /^text\/css/],
+      ['console.js', /^text\/javascript/],
+      ['icon.svg', /^image\/svg\+xml/],
+    ])('when %s is asked for, then it is served from this service with its type, without a session', async (name, type) => {
+      const response = await fetch(`${h.app.baseUrl}/console/assets/${name}`);
+      const body = Buffer.from(await response.arrayBuffer());
+
+      expect(response.status).toBe(200);
+      expect(response.headers.get('content-type')).toMatch(type);
+      expect(response.headers.get('x-content-type-options')).toBe('nosniff');
+      expect(response.headers.get('content-security-policy')).toContain("default-src 'none'");
+      expect(body.equals(await readFile(join(__dirname, '../../console-assets', name)))).toBe(true);
+      expect(body.length).toBeGreaterThan(0);
+    });
+
+    test('when an unknown console path or asset is asked for, then it is a 404 HTML page', async () => {
+      const session = await signIn();
+      const pages = [
+        await visit('/console/nothing-here'),
+        await visit('/console/assets/nothing.js'),
+        await visit('/console/assets/..%2Fpackage.json'),
+        await visit('/console/authorizations/new/extra', { cookie: session.cookie }),
+      ];
+
+      for (const page of pages) {
+        expect(page.status).toBe(404);
+        expect(page.headers.get('content-type')).toBe('text/html; charset=utf-8');
+        expect(page.body).toContain('<h1>Page not found</h1>');
+      }
+      expect(pages[3]?.body).toContain('Sign out');
+    });
+  });
+
+  describe('failures', () => {
+    test('when the store fails, then it is a 500 page in words, without the error, its message or a stack trace', async () => {
+      const session = await signIn();
+      h.breakStore(new Error('SQLITE_IOERR: disk I/O error in /var/lib/rsd/rsd.sqlite'));
+
+      const page = await visit('/console', { cookie: session.cookie });
+
+      expect(page.status).toBe(500);
+      expect(page.headers.get('content-type')).toBe('text/html; charset=utf-8');
+      expect(page.body).toContain('<h1>Something went wrong</h1>');
+      expect(page.body).not.toContain('disk I/O error');
+      expect(page.body).not.toContain('/var/lib/rsd');
+      expect(page.headers.get('content-security-policy')).toContain("default-src 'none'");
+    });
+
+    test('when a form is larger than the console reads, then it is a 413 page in words and nothing is created', async () => {
+      const session = await signIn();
+
+      const page = await visit('/console/authorizations', {
+        cookie: session.cookie,
+        form: { ...validForm(session.csrf), allowedCidrs: '203.0.113.0/24\n'.repeat(2_000) },
+      });
+
+      expect(page.status).toBe(413);
+      expect(page.body).toContain('The form could not be read.');
+      expect(await h.store.list(ORG)).toEqual([]);
+    });
+  });
+
+  describe('without OpenID Connect configured', () => {
+    test('when /console/sign-in is asked for, then it is a 404 with the sign-in page and no redirect or attempt cookie', async () => {
+      const page = await visit('/console/sign-in');
+
+      expect(page.status).toBe(404);
+      expect(page.location).toBeNull();
+      expect(page.body).toContain('<h1>Sign in</h1>');
+      expect(page.body).toContain('not configured');
+      expect(page.headers.getSetCookie().filter((line) => !line.includes('Expires=Thu, 01 Jan 1970'))).toEqual([]);
+    });
+
+    test('when the callback is reached without an attempt, then it is a 404 and no session is set', async () => {
+      const page = await visit('/console/auth/callback?code=stolen&state=guessed');
+
+      expect(page.status).toBe(404);
+      expect(page.body).toContain('<h1>Sign in</h1>');
+      expect(page.sessionCookie).toBeUndefined();
+    });
+  });
+});
