@@ -183,6 +183,14 @@ describe('the console in a browser', () => {
     const refused = await read(clientId, newKey);
     expect(refused.status).toBe(401);
     expect(refused.body.code).toBe('CREDENTIAL_INACTIVE');
+
+    // Neither key, the session cookie nor the client secret is in anything the product or the provider wrote.
+    const sessionCookie = (await context.cookies(consoleUrl)).find((cookie) => cookie.name === 'rsd_console')?.value;
+    expect(sessionCookie).toBeDefined();
+    for (const secret of [apiKey, newKey, sessionCookie ?? '', CLIENT.clientSecret]) {
+      expect(product.output()).not.toContain(secret);
+      expect(issuer.output()).not.toContain(secret);
+    }
     await context.close();
   }, 120_000);
 
