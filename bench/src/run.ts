@@ -1,5 +1,5 @@
 import { generateKeyPairSync, randomBytes, randomUUID } from 'node:crypto';
-import { mkdtemp, mkdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { cp, mkdtemp, mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import autocannon from 'autocannon';
@@ -213,7 +213,7 @@ const addDays = (date: string, days: number) => new Date(Date.parse(date) + days
 const readScore = (url: string, credential: { clientId: string; apiKey: string }) =>
   json(`${url}/v1/customers/${credential.clientId}/score`, { headers: { 'x-api-key': credential.apiKey } });
 
-const ACCESS_LOG_ROUNDS = 3;
+const ROUNDS_IN_TURNS = 3;
 
 /** User plus system CPU time of a process so far, in ms (Linux); undefined elsewhere. */
 async function cpuMsOf(pid: number | undefined): Promise<number | undefined> {
@@ -226,62 +226,138 @@ async function cpuMsOf(pid: number | undefined): Promise<number | undefined> {
   }
 }
 
+/** One side of an A/B: a read-API URL, its key, and the process whose CPU time is counted. */
+interface Side {
+  name: string;
+  url: string;
+  apiKey: string;
+  pid: number | undefined;
+}
+
+interface Compared {
+  rows: [Throughput, Throughput];
+  /** Server CPU time per request, in µs (NaN where /proc is not there). */
+  cpuUs: [number, number];
+}
+
 /**
- * Decision 21's cost: the embedded /score with the access log on and off (ACCESS_LOG_ENABLED=false),
- * two products side by side measured in turns (on, off, off, on, on, off), so that other work on the
- * machine weighs on both alike; with each server's CPU time per request, flushes included, which
- * such work disturbs less than throughput.
+ * Two servers side by side, loaded in turns (a, b, b, a, a, b) so that other work on the machine
+ * weighs on both alike; with each server's CPU time per request, which such work disturbs less than
+ * throughput. `settleMs` after each run: work a run leaves behind (a flush) belongs to its cost.
  */
+async function inTurns(sides: [Side, Side], settleMs = 0): Promise<Compared> {
+  const runs: [Throughput[], Throughput[]] = [[], []];
+  const cpu = [
+    { ms: 0, requests: 0 },
+    { ms: 0, requests: 0 },
+  ];
+  for (let round = 0; round < ROUNDS_IN_TURNS; round += 1) {
+    for (const index of round % 2 === 0 ? [0, 1] : [1, 0]) {
+      const side = sides[index]!;
+      const before = await cpuMsOf(side.pid);
+      const run = await load(side.name, side.url, { 'x-api-key': side.apiKey });
+      if (settleMs > 0) await new Promise((done) => setTimeout(done, settleMs));
+      const after = await cpuMsOf(side.pid);
+      runs[index]!.push(run);
+      if (before !== undefined && after !== undefined) {
+        cpu[index]!.ms += after - before;
+        cpu[index]!.requests += run.rps * DURATION_S;
+      }
+    }
+  }
+  const mean = (values: number[]) => values.reduce((sum, value) => sum + value, 0) / values.length;
+  const row = (index: 0 | 1): Throughput => ({
+    name: `${sides[index].name} (mean of ${ROUNDS_IN_TURNS} runs in turns)`,
+    rps: mean(runs[index].map((run) => run.rps)),
+    p50: Math.round(mean(runs[index].map((run) => run.p50))),
+    p99: Math.round(mean(runs[index].map((run) => run.p99))),
+    non2xx: runs[index].reduce((sum, run) => sum + run.non2xx, 0),
+  });
+  const usPerRequest = (index: 0 | 1) => (cpu[index]!.requests > 0 ? (cpu[index]!.ms * 1000) / cpu[index]!.requests : NaN);
+  return { rows: [row(0), row(1)], cpuUs: [usPerRequest(0), usPerRequest(1)] };
+}
+
+const scoreSide = (name: string, product: Product, credential: { clientId: string; apiKey: string }): Side => ({
+  name,
+  url: `${product.readApis[0]!}/v1/customers/${credential.clientId}/score`,
+  apiKey: credential.apiKey,
+  pid: product.pid,
+});
+
+/** Decision 21's cost: the embedded /score with the access log on and off (ACCESS_LOG_ENABLED=false), in turns. */
 async function accessLogComparison(): Promise<{ rows: Throughput[]; summary: string }> {
   const dirs = [await mkdtemp(join(tmpdir(), 'rsd-bench-access-on-')), await mkdtemp(join(tmpdir(), 'rsd-bench-access-off-'))];
   const products = { on: await startEmbedded(dirs[0]!), off: await startEmbedded(dirs[1]!, { ACCESS_LOG_ENABLED: 'false' }) };
   try {
-    const runs = { on: [] as Throughput[], off: [] as Throughput[] };
-    const cpu = { on: { ms: 0, requests: 0 }, off: { ms: 0, requests: 0 } };
-    const targets = {
-      on: { product: products.on, credential: await createCredential(products.on) },
-      off: { product: products.off, credential: await createCredential(products.off) },
-    };
+    const credentials = { on: await createCredential(products.on), off: await createCredential(products.off) };
     await postScore(products.on, 72);
     await postScore(products.off, 72);
-    for (let round = 0; round < ACCESS_LOG_ROUNDS; round += 1) {
-      for (const side of round % 2 === 0 ? (['on', 'off'] as const) : (['off', 'on'] as const)) {
-        const { product, credential } = targets[side];
-        const before = await cpuMsOf(product.pid);
-        const run = await load(side, `${product.readApis[0]!}/v1/customers/${credential.clientId}/score`, {
-          'x-api-key': credential.apiKey,
-        });
-        // The flush of what the run recorded belongs to its cost.
-        await new Promise((done) => setTimeout(done, 1_500));
-        const after = await cpuMsOf(product.pid);
-        runs[side].push(run);
-        if (before !== undefined && after !== undefined) {
-          cpu[side].ms += after - before;
-          cpu[side].requests += run.rps * DURATION_S;
-        }
-      }
-    }
-    const mean = (values: number[]) => values.reduce((sum, value) => sum + value, 0) / values.length;
-    const row = (side: 'on' | 'off', name: string): Throughput => ({
-      name,
-      rps: mean(runs[side].map((run) => run.rps)),
-      p50: Math.round(mean(runs[side].map((run) => run.p50))),
-      p99: Math.round(mean(runs[side].map((run) => run.p99))),
-      non2xx: runs[side].reduce((sum, run) => sum + run.non2xx, 0),
-    });
-    const rows = [
-      row('on', `read API /score, embedded, access log on (mean of ${ACCESS_LOG_ROUNDS} runs in turns)`),
-      row('off', `read API /score, embedded, access log off (ACCESS_LOG_ENABLED=false, the same turns)`),
-    ];
-    const usPerRequest = (side: 'on' | 'off') => (cpu[side].requests > 0 ? (cpu[side].ms * 1000) / cpu[side].requests : NaN);
+    const { rows, cpuUs } = await inTurns(
+      [
+        scoreSide('read API /score, embedded, access log on', products.on, credentials.on),
+        scoreSide('read API /score, embedded, access log off (ACCESS_LOG_ENABLED=false)', products.off, credentials.off),
+      ],
+      1_500,
+    );
     const summary =
-      `Access log on vs off, embedded (${ACCESS_LOG_ROUNDS} runs each in turns): ${((rows[0]!.rps / rows[1]!.rps) * 100).toFixed(0)}% of the ` +
-      `throughput (goal: at least 90%); server CPU per request ${usPerRequest('on').toFixed(1)} µs on, ${usPerRequest('off').toFixed(1)} µs off.`;
+      `Access log on vs off, embedded (${ROUNDS_IN_TURNS} runs each in turns): ${((rows[0].rps / rows[1].rps) * 100).toFixed(0)}% of the ` +
+      `throughput (goal: at least 90%); server CPU per request ${cpuUs[0].toFixed(1)} µs on, ${cpuUs[1].toFixed(1)} µs off.`;
     return { rows, summary };
   } finally {
     await products.on.stop();
     await products.off.stop();
     for (const dir of dirs) await rm(dir, { recursive: true, force: true });
+  }
+}
+
+/**
+ * Decision 24's cost (issue 11: at most 15 % of /score throughput): the read API alone
+ * (bench/src/read-api-alone.ts), signed as shipped and with `--unsigned`, each on its own copy of one
+ * data directory the product made, in turns.
+ */
+async function signingComparison(): Promise<{ rows: Throughput[]; summary: string }> {
+  const made = await mkdtemp(join(tmpdir(), 'rsd-bench-signing-'));
+  const copies = [`${made}-signed`, `${made}-unsigned`];
+  try {
+    const product = await startEmbedded(made);
+    let credential: { clientId: string; apiKey: string };
+    try {
+      credential = await createCredential(product);
+      await postScore(product, 72);
+      await until(async () => (await readScore(product.readApis[0]!, credential)).status === 200, 10_000);
+    } finally {
+      await product.stop();
+    }
+    for (const copy of copies) await cp(made, copy, { recursive: true });
+    const alone = (dataDir: string, args: string[]) =>
+      startNode(
+        'bench/dist/read-api-alone.js',
+        args,
+        { ...benchEnv, DATA_DIR: dataDir, LOG_LEVEL: 'warn' },
+        (line) => line.msg === 'read api ready',
+      );
+    const servers = [await alone(copies[0]!, []), await alone(copies[1]!, ['--unsigned'])];
+    try {
+      const side = (name: string, server: Started): Side => ({
+        name,
+        url: `http://127.0.0.1:${String(server.ready.port)}/v1/customers/${credential.clientId}/score`,
+        apiKey: credential.apiKey,
+        pid: server.child.pid,
+      });
+      const { rows, cpuUs } = await inTurns([
+        side('read API alone /score, signed as shipped', servers[0]!),
+        side('read API alone /score, unsigned (the baseline, bench only)', servers[1]!),
+      ]);
+      const summary =
+        `Signing, embedded read API alone (${ROUNDS_IN_TURNS} runs each in turns): signed /score at ${((rows[0].rps / rows[1].rps) * 100).toFixed(0)}% of ` +
+        `the unsigned throughput, a cost of ${((1 - rows[0].rps / rows[1].rps) * 100).toFixed(1)}% (goal: at most 15%); server CPU per ` +
+        `request ${cpuUs[0].toFixed(1)} µs signed, ${cpuUs[1].toFixed(1)} µs unsigned.`;
+      return { rows, summary };
+    } finally {
+      for (const server of servers) await server.stop();
+    }
+  } finally {
+    for (const dir of [made, ...copies]) await rm(dir, { recursive: true, force: true });
   }
 }
 
@@ -354,6 +430,8 @@ async function main(): Promise<void> {
 
   const accessLog = await accessLogComparison();
   throughput.push(...accessLog.rows);
+  const signing = await signingComparison();
+  throughput.push(...signing.rows);
 
   // Decision 24's cost: the same /score with every response signed afresh instead of an unchanged
   // representation's signature reused (the default), on a product of its own.
@@ -405,6 +483,8 @@ async function main(): Promise<void> {
     ...throughput.map((t) => `| ${t.name} | ${t.rps.toFixed(0)} | ${(t.rps / base).toFixed(2)}× | ${t.p50} | ${t.p99} | ${t.non2xx} |`),
     '',
     accessLog.summary,
+    '',
+    signing.summary,
     '',
     `Read API /score/history on the embedded runtime over ${HISTORY_DAYS} daily scores, pillars and explanations included (${DURATION_S} s; goal: p99 ≤ 20 ms)`,
     '',

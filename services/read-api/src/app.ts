@@ -6,6 +6,7 @@ import { edgePolicy } from '@rsd/recipient-access';
 import type { ReadApiConfig } from './config';
 import { customerHandler } from './customers/customer-handler';
 import type { SigningKeys } from './signing/signing-keys';
+import type { ResponseSigner } from './signing/response-signer';
 import type { FeedStaleness } from './views/feed-staleness';
 import { readApiOpenApi } from './openapi';
 import type { RecordAccess } from './access-log/record-on-finish';
@@ -17,6 +18,8 @@ export interface ReadApiDeps {
   staleness?: FeedStaleness;
   /** Signs every 200 from a customer resource; all of them are published at /.well-known/jwks.json. */
   signingKeys: SigningKeys;
+  /** Default: the active key's (customer-handler.ts). Only `npm run bench` gives another: its unsigned baseline. */
+  responseSigner?: ResponseSigner;
   rateLimitStores: RateLimitStoreFactory;
   clock: Clock;
   log: Logger;

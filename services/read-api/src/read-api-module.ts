@@ -8,6 +8,7 @@ import { buildApp } from './app';
 import type { ReadApiConfig } from './config';
 import { DEFAULT_PROJECTION_GROUP_ID, startProjections } from './projections/projection-runner';
 import { createCachedViewStore } from './views/cached-view-store';
+import type { ResponseSigner } from './signing/response-signer';
 import { loadOrCreateSigningKeys, signingKeysFrom, SIGNING_KEY_FILE, type SigningKeys } from './signing/signing-keys';
 import { feedStaleness, NEVER_STALE, type FeedStaleness } from './views/feed-staleness';
 import { startChangeFeed } from './views/view-change-feed';
@@ -18,6 +19,8 @@ export interface ReadApiModuleDeps {
   runtime: Runtime;
   clock: Clock;
   log: Logger;
+  /** Default: the active key's. Only `npm run bench` gives another, to price decision 24's signing against no signing. */
+  responseSigner?: ResponseSigner;
 }
 
 export interface ReadApiModule extends ServiceModule {
@@ -36,7 +39,7 @@ const STALENESS_SAMPLE_INTERVAL_MS = 1_000;
  * views are shared by every replica, so each replica reads them through a cache that its own change
  * feed corrects (see cached-view-store.ts); the embedded views are in this process already.
  */
-export async function createReadApiModule({ config, runtime, clock, log }: ReadApiModuleDeps): Promise<ReadApiModule> {
+export async function createReadApiModule({ config, runtime, clock, log, responseSigner }: ReadApiModuleDeps): Promise<ReadApiModule> {
   const metrics = createServiceMetrics('read-api');
   const views = await runtime.openViewStore(READ_VIEWS);
   // The group's committed position belongs to the views it wrote: a new views database starts from offset zero.
@@ -84,6 +87,7 @@ export async function createReadApiModule({ config, runtime, clock, log }: ReadA
   const app = buildApp({
     config,
     signingKeys: await responseSigningKeys(config, runtime, log),
+    ...(responseSigner ? { responseSigner } : {}),
     views: served.views,
     staleness: served.staleness,
     rateLimitStores: await runtime.rateLimitStores((active) => metrics.rateLimitFallback.set(active ? 1 : 0)),

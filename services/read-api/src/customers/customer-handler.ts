@@ -7,7 +7,7 @@ import { NEVER_STALE, type FeedStaleness } from '../views/feed-staleness';
 import { CUSTOMER_METHODS, CUSTOMER_RESOURCES, matchCustomerPath } from './customer-resources';
 import { resourceServers } from './serve-resource';
 import { representationSender } from './send-representation';
-import { createResponseSigner } from '../signing/response-signer';
+import { createResponseSigner, type ResponseSigner } from '../signing/response-signer';
 import type { SigningKeys } from '../signing/signing-keys';
 import { accessRecordIds, recordOnFinish, type RecordAccess } from '../access-log/record-on-finish';
 
@@ -16,6 +16,8 @@ export interface CustomerHandlerDeps {
   views: ViewStore;
   staleness?: FeedStaleness;
   signingKeys: SigningKeys;
+  /** Default: the active key's signer, reusing an unchanged representation's signature for RESPONSE_SIGNATURE_REUSE_S. */
+  responseSigner?: ResponseSigner;
   rateLimitStores: RateLimitStoreFactory;
   clock: Clock;
   log: Logger;
@@ -35,6 +37,7 @@ export function customerHandler({
   views,
   staleness = NEVER_STALE,
   signingKeys,
+  responseSigner = createResponseSigner(signingKeys, { reuseSeconds: config.RESPONSE_SIGNATURE_REUSE_S }),
   rateLimitStores,
   clock,
   log,
@@ -42,10 +45,7 @@ export function customerHandler({
   recordAccess,
 }: CustomerHandlerDeps): RequestHandler {
   const authenticate = recipientAuthenticator({ config, views, rateLimitStores, clock, log, onRateLimited });
-  const serve = resourceServers(
-    views,
-    representationSender(createResponseSigner(signingKeys, { reuseSeconds: config.RESPONSE_SIGNATURE_REUSE_S }), clock),
-  );
+  const serve = resourceServers(views, representationSender(responseSigner, clock));
   const rejectMethod = methodNotAllowed(CUSTOMER_METHODS);
   const recording = recordAccess && { record: recordAccess, clock, nextId: accessRecordIds() };
 
