@@ -23,7 +23,12 @@ export function representationSender(signer: ResponseSigner, clock: Clock) {
     const signed = signer.sign({ status: 200, contentType: CONTENT_TYPE, body, requestPath: pathOf(req), created: clock.now() }, sha256);
     res.setHeader('Content-Type', CONTENT_TYPE);
     // Empty only from the benchmark's unsigned baseline (bench/src/unsigned-read-api.ts): nothing is sent then.
-    for (const [name, value] of Object.entries(signed)) if (value) res.setHeader(name, value);
+    const headers = [
+      ['Content-Digest', signed['content-digest']],
+      ['Signature-Input', signed['signature-input']],
+      ['Signature', signed.signature],
+    ] as const;
+    for (const [name, value] of headers) if (value) res.setHeader(name, value);
     res.status(200).send(body);
   };
 }
