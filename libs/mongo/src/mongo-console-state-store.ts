@@ -20,7 +20,7 @@ const PRUNE_EVERY_MS = 60_000;
 /**
  * The console's state in the credentials database, shared by every replica: a sign-in that begins
  * on one replica finishes on another, and a session outlives a rolling restart. A TTL index removes
- * what has expired; `take` is one findOneAndDelete, so a link or an attempt is used once.
+ * what has expired; `take` is won by one caller only, so a link or an attempt is used once.
  */
 export async function openMongoConsoleStateStore(db: Db): Promise<ConsoleStateStore> {
   const collection = db.collection<StateDocument>(CONSOLE_STATE_COLLECTION);
@@ -46,7 +46,15 @@ export async function openMongoConsoleStateStore(db: Db): Promise<ConsoleStateSt
       }
     },
     get: async (kind, key, now) => recordOf(await collection.findOne({ _id: idOf(kind, key) }), now),
-    take: async (kind, key, now) => recordOf(await collection.findOneAndDelete({ _id: idOf(kind, key) }), now),
+    async take(kind, key, now) {
+      // Not findOneAndDelete: FerretDB answers it to several concurrent callers (4 of 8 in the contract
+      // test). A delete's count is exact on both servers, so only the caller whose delete removed it has it.
+      const _id = idOf(kind, key);
+      const found = await collection.findOne({ _id });
+      if (!found) return undefined;
+      const { deletedCount } = await collection.deleteOne({ _id, createdAt: found.createdAt });
+      return deletedCount === 1 ? recordOf(found, now) : undefined;
+    },
     async touch(kind, key, lastSeenAt, expiresAt) {
       await collection.updateOne({ _id: idOf(kind, key) }, { $set: { lastSeenAt, expiresAt: new Date(expiresAt) } });
     },
