@@ -135,12 +135,12 @@ export function consoleRoutes(deps: ConsoleRoutesDeps): Router {
   });
 
   // --- Sign-in -------------------------------------------------------------------------------------
-  router.get('/sign-in', async (_req, res) => {
+  router.get('/sign-in', async (req, res) => {
     if (!deps.oidc) return page(res, 404, signInPage({ oidc: false }));
     const { url, attempt } = await deps.oidc.begin().catch((error: unknown) => {
       throw unavailable(error, 'The identity provider cannot be reached; try again in a moment.');
     });
-    setCookie(_req, res, ATTEMPT_COOKIE, await sessions.beginAttempt(attempt), 10 * 60);
+    setCookie(req, res, ATTEMPT_COOKIE, await sessions.beginAttempt(attempt), 10 * 60);
     res.redirect(303, url.href);
   });
 
