@@ -1,3 +1,4 @@
+import { LRUCache } from 'lru-cache';
 import type { ConsoleStateKind, ConsoleStateRecord, ConsoleStateStore } from '@rsd/ports';
 
 /** Past this many records of a kind, the least recently used goes: memory never grows with traffic. */
@@ -5,13 +6,13 @@ export const MEMORY_CONSOLE_STATE_LIMIT = 10_000;
 
 /**
  * The console's state in this process's memory: the embedded runtime's (one process; a restart
- * prints a new sign-in link anyway). Each kind is a Map in least-recently-used order, bounded.
+ * prints a new sign-in link anyway). Each kind is bounded, the least recently used record first out.
  */
 export function createMemoryConsoleStateStore(limit = MEMORY_CONSOLE_STATE_LIMIT): ConsoleStateStore {
-  const tables = new Map<ConsoleStateKind, Map<string, ConsoleStateRecord>>();
+  const tables = new Map<ConsoleStateKind, LRUCache<string, ConsoleStateRecord>>();
   const table = (kind: ConsoleStateKind) => {
     let found = tables.get(kind);
-    if (!found) tables.set(kind, (found = new Map<string, ConsoleStateRecord>()));
+    if (!found) tables.set(kind, (found = new LRUCache<string, ConsoleStateRecord>({ max: limit })));
     return found;
   };
   const live = (kind: ConsoleStateKind, key: string, now: number) => {
@@ -25,13 +26,7 @@ export function createMemoryConsoleStateStore(limit = MEMORY_CONSOLE_STATE_LIMIT
 
   return {
     put: (kind, key, record) => {
-      const entries = table(kind);
-      entries.delete(key);
-      entries.set(key, { ...record, value: { ...record.value } });
-      if (entries.size > limit) {
-        const oldest = entries.keys().next().value;
-        if (oldest !== undefined) entries.delete(oldest);
-      }
+      table(kind).set(key, { ...record, value: { ...record.value } });
       return Promise.resolve();
     },
     get: (kind, key, now) => Promise.resolve(copy(live(kind, key, now))),
@@ -43,11 +38,7 @@ export function createMemoryConsoleStateStore(limit = MEMORY_CONSOLE_STATE_LIMIT
     touch: (kind, key, lastSeenAt, expiresAt) => {
       const entries = table(kind);
       const record = entries.get(key);
-      if (record) {
-        // Re-inserted, so the Map's order stays least recently used first.
-        entries.delete(key);
-        entries.set(key, { ...record, lastSeenAt, expiresAt });
-      }
+      if (record) entries.set(key, { ...record, lastSeenAt, expiresAt });
       return Promise.resolve();
     },
     delete: (kind, key) => {

@@ -1,6 +1,7 @@
 import type { StatementSync } from 'node:sqlite';
 import { isListed, type ListedView, type ViewDefinition } from '@rsd/domain';
 import type { ListRange, ViewStore } from '@rsd/ports';
+import { LRUCache } from 'lru-cache';
 import { deepFreeze, deepFrozenCopy } from '../memory-view-store';
 import { openEmbeddedDatabase, settled, text, type EmbeddedDatabase } from './database';
 
@@ -13,20 +14,23 @@ export interface SqliteViewStoreOptions {
 }
 
 const DEFAULT_CACHE_ENTRIES = 10_000;
+/** A key known to have no document (lru-cache keeps no undefined). */
+const ABSENT = Symbol('absent');
 
 /**
  * The embedded read views: one table per view, a document per key with its version, and for a
  * listed view its partition and sort key under an index, so a history page is an index range.
  * The version guard is one statement (upsert where newer), which is what keeps the views right
- * under replays. The documents read most recently are kept parsed and frozen in memory, which the
- * store can do because it is the only writer of its namespace (one process per data directory; a
- * rebuild writes a namespace of its own): a write replaces its cached document. A write does not wait for its commit: the views are rebuilt from the log, and the
+ * under replays. The documents read most recently are kept parsed and frozen in memory (lru-cache:
+ * a Map evicting its oldest key scans the holes its deletions left, 7.7 µs an eviction against
+ * 0.24), which the store can do because it is the only writer of its namespace (one process per data
+ * directory; a rebuild writes a namespace of its own): a write replaces its cached document. A write does not wait for its commit: the views are rebuilt from the log, and the
  * projection's position joins a commit at or after the one of the writes it covers (database.ts).
  */
 export function openSqliteViewStore(options: SqliteViewStoreOptions): ViewStore {
   const db = openEmbeddedDatabase(options.file);
   const tables = new Map<string, ViewStatements>();
-  const cache = recentlyUsed(options.cacheEntries ?? DEFAULT_CACHE_ENTRIES);
+  const cache = new LRUCache<string, object | typeof ABSENT>({ max: options.cacheEntries ?? DEFAULT_CACHE_ENTRIES });
 
   /** The view's statements, its table created on first use. */
   function statementsOf(view: ViewDefinition<unknown>): ViewStatements {
@@ -42,10 +46,11 @@ export function openSqliteViewStore(options: SqliteViewStoreOptions): ViewStore 
     get<S>(view: ViewDefinition<S>, key: string) {
       return settled(() => {
         const cacheKey = `${view.name}\u0000${key}`;
-        if (cache.has(cacheKey)) return cache.get(cacheKey) as S | undefined;
+        const cached = cache.get(cacheKey);
+        if (cached !== undefined) return cached === ABSENT ? undefined : (cached as S);
         const row = statementsOf(view).get.get(key);
         const state = row ? deepFreeze(JSON.parse(text(row.state)) as S) : undefined;
-        cache.set(cacheKey, state);
+        cache.set(cacheKey, state ?? ABSENT);
         return state;
       });
     },
@@ -64,7 +69,7 @@ export function openSqliteViewStore(options: SqliteViewStoreOptions): ViewStore 
           ),
         );
         // A refused write means the stored document is newer than this one: read it again next time.
-        if (changes > 0) cache.set(`${view.name}\u0000${key}`, deepFrozenCopy(state));
+        if (changes > 0) cache.set(`${view.name}\u0000${key}`, deepFrozenCopy(state as object));
         else cache.delete(`${view.name}\u0000${key}`);
         return changes > 0;
       });
@@ -134,25 +139,4 @@ export function createViewTable(db: Pick<EmbeddedDatabase, 'exec'>, name: string
 /** A view or namespace name is configuration, not input; quoting still keeps any name from being read as SQL. */
 function quoteIdentifier(name: string): string {
   return `"${name.replaceAll('"', '""')}"`;
-}
-
-/** A map that forgets its least recently used entries beyond `capacity`; `undefined` (no document) is cached too. */
-function recentlyUsed(capacity: number) {
-  const entries = new Map<string, unknown>();
-  return {
-    has: (key: string) => entries.has(key),
-    delete: (key: string) => entries.delete(key),
-    get(key: string): unknown {
-      const value = entries.get(key);
-      // Re-inserted, so the map's insertion order is the order of use.
-      entries.delete(key);
-      entries.set(key, value);
-      return value;
-    },
-    set(key: string, value: unknown): void {
-      entries.delete(key);
-      entries.set(key, value);
-      if (entries.size > capacity) entries.delete(entries.keys().next().value as string);
-    },
-  };
 }

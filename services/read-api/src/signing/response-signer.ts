@@ -1,4 +1,5 @@
 import { createHash, sign } from 'node:crypto';
+import { LRUCache } from 'lru-cache';
 import { serializeDictionary, type InnerList, type Item, type Parameters } from 'structured-headers';
 import type { SigningKeys } from './signing-keys';
 
@@ -52,7 +53,7 @@ export interface SignerOptions {
  */
 export function createResponseSigner(keys: SigningKeys, { reuseSeconds, maxReused = 10_000 }: SignerOptions) {
   const { kid, privateKey } = keys.active;
-  const reused = new Map<string, { createdSeconds: number; headers: SignedHeaders }>();
+  const reused = new LRUCache<string, { createdSeconds: number; headers: SignedHeaders }>({ max: maxReused });
 
   function signNow(response: ResponseToSign, digest: string, createdSeconds: number): SignedHeaders {
     const params: InnerList = [
@@ -88,8 +89,6 @@ export function createResponseSigner(keys: SigningKeys, { reuseSeconds, maxReuse
       const hit = reused.get(key);
       if (hit && now - hit.createdSeconds < reuseSeconds && now >= hit.createdSeconds) return hit.headers;
       const headers = signNow(response, contentDigest(sha256), now);
-      reused.delete(key);
-      if (reused.size >= maxReused) reused.delete(reused.keys().next().value as string);
       reused.set(key, { createdSeconds: now, headers });
       return headers;
     },

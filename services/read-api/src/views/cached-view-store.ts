@@ -1,3 +1,4 @@
+import { LRUCache } from 'lru-cache';
 import type { DomainEvent } from '@rsd/contracts';
 import type { ListedView, ViewDefinition } from '@rsd/domain';
 import type { ListRange, ViewStore } from '@rsd/ports';
@@ -51,7 +52,7 @@ export function createCachedViewStore(
   options: CachedViewStoreOptions,
 ): CachedViewStore {
   const now = options.now ?? Date.now;
-  const cache = new Map<string, Cached>();
+  const cache = new LRUCache<string, Cached>({ max: options.maxEntries });
   const seen = new Map<string, Seen>();
   const documentId = (view: string, key: string) => `${view}\u0000${key}`;
 
@@ -59,8 +60,7 @@ export function createCachedViewStore(
     const hit = cache.get(id);
     if (hit && hit.expires > now()) return hit.value as S | undefined;
     const value = await store.get(view, key);
-    // Bounded memory: the oldest entry makes room (Maps iterate in insertion order).
-    if (cache.size >= options.maxEntries) cache.delete(cache.keys().next().value as string);
+    // Bounded memory: the least recently used entry makes room.
     cache.set(id, { value, expires: now() + options.ttlMs });
     return value;
   }
