@@ -92,8 +92,7 @@ export function createConsoleSessions(clock: Clock, store: ConsoleStateStore): C
     issueLink: (identity) => issue('link', { ...identity }, CONSOLE_LIMITS.linkMs),
     redeemLink: async (token) => {
       const value = await take('link', token);
-      const session = value && sessionOf({ ...value, csrfToken: '' });
-      return session && { organizationId: session.organizationId, subject: session.subject, displayName: session.displayName };
+      return value && identityOf(value);
     },
   };
 }
@@ -106,10 +105,16 @@ export function sameToken(submitted: unknown, expected: string): boolean {
   return left.length === right.length && timingSafeEqual(left, right);
 }
 
+/** A stored record read back as what it was written from: anything incomplete is no identity at all. */
+function identityOf(value: Record<string, string>): ConsoleIdentity | undefined {
+  const { organizationId, subject, displayName } = value;
+  if (organizationId === undefined || subject === undefined || displayName === undefined) return undefined;
+  return { organizationId, subject, displayName };
+}
+
 function sessionOf(value: Record<string, string>): ConsoleSession | undefined {
-  const { organizationId, subject, displayName, csrfToken } = value;
-  if (organizationId === undefined || subject === undefined || displayName === undefined || csrfToken === undefined) return undefined;
-  return { organizationId, subject, displayName, csrfToken };
+  const identity = identityOf(value);
+  return identity && value.csrfToken !== undefined ? { ...identity, csrfToken: value.csrfToken } : undefined;
 }
 
 const newSecret = () => randomBytes(32).toString('base64url');
