@@ -86,6 +86,6 @@ export function mountOperations(app: Express, operations: Operations, log: Logge
     res.status(ready ? 200 : 503).json({ status: ready ? 'ready' : 'not ready', checks: Object.fromEntries(results) });
   });
   app.get('/metrics', async (_req, res) => {
-    res.type(operations.metrics.registry.contentType).send(await operations.metrics.registry.metrics());
+    res.type(operations.metrics.registry.contentType).send(await operations.metrics.exposition());
   });
 }
