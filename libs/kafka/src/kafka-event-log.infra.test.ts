@@ -245,6 +245,33 @@ describeWithInfra('kafka', 'KafkaEventLog', (target) => {
       await live.caughtUp;
     });
 
+    it('when a subscriber takes batches, then the records of a partition come several at a time, and the position of the group follows the last', async () => {
+      const topic = topicName('batches');
+      const log = await open([topic]);
+      const groupId = groupName('batches');
+      await log.append(
+        topic,
+        Array.from({ length: 500 }, (_, n) => ({ key: 'one key, one partition', value: String(n) })),
+      );
+      const batches: number[] = [];
+      const subscription = await log.subscribe({
+        groupId,
+        topics: [topic],
+        fromBeginning: true,
+        handle: () => Promise.reject(new Error('a log that fetches batches hands them over whole')),
+        handleBatch: (records) => {
+          batches.push(records.length);
+          return Promise.resolve();
+        },
+      });
+      subscriptions.push(subscription);
+
+      await subscription.caughtUp;
+      await eventually(async () => expect(await log.lag(groupId, [topic])).toBe(0));
+      expect(batches.reduce((sum, size) => sum + size, 0)).toBe(500);
+      expect(Math.max(...batches)).toBeGreaterThan(1);
+    });
+
     it('when records are appended and then consumed, then the lag goes from their count to zero', async () => {
       const topic = topicName('lag');
       const log = await open([topic]);

@@ -70,6 +70,39 @@ describe('ConsumerCore', () => {
     expect(errors).toEqual(['event handler failed; retrying the record', 'event handler failed; retrying the record']);
   });
 
+  it('when records arrive as a batch, then the batch handler takes them together, a failure hands them all over again, and only the last is committed, after the success', async () => {
+    const batches: string[][] = [];
+    const { core, committed, errors } = aCore(() => Promise.reject(new Error('single records are not expected')), {
+      handleBatch: (records) => {
+        batches.push(records.map((record) => record.offset));
+        return batches.length === 1 ? Promise.reject(new Error('a passing fault')) : Promise.resolve();
+      },
+    });
+
+    const delivered = core.deliverBatch([aRecord(3), aRecord(4), aRecord(5)]);
+    await jest.advanceTimersByTimeAsync(100);
+
+    expect(await delivered).toBe(true);
+    expect(batches).toEqual([
+      ['3', '4', '5'],
+      ['3', '4', '5'],
+    ]);
+    expect(committed).toEqual(['5']);
+    expect(errors).toEqual(['event handler failed; retrying the records']);
+  });
+
+  it('when a batch arrives and the consumer handles single records only, then each is handled in order before the last is committed', async () => {
+    const handled: string[] = [];
+    const { core, committed } = aCore((record) => {
+      handled.push(record.offset);
+      return Promise.resolve();
+    });
+
+    expect(await core.deliverBatch([aRecord(1), aRecord(2)])).toBe(true);
+    expect(handled).toEqual(['1', '2']);
+    expect(committed).toEqual(['2']);
+  });
+
   it('when a handler keeps failing, then the pauses double from 100 ms and stay at 5 s, and beforeRetry runs before every new attempt', async () => {
     const { calls, handle } = failingTimes(9);
     const heartbeats: number[] = [];

@@ -13,7 +13,13 @@ export interface ConsumerCoreLogger {
 export interface ConsumerCoreOptions {
   groupId: string;
   handle(record: EventRecord): Promise<void>;
-  /** Makes a record's position durable; called only once its handler resolved. Its errors go to the caller of `deliver`. */
+  /** Records of one partition that arrived together; default: `handle` on each in turn. */
+  handleBatch?(records: readonly EventRecord[]): Promise<void>;
+  /**
+   * Moves the position past a record, called only once its handler resolved; durable at once or
+   * soon after (both logs group their commits), so a crash may hand a few handled records over
+   * again, which handlers absorb. Its errors go to the caller of `deliver`.
+   */
   commit(record: EventRecord): Promise<void>;
   /**
    * Ends the source's delivery, once, when the subscription closes: any retry pause has been cut
@@ -67,8 +73,18 @@ export class ConsumerCore {
    * the delivery (Kafka's heartbeat reports a rebalance that way).
    */
   async deliver(record: EventRecord, beforeRetry?: () => Promise<void>): Promise<boolean> {
-    if (!(await this.handleUntilDone(record, beforeRetry))) return false;
-    await this.options.commit(record);
+    return this.deliverBatch([record], beforeRetry);
+  }
+
+  /**
+   * The records of one partition, in order, as one unit: handled together until the handler
+   * succeeds (a failure retries them all, which handlers absorb), then the last one is committed.
+   */
+  async deliverBatch(records: readonly EventRecord[], beforeRetry?: () => Promise<void>): Promise<boolean> {
+    const last = records.at(-1);
+    if (!last) return true;
+    if (!(await this.handleUntilDone(records, beforeRetry))) return false;
+    await this.options.commit(last);
     return true;
   }
 
@@ -91,16 +107,24 @@ export class ConsumerCore {
    * Projectors dead-letter input they cannot use, so a throw means a passing fault (a store that is
    * briefly away): the same record is tried again after a growing pause. False once closed.
    */
-  private async handleUntilDone(record: EventRecord, beforeRetry?: () => Promise<void>): Promise<boolean> {
+  private async handleUntilDone(records: readonly EventRecord[], beforeRetry?: () => Promise<void>): Promise<boolean> {
     let delayMs = RETRY_FIRST_DELAY_MS;
+    const [first] = records;
     while (!this.isClosed) {
       try {
-        await runningHandler.run(this, () => this.options.handle({ ...record }));
+        await runningHandler.run(this, () => this.handle(records));
         return true;
       } catch (error) {
         this.options.log.error(
-          { err: error, groupId: this.options.groupId, topic: record.topic, partition: record.partition, offset: record.offset },
-          'event handler failed; retrying the record',
+          {
+            err: error,
+            groupId: this.options.groupId,
+            topic: first?.topic,
+            partition: first?.partition,
+            offset: first?.offset,
+            ...(records.length > 1 ? { records: records.length } : {}),
+          },
+          records.length > 1 ? 'event handler failed; retrying the records' : 'event handler failed; retrying the record',
         );
       }
       await this.pause(delayMs);
@@ -109,6 +133,13 @@ export class ConsumerCore {
       delayMs = Math.min(delayMs * 2, RETRY_MAX_DELAY_MS);
     }
     return false;
+  }
+
+  /** Each attempt gets copies: a handler that changed a record must not change what the next attempt sees. */
+  private async handle(records: readonly EventRecord[]): Promise<void> {
+    const copies = records.map((record) => ({ ...record }));
+    if (this.options.handleBatch) return this.options.handleBatch(copies);
+    for (const copy of copies) await this.options.handle(copy);
   }
 
   private pause(ms: number): Promise<void> {

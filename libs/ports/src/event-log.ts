@@ -27,6 +27,12 @@ export interface SubscribeOptions {
   /** Called once per record, in order per partition; the position is committed only after it resolves. */
   handle(record: EventRecord): Promise<void>;
   /**
+   * Optional: the records of one partition that arrived together, in order, handled as one unit (a
+   * failure hands them all over again). A log that fetches in batches (Kafka) calls it instead of
+   * `handle`; it must have the effect of `handle` on each record in turn.
+   */
+  handleBatch?(records: readonly EventRecord[]): Promise<void>;
+  /**
    * A live-only follower whose position need not survive it: nothing is committed and the group
    * is deleted when the subscription closes. Logs that store no positions ignore it.
    */

@@ -32,6 +32,9 @@ export function scoreVersion(score: CalculatedScore): string {
  */
 export function scoreViewRules(keyOfScore: (score: CalculatedScore) => string) {
   return {
+    // A score supersedes or is superseded, whole: nothing of an earlier calculation is kept (decision 2).
+    newestWins: true,
+
     keyOf(event: DomainEvent): string | undefined {
       switch (event.type) {
         case EVENT_TYPES.scoreCalculated:

@@ -20,6 +20,12 @@ export interface ViewDefinition<S> {
   evolve(state: S | undefined, event: DomainEvent): S | undefined;
   /** Orders the states of one document: a newer state has a greater version (compared as strings). */
   versionOf(state: S): string;
+  /**
+   * True when a document is what its newest event alone makes of it: `evolve(state, event)` is
+   * `evolve(undefined, event)` when that has the greater version, else `state`. The store's version
+   * guard then makes that choice by itself, so a projection writes without reading first.
+   */
+  readonly newestWins?: boolean;
 }
 
 /** A view whose documents are also read as a list per partition, newest sort key first (e.g. history per organization). */

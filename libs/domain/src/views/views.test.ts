@@ -201,6 +201,27 @@ describe('latest score view', () => {
   });
 });
 
+describe.each([latestScoreView, scoreHistoryView])('$name: the newest event wins', (view) => {
+  test('when an event meets any state of its document, then evolve keeps the state or takes the event, whichever has the greater version', () => {
+    const events = [...scoreEvents, score('2026-11-20', 74), score('2026-11-20', 75, '2026-11-20T09:00:00.001Z')];
+    expect(view.newestWins).toBe(true);
+    for (const earlier of permutations(events.slice(0, 3))) {
+      for (const [key, state] of fold(view, earlier)) {
+        for (const event of events.filter((e) => view.keyOf(e) === key)) {
+          const fresh = view.evolve(undefined, event)!;
+          const expected = view.versionOf(fresh) > view.versionOf(state) ? fresh : state;
+          expect(view.evolve(state, event)).toEqual(expected);
+        }
+      }
+    }
+  });
+});
+
+test('when a credential is rotated, then its view keeps what came before: not a view whose newest event wins', () => {
+  expect(credentialView.newestWins).toBeUndefined();
+  expect(credentialView.evolve(undefined, rotated(2, 'b'.repeat(64), 'a'.repeat(64)))).toBeUndefined();
+});
+
 describe('score history view', () => {
   test('when scores arrive, then there is one document per date holding its latest calculation', () => {
     const history = fold(scoreHistoryView, scoreEvents);

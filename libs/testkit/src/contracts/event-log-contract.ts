@@ -167,5 +167,62 @@ export function describeEventLogContract(name: string, open: () => Promise<Event
       await eventually(() => expect(valuesOf(received, 'k')).toEqual([json(1), json(2)]));
       expect(failures).toBe(1);
     });
+
+    /** A subscriber that takes batches where the log gives them (`handleBatch`) and single records where it does not. */
+    async function collectBatches(topic: string, groupId: string, failFirstBatchWith?: string) {
+      const handled: string[] = [];
+      const batches: number[] = [];
+      let failed = false;
+      const take = (records: readonly EventRecord[]) => {
+        if (failFirstBatchWith !== undefined && !failed && records.some((record) => record.value === failFirstBatchWith)) {
+          failed = true;
+          return Promise.reject(new Error('a passing fault'));
+        }
+        batches.push(records.length);
+        handled.push(...records.map((record) => record.value));
+        return Promise.resolve();
+      };
+      const subscription = await fixture.log.subscribe({
+        groupId,
+        topics: [topic],
+        fromBeginning: true,
+        handle: (record) => take([record]),
+        handleBatch: take,
+      });
+      subscriptions.push(subscription);
+      return { subscription, handled, batches };
+    }
+
+    it('when a subscriber takes batches, then each record reaches it once and in order, and the group resumes after the last one', async () => {
+      const topic = fixture.topic('batches');
+      const groupId = uniqueName('contract-batches');
+      const values = Array.from({ length: 300 }, (_, n) => json(n));
+      await fixture.log.append(
+        topic,
+        values.map((value) => ({ key: 'k', value })),
+      );
+
+      const first = await collectBatches(topic, groupId);
+      await first.subscription.caughtUp;
+      await eventually(() => expect(first.handled).toEqual(values));
+      await first.subscription.close();
+      await fixture.log.append(topic, [{ key: 'k', value: json(300) }]);
+      const second = await collectBatches(topic, groupId);
+
+      await eventually(() => expect(second.handled).toEqual([json(300)]));
+    });
+
+    it('when a batch fails, then its records are handed over again before any later one, and none is lost', async () => {
+      const topic = fixture.topic('batch-retry');
+      const values = Array.from({ length: 50 }, (_, n) => json(n));
+      await fixture.log.append(
+        topic,
+        values.map((value) => ({ key: 'k', value })),
+      );
+
+      const { handled } = await collectBatches(topic, uniqueName('contract-batch-retry'), json(20));
+
+      await eventually(() => expect(handled).toEqual(values));
+    });
   });
 }

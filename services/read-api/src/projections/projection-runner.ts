@@ -1,7 +1,15 @@
-import { TOPICS } from '@rsd/contracts';
+import { TOPICS, type DomainEvent } from '@rsd/contracts';
 import { READ_VIEWS } from '@rsd/domain';
 import type { Logger } from '@rsd/platform';
-import { parseRecord, projectEvent, type EventLog, type EventRecord, type Subscription, type ViewStore } from '@rsd/ports';
+import {
+  parseRecord,
+  projectEvents,
+  type EventLog,
+  type EventRecord,
+  type OutgoingRecord,
+  type Subscription,
+  type ViewStore,
+} from '@rsd/ports';
 
 export interface ProjectionDeps {
   eventLog: EventLog;
@@ -45,33 +53,47 @@ export function startProjections({
   deadLetters = true,
   ephemeral = false,
 }: ProjectionDeps): Promise<Subscription> {
+  /**
+   * Valid events are projected first and the unusable records dead-lettered after, in one append:
+   * a batch that fails part-way is handed over again whole, and must not dead-letter twice.
+   */
+  const project = async (records: readonly EventRecord[]): Promise<void> => {
+    const events: DomainEvent[] = [];
+    const unusable: { record: EventRecord; reason: string }[] = [];
+    for (const record of records) {
+      const parsed = parseRecord(record);
+      if ('reason' in parsed) unusable.push({ record, reason: parsed.reason });
+      else events.push(parsed.event);
+    }
+    try {
+      await projectEvents(views, READ_VIEWS, events);
+    } catch (error) {
+      onProjectionError?.();
+      throw error;
+    }
+    if (!deadLetters || unusable.length === 0) return;
+    await eventLog.append(
+      TOPICS.deadLetter,
+      unusable.map(({ record, reason }) => deadLetterOf(record, reason)),
+    );
+    for (const { record, reason } of unusable) {
+      log.warn({ topic: record.topic, partition: record.partition, offset: record.offset, reason }, 'event dead-lettered');
+      onDeadLetter?.(record.topic);
+    }
+  };
   return eventLog.subscribe({
     groupId,
     topics: [TOPICS.authorizations, TOPICS.scores],
     fromBeginning: true,
     ephemeral,
-    handle: async (record) => {
-      const parsed = parseRecord(record);
-      if ('reason' in parsed) {
-        if (!deadLetters) return;
-        await deadLetter(eventLog, record, parsed.reason);
-        log.warn({ topic: record.topic, partition: record.partition, offset: record.offset, reason: parsed.reason }, 'event dead-lettered');
-        onDeadLetter?.(record.topic);
-        return;
-      }
-      try {
-        await projectEvent(views, READ_VIEWS, parsed.event);
-      } catch (error) {
-        onProjectionError?.();
-        throw error;
-      }
-    },
+    handle: (record) => project([record]),
+    handleBatch: project,
   });
 }
 
-async function deadLetter(eventLog: EventLog, record: EventRecord, reason: string): Promise<void> {
+/** Keyed like the original, so one key's dead letters keep their order. */
+function deadLetterOf(record: EventRecord, reason: string): OutgoingRecord {
   const { topic, partition, offset, key, value } = record;
   const letter: DeadLetter = { reason, topic, partition, offset, key, value };
-  // Keyed like the original, so one key's dead letters keep their order.
-  await eventLog.append(TOPICS.deadLetter, [{ key: key ?? topic, value: JSON.stringify(letter) }]);
+  return { key: key ?? topic, value: JSON.stringify(letter) };
 }
