@@ -146,6 +146,57 @@ describe('a Kafka subscription starting on a topic created a moment ago', () => 
   });
 });
 
+/** Lets every promise already settled run its callbacks. */
+const settle = () => new Promise((resolve) => setImmediate(resolve));
+
+describe('a Kafka subscription committing what it handled', () => {
+  test('when records are handled while a commit is in flight, then the next commit carries only the latest position, and close commits the rest before leaving', async () => {
+    const fake = fakeConsumer();
+    let eachMessage: ((payload: unknown) => Promise<void>) | undefined;
+    const commits: string[][] = [];
+    const inFlight: (() => void)[] = [];
+    Object.assign(fake.consumer, {
+      run: (config: { eachMessage: (payload: unknown) => Promise<void> }) => {
+        eachMessage = config.eachMessage;
+        return Promise.resolve();
+      },
+      commitOffsets: (offsets: { partition: number; offset: string }[]) => {
+        commits.push(offsets.map(({ partition, offset }) => `${partition}@${offset}`));
+        fake.calls.push('commit');
+        return new Promise<void>((resolve) => inFlight.push(resolve));
+      },
+    });
+    const subscription = subscriptionOn(fake.consumer);
+    await subscription.start();
+    const deliver = (partition: number, offset: number) =>
+      eachMessage!({
+        topic: 't',
+        partition,
+        message: { offset: String(offset), key: null, value: Buffer.from('{}') },
+        heartbeat: () => Promise.resolve(),
+      });
+
+    await deliver(0, 0);
+    await deliver(0, 1);
+    await deliver(1, 7);
+    await deliver(0, 2);
+    expect(commits).toEqual([['0@1']]);
+    inFlight.shift()!();
+    await settle();
+    expect(commits).toEqual([['0@1'], ['0@3', '1@8']]);
+
+    await deliver(1, 8);
+    const closed = subscription.close();
+    inFlight.shift()!();
+    await settle();
+    inFlight.shift()!();
+    await closed;
+
+    expect(commits).toEqual([['0@1'], ['0@3', '1@8'], ['1@9']]);
+    expect(fake.calls.slice(-2)).toEqual(['commit', 'disconnect']);
+  });
+});
+
 describe('restartDelayMs', () => {
   test('when restarts follow one another, then the pause doubles from 500 ms to at most 5 s, jittered down to half', () => {
     expect([1, 2, 3, 4, 5, 9].map((n) => restartDelayMs(n, 5_000, () => 1))).toEqual([500, 1000, 2000, 4000, 5000, 5000]);

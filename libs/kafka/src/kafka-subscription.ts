@@ -333,15 +333,20 @@ export class KafkaSubscription implements Subscription {
     return Promise.resolve();
   }
 
-  /** Until nothing is owed; a failed commit keeps its positions (unless newer ones came) for the next one, or for close. */
+  /**
+   * Until nothing is owed. A failed commit keeps its positions (unless newer ones came, or the group
+   * was rebalanced meanwhile) for the next one, or for close.
+   */
   private async commitOwed(): Promise<void> {
     while (this.owed.size > 0) {
       const offsets = [...this.owed.values()];
+      const join = this.joins;
       this.owed.clear();
       try {
         await this.consumer.commitOffsets(offsets);
       } catch (error) {
-        for (const owed of offsets) {
+        // After a rebalance the partitions may be another member's, whose positions these must not overwrite.
+        for (const owed of join === this.joins ? offsets : []) {
           const key = partitionKey(owed.topic, owed.partition);
           if (!this.owed.has(key)) this.owed.set(key, owed);
         }
