@@ -1,3 +1,4 @@
+import { statSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -46,6 +47,20 @@ describe('the embedded database: one connection, one transaction per turn of the
     await Promise.all([first, second]);
 
     expect(committedNotes()).toEqual(['a', 'b', 'c']);
+  });
+
+  it('when one transaction grew the write-ahead log past 64 MiB, then once it is checkpointed the file is cut back', async () => {
+    const page = 'x'.repeat(1000);
+    await db.write(() => {
+      for (let n = 0; n < 80_000; n += 1) insert(`${n}:${page}`)();
+    });
+    expect(statSync(`${file}-wal`).size).toBeGreaterThan(64 * 1024 * 1024);
+
+    // SQLite's own checkpoint after a commit: it copies the pages back and lets the log start over.
+    db.exec('PRAGMA wal_checkpoint(PASSIVE)');
+    await db.write(insert('the next write starts the log over'));
+
+    expect(statSync(`${file}-wal`).size).toBeLessThanOrEqual(64 * 1024 * 1024);
   });
 
   it('when one change of a turn fails, then it alone is undone and the others commit', async () => {

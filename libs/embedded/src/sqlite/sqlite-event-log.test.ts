@@ -1,6 +1,7 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { DatabaseSync } from 'node:sqlite';
 import type { EventLog, EventRecord, Subscription } from '@rsd/ports';
 import { describeEventLogContract, eventually, uniqueName } from '@rsd/testkit';
 import type { EmbeddedLogger } from '../embedded-logger';
@@ -119,6 +120,47 @@ describe('SQLite event log', () => {
     expect((await readAll(reopened, ['a'], 'projection', false)).map((record) => record.value)).toEqual([]);
     expect((await readAll(reopened, ['a'], 'another-group', false)).map((record) => record.value)).toEqual(['1', '2', '3']);
   });
+
+  it('when a subscriber catches up on a backlog of several pages, then other work runs and its position commits between pages', async () => {
+    const log = openLog({ positionFlushMs: 1 });
+    await log.append(
+      'a',
+      Array.from({ length: 1500 }, (_, n) => ({ key: 'k', value: String(n) })),
+    );
+    const seen = { tasksRun: 0, committedMidway: [] as number[] };
+    let otherWork = setImmediate(function again() {
+      seen.tasksRun += 1;
+      otherWork = setImmediate(again);
+    });
+    const subscription = await log.subscribe({
+      groupId: 'projection',
+      topics: ['a'],
+      fromBeginning: true,
+      handle: (record) => {
+        if (record.value === '1499') seen.committedMidway.push(committedPosition('projection') ?? 0);
+        return Promise.resolve();
+      },
+    });
+
+    await subscription.caughtUp;
+    clearImmediate(otherWork);
+
+    // Two pauses at least (after the pages of 512 ending at 512 and 1,024): tasks ran, and a position was saved.
+    expect(seen.tasksRun).toBeGreaterThanOrEqual(2);
+    expect(seen.committedMidway[0]).toBeGreaterThanOrEqual(512);
+    await subscription.close();
+  });
+
+  /** A group's position as another process would read it: committed only. */
+  function committedPosition(groupId: string): number | undefined {
+    const other = new DatabaseSync(file, { readOnly: true });
+    try {
+      const row = other.prepare('SELECT seq FROM positions WHERE group_id = ?').get(groupId);
+      return row ? Number(row.seq) : undefined;
+    } finally {
+      other.close();
+    }
+  }
 
   it('when an ephemeral group closes, then it leaves no position behind', async () => {
     const log = openLog({ positionFlushMs: 1 });

@@ -146,6 +146,11 @@ export class SqliteLogSubscription implements Subscription {
         this.settleWaiters();
       }
       if (this.cursor >= backlogEnd) this.core.reportCaughtUp();
+      // A full page means a backlog. Handlers on this database resolve without waiting on I/O, so
+      // without this pause a catch-up would run as one task: one transaction for the whole backlog
+      // (the turn's commit waits for the turn to end), nothing durable until its end, and no request
+      // served meanwhile. Between pages the turn's writes commit and other work gets its turn.
+      if (rows.length === PAGE_SIZE) await new Promise((resolve) => setImmediate(resolve));
     }
   }
 
