@@ -41,11 +41,11 @@ function processMetrics(): Registry {
 export function createServiceMetrics(service: string): ServiceMetrics {
   const registry = new Registry();
   registry.setDefaultLabels({ service });
-  const process = processMetrics();
+  const shared = processMetrics();
   const registers = [registry];
   return {
     registry,
-    exposition: async () => `${await registry.metrics()}${await process.metrics()}`,
+    exposition: async () => `${await registry.metrics()}${await shared.metrics()}`,
     httpRequests: new Counter({
       name: 'http_requests_total',
       help: 'HTTP requests by route template and status',
