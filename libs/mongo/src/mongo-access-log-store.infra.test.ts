@@ -1,14 +1,6 @@
-import { MongoClient } from 'mongodb';
-import {
-  anAccessRecord,
-  aUniqueClientId,
-  describeAccessLogStoreContract,
-  describeWithInfra,
-  startInfra,
-  uniqueName,
-  type StartedServer,
-} from '@rsd/testkit';
+import { anAccessRecord, aUniqueClientId, describeAccessLogStoreContract, describeWithInfra, uniqueName } from '@rsd/testkit';
 import { ACCESS_LOG_COLLECTION, ACCESS_USAGE_COLLECTION, openMongoAccessLogStore } from './mongo-access-log-store';
+import { mongoForSuite } from './testing/mongo-for-suite';
 
 const NOW = new Date('2026-11-23T12:30:30.000Z');
 
@@ -17,23 +9,7 @@ function aDatabaseName(): string {
 }
 
 describeWithInfra('mongo', 'MongoDB access log store', (target) => {
-  let server: StartedServer | undefined;
-  let client: MongoClient | undefined;
-
-  beforeAll(async () => {
-    server = await startInfra('mongo', target());
-    client = await MongoClient.connect(server.url, { serverSelectionTimeoutMS: 5_000 });
-  }, 120_000);
-
-  afterAll(async () => {
-    await client?.close();
-    await server?.stop();
-  });
-
-  function connected(): MongoClient {
-    if (!client) throw new Error('not connected');
-    return client;
-  }
+  const connected = mongoForSuite(target);
 
   describeAccessLogStoreContract('MongoDB', async () => {
     const db = connected().db(aDatabaseName());

@@ -1,15 +1,14 @@
-import { MongoClient, type Db } from 'mongodb';
+import type { Db } from 'mongodb';
 import type { AuthorizationStore } from '@rsd/ports';
 import {
   anOutboxEntry as anEntry,
   aStoredAuthorization as aRecord,
   describeAuthorizationStoreContract,
   describeWithInfra,
-  startInfra,
   uniqueName,
-  type StartedServer,
 } from '@rsd/testkit';
 import { AUTHORIZATIONS_COLLECTION, openMongoAuthorizationStore } from './mongo-authorization-store';
+import { mongoForSuite } from './testing/mongo-for-suite';
 
 const NOW = new Date('2026-11-21T08:00:00.000Z');
 
@@ -18,23 +17,7 @@ function aDatabaseName(): string {
 }
 
 describeWithInfra('mongo', 'MongoDB authorization store', (target) => {
-  let server: StartedServer | undefined;
-  let client: MongoClient | undefined;
-
-  beforeAll(async () => {
-    server = await startInfra('mongo', target());
-    client = await MongoClient.connect(server.url, { serverSelectionTimeoutMS: 5_000 });
-  }, 120_000);
-
-  afterAll(async () => {
-    await client?.close();
-    await server?.stop();
-  });
-
-  function connected(): MongoClient {
-    if (!client) throw new Error('not connected');
-    return client;
-  }
+  const connected = mongoForSuite(target);
 
   describeAuthorizationStoreContract('MongoDB', async () => {
     const db = connected().db(aDatabaseName());

@@ -1,25 +1,11 @@
-import { MongoClient } from 'mongodb';
-import { describeConsoleStateStoreContract, describeWithInfra, startInfra, uniqueName, type StartedServer } from '@rsd/testkit';
+import { describeConsoleStateStoreContract, describeWithInfra, uniqueName } from '@rsd/testkit';
 import { CONSOLE_STATE_COLLECTION, openMongoConsoleStateStore } from './mongo-console-state-store';
+import { mongoForSuite } from './testing/mongo-for-suite';
 
 describeWithInfra('mongo', 'MongoDB console state store', (target) => {
-  let server: StartedServer | undefined;
-  let client: MongoClient | undefined;
+  const connected = mongoForSuite(target);
 
-  beforeAll(async () => {
-    server = await startInfra('mongo', target());
-    client = await MongoClient.connect(server.url, { serverSelectionTimeoutMS: 5_000 });
-  }, 120_000);
-
-  afterAll(async () => {
-    await client?.close();
-    await server?.stop();
-  });
-
-  const aDatabase = () => {
-    if (!client) throw new Error('not connected');
-    return client.db(uniqueName('rsd_console').replace(/-/g, '_'));
-  };
+  const aDatabase = () => connected().db(uniqueName('rsd_console').replace(/-/g, '_'));
 
   describeConsoleStateStoreContract('MongoDB', async () => {
     const db = aDatabase();

@@ -1,4 +1,4 @@
-import { MongoClient, type Db } from 'mongodb';
+import type { Db } from 'mongodb';
 import type { DomainEvent } from '@rsd/contracts';
 import { READ_VIEWS, credentialView, latestScoreView, scoreHistoryView, type CredentialView } from '@rsd/domain';
 import { projectEvent, type ViewStore } from '@rsd/ports';
@@ -8,13 +8,12 @@ import {
   describeViewStoreContract,
   describeWithInfra,
   scoreCalculated,
-  startInfra,
   uniqueName,
-  type StartedServer,
 } from '@rsd/testkit';
 import { pingMongo } from './mongo-health';
 import { openMongoViewStore, type ViewDocument } from './mongo-view-store';
 import { snapshotViews } from './views-snapshot';
+import { mongoForSuite } from './testing/mongo-for-suite';
 
 /** A short score history, with a recalculation, a late older date, a stale calculation and a duplicate. */
 function anEventHistory(): DomainEvent[] {
@@ -48,28 +47,16 @@ function percentile(sortedMs: number[], fraction: number): number {
 }
 
 describeWithInfra('mongo', 'MongoDB read views', (target) => {
-  let server: StartedServer | undefined;
-  let client: MongoClient | undefined;
+  const connected = mongoForSuite(target);
   const databases: Db[] = [];
-
-  beforeAll(async () => {
-    server = await startInfra('mongo', target());
-    client = await MongoClient.connect(server.url, { serverSelectionTimeoutMS: 5_000 });
-  }, 120_000);
 
   afterEach(async () => {
     await Promise.all(databases.splice(0).map((db) => db.dropDatabase()));
   });
 
-  afterAll(async () => {
-    await client?.close();
-    await server?.stop();
-  });
-
   /** A database of its own for one test, dropped after it. */
   function freshDatabase(): Db {
-    if (!client) throw new Error('not connected');
-    const db = client.db(uniqueName('rsd_views').replace(/-/g, '_'));
+    const db = connected().db(uniqueName('rsd_views').replace(/-/g, '_'));
     databases.push(db);
     return db;
   }

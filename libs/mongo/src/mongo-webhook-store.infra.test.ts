@@ -1,4 +1,4 @@
-import { MongoClient, type Db } from 'mongodb';
+import type { Db } from 'mongodb';
 import type { WebhookStore } from '@rsd/ports';
 import {
   aDeliveryAttempt,
@@ -7,11 +7,10 @@ import {
   aUniqueClientId,
   describeWebhookStoreContract,
   describeWithInfra,
-  startInfra,
   uniqueName,
-  type StartedServer,
 } from '@rsd/testkit';
 import { openMongoWebhookStore, WEBHOOK_DELIVERIES_COLLECTION, WEBHOOKS_COLLECTION } from './mongo-webhook-store';
+import { mongoForSuite } from './testing/mongo-for-suite';
 
 const NOW = new Date('2026-11-21T08:00:00.000Z');
 const DAY = 86_400_000;
@@ -21,23 +20,7 @@ function aDatabaseName(): string {
 }
 
 describeWithInfra('mongo', 'MongoDB webhook store', (target) => {
-  let server: StartedServer | undefined;
-  let client: MongoClient | undefined;
-
-  beforeAll(async () => {
-    server = await startInfra('mongo', target());
-    client = await MongoClient.connect(server.url, { serverSelectionTimeoutMS: 5_000 });
-  }, 120_000);
-
-  afterAll(async () => {
-    await client?.close();
-    await server?.stop();
-  });
-
-  function connected(): MongoClient {
-    if (!client) throw new Error('not connected');
-    return client;
-  }
+  const connected = mongoForSuite(target);
 
   describeWebhookStoreContract('MongoDB', async (clock) => {
     const db = connected().db(aDatabaseName());
