@@ -2,7 +2,7 @@ import type { StatementSync } from 'node:sqlite';
 import { isListed, type ListedView, type ViewDefinition } from '@rsd/domain';
 import type { ListRange, ViewStore } from '@rsd/ports';
 import { LRUCache } from 'lru-cache';
-import { deepFreeze, deepFrozenCopy } from '../memory-view-store';
+import { deepFreeze } from '../memory-view-store';
 import { openEmbeddedDatabase, settled, text, type EmbeddedDatabase } from './database';
 
 export interface SqliteViewStoreOptions {
@@ -24,7 +24,8 @@ const ABSENT = Symbol('absent');
  * under replays. The documents read most recently are kept parsed and frozen in memory (lru-cache:
  * a Map evicting its oldest key scans the holes its deletions left, 7.7 µs an eviction against
  * 0.24), which the store can do because it is the only writer of its namespace (one process per data
- * directory; a rebuild writes a namespace of its own): a write replaces its cached document. A write does not wait for its commit: the views are rebuilt from the log, and the
+ * directory; a rebuild writes a namespace of its own): a write replaces its cached document, if
+ * it has one. A write does not wait for its commit: the views are rebuilt from the log, and the
  * projection's position joins a commit at or after the one of the writes it covers (database.ts).
  */
 export function openSqliteViewStore(options: SqliteViewStoreOptions): ViewStore {
@@ -59,18 +60,19 @@ export function openSqliteViewStore(options: SqliteViewStoreOptions): ViewStore 
       return settled(() => {
         const listed = isListed(view);
         const put = statementsOf(view).put;
+        const json = JSON.stringify(state);
         const { changes } = db.writeSoon(() =>
-          put.run(
-            key,
-            view.versionOf(state),
-            listed ? view.partitionOf(state) : null,
-            listed ? view.sortKeyOf(state) : null,
-            JSON.stringify(state),
-          ),
+          put.run(key, view.versionOf(state), listed ? view.partitionOf(state) : null, listed ? view.sortKeyOf(state) : null, json),
         );
-        // A refused write means the stored document is newer than this one: read it again next time.
-        if (changes > 0) cache.set(`${view.name}\u0000${key}`, deepFrozenCopy(state as object));
-        else cache.delete(`${view.name}\u0000${key}`);
+        // Write-through for documents someone reads, not for every document written: a history
+        // page is read by range, never by key, and caching each of its writes would evict the
+        // credentials and latest scores the read path needs. The cached copy is parsed from what
+        // was stored, so it is what a read from the table would give (a JSON round trip, at a
+        // third of structuredClone's cost). A refused write means the stored document is newer
+        // than this one: read it again next time.
+        const cacheKey = `${view.name}\u0000${key}`;
+        if (changes === 0) cache.delete(cacheKey);
+        else if (cache.has(cacheKey)) cache.set(cacheKey, deepFreeze(JSON.parse(json) as object));
         return changes > 0;
       });
     },

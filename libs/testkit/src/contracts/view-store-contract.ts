@@ -89,6 +89,39 @@ export function describeViewStoreContract(name: string, open: () => Promise<View
         expect(await store.get(notes, noteKey(first))).toEqual(newer);
       });
 
+      it('when a key read as absent is put, then get returns the new document (nothing remembers it absent)', async () => {
+        const note = aNote(topic, '2026-11-20');
+        expect(await store.get(notes, noteKey(note))).toBeUndefined();
+
+        await store.put(notes, noteKey(note), note);
+
+        expect(await store.get(notes, noteKey(note))).toEqual(note);
+      });
+
+      it('when a document that was read is replaced, then get returns the replacement, not what was read', async () => {
+        const first = aNote(topic, '2026-11-20');
+        await store.put(notes, noteKey(first), first);
+        expect(await store.get(notes, noteKey(first))).toEqual(first);
+        const newer = { ...first, text: 'newer', revision: 2 };
+
+        await store.put(notes, noteKey(first), newer);
+
+        expect(await store.get(notes, noteKey(first))).toEqual({ ...first, text: 'newer', revision: 2 });
+      });
+
+      it('when the object that was put is changed afterwards, then the stored document is not', async () => {
+        const first = aNote(topic, '2026-11-20');
+        await store.put(notes, noteKey(first), first);
+        await store.get(notes, noteKey(first));
+        const newer = { ...first, tags: [...first.tags], revision: 2 };
+        await store.put(notes, noteKey(first), newer);
+
+        newer.tags.push('changed after the put');
+        newer.text = 'changed after the put';
+
+        expect(await store.get(notes, noteKey(first))).toEqual({ ...first, revision: 2 });
+      });
+
       it('when a returned document is changed by the caller, then the stored one is not', async () => {
         const note = aNote(topic, '2026-11-20');
         await store.put(notes, noteKey(note), note);
