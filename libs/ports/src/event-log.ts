@@ -1,3 +1,5 @@
+import type { ParsedRecord } from './parse-record';
+
 /**
  * The event log: an append-only, durable, keyed log split into topics.
  * Records with the same key keep their order; offsets grow within a partition.
@@ -16,6 +18,11 @@ export interface EventRecord {
   key: string | null;
   /** The value as written; a consumer must validate it, since anyone with access to a topic can write to it. */
   value: string;
+  /**
+   * `parseRecord`'s answer for this record, deep-frozen, when the log parsed it once for every
+   * consumer of its process (the embedded log); `parseRecord` returns it instead of parsing again.
+   */
+  readonly parsed?: ParsedRecord;
 }
 
 export interface SubscribeOptions {

@@ -1,11 +1,16 @@
 import { domainEventSchema, topicOf, type DomainEvent } from '@rsd/contracts';
 import type { EventRecord } from './event-log';
 
+/** A record as an event, or why it is not one. */
+export type ParsedRecord = { event: DomainEvent } | { reason: string };
+
 /**
  * A record as an event, or why it is not one: not JSON, not a valid event, or an event on a topic it
- * does not belong to. Anyone with access to a topic can write to it, so every consumer checks.
+ * does not belong to. Anyone with access to a topic can write to it, so every consumer checks, once
+ * per record: a log that already parsed it hands its answer along (`EventRecord.parsed`).
  */
-export function parseRecord(record: EventRecord): { event: DomainEvent } | { reason: string } {
+export function parseRecord(record: EventRecord): ParsedRecord {
+  if (record.parsed) return record.parsed;
   let json: unknown;
   try {
     json = JSON.parse(record.value);

@@ -2,8 +2,9 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
-import type { EventLog, EventRecord, Subscription } from '@rsd/ports';
-import { describeEventLogContract, eventually, uniqueName } from '@rsd/testkit';
+import { TOPICS } from '@rsd/contracts';
+import { parseRecord, type EventLog, type EventRecord, type Subscription } from '@rsd/ports';
+import { aCalculatedScore, describeEventLogContract, eventually, scoreCalculated, uniqueName } from '@rsd/testkit';
 import type { EmbeddedLogger } from '../embedded-logger';
 import { openSqliteEventLog } from './sqlite-event-log';
 
@@ -59,7 +60,8 @@ describe('SQLite event log', () => {
       ephemeral,
       topics,
       fromBeginning: true,
-      handle: (record) => {
+      // The record as the log stored it; what it parsed it into is tested on its own.
+      handle: ({ parsed: _parsed, ...record }) => {
         received.push(record);
         return Promise.resolve();
       },
@@ -191,6 +193,41 @@ describe('SQLite event log', () => {
     const received = await readAll(log, ['a']);
 
     expect(received.map((record) => record.value)).toEqual([...records.map((record) => record.value), 'last']);
+  });
+
+  it('when two subscriptions read a record, then it is parsed once: both get the same frozen answer, what parseRecord would say', async () => {
+    const log = openLog();
+    const event = scoreCalculated(aCalculatedScore('acme', '2026-11-20'));
+    await log.append(TOPICS.scores, [{ key: 'acme', value: JSON.stringify(event) }]);
+    await log.append(TOPICS.scores, [{ key: 'acme', value: 'not json' }]);
+    const heard = (groupId: string) => {
+      const records: EventRecord[] = [];
+      return {
+        records,
+        subscribed: log.subscribe({
+          groupId,
+          ephemeral: true,
+          topics: [TOPICS.scores],
+          fromBeginning: true,
+          handle: (record) => {
+            records.push(record);
+            return Promise.resolve();
+          },
+        }),
+      };
+    };
+    const [first, second] = [heard('read-api'), heard('notifier')];
+    for (const subscription of await Promise.all([first.subscribed, second.subscribed])) {
+      await subscription.caughtUp;
+      await subscription.close();
+    }
+
+    expect(first.records.map((record) => record.parsed)).toEqual([{ event }, { reason: 'the value is not JSON' }]);
+    expect(first.records.map(parseRecord)).toEqual([{ event }, { reason: 'the value is not JSON' }]);
+    expect(second.records.map((record) => record.parsed)).toEqual(first.records.map((record) => record.parsed));
+    expect(second.records[0]!.parsed).toBe(first.records[0]!.parsed);
+    const parsed = first.records[0]!.parsed as { event: typeof event };
+    expect(Object.isFrozen(parsed.event) && Object.isFrozen(parsed.event.data.pillarScores)).toBe(true);
   });
 
   it('when a live subscriber is handling a record, then append resolves only after it has handled it', async () => {

@@ -4,7 +4,7 @@ import type { EmbeddedLogger } from '../embedded-logger';
 export { isInsideHandler } from '@rsd/ports';
 
 /** A row of the log as the subscription reads it. */
-interface LogRow {
+export interface LogRow {
   seq: number;
   topic: string;
   key: string;
@@ -17,6 +17,8 @@ export interface LogReader {
   end(): number;
   /** Up to `limit` records after `after`, in log order. */
   page(after: number, limit: number): LogRow[];
+  /** The record as a consumer reads it, parsed once for every subscription of the log. */
+  recordOf(row: LogRow): EventRecord;
   /** The group's committed position, if it has one. */
   position(groupId: string): number | undefined;
   /** Joins the next commit, after every write the group's handlers made before it. */
@@ -139,8 +141,7 @@ export class SqliteLogSubscription implements Subscription {
       }
       for (const row of rows) {
         if (this.topics.has(row.topic)) {
-          const record: EventRecord = { topic: row.topic, partition: 0, offset: String(row.seq), key: row.key, value: row.value };
-          if (!(await this.core.deliver(record))) return;
+          if (!(await this.core.deliver(this.reader.recordOf(row)))) return;
         }
         this.cursor = row.seq;
         this.settleWaiters();
