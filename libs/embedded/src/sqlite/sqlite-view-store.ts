@@ -23,9 +23,9 @@ const ABSENT = Symbol('absent');
  * The version guard is one statement (upsert where newer), which is what keeps the views right
  * under replays. The documents read most recently are kept parsed and frozen in memory (lru-cache:
  * a Map evicting its oldest key scans the holes its deletions left, 7.7 µs an eviction against
- * 0.24), which the store can do because it is the only writer of its namespace (one process per data
- * directory; a rebuild writes a namespace of its own): a write replaces its cached document, if
- * it has one. A write does not wait for its commit: the views are rebuilt from the log, and the
+ * 0.24), which the store can do because it is the only writer of its namespace (one process per
+ * data directory; a rebuild writes a namespace of its own): a write replaces its cached document,
+ * if it has one. A write does not wait for its commit: the views are rebuilt from the log, and the
  * projection's position joins a commit at or after the one of the writes it covers (database.ts).
  */
 export function openSqliteViewStore(options: SqliteViewStoreOptions): ViewStore {
