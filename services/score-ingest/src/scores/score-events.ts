@@ -5,9 +5,10 @@ export const EVENT_SOURCE = '/score-ingest';
 
 /**
  * The event of a score that validateScoreSubmission accepted. It is not validated a second time
- * against the event schema (about 2.5 µs a score, a quarter of ingest's own work): its data passed the submission's
- * schema, which is the event's but for `calculatedAt`, written here in UTC with milliseconds; the
- * tests read every event they make through the event schema, and every consumer validates anyway.
+ * against the event schema (about 2.5 µs a score, a quarter of ingest's own work): its data passed
+ * the submission's schema, which is the event's but for `calculatedAt`, written here in UTC with
+ * milliseconds; the tests read every event they make through the event schema, and every consumer
+ * validates anyway.
  */
 export function scoreCalculated(score: CalculatedScore, stamp: { id: string; time: Date }): ScoreCalculated {
   return newEvent<ScoreCalculated>({ ...stamp, source: EVENT_SOURCE, type: EVENT_TYPES.scoreCalculated, data: score });
