@@ -7,6 +7,7 @@ export * from './views/view';
 export * from './views/scores';
 export * from './views/credential-view';
 export * from './views/latest-score-view';
+export * from './views/current-score-view';
 export * from './views/score-history-view';
 export * from './views/read-views';
 export * from './access/check-access';

@@ -23,8 +23,9 @@ export function createMemoryViewStore(): ViewStore {
 
   const documentsOf = (view: string) => getOrAdd(documents, view, () => new Map<string, Document>());
 
-  return {
+  const store: ViewStore = {
     get<S>(view: ViewDefinition<S>, key: string) {
+      if (view.headOf) return store.list(view.headOf, key, { limit: 1 }).then(([head]) => head);
       return Promise.resolve(documentsOf(view.name).get(key)?.state as S | undefined);
     },
 
@@ -69,6 +70,7 @@ export function createMemoryViewStore(): ViewStore {
 
     close: () => Promise.resolve(),
   };
+  return store;
 }
 
 function getOrAdd<K, V>(map: Map<K, V>, key: K, create: () => V): V {

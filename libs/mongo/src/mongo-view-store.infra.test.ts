@@ -1,6 +1,6 @@
 import type { Db } from 'mongodb';
 import type { DomainEvent } from '@rsd/contracts';
-import { READ_VIEWS, credentialView, latestScoreView, scoreHistoryView, type CredentialView } from '@rsd/domain';
+import { READ_VIEWS, credentialView, currentScoreView, scoreHistoryView, type CredentialView } from '@rsd/domain';
 import { projectEvent, type ViewStore } from '@rsd/ports';
 import {
   aCalculatedScore as aScore,
@@ -77,8 +77,8 @@ describeWithInfra('mongo', 'MongoDB read views', (target) => {
       await applyAll(store, history);
 
       expect(await snapshotViews(db, READ_VIEWS)).toEqual(once);
-      expect(await store.get(latestScoreView, 'acme')).toMatchObject({ scoreDate: '2026-11-20', score: 81 });
-      expect(await store.get(latestScoreView, 'globex')).toMatchObject({ scoreDate: '2026-11-20', score: 72 });
+      expect(await store.get(currentScoreView, 'acme')).toMatchObject({ scoreDate: '2026-11-20', score: 81 });
+      expect(await store.get(currentScoreView, 'globex')).toMatchObject({ scoreDate: '2026-11-20', score: 72 });
       expect((await store.list(scoreHistoryView, 'acme', { limit: 10 })).map((entry) => [entry.scoreDate, entry.score])).toEqual([
         ['2026-11-20', 81],
         ['2026-11-19', 72],
@@ -99,7 +99,7 @@ describeWithInfra('mongo', 'MongoDB read views', (target) => {
   });
 
   describe('documents', () => {
-    it('when a score is recorded, then history keeps it under organization and date, with its version and list keys', async () => {
+    it('when a score is recorded, then history keeps it under organization and date, with its version and list keys, and is the current score', async () => {
       const db = freshDatabase();
       const store = await openMongoViewStore(db, READ_VIEWS);
       const score = aScore('acme', '2026-11-20');
@@ -110,7 +110,9 @@ describeWithInfra('mongo', 'MongoDB read views', (target) => {
       expect(snapshot[scoreHistoryView.name]).toEqual([
         { _id: 'acme|2026-11-20', version: score.calculatedAt, state: score, partition: 'acme', sortKey: '2026-11-20' },
       ]);
-      expect(snapshot[latestScoreView.name]).toEqual([{ _id: 'acme', version: `2026-11-20|${score.calculatedAt}`, state: score }]);
+      // The current score is the history's head, stored nowhere.
+      expect(snapshot[currentScoreView.name]).toEqual([]);
+      expect(await store.get(currentScoreView, 'acme')).toEqual(score);
     });
 
     it('when the store opens, then each listed view is indexed by partition and newest sort key', async () => {

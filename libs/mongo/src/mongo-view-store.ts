@@ -20,13 +20,15 @@ export interface ViewDocument {
  * on `_id` (E11000), and that clash is the refusal. `close` leaves the client to its owner.
  */
 export async function openMongoViewStore(db: Db, views: readonly ViewDefinition<unknown>[]): Promise<ViewStore> {
-  for (const view of views.filter(isListed)) {
+  // A derived view reads its listed view's index.
+  for (const view of new Set(views.map((view) => view.headOf ?? view).filter(isListed))) {
     await db.collection<ViewDocument>(view.name).createIndexes([{ key: { partition: 1, sortKey: -1 } }]);
   }
   const collectionOf = (view: ViewDefinition<unknown>) => db.collection<ViewDocument>(view.name);
 
-  return reportingOutages<ViewStore>({
+  const store: ViewStore = {
     async get<S>(view: ViewDefinition<S>, key: string) {
+      if (view.headOf) return (await store.list(view.headOf, key, { limit: 1 }))[0];
       // On the request path, so by `_id` alone: a top-level equality, which FerretDB 1.24 hands down to its backend.
       const found = await collectionOf(view).findOne({ _id: key }, { projection: { state: 1 } });
       return found?.state as S | undefined;
@@ -64,5 +66,6 @@ export async function openMongoViewStore(db: Db, views: readonly ViewDefinition<
     },
 
     close: () => Promise.resolve(),
-  });
+  };
+  return reportingOutages(store);
 }

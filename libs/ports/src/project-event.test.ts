@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { EVENT_TYPES, newEvent, type AuthorizationRevoked, type ScoreCalculated } from '@rsd/contracts';
-import { READ_VIEWS, credentialView, latestScoreView, scoreHistoryView, type ViewDefinition } from '@rsd/domain';
+import { READ_VIEWS, credentialView, currentScoreView, latestScoreView, scoreHistoryView, type ViewDefinition } from '@rsd/domain';
 import { projectEvent } from './project-event';
 import type { ViewStore } from './view-store';
 
@@ -50,15 +50,26 @@ describe('projectEvent', () => {
   test('when views whose newest event wins take scores, then nothing is read first and the guard keeps the newest', async () => {
     const { store, calls, documents } = countingStore();
 
-    await projectEvent(store, READ_VIEWS, scored('2026-11-20', 70));
-    await projectEvent(store, READ_VIEWS, scored('2026-11-19', 60));
-    await projectEvent(store, READ_VIEWS, scored('2026-11-20', 50, '2026-11-20T05:00:00.000Z'));
+    const views = [latestScoreView, scoreHistoryView];
+    await projectEvent(store, views, scored('2026-11-20', 70));
+    await projectEvent(store, views, scored('2026-11-19', 60));
+    await projectEvent(store, views, scored('2026-11-20', 50, '2026-11-20T05:00:00.000Z'));
 
     expect(calls.get).toBe(0);
     // Each score is written to both views; the late one for 11-20 is refused by both, the 11-19 one by the latest only.
     expect(calls).toEqual({ get: 0, put: 6, refused: 3 });
     expect(documents.get(`${latestScoreView.name}/acme`)).toMatchObject({ scoreDate: '2026-11-20', score: 70 });
     expect(documents.get(`${scoreHistoryView.name}/acme|2026-11-19`)).toMatchObject({ score: 60 });
+  });
+
+  test("when the read API's views take a score, then the current score (the history's head) is not written: history is", async () => {
+    const { store, calls, documents } = countingStore();
+
+    await projectEvent(store, READ_VIEWS, scored('2026-11-20', 70));
+
+    expect(calls).toEqual({ get: 0, put: 1, refused: 0 });
+    expect([...documents.keys()]).toEqual([`${scoreHistoryView.name}/acme|2026-11-20`]);
+    expect(documents.has(`${currentScoreView.name}/acme`)).toBe(false);
   });
 
   test('when a view needs what it holds (a credential), then the document is read before it is written', async () => {

@@ -17,7 +17,7 @@ export function projectEvent(store: ViewStore, views: readonly ViewDefinition<un
  * A view whose newest event wins needs no read: the newest of the events' own states is written,
  * and the guard refuses it where the document is already as new (one round trip instead of two per
  * score and view on MongoDB). Documents are independent (the guards make their order irrelevant),
- * so they are written side by side.
+ * so they are written side by side. A view derived from another (`headOf`) has nothing stored to write.
  */
 export async function projectEvents(
   store: ViewStore,
@@ -26,6 +26,7 @@ export async function projectEvents(
 ): Promise<void> {
   const writes: Promise<void>[] = [];
   for (const view of views) {
+    if (view.headOf) continue;
     for (const [key, keyed] of eventsByKey(view, events)) {
       writes.push(view.newestWins ? putNewest(store, view, key, keyed) : evolveDocument(store, view, key, keyed));
     }

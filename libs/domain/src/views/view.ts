@@ -26,6 +26,12 @@ export interface ViewDefinition<S> {
    * guard then makes that choice by itself, so a projection writes without reading first.
    */
   readonly newestWins?: boolean;
+  /**
+   * Set when nothing is stored for this view: the document of key K is the newest entry (greatest
+   * sort key) of partition K in that listed view, which its stores read instead, and projections
+   * skip. Its `evolve` must agree with that (a cache applies events to it).
+   */
+  readonly headOf?: ListedView<S>;
 }
 
 /** A view whose documents are also read as a list per partition, newest sort key first (e.g. history per organization). */

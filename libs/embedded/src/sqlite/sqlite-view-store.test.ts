@@ -2,7 +2,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
-import { latestScoreView, READ_VIEWS, scoreHistoryView } from '@rsd/domain';
+import { currentScoreView, READ_VIEWS, scoreHistoryView } from '@rsd/domain';
 import { projectEvent } from '@rsd/ports';
 import { aCalculatedScore, describeViewStoreContract, scoreCalculated } from '@rsd/testkit';
 import { openSqliteViewStore, viewStatementsSql } from './sqlite-view-store';
@@ -55,7 +55,7 @@ describe('SQLite view store', () => {
 
     const reopened = openSqliteViewStore({ file, namespace: 'views' });
 
-    expect(await reopened.get(latestScoreView, 'acme')).toEqual(aCalculatedScore('acme', '2026-11-20', { score: 62 }));
+    expect(await reopened.get(currentScoreView, 'acme')).toEqual(aCalculatedScore('acme', '2026-11-20', { score: 62 }));
     const history = await reopened.list(scoreHistoryView, 'acme', { limit: 10 });
     expect(history.map((entry) => entry.scoreDate)).toEqual([...days].reverse());
     await reopened.close();
@@ -66,12 +66,12 @@ describe('SQLite view store', () => {
     const rebuild = openSqliteViewStore({ file, namespace: 'rebuild' });
     await project(live);
 
-    expect(await rebuild.get(latestScoreView, 'acme')).toBeUndefined();
+    expect(await rebuild.get(currentScoreView, 'acme')).toBeUndefined();
     expect(await rebuild.list(scoreHistoryView, 'acme', { limit: 10 })).toEqual([]);
     await Promise.all([live.close(), rebuild.close()]);
   });
 
-  it('when a document is read or a history page listed, then the query goes through the key or the partition index', async () => {
+  it("when a document is read, a history page listed or a partition's newest read, then the query goes through the key or the partition index", async () => {
     const store = openSqliteViewStore({ file, namespace: 'views' });
     await project(store);
     await store.close();
@@ -88,6 +88,7 @@ describe('SQLite view store', () => {
       expect(plan(sql.get, 'k')).toEqual([expect.stringMatching(/^SEARCH .* USING PRIMARY KEY \(key=\?\)/)]);
       const listed = plan(sql.list, 'acme', '', null, null, null, null, 10);
       expect(listed).toEqual([expect.stringMatching(/^SEARCH .* USING INDEX .*by-partition.* \(partition=\? AND sort_key>\?\)/)]);
+      expect(plan(sql.head, 'acme')).toEqual([expect.stringMatching(/^SEARCH .* USING INDEX .*by-partition.* \(partition=\?\)/)]);
     } finally {
       db.close();
     }

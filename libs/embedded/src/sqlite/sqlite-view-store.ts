@@ -43,14 +43,39 @@ export function openSqliteViewStore(options: SqliteViewStoreOptions): ViewStore 
     return statements;
   }
 
+  /** The derived views (`headOf`) read so far, by the listed view they read: their cached heads follow its writes. */
+  const derivedFrom = new Map<string, Set<ViewDefinition<unknown>>>();
+
+  function stored<S>(view: ViewDefinition<S>, key: string): S | undefined {
+    const row = view.headOf ? statementsOf(view.headOf).head.get(key) : statementsOf(view).get.get(key);
+    return row ? deepFreeze(JSON.parse(text(row.state)) as S) : undefined;
+  }
+
+  /**
+   * After a write to a listed view: a cached head of its partition that the new state sorts after is
+   * replaced by it; one it ties with is read again (which of two equal sort keys heads is the table's
+   * choice); one it sorts before stays.
+   */
+  function followHeads<S>(view: ListedView<S>, state: S, json: string): void {
+    for (const derived of derivedFrom.get(view.name) ?? []) {
+      const headKey = `${derived.name}\u0000${view.partitionOf(state)}`;
+      const head = cache.peek(headKey);
+      if (head === undefined) continue;
+      const sortKey = view.sortKeyOf(state);
+      const headSortKey = head === ABSENT ? undefined : view.sortKeyOf(head as S);
+      if (headSortKey === undefined || sortKey > headSortKey) cache.set(headKey, deepFreeze(JSON.parse(json) as object));
+      else if (sortKey === headSortKey) cache.delete(headKey);
+    }
+  }
+
   return {
     get<S>(view: ViewDefinition<S>, key: string) {
       return settled(() => {
         const cacheKey = `${view.name}\u0000${key}`;
         const cached = cache.get(cacheKey);
         if (cached !== undefined) return cached === ABSENT ? undefined : (cached as S);
-        const row = statementsOf(view).get.get(key);
-        const state = row ? deepFreeze(JSON.parse(text(row.state)) as S) : undefined;
+        if (view.headOf) getOrAdd(derivedFrom, view.headOf.name).add(view);
+        const state = stored(view, key);
         cache.set(cacheKey, state ?? ABSENT);
         return state;
       });
@@ -71,9 +96,13 @@ export function openSqliteViewStore(options: SqliteViewStoreOptions): ViewStore 
         // third of structuredClone's cost). A refused write means the stored document is newer
         // than this one: read it again next time.
         const cacheKey = `${view.name}\u0000${key}`;
-        if (changes === 0) cache.delete(cacheKey);
-        else if (cache.has(cacheKey)) cache.set(cacheKey, deepFreeze(JSON.parse(json) as object));
-        return changes > 0;
+        if (changes === 0) {
+          cache.delete(cacheKey);
+          return false;
+        }
+        if (cache.has(cacheKey)) cache.set(cacheKey, deepFreeze(JSON.parse(json) as object));
+        if (listed) followHeads(view, state, json);
+        return true;
       });
     },
 
@@ -105,6 +134,7 @@ interface ViewStatements {
   get: StatementSync;
   put: StatementSync;
   list: StatementSync;
+  head: StatementSync;
 }
 
 /** The statements of one view's table; exported so a test can read their query plans. */
@@ -118,12 +148,13 @@ export function viewStatementsSql(table: string): Record<keyof ViewStatements, s
     list: `SELECT state FROM ${table}
       WHERE partition = ? AND sort_key >= ? AND (? IS NULL OR sort_key <= ?) AND (? IS NULL OR sort_key < ?)
       ORDER BY sort_key DESC LIMIT ?`,
+    head: `SELECT state FROM ${table} WHERE partition = ? ORDER BY sort_key DESC LIMIT 1`,
   };
 }
 
 function viewStatements(db: EmbeddedDatabase, table: string): ViewStatements {
   const sql = viewStatementsSql(table);
-  return { get: db.statement(sql.get), put: db.statement(sql.put), list: db.statement(sql.list) };
+  return { get: db.statement(sql.get), put: db.statement(sql.put), list: db.statement(sql.list), head: db.statement(sql.head) };
 }
 
 /** Creates the view's table and index if missing; returns the table's quoted name. */
@@ -139,6 +170,15 @@ export function createViewTable(db: Pick<EmbeddedDatabase, 'exec'>, name: string
 }
 
 /** A view or namespace name is configuration, not input; quoting still keeps any name from being read as SQL. */
+function getOrAdd<K, V>(map: Map<K, Set<V>>, key: K): Set<V> {
+  let set = map.get(key);
+  if (!set) {
+    set = new Set();
+    map.set(key, set);
+  }
+  return set;
+}
+
 function quoteIdentifier(name: string): string {
   return `"${name.replaceAll('"', '""')}"`;
 }

@@ -1,5 +1,5 @@
 import type { CalculatedScore, DomainEvent } from '@rsd/contracts';
-import { READ_VIEWS, latestScoreView, scoreHistoryView, type ListedView, type ViewDefinition } from '@rsd/domain';
+import { READ_VIEWS, currentScoreView, scoreHistoryView, type ListedView, type ViewDefinition } from '@rsd/domain';
 import { projectEvent, type ListRange, type ViewStore } from '@rsd/ports';
 import { uniqueName } from './eventually';
 import { aCalculatedScore as aScore, scoreCalculated } from './port-fixtures';
@@ -37,6 +37,9 @@ const aNote = (topic: string, day: string, overrides: Partial<Note> = {}): Note 
 });
 
 const noteKey = (note: Note) => `${note.topic}|${note.day}`;
+
+/** Nothing stored: a topic's document is its newest note. */
+const newestNote: ViewDefinition<Note> = { ...notes, name: 'contract_newest_notes', headOf: notes };
 
 /**
  * What every view store must do: keep documents per view, refuse a write that is not newer than the
@@ -199,12 +202,57 @@ export function describeViewStoreContract(name: string, open: () => Promise<View
       });
     });
 
+    describe('a view derived from a listed one (headOf)', () => {
+      const newest = () => store.get(newestNote, topic);
+      const put = (note: Note) => store.put(notes, noteKey(note), note);
+
+      it('when notes arrive out of order, then its document is the newest, read before and after each write', async () => {
+        expect(await newest()).toBeUndefined();
+
+        await put(aNote(topic, '2026-11-19'));
+        expect(await newest()).toEqual(aNote(topic, '2026-11-19'));
+        await put(aNote(topic, '2026-11-21'));
+        expect(await newest()).toEqual(aNote(topic, '2026-11-21'));
+        await put(aNote(topic, '2026-11-20'));
+        expect(await newest()).toEqual(aNote(topic, '2026-11-21'));
+        await put(aNote(topic, '2026-11-21', { text: 'revised', revision: 2 }));
+        expect(await newest()).toEqual(aNote(topic, '2026-11-21', { text: 'revised', revision: 2 }));
+        expect(await store.put(notes, noteKey(aNote(topic, '2026-11-21')), aNote(topic, '2026-11-21', { text: 'stale' }))).toBe(false);
+        expect(await newest()).toEqual(aNote(topic, '2026-11-21', { text: 'revised', revision: 2 }));
+      });
+
+      it('when another partition changes, then this one keeps its newest; a partition with nothing has no document', async () => {
+        await put(aNote(topic, '2026-11-20'));
+        expect(await newest()).toEqual(aNote(topic, '2026-11-20'));
+
+        const other = uniqueName('other-topic');
+        await put(aNote(other, '2026-11-22'));
+
+        expect(await newest()).toEqual(aNote(topic, '2026-11-20'));
+        expect(await store.get(newestNote, other)).toEqual(aNote(other, '2026-11-22'));
+        expect(await store.get(newestNote, uniqueName('empty-topic'))).toBeUndefined();
+      });
+
+      it('when the newest note is read, then the caller cannot change what the store holds', async () => {
+        await put(aNote(topic, '2026-11-20'));
+        const read = await newest();
+
+        try {
+          (read as Note).tags.push('changed');
+        } catch {
+          // A frozen copy refuses the change: as good as a copy.
+        }
+
+        expect(await newest()).toEqual(aNote(topic, '2026-11-20'));
+      });
+    });
+
     describe("the product's views, projected through the store", () => {
       let organizationId: string;
       const project = async (...scores: CalculatedScore[]) => {
         for (const score of scores) await projectEvent(store, READ_VIEWS, scoreCalculated(score));
       };
-      const latest = () => store.get(latestScoreView, organizationId);
+      const latest = () => store.get(currentScoreView, organizationId);
       const history = () => store.list(scoreHistoryView, organizationId, { limit: 10 });
 
       beforeEach(() => {

@@ -1,6 +1,6 @@
 import { createMemoryViewStore, memoryRateLimitStores } from '@rsd/embedded';
 import { createLogger, loadConfig } from '@rsd/platform';
-import { credentialView, latestScoreView } from '@rsd/domain';
+import { credentialView, currentScoreView } from '@rsd/domain';
 import type { ViewStore } from '@rsd/ports';
 import { request, startApp, type RunningApp } from '@rsd/testkit';
 import { buildApp } from '../app';
@@ -141,7 +141,7 @@ describe('request path I/O', () => {
     expect(response.status).toBe(200);
     expect(lookups.mock.calls.map(([view, key]) => [view.name, key])).toEqual([
       [credentialView.name, credential.clientId],
-      [latestScoreView.name, credential.organizationId],
+      [currentScoreView.name, credential.organizationId],
     ]);
   });
 });

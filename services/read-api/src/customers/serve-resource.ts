@@ -1,6 +1,6 @@
 import type { Request, Response } from 'express';
 import type { PillarBreakdownResource, Scope, ScoreHistoryResource, ScoreResource } from '@rsd/contracts';
-import { explainHistory, latestScoreView, scoreHistoryView } from '@rsd/domain';
+import { explainHistory, currentScoreView, scoreHistoryView } from '@rsd/domain';
 import { ApiError } from '@rsd/platform';
 import type { ViewStore } from '@rsd/ports';
 import type { CustomerResource } from './customer-resources';
@@ -25,13 +25,13 @@ export type ResourceServer = (req: Request, res: Response, reader: Reader) => Pr
 export function resourceServers(store: ViewStore, send: Send): Record<CustomerResource, ResourceServer> {
   return {
     score: async (req, res, { clientId, organizationId }) => {
-      const latest = await store.get(latestScoreView, organizationId);
+      const latest = await store.get(currentScoreView, organizationId);
       if (!latest) throw new ApiError('SCORE_NOT_FOUND', 'No score has been calculated for this customer yet');
       const body: ScoreResource = { clientId, scoreDate: latest.scoreDate, score: latest.score, grade: latest.grade };
       send(req, res, body);
     },
     pillars: async (req, res, { clientId, organizationId }) => {
-      const latest = await store.get(latestScoreView, organizationId);
+      const latest = await store.get(currentScoreView, organizationId);
       if (!latest) throw new ApiError('PILLARS_NOT_FOUND', 'No pillar breakdown has been calculated for this customer yet');
       const body: PillarBreakdownResource = { clientId, scoreDate: latest.scoreDate, pillarScores: latest.pillarScores };
       send(req, res, body);

@@ -2,7 +2,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { TOPICS, partitionKeyOf, topicOf, type DomainEvent } from '@rsd/contracts';
-import { credentialView, latestScoreView, scoreHistoryView } from '@rsd/domain';
+import { credentialView, currentScoreView, scoreHistoryView } from '@rsd/domain';
 import { createMemoryViewStore, openSqliteEventLog } from '@rsd/embedded';
 import { createLogger } from '@rsd/platform';
 import type { EventLog, EventRecord, ViewStore } from '@rsd/ports';
@@ -62,7 +62,7 @@ async function readTopic(topic: string): Promise<EventRecord[]> {
 async function snapshot(views: ViewStore, clientIds: string[], organizations: string[]) {
   return {
     credentials: await Promise.all(clientIds.map((id) => views.get(credentialView, id))),
-    latest: await Promise.all(organizations.map((org) => views.get(latestScoreView, org))),
+    latest: await Promise.all(organizations.map((org) => views.get(currentScoreView, org))),
     history: await Promise.all(organizations.map((org) => views.list(scoreHistoryView, org, { limit: 366 }))),
   };
 }
@@ -92,7 +92,7 @@ describe('projections', () => {
       expiresAt: '2027-01-01T00:00:00.000Z',
       revision: 1,
     });
-    expect(await views.get(latestScoreView, 'acme')).toEqual(score);
+    expect(await views.get(currentScoreView, 'acme')).toEqual(score);
   });
 
   test('when an authorization is revoked or expires, then its view says so', async () => {
@@ -167,7 +167,7 @@ describe('projections', () => {
     ]);
     expect(await views.get(credentialView, good.data.clientId)).toMatchObject({ status: 'active' });
     expect(await views.get(credentialView, badDigest.data.clientId)).toBeUndefined();
-    expect(await views.get(latestScoreView, scoreOnWrongTopic.data.organizationId)).toBeUndefined();
+    expect(await views.get(currentScoreView, scoreOnWrongTopic.data.organizationId)).toBeUndefined();
   });
 
   test('when records arrive while the projections run, then they are projected by the time append resolves', async () => {

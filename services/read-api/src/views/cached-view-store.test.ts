@@ -1,5 +1,5 @@
 import type { DomainEvent } from '@rsd/contracts';
-import { READ_VIEWS, credentialView, latestScoreView } from '@rsd/domain';
+import { READ_VIEWS, credentialView, currentScoreView } from '@rsd/domain';
 import { createMemoryViewStore } from '@rsd/embedded';
 import { projectEvent, type ViewStore } from '@rsd/ports';
 import {
@@ -111,17 +111,17 @@ describe('cached view store', () => {
     await projected(
       scoreCalculatedEvent(aCalculatedScore({ scoreDate: '2026-11-19', calculatedAt: '2026-11-19T10:00:00.000Z', score: 50 })),
     );
-    expect((await cached.get(latestScoreView, 'acme'))?.score).toBe(50);
+    expect((await cached.get(currentScoreView, 'acme'))?.score).toBe(50);
 
     cached.observe(
       scoreCalculatedEvent(aCalculatedScore({ scoreDate: '2026-11-20', calculatedAt: '2026-11-20T10:00:00.000Z', score: 60 })),
     );
-    expect((await cached.get(latestScoreView, 'acme'))?.score).toBe(60);
+    expect((await cached.get(currentScoreView, 'acme'))?.score).toBe(60);
 
     cached.observe(
       scoreCalculatedEvent(aCalculatedScore({ scoreDate: '2026-11-18', calculatedAt: '2026-11-20T11:00:00.000Z', score: 10 })),
     );
-    expect((await cached.get(latestScoreView, 'acme'))?.score).toBe(60);
+    expect((await cached.get(currentScoreView, 'acme'))?.score).toBe(60);
   });
 
   test('when the cache is full, then the oldest entry makes room', async () => {
