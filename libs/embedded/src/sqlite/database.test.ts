@@ -3,6 +3,8 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
+import { eventually } from '@rsd/testkit';
+import { createCheckpointer } from './checkpointer';
 import { openEmbeddedDatabase, type EmbeddedDatabase } from './database';
 
 describe('the embedded database: one connection, one transaction per turn of the event loop', () => {
@@ -18,7 +20,7 @@ describe('the embedded database: one connection, one transaction per turn of the
   });
 
   afterEach(async () => {
-    db.close();
+    await db.close();
     await rm(dir, { recursive: true, force: true });
   });
 
@@ -56,11 +58,27 @@ describe('the embedded database: one connection, one transaction per turn of the
     });
     expect(statSync(`${file}-wal`).size).toBeGreaterThan(64 * 1024 * 1024);
 
-    // SQLite's own checkpoint after a commit: it copies the pages back and lets the log start over.
-    db.exec('PRAGMA wal_checkpoint(PASSIVE)');
-    await db.write(insert('the next write starts the log over'));
+    // Once the pages are copied back, the next write starts the log over.
+    let next = 0;
+    await eventually(
+      async () => {
+        await db.write(insert(`the next write starts the log over ${next++}`));
+        expect(statSync(`${file}-wal`).size).toBeLessThanOrEqual(64 * 1024 * 1024);
+      },
+      { timeoutMs: 30_000, intervalMs: 50 },
+    );
+  });
 
-    expect(statSync(`${file}-wal`).size).toBeLessThanOrEqual(64 * 1024 * 1024);
+  it('when commits are made, then a thread of its own copies them into the file while the connection goes on', async () => {
+    const page = 'x'.repeat(1000);
+    // About 600 pages: far below the 10,000 at which the connection would checkpoint by itself.
+    await db.write(() => {
+      for (let n = 0; n < 2_000; n += 1) insert(`${n}:${page}`)();
+    });
+
+    // Until a checkpoint, the pages are in the write-ahead log and the file keeps its size.
+    await eventually(() => expect(statSync(file).size).toBeGreaterThan(2_000 * 1_000));
+    expect(committedNotes()).toHaveLength(2_000);
   });
 
   it('when one change of a turn fails, then it alone is undone and the others commit', async () => {
@@ -74,7 +92,7 @@ describe('the embedded database: one connection, one transaction per turn of the
 
   it('when the same file is opened twice in a process, then both share the connection and one closing leaves the other working', async () => {
     const second = openEmbeddedDatabase(file);
-    second.close();
+    await second.close();
 
     await db.write(insert('still open'));
 
@@ -89,5 +107,24 @@ describe('the embedded database: one connection, one transaction per turn of the
     await db.write(insert('b'));
 
     expect(commits).toBe(2);
+  });
+});
+
+describe('the checkpoint thread', () => {
+  it('when it cannot open the database, then its owner is told once, and nudges after that do nothing', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'rsd-checkpointer-'));
+    const failures: string[] = [];
+    // A directory is no database: the thread's connection fails to open.
+    const checkpointer = createCheckpointer({ file: dir, busyTimeoutMs: 100, pauseMs: 0, onFailure: (message) => failures.push(message) });
+    try {
+      checkpointer.nudge();
+      await eventually(() => expect(failures).toHaveLength(1));
+      checkpointer.nudge();
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      expect(failures).toHaveLength(1);
+    } finally {
+      await checkpointer.stop();
+      await rm(dir, { recursive: true, force: true });
+    }
   });
 });

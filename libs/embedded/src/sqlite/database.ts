@@ -1,6 +1,7 @@
 import { mkdirSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { DatabaseSync, type StatementSync } from 'node:sqlite';
+import { createCheckpointer } from './checkpointer';
 
 /**
  * The embedded database of one process: one connection, and one transaction per turn of the event
@@ -31,16 +32,25 @@ export interface EmbeddedDatabase {
   /** Called after every commit: what was written is now durable. */
   onCommit(listener: () => void): void;
   /** Releases this opener's use; the connection closes, after a last commit, when the last opener releases it. */
-  close(): void;
+  close(): Promise<void>;
 }
 
 /** Another process (a rebuild) may hold the write lock for a moment: wait rather than fail. */
 const BUSY_TIMEOUT_MS = 5_000;
+/** Checkpoints run on their own thread (checkpointer.ts), at most this often. */
+const CHECKPOINT_PAUSE_MS = 100;
+/**
+ * The committing connection checkpoints by itself only when the log has this many pages (40 MiB):
+ * a fallback for a checkpoint thread that cannot keep up, not the way it is done. SQLite's default
+ * (1,000) is what the connection goes back to if the thread fails.
+ */
+const FALLBACK_CHECKPOINT_PAGES = 10_000;
+const DEFAULT_CHECKPOINT_PAGES = 1_000;
 
 interface Shared {
   database: EmbeddedDatabase;
   openers: number;
-  shutDown(): void;
+  shutDown(): Promise<void>;
 }
 
 /** One connection per file in this process: two would take each other's locks within a turn. */
@@ -59,10 +69,10 @@ export function openEmbeddedDatabase(file: string): EmbeddedDatabase {
   return {
     ...opened.database,
     close: () => {
-      if (released) return;
+      if (released) return Promise.resolve();
       released = true;
       opened.openers -= 1;
-      if (opened.openers === 0) opened.shutDown();
+      return opened.openers === 0 ? opened.shutDown() : Promise.resolve();
     },
   };
 }
@@ -92,12 +102,22 @@ export function connectRaw(file: string): DatabaseSync {
 
 function connect(path: string, forget: () => void): Shared {
   const db = connectRaw(path);
+  db.exec(`PRAGMA wal_autocheckpoint = ${FALLBACK_CHECKPOINT_PAGES}`);
+  const checkpointer = createCheckpointer({
+    file: path,
+    busyTimeoutMs: BUSY_TIMEOUT_MS,
+    pauseMs: CHECKPOINT_PAUSE_MS,
+    onFailure: () => {
+      if (db.isOpen) db.exec(`PRAGMA wal_autocheckpoint = ${DEFAULT_CHECKPOINT_PAGES}`);
+    },
+  });
   const statements = new Map<string, StatementSync>();
   const listeners: (() => void)[] = [];
   let waiting: { done(): void; failed(error: unknown): void }[] = [];
   let inTurn = false;
   let broken: Error | undefined;
   let savepoints = 0;
+  let closing = false;
 
   function statement(sql: string): StatementSync {
     let prepared = statements.get(sql);
@@ -125,11 +145,12 @@ function connect(path: string, forget: () => void): Shared {
     }
     for (const waiter of settled) waiter.done();
     for (const listener of listeners) listener();
+    checkpointer.nudge();
   }
 
   /** Opens this turn's transaction if none is open: it commits when the turn ends. */
   function joinTurn(): void {
-    if (!db.isOpen) throw new Error('the embedded database is closed');
+    if (!db.isOpen || closing) throw new Error('the embedded database is closed');
     if (broken) throw broken;
     if (inTurn) return;
     db.exec('BEGIN IMMEDIATE');
@@ -175,14 +196,18 @@ function connect(path: string, forget: () => void): Shared {
     },
     changeSoon: change,
     onCommit: (listener) => listeners.push(listener),
-    close: () => undefined,
+    close: () => Promise.resolve(),
   };
   return {
     database,
     openers: 0,
-    shutDown: () => {
+    shutDown: async () => {
       commitTurn();
+      closing = true;
       forget();
+      // The thread's connection first, so that this one closes last: the last connection to close
+      // checkpoints what is left and removes the write-ahead log.
+      await checkpointer.stop();
       if (db.isOpen) db.close();
     },
   };

@@ -94,9 +94,9 @@ export function openSqliteAuthorizationStore(options: { file: string }): Authori
     },
 
     close() {
-      if (!closed) db.close();
+      if (closed) return Promise.resolve();
       closed = true;
-      return Promise.resolve();
+      return db.close();
     },
   };
 }

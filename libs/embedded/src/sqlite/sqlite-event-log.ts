@@ -134,7 +134,7 @@ export function openSqliteEventLog(options: SqliteEventLogOptions): EventLog {
       if (closed) return;
       closed = true;
       await Promise.all([...subscriptions].map((subscription) => subscription.close()));
-      db.close();
+      await db.close();
     },
   };
 }

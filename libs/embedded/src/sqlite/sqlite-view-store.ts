@@ -123,10 +123,7 @@ export function openSqliteViewStore(options: SqliteViewStoreOptions): ViewStore 
       });
     },
 
-    close() {
-      db.close();
-      return Promise.resolve();
-    },
+    close: () => db.close(),
   };
 }
 

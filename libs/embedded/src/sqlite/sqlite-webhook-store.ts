@@ -216,9 +216,9 @@ export function openSqliteWebhookStore(options: SqliteWebhookStoreOptions): Webh
     },
 
     close() {
-      if (!closed) db.close();
+      if (closed) return Promise.resolve();
       closed = true;
-      return Promise.resolve();
+      return db.close();
     },
   };
 }
