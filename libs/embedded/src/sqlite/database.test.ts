@@ -1,4 +1,4 @@
-import { statSync } from 'node:fs';
+import { fdatasyncSync, fstatSync, statSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -6,6 +6,12 @@ import { DatabaseSync } from 'node:sqlite';
 import { eventually } from '@rsd/testkit';
 import { createCheckpointer } from './checkpointer';
 import { openEmbeddedDatabase, type EmbeddedDatabase } from './database';
+
+// The syncs the database makes, counted (node:fs's own exports cannot be spied on).
+jest.mock('node:fs', () => {
+  const actual = jest.requireActual<typeof import('node:fs')>('node:fs');
+  return { ...actual, fdatasyncSync: jest.fn(actual.fdatasyncSync) };
+});
 
 describe('the embedded database: one connection, one transaction per turn of the event loop', () => {
   let dir: string;
@@ -79,6 +85,28 @@ describe('the embedded database: one connection, one transaction per turn of the
     // Until a checkpoint, the pages are in the write-ahead log and the file keeps its size.
     await eventually(() => expect(statSync(file).size).toBeGreaterThan(2_000 * 1_000));
     expect(committedNotes()).toHaveLength(2_000);
+  });
+
+  it('when a commit carries a write someone waits for, then the log is synced before it resolves; one of soon-writes alone is not', async () => {
+    const syncs = jest.mocked(fdatasyncSync);
+    syncs.mockClear();
+    try {
+      db.writeSoon(insert('a view: the log rebuilds it'));
+      await new Promise((resolve) => setImmediate(resolve));
+      expect(committedNotes()).toEqual(['a view: the log rebuilds it']);
+      expect(syncs).not.toHaveBeenCalled();
+
+      const durable = db.write(insert('an append: answered only once durable'));
+      expect(syncs).not.toHaveBeenCalled();
+      await durable;
+
+      expect(syncs).toHaveBeenCalledTimes(1);
+      // The descriptor synced is the write-ahead log's: it holds the commit.
+      const synced = syncs.mock.calls[0]?.[0] as number;
+      expect(fstatSync(synced).ino).toBe(statSync(`${file}-wal`).ino);
+    } finally {
+      syncs.mockClear();
+    }
   });
 
   it('when one change of a turn fails, then it alone is undone and the others commit', async () => {

@@ -1,4 +1,4 @@
-import { mkdirSync } from 'node:fs';
+import { closeSync, fdatasyncSync, mkdirSync, openSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { DatabaseSync, type StatementSync } from 'node:sqlite';
 import { createCheckpointer } from './checkpointer';
@@ -6,10 +6,18 @@ import { createCheckpointer } from './checkpointer';
 /**
  * The embedded database of one process: one connection, and one transaction per turn of the event
  * loop. Every change made during a turn (appends, authorization changes, view writes, positions)
- * joins that turn's transaction, which commits once, synced, when the turn ends (setImmediate):
- * group commit for every writer at once. Because there is one connection and one order of
- * commits, a consumer's position is never durable before the view writes it covers, and no writer
- * in the process can ever wait for another's lock.
+ * joins that turn's transaction, which commits once when the turn ends (setImmediate): group
+ * commit for every writer at once. Because there is one connection and one order of commits, a
+ * consumer's position is never durable before the view writes it covers, and no writer in the
+ * process can ever wait for another's lock.
+ *
+ * A commit is synced (the write-ahead log, fdatasync) when someone waits on it (`write`: an
+ * append, an authorization), before they are told. A commit of `writeSoon` and `changeSoon`
+ * changes alone (views, positions, the webhook queue: all rebuilt from the log) is not synced by
+ * itself: the next synced commit, or the checkpoint, syncs it too, and a power cut can only take
+ * the last few such commits, whole and in order (the log's frames are checksummed in a chain),
+ * which the consumers then replay from their older positions. A killed process loses nothing:
+ * what is written is in the operating system's cache.
  */
 export interface EmbeddedDatabase {
   /** Prepared once per SQL text, reused for every call. */
@@ -84,7 +92,8 @@ export function connectRaw(file: string): DatabaseSync {
   try {
     // WAL: readers never wait for the writer, and a commit is one sequential write and one sync.
     db.exec('PRAGMA journal_mode = WAL');
-    // FULL: the write-ahead log is synced at every commit, so an acknowledged write survives a power cut.
+    // FULL: the write-ahead log is synced at every commit (the importer's, and the checkpoints'); the
+    // shared connection syncs only the commits someone waits on (see EmbeddedDatabase).
     db.exec('PRAGMA synchronous = FULL');
     // 64 MiB of page cache: the hot pages of the views and the log stay in memory.
     db.exec('PRAGMA cache_size = -65536');
@@ -103,6 +112,9 @@ export function connectRaw(file: string): DatabaseSync {
 function connect(path: string, forget: () => void): Shared {
   const db = connectRaw(path);
   db.exec(`PRAGMA wal_autocheckpoint = ${FALLBACK_CHECKPOINT_PAGES}`);
+  // NORMAL: SQLite syncs the log before a checkpoint, not at a commit; commitTurn syncs those that someone waits on.
+  db.exec('PRAGMA synchronous = NORMAL');
+  let walFd: number | undefined;
   const checkpointer = createCheckpointer({
     file: path,
     busyTimeoutMs: BUSY_TIMEOUT_MS,
@@ -135,6 +147,8 @@ function connect(path: string, forget: () => void): Shared {
     waiting = [];
     try {
       db.exec('COMMIT');
+      // The log's file lives as long as this connection (the last one to close removes it).
+      if (settled.length > 0) fdatasyncSync((walFd ??= openSync(`${path}-wal`, 'r+')));
     } catch (error) {
       // What the disk refused is gone, and some of it (a view write) was already reported as done:
       // refuse every write from now on, so nothing can be stacked on top; a restart replays the log.
@@ -208,6 +222,7 @@ function connect(path: string, forget: () => void): Shared {
       // The thread's connection first, so that this one closes last: the last connection to close
       // checkpoints what is left and removes the write-ahead log.
       await checkpointer.stop();
+      if (walFd !== undefined) closeSync(walFd);
       if (db.isOpen) db.close();
     },
   };
