@@ -37,7 +37,7 @@ export interface EmbeddedDatabase {
   writeSoon<T>(statement: () => T): T;
   /** Several statements in this turn's transaction, undone alone if they throw, without waiting for the commit. */
   changeSoon<T>(change: () => T): T;
-  /** Called after every commit: what was written is now durable. */
+  /** Called after every commit (synced first if it carried a `write`): what was written is now visible to every reader. */
   onCommit(listener: () => void): void;
   /** Releases this opener's use; the connection closes, after a last commit, when the last opener releases it. */
   close(): Promise<void>;

@@ -25,7 +25,7 @@ const ABSENT = Symbol('absent');
  * a Map evicting its oldest key scans the holes its deletions left, 7.7 µs an eviction against
  * 0.24), which the store can do because it is the only writer of its namespace (one process per
  * data directory; a rebuild writes a namespace of its own): a write replaces its cached document,
- * if it has one. A write does not wait for its commit: the views are rebuilt from the log, and the
+ * if it has one, and the cached head of its partition for a view derived from it (`headOf`). A write does not wait for its commit: the views are rebuilt from the log, and the
  * projection's position joins a commit at or after the one of the writes it covers (database.ts).
  */
 export function openSqliteViewStore(options: SqliteViewStoreOptions): ViewStore {
@@ -166,7 +166,6 @@ export function createViewTable(db: Pick<EmbeddedDatabase, 'exec'>, name: string
   return table;
 }
 
-/** A view or namespace name is configuration, not input; quoting still keeps any name from being read as SQL. */
 function getOrAdd<K, V>(map: Map<K, Set<V>>, key: K): Set<V> {
   let set = map.get(key);
   if (!set) {
@@ -176,6 +175,7 @@ function getOrAdd<K, V>(map: Map<K, Set<V>>, key: K): Set<V> {
   return set;
 }
 
+/** A view or namespace name is configuration, not input; quoting still keeps any name from being read as SQL. */
 function quoteIdentifier(name: string): string {
   return `"${name.replaceAll('"', '""')}"`;
 }
