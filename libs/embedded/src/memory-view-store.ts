@@ -73,7 +73,7 @@ export function createMemoryViewStore(): ViewStore {
   return store;
 }
 
-function getOrAdd<K, V>(map: Map<K, V>, key: K, create: () => V): V {
+export function getOrAdd<K, V>(map: Map<K, V>, key: K, create: () => V): V {
   let value = map.get(key);
   if (value === undefined) {
     value = create();

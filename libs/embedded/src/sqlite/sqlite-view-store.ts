@@ -2,7 +2,7 @@ import type { StatementSync } from 'node:sqlite';
 import { isListed, type ListedView, type ViewDefinition } from '@rsd/domain';
 import type { ListRange, ViewStore } from '@rsd/ports';
 import { LRUCache } from 'lru-cache';
-import { deepFreeze } from '../memory-view-store';
+import { deepFreeze, getOrAdd } from '../memory-view-store';
 import { openEmbeddedDatabase, settled, text, type EmbeddedDatabase } from './database';
 
 export interface SqliteViewStoreOptions {
@@ -74,7 +74,7 @@ export function openSqliteViewStore(options: SqliteViewStoreOptions): ViewStore 
         const cacheKey = `${view.name}\u0000${key}`;
         const cached = cache.get(cacheKey);
         if (cached !== undefined) return cached === ABSENT ? undefined : (cached as S);
-        if (view.headOf) getOrAdd(derivedFrom, view.headOf.name).add(view);
+        if (view.headOf) getOrAdd(derivedFrom, view.headOf.name, () => new Set()).add(view);
         const state = stored(view, key);
         cache.set(cacheKey, state ?? ABSENT);
         return state;
@@ -164,15 +164,6 @@ export function createViewTable(db: Pick<EmbeddedDatabase, 'exec'>, name: string
     `CREATE INDEX IF NOT EXISTS ${quoteIdentifier(`${name}:by-partition`)} ON ${table} (partition, sort_key) WHERE partition IS NOT NULL`,
   );
   return table;
-}
-
-function getOrAdd<K, V>(map: Map<K, Set<V>>, key: K): Set<V> {
-  let set = map.get(key);
-  if (!set) {
-    set = new Set();
-    map.set(key, set);
-  }
-  return set;
 }
 
 /** A view or namespace name is configuration, not input; quoting still keeps any name from being read as SQL. */
