@@ -4,11 +4,11 @@ import { Worker } from 'node:worker_threads';
  * Copies the write-ahead log back into the database file on a thread of its own. A checkpoint
  * writes every page the log holds to its place in the file and syncs the file: at 100k
  * authorizations those are random writes, and done by the committing connection (SQLite's
- * automatic checkpoint) they were 29 % of the event loop during a batch ingest. A second connection can checkpoint
- * while the first goes on writing (WAL: a PASSIVE checkpoint takes no lock a writer needs), so
- * after each commit the owner nudges this thread, which checkpoints once and reports back; nudges
- * while it works fold into one. An idle database costs nothing: the thread starts on the first
- * nudge and sleeps on its message port.
+ * automatic checkpoint) they were 29 % of the event loop during a batch ingest. A second
+ * connection can checkpoint while the first goes on writing (WAL: a PASSIVE checkpoint takes no
+ * lock a writer needs), so after each commit the owner nudges this thread, which checkpoints once
+ * and reports back; nudges while it works fold into one. An idle database costs nothing: the
+ * thread starts on the first nudge and sleeps on its message port.
  */
 export interface Checkpointer {
   /** Something was committed: checkpoint soon. */
@@ -26,6 +26,7 @@ const WORKER_SOURCE = `
 const { parentPort, workerData } = require('node:worker_threads');
 const { DatabaseSync } = require('node:sqlite');
 const db = new DatabaseSync(workerData.file, { timeout: workerData.busyTimeoutMs });
+// A checkpoint then syncs the log before it copies a page, and the file after.
 db.exec('PRAGMA synchronous = FULL');
 const checkpoint = db.prepare('PRAGMA wal_checkpoint(PASSIVE)');
 parentPort.on('message', (message) => {
