@@ -43,6 +43,8 @@ COPY services/embedded/package.json services/embedded/
 COPY tools/cli/package.json tools/cli/
 # The `rsd` launcher, so npm links node_modules/.bin/rsd (`npx rsd` works in the image).
 COPY tools/cli/bin/ tools/cli/bin/
+# Fixes to dependencies that npm ci's postinstall applies (patch-package; why: patches/README.md).
+COPY patches/ patches/
 
 # ---------------------------------------------------------------- build
 FROM manifests AS build
