@@ -190,6 +190,7 @@ describe('the notifier, on the embedded runtime', () => {
     expect(created.body.id).toMatch(/^wh_/);
     expect(created.body.secret).toMatch(/^whsec_[A-Za-z0-9+/]{43}=$/);
     expect(created.headers.get('cache-control')).toBe('no-store');
+    expect(created.headers.get('location')).toBe(`/v1/customers/${credential.record.clientId}/webhooks/${created.body.id}`);
     const listed = await request(`${app.baseUrl}/v1/customers/${credential.record.clientId}/webhooks`, {
       headers: { 'x-api-key': credential.apiKey },
     });

@@ -31,6 +31,7 @@ export function notifierOpenApi(config: NotifierConfig): object {
     '403': error(
       'ADDRESS_NOT_ALLOWED (the credential has an allow list and this client address is not on it), or blocked by the edge security policy (then without `code`)',
     ),
+    '404': error('CREDENTIAL_NOT_FOUND: no authorization has this Client ID'),
     '429': error(
       `Rate limit exceeded (${config.RATE_LIMIT_PER_MINUTE} requests per minute per credential, shared with the read API, or too many failed authentications from one address); no \`code\``,
       { 'Retry-After': { description: 'Whole seconds to wait before retrying (at least 1)', required: true, schema: { type: 'string' } } },
@@ -50,7 +51,11 @@ export function notifierOpenApi(config: NotifierConfig): object {
       parameters: [clientIdParameter],
       requestBody: createWebhookRequestSchema,
       responses: {
-        '201': { description: 'Created; `secret` appears only in this answer', schema: createdWebhookSchema },
+        '201': {
+          description: 'Created; `secret` appears only in this answer',
+          schema: createdWebhookSchema,
+          headers: { Location: { description: 'The new webhook', required: true, schema: { type: 'string' } } },
+        },
         ...authentication,
         '400': error(
           'MISSING_CLIENT_ID, INVALID_CLIENT_ID, MALFORMED_JSON, VALIDATION_FAILED (with `details`), or WEBHOOK_TARGET_NOT_ALLOWED: not https, or the host resolves to a loopback, private, link-local or cloud-metadata address, or does not resolve',
@@ -80,7 +85,7 @@ export function notifierOpenApi(config: NotifierConfig): object {
       responses: {
         '204': { description: 'Deleted' },
         ...authentication,
-        '404': error('WEBHOOK_NOT_FOUND: no webhook with that id belongs to this authorization'),
+        '404': error('CREDENTIAL_NOT_FOUND, or WEBHOOK_NOT_FOUND: no webhook with that id belongs to this authorization'),
       },
     },
     {
@@ -92,7 +97,7 @@ export function notifierOpenApi(config: NotifierConfig): object {
       responses: {
         '200': { description: 'The attempts', schema: webhookDeliveryListSchema },
         ...authentication,
-        '404': error('WEBHOOK_NOT_FOUND: no webhook with that id belongs to this authorization'),
+        '404': error('CREDENTIAL_NOT_FOUND, or WEBHOOK_NOT_FOUND: no webhook with that id belongs to this authorization'),
       },
     },
   ];

@@ -76,7 +76,7 @@ export function webhookRoutes(deps: WebhookRoutesDeps): RequestHandler {
       );
     }
     const created: CreatedWebhook = { ...resourceOf(webhook), secret };
-    res.status(201).location(`webhooks/${webhook.id}`).json(created);
+    res.status(201).location(`/v1/customers/${recipient.clientId}/webhooks/${webhook.id}`).json(created);
   }
 
   async function list(res: Response, recipient: AuthenticatedRecipient): Promise<void> {
