@@ -1,14 +1,15 @@
 #!/usr/bin/env bash
-# Fuzzes the three services with schemathesis against their own OpenAPI documents, on an embedded
+# Fuzzes the four services with schemathesis against their own OpenAPI documents, on an embedded
 # runtime this script starts (fresh data directory, ephemeral loopback ports) and always stops.
 #
 #   1. schemathesis from scripts/fuzz/requirements.txt (pinned, hashed, wheels only) into a venv under
 #      .tools/, reused while the lockfile is unchanged.
 #   2. The embedded runtime from services/embedded/dist (build first: `npm run fuzz` does).
 #   3. Test data made through the real API: an authorization with every scope in one organization and
-#      a score for it (the read API's credential), three authorizations in another organization (the
-#      one the credentials service's token administers, so its fuzzing never revokes the reader),
-#      tokens minted by `rsd token` from the runtime's development secret.
+#      a score for it (the read API's and the notifier's credential) with one webhook, three
+#      authorizations in another organization (the one the credentials service's token administers,
+#      so its fuzzing never revokes the reader), tokens minted by `rsd token` from the runtime's
+#      development secret.
 #   4. schemathesis run against each service with scripts/fuzz/schemathesis.toml.
 #
 # The read API allows 120 requests a minute per credential, and 120 failed authentications a minute
@@ -84,7 +85,7 @@ ready_urls() {
       if (!line.startsWith("{")) continue;
       try {
         const e = JSON.parse(line);
-        if (e.msg === "embedded runtime ready") { console.log(e.readApi, e.credentials, e.scoreIngest); break; }
+        if (e.msg === "embedded runtime ready") { console.log(e.readApi, e.credentials, e.scoreIngest, e.notifier); break; }
       } catch {}
     }' "$1"
 }
@@ -111,13 +112,14 @@ start_runtime() {
     sleep 0.1
   done
   [ -n "$urls" ] || { cat "$runtime_log" >&2; die "the embedded runtime was not ready within 60 s"; }
-  read -r read_api_url credentials_url score_ingest_url <<< "$urls"
-  log "embedded runtime ($name) ready: read API $read_api_url, credentials $credentials_url, score ingest $score_ingest_url"
+  read -r read_api_url credentials_url score_ingest_url notifier_url <<< "$urls"
+  log "embedded runtime ($name) ready: read API $read_api_url, credentials $credentials_url, score ingest $score_ingest_url, notifier $notifier_url"
 }
 
 # --- 3. test data, through the real API --------------------------------------------------------------
 rsd() {
   DATA_DIR="$data_dir" RSD_API_URL="$read_api_url" RSD_CREDENTIALS_URL="$credentials_url" RSD_INGEST_URL="$score_ingest_url" \
+    RSD_NOTIFIER_URL="$notifier_url" \
     node "$ROOT/tools/cli/bin/rsd.js" "$@"
 }
 json_field() { node -e 'process.stdout.write(String(JSON.parse(require("fs").readFileSync(0, "utf8"))[process.argv[1]]))' "$1"; }
@@ -126,7 +128,7 @@ json_field() { node -e 'process.stdout.write(String(JSON.parse(require("fs").rea
 create_test_data() {
   st_dir="$work/$1/schemathesis"
   mkdir -p "$st_dir"
-  local reader reader_client_id reader_etags today
+  local reader reader_client_id reader_etags reader_webhook_id today
   reader="$(rsd authorizations create --org "$READ_ORG" --recipient-type auditor --recipient-name "Fuzz reader" \
     --scopes qr_score,pillar_breakdown,score_trend)"
   reader_client_id="$(json_field clientId <<< "$reader")"
@@ -143,6 +145,10 @@ create_test_data() {
       if (response.status !== 200) throw new Error(`${resource}: ${response.status} ${await response.text()}`);
       return response.headers.get("etag");
     })).then((etags) => console.log(etags.join("\n")));' "$read_api_url" "$reader_client_id")"
+  # A webhook of the reader's, to a public address literal (no name to resolve): deliveries would go
+  # there only for a score of the reader's organization, which no fuzzed request posts.
+  reader_webhook_id="$(RSD_API_KEY="$FUZZ_READER_API_KEY" rsd webhooks create --client-id "$reader_client_id" \
+    --url https://93.184.216.34/fuzz --events score.updated | json_field id)"
   local admin_client_ids=()
   for recipient in insurance_provider regulatory_body partner; do
     admin_client_ids+=("$(rsd authorizations create --org "$ADMIN_ORG" --recipient-type "$recipient" --scopes qr_score | json_field clientId)")
@@ -155,10 +161,15 @@ create_test_data() {
   cp "$FUZZ_DIR/schemathesis.toml" "$st_dir/schemathesis.toml"
   printf '"%s"\n' "$reader_client_id" > "$st_dir/reader-client-id.dict"
   { printf '"*"\n'; sed 's/"/\\"/g; s/.*/"&"/' <<< "$reader_etags"; } > "$st_dir/reader-etags.dict"
+  printf '"%s"\n' "$reader_webhook_id" > "$st_dir/reader-webhook-id.dict"
+  # Webhook targets with no host name to resolve, so the fuzzing seldom asks DNS: a public address
+  # (accepted), and loopback, private, link-local and plain-HTTP ones (refused by decision 28).
+  printf '"%s"\n' https://93.184.216.34/hook https://127.0.0.1/hook https://10.0.0.8/hook \
+    https://169.254.169.254/latest http://93.184.216.34/hook 'https://[::1]/hook' > "$st_dir/webhook-targets.dict"
   printf '"%s"\n' "$ADMIN_ORG" > "$st_dir/admin-organization.dict"
   printf '"%s"\n' "${admin_client_ids[@]}" > "$st_dir/admin-client-ids.dict"
   { date -u -d '1 day ago' +'"%F"'; printf '"%s"\n' "$today" 2024-02-29 2000-01-01; } > "$st_dir/past-dates.dict"
-  log "test data: reader $reader_client_id in $READ_ORG with a score of $today; ${#admin_client_ids[@]} authorizations in $ADMIN_ORG"
+  log "test data: reader $reader_client_id in $READ_ORG with a score of $today and webhook $reader_webhook_id; ${#admin_client_ids[@]} authorizations in $ADMIN_ORG"
 }
 
 # --- 4. schemathesis ---------------------------------------------------------------------------------
@@ -198,6 +209,7 @@ create_test_data main
 fuzz read-api "$read_api_url" "${max_examples[@]}"
 fuzz credentials "$credentials_url" "${max_examples[@]}"
 fuzz score-ingest "$score_ingest_url" "${max_examples[@]}"
+fuzz notifier "$notifier_url" "${max_examples[@]}"
 stop_runtime
 
 # The product's own limits (120 a minute each), so that many answers are 429s. ignored_auth expects 401
