@@ -25,8 +25,9 @@ const ABSENT = Symbol('absent');
  * a Map evicting its oldest key scans the holes its deletions left, 7.7 µs an eviction against
  * 0.24), which the store can do because it is the only writer of its namespace (one process per
  * data directory; a rebuild writes a namespace of its own): a write replaces its cached document,
- * if it has one, and the cached head of its partition for a view derived from it (`headOf`). A write does not wait for its commit: the views are rebuilt from the log, and the
- * projection's position joins a commit at or after the one of the writes it covers (database.ts).
+ * if it has one, and the cached head of its partition for a view derived from it (`headOf`). A
+ * write does not wait for its commit: the views are rebuilt from the log, and the projection's
+ * position joins a commit at or after the one of the writes it covers (database.ts).
  */
 export function openSqliteViewStore(options: SqliteViewStoreOptions): ViewStore {
   const db = openEmbeddedDatabase(options.file);
