@@ -10,20 +10,57 @@ type Document = {
 const info = { title: 'Test API', version: '1.0.0', description: 'for the tests' };
 
 describe('OpenAPI documents', () => {
-  test('when an operation is documented, then it also lists what any route may answer (400, 408, 431 from the HTTP server; 503 starting)', () => {
+  test('when an operation is documented, then it also lists what any route may answer (400, 408, 431 from the HTTP server; 405 for another method; 503 starting)', () => {
     const document = buildOpenApiDocument(info, [
-      { method: 'get', path: '/things', summary: 'things', responses: { '200': { description: 'ok', schema: z.object({}) } } },
+      {
+        method: 'get',
+        path: '/things',
+        operationId: 'listThings',
+        security: 'public',
+        summary: 'things',
+        responses: { '200': { description: 'ok', schema: z.object({}) } },
+      },
     ]) as Document;
 
     const responses = document.paths['/things']?.get?.responses ?? {};
 
-    expect(Object.keys(responses)).toEqual(['200', '400', '408', '431', '503']);
+    expect(Object.keys(responses)).toEqual(['200', '400', '405', '408', '431', '503']);
     expect(responses['431']?.description).toMatch(/headers are larger/);
+  });
+
+  test('when operations are documented, then each has its operationId and security (none: `[]`), only the schemes used are declared, and no schema carries an `$id`', () => {
+    const document = buildOpenApiDocument(info, [
+      { method: 'get', path: '/things', operationId: 'listThings', security: 'public', summary: 'things', responses: {} },
+      {
+        method: 'post',
+        path: '/things',
+        operationId: 'createThing',
+        security: 'bearer',
+        summary: 'make one',
+        requestBody: z.object({ name: z.string() }).meta({ id: 'NewThing' }),
+        responses: {},
+      },
+    ]) as Document & { components: { schemas: Record<string, object>; securitySchemes: object } };
+
+    const things = document.paths['/things'] as Record<string, { operationId: string; security: unknown }>;
+    expect([things.get?.operationId, things.get?.security]).toEqual(['listThings', []]);
+    expect([things.post?.operationId, things.post?.security]).toEqual(['createThing', [{ bearer: [] }]]);
+    expect(Object.keys(document.components.securitySchemes)).toEqual(['bearer']);
+    // JSON Schema 2020-12 forbids a fragment in $id; zod's ids are fragments (openapi-spec-validator refused them).
+    expect(document.components.schemas.NewThing).toBeDefined();
+    expect(JSON.stringify(document.components.schemas)).not.toContain('"$id"');
   });
 
   test('when an operation documents a status the HTTP server also answers, then both descriptions are kept', () => {
     const document = buildOpenApiDocument(info, [
-      { method: 'get', path: '/things', summary: 'things', responses: { '400': { description: 'INVALID_PARAMETER' } } },
+      {
+        method: 'get',
+        path: '/things',
+        operationId: 'listThings',
+        security: 'public',
+        summary: 'things',
+        responses: { '400': { description: 'INVALID_PARAMETER' } },
+      },
     ]) as Document;
 
     expect(document.paths['/things']?.get?.responses['400']?.description).toBe(
@@ -33,7 +70,14 @@ describe('OpenAPI documents', () => {
 
   test('when an operation has its own 503 without Retry-After, then the joined 503 documents Retry-After as not always sent', () => {
     const document = buildOpenApiDocument(info, [
-      { method: 'get', path: '/things', summary: 'things', responses: { '503': { description: 'the event log is down' } } },
+      {
+        method: 'get',
+        path: '/things',
+        operationId: 'listThings',
+        security: 'public',
+        summary: 'things',
+        responses: { '503': { description: 'the event log is down' } },
+      },
     ]) as Document;
 
     const response = document.paths['/things']?.get?.responses['503'] as { description: string; headers: Record<string, unknown> };
@@ -44,7 +88,15 @@ describe('OpenAPI documents', () => {
 
   test('when an operation lives outside the /v1 base, then its path item names its own server', () => {
     const document = buildOpenApiDocument(info, [
-      { method: 'get', path: '/.well-known/keys', servers: [{ url: '/' }], summary: 'keys', responses: {} },
+      {
+        method: 'get',
+        path: '/.well-known/keys',
+        operationId: 'getKeys',
+        security: 'public',
+        servers: [{ url: '/' }],
+        summary: 'keys',
+        responses: {},
+      },
     ]) as Document;
 
     expect(document.paths['/.well-known/keys']?.servers).toEqual([{ url: '/' }]);
@@ -67,7 +119,7 @@ describe('OpenAPI documents', () => {
         [405, 'GET, HEAD'],
         [405, 'GET, HEAD'],
       ]);
-      expect(((await read.json()) as { info: unknown }).info).toEqual(info);
+      expect(((await read.json()) as { info: unknown }).info).toMatchObject(info);
     } finally {
       await closeServer(server);
     }

@@ -22,12 +22,15 @@ export interface OpenApiResponse {
 export interface OpenApiOperation {
   method: 'get' | 'post' | 'delete';
   path: string;
+  /** Stable and camelCase: the SDKs take their method names from it (decision 36). */
+  operationId: string;
   /** For a path outside the document's `/v1` base (`/.well-known/jwks.json`): `[{ url: '/' }]`. */
   servers?: { url: string }[];
   summary: string;
   description?: string;
   tags?: string[];
-  security?: 'apiKey' | 'bearer';
+  /** `public`: no credential at all (`security: []`), so no tool reads the operation as needing one. */
+  security: 'apiKey' | 'bearer' | 'public';
   parameters?: object[];
   requestBody?: z.ZodType;
   /** A body the operation also accepts absent (default: required). */
@@ -52,6 +55,11 @@ const COMMON_RESPONSES: Record<string, OpenApiResponse> = {
   '408': {
     description: "The request was not received within the server's request timeout; the connection is closed",
     schema: errorBodySchema,
+  },
+  '405': {
+    description: 'METHOD_NOT_ALLOWED: the path exists but does not answer this method',
+    schema: errorBodySchema,
+    headers: { Allow: { description: 'The methods the path answers', required: true, schema: { type: 'string' } } },
   },
   '431': { description: 'The request headers are larger than the server accepts; the connection is closed', schema: errorBodySchema },
   '503': {
@@ -83,6 +91,11 @@ function withCommonResponses(own: Record<string, OpenApiResponse>): Record<strin
   return merged;
 }
 
+const SECURITY_SCHEMES = {
+  apiKey: { type: 'apiKey', in: 'header', name: 'x-api-key' },
+  bearer: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT' },
+} as const;
+
 /**
  * OpenAPI 3.1 from the same zod schemas the code validates with: 3.1 is JSON Schema 2020-12,
  * which is what zod emits, so nothing is described twice.
@@ -110,10 +123,11 @@ export function buildOpenApiDocument(info: OpenApiInfo, operations: OpenApiOpera
     }
     const pathItem = (paths[op.path] ??= op.servers ? { servers: op.servers } : {});
     pathItem[op.method] = {
+      operationId: op.operationId,
       summary: op.summary,
       ...(op.description ? { description: op.description } : {}),
       ...(op.tags ? { tags: op.tags } : {}),
-      ...(op.security ? { security: [{ [op.security]: [] }] } : {}),
+      security: op.security === 'public' ? [] : [{ [op.security]: [] }],
       ...(op.parameters ? { parameters: op.parameters } : {}),
       ...(op.requestBody
         ? { requestBody: { required: !op.requestBodyOptional, content: { 'application/json': { schema: ref(op.requestBody) } } } }
@@ -123,22 +137,27 @@ export function buildOpenApiDocument(info: OpenApiInfo, operations: OpenApiOpera
   }
   return {
     openapi: '3.1.0',
-    info,
+    info: { ...info, license: { name: 'Proprietary', identifier: 'LicenseRef-Proprietary' } },
     servers: [{ url: '/v1' }],
     paths,
     components: {
       // Only the schemas this service's operations reach, not every contract in the registry.
       schemas: reachableSchemas(paths, registered),
-      securitySchemes: {
-        apiKey: { type: 'apiKey', in: 'header', name: 'x-api-key' },
-        bearer: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT' },
-      },
+      // Only the schemes its operations use.
+      securitySchemes: Object.fromEntries(
+        Object.entries(SECURITY_SCHEMES).filter(([name]) => operations.some((op) => op.security === name)),
+      ),
     },
   };
 }
 
+/**
+ * A schema without `$schema` and `$id`: the document states the dialect once, and zod's `$id`s
+ * (`#/components/schemas/Score`, from `uri`) are fragments, which JSON Schema 2020-12 forbids there
+ * (openapi-spec-validator refuses the document). The `$ref`s point at the components all the same.
+ */
 function withoutDialect(schema: object): object {
-  const { $schema: _dialect, ...rest } = schema as Record<string, unknown>;
+  const { $schema: _dialect, $id: _id, ...rest } = schema as Record<string, unknown>;
   return rest;
 }
 

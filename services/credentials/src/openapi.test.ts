@@ -8,7 +8,7 @@ const revoke = document.paths['/organizations/{organizationId}/authorizations/{c
 
 describe('credentials API documentation', () => {
   test('when a revoke cannot reach the event log in time, then the document describes its 202 with enforcement pending', () => {
-    expect(Object.keys(revoke?.responses ?? {})).toEqual(['200', '202', '400', '401', '403', '404', '408', '431', '503']);
+    expect(Object.keys(revoke?.responses ?? {})).toEqual(['200', '202', '400', '401', '403', '404', '405', '408', '431', '503']);
     expect(revoke?.responses['202']?.content).toEqual({
       'application/json': { schema: { $ref: '#/components/schemas/PendingRevocation' } },
     });

@@ -74,6 +74,7 @@ const operations: OpenApiOperation[] = [
   {
     method: 'post',
     path: '/organizations/{organizationId}/authorizations',
+    operationId: 'createAuthorization',
     summary: 'Create an authorization and issue its credential pair',
     description:
       'Issues a Client ID and an API key scoped to this organization. The API key is in this response only: ' +
@@ -99,6 +100,7 @@ const operations: OpenApiOperation[] = [
   {
     method: 'get',
     path: '/organizations/{organizationId}/authorizations',
+    operationId: 'listAuthorizations',
     summary: "List the organization's authorizations, newest first",
     tags,
     security: 'bearer',
@@ -108,6 +110,7 @@ const operations: OpenApiOperation[] = [
   {
     method: 'get',
     path: '/organizations/{organizationId}/authorizations/{clientId}',
+    operationId: 'getAuthorization',
     summary: 'Read one authorization',
     tags,
     security: 'bearer',
@@ -121,6 +124,7 @@ const operations: OpenApiOperation[] = [
   {
     method: 'post',
     path: '/organizations/{organizationId}/authorizations/{clientId}/revoke',
+    operationId: 'revokeAuthorization',
     summary: 'Revoke an authorization',
     description:
       'Answers 200 once the revocation is in the event log, so every read-API replica refuses the key within a second. ' +
@@ -142,6 +146,7 @@ const operations: OpenApiOperation[] = [
   {
     method: 'post',
     path: '/organizations/{organizationId}/authorizations/{clientId}/rotate',
+    operationId: 'rotateAuthorizationKey',
     summary: 'Issue a new API key, keeping the previous one valid for an overlap',
     description:
       'Decision 19: a new key for the same Client ID, scopes, expiry and rate-limit budget, shown only in this response. ' +
@@ -170,6 +175,7 @@ const operations: OpenApiOperation[] = [
   {
     method: 'get',
     path: '/organizations/{organizationId}/authorizations/{clientId}/access-log',
+    operationId: 'listAccessLog',
     summary: "Who read through this authorization: the read API's access log, newest first",
     description:
       'Decision 21: every read-API request whose credential lookup found this authorization, successes and refusals ' +

@@ -43,6 +43,7 @@ export function notifierOpenApi(config: NotifierConfig): object {
       ...webhooks,
       method: 'post',
       path: '/customers/{clientId}/webhooks',
+      operationId: 'createWebhook',
       summary: 'Subscribe a URL to score changes and the end of the authorization',
       description:
         'Decision 26. The answer carries the signing secret, shown only this once. The URL must be https and its host must resolve only ' +
@@ -72,6 +73,7 @@ export function notifierOpenApi(config: NotifierConfig): object {
       ...webhooks,
       method: 'get',
       path: '/customers/{clientId}/webhooks',
+      operationId: 'listWebhooks',
       summary: 'This authorization’s webhooks, oldest first (no secrets)',
       parameters: [clientIdParameter],
       responses: { '200': { description: 'The webhooks', schema: webhookListSchema }, ...authentication },
@@ -80,6 +82,7 @@ export function notifierOpenApi(config: NotifierConfig): object {
       ...webhooks,
       method: 'delete',
       path: '/customers/{clientId}/webhooks/{id}',
+      operationId: 'deleteWebhook',
       summary: 'Delete a webhook, with the deliveries it still owed',
       parameters: [clientIdParameter, idParameter],
       responses: {
@@ -92,6 +95,7 @@ export function notifierOpenApi(config: NotifierConfig): object {
       ...webhooks,
       method: 'get',
       path: '/customers/{clientId}/webhooks/{id}/deliveries',
+      operationId: 'listWebhookDeliveries',
       summary: 'The latest delivery attempts of a webhook, newest first',
       parameters: [clientIdParameter, idParameter],
       responses: {

@@ -53,14 +53,14 @@ describe('API documentation', () => {
     expect(response.body.components.schemas.PillarBreakdown.properties).not.toHaveProperty('score');
   });
 
-  test("when the customer resources are documented, then so is every answer a client can get: 304, 503 and the HTTP server's own", async () => {
+  test("when the customer resources are documented, then so is every answer a client can get: 304, 405, 503 and the HTTP server's own", async () => {
     const response = await request<{ paths: Record<string, { get: DocumentedOperation }> }>(`${running.baseUrl}/v1/openapi.json`);
 
     for (const path of ['/customers/{clientId}/score', '/customers/{clientId}/pillars', '/customers/{clientId}/score/history']) {
       const operation = response.body.paths[path]!.get;
       expect([path, Object.keys(operation.responses)]).toEqual([
         path,
-        ['200', '304', '400', '401', '403', '404', '408', '429', '431', '503'],
+        ['200', '304', '400', '401', '403', '404', '405', '408', '429', '431', '503'],
       ]);
       expect(operation.responses['304']).not.toHaveProperty('content');
       expect(operation.responses['503']?.headers?.['Retry-After']?.required).toBe(true);

@@ -108,6 +108,7 @@ export function readApiOpenApi(
       ...customers,
       method: 'get',
       path: '/customers/{clientId}/score',
+      operationId: 'getScore',
       summary: 'Latest score and grade',
       description: customerDescription('Needs the qr_score scope. The latest score is the one with the most recent scoreDate.'),
       parameters: [clientIdParameter, ifNoneMatchParameter],
@@ -121,6 +122,7 @@ export function readApiOpenApi(
       ...customers,
       method: 'get',
       path: '/customers/{clientId}/pillars',
+      operationId: 'getPillars',
       summary: 'Four-pillar breakdown of the latest score',
       description: customerDescription('Needs the pillar_breakdown scope. Carries no composite: read it from the score.'),
       parameters: [clientIdParameter, ifNoneMatchParameter],
@@ -134,6 +136,7 @@ export function readApiOpenApi(
       ...customers,
       method: 'get',
       path: '/customers/{clientId}/score/history',
+      operationId: 'listScoreHistory',
       summary: 'Score trend, newest first, with what changed (extension)',
       description: customerDescription(
         'Needs the score_trend scope. One entry per scoreDate, each with its change from the next older one ' +
@@ -172,12 +175,14 @@ export function readApiOpenApi(
     {
       method: 'get',
       path: '/.well-known/jwks.json',
+      operationId: 'getSigningKeys',
       servers: [{ url: '/' }],
       summary: 'The keys that sign customer resources',
       description:
         'Every key a current signature may name (`keyid`); during a key change both. Public; may be cached for 5 minutes. ' +
         'Subject to the edge policy like every path but /healthz.',
       tags: ['Signatures'],
+      security: 'public',
       responses: {
         '200': {
           description: 'The public keys',

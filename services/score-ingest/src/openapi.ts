@@ -26,6 +26,7 @@ export function scoreIngestOpenApi(): object {
       {
         method: 'post',
         path: '/scores',
+        operationId: 'submitScores',
         summary: 'Submit one score or a batch of scores',
         description:
           `One score, or \`{ "scores": [...] }\` with 1 to ${MAX_SCORES_PER_BATCH} of them. A batch is validated whole: ` +
