@@ -1,4 +1,4 @@
-import type { Express, Request, RequestHandler, Response } from 'express';
+import { Router, type Express, type Request, type RequestHandler, type Response } from 'express';
 import type { Logger } from 'pino';
 import type { ServiceMetrics } from './service-metrics';
 
@@ -19,6 +19,26 @@ function routeOf(req: Request, res: Response): string {
   if (typeof labelled === 'string') return labelled;
   const route = req.route as { path?: unknown } | undefined;
   return typeof route?.path === 'string' ? `${req.baseUrl}${route.path}` : 'unmatched';
+}
+
+/** Labels the request with its route's template while the router that holds the route still says where it is mounted. */
+const recordRouteTemplate: RequestHandler = (req, res, next) => {
+  const route = req.route as { path?: unknown } | undefined;
+  if (typeof route?.path === 'string') res.locals.metricsRoute = `${req.baseUrl}${route.path}`;
+  next();
+};
+
+/**
+ * A Router whose every route labels its requests with the full template (`/v1/scores`), errors
+ * included. Without it, a request that a route's handler fails is labelled after express has left the
+ * router and restored `baseUrl` to the app's: `/scores` for its 4xx beside `/v1/scores` for its 2xx.
+ * Express's own `get`, `post` and `all` go through `route`, so overriding it covers every way a route is made.
+ */
+export function labelledRouter(): Router {
+  const router = Router();
+  const route = router.route.bind(router);
+  router.route = (path: string) => route(path).all(recordRouteTemplate);
+  return router;
 }
 
 export function httpMetrics(metrics: ServiceMetrics): RequestHandler {

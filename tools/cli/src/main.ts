@@ -6,6 +6,7 @@ import { callJson, callJsonAnswer, fetchRaw } from './http-client';
 import { verifyResponseSignature, type PublishedKey } from './response-signature';
 import { chunk, readScoreFile, UsageError } from './score-file';
 import { runWebhooksCommand } from './webhooks';
+import { CREDENTIAL_EXPORTS, exportsOf, WEBHOOK_EXPORTS } from './env-output';
 
 const HELP = `rsd: command-line client for the Resilience Score Data API
 
@@ -16,6 +17,7 @@ Usage:
                             [--allowed-cidrs 203.0.113.0/24,2001:db8::/32]
   rsd authorizations rotate --org ID --client-id CLIENT_ID [--overlap 1h]   (the previous key works for the overlap:
                             0, 90s, 30m, 1h, 7d; default 1 day, at most 7 days; the new key is shown once)
+                            [--env]  (--env: prints export CLIENT_ID=… RSD_API_KEY=… for eval, also on rotate)
   rsd authorizations list   --org ID [--table]  (JSON, or a table; both show lastUsedAt and reads in 24 h / 30 days)
   rsd authorizations access-log --org ID --client-id CLIENT_ID [--limit N] [--cursor C] [--follow]
                             (who read through it, newest first; --follow prints new entries, one JSON line each,
@@ -28,7 +30,8 @@ Usage:
   rsd history --client-id CLIENT_ID [--from DATE] [--to DATE] [--limit N] [--cursor C] [--verify]
 
   rsd webhooks create     --client-id CLIENT_ID --url URL --events score.updated,grade.changed,authorization.ended
-                          (API key as for rsd score; prints the subscription with its secret, shown only this once)
+                          [--env]  (API key as for rsd score; prints the subscription with its secret, shown only this
+                          once; --env: export WEBHOOK_ID=… RSD_WEBHOOK_SECRET=… for eval)
   rsd webhooks list       --client-id CLIENT_ID
   rsd webhooks deliveries --client-id CLIENT_ID --id WEBHOOK_ID   (its recent delivery attempts, newest first)
   rsd webhooks delete     --client-id CLIENT_ID --id WEBHOOK_ID
@@ -82,6 +85,7 @@ function parseCommandLine() {
         verify: { type: 'boolean' },
         follow: { type: 'boolean' },
         table: { type: 'boolean' },
+        env: { type: 'boolean' },
         kid: { type: 'string' },
         'allowed-cidrs': { type: 'string' },
         overlap: { type: 'string' },
@@ -169,7 +173,8 @@ async function run(): Promise<unknown> {
         ...(values['expires-at'] ? { expiresAt: values['expires-at'] } : {}),
         ...(values['allowed-cidrs'] ? { allowedCidrs: listOf(values['allowed-cidrs']) } : {}),
       };
-      return callJson(authorizationsPath(org), { method: 'POST', headers: await bearer('authorizations:write', org), body });
+      const created = await callJson(authorizationsPath(org), { method: 'POST', headers: await bearer('authorizations:write', org), body });
+      return values.env ? exportsOf(created, CREDENTIAL_EXPORTS) : created;
     }
     case 'authorizations list': {
       const org = required('org');
@@ -197,7 +202,7 @@ async function run(): Promise<unknown> {
       const body = values.overlap === undefined ? {} : { overlapSeconds: secondsOf(values.overlap) };
       const answer = await callJsonAnswer(url, { method: 'POST', headers: await bearer('authorizations:write', org), body });
       if (answer.status === 202) throw new PendingEnforcement(answer.body, 'rotation');
-      return answer.body;
+      return values.env ? exportsOf(answer.body, CREDENTIAL_EXPORTS) : answer.body;
     }
     case 'authorizations revoke': {
       const org = required('org');
@@ -233,21 +238,26 @@ async function run(): Promise<unknown> {
       return readCustomer('score/history', query.size > 0 ? `?${query.toString()}` : '');
     }
     case 'webhooks create':
+      return webhooksCommand().then((created) => (values.env ? exportsOf(created, WEBHOOK_EXPORTS) : created));
     case 'webhooks list':
     case 'webhooks deliveries':
     case 'webhooks delete':
     case 'webhooks listen':
-      return runWebhooksCommand(subcommand!, values, {
-        notifierUrl: urls.notifier,
-        apiKeyHeader,
-        env: process.env,
-        untilStopped: () => new Promise((resolve) => ['SIGINT', 'SIGTERM'].forEach((signal) => process.once(signal, resolve))),
-        out: (line) => process.stdout.write(`${line}\n`),
-        note: (line) => process.stderr.write(`${line}\n`),
-      });
+      return webhooksCommand();
     default:
       throw new UsageError(`unknown command: ${positionals.join(' ')}\n\n${HELP}`);
   }
+}
+
+function webhooksCommand(): Promise<unknown> {
+  return runWebhooksCommand(positionals[1]!, values, {
+    notifierUrl: urls.notifier,
+    apiKeyHeader,
+    env: process.env,
+    untilStopped: () => new Promise((resolve) => ['SIGINT', 'SIGTERM'].forEach((signal) => process.once(signal, resolve))),
+    out: (line) => process.stdout.write(`${line}\n`),
+    note: (line) => process.stderr.write(`${line}\n`),
+  });
 }
 
 /** A customer resource; with --verify, only once its signature checks out against the published keys. */

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { Router, type RequestHandler } from 'express';
+import type { RequestHandler, Router } from 'express';
 import { clientIdPattern, organizationIdSchema } from '@rsd/contracts';
 import { generateApiKey, generateClientId } from '@rsd/domain';
 import { ApiError, jsonBody, methodNotAllowed, requireCaller, type TokenVerifier } from '@rsd/platform';
@@ -10,6 +10,7 @@ import { rotateAuthorization } from './rotate-authorization';
 import type { UseCaseDeps } from './use-case-deps';
 import { accessLogQueryOf } from '../access-log/access-log-query';
 import { listAccessLog, type AccessLogDeps } from '../access-log/list-access-log';
+import { labelledRouter } from '@rsd/observability';
 
 export interface AuthorizationRoutesDeps extends Omit<UseCaseDeps, 'newEventId'> {
   accessLog: AccessLogDeps['accessLog'];
@@ -50,7 +51,7 @@ export function authorizationRoutes(deps: AuthorizationRoutesDeps): Router {
       ),
   ];
 
-  const router = Router();
+  const router = labelledRouter();
   // Administrative data, and the create response carries a secret: nothing here may be cached.
   router.use(COLLECTION, (_req, res, next) => {
     res.setHeader('Cache-Control', 'no-store');

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import express, { Router, type ErrorRequestHandler, type Request, type RequestHandler, type Response } from 'express';
+import express, { type Router, type ErrorRequestHandler, type Request, type RequestHandler, type Response } from 'express';
 import { clientIdPattern, MAX_OVERLAP_SECONDS } from '@rsd/contracts';
 import { generateApiKey, generateClientId } from '@rsd/domain';
 import { ApiError, type Logger } from '@rsd/platform';
@@ -32,6 +32,7 @@ import {
   type Viewer,
 } from './pages';
 import type { Html } from './html';
+import { labelledRouter } from '@rsd/observability';
 
 export interface ConsoleRoutesDeps extends Omit<AuthorizationRoutesDeps, 'verifyToken'> {
   sessions: ConsoleSessions;
@@ -68,7 +69,7 @@ export function consoleRoutes(deps: ConsoleRoutesDeps): Router {
   const generate = { clientId: () => generateClientId(deps.clientIdPrefix), apiKey: () => generateApiKey(deps.apiKeyPrefix) };
   const clientIds = clientIdPattern(deps.clientIdPrefix);
   const { sessions } = deps;
-  const router = Router();
+  const router = labelledRouter();
 
   router.use((_req, res, next) => {
     res.setHeader('Content-Security-Policy', CONTENT_SECURITY_POLICY);

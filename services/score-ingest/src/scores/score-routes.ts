@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto';
-import { Router } from 'express';
+import type { Router } from 'express';
 import { callerOf, jsonBody, methodNotAllowed, requireCaller, type TokenVerifier } from '@rsd/platform';
 import { ingestScores, type IngestDeps } from './ingest-scores';
+import { labelledRouter } from '@rsd/observability';
 
 export interface ScoreRoutesDeps extends Omit<IngestDeps, 'newEventId'> {
   verifyToken: TokenVerifier;
@@ -11,7 +12,7 @@ export interface ScoreRoutesDeps extends Omit<IngestDeps, 'newEventId'> {
 /** HTTP adapter: checks the caller, parses the body, hands over to the use case. */
 export function scoreRoutes(deps: ScoreRoutesDeps): Router {
   const ingestDeps: IngestDeps = { ...deps, newEventId: randomUUID };
-  const router = Router();
+  const router = labelledRouter();
   router
     .route('/scores')
     .post(requireCaller(deps.verifyToken, { scope: 'scores:write' }), ...jsonBody(deps.bodyLimit), async (req, res) => {

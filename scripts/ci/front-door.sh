@@ -1,0 +1,48 @@
+#!/usr/bin/env bash
+# Issue 25, decisions 35 and 36, as a newcomer meets the product: in a fresh clone of this commit,
+# with the machine's own Node.js first on the PATH (20 on this kind of machine), the README's
+#   npm install && npm start
+# runs the product on the Node.js of .node-version, and the read API's /healthz answers. While it
+# runs, its four served OpenAPI documents are checked by two validators nobody here wrote:
+# openapi-spec-validator (PyPI) and Redocly's recommended rules (@redocly/cli, from the lockfile).
+# Then the README's walkthrough runs as written in the same clone (scripts/ci/readme.sh).
+set -euo pipefail
+
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
+OPENAPI_SPEC_VALIDATOR_VERSION=0.9.0
+work="$(mktemp -d)"
+product=""
+cleanup() {
+  if [ -n "$product" ]; then kill "$product" 2>/dev/null || true; wait "$product" 2>/dev/null || true; fi
+  rm -rf "$work"
+}
+trap cleanup EXIT
+
+echo "machine: node $(node --version 2>/dev/null || echo none), npm $(npm --version)"
+git clone --quiet --no-local "$ROOT" "$work/clone"
+cd "$work/clone"
+
+# As written, with the start in the background so this script can look at it.
+(npm install --no-audit --no-fund && exec npm start) > "$work/start.log" 2>&1 &
+product=$!
+if ! curl -sf --retry 300 --retry-all-errors --retry-delay 1 -o /dev/null http://127.0.0.1:8080/healthz; then
+  cat "$work/start.log" >&2
+  echo "front door: the read API's /healthz never answered" >&2
+  exit 1
+fi
+grep -q 'embedded runtime ready' "$work/start.log"
+echo "front door: npm install && npm start answered /healthz on $(npm exec -- node --version) ($(wc -l < "$work/start.log") lines of output)"
+
+python3 -m venv "$work/venv"
+"$work/venv/bin/pip" install --quiet --disable-pip-version-check "openapi-spec-validator==${OPENAPI_SPEC_VALIDATOR_VERSION}"
+for port in 8080 8081 8082 8083; do
+  curl -sf -o "$work/openapi-$port.json" "http://127.0.0.1:$port/v1/openapi.json"
+  "$work/venv/bin/openapi-spec-validator" "$work/openapi-$port.json"
+  npx redocly lint --extends=recommended --max-problems 50 "$work/openapi-$port.json"
+done
+
+kill "$product"
+wait "$product" || true
+product=""
+
+bash "$ROOT/scripts/ci/readme.sh" walkthrough "$work/clone"

@@ -1,0 +1,20 @@
+/**
+ * `--env`: a created credential or webhook as `export NAME='value'` lines, for `eval "$(rsd … --env)"`,
+ * so a script (the README's walkthrough) takes the secret straight into its environment instead of
+ * copying it from the screen. Values are single-quoted for the shell.
+ */
+export function exportsOf(record: unknown, names: Record<string, string>): string {
+  const fields = typeof record === 'object' && record !== null ? (record as Record<string, unknown>) : {};
+  return Object.entries(names)
+    .filter(([field]) => typeof fields[field] === 'string')
+    .map(([field, name]) => `export ${name}=${shellQuoted(String(fields[field]))}`)
+    .join('\n');
+}
+
+function shellQuoted(value: string): string {
+  return `'${value.replaceAll("'", `'\\''`)}'`;
+}
+
+/** What `--env` exports for each command that creates a secret. */
+export const CREDENTIAL_EXPORTS = { clientId: 'CLIENT_ID', apiKey: 'RSD_API_KEY' };
+export const WEBHOOK_EXPORTS = { id: 'WEBHOOK_ID', secret: 'RSD_WEBHOOK_SECRET' };
