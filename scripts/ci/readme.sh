@@ -34,5 +34,8 @@ fi
 cd "$dir"
 # -e: a command that fails fails the run, as a reader would see it fail. Whatever is still running in
 # the background at the end (a product started with `npm start &`) is stopped like Ctrl-C would.
-bash -e -o pipefail -c "$(printf 'trap %q EXIT\nset -x\n%s\n' 'jobs -p | xargs -r kill 2>/dev/null; wait' "$script")"
+# No `set -x`: the blocks handle keys and tokens, and a trace would print every one of them; the
+# command that failed is named instead.
+on_exit='status=$?; [ "$status" -eq 0 ] || echo "readme.sh: exit $status at: $last" >&2; jobs -p | xargs -r kill 2>/dev/null; wait'
+bash -e -o pipefail -c "$(printf 'trap %q EXIT\ntrap %q DEBUG\n%s\n' "$on_exit" 'last=$BASH_COMMAND' "$script")"
 echo "readme.sh: every block of '${group}' ran"
