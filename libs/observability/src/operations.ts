@@ -8,6 +8,19 @@ export interface ReadinessCheck {
   check(): Promise<void>;
 }
 
+/**
+ * Fails until `caughtUp` resolves: a projection still catching up with what the event log held when
+ * it started takes no traffic. The read API's and the notifier's.
+ */
+export function caughtUpCheck(caughtUp: Promise<unknown>, name = 'projection'): ReadinessCheck {
+  let done = false;
+  caughtUp.then(
+    () => (done = true),
+    () => undefined,
+  );
+  return { name, check: () => (done ? Promise.resolve() : Promise.reject(new Error(`the ${name} is still catching up`))) };
+}
+
 export interface Operations {
   metrics: ServiceMetrics;
   readiness: readonly ReadinessCheck[];

@@ -1,3 +1,6 @@
 export * from './runtime-config';
 export * from './open-runtime';
 export * from './dependency-of';
+export * from './service';
+export * from './secrets';
+export * from './run-services';

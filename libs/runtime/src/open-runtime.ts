@@ -15,7 +15,7 @@ import type {
   ViewStore,
   WebhookStore,
 } from '@rsd/ports';
-import type { RuntimeConfig, RuntimeKind } from './runtime-config';
+import type { RuntimeConfig } from './runtime-config';
 
 /**
  * The adapters a service runs on, whichever runtime was chosen. Opened and loaded lazily: a service
@@ -23,9 +23,12 @@ import type { RuntimeConfig, RuntimeKind } from './runtime-config';
  * Redis drivers for score ingest, every server's driver for the embedded runtime) are never loaded.
  */
 export interface Runtime {
-  kind: RuntimeKind;
-  /** Where the embedded runtime keeps its files (DATA_DIR); undefined on the distributed runtime, which keeps none. */
-  dataDir: string | undefined;
+  /**
+   * Whether other processes write the same views (the distributed runtime's replicas): a reader that
+   * caches them must then follow their change feed, and may fall out of touch with it. Views in this
+   * process alone (embedded) are current when read.
+   */
+  sharedViews: boolean;
   eventLog: EventLog;
   openAuthorizationStore(): Promise<AuthorizationStore>;
   /** The console's sign-in attempts, links and sessions: in memory (one process), or the credentials database (shared by its replicas). */
@@ -95,8 +98,7 @@ export async function embeddedRuntime(
     return resource;
   };
   return {
-    kind: 'embedded',
-    dataDir: config.DATA_DIR,
+    sharedViews: false,
     eventLog,
     openAuthorizationStore: () => Promise.resolve(opening(openSqliteAuthorizationStore({ file }))),
     openConsoleStateStore: () => Promise.resolve(createMemoryConsoleStateStore()),
@@ -154,8 +156,7 @@ async function openDistributed(config: RuntimeConfig, service: string, log: Logg
   };
 
   return {
-    kind: 'distributed',
-    dataDir: undefined,
+    sharedViews: true,
     eventLog,
     openAuthorizationStore: async () => {
       const db = await database(config.CREDENTIALS_DB);

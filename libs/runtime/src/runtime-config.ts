@@ -2,7 +2,8 @@ import { z } from 'zod';
 import { env } from '@rsd/platform';
 
 export type RuntimeKind = 'embedded' | 'distributed';
-type Need = 'kafka' | 'mongo' | 'redis';
+/** A server a service needs on the distributed runtime. */
+export type Need = 'kafka' | 'mongo' | 'redis';
 
 const VARIABLE: Record<Need, 'KAFKA_BROKERS' | 'MONGO_URL' | 'REDIS_URL'> = {
   kafka: 'KAFKA_BROKERS',

@@ -1,7 +1,7 @@
 import { createServiceMetrics } from '@rsd/observability';
-import { createTokenVerifier, type Logger, type ServiceModule } from '@rsd/platform';
+import { createTokenVerifier, type Logger } from '@rsd/platform';
 import type { Clock } from '@rsd/ports';
-import type { Runtime } from '@rsd/runtime';
+import type { RunningService, Runtime } from '@rsd/runtime';
 import { buildApp } from './app';
 import type { CredentialsConfig } from './config';
 import { createExpiryScheduler } from './expiry/expiry-scheduler';
@@ -19,7 +19,7 @@ export interface CredentialsModuleDeps {
   log: Logger;
 }
 
-export interface CredentialsModule extends ServiceModule {
+export interface CredentialsModule extends RunningService {
   /**
    * Decision 31: a sign-in link to the console for one organization's administrator, valid once for
    * 10 minutes; the embedded runtime prints one at start. The path and query to append to the service's URL.
@@ -63,7 +63,6 @@ export async function createCredentialsModule({ config, runtime, clock, log }: C
     },
   });
   return {
-    name: 'credentials',
     app,
     consoleSignInLink: async (organizationId) => {
       const token = await sessions.issueLink({ organizationId, subject: 'one-time-link', displayName: 'the administrator' });

@@ -1,3 +1,4 @@
-// A service's public surface is its module and its configuration: composition roots reach no further.
+// A service's public surface is its declaration (what the runner runs), its module and its configuration.
 export { credentialsConfigSchema, type CredentialsConfig } from './config';
 export { createCredentialsModule, type CredentialsModule, type CredentialsModuleDeps } from './credentials-module';
+export { credentialsService } from './service';

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { isWebhookSecretKey } from './webhooks/secret-sealing';
 import { env } from '@rsd/platform';
 import { recipientAccessConfigShape } from '@rsd/recipient-access';
 
@@ -29,9 +30,10 @@ export const notifierConfigSchema = z.object({
   WEBHOOK_ATTEMPTS_KEPT: env.positiveInt(100),
   /**
    * The key that seals the subscriptions' signing secrets in the store: 32 bytes, base64. Required on
-   * the distributed runtime (from a secret); the embedded runtime generates one into DATA_DIR.
+   * the distributed runtime (from a secret); the embedded runtime generates one into DATA_DIR
+   * (WEBHOOK_KEY_SECRET).
    */
-  WEBHOOK_SECRET_KEY: env.optionalString(),
+  WEBHOOK_SECRET_KEY: env.optionalString().refine((key) => key === undefined || isWebhookSecretKey(key), 'must be 32 bytes, base64'),
   LOG_LEVEL: env.logLevel(),
 });
 export type NotifierConfig = z.infer<typeof notifierConfigSchema>;

@@ -1,3 +1,4 @@
-// A service's public surface is its module and its configuration: composition roots reach no further.
+// A service's public surface is its declaration (what the runner runs), its module and its configuration.
 export { notifierConfigSchema, type NotifierConfig } from './config';
-export { createNotifierModule, type NotifierModule, type NotifierModuleDeps } from './notifier-module';
+export { createNotifierModule, type NotifierModuleDeps } from './notifier-module';
+export { notifierService } from './service';

@@ -1,15 +1,15 @@
 import { Counter, Gauge } from 'prom-client';
-import { createServiceMetrics, type ReadinessCheck } from '@rsd/observability';
-import type { Logger, ServiceModule } from '@rsd/platform';
+import { caughtUpCheck, createServiceMetrics } from '@rsd/observability';
+import type { Logger } from '@rsd/platform';
 import type { Clock } from '@rsd/ports';
 import { recipientAuthenticator } from '@rsd/recipient-access';
-import type { Runtime } from '@rsd/runtime';
+import type { RunningService, Runtime } from '@rsd/runtime';
 import { buildApp } from './app';
 import type { NotifierConfig } from './config';
 import { startDeliveryWorker } from './delivery/delivery-worker';
 import { systemResolve, webhookSender, type Resolve } from './delivery/send-webhook';
 import { NOTIFIER_VIEWS, startNotifierProjection } from './events/plan-deliveries';
-import { secretSealer, webhookSecretKey, WEBHOOK_KEY_FILE } from './webhooks/secret-sealing';
+import { secretSealer } from './webhooks/secret-sealing';
 
 export interface NotifierModuleDeps {
   config: NotifierConfig & { NOTIFIER_DB: string };
@@ -20,11 +20,6 @@ export interface NotifierModuleDeps {
   resolve?: Resolve;
   /** The retries' jitter (Math.random unless a test fixes it). */
   random?: () => number;
-}
-
-export interface NotifierModule extends ServiceModule {
-  /** Resolves once the projection has handled every event that was in the log when it started. */
-  caughtUp: Promise<void>;
 }
 
 const QUEUE_SAMPLE_INTERVAL_MS = 5_000;
@@ -41,7 +36,7 @@ export async function createNotifierModule({
   log,
   resolve = systemResolve,
   random,
-}: NotifierModuleDeps): Promise<NotifierModule> {
+}: NotifierModuleDeps): Promise<RunningService> {
   const metrics = createServiceMetrics('notifier');
   const registers = [metrics.registry];
   const deliveries = new Counter({
@@ -57,9 +52,8 @@ export async function createNotifierModule({
     registers,
   });
 
-  const { key, created } = await webhookSecretKey(config.WEBHOOK_SECRET_KEY, runtime.dataDir);
-  if (created) log.info({ file: WEBHOOK_KEY_FILE }, 'generated the webhook secret key in the data directory');
-  const sealer = secretSealer(key);
+  // The runner has resolved it (WEBHOOK_KEY_SECRET): configured, or made in the data directory.
+  const sealer = secretSealer(Buffer.from(config.WEBHOOK_SECRET_KEY ?? '', 'base64'));
   const policy = { allowPrivate: config.WEBHOOK_ALLOW_PRIVATE_TARGETS };
   const views = await runtime.openViewStore(NOTIFIER_VIEWS, config.NOTIFIER_DB);
   const store = await runtime.openWebhookStore();
@@ -92,10 +86,6 @@ export async function createNotifierModule({
     groupId: `notifier.${config.NOTIFIER_DB}`,
     onQueued: () => worker.nudge(),
   });
-  let caughtUp = false;
-  const projectionCaughtUp = projection.caughtUp.then(() => {
-    caughtUp = true;
-  });
   const sampler = setInterval(() => {
     store.queueStats().then(
       ({ depth, oldestDueAt }) => {
@@ -106,10 +96,6 @@ export async function createNotifierModule({
     );
   }, QUEUE_SAMPLE_INTERVAL_MS).unref();
 
-  const projectionReady: ReadinessCheck = {
-    name: 'projection',
-    check: () => (caughtUp ? Promise.resolve() : Promise.reject(new Error('the projection is still catching up'))),
-  };
   const app = buildApp({
     config,
     log,
@@ -127,13 +113,12 @@ export async function createNotifierModule({
       log,
       onRateLimited: (limiter) => metrics.rateLimitRejections.inc({ limiter }),
     }),
-    operations: { metrics, readiness: [...runtime.readiness(), projectionReady] },
+    operations: { metrics, readiness: [...runtime.readiness(), caughtUpCheck(projection.caughtUp)] },
   });
 
   return {
-    name: 'notifier',
     app,
-    caughtUp: projectionCaughtUp,
+    caughtUp: projection.caughtUp,
     stop: async () => {
       clearInterval(sampler);
       await projection.close();

@@ -1,4 +1,4 @@
-import { createHmac, randomUUID } from 'node:crypto';
+import { createHmac, randomBytes, randomUUID } from 'node:crypto';
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import { mkdtemp, rm } from 'node:fs/promises';
 import type { AddressInfo } from 'node:net';
@@ -19,7 +19,8 @@ import * as embeddedAdapters from '@rsd/embedded';
 import { embeddedRuntime, type Runtime } from '@rsd/runtime';
 import { aCalculatedScore, request, startApp, type RunningApp } from '@rsd/testkit';
 import { notifierConfigSchema } from './config';
-import { createNotifierModule, type NotifierModule } from './notifier-module';
+import type { RunningService } from '@rsd/runtime';
+import { createNotifierModule } from './notifier-module';
 import type { Resolve } from './delivery/send-webhook';
 
 /**
@@ -80,11 +81,12 @@ async function until<T>(check: () => T | undefined, timeoutMs = 5_000): Promise<
 describe('the notifier, on the embedded runtime', () => {
   let dir: string;
   let runtime: Runtime;
-  let notifier: NotifierModule;
+  let notifier: RunningService;
   let app: RunningApp;
   let receivers: { close(): Promise<void> }[];
   /** Names resolve through this map: a stand-in for DNS. */
   const dns = new Map<string, string>();
+  const webhookKey = randomBytes(32).toString('base64');
   const resolve: Resolve = (hostname) => {
     const address = dns.get(hostname);
     return address ? Promise.resolve([{ address, family: address.includes(':') ? 6 : 4 }]) : Promise.reject(new Error('ENOTFOUND'));
@@ -92,7 +94,8 @@ describe('the notifier, on the embedded runtime', () => {
 
   async function start(env: Record<string, string> = { WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true' }): Promise<void> {
     runtime = await embeddedRuntime(embeddedAdapters, { DATA_DIR: dir, READ_VIEWS_DB: 'rsd_read_views' }, log);
-    const config = loadConfig(notifierConfigSchema, { WEBHOOK_POLL_INTERVAL_MS: '50', ...env });
+    // The runner would make it into the data directory (WEBHOOK_KEY_SECRET); a restart here keeps it as that would.
+    const config = loadConfig(notifierConfigSchema, { WEBHOOK_POLL_INTERVAL_MS: '50', WEBHOOK_SECRET_KEY: webhookKey, ...env });
     // random 0: every retry waits the schedule's floor (1 s), so retries are watched in seconds.
     notifier = await createNotifierModule({
       config: { ...config, NOTIFIER_DB: 'notifier' },

@@ -1,4 +1,5 @@
-// A service's public surface is its module and its configuration: composition roots reach no further.
+// A service's public surface is its declaration (what the runner runs), its module and its configuration.
 export { readApiConfigSchema, type ReadApiConfig } from './config';
-export { createReadApiModule, type ReadApiModule, type ReadApiModuleDeps } from './read-api-module';
+export { createReadApiModule, type ReadApiModuleDeps } from './read-api-module';
 export type { ResponseSigner } from './signing/response-signer';
+export { readApiService } from './service';

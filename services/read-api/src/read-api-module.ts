@@ -1,15 +1,15 @@
 import { hostname } from 'node:os';
 import { READ_VIEWS } from '@rsd/domain';
-import { createServiceMetrics, type ReadinessCheck } from '@rsd/observability';
-import { ConfigError, type Logger, type ServiceModule } from '@rsd/platform';
+import { caughtUpCheck, createServiceMetrics, type ReadinessCheck } from '@rsd/observability';
+import type { Logger } from '@rsd/platform';
 import type { Clock, Subscription, ViewStore } from '@rsd/ports';
-import type { Runtime, RuntimeKind } from '@rsd/runtime';
+import type { RunningService, Runtime } from '@rsd/runtime';
 import { buildApp } from './app';
 import type { ReadApiConfig } from './config';
 import { DEFAULT_PROJECTION_GROUP_ID, startProjections } from './projections/projection-runner';
 import { createCachedViewStore } from './views/cached-view-store';
 import type { ResponseSigner } from './signing/response-signer';
-import { loadOrCreateSigningKeys, signingKeysFrom, SIGNING_KEY_FILE, type SigningKeys } from './signing/signing-keys';
+import { signingKeysFrom } from './signing/signing-keys';
 import { feedStaleness, NEVER_STALE, type FeedStaleness } from './views/feed-staleness';
 import { startChangeFeed } from './views/view-change-feed';
 import { ACCESS_LOG_STOP_DEADLINE_MS, startAccessRecording } from './access-log/access-recording';
@@ -23,11 +23,6 @@ export interface ReadApiModuleDeps {
   responseSigner?: ResponseSigner;
 }
 
-export interface ReadApiModule extends ServiceModule {
-  /** Resolves once the projection has handled every event that was in the log when it started. */
-  viewsCaughtUp: Promise<void>;
-}
-
 const OVERLAY_RETENTION_MS = 10 * 60_000;
 const CACHE_MAX_ENTRIES = 100_000;
 const SWEEP_INTERVAL_MS = 30_000;
@@ -39,7 +34,7 @@ const STALENESS_SAMPLE_INTERVAL_MS = 1_000;
  * views are shared by every replica, so each replica reads them through a cache that its own change
  * feed corrects (see cached-view-store.ts); the embedded views are in this process already.
  */
-export async function createReadApiModule({ config, runtime, clock, log, responseSigner }: ReadApiModuleDeps): Promise<ReadApiModule> {
+export async function createReadApiModule({ config, runtime, clock, log, responseSigner }: ReadApiModuleDeps): Promise<RunningService> {
   const metrics = createServiceMetrics('read-api');
   const views = await runtime.openViewStore(READ_VIEWS);
   // The group's committed position belongs to the views it wrote: a new views database starts from offset zero.
@@ -52,15 +47,10 @@ export async function createReadApiModule({ config, runtime, clock, log, respons
     onDeadLetter: (topic) => metrics.deadLettered.inc({ topic }),
     onProjectionError: () => metrics.projectionErrors.inc(),
   });
-  let caughtUp = false;
-  const viewsCaughtUp = projections.caughtUp.then(() => {
-    caughtUp = true;
-  });
 
-  const served =
-    runtime.kind === 'distributed'
-      ? await cachedWithChangeFeed(views, config, runtime, clock, log)
-      : { views, staleness: NEVER_STALE, stop: () => Promise.resolve() };
+  const served = runtime.sharedViews
+    ? await cachedWithChangeFeed(views, config, runtime, clock, log)
+    : { views, staleness: NEVER_STALE, stop: () => Promise.resolve() };
   const lagSampler = setInterval(() => {
     runtime.consumerLag(groupId).then(
       (lag) => lag !== undefined && metrics.consumerLag.set({ group: groupId }, lag),
@@ -72,10 +62,6 @@ export async function createReadApiModule({ config, runtime, clock, log, respons
     STALENESS_SAMPLE_INTERVAL_MS,
   ).unref();
 
-  const projectionCaughtUp: ReadinessCheck = {
-    name: 'projection',
-    check: () => (caughtUp ? Promise.resolve() : Promise.reject(new Error('the projection is still catching up'))),
-  };
   const feedInTouch: ReadinessCheck = {
     name: 'change-feed',
     check: () =>
@@ -86,7 +72,8 @@ export async function createReadApiModule({ config, runtime, clock, log, respons
   const accessRecorder = await startAccessRecording(config, runtime, metrics, log);
   const app = buildApp({
     config,
-    signingKeys: await responseSigningKeys(config, runtime, log),
+    // The runner has resolved it (SIGNING_KEYS_SECRET): configured, or made in the data directory.
+    signingKeys: await signingKeysFrom(config.RESPONSE_SIGNING_KEYS ?? []),
     ...(responseSigner ? { responseSigner } : {}),
     views: served.views,
     staleness: served.staleness,
@@ -96,15 +83,14 @@ export async function createReadApiModule({ config, runtime, clock, log, respons
     // Only a replica with a change feed can lose touch with the log; the embedded views cannot.
     operations: {
       metrics,
-      readiness: [...runtime.readiness(), projectionCaughtUp, ...(runtime.kind === 'distributed' ? [feedInTouch] : [])],
+      readiness: [...runtime.readiness(), caughtUpCheck(projections.caughtUp), ...(runtime.sharedViews ? [feedInTouch] : [])],
     },
     recordAccess: accessRecorder?.record,
   });
 
   return {
-    name: 'read-api',
     app,
-    viewsCaughtUp,
+    caughtUp: projections.caughtUp,
     stop: async () => {
       clearInterval(lagSampler);
       clearInterval(stalenessSampler);
@@ -146,20 +132,3 @@ async function cachedWithChangeFeed(
     },
   };
 }
-
-/** Decision 24: from the configuration (a secret), or, on the embedded runtime only, generated once into its data directory. */
-async function responseSigningKeys(config: ReadApiConfig, runtime: Runtime, log: Logger): Promise<SigningKeys> {
-  if (config.RESPONSE_SIGNING_KEYS) return signingKeysFrom(config.RESPONSE_SIGNING_KEYS);
-  if (runtime.dataDir === undefined) throw signingKeysRequired();
-  const { keys, created } = await loadOrCreateSigningKeys(runtime.dataDir);
-  if (created) log.info({ file: SIGNING_KEY_FILE }, 'generated the response signing key in the data directory');
-  return signingKeysFrom(keys);
-}
-
-/** A configuration error, which no retry mends: main checks it before anything starts. */
-export function assertSigningKeysConfigured(config: Pick<ReadApiConfig, 'RESPONSE_SIGNING_KEYS'>, runtime: RuntimeKind): void {
-  if (runtime === 'distributed' && !config.RESPONSE_SIGNING_KEYS) throw signingKeysRequired();
-}
-
-const signingKeysRequired = () =>
-  new ConfigError(['RESPONSE_SIGNING_KEYS: is required on the distributed runtime: every replica must sign with the same published keys']);

@@ -1,7 +1,7 @@
 import { createServiceMetrics } from '@rsd/observability';
-import { createTokenVerifier, type Logger, type ServiceModule } from '@rsd/platform';
+import { createTokenVerifier, type Logger } from '@rsd/platform';
 import type { Clock } from '@rsd/ports';
-import type { Runtime } from '@rsd/runtime';
+import type { RunningService, Runtime } from '@rsd/runtime';
 import { buildApp } from './app';
 import type { ScoreIngestConfig } from './config';
 
@@ -13,7 +13,7 @@ export interface ScoreIngestModuleDeps {
 }
 
 /** The score-ingest service: validates scores from the scoring engines and appends them to the event log. */
-export function createScoreIngestModule({ config, runtime, clock, log }: ScoreIngestModuleDeps): Promise<ServiceModule> {
+export function createScoreIngestModule({ config, runtime, clock, log }: ScoreIngestModuleDeps): Promise<RunningService> {
   const app = buildApp({
     config,
     eventLog: runtime.eventLog,
@@ -22,5 +22,5 @@ export function createScoreIngestModule({ config, runtime, clock, log }: ScoreIn
     verifyToken: createTokenVerifier(config),
     operations: { metrics: createServiceMetrics('score-ingest'), readiness: runtime.readiness() },
   });
-  return Promise.resolve({ name: 'score-ingest', app, stop: () => Promise.resolve() });
+  return Promise.resolve({ app, stop: () => Promise.resolve() });
 }

@@ -1,6 +1,13 @@
 import { randomBytes } from 'node:crypto';
-import { ConfigError } from '@rsd/platform';
-import { assertWebhookSecretKeyConfigured, secretSealer } from './secret-sealing';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { ConfigError, createLogger, loadConfig } from '@rsd/platform';
+import { resolveSecrets } from '@rsd/runtime';
+import { notifierConfigSchema } from '../config';
+import { secretSealer, WEBHOOK_KEY_SECRET } from './secret-sealing';
+
+const silent = createLogger('test', 'silent');
 
 describe('sealing the webhook secrets', () => {
   const key = randomBytes(32);
@@ -29,10 +36,20 @@ describe('sealing the webhook secrets', () => {
     expect(() => secretSealer(key).open('not sealed')).toThrow('not a sealed webhook secret');
   });
 
-  it('when the key is missing on the distributed runtime or is not 32 bytes, then it is a configuration error before anything starts', () => {
-    expect(() => assertWebhookSecretKeyConfigured(undefined, 'distributed')).toThrow(ConfigError);
-    expect(() => assertWebhookSecretKeyConfigured(randomBytes(16).toString('base64'), 'distributed')).toThrow(ConfigError);
-    expect(() => assertWebhookSecretKeyConfigured(undefined, 'embedded')).not.toThrow();
-    expect(() => assertWebhookSecretKeyConfigured(key.toString('base64'), 'distributed')).not.toThrow();
+  it('when the key is missing on the distributed runtime or is not 32 bytes, then it is a configuration error before anything starts', async () => {
+    const dataDir = await mkdtemp(join(tmpdir(), 'webhook-key-'));
+    try {
+      // Distributed: no data directory to make one in.
+      await expect(resolveSecrets([WEBHOOK_KEY_SECRET], {}, undefined, silent)).rejects.toThrow(ConfigError);
+      expect(() => loadConfig(notifierConfigSchema, { WEBHOOK_SECRET_KEY: randomBytes(16).toString('base64') })).toThrow(ConfigError);
+      // Embedded: made once into the data directory, 32 bytes.
+      const { env } = await resolveSecrets([WEBHOOK_KEY_SECRET], {}, dataDir, silent);
+      expect(Buffer.from(env.WEBHOOK_SECRET_KEY ?? '', 'base64')).toHaveLength(32);
+      expect(loadConfig(notifierConfigSchema, { WEBHOOK_SECRET_KEY: key.toString('base64') }).WEBHOOK_SECRET_KEY).toBe(
+        key.toString('base64'),
+      );
+    } finally {
+      await rm(dataDir, { recursive: true, force: true });
+    }
   });
 });

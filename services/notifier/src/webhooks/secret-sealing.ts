@@ -1,7 +1,6 @@
 import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
-import { readFile, writeFile } from 'node:fs/promises';
-import { join } from 'node:path';
 import { ConfigError } from '@rsd/platform';
+import type { SecretSpec } from '@rsd/runtime';
 
 /** Seals the subscriptions' signing secrets for the store, and opens them to sign a delivery. */
 export interface SecretSealer {
@@ -39,35 +38,16 @@ export function secretSealer(key: Buffer): SecretSealer {
   };
 }
 
-export const WEBHOOK_KEY_FILE = 'webhook-secret-key';
+/**
+ * The key that seals the subscriptions' secrets: WEBHOOK_SECRET_KEY, or on the embedded runtime
+ * generated into the data directory once. Changing it makes every stored secret unreadable.
+ */
+export const WEBHOOK_KEY_SECRET: SecretSpec = {
+  variable: 'WEBHOOK_SECRET_KEY',
+  file: 'webhook-secret-key',
+  generate: () => randomBytes(KEY_BYTES).toString('base64'),
+  requiredBecause: `it seals the webhook secrets (${KEY_BYTES} random bytes, base64, from a secret)`,
+};
 
-/** A configuration error, which no retry mends: main checks it before anything starts. */
-export function assertWebhookSecretKeyConfigured(configured: string | undefined, runtime: 'embedded' | 'distributed'): void {
-  if (configured !== undefined) {
-    secretSealer(Buffer.from(configured, 'base64'));
-    return;
-  }
-  if (runtime === 'distributed') {
-    throw new ConfigError(['WEBHOOK_SECRET_KEY: is required on the distributed runtime (32 random bytes, base64, from a secret)']);
-  }
-}
-
-/** The key from the configuration, or on the embedded runtime only, generated once into its data directory (mode 0600). */
-export async function webhookSecretKey(
-  configured: string | undefined,
-  dataDir: string | undefined,
-): Promise<{ key: Buffer; created: boolean }> {
-  if (configured) return { key: Buffer.from(configured, 'base64'), created: false };
-  if (dataDir === undefined) {
-    throw new ConfigError(['WEBHOOK_SECRET_KEY: is required on the distributed runtime (32 random bytes, base64, from a secret)']);
-  }
-  const file = join(dataDir, WEBHOOK_KEY_FILE);
-  try {
-    return { key: Buffer.from((await readFile(file, 'utf8')).trim(), 'base64'), created: false };
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
-  }
-  const key = randomBytes(KEY_BYTES);
-  await writeFile(file, `${key.toString('base64')}\n`, { mode: 0o600, flag: 'wx' });
-  return { key, created: true };
-}
+/** WEBHOOK_SECRET_KEY's rule, for its configuration schema: a malformed key is a configuration error, found before anything connects. */
+export const isWebhookSecretKey = (value: string): boolean => Buffer.from(value, 'base64').length === KEY_BYTES;

@@ -4,7 +4,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { loadConfig } from '@rsd/platform';
 import { readApiConfigSchema } from '../config';
-import { loadOrCreateSigningKeys, SIGNING_KEY_FILE, signingKeysFrom } from './signing-keys';
+import { loadOrCreateSecretFile } from '@rsd/runtime';
+import { signingKeyListSchema, signingKeysFrom, SIGNING_KEYS_SECRET } from './signing-keys';
 
 const aJwk = () => {
   const { x, d } = generateKeyPairSync('ed25519').privateKey.export({ format: 'jwk' });
@@ -51,13 +52,15 @@ describe('response signing keys (decision 24)', () => {
   test('when the embedded runtime starts for the first time, then it writes a key file readable by its owner only, and reuses it afterwards', async () => {
     const dir = await mkdtemp(join(tmpdir(), 'signing-keys-'));
     try {
-      const first = await loadOrCreateSigningKeys(dir);
-      const again = await loadOrCreateSigningKeys(dir);
+      const first = await loadOrCreateSecretFile(dir, SIGNING_KEYS_SECRET);
+      const again = await loadOrCreateSecretFile(dir, SIGNING_KEYS_SECRET);
 
       expect(first.created).toBe(true);
-      expect(again).toEqual({ keys: first.keys, created: false });
-      expect((await stat(join(dir, SIGNING_KEY_FILE))).mode & 0o777).toBe(0o600);
-      expect(JSON.parse(await readFile(join(dir, SIGNING_KEY_FILE), 'utf8'))).toEqual(first.keys);
+      expect(again).toEqual({ value: first.value, created: false });
+      expect((await stat(join(dir, SIGNING_KEYS_SECRET.file))).mode & 0o777).toBe(0o600);
+      expect(await readFile(join(dir, SIGNING_KEYS_SECRET.file), 'utf8')).toBe(`${first.value}\n`);
+      // The same JWK list RESPONSE_SIGNING_KEYS takes, and one that signs.
+      await expect(signingKeysFrom(signingKeyListSchema.parse(JSON.parse(first.value)))).resolves.toBeDefined();
     } finally {
       await rm(dir, { recursive: true, force: true });
     }

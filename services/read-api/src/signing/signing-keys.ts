@@ -1,8 +1,7 @@
 import { createPrivateKey, generateKeyPairSync, type KeyObject } from 'node:crypto';
-import { readFile, writeFile } from 'node:fs/promises';
-import { join } from 'node:path';
 import { calculateJwkThumbprint } from 'jose';
 import { z } from 'zod';
+import type { SecretSpec } from '@rsd/runtime';
 
 /** An Ed25519 key as a JWK (RFC 8037): `d` is the private part; without it the key is only published. */
 export const ed25519JwkSchema = z.object({
@@ -69,22 +68,17 @@ export async function signingKeysFrom(jwks: readonly Ed25519Jwk[]): Promise<Sign
   return { active: { kid: published[0]!.kid, privateKey }, published };
 }
 
-export const SIGNING_KEY_FILE = 'response-signing-keys.json';
-
 /**
- * The embedded runtime's keys: generated into the data directory on first start (mode 0600, never
- * overwritten), read from there afterwards. The file holds the same JWK list RESPONSE_SIGNING_KEYS takes.
+ * Decision 24's keys: RESPONSE_SIGNING_KEYS, or on the embedded runtime generated into the data
+ * directory on first start and read from there afterwards. The file holds the same JWK list the
+ * variable takes.
  */
-export async function loadOrCreateSigningKeys(dataDir: string): Promise<{ keys: Ed25519Jwk[]; created: boolean }> {
-  const file = join(dataDir, SIGNING_KEY_FILE);
-  try {
-    return { keys: signingKeyListSchema.parse(JSON.parse(await readFile(file, 'utf8'))), created: false };
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw new Error(`${file} is not a valid signing key list`, { cause: error });
-  }
-  const { privateKey } = generateKeyPairSync('ed25519');
-  const { x, d } = privateKey.export({ format: 'jwk' });
-  const keys = [ed25519JwkSchema.parse({ kty: 'OKP', crv: 'Ed25519', x, d })];
-  await writeFile(file, `${JSON.stringify(keys)}\n`, { mode: 0o600, flag: 'wx' });
-  return { keys, created: true };
-}
+export const SIGNING_KEYS_SECRET: SecretSpec = {
+  variable: 'RESPONSE_SIGNING_KEYS',
+  file: 'response-signing-keys.json',
+  generate: () => {
+    const { x, d } = generateKeyPairSync('ed25519').privateKey.export({ format: 'jwk' });
+    return JSON.stringify([ed25519JwkSchema.parse({ kty: 'OKP', crv: 'Ed25519', x, d })]);
+  },
+  requiredBecause: 'every replica must sign with the same published keys',
+};

@@ -1,0 +1,154 @@
+import { mkdir } from 'node:fs/promises';
+import { resolve } from 'node:path';
+import { z } from 'zod';
+import {
+  closeServer,
+  createLogger,
+  env as variables,
+  httpServerConfigSchema,
+  httpServerLimits,
+  listenWhileStarting,
+  loadConfig,
+  loadConfigs,
+  onShutdown,
+  portOf,
+  serviceLogger,
+  startWithRetries,
+  type Logger,
+} from '@rsd/platform';
+import { systemClock, type Clock } from '@rsd/ports';
+import { dependencyOf } from './dependency-of';
+import { openRuntime } from './open-runtime';
+import { runtimeConfigSchema, type RuntimeKind } from './runtime-config';
+import { resolveSecrets, type SecretSpec } from './secrets';
+import type { AnyServiceDefinition, RunningService, ServiceDefinition } from './service';
+
+export interface RunOptions {
+  /** The process's name in its log: the service's own, or `embedded` for all four. */
+  name: string;
+  /** RUNTIME when the environment does not say. */
+  defaultRuntime: RuntimeKind;
+  env: NodeJS.ProcessEnv;
+  clock?: Clock;
+}
+
+/** The services of a process once every one of them serves. */
+export interface RunningProcess {
+  /** The environment the services were configured from, the runtime's secrets included. */
+  env: NodeJS.ProcessEnv;
+  /** Secrets made into the data directory by this start (a first start). */
+  createdSecrets: readonly string[];
+  runtime: RuntimeKind;
+  /** DATA_DIR, absolute; undefined on the distributed runtime. */
+  dataDir: string | undefined;
+  log: Logger;
+  /** `http://host:port` of a service: loopback when it listens on every address. */
+  urlOf(definition: AnyServiceDefinition): string;
+  service<Config, Running extends RunningService>(definition: ServiceDefinition<Config, Running>): Running;
+}
+
+const processConfigSchema = z.object({ LOG_LEVEL: variables.logLevel() });
+
+/**
+ * Runs services in this process: each listens at once (answering 503 and /readyz with what it
+ * waits for), then the runtime opens and each service starts, all retried until the servers they
+ * need answer (only a configuration error, or on the embedded runtime any error, ends it), then
+ * each serves. SIGTERM and SIGINT stop the servers, then the services, within SHUTDOWN_DEADLINE_MS.
+ */
+export async function runServices(definitions: readonly AnyServiceDefinition[], options: RunOptions): Promise<RunningProcess> {
+  const { name, env, clock = systemClock } = options;
+  const needs = [...new Set(definitions.flatMap((definition) => definition.needs))];
+  const runtimeSettings = loadConfig(runtimeConfigSchema({ defaultRuntime: options.defaultRuntime, needs }), env);
+  const log = createLogger(name, loadConfig(processConfigSchema, env).LOG_LEVEL);
+  const dataDir = runtimeSettings.RUNTIME === 'embedded' ? resolve(runtimeSettings.DATA_DIR) : undefined;
+  if (dataDir) await mkdir(dataDir, { recursive: true, mode: 0o700 });
+
+  const secrets = uniqueByVariable(definitions.flatMap((definition) => definition.secrets ?? []));
+  const { env: configured, created } = await resolveSecrets(secrets, env, dataDir, log);
+  const [http, ...parsed] = loadConfigs([httpServerConfigSchema, ...definitions.map((definition) => definition.configSchema)], configured);
+  // Each definition's own configuration, parsed by its own schema: only it reads it.
+  const configs: object[] = parsed.map((config) => config as object);
+  const alone = definitions.length === 1;
+  // One service alone logs as the process; several in one process each under their own name.
+  const logOf = (definition: AnyServiceDefinition) => (alone ? log : serviceLogger(log, definition.name));
+
+  const servers = await Promise.all(
+    definitions.map(async (definition, index) => {
+      const { port, host } = definition.listenOn(configs[index]);
+      const limits = httpServerLimits(http, alone ? 1 : definition.connectionShare);
+      const server = await listenWhileStarting(port, host, { limits, log: logOf(definition) });
+      logOf(definition).info(
+        { port: portOf(server.server), runtime: runtimeSettings.RUNTIME },
+        `${definition.name} accepting connections while it starts`,
+      );
+      return { server, host };
+    }),
+  );
+
+  const start = startWithRetries(
+    async (scope) => {
+      const runtime = await openRuntime({ ...runtimeSettings, DATA_DIR: dataDir ?? runtimeSettings.DATA_DIR }, name, log);
+      scope.closeOnStop(() => runtime.close());
+      const running: RunningService[] = [];
+      for (const [index, definition] of definitions.entries()) {
+        const service = await definition.start({
+          config: { ...configs[index], ...runtimeSettings },
+          runtime,
+          clock,
+          log: logOf(definition),
+        });
+        scope.closeOnStop(() => service.stop());
+        // Views in this process catch up before the first request; shared views say it on /readyz instead.
+        if (!runtime.sharedViews) await service.caughtUp;
+        running.push(service);
+      }
+      return running;
+    },
+    {
+      log,
+      deadlineMs: runtimeSettings.START_DEADLINE_MS,
+      dependencyOf,
+      // The embedded runtime waits for no server: a failure there is not one a retry mends.
+      isFatal: () => runtimeSettings.RUNTIME === 'embedded',
+      onFailedAttempt: (failure) => servers.forEach(({ server }) => server.attemptFailed(failure)),
+    },
+  );
+  onShutdown(
+    log,
+    [() => Promise.all(servers.map(({ server }) => closeServer(server.server))).then(() => undefined), () => start.stop()],
+    runtimeSettings.SHUTDOWN_DEADLINE_MS,
+  );
+
+  const running = await start.started;
+  servers.forEach(({ server }, index) => server.serve(running[index]!.app));
+  for (const [index, definition] of definitions.entries()) {
+    logOf(definition).info(
+      { port: portOf(servers[index]!.server.server), runtime: runtimeSettings.RUNTIME },
+      `${definition.name} started and listening`,
+    );
+  }
+
+  const indexOf = (definition: AnyServiceDefinition): number => {
+    const index = definitions.indexOf(definition);
+    if (index === -1) throw new Error(`${definition.name} does not run in this process`);
+    return index;
+  };
+  return {
+    env: configured,
+    createdSecrets: created,
+    runtime: runtimeSettings.RUNTIME,
+    dataDir,
+    log,
+    urlOf: (definition) => {
+      const { server, host } = servers[indexOf(definition)]!;
+      return `http://${host === '0.0.0.0' ? '127.0.0.1' : host}:${portOf(server.server)}`;
+    },
+    // The definition started this service, so it returned its own Running.
+    service: <Config, Running extends RunningService>(definition: ServiceDefinition<Config, Running>) =>
+      running[indexOf(definition as AnyServiceDefinition)] as Running,
+  };
+}
+
+function uniqueByVariable(specs: readonly SecretSpec[]): SecretSpec[] {
+  return [...new Map(specs.map((spec) => [spec.variable, spec])).values()];
+}

@@ -1,0 +1,84 @@
+import { randomBytes } from 'node:crypto';
+import { readFile, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { ConfigError, DEV_SECRET_FILE, type Logger } from '@rsd/platform';
+
+/**
+ * A secret a service reads from its configuration. In production it comes from the orchestrator's
+ * secrets; a runtime with a data directory (embedded) makes it once into that directory instead, so
+ * `npm start` needs no set-up and a restart keeps the keys it published.
+ */
+export interface SecretSpec {
+  /** The environment variable that carries it. */
+  variable: string;
+  /** Its file in the data directory (mode 0600, never in the repository). */
+  file: string;
+  /** A new value, made once. */
+  generate(): string;
+  /** Not made while one of these is set: they configure an alternative (JWT_JWKS_URL to the development JWT secret). */
+  unlessSet?: readonly string[];
+  /**
+   * Why it cannot be left out where nothing is generated, for the configuration error; without it the
+   * service's own configuration decides (the JWT secret has an alternative).
+   */
+  requiredBecause?: string;
+}
+
+/**
+ * The environment with every secret the specs name: as configured, else (with a data directory) read
+ * from or made into its file; and which of them this call made. Where a required one is neither, a
+ * ConfigError names them all, before anything is opened: no retry mends it.
+ */
+export async function resolveSecrets(
+  specs: readonly SecretSpec[],
+  env: NodeJS.ProcessEnv,
+  dataDir: string | undefined,
+  log: Logger,
+): Promise<{ env: NodeJS.ProcessEnv; created: string[] }> {
+  const resolved = { ...env };
+  const created: string[] = [];
+  const problems: string[] = [];
+  for (const spec of specs) {
+    if (resolved[spec.variable] || spec.unlessSet?.some((name) => resolved[name])) continue;
+    if (dataDir === undefined) {
+      if (spec.requiredBecause) problems.push(`${spec.variable}: is required on the distributed runtime: ${spec.requiredBecause}`);
+      continue;
+    }
+    const secret = await loadOrCreateSecretFile(dataDir, spec);
+    if (secret.created) {
+      created.push(spec.variable);
+      log.info({ file: spec.file }, `generated ${spec.variable} into the data directory`);
+    }
+    resolved[spec.variable] = secret.value;
+  }
+  if (problems.length > 0) throw new ConfigError(problems);
+  return { env: resolved, created };
+}
+
+/** The first start writes it (`wx`: two processes starting at once cannot both); every later one reads it. */
+export async function loadOrCreateSecretFile(
+  dataDir: string,
+  spec: Pick<SecretSpec, 'file' | 'generate'>,
+): Promise<{ value: string; created: boolean }> {
+  const path = join(dataDir, spec.file);
+  try {
+    return { value: (await readFile(path, 'utf8')).trim(), created: false };
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
+  }
+  const value = spec.generate();
+  await writeFile(path, `${value}\n`, { mode: 0o600, flag: 'wx' });
+  return { value, created: true };
+}
+
+/**
+ * The development JWT secret: with neither JWT_HS256_SECRET nor JWT_JWKS_URL set, a runtime with a
+ * data directory makes one, so `rsd token` mints tokens that stay valid across restarts. Nowhere else
+ * is one made: production verifies against JWT_JWKS_URL.
+ */
+export const DEV_JWT_SECRET: SecretSpec = {
+  variable: 'JWT_HS256_SECRET',
+  file: DEV_SECRET_FILE,
+  generate: () => randomBytes(48).toString('base64url'),
+  unlessSet: ['JWT_JWKS_URL'],
+};

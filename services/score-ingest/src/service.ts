@@ -1,0 +1,14 @@
+import { DEV_JWT_SECRET, type ServiceDefinition } from '@rsd/runtime';
+import { scoreIngestConfigSchema, type ScoreIngestConfig } from './config';
+import { createScoreIngestModule } from './score-ingest-module';
+
+/** The score-ingest service: validates the scoring engines' scores and appends them to the event log. */
+export const scoreIngestService: ServiceDefinition<ScoreIngestConfig> = {
+  name: 'score-ingest',
+  configSchema: scoreIngestConfigSchema,
+  needs: ['kafka'],
+  secrets: [DEV_JWT_SECRET],
+  listenOn: (config) => ({ port: config.SCORE_INGEST_PORT, host: config.SCORE_INGEST_HOST }),
+  connectionShare: 0.2,
+  start: createScoreIngestModule,
+};
