@@ -1,6 +1,6 @@
 import { Partitioners, type Kafka, type Producer, type RetryOptions } from 'kafkajs';
 import type { Logger } from 'pino';
-import type { OutgoingRecord } from '@rsd/ports';
+import { UnavailableError, type OutgoingRecord } from '@rsd/ports';
 
 export interface AppenderSettings {
   retry: RetryOptions;
@@ -77,7 +77,11 @@ export function createRecordAppender(kafka: Kafka, settings: AppenderSettings, l
       } catch (error) {
         retire(using);
         const reason = error instanceof Error ? error.message : String(error);
-        throw new Error(`appending ${records.length} record(s) to Kafka topic "${topic}" failed: ${reason}`, { cause: error });
+        // What a producer's send throws is Kafka out of reach or not taking writes now: callers answer 503 or retry.
+        throw new UnavailableError('kafka', {
+          cause: error,
+          detail: `appending ${records.length} record(s) to Kafka topic "${topic}" failed: ${reason}`,
+        });
       }
     },
 

@@ -31,7 +31,7 @@ export function reportingOutages<Store extends object>(store: Store): Store {
             try {
               return await (member as (...args: unknown[]) => Promise<unknown>).apply(store, args);
             } catch (error) {
-              throw isOutage(error) ? new UnavailableError('MongoDB', { cause: error }) : error;
+              throw isOutage(error) ? new UnavailableError('mongo', { cause: error }) : error;
             }
           }
         : member;

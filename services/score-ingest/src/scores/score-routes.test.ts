@@ -5,7 +5,7 @@ import { randomUUID } from 'node:crypto';
 import { scoreCalculatedSchema, TOPICS, type ScoreCalculated, type ScoreSubmission } from '@rsd/contracts';
 import { openSqliteEventLog } from '@rsd/embedded';
 import { createLogger, createTokenVerifier, loadConfig } from '@rsd/platform';
-import type { EventLog } from '@rsd/ports';
+import { UnavailableError, type EventLog } from '@rsd/ports';
 import { aScoreSubmission, request, signToken, startApp, type RunningApp } from '@rsd/testkit';
 import { buildApp } from '../app';
 import { scoreIngestConfigSchema } from '../config';
@@ -309,7 +309,7 @@ describe('score ingest: limits and failures', () => {
 
   test('when the event log fails, then 503 SERVICE_UNAVAILABLE and nothing is appended', async () => {
     const h = await startScoreIngest((log) => ({
-      append: () => Promise.reject(new Error('disk full')),
+      append: () => Promise.reject(new UnavailableError('event log', { cause: new Error('disk full') })),
       subscribe: (options) => log.subscribe(options),
       close: () => log.close(),
     }));

@@ -1,0 +1,154 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { credentialsService } from '@rsd/credentials';
+import * as embeddedAdapters from '@rsd/embedded';
+import { notifierService } from '@rsd/notifier';
+import { createLogger, loadConfig } from '@rsd/platform';
+import { systemClock, UnavailableError } from '@rsd/ports';
+import { readApiService } from '@rsd/read-api';
+import {
+  DEV_JWT_SECRET,
+  embeddedRuntime,
+  resolveSecrets,
+  runtimeConfigSchema,
+  type AnyServiceDefinition,
+  type Runtime,
+} from '@rsd/runtime';
+import { scoreIngestService } from '@rsd/score-ingest';
+import { aScoreSubmission, request, signToken, startApp, type RunningApp } from '@rsd/testkit';
+
+/**
+ * Decision 36 and issue 26: every 503 of every service carries Retry-After. The four declarations
+ * start on an embedded runtime whose event log and stores can be switched out of reach (each call
+ * then rejects with the ports' UnavailableError, as the Kafka, MongoDB and Redis adapters do); then
+ * every operation each service documents is called as a client would, with valid credentials.
+ */
+const log = createLogger('test', 'silent');
+const ORG = 'unavailable-org';
+
+let dataDir: string;
+let runtime: Runtime;
+let down = false;
+const started: { definition: AnyServiceDefinition; app: RunningApp; stop(): Promise<void> }[] = [];
+
+/** Every function of `target` rejects with UnavailableError while `down`; close always works. */
+function outOfReachWhenDown<T extends object>(target: T, dependency: string): T {
+  return new Proxy(target, {
+    get(object, property, receiver) {
+      const value: unknown = Reflect.get(object, property, receiver);
+      if (typeof value !== 'function' || property === 'close') return value;
+      return (...args: unknown[]) =>
+        down ? Promise.reject(new UnavailableError(dependency)) : (value as (...a: unknown[]) => unknown).apply(object, args);
+    },
+  });
+}
+
+beforeAll(async () => {
+  dataDir = await mkdtemp(join(tmpdir(), 'rsd-unavailable-'));
+  const runtimeConfig = loadConfig(runtimeConfigSchema({ defaultRuntime: 'embedded', needs: [] }), { DATA_DIR: dataDir });
+  const real = await embeddedRuntime(embeddedAdapters, runtimeConfig, log);
+  runtime = {
+    ...real,
+    eventLog: outOfReachWhenDown(real.eventLog, 'event log'),
+    openAuthorizationStore: async () => outOfReachWhenDown(await real.openAuthorizationStore(), 'authorizations'),
+    openViewStore: async (views, database) => outOfReachWhenDown(await real.openViewStore(views, database), 'views'),
+    openWebhookStore: async () => outOfReachWhenDown(await real.openWebhookStore(), 'webhooks'),
+  };
+  const specs = [readApiService, credentialsService, scoreIngestService, notifierService].flatMap((definition) => definition.secrets ?? []);
+  const { env } = await resolveSecrets([...specs, DEV_JWT_SECRET], { WEBHOOK_POLL_INTERVAL_MS: '50' }, dataDir, log);
+  for (const definition of [readApiService, credentialsService, scoreIngestService, notifierService] as AnyServiceDefinition[]) {
+    const config: object = loadConfig(definition.configSchema, env) as object;
+    const service = await definition.start({ config: { ...config, ...runtimeConfig }, runtime, clock: systemClock, log });
+    await service.caughtUp;
+    started.push({ definition, app: await startApp(service.app), stop: () => service.stop() });
+  }
+}, 30_000);
+
+afterAll(async () => {
+  for (const service of started.reverse()) {
+    await service.app.close();
+    await service.stop();
+  }
+  await runtime?.close();
+  await rm(dataDir, { recursive: true, force: true });
+});
+
+const urlOf = (definition: AnyServiceDefinition) => started.find((service) => service.definition === definition)!.app.baseUrl;
+
+test('when the event log and the stores are out of reach, then every operation of every service that needs them answers 503 with Retry-After', async () => {
+  const secret = (await resolveSecrets([DEV_JWT_SECRET], {}, dataDir, log)).env.JWT_HS256_SECRET!;
+  const bearer = {
+    authorization: `Bearer ${await signToken({ org: ORG, scope: 'authorizations:write scores:write' }, { secret })}`,
+    'content-type': 'application/json',
+  };
+  // A recipient with every scope, made while everything is in reach.
+  const created = await request<{ clientId: string; apiKey: string }>(
+    `${urlOf(credentialsService)}/v1/organizations/${ORG}/authorizations`,
+    {
+      method: 'POST',
+      headers: bearer,
+      body: JSON.stringify({ recipientType: 'auditor', scopes: ['qr_score', 'pillar_breakdown', 'score_trend'] }),
+    },
+  );
+  expect(created.status).toBe(201);
+  const { clientId, apiKey } = created.body;
+  const recipient = { 'x-api-key': apiKey, 'content-type': 'application/json' };
+  const authorization = `${urlOf(credentialsService)}/v1/organizations/${ORG}/authorizations/${clientId}`;
+  const customer = (definition: AnyServiceDefinition) => `${urlOf(definition)}/v1/customers/${clientId}`;
+
+  // operationId → the request a client makes for it.
+  const calls: Record<string, [string, RequestInit]> = {
+    getScore: [`${customer(readApiService)}/score`, { headers: recipient }],
+    getPillars: [`${customer(readApiService)}/pillars`, { headers: recipient }],
+    listScoreHistory: [`${customer(readApiService)}/score/history`, { headers: recipient }],
+    createAuthorization: [
+      `${urlOf(credentialsService)}/v1/organizations/${ORG}/authorizations`,
+      { method: 'POST', headers: bearer, body: JSON.stringify({ recipientType: 'auditor', scopes: ['qr_score'] }) },
+    ],
+    listAuthorizations: [`${urlOf(credentialsService)}/v1/organizations/${ORG}/authorizations`, { headers: bearer }],
+    getAuthorization: [authorization, { headers: bearer }],
+    revokeAuthorization: [`${authorization}/revoke`, { method: 'POST', headers: bearer }],
+    rotateAuthorizationKey: [`${authorization}/rotate`, { method: 'POST', headers: bearer, body: '{}' }],
+    listAccessLog: [`${authorization}/access-log`, { headers: bearer }],
+    submitScores: [
+      `${urlOf(scoreIngestService)}/v1/scores`,
+      { method: 'POST', headers: bearer, body: JSON.stringify(aScoreSubmission({ organizationId: ORG })) },
+    ],
+    createWebhook: [
+      `${customer(notifierService)}/webhooks`,
+      { method: 'POST', headers: recipient, body: JSON.stringify({ url: 'https://203.0.113.7/hook', events: ['score.updated'] }) },
+    ],
+    listWebhooks: [`${customer(notifierService)}/webhooks`, { headers: recipient }],
+    deleteWebhook: [`${customer(notifierService)}/webhooks/wh_${'0'.repeat(24)}`, { method: 'DELETE', headers: recipient }],
+    listWebhookDeliveries: [`${customer(notifierService)}/webhooks/wh_${'0'.repeat(24)}/deliveries`, { headers: recipient }],
+  };
+  // Every documented operation is called, the JWKS aside: it needs no store.
+  const documented: string[] = [];
+  for (const { app } of started) {
+    const document = (await request<{ paths: Record<string, Record<string, { operationId: string }>> }>(`${app.baseUrl}/v1/openapi.json`))
+      .body;
+    for (const operations of Object.values(document.paths)) documented.push(...Object.values(operations).map((op) => op.operationId));
+  }
+  expect(documented.filter((id) => id !== 'getSigningKeys').sort()).toEqual(Object.keys(calls).sort());
+
+  down = true;
+  try {
+    const answers = await Promise.all(
+      Object.entries(calls).map(async ([operationId, [url, init]]) => {
+        const answer = await request<{ code?: string }>(url, init);
+        return [operationId, answer.status, answer.body.code, answer.headers.get('retry-after')];
+      }),
+    );
+    for (const [operationId, status, code, retryAfter] of answers) {
+      expect([operationId, status, code, retryAfter]).toEqual([
+        operationId,
+        503,
+        'SERVICE_UNAVAILABLE',
+        expect.stringMatching(/^[1-9]\d*$/),
+      ]);
+    }
+  } finally {
+    down = false;
+  }
+});
