@@ -41,6 +41,8 @@ COPY services/score-ingest/package.json services/score-ingest/
 COPY services/notifier/package.json services/notifier/
 COPY services/embedded/package.json services/embedded/
 COPY tools/cli/package.json tools/cli/
+# A workspace too (the recipients' TypeScript SDK): npm ci needs its manifest; the image runs none of it.
+COPY sdks/typescript/package.json sdks/typescript/
 # The `rsd` launcher, so npm links node_modules/.bin/rsd (`npx rsd` works in the image).
 COPY tools/cli/bin/ tools/cli/bin/
 # Fixes to dependencies that npm ci's postinstall applies (patch-package; why: patches/README.md).

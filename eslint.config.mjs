@@ -12,6 +12,7 @@ export default tseslint.config(
           './libs/*/tsconfig.json',
           './services/*/tsconfig.json',
           './tools/*/tsconfig.json',
+          './sdks/typescript/tsconfig.json',
           './bench/tsconfig.json',
           './tsconfig.tests.json',
         ],

@@ -25,10 +25,12 @@ const workspaces = {
 const shared = {
   rootDir: __dirname,
   testEnvironment: 'node',
-  transform: { '^.+\\.ts$': tsJest },
-  moduleNameMapper: Object.fromEntries(
-    Object.entries(workspaces).map(([name, dir]) => [`^@rsd/${name}$`, `<rootDir>/${dir}/src/index.ts`]),
-  ),
+  transform: { '/sdks/typescript/.+\\.ts$': '<rootDir>/test/setup/esm-as-commonjs.js', '^.+\\.ts$': tsJest },
+  moduleNameMapper: {
+    ...Object.fromEntries(Object.entries(workspaces).map(([name, dir]) => [`^@rsd/${name}$`, `<rootDir>/${dir}/src/index.ts`])),
+    // ES modules import './file.js'; the test runs on './file.ts'.
+    '^(\\.{1,2}/.*)\\.js$': '$1',
+  },
   setupFiles: ['<rootDir>/test/setup/loopback-only.js'],
 };
 
@@ -37,7 +39,7 @@ const shared = {
 //   e2e    test/e2e/, *.e2e.test.ts    starts the product as processes; so does test/distributed, which
 //                                      stops and starts Kafka and so runs alone after this run (jest.distributed.config.js)
 //   unit   every other *.test.ts      no servers and no processes (in-process HTTP on loopback is fine)
-const TESTS = '<rootDir>/{libs,services,tools,test}/**/';
+const TESTS = '<rootDir>/{libs,services,tools,test,sdks}/**/';
 const ELSEWHERE = ['/node_modules/', '/dist/', '<rootDir>/test/distributed/'];
 const INFRA = '\\.infra\\.test\\.ts$';
 const E2E = ['<rootDir>/test/e2e/', '\\.e2e\\.test\\.ts$'];

@@ -1,0 +1,141 @@
+"""The errors the client raises: one class per documented refusal, so callers catch what they handle."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import httpx
+
+
+class ResilienceScoreError(Exception):
+    """Base of everything this package raises on purpose."""
+
+
+class SignatureError(ResilienceScoreError):
+    """A response or a webhook delivery did not verify: its data must not be used.
+
+    The reason says what failed (digest, key, signature, ...); the data itself is deliberately not
+    attached, so an unverified score cannot leak into a caller's records by way of an error handler.
+    """
+
+
+class ApiError(ResilienceScoreError):
+    """A refusal from the API: the HTTP status, the machine-readable code (None where the API sends
+    none: the edge policy's 403 and 429), the human-readable message, and the request id to quote
+    to the operator."""
+
+    def __init__(self, status: int, code: str | None, message: str, request_id: str | None) -> None:
+        super().__init__(" ".join(part for part in (str(status), code, message) if part))
+        self.status = status
+        self.code = code
+        self.message = message
+        self.request_id = request_id
+
+
+class MissingApiKey(ApiError):
+    """401 MISSING_API_KEY: no key, or an empty one, was sent."""
+
+
+class InvalidApiKey(ApiError):
+    """401 INVALID_API_KEY: the key is not this Client ID's (or was rotated out)."""
+
+
+class CredentialNotFound(ApiError):
+    """404 CREDENTIAL_NOT_FOUND: no authorization has this Client ID."""
+
+
+class CredentialInactive(ApiError):
+    """401 CREDENTIAL_INACTIVE: the authorization was revoked or has expired."""
+
+
+class AddressNotAllowed(ApiError):
+    """403 ADDRESS_NOT_ALLOWED: the authorization has an address allow list without this caller."""
+
+
+class InsufficientScope(ApiError):
+    """403 INSUFFICIENT_SCOPE: the authorization was not granted the scope this call needs."""
+
+
+class ScoreNotFound(ApiError):
+    """404 SCORE_NOT_FOUND: no score has been calculated for the customer yet."""
+
+
+class PillarsNotFound(ApiError):
+    """404 PILLARS_NOT_FOUND: no pillar breakdown has been calculated for the customer yet."""
+
+
+class InvalidClientId(ApiError):
+    """400 INVALID_CLIENT_ID: the Client ID is not in the issued format (no lookup happened)."""
+
+
+class InvalidParameter(ApiError):
+    """400 INVALID_PARAMETER: a history parameter (from, to, limit, cursor) was refused."""
+
+
+class RateLimited(ApiError):
+    """429: the credential's requests per minute are used up (or too many failures from this address).
+
+    `retry_after` is the whole seconds the API asked to wait. Raised once the client's own retries
+    (max_retries) are spent.
+    """
+
+    def __init__(self, status: int, code: str | None, message: str, request_id: str | None, retry_after: int | None) -> None:
+        super().__init__(status, code, message, request_id)
+        self.retry_after = retry_after
+
+
+class ServiceUnavailable(ApiError):
+    """503 SERVICE_UNAVAILABLE: the service is starting, or a replica is out of touch with the event
+    log and refuses rather than risk serving past a revocation. Raised once retries are spent."""
+
+
+class EdgeBlocked(ApiError):
+    """403 without a code: the edge security policy refused the request (address or user agent)."""
+
+
+_BY_CODE: dict[str, type[ApiError]] = {
+    "MISSING_API_KEY": MissingApiKey,
+    "INVALID_API_KEY": InvalidApiKey,
+    "CREDENTIAL_NOT_FOUND": CredentialNotFound,
+    "CREDENTIAL_INACTIVE": CredentialInactive,
+    "ADDRESS_NOT_ALLOWED": AddressNotAllowed,
+    "INSUFFICIENT_SCOPE": InsufficientScope,
+    "SCORE_NOT_FOUND": ScoreNotFound,
+    "PILLARS_NOT_FOUND": PillarsNotFound,
+    "INVALID_CLIENT_ID": InvalidClientId,
+    "INVALID_PARAMETER": InvalidParameter,
+    "SERVICE_UNAVAILABLE": ServiceUnavailable,
+}
+
+
+def retry_after_of(response: httpx.Response) -> int | None:
+    """Retry-After in whole seconds; the API always sends delta-seconds, so a date form is not read."""
+    value = response.headers.get("retry-after", "").strip()
+    return int(value) if value.isdigit() else None
+
+
+def _text(fields: dict[str, Any], name: str) -> str | None:
+    value = fields.get(name)
+    return value if isinstance(value, str) else None
+
+
+def error_from(response: httpx.Response) -> ApiError:
+    """The ApiError subclass for a refusal; codes this client has no class for stay a plain ApiError."""
+    try:
+        body = json.loads(response.content)
+    except ValueError:
+        body = None
+    fields = body if isinstance(body, dict) else {}
+    code = _text(fields, "code")
+    message = _text(fields, "message") or response.reason_phrase
+    request_id = _text(fields, "requestId") or response.headers.get("x-request-id")
+    status = response.status_code
+    if status == 429:
+        return RateLimited(status, code, message, request_id, retry_after_of(response))
+    if status == 403 and code is None:
+        return EdgeBlocked(status, code, message, request_id)
+    if status == 503 and code is None:
+        return ServiceUnavailable(status, code, message, request_id)
+    cls = _BY_CODE.get(code or "", ApiError)
+    return cls(status, code, message, request_id)

@@ -1,0 +1,245 @@
+"""The resources as Python values: the API's fields in snake_case, dates as `date`, instants as
+`datetime`, and each result's `evidence` (the response it came from)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+from datetime import date, datetime
+from typing import Any
+
+from ._evidence import Evidence
+
+
+def _date(value: Any) -> date:
+    return date.fromisoformat(value)
+
+
+def _instant(value: Any) -> datetime:
+    # fromisoformat takes "Z" only from Python 3.11 on.
+    return datetime.fromisoformat(value.replace("Z", "+00:00"))
+
+
+def _optional_instant(value: Any) -> datetime | None:
+    return None if value is None else _instant(value)
+
+
+@dataclass(frozen=True)
+class PillarScores:
+    """The four pillars, 0 to 100 (or, in a history change, the delta from the next older snapshot)."""
+
+    structural_integrity: int
+    failure_resistance: int
+    device_health: int
+    recovery_capability: int
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> PillarScores:
+        return cls(
+            structural_integrity=data["structuralIntegrity"],
+            failure_resistance=data["failureResistance"],
+            device_health=data["deviceHealth"],
+            recovery_capability=data["recoveryCapability"],
+        )
+
+
+@dataclass(frozen=True)
+class Score:
+    """getScore: the latest composite score and grade. `not_modified` is True when the API answered
+    304 and this is the copy the client kept (with the evidence of the 200 that brought it)."""
+
+    client_id: str
+    score_date: date
+    score: int
+    grade: str
+    evidence: Evidence = field(repr=False)
+    not_modified: bool = False
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any], evidence: Evidence) -> Score:
+        return cls(data["clientId"], _date(data["scoreDate"]), data["score"], data["grade"], evidence)
+
+
+@dataclass(frozen=True)
+class Pillars:
+    """getPillars: the pillar breakdown of the latest score (no composite: read it from `score()`)."""
+
+    client_id: str
+    score_date: date
+    pillar_scores: PillarScores
+    evidence: Evidence = field(repr=False)
+    not_modified: bool = False
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any], evidence: Evidence) -> Pillars:
+        return cls(data["clientId"], _date(data["scoreDate"]), PillarScores.from_json(data["pillarScores"]), evidence)
+
+
+@dataclass(frozen=True)
+class GradeChange:
+    from_: str
+    to: str
+
+
+@dataclass(frozen=True)
+class Change:
+    """How a snapshot differs from the next older one. `pillars` and `driver` (the pillar that moved
+    most) only when the authorization also holds pillar_breakdown."""
+
+    score: int
+    grade: GradeChange | None
+    pillars: PillarScores | None
+    driver: str | None
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> Change:
+        grade = data.get("grade")
+        pillars = data.get("pillars")
+        return cls(
+            score=data["score"],
+            grade=GradeChange(grade["from"], grade["to"]) if grade else None,
+            pillars=PillarScores.from_json(pillars) if pillars else None,
+            driver=data.get("driver"),
+        )
+
+
+@dataclass(frozen=True)
+class HistoryItem:
+    """One snapshot of listScoreHistory. `evidence` is the signed page it came in; `change` is None
+    for the oldest snapshot there is; `pillar_scores` only with the pillar_breakdown scope."""
+
+    client_id: str
+    score_date: date
+    score: int
+    grade: str
+    pillar_scores: PillarScores | None
+    change: Change | None
+    evidence: Evidence = field(repr=False)
+    not_modified: bool = False
+
+    @classmethod
+    def from_json(cls, client_id: str, data: Mapping[str, Any], evidence: Evidence, not_modified: bool) -> HistoryItem:
+        pillars, change = data.get("pillarScores"), data.get("change")
+        return cls(
+            client_id=client_id,
+            score_date=_date(data["scoreDate"]),
+            score=data["score"],
+            grade=data["grade"],
+            pillar_scores=PillarScores.from_json(pillars) if pillars else None,
+            change=Change.from_json(change) if change else None,
+            evidence=evidence,
+            not_modified=not_modified,
+        )
+
+
+@dataclass(frozen=True)
+class HistoryPage:
+    """One page of listScoreHistory as the API sent it; `history()` iterates over the pages' items."""
+
+    client_id: str
+    scores: list[HistoryItem]
+    next_cursor: str | None
+    evidence: Evidence = field(repr=False)
+    not_modified: bool = False
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any], evidence: Evidence) -> HistoryPage:
+        items = [HistoryItem.from_json(data["clientId"], item, evidence, False) for item in data["scores"]]
+        return cls(data["clientId"], items, data.get("nextCursor"), evidence)
+
+
+@dataclass(frozen=True)
+class Webhook:
+    """A subscription as listWebhooks shows it (never with its secret)."""
+
+    id: str
+    url: str
+    events: list[str]
+    status: str
+    created_at: datetime
+
+    @classmethod
+    def fields_of(cls, data: Mapping[str, Any]) -> dict[str, Any]:
+        return {
+            "id": data["id"],
+            "url": data["url"],
+            "events": list(data["events"]),
+            "status": data["status"],
+            "created_at": _instant(data["createdAt"]),
+        }
+
+
+@dataclass(frozen=True)
+class CreatedWebhook(Webhook):
+    """createWebhook's answer: the only time the signing `secret` is shown. Keep it for verify_webhook."""
+
+    secret: str = field(repr=False, default="")
+    evidence: Evidence | None = field(repr=False, default=None)
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any], evidence: Evidence) -> CreatedWebhook:
+        return cls(**Webhook.fields_of(data), secret=data["secret"], evidence=evidence)
+
+
+@dataclass(frozen=True)
+class WebhookList:
+    """listWebhooks: iterable over its webhooks, oldest first."""
+
+    webhooks: list[Webhook]
+    evidence: Evidence = field(repr=False)
+
+    def __iter__(self) -> Iterator[Webhook]:
+        return iter(self.webhooks)
+
+    def __len__(self) -> int:
+        return len(self.webhooks)
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any], evidence: Evidence) -> WebhookList:
+        return cls([Webhook(**Webhook.fields_of(item)) for item in data["webhooks"]], evidence)
+
+
+@dataclass(frozen=True)
+class WebhookDelivery:
+    """One delivery attempt. `message_id` is the webhook-id header the receiver got (the same on
+    every retry of one event); `response_code` and `attempted_at` are None until it was answered."""
+
+    message_id: str
+    event_type: str
+    attempt: int
+    status: str
+    response_code: int | None
+    failure: str | None
+    scheduled_at: datetime
+    attempted_at: datetime | None
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> WebhookDelivery:
+        return cls(
+            message_id=data["messageId"],
+            event_type=data["eventType"],
+            attempt=data["attempt"],
+            status=data["status"],
+            response_code=data.get("responseCode"),
+            failure=data.get("failure"),
+            scheduled_at=_instant(data["scheduledAt"]),
+            attempted_at=_optional_instant(data.get("attemptedAt")),
+        )
+
+
+@dataclass(frozen=True)
+class WebhookDeliveryList:
+    """listWebhookDeliveries: iterable over the latest attempts, newest first."""
+
+    deliveries: list[WebhookDelivery]
+    evidence: Evidence = field(repr=False)
+
+    def __iter__(self) -> Iterator[WebhookDelivery]:
+        return iter(self.deliveries)
+
+    def __len__(self) -> int:
+        return len(self.deliveries)
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any], evidence: Evidence) -> WebhookDeliveryList:
+        return cls([WebhookDelivery.from_json(item) for item in data["deliveries"]], evidence)

@@ -1,0 +1,361 @@
+"""The real product for the SDK's tests: the embedded runtime started as a newcomer starts it
+(`npm start`, as test/support/embedded-process.ts does), authorizations made through the credentials
+API and scores posted to score ingest with development tokens, all on loopback.
+
+Runtimes are started once per session, only when a test needs them, and their process groups are
+ended at the end. `npm run build` must have run (the root test script runs `tsc -b` first).
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import tempfile
+import threading
+import time
+import uuid
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from datetime import date, timedelta
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any, TypeVar
+
+import httpx
+import jwt
+import pytest
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+from cryptography.hazmat.primitives.serialization import Encoding, NoEncryption, PrivateFormat, PublicFormat
+
+from resilience_score import Client, PillarsNotFound, ScoreNotFound
+
+REPO_ROOT = Path(__file__).resolve().parents[3]
+READY_TIMEOUT_S = 90.0
+T = TypeVar("T")
+GRADES = ["Prioritize", "Improve", "Strengthen", "Optimize", "Sustain"]
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+class RuntimeProcess:
+    """`npm start --silent` in its own process group, its output collected as it comes."""
+
+    def __init__(self, env: dict[str, str]) -> None:
+        self.data_dir = Path(tempfile.mkdtemp(prefix="rsd-python-sdk-"))
+        self.process = subprocess.Popen(
+            ["npm", "start", "--silent"],
+            cwd=REPO_ROOT,
+            env={
+                **os.environ,
+                "READ_API_PORT": "0",
+                "CREDENTIALS_PORT": "0",
+                "SCORE_INGEST_PORT": "0",
+                "NOTIFIER_PORT": "0",
+                "DATA_DIR": str(self.data_dir),
+                "LOG_LEVEL": "info",
+                **env,
+            },
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
+        self._lines: list[str] = []
+        self._reader = threading.Thread(target=self._read, daemon=True)
+        self._reader.start()
+
+    def _read(self) -> None:
+        assert self.process.stdout is not None
+        for raw in self.process.stdout:
+            self._lines.append(raw.decode("utf-8", "replace"))
+
+    def output(self) -> str:
+        return "".join(self._lines)
+
+    def wait_for(self, ready: Callable[[], dict[str, str] | None], timeout_s: float = READY_TIMEOUT_S) -> dict[str, str]:
+        deadline = time.monotonic() + timeout_s
+        while time.monotonic() < deadline:
+            found = ready()
+            if found:
+                return found
+            if self.process.poll() is not None:
+                self.stop()
+                raise RuntimeError(f"npm start exited with {self.process.returncode}:\n{self.output()}")
+            time.sleep(0.05)
+        self.stop()
+        raise RuntimeError(f"not ready within {timeout_s} s:\n{self.output()}")
+
+    def ready_line(self) -> dict[str, str] | None:
+        """The log line that says the runtime serves, as embedded-process.ts reads it."""
+        for line in list(self._lines):
+            if not line.startswith("{"):
+                continue
+            try:
+                entry = json.loads(line)
+            except ValueError:
+                continue  # Not a log line (npm's own output, the welcome text).
+            urls = {name: entry.get(name) for name in ("readApi", "credentials", "scoreIngest", "notifier")}
+            if entry.get("msg") == "embedded runtime ready" and all(urls.values()):
+                return urls
+        return None
+
+    def stop(self) -> None:
+        """SIGTERM to the whole group (npm and the node it started), SIGKILL if it lingers."""
+        if self.process.poll() is None:
+            os.killpg(self.process.pid, signal.SIGTERM)
+            try:
+                self.process.wait(timeout=15)
+            except subprocess.TimeoutExpired:
+                os.killpg(self.process.pid, signal.SIGKILL)
+                self.process.wait()
+        self._reader.join(timeout=5)
+        shutil.rmtree(self.data_dir, ignore_errors=True)
+
+
+@dataclass
+class Credential:
+    organization_id: str
+    client_id: str
+    api_key: str
+
+
+@dataclass
+class Runtime:
+    """One running embedded runtime and what a test does with it as the organization and the engine."""
+
+    process: RuntimeProcess
+    urls: dict[str, str]
+    admin: httpx.Client = field(default_factory=lambda: httpx.Client(timeout=30))
+
+    @property
+    def base_url(self) -> str:
+        return f"{self.urls['readApi']}/v1"
+
+    @property
+    def notifier_url(self) -> str:
+        return f"{self.urls['notifier']}/v1"
+
+    def token(self, organization_id: str) -> str:
+        """A development token, as `npx rsd token` mints it from DATA_DIR/dev-jwt-secret."""
+        secret = (self.process.data_dir / "dev-jwt-secret").read_text().strip()
+        now = int(time.time())
+        claims = {"org": organization_id, "scope": "authorizations:write scores:write", "sub": "sdk-tests", "iat": now, "exp": now + 3600}
+        return jwt.encode(claims, secret, algorithm="HS256")
+
+    def new_organization(self) -> str:
+        return f"sdk-{uuid.uuid4().hex[:12]}"
+
+    def authorize(self, organization_id: str, scopes: list[str], **extra: Any) -> Credential:
+        response = self.admin.post(
+            f"{self.urls['credentials']}/v1/organizations/{organization_id}/authorizations",
+            headers={"authorization": f"Bearer {self.token(organization_id)}"},
+            json={"recipientType": "insurance_provider", "recipientName": "SDK tests", "scopes": scopes, **extra},
+        )
+        assert response.status_code == 201, response.text
+        body = response.json()
+        return Credential(organization_id, body["clientId"], body["apiKey"])
+
+    def revoke(self, credential: Credential) -> None:
+        response = self.admin.post(
+            f"{self.urls['credentials']}/v1/organizations/{credential.organization_id}/authorizations/{credential.client_id}/revoke",
+            headers={"authorization": f"Bearer {self.token(credential.organization_id)}"},
+        )
+        assert response.status_code == 200, response.text
+
+    def post_scores(self, organization_id: str, scores: list[tuple[date, int]]) -> None:
+        """Scores as the scoring engine posts them; the pillars derive from the score so they vary."""
+        items = [
+            {
+                "organizationId": organization_id,
+                "scoreDate": day.isoformat(),
+                "score": score,
+                "grade": GRADES[min(score // 20, 4)],
+                "pillarScores": {
+                    "structuralIntegrity": score,
+                    "failureResistance": max(score - 5, 0),
+                    "deviceHealth": min(score + 3, 100),
+                    "recoveryCapability": 50,
+                },
+            }
+            for day, score in scores
+        ]
+        response = self.admin.post(
+            f"{self.urls['scoreIngest']}/v1/scores",
+            headers={"authorization": f"Bearer {self.token(organization_id)}"},
+            json={"scores": items},
+        )
+        assert response.status_code == 202, response.text
+
+    def client(self, credential: Credential, **options: Any) -> Client:
+        return Client(credential.client_id, credential.api_key, base_url=self.base_url, notifier_url=self.notifier_url, **options)
+
+
+def start_runtime(env: dict[str, str]) -> Iterator[Runtime]:
+    process = RuntimeProcess(env)
+    urls = process.wait_for(process.ready_line)
+    runtime = Runtime(process, urls)
+    try:
+        yield runtime
+    finally:
+        runtime.admin.close()
+        process.stop()
+
+
+@pytest.fixture(scope="session")
+def runtime() -> Iterator[Runtime]:
+    """The product as a developer runs it; loopback webhook targets allowed (decision 28)."""
+    yield from start_runtime({"WEBHOOK_ALLOW_PRIVATE_TARGETS": "true"})
+
+
+@pytest.fixture(scope="session")
+def limited_runtime() -> Iterator[Runtime]:
+    """A small per-credential rate limit, so that 429 comes after a few requests."""
+    yield from start_runtime({"RATE_LIMIT_PER_MINUTE": "3"})
+
+
+@pytest.fixture(scope="session")
+def edge_runtime() -> Iterator[Runtime]:
+    """An edge policy that refuses loopback: every read API and notifier request gets the 403 without a code."""
+    yield from start_runtime({"EDGE_DENY_CIDRS": "127.0.0.0/8,::1/128"})
+
+
+@dataclass
+class StartingService:
+    base_url: str
+    process: RuntimeProcess
+
+
+@pytest.fixture(scope="session")
+def starting_runtime() -> Iterator[StartingService]:
+    """The distributed runtime whose Kafka, MongoDB and Redis (loopback ports nobody listens on)
+    never answer: its servers listen at once and answer 503 SERVICE_UNAVAILABLE while they wait."""
+    read_api_port = free_port()
+    nobody = free_port()
+    signing_key = Ed25519PrivateKey.generate()
+    raw = signing_key.private_bytes(Encoding.Raw, PrivateFormat.Raw, NoEncryption())
+    public = signing_key.public_key().public_bytes(Encoding.Raw, PublicFormat.Raw)
+    process = RuntimeProcess(
+        {
+            "RUNTIME": "distributed",
+            # What a distributed deployment must be given (from secrets); they are never used here.
+            "RESPONSE_SIGNING_KEYS": json.dumps([{"kty": "OKP", "crv": "Ed25519", "x": _b64url(public), "d": _b64url(raw)}]),
+            "WEBHOOK_SECRET_KEY": base64.b64encode(os.urandom(32)).decode(),
+            "JWT_HS256_SECRET": base64.b64encode(os.urandom(32)).decode(),
+            "KAFKA_BROKERS": f"127.0.0.1:{nobody}",
+            "MONGO_URL": f"mongodb://127.0.0.1:{nobody}/rsd",
+            "REDIS_URL": f"redis://127.0.0.1:{nobody}",
+            "READ_API_PORT": str(read_api_port),
+        }
+    )
+    base = f"http://127.0.0.1:{read_api_port}"
+
+    def listening() -> dict[str, str] | None:
+        try:
+            return {"readApi": base} if httpx.get(f"{base}/healthz", timeout=1).status_code == 200 else None
+        except httpx.TransportError:
+            return None
+
+    try:
+        process.wait_for(listening)
+        yield StartingService(f"{base}/v1", process)
+    finally:
+        process.stop()
+
+
+def _b64url(data: bytes) -> str:
+    return base64.urlsafe_b64encode(data).rstrip(b"=").decode()
+
+
+def days_ago(n: int) -> date:
+    return date.today() - timedelta(days=n)
+
+
+def eventually(check: Callable[[], T | None], timeout_s: float = 15.0) -> T:
+    """Polls until `check` returns something other than None (a "not found yet" counts as None):
+    for what the product does a moment later, such as a posted score reaching the read API's view."""
+    deadline = time.monotonic() + timeout_s
+    while True:
+        try:
+            value = check()
+        except (ScoreNotFound, PillarsNotFound):
+            value = None
+        if value is not None:
+            return value
+        if time.monotonic() > deadline:
+            raise AssertionError(f"condition not met within {timeout_s} s")
+        time.sleep(0.05)
+
+
+class ForwardingProxy:
+    """A loopback man in the middle: forwards to the read API and lets a test alter what comes back
+    (`alter(path, status, headers, body)`), to show the client refuses what was changed in transit."""
+
+    def __init__(self, upstream: str, alter: Callable[[str, int, dict[str, str], bytes], tuple[int, dict[str, str], bytes]]) -> None:
+        self.requests: list[str] = []
+        proxy = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_GET(self) -> None:
+                proxy.requests.append(self.path)
+                forwarded = {k: v for k, v in self.headers.items() if k.lower() not in ("host", "connection")}
+                answer = httpx.get(upstream + self.path, headers=forwarded)
+                headers = {
+                    k: v
+                    for k, v in answer.headers.items()
+                    if k.lower() not in ("content-length", "connection", "transfer-encoding", "keep-alive")
+                }
+                status, headers, body = alter(self.path.split("?", 1)[0], answer.status_code, headers, answer.content)
+                self.send_response(status)
+                for name, value in headers.items():
+                    self.send_header(name, value)
+                self.send_header("content-length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+            def log_message(self, *_: Any) -> None:
+                pass
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+        self.thread.start()
+
+    def close(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+
+class WebhookReceiver:
+    """A loopback webhook target that keeps every delivery exactly as received and answers 204."""
+
+    def __init__(self) -> None:
+        self.deliveries: list[tuple[dict[str, str], bytes]] = []
+        receiver = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_POST(self) -> None:
+                body = self.rfile.read(int(self.headers.get("content-length", "0")))
+                receiver.deliveries.append((dict(self.headers.items()), body))
+                self.send_response(204)
+                self.end_headers()
+
+            def log_message(self, *_: Any) -> None:
+                pass
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}/hooks"
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+        self.thread.start()
+
+    def close(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()

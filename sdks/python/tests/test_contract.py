@@ -1,0 +1,65 @@
+"""The SDK and the OpenAPI documents the services serve agree: every operation the client calls
+exists under the operationId its method is named after, documents every status the client handles,
+and its schemas have exactly the fields the client reads."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import httpx
+import pytest
+from conftest import Runtime
+
+# operationId -> (service, method, path, the statuses the client treats specially or expects).
+REFUSALS = {"400", "401", "403", "404", "429", "503"}
+OPERATIONS = {
+    "getScore": ("readApi", "get", "/customers/{clientId}/score", {"200", "304"} | REFUSALS),
+    "getPillars": ("readApi", "get", "/customers/{clientId}/pillars", {"200", "304"} | REFUSALS),
+    "listScoreHistory": ("readApi", "get", "/customers/{clientId}/score/history", {"200", "304"} | REFUSALS),
+    "getSigningKeys": ("readApi", "get", "/.well-known/jwks.json", {"200", "403", "503"}),
+    "createWebhook": ("notifier", "post", "/customers/{clientId}/webhooks", {"201"} | REFUSALS),
+    "listWebhooks": ("notifier", "get", "/customers/{clientId}/webhooks", {"200"} | REFUSALS),
+    "deleteWebhook": ("notifier", "delete", "/customers/{clientId}/webhooks/{id}", {"204"} | REFUSALS),
+    "listWebhookDeliveries": ("notifier", "get", "/customers/{clientId}/webhooks/{id}/deliveries", {"200"} | REFUSALS),
+}
+# Schema -> the JSON fields the models (resilience_score._models) read.
+FIELDS = {
+    "readApi": {
+        "Score": {"clientId", "scoreDate", "score", "grade"},
+        "PillarBreakdown": {"clientId", "scoreDate", "pillarScores"},
+        "PillarScores": {"structuralIntegrity", "failureResistance", "deviceHealth", "recoveryCapability"},
+        "ScoreHistory": {"clientId", "scores", "nextCursor"},
+        "HistoryItem": {"scoreDate", "score", "grade", "pillarScores", "change"},
+        "ScoreChange": {"score", "grade", "pillars", "driver"},
+        "Error": {"error", "code", "message", "timestamp", "requestId", "details"},
+    },
+    "notifier": {
+        "Webhook": {"id", "url", "events", "status", "createdAt"},
+        "CreatedWebhook": {"id", "url", "events", "status", "createdAt", "secret"},
+        "WebhookList": {"webhooks"},
+        "WebhookDelivery": {"messageId", "eventType", "attempt", "status", "responseCode", "failure", "scheduledAt", "attemptedAt"},
+        "WebhookDeliveryList": {"deliveries"},
+    },
+}
+
+
+@pytest.fixture(scope="module")
+def documents(runtime: Runtime) -> dict[str, dict[str, Any]]:
+    return {service: httpx.get(f"{runtime.urls[service]}/v1/openapi.json").json() for service in ("readApi", "notifier")}
+
+
+@pytest.mark.parametrize("operation_id", sorted(OPERATIONS))
+def test_each_method_is_a_documented_operation_with_every_status_the_client_handles(
+    documents: dict[str, dict[str, Any]], operation_id: str
+) -> None:
+    service, method, path, statuses = OPERATIONS[operation_id]
+
+    operation = documents[service]["paths"][path][method]
+
+    assert operation["operationId"] == operation_id
+    assert statuses <= set(operation["responses"]), f"undocumented: {sorted(statuses - set(operation['responses']))}"
+
+
+@pytest.mark.parametrize(("service", "schema"), [(service, schema) for service, schemas in FIELDS.items() for schema in schemas])
+def test_each_schema_has_the_fields_the_client_reads(documents: dict[str, dict[str, Any]], service: str, schema: str) -> None:
+    assert set(documents[service]["components"]["schemas"][schema]["properties"]) == FIELDS[service][schema]

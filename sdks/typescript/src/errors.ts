@@ -1,0 +1,112 @@
+/** What the API answered with a refusal; the subclass names the code. */
+export class ApiError extends Error {
+  readonly status: number;
+  /** The body's `code`; undefined for the edge policy's 403 and for 429, which have none. */
+  readonly code: string | undefined;
+  /** The body's `requestId` (or the `x-request-id` header): quote it to the operator. */
+  readonly requestId: string | undefined;
+
+  constructor(init: { status: number; code?: string | undefined; message: string; requestId?: string | undefined }) {
+    super(init.message);
+    this.name = new.target.name;
+    this.status = init.status;
+    this.code = init.code;
+    this.requestId = init.requestId;
+  }
+}
+
+export class InvalidClientId extends ApiError {}
+export class InvalidParameter extends ApiError {}
+export class MissingApiKey extends ApiError {}
+export class InvalidApiKey extends ApiError {}
+export class CredentialInactive extends ApiError {}
+export class AddressNotAllowed extends ApiError {}
+export class InsufficientScope extends ApiError {}
+/** 403 without a code: the edge security policy refused the request before anything else. */
+export class EdgeBlocked extends ApiError {}
+export class CredentialNotFound extends ApiError {}
+export class ScoreNotFound extends ApiError {}
+export class PillarsNotFound extends ApiError {}
+
+/** Thrown once the retries are spent; `retryAfter` is the seconds the last answer asked to wait. */
+export class RateLimited extends ApiError {
+  readonly retryAfter: number | undefined;
+
+  constructor(init: ConstructorParameters<typeof ApiError>[0] & { retryAfter: number | undefined }) {
+    super(init);
+    this.retryAfter = init.retryAfter;
+  }
+}
+
+export class ServiceUnavailable extends ApiError {
+  readonly retryAfter: number | undefined;
+
+  constructor(init: ConstructorParameters<typeof ApiError>[0] & { retryAfter: number | undefined }) {
+    super(init);
+    this.retryAfter = init.retryAfter;
+  }
+}
+
+/** A response whose signature or Content-Digest does not verify: its data is never returned. */
+export class SignatureError extends Error {
+  override readonly name = 'SignatureError';
+}
+
+/** A webhook delivery that does not verify with the subscription's secret. */
+export class WebhookVerificationError extends Error {
+  override readonly name = 'WebhookVerificationError';
+}
+
+const BY_CODE: Record<string, typeof ApiError> = {
+  INVALID_CLIENT_ID: InvalidClientId,
+  INVALID_PARAMETER: InvalidParameter,
+  MISSING_API_KEY: MissingApiKey,
+  INVALID_API_KEY: InvalidApiKey,
+  CREDENTIAL_INACTIVE: CredentialInactive,
+  ADDRESS_NOT_ALLOWED: AddressNotAllowed,
+  INSUFFICIENT_SCOPE: InsufficientScope,
+  CREDENTIAL_NOT_FOUND: CredentialNotFound,
+  SCORE_NOT_FOUND: ScoreNotFound,
+  PILLARS_NOT_FOUND: PillarsNotFound,
+};
+
+/** The error for a non-2xx answer; a code without a class of its own (VALIDATION_FAILED, …) is a plain ApiError. */
+export function errorFor(status: number, headers: Headers, body: Uint8Array): ApiError {
+  const fields = errorFields(body);
+  const init = {
+    status,
+    code: fields.code,
+    message: fields.message ?? `HTTP ${status}`,
+    requestId: fields.requestId ?? headers.get('x-request-id') ?? undefined,
+  };
+  if (status === 429) return new RateLimited({ ...init, retryAfter: retryAfterSeconds(headers) });
+  if (status === 503) return new ServiceUnavailable({ ...init, retryAfter: retryAfterSeconds(headers) });
+  if (status === 403 && init.code === undefined) return new EdgeBlocked(init);
+  const ErrorClass = (init.code !== undefined && BY_CODE[init.code]) || ApiError;
+  return new ErrorClass(init);
+}
+
+/** `Retry-After` in seconds, as delta-seconds or an HTTP date (RFC 9110 10.2.3); undefined when absent or unreadable. */
+export function retryAfterSeconds(headers: Headers): number | undefined {
+  const value = headers.get('retry-after')?.trim();
+  if (!value) return undefined;
+  if (/^\d+$/.test(value)) return Number(value);
+  const date = Date.parse(value);
+  return Number.isNaN(date) ? undefined : Math.max(0, Math.ceil((date - Date.now()) / 1000));
+}
+
+function errorFields(body: Uint8Array): { code?: string; message?: string; requestId?: string } {
+  try {
+    const parsed: unknown = JSON.parse(new TextDecoder().decode(body));
+    if (typeof parsed !== 'object' || parsed === null) return {};
+    const { code, message, requestId } = parsed as Record<string, unknown>;
+    return {
+      ...(typeof code === 'string' ? { code } : {}),
+      ...(typeof message === 'string' ? { message } : {}),
+      ...(typeof requestId === 'string' ? { requestId } : {}),
+    };
+  } catch {
+    // Not JSON (a proxy's error page): the status says what there is to say.
+    return {};
+  }
+}
