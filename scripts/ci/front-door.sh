@@ -18,6 +18,12 @@ cleanup() {
 }
 trap cleanup EXIT
 
+for port in 8080 8081 8082 8083; do
+  if (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; then
+    echo "front door: port $port is in use already; the README's npm start needs 8080-8083 free" >&2
+    exit 1
+  fi
+done
 echo "machine: node $(node --version 2>/dev/null || echo none), npm $(npm --version)"
 git clone --quiet --no-local "$ROOT" "$work/clone"
 cd "$work/clone"

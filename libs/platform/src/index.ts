@@ -15,3 +15,4 @@ export * from './dev-tokens';
 export * from './validation';
 export * from './service-module';
 export * from './webhook-signature';
+export * from './periodic-job';

@@ -1,6 +1,6 @@
 import { Counter, Gauge } from 'prom-client';
 import { caughtUpCheck, createServiceMetrics } from '@rsd/observability';
-import type { Logger } from '@rsd/platform';
+import { every, type Logger } from '@rsd/platform';
 import type { Clock } from '@rsd/ports';
 import { recipientAuthenticator } from '@rsd/recipient-access';
 import type { RunningService, Runtime } from '@rsd/runtime';
@@ -86,15 +86,15 @@ export async function createNotifierModule({
     groupId: `notifier.${config.NOTIFIER_DB}`,
     onQueued: () => worker.nudge(),
   });
-  const sampler = setInterval(() => {
-    store.queueStats().then(
-      ({ depth, oldestDueAt }) => {
-        queueDepth.set(depth);
-        oldestPending.set(oldestDueAt ? Math.max(0, (clock.now().getTime() - Date.parse(oldestDueAt)) / 1000) : 0);
-      },
-      () => undefined,
-    );
-  }, QUEUE_SAMPLE_INTERVAL_MS).unref();
+  const sampler = every(
+    QUEUE_SAMPLE_INTERVAL_MS,
+    async () => {
+      const { depth, oldestDueAt } = await store.queueStats();
+      queueDepth.set(depth);
+      oldestPending.set(oldestDueAt ? Math.max(0, (clock.now().getTime() - Date.parse(oldestDueAt)) / 1000) : 0);
+    },
+    { name: 'sampling the webhook queue', log },
+  );
 
   const app = buildApp({
     config,
@@ -120,7 +120,7 @@ export async function createNotifierModule({
     app,
     caughtUp: projection.caughtUp,
     stop: async () => {
-      clearInterval(sampler);
+      await sampler.stop();
       await projection.close();
       await worker.stop();
       await store.close();

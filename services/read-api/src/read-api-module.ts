@@ -1,7 +1,7 @@
 import { hostname } from 'node:os';
 import { READ_VIEWS } from '@rsd/domain';
 import { caughtUpCheck, createServiceMetrics, type ReadinessCheck } from '@rsd/observability';
-import type { Logger } from '@rsd/platform';
+import { every, type Logger } from '@rsd/platform';
 import type { Clock, Subscription, ViewStore } from '@rsd/ports';
 import type { RunningService, Runtime } from '@rsd/runtime';
 import { buildApp } from './app';
@@ -51,16 +51,19 @@ export async function createReadApiModule({ config, runtime, clock, log, respons
   const served = runtime.sharedViews
     ? await cachedWithChangeFeed(views, config, runtime, clock, log)
     : { views, staleness: NEVER_STALE, stop: () => Promise.resolve() };
-  const lagSampler = setInterval(() => {
-    runtime.consumerLag(groupId).then(
-      (lag) => lag !== undefined && metrics.consumerLag.set({ group: groupId }, lag),
-      () => undefined,
-    );
-  }, LAG_SAMPLE_INTERVAL_MS).unref();
-  const stalenessSampler = setInterval(
-    () => metrics.feedStaleness.set(served.staleness.staleForMs(clock.now()) / 1000),
+  const lagSampler = every(
+    LAG_SAMPLE_INTERVAL_MS,
+    async () => {
+      const lag = await runtime.consumerLag(groupId);
+      if (lag !== undefined) metrics.consumerLag.set({ group: groupId }, lag);
+    },
+    { name: 'sampling the projection lag', log },
+  );
+  const stalenessSampler = every(
     STALENESS_SAMPLE_INTERVAL_MS,
-  ).unref();
+    () => metrics.feedStaleness.set(served.staleness.staleForMs(clock.now()) / 1000),
+    { name: 'sampling the feed staleness', log },
+  );
 
   const feedInTouch: ReadinessCheck = {
     name: 'change-feed',
@@ -92,8 +95,8 @@ export async function createReadApiModule({ config, runtime, clock, log, respons
     app,
     caughtUp: projections.caughtUp,
     stop: async () => {
-      clearInterval(lagSampler);
-      clearInterval(stalenessSampler);
+      await lagSampler.stop();
+      await stalenessSampler.stop();
       // The server has stopped taking requests by now: every answer's record is in the recorder.
       await accessRecorder?.stop(ACCESS_LOG_STOP_DEADLINE_MS);
       await served.stop();
@@ -118,7 +121,7 @@ async function cachedWithChangeFeed(
   const replicaId = config.REPLICA_ID ?? `${hostname()}-${config.READ_API_PORT}`;
   const startedAt = clock.now();
   const feed: Subscription = await startChangeFeed({ eventLog: runtime.eventLog, views: cached, log, replicaId });
-  const sweeper = setInterval(() => cached.sweep(), SWEEP_INTERVAL_MS).unref();
+  const sweeper = every(SWEEP_INTERVAL_MS, () => cached.sweep(), { name: 'sweeping the view cache', log });
   return {
     views: cached,
     staleness: feedStaleness(feed, startedAt, {
@@ -127,7 +130,7 @@ async function cachedWithChangeFeed(
       recoveryGraceMs: config.FEED_RECOVERY_GRACE_MS,
     }),
     stop: async () => {
-      clearInterval(sweeper);
+      await sweeper.stop();
       await feed.close();
     },
   };

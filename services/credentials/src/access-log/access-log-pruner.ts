@@ -1,5 +1,5 @@
 import { DAY_MS } from '@rsd/domain';
-import type { Logger } from '@rsd/platform';
+import { every, type Logger, type PeriodicJob } from '@rsd/platform';
 import type { AccessLogStore, Clock } from '@rsd/ports';
 
 const PRUNE_INTERVAL_MS = 3_600_000;
@@ -8,22 +8,13 @@ const PRUNE_INTERVAL_MS = 3_600_000;
  * Decision 21's retention: at start and every hour, records older than `retentionDays` go (by date
  * on the embedded runtime; MongoDB's TTL index does it too, FerretDB's has none).
  */
-export function startAccessLogPruner(deps: { store: AccessLogStore; retentionDays: number; clock: Clock; log: Logger }): {
-  stop(): Promise<void>;
-} {
-  let running: Promise<void> = Promise.resolve();
-  const prune = () => {
-    const now = deps.clock.now();
-    running = deps.store
-      .prune(new Date(now.getTime() - deps.retentionDays * DAY_MS), now)
-      .catch((error: unknown) => deps.log.warn({ err: error }, 'could not prune the access log; trying again in an hour'));
-  };
-  prune();
-  const timer = setInterval(prune, PRUNE_INTERVAL_MS).unref();
-  return {
-    stop: async () => {
-      clearInterval(timer);
-      await running;
+export function startAccessLogPruner(deps: { store: AccessLogStore; retentionDays: number; clock: Clock; log: Logger }): PeriodicJob {
+  return every(
+    PRUNE_INTERVAL_MS,
+    () => {
+      const now = deps.clock.now();
+      return deps.store.prune(new Date(now.getTime() - deps.retentionDays * DAY_MS), now);
     },
-  };
+    { name: 'pruning the access log', log: deps.log, runAtStart: true },
+  );
 }

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { Logger } from '@rsd/platform';
+import { every, type Logger, type PeriodicJob } from '@rsd/platform';
 import { decideExpire, type StoredAuthorization } from '@rsd/domain';
 import type { AuthorizationStore, Clock } from '@rsd/ports';
 import { outboxEntryOf } from '../outbox/outbox-entry';
@@ -27,8 +27,7 @@ const PAGE_SIZE = 100;
  * late. Readers never depend on it being on time: the read API also compares `expiresAt` itself.
  */
 export function createExpiryScheduler({ store, relay, clock, log, newEventId = randomUUID }: ExpirySchedulerDeps): ExpiryScheduler {
-  let running: Promise<number> | undefined;
-  let timer: NodeJS.Timeout | undefined;
+  let job: PeriodicJob | undefined;
 
   async function runOnce(): Promise<number> {
     const now = clock.now();
@@ -57,30 +56,14 @@ export function createExpiryScheduler({ store, relay, clock, log, newEventId = r
     return store.update(decision.record, record.revision, [outboxEntryOf(decision.event)]);
   }
 
-  function tick(): void {
-    if (running) return;
-    running = runOnce()
-      .catch((error: unknown) => {
-        log.error({ err: error }, 'expiry check failed; will retry');
-        return 0;
-      })
-      .finally(() => {
-        running = undefined;
-      });
-  }
-
   return {
     runOnce,
     start(intervalMs) {
-      if (timer) return;
-      tick();
-      timer = setInterval(tick, intervalMs);
-      timer.unref();
+      job ??= every(intervalMs, runOnce, { name: 'the expiry check', log, runAtStart: true });
     },
     async stop() {
-      clearInterval(timer);
-      timer = undefined;
-      await running;
+      await job?.stop();
+      job = undefined;
     },
   };
 }

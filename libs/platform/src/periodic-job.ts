@@ -1,0 +1,44 @@
+import type { Logger } from 'pino';
+
+export interface PeriodicJob {
+  /** No further runs; resolves once a run under way has finished. */
+  stop(): Promise<void>;
+}
+
+export interface PeriodicJobOptions {
+  /** Says what failed in the log line of a failed run. */
+  name: string;
+  log: Pick<Logger, 'warn'>;
+  /** Run once at once, before the first interval has passed (default: false). */
+  runAtStart?: boolean;
+}
+
+/**
+ * Background work on a timer, one shape for all of it (samplers, sweeps, pruning, expiry): never two
+ * runs at once (a tick while one runs is skipped, so a slow store is not piled on), a failure logged
+ * and the next tick tried anyway, and a timer that does not keep the process alive.
+ */
+export function every(intervalMs: number, job: () => unknown, options: PeriodicJobOptions): PeriodicJob {
+  let running: Promise<void> | undefined;
+  const tick = () => {
+    if (running) return;
+    // Cleared in a later turn, after the assignment: a job that fails at once must not leave it set.
+    running = Promise.resolve()
+      .then(job)
+      .then(
+        () => undefined,
+        (error: unknown) => options.log.warn({ err: error }, `${options.name} failed; trying again in ${intervalMs} ms`),
+      )
+      .finally(() => {
+        running = undefined;
+      });
+  };
+  if (options.runAtStart) tick();
+  const timer = setInterval(tick, intervalMs).unref();
+  return {
+    stop: async () => {
+      clearInterval(timer);
+      await running;
+    },
+  };
+}
