@@ -4,10 +4,8 @@ import { ApiError, issueDetails, requestErrorMap, validationFailed } from '@rsd/
 import { outboxEntryOf } from '../outbox/outbox-entry';
 import { publishOwedEvents, type Publication } from '../outbox/outbox-relay';
 import { findOwnAuthorization, withUsage } from './find-authorizations';
+import { LOST_TO_A_CONCURRENT_CHANGE, retryOnConflict } from './retry-on-conflict';
 import type { CredentialGenerator, UseCaseDeps } from './use-case-deps';
-
-/** Enough for a rotation racing a revoke or the expiry scheduler; more means something is wrong. */
-const MAX_ATTEMPTS = 5;
 
 export interface Rotation {
   rotated: RotatedAuthorization;
@@ -19,7 +17,7 @@ export interface Rotation {
  * Decision 19: a new key for the same Client ID, scopes and expiry; the previous key keeps working
  * for the overlap. Like create, the raw key exists only here, digested at once and returned once.
  */
-export async function rotateAuthorization(
+export function rotateAuthorization(
   deps: UseCaseDeps,
   generate: Pick<CredentialGenerator, 'apiKey'>,
   organizationId: string,
@@ -27,16 +25,21 @@ export async function rotateAuthorization(
   body: unknown,
 ): Promise<Rotation> {
   const overlapSeconds = overlapOf(body);
-  for (let attempt = 1; attempt <= MAX_ATTEMPTS; attempt += 1) {
-    const current = await findOwnAuthorization(deps.store, organizationId, clientId);
-    const now = deps.clock.now();
-    const apiKey = generate.apiKey();
-    const decision = decideRotate(current, { newKeyDigest: digestApiKey(apiKey), overlapSeconds }, { id: deps.newEventId(), time: now });
-    if (decision.outcome === 'inactive') {
-      throw new ApiError('AUTHORIZATION_INACTIVE', 'The authorization has been revoked or has expired; a new key cannot be issued for it');
-    }
-    // Someone else changed the record since we read it: read again and decide again, with a new key.
-    if (await deps.store.update(decision.record, current.revision, [outboxEntryOf(decision.event)])) {
+  return retryOnConflict(
+    async () => {
+      const current = await findOwnAuthorization(deps.store, organizationId, clientId);
+      const now = deps.clock.now();
+      const apiKey = generate.apiKey();
+      const decision = decideRotate(current, { newKeyDigest: digestApiKey(apiKey), overlapSeconds }, { id: deps.newEventId(), time: now });
+      if (decision.outcome === 'inactive') {
+        throw new ApiError(
+          'AUTHORIZATION_INACTIVE',
+          'The authorization has been revoked or has expired; a new key cannot be issued for it',
+        );
+      }
+      // A write that loses is decided again, with a new key: the one made here never left this function.
+      if (!(await deps.store.update(decision.record, current.revision, [outboxEntryOf(decision.event)])))
+        return LOST_TO_A_CONCURRENT_CHANGE;
       const publication = await publishOwedEvents(deps.relay, deps.log, deps.publishDeadlineMs);
       const rotated = {
         ...(await withUsage(deps, decision.record, now)),
@@ -44,10 +47,9 @@ export async function rotateAuthorization(
         previousKeyExpiresAt: decision.record.previousKeyExpiresAt ?? null,
       };
       return { rotated, publication };
-    }
-  }
-  deps.log.warn({ organizationId, clientId, attempts: MAX_ATTEMPTS }, 'rotation kept losing to concurrent changes');
-  throw new ApiError('SERVICE_UNAVAILABLE', 'The authorization is being changed concurrently; try again');
+    },
+    { log: deps.log, what: 'rotation', context: { organizationId, clientId } },
+  );
 }
 
 /** The body is optional: none, or `{}`, means the default overlap of a day. */
