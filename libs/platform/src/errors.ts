@@ -17,6 +17,7 @@ export const ERROR_STATUS = {
   INSUFFICIENT_SCOPE: 403,
   FORBIDDEN_ORGANIZATION: 403,
   ADDRESS_NOT_ALLOWED: 403,
+  EDGE_BLOCKED: 403,
   CREDENTIAL_NOT_FOUND: 404,
   SCORE_NOT_FOUND: 404,
   PILLARS_NOT_FOUND: 404,
@@ -28,11 +29,18 @@ export const ERROR_STATUS = {
   WEBHOOK_LIMIT_REACHED: 409,
   PAYLOAD_TOO_LARGE: 413,
   UNSUPPORTED_MEDIA_TYPE: 415,
+  RATE_LIMITED: 429,
   INTERNAL_ERROR: 500,
   SERVICE_UNAVAILABLE: 503,
 } as const satisfies Record<string, number>;
 
 export type ErrorCode = keyof typeof ERROR_STATUS;
+
+/**
+ * Refusals the specification answers without a `code`: the edge policy's 403 and the 429. They take
+ * the same error path as every other refusal; their code stays inside (the access log's `RATE_LIMITED`).
+ */
+export const CODES_NOT_SENT: ReadonlySet<ErrorCode> = new Set<ErrorCode>(['EDGE_BLOCKED', 'RATE_LIMITED']);
 
 export interface ErrorDetail {
   path: string;

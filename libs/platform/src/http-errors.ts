@@ -2,7 +2,7 @@ import type { ErrorRequestHandler, RequestHandler, Response } from 'express';
 import type { Logger } from 'pino';
 import { UnavailableError } from '@rsd/ports';
 import { requestIdOf } from './access-log';
-import { ApiError, errorBody } from './errors';
+import { ApiError, CODES_NOT_SENT, errorBody } from './errors';
 
 /** Seconds a client waits before trying a 503 again, unless its maker knows better (a stale replica's own bound). */
 export const UNAVAILABLE_RETRY_AFTER_S = '5';
@@ -88,8 +88,11 @@ export function errorHandler(log: Logger): ErrorRequestHandler {
     for (const [name, value] of Object.entries(apiError.headers ?? {})) res.setHeader(name, value);
     // Every 503 says when to try again, whichever part of the service made it (decision 36).
     if (apiError.status === 503 && !res.hasHeader('Retry-After')) res.setHeader('Retry-After', UNAVAILABLE_RETRY_AFTER_S);
-    res
-      .status(apiError.status)
-      .json(errorBody(apiError.status, apiError.code, apiError.message, { requestId: requestIdOf(res), details: apiError.details }));
+    res.status(apiError.status).json(
+      errorBody(apiError.status, CODES_NOT_SENT.has(apiError.code) ? undefined : apiError.code, apiError.message, {
+        requestId: requestIdOf(res),
+        details: apiError.details,
+      }),
+    );
   };
 }

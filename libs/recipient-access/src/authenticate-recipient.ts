@@ -43,8 +43,8 @@ export interface AuthenticatedRecipient {
  * Steps 2 to 9 of the order of checks (decision 6), with the allow list of decision 22 between 7 and
  * 8: identify the caller, look the credential up once, check it, the allow list, the credential's
  * rate limit, then the scope. A refusal of steps 2 to 7 passes the per-address limiter first, so
- * nobody can guess keys fast. Throws the documented ApiError for each refusal; resolves undefined
- * when a limiter has written its 429, else with who the recipient is.
+ * nobody can guess keys fast. Throws the documented ApiError for each refusal (a limiter's 429
+ * included), else resolves with who the recipient is.
  */
 export function recipientAuthenticator(deps: RecipientAuthenticationDeps) {
   const { config, views, clock } = deps;
@@ -54,10 +54,10 @@ export function recipientAuthenticator(deps: RecipientAuthenticationDeps) {
   const limitFailures = failedAuthenticationLimit({ ...limits, limitPerMinute: config.FAILED_AUTH_LIMIT_PER_MINUTE });
   const refusalMessages = refusalMessagesFor(config.CLIENT_ID_PREFIX);
 
-  return async (req: Request, res: Response, request: AuthenticationRequest): Promise<AuthenticatedRecipient | undefined> => {
-    const refuse = async (code: AuthenticationRefusal): Promise<undefined> => {
-      if (await limitFailures(req, res)) throw new ApiError(code, refusalMessages[code]);
-      return undefined;
+  return async (req: Request, res: Response, request: AuthenticationRequest): Promise<AuthenticatedRecipient> => {
+    const refuse = async (code: AuthenticationRefusal): Promise<never> => {
+      const limit = await limitFailures(req, res);
+      throw limit.outcome === 'limited' ? limit.refusal : new ApiError(code, refusalMessages[code]);
     };
 
     const identified = identifyCaller({ clientId: percentDecoded(request.rawClientId), apiKey: apiKeyOf(req.headers['x-api-key']) }, rules);
@@ -74,7 +74,8 @@ export function recipientAuthenticator(deps: RecipientAuthenticationDeps) {
     if (!addressAllowed(access.credential.allowedCidrs, clientAddress)) {
       throw new ApiError('ADDRESS_NOT_ALLOWED', 'This credential may not be used from this client address');
     }
-    if (!(await limitCredential(req, res, clientId))) return undefined;
+    const limit = await limitCredential(req, res, clientId);
+    if (limit.outcome === 'limited') throw limit.refusal;
     if (access.outcome === 'forbidden') throw new ApiError(access.code, `This credential was not granted the ${request.scope} scope`);
     return { clientId, credential: access.credential, clientAddress };
   };

@@ -1,6 +1,6 @@
 import type { RequestHandler } from 'express';
 import { inAnyRange, parseAddressRange, parseClientAddress, type AddressRange } from '@rsd/domain';
-import { sendErrorWithoutCode } from './error-without-code';
+import { ApiError } from '@rsd/platform';
 
 export interface EdgePolicyRules {
   /** CIDR ranges or single addresses that are always refused. */
@@ -33,12 +33,12 @@ export function edgePolicy(rules: EdgePolicyRules): RequestHandler {
     return blockedAgents.some((pattern) => pattern.test(userAgent));
   };
 
-  return (req, res, next) => {
+  return (req, _res, next) => {
     if (!isBlocked(() => req.ip, req.headers['user-agent'] ?? '')) {
       next();
       return;
     }
-    sendErrorWithoutCode(res, 403, 'The request was blocked by the edge security policy');
+    next(new ApiError('EDGE_BLOCKED', 'The request was blocked by the edge security policy'));
   };
 }
 

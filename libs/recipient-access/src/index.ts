@@ -2,4 +2,3 @@ export * from './authenticate-recipient';
 export * from './edge-policy';
 export * from './rate-limits';
 export * from './recipient-access-config';
-export { sendErrorWithoutCode } from './error-without-code';

@@ -1,8 +1,7 @@
 import type { Request, RequestHandler, Response } from 'express';
 import { ipKeyGenerator, rateLimit, type AugmentedRequest, type Options } from 'express-rate-limit';
-import type { Logger } from '@rsd/platform';
+import { ApiError, type Logger } from '@rsd/platform';
 import type { RateLimitStoreFactory } from '@rsd/ports';
-import { sendErrorWithoutCode } from './error-without-code';
 
 const WINDOW_MS = 60_000;
 
@@ -14,18 +13,18 @@ export interface RateLimitDeps {
   onRejected?: (limiter: 'credential' | 'failed-auth') => void;
 }
 
-/** A limiter as one step of the handler: true when the request may go on; false when the 429 has been written. */
-export type LimitCheck = (req: Request, res: Response) => Promise<boolean>;
+/** A limiter's verdict, as the key check gives its own: the caller throws the refusal, the error path writes the 429. */
+export type LimitOutcome = { outcome: 'allowed' } | { outcome: 'limited'; refusal: ApiError };
 
-/** The limiters' handler passes this to `next` after writing the 429, so the check can tell the two outcomes apart. */
-const LIMITED = Symbol('rate limited');
+/** A limiter as one step of the handler. Its RateLimit and Retry-After headers are on the response either way. */
+export type LimitCheck = (req: Request, res: Response) => Promise<LimitOutcome>;
 
 function asCheck(middleware: RequestHandler): LimitCheck {
   return (req, res) =>
     new Promise((resolve, reject) => {
       void middleware(req, res, (outcome?: unknown) => {
-        if (outcome === undefined) resolve(true);
-        else if (outcome === LIMITED) resolve(false);
+        if (outcome === undefined) resolve({ outcome: 'allowed' });
+        else if (outcome instanceof ApiError && outcome.code === 'RATE_LIMITED') resolve({ outcome: 'limited', refusal: outcome });
         else reject(outcome instanceof Error ? outcome : new Error('the rate limiter failed', { cause: outcome }));
       });
     });
@@ -37,7 +36,7 @@ export function credentialRateLimit({
   limitPerMinute,
   log,
   onRejected,
-}: RateLimitDeps): (req: Request, res: Response, clientId: string) => Promise<boolean> {
+}: RateLimitDeps): (req: Request, res: Response, clientId: string) => Promise<LimitOutcome> {
   const clientIds = new WeakMap<Request, string>();
   const check = asCheck(
     rateLimit({
@@ -109,12 +108,11 @@ function wholeSecondsUntilReset(req: Request, requestPropertyName: string): numb
   return Math.max(1, Math.ceil((resetTime.getTime() - Date.now()) / 1000));
 }
 
-/** The one 429 writer for both limiters: the documented error body, without a `code`. */
+/** Both limiters' verdict over the limit: a refusal the error path answers 429 (the documented body, without a `code`). */
 function rateLimitExceeded(count: () => void, message: (retryAfterSeconds: string) => string): Options['handler'] {
   return (_req, res, next) => {
     count();
     const retryAfter = String(res.getHeader('Retry-After') ?? WINDOW_MS / 1000);
-    sendErrorWithoutCode(res, 429, message(retryAfter));
-    next(LIMITED);
+    next(new ApiError('RATE_LIMITED', message(retryAfter), undefined, { 'Retry-After': retryAfter }));
   };
 }

@@ -20,7 +20,7 @@ export interface WebhookRoutesDeps {
   sealer: SecretSealer;
   policy: TargetPolicy;
   resolve: Resolve;
-  authenticate: (req: Request, res: Response, request: AuthenticationRequest) => Promise<AuthenticatedRecipient | undefined>;
+  authenticate: (req: Request, res: Response, request: AuthenticationRequest) => Promise<AuthenticatedRecipient>;
   clock: { now(): Date };
   attemptsListed: number;
 }
@@ -111,8 +111,6 @@ export function webhookRoutes(deps: WebhookRoutesDeps): RequestHandler {
       return;
     }
     const recipient = await deps.authenticate(req, res, { rawClientId: rawClientId || undefined });
-    // A limiter has answered 429.
-    if (!recipient) return;
     // An id that cannot be one is unknown without a lookup: no store sees what a hostile path carries.
     if (id !== undefined && !webhookIdSchema.safeParse(id).success) throw webhookNotFound();
     if (id === undefined) return req.method === 'POST' ? create(req, res, recipient) : list(res, recipient);

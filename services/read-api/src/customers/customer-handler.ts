@@ -81,8 +81,6 @@ export function customerHandler({
         ? (clientId, clientAddress) => recordOnFinish(res, { clientId, resource: path.resource, clientAddress }, recording)
         : undefined,
     });
-    // A limiter has answered 429.
-    if (!recipient) return;
     const { clientId } = recipient;
     const { organizationId, scopes } = recipient.credential;
     await serve[path.resource](req, res, { clientId, organizationId, scopes });
