@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
-import { ConfigResourceTypes, Kafka, type Admin, type KafkaConfig } from 'kafkajs';
+import { ConfigResourceTypes, type Admin, type KafkaConfig } from 'kafkajs';
 import type { Logger } from 'pino';
 import { ACCESS_LOG_TOPIC, type AccessRecord, type AccessRecordBatch } from '@rsd/contracts';
-import { KAFKAJS_LOG_LEVEL, kafkaLogCreator } from './kafka-logger';
+import { createKafkaClient } from './kafka-client';
 import { createRecordAppender } from './record-appender';
 import { retryWhilePassing, type TopicSettings } from './topic-admin';
 
@@ -26,13 +26,6 @@ export interface KafkaAccessLogPublisher {
   close(): Promise<void>;
 }
 
-/** The read API's recorder keeps what a failed publish held and tries again: a publish must fail fast, never hang. */
-const CLIENT_SETTINGS = {
-  connectionTimeout: 1_000,
-  requestTimeout: 2_000,
-  retry: { retries: 2, initialRetryTime: 100, maxRetryTime: 1_000 },
-};
-
 const CREATE_TOPIC_TIMEOUT_MS = 10_000;
 
 /**
@@ -44,15 +37,8 @@ const CREATE_TOPIC_TIMEOUT_MS = 10_000;
 export async function openKafkaAccessLog(options: KafkaAccessLogOptions): Promise<KafkaAccessLogPublisher> {
   const log = options.log.child({ component: 'kafka-access-log' });
   const topic = options.topic ?? ACCESS_LOG_TOPIC;
-  const config: KafkaConfig = {
-    clientId: options.clientId,
-    brokers: options.brokers,
-    ...CLIENT_SETTINGS,
-    logLevel: KAFKAJS_LOG_LEVEL,
-    logCreator: kafkaLogCreator(options.log),
-    ...options.kafka,
-  };
-  const kafka = new Kafka(config);
+  // The read API's recorder keeps what a failed publish held and tries again: the client's fail-fast settings suit it.
+  const { kafka, appender: appenderSettings } = createKafkaClient(options);
   const admin = kafka.admin();
   try {
     await admin.connect();
@@ -61,11 +47,7 @@ export async function openKafkaAccessLog(options: KafkaAccessLogOptions): Promis
   } finally {
     await admin.disconnect();
   }
-  const appender = createRecordAppender(
-    kafka,
-    { retry: config.retry ?? CLIENT_SETTINGS.retry, ackTimeoutMs: config.requestTimeout ?? CLIENT_SETTINGS.requestTimeout },
-    log,
-  );
+  const appender = createRecordAppender(kafka, appenderSettings, log);
   await appender.connect();
   // A batch holds many Client IDs and needs no order: one key per process spreads replicas over partitions.
   const key = randomUUID();

@@ -1,7 +1,7 @@
-import { Kafka, type ConsumerConfig, type KafkaConfig, type RetryOptions } from 'kafkajs';
+import type { ConsumerConfig, KafkaConfig } from 'kafkajs';
 import type { Logger } from 'pino';
 import type { EventLog } from '@rsd/ports';
-import { KAFKAJS_LOG_LEVEL, kafkaLogCreator } from './kafka-logger';
+import { createKafkaClient } from './kafka-client';
 import { subscribeWithKafka, type KafkaSubscription } from './kafka-subscription';
 import { createRecordAppender } from './record-appender';
 import { createTopicAdmin, type TopicSettings } from './topic-admin';
@@ -29,16 +29,6 @@ export interface KafkaEventLog extends EventLog {
 }
 
 /**
- * Callers answer HTTP from `append` (503, or an outbox retry), so a Kafka that is away must fail
- * a request within seconds rather than hang it: short timeouts and two quick retries.
- */
-const CLIENT_SETTINGS = {
-  connectionTimeout: 1_000,
-  requestTimeout: 2_000,
-  retry: { retries: 2, initialRetryTime: 100, maxRetryTime: 1_000 } satisfies RetryOptions,
-};
-
-/**
  * Consumers have nobody waiting on them, so they retry longer before kafkajs restarts them, and
  * keep polls short so a record reaches its handler within milliseconds.
  */
@@ -63,23 +53,10 @@ const LIVE_FOLLOWER_SETTINGS: Omit<ConsumerConfig, 'groupId'> = {
 
 export async function openKafkaEventLog(options: KafkaEventLogOptions): Promise<KafkaEventLog> {
   const log = options.log.child({ component: 'kafka-event-log' });
-  const config: KafkaConfig = {
-    clientId: options.clientId,
-    brokers: options.brokers,
-    ...CLIENT_SETTINGS,
-    logLevel: KAFKAJS_LOG_LEVEL,
-    logCreator: kafkaLogCreator(options.log),
-    ...options.kafka,
-  };
-  const kafka = new Kafka(config);
+  const { kafka, appender: appenderSettings } = createKafkaClient(options);
   const admin = kafka.admin();
   const topics = createTopicAdmin(admin, options.topics, log);
-  // Without an explicit retry an idempotent kafkajs producer retries forever.
-  const appender = createRecordAppender(
-    kafka,
-    { retry: config.retry ?? CLIENT_SETTINGS.retry, ackTimeoutMs: config.requestTimeout ?? CLIENT_SETTINGS.requestTimeout },
-    log,
-  );
+  const appender = createRecordAppender(kafka, appenderSettings, log);
   const subscriptions = new Set<KafkaSubscription>();
   let closed = false;
 
