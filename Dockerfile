@@ -27,6 +27,7 @@ COPY libs/contracts/package.json libs/contracts/
 COPY libs/domain/package.json libs/domain/
 COPY libs/platform/package.json libs/platform/
 COPY libs/ports/package.json libs/ports/
+COPY libs/consumers/package.json libs/consumers/
 COPY libs/embedded/package.json libs/embedded/
 COPY libs/testkit/package.json libs/testkit/
 COPY libs/kafka/package.json libs/kafka/

@@ -7,6 +7,7 @@ const workspaces = {
   domain: 'libs/domain',
   platform: 'libs/platform',
   ports: 'libs/ports',
+  consumers: 'libs/consumers',
   embedded: 'libs/embedded',
   testkit: 'libs/testkit',
   kafka: 'libs/kafka',

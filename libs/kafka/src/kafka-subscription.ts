@@ -1,7 +1,8 @@
 import { setTimeout as delay } from 'node:timers/promises';
 import type { Consumer, ConsumerConfig, EachBatchPayload, EachMessagePayload, Kafka, KafkaMessage } from 'kafkajs';
 import type { Logger } from 'pino';
-import { ConsumerCore, type EventRecord, type SubscribeOptions, type Subscription } from '@rsd/ports';
+import { type EventRecord, type SubscribeOptions, type Subscription } from '@rsd/ports';
+import { ConsumerCore } from '@rsd/consumers';
 import { CaughtUpTracker, hasUsablePosition } from './caught-up-tracker';
 import { FreshnessProbe } from './freshness-probe';
 import {

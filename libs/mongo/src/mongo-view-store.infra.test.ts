@@ -1,7 +1,8 @@
 import type { Db } from 'mongodb';
 import type { DomainEvent } from '@rsd/contracts';
 import { READ_VIEWS, credentialView, currentScoreView, scoreHistoryView, type CredentialView } from '@rsd/domain';
-import { projectEvent, type ViewStore } from '@rsd/ports';
+import { type ViewStore } from '@rsd/ports';
+import { projectEvent } from '@rsd/consumers';
 import {
   aCalculatedScore as aScore,
   aUniqueClientId,

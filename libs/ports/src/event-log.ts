@@ -1,4 +1,7 @@
-import type { ParsedRecord } from './parse-record';
+import type { DomainEvent } from '@rsd/contracts';
+
+/** A record as an event, or why it is not one (parseRecord's answer). */
+export type ParsedRecord = { event: DomainEvent } | { reason: string };
 
 /**
  * The event log: an append-only, durable, keyed log split into topics.

@@ -1,7 +1,8 @@
 import { createMemoryViewStore, memoryRateLimitStores } from '@rsd/embedded';
 import { READ_VIEWS, generateApiKey } from '@rsd/domain';
 import { createLogger, loadConfig } from '@rsd/platform';
-import { projectEvent, type ViewStore } from '@rsd/ports';
+import { type ViewStore } from '@rsd/ports';
+import { projectEvent } from '@rsd/consumers';
 import { request, startApp, type RunningApp } from '@rsd/testkit';
 import { buildApp } from './app';
 import { readApiConfigSchema } from './config';

@@ -1,4 +1,5 @@
-import { parseRecord, type EventLog, type EventRecord, type OutgoingRecord, type ParsedRecord } from '@rsd/ports';
+import { type EventLog, type EventRecord, type OutgoingRecord, type ParsedRecord } from '@rsd/ports';
+import { parseRecord } from '@rsd/consumers';
 import { LRUCache } from 'lru-cache';
 import { silentLogger, type EmbeddedLogger } from '../embedded-logger';
 import { deepFreeze } from '../memory-view-store';

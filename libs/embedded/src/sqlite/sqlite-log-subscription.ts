@@ -1,7 +1,8 @@
-import { ConsumerCore, type EventRecord, type SubscribeOptions, type Subscription } from '@rsd/ports';
+import type { EventRecord, SubscribeOptions, Subscription } from '@rsd/ports';
+import { ConsumerCore } from '@rsd/consumers';
 import type { EmbeddedLogger } from '../embedded-logger';
 
-export { isInsideHandler } from '@rsd/ports';
+export { isInsideHandler } from '@rsd/consumers';
 
 /** A row of the log as the subscription reads it. */
 export interface LogRow {

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
 import { currentScoreView, READ_VIEWS, scoreHistoryView } from '@rsd/domain';
-import { projectEvent } from '@rsd/ports';
+import { projectEvent } from '@rsd/consumers';
 import { aCalculatedScore, describeViewStoreContract, scoreCalculated } from '@rsd/testkit';
 import { openSqliteViewStore, viewStatementsSql } from './sqlite-view-store';
 

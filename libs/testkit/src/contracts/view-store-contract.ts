@@ -1,6 +1,7 @@
 import type { CalculatedScore, DomainEvent } from '@rsd/contracts';
 import { READ_VIEWS, currentScoreView, scoreHistoryView, type ListedView, type ViewDefinition } from '@rsd/domain';
-import { projectEvent, type ListRange, type ViewStore } from '@rsd/ports';
+import { type ListRange, type ViewStore } from '@rsd/ports';
+import { projectEvent } from '@rsd/consumers';
 import { uniqueName } from './eventually';
 import { aCalculatedScore as aScore, scoreCalculated } from './port-fixtures';
 

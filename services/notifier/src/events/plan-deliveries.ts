@@ -10,16 +10,8 @@ import {
   type ViewDefinition,
 } from '@rsd/domain';
 import type { Logger } from '@rsd/platform';
-import {
-  parseRecord,
-  projectEvent,
-  type Clock,
-  type EventLog,
-  type PendingDelivery,
-  type Subscription,
-  type ViewStore,
-  type WebhookStore,
-} from '@rsd/ports';
+import { type Clock, type EventLog, type PendingDelivery, type Subscription, type ViewStore, type WebhookStore } from '@rsd/ports';
+import { parseRecord, projectEvent } from '@rsd/consumers';
 
 /** The notifier's own views, built from the events with the domain's rules: who may subscribe, and what changed. */
 export const NOTIFIER_VIEWS: readonly ViewDefinition<unknown>[] = [credentialView, latestScoreView] as ViewDefinition<unknown>[];

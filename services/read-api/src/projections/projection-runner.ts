@@ -1,15 +1,8 @@
 import { TOPICS, type DomainEvent } from '@rsd/contracts';
 import { READ_VIEWS } from '@rsd/domain';
 import type { Logger } from '@rsd/platform';
-import {
-  parseRecord,
-  projectEvents,
-  type EventLog,
-  type EventRecord,
-  type OutgoingRecord,
-  type Subscription,
-  type ViewStore,
-} from '@rsd/ports';
+import { parseRecord, projectEvents } from '@rsd/consumers';
+import type { EventLog, EventRecord, OutgoingRecord, Subscription, ViewStore } from '@rsd/ports';
 
 export interface ProjectionDeps {
   eventLog: EventLog;

@@ -13,7 +13,8 @@ import {
   type ScoreCalculated,
 } from '@rsd/contracts';
 import { READ_VIEWS, digestApiKey, generateApiKey, generateClientId } from '@rsd/domain';
-import { projectEvent, type Clock, type ViewStore } from '@rsd/ports';
+import { type Clock, type ViewStore } from '@rsd/ports';
+import { projectEvent } from '@rsd/consumers';
 
 /**
  * Test support: fills read views through the real projectors with real keys, as the credentials

@@ -1,7 +1,8 @@
 import type { DomainEvent } from '@rsd/contracts';
 import { READ_VIEWS, credentialView, currentScoreView } from '@rsd/domain';
 import { createMemoryViewStore } from '@rsd/embedded';
-import { projectEvent, type ViewStore } from '@rsd/ports';
+import { type ViewStore } from '@rsd/ports';
+import { projectEvent } from '@rsd/consumers';
 import {
   aCalculatedScore,
   authorizationCreatedEvent,

@@ -1,6 +1,7 @@
 import { TOPICS } from '@rsd/contracts';
 import type { Logger } from '@rsd/platform';
-import { parseRecord, type EventLog, type Subscription } from '@rsd/ports';
+import { type EventLog, type Subscription } from '@rsd/ports';
+import { parseRecord } from '@rsd/consumers';
 import type { CachedViewStore } from './cached-view-store';
 
 export interface ChangeFeedDeps {

@@ -1,6 +1,6 @@
 import type { DomainEvent } from '@rsd/contracts';
 import type { ViewDefinition } from '@rsd/domain';
-import type { ViewStore } from './view-store';
+import type { ViewStore } from '@rsd/ports';
 
 /** Writers racing on one document settle within a few rounds; more means something is wrong. */
 const MAX_ATTEMPTS = 5;

@@ -1,8 +1,5 @@
-import { domainEventSchema, topicOf, type DomainEvent } from '@rsd/contracts';
-import type { EventRecord } from './event-log';
-
-/** A record as an event, or why it is not one. */
-export type ParsedRecord = { event: DomainEvent } | { reason: string };
+import { domainEventSchema, topicOf } from '@rsd/contracts';
+import type { EventRecord, ParsedRecord } from '@rsd/ports';
 
 /**
  * A record as an event, or why it is not one: not JSON, not a valid event, or an event on a topic it

@@ -1,5 +1,5 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
-import type { EventRecord } from './event-log';
+import type { EventRecord } from '@rsd/ports';
 
 const RETRY_FIRST_DELAY_MS = 100;
 const RETRY_MAX_DELAY_MS = 5_000;

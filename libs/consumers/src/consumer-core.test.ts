@@ -1,5 +1,5 @@
 import { ConsumerCore, isInsideHandler, type ConsumerCoreOptions } from './consumer-core';
-import type { EventRecord } from './event-log';
+import type { EventRecord } from '@rsd/ports';
 
 const aRecord = (offset: number): EventRecord => ({ topic: 't', partition: 0, offset: String(offset), key: 'k', value: '{}' });
 

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { EVENT_TYPES, newEvent, type AuthorizationRevoked, type ScoreCalculated } from '@rsd/contracts';
 import { READ_VIEWS, credentialView, currentScoreView, latestScoreView, scoreHistoryView, type ViewDefinition } from '@rsd/domain';
 import { projectEvent } from './project-event';
-import type { ViewStore } from './view-store';
+import type { ViewStore } from '@rsd/ports';
 
 /** The smallest store that keeps the port's promise (a write only where the version is greater), counting its calls. */
 function countingStore() {

@@ -1,0 +1,6 @@
+// How a record read from an event log is handled: the subscription engine both logs run, the one
+// parse every consumer checks a record with, and an event projected into views. Engines, not ports:
+// libs/ports keeps the interfaces they serve.
+export * from './consumer-core';
+export * from './parse-record';
+export * from './project-event';
