@@ -11,9 +11,12 @@
 #   node services/notifier/dist/main.js       notifier (webhooks), distributed    (port 8083)
 #
 # Build: docker build -t rsd:dev .        (BuildKit, the default builder since Docker 23)
+# Without a container registry: --build-arg NODE_IMAGE=localhost/rsd-node:bookworm, the local Node
+# base scripts/containers.sh builds (README, "Containers without a registry").
 # No HEALTHCHECK: orchestrators probe GET /healthz and /readyz on the API port themselves.
 # No secret is baked in: JWT_* and connection strings come from the environment at run time.
 
+# The only base image: every stage starts from it or from `manifests`.
 ARG NODE_IMAGE=node:26-bookworm-slim
 
 # ---------------------------------------------------------------- manifests

@@ -9,6 +9,10 @@
 #   scripts/infra.sh check  [kafka|mongo|redis ...]  real round trip to each (topic create/list/
 #                                                    delete, insert/find/drop, SET/GET); exit 1 on failure
 #   scripts/infra.sh env    [--plain]                print the connection variables
+#   scripts/infra.sh install [kafka|mongo|redis ...] only fetch or build what `up` would run (Kafka's
+#                                                    jars, the FerretDB binary, Debian's redis-server);
+#                                                    starts nothing (scripts/containers.sh copies them
+#                                                    into its images)
 #
 # Servers (all on 127.0.0.1 only):
 #   kafka  Apache Kafka 3.9.1, single-node KRaft (broker+controller), jars from Maven Central
@@ -780,6 +784,15 @@ main() {
       return "$rc"
       ;;
     env) print_env "${1:-}" ;;
+    install)
+      for s in $(services_from_args "$@"); do
+        case "$s" in
+          kafka) with_install_lock kafka_install ;;
+          mongo) with_install_lock fdb_install ;;
+          redis) redis_install ;;
+        esac
+      done
+      ;;
     -h | --help | help) usage 0 ;;
     *) usage ;;
   esac

@@ -36,6 +36,8 @@ cd "$dir"
 # the background at the end (a product started with `npm start &`) is stopped like Ctrl-C would.
 # No `set -x`: the blocks handle keys and tokens, and a trace would print every one of them; the
 # command that failed is named instead.
+# shellcheck disable=SC2016 # expanded by the inner shell, at its exit
 on_exit='status=$?; [ "$status" -eq 0 ] || echo "readme.sh: exit $status at: $last" >&2; jobs -p | xargs -r kill 2>/dev/null; wait'
+# shellcheck disable=SC2016 # $BASH_COMMAND is for the inner shell to expand
 bash -e -o pipefail -c "$(printf 'trap %q EXIT\ntrap %q DEBUG\n%s\n' "$on_exit" 'last=$BASH_COMMAND' "$script")"
 echo "readme.sh: every block of '${group}' ran"

@@ -9,21 +9,36 @@ import { READ_VIEWS, credentialView } from '@rsd/domain';
 import { snapshotViews } from '@rsd/mongo';
 import { signDevToken } from '@rsd/platform';
 import { aScoreSubmission, describeWithInfra, request, startInfra, type StartedServer } from '@rsd/testkit';
+import {
+  COMPOSE_DATABASES,
+  COMPOSE_PORTS,
+  COMPOSE_TEST_TIMINGS,
+  compose,
+  composeService,
+  containerHostname,
+  onComposeStack,
+  type ComposeService,
+} from '../support/compose-stack';
 import { eventually, REPO_ROOT } from '../support/embedded-process';
-import { startService, type ServiceProcess } from '../support/service-process';
+import { startService, TEST_RESPONSE_SIGNING_KEYS, type ServiceProcess } from '../support/service-process';
 import { verifyResponseSignature, type PublishedKey } from '../../tools/cli/src/response-signature';
 
 const run = promisify(execFile);
 
 /**
  * The distributed runtime as deployed: credentials, score-ingest and two read-API replicas as
- * separate processes on real Kafka, a MongoDB-compatible server and Redis, over loopback.
+ * separate processes on real Kafka, a MongoDB-compatible server and Redis, over loopback. With
+ * RSD_DISTRIBUTED_STACK=compose (test/support/compose-stack.ts) the same tests run against the
+ * Compose stack's containers instead of processes of their own.
  */
 describeWithInfra('kafka', 'the distributed runtime, four processes over real Kafka, MongoDB and Redis', (kafkaTarget) => {
   const runId = randomUUID().slice(0, 8);
   const ORG = `dist-${runId}`;
   const secret = randomBytes(32).toString('base64url');
-  const PORTS = { credentials: 18281, scoreIngest: 18282, readApi1: 18280, readApi2: 18290 };
+  const PORTS = onComposeStack ? COMPOSE_PORTS : { credentials: 18281, scoreIngest: 18282, readApi1: 18280, readApi2: 18290 };
+  // The stack's key is the one its replicas were given; the processes sign with the test key.
+  const SIGNING_KEYS = onComposeStack ? (process.env.RESPONSE_SIGNING_KEYS ?? '[]') : TEST_RESPONSE_SIGNING_KEYS;
+  const composeReplicas = new Map<number, ComposeService>();
   const servers: StartedServer[] = [];
   let env: Record<string, string>;
   let credentials: ServiceProcess;
@@ -78,9 +93,16 @@ describeWithInfra('kafka', 'the distributed runtime, four processes over real Ka
       everyMs,
     );
 
-  const startReadApi = (port: number) => startService('read-api', port, { ...env, READ_API_PORT: String(port) });
+  const startReadApi = async (port: number): Promise<ServiceProcess> => {
+    if (!onComposeStack) return startService('read-api', port, { ...env, READ_API_PORT: String(port) });
+    const service = composeReplicas.get(port) ?? (await composeService(port === PORTS.readApi1 ? 'read-api-1' : 'read-api-2', port));
+    if (composeReplicas.has(port)) await service.start();
+    composeReplicas.set(port, service);
+    return service;
+  };
 
   beforeAll(async () => {
+    if (onComposeStack) return startOnComposeStack();
     const target = kafkaTarget();
     kafkaFromEnvironment = target.source === 'env';
     servers.push(await startInfra('kafka', target));
@@ -115,15 +137,36 @@ describeWithInfra('kafka', 'the distributed runtime, four processes over real Ka
     readApis.push(await startReadApi(PORTS.readApi1), await startReadApi(PORTS.readApi2));
   }, 180_000);
 
+  /** The stack's services, its databases and its timings; KAFKA_BROKERS and MONGO_URL reach its servers. */
+  async function startOnComposeStack(): Promise<void> {
+    env = {
+      KAFKA_BROKERS: process.env.KAFKA_BROKERS ?? '',
+      MONGO_URL: process.env.MONGO_URL ?? '',
+      CREDENTIALS_DB: COMPOSE_DATABASES.credentials,
+      READ_VIEWS_DB: COMPOSE_DATABASES.readViews,
+      ...COMPOSE_TEST_TIMINGS,
+    };
+    if (!env.KAFKA_BROKERS || !env.MONGO_URL)
+      throw new Error('on the Compose stack, KAFKA_BROKERS and MONGO_URL name its published servers');
+    kafkaFromEnvironment = true;
+    token = await signDevToken(process.env.JWT_HS256_SECRET ?? '', { org: ORG, scope: 'authorizations:write scores:write' });
+    credentials = await composeService('credentials', PORTS.credentials);
+    scoreIngest = await composeService('score-ingest', PORTS.scoreIngest);
+    readApis.push(await startReadApi(PORTS.readApi1), await startReadApi(PORTS.readApi2));
+  }
+
   afterAll(async () => {
     for (const service of [...readApis, scoreIngest, credentials]) {
       if (!service) continue;
       outputs.push(service.output());
-      await service.stop();
+      // The stack's services stay up: the stack is brought down by whoever brought it up.
+      if (!onComposeStack) await service.stop();
     }
     if (env?.MONGO_URL) {
       const client = await MongoClient.connect(env.MONGO_URL);
-      for (const name of [env.CREDENTIALS_DB!, env.READ_VIEWS_DB!, `${env.READ_VIEWS_DB!}_rebuilt`]) await client.db(name).dropDatabase();
+      // On the stack, only what this test made: its services keep their databases.
+      const databases = onComposeStack ? [] : [env.CREDENTIALS_DB!, env.READ_VIEWS_DB!];
+      for (const name of [...databases, `${env.READ_VIEWS_DB!}_rebuilt`]) await client.db(name).dropDatabase();
       await client.close();
     }
     for (const server of servers) await server.stop();
@@ -159,7 +202,7 @@ describeWithInfra('kafka', 'the distributed runtime, four processes over real Ka
       headers: { 'x-api-key': credential.apiKey, 'if-none-match': signed.headers.get('etag')! },
     });
 
-    expect(verification).toMatchObject({ valid: true, kid: 'test-signing-key' });
+    expect(verification).toMatchObject({ valid: true, kid: (JSON.parse(SIGNING_KEYS) as { kid: string }[])[0]?.kid });
     expect(conditional.status).toBe(304);
   });
 
@@ -285,7 +328,16 @@ describeWithInfra('kafka', 'the distributed runtime, four processes over real Ka
     await admin.connect();
     const feedGroups = async () =>
       (await admin.listGroups()).groups.map((group) => group.groupId).filter((id) => id.startsWith('read-api-feed-'));
-    const ofReplica = (port: number) => `read-api-feed-${hostname()}-${port}`;
+    // A replica's group is named after its host and port: in the stack, its container's hostname and 8080.
+    const hosts = new Map(
+      onComposeStack
+        ? [
+            [PORTS.readApi1, await containerHostname('read-api-1')],
+            [PORTS.readApi2, await containerHostname('read-api-2')],
+          ]
+        : [],
+    );
+    const ofReplica = (port: number) => (onComposeStack ? `read-api-feed-${hosts.get(port)}-8080` : `read-api-feed-${hostname()}-${port}`);
     try {
       const before = await feedGroups();
       expect(before).toEqual(expect.arrayContaining([ofReplica(PORTS.readApi1), ofReplica(PORTS.readApi2)]));
@@ -334,9 +386,14 @@ describeWithInfra('kafka', 'the distributed runtime, four processes over real Ka
 
   test('when the views are rebuilt from offset zero, then they equal the live ones', async () => {
     const into = `${env.READ_VIEWS_DB!}_rebuilt`;
-    const { stdout } = await run(process.execPath, [`${REPO_ROOT}/services/read-api/dist/rebuild-views.js`, '--into', into], {
-      env: { ...process.env, ...env, LOG_LEVEL: 'warn' },
-    });
+    // On the stack, the image's own script in a replica's container (its configuration, its network).
+    const stdout = onComposeStack
+      ? await compose('exec', '-T', '-e', 'LOG_LEVEL=warn', 'read-api-1', 'node', 'services/read-api/dist/rebuild-views.js', '--into', into)
+      : (
+          await run(process.execPath, [`${REPO_ROOT}/services/read-api/dist/rebuild-views.js`, '--into', into], {
+            env: { ...process.env, ...env, LOG_LEVEL: 'warn' },
+          })
+        ).stdout;
     expect(JSON.parse(stdout.trim().split('\n').pop()!).rebuiltInto).toBe(into);
 
     const client = await MongoClient.connect(env.MONGO_URL!);
@@ -359,7 +416,8 @@ describeWithInfra('kafka', 'the distributed runtime, four processes over real Ka
     for (const replica of readApis) await readUntil(replica, revokedDuringOutage, (r) => r.status === 200);
     const bound = Number(env.FEED_STALENESS_BOUND_MS);
 
-    await run('bash', [`${REPO_ROOT}/scripts/infra.sh`, 'stop', 'kafka']);
+    if (onComposeStack) await compose('stop', 'kafka');
+    else await run('bash', [`${REPO_ROOT}/scripts/infra.sh`, 'stop', 'kafka']);
     const outageStarted = performance.now();
     let createdDuringOutage: Credential;
     try {
@@ -387,7 +445,8 @@ describeWithInfra('kafka', 'the distributed runtime, four processes over real Ka
       // Within the bound, plus the probe's second and the time the outage took to be noticed.
       expect(Math.max(...refusedAfter)).toBeLessThanOrEqual(bound + 3_000);
     } finally {
-      await run('bash', [`${REPO_ROOT}/scripts/infra.sh`, 'up', 'kafka'], { timeout: 120_000 });
+      if (onComposeStack) await compose('up', '--detach', '--wait', '--no-deps', 'kafka');
+      else await run('bash', [`${REPO_ROOT}/scripts/infra.sh`, 'up', 'kafka'], { timeout: 120_000 });
     }
     const kafkaBack = performance.now();
     const enforcedAfter = await Promise.all(

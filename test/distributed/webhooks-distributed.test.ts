@@ -1,4 +1,4 @@
-import { spawn } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { createHmac, randomBytes, randomUUID } from 'node:crypto';
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -7,21 +7,34 @@ import { Kafka, logLevel } from 'kafkajs';
 import { MongoClient } from 'mongodb';
 import { signDevToken } from '@rsd/platform';
 import { aScoreSubmission, describeWithInfra, request, startInfra, type StartedServer } from '@rsd/testkit';
+import { COMPOSE_DATABASES, COMPOSE_PORTS, composeService, onComposeStack, stackGateway } from '../support/compose-stack';
 import { eventually, REPO_ROOT } from '../support/embedded-process';
 import { startService, type ServiceProcess } from '../support/service-process';
 
 /**
  * Webhooks on the distributed runtime as deployed (decisions 26–28): credentials, score ingest, the
  * read API and the notifier as four processes on real Kafka, a MongoDB-compatible server and Redis;
- * a recipient's receiver is a real HTTP server on loopback in this process.
+ * a recipient's receiver is a real HTTP server on loopback in this process. With
+ * RSD_DISTRIBUTED_STACK=compose (test/support/compose-stack.ts), the Compose stack's containers, and
+ * the receivers listen on the address of this machine that the containers reach (their network's gateway).
  */
 describeWithInfra('kafka', 'webhooks on the distributed runtime, four processes over real Kafka, MongoDB and Redis', (kafkaTarget) => {
   const runId = randomUUID().slice(0, 8);
   const ORG = `hooks-${runId}`;
-  const jwtSecret = randomBytes(32).toString('base64url');
+  // On the stack, the secrets it was started with.
+  const jwtSecret = onComposeStack ? (process.env.JWT_HS256_SECRET ?? '') : randomBytes(32).toString('base64url');
   // What a deployment keeps in its Secret: 32 random bytes, base64 (never the same twice here).
-  const webhookSecretKey = randomBytes(32).toString('base64');
-  const PORTS = { readApi: 18480, credentials: 18481, scoreIngest: 18482, notifier: 18483, refused: 18484 };
+  const webhookSecretKey = onComposeStack ? (process.env.WEBHOOK_SECRET_KEY ?? '') : randomBytes(32).toString('base64');
+  const PORTS = onComposeStack
+    ? {
+        readApi: COMPOSE_PORTS.readApi1,
+        credentials: COMPOSE_PORTS.credentials,
+        scoreIngest: COMPOSE_PORTS.scoreIngest,
+        notifier: COMPOSE_PORTS.notifier,
+        refused: 18484,
+      }
+    : { readApi: 18480, credentials: 18481, scoreIngest: 18482, notifier: 18483, refused: 18484 };
+  let receiverHost = '127.0.0.1';
   const servers: StartedServer[] = [];
   let env: Record<string, string>;
   let notifierEnv: Record<string, string>;
@@ -31,6 +44,7 @@ describeWithInfra('kafka', 'webhooks on the distributed runtime, four processes 
   let notifier: ServiceProcess;
   const receivers: Receiver[] = [];
   const issuedKeys: string[] = [];
+  const issuedClientIds: string[] = [];
   const webhookSecrets: string[] = [];
   let token: string;
 
@@ -67,10 +81,10 @@ describeWithInfra('kafka', 'webhooks on the distributed runtime, four processes 
         res.writeHead(answered).end();
       });
     });
-    await new Promise<void>((done) => server.listen(0, '127.0.0.1', done));
+    await new Promise<void>((done) => server.listen(0, receiverHost, done));
     const { port } = server.address() as AddressInfo;
     const receiver = {
-      url: `http://127.0.0.1:${port}/hooks`,
+      url: `http://${receiverHost}:${port}/hooks`,
       received,
       close: () => new Promise<void>((done) => server.close(() => done())),
     };
@@ -107,6 +121,7 @@ describeWithInfra('kafka', 'webhooks on the distributed runtime, four processes 
     });
     expect(answer.status).toBe(201);
     issuedKeys.push(answer.body.apiKey);
+    issuedClientIds.push(answer.body.clientId);
     return answer.body;
   }
 
@@ -143,18 +158,25 @@ describeWithInfra('kafka', 'webhooks on the distributed runtime, four processes 
   const daysAgo = (n: number) => new Date(Date.now() - n * 86_400_000).toISOString().slice(0, 10);
 
   beforeAll(async () => {
-    servers.push(await startInfra('kafka', kafkaTarget()));
-    servers.push(await startInfra('mongo', { source: process.env.MONGO_URL ? 'env' : 'testcontainers', url: process.env.MONGO_URL ?? '' }));
-    servers.push(await startInfra('redis', { source: process.env.REDIS_URL ? 'env' : 'testcontainers', url: process.env.REDIS_URL ?? '' }));
-    const [kafka, mongo, redis] = servers.map((s) => s.url);
+    if (!onComposeStack) {
+      servers.push(await startInfra('kafka', kafkaTarget()));
+      servers.push(
+        await startInfra('mongo', { source: process.env.MONGO_URL ? 'env' : 'testcontainers', url: process.env.MONGO_URL ?? '' }),
+      );
+      servers.push(
+        await startInfra('redis', { source: process.env.REDIS_URL ? 'env' : 'testcontainers', url: process.env.REDIS_URL ?? '' }),
+      );
+    }
+    // On the stack, its servers as published on loopback (the refused notifier below needs no Redis).
+    const [kafka, mongo, redis] = onComposeStack ? [process.env.KAFKA_BROKERS, process.env.MONGO_URL, ''] : servers.map((s) => s.url);
     env = {
       RUNTIME: 'distributed',
       KAFKA_BROKERS: kafka!,
       MONGO_URL: mongo!,
-      REDIS_URL: redis!,
-      CREDENTIALS_DB: `hooks_credentials_${runId}`,
-      READ_VIEWS_DB: `hooks_views_${runId}`,
-      NOTIFIER_DB: `hooks_notifier_${runId}`,
+      REDIS_URL: redis,
+      CREDENTIALS_DB: onComposeStack ? COMPOSE_DATABASES.credentials : `hooks_credentials_${runId}`,
+      READ_VIEWS_DB: onComposeStack ? COMPOSE_DATABASES.readViews : `hooks_views_${runId}`,
+      NOTIFIER_DB: onComposeStack ? COMPOSE_DATABASES.notifier : `hooks_notifier_${runId}`,
       JWT_HS256_SECRET: jwtSecret,
       LOG_LEVEL: 'info',
       KAFKA_TOPIC_PARTITIONS: '3',
@@ -174,6 +196,14 @@ describeWithInfra('kafka', 'webhooks on the distributed runtime, four processes 
       WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true',
     };
     token = await signDevToken(jwtSecret, { org: ORG, scope: 'authorizations:write scores:write' });
+    if (onComposeStack) {
+      receiverHost = await stackGateway();
+      credentials = await composeService('credentials', PORTS.credentials);
+      scoreIngest = await composeService('score-ingest', PORTS.scoreIngest);
+      readApi = await composeService('read-api-1', PORTS.readApi);
+      notifier = await composeService('notifier', PORTS.notifier);
+      return;
+    }
     credentials = await startService('credentials', PORTS.credentials, env);
     scoreIngest = await startService('score-ingest', PORTS.scoreIngest, env);
     readApi = await startService('read-api', PORTS.readApi, env);
@@ -181,9 +211,10 @@ describeWithInfra('kafka', 'webhooks on the distributed runtime, four processes 
   }, 180_000);
 
   afterAll(async () => {
-    for (const service of [notifier, readApi, scoreIngest, credentials]) await service?.stop();
+    // The stack's services and databases stay: the stack is brought down by whoever brought it up.
+    if (!onComposeStack) for (const service of [notifier, readApi, scoreIngest, credentials]) await service?.stop();
     for (const receiver of receivers) await receiver.close();
-    if (env?.MONGO_URL) {
+    if (env?.MONGO_URL && !onComposeStack) {
       const client = await MongoClient.connect(env.MONGO_URL);
       for (const name of [env.CREDENTIALS_DB!, env.READ_VIEWS_DB!, env.NOTIFIER_DB!]) await client.db(name).dropDatabase();
       await client.close();
@@ -340,6 +371,8 @@ describeWithInfra('kafka', 'webhooks on the distributed runtime, four processes 
 
     // The notifier's own database was searched, its subscriptions hold their secrets sealed (AES-256-GCM, v1.…).
     expect(searched[env.NOTIFIER_DB!]).toEqual(expect.arrayContaining(['webhooks', 'webhook_deliveries', 'webhook_attempts']));
+    // This run's subscriptions (the stack's database may hold earlier runs' too).
+    webhookDocuments = webhookDocuments.filter((document) => issuedClientIds.includes(String(document.clientId)));
     expect(webhookDocuments).toHaveLength(2);
     for (const document of webhookDocuments) expect(String(document.sealedSecret)).toMatch(/^v1\.[\w-]+\.[\w-]+\.[\w-]+$/);
     expect(issuedKeys.length).toBeGreaterThanOrEqual(2);
@@ -380,6 +413,7 @@ describeWithInfra('kafka', 'webhooks on the distributed runtime, four processes 
 
   /** The notifier's main.js with `tried` as its environment, until it exits (or `timeoutMs`, a failure). */
   function runToExit(tried: Record<string, string>, timeoutMs: number): Promise<{ code: number | null; output: string }> {
+    if (onComposeStack) return runImageToExit(tried.WEBHOOK_SECRET_KEY ?? '', timeoutMs);
     const child = spawn(process.execPath, [resolve(REPO_ROOT, 'services/notifier/dist/main.js')], {
       cwd: REPO_ROOT,
       env: { ...process.env, ...tried, WEBHOOK_SECRET_KEY: tried.WEBHOOK_SECRET_KEY ?? '' },
@@ -398,5 +432,32 @@ describeWithInfra('kafka', 'webhooks on the distributed runtime, four processes 
         done({ code, output });
       });
     });
+  }
+
+  /**
+   * On the stack: a one-off notifier container of the stack's image and configuration, with only the
+   * key changed. Removed afterwards rather than with --rm: Podman's Docker API then reports exit 0.
+   */
+  async function runImageToExit(key: string, timeoutMs: number): Promise<{ code: number | null; output: string }> {
+    const name = `rsd-notifier-refused-${runId}-${randomUUID().slice(0, 4)}`;
+    const args = ['compose', 'run', '--no-deps', '--no-TTY', '--name', name, '--env', `WEBHOOK_SECRET_KEY=${key}`, 'notifier'];
+    const child = spawn('docker', args, { cwd: REPO_ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+    let output = '';
+    child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString('utf8')));
+    child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString('utf8')));
+    try {
+      return await new Promise((done, failed) => {
+        const timer = setTimeout(() => {
+          child.kill('SIGKILL');
+          failed(new Error(`the notifier container was still running after ${timeoutMs} ms:\n${output}`));
+        }, timeoutMs);
+        child.once('close', (code) => {
+          clearTimeout(timer);
+          done({ code, output });
+        });
+      });
+    } finally {
+      spawnSync('docker', ['rm', '--force', name], { stdio: 'ignore' });
+    }
   }
 });
