@@ -10,13 +10,18 @@
 #                                  validated against the Kubernetes JSON schemas (kubernetes-validate
 #                                  --strict, offline) for the oldest and newest versions we target,
 #                                  then the project's rules (probes, security contexts, shutdown timing).
+#                                  Custom resources (the production overlay's PrometheusRule), for which
+#                                  those schemas have nothing, are checked by custom-resource-check
+#                                  (scripts/deploy-tools/custom-resource-check: the Prometheus Operator's
+#                                  own Go types, strictly) instead.
 #
 # Tools are built or installed on first use and cached in .infra/deploy-tools (git-ignored):
 #   docker-compose    Compose CLI plugin built from its Go module (the Go module proxy)   ~2.5 min cold
 #   kustomize         go install sigs.k8s.io/kustomize/kustomize/v5                       ~1 min cold
 #   dockerfile-check  go build of scripts/deploy-tools/dockerfile-check (BuildKit)        ~30 s
+#   custom-resource-check  go build of scripts/deploy-tools/custom-resource-check         ~30 s
 #   venv              pip install kubernetes-validate (ships the schemas)                 ~10 s
-# Needs: go >= 1.24, python3 with venv. The docker CLI is optional (the plugin also runs standalone).
+# Needs: go >= 1.26 (the Prometheus Operator's API module), python3 with venv. The docker CLI is optional (the plugin also runs standalone).
 #
 # Usage: scripts/validate-deploy.sh        Exit 0 when everything passes, 1 on any problem, 2 when a
 #                                          tool cannot be installed. Non-interactive (CI=true safe).
@@ -79,10 +84,10 @@ flock 9
 export GOTOOLCHAIN=local GOFLAGS=-buildvcs=false
 
 require_go() {
-  command -v go >/dev/null || die "go not found (Go >= 1.24 builds the Compose plugin, kustomize and dockerfile-check)"
+  command -v go >/dev/null || die "go not found (Go >= 1.26 builds the Compose plugin, kustomize, dockerfile-check and custom-resource-check)"
   local v
   v="$(go env GOVERSION)"
-  [[ "$(printf '%s\n' go1.24 "$v" | sort -V | head -n1)" == go1.24 ]] || die "Go >= 1.24 is required, found $v"
+  [[ "$(printf '%s\n' go1.26 "$v" | sort -V | head -n1)" == go1.26 ]] || die "Go >= 1.26 is required, found $v"
 }
 
 # installed NAME STAMP: the cached tool is there and was built from STAMP.
@@ -143,6 +148,20 @@ install_dockerfile_check() {
   log "...  dockerfile-check built in $(elapsed "$t0")"
 }
 
+install_custom_resource_check() {
+  local src="$SCRIPT_DIR/deploy-tools/custom-resource-check" stamp t0
+  stamp="$(cat "$src/go.mod" "$src/go.sum" "$src"/*.go | sha256sum | cut -d' ' -f1)"
+  installed custom-resource-check "$stamp" && return 0
+  require_go
+  t0="$(now)"
+  log "...  building custom-resource-check (the Prometheus Operator's API types)"
+  (cd "$src" && quietly "$WORK/custom-resource-check-build.log" go build -trimpath -o "$TOOLS/bin/custom-resource-check.tmp" .) ||
+    die "building custom-resource-check failed"
+  mv "$TOOLS/bin/custom-resource-check.tmp" "$TOOLS/bin/custom-resource-check"
+  mark_installed custom-resource-check "$stamp"
+  log "...  custom-resource-check built in $(elapsed "$t0")"
+}
+
 install_venv() {
   local venv="$TOOLS/venv" stamp="kubernetes-validate==$KUBERNETES_VALIDATE_VERSION" t0
   if [[ -x "$venv/bin/kubernetes-validate" && "$(cat "$venv/.stamp" 2>/dev/null)" == "$stamp" ]]; then
@@ -165,6 +184,7 @@ mkdir -p "$TOOLS/bin"
 install_compose
 install_kustomize
 install_dockerfile_check
+install_custom_resource_check
 install_venv
 PY="$TOOLS/venv/bin/python"
 pass "tools ready in $(elapsed "$T0"): compose $COMPOSE_VERSION, kustomize $KUSTOMIZE_VERSION, kubernetes-validate $KUBERNETES_VALIDATE_VERSION"
@@ -238,12 +258,21 @@ for dir in "${k8s_dirs[@]}"; do
     continue
   fi
   pass "$name: kustomize build ($(grep -c '^kind:' "$rendered") resources)"
+  # Custom resources are checked here and left out of what kubernetes-validate sees ($builtin).
+  builtin="${rendered%.yaml}.builtin.yaml"
+  out="$("$TOOLS/bin/custom-resource-check" -rest "$builtin" "$rendered" 2>&1)" && rc=0 || rc=$?
+  if ((rc == 0)); then
+    [[ -z "$out" ]] || pass "$name: custom resources valid against their operators' own types: $out"
+  else
+    printf '%s\n' "$out" | sed 's/^/     /'
+    flunk "$name: custom resources (exit $rc)"
+  fi
   # kubernetes-validate only warns for a kind or apiVersion it has no schema for: that fails here.
-  out="$("$TOOLS/venv/bin/kubernetes-validate" "${validate_args[@]}" "$rendered" 2>&1)" && rc=0 || rc=$?
+  out="$("$TOOLS/venv/bin/kubernetes-validate" "${validate_args[@]}" "$builtin" 2>&1)" && rc=0 || rc=$?
   if ((rc == 0)) && ! grep -qE '^(ERROR|WARN|FATAL)' <<<"$out"; then
     pass "$name: every resource valid against the strict schemas"
   else
-    printf '%s\n' "$out" | grep -E '^(ERROR|WARN|FATAL)|could not|Couldn' | sed "s#$rendered#$name#; s/^/     /" || true
+    printf '%s\n' "$out" | grep -E '^(ERROR|WARN|FATAL)|could not|Couldn' | sed "s#$builtin#$name#; s/^/     /" || true
     flunk "$name: schema validation (exit $rc)"
   fi
   run_check "$name: project rules" "$PY" "$POLICY" k8s "$ROOT" "$rendered" "$name"

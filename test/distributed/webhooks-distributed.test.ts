@@ -10,6 +10,7 @@ import { aScoreSubmission, describeWithInfra, request, startInfra, type StartedS
 import { COMPOSE_DATABASES, COMPOSE_PORTS, composeService, onComposeStack, stackGateway } from '../support/compose-stack';
 import { eventually, REPO_ROOT } from '../support/embedded-process';
 import { startService, type ServiceProcess } from '../support/service-process';
+import { metricsNotExported, metricsUsedByMonitoring } from '../support/monitoring';
 
 /**
  * Webhooks on the distributed runtime as deployed (decisions 26–28): credentials, score ingest, the
@@ -327,6 +328,24 @@ describeWithInfra('kafka', 'webhooks on the distributed runtime, four processes 
     expect(afterRevoke.status).toBe(401);
     expect(afterRevoke.body.code).toBe('CREDENTIAL_INACTIVE');
   }, 90_000);
+
+  test('when the four processes are scraped, then every metric the alerting rules and the dashboard read is exported, by the service its selector names (decision 40)', async () => {
+    const scrape = async (service: ServiceProcess) => (await fetch(`${service.url}/metrics`)).text();
+    const expositions = {
+      'read-api': await scrape(readApi),
+      credentials: await scrape(credentials),
+      'score-ingest': await scrape(scoreIngest),
+      notifier: await scrape(notifier),
+    };
+    expect(metricsNotExported(metricsUsedByMonitoring(), expositions)).toEqual([]);
+    // This runtime samples the projection's lag (every 5 s; the embedded log has none).
+    const lag = await eventually(
+      async () => /^event_consumer_lag\{[^}]*group="read-api-projections\.[^"]*"[^}]*\} \d+$/m.exec(await scrape(readApi))?.[0],
+      15_000,
+      500,
+    );
+    expect(lag).toContain('service="read-api"');
+  }, 30_000);
 
   test('when WEBHOOK_SECRET_KEY is missing or not 32 bytes, then the notifier refuses to start on the distributed runtime (exit 1, naming the variable)', async () => {
     const { WEBHOOK_SECRET_KEY: _omitted, ...withoutKey } = notifierEnv;
