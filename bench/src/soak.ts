@@ -4,10 +4,13 @@ import { mkdir, writeFile } from 'node:fs/promises';
 import { availableParallelism, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { readCommandLine } from './command-line';
+import { infraShellEnv } from './infra-script';
 import { ROOT } from './processes';
+import { distributedServiceSpecs } from './service-process';
 import { SOAK_INFRA, soakInfra } from './soak/infra-instance';
 import { MemorySampler } from './soak/memory';
-import { parseOptions, USAGE, UsageError, type SoakOptions } from './soak/options';
+import { parseOptions, USAGE, type SoakOptions } from './soak/options';
 import { runOutages } from './soak/outages';
 import { goals, render } from './soak/report';
 import { RevocationWatch } from './soak/revocations';
@@ -45,51 +48,19 @@ function serviceSpecs(options: SoakOptions, infraEnv: Record<string, string>, se
     // would turn the revoked-key probes into 429s. The per-credential limit stays as shipped.
     FAILED_AUTH_LIMIT_PER_MINUTE: '1000000',
   };
-  return [
-    {
-      name: 'credentials',
-      script: 'services/credentials/dist/main.js',
-      port: PORTS.credentials,
-      env: { ...common, CREDENTIALS_PORT: String(PORTS.credentials), CREDENTIALS_HOST: '127.0.0.1' },
-    },
-    {
-      name: 'score-ingest',
-      script: 'services/score-ingest/dist/main.js',
-      port: PORTS.scoreIngest,
-      env: { ...common, SCORE_INGEST_PORT: String(PORTS.scoreIngest), SCORE_INGEST_HOST: '127.0.0.1' },
-    },
-    ...PORTS.readApis.map((port, i) => ({
-      name: `read-api-${'ab'[i]}`,
-      script: 'services/read-api/dist/main.js',
-      port,
-      env: {
-        ...common,
-        READ_API_PORT: String(port),
-        READ_API_HOST: '127.0.0.1',
-        REPLICA_ID: `soak-${'ab'[i]}`,
-        FEED_STALENESS_BOUND_MS: String(options.stalenessBoundMs),
-        RESPONSE_SIGNING_KEYS: responseSigningKeys,
-      },
-    })),
-  ];
+  return distributedServiceSpecs(PORTS, common, (letter) => ({
+    REPLICA_ID: `soak-${letter}`,
+    FEED_STALENESS_BOUND_MS: String(options.stalenessBoundMs),
+    RESPONSE_SIGNING_KEYS: responseSigningKeys,
+  }));
 }
 
 class Interrupted extends Error {}
 
 async function main(): Promise<number> {
-  const argv = process.argv.slice(2);
-  if (argv.includes('--help') || argv.includes('-h')) {
-    process.stdout.write(`${USAGE}\n`);
-    return 0;
-  }
-  let options: SoakOptions;
-  try {
-    options = parseOptions(argv, process.env);
-  } catch (error) {
-    if (!(error instanceof UsageError)) throw error;
-    process.stderr.write(`${error.message}\n${USAGE}\n`);
-    return 2;
-  }
+  const commandLine = readCommandLine(USAGE, (argv) => parseOptions(argv, process.env));
+  if ('exitCode' in commandLine) return commandLine.exitCode;
+  const { options } = commandLine;
 
   const abort = new AbortController();
   const services: ServiceProcess[] = [];
@@ -100,11 +71,7 @@ async function main(): Promise<number> {
       // A second signal: no more waiting.
       for (const service of services) process.kill(service.pid, 'SIGKILL');
       spawnSync('bash', [join(ROOT, 'scripts/infra.sh'), 'down'], {
-        env: {
-          ...process.env,
-          INFRA_DIR: SOAK_INFRA.dir,
-          ...Object.fromEntries(Object.entries(SOAK_INFRA.ports).map(([k, v]) => [k, String(v)])),
-        },
+        env: infraShellEnv(SOAK_INFRA),
         stdio: 'inherit',
       });
       process.exit(130);
@@ -191,7 +158,9 @@ async function main(): Promise<number> {
       revocations: { ...watch.counts, ...summary, outlived: [...watch.outlived.values()] },
       memory: memory.rows(window, window, endMs),
       errorLines: new Map(services.map((s) => [s.name, errorLines(s.logFile)])),
-      crashed: services.filter((s) => s.crashed).map((s) => `${s.name} (exit ${s.crashed?.code ?? s.crashed?.signal})`),
+      crashed: services
+        .filter((s) => s.unexpectedExit)
+        .map((s) => `${s.name} (exit ${s.unexpectedExit?.code ?? s.unexpectedExit?.signal})`),
       skippedTicks,
     };
     const report = render(result);

@@ -4,7 +4,8 @@ import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
 import { ROOT } from './processes';
 import { infra, START_ORDER_INFRA } from './start-order/infra';
-import { parseOptions, USAGE, UsageError, type StartOrderOptions } from './start-order/options';
+import { readCommandLine } from './command-line';
+import { parseOptions, USAGE } from './start-order/options';
 import { render } from './start-order/report';
 import { runOrder, type RunResult } from './start-order/run-order';
 
@@ -26,19 +27,9 @@ function keepServerLogs(logDir: string): void {
 }
 
 async function main(): Promise<number> {
-  const argv = process.argv.slice(2);
-  if (argv.includes('--help') || argv.includes('-h')) {
-    process.stdout.write(`${USAGE}\n`);
-    return 0;
-  }
-  let options: StartOrderOptions;
-  try {
-    options = parseOptions(argv);
-  } catch (error) {
-    if (!(error instanceof UsageError)) throw error;
-    process.stderr.write(`${error.message}\n${USAGE}\n`);
-    return 2;
-  }
+  const commandLine = readCommandLine(USAGE, parseOptions);
+  if ('exitCode' in commandLine) return commandLine.exitCode;
+  const { options } = commandLine;
 
   const interruption = new AbortController();
   const onSignal = () => {

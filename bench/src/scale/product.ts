@@ -1,4 +1,5 @@
 import { spawn } from 'node:child_process';
+import { killedOnFailure, parseJsonLine, terminate, whenReady, type WatchedProduct } from '../product-process';
 import { trackChild } from './cleanup';
 import { PRODUCT_MAIN } from './options';
 
@@ -95,12 +96,10 @@ export async function startProduct(
     }
   };
   child.stdout.on('data', readLines);
-  let timer: NodeJS.Timeout | undefined;
-  try {
-    const ready = await new Promise<Record<string, unknown>>((done, fail) => {
+  const product: WatchedProduct = { child, exited, exit: () => exit };
+  return killedOnFailure(product, async () => {
+    const ready = await whenReady<Record<string, unknown>>(product, timeoutMs, `not ready within ${timeoutMs / 1000} s`, (done) => {
       onReady = done;
-      timer = setTimeout(() => fail(new Error(`not ready within ${timeoutMs / 1000} s`)), timeoutMs);
-      void exited.then(() => fail(new Error(`the product ${exit}`)));
     });
     const spawnToReadyMs = performance.now() - spawnedAt;
     // From here on only the tail is kept; the listener left drains stdout (the request log), so
@@ -115,29 +114,9 @@ export async function startProduct(
       stop: async (killAfterMs = 60_000) => {
         const asked = performance.now();
         if (exit !== undefined) return 0;
-        child.kill('SIGTERM');
-        const kill = setTimeout(() => child.kill('SIGKILL'), killAfterMs);
-        await exited;
-        clearTimeout(kill);
+        await terminate(product, killAfterMs);
         return performance.now() - asked;
       },
     };
-  } catch (error) {
-    if (exit === undefined) {
-      child.kill('SIGKILL');
-      await exited;
-    }
-    throw error;
-  } finally {
-    clearTimeout(timer);
-  }
-}
-
-function parseJsonLine(line: string): Record<string, unknown> | undefined {
-  if (!line.startsWith('{')) return undefined;
-  try {
-    return JSON.parse(line) as Record<string, unknown>;
-  } catch {
-    return undefined;
-  }
+  });
 }

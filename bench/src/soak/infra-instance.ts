@@ -1,5 +1,5 @@
-import { spawn } from 'node:child_process';
 import { join } from 'node:path';
+import { infraConnectionEnv, runInfraScript, type InfraCommand } from '../infra-script';
 import { ROOT } from '../processes';
 
 export type Server = 'kafka' | 'mongo' | 'redis';
@@ -17,50 +17,23 @@ export interface InfraInstance {
   /** The connection variables the services need. */
   env: { KAFKA_BROKERS: string; MONGO_URL: string; REDIS_URL: string };
   logs: string;
-  run(command: 'up' | 'stop' | 'down', servers?: Server[]): Promise<void>;
+  run(command: InfraCommand, servers?: Server[]): Promise<void>;
   /** Resolves when no infra.sh command of this instance is running (cleanup must not race a restart). */
   idle(): Promise<void>;
 }
 
 export function soakInfra(progress: (line: string) => void): InfraInstance {
-  const { dir, ports } = SOAK_INFRA;
-  const env = { ...process.env, INFRA_DIR: dir, ...Object.fromEntries(Object.entries(ports).map(([k, v]) => [k, String(v)])) };
   let running: Promise<void> = Promise.resolve();
 
-  const run = (command: 'up' | 'stop' | 'down', servers: Server[] = []): Promise<void> => {
-    const done = new Promise<void>((resolve, reject) => {
-      const child = spawn('bash', [join(ROOT, 'scripts/infra.sh'), command, ...servers], {
-        cwd: ROOT,
-        env,
-        stdio: ['ignore', 'ignore', 'pipe'],
-      });
-      let tail: string[] = [];
-      let pending = '';
-      child.stderr.on('data', (chunk: Buffer) => {
-        const lines = (pending + chunk.toString()).split('\n');
-        pending = lines.pop() ?? '';
-        for (const line of lines) {
-          progress(line);
-          tail = [...tail.slice(-19), line];
-        }
-      });
-      child.once('error', reject);
-      child.once('exit', (code) => {
-        if (code === 0) resolve();
-        else reject(new Error(`scripts/infra.sh ${command} ${servers.join(' ')} exited with ${code}\n${tail.join('\n')}`));
-      });
-    });
+  const run = (command: InfraCommand, servers: Server[] = []): Promise<void> => {
+    const done = runInfraScript(SOAK_INFRA, command, servers, progress);
     running = done.catch(() => undefined);
     return done;
   };
 
   return {
-    env: {
-      KAFKA_BROKERS: `127.0.0.1:${ports.KAFKA_PORT}`,
-      MONGO_URL: `mongodb://127.0.0.1:${ports.MONGO_PORT}/`,
-      REDIS_URL: `redis://127.0.0.1:${ports.REDIS_PORT}`,
-    },
-    logs: dir,
+    env: infraConnectionEnv(SOAK_INFRA),
+    logs: SOAK_INFRA.dir,
     run,
     idle: () => running,
   };

@@ -1,3 +1,5 @@
+import { UsageError } from '../command-line';
+
 export interface SoakOptions {
   /** Length of the traffic phase, outages included. */
   minutes: number;
@@ -14,8 +16,6 @@ export const USAGE = `usage: npm run soak -- [--minutes N] [--outage-seconds S]
 
 FEED_STALENESS_BOUND_MS (default 30000) is passed to both read-API replicas and is the bound
 a revocation answered 202 "enforcement: pending" is checked against.`;
-
-export class UsageError extends Error {}
 
 function positive(name: string, raw: string | undefined): number {
   const value = Number(raw);

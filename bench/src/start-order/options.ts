@@ -1,3 +1,5 @@
+import { UsageError } from '../command-line';
+
 export type Server = 'kafka' | 'mongo' | 'redis';
 
 export const SERVERS: readonly Server[] = ['kafka', 'mongo', 'redis'];
@@ -18,8 +20,6 @@ Each run starts credentials, score-ingest and two read-API replicas before any s
 Kafka, the MongoDB-wire server and Redis in the given order on an infra instance of its own
 (.infra/start-order, ports 19392/19393/27318/16579), waits until all four are ready, restarts
 Kafka and waits for their readiness to drop and return. Exits 1 if any run fails.`;
-
-export class UsageError extends Error {}
 
 /** The 6 orders in which three servers can start. */
 export function allOrders(servers: readonly Server[] = SERVERS): Server[][] {

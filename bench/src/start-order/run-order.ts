@@ -4,6 +4,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { signDevToken } from '@rsd/platform';
 import { infra, INFRA_ENV, START_ORDER_INFRA } from './infra';
 import type { Server } from './options';
+import { distributedServiceSpecs } from '../service-process';
 import { ReadinessWatch } from './readiness-watch';
 import { errorLines, logTail, spawnService, type Exit, type ServiceProcess, type ServiceSpec } from './services';
 
@@ -57,32 +58,7 @@ function specs(secret: string): ServiceSpec[] {
     FAILED_AUTH_LIMIT_PER_MINUTE: '100000',
   };
   const keys = signingKeys();
-  return [
-    {
-      name: 'credentials',
-      script: 'services/credentials/dist/main.js',
-      port: PORTS.credentials,
-      env: { ...common, CREDENTIALS_PORT: String(PORTS.credentials), CREDENTIALS_HOST: '127.0.0.1' },
-    },
-    {
-      name: 'score-ingest',
-      script: 'services/score-ingest/dist/main.js',
-      port: PORTS.scoreIngest,
-      env: { ...common, SCORE_INGEST_PORT: String(PORTS.scoreIngest), SCORE_INGEST_HOST: '127.0.0.1' },
-    },
-    ...PORTS.readApis.map((port, i) => ({
-      name: `read-api-${'ab'[i]}`,
-      script: 'services/read-api/dist/main.js',
-      port,
-      env: {
-        ...common,
-        READ_API_PORT: String(port),
-        READ_API_HOST: '127.0.0.1',
-        REPLICA_ID: `start-order-${'ab'[i]}`,
-        RESPONSE_SIGNING_KEYS: keys,
-      },
-    })),
-  ];
+  return distributedServiceSpecs(PORTS, common, (letter) => ({ REPLICA_ID: `start-order-${letter}`, RESPONSE_SIGNING_KEYS: keys }));
 }
 
 /** Resolves with the time `check` first held, or undefined after `withinMs`; polls every 100 ms. */

@@ -1,6 +1,7 @@
 import { spawn } from 'node:child_process';
 import { readDevSecret } from '@rsd/platform';
 import { ROOT } from '../processes';
+import { killedOnFailure, parseJsonLine, terminate, whenReady, type WatchedProduct } from '../product-process';
 import { trackChild } from '../scale/cleanup';
 
 /** The embedded runtime, as `npm start` runs it. */
@@ -104,13 +105,16 @@ export async function startProduct(dataDir: string, options: { env: Record<strin
     }
   });
 
-  let timer: NodeJS.Timeout | undefined;
-  try {
-    const ready = await new Promise<Record<string, string>>((done, fail) => {
-      onReady = done;
-      timer = setTimeout(() => fail(new Error(`the product was not ready within ${READY_TIMEOUT_MS / 1000} s`)), READY_TIMEOUT_MS);
-      void exited.then(() => fail(new Error(`the product ${exit}`)));
-    });
+  const product: WatchedProduct = { child, exited, exit: () => exit };
+  return killedOnFailure(product, async () => {
+    const ready = await whenReady<Record<string, string>>(
+      product,
+      READY_TIMEOUT_MS,
+      `the product was not ready within ${READY_TIMEOUT_MS / 1000} s`,
+      (done) => {
+        onReady = done;
+      },
+    );
     const devSecret = await readDevSecret(dataDir);
     if (!devSecret) throw new Error(`the product made no development secret in ${dataDir}`);
     return {
@@ -122,21 +126,10 @@ export async function startProduct(dataDir: string, options: { env: Record<strin
       ended: exited.then(() => exit ?? 'exited'),
       stop: async (killAfterMs = 60_000) => {
         if (exit !== undefined) return;
-        child.kill('SIGTERM');
-        const kill = setTimeout(() => child.kill('SIGKILL'), killAfterMs);
-        await exited;
-        clearTimeout(kill);
+        await terminate(product, killAfterMs);
       },
     };
-  } catch (error) {
-    if (exit === undefined) {
-      child.kill('SIGKILL');
-      await exited;
-    }
-    throw error;
-  } finally {
-    clearTimeout(timer);
-  }
+  });
 }
 
 /** `  notifier       http://127.0.0.1:41234/v1   docs …` in the welcome text, keyed as the ready line keys them. */
@@ -148,12 +141,3 @@ const WELCOME_KEYS: Record<string, string> = {
   notifier: 'notifier',
 };
 const WELCOME_SERVICES = Object.values(WELCOME_KEYS);
-
-function parseJsonLine(line: string): Record<string, unknown> | undefined {
-  if (!line.startsWith('{')) return undefined;
-  try {
-    return JSON.parse(line) as Record<string, unknown>;
-  } catch {
-    return undefined;
-  }
-}

@@ -1,5 +1,6 @@
 import { ConsumerCore, isInsideHandler, type ConsumerCoreOptions } from './consumer-core';
 import type { EventRecord } from '@rsd/ports';
+import { useFakeTimersFromZero } from '@rsd/testkit';
 
 const aRecord = (offset: number): EventRecord => ({ topic: 't', partition: 0, offset: String(offset), key: 'k', value: '{}' });
 
@@ -46,13 +47,7 @@ function failingTimes(failures: number) {
 }
 
 describe('ConsumerCore', () => {
-  beforeEach(() => {
-    jest.useFakeTimers({ now: 0 });
-  });
-
-  afterEach(() => {
-    jest.useRealTimers();
-  });
+  useFakeTimersFromZero();
 
   it('when a handler fails twice then succeeds, then it is called three times, 100 and 200 ms apart, and the position is committed only after the success', async () => {
     const { calls, handle } = failingTimes(2);

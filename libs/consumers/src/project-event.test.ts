@@ -1,8 +1,8 @@
-import { randomUUID } from 'node:crypto';
-import { EVENT_TYPES, newEvent, type AuthorizationRevoked, type ScoreCalculated } from '@rsd/contracts';
+import { EVENT_TYPES } from '@rsd/contracts';
 import { READ_VIEWS, credentialView, currentScoreView, latestScoreView, scoreHistoryView, type ViewDefinition } from '@rsd/domain';
 import { projectEvent } from './project-event';
 import type { ViewStore } from '@rsd/ports';
+import { anEvent } from '@rsd/testkit';
 
 /** The smallest store that keeps the port's promise (a write only where the version is greater), counting its calls. */
 function countingStore() {
@@ -31,12 +31,9 @@ function countingStore() {
 }
 
 const scored = (scoreDate: string, score: number, calculatedAt = `${scoreDate}T06:00:00.000Z`) =>
-  newEvent<ScoreCalculated>({
-    id: randomUUID(),
-    source: '/test',
-    time: new Date(calculatedAt),
-    type: EVENT_TYPES.scoreCalculated,
-    data: {
+  anEvent(
+    EVENT_TYPES.scoreCalculated,
+    {
       organizationId: 'acme',
       scoreDate,
       score,
@@ -44,7 +41,8 @@ const scored = (scoreDate: string, score: number, calculatedAt = `${scoreDate}T0
       pillarScores: { structuralIntegrity: score, failureResistance: score, deviceHealth: score, recoveryCapability: score },
       calculatedAt,
     },
-  });
+    { time: new Date(calculatedAt) },
+  );
 
 describe('projectEvent', () => {
   test('when views whose newest event wins take scores, then nothing is read first and the guard keeps the newest', async () => {
@@ -74,13 +72,11 @@ describe('projectEvent', () => {
 
   test('when a view needs what it holds (a credential), then the document is read before it is written', async () => {
     const { store, calls } = countingStore();
-    const revoked = newEvent<AuthorizationRevoked>({
-      id: randomUUID(),
-      source: '/test',
-      time: new Date(),
-      type: EVENT_TYPES.authorizationRevoked,
-      data: { clientId: 'rs_AAAAAAAAAAAAAAAAAAAAAAAA', organizationId: 'acme', revokedAt: new Date().toISOString(), revision: 2 },
-    });
+    const revoked = anEvent(
+      EVENT_TYPES.authorizationRevoked,
+      { clientId: 'rs_AAAAAAAAAAAAAAAAAAAAAAAA', organizationId: 'acme', revokedAt: new Date().toISOString(), revision: 2 },
+      { time: new Date() },
+    );
 
     await projectEvent(store, [credentialView], revoked);
 

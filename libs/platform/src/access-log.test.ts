@@ -1,19 +1,6 @@
-import { Writable } from 'node:stream';
 import { createServiceMetrics } from '@rsd/observability';
-import { request, startApp } from '@rsd/testkit';
+import { capturedLog, request, startApp } from '@rsd/testkit';
 import { createBaseApp, finishApp } from './base-app';
-import { createLogger } from './logger';
-
-function capturedLog() {
-  const lines: string[] = [];
-  const destination = new Writable({
-    write(chunk: Buffer, _encoding, done) {
-      lines.push(chunk.toString('utf8'));
-      done();
-    },
-  });
-  return { log: createLogger('test', 'info', destination), lines };
-}
 
 describe('the shared front half of every service', () => {
   test('when a request is served, then one access-log line names it without headers or query string', async () => {

@@ -1,6 +1,6 @@
 import express from 'express';
 import { z } from 'zod';
-import { buildOpenApiDocument, mountApiDocs } from './api-docs';
+import { buildOpenApiDocument, mountApiDocs, type OpenApiOperation } from './api-docs';
 import { closeServer, listen, portOf } from './http-server';
 
 type Document = {
@@ -9,18 +9,16 @@ type Document = {
 
 const info = { title: 'Test API', version: '1.0.0', description: 'for the tests' };
 
+/** The document of one public operation, GET /things, that answers `responses`. */
+function documentOfListThings(responses: OpenApiOperation['responses']): Document {
+  return buildOpenApiDocument(info, [
+    { method: 'get', path: '/things', operationId: 'listThings', security: 'public', summary: 'things', responses },
+  ]) as Document;
+}
+
 describe('OpenAPI documents', () => {
   test('when an operation is documented, then it also lists what any route may answer (400, 408, 431 from the HTTP server; 405 for another method; 503 starting)', () => {
-    const document = buildOpenApiDocument(info, [
-      {
-        method: 'get',
-        path: '/things',
-        operationId: 'listThings',
-        security: 'public',
-        summary: 'things',
-        responses: { '200': { description: 'ok', schema: z.object({}) } },
-      },
-    ]) as Document;
+    const document = documentOfListThings({ '200': { description: 'ok', schema: z.object({}) } });
 
     const responses = document.paths['/things']?.get?.responses ?? {};
 
@@ -52,16 +50,7 @@ describe('OpenAPI documents', () => {
   });
 
   test('when an operation documents a status the HTTP server also answers, then both descriptions are kept', () => {
-    const document = buildOpenApiDocument(info, [
-      {
-        method: 'get',
-        path: '/things',
-        operationId: 'listThings',
-        security: 'public',
-        summary: 'things',
-        responses: { '400': { description: 'INVALID_PARAMETER' } },
-      },
-    ]) as Document;
+    const document = documentOfListThings({ '400': { description: 'INVALID_PARAMETER' } });
 
     expect(document.paths['/things']?.get?.responses['400']?.description).toBe(
       'INVALID_PARAMETER. Also: The request is not valid HTTP; the connection is closed',
@@ -69,16 +58,7 @@ describe('OpenAPI documents', () => {
   });
 
   test('when an operation has its own 503 without Retry-After, then the joined 503 documents Retry-After as not always sent', () => {
-    const document = buildOpenApiDocument(info, [
-      {
-        method: 'get',
-        path: '/things',
-        operationId: 'listThings',
-        security: 'public',
-        summary: 'things',
-        responses: { '503': { description: 'the event log is down' } },
-      },
-    ]) as Document;
+    const document = documentOfListThings({ '503': { description: 'the event log is down' } });
 
     const response = document.paths['/things']?.get?.responses['503'] as { description: string; headers: Record<string, unknown> };
 

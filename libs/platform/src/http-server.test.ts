@@ -1,6 +1,6 @@
 import { connect } from 'node:net';
 import type { Server } from 'node:http';
-import { Writable } from 'node:stream';
+import { capturedLog } from '@rsd/testkit';
 import { createBaseApp, finishApp } from './base-app';
 import { ConfigError, loadConfig } from './config';
 import { closeServer, listen, portOf } from './http-server';
@@ -43,17 +43,6 @@ function exchange(server: Server, send: string, then?: { afterMs: number; send: 
     socket.on('error', () => undefined);
     socket.on('close', () => resolve({ answer, closedAfterMs: performance.now() - connectedAt }));
   });
-}
-
-function capturedLog() {
-  const lines: string[] = [];
-  const destination = new Writable({
-    write(chunk: Buffer, _encoding, done) {
-      lines.push(chunk.toString('utf8'));
-      done();
-    },
-  });
-  return { log: createLogger('test', 'info', destination), lines };
 }
 
 describe('the HTTP limits configuration', () => {

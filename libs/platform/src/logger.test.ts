@@ -1,16 +1,7 @@
-import { Writable } from 'node:stream';
-import { childLogger, createLogger, serviceLogger } from './logger';
+import { capturedLog as capturedServiceLog } from '@rsd/testkit';
+import { childLogger, serviceLogger } from './logger';
 
-function capturedLog(level = 'debug') {
-  const lines: string[] = [];
-  const destination = new Writable({
-    write(chunk: Buffer, _encoding, done) {
-      lines.push(chunk.toString('utf8'));
-      done();
-    },
-  });
-  return { log: createLogger('embedded', level, destination), lines };
-}
+const capturedLog = (level = 'debug') => capturedServiceLog('embedded', level);
 
 /** The keys of a JSON line's top-level object in the order written, repeats included (JSON.parse would keep only the last). */
 function topLevelKeys(line: string): string[] {

@@ -1,18 +1,6 @@
-import { Writable } from 'node:stream';
 import { ConfigError } from './config';
-import { createLogger } from './logger';
+import { capturedLog } from '@rsd/testkit';
 import { backoffDelay, startWithRetries, StartDeadlineError, type FailedAttempt, type StartOptions } from './start-with-retries';
-
-function capturedLog() {
-  const lines: { level: number; msg: string; [field: string]: unknown }[] = [];
-  const destination = new Writable({
-    write(chunk: Buffer, _encoding, done) {
-      lines.push(JSON.parse(chunk.toString('utf8')) as (typeof lines)[number]);
-      done();
-    },
-  });
-  return { log: createLogger('test', 'info', destination), lines };
-}
 
 /** An attempt that fails `failures` times with `error`, then succeeds with 'app'; records what it opened and closed. */
 function flakyAttempt(failures: number, error: () => unknown = () => new Error('connect ECONNREFUSED')) {
@@ -51,7 +39,7 @@ describe('startWithRetries', () => {
   const noSleep: StartOptions['sleep'] = () => Promise.resolve();
 
   test('when the first attempts fail, then each failure is logged at warn, what it opened is closed, and the next succeeds', async () => {
-    const { log, lines } = capturedLog();
+    const { log, entries } = capturedLog();
     const { attempt, events } = flakyAttempt(2);
     const failures: FailedAttempt[] = [];
     const slept: number[] = [];
@@ -74,12 +62,12 @@ describe('startWithRetries', () => {
       { attempt: 1, dependency: 'kafka', reason: 'Error: connect ECONNREFUSED', retryInMs: 250 },
       { attempt: 2, dependency: 'kafka', reason: 'Error: connect ECONNREFUSED', retryInMs: 500 },
     ]);
-    const attemptLines = lines.filter((line) => line.msg === 'start-up attempt failed; retrying');
+    const attemptLines = entries().filter((line) => line.msg === 'start-up attempt failed; retrying');
     expect(attemptLines.map((line) => [line.level, line.attempt, line.dependency])).toEqual([
       [40, 1, 'kafka'],
       [40, 2, 'kafka'],
     ]);
-    expect(lines.filter((line) => line.level >= 50)).toEqual([]);
+    expect(entries().filter((line) => line.level >= 50)).toEqual([]);
   });
 
   test('when started and then stopped, then what the successful attempt opened is closed in reverse order', async () => {

@@ -1,23 +1,11 @@
 import { MemoryStore } from 'express-rate-limit';
 import pino from 'pino';
 import type { RateLimitStore, RateLimitStoreFactory } from '@rsd/ports';
-import { describeRateLimitStoreContract } from '@rsd/testkit';
+import { capturedLog, describeRateLimitStoreContract } from '@rsd/testkit';
 import { withLocalFallback } from './local-fallback-store';
 
 type InitOptions = Parameters<NonNullable<RateLimitStore['init']>>[0];
 const WINDOW = { windowMs: 60_000 } as InitOptions;
-
-interface LogLine {
-  level: number;
-  msg: string;
-  prefix?: string;
-}
-
-function capturedLog() {
-  const lines: LogLine[] = [];
-  const log = pino({ level: 'info' }, { write: (line: string) => void lines.push(JSON.parse(line) as LogLine) });
-  return { log, lines };
-}
 
 /** A shared store that can be taken away and brought back: a MemoryStore behind a switch. */
 function switchableStores() {
@@ -57,6 +45,16 @@ describe('withLocalFallback', () => {
     for (const store of stopped.splice(0)) await store.shutdown?.();
   });
 
+  /** A store whose shared store the test switches, with what it logged and reported. */
+  async function aWatchedStore() {
+    const { stores, state } = switchableStores();
+    const { log, entries } = capturedLog();
+    const reports: boolean[] = [];
+    const store = await aStore(withLocalFallback(stores, localStores, { log, onFallback: (active) => reports.push(active) }));
+    stopped.push(store);
+    return { store, state, reports, levels: () => entries().map((entry) => entry.level) };
+  }
+
   describeRateLimitStoreContract('withLocalFallback while the shared store is down', () => {
     const { stores, state } = switchableStores();
     state.down = true;
@@ -67,11 +65,7 @@ describe('withLocalFallback', () => {
   });
 
   it('when the shared store fails, then this replica counts the calls and the switch is reported once', async () => {
-    const { stores, state } = switchableStores();
-    const { log, lines } = capturedLog();
-    const reports: boolean[] = [];
-    const store = await aStore(withLocalFallback(stores, localStores, { log, onFallback: (active) => reports.push(active) }));
-    stopped.push(store);
+    const { store, state, reports, levels } = await aWatchedStore();
 
     state.down = true;
     const counts = [];
@@ -79,15 +73,11 @@ describe('withLocalFallback', () => {
 
     expect(counts).toEqual([1, 2, 3, 4]);
     expect(reports).toEqual([true]);
-    expect(lines.filter((line) => line.level === 40)).toHaveLength(1);
+    expect(levels().filter((level) => level === 40)).toHaveLength(1);
   });
 
   it('when the shared store answers again, then counting goes back to it and the return is reported once', async () => {
-    const { stores, state } = switchableStores();
-    const { log, lines } = capturedLog();
-    const reports: boolean[] = [];
-    const store = await aStore(withLocalFallback(stores, localStores, { log, onFallback: (active) => reports.push(active) }));
-    stopped.push(store);
+    const { store, state, reports, levels } = await aWatchedStore();
     await hitsAfter(store, 'client', 5);
     state.down = true;
     await hitsAfter(store, 'client', 2);
@@ -97,7 +87,7 @@ describe('withLocalFallback', () => {
 
     expect(afterRecovery).toBe(7);
     expect(reports).toEqual([true, false]);
-    expect(lines.map((line) => line.level)).toEqual([40, 30]);
+    expect(levels()).toEqual([40, 30]);
   });
 
   it('when the shared store is down at init, then init still succeeds and the replica counts alone', async () => {

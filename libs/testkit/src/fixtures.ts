@@ -1,12 +1,8 @@
 import type { ScoreSubmission } from '@rsd/contracts';
+import { aCalculatedScore } from './contracts/port-fixtures';
 
+/** acme's score of 2026-11-20 as a client submits it (no calculatedAt), with `overrides`. */
 export function aScoreSubmission(overrides: Partial<ScoreSubmission> = {}): ScoreSubmission {
-  return {
-    organizationId: 'acme',
-    scoreDate: '2026-11-20',
-    score: 72,
-    grade: 'Strengthen',
-    pillarScores: { structuralIntegrity: 70, failureResistance: 75, deviceHealth: 68, recoveryCapability: 77 },
-    ...overrides,
-  };
+  const { calculatedAt: _calculatedAt, ...submission } = aCalculatedScore('acme', '2026-11-20');
+  return { ...submission, ...overrides };
 }

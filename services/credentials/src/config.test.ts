@@ -1,11 +1,10 @@
 import { ConfigError, loadConfig } from '@rsd/platform';
+import { TEST_JWT_SECRET, thrownBy } from '@rsd/testkit';
 import { credentialsConfigSchema } from './config';
-
-const SECRET = 'test-secret-that-is-at-least-32-characters-long';
 
 describe('credentials config', () => {
   test('when only the token secret is set, then every other variable has its default', () => {
-    expect(loadConfig(credentialsConfigSchema, { JWT_HS256_SECRET: SECRET })).toEqual({
+    expect(loadConfig(credentialsConfigSchema, { JWT_HS256_SECRET: TEST_JWT_SECRET })).toEqual({
       CREDENTIALS_PORT: 8081,
       CREDENTIALS_HOST: '0.0.0.0',
       CLIENT_ID_PREFIX: 'rs',
@@ -18,17 +17,15 @@ describe('credentials config', () => {
       EVENT_LOG_PUBLISH_DEADLINE_MS: 5000,
       ACCESS_LOG_RETENTION_DAYS: 90,
       LOG_LEVEL: 'info',
-      JWT_HS256_SECRET: SECRET,
+      JWT_HS256_SECRET: TEST_JWT_SECRET,
     });
   });
 
   test('when several variables are wrong, then all of them are reported at once', () => {
-    let problems: string[] = [];
-    try {
-      loadConfig(credentialsConfigSchema, { CREDENTIALS_PORT: 'eighty', CLIENT_ID_PREFIX: 'RS_', EXPIRY_CHECK_INTERVAL_MS: '0' });
-    } catch (error) {
-      if (error instanceof ConfigError) problems = error.problems;
-    }
+    const { problems } = thrownBy(
+      () => loadConfig(credentialsConfigSchema, { CREDENTIALS_PORT: 'eighty', CLIENT_ID_PREFIX: 'RS_', EXPIRY_CHECK_INTERVAL_MS: '0' }),
+      ConfigError,
+    );
 
     expect(problems.map((p) => p.split(':')[0])).toEqual(
       expect.arrayContaining(['CREDENTIALS_PORT', 'CLIENT_ID_PREFIX', 'EXPIRY_CHECK_INTERVAL_MS', 'JWT_JWKS_URL']),
@@ -36,6 +33,8 @@ describe('credentials config', () => {
   });
 
   test('when the key prefix equals the Client ID prefix, then it is refused', () => {
-    expect(() => loadConfig(credentialsConfigSchema, { JWT_HS256_SECRET: SECRET, API_KEY_PREFIX: 'rs' })).toThrow(/API_KEY_PREFIX/);
+    expect(() => loadConfig(credentialsConfigSchema, { JWT_HS256_SECRET: TEST_JWT_SECRET, API_KEY_PREFIX: 'rs' })).toThrow(
+      /API_KEY_PREFIX/,
+    );
   });
 });

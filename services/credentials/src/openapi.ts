@@ -12,40 +12,36 @@ import {
 import { z } from 'zod';
 import { buildOpenApiDocument, type OpenApiHeader, type OpenApiOperation, type OpenApiResponse } from '@rsd/platform';
 
-const organizationIdParameter = {
-  name: 'organizationId',
+const pathParameter = (name: string, schemaId: string, description: string) => ({
+  name,
   in: 'path',
   required: true,
-  description: "The organization the caller administers (the token's `org` claim)",
-  schema: { $ref: '#/components/schemas/OrganizationId' },
-};
-const clientIdParameter = {
-  name: 'clientId',
-  in: 'path',
-  required: true,
-  description: 'The Client ID exactly as issued',
-  schema: { $ref: '#/components/schemas/ClientId' },
-};
+  description,
+  schema: { $ref: `#/components/schemas/${schemaId}` },
+});
+const organizationIdParameter = pathParameter(
+  'organizationId',
+  'OrganizationId',
+  "The organization the caller administers (the token's `org` claim)",
+);
+const clientIdParameter = pathParameter('clientId', 'ClientId', 'The Client ID exactly as issued');
 
-/** Decision 29: the revocation is recorded but its event is not yet in the event log. */
-const pendingRevocationSchema = authorizationSchema
-  .extend({
-    enforcement: z.literal('pending').meta({
-      description:
-        'The revocation is recorded and will be published when the event log is back; until then a read-API replica may still accept the key, for at most its staleness bound',
-    }),
-  })
-  .meta({ id: 'PendingRevocation' });
+/** Decision 29: `schema` with `enforcement: "pending"`, for a change recorded but whose event is not yet in the event log. */
+const enforcementPending = (schema: z.ZodObject, id: string, description: string) =>
+  schema.extend({ enforcement: z.literal('pending').meta({ description }) }).meta({ id });
+
+const pendingRevocationSchema = enforcementPending(
+  authorizationSchema,
+  'PendingRevocation',
+  'The revocation is recorded and will be published when the event log is back; until then a read-API replica may still accept the key, for at most its staleness bound',
+);
 
 /** Decision 29 applied to rotation: the new key is issued and recorded, but works only once its event is in the log. */
-const pendingRotationSchema = rotatedAuthorizationSchema
-  .extend({
-    enforcement: z.literal('pending').meta({
-      description:
-        'The rotation is recorded and will be published when the event log is back; until then the new key is not yet accepted and the previous one still is',
-    }),
-  })
-  .meta({ id: 'PendingRotation' });
+const pendingRotationSchema = enforcementPending(
+  rotatedAuthorizationSchema,
+  'PendingRotation',
+  'The rotation is recorded and will be published when the event log is back; until then the new key is not yet accepted and the previous one still is',
+);
 
 const text = (description: string): OpenApiHeader => ({ description, required: true, schema: { type: 'string' } });
 const noStore = { 'Cache-Control': text('`no-store`: administrative data, and the create answer carries a secret') };

@@ -1,10 +1,8 @@
-import { createHmac, randomBytes, randomUUID } from 'node:crypto';
-import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
+import { randomBytes, randomUUID } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
-import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { EVENT_TYPES, newEvent, TOPICS, type CalculatedScore, type Scope, type ScoreCalculated } from '@rsd/contracts';
+import { EVENT_TYPES, TOPICS, type CalculatedScore, type Scope } from '@rsd/contracts';
 import {
   authorizationCreated,
   authorizationRevoked,
@@ -17,7 +15,16 @@ import { createLogger, loadConfig } from '@rsd/platform';
 import { systemClock } from '@rsd/ports';
 import * as embeddedAdapters from '@rsd/embedded';
 import { embeddedRuntime, type Runtime } from '@rsd/runtime';
-import { aCalculatedScore, request, startApp, type RunningApp } from '@rsd/testkit';
+import {
+  aCalculatedScore,
+  anEvent,
+  eventuallyDefined,
+  request,
+  startApp,
+  startWebhookReceiver,
+  webhookSignatureVerifies,
+  type RunningApp,
+} from '@rsd/testkit';
 import { notifierConfigSchema } from './config';
 import type { RunningService } from '@rsd/runtime';
 import { createNotifierModule } from './notifier-module';
@@ -30,53 +37,6 @@ import type { Resolve } from './delivery/send-webhook';
  */
 const ORG = 'acme';
 const log = createLogger('notifier', (process.env.TEST_LOG_LEVEL as 'silent' | undefined) ?? 'silent');
-
-interface Received {
-  headers: IncomingHttpHeaders;
-  body: string;
-  answered: number;
-}
-
-/** A receiver on loopback that answers `failures` 500s before 204s, and keeps what it got. */
-async function startReceiver(failures = 0): Promise<{ url: string; received: Received[]; close(): Promise<void> }> {
-  const received: Received[] = [];
-  let toFail = failures;
-  const server: Server = createServer((req, res) => {
-    let body = '';
-    req.on('data', (chunk: Buffer) => (body += chunk.toString('utf8')));
-    req.on('end', () => {
-      const answered = toFail > 0 ? 500 : 204;
-      if (toFail > 0) toFail -= 1;
-      received.push({ headers: req.headers, body, answered });
-      res.writeHead(answered).end();
-    });
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  return { url: `http://127.0.0.1:${port}/hooks`, received, close: () => new Promise((resolve) => server.close(() => resolve())) };
-}
-
-/** The Standard Webhooks signature recomputed here with node:crypto, independently of the notifier's signing code. */
-function signatureVerifies(received: Received, secret: string): boolean {
-  const id = String(received.headers['webhook-id']);
-  const timestamp = String(received.headers['webhook-timestamp']);
-  const expected = createHmac('sha256', Buffer.from(secret.slice('whsec_'.length), 'base64'))
-    .update(`${id}.${timestamp}.${received.body}`)
-    .digest('base64');
-  return String(received.headers['webhook-signature'])
-    .split(' ')
-    .some((candidate) => candidate === `v1,${expected}`);
-}
-
-async function until<T>(check: () => T | undefined, timeoutMs = 5_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = check();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`not within ${timeoutMs} ms`);
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
-}
 
 describe('the notifier, on the embedded runtime', () => {
   let dir: string;
@@ -129,7 +89,7 @@ describe('the notifier, on the embedded runtime', () => {
   });
 
   async function receiver(failures = 0) {
-    const started = await startReceiver(failures);
+    const started = await startWebhookReceiver(failures);
     receivers.push(started);
     return started;
   }
@@ -163,12 +123,9 @@ describe('the notifier, on the embedded runtime', () => {
 
   /** A score as score-ingest emits it: stamped with the time it was received. */
   async function score(overrides: Partial<CalculatedScore> & { scoreDate: string }): Promise<void> {
-    const event = newEvent<ScoreCalculated>({
-      id: randomUUID(),
+    const event = anEvent(EVENT_TYPES.scoreCalculated, aCalculatedScore(ORG, overrides.scoreDate, overrides), {
       source: '/score-ingest',
       time: new Date(),
-      type: EVENT_TYPES.scoreCalculated,
-      data: aCalculatedScore(ORG, overrides.scoreDate, overrides),
     });
     await runtime.eventLog.append(TOPICS.scores, [{ key: ORG, value: JSON.stringify(event) }]);
   }
@@ -214,12 +171,12 @@ describe('the notifier, on the embedded runtime', () => {
 
     await score({ scoreDate: '2026-11-20', score: 81, grade: 'Strengthen' });
 
-    const [toA] = await until(() => (first.received.length > 0 ? first.received : undefined));
-    const [toB] = await until(() => (second.received.length > 0 ? second.received : undefined));
+    const [toA] = await eventuallyDefined(() => (first.received.length > 0 ? first.received : undefined));
+    const [toB] = await eventuallyDefined(() => (second.received.length > 0 ? second.received : undefined));
     expect(Date.now() - sent).toBeLessThan(5_000);
-    expect(signatureVerifies(toA!, a.body.secret)).toBe(true);
-    expect(signatureVerifies(toB!, b.body.secret)).toBe(true);
-    expect(signatureVerifies(toB!, a.body.secret)).toBe(false);
+    expect(webhookSignatureVerifies(toA!, a.body.secret)).toBe(true);
+    expect(webhookSignatureVerifies(toB!, b.body.secret)).toBe(true);
+    expect(webhookSignatureVerifies(toB!, a.body.secret)).toBe(false);
     expect(JSON.parse(toA!.body)).toEqual({
       type: 'score.updated',
       timestamp: expect.any(String),
@@ -247,10 +204,10 @@ describe('the notifier, on the embedded runtime', () => {
 
     await score({ scoreDate: '2026-11-20' });
 
-    await until(() => (target.received.length === 3 ? true : undefined), 15_000);
+    await eventuallyDefined(() => (target.received.length === 3 ? true : undefined), { timeoutMs: 15_000 });
     expect(target.received.map((attempt) => attempt.answered)).toEqual([500, 500, 204]);
     expect(new Set(target.received.map((attempt) => attempt.headers['webhook-id'])).size).toBe(1);
-    expect(target.received.every((attempt) => signatureVerifies(attempt, created.body.secret))).toBe(true);
+    expect(target.received.every((attempt) => webhookSignatureVerifies(attempt, created.body.secret))).toBe(true);
     const deliveries = await request<{ deliveries: { attempt: number; status: string; responseCode: number; failure: string | null }[] }>(
       `${app.baseUrl}/v1/customers/${credential.record.clientId}/webhooks/${created.body.id}/deliveries`,
       { headers: { 'x-api-key': credential.apiKey } },
@@ -269,12 +226,12 @@ describe('the notifier, on the embedded runtime', () => {
     const target = await receiver(1);
     await subscribe(credential, { url: target.url, events: ['score.updated'] });
     await score({ scoreDate: '2026-11-20' });
-    await until(() => (target.received.length === 1 ? true : undefined));
+    await eventuallyDefined(() => (target.received.length === 1 ? true : undefined));
 
     await stop();
     await start();
 
-    await until(() => (target.received.length === 2 ? true : undefined), 10_000);
+    await eventuallyDefined(() => (target.received.length === 2 ? true : undefined), { timeoutMs: 10_000 });
     await new Promise((resolve) => setTimeout(resolve, 1_500));
     expect(target.received.map((attempt) => attempt.answered)).toEqual([500, 204]);
     expect(target.received[1]?.headers['webhook-id']).toBe(target.received[0]?.headers['webhook-id']);
@@ -308,7 +265,7 @@ describe('the notifier, on the embedded runtime', () => {
 
     await revoke(credential.record);
     await revoke(credential.record);
-    await until(() => (target.received.length === 1 ? true : undefined));
+    await eventuallyDefined(() => (target.received.length === 1 ? true : undefined));
     await score({ scoreDate: '2026-11-21' });
     await new Promise((resolve) => setTimeout(resolve, 1_000));
 
@@ -333,7 +290,7 @@ describe('the notifier, on the embedded runtime', () => {
     await subscribe(credential, { url: target.url, events: ['grade.changed'] });
 
     await score({ scoreDate: '2026-11-20', grade: 'Sustain', score: 90 });
-    await until(() => (target.received.length === 1 ? true : undefined));
+    await eventuallyDefined(() => (target.received.length === 1 ? true : undefined));
     await score({ scoreDate: '2026-11-20', grade: 'Sustain', score: 90, calculatedAt: '2026-11-20T07:00:00.000Z' });
     await new Promise((resolve) => setTimeout(resolve, 800));
 

@@ -1,31 +1,13 @@
 import type { Express } from 'express';
 import type { Operations } from '@rsd/observability';
-import { createBaseApp, finishApp, methodNotAllowed, mountApiDocs, type Logger } from '@rsd/platform';
-import type { Clock, RateLimitStoreFactory, ViewStore } from '@rsd/ports';
+import { createBaseApp, finishApp, methodNotAllowed, mountApiDocs } from '@rsd/platform';
 import { edgePolicy } from '@rsd/recipient-access';
-import type { ReadApiConfig } from './config';
-import { customerHandler } from './customers/customer-handler';
-import type { SigningKeys } from './signing/signing-keys';
-import type { ResponseSigner } from './signing/response-signer';
-import type { FeedStaleness } from './views/feed-staleness';
+import { customerHandler, type CustomerHandlerDeps } from './customers/customer-handler';
 import { readApiOpenApi } from './openapi';
-import type { RecordAccess } from './access-log/record-on-finish';
 
-export interface ReadApiDeps {
-  config: ReadApiConfig;
-  views: ViewStore;
-  /** Absent: the views are in this process and never behind the log. */
-  staleness?: FeedStaleness;
-  /** Signs every 200 from a customer resource; all of them are published at /.well-known/jwks.json. */
-  signingKeys: SigningKeys;
-  /** Default: the active key's (customer-handler.ts). Only `npm run bench` gives another: its unsigned baseline. */
-  responseSigner?: ResponseSigner;
-  rateLimitStores: RateLimitStoreFactory;
-  clock: Clock;
-  log: Logger;
+/** What the customer resources need (their rate-limit counter is the service's metric), and the service's probes and metrics. */
+export interface ReadApiDeps extends Omit<CustomerHandlerDeps, 'onRateLimited'> {
   operations?: Operations;
-  /** Decision 21: the access recorder's intake; absent (ACCESS_LOG_ENABLED=false, or a test), nothing is recorded. */
-  recordAccess?: RecordAccess;
 }
 
 /** The read API without a listening socket: main.ts and the tests decide where it listens. */

@@ -1,10 +1,7 @@
 import http from 'node:http';
-import { createMemoryViewStore, memoryRateLimitStores } from '@rsd/embedded';
-import { createLogger, loadConfig } from '@rsd/platform';
-import { request, startApp, type JsonResponse, type RunningApp } from '@rsd/testkit';
-import { buildApp } from './app';
-import { readApiConfigSchema } from './config';
-import { issueCredential, recordScore, testClock, type IssuedCredential, testSigningKeys } from './testing/read-api-fixtures';
+import { request, type JsonResponse, type RunningApp } from '@rsd/testkit';
+import { issueCredential, recordScore, type IssuedCredential } from './testing/read-api-fixtures';
+import { startReadApi } from './testing/read-api-harness';
 
 let running: RunningApp;
 let credential: IssuedCredential;
@@ -15,20 +12,10 @@ function expectNoInternals(text: string): void {
 }
 
 beforeAll(async () => {
-  const views = createMemoryViewStore();
-  const config = loadConfig(readApiConfigSchema, {});
-  running = await startApp(
-    buildApp({
-      signingKeys: testSigningKeys(),
-      config,
-      views,
-      rateLimitStores: memoryRateLimitStores,
-      clock: testClock(),
-      log: createLogger('read-api', 'silent'),
-    }),
-  );
-  credential = await issueCredential(views);
-  await recordScore(views);
+  const readApi = await startReadApi();
+  running = readApi;
+  credential = await issueCredential(readApi.views);
+  await recordScore(readApi.views);
 });
 
 afterAll(async () => {

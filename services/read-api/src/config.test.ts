@@ -1,15 +1,8 @@
 import { ConfigError, loadConfig } from '@rsd/platform';
+import { thrownBy } from '@rsd/testkit';
 import { readApiConfigSchema } from './config';
 
-function problemsOf(env: NodeJS.ProcessEnv): string[] {
-  try {
-    loadConfig(readApiConfigSchema, env);
-  } catch (error) {
-    if (error instanceof ConfigError) return error.problems;
-    throw error;
-  }
-  throw new Error('expected a ConfigError');
-}
+const problemsOf = (env: NodeJS.ProcessEnv): string[] => thrownBy(() => loadConfig(readApiConfigSchema, env), ConfigError).problems;
 
 describe('read API configuration', () => {
   test('when nothing is set, then the documented defaults apply', () => {

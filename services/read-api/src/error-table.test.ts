@@ -1,11 +1,7 @@
-import { createMemoryViewStore, memoryRateLimitStores } from '@rsd/embedded';
 import { READ_VIEWS, generateApiKey } from '@rsd/domain';
-import { createLogger, loadConfig } from '@rsd/platform';
 import { type ViewStore } from '@rsd/ports';
 import { projectEvent } from '@rsd/consumers';
-import { request, startApp, type RunningApp } from '@rsd/testkit';
-import { buildApp } from './app';
-import { readApiConfigSchema } from './config';
+import { request, type RunningApp } from '@rsd/testkit';
 import {
   authorizationExpiredEvent,
   issueCredential,
@@ -13,8 +9,8 @@ import {
   revokeCredential,
   testClock,
   type IssuedCredential,
-  testSigningKeys,
 } from './testing/read-api-fixtures';
+import { startReadApi } from './testing/read-api-harness';
 
 const TIMESTAMP = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 const BLOCKED_AGENT = 'EvilScanner/2.0';
@@ -34,24 +30,18 @@ interface World {
 let world: World;
 
 beforeAll(async () => {
-  const views = createMemoryViewStore();
-  const clock = testClock('2026-11-21T08:00:00.000Z');
-  const config = loadConfig(readApiConfigSchema, { RATE_LIMIT_PER_MINUTE: '3', EDGE_BLOCKED_USER_AGENTS: '^evilscanner/' });
-  const app = buildApp({
-    signingKeys: testSigningKeys(),
-    config,
-    views,
-    rateLimitStores: memoryRateLimitStores,
-    clock,
-    log: createLogger('read-api', 'silent'),
+  const running = await startReadApi({
+    env: { RATE_LIMIT_PER_MINUTE: '3', EDGE_BLOCKED_USER_AGENTS: '^evilscanner/' },
+    clock: testClock('2026-11-21T08:00:00.000Z'),
   });
+  const { views } = running;
   const expiredByEvent = await issueCredential(views);
   await projectEvent(views, READ_VIEWS, authorizationExpiredEvent(expiredByEvent));
   const revoked = await issueCredential(views, { scopes: ['pillar_breakdown'] });
   await revokeCredential(views, revoked);
   await recordScore(views, { organizationId: 'acme' });
   world = {
-    running: await startApp(app),
+    running,
     views,
     active: await issueCredential(views),
     noScore: await issueCredential(views, { organizationId: 'no-scores-yet' }),

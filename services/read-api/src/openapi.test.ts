@@ -1,9 +1,5 @@
-import { createMemoryViewStore, memoryRateLimitStores } from '@rsd/embedded';
-import { createLogger, loadConfig } from '@rsd/platform';
-import { request, startApp, type RunningApp } from '@rsd/testkit';
-import { buildApp } from './app';
-import { readApiConfigSchema } from './config';
-import { testClock, testSigningKeys } from './testing/read-api-fixtures';
+import { request, type RunningApp } from '@rsd/testkit';
+import { startReadApi } from './testing/read-api-harness';
 
 let running: RunningApp;
 
@@ -13,17 +9,7 @@ interface DocumentedOperation {
 }
 
 beforeAll(async () => {
-  const config = loadConfig(readApiConfigSchema, {});
-  running = await startApp(
-    buildApp({
-      signingKeys: testSigningKeys(),
-      config,
-      views: createMemoryViewStore(),
-      rateLimitStores: memoryRateLimitStores,
-      clock: testClock(),
-      log: createLogger('read-api', 'silent'),
-    }),
-  );
+  running = await startReadApi();
 });
 
 afterAll(async () => {

@@ -1,26 +1,17 @@
-import { createMemoryViewStore, memoryRateLimitStores } from '@rsd/embedded';
 import { createServiceMetrics } from '@rsd/observability';
-import { createLogger, loadConfig } from '@rsd/platform';
-import { request, startApp } from '@rsd/testkit';
-import { buildApp } from './app';
-import { readApiConfigSchema } from './config';
-import { issueCredential, recordScore, testClock, testSigningKeys } from './testing/read-api-fixtures';
+import { request } from '@rsd/testkit';
+import { issueCredential, recordScore, testClock } from './testing/read-api-fixtures';
+import { startReadApi } from './testing/read-api-harness';
 
 describe('read API metrics', () => {
   test('when customer reads succeed and hit the limit, then /metrics counts them by route template and limiter', async () => {
-    const views = createMemoryViewStore();
     const metrics = createServiceMetrics('read-api');
-    const config = loadConfig(readApiConfigSchema, { RATE_LIMIT_PER_MINUTE: '2' });
-    const app = buildApp({
-      signingKeys: testSigningKeys(),
-      config,
-      views,
-      rateLimitStores: memoryRateLimitStores,
+    const running = await startReadApi({
+      env: { RATE_LIMIT_PER_MINUTE: '2' },
       clock: testClock('2026-11-21T08:00:00.000Z'),
-      log: createLogger('read-api', 'silent'),
       operations: { metrics, readiness: [] },
     });
-    const running = await startApp(app);
+    const { views } = running;
     try {
       await recordScore(views, { organizationId: 'acme' });
       const credential = await issueCredential(views);

@@ -1,22 +1,14 @@
-import { createMemoryViewStore, memoryRateLimitStores } from '@rsd/embedded';
-import { createLogger, loadConfig } from '@rsd/platform';
 import type { RateLimitStoreFactory, ViewStore } from '@rsd/ports';
-import { request, startApp, type RunningApp } from '@rsd/testkit';
-import { buildApp } from './app';
-import { readApiConfigSchema } from './config';
-import { issueCredential, recordScore, testClock, type IssuedCredential, testSigningKeys } from './testing/read-api-fixtures';
+import { request, type RunningApp } from '@rsd/testkit';
+import { issueCredential, recordScore, testClock, type IssuedCredential } from './testing/read-api-fixtures';
+import { startReadApi } from './testing/read-api-harness';
 
-const log = createLogger('read-api', 'silent');
-
-async function startReadApi(env: NodeJS.ProcessEnv = {}) {
-  const views: ViewStore = createMemoryViewStore();
+/** The read API with a score of acme's recorded, on a clock the test may move. */
+async function aScoredReadApi(env: NodeJS.ProcessEnv = {}) {
   const clock = testClock('2026-11-21T08:00:00.000Z');
-  const config = loadConfig(readApiConfigSchema, env);
-  const running = await startApp(
-    buildApp({ signingKeys: testSigningKeys(), config, views, rateLimitStores: memoryRateLimitStores, clock, log }),
-  );
-  await recordScore(views, { organizationId: 'acme' });
-  return { running, views, clock };
+  const running = await startReadApi({ env, clock });
+  await recordScore(running.views, { organizationId: 'acme' });
+  return { running, views: running.views, clock };
 }
 
 function getScore(running: RunningApp, credential: IssuedCredential, headers: Record<string, string> = {}) {
@@ -37,7 +29,7 @@ describe('per-credential rate limit', () => {
   let views: ViewStore;
 
   beforeEach(async () => {
-    ({ running, views } = await startReadApi());
+    ({ running, views } = await aScoredReadApi());
   });
 
   afterEach(async () => {
@@ -100,7 +92,7 @@ describe('failed-authentication limit per client address', () => {
   let views: ViewStore;
 
   beforeEach(async () => {
-    ({ running, views } = await startReadApi({ FAILED_AUTH_LIMIT_PER_MINUTE: '5', TRUST_PROXY_HOPS: '1' }));
+    ({ running, views } = await aScoredReadApi({ FAILED_AUTH_LIMIT_PER_MINUTE: '5', TRUST_PROXY_HOPS: '1' }));
   });
 
   afterEach(async () => {
@@ -173,7 +165,7 @@ describe('failed-authentication limit per client address', () => {
 
 describe('expiry at request time', () => {
   test('when the clock reaches expiresAt, then the credential stops working although no Expired event arrived', async () => {
-    const { running, views, clock } = await startReadApi();
+    const { running, views, clock } = await aScoredReadApi();
     try {
       const credential = await issueCredential(views, { expiresAt: '2026-11-22T00:00:00.000Z' });
       clock.set('2026-11-21T23:59:59.999Z');
@@ -193,16 +185,13 @@ describe('expiry at request time', () => {
 
 describe('a rate-limit store that fails', () => {
   test('when the store throws, then requests are served and failures keep their own codes', async () => {
-    const views = createMemoryViewStore();
     const failingStores: RateLimitStoreFactory = () => ({
       increment: () => Promise.reject(new Error('store is away')),
       decrement: () => Promise.resolve(),
       resetKey: () => Promise.resolve(),
     });
-    const config = loadConfig(readApiConfigSchema, {});
-    const running = await startApp(
-      buildApp({ signingKeys: testSigningKeys(), config, views, rateLimitStores: failingStores, clock: testClock(), log }),
-    );
+    const running = await startReadApi({ rateLimitStores: failingStores });
+    const { views } = running;
     try {
       const credential = await issueCredential(views);
       await recordScore(views);

@@ -1,15 +1,5 @@
-import { randomUUID } from 'node:crypto';
-import {
-  EVENT_TYPES,
-  newEvent,
-  type AuthorizationCreated,
-  type AuthorizationExpired,
-  type AuthorizationKeyRotated,
-  type AuthorizationRevoked,
-  type CalculatedScore,
-  type DomainEvent,
-  type ScoreCalculated,
-} from '@rsd/contracts';
+import { EVENT_TYPES, type CalculatedScore, type DomainEvent } from '@rsd/contracts';
+import { anEvent } from '@rsd/testkit';
 import { credentialView, isActive } from './credential-view';
 import { latestScoreView } from './latest-score-view';
 import { scoreHistoryView } from './score-history-view';
@@ -19,12 +9,9 @@ const at = new Date('2026-11-20T00:00:00.000Z');
 const ids = { clientId: 'rs_AAAAAAAAAAAAAAAAAAAAAAAA', organizationId: 'acme' };
 
 const created = (revision = 1, expiresAt: string | null = null) =>
-  newEvent<AuthorizationCreated>({
-    id: randomUUID(),
-    source: '/test',
-    time: at,
-    type: EVENT_TYPES.authorizationCreated,
-    data: {
+  anEvent(
+    EVENT_TYPES.authorizationCreated,
+    {
       ...ids,
       recipientType: 'auditor',
       recipientName: null,
@@ -34,32 +21,19 @@ const created = (revision = 1, expiresAt: string | null = null) =>
       createdAt: at.toISOString(),
       revision,
     },
-  });
+    { time: at },
+  );
 const revoked = (revision: number) =>
-  newEvent<AuthorizationRevoked>({
-    id: randomUUID(),
-    source: '/test',
-    time: at,
-    type: EVENT_TYPES.authorizationRevoked,
-    data: { ...ids, revokedAt: at.toISOString(), revision },
-  });
+  anEvent(EVENT_TYPES.authorizationRevoked, { ...ids, revokedAt: at.toISOString(), revision }, { time: at });
 const expired = (revision: number) =>
-  newEvent<AuthorizationExpired>({
-    id: randomUUID(),
-    source: '/test',
-    time: at,
-    type: EVENT_TYPES.authorizationExpired,
-    data: { ...ids, expiredAt: at.toISOString(), revision },
-  });
+  anEvent(EVENT_TYPES.authorizationExpired, { ...ids, expiredAt: at.toISOString(), revision }, { time: at });
 const rotated = (revision: number, keyDigest: string, previousKeyDigest: string | null, previousKeyExpiresAt: string | null = null) =>
-  newEvent<AuthorizationKeyRotated>({
-    id: randomUUID(),
-    source: '/test',
-    time: at,
-    type: EVENT_TYPES.authorizationKeyRotated,
-    data: { ...ids, keyDigest, previousKeyDigest, previousKeyExpiresAt, rotatedAt: at.toISOString(), revision },
-  });
-const score = (scoreDate: string, value: number, calculatedAt = `${scoreDate}T06:00:00.000Z`): ScoreCalculated => {
+  anEvent(
+    EVENT_TYPES.authorizationKeyRotated,
+    { ...ids, keyDigest, previousKeyDigest, previousKeyExpiresAt, rotatedAt: at.toISOString(), revision },
+    { time: at },
+  );
+const score = (scoreDate: string, value: number, calculatedAt = `${scoreDate}T06:00:00.000Z`) => {
   const data: CalculatedScore = {
     organizationId: 'acme',
     scoreDate,
@@ -68,7 +42,7 @@ const score = (scoreDate: string, value: number, calculatedAt = `${scoreDate}T06
     pillarScores: { structuralIntegrity: value, failureResistance: value, deviceHealth: value, recoveryCapability: value },
     calculatedAt,
   };
-  return newEvent<ScoreCalculated>({ id: randomUUID(), source: '/test', time: at, type: EVENT_TYPES.scoreCalculated, data });
+  return anEvent(EVENT_TYPES.scoreCalculated, data, { time: at });
 };
 
 /** What a store would hold per key after the events, applied through `keyOf` and `evolve` only. */

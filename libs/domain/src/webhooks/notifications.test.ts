@@ -1,18 +1,13 @@
 import {
   EVENT_TYPES,
-  newEvent,
   webhookPayloadSchema,
-  type AuthorizationCreated,
-  type AuthorizationExpired,
-  type AuthorizationKeyRotated,
-  type AuthorizationRevoked,
   type CalculatedScore,
   type Grade,
   type PillarScores,
   type Scope,
-  type ScoreCalculated,
   type WebhookEventType,
 } from '@rsd/contracts';
+import { anEvent } from '@rsd/testkit';
 import type { CredentialView } from '../views/credential-view';
 import { deliveriesFor, scopesAllow, stillDeliverable, triggerOf, type NotifierTrigger, type SubscriptionFacts } from './notifications';
 
@@ -23,6 +18,7 @@ const now = new Date('2026-11-21T08:00:02.000Z');
 const ALL_EVENTS: WebhookEventType[] = ['score.updated', 'grade.changed', 'authorization.ended'];
 let sequence = 0;
 const nextId = () => `event-${(sequence += 1)}`;
+const stamp = () => ({ id: nextId(), time: eventTime });
 
 const pillars = (value: number): PillarScores => ({
   structuralIntegrity: value,
@@ -39,24 +35,11 @@ const calculated = (scoreDate: string, score: number, grade: Grade, fields: Part
   calculatedAt: `${scoreDate}T06:00:00.000Z`,
   ...fields,
 });
-const scoreEvent = (data: CalculatedScore) =>
-  newEvent<ScoreCalculated>({ id: nextId(), source: '/test', time: eventTime, type: EVENT_TYPES.scoreCalculated, data });
+const scoreEvent = (data: CalculatedScore) => anEvent(EVENT_TYPES.scoreCalculated, data, stamp());
 const revoked = (revision: number) =>
-  newEvent<AuthorizationRevoked>({
-    id: nextId(),
-    source: '/test',
-    time: eventTime,
-    type: EVENT_TYPES.authorizationRevoked,
-    data: { clientId, organizationId, revokedAt: '2026-11-21T07:59:59.500Z', revision },
-  });
+  anEvent(EVENT_TYPES.authorizationRevoked, { clientId, organizationId, revokedAt: '2026-11-21T07:59:59.500Z', revision }, stamp());
 const expired = (revision: number) =>
-  newEvent<AuthorizationExpired>({
-    id: nextId(),
-    source: '/test',
-    time: eventTime,
-    type: EVENT_TYPES.authorizationExpired,
-    data: { clientId, organizationId, expiredAt: '2026-11-21T07:59:58.000Z', revision },
-  });
+  anEvent(EVENT_TYPES.authorizationExpired, { clientId, organizationId, expiredAt: '2026-11-21T07:59:58.000Z', revision }, stamp());
 
 const credential = (scopes: Scope[], fields: Partial<CredentialView> = {}): CredentialView => ({
   clientId,
@@ -154,12 +137,9 @@ describe('triggerOf', () => {
   });
 
   test('when an authorization is created or its key rotated, then there is nothing to notify', () => {
-    const created = newEvent<AuthorizationCreated>({
-      id: nextId(),
-      source: '/test',
-      time: eventTime,
-      type: EVENT_TYPES.authorizationCreated,
-      data: {
+    const created = anEvent(
+      EVENT_TYPES.authorizationCreated,
+      {
         clientId,
         organizationId,
         recipientType: 'auditor',
@@ -170,13 +150,11 @@ describe('triggerOf', () => {
         createdAt: eventTime.toISOString(),
         revision: 1,
       },
-    });
-    const rotated = newEvent<AuthorizationKeyRotated>({
-      id: nextId(),
-      source: '/test',
-      time: eventTime,
-      type: EVENT_TYPES.authorizationKeyRotated,
-      data: {
+      stamp(),
+    );
+    const rotated = anEvent(
+      EVENT_TYPES.authorizationKeyRotated,
+      {
         clientId,
         organizationId,
         keyDigest: 'b'.repeat(64),
@@ -185,7 +163,8 @@ describe('triggerOf', () => {
         rotatedAt: eventTime.toISOString(),
         revision: 2,
       },
-    });
+      stamp(),
+    );
 
     expect(triggerOf(created, {})).toBeUndefined();
     expect(triggerOf(rotated, { credential: credential(['qr_score']) })).toBeUndefined();

@@ -21,3 +21,18 @@ export async function eventually<T>(
 export function uniqueName(base: string): string {
   return `${base}-${Date.now().toString(36)}-${Math.random().toString(36).slice(2, 10)}`;
 }
+
+/** Polls `check` until it gives a value and resolves with that value; fails once `timeoutMs` (default 5 s) have passed. */
+export function eventuallyDefined<T>(
+  check: () => T | undefined,
+  { timeoutMs = 5_000, intervalMs = 20 }: { timeoutMs?: number; intervalMs?: number } = {},
+): Promise<T> {
+  return eventually(
+    () => {
+      const value = check();
+      if (value === undefined) throw new Error(`not within ${timeoutMs} ms`);
+      return value;
+    },
+    { timeoutMs, intervalMs },
+  );
+}

@@ -1,6 +1,7 @@
-import { EVENT_TYPES, newEvent, type CalculatedScore, type ScoreCalculated } from '@rsd/contracts';
+import { EVENT_TYPES, type CalculatedScore, type ScoreCalculated } from '@rsd/contracts';
 import type { StoredAuthorization } from '@rsd/domain';
 import type { OutboxEntry } from '@rsd/ports';
+import { anEvent } from '../events';
 import { uniqueName } from './eventually';
 
 /** Values for the ports' own types, unique per call where they must be: shared by the contract suites and adapter tests. */
@@ -44,11 +45,9 @@ export function aCalculatedScore(organizationId: string, scoreDate: string, over
 }
 
 export function scoreCalculated(score: CalculatedScore): ScoreCalculated {
-  return newEvent<ScoreCalculated>({
+  return anEvent(EVENT_TYPES.scoreCalculated, score, {
     id: uniqueName('event'),
     source: '/test/contracts',
     time: new Date(score.calculatedAt),
-    type: EVENT_TYPES.scoreCalculated,
-    data: score,
   });
 }

@@ -1,68 +1,11 @@
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import type { AccessRecord } from '@rsd/contracts';
-import { openFileAccessLogStore, openSqliteAuthorizationStore, openSqliteEventLog } from '@rsd/embedded';
-import { createLogger, createTokenVerifier, loadConfig } from '@rsd/platform';
-import type { AccessLogStore } from '@rsd/ports';
-import { request, signToken, startApp, type RunningApp } from '@rsd/testkit';
-import { buildApp } from '../app';
-import { credentialsConfigSchema } from '../config';
-import { createOutboxRelay } from '../outbox/outbox-relay';
+import { request, signToken } from '@rsd/testkit';
+import { anAccessRecord, NOW, startCredentials, type CredentialsHarness } from '../testing/credentials-harness';
 
 const ORG = 'acme';
-const NOW = new Date('2026-11-20T10:00:00.000Z');
 const MINUTE = 60_000;
 const HOUR = 60 * MINUTE;
 const DAY = 24 * HOUR;
-
-interface Harness {
-  app: RunningApp;
-  accessLog: AccessLogStore;
-  close(): Promise<void>;
-}
-
-/** The credentials service over the embedded adapters, its access log among them, in a temp dir. */
-async function startCredentials(): Promise<Harness> {
-  const dir = await mkdtemp(join(tmpdir(), 'credentials-access-'));
-  const eventLog = openSqliteEventLog({ file: join(dir, 'rsd.sqlite') });
-  const store = openSqliteAuthorizationStore({ file: join(dir, 'rsd.sqlite') });
-  const accessLog = await openFileAccessLogStore({ dir: join(dir, 'access-log'), now: () => NOW });
-  const log = createLogger('credentials', 'silent');
-  const relay = createOutboxRelay({ store, eventLog, log });
-  const config = loadConfig(credentialsConfigSchema, { JWT_HS256_SECRET: 'test-secret-that-is-at-least-32-characters-long' });
-  const app = await startApp(
-    buildApp({ config, store, accessLog, relay, clock: { now: () => NOW }, log, verifyToken: createTokenVerifier(config) }),
-  );
-  return {
-    app,
-    accessLog,
-    close: async () => {
-      await app.close();
-      await relay.stop();
-      await store.close();
-      await accessLog.close();
-      await eventLog.close();
-      await rm(dir, { recursive: true, force: true });
-    },
-  };
-}
-
-let sequence = 0;
-function aRecord(clientId: string, agoMs: number, overrides: Partial<AccessRecord> = {}): AccessRecord {
-  sequence += 1;
-  return {
-    id: `rec-${String(sequence).padStart(6, '0')}`,
-    clientId,
-    at: new Date(NOW.getTime() - agoMs).toISOString(),
-    resource: 'score',
-    status: 200,
-    code: null,
-    clientAddress: '198.51.100.7',
-    requestId: `req-${String(sequence).padStart(6, '0')}`,
-    ...overrides,
-  };
-}
 
 const entryOf = ({ at, resource, status, code, clientAddress, requestId }: AccessRecord) => ({
   at,
@@ -78,7 +21,7 @@ const newestFirst = (records: AccessRecord[]) =>
   );
 
 describe('credentials service: access log and usage (decisions 20 and 21)', () => {
-  let h: Harness;
+  let h: CredentialsHarness;
   let token: string;
   let clientId: string;
 
@@ -102,7 +45,9 @@ describe('credentials service: access log and usage (decisions 20 and 21)', () =
     test('when 1,000 entries, many sharing an instant and some a request id, are read 37 at a time, then each comes once, newest first, and the last page says there is no next', async () => {
       const records: AccessRecord[] = [];
       for (let n = 0; n < 1_000; n += 1) {
-        records.push(aRecord(clientId, Math.floor((1_000 - n) / 4) * 7 * MINUTE, n % 9 === 0 ? { requestId: 'client-chosen-id' } : {}));
+        records.push(
+          anAccessRecord(clientId, Math.floor((1_000 - n) / 4) * 7 * MINUTE, n % 9 === 0 ? { requestId: 'client-chosen-id' } : {}),
+        );
       }
       for (let at = 0; at < records.length; at += 250) await h.accessLog.add(records.slice(at, at + 250));
 
@@ -121,11 +66,11 @@ describe('credentials service: access log and usage (decisions 20 and 21)', () =
     });
 
     test('when newer entries arrive between pages, then the next page goes on from where the last ended, without repeating or skipping', async () => {
-      const older = Array.from({ length: 30 }, (_, n) => aRecord(clientId, (60 - n) * MINUTE));
+      const older = Array.from({ length: 30 }, (_, n) => anAccessRecord(clientId, (60 - n) * MINUTE));
       await h.accessLog.add(older);
 
       const first = await get(`${path()}/access-log?limit=10`);
-      await h.accessLog.add(Array.from({ length: 5 }, () => aRecord(clientId, 0)));
+      await h.accessLog.add(Array.from({ length: 5 }, () => anAccessRecord(clientId, 0)));
       const rest = await get(`${path()}/access-log?limit=100&cursor=${first.body.nextCursor}`);
 
       expect([...first.body.items, ...rest.body.items]).toEqual(newestFirst(older).map(entryOf));
@@ -135,7 +80,7 @@ describe('credentials service: access log and usage (decisions 20 and 21)', () =
     test('when no limit is given, then 100 entries come, with the documented fields only and Cache-Control no-store', async () => {
       await h.accessLog.add(
         Array.from({ length: 120 }, (_, n) =>
-          aRecord(clientId, (200 - n) * 1_000, { status: 401, code: 'INVALID_API_KEY', clientAddress: null }),
+          anAccessRecord(clientId, (200 - n) * 1_000, { status: 401, code: 'INVALID_API_KEY', clientAddress: null }),
         ),
       );
 
@@ -191,15 +136,15 @@ describe('credentials service: access log and usage (decisions 20 and 21)', () =
   describe('usage on every answer', () => {
     test('when reads succeeded and failed over the last 40 days, then get, list, revoke and rotate all carry the same lastUsedAt and the successful reads of each window', async () => {
       await h.accessLog.add([
-        aRecord(clientId, 40 * DAY),
-        aRecord(clientId, 10 * DAY, { status: 304 }),
-        aRecord(clientId, 2 * DAY),
-        aRecord(clientId, 5 * HOUR, { status: 403, code: 'ADDRESS_NOT_ALLOWED' }),
-        aRecord(clientId, 3 * HOUR, { resource: 'pillars' }),
-        aRecord(clientId, 2 * HOUR, { status: 304 }),
-        aRecord(clientId, 30 * MINUTE, { status: 429, code: 'RATE_LIMITED' }),
-        aRecord(clientId, 2 * MINUTE, { resource: 'history' }),
-        aRecord(clientId, MINUTE, { status: 401, code: 'INVALID_API_KEY' }),
+        anAccessRecord(clientId, 40 * DAY),
+        anAccessRecord(clientId, 10 * DAY, { status: 304 }),
+        anAccessRecord(clientId, 2 * DAY),
+        anAccessRecord(clientId, 5 * HOUR, { status: 403, code: 'ADDRESS_NOT_ALLOWED' }),
+        anAccessRecord(clientId, 3 * HOUR, { resource: 'pillars' }),
+        anAccessRecord(clientId, 2 * HOUR, { status: 304 }),
+        anAccessRecord(clientId, 30 * MINUTE, { status: 429, code: 'RATE_LIMITED' }),
+        anAccessRecord(clientId, 2 * MINUTE, { resource: 'history' }),
+        anAccessRecord(clientId, MINUTE, { status: 401, code: 'INVALID_API_KEY' }),
       ]);
       const expected = { lastUsedAt: new Date(NOW.getTime() - 2 * MINUTE).toISOString(), usage: { last24h: 3, last30d: 5 } };
 

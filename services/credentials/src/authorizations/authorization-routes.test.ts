@@ -1,68 +1,30 @@
-import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { randomUUID } from 'node:crypto';
 import { authorizationCreatedSchema, clientIdPattern, EVENT_TYPES, TOPICS } from '@rsd/contracts';
-import { openFileAccessLogStore, openSqliteAuthorizationStore, openSqliteEventLog } from '@rsd/embedded';
 import { digestApiKey, hasValidChecksum } from '@rsd/domain';
-import { createLogger, createTokenVerifier, loadConfig } from '@rsd/platform';
-import type { AccessLogStore, AuthorizationStore, EventLog } from '@rsd/ports';
-import { request, signToken, startApp, type RunningApp } from '@rsd/testkit';
-import { buildApp } from '../app';
-import { credentialsConfigSchema } from '../config';
-import { createOutboxRelay, type OutboxRelay } from '../outbox/outbox-relay';
+import type { EventLog } from '@rsd/ports';
+import { request, signToken, valuesOn } from '@rsd/testkit';
+import { NOW, startCredentials, type CredentialsHarness, type CredentialsHarnessOptions } from '../testing/credentials-harness';
 
 const ORG = 'acme';
-const NOW = new Date('2026-11-20T10:00:00.000Z');
 
-interface Harness {
-  app: RunningApp;
+interface Harness extends CredentialsHarness {
   url(path: string): string;
-  store: AuthorizationStore;
-  accessLog: AccessLogStore;
-  eventLog: EventLog;
-  relay: OutboxRelay;
   /** Every byte the adapters wrote: the database and its write-ahead log, where recent commits sit. */
   storedBytes(): Promise<string>;
-  clock: { now(): Date; set(time: Date): void };
-  close(): Promise<void>;
 }
 
-/** The real app over the real embedded adapters in a temp dir; `wrapLog` may put a faulty event log in front. */
-async function startCredentials(wrapLog: (log: EventLog) => EventLog = (log) => log, env: Record<string, string> = {}): Promise<Harness> {
-  const dir = await mkdtemp(join(tmpdir(), 'credentials-'));
-  const database = join(dir, 'rsd.sqlite');
-  const realLog = openSqliteEventLog({ file: database });
-  const eventLog = wrapLog(realLog);
-  const store = openSqliteAuthorizationStore({ file: database });
-  const log = createLogger('credentials', 'silent');
-  const relay = createOutboxRelay({ store, eventLog, log });
-  let current = NOW;
-  const clock = { now: () => current, set: (time: Date) => (current = time) };
-  const config = loadConfig(credentialsConfigSchema, { JWT_HS256_SECRET: 'test-secret-that-is-at-least-32-characters-long', ...env });
-  const accessLog = await openFileAccessLogStore({ dir: join(dir, 'access-log'), now: () => current });
-  const app = await startApp(buildApp({ config, store, accessLog, relay, clock, log, verifyToken: createTokenVerifier(config) }));
+/** The real app over the real embedded adapters in a temp dir; `wrapEventLog` may put a faulty event log in front. */
+async function startApi(options: CredentialsHarnessOptions = {}): Promise<Harness> {
+  const h = await startCredentials(options);
   return {
-    app,
-    url: (path) => `${app.baseUrl}/v1/organizations/${path}`,
-    store,
-    accessLog,
-    eventLog,
-    relay,
+    ...h,
+    url: (path) => `${h.app.baseUrl}/v1/organizations/${path}`,
     storedBytes: async () => {
-      const files = (await readdir(dir, { recursive: true, withFileTypes: true })).filter((entry) => entry.isFile());
+      const files = (await readdir(h.dir, { recursive: true, withFileTypes: true })).filter((entry) => entry.isFile());
       const contents = await Promise.all(files.map((entry) => readFile(join(entry.parentPath, entry.name), 'latin1')));
       expect(files.map((entry) => entry.name)).toContain('rsd.sqlite-wal');
       return contents.join('\n');
-    },
-    clock,
-    close: async () => {
-      await app.close();
-      await relay.stop();
-      await store.close();
-      await accessLog.close();
-      await realLog.close();
-      await rm(dir, { recursive: true, force: true });
     },
   };
 }
@@ -88,19 +50,9 @@ async function get(url: string, token?: string) {
 }
 
 async function eventsIn(eventLog: EventLog): Promise<{ type: string; data: Record<string, unknown> }[]> {
-  const values: string[] = [];
-  const subscription = await eventLog.subscribe({
-    groupId: `test-${randomUUID()}`,
-    topics: [TOPICS.authorizations],
-    fromBeginning: true,
-    handle: (record) => {
-      values.push(record.value);
-      return Promise.resolve();
-    },
-  });
-  await subscription.caughtUp;
-  await subscription.close();
-  return values.map((value) => JSON.parse(value) as { type: string; data: Record<string, unknown> });
+  return (await valuesOn(eventLog, TOPICS.authorizations)).map(
+    (value) => JSON.parse(value) as { type: string; data: Record<string, unknown> },
+  );
 }
 
 function pathsOf(body: { details?: { path: string }[] }): string[] {
@@ -109,17 +61,22 @@ function pathsOf(body: { details?: { path: string }[] }): string[] {
 
 const validBody = { recipientType: 'insurance_provider', recipientName: 'Acme Insurance', scopes: ['qr_score', 'pillar_breakdown'] };
 
-describe('credentials service: authorizations over HTTP', () => {
-  let h: Harness;
-  let token: string;
+let h: Harness;
+let token: string;
 
+/** Every test of the block that calls this gets a service of its own and an admin token. */
+function withAServicePerTest(): void {
   beforeEach(async () => {
-    h = await startCredentials();
+    h = await startApi();
     token = await adminToken();
   });
   afterEach(async () => {
     await h.close();
   });
+}
+
+describe('credentials service: authorizations over HTTP', () => {
+  withAServicePerTest();
 
   describe('create', () => {
     test('when an authorization is created, then 201 answers a checksummed key once and stores only its digest', async () => {
@@ -501,17 +458,7 @@ describe('credentials service: authorizations over HTTP', () => {
 });
 
 describe('credentials service: key rotation and allow lists (decisions 19 and 22)', () => {
-  let h: Harness;
-  let token: string;
-
-  beforeEach(async () => {
-    h = await startCredentials();
-    token = await adminToken();
-  });
-
-  afterEach(async () => {
-    await h.close();
-  });
+  withAServicePerTest();
 
   const create = async (body: Record<string, unknown> = {}) =>
     (await post(h.url(`${ORG}/authorizations`), { ...validBody, ...body }, token)).body;
@@ -638,11 +585,13 @@ describe('credentials service: key rotation and allow lists (decisions 19 and 22
 describe('credentials service: when the event log is down', () => {
   test('when the event log fails, then create still answers 201 and a later flush publishes the event exactly once', async () => {
     let failuresLeft = 2;
-    const h = await startCredentials((log) => ({
-      append: (topic, records) => (failuresLeft-- > 0 ? Promise.reject(new Error('event log down')) : log.append(topic, records)),
-      subscribe: (options) => log.subscribe(options),
-      close: () => log.close(),
-    }));
+    const h = await startApi({
+      wrapEventLog: (log) => ({
+        append: (topic, records) => (failuresLeft-- > 0 ? Promise.reject(new Error('event log down')) : log.append(topic, records)),
+        subscribe: (options) => log.subscribe(options),
+        close: () => log.close(),
+      }),
+    });
     try {
       const created = await post(h.url(`${ORG}/authorizations`), validBody, await adminToken());
       expect(created.status).toBe(201);
@@ -663,11 +612,13 @@ describe('credentials service: when the event log is down', () => {
 
   test('when the event log refuses a revocation, then it answers 202 with enforcement pending, and 200 once the event is in the log', async () => {
     const down = { now: false };
-    const h = await startCredentials((log) => ({
-      append: (topic, records) => (down.now ? Promise.reject(new Error('event log down')) : log.append(topic, records)),
-      subscribe: (options) => log.subscribe(options),
-      close: () => log.close(),
-    }));
+    const h = await startApi({
+      wrapEventLog: (log) => ({
+        append: (topic, records) => (down.now ? Promise.reject(new Error('event log down')) : log.append(topic, records)),
+        subscribe: (options) => log.subscribe(options),
+        close: () => log.close(),
+      }),
+    });
     try {
       const token = await adminToken();
       const created = await post(h.url(`${ORG}/authorizations`), validBody, token);
@@ -696,8 +647,8 @@ describe('credentials service: when the event log is down', () => {
   test('when the event log hangs, then the revoke answers 202 at its deadline and the event is published once the log answers', async () => {
     let release: () => void = () => undefined;
     const gate = { closed: false, opened: new Promise<void>((open) => (release = open)) };
-    const h = await startCredentials(
-      (log) => ({
+    const h = await startApi({
+      wrapEventLog: (log) => ({
         append: async (topic, records) => {
           if (gate.closed) await gate.opened;
           await log.append(topic, records);
@@ -705,8 +656,8 @@ describe('credentials service: when the event log is down', () => {
         subscribe: (options) => log.subscribe(options),
         close: () => log.close(),
       }),
-      { EVENT_LOG_PUBLISH_DEADLINE_MS: '300' },
-    );
+      env: { EVENT_LOG_PUBLISH_DEADLINE_MS: '300' },
+    });
     try {
       const token = await adminToken();
       const created = await post(h.url(`${ORG}/authorizations`), validBody, token);

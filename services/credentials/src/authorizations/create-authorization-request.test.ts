@@ -1,16 +1,12 @@
 import { ApiError } from '@rsd/platform';
+import { thrownBy } from '@rsd/testkit';
 import { resolveExpiresAt, validateCreateRequest } from './create-authorization-request';
 
 const NOW = new Date('2026-11-20T10:00:00.000Z');
 
 function problemsOf(body: unknown): unknown {
-  try {
-    validateCreateRequest(body, NOW);
-  } catch (error) {
-    if (error instanceof ApiError) return { code: error.code, details: error.details };
-    throw error;
-  }
-  throw new Error('expected the request to be refused');
+  const { code, details } = thrownBy(() => validateCreateRequest(body, NOW), ApiError);
+  return { code, details };
 }
 
 describe('create authorization request', () => {

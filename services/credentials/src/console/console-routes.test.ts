@@ -1,88 +1,51 @@
-import { readFile, mkdtemp, rm } from 'node:fs/promises';
+import { readFile } from 'node:fs/promises';
 import { get as httpGet } from 'node:http';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { AccessRecord } from '@rsd/contracts';
 import { digestApiKey, hasValidChecksum } from '@rsd/domain';
-import { createMemoryConsoleStateStore, openFileAccessLogStore, openSqliteAuthorizationStore, openSqliteEventLog } from '@rsd/embedded';
-import { createLogger, createTokenVerifier, loadConfig } from '@rsd/platform';
-import type { AccessLogStore, AuthorizationStore } from '@rsd/ports';
-import { request, signToken, startApp, type RunningApp } from '@rsd/testkit';
-import { buildApp } from '../app';
-import { credentialsConfigSchema } from '../config';
-import { createOutboxRelay } from '../outbox/outbox-relay';
+import { createMemoryConsoleStateStore } from '@rsd/embedded';
+import type { AuthorizationStore } from '@rsd/ports';
+import { request, signToken } from '@rsd/testkit';
+import { anAccessRecord, NOW, startCredentials, type CredentialsHarness } from '../testing/credentials-harness';
 import { DEFAULT_CLAIMS } from './console-config';
 import { createConsoleSessions, type ConsoleSessions } from './console-sessions';
 
 const ORG = 'acme';
 const OTHER_ORG = 'globex';
-const NOW = new Date('2026-11-20T10:00:00.000Z');
 const MINUTE = 60_000;
 const SESSION_COOKIE = 'rsd_console';
 const FOREIGN_ORIGIN = 'https://attacker.example';
 /** What a stack trace or an internal error leaves in a page. */
 const INTERNALS = /\n\s*at [\w.<>]+ \(|\n\s*at [^\n]*\.[cm]?[jt]s:\d+:\d+|node_modules|\.ts:\d+|TypeError|ReferenceError|SQLITE/;
 
-interface Harness {
-  app: RunningApp;
-  store: AuthorizationStore;
-  accessLog: AccessLogStore;
+interface Harness extends CredentialsHarness {
   sessions: ConsoleSessions;
-  clock: { now(): Date; set(time: Date): void };
   /** From now on the store's list fails with this error, as a database that went away would. */
   breakStore(error: Error): void;
-  close(): Promise<void>;
 }
 
-/** The credentials service over the embedded adapters in a temp dir, its console's sessions in the test's hands. */
 /** The console's origin as people reach it, through a proxy that gives the service another Host. */
 const PUBLIC_ORIGIN = 'https://credentials.acme.example';
 
+/** The credentials service over the embedded adapters in a temp dir, its console's sessions in the test's hands. */
 async function startConsole(): Promise<Harness> {
-  const dir = await mkdtemp(join(tmpdir(), 'credentials-console-'));
-  const database = join(dir, 'rsd.sqlite');
-  const eventLog = openSqliteEventLog({ file: database });
-  const store = openSqliteAuthorizationStore({ file: database });
-  const log = createLogger('credentials', 'silent');
-  const relay = createOutboxRelay({ store, eventLog, log });
-  let current = NOW;
-  const clock = { now: () => current, set: (time: Date) => (current = time) };
-  const sessions = createConsoleSessions(clock, createMemoryConsoleStateStore());
-  const config = loadConfig(credentialsConfigSchema, { JWT_HS256_SECRET: 'test-secret-that-is-at-least-32-characters-long' });
-  const accessLog = await openFileAccessLogStore({ dir: join(dir, 'access-log'), now: () => current });
+  let sessions: ConsoleSessions | undefined;
   let failure: Error | undefined;
-  const breakable: AuthorizationStore = {
-    ...store,
-    list: (organizationId) => (failure ? Promise.reject(failure) : store.list(organizationId)),
-  };
-  const app = await startApp(
-    buildApp({
-      config,
-      store: breakable,
-      accessLog,
-      relay,
-      clock,
-      log,
-      verifyToken: createTokenVerifier(config),
-      console: { sessions, oidc: undefined, claims: DEFAULT_CLAIMS, publicOrigin: PUBLIC_ORIGIN },
+  const h = await startCredentials({
+    wrapStore: (store): AuthorizationStore => ({
+      ...store,
+      list: (organizationId) => (failure ? Promise.reject(failure) : store.list(organizationId)),
     }),
-  );
+    console: (clock) => {
+      sessions = createConsoleSessions(clock, createMemoryConsoleStateStore());
+      return { sessions, oidc: undefined, claims: DEFAULT_CLAIMS, publicOrigin: PUBLIC_ORIGIN };
+    },
+  });
+  if (!sessions) throw new Error('the harness made no console');
   return {
-    app,
-    store,
-    accessLog,
+    ...h,
     sessions,
-    clock,
     breakStore: (error) => {
       failure = error;
-    },
-    close: async () => {
-      await app.close();
-      await relay.stop();
-      await store.close();
-      await accessLog.close();
-      await eventLog.close();
-      await rm(dir, { recursive: true, force: true });
     },
   };
 }
@@ -130,21 +93,6 @@ const clientIdOf = (body: string): string => {
 const occurrences = (text: string, part: string) => text.split(part).length - 1;
 /** The token with its last character changed: as long, never the same. */
 const oneCharacterOff = (token: string) => `${token.slice(0, -1)}${token.endsWith('A') ? 'B' : 'A'}`;
-
-let sequence = 0;
-function aRecord(clientId: string, agoMs: number): AccessRecord {
-  sequence += 1;
-  return {
-    id: `rec-${String(sequence).padStart(6, '0')}`,
-    clientId,
-    at: new Date(NOW.getTime() - agoMs).toISOString(),
-    resource: 'score',
-    status: 200,
-    code: null,
-    clientAddress: '198.51.100.7',
-    requestId: `req-${String(sequence).padStart(6, '0')}`,
-  };
-}
 
 describe('credentials service: the console (decisions 30-32)', () => {
   let h: Harness;
@@ -420,6 +368,9 @@ describe('credentials service: the console (decisions 30-32)', () => {
       expect(page.status).toBe(403);
       expect(page.body).toContain('<h1>Form expired</h1>');
     };
+    /** A valid create with the session's right CSRF token, sent with `how` (headers, and `bare` for no browser headers). */
+    const createWithRightToken = (session: { cookie: string; csrf: string }, how: Pick<Visit, 'headers' | 'bare'> = {}) =>
+      visit('/console/authorizations', { cookie: session.cookie, form: validForm(session.csrf), ...how });
 
     test('when a create has no _csrf, then it is a 403 and nothing is created', async () => {
       const session = await signIn();
@@ -449,21 +400,8 @@ describe('credentials service: the console (decisions 30-32)', () => {
     test('when a create with the right _csrf comes from a foreign Origin, then it is a 403 and nothing is created', async () => {
       const session = await signIn();
 
-      expectRefused(
-        await visit('/console/authorizations', {
-          cookie: session.cookie,
-          form: validForm(session.csrf),
-          headers: { origin: FOREIGN_ORIGIN },
-        }),
-      );
-      expectRefused(
-        await visit('/console/authorizations', {
-          cookie: session.cookie,
-          form: validForm(session.csrf),
-          bare: true,
-          headers: { origin: 'null' },
-        }),
-      );
+      expectRefused(await createWithRightToken(session, { headers: { origin: FOREIGN_ORIGIN } }));
+      expectRefused(await createWithRightToken(session, { bare: true, headers: { origin: 'null' } }));
 
       expect(await h.store.list(ORG)).toEqual([]);
     });
@@ -471,12 +409,7 @@ describe('credentials service: the console (decisions 30-32)', () => {
     test('when a create with the right _csrf comes from the public origin (a proxy rewrote Host), then it is accepted', async () => {
       const session = await signIn();
 
-      const page = await visit('/console/authorizations', {
-        cookie: session.cookie,
-        form: validForm(session.csrf),
-        bare: true,
-        headers: { origin: PUBLIC_ORIGIN, 'sec-fetch-site': 'same-origin' },
-      });
+      const page = await createWithRightToken(session, { bare: true, headers: { origin: PUBLIC_ORIGIN, 'sec-fetch-site': 'same-origin' } });
 
       expect(page.status).toBe(201);
       expect(await h.store.list(ORG)).toHaveLength(1);
@@ -486,14 +419,7 @@ describe('credentials service: the console (decisions 30-32)', () => {
       const session = await signIn();
 
       for (const site of ['cross-site', 'same-site']) {
-        expectRefused(
-          await visit('/console/authorizations', {
-            cookie: session.cookie,
-            form: validForm(session.csrf),
-            bare: true,
-            headers: { 'sec-fetch-site': site },
-          }),
-        );
+        expectRefused(await createWithRightToken(session, { bare: true, headers: { 'sec-fetch-site': site } }));
       }
 
       expect(await h.store.list(ORG)).toEqual([]);
@@ -502,7 +428,7 @@ describe('credentials service: the console (decisions 30-32)', () => {
     test('when the same create comes with the right _csrf from this console, then it is accepted: the refusals above were the checks', async () => {
       const session = await signIn();
 
-      const page = await visit('/console/authorizations', { cookie: session.cookie, form: validForm(session.csrf) });
+      const page = await createWithRightToken(session);
 
       expect(page.status).toBe(201);
       expect(await h.store.list(ORG)).toHaveLength(1);
@@ -511,13 +437,8 @@ describe('credentials service: the console (decisions 30-32)', () => {
     test('when a form with the right _csrf names no origin, only Sec-Fetch-Site same-origin or nothing at all, then the token decides and it is accepted', async () => {
       const session = await signIn();
 
-      const sameOriginOnly = await visit('/console/authorizations', {
-        cookie: session.cookie,
-        form: validForm(session.csrf),
-        bare: true,
-        headers: { 'sec-fetch-site': 'same-origin' },
-      });
-      const neither = await visit('/console/authorizations', { cookie: session.cookie, form: validForm(session.csrf), bare: true });
+      const sameOriginOnly = await createWithRightToken(session, { bare: true, headers: { 'sec-fetch-site': 'same-origin' } });
+      const neither = await createWithRightToken(session, { bare: true });
 
       expect([sameOriginOnly.status, neither.status]).toEqual([201, 201]);
       expect(await h.store.list(ORG)).toHaveLength(2);
@@ -650,14 +571,19 @@ describe('credentials service: the console (decisions 30-32)', () => {
   });
 
   describe('rotating', () => {
-    test('when the key is rotated with no overlap, then the new key is shown once, is the stored one, and the old one stops now', async () => {
+    /** Signs in, creates an authorization and posts its rotate form: `fields`, with the session's CSRF token unless `csrf` is false. */
+    async function rotateANewOne(fields: Form, csrf = true) {
       const session = await signIn();
-      const { clientId, apiKey: oldKey } = await createInConsole(session);
-
+      const { clientId, apiKey } = await createInConsole(session);
       const page = await visit(`/console/authorizations/${clientId}/rotate`, {
         cookie: session.cookie,
-        form: { _csrf: session.csrf, overlapSeconds: '0' },
+        form: csrf ? { _csrf: session.csrf, ...fields } : fields,
       });
+      return { session, clientId, apiKey, page };
+    }
+
+    test('when the key is rotated with no overlap, then the new key is shown once, is the stored one, and the old one stops now', async () => {
+      const { session, clientId, apiKey: oldKey, page } = await rotateANewOne({ overlapSeconds: '0' });
 
       expect(page.status).toBe(200);
       expect(page.body).toContain('<h1>New key issued</h1>');
@@ -675,13 +601,7 @@ describe('credentials service: the console (decisions 30-32)', () => {
     });
 
     test('when the key is rotated with an hour of overlap, then the page says until when the previous key works', async () => {
-      const session = await signIn();
-      const { clientId, apiKey: oldKey } = await createInConsole(session);
-
-      const page = await visit(`/console/authorizations/${clientId}/rotate`, {
-        cookie: session.cookie,
-        form: { _csrf: session.csrf, overlapSeconds: '3600' },
-      });
+      const { clientId, apiKey: oldKey, page } = await rotateANewOne({ overlapSeconds: '3600' });
 
       expect(page.status).toBe(200);
       expect(page.body).toContain(
@@ -698,13 +618,7 @@ describe('credentials service: the console (decisions 30-32)', () => {
     test.each([['abc'], ['-1'], ['604801'], ['1.5'], ['1e3x'], [''], [' '], ['0x10'], ['1e3']])(
       'when the overlap is %j, then it is a 400 page and the key is unchanged',
       async (overlapSeconds) => {
-        const session = await signIn();
-        const { clientId, apiKey } = await createInConsole(session);
-
-        const page = await visit(`/console/authorizations/${clientId}/rotate`, {
-          cookie: session.cookie,
-          form: { _csrf: session.csrf, overlapSeconds },
-        });
+        const { clientId, apiKey, page } = await rotateANewOne({ overlapSeconds });
 
         expect(page.status).toBe(400);
         expect(page.body).toContain('<h1>Invalid request</h1>');
@@ -715,20 +629,14 @@ describe('credentials service: the console (decisions 30-32)', () => {
     );
 
     test('when a rotation has no overlap field at all, then it is a 400 page and the key is unchanged', async () => {
-      const session = await signIn();
-      const { clientId, apiKey } = await createInConsole(session);
-
-      const page = await visit(`/console/authorizations/${clientId}/rotate`, { cookie: session.cookie, form: { _csrf: session.csrf } });
+      const { clientId, apiKey, page } = await rotateANewOne({});
 
       expect(page.status).toBe(400);
       expect((await h.store.find(ORG, clientId))?.keyDigest).toBe(digestApiKey(apiKey));
     });
 
     test('when a rotation lacks the CSRF token, then it is a 403 and the key is unchanged', async () => {
-      const session = await signIn();
-      const { clientId, apiKey } = await createInConsole(session);
-
-      const page = await visit(`/console/authorizations/${clientId}/rotate`, { cookie: session.cookie, form: { overlapSeconds: '0' } });
+      const { clientId, apiKey, page } = await rotateANewOne({ overlapSeconds: '0' }, false);
 
       expect(page.status).toBe(403);
       expect((await h.store.find(ORG, clientId))?.keyDigest).toBe(digestApiKey(apiKey));
@@ -863,9 +771,9 @@ describe('credentials service: the console (decisions 30-32)', () => {
     test('when the log is longer than a page, then the older entries link leads on, and the newest link leads back', async () => {
       const session = await signIn();
       const { clientId } = await createInConsole(session);
-      const oldest = aRecord(clientId, 3 * MINUTE);
-      const middle = aRecord(clientId, 2 * MINUTE);
-      const newest = aRecord(clientId, MINUTE);
+      const oldest = anAccessRecord(clientId, 3 * MINUTE);
+      const middle = anAccessRecord(clientId, 2 * MINUTE);
+      const newest = anAccessRecord(clientId, MINUTE);
       await h.accessLog.add([oldest, middle, newest]);
 
       const first = await visit(`/console/authorizations/${clientId}?limit=2`, { cookie: session.cookie });

@@ -1,10 +1,8 @@
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { openSqliteAuthorizationStore, openSqliteEventLog } from '@rsd/embedded';
 import { createLogger } from '@rsd/platform';
 import type { StoredAuthorization } from '@rsd/domain';
 import type { AuthorizationStore, EventLog, OutboxEntry, OutgoingRecord } from '@rsd/ports';
+import { valuesOn } from '@rsd/testkit';
+import { openEmbeddedStores, type EmbeddedStores } from '../testing/credentials-harness';
 import { createOutboxRelay, publishOwedEvents } from './outbox-relay';
 
 const TOPIC = 'rsd.authorizations.v1';
@@ -47,36 +45,19 @@ function controllableLog(real: EventLog) {
 }
 
 async function valuesIn(eventLog: EventLog): Promise<unknown[]> {
-  const values: unknown[] = [];
-  const subscription = await eventLog.subscribe({
-    groupId: 'test',
-    topics: [TOPIC],
-    fromBeginning: true,
-    handle: (record) => {
-      values.push(JSON.parse(record.value));
-      return Promise.resolve();
-    },
-  });
-  await subscription.caughtUp;
-  await subscription.close();
-  return values;
+  return (await valuesOn(eventLog, TOPIC)).map((value) => JSON.parse(value) as unknown);
 }
 
 describe('outbox relay', () => {
-  let dir: string;
+  let stores: EmbeddedStores;
   let store: AuthorizationStore;
   let real: EventLog;
 
   beforeEach(async () => {
-    dir = await mkdtemp(join(tmpdir(), 'outbox-relay-'));
-    store = openSqliteAuthorizationStore({ file: join(dir, 'rsd.sqlite') });
-    real = openSqliteEventLog({ file: join(dir, 'rsd.sqlite') });
+    stores = await openEmbeddedStores('outbox-relay-');
+    ({ store, eventLog: real } = stores);
   });
-  afterEach(async () => {
-    await store.close();
-    await real.close();
-    await rm(dir, { recursive: true, force: true });
-  });
+  afterEach(() => stores.close());
 
   test('when entries are owed, then a flush publishes them in order per Client ID and marks them published', async () => {
     await store.create(aRecord('rs_AAAAAAAAAAAAAAAA'), [anEntry('rs_AAAAAAAAAAAAAAAA', 1), anEntry('rs_AAAAAAAAAAAAAAAA', 2)]);

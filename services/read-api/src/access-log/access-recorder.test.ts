@@ -1,5 +1,6 @@
 import type { AccessRecord } from '@rsd/contracts';
 import { createLogger } from '@rsd/platform';
+import { useFakeTimersFromZero } from '@rsd/testkit';
 import { createAccessRecorder, type AccessRecorderOptions } from './access-recorder';
 
 const log = createLogger('read-api', 'silent');
@@ -53,12 +54,7 @@ function aRecorder(publish: AccessRecorderOptions['publish'], overrides: Partial
 }
 
 describe('access recorder (decision 21)', () => {
-  beforeEach(() => {
-    jest.useFakeTimers({ now: 0 });
-  });
-  afterEach(() => {
-    jest.useRealTimers();
-  });
+  useFakeTimersFromZero();
 
   test('when fewer records than a batch arrive, then nothing is published until the interval, and then all of them at once', async () => {
     const stream = aStream();

@@ -1,19 +1,11 @@
 import type { AccessRecord } from '@rsd/contracts';
-import { createMemoryViewStore, memoryRateLimitStores } from '@rsd/embedded';
+import { createMemoryViewStore } from '@rsd/embedded';
 import { createServiceMetrics } from '@rsd/observability';
-import { createLogger, loadConfig } from '@rsd/platform';
+import { createLogger } from '@rsd/platform';
 import type { ViewStore } from '@rsd/ports';
-import { eventually, request, startApp, type RunningApp } from '@rsd/testkit';
-import { buildApp } from '../app';
-import { readApiConfigSchema } from '../config';
-import {
-  issueCredential,
-  recordScore,
-  revokeCredential,
-  testClock,
-  testSigningKeys,
-  type IssuedCredential,
-} from '../testing/read-api-fixtures';
+import { eventually, request, type RunningApp } from '@rsd/testkit';
+import { issueCredential, recordScore, revokeCredential, testClock, type IssuedCredential } from '../testing/read-api-fixtures';
+import { startReadApi } from '../testing/read-api-harness';
 import { createAccessRecorder } from './access-recorder';
 import type { RecordAccess } from './record-on-finish';
 
@@ -22,24 +14,15 @@ const clock = testClock('2026-11-21T08:00:00.000Z');
 
 async function aReadApi(views: ViewStore, recordAccess: RecordAccess, env: Record<string, string> = {}) {
   const metrics = createServiceMetrics('read-api');
-  const running = await startApp(
-    buildApp({
-      signingKeys: testSigningKeys(),
-      // One trusted proxy hop, so each request can say which client address it came from.
-      config: loadConfig(readApiConfigSchema, {
-        TRUST_PROXY_HOPS: '1',
-        RATE_LIMIT_PER_MINUTE: '4',
-        FAILED_AUTH_LIMIT_PER_MINUTE: '2',
-        ...env,
-      }),
-      views,
-      rateLimitStores: memoryRateLimitStores,
-      clock,
-      log,
-      operations: { metrics, readiness: [] },
-      recordAccess,
-    }),
-  );
+  const running = await startReadApi({
+    // One trusted proxy hop, so each request can say which client address it came from.
+    env: { TRUST_PROXY_HOPS: '1', RATE_LIMIT_PER_MINUTE: '4', FAILED_AUTH_LIMIT_PER_MINUTE: '2', ...env },
+    views,
+    clock,
+    log,
+    operations: { metrics, readiness: [] },
+    recordAccess,
+  });
   return { running, metrics };
 }
 

@@ -1,27 +1,13 @@
-import { createMemoryViewStore, memoryRateLimitStores } from '@rsd/embedded';
-import { createLogger, loadConfig } from '@rsd/platform';
-import { request, startApp, type RunningApp } from '@rsd/testkit';
-import { buildApp } from '../app';
-import { readApiConfigSchema } from '../config';
-import { issueCredential, recordScore, testClock, type IssuedCredential, testSigningKeys } from '../testing/read-api-fixtures';
+import { request, type RunningApp } from '@rsd/testkit';
+import { issueCredential, recordScore, type IssuedCredential } from '../testing/read-api-fixtures';
+import { startReadApi } from '../testing/read-api-harness';
 
 /** The tests connect from 127.0.0.1; X-Forwarded-For stands in for other addresses when a proxy hop is trusted. */
 async function withReadApi(env: NodeJS.ProcessEnv, run: (app: RunningApp, credential: IssuedCredential) => Promise<void>) {
-  const views = createMemoryViewStore();
-  const config = loadConfig(readApiConfigSchema, env);
-  const running = await startApp(
-    buildApp({
-      signingKeys: testSigningKeys(),
-      config,
-      views,
-      rateLimitStores: memoryRateLimitStores,
-      clock: testClock(),
-      log: createLogger('read-api', 'silent'),
-    }),
-  );
+  const running = await startReadApi({ env });
   try {
-    const credential = await issueCredential(views);
-    await recordScore(views);
+    const credential = await issueCredential(running.views);
+    await recordScore(running.views);
     await run(running, credential);
   } finally {
     await running.close();

@@ -1,28 +1,15 @@
-import { createMemoryViewStore, memoryRateLimitStores } from '@rsd/embedded';
-import { createLogger, loadConfig } from '@rsd/platform';
 import type { ViewStore } from '@rsd/ports';
-import { startApp, type RunningApp } from '@rsd/testkit';
-import { buildApp } from '../app';
-import { readApiConfigSchema } from '../config';
-import { issueCredential, recordScore, testClock, testSigningKeys, type IssuedCredential } from '../testing/read-api-fixtures';
+import { issueCredential, recordScore, type IssuedCredential } from '../testing/read-api-fixtures';
+import { startReadApi, type RunningReadApi } from '../testing/read-api-harness';
 
 describe('conditional requests (decision 23)', () => {
-  let running: RunningApp;
+  let running: RunningReadApi;
   let views: ViewStore;
   let credential: IssuedCredential;
 
   beforeEach(async () => {
-    views = createMemoryViewStore();
-    running = await startApp(
-      buildApp({
-        signingKeys: testSigningKeys(),
-        config: loadConfig(readApiConfigSchema, { RATE_LIMIT_PER_MINUTE: '4' }),
-        views,
-        rateLimitStores: memoryRateLimitStores,
-        clock: testClock(),
-        log: createLogger('read-api', 'silent'),
-      }),
-    );
+    running = await startReadApi({ env: { RATE_LIMIT_PER_MINUTE: '4' } });
+    views = running.views;
     credential = await issueCredential(views);
     await recordScore(views, { organizationId: credential.organizationId, scoreDate: '2026-11-20', score: 70 });
   });

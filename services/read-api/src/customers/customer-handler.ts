@@ -14,15 +14,23 @@ import { accessRecordIds, recordOnFinish, type RecordAccess } from '../access-lo
 export interface CustomerHandlerDeps {
   config: ReadApiConfig;
   views: ViewStore;
+  /** Absent: the views are in this process and never behind the log. */
   staleness?: FeedStaleness;
+  /** Signs every 200 from a customer resource; all of them are published at /.well-known/jwks.json. */
   signingKeys: SigningKeys;
-  /** Default: the active key's signer, reusing an unchanged representation's signature for RESPONSE_SIGNATURE_REUSE_S. */
+  /**
+   * Default: the active key's signer, reusing an unchanged representation's signature for
+   * RESPONSE_SIGNATURE_REUSE_S. Only `npm run bench` gives another: its unsigned baseline.
+   */
   responseSigner?: ResponseSigner;
   rateLimitStores: RateLimitStoreFactory;
   clock: Clock;
   log: Logger;
   onRateLimited?: RateLimitDeps['onRejected'];
-  /** Decision 21: takes the access record of every request whose credential was found; absent, nothing is recorded. */
+  /**
+   * Decision 21: the access recorder's intake, given the access record of every request whose
+   * credential was found; absent (ACCESS_LOG_ENABLED=false, or a test), nothing is recorded.
+   */
   recordAccess?: RecordAccess;
 }
 

@@ -1,29 +1,17 @@
-import { createMemoryViewStore, memoryRateLimitStores } from '@rsd/embedded';
-import { createLogger, loadConfig } from '@rsd/platform';
 import { credentialView, currentScoreView } from '@rsd/domain';
 import type { ViewStore } from '@rsd/ports';
-import { request, startApp, type RunningApp } from '@rsd/testkit';
-import { buildApp } from '../app';
-import { readApiConfigSchema } from '../config';
+import { request, type RunningApp } from '@rsd/testkit';
 import { cursorAfter } from './history-query';
-import { issueCredential, recordScore, testClock, type IssuedCredential, testSigningKeys } from '../testing/read-api-fixtures';
+import { issueCredential, recordScore, type IssuedCredential } from '../testing/read-api-fixtures';
+import { startReadApi } from '../testing/read-api-harness';
 
 let running: RunningApp;
 let views: ViewStore;
 
 beforeEach(async () => {
-  views = createMemoryViewStore();
-  const config = loadConfig(readApiConfigSchema, {});
-  running = await startApp(
-    buildApp({
-      signingKeys: testSigningKeys(),
-      config,
-      views,
-      rateLimitStores: memoryRateLimitStores,
-      clock: testClock(),
-      log: createLogger('read-api', 'silent'),
-    }),
-  );
+  const readApi = await startReadApi();
+  views = readApi.views;
+  running = readApi;
 });
 
 afterEach(async () => {

@@ -1,11 +1,7 @@
-import { createMemoryViewStore, memoryRateLimitStores } from '@rsd/embedded';
-import { createLogger, loadConfig } from '@rsd/platform';
 import { READ_VIEWS } from '@rsd/domain';
 import { type ViewStore } from '@rsd/ports';
 import { projectEvent } from '@rsd/consumers';
-import { request, startApp, type RunningApp } from '@rsd/testkit';
-import { buildApp } from '../app';
-import { readApiConfigSchema } from '../config';
+import { request } from '@rsd/testkit';
 import {
   authorizationRevokedEvent,
   issueCredential,
@@ -13,29 +9,20 @@ import {
   revokeCredential,
   rotateCredential,
   testClock,
-  testSigningKeys,
   type IssuedCredential,
 } from '../testing/read-api-fixtures';
+import { startReadApi, type RunningReadApi } from '../testing/read-api-harness';
 
 describe('read API: rotated keys and allow lists (decisions 19 and 22)', () => {
-  let running: RunningApp;
+  let running: RunningReadApi;
   let views: ViewStore;
   const clock = testClock('2026-11-21T08:00:00.000Z');
 
   beforeEach(async () => {
-    views = createMemoryViewStore();
     clock.set('2026-11-21T08:00:00.000Z');
-    running = await startApp(
-      buildApp({
-        signingKeys: testSigningKeys(),
-        // One trusted proxy hop, so each test can say which client address the request came from.
-        config: loadConfig(readApiConfigSchema, { TRUST_PROXY_HOPS: '1', RATE_LIMIT_PER_MINUTE: '2' }),
-        views,
-        rateLimitStores: memoryRateLimitStores,
-        clock,
-        log: createLogger('read-api', 'silent'),
-      }),
-    );
+    // One trusted proxy hop, so each test can say which client address the request came from.
+    running = await startReadApi({ env: { TRUST_PROXY_HOPS: '1', RATE_LIMIT_PER_MINUTE: '2' }, clock });
+    views = running.views;
     await recordScore(views, { organizationId: 'acme' });
   });
 

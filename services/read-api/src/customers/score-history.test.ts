@@ -1,11 +1,8 @@
-import { createMemoryViewStore, memoryRateLimitStores } from '@rsd/embedded';
 import type { Scope } from '@rsd/contracts';
-import { createLogger, loadConfig } from '@rsd/platform';
 import type { ViewStore } from '@rsd/ports';
-import { request, startApp, type RunningApp } from '@rsd/testkit';
-import { buildApp } from '../app';
-import { readApiConfigSchema } from '../config';
-import { issueCredential, recordScore, testClock, testSigningKeys, type IssuedCredential } from '../testing/read-api-fixtures';
+import { request } from '@rsd/testkit';
+import { issueCredential, recordScore, testClock, type IssuedCredential } from '../testing/read-api-fixtures';
+import { startReadApi, type RunningReadApi } from '../testing/read-api-harness';
 import { cursorAfter } from './history-query';
 
 interface HistoryPage {
@@ -19,21 +16,12 @@ interface HistoryPage {
 const dayBefore = (days: number) => new Date(Date.UTC(2026, 10, 20) - days * 86_400_000).toISOString().slice(0, 10);
 
 describe('GET /v1/customers/{clientId}/score/history: ranges, pages and explanations (decision 25)', () => {
-  let running: RunningApp;
+  let running: RunningReadApi;
   let views: ViewStore;
 
   beforeAll(async () => {
-    views = createMemoryViewStore();
-    running = await startApp(
-      buildApp({
-        signingKeys: testSigningKeys(),
-        config: loadConfig(readApiConfigSchema, { RATE_LIMIT_PER_MINUTE: '100000' }),
-        views,
-        rateLimitStores: memoryRateLimitStores,
-        clock: testClock('2026-11-21T08:00:00.000Z'),
-        log: createLogger('read-api', 'silent'),
-      }),
-    );
+    running = await startReadApi({ env: { RATE_LIMIT_PER_MINUTE: '100000' }, clock: testClock('2026-11-21T08:00:00.000Z') });
+    views = running.views;
   });
 
   afterAll(() => running.close());

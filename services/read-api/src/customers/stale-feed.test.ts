@@ -1,9 +1,6 @@
-import { createMemoryViewStore, memoryRateLimitStores } from '@rsd/embedded';
-import { createLogger, loadConfig } from '@rsd/platform';
-import { request, startApp, type RunningApp } from '@rsd/testkit';
-import { buildApp } from '../app';
-import { readApiConfigSchema } from '../config';
-import { issueCredential, recordScore, testClock, type IssuedCredential, testSigningKeys } from '../testing/read-api-fixtures';
+import { request, type RunningApp } from '@rsd/testkit';
+import { issueCredential, recordScore, type IssuedCredential } from '../testing/read-api-fixtures';
+import { startReadApi } from '../testing/read-api-harness';
 import type { FeedStaleness } from '../views/feed-staleness';
 
 describe('read API: a replica whose change feed is stale (decision 29)', () => {
@@ -12,20 +9,11 @@ describe('read API: a replica whose change feed is stale (decision 29)', () => {
   const feed = { stale: false };
 
   beforeAll(async () => {
-    const views = createMemoryViewStore();
     const staleness: FeedStaleness = { staleForMs: () => (feed.stale ? 31_000 : 0), isStale: () => feed.stale };
-    const app = buildApp({
-      signingKeys: testSigningKeys(),
-      config: loadConfig(readApiConfigSchema, {}),
-      views,
-      staleness,
-      rateLimitStores: memoryRateLimitStores,
-      clock: testClock(),
-      log: createLogger('read-api', 'silent'),
-    });
-    credential = await issueCredential(views);
-    await recordScore(views, { organizationId: credential.organizationId });
-    running = await startApp(app);
+    const readApi = await startReadApi({ staleness });
+    running = readApi;
+    credential = await issueCredential(readApi.views);
+    await recordScore(readApi.views, { organizationId: credential.organizationId });
   });
 
   afterAll(() => running.close());

@@ -1,12 +1,9 @@
 import { createHash, createPublicKey, verify } from 'node:crypto';
 import { parseDictionary, type InnerList, type Item } from 'structured-headers';
-import { createMemoryViewStore, memoryRateLimitStores } from '@rsd/embedded';
-import { createLogger, loadConfig } from '@rsd/platform';
-import { startApp, type RunningApp } from '@rsd/testkit';
-import { buildApp } from '../app';
+import type { RunningApp } from '@rsd/testkit';
 import { createResponseSigner } from './response-signer';
-import { readApiConfigSchema } from '../config';
 import { issueCredential, recordScore, testClock, testSigningKeys, type IssuedCredential } from '../testing/read-api-fixtures';
+import { startReadApi } from '../testing/read-api-harness';
 
 interface Jwk {
   kty: string;
@@ -70,17 +67,12 @@ describe('signed responses (decision 24)', () => {
   const keys = testSigningKeys('rsd-2026-11');
 
   beforeAll(async () => {
-    const views = createMemoryViewStore();
-    running = await startApp(
-      buildApp({
-        signingKeys: { ...keys, published: [...keys.published, testSigningKeys('rsd-2026-05').published[0]!] },
-        config: loadConfig(readApiConfigSchema, {}),
-        views,
-        rateLimitStores: memoryRateLimitStores,
-        clock: testClock('2026-11-23T12:00:00.000Z'),
-        log: createLogger('read-api', 'silent'),
-      }),
-    );
+    const readApi = await startReadApi({
+      signingKeys: { ...keys, published: [...keys.published, testSigningKeys('rsd-2026-05').published[0]!] },
+      clock: testClock('2026-11-23T12:00:00.000Z'),
+    });
+    running = readApi;
+    const { views } = readApi;
     credential = await issueCredential(views);
     for (const day of ['20', '21', '22'])
       await recordScore(views, { organizationId: credential.organizationId, scoreDate: `2026-11-${day}` });

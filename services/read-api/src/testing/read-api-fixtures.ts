@@ -1,12 +1,9 @@
 import { generateKeyPairSync } from 'node:crypto';
 import type { SigningKeys } from '../signing/signing-keys';
-import { randomUUID } from 'node:crypto';
 import {
   EVENT_TYPES,
-  newEvent,
   type AuthorizationCreated,
   type AuthorizationExpired,
-  type AuthorizationKeyRotated,
   type AuthorizationRevoked,
   type CalculatedScore,
   type Scope,
@@ -15,6 +12,7 @@ import {
 import { READ_VIEWS, digestApiKey, generateApiKey, generateClientId } from '@rsd/domain';
 import { type Clock, type ViewStore } from '@rsd/ports';
 import { projectEvent } from '@rsd/consumers';
+import { aCalculatedScore as aCalculatedScoreOf, anEvent } from '@rsd/testkit';
 
 /**
  * Test support: fills read views through the real projectors with real keys, as the credentials
@@ -43,12 +41,9 @@ export const ALL_SCOPES: Scope[] = ['qr_score', 'pillar_breakdown', 'score_trend
 
 export function authorizationCreatedEvent(options: CredentialOptions = {}): { event: AuthorizationCreated; apiKey: string } {
   const apiKey = generateApiKey(options.apiKeyPrefix ?? 'rsk');
-  const event = newEvent<AuthorizationCreated>({
-    id: randomUUID(),
-    source: SOURCE,
-    time: new Date('2026-11-01T00:00:00.000Z'),
-    type: EVENT_TYPES.authorizationCreated,
-    data: {
+  const event = anEvent(
+    EVENT_TYPES.authorizationCreated,
+    {
       clientId: generateClientId(options.clientIdPrefix ?? 'rs'),
       organizationId: options.organizationId ?? 'acme',
       recipientType: 'insurance_provider',
@@ -60,7 +55,8 @@ export function authorizationCreatedEvent(options: CredentialOptions = {}): { ev
       revision: 1,
       allowedCidrs: options.allowedCidrs ?? null,
     },
-  });
+    { source: SOURCE, time: new Date('2026-11-01T00:00:00.000Z') },
+  );
   return { event, apiKey };
 }
 
@@ -70,24 +66,16 @@ export async function issueCredential(views: ViewStore, options: CredentialOptio
   return { clientId: event.data.clientId, apiKey, organizationId: event.data.organizationId };
 }
 
-export function authorizationRevokedEvent(credential: CredentialRef, revision = 2): AuthorizationRevoked {
-  return newEvent<AuthorizationRevoked>({
-    id: randomUUID(),
-    source: SOURCE,
-    time: new Date('2026-11-02T00:00:00.000Z'),
-    type: EVENT_TYPES.authorizationRevoked,
-    data: { clientId: credential.clientId, organizationId: credential.organizationId, revokedAt: '2026-11-02T00:00:00.000Z', revision },
-  });
+/** Revocations and expiries of the fixtures happen at this instant. */
+const ENDED_AT = '2026-11-02T00:00:00.000Z';
+const ended = { source: SOURCE, time: new Date(ENDED_AT) };
+
+export function authorizationRevokedEvent({ clientId, organizationId }: CredentialRef, revision = 2): AuthorizationRevoked {
+  return anEvent(EVENT_TYPES.authorizationRevoked, { clientId, organizationId, revokedAt: ENDED_AT, revision }, ended);
 }
 
-export function authorizationExpiredEvent(credential: CredentialRef, revision = 2): AuthorizationExpired {
-  return newEvent<AuthorizationExpired>({
-    id: randomUUID(),
-    source: SOURCE,
-    time: new Date('2026-11-02T00:00:00.000Z'),
-    type: EVENT_TYPES.authorizationExpired,
-    data: { clientId: credential.clientId, organizationId: credential.organizationId, expiredAt: '2026-11-02T00:00:00.000Z', revision },
-  });
+export function authorizationExpiredEvent({ clientId, organizationId }: CredentialRef, revision = 2): AuthorizationExpired {
+  return anEvent(EVENT_TYPES.authorizationExpired, { clientId, organizationId, expiredAt: ENDED_AT, revision }, ended);
 }
 
 /** Decision 19: a new key for the credential; the one it had works until `previousKeyExpiresAt` (null: not at all). */
@@ -101,12 +89,9 @@ export async function rotateCredential(
   await projectEvent(
     views,
     READ_VIEWS,
-    newEvent<AuthorizationKeyRotated>({
-      id: randomUUID(),
-      source: SOURCE,
-      time: new Date('2026-11-03T00:00:00.000Z'),
-      type: EVENT_TYPES.authorizationKeyRotated,
-      data: {
+    anEvent(
+      EVENT_TYPES.authorizationKeyRotated,
+      {
         clientId: credential.clientId,
         organizationId: credential.organizationId,
         keyDigest: digestApiKey(apiKey),
@@ -115,7 +100,8 @@ export async function rotateCredential(
         rotatedAt: '2026-11-03T00:00:00.000Z',
         revision,
       },
-    }),
+      { source: SOURCE, time: new Date('2026-11-03T00:00:00.000Z') },
+    ),
   );
   return { ...credential, apiKey };
 }
@@ -124,26 +110,13 @@ export async function revokeCredential(views: ViewStore, credential: CredentialR
   await projectEvent(views, READ_VIEWS, authorizationRevokedEvent(credential));
 }
 
+/** acme's score of 2026-11-20, calculated that morning, with `overrides`. */
 export function aCalculatedScore(overrides: Partial<CalculatedScore> = {}): CalculatedScore {
-  return {
-    organizationId: 'acme',
-    scoreDate: '2026-11-20',
-    score: 72,
-    grade: 'Strengthen',
-    pillarScores: { structuralIntegrity: 70, failureResistance: 75, deviceHealth: 68, recoveryCapability: 77 },
-    calculatedAt: '2026-11-20T06:00:00.000Z',
-    ...overrides,
-  };
+  return { ...aCalculatedScoreOf('acme', '2026-11-20'), ...overrides };
 }
 
 export function scoreCalculatedEvent(score: CalculatedScore): ScoreCalculated {
-  return newEvent<ScoreCalculated>({
-    id: randomUUID(),
-    source: SOURCE,
-    time: new Date(score.calculatedAt),
-    type: EVENT_TYPES.scoreCalculated,
-    data: score,
-  });
+  return anEvent(EVENT_TYPES.scoreCalculated, score, { source: SOURCE, time: new Date(score.calculatedAt) });
 }
 
 export async function recordScore(views: ViewStore, overrides: Partial<CalculatedScore> = {}): Promise<CalculatedScore> {

@@ -1,12 +1,11 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { randomUUID } from 'node:crypto';
 import { scoreCalculatedSchema, TOPICS, type ScoreCalculated, type ScoreSubmission } from '@rsd/contracts';
 import { openSqliteEventLog } from '@rsd/embedded';
 import { createLogger, createTokenVerifier, loadConfig } from '@rsd/platform';
 import { UnavailableError, type EventLog } from '@rsd/ports';
-import { aScoreSubmission, request, signToken, startApp, type RunningApp } from '@rsd/testkit';
+import { aScoreSubmission, request, signToken, startApp, TEST_JWT_SECRET, valuesOn, type RunningApp } from '@rsd/testkit';
 import { buildApp } from '../app';
 import { scoreIngestConfigSchema } from '../config';
 
@@ -22,7 +21,7 @@ interface Harness {
 async function startScoreIngest(wrapLog: (log: EventLog) => EventLog = (log) => log, env: Record<string, string> = {}): Promise<Harness> {
   const dir = await mkdtemp(join(tmpdir(), 'score-ingest-'));
   const realLog = openSqliteEventLog({ file: join(dir, 'rsd.sqlite') });
-  const config = loadConfig(scoreIngestConfigSchema, { JWT_HS256_SECRET: 'test-secret-that-is-at-least-32-characters-long', ...env });
+  const config = loadConfig(scoreIngestConfigSchema, { JWT_HS256_SECRET: TEST_JWT_SECRET, ...env });
   const app = await startApp(
     buildApp({
       config,
@@ -45,19 +44,7 @@ async function startScoreIngest(wrapLog: (log: EventLog) => EventLog = (log) => 
 }
 
 async function scoreEventsIn(eventLog: EventLog): Promise<ScoreCalculated[]> {
-  const events: ScoreCalculated[] = [];
-  const subscription = await eventLog.subscribe({
-    groupId: `test-${randomUUID()}`,
-    topics: [TOPICS.scores],
-    fromBeginning: true,
-    handle: (record) => {
-      events.push(scoreCalculatedSchema.parse(JSON.parse(record.value)));
-      return Promise.resolve();
-    },
-  });
-  await subscription.caughtUp;
-  await subscription.close();
-  return events;
+  return (await valuesOn(eventLog, TOPICS.scores)).map((value) => scoreCalculatedSchema.parse(JSON.parse(value)));
 }
 
 async function submit(url: string, body: unknown, token: string) {

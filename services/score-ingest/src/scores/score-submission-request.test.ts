@@ -1,18 +1,10 @@
 import { ApiError } from '@rsd/platform';
-import { aScoreSubmission } from '@rsd/testkit';
+import { aScoreSubmission, thrownBy } from '@rsd/testkit';
 import { MAX_CLOCK_SKEW_MS, validateScoreSubmission } from './score-submission-request';
 
 const NOW = new Date('2026-11-20T23:59:00.000Z');
 
-function detailsOf(body: unknown): unknown {
-  try {
-    validateScoreSubmission(body, NOW);
-  } catch (error) {
-    if (error instanceof ApiError) return error.details;
-    throw error;
-  }
-  throw new Error('expected the submission to be refused');
-}
+const detailsOf = (body: unknown): unknown => thrownBy(() => validateScoreSubmission(body, NOW), ApiError).details;
 
 describe('score submission', () => {
   test('when one score comes without calculatedAt, then receipt time stands in for it', () => {

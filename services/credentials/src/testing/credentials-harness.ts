@@ -1,0 +1,132 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { AccessRecord } from '@rsd/contracts';
+import { openFileAccessLogStore, openSqliteAuthorizationStore, openSqliteEventLog } from '@rsd/embedded';
+import { createLogger, createTokenVerifier, loadConfig, type Logger } from '@rsd/platform';
+import type { AccessLogStore, AuthorizationStore, EventLog } from '@rsd/ports';
+import { startApp, TEST_JWT_SECRET, type RunningApp } from '@rsd/testkit';
+import { buildApp, type CredentialsAppDeps } from '../app';
+import { credentialsConfigSchema } from '../config';
+import { createOutboxRelay, type OutboxRelay } from '../outbox/outbox-relay';
+
+/** Where the harness's clock stands until a test moves it. */
+export const NOW = new Date('2026-11-20T10:00:00.000Z');
+
+export interface SettableClock {
+  now(): Date;
+  set(time: Date): void;
+}
+
+export interface EmbeddedStores {
+  dir: string;
+  store: AuthorizationStore;
+  eventLog: EventLog;
+  close(): Promise<void>;
+}
+
+/** The authorization store and the event log of the embedded runtime, in one database in a temp dir. */
+export async function openEmbeddedStores(prefix = 'credentials-'): Promise<EmbeddedStores> {
+  const dir = await mkdtemp(join(tmpdir(), prefix));
+  const database = join(dir, 'rsd.sqlite');
+  const store = openSqliteAuthorizationStore({ file: database });
+  const eventLog = openSqliteEventLog({ file: database });
+  return {
+    dir,
+    store,
+    eventLog,
+    close: async () => {
+      await store.close();
+      await eventLog.close();
+      await rm(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+export interface CredentialsHarnessOptions {
+  /** Stands in front of the event log the service writes to (a faulty one, say); `eventLog` is then this one. */
+  wrapEventLog?: (eventLog: EventLog) => EventLog;
+  /** Stands in front of the store the service uses; `store` stays the real one. */
+  wrapStore?: (store: AuthorizationStore) => AuthorizationStore;
+  /** Configuration besides the token secret. */
+  env?: Record<string, string>;
+  /** The console's parts, made with the harness's clock; without them the service has no console. */
+  console?: (clock: SettableClock) => CredentialsAppDeps['console'];
+}
+
+export interface CredentialsHarness {
+  app: RunningApp;
+  /** The temp dir that holds every byte the adapters write. */
+  dir: string;
+  store: AuthorizationStore;
+  accessLog: AccessLogStore;
+  eventLog: EventLog;
+  relay: OutboxRelay;
+  clock: SettableClock;
+  log: Logger;
+  close(): Promise<void>;
+}
+
+/** The real credentials app over the real embedded adapters in a temp dir, on a clock the test holds. */
+export async function startCredentials(options: CredentialsHarnessOptions = {}): Promise<CredentialsHarness> {
+  const stores = await openEmbeddedStores();
+  const { store } = stores;
+  const eventLog = options.wrapEventLog ? options.wrapEventLog(stores.eventLog) : stores.eventLog;
+  const log = createLogger('credentials', 'silent');
+  const relay = createOutboxRelay({ store, eventLog, log });
+  let current = NOW;
+  const clock: SettableClock = {
+    now: () => current,
+    set: (time) => {
+      current = time;
+    },
+  };
+  const config = loadConfig(credentialsConfigSchema, { JWT_HS256_SECRET: TEST_JWT_SECRET, ...options.env });
+  const accessLog = await openFileAccessLogStore({ dir: join(stores.dir, 'access-log'), now: () => current });
+  const app = await startApp(
+    buildApp({
+      config,
+      store: options.wrapStore ? options.wrapStore(store) : store,
+      accessLog,
+      relay,
+      clock,
+      log,
+      verifyToken: createTokenVerifier(config),
+      console: options.console?.(clock),
+    }),
+  );
+  return {
+    app,
+    dir: stores.dir,
+    store,
+    accessLog,
+    eventLog,
+    relay,
+    clock,
+    log,
+    close: async () => {
+      await app.close();
+      await relay.stop();
+      await accessLog.close();
+      await stores.close();
+    },
+  };
+}
+
+let sequence = 0;
+
+/** An access record `agoMs` before NOW; ids and request ids grow with each call. */
+export function anAccessRecord(clientId: string, agoMs: number, overrides: Partial<AccessRecord> = {}): AccessRecord {
+  sequence += 1;
+  return {
+    id: `rec-${String(sequence).padStart(6, '0')}`,
+    clientId,
+    at: new Date(NOW.getTime() - agoMs).toISOString(),
+    resource: 'score',
+    status: 200,
+    code: null,
+    clientAddress: '198.51.100.7',
+    requestId: `req-${String(sequence).padStart(6, '0')}`,
+    ...overrides,
+  };
+}
