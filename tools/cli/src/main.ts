@@ -6,6 +6,7 @@ import { callJson, callJsonAnswer, fetchRaw } from './http-client';
 import { verifyResponseSignature, type PublishedKey } from './response-signature';
 import { chunk, readScoreFile, UsageError } from './score-file';
 import { runWebhooksCommand } from './webhooks';
+import { untilStopped } from './until-stopped';
 import { CREDENTIAL_EXPORTS, exportsOf, WEBHOOK_EXPORTS } from './env-output';
 
 const HELP = `rsd: command-line client for the Resilience Score Data API
@@ -254,7 +255,7 @@ function webhooksCommand(): Promise<unknown> {
     notifierUrl: urls.notifier,
     apiKeyHeader,
     env: process.env,
-    untilStopped: () => new Promise((resolve) => ['SIGINT', 'SIGTERM'].forEach((signal) => process.once(signal, resolve))),
+    untilStopped,
     out: (line) => process.stdout.write(`${line}\n`),
     note: (line) => process.stderr.write(`${line}\n`),
   });
