@@ -1,4 +1,4 @@
-import { mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { TOPICS } from '@rsd/contracts';
@@ -101,7 +101,7 @@ describe('the embedded database', () => {
     expect(acknowledgedClientIds.filter((clientId) => !clientIds.has(clientId))).toEqual([]);
   }, 120_000);
 
-  test('when it starts on a data directory of the version before it, then the authorizations and scores it held are served', async () => {
+  test('when it starts on a data directory of the version before it, then the authorizations, scores and access log it held are served', async () => {
     const apiKey = generateApiKey('rsk');
     const record: StoredAuthorization = {
       clientId: generateClientId('rs'),
@@ -126,6 +126,23 @@ describe('the embedded database', () => {
       ]),
     );
     await writeFile(join(dataDir, 'authorizations.json'), JSON.stringify({ authorizations: [{ record, outbox: [] }] }));
+    // The access log as files (access-log/): an entry per line, without its Client ID, and each minute's successful reads.
+    const recorded = {
+      at: `${daysAgo(1)}T10:00:00.000Z`,
+      resource: 'score',
+      status: 200,
+      code: null,
+      clientAddress: '198.51.100.7',
+      requestId: 'upgrade-1',
+    };
+    await mkdir(join(dataDir, 'access-log', 'entries', daysAgo(1)), { recursive: true });
+    await writeFile(
+      join(dataDir, 'access-log', 'entries', daysAgo(1), `${record.clientId}.ndjson`),
+      `${JSON.stringify({ id: 'upgrade-read-1', ...recorded })}\n`,
+    );
+    await mkdir(join(dataDir, 'access-log', 'usage'));
+    const minute = { clientId: record.clientId, minute: `${daysAgo(1)}T10:00:00.000Z`, reads: 1, lastUsedAt: recorded.at };
+    await writeFile(join(dataDir, 'access-log', 'usage', `${daysAgo(1)}.ndjson`), `${JSON.stringify(minute)}\n`);
 
     product = await startEmbedded({ DATA_DIR: dataDir, LOG_LEVEL: 'info' });
 
@@ -141,8 +158,18 @@ describe('the embedded database', () => {
     expect(listed.body.authorizations).toEqual([
       expect.objectContaining({ clientId: record.clientId, recipientName: 'Upgrade Insurance' }),
     ]);
+    const asAdmin = { headers: { authorization: `Bearer ${await tokenFor(dataDir)}` } };
+    const authorizationUrl = `${product.urls.credentials}/v1/organizations/${ORG}/authorizations/${record.clientId}`;
+    expect((await request(`${authorizationUrl}/access-log`, asAdmin)).body).toEqual({ items: [recorded], nextCursor: null });
+    expect((await request(authorizationUrl, asAdmin)).body).toMatchObject({ lastUsedAt: recorded.at, usage: { last30d: 1 } });
     expect(await readdir(dataDir)).toEqual(
-      expect.arrayContaining(['events.ndjson.imported', 'authorizations.json.imported', 'rsd.sqlite']),
+      expect.arrayContaining([
+        'events.ndjson.imported',
+        'authorizations.json.imported',
+        'rsd.sqlite',
+        'access-log.imported',
+        'access-log.sqlite',
+      ]),
     );
     expect(product.output()).toContain('imported a file written by an earlier version');
   }, 90_000);

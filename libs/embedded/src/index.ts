@@ -7,5 +7,5 @@ export { openSqliteWebhookStore, type SqliteWebhookStoreOptions } from './sqlite
 export { openSqliteViewStore, type SqliteViewStoreOptions } from './sqlite/sqlite-view-store';
 export { importEarlierData, EARLIER_AUTHORIZATIONS, EARLIER_EVENT_LOG } from './sqlite/import-earlier-data';
 export { formatLines as formatEarlierLogLines, type LoggedLine as EarlierLogLine } from './earlier-layout';
-export { openFileAccessLog, openFileAccessLogStore, type FileAccessLogOptions } from './file-access-log';
+export { openSqliteAccessLog, openSqliteAccessLogStore, type SqliteAccessLogOptions } from './sqlite/sqlite-access-log';
 export { createMemoryConsoleStateStore, MEMORY_CONSOLE_STATE_LIMIT } from './memory-console-state-store';

@@ -4,7 +4,7 @@ import type { EventRecord, Subscription } from './event-log';
 
 /**
  * Where the credentials service keeps the access log it serves (decision 21) and the usage it puts
- * on every authorization (decision 20). Implementations: files on the embedded runtime, MongoDB on
+ * on every authorization (decision 20). Implementations: a SQLite database of its own on the embedded runtime, MongoDB on
  * the distributed one (with a TTL index where the server has them).
  */
 export interface AccessLogStore {

@@ -47,7 +47,7 @@ export interface Runtime {
   /** Records a consumer group has not handled yet; undefined where the log has no such notion. */
   consumerLag(groupId: string): Promise<number | undefined>;
   /**
-   * Decision 21's stream, apart from the event log: files in DATA_DIR/access-log, or a Kafka topic of
+   * Decision 21's stream, apart from the event log: a database of its own in DATA_DIR (access-log.sqlite), or a Kafka topic of
    * its own followed into the credentials database. One per process, closed with the runtime: the
    * read API publishes to it and the credentials service reads it, and in one process they share it.
    */
@@ -79,7 +79,7 @@ export async function embeddedRuntime(
     createMemoryConsoleStateStore,
     createMemoryRateLimitStores,
     importEarlierData,
-    openFileAccessLog,
+    openSqliteAccessLog,
     openSqliteAuthorizationStore,
     openSqliteEventLog,
     openSqliteViewStore,
@@ -110,8 +110,15 @@ export async function embeddedRuntime(
     readiness: () => [],
     consumerLag: () => Promise.resolve(undefined),
     openAccessLog: () => {
+      // A database of its own: its writes never join the event log's commits (docs/decisions.md).
       accessLog ??= (async () =>
-        opening(await openFileAccessLog({ dir: join(config.DATA_DIR, 'access-log'), log: log.child({ component: 'access-log' }) })))();
+        opening(
+          await openSqliteAccessLog({
+            file: join(config.DATA_DIR, 'access-log.sqlite'),
+            importFrom: join(config.DATA_DIR, 'access-log'),
+            log: log.child({ component: 'access-log' }),
+          }),
+        ))();
       // A failed opening is not kept: the next call tries again.
       accessLog.catch(() => (accessLog = undefined));
       return accessLog;

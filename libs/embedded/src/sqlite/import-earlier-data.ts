@@ -15,11 +15,13 @@ export const EARLIER_EVENT_LOG = 'events.ndjson';
 export const EARLIER_AUTHORIZATIONS = 'authorizations.json';
 const IMPORTED_SUFFIX = '.imported';
 
+export type ImportLogger = EmbeddedLogger & { info(details: object, message: string): void };
+
 export interface ImportOptions {
   dataDir: string;
   /** The embedded database the records go to. */
   file: string;
-  log: EmbeddedLogger & { info(details: object, message: string): void };
+  log: ImportLogger;
 }
 
 /**
@@ -37,7 +39,6 @@ export async function importEarlierData({ dataDir, file, log }: ImportOptions): 
   try {
     createLogTables(db);
     createAuthorizationTables(db);
-    db.exec('CREATE TABLE IF NOT EXISTS imports (file TEXT PRIMARY KEY, records INTEGER NOT NULL, at TEXT NOT NULL) WITHOUT ROWID');
     await importOnce(db, eventLogFile, log, () => importEventLog(db, eventLogFile, log));
     await importOnce(db, authorizationsFile, log, () => importAuthorizations(db, authorizationsFile));
   } finally {
@@ -45,8 +46,13 @@ export async function importEarlierData({ dataDir, file, log }: ImportOptions): 
   }
 }
 
-async function importOnce(db: DatabaseSync, file: string, log: ImportOptions['log'], load: () => Promise<number>): Promise<void> {
+/**
+ * Imports `file` (or a directory) in one transaction with a marker row named after it, unless the
+ * marker is there already, then renames it `*.imported`.
+ */
+export async function importOnce(db: DatabaseSync, file: string, log: ImportLogger, load: () => Promise<number>): Promise<void> {
   if (!(await exists(file))) return;
+  db.exec('CREATE TABLE IF NOT EXISTS imports (file TEXT PRIMARY KEY, records INTEGER NOT NULL, at TEXT NOT NULL) WITHOUT ROWID');
   const name = file.slice(file.lastIndexOf('/') + 1);
   const done = db.prepare('SELECT records FROM imports WHERE file = ?').get(name);
   if (!done) {
@@ -121,7 +127,7 @@ async function importAuthorizations(db: DatabaseSync, file: string): Promise<num
   return document.authorizations.length;
 }
 
-async function exists(file: string): Promise<boolean> {
+export async function exists(file: string): Promise<boolean> {
   try {
     await stat(file);
     return true;

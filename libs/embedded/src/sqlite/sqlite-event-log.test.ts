@@ -1,29 +1,15 @@
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
 import { TOPICS } from '@rsd/contracts';
 import type { EventLog, EventRecord, Subscription } from '@rsd/ports';
 import { parseRecord } from '@rsd/consumers';
 import { aCalculatedScore, describeEventLogContract, eventually, scoreCalculated, uniqueName } from '@rsd/testkit';
 import type { EmbeddedLogger } from '../embedded-logger';
+import { aTempDatabasePerTest, onATempDatabase } from '../testing/temp-database';
 import { openSqliteEventLog } from './sqlite-event-log';
 
-async function aTempDir(): Promise<string> {
-  return mkdtemp(join(tmpdir(), 'rsd-event-log-'));
-}
-
 describeEventLogContract('SQLite', async () => {
-  const dir = await aTempDir();
-  const log = openSqliteEventLog({ file: join(dir, 'rsd.sqlite') });
-  return {
-    log,
-    topic: (base) => uniqueName(base),
-    cleanup: async () => {
-      await log.close();
-      await rm(dir, { recursive: true, force: true });
-    },
-  };
+  const { store: log, cleanup } = await onATempDatabase('event-log', (file) => openSqliteEventLog({ file }));
+  return { log, topic: (base) => uniqueName(base), cleanup };
 });
 
 function recordingLogger(): EmbeddedLogger & { warnings: string[]; errors: string[] } {
@@ -33,23 +19,15 @@ function recordingLogger(): EmbeddedLogger & { warnings: string[]; errors: strin
 }
 
 describe('SQLite event log', () => {
-  let dir: string;
-  let file: string;
-  let logs: EventLog[];
-
-  beforeEach(async () => {
-    dir = await aTempDir();
-    file = join(dir, 'rsd.sqlite');
-    logs = [];
-  });
-
+  const logs: EventLog[] = [];
+  // Declared before the directory's: hooks run in the order declared, so the logs close before it is removed.
   afterEach(async () => {
-    for (const log of logs) await log.close();
-    await rm(dir, { recursive: true, force: true });
+    for (const log of logs.splice(0)) await log.close();
   });
+  const temp = aTempDatabasePerTest('event-log');
 
   function openLog(options: Partial<Parameters<typeof openSqliteEventLog>[0]> = {}): EventLog {
-    const log = openSqliteEventLog({ file, ...options });
+    const log = openSqliteEventLog({ file: temp.file, ...options });
     logs.push(log);
     return log;
   }
@@ -156,7 +134,7 @@ describe('SQLite event log', () => {
 
   /** A group's position as another process would read it: committed only. */
   function committedPosition(groupId: string): number | undefined {
-    const other = new DatabaseSync(file, { readOnly: true });
+    const other = new DatabaseSync(temp.file, { readOnly: true });
     try {
       const row = other.prepare('SELECT seq FROM positions WHERE group_id = ?').get(groupId);
       return row ? Number(row.seq) : undefined;

@@ -1,45 +1,21 @@
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
 import { currentScoreView, READ_VIEWS, scoreHistoryView } from '@rsd/domain';
 import { projectEvent } from '@rsd/consumers';
 import { aCalculatedScore, describeViewStoreContract, scoreCalculated } from '@rsd/testkit';
+import { aTempDatabasePerTest, onATempDatabase } from '../testing/temp-database';
 import { openSqliteViewStore, viewStatementsSql } from './sqlite-view-store';
-
-async function aTempDir(): Promise<string> {
-  return mkdtemp(join(tmpdir(), 'rsd-views-'));
-}
 
 for (const [name, cacheEntries] of [
   ['SQLite', undefined],
   ['SQLite, a cache of one document (every other read from the table)', 1],
 ] as const) {
-  describeViewStoreContract(name, async () => {
-    const dir = await aTempDir();
-    const store = openSqliteViewStore({ file: join(dir, 'rsd.sqlite'), namespace: 'views', cacheEntries });
-    return {
-      store,
-      cleanup: async () => {
-        await store.close();
-        await rm(dir, { recursive: true, force: true });
-      },
-    };
-  });
+  describeViewStoreContract(name, () =>
+    onATempDatabase('views', (file) => openSqliteViewStore({ file, namespace: 'views', cacheEntries })),
+  );
 }
 
 describe('SQLite view store', () => {
-  let dir: string;
-  let file: string;
-
-  beforeEach(async () => {
-    dir = await aTempDir();
-    file = join(dir, 'rsd.sqlite');
-  });
-
-  afterEach(async () => {
-    await rm(dir, { recursive: true, force: true });
-  });
+  const temp = aTempDatabasePerTest('views');
 
   const days = ['2026-11-18', '2026-11-19', '2026-11-20'];
   const project = async (store: ReturnType<typeof openSqliteViewStore>) => {
@@ -49,11 +25,11 @@ describe('SQLite view store', () => {
   };
 
   it('when the store is closed and opened again, then the documents are still there', async () => {
-    const first = openSqliteViewStore({ file, namespace: 'views' });
+    const first = openSqliteViewStore({ file: temp.file, namespace: 'views' });
     await project(first);
     await first.close();
 
-    const reopened = openSqliteViewStore({ file, namespace: 'views' });
+    const reopened = openSqliteViewStore({ file: temp.file, namespace: 'views' });
 
     expect(await reopened.get(currentScoreView, 'acme')).toEqual(aCalculatedScore('acme', '2026-11-20', { score: 62 }));
     const history = await reopened.list(scoreHistoryView, 'acme', { limit: 10 });
@@ -62,8 +38,8 @@ describe('SQLite view store', () => {
   });
 
   it('when two namespaces share the database, then their documents stay apart (a rebuild beside the live views)', async () => {
-    const live = openSqliteViewStore({ file, namespace: 'live' });
-    const rebuild = openSqliteViewStore({ file, namespace: 'rebuild' });
+    const live = openSqliteViewStore({ file: temp.file, namespace: 'live' });
+    const rebuild = openSqliteViewStore({ file: temp.file, namespace: 'rebuild' });
     await project(live);
 
     expect(await rebuild.get(currentScoreView, 'acme')).toBeUndefined();
@@ -72,10 +48,10 @@ describe('SQLite view store', () => {
   });
 
   it("when a document is read, a history page listed or a partition's newest read, then the query goes through the key or the partition index", async () => {
-    const store = openSqliteViewStore({ file, namespace: 'views' });
+    const store = openSqliteViewStore({ file: temp.file, namespace: 'views' });
     await project(store);
     await store.close();
-    const db = new DatabaseSync(file);
+    const db = new DatabaseSync(temp.file);
     try {
       const table = `"view:views:${scoreHistoryView.name}"`;
       const plan = (query: string, ...params: (string | number | null)[]) =>

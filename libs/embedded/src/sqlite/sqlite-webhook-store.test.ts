@@ -1,45 +1,19 @@
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
 import { aDeliveryAttempt, aPendingDelivery, aStoredAuthorization, aStoredWebhook, describeWebhookStoreContract } from '@rsd/testkit';
+import { aTempDatabasePerTest, onATempDatabase, planFindings } from '../testing/temp-database';
 import { openSqliteAuthorizationStore } from './sqlite-authorization-store';
 import { CHANGES, openSqliteWebhookStore, QUERIES } from './sqlite-webhook-store';
 
 const NOW = new Date('2026-11-21T08:00:00.000Z');
 const DAY = 86_400_000;
 
-async function aTempDir(): Promise<string> {
-  return mkdtemp(join(tmpdir(), 'rsd-webhooks-'));
-}
-
-describeWebhookStoreContract('SQLite', async (clock) => {
-  const dir = await aTempDir();
-  const store = openSqliteWebhookStore({ file: join(dir, 'rsd.sqlite'), clock });
-  return {
-    store,
-    cleanup: async () => {
-      await store.close();
-      await rm(dir, { recursive: true, force: true });
-    },
-  };
-});
+describeWebhookStoreContract('SQLite', (clock) => onATempDatabase('webhooks', (file) => openSqliteWebhookStore({ file, clock })));
 
 describe('SQLite webhook store', () => {
-  let dir: string;
-  let file: string;
-
-  beforeEach(async () => {
-    dir = await aTempDir();
-    file = join(dir, 'rsd.sqlite');
-  });
-
-  afterEach(async () => {
-    await rm(dir, { recursive: true, force: true });
-  });
+  const temp = aTempDatabasePerTest('webhooks');
 
   function rows(sql: string): Record<string, unknown>[] {
-    const db = new DatabaseSync(file);
+    const db = new DatabaseSync(temp.file);
     try {
       return db.prepare(sql).all();
     } finally {
@@ -48,7 +22,7 @@ describe('SQLite webhook store', () => {
   }
 
   it('when the store is closed and opened again, then subscriptions, the queue, the keys and the attempts are still there', async () => {
-    const first = openSqliteWebhookStore({ file, clock: { now: () => NOW } });
+    const first = openSqliteWebhookStore({ file: temp.file, clock: { now: () => NOW } });
     const webhook = aStoredWebhook();
     const [waiting, delivered] = [aPendingDelivery(webhook), aPendingDelivery(webhook)];
     await first.addWebhook(webhook, 10);
@@ -56,7 +30,7 @@ describe('SQLite webhook store', () => {
     await first.recordAttempt(delivered, aDeliveryAttempt(delivered), { next: 'done' }, 10);
     await first.close();
 
-    const reopened = openSqliteWebhookStore({ file, clock: { now: () => NOW } });
+    const reopened = openSqliteWebhookStore({ file: temp.file, clock: { now: () => NOW } });
     await reopened.enqueue([delivered]);
 
     expect(await reopened.findWebhook(webhook.clientId, webhook.id)).toEqual(webhook);
@@ -66,39 +40,20 @@ describe('SQLite webhook store', () => {
   });
 
   it('when the store is queried or changed, then every lookup goes through an index and none scans a table or sorts', async () => {
-    const store = openSqliteWebhookStore({ file });
+    const store = openSqliteWebhookStore({ file: temp.file });
     const webhook = aStoredWebhook();
     await store.addWebhook(webhook, 10);
     await store.enqueue([aPendingDelivery(webhook)]);
-    const db = new DatabaseSync(file);
-    try {
-      for (const [name, sql] of Object.entries({ ...QUERIES, ...CHANGES })) {
-        const plan = db
-          .prepare(`EXPLAIN QUERY PLAN ${sql}`)
-          .all(
-            ...sql
-              .split('?')
-              .slice(1)
-              .map(() => 1),
-          )
-          .map((row) => String(row.detail));
-        const scans = plan.filter((step) => /^SCAN (webhooks|webhook_deliveries|webhook_attempts)\b(?! USING)/.test(step));
-        const sorts = plan.filter((step) => /TEMP B-TREE/.test(step));
-        expect({ name, scans, sorts }).toEqual({ name, scans: [], sorts: [] });
-        expect({ name, usesIndex: plan.some((step) => /USING (COVERING )?INDEX|USING (INTEGER )?PRIMARY KEY/.test(step)) }).toEqual({
-          name,
-          usesIndex: true,
-        });
-      }
-    } finally {
-      db.close();
-      await store.close();
-    }
+
+    const findings = planFindings(temp.file, { ...QUERIES, ...CHANGES }, ['webhooks', 'webhook_deliveries', 'webhook_attempts']);
+
+    expect(findings).toEqual(Object.keys({ ...QUERIES, ...CHANGES }).map((name) => ({ name, scans: [], sorts: [], usesIndex: true })));
+    await store.close();
   });
 
   it('when delivered keys were queued more than 7 days ago, then the next enqueue removes them and keeps the younger ones', async () => {
     let now = NOW;
-    const store = openSqliteWebhookStore({ file, clock: { now: () => now } });
+    const store = openSqliteWebhookStore({ file: temp.file, clock: { now: () => now } });
     const webhook = aStoredWebhook();
     await store.addWebhook(webhook, 10);
     const old = [aPendingDelivery(webhook), aPendingDelivery(webhook)];
@@ -117,7 +72,7 @@ describe('SQLite webhook store', () => {
   });
 
   it('when a delivery is done, then its row keeps only the key and what retention needs', async () => {
-    const store = openSqliteWebhookStore({ file, clock: { now: () => NOW } });
+    const store = openSqliteWebhookStore({ file: temp.file, clock: { now: () => NOW } });
     const webhook = aStoredWebhook();
     const delivery = aPendingDelivery(webhook);
     await store.addWebhook(webhook, 10);
@@ -132,8 +87,8 @@ describe('SQLite webhook store', () => {
   });
 
   it('when the authorization store shares the file, then closing the webhook store leaves it working, and both tables are there', async () => {
-    const authorizations = openSqliteAuthorizationStore({ file });
-    const store = openSqliteWebhookStore({ file });
+    const authorizations = openSqliteAuthorizationStore({ file: temp.file });
+    const store = openSqliteWebhookStore({ file: temp.file });
     const webhook = aStoredWebhook();
     await store.addWebhook(webhook, 10);
 
@@ -146,7 +101,7 @@ describe('SQLite webhook store', () => {
   });
 
   it('when a subscription id is added twice, then the second add fails and the first stays', async () => {
-    const store = openSqliteWebhookStore({ file });
+    const store = openSqliteWebhookStore({ file: temp.file });
     const webhook = aStoredWebhook();
     await store.addWebhook(webhook, 10);
 
@@ -159,7 +114,7 @@ describe('SQLite webhook store', () => {
   });
 
   it('when the store is closed, then further changes are refused', async () => {
-    const store = openSqliteWebhookStore({ file });
+    const store = openSqliteWebhookStore({ file: temp.file });
     await store.close();
 
     await expect(store.addWebhook(aStoredWebhook(), 10)).rejects.toThrow('the webhook store is closed');

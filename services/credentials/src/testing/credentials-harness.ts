@@ -2,7 +2,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { AccessRecord } from '@rsd/contracts';
-import { openFileAccessLogStore, openSqliteAuthorizationStore, openSqliteEventLog } from '@rsd/embedded';
+import { openSqliteAccessLogStore, openSqliteAuthorizationStore, openSqliteEventLog } from '@rsd/embedded';
 import { createLogger, createTokenVerifier, loadConfig, type Logger } from '@rsd/platform';
 import type { AccessLogStore, AuthorizationStore, EventLog } from '@rsd/ports';
 import { startApp, TEST_JWT_SECRET, type RunningApp } from '@rsd/testkit';
@@ -82,7 +82,7 @@ export async function startCredentials(options: CredentialsHarnessOptions = {}):
     },
   };
   const config = loadConfig(credentialsConfigSchema, { JWT_HS256_SECRET: TEST_JWT_SECRET, ...options.env });
-  const accessLog = await openFileAccessLogStore({ dir: join(stores.dir, 'access-log'), now: () => current });
+  const accessLog = openSqliteAccessLogStore({ file: join(stores.dir, 'access-log.sqlite') });
   const app = await startApp(
     buildApp({
       config,

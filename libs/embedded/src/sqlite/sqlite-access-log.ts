@@ -1,0 +1,208 @@
+import type { AccessRecord, AccessResource } from '@rsd/contracts';
+import {
+  bucketStart,
+  isSuccessfulRead,
+  NO_USAGE,
+  USAGE_BUCKET_RETENTION_MS,
+  usageBucketRanges,
+  usageFrom,
+  type BucketRange,
+  type UsageBucket,
+} from '@rsd/domain';
+import type { AccessLog, AccessLogStore } from '@rsd/ports';
+import { silentLogger } from '../embedded-logger';
+import { integer, openEmbeddedDatabase, settled as run, text } from './database';
+import { CHANGES, createAccessLogTables, QUERIES } from './access-log-tables';
+import { importEarlierAccessLog } from './import-earlier-access-log';
+import type { ImportLogger } from './import-earlier-data';
+
+/** Rows deleted per turn of the event loop, each batch its own commit: a prune never holds the loop for long. */
+export const PRUNE_BATCH = 1_000;
+
+export interface SqliteAccessLogOptions {
+  /** DATA_DIR/access-log.sqlite: a database of its own, apart from the event log's (docs/decisions.md). */
+  file: string;
+  /** An access-log directory an earlier version wrote (DATA_DIR/access-log): imported once, then renamed `.imported`. */
+  importFrom?: string;
+  log?: ImportLogger;
+}
+
+/**
+ * The embedded runtime's access log (decision 21). Publishing writes the store directly: the read
+ * API and the credentials service share the process.
+ */
+export async function openSqliteAccessLog(options: SqliteAccessLogOptions): Promise<AccessLog> {
+  if (options.importFrom !== undefined) {
+    await importEarlierAccessLog({
+      dir: options.importFrom,
+      file: options.file,
+      log: options.log ?? { ...silentLogger, info: () => undefined },
+    });
+  }
+  const store = openSqliteAccessLogStore({ file: options.file });
+  return {
+    publish: (records) => store.add(records),
+    openStore: () => Promise.resolve(store),
+    close: () => store.close(),
+  };
+}
+
+/**
+ * The access log and usage counters in an embedded database (tables: access-log-tables.ts). A page
+ * is one range of the table's key, read backwards: it costs the page, not the log. Usage is added to
+ * in the transaction that inserts the records, counting only the rows actually inserted, so a
+ * record added twice is counted once; a usage answer reads at most 720 hour and 180 minute rows per
+ * Client ID, whatever the volume. A prune deletes a bounded batch per turn of the event loop.
+ *
+ * Writes join the turn's transaction without waiting for its commit, and are never synced by
+ * themselves (an access record is not worth a disk flush): a power cut can take the last commits,
+ * whole, as the files before could lose what the OS had not written; a killed process loses nothing.
+ */
+export function openSqliteAccessLogStore(options: { file: string }): AccessLogStore {
+  const db = openEmbeddedDatabase(options.file);
+  createAccessLogTables(db);
+  const statement = (sql: string) => db.statement(sql);
+  let closed = false;
+
+  function ifOpen<T>(work: () => T): Promise<T> {
+    if (closed) return Promise.reject(new Error('the access log is closed'));
+    return run(work);
+  }
+
+  /** Adds a batch's successful reads to their minutes and hours, and moves each Client ID's last use on. */
+  function count(minutes: Map<string, { clientId: string; minute: string; reads: number }>, lastUses: Map<string, string>): void {
+    const hours = new Map<string, { clientId: string; start: number; reads: number }>();
+    const add = statement(CHANGES.count);
+    for (const { clientId, minute, reads } of minutes.values()) {
+      const start = Date.parse(`${minute}:00.000Z`);
+      add.run(clientId, 'minute', start, reads);
+      const hourStart = bucketStart('hour', start);
+      const key = `${clientId} ${hourStart}`;
+      const hour = hours.get(key);
+      if (hour) hour.reads += reads;
+      else hours.set(key, { clientId, start: hourStart, reads });
+    }
+    for (const { clientId, start, reads } of hours.values()) add.run(clientId, 'hour', start, reads);
+    const noteLastUse = statement(CHANGES.noteLastUse);
+    for (const [clientId, at] of lastUses) noteLastUse.run(clientId, at);
+  }
+
+  /** Runs `batch` (which deletes at most PRUNE_BATCH rows and says whether more are left) once per turn, each its own commit. */
+  async function turnByTurn(batch: () => boolean): Promise<void> {
+    while (!closed && db.changeSoon(batch)) await new Promise((next) => setImmediate(next));
+  }
+
+  /**
+   * Records older than `before`, Client ID after Client ID in key order: each is one range of the
+   * key. Finding the next Client ID is one step in the key, so a prune needs no index of its own
+   * that every insert would pay for; a seek that finds nothing to delete counts against the batch too.
+   */
+  function pruneEntries(before: string): Promise<void> {
+    let done = '';
+    return turnByTurn(() => {
+      for (let budget = PRUNE_BATCH; budget > 0;) {
+        const next = statement(QUERIES.clientAfter).get(done);
+        if (!next) return false;
+        const clientId = text(next.client_id);
+        const deleted = Number(statement(CHANGES.pruneClient).run(clientId, before, budget).changes);
+        if (deleted < budget) done = clientId;
+        budget -= Math.max(deleted, 1);
+      }
+      return true;
+    });
+  }
+
+  function pruneUsage(before: number): Promise<void> {
+    return turnByTurn(() => Number(statement(CHANGES.pruneUsage).run(before, PRUNE_BATCH).changes) === PRUNE_BATCH);
+  }
+
+  return {
+    add(records) {
+      if (records.length === 0) return ifOpen(() => undefined);
+      return ifOpen(() =>
+        db.changeSoon(() => {
+          const insert = statement(CHANGES.insert);
+          const minutes = new Map<string, { clientId: string; minute: string; reads: number }>();
+          const lastUses = new Map<string, string>();
+          for (const { clientId, at, requestId, id, resource, status, code, clientAddress } of records) {
+            // Only a row inserted now is counted: a record added again is counted once.
+            if (insert.run(clientId, at, requestId, id, resource, status, code, clientAddress).changes === 0) continue;
+            if (!isSuccessfulRead(status)) continue;
+            // `at` is one fixed ISO form: its first 16 characters name its minute, with no date to parse per record.
+            const minute = at.slice(0, 16);
+            const key = `${clientId} ${minute}`;
+            const counted = minutes.get(key);
+            if (counted) counted.reads += 1;
+            else minutes.set(key, { clientId, minute, reads: 1 });
+            if (at > (lastUses.get(clientId) ?? '')) lastUses.set(clientId, at);
+          }
+          count(minutes, lastUses);
+        }),
+      );
+    },
+
+    page(clientId, { limit, after }) {
+      return ifOpen(() => {
+        const rows = after
+          ? statement(QUERIES.pageAfter).all(clientId, after.at, after.requestId, after.id, limit)
+          : statement(QUERIES.page).all(clientId, limit);
+        return rows.map((row): AccessRecord => ({
+          id: text(row.id),
+          clientId,
+          at: text(row.at),
+          resource: text(row.resource) as AccessResource,
+          status: integer(row.status),
+          code: textOrNull(row.code),
+          clientAddress: textOrNull(row.client_address),
+          requestId: text(row.request_id),
+        }));
+      });
+    },
+
+    usage(clientIds, now) {
+      return ifOpen(() => {
+        const ranges = widestRanges(usageBucketRanges(now));
+        const buckets = statement(QUERIES.buckets);
+        const lastUse = statement(QUERIES.lastUseOf);
+        return new Map(
+          clientIds.map((clientId) => {
+            const last = lastUse.get(clientId);
+            if (!last) return [clientId, NO_USAGE];
+            const found: UsageBucket[] = [];
+            for (const { grain, from, to } of ranges) {
+              for (const row of buckets.all(clientId, grain, from, to ?? Number.MAX_SAFE_INTEGER)) {
+                found.push({ grain, start: integer(row.start), reads: integer(row.reads) });
+              }
+            }
+            return [clientId, { lastUsedAt: text(last.last_used_at), usage: usageFrom(found, now) }];
+          }),
+        );
+      });
+    },
+
+    async prune(before, now) {
+      if (closed) throw new Error('the access log is closed');
+      await pruneEntries(before.toISOString());
+      await pruneUsage(now.getTime() - USAGE_BUCKET_RETENTION_MS);
+    },
+
+    close() {
+      if (closed) return Promise.resolve();
+      closed = true;
+      return db.close();
+    },
+  };
+}
+
+/** The windows' ranges overlap (the 30 days' hours hold the 24 hours'): a range inside another is not read again. */
+function widestRanges(ranges: readonly BucketRange[]): BucketRange[] {
+  const end = (range: BucketRange) => range.to ?? Number.POSITIVE_INFINITY;
+  return ranges.filter(
+    (range) =>
+      !ranges.some((other) => other !== range && other.grain === range.grain && other.from <= range.from && end(other) >= end(range)),
+  );
+}
+
+function textOrNull(value: unknown): string | null {
+  return value === null ? null : text(value);
+}

@@ -1,0 +1,78 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { DatabaseSync } from 'node:sqlite';
+
+/** The database's name in a test's directory, as in a data directory. */
+export const DATABASE = 'rsd.sqlite';
+
+/**
+ * A contract suite's fixture: what `open` opens on a database in a new directory, and a cleanup
+ * that closes it and removes the directory.
+ */
+export async function onATempDatabase<T extends { close(): Promise<void> }>(
+  name: string,
+  open: (file: string) => T | Promise<T>,
+): Promise<{ store: T; cleanup(): Promise<void> }> {
+  const dir = await mkdtemp(join(tmpdir(), `rsd-${name}-`));
+  const store = await open(join(dir, DATABASE));
+  return {
+    store,
+    cleanup: async () => {
+      await store.close();
+      await rm(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** In a describe block: a new directory for each test (`dir`, with `file` the database in it), removed after it. */
+export function aTempDatabasePerTest(name: string): { readonly dir: string; readonly file: string } {
+  const current = { dir: '', file: '' };
+  beforeEach(async () => {
+    current.dir = await mkdtemp(join(tmpdir(), `rsd-${name}-`));
+    current.file = join(current.dir, DATABASE);
+  });
+  afterEach(async () => {
+    await rm(current.dir, { recursive: true, force: true });
+  });
+  return current;
+}
+
+/** What SQLite plans for `sql` (every parameter bound to 1), one step a line. */
+export function queryPlan(file: string, sql: string): string[] {
+  const db = new DatabaseSync(file, { readOnly: true });
+  try {
+    const parameters = sql
+      .split('?')
+      .slice(1)
+      .map(() => 1);
+    return db
+      .prepare(`EXPLAIN QUERY PLAN ${sql}`)
+      .all(...parameters)
+      .map((row) => String(row.detail));
+  } finally {
+    db.close();
+  }
+}
+
+/**
+ * For each statement, the steps that scan one of `tables` without an index or sort in a temporary
+ * tree, and whether any step uses an index: `{ name, scans: [], sorts: [], usesIndex: true }` for each
+ * statement that reads only what it needs.
+ */
+export function planFindings(
+  file: string,
+  statements: Record<string, string>,
+  tables: readonly string[],
+): { name: string; scans: string[]; sorts: string[]; usesIndex: boolean }[] {
+  const scan = new RegExp(`^SCAN (${tables.join('|')})\\b(?! USING)`);
+  return Object.entries(statements).map(([name, sql]) => {
+    const plan = queryPlan(file, sql);
+    return {
+      name,
+      scans: plan.filter((step) => scan.test(step)),
+      sorts: plan.filter((step) => step.includes('TEMP B-TREE')),
+      usesIndex: plan.some((step) => /USING (COVERING )?INDEX|USING (INTEGER )?PRIMARY KEY/.test(step)),
+    };
+  });
+}
