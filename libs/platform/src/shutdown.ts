@@ -31,8 +31,11 @@ export function onShutdown(log: Logger, closers: Closer[], deadlineMs = 10_000):
       exitAfterFlush(log, failed ? 1 : 0);
     })();
   };
-  process.once('SIGTERM', () => stop('SIGTERM'));
-  process.once('SIGINT', () => stop('SIGINT'));
+  // `on`, not `once`: a second signal must find the handler, which ignores it, rather than Node's default,
+  // which kills the process mid-shutdown. One comes whenever the process is npm's child (`npm start`
+  // execs it): a signal to the process group reaches it once directly and once more through npm.
+  process.on('SIGTERM', () => stop('SIGTERM'));
+  process.on('SIGINT', () => stop('SIGINT'));
 }
 
 /**
