@@ -5,7 +5,8 @@
 # runs the product on the Node.js of .node-version, and the read API's /healthz answers. While it
 # runs, its four served OpenAPI documents are checked by two validators nobody here wrote:
 # openapi-spec-validator (PyPI) and Redocly's recommended rules (@redocly/cli, from the lockfile).
-# Then the README's walkthrough runs as written in the same clone (scripts/ci/readme.sh).
+# Then the README's walkthrough, and its backup and restore, run as written in the same clone
+# (scripts/ci/readme.sh).
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
@@ -52,3 +53,12 @@ wait "$product" || true
 product=""
 
 bash "$ROOT/scripts/ci/readme.sh" walkthrough "$work/clone"
+
+# The README's backup and restore, as written, while the product serves the walkthrough's data.
+(exec npm start) > "$work/start-again.log" 2>&1 &
+product=$!
+curl -sf --retry 60 --retry-all-errors --retry-delay 1 -o /dev/null http://127.0.0.1:8080/healthz
+bash "$ROOT/scripts/ci/readme.sh" backup "$work/clone"
+kill "$product"
+wait "$product" || true
+product=""

@@ -6,6 +6,7 @@ import { callJson, callJsonAnswer, fetchRaw } from './http-client';
 import { verifyResponseSignature, type PublishedKey } from './response-signature';
 import { chunk, readScoreFile, UsageError } from './score-file';
 import { runWebhooksCommand } from './webhooks';
+import { runBackupCommand } from './backup';
 import { untilStopped } from './until-stopped';
 import { CREDENTIAL_EXPORTS, exportsOf, WEBHOOK_EXPORTS } from './env-output';
 
@@ -41,6 +42,13 @@ Usage:
                           {"verified","id","timestamp","type","data"} and the reason when it does not verify; answers
                           204, 401 when it does not verify, 413 over 1 MB; --fail N answers the first N deliveries 500
                           to watch the retries; runs until Ctrl-C or SIGTERM)
+
+  rsd backup  DIR [--data-dir DIR]     (embedded runtime, while it serves: a consistent copy of every database of
+                                       DATA_DIR into the new directory DIR; the keys in DATA_DIR are not in it)
+  rsd restore DIR --data-dir DIR [--force] [--without-webhook-key]   (checks the backup and puts it in place; refused
+                          while a process has the directory's databases open, and over data already there unless
+                          --force, which moves that data aside; a backup with webhook subscriptions needs their key
+                          in DATA_DIR/webhook-secret-key or WEBHOOK_SECRET_KEY, unless --without-webhook-key)
 
   --verify checks the response's signature (RFC 9421, Ed25519) against the read API's published keys
   (/.well-known/jwks.json) and says so on stderr; a response that does not verify exits 1.
@@ -102,6 +110,9 @@ function parseCommandLine() {
         host: { type: 'string' },
         secret: { type: 'string' },
         fail: { type: 'string' },
+        'data-dir': { type: 'string' },
+        force: { type: 'boolean' },
+        'without-webhook-key': { type: 'boolean' },
       },
     });
   } catch (error) {
@@ -152,6 +163,9 @@ const customerPath = (resource: string) => `${urls.api}/v1/customers/${encodeURI
 async function run(): Promise<unknown> {
   const [command, subcommand, ...rest] = positionals;
   if (values.help || !command) return HELP;
+  if (command === 'backup' || command === 'restore') {
+    return runBackupCommand(command, positionals.slice(1), values, { env: process.env, note: (line) => process.stderr.write(`${line}\n`) });
+  }
   switch (`${command} ${subcommand ?? ''}`.trim()) {
     case 'token': {
       const secret = await devSecret();

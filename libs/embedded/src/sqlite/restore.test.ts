@@ -1,0 +1,198 @@
+import { mkdir, mkdtemp, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { DatabaseSync } from 'node:sqlite';
+import { aStoredWebhook } from '@rsd/testkit';
+import { backupDataDirectory, MANIFEST, sha256Of } from './backup';
+import { openEmbeddedDatabase } from './database';
+import { openSqliteWebhookStore } from './sqlite-webhook-store';
+import { databasesInUse, restoreDataDirectory } from './restore';
+
+const KEY = Buffer.alloc(32, 9).toString('base64');
+const OTHER_KEY = Buffer.alloc(32, 3).toString('base64');
+
+describe('rsd restore: a backup put in place, never over a directory in use', () => {
+  let root: string;
+  let source: string;
+  let backup: string;
+  let target: string;
+
+  beforeEach(async () => {
+    root = await mkdtemp(join(tmpdir(), 'rsd-restore-'));
+    source = join(root, 'source');
+    backup = join(root, 'backup');
+    target = join(root, 'target');
+    await mkdir(source);
+  });
+
+  afterEach(async () => {
+    await rm(root, { recursive: true, force: true });
+  });
+
+  async function aBackupOf(notes: string[], options: { webhooks?: number; accessLog?: boolean } = {}): Promise<void> {
+    const db = openEmbeddedDatabase(join(source, 'rsd.sqlite'));
+    db.exec('CREATE TABLE IF NOT EXISTS notes (text TEXT NOT NULL)');
+    for (const note of notes) await db.write(() => db.statement('INSERT INTO notes (text) VALUES (?)').run(note));
+    await db.close();
+    if (options.webhooks) {
+      const store = openSqliteWebhookStore({ file: join(source, 'rsd.sqlite') });
+      for (let i = 0; i < options.webhooks; i++) await store.addWebhook(aStoredWebhook(), 10);
+      await store.close();
+      await writeFile(join(source, 'webhook-secret-key'), `${KEY}\n`, { mode: 0o600 });
+    }
+    if (options.accessLog) {
+      const accessLog = new DatabaseSync(join(source, 'access-log.sqlite'));
+      accessLog.exec("CREATE TABLE access_log (id TEXT); INSERT INTO access_log VALUES ('a1')");
+      accessLog.close();
+    }
+    await backupDataDirectory({ dataDir: source, into: backup });
+  }
+
+  function notesIn(dir: string): string[] {
+    const db = new DatabaseSync(join(dir, 'rsd.sqlite'), { readOnly: true });
+    try {
+      return db
+        .prepare('SELECT text FROM notes')
+        .all()
+        .map((row) => String(row.text));
+    } finally {
+      db.close();
+    }
+  }
+
+  it('when the directory is new, then every database of the backup is in it, whole, and only readable by its owner', async () => {
+    await aBackupOf(['a', 'b'], { accessLog: true });
+
+    const report = await restoreDataDirectory({ from: backup, dataDir: target });
+
+    expect(report).toEqual({ dataDir: target, databases: ['rsd.sqlite', 'access-log.sqlite'], webhookKey: 'not needed' });
+    expect(notesIn(target)).toEqual(['a', 'b']);
+    expect((await readdir(target)).sort()).toEqual(['access-log.sqlite', 'rsd.sqlite']);
+    expect((await stat(join(target, 'rsd.sqlite'))).mode & 0o777).toBe(0o600);
+    expect((await stat(target)).mode & 0o777).toBe(0o700);
+    // The product opens it as it opens its own.
+    const db = openEmbeddedDatabase(join(target, 'rsd.sqlite'));
+    await db.write(() => db.statement('INSERT INTO notes (text) VALUES (?)').run('c'));
+    await db.close();
+    expect(notesIn(target)).toEqual(['a', 'b', 'c']);
+  });
+
+  it('when a process has the directory’s database open, then the restore is refused and nothing changes, even with --force', async () => {
+    await aBackupOf(['backed up']);
+    await mkdir(target);
+    const running = openEmbeddedDatabase(join(target, 'rsd.sqlite'));
+    running.exec('CREATE TABLE IF NOT EXISTS notes (text TEXT NOT NULL)');
+    await running.write(() => running.statement('INSERT INTO notes (text) VALUES (?)').run('serving'));
+
+    await expect(restoreDataDirectory({ from: backup, dataDir: target, force: true })).rejects.toThrow(
+      /is in use: a process \(the product, or a rebuild of its views\) has rsd\.sqlite open/,
+    );
+    expect(await databasesInUse(target)).toEqual(['rsd.sqlite']);
+    // The running product is not disturbed: it goes on writing.
+    await running.write(() => running.statement('INSERT INTO notes (text) VALUES (?)').run('still serving'));
+    expect(notesIn(target)).toEqual(['serving', 'still serving']);
+    await running.close();
+    expect(await databasesInUse(target)).toEqual([]);
+  });
+
+  it('when the directory holds a database and --force is not given, then it is refused; with --force the old one is moved aside, journals included', async () => {
+    await aBackupOf(['backed up']);
+    await mkdir(target);
+    const old = new DatabaseSync(join(target, 'rsd.sqlite'));
+    old.exec("CREATE TABLE notes (text TEXT NOT NULL); INSERT INTO notes VALUES ('old')");
+    old.close();
+    await writeFile(join(target, 'events.ndjson'), '');
+    // A journal left without its database (a crash, a hand copy): beside the restored one it would be replayed into it.
+    await writeFile(join(target, 'access-log.sqlite-wal'), 'a stale log');
+    await writeFile(join(target, 'dev-jwt-secret'), 'kept\n');
+
+    await expect(restoreDataDirectory({ from: backup, dataDir: target })).rejects.toThrow(
+      /already holds data \((?=.*rsd\.sqlite)(?=.*events\.ndjson)(?=.*access-log\.sqlite-wal).*\)\. Pass --force/,
+    );
+    expect(notesIn(target)).toEqual(['old']);
+
+    const report = await restoreDataDirectory({ from: backup, dataDir: target, force: true, now: () => new Date('2026-11-25T10:00:00Z') });
+
+    expect(report.replacedInto).toBe(join(target, 'replaced-2026-11-25T10-00-00-000Z'));
+    expect((await readdir(report.replacedInto!)).sort()).toEqual(['access-log.sqlite-wal', 'events.ndjson', 'rsd.sqlite']);
+    expect(notesIn(report.replacedInto!)).toEqual(['old']);
+    expect(notesIn(target)).toEqual(['backed up']);
+    expect(await readFile(join(target, 'dev-jwt-secret'), 'utf8')).toBe('kept\n');
+  });
+
+  it('when a file of the backup was changed or cut, then nothing is restored', async () => {
+    await aBackupOf(['a']);
+    const file = join(backup, 'rsd.sqlite');
+    const bytes = await readFile(file);
+    bytes.writeUInt8(bytes.readUInt8(bytes.length - 10) ^ 0xff, bytes.length - 10);
+    await writeFile(file, bytes);
+
+    await expect(restoreDataDirectory({ from: backup, dataDir: target })).rejects.toThrow(/size or SHA-256 differs from manifest\.json/);
+    await expect(stat(target)).rejects.toThrow(/ENOENT/);
+  });
+
+  it('when a backed-up database fails the integrity check, then nothing is restored', async () => {
+    await aBackupOf(['a']);
+    // A file damaged before it was backed up, with a manifest that describes it: only the check finds it.
+    const damaged = join(backup, 'rsd.sqlite');
+    const bytes = await readFile(damaged);
+    const pageSize = bytes.readUInt16BE(16);
+    bytes.fill(0x41, pageSize + 8, pageSize * 2);
+    await writeFile(damaged, bytes);
+    const manifest = JSON.parse(await readFile(join(backup, MANIFEST), 'utf8')) as { databases: { sha256: string }[] };
+    manifest.databases[0]!.sha256 = await sha256Of(damaged);
+    await writeFile(join(backup, MANIFEST), JSON.stringify(manifest));
+
+    await expect(restoreDataDirectory({ from: backup, dataDir: target })).rejects.toThrow(/rsd\.sqlite fails SQLite's integrity check/);
+    await expect(stat(target)).rejects.toThrow(/ENOENT/);
+  });
+
+  it('when the path is not a backup, then it says so', async () => {
+    await mkdir(backup);
+    await expect(restoreDataDirectory({ from: backup, dataDir: target })).rejects.toThrow(/is not a backup made by rsd backup/);
+    await writeFile(
+      join(backup, MANIFEST),
+      JSON.stringify({ format: 'rsd-embedded-backup', version: 1, databases: [{ file: '../x.sqlite' }] }),
+    );
+    await expect(restoreDataDirectory({ from: backup, dataDir: target })).rejects.toThrow(/does not list its databases/);
+  });
+
+  describe('the webhook key, which seals the subscriptions’ secrets and is not in the backup', () => {
+    it('when the backup holds subscriptions and the key is not there, then it is refused, saying which key and where', async () => {
+      await aBackupOf(['a'], { webhooks: 2 });
+
+      await expect(restoreDataDirectory({ from: backup, dataDir: target })).rejects.toThrow(
+        /holds 2 webhook subscription\(s\).*neither in .*webhook-secret-key nor in WEBHOOK_SECRET_KEY.*Copy the backed-up product's webhook-secret-key/,
+      );
+      await expect(stat(target)).rejects.toThrow(/ENOENT/);
+    });
+
+    it('when another key is there, then it is refused', async () => {
+      await aBackupOf(['a'], { webhooks: 1 });
+      await mkdir(target);
+      await writeFile(join(target, 'webhook-secret-key'), OTHER_KEY);
+
+      await expect(restoreDataDirectory({ from: backup, dataDir: target })).rejects.toThrow(/is not the one that sealed them/);
+      await expect(restoreDataDirectory({ from: backup, dataDir: target, configuredWebhookKey: OTHER_KEY })).rejects.toThrow(
+        /The key in WEBHOOK_SECRET_KEY is not the one/,
+      );
+    });
+
+    it('when the same key is in the directory or configured, then it restores, and says the key matches', async () => {
+      await aBackupOf(['a'], { webhooks: 1 });
+      await mkdir(target);
+      await writeFile(join(target, 'webhook-secret-key'), `${KEY}\n`, { mode: 0o600 });
+
+      expect((await restoreDataDirectory({ from: backup, dataDir: target })).webhookKey).toBe('matches');
+      const elsewhere = join(root, 'elsewhere');
+      expect((await restoreDataDirectory({ from: backup, dataDir: elsewhere, configuredWebhookKey: KEY })).webhookKey).toBe('matches');
+    });
+
+    it('when the key is lost and the operator says so, then it restores without it', async () => {
+      await aBackupOf(['a'], { webhooks: 1 });
+
+      expect((await restoreDataDirectory({ from: backup, dataDir: target, withoutWebhookKey: true })).webhookKey).toBe('missing');
+      expect(notesIn(target)).toEqual(['a']);
+    });
+  });
+});

@@ -1,0 +1,216 @@
+import { chmod, copyFile, mkdir, readdir, readFile, rename, rm, stat } from 'node:fs/promises';
+import { join, resolve } from 'node:path';
+import { DatabaseSync } from 'node:sqlite';
+import {
+  BACKUP_FORMAT,
+  BACKUP_VERSION,
+  checkIntegrity,
+  MAIN_DATABASE,
+  MANIFEST,
+  productDatabases,
+  sha256Of,
+  syncPath,
+  WEBHOOK_KEY_FILE,
+  webhookKeyOf,
+  type BackupManifest,
+} from './backup';
+import { EARLIER_AUTHORIZATIONS, EARLIER_EVENT_LOG } from './import-earlier-data';
+
+export interface RestoreOptions {
+  /** A backup made by `backupDataDirectory` (rsd backup). */
+  from: string;
+  /** The data directory to put it in: new, or (with `force`) one whose product is stopped. */
+  dataDir: string;
+  /** Replace the databases the directory holds; they are moved aside, not deleted. */
+  force?: boolean;
+  /** WEBHOOK_SECRET_KEY where it is configured (it wins over the file, as in the product). */
+  configuredWebhookKey?: string;
+  /** Restore although the key that sealed the webhook secrets is not there: those subscriptions then cannot sign. */
+  withoutWebhookKey?: boolean;
+  now?: () => Date;
+}
+
+export interface RestoreReport {
+  dataDir: string;
+  databases: string[];
+  /** Where the databases the directory held before went (with `force`). */
+  replacedInto?: string;
+  /**
+   * `matches`: the key the product will use is the one that sealed the secrets; `unchecked`: a key is
+   * there, but the backup did not know which one sealed them; `not needed`: no subscription;
+   * `missing`: restored without it (`withoutWebhookKey`).
+   */
+  webhookKey: 'matches' | 'unchecked' | 'not needed' | 'missing';
+}
+
+/** What a product keeps in a data directory besides its secrets: its databases, their journals, and an earlier version's files it would import at start. */
+const DATA = /\.sqlite(-wal|-shm|-journal)?$/;
+const EARLIER_LAYOUT = [EARLIER_EVENT_LOG, EARLIER_AUTHORIZATIONS, 'access-log'];
+
+/**
+ * `rsd restore` (decision 41). Refuses before it changes anything when:
+ * - the backup is not whole (a file missing, its size or SHA-256 not the manifest's) or a database
+ *   in it fails `PRAGMA integrity_check`;
+ * - the backup holds webhook subscriptions and the key that sealed their secrets is not where the
+ *   product will look for it (WEBHOOK_SECRET_KEY, else DATA_DIR/webhook-secret-key), or is another
+ *   key: a product started without it would make a new key and could not sign for any of them;
+ * - a process holds one of the directory's databases open (a product, a rebuild): `databasesInUse`;
+ * - the directory holds data already, unless `force`: then it is moved into `replaced-<time>/`.
+ *
+ * Each database is copied into the directory under a temporary name, checked again there, and only
+ * then renamed into place (the event log's database last), so no product ever opens half a file.
+ */
+export async function restoreDataDirectory(options: RestoreOptions): Promise<RestoreReport> {
+  const from = resolve(options.from);
+  const dataDir = resolve(options.dataDir);
+  const manifest = await readManifest(from);
+  for (const database of manifest.databases) await checkBackedUpDatabase(from, database);
+  const webhookKey = await checkWebhookKey(manifest, dataDir, options);
+
+  await mkdir(dataDir, { recursive: true, mode: 0o700 });
+  const inUse = await databasesInUse(dataDir);
+  if (inUse.length > 0) {
+    throw new Error(
+      `${dataDir} is in use: a process (the product, or a rebuild of its views) has ${inUse.join(', ')} open. ` +
+        'Stop it before restoring into this directory, or restore into a new one.',
+    );
+  }
+  const existing = (await readdir(dataDir)).filter((name) => DATA.test(name) || EARLIER_LAYOUT.includes(name));
+  let replacedInto: string | undefined;
+  if (existing.length > 0) {
+    if (!options.force) {
+      throw new Error(
+        `${dataDir} already holds data (${existing.join(', ')}). Pass --force to replace it: ` +
+          'what it holds is moved into a replaced-<time> directory inside it, not deleted.',
+      );
+    }
+    const stamp = (options.now?.() ?? new Date()).toISOString().replace(/[:.]/g, '-');
+    replacedInto = join(dataDir, `replaced-${stamp}`);
+    await mkdir(replacedInto, { mode: 0o700 });
+    for (const name of existing) await rename(join(dataDir, name), join(replacedInto, name));
+  }
+
+  // The event log's database last: until it is in place, nothing looks like a restored directory.
+  const order = [...manifest.databases].sort((a, b) => Number(a.file === MAIN_DATABASE) - Number(b.file === MAIN_DATABASE));
+  for (const { file } of order) {
+    const placing = join(dataDir, `.${file}.restoring`);
+    await copyFile(join(from, file), placing);
+    await chmod(placing, 0o600);
+    const problems = checkIntegrity(placing);
+    if (problems.length > 0) {
+      await rm(placing, { force: true });
+      throw new Error(`${file}, copied into ${dataDir}, fails SQLite's integrity check: ${problems.join('; ')}`);
+    }
+    await syncPath(placing);
+    await rename(placing, join(dataDir, file));
+  }
+  await syncPath(dataDir);
+  return {
+    dataDir,
+    databases: manifest.databases.map((database) => database.file),
+    ...(replacedInto ? { replacedInto } : {}),
+    webhookKey,
+  };
+}
+
+/**
+ * The databases of a directory that a process has open. A product (and a rebuild) opens its
+ * databases in WAL mode, and a connection to a WAL database holds a shared lock on its file for as
+ * long as it is open, idle or not; asking for the exclusive lock, without waiting, is refused while
+ * any other connection exists, in this process or another. The operating system drops a dead
+ * process's locks, so unlike a pid file nothing stale is ever left to clear.
+ */
+export async function databasesInUse(dataDir: string): Promise<string[]> {
+  const inUse: string[] = [];
+  for (const file of await productDatabases(dataDir)) if (isOpenElsewhere(join(dataDir, file))) inUse.push(file);
+  return inUse;
+}
+
+const SQLITE_BUSY = 5;
+const SQLITE_LOCKED = 6;
+const SQLITE_CORRUPT = 11;
+const SQLITE_NOTADB = 26;
+
+function isOpenElsewhere(file: string): boolean {
+  let db: DatabaseSync | undefined;
+  try {
+    db = new DatabaseSync(file, { timeout: 0 });
+    db.exec('PRAGMA locking_mode = EXCLUSIVE');
+    db.exec('BEGIN EXCLUSIVE');
+    db.exec('COMMIT');
+    return false;
+  } catch (error) {
+    const code = (error as { errcode?: number }).errcode;
+    if (code === SQLITE_BUSY || code === SQLITE_LOCKED) return true;
+    // Not a database, or a damaged one: nothing can be serving it, and replacing it is what a restore is for.
+    if (code === SQLITE_NOTADB || code === SQLITE_CORRUPT) return false;
+    throw new Error(`cannot tell whether ${file} is in use: ${error instanceof Error ? error.message : String(error)}`, { cause: error });
+  } finally {
+    // The last connection to close checkpoints and removes the write-ahead log: the file is whole before it is moved.
+    if (db?.isOpen) db.close();
+  }
+}
+
+async function readManifest(from: string): Promise<BackupManifest> {
+  let text: string;
+  try {
+    text = await readFile(join(from, MANIFEST), 'utf8');
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === 'ENOENT' || code === 'ENOTDIR') throw new Error(`${from} is not a backup made by rsd backup (no ${MANIFEST} in it)`);
+    throw error;
+  }
+  let manifest: Partial<BackupManifest>;
+  try {
+    manifest = JSON.parse(text) as Partial<BackupManifest>;
+  } catch {
+    throw new Error(`${join(from, MANIFEST)} is not valid JSON: the backup is damaged`);
+  }
+  if (manifest.format !== BACKUP_FORMAT || manifest.version !== BACKUP_VERSION) {
+    throw new Error(`${from} is not a backup this version can restore (format ${String(manifest.format)} ${String(manifest.version)})`);
+  }
+  const databases = manifest.databases;
+  // Plain names only: a damaged or crafted manifest must not make the restore read or write elsewhere.
+  if (!Array.isArray(databases) || databases.some((database) => !/^[\w.-]+\.sqlite$/.test(String(database?.file)))) {
+    throw new Error(`${join(from, MANIFEST)} does not list its databases as a backup does: the backup is damaged`);
+  }
+  if (!databases.some((database) => database.file === MAIN_DATABASE)) throw new Error(`${from} holds no ${MAIN_DATABASE}`);
+  return manifest as BackupManifest;
+}
+
+async function checkBackedUpDatabase(from: string, database: BackupManifest['databases'][number]): Promise<void> {
+  const file = join(from, database.file);
+  let bytes: number;
+  try {
+    bytes = (await stat(file)).size;
+  } catch {
+    throw new Error(`${file} is missing: the backup is incomplete`);
+  }
+  if (bytes !== database.bytes || (await sha256Of(file)) !== database.sha256) {
+    throw new Error(`${file} is not the file that was backed up (its size or SHA-256 differs from ${MANIFEST}): the backup is damaged`);
+  }
+  const problems = checkIntegrity(file, true);
+  if (problems.length > 0) throw new Error(`${file} fails SQLite's integrity check: ${problems.join('; ')}`);
+}
+
+async function checkWebhookKey(manifest: BackupManifest, dataDir: string, options: RestoreOptions): Promise<RestoreReport['webhookKey']> {
+  if (manifest.webhookSubscriptions === 0) return 'not needed';
+  if (options.withoutWebhookKey) return 'missing';
+  const key = await webhookKeyOf(dataDir, options.configuredWebhookKey);
+  const what = `The backup holds ${manifest.webhookSubscriptions} webhook subscription(s) whose signing secrets are sealed with the webhook key, which a backup does not carry.`;
+  const remedy =
+    `Copy the backed-up product's ${WEBHOOK_KEY_FILE} (mode 0600) into ${dataDir}, or set WEBHOOK_SECRET_KEY, and restore again; ` +
+    'if that key is lost, --without-webhook-key restores anyway, and those subscriptions must then be deleted and created again.';
+  if (!key) {
+    throw new Error(
+      `${what} It is neither in ${join(dataDir, WEBHOOK_KEY_FILE)} nor in WEBHOOK_SECRET_KEY: a product started without it would make a new key and sign for none of them. ${remedy}`,
+    );
+  }
+  if (manifest.webhookKeyFingerprint === null) return 'unchecked';
+  if (key.fingerprint !== manifest.webhookKeyFingerprint) {
+    throw new Error(
+      `${what} The key in ${key.from} is not the one that sealed them (fingerprint ${key.fingerprint}, the backup's ${manifest.webhookKeyFingerprint}). ${remedy}`,
+    );
+  }
+  return 'matches';
+}

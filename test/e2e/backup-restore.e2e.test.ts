@@ -1,0 +1,273 @@
+import { execFile, spawn } from 'node:child_process';
+import { copyFile, mkdir, mkdtemp, readdir, rm, stat } from 'node:fs/promises';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { DatabaseSync } from 'node:sqlite';
+import { promisify } from 'node:util';
+import { readDevSecret, signDevToken } from '@rsd/platform';
+import { aScoreSubmission, request } from '@rsd/testkit';
+import { REPO_ROOT, startEmbedded, type EmbeddedProcess } from '../support/embedded-process';
+
+/**
+ * The restore drill of decision 41, as an operator runs it: `npx rsd backup` while scores and
+ * authorizations are being written, `npx rsd restore` into a new directory, the product started on
+ * it. Everything acknowledged before the backup began is served by the restored product, its
+ * databases pass SQLite's integrity check, a webhook made before the backup still signs its
+ * deliveries with its secret, and a restore into the directory the product is running on is refused.
+ */
+const ORGS = ['drill-org-0', 'drill-org-1', 'drill-org-2', 'drill-org-3', 'drill-org-4', 'drill-org-5'];
+const ORG = ORGS[0]!;
+const WEBHOOK_ORG = 'drill-webhook-org';
+const run = promisify(execFile);
+
+let root: string;
+let dataDir: string;
+let product: EmbeddedProcess | undefined;
+let restored: EmbeddedProcess | undefined;
+
+beforeAll(async () => {
+  root = await mkdtemp(join(tmpdir(), 'rsd-drill-'));
+  dataDir = join(root, 'data');
+  // Receivers on loopback, so the development flag of decision 28.
+  product = await startEmbedded({ DATA_DIR: dataDir, LOG_LEVEL: 'info', WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true' });
+}, 90_000);
+
+afterAll(async () => {
+  await product?.stop();
+  await restored?.stop();
+  await rm(root, { recursive: true, force: true });
+});
+
+/** `npx rsd …` from the repository, as the README has it; never throws. */
+async function rsd(args: string[], env: Record<string, string> = {}) {
+  try {
+    const { stdout, stderr } = await run('npx', ['rsd', ...args], { cwd: REPO_ROOT, env: { ...process.env, ...env } });
+    return { code: 0, stdout, stderr };
+  } catch (error) {
+    const failed = error as { code: number; stdout: string; stderr: string };
+    return { code: failed.code, stdout: failed.stdout, stderr: failed.stderr };
+  }
+}
+
+async function tokenFor(dir: string, org: string): Promise<string> {
+  const secret = await readDevSecret(dir);
+  if (!secret) throw new Error(`no development secret in ${dir}`);
+  return signDevToken(secret, { org, scope: 'authorizations:write scores:write' });
+}
+
+function post<T>(url: string, headers: Record<string, string>, body: object) {
+  return request<T>(url, { method: 'POST', headers: { ...headers, 'content-type': 'application/json' }, body: JSON.stringify(body) });
+}
+
+async function createAuthorization(urls: EmbeddedProcess['urls'], token: string, org: string, scopes: string[]) {
+  const created = await post<{ clientId: string; apiKey: string }>(
+    `${urls.credentials}/v1/organizations/${org}/authorizations`,
+    { authorization: `Bearer ${token}` },
+    { recipientType: 'auditor', scopes },
+  );
+  expect(created.status).toBe(201);
+  return created.body;
+}
+
+async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as { port: number };
+  await new Promise((resolve) => server.close(resolve));
+  return port;
+}
+
+function integrityOf(file: string): unknown[] {
+  const db = new DatabaseSync(file, { readOnly: true });
+  try {
+    return db.prepare('PRAGMA integrity_check').all();
+  } finally {
+    db.close();
+  }
+}
+
+/** Polls until nothing is missing, or the bound passes: then the last answer, for the assertion to show. */
+async function untilNoneMissing(missing: () => string[] | Promise<string[]>, timeoutMs = 30_000): Promise<string[]> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const left = await missing();
+    if (left.length === 0 || Date.now() > deadline) return left;
+    await new Promise((resolve) => setTimeout(resolve, 200));
+  }
+}
+
+const daysAgo = (n: number) => new Date(Date.now() - n * 86_400_000).toISOString().slice(0, 10);
+
+describe('backup and restore of the embedded runtime: the drill', () => {
+  test('when creates and ingests run through rsd backup, then the restored product holds everything acknowledged before it began, and serves', async () => {
+    const running = product!;
+    const tokens = new Map<string, string>();
+    const readers = new Map<string, { clientId: string; apiKey: string }>();
+    for (const org of ORGS) {
+      tokens.set(org, await tokenFor(dataDir, org));
+      readers.set(org, await createAuthorization(running.urls, tokens.get(org)!, org, ['qr_score', 'score_trend']));
+    }
+    const token = tokens.get(ORG)!;
+    const reader = readers.get(ORG)!;
+    // A subscription made before the backup; its receiver listens only once the restored product runs.
+    const hookOwner = await createAuthorization(running.urls, await tokenFor(dataDir, WEBHOOK_ORG), WEBHOOK_ORG, ['qr_score']);
+    const port = await freePort();
+    const webhook = await post<{ id: string; secret: string }>(
+      `${running.urls.notifier}/v1/customers/${hookOwner.clientId}/webhooks`,
+      { 'x-api-key': hookOwner.apiKey },
+      { url: `http://127.0.0.1:${port}/hooks`, events: ['score.updated'] },
+    );
+    expect(webhook.status).toBe(201);
+
+    // Six writers of scores (a date of an organization each) and two of authorizations, paced so that they run
+    // all through the backup; what was refused counts for nothing.
+    // Each with the moment its acknowledgement arrived, after its commit.
+    const acknowledgedScores: { score: string; at: number }[] = [];
+    const acknowledgedClientIds: { clientId: string; at: number }[] = [];
+    let next = 0;
+    let writing = true;
+    const scoreWriter = async () => {
+      while (writing && next < ORGS.length * 360) {
+        const n = next++;
+        const org = ORGS[n % ORGS.length]!;
+        const scoreDate = daysAgo(1 + Math.floor(n / ORGS.length));
+        const answer = await post(
+          `${running.urls.scoreIngest}/v1/scores`,
+          { authorization: `Bearer ${tokens.get(org)!}` },
+          aScoreSubmission({ organizationId: org, scoreDate }),
+        ).catch(() => undefined);
+        if (answer?.status === 202) acknowledgedScores.push({ score: `${org} ${scoreDate}`, at: Date.now() });
+        await new Promise((done) => setTimeout(done, 5));
+      }
+    };
+    const authorizationWriter = async () => {
+      while (writing) {
+        const answer = await post<{ clientId: string }>(
+          `${running.urls.credentials}/v1/organizations/${ORG}/authorizations`,
+          { authorization: `Bearer ${token}` },
+          { recipientType: 'partner', scopes: ['qr_score'] },
+        ).catch(() => undefined);
+        if (answer?.status === 201) acknowledgedClientIds.push({ clientId: answer.body.clientId, at: Date.now() });
+      }
+    };
+    const writers = [...Array.from({ length: 6 }, scoreWriter), authorizationWriter(), authorizationWriter()];
+    const acknowledged = () => acknowledgedScores.length + acknowledgedClientIds.length;
+    while (acknowledgedScores.length < 40 || acknowledgedClientIds.length < 8) await new Promise((done) => setTimeout(done, 10));
+
+    const backupDir = join(root, 'backup-1');
+    const backedUp = await rsd(['backup', backupDir], { DATA_DIR: dataDir });
+    // The writes went on past the end of the backup, so they ran all through it.
+    const atEnd = acknowledged();
+    const wentOn = await untilNoneMissing(() => (acknowledged() > atEnd + 10 ? [] : ['writes after the backup']), 10_000);
+    writing = false;
+    await Promise.all(writers);
+
+    expect(backedUp).toMatchObject({ code: 0 });
+    expect(backedUp.stderr).toMatch(/the keys are not in the backup.*webhook-secret-key/);
+    expect(wentOn).toEqual([]);
+    const manifest = JSON.parse(backedUp.stdout) as { startedAt: string; databases: { file: string }[]; webhookSubscriptions: number };
+    // Acknowledged before the backup began: before the moment it noted just before its first copy.
+    const began = Date.parse(manifest.startedAt);
+    const scoresBefore = acknowledgedScores.filter(({ at }) => at < began).map(({ score }) => score);
+    const clientIdsBefore = acknowledgedClientIds.filter(({ at }) => at < began).map(({ clientId }) => clientId);
+    expect(scoresBefore.length).toBeLessThan(acknowledgedScores.length);
+    const databases = (await readdir(dataDir)).filter((name) => name.endsWith('.sqlite')).sort();
+    expect(manifest.databases.map((database) => database.file).sort()).toEqual(databases);
+    expect(manifest.webhookSubscriptions).toBe(1);
+    expect((await stat(backupDir)).mode & 0o777).toBe(0o700);
+
+    // Into the directory the product runs on: refused, even with --force, and the product goes on serving.
+    for (const force of [[], ['--force']]) {
+      const refused = await rsd(['restore', backupDir, '--data-dir', dataDir, ...force]);
+      expect(refused.code).toBe(1);
+      expect(refused.stderr).toMatch(/is in use: a process \(the product, or a rebuild of its views\) has .*rsd\.sqlite.* open/);
+    }
+    const stillServing = await request(`${running.urls.readApi}/v1/customers/${reader.clientId}/score`, {
+      headers: { 'x-api-key': reader.apiKey },
+    });
+    expect(stillServing.status).toBe(200);
+
+    // Into a new directory without the webhook key: refused, nothing made.
+    const restoredDir = join(root, 'restored');
+    const withoutKey = await rsd(['restore', backupDir, '--data-dir', restoredDir]);
+    expect(withoutKey.code).toBe(1);
+    expect(withoutKey.stderr).toMatch(/holds 1 webhook subscription\(s\).*Copy the backed-up product's webhook-secret-key/);
+    await expect(stat(restoredDir)).rejects.toThrow(/ENOENT/);
+
+    // With the key the operator kept apart: restored, and checked.
+    await mkdir(restoredDir, { mode: 0o700 });
+    await copyFile(join(dataDir, 'webhook-secret-key'), join(restoredDir, 'webhook-secret-key'));
+    const restoredAnswer = await rsd(['restore', backupDir, '--data-dir', restoredDir]);
+    expect(restoredAnswer).toMatchObject({ code: 0 });
+    expect(JSON.parse(restoredAnswer.stdout)).toMatchObject({
+      databases: expect.arrayContaining(databases) as string[],
+      webhookKey: 'matches',
+    });
+    for (const file of databases) expect(integrityOf(join(restoredDir, file))).toEqual([{ integrity_check: 'ok' }]);
+
+    await product?.stop();
+    product = undefined;
+    restored = await startEmbedded({ DATA_DIR: restoredDir, LOG_LEVEL: 'info', WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true' });
+    const { urls } = restored;
+    expect(integrityOf(join(restoredDir, 'rsd.sqlite'))).toEqual([{ integrity_check: 'ok' }]);
+
+    // Every authorization acknowledged before the backup began, listed; every score, read with the keys made before it.
+    const restoredToken = await tokenFor(restoredDir, ORG);
+    const missingClientIds = await untilNoneMissing(async () => {
+      const listed = await request<{ authorizations: { clientId: string }[] }>(
+        `${urls.credentials}/v1/organizations/${ORG}/authorizations`,
+        {
+          headers: { authorization: `Bearer ${restoredToken}` },
+        },
+      );
+      const clientIds = new Set((listed.body.authorizations ?? []).map((authorization) => authorization.clientId));
+      return [reader.clientId, ...clientIdsBefore].filter((clientId) => !clientIds.has(clientId));
+    });
+    expect(missingClientIds).toEqual([]);
+    const missingScores = await untilNoneMissing(async () => {
+      const stored = new Set<string>();
+      for (const [org, { clientId, apiKey }] of readers) {
+        const history = await request<{ scores?: { scoreDate: string }[] }>(
+          `${urls.readApi}/v1/customers/${clientId}/score/history?limit=366&from=${daysAgo(400)}`,
+          { headers: { 'x-api-key': apiKey } },
+        );
+        for (const item of history.body.scores ?? []) stored.add(`${org} ${item.scoreDate}`);
+      }
+      return scoresBefore.filter((score) => !stored.has(score));
+    });
+    expect(missingScores).toEqual([]);
+
+    // The webhook's secret opens under the restored product: its delivery of a new score verifies with the secret given at creation.
+    const listener = spawn(process.execPath, [join(REPO_ROOT, 'tools/cli/bin/rsd.js'), 'webhooks', 'listen', '--port', String(port)], {
+      env: { ...process.env, RSD_WEBHOOK_SECRET: webhook.body.secret },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    try {
+      let received = '';
+      let listening = '';
+      listener.stdout.on('data', (chunk: Buffer) => (received += chunk.toString('utf8')));
+      listener.stderr.on('data', (chunk: Buffer) => (listening += chunk.toString('utf8')));
+      await untilNoneMissing(() => (listening.includes(String(port)) ? [] : ['listening']), 10_000);
+      const scored = await post(
+        `${urls.scoreIngest}/v1/scores`,
+        { authorization: `Bearer ${await tokenFor(restoredDir, WEBHOOK_ORG)}` },
+        aScoreSubmission({ organizationId: WEBHOOK_ORG, scoreDate: daysAgo(0), score: 77 }),
+      );
+      expect(scored.status).toBe(202);
+      const delivered = await untilNoneMissing(() => (received.includes('"type":"score.updated"') ? [] : ['a delivery']), 20_000);
+      expect(delivered).toEqual([]);
+      const delivery = received
+        .split('\n')
+        .filter((line) => line.startsWith('{'))
+        .map((line) => JSON.parse(line) as { verified: boolean; type: string; data: { clientId: string; score: number } })
+        .find((entry) => entry.type === 'score.updated');
+      expect(delivery).toMatchObject({ verified: true, data: { clientId: hookOwner.clientId, score: 77 } });
+    } finally {
+      const exited = new Promise((resolve) => listener.once('exit', resolve));
+      listener.kill('SIGTERM');
+      await exited;
+    }
+    expect(restored.output()).not.toMatch(/cannot open the webhook secret/);
+  }, 240_000);
+});
