@@ -26,8 +26,8 @@ import type { AnyServiceDefinition, RunningService, ServiceDefinition } from './
 export interface RunOptions {
   /** The process's name in its log: the service's own, or `embedded` for all four. */
   name: string;
-  /** RUNTIME when the environment does not say. */
-  defaultRuntime: RuntimeKind;
+  /** RUNTIME when the environment does not say; a service's own process is distributed unless told. */
+  defaultRuntime?: RuntimeKind;
   env: NodeJS.ProcessEnv;
   clock?: Clock;
 }
@@ -58,7 +58,7 @@ const processConfigSchema = z.object({ LOG_LEVEL: variables.logLevel() });
 export async function runServices(definitions: readonly AnyServiceDefinition[], options: RunOptions): Promise<RunningProcess> {
   const { name, env, clock = systemClock } = options;
   const needs = [...new Set(definitions.flatMap((definition) => definition.needs))];
-  const runtimeSettings = loadConfig(runtimeConfigSchema({ defaultRuntime: options.defaultRuntime, needs }), env);
+  const runtimeSettings = loadConfig(runtimeConfigSchema({ defaultRuntime: options.defaultRuntime ?? 'distributed', needs }), env);
   const log = createLogger(name, loadConfig(processConfigSchema, env).LOG_LEVEL);
   const dataDir = runtimeSettings.RUNTIME === 'embedded' ? resolve(runtimeSettings.DATA_DIR) : undefined;
   if (dataDir) await mkdir(dataDir, { recursive: true, mode: 0o700 });

@@ -7,5 +7,5 @@ import { credentialsService } from './service';
  * MongoDB in whatever order they come.
  */
 runMain(async () => {
-  await runServices([credentialsService], { name: 'credentials', defaultRuntime: 'distributed', env: process.env });
+  await runServices([credentialsService], { name: 'credentials', env: process.env });
 });

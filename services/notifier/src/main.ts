@@ -7,5 +7,5 @@ import { notifierService } from './service';
  * MongoDB and Redis in whatever order they come.
  */
 runMain(async () => {
-  await runServices([notifierService], { name: 'notifier', defaultRuntime: 'distributed', env: process.env });
+  await runServices([notifierService], { name: 'notifier', env: process.env });
 });

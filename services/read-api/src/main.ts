@@ -8,5 +8,5 @@ import { readApiService } from './service';
  * (docs/decisions.md, "Starting in any order").
  */
 runMain(async () => {
-  await runServices([readApiService], { name: 'read-api', defaultRuntime: 'distributed', env: process.env });
+  await runServices([readApiService], { name: 'read-api', env: process.env });
 });

@@ -6,5 +6,5 @@ import { scoreIngestService } from './service';
  * The score-ingest service on the distributed runtime; it listens at once and waits for Kafka.
  */
 runMain(async () => {
-  await runServices([scoreIngestService], { name: 'score-ingest', defaultRuntime: 'distributed', env: process.env });
+  await runServices([scoreIngestService], { name: 'score-ingest', env: process.env });
 });
