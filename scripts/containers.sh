@@ -181,12 +181,17 @@ pid_running() {
 
 start_service() {
   mkdir -p "$RUN_DIR" "$CACHE"
+  # The service and the health-check runner are one checkout's (its scripts, its log files). Started by
+  # a checkout since deleted (CI's clones, one after another), the API answered but could no longer
+  # start a container ("write child: broken pipe"): another checkout starts its own.
+  if [[ -f "$RUN_DIR/checkout" && "$(cat "$RUN_DIR/checkout")" != "$ROOT" ]]; then stop_service; fi
+  echo "$ROOT" >"$RUN_DIR/checkout"
   if ! socket_answers; then
     if pid_running "$SERVICE_PID" "system service"; then kill "$(cat "$SERVICE_PID")" 2>/dev/null || true; sleep 1; fi
     rm -f "$SOCKET"
     # --time=0: never exit when idle. Detached (own session, no inherited stdio), so that
     # `$(scripts/containers.sh ...)` and CI steps do not wait for it.
-    setsid podman system service --time=0 "$DOCKER_HOST_URL" </dev/null >>"$CACHE/podman-service.log" 2>&1 &
+    (cd / && exec setsid podman system service --time=0 "$DOCKER_HOST_URL" </dev/null >>"$CACHE/podman-service.log" 2>&1) &
     echo $! >"$SERVICE_PID"
     local i
     for ((i = 0; i < 100; i++)); do socket_answers && break; sleep 0.1; done
