@@ -1,12 +1,20 @@
 import { spawn, spawnSync } from 'node:child_process';
-import { createHmac, randomBytes, randomUUID } from 'node:crypto';
-import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { randomBytes, randomUUID } from 'node:crypto';
 import { resolve } from 'node:path';
 import { Kafka, logLevel } from 'kafkajs';
 import { MongoClient } from 'mongodb';
 import { signDevToken } from '@rsd/platform';
-import { aScoreSubmission, describeWithInfra, request, startInfra, type StartedServer } from '@rsd/testkit';
+import {
+  aScoreSubmission,
+  describeWithInfra,
+  request,
+  startInfra,
+  startWebhookReceiver,
+  webhookSignatureVerifies,
+  type ReceivedDelivery,
+  type StartedServer,
+  type WebhookReceiver,
+} from '@rsd/testkit';
 import { COMPOSE_DATABASES, COMPOSE_PORTS, composeService, onComposeStack, stackGateway } from '../support/compose-stack';
 import { eventually, REPO_ROOT } from '../support/embedded-process';
 import { startService, type ServiceProcess } from '../support/service-process';
@@ -43,7 +51,7 @@ describeWithInfra('kafka', 'webhooks on the distributed runtime, four processes 
   let scoreIngest: ServiceProcess;
   let readApi: ServiceProcess;
   let notifier: ServiceProcess;
-  const receivers: Receiver[] = [];
+  const receivers: WebhookReceiver[] = [];
   const issuedKeys: string[] = [];
   const issuedClientIds: string[] = [];
   const webhookSecrets: string[] = [];
@@ -54,59 +62,17 @@ describeWithInfra('kafka', 'webhooks on the distributed runtime, four processes 
     apiKey: string;
   }
 
-  interface Received {
-    /** performance.now() when the request arrived. */
-    at: number;
-    headers: IncomingHttpHeaders;
-    body: string;
-    answered: number;
-  }
+  type Received = ReceivedDelivery;
 
-  interface Receiver {
-    url: string;
-    received: Received[];
-    close(): Promise<void>;
-  }
-
-  /** A recipient's endpoint on loopback: answers 500 to the first `failures` deliveries, then 204. */
-  async function startReceiver(failures: number): Promise<Receiver> {
-    const received: Received[] = [];
-    let toFail = failures;
-    const server: Server = createServer((req, res) => {
-      const chunks: Buffer[] = [];
-      req.on('data', (chunk: Buffer) => chunks.push(chunk));
-      req.on('end', () => {
-        const answered = toFail > 0 ? 500 : 204;
-        if (toFail > 0) toFail -= 1;
-        received.push({ at: performance.now(), headers: req.headers, body: Buffer.concat(chunks).toString('utf8'), answered });
-        res.writeHead(answered).end();
-      });
-    });
-    await new Promise<void>((done) => server.listen(0, receiverHost, done));
-    const { port } = server.address() as AddressInfo;
-    const receiver = {
-      url: `http://${receiverHost}:${port}/hooks`,
-      received,
-      close: () => new Promise<void>((done) => server.close(() => done())),
-    };
+  /** A recipient's endpoint (the testkit's), on the address the notifier reaches; closed after the suite. */
+  async function startReceiver(failures: number): Promise<WebhookReceiver> {
+    const receiver = await startWebhookReceiver(failures, receiverHost);
     receivers.push(receiver);
     return receiver;
   }
 
-  /**
-   * Standard Webhooks, recomputed here with node:crypto only: HMAC-SHA256 over "{id}.{timestamp}.{body}"
-   * keyed with the bytes the base64 after `whsec_` encodes, compared with every `v1,` signature sent.
-   */
-  function signatureVerifies(delivery: Received, secret: string): boolean {
-    const id = String(delivery.headers['webhook-id']);
-    const timestamp = String(delivery.headers['webhook-timestamp']);
-    const expected = createHmac('sha256', Buffer.from(secret.slice('whsec_'.length), 'base64'))
-      .update(`${id}.${timestamp}.${delivery.body}`)
-      .digest('base64');
-    return String(delivery.headers['webhook-signature'])
-      .split(' ')
-      .some((candidate) => candidate === `v1,${expected}`);
-  }
+  /** Standard Webhooks recomputed with node:crypto, independently of the notifier's signing code. */
+  const signatureVerifies = webhookSignatureVerifies;
 
   const payloadOf = (delivery: Received) => JSON.parse(delivery.body) as { type: string; timestamp: string; data: Record<string, unknown> };
 
