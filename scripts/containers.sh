@@ -343,7 +343,7 @@ build_kafka() {
   rm -rf "$ctx" && mkdir -p "$ctx"
   cp -R "$ROOT/.infra/kafka/libs" "$ctx/libs"
   rm -f "$ctx/libs/.pom.sha256"
-  cp "$SRC/kafka-run.sh" "$SRC/kafka-broker-api-versions.sh" "$ctx/"
+  cp "$ROOT/scripts/infra/kafka/tools-log4j.properties" "$SRC/kafka-run.sh" "$SRC/kafka-broker-api-versions.sh" "$ctx/"
   build_image "$KAFKA_IMAGE" "$SRC/kafka.Containerfile" "$ctx"
 }
 
@@ -351,7 +351,7 @@ build_ferretdb() {
   local ctx="$CACHE/ctx/ferretdb"
   rm -rf "$ctx" && mkdir -p "$ctx"
   cp "$ROOT/.infra/bin/ferretdb-embedded" "$ROOT/scripts/infra/postgres/ferretdb-indexes.sql" \
-    "$SRC/mongo-entrypoint.sh" "$SRC/mongo-ping.sh" "$ctx/"
+    "$ROOT/scripts/infra/postgres/ferretdb-backend.conf" "$SRC/mongo-entrypoint.sh" "$SRC/mongo-ping.sh" "$ctx/"
   build_image "$FERRETDB_IMAGE" "$SRC/mongo.Containerfile" "$ctx"
 }
 

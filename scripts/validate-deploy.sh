@@ -134,32 +134,19 @@ install_kustomize() {
   log "...  kustomize installed in $(elapsed "$t0")"
 }
 
-install_dockerfile_check() {
-  local src="$SCRIPT_DIR/deploy-tools/dockerfile-check" stamp t0
+# install_deploy_tool NAME WHAT: go build of scripts/deploy-tools/NAME, rebuilt when its sources change.
+install_deploy_tool() {
+  local name="$1" what="$2" src="$SCRIPT_DIR/deploy-tools/$1" stamp t0
   stamp="$(cat "$src/go.mod" "$src/go.sum" "$src"/*.go | sha256sum | cut -d' ' -f1)"
-  installed dockerfile-check "$stamp" && return 0
+  installed "$name" "$stamp" && return 0
   require_go
   t0="$(now)"
-  log "...  building dockerfile-check (BuildKit's Dockerfile front end)"
-  (cd "$src" && quietly "$WORK/dockerfile-check-build.log" go build -trimpath -o "$TOOLS/bin/dockerfile-check.tmp" .) ||
-    die "building dockerfile-check failed"
-  mv "$TOOLS/bin/dockerfile-check.tmp" "$TOOLS/bin/dockerfile-check"
-  mark_installed dockerfile-check "$stamp"
-  log "...  dockerfile-check built in $(elapsed "$t0")"
-}
-
-install_custom_resource_check() {
-  local src="$SCRIPT_DIR/deploy-tools/custom-resource-check" stamp t0
-  stamp="$(cat "$src/go.mod" "$src/go.sum" "$src"/*.go | sha256sum | cut -d' ' -f1)"
-  installed custom-resource-check "$stamp" && return 0
-  require_go
-  t0="$(now)"
-  log "...  building custom-resource-check (the Prometheus Operator's API types)"
-  (cd "$src" && quietly "$WORK/custom-resource-check-build.log" go build -trimpath -o "$TOOLS/bin/custom-resource-check.tmp" .) ||
-    die "building custom-resource-check failed"
-  mv "$TOOLS/bin/custom-resource-check.tmp" "$TOOLS/bin/custom-resource-check"
-  mark_installed custom-resource-check "$stamp"
-  log "...  custom-resource-check built in $(elapsed "$t0")"
+  log "...  building $name ($what)"
+  (cd "$src" && quietly "$WORK/$name-build.log" go build -trimpath -o "$TOOLS/bin/$name.tmp" .) ||
+    die "building $name failed"
+  mv "$TOOLS/bin/$name.tmp" "$TOOLS/bin/$name"
+  mark_installed "$name" "$stamp"
+  log "...  $name built in $(elapsed "$t0")"
 }
 
 install_venv() {
@@ -183,8 +170,8 @@ T0="$(now)"
 mkdir -p "$TOOLS/bin"
 install_compose
 install_kustomize
-install_dockerfile_check
-install_custom_resource_check
+install_deploy_tool dockerfile-check "BuildKit's Dockerfile front end"
+install_deploy_tool custom-resource-check "the Prometheus Operator's API types"
 install_venv
 PY="$TOOLS/venv/bin/python"
 pass "tools ready in $(elapsed "$T0"): compose $COMPOSE_VERSION, kustomize $KUSTOMIZE_VERSION, kubernetes-validate $KUBERNETES_VALIDATE_VERSION"

@@ -58,13 +58,6 @@ log4j.logger.kafka.request.logger=WARN
 log4j.logger.state.change.logger=WARN
 log4j.logger.kafka.log.LogCleaner=WARN
 LOG4J
-cat >"$CONFIG/tools-log4j.properties" <<'LOG4J'
-log4j.rootLogger=WARN, stderr
-log4j.appender.stderr=org.apache.log4j.ConsoleAppender
-log4j.appender.stderr.Target=System.err
-log4j.appender.stderr.layout=org.apache.log4j.PatternLayout
-log4j.appender.stderr.layout.ConversionPattern=[%d] %p %m (%c)%n
-LOG4J
 
 if [[ ! -f "${props[log.dirs]%%,*}/meta.properties" ]]; then
   java -Xmx256m -XX:TieredStopAtLevel=1 -XX:+UseSerialGC \

@@ -16,21 +16,12 @@ if [[ ! -s "$PGDATA/PG_VERSION" ]]; then
   "$PGBIN/initdb" -D "$PGDATA" --username=postgres --encoding=UTF8 --locale=C \
     --auth-local=trust --auth-host=reject >/dev/null
 fi
-# The same settings as scripts/infra.sh's infra.conf (the reasons are there), rewritten at every start.
+# Rewritten at every start; the settings shared with scripts/infra.sh are in ferretdb-backend.conf.
 cat >"$PGDATA/container.conf" <<CONF
 listen_addresses = ''
 unix_socket_directories = '$PGRUN'
-max_connections = 100
 shared_buffers = ${PG_SHARED_BUFFERS:-128MB}
-work_mem = 8MB
-maintenance_work_mem = 64MB
-effective_cache_size = 512MB
-max_wal_size = 512MB
-fsync = on
-synchronous_commit = off
-plan_cache_mode = force_custom_plan
-shared_preload_libraries = 'pg_stat_statements'
-log_min_messages = warning
+include '/usr/local/share/rsd/ferretdb-backend.conf'
 CONF
 grep -qx "include 'container.conf'" "$PGDATA/postgresql.conf" || echo "include 'container.conf'" >>"$PGDATA/postgresql.conf"
 

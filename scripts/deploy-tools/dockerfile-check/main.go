@@ -145,11 +145,7 @@ func checkContextSources(contextDir string, dt []byte) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	ast, err := parser.Parse(bytes.NewReader(dt))
-	if err != nil {
-		return nil, err
-	}
-	stages, _, err := instructions.Parse(ast.AST, nil)
+	stages, _, err := parseStages(dt)
 	if err != nil {
 		return nil, err
 	}
@@ -189,6 +185,15 @@ func checkContextSources(contextDir string, dt []byte) ([]string, error) {
 	return findings, nil
 }
 
+// parseStages parses the Dockerfile into its stages and the ARGs before its first FROM.
+func parseStages(dt []byte) ([]instructions.Stage, []instructions.ArgCommand, error) {
+	ast, err := parser.Parse(bytes.NewReader(dt))
+	if err != nil {
+		return nil, nil, err
+	}
+	return instructions.Parse(ast.AST, nil)
+}
+
 func lineOf(command instructions.Command) int {
 	if locations := command.Location(); len(locations) > 0 {
 		return locations[0].Start.Line
@@ -203,11 +208,7 @@ var (
 
 // checkSecretNames reports ENV and ARG names that look like they carry a secret.
 func checkSecretNames(dt []byte) ([]string, error) {
-	ast, err := parser.Parse(bytes.NewReader(dt))
-	if err != nil {
-		return nil, err
-	}
-	stages, metaArgs, err := instructions.Parse(ast.AST, nil)
+	stages, metaArgs, err := parseStages(dt)
 	if err != nil {
 		return nil, err
 	}

@@ -9,7 +9,7 @@
 -- which does serve `@>`: `_id` lookups, the read half of every guarded update or upsert, and the
 -- equality parts of queries on indexed fields become index scans. FerretDB does not know these
 -- indexes (listIndexes shows only its own); a twin is dropped with its btree or its table.
--- plan_cache_mode = force_custom_plan (infra.sh's infra.conf) keeps FerretDB's prepared statements
+-- plan_cache_mode = force_custom_plan (ferretdb-backend.conf, in both infra.sh's and the container's PostgreSQL) keeps FerretDB's prepared statements
 -- (`_jsonb->$1 @> $2`) from falling back to a generic plan that no index expression can match.
 --
 -- A local/CI stand-in only: nothing here is needed by, or applied to, a real MongoDB.

@@ -37,6 +37,7 @@ from resilience_score import Client, PillarsNotFound, ScoreNotFound
 REPO_ROOT = Path(__file__).resolve().parents[3]
 READY_TIMEOUT_S = 90.0
 T = TypeVar("T")
+S = TypeVar("S", bound="LoopbackServer")
 GRADES = ["Prioritize", "Improve", "Strengthen", "Optimize", "Sustain"]
 
 
@@ -163,6 +164,13 @@ class Runtime:
         assert response.status_code == 201, response.text
         body = response.json()
         return Credential(organization_id, body["clientId"], body["apiKey"])
+
+    def scored_authorization(self, scopes: list[str], scores: list[tuple[date, int]]) -> Credential:
+        """An authorization of a new organization whose `scores` are posted (the read API serves them a moment later)."""
+        organization_id = self.new_organization()
+        credential = self.authorize(organization_id, scopes)
+        self.post_scores(organization_id, scores)
+        return credential
 
     def revoke(self, credential: Credential) -> None:
         response = self.admin.post(
@@ -295,7 +303,34 @@ def eventually(check: Callable[[], T | None], timeout_s: float = 15.0) -> T:
         time.sleep(0.05)
 
 
-class ForwardingProxy:
+class QuietHandler(BaseHTTPRequestHandler):
+    """A test server's handler: no access log on stderr."""
+
+    def log_message(self, *_: Any) -> None:
+        pass
+
+
+class LoopbackServer:
+    """An HTTP server on a free loopback port, served from a daemon thread until closed."""
+
+    def __init__(self, handler: type[BaseHTTPRequestHandler]) -> None:
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+        self.origin = f"http://127.0.0.1:{self.server.server_address[1]}"
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+        self.thread.start()
+
+    def close(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+    def __enter__(self: S) -> S:
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self.close()
+
+
+class ForwardingProxy(LoopbackServer):
     """A loopback man in the middle: forwards to the read API and lets a test alter what comes back
     (`alter(path, status, headers, body)`), to show the client refuses what was changed in transit."""
 
@@ -303,7 +338,7 @@ class ForwardingProxy:
         self.requests: list[str] = []
         proxy = self
 
-        class Handler(BaseHTTPRequestHandler):
+        class Handler(QuietHandler):
             def do_GET(self) -> None:
                 proxy.requests.append(self.path)
                 forwarded = {k: v for k, v in self.headers.items() if k.lower() not in ("host", "connection")}
@@ -321,41 +356,26 @@ class ForwardingProxy:
                 self.end_headers()
                 self.wfile.write(body)
 
-            def log_message(self, *_: Any) -> None:
-                pass
+        super().__init__(Handler)
 
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
-        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
-        self.thread.start()
-
-    def close(self) -> None:
-        self.server.shutdown()
-        self.server.server_close()
+    def client(self, credential: Credential, **options: Any) -> Client:
+        """A client whose read API requests go through the proxy."""
+        return Client(credential.client_id, credential.api_key, base_url=f"{self.origin}/v1", **options)
 
 
-class WebhookReceiver:
+class WebhookReceiver(LoopbackServer):
     """A loopback webhook target that keeps every delivery exactly as received and answers 204."""
 
     def __init__(self) -> None:
         self.deliveries: list[tuple[dict[str, str], bytes]] = []
         receiver = self
 
-        class Handler(BaseHTTPRequestHandler):
+        class Handler(QuietHandler):
             def do_POST(self) -> None:
                 body = self.rfile.read(int(self.headers.get("content-length", "0")))
                 receiver.deliveries.append((dict(self.headers.items()), body))
                 self.send_response(204)
                 self.end_headers()
 
-            def log_message(self, *_: Any) -> None:
-                pass
-
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.url = f"http://127.0.0.1:{self.server.server_address[1]}/hooks"
-        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
-        self.thread.start()
-
-    def close(self) -> None:
-        self.server.shutdown()
-        self.server.server_close()
+        super().__init__(Handler)
+        self.url = f"{self.origin}/hooks"

@@ -19,9 +19,7 @@ from resilience_score import Evidence, SignatureError, verify_evidence
 @pytest.fixture(scope="module")
 def kept(runtime: Runtime) -> tuple[Evidence, dict[str, Any], str]:
     """A score's evidence and the JWKS, as a recipient keeps them; then the network is not used again."""
-    organization = runtime.new_organization()
-    credential = runtime.authorize(organization, ["qr_score"])
-    runtime.post_scores(organization, [(days_ago(1), 66)])
+    credential = runtime.scored_authorization(["qr_score"], [(days_ago(1), 66)])
     with runtime.client(credential) as client:
         score = eventually(client.score)
         jwks = client.signing_keys()

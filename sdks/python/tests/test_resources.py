@@ -4,23 +4,33 @@ conditional on what the client kept, history across pages."""
 from __future__ import annotations
 
 import json
+import math
 import time
+from dataclasses import dataclass
 
 import pytest
 from conftest import ForwardingProxy, Runtime, days_ago, eventually
 
-from resilience_score import (
-    Client,
-    PillarScores,
-    SignatureError,
-    verify_evidence,
-)
+from resilience_score import PillarScores, SignatureError, verify_evidence
+
+
+@dataclass
+class JwksWithheld:
+    """A proxy's alteration: the first `times` answers of the JWKS carry no keys; `served` counts its answers."""
+
+    times: float
+    served: int = 0
+
+    def __call__(self, path: str, status: int, headers: dict[str, str], body: bytes) -> tuple[int, dict[str, str], bytes]:
+        if path == "/.well-known/jwks.json":
+            self.served += 1
+            if self.served <= self.times:
+                return status, headers, b'{"keys":[]}'
+        return status, headers, body
 
 
 def test_score_is_returned_verified_with_the_evidence_it_came_in(runtime: Runtime) -> None:
-    organization = runtime.new_organization()
-    credential = runtime.authorize(organization, ["qr_score"])
-    runtime.post_scores(organization, [(days_ago(1), 72)])
+    credential = runtime.scored_authorization(["qr_score"], [(days_ago(1), 72)])
 
     with runtime.client(credential) as client:
         score = eventually(client.score)
@@ -42,9 +52,7 @@ def test_score_is_returned_verified_with_the_evidence_it_came_in(runtime: Runtim
 
 
 def test_pillars_are_returned_verified_and_in_snake_case(runtime: Runtime) -> None:
-    organization = runtime.new_organization()
-    credential = runtime.authorize(organization, ["pillar_breakdown"])
-    runtime.post_scores(organization, [(days_ago(2), 60)])
+    credential = runtime.scored_authorization(["pillar_breakdown"], [(days_ago(2), 60)])
 
     with runtime.client(credential) as client:
         pillars = eventually(client.pillars)
@@ -67,24 +75,18 @@ def test_signing_keys_are_the_published_jwks(runtime: Runtime) -> None:
 
 
 def test_an_unchanged_score_comes_back_304_and_is_served_from_what_the_client_kept(runtime: Runtime) -> None:
-    organization = runtime.new_organization()
-    credential = runtime.authorize(organization, ["qr_score"])
-    runtime.post_scores(organization, [(days_ago(3), 55)])
+    credential = runtime.scored_authorization(["qr_score"], [(days_ago(3), 55)])
     seen: list[tuple[str, int, str | None]] = []
 
     def observe(path: str, status: int, headers: dict[str, str], body: bytes) -> tuple[int, dict[str, str], bytes]:
         seen.append((path, status, headers.get("etag") or headers.get("ETag")))
         return status, headers, body
 
-    proxy = ForwardingProxy(runtime.urls["readApi"], observe)
-    try:
-        with Client(credential.client_id, credential.api_key, base_url=f"{proxy.url}/v1") as client:
-            first = eventually(client.score)
-            again = client.score()
-            runtime.post_scores(organization, [(days_ago(0), 58)])
-            newer = eventually(lambda: score if (score := client.score()).score_date == days_ago(0) else None)
-    finally:
-        proxy.close()
+    with ForwardingProxy(runtime.urls["readApi"], observe) as proxy, proxy.client(credential) as client:
+        first = eventually(client.score)
+        again = client.score()
+        runtime.post_scores(credential.organization_id, [(days_ago(0), 58)])
+        newer = eventually(lambda: score if (score := client.score()).score_date == days_ago(0) else None)
 
     score_answers = [status for path, status, _ in seen if path.endswith("/score")]
     assert score_answers[score_answers.index(200) + 1] == 304
@@ -97,9 +99,8 @@ def test_an_unchanged_score_comes_back_304_and_is_served_from_what_the_client_ke
 
 
 def test_history_iterates_every_snapshot_across_pages_newest_first(runtime: Runtime) -> None:
-    organization = runtime.new_organization()
-    credential = runtime.authorize(organization, ["score_trend", "pillar_breakdown"])
-    runtime.post_scores(organization, [(days_ago(n), score) for n, score in [(1, 80), (2, 64), (3, 70), (4, 65), (5, 60)]])
+    scores = [(days_ago(n), score) for n, score in [(1, 80), (2, 64), (3, 70), (4, 65), (5, 60)]]
+    credential = runtime.scored_authorization(["score_trend", "pillar_breakdown"], scores)
 
     with runtime.client(credential) as client:
         items = eventually(lambda: found if len(found := list(client.history(limit=2))) == 5 else None)
@@ -129,9 +130,7 @@ def test_history_iterates_every_snapshot_across_pages_newest_first(runtime: Runt
 
 
 def test_history_without_the_pillar_scope_carries_no_pillar_data(runtime: Runtime) -> None:
-    organization = runtime.new_organization()
-    credential = runtime.authorize(organization, ["score_trend"])
-    runtime.post_scores(organization, [(days_ago(2), 40), (days_ago(1), 45)])
+    credential = runtime.scored_authorization(["score_trend"], [(days_ago(2), 40), (days_ago(1), 45)])
 
     with runtime.client(credential) as client:
         items = eventually(lambda: found if len(found := list(client.history())) == 2 else None)
@@ -143,79 +142,45 @@ def test_history_without_the_pillar_scope_carries_no_pillar_data(runtime: Runtim
 
 
 def test_a_response_altered_in_transit_raises_signature_error_and_returns_no_data(runtime: Runtime) -> None:
-    organization = runtime.new_organization()
-    credential = runtime.authorize(organization, ["qr_score"])
-    runtime.post_scores(organization, [(days_ago(1), 30)])
+    credential = runtime.scored_authorization(["qr_score"], [(days_ago(1), 30)])
     with runtime.client(credential) as direct:
         eventually(direct.score)
 
     def raise_the_score(path: str, status: int, headers: dict[str, str], body: bytes) -> tuple[int, dict[str, str], bytes]:
         return status, headers, body.replace(b'"score":30', b'"score":99') if path.endswith("/score") else body
 
-    proxy = ForwardingProxy(runtime.urls["readApi"], raise_the_score)
-    try:
-        with (
-            Client(credential.client_id, credential.api_key, base_url=f"{proxy.url}/v1") as client,
-            pytest.raises(SignatureError, match="Content-Digest"),
-        ):
+    with ForwardingProxy(runtime.urls["readApi"], raise_the_score) as proxy:
+        with proxy.client(credential) as client, pytest.raises(SignatureError, match="Content-Digest"):
             client.score()
         # The same response, unchecked: the check is what refused it.
-        with Client(credential.client_id, credential.api_key, base_url=f"{proxy.url}/v1", verify_signatures=False) as unchecked:
+        with proxy.client(credential, verify_signatures=False) as unchecked:
             assert unchecked.score().score == 99
-    finally:
-        proxy.close()
 
 
 def test_keys_are_cached_and_fetched_again_once_when_a_signature_names_an_unknown_key(runtime: Runtime) -> None:
-    organization = runtime.new_organization()
-    credential = runtime.authorize(organization, ["qr_score", "pillar_breakdown"])
-    runtime.post_scores(organization, [(days_ago(1), 50)])
+    credential = runtime.scored_authorization(["qr_score", "pillar_breakdown"], [(days_ago(1), 50)])
     with runtime.client(credential) as direct:
         eventually(direct.pillars)
-    jwks_served = 0
+    # The first JWKS predates the key in use, as a cache would right after a key rotation.
+    jwks = JwksWithheld(times=1)
 
-    def stale_keys_first(path: str, status: int, headers: dict[str, str], body: bytes) -> tuple[int, dict[str, str], bytes]:
-        # The first JWKS predates the key in use, as a cache would right after a key rotation.
-        nonlocal jwks_served
-        if path == "/.well-known/jwks.json":
-            jwks_served += 1
-            if jwks_served == 1:
-                return status, headers, b'{"keys":[]}'
-        return status, headers, body
-
-    proxy = ForwardingProxy(runtime.urls["readApi"], stale_keys_first)
-    try:
-        with Client(credential.client_id, credential.api_key, base_url=f"{proxy.url}/v1") as client:
-            assert client.score().score == 50
-            assert jwks_served == 2
-            assert client.pillars().pillar_scores.structural_integrity == 50
-            assert jwks_served == 2
-    finally:
-        proxy.close()
+    with ForwardingProxy(runtime.urls["readApi"], jwks) as proxy, proxy.client(credential) as client:
+        assert client.score().score == 50
+        assert jwks.served == 2
+        assert client.pillars().pillar_scores.structural_integrity == 50
+        assert jwks.served == 2
 
 
 def test_a_signature_by_a_key_never_published_is_refused_after_one_fetch_again(runtime: Runtime) -> None:
-    organization = runtime.new_organization()
-    credential = runtime.authorize(organization, ["qr_score"])
-    runtime.post_scores(organization, [(days_ago(1), 50)])
+    credential = runtime.scored_authorization(["qr_score"], [(days_ago(1), 50)])
     with runtime.client(credential) as direct:
         eventually(direct.score)
-    jwks_served = 0
+    jwks = JwksWithheld(times=math.inf)
 
-    def no_keys(path: str, status: int, headers: dict[str, str], body: bytes) -> tuple[int, dict[str, str], bytes]:
-        nonlocal jwks_served
-        if path == "/.well-known/jwks.json":
-            jwks_served += 1
-            return status, headers, b'{"keys":[]}'
-        return status, headers, body
-
-    proxy = ForwardingProxy(runtime.urls["readApi"], no_keys)
-    try:
-        with (
-            Client(credential.client_id, credential.api_key, base_url=f"{proxy.url}/v1") as client,
-            pytest.raises(SignatureError, match="not among the published keys"),
-        ):
-            client.score()
-    finally:
-        proxy.close()
-    assert jwks_served == 2
+    with (
+        ForwardingProxy(runtime.urls["readApi"], jwks) as proxy,
+        proxy.client(credential) as client,
+        pytest.raises(SignatureError, match="not among the published keys"),
+    ):
+        client.score()
+    assert jwks.served == 2

@@ -11,21 +11,17 @@ from resilience_score import CreatedWebhook, SignatureError, verify_webhook
 def test_a_webhook_is_created_listed_delivered_to_verified_and_deleted(runtime: Runtime) -> None:
     organization = runtime.new_organization()
     credential = runtime.authorize(organization, ["qr_score", "pillar_breakdown"])
-    receiver = WebhookReceiver()
-    try:
-        with runtime.client(credential) as client:
-            created = client.webhooks.create(receiver.url, ["score.updated", "authorization.ended"])
-            listed = client.webhooks.list()
+    with WebhookReceiver() as receiver, runtime.client(credential) as client:
+        created = client.webhooks.create(receiver.url, ["score.updated", "authorization.ended"])
+        listed = client.webhooks.list()
 
-            runtime.post_scores(organization, [(days_ago(1), 81)])
-            headers, body = eventually(lambda: receiver.deliveries[0] if receiver.deliveries else None)
-            payload = verify_webhook(created.secret, headers, body)
-            attempts = eventually(lambda: found if any((found := client.webhooks.deliveries(created.id)).deliveries) else None)
+        runtime.post_scores(organization, [(days_ago(1), 81)])
+        headers, body = eventually(lambda: receiver.deliveries[0] if receiver.deliveries else None)
+        payload = verify_webhook(created.secret, headers, body)
+        attempts = eventually(lambda: found if any((found := client.webhooks.deliveries(created.id)).deliveries) else None)
 
-            client.webhooks.delete(created.id)
-            after = client.webhooks.list()
-    finally:
-        receiver.close()
+        client.webhooks.delete(created.id)
+        after = client.webhooks.list()
 
     assert isinstance(created, CreatedWebhook)
     assert created.id.startswith("wh_") and created.secret.startswith("whsec_")
@@ -63,14 +59,10 @@ def delivery(runtime: Runtime) -> tuple[str, dict[str, str], bytes]:
     """One real delivery, as received, with the secret that signed it."""
     organization = runtime.new_organization()
     credential = runtime.authorize(organization, ["qr_score"])
-    receiver = WebhookReceiver()
-    try:
-        with runtime.client(credential) as client:
-            created = client.webhooks.create(receiver.url, ["score.updated"])
-            runtime.post_scores(organization, [(days_ago(1), 44)])
-            headers, body = eventually(lambda: receiver.deliveries[0] if receiver.deliveries else None)
-    finally:
-        receiver.close()
+    with WebhookReceiver() as receiver, runtime.client(credential) as client:
+        created = client.webhooks.create(receiver.url, ["score.updated"])
+        runtime.post_scores(organization, [(days_ago(1), 44)])
+        headers, body = eventually(lambda: receiver.deliveries[0] if receiver.deliveries else None)
     return created.secret, headers, body
 
 

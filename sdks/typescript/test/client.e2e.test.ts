@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -6,22 +7,14 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { readDevSecret, signDevToken } from '@rsd/platform';
 import { aScoreSubmission, request } from '@rsd/testkit';
-import { eventually, startEmbedded, type EmbeddedProcess } from '../../../test/support/embedded-process.js';
+import { eventually, REPO_ROOT, startEmbedded, type EmbeddedProcess } from '../../../test/support/embedded-process.js';
+import * as sdk from '../src/index.js';
 import {
-  AddressNotAllowed,
   ApiError,
   Client,
   CredentialInactive,
-  CredentialNotFound,
   EdgeBlocked,
-  InsufficientScope,
-  InvalidApiKey,
-  InvalidClientId,
-  InvalidParameter,
-  MissingApiKey,
-  PillarsNotFound,
   RateLimited,
-  ScoreNotFound,
   SignatureError,
   verifyEvidence,
   verifyWebhook,
@@ -317,38 +310,38 @@ describe('the TypeScript SDK on the embedded runtime', () => {
 });
 
 describe('every refusal, as its error class', () => {
-  const expectRefused = (error: unknown, ErrorClass: typeof ApiError, status: number, code: string | undefined) => {
-    expect(error).toBeInstanceOf(ErrorClass);
-    expect(error).toBeInstanceOf(ApiError);
-    expect(error).toMatchObject({ status, code, message: expect.any(String), requestId: expect.any(String) });
+  /** Each error class's status and code, stated once for both SDKs' tests (decision 37). */
+  const { classes } = JSON.parse(readFileSync(join(REPO_ROOT, 'sdks/conformance/error-classes.json'), 'utf8')) as {
+    classes: Record<string, { status: number; code: string | null }>;
   };
-  const expectRefusal = async (call: Promise<unknown>, ErrorClass: typeof ApiError, status: number, code: string | undefined) =>
-    expectRefused(await refusalOf(call), ErrorClass, status, code);
+  /** The refusal is the SDK's class of that name, with that class's status and code. */
+  const expectRefused = (error: unknown, className: string) => {
+    const { status, code } = classes[className]!;
+    expect(error).toBeInstanceOf((sdk as Record<string, unknown>)[className]);
+    expect(error).toBeInstanceOf(ApiError);
+    expect(error).toMatchObject({ status, code: code ?? undefined, message: expect.any(String), requestId: expect.any(String) });
+  };
+  const expectRefusal = async (call: Promise<unknown>, className: string) => expectRefused(await refusalOf(call), className);
 
   test('when the Client ID is not in the expected format, then InvalidClientId', async () => {
-    await expectRefusal(clientFor({ clientId: 'not-a-client-id', apiKey: 'rsk_x' }).score(), InvalidClientId, 400, 'INVALID_CLIENT_ID');
+    await expectRefusal(clientFor({ clientId: 'not-a-client-id', apiKey: 'rsk_x' }).score(), 'InvalidClientId');
   });
 
   test('when no API key is given, then MissingApiKey', async () => {
     const { clientId } = await createAuthorization(['qr_score']);
 
-    await expectRefusal(clientFor({ clientId, apiKey: '' }).score(), MissingApiKey, 401, 'MISSING_API_KEY');
+    await expectRefusal(clientFor({ clientId, apiKey: '' }).score(), 'MissingApiKey');
   });
 
   test('when no credential has the Client ID, then CredentialNotFound', async () => {
-    await expectRefusal(
-      clientFor({ clientId: `rs_${'Q'.repeat(24)}`, apiKey: 'rsk_x' }).score(),
-      CredentialNotFound,
-      404,
-      'CREDENTIAL_NOT_FOUND',
-    );
+    await expectRefusal(clientFor({ clientId: `rs_${'Q'.repeat(24)}`, apiKey: 'rsk_x' }).score(), 'CredentialNotFound');
   });
 
   test('when the key is wrong, then InvalidApiKey', async () => {
     const { clientId } = await createAuthorization(['qr_score']);
     const { apiKey } = await createAuthorization(['qr_score']);
 
-    await expectRefusal(clientFor({ clientId, apiKey }).score(), InvalidApiKey, 401, 'INVALID_API_KEY');
+    await expectRefusal(clientFor({ clientId, apiKey }).score(), 'InvalidApiKey');
   });
 
   test('when the authorization was revoked, then CredentialInactive', async () => {
@@ -361,32 +354,32 @@ describe('every refusal, as its error class', () => {
     // Enforced within a second of the answer (decision 29).
     await eventually(async () => ((await refusalOf(clientFor(credential).score())) instanceof CredentialInactive ? true : undefined));
 
-    await expectRefusal(clientFor(credential).score(), CredentialInactive, 401, 'CREDENTIAL_INACTIVE');
+    await expectRefusal(clientFor(credential).score(), 'CredentialInactive');
   });
 
   test('when the credential may not be used from this address, then AddressNotAllowed', async () => {
     const credential = await createAuthorization(['qr_score'], ORG, { allowedCidrs: ['192.0.2.0/24'] });
 
-    await expectRefusal(clientFor(credential).score(), AddressNotAllowed, 403, 'ADDRESS_NOT_ALLOWED');
+    await expectRefusal(clientFor(credential).score(), 'AddressNotAllowed');
   });
 
   test('when the scope was not granted, then InsufficientScope', async () => {
     const credential = await createAuthorization(['qr_score']);
 
-    await expectRefusal(clientFor(credential).pillars(), InsufficientScope, 403, 'INSUFFICIENT_SCOPE');
+    await expectRefusal(clientFor(credential).pillars(), 'InsufficientScope');
   });
 
   test('when the organization has no score yet, then ScoreNotFound and PillarsNotFound', async () => {
     const credential = await createAuthorization(['qr_score', 'pillar_breakdown'], EMPTY_ORG);
 
-    await expectRefusal(clientFor(credential).score(), ScoreNotFound, 404, 'SCORE_NOT_FOUND');
-    await expectRefusal(clientFor(credential).pillars(), PillarsNotFound, 404, 'PILLARS_NOT_FOUND');
+    await expectRefusal(clientFor(credential).score(), 'ScoreNotFound');
+    await expectRefusal(clientFor(credential).pillars(), 'PillarsNotFound');
   });
 
   test('when a history parameter is bad, then InvalidParameter', async () => {
     const credential = await createAuthorization(['score_trend']);
 
-    await expectRefusal(clientFor(credential).history({ limit: 0 }).next(), InvalidParameter, 400, 'INVALID_PARAMETER');
+    await expectRefusal(clientFor(credential).history({ limit: 0 }).next(), 'InvalidParameter');
   });
 
   test('when the credential has used its requests for the minute and no retry is allowed, then RateLimited with retryAfter', async () => {
@@ -398,7 +391,7 @@ describe('every refusal, as its error class', () => {
     const refusals = outcomes.filter((outcome) => outcome !== undefined);
     expect(refusals.length).toBeGreaterThan(0);
     for (const refusal of refusals) {
-      expectRefused(refusal, RateLimited, 429, undefined);
+      expectRefused(refusal, 'RateLimited');
       expect((refusal as RateLimited).retryAfter).toBeGreaterThanOrEqual(1);
       expect((refusal as RateLimited).retryAfter).toBeLessThanOrEqual(60);
     }
