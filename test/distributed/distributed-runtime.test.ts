@@ -8,7 +8,7 @@ import { ACCESS_LOG_TOPIC, TOPICS } from '@rsd/contracts';
 import { READ_VIEWS, credentialView } from '@rsd/domain';
 import { snapshotViews } from '@rsd/mongo';
 import { signDevToken } from '@rsd/platform';
-import { aScoreSubmission, describeWithInfra, request, startInfra, type StartedServer } from '@rsd/testkit';
+import { aScoreSubmission, describeWithInfra, request, type StartedServer } from '@rsd/testkit';
 import {
   COMPOSE_DATABASES,
   COMPOSE_PORTS,
@@ -19,7 +19,9 @@ import {
   onComposeStack,
   type ComposeService,
 } from '../support/compose-stack';
+import { startDistributedServers } from '../support/distributed-servers';
 import { eventually, REPO_ROOT } from '../support/embedded-process';
+import * as orgAdmin from '../support/organization-admin';
 import { startService, TEST_RESPONSE_SIGNING_KEYS, type ServiceProcess } from '../support/service-process';
 import { verifyResponseSignature, type PublishedKey } from '../../tools/cli/src/response-signature';
 
@@ -49,30 +51,16 @@ describeWithInfra('kafka', 'the distributed runtime, four processes over real Ka
   let token: string;
   let kafkaFromEnvironment = false;
 
-  interface Credential {
-    clientId: string;
-    apiKey: string;
-  }
+  type Credential = orgAdmin.IssuedCredential;
 
   async function createCredential(scopes = ['qr_score', 'pillar_breakdown']): Promise<Credential> {
-    const answer = await request<Credential>(`${credentials.url}/v1/organizations/${ORG}/authorizations`, {
-      method: 'POST',
-      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
-      body: JSON.stringify({ recipientType: 'insurance_provider', scopes }),
-    });
-    expect(answer.status).toBe(201);
-    issuedKeys.push(answer.body.apiKey);
-    return answer.body;
+    const created = await orgAdmin.createAuthorization(credentials.url, ORG, token, { recipientType: 'insurance_provider', scopes });
+    issuedKeys.push(created.apiKey);
+    return created;
   }
 
-  async function postScore(score: number, scoreDate = '2026-11-20'): Promise<void> {
-    const answer = await request(`${scoreIngest.url}/v1/scores`, {
-      method: 'POST',
-      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
-      body: JSON.stringify(aScoreSubmission({ organizationId: ORG, scoreDate, score })),
-    });
-    expect(answer.status).toBe(202);
-  }
+  const postScore = (score: number, scoreDate = '2026-11-20') =>
+    orgAdmin.postScore(scoreIngest.url, token, aScoreSubmission({ organizationId: ORG, scoreDate, score }));
 
   const read = (replica: ServiceProcess, credential: Credential, resource = 'score') =>
     request(`${replica.url}/v1/customers/${credential.clientId}/${resource}`, { headers: { 'x-api-key': credential.apiKey } });
@@ -105,15 +93,8 @@ describeWithInfra('kafka', 'the distributed runtime, four processes over real Ka
     if (onComposeStack) return startOnComposeStack();
     const target = kafkaTarget();
     kafkaFromEnvironment = target.source === 'env';
-    servers.push(await startInfra('kafka', target));
-    servers.push(await startInfra('mongo', { source: process.env.MONGO_URL ? 'env' : 'testcontainers', url: process.env.MONGO_URL ?? '' }));
-    servers.push(await startInfra('redis', { source: process.env.REDIS_URL ? 'env' : 'testcontainers', url: process.env.REDIS_URL ?? '' }));
-    const [kafka, mongo, redis] = servers.map((s) => s.url);
     env = {
-      RUNTIME: 'distributed',
-      KAFKA_BROKERS: kafka!,
-      MONGO_URL: mongo!,
-      REDIS_URL: redis!,
+      ...(await startDistributedServers(target, servers)),
       CREDENTIALS_DB: `dist_credentials_${runId}`,
       READ_VIEWS_DB: `dist_views_${runId}`,
       JWT_HS256_SECRET: secret,

@@ -8,7 +8,6 @@ import {
   aScoreSubmission,
   describeWithInfra,
   request,
-  startInfra,
   startWebhookReceiver,
   webhookSignatureVerifies,
   type ReceivedDelivery,
@@ -16,7 +15,9 @@ import {
   type WebhookReceiver,
 } from '@rsd/testkit';
 import { COMPOSE_DATABASES, COMPOSE_PORTS, composeService, onComposeStack, stackGateway } from '../support/compose-stack';
+import { startDistributedServers } from '../support/distributed-servers';
 import { eventually, REPO_ROOT } from '../support/embedded-process';
+import * as orgAdmin from '../support/organization-admin';
 import { startService, type ServiceProcess } from '../support/service-process';
 import { metricsNotExported, metricsUsedByMonitoring } from '../support/monitoring';
 
@@ -57,10 +58,7 @@ describeWithInfra('kafka', 'webhooks on the distributed runtime, four processes 
   const webhookSecrets: string[] = [];
   let token: string;
 
-  interface Credential {
-    clientId: string;
-    apiKey: string;
-  }
+  type Credential = orgAdmin.IssuedCredential;
 
   type Received = ReceivedDelivery;
 
@@ -81,25 +79,14 @@ describeWithInfra('kafka', 'webhooks on the distributed runtime, four processes 
   }
 
   async function createCredential(scopes = ['qr_score']): Promise<Credential> {
-    const answer = await request<Credential>(`${credentials.url}/v1/organizations/${ORG}/authorizations`, {
-      method: 'POST',
-      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
-      body: JSON.stringify({ recipientType: 'insurance_provider', scopes }),
-    });
-    expect(answer.status).toBe(201);
-    issuedKeys.push(answer.body.apiKey);
-    issuedClientIds.push(answer.body.clientId);
-    return answer.body;
+    const created = await orgAdmin.createAuthorization(credentials.url, ORG, token, { recipientType: 'insurance_provider', scopes });
+    issuedKeys.push(created.apiKey);
+    issuedClientIds.push(created.clientId);
+    return created;
   }
 
-  async function postScore(score: number, scoreDate: string): Promise<void> {
-    const answer = await request(`${scoreIngest.url}/v1/scores`, {
-      method: 'POST',
-      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
-      body: JSON.stringify(aScoreSubmission({ organizationId: ORG, scoreDate, score })),
-    });
-    expect(answer.status).toBe(202);
-  }
+  const postScore = (score: number, scoreDate: string) =>
+    orgAdmin.postScore(scoreIngest.url, token, aScoreSubmission({ organizationId: ORG, scoreDate, score }));
 
   const webhooksUrl = (credential: Credential) => `${notifier.url}/v1/customers/${credential.clientId}/webhooks`;
 
@@ -125,22 +112,12 @@ describeWithInfra('kafka', 'webhooks on the distributed runtime, four processes 
   const daysAgo = (n: number) => new Date(Date.now() - n * 86_400_000).toISOString().slice(0, 10);
 
   beforeAll(async () => {
-    if (!onComposeStack) {
-      servers.push(await startInfra('kafka', kafkaTarget()));
-      servers.push(
-        await startInfra('mongo', { source: process.env.MONGO_URL ? 'env' : 'testcontainers', url: process.env.MONGO_URL ?? '' }),
-      );
-      servers.push(
-        await startInfra('redis', { source: process.env.REDIS_URL ? 'env' : 'testcontainers', url: process.env.REDIS_URL ?? '' }),
-      );
-    }
     // On the stack, its servers as published on loopback (the refused notifier below needs no Redis).
-    const [kafka, mongo, redis] = onComposeStack ? [process.env.KAFKA_BROKERS, process.env.MONGO_URL, ''] : servers.map((s) => s.url);
+    const infraEnv = onComposeStack
+      ? { RUNTIME: 'distributed', KAFKA_BROKERS: process.env.KAFKA_BROKERS!, MONGO_URL: process.env.MONGO_URL!, REDIS_URL: '' }
+      : await startDistributedServers(kafkaTarget(), servers);
     env = {
-      RUNTIME: 'distributed',
-      KAFKA_BROKERS: kafka!,
-      MONGO_URL: mongo!,
-      REDIS_URL: redis,
+      ...infraEnv,
       CREDENTIALS_DB: onComposeStack ? COMPOSE_DATABASES.credentials : `hooks_credentials_${runId}`,
       READ_VIEWS_DB: onComposeStack ? COMPOSE_DATABASES.readViews : `hooks_views_${runId}`,
       NOTIFIER_DB: onComposeStack ? COMPOSE_DATABASES.notifier : `hooks_notifier_${runId}`,

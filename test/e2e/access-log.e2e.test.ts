@@ -1,11 +1,11 @@
 import { execFile, spawn } from 'node:child_process';
-import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { readDevSecret, signDevToken } from '@rsd/platform';
 import { aScoreSubmission, request } from '@rsd/testkit';
-import { eventually, REPO_ROOT, startEmbedded, type EmbeddedProcess } from '../support/embedded-process';
+import { eventually, REPO_ROOT, type EmbeddedProcess } from '../support/embedded-process';
+import { devTokenFor, startEmbeddedOnNewDataDir, stopAndRemove } from '../support/embedded-suite';
+import * as orgAdmin from '../support/organization-admin';
 
 /**
  * Decisions 20 and 21 on the embedded runtime, as `npm start` runs: reads of every kind, then the
@@ -24,11 +24,6 @@ let product: EmbeddedProcess;
 const issuedKeys: string[] = [];
 const tokens: Record<string, string> = {};
 
-interface Created {
-  clientId: string;
-  apiKey: string;
-}
-
 interface Entry {
   at: string;
   resource: string;
@@ -38,18 +33,13 @@ interface Entry {
   requestId: string;
 }
 
-async function createAuthorization(org: string, body: object): Promise<Created> {
-  const answer = await request<Created>(`${product.urls.credentials}/v1/organizations/${org}/authorizations`, {
-    method: 'POST',
-    headers: { authorization: `Bearer ${tokens[org]}`, 'content-type': 'application/json' },
-    body: JSON.stringify(body),
-  });
-  expect(answer.status).toBe(201);
-  issuedKeys.push(answer.body.apiKey);
-  return answer.body;
+async function createAuthorization(org: string, body: object): Promise<orgAdmin.IssuedCredential> {
+  const created = await orgAdmin.createAuthorization(product.urls.credentials, org, tokens[org]!, body);
+  issuedKeys.push(created.apiKey);
+  return created;
 }
 
-const read = (credential: Created, resource = 'score', headers: Record<string, string> = {}) =>
+const read = (credential: orgAdmin.IssuedCredential, resource = 'score', headers: Record<string, string> = {}) =>
   request(`${product.urls.readApi}/v1/customers/${credential.clientId}/${resource}`, {
     headers: { 'x-api-key': credential.apiKey, 'x-forwarded-for': INSIDE, ...headers },
   });
@@ -66,23 +56,12 @@ async function rsd(args: string[]) {
 }
 
 beforeAll(async () => {
-  dataDir = await mkdtemp(join(tmpdir(), 'rsd-e2e-access-'));
-  product = await startEmbedded({ DATA_DIR: dataDir, LOG_LEVEL: 'info', TRUST_PROXY_HOPS: '1', RATE_LIMIT_PER_MINUTE: '8' });
-  const secret = await readDevSecret(dataDir);
-  if (!secret) throw new Error('the embedded runtime did not create its development secret');
-  for (const org of [ORG, QUIET_ORG]) tokens[org] = await signDevToken(secret, { org, scope: 'authorizations:write scores:write' });
-  const posted = await request(`${product.urls.scoreIngest}/v1/scores`, {
-    method: 'POST',
-    headers: { authorization: `Bearer ${tokens[ORG]}`, 'content-type': 'application/json' },
-    body: JSON.stringify(aScoreSubmission({ organizationId: ORG, scoreDate: TODAY, score: 70 })),
-  });
-  expect(posted.status).toBe(202);
+  ({ dataDir, product } = await startEmbeddedOnNewDataDir('rsd-e2e-access-', { TRUST_PROXY_HOPS: '1', RATE_LIMIT_PER_MINUTE: '8' }));
+  for (const org of [ORG, QUIET_ORG]) tokens[org] = await devTokenFor(dataDir, org);
+  await orgAdmin.postScore(product.urls.scoreIngest, tokens[ORG]!, aScoreSubmission({ organizationId: ORG, scoreDate: TODAY, score: 70 }));
 }, 90_000);
 
-afterAll(async () => {
-  await product?.stop();
-  await rm(dataDir, { recursive: true, force: true });
-});
+afterAll(() => stopAndRemove(product, dataDir));
 
 describe('access log and usage on the embedded runtime (decisions 20 and 21)', () => {
   test('when reads of every kind are made, then each is listed within 10 s with its code, and usage counts the successful ones', async () => {

@@ -1,13 +1,14 @@
 import { execFile, spawn } from 'node:child_process';
 import { copyFile, mkdir, mkdtemp, readdir, rm, stat } from 'node:fs/promises';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
 import { promisify } from 'node:util';
-import { readDevSecret, signDevToken } from '@rsd/platform';
 import { aScoreSubmission, request } from '@rsd/testkit';
 import { REPO_ROOT, startEmbedded, type EmbeddedProcess } from '../support/embedded-process';
+import { devTokenFor } from '../support/embedded-suite';
+import * as orgAdmin from '../support/organization-admin';
+import { freePort } from '../support/raw-http';
 
 /**
  * The restore drill of decision 41, as an operator runs it: `npx rsd backup` while scores and
@@ -50,33 +51,12 @@ async function rsd(args: string[], env: Record<string, string> = {}) {
   }
 }
 
-async function tokenFor(dir: string, org: string): Promise<string> {
-  const secret = await readDevSecret(dir);
-  if (!secret) throw new Error(`no development secret in ${dir}`);
-  return signDevToken(secret, { org, scope: 'authorizations:write scores:write' });
-}
-
 function post<T>(url: string, headers: Record<string, string>, body: object) {
   return request<T>(url, { method: 'POST', headers: { ...headers, 'content-type': 'application/json' }, body: JSON.stringify(body) });
 }
 
-async function createAuthorization(urls: EmbeddedProcess['urls'], token: string, org: string, scopes: string[]) {
-  const created = await post<{ clientId: string; apiKey: string }>(
-    `${urls.credentials}/v1/organizations/${org}/authorizations`,
-    { authorization: `Bearer ${token}` },
-    { recipientType: 'auditor', scopes },
-  );
-  expect(created.status).toBe(201);
-  return created.body;
-}
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as { port: number };
-  await new Promise((resolve) => server.close(resolve));
-  return port;
-}
+const createAuthorization = (urls: EmbeddedProcess['urls'], token: string, org: string, scopes: string[]) =>
+  orgAdmin.createAuthorization(urls.credentials, org, token, { recipientType: 'auditor', scopes });
 
 function integrityOf(file: string): unknown[] {
   const db = new DatabaseSync(file, { readOnly: true });
@@ -105,13 +85,13 @@ describe('backup and restore of the embedded runtime: the drill', () => {
     const tokens = new Map<string, string>();
     const readers = new Map<string, { clientId: string; apiKey: string }>();
     for (const org of ORGS) {
-      tokens.set(org, await tokenFor(dataDir, org));
+      tokens.set(org, await devTokenFor(dataDir, org));
       readers.set(org, await createAuthorization(running.urls, tokens.get(org)!, org, ['qr_score', 'score_trend']));
     }
     const token = tokens.get(ORG)!;
     const reader = readers.get(ORG)!;
     // A subscription made before the backup; its receiver listens only once the restored product runs.
-    const hookOwner = await createAuthorization(running.urls, await tokenFor(dataDir, WEBHOOK_ORG), WEBHOOK_ORG, ['qr_score']);
+    const hookOwner = await createAuthorization(running.urls, await devTokenFor(dataDir, WEBHOOK_ORG), WEBHOOK_ORG, ['qr_score']);
     const port = await freePort();
     const webhook = await post<{ id: string; secret: string }>(
       `${running.urls.notifier}/v1/customers/${hookOwner.clientId}/webhooks`,
@@ -213,7 +193,7 @@ describe('backup and restore of the embedded runtime: the drill', () => {
     expect(integrityOf(join(restoredDir, 'rsd.sqlite'))).toEqual([{ integrity_check: 'ok' }]);
 
     // Every authorization acknowledged before the backup began, listed; every score, read with the keys made before it.
-    const restoredToken = await tokenFor(restoredDir, ORG);
+    const restoredToken = await devTokenFor(restoredDir, ORG);
     const missingClientIds = await untilNoneMissing(async () => {
       const listed = await request<{ authorizations: { clientId: string }[] }>(
         `${urls.credentials}/v1/organizations/${ORG}/authorizations`,
@@ -251,7 +231,7 @@ describe('backup and restore of the embedded runtime: the drill', () => {
       await untilNoneMissing(() => (listening.includes(String(port)) ? [] : ['listening']), 10_000);
       const scored = await post(
         `${urls.scoreIngest}/v1/scores`,
-        { authorization: `Bearer ${await tokenFor(restoredDir, WEBHOOK_ORG)}` },
+        { authorization: `Bearer ${await devTokenFor(restoredDir, WEBHOOK_ORG)}` },
         aScoreSubmission({ organizationId: WEBHOOK_ORG, scoreDate: daysAgo(0), score: 77 }),
       );
       expect(scored.status).toBe(202);

@@ -1,10 +1,10 @@
 import { execFile } from 'node:child_process';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { aScoreSubmission } from '@rsd/testkit';
-import { REPO_ROOT, startEmbedded, type EmbeddedProcess } from '../support/embedded-process';
+import { REPO_ROOT, type EmbeddedProcess } from '../support/embedded-process';
+import { startEmbeddedOnNewDataDir, stopAndRemove } from '../support/embedded-suite';
 
 const run = promisify(execFile);
 const ORG = 'cli-org';
@@ -33,14 +33,10 @@ async function rsd(args: string[], env: Record<string, string> = {}) {
 }
 
 beforeAll(async () => {
-  dataDir = await mkdtemp(join(tmpdir(), 'rsd-cli-'));
-  product = await startEmbedded({ DATA_DIR: dataDir, LOG_LEVEL: 'info' });
+  ({ dataDir, product } = await startEmbeddedOnNewDataDir('rsd-cli-'));
 }, 90_000);
 
-afterAll(async () => {
-  await product?.stop();
-  await rm(dataDir, { recursive: true, force: true });
-});
+afterAll(() => stopAndRemove(product, dataDir));
 
 describe('the rsd CLI against the embedded runtime', () => {
   test('when a user creates, publishes, reads and revokes with the CLI, then every step works', async () => {

@@ -1,9 +1,9 @@
-import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { readDevSecret, signDevToken } from '@rsd/platform';
 import { aScoreSubmission, request } from '@rsd/testkit';
 import { eventLogValues, eventually, startEmbedded, type EmbeddedProcess } from '../support/embedded-process';
+import { devTokenFor, startEmbeddedOnNewDataDir, stopAndRemove } from '../support/embedded-suite';
+import * as orgAdmin from '../support/organization-admin';
 
 /**
  * The whole product as a newcomer runs it: `npm start`, then HTTP only. One process lifetime per
@@ -18,21 +18,14 @@ const outputs: string[] = [];
 const issuedKeys: string[] = [];
 let token: string;
 
-interface Created {
-  clientId: string;
-  apiKey: string;
+interface Created extends orgAdmin.IssuedCredential {
   status: string;
 }
 
 async function createAuthorization(body: object): Promise<Created> {
-  const answer = await request<Created>(`${product.urls.credentials}/v1/organizations/${ORG}/authorizations`, {
-    method: 'POST',
-    headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
-    body: JSON.stringify(body),
-  });
-  expect(answer.status).toBe(201);
-  issuedKeys.push(answer.body.apiKey);
-  return answer.body;
+  const created = await orgAdmin.createAuthorization<Created>(product.urls.credentials, ORG, token, body);
+  issuedKeys.push(created.apiKey);
+  return created;
 }
 
 function read(resource: string, credential: { clientId: string; apiKey: string }) {
@@ -42,19 +35,13 @@ function read(resource: string, credential: { clientId: string; apiKey: string }
 }
 
 beforeAll(async () => {
-  dataDir = await mkdtemp(join(tmpdir(), 'rsd-e2e-'));
-  product = await startEmbedded({ DATA_DIR: dataDir, LOG_LEVEL: 'info' });
-  const secret = await readDevSecret(dataDir);
-  if (!secret) throw new Error('the embedded runtime did not create its development secret');
-  token = await signDevToken(secret, { org: ORG, scope: 'authorizations:write scores:write' });
+  ({ dataDir, product } = await startEmbeddedOnNewDataDir('rsd-e2e-'));
+  token = await devTokenFor(dataDir, ORG);
 }, 90_000);
 
 afterAll(async () => {
-  if (product) {
-    outputs.push(product.output());
-    await product.stop();
-  }
-  await rm(dataDir, { recursive: true, force: true });
+  if (product) outputs.push(product.output());
+  await stopAndRemove(product, dataDir);
 });
 
 describe('the embedded runtime, end to end over HTTP', () => {

@@ -1,7 +1,5 @@
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { startEmbedded, type EmbeddedProcess } from '../support/embedded-process';
+import type { EmbeddedProcess } from '../support/embedded-process';
+import { startEmbeddedOnNewDataDir, stopAndRemove } from '../support/embedded-suite';
 import { exportedFamilies, metricsNotExported, metricsUsedByMonitoring } from '../support/monitoring';
 
 /**
@@ -15,14 +13,10 @@ let dataDir: string;
 let product: EmbeddedProcess;
 
 beforeAll(async () => {
-  dataDir = await mkdtemp(join(tmpdir(), 'rsd-monitoring-'));
-  product = await startEmbedded({ DATA_DIR: dataDir, LOG_LEVEL: 'info' });
+  ({ dataDir, product } = await startEmbeddedOnNewDataDir('rsd-monitoring-'));
 }, 90_000);
 
-afterAll(async () => {
-  await product?.stop();
-  await rm(dataDir, { recursive: true, force: true });
-});
+afterAll(() => stopAndRemove(product, dataDir));
 
 async function scrape(url: string): Promise<string> {
   const answer = await fetch(`${url}/metrics`);

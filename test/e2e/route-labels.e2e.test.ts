@@ -1,9 +1,7 @@
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { readDevSecret, signDevToken } from '@rsd/platform';
-import { aScoreSubmission, request } from '@rsd/testkit';
-import { startEmbedded, type EmbeddedProcess } from '../support/embedded-process';
+import { aScoreSubmission } from '@rsd/testkit';
+import type { EmbeddedProcess } from '../support/embedded-process';
+import { devTokenFor, startEmbeddedOnNewDataDir, stopAndRemove } from '../support/embedded-suite';
+import * as orgAdmin from '../support/organization-admin';
 
 /**
  * Decision 36: every service labels a request by its route's template on every status, errors
@@ -18,17 +16,11 @@ let product: EmbeddedProcess;
 let token: string;
 
 beforeAll(async () => {
-  dataDir = await mkdtemp(join(tmpdir(), 'rsd-labels-'));
-  product = await startEmbedded({ DATA_DIR: dataDir, LOG_LEVEL: 'info' });
-  const secret = await readDevSecret(dataDir);
-  if (!secret) throw new Error('the embedded runtime did not create its development secret');
-  token = await signDevToken(secret, { org: ORG, scope: 'authorizations:write scores:write' });
+  ({ dataDir, product } = await startEmbeddedOnNewDataDir('rsd-labels-'));
+  token = await devTokenFor(dataDir, ORG);
 }, 90_000);
 
-afterAll(async () => {
-  await product?.stop();
-  await rm(dataDir, { recursive: true, force: true });
-});
+afterAll(() => stopAndRemove(product, dataDir));
 
 /** `route` → the statuses /metrics counted for it, from the latency histogram's `_count` series. */
 async function routeLabels(base: string): Promise<Map<string, Set<string>>> {
@@ -58,13 +50,11 @@ describe('route labels of http_request_duration_seconds, on every status', () =>
     const collection = `${product.urls.credentials}/v1/organizations/${ORG}/authorizations`;
 
     // Credentials: 201, 400, 401, 404, 405, 415.
-    const created = await request<{ clientId: string; apiKey: string }>(collection, {
-      method: 'POST',
-      headers: bearer,
-      body: JSON.stringify({ recipientType: 'insurance_provider', recipientName: 'Labels Insurance', scopes: ['qr_score'] }),
+    const { clientId, apiKey } = await orgAdmin.createAuthorization(product.urls.credentials, ORG, token, {
+      recipientType: 'insurance_provider',
+      recipientName: 'Labels Insurance',
+      scopes: ['qr_score'],
     });
-    expect(created.status).toBe(201);
-    const { clientId, apiKey } = created.body;
     expect(
       await Promise.all([
         send(collection, { method: 'POST', headers: bearer, json: { recipientType: 'nobody' } }),

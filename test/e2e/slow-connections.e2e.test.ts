@@ -5,7 +5,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { MongoClient } from 'mongodb';
 import { openFileLimit, signDevToken } from '@rsd/platform';
-import { aScoreSubmission, describeWithInfra, startInfra, type StartedServer } from '@rsd/testkit';
+import { aScoreSubmission, describeWithInfra, type StartedServer } from '@rsd/testkit';
+import { startDistributedServers } from '../support/distributed-servers';
 import { eventually, startEmbedded, type EmbeddedProcess } from '../support/embedded-process';
 import { freePort } from '../support/raw-http';
 import { startService, type ServiceProcess } from '../support/service-process';
@@ -221,15 +222,8 @@ describeWithInfra('kafka', 'slow connections on the distributed runtime (one rea
   };
 
   beforeAll(async () => {
-    servers.push(await startInfra('kafka', kafkaTarget()));
-    servers.push(await startInfra('mongo', { source: process.env.MONGO_URL ? 'env' : 'testcontainers', url: process.env.MONGO_URL ?? '' }));
-    servers.push(await startInfra('redis', { source: process.env.REDIS_URL ? 'env' : 'testcontainers', url: process.env.REDIS_URL ?? '' }));
-    const [kafka, mongo, redis] = servers.map((s) => s.url);
     env = {
-      RUNTIME: 'distributed',
-      KAFKA_BROKERS: kafka!,
-      MONGO_URL: mongo!,
-      REDIS_URL: redis!,
+      ...(await startDistributedServers(kafkaTarget(), servers)),
       READ_VIEWS_DB: `slow_views_${runId}`,
       KAFKA_TOPIC_PARTITIONS: '3',
       LOG_LEVEL: 'info',

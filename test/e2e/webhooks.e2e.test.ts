@@ -1,12 +1,12 @@
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
-import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
-import { createServer } from 'node:net';
-import { tmpdir } from 'node:os';
+import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { readDevSecret, signDevToken } from '@rsd/platform';
 import { aScoreSubmission, request } from '@rsd/testkit';
 import { REPO_ROOT, startEmbedded, type EmbeddedProcess } from '../support/embedded-process';
+import { devTokenFor, startEmbeddedOnNewDataDir, stopAndRemove } from '../support/embedded-suite';
+import * as orgAdmin from '../support/organization-admin';
+import { freePort } from '../support/raw-http';
 
 /**
  * Webhooks as a recipient meets them on `npm start`: an authorization made through the credentials
@@ -29,18 +29,12 @@ interface Delivery {
 }
 
 beforeAll(async () => {
-  dataDir = await mkdtemp(join(tmpdir(), 'rsd-webhooks-'));
   // Receivers on loopback, so the development flag of decision 28.
-  product = await startEmbedded({ DATA_DIR: dataDir, LOG_LEVEL: 'info', WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true' });
-  const secret = await readDevSecret(dataDir);
-  if (!secret) throw new Error('no development secret');
-  token = await signDevToken(secret, { org: ORG, scope: 'authorizations:write scores:write' });
+  ({ dataDir, product } = await startEmbeddedOnNewDataDir('rsd-webhooks-', { WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true' }));
+  token = await devTokenFor(dataDir, ORG);
 }, 90_000);
 
-afterAll(async () => {
-  await product?.stop();
-  await rm(dataDir, { recursive: true, force: true });
-});
+afterAll(() => stopAndRemove(product, dataDir));
 
 async function rsd(args: string[], env: Record<string, string> = {}) {
   try {
@@ -54,14 +48,6 @@ async function rsd(args: string[], env: Record<string, string> = {}) {
   }
 }
 
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as { port: number };
-  await new Promise((resolve) => server.close(resolve));
-  return port;
-}
-
 async function eventually<T>(check: () => T | undefined, timeoutMs = 5_000): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
@@ -72,28 +58,14 @@ async function eventually<T>(check: () => T | undefined, timeoutMs = 5_000): Pro
   }
 }
 
-async function createAuthorization(scopes: string[]): Promise<{ clientId: string; apiKey: string }> {
-  const created = await request<{ clientId: string; apiKey: string }>(
-    `${product.urls.credentials}/v1/organizations/${ORG}/authorizations`,
-    {
-      method: 'POST',
-      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
-      body: JSON.stringify({ recipientType: 'insurance_provider', scopes }),
-    },
-  );
-  expect(created.status).toBe(201);
-  issued.push(created.body.apiKey);
-  return created.body;
+async function createAuthorization(scopes: string[]): Promise<orgAdmin.IssuedCredential> {
+  const created = await orgAdmin.createAuthorization(product.urls.credentials, ORG, token, { recipientType: 'insurance_provider', scopes });
+  issued.push(created.apiKey);
+  return created;
 }
 
-async function postScore(scoreDate: string, score: number): Promise<void> {
-  const answer = await request(`${product.urls.scoreIngest}/v1/scores`, {
-    method: 'POST',
-    headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
-    body: JSON.stringify(aScoreSubmission({ organizationId: ORG, scoreDate, score })),
-  });
-  expect(answer.status).toBe(202);
-}
+const postScore = (scoreDate: string, score: number) =>
+  orgAdmin.postScore(product.urls.scoreIngest, token, aScoreSubmission({ organizationId: ORG, scoreDate, score }));
 
 const daysAgo = (n: number) => new Date(Date.now() - n * 86_400_000).toISOString().slice(0, 10);
 

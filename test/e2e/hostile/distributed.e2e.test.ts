@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { MongoClient } from 'mongodb';
-import { describeWithInfra, startInfra, type StartedServer } from '@rsd/testkit';
+import { describeWithInfra, type StartedServer } from '@rsd/testkit';
+import { startDistributedServers } from '../../support/distributed-servers';
 import { freePort } from '../../support/raw-http';
 import { startService, type ServiceProcess } from '../../support/service-process';
 import { hostileClientTests } from './hostile-client-suite';
@@ -21,21 +22,11 @@ describeWithInfra('kafka', 'a hostile client against the distributed runtime (th
     };
     const shared: Record<string, string> = {};
     try {
-      servers.push(await startInfra('kafka', kafkaTarget()));
-      servers.push(
-        await startInfra('mongo', { source: process.env.MONGO_URL ? 'env' : 'testcontainers', url: process.env.MONGO_URL ?? '' }),
-      );
-      servers.push(
-        await startInfra('redis', { source: process.env.REDIS_URL ? 'env' : 'testcontainers', url: process.env.REDIS_URL ?? '' }),
-      );
-      const [kafka, mongo, redis] = servers.map((s) => s.url);
+      const infraEnv = await startDistributedServers(kafkaTarget(), servers);
       const [readApiPort, credentialsPort, scoreIngestPort] = [await freePort(), await freePort(), await freePort()];
       Object.assign(shared, {
         ...env,
-        RUNTIME: 'distributed',
-        KAFKA_BROKERS: kafka!,
-        MONGO_URL: mongo!,
-        REDIS_URL: redis!,
+        ...infraEnv,
         CREDENTIALS_DB: `hostile_credentials_${runId}`,
         READ_VIEWS_DB: `hostile_views_${runId}`,
         KAFKA_TOPIC_PARTITIONS: '3',

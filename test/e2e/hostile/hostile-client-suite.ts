@@ -291,51 +291,30 @@ export function hostileClientTests(start: StartTarget): void {
   });
 
   describe('other organizations’ data', () => {
+    /** Sends each request to the credentials service in turn; each must be answered `expected`, as its operation documents. */
+    async function expectEachCredentialsAnswer(expected: Expected, requests: Array<[RawRequest, Operation]>): Promise<void> {
+      for (const [request, operation] of requests) expectAnswer('credentials', await send('credentials', request), expected, operation);
+    }
+
     test('when an organization’s token lists, reads, creates or revokes under another organization, then it is 403 FORBIDDEN_ORGANIZATION', async () => {
       const headers = asCaller(`Bearer ${token}`);
       const base = `/v1/organizations/${OTHER_ORG}/authorizations`;
-      expectAnswer(
-        'credentials',
-        await send('credentials', { path: base, headers }),
-        { status: 403, code: 'FORBIDDEN_ORGANIZATION' },
-        SERVICE_OPERATIONS.list,
-      );
-      expectAnswer(
-        'credentials',
-        await send('credentials', { path: `${base}/${otherReader.clientId}`, headers }),
-        { status: 403, code: 'FORBIDDEN_ORGANIZATION' },
-        SERVICE_OPERATIONS.get,
-      );
       const body = JSON.stringify({ recipientType: 'auditor', scopes: ['qr_score'] });
-      expectAnswer(
-        'credentials',
-        await send('credentials', { method: 'POST', path: base, headers: asCaller(`Bearer ${token}`, json(body)), body }),
-        { status: 403, code: 'FORBIDDEN_ORGANIZATION' },
-        SERVICE_OPERATIONS.create,
-      );
-      expectAnswer(
-        'credentials',
-        await send('credentials', { method: 'POST', path: `${base}/${otherReader.clientId}/revoke`, headers }),
-        { status: 403, code: 'FORBIDDEN_ORGANIZATION' },
-        SERVICE_OPERATIONS.revoke,
-      );
+      await expectEachCredentialsAnswer({ status: 403, code: 'FORBIDDEN_ORGANIZATION' }, [
+        [{ path: base, headers }, SERVICE_OPERATIONS.list],
+        [{ path: `${base}/${otherReader.clientId}`, headers }, SERVICE_OPERATIONS.get],
+        [{ method: 'POST', path: base, headers: asCaller(`Bearer ${token}`, json(body)), body }, SERVICE_OPERATIONS.create],
+        [{ method: 'POST', path: `${base}/${otherReader.clientId}/revoke`, headers }, SERVICE_OPERATIONS.revoke],
+      ]);
     });
 
     test('when an organization names another one’s Client ID under its own path, then it is 404 AUTHORIZATION_NOT_FOUND and its list holds only its own', async () => {
       const headers = asCaller(`Bearer ${token}`);
       const own = `/v1/organizations/${ORG}/authorizations`;
-      expectAnswer(
-        'credentials',
-        await send('credentials', { path: `${own}/${otherReader.clientId}`, headers }),
-        { status: 404, code: 'AUTHORIZATION_NOT_FOUND' },
-        SERVICE_OPERATIONS.get,
-      );
-      expectAnswer(
-        'credentials',
-        await send('credentials', { method: 'POST', path: `${own}/${otherReader.clientId}/revoke`, headers }),
-        { status: 404, code: 'AUTHORIZATION_NOT_FOUND' },
-        SERVICE_OPERATIONS.revoke,
-      );
+      await expectEachCredentialsAnswer({ status: 404, code: 'AUTHORIZATION_NOT_FOUND' }, [
+        [{ path: `${own}/${otherReader.clientId}`, headers }, SERVICE_OPERATIONS.get],
+        [{ method: 'POST', path: `${own}/${otherReader.clientId}/revoke`, headers }, SERVICE_OPERATIONS.revoke],
+      ]);
       const listed = await send('credentials', { path: own, headers });
       expectAnswer('credentials', listed, { status: 200 }, SERVICE_OPERATIONS.list);
       const ids = (listed.json as { authorizations: Array<{ clientId: string; organizationId: string }> }).authorizations;
