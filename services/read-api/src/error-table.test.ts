@@ -69,205 +69,89 @@ const pillars = (credential: IssuedCredential) => `/v1/customers/${credential.cl
 const history = (credential: IssuedCredential) => `/v1/customers/${credential.clientId}/score/history`;
 const wellFormedUnknown = 'rs_0123456789abcdefABCDEF';
 
+type Send = (w: World) => ReturnType<typeof call>;
+
 interface Row {
   name: string;
-  send: (w: World) => ReturnType<typeof call>;
+  send: Send;
   status: number;
   error: string;
   code: string | undefined;
 }
 
+/** The rows of the requests that must all get one answer of the table, each named for its test. */
+function answered(status: number, error: string, code: string | undefined, requests: Record<string, Send>): Row[] {
+  return Object.entries(requests).map(([name, send]) => ({ name, send, status, error, code }));
+}
+
 const rows: Row[] = [
   // 1 edge policy
-  {
-    name: 'the user agent is blocked by the edge policy',
-    send: (w) => call(score(w.active), { apiKey: w.active.apiKey, userAgent: BLOCKED_AGENT }),
-    status: 403,
-    error: 'Forbidden',
-    code: undefined,
-  },
+  ...answered(403, 'Forbidden', undefined, {
+    'the user agent is blocked by the edge policy': (w) => call(score(w.active), { apiKey: w.active.apiKey, userAgent: BLOCKED_AGENT }),
+  }),
   // 2 Client ID missing
-  {
-    name: 'the Client ID segment is empty',
-    send: (w) => call('/v1/customers//score', { apiKey: w.active.apiKey }),
-    status: 400,
-    error: 'Bad Request',
-    code: 'MISSING_CLIENT_ID',
-  },
-  {
-    name: 'the Client ID is only an encoded space',
-    send: (w) => call('/v1/customers/%20/pillars', { apiKey: w.active.apiKey }),
-    status: 400,
-    error: 'Bad Request',
-    code: 'MISSING_CLIENT_ID',
-  },
-  {
-    name: 'the score path has no Client ID segment',
-    send: (w) => call('/v1/customers/score', { apiKey: w.active.apiKey }),
-    status: 400,
-    error: 'Bad Request',
-    code: 'MISSING_CLIENT_ID',
-  },
-  {
-    name: 'the pillars path has no Client ID segment',
-    send: (w) => call('/v1/customers/pillars', { apiKey: w.active.apiKey }),
-    status: 400,
-    error: 'Bad Request',
-    code: 'MISSING_CLIENT_ID',
-  },
-  {
-    name: 'the history path has no Client ID segment',
-    send: (w) => call('/v1/customers/score/history', { apiKey: w.active.apiKey }),
-    status: 400,
-    error: 'Bad Request',
-    code: 'MISSING_CLIENT_ID',
-  },
+  ...answered(400, 'Bad Request', 'MISSING_CLIENT_ID', {
+    'the Client ID segment is empty': (w) => call('/v1/customers//score', { apiKey: w.active.apiKey }),
+    'the Client ID is only an encoded space': (w) => call('/v1/customers/%20/pillars', { apiKey: w.active.apiKey }),
+    'the score path has no Client ID segment': (w) => call('/v1/customers/score', { apiKey: w.active.apiKey }),
+    'the pillars path has no Client ID segment': (w) => call('/v1/customers/pillars', { apiKey: w.active.apiKey }),
+    'the history path has no Client ID segment': (w) => call('/v1/customers/score/history', { apiKey: w.active.apiKey }),
+  }),
   // 3 Client ID format
-  {
-    name: 'the Client ID has the wrong format',
-    send: (w) => call('/v1/customers/acme/score', { apiKey: w.active.apiKey }),
-    status: 400,
-    error: 'Bad Request',
-    code: 'INVALID_CLIENT_ID',
-  },
-  {
-    name: 'the Client ID has another prefix',
-    send: (w) => call(`/v1/customers/xx_${w.active.clientId.slice(3)}/score`, { apiKey: w.active.apiKey }),
-    status: 400,
-    error: 'Bad Request',
-    code: 'INVALID_CLIENT_ID',
-  },
+  ...answered(400, 'Bad Request', 'INVALID_CLIENT_ID', {
+    'the Client ID has the wrong format': (w) => call('/v1/customers/acme/score', { apiKey: w.active.apiKey }),
+    'the Client ID has another prefix': (w) => call(`/v1/customers/xx_${w.active.clientId.slice(3)}/score`, { apiKey: w.active.apiKey }),
+  }),
   // 4 API key missing
-  {
-    name: 'the x-api-key header is absent',
-    send: (w) => call(score(w.active)),
-    status: 401,
-    error: 'Unauthorized',
-    code: 'MISSING_API_KEY',
-  },
-  {
-    name: 'the x-api-key header is empty',
-    send: (w) => call(score(w.active), { apiKey: '' }),
-    status: 401,
-    error: 'Unauthorized',
-    code: 'MISSING_API_KEY',
-  },
+  ...answered(401, 'Unauthorized', 'MISSING_API_KEY', {
+    'the x-api-key header is absent': (w) => call(score(w.active)),
+    'the x-api-key header is empty': (w) => call(score(w.active), { apiKey: '' }),
+  }),
   // 5 no credential
-  {
-    name: 'no credential exists for the Client ID',
-    send: (w) => call(`/v1/customers/${wellFormedUnknown}/score`, { apiKey: w.active.apiKey }),
-    status: 404,
-    error: 'Not Found',
-    code: 'CREDENTIAL_NOT_FOUND',
-  },
+  ...answered(404, 'Not Found', 'CREDENTIAL_NOT_FOUND', {
+    'no credential exists for the Client ID': (w) => call(`/v1/customers/${wellFormedUnknown}/score`, { apiKey: w.active.apiKey }),
+  }),
   // 6 key does not verify
-  {
-    name: 'the key belongs to another credential',
-    send: (w) => call(score(w.active), { apiKey: w.noScore.apiKey }),
-    status: 401,
-    error: 'Unauthorized',
-    code: 'INVALID_API_KEY',
-  },
-  {
-    name: 'the key fails its checksum',
-    send: (w) => call(score(w.active), { apiKey: `${w.active.apiKey.slice(0, -1)}${w.active.apiKey.endsWith('A') ? 'B' : 'A'}` }),
-    status: 401,
-    error: 'Unauthorized',
-    code: 'INVALID_API_KEY',
-  },
-  {
-    name: 'the key is well formed but was never issued',
-    send: (w) => call(score(w.active), { apiKey: generateApiKey('rsk') }),
-    status: 401,
-    error: 'Unauthorized',
-    code: 'INVALID_API_KEY',
-  },
-  {
-    name: 'the key has another prefix',
-    send: (w) => call(score(w.active), { apiKey: `abc${w.active.apiKey.slice(3)}` }),
-    status: 401,
-    error: 'Unauthorized',
-    code: 'INVALID_API_KEY',
-  },
+  ...answered(401, 'Unauthorized', 'INVALID_API_KEY', {
+    'the key belongs to another credential': (w) => call(score(w.active), { apiKey: w.noScore.apiKey }),
+    'the key fails its checksum': (w) =>
+      call(score(w.active), { apiKey: `${w.active.apiKey.slice(0, -1)}${w.active.apiKey.endsWith('A') ? 'B' : 'A'}` }),
+    'the key is well formed but was never issued': (w) => call(score(w.active), { apiKey: generateApiKey('rsk') }),
+    'the key has another prefix': (w) => call(score(w.active), { apiKey: `abc${w.active.apiKey.slice(3)}` }),
+  }),
   // 7 credential not active
-  {
-    name: 'the credential was revoked',
-    send: (w) => call(pillars(w.revoked), { apiKey: w.revoked.apiKey }),
-    status: 401,
-    error: 'Unauthorized',
-    code: 'CREDENTIAL_INACTIVE',
-  },
-  {
-    name: 'the credential expired by event',
-    send: (w) => call(score(w.expiredByEvent), { apiKey: w.expiredByEvent.apiKey }),
-    status: 401,
-    error: 'Unauthorized',
-    code: 'CREDENTIAL_INACTIVE',
-  },
-  {
-    name: 'the credential reached its expiresAt with no event yet',
-    send: (w) => call(score(w.expiredByClock), { apiKey: w.expiredByClock.apiKey }),
-    status: 401,
-    error: 'Unauthorized',
-    code: 'CREDENTIAL_INACTIVE',
-  },
+  ...answered(401, 'Unauthorized', 'CREDENTIAL_INACTIVE', {
+    'the credential was revoked': (w) => call(pillars(w.revoked), { apiKey: w.revoked.apiKey }),
+    'the credential expired by event': (w) => call(score(w.expiredByEvent), { apiKey: w.expiredByEvent.apiKey }),
+    'the credential reached its expiresAt with no event yet': (w) => call(score(w.expiredByClock), { apiKey: w.expiredByClock.apiKey }),
+  }),
   // 8 per-credential rate limit (3 per minute in this app)
-  {
-    name: 'the credential is over its rate limit',
-    send: async (w) => {
+  ...answered(429, 'Too Many Requests', undefined, {
+    'the credential is over its rate limit': async (w) => {
       for (let i = 0; i < 3; i += 1) await call(score(w.limited), { apiKey: w.limited.apiKey });
       return call(score(w.limited), { apiKey: w.limited.apiKey });
     },
-    status: 429,
-    error: 'Too Many Requests',
-    code: undefined,
-  },
+  }),
   // 9 scope
-  {
-    name: 'the pillar_breakdown scope was not granted',
-    send: (w) => call(pillars(w.scoreOnly), { apiKey: w.scoreOnly.apiKey }),
-    status: 403,
-    error: 'Forbidden',
-    code: 'INSUFFICIENT_SCOPE',
-  },
-  {
-    name: 'the score_trend scope was not granted',
-    send: (w) => call(history(w.scoreOnly), { apiKey: w.scoreOnly.apiKey }),
-    status: 403,
-    error: 'Forbidden',
-    code: 'INSUFFICIENT_SCOPE',
-  },
+  ...answered(403, 'Forbidden', 'INSUFFICIENT_SCOPE', {
+    'the pillar_breakdown scope was not granted': (w) => call(pillars(w.scoreOnly), { apiKey: w.scoreOnly.apiKey }),
+    'the score_trend scope was not granted': (w) => call(history(w.scoreOnly), { apiKey: w.scoreOnly.apiKey }),
+  }),
   // 10 no data
-  {
-    name: 'no score has been calculated yet',
-    send: (w) => call(score(w.noScore), { apiKey: w.noScore.apiKey }),
-    status: 404,
-    error: 'Not Found',
-    code: 'SCORE_NOT_FOUND',
-  },
-  {
-    name: 'no pillar breakdown has been calculated yet',
-    send: (w) => call(pillars(w.noScore), { apiKey: w.noScore.apiKey }),
-    status: 404,
-    error: 'Not Found',
-    code: 'PILLARS_NOT_FOUND',
-  },
+  ...answered(404, 'Not Found', 'SCORE_NOT_FOUND', {
+    'no score has been calculated yet': (w) => call(score(w.noScore), { apiKey: w.noScore.apiKey }),
+  }),
+  ...answered(404, 'Not Found', 'PILLARS_NOT_FOUND', {
+    'no pillar breakdown has been calculated yet': (w) => call(pillars(w.noScore), { apiKey: w.noScore.apiKey }),
+  }),
   // outside the order of checks
-  {
-    name: 'the history limit is out of range',
-    send: (w) => call(`${history(w.active)}?limit=367`, { apiKey: w.active.apiKey }),
-    status: 400,
-    error: 'Bad Request',
-    code: 'INVALID_PARAMETER',
-  },
-  { name: 'the path is unknown', send: () => call('/v1/nothing-here'), status: 404, error: 'Not Found', code: 'ROUTE_NOT_FOUND' },
-  {
-    name: 'the method is not GET or HEAD',
-    send: (w) => call(score(w.active), { apiKey: w.active.apiKey, method: 'POST' }),
-    status: 405,
-    error: 'Method Not Allowed',
-    code: 'METHOD_NOT_ALLOWED',
-  },
+  ...answered(400, 'Bad Request', 'INVALID_PARAMETER', {
+    'the history limit is out of range': (w) => call(`${history(w.active)}?limit=367`, { apiKey: w.active.apiKey }),
+  }),
+  ...answered(404, 'Not Found', 'ROUTE_NOT_FOUND', { 'the path is unknown': () => call('/v1/nothing-here') }),
+  ...answered(405, 'Method Not Allowed', 'METHOD_NOT_ALLOWED', {
+    'the method is not GET or HEAD': (w) => call(score(w.active), { apiKey: w.active.apiKey, method: 'POST' }),
+  }),
 ];
 
 describe('the error table', () => {

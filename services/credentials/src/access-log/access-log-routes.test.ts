@@ -1,4 +1,4 @@
-import type { AccessRecord } from '@rsd/contracts';
+import type { AccessLogEntry, AccessRecord } from '@rsd/contracts';
 import { request, signToken } from '@rsd/testkit';
 import { anAccessRecord, NOW, startCredentials, type CredentialsHarness } from '../testing/credentials-harness';
 
@@ -7,14 +7,8 @@ const MINUTE = 60_000;
 const HOUR = 60 * MINUTE;
 const DAY = 24 * HOUR;
 
-const entryOf = ({ at, resource, status, code, clientAddress, requestId }: AccessRecord) => ({
-  at,
-  resource,
-  status,
-  code,
-  clientAddress,
-  requestId,
-});
+/** A record is its access-log entry plus an id of its own and whose it is: the entry is the rest. */
+const entryOf = ({ id: _id, clientId: _clientId, ...entry }: AccessRecord): AccessLogEntry => entry;
 const newestFirst = (records: AccessRecord[]) =>
   [...records].sort((a, b) =>
     a.at !== b.at ? (a.at > b.at ? -1 : 1) : a.requestId !== b.requestId ? (a.requestId > b.requestId ? -1 : 1) : a.id > b.id ? -1 : 1,

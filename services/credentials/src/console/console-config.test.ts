@@ -37,12 +37,7 @@ describe('console config (decision 31)', () => {
   });
 
   test('when the variables are set but empty, then it is as if they were not set', () => {
-    const config = loadConfig(consoleConfigSchema, {
-      CONSOLE_OIDC_ISSUER: '',
-      CONSOLE_OIDC_CLIENT_ID: '',
-      CONSOLE_OIDC_CLIENT_SECRET: '',
-      CONSOLE_OIDC_REDIRECT_URI: '',
-    });
+    const config = loadConfig(consoleConfigSchema, Object.fromEntries(Object.keys(COMPLETE).map((name) => [name, ''])));
 
     expect(config.CONSOLE_OIDC_ISSUER).toBeUndefined();
     expect(oidcSettingsOf(config)).toBeUndefined();

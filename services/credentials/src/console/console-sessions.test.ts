@@ -1,5 +1,12 @@
 import { createMemoryConsoleStateStore } from '@rsd/embedded';
-import { CONSOLE_LIMITS, createConsoleSessions, sameToken, type ConsoleIdentity, type ConsoleSessions } from './console-sessions';
+import {
+  CONSOLE_LIMITS,
+  createConsoleSessions,
+  sameToken,
+  type ConsoleIdentity,
+  type ConsoleSessions,
+  type SignInAttempt,
+} from './console-sessions';
 
 const NOW = new Date('2026-11-20T10:00:00.000Z');
 const MINUTE = 60_000;
@@ -20,6 +27,45 @@ describe('console sessions', () => {
     current = NOW;
     sessions = createConsoleSessions(clock, createMemoryConsoleStateStore());
   });
+
+  // Sign-in attempts and one-time links are both single-use tokens with a lifetime, so they age by the same rules.
+  interface SingleUse<T> {
+    lifetimeMs: number;
+    issue(value: T): Promise<string>;
+    use(token: string): Promise<T | undefined>;
+  }
+  const attempts: SingleUse<SignInAttempt> = {
+    lifetimeMs: CONSOLE_LIMITS.attemptMs,
+    issue: (attempt) => sessions.beginAttempt(attempt),
+    use: (cookie) => sessions.takeAttempt(cookie),
+  };
+  const links: SingleUse<ConsoleIdentity> = {
+    lifetimeMs: CONSOLE_LIMITS.linkMs,
+    issue: (identity) => sessions.issueLink(identity),
+    use: (token) => sessions.redeemLink(token),
+  };
+
+  /** A token for `early` still works just under its lifetime; one for `late`, issued with it, no longer at its lifetime. */
+  async function expectLastsItsLifetime<T>(kind: SingleUse<T>, early: T, late: T): Promise<void> {
+    const earlyToken = await kind.issue(early);
+    const lateToken = await kind.issue(late);
+
+    advance(kind.lifetimeMs - 1);
+    expect(await kind.use(earlyToken)).toEqual(early);
+
+    advance(1);
+    expect(await kind.use(lateToken)).toBeUndefined();
+  }
+
+  /** A token refused `ageMs` after issue is still refused once the clock is back at its issue. */
+  async function expectStaysRefused<T>(kind: SingleUse<T>, value: T, ageMs: number): Promise<void> {
+    const token = await kind.issue(value);
+    advance(ageMs);
+    expect(await kind.use(token)).toBeUndefined();
+
+    current = NOW;
+    expect(await kind.use(token)).toBeUndefined();
+  }
 
   describe('sessions', () => {
     test('when a session starts, then its cookie finds the identity with a CSRF token, and no other value does', async () => {
@@ -118,25 +164,10 @@ describe('console sessions', () => {
       expect(await sessions.takeAttempt(cookie)).toBeUndefined();
     });
 
-    test('when an attempt is taken just under 10 minutes after it began, then it comes back; at 10 minutes it has expired', async () => {
-      const early = await sessions.beginAttempt(ATTEMPT);
-      const late = await sessions.beginAttempt({ ...ATTEMPT, state: 'state-2' });
+    test('when an attempt is taken just under 10 minutes after it began, then it comes back; at 10 minutes it has expired', () =>
+      expectLastsItsLifetime(attempts, ATTEMPT, { ...ATTEMPT, state: 'state-2' }));
 
-      advance(CONSOLE_LIMITS.attemptMs - 1);
-      expect(await sessions.takeAttempt(early)).toEqual(ATTEMPT);
-
-      advance(1);
-      expect(await sessions.takeAttempt(late)).toBeUndefined();
-    });
-
-    test('when an expired attempt was refused, then it stays refused', async () => {
-      const cookie = await sessions.beginAttempt(ATTEMPT);
-      advance(10 * MINUTE);
-      expect(await sessions.takeAttempt(cookie)).toBeUndefined();
-
-      current = NOW;
-      expect(await sessions.takeAttempt(cookie)).toBeUndefined();
-    });
+    test('when an expired attempt was refused, then it stays refused', () => expectStaysRefused(attempts, ATTEMPT, 10 * MINUTE));
 
     test('when no cookie or an unknown one is given, then no attempt is found', async () => {
       await sessions.beginAttempt(ATTEMPT);
@@ -164,25 +195,11 @@ describe('console sessions', () => {
       expect(await sessions.redeemLink(token)).toBeUndefined();
     });
 
-    test('when a link is redeemed just under 10 minutes after issue, then it works; at 10 minutes it is refused', async () => {
-      const early = await sessions.issueLink(ADMIN);
-      const late = await sessions.issueLink(ADMIN);
+    test('when a link is redeemed just under 10 minutes after issue, then it works; at 10 minutes it is refused', () =>
+      expectLastsItsLifetime(links, ADMIN, ADMIN));
 
-      advance(CONSOLE_LIMITS.linkMs - 1);
-      expect(await sessions.redeemLink(early)).toEqual(ADMIN);
-
-      advance(1);
-      expect(await sessions.redeemLink(late)).toBeUndefined();
-    });
-
-    test('when a link is refused for its age, then it stays refused even if the clock goes back', async () => {
-      const token = await sessions.issueLink(ADMIN);
-      advance(11 * MINUTE);
-      expect(await sessions.redeemLink(token)).toBeUndefined();
-
-      current = NOW;
-      expect(await sessions.redeemLink(token)).toBeUndefined();
-    });
+    test('when a link is refused for its age, then it stays refused even if the clock goes back', () =>
+      expectStaysRefused(links, ADMIN, 11 * MINUTE));
 
     test('when each link is issued, then its token is new, and a token that was not issued redeems nothing', async () => {
       const first = await sessions.issueLink(ADMIN);

@@ -5,7 +5,7 @@ import type { AccessRecord } from '@rsd/contracts';
 import { openSqliteAccessLogStore, openSqliteAuthorizationStore, openSqliteEventLog } from '@rsd/embedded';
 import { createLogger, createTokenVerifier, loadConfig, type Logger } from '@rsd/platform';
 import type { AccessLogStore, AuthorizationStore, EventLog } from '@rsd/ports';
-import { startApp, TEST_JWT_SECRET, type RunningApp } from '@rsd/testkit';
+import { anAccessRecord as aTestkitAccessRecord, startApp, TEST_JWT_SECRET, type RunningApp } from '@rsd/testkit';
 import { buildApp, type CredentialsAppDeps } from '../app';
 import { credentialsConfigSchema } from '../config';
 import { createOutboxRelay, type OutboxRelay } from '../outbox/outbox-relay';
@@ -113,20 +113,7 @@ export async function startCredentials(options: CredentialsHarnessOptions = {}):
   };
 }
 
-let sequence = 0;
-
-/** An access record `agoMs` before NOW; ids and request ids grow with each call. */
+/** The testkit's access record, but `agoMs` before the harness's NOW; its request id grows with each call. */
 export function anAccessRecord(clientId: string, agoMs: number, overrides: Partial<AccessRecord> = {}): AccessRecord {
-  sequence += 1;
-  return {
-    id: `rec-${String(sequence).padStart(6, '0')}`,
-    clientId,
-    at: new Date(NOW.getTime() - agoMs).toISOString(),
-    resource: 'score',
-    status: 200,
-    code: null,
-    clientAddress: '198.51.100.7',
-    requestId: `req-${String(sequence).padStart(6, '0')}`,
-    ...overrides,
-  };
+  return aTestkitAccessRecord(clientId, 0, { at: new Date(NOW.getTime() - agoMs).toISOString(), ...overrides });
 }

@@ -39,6 +39,8 @@ describe('read API: the access record of each request (decision 21)', () => {
 
   afterEach(() => running.close());
 
+  type Answer = Awaited<ReturnType<typeof request>>;
+
   const read = (credential: Pick<IssuedCredential, 'clientId' | 'apiKey'>, resource = 'score', headers: Record<string, string> = {}) =>
     request(`${running.baseUrl}/v1/customers/${credential.clientId}/${resource}`, {
       headers: { 'x-api-key': credential.apiKey, 'x-forwarded-for': '198.51.100.7', ...headers },
@@ -61,26 +63,21 @@ describe('read API: the access record of each request (decision 21)', () => {
     await recordScore(views, { organizationId: 'acme' });
     const wrongKey = { ...reader, apiKey: (await issueCredential(views)).apiKey };
 
-    const answers = [];
-    const first = await read(reader);
-    answers.push(first);
-    answers.push(await read(reader, 'score', { 'if-none-match': first.headers.get('etag')! }));
-    answers.push(await read(reader, 'score/history?limit=0'));
-    answers.push(await read(reader, 'pillars'));
-    answers.push(await read(reader));
-    answers.push(await read(reader, 'score', { 'x-forwarded-for': '192.0.2.1' }));
-    answers.push(await read(wrongKey, 'score/history'));
+    // Each request in turn (given the answer before it), with the resource, status and code its record must hold.
+    const requests: [send: (previous: Answer | undefined) => Promise<Answer>, recorded: [string, number, string | null]][] = [
+      [() => read(reader), ['score', 200, null]],
+      [(previous) => read(reader, 'score', { 'if-none-match': previous!.headers.get('etag')! }), ['score', 304, null]],
+      [() => read(reader, 'score/history?limit=0'), ['history', 400, 'INVALID_PARAMETER']],
+      [() => read(reader, 'pillars'), ['pillars', 403, 'INSUFFICIENT_SCOPE']],
+      [() => read(reader), ['score', 429, 'RATE_LIMITED']],
+      [() => read(reader, 'score', { 'x-forwarded-for': '192.0.2.1' }), ['score', 403, 'ADDRESS_NOT_ALLOWED']],
+      [() => read(wrongKey, 'score/history'), ['history', 401, 'INVALID_API_KEY']],
+    ];
+    const answers: Answer[] = [];
+    for (const [send] of requests) answers.push(await send(answers.at(-1)));
 
     const recorded = await recordsOf(reader.clientId, answers.length);
-    expect(recorded.map(({ resource, status, code }) => [resource, status, code])).toEqual([
-      ['score', 200, null],
-      ['score', 304, null],
-      ['history', 400, 'INVALID_PARAMETER'],
-      ['pillars', 403, 'INSUFFICIENT_SCOPE'],
-      ['score', 429, 'RATE_LIMITED'],
-      ['score', 403, 'ADDRESS_NOT_ALLOWED'],
-      ['history', 401, 'INVALID_API_KEY'],
-    ]);
+    expect(recorded.map(({ resource, status, code }) => [resource, status, code])).toEqual(requests.map(([, expected]) => expected));
     expect(recorded.map((record) => record.requestId)).toEqual(answers.map((answer) => answer.headers.get('x-request-id')));
     expect(recorded.map((record) => record.clientAddress)).toEqual([...Array(5).fill('198.51.100.7'), '192.0.2.1', '198.51.100.7']);
     expect(new Set(recorded.map((record) => record.id)).size).toBe(answers.length);

@@ -156,20 +156,24 @@ describe('GET /v1/customers/{clientId}/score/history: ranges, pages and explanat
     expect(JSON.stringify(plain.body)).not.toContain('pillar');
   });
 
-  test.each([
-    ['from is not a date', '?from=2026-13-01', 'from must be a calendar date'],
-    ['from is a date-time', '?from=2026-11-01T00:00:00Z', 'from must be a calendar date'],
-    ['to is not a date', '?to=yesterday', 'to must be a calendar date'],
-    ['from is after to', '?from=2026-11-20&to=2026-11-19', 'from must not be after to'],
-    ['from is repeated', '?from=2026-11-01&from=2026-11-02', 'from must be given once'],
-    ['limit is 0', '?limit=0', 'limit must be a whole number from 1 to 366'],
-    ['limit is 367', '?limit=367', 'limit must be a whole number from 1 to 366'],
-    ['limit is 1.5', '?limit=1.5', 'limit must be a whole number from 1 to 366'],
-    ['the cursor is made up', '?cursor=not-a-cursor', 'cursor is not one this API returned'],
-    ['the cursor is empty', '?cursor=', 'cursor is not one this API returned'],
-    ['the cursor holds no date', `?cursor=${Buffer.from('v1:yesterday').toString('base64url')}`, 'cursor is not one this API returned'],
-    ['the cursor is padded base64', `?cursor=${Buffer.from('v1:2026-11-01').toString('base64')}`, 'cursor is not one this API returned'],
-  ])('when %s, then 400 INVALID_PARAMETER', async (_case, query, message) => {
+  /** Each message of a refused history query, with the queries that must get it, named for their tests. */
+  const refusals: Record<string, Record<string, string>> = {
+    'from must be a calendar date': { 'from is not a date': '?from=2026-13-01', 'from is a date-time': '?from=2026-11-01T00:00:00Z' },
+    'to must be a calendar date': { 'to is not a date': '?to=yesterday' },
+    'from must not be after to': { 'from is after to': '?from=2026-11-20&to=2026-11-19' },
+    'from must be given once': { 'from is repeated': '?from=2026-11-01&from=2026-11-02' },
+    'limit must be a whole number from 1 to 366': { 'limit is 0': '?limit=0', 'limit is 367': '?limit=367', 'limit is 1.5': '?limit=1.5' },
+    'cursor is not one this API returned': {
+      'the cursor is made up': '?cursor=not-a-cursor',
+      'the cursor is empty': '?cursor=',
+      'the cursor holds no date': `?cursor=${Buffer.from('v1:yesterday').toString('base64url')}`,
+      'the cursor is padded base64': `?cursor=${Buffer.from('v1:2026-11-01').toString('base64')}`,
+    },
+  };
+
+  test.each(
+    Object.entries(refusals).flatMap(([message, queries]) => Object.entries(queries).map(([name, query]) => [name, query, message])),
+  )('when %s, then 400 INVALID_PARAMETER', async (_case, query, message) => {
     const credential = await credentialWithDays(2);
 
     const response = await history(credential, query);

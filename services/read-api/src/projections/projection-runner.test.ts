@@ -115,7 +115,7 @@ describe('projections', () => {
   test('when records are unusable, then each goes to the dead-letter topic and the next good event is still projected', async () => {
     const { event: good } = authorizationCreatedEvent();
     const { event: badDigest } = authorizationCreatedEvent();
-    const scoreOnWrongTopic = scoreCalculatedEvent(aCalculatedScore());
+    const scoreOnWrongTopic = scoreCalculatedEvent();
     const unusable = [
       { key: 'k1', value: '{not json' },
       { key: 'k2', value: JSON.stringify({ ...good, type: 'com.example.unknown.v1' }) },
@@ -194,16 +194,10 @@ describe('projections', () => {
       first.event,
       second.event,
       authorizationRevokedEvent(first.event.data),
-      scoreCalculatedEvent(
-        aCalculatedScore({ organizationId: 'acme', scoreDate: '2026-11-20', score: 70, calculatedAt: '2026-11-20T06:00:00.000Z' }),
-      ),
-      scoreCalculatedEvent(
-        aCalculatedScore({ organizationId: 'acme', scoreDate: '2026-11-20', score: 74, calculatedAt: '2026-11-20T09:00:00.000Z' }),
-      ),
-      scoreCalculatedEvent(
-        aCalculatedScore({ organizationId: 'acme', scoreDate: '2026-11-18', score: 50, calculatedAt: '2026-11-21T00:00:00.000Z' }),
-      ),
-      scoreCalculatedEvent(aCalculatedScore({ organizationId: 'beta', scoreDate: '2026-11-19', score: 90, grade: 'Sustain' })),
+      scoreCalculatedEvent({ organizationId: 'acme', scoreDate: '2026-11-20', score: 70, calculatedAt: '2026-11-20T06:00:00.000Z' }),
+      scoreCalculatedEvent({ organizationId: 'acme', scoreDate: '2026-11-20', score: 74, calculatedAt: '2026-11-20T09:00:00.000Z' }),
+      scoreCalculatedEvent({ organizationId: 'acme', scoreDate: '2026-11-18', score: 50, calculatedAt: '2026-11-21T00:00:00.000Z' }),
+      scoreCalculatedEvent({ organizationId: 'beta', scoreDate: '2026-11-19', score: 90, grade: 'Sustain' }),
     ];
     // Duplicates as an at-least-once log delivers them: the Created again after its Revoked, a score again.
     await appendEvents([...events, first.event, events[3] as DomainEvent]);

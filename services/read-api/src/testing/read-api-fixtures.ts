@@ -115,7 +115,9 @@ export function aCalculatedScore(overrides: Partial<CalculatedScore> = {}): Calc
   return { ...aCalculatedScoreOf('acme', '2026-11-20'), ...overrides };
 }
 
-export function scoreCalculatedEvent(score: CalculatedScore): ScoreCalculated {
+/** The event of `aCalculatedScore(overrides)`, sent when it was calculated. */
+export function scoreCalculatedEvent(overrides: Partial<CalculatedScore> = {}): ScoreCalculated {
+  const score = aCalculatedScore(overrides);
   return anEvent(EVENT_TYPES.scoreCalculated, score, { source: SOURCE, time: new Date(score.calculatedAt) });
 }
 

@@ -4,7 +4,6 @@ import { createMemoryViewStore } from '@rsd/embedded';
 import { type ViewStore } from '@rsd/ports';
 import { projectEvent } from '@rsd/consumers';
 import {
-  aCalculatedScore,
   authorizationCreatedEvent,
   authorizationExpiredEvent,
   authorizationRevokedEvent,
@@ -109,19 +108,13 @@ describe('cached view store', () => {
 
   test('when the feed sees a newer score, then it is the latest even before the store has it; a late older one is not', async () => {
     const { cached, projected } = setUp();
-    await projected(
-      scoreCalculatedEvent(aCalculatedScore({ scoreDate: '2026-11-19', calculatedAt: '2026-11-19T10:00:00.000Z', score: 50 })),
-    );
+    await projected(scoreCalculatedEvent({ scoreDate: '2026-11-19', calculatedAt: '2026-11-19T10:00:00.000Z', score: 50 }));
     expect((await cached.get(currentScoreView, 'acme'))?.score).toBe(50);
 
-    cached.observe(
-      scoreCalculatedEvent(aCalculatedScore({ scoreDate: '2026-11-20', calculatedAt: '2026-11-20T10:00:00.000Z', score: 60 })),
-    );
+    cached.observe(scoreCalculatedEvent({ scoreDate: '2026-11-20', calculatedAt: '2026-11-20T10:00:00.000Z', score: 60 }));
     expect((await cached.get(currentScoreView, 'acme'))?.score).toBe(60);
 
-    cached.observe(
-      scoreCalculatedEvent(aCalculatedScore({ scoreDate: '2026-11-18', calculatedAt: '2026-11-20T11:00:00.000Z', score: 10 })),
-    );
+    cached.observe(scoreCalculatedEvent({ scoreDate: '2026-11-18', calculatedAt: '2026-11-20T11:00:00.000Z', score: 10 }));
     expect((await cached.get(currentScoreView, 'acme'))?.score).toBe(60);
   });
 

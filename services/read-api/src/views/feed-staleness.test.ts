@@ -24,29 +24,37 @@ describe('feed staleness (decision 29)', () => {
     expect(staleness.isStale(at(6))).toBe(true);
   });
 
-  it('when a stale feed is back in touch, then it stays stale until it is fresh as of the grace after its first new reading', () => {
+  // Timelines of a feed that was fresh at 0: at each step it may first be fresh as of that second, then is asked whether it is stale.
+  it.each([
+    {
+      name: 'when a stale feed is back in touch, then it stays stale until it is fresh as of the grace after its first new reading',
+      recoveryGraceMs: 3_000,
+      steps: [
+        { at: 6, stale: true },
+        { at: 20, fresh: true, stale: true },
+        { at: 22, fresh: true, stale: true },
+        { at: 23, fresh: true, stale: false },
+        { at: 24, stale: false },
+      ],
+    },
+    {
+      name: 'when the feed goes stale again after recovering, then the bound applies afresh',
+      recoveryGraceMs: 0,
+      steps: [
+        { at: 6, stale: true },
+        { at: 10, fresh: true, stale: false },
+        { at: 15, stale: false },
+        { at: 16, stale: true },
+      ],
+    },
+  ])('$name', ({ recoveryGraceMs, steps }) => {
     const feed = aFeed(at(0));
-    const staleness = feedStaleness(feed, at(0), { boundMs: 5_000, lagBoundMs: 60_000, recoveryGraceMs: 3_000 });
-    expect(staleness.isStale(at(6))).toBe(true);
+    const staleness = feedStaleness(feed, at(0), { boundMs: 5_000, lagBoundMs: 60_000, recoveryGraceMs });
 
-    feed.fresh = at(20);
-    expect(staleness.isStale(at(20))).toBe(true);
-    feed.fresh = at(22);
-    expect(staleness.isStale(at(22))).toBe(true);
-    feed.fresh = at(23);
-    expect(staleness.isStale(at(23))).toBe(false);
-    expect(staleness.isStale(at(24))).toBe(false);
-  });
-
-  it('when the feed goes stale again after recovering, then the bound applies afresh', () => {
-    const feed = aFeed(at(0));
-    const staleness = feedStaleness(feed, at(0), { boundMs: 5_000, lagBoundMs: 60_000, recoveryGraceMs: 0 });
-    expect(staleness.isStale(at(6))).toBe(true);
-    feed.fresh = at(10);
-    expect(staleness.isStale(at(10))).toBe(false);
-
-    expect(staleness.isStale(at(15))).toBe(false);
-    expect(staleness.isStale(at(16))).toBe(true);
+    for (const step of steps) {
+      if (step.fresh) feed.fresh = at(step.at);
+      expect(staleness.isStale(at(step.at))).toBe(step.stale);
+    }
   });
 
   it('when the feed reaches the log but lags behind a reading of its ends for longer than the lag bound, then it is stale until it catches up', () => {
