@@ -2,3 +2,4 @@ export * from './authenticate-recipient';
 export * from './edge-policy';
 export * from './rate-limits';
 export * from './recipient-access-config';
+export * from './recipient-app';

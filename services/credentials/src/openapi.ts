@@ -5,12 +5,19 @@ import {
   authorizationSchema,
   createAuthorizationRequestSchema,
   createdAuthorizationSchema,
-  errorBodySchema,
   rotateAuthorizationRequestSchema,
   rotatedAuthorizationSchema,
 } from '@rsd/contracts';
 import { z } from 'zod';
-import { buildOpenApiDocument, type OpenApiHeader, type OpenApiOperation, type OpenApiResponse } from '@rsd/platform';
+import {
+  buildOpenApiDocument,
+  errorResponse as error,
+  pageParameters,
+  textHeader as text,
+  type OpenApiHeader,
+  type OpenApiOperation,
+  type OpenApiResponse,
+} from '@rsd/platform';
 
 const pathParameter = (name: string, schemaId: string, description: string) => ({
   name,
@@ -43,13 +50,7 @@ const pendingRotationSchema = enforcementPending(
   'The rotation is recorded and will be published when the event log is back; until then the new key is not yet accepted and the previous one still is',
 );
 
-const text = (description: string): OpenApiHeader => ({ description, required: true, schema: { type: 'string' } });
 const noStore = { 'Cache-Control': text('`no-store`: administrative data, and the create answer carries a secret') };
-const error = (description: string, headers?: Record<string, OpenApiHeader>): OpenApiResponse => ({
-  description,
-  schema: errorBodySchema,
-  ...(headers ? { headers } : {}),
-});
 const ok = (description: string, schema: z.ZodType, headers: Record<string, OpenApiHeader> = {}): OpenApiResponse => ({
   description,
   schema,
@@ -181,24 +182,7 @@ const operations: OpenApiOperation[] = [
       '`nextCursor` continues exactly where its page ended, even while new entries arrive.',
     tags,
     security: 'bearer',
-    parameters: [
-      organizationIdParameter,
-      clientIdParameter,
-      {
-        name: 'limit',
-        in: 'query',
-        required: false,
-        description: 'Entries per page; INVALID_PARAMETER (400) outside the range or not written as a plain whole number',
-        schema: { type: 'integer', minimum: ACCESS_LOG_LIMIT.min, maximum: ACCESS_LOG_LIMIT.max, default: ACCESS_LOG_LIMIT.default },
-      },
-      {
-        name: 'cursor',
-        in: 'query',
-        required: false,
-        description: 'The `nextCursor` of the previous page, unchanged; anything else is INVALID_PARAMETER (400)',
-        schema: { type: 'string' },
-      },
-    ],
+    parameters: [organizationIdParameter, clientIdParameter, ...pageParameters(ACCESS_LOG_LIMIT, 'Entries per page')],
     responses: {
       '200': ok('A page of the access log', accessLogPageSchema),
       ...callerErrors,

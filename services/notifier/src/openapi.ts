@@ -1,29 +1,21 @@
 import {
-  clientIdPattern,
   createdWebhookSchema,
   createWebhookRequestSchema,
-  errorBodySchema,
   MAX_WEBHOOKS_PER_AUTHORIZATION,
   webhookDeliveryListSchema,
   webhookListSchema,
 } from '@rsd/contracts';
-import { buildOpenApiDocument, type OpenApiHeader, type OpenApiOperation, type OpenApiResponse } from '@rsd/platform';
+import {
+  buildOpenApiDocument,
+  clientIdPathParameter,
+  errorResponse as error,
+  type OpenApiOperation,
+  type OpenApiResponse,
+} from '@rsd/platform';
 import type { NotifierConfig } from './config';
 
-const error = (description: string, headers?: Record<string, OpenApiHeader>): OpenApiResponse => ({
-  description,
-  schema: errorBodySchema,
-  ...(headers ? { headers } : {}),
-});
-
 export function notifierOpenApi(config: NotifierConfig): object {
-  const clientIdParameter = {
-    name: 'clientId',
-    in: 'path',
-    required: true,
-    description: `The Client ID exactly as issued: ${config.CLIENT_ID_PREFIX}_ then 16 to 64 letters or digits`,
-    schema: { type: 'string', pattern: clientIdPattern(config.CLIENT_ID_PREFIX).source },
-  };
+  const clientIdParameter = clientIdPathParameter(config.CLIENT_ID_PREFIX);
   const idParameter = { name: 'id', in: 'path', required: true, description: 'The webhook id (`wh_…`)', schema: { type: 'string' } };
   const authentication: Record<string, OpenApiResponse> = {
     '400': error('MISSING_CLIENT_ID or INVALID_CLIENT_ID (checked before any credential lookup)'),

@@ -1,7 +1,7 @@
 import type { Express } from 'express';
 import type { Operations } from '@rsd/observability';
-import { createBaseApp, finishApp, methodNotAllowed, mountApiDocs } from '@rsd/platform';
-import { edgePolicy } from '@rsd/recipient-access';
+import { finishApp, methodNotAllowed } from '@rsd/platform';
+import { createRecipientApp } from '@rsd/recipient-access';
 import { customerHandler, type CustomerHandlerDeps } from './customers/customer-handler';
 import { readApiOpenApi } from './openapi';
 
@@ -13,16 +13,7 @@ export interface ReadApiDeps extends Omit<CustomerHandlerDeps, 'onRateLimited'> 
 /** The read API without a listening socket: main.ts and the tests decide where it listens. */
 export function buildApp(deps: ReadApiDeps): Express {
   const { config, log } = deps;
-  // /healthz, /readyz and /metrics come first, ahead of the edge policy: probes must not depend on the caller lists.
-  const app = createBaseApp({ log, trustProxyHops: config.TRUST_PROXY_HOPS, operations: deps.operations });
-  app.use(
-    edgePolicy({
-      denyCidrs: config.EDGE_DENY_CIDRS,
-      allowCidrs: config.EDGE_ALLOW_CIDRS,
-      blockedUserAgents: config.EDGE_BLOCKED_USER_AGENTS,
-    }),
-  );
-  mountApiDocs(app, readApiOpenApi(config));
+  const app = createRecipientApp({ config, log, operations: deps.operations, openApi: readApiOpenApi(config) });
   const jwks = { keys: deps.signingKeys.published };
   // Public keys, the same for every caller: recipients may cache them a while, and must during a key change.
   app

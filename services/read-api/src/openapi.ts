@@ -1,21 +1,17 @@
 import { z } from 'zod';
+import { pillarBreakdownResourceSchema, scoreHistoryResourceSchema, scoreResourceSchema } from '@rsd/contracts';
 import {
-  clientIdPattern,
-  errorBodySchema,
-  pillarBreakdownResourceSchema,
-  scoreHistoryResourceSchema,
-  scoreResourceSchema,
-} from '@rsd/contracts';
-import { buildOpenApiDocument, type OpenApiHeader, type OpenApiOperation, type OpenApiResponse } from '@rsd/platform';
+  buildOpenApiDocument,
+  clientIdPathParameter,
+  errorResponse as error,
+  pageParameters,
+  textHeader as text,
+  type OpenApiHeader,
+  type OpenApiOperation,
+  type OpenApiResponse,
+} from '@rsd/platform';
 import type { ReadApiConfig } from './config';
 import { HISTORY_LIMIT } from './customers/serve-resource';
-
-const error = (description: string, headers?: Record<string, OpenApiHeader>): OpenApiResponse => ({
-  description,
-  schema: errorBodySchema,
-  ...(headers ? { headers } : {}),
-});
-const text = (description: string, required = true): OpenApiHeader => ({ description, required, schema: { type: 'string' } });
 
 const rateLimitHeaders = {
   RateLimit: text('Requests left in the current window (IETF draft 8)'),
@@ -53,13 +49,7 @@ const jwksSchema = z
 export function readApiOpenApi(
   config: Pick<ReadApiConfig, 'CLIENT_ID_PREFIX' | 'RATE_LIMIT_PER_MINUTE' | 'FEED_STALENESS_BOUND_MS'>,
 ): object {
-  const clientIdParameter = {
-    name: 'clientId',
-    in: 'path',
-    required: true,
-    description: `The Client ID exactly as issued: ${config.CLIENT_ID_PREFIX}_ then 16 to 64 letters or digits`,
-    schema: { type: 'string', pattern: clientIdPattern(config.CLIENT_ID_PREFIX).source },
-  };
+  const clientIdParameter = clientIdPathParameter(config.CLIENT_ID_PREFIX);
   const ifNoneMatchParameter = {
     name: 'If-None-Match',
     in: 'header',
@@ -147,20 +137,7 @@ export function readApiOpenApi(
         clientIdParameter,
         dateParameter('from', 'Oldest scoreDate to include (inclusive)'),
         dateParameter('to', 'Newest scoreDate to include (inclusive)'),
-        {
-          name: 'limit',
-          in: 'query',
-          required: false,
-          description: 'How many dates per page; INVALID_PARAMETER (400) outside the range or not written as a plain whole number',
-          schema: { type: 'integer', minimum: HISTORY_LIMIT.min, maximum: HISTORY_LIMIT.max, default: HISTORY_LIMIT.default },
-        },
-        {
-          name: 'cursor',
-          in: 'query',
-          required: false,
-          description: 'The `nextCursor` of the previous page, unchanged; anything else is INVALID_PARAMETER (400)',
-          schema: { type: 'string' },
-        },
+        ...pageParameters(HISTORY_LIMIT, 'How many dates per page'),
         ifNoneMatchParameter,
       ],
       responses: {

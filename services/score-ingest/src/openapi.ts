@@ -1,17 +1,11 @@
 import { z } from 'zod';
-import { errorBodySchema, MAX_SCORES_PER_BATCH, scoreBatchSchema, scoresAcceptedSchema, scoreSubmissionSchema } from '@rsd/contracts';
-import { buildOpenApiDocument, type OpenApiHeader, type OpenApiResponse } from '@rsd/platform';
+import { MAX_SCORES_PER_BATCH, scoreBatchSchema, scoresAcceptedSchema, scoreSubmissionSchema } from '@rsd/contracts';
+import { buildOpenApiDocument, errorResponse as error } from '@rsd/platform';
 
 /** Registered under its own id so the document refers to the components instead of inlining them. */
 const scoreRequestSchema = z
   .union([scoreSubmissionSchema, scoreBatchSchema])
   .meta({ id: 'ScoreSubmissionOrBatch', description: 'One score, or a batch of 1 to 1000 scores' });
-
-const error = (description: string, headers?: Record<string, OpenApiHeader>): OpenApiResponse => ({
-  description,
-  schema: errorBodySchema,
-  ...(headers ? { headers } : {}),
-});
 
 export function scoreIngestOpenApi(): object {
   return buildOpenApiDocument(

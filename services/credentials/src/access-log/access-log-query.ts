@@ -1,7 +1,7 @@
 import type { Request } from 'express';
 import { ACCESS_LOG_LIMIT, utcInstantSchema } from '@rsd/contracts';
 import type { AccessLogPosition } from '@rsd/domain';
-import { ApiError } from '@rsd/platform';
+import { ApiError, pageLimitOf, singleQueryParameter } from '@rsd/platform';
 
 /** A page of the access log (decision 21): how many, and after which entry. */
 export interface AccessLogQuery {
@@ -11,8 +11,8 @@ export interface AccessLogQuery {
 
 /** `limit` and `cursor` from the query; a bad one is INVALID_PARAMETER naming it, a repeated one too. */
 export function accessLogQueryOf(req: Request): AccessLogQuery {
-  const cursor = single(req, 'cursor');
-  return { limit: limitOf(req), ...(cursor === undefined ? {} : { after: positionOfCursor(cursor) }) };
+  const cursor = singleQueryParameter(req, 'cursor');
+  return { limit: pageLimitOf(req, ACCESS_LOG_LIMIT), ...(cursor === undefined ? {} : { after: positionOfCursor(cursor) }) };
 }
 
 /**
@@ -35,21 +35,3 @@ function positionOfCursor(cursor: string): AccessLogPosition {
 }
 
 const badCursor = () => new ApiError('INVALID_PARAMETER', 'cursor is not one this API returned as nextCursor');
-
-function single(req: Request, name: string): string | undefined {
-  const raw: unknown = req.query[name];
-  if (raw === undefined) return undefined;
-  if (typeof raw !== 'string') throw new ApiError('INVALID_PARAMETER', `${name} must be given once`);
-  return raw;
-}
-
-/** A whole number from 1 to 500 written plainly. */
-function limitOf(req: Request): number {
-  const raw = single(req, 'limit');
-  if (raw === undefined) return ACCESS_LOG_LIMIT.default;
-  const limit = /^[1-9][0-9]{0,2}$/.test(raw) ? Number(raw) : NaN;
-  if (!(limit >= ACCESS_LOG_LIMIT.min && limit <= ACCESS_LOG_LIMIT.max)) {
-    throw new ApiError('INVALID_PARAMETER', `limit must be a whole number from ${ACCESS_LOG_LIMIT.min} to ${ACCESS_LOG_LIMIT.max}`);
-  }
-  return limit;
-}

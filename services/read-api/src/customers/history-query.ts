@@ -1,6 +1,6 @@
 import type { Request } from 'express';
 import { isoDateSchema } from '@rsd/contracts';
-import { ApiError } from '@rsd/platform';
+import { ApiError, pageLimitOf, singleQueryParameter } from '@rsd/platform';
 
 export const HISTORY_LIMIT = { min: 1, max: 366, default: 30 } as const;
 
@@ -18,8 +18,8 @@ export function historyQueryOf(req: Request): HistoryQuery {
   const from = dateParameter(req, 'from');
   const to = dateParameter(req, 'to');
   if (from !== undefined && to !== undefined && from > to) throw new ApiError('INVALID_PARAMETER', 'from must not be after to');
-  const cursor = single(req, 'cursor');
-  return { from, to, limit: limitOf(req), after: cursor === undefined ? undefined : dateOfCursor(cursor) };
+  const cursor = singleQueryParameter(req, 'cursor');
+  return { from, to, limit: pageLimitOf(req, HISTORY_LIMIT), after: cursor === undefined ? undefined : dateOfCursor(cursor) };
 }
 
 /** The cursor is opaque to clients: a versioned, encoded scoreDate, so its form can change later. */
@@ -36,28 +36,9 @@ function dateOfCursor(cursor: string): string {
   return date;
 }
 
-/** A repeated parameter arrives as an array: it is refused rather than guessed at. */
-function single(req: Request, name: string): string | undefined {
-  const raw: unknown = req.query[name];
-  if (raw === undefined) return undefined;
-  if (typeof raw !== 'string') throw new ApiError('INVALID_PARAMETER', `${name} must be given once`);
-  return raw;
-}
-
 function dateParameter(req: Request, name: 'from' | 'to'): string | undefined {
-  const raw = single(req, name);
+  const raw = singleQueryParameter(req, name);
   if (raw === undefined) return undefined;
   if (!isoDateSchema.safeParse(raw).success) throw new ApiError('INVALID_PARAMETER', `${name} must be a calendar date YYYY-MM-DD`);
   return raw;
-}
-
-/** A whole number from 1 to 366 written plainly. */
-function limitOf(req: Request): number {
-  const raw = single(req, 'limit');
-  if (raw === undefined) return HISTORY_LIMIT.default;
-  const limit = /^[1-9][0-9]{0,2}$/.test(raw) ? Number(raw) : NaN;
-  if (!(limit >= HISTORY_LIMIT.min && limit <= HISTORY_LIMIT.max)) {
-    throw new ApiError('INVALID_PARAMETER', `limit must be a whole number from ${HISTORY_LIMIT.min} to ${HISTORY_LIMIT.max}`);
-  }
-  return limit;
 }
