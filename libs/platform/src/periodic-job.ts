@@ -5,6 +5,14 @@ export interface PeriodicJob {
   stop(): Promise<void>;
 }
 
+/** Background work its owner starts on an interval and stops at shutdown (the expiry check, the outbox relay). */
+export interface ScheduledWork {
+  /** Starts running on the interval; a second call does nothing. */
+  start(intervalMs: number): void;
+  /** No further runs; resolves once a run under way has finished. */
+  stop(): Promise<void>;
+}
+
 export interface PeriodicJobOptions {
   /** Says what failed in the log line of a failed run. */
   name: string;

@@ -2,6 +2,13 @@ import type { Logger } from 'pino';
 
 export type Closer = () => Promise<void>;
 
+/** One closer for several: each runs after the one before it has finished, in the order given. */
+export function inOrder(...closers: Closer[]): Closer {
+  return async () => {
+    for (const close of closers) await close();
+  };
+}
+
 /**
  * Runs the closers in order on SIGTERM/SIGINT, within a deadline; exits non-zero if they do not
  * finish in time or one fails.

@@ -1,5 +1,5 @@
 import { createServiceMetrics } from '@rsd/observability';
-import { createTokenVerifier, type Logger } from '@rsd/platform';
+import { createTokenVerifier, inOrder, type Logger } from '@rsd/platform';
 import type { Clock } from '@rsd/ports';
 import type { RunningService, Runtime } from '@rsd/runtime';
 import { buildApp } from './app';
@@ -68,13 +68,13 @@ export async function createCredentialsModule({ config, runtime, clock, log }: C
       const token = await sessions.issueLink({ organizationId, subject: 'one-time-link', displayName: 'the administrator' });
       return `${CONSOLE_PATH}/sign-in/link?token=${token}`;
     },
-    stop: async () => {
-      await pruner.stop();
-      await accessFeed?.close();
-      await expiry.stop();
-      await relay.stop();
-      await consoleState.close();
-      await store.close();
-    },
+    stop: inOrder(
+      () => pruner.stop(),
+      async () => accessFeed?.close(),
+      () => expiry.stop(),
+      () => relay.stop(),
+      () => consoleState.close(),
+      () => store.close(),
+    ),
   };
 }

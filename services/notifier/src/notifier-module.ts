@@ -1,6 +1,6 @@
 import { Counter, Gauge } from 'prom-client';
 import { caughtUpCheck, createServiceMetrics } from '@rsd/observability';
-import { every, type Logger } from '@rsd/platform';
+import { every, inOrder, type Logger } from '@rsd/platform';
 import type { Clock } from '@rsd/ports';
 import { recipientAuthenticator } from '@rsd/recipient-access';
 import type { RunningService, Runtime } from '@rsd/runtime';
@@ -119,12 +119,12 @@ export async function createNotifierModule({
   return {
     app,
     caughtUp: projection.caughtUp,
-    stop: async () => {
-      await sampler.stop();
-      await projection.close();
-      await worker.stop();
-      await store.close();
-      await views.close();
-    },
+    stop: inOrder(
+      () => sampler.stop(),
+      () => projection.close(),
+      () => worker.stop(),
+      () => store.close(),
+      () => views.close(),
+    ),
   };
 }

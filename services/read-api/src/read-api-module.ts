@@ -1,7 +1,7 @@
 import { hostname } from 'node:os';
 import { READ_VIEWS } from '@rsd/domain';
 import { caughtUpCheck, createServiceMetrics, type ReadinessCheck } from '@rsd/observability';
-import { every, type Logger } from '@rsd/platform';
+import { every, inOrder, type Logger } from '@rsd/platform';
 import type { Clock, Subscription, ViewStore } from '@rsd/ports';
 import type { RunningService, Runtime } from '@rsd/runtime';
 import { buildApp } from './app';
@@ -94,15 +94,15 @@ export async function createReadApiModule({ config, runtime, clock, log, respons
   return {
     app,
     caughtUp: projections.caughtUp,
-    stop: async () => {
-      await lagSampler.stop();
-      await stalenessSampler.stop();
+    stop: inOrder(
+      () => lagSampler.stop(),
+      () => stalenessSampler.stop(),
       // The server has stopped taking requests by now: every answer's record is in the recorder.
-      await accessRecorder?.stop(ACCESS_LOG_STOP_DEADLINE_MS);
-      await served.stop();
-      await projections.close();
-      await views.close();
-    },
+      async () => accessRecorder?.stop(ACCESS_LOG_STOP_DEADLINE_MS),
+      () => served.stop(),
+      () => projections.close(),
+      () => views.close(),
+    ),
   };
 }
 
@@ -129,9 +129,9 @@ async function cachedWithChangeFeed(
       lagBoundMs: config.FEED_LAG_BOUND_MS,
       recoveryGraceMs: config.FEED_RECOVERY_GRACE_MS,
     }),
-    stop: async () => {
-      await sweeper.stop();
-      await feed.close();
-    },
+    stop: inOrder(
+      () => sweeper.stop(),
+      () => feed.close(),
+    ),
   };
 }

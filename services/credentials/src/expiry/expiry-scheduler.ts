@@ -1,15 +1,13 @@
 import { randomUUID } from 'node:crypto';
-import { every, type Logger, type PeriodicJob } from '@rsd/platform';
+import { every, type Logger, type PeriodicJob, type ScheduledWork } from '@rsd/platform';
 import { decideExpire, type StoredAuthorization } from '@rsd/domain';
 import type { AuthorizationStore, Clock } from '@rsd/ports';
 import { outboxEntryOf } from '../outbox/outbox-entry';
 import { publishOwedEvents, type OutboxRelay } from '../outbox/outbox-relay';
 
-export interface ExpiryScheduler {
+export interface ExpiryScheduler extends ScheduledWork {
   /** Marks every authorization whose expiry has passed; resolves to how many it marked. */
   runOnce(): Promise<number>;
-  start(intervalMs: number): void;
-  stop(): Promise<void>;
 }
 
 export interface ExpirySchedulerDeps {

@@ -1,11 +1,9 @@
-import type { Logger } from '@rsd/platform';
+import { every, type Logger, type PeriodicJob, type ScheduledWork } from '@rsd/platform';
 import type { AuthorizationStore, EventLog, OutboxEntry, PendingOutbox } from '@rsd/ports';
 
-export interface OutboxRelay {
+export interface OutboxRelay extends ScheduledWork {
   /** One pass over everything owed; rejects if some of it could not be published (it stays owed). */
   flush(): Promise<void>;
-  start(intervalMs: number): void;
-  stop(): Promise<void>;
 }
 
 export interface OutboxRelayDeps {
@@ -23,7 +21,7 @@ const PAGE_SIZE = 100;
 export function createOutboxRelay({ store, eventLog, log }: OutboxRelayDeps): OutboxRelay {
   let running: Promise<void> | undefined;
   let queued: Promise<void> | undefined;
-  let timer: NodeJS.Timeout | undefined;
+  let job: PeriodicJob | undefined;
 
   async function pass(): Promise<void> {
     let failure: Error | undefined;
@@ -75,21 +73,14 @@ export function createOutboxRelay({ store, eventLog, log }: OutboxRelayDeps): Ou
     return queued;
   }
 
-  function flushInBackground(): void {
-    flush().catch((error: unknown) => log.warn({ err: error }, 'outbox relay could not publish; will retry'));
-  }
-
   return {
     flush,
     start(intervalMs) {
-      if (timer) return;
-      flushInBackground();
-      timer = setInterval(flushInBackground, intervalMs);
-      timer.unref();
+      job ??= every(intervalMs, flush, { name: 'publishing the outbox', log, runAtStart: true });
     },
     async stop() {
-      clearInterval(timer);
-      timer = undefined;
+      await job?.stop();
+      job = undefined;
       await Promise.all([running?.catch(ignore), queued?.catch(ignore)]);
     },
   };
