@@ -17,6 +17,9 @@ export const pillarScoresSchema = z
   .meta({ id: 'PillarScores' });
 export type PillarScores = z.infer<typeof pillarScoresSchema>;
 
+/** The fields of one day's score wherever it travels (submitted, stored, in a history, in a webhook). */
+export const datedScoreShape = { scoreDate: isoDateSchema, score: scoreValueSchema, grade: gradeSchema };
+
 /** GET /v1/customers/{clientId}/score */
 export const scoreResourceSchema = z
   .object({
@@ -63,9 +66,7 @@ export const scoreChangeSchema = z
 
 export const historyItemSchema = z
   .object({
-    scoreDate: isoDateSchema,
-    score: scoreValueSchema,
-    grade: gradeSchema,
+    ...datedScoreShape,
     pillarScores: pillarScoresSchema.optional().meta({ description: 'Only when the credential also holds pillar_breakdown' }),
     change: scoreChangeSchema.nullable().meta({ description: 'null for the oldest snapshot there is' }),
   })
@@ -85,9 +86,7 @@ export type ScoreHistoryResource = z.infer<typeof scoreHistoryResourceSchema>;
 /** One calculated score as the upstream engine sent it and as the read model keeps it. */
 export const calculatedScoreSchema = z.strictObject({
   organizationId: organizationIdSchema,
-  scoreDate: isoDateSchema,
-  score: scoreValueSchema,
-  grade: gradeSchema,
+  ...datedScoreShape,
   pillarScores: pillarScoresSchema,
   calculatedAt: utcInstantSchema,
 });

@@ -1,6 +1,6 @@
 import { z } from 'zod';
-import { instantInputSchema, isoDateSchema, organizationIdSchema } from './ids';
-import { gradeSchema, pillarScoresSchema, scoreValueSchema } from './resources';
+import { instantInputSchema, organizationIdSchema } from './ids';
+import { datedScoreShape, pillarScoresSchema } from './resources';
 
 export const MAX_SCORES_PER_BATCH = 1000;
 
@@ -8,9 +8,7 @@ export const MAX_SCORES_PER_BATCH = 1000;
 export const scoreSubmissionSchema = z
   .strictObject({
     organizationId: organizationIdSchema,
-    scoreDate: isoDateSchema,
-    score: scoreValueSchema,
-    grade: gradeSchema,
+    ...datedScoreShape,
     pillarScores: pillarScoresSchema,
     calculatedAt: instantInputSchema.optional().meta({ description: 'Defaults to the time the service received it' }),
   })

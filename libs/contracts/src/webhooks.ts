@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { clientIdSchema, isoDateSchema, utcInstantSchema } from './ids';
-import { gradeSchema, pillarScoresSchema, scoreValueSchema } from './resources';
+import { datedScoreShape, gradeSchema, pillarScoresSchema } from './resources';
 
 /** Decisions 26–28: the notifier's API and what it delivers. */
 
@@ -119,9 +119,7 @@ export type WebhookDeliveryList = z.infer<typeof webhookDeliveryListSchema>;
 export const scoreUpdatedDataSchema = z
   .object({
     clientId: clientIdSchema,
-    scoreDate: isoDateSchema,
-    score: scoreValueSchema,
-    grade: gradeSchema,
+    ...datedScoreShape,
     pillarScores: pillarScoresSchema.optional().meta({ description: 'Only when the authorization also holds pillar_breakdown' }),
   })
   .meta({ id: 'ScoreUpdatedData' });

@@ -84,24 +84,22 @@ export function getOrAdd<K, V>(map: Map<K, V>, key: K, create: () => V): V {
 
 /** The first index whose sort key is smaller than `sortKey` (the list is in descending order). */
 function positionOf(listing: Listing, sortKey: string): number {
-  let low = 0;
-  let high = listing.sortKeys.length;
-  while (low < high) {
-    const middle = (low + high) >>> 1;
-    if ((listing.sortKeys[middle] as string) >= sortKey) low = middle + 1;
-    else high = middle;
-  }
-  return low;
+  return firstIndexWhere(listing, (key) => key < sortKey);
 }
 
 /** The first index whose sort key is at or below `sortKey`. */
 function firstAtOrBelow(listing: Listing, sortKey: string): number {
+  return firstIndexWhere(listing, (key) => key <= sortKey);
+}
+
+/** Binary search: `found` is false up to some index of the descending list and true from it on. */
+function firstIndexWhere(listing: Listing, found: (sortKey: string) => boolean): number {
   let low = 0;
   let high = listing.sortKeys.length;
   while (low < high) {
     const middle = (low + high) >>> 1;
-    if ((listing.sortKeys[middle] as string) > sortKey) low = middle + 1;
-    else high = middle;
+    if (found(listing.sortKeys[middle] as string)) high = middle;
+    else low = middle + 1;
   }
   return low;
 }

@@ -24,24 +24,25 @@ interface AuthorizationDocument extends StoredAuthorization {
   pendingExpiryAt?: string;
 }
 
-/** Exactly the fields of StoredAuthorization: no `_id`, no outbox. */
-const RECORD_PROJECTION = {
-  _id: 0,
-  clientId: 1,
-  organizationId: 1,
-  recipientType: 1,
-  recipientName: 1,
-  scopes: 1,
-  keyDigest: 1,
-  previousKeyDigest: 1,
-  previousKeyExpiresAt: 1,
-  allowedCidrs: 1,
-  expiresAt: 1,
-  createdAt: 1,
-  revokedAt: 1,
-  expiredAt: 1,
-  revision: 1,
-} as const;
+/** Exactly the fields of StoredAuthorization: what is read back (no `_id`, no outbox) and what a write sets. */
+const RECORD_FIELDS = [
+  'clientId',
+  'organizationId',
+  'recipientType',
+  'recipientName',
+  'scopes',
+  'keyDigest',
+  'previousKeyDigest',
+  'previousKeyExpiresAt',
+  'allowedCidrs',
+  'expiresAt',
+  'createdAt',
+  'revokedAt',
+  'expiredAt',
+  'revision',
+] as const satisfies readonly (keyof StoredAuthorization)[];
+
+const RECORD_PROJECTION = { _id: 0, ...Object.fromEntries(RECORD_FIELDS.map((field) => [field, 1])) };
 
 /**
  * The authorization store on MongoDB (or FerretDB). Instants are stored as the records carry them,
@@ -173,25 +174,16 @@ function pendingExpiryOf(record: StoredAuthorization): string | undefined {
   return record.expiresAt;
 }
 
-/** A fresh plain object with exactly the port's fields, whatever else the input carries. */
+/**
+ * A fresh plain object with exactly the port's fields, whatever else the input carries. Records written
+ * before rotation and allow lists existed lack some, and read back without them.
+ */
 function recordOf(record: StoredAuthorization): StoredAuthorization {
-  return {
-    clientId: record.clientId,
-    organizationId: record.organizationId,
-    recipientType: record.recipientType,
-    recipientName: record.recipientName,
-    scopes: [...record.scopes],
-    keyDigest: record.keyDigest,
-    // Records written before rotation and allow lists existed lack these, and read back without them.
-    ...(record.previousKeyDigest !== undefined ? { previousKeyDigest: record.previousKeyDigest } : {}),
-    ...(record.previousKeyExpiresAt !== undefined ? { previousKeyExpiresAt: record.previousKeyExpiresAt } : {}),
-    ...(record.allowedCidrs !== undefined ? { allowedCidrs: record.allowedCidrs && [...record.allowedCidrs] } : {}),
-    expiresAt: record.expiresAt,
-    createdAt: record.createdAt,
-    revokedAt: record.revokedAt,
-    expiredAt: record.expiredAt,
-    revision: record.revision,
-  };
+  const fields = RECORD_FIELDS.filter((field) => record[field] !== undefined).map((field) => {
+    const value = record[field];
+    return [field, Array.isArray(value) ? [...value] : value];
+  });
+  return Object.fromEntries(fields) as StoredAuthorization;
 }
 
 function entryOf(entry: OutboxEntry): OutboxEntry {

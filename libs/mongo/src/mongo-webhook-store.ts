@@ -1,5 +1,5 @@
 import { MongoBulkWriteError, ObjectId, type Db } from 'mongodb';
-import type { WebhookDelivery, WebhookEventType, WebhookStatus } from '@rsd/contracts';
+import type { WebhookDelivery, WebhookEventType } from '@rsd/contracts';
 import { systemClock, type Clock, type PendingDelivery, type StoredWebhook, type WebhookStore } from '@rsd/ports';
 import { isDuplicateKeyError } from './duplicate-key';
 import { ensureExpiry } from './expiry-index';
@@ -20,16 +20,8 @@ const PRUNE_INTERVAL_MS = 3_600_000;
  * unique index on `(clientId, slot)` a Client ID can never hold more than `limit`, however many
  * replicas add at once, and no counter can drift from the documents it counts.
  */
-interface WebhookDocument {
+interface WebhookDocument extends Omit<StoredWebhook, 'id'> {
   _id: string;
-  clientId: string;
-  organizationId: string;
-  url: string;
-  events: WebhookEventType[];
-  status: WebhookStatus;
-  createdAt: string;
-  disabledAt: string | null;
-  sealedSecret: string;
   slot: number;
 }
 

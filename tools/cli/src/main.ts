@@ -71,6 +71,44 @@ Exit codes: 0 success, 1 the service refused or could not be reached, 2 wrong us
             3 a revoke or rotation recorded but not yet in effect (the event log could not take it yet).
 `;
 
+/** Options of one type, by name: `values` is then typed by each name. */
+function optionsOf<Type extends 'string' | 'boolean', Name extends string>(type: Type, names: readonly Name[]) {
+  return Object.fromEntries(names.map((name) => [name, { type }])) as Record<Name, { type: Type }>;
+}
+
+const STRING_OPTIONS = [
+  'org',
+  'scope',
+  'ttl',
+  'recipient-type',
+  'recipient-name',
+  'scopes',
+  'expires-at',
+  'client-id',
+  'api-key',
+  'limit',
+  'from',
+  'to',
+  'cursor',
+  'kid',
+  'allowed-cidrs',
+  'overlap',
+  'api-url',
+  'credentials-url',
+  'ingest-url',
+  'notifier-url',
+  'token',
+  'url',
+  'events',
+  'id',
+  'port',
+  'host',
+  'secret',
+  'fail',
+  'data-dir',
+] as const;
+const BOOLEAN_OPTIONS = ['verify', 'follow', 'table', 'env', 'force', 'without-webhook-key'] as const;
+
 function parseCommandLine() {
   try {
     return parseArgs({
@@ -78,41 +116,8 @@ function parseCommandLine() {
       strict: true,
       options: {
         help: { type: 'boolean', short: 'h' },
-        org: { type: 'string' },
-        scope: { type: 'string' },
-        ttl: { type: 'string' },
-        'recipient-type': { type: 'string' },
-        'recipient-name': { type: 'string' },
-        scopes: { type: 'string' },
-        'expires-at': { type: 'string' },
-        'client-id': { type: 'string' },
-        'api-key': { type: 'string' },
-        limit: { type: 'string' },
-        from: { type: 'string' },
-        to: { type: 'string' },
-        cursor: { type: 'string' },
-        verify: { type: 'boolean' },
-        follow: { type: 'boolean' },
-        table: { type: 'boolean' },
-        env: { type: 'boolean' },
-        kid: { type: 'string' },
-        'allowed-cidrs': { type: 'string' },
-        overlap: { type: 'string' },
-        'api-url': { type: 'string' },
-        'credentials-url': { type: 'string' },
-        'ingest-url': { type: 'string' },
-        'notifier-url': { type: 'string' },
-        token: { type: 'string' },
-        url: { type: 'string' },
-        events: { type: 'string' },
-        id: { type: 'string' },
-        port: { type: 'string' },
-        host: { type: 'string' },
-        secret: { type: 'string' },
-        fail: { type: 'string' },
-        'data-dir': { type: 'string' },
-        force: { type: 'boolean' },
-        'without-webhook-key': { type: 'boolean' },
+        ...optionsOf('string', STRING_OPTIONS),
+        ...optionsOf('boolean', BOOLEAN_OPTIONS),
       },
     });
   } catch (error) {

@@ -11,7 +11,8 @@ import {
 } from '@rsd/domain';
 import type { AccessLog, AccessLogStore } from '@rsd/ports';
 import { silentLogger } from '../embedded-logger';
-import { integer, openEmbeddedDatabase, settled as run, text } from './database';
+import { integer, text } from './database';
+import { openStoreDatabase } from './store-database';
 import { CHANGES, createAccessLogTables, QUERIES } from './access-log-tables';
 import { importEarlierAccessLog } from './import-earlier-access-log';
 import type { ImportLogger } from './import-earlier-data';
@@ -59,15 +60,8 @@ export async function openSqliteAccessLog(options: SqliteAccessLogOptions): Prom
  * whole, as the files before could lose what the OS had not written; a killed process loses nothing.
  */
 export function openSqliteAccessLogStore(options: { file: string }): AccessLogStore {
-  const db = openEmbeddedDatabase(options.file);
-  createAccessLogTables(db);
-  const statement = (sql: string) => db.statement(sql);
-  let closed = false;
-
-  function ifOpen<T>(work: () => T): Promise<T> {
-    if (closed) return Promise.reject(new Error('the access log is closed'));
-    return run(work);
-  }
+  const store = openStoreDatabase(options.file, 'the access log', createAccessLogTables);
+  const { statement, read, changeSoon } = store;
 
   /** Adds a batch's successful reads to their minutes and hours, and moves each Client ID's last use on. */
   function count(minutes: Map<string, { clientId: string; minute: string; reads: number }>, lastUses: Map<string, string>): void {
@@ -89,7 +83,7 @@ export function openSqliteAccessLogStore(options: { file: string }): AccessLogSt
 
   /** Runs `batch` (which deletes at most PRUNE_BATCH rows and says whether more are left) once per turn, each its own commit. */
   async function turnByTurn(batch: () => boolean): Promise<void> {
-    while (!closed && db.changeSoon(batch)) await new Promise((next) => setImmediate(next));
+    while (!store.closed && store.database.changeSoon(batch)) await new Promise((next) => setImmediate(next));
   }
 
   /**
@@ -118,31 +112,29 @@ export function openSqliteAccessLogStore(options: { file: string }): AccessLogSt
 
   return {
     add(records) {
-      if (records.length === 0) return ifOpen(() => undefined);
-      return ifOpen(() =>
-        db.changeSoon(() => {
-          const insert = statement(CHANGES.insert);
-          const minutes = new Map<string, { clientId: string; minute: string; reads: number }>();
-          const lastUses = new Map<string, string>();
-          for (const { clientId, at, requestId, id, resource, status, code, clientAddress } of records) {
-            // Only a row inserted now is counted: a record added again is counted once.
-            if (insert.run(clientId, at, requestId, id, resource, status, code, clientAddress).changes === 0) continue;
-            if (!isSuccessfulRead(status)) continue;
-            // `at` is one fixed ISO form: its first 16 characters name its minute, with no date to parse per record.
-            const minute = at.slice(0, 16);
-            const key = `${clientId} ${minute}`;
-            const counted = minutes.get(key);
-            if (counted) counted.reads += 1;
-            else minutes.set(key, { clientId, minute, reads: 1 });
-            if (at > (lastUses.get(clientId) ?? '')) lastUses.set(clientId, at);
-          }
-          count(minutes, lastUses);
-        }),
-      );
+      if (records.length === 0) return read(() => undefined);
+      return changeSoon(() => {
+        const insert = statement(CHANGES.insert);
+        const minutes = new Map<string, { clientId: string; minute: string; reads: number }>();
+        const lastUses = new Map<string, string>();
+        for (const { clientId, at, requestId, id, resource, status, code, clientAddress } of records) {
+          // Only a row inserted now is counted: a record added again is counted once.
+          if (insert.run(clientId, at, requestId, id, resource, status, code, clientAddress).changes === 0) continue;
+          if (!isSuccessfulRead(status)) continue;
+          // `at` is one fixed ISO form: its first 16 characters name its minute, with no date to parse per record.
+          const minute = at.slice(0, 16);
+          const key = `${clientId} ${minute}`;
+          const counted = minutes.get(key);
+          if (counted) counted.reads += 1;
+          else minutes.set(key, { clientId, minute, reads: 1 });
+          if (at > (lastUses.get(clientId) ?? '')) lastUses.set(clientId, at);
+        }
+        count(minutes, lastUses);
+      });
     },
 
     page(clientId, { limit, after }) {
-      return ifOpen(() => {
+      return read(() => {
         const rows = after
           ? statement(QUERIES.pageAfter).all(clientId, after.at, after.requestId, after.id, limit)
           : statement(QUERIES.page).all(clientId, limit);
@@ -160,7 +152,7 @@ export function openSqliteAccessLogStore(options: { file: string }): AccessLogSt
     },
 
     usage(clientIds, now) {
-      return ifOpen(() => {
+      return read(() => {
         const ranges = widestRanges(usageBucketRanges(now));
         const buckets = statement(QUERIES.buckets);
         const lastUse = statement(QUERIES.lastUseOf);
@@ -181,16 +173,12 @@ export function openSqliteAccessLogStore(options: { file: string }): AccessLogSt
     },
 
     async prune(before, now) {
-      if (closed) throw new Error('the access log is closed');
+      if (store.closed) throw new Error('the access log is closed');
       await pruneEntries(before.toISOString());
       await pruneUsage(now.getTime() - USAGE_BUCKET_RETENTION_MS);
     },
 
-    close() {
-      if (closed) return Promise.resolve();
-      closed = true;
-      return db.close();
-    },
+    close: store.close,
   };
 }
 

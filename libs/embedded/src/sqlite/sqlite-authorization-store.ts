@@ -1,7 +1,8 @@
 import type { StatementSync } from 'node:sqlite';
 import type { StoredAuthorization } from '@rsd/domain';
 import type { AuthorizationStore, OutboxEntry, PendingOutbox } from '@rsd/ports';
-import { openEmbeddedDatabase, settled as run, text } from './database';
+import { text } from './database';
+import { openStoreDatabase } from './store-database';
 
 /** The store's reads, named so that a test can check that each one goes through an index. */
 export const QUERIES = {
@@ -20,16 +21,8 @@ export const QUERIES = {
  * partial index of the records still active with an `expiresAt`, so neither reads the whole store.
  */
 export function openSqliteAuthorizationStore(options: { file: string }): AuthorizationStore {
-  const db = openEmbeddedDatabase(options.file);
-  createAuthorizationTables(db);
-  const statement = (sql: string) => db.statement(sql);
-  let closed = false;
-
-  /** Each change joins the turn's transaction and resolves once it is durable. */
-  function write<T>(change: () => T): Promise<T> {
-    if (closed) return Promise.reject(new Error('the authorization store is closed'));
-    return db.write(change);
-  }
+  // Each change joins the turn's transaction and resolves once it is durable.
+  const { statement, read: run, write, close } = openStoreDatabase(options.file, 'the authorization store', createAuthorizationTables);
 
   const records = (rows: Record<string, unknown>[]) => rows.map((row) => JSON.parse(text(row.record)) as StoredAuthorization);
 
@@ -93,11 +86,7 @@ export function openSqliteAuthorizationStore(options: { file: string }): Authori
       });
     },
 
-    close() {
-      if (closed) return Promise.resolve();
-      closed = true;
-      return db.close();
-    },
+    close,
   };
 }
 

@@ -1,6 +1,7 @@
 import type { WebhookDelivery, WebhookEventType } from '@rsd/contracts';
 import { systemClock, type Clock, type PendingDelivery, type StoredWebhook, type WebhookStore } from '@rsd/ports';
-import { integer, openEmbeddedDatabase, settled as run, text } from './database';
+import { integer, text } from './database';
+import { openStoreDatabase } from './store-database';
 
 /** How long a delivery's key is remembered after it was queued (the port's 7 days). */
 const KEY_RETENTION_MS = 7 * 86_400_000;
@@ -64,21 +65,14 @@ export interface SqliteWebhookStoreOptions {
  * disabled or deleted subscription never gets a pending delivery back.
  */
 export function openSqliteWebhookStore(options: SqliteWebhookStoreOptions): WebhookStore {
-  const db = openEmbeddedDatabase(options.file);
-  createWebhookTables(db);
+  const {
+    statement,
+    read: run,
+    write,
+    changeSoon: queueSoon,
+    close,
+  } = openStoreDatabase(options.file, 'the webhook store', createWebhookTables);
   const clock = options.clock ?? systemClock;
-  const statement = (sql: string) => db.statement(sql);
-  let closed = false;
-
-  function write<T>(change: () => T): Promise<T> {
-    if (closed) return Promise.reject(new Error('the webhook store is closed'));
-    return db.write(change);
-  }
-  /** In this turn's transaction, without waiting for its commit. */
-  function queueSoon(change: () => void): Promise<void> {
-    if (closed) return Promise.reject(new Error('the webhook store is closed'));
-    return run(() => db.changeSoon(change));
-  }
 
   const webhooksOf = (rows: Record<string, unknown>[]) => rows.map((row) => JSON.parse(text(row.record)) as StoredWebhook);
 
@@ -215,11 +209,7 @@ export function openSqliteWebhookStore(options: SqliteWebhookStoreOptions): Webh
       });
     },
 
-    close() {
-      if (closed) return Promise.resolve();
-      closed = true;
-      return db.close();
-    },
+    close,
   };
 }
 
