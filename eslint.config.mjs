@@ -2,7 +2,7 @@ import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
-  { ignores: ['**/dist/**', '**/node_modules/**', '**/*.js', '**/*.mjs', '.infra/**', '.data/**'] },
+  { ignores: ['**/dist/**', '**/node_modules/**', '**/*.js', '**/*.mjs', '.infra/**', '.data/**', 'bench/floor/**'] },
   js.configs.recommended,
   ...tseslint.configs.recommendedTypeChecked,
   {

@@ -1,4 +1,6 @@
 import { generateKeyPairSync, randomBytes, randomUUID } from 'node:crypto';
+import { spawn } from 'node:child_process';
+import { createServer } from 'node:net';
 import { cp, mkdtemp, mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -68,9 +70,10 @@ const benchEnv = {
   FAILED_AUTH_LIMIT_PER_MINUTE: '1000000000',
 };
 
-async function startEmbedded(dataDir: string, env: Record<string, string> = {}): Promise<Product> {
+/** `build`: the checkout whose services/embedded/dist runs (default: this one; BENCH_BEFORE names another). */
+async function startEmbedded(dataDir: string, env: Record<string, string> = {}, build = ROOT): Promise<Product> {
   const started = await startNode(
-    'services/embedded/dist/main.js',
+    join(build, 'services/embedded/dist/main.js'),
     [],
     { ...benchEnv, DATA_DIR: dataDir, READ_API_PORT: '0', CREDENTIALS_PORT: '0', SCORE_INGEST_PORT: '0', NOTIFIER_PORT: '0', ...env },
     (line) => line.msg === 'embedded runtime ready',
@@ -361,6 +364,130 @@ async function signingComparison(): Promise<{ rows: Throughput[]; summary: strin
   }
 }
 
+/** The mandated-work floor of issue 27 (bench/floor/), started on a free port; it prints its Client ID and key. */
+async function startFloor(logFile: string): Promise<{ side: Side; stop: () => Promise<void> }> {
+  const port = await freePort();
+  const child = spawn(process.execPath, [join(ROOT, 'bench/floor/mandated-work-server.cjs')], {
+    cwd: ROOT,
+    env: { ...process.env, PORT: String(port), LOG: logFile },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  const [clientId, apiKey] = await new Promise<string[]>((done, fail) => {
+    child.once('exit', (code) => fail(new Error(`the floor exited with ${String(code)}`)));
+    child.stdout.once('data', (chunk: Buffer) => done(chunk.toString().trim().split(' ')));
+  });
+  child.removeAllListeners('exit');
+  return {
+    side: {
+      name: 'mandated-work floor',
+      url: `http://127.0.0.1:${port}/v1/customers/${clientId}/score`,
+      apiKey: apiKey ?? '',
+      pid: child.pid,
+    },
+    stop: () => new Promise((done) => (child.exitCode === null ? (child.once('exit', () => done()), child.kill('SIGTERM')) : done())),
+  };
+}
+
+function freePort(): Promise<number> {
+  return new Promise((done, fail) => {
+    const server = createServer().listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      server.close(() => (typeof address === 'object' && address ? done(address.port) : fail(new Error('no port'))));
+    });
+  });
+}
+
+interface ReadPathRow extends Throughput {
+  /** Server CPU time per request, in µs. */
+  cpuUs: number;
+}
+
+/**
+ * Issue 27's measure: bare express, the mandated-work floor and the product's /score, loaded in
+ * turns (each round in another order) for ROUNDS_IN_TURNS rounds; each row is the median round.
+ * BENCH_BEFORE=<checkout, built> adds that build's embedded /score (a change's before and after in
+ * one run); KAFKA_BROKERS, MONGO_URL and REDIS_URL add one replica of a distributed read API.
+ */
+async function readPathInTurns(): Promise<{ rows: ReadPathRow[]; summary: string }> {
+  const stops: (() => Promise<void>)[] = [];
+  const dirs: string[] = [];
+  const product = async (name: string, env: Record<string, string> = {}, build = ROOT): Promise<Side> => {
+    const dir = await mkdtemp(join(tmpdir(), 'rsd-bench-read-path-'));
+    dirs.push(dir);
+    const started = await startEmbedded(dir, env, build);
+    stops.push(() => started.stop());
+    const credential = await createCredential(started);
+    await postScore(started, 72);
+    await until(async () => (await readScore(started.readApis[0]!, credential)).status === 200, 10_000);
+    return scoreSide(name, started, credential);
+  };
+  try {
+    const baseline = await startNode('bench/dist/bare-express.js', ['0'], {}, (line) => line.msg === 'baseline ready');
+    stops.push(() => baseline.stop());
+    const bare: Side = {
+      name: 'bare express, constant JSON',
+      url: `http://127.0.0.1:${String(baseline.ready.port)}/v1/customers/rs_BENCHMARKBASELINE00000000/score`,
+      apiKey: '',
+      pid: baseline.child.pid,
+    };
+    const logDir = await mkdtemp(join(tmpdir(), 'rsd-bench-floor-'));
+    dirs.push(logDir);
+    const floor = await startFloor(join(logDir, 'floor.log'));
+    stops.push(floor.stop);
+    const sides = [bare, floor.side, await product('read API /score, embedded (this build)')];
+    const before = process.env.BENCH_BEFORE;
+    if (before) sides.push(await product(`read API /score, embedded (build at ${before})`, {}, before));
+    if (process.env.KAFKA_BROKERS && process.env.MONGO_URL && process.env.REDIS_URL) {
+      const distributed = await startDistributed(1);
+      stops.push(() => distributed.stop());
+      const credential = await createCredential(distributed);
+      await postScore(distributed, 72);
+      await until(async () => (await readScore(distributed.readApis[0]!, credential)).status === 200, 30_000);
+      sides.push({ ...scoreSide('read API /score, distributed (one replica)', distributed, credential), pid: undefined });
+    }
+    const runs = sides.map(() => [] as ReadPathRow[]);
+    for (let round = 0; round < ROUNDS_IN_TURNS; round += 1) {
+      // Each round starts with another side and runs backwards every other round, so no side always follows the same one.
+      const order = sides.map((_, index) => (index + round) % sides.length);
+      for (const index of round % 2 === 0 ? order : order.reverse()) {
+        const side = sides[index]!;
+        const cpuBefore = await cpuMsOf(side.pid);
+        const run = await load(side.name, side.url, side.apiKey ? { 'x-api-key': side.apiKey } : {});
+        const cpuAfter = await cpuMsOf(side.pid);
+        const cpuUs = cpuBefore !== undefined && cpuAfter !== undefined ? ((cpuAfter - cpuBefore) * 1000) / (run.rps * DURATION_S) : NaN;
+        runs[index]!.push({ ...run, cpuUs });
+      }
+    }
+    const rows = runs.map((sideRuns) => [...sideRuns].sort((a, b) => a.rps - b.rps)[Math.floor(sideRuns.length / 2)]!);
+    const [bareRow, floorRow, productRow] = rows as [ReadPathRow, ReadPathRow, ReadPathRow];
+    const summary =
+      `Read path (${CONNECTIONS} connections, ${DURATION_S} s per run, median of ${ROUNDS_IN_TURNS} rounds in turns, ` +
+      `${new Date().toISOString().slice(0, 10)}): the floor at ${(floorRow.rps / bareRow.rps).toFixed(2)}× bare express; ` +
+      `embedded /score at ${(productRow.rps / floorRow.rps).toFixed(2)}× the floor (goal ≥ 0.9×) and ${(productRow.rps / bareRow.rps).toFixed(2)}× ` +
+      `bare express; p99 ${productRow.p99} ms against the floor's ${floorRow.p99} ms (goal: at most 2 ms more).`;
+    return { rows, summary };
+  } finally {
+    for (const stop of stops.reverse()) await stop();
+    for (const dir of dirs) await rm(dir, { recursive: true, force: true });
+  }
+}
+
+function readPathTable({ rows, summary }: { rows: ReadPathRow[]; summary: string }): string[] {
+  const [bare, floor] = rows as [ReadPathRow, ReadPathRow];
+  return [
+    summary,
+    '',
+    '| target | requests/s | ratio to the floor | ratio to bare express | p50 ms | p99 ms | server CPU µs/request | non-2xx |',
+    '|---|---:|---:|---:|---:|---:|---:|---:|',
+    ...rows.map(
+      (row) =>
+        `| ${row.name} | ${row.rps.toFixed(0)} | ${(row.rps / floor.rps).toFixed(2)}× | ${(row.rps / bare.rps).toFixed(2)}× | ${row.p50} | ` +
+        `${row.p99} | ${Number.isNaN(row.cpuUs) ? '–' : row.cpuUs.toFixed(1)} | ${row.non2xx} |`,
+    ),
+    '',
+  ];
+}
+
 /** From the credentials service's 200 to the moment every read-API replica answers 401. */
 async function revocationLatency(product: Product): Promise<number[]> {
   const samples: number[] = [];
@@ -397,6 +524,11 @@ async function ingestLatency(product: Product, credential: { clientId: string; a
 }
 
 async function main(): Promise<void> {
+  const readPath = readPathTable(await readPathInTurns());
+  if (process.env.BENCH_ONLY === 'read-path') {
+    process.stdout.write(`\n${readPath.join('\n')}\n`);
+    return;
+  }
   const throughput: Throughput[] = [];
   const latencies: Latencies[] = [];
   const history: Throughput[] = [];
@@ -476,6 +608,7 @@ async function main(): Promise<void> {
 
   const base = throughput[0]!.rps;
   const lines = [
+    ...readPath,
     `Read API throughput (${CONNECTIONS} connections, ${DURATION_S} s, node ${process.version}, ${new Date().toISOString().slice(0, 10)})`,
     '',
     '| target | requests/s | ratio to baseline | p50 ms | p99 ms | non-2xx |',
