@@ -1,49 +1,39 @@
 import { randomUUID } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
-import { Kafka, type Admin } from 'kafkajs';
-import pino from 'pino';
+import pino, { type Logger } from 'pino';
 import type { Subscription } from '@rsd/ports';
-import { describeWithInfra, eventually, startInfra, uniqueName, type StartedServer } from '@rsd/testkit';
+import { describeWithInfra, eventually } from '@rsd/testkit';
 import { openKafkaEventLog, type KafkaEventLog } from './index';
+import { kafkaForSuite } from './testing/kafka-for-suite';
 import { createTopicAdmin } from './topic-admin';
 
 const RUN = `rsd-ephemeral-test-${randomUUID().slice(0, 8)}`;
 const silent = pino({ level: process.env.TEST_LOG_LEVEL ?? 'silent' });
 
 describeWithInfra('kafka', 'Kafka ephemeral subscriptions', (target) => {
-  let server: StartedServer;
-  let admin: Admin;
   let log: KafkaEventLog;
-  let topic: string;
-
-  beforeAll(async () => {
-    server = await startInfra('kafka', target());
-    const brokers = server.url.split(',');
-    admin = new Kafka({ clientId: `${RUN}-inspector`, brokers, logCreator: () => () => undefined }).admin();
-    await admin.connect();
-    topic = uniqueName(`${RUN}-feed`);
-    log = await openKafkaEventLog({
-      brokers,
-      clientId: RUN,
-      log: silent,
-      topics: { names: [topic], partitions: 3, replicationFactor: 1 },
-    });
-  }, 120_000);
-
+  // Declared before the suite's Kafka: hooks run in the order declared, so the log closes before its groups are deleted.
   afterAll(async () => {
     await log?.close();
-    if (admin) {
-      // Best effort: the names are unique to this run, so leftovers harm nobody.
-      const leftovers = (await admin.listGroups()).groups.map(({ groupId }) => groupId).filter((id) => id.startsWith(RUN));
-      if (leftovers.length > 0) await admin.deleteGroups(leftovers).catch(() => undefined);
-      await admin.deleteTopics({ topics: [topic] }).catch(() => undefined);
-      await admin.disconnect();
-    }
-    await server?.stop();
   });
+  const kafka = kafkaForSuite(target, RUN);
+  const topic = kafka.topic('feed');
+
+  /** An event log on the suite's topic, logging to `logger`. */
+  const openLog = (logger: Logger = silent) =>
+    openKafkaEventLog({
+      brokers: kafka.brokers(),
+      clientId: RUN,
+      log: logger,
+      topics: { names: [topic], partitions: 3, replicationFactor: 1 },
+    });
+
+  beforeAll(async () => {
+    log = await openLog();
+  }, 120_000);
 
   const groupsOfThisRun = async (): Promise<string[]> =>
-    (await admin.listGroups()).groups.map(({ groupId }) => groupId).filter((groupId) => groupId.startsWith(RUN));
+    (await kafka.admin().listGroups()).groups.map(({ groupId }) => groupId).filter((groupId) => groupId.startsWith(RUN));
 
   /** Follows the topic live, as a read-API replica's change feed does, until a fresh record arrives. */
   async function followOnce(groupId: string): Promise<Subscription> {
@@ -69,7 +59,7 @@ describeWithInfra('kafka', 'Kafka ephemeral subscriptions', (target) => {
     const groupId = `${RUN}-single`;
     const subscription = await followOnce(groupId);
     const listedWhileOpen = await groupsOfThisRun();
-    const [positions] = await admin.fetchOffsets({ groupId, topics: [topic] });
+    const [positions] = await kafka.admin().fetchOffsets({ groupId, topics: [topic] });
 
     const started = performance.now();
     await subscription.close();
@@ -91,14 +81,14 @@ describeWithInfra('kafka', 'Kafka ephemeral subscriptions', (target) => {
   });
 
   it('when a group is already gone, then deleting it succeeds', async () => {
-    const topics = createTopicAdmin(admin, { partitions: 1, replicationFactor: 1 }, silent);
+    const topics = createTopicAdmin(kafka.admin(), { partitions: 1, replicationFactor: 1 }, silent);
 
     await expect(topics.deleteGroup(`${RUN}-never-existed`)).resolves.toBeUndefined();
   });
 
   it('when the last member leaves while the deletion is retried, then the group is deleted', async () => {
     const groupId = `${RUN}-leaving`;
-    const topics = createTopicAdmin(admin, { partitions: 1, replicationFactor: 1 }, silent);
+    const topics = createTopicAdmin(kafka.admin(), { partitions: 1, replicationFactor: 1 }, silent);
     const member = await log.subscribe({ groupId, topics: [topic], fromBeginning: false, handle: () => Promise.resolve() });
     await member.caughtUp;
 
@@ -114,13 +104,7 @@ describeWithInfra('kafka', 'Kafka ephemeral subscriptions', (target) => {
     const groupId = `${RUN}-shared-by-mistake`;
     const warnings: string[] = [];
     const recording = pino({ level: 'warn' }, { write: (line: string) => void warnings.push(line) });
-    const brokers = server.url.split(',');
-    const warned = await openKafkaEventLog({
-      brokers,
-      clientId: RUN,
-      log: recording,
-      topics: { names: [topic], partitions: 3, replicationFactor: 1 },
-    });
+    const warned = await openLog(recording);
     const options = { groupId, topics: [topic], fromBeginning: false, ephemeral: true, handle: () => Promise.resolve() };
     const [first, second] = await Promise.all([warned.subscribe(options), log.subscribe(options)]);
     await Promise.all([first.caughtUp, second.caughtUp]);
@@ -137,13 +121,7 @@ describeWithInfra('kafka', 'Kafka ephemeral subscriptions', (target) => {
 
   it('when the event log closes with an ephemeral subscription still open, then the group is deleted too', async () => {
     const groupId = `${RUN}-open-at-close`;
-    const brokers = server.url.split(',');
-    const closing = await openKafkaEventLog({
-      brokers,
-      clientId: RUN,
-      log: silent,
-      topics: { names: [topic], partitions: 3, replicationFactor: 1 },
-    });
+    const closing = await openLog();
     await closing.subscribe({ groupId, topics: [topic], fromBeginning: false, ephemeral: true, handle: () => Promise.resolve() });
     const listedWhileOpen = await groupsOfThisRun();
 

@@ -1,80 +1,32 @@
 import { randomUUID } from 'node:crypto';
-import net from 'node:net';
-import { ConfigResourceTypes, Kafka, type Admin, type ISocketFactory } from 'kafkajs';
+import { ConfigResourceTypes, Kafka } from 'kafkajs';
 import pino from 'pino';
 import { accessRecordBatchSchema, type AccessRecord } from '@rsd/contracts';
-import { anAccessRecord, aUniqueClientId, describeWithInfra, startInfra, type StartedServer } from '@rsd/testkit';
+import { anAccessRecord, aUniqueClientId, describeWithInfra } from '@rsd/testkit';
 import { openKafkaAccessLog } from './kafka-access-log';
+import { kafkaForSuite } from './testing/kafka-for-suite';
+import { switchableNetwork } from './testing/switchable-network';
 
 const RUN = `rsd-access-test-${randomUUID().slice(0, 8)}`;
 const silent = pino({ level: process.env.TEST_LOG_LEVEL ?? 'silent' });
 const DAY_MS = 86_400_000;
 
-/** Connections that can be refused, to play an unreachable stream for one client while the shared broker serves everyone else. */
-function cuttableNetwork() {
-  const open = new Set<net.Socket>();
-  let cut = false;
-  const socketFactory: ISocketFactory = ({ host, port, onConnect }) => {
-    if (cut) {
-      const refused = new net.Socket();
-      process.nextTick(() =>
-        refused.destroy(Object.assign(new Error(`connect ECONNREFUSED ${host}:${port} (simulated)`), { code: 'ECONNREFUSED' })),
-      );
-      return refused;
-    }
-    const socket = net.connect({ host, port }, onConnect);
-    open.add(socket);
-    socket.on('close', () => open.delete(socket));
-    return socket;
-  };
-  return {
-    socketFactory,
-    cut() {
-      cut = true;
-      for (const socket of open) socket.destroy(Object.assign(new Error('read ECONNRESET (simulated)'), { code: 'ECONNRESET' }));
-    },
-  };
-}
-
 describeWithInfra('kafka', 'Kafka access-log stream', (target) => {
-  let server: StartedServer;
-  let brokers: string[];
-  let admin: Admin;
-  const topics: string[] = [];
-
-  beforeAll(async () => {
-    server = await startInfra('kafka', target());
-    brokers = server.url.split(',');
-    admin = new Kafka({ clientId: `${RUN}-inspector`, brokers, logCreator: () => () => undefined }).admin();
-    await admin.connect();
-  }, 120_000);
-
-  afterAll(async () => {
-    if (admin) {
-      if (topics.length > 0) await admin.deleteTopics({ topics }).catch(() => undefined);
-      await admin.disconnect();
-    }
-    await server?.stop();
-  });
-
-  const aTopic = () => {
-    const topic = `${RUN}-${topics.length}`;
-    topics.push(topic);
-    return topic;
-  };
-  const open = (topic: string, retentionDays: number, kafka = {}) =>
+  const kafka = kafkaForSuite(target, RUN);
+  const aTopic = () => kafka.topic('stream');
+  const open = (topic: string, retentionDays: number, config = {}) =>
     openKafkaAccessLog({
-      brokers,
+      brokers: kafka.brokers(),
       clientId: RUN,
       log: silent,
       layout: { partitions: 2, replicationFactor: 1 },
       retentionDays,
       topic,
-      kafka,
+      kafka: config,
     });
 
   async function configOf(topic: string): Promise<Record<string, string>> {
-    const described = await admin.describeConfigs({
+    const described = await kafka.admin().describeConfigs({
       includeSynonyms: false,
       resources: [{ type: ConfigResourceTypes.TOPIC, name: topic, configNames: ['retention.ms', 'cleanup.policy'] }],
     });
@@ -102,7 +54,7 @@ describeWithInfra('kafka', 'Kafka access-log stream', (target) => {
     await publisher.publish(records);
     await publisher.close();
 
-    const consumer = new Kafka({ clientId: `${RUN}-reader`, brokers, logCreator: () => () => undefined }).consumer({
+    const consumer = new Kafka({ clientId: `${RUN}-reader`, brokers: kafka.brokers(), logCreator: () => () => undefined }).consumer({
       groupId: `${RUN}-reader`,
     });
     await consumer.connect();
@@ -111,14 +63,17 @@ describeWithInfra('kafka', 'Kafka access-log stream', (target) => {
       void consumer.run({ eachMessage: ({ message }) => Promise.resolve(done(message.value?.toString() ?? '')) });
     });
     await consumer.disconnect();
-    await admin.deleteGroups([`${RUN}-reader`]).catch(() => undefined);
+    await kafka
+      .admin()
+      .deleteGroups([`${RUN}-reader`])
+      .catch(() => undefined);
 
     const batch = accessRecordBatchSchema.parse(JSON.parse(value));
     expect(batch.records).toEqual<AccessRecord[]>(records);
   }, 60_000);
 
   test('when the brokers become unreachable, then a publish rejects within a few seconds instead of hanging', async () => {
-    const network = cuttableNetwork();
+    const network = switchableNetwork();
     const publisher = await open(aTopic(), 90, { socketFactory: network.socketFactory });
     network.cut();
 

@@ -1,54 +1,16 @@
 import { randomUUID } from 'node:crypto';
-import net from 'node:net';
 import { performance } from 'node:perf_hooks';
-import { AssignerProtocol, ConfigResourceTypes, Kafka, type Admin, type ISocketFactory, type KafkaConfig } from 'kafkajs';
+import { AssignerProtocol, ConfigResourceTypes, type KafkaConfig } from 'kafkajs';
 import pino from 'pino';
 import type { EventLog, EventRecord, Subscription } from '@rsd/ports';
-import { describeEventLogContract, describeWithInfra, eventually, startInfra, uniqueName, type StartedServer } from '@rsd/testkit';
+import { describeEventLogContract, describeWithInfra, eventually } from '@rsd/testkit';
 import { openKafkaEventLog, UnknownTopicError, type KafkaEventLog } from './index';
+import { kafkaForSuite } from './testing/kafka-for-suite';
+import { switchableNetwork } from './testing/switchable-network';
 
 const PARTITIONS = 3;
 const RUN = `rsd-kafka-test-${randomUUID().slice(0, 8)}`;
 const silent = pino({ level: process.env.TEST_LOG_LEVEL ?? 'silent' });
-
-/**
- * A socket factory whose connections can be broken, to play broker outages for this client only:
- * the shared broker keeps serving everyone else. `cut` resets every connection and refuses new
- * ones (a broker that is down); `stall` stops delivering answers and leaves new connections
- * hanging (a broker that is unreachable or frozen); `restore` undoes both.
- */
-function switchableNetwork() {
-  const open = new Set<net.Socket>();
-  let state: 'up' | 'cut' | 'stalled' = 'up';
-  const socketFactory: ISocketFactory = ({ host, port, onConnect }) => {
-    if (state !== 'up') {
-      const unreachable = new net.Socket();
-      const refused = Object.assign(new Error(`connect ECONNREFUSED ${host}:${port} (simulated)`), { code: 'ECONNREFUSED' });
-      if (state === 'cut') process.nextTick(() => unreachable.destroy(refused));
-      return unreachable;
-    }
-    const socket = net.connect({ host, port }, onConnect);
-    open.add(socket);
-    socket.on('close', () => open.delete(socket));
-    return socket;
-  };
-  return {
-    socketFactory,
-    cut() {
-      state = 'cut';
-      const reset = Object.assign(new Error('read ECONNRESET (simulated)'), { code: 'ECONNRESET' });
-      for (const socket of open) socket.destroy(reset);
-    },
-    stall() {
-      state = 'stalled';
-      for (const socket of open) socket.pause();
-    },
-    restore() {
-      state = 'up';
-      for (const socket of open) socket.resume();
-    },
-  };
-}
 
 function percentile(samples: readonly number[], fraction: number): number {
   const sorted = [...samples].sort((a, b) => a - b);
@@ -56,48 +18,15 @@ function percentile(samples: readonly number[], fraction: number): number {
 }
 
 describeWithInfra('kafka', 'KafkaEventLog', (target) => {
-  let server: StartedServer;
-  let brokers: string[];
-  let admin: Admin;
-  const createdTopics: string[] = [];
-  const usedGroups: string[] = [];
+  const kafka = kafkaForSuite(target, RUN);
 
-  beforeAll(async () => {
-    server = await startInfra('kafka', target());
-    brokers = server.url.split(',');
-    admin = new Kafka({ clientId: `${RUN}-inspector`, brokers, logCreator: () => () => undefined }).admin();
-    await admin.connect();
-  }, 120_000);
-
-  afterAll(async () => {
-    if (admin) {
-      // Best effort: the names are unique to this run, so leftovers harm nobody.
-      await admin.deleteGroups([...new Set(usedGroups)]).catch(() => undefined);
-      if (createdTopics.length > 0) await admin.deleteTopics({ topics: createdTopics }).catch(() => undefined);
-      await admin.disconnect();
-    }
-    await server?.stop();
-  });
-
-  function topicName(base: string): string {
-    const name = uniqueName(`${RUN}-${base}`);
-    createdTopics.push(name);
-    return name;
-  }
-
-  function groupName(base: string): string {
-    const name = uniqueName(`${RUN}-${base}`);
-    usedGroups.push(name);
-    return name;
-  }
-
-  function openLog(names: readonly string[], kafka?: Partial<KafkaConfig>): Promise<KafkaEventLog> {
+  function openLog(names: readonly string[], config?: Partial<KafkaConfig>): Promise<KafkaEventLog> {
     return openKafkaEventLog({
-      brokers,
+      brokers: kafka.brokers(),
       clientId: RUN,
       log: silent,
       topics: { names, partitions: PARTITIONS, replicationFactor: 1 },
-      ...(kafka ? { kafka } : {}),
+      ...(config ? { kafka: config } : {}),
     });
   }
 
@@ -113,7 +42,7 @@ describeWithInfra('kafka', 'KafkaEventLog', (target) => {
       },
       async subscribe(options) {
         await topicsReady();
-        usedGroups.push(options.groupId);
+        kafka.deleteGroupAfter(options.groupId);
         return kafkaLog.subscribe(options);
       },
       close: () => kafkaLog.close(),
@@ -121,7 +50,7 @@ describeWithInfra('kafka', 'KafkaEventLog', (target) => {
     return {
       log,
       topic(base) {
-        const name = topicName(base);
+        const name = kafka.topic(base);
         creations.push(kafkaLog.ensureTopics([name]));
         return name;
       },
@@ -136,8 +65,8 @@ describeWithInfra('kafka', 'KafkaEventLog', (target) => {
     const opened: KafkaEventLog[] = [];
     const subscriptions: Subscription[] = [];
 
-    async function open(names: readonly string[], kafka?: Partial<KafkaConfig>): Promise<KafkaEventLog> {
-      const log = await openLog(names, kafka);
+    async function open(names: readonly string[], config?: Partial<KafkaConfig>): Promise<KafkaEventLog> {
+      const log = await openLog(names, config);
       opened.push(log);
       return log;
     }
@@ -154,23 +83,35 @@ describeWithInfra('kafka', 'KafkaEventLog', (target) => {
       return subscription;
     }
 
+    /** A topic of its own holding `count` records (values 0, 1, …), a log open on it, and a group of its own. */
+    async function aTopicHolding(base: string, count: number, keyOf: (n: number) => string) {
+      const topic = kafka.topic(base);
+      const log = await open([topic]);
+      const groupId = kafka.group(base);
+      await log.append(
+        topic,
+        Array.from({ length: count }, (_, n) => ({ key: keyOf(n), value: String(n) })),
+      );
+      return { topic, log, groupId };
+    }
+
     afterEach(async () => {
       await Promise.all(subscriptions.splice(0).map((subscription) => subscription.close()));
       await Promise.all(opened.splice(0).map((log) => log.close()));
     });
 
     it('when the log opens, then it creates missing topics with the configured partitions and unlimited retention, and leaves existing ones alone', async () => {
-      const existing = topicName('existing');
-      await admin.createTopics({ waitForLeaders: true, topics: [{ topic: existing, numPartitions: 1 }] });
-      const fresh = topicName('fresh');
+      const existing = kafka.topic('existing');
+      await kafka.admin().createTopics({ waitForLeaders: true, topics: [{ topic: existing, numPartitions: 1 }] });
+      const fresh = kafka.topic('fresh');
 
       await open([fresh, existing]);
 
-      const { topics } = await admin.fetchTopicMetadata({ topics: [fresh, existing] });
+      const { topics } = await kafka.admin().fetchTopicMetadata({ topics: [fresh, existing] });
       const partitionsOf = (name: string) => topics.find((topic) => topic.name === name)?.partitions.length;
       expect(partitionsOf(fresh)).toBe(PARTITIONS);
       expect(partitionsOf(existing)).toBe(1);
-      const { resources } = await admin.describeConfigs({
+      const { resources } = await kafka.admin().describeConfigs({
         includeSynonyms: false,
         resources: [{ type: ConfigResourceTypes.TOPIC, name: fresh, configNames: ['retention.ms', 'retention.bytes'] }],
       });
@@ -180,21 +121,21 @@ describeWithInfra('kafka', 'KafkaEventLog', (target) => {
 
     it('when a topic does not exist, then append and subscribe reject with a clear error and the topic is not created', async () => {
       const log = await open([]);
-      const missing = topicName('missing');
+      const missing = kafka.topic('missing');
       const handle = () => Promise.resolve();
 
       await expect(log.append(missing, [{ key: 'k', value: '{}' }])).rejects.toThrow(UnknownTopicError);
       await expect(log.append(missing, [{ key: 'k', value: '{}' }])).rejects.toThrow(`Kafka topic "${missing}" does not exist`);
-      await expect(log.subscribe({ groupId: groupName('missing'), topics: [missing], fromBeginning: true, handle })).rejects.toThrow(
+      await expect(log.subscribe({ groupId: kafka.group('missing'), topics: [missing], fromBeginning: true, handle })).rejects.toThrow(
         UnknownTopicError,
       );
-      expect(await admin.listTopics()).not.toContain(missing);
+      expect(await kafka.admin().listTopics()).not.toContain(missing);
     });
 
     it('when a handler fails, then its position is not committed: a new subscription of the group gets the failed record again and nothing before it', async () => {
-      const topic = topicName('commit');
+      const topic = kafka.topic('commit');
       const log = await open([topic]);
-      const groupId = groupName('commit');
+      const groupId = kafka.group('commit');
       const seen: string[] = [];
       const first = await subscribe(log, groupId, topic, (record) => {
         seen.push(record.value);
@@ -208,7 +149,7 @@ describeWithInfra('kafka', 'KafkaEventLog', (target) => {
 
       await eventually(() => expect(seen.filter((value) => value === '2').length).toBeGreaterThanOrEqual(2));
       expect(seen).not.toContain('3');
-      const [positions] = await admin.fetchOffsets({ groupId, topics: [topic] });
+      const [positions] = await kafka.admin().fetchOffsets({ groupId, topics: [topic] });
       expect(positions?.partitions.map(({ offset }) => offset).sort()).toEqual(['-1', '-1', '1']);
       expect(await log.lag(groupId)).toBe(2);
 
@@ -224,13 +165,13 @@ describeWithInfra('kafka', 'KafkaEventLog', (target) => {
     });
 
     it('when a live-only subscription starts, then records appended as soon as subscribe resolves are delivered and older ones are not', async () => {
-      const topic = topicName('live-start');
+      const topic = kafka.topic('live-start');
       const log = await open([topic]);
       await log.append(topic, [{ key: 'k', value: 'old' }]);
       const received: string[] = [];
       const live = await subscribe(
         log,
-        groupName('live-start'),
+        kafka.group('live-start'),
         topic,
         (record) => {
           received.push(record.value);
@@ -246,13 +187,7 @@ describeWithInfra('kafka', 'KafkaEventLog', (target) => {
     });
 
     it('when a subscriber takes batches, then the records of a partition come several at a time, and the position of the group follows the last', async () => {
-      const topic = topicName('batches');
-      const log = await open([topic]);
-      const groupId = groupName('batches');
-      await log.append(
-        topic,
-        Array.from({ length: 500 }, (_, n) => ({ key: 'one key, one partition', value: String(n) })),
-      );
+      const { topic, log, groupId } = await aTopicHolding('batches', 500, () => 'one key, one partition');
       const batches: number[] = [];
       const subscription = await log.subscribe({
         groupId,
@@ -273,13 +208,7 @@ describeWithInfra('kafka', 'KafkaEventLog', (target) => {
     });
 
     it('when records are appended and then consumed, then the lag goes from their count to zero', async () => {
-      const topic = topicName('lag');
-      const log = await open([topic]);
-      const groupId = groupName('lag');
-      await log.append(
-        topic,
-        Array.from({ length: 5 }, (_, n) => ({ key: `k${n}`, value: String(n) })),
-      );
+      const { topic, log, groupId } = await aTopicHolding('lag', 5, (n) => `k${n}`);
       const lagBefore = await log.lag(groupId, [topic]);
 
       await subscribe(log, groupId, topic, () => Promise.resolve());
@@ -289,9 +218,9 @@ describeWithInfra('kafka', 'KafkaEventLog', (target) => {
     });
 
     it('when two subscriptions share a group, then they split the partitions and together handle every record once', async () => {
-      const topic = topicName('shared');
+      const topic = kafka.topic('shared');
       const log = await open([topic]);
-      const groupId = groupName('shared');
+      const groupId = kafka.group('shared');
       const received: EventRecord[][] = [[], []];
       const members = await Promise.all(
         received.map((into) =>
@@ -304,7 +233,7 @@ describeWithInfra('kafka', 'KafkaEventLog', (target) => {
       await Promise.all(members.map((member) => member.caughtUp));
       await eventually(
         async () => {
-          const [group] = (await admin.describeGroups([groupId])).groups;
+          const [group] = (await kafka.admin().describeGroups([groupId])).groups;
           expect(group?.state).toBe('Stable');
           const assigned = (group?.members ?? []).map(
             (member) => AssignerProtocol.MemberAssignment.decode(member.memberAssignment)?.assignment[topic] ?? [],
@@ -331,11 +260,11 @@ describeWithInfra('kafka', 'KafkaEventLog', (target) => {
     });
 
     it('when the brokers become unreachable, then append fails within seconds, and once they are back the same log appends and delivers again', async () => {
-      const topic = topicName('outage');
+      const topic = kafka.topic('outage');
       const network = switchableNetwork();
       const log = await open([topic], { socketFactory: network.socketFactory });
       const received: string[] = [];
-      await subscribe(log, groupName('outage'), topic, (record) => {
+      await subscribe(log, kafka.group('outage'), topic, (record) => {
         received.push(record.value);
         return Promise.resolve();
       });
@@ -357,7 +286,7 @@ describeWithInfra('kafka', 'KafkaEventLog', (target) => {
     }, 40_000);
 
     it('when a send times out although the broker wrote it, then the next append is still written and not taken for a duplicate', async () => {
-      const topic = topicName('lost-ack');
+      const topic = kafka.topic('lost-ack');
       const network = switchableNetwork();
       const log = await open([topic], { socketFactory: network.socketFactory, requestTimeout: 500 });
       await log.append(topic, [{ key: 'k', value: 'a' }]);
@@ -368,7 +297,7 @@ describeWithInfra('kafka', 'KafkaEventLog', (target) => {
       await log.append(topic, [{ key: 'k', value: 'c' }]);
 
       const seen: string[] = [];
-      await subscribe(log, groupName('lost-ack'), topic, (record) => {
+      await subscribe(log, kafka.group('lost-ack'), topic, (record) => {
         seen.push(record.value);
         return Promise.resolve();
       });
@@ -377,12 +306,12 @@ describeWithInfra('kafka', 'KafkaEventLog', (target) => {
     }, 30_000);
 
     it('when single records are appended one after another, then append and delivery to a live subscriber stay far below one second', async () => {
-      const topic = topicName('latency');
+      const topic = kafka.topic('latency');
       const log = await open([topic]);
       const deliveries = new Map<string, (at: number) => void>();
       const live = await subscribe(
         log,
-        groupName('latency'),
+        kafka.group('latency'),
         topic,
         (record) => {
           deliveries.get(record.value)?.(performance.now());

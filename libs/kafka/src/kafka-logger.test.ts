@@ -15,6 +15,20 @@ function capturingLogger() {
   return { log: pino({ level: 'debug' }, destination), lines };
 }
 
+/** A line kafkajs logs at ERROR. */
+const anErrorEntry = (namespace: string, message: string, fields: Record<string, unknown> = {}) => ({
+  namespace,
+  level: logLevel.ERROR,
+  label: 'ERROR',
+  log: { timestamp: 'now', message, ...fields },
+});
+
+/** A kafkajs log line at ERROR, as its namespace, message and fields. */
+type ErrorLine = [namespace: string, message: string, fields: Record<string, unknown>];
+
+/** How kafkajs logs a broker's error answer to a request. */
+const aFailedResponse = (request: string, error: string): ErrorLine => ['Connection', `Response ${request}`, { error }];
+
 describe('kafkaLogCreator', () => {
   it('when kafkajs logs, then ERROR and WARN keep their level, INFO becomes debug, and fields are kept', () => {
     const { log, lines } = capturingLogger();
@@ -54,17 +68,13 @@ describe('kafkaLogCreator', () => {
   });
 
   // Entries as kafkajs 2.2.4 writes them (seen against a local broker, or built from its source).
-  const transient: [string, string, Record<string, unknown>][] = [
-    ['Connection', 'Response GroupCoordinator(key: 10, version: 2)', { error: 'The group coordinator is not available' }],
-    [
-      'Connection',
-      'Response JoinGroup(key: 11, version: 5)',
-      { error: "The coordinator is loading and hence can't process requests for this group" },
-    ],
-    ['Connection', 'Response OffsetCommit(key: 8, version: 5)', { error: 'This is not the correct coordinator for this group' }],
-    ['Connection', 'Response Heartbeat(key: 12, version: 3)', { error: 'The group is rebalancing, so a rejoin is needed' }],
-    ['Connection', 'Response CreateTopics(key: 19, version: 3)', { error: 'Topic creation errors' }],
-    ['Connection', 'Response Metadata(key: 3, version: 6)', { error: TRANSIENT_BROKER_ERRORS.LEADER_NOT_AVAILABLE }],
+  const transient: ErrorLine[] = [
+    aFailedResponse('GroupCoordinator(key: 10, version: 2)', 'The group coordinator is not available'),
+    aFailedResponse('JoinGroup(key: 11, version: 5)', "The coordinator is loading and hence can't process requests for this group"),
+    aFailedResponse('OffsetCommit(key: 8, version: 5)', 'This is not the correct coordinator for this group'),
+    aFailedResponse('Heartbeat(key: 12, version: 3)', 'The group is rebalancing, so a rejoin is needed'),
+    aFailedResponse('CreateTopics(key: 19, version: 3)', 'Topic creation errors'),
+    aFailedResponse('Metadata(key: 3, version: 6)', TRANSIENT_BROKER_ERRORS.LEADER_NOT_AVAILABLE),
     ['Connection', 'Connection error: connect ECONNREFUSED 127.0.0.1:19092', { broker: '127.0.0.1:19092' }],
     ['Connection', 'Connection timeout', { broker: '127.0.0.1:19092' }],
     ['BrokerPool', 'Failed to connect to seed broker, trying another broker from the list: Connection error: connect ECONNREFUSED', {}],
@@ -80,12 +90,7 @@ describe('kafkaLogCreator', () => {
 
   it.each(transient)('when kafkajs logs the transient %s error "%s", then it is a warning', (namespace, message, fields) => {
     const { log, lines } = capturingLogger();
-    kafkaLogCreator(log)(logLevel.INFO)({
-      namespace,
-      level: logLevel.ERROR,
-      label: 'ERROR',
-      log: { timestamp: 'now', message, ...fields },
-    });
+    kafkaLogCreator(log)(logLevel.INFO)(anErrorEntry(namespace, message, fields));
 
     expect(lines.map(({ level, msg }) => [level, msg])).toEqual([[40, message]]);
     expect(lines[0]).toMatchObject({ component: 'kafkajs', namespace, ...fields });
@@ -95,13 +100,7 @@ describe('kafkaLogCreator', () => {
     const { log, lines } = capturingLogger();
     let now = 0;
     const write = kafkaLogCreator(log, () => now)(logLevel.INFO);
-    const refused = () =>
-      write({
-        namespace: 'Connection',
-        level: logLevel.ERROR,
-        label: 'ERROR',
-        log: { timestamp: 'now', message: 'Connection error: connect ECONNREFUSED 127.0.0.1:19092' },
-      });
+    const refused = () => write(anErrorEntry('Connection', 'Connection error: connect ECONNREFUSED 127.0.0.1:19092'));
 
     refused();
     now = 1_000;
@@ -121,12 +120,7 @@ describe('kafkaLogCreator', () => {
 
   it('when a second Kafka client logs on the same service logger, then the pacing carries over', () => {
     const { log, lines } = capturingLogger();
-    const entry = {
-      namespace: 'BrokerPool',
-      level: logLevel.ERROR,
-      label: 'ERROR',
-      log: { timestamp: 'now', message: 'Connection timeout' },
-    };
+    const entry = anErrorEntry('BrokerPool', 'Connection timeout');
 
     kafkaLogCreator(log, () => 0)(logLevel.INFO)(entry);
     kafkaLogCreator(log, () => 5_000)(logLevel.INFO)(entry);
@@ -134,13 +128,9 @@ describe('kafkaLogCreator', () => {
     expect(lines.map(({ level }) => level)).toEqual([40, 20]);
   });
 
-  const errors: [string, string, Record<string, unknown>][] = [
-    [
-      'Connection',
-      'Response Produce(key: 0, version: 7)',
-      { error: 'Messages are rejected since there are fewer in-sync replicas than required' },
-    ],
-    ['Connection', 'Response SaslAuthenticate(key: 36, version: 1)', { error: 'Authentication failed' }],
+  const errors: ErrorLine[] = [
+    aFailedResponse('Produce(key: 0, version: 7)', 'Messages are rejected since there are fewer in-sync replicas than required'),
+    aFailedResponse('SaslAuthenticate(key: 36, version: 1)', 'Authentication failed'),
     ['Consumer', 'Crash: KafkaJSNonRetriableError: Cannot assign to read only property', { groupId: 'g' }],
     ['Runner', 'Error when calling eachMessage', { error: 'Connection error: the read views are unreachable' }],
     ['Producer', 'The request timed out', { retryCount: 2 }],
@@ -148,12 +138,7 @@ describe('kafkaLogCreator', () => {
 
   it.each(errors)('when kafkajs logs the %s error "%s", then it stays an error', (namespace, message, fields) => {
     const { log, lines } = capturingLogger();
-    kafkaLogCreator(log)(logLevel.INFO)({
-      namespace,
-      level: logLevel.ERROR,
-      label: 'ERROR',
-      log: { timestamp: 'now', message, ...fields },
-    });
+    kafkaLogCreator(log)(logLevel.INFO)(anErrorEntry(namespace, message, fields));
 
     expect(lines.map(({ level }) => level)).toEqual([50]);
   });

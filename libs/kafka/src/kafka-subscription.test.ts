@@ -57,10 +57,15 @@ describe('a Kafka subscription whose consumer crashes', () => {
   beforeEach(() => jest.useFakeTimers());
   afterEach(() => jest.useRealTimers());
 
-  test('when kafkajs gives up on an error it does not retry (no group coordinator found), then the subscription restarts its consumer', async () => {
+  async function aStartedSubscription() {
     const fake = fakeConsumer();
     const subscription = subscriptionOn(fake.consumer);
     await subscription.start();
+    return { fake, subscription };
+  }
+
+  test('when kafkajs gives up on an error it does not retry (no group coordinator found), then the subscription restarts its consumer', async () => {
+    const { fake, subscription } = await aStartedSubscription();
     expect(fake.runs()).toBe(1);
 
     fake.emit('consumer.crash', { error: coordinatorNotFound(), restart: false });
@@ -72,9 +77,7 @@ describe('a Kafka subscription whose consumer crashes', () => {
   });
 
   test('when its restart fails too, then it tries again with a longer pause until one succeeds', async () => {
-    const fake = fakeConsumer();
-    const subscription = subscriptionOn(fake.consumer);
-    await subscription.start();
+    const { fake, subscription } = await aStartedSubscription();
     let refusals = 2;
     fake.consumer.connect = () =>
       refusals-- > 0 ? Promise.reject(new KafkaJSConnectionError('Connection error')) : Promise.resolve(undefined);
@@ -90,9 +93,7 @@ describe('a Kafka subscription whose consumer crashes', () => {
   });
 
   test('when kafkajs restarts the consumer itself, then the subscription does not', async () => {
-    const fake = fakeConsumer();
-    const subscription = subscriptionOn(fake.consumer);
-    await subscription.start();
+    const { fake, subscription } = await aStartedSubscription();
 
     fake.emit('consumer.crash', { error: new KafkaJSConnectionError('Connection error'), restart: true });
     await jest.advanceTimersByTimeAsync(10_000);
@@ -102,9 +103,7 @@ describe('a Kafka subscription whose consumer crashes', () => {
   });
 
   test('when the subscription is closed before the restart is due, then no restart happens', async () => {
-    const fake = fakeConsumer();
-    const subscription = subscriptionOn(fake.consumer);
-    await subscription.start();
+    const { fake, subscription } = await aStartedSubscription();
 
     fake.emit('consumer.crash', { error: coordinatorNotFound(), restart: false });
     await subscription.close();

@@ -1,66 +1,41 @@
-import { anAccessRecord, aUniqueClientId, describeAccessLogStoreContract, describeWithInfra, uniqueName } from '@rsd/testkit';
+import { anAccessRecord, aUniqueClientId, describeAccessLogStoreContract } from '@rsd/testkit';
 import { ACCESS_LOG_COLLECTION, ACCESS_USAGE_COLLECTION, openMongoAccessLogStore } from './mongo-access-log-store';
-import { mongoForSuite } from './testing/mongo-for-suite';
+import { describeWithMongo } from './testing/mongo-for-suite';
 
 const NOW = new Date('2026-11-23T12:30:30.000Z');
 
-function aDatabaseName(): string {
-  return uniqueName('rsd_access').replace(/-/g, '_');
-}
-
-describeWithInfra('mongo', 'MongoDB access log store', (target) => {
-  const connected = mongoForSuite(target);
-
-  describeAccessLogStoreContract('MongoDB', async () => {
-    const db = connected().db(aDatabaseName());
-    const store = await openMongoAccessLogStore(db, { retentionDays: 90 });
-    return {
-      store,
-      cleanup: async () => {
-        await store.close();
-        await db.dropDatabase();
-      },
-    };
-  });
+describeWithMongo('MongoDB access log store', 'rsd_access', (mongo) => {
+  describeAccessLogStoreContract('MongoDB', () => mongo.storeOnAFreshDatabase((db) => openMongoAccessLogStore(db, { retentionDays: 90 })));
 
   test('when the projection delivers a batch again, and two projections recount at once, then each record is listed and counted once', async () => {
-    const db = connected().db(aDatabaseName());
+    const db = mongo.freshDatabase();
     const [one, two] = [await openMongoAccessLogStore(db, { retentionDays: 90 }), await openMongoAccessLogStore(db, { retentionDays: 90 })];
-    try {
-      const clientId = aUniqueClientId();
-      const batch = Array.from({ length: 30 }, (_, n) =>
-        anAccessRecord(clientId, (30 - n) * 7_000, n % 10 === 0 ? { status: 401, code: 'INVALID_API_KEY' } : {}),
-      );
+    const clientId = aUniqueClientId();
+    const batch = Array.from({ length: 30 }, (_, n) =>
+      anAccessRecord(clientId, (30 - n) * 7_000, n % 10 === 0 ? { status: 401, code: 'INVALID_API_KEY' } : {}),
+    );
 
-      await one.add(batch);
-      await Promise.all([one.add(batch.slice(10)), two.add(batch.slice(0, 20))]);
+    await one.add(batch);
+    await Promise.all([one.add(batch.slice(10)), two.add(batch.slice(0, 20))]);
 
-      expect(await one.page(clientId, { limit: 100 })).toHaveLength(30);
-      expect((await two.usage([clientId], NOW)).get(clientId)?.usage).toEqual({ last24h: 27, last30d: 27 });
-    } finally {
-      await db.dropDatabase();
-    }
+    expect(await one.page(clientId, { limit: 100 })).toHaveLength(30);
+    expect((await two.usage([clientId], NOW)).get(clientId)?.usage).toEqual({ last24h: 27, last30d: 27 });
   });
 
   test('when records are stored, then the documents hold the entry and a date for expiry, and the server either expires them or leaves it to prune', async () => {
-    const db = connected().db(aDatabaseName());
+    const db = mongo.freshDatabase();
     let expiry: string | undefined;
     const store = await openMongoAccessLogStore(db, { retentionDays: 7, onExpiry: (how) => (expiry = how) });
-    try {
-      const record = anAccessRecord(aUniqueClientId(), 1_000);
-      await store.add([record]);
+    const record = anAccessRecord(aUniqueClientId(), 1_000);
+    await store.add([record]);
 
-      const stored = await db.collection(ACCESS_LOG_COLLECTION).findOne({ _id: record.id as never });
-      const indexes = await db.collection(ACCESS_LOG_COLLECTION).indexes();
+    const stored = await db.collection(ACCESS_LOG_COLLECTION).findOne({ _id: record.id as never });
+    const indexes = await db.collection(ACCESS_LOG_COLLECTION).indexes();
 
-      const { id, ...fields } = record;
-      expect(stored).toEqual({ ...fields, _id: id, at: new Date(record.at) });
-      expect(['ttl-index', 'prune']).toContain(expiry);
-      if (expiry === 'ttl-index')
-        expect(indexes).toContainEqual(expect.objectContaining({ name: 'at_ttl', expireAfterSeconds: 7 * 86_400 }));
-      expect(await db.collection(ACCESS_USAGE_COLLECTION).countDocuments()).toBe(3);
-    } finally {
-      await db.dropDatabase();
-    }
+    const { id, ...fields } = record;
+    expect(stored).toEqual({ ...fields, _id: id, at: new Date(record.at) });
+    expect(['ttl-index', 'prune']).toContain(expiry);
+    if (expiry === 'ttl-index') expect(indexes).toContainEqual(expect.objectContaining({ name: 'at_ttl', expireAfterSeconds: 7 * 86_400 }));
+    expect(await db.collection(ACCESS_USAGE_COLLECTION).countDocuments()).toBe(3);
   });
 });

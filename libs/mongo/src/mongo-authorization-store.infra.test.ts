@@ -1,38 +1,16 @@
 import type { Db } from 'mongodb';
 import type { AuthorizationStore } from '@rsd/ports';
-import {
-  anOutboxEntry as anEntry,
-  aStoredAuthorization as aRecord,
-  describeAuthorizationStoreContract,
-  describeWithInfra,
-  uniqueName,
-} from '@rsd/testkit';
+import { anOutboxEntry as anEntry, aStoredAuthorization as aRecord, describeAuthorizationStoreContract } from '@rsd/testkit';
 import { AUTHORIZATIONS_COLLECTION, openMongoAuthorizationStore } from './mongo-authorization-store';
-import { mongoForSuite } from './testing/mongo-for-suite';
+import { describeWithMongo } from './testing/mongo-for-suite';
 
 const NOW = new Date('2026-11-21T08:00:00.000Z');
 
-function aDatabaseName(): string {
-  return uniqueName('rsd_authz').replace(/-/g, '_');
-}
-
-describeWithInfra('mongo', 'MongoDB authorization store', (target) => {
-  const connected = mongoForSuite(target);
-
-  describeAuthorizationStoreContract('MongoDB', async () => {
-    const db = connected().db(aDatabaseName());
-    const store = await openMongoAuthorizationStore(db);
-    return {
-      store,
-      cleanup: async () => {
-        await store.close();
-        await db.dropDatabase();
-      },
-    };
-  });
+describeWithMongo('MongoDB authorization store', 'rsd_authz', (mongo) => {
+  describeAuthorizationStoreContract('MongoDB', () => mongo.storeOnAFreshDatabase(openMongoAuthorizationStore));
 
   it('when the store is opened again on the same database (a restart), then it opens and holds what it held', async () => {
-    const db = connected().db(aDatabaseName());
+    const db = mongo.freshDatabase();
     const first = await openMongoAuthorizationStore(db);
     const record = aRecord({ organizationId: 'acme' });
     await first.create(record, []);
@@ -42,7 +20,6 @@ describeWithInfra('mongo', 'MongoDB authorization store', (target) => {
 
     expect(await reopened.find('acme', record.clientId)).toEqual(record);
     await reopened.close();
-    await db.dropDatabase();
   });
 
   describe('documents', () => {
@@ -50,13 +27,12 @@ describeWithInfra('mongo', 'MongoDB authorization store', (target) => {
     let store: AuthorizationStore;
 
     beforeEach(async () => {
-      db = connected().db(aDatabaseName());
+      db = mongo.freshDatabase();
       store = await openMongoAuthorizationStore(db);
     });
 
     afterEach(async () => {
       await store.close();
-      await db.dropDatabase();
     });
 
     const rawDocument = (clientId: string) => db.collection<{ _id: string }>(AUTHORIZATIONS_COLLECTION).findOne({ _id: clientId });

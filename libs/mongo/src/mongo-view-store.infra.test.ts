@@ -1,20 +1,12 @@
-import type { Db } from 'mongodb';
 import type { DomainEvent } from '@rsd/contracts';
 import { READ_VIEWS, credentialView, currentScoreView, scoreHistoryView, type CredentialView } from '@rsd/domain';
 import { type ViewStore } from '@rsd/ports';
 import { projectEvent } from '@rsd/consumers';
-import {
-  aCalculatedScore as aScore,
-  aUniqueClientId,
-  describeViewStoreContract,
-  describeWithInfra,
-  scoreCalculated,
-  uniqueName,
-} from '@rsd/testkit';
+import { aCalculatedScore as aScore, aUniqueClientId, describeViewStoreContract, scoreCalculated } from '@rsd/testkit';
 import { pingMongo } from './mongo-health';
 import { openMongoViewStore, type ViewDocument } from './mongo-view-store';
 import { snapshotViews } from './views-snapshot';
-import { mongoForSuite } from './testing/mongo-for-suite';
+import { describeWithMongo } from './testing/mongo-for-suite';
 
 /** A short score history, with a recalculation, a late older date, a stale calculation and a duplicate. */
 function anEventHistory(): DomainEvent[] {
@@ -47,29 +39,12 @@ function percentile(sortedMs: number[], fraction: number): number {
   return sortedMs[Math.min(sortedMs.length - 1, Math.ceil(fraction * sortedMs.length) - 1)] ?? Number.NaN;
 }
 
-describeWithInfra('mongo', 'MongoDB read views', (target) => {
-  const connected = mongoForSuite(target);
-  const databases: Db[] = [];
-
-  afterEach(async () => {
-    await Promise.all(databases.splice(0).map((db) => db.dropDatabase()));
-  });
-
-  /** A database of its own for one test, dropped after it. */
-  function freshDatabase(): Db {
-    const db = connected().db(uniqueName('rsd_views').replace(/-/g, '_'));
-    databases.push(db);
-    return db;
-  }
-
-  describeViewStoreContract('MongoDB', async () => {
-    const store = await openMongoViewStore(freshDatabase(), READ_VIEWS);
-    return { store, cleanup: () => store.close() };
-  });
+describeWithMongo('MongoDB read views', 'rsd_views', (mongo) => {
+  describeViewStoreContract('MongoDB', () => mongo.storeOnAFreshDatabase((db) => openMongoViewStore(db, READ_VIEWS)));
 
   describe('replays', () => {
     it('when the same events are applied twice, then the views are identical (idempotent when run twice)', async () => {
-      const db = freshDatabase();
+      const db = mongo.freshDatabase();
       const store = await openMongoViewStore(db, READ_VIEWS);
       const history = anEventHistory();
       await applyAll(store, history);
@@ -88,8 +63,8 @@ describeWithInfra('mongo', 'MongoDB read views', (target) => {
     });
 
     it('when the views are rebuilt from offset zero into an empty database, then they equal the live ones', async () => {
-      const liveDb = freshDatabase();
-      const rebuiltDb = freshDatabase();
+      const liveDb = mongo.freshDatabase();
+      const rebuiltDb = mongo.freshDatabase();
       const history = anEventHistory();
       await applyAll(await openMongoViewStore(liveDb, READ_VIEWS), history);
 
@@ -101,7 +76,7 @@ describeWithInfra('mongo', 'MongoDB read views', (target) => {
 
   describe('documents', () => {
     it('when a score is recorded, then history keeps it under organization and date, with its version and list keys, and is the current score', async () => {
-      const db = freshDatabase();
+      const db = mongo.freshDatabase();
       const store = await openMongoViewStore(db, READ_VIEWS);
       const score = aScore('acme', '2026-11-20');
 
@@ -117,7 +92,7 @@ describeWithInfra('mongo', 'MongoDB read views', (target) => {
     });
 
     it('when the store opens, then each listed view is indexed by partition and newest sort key', async () => {
-      const db = freshDatabase();
+      const db = mongo.freshDatabase();
 
       await openMongoViewStore(db, READ_VIEWS);
 
@@ -126,13 +101,13 @@ describeWithInfra('mongo', 'MongoDB read views', (target) => {
     });
 
     it('when the server answers, then the readiness ping resolves', async () => {
-      await expect(pingMongo(freshDatabase())).resolves.toBeUndefined();
+      await expect(pingMongo(mongo.freshDatabase())).resolves.toBeUndefined();
     });
   });
 
   describe('request path', () => {
     it('when a credential view is read 1,000 times by Client ID among 1,000 views, then p99 stays under 100 ms', async () => {
-      const db = freshDatabase();
+      const db = mongo.freshDatabase();
       const store = await openMongoViewStore(db, READ_VIEWS);
       const seeded = Array.from({ length: 1_000 }, () => aCredentialView());
       // Seeded in bulk, in the shape `put` writes: a thousand guarded upserts would only slow the suite.

@@ -1,38 +1,14 @@
 import type { Db } from 'mongodb';
 import type { WebhookStore } from '@rsd/ports';
-import {
-  aDeliveryAttempt,
-  aPendingDelivery,
-  aStoredWebhook,
-  aUniqueClientId,
-  describeWebhookStoreContract,
-  describeWithInfra,
-  uniqueName,
-} from '@rsd/testkit';
+import { aDeliveryAttempt, aPendingDelivery, aStoredWebhook, aUniqueClientId, describeWebhookStoreContract } from '@rsd/testkit';
 import { openMongoWebhookStore, WEBHOOK_DELIVERIES_COLLECTION, WEBHOOKS_COLLECTION } from './mongo-webhook-store';
-import { mongoForSuite } from './testing/mongo-for-suite';
+import { describeWithMongo } from './testing/mongo-for-suite';
 
 const NOW = new Date('2026-11-21T08:00:00.000Z');
 const DAY = 86_400_000;
 
-function aDatabaseName(): string {
-  return uniqueName('rsd_notifier').replace(/-/g, '_');
-}
-
-describeWithInfra('mongo', 'MongoDB webhook store', (target) => {
-  const connected = mongoForSuite(target);
-
-  describeWebhookStoreContract('MongoDB', async (clock) => {
-    const db = connected().db(aDatabaseName());
-    const store = await openMongoWebhookStore(db, { clock });
-    return {
-      store,
-      cleanup: async () => {
-        await store.close();
-        await db.dropDatabase();
-      },
-    };
-  });
+describeWithMongo('MongoDB webhook store', 'rsd_notifier', (mongo) => {
+  describeWebhookStoreContract('MongoDB', (clock) => mongo.storeOnAFreshDatabase((db) => openMongoWebhookStore(db, { clock })));
 
   describe('documents and replicas', () => {
     let db: Db;
@@ -42,7 +18,7 @@ describeWithInfra('mongo', 'MongoDB webhook store', (target) => {
     let replica: WebhookStore;
 
     beforeEach(async () => {
-      db = connected().db(aDatabaseName());
+      db = mongo.freshDatabase();
       now = NOW;
       const clock = { now: () => now };
       store = await openMongoWebhookStore(db, { clock, onExpiry: (how) => (expiry = how) });
@@ -52,7 +28,6 @@ describeWithInfra('mongo', 'MongoDB webhook store', (target) => {
     afterEach(async () => {
       await store.close();
       await replica.close();
-      await db.dropDatabase();
     });
 
     const rawDelivery = (key: string) => db.collection<{ _id: string }>(WEBHOOK_DELIVERIES_COLLECTION).findOne({ _id: key });

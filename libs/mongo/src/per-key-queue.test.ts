@@ -20,38 +20,38 @@ function aControlledTask(name: string, trace: string[]) {
 
 const turn = () => new Promise((resolve) => setImmediate(resolve));
 
+/**
+ * Queues a task named first under `firstKey`, then one named second under `secondKey`, and lets both
+ * finish once a turn has passed: what had started by then, what each returned, and the whole trace.
+ */
+async function twoTasksUnder(firstKey: string, secondKey: string) {
+  const queue = createPerKeyQueue();
+  const trace: string[] = [];
+  const first = aControlledTask('first', trace);
+  const second = aControlledTask('second', trace);
+
+  const results = [queue.run(firstKey, first.task), queue.run(secondKey, second.task)];
+  await turn();
+  const startedBeforeAnyEnded = [...trace];
+  first.finish();
+  second.finish();
+
+  return { results: await Promise.all(results), startedBeforeAnyEnded, trace };
+}
+
 describe('per-key queue', () => {
   it('when two tasks share a key, then the second starts only after the first ends', async () => {
-    const queue = createPerKeyQueue();
-    const trace: string[] = [];
-    const first = aControlledTask('first', trace);
-    const second = aControlledTask('second', trace);
+    const { results, startedBeforeAnyEnded, trace } = await twoTasksUnder('a', 'a');
 
-    const results = [queue.run('a', first.task), queue.run('a', second.task)];
-    await turn();
-    const beforeFirstEnds = [...trace];
-    first.finish();
-    second.finish();
-
-    expect(await Promise.all(results)).toEqual(['first', 'second']);
-    expect(beforeFirstEnds).toEqual(['first started']);
+    expect(results).toEqual(['first', 'second']);
+    expect(startedBeforeAnyEnded).toEqual(['first started']);
     expect(trace).toEqual(['first started', 'first ended', 'second started', 'second ended']);
   });
 
   it('when tasks have different keys, then they run at the same time', async () => {
-    const queue = createPerKeyQueue();
-    const trace: string[] = [];
-    const first = aControlledTask('first', trace);
-    const second = aControlledTask('second', trace);
+    const { startedBeforeAnyEnded } = await twoTasksUnder('a', 'b');
 
-    const results = [queue.run('a', first.task), queue.run('b', second.task)];
-    await turn();
-    const started = [...trace];
-    first.finish();
-    second.finish();
-    await Promise.all(results);
-
-    expect(started).toEqual(['first started', 'second started']);
+    expect(startedBeforeAnyEnded).toEqual(['first started', 'second started']);
   });
 
   it('when a task fails, then its caller sees the failure and the next task for the key still runs', async () => {

@@ -1,5 +1,5 @@
 import { EVENT_TYPES, type CalculatedScore, type DomainEvent } from '@rsd/contracts';
-import { anEvent } from '@rsd/testkit';
+import { anActiveCredentialView, anEvent } from '@rsd/testkit';
 import { credentialView, isActive } from './credential-view';
 import { latestScoreView } from './latest-score-view';
 import { scoreHistoryView } from './score-history-view';
@@ -72,17 +72,9 @@ describe('credential view', () => {
   test('when an authorization is created, then its view is active with the fields the read API needs', () => {
     const event = created(1, '2027-01-01T00:00:00.000Z');
 
-    expect(fold(credentialView, [event]).get(ids.clientId)).toEqual({
-      ...ids,
-      keyDigest: 'a'.repeat(64),
-      previousKeyDigest: null,
-      previousKeyExpiresAt: null,
-      allowedCidrs: null,
-      scopes: ['qr_score'],
-      status: 'active',
-      expiresAt: '2027-01-01T00:00:00.000Z',
-      revision: 1,
-    });
+    expect(fold(credentialView, [event]).get(ids.clientId)).toEqual(
+      anActiveCredentialView({ ...ids, keyDigest: 'a'.repeat(64), expiresAt: '2027-01-01T00:00:00.000Z' }),
+    );
   });
 
   test('when it is revoked or expires, then the status and revision follow the event', () => {

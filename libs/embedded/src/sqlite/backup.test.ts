@@ -1,38 +1,24 @@
-import { mkdir, mkdtemp, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { mkdir, readdir, readFile, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
 import { aStoredWebhook } from '@rsd/testkit';
 import { backupDataDirectory, MANIFEST, sha256Of, webhookKeyFingerprint, type BackupManifest } from './backup';
 import { openEmbeddedDatabase } from './database';
 import { openSqliteWebhookStore } from './sqlite-webhook-store';
+import { aTempDirectoryPerTest, rowsOf } from '../testing/temp-database';
 
 const KEY = Buffer.alloc(32, 9).toString('base64');
 
 describe('rsd backup: an online copy of every database of a data directory', () => {
-  let root: string;
+  const temp = aTempDirectoryPerTest('backup');
   let dataDir: string;
   let into: string;
 
   beforeEach(async () => {
-    root = await mkdtemp(join(tmpdir(), 'rsd-backup-'));
-    dataDir = join(root, 'data');
-    into = join(root, 'backup');
+    dataDir = join(temp.dir, 'data');
+    into = join(temp.dir, 'backup');
     await mkdir(dataDir);
   });
-
-  afterEach(async () => {
-    await rm(root, { recursive: true, force: true });
-  });
-
-  function rowsOf(file: string, sql: string): Record<string, unknown>[] {
-    const db = new DatabaseSync(file, { readOnly: true });
-    try {
-      return db.prepare(sql).all();
-    } finally {
-      db.close();
-    }
-  }
 
   it('when the product commits all through the backup, then the copy holds every write acknowledged before it began, whole', async () => {
     const db = openEmbeddedDatabase(join(dataDir, 'rsd.sqlite'));
@@ -109,7 +95,7 @@ describe('rsd backup: an online copy of every database of a data directory', () 
 
   it('when the directory holds no rsd.sqlite, then nothing is written and it says what is wrong', async () => {
     await expect(backupDataDirectory({ dataDir, into })).rejects.toThrow(/holds no rsd\.sqlite: is it the product's data directory/);
-    expect(await readdir(root)).toEqual(['data']);
+    expect(await readdir(temp.dir)).toEqual(['data']);
   });
 
   it('when the target is not empty, then the earlier backup is left alone', async () => {
@@ -119,7 +105,7 @@ describe('rsd backup: an online copy of every database of a data directory', () 
 
     await expect(backupDataDirectory({ dataDir, into })).rejects.toThrow(/already exists and is not empty/);
     expect(await readFile(join(into, 'rsd.sqlite'), 'utf8')).toBe('an earlier backup');
-    expect((await readdir(root)).sort()).toEqual(['backup', 'data']);
+    expect((await readdir(temp.dir)).sort()).toEqual(['backup', 'data']);
   });
 
   it('when a database cannot be copied, then no partial backup is left behind', async () => {
@@ -127,6 +113,6 @@ describe('rsd backup: an online copy of every database of a data directory', () 
     await writeFile(join(dataDir, 'broken.sqlite'), 'not a database at all, long enough to have a header'.repeat(20));
 
     await expect(backupDataDirectory({ dataDir, into })).rejects.toThrow(/broken\.sqlite/);
-    expect(await readdir(root)).toEqual(['data']);
+    expect(await readdir(temp.dir)).toEqual(['data']);
   });
 });

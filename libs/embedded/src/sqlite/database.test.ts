@@ -1,9 +1,6 @@
 import { fdatasyncSync, fstatSync, statSync } from 'node:fs';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { DatabaseSync } from 'node:sqlite';
 import { eventually } from '@rsd/testkit';
+import { aTempDatabasePerTest, aTempDirectoryPerTest, rowsOf } from '../testing/temp-database';
 import { createCheckpointer } from './checkpointer';
 import { openEmbeddedDatabase, type EmbeddedDatabase } from './database';
 
@@ -14,34 +11,20 @@ jest.mock('node:fs', () => {
 });
 
 describe('the embedded database: one connection, one transaction per turn of the event loop', () => {
-  let dir: string;
-  let file: string;
   let db: EmbeddedDatabase;
+  // Declared before the directory's: hooks run in the order declared, so the database closes before it is removed.
+  afterEach(async () => {
+    await db.close();
+  });
+  const temp = aTempDatabasePerTest('database');
 
-  beforeEach(async () => {
-    dir = await mkdtemp(join(tmpdir(), 'rsd-database-'));
-    file = join(dir, 'rsd.sqlite');
-    db = openEmbeddedDatabase(file);
+  beforeEach(() => {
+    db = openEmbeddedDatabase(temp.file);
     db.exec('CREATE TABLE IF NOT EXISTS notes (id INTEGER PRIMARY KEY, text TEXT NOT NULL UNIQUE)');
   });
 
-  afterEach(async () => {
-    await db.close();
-    await rm(dir, { recursive: true, force: true });
-  });
-
   /** What another process would see: only what is committed. */
-  function committedNotes(): string[] {
-    const other = new DatabaseSync(file, { readOnly: true });
-    try {
-      return other
-        .prepare('SELECT text FROM notes ORDER BY id')
-        .all()
-        .map((row) => String(row.text));
-    } finally {
-      other.close();
-    }
-  }
+  const committedNotes = (): string[] => rowsOf(temp.file, 'SELECT text FROM notes ORDER BY id').map((row) => String(row.text));
 
   const insert = (text: string) => () => db.statement('INSERT INTO notes (text) VALUES (?)').run(text);
 
@@ -62,14 +45,14 @@ describe('the embedded database: one connection, one transaction per turn of the
     await db.write(() => {
       for (let n = 0; n < 80_000; n += 1) insert(`${n}:${page}`)();
     });
-    expect(statSync(`${file}-wal`).size).toBeGreaterThan(64 * 1024 * 1024);
+    expect(statSync(`${temp.file}-wal`).size).toBeGreaterThan(64 * 1024 * 1024);
 
     // Once the pages are copied back, the next write starts the log over.
     let next = 0;
     await eventually(
       async () => {
         await db.write(insert(`the next write starts the log over ${next++}`));
-        expect(statSync(`${file}-wal`).size).toBeLessThanOrEqual(64 * 1024 * 1024);
+        expect(statSync(`${temp.file}-wal`).size).toBeLessThanOrEqual(64 * 1024 * 1024);
       },
       { timeoutMs: 30_000, intervalMs: 50 },
     );
@@ -83,7 +66,7 @@ describe('the embedded database: one connection, one transaction per turn of the
     });
 
     // Until a checkpoint, the pages are in the write-ahead log and the file keeps its size.
-    await eventually(() => expect(statSync(file).size).toBeGreaterThan(2_000 * 1_000));
+    await eventually(() => expect(statSync(temp.file).size).toBeGreaterThan(2_000 * 1_000));
     expect(committedNotes()).toHaveLength(2_000);
   });
 
@@ -103,7 +86,7 @@ describe('the embedded database: one connection, one transaction per turn of the
       expect(syncs).toHaveBeenCalledTimes(1);
       // The descriptor synced is the write-ahead log's: it holds the commit.
       const synced = syncs.mock.calls[0]?.[0] as number;
-      expect(fstatSync(synced).ino).toBe(statSync(`${file}-wal`).ino);
+      expect(fstatSync(synced).ino).toBe(statSync(`${temp.file}-wal`).ino);
     } finally {
       syncs.mockClear();
     }
@@ -119,7 +102,7 @@ describe('the embedded database: one connection, one transaction per turn of the
   });
 
   it('when the same file is opened twice in a process, then both share the connection and one closing leaves the other working', async () => {
-    const second = openEmbeddedDatabase(file);
+    const second = openEmbeddedDatabase(temp.file);
     await second.close();
 
     await db.write(insert('still open'));
@@ -139,11 +122,17 @@ describe('the embedded database: one connection, one transaction per turn of the
 });
 
 describe('the checkpoint thread', () => {
+  const temp = aTempDirectoryPerTest('checkpointer');
+
   it('when it cannot open the database, then its owner is told once, and nudges after that do nothing', async () => {
-    const dir = await mkdtemp(join(tmpdir(), 'rsd-checkpointer-'));
     const failures: string[] = [];
     // A directory is no database: the thread's connection fails to open.
-    const checkpointer = createCheckpointer({ file: dir, busyTimeoutMs: 100, pauseMs: 0, onFailure: (message) => failures.push(message) });
+    const checkpointer = createCheckpointer({
+      file: temp.dir,
+      busyTimeoutMs: 100,
+      pauseMs: 0,
+      onFailure: (message) => failures.push(message),
+    });
     try {
       checkpointer.nudge();
       await eventually(() => expect(failures).toHaveLength(1));
@@ -152,7 +141,6 @@ describe('the checkpoint thread', () => {
       expect(failures).toHaveLength(1);
     } finally {
       await checkpointer.stop();
-      await rm(dir, { recursive: true, force: true });
     }
   });
 });

@@ -1,5 +1,4 @@
-import { mkdir, mkdtemp, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { mkdir, readdir, readFile, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
 import { aStoredWebhook } from '@rsd/testkit';
@@ -7,26 +6,22 @@ import { backupDataDirectory, MANIFEST, sha256Of } from './backup';
 import { openEmbeddedDatabase } from './database';
 import { openSqliteWebhookStore } from './sqlite-webhook-store';
 import { databasesInUse, restoreDataDirectory } from './restore';
+import { aTempDirectoryPerTest, rowsOf } from '../testing/temp-database';
 
 const KEY = Buffer.alloc(32, 9).toString('base64');
 const OTHER_KEY = Buffer.alloc(32, 3).toString('base64');
 
 describe('rsd restore: a backup put in place, never over a directory in use', () => {
-  let root: string;
+  const temp = aTempDirectoryPerTest('restore');
   let source: string;
   let backup: string;
   let target: string;
 
   beforeEach(async () => {
-    root = await mkdtemp(join(tmpdir(), 'rsd-restore-'));
-    source = join(root, 'source');
-    backup = join(root, 'backup');
-    target = join(root, 'target');
+    source = join(temp.dir, 'source');
+    backup = join(temp.dir, 'backup');
+    target = join(temp.dir, 'target');
     await mkdir(source);
-  });
-
-  afterEach(async () => {
-    await rm(root, { recursive: true, force: true });
   });
 
   async function aBackupOf(notes: string[], options: { webhooks?: number; accessLog?: boolean } = {}): Promise<void> {
@@ -48,17 +43,7 @@ describe('rsd restore: a backup put in place, never over a directory in use', ()
     await backupDataDirectory({ dataDir: source, into: backup });
   }
 
-  function notesIn(dir: string): string[] {
-    const db = new DatabaseSync(join(dir, 'rsd.sqlite'), { readOnly: true });
-    try {
-      return db
-        .prepare('SELECT text FROM notes')
-        .all()
-        .map((row) => String(row.text));
-    } finally {
-      db.close();
-    }
-  }
+  const notesIn = (dir: string): string[] => rowsOf(join(dir, 'rsd.sqlite'), 'SELECT text FROM notes').map((row) => String(row.text));
 
   it('when the directory is new, then every database of the backup is in it, whole, and only readable by its owner', async () => {
     await aBackupOf(['a', 'b'], { accessLog: true });
@@ -184,7 +169,7 @@ describe('rsd restore: a backup put in place, never over a directory in use', ()
       await writeFile(join(target, 'webhook-secret-key'), `${KEY}\n`, { mode: 0o600 });
 
       expect((await restoreDataDirectory({ from: backup, dataDir: target })).webhookKey).toBe('matches');
-      const elsewhere = join(root, 'elsewhere');
+      const elsewhere = join(temp.dir, 'elsewhere');
       expect((await restoreDataDirectory({ from: backup, dataDir: elsewhere, configuredWebhookKey: KEY })).webhookKey).toBe('matches');
     });
 

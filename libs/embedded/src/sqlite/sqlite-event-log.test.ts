@@ -1,10 +1,9 @@
-import { DatabaseSync } from 'node:sqlite';
 import { TOPICS } from '@rsd/contracts';
 import type { EventLog, EventRecord, Subscription } from '@rsd/ports';
 import { parseRecord } from '@rsd/consumers';
 import { aCalculatedScore, describeEventLogContract, eventually, scoreCalculated, uniqueName } from '@rsd/testkit';
 import type { EmbeddedLogger } from '../embedded-logger';
-import { aTempDatabasePerTest, onATempDatabase } from '../testing/temp-database';
+import { aTempDatabasePerTest, onATempDatabase, readCommitted } from '../testing/temp-database';
 import { openSqliteEventLog } from './sqlite-event-log';
 
 describeEventLogContract('SQLite', async () => {
@@ -50,14 +49,19 @@ describe('SQLite event log', () => {
     return received;
   }
 
+  /** Two records on topic a, then one on b: the log's first three. */
+  async function appendThree(log: EventLog): Promise<void> {
+    await log.append('a', [
+      { key: 'k1', value: '{"n":1}' },
+      { key: 'k2', value: '{"n":2}' },
+    ]);
+    await log.append('b', [{ key: 'k1', value: '{"n":3}' }]);
+  }
+
   it('when records are appended, then their offsets are their places in the whole log, in partition 0', async () => {
     const log = openLog();
 
-    await log.append('a', [
-      { key: 'k', value: '1' },
-      { key: 'k', value: '2' },
-    ]);
-    await log.append('b', [{ key: 'k', value: '3' }]);
+    await appendThree(log);
 
     const received = await readAll(log, ['a', 'b']);
     expect(received.map(({ topic, partition, offset }) => [topic, partition, offset])).toEqual([
@@ -69,11 +73,7 @@ describe('SQLite event log', () => {
 
   it('when the log is closed and opened again, then records and offsets are intact', async () => {
     const first = openLog();
-    await first.append('a', [
-      { key: 'k1', value: '{"n":1}' },
-      { key: 'k2', value: '{"n":2}' },
-    ]);
-    await first.append('b', [{ key: 'k1', value: '{"n":3}' }]);
+    await appendThree(first);
     const before = await readAll(first, ['a', 'b']);
     await first.close();
 
@@ -134,13 +134,8 @@ describe('SQLite event log', () => {
 
   /** A group's position as another process would read it: committed only. */
   function committedPosition(groupId: string): number | undefined {
-    const other = new DatabaseSync(temp.file, { readOnly: true });
-    try {
-      const row = other.prepare('SELECT seq FROM positions WHERE group_id = ?').get(groupId);
-      return row ? Number(row.seq) : undefined;
-    } finally {
-      other.close();
-    }
+    const row = readCommitted(temp.file, (other) => other.prepare('SELECT seq FROM positions WHERE group_id = ?').get(groupId));
+    return row ? Number(row.seq) : undefined;
   }
 
   it('when an ephemeral group closes, then it leaves no position behind', async () => {

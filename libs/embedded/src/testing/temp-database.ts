@@ -1,7 +1,7 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { DatabaseSync } from 'node:sqlite';
+import { DatabaseSync, type SQLInputValue, type SQLOutputValue } from 'node:sqlite';
 
 /** The database's name in a test's directory, as in a data directory. */
 export const DATABASE = 'rsd.sqlite';
@@ -25,12 +25,11 @@ export async function onATempDatabase<T extends { close(): Promise<void> }>(
   };
 }
 
-/** In a describe block: a new directory for each test (`dir`, with `file` the database in it), removed after it. */
-export function aTempDatabasePerTest(name: string): { readonly dir: string; readonly file: string } {
-  const current = { dir: '', file: '' };
+/** In a describe block: a new directory for each test (`dir`), removed after it. */
+export function aTempDirectoryPerTest(name: string): { readonly dir: string } {
+  const current = { dir: '' };
   beforeEach(async () => {
     current.dir = await mkdtemp(join(tmpdir(), `rsd-${name}-`));
-    current.file = join(current.dir, DATABASE);
   });
   afterEach(async () => {
     await rm(current.dir, { recursive: true, force: true });
@@ -38,21 +37,41 @@ export function aTempDatabasePerTest(name: string): { readonly dir: string; read
   return current;
 }
 
-/** What SQLite plans for `sql` (every parameter bound to 1), one step a line. */
-export function queryPlan(file: string, sql: string): string[] {
+/** In a describe block: a new directory for each test (`dir`, with `file` the database in it), removed after it. */
+export function aTempDatabasePerTest(name: string): { readonly dir: string; readonly file: string } {
+  const temp = aTempDirectoryPerTest(name);
+  return {
+    get dir() {
+      return temp.dir;
+    },
+    get file() {
+      return join(temp.dir, DATABASE);
+    },
+  };
+}
+
+/** What `read` reads from `file` on a read-only connection of its own, as another process would: only what is committed. */
+export function readCommitted<T>(file: string, read: (db: DatabaseSync) => T): T {
   const db = new DatabaseSync(file, { readOnly: true });
   try {
-    const parameters = sql
-      .split('?')
-      .slice(1)
-      .map(() => 1);
-    return db
-      .prepare(`EXPLAIN QUERY PLAN ${sql}`)
-      .all(...parameters)
-      .map((row) => String(row.detail));
+    return read(db);
   } finally {
     db.close();
   }
+}
+
+/** The rows `sql` gives on `file`, read as another process would: only what is committed. */
+export function rowsOf(file: string, sql: string, ...parameters: SQLInputValue[]): Record<string, SQLOutputValue>[] {
+  return readCommitted(file, (db) => db.prepare(sql).all(...parameters));
+}
+
+/** What SQLite plans for `sql` (every parameter bound to 1), one step a line. */
+export function queryPlan(file: string, sql: string): string[] {
+  const parameters = sql
+    .split('?')
+    .slice(1)
+    .map(() => 1);
+  return rowsOf(file, `EXPLAIN QUERY PLAN ${sql}`, ...parameters).map((row) => String(row.detail));
 }
 
 /**

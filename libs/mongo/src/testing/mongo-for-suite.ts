@@ -1,5 +1,5 @@
-import { MongoClient } from 'mongodb';
-import { startInfra, type InfraTarget, type StartedServer } from '@rsd/testkit';
+import { MongoClient, type Db } from 'mongodb';
+import { describeWithInfra, startInfra, uniqueName, type InfraTarget, type StartedServer } from '@rsd/testkit';
 
 /**
  * One MongoDB-wire server (the environment's, or a container) and one client for the suite, from
@@ -23,4 +23,43 @@ export function mongoForSuite(target: () => InfraTarget): () => MongoClient {
     if (!client) throw new Error('not connected');
     return client;
   };
+}
+
+export interface SuiteMongo {
+  /** A database of its own, its name unique to this run; dropped after the test that asked for it. */
+  freshDatabase(): Db;
+  /** A store contract's fixture: the store `open` opens on a fresh database, closed at cleanup. */
+  storeOnAFreshDatabase<S extends { close(): Promise<void> }>(
+    open: (db: Db) => Promise<S>,
+  ): Promise<{ store: S; cleanup(): Promise<void> }>;
+}
+
+/**
+ * `describeWithInfra` for MongoDB, on the server and client of `mongoForSuite`, where each test
+ * works in databases of its own, named `<prefix>_…`.
+ */
+export function describeWithMongo(name: string, prefix: string, body: (mongo: SuiteMongo) => void): void {
+  describeWithInfra('mongo', name, (target) => {
+    const connected = mongoForSuite(target);
+    const databases: Db[] = [];
+
+    // A nested describe's afterEach runs before this one: its stores are closed by then.
+    afterEach(async () => {
+      await Promise.all(databases.splice(0).map((db) => db.dropDatabase()));
+    });
+
+    const freshDatabase = (): Db => {
+      const db = connected().db(uniqueName(prefix).replace(/-/g, '_'));
+      databases.push(db);
+      return db;
+    };
+
+    body({
+      freshDatabase,
+      async storeOnAFreshDatabase(open) {
+        const store = await open(freshDatabase());
+        return { store, cleanup: () => store.close() };
+      },
+    });
+  });
 }

@@ -2,6 +2,7 @@ import type { AccessRecord } from '@rsd/contracts';
 import { NO_USAGE, newestFirst } from '@rsd/domain';
 import type { AccessLogStore } from '@rsd/ports';
 import { uniqueName } from './eventually';
+import { describeStoreContract } from './per-test';
 import { aUniqueClientId } from './port-fixtures';
 
 export interface AccessLogStoreFixture {
@@ -37,21 +38,12 @@ export function anAccessRecord(clientId: string, agoMs: number, overrides: Parti
  * runtime's single process writes them; the factory gets the clock its store should use.
  */
 export function describeAccessLogStoreContract(name: string, factory: (now: () => Date) => Promise<AccessLogStoreFixture>): void {
-  describe(`AccessLogStore contract: ${name}`, () => {
-    let fixture: AccessLogStoreFixture;
-
-    beforeEach(async () => {
-      fixture = await factory(() => NOW);
-    });
-
-    afterEach(async () => {
-      await fixture.cleanup();
-    });
-
+  const openAtNow = () => factory(() => NOW);
+  describeStoreContract(`AccessLogStore contract: ${name}`, openAtNow, (store) => {
     async function allPages(clientId: string, limit: number): Promise<AccessRecord[][]> {
       const pages: AccessRecord[][] = [];
       for (let after: AccessRecord | undefined; ;) {
-        const page = await fixture.store.page(clientId, { limit, ...(after ? { after } : {}) });
+        const page = await store.page(clientId, { limit, ...(after ? { after } : {}) });
         if (page.length === 0) return pages;
         pages.push(page);
         after = page.at(-1);
@@ -64,12 +56,12 @@ export function describeAccessLogStoreContract(name: string, factory: (now: () =
       const other = anAccessRecord(theirs, 4 * MINUTE);
       const newer = anAccessRecord(mine, 3 * MINUTE, { status: 304, resource: 'history', clientAddress: '2001:db8::1' });
 
-      await fixture.store.add([older, other]);
-      await fixture.store.add([newer]);
+      await store.add([older, other]);
+      await store.add([newer]);
 
-      expect(await fixture.store.page(mine, { limit: 10 })).toEqual([newer, older]);
-      expect(await fixture.store.page(theirs, { limit: 10 })).toEqual([other]);
-      expect(await fixture.store.page(aUniqueClientId(), { limit: 10 })).toEqual([]);
+      expect(await store.page(mine, { limit: 10 })).toEqual([newer, older]);
+      expect(await store.page(theirs, { limit: 10 })).toEqual([other]);
+      expect(await store.page(aUniqueClientId(), { limit: 10 })).toEqual([]);
     });
 
     it('when 300 records, many sharing an instant or a request id, are read 40 at a time, then every one comes once, in order, across days', async () => {
@@ -80,7 +72,7 @@ export function describeAccessLogStoreContract(name: string, factory: (now: () =
         const agoMs = Math.floor((300 - n) / 3) * 37 * MINUTE;
         records.push(anAccessRecord(clientId, agoMs, n % 5 === 0 ? { requestId: 'repeated-id' } : {}));
       }
-      for (let at = 0; at < records.length; at += 70) await fixture.store.add(records.slice(at, at + 70));
+      for (let at = 0; at < records.length; at += 70) await store.add(records.slice(at, at + 70));
 
       const pages = await allPages(clientId, 40);
 
@@ -95,16 +87,16 @@ export function describeAccessLogStoreContract(name: string, factory: (now: () =
         anAccessRecord(clientId, MINUTE, { requestId: 'r-b' }),
         anAccessRecord(clientId, 0, { requestId: 'r-c' }),
       ];
-      await fixture.store.add([a, b, c]);
+      await store.add([a, b, c]);
 
-      expect(await fixture.store.page(clientId, { limit: 10, after: c })).toEqual([b, a]);
-      expect(await fixture.store.page(clientId, { limit: 10, after: b })).toEqual([a]);
-      expect(await fixture.store.page(clientId, { limit: 10, after: a })).toEqual([]);
+      expect(await store.page(clientId, { limit: 10, after: c })).toEqual([b, a]);
+      expect(await store.page(clientId, { limit: 10, after: b })).toEqual([a]);
+      expect(await store.page(clientId, { limit: 10, after: a })).toEqual([]);
     });
 
     it('when reads succeed and fail over 31 days, then usage counts the successes (200 and 304) of each window and the last one', async () => {
       const clientId = aUniqueClientId();
-      await fixture.store.add([
+      await store.add([
         anAccessRecord(clientId, 31 * DAY),
         anAccessRecord(clientId, 29 * DAY + 23 * HOUR),
         anAccessRecord(clientId, 25 * HOUR),
@@ -116,7 +108,7 @@ export function describeAccessLogStoreContract(name: string, factory: (now: () =
         anAccessRecord(clientId, 1_000, { status: 404, code: 'SCORE_NOT_FOUND' }),
       ]);
 
-      const usage = await fixture.store.usage([clientId, aUniqueClientId()], NOW);
+      const usage = await store.usage([clientId, aUniqueClientId()], NOW);
 
       expect(usage.get(clientId)).toEqual({
         lastUsedAt: new Date(NOW.getTime() - 20_000).toISOString(),
@@ -129,11 +121,11 @@ export function describeAccessLogStoreContract(name: string, factory: (now: () =
       const clientId = aUniqueClientId();
       const old = [anAccessRecord(clientId, 95 * DAY), anAccessRecord(clientId, 91 * DAY)];
       const recent = [anAccessRecord(clientId, 89 * DAY), anAccessRecord(clientId, HOUR)];
-      await fixture.store.add([...old, ...recent]);
+      await store.add([...old, ...recent]);
 
-      await fixture.store.prune(new Date(NOW.getTime() - 90 * DAY), NOW);
+      await store.prune(new Date(NOW.getTime() - 90 * DAY), NOW);
 
-      expect(await fixture.store.page(clientId, { limit: 10 })).toEqual([...recent].reverse());
+      expect(await store.page(clientId, { limit: 10 })).toEqual([...recent].reverse());
     });
   });
 }

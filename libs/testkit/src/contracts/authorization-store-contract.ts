@@ -1,6 +1,7 @@
 import type { StoredAuthorization } from '@rsd/domain';
 import type { AuthorizationStore } from '@rsd/ports';
 import { uniqueName } from './eventually';
+import { describeStoreContract } from './per-test';
 import { anOutboxEntry as anEntry, aStoredAuthorization, aUniqueClientId as aClientId } from './port-fixtures';
 
 const aRecord = (organizationId: string, overrides: Partial<StoredAuthorization> = {}) =>
@@ -15,19 +16,11 @@ const NOW = new Date('2026-11-21T08:00:00.000Z');
 
 /** What every authorization store must do. Each test uses its own organization and Client IDs. */
 export function describeAuthorizationStoreContract(name: string, open: () => Promise<AuthorizationStoreFixture>): void {
-  describe(`AuthorizationStore contract: ${name}`, () => {
-    let fixture: AuthorizationStoreFixture;
-    let store: AuthorizationStore;
+  describeStoreContract(`AuthorizationStore contract: ${name}`, open, (store) => {
     let organizationId: string;
 
-    beforeEach(async () => {
-      fixture = await open();
-      store = fixture.store;
+    beforeEach(() => {
       organizationId = uniqueName('org');
-    });
-
-    afterEach(async () => {
-      await fixture.cleanup();
     });
 
     async function pendingFor(clientId: string): Promise<string[]> {

@@ -1,5 +1,6 @@
 import type { ConsoleStateRecord, ConsoleStateStore } from '@rsd/ports';
 import { uniqueName } from './eventually';
+import { describeStoreContract } from './per-test';
 
 export interface ConsoleStateStoreFixture {
   store: ConsoleStateStore;
@@ -19,19 +20,8 @@ const aRecord = (overrides: Partial<ConsoleStateRecord> = {}): ConsoleStateRecor
 
 /** The console's state (decision 31) behaves the same in memory and in MongoDB. */
 export function describeConsoleStateStoreContract(name: string, open: () => Promise<ConsoleStateStoreFixture>): void {
-  describe(`ConsoleStateStore contract: ${name}`, () => {
-    let fixture: ConsoleStateStoreFixture;
-    let store: ConsoleStateStore;
+  describeStoreContract(`ConsoleStateStore contract: ${name}`, open, (store) => {
     const aKey = () => uniqueName('digest');
-
-    beforeEach(async () => {
-      fixture = await open();
-      store = fixture.store;
-    });
-
-    afterEach(async () => {
-      await fixture.cleanup();
-    });
 
     test('a record put is read back as it was, until the instant it expires', async () => {
       const key = aKey();

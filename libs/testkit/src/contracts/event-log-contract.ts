@@ -1,5 +1,6 @@
 import type { EventLog, EventRecord, OutgoingRecord, Subscription } from '@rsd/ports';
 import { eventually, uniqueName } from './eventually';
+import { aFixturePerTest } from './per-test';
 
 export interface EventLogFixture {
   log: EventLog;
@@ -19,18 +20,12 @@ interface Collector {
  */
 export function describeEventLogContract(name: string, open: () => Promise<EventLogFixture>): void {
   describe(`EventLog contract: ${name}`, () => {
-    let fixture: EventLogFixture;
-    let subscriptions: Subscription[] = [];
-
-    beforeEach(async () => {
-      fixture = await open();
-    });
-
+    const subscriptions: Subscription[] = [];
+    // Declared before the fixture's: hooks run in the order declared, so subscriptions close before the log.
     afterEach(async () => {
-      await Promise.all(subscriptions.map((subscription) => subscription.close()));
-      subscriptions = [];
-      await fixture.cleanup();
+      await Promise.all(subscriptions.splice(0).map((subscription) => subscription.close()));
     });
+    const fixture = aFixturePerTest(open);
 
     async function collect(
       topics: string[],

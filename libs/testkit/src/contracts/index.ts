@@ -1,4 +1,5 @@
 export * from './eventually';
+export * from './per-test';
 export * from './event-log-contract';
 export * from './authorization-store-contract';
 export * from './view-store-contract';

@@ -1,5 +1,5 @@
 import { EVENT_TYPES, type CalculatedScore, type ScoreCalculated } from '@rsd/contracts';
-import type { StoredAuthorization } from '@rsd/domain';
+import type { CredentialView, StoredAuthorization } from '@rsd/domain';
 import type { OutboxEntry } from '@rsd/ports';
 import { anEvent } from '../events';
 import { uniqueName } from './eventually';
@@ -25,6 +25,22 @@ export function aStoredAuthorization(overrides: Partial<StoredAuthorization> = {
     expiredAt: null,
     revision: 1,
     ...overrides,
+  };
+}
+
+/** A credential view as creating its authorization leaves it: active, no earlier key, any client address, unless `fields` say otherwise. */
+export function anActiveCredentialView(
+  fields: Pick<CredentialView, 'clientId' | 'organizationId' | 'keyDigest'> & Partial<CredentialView>,
+): CredentialView {
+  return {
+    previousKeyDigest: null,
+    previousKeyExpiresAt: null,
+    allowedCidrs: null,
+    scopes: ['qr_score'],
+    status: 'active',
+    expiresAt: null,
+    revision: 1,
+    ...fields,
   };
 }
 

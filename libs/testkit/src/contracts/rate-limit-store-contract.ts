@@ -1,5 +1,6 @@
 import type { RateLimitStore, RateLimitStoreFactory } from '@rsd/ports';
 import { uniqueName } from './eventually';
+import { aFixturePerTest } from './per-test';
 
 export interface RateLimitStoreFixture {
   stores: RateLimitStoreFactory;
@@ -13,18 +14,12 @@ const WINDOW_MS = 60_000;
 /** What every rate-limit store must do, in express-rate-limit's own Store terms. */
 export function describeRateLimitStoreContract(name: string, factory: () => Promise<RateLimitStoreFixture>): void {
   describe(`RateLimitStore contract: ${name}`, () => {
-    let fixture: RateLimitStoreFixture;
-    let created: RateLimitStore[] = [];
-
-    beforeEach(async () => {
-      fixture = await factory();
-    });
-
+    const created: RateLimitStore[] = [];
+    // Declared before the fixture's: hooks run in the order declared, so the stores shut down before its cleanup.
     afterEach(async () => {
-      for (const store of created) await store.shutdown?.();
-      created = [];
-      await fixture.cleanup();
+      for (const store of created.splice(0)) await store.shutdown?.();
     });
+    const fixture = aFixturePerTest(factory);
 
     /** A store as express-rate-limit sets one up; only `windowMs` matters to a store. */
     async function aStore(): Promise<RateLimitStore> {

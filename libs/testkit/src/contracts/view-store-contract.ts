@@ -3,6 +3,7 @@ import { READ_VIEWS, currentScoreView, scoreHistoryView, type ListedView, type V
 import { type ListRange, type ViewStore } from '@rsd/ports';
 import { projectEvent } from '@rsd/consumers';
 import { uniqueName } from './eventually';
+import { describeStoreContract } from './per-test';
 import { aCalculatedScore as aScore, scoreCalculated } from './port-fixtures';
 
 export interface ViewStoreFixture {
@@ -48,19 +49,11 @@ const newestNote: ViewDefinition<Note> = { ...notes, name: 'contract_newest_note
  * product's own views, projected through the store, keep decision 2 under duplicates and replays.
  */
 export function describeViewStoreContract(name: string, open: () => Promise<ViewStoreFixture>): void {
-  describe(`ViewStore contract: ${name}`, () => {
-    let fixture: ViewStoreFixture;
-    let store: ViewStore;
+  describeStoreContract(`ViewStore contract: ${name}`, open, (store) => {
     let topic: string;
 
-    beforeEach(async () => {
-      fixture = await open();
-      store = fixture.store;
+    beforeEach(() => {
       topic = uniqueName('topic');
-    });
-
-    afterEach(async () => {
-      await fixture.cleanup();
     });
 
     describe('documents', () => {

@@ -1,6 +1,7 @@
 import type { WebhookDelivery } from '@rsd/contracts';
 import type { Clock, PendingDelivery, StoredWebhook, WebhookStore } from '@rsd/ports';
 import { uniqueName } from './eventually';
+import { describeStoreContract } from './per-test';
 import { aUniqueClientId } from './port-fixtures';
 
 export interface WebhookStoreFixture {
@@ -76,19 +77,12 @@ export function aDeliveryAttempt(delivery: PendingDelivery, overrides: Partial<W
  * delivery key is remembered count on it); each test moves it as it needs and uses ids of its own.
  */
 export function describeWebhookStoreContract(name: string, open: (clock: Clock) => Promise<WebhookStoreFixture>): void {
-  describe(`WebhookStore contract: ${name}`, () => {
-    let fixture: WebhookStoreFixture;
-    let store: WebhookStore;
-    let now: Date;
-
-    beforeEach(async () => {
+  let now = NOW;
+  const openOnTheClock = () => open({ now: () => now });
+  describeStoreContract(`WebhookStore contract: ${name}`, openOnTheClock, (store) => {
+    // Tests move the clock: the next store opens with it back at NOW.
+    afterEach(() => {
       now = NOW;
-      fixture = await open({ now: () => now });
-      store = fixture.store;
-    });
-
-    afterEach(async () => {
-      await fixture.cleanup();
     });
 
     async function added(overrides: Partial<StoredWebhook> = {}): Promise<StoredWebhook> {
