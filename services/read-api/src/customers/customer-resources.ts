@@ -21,19 +21,17 @@ const byPath = new Map<string, CustomerResource>(
   Object.entries(CUSTOMER_RESOURCES).map(([resource, { path }]) => [path, resource as CustomerResource]),
 );
 
+/** `/{clientId}/{resource path}`, the Client ID segment optional, one trailing slash allowed (the paths are plain words). */
+const CUSTOMER_PATH = new RegExp(`^/(?:([^/]*)/)?(${[...byPath.keys()].join('|')})/?$`);
+
 /**
  * Matches a path below `/v1/customers` by hand rather than with a route parameter: express would
  * skip an empty segment (`//score`) and answer a malformed percent-encoding with its own error,
- * where the contract wants MISSING_CLIENT_ID and INVALID_CLIENT_ID.
+ * where the contract wants MISSING_CLIENT_ID and INVALID_CLIENT_ID. A path that is itself a resource
+ * path (`/score`) has no Client ID segment at all. One regular expression: this runs on every read.
  */
 export function matchCustomerPath(path: string): CustomerPath | undefined {
-  const trimmed = path.endsWith('/') && path.length > 1 ? path.slice(0, -1) : path;
-  if (!trimmed.startsWith('/')) return undefined;
-  const segments = trimmed.slice(1).split('/');
-  // A path that is itself a resource path has no Client ID segment at all.
-  const withoutId = byPath.get(segments.join('/'));
-  if (withoutId) return { resource: withoutId, rawClientId: undefined };
-  const [rawClientId, ...rest] = segments;
-  const resource = byPath.get(rest.join('/'));
-  return resource && rawClientId !== undefined ? { resource, rawClientId } : undefined;
+  const match = CUSTOMER_PATH.exec(path);
+  if (!match) return undefined;
+  return { resource: byPath.get(match[2] as string) as CustomerResource, rawClientId: match[1] };
 }

@@ -5,16 +5,47 @@ import type { ResponseSigner } from '../signing/response-signer';
 
 const CONTENT_TYPE = 'application/json; charset=utf-8';
 
+/** A representation's bytes and what is derived from them alone. */
+interface Representation {
+  body: Buffer;
+  sha256: Buffer;
+  etag: string;
+}
+
+/**
+ * Representations recently sent, by their JSON text: a recipient polling an unchanged score gets the
+ * bytes, digest and ETag made for it before, without encoding and hashing them again. Small bodies
+ * only (a score, a breakdown, a short history page), so the cache stays within about 2 MiB.
+ */
+const REMEMBERED = 1024;
+const REMEMBERED_BODY_MAX_BYTES = 1024;
+
+function representationCache() {
+  const remembered = new Map<string, Representation>();
+  return (json: string): Representation => {
+    const known = remembered.get(json);
+    if (known) return known;
+    const body = Buffer.from(json, 'utf8');
+    const sha256 = createHash('sha256').update(body).digest();
+    const representation = { body, sha256, etag: `"${sha256.toString('base64url')}"` };
+    if (body.length <= REMEMBERED_BODY_MAX_BYTES) {
+      // Map keeps insertion order: the first key is the oldest entry.
+      if (remembered.size >= REMEMBERED) remembered.delete(remembered.keys().next().value as string);
+      remembered.set(json, representation);
+    }
+    return representation;
+  };
+}
+
 /**
  * Sends a customer resource (decisions 23 and 24): a strong ETag from the body's SHA-256; a 304
  * without a body when `If-None-Match` matches it; otherwise the body with its Content-Digest and
  * signature. The headers set before (Cache-Control, the rate limit's) go out either way.
  */
 export function representationSender(signer: ResponseSigner, clock: Clock) {
+  const representationOf = representationCache();
   return (req: Request, res: Response, resource: unknown): void => {
-    const body = Buffer.from(JSON.stringify(resource), 'utf8');
-    const sha256 = createHash('sha256').update(body).digest();
-    const etag = `"${sha256.toString('base64url')}"`;
+    const { body, sha256, etag } = representationOf(JSON.stringify(resource));
     res.setHeader('ETag', etag);
     if (noneMatch(req.headers['if-none-match'], etag)) {
       res.status(304).end();
