@@ -17,3 +17,4 @@ export * from './dev-tokens';
 export * from './validation';
 export * from './webhook-signature';
 export * from './periodic-job';
+export * from './iso-instants';

@@ -26,7 +26,7 @@ export function accessRecordIds(): () => string {
 export function recordOnFinish(
   res: Response,
   fields: { clientId: string; resource: CustomerResource; clientAddress: string | undefined },
-  deps: { record: RecordAccess; clock: Clock; nextId: () => string },
+  deps: { record: RecordAccess; clock: Clock; nextId: () => string; isoOf: (epochMs: number) => string },
 ): void {
   // With more trusted hops than there are proxies, req.ip is whatever the client wrote in X-Forwarded-For: only an address is kept.
   const clientAddress = fields.clientAddress !== undefined && isIP(fields.clientAddress) !== 0 ? fields.clientAddress : null;
@@ -34,7 +34,7 @@ export function recordOnFinish(
     deps.record({
       id: deps.nextId(),
       clientId: fields.clientId,
-      at: deps.clock.now().toISOString(),
+      at: deps.isoOf(deps.clock.now().getTime()),
       resource: RESOURCE_NAMES[fields.resource],
       status: res.statusCode,
       code: errorCodeOf(res) ?? (res.statusCode === 429 ? RATE_LIMITED_CODE : null),

@@ -1,5 +1,5 @@
 import type { RequestHandler } from 'express';
-import { ApiError, methodNotAllowed, type Logger } from '@rsd/platform';
+import { ApiError, isoInstants, methodNotAllowed, type Logger } from '@rsd/platform';
 import type { Clock, RateLimitStoreFactory, ViewStore } from '@rsd/ports';
 import { recipientAuthenticator, type RateLimitDeps } from '@rsd/recipient-access';
 import type { ReadApiConfig } from '../config';
@@ -55,7 +55,7 @@ export function customerHandler({
   const authenticate = recipientAuthenticator({ config, views, rateLimitStores, clock, log, onRateLimited });
   const serve = resourceServers(views, representationSender(responseSigner, clock));
   const rejectMethod = methodNotAllowed(CUSTOMER_METHODS);
-  const recording = recordAccess && { record: recordAccess, clock, nextId: accessRecordIds() };
+  const recording = recordAccess && { record: recordAccess, clock, nextId: accessRecordIds(), isoOf: isoInstants() };
 
   return async (req, res, next) => {
     const path = matchCustomerPath(req.path);
