@@ -23,6 +23,9 @@ export function createRedisClient(url: string, log: Logger, { clock = systemCloc
   const redis = new Redis(url, {
     lazyConnect: false,
     enableOfflineQueue: false,
+    // Every read counts a hit: the commands issued in one turn of the event loop go out in one write
+    // instead of one system call each (a write per command was 14 % of a distributed read's CPU).
+    enableAutoPipelining: true,
     maxRetriesPerRequest: 1,
     connectTimeout: 1_000,
     commandTimeout: 500,
