@@ -10,6 +10,15 @@ export interface Started {
   stop(): Promise<void>;
 }
 
+/**
+ * BENCH_PROFILE_DIR: every process the bench starts writes a V8 CPU profile there when it exits
+ * (open it in Chrome's DevTools), so the product and the floor are profiled under the same load.
+ */
+export function profileArgs(): string[] {
+  const dir = process.env.BENCH_PROFILE_DIR;
+  return dir ? ['--cpu-prof', `--cpu-prof-dir=${resolve(dir)}`] : [];
+}
+
 /** Starts a node script and waits for the JSON log line that `isReady` accepts. */
 export async function startNode(
   script: string,
@@ -17,7 +26,7 @@ export async function startNode(
   env: Record<string, string>,
   isReady: (line: Record<string, unknown>) => boolean,
 ): Promise<Started> {
-  const child = spawn(process.execPath, [resolve(ROOT, script), ...args], {
+  const child = spawn(process.execPath, [...profileArgs(), resolve(ROOT, script), ...args], {
     cwd: ROOT,
     env: { ...process.env, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],

@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import autocannon from 'autocannon';
 import { signDevToken } from '@rsd/platform';
-import { ROOT, startNode, type Started } from './processes';
+import { profileArgs, ROOT, startNode, type Started } from './processes';
 
 /**
  * `npm run bench`: the read API's throughput and latency on both runtimes beside a bare express
@@ -87,7 +87,8 @@ async function startEmbedded(dataDir: string, env: Record<string, string> = {}, 
   };
 }
 
-async function startDistributed(replicas: number): Promise<Product> {
+/** `portBase`: the read API's port (replicas 10 apart), then the credentials service's and score-ingest's; two stacks need two bases. */
+async function startDistributed(replicas: number, build = ROOT, portBase = 18180): Promise<Product> {
   const run = randomUUID().slice(0, 8);
   // Every replica signs with the same key (decision 24), as a secret would give them.
   const { x, d } = generateKeyPairSync('ed25519').privateKey.export({ format: 'jwk' });
@@ -98,23 +99,34 @@ async function startDistributed(replicas: number): Promise<Product> {
     READ_VIEWS_DB: `bench_views_${run}`,
     RESPONSE_SIGNING_KEYS: JSON.stringify([{ kty: 'OKP', crv: 'Ed25519', x, d }]),
   };
-  const ports = { credentials: 18181, scoreIngest: 18182, readApi: 18180 };
+  const ports = { credentials: portBase + 1, scoreIngest: portBase + 2, readApi: portBase };
   const processes: Started[] = [];
   const listening = (line: Record<string, unknown>) => typeof line.msg === 'string' && line.msg.includes('listening');
   processes.push(
-    await startNode('services/credentials/dist/main.js', [], { ...env, CREDENTIALS_PORT: String(ports.credentials) }, listening),
+    await startNode(
+      join(build, 'services/credentials/dist/main.js'),
+      [],
+      { ...env, CREDENTIALS_PORT: String(ports.credentials) },
+      listening,
+    ),
   );
   processes.push(
-    await startNode('services/score-ingest/dist/main.js', [], { ...env, SCORE_INGEST_PORT: String(ports.scoreIngest) }, listening),
+    await startNode(
+      join(build, 'services/score-ingest/dist/main.js'),
+      [],
+      { ...env, SCORE_INGEST_PORT: String(ports.scoreIngest) },
+      listening,
+    ),
   );
   const readApis: string[] = [];
   for (let i = 0; i < replicas; i += 1) {
     const port = ports.readApi + i * 10;
-    processes.push(await startNode('services/read-api/dist/main.js', [], { ...env, READ_API_PORT: String(port) }, listening));
+    processes.push(await startNode(join(build, 'services/read-api/dist/main.js'), [], { ...env, READ_API_PORT: String(port) }, listening));
     readApis.push(`http://127.0.0.1:${port}`);
   }
   for (const url of readApis) await until(async () => (await fetch(`${url}/readyz`)).status === 200, 60_000);
   return {
+    pid: processes[2]?.child.pid,
     readApis,
     credentials: `http://127.0.0.1:${ports.credentials}`,
     scoreIngest: `http://127.0.0.1:${ports.scoreIngest}`,
@@ -367,7 +379,10 @@ async function signingComparison(): Promise<{ rows: Throughput[]; summary: strin
 /** The mandated-work floor of issue 27 (bench/floor/), started on a free port; it prints its Client ID and key. */
 async function startFloor(logFile: string): Promise<{ side: Side; stop: () => Promise<void> }> {
   const port = await freePort();
-  const child = spawn(process.execPath, [join(ROOT, 'bench/floor/mandated-work-server.cjs')], {
+  // It stops on SIGTERM by exiting, so a CPU profile (BENCH_PROFILE_DIR) is written; the floor itself is unchanged.
+  const floor = join(ROOT, 'bench/floor/mandated-work-server.cjs');
+  const stopOnSigterm = `process.once('SIGTERM', () => process.exit(0)); require(${JSON.stringify(floor)});`;
+  const child = spawn(process.execPath, [...profileArgs(), '-e', stopOnSigterm], {
     cwd: ROOT,
     env: { ...process.env, PORT: String(port), LOG: logFile },
     stdio: ['ignore', 'pipe', 'inherit'],
@@ -438,12 +453,16 @@ async function readPathInTurns(): Promise<{ rows: ReadPathRow[]; summary: string
     const before = process.env.BENCH_BEFORE;
     if (before) sides.push(await product(`read API /score, embedded (build at ${before})`, {}, before));
     if (process.env.KAFKA_BROKERS && process.env.MONGO_URL && process.env.REDIS_URL) {
-      const distributed = await startDistributed(1);
-      stops.push(() => distributed.stop());
-      const credential = await createCredential(distributed);
-      await postScore(distributed, 72);
-      await until(async () => (await readScore(distributed.readApis[0]!, credential)).status === 200, 30_000);
-      sides.push({ ...scoreSide('read API /score, distributed (one replica)', distributed, credential), pid: undefined });
+      const replica = async (name: string, build: string, portBase: number): Promise<Side> => {
+        const distributed = await startDistributed(1, build, portBase);
+        stops.push(() => distributed.stop());
+        const credential = await createCredential(distributed);
+        await postScore(distributed, 72);
+        await until(async () => (await readScore(distributed.readApis[0]!, credential)).status === 200, 30_000);
+        return scoreSide(name, distributed, credential);
+      };
+      sides.push(await replica('read API /score, distributed, one replica (this build)', ROOT, 18180));
+      if (before) sides.push(await replica(`read API /score, distributed, one replica (build at ${before})`, before, 18280));
     }
     const runs = sides.map(() => [] as ReadPathRow[]);
     for (let round = 0; round < ROUNDS_IN_TURNS; round += 1) {
