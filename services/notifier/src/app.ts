@@ -1,6 +1,6 @@
 import type { Express } from 'express';
 import type { Operations } from '@rsd/observability';
-import { finishApp, type Logger } from '@rsd/platform';
+import { finishApp, mountApiDocs, type Logger } from '@rsd/platform';
 import { createRecipientApp } from '@rsd/recipient-access';
 import type { NotifierConfig } from './config';
 import { notifierOpenApi } from './openapi';
@@ -15,7 +15,8 @@ export interface NotifierAppDeps extends WebhookRoutesDeps {
 /** The notifier without a listening socket: main.ts, the embedded runtime and the tests decide where it listens. */
 export function buildApp(deps: NotifierAppDeps): Express {
   const { config, log } = deps;
-  const app = createRecipientApp({ config, log, operations: deps.operations, openApi: notifierOpenApi(config) });
+  const app = createRecipientApp({ config, log, operations: deps.operations });
+  mountApiDocs(app, notifierOpenApi(config));
   app.use('/v1', webhookRoutes(deps));
   return finishApp(app, log);
 }

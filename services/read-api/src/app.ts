@@ -1,6 +1,6 @@
 import type { Express } from 'express';
 import type { Operations } from '@rsd/observability';
-import { finishApp, methodNotAllowed } from '@rsd/platform';
+import { finishApp, methodNotAllowed, mountApiDocs } from '@rsd/platform';
 import { createRecipientApp } from '@rsd/recipient-access';
 import { customerHandler, type CustomerHandlerDeps } from './customers/customer-handler';
 import { readApiOpenApi } from './openapi';
@@ -13,7 +13,10 @@ export interface ReadApiDeps extends Omit<CustomerHandlerDeps, 'onRateLimited'> 
 /** The read API without a listening socket: main.ts and the tests decide where it listens. */
 export function buildApp(deps: ReadApiDeps): Express {
   const { config, log } = deps;
-  const app = createRecipientApp({ config, log, operations: deps.operations, openApi: readApiOpenApi(config) });
+  const app = createRecipientApp({ config, log, operations: deps.operations });
+  const rejections = deps.operations?.metrics.rateLimitRejections;
+  // Every read comes here: first after the edge policy, so no other route is tried on the way.
+  app.use('/v1/customers', customerHandler({ ...deps, onRateLimited: (limiter) => rejections?.inc({ limiter }) }));
   const jwks = { keys: deps.signingKeys.published };
   // Public keys, the same for every caller: recipients may cache them a while, and must during a key change.
   app
@@ -23,7 +26,6 @@ export function buildApp(deps: ReadApiDeps): Express {
       res.json(jwks);
     })
     .all(methodNotAllowed(['GET', 'HEAD']));
-  const rejections = deps.operations?.metrics.rateLimitRejections;
-  app.use('/v1/customers', customerHandler({ ...deps, onRateLimited: (limiter) => rejections?.inc({ limiter }) }));
+  mountApiDocs(app, readApiOpenApi(config));
   return finishApp(app, log);
 }
