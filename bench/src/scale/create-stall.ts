@@ -15,10 +15,12 @@ export interface CreateFigures {
 }
 
 const CREATES = 200;
+/** Issue 27: administrators create four at a time; their creates must share the store's syncs. */
+const IN_FLIGHT = 4;
 
 /**
- * Administrators create authorizations while recipients read: POST …/authorizations one after the
- * other with a real token, while one keep-alive connection reads /score back to back. On a store
+ * Administrators create authorizations while recipients read: POST …/authorizations, four in
+ * flight, with a real token, while one keep-alive connection reads /score back to back. On a store
  * rewritten whole on every change, a create blocks the process for as long as the rewrite takes,
  * and the reader sees it as a stall.
  */
@@ -62,7 +64,11 @@ export async function createsWhileReading(
     await sleep(200); // the reader in its stride first
     await create(0); // opens the connection; not counted
     window = { from: performance.now(), to: 0 };
-    while (latencies.length < CREATES && performance.now() - window.from < budgetMs) latencies.push(await create(latencies.length + 1));
+    let started = 0;
+    const creator = async () => {
+      while (started < CREATES && performance.now() - window.from < budgetMs) latencies.push(await create((started += 1)));
+    };
+    await Promise.all(Array.from({ length: IN_FLIGHT }, creator));
     window.to = performance.now();
   } finally {
     reading = false;

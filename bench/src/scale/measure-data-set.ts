@@ -12,6 +12,9 @@ import { BATCH_SIZE, batchBodies, singleScoreBodies } from './ingest-bodies';
 import { bytesUnder } from './proc-stats';
 import { startProduct, type RunningProduct } from './product';
 
+/** Issue 27's scenario: this many scores posted in batches just before the second round of creates. */
+const BULK_INGEST = 200_000;
+
 /** Every figure of one column; a figure a failed step could not give stays undefined. */
 export interface Figures {
   buildS: number;
@@ -32,6 +35,9 @@ export interface Figures {
   createP50Ms: number;
   createP99Ms: number;
   stallMs: number;
+  /** The same, right after BULK_INGEST scores were accepted, while the views take them in. */
+  createP99AfterIngestMs: number;
+  stallAfterIngestMs: number;
   scoreRps: number;
   scoreP99Ms: number;
   ingest1PerS: number;
@@ -167,6 +173,22 @@ async function measureRunning(
   await ingest('ingest, single scores, 1 connection', 1, false, (perS) => (figures.ingest1PerS = perS));
   await ingest('ingest, single scores, 32 connections', 32, false, (perS) => (figures.ingest32PerS = perS));
   await ingest('ingest, batches of 1,000, 1 connection', 1, true, (perS) => (figures.ingestBatchPerS = perS));
+  await step('creates while reading, right after a bulk ingest', async () => {
+    const nextBatch = batchBodies(column.shape, settings.now);
+    for (let accepted = 0; accepted < BULK_INGEST; accepted += BATCH_SIZE) {
+      const answer = await fetch(`${product.urls.scoreIngest}/v1/scores`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${engineToken}`, 'content-type': 'application/json' },
+        body: nextBatch(),
+      });
+      await answer.arrayBuffer();
+      if (answer.status !== 202) throw new Error(`bulk ingest answered ${answer.status}`);
+    }
+    const created = await createsWhileReading(product.urls, reader.organizationId, adminToken, reader, settings.createBudgetMs);
+    figures.createP99AfterIngestMs = created.p99Ms;
+    figures.stallAfterIngestMs = created.stallMs;
+    if (created.failedReads > 0) notes.push(`creates after the bulk ingest: ${created.failedReads} of ${created.reads} reads failed`);
+  });
   const died = product.exited();
   if (died) notes.push(`the product ${died}`);
 }

@@ -28,10 +28,22 @@ const ROWS: Row[] = [
   { label: 'idle CPU over 10 s, % of one core', cell: at('idleCpuPercent'), decimals: 2, target: { text: '≤ 1 %', met: (v) => v <= 1 } },
   { label: 'creates measured (of 200)', cell: at('creates') },
   { label: 'create p50, ms', cell: at('createP50Ms'), decimals: 1 },
-  { label: 'create p99, ms', cell: at('createP99Ms'), decimals: 1, target: { text: '≤ 20 ms', met: (v) => v <= 20 } },
+  { label: 'create p99 (4 in flight), ms', cell: at('createP99Ms'), decimals: 1, target: { text: '≤ 20 ms', met: (v) => v <= 20 } },
   {
     label: 'stall: worst /score during the creates, ms',
     cell: at('stallMs'),
+    decimals: 1,
+    target: { text: '≤ 100 ms', met: (v) => v <= 100 },
+  },
+  {
+    label: 'create p99 right after a 200,000-score bulk ingest (4 in flight), ms',
+    cell: at('createP99AfterIngestMs'),
+    decimals: 1,
+    target: { text: '≤ 20 ms', met: (v) => v <= 20 },
+  },
+  {
+    label: 'stall: worst /score during those creates, ms',
+    cell: at('stallAfterIngestMs'),
     decimals: 1,
     target: { text: '≤ 100 ms', met: (v) => v <= 100 },
   },
