@@ -1,4 +1,4 @@
-import { fdatasyncSync, fstatSync, statSync } from 'node:fs';
+import { fdatasync, fstatSync, statSync } from 'node:fs';
 import { eventually } from '@rsd/testkit';
 import { aTempDatabasePerTest, aTempDirectoryPerTest, rowsOf } from '../testing/temp-database';
 import { createCheckpointer } from './checkpointer';
@@ -7,8 +7,9 @@ import { openEmbeddedDatabase, type EmbeddedDatabase } from './database';
 // The syncs the database makes, counted (node:fs's own exports cannot be spied on).
 jest.mock('node:fs', () => {
   const actual = jest.requireActual<typeof import('node:fs')>('node:fs');
-  return { ...actual, fdatasyncSync: jest.fn(actual.fdatasyncSync) };
+  return { ...actual, fdatasync: jest.fn(actual.fdatasync) };
 });
+const realFdatasync = jest.requireActual<typeof import('node:fs')>('node:fs').fdatasync;
 
 describe('the embedded database: one connection, one transaction per turn of the event loop', () => {
   let db: EmbeddedDatabase;
@@ -71,7 +72,7 @@ describe('the embedded database: one connection, one transaction per turn of the
   });
 
   it('when a commit carries a write someone waits for, then the log is synced before it resolves; one of soon-writes alone is not', async () => {
-    const syncs = jest.mocked(fdatasyncSync);
+    const syncs = jest.mocked(fdatasync);
     syncs.mockClear();
     try {
       db.writeSoon(insert('a view: the log rebuilds it'));
@@ -87,6 +88,36 @@ describe('the embedded database: one connection, one transaction per turn of the
       // The descriptor synced is the write-ahead log's: it holds the commit.
       const synced = syncs.mock.calls[0]?.[0] as number;
       expect(fstatSync(synced).ino).toBe(statSync(`${temp.file}-wal`).ino);
+    } finally {
+      syncs.mockClear();
+    }
+  });
+
+  it('when a sync is under way, then reads go on meanwhile and the writes committed during it share the next sync', async () => {
+    const syncs = jest.mocked(fdatasync);
+    syncs.mockClear();
+    let release = () => {};
+    const held = new Promise<void>((resolve) => (release = resolve));
+    // The first sync waits until released, as a slow disk would.
+    syncs.mockImplementationOnce((fd: number, callback: (error: NodeJS.ErrnoException | null) => void) => {
+      void held.then(() => realFdatasync(fd, callback));
+    });
+    try {
+      let firstDone = false;
+      const first = db.write(insert('first')).then(() => (firstDone = true));
+      await new Promise((resolve) => setImmediate(resolve));
+      const second = db.write(insert('second'));
+      const third = db.write(insert('third'));
+      await new Promise((resolve) => setImmediate(resolve));
+
+      // Committed and readable while the disk works; nobody told yet.
+      expect(committedNotes()).toEqual(['first', 'second', 'third']);
+      expect(firstDone).toBe(false);
+      expect(syncs).toHaveBeenCalledTimes(1);
+
+      release();
+      await Promise.all([first, second, third]);
+      expect(syncs).toHaveBeenCalledTimes(2);
     } finally {
       syncs.mockClear();
     }

@@ -1,4 +1,4 @@
-import { closeSync, fdatasyncSync, mkdirSync, openSync } from 'node:fs';
+import { closeSync, fdatasync, mkdirSync, openSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { DatabaseSync, type StatementSync } from 'node:sqlite';
 import { createCheckpointer } from './checkpointer';
@@ -12,7 +12,10 @@ import { createCheckpointer } from './checkpointer';
  * process can ever wait for another's lock.
  *
  * A commit is synced (the write-ahead log, fdatasync) when someone waits on it (`write`: an
- * append, an authorization), before they are told. A commit of `writeSoon` and `changeSoon`
+ * append, an authorization), before they are told. The sync runs off the event loop, so reads go on
+ * while the disk works, one at a time: the writes committed while one runs share the next. Readers
+ * in the process see a commit before its sync; the event log's subscriptions read only what is
+ * synced (sqlite-event-log.ts). A commit of `writeSoon` and `changeSoon`
  * changes alone (views, positions, the webhook queue: all rebuilt from the log) is not synced by
  * itself: the next synced commit, or the checkpoint, syncs it too, and a power cut can only take
  * the last few such commits, whole and in order (the log's frames are checksummed in a chain),
@@ -37,7 +40,10 @@ export interface EmbeddedDatabase {
   writeSoon<T>(statement: () => T): T;
   /** Several statements in this turn's transaction, undone alone if they throw, without waiting for the commit. */
   changeSoon<T>(change: () => T): T;
-  /** Called after every commit (synced first if it carried a `write`): what was written is now visible to every reader. */
+  /**
+   * Called after every commit: what was written is now visible to every reader in the process, though
+   * a `write` in it may not be synced yet (its promise says when it is).
+   */
   onCommit(listener: () => void): void;
   /** Releases this opener's use; the connection closes, after a last commit, when the last opener releases it. */
   close(): Promise<void>;
@@ -54,6 +60,11 @@ const CHECKPOINT_PAUSE_MS = 100;
  */
 const FALLBACK_CHECKPOINT_PAGES = 10_000;
 const DEFAULT_CHECKPOINT_PAGES = 1_000;
+
+interface Waiter {
+  done(): void;
+  failed(error: unknown): void;
+}
 
 interface Shared {
   database: EmbeddedDatabase;
@@ -125,7 +136,10 @@ function connect(path: string, forget: () => void): Shared {
   });
   const statements = new Map<string, StatementSync>();
   const listeners: (() => void)[] = [];
-  let waiting: { done(): void; failed(error: unknown): void }[] = [];
+  let waiting: Waiter[] = [];
+  /** Committed, and waiting for a sync that has not started yet. */
+  let unsynced: Waiter[] = [];
+  let syncing: Promise<void> | undefined;
   let inTurn = false;
   let broken: Error | undefined;
   let savepoints = 0;
@@ -147,19 +161,54 @@ function connect(path: string, forget: () => void): Shared {
     waiting = [];
     try {
       db.exec('COMMIT');
-      // The log's file lives as long as this connection (the last one to close removes it).
-      if (settled.length > 0) fdatasyncSync((walFd ??= openSync(`${path}-wal`, 'r+')));
     } catch (error) {
-      // What the disk refused is gone, and some of it (a view write) was already reported as done:
-      // refuse every write from now on, so nothing can be stacked on top; a restart replays the log.
-      broken = new Error('the embedded database could not commit and refuses writes until the process restarts', { cause: error });
+      refuseWritesFromNow(error);
       if (db.isTransaction) db.exec('ROLLBACK');
       for (const waiter of settled) waiter.failed(broken);
       return;
     }
-    for (const waiter of settled) waiter.done();
+    if (settled.length > 0) {
+      unsynced.push(...settled);
+      syncSoon();
+    }
     for (const listener of listeners) listener();
     checkpointer.nudge();
+  }
+
+  /**
+   * Syncs the write-ahead log for the writers committed and not yet synced, on libuv's thread pool:
+   * a sync takes milliseconds, and the event loop serves reads meanwhile. One at a time; the writers
+   * that commit while one runs share the next. The log is one file written in order, so a sync
+   * covers every commit before it.
+   */
+  function syncSoon(): void {
+    if (syncing || unsynced.length === 0) return;
+    const batch = unsynced;
+    unsynced = [];
+    // The log's file lives as long as this connection (the last one to close removes it).
+    walFd ??= openSync(`${path}-wal`, 'r+');
+    syncing = new Promise((synced) => {
+      fdatasync(walFd as number, (error) => {
+        syncing = undefined;
+        if (error) {
+          refuseWritesFromNow(error);
+          for (const waiter of [...batch, ...unsynced]) waiter.failed(broken);
+          unsynced = [];
+        } else {
+          for (const waiter of batch) waiter.done();
+          syncSoon();
+        }
+        synced();
+      });
+    });
+  }
+
+  /**
+   * What the disk refused is gone, and some of it (a view write) was already reported as done:
+   * refuse every write from now on, so nothing can be stacked on top; a restart replays the log.
+   */
+  function refuseWritesFromNow(cause: unknown): void {
+    broken ??= new Error('the embedded database could not commit and refuses writes until the process restarts', { cause });
   }
 
   /** Opens this turn's transaction if none is open: it commits when the turn ends. */
@@ -218,6 +267,7 @@ function connect(path: string, forget: () => void): Shared {
     shutDown: async () => {
       commitTurn();
       closing = true;
+      while (syncing) await syncing;
       forget();
       // The thread's connection first, so that this one closes last: the last connection to close
       // checkpoints what is left and removes the write-ahead log.

@@ -42,25 +42,19 @@ export function openSqliteEventLog(options: SqliteEventLogOptions): EventLog {
   createLogTables(db);
   const statement = (sql: string) => db.statement(sql);
   const subscriptions = new Set<SqliteLogSubscription>();
-  // Subscriptions read only committed records: the turn's transaction may still hold newer ones.
-  let committedEnd = integer(statement('SELECT COALESCE(MAX(seq), 0) AS seq FROM events').get()?.seq);
-  let writtenEnd = committedEnd;
+  // Subscriptions read only durable records: the turn's transaction may still hold newer ones, and a
+  // commit may still wait for its sync. A projection, a webhook never acts on what a power cut could take.
+  let durableEnd = integer(statement('SELECT COALESCE(MAX(seq), 0) AS seq FROM events').get()?.seq);
   let closed = false;
   // By sequence number, which names one record for good: the log is append-only.
   const parsed = new LRUCache<number, ParsedRecord>({ max: PARSED_RECORDS });
 
-  db.onCommit(() => {
-    if (writtenEnd === committedEnd) return;
-    committedEnd = writtenEnd;
-    for (const subscription of subscriptions) subscription.notify();
-  });
-
   const reader: LogReader = {
-    end: () => committedEnd,
+    end: () => durableEnd,
     page: (after, limit) =>
       statement('SELECT seq, topic, key, value FROM events WHERE seq > ? AND seq <= ? ORDER BY seq LIMIT ?').all(
         after,
-        committedEnd,
+        durableEnd,
         limit,
       ) as unknown as ReturnType<LogReader['page']>,
     recordOf: (row: LogRow) => {
@@ -87,16 +81,24 @@ export function openSqliteEventLog(options: SqliteEventLogOptions): EventLog {
     },
   };
 
-  /** Joins this turn's transaction (group commit: one sync for every append in flight); resolves once it is durable. */
-  function durablyAppended(topic: string, records: readonly OutgoingRecord[]): Promise<number> {
-    return db.write(() => {
-      let last = 0;
+  /**
+   * Joins this turn's transaction (group commit: one sync for every append in flight); resolves once
+   * it is durable, and then lets the subscriptions read up to it. Syncs complete in commit order and
+   * every record of an earlier commit has a smaller number, so everything up to `last` is durable.
+   */
+  async function durablyAppended(topic: string, records: readonly OutgoingRecord[]): Promise<number> {
+    const last = await db.write(() => {
+      let appended = 0;
       for (const { key, value } of records) {
-        last = Number(statement('INSERT INTO events (topic, key, value) VALUES (?, ?, ?)').run(topic, key, value).lastInsertRowid);
+        appended = Number(statement('INSERT INTO events (topic, key, value) VALUES (?, ?, ?)').run(topic, key, value).lastInsertRowid);
       }
-      writtenEnd = Math.max(writtenEnd, last);
-      return last;
+      return appended;
     });
+    if (last > durableEnd) {
+      durableEnd = last;
+      for (const subscription of subscriptions) subscription.notify();
+    }
+    return last;
   }
 
   /** Read-your-writes in one process: the caller answers only after the live projections saw its records. */

@@ -152,7 +152,11 @@ export class SqliteLogSubscription implements Subscription {
       // without this pause a catch-up would run as one task: one transaction for the whole backlog
       // (the turn's commit waits for the turn to end), nothing durable until its end, and no request
       // served meanwhile. Between pages the turn's writes commit and other work gets its turn.
-      if (rows.length === PAGE_SIZE) await new Promise((resolve) => setImmediate(resolve));
+      if (rows.length === PAGE_SIZE) {
+        // The position so far joins the turn's commit, which the pause lets through first.
+        if (this.flushTimer) this.flushPosition();
+        await new Promise((resolve) => setImmediate(resolve));
+      }
     }
   }
 
