@@ -7,9 +7,9 @@
 #   2. The embedded runtime from services/embedded/dist (build first: `npm run fuzz` does).
 #   3. Test data made through the real API: an authorization with every scope in one organization and
 #      a score for it (the read API's and the notifier's credential) with one webhook, three
-#      authorizations in another organization (the one the credentials service's token administers,
-#      so its fuzzing never revokes the reader), tokens minted by `rsd token` from the runtime's
-#      development secret.
+#      authorizations and one by claim link (decision 38) in another organization (the one the
+#      credentials service's token administers, so its fuzzing never revokes the reader), tokens minted
+#      by `rsd token` from the runtime's development secret.
 #   4. schemathesis run against each service with scripts/fuzz/schemathesis.toml, with the hooks
 #      module cpython_ast_guard.py (it keeps a CPython 3.11 parser bug inside Hypothesis from being
 #      reported as a failure of the product).
@@ -155,6 +155,15 @@ create_test_data() {
   for recipient in insurance_provider regulatory_body partner; do
     admin_client_ids+=("$(rsd authorizations create --org "$ADMIN_ORG" --recipient-type "$recipient" --scopes qr_score | json_field clientId)")
   done
+  # One whose key waits for its claim link (decision 38), so that new links are issued too, not only refused.
+  admin_client_ids+=("$(rsd authorizations create --org "$ADMIN_ORG" --recipient-type auditor --scopes qr_score \
+    --key-delivery claim-link | json_field clientId)")
+  # A claim link of the reader's organization (decision 38), out of the admin token's reach: its GET is
+  # answered 200 and its first POST 201, then 410; generated tokens get 404.
+  local claim_token
+  claim_token="$(rsd authorizations create --org "$READ_ORG" --recipient-type partner --scopes qr_score --key-delivery claim-link --env |
+    sed -n "s|^export RSD_CLAIM_URL='.*/claim/\(.*\)'$|\1|p")"
+  [ -n "$claim_token" ] || die "no claim link was issued"
   FUZZ_ADMIN_TOKEN="$(rsd token --org "$ADMIN_ORG" --scope authorizations:write --ttl 2h)"
   FUZZ_ENGINE_TOKEN="$(rsd token --scope scores:write --ttl 2h)"
   export FUZZ_READER_API_KEY FUZZ_ADMIN_TOKEN FUZZ_ENGINE_TOKEN
@@ -169,6 +178,7 @@ create_test_data() {
   printf '"%s"\n' https://93.184.216.34/hook https://127.0.0.1/hook https://10.0.0.8/hook \
     https://169.254.169.254/latest http://93.184.216.34/hook 'https://[::1]/hook' > "$st_dir/webhook-targets.dict"
   printf '"%s"\n' "$ADMIN_ORG" > "$st_dir/admin-organization.dict"
+  printf '"%s"\n' "$claim_token" > "$st_dir/claim-token.dict"
   printf '"%s"\n' "${admin_client_ids[@]}" > "$st_dir/admin-client-ids.dict"
   { date -u -d '1 day ago' +'"%F"'; printf '"%s"\n' "$today" 2024-02-29 2000-01-01; } > "$st_dir/past-dates.dict"
   log "test data: reader $reader_client_id in $READ_ORG with a score of $today and webhook $reader_webhook_id; ${#admin_client_ids[@]} authorizations in $ADMIN_ORG"

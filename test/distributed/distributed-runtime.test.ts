@@ -5,7 +5,7 @@ import { promisify } from 'node:util';
 import { Kafka, logLevel } from 'kafkajs';
 import { MongoClient } from 'mongodb';
 import { ACCESS_LOG_TOPIC, TOPICS } from '@rsd/contracts';
-import { READ_VIEWS, credentialView } from '@rsd/domain';
+import { READ_VIEWS, credentialView, generateApiKey } from '@rsd/domain';
 import { snapshotViews } from '@rsd/mongo';
 import { signDevToken } from '@rsd/platform';
 import { aScoreSubmission, describeWithInfra, request, type StartedServer } from '@rsd/testkit';
@@ -214,6 +214,52 @@ describeWithInfra('kafka', 'the distributed runtime, four processes over real Ka
       expect(refused.body.code).toBe('INVALID_API_KEY');
       expect((await read(replica, rotated)).status).toBe(200);
     }
+  });
+
+  test('when a key is delivered by a one-time claim link, then it works on both replicas only once claimed, the link works once, a new link kills the old and a revoke kills the link', async () => {
+    type Linked = { clientId: string; claim: { url: string } };
+    const claimBody = { method: 'POST', headers: { 'content-type': 'application/json', accept: 'application/json' }, body: '{}' };
+    const tokenOf = (url: string) => url.split('/').pop() ?? '';
+    const createLinked = async () => {
+      const linked = await orgAdmin.createAuthorization<Linked & Credential>(credentials.url, ORG, token, {
+        recipientType: 'auditor',
+        scopes: ['qr_score'],
+        keyDelivery: 'claimLink',
+      });
+      issuedKeys.push(tokenOf(linked.claim.url));
+      return linked;
+    };
+    const linked = await createLinked();
+    const guessed = { clientId: linked.clientId, apiKey: generateApiKey('rsk') };
+    for (const replica of readApis) await readUntil(replica, guessed, (r) => r.status === 401 && r.body.code === 'INVALID_API_KEY');
+
+    const opened = [
+      await request(linked.claim.url, { headers: { accept: 'application/json' } }),
+      await request(linked.claim.url, { headers: { accept: 'application/json' } }),
+    ];
+    expect(opened.map((answer) => answer.status)).toEqual([200, 200]);
+    const claimed = await request<Credential>(linked.claim.url, claimBody);
+    expect(claimed.status).toBe(201);
+    issuedKeys.push(claimed.body.apiKey);
+    for (const replica of readApis) await readUntil(replica, claimed.body, (r) => r.status === 200, 5_000, 50);
+    expect(await request(linked.claim.url, claimBody)).toMatchObject({ status: 410, body: { code: 'CLAIM_LINK_USED' } });
+
+    const replaced = await createLinked();
+    const reissued = await request<Linked>(`${credentials.url}/v1/organizations/${ORG}/authorizations/${replaced.clientId}/claim-link`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${token}` },
+    });
+    expect(reissued.status).toBe(200);
+    issuedKeys.push(tokenOf(reissued.body.claim.url));
+    expect(await request(replaced.claim.url, claimBody)).toMatchObject({ status: 404, body: { code: 'CLAIM_LINK_NOT_FOUND' } });
+
+    const revoked = await createLinked();
+    const revoke = await request(`${credentials.url}/v1/organizations/${ORG}/authorizations/${revoked.clientId}/revoke`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${token}` },
+    });
+    expect(revoke.status).toBe(200);
+    expect(await request(revoked.claim.url, claimBody)).toMatchObject({ status: 410, body: { code: 'CLAIM_LINK_EXPIRED' } });
   });
 
   test('when one credential reads through both replicas, then the credentials service lists every request within 10 s, whichever replica answered, and usage counts the successes', async () => {
@@ -447,7 +493,7 @@ describeWithInfra('kafka', 'the distributed runtime, four processes over real Ka
     expect(answer.body.clientId).toBe(createdDuringOutage!.clientId);
   }, 240_000);
 
-  test('when the run is over, then no raw API key is in any log, Kafka topic (the access log included) or MongoDB collection', async () => {
+  test('when the run is over, then no raw API key or claim-link token is in any log, Kafka topic (the access log included) or MongoDB collection', async () => {
     const haystacks = [...outputs, ...[...readApis, scoreIngest, credentials].map((s) => s.output())];
 
     const kafka = new Kafka({ brokers: env.KAFKA_BROKERS!.split(','), clientId: `e2e-leak-${runId}`, logLevel: logLevel.NOTHING });

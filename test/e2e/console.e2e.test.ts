@@ -270,6 +270,65 @@ describe('the console in a browser', () => {
     process.stderr.write(`[console] the list page after sign-in loaded in ${firstPageMs.map((ms) => ms.toFixed(0)).join(', ')} ms\n`);
   });
 
+  test('an administrator sends a one-time link; the recipient claims the key in another browser; the authorization page shows the claim and draws the reads', async () => {
+    const { context, page } = await newPage();
+    await signInWithProvider(page, `admin@${ORG}`);
+    await page.getByRole('link', { name: 'New authorization' }).click();
+    await page.getByLabel('Recipient type').selectOption('partner');
+    await page.getByLabel('Recipient name').fill('Contoso Partners');
+    await page.getByLabel(/Score and grade/).check();
+    await page.getByRole('radio', { name: /one-time link/ }).check();
+    await page.getByLabel('The link works for').selectOption('86400');
+    await page.getByRole('button', { name: 'Create authorization' }).click();
+    await visible(page.getByRole('heading', { level: 1, name: 'Claim link issued', exact: true }));
+    const link = (await page.locator('#claim-url').textContent()) ?? '';
+    const clientId = (await page.locator('#client-id').textContent()) ?? '';
+    expect(link).toMatch(new RegExp(`^${new URL(consoleUrl).origin}/claim/[A-Za-z0-9_-]{43}$`));
+    expect(await page.content()).not.toContain('id="api-key"');
+    await page.getByRole('button', { name: 'Copy link' }).click();
+    await visible(page.getByText('Copied.'));
+    expect(await page.evaluate('navigator.clipboard.readText()')).toBe(link);
+    await look(page, 'claim-link-once');
+
+    // The recipient, in a browser of its own: opening the link shows the grant, claiming shows the key once.
+    const recipient = await browser.newContext();
+    const claimPage = await recipient.newPage();
+    await loopbackOnly(claimPage);
+    consoleErrors.push(...watchConsoleErrors(claimPage, new URL(consoleUrl).origin));
+    await claimPage.goto(link);
+    await visible(claimPage.getByRole('heading', { level: 1, name: 'Claim your API key', exact: true }));
+    await visible(claimPage.getByText('Contoso Partners (Partner)'));
+    await look(claimPage, 'claim');
+    await claimPage.getByRole('button', { name: 'Claim the key' }).click();
+    await visible(claimPage.getByRole('heading', { level: 1, name: 'Your API key', exact: true }));
+    const apiKey = (await claimPage.locator('#api-key').textContent()) ?? '';
+    expect(apiKey).toMatch(/^rsk_/);
+    await look(claimPage, 'claimed-key');
+    await claimPage.goto(link);
+    await visible(claimPage.getByRole('heading', { level: 1, name: 'Link already used', exact: true }));
+    await look(claimPage, 'claim-used');
+    await recipient.close();
+
+    await eventually(async () => ((await read(clientId, apiKey)).status === 200 ? true : undefined));
+    await read(clientId, apiKey);
+    await read(clientId, `${apiKey.slice(0, -1)}x`);
+    await page.getByRole('link', { name: 'View the authorization' }).click();
+    await visible(page.getByText('Claimed by the recipient'));
+    await eventually(
+      async () => {
+        await page.reload();
+        return (await page.locator('#reads-chart-desc').textContent())?.includes('refusal from') ? true : undefined;
+      },
+      15_000,
+      250,
+    );
+    await visible(page.getByRole('img', { name: /Reads per day, last 30 days/ }));
+    expect(await page.content()).not.toContain(apiKey);
+    await look(page, 'detail-chart');
+    for (const secret of [apiKey, link.split('/').pop() ?? '']) expect(product.output()).not.toContain(secret);
+    await context.close();
+  }, 120_000);
+
   test('every page has no serious accessibility violation, and the console wrote no error to the browser console', async () => {
     // The checker itself finds what it should: an image without a text alternative is a critical violation.
     const control = await browser.newPage();
@@ -281,7 +340,7 @@ describe('the console in a browser', () => {
     expect(accessibility).toEqual(Object.fromEntries(Object.keys(accessibility).map((name) => [name, []])));
     // Refused documents are logged by Chromium as failed loads; those statuses were each asserted above. Nothing else.
     const unexpected = consoleErrors.filter(
-      (error) => !/Failed to load resource: the server responded with a status of 40[034]/.test(error),
+      (error) => !/Failed to load resource: the server responded with a status of (40[034]|410)/.test(error),
     );
     expect(unexpected).toEqual([]);
   });

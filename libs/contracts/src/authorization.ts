@@ -15,6 +15,12 @@ export const AUTHORIZATION_STATUSES = ['active', 'revoked', 'expired'] as const;
 export const authorizationStatusSchema = z.enum(AUTHORIZATION_STATUSES).meta({ id: 'AuthorizationStatus' });
 export type AuthorizationStatus = z.infer<typeof authorizationStatusSchema>;
 
+/** Decision 38: how the key reaches the recipient. `claimLink`: no key exists until the recipient claims it by a one-time link. */
+export const KEY_DELIVERIES = ['response', 'claimLink'] as const;
+export const keyDeliverySchema = z.enum(KEY_DELIVERIES).meta({ id: 'KeyDelivery' });
+export type KeyDelivery = z.infer<typeof keyDeliverySchema>;
+export const CLAIM_VALID_SECONDS = { min: 3600, max: 604_800, default: 259_200 } as const;
+
 /** POST /v1/organizations/{organizationId}/authorizations */
 export const createAuthorizationRequestSchema = z
   .strictObject({
@@ -44,8 +50,26 @@ export const createAuthorizationRequestSchema = z
       .meta({
         description: `Up to ${MAX_ALLOWED_CIDRS} IPv4/IPv6 addresses or CIDR ranges; reads from any other client address are refused with 403 ADDRESS_NOT_ALLOWED`,
       }),
+    keyDelivery: keyDeliverySchema.optional().meta({
+      description:
+        '`response` (default): the key is in the 201. `claimLink`: no key exists yet; the 201 carries a one-time link the recipient claims it by',
+    }),
+    claimValidSeconds: claimValidSecondsSchema().optional(),
   })
   .meta({ id: 'CreateAuthorizationRequest' });
+
+function claimValidSecondsSchema() {
+  return z
+    .int()
+    .min(CLAIM_VALID_SECONDS.min)
+    .max(CLAIM_VALID_SECONDS.max)
+    .meta({ description: `How long a claim link works, in seconds (default ${CLAIM_VALID_SECONDS.default}, 72 h)` });
+}
+
+/** POST /v1/organizations/{organizationId}/authorizations/{clientId}/claim-link (decision 38); the body is optional. */
+export const issueClaimLinkRequestSchema = z
+  .strictObject({ claimValidSeconds: claimValidSecondsSchema().optional() })
+  .meta({ id: 'IssueClaimLinkRequest' });
 
 /** POST /v1/organizations/{organizationId}/authorizations/{clientId}/rotate (decision 19); the body is optional. */
 export const MAX_OVERLAP_SECONDS = 604_800;
@@ -91,15 +115,66 @@ export const authorizationSchema = z
       .nullable()
       .meta({ description: 'The last successful read; null when there has been none. May lag by up to 60 s' }),
     usage: authorizationUsageSchema,
+    keyClaimed: z
+      .boolean()
+      .meta({ description: 'Decision 38: false while a key delivered by claim link waits to be claimed; true otherwise' }),
+    claimedAt: utcInstantSchema.nullable().meta({ description: 'When the recipient claimed the key by its link; null otherwise' }),
+    claimedFromAddress: z
+      .string()
+      .max(64)
+      .nullable()
+      .meta({ description: 'The client address the key was claimed from; null until claimed' }),
   })
   .meta({ id: 'Authorization' });
 export type Authorization = z.infer<typeof authorizationSchema>;
 
-/** The 201 of a create: the only response that ever contains `apiKey`. */
+/** The 201 of a create with the key in the response: the only response to an organization that ever contains `apiKey`. */
 export const createdAuthorizationSchema = authorizationSchema
   .extend({ apiKey: z.string().meta({ description: 'Shown exactly once; store it now' }) })
   .meta({ id: 'CreatedAuthorization' });
 export type CreatedAuthorization = z.infer<typeof createdAuthorizationSchema>;
+
+/** Decision 38: a one-time link, shown once to the organization; the service keeps only its digest. */
+export const claimLinkSchema = z
+  .object({
+    url: z.string().meta({ description: 'Works once: a GET shows what is granted, a POST creates and shows the key' }),
+    expiresAt: utcInstantSchema.meta({ description: 'First instant at which the link no longer works' }),
+  })
+  .meta({ id: 'ClaimLink' });
+export type ClaimLink = z.infer<typeof claimLinkSchema>;
+
+/** The 201 of a create by claim link, and the 200 of a new link: no key, the link instead. */
+export const authorizationWithClaimLinkSchema = authorizationSchema
+  .extend({ claim: claimLinkSchema })
+  .meta({ id: 'AuthorizationWithClaimLink' });
+export type AuthorizationWithClaimLink = z.infer<typeof authorizationWithClaimLinkSchema>;
+
+export const createAuthorizationResponseSchema = z
+  .union([createdAuthorizationSchema, authorizationWithClaimLinkSchema])
+  .meta({ id: 'CreateAuthorizationResponse' });
+
+/** GET /claim/{token} as JSON: what the link grants, and nothing it could be used with. */
+export const claimGrantSchema = z
+  .object({
+    organizationId: organizationIdSchema,
+    clientId: clientIdSchema,
+    recipientName: z.string().nullable(),
+    recipientType: recipientTypeSchema,
+    scopes: z.array(scopeSchema),
+    expiresAt: utcInstantSchema.nullable().meta({ description: "The authorization's expiry; null: none" }),
+    claimExpiresAt: utcInstantSchema.meta({ description: 'First instant at which the link no longer works' }),
+  })
+  .meta({ id: 'ClaimGrant' });
+export type ClaimGrant = z.infer<typeof claimGrantSchema>;
+
+/** POST /claim/{token} as JSON: the key, shown this once. */
+export const claimedKeySchema = z
+  .object({
+    clientId: clientIdSchema,
+    apiKey: z.string().meta({ description: 'Shown exactly once; store it now' }),
+  })
+  .meta({ id: 'ClaimedKey' });
+export type ClaimedKey = z.infer<typeof claimedKeySchema>;
 
 /** The 200 of a rotation: the new key, shown only here, and until when the previous one still works. */
 export const rotatedAuthorizationSchema = authorizationSchema

@@ -15,6 +15,7 @@ export const EVENT_TYPES = {
   authorizationRevoked: 'com.resiliencescore.authorization.revoked.v1',
   authorizationExpired: 'com.resiliencescore.authorization.expired.v1',
   authorizationKeyRotated: 'com.resiliencescore.authorization.key-rotated.v1',
+  authorizationKeyClaimed: 'com.resiliencescore.authorization.key-claimed.v1',
   scoreCalculated: 'com.resiliencescore.score.calculated.v1',
 } as const;
 
@@ -46,7 +47,8 @@ export const authorizationCreatedSchema = cloudEvent(
     recipientName: z.string().nullable(),
     scopes: z.array(scopeSchema).min(1),
     expiresAt: utcInstantSchema.nullable(),
-    keyDigest: keyDigestSchema,
+    /** Decision 38: null while the key waits to be claimed by its link (no key exists yet); every key is refused until then. */
+    keyDigest: keyDigestSchema.nullable(),
     createdAt: utcInstantSchema,
     revision: revisionSchema,
     /** Absent in events written before decision 22: no allow list. */
@@ -64,6 +66,18 @@ export const authorizationKeyRotatedSchema = cloudEvent(
     previousKeyDigest: keyDigestSchema.nullable(),
     previousKeyExpiresAt: utcInstantSchema.nullable(),
     rotatedAt: utcInstantSchema,
+    revision: revisionSchema,
+  }),
+);
+
+/** Decision 38: the recipient claimed its key by the one-time link; the digest only, never the key, the link or the address. */
+export const authorizationKeyClaimedSchema = cloudEvent(
+  EVENT_TYPES.authorizationKeyClaimed,
+  z.object({
+    clientId: clientIdSchema,
+    organizationId: organizationIdSchema,
+    keyDigest: keyDigestSchema,
+    claimedAt: utcInstantSchema,
     revision: revisionSchema,
   }),
 );
@@ -95,12 +109,14 @@ export const authorizationEventSchema = z.discriminatedUnion('type', [
   authorizationRevokedSchema,
   authorizationExpiredSchema,
   authorizationKeyRotatedSchema,
+  authorizationKeyClaimedSchema,
 ]);
 export const domainEventSchema = z.discriminatedUnion('type', [
   authorizationCreatedSchema,
   authorizationRevokedSchema,
   authorizationExpiredSchema,
   authorizationKeyRotatedSchema,
+  authorizationKeyClaimedSchema,
   scoreCalculatedSchema,
 ]);
 
@@ -108,6 +124,7 @@ export type AuthorizationCreated = z.infer<typeof authorizationCreatedSchema>;
 export type AuthorizationRevoked = z.infer<typeof authorizationRevokedSchema>;
 export type AuthorizationExpired = z.infer<typeof authorizationExpiredSchema>;
 export type AuthorizationKeyRotated = z.infer<typeof authorizationKeyRotatedSchema>;
+export type AuthorizationKeyClaimed = z.infer<typeof authorizationKeyClaimedSchema>;
 export type ScoreCalculated = z.infer<typeof scoreCalculatedSchema>;
 export type AuthorizationEvent = z.infer<typeof authorizationEventSchema>;
 export type DomainEvent = z.infer<typeof domainEventSchema>;

@@ -1,4 +1,4 @@
-import { hash, randomInt, timingSafeEqual } from 'node:crypto';
+import { hash, randomBytes, randomInt, timingSafeEqual } from 'node:crypto';
 import { crc32 } from 'node:zlib';
 
 const BASE62 = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
@@ -58,4 +58,17 @@ export function digestsMatch(a: string, b: string): boolean {
   const left = Buffer.from(a, 'hex');
   const right = Buffer.from(b, 'hex');
   return left.length === right.length && left.length > 0 && timingSafeEqual(left, right);
+}
+
+/** Decision 38: 32 random bytes, base64url (43 characters, 256 bits; the decision asks for 128). */
+export function generateClaimToken(): string {
+  return randomBytes(32).toString('base64url');
+}
+
+/** The shape of a token this service issues: anything else is unknown without a lookup. */
+export const CLAIM_TOKEN_PATTERN = /^[A-Za-z0-9_-]{43}$/;
+
+/** Like a key, a token carries 256 random bits: its SHA-256 is all that is kept. */
+export function digestClaimToken(token: string): string {
+  return hash('sha256', token, 'hex');
 }

@@ -3,12 +3,14 @@ import type { AccessRecord, AccessResource } from '@rsd/contracts';
 import {
   bucketStart,
   HOUR_MS,
-  isSuccessfulRead,
+  countsAsRefusal,
+  countsAsUse,
   MINUTE_MS,
   NO_USAGE,
   USAGE_BUCKET_RETENTION_MS,
   usageBucketRanges,
   usageFrom,
+  type DailyReads,
   type RecordUsage,
   type UsageBucket,
   type UsageGrain,
@@ -107,6 +109,8 @@ export async function openMongoAccessLogStore(db: Db, options: MongoAccessLogSto
         clientId,
         at: { $gte: new Date(start), $lt: new Date(start + MINUTE_MS) },
         status: { $gte: 200, $lt: 400 },
+        // Decision 38's claims are listed, not counted as reads (countsAsUse).
+        resource: { $ne: 'claim' },
       });
       await raise({ _id: bucketId(clientId, 'minute', start) }, { reads }, { clientId, grain: 'minute', bucket: new Date(start) });
       const hour = bucketStart('hour', start);
@@ -131,7 +135,7 @@ export async function openMongoAccessLogStore(db: Db, options: MongoAccessLogSto
     async add(records) {
       if (records.length === 0) return;
       await insertOnce(records);
-      await recount(records.filter((record) => isSuccessfulRead(record.status)));
+      await recount(records.filter(countsAsUse));
     },
 
     async page(clientId, { limit, after }) {
@@ -146,6 +150,23 @@ export async function openMongoAccessLogStore(db: Db, options: MongoAccessLogSto
       }
       const found = await entries.find(filter, { sort: { at: -1, requestId: -1, _id: -1 }, limit }).toArray();
       return found.map(recordOf);
+    },
+
+    async dailyReads(clientId, from, to) {
+      // Counted here rather than by an aggregation: FerretDB 1.24 has no date operators in $group.
+      const days = new Map<string, DailyReads>();
+      const found = entries.find({ clientId, at: { $gte: from, $lt: to } }, { projection: { at: 1, status: 1, resource: 1 } });
+      for await (const entry of found) {
+        const read = countsAsUse(entry) ? 1 : 0;
+        const refusal = countsAsRefusal(entry) ? 1 : 0;
+        if (read + refusal === 0) continue;
+        const day = entry.at.toISOString().slice(0, 10);
+        const counted = days.get(day) ?? { day, reads: 0, refusals: 0 };
+        counted.reads += read;
+        counted.refusals += refusal;
+        days.set(day, counted);
+      }
+      return [...days.values()].sort((a, b) => a.day.localeCompare(b.day));
     },
 
     async usage(clientIds, now) {

@@ -36,6 +36,10 @@ const RECORD_FIELDS = [
   'previousKeyExpiresAt',
   'allowedCidrs',
   'expiresAt',
+  'claimTokenDigest',
+  'claimExpiresAt',
+  'claimedAt',
+  'claimedFromAddress',
   'createdAt',
   'revokedAt',
   'expiredAt',
@@ -62,6 +66,8 @@ export async function openMongoAuthorizationStore(db: Db): Promise<Authorization
   await authorizations.createIndex({ organizationId: 1, createdAt: -1 });
   await authorizations.createIndex({ pendingExpiryAt: 1 }, { sparse: true });
   await authorizations.createIndex({ hasOutbox: 1, createdAt: 1 });
+  // Decision 38: sparse, so the records delivered in the response (no link) are not in it.
+  await authorizations.createIndex({ claimTokenDigest: 1 }, { sparse: true });
   const writes = createPerKeyQueue();
   let closed = false;
 
@@ -100,6 +106,11 @@ export async function openMongoAuthorizationStore(db: Db): Promise<Authorization
         .find<StoredAuthorization>({ organizationId }, { projection: RECORD_PROJECTION, sort: { createdAt: -1, _id: 1 } })
         .toArray();
       return found.map(recordOf);
+    },
+
+    async findByClaimToken(tokenDigest) {
+      const found = await authorizations.findOne<StoredAuthorization>({ claimTokenDigest: tokenDigest }, { projection: RECORD_PROJECTION });
+      return found ? recordOf(found) : undefined;
     },
 
     async findDueForExpiry(now, limit) {

@@ -31,7 +31,7 @@ export function accessLog(log: Logger): RequestHandler {
       const entry = {
         reqId: requestId,
         method: req.method,
-        url: withoutQuery(req.originalUrl),
+        url: loggedUrlOf(res) ?? withoutQuery(req.originalUrl),
         status: res.statusCode,
         ms: Math.round((performance.now() - started) * 100) / 100,
         remoteAddress: req.socket.remoteAddress,
@@ -44,6 +44,15 @@ export function accessLog(log: Logger): RequestHandler {
     });
     next();
   };
+}
+
+/**
+ * A route whose path itself holds a secret (a claim link's token, decision 38) names what to log instead,
+ * in `res.locals.loggedUrl`, before the response finishes.
+ */
+function loggedUrlOf(res: Response): string | undefined {
+  const url: unknown = res.locals.loggedUrl;
+  return typeof url === 'string' ? url : undefined;
 }
 
 /** Query strings are dropped from logs: callers sometimes put secrets where they do not belong. */

@@ -17,6 +17,8 @@ export interface OpenApiResponse {
   /** The JSON body; none for a response without a body (a 304). */
   schema?: z.ZodType;
   headers?: Record<string, OpenApiHeader>;
+  /** Also (or, without `schema`, only) answered as an HTML page: a browser's request. */
+  html?: boolean;
 }
 
 export interface OpenApiOperation {
@@ -118,7 +120,14 @@ export function buildOpenApiDocument(info: OpenApiInfo, operations: OpenApiOpera
       responses[status] = {
         description: response.description,
         ...(response.headers ? { headers: response.headers } : {}),
-        ...(response.schema ? { content: { 'application/json': { schema: ref(response.schema) } } } : {}),
+        ...(response.schema || response.html
+          ? {
+              content: {
+                ...(response.schema ? { 'application/json': { schema: ref(response.schema) } } : {}),
+                ...(response.html ? { 'text/html': { schema: { type: 'string' } } } : {}),
+              },
+            }
+          : {}),
       };
     }
     const pathItem = (paths[op.path] ??= op.servers ? { servers: op.servers } : {});

@@ -1,5 +1,5 @@
 import type { AccessRecord } from '@rsd/contracts';
-import type { AccessLogPosition, RecordUsage } from '@rsd/domain';
+import type { AccessLogPosition, DailyReads, RecordUsage } from '@rsd/domain';
 import type { EventRecord, Subscription } from './event-log';
 
 /**
@@ -18,6 +18,11 @@ export interface AccessLogStore {
   page(clientId: string, options: { limit: number; after?: AccessLogPosition }): Promise<AccessRecord[]>;
   /** Decision 20 for each Client ID asked for; one that never read successfully gets NO_USAGE. */
   usage(clientIds: readonly string[], now: Date): Promise<Map<string, RecordUsage>>;
+  /**
+   * One Client ID's reads and refusals per UTC day for records at or after `from` and before `to`
+   * (decision 38's chart), only the days that have any, oldest first; claims are not counted.
+   */
+  dailyReads(clientId: string, from: Date, to: Date): Promise<DailyReads[]>;
   /** Forgets records older than `before`, and usage buckets too old for any window. A store with a TTL index may leave it to the server. */
   prune(before: Date, now: Date): Promise<void>;
   close(): Promise<void>;

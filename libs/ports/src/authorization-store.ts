@@ -24,6 +24,11 @@ export interface AuthorizationStore {
   find(organizationId: string, clientId: string): Promise<StoredAuthorization | undefined>;
   /** Newest first. */
   list(organizationId: string): Promise<StoredAuthorization[]>;
+  /**
+   * Decision 38: the authorization whose current claim link has this token digest (a spent one
+   * included: it stays until a new link replaces it), through an index; undefined when none has.
+   */
+  findByClaimToken(tokenDigest: string): Promise<StoredAuthorization | undefined>;
   /** Authorizations neither revoked nor marked expired whose `expiresAt` is at or before `now`. */
   findDueForExpiry(now: Date, limit: number): Promise<StoredAuthorization[]>;
   pendingOutbox(limit: number): Promise<PendingOutbox[]>;

@@ -1,8 +1,12 @@
+import { randomUUID } from 'node:crypto';
 import type { Express } from 'express';
 import type { Operations } from '@rsd/observability';
 import { createBaseApp, finishApp, mountApiDocs, type Logger, type TokenVerifier } from '@rsd/platform';
-import type { AccessLogStore, AuthorizationStore, Clock } from '@rsd/ports';
+import type { AccessLogStore, AuthorizationStore, Clock, RateLimitStoreFactory } from '@rsd/ports';
+import { failedAuthenticationLimit } from '@rsd/recipient-access';
 import { authorizationRoutes } from './authorizations/authorization-routes';
+import { claimRoutes } from './claims/claim-routes';
+import { CLAIM_PATH } from './claims/claim-url';
 import { CONSOLE_PATH } from './console/console-config';
 import { consoleRoutes, type ConsoleRoutesDeps } from './console/console-routes';
 import type { CredentialsConfig } from './config';
@@ -18,6 +22,8 @@ export interface CredentialsAppDeps {
   clock: Clock;
   log: Logger;
   verifyToken: TokenVerifier;
+  /** Decision 38: failed claim-link attempts are counted per address in these (the read API's failed-authentication counters where they share a backend). */
+  rateLimitStores: RateLimitStoreFactory;
   operations?: Operations;
   /** Decisions 30-32: the console's sessions and its sign-in; without them the service has no console (tests of the API alone). */
   console?: Pick<ConsoleRoutesDeps, 'sessions' | 'oidc' | 'claims' | 'publicOrigin'>;
@@ -38,8 +44,15 @@ export function buildApp(deps: CredentialsAppDeps): Express {
     clientIdPrefix: config.CLIENT_ID_PREFIX,
     apiKeyPrefix: config.API_KEY_PREFIX,
     publishDeadlineMs: config.EVENT_LOG_PUBLISH_DEADLINE_MS,
+    claimLinkBaseUrl: config.CLAIM_LINK_BASE_URL,
   };
   app.use('/v1', authorizationRoutes({ ...useCases, verifyToken }));
+  const limitFailures = failedAuthenticationLimit({
+    stores: deps.rateLimitStores,
+    limitPerMinute: config.FAILED_AUTH_LIMIT_PER_MINUTE,
+    log,
+  });
+  app.use(CLAIM_PATH, claimRoutes({ ...useCases, newEventId: randomUUID, limitFailures, publicOrigin: deps.console?.publicOrigin }));
   if (deps.console) app.use(CONSOLE_PATH, consoleRoutes({ ...useCases, ...deps.console }));
   return finishApp(app, log);
 }

@@ -16,6 +16,7 @@ describe('credentials config', () => {
       OUTBOX_RELAY_INTERVAL_MS: 1000,
       EVENT_LOG_PUBLISH_DEADLINE_MS: 5000,
       ACCESS_LOG_RETENTION_DAYS: 90,
+      FAILED_AUTH_LIMIT_PER_MINUTE: 120,
       LOG_LEVEL: 'info',
       JWT_HS256_SECRET: TEST_JWT_SECRET,
     });

@@ -18,6 +18,10 @@ const serviceConfigSchema = z
     EVENT_LOG_PUBLISH_DEADLINE_MS: env.positiveInt(5000),
     /** Decision 21: access-log entries older than this are pruned (a TTL index on MongoDB); set the same value on the read API. */
     ACCESS_LOG_RETENTION_DAYS: accessLogRetentionDays(),
+    /** Decision 38: failed claim-link attempts (unknown, used, expired) per client address per minute; the read API's failed-authentication budget, shared. */
+    FAILED_AUTH_LIMIT_PER_MINUTE: env.positiveInt(120),
+    /** Decision 38: where claim links point (the credentials service's public origin); unset: the origin the create request reached. */
+    CLAIM_LINK_BASE_URL: env.optionalString().pipe(z.url({ protocol: /^https?$/, error: 'must be an http(s) URL' }).optional()),
     LOG_LEVEL: env.logLevel(),
   })
   .superRefine((value, ctx) => {

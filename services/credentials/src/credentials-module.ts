@@ -1,7 +1,8 @@
+import { MemoryStore } from 'express-rate-limit';
 import { createServiceMetrics } from '@rsd/observability';
 import { createTokenVerifier, inOrder, type Logger } from '@rsd/platform';
 import type { Clock } from '@rsd/ports';
-import type { RunningService, Runtime } from '@rsd/runtime';
+import type { RunningService, Runtime, RuntimeConfig } from '@rsd/runtime';
 import { buildApp } from './app';
 import type { CredentialsConfig } from './config';
 import { createExpiryScheduler } from './expiry/expiry-scheduler';
@@ -13,7 +14,7 @@ import { createConsoleSessions } from './console/console-sessions';
 import { createOidcSignIn } from './console/oidc-sign-in';
 
 export interface CredentialsModuleDeps {
-  config: CredentialsConfig;
+  config: CredentialsConfig & Partial<Pick<RuntimeConfig, 'RUNTIME' | 'REDIS_URL'>>;
   runtime: Runtime;
   clock: Clock;
   log: Logger;
@@ -46,6 +47,8 @@ export async function createCredentialsModule({ config, runtime, clock, log }: C
   const consoleState = await runtime.openConsoleStateStore();
   const sessions = createConsoleSessions(clock, consoleState);
   const oidcSettings = oidcSettingsOf(config);
+  // Decision 38's claim attempts: counted with the read API's failed authentications where Redis is configured (or in one process); else per replica.
+  const rateLimitStores = config.RUNTIME === 'embedded' || config.REDIS_URL ? await runtime.rateLimitStores() : () => new MemoryStore();
   const app = buildApp({
     config,
     store,
@@ -54,6 +57,7 @@ export async function createCredentialsModule({ config, runtime, clock, log }: C
     clock,
     log,
     verifyToken: createTokenVerifier(config),
+    rateLimitStores,
     operations: { metrics: createServiceMetrics('credentials'), readiness: runtime.readiness() },
     console: {
       sessions,

@@ -1,6 +1,9 @@
 import { credentialsOpenApi } from './openapi';
 
-type Operation = { responses: Record<string, { description: string; headers?: Record<string, unknown>; content?: unknown }> };
+type Operation = {
+  security?: unknown[];
+  responses: Record<string, { description: string; headers?: Record<string, unknown>; content?: unknown }>;
+};
 type Document = { paths: Record<string, Record<string, Operation>>; components: { schemas: Record<string, { properties?: object }> } };
 
 const document = credentialsOpenApi() as Document;
@@ -21,6 +24,8 @@ describe('credentials API documentation', () => {
   test('when a token is refused, then the 401 documents its WWW-Authenticate challenge', () => {
     for (const [path, methods] of Object.entries(document.paths)) {
       for (const [method, operation] of Object.entries(methods)) {
+        // The claim link's operations are public (decision 38): no token, no 401.
+        if (method === 'servers' || operation.security?.length === 0) continue;
         expect([method, path, operation.responses['401']?.headers]).toEqual([method, path, { 'WWW-Authenticate': expect.anything() }]);
       }
     }
@@ -49,5 +54,29 @@ describe('credentials API documentation: usage and the access log (decisions 20 
       'resource',
       'status',
     ]);
+  });
+});
+
+describe('credentials API documentation: claim links (decision 38)', () => {
+  test('when the claim link is described, then GET and POST are public, answer JSON or a page, and document every refusal', () => {
+    const claim = document.paths['/claim/{token}'];
+
+    expect(claim?.get?.security).toEqual([]);
+    expect(Object.keys(claim?.get?.responses ?? {})).toEqual(expect.arrayContaining(['200', '404', '410', '429', '405', '503']));
+    expect(claim?.get?.responses['200']?.content).toEqual({
+      'application/json': { schema: { $ref: '#/components/schemas/ClaimGrant' } },
+      'text/html': { schema: { type: 'string' } },
+    });
+    expect(Object.keys(claim?.post?.responses ?? {})).toEqual(expect.arrayContaining(['201', '400', '403', '404', '410', '429']));
+    expect(claim?.post?.responses['403']?.content).toEqual({ 'text/html': { schema: { type: 'string' } } });
+  });
+
+  test('when a new link is described, then its 409 names both refusals', () => {
+    const reissue = document.paths['/organizations/{organizationId}/authorizations/{clientId}/claim-link']?.post;
+
+    expect(reissue?.responses['409']?.description).toMatch(/KEY_ALREADY_CLAIMED.*AUTHORIZATION_INACTIVE/);
+    expect(Object.keys(document.components.schemas.Authorization?.properties ?? {})).toEqual(
+      expect.arrayContaining(['keyClaimed', 'claimedAt', 'claimedFromAddress']),
+    );
   });
 });

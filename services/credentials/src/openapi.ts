@@ -3,8 +3,12 @@ import {
   accessLogPageSchema,
   authorizationListSchema,
   authorizationSchema,
+  authorizationWithClaimLinkSchema,
+  claimedKeySchema,
+  claimGrantSchema,
+  createAuthorizationResponseSchema,
+  issueClaimLinkRequestSchema,
   createAuthorizationRequestSchema,
-  createdAuthorizationSchema,
   rotateAuthorizationRequestSchema,
   rotatedAuthorizationSchema,
 } from '@rsd/contracts';
@@ -79,13 +83,19 @@ const operations: OpenApiOperation[] = [
       '"valid through the end of that UTC day" and is answered as the next day\'s 00:00:00.000Z, the first instant ' +
       'the credential no longer works; an `expiresAt` that is not in the future is refused (400), which the schema ' +
       'cannot say. The key works from the moment its creation reaches the read API: at once while the event log is ' +
-      'up, otherwise once it is back (the 201 does not wait for it).',
+      'up, otherwise once it is back (the 201 does not wait for it). With `"keyDelivery": "claimLink"` (decision 38) no key ' +
+      'exists yet: the 201 carries `claim: { url, expiresAt }`, a link that works once for `claimValidSeconds` (default ' +
+      '259200, 3600–604800), and every key is refused until the recipient claims it.',
     tags,
     security: 'bearer',
     parameters: [organizationIdParameter],
     requestBody: createAuthorizationRequestSchema,
     responses: {
-      '201': ok('Created, with the API key (only here)', createdAuthorizationSchema, { Location: text('The new authorization') }),
+      '201': ok(
+        'Created: with the API key (only here), or with `keyDelivery: "claimLink"` the one-time claim link instead (no key exists until the recipient claims it)',
+        createAuthorizationResponseSchema,
+        { Location: text('The new authorization') },
+      ),
       ...callerErrors,
       '400': error(
         'INVALID_ORGANIZATION_ID or INVALID_PARAMETER (path), MALFORMED_JSON, or VALIDATION_FAILED with `details` naming every problem (an `expiresAt` not in the future included)',
@@ -193,6 +203,115 @@ const operations: OpenApiOperation[] = [
     },
   },
 ];
+
+const claimTokenParameter = {
+  name: 'token',
+  in: 'path',
+  required: true,
+  description: 'The token of the one-time claim link, exactly as in its URL',
+  schema: { type: 'string' },
+};
+const claimTags = ['Claim links'];
+const secretNoStore = { 'Cache-Control': text('`no-store`') };
+const claimRefusals = {
+  '404': { ...error('CLAIM_LINK_NOT_FOUND: no such link (mistyped, or replaced by a newer one)'), html: true },
+  '410': {
+    ...error(
+      'CLAIM_LINK_USED: the link has been used; CLAIM_LINK_EXPIRED: the link has passed its `expiresAt`, or the authorization it grants was revoked or has expired',
+    ),
+    html: true,
+  },
+  '429': {
+    ...error("Too many failed claim attempts from this address (shared with the read API's failed-authentication budget); no `code`", {
+      'Retry-After': text('Seconds to wait'),
+    }),
+    html: true,
+  },
+};
+
+operations.push(
+  {
+    method: 'post',
+    path: '/organizations/{organizationId}/authorizations/{clientId}/claim-link',
+    operationId: 'issueClaimLink',
+    summary: 'Issue a new one-time claim link for an unclaimed authorization',
+    description:
+      'Decision 38: a new link (shown only in this response) for an authorization whose key waits to be claimed; the ' +
+      'previous link stops working at once (it answers 404 CLAIM_LINK_NOT_FOUND). The link lasts `claimValidSeconds` ' +
+      "(default 259200), never past the authorization's `expiresAt`. The body is optional.",
+    tags,
+    security: 'bearer',
+    parameters: [organizationIdParameter, clientIdParameter],
+    requestBody: issueClaimLinkRequestSchema,
+    requestBodyOptional: true,
+    responses: {
+      '200': ok('The authorization, with its new claim link (only here)', authorizationWithClaimLinkSchema),
+      ...callerErrors,
+      '400': error(
+        'INVALID_ORGANIZATION_ID or INVALID_PARAMETER (path), MALFORMED_JSON, or VALIDATION_FAILED (claimValidSeconds not a whole number 3600–604800, or an unknown field)',
+      ),
+      '404': error('AUTHORIZATION_NOT_FOUND: no such Client ID in this organization'),
+      '409': error(
+        'KEY_ALREADY_CLAIMED: the key has been claimed (rotate it for a new one); AUTHORIZATION_INACTIVE: the authorization is revoked or expired',
+      ),
+      '413': error('PAYLOAD_TOO_LARGE: the body is over 16 kB'),
+      '415': error('UNSUPPORTED_MEDIA_TYPE: the body is not application/json'),
+      '503': error('SERVICE_UNAVAILABLE: the authorization kept changing concurrently; nothing was issued, try again'),
+    },
+  },
+  {
+    method: 'get',
+    path: '/claim/{token}',
+    servers: [{ url: '/' }],
+    operationId: 'describeClaim',
+    summary: 'What a one-time claim link grants (consumes nothing)',
+    description:
+      'Decision 38: the organization, recipient, scopes and expiry the link grants, as JSON with `Accept: application/json`, ' +
+      'else as an HTML page with the form that claims the key. Opening the link uses nothing up: mail scanners open links. ' +
+      'Failed attempts count per client address like failed authentications.',
+    tags: claimTags,
+    security: 'public',
+    parameters: [claimTokenParameter],
+    responses: {
+      '200': { description: 'What the link grants', schema: claimGrantSchema, headers: secretNoStore, html: true },
+      '400': error('INVALID_PARAMETER: the token is not percent-encoded UTF-8'),
+      ...claimRefusals,
+    },
+  },
+  {
+    method: 'post',
+    path: '/claim/{token}',
+    servers: [{ url: '/' }],
+    operationId: 'claimKey',
+    summary: 'Claim the API key: it is created now and shown this once',
+    description:
+      'Decision 38: creates the key, stores only its digest and answers it once; the link is used up. A program sends ' +
+      '`Content-Type: application/json` (any JSON body, or none) or `Accept: application/json` and needs no cookie. The HTML ' +
+      "form of the GET page carries a CSRF token matched against that page's cookie; a form without it is refused (403 page). " +
+      'Until the key is claimed the read API and the notifier refuse every key with 401 INVALID_API_KEY; the claimed key ' +
+      'works once its event reaches the read API (at once while the event log is up).',
+    tags: claimTags,
+    security: 'public',
+    parameters: [claimTokenParameter],
+    requestBody: z.unknown(),
+    requestBodyOptional: true,
+    responses: {
+      '201': {
+        description: 'The Client ID and the new API key, shown only here',
+        schema: claimedKeySchema,
+        headers: secretNoStore,
+        html: true,
+      },
+      '400': error(
+        'MALFORMED_JSON: the body is not valid JSON (or the form cannot be read), or INVALID_PARAMETER: the token is not percent-encoded UTF-8',
+      ),
+      '403': { description: 'The HTML form did not carry the CSRF token of its page (a page only)', html: true },
+      '413': error('PAYLOAD_TOO_LARGE: the body is over 4 kB'),
+      '415': error('UNSUPPORTED_MEDIA_TYPE: a JSON body in another charset, or a Content-Encoding that is not supported'),
+      ...claimRefusals,
+    },
+  },
+);
 
 export function credentialsOpenApi(): object {
   return buildOpenApiDocument(

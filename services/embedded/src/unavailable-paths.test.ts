@@ -96,6 +96,13 @@ test('when the event log and the stores are out of reach, then every operation o
   const recipient = { 'x-api-key': apiKey, 'content-type': 'application/json' };
   const authorization = `${urlOf(credentialsService)}/v1/organizations/${ORG}/authorizations/${clientId}`;
   const customer = (definition: AnyServiceDefinition) => `${urlOf(definition)}/v1/customers/${clientId}`;
+  // Decision 38: an authorization whose key waits for its claim link.
+  const linked = await request<{ clientId: string; claim: { url: string } }>(
+    `${urlOf(credentialsService)}/v1/organizations/${ORG}/authorizations`,
+    { method: 'POST', headers: bearer, body: JSON.stringify({ recipientType: 'auditor', scopes: ['qr_score'], keyDelivery: 'claimLink' }) },
+  );
+  expect(linked.status).toBe(201);
+  const claimJson = { accept: 'application/json', 'content-type': 'application/json' };
 
   // operationId → the request a client makes for it.
   const calls: Record<string, [string, RequestInit]> = {
@@ -111,6 +118,12 @@ test('when the event log and the stores are out of reach, then every operation o
     revokeAuthorization: [`${authorization}/revoke`, { method: 'POST', headers: bearer }],
     rotateAuthorizationKey: [`${authorization}/rotate`, { method: 'POST', headers: bearer, body: '{}' }],
     listAccessLog: [`${authorization}/access-log`, { headers: bearer }],
+    issueClaimLink: [
+      `${urlOf(credentialsService)}/v1/organizations/${ORG}/authorizations/${linked.body.clientId}/claim-link`,
+      { method: 'POST', headers: bearer, body: '{}' },
+    ],
+    describeClaim: [linked.body.claim.url, { headers: claimJson }],
+    claimKey: [linked.body.claim.url, { method: 'POST', headers: claimJson, body: '{}' }],
     submitScores: [
       `${urlOf(scoreIngestService)}/v1/scores`,
       { method: 'POST', headers: bearer, body: JSON.stringify(aScoreSubmission({ organizationId: ORG })) },
@@ -128,7 +141,10 @@ test('when the event log and the stores are out of reach, then every operation o
   for (const { app } of started) {
     const document = (await request<{ paths: Record<string, Record<string, { operationId: string }>> }>(`${app.baseUrl}/v1/openapi.json`))
       .body;
-    for (const operations of Object.values(document.paths)) documented.push(...Object.values(operations).map((op) => op.operationId));
+    for (const operations of Object.values(document.paths)) {
+      // A path item may name its own `servers` beside its operations (the JWKS, the claim links).
+      documented.push(...Object.entries(operations).flatMap(([key, op]) => (key === 'servers' ? [] : [op.operationId])));
+    }
   }
   expect(documented.filter((id) => id !== 'getSigningKeys').sort()).toEqual(Object.keys(calls).sort());
 

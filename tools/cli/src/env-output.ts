@@ -18,3 +18,11 @@ function shellQuoted(value: string): string {
 /** What `--env` exports for each command that creates a secret. */
 export const CREDENTIAL_EXPORTS = { clientId: 'CLIENT_ID', apiKey: 'RSD_API_KEY' };
 export const WEBHOOK_EXPORTS = { id: 'WEBHOOK_ID', secret: 'RSD_WEBHOOK_SECRET' };
+
+/** A claim link (decision 38): the Client ID and the link, which the organization sends to its recipient. */
+export const CLAIM_LINK_EXPORTS = { clientId: 'CLIENT_ID', claimUrl: 'RSD_CLAIM_URL' };
+
+export function claimLinkExportsOf(record: unknown): string {
+  const fields = typeof record === 'object' && record !== null ? (record as { clientId?: unknown; claim?: { url?: unknown } }) : {};
+  return exportsOf({ clientId: fields.clientId, claimUrl: fields.claim?.url }, CLAIM_LINK_EXPORTS);
+}

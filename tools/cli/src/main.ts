@@ -8,7 +8,7 @@ import { chunk, readScoreFile, UsageError } from './score-file';
 import { runWebhooksCommand } from './webhooks';
 import { runBackupCommand } from './backup';
 import { untilStopped } from './until-stopped';
-import { CREDENTIAL_EXPORTS, exportsOf, WEBHOOK_EXPORTS } from './env-output';
+import { claimLinkExportsOf, CREDENTIAL_EXPORTS, exportsOf, WEBHOOK_EXPORTS } from './env-output';
 
 const HELP = `rsd: command-line client for the Resilience Score Data API
 
@@ -17,6 +17,12 @@ Usage:
   rsd token [--org ID] [--scope "authorizations:write scores:write"] [--ttl 12h]
   rsd authorizations create --org ID --recipient-type TYPE --scopes s1,s2 [--recipient-name NAME] [--expires-at DATE]
                             [--allowed-cidrs 203.0.113.0/24,2001:db8::/32]
+                            [--key-delivery claim-link [--claim-valid 72h]]  (no key yet: a one-time link for the
+                            recipient, valid 1h to 7d, default 72h; --env: export CLIENT_ID=… RSD_CLAIM_URL=…)
+  rsd authorizations claim-link --org ID --client-id CLIENT_ID [--claim-valid 72h] [--env]
+                            (a new link for a key not yet claimed; the previous link stops working)
+  rsd claim URL [--env]     (a recipient claims its key by the link: prints clientId and apiKey, shown only this once;
+                            --env: export CLIENT_ID=… RSD_API_KEY=…)
   rsd authorizations rotate --org ID --client-id CLIENT_ID [--overlap 1h]   (the previous key works for the overlap:
                             0, 90s, 30m, 1h, 7d; default 1 day, at most 7 days; the new key is shown once)
                             [--env]  (--env: prints export CLIENT_ID=… RSD_API_KEY=… for eval, also on rotate)
@@ -106,6 +112,8 @@ const STRING_OPTIONS = [
   'secret',
   'fail',
   'data-dir',
+  'key-delivery',
+  'claim-valid',
 ] as const;
 const BOOLEAN_OPTIONS = ['verify', 'follow', 'table', 'env', 'force', 'without-webhook-key'] as const;
 
@@ -171,6 +179,7 @@ async function run(): Promise<unknown> {
   if (command === 'backup' || command === 'restore') {
     return runBackupCommand(command, positionals.slice(1), values, { env: process.env, note: (line) => process.stderr.write(`${line}\n`) });
   }
+  if (command === 'claim') return claimByLink(subcommand);
   switch (`${command} ${subcommand ?? ''}`.trim()) {
     case 'token': {
       const secret = await devSecret();
@@ -192,9 +201,18 @@ async function run(): Promise<unknown> {
         ...(values['recipient-name'] ? { recipientName: values['recipient-name'] } : {}),
         ...(values['expires-at'] ? { expiresAt: values['expires-at'] } : {}),
         ...(values['allowed-cidrs'] ? { allowedCidrs: listOf(values['allowed-cidrs']) } : {}),
+        ...keyDeliveryOf(values['key-delivery'], values['claim-valid']),
       };
       const created = await callJson(authorizationsPath(org), { method: 'POST', headers: await bearer('authorizations:write', org), body });
-      return values.env ? exportsOf(created, CREDENTIAL_EXPORTS) : created;
+      if (!values.env) return created;
+      return 'claim' in (created as object) ? claimLinkExportsOf(created) : exportsOf(created, CREDENTIAL_EXPORTS);
+    }
+    case 'authorizations claim-link': {
+      const org = required('org');
+      const url = `${authorizationsPath(org)}/${encodeURIComponent(required('client-id'))}/claim-link`;
+      const body = values['claim-valid'] === undefined ? {} : { claimValidSeconds: secondsOf(values['claim-valid'], '--claim-valid') };
+      const issued = await callJson(url, { method: 'POST', headers: await bearer('authorizations:write', org), body });
+      return values.env ? claimLinkExportsOf(issued) : issued;
     }
     case 'authorizations list': {
       const org = required('org');
@@ -267,6 +285,13 @@ async function run(): Promise<unknown> {
     default:
       throw new UsageError(`unknown command: ${positionals.join(' ')}\n\n${HELP}`);
   }
+}
+
+/** Decision 38: a recipient claims its key by the link, the link being its only credential here; it is never printed back. */
+async function claimByLink(link: string | undefined): Promise<unknown> {
+  if (!link || !URL.canParse(link)) throw new UsageError('claim needs the claim link: rsd claim URL');
+  const claimed = await callJson(link, { method: 'POST', body: {} });
+  return values.env ? exportsOf(claimed, CREDENTIAL_EXPORTS) : claimed;
 }
 
 function webhooksCommand(): Promise<unknown> {
@@ -383,6 +408,16 @@ class PendingEnforcement extends Error {
   }
 }
 
+/** `--key-delivery claim-link` (and its `--claim-valid`) as the create request's fields; the default delivery sends neither. */
+function keyDeliveryOf(delivery: string | undefined, valid: string | undefined): Record<string, unknown> {
+  if (delivery === undefined || delivery === 'response') {
+    if (valid !== undefined) throw new UsageError('--claim-valid needs --key-delivery claim-link');
+    return {};
+  }
+  if (delivery !== 'claim-link') throw new UsageError(`--key-delivery must be response or claim-link (got "${delivery}")`);
+  return { keyDelivery: 'claimLink', ...(valid === undefined ? {} : { claimValidSeconds: secondsOf(valid, '--claim-valid') }) };
+}
+
 function listOf(value: string): string[] {
   return value
     .split(',')
@@ -390,10 +425,10 @@ function listOf(value: string): string[] {
     .filter(Boolean);
 }
 
-/** `--overlap`: whole seconds, or a number with s, m, h or d. */
-function secondsOf(value: string): number {
+/** `--overlap`, `--claim-valid`: whole seconds, or a number with s, m, h or d. */
+function secondsOf(value: string, option = '--overlap'): number {
   const match = /^(\d+)(s|m|h|d)?$/.exec(value.trim());
-  if (!match) throw new UsageError(`--overlap must be a whole number of seconds or like 90s, 30m, 1h, 7d (got "${value}")`);
+  if (!match) throw new UsageError(`${option} must be a whole number of seconds or like 90s, 30m, 1h, 7d (got "${value}")`);
   const unit = { s: 1, m: 60, h: 3600, d: 86_400 }[(match[2] ?? 's') as 's' | 'm' | 'h' | 'd'];
   return Number(match[1]) * unit;
 }

@@ -112,3 +112,15 @@ describe('checkAccess (steps 5 to 7 and 9)', () => {
     });
   });
 });
+
+describe('checkAccess before a key delivered by claim link is claimed (decision 38)', () => {
+  test('when the credential has no key yet, then every well-formed key is refused as INVALID_API_KEY', () => {
+    const unclaimed: CredentialView = { ...credential, keyDigest: null };
+
+    expect(checkAccess(caller, unclaimed, 'qr_score', now, rules)).toEqual({ outcome: 'refused', code: 'INVALID_API_KEY' });
+    expect(checkAccess({ clientId, apiKey: generateApiKey('rsk') }, unclaimed, undefined, now, rules)).toEqual({
+      outcome: 'refused',
+      code: 'INVALID_API_KEY',
+    });
+  });
+});

@@ -73,7 +73,8 @@ export function checkAccess(
 function keyVerifies(apiKey: string, credential: CredentialView, now: Date, rules: CredentialFormatRules): boolean {
   if (!hasValidChecksum(apiKey, rules.apiKeyPrefix)) return false;
   const digest = digestApiKey(apiKey);
-  const current = digestsMatch(digest, credential.keyDigest);
+  // No key yet (an unclaimed claim link, decision 38): compared all the same, against a digest no key has.
+  const current = digestsMatch(digest, credential.keyDigest ?? NO_DIGEST);
   const previous = digestsMatch(digest, credential.previousKeyDigest ?? NO_DIGEST);
   const inOverlap = credential.previousKeyExpiresAt != null && now.toISOString() < credential.previousKeyExpiresAt;
   return current || (previous && inOverlap);

@@ -30,6 +30,11 @@ export function isSuccessfulRead(status: number): boolean {
   return status >= 200 && status < 400;
 }
 
+/** What decision 20 counts as use: a successful read. A claim of the key (decision 38) is listed in the access log, but is no read. */
+export function countsAsUse(record: { resource: string; status: number }): boolean {
+  return record.resource !== 'claim' && isSuccessfulRead(record.status);
+}
+
 export type UsageGrain = 'minute' | 'hour';
 
 export interface UsageBucket {
@@ -86,4 +91,34 @@ export function usageFrom(buckets: readonly UsageBucket[], now: Date): Authoriza
     return reads;
   };
   return { last24h: sum(USAGE_WINDOWS_MS.last24h), last30d: sum(USAGE_WINDOWS_MS.last30d) };
+}
+
+/** One UTC day of an authorization's reads (decision 38's chart): successful reads and refused ones apart; claims are neither. */
+export interface DailyReads {
+  /** `YYYY-MM-DD`, UTC. */
+  day: string;
+  reads: number;
+  refusals: number;
+}
+
+/** A refused read: any 4xx or 5xx answer to a read; a claim of the key is not a read. */
+export function countsAsRefusal(record: { resource: string; status: number }): boolean {
+  return record.resource !== 'claim' && record.status >= 400;
+}
+
+/** The first instant of the `days` UTC days that end with today's. */
+export function dailyWindowStart(now: Date, days: number): Date {
+  const today = Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), now.getUTCDate());
+  return new Date(today - (days - 1) * DAY_MS);
+}
+
+/** Every one of those days, oldest first, with what a store counted for it and zeros for the rest. */
+export function everyDay(counted: readonly DailyReads[], now: Date, days: number): DailyReads[] {
+  const byDay = new Map(counted.map((entry) => [entry.day, entry]));
+  const start = dailyWindowStart(now, days).getTime();
+  return Array.from({ length: days }, (_, index) => {
+    const day = new Date(start + index * DAY_MS).toISOString().slice(0, 10);
+    const found = byDay.get(day);
+    return { day, reads: found?.reads ?? 0, refusals: found?.refusals ?? 0 };
+  });
 }

@@ -1,12 +1,14 @@
 import {
   authorizationCreatedSchema,
   authorizationExpiredSchema,
+  authorizationKeyClaimedSchema,
   authorizationKeyRotatedSchema,
   authorizationRevokedSchema,
   EVENT_TYPES,
   newEvent,
   type AuthorizationCreated,
   type AuthorizationExpired,
+  type AuthorizationKeyClaimed,
   type AuthorizationKeyRotated,
   type AuthorizationRevoked,
 } from '@rsd/contracts';
@@ -44,7 +46,7 @@ export function authorizationCreated(record: StoredAuthorization, stamp: EventSt
 }
 
 /** Digests only: the new key leaves the service in the rotate response alone. */
-export function authorizationKeyRotated(record: StoredAuthorization, stamp: EventStamp): AuthorizationKeyRotated {
+export function authorizationKeyRotated(record: StoredAuthorization & { keyDigest: string }, stamp: EventStamp): AuthorizationKeyRotated {
   return authorizationKeyRotatedSchema.parse(
     newEvent<AuthorizationKeyRotated>({
       ...stamp,
@@ -57,6 +59,24 @@ export function authorizationKeyRotated(record: StoredAuthorization, stamp: Even
         previousKeyDigest: record.previousKeyDigest ?? null,
         previousKeyExpiresAt: record.previousKeyExpiresAt ?? null,
         rotatedAt: stamp.time.toISOString(),
+        revision: record.revision,
+      },
+    }),
+  );
+}
+
+/** Decision 38: the claimed key's digest, as for rotation; neither the link, its digest nor the claimant's address travels. */
+export function authorizationKeyClaimed(record: StoredAuthorization & { keyDigest: string }, stamp: EventStamp): AuthorizationKeyClaimed {
+  return authorizationKeyClaimedSchema.parse(
+    newEvent<AuthorizationKeyClaimed>({
+      ...stamp,
+      source: EVENT_SOURCE,
+      type: EVENT_TYPES.authorizationKeyClaimed,
+      data: {
+        clientId: record.clientId,
+        organizationId: record.organizationId,
+        keyDigest: record.keyDigest,
+        claimedAt: stamp.time.toISOString(),
         revision: record.revision,
       },
     }),

@@ -8,13 +8,24 @@ export interface StoredAuthorization {
   recipientType: RecipientType;
   recipientName: string | null;
   scopes: Scope[];
-  keyDigest: string;
+  /** Null while a key delivered by claim link waits to be claimed (decision 38): no key exists, every key is refused. */
+  keyDigest: string | null;
   /** Decision 19: the key the last rotation replaced, valid until `previousKeyExpiresAt` (records from before rotation lack both). */
   previousKeyDigest?: string | null;
   previousKeyExpiresAt?: string | null;
   /** Decision 22: reads only from these addresses or ranges; null or absent: from anywhere. */
   allowedCidrs?: string[] | null;
   expiresAt: string | null;
+  /**
+   * Decision 38: the digest of the current claim link's token, kept after its use so that a second
+   * use is told apart from an unknown link; replaced by a new link. Absent or null: the key was
+   * delivered in the response.
+   */
+  claimTokenDigest?: string | null;
+  /** The first instant the current claim link no longer works. */
+  claimExpiresAt?: string | null;
+  claimedAt?: string | null;
+  claimedFromAddress?: string | null;
   createdAt: string;
   revokedAt: string | null;
   expiredAt: string | null;
@@ -26,4 +37,9 @@ export function statusOf(record: StoredAuthorization, now: Date): AuthorizationS
   if (record.revokedAt) return 'revoked';
   if (record.expiredAt || hasExpired(record.expiresAt, now)) return 'expired';
   return 'active';
+}
+
+/** Decision 38: false only while a key delivered by claim link waits to be claimed. */
+export function keyClaimed(record: StoredAuthorization): boolean {
+  return record.keyDigest !== null;
 }

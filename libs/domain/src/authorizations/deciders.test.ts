@@ -1,6 +1,11 @@
-import { authorizationExpiredSchema, authorizationKeyRotatedSchema, authorizationRevokedSchema } from '@rsd/contracts';
+import {
+  authorizationExpiredSchema,
+  authorizationKeyClaimedSchema,
+  authorizationKeyRotatedSchema,
+  authorizationRevokedSchema,
+} from '@rsd/contracts';
 import type { StoredAuthorization } from './authorization-record';
-import { decideExpire, decideRevoke, decideRotate, toAuthorization } from './deciders';
+import { claimLinkStateOf, decideClaim, decideExpire, decideNewClaimLink, decideRevoke, decideRotate, toAuthorization } from './deciders';
 
 const CREATED = new Date('2026-11-20T10:00:00.000Z');
 
@@ -82,6 +87,9 @@ describe('authorization decisions', () => {
       allowedCidrs: null,
       lastUsedAt: '2026-11-30T10:00:00.000Z',
       usage: { last24h: 3, last30d: 40 },
+      keyClaimed: true,
+      claimedAt: null,
+      claimedFromAddress: null,
     });
   });
 });
@@ -142,5 +150,66 @@ describe('key rotation (decision 19)', () => {
     ['past its expiry but not yet marked', anAuthorization({ expiresAt: '2026-11-25T12:00:00.000Z' })],
   ])('when a %s authorization is rotated, then it is refused as inactive and nothing changes', (_name, record) => {
     expect(decideRotate(record, { newKeyDigest: NEW, overlapSeconds: 60 }, stamp(at))).toEqual({ outcome: 'inactive', record });
+  });
+});
+
+describe('claim links (decision 38)', () => {
+  const KEY = 'c'.repeat(64);
+  const at = '2026-11-25T12:00:00.000Z';
+  const unclaimed = (overrides: Partial<StoredAuthorization> = {}) =>
+    anAuthorization({ keyDigest: null, claimTokenDigest: 'd'.repeat(64), claimExpiresAt: '2026-11-26T00:00:00.000Z', ...overrides });
+
+  test('when an open link is claimed, then the key digest is set, the claim recorded, and the event carries the digest only', () => {
+    const decision = decideClaim(unclaimed(), { newKeyDigest: KEY, clientAddress: '203.0.113.9' }, stamp(at));
+
+    expect(decision.outcome).toBe('changed');
+    if (decision.outcome !== 'changed') return;
+    expect(decision.record).toMatchObject({ keyDigest: KEY, claimedAt: at, claimedFromAddress: '203.0.113.9', revision: 2 });
+    expect(decision.record.claimTokenDigest).toBe('d'.repeat(64));
+    expect(authorizationKeyClaimedSchema.parse(decision.event).data).toEqual({
+      clientId: 'rs_AAAAAAAAAAAAAAAAAAAAAAAA',
+      organizationId: 'acme',
+      keyDigest: KEY,
+      claimedAt: at,
+      revision: 2,
+    });
+    expect(JSON.stringify(decision.event)).not.toContain('203.0.113.9');
+  });
+
+  test.each([
+    ['claimed already', unclaimed({ keyDigest: 'e'.repeat(64), claimedAt: '2026-11-24T00:00:00.000Z' }), at, 'used'],
+    ['past its link expiry', unclaimed(), '2026-11-26T00:00:00.000Z', 'expired'],
+    ['revoked', unclaimed({ revokedAt: '2026-11-21T00:00:00.000Z' }), at, 'expired'],
+    ['past the authorization expiry', unclaimed({ expiresAt: '2026-11-25T00:00:00.000Z' }), at, 'expired'],
+  ])('when a link %s is claimed, then it is refused and nothing changes', (_name, record, time, outcome) => {
+    expect(claimLinkStateOf(record, new Date(time))).toBe(outcome);
+    expect(decideClaim(record, { newKeyDigest: KEY, clientAddress: null }, stamp(time))).toEqual({ outcome, record });
+  });
+
+  test("when a new link is issued, then its digest replaces the old one and it ends at its validity, never past the authorization's expiry", () => {
+    const decision = decideNewClaimLink(unclaimed({ expiresAt: null }), { tokenDigest: 'f'.repeat(64), validSeconds: 3600 }, new Date(at));
+    const capped = decideNewClaimLink(
+      unclaimed({ expiresAt: '2026-11-25T12:30:00.000Z' }),
+      { tokenDigest: 'f'.repeat(64), validSeconds: 3600 },
+      new Date(at),
+    );
+
+    expect(decision).toEqual({
+      outcome: 'changed',
+      record: expect.objectContaining({ claimTokenDigest: 'f'.repeat(64), claimExpiresAt: '2026-11-25T13:00:00.000Z', revision: 2 }),
+    });
+    expect(capped.record.claimExpiresAt).toBe('2026-11-25T12:30:00.000Z');
+  });
+
+  test.each([
+    ['claimed', unclaimed({ keyDigest: 'e'.repeat(64) }), 'claimed'],
+    ['delivered in the response', anAuthorization(), 'claimed'],
+    ['revoked', unclaimed({ revokedAt: '2026-11-21T00:00:00.000Z' }), 'inactive'],
+  ])('when a new link is asked for an authorization %s, then it is refused', (_name, record, outcome) => {
+    expect(decideNewClaimLink(record, { tokenDigest: 'f'.repeat(64), validSeconds: 3600 }, new Date(at)).outcome).toBe(outcome);
+  });
+
+  test('when an unclaimed authorization is rotated, then it is refused: the organization never gets a key it was not to see', () => {
+    expect(decideRotate(unclaimed(), { newKeyDigest: KEY, overlapSeconds: 0 }, stamp(at)).outcome).toBe('unclaimed');
   });
 });

@@ -1,8 +1,20 @@
-import type { Authorization, AuthorizationExpired, AuthorizationKeyRotated, AuthorizationRevoked } from '@rsd/contracts';
+import type {
+  Authorization,
+  AuthorizationExpired,
+  AuthorizationKeyClaimed,
+  AuthorizationKeyRotated,
+  AuthorizationRevoked,
+} from '@rsd/contracts';
 import type { RecordUsage } from '../access/usage';
 import { hasExpired } from '../expiry';
-import { statusOf, type StoredAuthorization } from './authorization-record';
-import { authorizationExpired, authorizationKeyRotated, authorizationRevoked, type EventStamp } from './authorization-events';
+import { keyClaimed, statusOf, type StoredAuthorization } from './authorization-record';
+import {
+  authorizationExpired,
+  authorizationKeyClaimed,
+  authorizationKeyRotated,
+  authorizationRevoked,
+  type EventStamp,
+} from './authorization-events';
 
 /** What a change decides: either nothing to do, or the next record and the event it owes. */
 export type Decision<E> =
@@ -26,6 +38,9 @@ export function toAuthorization(record: StoredAuthorization, now: Date, { lastUs
     allowedCidrs: record.allowedCidrs ? [...record.allowedCidrs] : null,
     lastUsedAt,
     usage: { ...usage },
+    keyClaimed: keyClaimed(record),
+    claimedAt: record.claimedAt ?? null,
+    claimedFromAddress: record.claimedFromAddress ?? null,
   };
 }
 
@@ -50,20 +65,23 @@ export function decideExpire(record: StoredAuthorization, stamp: EventStamp): De
 /**
  * Decision 19: the new key's digest replaces the current one, which stays valid for the overlap,
  * never past the authorization's expiry; a key that an earlier rotation kept is dropped at once, so
- * at most two keys are ever valid. A revoked or expired authorization is not rotated.
+ * at most two keys are ever valid. A revoked or expired authorization is not rotated, nor one whose
+ * key waits to be claimed.
  */
 export function decideRotate(
   record: StoredAuthorization,
   rotation: { newKeyDigest: string; overlapSeconds: number },
   stamp: EventStamp,
 ):
-  | { outcome: 'inactive'; record: StoredAuthorization }
+  | { outcome: 'inactive' | 'unclaimed'; record: StoredAuthorization }
   | { outcome: 'changed'; record: StoredAuthorization; event: AuthorizationKeyRotated } {
   if (statusOf(record, stamp.time) !== 'active') return { outcome: 'inactive', record };
+  // Decision 38: a key waiting for its recipient is not issued to the organization instead; a new claim link is.
+  if (record.keyDigest === null) return { outcome: 'unclaimed', record };
   const overlapEnds = new Date(stamp.time.getTime() + rotation.overlapSeconds * 1000).toISOString();
   const previousKeyExpiresAt =
     rotation.overlapSeconds === 0 ? null : record.expiresAt !== null && record.expiresAt < overlapEnds ? record.expiresAt : overlapEnds;
-  const rotated: StoredAuthorization = {
+  const rotated = {
     ...record,
     keyDigest: rotation.newKeyDigest,
     previousKeyDigest: previousKeyExpiresAt === null ? null : record.keyDigest,
@@ -71,4 +89,70 @@ export function decideRotate(
     revision: record.revision + 1,
   };
   return { outcome: 'changed', record: rotated, event: authorizationKeyRotated(rotated, stamp) };
+}
+
+/**
+ * Decision 38: what a claim link found by its token can still do. `used` once claimed (a second use
+ * is told apart from an unknown link); `expired` past its own end, or once the authorization it
+ * grants is revoked or expired (revoking kills the link); `open` otherwise.
+ */
+export type ClaimLinkState = 'open' | 'used' | 'expired';
+
+export function claimLinkStateOf(record: StoredAuthorization, now: Date): ClaimLinkState {
+  if (keyClaimed(record)) return 'used';
+  if (statusOf(record, now) !== 'active') return 'expired';
+  if (!record.claimExpiresAt || hasExpired(record.claimExpiresAt, now)) return 'expired';
+  return 'open';
+}
+
+/** A link lasts `validSeconds`, never past the authorization's own expiry (a link to a grant that has ended would be a lie). */
+export function claimLinkExpiry(expiresAt: string | null, validSeconds: number, now: Date): string {
+  const end = new Date(now.getTime() + validSeconds * 1000).toISOString();
+  return expiresAt !== null && expiresAt < end ? expiresAt : end;
+}
+
+/**
+ * Decision 38: the claim creates the key. Only an open link claims; the new key's digest becomes the
+ * authorization's and the KeyClaimed event tells the read API, as rotation does. The link's digest
+ * stays, spent, so that another use of it answers `used`.
+ */
+export function decideClaim(
+  record: StoredAuthorization,
+  claim: { newKeyDigest: string; clientAddress: string | null },
+  stamp: EventStamp,
+):
+  | { outcome: 'used' | 'expired'; record: StoredAuthorization }
+  | { outcome: 'changed'; record: StoredAuthorization; event: AuthorizationKeyClaimed } {
+  const state = claimLinkStateOf(record, stamp.time);
+  if (state !== 'open') return { outcome: state, record };
+  const claimed = {
+    ...record,
+    keyDigest: claim.newKeyDigest,
+    claimedAt: stamp.time.toISOString(),
+    claimedFromAddress: claim.clientAddress,
+    revision: record.revision + 1,
+  };
+  return { outcome: 'changed', record: claimed, event: authorizationKeyClaimed(claimed, stamp) };
+}
+
+/**
+ * Decision 38: a new link for an unclaimed, active authorization; the old link's digest is replaced,
+ * so the old link is unknown from now on. Nothing the read API knows changes: no event.
+ */
+export function decideNewClaimLink(
+  record: StoredAuthorization,
+  link: { tokenDigest: string; validSeconds: number },
+  now: Date,
+): { outcome: 'claimed' | 'inactive'; record: StoredAuthorization } | { outcome: 'changed'; record: StoredAuthorization } {
+  if (keyClaimed(record)) return { outcome: 'claimed', record };
+  if (statusOf(record, now) !== 'active') return { outcome: 'inactive', record };
+  return {
+    outcome: 'changed',
+    record: {
+      ...record,
+      claimTokenDigest: link.tokenDigest,
+      claimExpiresAt: claimLinkExpiry(record.expiresAt, link.validSeconds, now),
+      revision: record.revision + 1,
+    },
+  };
 }

@@ -6,7 +6,8 @@ import { revisionVersion, unhandled, type ViewDefinition } from './view';
 export interface CredentialView {
   clientId: string;
   organizationId: string;
-  keyDigest: string;
+  /** Null until a key delivered by claim link is claimed (decision 38): then no key verifies. */
+  keyDigest: string | null;
   /** Decision 19: the key before the last rotation, valid until `previousKeyExpiresAt`; absent in views from before rotation existed. */
   previousKeyDigest?: string | null;
   previousKeyExpiresAt?: string | null;
@@ -36,6 +37,7 @@ export const credentialView: ViewDefinition<CredentialView> = {
       case EVENT_TYPES.authorizationRevoked:
       case EVENT_TYPES.authorizationExpired:
       case EVENT_TYPES.authorizationKeyRotated:
+      case EVENT_TYPES.authorizationKeyClaimed:
         return event.data.clientId;
       case EVENT_TYPES.scoreCalculated:
         return undefined;
@@ -68,6 +70,10 @@ export const credentialView: ViewDefinition<CredentialView> = {
         if (!state || state.revision >= event.data.revision) return state;
         const { keyDigest, previousKeyDigest, previousKeyExpiresAt, revision } = event.data;
         return { ...state, keyDigest, previousKeyDigest, previousKeyExpiresAt, revision };
+      }
+      case EVENT_TYPES.authorizationKeyClaimed: {
+        if (!state || state.revision >= event.data.revision) return state;
+        return { ...state, keyDigest: event.data.keyDigest, revision: event.data.revision };
       }
       case EVENT_TYPES.authorizationRevoked:
         return withStatus(state, 'revoked', event.data.revision);

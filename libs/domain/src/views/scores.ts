@@ -43,6 +43,7 @@ export function scoreViewRules(keyOfScore: (score: CalculatedScore) => string) {
         case EVENT_TYPES.authorizationRevoked:
         case EVENT_TYPES.authorizationExpired:
         case EVENT_TYPES.authorizationKeyRotated:
+        case EVENT_TYPES.authorizationKeyClaimed:
           return undefined;
         default:
           return unhandled(event);
@@ -57,6 +58,7 @@ export function scoreViewRules(keyOfScore: (score: CalculatedScore) => string) {
         case EVENT_TYPES.authorizationRevoked:
         case EVENT_TYPES.authorizationExpired:
         case EVENT_TYPES.authorizationKeyRotated:
+        case EVENT_TYPES.authorizationKeyClaimed:
           return state;
         default:
           return unhandled(event);

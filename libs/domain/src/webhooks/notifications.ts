@@ -74,6 +74,7 @@ export function triggerOf(event: DomainEvent, before: NotifierStateBefore): Noti
       return endedBy(event, before.credential, 'expired', event.data.expiredAt);
     case EVENT_TYPES.authorizationCreated:
     case EVENT_TYPES.authorizationKeyRotated:
+    case EVENT_TYPES.authorizationKeyClaimed:
       return undefined;
     default:
       return unhandled(event);

@@ -19,6 +19,8 @@ export const QUERIES = {
   buckets: 'SELECT start, reads FROM access_usage WHERE client_id = ? AND grain = ? AND start >= ? AND start < ?',
   lastUseOf: 'SELECT last_used_at FROM access_last_use WHERE client_id = ?',
   clientAfter: 'SELECT client_id FROM access_log WHERE client_id > ? ORDER BY client_id LIMIT 1',
+  // One range of the key, in key order; the days are counted as the rows come (a GROUP BY would sort).
+  dailyReads: 'SELECT at, resource, status FROM access_log WHERE client_id = ? AND at >= ? AND at < ? ORDER BY at',
 } as const;
 
 /** The changes. */

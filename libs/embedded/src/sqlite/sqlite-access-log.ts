@@ -1,12 +1,14 @@
 import type { AccessRecord, AccessResource } from '@rsd/contracts';
 import {
   bucketStart,
-  isSuccessfulRead,
+  countsAsRefusal,
+  countsAsUse,
   NO_USAGE,
   USAGE_BUCKET_RETENTION_MS,
   usageBucketRanges,
   usageFrom,
   type BucketRange,
+  type DailyReads,
   type UsageBucket,
 } from '@rsd/domain';
 import type { AccessLog, AccessLogStore } from '@rsd/ports';
@@ -120,7 +122,7 @@ export function openSqliteAccessLogStore(options: { file: string }): AccessLogSt
         for (const { clientId, at, requestId, id, resource, status, code, clientAddress } of records) {
           // Only a row inserted now is counted: a record added again is counted once.
           if (insert.run(clientId, at, requestId, id, resource, status, code, clientAddress).changes === 0) continue;
-          if (!isSuccessfulRead(status)) continue;
+          if (!countsAsUse({ resource, status })) continue;
           // `at` is one fixed ISO form: its first 16 characters name its minute, with no date to parse per record.
           const minute = at.slice(0, 16);
           const key = `${clientId} ${minute}`;
@@ -169,6 +171,25 @@ export function openSqliteAccessLogStore(options: { file: string }): AccessLogSt
             return [clientId, { lastUsedAt: text(last.last_used_at), usage: usageFrom(found, now) }];
           }),
         );
+      });
+    },
+
+    dailyReads(clientId, from, to) {
+      return read(() => {
+        const days: DailyReads[] = [];
+        for (const row of statement(QUERIES.dailyReads).iterate(clientId, from.toISOString(), to.toISOString())) {
+          const record = { resource: text(row.resource), status: integer(row.status) };
+          const read = countsAsUse(record) ? 1 : 0;
+          const refusal = countsAsRefusal(record) ? 1 : 0;
+          if (read + refusal === 0) continue;
+          // `at` is one fixed ISO form: its first 10 characters are its UTC day, and the rows come in day order.
+          const day = text(row.at).slice(0, 10);
+          let counted = days.at(-1);
+          if (counted?.day !== day) days.push((counted = { day, reads: 0, refusals: 0 }));
+          counted.reads += read;
+          counted.refusals += refusal;
+        }
+        return days;
       });
     },
 

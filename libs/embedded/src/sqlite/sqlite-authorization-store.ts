@@ -8,6 +8,8 @@ import { openStoreDatabase } from './store-database';
 export const QUERIES = {
   find: 'SELECT record FROM authorizations WHERE client_id = ? AND organization_id = ?',
   list: 'SELECT record FROM authorizations WHERE organization_id = ? ORDER BY created_at DESC, client_id',
+  byClaimToken: `SELECT record FROM authorizations
+    WHERE client_id = (SELECT client_id FROM claim_links WHERE token_digest = ?)`,
   dueForExpiry: `SELECT record FROM authorizations
     WHERE ended = 0 AND expires_ms IS NOT NULL AND expires_ms <= ? ORDER BY expires_ms LIMIT ?`,
   pendingOutbox: `SELECT client_id, id, topic, key, value FROM outbox
@@ -34,6 +36,7 @@ export function openSqliteAuthorizationStore(options: { file: string }): Authori
              VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (client_id) DO NOTHING`,
         ).run(...columnsOf(record));
         if (changes === 0) throw new Error(`authorization ${record.clientId} already exists`);
+        keepClaimLink(statement, record);
         addToOutbox(statement, record.clientId, outbox);
       });
     },
@@ -46,6 +49,7 @@ export function openSqliteAuthorizationStore(options: { file: string }): Authori
              WHERE client_id = ? AND revision = ?`,
         ).run(organizationId, createdAt, revision, expiresMs, ended, json, clientId, expectedRevision);
         if (changes === 0) return false;
+        keepClaimLink(statement, record);
         addToOutbox(statement, record.clientId, outbox);
         return true;
       });
@@ -60,6 +64,13 @@ export function openSqliteAuthorizationStore(options: { file: string }): Authori
 
     list(organizationId) {
       return run(() => records(statement(QUERIES.list).all(organizationId)));
+    },
+
+    findByClaimToken(tokenDigest) {
+      return run(() => {
+        const row = statement(QUERIES.byClaimToken).get(tokenDigest);
+        return row ? (JSON.parse(text(row.record)) as StoredAuthorization) : undefined;
+      });
     },
 
     findDueForExpiry(now, limit) {
@@ -102,6 +113,16 @@ export function createAuthorizationTables(db: { exec(sql: string): void }): void
     seq INTEGER PRIMARY KEY, client_id TEXT NOT NULL, id TEXT NOT NULL, topic TEXT NOT NULL, key TEXT NOT NULL, value TEXT NOT NULL
   )`);
   db.exec('CREATE INDEX IF NOT EXISTS outbox_by_client ON outbox (client_id, seq)');
+  // Decision 38: a table of its own rather than a column, so a database of an earlier version needs no migration.
+  db.exec('CREATE TABLE IF NOT EXISTS claim_links (token_digest TEXT PRIMARY KEY, client_id TEXT NOT NULL UNIQUE) WITHOUT ROWID');
+}
+
+/** The record's current claim link, in the same transaction as the record: one per authorization, a new one replacing the old. */
+function keepClaimLink(statement: (sql: string) => StatementSync, record: StoredAuthorization): void {
+  statement('DELETE FROM claim_links WHERE client_id = ?').run(record.clientId);
+  if (record.claimTokenDigest) {
+    statement('INSERT INTO claim_links (token_digest, client_id) VALUES (?, ?)').run(record.claimTokenDigest, record.clientId);
+  }
 }
 
 /** The row of a record: the columns the queries select and order by, and the record itself. */

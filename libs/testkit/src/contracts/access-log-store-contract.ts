@@ -128,4 +128,47 @@ export function describeAccessLogStoreContract(name: string, factory: (now: () =
       expect(await store.page(clientId, { limit: 10 })).toEqual([...recent].reverse());
     });
   });
+
+  // Decision 38: a claim of the key is listed with the reads, but it is no read.
+  describeStoreContract(`AccessLogStore contract, claims: ${name}`, openAtNow, (store) => {
+    it('when a key is claimed and read, then the claim is listed and only the read counts as use', async () => {
+      const clientId = aUniqueClientId();
+      const claim = anAccessRecord(clientId, 2 * MINUTE, { resource: 'claim', status: 201 });
+      const read = anAccessRecord(clientId, MINUTE);
+      await store.add([claim, read]);
+
+      expect(await store.page(clientId, { limit: 10 })).toEqual([read, claim]);
+      expect((await store.usage([clientId], NOW)).get(clientId)).toEqual({ lastUsedAt: read.at, usage: { last24h: 1, last30d: 1 } });
+    });
+
+    it('when reads, refusals and a claim fall on several days, then each day counts its reads and refusals apart, claims in neither', async () => {
+      const clientId = aUniqueClientId();
+      // NOW is 12:30:30 UTC: 13 hours ago is yesterday, 2 days ago the day before.
+      await store.add([
+        anAccessRecord(clientId, 2 * DAY),
+        anAccessRecord(clientId, 2 * DAY - MINUTE, { status: 401, code: 'INVALID_API_KEY' }),
+        anAccessRecord(clientId, 13 * HOUR, { resource: 'claim', status: 201 }),
+        anAccessRecord(clientId, 13 * HOUR - MINUTE, { resource: 'claim', status: 410, code: 'CLAIM_LINK_USED' }),
+        anAccessRecord(clientId, HOUR),
+        anAccessRecord(clientId, 30 * MINUTE, { status: 304 }),
+        anAccessRecord(clientId, MINUTE, { status: 429, code: 'RATE_LIMITED' }),
+        anAccessRecord(clientId, 40 * DAY),
+        anAccessRecord(aUniqueClientId(), MINUTE),
+      ]);
+
+      const days = await store.dailyReads(clientId, new Date(NOW.getTime() - 30 * DAY), NOW);
+
+      expect(days).toEqual([
+        { day: '2026-11-21', reads: 1, refusals: 1 },
+        { day: '2026-11-23', reads: 2, refusals: 1 },
+      ]);
+    });
+
+    it('when only the claim happened, then there is no use yet', async () => {
+      const clientId = aUniqueClientId();
+      await store.add([anAccessRecord(clientId, MINUTE, { resource: 'claim', status: 201 })]);
+
+      expect((await store.usage([clientId], NOW)).get(clientId)).toEqual(NO_USAGE);
+    });
+  });
 }

@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import type { StoredAuthorization } from '@rsd/domain';
 import type { AuthorizationStore } from '@rsd/ports';
 import { uniqueName } from './eventually';
@@ -171,6 +172,63 @@ export function describeAuthorizationStoreContract(name: string, open: () => Pro
       }
 
       expect(await store.findDueForExpiry(NOW, 2)).toHaveLength(2);
+    });
+  });
+
+  // Decision 38: the claim link's digest, found through the store's index; a new link replaces the old.
+  describeStoreContract(`AuthorizationStore contract, claim links: ${name}`, open, (store) => {
+    // Unique per test: the stores of a suite may share a database.
+    const digest = () => randomBytes(32).toString('hex');
+    const unclaimed = (overrides: Partial<StoredAuthorization> = {}) =>
+      aRecord(uniqueName('org'), {
+        keyDigest: null,
+        claimTokenDigest: digest(),
+        claimExpiresAt: '2026-11-24T08:00:00.000Z',
+        claimedAt: null,
+        claimedFromAddress: null,
+        ...overrides,
+      });
+
+    it('when a record with a claim link is created, then it is found by the link digest, as stored', async () => {
+      const record = unclaimed();
+
+      await store.create(record, []);
+
+      expect(await store.findByClaimToken(record.claimTokenDigest ?? '')).toEqual(record);
+      expect(await store.find(record.organizationId, record.clientId)).toEqual(record);
+    });
+
+    it('when a digest names no link, then nothing is found', async () => {
+      await store.create(aRecord(uniqueName('org')), []);
+
+      expect(await store.findByClaimToken(digest())).toBeUndefined();
+    });
+
+    it('when a new link replaces the old one, then only the new digest finds the record', async () => {
+      const record = unclaimed();
+      await store.create(record, []);
+      const renewed: StoredAuthorization = { ...record, claimTokenDigest: digest(), revision: 2 };
+
+      expect(await store.update(renewed, 1, [])).toBe(true);
+
+      expect(await store.findByClaimToken(record.claimTokenDigest ?? '')).toBeUndefined();
+      expect(await store.findByClaimToken(renewed.claimTokenDigest ?? '')).toEqual(renewed);
+    });
+
+    it('when the key is claimed, then the spent link still finds the record, with the claim on it', async () => {
+      const record = unclaimed();
+      await store.create(record, []);
+      const claimed: StoredAuthorization = {
+        ...record,
+        keyDigest: digest(),
+        claimedAt: '2026-11-21T09:00:00.000Z',
+        claimedFromAddress: '203.0.113.7',
+        revision: 2,
+      };
+
+      expect(await store.update(claimed, 1, [anEntry(record, 'claimed')])).toBe(true);
+
+      expect(await store.findByClaimToken(record.claimTokenDigest ?? '')).toEqual(claimed);
     });
   });
 }

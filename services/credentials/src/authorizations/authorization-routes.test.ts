@@ -103,6 +103,9 @@ describe('credentials service: authorizations over HTTP', () => {
         allowedCidrs: null,
         lastUsedAt: null,
         usage: { last24h: 0, last30d: 0 },
+        keyClaimed: true,
+        claimedAt: null,
+        claimedFromAddress: null,
       });
       const stored = await h.store.find(ORG, clientId);
       expect(stored?.keyDigest).toBe(digestApiKey(apiKey));
@@ -452,6 +455,8 @@ describe('credentials service: authorizations over HTTP', () => {
         '/organizations/{organizationId}/authorizations/{clientId}/revoke',
         '/organizations/{organizationId}/authorizations/{clientId}/rotate',
         '/organizations/{organizationId}/authorizations/{clientId}/access-log',
+        '/organizations/{organizationId}/authorizations/{clientId}/claim-link',
+        '/claim/{token}',
       ]);
     });
   });

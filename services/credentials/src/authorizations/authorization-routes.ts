@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
-import type { RequestHandler, Router } from 'express';
+import type { Request, RequestHandler, Router } from 'express';
 import { clientIdPattern, organizationIdSchema } from '@rsd/contracts';
-import { generateApiKey, generateClientId } from '@rsd/domain';
+import { generateApiKey, generateClaimToken, generateClientId } from '@rsd/domain';
 import { ApiError, jsonBody, methodNotAllowed, requireCaller, type TokenVerifier } from '@rsd/platform';
 import { createAuthorization } from './create-authorization';
 import { getAuthorization, listAuthorizations } from './find-authorizations';
@@ -9,6 +9,7 @@ import { revokeAuthorization } from './revoke-authorization';
 import { rotateAuthorization } from './rotate-authorization';
 import type { UseCaseDeps } from './use-case-deps';
 import { accessLogQueryOf } from '../access-log/access-log-query';
+import { issueClaimLink } from '../claims/claim-key';
 import { listAccessLog, type AccessLogDeps } from '../access-log/list-access-log';
 import { labelledRouter } from '@rsd/observability';
 
@@ -17,6 +18,8 @@ export interface AuthorizationRoutesDeps extends Omit<UseCaseDeps, 'newEventId'>
   verifyToken: TokenVerifier;
   clientIdPrefix: string;
   apiKeyPrefix: string;
+  /** Decision 38: where claim links point; undefined: the origin the request reached. */
+  claimLinkBaseUrl: string | undefined;
 }
 
 const COLLECTION = '/organizations/:organizationId/authorizations';
@@ -24,6 +27,7 @@ const ITEM = `${COLLECTION}/:clientId` as const;
 const REVOKE = `${ITEM}/revoke` as const;
 const ROTATE = `${ITEM}/rotate` as const;
 const ACCESS_LOG = `${ITEM}/access-log` as const;
+const CLAIM_LINK = `${ITEM}/claim-link` as const;
 const BODY_LIMIT = '16kb';
 
 /** HTTP adapter: each route checks the path and the caller, then hands over to one use case. */
@@ -32,7 +36,9 @@ export function authorizationRoutes(deps: AuthorizationRoutesDeps): Router {
   const generate = {
     clientId: () => generateClientId(deps.clientIdPrefix),
     apiKey: () => generateApiKey(deps.apiKeyPrefix),
+    claimToken: generateClaimToken,
   };
+  const claimLinkBase = (req: Request) => claimLinkBaseOf(req, deps.claimLinkBaseUrl);
   // The organization id is checked before the caller, so a malformed one is a 400 for everybody.
   const guard = [
     requireValidOrganizationId,
@@ -66,7 +72,7 @@ export function authorizationRoutes(deps: AuthorizationRoutesDeps): Router {
     .post(...guard, ...jsonBody(BODY_LIMIT), async (req, res) => {
       const organizationId = req.params.organizationId;
       const body: unknown = req.body;
-      const created = await createAuthorization(useCaseDeps, generate, organizationId, body);
+      const created = await createAuthorization(useCaseDeps, generate, organizationId, body, claimLinkBase(req));
       res.status(201).location(`/v1/organizations/${organizationId}/authorizations/${created.clientId}`).json(created);
     })
     .all(methodNotAllowed(['GET', 'HEAD', 'POST']));
@@ -106,6 +112,15 @@ export function authorizationRoutes(deps: AuthorizationRoutesDeps): Router {
     .all(methodNotAllowed(['POST']));
 
   router
+    .route(CLAIM_LINK)
+    .post(...itemGuard, ...jsonBody(BODY_LIMIT), async (req, res) => {
+      const body: unknown = req.body;
+      const { organizationId, clientId } = req.params;
+      res.json(await issueClaimLink(useCaseDeps, generate, organizationId, clientId, body, claimLinkBase(req)));
+    })
+    .all(methodNotAllowed(['POST']));
+
+  router
     .route(ACCESS_LOG)
     .get(...itemGuard, async (req, res) => {
       const query = accessLogQueryOf(req);
@@ -123,3 +138,8 @@ const requireValidOrganizationId: RequestHandler = (req, _res, next) => {
   }
   next();
 };
+
+/** Decision 38: the configured public origin, else the one the request reached (a caller holding the organization's token chose it). */
+export function claimLinkBaseOf(req: Request, configured: string | undefined): string {
+  return configured ?? `${req.protocol}://${req.get('host') ?? 'localhost'}`;
+}

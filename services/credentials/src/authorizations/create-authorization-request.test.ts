@@ -27,6 +27,8 @@ describe('create authorization request', () => {
       scopes: ['score_trend'],
       expiresAt: '2026-11-21T00:00:00.000Z',
       allowedCidrs: null,
+      keyDelivery: 'response',
+      claimValidSeconds: 259_200,
     });
   });
 
@@ -70,5 +72,19 @@ describe('create authorization request', () => {
         { path: 'expiresAt', message: 'must be in the future' },
       ],
     });
+  });
+});
+
+describe('create authorization request: key delivery (decision 38)', () => {
+  test('when claimValidSeconds comes without keyDelivery "claimLink", then it is refused: it would mean nothing', () => {
+    expect(() => validateCreateRequest({ recipientType: 'partner', scopes: ['qr_score'], claimValidSeconds: 3600 }, NOW)).toThrow(
+      expect.objectContaining({ code: 'VALIDATION_FAILED', details: [expect.objectContaining({ path: 'claimValidSeconds' })] }),
+    );
+  });
+
+  test('when keyDelivery is unknown, then it is refused', () => {
+    expect(() => validateCreateRequest({ recipientType: 'partner', scopes: ['qr_score'], keyDelivery: 'email' }, NOW)).toThrow(
+      expect.objectContaining({ code: 'VALIDATION_FAILED' }),
+    );
   });
 });

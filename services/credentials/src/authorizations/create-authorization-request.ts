@@ -1,5 +1,5 @@
 import type { z } from 'zod';
-import { createAuthorizationRequestSchema, type RecipientType, type Scope } from '@rsd/contracts';
+import { CLAIM_VALID_SECONDS, createAuthorizationRequestSchema, type KeyDelivery, type RecipientType, type Scope } from '@rsd/contracts';
 import { parseAddressRange } from '@rsd/domain';
 import { issueDetails, requestErrorMap, validationFailed } from '@rsd/platform';
 
@@ -11,6 +11,9 @@ export interface ValidCreateRequest {
   expiresAt: string | null;
   /** As given, each one checked; null when the body has none. */
   allowedCidrs: string[] | null;
+  /** Decision 38. */
+  keyDelivery: KeyDelivery;
+  claimValidSeconds: number;
 }
 
 const DAY_MS = 24 * 60 * 60 * 1000;
@@ -40,6 +43,9 @@ export function validateCreateRequest(body: unknown, now: Date): ValidCreateRequ
     details.push({ path: 'expiresAt', message: 'must be in the future' });
   }
   if (parsed.success) details.push(...addressProblems(parsed.data.allowedCidrs));
+  if (parsed.success && parsed.data.claimValidSeconds !== undefined && parsed.data.keyDelivery !== 'claimLink') {
+    details.push({ path: 'claimValidSeconds', message: 'applies only with keyDelivery "claimLink"' });
+  }
   if (!parsed.success || details.length > 0) throw validationFailed(details);
   return {
     recipientType: parsed.data.recipientType,
@@ -47,6 +53,8 @@ export function validateCreateRequest(body: unknown, now: Date): ValidCreateRequ
     scopes: parsed.data.scopes,
     expiresAt: expiresAt ? expiresAt.toISOString() : null,
     allowedCidrs: parsed.data.allowedCidrs ?? null,
+    keyDelivery: parsed.data.keyDelivery ?? 'response',
+    claimValidSeconds: parsed.data.claimValidSeconds ?? CLAIM_VALID_SECONDS.default,
   };
 }
 

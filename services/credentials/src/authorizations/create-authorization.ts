@@ -1,34 +1,63 @@
-import type { CreatedAuthorization } from '@rsd/contracts';
-import { authorizationCreated, digestApiKey, NO_USAGE, toAuthorization, type StoredAuthorization } from '@rsd/domain';
+import type { AuthorizationWithClaimLink, CreatedAuthorization } from '@rsd/contracts';
+import {
+  authorizationCreated,
+  claimLinkExpiry,
+  digestApiKey,
+  digestClaimToken,
+  NO_USAGE,
+  toAuthorization,
+  type StoredAuthorization,
+} from '@rsd/domain';
 import { outboxEntryOf } from '../outbox/outbox-entry';
 import { publishOwedEvents } from '../outbox/outbox-relay';
+import { claimUrlOf } from '../claims/claim-url';
 import { validateCreateRequest, type ValidCreateRequest } from './create-authorization-request';
 import type { CredentialGenerator, UseCaseDeps } from './use-case-deps';
 
-/** The one place the raw API key exists: it is digested at once and returned once. */
+/**
+ * The one place the raw API key exists: it is digested at once and returned once. With a claim link
+ * (decision 38) no key exists yet: the link's token is made here, digested at once and returned once.
+ */
 export async function createAuthorization(
   deps: UseCaseDeps,
   generate: CredentialGenerator,
   organizationId: string,
   body: unknown,
-): Promise<CreatedAuthorization> {
+  /** Where claim links point: the credentials service as its callers reach it. */
+  claimLinkBase: string,
+): Promise<CreatedAuthorization | AuthorizationWithClaimLink> {
   const now = deps.clock.now();
   const request = validateCreateRequest(body, now);
   const clientId = generate.clientId();
+  if (request.keyDelivery === 'claimLink') {
+    const token = generate.claimToken();
+    const claimExpiresAt = claimLinkExpiry(request.expiresAt, request.claimValidSeconds, now);
+    const record = newAuthorization({ organizationId, clientId, keyDigest: null, request, now });
+    await store(
+      deps,
+      { ...record, claimTokenDigest: digestClaimToken(token), claimExpiresAt, claimedAt: null, claimedFromAddress: null },
+      now,
+    );
+    return { ...toAuthorization(record, now, NO_USAGE), claim: { url: claimUrlOf(claimLinkBase, token), expiresAt: claimExpiresAt } };
+  }
   const apiKey = generate.apiKey();
   const record = newAuthorization({ organizationId, clientId, keyDigest: digestApiKey(apiKey), request, now });
+  await store(deps, record, now);
+  // A new Client ID: no read can have been made with it yet.
+  return { ...toAuthorization(record, now, NO_USAGE), apiKey };
+}
+
+async function store(deps: UseCaseDeps, record: StoredAuthorization, now: Date): Promise<void> {
   const created = authorizationCreated(record, { id: deps.newEventId(), time: now });
   await deps.store.create(record, [outboxEntryOf(created)]);
   // A 201 either way: the key works from the moment its Created event reaches the read API, owed or not.
   await publishOwedEvents(deps.relay, deps.log, deps.publishDeadlineMs);
-  // A new Client ID: no read can have been made with it yet.
-  return { ...toAuthorization(record, now, NO_USAGE), apiKey };
 }
 
 function newAuthorization(fields: {
   organizationId: string;
   clientId: string;
-  keyDigest: string;
+  keyDigest: string | null;
   request: ValidCreateRequest;
   now: Date;
 }): StoredAuthorization {

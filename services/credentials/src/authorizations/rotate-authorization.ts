@@ -31,7 +31,13 @@ export function rotateAuthorization(
       const now = deps.clock.now();
       const apiKey = generate.apiKey();
       const decision = decideRotate(current, { newKeyDigest: digestApiKey(apiKey), overlapSeconds }, { id: deps.newEventId(), time: now });
-      if (decision.outcome === 'inactive') {
+      if (decision.outcome === 'unclaimed') {
+        throw new ApiError(
+          'KEY_NOT_CLAIMED',
+          'The key of this authorization waits to be claimed by its recipient; issue a new claim link instead of a key',
+        );
+      }
+      if (decision.outcome !== 'changed') {
         throw new ApiError(
           'AUTHORIZATION_INACTIVE',
           'The authorization has been revoked or has expired; a new key cannot be issued for it',

@@ -18,4 +18,6 @@ export interface UseCaseDeps {
 export interface CredentialGenerator {
   clientId(): string;
   apiKey(): string;
+  /** Decision 38's one-time link token. */
+  claimToken(): string;
 }

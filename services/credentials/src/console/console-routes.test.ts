@@ -506,7 +506,9 @@ describe('credentials service: the console (decisions 30-32)', () => {
       expect(page.body).toContain('<p class="field-problem" id="recipientType-problem">choose the type of the receiving organization</p>');
       expect(page.body).toContain('<p class="field-problem" id="scopes-problem">choose at least one kind of data</p>');
       expect(page.body).toMatch(/<select id="recipientType"[^>]*aria-invalid="true" aria-describedby="recipientType-problem"/);
-      expect(page.body).not.toMatch(/\schecked/);
+      // No scope was chosen, so none comes back chosen; the key delivery keeps its default (decision 38).
+      expect(page.body).not.toMatch(/name="scopes"[^>]*\schecked/);
+      expect(page.body).toMatch(/name="keyDelivery" value="response"\s+checked/);
       expect(csrfOf(page.body)).toBe(session.csrf);
       expect(await h.store.list(ORG)).toEqual([]);
     });
@@ -935,6 +937,100 @@ describe('credentials service: the console (decisions 30-32)', () => {
       expect(page.status).toBe(404);
       expect(page.body).toContain('<h1>Sign in</h1>');
       expect(page.sessionCookie).toBeUndefined();
+    });
+  });
+
+  describe('claim links (decision 38)', () => {
+    const claimUrlOf = (body: string): string => {
+      const match = /<code id="claim-url" class="secret">([^<]+)<\/code>/.exec(body);
+      if (!match?.[1]) throw new Error('the page shows no claim link');
+      return match[1];
+    };
+
+    test('when an authorization is created with a one-time link, then the page shows the link once with its copy button and no key', async () => {
+      const session = await signIn();
+
+      const page = await visit('/console/authorizations', {
+        cookie: session.cookie,
+        form: { ...validForm(session.csrf), keyDelivery: 'claimLink', claimValidSeconds: '3600' },
+      });
+
+      expect(page.status).toBe(201);
+      expect(claimUrlOf(page.body)).toMatch(new RegExp(`^${PUBLIC_ORIGIN}/claim/[A-Za-z0-9_-]{43}$`));
+      expect(page.body).toContain('data-copy="claim-url"');
+      expect(page.body).not.toContain('id="api-key"');
+      expect(page.body).toContain('2026-11-20 11:00 UTC');
+      const detail = await visit(`/console/authorizations/${clientIdOf(page.body)}`, { cookie: session.cookie });
+      expect(detail.body).toContain('Not yet claimed');
+      expect(detail.body).toContain('Send a new claim link');
+      expect(detail.body).not.toContain('Rotate the key');
+    });
+
+    test('when a new link is issued from the authorization page, then the old one stops working and the new one claims; the page then says when and from where', async () => {
+      const session = await signIn();
+      const created = await visit('/console/authorizations', {
+        cookie: session.cookie,
+        form: { ...validForm(session.csrf), keyDelivery: 'claimLink' },
+      });
+      const clientId = clientIdOf(created.body);
+      const local = (url: string) => url.replace(PUBLIC_ORIGIN, h.app.baseUrl);
+      const claim = (url: string) =>
+        request(local(url), { method: 'POST', headers: { 'content-type': 'application/json', accept: 'application/json' }, body: '{}' });
+
+      const reissued = await visit(`/console/authorizations/${clientId}/claim-link`, {
+        cookie: session.cookie,
+        form: { _csrf: session.csrf, claimValidSeconds: '86400' },
+      });
+
+      expect(reissued.status).toBe(200);
+      expect((await claim(claimUrlOf(created.body))).status).toBe(404);
+      expect((await claim(claimUrlOf(reissued.body))).status).toBe(201);
+      const detail = await visit(`/console/authorizations/${clientId}`, { cookie: session.cookie });
+      expect(detail.body).toContain('Claimed by the recipient');
+      expect(detail.body).toContain('from 127.0.0.1');
+      expect(detail.body).toContain('Rotate the key');
+      const again = await visit(`/console/authorizations/${clientId}/claim-link`, {
+        cookie: session.cookie,
+        form: { _csrf: session.csrf },
+      });
+      expect(again.status).toBe(409);
+    });
+
+    test('when the validity is not one the API accepts, then the form comes back with the problem beside the field', async () => {
+      const session = await signIn();
+
+      const page = await visit('/console/authorizations', {
+        cookie: session.cookie,
+        form: { ...validForm(session.csrf), keyDelivery: 'claimLink', claimValidSeconds: '60' },
+      });
+
+      expect(page.status).toBe(400);
+      expect(page.body).toContain('id="claimValidSeconds-problem"');
+    });
+  });
+
+  describe('reads per day (decision 38)', () => {
+    test('when an authorization was read and refused on some days, then its page draws 30 days as SVG and lists the same figures as text', async () => {
+      const session = await signIn();
+      const { clientId } = await createInConsole(session);
+      const DAY = 24 * 60 * MINUTE;
+      await h.accessLog.add([
+        anAccessRecord(clientId, 2 * DAY),
+        anAccessRecord(clientId, 2 * DAY - MINUTE, { status: 401, code: 'INVALID_API_KEY' }),
+        anAccessRecord(clientId, MINUTE),
+        anAccessRecord(clientId, 2 * MINUTE, { status: 304 }),
+        anAccessRecord(clientId, 40 * DAY),
+      ]);
+
+      const page = await visit(`/console/authorizations/${clientId}`, { cookie: session.cookie });
+
+      expect(page.body).toMatch(/<svg viewBox="0 0 640 180" role="img" aria-labelledby="reads-chart-title reads-chart-desc"/);
+      expect(page.body).not.toMatch(/\sstyle=/);
+      expect(page.body.match(/<rect class="reads"/g)).toHaveLength(30);
+      expect(page.body).toContain('3 successful reads and 1 refusal from 2026-10-22 to 2026-11-20');
+      expect(page.body).toMatch(/<th scope="row">2026-11-18<\/th>\s*<td>1<\/td>\s*<td>1<\/td>/);
+      expect(page.body).toMatch(/<th scope="row">2026-11-20<\/th>\s*<td>2<\/td>\s*<td>0<\/td>/);
+      expect(page.body).toMatch(/<th scope="row">2026-11-19<\/th>\s*<td>0<\/td>\s*<td>0<\/td>/);
     });
   });
 });

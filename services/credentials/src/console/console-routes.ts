@@ -1,23 +1,26 @@
 import { randomUUID } from 'node:crypto';
 import express, { type Router, type ErrorRequestHandler, type Request, type RequestHandler, type Response } from 'express';
 import { clientIdPattern, MAX_OVERLAP_SECONDS } from '@rsd/contracts';
-import { generateApiKey, generateClientId } from '@rsd/domain';
+import { generateApiKey, generateClaimToken, generateClientId } from '@rsd/domain';
 import { ApiError, type Logger } from '@rsd/platform';
-import { UnavailableError } from '@rsd/ports';
+import { UnavailableError, type AccessLogStore } from '@rsd/ports';
 import { createAuthorization } from '../authorizations/create-authorization';
 import { getAuthorization, listAuthorizations } from '../authorizations/find-authorizations';
 import { revokeAuthorization } from '../authorizations/revoke-authorization';
 import { rotateAuthorization } from '../authorizations/rotate-authorization';
-import type { AuthorizationRoutesDeps } from '../authorizations/authorization-routes';
+import { claimLinkBaseOf, type AuthorizationRoutesDeps } from '../authorizations/authorization-routes';
 import type { UseCaseDeps } from '../authorizations/use-case-deps';
 import { accessLogQueryOf } from '../access-log/access-log-query';
+import { issueClaimLink } from '../claims/claim-key';
 import { listAccessLog } from '../access-log/list-access-log';
+import { readsPerDay } from '../access-log/reads-per-day';
 import { CONSOLE_ASSETS } from './console-assets';
 import { sameToken, type ConsoleSession, type ConsoleSessions } from './console-sessions';
 import { identityOf } from './console-identity';
 import { CALLBACK_PATH, CONSOLE_PATH } from './console-config';
 import { isLoopbackHost, type OidcSignIn } from './oidc-sign-in';
 import {
+  claimLinkPage,
   confirmRevokePage,
   createPage,
   detailPage,
@@ -34,7 +37,9 @@ import {
 import type { Html } from './html';
 import { labelledRouter } from '@rsd/observability';
 
-export interface ConsoleRoutesDeps extends Omit<AuthorizationRoutesDeps, 'verifyToken'> {
+export interface ConsoleRoutesDeps extends Omit<AuthorizationRoutesDeps, 'verifyToken' | 'accessLog'> {
+  /** The access log's pages, and its reads per day for the authorization page's chart. */
+  accessLog: Pick<AccessLogStore, 'page' | 'dailyReads'>;
   sessions: ConsoleSessions;
   /** Absent: no sign-in by OpenID Connect here (the embedded runtime's one-time link still works). */
   oidc: OidcSignIn | undefined;
@@ -52,7 +57,7 @@ const FORM_LIMIT = '16kb';
  * Decision 32: no script but our own file, no inline style, no framing, forms only to ourselves.
  * Every page carries it; `form-action 'self'` also holds the sign-out and every change to this origin.
  */
-const CONTENT_SECURITY_POLICY = [
+export const CONTENT_SECURITY_POLICY = [
   "default-src 'none'",
   "script-src 'self'",
   "style-src 'self'",
@@ -66,7 +71,11 @@ const CONTENT_SECURITY_POLICY = [
 /** The console (decisions 30-32): server-rendered pages over the same use cases as the HTTP API. */
 export function consoleRoutes(deps: ConsoleRoutesDeps): Router {
   const useCaseDeps: UseCaseDeps = { ...deps, newEventId: randomUUID };
-  const generate = { clientId: () => generateClientId(deps.clientIdPrefix), apiKey: () => generateApiKey(deps.apiKeyPrefix) };
+  const generate = {
+    clientId: () => generateClientId(deps.clientIdPrefix),
+    apiKey: () => generateApiKey(deps.apiKeyPrefix),
+    claimToken: generateClaimToken,
+  };
   const clientIds = clientIdPattern(deps.clientIdPrefix);
   const { sessions } = deps;
   const router = labelledRouter();
@@ -189,11 +198,17 @@ export function consoleRoutes(deps: ConsoleRoutesDeps): Router {
     const session = sessionOf(res);
     const form = createFormOf(req.body as Record<string, unknown>);
     try {
-      const created = await createAuthorization(useCaseDeps, generate, session.organizationId, requestOf(form));
+      const base = claimLinkBaseOf(req, deps.claimLinkBaseUrl ?? deps.publicOrigin);
+      const created = await createAuthorization(useCaseDeps, generate, session.organizationId, requestOf(form), base);
       deps.log.info(
         { organizationId: session.organizationId, clientId: created.clientId, subject: session.subject },
         'console: authorization created',
       );
+      if ('claim' in created) {
+        const { claim, ...authorization } = created;
+        page(res, 201, claimLinkPage(viewerOf(session), authorization, claim));
+        return;
+      }
       const { apiKey, ...authorization } = created;
       page(res, 201, keyPage(viewerOf(session), { authorization, apiKey, kind: 'created', pending: false }));
     } catch (error) {
@@ -206,12 +221,17 @@ export function consoleRoutes(deps: ConsoleRoutesDeps): Router {
     const session = sessionOf(res);
     const { clientId } = req.params as { clientId: string };
     const query = accessLogQueryOf(req);
-    const [authorization, accessLog] = await Promise.all([
+    const [authorization, accessLog, daily] = await Promise.all([
       getAuthorization(useCaseDeps, session.organizationId, clientId),
       listAccessLog(deps, session.organizationId, clientId, query),
+      readsPerDay(deps, session.organizationId, clientId),
     ]);
     const notice = req.query.notice === 'revoked' ? 'Revoked. Reads with this authorization are refused from now on.' : undefined;
-    page(res, 200, detailPage(viewerOf(session), authorization, accessLog, { notice, olderThanFirstPage: query.after !== undefined }));
+    page(
+      res,
+      200,
+      detailPage(viewerOf(session), authorization, accessLog, { notice, olderThanFirstPage: query.after !== undefined, daily }),
+    );
   });
 
   router.get('/authorizations/:clientId/revoke', signedIn, validClientId, async (req, res) => {
@@ -227,6 +247,18 @@ export function consoleRoutes(deps: ConsoleRoutesDeps): Router {
     await revokeAuthorization(useCaseDeps, session.organizationId, clientId);
     deps.log.info({ organizationId: session.organizationId, clientId, subject: session.subject }, 'console: authorization revoked');
     res.redirect(303, `${detailPath(clientId)}?notice=revoked`);
+  });
+
+  router.post('/authorizations/:clientId/claim-link', ...change, validClientId, async (req, res) => {
+    const session = sessionOf(res);
+    const clientId = String(req.params.clientId);
+    const seconds = (req.body as Record<string, unknown>).claimValidSeconds;
+    const body = typeof seconds === 'string' && seconds !== '' ? { claimValidSeconds: wholeNumberOr(seconds) } : {};
+    const base = claimLinkBaseOf(req, deps.claimLinkBaseUrl ?? deps.publicOrigin);
+    const issued = await issueClaimLink(useCaseDeps, generate, session.organizationId, clientId, body, base);
+    deps.log.info({ organizationId: session.organizationId, clientId, subject: session.subject }, 'console: claim link issued');
+    const { claim, ...authorization } = issued;
+    page(res, 200, claimLinkPage(viewerOf(session), authorization, claim));
   });
 
   router.post('/authorizations/:clientId/rotate', ...change, validClientId, async (req, res) => {
@@ -271,6 +303,8 @@ function consoleErrors(deps: Pick<ConsoleRoutesDeps, 'log'>): ErrorRequestHandle
   const titles: Partial<Record<ApiError['code'], string>> = {
     AUTHORIZATION_NOT_FOUND: 'Authorization not found',
     AUTHORIZATION_INACTIVE: 'Authorization no longer active',
+    KEY_ALREADY_CLAIMED: 'Key already claimed',
+    KEY_NOT_CLAIMED: 'Key not yet claimed',
     SERVICE_UNAVAILABLE: 'Try again in a moment',
     INVALID_PARAMETER: 'Invalid request',
     VALIDATION_FAILED: 'Invalid request',
@@ -325,7 +359,7 @@ function unavailable(error: unknown, message: string): ApiError {
  * Defence in depth beside the token: a browser names the page a change came from; it must be this
  * console, as the request reached us or as the public URL names it (behind a proxy that rewrites Host).
  */
-function sameOrigin(req: Request, publicOrigin: string | undefined): boolean {
+export function sameOrigin(req: Request, publicOrigin: string | undefined): boolean {
   const origin = req.headers.origin;
   if (origin === undefined) return req.headers['sec-fetch-site'] === undefined || req.headers['sec-fetch-site'] === 'same-origin';
   if (!URL.canParse(origin)) return false;
@@ -333,7 +367,7 @@ function sameOrigin(req: Request, publicOrigin: string | undefined): boolean {
   return url.host === req.headers.host || url.origin === publicOrigin;
 }
 
-function cookieOf(req: Request, name: string): string | undefined {
+export function cookieOf(req: Request, name: string): string | undefined {
   for (const part of (req.headers.cookie ?? '').split(';')) {
     const separator = part.indexOf('=');
     if (separator > 0 && part.slice(0, separator).trim() === name) return part.slice(separator + 1).trim();
@@ -365,6 +399,8 @@ function createFormOf(body: Record<string, unknown>): CreateForm {
     scopes: (Array.isArray(scopes) ? scopes : [scopes]).filter((scope): scope is string => typeof scope === 'string'),
     expiresAt: text(body.expiresAt).trim(),
     allowedCidrs: text(body.allowedCidrs),
+    keyDelivery: text(body.keyDelivery) || 'response',
+    claimValidSeconds: text(body.claimValidSeconds),
   };
 }
 
@@ -380,7 +416,18 @@ function requestOf(form: CreateForm): Record<string, unknown> {
     scopes: form.scopes,
     ...(form.expiresAt ? { expiresAt: form.expiresAt } : {}),
     ...(cidrs.length > 0 ? { allowedCidrs: cidrs } : {}),
+    // The validity only goes with a link; what it is, the API decides (a blank or a word is refused there).
+    ...(form.keyDelivery === 'claimLink'
+      ? { keyDelivery: 'claimLink', ...(form.claimValidSeconds ? { claimValidSeconds: wholeNumberOr(form.claimValidSeconds) } : {}) }
+      : form.keyDelivery === 'response'
+        ? {}
+        : { keyDelivery: form.keyDelivery }),
   };
+}
+
+/** Digits as the number they write; anything else as given, for the API to refuse by name. */
+function wholeNumberOr(value: string): number | string {
+  return /^[0-9]{1,9}$/.test(value) ? Number(value) : value;
 }
 
 /** Where the API's wording is for programs (a list of enum values), the console says it for people. */

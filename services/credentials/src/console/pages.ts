@@ -1,4 +1,5 @@
 import {
+  CLAIM_VALID_SECONDS,
   DEFAULT_OVERLAP_SECONDS,
   RECIPIENT_TYPES,
   SCOPES,
@@ -7,7 +8,9 @@ import {
   type RecipientType,
   type Scope,
 } from '@rsd/contracts';
+import type { DailyReads } from '@rsd/domain';
 import { html, type Html } from './html';
+import { readsChart } from './reads-chart';
 
 /** Server-rendered pages of the console: plain HTML and one stylesheet, one small script for the copy button. */
 
@@ -148,9 +151,27 @@ export interface CreateForm {
   scopes: string[];
   expiresAt: string;
   allowedCidrs: string;
+  /** Decision 38: `response` (the key shown now) or `claimLink`. */
+  keyDelivery: string;
+  claimValidSeconds: string;
 }
 
-export const EMPTY_CREATE_FORM: CreateForm = { recipientType: '', recipientName: '', scopes: [], expiresAt: '', allowedCidrs: '' };
+export const EMPTY_CREATE_FORM: CreateForm = {
+  recipientType: '',
+  recipientName: '',
+  scopes: [],
+  expiresAt: '',
+  allowedCidrs: '',
+  keyDelivery: 'response',
+  claimValidSeconds: String(CLAIM_VALID_SECONDS.default),
+};
+
+export const CLAIM_VALIDITY_CHOICES = [
+  { seconds: 3_600, label: '1 hour' },
+  { seconds: 86_400, label: '24 hours' },
+  { seconds: CLAIM_VALID_SECONDS.default, label: '72 hours' },
+  { seconds: CLAIM_VALID_SECONDS.max, label: '7 days' },
+] as const;
 
 /** Problems by field; `form` for one that names no field. */
 export type FieldProblems = Partial<Record<keyof CreateForm | 'form', string[]>>;
@@ -209,6 +230,28 @@ export function createPage(viewer: Viewer, form: CreateForm, problems: FieldProb
         <label for="allowedCidrs">Allowed addresses <span class="hint">(optional; one address or CIDR range per line)</span></label>
         <textarea id="allowedCidrs" name="allowedCidrs" rows="3" ${described('allowedCidrs')}>${form.allowedCidrs}</textarea>
         ${fieldProblem('allowedCidrs')}
+        <fieldset id="keyDelivery" ${described('keyDelivery')}>
+          <legend>How the recipient gets the key</legend>
+          <label class="check"
+            ><input type="radio" name="keyDelivery" value="response" ${form.keyDelivery !== 'claimLink' ? html` checked` : html``} /> Show
+            me the key now; I hand it over</label
+          >
+          <label class="check"
+            ><input type="radio" name="keyDelivery" value="claimLink" ${form.keyDelivery === 'claimLink' ? html` checked` : html``} /> A
+            one-time link I send to the recipient, who creates the key; nobody else ever sees it</label
+          >
+        </fieldset>
+        ${fieldProblem('keyDelivery')}
+        <label for="claimValidSeconds">The link works for <span class="hint">(with a one-time link)</span></label>
+        <select id="claimValidSeconds" name="claimValidSeconds" ${described('claimValidSeconds')}>
+          ${CLAIM_VALIDITY_CHOICES.map(
+            (choice) =>
+              html`<option value="${choice.seconds}" ${form.claimValidSeconds === String(choice.seconds) ? html` selected` : html``}>
+                ${choice.label}
+              </option>`,
+          )}
+        </select>
+        ${fieldProblem('claimValidSeconds')}
         <div class="actions">
           <button type="submit">Create authorization</button>
           <a href="/console">Cancel</a>
@@ -225,6 +268,8 @@ const FIELD_NAMES: Record<keyof FieldProblems, string> = {
   scopes: 'Data the recipient may read',
   expiresAt: 'Expires',
   allowedCidrs: 'Allowed addresses',
+  keyDelivery: 'How the recipient gets the key',
+  claimValidSeconds: 'The link works for',
 };
 
 export interface IssuedKey {
@@ -275,11 +320,39 @@ export function keyPage(viewer: Viewer, issued: IssuedKey): Html {
   );
 }
 
+/** Decision 38: the link, shown once; the organization never sees the key. */
+export function claimLinkPage(viewer: Viewer, authorization: Authorization, claim: { url: string; expiresAt: string }): Html {
+  return layout(
+    'Claim link issued',
+    html`<h1>Claim link issued</h1>
+      <div class="warning" role="note">
+        <p>
+          <strong>This link is shown once and works once.</strong> Send it to ${recipientOf(authorization)}: opening it shows what is
+          granted, and the key is created when they claim it. Nobody else ever sees the key.
+        </p>
+      </div>
+      <dl class="facts">
+        <dt>Client ID</dt>
+        <dd><code id="client-id">${authorization.clientId}</code></dd>
+        <dt>Claim link</dt>
+        <dd>
+          <code id="claim-url" class="secret">${claim.url}</code>
+          <button type="button" class="secondary" data-copy="claim-url" hidden>Copy link</button>
+          <span class="copied" role="status" aria-live="polite"></span>
+        </dd>
+        <dt>Link works until</dt>
+        <dd>${instant(claim.expiresAt, '')}</dd>
+      </dl>
+      <p><a href="${detailPath(authorization.clientId)}">View the authorization</a> · <a href="/console">All authorizations</a></p>`,
+    viewer,
+  );
+}
+
 export function detailPage(
   viewer: Viewer,
   authorization: Authorization,
   accessLog: AccessLogPage,
-  options: { notice?: string; problem?: string; olderThanFirstPage: boolean },
+  options: { notice?: string; problem?: string; olderThanFirstPage: boolean; daily: readonly DailyReads[] },
 ): Html {
   const active = authorization.status === 'active';
   return layout(
@@ -309,40 +382,71 @@ export function detailPage(
         }
         <dt>Allowed addresses</dt>
         <dd>${authorization.allowedCidrs ? authorization.allowedCidrs.join(', ') : 'Any'}</dd>
+        <dt>Key</dt>
+        <dd>${keyState(authorization)}</dd>
         <dt>Last used</dt>
         <dd>${instant(authorization.lastUsedAt, 'Not yet')}</dd>
         <dt>Reads</dt>
         <dd>${authorization.usage.last24h} in the last 24 hours, ${authorization.usage.last30d} in the last 30 days</dd>
       </dl>
       ${
-        active
-          ? html`<section aria-labelledby="rotate-heading" class="panel">
-                <h2 id="rotate-heading">Rotate the key</h2>
-                <p>
-                  A new key for the same recipient and scopes. The current key can keep working for a while, so the recipient can switch
-                  without a gap.
-                </p>
-                <form method="post" action="${detailPath(authorization.clientId)}/rotate" class="inline">
-                  ${csrfField(viewer)}
-                  <label for="overlapSeconds">Current key keeps working for</label>
-                  <select id="overlapSeconds" name="overlapSeconds">
-                    ${OVERLAP_CHOICES.map(
-                      (choice) =>
-                        html`<option value="${choice.seconds}" ${choice.seconds === DEFAULT_OVERLAP_SECONDS ? html` selected` : html``}>
-                          ${choice.label}
-                        </option>`,
-                    )}
-                  </select>
-                  <button type="submit">Rotate key</button>
-                </form>
-              </section>
-              <section aria-labelledby="revoke-heading" class="panel danger">
-                <h2 id="revoke-heading">Revoke access</h2>
-                <p>Reads with this authorization are refused from the moment it is revoked. This cannot be undone.</p>
-                <p><a class="button danger" href="${detailPath(authorization.clientId)}/revoke">Revoke…</a></p>
-              </section>`
+        active && !authorization.keyClaimed
+          ? html`<section aria-labelledby="claim-link-heading" class="panel">
+              <h2 id="claim-link-heading">Send a new claim link</h2>
+              <p>The recipient has not claimed the key yet. A new link replaces the one sent before, which stops working.</p>
+              <form method="post" action="${detailPath(authorization.clientId)}/claim-link" class="inline">
+                ${csrfField(viewer)}
+                <label for="claimValidSeconds">The link works for</label>
+                <select id="claimValidSeconds" name="claimValidSeconds">
+                  ${CLAIM_VALIDITY_CHOICES.map(
+                    (choice) =>
+                      html`<option value="${choice.seconds}" ${choice.seconds === CLAIM_VALID_SECONDS.default ? html` selected` : html``}>
+                        ${choice.label}
+                      </option>`,
+                  )}
+                </select>
+                <button type="submit">Issue a new link</button>
+              </form>
+            </section>`
           : ''
       }
+      ${
+        active && authorization.keyClaimed
+          ? html`<section aria-labelledby="rotate-heading" class="panel">
+              <h2 id="rotate-heading">Rotate the key</h2>
+              <p>
+                A new key for the same recipient and scopes. The current key can keep working for a while, so the recipient can switch
+                without a gap.
+              </p>
+              <form method="post" action="${detailPath(authorization.clientId)}/rotate" class="inline">
+                ${csrfField(viewer)}
+                <label for="overlapSeconds">Current key keeps working for</label>
+                <select id="overlapSeconds" name="overlapSeconds">
+                  ${OVERLAP_CHOICES.map(
+                    (choice) =>
+                      html`<option value="${choice.seconds}" ${choice.seconds === DEFAULT_OVERLAP_SECONDS ? html` selected` : html``}>
+                        ${choice.label}
+                      </option>`,
+                  )}
+                </select>
+                <button type="submit">Rotate key</button>
+              </form>
+            </section>`
+          : ''
+      }
+      ${
+        active
+          ? html`<section aria-labelledby="revoke-heading" class="panel danger">
+              <h2 id="revoke-heading">Revoke access</h2>
+              <p>Reads with this authorization are refused from the moment it is revoked. This cannot be undone.</p>
+              <p><a class="button danger" href="${detailPath(authorization.clientId)}/revoke">Revoke…</a></p>
+            </section>`
+          : ''
+      }
+      <section aria-labelledby="chart-heading">
+        <h2 id="chart-heading">Reads over the last 30 days</h2>
+        ${readsChart(options.daily)}
+      </section>
       <section aria-labelledby="log-heading">
         <h2 id="log-heading">Access log</h2>
         ${accessLogTable(accessLog)}
@@ -357,6 +461,14 @@ export function detailPage(
       </section>`,
     viewer,
   );
+}
+
+/** Decision 38: whether and when the recipient claimed the key, and from where. */
+function keyState(authorization: Authorization): Html {
+  if (!authorization.keyClaimed) return html`Not yet claimed: the recipient has a one-time link`;
+  if (!authorization.claimedAt) return html`Shown once when it was issued`;
+  return html`Claimed by the recipient
+  ${instant(authorization.claimedAt, '')}${authorization.claimedFromAddress ? html` from ${authorization.claimedFromAddress}` : ''}`;
 }
 
 function accessLogTable(page: AccessLogPage): Html {

@@ -2,7 +2,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { AccessRecord } from '@rsd/contracts';
-import { openSqliteAccessLogStore, openSqliteAuthorizationStore, openSqliteEventLog } from '@rsd/embedded';
+import { memoryRateLimitStores, openSqliteAccessLogStore, openSqliteAuthorizationStore, openSqliteEventLog } from '@rsd/embedded';
 import { createLogger, createTokenVerifier, loadConfig, type Logger } from '@rsd/platform';
 import type { AccessLogStore, AuthorizationStore, EventLog } from '@rsd/ports';
 import { anAccessRecord as aTestkitAccessRecord, startApp, TEST_JWT_SECRET, type RunningApp } from '@rsd/testkit';
@@ -48,6 +48,10 @@ export interface CredentialsHarnessOptions {
   wrapEventLog?: (eventLog: EventLog) => EventLog;
   /** Stands in front of the store the service uses; `store` stays the real one. */
   wrapStore?: (store: AuthorizationStore) => AuthorizationStore;
+  /** Where the service logs (default: nowhere). */
+  log?: Logger;
+  /** Decision 38's per-address counters; default: a store of its own per limiter. */
+  rateLimitStores?: CredentialsAppDeps['rateLimitStores'];
   /** Configuration besides the token secret. */
   env?: Record<string, string>;
   /** The console's parts, made with the harness's clock; without them the service has no console. */
@@ -72,7 +76,7 @@ export async function startCredentials(options: CredentialsHarnessOptions = {}):
   const stores = await openEmbeddedStores();
   const { store } = stores;
   const eventLog = options.wrapEventLog ? options.wrapEventLog(stores.eventLog) : stores.eventLog;
-  const log = createLogger('credentials', 'silent');
+  const log = options.log ?? createLogger('credentials', 'silent');
   const relay = createOutboxRelay({ store, eventLog, log });
   let current = NOW;
   const clock: SettableClock = {
@@ -92,6 +96,7 @@ export async function startCredentials(options: CredentialsHarnessOptions = {}):
       clock,
       log,
       verifyToken: createTokenVerifier(config),
+      rateLimitStores: options.rateLimitStores ?? memoryRateLimitStores,
       console: options.console?.(clock),
     }),
   );

@@ -1,0 +1,185 @@
+import { randomUUID } from 'node:crypto';
+import {
+  CLAIM_VALID_SECONDS,
+  issueClaimLinkRequestSchema,
+  type AuthorizationWithClaimLink,
+  type ClaimedKey,
+  type ClaimGrant,
+} from '@rsd/contracts';
+import {
+  CLAIM_TOKEN_PATTERN,
+  claimLinkStateOf,
+  decideClaim,
+  decideNewClaimLink,
+  digestApiKey,
+  digestClaimToken,
+  digestsMatch,
+  type ClaimLinkState,
+  type StoredAuthorization,
+} from '@rsd/domain';
+import { ApiError, issueDetails, requestErrorMap, validationFailed } from '@rsd/platform';
+import type { AccessLogStore } from '@rsd/ports';
+import { findOwnAuthorization, withUsage } from '../authorizations/find-authorizations';
+import { LOST_TO_A_CONCURRENT_CHANGE, retryOnConflict } from '../authorizations/retry-on-conflict';
+import type { CredentialGenerator, UseCaseDeps } from '../authorizations/use-case-deps';
+import { outboxEntryOf } from '../outbox/outbox-entry';
+import { publishOwedEvents, type Publication } from '../outbox/outbox-relay';
+import { claimUrlOf } from './claim-url';
+
+export interface ClaimDeps extends UseCaseDeps {
+  /** The claim is listed in the authorization's access log (decision 38), written here by the credentials service. */
+  accessLog: Pick<AccessLogStore, 'add'>;
+}
+
+/** Who claims: as the service determines the address, and the request's id, for the access log. */
+export interface Claimant {
+  clientAddress: string | null;
+  requestId: string;
+}
+
+export interface Claim {
+  claimed: ClaimedKey;
+  grant: ClaimGrant;
+  /** `pending`: the key is issued and recorded, and works once its event reaches the event log. */
+  publication: Publication;
+}
+
+const NOT_FOUND_MESSAGE = 'No such claim link. It may have been mistyped, or replaced by a newer link.';
+
+/** The open link's grant (decision 38's GET): consumes nothing, so a mail scanner that opens the link changes nothing. */
+export async function describeClaim(deps: Pick<UseCaseDeps, 'store' | 'clock'>, token: string): Promise<ClaimGrant> {
+  const record = await findByToken(deps, token);
+  const state = claimLinkStateOf(record, deps.clock.now());
+  if (state !== 'open') throw refusalOf(state);
+  return grantOf(record);
+}
+
+/**
+ * Decision 38's POST: the key is made now, digested at once, shown once. The record changes at the
+ * revision it was read at, so of two claims at once exactly one wins; the other reads it again and
+ * finds the link used.
+ */
+export function claimKey(deps: ClaimDeps, generate: Pick<CredentialGenerator, 'apiKey'>, token: string, who: Claimant): Promise<Claim> {
+  return retryOnConflict(
+    async () => {
+      const current = await findByToken(deps, token);
+      const now = deps.clock.now();
+      const apiKey = generate.apiKey();
+      const decision = decideClaim(
+        current,
+        { newKeyDigest: digestApiKey(apiKey), clientAddress: who.clientAddress },
+        { id: deps.newEventId(), time: now },
+      );
+      if (decision.outcome !== 'changed') {
+        const refusal = refusalOf(decision.outcome);
+        await recordClaim(deps, current.clientId, who, now, refusal.status, refusal.code);
+        throw refusal;
+      }
+      if (!(await deps.store.update(decision.record, current.revision, [outboxEntryOf(decision.event)])))
+        return LOST_TO_A_CONCURRENT_CHANGE;
+      const publication = await publishOwedEvents(deps.relay, deps.log, deps.publishDeadlineMs);
+      await recordClaim(deps, current.clientId, who, now, 201, null);
+      deps.log.info({ organizationId: current.organizationId, clientId: current.clientId }, 'key claimed by its link');
+      return { claimed: { clientId: current.clientId, apiKey }, grant: grantOf(current), publication };
+    },
+    { log: deps.log, what: 'claim', context: {} },
+  );
+}
+
+/** Decision 38: a new link for an unclaimed authorization; the old link is unknown from now on. */
+export function issueClaimLink(
+  deps: UseCaseDeps,
+  generate: Pick<CredentialGenerator, 'claimToken'>,
+  organizationId: string,
+  clientId: string,
+  body: unknown,
+  claimLinkBase: string,
+): Promise<AuthorizationWithClaimLink> {
+  const validSeconds = validSecondsOf(body);
+  return retryOnConflict(
+    async () => {
+      const current = await findOwnAuthorization(deps.store, organizationId, clientId);
+      const now = deps.clock.now();
+      const token = generate.claimToken();
+      const decision = decideNewClaimLink(current, { tokenDigest: digestClaimToken(token), validSeconds }, now);
+      if (decision.outcome === 'claimed') {
+        throw new ApiError('KEY_ALREADY_CLAIMED', 'The key of this authorization has been claimed; rotate it to issue a new one');
+      }
+      if (decision.outcome === 'inactive') {
+        throw new ApiError('AUTHORIZATION_INACTIVE', 'The authorization has been revoked or has expired; no claim link is issued for it');
+      }
+      if (!(await deps.store.update(decision.record, current.revision, []))) return LOST_TO_A_CONCURRENT_CHANGE;
+      const claimExpiresAt = decision.record.claimExpiresAt ?? now.toISOString();
+      return {
+        ...(await withUsage(deps, decision.record, now)),
+        claim: { url: claimUrlOf(claimLinkBase, token), expiresAt: claimExpiresAt },
+      };
+    },
+    { log: deps.log, what: 'claim link', context: { organizationId, clientId } },
+  );
+}
+
+/**
+ * A token of the wrong shape is unknown without a lookup. The lookup goes by the token's digest;
+ * the digests are compared again in constant time, so a store's index is never the only check.
+ */
+async function findByToken(deps: Pick<UseCaseDeps, 'store'>, token: string): Promise<StoredAuthorization> {
+  if (!CLAIM_TOKEN_PATTERN.test(token)) throw new ApiError('CLAIM_LINK_NOT_FOUND', NOT_FOUND_MESSAGE);
+  const digest = digestClaimToken(token);
+  const record = await deps.store.findByClaimToken(digest);
+  if (!record?.claimTokenDigest || !digestsMatch(record.claimTokenDigest, digest)) {
+    throw new ApiError('CLAIM_LINK_NOT_FOUND', NOT_FOUND_MESSAGE);
+  }
+  return record;
+}
+
+function refusalOf(state: Exclude<ClaimLinkState, 'open'>): ApiError {
+  return state === 'used'
+    ? new ApiError('CLAIM_LINK_USED', 'This claim link has already been used. Ask the organization that sent it for a new one.')
+    : new ApiError(
+        'CLAIM_LINK_EXPIRED',
+        'This claim link has expired, or the access it grants has ended. Ask the organization that sent it for a new one.',
+      );
+}
+
+function grantOf(record: StoredAuthorization): ClaimGrant {
+  return {
+    organizationId: record.organizationId,
+    clientId: record.clientId,
+    recipientName: record.recipientName,
+    recipientType: record.recipientType,
+    scopes: [...record.scopes],
+    expiresAt: record.expiresAt,
+    claimExpiresAt: record.claimExpiresAt ?? record.createdAt,
+  };
+}
+
+/**
+ * The access log's entry for a claim attempt on a link that names this authorization: the claim
+ * (201) and the refused uses (410). The key is made already when this runs: a store that cannot take
+ * the entry now costs the entry, never the key.
+ */
+async function recordClaim(deps: ClaimDeps, clientId: string, who: Claimant, at: Date, status: number, code: string | null): Promise<void> {
+  try {
+    await deps.accessLog.add([
+      {
+        id: randomUUID(),
+        clientId,
+        at: at.toISOString(),
+        resource: 'claim',
+        status,
+        code,
+        clientAddress: who.clientAddress,
+        requestId: who.requestId,
+      },
+    ]);
+  } catch (error) {
+    deps.log.warn({ err: error, clientId }, 'claim not recorded in the access log');
+  }
+}
+
+function validSecondsOf(body: unknown): number {
+  const parsed = issueClaimLinkRequestSchema.safeParse(body ?? {}, { error: requestErrorMap });
+  if (!parsed.success) throw validationFailed(issueDetails(parsed.error.issues));
+  return parsed.data.claimValidSeconds ?? CLAIM_VALID_SECONDS.default;
+}

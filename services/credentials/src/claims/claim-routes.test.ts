@@ -1,0 +1,212 @@
+import { readdir, readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { authorizationKeyClaimedSchema, EVENT_TYPES, TOPICS } from '@rsd/contracts';
+import { digestApiKey, hasValidChecksum } from '@rsd/domain';
+import { capturedLog, request, signToken, valuesOn, type CapturedLog } from '@rsd/testkit';
+import { NOW, startCredentials, type CredentialsHarness } from '../testing/credentials-harness';
+
+const ORG = 'acme';
+let h: CredentialsHarness;
+let token: string;
+let logs: CapturedLog;
+
+beforeEach(async () => {
+  logs = capturedLog('credentials', 'debug');
+  h = await startCredentials({ env: { FAILED_AUTH_LIMIT_PER_MINUTE: '5' }, log: logs.log });
+  token = await signToken({ org: ORG, scope: 'authorizations:write', sub: 'admin@acme' });
+});
+afterEach(async () => {
+  await h.close();
+});
+
+const api = (path: string) => `${h.app.baseUrl}/v1/organizations/${ORG}/authorizations${path}`;
+const json = { 'content-type': 'application/json', accept: 'application/json' };
+
+async function createWithLink(body: Record<string, unknown> = {}) {
+  const created = await request(api(''), {
+    method: 'POST',
+    headers: { ...json, authorization: `Bearer ${token}` },
+    body: JSON.stringify({
+      recipientType: 'auditor',
+      recipientName: 'Example Audit',
+      scopes: ['qr_score'],
+      keyDelivery: 'claimLink',
+      ...body,
+    }),
+  });
+  return created;
+}
+
+const describe_ = (url: string) => request(url, { headers: { accept: 'application/json' } });
+const claim = (url: string) => request(url, { method: 'POST', headers: json, body: '{}' });
+
+describe('claim links (decision 38), at the service with a clock the test holds', () => {
+  test('when an authorization is created with a claim link, then the 201 has no key, the link, and the record says unclaimed', async () => {
+    const created = await createWithLink({ claimValidSeconds: 3600 });
+
+    expect(created.status).toBe(201);
+    expect(created.body).not.toHaveProperty('apiKey');
+    expect(created.body).toMatchObject({ keyClaimed: false, claimedAt: null, claimedFromAddress: null });
+    expect(created.body.claim).toEqual({
+      url: expect.stringMatching(new RegExp(`^${h.app.baseUrl}/claim/[A-Za-z0-9_-]{43}$`)),
+      expiresAt: '2026-11-20T11:00:00.000Z',
+    });
+  });
+
+  test.each([[3599], [604_801], [1.5], ['3600']])(
+    'when claimValidSeconds is %p, then the create is refused as VALIDATION_FAILED',
+    async (seconds) => {
+      const created = await createWithLink({ claimValidSeconds: seconds });
+
+      expect(created.status).toBe(400);
+      expect(created.body).toMatchObject({ code: 'VALIDATION_FAILED', details: [expect.objectContaining({ path: 'claimValidSeconds' })] });
+    },
+  );
+
+  test('when the link is opened twice then claimed, then nothing was consumed by the opening, the key is shown once and its digest is in the event', async () => {
+    const { url } = (await createWithLink()).body.claim as { url: string };
+
+    const first = await describe_(url);
+    const second = await describe_(url);
+    const claimed = await claim(url);
+    const again = await claim(url);
+
+    expect(first.body).toEqual(second.body);
+    expect(first.body).toMatchObject({
+      organizationId: ORG,
+      recipientName: 'Example Audit',
+      recipientType: 'auditor',
+      scopes: ['qr_score'],
+    });
+    expect(claimed.status).toBe(201);
+    expect(hasValidChecksum(claimed.body.apiKey as string, 'rsk')).toBe(true);
+    expect(again).toMatchObject({ status: 410, body: { code: 'CLAIM_LINK_USED' } });
+    expect((await describe_(url)).body).toMatchObject({ code: 'CLAIM_LINK_USED' });
+    const events = (await valuesOn(h.eventLog, TOPICS.authorizations)).map((value) => JSON.parse(value) as { type: string });
+    const claimedEvent = authorizationKeyClaimedSchema.parse(events.find((event) => event.type === EVENT_TYPES.authorizationKeyClaimed));
+    expect(claimedEvent.data.keyDigest).toBe(digestApiKey(claimed.body.apiKey as string));
+    const record = await request(api(`/${claimed.body.clientId as string}`), { headers: { authorization: `Bearer ${token}` } });
+    expect(record.body).toMatchObject({ keyClaimed: true, claimedAt: NOW.toISOString(), claimedFromAddress: '127.0.0.1' });
+  });
+
+  test('when the link is used after its claimValidSeconds, then it answers 410 CLAIM_LINK_EXPIRED and makes no key', async () => {
+    const { url } = (await createWithLink({ claimValidSeconds: 3600 })).body.claim as { url: string };
+
+    h.clock.set(new Date(NOW.getTime() + 3600_000));
+
+    expect(await describe_(url)).toMatchObject({ status: 410, body: { code: 'CLAIM_LINK_EXPIRED' } });
+    expect(await claim(url)).toMatchObject({ status: 410, body: { code: 'CLAIM_LINK_EXPIRED' } });
+  });
+
+  test('when a new link is issued, then the old one is unknown and the new one claims; once claimed, no new link is issued', async () => {
+    const created = await createWithLink();
+    const clientId = created.body.clientId as string;
+    const old = (created.body.claim as { url: string }).url;
+
+    const reissued = await request(api(`/${clientId}/claim-link`), { method: 'POST', headers: { authorization: `Bearer ${token}` } });
+
+    expect(reissued.status).toBe(200);
+    expect(reissued.body).toMatchObject({ clientId, keyClaimed: false, claim: { url: expect.any(String) } });
+    expect(await claim(old)).toMatchObject({ status: 404, body: { code: 'CLAIM_LINK_NOT_FOUND' } });
+    expect((await claim((reissued.body.claim as { url: string }).url)).status).toBe(201);
+    const refused = await request(api(`/${clientId}/claim-link`), { method: 'POST', headers: { authorization: `Bearer ${token}` } });
+    expect(refused).toMatchObject({ status: 409, body: { code: 'KEY_ALREADY_CLAIMED' } });
+  });
+
+  test('when the authorization is revoked, then its link answers 410 CLAIM_LINK_EXPIRED and no new link is issued', async () => {
+    const created = await createWithLink();
+    const clientId = created.body.clientId as string;
+
+    await request(api(`/${clientId}/revoke`), { method: 'POST', headers: { authorization: `Bearer ${token}` } });
+
+    expect(await claim((created.body.claim as { url: string }).url)).toMatchObject({ status: 410, body: { code: 'CLAIM_LINK_EXPIRED' } });
+    const refused = await request(api(`/${clientId}/claim-link`), { method: 'POST', headers: { authorization: `Bearer ${token}` } });
+    expect(refused).toMatchObject({ status: 409, body: { code: 'AUTHORIZATION_INACTIVE' } });
+  });
+
+  test('when an unclaimed key is rotated, then it is refused with KEY_NOT_CLAIMED: the organization never gets the key', async () => {
+    const clientId = (await createWithLink()).body.clientId as string;
+
+    const rotated = await request(api(`/${clientId}/rotate`), { method: 'POST', headers: { authorization: `Bearer ${token}` } });
+
+    expect(rotated).toMatchObject({ status: 409, body: { code: 'KEY_NOT_CLAIMED' } });
+  });
+
+  test('when unknown links are tried again and again from one address, then it is limited like failed authentications', async () => {
+    const statuses: number[] = [];
+    for (let i = 0; i < 7; i += 1) statuses.push((await claim(`${h.app.baseUrl}/claim/${'A'.repeat(43)}`)).status);
+
+    expect(statuses).toEqual([404, 404, 404, 404, 404, 429, 429]);
+  });
+
+  test('when the page is used, then the GET sets the form token, a form without it is refused, and the form with it claims', async () => {
+    const { url } = (await createWithLink()).body.claim as { url: string };
+
+    const opened = await request(url);
+    const cookie = (opened.headers.get('set-cookie') ?? '').split(';')[0] ?? '';
+    const csrf = /name="_csrf" value="([^"]+)"/.exec(String(opened.body))?.[1] ?? '';
+    const form = (body: string, headers: Record<string, string> = {}) =>
+      request(url, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded', ...headers }, body });
+
+    expect(opened.status).toBe(200);
+    expect(opened.headers.get('content-security-policy')).toContain("default-src 'none'");
+    expect((await form(`_csrf=${csrf}`)).status).toBe(403);
+    expect((await form('_csrf=forged', { cookie })).status).toBe(403);
+    const claimed = await form(`_csrf=${encodeURIComponent(csrf)}`, { cookie, origin: h.app.baseUrl });
+    expect(claimed.status).toBe(201);
+    expect(String(claimed.body)).toMatch(/rsk_[A-Za-z0-9]{49}/);
+  });
+
+  test('when a claim is made and refused, then the access log lists both, and neither counts as a read', async () => {
+    const created = await createWithLink();
+    const url = (created.body.claim as { url: string }).url;
+    await claim(url);
+    h.clock.set(new Date(NOW.getTime() + 1000));
+    await claim(url);
+
+    const log = await request(api(`/${created.body.clientId as string}/access-log`), { headers: { authorization: `Bearer ${token}` } });
+
+    expect(log.body.items).toEqual([
+      expect.objectContaining({ resource: 'claim', status: 410, code: 'CLAIM_LINK_USED', clientAddress: '127.0.0.1' }),
+      expect.objectContaining({ resource: 'claim', status: 201, code: null, clientAddress: '127.0.0.1' }),
+    ]);
+    const record = await request(api(`/${created.body.clientId as string}`), { headers: { authorization: `Bearer ${token}` } });
+    expect(record.body).toMatchObject({ lastUsedAt: null, usage: { last24h: 0, last30d: 0 } });
+  });
+
+  test('when claims are made, then neither the token nor the key is in any log line or stored byte', async () => {
+    const { url } = (await createWithLink()).body.claim as { url: string };
+    const rawToken = url.split('/').pop() ?? '';
+    await describe_(url);
+    const { apiKey } = (await claim(url)).body as { apiKey: string };
+    await claim(url);
+    await request(`${url}x`, { headers: { accept: 'application/json' } });
+
+    expect(logs.lines.join('\n')).toContain('/claim/[redacted]');
+    const files = (await readdir(h.dir, { recursive: true, withFileTypes: true })).filter((entry) => entry.isFile());
+    const stored = (await Promise.all(files.map((entry) => readFile(join(entry.parentPath, entry.name), 'latin1')))).join('\n');
+    const events = (await valuesOn(h.eventLog, TOPICS.authorizations)).join('\n');
+    for (const secret of [rawToken, apiKey]) {
+      expect(stored).not.toContain(secret);
+      expect(events).not.toContain(secret);
+      expect(logs.lines.join('\n')).not.toContain(secret);
+    }
+  });
+
+  test.each([
+    ['a body that is not JSON', { 'content-type': 'application/json' }, '{', 400, 'MALFORMED_JSON'],
+    ['a form with too many fields', { 'content-type': 'application/x-www-form-urlencoded' }, 'a=1&'.repeat(20), 413, 'PAYLOAD_TOO_LARGE'],
+    ['JSON in a charset it cannot read', { 'content-type': 'application/json; charset=latin9' }, '{}', 415, 'UNSUPPORTED_MEDIA_TYPE'],
+  ])('when a claim carries %s, then it is refused as the client error it is, never a 500', async (_name, headers, body, status, code) => {
+    const { url } = (await createWithLink()).body.claim as { url: string };
+
+    const answer = await request(url, { method: 'POST', headers, body });
+
+    expect(answer).toMatchObject({ status, body: { code } });
+    expect(logs.lines.join('\n')).not.toContain(url.split('/').pop());
+  });
+
+  test('when the token is not percent-encoded UTF-8, then it is 400 INVALID_PARAMETER', async () => {
+    expect(await describe_(`${h.app.baseUrl}/claim/%FF`)).toMatchObject({ status: 400, body: { code: 'INVALID_PARAMETER' } });
+  });
+});

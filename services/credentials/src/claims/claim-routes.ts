@@ -1,0 +1,170 @@
+import { randomBytes } from 'node:crypto';
+import express, { type ErrorRequestHandler, type Request, type RequestHandler, type Response, type Router } from 'express';
+import { generateApiKey } from '@rsd/domain';
+import { labelledRouter } from '@rsd/observability';
+import { ApiError, methodNotAllowed, requestIdOf, UNAVAILABLE_RETRY_AFTER_S, type Logger } from '@rsd/platform';
+import { UnavailableError } from '@rsd/ports';
+import type { LimitCheck } from '@rsd/recipient-access';
+import { CONTENT_SECURITY_POLICY, cookieOf, sameOrigin } from '../console/console-routes';
+import { sameToken } from '../console/console-sessions';
+import { isLoopbackHost } from '../console/oidc-sign-in';
+import type { Html } from '../console/html';
+import { claimKey, describeClaim, type ClaimDeps } from './claim-key';
+import { claimedKeyPage, claimPage, claimProblemPage } from './claim-pages';
+import { CLAIM_PATH, LOGGED_CLAIM_URL } from './claim-url';
+
+export interface ClaimRoutesDeps extends ClaimDeps {
+  apiKeyPrefix: string;
+  /** Failed attempts (unknown, used or expired links) count against the address's failed-authentication budget. */
+  limitFailures: LimitCheck;
+  /** The public origin a form may come from besides the Host the request reached (behind a proxy). */
+  publicOrigin?: string;
+  log: Logger;
+}
+
+const CSRF_COOKIE = 'rsd_claim_csrf';
+const CSRF_LIFETIME_S = 60 * 60;
+const BODY_LIMIT = '4kb';
+const LINK_REFUSALS = new Set(['CLAIM_LINK_NOT_FOUND', 'CLAIM_LINK_USED', 'CLAIM_LINK_EXPIRED']);
+
+/**
+ * Decision 38: `/claim/{token}`. GET describes the grant and consumes nothing (mail scanners open
+ * links); POST creates the key and shows it once. A page for a browser, JSON for a program: the page
+ * form carries a CSRF token that a cookie of this path must match (the recipient has no session to
+ * hold one), the JSON form needs no cookie. The token is in the path, so nothing here logs the path.
+ */
+export function claimRoutes(deps: ClaimRoutesDeps): Router {
+  const generate = { apiKey: () => generateApiKey(deps.apiKeyPrefix) };
+  const router = labelledRouter();
+
+  router.use((_req, res, next) => {
+    res.locals.loggedUrl = LOGGED_CLAIM_URL;
+    res.setHeader('Content-Security-Policy', CONTENT_SECURITY_POLICY);
+    res.setHeader('Referrer-Policy', 'same-origin');
+    res.setHeader('X-Frame-Options', 'DENY');
+    // The grant, and on a POST the key: nothing is cached anywhere.
+    res.setHeader('Cache-Control', 'no-store');
+    next();
+  });
+
+  /** A refused link counts against the address; over the budget, the answer is the 429 instead. */
+  const limited = async <T>(req: Request, res: Response, work: () => Promise<T>): Promise<T> => {
+    try {
+      return await work();
+    } catch (error) {
+      if (!(error instanceof ApiError) || !LINK_REFUSALS.has(error.code)) throw error;
+      const limit = await deps.limitFailures(req, res);
+      throw limit.outcome === 'limited' ? limit.refusal : error;
+    }
+  };
+
+  router
+    .route('/:token')
+    .get(async (req, res) => {
+      const json = req.accepts(['html', 'json']) === 'json';
+      res.locals.claimPage = !json;
+      const grant = await limited(req, res, () => describeClaim(deps, String(req.params.token)));
+      if (json) {
+        res.json(grant);
+        return;
+      }
+      const csrfToken = randomBytes(32).toString('base64url');
+      res.cookie(CSRF_COOKIE, csrfToken, {
+        httpOnly: true,
+        sameSite: 'strict',
+        secure: !isLoopbackHost(req.hostname),
+        path: CLAIM_PATH,
+        maxAge: CSRF_LIFETIME_S * 1000,
+      });
+      page(res, 200, claimPage(grant, `${CLAIM_PATH}/${String(req.params.token)}`, csrfToken));
+    })
+    .post(...bodies(), async (req, res) => {
+      const json = Boolean(req.is('application/json')) || req.accepts(['html', 'json']) === 'json';
+      res.locals.claimPage = !json;
+      if (!json && !formIsOurs(req, deps.publicOrigin)) {
+        deps.log.warn({ path: LOGGED_CLAIM_URL }, 'claim form refused: CSRF check failed');
+        const message = 'This form has expired or did not come from this page. Open the link again and claim from there.';
+        page(res, 403, claimProblemPage('Form expired', message));
+        return;
+      }
+      const claim = await limited(req, res, () =>
+        claimKey(deps, generate, String(req.params.token), { clientAddress: req.ip ?? null, requestId: requestIdOf(res) ?? 'unknown' }),
+      );
+      if (json) {
+        res.status(201).json(claim.claimed);
+        return;
+      }
+      res.clearCookie(CSRF_COOKIE, { httpOnly: true, sameSite: 'strict', secure: !isLoopbackHost(req.hostname), path: CLAIM_PATH });
+      page(res, 201, claimedKeyPage(claim.grant, claim.claimed, claim.publication !== 'published'));
+    })
+    .all(methodNotAllowed(['GET', 'HEAD', 'POST']));
+
+  router.use(claimErrors(deps.log));
+  return router;
+}
+
+/** JSON for a program, a form for the page; anything else reaches the CSRF check and fails it. */
+function bodies(): RequestHandler[] {
+  const json = express.json({ limit: BODY_LIMIT, strict: false });
+  const form = express.urlencoded({ extended: false, limit: BODY_LIMIT, parameterLimit: 10 });
+  return [json, form];
+}
+
+/** The page's own form: same origin, and the token it carries is the one its cookie holds (double submit). */
+function formIsOurs(req: Request, publicOrigin: string | undefined): boolean {
+  const body = (typeof req.body === 'object' && req.body !== null ? req.body : {}) as Record<string, unknown>;
+  const cookie = cookieOf(req, CSRF_COOKIE);
+  return cookie !== undefined && sameOrigin(req, publicOrigin) && sameToken(body._csrf, cookie);
+}
+
+const TITLES: Partial<Record<ApiError['code'], string>> = {
+  CLAIM_LINK_NOT_FOUND: 'Link not found',
+  CLAIM_LINK_USED: 'Link already used',
+  CLAIM_LINK_EXPIRED: 'Link expired',
+  RATE_LIMITED: 'Too many attempts',
+  MALFORMED_JSON: 'Invalid request',
+  PAYLOAD_TOO_LARGE: 'Invalid request',
+  UNSUPPORTED_MEDIA_TYPE: 'Invalid request',
+  INVALID_PARAMETER: 'Link not found',
+  SERVICE_UNAVAILABLE: 'Try again in a moment',
+};
+
+/**
+ * Errors here never reach a log with the request's path (it holds the token): an outage or a defect
+ * is logged without it, then answered like anywhere else, as a page where the request wanted one.
+ */
+function claimErrors(log: Logger): ErrorRequestHandler {
+  return (error: unknown, _req, res, next) => {
+    const known = asApiError(error, log);
+    if (res.locals.claimPage !== true || res.headersSent) {
+      next(known);
+      return;
+    }
+    for (const [name, value] of Object.entries(known.headers ?? {})) res.setHeader(name, value);
+    if (known.status === 503) res.setHeader('Retry-After', UNAVAILABLE_RETRY_AFTER_S);
+    res.locals.errorCode = known.code;
+    page(res, known.status, claimProblemPage(TITLES[known.code] ?? 'Something went wrong', known.message));
+  };
+}
+
+/** Every error as the typed one the error middleware answers without logging the request's path. */
+function asApiError(error: unknown, log: Logger): ApiError {
+  if (error instanceof ApiError) return error;
+  if (error instanceof UnavailableError) {
+    log.warn({ err: error, path: LOGGED_CLAIM_URL }, 'dependency unreachable');
+    return new ApiError('SERVICE_UNAVAILABLE', 'A service this request needs is unreachable; retry shortly');
+  }
+  const status = typeof error === 'object' && error !== null ? (error as { status?: unknown }).status : undefined;
+  // Express's path decoding and the body parsers refuse what a client sent with a 4xx of their own.
+  if (error instanceof URIError && status === 400) return new ApiError('INVALID_PARAMETER', 'The link is not valid percent-encoded UTF-8');
+  if (status === 413) return new ApiError('PAYLOAD_TOO_LARGE', 'The request body is larger than this endpoint accepts');
+  if (status === 415) return new ApiError('UNSUPPORTED_MEDIA_TYPE', 'The request body must be JSON encoded as UTF-8, or the form');
+  if (typeof status === 'number' && status >= 400 && status < 500)
+    return new ApiError('MALFORMED_JSON', 'The request body could not be read');
+  log.error({ err: error, path: LOGGED_CLAIM_URL }, 'claim request failed');
+  return new ApiError('INTERNAL_ERROR', 'An unexpected error occurred');
+}
+
+function page(res: Response, status: number, body: Html): void {
+  res.status(status).type('html').send(body.value);
+}
