@@ -76,6 +76,30 @@ describe('outbox relay', () => {
     expect(await store.pendingOutbox(10)).toEqual([]);
   });
 
+  test('when several Client IDs owe events, then one append per topic publishes them all, each Client ID in its order', async () => {
+    const other = 'rs.other.v1';
+    await store.create(aRecord('rs_AAAAAAAAAAAAAAAA'), [
+      anEntry('rs_AAAAAAAAAAAAAAAA', 1),
+      { ...anEntry('rs_AAAAAAAAAAAAAAAA', 2), topic: other },
+    ]);
+    await store.create(aRecord('rs_BBBBBBBBBBBBBBBB'), [anEntry('rs_BBBBBBBBBBBBBBBB', 1)]);
+    await store.create(aRecord('rs_CCCCCCCCCCCCCCCC'), [anEntry('rs_CCCCCCCCCCCCCCCC', 1), anEntry('rs_CCCCCCCCCCCCCCCC', 2)]);
+    const { eventLog, state } = controllableLog(real);
+    const relay = createOutboxRelay({ store, eventLog, log });
+
+    await relay.flush();
+
+    // The first runs of all three in one append to TOPIC; A's second run, on the other topic, after it.
+    expect(state.appends).toBe(2);
+    const values = (await valuesIn(real)) as { clientId: string; n: number }[];
+    expect(values).toHaveLength(4);
+    for (const clientId of ['rs_BBBBBBBBBBBBBBBB', 'rs_CCCCCCCCCCCCCCCC']) {
+      expect(values.filter((v) => v.clientId === clientId).map((v) => v.n)).toEqual(clientId.endsWith('C') ? [1, 2] : [1]);
+    }
+    expect((await valuesOn(real, other)).map((value) => JSON.parse(value) as unknown)).toEqual([{ clientId: 'rs_AAAAAAAAAAAAAAAA', n: 2 }]);
+    expect(await store.pendingOutbox(10)).toEqual([]);
+  });
+
   test('when the event log fails, then flush rejects, the entries stay owed, and the next flush publishes them once', async () => {
     await store.create(aRecord('rs_AAAAAAAAAAAAAAAA'), [anEntry('rs_AAAAAAAAAAAAAAAA', 1)]);
     const { eventLog, state } = controllableLog(real);
