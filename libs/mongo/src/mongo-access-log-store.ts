@@ -5,12 +5,12 @@ import {
   HOUR_MS,
   countsAsRefusal,
   countsAsUse,
+  dailyFromHours,
   MINUTE_MS,
   NO_USAGE,
   USAGE_BUCKET_RETENTION_MS,
   usageBucketRanges,
   usageFrom,
-  type DailyReads,
   type RecordUsage,
   type UsageBucket,
   type UsageGrain,
@@ -35,13 +35,17 @@ interface EntryDocument {
   clientAddress: string | null;
 }
 
-/** A minute's or an hour's successful reads of one Client ID, or (grain `last`) its last successful read. */
+/**
+ * A minute's or an hour's successful reads and refusals of one Client ID, or (grain `last`) its last
+ * successful read. A bucket written before refusals were counted has no `refusals`: 0.
+ */
 interface UsageDocument {
   _id: string;
   clientId: string;
   grain: UsageGrain | 'last';
   bucket?: Date;
   reads?: number;
+  refusals?: number;
   lastUsedAt?: Date;
 }
 
@@ -55,11 +59,12 @@ export interface MongoAccessLogStoreOptions {
  * The access log and usage counters on MongoDB (or FerretDB), in the credentials database.
  *
  * Records are inserted with their own id as `_id`, so a batch the projection delivers again is kept
- * once. Usage is kept per minute and per hour (usage.ts) and made from the records themselves: after
- * an insert, each minute it touched is counted again from `access_log` (at most a few hundred
- * records) and its hour summed from its minutes, and the result is written with `$max`. Counts only
- * grow, and the last recount follows the last insert, so duplicates, replays, crashes between the
- * two writes and concurrent projections all end at the right number.
+ * once. Usage (successful reads, and refusals for decision 38's chart) is kept per minute and per hour
+ * (usage.ts) and made from the records themselves: after an insert, each minute it touched is counted
+ * again from `access_log` (at most a few hundred records) and its hour summed from its minutes, and
+ * the result is written with `$max`. Counts only grow, and the last recount follows the last insert,
+ * so duplicates, replays, crashes between the two writes and concurrent projections all end at the
+ * right number.
  *
  * `at` and the buckets are dates under TTL indexes (records after `retentionDays`, buckets after
  * 31 days). FerretDB 1.24 has no TTL indexes: there `prune` deletes by date.
@@ -95,24 +100,28 @@ export async function openMongoAccessLogStore(db: Db, options: MongoAccessLogSto
     }
   }
 
-  async function recount(successes: readonly AccessRecord[]): Promise<void> {
-    const minutes = new Map<string, { clientId: string; start: number }>();
+  /** Counts again what `records` touched: the successful reads (countsAsUse) and the refusals (countsAsRefusal) of their minutes. */
+  async function recount(records: readonly AccessRecord[]): Promise<void> {
+    const minutes = new Map<string, { clientId: string; start: number; reads: boolean; refusals: boolean }>();
     const lastUses = new Map<string, string>();
-    for (const { clientId, at } of successes) {
+    for (const record of records) {
+      const [read, refusal] = [countsAsUse(record), countsAsRefusal(record)];
+      if (!read && !refusal) continue;
+      const { clientId, at } = record;
       const start = bucketStart('minute', Date.parse(at));
-      minutes.set(`${clientId} ${start}`, { clientId, start });
-      if (at > (lastUses.get(clientId) ?? '')) lastUses.set(clientId, at);
+      const key = `${clientId} ${start}`;
+      const touched = minutes.get(key) ?? { clientId, start, reads: false, refusals: false };
+      minutes.set(key, { ...touched, reads: touched.reads || read, refusals: touched.refusals || refusal });
+      if (read && at > (lastUses.get(clientId) ?? '')) lastUses.set(clientId, at);
     }
     const hours = new Map<string, { clientId: string; start: number }>();
-    for (const { clientId, start } of minutes.values()) {
-      const reads = await entries.countDocuments({
-        clientId,
-        at: { $gte: new Date(start), $lt: new Date(start + MINUTE_MS) },
-        status: { $gte: 200, $lt: 400 },
-        // Decision 38's claims are listed, not counted as reads (countsAsUse).
-        resource: { $ne: 'claim' },
-      });
-      await raise({ _id: bucketId(clientId, 'minute', start) }, { reads }, { clientId, grain: 'minute', bucket: new Date(start) });
+    for (const { clientId, start, reads, refusals } of minutes.values()) {
+      const ofMinute = { clientId, at: { $gte: new Date(start), $lt: new Date(start + MINUTE_MS) } };
+      // Decision 38's claims are listed, counted neither as reads nor as refusals.
+      const counts: Pick<UsageDocument, 'reads' | 'refusals'> = {};
+      if (reads) counts.reads = await entries.countDocuments({ ...ofMinute, status: { $gte: 200, $lt: 400 }, resource: { $ne: 'claim' } });
+      if (refusals) counts.refusals = await entries.countDocuments({ ...ofMinute, status: { $gte: 400 }, resource: { $ne: 'claim' } });
+      await raise({ _id: bucketId(clientId, 'minute', start) }, counts, { clientId, grain: 'minute', bucket: new Date(start) });
       const hour = bucketStart('hour', start);
       hours.set(`${clientId} ${hour}`, { clientId, start: hour });
     }
@@ -120,11 +129,12 @@ export async function openMongoAccessLogStore(db: Db, options: MongoAccessLogSto
       const ofHour = await usage
         .find(
           { clientId, grain: 'minute', bucket: { $gte: new Date(start), $lt: new Date(start + HOUR_MS) } },
-          { projection: { reads: 1 } },
+          { projection: { reads: 1, refusals: 1 } },
         )
         .toArray();
       const reads = ofHour.reduce((sum, minute) => sum + (minute.reads ?? 0), 0);
-      await raise({ _id: bucketId(clientId, 'hour', start) }, { reads }, { clientId, grain: 'hour', bucket: new Date(start) });
+      const refusals = ofHour.reduce((sum, minute) => sum + (minute.refusals ?? 0), 0);
+      await raise({ _id: bucketId(clientId, 'hour', start) }, { reads, refusals }, { clientId, grain: 'hour', bucket: new Date(start) });
     }
     for (const [clientId, at] of lastUses) {
       await raise({ _id: `${clientId}|last` }, { lastUsedAt: new Date(at) }, { clientId, grain: 'last' });
@@ -135,7 +145,7 @@ export async function openMongoAccessLogStore(db: Db, options: MongoAccessLogSto
     async add(records) {
       if (records.length === 0) return;
       await insertOnce(records);
-      await recount(records.filter(countsAsUse));
+      await recount(records);
     },
 
     async page(clientId, { limit, after }) {
@@ -153,20 +163,18 @@ export async function openMongoAccessLogStore(db: Db, options: MongoAccessLogSto
     },
 
     async dailyReads(clientId, from, to) {
-      // Counted here rather than by an aggregation: FerretDB 1.24 has no date operators in $group.
-      const days = new Map<string, DailyReads>();
-      const found = entries.find({ clientId, at: { $gte: from, $lt: to } }, { projection: { at: 1, status: 1, resource: 1 } });
-      for await (const entry of found) {
-        const read = countsAsUse(entry) ? 1 : 0;
-        const refusal = countsAsRefusal(entry) ? 1 : 0;
-        if (read + refusal === 0) continue;
-        const day = entry.at.toISOString().slice(0, 10);
-        const counted = days.get(day) ?? { day, reads: 0, refusals: 0 };
-        counted.reads += read;
-        counted.refusals += refusal;
-        days.set(day, counted);
-      }
-      return [...days.values()].sort((a, b) => a.day.localeCompare(b.day));
+      // The hour buckets (at most 24 a day), summed here: FerretDB 1.24 has no date operators in $group.
+      const hours = await usage
+        .find(
+          { clientId, grain: 'hour', bucket: { $gte: new Date(bucketStart('hour', from.getTime())), $lt: to } },
+          { projection: { bucket: 1, reads: 1, refusals: 1 } },
+        )
+        .toArray();
+      return dailyFromHours(
+        hours.flatMap(({ bucket, reads, refusals }) =>
+          bucket ? [{ start: bucket.getTime(), reads: reads ?? 0, refusals: refusals ?? 0 }] : [],
+        ),
+      );
     },
 
     async usage(clientIds, now) {

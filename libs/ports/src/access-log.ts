@@ -19,8 +19,9 @@ export interface AccessLogStore {
   /** Decision 20 for each Client ID asked for; one that never read successfully gets NO_USAGE. */
   usage(clientIds: readonly string[], now: Date): Promise<Map<string, RecordUsage>>;
   /**
-   * One Client ID's reads and refusals per UTC day for records at or after `from` and before `to`
-   * (decision 38's chart), only the days that have any, oldest first; claims are not counted.
+   * One Client ID's reads and refusals per UTC day (decision 38's chart), only the days that have
+   * any, oldest first; claims are not counted. Summed from the hour buckets, never the records: the
+   * hours from the one holding `from` to the last starting before `to`, so a range is whole hours.
    */
   dailyReads(clientId: string, from: Date, to: Date): Promise<DailyReads[]>;
   /** Forgets records older than `before`, and usage buckets too old for any window. A store with a TTL index may leave it to the server. */

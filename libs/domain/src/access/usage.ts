@@ -106,6 +106,24 @@ export function countsAsRefusal(record: { resource: string; status: number }): b
   return record.resource !== 'claim' && record.status >= 400;
 }
 
+/**
+ * Hour buckets' reads and refusals summed by UTC day, oldest first, days with neither left out: how
+ * the stores answer the chart from at most 24 buckets a day, whatever the volume.
+ */
+export function dailyFromHours(hours: Iterable<{ start: number; reads: number; refusals: number }>): DailyReads[] {
+  const days = new Map<string, DailyReads>();
+  for (const { start, reads, refusals } of hours) {
+    if (reads + refusals === 0) continue;
+    const day = new Date(start).toISOString().slice(0, 10);
+    const counted = days.get(day);
+    if (counted) {
+      counted.reads += reads;
+      counted.refusals += refusals;
+    } else days.set(day, { day, reads, refusals });
+  }
+  return [...days.values()].sort((a, b) => a.day.localeCompare(b.day));
+}
+
 /** The first instant of the `days` UTC days that end with today's. */
 export function dailyWindowStart(now: Date, days: number): Date {
   const today = Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), now.getUTCDate());

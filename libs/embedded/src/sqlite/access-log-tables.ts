@@ -1,3 +1,5 @@
+import type { StatementSync } from 'node:sqlite';
+
 /**
  * The access-log database's tables and statements (sqlite-access-log.ts): shared with the import of
  * an earlier version's files, and named so that a test can check that each goes through an index.
@@ -6,8 +8,9 @@
  *   (decision 21), so that a page is one range of the key read backwards; a record added twice has
  *   the same key and is kept once. No other index: the prune goes Client ID by Client ID along the
  *   key, and an index on `at` cost every insert 0.8 µs of the 3.3 the store spent on a record.
- * - `access_usage`: the successful reads of each (Client ID, minute) and (Client ID, hour); the index
- *   on `start` serves the prune.
+ * - `access_usage`: the successful reads and the refusals of each (Client ID, minute) and (Client ID,
+ *   hour); the index on `start` serves the prune. `refusals` came later (decision 38's chart): a
+ *   database from before has it added, at 0, when it is opened.
  * - `access_last_use`: each Client ID's latest successful read, kept when its buckets are pruned.
  */
 /** The reads. */
@@ -19,16 +22,20 @@ export const QUERIES = {
   buckets: 'SELECT start, reads FROM access_usage WHERE client_id = ? AND grain = ? AND start >= ? AND start < ?',
   lastUseOf: 'SELECT last_used_at FROM access_last_use WHERE client_id = ?',
   clientAfter: 'SELECT client_id FROM access_log WHERE client_id > ? ORDER BY client_id LIMIT 1',
-  // One range of the key, in key order; the days are counted as the rows come (a GROUP BY would sort).
-  dailyReads: 'SELECT at, resource, status FROM access_log WHERE client_id = ? AND at >= ? AND at < ? ORDER BY at',
+  // The hour buckets of one range of the key, in key order (a GROUP BY by day would sort): at most 24 a day.
+  dailyReads: `SELECT start, reads, refusals FROM access_usage
+    WHERE client_id = ? AND grain = 'hour' AND start >= ? AND start < ? ORDER BY start`,
 } as const;
 
 /** The changes. */
 export const CHANGES = {
   insert: `INSERT INTO access_log (client_id, at, request_id, id, resource, status, code, client_address)
     VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`,
+  /** Reads only: the import of an earlier version's files, which counted no refusals. */
   count: `INSERT INTO access_usage (client_id, grain, start, reads) VALUES (?, ?, ?, ?)
     ON CONFLICT DO UPDATE SET reads = reads + excluded.reads`,
+  countReadsAndRefusals: `INSERT INTO access_usage (client_id, grain, start, reads, refusals) VALUES (?, ?, ?, ?, ?)
+    ON CONFLICT DO UPDATE SET reads = reads + excluded.reads, refusals = refusals + excluded.refusals`,
   noteLastUse: `INSERT INTO access_last_use (client_id, last_used_at) VALUES (?, ?)
     ON CONFLICT DO UPDATE SET last_used_at = excluded.last_used_at WHERE excluded.last_used_at > last_used_at`,
   pruneClient: `DELETE FROM access_log WHERE (client_id, at, request_id, id) IN
@@ -37,7 +44,13 @@ export const CHANGES = {
     (SELECT client_id, grain, start FROM access_usage WHERE start < ? ORDER BY start LIMIT ?)`,
 } as const;
 
-export function createAccessLogTables(db: { exec(sql: string): void }): void {
+/** What creating the tables needs of a connection: the store's (`statement`) or the import's raw one (`prepare`). */
+export interface SchemaConnection {
+  exec(sql: string): void;
+  prepare(sql: string): Pick<StatementSync, 'get'>;
+}
+
+export function createAccessLogTables(db: SchemaConnection): void {
   db.exec(`CREATE TABLE IF NOT EXISTS access_log (
     client_id TEXT NOT NULL, at TEXT NOT NULL, request_id TEXT NOT NULL, id TEXT NOT NULL,
     resource TEXT NOT NULL, status INTEGER NOT NULL, code TEXT, client_address TEXT,
@@ -47,6 +60,10 @@ export function createAccessLogTables(db: { exec(sql: string): void }): void {
     client_id TEXT NOT NULL, grain TEXT NOT NULL, start INTEGER NOT NULL, reads INTEGER NOT NULL,
     PRIMARY KEY (client_id, grain, start)
   ) WITHOUT ROWID`);
+  // A database from before refusals were counted: SQLite has no ADD COLUMN IF NOT EXISTS.
+  if (!db.prepare("SELECT 1 FROM pragma_table_info('access_usage') WHERE name = 'refusals'").get()) {
+    db.exec('ALTER TABLE access_usage ADD COLUMN refusals INTEGER NOT NULL DEFAULT 0');
+  }
   db.exec('CREATE INDEX IF NOT EXISTS access_usage_by_start ON access_usage (start)');
   db.exec('CREATE TABLE IF NOT EXISTS access_last_use (client_id TEXT PRIMARY KEY, last_used_at TEXT NOT NULL) WITHOUT ROWID');
 }

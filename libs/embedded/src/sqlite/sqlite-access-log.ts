@@ -3,12 +3,12 @@ import {
   bucketStart,
   countsAsRefusal,
   countsAsUse,
+  dailyFromHours,
   NO_USAGE,
   USAGE_BUCKET_RETENTION_MS,
   usageBucketRanges,
   usageFrom,
   type BucketRange,
-  type DailyReads,
   type UsageBucket,
 } from '@rsd/domain';
 import type { AccessLog, AccessLogStore } from '@rsd/ports';
@@ -62,23 +62,27 @@ export async function openSqliteAccessLog(options: SqliteAccessLogOptions): Prom
  * whole, as the files before could lose what the OS had not written; a killed process loses nothing.
  */
 export function openSqliteAccessLogStore(options: { file: string }): AccessLogStore {
-  const store = openStoreDatabase(options.file, 'the access log', createAccessLogTables);
+  const store = openStoreDatabase(options.file, 'the access log', (db) =>
+    createAccessLogTables({ exec: (sql) => db.exec(sql), prepare: (sql) => db.statement(sql) }),
+  );
   const { statement, read, changeSoon } = store;
 
-  /** Adds a batch's successful reads to their minutes and hours, and moves each Client ID's last use on. */
-  function count(minutes: Map<string, { clientId: string; minute: string; reads: number }>, lastUses: Map<string, string>): void {
-    const hours = new Map<string, { clientId: string; start: number; reads: number }>();
-    const add = statement(CHANGES.count);
-    for (const { clientId, minute, reads } of minutes.values()) {
+  /** Adds a batch's successful reads and refusals to their minutes and hours, and moves each Client ID's last use on. */
+  function count(minutes: Map<string, Counted & { minute: string }>, lastUses: Map<string, string>): void {
+    const hours = new Map<string, Counted & { start: number }>();
+    const add = statement(CHANGES.countReadsAndRefusals);
+    for (const { clientId, minute, reads, refusals } of minutes.values()) {
       const start = Date.parse(`${minute}:00.000Z`);
-      add.run(clientId, 'minute', start, reads);
+      add.run(clientId, 'minute', start, reads, refusals);
       const hourStart = bucketStart('hour', start);
       const key = `${clientId} ${hourStart}`;
       const hour = hours.get(key);
-      if (hour) hour.reads += reads;
-      else hours.set(key, { clientId, start: hourStart, reads });
+      if (hour) {
+        hour.reads += reads;
+        hour.refusals += refusals;
+      } else hours.set(key, { clientId, start: hourStart, reads, refusals });
     }
-    for (const { clientId, start, reads } of hours.values()) add.run(clientId, 'hour', start, reads);
+    for (const { clientId, start, reads, refusals } of hours.values()) add.run(clientId, 'hour', start, reads, refusals);
     const noteLastUse = statement(CHANGES.noteLastUse);
     for (const [clientId, at] of lastUses) noteLastUse.run(clientId, at);
   }
@@ -117,19 +121,23 @@ export function openSqliteAccessLogStore(options: { file: string }): AccessLogSt
       if (records.length === 0) return read(() => undefined);
       return changeSoon(() => {
         const insert = statement(CHANGES.insert);
-        const minutes = new Map<string, { clientId: string; minute: string; reads: number }>();
+        const minutes = new Map<string, Counted & { minute: string }>();
         const lastUses = new Map<string, string>();
         for (const { clientId, at, requestId, id, resource, status, code, clientAddress } of records) {
           // Only a row inserted now is counted: a record added again is counted once.
           if (insert.run(clientId, at, requestId, id, resource, status, code, clientAddress).changes === 0) continue;
-          if (!countsAsUse({ resource, status })) continue;
+          const read = countsAsUse({ resource, status }) ? 1 : 0;
+          const refusal = countsAsRefusal({ resource, status }) ? 1 : 0;
+          if (read + refusal === 0) continue;
           // `at` is one fixed ISO form: its first 16 characters name its minute, with no date to parse per record.
           const minute = at.slice(0, 16);
           const key = `${clientId} ${minute}`;
           const counted = minutes.get(key);
-          if (counted) counted.reads += 1;
-          else minutes.set(key, { clientId, minute, reads: 1 });
-          if (at > (lastUses.get(clientId) ?? '')) lastUses.set(clientId, at);
+          if (counted) {
+            counted.reads += read;
+            counted.refusals += refusal;
+          } else minutes.set(key, { clientId, minute, reads: read, refusals: refusal });
+          if (read === 1 && at > (lastUses.get(clientId) ?? '')) lastUses.set(clientId, at);
         }
         count(minutes, lastUses);
       });
@@ -176,20 +184,10 @@ export function openSqliteAccessLogStore(options: { file: string }): AccessLogSt
 
     dailyReads(clientId, from, to) {
       return read(() => {
-        const days: DailyReads[] = [];
-        for (const row of statement(QUERIES.dailyReads).iterate(clientId, from.toISOString(), to.toISOString())) {
-          const record = { resource: text(row.resource), status: integer(row.status) };
-          const read = countsAsUse(record) ? 1 : 0;
-          const refusal = countsAsRefusal(record) ? 1 : 0;
-          if (read + refusal === 0) continue;
-          // `at` is one fixed ISO form: its first 10 characters are its UTC day, and the rows come in day order.
-          const day = text(row.at).slice(0, 10);
-          let counted = days.at(-1);
-          if (counted?.day !== day) days.push((counted = { day, reads: 0, refusals: 0 }));
-          counted.reads += read;
-          counted.refusals += refusal;
-        }
-        return days;
+        const hours = statement(QUERIES.dailyReads).all(clientId, bucketStart('hour', from.getTime()), to.getTime());
+        return dailyFromHours(
+          hours.map((row) => ({ start: integer(row.start), reads: integer(row.reads), refusals: integer(row.refusals) })),
+        );
       });
     },
 
@@ -210,6 +208,13 @@ function widestRanges(ranges: readonly BucketRange[]): BucketRange[] {
     (range) =>
       !ranges.some((other) => other !== range && other.grain === range.grain && other.from <= range.from && end(other) >= end(range)),
   );
+}
+
+/** What a batch adds to one bucket of one Client ID. */
+interface Counted {
+  clientId: string;
+  reads: number;
+  refusals: number;
 }
 
 function textOrNull(value: unknown): string | null {

@@ -1,5 +1,5 @@
 import type { AccessRecord } from '@rsd/contracts';
-import { NO_USAGE, newestFirst } from '@rsd/domain';
+import { dailyWindowStart, NO_USAGE, newestFirst } from '@rsd/domain';
 import type { AccessLogStore } from '@rsd/ports';
 import { uniqueName } from './eventually';
 import { describeStoreContract } from './per-test';
@@ -162,6 +162,50 @@ export function describeAccessLogStoreContract(name: string, factory: (now: () =
         { day: '2026-11-21', reads: 1, refusals: 1 },
         { day: '2026-11-23', reads: 2, refusals: 1 },
       ]);
+    });
+
+    it('when reads and refusals share an hour and a day ends, then the days are counted from the usage buckets, which outlive the records', async () => {
+      const clientId = aUniqueClientId();
+      const today = Date.parse('2026-11-23T00:00:00.000Z');
+      const at = (epochMs: number) => new Date(epochMs).toISOString();
+      // A refusal a millisecond before today; a read at midnight; six in NOW's hour, where the claim counts in neither.
+      await store.add([
+        anAccessRecord(clientId, 0, { at: at(today - 1), status: 503, code: 'UNAVAILABLE' }),
+        anAccessRecord(clientId, 0, { at: at(today) }),
+        anAccessRecord(clientId, 25 * MINUTE),
+        anAccessRecord(clientId, 20 * MINUTE, { status: 401, code: 'INVALID_API_KEY' }),
+        anAccessRecord(clientId, 15 * MINUTE, { resource: 'claim', status: 410, code: 'CLAIM_LINK_USED' }),
+        anAccessRecord(clientId, 10 * MINUTE, { status: 304 }),
+        anAccessRecord(clientId, 5 * MINUTE, { status: 429, code: 'RATE_LIMITED' }),
+        anAccessRecord(clientId, 0, { status: 403, code: 'INSUFFICIENT_SCOPE' }),
+      ]);
+      await store.prune(new Date(NOW.getTime() + 1), NOW);
+
+      const days = await store.dailyReads(clientId, dailyWindowStart(NOW, 30), new Date(NOW.getTime() + 1));
+
+      expect(await store.page(clientId, { limit: 10 })).toEqual([]);
+      expect(days).toEqual([
+        { day: '2026-11-22', reads: 0, refusals: 1 },
+        { day: '2026-11-23', reads: 3, refusals: 3 },
+      ]);
+    });
+
+    it('when records are added again, then their reads and refusals are counted once', async () => {
+      const clientId = aUniqueClientId();
+      const batch = [
+        anAccessRecord(clientId, 3 * MINUTE),
+        anAccessRecord(clientId, 3 * MINUTE, { status: 401, code: 'INVALID_API_KEY' }),
+        anAccessRecord(clientId, 2 * MINUTE, { status: 429, code: 'RATE_LIMITED' }),
+        anAccessRecord(clientId, 2 * MINUTE, { resource: 'claim', status: 410, code: 'CLAIM_LINK_USED' }),
+      ];
+      const later = anAccessRecord(clientId, MINUTE, { status: 404, code: 'SCORE_NOT_FOUND' });
+
+      await store.add(batch);
+      await store.add([...batch, later]);
+      await store.add(batch);
+
+      expect(await store.dailyReads(clientId, dailyWindowStart(NOW, 30), NOW)).toEqual([{ day: '2026-11-23', reads: 1, refusals: 3 }]);
+      expect((await store.usage([clientId], NOW)).get(clientId)?.usage).toEqual({ last24h: 1, last30d: 1 });
     });
 
     it('when only the claim happened, then there is no use yet', async () => {
