@@ -19,6 +19,7 @@ import type { AccessLogStore } from '@rsd/ports';
 import { isDuplicateKeyError } from './duplicate-key';
 import { ensureExpiry } from './expiry-index';
 import { reportingOutages } from './outages';
+import { createPerKeyQueue } from './per-key-queue';
 
 export const ACCESS_LOG_COLLECTION = 'access_log';
 export const ACCESS_USAGE_COLLECTION = 'access_usage';
@@ -89,15 +90,22 @@ export async function openMongoAccessLogStore(db: Db, options: MongoAccessLogSto
     }
   }
 
-  async function raise(filter: { _id: string }, update: Partial<UsageDocument>, onInsert: Partial<UsageDocument>): Promise<void> {
+  // FerretDB 1.24 applies `$max` as a read and then a rewrite of the document, so two raises of one
+  // bucket at once (batches of two partitions) can end at the smaller value: they take turns here.
+  // MongoDB's `$max` is atomic on its own, and then the turns cost only their order.
+  const raises = createPerKeyQueue();
+
+  function raise(filter: { _id: string }, update: Partial<UsageDocument>, onInsert: Partial<UsageDocument>): Promise<void> {
     const write = () => usage.updateOne(filter, { $max: update, $setOnInsert: onInsert }, { upsert: true });
-    try {
-      await write();
-    } catch (error) {
-      // Two upserts of a new bucket at once: the loser's insert clashes, and the bucket now exists.
-      if (!isDuplicateKeyError(error)) throw error;
-      await write();
-    }
+    return raises.run(filter._id, async () => {
+      try {
+        await write();
+      } catch (error) {
+        // Two upserts of a new bucket at once (another process): the loser's insert clashes, and the bucket now exists.
+        if (!isDuplicateKeyError(error)) throw error;
+        await write();
+      }
+    });
   }
 
   /** Counts again what `records` touched: the successful reads (countsAsUse) and the refusals (countsAsRefusal) of their minutes. */
@@ -208,7 +216,7 @@ export async function openMongoAccessLogStore(db: Db, options: MongoAccessLogSto
       await usage.deleteMany({ grain: { $in: ['minute', 'hour'] }, bucket: { $lt: new Date(now.getTime() - USAGE_BUCKET_RETENTION_MS) } });
     },
 
-    close: () => Promise.resolve(),
+    close: () => raises.idle(),
   });
 }
 
