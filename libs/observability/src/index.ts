@@ -1,2 +1,3 @@
 export * from './service-metrics';
 export * from './operations';
+export * from './http-tracing';

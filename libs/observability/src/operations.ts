@@ -27,7 +27,7 @@ export interface Operations {
 }
 
 /** A route label of bounded cardinality: the template, never the raw path (Client IDs are in it). */
-function routeOf(req: Request, res: Response): string {
+export function routeOf(req: Request, res: Response): string {
   const labelled: unknown = res.locals.metricsRoute;
   if (typeof labelled === 'string') return labelled;
   const route = req.route as { path?: unknown } | undefined;

@@ -4,3 +4,4 @@ export * from './dependency-of';
 export * from './service';
 export * from './secrets';
 export * from './run-services';
+export * from './tracing';

@@ -1,6 +1,7 @@
 import { mkdir } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import { z } from 'zod';
+import { tracedRequests } from '@rsd/observability';
 import {
   closeServer,
   createLogger,
@@ -22,6 +23,7 @@ import { openRuntime } from './open-runtime';
 import { runtimeConfigSchema, type RuntimeKind } from './runtime-config';
 import { resolveSecrets, type SecretSpec } from './secrets';
 import type { AnyServiceDefinition, RunningService, ServiceDefinition } from './service';
+import { startTracing, tracesEndpointOf, tracingConfigSchema } from './tracing';
 
 export interface RunOptions {
   /** The process's name in its log: the service's own, or `embedded` for all four. */
@@ -53,13 +55,17 @@ const processConfigSchema = z.object({ LOG_LEVEL: variables.logLevel() });
  * Runs services in this process: each listens at once (answering 503 and /readyz with what it
  * waits for), then the runtime opens and each service starts, all retried until the servers they
  * need answer (only a configuration error, or on the embedded runtime any error, ends it), then
- * each serves. SIGTERM and SIGINT stop the servers, then the services, within SHUTDOWN_DEADLINE_MS.
+ * each serves. SIGTERM and SIGINT stop the servers, then the services, then export the last spans,
+ * within SHUTDOWN_DEADLINE_MS. With an OTLP endpoint in the environment (decision 39) every request is
+ * a span of its service; without one, nothing of tracing is set up.
  */
 export async function runServices(definitions: readonly AnyServiceDefinition[], options: RunOptions): Promise<RunningProcess> {
   const { name, env, clock = systemClock } = options;
   const needs = [...new Set(definitions.flatMap((definition) => definition.needs))];
   const runtimeSettings = loadConfig(runtimeConfigSchema({ defaultRuntime: options.defaultRuntime ?? 'distributed', needs }), env);
-  const log = createLogger(name, loadConfig(processConfigSchema, env).LOG_LEVEL);
+  const [{ LOG_LEVEL }, tracingConfig] = loadConfigs([processConfigSchema, tracingConfigSchema], env);
+  const log = createLogger(name, LOG_LEVEL, undefined, { traceIds: tracesEndpointOf(tracingConfig) !== undefined });
+  const tracing = startTracing(tracingConfig, { services: definitions.map((definition) => definition.name), log });
   const dataDir = runtimeSettings.RUNTIME === 'embedded' ? resolve(runtimeSettings.DATA_DIR) : undefined;
   if (dataDir) await mkdir(dataDir, { recursive: true, mode: 0o700 });
 
@@ -115,12 +121,20 @@ export async function runServices(definitions: readonly AnyServiceDefinition[], 
   );
   onShutdown(
     log,
-    [() => Promise.all(servers.map(({ server }) => closeServer(server.server))).then(() => undefined), () => start.stop()],
+    [
+      () => Promise.all(servers.map(({ server }) => closeServer(server.server))).then(() => undefined),
+      () => start.stop(),
+      () => tracing.shutdown(),
+    ],
     runtimeSettings.SHUTDOWN_DEADLINE_MS,
   );
 
   const running = await start.started;
-  servers.forEach(({ server }, index) => server.serve(running[index]!.app));
+  servers.forEach(({ server }, index) => {
+    const { app } = running[index]!;
+    const tracer = tracing.tracerOf(definitions[index]!.name);
+    server.serve(tracer ? tracedRequests(app, tracer) : app);
+  });
   for (const [index, definition] of definitions.entries()) {
     logOf(definition).info(
       { port: portOf(servers[index]!.server.server), runtime: runtimeSettings.RUNTIME },

@@ -1,0 +1,58 @@
+import type { RequestListener } from 'node:http';
+import { context, propagation, ROOT_CONTEXT, SpanKind, SpanStatusCode, trace, type Tracer } from '@opentelemetry/api';
+import {
+  ATTR_ERROR_TYPE,
+  ATTR_HTTP_REQUEST_METHOD,
+  ATTR_HTTP_RESPONSE_STATUS_CODE,
+  ATTR_HTTP_ROUTE,
+  ATTR_URL_SCHEME,
+  HTTP_REQUEST_METHOD_VALUE_OTHER,
+} from '@opentelemetry/semantic-conventions';
+import type { Request, Response } from 'express';
+import { routeOf } from './operations';
+
+// The HTTP semantic conventions' known methods; any other is `_OTHER`, never the caller's text.
+const METHODS = new Set(['CONNECT', 'DELETE', 'GET', 'HEAD', 'OPTIONS', 'PATCH', 'POST', 'PUT', 'TRACE']);
+
+/**
+ * One server span per request (decision 39), around the whole app: it continues the caller's W3C
+ * `traceparent` or starts a trace, and is named by the route's template once the app has matched it —
+ * the label the metrics use (`routeOf`), never the raw path, which can hold a Client ID or a claim
+ * link's token. Its attributes are the method, the route template and the status: no header value, no
+ * query string, no path. The request runs in the span's context, so its log lines carry the trace's ids.
+ *
+ * The runner wraps an app only when tracing is on: with it off, a request costs nothing here.
+ */
+export function tracedRequests(app: RequestListener, tracer: Tracer): RequestListener {
+  return (req, res) => {
+    const parent = propagation.extract(ROOT_CONTEXT, req.headers);
+    const method = req.method !== undefined && METHODS.has(req.method) ? req.method : HTTP_REQUEST_METHOD_VALUE_OTHER;
+    const span = tracer.startSpan(
+      method,
+      { kind: SpanKind.SERVER, attributes: { [ATTR_HTTP_REQUEST_METHOD]: method, [ATTR_URL_SCHEME]: 'http' } },
+      parent,
+    );
+    const active = trace.setSpan(parent, span);
+    // A body's chunks and the response's events come from the socket, outside the request's async
+    // context: bound, their listeners (the body parser, the access log) run in the span's.
+    context.bind(active, req);
+    context.bind(active, res);
+    res.once('close', () => {
+      // An app that never ran (the process stopping) left no locals, and so no route.
+      const route = (res as Partial<Response>).locals === undefined ? 'unmatched' : routeOf(req as Request, res as Response);
+      if (route !== 'unmatched') {
+        span.updateName(`${method} ${route}`);
+        span.setAttribute(ATTR_HTTP_ROUTE, route);
+      }
+      if (res.headersSent) {
+        span.setAttribute(ATTR_HTTP_RESPONSE_STATUS_CODE, res.statusCode);
+        if (res.statusCode >= 500) {
+          span.setAttribute(ATTR_ERROR_TYPE, String(res.statusCode));
+          span.setStatus({ code: SpanStatusCode.ERROR });
+        }
+      }
+      span.end();
+    });
+    context.with(active, () => app(req, res));
+  };
+}

@@ -1,0 +1,189 @@
+import { execFile } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { promisify } from 'node:util';
+import { aScoreSubmission, request } from '@rsd/testkit';
+import { REPO_ROOT, type EmbeddedProcess } from '../support/embedded-process';
+import { devTokenFor, startEmbeddedOnNewDataDir, stopAndRemove } from '../support/embedded-suite';
+import {
+  allTracesFromJaeger,
+  describeWithJaeger,
+  startJaeger,
+  traceFromJaeger,
+  type JaegerTrace,
+  type RunningJaeger,
+} from '../support/jaeger';
+import * as orgAdmin from '../support/organization-admin';
+
+/**
+ * Decision 39, issue 30 (stage 1): the embedded runtime exports a span per HTTP request by OTLP to a
+ * real receiver — Jaeger, built by scripts/otlp-receiver.sh — and continues the caller's trace. The
+ * spans are read back through Jaeger's query API, and everything it holds is searched for the secrets
+ * the requests carried.
+ */
+const ORG = 'traces-org';
+const QUERY_SECRET = 'q-secret-4e1d9b';
+
+const traceIdOf = () => randomBytes(16).toString('hex');
+const traceparent = (traceId: string, spanId: string) => `00-${traceId}-${spanId}-01`;
+const PARENT_SPAN = 'b7ad6b7169203331';
+
+const run = promisify(execFile);
+
+interface Probe {
+  /** The OpenTelemetry packages the process had loaded once the runner's tracing had started. */
+  loaded: string[];
+  /** The trace of the one span it made, when tracing was on. */
+  traceId?: string;
+}
+
+/** A fresh process that starts the runner's tracing under `env`, makes one span if it can, and stops it. */
+async function probe(env: Record<string, string>): Promise<Probe> {
+  const script = `
+    const { startTracing, tracingConfigSchema } = require('@rsd/runtime');
+    const { createLogger, loadConfig } = require('@rsd/platform');
+    (async () => {
+      const tracing = startTracing(loadConfig(tracingConfigSchema, process.env), { services: ['read-api'], log: createLogger('probe', 'warn') });
+      const loaded = new Set(Object.keys(require.cache).flatMap((file) => /\\/node_modules\\/(@opentelemetry\\/[^/]+)\\//.exec(file)?.[1] ?? []));
+      const span = tracing.tracerOf('read-api')?.startSpan('probe span');
+      span?.end();
+      await tracing.shutdown();
+      process.stdout.write(JSON.stringify({ loaded: [...loaded].sort(), traceId: span?.spanContext().traceId }));
+    })().catch((error) => { process.stderr.write(String(error?.stack ?? error)); process.exit(1); });
+  `;
+  const clean = Object.fromEntries(Object.entries(process.env).filter(([name]) => !name.startsWith('OTEL_')));
+  const { stdout } = await run(process.execPath, ['-e', script], { cwd: REPO_ROOT, env: { ...clean, ...env }, timeout: 60_000 });
+  return JSON.parse(stdout) as Probe;
+}
+
+describe('tracing off costs no SDK', () => {
+  test('when no OTLP endpoint is set, then no module of the SDK or its exporters is loaded; with one, they are', async () => {
+    const off = await probe({});
+    const on = await probe({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://127.0.0.1:9', OTEL_TRACES_SAMPLER: 'always_off' });
+
+    expect(off.loaded.filter((name) => name !== '@opentelemetry/api' && name !== '@opentelemetry/semantic-conventions')).toEqual([]);
+    expect(off.traceId).toBeUndefined();
+    expect(on.loaded).toEqual(expect.arrayContaining(['@opentelemetry/sdk-trace', '@opentelemetry/exporter-trace-otlp-proto']));
+  });
+});
+
+let jaeger: RunningJaeger | undefined;
+let dataDir: string | undefined;
+let product: EmbeddedProcess | undefined;
+
+afterAll(async () => {
+  await stopAndRemove(product, dataDir);
+  await jaeger?.stop();
+});
+
+describeWithJaeger('traces of the embedded runtime in a real OTLP receiver (Jaeger)', () => {
+  const readTrace = traceIdOf();
+  const claimTrace = traceIdOf();
+  const secrets: string[] = [QUERY_SECRET];
+  let clientId = '';
+  let claimToken = '';
+  let output = '';
+
+  beforeAll(async () => {
+    jaeger = await startJaeger();
+    ({ dataDir, product } = await startEmbeddedOnNewDataDir('rsd-traces-', { OTEL_EXPORTER_OTLP_ENDPOINT: jaeger.otlpUrl }));
+    const token = await devTokenFor(dataDir, ORG);
+    secrets.push(token);
+    await orgAdmin.postScore(product.urls.scoreIngest, token, aScoreSubmission({ organizationId: ORG }));
+
+    // A claim link: its token is in the path of the claim request.
+    const linked = await orgAdmin.createAuthorization<{ clientId: string; apiKey: string; claim: { url: string } }>(
+      product.urls.credentials,
+      ORG,
+      token,
+      { recipientType: 'insurance_provider', recipientName: 'Traced Insurance', scopes: ['qr_score'], keyDelivery: 'claimLink' },
+    );
+    clientId = linked.clientId;
+    claimToken = linked.claim.url.split('/').pop() ?? '';
+    secrets.push(claimToken);
+    const claimed = await request<{ apiKey: string }>(`${linked.claim.url}?${QUERY_SECRET}=1`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', accept: 'application/json', traceparent: traceparent(claimTrace, PARENT_SPAN) },
+      body: '{}',
+    });
+    expect(claimed.status).toBe(201);
+    secrets.push(claimed.body.apiKey);
+
+    const read = await request(
+      `${product.urls.readApi}/v1/customers/${clientId}/score?apiKey=${claimed.body.apiKey}&note=${QUERY_SECRET}`,
+      {
+        headers: { 'x-api-key': claimed.body.apiKey, traceparent: traceparent(readTrace, PARENT_SPAN) },
+      },
+    );
+    expect([200, 400, 404]).toContain(read.status);
+
+    // Stopping exports what the batch still holds: nothing is waited for but the shutdown.
+    expect(await product.stop()).toBe(0);
+    output = product.output();
+  }, 120_000);
+
+  test("when a read comes with a traceparent, then Jaeger holds the read API's span in that trace, child of the caller's, named by the route template", async () => {
+    const trace = await traceFromJaeger(jaeger!.queryUrl, readTrace);
+
+    expect(trace.spans).toHaveLength(1);
+    const [span] = trace.spans;
+    expect(span).toMatchObject({
+      operationName: 'GET /v1/customers/:clientId/score',
+      references: [{ refType: 'CHILD_OF', traceID: readTrace, spanID: PARENT_SPAN }],
+    });
+    expect(trace.processes[span!.processID]?.serviceName).toBe('read-api');
+    expect(Object.fromEntries(span!.tags.map((tag) => [tag.key, tag.value]))).toMatchObject({
+      'http.request.method': 'GET',
+      'http.route': '/v1/customers/:clientId/score',
+      'span.kind': 'server',
+    });
+  });
+
+  test("when a claim link is claimed with a traceparent, then the credentials service's span is named by the template, not the token", async () => {
+    const trace = await traceFromJaeger(jaeger!.queryUrl, claimTrace);
+
+    expect(trace.spans.map((span) => [trace.processes[span.processID]?.serviceName, span.operationName])).toEqual([
+      ['credentials', 'POST /claim/:token'],
+    ]);
+  });
+
+  test('when every span Jaeger holds is searched, then no key, token, bearer token, query string or raw path is in any', async () => {
+    const traces: JaegerTrace[] = await allTracesFromJaeger(jaeger!.queryUrl);
+    const services = new Set(traces.flatMap((trace) => Object.values(trace.processes).map((process) => process.serviceName)));
+    expect([...services].sort()).toEqual(['credentials', 'read-api', 'score-ingest']);
+
+    const text = JSON.stringify(traces);
+    for (const secret of secrets) expect(text).not.toContain(secret);
+    expect(text).not.toContain(`/v1/customers/${clientId}`);
+    expect(text).not.toContain('apiKey=');
+    expect(text).not.toContain(`/v1/organizations/${ORG}`);
+  });
+
+  test('when a traced request is logged, then its access-log line carries the trace and span ids beside the request id', async () => {
+    const trace = await traceFromJaeger(jaeger!.queryUrl, readTrace);
+    const lines = output
+      .split('\n')
+      .filter((line) => line.startsWith('{'))
+      .map((line) => JSON.parse(line) as Record<string, unknown>);
+
+    const access = lines.find((line) => line.msg !== undefined && line.trace_id === readTrace);
+    expect(access).toMatchObject({
+      service: 'read-api',
+      span_id: trace.spans[0]!.spanID,
+      reqId: expect.any(String),
+      url: expect.stringContaining('?[redacted]'),
+    });
+  });
+
+  test('when the protocol is http/json, then the exporter reaches the receiver too (the product above used http/protobuf, the default)', async () => {
+    const { traceId } = await probe({
+      OTEL_EXPORTER_OTLP_ENDPOINT: jaeger!.otlpUrl,
+      OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json',
+      OTEL_SERVICE_NAME: 'json-probe',
+    });
+
+    const trace = await traceFromJaeger(jaeger!.queryUrl, traceId ?? '');
+    expect(trace.spans.map((span) => [trace.processes[span.processID]?.serviceName, span.operationName])).toEqual([
+      ['json-probe', 'probe span'],
+    ]);
+  });
+});

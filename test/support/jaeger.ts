@@ -1,0 +1,122 @@
+import { spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { REPO_ROOT } from './embedded-process';
+import { freePort } from './raw-http';
+
+/*
+ * A real OTLP receiver for the tracing suites (decision 39): Jaeger v2, the binary that
+ * scripts/otlp-receiver.sh builds, on its configuration (scripts/infra/jaeger/config.yaml), on free
+ * loopback ports of the suite's own, its traces in memory.
+ */
+export const JAEGER_BIN = process.env.JAEGER_BIN ?? join(REPO_ROOT, '.infra/bin/jaeger');
+const CONFIG = join(REPO_ROOT, 'scripts/infra/jaeger/config.yaml');
+
+const required = () => ['1', 'true'].includes(process.env.REQUIRE_INFRA ?? '');
+
+/**
+ * `describe` when the Jaeger binary is there, else a skipped describe with one line saying how to build
+ * it — unless REQUIRE_INFRA is set (CI), where a missing receiver is a failure, as for the other servers.
+ */
+export function describeWithJaeger(name: string, body: () => void): void {
+  if (!existsSync(JAEGER_BIN) && !required()) {
+    process.stderr.write(`[infra] skipping "${name}": no Jaeger at ${JAEGER_BIN} (build it: scripts/otlp-receiver.sh install)\n`);
+    describe.skip(name, body);
+    return;
+  }
+  describe(name, body);
+}
+
+export interface RunningJaeger {
+  /** For OTEL_EXPORTER_OTLP_ENDPOINT: OTLP over HTTP. */
+  otlpUrl: string;
+  /** The query API (`/api/traces/{id}`) and the UI. */
+  queryUrl: string;
+  output(): string;
+  stop(): Promise<void>;
+}
+
+export async function startJaeger(timeoutMs = 30_000): Promise<RunningJaeger> {
+  if (!existsSync(JAEGER_BIN))
+    throw new Error(`REQUIRE_INFRA is set but there is no Jaeger at ${JAEGER_BIN}: scripts/otlp-receiver.sh install`);
+  const [otlpHttp, otlpGrpc, query, queryGrpc] = [await freePort(), await freePort(), await freePort(), await freePort()];
+  const child = spawn(JAEGER_BIN, ['--config', CONFIG], {
+    env: {
+      ...process.env,
+      OTLP_HTTP_PORT: String(otlpHttp),
+      OTLP_GRPC_PORT: String(otlpGrpc),
+      JAEGER_QUERY_PORT: String(query),
+      JAEGER_QUERY_GRPC_PORT: String(queryGrpc),
+    },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let output = '';
+  child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString('utf8')));
+  child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString('utf8')));
+  const exited = new Promise<void>((done) => child.once('close', () => done()));
+  const stop = async () => {
+    if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
+    await exited;
+  };
+
+  const queryUrl = `http://127.0.0.1:${query}`;
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    if (child.exitCode !== null) throw new Error(`Jaeger exited with ${child.exitCode}:\n${output}`);
+    const answered = await fetch(`${queryUrl}/api/services`).then(
+      (res) => res.ok,
+      () => false,
+    );
+    // The query API starts last: once it answers, the OTLP receiver takes spans.
+    if (answered && output.includes('Everything is ready')) break;
+    if (Date.now() > deadline) {
+      await stop();
+      throw new Error(`Jaeger did not answer within ${timeoutMs} ms:\n${output}`);
+    }
+    await new Promise((done) => setTimeout(done, 100));
+  }
+  return { otlpUrl: `http://127.0.0.1:${otlpHttp}`, queryUrl, output: () => output, stop };
+}
+
+/** A span as Jaeger's query API (`/api/traces`) shows it. */
+export interface JaegerSpan {
+  traceID: string;
+  spanID: string;
+  operationName: string;
+  references: { refType: string; traceID: string; spanID: string }[];
+  tags: { key: string; value: unknown }[];
+  processID: string;
+}
+
+export interface JaegerTrace {
+  traceID: string;
+  spans: JaegerSpan[];
+  processes: Record<string, { serviceName: string; tags: { key: string; value: unknown }[] }>;
+}
+
+/** The trace, once Jaeger holds it (its spans arrive in batches), or an error after `timeoutMs`. */
+export async function traceFromJaeger(queryUrl: string, traceId: string, timeoutMs = 15_000): Promise<JaegerTrace> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const res = await fetch(`${queryUrl}/api/traces/${traceId}`);
+    if (res.ok) {
+      const [found] = ((await res.json()) as { data: JaegerTrace[] | null }).data ?? [];
+      if (found) return found;
+    } else {
+      await res.arrayBuffer();
+    }
+    if (Date.now() > deadline) throw new Error(`trace ${traceId} not in Jaeger after ${timeoutMs} ms`);
+    await new Promise((done) => setTimeout(done, 200));
+  }
+}
+
+/** Every trace Jaeger holds of every service, as its query API gives them. */
+export async function allTracesFromJaeger(queryUrl: string): Promise<JaegerTrace[]> {
+  const services = ((await (await fetch(`${queryUrl}/api/services`)).json()) as { data: string[] | null }).data ?? [];
+  const traces: JaegerTrace[] = [];
+  for (const service of services) {
+    const res = await fetch(`${queryUrl}/api/traces?service=${encodeURIComponent(service)}&limit=10000&lookback=1h`);
+    traces.push(...(((await res.json()) as { data: JaegerTrace[] | null }).data ?? []));
+  }
+  return traces;
+}
