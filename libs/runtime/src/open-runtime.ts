@@ -189,6 +189,9 @@ async function openDistributed(config: RuntimeConfig, service: string, log: Logg
     rateLimitStores: async (onFallback) => {
       const { closeRedisClient, createRedisClient, redisRateLimitStores, withLocalFallback } = await import('@rsd/redis');
       const { memoryRateLimitStores } = await import('@rsd/embedded');
+      // A service that does not need Redis (the credentials service's claim attempts) counts per replica
+      // without one; a service that needs it has REDIS_URL, or its configuration was refused at start.
+      if (!config.REDIS_URL) return memoryRateLimitStores;
       if (!redis) {
         // Redis is not added to `checks`: without it each replica limits on its own (withLocalFallback),
         // and failing readiness would take every replica out of service at once.

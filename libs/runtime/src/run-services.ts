@@ -137,7 +137,7 @@ export async function runServices(definitions: readonly AnyServiceDefinition[], 
   });
   for (const [index, definition] of definitions.entries()) {
     logOf(definition).info(
-      { port: portOf(servers[index]!.server.server), runtime: runtimeSettings.RUNTIME },
+      { port: portOf(servers[index]!.server.server), runtime: runtimeSettings.RUNTIME, ...(dataDir ? { dataDir } : {}) },
       `${definition.name} started and listening`,
     );
   }

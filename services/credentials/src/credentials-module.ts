@@ -1,8 +1,7 @@
-import { MemoryStore } from 'express-rate-limit';
 import { createServiceMetrics } from '@rsd/observability';
 import { createTokenVerifier, inOrder, type Logger } from '@rsd/platform';
 import type { Clock } from '@rsd/ports';
-import type { RunningService, Runtime, RuntimeConfig } from '@rsd/runtime';
+import type { RunningService, Runtime } from '@rsd/runtime';
 import { buildApp } from './app';
 import type { CredentialsConfig } from './config';
 import { createExpiryScheduler } from './expiry/expiry-scheduler';
@@ -14,7 +13,7 @@ import { createConsoleSessions } from './console/console-sessions';
 import { createOidcSignIn } from './console/oidc-sign-in';
 
 export interface CredentialsModuleDeps {
-  config: CredentialsConfig & Partial<Pick<RuntimeConfig, 'RUNTIME' | 'REDIS_URL'>>;
+  config: CredentialsConfig;
   runtime: Runtime;
   clock: Clock;
   log: Logger;
@@ -47,8 +46,8 @@ export async function createCredentialsModule({ config, runtime, clock, log }: C
   const consoleState = await runtime.openConsoleStateStore();
   const sessions = createConsoleSessions(clock, consoleState);
   const oidcSettings = oidcSettingsOf(config);
-  // Decision 38's claim attempts: counted with the read API's failed authentications where Redis is configured (or in one process); else per replica.
-  const rateLimitStores = config.RUNTIME === 'embedded' || config.REDIS_URL ? await runtime.rateLimitStores() : () => new MemoryStore();
+  // Decision 38's claim attempts: counted with the read API's failed authentications where the runtime shares counts (one process, or Redis); else per replica.
+  const rateLimitStores = await runtime.rateLimitStores();
   const app = buildApp({
     config,
     store,

@@ -25,7 +25,7 @@ runMain(async () => {
     scoreIngest: product.urlOf(scoreIngestService),
     notifier: product.urlOf(notifierService),
   };
-  product.log.info({ ...urls, dataDir: product.dataDir, runtime: product.runtime }, 'embedded runtime ready');
+  product.log.info(urls, 'embedded runtime ready');
   // A token only with the runtime's own development secret: a configured one is the operator's to use.
   const devSecret = process.env.JWT_HS256_SECRET ? undefined : product.env.JWT_HS256_SECRET;
   process.stdout.write(
