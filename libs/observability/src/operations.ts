@@ -70,7 +70,8 @@ export function httpMetrics(metrics: ServiceMetrics): RequestHandler {
   };
   return (req, res, next) => {
     const started = performance.now();
-    res.once('finish', () => {
+    // `on`, not `once`: a response finishes once, and once's wrapper and removal cost every request.
+    res.on('finish', () => {
       const child = childrenOf(req.method, routeOf(req, res), String(res.statusCode));
       child.requests.inc();
       child.duration.observe((performance.now() - started) / 1000);

@@ -1,5 +1,6 @@
 import { createServiceMetrics } from '@rsd/observability';
 import { capturedLog, request, startApp } from '@rsd/testkit';
+import { requestIds } from './access-log';
 import { createBaseApp, finishApp } from './base-app';
 
 describe('the shared front half of every service', () => {
@@ -78,5 +79,15 @@ describe('the shared front half of every service', () => {
     } finally {
       await running.close();
     }
+  });
+
+  test('when the caller sends no request id, then each request gets a new one in the UUID form (RFC 9562, version 8)', () => {
+    const [one, other] = [requestIds(), requestIds()];
+    const ids = [...Array.from({ length: 1_000 }, one), other()];
+
+    expect(new Set(ids).size).toBe(ids.length);
+    for (const id of ids) expect(id).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-8[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
+    // Each generator draws its own random part: another process's ids are not these.
+    expect(other().slice(0, 23)).not.toBe(one().slice(0, 23));
   });
 });

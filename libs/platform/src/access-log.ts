@@ -1,4 +1,4 @@
-import { randomUUID } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import type { RequestHandler, Response } from 'express';
 import type { Logger } from 'pino';
 
@@ -8,6 +8,21 @@ const REQUEST_ID = /^[A-Za-z0-9._-]{1,128}$/;
 export function requestIdOf(res: Response): string | undefined {
   const id: unknown = res.locals.requestId;
   return typeof id === 'string' ? id : undefined;
+}
+
+/**
+ * Request ids in the UUID form callers and support staff know, made for a tenth of randomUUID's cost
+ * (profiled on every read): RFC 9562's version 8, 74 random bits drawn once per process, then a
+ * 48-bit count. Unique across processes and restarts as a random UUID is; not unpredictable, which
+ * an id that only names a request for the logs need not be.
+ */
+export function requestIds(): () => string {
+  const random = randomBytes(10).toString('hex');
+  // Version 8 in the third group's first digit, the variant (binary 10) in the fourth group's.
+  const variant = ((parseInt(random[15]!, 16) & 0x3) | 0x8).toString(16);
+  const prefix = `${random.slice(0, 8)}-${random.slice(8, 12)}-8${random.slice(12, 15)}-${variant}${random.slice(16, 19)}-`;
+  let count = 0;
+  return () => prefix + (count++).toString(16).padStart(12, '0');
 }
 
 /**
@@ -21,13 +36,15 @@ export function requestIdOf(res: Response): string | undefined {
 export function accessLog(log: Logger): RequestHandler {
   // Its fields are fixed above and hold no secret, so its lines skip the redaction pass every other line takes.
   const access = log.child({}, { redact: [] });
+  const nextRequestId = requestIds();
   return (req, res, next) => {
     const started = performance.now();
     const incoming = req.headers['x-request-id'];
-    const requestId = typeof incoming === 'string' && REQUEST_ID.test(incoming) ? incoming : randomUUID();
+    const requestId = typeof incoming === 'string' && REQUEST_ID.test(incoming) ? incoming : nextRequestId();
     res.locals.requestId = requestId;
     res.setHeader('x-request-id', requestId);
-    res.once('finish', () => {
+    // `on`, not `once`: a response finishes once, and once's wrapper and removal cost every request.
+    res.on('finish', () => {
       const entry = {
         reqId: requestId,
         method: req.method,

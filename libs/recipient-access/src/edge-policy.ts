@@ -21,8 +21,7 @@ export function edgePolicy(rules: EdgePolicyRules): RequestHandler {
   const allow = rules.allowCidrs.map(rangeOf);
   const blockedAgents = rules.blockedUserAgents.map((pattern) => new RegExp(pattern, 'i'));
 
-  // No rules, no work: this runs on every request.
-  if (deny.length === 0 && allow.length === 0 && blockedAgents.length === 0) return (_req, _res, next) => next();
+  if (!hasEdgeRules(rules)) return (_req, _res, next) => next();
 
   const isBlocked = (ip: () => string | undefined, userAgent: string): boolean => {
     if (deny.length > 0 || allow.length > 0) {
@@ -40,6 +39,11 @@ export function edgePolicy(rules: EdgePolicyRules): RequestHandler {
     }
     next(new ApiError('EDGE_BLOCKED', 'The request was blocked by the edge security policy'));
   };
+}
+
+/** No rules, no work: a service without any need not mount the policy (it would run on every request). */
+export function hasEdgeRules(rules: EdgePolicyRules): boolean {
+  return rules.denyCidrs.length > 0 || rules.allowCidrs.length > 0 || rules.blockedUserAgents.length > 0;
 }
 
 function rangeOf(text: string): AddressRange {

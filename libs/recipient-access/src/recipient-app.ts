@@ -1,6 +1,6 @@
 import type { Express } from 'express';
 import { createBaseApp, type BaseAppOptions } from '@rsd/platform';
-import { edgePolicy } from './edge-policy';
+import { edgePolicy, hasEdgeRules } from './edge-policy';
 import type { RecipientAccessConfig } from './recipient-access-config';
 
 export interface RecipientAppOptions extends Omit<BaseAppOptions, 'trustProxyHops'> {
@@ -14,12 +14,11 @@ export interface RecipientAppOptions extends Omit<BaseAppOptions, 'trustProxyHop
  */
 export function createRecipientApp({ config, ...base }: RecipientAppOptions): Express {
   const app = createBaseApp({ ...base, trustProxyHops: config.TRUST_PROXY_HOPS });
-  app.use(
-    edgePolicy({
-      denyCidrs: config.EDGE_DENY_CIDRS,
-      allowCidrs: config.EDGE_ALLOW_CIDRS,
-      blockedUserAgents: config.EDGE_BLOCKED_USER_AGENTS,
-    }),
-  );
+  const rules = {
+    denyCidrs: config.EDGE_DENY_CIDRS,
+    allowCidrs: config.EDGE_ALLOW_CIDRS,
+    blockedUserAgents: config.EDGE_BLOCKED_USER_AGENTS,
+  };
+  if (hasEdgeRules(rules)) app.use(edgePolicy(rules));
   return app;
 }

@@ -44,6 +44,13 @@ export const CHANGES = {
     (SELECT client_id, grain, start FROM access_usage WHERE start < ? ORDER BY start LIMIT ?)`,
 } as const;
 
+/** CHANGES.insert of `rows` records in one statement. */
+export function insertMany(rows: number): string {
+  const values = Array.from({ length: rows }, () => '(?, ?, ?, ?, ?, ?, ?, ?)').join(', ');
+  return `INSERT INTO access_log (client_id, at, request_id, id, resource, status, code, client_address)
+    VALUES ${values} ON CONFLICT DO NOTHING`;
+}
+
 /** What creating the tables needs of a connection: the store's (`statement`) or the import's raw one (`prepare`). */
 export interface SchemaConnection {
   exec(sql: string): void;

@@ -44,6 +44,21 @@ describe('SQLite access log', () => {
     await store.close();
   });
 
+  it('when a batch larger than one insert statement is partly added again, then each record is listed and counted once', async () => {
+    const clientId = aUniqueClientId();
+    const store = openSqliteAccessLogStore({ file: temp.file });
+    // Newest first, as a page lists them.
+    const records = Array.from({ length: 100 }, (_, index) => anAccessRecord(clientId, (index + 1) * 1_000));
+    // Every third record first: each 32-record statement of the second batch then finds some already there.
+    await store.add(records.filter((_, index) => index % 3 === 0));
+
+    await store.add(records);
+
+    expect(await store.page(clientId, { limit: 500 })).toEqual(records);
+    expect((await store.usage([clientId], NOW)).get(clientId)?.usage).toEqual({ last24h: 100, last30d: 100 });
+    await store.close();
+  });
+
   it('when the store is read or pruned, then every statement goes through an index and none scans a table or sorts', async () => {
     const store = openSqliteAccessLogStore({ file: temp.file });
     await store.add([anAccessRecord(aUniqueClientId(), MINUTE)]);

@@ -23,8 +23,14 @@ export const QUERIES = {
  * partial index of the records still active with an `expiresAt`, so neither reads the whole store.
  */
 export function openSqliteAuthorizationStore(options: { file: string }): AuthorizationStore {
-  // Each change joins the turn's transaction and resolves once it is durable.
-  const { statement, read: run, write, close } = openStoreDatabase(options.file, 'the authorization store', createAuthorizationTables);
+  // Each change joins the turn's transaction and resolves once it is durable (the outbox marks excepted: see markPublished).
+  const {
+    statement,
+    read: run,
+    write,
+    changeSoon,
+    close,
+  } = openStoreDatabase(options.file, 'the authorization store', createAuthorizationTables);
 
   const records = (rows: Record<string, unknown>[]) => rows.map((row) => JSON.parse(text(row.record)) as StoredAuthorization);
 
@@ -91,8 +97,13 @@ export function openSqliteAuthorizationStore(options: { file: string }): Authori
       });
     },
 
+    /**
+     * Not waited for its sync: the append it follows is synced, and a mark lost to a power cut (it
+     * comes later in the one log, so it can never outlive its append) only has the relay publish the
+     * entries again, which consumers take once by revision. A create waits for one sync fewer.
+     */
     markPublished(clientId, entryIds) {
-      return write(() => {
+      return changeSoon(() => {
         for (const id of entryIds) statement('DELETE FROM outbox WHERE client_id = ? AND id = ?').run(clientId, id);
       });
     },

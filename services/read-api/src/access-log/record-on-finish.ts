@@ -30,7 +30,7 @@ export function recordOnFinish(
 ): void {
   // With more trusted hops than there are proxies, req.ip is whatever the client wrote in X-Forwarded-For: only an address is kept.
   const clientAddress = fields.clientAddress !== undefined && isIP(fields.clientAddress) !== 0 ? fields.clientAddress : null;
-  res.once('finish', () => {
+  res.on('finish', () => {
     deps.record({
       id: deps.nextId(),
       clientId: fields.clientId,
