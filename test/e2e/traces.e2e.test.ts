@@ -1,7 +1,7 @@
 import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { promisify } from 'node:util';
-import { aScoreSubmission, request } from '@rsd/testkit';
+import { aScoreSubmission, request, startWebhookReceiver, type WebhookReceiver } from '@rsd/testkit';
 import { REPO_ROOT, type EmbeddedProcess } from '../support/embedded-process';
 import { devTokenFor, startEmbeddedOnNewDataDir, stopAndRemove } from '../support/embedded-suite';
 import {
@@ -12,6 +12,7 @@ import {
   type JaegerTrace,
   type RunningJaeger,
 } from '../support/jaeger';
+import { expectOneTraceFromIngestToDelivery } from '../support/jaeger';
 import * as orgAdmin from '../support/organization-admin';
 
 /**
@@ -69,23 +70,31 @@ describe('tracing off costs no SDK', () => {
 let jaeger: RunningJaeger | undefined;
 let dataDir: string | undefined;
 let product: EmbeddedProcess | undefined;
+let receiver: WebhookReceiver | undefined;
 
 afterAll(async () => {
   await stopAndRemove(product, dataDir);
+  await receiver?.close();
   await jaeger?.stop();
 });
 
 describeWithJaeger('traces of the embedded runtime in a real OTLP receiver (Jaeger)', () => {
   const readTrace = traceIdOf();
   const claimTrace = traceIdOf();
+  const scoreTrace = traceIdOf();
   const secrets: string[] = [QUERY_SECRET];
   let clientId = '';
+  let subscriberClientId = '';
   let claimToken = '';
   let output = '';
 
   beforeAll(async () => {
     jaeger = await startJaeger();
-    ({ dataDir, product } = await startEmbeddedOnNewDataDir('rsd-traces-', { OTEL_EXPORTER_OTLP_ENDPOINT: jaeger.otlpUrl }));
+    ({ dataDir, product } = await startEmbeddedOnNewDataDir('rsd-traces-', {
+      OTEL_EXPORTER_OTLP_ENDPOINT: jaeger.otlpUrl,
+      // The recipient's receiver is on loopback: decision 28's development flag.
+      WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true',
+    }));
     const token = await devTokenFor(dataDir, ORG);
     secrets.push(token);
     await orgAdmin.postScore(product.urls.scoreIngest, token, aScoreSubmission({ organizationId: ORG }));
@@ -116,6 +125,31 @@ describeWithJaeger('traces of the embedded runtime in a real OTLP receiver (Jaeg
     );
     expect([200, 400, 404]).toContain(read.status);
 
+    // A recipient subscribed to score changes, then a score posted with a traceparent: its trace runs to the webhook.
+    const subscriber = await orgAdmin.createAuthorization(product.urls.credentials, ORG, token, {
+      recipientType: 'insurance_provider',
+      scopes: ['qr_score'],
+    });
+    secrets.push(subscriber.apiKey);
+    subscriberClientId = subscriber.clientId;
+    receiver = await startWebhookReceiver();
+    const webhook = await request<{ secret: string }>(`${product.urls.notifier}/v1/customers/${subscriber.clientId}/webhooks`, {
+      method: 'POST',
+      headers: { 'x-api-key': subscriber.apiKey, 'content-type': 'application/json' },
+      body: JSON.stringify({ url: receiver.url, events: ['score.updated'] }),
+    });
+    expect(webhook.status).toBe(201);
+    secrets.push(webhook.body.secret);
+    const ingested = await request(`${product.urls.scoreIngest}/v1/scores?${QUERY_SECRET}=1`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', traceparent: traceparent(scoreTrace, PARENT_SPAN) },
+      body: JSON.stringify(aScoreSubmission({ organizationId: ORG, score: 41, scoreDate: new Date().toISOString().slice(0, 10) })),
+    });
+    expect(ingested.status).toBe(202);
+    const deadline = Date.now() + 15_000;
+    while (receiver.received.length === 0 && Date.now() < deadline) await new Promise((done) => setTimeout(done, 50));
+    expect(receiver.received).toHaveLength(1);
+
     // Stopping exports what the batch still holds: nothing is waited for but the shutdown.
     expect(await product.stop()).toBe(0);
     output = product.output();
@@ -138,24 +172,46 @@ describeWithJaeger('traces of the embedded runtime in a real OTLP receiver (Jaeg
     });
   });
 
-  test("when a claim link is claimed with a traceparent, then the credentials service's span is named by the template, not the token", async () => {
+  test("when a claim link is claimed with a traceparent, then the credentials service's span is named by the template, not the token, and its event's spans join the trace", async () => {
     const trace = await traceFromJaeger(jaeger!.queryUrl, claimTrace);
 
-    expect(trace.spans.map((span) => [trace.processes[span.processID]?.serviceName, span.operationName])).toEqual([
+    const spans = trace.spans.map((span) => [trace.processes[span.processID]?.serviceName, span.operationName]);
+    // Its event (the key claimed), published by the outbox within the request, continues the trace to its consumers.
+    expect(spans).toEqual(
+      expect.arrayContaining([
+        ['credentials', 'POST /claim/:token'],
+        ['credentials', 'send rsd.authorizations.v1'],
+        ['read-api', 'process rsd.authorizations.v1'],
+        ['notifier', 'process rsd.authorizations.v1'],
+      ]),
+    );
+    expect(spans.filter(([service, name]) => service === 'credentials' && name?.startsWith('POST'))).toEqual([
       ['credentials', 'POST /claim/:token'],
     ]);
+  });
+
+  test("when a score is posted with a traceparent, then one trace holds its ingest, the event's append, the read API's projection and the webhook's delivery", async () => {
+    const trace = await traceFromJaeger(jaeger!.queryUrl, scoreTrace);
+
+    expectOneTraceFromIngestToDelivery(trace, { parentSpanId: PARENT_SPAN, system: 'sqlite' });
   });
 
   test('when every span Jaeger holds is searched, then no key, token, bearer token, query string or raw path is in any', async () => {
     const traces: JaegerTrace[] = await allTracesFromJaeger(jaeger!.queryUrl);
     const services = new Set(traces.flatMap((trace) => Object.values(trace.processes).map((process) => process.serviceName)));
-    expect([...services].sort()).toEqual(['credentials', 'read-api', 'score-ingest']);
+    expect([...services].sort()).toEqual(['credentials', 'notifier', 'read-api', 'score-ingest']);
 
     const text = JSON.stringify(traces);
     for (const secret of secrets) expect(text).not.toContain(secret);
     expect(text).not.toContain(`/v1/customers/${clientId}`);
     expect(text).not.toContain('apiKey=');
     expect(text).not.toContain(`/v1/organizations/${ORG}`);
+    expect(text).not.toContain(`/v1/customers/${subscriberClientId}`);
+    expect(text).not.toContain(receiver!.url);
+    // The webhook's headers: its signature and id.
+    for (const value of [receiver!.received[0]?.headers['webhook-signature'], receiver!.received[0]?.headers['webhook-id']]) {
+      expect(text).not.toContain(String(value));
+    }
   });
 
   test('when a traced request is logged, then its access-log line carries the trace and span ids beside the request id', async () => {

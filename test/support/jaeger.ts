@@ -120,3 +120,57 @@ export async function allTracesFromJaeger(queryUrl: string): Promise<JaegerTrace
   }
   return traces;
 }
+
+/** A tag's value on a span, as Jaeger shows it. */
+export const tagOf = (span: JaegerSpan, key: string): unknown => span.tags.find((tag) => tag.key === key)?.value;
+
+/** The spans of the project's own tracers (the runner's), not those of OpenTelemetry's instrumentations. */
+const OWN_SCOPE = '@rsd/runtime';
+
+/**
+ * Decision 39's proof: in `trace`, the caller's `parentSpanId` is the parent of score ingest's request
+ * span; the event's append (PRODUCER) is its child; the read API's projection and the notifier's
+ * planning (CONSUMER) are the append's children, as the event's `traceparent` says; and the webhook's
+ * delivery attempt (CLIENT) is the child of the notifier's planning.
+ */
+export function expectOneTraceFromIngestToDelivery(
+  trace: JaegerTrace,
+  { parentSpanId, system }: { parentSpanId: string; system: string },
+): void {
+  const serviceOf = (span: JaegerSpan) => trace.processes[span.processID]?.serviceName;
+  const ours = (service: string, operation: string, group?: RegExp) => {
+    const found = trace.spans.filter(
+      (span) =>
+        serviceOf(span) === service &&
+        span.operationName === operation &&
+        tagOf(span, 'otel.scope.name') === OWN_SCOPE &&
+        (group === undefined || group.test(String(tagOf(span, 'messaging.consumer.group.name')))),
+    );
+    expect(found.map((span) => `${service} ${span.operationName}`)).toEqual([`${service} ${operation}`]);
+    return found[0]!;
+  };
+  const parentOf = (span: JaegerSpan) => span.references.find((reference) => reference.refType === 'CHILD_OF')?.spanID;
+
+  const ingest = ours('score-ingest', 'POST /v1/scores');
+  const append = ours('score-ingest', 'send rsd.scores.v1');
+  // A read-API replica of the distributed runtime also follows the log for its cache (its change feed): another group.
+  const projection = ours('read-api', 'process rsd.scores.v1', /^read-api-projections/);
+  const planning = ours('notifier', 'process rsd.scores.v1');
+  const delivery = ours('notifier', 'POST');
+
+  expect(parentOf(ingest)).toBe(parentSpanId);
+  expect(parentOf(append)).toBe(ingest.spanID);
+  expect(parentOf(projection)).toBe(append.spanID);
+  expect(parentOf(planning)).toBe(append.spanID);
+  expect(parentOf(delivery)).toBe(planning.spanID);
+  expect([append, projection, planning, delivery].map((span) => tagOf(span, 'span.kind'))).toEqual([
+    'producer',
+    'consumer',
+    'consumer',
+    'client',
+  ]);
+  expect(tagOf(append, 'messaging.system')).toBe(system);
+  expect(tagOf(projection, 'cloudevents.event_type')).toBe('com.resiliencescore.score.calculated.v1');
+  expect(tagOf(delivery, 'http.request.method')).toBe('POST');
+  expect(tagOf(delivery, 'http.response.status_code')).toBe(204);
+}

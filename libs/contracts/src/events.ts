@@ -22,6 +22,43 @@ export const EVENT_TYPES = {
 /** A SHA-256 digest of the API key, hex. The raw key never travels. */
 export const keyDigestSchema = z.string().regex(/^[0-9a-f]{64}$/, 'must be a hex SHA-256 digest');
 
+/**
+ * W3C Trace Context's `traceparent`, version 00 (`00-{trace-id}-{parent-id}-{flags}`, lowercase hex, ids
+ * not all zeros), or a later version's, which starts the same way and may carry more after a `-`;
+ * version ff is invalid.
+ */
+const TRACEPARENT = /^(?!ff)[0-9a-f]{2}-(?!0{32})[0-9a-f]{32}-(?!0{16})[0-9a-f]{16}-[0-9a-f]{2}(-[ -~]*)?$/;
+/** A `tracestate` member: a key (simple, or `tenant@system`) and a value of printable ASCII but `,` and `=`. */
+const TRACESTATE_MEMBER =
+  /^([a-z][a-z0-9_\-*/]{0,255}|[a-z0-9][a-z0-9_\-*/]{0,240}@[a-z][a-z0-9_\-*/]{0,13})=[ -+\--<>-~]{0,255}[!-+\--<>-~]$/;
+
+export const traceparentSchema = z
+  .string()
+  .max(512)
+  .refine((value) => TRACEPARENT.test(value) && (value.startsWith('00-') ? value.length === 55 : true), 'must be a W3C traceparent');
+
+export const tracestateSchema = z
+  .string()
+  .max(512)
+  .refine((value) => {
+    const members = value
+      .split(',')
+      .map((member) => member.trim())
+      .filter((member) => member !== '');
+    return members.length <= 32 && members.every((member) => TRACESTATE_MEMBER.test(member));
+  }, 'must be a W3C tracestate');
+
+/**
+ * The CloudEvents distributed-tracing extension (decision 39): the context the event was appended in,
+ * so its consumers continue that trace. Optional (events written untraced, or before it, have none),
+ * and checked like every attribute, but a malformed one is dropped rather than refusing the event, as
+ * W3C Trace Context has a receiver ignore a malformed header: telemetry never costs a score.
+ */
+const traceExtension = {
+  traceparent: traceparentSchema.optional().catch(undefined),
+  tracestate: tracestateSchema.optional().catch(undefined),
+};
+
 function cloudEvent<Type extends string, Data extends z.ZodType>(type: Type, data: Data) {
   return z.object({
     specversion: z.literal('1.0'),
@@ -31,6 +68,7 @@ function cloudEvent<Type extends string, Data extends z.ZodType>(type: Type, dat
     subject: z.string().min(1),
     time: utcInstantSchema,
     datacontenttype: z.literal('application/json'),
+    ...traceExtension,
     data,
   });
 }

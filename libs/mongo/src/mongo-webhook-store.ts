@@ -43,6 +43,9 @@ interface DeliveryDocument {
   state: 'pending' | 'done';
   queuedAt: Date;
   doneAt?: Date;
+  /** The trace context of the event it was planned from (decision 39), while pending. */
+  traceparent?: string;
+  tracestate?: string;
 }
 
 interface AttemptDocument extends WebhookDelivery {
@@ -267,7 +270,10 @@ export async function openMongoWebhookStore(db: Db, options: MongoWebhookStoreOp
 
 /** Out of the queue; the key stays until the TTL index (or the prune) removes it. */
 function finished(now: Date) {
-  return { $set: { state: 'done' as const, doneAt: now }, $unset: { body: '' as const, dueAt: '' as const } };
+  return {
+    $set: { state: 'done' as const, doneAt: now },
+    $unset: { body: '' as const, dueAt: '' as const, traceparent: '' as const, tracestate: '' as const },
+  };
 }
 
 function webhookDocumentOf(webhook: StoredWebhook): Omit<WebhookDocument, 'slot'> {
@@ -281,7 +287,7 @@ function webhookOf(document: WebhookDocument): StoredWebhook {
 }
 
 function deliveryDocumentOf(delivery: PendingDelivery, queuedAt: Date): DeliveryDocument {
-  const { key, messageId, webhookId, clientId, eventType, body, attempts, firstAttemptAt, dueAt } = delivery;
+  const { key, messageId, webhookId, clientId, eventType, body, attempts, firstAttemptAt, dueAt, traceparent, tracestate } = delivery;
   return {
     _id: key,
     messageId,
@@ -294,13 +300,25 @@ function deliveryDocumentOf(delivery: PendingDelivery, queuedAt: Date): Delivery
     dueAt: instant(dueAt),
     state: 'pending',
     queuedAt,
+    ...(traceparent ? { traceparent, ...(tracestate ? { tracestate } : {}) } : {}),
   };
 }
 
 function pendingOf(document: DeliveryDocument): PendingDelivery {
-  const { _id, messageId, webhookId, clientId, eventType, body, attempts, firstAttemptAt, dueAt } = document;
+  const { _id, messageId, webhookId, clientId, eventType, body, attempts, firstAttemptAt, dueAt, traceparent, tracestate } = document;
   if (body === undefined || dueAt === undefined) throw new Error(`delivery ${_id} is pending without a body or a due time`);
-  return { messageId, key: _id, webhookId, clientId, eventType, body, attempts, firstAttemptAt, dueAt };
+  return {
+    messageId,
+    key: _id,
+    webhookId,
+    clientId,
+    eventType,
+    body,
+    attempts,
+    firstAttemptAt,
+    dueAt,
+    ...(traceparent ? { traceparent, ...(tracestate ? { tracestate } : {}) } : {}),
+  };
 }
 
 /** Exactly the fields of WebhookDelivery, whatever else the input carries. */

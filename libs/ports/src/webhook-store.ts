@@ -37,6 +37,12 @@ export interface PendingDelivery {
   firstAttemptAt: string | null;
   /** When the next attempt is due. */
   dueAt: string;
+  /**
+   * The trace context the delivery was planned in (W3C `traceparent` and `tracestate`: the notifier's span
+   * of the event, in the event's trace; decision 39), so that each attempt, however much later, is a span of that trace.
+   */
+  traceparent?: string | undefined;
+  tracestate?: string | undefined;
 }
 
 export type AddWebhookOutcome = 'added' | 'limit-reached';

@@ -1,6 +1,8 @@
 import { mkdir } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import { z } from 'zod';
+import type { Tracer } from '@opentelemetry/api';
+import { tracedEventLog, type EventLogSystem } from '@rsd/consumers';
 import { tracedRequests } from '@rsd/observability';
 import {
   closeServer,
@@ -19,7 +21,7 @@ import {
 } from '@rsd/platform';
 import { systemClock, type Clock } from '@rsd/ports';
 import { dependencyOf } from './dependency-of';
-import { openRuntime } from './open-runtime';
+import { openRuntime, type Runtime } from './open-runtime';
 import { runtimeConfigSchema, type RuntimeKind } from './runtime-config';
 import { resolveSecrets, type SecretSpec } from './secrets';
 import type { AnyServiceDefinition, RunningService, ServiceDefinition } from './service';
@@ -65,7 +67,13 @@ export async function runServices(definitions: readonly AnyServiceDefinition[], 
   const runtimeSettings = loadConfig(runtimeConfigSchema({ defaultRuntime: options.defaultRuntime ?? 'distributed', needs }), env);
   const [{ LOG_LEVEL }, tracingConfig] = loadConfigs([processConfigSchema, tracingConfigSchema], env);
   const log = createLogger(name, LOG_LEVEL, undefined, { traceIds: tracesEndpointOf(tracingConfig) !== undefined });
-  const tracing = startTracing(tracingConfig, { services: definitions.map((definition) => definition.name), log });
+  const tracing = startTracing(tracingConfig, {
+    services: definitions.map((definition) => definition.name),
+    process: name,
+    // The clients' instrumentations (Kafka, MongoDB, Redis) only where the process has those clients.
+    instrumentClients: runtimeSettings.RUNTIME === 'distributed',
+    log,
+  });
   const dataDir = runtimeSettings.RUNTIME === 'embedded' ? resolve(runtimeSettings.DATA_DIR) : undefined;
   if (dataDir) await mkdir(dataDir, { recursive: true, mode: 0o700 });
 
@@ -97,11 +105,13 @@ export async function runServices(definitions: readonly AnyServiceDefinition[], 
       scope.closeOnStop(() => runtime.close());
       const running: RunningService[] = [];
       for (const [index, definition] of definitions.entries()) {
+        const tracer = tracing.tracerOf(definition.name);
         const service = await definition.start({
           config: { ...configs[index], ...runtimeSettings },
-          runtime,
+          runtime: tracer ? tracedRuntime(runtime, tracer, runtimeSettings.RUNTIME === 'distributed' ? 'kafka' : 'sqlite') : runtime,
           clock,
           log: logOf(definition),
+          tracer,
         });
         scope.closeOnStop(() => service.stop());
         // Views in this process catch up before the first request; shared views say it on /readyz instead.
@@ -161,6 +171,11 @@ export async function runServices(definitions: readonly AnyServiceDefinition[], 
     service: <Config, Running extends RunningService>(definition: ServiceDefinition<Config, Running>) =>
       running[indexOf(definition as AnyServiceDefinition)] as Running,
   };
+}
+
+/** The runtime as a traced service sees it: its appends and deliveries are spans of its own (decision 39). */
+function tracedRuntime(runtime: Runtime, tracer: Tracer, system: EventLogSystem): Runtime {
+  return { ...runtime, eventLog: tracedEventLog(runtime.eventLog, tracer, system) };
 }
 
 function uniqueByVariable(specs: readonly SecretSpec[]): SecretSpec[] {

@@ -1,3 +1,4 @@
+import type { Tracer } from '@opentelemetry/api';
 import type { Express } from 'express';
 import type { z } from 'zod';
 import type { Logger } from '@rsd/platform';
@@ -32,6 +33,11 @@ export interface ServiceContext<Config> {
   runtime: Runtime;
   clock: Clock;
   log: Logger;
+  /**
+   * The service's tracer when tracing is on (decision 39), for spans of its own work beyond requests and
+   * events (the notifier's delivery attempts); undefined when off, so that nothing is traced or paid for.
+   */
+  tracer?: Tracer | undefined;
 }
 
 export interface RunningService {

@@ -74,6 +74,13 @@ const OFF: Tracing = { enabled: false, tracerOf: () => undefined, shutdown: () =
 export interface TracingOptions {
   /** The services of this process; each is a resource of its own (`service.name`). */
   services: readonly string[];
+  /** The process's name (`embedded`, or its one service's): the resource of the clients' spans when it runs several. */
+  process?: string;
+  /**
+   * Load OpenTelemetry's instrumentations of the Kafka, MongoDB and Redis clients (the distributed runtime),
+   * before those clients are loaded: their spans are the process's calls to those servers.
+   */
+  instrumentClients?: boolean;
   log: Logger;
   /** Tests: where spans go instead of the batch processor and its OTLP exporter. */
   spanProcessor?: SpanProcessor;

@@ -1,3 +1,4 @@
+import type { Tracer } from '@opentelemetry/api';
 import { Counter, Gauge } from 'prom-client';
 import { caughtUpCheck, createServiceMetrics } from '@rsd/observability';
 import { every, inOrder, type Logger } from '@rsd/platform';
@@ -20,6 +21,8 @@ export interface NotifierModuleDeps {
   resolve?: Resolve;
   /** The retries' jitter (Math.random unless a test fixes it). */
   random?: () => number;
+  /** The service's tracer when tracing is on (the runner's): delivery attempts are spans. */
+  tracer?: Tracer | undefined;
 }
 
 const QUEUE_SAMPLE_INTERVAL_MS = 5_000;
@@ -36,6 +39,7 @@ export async function createNotifierModule({
   log,
   resolve = systemResolve,
   random,
+  tracer,
 }: NotifierModuleDeps): Promise<RunningService> {
   const metrics = createServiceMetrics('notifier');
   const registers = [metrics.registry];
@@ -75,6 +79,7 @@ export async function createNotifierModule({
     attemptsKept: config.WEBHOOK_ATTEMPTS_KEPT,
     onAttempt: (outcome) => deliveries.inc({ outcome }),
     ...(random ? { random } : {}),
+    tracer,
   });
   const projection = await startNotifierProjection({
     eventLog: runtime.eventLog,

@@ -39,6 +39,26 @@ describe('SQLite webhook store', () => {
     await reopened.close();
   });
 
+  it("when the database is from before deliveries kept their event's trace context, then its queue is kept and the columns are added", async () => {
+    const webhook = aStoredWebhook();
+    const older = aPendingDelivery(webhook);
+    const first = openSqliteWebhookStore({ file: temp.file, clock: { now: () => NOW } });
+    await first.addWebhook(webhook, 10);
+    await first.enqueue([older]);
+    await first.close();
+    const db = new DatabaseSync(temp.file);
+    db.exec('ALTER TABLE webhook_deliveries DROP COLUMN traceparent');
+    db.exec('ALTER TABLE webhook_deliveries DROP COLUMN tracestate');
+    db.close();
+
+    const reopened = openSqliteWebhookStore({ file: temp.file, clock: { now: () => NOW } });
+    const traced = aPendingDelivery(webhook, { traceparent: '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01' });
+    await reopened.enqueue([traced]);
+
+    expect(await reopened.due(NOW, 10)).toEqual(expect.arrayContaining([older, traced]));
+    await reopened.close();
+  });
+
   it('when the store is queried or changed, then every lookup goes through an index and none scans a table or sorts', async () => {
     const store = openSqliteWebhookStore({ file: temp.file });
     const webhook = aStoredWebhook();

@@ -1,3 +1,4 @@
+import type { StatementSync } from 'node:sqlite';
 import type { WebhookDelivery, WebhookEventType } from '@rsd/contracts';
 import { systemClock, type Clock, type PendingDelivery, type StoredWebhook, type WebhookStore } from '@rsd/ports';
 import { integer, text } from './database';
@@ -16,7 +17,7 @@ export const QUERIES = {
   byId: 'SELECT record FROM webhooks WHERE id = ?',
   activeOfOrganization: 'SELECT record FROM webhooks WHERE organization_id = ? AND active = 1 ORDER BY created_at, id',
   activeOfClient: 'SELECT record FROM webhooks WHERE client_id = ? AND active = 1 ORDER BY created_at, id',
-  due: `SELECT message_id, key, webhook_id, client_id, event_type, body, attempts, first_attempt_at, due_at
+  due: `SELECT message_id, key, webhook_id, client_id, event_type, body, attempts, first_attempt_at, due_at, traceparent, tracestate
     FROM webhook_deliveries WHERE done = 0 AND due_at <= ? ORDER BY due_at, key LIMIT ?`,
   queueStats: 'SELECT COUNT(*) AS depth, MIN(due_at) AS oldest FROM webhook_deliveries WHERE done = 0',
   attempts: 'SELECT record FROM webhook_attempts WHERE webhook_id = ? ORDER BY at DESC, seq DESC LIMIT ?',
@@ -25,16 +26,18 @@ export const QUERIES = {
 /** The changes that look rows up, named for the same test. */
 export const CHANGES = {
   enqueue: `INSERT INTO webhook_deliveries
-      (key, message_id, webhook_id, client_id, event_type, body, attempts, first_attempt_at, due_at, queued_ms, done)
-    SELECT ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 0 WHERE EXISTS (SELECT 1 FROM webhooks WHERE id = ? AND active = 1)
+      (key, message_id, webhook_id, client_id, event_type, body, attempts, first_attempt_at, due_at, queued_ms, done, traceparent, tracestate)
+    SELECT ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 0, ?, ? WHERE EXISTS (SELECT 1 FROM webhooks WHERE id = ? AND active = 1)
     ON CONFLICT (key) DO UPDATE SET message_id = excluded.message_id, webhook_id = excluded.webhook_id,
       client_id = excluded.client_id, event_type = excluded.event_type, body = excluded.body, attempts = excluded.attempts,
-      first_attempt_at = excluded.first_attempt_at, due_at = excluded.due_at, queued_ms = excluded.queued_ms, done = 0
+      first_attempt_at = excluded.first_attempt_at, due_at = excluded.due_at, queued_ms = excluded.queued_ms, done = 0,
+      traceparent = excluded.traceparent, tracestate = excluded.tracestate
     WHERE done = 1 AND queued_ms <= ?`,
   pruneKeys: `DELETE FROM webhook_deliveries WHERE seq IN
     (SELECT seq FROM webhook_deliveries WHERE done = 1 AND queued_ms <= ? ORDER BY queued_ms LIMIT ?)`,
   disable: 'UPDATE webhooks SET active = 0, record = ? WHERE id = ?',
-  dropPending: 'UPDATE webhook_deliveries SET done = 1, body = NULL, due_at = NULL WHERE webhook_id = ? AND done = 0',
+  dropPending:
+    'UPDATE webhook_deliveries SET done = 1, body = NULL, due_at = NULL, traceparent = NULL, tracestate = NULL WHERE webhook_id = ? AND done = 0',
   deleteWebhook: 'DELETE FROM webhooks WHERE id = ? AND client_id = ?',
   deleteDeliveries: 'DELETE FROM webhook_deliveries WHERE webhook_id = ?',
   deleteAttempts: 'DELETE FROM webhook_attempts WHERE webhook_id = ?',
@@ -42,7 +45,8 @@ export const CHANGES = {
     SELECT ?, ?, ? WHERE EXISTS (SELECT 1 FROM webhooks WHERE id = ?)`,
   trimAttempts: `DELETE FROM webhook_attempts WHERE seq IN
     (SELECT seq FROM webhook_attempts WHERE webhook_id = ? ORDER BY at DESC, seq DESC LIMIT -1 OFFSET ?)`,
-  delivered: 'UPDATE webhook_deliveries SET done = 1, body = NULL, due_at = NULL WHERE key = ? AND message_id = ? AND done = 0',
+  delivered:
+    'UPDATE webhook_deliveries SET done = 1, body = NULL, due_at = NULL, traceparent = NULL, tracestate = NULL WHERE key = ? AND message_id = ? AND done = 0',
   retry: `UPDATE webhook_deliveries SET attempts = attempts + 1, first_attempt_at = COALESCE(first_attempt_at, ?), due_at = ?
     WHERE key = ? AND message_id = ? AND done = 0`,
 } as const;
@@ -159,6 +163,8 @@ export function openSqliteWebhookStore(options: SqliteWebhookStoreOptions): Webh
             delivery.firstAttemptAt === null ? null : instant(delivery.firstAttemptAt),
             instant(delivery.dueAt),
             queuedMs,
+            delivery.traceparent ?? null,
+            delivery.tracestate ?? null,
             delivery.webhookId,
             forgottenBefore,
           );
@@ -213,7 +219,7 @@ export function openSqliteWebhookStore(options: SqliteWebhookStoreOptions): Webh
   };
 }
 
-export function createWebhookTables(db: { exec(sql: string): void }): void {
+export function createWebhookTables(db: { exec(sql: string): void; statement(sql: string): Pick<StatementSync, 'get'> }): void {
   db.exec(`CREATE TABLE IF NOT EXISTS webhooks (
     id TEXT PRIMARY KEY, client_id TEXT NOT NULL, organization_id TEXT NOT NULL, created_at TEXT NOT NULL,
     active INTEGER NOT NULL, record TEXT NOT NULL
@@ -223,8 +229,13 @@ export function createWebhookTables(db: { exec(sql: string): void }): void {
   db.exec(`CREATE TABLE IF NOT EXISTS webhook_deliveries (
     seq INTEGER PRIMARY KEY, key TEXT NOT NULL UNIQUE, message_id TEXT NOT NULL, webhook_id TEXT NOT NULL,
     client_id TEXT NOT NULL, event_type TEXT NOT NULL, body TEXT, attempts INTEGER NOT NULL, first_attempt_at TEXT,
-    due_at TEXT, queued_ms INTEGER NOT NULL, done INTEGER NOT NULL
+    due_at TEXT, queued_ms INTEGER NOT NULL, done INTEGER NOT NULL, traceparent TEXT, tracestate TEXT
   )`);
+  // A database from before decision 39's trace context: SQLite has no ADD COLUMN IF NOT EXISTS.
+  if (!db.statement("SELECT 1 FROM pragma_table_info('webhook_deliveries') WHERE name = 'traceparent'").get()) {
+    db.exec('ALTER TABLE webhook_deliveries ADD COLUMN traceparent TEXT');
+    db.exec('ALTER TABLE webhook_deliveries ADD COLUMN tracestate TEXT');
+  }
   db.exec('CREATE INDEX IF NOT EXISTS webhook_deliveries_due ON webhook_deliveries (due_at, key) WHERE done = 0');
   db.exec('CREATE INDEX IF NOT EXISTS webhook_deliveries_by_webhook ON webhook_deliveries (webhook_id, done)');
   db.exec('CREATE INDEX IF NOT EXISTS webhook_deliveries_forgettable ON webhook_deliveries (queued_ms) WHERE done = 1');
@@ -255,5 +266,7 @@ function pendingOf(row: Record<string, unknown>): PendingDelivery {
     attempts: integer(row.attempts),
     firstAttemptAt: row.first_attempt_at === null ? null : text(row.first_attempt_at),
     dueAt: text(row.due_at),
+    ...(typeof row.traceparent === 'string' ? { traceparent: row.traceparent } : {}),
+    ...(typeof row.tracestate === 'string' ? { tracestate: row.tracestate } : {}),
   };
 }

@@ -269,6 +269,19 @@ export function describeWebhookStoreContract(name: string, open: (clock: Clock) 
         expect(await store.due(NOW, 10)).toEqual([delivery]);
       });
 
+      it("when a delivery carries its event's trace context, then it is due with it, and one without stays without (decision 39)", async () => {
+        const webhook = await added();
+        const traced = aPendingDelivery(webhook, {
+          traceparent: '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01',
+          tracestate: 'rojo=00f067aa0ba902b7',
+        });
+        const untraced = aPendingDelivery(webhook, { dueAt: new Date(NOW.getTime() - 1_000).toISOString() });
+
+        await store.enqueue([traced, untraced]);
+
+        expect(await store.due(NOW, 10)).toEqual([untraced, traced]);
+      });
+
       it('when the same key is queued again, in the same call or a later one, then it is queued once', async () => {
         const webhook = await added();
         const delivery = aPendingDelivery(webhook);

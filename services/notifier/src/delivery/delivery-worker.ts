@@ -1,9 +1,12 @@
+import { context, type Tracer } from '@opentelemetry/api';
+import { parentContextOf } from '@rsd/consumers';
 import type { WebhookDelivery } from '@rsd/contracts';
 import { credentialView, nextRetry, stillDeliverable } from '@rsd/domain';
 import { webhookHeaders, type Logger } from '@rsd/platform';
 import type { Clock, PendingDelivery, ViewStore, WebhookStore } from '@rsd/ports';
 import type { SecretSealer } from '../webhooks/secret-sealing';
 import type { OutgoingWebhook, SendOutcome } from './send-webhook';
+import { tracedAttempt } from './traced-attempt';
 
 export interface DeliveryWorkerDeps {
   store: WebhookStore;
@@ -18,6 +21,8 @@ export interface DeliveryWorkerDeps {
   /** Told of each attempt's outcome (the deliveries metric). */
   onAttempt?: (outcome: 'succeeded' | 'failed' | 'gave-up' | 'dropped') => void;
   random?: () => number;
+  /** When tracing is on: each attempt is a span in the trace of the event it was planned from (decision 39). */
+  tracer?: Tracer | undefined;
 }
 
 export interface DeliveryWorker {
@@ -68,7 +73,7 @@ export function startDeliveryWorker(deps: DeliveryWorkerDeps): DeliveryWorker {
         for (const delivery of due) {
           if (inFlight.size >= deps.concurrency) break;
           if (inFlight.has(delivery.messageId)) continue;
-          const attempt = attemptOnce(delivery).then(
+          const attempt = attemptInItsTrace(delivery).then(
             () => {
               inFlight.delete(delivery.messageId);
               // A slot is free: what waits behind it need not wait for the next poll.
@@ -90,6 +95,11 @@ export function startDeliveryWorker(deps: DeliveryWorkerDeps): DeliveryWorker {
     return looking;
   }
 
+  /** The store's calls and the POST of an attempt, in the context of the event it was planned from. */
+  function attemptInItsTrace(delivery: PendingDelivery): Promise<void> {
+    return deps.tracer ? context.with(parentContextOf(delivery), () => attemptOnce(delivery)) : attemptOnce(delivery);
+  }
+
   async function attemptOnce(delivery: PendingDelivery): Promise<void> {
     const webhook = await store.findWebhook(delivery.clientId, delivery.webhookId);
     const credential = await deps.views.get(credentialView, delivery.clientId);
@@ -102,19 +112,20 @@ export function startDeliveryWorker(deps: DeliveryWorkerDeps): DeliveryWorker {
     }
     const timestamp = Math.floor(now.getTime() / 1000);
     const secret = openSecret(webhook.sealedSecret, webhook.id);
-    const outcome = await (
-      secret === undefined
+    const send = () =>
+      (secret === undefined
         ? Promise.resolve<SendOutcome>({ outcome: 'failed', failure: 'connection_failed', reason: 'the secret could not be opened' })
         : deps.send({
             url: webhook.url,
             headers: webhookHeaders({ id: delivery.messageId, timestamp, body: delivery.body, secret }),
             body: delivery.body,
           })
-    ).catch((error: unknown): SendOutcome => ({
-      outcome: 'failed',
-      failure: 'connection_failed',
-      reason: error instanceof Error ? error.name : 'error',
-    }));
+      ).catch((error: unknown): SendOutcome => ({
+        outcome: 'failed',
+        failure: 'connection_failed',
+        reason: error instanceof Error ? error.name : 'error',
+      }));
+    const outcome = await (deps.tracer ? tracedAttempt(deps.tracer, webhook.url, delivery.attempts, send) : send());
     const answeredAt = clock.now();
     const succeeded = outcome.outcome === 'answered' && outcome.status >= 200 && outcome.status < 300;
     if (succeeded) {

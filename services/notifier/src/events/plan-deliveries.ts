@@ -11,7 +11,7 @@ import {
 } from '@rsd/domain';
 import type { Logger } from '@rsd/platform';
 import { type Clock, type EventLog, type PendingDelivery, type Subscription, type ViewStore, type WebhookStore } from '@rsd/ports';
-import { parseRecord, projectEvent } from '@rsd/consumers';
+import { activeTraceContext, parseRecord, projectEvent } from '@rsd/consumers';
 
 /** The notifier's own views, built from the events with the domain's rules: who may subscribe, and what changed. */
 export const NOTIFIER_VIEWS: readonly ViewDefinition<unknown>[] = [credentialView, latestScoreView] as ViewDefinition<unknown>[];
@@ -68,6 +68,7 @@ export function startNotifierProjection(deps: NotifierProjectionDeps): Promise<S
         ? await store.activeWebhooksOfOrganization(trigger.organizationId)
         : await store.activeWebhooksOfClient(trigger.clientId);
     const now = clock.now();
+    const traceContext = activeTraceContext();
     const planned: PendingDelivery[] = [];
     for (const webhook of webhooks) {
       // A subscription hears of what happens after it was made, not of a backlog the projection is still catching up on.
@@ -87,6 +88,8 @@ export function startNotifierProjection(deps: NotifierProjectionDeps): Promise<S
           attempts: 0,
           firstAttemptAt: null,
           dueAt: now.toISOString(),
+          // Its attempts continue the trace of this planning (decision 39), itself the event's.
+          ...traceContext,
         });
       }
     }
