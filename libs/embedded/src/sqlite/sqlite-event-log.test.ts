@@ -132,6 +132,40 @@ describe('SQLite event log', () => {
     await subscription.close();
   });
 
+  it('when handling a backlog takes long, then the subscriber lets other work run every few milliseconds, not only between pages', async () => {
+    const log = openLog({ positionFlushMs: 1 });
+    // Fewer records than a page: only the time slice can make the subscriber pause.
+    await log.append(
+      'a',
+      Array.from({ length: 400 }, (_, n) => ({ key: 'k', value: String(n) })),
+    );
+    let longestWithoutOtherWork = 0;
+    let lastOtherWork = performance.now();
+    let otherWork = setImmediate(function again() {
+      lastOtherWork = performance.now();
+      otherWork = setImmediate(again);
+    });
+    const subscription = await log.subscribe({
+      groupId: 'projection',
+      topics: ['a'],
+      fromBeginning: true,
+      handle: () => {
+        // 0.2 ms of work per record: 80 ms for the backlog, which would otherwise hold the loop at once.
+        const until = performance.now() + 0.2;
+        while (performance.now() < until);
+        longestWithoutOtherWork = Math.max(longestWithoutOtherWork, performance.now() - lastOtherWork);
+        return Promise.resolve();
+      },
+    });
+
+    await subscription.caughtUp;
+    clearImmediate(otherWork);
+
+    // The slice is 2 ms; the margin is for a busy machine.
+    expect(longestWithoutOtherWork).toBeLessThan(25);
+    await subscription.close();
+  });
+
   /** A group's position as another process would read it: committed only. */
   function committedPosition(groupId: string): number | undefined {
     const row = readCommitted(temp.file, (other) => other.prepare('SELECT seq FROM positions WHERE group_id = ?').get(groupId));
