@@ -39,7 +39,7 @@ export async function startNode(
   const stdout = openSync(logFile, 'a');
   const child = spawn(process.execPath, [...profileArgs(), resolve(ROOT, script), ...args], {
     cwd: ROOT,
-    env: { ...process.env, ...env },
+    env: { ...withoutTracing(process.env), ...env },
     stdio: ['ignore', stdout, 'pipe'],
   });
   closeSync(stdout);
@@ -91,4 +91,12 @@ export async function startNode(
         child.kill('SIGTERM');
       }),
   };
+}
+
+/**
+ * The bench's own environment without the OpenTelemetry variables: a shell that exported an endpoint
+ * would otherwise trace every target. Only a target given them explicitly traces (BENCH_OTLP_ENDPOINT).
+ */
+function withoutTracing(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
+  return Object.fromEntries(Object.entries(env).filter(([name]) => !name.startsWith('OTEL_')));
 }

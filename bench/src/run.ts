@@ -34,9 +34,17 @@ interface Latencies {
   max: number;
 }
 
-async function load(name: string, url: string, headers: Record<string, string> = {}, connections = CONNECTIONS): Promise<Throughput> {
+async function load(
+  name: string,
+  url: string,
+  headers: Record<string, string> = {},
+  connections = CONNECTIONS,
+  /** Called between the warm-up and the measured run: where a caller reads the server's CPU time. */
+  warmedUp: () => Promise<void> = () => Promise.resolve(),
+): Promise<Throughput> {
   // A short warm-up, so JIT and caches are in the same state for every target.
   await autocannon({ url, headers, connections, duration: 2 });
+  await warmedUp();
   const result = await autocannon({ url, headers, connections, duration: DURATION_S });
   return { name, rps: result.requests.average, p50: result.latency.p50, p99: result.latency.p99, non2xx: result.non2xx };
 }
@@ -269,8 +277,10 @@ async function inTurns(sides: [Side, Side], settleMs = 0): Promise<Compared> {
   for (let round = 0; round < ROUNDS_IN_TURNS; round += 1) {
     for (const index of round % 2 === 0 ? [0, 1] : [1, 0]) {
       const side = sides[index]!;
-      const before = await cpuMsOf(side.pid);
-      const run = await load(side.name, side.url, { 'x-api-key': side.apiKey });
+      let before: number | undefined;
+      const run = await load(side.name, side.url, { 'x-api-key': side.apiKey }, CONNECTIONS, async () => {
+        before = await cpuMsOf(side.pid);
+      });
       if (settleMs > 0) await new Promise((done) => setTimeout(done, settleMs));
       const after = await cpuMsOf(side.pid);
       runs[index]!.push(run);
@@ -421,7 +431,8 @@ interface ReadPathRow extends Throughput {
  * Issue 27's measure: bare express, the mandated-work floor and the product's /score, loaded in
  * turns (each round in another order) for ROUNDS_IN_TURNS rounds; each row is the median round.
  * BENCH_BEFORE=<checkout, built> adds that build's embedded /score (a change's before and after in
- * one run); KAFKA_BROKERS, MONGO_URL and REDIS_URL add one replica of a distributed read API.
+ * one run); KAFKA_BROKERS, MONGO_URL and REDIS_URL add one replica of a distributed read API;
+ * BENCH_OTLP_ENDPOINT adds this build with every request traced and exported there.
  */
 async function readPathInTurns(): Promise<{ rows: ReadPathRow[]; summary: string }> {
   const stops: (() => Promise<void>)[] = [];
@@ -452,6 +463,12 @@ async function readPathInTurns(): Promise<{ rows: ReadPathRow[]; summary: string
     const sides = [bare, floor.side, await product('read API /score, embedded (this build)')];
     const before = process.env.BENCH_BEFORE;
     if (before) sides.push(await product(`read API /score, embedded (build at ${before})`, {}, before));
+    // Decision 39's price with every request traced and exported (a receiver at that endpoint: scripts/otlp-receiver.sh up).
+    const otlp = process.env.BENCH_OTLP_ENDPOINT;
+    if (otlp) {
+      const tracing = { OTEL_EXPORTER_OTLP_ENDPOINT: otlp, OTEL_TRACES_SAMPLER: 'always_on' };
+      sides.push(await product('read API /score, embedded, tracing on (every request sampled, OTLP)', tracing));
+    }
     if (process.env.KAFKA_BROKERS && process.env.MONGO_URL && process.env.REDIS_URL) {
       const replica = async (name: string, build: string, portBase: number): Promise<Side> => {
         const distributed = await startDistributed(1, build, portBase);
@@ -470,8 +487,11 @@ async function readPathInTurns(): Promise<{ rows: ReadPathRow[]; summary: string
       const order = sides.map((_, index) => (index + round) % sides.length);
       for (const index of round % 2 === 0 ? order : order.reverse()) {
         const side = sides[index]!;
-        const cpuBefore = await cpuMsOf(side.pid);
-        const run = await load(side.name, side.url, side.apiKey ? { 'x-api-key': side.apiKey } : {});
+        let cpuBefore: number | undefined;
+        // The server's CPU time over the measured run alone: the warm-up's requests are not counted.
+        const run = await load(side.name, side.url, side.apiKey ? { 'x-api-key': side.apiKey } : {}, CONNECTIONS, async () => {
+          cpuBefore = await cpuMsOf(side.pid);
+        });
         const cpuAfter = await cpuMsOf(side.pid);
         const cpuUs = cpuBefore !== undefined && cpuAfter !== undefined ? ((cpuAfter - cpuBefore) * 1000) / (run.rps * DURATION_S) : NaN;
         runs[index]!.push({ ...run, cpuUs });
