@@ -74,11 +74,16 @@ nice -n 10 podman build --format docker --build-arg NODE_IMAGE=localhost/rsd-nod
   { tail -n 40 /tmp/rsd-image-build.log; fail "the image did not build from the Dockerfile"; }
 timed "image build (Dockerfile)" "$t0"
 docker image inspect --format 'image {{.Id}}: user {{.Config.User}}, {{.Size}} bytes' "$IMAGE"
+# The image's own user, not one the run below imposes: k8s/ sets runAsNonRoot, which a kubelet
+# enforces against the image's USER, and a `docker run` without --user gets root from an image without one.
+image_user="$(docker image inspect --format '{{.Config.User}}' "$IMAGE")"
+[[ "$image_user" == 1000:1000 ]] || fail "the image's configured user is '${image_user}', not 1000:1000 (USER in the Dockerfile)"
 
 t0="$(now)"
 # The Pods' securityContext (k8s/base): uid and gid 1000, read-only root filesystem, no capability,
 # no privilege escalation, /tmp writable; /data is where the embedded runtime (the default command) keeps its state.
-docker run --detach --name "$CHECK_CONTAINER" --read-only --tmpfs /tmp --user 1000:1000 \
+# No --user: the uid and gid checked inside are the image's own (its USER), as asserted above.
+docker run --detach --name "$CHECK_CONTAINER" --read-only --tmpfs /tmp \
   --cap-drop ALL --security-opt no-new-privileges -v rsd-image-check-data:/data \
   -p "127.0.0.1:$CHECK_PORT:8080" "$IMAGE" >/dev/null
 healthz=""

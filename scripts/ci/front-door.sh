@@ -25,7 +25,15 @@ for port in 8080 8081 8082 8083; do
     exit 1
   fi
 done
-echo "machine: node $(node --version 2>/dev/null || echo none), npm $(npm --version)"
+# The Node.js this machine puts first on the PATH, before any install, beside the one .node-version pins.
+machine_node="$(node --version 2>/dev/null || echo none)"
+pinned_node="v$(tr -d '[:space:]' < "$ROOT/.node-version")"
+echo "machine: node ${machine_node}, npm $(npm --version); .node-version: ${pinned_node}"
+if [ "${machine_node%%.*}" != "${pinned_node%%.*}" ]; then
+  echo "front door: the machine's Node.js is another major version than .node-version: npm install must bring ${pinned_node}"
+else
+  echo "front door: note: this machine's own Node.js already has the major version of .node-version; the check proves less here" >&2
+fi
 git clone --quiet --no-local "$ROOT" "$work/clone"
 cd "$work/clone"
 
@@ -38,7 +46,17 @@ if ! curl -sf --retry 300 --retry-all-errors --retry-delay 1 -o /dev/null http:/
   exit 1
 fi
 grep -q 'embedded runtime ready' "$work/start.log"
-echo "front door: npm install && npm start answered /healthz on $(npm exec -- node --version) ($(wc -l < "$work/start.log") lines of output)"
+# The Node.js of the process that serves :8080, the one `npm start` started, and the one npm scripts get.
+server_pid="$(ss -ltnpH 'sport = :8080' | grep -o 'pid=[0-9]*' | head -n 1 | cut -d= -f2)"
+served_by="$(readlink "/proc/${server_pid:-none}/exe" || true)"
+product_node="$([ -n "$served_by" ] && "$served_by" --version || echo unknown)"
+npm_node="$(npm exec -- node --version)"
+echo "front door: :8080 is served by ${served_by:-?} (pid ${server_pid:-?}), Node.js ${product_node}; npm exec node: ${npm_node}"
+if [ "$product_node" != "$pinned_node" ] || [ "$npm_node" != "$pinned_node" ]; then
+  echo "front door: npm start runs the product on Node.js ${product_node} (npm exec: ${npm_node}), not .node-version's ${pinned_node}" >&2
+  exit 1
+fi
+echo "front door: npm install && npm start answered /healthz on ${product_node} ($(wc -l < "$work/start.log") lines of output)"
 
 python3 -m venv "$work/venv"
 "$work/venv/bin/pip" install --quiet --disable-pip-version-check "openapi-spec-validator==${OPENAPI_SPEC_VALIDATOR_VERSION}"

@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # Runs the README's command blocks of one group as written, in order, in one shell (decision 36:
 # every command in the README runs as written). A block belongs to a group when the line
-# `<!-- readme-run: GROUP -->` comes right before its fence. Fails on the first command that fails;
-# whatever the blocks left running in the background is stopped at the end.
+# `<!-- readme-run: GROUP -->` comes right before its fence. Fails on the first command that fails,
+# and, before each block after the first, when a command a block started in the background (`… &`)
+# has exited by itself since (a service that died at start: the shell would not say); what the
+# blocks' own `kill` stopped is not counted. Whatever the blocks left running is stopped at the end.
 #
 #   scripts/ci/readme.sh GROUP [DIR]     DIR: where to run them (default: the repository), e.g. a fresh clone
 #   scripts/ci/readme.sh --print GROUP   print the script instead
@@ -17,10 +19,13 @@ fi
 group="${1:?usage: scripts/ci/readme.sh [--print] GROUP [DIR]}"
 dir="${2:-$ROOT}"
 
-# The fenced block after each marker of the group, fences and marker left out.
-script="$(awk -v marker="<!-- readme-run: ${group} -->" '
+# The fenced block after each marker of the group, fences and marker left out; when run, each block
+# after the first starts with the check that everything started in the background still runs.
+check=readme_background_alive
+if $print; then check=""; fi
+script="$(awk -v marker="<!-- readme-run: ${group} -->" -v check="$check" '
   $0 == marker { armed = 1; next }
-  armed && /^```/ && !inside { inside = 1; next }
+  armed && /^```/ && !inside { inside = 1; if (blocks++ && check != "") print check; next }
   inside && /^```/ { inside = 0; armed = 0; print ""; next }
   inside { print }
 ' "$ROOT/README.md")"
@@ -38,6 +43,34 @@ cd "$dir"
 # command that failed is named instead.
 # shellcheck disable=SC2016 # expanded by the inner shell, at its exit
 on_exit='status=$?; [ "$status" -eq 0 ] || echo "readme.sh: exit $status at: $last" >&2; jobs -p | xargs -r kill 2>/dev/null; wait'
+# What the blocks start in the background ($! as each next command begins) and what their `kill` is
+# given (a function in front of the builtin: the blocks' kill runs as written) are kept, so that
+# readme_background_alive tells a service that exited by itself from one the blocks stopped.
+# shellcheck disable=SC2016 # for the inner shell
+background='readme_started=" "
+readme_stopped=" "
+readme_track() { if [ -n "${!:-}" ] && [[ "$readme_started" != *" $! "* ]]; then readme_started+="$! "; fi; }
+kill() {
+  local arg
+  for arg in "$@"; do
+    case "$arg" in
+      %*) readme_stopped+="$(jobs -p "$arg" 2>/dev/null) " ;;
+      -*) ;;
+      *) readme_stopped+="$arg " ;;
+    esac
+  done
+  builtin kill "$@"
+}
+readme_background_alive() {
+  local pid status=0
+  for pid in $readme_started; do
+    [[ "$readme_stopped" == *" $pid "* ]] && continue
+    builtin kill -0 "$pid" 2>/dev/null && continue
+    wait "$pid" || status=$?
+    echo "readme.sh: a command started in the background (pid $pid) exited by itself, status $status, before the next block" >&2
+    false # -e: the run fails here, named after this check
+  done
+}'
 # shellcheck disable=SC2016 # $BASH_COMMAND is for the inner shell to expand
-bash -e -o pipefail -c "$(printf 'trap %q EXIT\ntrap %q DEBUG\n%s\n' "$on_exit" 'last=$BASH_COMMAND' "$script")"
+bash -e -o pipefail -c "$(printf '%s\ntrap %q EXIT\ntrap %q DEBUG\n%s\n' "$background" "$on_exit" 'last=$BASH_COMMAND; readme_track' "$script")"
 echo "readme.sh: every block of '${group}' ran"

@@ -9,14 +9,17 @@ import * as orgAdmin from '../support/organization-admin';
  * into its error statuses over HTTP, then its /metrics read.
  */
 const ORG = 'labels-org';
-const OPERATIONAL = new Set(['/healthz', '/readyz', '/metrics', '/docs', '/docs/docs-init.js', '/.well-known/jwks.json', 'unmatched']);
+/** Small enough that one credential reaches its 429 in a burst, large enough for the rest of the test's reads. */
+const RATE_LIMIT = 60;
+/** What every service serves besides its documented API, labelled as it is mounted; `unmatched` is any path no route has. */
+const OPERATIONAL = ['/healthz', '/readyz', '/metrics', '/docs', '/docs/docs-init.js', '/v1/openapi.json', 'unmatched'];
 
 let dataDir: string;
 let product: EmbeddedProcess;
 let token: string;
 
 beforeAll(async () => {
-  ({ dataDir, product } = await startEmbeddedOnNewDataDir('rsd-labels-'));
+  ({ dataDir, product } = await startEmbeddedOnNewDataDir('rsd-labels-', { RATE_LIMIT_PER_MINUTE: String(RATE_LIMIT) }));
   token = await devTokenFor(dataDir, ORG);
 }, 90_000);
 
@@ -36,6 +39,33 @@ async function routeLabels(base: string): Promise<Map<string, Set<string>>> {
   return routes;
 }
 
+interface Servers {
+  servers?: { url: string }[];
+}
+
+/**
+ * The express templates of the operations a service documents: each path under the server it names
+ * (the operation's, else the path's, else the document's), `{clientId}` as `:clientId`; so
+ * `/customers/{clientId}/score` under `/v1` is `/v1/customers/:clientId/score`.
+ */
+async function documentedTemplates(base: string): Promise<Set<string>> {
+  const document = (await (await fetch(`${base}/v1/openapi.json`)).json()) as Servers & {
+    paths: Record<string, Servers & Record<string, unknown>>;
+  };
+  const prefixOf = (...levels: (Servers | undefined)[]) => {
+    const url = levels.find((level) => level?.servers?.length)?.servers?.[0]?.url ?? '/';
+    return new URL(url, 'http://server.invalid').pathname.replace(/\/+$/, '');
+  };
+  const templates = new Set<string>();
+  for (const [path, item] of Object.entries(document.paths)) {
+    for (const method of ['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace']) {
+      const operation = item[method] as Servers | undefined;
+      if (operation) templates.add(`${prefixOf(operation, item, document)}${path}`.replace(/\{([^}]+)\}/g, ':$1'));
+    }
+  }
+  return templates;
+}
+
 function send(url: string, init: RequestInit & { json?: unknown } = {}) {
   const { json, ...rest } = init;
   return fetch(url, json === undefined ? rest : { ...rest, body: JSON.stringify(json) }).then(async (res) => {
@@ -45,7 +75,7 @@ function send(url: string, init: RequestInit & { json?: unknown } = {}) {
 }
 
 describe('route labels of http_request_duration_seconds, on every status', () => {
-  test('when each service answers its successes and its errors, then every route label is a template under /v1 or an operational path, the same for both', async () => {
+  test('when each service answers its successes and its errors, then every route label is a template the service documents, an operational path or `unmatched`, a 429 included', async () => {
     const bearer = { authorization: `Bearer ${token}`, 'content-type': 'application/json' };
     const collection = `${product.urls.credentials}/v1/organizations/${ORG}/authorizations`;
 
@@ -107,33 +137,62 @@ describe('route labels of http_request_duration_seconds, on every status', () =>
       ]),
     ).toEqual([200, 401, 404, 405]);
 
-    const labels = {
-      credentials: await routeLabels(product.urls.credentials),
-      scoreIngest: await routeLabels(product.urls.scoreIngest),
-      readApi: await routeLabels(product.urls.readApi),
-      notifier: await routeLabels(product.urls.notifier),
+    // The read API's 429: a credential of its own spends its minute in one burst.
+    const limited = await orgAdmin.createAuthorization(product.urls.credentials, ORG, token, {
+      recipientType: 'auditor',
+      recipientName: 'Labels Audit',
+      scopes: ['qr_score'],
+    });
+    const burst = await Promise.all(
+      Array.from({ length: RATE_LIMIT + 5 }, () =>
+        send(`${product.urls.readApi}/v1/customers/${limited.clientId}/score`, { headers: { 'x-api-key': limited.apiKey } }),
+      ),
+    );
+    expect(burst).toContain(429);
+
+    // A path no route has, on every service: 404, labelled `unmatched`.
+    const services = {
+      credentials: product.urls.credentials,
+      scoreIngest: product.urls.scoreIngest,
+      readApi: product.urls.readApi,
+      notifier: product.urls.notifier,
     };
-    for (const [service, routes] of Object.entries(labels)) {
-      for (const route of routes.keys()) {
-        // A template names its parameters; a concrete id in a label would be unbounded cardinality.
-        const template = route.startsWith('/v1/') && !route.includes(clientId) && !route.includes(ORG);
-        const operational = OPERATIONAL.has(route) || route.startsWith('/console');
-        expect([service, route, template || operational]).toEqual([service, route, true]);
-      }
+    for (const base of Object.values(services)) {
+      expect(await send(`${base}/v1/no-such-path/${clientId}`)).toBe(404);
+      expect(await send(`${base}/no-such-path`, { method: 'POST' })).toBe(404);
     }
-    expect([...(labels.credentials.get('/v1/organizations/:organizationId/authorizations') ?? [])].sort()).toEqual([
+
+    const labels: Record<string, Map<string, Set<string>>> = {};
+    const templates: Record<string, Set<string>> = {};
+    for (const [service, base] of Object.entries(services)) {
+      labels[service] = await routeLabels(base);
+      templates[service] = await documentedTemplates(base);
+    }
+    for (const [service, routes] of Object.entries(labels)) {
+      // Exactly a template the service documents (so no concrete id: unbounded cardinality), or an operational path.
+      const allowed = new Set([...templates[service]!, ...OPERATIONAL]);
+      const foreign = [...routes.keys()].filter(
+        (route) => !allowed.has(route) && !(service === 'credentials' && route.startsWith('/console')),
+      );
+      expect([service, foreign]).toEqual([service, []]);
+      // The unknown paths above, and only those among this test's requests, are `unmatched`.
+      expect([service, [...(routes.get('unmatched') ?? [])]]).toEqual([service, ['404']]);
+    }
+    expect(templates.readApi).toContain('/v1/customers/:clientId/score');
+    expect(templates.credentials).toContain('/v1/organizations/:organizationId/authorizations');
+    expect([...(labels.credentials!.get('/v1/organizations/:organizationId/authorizations') ?? [])].sort()).toEqual([
       '201',
       '400',
       '401',
       '405',
       '415',
     ]);
-    expect([...(labels.credentials.get('/v1/organizations/:organizationId/authorizations/:clientId') ?? [])]).toEqual(['404']);
-    expect([...(labels.credentials.get('/v1/organizations/:organizationId/authorizations/:clientId/revoke') ?? [])]).toEqual(['401']);
-    expect([...(labels.scoreIngest.get('/v1/scores') ?? [])].sort()).toEqual(['202', '400', '401', '405', '415']);
-    expect([...(labels.readApi.get('/v1/customers/:clientId/score') ?? [])].sort()).toEqual(['200', '400', '401', '405']);
-    expect([...(labels.readApi.get('/v1/customers/:clientId/pillars') ?? [])]).toEqual(['403']);
-    expect([...(labels.notifier.get('/v1/customers/:clientId/webhooks') ?? [])].sort()).toEqual(['200', '401', '405']);
-    expect([...(labels.notifier.get('/v1/customers/:clientId/webhooks/:id') ?? [])]).toEqual(['404']);
+    expect([...(labels.credentials!.get('/v1/organizations/:organizationId/authorizations/:clientId') ?? [])]).toEqual(['404']);
+    expect([...(labels.credentials!.get('/v1/organizations/:organizationId/authorizations/:clientId/revoke') ?? [])]).toEqual(['401']);
+    expect([...(labels.scoreIngest!.get('/v1/scores') ?? [])].sort()).toEqual(['202', '400', '401', '405', '415']);
+    expect([...(labels.readApi!.get('/v1/customers/:clientId/score') ?? [])].sort()).toEqual(['200', '400', '401', '405', '429']);
+    expect([...(labels.readApi!.get('/v1/customers/:clientId/pillars') ?? [])]).toEqual(['403']);
+    expect([...(labels.notifier!.get('/v1/customers/:clientId/webhooks') ?? [])].sort()).toEqual(['200', '401', '405']);
+    expect([...(labels.notifier!.get('/v1/customers/:clientId/webhooks/:id') ?? [])]).toEqual(['404']);
   }, 60_000);
 });

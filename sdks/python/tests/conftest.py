@@ -9,6 +9,7 @@ ended at the end. `npm run build` must have run (the root test script runs `tsc 
 from __future__ import annotations
 
 import base64
+import ipaddress
 import json
 import os
 import shutil
@@ -35,6 +36,73 @@ from cryptography.hazmat.primitives.serialization import Encoding, NoEncryption,
 from resilience_score import Client, PillarsNotFound, ScoreNotFound
 
 REPO_ROOT = Path(__file__).resolve().parents[3]
+
+
+# -- loopback only -----------------------------------------------------------------------------------
+# As jest's test/setup/loopback-only.js: the tests talk to loopback only. Any socket of this process that
+# connects anywhere else raises NonLoopbackConnection before a packet leaves, and the test during which
+# it happened fails even if the code under test swallowed the error (a proxy's thread, a retry loop).
+
+
+class NonLoopbackConnection(AssertionError):
+    """A test's socket tried to connect to an address outside loopback."""
+
+
+def _is_loopback(host: object) -> bool:
+    if not isinstance(host, str):
+        return False
+    if host == "localhost":
+        return True
+    try:
+        address = ipaddress.ip_address(host.split("%", 1)[0])
+    except ValueError:
+        return False  # A name: connect() would resolve it, and nothing says where to.
+    mapped = getattr(address, "ipv4_mapped", None)
+    return bool(address.is_loopback or (mapped is not None and mapped.is_loopback))
+
+
+class LoopbackGuard:
+    """Wraps socket.connect and connect_ex; what it refused is kept until the running test's end."""
+
+    def __init__(self) -> None:
+        self.refused: list[str] = []
+        self._connect = socket.socket.connect
+        self._connect_ex = socket.socket.connect_ex
+
+    def check(self, sock: socket.socket, address: Any) -> None:
+        if sock.family in (socket.AF_INET, socket.AF_INET6) and not _is_loopback(address[0]):
+            refusal = f"tests may only connect to loopback, not {address[0]}:{address[1]}"
+            self.refused.append(refusal)
+            raise NonLoopbackConnection(refusal)
+
+    def install(self) -> None:
+        guard = self
+
+        def connect(sock: socket.socket, address: Any) -> None:
+            guard.check(sock, address)
+            guard._connect(sock, address)
+
+        def connect_ex(sock: socket.socket, address: Any) -> int:
+            guard.check(sock, address)
+            return guard._connect_ex(sock, address)
+
+        socket.socket.connect = connect  # type: ignore[method-assign]
+        socket.socket.connect_ex = connect_ex  # type: ignore[method-assign]
+
+
+LOOPBACK_GUARD = LoopbackGuard()
+LOOPBACK_GUARD.install()
+
+
+@pytest.fixture(autouse=True)
+def loopback_only() -> Iterator[None]:
+    """Fails the test if anything (it, a fixture, a thread) tried to connect outside loopback meanwhile."""
+    yield
+    refused, LOOPBACK_GUARD.refused[:] = list(LOOPBACK_GUARD.refused), []
+    if refused:
+        pytest.fail("; ".join(refused), pytrace=False)
+
+
 READY_TIMEOUT_S = 90.0
 T = TypeVar("T")
 S = TypeVar("S", bound="LoopbackServer")

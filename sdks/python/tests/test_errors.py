@@ -181,3 +181,13 @@ def test_a_request_the_edge_policy_refuses_is_edge_blocked(edge_runtime: Runtime
         refusal(client.score, "EdgeBlocked")
         refusal(client.signing_keys, "EdgeBlocked")
         refusal(client.webhooks.list, "EdgeBlocked")
+
+
+def test_every_class_the_client_raises_on_purpose_derives_from_resilience_score_error() -> None:
+    # As in the TypeScript SDK: one base to catch, ApiError for refusals, SignatureError (responses and
+    # webhook deliveries alike, decision 37) apart from it.
+    for name in ERROR_CLASSES:
+        assert issubclass(error_class(name), ApiError)
+    assert issubclass(ApiError, resilience_score.ResilienceScoreError)
+    assert issubclass(resilience_score.SignatureError, resilience_score.ResilienceScoreError)
+    assert not issubclass(resilience_score.SignatureError, ApiError)

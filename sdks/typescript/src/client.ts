@@ -106,6 +106,15 @@ export class Client {
     } while (cursor !== null);
   }
 
+  /**
+   * getSigningKeys: the JWKS as the read API publishes it (asked without the API key), also what the
+   * client verifies with from now on. Keep it beside kept evidence to verify that later with verifyEvidence.
+   */
+  async signingKeys(): Promise<Jwks> {
+    const fetched = (this.#jwks = this.#fetchJwks());
+    return structuredClone(await fetched);
+  }
+
   async #read<T>(resource: string, query = new URLSearchParams()): Promise<Served<T>> {
     const url = `${this.#customerUrl(this.#baseUrl, resource)}${query.size > 0 ? `?${query.toString()}` : ''}`;
     const kept = this.#kept.get(url);

@@ -1,5 +1,13 @@
+/** The base of everything this package throws on purpose: a refusal (`ApiError`) or a failed verification (`SignatureError`). */
+export class ResilienceScoreError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = new.target.name;
+  }
+}
+
 /** What the API answered with a refusal; the subclass names the code. */
-export class ApiError extends Error {
+export class ApiError extends ResilienceScoreError {
   readonly status: number;
   /** The body's `code`; undefined for the edge policy's 403 and for 429, which have none. */
   readonly code: string | undefined;
@@ -8,7 +16,6 @@ export class ApiError extends Error {
 
   constructor(init: { status: number; code?: string | undefined; message: string; requestId?: string | undefined }) {
     super(init.message);
-    this.name = new.target.name;
     this.status = init.status;
     this.code = init.code;
     this.requestId = init.requestId;
@@ -47,15 +54,11 @@ export class ServiceUnavailable extends ApiError {
   }
 }
 
-/** A response whose signature or Content-Digest does not verify: its data is never returned. */
-export class SignatureError extends Error {
-  override readonly name = 'SignatureError';
-}
-
-/** A webhook delivery that does not verify with the subscription's secret. */
-export class WebhookVerificationError extends Error {
-  override readonly name = 'WebhookVerificationError';
-}
+/**
+ * A response whose signature or Content-Digest does not verify, or a webhook delivery that does not
+ * verify with the subscription's secret (decision 37 names one class for both): its data is never returned.
+ */
+export class SignatureError extends ResilienceScoreError {}
 
 const BY_CODE: Record<string, typeof ApiError> = {
   INVALID_CLIENT_ID: InvalidClientId,

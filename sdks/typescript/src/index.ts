@@ -12,10 +12,10 @@ export {
   MissingApiKey,
   PillarsNotFound,
   RateLimited,
+  ResilienceScoreError,
   ScoreNotFound,
   ServiceUnavailable,
   SignatureError,
-  WebhookVerificationError,
 } from './errors.js';
 export { verifyEvidence, type VerifiedEvidence } from './signature.js';
 export { verifyWebhook, type VerifyWebhookOptions, type WebhookHeaders } from './webhook.js';

@@ -1,5 +1,5 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
-import { WebhookVerificationError } from './errors.js';
+import { SignatureError } from './errors.js';
 import type { WebhookPayload } from './types.js';
 
 // Standard Webhooks as the notifier signs it (libs/platform/src/webhook-signature.ts in the
@@ -21,7 +21,7 @@ export interface VerifyWebhookOptions {
  * Checks a delivery: `webhook-timestamp` within the tolerance, and a `v1` signature in
  * `webhook-signature` that matches the HMAC-SHA256 of `{webhook-id}.{webhook-timestamp}.{body}` keyed
  * with the secret's bytes. `body` must be the raw body as received, not a re-serialized parse.
- * Returns the payload; throws WebhookVerificationError.
+ * Returns the payload; throws SignatureError.
  */
 export function verifyWebhook(
   secret: string,
@@ -33,12 +33,11 @@ export function verifyWebhook(
   const id = headerOf(headers, 'webhook-id');
   const timestamp = headerOf(headers, 'webhook-timestamp');
   const signatures = headerOf(headers, 'webhook-signature');
-  if (!id || !timestamp || !signatures)
-    throw new WebhookVerificationError('a webhook-id, webhook-timestamp or webhook-signature header is missing');
-  if (!/^\d{1,15}$/.test(timestamp)) throw new WebhookVerificationError('webhook-timestamp is not whole seconds');
+  if (!id || !timestamp || !signatures) throw new SignatureError('a webhook-id, webhook-timestamp or webhook-signature header is missing');
+  if (!/^\d{1,15}$/.test(timestamp)) throw new SignatureError('webhook-timestamp is not whole seconds');
   const now = Math.floor((options.now ?? new Date()).getTime() / 1000);
   if (Math.abs(now - Number(timestamp)) > (options.toleranceSeconds ?? DEFAULT_TOLERANCE_SECONDS)) {
-    throw new WebhookVerificationError('webhook-timestamp is outside the tolerance');
+    throw new SignatureError('webhook-timestamp is outside the tolerance');
   }
 
   const expected = Buffer.from(createHmac('sha256', key).update(`${id}.${timestamp}.`).update(body).digest('base64'));
@@ -48,7 +47,7 @@ export function verifyWebhook(
     const presented = Buffer.from(signature ?? '');
     return version === 'v1' && presented.length === expected.length && timingSafeEqual(presented, expected);
   });
-  if (!matches) throw new WebhookVerificationError('no signature matches this secret');
+  if (!matches) throw new SignatureError('no signature matches this secret');
   return JSON.parse(typeof body === 'string' ? body : new TextDecoder().decode(body)) as WebhookPayload;
 }
 

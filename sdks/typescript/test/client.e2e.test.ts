@@ -1,13 +1,15 @@
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
+import { spawn } from 'node:child_process';
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { createServer as createNetServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { readDevSecret, signDevToken } from '@rsd/platform';
 import { aScoreSubmission, request } from '@rsd/testkit';
 import { eventually, REPO_ROOT, startEmbedded, type EmbeddedProcess } from '../../../test/support/embedded-process.js';
+import { TEST_RESPONSE_SIGNING_KEYS } from '../../../test/support/service-process.js';
 import * as sdk from '../src/index.js';
 import {
   ApiError,
@@ -15,6 +17,8 @@ import {
   CredentialInactive,
   EdgeBlocked,
   RateLimited,
+  ResilienceScoreError,
+  ServiceUnavailable,
   SignatureError,
   verifyEvidence,
   verifyWebhook,
@@ -222,6 +226,10 @@ describe('the TypeScript SDK on the embedded runtime', () => {
       jwks = (await request<Jwks>(`${product.urls.readApi}/.well-known/jwks.json`)).body;
     });
 
+    test('when the client is asked for its signing keys, then they are the JWKS as published (getSigningKeys)', async () => {
+      expect(await clientFor(credential).signingKeys()).toEqual(jwks);
+    });
+
     test('when the evidence is as received, then it verifies with the published key', () => {
       expect(verifyEvidence(evidence, jwks)).toEqual({ kid: jwks.keys[0]!.kid, created: expect.any(Date) });
     });
@@ -305,6 +313,7 @@ describe('the TypeScript SDK on the embedded runtime', () => {
 
       await expect(refusal).rejects.toBeInstanceOf(EdgeBlocked);
       await expect(refusal).rejects.toMatchObject({ status: 403, code: undefined, requestId: expect.any(String) });
+      await expect(viaProxy().signingKeys()).rejects.toBeInstanceOf(EdgeBlocked);
     });
   });
 });
@@ -319,6 +328,7 @@ describe('every refusal, as its error class', () => {
     const { status, code } = classes[className]!;
     expect(error).toBeInstanceOf((sdk as Record<string, unknown>)[className]);
     expect(error).toBeInstanceOf(ApiError);
+    expect(error).toBeInstanceOf(ResilienceScoreError);
     expect(error).toMatchObject({ status, code: code ?? undefined, message: expect.any(String), requestId: expect.any(String) });
   };
   const expectRefusal = async (call: Promise<unknown>, className: string) => expectRefused(await refusalOf(call), className);
@@ -396,7 +406,81 @@ describe('every refusal, as its error class', () => {
       expect((refusal as RateLimited).retryAfter).toBeLessThanOrEqual(60);
     }
   });
+
+  describe('a read API still starting: the distributed runtime with no server reachable', () => {
+    let readApi: ReturnType<typeof spawn>;
+    let baseUrl: string;
+    let output = '';
+
+    beforeAll(async () => {
+      // As the Python suite's starting_runtime: Kafka, MongoDB and Redis on a loopback port nobody
+      // listens on. The service listens at once and answers 503 SERVICE_UNAVAILABLE while it waits.
+      const [port, nobody] = [await freePort(), await freePort()];
+      readApi = spawn(process.execPath, [join(REPO_ROOT, 'services/read-api/dist/main.js')], {
+        cwd: REPO_ROOT,
+        env: {
+          ...process.env,
+          RUNTIME: 'distributed',
+          KAFKA_BROKERS: `127.0.0.1:${nobody}`,
+          MONGO_URL: `mongodb://127.0.0.1:${nobody}/`,
+          REDIS_URL: `redis://127.0.0.1:${nobody}`,
+          JWT_HS256_SECRET: 'sdk-starting-read-api-0123456789abcdef',
+          RESPONSE_SIGNING_KEYS: TEST_RESPONSE_SIGNING_KEYS,
+          READ_API_HOST: '127.0.0.1',
+          READ_API_PORT: String(port),
+          LOG_LEVEL: 'warn',
+        },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
+      readApi.stdout?.on('data', (chunk: Buffer) => (output += chunk.toString('utf8')));
+      readApi.stderr?.on('data', (chunk: Buffer) => (output += chunk.toString('utf8')));
+      const origin = `http://127.0.0.1:${port}`;
+      await eventually(async () => {
+        if (readApi.exitCode !== null) throw new Error(`the read API exited with ${readApi.exitCode}:\n${output}`);
+        return (await fetch(`${origin}/healthz`).catch(() => undefined))?.status === 200 ? true : undefined;
+      }, 20_000);
+      baseUrl = `${origin}/v1`;
+    }, 30_000);
+
+    afterAll(async () => {
+      if (readApi.exitCode === null && readApi.signalCode === null) {
+        const exited = new Promise((done) => readApi.once('exit', done));
+        readApi.kill('SIGTERM');
+        await exited;
+      }
+    });
+
+    test('when no retry is allowed, then ServiceUnavailable at once, with the Retry-After the service sent', async () => {
+      const started = Date.now();
+      const refusal = await refusalOf(new Client({ clientId: `rs_${'Q'.repeat(24)}`, apiKey: 'rsk_x', baseUrl, maxRetries: 0 }).score());
+
+      expectRefused(refusal, 'ServiceUnavailable');
+      expect(refusal).toBeInstanceOf(ServiceUnavailable);
+      expect((refusal as ServiceUnavailable).retryAfter).toBe(5);
+      expect(Date.now() - started).toBeLessThan(4_000);
+    });
+
+    test('when one retry is allowed, then the client waits the 5 s Retry-After says, tries once more, and ends in ServiceUnavailable', async () => {
+      const started = Date.now();
+      const refusal = await refusalOf(new Client({ clientId: `rs_${'Q'.repeat(24)}`, apiKey: 'rsk_x', baseUrl, maxRetries: 1 }).pillars());
+
+      expectRefused(refusal, 'ServiceUnavailable');
+      expect(Date.now() - started).toBeGreaterThanOrEqual(4_900);
+    }, 20_000);
+  });
 });
+
+/** A loopback port free at the time of asking. */
+function freePort(): Promise<number> {
+  return new Promise((done, fail) => {
+    const probe = createNetServer();
+    probe.once('error', fail);
+    probe.listen(0, '127.0.0.1', () => {
+      const { port } = probe.address() as AddressInfo;
+      probe.close(() => done(port));
+    });
+  });
+}
 
 describe('webhooks', () => {
   let receiver: Server;
@@ -435,6 +519,10 @@ describe('webhooks', () => {
     const delivery = await eventually(() => Promise.resolve(received[0]), 15_000);
     const payload: WebhookPayload = verifyWebhook(created.secret, delivery.headers, delivery.body);
     expect(payload).toMatchObject({ type: 'score.updated', data: { clientId: credential.clientId, score: 81, scoreDate: SCORE_DATES[4] } });
+    // The same delivery with its body changed is refused with the class a response's failed signature has.
+    expect(() => verifyWebhook(created.secret, delivery.headers, delivery.body.toString('utf8').replace('81', '18'))).toThrow(
+      SignatureError,
+    );
 
     const deliveries = await eventually(async () => {
       const listed = await client.webhooks.deliveries(created.id);

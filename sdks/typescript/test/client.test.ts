@@ -2,15 +2,7 @@ import { createHash, generateKeyPairSync, sign, type KeyObject } from 'node:cryp
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { webhookHeaders } from '@rsd/platform';
-import {
-  ApiError,
-  Client,
-  InvalidApiKey,
-  ServiceUnavailable,
-  SignatureError,
-  verifyWebhook,
-  WebhookVerificationError,
-} from '../src/index.js';
+import { ApiError, Client, InvalidApiKey, ResilienceScoreError, ServiceUnavailable, SignatureError, verifyWebhook } from '../src/index.js';
 
 /**
  * What the real product cannot be made to do on demand (a 503, a key change, a redirect, an unsigned
@@ -170,6 +162,28 @@ describe('the TypeScript client against a stand-in API', () => {
       expect(requests.filter((path) => path === '/.well-known/jwks.json')).toHaveLength(2);
     });
 
+    test('when signingKeys() is called, then it answers the JWKS as published, asked without the key, and the client verifies with it from then on', async () => {
+      [published, signingKey] = [[newKey], newKey];
+      const client = aClient({ verifySignatures: true });
+
+      expect(await client.signingKeys()).toEqual({ keys: [newKey.jwk] });
+      await client.score();
+
+      expect(requests).toEqual(['/.well-known/jwks.json', SCORE_PATH]);
+      expect(keysSent).toEqual({ [SCORE_PATH]: 'rsk_test', '/.well-known/jwks.json': undefined });
+    });
+
+    test('when the JWKS cannot be fetched, then signingKeys() throws the refusal, a ResilienceScoreError like a SignatureError', async () => {
+      answer = () => ({ status: 503, headers: { 'retry-after': '0' }, body: '' });
+
+      const refusal = aClient({ maxRetries: 0 }).signingKeys();
+
+      await expect(refusal).rejects.toBeInstanceOf(ServiceUnavailable);
+      await expect(refusal).rejects.toBeInstanceOf(ResilienceScoreError);
+      expect(new SignatureError('x')).toBeInstanceOf(ResilienceScoreError);
+      expect(new SignatureError('x')).not.toBeInstanceOf(ApiError);
+    });
+
     test('when a 200 carries no signature, then SignatureError; with verifySignatures false, the data', async () => {
       answer = () => ({ status: 200, headers: { 'content-type': 'application/json' }, body: SCORE });
 
@@ -200,7 +214,15 @@ describe('verifyWebhook', () => {
     ['another secret is used', `whsec_${Buffer.alloc(32, 8).toString('base64')}`, headers, body, now],
     ['the timestamp is too old', secret, headers, body, new Date(now.getTime() + 6 * 60_000)],
     ['a header is missing', secret, { ...headers, 'webhook-signature': undefined }, body, now],
-  ])('when %s, then WebhookVerificationError', (_case, key, received, payload, at) => {
-    expect(() => verifyWebhook(key, received, payload, { now: at })).toThrow(WebhookVerificationError);
+  ])('when %s, then SignatureError, as for a response (decision 37)', (_case, key, received, payload, at) => {
+    let thrown: unknown;
+    try {
+      verifyWebhook(key, received, payload, { now: at });
+    } catch (error) {
+      thrown = error;
+    }
+    expect(thrown).toBeInstanceOf(SignatureError);
+    expect(thrown).toBeInstanceOf(ResilienceScoreError);
+    expect(thrown).toMatchObject({ name: 'SignatureError' });
   });
 });
