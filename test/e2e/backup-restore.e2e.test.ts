@@ -1,5 +1,5 @@
 import { execFile, spawn } from 'node:child_process';
-import { copyFile, mkdir, mkdtemp, readdir, rm, stat } from 'node:fs/promises';
+import { copyFile, mkdir, mkdtemp, readdir, readFile, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
@@ -11,8 +11,8 @@ import * as orgAdmin from '../support/organization-admin';
 import { freePort } from '../support/raw-http';
 
 /**
- * The restore drill of decision 41, as an operator runs it: `npx rsd backup` while scores and
- * authorizations are being written, `npx rsd restore` into a new directory, the product started on
+ * The restore drill of decision 41, as an operator runs it: `npx rsd backup FILE` while scores and
+ * authorizations are being written, `npx rsd restore FILE` into a new directory, the product started on
  * it. Everything acknowledged before the backup began is served by the restored product, its
  * databases pass SQLite's integrity check, a webhook made before the backup still signs its
  * deliveries with its secret, and a restore into the directory the product is running on is refused.
@@ -135,8 +135,8 @@ describe('backup and restore of the embedded runtime: the drill', () => {
     const acknowledged = () => acknowledgedScores.length + acknowledgedClientIds.length;
     while (acknowledgedScores.length < 40 || acknowledgedClientIds.length < 8) await new Promise((done) => setTimeout(done, 10));
 
-    const backupDir = join(root, 'backup-1');
-    const backedUp = await rsd(['backup', backupDir], { DATA_DIR: dataDir });
+    const backupFile = join(root, 'backups', 'rsd-1.tar');
+    const backedUp = await rsd(['backup', backupFile], { DATA_DIR: dataDir });
     // The writes went on past the end of the backup, so they ran all through it.
     const atEnd = acknowledged();
     const wentOn = await untilNoneMissing(() => (acknowledged() > atEnd + 10 ? [] : ['writes after the backup']), 10_000);
@@ -155,11 +155,19 @@ describe('backup and restore of the embedded runtime: the drill', () => {
     const databases = (await readdir(dataDir)).filter((name) => name.endsWith('.sqlite')).sort();
     expect(manifest.databases.map((database) => database.file).sort()).toEqual(databases);
     expect(manifest.webhookSubscriptions).toBe(1);
-    expect((await stat(backupDir)).mode & 0o777).toBe(0o700);
+    // One file, readable by its owner only, and nothing else beside it (the staging is gone).
+    expect((await stat(backupFile)).mode & 0o777).toBe(0o600);
+    expect(await readdir(join(root, 'backups'))).toEqual(['rsd-1.tar']);
+    // A second backup under the same name is refused, and the first is left as it was.
+    const first = await readFile(backupFile);
+    const again = await rsd(['backup', backupFile], { DATA_DIR: dataDir });
+    expect(again.code).toBe(1);
+    expect(again.stderr).toMatch(/rsd-1\.tar already exists: a backup is written to a new file, never over another/);
+    expect((await readFile(backupFile)).equals(first)).toBe(true);
 
     // Into the directory the product runs on: refused, even with --force, and the product goes on serving.
     for (const force of [[], ['--force']]) {
-      const refused = await rsd(['restore', backupDir, '--data-dir', dataDir, ...force]);
+      const refused = await rsd(['restore', backupFile, '--data-dir', dataDir, ...force]);
       expect(refused.code).toBe(1);
       expect(refused.stderr).toMatch(/is in use: a process \(the product, or a rebuild of its views\) has .*rsd\.sqlite.* open/);
     }
@@ -170,7 +178,7 @@ describe('backup and restore of the embedded runtime: the drill', () => {
 
     // Into a new directory without the webhook key: refused, nothing made.
     const restoredDir = join(root, 'restored');
-    const withoutKey = await rsd(['restore', backupDir, '--data-dir', restoredDir]);
+    const withoutKey = await rsd(['restore', backupFile, '--data-dir', restoredDir]);
     expect(withoutKey.code).toBe(1);
     expect(withoutKey.stderr).toMatch(/holds 1 webhook subscription\(s\).*Copy the backed-up product's webhook-secret-key/);
     await expect(stat(restoredDir)).rejects.toThrow(/ENOENT/);
@@ -178,13 +186,24 @@ describe('backup and restore of the embedded runtime: the drill', () => {
     // With the key the operator kept apart: restored, and checked.
     await mkdir(restoredDir, { mode: 0o700 });
     await copyFile(join(dataDir, 'webhook-secret-key'), join(restoredDir, 'webhook-secret-key'));
-    const restoredAnswer = await rsd(['restore', backupDir, '--data-dir', restoredDir]);
+    const restoredAnswer = await rsd(['restore', backupFile, '--data-dir', restoredDir]);
     expect(restoredAnswer).toMatchObject({ code: 0 });
     expect(JSON.parse(restoredAnswer.stdout)).toMatchObject({
       databases: expect.arrayContaining(databases) as string[],
       webhookKey: 'matches',
     });
     for (const file of databases) expect(integrityOf(join(restoredDir, file))).toEqual([{ integrity_check: 'ok' }]);
+    expect((await readdir(root)).filter((name) => name.startsWith('.'))).toEqual([]); // no staging left beside it
+
+    // The file unpacked by the system's tar is the directory an earlier version wrote, and that restores too.
+    const earlierForm = join(root, 'earlier-form');
+    await mkdir(earlierForm, { mode: 0o700 });
+    await run('tar', ['-xf', backupFile, '-C', earlierForm]);
+    const fromDirectory = join(root, 'restored-from-directory');
+    await mkdir(fromDirectory, { mode: 0o700 });
+    await copyFile(join(dataDir, 'webhook-secret-key'), join(fromDirectory, 'webhook-secret-key'));
+    expect(await rsd(['restore', earlierForm, '--data-dir', fromDirectory])).toMatchObject({ code: 0 });
+    for (const file of databases) expect(integrityOf(join(fromDirectory, file))).toEqual([{ integrity_check: 'ok' }]);
 
     await product?.stop();
     product = undefined;

@@ -6,11 +6,21 @@ describe('rsd backup and rsd restore: how they are called', () => {
   const context = { env: {}, note: () => undefined };
 
   it.each([
-    ['backup', [], {}, /rsd backup takes one DIR/],
-    ['backup', ['one', 'two'], {}, /rsd backup takes one DIR/],
-    ['backup', ['dir'], { force: true }, /--force and --without-webhook-key are options of rsd restore/],
-    ['restore', ['dir'], {}, /rsd restore needs --data-dir DIR/],
-    ['restore', [], { 'data-dir': 'data' }, /rsd restore takes one DIR/],
+    ['backup', [], {}, /rsd backup takes one FILE, the backup's new file/],
+    ['backup', ['one.tar', 'two.tar'], {}, /rsd backup takes one FILE/],
+    [
+      'backup',
+      ['backup.tar'],
+      { force: true },
+      /--force and --without-webhook-key are options of rsd restore \(a backup is never written over a file\)/,
+    ],
+    ['restore', ['backup.tar'], {}, /rsd restore needs --data-dir DIR/],
+    [
+      'restore',
+      [],
+      { 'data-dir': 'data' },
+      /rsd restore takes one FILE, the backup's file \(or the directory of a backup made by an earlier version\)/,
+    ],
   ] as const)('when rsd %s is given %j %j, then it is a usage error (exit 2)', async (command, args, options, message) => {
     const called = runBackupCommand(command, args, options, context);
     await expect(called).rejects.toThrow(UsageError);

@@ -18,9 +18,10 @@ export interface BackupCommandContext {
 const SECRETS = ['webhook-secret-key', 'response-signing-keys.json', 'dev-jwt-secret'];
 
 /**
- * `rsd backup DIR` and `rsd restore DIR --data-dir DIR` (decision 41) for the embedded runtime: the
- * work is @rsd/embedded's (backup.ts, restore.ts), loaded only by these commands. A refusal is an
- * error (exit 1); a command given wrongly a UsageError (exit 2).
+ * `rsd backup FILE` and `rsd restore FILE --data-dir DIR` (decision 41) for the embedded runtime: the
+ * work is @rsd/embedded's (backup.ts, restore.ts), loaded only by these commands. `rsd restore` also
+ * takes the backup directory an earlier version wrote. A refusal is an error (exit 1); a command
+ * given wrongly a UsageError (exit 2). `--force` is restore's only: a backup never replaces a file.
  */
 export async function runBackupCommand(
   command: 'backup' | 'restore',
@@ -29,9 +30,15 @@ export async function runBackupCommand(
   context: BackupCommandContext,
 ): Promise<unknown> {
   const [path, ...extra] = args;
-  if (!path || extra.length > 0) throw new UsageError(`rsd ${command} takes one DIR, the backup's directory`);
+  if (!path || extra.length > 0) {
+    throw new UsageError(
+      command === 'backup'
+        ? "rsd backup takes one FILE, the backup's new file"
+        : "rsd restore takes one FILE, the backup's file (or the directory of a backup made by an earlier version)",
+    );
+  }
   if (command === 'backup' && (options.force || options['without-webhook-key'])) {
-    throw new UsageError('--force and --without-webhook-key are options of rsd restore');
+    throw new UsageError('--force and --without-webhook-key are options of rsd restore (a backup is never written over a file)');
   }
   if (command === 'restore' && !options['data-dir']) {
     throw new UsageError('rsd restore needs --data-dir DIR: the data directory to restore into (no product may be running on it)');

@@ -49,12 +49,14 @@ Usage:
                           204, 401 when it does not verify, 413 over 1 MB; --fail N answers the first N deliveries 500
                           to watch the retries; runs until Ctrl-C or SIGTERM)
 
-  rsd backup  DIR [--data-dir DIR]     (embedded runtime, while it serves: a consistent copy of every database of
-                                       DATA_DIR into the new directory DIR; the keys in DATA_DIR are not in it)
-  rsd restore DIR --data-dir DIR [--force] [--without-webhook-key]   (checks the backup and puts it in place; refused
-                          while a process has the directory's databases open, and over data already there unless
-                          --force, which moves that data aside; a backup with webhook subscriptions needs their key
-                          in DATA_DIR/webhook-secret-key or WEBHOOK_SECRET_KEY, unless --without-webhook-key)
+  rsd backup  FILE [--data-dir DIR]    (embedded runtime, while it serves: a consistent copy of every database of
+                                       DATA_DIR into the new file FILE, a tar archive with a manifest; refused if FILE
+                                       exists; the keys in DATA_DIR are not in it)
+  rsd restore FILE --data-dir DIR [--force] [--without-webhook-key]   (checks the backup and puts it in place; FILE
+                          may also be a backup directory of an earlier version; refused while a process has the
+                          directory's databases open, and over data already there unless --force, which moves that
+                          data aside; a backup with webhook subscriptions needs their key in DATA_DIR/webhook-secret-key
+                          or WEBHOOK_SECRET_KEY, unless --without-webhook-key)
 
   --verify checks the response's signature (RFC 9421, Ed25519) against the read API's published keys
   (/.well-known/jwks.json) and says so on stderr; a response that does not verify exits 1.

@@ -1,6 +1,7 @@
 import { mkdir, readdir, readFile, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
+import { extract, list, type ReadEntry } from 'tar';
 import { aStoredWebhook } from '@rsd/testkit';
 import { backupDataDirectory, MANIFEST, sha256Of, webhookKeyFingerprint, type BackupManifest } from './backup';
 import { openEmbeddedDatabase } from './database';
@@ -9,16 +10,35 @@ import { aTempDirectoryPerTest, rowsOf } from '../testing/temp-database';
 
 const KEY = Buffer.alloc(32, 9).toString('base64');
 
-describe('rsd backup: an online copy of every database of a data directory', () => {
+describe('rsd backup: an online copy of every database of a data directory, in one file', () => {
   const temp = aTempDirectoryPerTest('backup');
   let dataDir: string;
   let into: string;
+  /** Where the test unpacks the backup file to look inside, as `tar -xf` would. */
+  let unpacked: string;
 
   beforeEach(async () => {
     dataDir = join(temp.dir, 'data');
-    into = join(temp.dir, 'backup');
+    into = join(temp.dir, 'backup.tar');
+    unpacked = join(temp.dir, 'unpacked');
     await mkdir(dataDir);
   });
+
+  async function unpack(): Promise<string> {
+    await mkdir(unpacked);
+    await extract({ file: into, cwd: unpacked, strict: true });
+    return unpacked;
+  }
+
+  async function entriesOf(file: string): Promise<{ path: string; type: string; mode: number | undefined }[]> {
+    const entries: { path: string; type: string; mode: number | undefined }[] = [];
+    await list({
+      file,
+      strict: true,
+      onReadEntry: (entry: ReadEntry) => entries.push({ path: entry.path, type: entry.type, mode: entry.mode }),
+    });
+    return entries;
+  }
 
   it('when the product commits all through the backup, then the copy holds every write acknowledged before it began, whole', async () => {
     const db = openEmbeddedDatabase(join(dataDir, 'rsd.sqlite'));
@@ -40,16 +60,17 @@ describe('rsd backup: an online copy of every database of a data directory', () 
     await writer;
     await db.close();
 
-    const copied = rowsOf(join(into, 'rsd.sqlite'), 'SELECT id FROM notes ORDER BY id').map((row) => Number(row.id));
+    const copy = join(await unpack(), 'rsd.sqlite');
+    const copied = rowsOf(copy, 'SELECT id FROM notes ORDER BY id').map((row) => Number(row.id));
     expect(copied.length).toBeGreaterThanOrEqual(before);
     // A snapshot: a prefix of the writes, with no gap.
     expect(copied).toEqual(acknowledged.slice(0, copied.length));
     expect(during).toBeGreaterThan(before); // the product went on committing while the copy was made
-    expect(rowsOf(join(into, 'rsd.sqlite'), 'PRAGMA integrity_check')).toEqual([{ integrity_check: 'ok' }]);
-    expect(rowsOf(join(into, 'rsd.sqlite'), 'PRAGMA journal_mode')).toEqual([{ journal_mode: 'delete' }]);
-    expect(manifest.databases).toEqual([
-      { file: 'rsd.sqlite', bytes: (await stat(join(into, 'rsd.sqlite'))).size, sha256: await sha256Of(join(into, 'rsd.sqlite')) },
-    ]);
+    expect(rowsOf(copy, 'PRAGMA integrity_check')).toEqual([{ integrity_check: 'ok' }]);
+    expect(rowsOf(copy, 'PRAGMA journal_mode')).toEqual([{ journal_mode: 'delete' }]);
+    expect(manifest.databases).toEqual([{ file: 'rsd.sqlite', bytes: (await stat(copy)).size, sha256: await sha256Of(copy) }]);
+    // Nothing of the staging is left beside it.
+    expect((await readdir(temp.dir)).sort()).toEqual(['backup.tar', 'data', 'unpacked']);
   });
 
   it('when the data directory holds other databases, then each is in the backup beside the event log, and the manifest says what it holds', async () => {
@@ -66,8 +87,16 @@ describe('rsd backup: an online copy of every database of a data directory', () 
     const manifest = await backupDataDirectory({ dataDir, into });
     accessLog.close();
 
-    expect((await readdir(into)).sort()).toEqual(['access-log.sqlite', 'manifest.json', 'rsd.sqlite']);
-    expect(JSON.parse(await readFile(join(into, MANIFEST), 'utf8'))).toEqual(manifest);
+    // One file: the manifest first, then the databases, each a plain file readable by its owner only.
+    expect(await entriesOf(into)).toEqual([
+      { path: 'manifest.json', type: 'File', mode: 0o600 },
+      { path: 'rsd.sqlite', type: 'File', mode: 0o600 },
+      { path: 'access-log.sqlite', type: 'File', mode: 0o600 },
+    ]);
+    expect((await stat(into)).mode & 0o777).toBe(0o600);
+    const dir = await unpack();
+    expect((await readdir(dir)).sort()).toEqual(['access-log.sqlite', 'manifest.json', 'rsd.sqlite']);
+    expect(JSON.parse(await readFile(join(dir, MANIFEST), 'utf8'))).toEqual(manifest);
     expect(manifest).toEqual<BackupManifest>({
       format: 'rsd-embedded-backup',
       version: 1,
@@ -77,11 +106,21 @@ describe('rsd backup: an online copy of every database of a data directory', () 
       webhookSubscriptions: 2,
       webhookKeyFingerprint: webhookKeyFingerprint(KEY),
     });
-    expect(rowsOf(join(into, 'access-log.sqlite'), 'SELECT id FROM access_log')).toEqual([{ id: 'a1' }]);
+    expect(rowsOf(join(dir, 'access-log.sqlite'), 'SELECT id FROM access_log')).toEqual([{ id: 'a1' }]);
     // The key is not in the backup, and its fingerprint says nothing of it.
-    expect(await readFile(join(into, MANIFEST), 'utf8')).not.toContain(KEY);
-    for (const name of await readdir(into)) expect((await stat(join(into, name))).mode & 0o777).toBe(0o600);
-    expect((await stat(into)).mode & 0o777).toBe(0o700);
+    expect((await readFile(into)).includes(KEY)).toBe(false);
+  });
+
+  it('when it is written, then it is a POSIX ustar archive that any tar reads, with no owner of this machine in it', async () => {
+    new DatabaseSync(join(dataDir, 'rsd.sqlite')).close();
+
+    await backupDataDirectory({ dataDir, into });
+
+    const header = (await readFile(into)).subarray(0, 512);
+    expect(header.subarray(0, 14).toString('latin1')).toBe('manifest.json\0');
+    expect(header.subarray(156, 157).toString('latin1')).toBe('0'); // a regular file: no pax header before it
+    expect(header.subarray(257, 265).toString('latin1')).toBe('ustar\u000000');
+    expect(header.subarray(265, 297).toString('latin1').replace(/\0+$/, '')).toBe(''); // no user name
   });
 
   it('when WEBHOOK_SECRET_KEY is configured, then it is the key recorded, as the product would use it', async () => {
@@ -93,19 +132,37 @@ describe('rsd backup: an online copy of every database of a data directory', () 
     expect(manifest.webhookKeyFingerprint).toBe(webhookKeyFingerprint(KEY));
   });
 
+  it('when the file is in a directory that does not exist yet, then the directory is made, readable by its owner only', async () => {
+    new DatabaseSync(join(dataDir, 'rsd.sqlite')).close();
+    into = join(temp.dir, 'backups', 'rsd-1.tar');
+
+    await backupDataDirectory({ dataDir, into });
+
+    expect(await readdir(join(temp.dir, 'backups'))).toEqual(['rsd-1.tar']);
+    expect((await stat(join(temp.dir, 'backups'))).mode & 0o777).toBe(0o700);
+  });
+
   it('when the directory holds no rsd.sqlite, then nothing is written and it says what is wrong', async () => {
     await expect(backupDataDirectory({ dataDir, into })).rejects.toThrow(/holds no rsd\.sqlite: is it the product's data directory/);
     expect(await readdir(temp.dir)).toEqual(['data']);
   });
 
-  it('when the target is not empty, then the earlier backup is left alone', async () => {
+  it.each([
+    ['a file', async (path: string) => writeFile(path, 'an earlier backup')],
+    ['an empty file', async (path: string) => writeFile(path, '')],
+    ['a directory', async (path: string) => mkdir(path)],
+  ])('when the target exists (%s), then it is refused and left alone', async (_, make) => {
     new DatabaseSync(join(dataDir, 'rsd.sqlite')).close();
-    await mkdir(into);
-    await writeFile(join(into, 'rsd.sqlite'), 'an earlier backup');
+    await make(into);
+    const before = await stat(into);
 
-    await expect(backupDataDirectory({ dataDir, into })).rejects.toThrow(/already exists and is not empty/);
-    expect(await readFile(join(into, 'rsd.sqlite'), 'utf8')).toBe('an earlier backup');
-    expect((await readdir(temp.dir)).sort()).toEqual(['backup', 'data']);
+    await expect(backupDataDirectory({ dataDir, into })).rejects.toThrow(
+      /backup\.tar already exists: a backup is written to a new file, never over another/,
+    );
+    const after = await stat(into);
+    expect([after.size, after.mtimeMs, after.isDirectory()]).toEqual([before.size, before.mtimeMs, before.isDirectory()]);
+    if (!after.isDirectory()) expect(await readFile(into, 'utf8')).toBe(before.size > 0 ? 'an earlier backup' : '');
+    expect((await readdir(temp.dir)).sort()).toEqual(['backup.tar', 'data']);
   });
 
   it('when a database cannot be copied, then no partial backup is left behind', async () => {

@@ -1,21 +1,24 @@
 import { createHash } from 'node:crypto';
 import { createReadStream } from 'node:fs';
-import { chmod, mkdir, open, readdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
+import { chmod, link, lstat, mkdir, mkdtemp, open, readdir, readFile, rename, rm, stat, unlink, writeFile } from 'node:fs/promises';
 import { basename, dirname, join, resolve } from 'node:path';
 import { backup, DatabaseSync } from 'node:sqlite';
+import { create as createTar } from 'tar';
 
 /**
- * `rsd backup` (decision 41): a consistent copy of every database of an embedded data directory,
- * taken while the product serves, into a new directory:
+ * `rsd backup FILE` (decision 41): a consistent copy of every database of an embedded data
+ * directory, taken while the product serves, into one new file, a tar archive (POSIX ustar) of:
  *
- *   <backup>/rsd.sqlite          the event log, authorizations, views and webhook queue
- *   <backup>/access-log.sqlite   the access log (and any other `*.sqlite` the product keeps in DATA_DIR)
- *   <backup>/manifest.json       what is in it: each file's size and SHA-256, when it was taken, and
- *                                what a restore needs to know of the webhook key
+ *   manifest.json       what is in it: each database's size and SHA-256, when it was taken, and
+ *                       what a restore needs to know of the webhook key (first, so a reader meets it first)
+ *   rsd.sqlite          the event log, authorizations, views and webhook queue
+ *   access-log.sqlite   the access log (and any other `*.sqlite` the product keeps in DATA_DIR)
  *
- * A directory, not an archive: each part is a plain SQLite database any `sqlite3` opens and checks,
- * nothing here writes or parses an archive format, and the copy needs no second pass on disk; ship
- * it with `tar` if one file travels better. The secrets of DATA_DIR are not in it (restore.ts).
+ * The databases are copied into a staging directory beside the file (same filesystem), checked
+ * there, packed into `.FILE.partial-<pid>`, which is synced and only then put in place: a backup cut
+ * short never looks like one. Any `tar -xf` unpacks it into plain SQLite databases and the manifest,
+ * which is also the layout of an earlier version's backup directory (restore.ts takes both). The
+ * secrets of DATA_DIR are not in it (restore.ts).
  */
 export const BACKUP_FORMAT = 'rsd-embedded-backup';
 export const BACKUP_VERSION = 1;
@@ -49,7 +52,7 @@ export interface BackupManifest {
 export interface BackupOptions {
   /** DATA_DIR of the product. */
   dataDir: string;
-  /** The backup's directory: new, or empty. */
+  /** The backup's file: new (never written over another). */
   into: string;
   /** WEBHOOK_SECRET_KEY where it is configured (it wins over the file, as in the product). */
   configuredWebhookKey?: string;
@@ -73,23 +76,24 @@ export async function backupDataDirectory(options: BackupOptions): Promise<Backu
   if (!files.includes(MAIN_DATABASE)) {
     throw new Error(`${dataDir} holds no ${MAIN_DATABASE}: is it the product's data directory (DATA_DIR)?`);
   }
-  await mustBeNewOrEmpty(into);
-  // Written aside and renamed into place when complete: a backup cut short never looks like one.
-  const partial = join(dirname(into), `.${basename(into)}.partial-${process.pid}`);
-  await rm(partial, { recursive: true, force: true });
-  await mkdir(partial, { recursive: true, mode: 0o700 });
+  await mustBeNew(into);
+  const beside = dirname(into);
+  await mkdir(beside, { recursive: true, mode: 0o700 });
+  // Staged and packed beside the target, then put in place when complete: a backup cut short never looks like one.
+  const staging = await mkdtemp(join(beside, `.${basename(into)}.staging-`));
+  const partial = join(beside, `.${basename(into)}.partial-${process.pid}`);
   try {
+    await rm(partial, { force: true });
     const startedAt = new Date().toISOString();
     const databases: BackedUpDatabase[] = [];
     let webhookSubscriptions = 0;
     for (const file of files) {
-      const copy = join(partial, file);
+      const copy = join(staging, file);
       await copyDatabase(join(dataDir, file), copy);
       const problems = checkIntegrity(copy);
       if (problems.length > 0) throw new Error(`the copy of ${file} fails SQLite's integrity check: ${problems.join('; ')}`);
       if (file === MAIN_DATABASE) webhookSubscriptions = countWebhooks(copy);
       databases.push({ file, bytes: (await stat(copy)).size, sha256: await sha256Of(copy) });
-      await syncPath(copy);
     }
     const key = await webhookKeyOf(dataDir, options.configuredWebhookKey);
     const manifest: BackupManifest = {
@@ -101,16 +105,40 @@ export async function backupDataDirectory(options: BackupOptions): Promise<Backu
       webhookSubscriptions,
       webhookKeyFingerprint: key?.fingerprint ?? null,
     };
-    await writeFile(join(partial, MANIFEST), `${JSON.stringify(manifest, null, 2)}\n`, { mode: 0o600 });
-    await syncPath(join(partial, MANIFEST));
+    await writeFile(join(staging, MANIFEST), `${JSON.stringify(manifest, null, 2)}\n`, { mode: 0o600 });
+    // portable: no owner, group or device of this machine in the headers. ustar headers only: the
+    // names are short; a database over ustar's 8 GiB gets a POSIX pax header with its size, which every tar reads.
+    await createTar({ cwd: staging, file: partial, mode: 0o600, portable: true, strict: true }, [
+      MANIFEST,
+      ...databases.map((database) => database.file),
+    ]);
+    await chmod(partial, 0o600);
     await syncPath(partial);
-    await rename(partial, into);
-    await syncPath(dirname(into));
+    await putInPlace(partial, into);
+    await syncPath(beside);
     return manifest;
-  } catch (error) {
-    await rm(partial, { recursive: true, force: true });
-    throw error;
+  } finally {
+    await rm(staging, { recursive: true, force: true });
+    await rm(partial, { force: true });
   }
+}
+
+/**
+ * The complete archive under its name, never over a file that appeared there meanwhile: a hard link
+ * fails where the name is taken. Where the filesystem has no hard links, a rename after a last look.
+ */
+async function putInPlace(partial: string, into: string): Promise<void> {
+  try {
+    await link(partial, into);
+    await unlink(partial);
+    return;
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === 'EEXIST') throw alreadyExists(into);
+    if (code !== 'EPERM' && code !== 'ENOTSUP' && code !== 'EOPNOTSUPP' && code !== 'ENOSYS') throw error;
+  }
+  await mustBeNew(into);
+  await rename(partial, into);
 }
 
 /** Every database the product keeps in a data directory: `rsd.sqlite` first, then any other `*.sqlite` (the access log). */
@@ -217,15 +245,15 @@ export async function syncPath(path: string): Promise<void> {
   }
 }
 
-async function mustBeNewOrEmpty(dir: string): Promise<void> {
-  let entries: string[];
+async function mustBeNew(file: string): Promise<void> {
   try {
-    entries = await readdir(dir);
+    await lstat(file);
   } catch (error) {
-    const code = (error as NodeJS.ErrnoException).code;
-    if (code === 'ENOENT') return;
-    if (code === 'ENOTDIR') throw new Error(`${dir} exists and is not a directory: a backup goes into a new directory`);
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return;
     throw error;
   }
-  if (entries.length > 0) throw new Error(`${dir} already exists and is not empty: a backup goes into a new directory`);
+  throw alreadyExists(file);
 }
+
+const alreadyExists = (file: string) =>
+  new Error(`${file} already exists: a backup is written to a new file, never over another (move or delete it, or choose another name)`);

@@ -1,6 +1,7 @@
-import { mkdir, readdir, readFile, stat, writeFile } from 'node:fs/promises';
+import { mkdir, readdir, readFile, rm, stat, truncate, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
+import { create, extract, Header } from 'tar';
 import { aStoredWebhook } from '@rsd/testkit';
 import { backupDataDirectory, MANIFEST, sha256Of } from './backup';
 import { openEmbeddedDatabase } from './database';
@@ -19,10 +20,27 @@ describe('rsd restore: a backup put in place, never over a directory in use', ()
 
   beforeEach(async () => {
     source = join(temp.dir, 'source');
-    backup = join(temp.dir, 'backup');
+    backup = join(temp.dir, 'backup.tar');
     target = join(temp.dir, 'target');
     await mkdir(source);
   });
+
+  /** The backup file unpacked, as `tar -xf` would: also the layout of an earlier version's backup directory. */
+  async function unpacked(): Promise<string> {
+    const dir = join(temp.dir, 'unpacked');
+    await mkdir(dir);
+    await extract({ file: backup, cwd: dir, strict: true });
+    return dir;
+  }
+
+  /** The backup file made again from a directory (after a test changed what is in it), as rsd backup packs it. */
+  async function repack(dir: string): Promise<void> {
+    await rm(backup);
+    await create({ cwd: dir, file: backup, portable: true }, await readdir(dir));
+  }
+
+  /** What the directories beside the target hold: a restore leaves no staging directory behind. */
+  const besideTarget = async () => (await readdir(temp.dir)).filter((name) => name.startsWith('.')).sort();
 
   async function aBackupOf(notes: string[], options: { webhooks?: number; accessLog?: boolean } = {}): Promise<void> {
     const db = openEmbeddedDatabase(join(source, 'rsd.sqlite'));
@@ -107,39 +125,166 @@ describe('rsd restore: a backup put in place, never over a directory in use', ()
 
   it('when a file of the backup was changed or cut, then nothing is restored', async () => {
     await aBackupOf(['a']);
-    const file = join(backup, 'rsd.sqlite');
+    const dir = await unpacked();
+    const file = join(dir, 'rsd.sqlite');
     const bytes = await readFile(file);
     bytes.writeUInt8(bytes.readUInt8(bytes.length - 10) ^ 0xff, bytes.length - 10);
     await writeFile(file, bytes);
+    await repack(dir);
 
-    await expect(restoreDataDirectory({ from: backup, dataDir: target })).rejects.toThrow(/size or SHA-256 differs from manifest\.json/);
+    await expect(restoreDataDirectory({ from: backup, dataDir: target })).rejects.toThrow(
+      /rsd\.sqlite in .*backup\.tar is not the file that was backed up \(its size or SHA-256 differs from manifest\.json\)/,
+    );
     await expect(stat(target)).rejects.toThrow(/ENOENT/);
+    expect(await besideTarget()).toEqual([]);
   });
 
   it('when a backed-up database fails the integrity check, then nothing is restored', async () => {
     await aBackupOf(['a']);
     // A file damaged before it was backed up, with a manifest that describes it: only the check finds it.
-    const damaged = join(backup, 'rsd.sqlite');
+    const dir = await unpacked();
+    const damaged = join(dir, 'rsd.sqlite');
     const bytes = await readFile(damaged);
     const pageSize = bytes.readUInt16BE(16);
     bytes.fill(0x41, pageSize + 8, pageSize * 2);
     await writeFile(damaged, bytes);
-    const manifest = JSON.parse(await readFile(join(backup, MANIFEST), 'utf8')) as { databases: { sha256: string }[] };
+    const manifest = JSON.parse(await readFile(join(dir, MANIFEST), 'utf8')) as { databases: { sha256: string }[] };
     manifest.databases[0]!.sha256 = await sha256Of(damaged);
-    await writeFile(join(backup, MANIFEST), JSON.stringify(manifest));
+    await writeFile(join(dir, MANIFEST), JSON.stringify(manifest));
+    await repack(dir);
 
-    await expect(restoreDataDirectory({ from: backup, dataDir: target })).rejects.toThrow(/rsd\.sqlite fails SQLite's integrity check/);
+    await expect(restoreDataDirectory({ from: backup, dataDir: target })).rejects.toThrow(
+      /rsd\.sqlite in .*backup\.tar fails SQLite's integrity check/,
+    );
     await expect(stat(target)).rejects.toThrow(/ENOENT/);
   });
 
   it('when the path is not a backup, then it says so', async () => {
-    await mkdir(backup);
-    await expect(restoreDataDirectory({ from: backup, dataDir: target })).rejects.toThrow(/is not a backup made by rsd backup/);
+    await expect(restoreDataDirectory({ from: backup, dataDir: target })).rejects.toThrow(
+      /backup\.tar does not exist: no backup to restore/,
+    );
+    const dir = join(temp.dir, 'not-a-backup');
+    await mkdir(dir);
+    await expect(restoreDataDirectory({ from: dir, dataDir: target })).rejects.toThrow(
+      /is not a backup made by rsd backup \(no manifest\.json/,
+    );
     await writeFile(
-      join(backup, MANIFEST),
+      join(dir, MANIFEST),
       JSON.stringify({ format: 'rsd-embedded-backup', version: 1, databases: [{ file: '../x.sqlite' }] }),
     );
-    await expect(restoreDataDirectory({ from: backup, dataDir: target })).rejects.toThrow(/does not list its databases/);
+    await expect(restoreDataDirectory({ from: dir, dataDir: target })).rejects.toThrow(/does not list its databases/);
+    await create({ cwd: dir, file: backup }, [MANIFEST]);
+    await expect(restoreDataDirectory({ from: backup, dataDir: target })).rejects.toThrow(
+      /manifest\.json in .*backup\.tar does not list its databases/,
+    );
+    await expect(stat(target)).rejects.toThrow(/ENOENT/);
+    expect(await besideTarget()).toEqual([]);
+  });
+
+  it('when the backup is a directory made by the earlier version (or the file unpacked), then it restores as the file does', async () => {
+    await aBackupOf(['a', 'b'], { accessLog: true });
+    const earlier = await unpacked();
+    await rm(backup);
+
+    const report = await restoreDataDirectory({ from: earlier, dataDir: target });
+
+    expect(report).toEqual({ dataDir: target, databases: ['rsd.sqlite', 'access-log.sqlite'], webhookKey: 'not needed' });
+    expect(notesIn(target)).toEqual(['a', 'b']);
+    // The earlier form's refusals name the directory's files, as they did.
+    await writeFile(join(earlier, 'rsd.sqlite'), 'changed');
+    await expect(restoreDataDirectory({ from: earlier, dataDir: join(temp.dir, 'other') })).rejects.toThrow(
+      new RegExp(`${join(earlier, 'rsd.sqlite')} is not the file that was backed up`),
+    );
+  });
+
+  describe('the backup file, unpacked beside the data directory before anything is checked', () => {
+    /** A tar archive of these entries, written block by block with node-tar's own headers: what rsd backup would never write. */
+    async function anArchiveOf(entries: { path: string; type?: 'File' | 'SymbolicLink'; body?: Buffer | string; linkpath?: string }[]) {
+      const blocks: Buffer[] = [];
+      for (const entry of entries) {
+        const body = Buffer.from(entry.body ?? '');
+        const header = Buffer.alloc(512);
+        new Header({
+          path: entry.path,
+          type: entry.type ?? 'File',
+          size: entry.type === 'SymbolicLink' ? 0 : body.length,
+          mode: 0o600,
+          mtime: new Date(),
+          ...(entry.linkpath ? { linkpath: entry.linkpath } : {}),
+        }).encode(header, 0);
+        blocks.push(header);
+        if (entry.type !== 'SymbolicLink' && body.length > 0) blocks.push(body, Buffer.alloc((512 - (body.length % 512)) % 512));
+      }
+      blocks.push(Buffer.alloc(1024));
+      await writeFile(backup, Buffer.concat(blocks));
+    }
+
+    async function theBackupsEntries(): Promise<{ path: string; body: Buffer }[]> {
+      const dir = await unpacked();
+      return Promise.all((await readdir(dir)).map(async (path) => ({ path, body: await readFile(join(dir, path)) })));
+    }
+
+    it.each([
+      ['a path that climbs out', '../escaped.sqlite', /"\.\.\/escaped\.sqlite" \(a path out of the backup \(\.\.\)\)/],
+      ['a path that climbs out further in', 'sub/../../escaped.sqlite', /"sub\/\.\.\/\.\.\/escaped\.sqlite" \(a path out of the backup/],
+      ['an absolute path', 'ABSOLUTE', /\(an absolute path\)/],
+    ])('when it holds %s, then it is refused and nothing is written outside', async (_, path, message) => {
+      await aBackupOf(['a']);
+      const entries = await theBackupsEntries();
+      const outside = join(temp.dir, 'escaped.sqlite');
+      const entryPath = path === 'ABSOLUTE' ? outside : path;
+      await mkdir(join(temp.dir, 'sub'));
+      await anArchiveOf([...entries, { path: entryPath, body: 'not yours' }]);
+
+      await expect(restoreDataDirectory({ from: backup, dataDir: join(temp.dir, 'sub', 'target') })).rejects.toThrow(message);
+      await expect(restoreDataDirectory({ from: backup, dataDir: target })).rejects.toThrow(
+        /backup\.tar is not a backup made by rsd backup: it holds an entry a backup never holds/,
+      );
+      await expect(stat(outside)).rejects.toThrow(/ENOENT/);
+      await expect(stat(join(temp.dir, 'sub', 'escaped.sqlite'))).rejects.toThrow(/ENOENT/);
+      await expect(stat(target)).rejects.toThrow(/ENOENT/);
+      expect(await besideTarget()).toEqual([]);
+      expect(await readdir(join(temp.dir, 'sub'))).toEqual([]);
+    });
+
+    it('when it holds a link, then it is refused', async () => {
+      await aBackupOf(['a']);
+      await anArchiveOf([{ path: 'rsd.sqlite', type: 'SymbolicLink', linkpath: '/etc/passwd' }, ...(await theBackupsEntries())]);
+
+      await expect(restoreDataDirectory({ from: backup, dataDir: target })).rejects.toThrow(
+        /"rsd\.sqlite" \(a SymbolicLink, not a file or directory\)/,
+      );
+      await expect(stat(target)).rejects.toThrow(/ENOENT/);
+      expect(await besideTarget()).toEqual([]);
+    });
+
+    it('when it was cut short, then it is refused, saying the backup is damaged or cut short', async () => {
+      await aBackupOf(['a'.repeat(1_000), 'b'.repeat(1_000)]);
+      await truncate(backup, (await stat(backup)).size - 1_500);
+
+      await expect(restoreDataDirectory({ from: backup, dataDir: target })).rejects.toThrow(
+        /backup\.tar is not a whole backup: it cannot be read as a tar archive \(.*\); the backup is damaged or cut short/,
+      );
+      await expect(stat(target)).rejects.toThrow(/ENOENT/);
+      expect(await besideTarget()).toEqual([]);
+    });
+
+    it('when it is not an archive, or a header is damaged, then it is refused', async () => {
+      await aBackupOf(['a']);
+      const bytes = await readFile(backup);
+      bytes.writeUInt8(bytes.readUInt8(5) ^ 0x20, 5); // the manifest's name in its header: the header's checksum no longer matches
+      await writeFile(backup, bytes);
+      await expect(restoreDataDirectory({ from: backup, dataDir: target })).rejects.toThrow(
+        /is not a whole backup: it cannot be read as a tar archive/,
+      );
+
+      await writeFile(backup, 'x'.repeat(5_000));
+      await expect(restoreDataDirectory({ from: backup, dataDir: target })).rejects.toThrow(
+        /is not a whole backup: it cannot be read as a tar archive/,
+      );
+      await expect(stat(target)).rejects.toThrow(/ENOENT/);
+      expect(await besideTarget()).toEqual([]);
+    });
   });
 
   describe('the webhook key, which seals the subscriptions’ secrets and is not in the backup', () => {

@@ -1,6 +1,7 @@
-import { chmod, copyFile, mkdir, readdir, readFile, rename, rm, stat } from 'node:fs/promises';
-import { join, resolve } from 'node:path';
+import { chmod, copyFile, mkdir, mkdtemp, readdir, readFile, rename, rm, stat } from 'node:fs/promises';
+import { basename, dirname, join, normalize, resolve } from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
+import { extract as extractTar, type ReadEntry } from 'tar';
 import {
   BACKUP_FORMAT,
   BACKUP_VERSION,
@@ -17,7 +18,7 @@ import {
 import { EARLIER_AUTHORIZATIONS, EARLIER_EVENT_LOG } from './import-earlier-data';
 
 export interface RestoreOptions {
-  /** A backup made by `backupDataDirectory` (rsd backup). */
+  /** A backup made by `backupDataDirectory` (rsd backup): its file, or the directory an earlier version made (or a `tar -xf` of the file). */
   from: string;
   /** The data directory to put it in: new, or (with `force`) one whose product is stopped. */
   dataDir: string;
@@ -48,7 +49,11 @@ const DATA = /\.sqlite(-wal|-shm|-journal)?$/;
 const EARLIER_LAYOUT = [EARLIER_EVENT_LOG, EARLIER_AUTHORIZATIONS, 'access-log'];
 
 /**
- * `rsd restore` (decision 41). Refuses before it changes anything when:
+ * `rsd restore` (decision 41). A backup file is unpacked into a staging directory beside the data
+ * directory (removed in all cases); a directory (an earlier version's backup) is read as it is.
+ * Refuses before it changes anything when:
+ * - the file is not a whole tar archive, or holds an entry other than a plain file or directory, or
+ *   one whose path is absolute or climbs out (`..`): nothing of it is unpacked outside the staging directory;
  * - the backup is not whole (a file missing, its size or SHA-256 not the manifest's) or a database
  *   in it fails `PRAGMA integrity_check`;
  * - the backup holds webhook subscriptions and the key that sealed their secrets is not where the
@@ -63,8 +68,80 @@ const EARLIER_LAYOUT = [EARLIER_EVENT_LOG, EARLIER_AUTHORIZATIONS, 'access-log']
 export async function restoreDataDirectory(options: RestoreOptions): Promise<RestoreReport> {
   const from = resolve(options.from);
   const dataDir = resolve(options.dataDir);
-  const manifest = await readManifest(from);
-  for (const database of manifest.databases) await checkBackedUpDatabase(from, database);
+  let isDirectory: boolean;
+  try {
+    isDirectory = (await stat(from)).isDirectory();
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') throw new Error(`${from} does not exist: no backup to restore`);
+    throw error;
+  }
+  if (isDirectory) return restoreFrom({ dir: from, name: (file) => join(from, file), label: from }, dataDir, options);
+  const staging = await mkdtemp(join(await nearestExisting(dirname(dataDir)), `.${basename(dataDir)}.restoring-`));
+  try {
+    await unpack(from, staging);
+    return await restoreFrom({ dir: staging, name: (file) => `${file} in ${from}`, label: from }, dataDir, options);
+  } finally {
+    await rm(staging, { recursive: true, force: true });
+  }
+}
+
+/** Where the backup's files are read, and how a message names them (the archive's member, not the staging copy). */
+interface Backup {
+  dir: string;
+  name(file: string): string;
+  label: string;
+}
+
+/** The closest directory that exists, for the staging directory: the restore creates nothing of the data directory's path before its checks. */
+async function nearestExisting(dir: string): Promise<string> {
+  for (let at = dir; ; at = dirname(at)) {
+    try {
+      if ((await stat(at)).isDirectory()) return at;
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'ENOENT' || dirname(at) === at) throw error;
+    }
+  }
+}
+
+/**
+ * A backup file unpacked into `into` (empty, private). node-tar already keeps every entry inside it
+ * (it strips a leading `/`, skips `..`, never follows a link it made); refused here, rather than
+ * skipped, is any entry a backup never holds: an absolute path, a `..`, a link, a device, a FIFO.
+ * `strict`: a damaged or cut archive is an error, not a warning.
+ */
+async function unpack(file: string, into: string): Promise<void> {
+  const refused: string[] = [];
+  const filter = (path: string, entry: unknown): boolean => {
+    const type = (entry as ReadEntry).type;
+    const problem = entryProblem(path, type);
+    if (problem) refused.push(`${JSON.stringify(path)} (${problem})`);
+    return problem === undefined;
+  };
+  try {
+    await extractTar({ file, cwd: into, strict: true, filter, noChmod: true, preserveOwner: false });
+  } catch (error) {
+    const reason = error instanceof Error ? error.message : String(error);
+    throw new Error(`${file} is not a whole backup: it cannot be read as a tar archive (${reason}); the backup is damaged or cut short`, {
+      cause: error,
+    });
+  }
+  if (refused.length > 0) {
+    throw new Error(
+      `${file} is not a backup made by rsd backup: it holds ${refused.length === 1 ? 'an entry' : 'entries'} a backup never holds: ${refused.join(', ')}`,
+    );
+  }
+}
+
+function entryProblem(path: string, type: string): string | undefined {
+  if (type !== 'File' && type !== 'OldFile' && type !== 'Directory') return `a ${type}, not a file or directory`;
+  if (path.startsWith('/') || /^[a-zA-Z]:/.test(path) || path.startsWith('\\')) return 'an absolute path';
+  if (path.split(/[/\\]+/).includes('..') || normalize(path).startsWith('..')) return 'a path out of the backup (..)';
+  return undefined;
+}
+
+async function restoreFrom(backup: Backup, dataDir: string, options: RestoreOptions): Promise<RestoreReport> {
+  const manifest = await readManifest(backup);
+  for (const database of manifest.databases) await checkBackedUpDatabase(backup, database);
   const webhookKey = await checkWebhookKey(manifest, dataDir, options);
 
   await mkdir(dataDir, { recursive: true, mode: 0o700 });
@@ -94,7 +171,7 @@ export async function restoreDataDirectory(options: RestoreOptions): Promise<Res
   const order = [...manifest.databases].sort((a, b) => Number(a.file === MAIN_DATABASE) - Number(b.file === MAIN_DATABASE));
   for (const { file } of order) {
     const placing = join(dataDir, `.${file}.restoring`);
-    await copyFile(join(from, file), placing);
+    await copyFile(join(backup.dir, file), placing);
     await chmod(placing, 0o600);
     const problems = checkIntegrity(placing);
     if (problems.length > 0) {
@@ -151,10 +228,11 @@ function isOpenElsewhere(file: string): boolean {
   }
 }
 
-async function readManifest(from: string): Promise<BackupManifest> {
+async function readManifest(backup: Backup): Promise<BackupManifest> {
+  const from = backup.label;
   let text: string;
   try {
-    text = await readFile(join(from, MANIFEST), 'utf8');
+    text = await readFile(join(backup.dir, MANIFEST), 'utf8');
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
     if (code === 'ENOENT' || code === 'ENOTDIR') throw new Error(`${from} is not a backup made by rsd backup (no ${MANIFEST} in it)`);
@@ -164,7 +242,7 @@ async function readManifest(from: string): Promise<BackupManifest> {
   try {
     manifest = JSON.parse(text) as Partial<BackupManifest>;
   } catch {
-    throw new Error(`${join(from, MANIFEST)} is not valid JSON: the backup is damaged`);
+    throw new Error(`${backup.name(MANIFEST)} is not valid JSON: the backup is damaged`);
   }
   if (manifest.format !== BACKUP_FORMAT || manifest.version !== BACKUP_VERSION) {
     throw new Error(`${from} is not a backup this version can restore (format ${String(manifest.format)} ${String(manifest.version)})`);
@@ -172,25 +250,26 @@ async function readManifest(from: string): Promise<BackupManifest> {
   const databases = manifest.databases;
   // Plain names only: a damaged or crafted manifest must not make the restore read or write elsewhere.
   if (!Array.isArray(databases) || databases.some((database) => !/^[\w.-]+\.sqlite$/.test(String(database?.file)))) {
-    throw new Error(`${join(from, MANIFEST)} does not list its databases as a backup does: the backup is damaged`);
+    throw new Error(`${backup.name(MANIFEST)} does not list its databases as a backup does: the backup is damaged`);
   }
   if (!databases.some((database) => database.file === MAIN_DATABASE)) throw new Error(`${from} holds no ${MAIN_DATABASE}`);
   return manifest as BackupManifest;
 }
 
-async function checkBackedUpDatabase(from: string, database: BackupManifest['databases'][number]): Promise<void> {
-  const file = join(from, database.file);
+async function checkBackedUpDatabase(backup: Backup, database: BackupManifest['databases'][number]): Promise<void> {
+  const file = join(backup.dir, database.file);
+  const named = backup.name(database.file);
   let bytes: number;
   try {
     bytes = (await stat(file)).size;
   } catch {
-    throw new Error(`${file} is missing: the backup is incomplete`);
+    throw new Error(`${named} is missing: the backup is incomplete`);
   }
   if (bytes !== database.bytes || (await sha256Of(file)) !== database.sha256) {
-    throw new Error(`${file} is not the file that was backed up (its size or SHA-256 differs from ${MANIFEST}): the backup is damaged`);
+    throw new Error(`${named} is not the file that was backed up (its size or SHA-256 differs from ${MANIFEST}): the backup is damaged`);
   }
   const problems = checkIntegrity(file, true);
-  if (problems.length > 0) throw new Error(`${file} fails SQLite's integrity check: ${problems.join('; ')}`);
+  if (problems.length > 0) throw new Error(`${named} fails SQLite's integrity check: ${problems.join('; ')}`);
 }
 
 async function checkWebhookKey(manifest: BackupManifest, dataDir: string, options: RestoreOptions): Promise<RestoreReport['webhookKey']> {
