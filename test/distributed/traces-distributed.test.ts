@@ -11,6 +11,7 @@ import {
   startJaeger,
   tagOf,
   traceFromJaeger,
+  TRACED_SERVICES,
   type JaegerSpan,
   type JaegerTrace,
   type RunningJaeger,
@@ -147,13 +148,13 @@ describeWithInfra('kafka', 'traces of the distributed runtime in a real OTLP rec
     const serviceOf = (trace: JaegerTrace, span: JaegerSpan) => trace.processes[span.processID]?.serviceName;
 
     test("when a score is posted with a traceparent, then one trace holds its ingest, the event's append, the read API's projection and the webhook's delivery", async () => {
-      const trace = await traceFromJaeger(jaeger!.queryUrl, scoreTrace);
+      const trace = await traceFromJaeger(jaeger!.queryUrl, scoreTrace, { services: TRACED_SERVICES, timeoutMs: 30_000 });
 
       expectOneTraceFromIngestToDelivery(trace, { parentSpanId: PARENT_SPAN, system: 'kafka' });
     });
 
     test("when the score's trace is read, then Kafka's produce and MongoDB's writes are client spans in it, children of the project's spans", async () => {
-      const trace = await traceFromJaeger(jaeger!.queryUrl, scoreTrace);
+      const trace = await traceFromJaeger(jaeger!.queryUrl, scoreTrace, { services: TRACED_SERVICES, timeoutMs: 30_000 });
       const byId = new Map(trace.spans.map((span) => [span.spanID, span]));
       const parentOf = (span: JaegerSpan) => byId.get(span.references.find((reference) => reference.refType === 'CHILD_OF')?.spanID ?? '');
 

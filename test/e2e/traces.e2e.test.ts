@@ -9,6 +9,7 @@ import {
   describeWithJaeger,
   startJaeger,
   traceFromJaeger,
+  TRACED_SERVICES,
   type JaegerTrace,
   type RunningJaeger,
 } from '../support/jaeger';
@@ -191,7 +192,7 @@ describeWithJaeger('traces of the embedded runtime in a real OTLP receiver (Jaeg
   });
 
   test("when a score is posted with a traceparent, then one trace holds its ingest, the event's append, the read API's projection and the webhook's delivery", async () => {
-    const trace = await traceFromJaeger(jaeger!.queryUrl, scoreTrace);
+    const trace = await traceFromJaeger(jaeger!.queryUrl, scoreTrace, { services: TRACED_SERVICES, timeoutMs: 30_000 });
 
     expectOneTraceFromIngestToDelivery(trace, { parentSpanId: PARENT_SPAN, system: 'sqlite' });
   });

@@ -95,17 +95,29 @@ export interface JaegerTrace {
 }
 
 /** The trace, once Jaeger holds it (its spans arrive in batches), or an error after `timeoutMs`. */
-export async function traceFromJaeger(queryUrl: string, traceId: string, timeoutMs = 15_000): Promise<JaegerTrace> {
+export async function traceFromJaeger(
+  queryUrl: string,
+  traceId: string,
+  { timeoutMs = 15_000, services = [] }: { timeoutMs?: number; services?: readonly string[] } = {},
+): Promise<JaegerTrace> {
   const deadline = Date.now() + timeoutMs;
+  let partial: JaegerTrace | undefined;
   for (;;) {
     const res = await fetch(`${queryUrl}/api/traces/${traceId}`);
     if (res.ok) {
       const [found] = ((await res.json()) as { data: JaegerTrace[] | null }).data ?? [];
-      if (found) return found;
+      // Jaeger stores what each process exports as it arrives, in batches of its own: a trace of several
+      // processes can be read before the last one's spans are in. Complete when every named service is.
+      const present = new Set(Object.values(found?.processes ?? {}).map((process) => process.serviceName));
+      if (found && services.every((service) => present.has(service))) return found;
+      partial = found ?? partial;
     } else {
       await res.arrayBuffer();
     }
-    if (Date.now() > deadline) throw new Error(`trace ${traceId} not in Jaeger after ${timeoutMs} ms`);
+    if (Date.now() > deadline) {
+      if (partial) return partial;
+      throw new Error(`trace ${traceId} not in Jaeger after ${timeoutMs} ms`);
+    }
     await new Promise((done) => setTimeout(done, 200));
   }
 }
@@ -123,6 +135,9 @@ export async function allTracesFromJaeger(queryUrl: string): Promise<JaegerTrace
 
 /** A tag's value on a span, as Jaeger shows it. */
 export const tagOf = (span: JaegerSpan, key: string): unknown => span.tags.find((tag) => tag.key === key)?.value;
+
+/** The services a score's trace crosses, from its ingest to its webhook's delivery. */
+export const TRACED_SERVICES = ['score-ingest', 'read-api', 'notifier'] as const;
 
 /** The spans of the project's own tracers (the runner's), not those of OpenTelemetry's instrumentations. */
 const OWN_SCOPE = '@rsd/runtime';
