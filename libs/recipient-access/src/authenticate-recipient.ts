@@ -48,7 +48,7 @@ export interface AuthenticatedRecipient {
  */
 export function recipientAuthenticator(deps: RecipientAuthenticationDeps) {
   const { config, views, clock } = deps;
-  const rules: CredentialFormatRules = { clientIdPattern: clientIdPattern(config.CLIENT_ID_PREFIX), apiKeyPrefix: config.API_KEY_PREFIX };
+  const rules: CredentialFormatRules = { clientIdPattern: clientIdPattern(config.CLIENT_ID_PREFIX) };
   const limits = { stores: deps.rateLimitStores, log: deps.log, onRejected: deps.onRateLimited };
   const limitCredential = credentialRateLimit({ ...limits, limitPerMinute: config.RATE_LIMIT_PER_MINUTE });
   const limitFailures = failedAuthenticationLimit({ ...limits, limitPerMinute: config.FAILED_AUTH_LIMIT_PER_MINUTE });
@@ -68,7 +68,7 @@ export function recipientAuthenticator(deps: RecipientAuthenticationDeps) {
     // The address as the service determines it (TRUST_PROXY_HOPS included), worked out once.
     const clientAddress = req.ip;
     if (found) request.onCredentialFound?.(clientId, clientAddress);
-    const access = checkAccess(identified.caller, found, request.scope, clock.now(), rules);
+    const access = checkAccess(identified.caller, found, request.scope, clock.now());
     if (access.outcome === 'refused') return refuse(access.code);
     // Decision 22, between steps 7 and 8.
     if (!addressAllowed(access.credential.allowedCidrs, clientAddress)) {

@@ -36,7 +36,6 @@ const userAgentPatterns = () =>
  */
 export const recipientAccessConfigShape = {
   CLIENT_ID_PREFIX: prefix('rs'),
-  API_KEY_PREFIX: prefix('rsk'),
   RATE_LIMIT_PER_MINUTE: env.positiveInt(120),
   FAILED_AUTH_LIMIT_PER_MINUTE: env.positiveInt(120),
   TRUST_PROXY_HOPS: z.coerce.number().int().min(0).max(32).default(0),

@@ -3,7 +3,7 @@ import { digestApiKey, generateApiKey, generateClientId } from '../credential-fo
 import type { CredentialView } from '../views/credential-view';
 import { checkAccess, identifyCaller, type IdentifiedCaller } from './check-access';
 
-const rules = { clientIdPattern: clientIdPattern('rs'), apiKeyPrefix: 'rsk' };
+const rules = { clientIdPattern: clientIdPattern('rs') };
 const now = new Date('2026-11-21T08:00:00.000Z');
 const apiKey = generateApiKey('rsk');
 const clientId = generateClientId('rs');
@@ -42,7 +42,7 @@ describe('identifyCaller (steps 2 to 4)', () => {
 
 describe('checkAccess (steps 5 to 7 and 9)', () => {
   test('when no credential was found, then CREDENTIAL_NOT_FOUND comes before any key check', () => {
-    expect(checkAccess({ clientId, apiKey: 'not-a-key' }, undefined, 'qr_score', now, rules)).toEqual({
+    expect(checkAccess({ clientId, apiKey: 'not-a-key' }, undefined, 'qr_score', now)).toEqual({
       outcome: 'refused',
       code: 'CREDENTIAL_NOT_FOUND',
     });
@@ -54,11 +54,11 @@ describe('checkAccess (steps 5 to 7 and 9)', () => {
 
     // One character changed, whatever the random key ends with (a fixed 'x' left it unchanged one time in 62).
     const mistyped = `${apiKey.slice(0, -1)}${apiKey.endsWith('x') ? 'y' : 'x'}`;
-    expect(checkAccess({ clientId, apiKey: mistyped }, credential, 'qr_score', now, rules)).toMatchObject({
+    expect(checkAccess({ clientId, apiKey: mistyped }, credential, 'qr_score', now)).toMatchObject({
       code: 'INVALID_API_KEY',
     });
-    expect(checkAccess({ clientId, apiKey: otherKey }, credential, 'qr_score', now, rules)).toMatchObject({ code: 'INVALID_API_KEY' });
-    expect(checkAccess({ clientId, apiKey: otherKey }, revoked, 'qr_score', now, rules)).toMatchObject({ code: 'INVALID_API_KEY' });
+    expect(checkAccess({ clientId, apiKey: otherKey }, credential, 'qr_score', now)).toMatchObject({ code: 'INVALID_API_KEY' });
+    expect(checkAccess({ clientId, apiKey: otherKey }, revoked, 'qr_score', now)).toMatchObject({ code: 'INVALID_API_KEY' });
   });
 
   test('when the credential is revoked, expired by event, or past its expiresAt, then CREDENTIAL_INACTIVE before the scope', () => {
@@ -67,12 +67,12 @@ describe('checkAccess (steps 5 to 7 and 9)', () => {
       { ...credential, status: 'expired' as const },
       { ...credential, expiresAt: now.toISOString() },
     ]) {
-      expect(checkAccess(caller, view, 'pillar_breakdown', now, rules)).toEqual({ outcome: 'refused', code: 'CREDENTIAL_INACTIVE' });
+      expect(checkAccess(caller, view, 'pillar_breakdown', now)).toEqual({ outcome: 'refused', code: 'CREDENTIAL_INACTIVE' });
     }
   });
 
   test('when an active credential lacks the scope, then it is forbidden, with the credential for the rate limit', () => {
-    expect(checkAccess(caller, credential, 'pillar_breakdown', now, rules)).toEqual({
+    expect(checkAccess(caller, credential, 'pillar_breakdown', now)).toEqual({
       outcome: 'forbidden',
       code: 'INSUFFICIENT_SCOPE',
       credential,
@@ -80,7 +80,7 @@ describe('checkAccess (steps 5 to 7 and 9)', () => {
   });
 
   test('when everything verifies, then access is granted with the credential', () => {
-    expect(checkAccess(caller, credential, 'qr_score', now, rules)).toEqual({ outcome: 'granted', credential });
+    expect(checkAccess(caller, credential, 'qr_score', now)).toEqual({ outcome: 'granted', credential });
   });
 
   describe('during a key rotation (decision 19)', () => {
@@ -94,21 +94,21 @@ describe('checkAccess (steps 5 to 7 and 9)', () => {
     };
 
     test('when either key is presented before the overlap ends, then both are granted', () => {
-      expect(checkAccess({ clientId, apiKey: newKey }, rotated, 'qr_score', now, rules)).toMatchObject({ outcome: 'granted' });
-      expect(checkAccess(caller, rotated, 'qr_score', new Date('2026-11-21T08:59:59.999Z'), rules)).toMatchObject({ outcome: 'granted' });
+      expect(checkAccess({ clientId, apiKey: newKey }, rotated, 'qr_score', now)).toMatchObject({ outcome: 'granted' });
+      expect(checkAccess(caller, rotated, 'qr_score', new Date('2026-11-21T08:59:59.999Z'))).toMatchObject({ outcome: 'granted' });
     });
 
     test('when the previous key is presented at or after the end of the overlap, then INVALID_API_KEY; the new key goes on', () => {
       const ended = new Date('2026-11-21T09:00:00.000Z');
 
-      expect(checkAccess(caller, rotated, 'qr_score', ended, rules)).toEqual({ outcome: 'refused', code: 'INVALID_API_KEY' });
-      expect(checkAccess({ clientId, apiKey: newKey }, rotated, 'qr_score', ended, rules)).toMatchObject({ outcome: 'granted' });
+      expect(checkAccess(caller, rotated, 'qr_score', ended)).toEqual({ outcome: 'refused', code: 'INVALID_API_KEY' });
+      expect(checkAccess({ clientId, apiKey: newKey }, rotated, 'qr_score', ended)).toMatchObject({ outcome: 'granted' });
     });
 
     test('when the rotation had no overlap, then the previous key is refused at once', () => {
       const noOverlap = { ...rotated, previousKeyDigest: null, previousKeyExpiresAt: null };
 
-      expect(checkAccess(caller, noOverlap, 'qr_score', now, rules)).toEqual({ outcome: 'refused', code: 'INVALID_API_KEY' });
+      expect(checkAccess(caller, noOverlap, 'qr_score', now)).toEqual({ outcome: 'refused', code: 'INVALID_API_KEY' });
     });
   });
 });
@@ -117,8 +117,8 @@ describe('checkAccess before a key delivered by claim link is claimed (decision 
   test('when the credential has no key yet, then every well-formed key is refused as INVALID_API_KEY', () => {
     const unclaimed: CredentialView = { ...credential, keyDigest: null };
 
-    expect(checkAccess(caller, unclaimed, 'qr_score', now, rules)).toEqual({ outcome: 'refused', code: 'INVALID_API_KEY' });
-    expect(checkAccess({ clientId, apiKey: generateApiKey('rsk') }, unclaimed, undefined, now, rules)).toEqual({
+    expect(checkAccess(caller, unclaimed, 'qr_score', now)).toEqual({ outcome: 'refused', code: 'INVALID_API_KEY' });
+    expect(checkAccess({ clientId, apiKey: generateApiKey('rsk') }, unclaimed, undefined, now)).toEqual({
       outcome: 'refused',
       code: 'INVALID_API_KEY',
     });

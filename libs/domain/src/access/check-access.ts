@@ -1,5 +1,6 @@
 import type { Scope } from '@rsd/contracts';
-import { digestApiKey, digestsMatch, hasValidChecksum } from '../credential-formats';
+import { timingSafeEqual } from 'node:crypto';
+import { apiKeyDigestBytes } from '../credential-formats';
 import { isActive, type CredentialView } from '../views/credential-view';
 
 /** The codes of the read API's order of checks (decision 6) that this module decides. */
@@ -16,7 +17,6 @@ export interface RequestFacts {
 export interface CredentialFormatRules {
   /** The anchored Client ID pattern for the deployment's prefix (decision 4). */
   clientIdPattern: RegExp;
-  apiKeyPrefix: string;
 }
 
 /** Who the request says it is, once steps 2 to 4 passed: only this may be looked up. */
@@ -55,10 +55,9 @@ export function checkAccess(
   /** Step 9; undefined where a route needs no scope (the notifier's subscriptions). */
   scope: Scope | undefined,
   now: Date,
-  rules: CredentialFormatRules,
 ): AccessOutcome {
   if (!credential) return { outcome: 'refused', code: 'CREDENTIAL_NOT_FOUND' };
-  if (!keyVerifies(caller.apiKey, credential, now, rules)) return { outcome: 'refused', code: 'INVALID_API_KEY' };
+  if (!keyVerifies(caller.apiKey, credential, now)) return { outcome: 'refused', code: 'INVALID_API_KEY' };
   if (!isActive(credential, now)) return { outcome: 'refused', code: 'CREDENTIAL_INACTIVE' };
   if (scope !== undefined && !credential.scopes.includes(scope)) return { outcome: 'forbidden', code: 'INSUFFICIENT_SCOPE', credential };
   return { outcome: 'granted', credential };
@@ -66,19 +65,45 @@ export function checkAccess(
 
 /**
  * The current key, or during a rotation's overlap the previous one (decision 19), checked at request
- * time like expiry: no event is needed to end the overlap. The checksum turns away a mistyped key
- * without hashing; both digests are compared in constant time, whichever matches, so the timing
- * tells nothing about which key was presented.
+ * time like expiry: no event is needed to end the overlap. Both digests are compared in constant
+ * time, whichever matches, so the timing tells nothing about which key was presented.
+ *
+ * The key's checksum is not checked first: only a key this service issued has a stored digest, and
+ * every one of them carries a valid checksum, so a key that fails it can never match, and the answer
+ * (INVALID_API_KEY) is the same. Checking it cost every good request more than it saved a mistyped one.
  */
-function keyVerifies(apiKey: string, credential: CredentialView, now: Date, rules: CredentialFormatRules): boolean {
-  if (!hasValidChecksum(apiKey, rules.apiKeyPrefix)) return false;
-  const digest = digestApiKey(apiKey);
-  // No key yet (an unclaimed claim link, decision 38): compared all the same, against a digest no key has.
-  const current = digestsMatch(digest, credential.keyDigest ?? NO_DIGEST);
-  const previous = digestsMatch(digest, credential.previousKeyDigest ?? NO_DIGEST);
+function keyVerifies(apiKey: string, credential: CredentialView, now: Date): boolean {
+  const digest = apiKeyDigestBytes(apiKey);
+  const stored = storedDigestsOf(credential);
+  const current = timingSafeEqual(digest, stored.current);
+  const previous = timingSafeEqual(digest, stored.previous);
   const inOverlap = credential.previousKeyExpiresAt != null && now.toISOString() < credential.previousKeyExpiresAt;
   return current || (previous && inOverlap);
 }
 
-/** Stands in for a missing previous key so that the comparison costs the same; no key's SHA-256 is all zeros in practice. */
-const NO_DIGEST = '0'.repeat(64);
+/**
+ * No key yet (an unclaimed claim link, decision 38), or no previous key: compared all the same,
+ * against a digest no key has, so that the comparison costs the same.
+ */
+const NO_DIGEST = Buffer.alloc(32);
+
+/**
+ * The stored digests as bytes, decoded once per view: the views are immutable, and a replica reads
+ * the same object while the credential is unchanged, so the request path does not decode them per request.
+ */
+const storedDigests = new WeakMap<CredentialView, { current: Buffer; previous: Buffer }>();
+
+function storedDigestsOf(credential: CredentialView): { current: Buffer; previous: Buffer } {
+  let digests = storedDigests.get(credential);
+  if (!digests) {
+    digests = { current: digestBytes(credential.keyDigest), previous: digestBytes(credential.previousKeyDigest) };
+    storedDigests.set(credential, digests);
+  }
+  return digests;
+}
+
+/** A stored hex digest as 32 bytes; anything else (none, or malformed) as NO_DIGEST, which matches no key. */
+function digestBytes(hex: string | null | undefined): Buffer {
+  const bytes = hex ? Buffer.from(hex, 'hex') : NO_DIGEST;
+  return bytes.length === NO_DIGEST.length ? bytes : NO_DIGEST;
+}
