@@ -53,6 +53,9 @@ export function recipientAuthenticator(deps: RecipientAuthenticationDeps) {
   const limitCredential = credentialRateLimit({ ...limits, limitPerMinute: config.RATE_LIMIT_PER_MINUTE });
   const limitFailures = failedAuthenticationLimit({ ...limits, limitPerMinute: config.FAILED_AUTH_LIMIT_PER_MINUTE });
   const refusalMessages = refusalMessagesFor(config.CLIENT_ID_PREFIX);
+  // With no proxy trusted, express's req.ip is the peer's address, found after parsing X-Forwarded-For
+  // into a list it then ignores: on every read. The peer's address is taken directly instead.
+  const addressOf = config.TRUST_PROXY_HOPS === 0 ? (req: Request) => req.socket.remoteAddress : (req: Request) => req.ip;
 
   return async (req: Request, res: Response, request: AuthenticationRequest): Promise<AuthenticatedRecipient> => {
     const refuse = async (code: AuthenticationRefusal): Promise<never> => {
@@ -66,7 +69,7 @@ export function recipientAuthenticator(deps: RecipientAuthenticationDeps) {
 
     const found = await views.get(credentialView, clientId);
     // The address as the service determines it (TRUST_PROXY_HOPS included), worked out once.
-    const clientAddress = req.ip;
+    const clientAddress = addressOf(req);
     if (found) request.onCredentialFound?.(clientId, clientAddress);
     const access = checkAccess(identified.caller, found, request.scope, clock.now());
     if (access.outcome === 'refused') return refuse(access.code);
