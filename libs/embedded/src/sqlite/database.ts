@@ -50,7 +50,7 @@ export interface EmbeddedDatabase {
 }
 
 /** Another process (a rebuild) may hold the write lock for a moment: wait rather than fail. */
-const BUSY_TIMEOUT_MS = 5_000;
+export const BUSY_TIMEOUT_MS = 5_000;
 /** Checkpoints run on their own thread (checkpointer.ts), at most this often. */
 const CHECKPOINT_PAUSE_MS = 100;
 /**

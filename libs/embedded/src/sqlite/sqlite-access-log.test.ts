@@ -105,6 +105,63 @@ describe('SQLite access log', () => {
     await expect(store.add([anAccessRecord(aUniqueClientId(), 0)])).rejects.toThrow('the access log is closed');
   });
 
+  describe('published, through the writer thread', () => {
+    it('when a batch is partly published again, then each record is listed and counted once', async () => {
+      const clientId = aUniqueClientId();
+      const accessLog = await openSqliteAccessLog({ file: temp.file });
+      const records = Array.from({ length: 100 }, (_, index) => anAccessRecord(clientId, (index + 1) * 1_000));
+      await accessLog.publish(records.filter((_, index) => index % 3 === 0));
+
+      await accessLog.publish(records);
+
+      const store = await accessLog.openStore();
+      expect(await store.page(clientId, { limit: 500 })).toEqual(records);
+      expect((await store.usage([clientId], NOW)).get(clientId)).toEqual({
+        lastUsedAt: records[0]!.at,
+        usage: { last24h: 100, last30d: 100 },
+      });
+      await accessLog.close();
+    });
+
+    it('when batches are handed over and the log is closed at once, then every one is written first', async () => {
+      const clientId = aUniqueClientId();
+      const accessLog = await openSqliteAccessLog({ file: temp.file });
+      const batches = Array.from({ length: 5 }, (_, batch) =>
+        Array.from({ length: 50 }, (_, index) => anAccessRecord(clientId, (batch * 50 + index + 1) * 1_000)),
+      );
+      const published = Promise.all(batches.map((batch) => accessLog.publish(batch)));
+
+      await accessLog.close();
+
+      await expect(published).resolves.toBeDefined();
+      await expect(accessLog.publish([anAccessRecord(clientId, 1)])).rejects.toThrow('the access log is closed');
+      const reopened = openSqliteAccessLogStore({ file: temp.file });
+      expect(await reopened.page(clientId, { limit: 500 })).toHaveLength(250);
+      await reopened.close();
+    });
+
+    it('when a large batch is written, then the event loop goes on meanwhile', async () => {
+      const clientId = aUniqueClientId();
+      const accessLog = await openSqliteAccessLog({ file: temp.file });
+      const records = Array.from({ length: 20_000 }, (_, index) => anAccessRecord(clientId, index + 1));
+      let turns = 0;
+      let written = false;
+      const turn = (): void => {
+        turns += 1;
+        if (!written) setImmediate(turn);
+      };
+      setImmediate(turn);
+
+      await accessLog.publish(records);
+      written = true;
+
+      // On the loop's own thread the batch would be one synchronous insert: no turn could run until it ended.
+      expect(turns).toBeGreaterThan(10);
+      expect((await (await accessLog.openStore()).usage([clientId], NOW)).get(clientId)?.usage.last24h).toBe(20_000);
+      await accessLog.close();
+    });
+  });
+
   describe('a data directory of an earlier version, with its access log in files', () => {
     const clientId = aUniqueClientId();
     const [older, newer] = [anAccessRecord(clientId, 25 * 3_600_000), anAccessRecord(clientId, 2 * MINUTE, { status: 304 })];

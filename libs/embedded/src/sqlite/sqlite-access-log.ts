@@ -1,9 +1,6 @@
-import type { SQLInputValue } from 'node:sqlite';
 import type { AccessRecord, AccessResource } from '@rsd/contracts';
 import {
   bucketStart,
-  countsAsRefusal,
-  countsAsUse,
   dailyFromHours,
   NO_USAGE,
   USAGE_BUCKET_RETENTION_MS,
@@ -14,16 +11,16 @@ import {
 } from '@rsd/domain';
 import type { AccessLog, AccessLogStore } from '@rsd/ports';
 import { silentLogger } from '../embedded-logger';
-import { integer, text } from './database';
+import { BUSY_TIMEOUT_MS, integer, text } from './database';
 import { openStoreDatabase } from './store-database';
-import { CHANGES, createAccessLogTables, insertMany, QUERIES } from './access-log-tables';
+import { CHANGES, createAccessLogTables, QUERIES } from './access-log-tables';
+import { ACCESS_BATCH_STATEMENTS, accessBatchOf, writeAccessBatch } from './access-log-batch';
+import { startAccessLogWriter } from './access-log-writer';
 import { importEarlierAccessLog } from './import-earlier-access-log';
 import type { ImportLogger } from './import-earlier-data';
 
 /** Rows deleted per turn of the event loop, each batch its own commit: a prune never holds the loop for long. */
 export const PRUNE_BATCH = 1_000;
-/** Records inserted by one statement (the rest of a batch row by row). */
-const INSERT_CHUNK = 32;
 
 export interface SqliteAccessLogOptions {
   /** DATA_DIR/access-log.sqlite: a database of its own, apart from the event log's (docs/decisions.md). */
@@ -34,8 +31,9 @@ export interface SqliteAccessLogOptions {
 }
 
 /**
- * The embedded runtime's access log (decision 21). Publishing writes the store directly: the read
- * API and the credentials service share the process.
+ * The embedded runtime's access log (decision 21). Publishing writes the store directly, from the
+ * access log's writer thread (access-log-writer.ts): the read API and the credentials service share
+ * the process, and the read API's event loop only hands the batch over.
  */
 export async function openSqliteAccessLog(options: SqliteAccessLogOptions): Promise<AccessLog> {
   if (options.importFrom !== undefined) {
@@ -45,11 +43,17 @@ export async function openSqliteAccessLog(options: SqliteAccessLogOptions): Prom
       log: options.log ?? { ...silentLogger, info: () => undefined },
     });
   }
+  // The store first: it creates the tables the thread writes to.
   const store = openSqliteAccessLogStore({ file: options.file });
+  const writer = startAccessLogWriter({ file: options.file, busyTimeoutMs: BUSY_TIMEOUT_MS });
   return {
-    publish: (records) => store.add(records),
+    publish: (records) => (records.length === 0 ? Promise.resolve() : writer.write(accessBatchOf(records))),
     openStore: () => Promise.resolve(store),
-    close: () => store.close(),
+    // The thread's connection first, so that the store's closes last and checkpoints what is left.
+    close: async () => {
+      await writer.stop();
+      await store.close();
+    },
   };
 }
 
@@ -69,54 +73,6 @@ export function openSqliteAccessLogStore(options: { file: string }): AccessLogSt
     createAccessLogTables({ exec: (sql) => db.exec(sql), prepare: (sql) => db.statement(sql) }),
   );
   const { statement, read, changeSoon } = store;
-
-  /** Adds a batch's successful reads and refusals to their minutes and hours, and moves each Client ID's last use on. */
-  function count(minutes: Map<string, Counted & { minute: string }>, lastUses: Map<string, string>): void {
-    const hours = new Map<string, Counted & { start: number }>();
-    const add = statement(CHANGES.countReadsAndRefusals);
-    for (const { clientId, minute, reads, refusals } of minutes.values()) {
-      const start = Date.parse(`${minute}:00.000Z`);
-      add.run(clientId, 'minute', start, reads, refusals);
-      const hourStart = bucketStart('hour', start);
-      const key = `${clientId} ${hourStart}`;
-      const hour = hours.get(key);
-      if (hour) {
-        hour.reads += reads;
-        hour.refusals += refusals;
-      } else hours.set(key, { clientId, start: hourStart, reads, refusals });
-    }
-    for (const { clientId, start, reads, refusals } of hours.values()) add.run(clientId, 'hour', start, reads, refusals);
-    const noteLastUse = statement(CHANGES.noteLastUse);
-    for (const [clientId, at] of lastUses) noteLastUse.run(clientId, at);
-  }
-
-  /**
-   * Inserts the records, and says of each whether it is new. INSERT_CHUNK rows go in one statement
-   * (a quarter less per row than one statement each: the read API's every read is a row); a chunk
-   * that finds a row already there (a batch published again) is undone and inserted row by row, so
-   * that only the new rows are known, and counted.
-   */
-  function insertNew(records: readonly AccessRecord[]): boolean[] {
-    const one = statement(CHANGES.insert);
-    const chunk = statement(insertMany(INSERT_CHUNK));
-    const inserted: boolean[] = [];
-    const rowByRow = (from: number, to: number) => {
-      for (let index = from; index < to; index += 1) inserted.push(Number(one.run(...columnsOf(records[index]!)).changes) === 1);
-    };
-    let from = 0;
-    for (; from + INSERT_CHUNK <= records.length; from += INSERT_CHUNK) {
-      store.database.exec('SAVEPOINT access_chunk');
-      const values = records.slice(from, from + INSERT_CHUNK).flatMap(columnsOf);
-      if (Number(chunk.run(...values).changes) === INSERT_CHUNK) inserted.push(...Array<boolean>(INSERT_CHUNK).fill(true));
-      else {
-        store.database.exec('ROLLBACK TO access_chunk');
-        rowByRow(from, from + INSERT_CHUNK);
-      }
-      store.database.exec('RELEASE access_chunk');
-    }
-    rowByRow(from, records.length);
-    return inserted;
-  }
 
   /** Runs `batch` (which deletes at most PRUNE_BATCH rows and says whether more are left) once per turn, each its own commit. */
   async function turnByTurn(batch: () => boolean): Promise<void> {
@@ -150,28 +106,8 @@ export function openSqliteAccessLogStore(options: { file: string }): AccessLogSt
   return {
     add(records) {
       if (records.length === 0) return read(() => undefined);
-      return changeSoon(() => {
-        const inserted = insertNew(records);
-        const minutes = new Map<string, Counted & { minute: string }>();
-        const lastUses = new Map<string, string>();
-        for (const [index, { clientId, at, resource, status }] of records.entries()) {
-          // Only a row inserted now is counted: a record added again is counted once.
-          if (!inserted[index]) continue;
-          const read = countsAsUse({ resource, status }) ? 1 : 0;
-          const refusal = countsAsRefusal({ resource, status }) ? 1 : 0;
-          if (read + refusal === 0) continue;
-          // `at` is one fixed ISO form: its first 16 characters name its minute, with no date to parse per record.
-          const minute = at.slice(0, 16);
-          const key = `${clientId} ${minute}`;
-          const counted = minutes.get(key);
-          if (counted) {
-            counted.reads += read;
-            counted.refusals += refusal;
-          } else minutes.set(key, { clientId, minute, reads: read, refusals: refusal });
-          if (read === 1 && at > (lastUses.get(clientId) ?? '')) lastUses.set(clientId, at);
-        }
-        count(minutes, lastUses);
-      });
+      const batch = accessBatchOf(records);
+      return changeSoon(() => writeAccessBatch({ prepare: statement }, batch, ACCESS_BATCH_STATEMENTS));
     },
 
     page(clientId, { limit, after }) {
@@ -239,18 +175,6 @@ function widestRanges(ranges: readonly BucketRange[]): BucketRange[] {
     (range) =>
       !ranges.some((other) => other !== range && other.grain === range.grain && other.from <= range.from && end(other) >= end(range)),
   );
-}
-
-/** What a batch adds to one bucket of one Client ID. */
-interface Counted {
-  clientId: string;
-  reads: number;
-  refusals: number;
-}
-
-/** The columns of CHANGES.insert, in its order. */
-function columnsOf({ clientId, at, requestId, id, resource, status, code, clientAddress }: AccessRecord): SQLInputValue[] {
-  return [clientId, at, requestId, id, resource, status, code, clientAddress];
 }
 
 function textOrNull(value: unknown): string | null {
