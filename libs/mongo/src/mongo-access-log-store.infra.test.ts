@@ -22,6 +22,24 @@ describeWithMongo('MongoDB access log store', 'rsd_access', (mongo) => {
     expect((await two.usage([clientId], NOW)).get(clientId)?.usage).toEqual({ last24h: 27, last30d: 27 });
   });
 
+  test('when a batch was inserted but not counted (the process stopped between), then its delivery again counts every record', async () => {
+    const db = mongo.freshDatabase();
+    const store = await openMongoAccessLogStore(db, { retentionDays: 90 });
+    const clientId = aUniqueClientId();
+    const counted = Array.from({ length: 5 }, (_, n) => anAccessRecord(clientId, (40 - n) * 1_000));
+    const uncounted = Array.from({ length: 12 }, (_, n) => anAccessRecord(clientId, (20 - n) * 1_000));
+    await store.add(counted);
+    // What an insert leaves when the process stops before the counts: the entries, and no usage.
+    await db
+      .collection(ACCESS_LOG_COLLECTION)
+      .insertMany(uncounted.map(({ id, ...fields }) => ({ ...fields, _id: id as never, at: new Date(fields.at) })));
+
+    await store.add(uncounted);
+
+    expect(await store.page(clientId, { limit: 100 })).toHaveLength(17);
+    expect((await store.usage([clientId], NOW)).get(clientId)?.usage).toEqual({ last24h: 17, last30d: 17 });
+  });
+
   test('when records are stored, then the documents hold the entry and a date for expiry, and the server either expires them or leaves it to prune', async () => {
     const db = mongo.freshDatabase();
     let expiry: string | undefined;

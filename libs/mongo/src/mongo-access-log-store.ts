@@ -61,11 +61,11 @@ export interface MongoAccessLogStoreOptions {
  *
  * Records are inserted with their own id as `_id`, so a batch the projection delivers again is kept
  * once. Usage (successful reads, and refusals for decision 38's chart) is kept per minute and per hour
- * (usage.ts) and made from the records themselves: after an insert, each minute it touched is counted
- * again from `access_log` (at most a few hundred records) and its hour summed from its minutes, and
- * the result is written with `$max`. Counts only grow, and the last recount follows the last insert,
- * so duplicates, replays, crashes between the two writes and concurrent projections all end at the
- * right number.
+ * (usage.ts): after an insert whose records were all new, each minute it touched is raised by what it
+ * added (`$inc`); after one that met records already there (a replay, perhaps after a crash between
+ * the insert and the counts), each minute is counted again from `access_log` and written with `$max`.
+ * Each hour is then summed from its minutes, with `$max`. Counts only grow, so duplicates, replays and
+ * crashes between the writes all end at the right number.
  *
  * `at` and the buckets are dates under TTL indexes (records after `retentionDays`, buckets after
  * 31 days). FerretDB 1.24 has no TTL indexes: there `prune` deletes by date.
@@ -79,24 +79,32 @@ export async function openMongoAccessLogStore(db: Db, options: MongoAccessLogSto
   await ensureExpiry(usage, 'bucket', USAGE_BUCKET_RETENTION_MS / 1000);
   options.onExpiry?.(entriesExpire ? 'ttl-index' : 'prune');
 
-  async function insertOnce(records: readonly AccessRecord[]): Promise<void> {
+  /** Inserts the records and answers whether every one was new: a record delivered before is kept once, by its `_id`. */
+  async function insertOnce(records: readonly AccessRecord[]): Promise<'all new' | 'some known'> {
     try {
       await entries.insertMany(records.map(documentOf), { ordered: false });
+      return 'all new';
     } catch (error) {
       // Records delivered before are already there; anything else is a real failure.
       if (!(error instanceof MongoBulkWriteError)) throw error;
       const failures = [error.writeErrors].flat();
       if (!failures.every((failure) => failure.code === 11000)) throw error;
+      return 'some known';
     }
   }
 
-  // FerretDB 1.24 applies `$max` as a read and then a rewrite of the document, so two raises of one
-  // bucket at once (batches of two partitions) can end at the smaller value: they take turns here.
-  // MongoDB's `$max` is atomic on its own, and then the turns cost only their order.
+  // FerretDB 1.24 applies `$max` and `$inc` as a read and then a rewrite of the document, so two raises
+  // of one bucket at once (batches of two partitions) can end at the smaller value: they take turns
+  // here. MongoDB's are atomic on their own, and then the turns cost only their order.
   const raises = createPerKeyQueue();
 
-  function raise(filter: { _id: string }, update: Partial<UsageDocument>, onInsert: Partial<UsageDocument>): Promise<void> {
-    const write = () => usage.updateOne(filter, { $max: update, $setOnInsert: onInsert }, { upsert: true });
+  function raise(
+    filter: { _id: string },
+    update: Partial<UsageDocument>,
+    onInsert: Partial<UsageDocument>,
+    operator: '$max' | '$inc' = '$max',
+  ): Promise<void> {
+    const write = () => usage.updateOne(filter, { [operator]: update, $setOnInsert: onInsert }, { upsert: true });
     return raises.run(filter._id, async () => {
       try {
         await write();
@@ -108,9 +116,18 @@ export async function openMongoAccessLogStore(db: Db, options: MongoAccessLogSto
     });
   }
 
-  /** Counts again what `records` touched: the successful reads (countsAsUse) and the refusals (countsAsRefusal) of their minutes. */
-  async function recount(records: readonly AccessRecord[]): Promise<void> {
-    const minutes = new Map<string, { clientId: string; start: number; reads: boolean; refusals: boolean }>();
+  /**
+   * Brings the minutes `records` touched up to date: the successful reads (countsAsUse) and the
+   * refusals (countsAsRefusal). When every record was new (`all new`, the usual case), each minute is
+   * raised by what the batch adds to it (`$inc`): one write, whatever the minute already holds. When
+   * some were there already (a batch delivered again, perhaps after a crash between its insert and
+   * its counts), each minute is counted again from `access_log` and raised to that (`$max`), which
+   * also repairs a count the crash left short. A recount reads the whole minute: with the rate limit
+   * lifted (a benchmark, thousands of reads a minute for one credential) counting every batch again
+   * cost the database a scan per batch, and made the projection's cost grow with the minute.
+   */
+  async function count(records: readonly AccessRecord[], inserted: 'all new' | 'some known'): Promise<void> {
+    const minutes = new Map<string, { clientId: string; start: number; reads: number; refusals: number }>();
     const lastUses = new Map<string, string>();
     for (const record of records) {
       const [read, refusal] = [countsAsUse(record), countsAsRefusal(record)];
@@ -118,18 +135,25 @@ export async function openMongoAccessLogStore(db: Db, options: MongoAccessLogSto
       const { clientId, at } = record;
       const start = bucketStart('minute', Date.parse(at));
       const key = `${clientId} ${start}`;
-      const touched = minutes.get(key) ?? { clientId, start, reads: false, refusals: false };
-      minutes.set(key, { ...touched, reads: touched.reads || read, refusals: touched.refusals || refusal });
+      const touched = minutes.get(key) ?? { clientId, start, reads: 0, refusals: 0 };
+      minutes.set(key, { ...touched, reads: touched.reads + (read ? 1 : 0), refusals: touched.refusals + (refusal ? 1 : 0) });
       if (read && at > (lastUses.get(clientId) ?? '')) lastUses.set(clientId, at);
     }
     const hours = new Map<string, { clientId: string; start: number }>();
     for (const { clientId, start, reads, refusals } of minutes.values()) {
-      const ofMinute = { clientId, at: { $gte: new Date(start), $lt: new Date(start + MINUTE_MS) } };
-      // Decision 38's claims are listed, counted neither as reads nor as refusals.
-      const counts: Pick<UsageDocument, 'reads' | 'refusals'> = {};
-      if (reads) counts.reads = await entries.countDocuments({ ...ofMinute, status: { $gte: 200, $lt: 400 }, resource: { $ne: 'claim' } });
-      if (refusals) counts.refusals = await entries.countDocuments({ ...ofMinute, status: { $gte: 400 }, resource: { $ne: 'claim' } });
-      await raise({ _id: bucketId(clientId, 'minute', start) }, counts, { clientId, grain: 'minute', bucket: new Date(start) });
+      const bucket = { _id: bucketId(clientId, 'minute', start) };
+      const onInsert = { clientId, grain: 'minute' as const, bucket: new Date(start) };
+      if (inserted === 'all new') await raise(bucket, { reads, refusals }, onInsert, '$inc');
+      else {
+        const ofMinute = { clientId, at: { $gte: new Date(start), $lt: new Date(start + MINUTE_MS) } };
+        // Decision 38's claims are listed, counted neither as reads nor as refusals.
+        const counts: Pick<UsageDocument, 'reads' | 'refusals'> = {};
+        if (reads > 0)
+          counts.reads = await entries.countDocuments({ ...ofMinute, status: { $gte: 200, $lt: 400 }, resource: { $ne: 'claim' } });
+        if (refusals > 0)
+          counts.refusals = await entries.countDocuments({ ...ofMinute, status: { $gte: 400 }, resource: { $ne: 'claim' } });
+        await raise(bucket, counts, onInsert);
+      }
       const hour = bucketStart('hour', start);
       hours.set(`${clientId} ${hour}`, { clientId, start: hour });
     }
@@ -152,8 +176,7 @@ export async function openMongoAccessLogStore(db: Db, options: MongoAccessLogSto
   return reportingOutages<AccessLogStore>({
     async add(records) {
       if (records.length === 0) return;
-      await insertOnce(records);
-      await recount(records);
+      await count(records, await insertOnce(records));
     },
 
     async page(clientId, { limit, after }) {
