@@ -519,7 +519,8 @@ describeWithInfra('kafka', 'the distributed runtime, four processes over real Ka
       });
     });
     await consumer.disconnect();
-    haystacks.push(values.join('\n'));
+    // Searched one record at a time: a broker that served earlier runs (benchmarks) may hold more than one string can.
+    for (const value of values) haystacks.push(value);
 
     const client = await MongoClient.connect(env.MONGO_URL!);
     const searchedCollections: string[] = [];
@@ -538,6 +539,6 @@ describeWithInfra('kafka', 'the distributed runtime, four processes over real Ka
     expect(topics).toContain(ACCESS_LOG_TOPIC);
     expect(values.some((v) => v.includes('"records":[{'))).toBe(true);
     expect(searchedCollections).toEqual(expect.arrayContaining(['access_log', 'access_usage']));
-    for (const key of issuedKeys) for (const haystack of haystacks) expect(haystack.includes(key)).toBe(false);
+    expect(issuedKeys.filter((key) => haystacks.some((haystack) => haystack.includes(key)))).toEqual([]);
   }, 120_000);
 });

@@ -311,7 +311,8 @@ describeWithInfra('kafka', 'webhooks on the distributed runtime, four processes 
     const haystacks = [credentials, scoreIngest, readApi, notifier].map((service) => service.output());
     expect(haystacks[3]).toContain('webhook delivery failed; will retry');
 
-    haystacks.push(await kafkaValues());
+    // One record at a time: a broker that served earlier runs (benchmarks) may hold more than one string can.
+    for (const value of await kafkaValues()) haystacks.push(value);
 
     const client = await MongoClient.connect(env.MONGO_URL!);
     const searched: Record<string, string[]> = {};
@@ -341,11 +342,11 @@ describeWithInfra('kafka', 'webhooks on the distributed runtime, four processes 
     expect(webhookSecrets).toHaveLength(2);
 
     const needles = [...issuedKeys, ...webhookSecrets, ...webhookSecrets.map((secret) => secret.slice('whsec_'.length)), webhookSecretKey];
-    for (const needle of needles) for (const haystack of haystacks) expect(haystack.includes(needle)).toBe(false);
+    expect(needles.filter((needle) => haystacks.some((haystack) => haystack.includes(needle)))).toEqual([]);
   }, 120_000);
 
-  /** Every record of every rsd.* topic, key and value, as one string. */
-  async function kafkaValues(): Promise<string> {
+  /** Every record of every rsd.* topic, key and value. */
+  async function kafkaValues(): Promise<string[]> {
     const kafka = new Kafka({ brokers: env.KAFKA_BROKERS!.split(','), clientId: `hooks-leak-${runId}`, logLevel: logLevel.NOTHING });
     const admin = kafka.admin();
     await admin.connect();
@@ -370,7 +371,7 @@ describeWithInfra('kafka', 'webhooks on the distributed runtime, four processes 
     await consumer.disconnect();
     // This run's organization is in them: the topics read are the ones this run wrote to.
     expect(values.some((value) => value.includes(ORG))).toBe(true);
-    return values.join('\n');
+    return values;
   }
 
   /** The notifier's main.js with `tried` as its environment, until it exits (or `timeoutMs`, a failure). */

@@ -71,14 +71,40 @@ describe('access recorder (decision 21)', () => {
     await recorder.stop(1_000);
   });
 
-  test('when a whole batch is waiting, then it goes out without waiting for the interval, and no batch is larger', async () => {
+  test('when a whole batch is waiting, then it goes out without waiting for the interval, no batch is larger, and the rest waits for the interval', async () => {
     const stream = aStream();
     const { recorder } = aRecorder(stream.publish);
 
     for (let n = 0; n < 25; n += 1) recorder.record(aRecord());
     await jest.advanceTimersByTimeAsync(0);
+    const atOnce = stream.batches.map((batch) => batch.length);
+    await jest.advanceTimersByTimeAsync(1_000);
 
+    expect(atOnce).toEqual([10, 10]);
     expect(stream.batches.map((batch) => batch.length)).toEqual([10, 10, 5]);
+    await recorder.stop(1_000);
+  });
+
+  test('when records keep arriving while a batch is being published, then only whole batches go out until the interval', async () => {
+    let release: () => void = () => undefined;
+    const batches: number[] = [];
+    const slow = (records: readonly AccessRecord[]) => {
+      batches.push(records.length);
+      return new Promise<void>((done) => (release = done));
+    };
+    const { recorder } = aRecorder(slow);
+
+    for (let n = 0; n < 10; n += 1) recorder.record(aRecord());
+    await jest.advanceTimersByTimeAsync(0);
+    for (let n = 0; n < 3; n += 1) recorder.record(aRecord());
+    release();
+    await jest.advanceTimersByTimeAsync(0);
+    const beforeInterval = [...batches];
+    await jest.advanceTimersByTimeAsync(1_000);
+    release();
+
+    expect(beforeInterval).toEqual([10]);
+    expect(batches).toEqual([10, 3]);
     await recorder.stop(1_000);
   });
 

@@ -35,8 +35,8 @@ const DROP_WARNING_INTERVAL_MS = 10_000;
 
 /**
  * Decision 21 off the request path. A request hands its record over when its answer is finished;
- * batches go to the stream every `flushIntervalMs`, or as soon as `batchSize` are waiting, one
- * publish at a time. While the stream cannot take them they wait in a bounded buffer (oldest first,
+ * whatever waits goes to the stream every `flushIntervalMs`, and a whole batch as soon as
+ * `batchSize` are waiting, one publish at a time. While the stream cannot take them they wait in a bounded buffer (oldest first,
  * so the stream gets them in order when it is back); once the buffer is full, new records are
  * dropped and counted (`access_log_dropped_total`). A read is never delayed or failed by its record.
  */
@@ -45,6 +45,8 @@ export function createAccessRecorder(options: AccessRecorderOptions): AccessReco
   let buffer: AccessRecord[] = [];
   let flushing: Promise<void> | undefined;
   let flushSoon = false;
+  /** Set by flush(): the publish under way goes on past whole batches, to the last record. */
+  let drainAll = false;
   let stopped = false;
   let dropped = 0;
   let streamAway = false;
@@ -57,8 +59,13 @@ export function createAccessRecorder(options: AccessRecorderOptions): AccessReco
     metrics?.dropped(reason, count);
   }
 
+  /**
+   * Whole batches only, unless a flush asked for everything: publishing whatever had arrived during
+   * the last publish sent a batch per round trip to the stream (about 40 records at 14,000 reads/s
+   * instead of 500), and each message costs the read API its encoding and system calls.
+   */
   async function publishWaiting(): Promise<void> {
-    while (buffer.length > 0) {
+    while (buffer.length >= batchSize || (drainAll && buffer.length > 0)) {
       const batch = buffer.slice(0, batchSize);
       try {
         await publish(batch);
@@ -76,9 +83,16 @@ export function createAccessRecorder(options: AccessRecorderOptions): AccessReco
     }
   }
 
+  /** Everything waiting, a batch at a time; a publish of whole batches already under way carries on to the end. */
   function flush(): Promise<void> {
+    drainAll = true;
+    return publishing();
+  }
+
+  function publishing(): Promise<void> {
     flushing ??= publishWaiting().finally(() => {
       flushing = undefined;
+      drainAll = false;
       metrics?.buffered(buffer.length);
     });
     return flushing;
@@ -105,7 +119,7 @@ export function createAccessRecorder(options: AccessRecorderOptions): AccessReco
         flushSoon = true;
         setImmediate(() => {
           flushSoon = false;
-          void flush();
+          void publishing();
         });
       }
     },
