@@ -21,6 +21,7 @@ import {
 } from '@rsd/platform';
 import { systemClock, type Clock } from '@rsd/ports';
 import { dependencyOf } from './dependency-of';
+import { tuneHeapForServing } from './heap-tuning';
 import { openRuntime, type Runtime } from './open-runtime';
 import { runtimeConfigSchema, type RuntimeKind } from './runtime-config';
 import { resolveSecrets, type SecretSpec } from './secrets';
@@ -63,6 +64,7 @@ const processConfigSchema = z.object({ LOG_LEVEL: variables.logLevel() });
  */
 export async function runServices(definitions: readonly AnyServiceDefinition[], options: RunOptions): Promise<RunningProcess> {
   const { name, env, clock = systemClock } = options;
+  tuneHeapForServing();
   const needs = [...new Set(definitions.flatMap((definition) => definition.needs))];
   const runtimeSettings = loadConfig(runtimeConfigSchema({ defaultRuntime: options.defaultRuntime ?? 'distributed', needs }), env);
   const [{ LOG_LEVEL }, tracingConfig] = loadConfigs([processConfigSchema, tracingConfigSchema], env);
