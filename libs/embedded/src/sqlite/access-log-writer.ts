@@ -5,8 +5,8 @@ import { ACCESS_BATCH_STATEMENTS, writeAccessBatch, type AccessBatch } from './a
  * The embedded access log's one writer, on a thread of its own. The read API hands it a batch of
  * records every few hundred reads; inserting them and adding them to the usage counts took the event
  * loop 4 µs a read (a 500-record batch held it about 2 ms), time every read then waited for. Here
- * the loop only serializes the batch; the thread inserts it on a connection of its own, in short
- * transactions, and answers once the last is committed, so the store's readers see it as soon as the
+ * the loop only serializes the batch; the thread inserts it on a connection of its own, in one
+ * transaction, and answers once it is committed, so the store's readers see it as soon as the
  * publish resolves. Its commits are not synced by themselves, as the store's were not: a killed
  * process loses nothing, and a power cut only the last few.
  *
@@ -46,14 +46,9 @@ parentPort.on('message', (message) => {
     return;
   }
   try {
-    const batch = JSON.parse(message.batch);
-    // A transaction per slice: the store's own writes (a create's, on the event loop) wait at most for one.
-    for (let from = 0; from < batch.rows.length; from += workerData.recordsPerTransaction) {
-      const to = from + workerData.recordsPerTransaction;
-      db.exec('BEGIN IMMEDIATE');
-      writeAccessBatch(connection, { rows: batch.rows.slice(from, to), counts: batch.counts.slice(from, to) }, workerData.statements);
-      db.exec('COMMIT');
-    }
+    db.exec('BEGIN IMMEDIATE');
+    writeAccessBatch(connection, JSON.parse(message.batch), workerData.statements);
+    db.exec('COMMIT');
     parentPort.postMessage({ id: message.id });
   } catch (error) {
     if (db.isTransaction) db.exec('ROLLBACK');
@@ -62,25 +57,10 @@ parentPort.on('message', (message) => {
 });
 `;
 
-/**
- * Records written per transaction. The store's connection writes on the event loop (a create's
- * record, its event, the outbox), and while this thread holds the write lock it waits, in SQLite's
- * busy handler, which sleeps in steps of 1, 2, 5, 10 ms: one transaction for a whole batch of 500
- * made a create's p99 27-38 ms in bench:scale, where short ones kept it under 20. A record is
- * inserted and counted once whichever transaction holds it, so a batch cut short by a failure is
- * published again whole and only its missing records are added.
- */
-const RECORDS_PER_TRANSACTION = 32;
-
 export function startAccessLogWriter(options: { file: string; busyTimeoutMs: number }): AccessLogWriter {
   const worker = new Worker(WORKER_SOURCE, {
     eval: true,
-    workerData: {
-      file: options.file,
-      busyTimeoutMs: options.busyTimeoutMs,
-      statements: ACCESS_BATCH_STATEMENTS,
-      recordsPerTransaction: RECORDS_PER_TRANSACTION,
-    },
+    workerData: { file: options.file, busyTimeoutMs: options.busyTimeoutMs, statements: ACCESS_BATCH_STATEMENTS },
   });
   // Idle between batches: the process may exit while it sleeps (stop waits for what was handed over).
   worker.unref();
