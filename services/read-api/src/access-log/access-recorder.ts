@@ -36,9 +36,10 @@ const DROP_WARNING_INTERVAL_MS = 10_000;
 /**
  * Decision 21 off the request path. A request hands its record over when its answer is finished;
  * whatever waits goes to the stream every `flushIntervalMs`, and a whole batch as soon as
- * `batchSize` are waiting, one publish at a time. While the stream cannot take them they wait in a bounded buffer (oldest first,
- * so the stream gets them in order when it is back); once the buffer is full, new records are
- * dropped and counted (`access_log_dropped_total`). A read is never delayed or failed by its record.
+ * `batchSize` are waiting, one publish at a time. While the stream cannot take them they wait in a
+ * bounded buffer (oldest first, so the stream gets them in order when it is back); once the buffer
+ * is full, new records are dropped and counted (`access_log_dropped_total`). A read is never delayed
+ * or failed by its record.
  */
 export function createAccessRecorder(options: AccessRecorderOptions): AccessRecorder {
   const { publish, maxBuffered, batchSize, flushIntervalMs, log, metrics } = options;
