@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { signDevToken } from '@rsd/platform';
 import { buildDataSet, type Reader } from './build-data-set';
 import { removeDirectory, trackDirectory } from './cleanup';
-import { createsWhileReading } from './create-stall';
+import { createsWhileReadingApart } from './create-stall';
 import { describe, type DataSetShape } from './data-set-shape';
 import { ingestLoad, scoreLoad } from './http-load';
 import { idleFigures } from './idle';
@@ -149,7 +149,13 @@ async function measureRunning(
     figures.idleCpuPercent = idle.cpuPercent;
   });
   await step('creates while reading', async () => {
-    const created = await createsWhileReading(product.urls, reader.organizationId, adminToken, reader, settings.createBudgetMs);
+    const created = await createsWhileReadingApart({
+      urls: product.urls,
+      organizationId: reader.organizationId,
+      token: adminToken,
+      reader,
+      budgetMs: settings.createBudgetMs,
+    });
     figures.creates = created.creates;
     figures.createP50Ms = created.p50Ms;
     figures.createP99Ms = created.p99Ms;
@@ -184,7 +190,13 @@ async function measureRunning(
       await answer.arrayBuffer();
       if (answer.status !== 202) throw new Error(`bulk ingest answered ${answer.status}`);
     }
-    const created = await createsWhileReading(product.urls, reader.organizationId, adminToken, reader, settings.createBudgetMs);
+    const created = await createsWhileReadingApart({
+      urls: product.urls,
+      organizationId: reader.organizationId,
+      token: adminToken,
+      reader,
+      budgetMs: settings.createBudgetMs,
+    });
     figures.createP99AfterIngestMs = created.p99Ms;
     figures.stallAfterIngestMs = created.stallMs;
     if (created.failedReads > 0) notes.push(`creates after the bulk ingest: ${created.failedReads} of ${created.reads} reads failed`);
