@@ -95,8 +95,9 @@ events and writing both files (synced). First start = spawn of services/embedded
 'embedded runtime ready' line on the new data directory (the import row: the seconds the storage's own
 'imported a file …' log lines give, where it logs them); start-up = the same after a SIGTERM stop.
 RSS = VmRSS 2 s after start-up; idle CPU = utime+stime over the next 10 s without requests. Creates =
-POST …/authorizations with a real token, four in flight (200, or as many as the budget allows), while
-one keep-alive connection reads /score back to back; the stall is its slowest answer meanwhile; measured
+POST …/authorizations with a real token, four in flight (1,000, or as many as the budget allows; their
+four connections opened first), while one keep-alive connection reads /score back to back, from a
+client process of its own; the stall is its slowest answer meanwhile; measured
 again right after 200,000 scores were posted in batches of 1,000, while the views take them in.
 /score = autocannon, 32 connections, 10 s after 2 s of warm-up, cycling over 8 readers spread over the
 data set. Ingest = autocannon POST /v1/scores for 5 s after 1 s of warm-up, today's scores of the data

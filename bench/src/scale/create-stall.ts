@@ -5,10 +5,12 @@ import type { Reader } from './build-data-set';
 import { percentile, sleep } from './percentiles';
 
 export interface CreateFigures {
-  /** Creates measured: 200, or fewer when the time budget ran out first. */
+  /** Creates measured: CREATES, or fewer when the time budget ran out first. */
   creates: number;
   p50Ms: number;
   p99Ms: number;
+  /** The slowest create: the p99 says how often, this how bad. */
+  maxMs: number;
   /** The slowest /score answer among the reads that overlapped the creates. */
   stallMs: number;
   reads: number;
@@ -25,7 +27,13 @@ export interface CreateStallRequest {
   budgetMs: number;
 }
 
-const CREATES = 200;
+/**
+ * Enough creates for a p99 of a distribution, not of one moment: four in flight, 200 took 0.2–0.4
+ * s, and their p99 (the third slowest) was whether a garbage collection of the product's began in
+ * that window, since its pause holds the four creates in flight at once. 1,000 take about a second
+ * and a quarter, and the slowest is reported beside the p99.
+ */
+export const CREATES = 1_000;
 /** Issue 27: administrators create four at a time; their creates must share the store's syncs. */
 const IN_FLIGHT = 4;
 
@@ -109,6 +117,7 @@ export async function createsWhileReading(
     creates: latencies.length,
     p50Ms: percentile(latencies, 0.5),
     p99Ms: percentile(latencies, 0.99),
+    maxMs: percentile(latencies, 1),
     stallMs: during.reduce((worst, read) => Math.max(worst, read.to - read.from), during.length > 0 ? 0 : NaN),
     reads: during.length,
     failedReads: during.filter((read) => read.status !== 200).length,

@@ -13,7 +13,7 @@ export interface ScaleOptions {
   events: number | undefined;
   /** How long a start may take before the column is given up (the old storage replays everything at every start). */
   startTimeoutMs: number;
-  /** The create measurement stops after 200 creates or this long, whichever comes first. */
+  /** The create measurement stops after its 1,000 creates or this long, whichever comes first. */
   createBudgetMs: number;
   /**
    * The built tree whose services/embedded/dist/main.js is measured: this one by default, or another
