@@ -8,7 +8,7 @@ import { createsWhileReading, type CreateStallRequest } from './create-stall';
 const reply = (answer: object) => process.send?.(answer, () => process.disconnect?.());
 
 process.once('message', (request: CreateStallRequest) => {
-  createsWhileReading(request.urls, request.organizationId, request.token, request.reader, request.budgetMs).then(
+  createsWhileReading(request).then(
     (figures) => reply({ figures }),
     (error: unknown) => reply({ failed: error instanceof Error ? error.message : String(error) }),
   );

@@ -58,13 +58,7 @@ export function createsWhileReadingApart(request: CreateStallRequest): Promise<C
  * rewritten whole on every change, a create blocks the process for as long as the rewrite takes,
  * and the reader sees it as a stall.
  */
-export async function createsWhileReading(
-  urls: { credentials: string; readApi: string },
-  organizationId: string,
-  token: string,
-  reader: Reader,
-  budgetMs: number,
-): Promise<CreateFigures> {
+export async function createsWhileReading({ urls, organizationId, token, reader, budgetMs }: CreateStallRequest): Promise<CreateFigures> {
   const agent = new Agent({ keepAlive: true, maxSockets: 1 });
   const readUrl = `${urls.readApi}/v1/customers/${reader.clientId}/score`;
   const readHeaders = { 'x-api-key': reader.apiKey };

@@ -143,6 +143,14 @@ async function measureRunning(
   const adminToken = await signDevToken(settings.secret, { org: reader.organizationId, scope: 'authorizations:write' });
   // A scoring engine's token: no org claim, so it posts for every organization.
   const engineToken = await signDevToken(settings.secret, { scope: 'scores:write' });
+  const createRound = () =>
+    createsWhileReadingApart({
+      urls: product.urls,
+      organizationId: reader.organizationId,
+      token: adminToken,
+      reader,
+      budgetMs: settings.createBudgetMs,
+    });
 
   await step('idle: RSS and CPU', async () => {
     const idle = await idleFigures(product.pid);
@@ -151,13 +159,7 @@ async function measureRunning(
     figures.idleCpuPercent = idle.cpuPercent;
   });
   await step('creates while reading', async () => {
-    const created = await createsWhileReadingApart({
-      urls: product.urls,
-      organizationId: reader.organizationId,
-      token: adminToken,
-      reader,
-      budgetMs: settings.createBudgetMs,
-    });
+    const created = await createRound();
     figures.creates = created.creates;
     figures.createP50Ms = created.p50Ms;
     figures.createP99Ms = created.p99Ms;
@@ -194,13 +196,7 @@ async function measureRunning(
       await answer.arrayBuffer();
       if (answer.status !== 202) throw new Error(`bulk ingest answered ${answer.status}`);
     }
-    const created = await createsWhileReadingApart({
-      urls: product.urls,
-      organizationId: reader.organizationId,
-      token: adminToken,
-      reader,
-      budgetMs: settings.createBudgetMs,
-    });
+    const created = await createRound();
     figures.createP99AfterIngestMs = created.p99Ms;
     figures.createMaxAfterIngestMs = created.maxMs;
     figures.stallAfterIngestMs = created.stallMs;
