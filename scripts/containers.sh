@@ -18,7 +18,9 @@
 #
 # What setup does, and why each piece:
 #   - apt: podman, runc (crun refuses this machine's cgroup layout), netavark + aardvark-dns (a
-#     Compose network resolves service names), catatonit (`init: true`), debootstrap.
+#     Compose network resolves service names), iptables (netavark calls it to give every container
+#     its network; only a suggestion of Debian's podman, so a fresh machine lacks it), catatonit
+#     (`init: true`), debootstrap.
 #   - /etc/containers/containers.conf: runtime runc, and default ulimits within the machine's hard
 #     limits (Podman's own defaults exceed them: every start fails with `setrlimit ... not permitted`).
 #   - The Compose CLI plugin v2 as scripts/validate-deploy.sh builds it (Go module proxy; same cache),
@@ -78,7 +80,7 @@ elapsed() { awk -v a="$1" -v b="$(now)" 'BEGIN { printf "%.1fs", b - a }'; }
 
 # ---------------------------------------------------------------- packages and configuration
 
-APT_PACKAGES=(podman runc netavark aardvark-dns catatonit debootstrap ca-certificates curl)
+APT_PACKAGES=(podman runc netavark aardvark-dns iptables catatonit debootstrap ca-certificates curl)
 
 install_packages() {
   local missing=() p
