@@ -20,7 +20,8 @@
 #   - apt: podman, runc (crun refuses this machine's cgroup layout), netavark + aardvark-dns (a
 #     Compose network resolves service names), iptables (netavark calls it to give every container
 #     its network; only a suggestion of Debian's podman, so a fresh machine lacks it), catatonit
-#     (`init: true`), debootstrap.
+#     (`init: true`), debootstrap, openssl (scripts/ci/containers.sh makes the stack's secrets with it).
+#     scripts/install-steps.json lists every command these bring, and a test holds the list to the script.
 #   - /etc/containers/containers.conf: runtime runc, and default ulimits within the machine's hard
 #     limits (Podman's own defaults exceed them: every start fails with `setrlimit ... not permitted`).
 #   - The Compose CLI plugin v2 as scripts/validate-deploy.sh builds it (Go module proxy; same cache),
@@ -80,7 +81,7 @@ elapsed() { awk -v a="$1" -v b="$(now)" 'BEGIN { printf "%.1fs", b - a }'; }
 
 # ---------------------------------------------------------------- packages and configuration
 
-APT_PACKAGES=(podman runc netavark aardvark-dns iptables catatonit debootstrap ca-certificates curl)
+APT_PACKAGES=(podman runc netavark aardvark-dns iptables catatonit debootstrap ca-certificates curl openssl)
 
 install_packages() {
   local missing=() p

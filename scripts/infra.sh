@@ -606,7 +606,7 @@ redis_install() {
   if command -v redis-server >/dev/null && command -v redis-cli >/dev/null; then return 0; fi
   t0="$(now)"
   log "redis: installing Debian's redis-server (apt-get)..."
-  apt_install redis redis-server
+  apt_install redis redis-server redis-tools
   command -v redis-server >/dev/null || die "redis: redis-server still missing after apt-get install"
   log "redis: installed $(redis-server --version | awk '{print $3}') in $(elapsed "$t0")"
 }
