@@ -26,6 +26,23 @@ export default tseslint.config(
     },
   },
   {
+    // A service is built on the ports, the domain and the platform: the runtime hands it what it uses.
+    // Only an entry point (main.ts) chooses and runs the runtime; tests may build one to run a service on.
+    files: ['services/*/src/**/*.ts'],
+    ignores: ['**/main.ts', '**/*.test.ts', '**/testing/**'],
+    rules: {
+      '@typescript-eslint/no-restricted-imports': [
+        'error',
+        {
+          paths: ['@rsd/runtime', '@rsd/embedded', '@rsd/kafka', '@rsd/mongo', '@rsd/redis'].map((name) => ({
+            name,
+            message: 'A service sees only ports: take it from the ServiceContext the runtime hands it (only main.ts runs the runtime).',
+          })),
+        },
+      ],
+    },
+  },
+  {
     files: ['**/*.test.ts', 'libs/testkit/**', 'test/**'],
     rules: {
       '@typescript-eslint/no-unsafe-assignment': 'off',

@@ -46,7 +46,7 @@ async function main(): Promise<void> {
       for (const { high, low } of await admin.fetchTopicOffsets(topic)) events += Number(high) - Number(low);
     }
     process.stderr.write(`appended; ${events} events to project\n`);
-    const views = await runtime.openViewStore(READ_VIEWS);
+    const { store: views } = await runtime.openViews('read-views', READ_VIEWS);
     const started = performance.now();
     const projection = await startProjections({ eventLog: runtime.eventLog, views, log, groupId, deadLetters: false });
     await projection.caughtUp;

@@ -37,7 +37,7 @@ describe('adapter loading', () => {
     try {
       const loaded = await driversLoadedBy(
         { RUNTIME: 'embedded', DATA_DIR: dataDir },
-        'await runtime.openAuthorizationStore(); await runtime.openViewStore([]); await runtime.rateLimitStores();',
+        'await runtime.openAuthorizationStore(); await runtime.openViews("read-views", []); await runtime.rateLimitStores();',
       );
       expect(loaded).toEqual([]);
     } finally {

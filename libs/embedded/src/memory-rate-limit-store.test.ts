@@ -11,7 +11,7 @@ describe('memory rate-limit stores', () => {
     const stores = createMemoryRateLimitStores();
     const prefix = uniqueName('rl:credential:');
     const [readApi, notifier] = [stores(prefix), stores(prefix)];
-    for (const store of [readApi, notifier]) await store.init?.({ windowMs: 60_000 } as Parameters<NonNullable<typeof store.init>>[0]);
+    for (const store of [readApi, notifier]) await store.init?.({ windowMs: 60_000 });
 
     await readApi.increment('rs_client');
     await readApi.increment('rs_client');

@@ -1,6 +1,7 @@
 import { Partitioners, type Kafka, type Producer, type RetryOptions } from 'kafkajs';
 import type { Logger } from 'pino';
-import { UnavailableError, type OutgoingRecord } from '@rsd/ports';
+import { UnavailableError } from '@rsd/platform';
+import type { OutgoingRecord } from '@rsd/ports';
 
 export interface AppenderSettings {
   retry: RetryOptions;

@@ -1,6 +1,7 @@
 import { MongoBulkWriteError, ObjectId, type Db } from 'mongodb';
 import type { WebhookDelivery, WebhookEventType } from '@rsd/contracts';
-import { systemClock, type Clock, type PendingDelivery, type StoredWebhook, type WebhookStore } from '@rsd/ports';
+import { systemClock } from '@rsd/platform';
+import type { Clock, PendingDelivery, StoredWebhook, WebhookStore } from '@rsd/ports';
 import { isDuplicateKeyError } from './duplicate-key';
 import { ensureExpiry } from './expiry-index';
 import { reportingOutages } from './outages';

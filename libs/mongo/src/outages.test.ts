@@ -1,5 +1,5 @@
 import { MongoNetworkError } from 'mongodb';
-import { UnavailableError } from '@rsd/ports';
+import { UnavailableError } from '@rsd/platform';
 import { reportingOutages } from './outages';
 
 describe('reportingOutages', () => {

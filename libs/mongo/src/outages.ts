@@ -5,7 +5,7 @@ import {
   MongoServerSelectionError,
   MongoTopologyClosedError,
 } from 'mongodb';
-import { UnavailableError } from '@rsd/ports';
+import { UnavailableError } from '@rsd/platform';
 
 /** The driver's ways of saying the server cannot be reached now (timeouts included); anything else is a real fault. */
 function isOutage(error: unknown): boolean {

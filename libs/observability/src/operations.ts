@@ -1,12 +1,9 @@
 import { Router, type Express, type Request, type RequestHandler, type Response } from 'express';
 import type { Logger } from 'pino';
+import type { ReadinessCheck } from '@rsd/ports';
 import type { ServiceMetrics } from './service-metrics';
 
-/** A dependency or condition the service needs before it should take traffic. Throws when not met. */
-export interface ReadinessCheck {
-  name: string;
-  check(): Promise<void>;
-}
+export type { ReadinessCheck };
 
 /**
  * Fails until `caughtUp` resolves: a projection still catching up with what the event log held when

@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { SignJWT } from 'jose';
+import type { SecretSpec } from '@rsd/ports';
 
 export interface DevTokenClaims {
   org?: string;
@@ -46,3 +47,15 @@ export async function loadOrCreateDevSecret(dataDir: string): Promise<{ secret: 
   await writeFile(join(dataDir, DEV_SECRET_FILE), `${secret}\n`, { mode: 0o600, flag: 'wx' });
   return { secret, created: true };
 }
+
+/**
+ * The development JWT secret: with neither JWT_HS256_SECRET nor JWT_JWKS_URL set, a runtime with a
+ * data directory makes one, so `rsd token` mints tokens that stay valid across restarts. Nowhere else
+ * is one made: production verifies against JWT_JWKS_URL.
+ */
+export const DEV_JWT_SECRET: SecretSpec = {
+  variable: 'JWT_HS256_SECRET',
+  file: DEV_SECRET_FILE,
+  generate: () => randomBytes(48).toString('base64url'),
+  unlessSet: ['JWT_JWKS_URL'],
+};

@@ -2,7 +2,7 @@ import { gzipSync } from 'node:zlib';
 import express from 'express';
 import pino from 'pino';
 import { jsonBody } from './base-app';
-import { UnavailableError } from '@rsd/ports';
+import { UnavailableError } from './unavailable';
 import { errorHandler } from './http-errors';
 import { closeServer, listen, portOf } from './http-server';
 

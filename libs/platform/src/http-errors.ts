@@ -1,6 +1,6 @@
 import type { ErrorRequestHandler, RequestHandler, Response } from 'express';
 import type { Logger } from 'pino';
-import { UnavailableError } from '@rsd/ports';
+import { UnavailableError } from './unavailable';
 import { requestIdOf } from './access-log';
 import { ApiError, CODES_NOT_SENT, errorBody } from './errors';
 

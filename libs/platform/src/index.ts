@@ -18,3 +18,5 @@ export * from './validation';
 export * from './webhook-signature';
 export * from './periodic-job';
 export * from './iso-instants';
+export * from './clock';
+export * from './unavailable';

@@ -1,5 +1,6 @@
 import { spawn } from 'node:child_process';
 import { join } from 'node:path';
+import { stopInOrder } from './shutdown';
 
 /**
  * A real process with onShutdown and a closer that takes a while; the signals come as they do when it
@@ -39,5 +40,40 @@ describe('onShutdown', () => {
     expect(await child.exited).toBe(0);
     expect(child.output()).toContain('"shutting down"');
     expect(child.output()).toContain('"stopped"');
+  });
+});
+
+describe('stopInOrder', () => {
+  it('when parts are jobs, opened things and steps, then each is stopped after the one before it, in the order given', async () => {
+    const order: string[] = [];
+    const slowly = (name: string) => () => new Promise<void>((done) => setTimeout(() => (order.push(name), done()), 10));
+    const job = { stop: slowly('job') };
+    const store = { close: slowly('store') };
+    await stopInOrder(job, slowly('step'), store)();
+    expect(order).toEqual(['job', 'step', 'store']);
+  });
+
+  it('when a part can be closed and also has a stop of its own, then it is closed, not stopped', async () => {
+    class Subscription {
+      readonly calls: string[] = [];
+      close(): Promise<void> {
+        this.calls.push('close');
+        return Promise.resolve();
+      }
+      // Private to the type, there at run time: what a subscription's loop uses.
+      private stop(): Promise<void> {
+        this.calls.push('stop');
+        return Promise.resolve();
+      }
+    }
+    const subscription = new Subscription();
+    await stopInOrder(subscription)();
+    expect(subscription.calls).toEqual(['close']);
+  });
+
+  it("when a part fails, then the parts after it are not stopped and the failure is the caller's", async () => {
+    const after = { close: jest.fn(() => Promise.resolve()) };
+    await expect(stopInOrder({ stop: () => Promise.reject(new Error('stuck')) }, after)()).rejects.toThrow('stuck');
+    expect(after.close).not.toHaveBeenCalled();
   });
 });

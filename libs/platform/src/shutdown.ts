@@ -9,6 +9,23 @@ export function inOrder(...closers: Closer[]): Closer {
   };
 }
 
+/** What a service stops: a job (`stop`), something opened (`close`), or a step of its own. */
+export type Stoppable = { stop(): void | Promise<void> } | { close(): void | Promise<void> } | (() => unknown);
+
+/**
+ * Stops each part after the one before it, in the order given: a job before the store it writes. A part
+ * that can be closed is closed, even where its object also has a `stop` of its own (a subscription's
+ * class keeps one for its loop, private to the type but there at run time); a job is stopped.
+ */
+export function stopInOrder(...parts: readonly Stoppable[]): Closer {
+  return inOrder(
+    ...parts.map((part): Closer => {
+      if (typeof part === 'function') return async () => void (await part());
+      return 'close' in part ? async () => part.close() : async () => part.stop();
+    }),
+  );
+}
+
 /**
  * Runs the closers in order on SIGTERM/SIGINT, within a deadline; exits non-zero if they do not
  * finish in time or one fails.

@@ -45,7 +45,10 @@ export interface AccessLog {
   publish(records: readonly AccessRecord[]): Promise<void>;
   /** The store the credentials service reads; opened once, closed with the access log. */
   openStore(): Promise<AccessLogStore>;
-  /** Delivers every message published from now on to `handle`, in a consumer group of the credentials store's own; absent where publishing writes the store. */
-  follow?(handle: (record: EventRecord) => Promise<void>): Promise<Subscription>;
+  /**
+   * Keeps the store current with what is published from now on, through `handle`, in a consumer group
+   * of the store's own; where publishing writes the store itself, there is nothing to follow and it never calls `handle`.
+   */
+  follow(handle: (record: EventRecord) => Promise<void>): Promise<Subscription>;
   close(): Promise<void>;
 }

@@ -3,11 +3,7 @@ import type { DomainEvent } from '@rsd/contracts';
 /** A record as an event, or why it is not one (parseRecord's answer). */
 export type ParsedRecord = { event: DomainEvent } | { reason: string };
 
-/**
- * The event log: an append-only, durable, keyed log split into topics.
- * Records with the same key keep their order; offsets grow within a partition.
- * Implementations: embedded (file-backed, in-process) and Kafka.
- */
+/** A record to append: its key decides its partition, so records of one key keep their order. */
 export interface OutgoingRecord {
   key: string;
   /** Serialized JSON; the log never interprets it. */
@@ -79,6 +75,11 @@ export interface Subscription {
   close(): Promise<void>;
 }
 
+/**
+ * The event log: an append-only, durable, keyed log split into topics.
+ * Records with the same key keep their order; offsets grow within a partition.
+ * Implementations: embedded (file-backed, in-process) and Kafka.
+ */
 export interface EventLog {
   /** Resolves only once every record is durably written: callers may then acknowledge their own client. */
   append(topic: string, records: readonly OutgoingRecord[]): Promise<void>;

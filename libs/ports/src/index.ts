@@ -4,6 +4,7 @@ export * from './authorization-store';
 export * from './view-store';
 export * from './rate-limit-store';
 export * from './access-log';
-export * from './unavailable';
 export * from './webhook-store';
 export * from './console-state-store';
+export * from './runtime';
+export * from './service';

@@ -1,11 +1,5 @@
 import type { ListedView, ViewDefinition } from '@rsd/domain';
 
-/**
- * Where the read views' documents live: one versioned document store for every view, implemented
- * once per technology (memory, MongoDB) and once as a cache in front of another store. It knows
- * nothing of what a view means: the view's `evolve` decides the next state, and the store only
- * refuses a write that is not newer than what it holds.
- */
 /** Which documents of a partition a list returns; every bound is optional and they combine. */
 export interface ListRange {
   limit: number;
@@ -17,6 +11,12 @@ export interface ListRange {
   below?: string;
 }
 
+/**
+ * Where the read views' documents live: one versioned document store for every view, implemented
+ * once per technology (memory, MongoDB) and once as a cache in front of another store. It knows
+ * nothing of what a view means: the view's `evolve` decides the next state, and the store only
+ * refuses a write that is not newer than what it holds.
+ */
 export interface ViewStore {
   get<S>(view: ViewDefinition<S>, key: string): Promise<S | undefined>;
   /**

@@ -1,4 +1,4 @@
-import { MemoryStore } from 'express-rate-limit';
+import { MemoryStore, type Options } from 'express-rate-limit';
 import pino from 'pino';
 import type { RateLimitStore, RateLimitStoreFactory } from '@rsd/ports';
 import { capturedLog, describeRateLimitStoreContract } from '@rsd/testkit';
@@ -14,7 +14,7 @@ function switchableStores() {
   const stores: RateLimitStoreFactory = () => {
     const shared = new MemoryStore();
     return {
-      init: (options) => (state.down ? unavailable() : shared.init(options)),
+      init: (options) => (state.down ? unavailable() : shared.init(options as Options)),
       get: (key) => (state.down ? unavailable() : shared.get(key)),
       increment: (key) => (state.down ? unavailable() : shared.increment(key)),
       decrement: (key) => (state.down ? unavailable() : shared.decrement(key)),

@@ -1,6 +1,7 @@
 import { Redis } from 'ioredis';
 import type { Logger } from 'pino';
-import { systemClock, type Clock } from '@rsd/ports';
+import { systemClock } from '@rsd/platform';
+import type { Clock } from '@rsd/ports';
 
 export interface RedisClientOptions {
   /** Paces the connection-error log lines. */

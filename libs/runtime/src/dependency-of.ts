@@ -1,4 +1,4 @@
-import { UnavailableError } from '@rsd/ports';
+import { UnavailableError } from '@rsd/platform';
 
 /**
  * Which server a failed start-up attempt was waiting for, from the error or its causes: what the

@@ -2,67 +2,31 @@ import { join } from 'node:path';
 import type { Redis } from 'ioredis';
 import type { Db, MongoClient } from 'mongodb';
 import { ACCESS_LOG_TOPIC, TOPICS } from '@rsd/contracts';
-import type { ViewDefinition } from '@rsd/domain';
-import type { ReadinessCheck } from '@rsd/observability';
+import type { ReadinessCheck } from '@rsd/ports';
 import { ConfigError, type Logger } from '@rsd/platform';
-import type {
-  AccessLog,
-  AccessLogOptions,
-  AuthorizationStore,
-  ConsoleStateStore,
-  EventLog,
-  RateLimitStoreFactory,
-  ViewStore,
-  WebhookStore,
-} from '@rsd/ports';
+import type { AccessLog, Runtime, ViewStore, Views, ViewsOwner } from '@rsd/ports';
 import type { RuntimeConfig } from './runtime-config';
+import { NEVER_STALE } from './shared-views/feed-staleness';
+import { sharedViewReader } from './shared-views/shared-view-reader';
 
 /**
- * The adapters a service runs on, whichever runtime was chosen. Opened and loaded lazily: a service
- * asks only for what it uses, and the modules of the adapters it never asks for (the MongoDB and
- * Redis drivers for score ingest, every server's driver for the embedded runtime) are never loaded.
+ * The runtime as the runner holds it: what the services get, and what only the runner needs to know
+ * of it (whether views are in this process, which makes it wait for them before serving; how to close).
  */
-export interface Runtime {
-  /**
-   * Whether other processes write the same views (the distributed runtime's replicas): a reader that
-   * caches them must then follow their change feed, and may fall out of touch with it. Views in this
-   * process alone (embedded) are current when read.
-   */
-  sharedViews: boolean;
-  eventLog: EventLog;
-  openAuthorizationStore(): Promise<AuthorizationStore>;
-  /** The console's sign-in attempts, links and sessions: in memory (one process), or the credentials database (shared by its replicas). */
-  openConsoleStateStore(): Promise<ConsoleStateStore>;
-  /**
-   * The store of the given views, in `database` (default READ_VIEWS_DB): a MongoDB database, or a
-   * namespace of the embedded database. Each consumer that keeps views of its own names its own.
-   */
-  openViewStore(views: readonly ViewDefinition<unknown>[], database?: string): Promise<ViewStore>;
-  /** `onFallback` is told when the shared store is lost and regained (distributed only). */
-  rateLimitStores(onFallback?: (active: boolean) => void): Promise<RateLimitStoreFactory>;
-  /** The notifier's subscriptions, queue and attempts: in the embedded database, or the MongoDB database NOTIFIER_DB. */
-  openWebhookStore(): Promise<WebhookStore>;
-  /** Dependencies that must answer before the service takes traffic. */
-  readiness(): ReadinessCheck[];
-  /** Records a consumer group has not handled yet; undefined where the log has no such notion. */
-  consumerLag(groupId: string): Promise<number | undefined>;
-  /**
-   * Decision 21's stream, apart from the event log: a database of its own in DATA_DIR (access-log.sqlite), or a Kafka topic of
-   * its own followed into the credentials database. One per process, closed with the runtime: the
-   * read API publishes to it and the credentials service reads it, and in one process they share it.
-   */
-  openAccessLog(options: AccessLogOptions): Promise<AccessLog>;
+export interface OpenedRuntime extends Runtime {
+  /** The views are written in this process alone: a service's projections catch up before it serves. */
+  viewsInProcess: boolean;
   close(): Promise<void>;
 }
 
 /** The embedded runtime's database, in DATA_DIR. */
 export const EMBEDDED_DATABASE = 'rsd.sqlite';
 
-export async function openRuntime(config: RuntimeConfig, service: string, log: Logger): Promise<Runtime> {
+export async function openRuntime(config: RuntimeConfig, service: string, log: Logger): Promise<OpenedRuntime> {
   return config.RUNTIME === 'distributed' ? openDistributed(config, service, log) : openEmbedded(config, log);
 }
 
-async function openEmbedded(config: RuntimeConfig, log: Logger): Promise<Runtime> {
+async function openEmbedded(config: RuntimeConfig, log: Logger): Promise<OpenedRuntime> {
   return embeddedRuntime(await import('@rsd/embedded'), config, log);
 }
 
@@ -72,9 +36,9 @@ async function openEmbedded(config: RuntimeConfig, log: Logger): Promise<Runtime
  */
 export async function embeddedRuntime(
   adapters: typeof import('@rsd/embedded'),
-  config: Pick<RuntimeConfig, 'DATA_DIR' | 'READ_VIEWS_DB'>,
+  config: Pick<RuntimeConfig, 'DATA_DIR' | 'READ_VIEWS_DB' | 'NOTIFIER_DB'>,
   log: Logger,
-): Promise<Runtime> {
+): Promise<OpenedRuntime> {
   const {
     createMemoryConsoleStateStore,
     createMemoryRateLimitStores,
@@ -97,13 +61,22 @@ export async function embeddedRuntime(
     opened.push(resource);
     return resource;
   };
+  const inProcess = (store: ViewStore, place: string): Views => ({
+    store,
+    place,
+    groupId: (base) => `${base}.${place}`,
+    // This process writes them alone: read as they are, never behind the log.
+    reader: () => Promise.resolve({ views: store, staleness: NEVER_STALE, readiness: [], stop: () => Promise.resolve() }),
+  });
   return {
-    sharedViews: false,
+    viewsInProcess: true,
     eventLog,
     openAuthorizationStore: () => Promise.resolve(opening(openSqliteAuthorizationStore({ file }))),
     openConsoleStateStore: () => Promise.resolve(createMemoryConsoleStateStore()),
-    openViewStore: (_views, database = config.READ_VIEWS_DB) =>
-      Promise.resolve(opening(openSqliteViewStore({ file, namespace: database }))),
+    openViews: (owner) => {
+      const namespace = placeOf(owner, config);
+      return Promise.resolve(inProcess(opening(openSqliteViewStore({ file, namespace })), namespace));
+    },
     // One set for the process: the read API and the notifier count a credential's requests together.
     rateLimitStores: () => Promise.resolve(rateLimitStores),
     openWebhookStore: () => Promise.resolve(opening(openSqliteWebhookStore({ file }))),
@@ -130,7 +103,7 @@ export async function embeddedRuntime(
   };
 }
 
-async function openDistributed(config: RuntimeConfig, service: string, log: Logger): Promise<Runtime> {
+async function openDistributed(config: RuntimeConfig, service: string, log: Logger): Promise<OpenedRuntime> {
   const { openKafkaEventLog } = await import('@rsd/kafka');
   const eventLog = await openKafkaEventLog({
     brokers: config.KAFKA_BROKERS,
@@ -163,7 +136,7 @@ async function openDistributed(config: RuntimeConfig, service: string, log: Logg
   };
 
   return {
-    sharedViews: true,
+    viewsInProcess: false,
     eventLog,
     openAuthorizationStore: async () => {
       const db = await database(config.CREDENTIALS_DB);
@@ -175,10 +148,17 @@ async function openDistributed(config: RuntimeConfig, service: string, log: Logg
       const { openMongoConsoleStateStore } = await import('@rsd/mongo');
       return openMongoConsoleStateStore(db);
     },
-    openViewStore: async (views, name = config.READ_VIEWS_DB) => {
-      const db = await database(name);
+    openViews: async (owner, views) => {
+      const name = placeOf(owner, config);
       const { openMongoViewStore } = await import('@rsd/mongo');
-      return openMongoViewStore(db, views);
+      const store = await openMongoViewStore(await database(name), views);
+      return {
+        store,
+        place: name,
+        groupId: (base) => `${base}.${name}`,
+        // Every replica writes them: each reader keeps a cache that its own change feed corrects.
+        reader: (options) => sharedViewReader(store, views, { ...options, eventLog, log }),
+      };
     },
     openWebhookStore: async () => {
       const db = await database(config.NOTIFIER_DB);
@@ -245,6 +225,11 @@ async function openDistributed(config: RuntimeConfig, service: string, log: Logg
       await redis?.close();
     },
   };
+}
+
+/** Where an owner's views live: a MongoDB database, or a namespace of the embedded database, of the same name. */
+function placeOf(owner: ViewsOwner, config: Pick<RuntimeConfig, 'READ_VIEWS_DB' | 'NOTIFIER_DB'>): string {
+  return owner === 'read-views' ? config.READ_VIEWS_DB : config.NOTIFIER_DB;
 }
 
 function required(value: string | undefined, name: string): string {

@@ -18,14 +18,14 @@ import {
   serviceLogger,
   startWithRetries,
   type Logger,
+  systemClock,
 } from '@rsd/platform';
-import { systemClock, type Clock } from '@rsd/ports';
+import type { AnyServiceDefinition, Clock, Runtime, RunningService, SecretSpec, ServiceDefinition } from '@rsd/ports';
 import { dependencyOf } from './dependency-of';
 import { tuneHeapForServing } from './heap-tuning';
-import { openRuntime, type Runtime } from './open-runtime';
+import { openRuntime } from './open-runtime';
 import { runtimeConfigSchema, type RuntimeKind } from './runtime-config';
-import { resolveSecrets, type SecretSpec } from './secrets';
-import type { AnyServiceDefinition, RunningService, ServiceDefinition } from './service';
+import { resolveSecrets } from './secrets';
 import { startTracing, tracesEndpointOf, tracingConfigSchema } from './tracing';
 
 export interface RunOptions {
@@ -109,7 +109,7 @@ export async function runServices(definitions: readonly AnyServiceDefinition[], 
       for (const [index, definition] of definitions.entries()) {
         const tracer = tracing.tracerOf(definition.name);
         const service = await definition.start({
-          config: { ...configs[index], ...runtimeSettings },
+          config: configs[index],
           runtime: tracer ? tracedRuntime(runtime, tracer, runtimeSettings.RUNTIME === 'distributed' ? 'kafka' : 'sqlite') : runtime,
           clock,
           log: logOf(definition),
@@ -117,7 +117,7 @@ export async function runServices(definitions: readonly AnyServiceDefinition[], 
         });
         scope.closeOnStop(() => service.stop());
         // Views in this process catch up before the first request; shared views say it on /readyz instead.
-        if (!runtime.sharedViews) await service.caughtUp;
+        if (runtime.viewsInProcess) await service.caughtUp;
         running.push(service);
       }
       return running;

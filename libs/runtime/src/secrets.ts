@@ -1,28 +1,7 @@
-import { randomBytes } from 'node:crypto';
 import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { ConfigError, DEV_SECRET_FILE, type Logger } from '@rsd/platform';
-
-/**
- * A secret a service reads from its configuration. In production it comes from the orchestrator's
- * secrets; a runtime with a data directory (embedded) makes it once into that directory instead, so
- * `npm start` needs no set-up and a restart keeps the keys it published.
- */
-export interface SecretSpec {
-  /** The environment variable that carries it. */
-  variable: string;
-  /** Its file in the data directory (mode 0600, never in the repository). */
-  file: string;
-  /** A new value, made once. */
-  generate(): string;
-  /** Not made while one of these is set: they configure an alternative (JWT_JWKS_URL to the development JWT secret). */
-  unlessSet?: readonly string[];
-  /**
-   * Why it cannot be left out where nothing is generated, for the configuration error; without it the
-   * service's own configuration decides (the JWT secret has an alternative).
-   */
-  requiredBecause?: string;
-}
+import { ConfigError, type Logger } from '@rsd/platform';
+import type { SecretSpec } from '@rsd/ports';
 
 /**
  * The environment with every secret the specs name: as configured, else (with a data directory) read
@@ -70,15 +49,3 @@ export async function loadOrCreateSecretFile(
   await writeFile(path, `${value}\n`, { mode: 0o600, flag: 'wx' });
   return { value, created: true };
 }
-
-/**
- * The development JWT secret: with neither JWT_HS256_SECRET nor JWT_JWKS_URL set, a runtime with a
- * data directory makes one, so `rsd token` mints tokens that stay valid across restarts. Nowhere else
- * is one made: production verifies against JWT_JWKS_URL.
- */
-export const DEV_JWT_SECRET: SecretSpec = {
-  variable: 'JWT_HS256_SECRET',
-  file: DEV_SECRET_FILE,
-  generate: () => randomBytes(48).toString('base64url'),
-  unlessSet: ['JWT_JWKS_URL'],
-};

@@ -9,3 +9,4 @@ export * from './webhooks';
 export * from './timers';
 export * from './contracts';
 export * from './infrastructure';
+export * from './read-view-events';

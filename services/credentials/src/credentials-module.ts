@@ -1,7 +1,6 @@
 import { createServiceMetrics } from '@rsd/observability';
-import { createTokenVerifier, inOrder, type Logger } from '@rsd/platform';
-import type { Clock } from '@rsd/ports';
-import type { RunningService, Runtime } from '@rsd/runtime';
+import { createTokenVerifier, stopInOrder, type Logger } from '@rsd/platform';
+import type { Clock, RunningService, Runtime } from '@rsd/ports';
 import { buildApp } from './app';
 import type { CredentialsConfig } from './config';
 import { createExpiryScheduler } from './expiry/expiry-scheduler';
@@ -37,10 +36,10 @@ export async function createCredentialsModule({ config, runtime, clock, log }: C
   const expiry = createExpiryScheduler({ store, relay, clock, log });
   expiry.start(config.EXPIRY_CHECK_INTERVAL_MS);
 
-  // Decision 21: the access log's store is the runtime's (it closes it); where the stream is Kafka, it is followed into the store.
+  // Decision 21: the access log's store is the runtime's (it closes it), kept current by what follows the stream into it.
   const accessLog = await runtime.openAccessLog({ retentionDays: config.ACCESS_LOG_RETENTION_DAYS });
   const accessStore = await accessLog.openStore();
-  const accessFeed = await accessLog.follow?.(accessLogProjection(accessStore, log));
+  const accessFeed = await accessLog.follow(accessLogProjection(accessStore, log));
   const pruner = startAccessLogPruner({ store: accessStore, retentionDays: config.ACCESS_LOG_RETENTION_DAYS, clock, log });
 
   const consoleState = await runtime.openConsoleStateStore();
@@ -71,13 +70,6 @@ export async function createCredentialsModule({ config, runtime, clock, log }: C
       const token = await sessions.issueLink({ organizationId, subject: 'one-time-link', displayName: 'the administrator' });
       return `${CONSOLE_PATH}/sign-in/link?token=${token}`;
     },
-    stop: inOrder(
-      () => pruner.stop(),
-      async () => accessFeed?.close(),
-      () => expiry.stop(),
-      () => relay.stop(),
-      () => consoleState.close(),
-      () => store.close(),
-    ),
+    stop: stopInOrder(pruner, accessFeed, expiry, relay, consoleState, store),
   };
 }

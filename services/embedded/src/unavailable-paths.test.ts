@@ -4,17 +4,10 @@ import { join } from 'node:path';
 import { credentialsService } from '@rsd/credentials';
 import * as embeddedAdapters from '@rsd/embedded';
 import { notifierService } from '@rsd/notifier';
-import { createLogger, loadConfig } from '@rsd/platform';
-import { systemClock, UnavailableError } from '@rsd/ports';
+import { createLogger, DEV_JWT_SECRET, loadConfig, systemClock, UnavailableError } from '@rsd/platform';
+import type { AnyServiceDefinition } from '@rsd/ports';
 import { readApiService } from '@rsd/read-api';
-import {
-  DEV_JWT_SECRET,
-  embeddedRuntime,
-  resolveSecrets,
-  runtimeConfigSchema,
-  type AnyServiceDefinition,
-  type Runtime,
-} from '@rsd/runtime';
+import { embeddedRuntime, resolveSecrets, runtimeConfigSchema, type OpenedRuntime } from '@rsd/runtime';
 import { scoreIngestService } from '@rsd/score-ingest';
 import { aScoreSubmission, request, signToken, startApp, type RunningApp } from '@rsd/testkit';
 
@@ -28,7 +21,7 @@ const log = createLogger('test', 'silent');
 const ORG = 'unavailable-org';
 
 let dataDir: string;
-let runtime: Runtime;
+let runtime: OpenedRuntime;
 let down = false;
 const started: { definition: AnyServiceDefinition; app: RunningApp; stop(): Promise<void> }[] = [];
 
@@ -52,14 +45,24 @@ beforeAll(async () => {
     ...real,
     eventLog: outOfReachWhenDown(real.eventLog, 'event log'),
     openAuthorizationStore: async () => outOfReachWhenDown(await real.openAuthorizationStore(), 'authorizations'),
-    openViewStore: async (views, database) => outOfReachWhenDown(await real.openViewStore(views, database), 'views'),
+    openViews: async (owner, views) => {
+      const opened = await real.openViews(owner, views);
+      return {
+        ...opened,
+        store: outOfReachWhenDown(opened.store, 'views'),
+        reader: async (options) => {
+          const reader = await opened.reader(options);
+          return { ...reader, views: outOfReachWhenDown(reader.views, 'views') };
+        },
+      };
+    },
     openWebhookStore: async () => outOfReachWhenDown(await real.openWebhookStore(), 'webhooks'),
   };
   const specs = [readApiService, credentialsService, scoreIngestService, notifierService].flatMap((definition) => definition.secrets ?? []);
   const { env } = await resolveSecrets([...specs, DEV_JWT_SECRET], { WEBHOOK_POLL_INTERVAL_MS: '50' }, dataDir, log);
   for (const definition of [readApiService, credentialsService, scoreIngestService, notifierService] as AnyServiceDefinition[]) {
     const config: object = loadConfig(definition.configSchema, env) as object;
-    const service = await definition.start({ config: { ...config, ...runtimeConfig }, runtime, clock: systemClock, log });
+    const service = await definition.start({ config, runtime, clock: systemClock, log });
     await service.caughtUp;
     started.push({ definition, app: await startApp(service.app), stop: () => service.stop() });
   }

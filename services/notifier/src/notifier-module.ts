@@ -1,10 +1,9 @@
 import type { Tracer } from '@opentelemetry/api';
 import { Counter, Gauge } from 'prom-client';
 import { caughtUpCheck, createServiceMetrics } from '@rsd/observability';
-import { every, inOrder, type Logger } from '@rsd/platform';
-import type { Clock } from '@rsd/ports';
+import { every, stopInOrder, type Logger } from '@rsd/platform';
+import type { Clock, RunningService, Runtime } from '@rsd/ports';
 import { recipientAuthenticator } from '@rsd/recipient-access';
-import type { RunningService, Runtime } from '@rsd/runtime';
 import { buildApp } from './app';
 import type { NotifierConfig } from './config';
 import { startDeliveryWorker } from './delivery/delivery-worker';
@@ -13,7 +12,7 @@ import { NOTIFIER_VIEWS, startNotifierProjection } from './events/plan-deliverie
 import { secretSealer } from './webhooks/secret-sealing';
 
 export interface NotifierModuleDeps {
-  config: NotifierConfig & { NOTIFIER_DB: string };
+  config: NotifierConfig;
   runtime: Runtime;
   clock: Clock;
   log: Logger;
@@ -59,7 +58,7 @@ export async function createNotifierModule({
   // The runner has resolved it (WEBHOOK_KEY_SECRET): configured, or made in the data directory.
   const sealer = secretSealer(Buffer.from(config.WEBHOOK_SECRET_KEY ?? '', 'base64'));
   const policy = { allowPrivate: config.WEBHOOK_ALLOW_PRIVATE_TARGETS };
-  const views = await runtime.openViewStore(NOTIFIER_VIEWS, config.NOTIFIER_DB);
+  const { store: views, groupId } = await runtime.openViews('notifier', NOTIFIER_VIEWS);
   const store = await runtime.openWebhookStore();
 
   const worker = startDeliveryWorker({
@@ -87,8 +86,8 @@ export async function createNotifierModule({
     store,
     clock,
     log,
-    // The position belongs to the views and the queue it wrote, in NOTIFIER_DB.
-    groupId: `notifier.${config.NOTIFIER_DB}`,
+    // The position belongs to the views and the queue it wrote.
+    groupId: groupId('notifier'),
     onQueued: () => worker.nudge(),
   });
   const sampler = every(
@@ -124,12 +123,6 @@ export async function createNotifierModule({
   return {
     app,
     caughtUp: projection.caughtUp,
-    stop: inOrder(
-      () => sampler.stop(),
-      () => projection.close(),
-      () => worker.stop(),
-      () => store.close(),
-      () => views.close(),
-    ),
+    stop: stopInOrder(sampler, projection, worker, store, views),
   };
 }

@@ -11,10 +11,9 @@ import {
   generateClientId,
   type StoredAuthorization,
 } from '@rsd/domain';
-import { createLogger, loadConfig } from '@rsd/platform';
-import { systemClock } from '@rsd/ports';
+import { createLogger, loadConfig, systemClock } from '@rsd/platform';
 import * as embeddedAdapters from '@rsd/embedded';
-import { embeddedRuntime, type Runtime } from '@rsd/runtime';
+import { embeddedRuntime, type OpenedRuntime } from '@rsd/runtime';
 import {
   aCalculatedScore,
   anEvent,
@@ -26,7 +25,7 @@ import {
   type RunningApp,
 } from '@rsd/testkit';
 import { notifierConfigSchema } from './config';
-import type { RunningService } from '@rsd/runtime';
+import type { RunningService } from '@rsd/ports';
 import { createNotifierModule } from './notifier-module';
 import type { Resolve } from './delivery/send-webhook';
 
@@ -40,7 +39,7 @@ const log = createLogger('notifier', (process.env.TEST_LOG_LEVEL as 'silent' | u
 
 describe('the notifier, on the embedded runtime', () => {
   let dir: string;
-  let runtime: Runtime;
+  let runtime: OpenedRuntime;
   let notifier: RunningService;
   let app: RunningApp;
   let receivers: { close(): Promise<void> }[];
@@ -53,12 +52,12 @@ describe('the notifier, on the embedded runtime', () => {
   };
 
   async function start(env: Record<string, string> = { WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true' }): Promise<void> {
-    runtime = await embeddedRuntime(embeddedAdapters, { DATA_DIR: dir, READ_VIEWS_DB: 'rsd_read_views' }, log);
+    runtime = await embeddedRuntime(embeddedAdapters, { DATA_DIR: dir, READ_VIEWS_DB: 'rsd_read_views', NOTIFIER_DB: 'notifier' }, log);
     // The runner would make it into the data directory (WEBHOOK_KEY_SECRET); a restart here keeps it as that would.
     const config = loadConfig(notifierConfigSchema, { WEBHOOK_POLL_INTERVAL_MS: '50', WEBHOOK_SECRET_KEY: webhookKey, ...env });
     // random 0: every retry waits the schedule's floor (1 s), so retries are watched in seconds.
     notifier = await createNotifierModule({
-      config: { ...config, NOTIFIER_DB: 'notifier' },
+      config,
       runtime,
       clock: systemClock,
       log,

@@ -1,4 +1,4 @@
-import type { ServiceDefinition } from '@rsd/runtime';
+import type { ServiceDefinition } from '@rsd/ports';
 import { notifierConfigSchema, type NotifierConfig } from './config';
 import { createNotifierModule } from './notifier-module';
 import { WEBHOOK_KEY_SECRET } from './webhooks/secret-sealing';

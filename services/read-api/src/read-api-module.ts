@@ -1,21 +1,17 @@
 import { hostname } from 'node:os';
 import { READ_VIEWS } from '@rsd/domain';
-import { caughtUpCheck, createServiceMetrics, type ReadinessCheck } from '@rsd/observability';
-import { every, inOrder, type Logger } from '@rsd/platform';
-import type { Clock, Subscription, ViewStore } from '@rsd/ports';
-import type { RunningService, Runtime } from '@rsd/runtime';
+import { caughtUpCheck, createServiceMetrics } from '@rsd/observability';
+import { every, stopInOrder, type Logger } from '@rsd/platform';
+import type { Clock, RunningService, Runtime } from '@rsd/ports';
 import { buildApp } from './app';
 import type { ReadApiConfig } from './config';
 import { DEFAULT_PROJECTION_GROUP_ID, startProjections } from './projections/projection-runner';
-import { createCachedViewStore } from './views/cached-view-store';
 import type { ResponseSigner } from './signing/response-signer';
 import { signingKeysFrom } from './signing/signing-keys';
-import { feedStaleness, NEVER_STALE, type FeedStaleness } from './views/feed-staleness';
-import { startChangeFeed } from './views/view-change-feed';
 import { ACCESS_LOG_STOP_DEADLINE_MS, startAccessRecording } from './access-log/access-recording';
 
 export interface ReadApiModuleDeps {
-  config: ReadApiConfig & { READ_VIEWS_DB: string };
+  config: ReadApiConfig;
   runtime: Runtime;
   clock: Clock;
   log: Logger;
@@ -23,34 +19,36 @@ export interface ReadApiModuleDeps {
   responseSigner?: ResponseSigner;
 }
 
-const OVERLAY_RETENTION_MS = 10 * 60_000;
-const CACHE_MAX_ENTRIES = 100_000;
-const SWEEP_INTERVAL_MS = 30_000;
 const LAG_SAMPLE_INTERVAL_MS = 5_000;
 const STALENESS_SAMPLE_INTERVAL_MS = 1_000;
 
 /**
- * The read API: projects the topics into the views and serves them. On the distributed runtime the
- * views are shared by every replica, so each replica reads them through a cache that its own change
- * feed corrects (see cached-view-store.ts); the embedded views are in this process already.
+ * The read API: projects the topics into the views and serves them through the runtime's reader of
+ * those views (a cache kept current by a change feed of its own where other replicas write them too).
  */
 export async function createReadApiModule({ config, runtime, clock, log, responseSigner }: ReadApiModuleDeps): Promise<RunningService> {
   const metrics = createServiceMetrics('read-api');
-  const views = await runtime.openViewStore(READ_VIEWS);
-  // The group's committed position belongs to the views it wrote: a new views database starts from offset zero.
-  const groupId = `${DEFAULT_PROJECTION_GROUP_ID}.${config.READ_VIEWS_DB}`;
+  const views = await runtime.openViews('read-views', READ_VIEWS);
+  const groupId = views.groupId(DEFAULT_PROJECTION_GROUP_ID);
   const projections = await startProjections({
     eventLog: runtime.eventLog,
-    views,
+    views: views.store,
     log,
     groupId,
     onDeadLetter: (topic) => metrics.deadLettered.inc({ topic }),
     onProjectionError: () => metrics.projectionErrors.inc(),
   });
 
-  const served = runtime.sharedViews
-    ? await cachedWithChangeFeed(views, config, runtime, clock, log)
-    : { views, staleness: NEVER_STALE, stop: () => Promise.resolve() };
+  const served = await views.reader({
+    readerId: config.REPLICA_ID ?? `${hostname()}-${config.READ_API_PORT}`,
+    clock,
+    cacheTtlMs: config.VIEW_CACHE_TTL_MS,
+    staleness: {
+      boundMs: config.FEED_STALENESS_BOUND_MS,
+      lagBoundMs: config.FEED_LAG_BOUND_MS,
+      recoveryGraceMs: config.FEED_RECOVERY_GRACE_MS,
+    },
+  });
   const lagSampler = every(
     LAG_SAMPLE_INTERVAL_MS,
     async () => {
@@ -65,13 +63,6 @@ export async function createReadApiModule({ config, runtime, clock, log, respons
     { name: 'sampling the feed staleness', log },
   );
 
-  const feedInTouch: ReadinessCheck = {
-    name: 'change-feed',
-    check: () =>
-      served.staleness.isStale(clock.now())
-        ? Promise.reject(new Error('the change feed has been out of touch with the event log for longer than FEED_STALENESS_BOUND_MS'))
-        : Promise.resolve(),
-  };
   const accessRecorder = await startAccessRecording(config, runtime, metrics, log);
   const app = buildApp({
     config,
@@ -83,55 +74,21 @@ export async function createReadApiModule({ config, runtime, clock, log, respons
     rateLimitStores: await runtime.rateLimitStores((active) => metrics.rateLimitFallback.set(active ? 1 : 0)),
     clock,
     log,
-    // Only a replica with a change feed can lose touch with the log; the embedded views cannot.
-    operations: {
-      metrics,
-      readiness: [...runtime.readiness(), caughtUpCheck(projections.caughtUp), ...(runtime.sharedViews ? [feedInTouch] : [])],
-    },
+    operations: { metrics, readiness: [...runtime.readiness(), caughtUpCheck(projections.caughtUp), ...served.readiness] },
     recordAccess: accessRecorder?.record,
   });
 
   return {
     app,
     caughtUp: projections.caughtUp,
-    stop: inOrder(
-      () => lagSampler.stop(),
-      () => stalenessSampler.stop(),
+    stop: stopInOrder(
+      lagSampler,
+      stalenessSampler,
       // The server has stopped taking requests by now: every answer's record is in the recorder.
-      async () => accessRecorder?.stop(ACCESS_LOG_STOP_DEADLINE_MS),
-      () => served.stop(),
-      () => projections.close(),
-      () => views.close(),
-    ),
-  };
-}
-
-async function cachedWithChangeFeed(
-  store: ViewStore,
-  config: ReadApiConfig,
-  runtime: Runtime,
-  clock: Clock,
-  log: Logger,
-): Promise<{ views: ViewStore; staleness: FeedStaleness; stop(): Promise<void> }> {
-  const cached = createCachedViewStore(store, READ_VIEWS, {
-    ttlMs: config.VIEW_CACHE_TTL_MS,
-    overlayRetentionMs: OVERLAY_RETENTION_MS,
-    maxEntries: CACHE_MAX_ENTRIES,
-  });
-  const replicaId = config.REPLICA_ID ?? `${hostname()}-${config.READ_API_PORT}`;
-  const startedAt = clock.now();
-  const feed: Subscription = await startChangeFeed({ eventLog: runtime.eventLog, views: cached, log, replicaId });
-  const sweeper = every(SWEEP_INTERVAL_MS, () => cached.sweep(), { name: 'sweeping the view cache', log });
-  return {
-    views: cached,
-    staleness: feedStaleness(feed, startedAt, {
-      boundMs: config.FEED_STALENESS_BOUND_MS,
-      lagBoundMs: config.FEED_LAG_BOUND_MS,
-      recoveryGraceMs: config.FEED_RECOVERY_GRACE_MS,
-    }),
-    stop: inOrder(
-      () => sweeper.stop(),
-      () => feed.close(),
+      () => accessRecorder?.stop(ACCESS_LOG_STOP_DEADLINE_MS),
+      served,
+      projections,
+      views.store,
     ),
   };
 }

@@ -1,4 +1,4 @@
-import type { ServiceDefinition } from '@rsd/runtime';
+import type { ServiceDefinition } from '@rsd/ports';
 import { readApiConfigSchema, type ReadApiConfig } from './config';
 import { createReadApiModule } from './read-api-module';
 import { SIGNING_KEYS_SECRET } from './signing/signing-keys';

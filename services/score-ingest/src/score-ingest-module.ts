@@ -1,7 +1,6 @@
 import { createServiceMetrics } from '@rsd/observability';
 import { createTokenVerifier, type Logger } from '@rsd/platform';
-import type { Clock } from '@rsd/ports';
-import type { RunningService, Runtime } from '@rsd/runtime';
+import type { Clock, RunningService, Runtime } from '@rsd/ports';
 import { buildApp } from './app';
 import type { ScoreIngestConfig } from './config';
 

@@ -1,4 +1,5 @@
-import { DEV_JWT_SECRET, type ServiceDefinition } from '@rsd/runtime';
+import { DEV_JWT_SECRET } from '@rsd/platform';
+import type { ServiceDefinition } from '@rsd/ports';
 import { scoreIngestConfigSchema, type ScoreIngestConfig } from './config';
 import { createScoreIngestModule } from './score-ingest-module';
 

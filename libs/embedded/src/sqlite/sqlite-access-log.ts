@@ -9,7 +9,7 @@ import {
   type BucketRange,
   type UsageBucket,
 } from '@rsd/domain';
-import type { AccessLog, AccessLogStore } from '@rsd/ports';
+import type { AccessLog, AccessLogStore, Subscription } from '@rsd/ports';
 import { silentLogger } from '../embedded-logger';
 import { BUSY_TIMEOUT_MS, integer, text } from './database';
 import { openStoreDatabase } from './store-database';
@@ -18,6 +18,13 @@ import { ACCESS_BATCH_STATEMENTS, accessBatchOf, writeAccessBatch } from './acce
 import { startAccessLogWriter } from './access-log-writer';
 import { importEarlierAccessLog } from './import-earlier-access-log';
 import type { ImportLogger } from './import-earlier-data';
+
+const NOTHING_TO_FOLLOW: Subscription = {
+  caughtUp: Promise.resolve(),
+  freshAsOf: () => undefined,
+  behindSince: () => undefined,
+  close: () => Promise.resolve(),
+};
 
 /** Rows deleted per turn of the event loop, each batch its own commit: a prune never holds the loop for long. */
 export const PRUNE_BATCH = 1_000;
@@ -49,6 +56,8 @@ export async function openSqliteAccessLog(options: SqliteAccessLogOptions): Prom
   return {
     publish: (records) => (records.length === 0 ? Promise.resolve() : writer.write(accessBatchOf(records))),
     openStore: () => Promise.resolve(store),
+    // Publishing writes the store itself (one process): there is nothing to follow.
+    follow: () => Promise.resolve(NOTHING_TO_FOLLOW),
     // The thread's connection first, so that the store's closes last and checkpoints what is left.
     close: async () => {
       await writer.stop();

@@ -1,6 +1,7 @@
 import type { StatementSync } from 'node:sqlite';
 import type { WebhookDelivery, WebhookEventType } from '@rsd/contracts';
-import { systemClock, type Clock, type PendingDelivery, type StoredWebhook, type WebhookStore } from '@rsd/ports';
+import { systemClock } from '@rsd/platform';
+import type { Clock, PendingDelivery, StoredWebhook, WebhookStore } from '@rsd/ports';
 import { integer, text } from './database';
 import { openStoreDatabase } from './store-database';
 

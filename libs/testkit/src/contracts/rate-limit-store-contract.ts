@@ -7,8 +7,6 @@ export interface RateLimitStoreFixture {
   cleanup(): Promise<void>;
 }
 
-type InitOptions = Parameters<NonNullable<RateLimitStore['init']>>[0];
-
 const WINDOW_MS = 60_000;
 
 /** What every rate-limit store must do, in express-rate-limit's own Store terms. */
@@ -25,7 +23,7 @@ export function describeRateLimitStoreContract(name: string, factory: () => Prom
     async function aStore(): Promise<RateLimitStore> {
       const store = fixture.stores(uniqueName('contract'));
       created.push(store);
-      await store.init?.({ windowMs: WINDOW_MS } as InitOptions);
+      await store.init?.({ windowMs: WINDOW_MS });
       return store;
     }
 

@@ -1,6 +1,6 @@
 import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
 import { ConfigError } from '@rsd/platform';
-import type { SecretSpec } from '@rsd/runtime';
+import type { SecretSpec } from '@rsd/ports';
 
 /** Seals the subscriptions' signing secrets for the store, and opens them to sign a delivery. */
 export interface SecretSealer {

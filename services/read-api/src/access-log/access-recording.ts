@@ -1,6 +1,6 @@
 import type { ServiceMetrics } from '@rsd/observability';
 import type { Logger } from '@rsd/platform';
-import type { Runtime } from '@rsd/runtime';
+import type { Runtime } from '@rsd/ports';
 import type { ReadApiConfig } from '../config';
 import { createAccessRecorder, type AccessRecorder } from './access-recorder';
 

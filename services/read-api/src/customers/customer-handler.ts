@@ -1,9 +1,8 @@
 import type { RequestHandler } from 'express';
 import { ApiError, isoInstants, methodNotAllowed, type Logger } from '@rsd/platform';
-import type { Clock, RateLimitStoreFactory, ViewStore } from '@rsd/ports';
+import type { Clock, FeedStaleness, RateLimitStoreFactory, ViewStore } from '@rsd/ports';
 import { recipientAuthenticator, type RateLimitDeps } from '@rsd/recipient-access';
 import type { ReadApiConfig } from '../config';
-import { NEVER_STALE, type FeedStaleness } from '../views/feed-staleness';
 import { CUSTOMER_METHODS, CUSTOMER_RESOURCES, matchCustomerPath } from './customer-resources';
 import { resourceServers } from './serve-resource';
 import { representationSender } from './send-representation';
@@ -43,7 +42,7 @@ export interface CustomerHandlerDeps {
 export function customerHandler({
   config,
   views,
-  staleness = NEVER_STALE,
+  staleness,
   signingKeys,
   responseSigner = createResponseSigner(signingKeys, { reuseSeconds: config.RESPONSE_SIGNATURE_REUSE_S }),
   rateLimitStores,
@@ -74,7 +73,7 @@ export function customerHandler({
     }
 
     // Before any lookup: an answer from a copy that may have missed a revocation is no answer (decision 29).
-    if (staleness.isStale(clock.now())) {
+    if (staleness?.isStale(clock.now())) {
       res.setHeader('Retry-After', String(STALE_RETRY_AFTER_S));
       throw new ApiError(
         'SERVICE_UNAVAILABLE',

@@ -1,7 +1,7 @@
 import { request, type RunningApp } from '@rsd/testkit';
 import { issueCredential, recordScore, type IssuedCredential } from '../testing/read-api-fixtures';
 import { startReadApi } from '../testing/read-api-harness';
-import type { FeedStaleness } from '../views/feed-staleness';
+import type { FeedStaleness } from '@rsd/ports';
 
 describe('read API: a replica whose change feed is stale (decision 29)', () => {
   let running: RunningApp;

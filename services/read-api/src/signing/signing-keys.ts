@@ -1,7 +1,7 @@
 import { createPrivateKey, generateKeyPairSync, type KeyObject } from 'node:crypto';
 import { calculateJwkThumbprint } from 'jose';
 import { z } from 'zod';
-import type { SecretSpec } from '@rsd/runtime';
+import type { SecretSpec } from '@rsd/ports';
 
 /** An Ed25519 key as a JWK (RFC 8037): `d` is the private part; without it the key is only published. */
 export const ed25519JwkSchema = z.object({

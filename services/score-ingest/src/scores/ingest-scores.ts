@@ -1,6 +1,6 @@
 import { TOPICS, type ScoreCalculated } from '@rsd/contracts';
-import { ApiError, type Logger } from '@rsd/platform';
-import { UnavailableError, type Clock, type EventLog } from '@rsd/ports';
+import { ApiError, type Logger, UnavailableError } from '@rsd/platform';
+import type { Clock, EventLog } from '@rsd/ports';
 import { recordOf, scoreCalculated } from './score-events';
 import { validateScoreSubmission } from './score-submission-request';
 

@@ -3,12 +3,7 @@ import { READ_VIEWS, credentialView, currentScoreView } from '@rsd/domain';
 import { createMemoryViewStore } from '@rsd/embedded';
 import { type ViewStore } from '@rsd/ports';
 import { projectEvent } from '@rsd/consumers';
-import {
-  authorizationCreatedEvent,
-  authorizationExpiredEvent,
-  authorizationRevokedEvent,
-  scoreCalculatedEvent,
-} from '../testing/read-api-fixtures';
+import { authorizationCreatedEvent, authorizationExpiredEvent, authorizationRevokedEvent, scoreCalculatedEvent } from '@rsd/testkit';
 import { createCachedViewStore } from './cached-view-store';
 
 function setUp(maxEntries = 100) {

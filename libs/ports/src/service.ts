@@ -1,15 +1,16 @@
 import type { Tracer } from '@opentelemetry/api';
 import type { Express } from 'express';
+import type { Logger } from 'pino';
 import type { z } from 'zod';
-import type { Logger } from '@rsd/platform';
-import type { Clock } from '@rsd/ports';
-import type { Runtime } from './open-runtime';
-import type { Need, RuntimeConfig } from './runtime-config';
-import type { SecretSpec } from './secrets';
+import type { Clock } from './clock';
+import type { Runtime } from './runtime';
+
+/** A server a service needs on a runtime of servers: a missing address is a configuration error. */
+export type Need = 'kafka' | 'mongo' | 'redis';
 
 /**
  * A service, declared once: what it is called, what it reads from the environment, which servers it
- * needs, where it listens and how it starts on a runtime. `runServices` runs one declaration (its own
+ * needs, where it listens and how it starts on a runtime. The runner runs one declaration (its own
  * process, `services/<name>/src/main.ts`) or several in one process (the embedded runtime) the same
  * way: listening at once, starting with retries, readiness, metrics and shutdown are the runner's.
  */
@@ -17,7 +18,6 @@ export interface ServiceDefinition<Config = unknown, Running extends RunningServ
   /** In logs and metrics: `read-api`. */
   name: string;
   configSchema: z.ZodType<Config>;
-  /** The servers it uses on the distributed runtime: a missing address is a configuration error. */
   needs: readonly Need[];
   /** Secrets it reads from its configuration, which a runtime with a data directory generates once when unset. */
   secrets?: readonly SecretSpec[];
@@ -29,7 +29,8 @@ export interface ServiceDefinition<Config = unknown, Running extends RunningServ
 }
 
 export interface ServiceContext<Config> {
-  config: Config & RuntimeConfig;
+  /** The service's own configuration: the runtime's settings are the runtime's. */
+  config: Config;
   runtime: Runtime;
   clock: Clock;
   log: Logger;
@@ -54,3 +55,24 @@ export interface RunningService {
 // The declarations differ in their configuration; the runner treats them alike.
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- the runner is generic over every service's Config
 export type AnyServiceDefinition = ServiceDefinition<any, RunningService>;
+
+/**
+ * A secret a service reads from its configuration. In production it comes from the orchestrator's
+ * secrets; a runtime with a data directory (embedded) makes it once into that directory instead, so
+ * `npm start` needs no set-up and a restart keeps the keys it published.
+ */
+export interface SecretSpec {
+  /** The environment variable that carries it. */
+  variable: string;
+  /** Its file in the data directory (mode 0600, never in the repository). */
+  file: string;
+  /** A new value, made once. */
+  generate(): string;
+  /** Not made while one of these is set: they configure an alternative (JWT_JWKS_URL to the development JWT secret). */
+  unlessSet?: readonly string[];
+  /**
+   * Why it cannot be left out where nothing is generated, for the configuration error; without it the
+   * service's own configuration decides (the JWT secret has an alternative).
+   */
+  requiredBecause?: string;
+}

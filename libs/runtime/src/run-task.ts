@@ -1,0 +1,34 @@
+import { z } from 'zod';
+import { createLogger, env as variables, loadConfigs, type Logger } from '@rsd/platform';
+import type { Need, Runtime } from '@rsd/ports';
+import { openRuntime } from './open-runtime';
+import { runtimeConfigSchema, type RuntimeConfig, type RuntimeKind } from './runtime-config';
+
+export interface TaskOptions {
+  /** In its log, and its client's name at the servers. */
+  name: string;
+  needs: readonly Need[];
+  env: NodeJS.ProcessEnv;
+  /** RUNTIME when the environment does not say. */
+  defaultRuntime?: RuntimeKind;
+  /** Settings the task gives the runtime on top of the environment's (a rebuild's new views database). */
+  settings?: (configured: RuntimeConfig) => Partial<RuntimeConfig>;
+}
+
+/** Runs a one-off task (not a server) on a runtime opened for it from the environment, and closes the runtime after. */
+export async function runTask<T>(options: TaskOptions, task: (context: { runtime: Runtime; log: Logger }) => Promise<T>): Promise<T> {
+  const [configured, { LOG_LEVEL }] = loadConfigs(
+    [
+      runtimeConfigSchema({ defaultRuntime: options.defaultRuntime ?? 'distributed', needs: options.needs }),
+      z.object({ LOG_LEVEL: variables.logLevel() }),
+    ],
+    options.env,
+  );
+  const log = createLogger(options.name, LOG_LEVEL);
+  const runtime = await openRuntime({ ...configured, ...options.settings?.(configured) }, options.name, log);
+  try {
+    return await task({ runtime, log });
+  } finally {
+    await runtime.close();
+  }
+}
