@@ -5,6 +5,7 @@ import { jsonBody } from './base-app';
 import { UnavailableError } from '@rsd/ports';
 import { errorHandler } from './http-errors';
 import { closeServer, listen, portOf } from './http-server';
+import { serviceUnavailable } from './service-unavailable';
 
 async function post(headers: Record<string, string>, body: Buffer): Promise<{ status: number; body: { code?: string } }> {
   const app = express();
@@ -67,6 +68,18 @@ describe('errors from the adapters', () => {
 
     expect(response).toMatchObject({ status: 503, retryAfter: '5', body: { code: 'SERVICE_UNAVAILABLE' } });
     expect(JSON.stringify(response.body)).not.toMatch(/MongoDB|ECONNREFUSED|27018/);
+  });
+
+  test('when a handler refuses with its own 503, then it says when to retry: its own bound where it gives one, else 5 seconds', async () => {
+    const ownBound = await get(serviceUnavailable('This replica is behind; retry shortly', { retryAfterS: 12 }));
+    const standard = await get(serviceUnavailable('Busy; try again'));
+
+    expect(ownBound).toMatchObject({
+      status: 503,
+      retryAfter: '12',
+      body: { code: 'SERVICE_UNAVAILABLE', message: 'This replica is behind; retry shortly' },
+    });
+    expect(standard).toMatchObject({ status: 503, retryAfter: '5', body: { code: 'SERVICE_UNAVAILABLE', message: 'Busy; try again' } });
   });
 
   test('when anything else fails, then it is still a 500 INTERNAL_ERROR without internals', async () => {

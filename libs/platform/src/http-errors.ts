@@ -3,9 +3,7 @@ import type { Logger } from 'pino';
 import { UnavailableError } from '@rsd/ports';
 import { requestIdOf } from './access-log';
 import { ApiError, CODES_NOT_SENT, errorBody } from './errors';
-
-/** Seconds a client waits before trying a 503 again, unless its maker knows better (a stale replica's own bound). */
-export const UNAVAILABLE_RETRY_AFTER_S = '5';
+import { serviceUnavailable } from './service-unavailable';
 
 /** Unknown paths: a JSON 404, never express's HTML page. */
 export const routeNotFound: RequestHandler = (req, _res, next) => {
@@ -76,18 +74,13 @@ export function errorHandler(log: Logger): ErrorRequestHandler {
           ? (fromRouter(error) ?? fromBodyParser(error))
           : undefined;
     const unavailable = error instanceof UnavailableError;
-    const apiError =
-      known ??
-      (unavailable
-        ? new ApiError('SERVICE_UNAVAILABLE', 'A service this request needs is unreachable; retry shortly')
-        : new ApiError('INTERNAL_ERROR', 'An unexpected error occurred'));
+    const apiError = known ?? (unavailable ? serviceUnavailable() : new ApiError('INTERNAL_ERROR', 'An unexpected error occurred'));
     // An outage is already alerted on by readiness and the dependency's own metrics: one warning per request is enough.
     if (unavailable) log.warn({ err: error, method: req.method, path: req.path }, 'dependency unreachable');
     else if (!known) log.error({ err: error, method: req.method, path: req.path }, 'unhandled error');
     res.locals.errorCode = apiError.code;
+    // A 429's and a 503's Retry-After among them: every 503 is made by serviceUnavailable(), which gives it one.
     for (const [name, value] of Object.entries(apiError.headers ?? {})) res.setHeader(name, value);
-    // Every 503 says when to try again, whichever part of the service made it (decision 36).
-    if (apiError.status === 503 && !res.hasHeader('Retry-After')) res.setHeader('Retry-After', UNAVAILABLE_RETRY_AFTER_S);
     res.status(apiError.status).json(
       errorBody(apiError.status, CODES_NOT_SENT.has(apiError.code) ? undefined : apiError.code, apiError.message, {
         requestId: requestIdOf(res),

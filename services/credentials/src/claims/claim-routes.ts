@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import express, { type ErrorRequestHandler, type Request, type RequestHandler, type Response, type Router } from 'express';
 import { generateApiKey } from '@rsd/domain';
 import { labelledRouter } from '@rsd/observability';
-import { ApiError, methodNotAllowed, requestIdOf, UNAVAILABLE_RETRY_AFTER_S, type Logger } from '@rsd/platform';
+import { ApiError, methodNotAllowed, requestIdOf, serviceUnavailable, type Logger } from '@rsd/platform';
 import { UnavailableError } from '@rsd/ports';
 import type { LimitCheck } from '@rsd/recipient-access';
 import { CONTENT_SECURITY_POLICY, cookieOf, sameOrigin } from '../console/console-routes';
@@ -141,7 +141,6 @@ function claimErrors(log: Logger): ErrorRequestHandler {
       return;
     }
     for (const [name, value] of Object.entries(known.headers ?? {})) res.setHeader(name, value);
-    if (known.status === 503) res.setHeader('Retry-After', UNAVAILABLE_RETRY_AFTER_S);
     res.locals.errorCode = known.code;
     page(res, known.status, claimProblemPage(TITLES[known.code] ?? 'Something went wrong', known.message));
   };
@@ -152,7 +151,7 @@ function asApiError(error: unknown, log: Logger): ApiError {
   if (error instanceof ApiError) return error;
   if (error instanceof UnavailableError) {
     log.warn({ err: error, path: LOGGED_CLAIM_URL }, 'dependency unreachable');
-    return new ApiError('SERVICE_UNAVAILABLE', 'A service this request needs is unreachable; retry shortly');
+    return serviceUnavailable();
   }
   const status = typeof error === 'object' && error !== null ? (error as { status?: unknown }).status : undefined;
   // Express's path decoding and the body parsers refuse what a client sent with a 4xx of their own.

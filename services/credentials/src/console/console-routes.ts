@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import express, { type Router, type ErrorRequestHandler, type Request, type RequestHandler, type Response } from 'express';
 import { clientIdPattern, MAX_OVERLAP_SECONDS } from '@rsd/contracts';
 import { generateApiKey, generateClaimToken, generateClientId } from '@rsd/domain';
-import { ApiError, type Logger } from '@rsd/platform';
+import { ApiError, UNAVAILABLE_RETRY_AFTER_S, type Logger } from '@rsd/platform';
 import { UnavailableError, type AccessLogStore } from '@rsd/ports';
 import { createAuthorization } from '../authorizations/create-authorization';
 import { getAuthorization, listAuthorizations } from '../authorizations/find-authorizations';
@@ -318,7 +318,7 @@ function consoleErrors(deps: Pick<ConsoleRoutesDeps, 'log'>): ErrorRequestHandle
     }
     if (error instanceof UnavailableError) {
       deps.log.warn({ err: error, path: req.path }, 'console request met an unavailable store');
-      res.setHeader('Retry-After', '5');
+      res.setHeader('Retry-After', String(UNAVAILABLE_RETRY_AFTER_S));
       return page(res, 503, problemPage('Try again in a moment', 'A service the console needs is not reachable right now.', viewer));
     }
     const status = (error as { status?: unknown }).status;
