@@ -3,7 +3,7 @@ import { get as httpGet } from 'node:http';
 import { join } from 'node:path';
 import { digestApiKey, hasValidChecksum } from '@rsd/domain';
 import { createMemoryConsoleStateStore } from '@rsd/embedded';
-import type { AuthorizationStore } from '@rsd/ports';
+import { UnavailableError, type AuthorizationStore } from '@rsd/ports';
 import { request, signToken } from '@rsd/testkit';
 import { anAccessRecord, NOW, startCredentials, type CredentialsHarness } from '../testing/credentials-harness';
 import { DEFAULT_CLAIMS } from './console-config';
@@ -766,6 +766,7 @@ describe('credentials service: the console (decisions 30-32)', () => {
 
       expect(page.status).toBe(400);
       expect(page.headers.get('content-type')).toBe('text/html; charset=utf-8');
+      expect(page.body).toContain('<h1>Invalid request</h1>');
     });
   });
 
@@ -904,6 +905,35 @@ describe('credentials service: the console (decisions 30-32)', () => {
       expect(page.body).not.toContain('disk I/O error');
       expect(page.body).not.toContain('/var/lib/rsd');
       expect(page.headers.get('content-security-policy')).toContain("default-src 'none'");
+    });
+
+    test('when a store is out of reach, then it is a 503 page in words with Retry-After, naming nothing of the store', async () => {
+      const session = await signIn();
+      h.breakStore(new UnavailableError('mongo', { cause: new Error('connect ECONNREFUSED 127.0.0.1:27017') }));
+
+      const page = await visit('/console', { cookie: session.cookie });
+
+      expect(page.status).toBe(503);
+      expect(page.headers.get('retry-after')).toBe('5');
+      expect(page.headers.get('content-type')).toBe('text/html; charset=utf-8');
+      expect(page.headers.get('content-security-policy')).toContain("default-src 'none'");
+      expect(page.body).toContain('<h1>Try again in a moment</h1>');
+      expect(page.body).toContain('A service the console needs is not reachable right now.');
+      expect(page.body).not.toMatch(/mongo|ECONNREFUSED|27017/);
+    });
+
+    test('when a form has more fields than the console reads, then it is a 413 page in words and nothing is created', async () => {
+      const session = await signIn();
+
+      const page = await visit('/console/authorizations', {
+        cookie: session.cookie,
+        form: { ...validForm(session.csrf), scopes: Array.from({ length: 100 }, () => 'qr_score') },
+      });
+
+      expect(page.status).toBe(413);
+      expect(page.body).toContain('<h1>Invalid request</h1>');
+      expect(page.body).toContain('The form could not be read.');
+      expect(await h.store.list(ORG)).toEqual([]);
     });
 
     test('when a form is larger than the console reads, then it is a 413 page in words and nothing is created', async () => {
