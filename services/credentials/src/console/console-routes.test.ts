@@ -950,6 +950,33 @@ describe('credentials service: the console (decisions 30-32)', () => {
     });
   });
 
+  describe('with an identity provider out of reach', () => {
+    test('when /console/sign-in is asked for, then it is a 503 page in words with Retry-After, like every 503', async () => {
+      const away = await startCredentials({
+        console: (clock) => ({
+          sessions: createConsoleSessions(clock, createMemoryConsoleStateStore()),
+          oidc: {
+            begin: () => Promise.reject(new TypeError('fetch failed')),
+            finish: () => Promise.reject(new Error('no sign-in begun')),
+          },
+          claims: DEFAULT_CLAIMS,
+        }),
+      });
+      try {
+        const page = await request<string>(`${away.app.baseUrl}/console/sign-in`, { redirect: 'manual' });
+
+        expect(page.status).toBe(503);
+        expect(page.headers.get('retry-after')).toBe('5');
+        expect(page.headers.get('location')).toBeNull();
+        expect(page.body).toContain('<h1>Try again in a moment</h1>');
+        expect(page.body).toContain('The identity provider cannot be reached; try again in a moment.');
+        expect(page.body).not.toContain('fetch failed');
+      } finally {
+        await away.close();
+      }
+    });
+  });
+
   describe('without OpenID Connect configured', () => {
     test('when /console/sign-in is asked for, then it is a 404 with the sign-in page and no redirect or attempt cookie', async () => {
       const page = await visit('/console/sign-in');

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import express, { type Router, type Request, type RequestHandler, type Response } from 'express';
 import { clientIdPattern, MAX_OVERLAP_SECONDS } from '@rsd/contracts';
 import { generateApiKey, generateClaimToken, generateClientId } from '@rsd/domain';
-import { ApiError, errorHandler, type ErrorAnswers, type Logger } from '@rsd/platform';
+import { ApiError, errorHandler, serviceUnavailable, type ErrorAnswers, type Logger } from '@rsd/platform';
 import type { AccessLogStore } from '@rsd/ports';
 import { createAuthorization } from '../authorizations/create-authorization';
 import { getAuthorization, listAuthorizations } from '../authorizations/find-authorizations';
@@ -148,7 +148,7 @@ export function consoleRoutes(deps: ConsoleRoutesDeps): Router {
   router.get('/sign-in', async (req, res) => {
     if (!deps.oidc) return page(res, 404, signInPage({ oidc: false }));
     const { url, attempt } = await deps.oidc.begin().catch((error: unknown) => {
-      throw unavailable(error, 'The identity provider cannot be reached; try again in a moment.');
+      throw serviceUnavailable('The identity provider cannot be reached; try again in a moment.', { cause: error });
     });
     setCookie(req, res, ATTEMPT_COOKIE, await sessions.beginAttempt(attempt), 10 * 60);
     res.redirect(303, url.href);
@@ -342,10 +342,6 @@ function sessionOf(res: Response): ConsoleSession {
 
 function viewerOf(session: ConsoleSession): Viewer {
   return { displayName: session.displayName, organizationId: session.organizationId, csrfToken: session.csrfToken };
-}
-
-function unavailable(error: unknown, message: string): ApiError {
-  return Object.assign(new ApiError('SERVICE_UNAVAILABLE', message), { cause: error });
 }
 
 /**
