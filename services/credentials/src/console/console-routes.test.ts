@@ -270,6 +270,21 @@ describe('credentials service: the console (decisions 30-32)', () => {
       expect(pages.map((page) => [page.status, page.sessionCookie])).toEqual(pages.map(() => [400, undefined]));
     });
 
+    test('when the session cookie comes percent-encoded, then its decoded value opens the session; a cookie of another name does not', async () => {
+      const session = await signIn();
+      const percentEncoded = [...session.cookie]
+        .map((char) => `%${char.charCodeAt(0).toString(16).toUpperCase().padStart(2, '0')}`)
+        .join('');
+
+      const encoded = await visit('/console', { headers: { cookie: `other=1; ${SESSION_COOKIE}=${percentEncoded}; last="x"` } });
+      const otherName = await visit('/console', { headers: { cookie: `${SESSION_COOKIE}_old=${session.cookie}` } });
+
+      expect(percentEncoded).not.toBe(session.cookie);
+      expect(encoded.status).toBe(200);
+      expect(encoded.body).toContain('Sign out');
+      expect(otherName.body).toContain('<h1>Sign in</h1>');
+    });
+
     test('when the browser brings a session cookie of its own choosing to sign-in, then the session is under a new value and the old one opens nothing', async () => {
       const planted = 'chosen-by-an-attacker-before-sign-in';
 

@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { parse as parseCookies } from 'cookie';
 import express, { type Router, type Request, type RequestHandler, type Response } from 'express';
 import { clientIdPattern, MAX_OVERLAP_SECONDS } from '@rsd/contracts';
 import { generateApiKey, generateClaimToken, generateClientId } from '@rsd/domain';
@@ -356,12 +357,9 @@ export function sameOrigin(req: Request, publicOrigin: string | undefined): bool
   return url.host === req.headers.host || url.origin === publicOrigin;
 }
 
+/** The named cookie's value, percent-decoded (RFC 6265 parsing by the `cookie` package, the one express serializes with). */
 export function cookieOf(req: Request, name: string): string | undefined {
-  for (const part of (req.headers.cookie ?? '').split(';')) {
-    const separator = part.indexOf('=');
-    if (separator > 0 && part.slice(0, separator).trim() === name) return part.slice(separator + 1).trim();
-  }
-  return undefined;
+  return req.headers.cookie === undefined ? undefined : parseCookies(req.headers.cookie)[name];
 }
 
 /** Decision 31: HttpOnly, SameSite=Lax, Secure outside loopback, only for the console's paths. */
