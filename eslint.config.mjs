@@ -43,6 +43,18 @@ export default tseslint.config(
     },
   },
   {
+    ignores: ['libs/platform/src/service-unavailable.ts'],
+    rules: {
+      'no-restricted-syntax': [
+        'error',
+        {
+          selector: "NewExpression[callee.name='ApiError'][arguments.0.value='SERVICE_UNAVAILABLE']",
+          message: 'Make a 503 with serviceUnavailable() (@rsd/platform): it gives the error the Retry-After every 503 carries.',
+        },
+      ],
+    },
+  },
+  {
     files: ['**/*.test.ts', 'libs/testkit/**', 'test/**'],
     rules: {
       '@typescript-eslint/no-unsafe-assignment': 'off',

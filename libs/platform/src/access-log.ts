@@ -67,7 +67,7 @@ export function accessLog(log: Logger): RequestHandler {
  * A route whose path itself holds a secret (a claim link's token, decision 38) names what to log instead,
  * in `res.locals.loggedUrl`, before the response finishes.
  */
-function loggedUrlOf(res: Response): string | undefined {
+export function loggedUrlOf(res: Response): string | undefined {
   const url: unknown = res.locals.loggedUrl;
   return typeof url === 'string' ? url : undefined;
 }

@@ -1,11 +1,9 @@
 import type { ErrorRequestHandler, RequestHandler, Response } from 'express';
 import type { Logger } from 'pino';
 import { UnavailableError } from './unavailable';
-import { requestIdOf } from './access-log';
-import { ApiError, CODES_NOT_SENT, errorBody } from './errors';
-
-/** Seconds a client waits before trying a 503 again, unless its maker knows better (a stale replica's own bound). */
-export const UNAVAILABLE_RETRY_AFTER_S = '5';
+import { loggedUrlOf, requestIdOf } from './access-log';
+import { ApiError, CODES_NOT_SENT, errorBody, type ErrorCode } from './errors';
+import { serviceUnavailable } from './service-unavailable';
 
 /** Unknown paths: a JSON 404, never express's HTML page. */
 export const routeNotFound: RequestHandler = (req, _res, next) => {
@@ -24,6 +22,7 @@ export function methodNotAllowed(allowed: readonly string[]): RequestHandler {
 function fromBodyParser(error: { type?: unknown; status?: unknown; errno?: unknown }): ApiError | undefined {
   switch (error.type) {
     case 'entity.too.large':
+    case 'parameters.too.many':
       return new ApiError('PAYLOAD_TOO_LARGE', 'The request body is larger than this endpoint accepts');
     case 'entity.parse.failed':
       return new ApiError('MALFORMED_JSON', 'The request body is not valid JSON');
@@ -35,6 +34,7 @@ function fromBodyParser(error: { type?: unknown; status?: unknown; errno?: unkno
     case 'request.aborted':
     case 'request.size.invalid':
     case 'stream.encoding.set':
+    case 'querystring.parse.rangeError':
       return new ApiError('MALFORMED_JSON', 'The request body could not be read');
     default:
       // A body that does not decompress as its Content-Encoding (gzip, deflate, br) says: zlib's own
@@ -60,10 +60,26 @@ export function errorCodeOf(res: Response): string | undefined {
 }
 
 /**
- * The one error middleware: typed errors become their documented body; anything else is logged
- * with its cause and answered with a bare 500, so no internals ever reach a client.
+ * What a route group that answers people rather than programs (the console, the claim page) sets
+ * for the same errors: its own words and its page. Status, code and headers stay the middleware's.
  */
-export function errorHandler(log: Logger): ErrorRequestHandler {
+export interface ErrorAnswers {
+  /**
+   * Wording by code for the errors the middleware names itself (the router's and the body parsers'
+   * refusals, an outage, a defect); an ApiError a handler threw keeps its own message.
+   */
+  messages?: Partial<Record<ErrorCode, string>>;
+  /** The HTML page to answer with instead of the JSON error body; undefined leaves this request to the JSON body. */
+  page?: (error: ApiError, res: Response) => string | undefined;
+}
+
+/**
+ * The one error middleware, for every service and route group: typed errors become their documented
+ * body (or the route group's page); anything else is logged with its cause and answered with a bare
+ * 500, so no internals ever reach a client.
+ */
+export function errorHandler(log: Logger, answers: ErrorAnswers = {}): ErrorRequestHandler {
+  const { messages = {}, page } = answers;
   return (error: unknown, req, res, next) => {
     if (res.headersSent) {
       next(error);
@@ -76,23 +92,32 @@ export function errorHandler(log: Logger): ErrorRequestHandler {
           ? (fromRouter(error) ?? fromBodyParser(error))
           : undefined;
     const unavailable = error instanceof UnavailableError;
-    const apiError =
-      known ??
-      (unavailable
-        ? new ApiError('SERVICE_UNAVAILABLE', 'A service this request needs is unreachable; retry shortly')
-        : new ApiError('INTERNAL_ERROR', 'An unexpected error occurred'));
+    const named = known ?? (unavailable ? serviceUnavailable() : new ApiError('INTERNAL_ERROR', 'An unexpected error occurred'));
+    const apiError = named === error ? named : inWords(named, messages[named.code]);
+    // A route whose path holds a secret (a claim link's token) names what to log instead.
+    const path = loggedUrlOf(res) ?? req.path;
     // An outage is already alerted on by readiness and the dependency's own metrics: one warning per request is enough.
-    if (unavailable) log.warn({ err: error, method: req.method, path: req.path }, 'dependency unreachable');
-    else if (!known) log.error({ err: error, method: req.method, path: req.path }, 'unhandled error');
+    if (unavailable) log.warn({ err: error, method: req.method, path }, 'dependency unreachable');
+    else if (!known) log.error({ err: error, method: req.method, path }, 'unhandled error');
     res.locals.errorCode = apiError.code;
+    // A 429's and a 503's Retry-After among them: every 503 is made by serviceUnavailable(), which gives it one.
     for (const [name, value] of Object.entries(apiError.headers ?? {})) res.setHeader(name, value);
-    // Every 503 says when to try again, whichever part of the service made it (decision 36).
-    if (apiError.status === 503 && !res.hasHeader('Retry-After')) res.setHeader('Retry-After', UNAVAILABLE_RETRY_AFTER_S);
-    res.status(apiError.status).json(
+    res.status(apiError.status);
+    const html = page?.(apiError, res);
+    if (html !== undefined) {
+      res.type('html').send(html);
+      return;
+    }
+    res.json(
       errorBody(apiError.status, CODES_NOT_SENT.has(apiError.code) ? undefined : apiError.code, apiError.message, {
         requestId: requestIdOf(res),
         details: apiError.details,
       }),
     );
   };
+}
+
+/** The same error in a route group's words, where it has its own for this code. */
+function inWords(error: ApiError, message: string | undefined): ApiError {
+  return message === undefined ? error : new ApiError(error.code, message, error.details, error.headers);
 }

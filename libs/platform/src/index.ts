@@ -2,6 +2,7 @@ export * from './config';
 export * from './logger';
 export * from './errors';
 export * from './http-errors';
+export * from './service-unavailable';
 export * from './access-log';
 export * from './base-app';
 export * from './http-server';

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, RequestListener, Server, ServerResponse } from 'node:http';
 import { errorBody } from './errors';
 import { listen, type ListenOptions } from './http-server';
+import { serviceUnavailable } from './service-unavailable';
 import type { FailedAttempt } from './start-with-retries';
 
 /** What a service that is still starting says about itself. */
@@ -11,8 +12,8 @@ export interface StartingState {
   failedAttempts: number;
 }
 
-/** How long a client is told to wait before asking a starting service again. */
-const RETRY_AFTER_S = '5';
+/** Every request but the probes; its Retry-After goes with /readyz's 503 too. */
+const STARTING = serviceUnavailable('The service is starting; try again shortly');
 const REQUEST_ID = /^[A-Za-z0-9._-]{1,128}$/;
 
 /**
@@ -49,13 +50,13 @@ export function startingHandler(state: () => StartingState): RequestListener {
             : `starting: waiting for ${waitingFor ?? 'a dependency'} (${failedAttempts} failed attempt${failedAttempts === 1 ? '' : 's'})`,
       };
     } else {
-      status = 503;
-      body = errorBody(503, 'SERVICE_UNAVAILABLE', 'The service is starting; try again shortly', { requestId });
+      status = STARTING.status;
+      body = errorBody(STARTING.status, STARTING.code, STARTING.message, { requestId });
     }
     const text = JSON.stringify(body);
     res.writeHead(status, {
       ...headers,
-      ...(status === 503 ? { 'Retry-After': RETRY_AFTER_S } : {}),
+      ...(status === 503 ? STARTING.headers : {}),
       'Content-Length': Buffer.byteLength(text),
     });
     res.end(req.method === 'HEAD' ? undefined : text);

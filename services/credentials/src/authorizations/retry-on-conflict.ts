@@ -1,4 +1,4 @@
-import { ApiError, type Logger } from '@rsd/platform';
+import { serviceUnavailable, type Logger } from '@rsd/platform';
 
 /** Enough for a change racing the expiry scheduler or another change; more means something is wrong. */
 const MAX_ATTEMPTS = 5;
@@ -20,5 +20,5 @@ export async function retryOnConflict<T>(
     if (outcome !== LOST_TO_A_CONCURRENT_CHANGE) return outcome;
   }
   failure.log.warn({ ...failure.context, attempts: MAX_ATTEMPTS }, `${failure.what} kept losing to concurrent changes`);
-  throw new ApiError('SERVICE_UNAVAILABLE', 'The authorization is being changed concurrently; try again');
+  throw serviceUnavailable('The authorization is being changed concurrently; try again');
 }

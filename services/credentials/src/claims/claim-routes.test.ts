@@ -2,6 +2,7 @@ import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { authorizationKeyClaimedSchema, EVENT_TYPES, TOPICS } from '@rsd/contracts';
 import { digestApiKey, hasValidChecksum } from '@rsd/domain';
+import { UnavailableError } from '@rsd/platform';
 import { capturedLog, request, signToken, valuesOn, type CapturedLog } from '@rsd/testkit';
 import { NOW, startCredentials, type CredentialsHarness } from '../testing/credentials-harness';
 
@@ -204,6 +205,40 @@ describe('claim links (decision 38), at the service with a clock the test holds'
 
     expect(answer).toMatchObject({ status, body: { code } });
     expect(logs.lines.join('\n')).not.toContain(url.split('/').pop());
+  });
+
+  test('when a store is out of reach, then the page is a 503 page with Retry-After and the JSON the documented 503; no log line has the token', async () => {
+    let down = false;
+    const outage = await startCredentials({
+      log: logs.log,
+      wrapStore: (store) => ({
+        ...store,
+        findByClaimToken: (digest) => (down ? Promise.reject(new UnavailableError('mongo')) : store.findByClaimToken(digest)),
+      }),
+    });
+    try {
+      const created = await request(`${outage.app.baseUrl}/v1/organizations/${ORG}/authorizations`, {
+        method: 'POST',
+        headers: { ...json, authorization: `Bearer ${token}` },
+        body: JSON.stringify({ recipientType: 'auditor', scopes: ['qr_score'], keyDelivery: 'claimLink' }),
+      });
+      const { url } = created.body.claim as { url: string };
+      down = true;
+
+      const page = await request<string>(url, { headers: { accept: 'text/html' } });
+      const program = await describe_(url);
+
+      expect(page.status).toBe(503);
+      expect(page.headers.get('retry-after')).toBe('5');
+      expect(page.headers.get('content-type')).toBe('text/html; charset=utf-8');
+      expect(page.body).toContain('Try again in a moment');
+      expect(program).toMatchObject({ status: 503, body: { code: 'SERVICE_UNAVAILABLE' } });
+      expect(program.headers.get('retry-after')).toBe('5');
+      expect(logs.lines.join('\n')).toContain('dependency unreachable');
+      expect(logs.lines.join('\n')).not.toContain(url.split('/').pop());
+    } finally {
+      await outage.close();
+    }
   });
 
   test('when the token is not percent-encoded UTF-8, then it is 400 INVALID_PARAMETER', async () => {

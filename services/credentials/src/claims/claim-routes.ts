@@ -1,8 +1,8 @@
 import { randomBytes } from 'node:crypto';
-import express, { type ErrorRequestHandler, type Request, type RequestHandler, type Response, type Router } from 'express';
+import express, { type Request, type RequestHandler, type Response, type Router } from 'express';
 import { generateApiKey } from '@rsd/domain';
 import { labelledRouter } from '@rsd/observability';
-import { ApiError, methodNotAllowed, requestIdOf, UNAVAILABLE_RETRY_AFTER_S, type Logger, UnavailableError } from '@rsd/platform';
+import { ApiError, errorHandler, methodNotAllowed, requestIdOf, type ErrorAnswers, type Logger } from '@rsd/platform';
 import type { LimitCheck } from '@rsd/recipient-access';
 import { CONTENT_SECURITY_POLICY, cookieOf, sameOrigin } from '../console/console-routes';
 import { sameToken } from '../console/console-sessions';
@@ -98,7 +98,7 @@ export function claimRoutes(deps: ClaimRoutesDeps): Router {
     })
     .all(methodNotAllowed(['GET', 'HEAD', 'POST']));
 
-  router.use(claimErrors(deps.log));
+  router.use(errorHandler(deps.log, CLAIM_ERRORS));
   return router;
 }
 
@@ -129,40 +129,18 @@ const TITLES: Partial<Record<ApiError['code'], string>> = {
 };
 
 /**
- * Errors here never reach a log with the request's path (it holds the token): an outage or a defect
- * is logged without it, then answered like anywhere else, as a page where the request wanted one.
+ * The refusals in this route's words, as a page where the request wanted one. The log never sees the
+ * request's path (it holds the token): the middleware logs the route's `loggedUrl` instead.
  */
-function claimErrors(log: Logger): ErrorRequestHandler {
-  return (error: unknown, _req, res, next) => {
-    const known = asApiError(error, log);
-    if (res.locals.claimPage !== true || res.headersSent) {
-      next(known);
-      return;
-    }
-    for (const [name, value] of Object.entries(known.headers ?? {})) res.setHeader(name, value);
-    if (known.status === 503) res.setHeader('Retry-After', UNAVAILABLE_RETRY_AFTER_S);
-    res.locals.errorCode = known.code;
-    page(res, known.status, claimProblemPage(TITLES[known.code] ?? 'Something went wrong', known.message));
-  };
-}
-
-/** Every error as the typed one the error middleware answers without logging the request's path. */
-function asApiError(error: unknown, log: Logger): ApiError {
-  if (error instanceof ApiError) return error;
-  if (error instanceof UnavailableError) {
-    log.warn({ err: error, path: LOGGED_CLAIM_URL }, 'dependency unreachable');
-    return new ApiError('SERVICE_UNAVAILABLE', 'A service this request needs is unreachable; retry shortly');
-  }
-  const status = typeof error === 'object' && error !== null ? (error as { status?: unknown }).status : undefined;
-  // Express's path decoding and the body parsers refuse what a client sent with a 4xx of their own.
-  if (error instanceof URIError && status === 400) return new ApiError('INVALID_PARAMETER', 'The link is not valid percent-encoded UTF-8');
-  if (status === 413) return new ApiError('PAYLOAD_TOO_LARGE', 'The request body is larger than this endpoint accepts');
-  if (status === 415) return new ApiError('UNSUPPORTED_MEDIA_TYPE', 'The request body must be JSON encoded as UTF-8, or the form');
-  if (typeof status === 'number' && status >= 400 && status < 500)
-    return new ApiError('MALFORMED_JSON', 'The request body could not be read');
-  log.error({ err: error, path: LOGGED_CLAIM_URL }, 'claim request failed');
-  return new ApiError('INTERNAL_ERROR', 'An unexpected error occurred');
-}
+const CLAIM_ERRORS: ErrorAnswers = {
+  messages: {
+    INVALID_PARAMETER: 'The link is not valid percent-encoded UTF-8',
+    MALFORMED_JSON: 'The request body could not be read',
+    UNSUPPORTED_MEDIA_TYPE: 'The request body must be JSON encoded as UTF-8, or the form',
+  },
+  page: (error, res) =>
+    res.locals.claimPage === true ? claimProblemPage(TITLES[error.code] ?? 'Something went wrong', error.message).value : undefined,
+};
 
 function page(res: Response, status: number, body: Html): void {
   res.status(status).type('html').send(body.value);

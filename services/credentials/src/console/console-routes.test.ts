@@ -3,6 +3,7 @@ import { get as httpGet } from 'node:http';
 import { join } from 'node:path';
 import { digestApiKey, hasValidChecksum } from '@rsd/domain';
 import { createMemoryConsoleStateStore } from '@rsd/embedded';
+import { UnavailableError } from '@rsd/platform';
 import type { AuthorizationStore } from '@rsd/ports';
 import { request, signToken } from '@rsd/testkit';
 import { anAccessRecord, NOW, startCredentials, type CredentialsHarness } from '../testing/credentials-harness';
@@ -268,6 +269,21 @@ describe('credentials service: the console (decisions 30-32)', () => {
       ];
 
       expect(pages.map((page) => [page.status, page.sessionCookie])).toEqual(pages.map(() => [400, undefined]));
+    });
+
+    test('when the session cookie comes percent-encoded, then its decoded value opens the session; a cookie of another name does not', async () => {
+      const session = await signIn();
+      const percentEncoded = [...session.cookie]
+        .map((char) => `%${char.charCodeAt(0).toString(16).toUpperCase().padStart(2, '0')}`)
+        .join('');
+
+      const encoded = await visit('/console', { headers: { cookie: `other=1; ${SESSION_COOKIE}=${percentEncoded}; last="x"` } });
+      const otherName = await visit('/console', { headers: { cookie: `${SESSION_COOKIE}_old=${session.cookie}` } });
+
+      expect(percentEncoded).not.toBe(session.cookie);
+      expect(encoded.status).toBe(200);
+      expect(encoded.body).toContain('Sign out');
+      expect(otherName.body).toContain('<h1>Sign in</h1>');
     });
 
     test('when the browser brings a session cookie of its own choosing to sign-in, then the session is under a new value and the old one opens nothing', async () => {
@@ -766,6 +782,7 @@ describe('credentials service: the console (decisions 30-32)', () => {
 
       expect(page.status).toBe(400);
       expect(page.headers.get('content-type')).toBe('text/html; charset=utf-8');
+      expect(page.body).toContain('<h1>Invalid request</h1>');
     });
   });
 
@@ -906,6 +923,35 @@ describe('credentials service: the console (decisions 30-32)', () => {
       expect(page.headers.get('content-security-policy')).toContain("default-src 'none'");
     });
 
+    test('when a store is out of reach, then it is a 503 page in words with Retry-After, naming nothing of the store', async () => {
+      const session = await signIn();
+      h.breakStore(new UnavailableError('mongo', { cause: new Error('connect ECONNREFUSED 127.0.0.1:27017') }));
+
+      const page = await visit('/console', { cookie: session.cookie });
+
+      expect(page.status).toBe(503);
+      expect(page.headers.get('retry-after')).toBe('5');
+      expect(page.headers.get('content-type')).toBe('text/html; charset=utf-8');
+      expect(page.headers.get('content-security-policy')).toContain("default-src 'none'");
+      expect(page.body).toContain('<h1>Try again in a moment</h1>');
+      expect(page.body).toContain('A service the console needs is not reachable right now.');
+      expect(page.body).not.toMatch(/mongo|ECONNREFUSED|27017/);
+    });
+
+    test('when a form has more fields than the console reads, then it is a 413 page in words and nothing is created', async () => {
+      const session = await signIn();
+
+      const page = await visit('/console/authorizations', {
+        cookie: session.cookie,
+        form: { ...validForm(session.csrf), scopes: Array.from({ length: 100 }, () => 'qr_score') },
+      });
+
+      expect(page.status).toBe(413);
+      expect(page.body).toContain('<h1>Invalid request</h1>');
+      expect(page.body).toContain('The form could not be read.');
+      expect(await h.store.list(ORG)).toEqual([]);
+    });
+
     test('when a form is larger than the console reads, then it is a 413 page in words and nothing is created', async () => {
       const session = await signIn();
 
@@ -917,6 +963,33 @@ describe('credentials service: the console (decisions 30-32)', () => {
       expect(page.status).toBe(413);
       expect(page.body).toContain('The form could not be read.');
       expect(await h.store.list(ORG)).toEqual([]);
+    });
+  });
+
+  describe('with an identity provider out of reach', () => {
+    test('when /console/sign-in is asked for, then it is a 503 page in words with Retry-After, like every 503', async () => {
+      const away = await startCredentials({
+        console: (clock) => ({
+          sessions: createConsoleSessions(clock, createMemoryConsoleStateStore()),
+          oidc: {
+            begin: () => Promise.reject(new TypeError('fetch failed')),
+            finish: () => Promise.reject(new Error('no sign-in begun')),
+          },
+          claims: DEFAULT_CLAIMS,
+        }),
+      });
+      try {
+        const page = await request<string>(`${away.app.baseUrl}/console/sign-in`, { redirect: 'manual' });
+
+        expect(page.status).toBe(503);
+        expect(page.headers.get('retry-after')).toBe('5');
+        expect(page.headers.get('location')).toBeNull();
+        expect(page.body).toContain('<h1>Try again in a moment</h1>');
+        expect(page.body).toContain('The identity provider cannot be reached; try again in a moment.');
+        expect(page.body).not.toContain('fetch failed');
+      } finally {
+        await away.close();
+      }
     });
   });
 

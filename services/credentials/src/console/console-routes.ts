@@ -1,8 +1,9 @@
 import { randomUUID } from 'node:crypto';
-import express, { type Router, type ErrorRequestHandler, type Request, type RequestHandler, type Response } from 'express';
+import { parse as parseCookies } from 'cookie';
+import express, { type Router, type Request, type RequestHandler, type Response } from 'express';
 import { clientIdPattern, MAX_OVERLAP_SECONDS } from '@rsd/contracts';
 import { generateApiKey, generateClaimToken, generateClientId } from '@rsd/domain';
-import { ApiError, type Logger, UnavailableError } from '@rsd/platform';
+import { ApiError, errorHandler, serviceUnavailable, type ErrorAnswers, type Logger } from '@rsd/platform';
 import type { AccessLogStore } from '@rsd/ports';
 import { createAuthorization } from '../authorizations/create-authorization';
 import { getAuthorization, listAuthorizations } from '../authorizations/find-authorizations';
@@ -148,7 +149,7 @@ export function consoleRoutes(deps: ConsoleRoutesDeps): Router {
   router.get('/sign-in', async (req, res) => {
     if (!deps.oidc) return page(res, 404, signInPage({ oidc: false }));
     const { url, attempt } = await deps.oidc.begin().catch((error: unknown) => {
-      throw unavailable(error, 'The identity provider cannot be reached; try again in a moment.');
+      throw serviceUnavailable('The identity provider cannot be reached; try again in a moment.', { cause: error });
     });
     setCookie(req, res, ATTEMPT_COOKIE, await sessions.beginAttempt(attempt), 10 * 60);
     res.redirect(303, url.href);
@@ -284,7 +285,7 @@ export function consoleRoutes(deps: ConsoleRoutesDeps): Router {
     const session = await sessions.find(cookieOf(req, SESSION_COOKIE));
     page(res, 404, problemPage('Page not found', 'There is no such page in the console.', session && viewerOf(session)));
   });
-  router.use(consoleErrors(deps));
+  router.use(errorHandler(deps.log, CONSOLE_ERRORS));
 
   async function startSession(req: Request, res: Response, identity: Parameters<ConsoleSessions['start']>[0]): Promise<void> {
     // Whatever session cookie the browser brought ends here; the new one is issued fresh (no fixation).
@@ -298,46 +299,39 @@ export function consoleRoutes(deps: ConsoleRoutesDeps): Router {
   return router;
 }
 
+const TITLES: Partial<Record<ApiError['code'], string>> = {
+  AUTHORIZATION_NOT_FOUND: 'Authorization not found',
+  AUTHORIZATION_INACTIVE: 'Authorization no longer active',
+  KEY_ALREADY_CLAIMED: 'Key already claimed',
+  KEY_NOT_CLAIMED: 'Key not yet claimed',
+  SERVICE_UNAVAILABLE: 'Try again in a moment',
+  INVALID_PARAMETER: 'Invalid request',
+  VALIDATION_FAILED: 'Invalid request',
+  MALFORMED_JSON: 'Invalid request',
+  PAYLOAD_TOO_LARGE: 'Invalid request',
+  UNSUPPORTED_MEDIA_TYPE: 'Invalid request',
+  INTERNAL_ERROR: 'Something went wrong',
+};
+
+const FORM_UNREADABLE = 'The form could not be read. Go back and try again.';
+
 /** Errors as pages in words: what the API would say, never a stack trace or an internal. */
-function consoleErrors(deps: Pick<ConsoleRoutesDeps, 'log'>): ErrorRequestHandler {
-  const titles: Partial<Record<ApiError['code'], string>> = {
-    AUTHORIZATION_NOT_FOUND: 'Authorization not found',
-    AUTHORIZATION_INACTIVE: 'Authorization no longer active',
-    KEY_ALREADY_CLAIMED: 'Key already claimed',
-    KEY_NOT_CLAIMED: 'Key not yet claimed',
-    SERVICE_UNAVAILABLE: 'Try again in a moment',
-    INVALID_PARAMETER: 'Invalid request',
-    VALIDATION_FAILED: 'Invalid request',
-  };
-  return (error: unknown, req, res, _next) => {
+const CONSOLE_ERRORS: ErrorAnswers = {
+  messages: {
+    // The router's and the form parser's refusals: a malformed path, too large, malformed.
+    INVALID_PARAMETER: FORM_UNREADABLE,
+    MALFORMED_JSON: FORM_UNREADABLE,
+    PAYLOAD_TOO_LARGE: FORM_UNREADABLE,
+    UNSUPPORTED_MEDIA_TYPE: FORM_UNREADABLE,
+    SERVICE_UNAVAILABLE: 'A service the console needs is not reachable right now.',
+    INTERNAL_ERROR: 'The console could not complete this request. Try again; if it persists, contact support.',
+  },
+  page: (error, res) => {
     // The session as the request found it, if it got that far: an error page looks up nothing more.
     const session = res.locals.session as ConsoleSession | undefined;
-    const viewer = session && viewerOf(session);
-    if (error instanceof ApiError) {
-      return page(res, error.status, problemPage(titles[error.code] ?? 'Request refused', error.message, viewer));
-    }
-    if (error instanceof UnavailableError) {
-      deps.log.warn({ err: error, path: req.path }, 'console request met an unavailable store');
-      res.setHeader('Retry-After', '5');
-      return page(res, 503, problemPage('Try again in a moment', 'A service the console needs is not reachable right now.', viewer));
-    }
-    const status = (error as { status?: unknown }).status;
-    if (typeof status === 'number' && status >= 400 && status < 500) {
-      // The form parser's refusals: too large, malformed.
-      return page(res, status, problemPage('Invalid request', 'The form could not be read. Go back and try again.', viewer));
-    }
-    deps.log.error({ err: error, path: req.path }, 'console request failed');
-    page(
-      res,
-      500,
-      problemPage(
-        'Something went wrong',
-        'The console could not complete this request. Try again; if it persists, contact support.',
-        viewer,
-      ),
-    );
-  };
-}
+    return problemPage(TITLES[error.code] ?? 'Request refused', error.message, session && viewerOf(session)).value;
+  },
+};
 
 function page(res: Response, status: number, body: Html): void {
   res.status(status).type('html').send(body.value);
@@ -349,10 +343,6 @@ function sessionOf(res: Response): ConsoleSession {
 
 function viewerOf(session: ConsoleSession): Viewer {
   return { displayName: session.displayName, organizationId: session.organizationId, csrfToken: session.csrfToken };
-}
-
-function unavailable(error: unknown, message: string): ApiError {
-  return Object.assign(new ApiError('SERVICE_UNAVAILABLE', message), { cause: error });
 }
 
 /**
@@ -367,12 +357,9 @@ export function sameOrigin(req: Request, publicOrigin: string | undefined): bool
   return url.host === req.headers.host || url.origin === publicOrigin;
 }
 
+/** The named cookie's value, percent-decoded (RFC 6265 parsing by the `cookie` package, the one express serializes with). */
 export function cookieOf(req: Request, name: string): string | undefined {
-  for (const part of (req.headers.cookie ?? '').split(';')) {
-    const separator = part.indexOf('=');
-    if (separator > 0 && part.slice(0, separator).trim() === name) return part.slice(separator + 1).trim();
-  }
-  return undefined;
+  return req.headers.cookie === undefined ? undefined : parseCookies(req.headers.cookie)[name];
 }
 
 /** Decision 31: HttpOnly, SameSite=Lax, Secure outside loopback, only for the console's paths. */

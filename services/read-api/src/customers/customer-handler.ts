@@ -1,5 +1,5 @@
 import type { RequestHandler } from 'express';
-import { ApiError, isoInstants, methodNotAllowed, type Logger } from '@rsd/platform';
+import { isoInstants, methodNotAllowed, serviceUnavailable, type Logger } from '@rsd/platform';
 import type { Clock, FeedStaleness, RateLimitStoreFactory, ViewStore } from '@rsd/ports';
 import { recipientAuthenticator, type RateLimitDeps } from '@rsd/recipient-access';
 import type { ReadApiConfig } from '../config';
@@ -74,11 +74,9 @@ export function customerHandler({
 
     // Before any lookup: an answer from a copy that may have missed a revocation is no answer (decision 29).
     if (staleness?.isStale(clock.now())) {
-      res.setHeader('Retry-After', String(STALE_RETRY_AFTER_S));
-      throw new ApiError(
-        'SERVICE_UNAVAILABLE',
-        'This replica has lost touch with the event log, so its data may be out of date; retry shortly',
-      );
+      throw serviceUnavailable('This replica has lost touch with the event log, so its data may be out of date; retry shortly', {
+        retryAfterS: STALE_RETRY_AFTER_S,
+      });
     }
 
     const recipient = await authenticate(req, res, {

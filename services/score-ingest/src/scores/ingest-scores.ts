@@ -1,5 +1,5 @@
 import { TOPICS, type ScoreCalculated } from '@rsd/contracts';
-import { ApiError, type Logger, UnavailableError } from '@rsd/platform';
+import { ApiError, serviceUnavailable, type Logger, UnavailableError } from '@rsd/platform';
 import type { Clock, EventLog } from '@rsd/ports';
 import { recordOf, scoreCalculated } from './score-events';
 import { validateScoreSubmission } from './score-submission-request';
@@ -45,6 +45,6 @@ async function appendAllOrNothing(deps: IngestDeps, events: ScoreCalculated[]): 
     // Only an outage is a 503; anything else is a defect, answered 500 and logged as one.
     if (!(error instanceof UnavailableError)) throw error;
     deps.log.error({ err: error, scores: events.length }, 'event log append failed; the request was refused');
-    throw new ApiError('SERVICE_UNAVAILABLE', 'The event log is unavailable, so nothing was accepted; retry later');
+    throw serviceUnavailable('The event log is unavailable, so nothing was accepted; retry later');
   }
 }
