@@ -1,7 +1,7 @@
 // isolatedModules: transpile only, file by file; `tsc -b` (run first by `npm test`) does the type checking.
 const tsJest = ['ts-jest', { tsconfig: '<rootDir>/tsconfig.tests.json', diagnostics: false }];
 
-// Tests run on the TypeScript sources.
+// Tests run on the TypeScript sources (but for worker threads, which start from dist/: built by `tsc -b` first).
 const workspaces = {
   contracts: 'libs/contracts',
   domain: 'libs/domain',
