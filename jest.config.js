@@ -29,6 +29,8 @@ const shared = {
   transform: { '/sdks/typescript/.+\\.ts$': '<rootDir>/test/setup/esm-as-commonjs.js', '^.+\\.ts$': tsJest },
   moduleNameMapper: {
     ...Object.fromEntries(Object.entries(workspaces).map(([name, dir]) => [`^@rsd/${name}$`, `<rootDir>/${dir}/src/index.ts`])),
+    // The TypeScript SDK, as the CLI imports it: its sources, which the transform above turns into CommonJS.
+    '^@resilience-score/client$': '<rootDir>/sdks/typescript/src/index.ts',
     // ES modules import './file.js'; the test runs on './file.ts'.
     '^(\\.{1,2}/.*)\\.js$': '$1',
   },
