@@ -45,7 +45,7 @@ COPY services/score-ingest/package.json services/score-ingest/
 COPY services/notifier/package.json services/notifier/
 COPY services/embedded/package.json services/embedded/
 COPY tools/cli/package.json tools/cli/
-# A workspace too (the recipients' TypeScript SDK): npm ci needs its manifest; the image runs none of it.
+# A workspace too (the recipients' TypeScript SDK): the CLI verifies responses with it (`rsd … --verify`).
 COPY sdks/typescript/package.json sdks/typescript/
 # The `rsd` launcher, so npm links node_modules/.bin/rsd (`npx rsd` works in the image).
 COPY tools/cli/bin/ tools/cli/bin/
@@ -60,10 +60,12 @@ COPY tsconfig.base.json ./
 COPY libs libs
 COPY services services
 COPY tools tools
-# Compile the services and the CLI (tsc -b follows their references to the libs they use; tests,
-# libs/testkit and bench are not built), then gather package.json and dist of each workspace in /out.
+COPY sdks/typescript/tsconfig.json sdks/typescript/
+COPY sdks/typescript/src sdks/typescript/src
+# Compile the services and the CLI (tsc -b follows their references to the libs and the SDK they use;
+# tests, libs/testkit and bench are not built), then gather package.json and dist of each workspace in /out.
 RUN npx tsc -b services/embedded services/read-api services/credentials services/score-ingest services/notifier tools/cli \
- && for ws in libs/* services/* tools/*; do \
+ && for ws in libs/* services/* tools/* sdks/typescript; do \
       [ -f "$ws/package.json" ] || continue; \
       mkdir -p "/out/$ws" && cp "$ws/package.json" "/out/$ws/"; \
       if [ -d "$ws/dist" ]; then cp -R "$ws/dist" "/out/$ws/"; fi; \

@@ -1,7 +1,7 @@
 // isolatedModules: transpile only, file by file; `tsc -b` (run first by `npm test`) does the type checking.
 const tsJest = ['ts-jest', { tsconfig: '<rootDir>/tsconfig.tests.json', diagnostics: false }];
 
-// Tests run on the TypeScript sources.
+// Tests run on the TypeScript sources (but for worker threads, which start from dist/: built by `tsc -b` first).
 const workspaces = {
   contracts: 'libs/contracts',
   domain: 'libs/domain',
@@ -29,6 +29,8 @@ const shared = {
   transform: { '/sdks/typescript/.+\\.ts$': '<rootDir>/test/setup/esm-as-commonjs.js', '^.+\\.ts$': tsJest },
   moduleNameMapper: {
     ...Object.fromEntries(Object.entries(workspaces).map(([name, dir]) => [`^@rsd/${name}$`, `<rootDir>/${dir}/src/index.ts`])),
+    // The TypeScript SDK, as the CLI imports it: its sources, which the transform above turns into CommonJS.
+    '^@resilience-score/client$': '<rootDir>/sdks/typescript/src/index.ts',
     // ES modules import './file.js'; the test runs on './file.ts'.
     '^(\\.{1,2}/.*)\\.js$': '$1',
   },

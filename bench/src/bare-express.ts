@@ -1,3 +1,4 @@
+import { parseArgs } from 'node:util';
 import express from 'express';
 
 /** The baseline: express answering a constant Score body, with nothing else on the path. */
@@ -6,7 +7,9 @@ const app = express();
 app.get('/v1/customers/:clientId/score', (_req, res) => {
   res.json(body);
 });
-const server = app.listen(Number(process.argv[2] ?? 0), '127.0.0.1', () => {
+/** The port to listen on, the one argument (run.ts passes 0: any free port). */
+const [port = '0'] = parseArgs({ allowPositionals: true }).positionals;
+const server = app.listen(Number(port), '127.0.0.1', () => {
   const address = server.address();
   process.stdout.write(`${JSON.stringify({ msg: 'baseline ready', port: typeof address === 'object' && address ? address.port : 0 })}\n`);
 });

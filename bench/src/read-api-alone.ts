@@ -1,3 +1,4 @@
+import { parseArgs } from 'node:util';
 import { runMain } from '@rsd/platform';
 import { createReadApiModule, readApiService, type ResponseSigner } from '@rsd/read-api';
 import { runServices } from '@rsd/runtime';
@@ -11,7 +12,7 @@ import { runServices } from '@rsd/runtime';
 const UNSIGNED: ResponseSigner = { sign: () => ({ 'content-digest': '', 'signature-input': '', signature: '' }) };
 
 runMain(async () => {
-  const unsigned = process.argv.includes('--unsigned');
+  const { unsigned } = parseArgs({ options: { unsigned: { type: 'boolean', default: false } } }).values;
   const readApi: typeof readApiService = unsigned
     ? { ...readApiService, start: (context) => createReadApiModule({ ...context, responseSigner: UNSIGNED }) }
     : readApiService;

@@ -1,11 +1,12 @@
 import { randomBytes } from 'node:crypto';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { readCommandLine } from './command-line';
 import { ROOT } from './processes';
 import { cleanUpOnExit } from './scale/cleanup';
 import { describe, formatCount, shapeOf, type DataSetShape } from './scale/data-set-shape';
 import { measureDataSet, type Column } from './scale/measure-data-set';
-import { PRODUCT_MAIN, parseOptions } from './scale/options';
+import { PRODUCT_MAIN, parseOptions, USAGE } from './scale/options';
 import { machine } from './scale/proc-stats';
 import { table } from './scale/report';
 
@@ -28,7 +29,9 @@ const PRODUCT_ENV = {
 };
 
 async function main(): Promise<void> {
-  const options = parseOptions(process.argv.slice(2));
+  const commandLine = readCommandLine(USAGE, parseOptions);
+  if ('exitCode' in commandLine) process.exit(commandLine.exitCode);
+  const { options } = commandLine;
   cleanUpOnExit();
   const now = new Date();
   const largest = options.sizes.at(-1)!;

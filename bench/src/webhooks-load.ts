@@ -3,10 +3,11 @@ import { mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { MAX_SCORES_PER_BATCH } from '@rsd/contracts';
+import { readCommandLine } from './command-line';
 import { cleanUpOnExit, removeDirectory, trackDirectory } from './scale/cleanup';
 import { cpuMsOf, machine } from './scale/proc-stats';
 import { scrapeNotifier, type NotifierMetrics } from './webhooks-load/notifier-metrics';
-import { parseOptions, USAGE, UsageError, type WebhooksLoadOptions } from './webhooks-load/options';
+import { parseOptions, USAGE, type WebhooksLoadOptions } from './webhooks-load/options';
 import { startProduct, type RunningProduct } from './webhooks-load/product';
 import { startReceiver, type Receiver } from './webhooks-load/receiver';
 import { report, type DrainFigures } from './webhooks-load/report';
@@ -28,14 +29,9 @@ const FINAL_SAMPLE_WAIT_MS = 5_500;
 const say = (line: string) => process.stderr.write(`${line}\n`);
 
 async function main(): Promise<void> {
-  let options: WebhooksLoadOptions;
-  try {
-    options = parseOptions(process.argv.slice(2));
-  } catch (error) {
-    if (!(error instanceof UsageError)) throw error;
-    process.stderr.write(`${error.message ? `${error.message}\n` : ''}${USAGE}\n`);
-    process.exit(error.message ? 2 : 0);
-  }
+  const commandLine = readCommandLine(USAGE, parseOptions);
+  if ('exitCode' in commandLine) process.exit(commandLine.exitCode);
+  const { options } = commandLine;
   cleanUpOnExit();
   const startedAt = new Date();
   const heading = [

@@ -1,5 +1,6 @@
 import { existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
+import { readFlags, required, UsageError } from '../command-line';
 import { ROOT } from '../processes';
 
 /** The embedded runtime, as `npm start` runs it. */
@@ -22,11 +23,12 @@ export interface ScaleOptions {
   productRoot: string;
 }
 
-const USAGE = `Usage: npm run bench:scale -- [--sizes 1000,100000,1000000] [--events 10000000]
+export const USAGE = `Usage: npm run bench:scale -- [--sizes 1000,100000,1000000] [--events 10000000]
                                    [--start-timeout-s 900] [--create-budget-s 120] [--product DIR]
 Counts accept k and M: --sizes 1k,100k,1M --events 10M. --product measures the embedded runtime built
 in another tree (default: this one) on the same data sets.`;
 
+/** The options of `argv`; a UsageError for a command line that cannot run (--help is readCommandLine's). */
 export function parseOptions(argv: readonly string[]): ScaleOptions {
   const options: ScaleOptions = {
     sizes: [1_000, 100_000, 1_000_000],
@@ -35,38 +37,31 @@ export function parseOptions(argv: readonly string[]): ScaleOptions {
     createBudgetMs: 120_000,
     productRoot: ROOT,
   };
-  for (let i = 0; i < argv.length; i += 1) {
-    const [flag, inline] = argv[i]!.split('=', 2) as [string, string | undefined];
-    const value = () => inline ?? argv[(i += 1)] ?? fail(`${flag} needs a value`);
-    switch (flag) {
-      case '--sizes':
-        options.sizes = value()
+  readFlags(
+    argv,
+    {
+      sizes: (value, flag) => {
+        options.sizes = required(value, flag)
           .split(',')
-          .map((size) => count(size, '--sizes'));
-        break;
-      case '--events':
-        options.events = count(value(), '--events');
-        break;
-      case '--start-timeout-s':
-        options.startTimeoutMs = count(value(), flag) * 1000;
-        break;
-      case '--create-budget-s':
-        options.createBudgetMs = count(value(), flag) * 1000;
-        break;
-      case '--product':
-        options.productRoot = resolve(value());
+          .map((size) => count(size, flag));
+      },
+      events: (value, flag) => {
+        options.events = count(required(value, flag), flag);
+      },
+      'start-timeout-s': (value, flag) => {
+        options.startTimeoutMs = count(required(value, flag), flag) * 1000;
+      },
+      'create-budget-s': (value, flag) => {
+        options.createBudgetMs = count(required(value, flag), flag) * 1000;
+      },
+      product: (value, flag) => {
+        options.productRoot = resolve(required(value, flag));
         if (!existsSync(join(options.productRoot, PRODUCT_MAIN)))
           fail(`--product: ${join(options.productRoot, PRODUCT_MAIN)} does not exist (build that tree)`);
-        break;
-      case '--help':
-      case '-h':
-        process.stdout.write(`${USAGE}\n`);
-        process.exit(0);
-        break;
-      default:
-        fail(`unknown argument ${argv[i]}`);
-    }
-  }
+      },
+    },
+    (arg) => `unknown argument ${arg}`,
+  );
   if (options.sizes.length === 0) fail('--sizes needs at least one size');
   // Ascending, so the first column is the reference the p99 ratio is taken against.
   options.sizes = [...new Set(options.sizes)].sort((a, b) => a - b);
@@ -83,6 +78,5 @@ function count(text: string, flag: string): number {
 }
 
 function fail(message: string): never {
-  process.stderr.write(`${message}\n${USAGE}\n`);
-  process.exit(2);
+  throw new UsageError(message);
 }

@@ -1,4 +1,4 @@
-import { UsageError } from '../command-line';
+import { readFlags, UsageError } from '../command-line';
 
 export interface SoakOptions {
   /** Length of the traffic phase, outages included. */
@@ -31,20 +31,18 @@ export function parseOptions(argv: readonly string[], env: NodeJS.ProcessEnv): S
     outageSeconds: 15,
     stalenessBoundMs: env.FEED_STALENESS_BOUND_MS === undefined ? 30_000 : positive('FEED_STALENESS_BOUND_MS', env.FEED_STALENESS_BOUND_MS),
   };
-  for (let i = 0; i < argv.length; i += 1) {
-    const [flag, inline] = (argv[i] ?? '').split('=', 2) as [string, string | undefined];
-    const value = () => inline ?? argv[(i += 1)];
-    switch (flag) {
-      case '--minutes':
-        options.minutes = positive('--minutes', value());
-        break;
-      case '--outage-seconds':
-        options.outageSeconds = positive('--outage-seconds', value());
-        break;
-      default:
-        throw new UsageError(`unknown argument "${argv[i]}"`);
-    }
-  }
+  readFlags(
+    argv,
+    {
+      minutes: (value, flag) => {
+        options.minutes = positive(flag, value);
+      },
+      'outage-seconds': (value, flag) => {
+        options.outageSeconds = positive(flag, value);
+      },
+    },
+    (arg) => `unknown argument "${arg}"`,
+  );
   // Three outages, each with its stop, its pause and a Kafka start, must fit one after another.
   const minimumMinutes = (4 * (options.outageSeconds + 20)) / 60;
   if (options.minutes < minimumMinutes) {

@@ -1,4 +1,4 @@
-import { UsageError } from '../command-line';
+import { readFlags, UsageError } from '../command-line';
 
 export type Server = 'kafka' | 'mongo' | 'redis';
 
@@ -40,23 +40,19 @@ function parseOrder(raw: string | undefined, random: () => number): Server[] {
 
 export function parseOptions(argv: readonly string[], random: () => number = Math.random): StartOrderOptions {
   const options: StartOrderOptions = { repeat: 1, orders: allOrders() };
-  for (let i = 0; i < argv.length; i += 1) {
-    const [flag, inline] = (argv[i] ?? '').split('=', 2) as [string, string | undefined];
-    const value = () => inline ?? argv[(i += 1)];
-    switch (flag) {
-      case '--repeat': {
-        const raw = value();
+  readFlags(
+    argv,
+    {
+      repeat: (raw) => {
         const repeat = Number(raw);
         if (!Number.isInteger(repeat) || repeat < 1) throw new UsageError(`--repeat must be a whole number ≥ 1, got "${raw ?? ''}"`);
         options.repeat = repeat;
-        break;
-      }
-      case '--order':
-        options.orders = [parseOrder(value(), random)];
-        break;
-      default:
-        throw new UsageError(`unknown argument "${argv[i]}"`);
-    }
-  }
+      },
+      order: (raw) => {
+        options.orders = [parseOrder(raw, random)];
+      },
+    },
+    (arg) => `unknown argument "${arg}"`,
+  );
   return options;
 }

@@ -1,3 +1,5 @@
+import { readFlags, required, UsageError } from '../command-line';
+
 /** What `node bench/dist/webhooks-load.js …` was asked for. */
 export interface WebhooksLoadOptions {
   /** Organizations, each with one authorization, one webhook and one score change. */
@@ -29,8 +31,6 @@ export const USAGE = `Usage: node bench/dist/webhooks-load.js [--subscriptions 1
   --env NAME=VALUE        a setting for the product on top of the bench's (repeatable), to try a knob
                           such as WEBHOOK_CONCURRENCY; the report names every one given`;
 
-export class UsageError extends Error {}
-
 export function parseOptions(argv: readonly string[]): WebhooksLoadOptions {
   const options: WebhooksLoadOptions = {
     subscriptions: 10_000,
@@ -41,42 +41,33 @@ export function parseOptions(argv: readonly string[]): WebhooksLoadOptions {
     cpuProfileDir: undefined,
     productEnv: {},
   };
-  for (let i = 0; i < argv.length; i += 1) {
-    const arg = argv[i] ?? '';
-    const equals = arg.indexOf('=');
-    const flag = arg.startsWith('--') && equals > 0 ? arg.slice(0, equals) : arg;
-    const inline = flag === arg ? undefined : arg.slice(equals + 1);
-    const value = () => inline ?? argv[(i += 1)] ?? fail(`${flag} needs a value`);
-    switch (flag) {
-      case '--subscriptions':
-        options.subscriptions = count(value(), flag);
-        break;
-      case '--setup-concurrency':
-        options.setupConcurrency = count(value(), flag);
-        break;
-      case '--verify-every':
-        options.verifyEvery = count(value(), flag);
-        break;
-      case '--drain-timeout-s':
-        options.drainTimeoutMs = count(value(), flag) * 1000;
-        break;
-      case '--cpu-prof':
-        options.cpuProfileDir = value();
-        break;
-      case '--env': {
-        const setting = value();
+  readFlags(
+    argv,
+    {
+      subscriptions: (value, flag) => {
+        options.subscriptions = count(required(value, flag), flag);
+      },
+      'setup-concurrency': (value, flag) => {
+        options.setupConcurrency = count(required(value, flag), flag);
+      },
+      'verify-every': (value, flag) => {
+        options.verifyEvery = count(required(value, flag), flag);
+      },
+      'drain-timeout-s': (value, flag) => {
+        options.drainTimeoutMs = count(required(value, flag), flag) * 1000;
+      },
+      'cpu-prof': (value, flag) => {
+        options.cpuProfileDir = required(value, flag);
+      },
+      env: (value, flag) => {
+        const setting = required(value, flag);
         const at = setting.indexOf('=');
         if (at < 1) fail(`--env: expected NAME=VALUE, got "${setting}"`);
         options.productEnv[setting.slice(0, at)] = setting.slice(at + 1);
-        break;
-      }
-      case '--help':
-      case '-h':
-        throw new UsageError('');
-      default:
-        fail(`unknown argument "${arg}"`);
-    }
-  }
+      },
+    },
+    (arg) => `unknown argument "${arg}"`,
+  );
   return options;
 }
 

@@ -3,8 +3,7 @@ import { parseDictionary, serializeInnerList, type InnerList, type Item } from '
 import { SignatureError } from './errors.js';
 import type { Evidence, Jwks } from './types.js';
 
-// The same check as the repository's CLI (tools/cli/src/response-signature.ts), repeated here because
-// this package is installed alone.
+// The repository's CLI verifies through this function too (tools/cli/src/response-signature.ts).
 
 /** What the API signs (decision 24); a signature covering less proves less and is refused. */
 const REQUIRED = ['@status', 'content-type', 'content-digest', '@path'];

@@ -1,5 +1,7 @@
 import { Worker } from 'node:worker_threads';
-import { ACCESS_BATCH_STATEMENTS, writeAccessBatch, type AccessBatch } from './access-log-batch';
+import type { AccessBatch } from './access-log-batch';
+import type { AccessLogWorkerAnswer, AccessLogWorkerData, AccessLogWorkerRequest } from './access-log-worker';
+import { compiledWorker } from './compiled-worker';
 
 /**
  * The embedded access log's one writer, on a thread of its own. The read API hands it a batch of
@@ -20,47 +22,10 @@ export interface AccessLogWriter {
   stop(): Promise<void>;
 }
 
-/**
- * The thread's program, as source: the tests run the TypeScript sources, where no compiled file sits
- * beside this one to start a worker from. writeAccessBatch is self-contained for this reason.
- */
-const WORKER_SOURCE = `
-const { parentPort, workerData } = require('node:worker_threads');
-const { DatabaseSync } = require('node:sqlite');
-const writeAccessBatch = (${writeAccessBatch.toString()});
-const db = new DatabaseSync(workerData.file, { timeout: workerData.busyTimeoutMs });
-// As the store's connection: the log is synced before a checkpoint, not at a commit.
-db.exec('PRAGMA synchronous = NORMAL');
-const prepared = new Map();
-const connection = {
-  prepare(sql) {
-    let statement = prepared.get(sql);
-    if (!statement) prepared.set(sql, (statement = db.prepare(sql)));
-    return statement;
-  },
-};
-parentPort.on('message', (message) => {
-  if (message === 'stop') {
-    db.close();
-    parentPort.close();
-    return;
-  }
-  try {
-    db.exec('BEGIN IMMEDIATE');
-    writeAccessBatch(connection, JSON.parse(message.batch), workerData.statements);
-    db.exec('COMMIT');
-    parentPort.postMessage({ id: message.id });
-  } catch (error) {
-    if (db.isTransaction) db.exec('ROLLBACK');
-    parentPort.postMessage({ id: message.id, failed: String(error && error.message) });
-  }
-});
-`;
-
 export function startAccessLogWriter(options: { file: string; busyTimeoutMs: number }): AccessLogWriter {
-  const worker = new Worker(WORKER_SOURCE, {
-    eval: true,
-    workerData: { file: options.file, busyTimeoutMs: options.busyTimeoutMs, statements: ACCESS_BATCH_STATEMENTS },
+  // The thread's program is access-log-worker.ts.
+  const worker = new Worker(compiledWorker('access-log-worker'), {
+    workerData: { file: options.file, busyTimeoutMs: options.busyTimeoutMs } satisfies AccessLogWorkerData,
   });
   // Idle between batches: the process may exit while it sleeps (stop waits for what was handed over).
   worker.unref();
@@ -74,7 +39,7 @@ export function startAccessLogWriter(options: { file: string; busyTimeoutMs: num
     for (const waiter of pending.values()) waiter.failed(error);
     pending.clear();
   };
-  worker.on('message', ({ id, failed }: { id: number; failed?: string }) => {
+  worker.on('message', ({ id, failed }: AccessLogWorkerAnswer) => {
     const waiter = pending.get(id);
     pending.delete(id);
     if (pending.size === 0) worker.unref();
@@ -90,7 +55,7 @@ export function startAccessLogWriter(options: { file: string; busyTimeoutMs: num
       if (broken) return Promise.reject(broken);
       const id = nextId++;
       // JSON: a fifth of the cost of the structured clone postMessage would make of the records.
-      const message = { id, batch: JSON.stringify(batch) };
+      const message: AccessLogWorkerRequest = { id, batch: JSON.stringify(batch) };
       return new Promise<void>((done, failed) => {
         pending.set(id, { done, failed });
         // Held while a batch is in its hands: a process that is stopping waits for it.
@@ -104,7 +69,7 @@ export function startAccessLogWriter(options: { file: string; busyTimeoutMs: num
           const exited = new Promise<void>((done) => worker.once('exit', () => done()));
           worker.ref();
           // Messages are handled in order: every batch handed over before this is written first.
-          worker.postMessage('stop');
+          worker.postMessage('stop' satisfies AccessLogWorkerRequest);
           await exited;
         }
       })();

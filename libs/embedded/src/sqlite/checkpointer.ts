@@ -1,4 +1,6 @@
 import { Worker } from 'node:worker_threads';
+import type { CheckpointWorkerAnswer, CheckpointWorkerData, CheckpointWorkerRequest } from './checkpoint-worker';
+import { compiledWorker } from './compiled-worker';
 
 /**
  * Copies the write-ahead log back into the database file on a thread of its own. A checkpoint
@@ -16,32 +18,6 @@ export interface Checkpointer {
   /** Stops the thread once a checkpoint under way has finished, and closes its connection. */
   stop(): Promise<void>;
 }
-
-/**
- * The thread's program, as source: the tests run the TypeScript sources, where no compiled file
- * sits beside this one to start a worker from. It opens its own connection, checkpoints on every
- * message and answers with the result or the error's message; 'stop' closes the connection.
- */
-const WORKER_SOURCE = `
-const { parentPort, workerData } = require('node:worker_threads');
-const { DatabaseSync } = require('node:sqlite');
-const db = new DatabaseSync(workerData.file, { timeout: workerData.busyTimeoutMs });
-// A checkpoint then syncs the log before it copies a page, and the file after.
-db.exec('PRAGMA synchronous = FULL');
-const checkpoint = db.prepare('PRAGMA wal_checkpoint(PASSIVE)');
-parentPort.on('message', (message) => {
-  if (message === 'stop') {
-    db.close();
-    parentPort.close();
-    return;
-  }
-  try {
-    parentPort.postMessage({ done: checkpoint.get() });
-  } catch (error) {
-    parentPort.postMessage({ failed: String(error && error.message) });
-  }
-});
-`;
 
 export interface CheckpointerOptions {
   file: string;
@@ -61,13 +37,13 @@ export function createCheckpointer(options: CheckpointerOptions): Checkpointer {
   let over = false;
 
   function start(): Worker {
-    const started = new Worker(WORKER_SOURCE, {
-      eval: true,
-      workerData: { file: options.file, busyTimeoutMs: options.busyTimeoutMs },
+    // The thread's program is checkpoint-worker.ts.
+    const started = new Worker(compiledWorker('checkpoint-worker'), {
+      workerData: { file: options.file, busyTimeoutMs: options.busyTimeoutMs } satisfies CheckpointWorkerData,
     });
     // The process may exit while the thread sleeps: it holds nothing that a restart needs.
     started.unref();
-    started.on('message', (result: { done?: unknown; failed?: string }) => {
+    started.on('message', (result: CheckpointWorkerAnswer) => {
       if (result.failed !== undefined) return fail(result.failed);
       if (!nudgedMeanwhile) {
         busy = false;
@@ -85,7 +61,7 @@ export function createCheckpointer(options: CheckpointerOptions): Checkpointer {
     if (over) return;
     busy = true;
     worker ??= start();
-    worker.postMessage('checkpoint');
+    worker.postMessage('checkpoint' satisfies CheckpointWorkerRequest);
   }
 
   /** Once failed, for good: the owner goes back to checkpointing by itself. */
@@ -104,7 +80,7 @@ export function createCheckpointer(options: CheckpointerOptions): Checkpointer {
     const exited = new Promise<void>((done) => stopping.once('exit', () => done()));
     // Held until it has exited: otherwise a process with nothing else to do would end while waiting.
     stopping.ref();
-    stopping.postMessage('stop');
+    stopping.postMessage('stop' satisfies CheckpointWorkerRequest);
     await exited;
   }
 

@@ -14,8 +14,9 @@ import { silentLogger } from '../embedded-logger';
 import { BUSY_TIMEOUT_MS, integer, text } from './database';
 import { openStoreDatabase } from './store-database';
 import { CHANGES, createAccessLogTables, QUERIES } from './access-log-tables';
-import { ACCESS_BATCH_STATEMENTS, accessBatchOf, writeAccessBatch } from './access-log-batch';
+import { accessBatchOf } from './access-log-batch';
 import { startAccessLogWriter } from './access-log-writer';
+import { writeAccessBatch } from './write-access-batch';
 import { importEarlierAccessLog } from './import-earlier-access-log';
 import type { ImportLogger } from './import-earlier-data';
 
@@ -116,7 +117,7 @@ export function openSqliteAccessLogStore(options: { file: string }): AccessLogSt
     add(records) {
       if (records.length === 0) return read(() => undefined);
       const batch = accessBatchOf(records);
-      return changeSoon(() => writeAccessBatch({ prepare: statement }, batch, ACCESS_BATCH_STATEMENTS));
+      return changeSoon(() => writeAccessBatch({ prepare: statement }, batch));
     },
 
     page(clientId, { limit, after }) {

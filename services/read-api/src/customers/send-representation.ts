@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { Request, Response } from 'express';
+import { LRUCache } from 'lru-cache';
 import type { Clock } from '@rsd/ports';
 import type { ResponseSigner } from '../signing/response-signer';
 
@@ -15,24 +16,21 @@ interface Representation {
 /**
  * Representations recently sent, by their JSON text: a recipient polling an unchanged score gets the
  * bytes, digest and ETag made for it before, without encoding and hashing them again. Small bodies
- * only (a score, a breakdown, a short history page), so the cache stays within about 2 MiB.
+ * only (a score, a breakdown, a short history page), so the cache stays within about 2 MiB; the one
+ * sent least recently makes room.
  */
 const REMEMBERED = 1024;
 const REMEMBERED_BODY_MAX_BYTES = 1024;
 
 function representationCache() {
-  const remembered = new Map<string, Representation>();
+  const remembered = new LRUCache<string, Representation>({ max: REMEMBERED });
   return (json: string): Representation => {
     const known = remembered.get(json);
     if (known) return known;
     const body = Buffer.from(json, 'utf8');
     const sha256 = createHash('sha256').update(body).digest();
     const representation = { body, sha256, etag: `"${sha256.toString('base64url')}"` };
-    if (body.length <= REMEMBERED_BODY_MAX_BYTES) {
-      // Map keeps insertion order: the first key is the oldest entry.
-      if (remembered.size >= REMEMBERED) remembered.delete(remembered.keys().next().value as string);
-      remembered.set(json, representation);
-    }
+    if (body.length <= REMEMBERED_BODY_MAX_BYTES) remembered.set(json, representation);
     return representation;
   };
 }
