@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { readCommandLine } from './command-line';
+import { optionsOrExit } from './command-line';
 import { ROOT } from './processes';
 import { cleanUpOnExit } from './scale/cleanup';
 import { describe, formatCount, shapeOf, type DataSetShape } from './scale/data-set-shape';
@@ -29,9 +29,7 @@ const PRODUCT_ENV = {
 };
 
 async function main(): Promise<void> {
-  const commandLine = readCommandLine(USAGE, parseOptions);
-  if ('exitCode' in commandLine) process.exit(commandLine.exitCode);
-  const { options } = commandLine;
+  const options = optionsOrExit(USAGE, parseOptions);
   cleanUpOnExit();
   const now = new Date();
   const largest = options.sizes.at(-1)!;

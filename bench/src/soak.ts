@@ -4,7 +4,7 @@ import { mkdir, writeFile } from 'node:fs/promises';
 import { availableParallelism, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { readCommandLine } from './command-line';
+import { optionsOrExit } from './command-line';
 import { infraShellEnv } from './infra-script';
 import { ROOT } from './processes';
 import { distributedServiceSpecs } from './service-process';
@@ -58,9 +58,7 @@ function serviceSpecs(options: SoakOptions, infraEnv: Record<string, string>, se
 class Interrupted extends Error {}
 
 async function main(): Promise<number> {
-  const commandLine = readCommandLine(USAGE, (argv) => parseOptions(argv, process.env));
-  if ('exitCode' in commandLine) return commandLine.exitCode;
-  const { options } = commandLine;
+  const options = optionsOrExit(USAGE, (argv) => parseOptions(argv, process.env));
 
   const abort = new AbortController();
   const services: ServiceProcess[] = [];

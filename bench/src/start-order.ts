@@ -4,7 +4,7 @@ import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
 import { ROOT } from './processes';
 import { infra, START_ORDER_INFRA } from './start-order/infra';
-import { readCommandLine } from './command-line';
+import { optionsOrExit } from './command-line';
 import { parseOptions, USAGE } from './start-order/options';
 import { render } from './start-order/report';
 import { runOrder, type RunResult } from './start-order/run-order';
@@ -27,9 +27,7 @@ function keepServerLogs(logDir: string): void {
 }
 
 async function main(): Promise<number> {
-  const commandLine = readCommandLine(USAGE, parseOptions);
-  if ('exitCode' in commandLine) return commandLine.exitCode;
-  const { options } = commandLine;
+  const options = optionsOrExit(USAGE, parseOptions);
 
   const interruption = new AbortController();
   const onSignal = () => {

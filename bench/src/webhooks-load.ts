@@ -3,7 +3,7 @@ import { mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { MAX_SCORES_PER_BATCH } from '@rsd/contracts';
-import { readCommandLine } from './command-line';
+import { optionsOrExit } from './command-line';
 import { cleanUpOnExit, removeDirectory, trackDirectory } from './scale/cleanup';
 import { cpuMsOf, machine } from './scale/proc-stats';
 import { scrapeNotifier, type NotifierMetrics } from './webhooks-load/notifier-metrics';
@@ -29,9 +29,7 @@ const FINAL_SAMPLE_WAIT_MS = 5_500;
 const say = (line: string) => process.stderr.write(`${line}\n`);
 
 async function main(): Promise<void> {
-  const commandLine = readCommandLine(USAGE, parseOptions);
-  if ('exitCode' in commandLine) process.exit(commandLine.exitCode);
-  const { options } = commandLine;
+  const options = optionsOrExit(USAGE, parseOptions);
   cleanUpOnExit();
   const startedAt = new Date();
   const heading = [

@@ -28,7 +28,7 @@ export const USAGE = `Usage: npm run bench:scale -- [--sizes 1000,100000,1000000
 Counts accept k and M: --sizes 1k,100k,1M --events 10M. --product measures the embedded runtime built
 in another tree (default: this one) on the same data sets.`;
 
-/** The options of `argv`; a UsageError for a command line that cannot run (--help is readCommandLine's). */
+/** The options of `argv`; a UsageError for a command line that cannot run (--help is optionsOrExit's). */
 export function parseOptions(argv: readonly string[]): ScaleOptions {
   const options: ScaleOptions = {
     sizes: [1_000, 100_000, 1_000_000],

@@ -1,6 +1,7 @@
 import { Worker } from 'node:worker_threads';
 import type { AccessBatch } from './access-log-batch';
-import type { AccessLogWorkerAnswer, AccessLogWorkerData, AccessLogWorkerRequest } from './access-log-worker';
+import type { AccessLogWorkerAnswer, AccessLogWorkerRequest } from './access-log-worker';
+import type { DatabaseWorkerData, StopRequest } from './worker-connection';
 import { compiledWorker } from './compiled-worker';
 
 /**
@@ -25,7 +26,7 @@ export interface AccessLogWriter {
 export function startAccessLogWriter(options: { file: string; busyTimeoutMs: number }): AccessLogWriter {
   // The thread's program is access-log-worker.ts.
   const worker = new Worker(compiledWorker('access-log-worker'), {
-    workerData: { file: options.file, busyTimeoutMs: options.busyTimeoutMs } satisfies AccessLogWorkerData,
+    workerData: { file: options.file, busyTimeoutMs: options.busyTimeoutMs } satisfies DatabaseWorkerData,
   });
   // Idle between batches: the process may exit while it sleeps (stop waits for what was handed over).
   worker.unref();
@@ -69,7 +70,7 @@ export function startAccessLogWriter(options: { file: string; busyTimeoutMs: num
           const exited = new Promise<void>((done) => worker.once('exit', () => done()));
           worker.ref();
           // Messages are handled in order: every batch handed over before this is written first.
-          worker.postMessage('stop' satisfies AccessLogWorkerRequest);
+          worker.postMessage('stop' satisfies StopRequest);
           await exited;
         }
       })();

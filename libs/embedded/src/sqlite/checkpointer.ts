@@ -1,5 +1,6 @@
 import { Worker } from 'node:worker_threads';
-import type { CheckpointWorkerAnswer, CheckpointWorkerData, CheckpointWorkerRequest } from './checkpoint-worker';
+import type { CheckpointWorkerAnswer, CheckpointWorkerRequest } from './checkpoint-worker';
+import type { DatabaseWorkerData, StopRequest } from './worker-connection';
 import { compiledWorker } from './compiled-worker';
 
 /**
@@ -39,7 +40,7 @@ export function createCheckpointer(options: CheckpointerOptions): Checkpointer {
   function start(): Worker {
     // The thread's program is checkpoint-worker.ts.
     const started = new Worker(compiledWorker('checkpoint-worker'), {
-      workerData: { file: options.file, busyTimeoutMs: options.busyTimeoutMs } satisfies CheckpointWorkerData,
+      workerData: { file: options.file, busyTimeoutMs: options.busyTimeoutMs } satisfies DatabaseWorkerData,
     });
     // The process may exit while the thread sleeps: it holds nothing that a restart needs.
     started.unref();
@@ -80,7 +81,7 @@ export function createCheckpointer(options: CheckpointerOptions): Checkpointer {
     const exited = new Promise<void>((done) => stopping.once('exit', () => done()));
     // Held until it has exited: otherwise a process with nothing else to do would end while waiting.
     stopping.ref();
-    stopping.postMessage('stop' satisfies CheckpointWorkerRequest);
+    stopping.postMessage('stop' satisfies StopRequest);
     await exited;
   }
 

@@ -1,0 +1,45 @@
+import { DatabaseSync } from 'node:sqlite';
+import { parentPort, workerData } from 'node:worker_threads';
+
+/** What a database thread is started with (compiled-worker.ts): its database file and how long it waits for a lock. */
+export interface DatabaseWorkerData {
+  file: string;
+  busyTimeoutMs: number;
+}
+
+/** What ends a database thread: its connection closed, then its port. */
+export type StopRequest = 'stop';
+
+export interface DatabaseWorker<Request, Answer> {
+  /** Its name, for the error when it is not run as a thread. */
+  program: string;
+  synchronous: 'NORMAL' | 'FULL';
+  /** The answer to one request, on the thread's own connection; throws when it failed. */
+  answer(db: DatabaseSync, request: Request): Answer;
+  /** The answer when `answer` threw. */
+  failed(request: Request, message: string): Answer;
+}
+
+/**
+ * A database thread's program: a connection of its own, one answer per request in the order they
+ * came, and 'stop' closes the connection and the port.
+ */
+export function serveDatabase<Request, Answer>(worker: DatabaseWorker<Request, Answer>): void {
+  const port = parentPort;
+  if (port === null) throw new Error(`${worker.program} runs as a worker thread`);
+  const { file, busyTimeoutMs } = workerData as DatabaseWorkerData;
+  const db = new DatabaseSync(file, { timeout: busyTimeoutMs });
+  db.exec(`PRAGMA synchronous = ${worker.synchronous}`);
+  port.on('message', (request: Request | StopRequest) => {
+    if (request === 'stop') {
+      db.close();
+      port.close();
+      return;
+    }
+    try {
+      port.postMessage(worker.answer(db, request));
+    } catch (error) {
+      port.postMessage(worker.failed(request, error instanceof Error ? error.message : String(error)));
+    }
+  });
+}
