@@ -24,10 +24,16 @@ interface ScriptEntry {
   after?: string[];
   installs?: Record<string, Installed>;
 }
+interface ImageEntry {
+  /** The scripts the Containerfile copies in and runs. */
+  scripts: string[];
+  installs: Record<string, Installed>;
+}
 interface Manifest {
   base: { commands: string[] };
   machine: { commands: string[] };
   scripts: Record<string, ScriptEntry>;
+  images: Record<string, ImageEntry>;
 }
 
 const manifest = JSON.parse(readFileSync(join(ROOT, 'scripts/install-steps.json'), 'utf8')) as Manifest;
@@ -41,13 +47,13 @@ const use = (script: string): ScriptUse => {
 
 const lines = (text: string): string[] => text.split('\n').filter(Boolean);
 
-/** The scripts of the repository run on the machine itself: not those that run inside the images. */
-function machineScripts(): string[] {
+/** Every shell script of the repository, and .ci/run. */
+function allScripts(): string[] {
   const found: string[] = ['.ci/run'];
   const visit = (dir: string): void => {
     for (const entry of readdirSync(join(ROOT, dir), { withFileTypes: true })) {
       const path = join(dir, entry.name);
-      if (entry.isDirectory() && path !== 'scripts/containers') visit(path);
+      if (entry.isDirectory()) visit(path);
       else if (entry.name.endsWith('.sh')) found.push(path);
     }
   };
@@ -104,11 +110,35 @@ function pulledIn(pkg: string): Set<string> {
   return seen;
 }
 
+/**
+ * What a Containerfile installs (the packages of `apt-get install` in its RUN instructions, read by the
+ * same shell parser), the files it copies in, and where they go (a command a script names by such a
+ * path, or by such a name, is there).
+ */
+function containerfileUse(containerfile: string): { packages: Set<string>; sources: Set<string>; copied: Set<string> } {
+  const instructions = readFileSync(join(ROOT, containerfile), 'utf8').replace(/\\\n/g, ' ').split('\n');
+  const runs = instructions.filter((line) => line.startsWith('RUN ')).map((line) => line.slice('RUN '.length));
+  const sources = new Set<string>();
+  const copied = new Set<string>();
+  for (const line of instructions.filter((l) => l.startsWith('COPY '))) {
+    const [source = '', target = ''] = line
+      .split(/\s+/)
+      .slice(1)
+      .filter((word) => !word.startsWith('--'));
+    const path = target.endsWith('/') ? target + source.replace(/\/$/, '').split('/').pop()! : target;
+    sources.add(source);
+    copied.add(path);
+    copied.add(path.split('/').pop()!);
+  }
+  return { packages: scriptUse(runs.join('\n'), containerfile).packages, sources, copied };
+}
+
 describe('scripts/install-steps.json: every command of every install step comes from somewhere a fresh machine has', () => {
   const scripts = Object.keys(manifest.scripts);
 
-  it('when a script runs on the machine, then the manifest has an entry for it, and every entry is a script', () => {
-    expect(scripts.sort()).toEqual(machineScripts());
+  it('when a script runs on the machine or in an image, then the manifest has one entry for it, and every entry is a script', () => {
+    const inImages = Object.values(manifest.images).flatMap((image) => image.scripts);
+    expect([...scripts, ...inImages].sort()).toEqual(allScripts());
   });
 
   it.each(scripts)("when %s names a command, then it is a builtin, its own function, base, the machine's, or installed", (script) => {
@@ -153,6 +183,22 @@ describe('scripts/install-steps.json: every command of every install step comes 
       .map(([command, { package: pkg }]) => `${command}: dpkg says ${owners.get(command)}, the manifest ${pkg}`);
     expect(wrong).toEqual([]);
   });
+
+  it.each(Object.keys(manifest.images))(
+    'when %s copies a script in, then every command it names is in the base image, installed by the image or copied in',
+    (containerfile) => {
+      const image = manifest.images[containerfile]!;
+      const { packages, sources, copied } = containerfileUse(containerfile);
+      const provided = new Set([...manifest.base.commands, ...Object.keys(image.installs), ...copied]);
+      const unprovided = image.scripts.flatMap((script) =>
+        [...use(script).commands].filter((command) => !shellBuiltins.has(command) && !provided.has(command)).map((c) => `${script}: ${c}`),
+      );
+      expect(unprovided).toEqual([]);
+      const missing = Object.entries(image.installs).filter(([, { package: pkg }]) => !packages.has(pkg));
+      expect(missing).toEqual([]);
+      expect(image.scripts.filter((script) => !sources.has(script.split('/').pop()!))).toEqual([]);
+    },
+  );
 
   it('when the parser reads a script, then it finds wrapped commands, installs and arrays, and not functions', () => {
     const source = [
