@@ -339,7 +339,7 @@ async function accessLogComparison(): Promise<{ rows: Throughput[]; summary: str
 }
 
 /**
- * Decision 24's cost (issue 11: at most 15 % of /score throughput): the read API alone
+ * Decision 24's cost (the goal: at most 15 % of /score throughput): the read API alone
  * (bench/src/read-api-alone.ts), signed as shipped and with `--unsigned`, each on its own copy of one
  * data directory the product made, in turns.
  */
@@ -389,7 +389,7 @@ async function signingComparison(): Promise<{ rows: Throughput[]; summary: strin
   }
 }
 
-/** The mandated-work floor of issue 27 (bench/floor/), started on a free port; it prints its Client ID and key. */
+/** The mandated-work floor (bench/floor/), started on a free port; it prints its Client ID and key. */
 async function startFloor(logFile: string): Promise<{ side: Side; stop: () => Promise<void> }> {
   const port = await freePort();
   // It stops on SIGTERM by exiting, so a CPU profile (BENCH_PROFILE_DIR) is written; the floor itself is unchanged.
@@ -431,7 +431,7 @@ interface ReadPathRow extends Throughput {
 }
 
 /**
- * Issue 27's measure: bare express, the mandated-work floor and the product's /score, loaded in
+ * The read path's cost: bare express, the mandated-work floor and the product's /score, loaded in
  * turns (each round in another order) for ROUNDS_IN_TURNS rounds; each row is the median round.
  * BENCH_BEFORE=<checkout, built> adds that build's embedded /score (a change's before and after in
  * one run); KAFKA_BROKERS, MONGO_URL and REDIS_URL add one replica of a distributed read API;

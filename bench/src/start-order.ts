@@ -11,9 +11,9 @@ import { runOrder, type RunResult } from './start-order/run-order';
 
 /**
  * `npm run test:start-order -- --repeat 10`: every service starts before its dependencies and
- * becomes ready by itself, whatever order Kafka, the MongoDB-wire server and Redis come up in
- * (issue 13). Runs every order per repetition on an infra instance of its own, prints a table and
- * exits 1 if any run failed.
+ * becomes ready by itself, whatever order Kafka, the MongoDB-wire server and Redis come up in. Runs
+ * every order per repetition on an infra instance of its own, prints a table and exits 1 if any run
+ * failed.
  */
 const progress = (line: string) => process.stderr.write(`[start-order] ${line}\n`);
 

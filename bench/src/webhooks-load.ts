@@ -15,7 +15,7 @@ import { postScores } from './webhooks-load/scores';
 import { subscribeAll, type Subscriber } from './webhooks-load/subscriptions';
 
 /**
- * Issue 12's load test, apart from the tests: N subscriptions (one organization, one qr_score
+ * The webhooks' load test, apart from the tests: N subscriptions (one organization, one qr_score
  * authorization and one score.updated webhook each, made through the credentials and notifier APIs),
  * then one score change per organization through score ingest, and the time from the first post to
  * the last delivery at a receiver in this process. The product is the embedded runtime as `npm start`

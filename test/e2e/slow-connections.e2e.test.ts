@@ -13,7 +13,7 @@ import { startService, type ServiceProcess } from '../support/service-process';
 import { lifetimes, openSlowConnections, percentile, type SlowConnections } from '../support/slow-connections';
 
 /**
- * The attack of issue 15: thousands of connections that send a request line and never finish their
+ * A slow-headers attack: thousands of connections that send a request line and never finish their
  * headers. Each server closes them once HTTP_HEADERS_TIMEOUT_MS has passed (Node checks every tenth
  * of it, at most 1 s: the documented bound), and serves everybody else meanwhile. A second process
  * with a small HTTP_MAX_CONNECTIONS shows the cap: connections beyond it are closed at once, the

@@ -34,7 +34,7 @@ export interface CreateStallRequest {
  * and a quarter, and the slowest is reported beside the p99.
  */
 export const CREATES = 1_000;
-/** Issue 27: administrators create four at a time; their creates must share the store's syncs. */
+/** Administrators create four at a time; their creates must share the store's syncs. */
 const IN_FLIGHT = 4;
 
 /** createsWhileReading, run by a fresh process of its own (create-stall-client.ts says why). */
