@@ -7,7 +7,7 @@ import type { StatementSync } from 'node:sqlite';
  * - `access_log`: a row per record, keyed by (Client ID, `at`, request id, id), the order of a page
  *   (decision 21), so that a page is one range of the key read backwards; a record added twice has
  *   the same key and is kept once. No other index: the prune goes Client ID by Client ID along the
- *   key, and an index on `at` cost every insert 0.8 µs of the 3.3 the store spent on a record.
+ *   key, and an index on `at` would add a large share to every insert.
  * - `access_usage`: the successful reads and the refusals of each (Client ID, minute) and (Client ID,
  *   hour); the index on `start` serves the prune. `refusals` came later (decision 38's chart): a
  *   database from before has it added, at 0, when it is opened.
