@@ -55,6 +55,7 @@ export function authorizationCreatedEvent(options: CredentialOptions = {}): { ev
   return { event, apiKey };
 }
 
+/** Revocations and expiries of the fixtures happen at this instant. */
 const ENDED_AT = '2026-11-02T00:00:00.000Z';
 const ended = { source: SOURCE, time: new Date(ENDED_AT) };
 

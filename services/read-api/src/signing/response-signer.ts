@@ -3,8 +3,8 @@ import { LRUCache } from 'lru-cache';
 import { serializeDictionary, type InnerList, type Item, type Parameters } from 'structured-headers';
 import type { SigningKeys } from './signing-keys';
 
-/** What a signature covers (decision 24), in this order: the status, the body's type and digest, and the request's path. */
 const NO_PARAMETERS: Parameters = new Map();
+/** What a signature covers (decision 24), in this order: the status, the body's type and digest, and the request's path. */
 const COVERED: Item[] = [
   ['@status', NO_PARAMETERS],
   ['content-type', NO_PARAMETERS],

@@ -42,8 +42,6 @@ export async function issueCredential(views: ViewStore, options: CredentialOptio
   return { clientId: event.data.clientId, apiKey, organizationId: event.data.organizationId };
 }
 
-/** Revocations and expiries of the fixtures happen at this instant. */
-
 /** Decision 19: a new key for the credential; the one it had works until `previousKeyExpiresAt` (null: not at all). */
 export async function rotateCredential(
   views: ViewStore,
