@@ -8,11 +8,10 @@ import autocannon from 'autocannon';
 import { signDevToken } from '@rsd/platform';
 import { profileArgs, ROOT, startNode, type Started } from './processes';
 
-/**
- * `npm run bench`: the read API's throughput and latency on both runtimes beside a bare express
- * baseline measured in the same run, then revocation-to-enforcement and ingest-to-readable latency.
- * Load and servers share this machine's cores, the same way for every row, so compare ratios.
- */
+// `npm run bench`: the read API's throughput and latency on both runtimes beside a bare express
+// baseline measured in the same run, then revocation-to-enforcement and ingest-to-readable latency.
+// Load and servers share this machine's cores, the same way for every row, so compare ratios.
+
 const DURATION_S = Number(process.env.BENCH_DURATION_S ?? 10);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 32);
 const TRIALS = Number(process.env.BENCH_TRIALS ?? 30);

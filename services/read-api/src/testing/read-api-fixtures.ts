@@ -24,10 +24,9 @@ export {
   type CredentialOptions,
 } from '@rsd/testkit';
 
-/**
- * Test support: fills read views through the real projectors with real keys, as the credentials
- * and score-ingest services would through the event log.
- */
+// Test support: fills read views through the real projectors with real keys, as the credentials
+// and score-ingest services would through the event log.
+
 const SOURCE = '/test/read-api';
 
 export interface IssuedCredential {
