@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The Python SDK's environment (issue 28): a virtual environment at .tools/python holding ./sdks/python
+# The Python SDK's environment: a virtual environment at .tools/python holding ./sdks/python
 # and the exact test requirements of sdks/python/requirements-test.txt, from PyPI. Idempotent and quiet:
 # when nothing it installs from has changed since the last run it returns at once; it prints only when
 # something fails (then pip's own output). Needs Python 3.10 or later as python3 (or python3.1x).

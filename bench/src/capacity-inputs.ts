@@ -16,17 +16,16 @@ import { distributedServiceSpecs } from './service-process';
 import { startService, type ServiceProcess } from './soak/services';
 import { forEachLimited, requestJson } from './webhooks-load/http';
 
-/**
- * `npm run bench:capacity`: the counts docs/capacity.md's model is made of, on the distributed
- * runtime (credentials, score ingest and one read-API replica started as `npm run bench` starts them,
- * on the Kafka, MongoDB-wire server and Redis of KAFKA_BROKERS, MONGO_URL and REDIS_URL). Counts, not
- * timings: Redis commands (INFO commandstats), MongoDB-wire commands (FerretDB's serverStatus
- * metrics.commands; MongoDB's opcounters), Kafka records and bytes (topic end offsets, and the records
- * themselves read back) per read of /score and per ingested score. Those counters are the servers'
- * own, shared with anything else using them: the background rate over idle windows before and after
- * is subtracted. One short autocannon burst at the end gives an indicative CPU time per read; the
- * authoritative figure is `npm run bench`'s read-path table.
- */
+// `npm run bench:capacity`: the counts docs/capacity.md's model is made of, on the distributed
+// runtime (credentials, score ingest and one read-API replica started as `npm run bench` starts them,
+// on the Kafka, MongoDB-wire server and Redis of KAFKA_BROKERS, MONGO_URL and REDIS_URL). Counts, not
+// timings: Redis commands (INFO commandstats), MongoDB-wire commands (FerretDB's serverStatus
+// metrics.commands; MongoDB's opcounters), Kafka records and bytes (topic end offsets, and the records
+// themselves read back) per read of /score and per ingested score. Those counters are the servers'
+// own, shared with anything else using them: the background rate over idle windows before and after
+// is subtracted. One short autocannon burst at the end gives an indicative CPU time per read; the
+// authoritative figure is `npm run bench`'s read-path table.
+
 const SECRET = randomBytes(32).toString('base64url');
 const RUN = randomUUID().slice(0, 8);
 const PORTS = { readApis: [18380], credentials: 18381, scoreIngest: 18382 };

@@ -9,7 +9,7 @@ import { openRuntime, runtimeConfigSchema } from '@rsd/runtime';
 import { scoreRecordOf } from './scale/score-factory';
 
 /**
- * `npm run bench:drain` (issue 7: the projection drains ≥ 1,000 events/s on the stand-in): appends
+ * `npm run bench:drain` (the goal: the projection drains ≥ 1,000 events/s on the stand-in): appends
  * `--scores N` score events (N/10 organizations, ten days each, as score ingest writes them) to the
  * Kafka of KAFKA_BROKERS, then runs the read API's projection, as the service runs it (a consumer
  * group that commits), from offset zero into a fresh views database on MONGO_URL, and times it until

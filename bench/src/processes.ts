@@ -24,9 +24,9 @@ export function profileArgs(): string[] {
 /**
  * Starts a node script with its standard output going to a file, as `npm start > file` would, and
  * waits for the JSON log line that `isReady` accepts. A file, not a pipe: the bench's own process
- * runs the load generator, and a pipe it drained between requests pushed back on the server's
+ * runs the load generator, and a pipe it drains between requests pushes back on the server's
  * logger (pino then buffers and retries its writes), a cost the floor, which logs to a file, never
- * paid. The issue's measure is "logs to a file".
+ * pays. The read path's measure compares servers that log to a file.
  */
 export async function startNode(
   script: string,

@@ -3,12 +3,11 @@ import { runMain } from '@rsd/platform';
 import { createReadApiModule, readApiService, type ResponseSigner } from '@rsd/read-api';
 import { runServices } from '@rsd/runtime';
 
-/**
- * `npm run bench` only, never shipped: the read API alone on the embedded runtime of DATA_DIR (made
- * by the product beforehand), run by the same runner as `npm start`. With `--unsigned` its responses
- * are not signed: the baseline that prices decision 24's signing in the same run, against the same
- * process without the flag. Prints `{"msg":"read api ready","port":…}`.
- */
+// `npm run bench` only, never shipped: the read API alone on the embedded runtime of DATA_DIR (made
+// by the product beforehand), run by the same runner as `npm start`. With `--unsigned` its responses
+// are not signed: the baseline that prices decision 24's signing in the same run, against the same
+// process without the flag. Prints `{"msg":"read api ready","port":…}`.
+
 const UNSIGNED: ResponseSigner = { sign: () => ({ 'content-digest': '', 'signature-input': '', signature: '' }) };
 
 runMain(async () => {

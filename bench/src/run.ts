@@ -8,11 +8,10 @@ import autocannon from 'autocannon';
 import { signDevToken } from '@rsd/platform';
 import { profileArgs, ROOT, startNode, type Started } from './processes';
 
-/**
- * `npm run bench`: the read API's throughput and latency on both runtimes beside a bare express
- * baseline measured in the same run, then revocation-to-enforcement and ingest-to-readable latency.
- * Load and servers share this machine's cores, the same way for every row, so compare ratios.
- */
+// `npm run bench`: the read API's throughput and latency on both runtimes beside a bare express
+// baseline measured in the same run, then revocation-to-enforcement and ingest-to-readable latency.
+// Load and servers share this machine's cores, the same way for every row, so compare ratios.
+
 const DURATION_S = Number(process.env.BENCH_DURATION_S ?? 10);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 32);
 const TRIALS = Number(process.env.BENCH_TRIALS ?? 30);
@@ -339,7 +338,7 @@ async function accessLogComparison(): Promise<{ rows: Throughput[]; summary: str
 }
 
 /**
- * Decision 24's cost (issue 11: at most 15 % of /score throughput): the read API alone
+ * Decision 24's cost (the goal: at most 15 % of /score throughput): the read API alone
  * (bench/src/read-api-alone.ts), signed as shipped and with `--unsigned`, each on its own copy of one
  * data directory the product made, in turns.
  */
@@ -389,7 +388,7 @@ async function signingComparison(): Promise<{ rows: Throughput[]; summary: strin
   }
 }
 
-/** The mandated-work floor of issue 27 (bench/floor/), started on a free port; it prints its Client ID and key. */
+/** The mandated-work floor (bench/floor/), started on a free port; it prints its Client ID and key. */
 async function startFloor(logFile: string): Promise<{ side: Side; stop: () => Promise<void> }> {
   const port = await freePort();
   // It stops on SIGTERM by exiting, so a CPU profile (BENCH_PROFILE_DIR) is written; the floor itself is unchanged.
@@ -431,7 +430,7 @@ interface ReadPathRow extends Throughput {
 }
 
 /**
- * Issue 27's measure: bare express, the mandated-work floor and the product's /score, loaded in
+ * The read path's cost: bare express, the mandated-work floor and the product's /score, loaded in
  * turns (each round in another order) for ROUNDS_IN_TURNS rounds; each row is the median round.
  * BENCH_BEFORE=<checkout, built> adds that build's embedded /score (a change's before and after in
  * one run); KAFKA_BROKERS, MONGO_URL and REDIS_URL add one replica of a distributed read API;

@@ -10,14 +10,12 @@ import { PRODUCT_MAIN, parseOptions, USAGE } from './scale/options';
 import { machine } from './scale/proc-stats';
 import { table } from './scale/report';
 
-/**
- * `npm run bench:scale` (issue 7): the embedded runtime on data sets of growing size. The bench
- * talks to the product only through a data directory in today's layout (events.ndjson and
- * authorizations.json, made with the product's own create use case and score events) and over
- * HTTP, so it measures the file storage and the SQLite storage that replaces it alike; on the new
- * storage the first start includes the one-time import. Load and product share this machine's
- * cores, as in `npm run bench`.
- */
+// `npm run bench:scale`: the embedded runtime on data sets of growing size. The bench talks to the
+// product only through a data directory in today's layout (events.ndjson and authorizations.json,
+// made with the product's own create use case and score events) and over HTTP, so it measures the
+// file storage and the SQLite storage that replaces it alike; on the new storage the first start
+// includes the one-time import. Load and product share this machine's cores, as in `npm run bench`.
+
 const SECRET = randomBytes(32).toString('base64url');
 
 /** As run.ts's benchEnv: the per-credential limit (120/min) would stop the load at once; everything else as shipped. */
@@ -81,7 +79,7 @@ async function main(): Promise<void> {
   await writeFile(join(ROOT, 'bench/results/scale-latest.md'), `${report}\n`);
 }
 
-/** The issue's "a 10M-event data set starts and serves": a first start that ends ready, and every reader served. */
+/** The goal "a 10M-event data set starts and serves": a first start that ends ready, and every reader served. */
 function eventsCheck(column: Column): string {
   const { firstStartS, served, readers } = column.figures;
   const ok = firstStartS !== undefined && served !== undefined && served === readers;

@@ -18,11 +18,10 @@ import { errorLines, startService, type ServiceProcess, type ServiceSpec } from 
 import { Tally, Timeline } from './soak/tally';
 import { Workload } from './soak/traffic';
 
-/**
- * `npm run soak -- --minutes 10`: mixed traffic on the distributed runtime (two read-API replicas,
- * creates, revokes, score ingest) while Kafka, the MongoDB-wire server and Redis are each stopped and
- * started once, on an infra instance of its own. Prints what it saw and exits 1 if a goal is missed.
- */
+// `npm run soak -- --minutes 10`: mixed traffic on the distributed runtime (two read-API replicas,
+// creates, revokes, score ingest) while Kafka, the MongoDB-wire server and Redis are each stopped and
+// started once, on an infra instance of its own. Prints what it saw and exits 1 if a goal is missed.
+
 const PORTS = { readApis: [28080, 28090], credentials: 28081, scoreIngest: 28082 };
 const LOG_DIR = join(SOAK_INFRA.dir, 'services');
 const PROGRESS_EVERY_MS = 30_000;

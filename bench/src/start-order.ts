@@ -9,12 +9,11 @@ import { parseOptions, USAGE } from './start-order/options';
 import { render } from './start-order/report';
 import { runOrder, type RunResult } from './start-order/run-order';
 
-/**
- * `npm run test:start-order -- --repeat 10`: every service starts before its dependencies and
- * becomes ready by itself, whatever order Kafka, the MongoDB-wire server and Redis come up in
- * (issue 13). Runs every order per repetition on an infra instance of its own, prints a table and
- * exits 1 if any run failed.
- */
+// `npm run test:start-order -- --repeat 10`: every service starts before its dependencies and
+// becomes ready by itself, whatever order Kafka, the MongoDB-wire server and Redis come up in. Runs
+// every order per repetition on an infra instance of its own, prints a table and exits 1 if any run
+// failed.
+
 const progress = (line: string) => process.stderr.write(`[start-order] ${line}\n`);
 
 const SERVER_LOGS = ['kafka/kafka.log', 'kafka/kafka.out', 'ferretdb/ferretdb.log', 'redis/redis.log'];

@@ -14,13 +14,12 @@ import { report, type DrainFigures } from './webhooks-load/report';
 import { postScores } from './webhooks-load/scores';
 import { subscribeAll, type Subscriber } from './webhooks-load/subscriptions';
 
-/**
- * Issue 12's load test, apart from the tests: N subscriptions (one organization, one qr_score
- * authorization and one score.updated webhook each, made through the credentials and notifier APIs),
- * then one score change per organization through score ingest, and the time from the first post to
- * the last delivery at a receiver in this process. The product is the embedded runtime as `npm start`
- * runs it, on a fresh data directory; receiver, posts and product share this machine's cores.
- */
+// The webhooks' load test, apart from the tests: N subscriptions (one organization, one qr_score
+// authorization and one score.updated webhook each, made through the credentials and notifier APIs),
+// then one score change per organization through score ingest, and the time from the first post to
+// the last delivery at a receiver in this process. The product is the embedded runtime as `npm start`
+// runs it, on a fresh data directory; receiver, posts and product share this machine's cores.
+
 const SAMPLE_EVERY_MS = 1_000;
 const PROGRESS_EVERY_MS = 5_000;
 /** The notifier samples its queue gauge every 5 s: waiting a little longer gives the state after the drain. */

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Decision 40, issue 31: the alerting rules checked and unit-tested by Prometheus's own promtool.
+# Decision 40: the alerting rules checked and unit-tested by Prometheus's own promtool.
 #
 #   1. promtool check rules   deploy/monitoring/alerts.rules.yml, and the spec of the production
 #                             overlay's PrometheusRule (k8s/overlays/production/prometheus-rules.yaml),

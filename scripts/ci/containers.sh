@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# CI, issue 32: the containers for real, on the local engine (scripts/containers.sh). Called by .ci/run
+# CI: the containers for real, on the local engine (scripts/containers.sh). Called by .ci/run
 # after `npm test` (dependencies installed and built: npx runs the Node.js of .node-version); runs on its own too.
 #
 #   1. engine      scripts/containers.sh setup: Podman, its Docker API socket, the local images

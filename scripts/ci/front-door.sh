@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 25, decisions 35 and 36, as a newcomer meets the product: in a fresh clone of this commit,
+# Decisions 35 and 36, as a newcomer meets the product: in a fresh clone of this commit,
 # with the machine's own Node.js first on the PATH (20 on this kind of machine), the README's
 #   npm install && npm start
 # runs the product on the Node.js of .node-version, and the read API's /healthz answers. While it

@@ -20,13 +20,12 @@ import * as orgAdmin from '../support/organization-admin';
 import { freePort } from '../support/raw-http';
 import { startService, type ServiceProcess } from '../support/service-process';
 
-/**
- * Decision 39, issue 30 on the distributed runtime: the four services as four processes on real Kafka,
- * a MongoDB-compatible server and Redis, exporting to a real receiver (Jaeger). A score posted with a
- * `traceparent` is one trace from its ingest through Kafka and the projection to its webhook, with the
- * clients' spans of OpenTelemetry's instrumentations (kafkajs, MongoDB, ioredis) inside it; every
- * span Jaeger holds is searched for what must never be in one.
- */
+// Decision 39 on the distributed runtime: the four services as four processes on real Kafka, a
+// MongoDB-compatible server and Redis, exporting to a real receiver (Jaeger). A score posted with a
+// `traceparent` is one trace from its ingest through Kafka and the projection to its webhook, with
+// the clients' spans of OpenTelemetry's instrumentations (kafkajs, MongoDB, ioredis) inside it; every
+// span Jaeger holds is searched for what must never be in one.
+
 const traceIdOf = () => randomBytes(16).toString('hex');
 const PARENT_SPAN = 'b7ad6b7169203331';
 const traceparent = (traceId: string) => `00-${traceId}-${PARENT_SPAN}-01`;

@@ -7,10 +7,9 @@ import { eventually, REPO_ROOT, type EmbeddedProcess } from '../support/embedded
 import { devTokenFor, startEmbeddedOnNewDataDir, stopAndRemove } from '../support/embedded-suite';
 import * as orgAdmin from '../support/organization-admin';
 
-/**
- * Decisions 20 and 21 on the embedded runtime, as `npm start` runs: reads of every kind, then the
- * access log and the usage the credentials service answers, over HTTP and through the CLI.
- */
+// Decisions 20 and 21 on the embedded runtime, as `npm start` runs: reads of every kind, then the
+// access log and the usage the credentials service answers, over HTTP and through the CLI.
+
 const run = promisify(execFile);
 const ORG = 'access-org';
 const QUIET_ORG = 'quiet-org';

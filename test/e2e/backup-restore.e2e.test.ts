@@ -10,13 +10,12 @@ import { devTokenFor } from '../support/embedded-suite';
 import * as orgAdmin from '../support/organization-admin';
 import { freePort } from '../support/raw-http';
 
-/**
- * The restore drill of decision 41, as an operator runs it: `npx rsd backup FILE` while scores and
- * authorizations are being written, `npx rsd restore FILE` into a new directory, the product started on
- * it. Everything acknowledged before the backup began is served by the restored product, its
- * databases pass SQLite's integrity check, a webhook made before the backup still signs its
- * deliveries with its secret, and a restore into the directory the product is running on is refused.
- */
+// The restore drill of decision 41, as an operator runs it: `npx rsd backup FILE` while scores and
+// authorizations are being written, `npx rsd restore FILE` into a new directory, the product started on
+// it. Everything acknowledged before the backup began is served by the restored product, its
+// databases pass SQLite's integrity check, a webhook made before the backup still signs its
+// deliveries with its secret, and a restore into the directory the product is running on is refused.
+
 const ORGS = ['drill-org-0', 'drill-org-1', 'drill-org-2', 'drill-org-3', 'drill-org-4', 'drill-org-5'];
 const ORG = ORGS[0]!;
 const WEBHOOK_ORG = 'drill-webhook-org';

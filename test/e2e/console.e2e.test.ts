@@ -9,10 +9,9 @@ import { eventually, startEmbedded, type EmbeddedProcess } from '../support/embe
 import { startOidcIssuer, type OidcIssuer } from '../support/oidc-issuer';
 import { freePort } from '../support/raw-http';
 
-/**
- * The console (decisions 30-32) in a real browser: Debian's Chromium driven by Playwright, against
- * `npm start` with sign-in by a real OpenID Connect provider on loopback, and the one-time link.
- */
+// The console (decisions 30-32) in a real browser: Debian's Chromium driven by Playwright, against
+// `npm start` with sign-in by a real OpenID Connect provider on loopback, and the one-time link.
+
 const ORG = 'demo-org';
 const TODAY = new Date().toISOString().slice(0, 10);
 const CLIENT = { clientId: 'rsd-console', clientSecret: 'console-client-secret-for-the-browser-tests-only' };

@@ -5,10 +5,9 @@ import { eventLogValues, eventually, startEmbedded, type EmbeddedProcess } from 
 import { devTokenFor, startEmbeddedOnNewDataDir, stopAndRemove } from '../support/embedded-suite';
 import * as orgAdmin from '../support/organization-admin';
 
-/**
- * The whole product as a newcomer runs it: `npm start`, then HTTP only. One process lifetime per
- * describe block; the data directory outlives the first process to prove a restart loses nothing.
- */
+// The whole product as a newcomer runs it: `npm start`, then HTTP only. One process lifetime per
+// describe block; the data directory outlives the first process to prove a restart loses nothing.
+
 const ORG = 'e2e-org';
 const TODAY = new Date().toISOString().slice(0, 10);
 

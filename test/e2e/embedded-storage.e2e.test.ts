@@ -8,10 +8,9 @@ import { readDevSecret, signDevToken } from '@rsd/platform';
 import { aCalculatedScore, aScoreSubmission, request, scoreCalculated } from '@rsd/testkit';
 import { startEmbedded, type EmbeddedProcess } from '../support/embedded-process';
 
-/**
- * The embedded database as a user meets it: a crash at any moment loses no acknowledged write, and a
- * data directory written by the version before it (an NDJSON log and a JSON store) is taken over.
- */
+// The embedded database as a user meets it: a crash at any moment loses no acknowledged write, and a
+// data directory written by the version before it (an NDJSON log and a JSON store) is taken over.
+
 const ORG = 'storage-org';
 let dataDir: string;
 let product: EmbeddedProcess | undefined;

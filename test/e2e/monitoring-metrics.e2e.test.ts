@@ -2,13 +2,12 @@ import type { EmbeddedProcess } from '../support/embedded-process';
 import { startEmbeddedOnNewDataDir, stopAndRemove } from '../support/embedded-suite';
 import { exportedFamilies, metricsNotExported, metricsUsedByMonitoring } from '../support/monitoring';
 
-/**
- * Decision 40: every metric the alerting rules and the dashboard read is one the services really
- * export, here on the embedded runtime as `npm start` runs it (its four ports). prom-client declares
- * every registered metric with `# HELP` and `# TYPE` before its first observation, so a labelled
- * counter that nothing has counted yet (a dead letter, a dropped access record) is declared too. The
- * distributed runtime's four processes are checked in test/distributed/webhooks-distributed.test.ts.
- */
+// Decision 40: every metric the alerting rules and the dashboard read is one the services really
+// export, here on the embedded runtime as `npm start` runs it (its four ports). prom-client declares
+// every registered metric with `# HELP` and `# TYPE` before its first observation, so a labelled
+// counter that nothing has counted yet (a dead letter, a dropped access record) is declared too. The
+// distributed runtime's four processes are checked in test/distributed/webhooks-distributed.test.ts.
+
 let dataDir: string;
 let product: EmbeddedProcess;
 

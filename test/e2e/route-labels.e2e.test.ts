@@ -3,11 +3,10 @@ import type { EmbeddedProcess } from '../support/embedded-process';
 import { devTokenFor, startEmbeddedOnNewDataDir, stopAndRemove } from '../support/embedded-suite';
 import * as orgAdmin from '../support/organization-admin';
 
-/**
- * Decision 36: every service labels a request by its route's template on every status, errors
- * included, so a dashboard on `route="/v1/scores"` sees the 4xx beside the 202. Each service is driven
- * into its error statuses over HTTP, then its /metrics read.
- */
+// Decision 36: every service labels a request by its route's template on every status, errors
+// included, so a dashboard on `route="/v1/scores"` sees the 4xx beside the 202. Each service is driven
+// into its error statuses over HTTP, then its /metrics read.
+
 const ORG = 'labels-org';
 /** Small enough that one credential reaches its 429 in a burst, large enough for the rest of the test's reads. */
 const RATE_LIMIT = 60;

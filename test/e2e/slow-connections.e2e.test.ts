@@ -12,13 +12,12 @@ import { freePort } from '../support/raw-http';
 import { startService, type ServiceProcess } from '../support/service-process';
 import { lifetimes, openSlowConnections, percentile, type SlowConnections } from '../support/slow-connections';
 
-/**
- * The attack of issue 15: thousands of connections that send a request line and never finish their
- * headers. Each server closes them once HTTP_HEADERS_TIMEOUT_MS has passed (Node checks every tenth
- * of it, at most 1 s: the documented bound), and serves everybody else meanwhile. A second process
- * with a small HTTP_MAX_CONNECTIONS shows the cap: connections beyond it are closed at once, the
- * process's other services keep serving, and the capped one serves again once the holders are gone.
- */
+// A slow-headers attack: thousands of connections that send a request line and never finish their
+// headers. Each server closes them once HTTP_HEADERS_TIMEOUT_MS has passed (Node checks every tenth
+// of it, at most 1 s: the documented bound), and serves everybody else meanwhile. A second process
+// with a small HTTP_MAX_CONNECTIONS shows the cap: connections beyond it are closed at once, the
+// process's other services keep serving, and the capped one serves again once the holders are gone.
+
 const HEADERS_TIMEOUT_MS = 3000;
 const CLOSE_BOUND_MS = HEADERS_TIMEOUT_MS + Math.min(1000, HEADERS_TIMEOUT_MS / 10);
 // A 2-core machine shared with the load generator answers thousands of 408s at once: time to be scheduled.

@@ -16,12 +16,11 @@ import {
 import { expectOneTraceFromIngestToDelivery } from '../support/jaeger';
 import * as orgAdmin from '../support/organization-admin';
 
-/**
- * Decision 39, issue 30 (stage 1): the embedded runtime exports a span per HTTP request by OTLP to a
- * real receiver — Jaeger, built by scripts/otlp-receiver.sh — and continues the caller's trace. The
- * spans are read back through Jaeger's query API, and everything it holds is searched for the secrets
- * the requests carried.
- */
+// Decision 39: the embedded runtime exports a span per HTTP request by OTLP to a real receiver —
+// Jaeger, built by scripts/otlp-receiver.sh — and continues the caller's trace. The spans are read
+// back through Jaeger's query API, and everything it holds is searched for the secrets the requests
+// carried.
+
 const ORG = 'traces-org';
 const QUERY_SECRET = 'q-secret-4e1d9b';
 

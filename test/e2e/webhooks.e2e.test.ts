@@ -8,11 +8,10 @@ import { devTokenFor, startEmbeddedOnNewDataDir, stopAndRemove } from '../suppor
 import * as orgAdmin from '../support/organization-admin';
 import { freePort } from '../support/raw-http';
 
-/**
- * Webhooks as a recipient meets them on `npm start`: an authorization made through the credentials
- * API, a subscription made with `rsd webhooks create`, deliveries received by `rsd webhooks listen`
- * (a separate process, verifying each signature), a score posted to score ingest.
- */
+// Webhooks as a recipient meets them on `npm start`: an authorization made through the credentials
+// API, a subscription made with `rsd webhooks create`, deliveries received by `rsd webhooks listen`
+// (a separate process, verifying each signature), a score posted to score ingest.
+
 const ORG = 'webhook-org';
 const run = promisify(execFile);
 

@@ -1,10 +1,9 @@
 import { createHmac, createSign, generateKeyPairSync, type KeyObject } from 'node:crypto';
 
-/**
- * JWTs as an attacker writes them, byte for byte: any header (`alg: none`, `kid`, `jku`, `jwk`…),
- * any claim types, signed with whatever key the attack needs, or not at all. A library would refuse
- * to produce most of them.
- */
+// JWTs as an attacker writes them, byte for byte: any header (`alg: none`, `kid`, `jku`, `jwk`…),
+// any claim types, signed with whatever key the attack needs, or not at all. A library would refuse
+// to produce most of them.
+
 type Json = Record<string, unknown>;
 
 const part = (value: Json | string) => Buffer.from(typeof value === 'string' ? value : JSON.stringify(value)).toString('base64url');

@@ -1,9 +1,7 @@
 import { createRequire } from 'node:module';
 
-/**
- * What a Bash script runs and what it installs, read from its syntax tree as mvdan/sh parses it (the
- * parser of shfmt, through its JavaScript build), not from regular expressions over its text.
- */
+// What a Bash script runs and what it installs, read from its syntax tree as mvdan/sh parses it (the
+// parser of shfmt, through its JavaScript build), not from regular expressions over its text.
 
 interface Word {
   Parts: Node[];

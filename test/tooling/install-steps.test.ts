@@ -3,12 +3,10 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { type ScriptUse, scriptUse } from '../support/shell-script';
 
-/**
- * scripts/install-steps.json names, for every script CI runs, each command it needs and where that
- * command comes from: Debian's base system, the machine image, or a package the script's own install
- * step brings. A fresh machine has only the first two, so a command that no install step brings fails
- * here rather than an hour into a fresh machine's CI.
- */
+// scripts/install-steps.json names, for every script CI runs, each command it needs and where that
+// command comes from: Debian's base system, the machine image, or a package the script's own install
+// step brings. A fresh machine has only the first two, so a command that no install step brings fails
+// here rather than an hour into a fresh machine's CI.
 
 const ROOT = join(__dirname, '..', '..');
 

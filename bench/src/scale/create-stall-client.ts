@@ -1,7 +1,7 @@
 // The creates-while-reading client as a process of its own (create-stall.ts forks one a round). The
-// bench's process has just built the data set, and its collector's pauses (mark-compacts of 20–30
-// ms right after a 20k build, seen with a GC observer) landed inside the round and counted against
-// every create in flight. A recipient's client is a process of its own, too.
+// bench's process has just built the data set, and its collector's pauses (mark-compacts after a
+// build) would land inside the round and count against every create in flight. A recipient's
+// client is a process of its own, too.
 import { createsWhileReading, type CreateStallRequest } from './create-stall';
 
 /** Answers once, then lets the process end: the parent reads the answer at its exit. */

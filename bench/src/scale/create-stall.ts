@@ -28,13 +28,13 @@ export interface CreateStallRequest {
 }
 
 /**
- * Enough creates for a p99 of a distribution, not of one moment: four in flight, 200 took 0.2–0.4
- * s, and their p99 (the third slowest) was whether a garbage collection of the product's began in
- * that window, since its pause holds the four creates in flight at once. 1,000 take about a second
- * and a quarter, and the slowest is reported beside the p99.
+ * Enough creates for a p99 of a distribution, not of one moment: over a short round the p99 only
+ * says whether one of the product's garbage collections fell inside it, since its pause holds the
+ * four creates in flight at once. 1,000 take about a second and a quarter, and the slowest is
+ * reported beside the p99.
  */
 export const CREATES = 1_000;
-/** Issue 27: administrators create four at a time; their creates must share the store's syncs. */
+/** Administrators create four at a time; their creates must share the store's syncs. */
 const IN_FLIGHT = 4;
 
 /** createsWhileReading, run by a fresh process of its own (create-stall-client.ts says why). */
@@ -74,8 +74,8 @@ export async function createsWhileReading({ urls, organizationId, token, reader,
     }
   })();
 
-  // node:http rather than fetch: the client shares the two cores with the product, and with fetch it
-  // took 164 ms of CPU over one round of creates, against 55–94 ms with node:http.
+  // node:http rather than fetch: the client shares the two cores with the product, and fetch costs
+  // it several times the CPU for the same creates (docs/decisions.md, "The read path's cost").
   const createAgent = new Agent({ keepAlive: true, maxSockets: IN_FLIGHT });
   const createUrl = `${urls.credentials}/v1/organizations/${organizationId}/authorizations`;
   const createHeaders = { authorization: `Bearer ${token}`, 'content-type': 'application/json' };

@@ -12,7 +12,7 @@ import { BATCH_SIZE, batchBodies, singleScoreBodies } from './ingest-bodies';
 import { bytesUnder } from './proc-stats';
 import { startProduct, type RunningProduct } from './product';
 
-/** Issue 27's scenario: this many scores posted in batches just before the second round of creates. */
+/** The create-stall scenario: this many scores posted in batches just before the second round of creates. */
 const BULK_INGEST = 200_000;
 
 /** Every figure of one column; a figure a failed step could not give stays undefined. */

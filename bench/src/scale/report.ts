@@ -5,7 +5,7 @@ interface Row {
   label: string;
   cell(column: Column, all: readonly Column[]): number | string | undefined;
   decimals?: number;
-  /** Issue 7's goal, judged on one column (1M + 1M when it was measured). */
+  /** The storage goal, judged on one column (1M + 1M when the run has it). */
   target?: { text: string; met(value: number): boolean };
 }
 
@@ -83,7 +83,7 @@ function format(value: number | string | undefined, decimals = 0): string {
 }
 
 /**
- * The issue's targets are for 1M authorizations and 1M scores; a run without that column judges its
+ * The storage targets are for 1M authorizations and 1M scores; a run without that column judges its
  * largest size instead (the heading says which), which shows the direction, not the verdict.
  */
 export function judgedColumn(columns: readonly Column[]): Column | undefined {

@@ -10,7 +10,7 @@ export interface WebhooksLoadOptions {
   verifyEvery: number;
   /** How long to wait for the last delivery before giving up and reporting what arrived. */
   drainTimeoutMs: number;
-  /** Issue 12's goal: drained within this many seconds of the first post. */
+  /** The goal: drained within this many seconds of the first post. */
   goalS: number;
   /** Where the product writes a V8 CPU profile (node --cpu-prof), when asked. */
   cpuProfileDir: string | undefined;

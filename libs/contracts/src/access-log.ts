@@ -57,8 +57,8 @@ export const accessRecordSchema = accessLogEntrySchema.extend({
 });
 export type AccessRecord = z.infer<typeof accessRecordSchema>;
 
-/** One message on the access-log topic: a batch of records from one read-API replica. */
 export const MAX_ACCESS_RECORDS_PER_MESSAGE = 1000;
+/** One message on the access-log topic: a batch of records from one read-API replica. */
 export const accessRecordBatchSchema = z.object({
   records: z.array(accessRecordSchema).min(1).max(MAX_ACCESS_RECORDS_PER_MESSAGE),
 });

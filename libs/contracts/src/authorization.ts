@@ -71,9 +71,9 @@ export const issueClaimLinkRequestSchema = z
   .strictObject({ claimValidSeconds: claimValidSecondsSchema().optional() })
   .meta({ id: 'IssueClaimLinkRequest' });
 
-/** POST /v1/organizations/{organizationId}/authorizations/{clientId}/rotate (decision 19); the body is optional. */
 export const MAX_OVERLAP_SECONDS = 604_800;
 export const DEFAULT_OVERLAP_SECONDS = 86_400;
+/** POST /v1/organizations/{organizationId}/authorizations/{clientId}/rotate (decision 19); the body is optional. */
 export const rotateAuthorizationRequestSchema = z
   .strictObject({
     overlapSeconds: z

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { clientIdSchema, isoDateSchema, utcInstantSchema } from './ids';
 import { datedScoreShape, gradeSchema, pillarScoresSchema } from './resources';
 
-/** Decisions 26–28: the notifier's API and what it delivers. */
+// Decisions 26–28: the notifier's API and what it delivers.
 
 export const WEBHOOK_EVENT_TYPES = ['score.updated', 'grade.changed', 'authorization.ended'] as const;
 export const webhookEventTypeSchema = z.enum(WEBHOOK_EVENT_TYPES).meta({ id: 'WebhookEventType' });

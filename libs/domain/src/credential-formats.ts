@@ -55,7 +55,7 @@ export function digestApiKey(key: string): string {
 
 /** digestApiKey's digest as its 32 bytes, for the request path's constant-time comparison. */
 export function apiKeyDigestBytes(key: string): Buffer {
-  // Through hex: the one-shot hash's 'buffer' output measured twice the cost of hex and its decoding.
+  // Through hex: the one-shot hash's 'buffer' output costs twice as much as hex and its decoding.
   return Buffer.from(hash('sha256', key, 'hex'), 'hex');
 }
 

@@ -44,7 +44,7 @@ const CONSUMER_SETTINGS: Omit<ConsumerConfig, 'groupId'> = {
 /**
  * A follower that tracks its freshness serves reads from what it has seen (decision 29): after an
  * outage every second it spends in kafkajs' backoff is a second a revocation answered 200 may go
- * unenforced, so it retries at most a second apart (measured by the soak: up to 10 s behind otherwise).
+ * unenforced, so it retries at most a second apart rather than on kafkajs' longer backoff.
  */
 const LIVE_FOLLOWER_SETTINGS: Omit<ConsumerConfig, 'groupId'> = {
   ...CONSUMER_SETTINGS,

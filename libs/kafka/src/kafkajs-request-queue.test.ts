@@ -1,9 +1,8 @@
-/**
- * patches/kafkajs+2.2.4.patch, applied by the root package's postinstall (patch-package): an idle
- * request queue of kafkajs schedules no check of its pending requests. Unpatched, every answered
- * request left a timer of -Date.now() ms (Node: TimeoutNegativeWarning, run after 1 ms) that
- * rescheduled itself forever, about 1,000 wake-ups a second per broker connection of an idle service.
- */
+// patches/kafkajs+2.2.4.patch, applied by the root package's postinstall (patch-package): an idle
+// request queue of kafkajs schedules no check of its pending requests. Unpatched, every answered
+// request left a timer of -Date.now() ms (Node: TimeoutNegativeWarning, run after 1 ms) that
+// rescheduled itself forever, about 1,000 wake-ups a second per broker connection of an idle service.
+
 interface RequestQueue {
   throttleCheckTimeoutId: ReturnType<typeof setTimeout> | null;
   checkPendingRequests(): void;

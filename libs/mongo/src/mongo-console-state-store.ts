@@ -47,8 +47,8 @@ export async function openMongoConsoleStateStore(db: Db): Promise<ConsoleStateSt
     },
     get: async (kind, key, now) => recordOf(await collection.findOne({ _id: idOf(kind, key) }), now),
     async take(kind, key, now) {
-      // Not findOneAndDelete: FerretDB answers it to several concurrent callers (4 of 8 in the contract
-      // test). A delete's count is exact on both servers, so only the caller whose delete removed it has it.
+      // Not findOneAndDelete: FerretDB may give it to several concurrent callers (the contract test
+      // races them). A delete's count is exact on both servers, so only the caller whose delete removed it has it.
       const _id = idOf(kind, key);
       const found = await collection.findOne({ _id });
       if (!found) return undefined;

@@ -26,9 +26,9 @@ const EVENT_LOOP_SAMPLE_MS = 100;
 /**
  * CPU, memory, handles, GC and event-loop delay: facts about the process, collected once per process
  * whatever the services in it, and not labelled with a service (the scrape target says which process
- * it is). Measured on the idle embedded runtime (docs/decisions.md): four services each sampling the
- * loop's delay every 10 ms (prom-client's default) cost 1.1 % of a core, one 0.96 %, one every
- * 100 ms 0.3 %.
+ * it is). The loop's delay is sampled once per process and every EVENT_LOOP_SAMPLE_MS rather than
+ * prom-client's 10 ms: each sample wakes the event loop, which an idle process pays for in CPU
+ * (docs/decisions.md, "Idle cost").
  */
 function processMetrics(): Registry {
   if (!processRegistry) {

@@ -11,10 +11,10 @@ export function requestIdOf(res: Response): string | undefined {
 }
 
 /**
- * Request ids in the UUID form callers and support staff know, made for a tenth of randomUUID's cost
- * (profiled on every read): RFC 9562's version 8, 74 random bits drawn once per process, then a
- * 48-bit count. Unique across processes and restarts as a random UUID is; not unpredictable, which
- * an id that only names a request for the logs need not be.
+ * Request ids in the UUID form callers and support staff know, made far more cheaply than by
+ * randomUUID, since every read makes one: RFC 9562's version 8, 74 random bits drawn once per
+ * process, then a 48-bit count. Unique across processes and restarts as a random UUID is; not
+ * unpredictable, which an id that only names a request for the logs need not be.
  */
 export function requestIds(): () => string {
   const random = randomBytes(10).toString('hex');
@@ -30,8 +30,8 @@ export function requestIds(): () => string {
  * client address. No headers, and no query string, so no credential can reach the log.
  *
  * Hand-written rather than pino-http: on the read API's hot path pino-http's per-request child
- * logger and serializers cost about 15% of throughput (see the README's benchmark), for the same
- * fields.
+ * logger and serializers are a sizeable share of a request's cost (docs/decisions.md, "Logs"), for
+ * the same fields.
  */
 export function accessLog(log: Logger): RequestHandler {
   // Its fields are fixed above and hold no secret, so its lines skip the redaction pass every other line takes.

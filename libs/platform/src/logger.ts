@@ -54,9 +54,9 @@ function traceIdsOfActiveSpan(): object {
 
 /**
  * Standard output, written asynchronously: while one write is in flight the next lines gather and
- * go out together, so a busy service makes one write per batch instead of one per line (on the
- * read API the per-line writes were a quarter of the CPU). An idle service still writes each line
- * at once. pino flushes what is pending when the process exits.
+ * go out together, so a busy service makes one write per batch instead of one per line, whose
+ * system calls would be a large share of its CPU. An idle service still writes each line at once.
+ * pino flushes what is pending when the process exits.
  */
 function stdoutDestination(): DestinationStream {
   return pino.destination({ dest: 1, sync: false });

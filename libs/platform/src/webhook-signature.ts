@@ -1,12 +1,10 @@
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 
-/**
- * Standard Webhooks signing (decision 27): `webhook-signature: v1,<base64 HMAC-SHA256 over
- * "{id}.{timestamp}.{body}">`, keyed with the bytes a `whsec_` secret encodes. On node:crypto rather
- * than the `standardwebhooks` package: that one brings a pure-JavaScript SHA-256 and base64 of its
- * own, and its verifier reads the wall clock with a fixed tolerance; this is as short, and is tested
- * against the reference implementation's own vector.
- */
+// Standard Webhooks signing (decision 27): `webhook-signature: v1,<base64 HMAC-SHA256 over
+// "{id}.{timestamp}.{body}">`, keyed with the bytes a `whsec_` secret encodes. On node:crypto rather
+// than the `standardwebhooks` package: that one brings a pure-JavaScript SHA-256 and base64 of its
+// own, and its verifier reads the wall clock with a fixed tolerance; this is as short, and is tested
+// against the reference implementation's own vector.
 
 export const WEBHOOK_SECRET_PREFIX = 'whsec_';
 /** 256 bits; the specification asks for 24 to 64 bytes. */

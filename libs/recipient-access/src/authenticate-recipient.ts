@@ -102,7 +102,7 @@ function refusalMessagesFor(prefix: string): Record<AuthenticationRefusal, strin
  */
 function percentDecoded(segment: string | undefined): string | undefined | null {
   if (segment === undefined) return undefined;
-  // Most Client IDs hold no escape: decoding them would only copy them (profiled on every read).
+  // Most Client IDs hold no escape: decoding them would only copy them, on every read.
   if (!segment.includes('%')) return segment;
   try {
     return decodeURIComponent(segment);

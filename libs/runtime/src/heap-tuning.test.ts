@@ -31,7 +31,7 @@ function oldGenerationGrowthKbWhenTuned(): number {
 
 describe('heap tuning for a serving process', () => {
   // 40,000 objects of about 100 bytes: about 5.7 MB when they go to the old generation, under 0.1 MB
-  // when not. Without the tuning V8 pretenured the site in about half the runs (fewer on a busy
+  // when not. Without the tuning V8 pretenures the site in about half the runs (fewer on a busy
   // machine), so four runs catch a runner that lost the tuning nearly every time.
   test('when objects of a site once survived young collections, then its short-lived objects are still made young', () => {
     for (let run = 0; run < 4; run += 1) expect(oldGenerationGrowthKbWhenTuned()).toBeLessThan(1024);

@@ -5,12 +5,11 @@ import { setFlagsFromString } from 'node:v8';
  * one allocation site survive a young-generation collection, it allocates that site's objects in
  * the old generation from then on. A server's objects live for one request, but a burst (start-up,
  * a warm-up, a pause of the machine) can make them survive a collection or two, and then every
- * request's objects went to the old generation: on a distributed read-API replica, 5.5 MB more old
- * space per young collection, collections of 5 to 6 ms instead of 2 to 2.5, a full collection every
- * second, a quarter fewer reads per second and twice the p99 (docs/decisions.md, "The read path's
- * cost", fourth round). It happened in most runs and not in others, so it could not be worked around
- * in the code; with pretenuring off it never happened. Set once, before the services start; V8
- * consults the flag at every collection, so setting it after start-up takes effect.
+ * request's objects go to the old generation: longer young collections, frequent full ones, fewer
+ * reads per second and a higher p99 (docs/decisions.md, "The read path's cost"). Whether it happens
+ * depends on timing, not on the code, so the code cannot work around it; with pretenuring off it
+ * does not happen. Set once, before the services start; V8 consults the flag at every collection,
+ * so setting it after start-up takes effect.
  */
 export function tuneHeapForServing(): void {
   setFlagsFromString('--no-allocation-site-pretenuring');

@@ -4,11 +4,10 @@ import { z } from 'zod';
 import type { Logger } from '@rsd/platform';
 import type * as TracingSdk from './tracing-sdk';
 
-/**
- * Decision 39: tracing is configured by the standard OpenTelemetry variables and nothing else. It is on
- * only when an OTLP endpoint is set (and the SDK not disabled); otherwise no module of the SDK is even
- * loaded, no request is wrapped, no log line looks for a span: the process runs as if without tracing.
- */
+// Decision 39: tracing is configured by the standard OpenTelemetry variables and nothing else. It is on
+// only when an OTLP endpoint is set (and the SDK not disabled); otherwise no module of the SDK is even
+// loaded, no request is wrapped, no log line looks for a span: the process runs as if without tracing.
+
 const SAMPLERS = [
   'always_on',
   'always_off',

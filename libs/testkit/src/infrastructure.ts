@@ -5,14 +5,13 @@ import type * as MongoDBModule from '@testcontainers/mongodb';
 import type * as RedisModule from '@testcontainers/redis';
 import type * as Testcontainers from 'testcontainers';
 
-/**
- * Where the infrastructure suites find their servers: the environment (`scripts/infra.sh up`,
- * CI), else Testcontainers when a Docker engine is reachable (on machines without a registry, the
- * images scripts/containers.sh builds: `eval "$(scripts/containers.sh env)"`), else nowhere — and then
- * the suite is skipped with one line saying how to enable it, unless REQUIRE_INFRA is set (CI), where
- * a missing server is a failure. Ryuk stays off there (its image is on a registry): every suite
- * stops what it started.
- */
+// Where the infrastructure suites find their servers: the environment (`scripts/infra.sh up`,
+// CI), else Testcontainers when a Docker engine is reachable (on machines without a registry, the
+// images scripts/containers.sh builds: `eval "$(scripts/containers.sh env)"`), else nowhere — and then
+// the suite is skipped with one line saying how to enable it, unless REQUIRE_INFRA is set (CI), where
+// a missing server is a failure. Ryuk stays off there (its image is on a registry): every suite
+// stops what it started.
+
 export type InfraKind = 'kafka' | 'mongo' | 'redis';
 
 const ENV_VAR: Record<InfraKind, string> = { kafka: 'KAFKA_BROKERS', mongo: 'MONGO_URL', redis: 'REDIS_URL' };

@@ -11,10 +11,9 @@ import { digestApiKey, generateApiKey, generateClientId } from '@rsd/domain';
 import { anEvent } from './events';
 import { aCalculatedScore } from './contracts/port-fixtures';
 
-/**
- * The events the read views are made of, as the credentials and score-ingest services send them:
- * real keys and digests, acme's organization unless told.
- */
+// The events the read views are made of, as the credentials and score-ingest services send them:
+// real keys and digests, acme's organization unless told.
+
 const SOURCE = '/test/read-api';
 
 export const ALL_SCOPES: Scope[] = ['qr_score', 'pillar_breakdown', 'score_trend'];
@@ -55,6 +54,7 @@ export function authorizationCreatedEvent(options: CredentialOptions = {}): { ev
   return { event, apiKey };
 }
 
+/** Revocations and expiries of the fixtures happen at this instant. */
 const ENDED_AT = '2026-11-02T00:00:00.000Z';
 const ended = { source: SOURCE, time: new Date(ENDED_AT) };
 

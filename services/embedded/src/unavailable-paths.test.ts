@@ -11,12 +11,11 @@ import { embeddedRuntime, resolveSecrets, runtimeConfigSchema, type OpenedRuntim
 import { scoreIngestService } from '@rsd/score-ingest';
 import { aScoreSubmission, request, signToken, startApp, type RunningApp } from '@rsd/testkit';
 
-/**
- * Decision 36 and issue 26: every 503 of every service carries Retry-After. The four declarations
- * start on an embedded runtime whose event log and stores can be switched out of reach (each call
- * then rejects with the ports' UnavailableError, as the Kafka, MongoDB and Redis adapters do); then
- * every operation each service documents is called as a client would, with valid credentials.
- */
+// Decision 36: every 503 of every service carries Retry-After. The four declarations start on an
+// embedded runtime whose event log and stores can be switched out of reach (each call then rejects
+// with the ports' UnavailableError, as the Kafka, MongoDB and Redis adapters do); then every
+// operation each service documents is called as a client would, with valid credentials.
+
 const log = createLogger('test', 'silent');
 const ORG = 'unavailable-org';
 

@@ -29,11 +29,10 @@ import type { RunningService } from '@rsd/ports';
 import { createNotifierModule } from './notifier-module';
 import type { Resolve } from './delivery/send-webhook';
 
-/**
- * The notifier over the embedded runtime's real adapters (the SQLite database in a temp dir, the
- * event log it shares with the other services), its API over real HTTP, and a real HTTP receiver on
- * loopback. Events go into the log as the credentials and score-ingest services write them.
- */
+// The notifier over the embedded runtime's real adapters (the SQLite database in a temp dir, the
+// event log it shares with the other services), its API over real HTTP, and a real HTTP receiver on
+// loopback. Events go into the log as the credentials and score-ingest services write them.
+
 const ORG = 'acme';
 const log = createLogger('notifier', (process.env.TEST_LOG_LEVEL as 'silent' | undefined) ?? 'silent');
 

@@ -5,13 +5,12 @@ import { eventually } from '../../support/embedded-process';
 import { attackerKeyPair, hmacJwt, nowInSeconds, rsaJwt, unsignedJwt } from '../../support/forged-tokens';
 import { rawRequest, type RawRequest, type RawResponse } from '../../support/raw-http';
 
-/**
- * What a hostile client tries, on whichever runtime `start` brings up: forged and confused tokens,
- * other organizations' data, hostile paths and Client IDs, oversized and deeply nested bodies, header
- * floods. Every answer must be the documented refusal (status, code, and for API operations a status
- * and code the service's own OpenAPI document lists), never a 5xx, never internals, always `nosniff`.
- * Each request goes over a fresh socket, written byte for byte (see raw-http.ts).
- */
+// What a hostile client tries, on whichever runtime `start` brings up: forged and confused tokens,
+// other organizations' data, hostile paths and Client IDs, oversized and deeply nested bodies, header
+// floods. Every answer must be the documented refusal (status, code, and for API operations a status
+// and code the service's own OpenAPI document lists), never a 5xx, never internals, always `nosniff`.
+// Each request goes over a fresh socket, written byte for byte (see raw-http.ts).
+
 export type Service = 'readApi' | 'credentials' | 'scoreIngest';
 
 export interface HostileTarget {

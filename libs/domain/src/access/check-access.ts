@@ -39,16 +39,16 @@ export function identifyCaller(facts: RequestFacts, rules: CredentialFormatRules
   return { outcome: 'identified', caller: { clientId, apiKey } };
 }
 
-/**
- * Steps 5 to 7 and 9, given what the one lookup found. The credential's rate limit (step 8) sits
- * between authentication and the scope, so an authenticated caller without the scope is told apart
- * from a refused one: the caller applies the limit to both `granted` and `forbidden`.
- */
 export type AccessOutcome =
   | { outcome: 'refused'; code: AuthenticationRefusal }
   | { outcome: 'granted'; credential: CredentialView }
   | { outcome: 'forbidden'; code: 'INSUFFICIENT_SCOPE'; credential: CredentialView };
 
+/**
+ * Steps 5 to 7 and 9, given what the one lookup found. The credential's rate limit (step 8) sits
+ * between authentication and the scope, so an authenticated caller without the scope is told apart
+ * from a refused one: the caller applies the limit to both `granted` and `forbidden`.
+ */
 export function checkAccess(
   caller: IdentifiedCaller,
   credential: CredentialView | undefined,

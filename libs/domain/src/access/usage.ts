@@ -1,13 +1,12 @@
 import type { AuthorizationUsage } from '@rsd/contracts';
 
-/**
- * Decision 20: an authorization's usage, counted in buckets so that no answer ever counts the
- * access log's records (a credential may read 120 times a minute, 5 million times in 30 days).
- * Stores keep, per Client ID, the successful reads of each minute and of each hour; a window is its
- * whole hours plus the minutes at either end, at most 720 hour buckets and 120 minute buckets
- * whatever the volume. A window starts at the minute `W` before now, so a read leaves it at most
- * 60 s late: within the lag decision 20 allows.
- */
+// Decision 20: an authorization's usage, counted in buckets so that no answer ever counts the
+// access log's records (a credential may read 120 times a minute, 5 million times in 30 days).
+// Stores keep, per Client ID, the successful reads of each minute and of each hour; a window is its
+// whole hours plus the minutes at either end, at most 720 hour buckets and 120 minute buckets
+// whatever the volume. A window starts at the minute `W` before now, so a read leaves it at most
+// 60 s late: within the lag decision 20 allows.
+
 export const MINUTE_MS = 60_000;
 export const HOUR_MS = 60 * MINUTE_MS;
 export const DAY_MS = 24 * HOUR_MS;

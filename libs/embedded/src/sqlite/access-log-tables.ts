@@ -1,18 +1,17 @@
 import type { StatementSync } from 'node:sqlite';
 
-/**
- * The access-log database's tables and statements (sqlite-access-log.ts): shared with the import of
- * an earlier version's files, and named so that a test can check that each goes through an index.
- *
- * - `access_log`: a row per record, keyed by (Client ID, `at`, request id, id), the order of a page
- *   (decision 21), so that a page is one range of the key read backwards; a record added twice has
- *   the same key and is kept once. No other index: the prune goes Client ID by Client ID along the
- *   key, and an index on `at` cost every insert 0.8 µs of the 3.3 the store spent on a record.
- * - `access_usage`: the successful reads and the refusals of each (Client ID, minute) and (Client ID,
- *   hour); the index on `start` serves the prune. `refusals` came later (decision 38's chart): a
- *   database from before has it added, at 0, when it is opened.
- * - `access_last_use`: each Client ID's latest successful read, kept when its buckets are pruned.
- */
+// The access-log database's tables and statements (sqlite-access-log.ts): shared with the import of
+// an earlier version's files, and named so that a test can check that each goes through an index.
+//
+// - `access_log`: a row per record, keyed by (Client ID, `at`, request id, id), the order of a page
+//   (decision 21), so that a page is one range of the key read backwards; a record added twice has
+//   the same key and is kept once. No other index: the prune goes Client ID by Client ID along the
+//   key, and an index on `at` would add a large share to every insert.
+// - `access_usage`: the successful reads and the refusals of each (Client ID, minute) and (Client ID,
+//   hour); the index on `start` serves the prune. `refusals` came later (decision 38's chart): a
+//   database from before has it added, at 0, when it is opened.
+// - `access_last_use`: each Client ID's latest successful read, kept when its buckets are pruned.
+
 /** The reads. */
 export const QUERIES = {
   page: `SELECT id, at, request_id, resource, status, code, client_address FROM access_log

@@ -6,12 +6,12 @@ import { compiledWorker } from './compiled-worker';
 
 /**
  * The embedded access log's one writer, on a thread of its own. The read API hands it a batch of
- * records every few hundred reads; inserting them and adding them to the usage counts took the event
- * loop 4 µs a read (a 500-record batch held it about 2 ms), time every read then waited for. Here
- * the loop only serializes the batch; the thread inserts it on a connection of its own, in one
- * transaction, and answers once it is committed, so the store's readers see it as soon as the
- * publish resolves. Its commits are not synced by themselves, as the store's were not: a killed
- * process loses nothing, and a power cut only the last few.
+ * records every few hundred reads; inserting them and adding them to the usage counts on the event
+ * loop would hold it for the whole batch, time every read would wait for. Here the loop only
+ * serializes the batch; the thread inserts it on a connection of its own, in one transaction, and
+ * answers once it is committed, so the store's readers see it as soon as the publish resolves. Its
+ * commits are not synced by themselves, as the store's were not: a killed process loses nothing,
+ * and a power cut only the last few.
  *
  * The store keeps its own connection for reads and the prune (a second writer, once a day: WAL lets
  * one write at a time, and either waits for the other's short transaction).

@@ -5,21 +5,6 @@ import { basename, dirname, join, resolve } from 'node:path';
 import { backup, DatabaseSync } from 'node:sqlite';
 import { create as createTar } from 'tar';
 
-/**
- * `rsd backup FILE` (decision 41): a consistent copy of every database of an embedded data
- * directory, taken while the product serves, into one new file, a tar archive (POSIX ustar) of:
- *
- *   manifest.json       what is in it: each database's size and SHA-256, when it was taken, and
- *                       what a restore needs to know of the webhook key (first, so a reader meets it first)
- *   rsd.sqlite          the event log, authorizations, views and webhook queue
- *   access-log.sqlite   the access log (and any other `*.sqlite` the product keeps in DATA_DIR)
- *
- * The databases are copied into a staging directory beside the file (same filesystem), checked
- * there, packed into `.FILE.partial-<pid>`, which is synced and only then put in place: a backup cut
- * short never looks like one. Any `tar -xf` unpacks it into plain SQLite databases and the manifest,
- * which is also the layout of an earlier version's backup directory (restore.ts takes both). The
- * secrets of DATA_DIR are not in it (restore.ts).
- */
 export const BACKUP_FORMAT = 'rsd-embedded-backup';
 export const BACKUP_VERSION = 1;
 export const MANIFEST = 'manifest.json';
@@ -62,13 +47,28 @@ export interface BackupOptions {
  * One step of the online backup copies the whole database inside one read transaction: a snapshot
  * of the moment it began, whatever the product commits meanwhile (write-ahead log: the product's
  * writers never wait for it). With SQLite's default of 100 pages a step, every commit of the
- * product between two steps restarts the copy, and under steady ingest a large database never
- * finished (measured: 250 MB under continuous writes, not done in 20 s; in one step, 0.7 s).
+ * product between two steps restarts the copy, and under steady ingest a large database would never
+ * finish copying; in one step, no commit can restart it.
  */
 const WHOLE_DATABASE_PAGES = 2_147_483_647;
 /** The product may hold the write lock for a moment (a commit): a backup waits for it rather than fail. */
 const BUSY_TIMEOUT_MS = 5_000;
 
+/**
+ * `rsd backup FILE` (decision 41): a consistent copy of every database of an embedded data
+ * directory, taken while the product serves, into one new file, a tar archive (POSIX ustar) of:
+ *
+ *   manifest.json       what is in it: each database's size and SHA-256, when it was taken, and
+ *                       what a restore needs to know of the webhook key (first, so a reader meets it first)
+ *   rsd.sqlite          the event log, authorizations, views and webhook queue
+ *   access-log.sqlite   the access log (and any other `*.sqlite` the product keeps in DATA_DIR)
+ *
+ * The databases are copied into a staging directory beside the file (same filesystem), checked
+ * there, packed into `.FILE.partial-<pid>`, which is synced and only then put in place: a backup cut
+ * short never looks like one. Any `tar -xf` unpacks it into plain SQLite databases and the manifest,
+ * which is also the layout of an earlier version's backup directory (restore.ts takes both). The
+ * secrets of DATA_DIR are not in it (restore.ts).
+ */
 export async function backupDataDirectory(options: BackupOptions): Promise<BackupManifest> {
   const dataDir = resolve(options.dataDir);
   const into = resolve(options.into);

@@ -7,7 +7,7 @@ import { compiledWorker } from './compiled-worker';
  * Copies the write-ahead log back into the database file on a thread of its own. A checkpoint
  * writes every page the log holds to its place in the file and syncs the file: at 100k
  * authorizations those are random writes, and done by the committing connection (SQLite's
- * automatic checkpoint) they were 29 % of the event loop during a batch ingest. A second
+ * automatic checkpoint) they would hold the event loop for as long as the disk takes. A second
  * connection can checkpoint while the first goes on writing (WAL: a PASSIVE checkpoint takes no
  * lock a writer needs), so after each commit the owner nudges this thread, which checkpoints once
  * and reports back; nudges while it works fold into one. An idle database costs nothing: the

@@ -111,7 +111,7 @@ export function connectRaw(file: string): DatabaseSync {
     // The savepoints of a turn's changes keep their undo records in memory rather than in temp files.
     db.exec('PRAGMA temp_store = MEMORY');
     // A checkpointed log is cut back to this size: otherwise the file keeps the size of the largest
-    // transaction it ever held (3.2 GB after importing a 10M-event data directory) for good.
+    // transaction it ever held (gigabytes after importing a large data directory) for good.
     db.exec('PRAGMA journal_size_limit = 67108864');
   } catch (error) {
     db.close();

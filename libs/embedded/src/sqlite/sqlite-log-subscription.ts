@@ -30,9 +30,8 @@ export interface LogReader {
 const PAGE_SIZE = 512;
 /**
  * The longest a subscription handles records in one go during a catch-up before it lets the event
- * loop serve others: a page of 512 score events took 10 to 20 ms to project, and every create or
- * read waiting meanwhile waited that long, once per step (issue 27: creates four at a time right
- * after a 200,000-score ingest answered at p99 50 to 80 ms).
+ * loop serve others: a whole page of score events takes many times longer to project, and every
+ * create or read waiting meanwhile would wait that long, at each of its steps.
  */
 const SLICE_MS = 2;
 

@@ -19,15 +19,15 @@ const ABSENT = Symbol('absent');
 
 /**
  * The embedded read views: one table per view, a document per key with its version, and for a
- * listed view its partition and sort key under an index, so a history page is an index range.
- * The version guard is one statement (upsert where newer), which is what keeps the views right
- * under replays. The documents read most recently are kept parsed and frozen in memory (lru-cache:
- * a Map evicting its oldest key scans the holes its deletions left, 7.7 µs an eviction against
- * 0.24), which the store can do because it is the only writer of its namespace (one process per
- * data directory; a rebuild writes a namespace of its own): a write replaces its cached document,
- * if it has one, and the cached head of its partition for a view derived from it (`headOf`). A
- * write does not wait for its commit: the views are rebuilt from the log, and the projection's
- * position joins a commit at or after the one of the writes it covers (database.ts).
+ * listed view its partition and sort key under an index, so a history page is an index range. The
+ * version guard is one statement (upsert where newer), which is what keeps the views right under
+ * replays. The documents read most recently are kept parsed and frozen in memory (lru-cache: a Map
+ * evicting its oldest key scans the holes its deletions left, so its evictions grow slow), which
+ * the store can do because it is the only writer of its namespace (one process per data directory;
+ * a rebuild writes a namespace of its own): a write replaces its cached document, if it has one,
+ * and the cached head of its partition for a view derived from it (`headOf`). A write does not wait
+ * for its commit: the views are rebuilt from the log, and the projection's position joins a commit
+ * at or after the one of the writes it covers (database.ts).
  */
 export function openSqliteViewStore(options: SqliteViewStoreOptions): ViewStore {
   const db = openEmbeddedDatabase(options.file);
@@ -90,12 +90,12 @@ export function openSqliteViewStore(options: SqliteViewStoreOptions): ViewStore 
         const { changes } = db.writeSoon(() =>
           put.run(key, view.versionOf(state), listed ? view.partitionOf(state) : null, listed ? view.sortKeyOf(state) : null, json),
         );
-        // Write-through for documents someone reads, not for every document written: a history
-        // page is read by range, never by key, and caching each of its writes would evict the
+        // Write-through for documents someone reads, not for every document written: a history page
+        // is read by range, never by key, and caching each of its writes would evict the
         // credentials and latest scores the read path needs. The cached copy is parsed from what
-        // was stored, so it is what a read from the table would give (a JSON round trip, at a
-        // third of structuredClone's cost). A refused write means the stored document is newer
-        // than this one: read it again next time.
+        // was stored, so it is what a read from the table would give (a JSON round trip, cheaper
+        // than structuredClone). A refused write means the stored document is newer than this one:
+        // read it again next time.
         const cacheKey = `${view.name}\u0000${key}`;
         if (changes === 0) {
           cache.delete(cacheKey);

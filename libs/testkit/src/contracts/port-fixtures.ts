@@ -4,7 +4,8 @@ import type { OutboxEntry } from '@rsd/ports';
 import { anEvent } from '../events';
 import { uniqueName } from './eventually';
 
-/** Values for the ports' own types, unique per call where they must be: shared by the contract suites and adapter tests. */
+// Values for the ports' own types, unique per call where they must be: shared by the contract suites and adapter tests.
+
 export function aUniqueClientId(): string {
   return `rs_${uniqueName('c')
     .replace(/[^A-Za-z0-9]/g, '')

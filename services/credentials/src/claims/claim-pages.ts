@@ -2,7 +2,7 @@ import type { ClaimGrant, ClaimedKey } from '@rsd/contracts';
 import { html, type Html } from '../console/html';
 import { layout, RECIPIENT_TYPE_LABELS, SCOPE_LABELS } from '../console/pages';
 
-/** Decision 38's pages for a recipient: what the link grants, the key once, or why the link no longer works. */
+// Decision 38's pages for a recipient: what the link grants, the key once, or why the link no longer works.
 
 export function claimPage(grant: ClaimGrant, action: string, csrfToken: string): Html {
   return layout(

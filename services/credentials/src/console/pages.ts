@@ -12,7 +12,7 @@ import type { DailyReads } from '@rsd/domain';
 import { html, type Html } from './html';
 import { readsChart } from './reads-chart';
 
-/** Server-rendered pages of the console: plain HTML and one stylesheet, one small script for the copy button. */
+// Server-rendered pages of the console: plain HTML and one stylesheet, one small script for the copy button.
 
 export const RECIPIENT_TYPE_LABELS: Record<RecipientType, string> = {
   insurance_provider: 'Insurance provider',

@@ -62,8 +62,8 @@ export function createAccessRecorder(options: AccessRecorderOptions): AccessReco
 
   /**
    * Whole batches only, unless a flush asked for everything: publishing whatever had arrived during
-   * the last publish sent a batch per round trip to the stream (about 40 records at 14,000 reads/s
-   * instead of 500), and each message costs the read API its encoding and system calls.
+   * the last publish would send a small batch per round trip to the stream under load, and each
+   * message costs the read API its encoding and system calls.
    */
   async function publishWaiting(): Promise<void> {
     while (buffer.length >= batchSize || (drainAll && buffer.length > 0)) {

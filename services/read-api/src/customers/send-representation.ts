@@ -13,15 +13,15 @@ interface Representation {
   etag: string;
 }
 
+const REMEMBERED = 1024;
+const REMEMBERED_BODY_MAX_BYTES = 1024;
+
 /**
  * Representations recently sent, by their JSON text: a recipient polling an unchanged score gets the
  * bytes, digest and ETag made for it before, without encoding and hashing them again. Small bodies
  * only (a score, a breakdown, a short history page), so the cache stays within about 2 MiB; the one
  * sent least recently makes room.
  */
-const REMEMBERED = 1024;
-const REMEMBERED_BODY_MAX_BYTES = 1024;
-
 function representationCache() {
   const remembered = new LRUCache<string, Representation>({ max: REMEMBERED });
   return (json: string): Representation => {

@@ -24,10 +24,9 @@ export {
   type CredentialOptions,
 } from '@rsd/testkit';
 
-/**
- * Test support: fills read views through the real projectors with real keys, as the credentials
- * and score-ingest services would through the event log.
- */
+// Test support: fills read views through the real projectors with real keys, as the credentials
+// and score-ingest services would through the event log.
+
 const SOURCE = '/test/read-api';
 
 export interface IssuedCredential {
@@ -41,8 +40,6 @@ export async function issueCredential(views: ViewStore, options: CredentialOptio
   await projectEvent(views, READ_VIEWS, event);
   return { clientId: event.data.clientId, apiKey, organizationId: event.data.organizationId };
 }
-
-/** Revocations and expiries of the fixtures happen at this instant. */
 
 /** Decision 19: a new key for the credential; the one it had works until `previousKeyExpiresAt` (null: not at all). */
 export async function rotateCredential(
