@@ -4,7 +4,7 @@ import type { Db, MongoClient } from 'mongodb';
 import { ACCESS_LOG_TOPIC, TOPICS } from '@rsd/contracts';
 import type { ReadinessCheck } from '@rsd/ports';
 import { ConfigError, type Logger } from '@rsd/platform';
-import type { AccessLog, Runtime, ViewStore, Views, ViewsOwner } from '@rsd/ports';
+import type { AccessLog, EventLog, Runtime, ViewStore, Views, ViewsOwner } from '@rsd/ports';
 import type { RuntimeConfig } from './runtime-config';
 import { NEVER_STALE } from './shared-views/feed-staleness';
 import { sharedViewReader } from './shared-views/shared-view-reader';
@@ -16,6 +16,8 @@ import { sharedViewReader } from './shared-views/shared-view-reader';
 export interface OpenedRuntime extends Runtime {
   /** The views are written in this process alone: a service's projections catch up before it serves. */
   viewsInProcess: boolean;
+  /** The runtime as one service sees it through another view of the log (its traced one): its views' readers follow that too. */
+  withEventLog(eventLog: EventLog): Runtime;
   close(): Promise<void>;
 }
 
@@ -68,8 +70,10 @@ export async function embeddedRuntime(
     // This process writes them alone: read as they are, never behind the log.
     reader: () => Promise.resolve({ views: store, staleness: NEVER_STALE, readiness: [], stop: () => Promise.resolve() }),
   });
-  return {
+  const runtime: OpenedRuntime = {
     viewsInProcess: true,
+    // Its views are read as they are: nothing of them follows the log.
+    withEventLog: (followed) => ({ ...runtime, eventLog: followed }),
     eventLog,
     openAuthorizationStore: () => Promise.resolve(opening(openSqliteAuthorizationStore({ file }))),
     openConsoleStateStore: () => Promise.resolve(createMemoryConsoleStateStore()),
@@ -101,6 +105,7 @@ export async function embeddedRuntime(
       await eventLog.close();
     },
   };
+  return runtime;
 }
 
 async function openDistributed(config: RuntimeConfig, service: string, log: Logger): Promise<OpenedRuntime> {
@@ -135,8 +140,23 @@ async function openDistributed(config: RuntimeConfig, service: string, log: Logg
     return mongo.db(name);
   };
 
-  return {
+  const viewsFollowing =
+    (followed: EventLog): Runtime['openViews'] =>
+    async (owner, views) => {
+      const name = placeOf(owner, config);
+      const { openMongoViewStore } = await import('@rsd/mongo');
+      const store = await openMongoViewStore(await database(name), views);
+      return {
+        store,
+        place: name,
+        groupId: (base) => `${base}.${name}`,
+        // Every replica writes them: each reader keeps a cache that its own change feed corrects.
+        reader: (options) => sharedViewReader(store, views, { ...options, eventLog: followed, log }),
+      };
+    };
+  const runtime: OpenedRuntime = {
     viewsInProcess: false,
+    withEventLog: (followed) => ({ ...runtime, eventLog: followed, openViews: viewsFollowing(followed) }),
     eventLog,
     openAuthorizationStore: async () => {
       const db = await database(config.CREDENTIALS_DB);
@@ -148,18 +168,7 @@ async function openDistributed(config: RuntimeConfig, service: string, log: Logg
       const { openMongoConsoleStateStore } = await import('@rsd/mongo');
       return openMongoConsoleStateStore(db);
     },
-    openViews: async (owner, views) => {
-      const name = placeOf(owner, config);
-      const { openMongoViewStore } = await import('@rsd/mongo');
-      const store = await openMongoViewStore(await database(name), views);
-      return {
-        store,
-        place: name,
-        groupId: (base) => `${base}.${name}`,
-        // Every replica writes them: each reader keeps a cache that its own change feed corrects.
-        reader: (options) => sharedViewReader(store, views, { ...options, eventLog, log }),
-      };
-    },
+    openViews: viewsFollowing(eventLog),
     openWebhookStore: async () => {
       const db = await database(config.NOTIFIER_DB);
       const { openMongoWebhookStore } = await import('@rsd/mongo');
@@ -225,6 +234,7 @@ async function openDistributed(config: RuntimeConfig, service: string, log: Logg
       await redis?.close();
     },
   };
+  return runtime;
 }
 
 /** Where an owner's views live: a MongoDB database, or a namespace of the embedded database, of the same name. */

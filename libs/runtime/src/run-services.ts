@@ -23,7 +23,7 @@ import {
 import type { AnyServiceDefinition, Clock, Runtime, RunningService, SecretSpec, ServiceDefinition } from '@rsd/ports';
 import { dependencyOf } from './dependency-of';
 import { tuneHeapForServing } from './heap-tuning';
-import { openRuntime } from './open-runtime';
+import { openRuntime, type OpenedRuntime } from './open-runtime';
 import { runtimeConfigSchema, type RuntimeKind } from './runtime-config';
 import { resolveSecrets } from './secrets';
 import { startTracing, tracesEndpointOf, tracingConfigSchema } from './tracing';
@@ -176,8 +176,8 @@ export async function runServices(definitions: readonly AnyServiceDefinition[], 
 }
 
 /** The runtime as a traced service sees it: its appends and deliveries are spans of its own (decision 39). */
-function tracedRuntime(runtime: Runtime, tracer: Tracer, system: EventLogSystem): Runtime {
-  return { ...runtime, eventLog: tracedEventLog(runtime.eventLog, tracer, system) };
+function tracedRuntime(runtime: OpenedRuntime, tracer: Tracer, system: EventLogSystem): Runtime {
+  return runtime.withEventLog(tracedEventLog(runtime.eventLog, tracer, system));
 }
 
 function uniqueByVariable(specs: readonly SecretSpec[]): SecretSpec[] {
