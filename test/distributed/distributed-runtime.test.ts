@@ -415,7 +415,17 @@ describeWithInfra('kafka', 'the distributed runtime, four processes over real Ka
     const into = `${env.READ_VIEWS_DB!}_rebuilt`;
     // On the stack, the image's own script in a replica's container (its configuration, its network).
     const stdout = onComposeStack
-      ? await compose('exec', '-T', '-e', 'LOG_LEVEL=warn', 'read-api-1', 'node', 'services/read-api/dist/rebuild-views/main.js', '--into', into)
+      ? await compose(
+          'exec',
+          '-T',
+          '-e',
+          'LOG_LEVEL=warn',
+          'read-api-1',
+          'node',
+          'services/read-api/dist/rebuild-views/main.js',
+          '--into',
+          into,
+        )
       : (
           await run(process.execPath, [`${REPO_ROOT}/services/read-api/dist/rebuild-views/main.js`, '--into', into], {
             env: { ...process.env, ...env, LOG_LEVEL: 'warn' },
