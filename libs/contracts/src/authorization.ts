@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { clientIdSchema, instantInputSchema, isoDateSchema, organizationIdSchema, utcInstantSchema } from './ids';
+import { clientIdSchema, instantInputSchema, isoDateSchema, organizationIdSchema, recipientAccountIdSchema, utcInstantSchema } from './ids';
 
 export const RECIPIENT_TYPES = ['insurance_provider', 'auditor', 'regulatory_body', 'partner'] as const;
 export const recipientTypeSchema = z.enum(RECIPIENT_TYPES).meta({ id: 'RecipientType' });
@@ -11,12 +11,24 @@ export type Scope = z.infer<typeof scopeSchema>;
 
 export const MAX_ALLOWED_CIDRS = 32;
 
+/**
+ * Why an authorization was revoked (decisions 42–43): by its organization, released by the recipient
+ * from its portfolio, or ended because its key was reported leaked. Null while not revoked.
+ */
+export const REVOCATION_REASONS = ['organization', 'released_by_recipient', 'key_leaked'] as const;
+export const revocationReasonSchema = z.enum(REVOCATION_REASONS).meta({ id: 'RevocationReason' });
+export type RevocationReason = z.infer<typeof revocationReasonSchema>;
+
 export const AUTHORIZATION_STATUSES = ['active', 'revoked', 'expired'] as const;
 export const authorizationStatusSchema = z.enum(AUTHORIZATION_STATUSES).meta({ id: 'AuthorizationStatus' });
 export type AuthorizationStatus = z.infer<typeof authorizationStatusSchema>;
 
-/** Decision 38: how the key reaches the recipient. `claimLink`: no key exists until the recipient claims it by a one-time link. */
-export const KEY_DELIVERIES = ['response', 'claimLink'] as const;
+/**
+ * How the key reaches the recipient. `claimLink` (decision 38): no key exists until the recipient
+ * claims it by a one-time link. `account` (decision 42): the grant joins a recipient account at once
+ * and is read with that account's key; it has no key of its own.
+ */
+export const KEY_DELIVERIES = ['response', 'claimLink', 'account'] as const;
 export const keyDeliverySchema = z.enum(KEY_DELIVERIES).meta({ id: 'KeyDelivery' });
 export type KeyDelivery = z.infer<typeof keyDeliverySchema>;
 export const CLAIM_VALID_SECONDS = { min: 3600, max: 604_800, default: 259_200 } as const;
@@ -52,9 +64,12 @@ export const createAuthorizationRequestSchema = z
       }),
     keyDelivery: keyDeliverySchema.optional().meta({
       description:
-        '`response` (default): the key is in the 201. `claimLink`: no key exists yet; the 201 carries a one-time link the recipient claims it by',
+        '`response` (default): the key is in the 201. `claimLink`: no key exists yet; the 201 carries a one-time link the recipient claims it by. `account`: the grant joins the recipient account `recipientAccountId` at once and has no key of its own',
     }),
     claimValidSeconds: claimValidSecondsSchema().optional(),
+    recipientAccountId: recipientAccountIdSchema
+      .optional()
+      .meta({ description: 'With `keyDelivery: "account"` only, and required there: the recipient account that holds the grant' }),
   })
   .meta({ id: 'CreateAuthorizationRequest' });
 
@@ -124,6 +139,11 @@ export const authorizationSchema = z
       .max(64)
       .nullable()
       .meta({ description: 'The client address the key was claimed from; null until claimed' }),
+    revocationReason: revocationReasonSchema.nullable().meta({ description: 'Why it was revoked; null while not revoked' }),
+    recipientAccountId: recipientAccountIdSchema
+      .nullable()
+      .meta({ description: 'The recipient account (portfolio) that holds this grant; null when the grant has a key of its own' }),
+    recipientAccountName: z.string().nullable().meta({ description: "That account's name; null without an account or a name" }),
   })
   .meta({ id: 'Authorization' });
 export type Authorization = z.infer<typeof authorizationSchema>;
@@ -175,6 +195,43 @@ export const claimedKeySchema = z
   })
   .meta({ id: 'ClaimedKey' });
 export type ClaimedKey = z.infer<typeof claimedKeySchema>;
+
+/**
+ * POST /claim/{token} with a JSON body (decision 42): `into: "account"` claims the grant into a
+ * recipient account instead of a key of its own; without `x-api-key` a new account is made (named
+ * `accountName`), with an account key the grant joins that account.
+ */
+export const claimRequestSchema = z
+  .strictObject({
+    into: z.enum(['key', 'account']).optional().meta({ description: '`key` (default): a key of its own. `account`: into a portfolio' }),
+    accountName: z
+      .string()
+      .trim()
+      .min(1)
+      .max(200)
+      // eslint-disable-next-line no-control-regex -- as recipientName: no control characters in a shown name
+      .regex(/^[^\u0000-\u001f\u007f]*$/, 'must not contain control characters')
+      .optional()
+      .meta({ description: 'The name of the account a claim without x-api-key makes' }),
+  })
+  .meta({ id: 'ClaimRequest' });
+export type ClaimRequest = z.infer<typeof claimRequestSchema>;
+
+/** The 201 of a claim into a new account: the account key, shown this once. */
+export const claimedIntoNewAccountSchema = z
+  .object({
+    accountId: recipientAccountIdSchema,
+    accountKey: z.string().meta({ description: 'Shown exactly once; store it now. Reads every grant the account holds' }),
+    clientId: clientIdSchema,
+  })
+  .meta({ id: 'ClaimedIntoNewAccount' });
+export type ClaimedIntoNewAccount = z.infer<typeof claimedIntoNewAccountSchema>;
+
+/** The 201 of a claim into an existing account: no key. */
+export const joinedAccountSchema = z
+  .object({ accountId: recipientAccountIdSchema, clientId: clientIdSchema })
+  .meta({ id: 'JoinedAccount' });
+export type JoinedAccount = z.infer<typeof joinedAccountSchema>;
 
 /** The 200 of a rotation: the new key, shown only here, and until when the previous one still works. */
 export const rotatedAuthorizationSchema = authorizationSchema

@@ -1,6 +1,6 @@
 import { z } from 'zod';
-import { recipientTypeSchema, scopeSchema } from './authorization';
-import { clientIdSchema, organizationIdSchema, utcInstantSchema } from './ids';
+import { recipientTypeSchema, revocationReasonSchema, scopeSchema } from './authorization';
+import { clientIdSchema, organizationIdSchema, recipientAccountIdSchema, utcInstantSchema } from './ids';
 import { calculatedScoreSchema } from './resources';
 
 /** The topics are the event store: every projection can be rebuilt from offset zero. */
@@ -16,6 +16,9 @@ export const EVENT_TYPES = {
   authorizationExpired: 'com.resiliencescore.authorization.expired.v1',
   authorizationKeyRotated: 'com.resiliencescore.authorization.key-rotated.v1',
   authorizationKeyClaimed: 'com.resiliencescore.authorization.key-claimed.v1',
+  authorizationJoinedAccount: 'com.resiliencescore.authorization.joined-account.v1',
+  recipientAccountCreated: 'com.resiliencescore.recipient-account.created.v1',
+  recipientAccountKeyRotated: 'com.resiliencescore.recipient-account.key-rotated.v1',
   scoreCalculated: 'com.resiliencescore.score.calculated.v1',
 } as const;
 
@@ -91,6 +94,53 @@ export const authorizationCreatedSchema = cloudEvent(
     revision: revisionSchema,
     /** Absent in events written before decision 22: no allow list. */
     allowedCidrs: z.array(z.string()).nullable().optional(),
+    /** Decision 42: granted straight to a recipient account (no key of its own); absent or null otherwise. */
+    recipientAccountId: recipientAccountIdSchema.nullable().optional(),
+  }),
+);
+
+/**
+ * Decision 42: a grant claimed by its link into a recipient account. It carries what the account's
+ * portfolio lists of the grant (a grant's scopes, expiry and allow list never change), so the
+ * portfolio's view needs no other event; no key, no link, no address.
+ */
+export const authorizationJoinedAccountSchema = cloudEvent(
+  EVENT_TYPES.authorizationJoinedAccount,
+  z.object({
+    clientId: clientIdSchema,
+    organizationId: organizationIdSchema,
+    recipientAccountId: recipientAccountIdSchema,
+    recipientType: recipientTypeSchema,
+    scopes: z.array(scopeSchema).min(1),
+    expiresAt: utcInstantSchema.nullable(),
+    allowedCidrs: z.array(z.string()).nullable(),
+    joinedAt: utcInstantSchema,
+    revision: revisionSchema,
+  }),
+);
+
+/** Decision 42: a recipient account and the digest of its first key. */
+export const recipientAccountCreatedSchema = cloudEvent(
+  EVENT_TYPES.recipientAccountCreated,
+  z.object({
+    accountId: recipientAccountIdSchema,
+    name: z.string().nullable(),
+    keyDigest: keyDigestSchema,
+    createdAt: utcInstantSchema,
+    revision: revisionSchema,
+  }),
+);
+
+/** Decision 42: the account key rotated, as decision 19 rotates a grant's key; digests only. */
+export const recipientAccountKeyRotatedSchema = cloudEvent(
+  EVENT_TYPES.recipientAccountKeyRotated,
+  z.object({
+    accountId: recipientAccountIdSchema,
+    keyDigest: keyDigestSchema,
+    previousKeyDigest: keyDigestSchema.nullable(),
+    previousKeyExpiresAt: utcInstantSchema.nullable(),
+    rotatedAt: utcInstantSchema,
+    revision: revisionSchema,
   }),
 );
 
@@ -127,6 +177,8 @@ export const authorizationRevokedSchema = cloudEvent(
     organizationId: organizationIdSchema,
     revokedAt: utcInstantSchema,
     revision: revisionSchema,
+    /** Absent in events written before decision 42: revoked by the organization. */
+    revocationReason: revocationReasonSchema.optional(),
   }),
 );
 
@@ -148,6 +200,9 @@ export const authorizationEventSchema = z.discriminatedUnion('type', [
   authorizationExpiredSchema,
   authorizationKeyRotatedSchema,
   authorizationKeyClaimedSchema,
+  authorizationJoinedAccountSchema,
+  recipientAccountCreatedSchema,
+  recipientAccountKeyRotatedSchema,
 ]);
 export const domainEventSchema = z.discriminatedUnion('type', [
   authorizationCreatedSchema,
@@ -155,6 +210,9 @@ export const domainEventSchema = z.discriminatedUnion('type', [
   authorizationExpiredSchema,
   authorizationKeyRotatedSchema,
   authorizationKeyClaimedSchema,
+  authorizationJoinedAccountSchema,
+  recipientAccountCreatedSchema,
+  recipientAccountKeyRotatedSchema,
   scoreCalculatedSchema,
 ]);
 
@@ -163,13 +221,25 @@ export type AuthorizationRevoked = z.infer<typeof authorizationRevokedSchema>;
 export type AuthorizationExpired = z.infer<typeof authorizationExpiredSchema>;
 export type AuthorizationKeyRotated = z.infer<typeof authorizationKeyRotatedSchema>;
 export type AuthorizationKeyClaimed = z.infer<typeof authorizationKeyClaimedSchema>;
+export type AuthorizationJoinedAccount = z.infer<typeof authorizationJoinedAccountSchema>;
+export type RecipientAccountCreated = z.infer<typeof recipientAccountCreatedSchema>;
+export type RecipientAccountKeyRotated = z.infer<typeof recipientAccountKeyRotatedSchema>;
 export type ScoreCalculated = z.infer<typeof scoreCalculatedSchema>;
 export type AuthorizationEvent = z.infer<typeof authorizationEventSchema>;
 export type DomainEvent = z.infer<typeof domainEventSchema>;
 
-/** Records are keyed so that each key's events stay in order: Client ID for authorizations, organization for scores. */
+/**
+ * Records are keyed so that each key's events stay in order: Client ID for authorizations, account
+ * for recipient accounts, organization for scores.
+ */
 export function partitionKeyOf(event: DomainEvent): string {
-  return event.type === EVENT_TYPES.scoreCalculated ? event.data.organizationId : event.data.clientId;
+  return subjectOf(event.data);
+}
+
+function subjectOf(data: DomainEvent['data']): string {
+  if ('clientId' in data) return data.clientId;
+  if ('accountId' in data) return data.accountId;
+  return data.organizationId;
 }
 
 export function topicOf(event: DomainEvent): string {
@@ -179,7 +249,7 @@ export function topicOf(event: DomainEvent): string {
 /** The envelope's fixed fields, so producers only state what differs. */
 export function newEvent<E extends DomainEvent>(fields: { id: string; source: string; time: Date } & Pick<E, 'type' | 'data'>): E {
   const { id, source, time, type, data } = fields;
-  const subject = 'clientId' in data ? data.clientId : data.organizationId;
+  const subject = subjectOf(data);
   return {
     specversion: '1.0',
     id,

@@ -27,3 +27,10 @@ export const isoDateSchema = z.iso.date().meta({ description: 'ISO calendar date
 /** Instants are always written in UTC with milliseconds and `Z`; inputs may carry any offset. */
 export const utcInstantSchema = z.iso.datetime({ precision: 3 }).meta({ example: '2026-11-21T08:00:00.000Z' });
 export const instantInputSchema = z.iso.datetime({ offset: true });
+
+/** Decision 42: a recipient account, `rcp_` and 24 base62 characters (142 random bits). */
+export const RECIPIENT_ACCOUNT_ID_PATTERN = /^rcp_[A-Za-z0-9]{24}$/;
+export const recipientAccountIdSchema = z
+  .string()
+  .regex(RECIPIENT_ACCOUNT_ID_PATTERN, 'must be rcp_<24 letters or digits>')
+  .meta({ id: 'RecipientAccountId', example: 'rcp_7Hq2LmX9pRt4Kc8Vw1Nz3Bd6' });

@@ -6,3 +6,4 @@ export * from './score-submission';
 export * from './events';
 export * from './access-log';
 export * from './webhooks';
+export * from './portfolio';

@@ -6,6 +6,8 @@ export * from './authorizations/deciders';
 export * from './views/view';
 export * from './views/scores';
 export * from './views/credential-view';
+export * from './views/account-views';
+export * from './accounts/recipient-account';
 export * from './views/latest-score-view';
 export * from './views/current-score-view';
 export * from './views/score-history-view';

@@ -24,6 +24,15 @@ export function createMemoryViewStore(): ViewStore {
   const documentsOf = (view: string) => getOrAdd(documents, view, () => new Map<string, Document>());
 
   const store: ViewStore = {
+    async getMany<S>(view: ViewDefinition<S>, keys: readonly string[]) {
+      const found = new Map<string, S>();
+      for (const key of keys) {
+        const state = await store.get(view, key);
+        if (state !== undefined) found.set(key, state);
+      }
+      return found;
+    },
+
     get<S>(view: ViewDefinition<S>, key: string) {
       if (view.headOf) return store.list(view.headOf, key, { limit: 1 }).then(([head]) => head);
       return Promise.resolve(documentsOf(view.name).get(key)?.state as S | undefined);

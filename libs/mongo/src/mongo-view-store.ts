@@ -34,6 +34,22 @@ export async function openMongoViewStore(db: Db, views: readonly ViewDefinition<
       return found?.state as S | undefined;
     },
 
+    async getMany<S>(view: ViewDefinition<S>, keys: readonly string[]) {
+      const found = new Map<string, S>();
+      if (keys.length === 0) return found;
+      if (view.headOf) {
+        // A head is the first document of its partition's index range: one indexed query each, all in flight together.
+        const heads = await Promise.all(keys.map((key) => store.get(view, key)));
+        heads.forEach((state, at) => state !== undefined && found.set(keys[at] as string, state));
+        return found;
+      }
+      const documents = await collectionOf(view)
+        .find({ _id: { $in: [...keys] } }, { projection: { state: 1 } })
+        .toArray();
+      for (const document of documents) found.set(document._id, document.state as S);
+      return found;
+    },
+
     async put<S>(view: ViewDefinition<S>, key: string, state: S) {
       const version = view.versionOf(state);
       const document: ViewDocument = { _id: key, version, state };

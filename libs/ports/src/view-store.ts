@@ -20,6 +20,11 @@ export interface ListRange {
 export interface ViewStore {
   get<S>(view: ViewDefinition<S>, key: string): Promise<S | undefined>;
   /**
+   * The documents of many keys at once (a portfolio page): keys without a document are absent from
+   * the map. One round trip where the technology allows it, so a page costs a bounded number of lookups.
+   */
+  getMany<S>(view: ViewDefinition<S>, keys: readonly string[]): Promise<Map<string, S>>;
+  /**
    * Upserts the document unless the stored one has the same or a newer `view.versionOf`. False when
    * it was refused: someone else wrote the same or a newer state first.
    */

@@ -1,6 +1,7 @@
 import type { Scope } from '@rsd/contracts';
 import { timingSafeEqual } from 'node:crypto';
 import { apiKeyDigestBytes } from '../credential-formats';
+import type { RecipientAccountView } from '../views/account-views';
 import { isActive, type CredentialView } from '../views/credential-view';
 
 /** The codes of the read API's order of checks (decision 6) that this module decides. */
@@ -64,6 +65,42 @@ export function checkAccess(
 }
 
 /**
+ * Decision 42: steps 5 to 7 and 9 for an account key presented for one of the account's grants: the
+ * same checks and codes the grant's own key would get, and INVALID_API_KEY for a grant the account
+ * does not hold (so a key tells nothing about grants it cannot read).
+ */
+export function checkAccountAccess(
+  caller: IdentifiedCaller,
+  credential: CredentialView | undefined,
+  account: RecipientAccountView | undefined,
+  scope: Scope | undefined,
+  now: Date,
+): AccessOutcome {
+  if (!credential) return { outcome: 'refused', code: 'CREDENTIAL_NOT_FOUND' };
+  const holds = account !== undefined && credential.recipientAccountId === account.accountId;
+  // Compared whether or not the account holds the grant, so the timing does not say which it was.
+  const verifies = keyVerifies(caller.apiKey, account ?? NO_KEYS, now);
+  if (!holds || !verifies) return { outcome: 'refused', code: 'INVALID_API_KEY' };
+  if (!isActive(credential, now)) return { outcome: 'refused', code: 'CREDENTIAL_INACTIVE' };
+  if (scope !== undefined && !credential.scopes.includes(scope)) return { outcome: 'forbidden', code: 'INSUFFICIENT_SCOPE', credential };
+  return { outcome: 'granted', credential };
+}
+
+/** Decision 42: whether an account key is the account's current key, or its previous one within the overlap. */
+export function accountKeyVerifies(apiKey: string, account: RecipientAccountView, now: Date): boolean {
+  return keyVerifies(apiKey, account, now);
+}
+
+/** The digests a key is checked against: a credential's or a recipient account's. */
+interface KeyHolder {
+  keyDigest: string | null;
+  previousKeyDigest?: string | null;
+  previousKeyExpiresAt?: string | null;
+}
+
+const NO_KEYS: KeyHolder = { keyDigest: null };
+
+/**
  * The current key, or during a rotation's overlap the previous one (decision 19), checked at request
  * time like expiry: no event is needed to end the overlap. Both digests are compared in constant
  * time, whichever matches, so the timing tells nothing about which key was presented.
@@ -72,7 +109,7 @@ export function checkAccess(
  * every one of them carries a valid checksum, so a key that fails it can never match, and the answer
  * (INVALID_API_KEY) is the same. Checking it cost every good request more than it saved a mistyped one.
  */
-function keyVerifies(apiKey: string, credential: CredentialView, now: Date): boolean {
+function keyVerifies(apiKey: string, credential: KeyHolder, now: Date): boolean {
   const digest = apiKeyDigestBytes(apiKey);
   const stored = storedDigestsOf(credential);
   const current = timingSafeEqual(digest, stored.current);
@@ -91,9 +128,9 @@ const NO_DIGEST = Buffer.alloc(32);
  * The stored digests as bytes, decoded once per view: the views are immutable, and a replica reads
  * the same object while the credential is unchanged, so the request path does not decode them per request.
  */
-const storedDigests = new WeakMap<CredentialView, { current: Buffer; previous: Buffer }>();
+const storedDigests = new WeakMap<KeyHolder, { current: Buffer; previous: Buffer }>();
 
-function storedDigestsOf(credential: CredentialView): { current: Buffer; previous: Buffer } {
+function storedDigestsOf(credential: KeyHolder): { current: Buffer; previous: Buffer } {
   let digests = storedDigests.get(credential);
   if (!digests) {
     digests = { current: digestBytes(credential.keyDigest), previous: digestBytes(credential.previousKeyDigest) };

@@ -1,6 +1,7 @@
 import {
   authorizationCreatedSchema,
   authorizationExpiredSchema,
+  authorizationJoinedAccountSchema,
   authorizationKeyClaimedSchema,
   authorizationKeyRotatedSchema,
   authorizationRevokedSchema,
@@ -8,7 +9,9 @@ import {
   newEvent,
   type AuthorizationCreated,
   type AuthorizationExpired,
+  type AuthorizationJoinedAccount,
   type AuthorizationKeyClaimed,
+  type RevocationReason,
   type AuthorizationKeyRotated,
   type AuthorizationRevoked,
 } from '@rsd/contracts';
@@ -40,6 +43,32 @@ export function authorizationCreated(record: StoredAuthorization, stamp: EventSt
         createdAt: record.createdAt,
         revision: record.revision,
         allowedCidrs: record.allowedCidrs ?? null,
+        recipientAccountId: record.recipientAccountId ?? null,
+      },
+    }),
+  );
+}
+
+/** Decision 42: what the account's portfolio lists of the grant travels with the join; no key, link or address. */
+export function authorizationJoinedAccount(
+  record: StoredAuthorization & { recipientAccountId: string },
+  stamp: EventStamp,
+): AuthorizationJoinedAccount {
+  return authorizationJoinedAccountSchema.parse(
+    newEvent<AuthorizationJoinedAccount>({
+      ...stamp,
+      source: EVENT_SOURCE,
+      type: EVENT_TYPES.authorizationJoinedAccount,
+      data: {
+        clientId: record.clientId,
+        organizationId: record.organizationId,
+        recipientAccountId: record.recipientAccountId,
+        recipientType: record.recipientType,
+        scopes: record.scopes,
+        expiresAt: record.expiresAt,
+        allowedCidrs: record.allowedCidrs ?? null,
+        joinedAt: stamp.time.toISOString(),
+        revision: record.revision,
       },
     }),
   );
@@ -84,7 +113,10 @@ export function authorizationKeyClaimed(record: StoredAuthorization & { keyDiges
 }
 
 /** The change happened at the stamp's time, so that is when it was revoked. */
-export function authorizationRevoked(record: StoredAuthorization, stamp: EventStamp): AuthorizationRevoked {
+export function authorizationRevoked(
+  record: StoredAuthorization & { revocationReason: RevocationReason },
+  stamp: EventStamp,
+): AuthorizationRevoked {
   return authorizationRevokedSchema.parse(
     newEvent<AuthorizationRevoked>({
       ...stamp,
@@ -95,6 +127,7 @@ export function authorizationRevoked(record: StoredAuthorization, stamp: EventSt
         organizationId: record.organizationId,
         revokedAt: stamp.time.toISOString(),
         revision: record.revision,
+        revocationReason: record.revocationReason,
       },
     }),
   );

@@ -1,4 +1,4 @@
-import type { AuthorizationStatus, RecipientType, Scope } from '@rsd/contracts';
+import type { AuthorizationStatus, RecipientType, RevocationReason, Scope } from '@rsd/contracts';
 import { hasExpired } from '../expiry';
 
 /** The credentials service's own record of an authorization. Holds a digest of the key, never the key. */
@@ -26,8 +26,17 @@ export interface StoredAuthorization {
   claimExpiresAt?: string | null;
   claimedAt?: string | null;
   claimedFromAddress?: string | null;
+  /**
+   * Decision 42: the recipient account that holds the grant, by a direct grant or a claim into it;
+   * such a grant has no key of its own. The account's name is kept with it (names never change), so
+   * a list shows it without a lookup per record. Absent or null: the grant has its own key.
+   */
+  recipientAccountId?: string | null;
+  recipientAccountName?: string | null;
   createdAt: string;
   revokedAt: string | null;
+  /** Why it was revoked; absent on records from before decision 42 (then: by the organization). */
+  revocationReason?: RevocationReason | null;
   expiredAt: string | null;
   /** Bumped by every change; also the revision of the event that change emits. */
   revision: number;
@@ -39,7 +48,18 @@ export function statusOf(record: StoredAuthorization, now: Date): AuthorizationS
   return 'active';
 }
 
-/** Decision 38: false only while a key delivered by claim link waits to be claimed. */
+/** Decision 38: false only while a key delivered by claim link waits to be claimed (a grant held by an account has been). */
 export function keyClaimed(record: StoredAuthorization): boolean {
-  return record.keyDigest !== null;
+  return record.keyDigest !== null || heldByAccount(record);
+}
+
+/** Decision 42: the grant is read with a recipient account's key, not a key of its own. */
+export function heldByAccount(record: StoredAuthorization): boolean {
+  return record.recipientAccountId != null;
+}
+
+/** Decision 42: a revoked record's reason; records revoked before reasons existed were revoked by their organization. */
+export function revocationReasonOf(record: StoredAuthorization): RevocationReason | null {
+  if (!record.revokedAt) return null;
+  return record.revocationReason ?? 'organization';
 }

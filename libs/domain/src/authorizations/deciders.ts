@@ -2,14 +2,17 @@ import type {
   Authorization,
   AuthorizationExpired,
   AuthorizationKeyClaimed,
+  AuthorizationJoinedAccount,
   AuthorizationKeyRotated,
   AuthorizationRevoked,
+  RevocationReason,
 } from '@rsd/contracts';
 import type { RecordUsage } from '../access/usage';
 import { hasExpired } from '../expiry';
-import { keyClaimed, statusOf, type StoredAuthorization } from './authorization-record';
+import { heldByAccount, keyClaimed, revocationReasonOf, statusOf, type StoredAuthorization } from './authorization-record';
 import {
   authorizationExpired,
+  authorizationJoinedAccount,
   authorizationKeyClaimed,
   authorizationKeyRotated,
   authorizationRevoked,
@@ -41,6 +44,9 @@ export function toAuthorization(record: StoredAuthorization, now: Date, { lastUs
     keyClaimed: keyClaimed(record),
     claimedAt: record.claimedAt ?? null,
     claimedFromAddress: record.claimedFromAddress ?? null,
+    revocationReason: revocationReasonOf(record),
+    recipientAccountId: record.recipientAccountId ?? null,
+    recipientAccountName: record.recipientAccountName ?? null,
   };
 }
 
@@ -48,9 +54,13 @@ export function toAuthorization(record: StoredAuthorization, now: Date, { lastUs
  * Revoking is idempotent: a revoked authorization stays as it was. An expired one is left expired,
  * with no event: it already grants nothing, and its history should say why it stopped working.
  */
-export function decideRevoke(record: StoredAuthorization, stamp: EventStamp): Decision<AuthorizationRevoked> {
+export function decideRevoke(
+  record: StoredAuthorization,
+  stamp: EventStamp,
+  reason: RevocationReason = 'organization',
+): Decision<AuthorizationRevoked> {
   if (statusOf(record, stamp.time) !== 'active') return { outcome: 'unchanged', record };
-  const revoked: StoredAuthorization = { ...record, revokedAt: stamp.time.toISOString(), revision: record.revision + 1 };
+  const revoked = { ...record, revokedAt: stamp.time.toISOString(), revocationReason: reason, revision: record.revision + 1 };
   return { outcome: 'changed', record: revoked, event: authorizationRevoked(revoked, stamp) };
 }
 
@@ -73,9 +83,11 @@ export function decideRotate(
   rotation: { newKeyDigest: string; overlapSeconds: number },
   stamp: EventStamp,
 ):
-  | { outcome: 'inactive' | 'unclaimed'; record: StoredAuthorization }
+  | { outcome: 'inactive' | 'unclaimed' | 'heldByAccount'; record: StoredAuthorization }
   | { outcome: 'changed'; record: StoredAuthorization; event: AuthorizationKeyRotated } {
   if (statusOf(record, stamp.time) !== 'active') return { outcome: 'inactive', record };
+  // Decision 42: the account's key reads it; that key is rotated by the account, not by the organization.
+  if (heldByAccount(record)) return { outcome: 'heldByAccount', record };
   // Decision 38: a key waiting for its recipient is not issued to the organization instead; a new claim link is.
   if (record.keyDigest === null) return { outcome: 'unclaimed', record };
   const overlapEnds = new Date(stamp.time.getTime() + rotation.overlapSeconds * 1000).toISOString();
@@ -133,6 +145,31 @@ export function decideClaim(
     revision: record.revision + 1,
   };
   return { outcome: 'changed', record: claimed, event: authorizationKeyClaimed(claimed, stamp) };
+}
+
+/**
+ * Decision 42: the claim puts the grant into a recipient account instead of making a key. Only an
+ * open link does; the link is spent as by a key claim, and the account's key reads the grant from
+ * the moment the JoinedAccount event reaches the read API.
+ */
+export function decideJoinAccount(
+  record: StoredAuthorization,
+  join: { accountId: string; accountName: string | null; clientAddress: string | null },
+  stamp: EventStamp,
+):
+  | { outcome: 'used' | 'expired'; record: StoredAuthorization }
+  | { outcome: 'changed'; record: StoredAuthorization; event: AuthorizationJoinedAccount } {
+  const state = claimLinkStateOf(record, stamp.time);
+  if (state !== 'open') return { outcome: state, record };
+  const joined = {
+    ...record,
+    recipientAccountId: join.accountId,
+    recipientAccountName: join.accountName,
+    claimedAt: stamp.time.toISOString(),
+    claimedFromAddress: join.clientAddress,
+    revision: record.revision + 1,
+  };
+  return { outcome: 'changed', record: joined, event: authorizationJoinedAccount(joined, stamp) };
 }
 
 /**

@@ -16,6 +16,8 @@ export interface CredentialView {
   scopes: Scope[];
   status: AuthorizationStatus;
   expiresAt: string | null;
+  /** Decision 42: the recipient account whose key reads this grant (it has none of its own); absent or null: none. */
+  recipientAccountId?: string | null;
   revision: number;
 }
 
@@ -38,8 +40,11 @@ export const credentialView: ViewDefinition<CredentialView> = {
       case EVENT_TYPES.authorizationExpired:
       case EVENT_TYPES.authorizationKeyRotated:
       case EVENT_TYPES.authorizationKeyClaimed:
+      case EVENT_TYPES.authorizationJoinedAccount:
         return event.data.clientId;
       case EVENT_TYPES.scoreCalculated:
+      case EVENT_TYPES.recipientAccountCreated:
+      case EVENT_TYPES.recipientAccountKeyRotated:
         return undefined;
       default:
         return unhandled(event);
@@ -62,8 +67,14 @@ export const credentialView: ViewDefinition<CredentialView> = {
           scopes: [...scopes],
           status: 'active',
           expiresAt,
+          recipientAccountId: event.data.recipientAccountId ?? null,
           revision,
         };
+      }
+      case EVENT_TYPES.authorizationJoinedAccount: {
+        // No key of its own from now on: the account's key reads it.
+        if (!state || state.revision >= event.data.revision) return state;
+        return { ...state, keyDigest: null, recipientAccountId: event.data.recipientAccountId, revision: event.data.revision };
       }
       case EVENT_TYPES.authorizationKeyRotated: {
         // Like a status change, a rotation of a credential this view has never seen has nothing to apply to.
@@ -80,6 +91,8 @@ export const credentialView: ViewDefinition<CredentialView> = {
       case EVENT_TYPES.authorizationExpired:
         return withStatus(state, 'expired', event.data.revision);
       case EVENT_TYPES.scoreCalculated:
+      case EVENT_TYPES.recipientAccountCreated:
+      case EVENT_TYPES.recipientAccountKeyRotated:
         return state;
       default:
         return unhandled(event);

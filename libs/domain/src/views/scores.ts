@@ -44,6 +44,9 @@ export function scoreViewRules(keyOfScore: (score: CalculatedScore) => string) {
         case EVENT_TYPES.authorizationExpired:
         case EVENT_TYPES.authorizationKeyRotated:
         case EVENT_TYPES.authorizationKeyClaimed:
+        case EVENT_TYPES.authorizationJoinedAccount:
+        case EVENT_TYPES.recipientAccountCreated:
+        case EVENT_TYPES.recipientAccountKeyRotated:
           return undefined;
         default:
           return unhandled(event);
@@ -59,6 +62,9 @@ export function scoreViewRules(keyOfScore: (score: CalculatedScore) => string) {
         case EVENT_TYPES.authorizationExpired:
         case EVENT_TYPES.authorizationKeyRotated:
         case EVENT_TYPES.authorizationKeyClaimed:
+        case EVENT_TYPES.authorizationJoinedAccount:
+        case EVENT_TYPES.recipientAccountCreated:
+        case EVENT_TYPES.recipientAccountKeyRotated:
           return state;
         default:
           return unhandled(event);

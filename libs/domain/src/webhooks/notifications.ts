@@ -75,6 +75,9 @@ export function triggerOf(event: DomainEvent, before: NotifierStateBefore): Noti
     case EVENT_TYPES.authorizationCreated:
     case EVENT_TYPES.authorizationKeyRotated:
     case EVENT_TYPES.authorizationKeyClaimed:
+    case EVENT_TYPES.authorizationJoinedAccount:
+    case EVENT_TYPES.recipientAccountCreated:
+    case EVENT_TYPES.recipientAccountKeyRotated:
       return undefined;
     default:
       return unhandled(event);

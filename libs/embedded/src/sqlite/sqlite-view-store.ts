@@ -69,16 +69,31 @@ export function openSqliteViewStore(options: SqliteViewStoreOptions): ViewStore 
     }
   }
 
+  /** A document by key: from memory when read recently, else from its table (or its listed view's head). */
+  function read<S>(view: ViewDefinition<S>, key: string): S | undefined {
+    const cacheKey = `${view.name}\u0000${key}`;
+    const cached = cache.get(cacheKey);
+    if (cached !== undefined) return cached === ABSENT ? undefined : (cached as S);
+    if (view.headOf) getOrAdd(derivedFrom, view.headOf.name, () => new Set()).add(view);
+    const state = stored(view, key);
+    cache.set(cacheKey, state ?? ABSENT);
+    return state;
+  }
+
   return {
     get<S>(view: ViewDefinition<S>, key: string) {
+      return settled(() => read(view, key));
+    },
+
+    // Each key is an index lookup in this process (or a document in memory), all within one turn.
+    getMany<S>(view: ViewDefinition<S>, keys: readonly string[]) {
       return settled(() => {
-        const cacheKey = `${view.name}\u0000${key}`;
-        const cached = cache.get(cacheKey);
-        if (cached !== undefined) return cached === ABSENT ? undefined : (cached as S);
-        if (view.headOf) getOrAdd(derivedFrom, view.headOf.name, () => new Set()).add(view);
-        const state = stored(view, key);
-        cache.set(cacheKey, state ?? ABSENT);
-        return state;
+        const found = new Map<string, S>();
+        for (const key of keys) {
+          const state = read(view, key);
+          if (state !== undefined) found.set(key, state);
+        }
+        return found;
       });
     },
 

@@ -73,6 +73,32 @@ export function createCachedViewStore(
       return state;
     },
 
+    /** The cached documents as they are, the others in one read of the store beneath; the overlay applies to all. */
+    async getMany<S>(view: ViewDefinition<S>, keys: readonly string[]) {
+      const states = new Map<string, S | undefined>();
+      const missing: string[] = [];
+      for (const key of keys) {
+        const hit = cache.get(documentId(view.name, key));
+        if (hit && hit.expires > now()) states.set(key, hit.value as S | undefined);
+        else missing.push(key);
+      }
+      if (missing.length > 0) {
+        const fetched = await store.getMany(view, missing);
+        for (const key of missing) {
+          const value = fetched.get(key);
+          cache.set(documentId(view.name, key), { value, expires: now() + options.ttlMs });
+          states.set(key, value);
+        }
+      }
+      const found = new Map<string, S>();
+      for (const key of keys) {
+        let state = states.get(key);
+        for (const event of seen.get(documentId(view.name, key))?.events ?? []) state = view.evolve(state, event);
+        if (state !== undefined) found.set(key, state);
+      }
+      return found;
+    },
+
     put<S>(view: ViewDefinition<S>, key: string, state: S) {
       cache.delete(documentId(view.name, key));
       return store.put(view, key, state);

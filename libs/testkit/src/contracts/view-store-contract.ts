@@ -66,6 +66,36 @@ export function describeViewStoreContract(name: string, open: () => Promise<View
         expect(await store.get(notes, `${topic}|2026-11-21`)).toBeUndefined();
       });
 
+      it('when many keys are asked at once, then getMany returns the stored documents and leaves the others out', async () => {
+        const first = aNote(topic, '2026-11-20');
+        const second = aNote(topic, '2026-11-21', { text: 'second' });
+        await store.put(notes, noteKey(first), first);
+        await store.put(notes, noteKey(second), second);
+
+        const found = await store.getMany(notes, [noteKey(second), `${topic}|2026-11-22`, noteKey(first)]);
+
+        expect([...found.entries()].sort()).toEqual(
+          [
+            [noteKey(first), first],
+            [noteKey(second), second],
+          ].sort(),
+        );
+        expect(await store.getMany(notes, [])).toEqual(new Map());
+      });
+
+      it('when getMany asks a derived view, then each key gets the head of its partition', async () => {
+        const other = uniqueName('topic');
+        await store.put(notes, noteKey(aNote(topic, '2026-11-20')), aNote(topic, '2026-11-20'));
+        await store.put(notes, noteKey(aNote(topic, '2026-11-21')), aNote(topic, '2026-11-21'));
+        await store.put(notes, noteKey(aNote(other, '2026-11-19')), aNote(other, '2026-11-19'));
+
+        const heads = await store.getMany(newestNote, [topic, other, uniqueName('empty-topic')]);
+
+        expect(heads.get(topic)).toEqual(aNote(topic, '2026-11-21'));
+        expect(heads.get(other)).toEqual(aNote(other, '2026-11-19'));
+        expect(heads.size).toBe(2);
+      });
+
       it('when a state with the same or an older version is put, then it is refused and the stored one stays', async () => {
         const current = aNote(topic, '2026-11-20', { revision: 2 });
         await store.put(notes, noteKey(current), current);

@@ -37,6 +37,12 @@ export function rotateAuthorization(
           'The key of this authorization waits to be claimed by its recipient; issue a new claim link instead of a key',
         );
       }
+      if (decision.outcome === 'heldByAccount') {
+        throw new ApiError(
+          'KEY_HELD_BY_ACCOUNT',
+          "This grant is read with its recipient account's key and has no key of its own; the account rotates its key",
+        );
+      }
       if (decision.outcome !== 'changed') {
         throw new ApiError(
           'AUTHORIZATION_INACTIVE',

@@ -1,0 +1,74 @@
+import { z } from 'zod';
+import { DEFAULT_OVERLAP_SECONDS, recipientTypeSchema, scopeSchema } from './authorization';
+import { clientIdSchema, organizationIdSchema, recipientAccountIdSchema, utcInstantSchema } from './ids';
+import { pillarBreakdownResourceSchema, scoreResourceSchema } from './resources';
+
+/** Decision 42: a portfolio page holds 1 to 100 items, 50 by default. */
+export const PORTFOLIO_LIMIT = { min: 1, max: 100, default: 50 } as const;
+
+/** Decision 42: the account key's prefix; otherwise the key is made as every API key is (decision 5). */
+export const ACCOUNT_KEY_PREFIX = 'rsa';
+
+/** GET /v1/portfolio */
+export const portfolioSchema = z
+  .object({
+    accountId: recipientAccountIdSchema,
+    name: z.string().nullable(),
+    customers: z.int().min(0).meta({ description: 'How many active grants the account holds' }),
+  })
+  .meta({ id: 'Portfolio' });
+export type Portfolio = z.infer<typeof portfolioSchema>;
+
+/** One active grant of the account, as the organization granted it. */
+export const portfolioCustomerSchema = z
+  .object({
+    clientId: clientIdSchema,
+    organizationId: organizationIdSchema,
+    recipientType: recipientTypeSchema,
+    scopes: z.array(scopeSchema),
+    expiresAt: utcInstantSchema.nullable(),
+  })
+  .meta({ id: 'PortfolioCustomer' });
+export type PortfolioCustomer = z.infer<typeof portfolioCustomerSchema>;
+
+const nextCursorSchema = z
+  .string()
+  .nullable()
+  .meta({ description: 'Pass as `cursor` for the next page; null on the last page. A page may hold fewer items than `limit`' });
+
+function pageOf<Item extends z.ZodType>(item: Item, id: string) {
+  return z.object({ items: z.array(item), nextCursor: nextCursorSchema }).meta({ id });
+}
+
+export const portfolioCustomersPageSchema = pageOf(portfolioCustomerSchema, 'PortfolioCustomersPage');
+export type PortfolioCustomersPage = z.infer<typeof portfolioCustomersPageSchema>;
+export const portfolioScoresPageSchema = pageOf(scoreResourceSchema, 'PortfolioScoresPage');
+export type PortfolioScoresPage = z.infer<typeof portfolioScoresPageSchema>;
+export const portfolioPillarsPageSchema = pageOf(pillarBreakdownResourceSchema, 'PortfolioPillarsPage');
+export type PortfolioPillarsPage = z.infer<typeof portfolioPillarsPageSchema>;
+
+/** Decision 42: at most a day of overlap for an account key (a grant's key may keep a week); a day by default, as decision 19's. */
+export const ACCOUNT_KEY_OVERLAP_SECONDS = { min: 0, max: 86_400, default: DEFAULT_OVERLAP_SECONDS } as const;
+
+/** POST /v1/portfolio/keys/rotate (credentials service); the body is optional. */
+export const rotateAccountKeyRequestSchema = z
+  .strictObject({
+    overlapSeconds: z
+      .int()
+      .min(ACCOUNT_KEY_OVERLAP_SECONDS.min)
+      .max(ACCOUNT_KEY_OVERLAP_SECONDS.max)
+      .optional()
+      .meta({ description: `How long the previous account key keeps working (default ${ACCOUNT_KEY_OVERLAP_SECONDS.default})` }),
+  })
+  .meta({ id: 'RotateAccountKeyRequest' });
+
+/** The 201 of an account key rotation: the new key, shown this once. */
+export const rotatedAccountKeySchema = z
+  .object({
+    accountKey: z.string().meta({ description: 'Shown exactly once; store it now' }),
+    previousKeyExpiresAt: utcInstantSchema
+      .nullable()
+      .meta({ description: 'Until then the previous key works too; null when the overlap is 0' }),
+  })
+  .meta({ id: 'RotatedAccountKey' });
+export type RotatedAccountKey = z.infer<typeof rotatedAccountKeySchema>;

@@ -1,0 +1,95 @@
+import {
+  EVENT_TYPES,
+  newEvent,
+  recipientAccountCreatedSchema,
+  recipientAccountKeyRotatedSchema,
+  type RecipientAccountCreated,
+  type RecipientAccountKeyRotated,
+} from '@rsd/contracts';
+import { EVENT_SOURCE, type EventStamp } from '../authorizations/authorization-events';
+
+/**
+ * Decision 42: a recipient account as the credentials service keeps it. Like an authorization it
+ * holds digests only: the account key exists in the one response that shows it.
+ */
+export interface StoredRecipientAccount {
+  accountId: string;
+  name: string | null;
+  keyDigest: string;
+  /** The key the last rotation replaced, valid until `previousKeyExpiresAt` (decision 19's overlap). */
+  previousKeyDigest: string | null;
+  previousKeyExpiresAt: string | null;
+  createdAt: string;
+  revision: number;
+}
+
+export function newRecipientAccount(fields: {
+  accountId: string;
+  name: string | null;
+  keyDigest: string;
+  now: Date;
+}): StoredRecipientAccount {
+  return {
+    accountId: fields.accountId,
+    name: fields.name,
+    keyDigest: fields.keyDigest,
+    previousKeyDigest: null,
+    previousKeyExpiresAt: null,
+    createdAt: fields.now.toISOString(),
+    revision: 1,
+  };
+}
+
+export function recipientAccountCreated(account: StoredRecipientAccount, stamp: EventStamp): RecipientAccountCreated {
+  return recipientAccountCreatedSchema.parse(
+    newEvent<RecipientAccountCreated>({
+      ...stamp,
+      source: EVENT_SOURCE,
+      type: EVENT_TYPES.recipientAccountCreated,
+      data: {
+        accountId: account.accountId,
+        name: account.name,
+        keyDigest: account.keyDigest,
+        createdAt: account.createdAt,
+        revision: account.revision,
+      },
+    }),
+  );
+}
+
+/**
+ * Decision 42 with decision 19's rules: the new key replaces the current one, which keeps working
+ * for the overlap (none with an overlap of 0); a key an earlier rotation kept ends at once, so at
+ * most two keys are ever valid.
+ */
+export function decideRotateAccountKey(
+  account: StoredRecipientAccount,
+  rotation: { newKeyDigest: string; overlapSeconds: number },
+  stamp: EventStamp,
+): { account: StoredRecipientAccount; event: RecipientAccountKeyRotated } {
+  const previousKeyExpiresAt =
+    rotation.overlapSeconds === 0 ? null : new Date(stamp.time.getTime() + rotation.overlapSeconds * 1000).toISOString();
+  const rotated: StoredRecipientAccount = {
+    ...account,
+    keyDigest: rotation.newKeyDigest,
+    previousKeyDigest: previousKeyExpiresAt === null ? null : account.keyDigest,
+    previousKeyExpiresAt,
+    revision: account.revision + 1,
+  };
+  const event = recipientAccountKeyRotatedSchema.parse(
+    newEvent<RecipientAccountKeyRotated>({
+      ...stamp,
+      source: EVENT_SOURCE,
+      type: EVENT_TYPES.recipientAccountKeyRotated,
+      data: {
+        accountId: rotated.accountId,
+        keyDigest: rotated.keyDigest,
+        previousKeyDigest: rotated.previousKeyDigest,
+        previousKeyExpiresAt: rotated.previousKeyExpiresAt,
+        rotatedAt: stamp.time.toISOString(),
+        revision: rotated.revision,
+      },
+    }),
+  );
+  return { account: rotated, event };
+}

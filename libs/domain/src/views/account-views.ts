@@ -1,0 +1,225 @@
+import { EVENT_TYPES, type AuthorizationStatus, type DomainEvent, type RecipientType, type Scope } from '@rsd/contracts';
+import { hasExpired } from '../expiry';
+import { revisionVersion, unhandled, type ListedView, type ViewDefinition } from './view';
+
+/** Decision 42: what the read API knows of a recipient account: its name and its keys' digests. */
+export interface RecipientAccountView {
+  accountId: string;
+  name: string | null;
+  keyDigest: string;
+  previousKeyDigest: string | null;
+  previousKeyExpiresAt: string | null;
+  revision: number;
+}
+
+export const recipientAccountView: ViewDefinition<RecipientAccountView> = {
+  name: 'recipient_accounts',
+
+  keyOf(event: DomainEvent) {
+    switch (event.type) {
+      case EVENT_TYPES.recipientAccountCreated:
+      case EVENT_TYPES.recipientAccountKeyRotated:
+        return event.data.accountId;
+      case EVENT_TYPES.authorizationCreated:
+      case EVENT_TYPES.authorizationRevoked:
+      case EVENT_TYPES.authorizationExpired:
+      case EVENT_TYPES.authorizationKeyRotated:
+      case EVENT_TYPES.authorizationKeyClaimed:
+      case EVENT_TYPES.authorizationJoinedAccount:
+      case EVENT_TYPES.scoreCalculated:
+        return undefined;
+      default:
+        return unhandled(event);
+    }
+  },
+
+  evolve(state, event) {
+    switch (event.type) {
+      case EVENT_TYPES.recipientAccountCreated: {
+        if (state && state.revision >= event.data.revision) return state;
+        const { accountId, name, keyDigest, revision } = event.data;
+        return { accountId, name, keyDigest, previousKeyDigest: null, previousKeyExpiresAt: null, revision };
+      }
+      case EVENT_TYPES.recipientAccountKeyRotated: {
+        if (!state || state.revision >= event.data.revision) return state;
+        const { keyDigest, previousKeyDigest, previousKeyExpiresAt, revision } = event.data;
+        return { ...state, keyDigest, previousKeyDigest, previousKeyExpiresAt, revision };
+      }
+      case EVENT_TYPES.authorizationCreated:
+      case EVENT_TYPES.authorizationRevoked:
+      case EVENT_TYPES.authorizationExpired:
+      case EVENT_TYPES.authorizationKeyRotated:
+      case EVENT_TYPES.authorizationKeyClaimed:
+      case EVENT_TYPES.authorizationJoinedAccount:
+      case EVENT_TYPES.scoreCalculated:
+        return state;
+      default:
+        return unhandled(event);
+    }
+  },
+
+  versionOf: (state) => revisionVersion(state.revision),
+};
+
+/**
+ * Decision 42: which account an account key's digest names, so that `/portfolio` finds the account
+ * from the key alone. One document per key ever issued, never changed: whether the key still works
+ * is the account's to say (its current and overlapping digests), compared in constant time.
+ */
+export interface AccountKeyView {
+  keyDigest: string;
+  accountId: string;
+}
+
+export const accountKeyView: ViewDefinition<AccountKeyView> = {
+  name: 'recipient_account_keys',
+  newestWins: true,
+
+  keyOf(event: DomainEvent) {
+    switch (event.type) {
+      case EVENT_TYPES.recipientAccountCreated:
+      case EVENT_TYPES.recipientAccountKeyRotated:
+        return event.data.keyDigest;
+      case EVENT_TYPES.authorizationCreated:
+      case EVENT_TYPES.authorizationRevoked:
+      case EVENT_TYPES.authorizationExpired:
+      case EVENT_TYPES.authorizationKeyRotated:
+      case EVENT_TYPES.authorizationKeyClaimed:
+      case EVENT_TYPES.authorizationJoinedAccount:
+      case EVENT_TYPES.scoreCalculated:
+        return undefined;
+      default:
+        return unhandled(event);
+    }
+  },
+
+  evolve(state, event) {
+    switch (event.type) {
+      case EVENT_TYPES.recipientAccountCreated:
+      case EVENT_TYPES.recipientAccountKeyRotated:
+        return state ?? { keyDigest: event.data.keyDigest, accountId: event.data.accountId };
+      case EVENT_TYPES.authorizationCreated:
+      case EVENT_TYPES.authorizationRevoked:
+      case EVENT_TYPES.authorizationExpired:
+      case EVENT_TYPES.authorizationKeyRotated:
+      case EVENT_TYPES.authorizationKeyClaimed:
+      case EVENT_TYPES.authorizationJoinedAccount:
+      case EVENT_TYPES.scoreCalculated:
+        return state;
+      default:
+        return unhandled(event);
+    }
+  },
+
+  // A digest names one account forever: the first write stands, and a replay changes nothing.
+  versionOf: () => revisionVersion(1),
+};
+
+/** Decision 42: one grant an account holds, as its portfolio lists it. */
+export interface PortfolioGrantView {
+  clientId: string;
+  accountId: string;
+  organizationId: string;
+  recipientType: RecipientType;
+  scopes: Scope[];
+  expiresAt: string | null;
+  status: AuthorizationStatus;
+  revision: number;
+}
+
+/** Active grants sort after every ended one, so a page of active grants is one index range (`atLeast: ACTIVE_GRANTS`). */
+export const ACTIVE_GRANTS = '1:';
+const ENDED_GRANTS = '0:';
+
+/** Where a page of an account's active grants starts after `clientId` (the cursor): the order is by Client ID, descending. */
+export function activeGrantSortKey(clientId: string): string {
+  return `${ACTIVE_GRANTS}${clientId}`;
+}
+
+/**
+ * Decision 42: an account's grants, listed per account. A grant joins by its Created event (granted
+ * to the account) or its JoinedAccount event (claimed into it), and ends by a revocation or an
+ * expiry, which moves it out of the active range, so a page of the portfolio never reads ended ones.
+ */
+export const portfolioGrantView: ListedView<PortfolioGrantView> = {
+  name: 'portfolio_grants',
+  partitionOf: (state) => state.accountId,
+  sortKeyOf: (state) => `${state.status === 'active' ? ACTIVE_GRANTS : ENDED_GRANTS}${state.clientId}`,
+
+  keyOf(event: DomainEvent) {
+    switch (event.type) {
+      case EVENT_TYPES.authorizationCreated:
+      case EVENT_TYPES.authorizationJoinedAccount:
+      case EVENT_TYPES.authorizationRevoked:
+      case EVENT_TYPES.authorizationExpired:
+        return event.data.clientId;
+      case EVENT_TYPES.authorizationKeyRotated:
+      case EVENT_TYPES.authorizationKeyClaimed:
+      case EVENT_TYPES.recipientAccountCreated:
+      case EVENT_TYPES.recipientAccountKeyRotated:
+      case EVENT_TYPES.scoreCalculated:
+        return undefined;
+      default:
+        return unhandled(event);
+    }
+  },
+
+  evolve(state, event) {
+    switch (event.type) {
+      case EVENT_TYPES.authorizationCreated: {
+        const { recipientAccountId } = event.data;
+        if (!recipientAccountId || (state && state.revision >= event.data.revision)) return state;
+        const { clientId, organizationId, recipientType, scopes, expiresAt, revision } = event.data;
+        return {
+          clientId,
+          accountId: recipientAccountId,
+          organizationId,
+          recipientType,
+          scopes: [...scopes],
+          expiresAt,
+          status: 'active',
+          revision,
+        };
+      }
+      case EVENT_TYPES.authorizationJoinedAccount: {
+        if (state && state.revision >= event.data.revision) return state;
+        const { clientId, recipientAccountId, organizationId, recipientType, scopes, expiresAt, revision } = event.data;
+        return {
+          clientId,
+          accountId: recipientAccountId,
+          organizationId,
+          recipientType,
+          scopes: [...scopes],
+          expiresAt,
+          status: 'active',
+          revision,
+        };
+      }
+      case EVENT_TYPES.authorizationRevoked:
+        return ended(state, 'revoked', event.data.revision);
+      case EVENT_TYPES.authorizationExpired:
+        return ended(state, 'expired', event.data.revision);
+      case EVENT_TYPES.authorizationKeyRotated:
+      case EVENT_TYPES.authorizationKeyClaimed:
+      case EVENT_TYPES.recipientAccountCreated:
+      case EVENT_TYPES.recipientAccountKeyRotated:
+      case EVENT_TYPES.scoreCalculated:
+        return state;
+      default:
+        return unhandled(event);
+    }
+  },
+
+  versionOf: (state) => revisionVersion(state.revision),
+};
+
+/** A grant the view has never seen in an account (one with its own key) stays unseen. */
+function ended(state: PortfolioGrantView | undefined, status: AuthorizationStatus, revision: number): PortfolioGrantView | undefined {
+  if (!state || state.revision >= revision) return state;
+  return { ...state, status, revision };
+}
+
+/** Active now, whether or not its Expired event has arrived. */
+export function grantActive(grant: PortfolioGrantView, now: Date): boolean {
+  return grant.status === 'active' && !hasExpired(grant.expiresAt, now);
+}
