@@ -1,6 +1,11 @@
 import type { Db } from 'mongodb';
 import type { AuthorizationStore } from '@rsd/ports';
-import { anOutboxEntry as anEntry, aStoredAuthorization as aRecord, describeAuthorizationStoreContract } from '@rsd/testkit';
+import {
+  anOutboxEntry as anEntry,
+  aStoredAuthorization as aRecord,
+  describeAuthorizationStoreContract,
+  describeRecipientAccountStoreContract,
+} from '@rsd/testkit';
 import { AUTHORIZATIONS_COLLECTION, openMongoAuthorizationStore } from './mongo-authorization-store';
 import { describeWithMongo } from './testing/mongo-for-suite';
 
@@ -8,6 +13,7 @@ const NOW = new Date('2026-11-21T08:00:00.000Z');
 
 describeWithMongo('MongoDB authorization store', 'rsd_authz', (mongo) => {
   describeAuthorizationStoreContract('MongoDB', () => mongo.storeOnAFreshDatabase(openMongoAuthorizationStore));
+  describeRecipientAccountStoreContract('MongoDB', () => mongo.storeOnAFreshDatabase(openMongoAuthorizationStore));
 
   it('when the store is opened again on the same database (a restart), then it opens and holds what it held', async () => {
     const db = mongo.freshDatabase();

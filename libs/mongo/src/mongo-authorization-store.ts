@@ -1,5 +1,5 @@
 import type { Db, UpdateFilter } from 'mongodb';
-import type { StoredAuthorization } from '@rsd/domain';
+import type { StoredAuthorization, StoredRecipientAccount } from '@rsd/domain';
 import type { AuthorizationStore, OutboxEntry, PendingOutbox } from '@rsd/ports';
 import { isDuplicateKeyError } from './duplicate-key';
 import { reportingOutages } from './outages';
@@ -49,6 +49,30 @@ const RECORD_FIELDS = [
 const RECORD_PROJECTION = { _id: 0, ...Object.fromEntries(RECORD_FIELDS.map((field) => [field, 1])) };
 
 /**
+ * Decision 42: a recipient account is a document of the same collection, `_id` its account id (which
+ * no Client ID can be: `rcp_` ids have no organization), so the relay's one outbox query publishes
+ * its events too and `find` by organization never returns it.
+ */
+interface AccountDocument extends StoredRecipientAccount {
+  _id: string;
+  kind: 'recipient-account';
+  outbox: OutboxEntry[];
+  hasOutbox: boolean;
+}
+
+const ACCOUNT_FIELDS = [
+  'accountId',
+  'name',
+  'keyDigest',
+  'previousKeyDigest',
+  'previousKeyExpiresAt',
+  'createdAt',
+  'revision',
+] as const satisfies readonly (keyof StoredRecipientAccount)[];
+
+const ACCOUNT_PROJECTION = { _id: 0, ...Object.fromEntries(ACCOUNT_FIELDS.map((field) => [field, 1])) };
+
+/**
  * The authorization store on MongoDB (or FerretDB). Instants are stored as the records carry them,
  * ISO strings in the fixed `YYYY-MM-DDTHH:mm:ss.sssZ` form, whose lexical order is time order; so
  * documents read back exactly as written and range queries compare like the embedded store does.
@@ -68,6 +92,12 @@ export async function openMongoAuthorizationStore(db: Db): Promise<Authorization
   await authorizations.createIndex({ hasOutbox: 1, createdAt: 1 });
   // Decision 38: sparse, so the records delivered in the response (no link) are not in it.
   await authorizations.createIndex({ claimTokenDigest: 1 }, { sparse: true });
+  // Decision 42: an account by either of its keys' digests (sparse: authorizations hold no such fields at the top level for accounts).
+  await authorizations.createIndex({ accountKeyDigest: 1 }, { sparse: true });
+  await authorizations.createIndex({ accountPreviousKeyDigest: 1 }, { sparse: true });
+  const accounts = db.collection<AccountDocument & { accountKeyDigest: string; accountPreviousKeyDigest?: string }>(
+    AUTHORIZATIONS_COLLECTION,
+  );
   const writes = createPerKeyQueue();
   let closed = false;
 
@@ -99,6 +129,61 @@ export async function openMongoAuthorizationStore(db: Db): Promise<Authorization
       // By `_id` alone, a top-level equality FerretDB 1.24 hands down to its backend; the organization is checked here.
       const found = await authorizations.findOne<StoredAuthorization>({ _id: clientId }, { projection: RECORD_PROJECTION });
       return found?.organizationId === organizationId ? recordOf(found) : undefined;
+    },
+
+    async findByClientId(clientId) {
+      const found = await authorizations.findOne<StoredAuthorization>({ _id: clientId }, { projection: RECORD_PROJECTION });
+      return found?.clientId === clientId ? recordOf(found) : undefined;
+    },
+
+    createAccount(account, outbox) {
+      return write(account.accountId, async () => {
+        try {
+          await accounts.insertOne({
+            _id: account.accountId,
+            kind: 'recipient-account',
+            ...accountOf(account),
+            ...keyFieldsOf(account),
+            outbox: outbox.map(entryOf),
+            hasOutbox: outbox.length > 0,
+          });
+        } catch (error) {
+          if (isDuplicateKeyError(error)) throw new Error(`recipient account ${account.accountId} already exists`, { cause: error });
+          throw error;
+        }
+      });
+    },
+
+    updateAccount(account, expectedRevision, outbox) {
+      return write(account.accountId, async () => {
+        const owes = outbox.length > 0;
+        const previous = keyFieldsOf(account);
+        const result = await accounts.updateOne(
+          { _id: account.accountId, kind: 'recipient-account', revision: expectedRevision },
+          {
+            $set: { ...accountOf(account), ...previous, ...(owes ? { hasOutbox: true } : {}) },
+            ...(previous.accountPreviousKeyDigest === undefined ? { $unset: { accountPreviousKeyDigest: '' } } : {}),
+            ...(owes ? { $push: { outbox: { $each: outbox.map(entryOf) } } } : {}),
+          },
+        );
+        return result.matchedCount === 1;
+      });
+    },
+
+    async findAccount(accountId) {
+      const found = await accounts.findOne<StoredRecipientAccount>(
+        { _id: accountId, kind: 'recipient-account' },
+        { projection: ACCOUNT_PROJECTION },
+      );
+      return found ? accountOf(found) : undefined;
+    },
+
+    async findAccountByKeyDigest(keyDigest) {
+      // Two indexed equalities rather than an `$or`, which FerretDB 1.24 would evaluate over the whole collection.
+      const found =
+        (await accounts.findOne<StoredRecipientAccount>({ accountKeyDigest: keyDigest }, { projection: ACCOUNT_PROJECTION })) ??
+        (await accounts.findOne<StoredRecipientAccount>({ accountPreviousKeyDigest: keyDigest }, { projection: ACCOUNT_PROJECTION }));
+      return found ? accountOf(found) : undefined;
     },
 
     async list(organizationId) {
@@ -195,6 +280,18 @@ function recordOf(record: StoredAuthorization): StoredAuthorization {
     return [field, Array.isArray(value) ? [...value] : value];
   });
   return Object.fromEntries(fields) as StoredAuthorization;
+}
+
+function accountOf(account: StoredRecipientAccount): StoredRecipientAccount {
+  return Object.fromEntries(ACCOUNT_FIELDS.map((field) => [field, account[field] ?? null])) as unknown as StoredRecipientAccount;
+}
+
+/** The digests under the names the sparse indexes cover (an authorization's own `keyDigest` is not an account's). */
+function keyFieldsOf(account: StoredRecipientAccount): { accountKeyDigest: string; accountPreviousKeyDigest?: string } {
+  return {
+    accountKeyDigest: account.keyDigest,
+    ...(account.previousKeyDigest ? { accountPreviousKeyDigest: account.previousKeyDigest } : {}),
+  };
 }
 
 function entryOf(entry: OutboxEntry): OutboxEntry {

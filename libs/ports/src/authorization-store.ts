@@ -1,4 +1,4 @@
-import type { StoredAuthorization } from '@rsd/domain';
+import type { StoredAuthorization, StoredRecipientAccount } from '@rsd/domain';
 
 /** An event the record still owes the event log (transactional outbox). */
 export interface OutboxEntry {
@@ -9,6 +9,7 @@ export interface OutboxEntry {
 }
 
 export interface PendingOutbox {
+  /** The Client ID of the authorization, or the id of the recipient account (decision 42), that owes the entries. */
   clientId: string;
   entries: OutboxEntry[];
 }
@@ -22,6 +23,8 @@ export interface AuthorizationStore {
   /** Writes only if the stored revision is still `expectedRevision`; false means someone else changed it first. */
   update(record: StoredAuthorization, expectedRevision: number, outbox: readonly OutboxEntry[]): Promise<boolean>;
   find(organizationId: string, clientId: string): Promise<StoredAuthorization | undefined>;
+  /** Decision 42: by Client ID alone, for a recipient account acting on a grant it holds (the caller checks that it does). */
+  findByClientId(clientId: string): Promise<StoredAuthorization | undefined>;
   /** Newest first. */
   list(organizationId: string): Promise<StoredAuthorization[]>;
   /**
@@ -31,6 +34,15 @@ export interface AuthorizationStore {
   findByClaimToken(tokenDigest: string): Promise<StoredAuthorization | undefined>;
   /** Authorizations neither revoked nor marked expired whose `expiresAt` is at or before `now`. */
   findDueForExpiry(now: Date, limit: number): Promise<StoredAuthorization[]>;
+  /**
+   * Decision 42: recipient accounts live beside the authorizations and share their outbox (the
+   * relay publishes both). Written like records: created once, changed at a revision.
+   */
+  createAccount(account: StoredRecipientAccount, outbox: readonly OutboxEntry[]): Promise<void>;
+  updateAccount(account: StoredRecipientAccount, expectedRevision: number, outbox: readonly OutboxEntry[]): Promise<boolean>;
+  findAccount(accountId: string): Promise<StoredRecipientAccount | undefined>;
+  /** The account whose current or overlapping previous key has this digest, through an index; the caller verifies in constant time. */
+  findAccountByKeyDigest(keyDigest: string): Promise<StoredRecipientAccount | undefined>;
   pendingOutbox(limit: number): Promise<PendingOutbox[]>;
   markPublished(clientId: string, entryIds: readonly string[]): Promise<void>;
   close(): Promise<void>;

@@ -1,5 +1,5 @@
 import type { StatementSync } from 'node:sqlite';
-import type { StoredAuthorization } from '@rsd/domain';
+import type { StoredAuthorization, StoredRecipientAccount } from '@rsd/domain';
 import type { AuthorizationStore, OutboxEntry, PendingOutbox } from '@rsd/ports';
 import { text } from './database';
 import { openStoreDatabase } from './store-database';
@@ -7,6 +7,11 @@ import { openStoreDatabase } from './store-database';
 /** The store's reads, named so that a test can check that each one goes through an index. */
 export const QUERIES = {
   find: 'SELECT record FROM authorizations WHERE client_id = ? AND organization_id = ?',
+  findByClientId: 'SELECT record FROM authorizations WHERE client_id = ?',
+  findAccount: 'SELECT record FROM recipient_accounts WHERE account_id = ?',
+  accountByKey: `SELECT record FROM recipient_accounts WHERE account_id IN (
+    SELECT account_id FROM recipient_accounts WHERE key_digest = ?
+    UNION SELECT account_id FROM recipient_accounts WHERE previous_key_digest = ?)`,
   list: 'SELECT record FROM authorizations WHERE organization_id = ? ORDER BY created_at DESC, client_id',
   byClaimToken: `SELECT record FROM authorizations
     WHERE client_id = (SELECT client_id FROM claim_links WHERE token_digest = ?)`,
@@ -68,6 +73,50 @@ export function openSqliteAuthorizationStore(options: { file: string }): Authori
       });
     },
 
+    findByClientId(clientId) {
+      return run(() => {
+        const row = statement(QUERIES.findByClientId).get(clientId);
+        return row ? (JSON.parse(text(row.record)) as StoredAuthorization) : undefined;
+      });
+    },
+
+    createAccount(account, outbox) {
+      return write(() => {
+        const { changes } = statement(
+          `INSERT INTO recipient_accounts (account_id, revision, key_digest, previous_key_digest, record)
+             VALUES (?, ?, ?, ?, ?) ON CONFLICT (account_id) DO NOTHING`,
+        ).run(account.accountId, account.revision, account.keyDigest, account.previousKeyDigest, JSON.stringify(account));
+        if (changes === 0) throw new Error(`recipient account ${account.accountId} already exists`);
+        addToOutbox(statement, account.accountId, outbox);
+      });
+    },
+
+    updateAccount(account, expectedRevision, outbox) {
+      return write(() => {
+        const { changes } = statement(
+          `UPDATE recipient_accounts SET revision = ?, key_digest = ?, previous_key_digest = ?, record = ?
+             WHERE account_id = ? AND revision = ?`,
+        ).run(account.revision, account.keyDigest, account.previousKeyDigest, JSON.stringify(account), account.accountId, expectedRevision);
+        if (changes === 0) return false;
+        addToOutbox(statement, account.accountId, outbox);
+        return true;
+      });
+    },
+
+    findAccount(accountId) {
+      return run(() => {
+        const row = statement(QUERIES.findAccount).get(accountId);
+        return row ? (JSON.parse(text(row.record)) as StoredRecipientAccount) : undefined;
+      });
+    },
+
+    findAccountByKeyDigest(keyDigest) {
+      return run(() => {
+        const row = statement(QUERIES.accountByKey).get(keyDigest, keyDigest);
+        return row ? (JSON.parse(text(row.record)) as StoredRecipientAccount) : undefined;
+      });
+    },
+
     list(organizationId) {
       return run(() => records(statement(QUERIES.list).all(organizationId)));
     },
@@ -124,6 +173,14 @@ export function createAuthorizationTables(db: { exec(sql: string): void }): void
     seq INTEGER PRIMARY KEY, client_id TEXT NOT NULL, id TEXT NOT NULL, topic TEXT NOT NULL, key TEXT NOT NULL, value TEXT NOT NULL
   )`);
   db.exec('CREATE INDEX IF NOT EXISTS outbox_by_client ON outbox (client_id, seq)');
+  // Decision 42: recipient accounts, their events in the same outbox (keyed by the account's id).
+  db.exec(`CREATE TABLE IF NOT EXISTS recipient_accounts (
+    account_id TEXT PRIMARY KEY, revision INTEGER NOT NULL, key_digest TEXT NOT NULL, previous_key_digest TEXT, record TEXT NOT NULL
+  ) WITHOUT ROWID`);
+  db.exec('CREATE INDEX IF NOT EXISTS recipient_accounts_by_key ON recipient_accounts (key_digest)');
+  db.exec(
+    'CREATE INDEX IF NOT EXISTS recipient_accounts_by_previous_key ON recipient_accounts (previous_key_digest) WHERE previous_key_digest IS NOT NULL',
+  );
   // Decision 38: a table of its own rather than a column, so a database of an earlier version needs no migration.
   db.exec('CREATE TABLE IF NOT EXISTS claim_links (token_digest TEXT PRIMARY KEY, client_id TEXT NOT NULL UNIQUE) WITHOUT ROWID');
 }

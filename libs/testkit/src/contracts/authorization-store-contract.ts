@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import type { StoredAuthorization } from '@rsd/domain';
+import type { StoredAuthorization, StoredRecipientAccount } from '@rsd/domain';
 import type { AuthorizationStore } from '@rsd/ports';
 import { uniqueName } from './eventually';
 import { describeStoreContract } from './per-test';
@@ -229,6 +229,65 @@ export function describeAuthorizationStoreContract(name: string, open: () => Pro
       expect(await store.update(claimed, 1, [anEntry(record, 'claimed')])).toBe(true);
 
       expect(await store.findByClaimToken(record.claimTokenDigest ?? '')).toEqual(claimed);
+    });
+  });
+}
+
+const anAccount = (overrides: Partial<StoredRecipientAccount> = {}): StoredRecipientAccount => ({
+  accountId: `rcp_${randomBytes(12).toString('hex').slice(0, 24)}`,
+  name: 'Acme Insurance book',
+  keyDigest: randomBytes(32).toString('hex'),
+  previousKeyDigest: null,
+  previousKeyExpiresAt: null,
+  createdAt: NOW.toISOString(),
+  revision: 1,
+  ...overrides,
+});
+
+/** Decision 42: recipient accounts beside the authorizations, sharing their outbox. */
+export function describeRecipientAccountStoreContract(name: string, open: () => Promise<AuthorizationStoreFixture>): void {
+  describeStoreContract(`AuthorizationStore contract, recipient accounts: ${name}`, open, (store) => {
+    it('when an account is created, then it is found by its id and by its key digest, and its events are pending under its id', async () => {
+      const account = anAccount();
+      const entry = { id: uniqueName('account-created'), topic: 'rsd.authorizations.v1', key: account.accountId, value: '{}' };
+
+      await store.createAccount(account, [entry]);
+
+      expect(await store.findAccount(account.accountId)).toEqual(account);
+      expect(await store.findAccountByKeyDigest(account.keyDigest)).toEqual(account);
+      const pending = await store.pendingOutbox(10_000);
+      expect(pending.find((group) => group.clientId === account.accountId)?.entries.map((owed) => owed.id)).toEqual([entry.id]);
+      await store.markPublished(account.accountId, [entry.id]);
+      expect((await store.pendingOutbox(10_000)).some((group) => group.clientId === account.accountId)).toBe(false);
+    });
+
+    it('when an account key is rotated with an overlap, then both digests find it until the next rotation drops the old one', async () => {
+      const account = anAccount();
+      await store.createAccount(account, []);
+      const rotated = { ...account, keyDigest: randomBytes(32).toString('hex'), previousKeyDigest: account.keyDigest, revision: 2 };
+
+      expect(await store.updateAccount(rotated, 1, [])).toBe(true);
+      expect(await store.updateAccount({ ...rotated, revision: 3 }, 1, [])).toBe(false);
+
+      expect(await store.findAccountByKeyDigest(account.keyDigest)).toEqual(rotated);
+      expect(await store.findAccountByKeyDigest(rotated.keyDigest)).toEqual(rotated);
+      const again = { ...rotated, keyDigest: randomBytes(32).toString('hex'), previousKeyDigest: null, revision: 3 };
+      expect(await store.updateAccount(again, 2, [])).toBe(true);
+      expect(await store.findAccountByKeyDigest(account.keyDigest)).toBeUndefined();
+      expect(await store.findAccountByKeyDigest(rotated.keyDigest)).toBeUndefined();
+    });
+
+    it('when an account id or digest is unknown, or an authorization is asked by Client ID, then each finds only its own kind', async () => {
+      const account = anAccount();
+      await store.createAccount(account, []);
+      const record = aStoredAuthorization({ organizationId: uniqueName('org'), recipientAccountId: account.accountId, keyDigest: null });
+      await store.create(record, []);
+
+      expect(await store.findAccount(anAccount().accountId)).toBeUndefined();
+      expect(await store.findAccountByKeyDigest(randomBytes(32).toString('hex'))).toBeUndefined();
+      expect(await store.findByClientId(record.clientId)).toEqual(record);
+      expect(await store.findByClientId(account.accountId)).toBeUndefined();
+      expect(await store.findAccount(record.clientId)).toBeUndefined();
     });
   });
 }
