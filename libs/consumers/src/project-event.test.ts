@@ -10,6 +10,7 @@ function countingStore() {
   const calls = { get: 0, put: 0, refused: 0 };
   const id = (view: ViewDefinition<unknown>, key: string) => `${view.name}/${key}`;
   const store: ViewStore = {
+    getMany: () => Promise.reject(new Error('a projection reads one document at a time')),
     get: <S>(view: ViewDefinition<S>, key: string) => {
       calls.get += 1;
       return Promise.resolve(documents.get(id(view as ViewDefinition<unknown>, key)) as S | undefined);

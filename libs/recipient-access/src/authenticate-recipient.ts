@@ -1,17 +1,19 @@
 import type { Request, Response } from 'express';
-import { clientIdPattern, type Scope } from '@rsd/contracts';
+import { ACCOUNT_KEY_PREFIX, clientIdPattern, type Scope } from '@rsd/contracts';
 import {
   addressAllowed,
   checkAccess,
+  checkAccountAccess,
   credentialView,
   identifyCaller,
+  recipientAccountView,
   type AuthenticationRefusal,
   type CredentialFormatRules,
   type CredentialView,
 } from '@rsd/domain';
 import { ApiError, type Logger } from '@rsd/platform';
 import type { Clock, RateLimitStoreFactory, ViewStore } from '@rsd/ports';
-import { credentialRateLimit, failedAuthenticationLimit, type RateLimitDeps } from './rate-limits';
+import { accountRateLimit, credentialRateLimit, failedAuthenticationLimit, type RateLimitDeps } from './rate-limits';
 import type { RecipientAccessConfig } from './recipient-access-config';
 
 export interface RecipientAuthenticationDeps {
@@ -37,6 +39,13 @@ export interface AuthenticatedRecipient {
   clientId: string;
   credential: CredentialView;
   clientAddress: string | undefined;
+  /** Decision 42: the recipient account whose key was presented; undefined for the grant's own key. */
+  accountId?: string;
+}
+
+/** Decision 42: an account key is told from a grant's key by its prefix alone, before any lookup. */
+export function isAccountKey(apiKey: string): boolean {
+  return apiKey.startsWith(`${ACCOUNT_KEY_PREFIX}_`);
 }
 
 /**
@@ -52,6 +61,7 @@ export function recipientAuthenticator(deps: RecipientAuthenticationDeps) {
   const limits = { stores: deps.rateLimitStores, log: deps.log, onRejected: deps.onRateLimited };
   const limitCredential = credentialRateLimit({ ...limits, limitPerMinute: config.RATE_LIMIT_PER_MINUTE });
   const limitFailures = failedAuthenticationLimit({ ...limits, limitPerMinute: config.FAILED_AUTH_LIMIT_PER_MINUTE });
+  const limitAccount = accountRateLimit({ ...limits, limitPerMinute: config.ACCOUNT_RATE_LIMIT_PER_MINUTE });
   const refusalMessages = refusalMessagesFor(config.CLIENT_ID_PREFIX);
   // With no proxy trusted, express's req.ip is the peer's address, found after parsing X-Forwarded-For
   // into a list it then ignores: on every read. The peer's address is taken directly instead.
@@ -71,16 +81,21 @@ export function recipientAuthenticator(deps: RecipientAuthenticationDeps) {
     // The address as the service determines it (TRUST_PROXY_HOPS included), worked out once.
     const clientAddress = addressOf(req);
     if (found) request.onCredentialFound?.(clientId, clientAddress);
-    const access = checkAccess(identified.caller, found, request.scope, clock.now());
+    // Decision 42: an account key reads the grants its account holds, with the checks the grant's own key gets.
+    const accountId = isAccountKey(identified.caller.apiKey) ? found?.recipientAccountId : undefined;
+    const account = accountId ? await views.get(recipientAccountView, accountId) : undefined;
+    const access = isAccountKey(identified.caller.apiKey)
+      ? checkAccountAccess(identified.caller, found, account, request.scope, clock.now())
+      : checkAccess(identified.caller, found, request.scope, clock.now());
     if (access.outcome === 'refused') return refuse(access.code);
     // Decision 22, between steps 7 and 8.
     if (!addressAllowed(access.credential.allowedCidrs, clientAddress)) {
       throw new ApiError('ADDRESS_NOT_ALLOWED', 'This credential may not be used from this client address');
     }
-    const limit = await limitCredential(req, res, clientId);
+    const limit = account ? await limitAccount(req, res, account.accountId) : await limitCredential(req, res, clientId);
     if (limit.outcome === 'limited') throw limit.refusal;
     if (access.outcome === 'forbidden') throw new ApiError(access.code, `This credential was not granted the ${request.scope} scope`);
-    return { clientId, credential: access.credential, clientAddress };
+    return { clientId, credential: access.credential, clientAddress, ...(account ? { accountId: account.accountId } : {}) };
   };
 }
 

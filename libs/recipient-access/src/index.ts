@@ -3,3 +3,4 @@ export * from './edge-policy';
 export * from './rate-limits';
 export * from './recipient-access-config';
 export * from './recipient-app';
+export * from './account-authenticator';

@@ -11,7 +11,7 @@ export interface RateLimitDeps {
   limitPerMinute: number;
   log: Logger;
   /** Told of every 429, by limiter name (for the rejections metric). */
-  onRejected?: (limiter: 'credential' | 'failed-auth') => void;
+  onRejected?: (limiter: LimiterName) => void;
 }
 
 /** A limiter's verdict, as the key check gives its own: the caller throws the refusal, the error path writes the 429. */
@@ -34,30 +34,42 @@ function asCheck(middleware: RequestHandler, name: LimiterName): LimitCheck {
 }
 
 /** Step 8 of the order of checks: requests per minute per credential, keyed by its Client ID. */
-export function credentialRateLimit({
-  stores,
-  limitPerMinute,
-  log,
-  onRejected,
-}: RateLimitDeps): (req: Request, res: Response, clientId: string) => Promise<LimitOutcome> {
-  const clientIds = new WeakMap<Request, string>();
+export function credentialRateLimit(deps: RateLimitDeps): (req: Request, res: Response, clientId: string) => Promise<LimitOutcome> {
+  return keyedRateLimit(deps, 'credential', 'rl:credential:', 'per credential');
+}
+
+/**
+ * Decision 42: requests per minute per recipient account, over everything the account key reads (a
+ * portfolio page counts once), keyed by the account's id in the shared store, so every replica
+ * counts against one budget.
+ */
+export function accountRateLimit(deps: RateLimitDeps): (req: Request, res: Response, accountId: string) => Promise<LimitOutcome> {
+  return keyedRateLimit(deps, 'account', 'rl:account:', 'per recipient account');
+}
+
+function keyedRateLimit(
+  { stores, limitPerMinute, log, onRejected }: RateLimitDeps,
+  name: 'credential' | 'account',
+  prefix: string,
+  per: string,
+): (req: Request, res: Response, key: string) => Promise<LimitOutcome> {
+  const keys = new WeakMap<Request, string>();
   const check = asCheck(
     rateLimit({
-      ...commonOptions(log, 'credential'),
-      store: stores('rl:credential:'),
+      ...commonOptions(log, name),
+      store: stores(prefix),
       limit: limitPerMinute,
-      keyGenerator: (req) => clientIds.get(req) ?? '',
+      keyGenerator: (req) => keys.get(req) ?? '',
       handler: rateLimitExceeded(
-        'credential',
-        () => onRejected?.('credential'),
-        (retryAfter) =>
-          `Rate limit exceeded: at most ${limitPerMinute} requests per minute per credential; retry after ${retryAfter} seconds`,
+        name,
+        () => onRejected?.(name),
+        (retryAfter) => `Rate limit exceeded: at most ${limitPerMinute} requests per minute ${per}; retry after ${retryAfter} seconds`,
       ),
     }),
-    'credential',
+    name,
   );
-  return (req, res, clientId) => {
-    clientIds.set(req, clientId);
+  return (req, res, key) => {
+    keys.set(req, key);
     return check(req, res);
   };
 }
@@ -87,10 +99,14 @@ export function failedAuthenticationLimit({ stores, limitPerMinute, log, onRejec
   );
 }
 
-type LimiterName = 'credential' | 'failed-auth';
+export type LimiterName = 'credential' | 'account' | 'failed-auth';
 
 /** Where express-rate-limit leaves each limiter's count on the request. */
-const INFO_PROPERTY: Record<LimiterName, string> = { credential: 'credentialRateLimit', 'failed-auth': 'failedAuthenticationRateLimit' };
+const INFO_PROPERTY: Record<LimiterName, string> = {
+  credential: 'credentialRateLimit',
+  account: 'accountRateLimit',
+  'failed-auth': 'failedAuthenticationRateLimit',
+};
 
 function commonOptions(log: Logger, name: LimiterName): Partial<Options> {
   return {

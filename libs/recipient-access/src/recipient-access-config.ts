@@ -37,6 +37,8 @@ const userAgentPatterns = () =>
 export const recipientAccessConfigShape = {
   CLIENT_ID_PREFIX: prefix('rs'),
   RATE_LIMIT_PER_MINUTE: env.positiveInt(120),
+  /** Decision 42: one recipient account's reads a minute, portfolio pages and per-customer reads together. */
+  ACCOUNT_RATE_LIMIT_PER_MINUTE: env.positiveInt(1200),
   FAILED_AUTH_LIMIT_PER_MINUTE: env.positiveInt(120),
   TRUST_PROXY_HOPS: z.coerce.number().int().min(0).max(32).default(0),
   EDGE_DENY_CIDRS: addressRanges(),

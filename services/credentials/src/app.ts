@@ -6,6 +6,7 @@ import type { AccessLogStore, AuthorizationStore, Clock, RateLimitStoreFactory }
 import { failedAuthenticationLimit } from '@rsd/recipient-access';
 import { authorizationRoutes } from './authorizations/authorization-routes';
 import { claimRoutes } from './claims/claim-routes';
+import { portfolioRoutes } from './portfolio/portfolio-routes';
 import { CLAIM_PATH } from './claims/claim-url';
 import { CONSOLE_PATH } from './console/console-config';
 import { consoleRoutes, type ConsoleRoutesDeps } from './console/console-routes';
@@ -53,6 +54,7 @@ export function buildApp(deps: CredentialsAppDeps): Express {
     log,
   });
   app.use(CLAIM_PATH, claimRoutes({ ...useCases, newEventId: randomUUID, limitFailures, publicOrigin: deps.console?.publicOrigin }));
+  app.use('/v1/portfolio', portfolioRoutes({ ...useCases, limitFailures }));
   if (deps.console) app.use(CONSOLE_PATH, consoleRoutes({ ...useCases, ...deps.console }));
   return finishApp(app, log);
 }

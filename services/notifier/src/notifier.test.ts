@@ -114,7 +114,12 @@ describe('the notifier, on the embedded runtime', () => {
   }
 
   async function revoke(record: StoredAuthorization): Promise<void> {
-    const revoked = { ...record, revokedAt: new Date().toISOString(), revision: record.revision + 1 };
+    const revoked = {
+      ...record,
+      revokedAt: new Date().toISOString(),
+      revocationReason: 'organization' as const,
+      revision: record.revision + 1,
+    };
     const event = authorizationRevoked(revoked, { id: randomUUID(), time: new Date() });
     await runtime.eventLog.append(TOPICS.authorizations, [{ key: record.clientId, value: JSON.stringify(event) }]);
   }

@@ -4,6 +4,7 @@ import { finishApp, methodNotAllowed, mountApiDocs } from '@rsd/platform';
 import { createRecipientApp } from '@rsd/recipient-access';
 import { customerHandler, type CustomerHandlerDeps } from './customers/customer-handler';
 import { readApiOpenApi } from './openapi';
+import { portfolioRouter } from './portfolio/portfolio-handler';
 
 /** What the customer resources need (their rate-limit counter is the service's metric), and the service's probes and metrics. */
 export interface ReadApiDeps extends Omit<CustomerHandlerDeps, 'onRateLimited'> {
@@ -16,7 +17,9 @@ export function buildApp(deps: ReadApiDeps): Express {
   const app = createRecipientApp({ config, log, operations: deps.operations });
   const rejections = deps.operations?.metrics.rateLimitRejections;
   // Every read comes here: first after the edge policy, so no other route is tried on the way.
-  app.use('/v1/customers', customerHandler({ ...deps, onRateLimited: (limiter) => rejections?.inc({ limiter }) }));
+  const onRateLimited = (limiter: string) => rejections?.inc({ limiter });
+  app.use('/v1/customers', customerHandler({ ...deps, onRateLimited }));
+  app.use('/v1/portfolio', portfolioRouter({ ...deps, onRateLimited }));
   const jwks = { keys: deps.signingKeys.published };
   // Public keys, the same for every caller: recipients may cache them a while, and must during a key change.
   app

@@ -14,6 +14,8 @@ export interface ValidCreateRequest {
   /** Decision 38. */
   keyDelivery: KeyDelivery;
   claimValidSeconds: number;
+  /** Decision 42: with `keyDelivery: "account"` only. */
+  recipientAccountId: string | null;
 }
 
 const DAY_MS = 24 * 60 * 60 * 1000;
@@ -46,6 +48,12 @@ export function validateCreateRequest(body: unknown, now: Date): ValidCreateRequ
   if (parsed.success && parsed.data.claimValidSeconds !== undefined && parsed.data.keyDelivery !== 'claimLink') {
     details.push({ path: 'claimValidSeconds', message: 'applies only with keyDelivery "claimLink"' });
   }
+  if (parsed.success && parsed.data.keyDelivery === 'account' && parsed.data.recipientAccountId === undefined) {
+    details.push({ path: 'recipientAccountId', message: 'is required with keyDelivery "account"' });
+  }
+  if (parsed.success && parsed.data.recipientAccountId !== undefined && parsed.data.keyDelivery !== 'account') {
+    details.push({ path: 'recipientAccountId', message: 'applies only with keyDelivery "account"' });
+  }
   if (!parsed.success || details.length > 0) throw validationFailed(details);
   return {
     recipientType: parsed.data.recipientType,
@@ -55,6 +63,7 @@ export function validateCreateRequest(body: unknown, now: Date): ValidCreateRequ
     allowedCidrs: parsed.data.allowedCidrs ?? null,
     keyDelivery: parsed.data.keyDelivery ?? 'response',
     claimValidSeconds: parsed.data.claimValidSeconds ?? CLAIM_VALID_SECONDS.default,
+    recipientAccountId: parsed.data.recipientAccountId ?? null,
   };
 }
 

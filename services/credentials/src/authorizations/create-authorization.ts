@@ -1,4 +1,4 @@
-import type { AuthorizationWithClaimLink, CreatedAuthorization } from '@rsd/contracts';
+import type { Authorization, AuthorizationWithClaimLink, CreatedAuthorization } from '@rsd/contracts';
 import {
   authorizationCreated,
   claimLinkExpiry,
@@ -8,6 +8,7 @@ import {
   toAuthorization,
   type StoredAuthorization,
 } from '@rsd/domain';
+import { ApiError } from '@rsd/platform';
 import { outboxEntryOf } from '../outbox/outbox-entry';
 import { publishOwedEvents } from '../outbox/outbox-relay';
 import { claimUrlOf } from '../claims/claim-url';
@@ -25,10 +26,22 @@ export async function createAuthorization(
   body: unknown,
   /** Where claim links point: the credentials service as its callers reach it. */
   claimLinkBase: string,
-): Promise<CreatedAuthorization | AuthorizationWithClaimLink> {
+): Promise<CreatedAuthorization | AuthorizationWithClaimLink | Authorization> {
   const now = deps.clock.now();
   const request = validateCreateRequest(body, now);
   const clientId = generate.clientId();
+  if (request.keyDelivery === 'account') {
+    // Decision 42: straight into the account, no key and no link; an unknown account is a 404.
+    const account = request.recipientAccountId ? await deps.store.findAccount(request.recipientAccountId) : undefined;
+    if (!account) throw new ApiError('RECIPIENT_ACCOUNT_NOT_FOUND', 'No recipient account has this recipientAccountId');
+    const record = {
+      ...newAuthorization({ organizationId, clientId, keyDigest: null, request, now }),
+      recipientAccountId: account.accountId,
+      recipientAccountName: account.name,
+    };
+    await store(deps, record, now);
+    return toAuthorization(record, now, NO_USAGE);
+  }
   if (request.keyDelivery === 'claimLink') {
     const token = generate.claimToken();
     const claimExpiresAt = claimLinkExpiry(request.expiresAt, request.claimValidSeconds, now);

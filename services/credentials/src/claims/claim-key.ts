@@ -5,11 +5,14 @@ import {
   type AuthorizationWithClaimLink,
   type ClaimedKey,
   type ClaimGrant,
+  type ClaimedIntoNewAccount,
+  type JoinedAccount,
 } from '@rsd/contracts';
 import {
   CLAIM_TOKEN_PATTERN,
   claimLinkStateOf,
   decideClaim,
+  decideJoinAccount,
   decideNewClaimLink,
   digestApiKey,
   digestClaimToken,
@@ -25,6 +28,7 @@ import type { CredentialGenerator, UseCaseDeps } from '../authorizations/use-cas
 import { outboxEntryOf } from '../outbox/outbox-entry';
 import { publishOwedEvents, type Publication } from '../outbox/outbox-relay';
 import { claimUrlOf } from './claim-url';
+import { authenticateAccount, openAccount, type AccountGenerator } from '../portfolio/recipient-accounts';
 
 export interface ClaimDeps extends UseCaseDeps {
   /** The claim is listed in the authorization's access log (decision 38), written here by the credentials service. */
@@ -83,6 +87,71 @@ export function claimKey(deps: ClaimDeps, generate: Pick<CredentialGenerator, 'a
       return { claimed: { clientId: current.clientId, apiKey }, grant: grantOf(current), publication };
     },
     { log: deps.log, what: 'claim', context: {} },
+  );
+}
+
+/** Decision 42: where a claim puts the grant: an account the caller holds the key of, or a new one. */
+export type AccountChoice = { accountKey: string } | { accountName: string | null };
+
+export interface AccountClaim {
+  joined: ClaimedIntoNewAccount | JoinedAccount;
+  grant: ClaimGrant;
+  publication: Publication;
+}
+
+/**
+ * Decision 42's claim: the grant joins a recipient account instead of getting a key. With an
+ * account key the grant joins that account (a key that does not verify changes nothing); without,
+ * a new account is opened once the link is known to be open, and its key shown once. Should the
+ * link be spent by a concurrent claim between the two, the new account stays empty and its key is
+ * never shown: nobody can use it.
+ */
+export async function claimIntoAccount(
+  deps: ClaimDeps,
+  generate: AccountGenerator,
+  token: string,
+  who: Claimant,
+  choice: AccountChoice,
+): Promise<AccountClaim> {
+  const existing = 'accountKey' in choice ? await authenticateAccount(deps, choice.accountKey) : undefined;
+  const first = await findByToken(deps, token);
+  const state = claimLinkStateOf(first, deps.clock.now());
+  if (state !== 'open') {
+    const refusal = refusalOf(state);
+    await recordClaim(deps, first.clientId, who, deps.clock.now(), refusal.status, refusal.code);
+    throw refusal;
+  }
+  const opened = existing ? undefined : await openAccount(deps, generate, 'accountName' in choice ? choice.accountName : null);
+  const account = existing ?? opened?.account;
+  if (!account) throw new Error('no account to claim into');
+  return retryOnConflict(
+    async () => {
+      const current = await findByToken(deps, token);
+      const now = deps.clock.now();
+      const decision = decideJoinAccount(
+        current,
+        { accountId: account.accountId, accountName: account.name, clientAddress: who.clientAddress },
+        { id: deps.newEventId(), time: now },
+      );
+      if (decision.outcome !== 'changed') {
+        const refusal = refusalOf(decision.outcome);
+        await recordClaim(deps, current.clientId, who, now, refusal.status, refusal.code);
+        throw refusal;
+      }
+      if (!(await deps.store.update(decision.record, current.revision, [outboxEntryOf(decision.event)])))
+        return LOST_TO_A_CONCURRENT_CHANGE;
+      const publication = await publishOwedEvents(deps.relay, deps.log, deps.publishDeadlineMs);
+      await recordClaim(deps, current.clientId, who, now, 201, null);
+      deps.log.info(
+        { organizationId: current.organizationId, clientId: current.clientId, accountId: account.accountId, newAccount: !existing },
+        'grant claimed into a recipient account',
+      );
+      const joined = opened
+        ? { accountId: account.accountId, accountKey: opened.accountKey, clientId: current.clientId }
+        : { accountId: account.accountId, clientId: current.clientId };
+      return { joined, grant: grantOf(current), publication };
+    },
+    { log: deps.log, what: 'claim into an account', context: { accountId: account.accountId } },
   );
 }
 

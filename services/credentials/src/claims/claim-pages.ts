@@ -1,4 +1,4 @@
-import type { ClaimGrant, ClaimedKey } from '@rsd/contracts';
+import type { ClaimGrant, ClaimedIntoNewAccount, ClaimedKey, JoinedAccount } from '@rsd/contracts';
 import { html, type Html } from '../console/html';
 import { layout, RECIPIENT_TYPE_LABELS, SCOPE_LABELS } from '../console/pages';
 
@@ -19,7 +19,56 @@ export function claimPage(grant: ClaimGrant, action: string, csrfToken: string):
       <form method="post" action="${action}" class="actions">
         <input type="hidden" name="_csrf" value="${csrfToken}" />
         <button type="submit">Claim the key</button>
+      </form>
+      <h2>Or add it to my portfolio</h2>
+      <p>
+        A portfolio holds every grant you receive, from every organization, and reads them all with one account key. Leave the key empty to
+        open a new portfolio; its key is shown on the next page, once.
+      </p>
+      <form method="post" action="${action}" class="actions">
+        <input type="hidden" name="_csrf" value="${csrfToken}" />
+        <input type="hidden" name="into" value="account" />
+        <label for="account-key">Account key of my portfolio (optional)</label>
+        <input id="account-key" name="accountKey" type="password" autocomplete="off" spellcheck="false" />
+        <label for="account-name">Name of a new portfolio (optional)</label>
+        <input id="account-name" name="accountName" type="text" maxlength="200" />
+        <button type="submit" class="secondary">Add to my portfolio</button>
       </form>`,
+  );
+}
+
+/** Decision 42: the grant is in a portfolio; a new portfolio's key is shown here, once. */
+export function joinedAccountPage(grant: ClaimGrant, joined: ClaimedIntoNewAccount | JoinedAccount, pending: boolean): Html {
+  const accountKey = 'accountKey' in joined ? joined.accountKey : undefined;
+  return layout(
+    'Added to your portfolio',
+    html`<h1>Added to your portfolio</h1>
+      ${
+        accountKey
+          ? html`<div class="warning" role="note">
+              <p>
+                <strong>This account key is shown once.</strong> It reads every grant your portfolio holds. Copy it now and keep it safe.
+              </p>
+            </div>`
+          : ''
+      }
+      <dl class="facts">
+        <dt>Portfolio</dt>
+        <dd><code id="account-id">${joined.accountId}</code></dd>
+        <dt>Client ID</dt>
+        <dd><code id="client-id">${joined.clientId}</code></dd>
+        ${
+          accountKey
+            ? html`<dt>Account key</dt>
+                <dd>
+                  <code id="account-key" class="secret">${accountKey}</code>
+                  <button type="button" class="secondary" data-copy="account-key" hidden>Copy key</button>
+                  <span class="copied" role="status" aria-live="polite"></span>
+                </dd>`
+            : ''
+        }
+      </dl>
+      ${pending ? html`<p class="notice">The grant is recorded and is readable within moments.</p>` : ''} ${facts(grant)}`,
   );
 }
 

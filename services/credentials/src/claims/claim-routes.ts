@@ -8,8 +8,11 @@ import { CONTENT_SECURITY_POLICY, cookieOf, sameOrigin } from '../console/consol
 import { sameToken } from '../console/console-sessions';
 import { isLoopbackHost } from '../console/oidc-sign-in';
 import type { Html } from '../console/html';
-import { claimKey, describeClaim, type ClaimDeps } from './claim-key';
-import { claimedKeyPage, claimPage, claimProblemPage } from './claim-pages';
+import { claimRequestSchema } from '@rsd/contracts';
+import { issueDetails, requestErrorMap, validationFailed } from '@rsd/platform';
+import { accountGenerator } from '../portfolio/recipient-accounts';
+import { claimIntoAccount, claimKey, describeClaim, type AccountChoice, type ClaimDeps } from './claim-key';
+import { claimedKeyPage, claimPage, claimProblemPage, joinedAccountPage } from './claim-pages';
 import { CLAIM_PATH, LOGGED_CLAIM_URL } from './claim-url';
 
 export interface ClaimRoutesDeps extends ClaimDeps {
@@ -24,7 +27,7 @@ export interface ClaimRoutesDeps extends ClaimDeps {
 const CSRF_COOKIE = 'rsd_claim_csrf';
 const CSRF_LIFETIME_S = 60 * 60;
 const BODY_LIMIT = '4kb';
-const LINK_REFUSALS = new Set(['CLAIM_LINK_NOT_FOUND', 'CLAIM_LINK_USED', 'CLAIM_LINK_EXPIRED']);
+const LINK_REFUSALS = new Set(['CLAIM_LINK_NOT_FOUND', 'CLAIM_LINK_USED', 'CLAIM_LINK_EXPIRED', 'INVALID_API_KEY']);
 
 /**
  * Decision 38: `/claim/{token}`. GET describes the grant and consumes nothing (mail scanners open
@@ -86,9 +89,20 @@ export function claimRoutes(deps: ClaimRoutesDeps): Router {
         page(res, 403, claimProblemPage('Form expired', message));
         return;
       }
-      const claim = await limited(req, res, () =>
-        claimKey(deps, generate, String(req.params.token), { clientAddress: req.ip ?? null, requestId: requestIdOf(res) ?? 'unknown' }),
-      );
+      const token = String(req.params.token);
+      const who = { clientAddress: req.ip ?? null, requestId: requestIdOf(res) ?? 'unknown' };
+      const into = accountChoiceOf(req, json);
+      if (into) {
+        const claim = await limited(req, res, () => claimIntoAccount(deps, accountGenerator, token, who, into));
+        if (json) {
+          res.status(201).json(claim.joined);
+          return;
+        }
+        res.clearCookie(CSRF_COOKIE, { httpOnly: true, sameSite: 'strict', secure: !isLoopbackHost(req.hostname), path: CLAIM_PATH });
+        page(res, 201, joinedAccountPage(claim.grant, claim.joined, claim.publication !== 'published'));
+        return;
+      }
+      const claim = await limited(req, res, () => claimKey(deps, generate, token, who));
       if (json) {
         res.status(201).json(claim.claimed);
         return;
@@ -100,6 +114,24 @@ export function claimRoutes(deps: ClaimRoutesDeps): Router {
 
   router.use(errorHandler(deps.log, CLAIM_ERRORS));
   return router;
+}
+
+/**
+ * Decision 42: a claim into an account, or undefined for a key of its own (the default, and every
+ * claim made before accounts existed: a JSON body that is not an object is read as none). An account
+ * key comes in `x-api-key` from a program, or in the form's field from the page.
+ */
+function accountChoiceOf(req: Request, json: boolean): AccountChoice | undefined {
+  const body = typeof req.body === 'object' && req.body !== null && !Array.isArray(req.body) ? (req.body as Record<string, unknown>) : {};
+  const fields = json ? body : { into: body.into, accountName: body.accountName === '' ? undefined : body.accountName };
+  const parsed = claimRequestSchema.safeParse(fields, { error: requestErrorMap });
+  if (!parsed.success) throw validationFailed(issueDetails(parsed.error.issues));
+  if (parsed.data.into !== 'account') return undefined;
+  const header = req.headers['x-api-key'];
+  const headerKey = Array.isArray(header) ? header.join(', ') : header;
+  const formKey = typeof body.accountKey === 'string' && body.accountKey.trim() !== '' ? body.accountKey.trim() : undefined;
+  const accountKey = json ? headerKey : formKey;
+  return accountKey !== undefined ? { accountKey } : { accountName: parsed.data.accountName ?? null };
 }
 
 /** JSON for a program, a form for the page; anything else reaches the CSRF check and fails it. */
@@ -120,6 +152,8 @@ const TITLES: Partial<Record<ApiError['code'], string>> = {
   CLAIM_LINK_NOT_FOUND: 'Link not found',
   CLAIM_LINK_USED: 'Link already used',
   CLAIM_LINK_EXPIRED: 'Link expired',
+  INVALID_API_KEY: 'Account key not accepted',
+  VALIDATION_FAILED: 'Invalid request',
   RATE_LIMITED: 'Too many attempts',
   MALFORMED_JSON: 'Invalid request',
   PAYLOAD_TOO_LARGE: 'Invalid request',

@@ -210,6 +210,11 @@ export function consoleRoutes(deps: ConsoleRoutesDeps): Router {
         page(res, 201, claimLinkPage(viewerOf(session), authorization, claim));
         return;
       }
+      // Decision 42: granted to a recipient account, there is no key to show: the grant's own page says which portfolio holds it.
+      if (!('apiKey' in created)) {
+        res.redirect(303, detailPath(created.clientId));
+        return;
+      }
       const { apiKey, ...authorization } = created;
       page(res, 201, keyPage(viewerOf(session), { authorization, apiKey, kind: 'created', pending: false }));
     } catch (error) {

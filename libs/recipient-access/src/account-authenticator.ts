@@ -1,0 +1,52 @@
+import type { Request, Response } from 'express';
+import { ACCOUNT_KEY_PREFIX } from '@rsd/contracts';
+import {
+  accountKeyVerifies,
+  accountKeyView,
+  digestApiKey,
+  hasValidChecksum,
+  recipientAccountView,
+  type RecipientAccountView,
+} from '@rsd/domain';
+import { ApiError } from '@rsd/platform';
+import { accountRateLimit, failedAuthenticationLimit } from './rate-limits';
+import type { RecipientAuthenticationDeps } from './authenticate-recipient';
+
+export interface AuthenticatedAccount {
+  account: RecipientAccountView;
+  clientAddress: string | undefined;
+}
+
+const INVALID_ACCOUNT_KEY = 'The x-api-key header does not hold a valid recipient account key';
+
+/**
+ * Decision 42: who calls `/portfolio`, from the account key alone. The key's checksum first (a
+ * mistyped key is refused without a lookup), then two lookups: the key's digest names an account,
+ * whose current key (or previous one within its overlap) must verify in constant time. A refusal
+ * passes the per-address limiter of failed authentications first, as on the per-customer paths;
+ * then the account's own limit (decision 42's 1,200 a minute) applies.
+ */
+export function accountAuthenticator(deps: RecipientAuthenticationDeps) {
+  const { config, views, clock } = deps;
+  const limits = { stores: deps.rateLimitStores, log: deps.log, onRejected: deps.onRateLimited };
+  const limitFailures = failedAuthenticationLimit({ ...limits, limitPerMinute: config.FAILED_AUTH_LIMIT_PER_MINUTE });
+  const limitAccount = accountRateLimit({ ...limits, limitPerMinute: config.ACCOUNT_RATE_LIMIT_PER_MINUTE });
+  const addressOf = config.TRUST_PROXY_HOPS === 0 ? (req: Request) => req.socket.remoteAddress : (req: Request) => req.ip;
+
+  return async (req: Request, res: Response): Promise<AuthenticatedAccount> => {
+    const refuse = async (code: 'MISSING_API_KEY' | 'INVALID_API_KEY', message: string): Promise<never> => {
+      const limit = await limitFailures(req, res);
+      throw limit.outcome === 'limited' ? limit.refusal : new ApiError(code, message);
+    };
+    const header = req.headers['x-api-key'];
+    const apiKey = Array.isArray(header) ? header.join(', ') : (header ?? '');
+    if (apiKey === '') return refuse('MISSING_API_KEY', 'The x-api-key header with the recipient account key is required');
+    if (!hasValidChecksum(apiKey, ACCOUNT_KEY_PREFIX)) return refuse('INVALID_API_KEY', INVALID_ACCOUNT_KEY);
+    const named = await views.get(accountKeyView, digestApiKey(apiKey));
+    const account = named ? await views.get(recipientAccountView, named.accountId) : undefined;
+    if (!account || !accountKeyVerifies(apiKey, account, clock.now())) return refuse('INVALID_API_KEY', INVALID_ACCOUNT_KEY);
+    const limit = await limitAccount(req, res, account.accountId);
+    if (limit.outcome === 'limited') throw limit.refusal;
+    return { account, clientAddress: addressOf(req) };
+  };
+}

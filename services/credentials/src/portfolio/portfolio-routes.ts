@@ -1,0 +1,78 @@
+import { randomUUID } from 'node:crypto';
+import type { Request, Response, Router } from 'express';
+import { clientIdPattern } from '@rsd/contracts';
+import { labelledRouter } from '@rsd/observability';
+import { ApiError, jsonBody, methodNotAllowed } from '@rsd/platform';
+import type { LimitCheck } from '@rsd/recipient-access';
+import type { UseCaseDeps } from '../authorizations/use-case-deps';
+import { accountGenerator, authenticateAccount, rotateAccountKey, type AccountGenerator } from './recipient-accounts';
+import { releaseGrant } from './release-grant';
+
+export interface PortfolioRoutesDeps extends Omit<UseCaseDeps, 'newEventId'> {
+  clientIdPrefix: string;
+  /** A refused account key counts against the address's failed-authentication budget, as on the read API. */
+  limitFailures: LimitCheck;
+  generate?: AccountGenerator;
+}
+
+const BODY_LIMIT = '4kb';
+
+/**
+ * Decision 42: what a recipient account changes, here because this service owns keys and grants and
+ * emits their events (the read API stays read-only). The caller is the account key in `x-api-key`.
+ */
+export function portfolioRoutes(deps: PortfolioRoutesDeps): Router {
+  const useCaseDeps: UseCaseDeps = { ...deps, newEventId: randomUUID };
+  const generate = deps.generate ?? accountGenerator;
+  const clientIds = clientIdPattern(deps.clientIdPrefix);
+  const router = labelledRouter();
+
+  router.use((_req, res, next) => {
+    // The rotation's answer carries a key: nothing here may be cached.
+    res.setHeader('Cache-Control', 'no-store');
+    next();
+  });
+
+  const account = async (req: Request, res: Response) => {
+    try {
+      return await authenticateAccount(useCaseDeps, apiKeyOf(req));
+    } catch (error) {
+      if (!(error instanceof ApiError)) throw error;
+      const limit = await deps.limitFailures(req, res);
+      throw limit.outcome === 'limited' ? limit.refusal : error;
+    }
+  };
+
+  router
+    .route('/keys/rotate')
+    .post(...jsonBody(BODY_LIMIT), async (req, res) => {
+      const caller = await account(req, res);
+      const body: unknown = req.body;
+      const { rotated, publication } = await rotateAccountKey(useCaseDeps, generate, caller.accountId, body);
+      // The new key works once its event reaches the read API; until then the old one still does.
+      res
+        .status(publication === 'published' ? 201 : 202)
+        .json(publication === 'published' ? rotated : { ...rotated, enforcement: 'pending' });
+    })
+    .all(methodNotAllowed(['POST']));
+
+  router
+    .route('/customers/:clientId')
+    .delete(async (req, res) => {
+      const caller = await account(req, res);
+      const clientId = String(req.params.clientId);
+      if (!clientIds.test(clientId)) throw new ApiError('AUTHORIZATION_NOT_FOUND', 'This account holds no such grant');
+      const publication = await releaseGrant(useCaseDeps, caller, clientId);
+      // Decision 29, as a revocation: 204 once the release is in the event log, 202 while it is owed.
+      if (publication === 'published') res.status(204).end();
+      else res.status(202).json({ enforcement: 'pending' });
+    })
+    .all(methodNotAllowed(['DELETE']));
+
+  return router;
+}
+
+function apiKeyOf(req: Request): string {
+  const header = req.headers['x-api-key'];
+  return Array.isArray(header) ? header.join(', ') : (header ?? '');
+}

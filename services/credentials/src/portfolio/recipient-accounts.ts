@@ -1,0 +1,89 @@
+import { ACCOUNT_KEY_OVERLAP_SECONDS, ACCOUNT_KEY_PREFIX, rotateAccountKeyRequestSchema, type RotatedAccountKey } from '@rsd/contracts';
+import {
+  accountKeyVerifies,
+  decideRotateAccountKey,
+  digestApiKey,
+  generateApiKey,
+  generateClientId,
+  hasValidChecksum,
+  newRecipientAccount,
+  recipientAccountCreated,
+  type StoredRecipientAccount,
+} from '@rsd/domain';
+import { ApiError, issueDetails, requestErrorMap, validationFailed } from '@rsd/platform';
+import { LOST_TO_A_CONCURRENT_CHANGE, retryOnConflict } from '../authorizations/retry-on-conflict';
+import type { UseCaseDeps } from '../authorizations/use-case-deps';
+import { outboxEntryOf } from '../outbox/outbox-entry';
+import { publishOwedEvents, type Publication } from '../outbox/outbox-relay';
+
+/** Decision 42: `rcp_` ids and `rsa_` keys, made as Client IDs and API keys are (decisions 4–5). */
+export interface AccountGenerator {
+  accountId(): string;
+  accountKey(): string;
+}
+
+export const accountGenerator: AccountGenerator = {
+  accountId: () => generateClientId('rcp'),
+  accountKey: () => generateApiKey(ACCOUNT_KEY_PREFIX),
+};
+
+const INVALID_ACCOUNT_KEY = 'The x-api-key header does not hold a valid recipient account key';
+
+/**
+ * Who the account key says is calling: the key's checksum first (a mistyped key is refused without a
+ * lookup), then the account found by the key's digest, whose current or overlapping key must verify
+ * in constant time (an index is never the only check).
+ */
+export async function authenticateAccount(deps: Pick<UseCaseDeps, 'store' | 'clock'>, apiKey: string): Promise<StoredRecipientAccount> {
+  if (apiKey === '') throw new ApiError('MISSING_API_KEY', 'The x-api-key header with the recipient account key is required');
+  if (!hasValidChecksum(apiKey, ACCOUNT_KEY_PREFIX)) throw new ApiError('INVALID_API_KEY', INVALID_ACCOUNT_KEY);
+  const account = await deps.store.findAccountByKeyDigest(digestApiKey(apiKey));
+  if (!account || !accountKeyVerifies(apiKey, account, deps.clock.now())) throw new ApiError('INVALID_API_KEY', INVALID_ACCOUNT_KEY);
+  return account;
+}
+
+/** A new account and its key, shown once by the caller; its Created event is owed with it. */
+export async function openAccount(
+  deps: UseCaseDeps,
+  generate: AccountGenerator,
+  name: string | null,
+): Promise<{ account: StoredRecipientAccount; accountKey: string }> {
+  const now = deps.clock.now();
+  const accountKey = generate.accountKey();
+  const account = newRecipientAccount({ accountId: generate.accountId(), name, keyDigest: digestApiKey(accountKey), now });
+  await deps.store.createAccount(account, [outboxEntryOf(recipientAccountCreated(account, { id: deps.newEventId(), time: now }))]);
+  return { account, accountKey };
+}
+
+/** Decision 42: a new account key, shown once; the old one keeps working for the overlap. */
+export function rotateAccountKey(
+  deps: UseCaseDeps,
+  generate: AccountGenerator,
+  accountId: string,
+  body: unknown,
+): Promise<{ rotated: RotatedAccountKey; publication: Publication }> {
+  const overlapSeconds = overlapOf(body);
+  return retryOnConflict(
+    async () => {
+      const current = await deps.store.findAccount(accountId);
+      if (!current) throw new ApiError('INVALID_API_KEY', INVALID_ACCOUNT_KEY);
+      const accountKey = generate.accountKey();
+      const { account, event } = decideRotateAccountKey(
+        current,
+        { newKeyDigest: digestApiKey(accountKey), overlapSeconds },
+        { id: deps.newEventId(), time: deps.clock.now() },
+      );
+      if (!(await deps.store.updateAccount(account, current.revision, [outboxEntryOf(event)]))) return LOST_TO_A_CONCURRENT_CHANGE;
+      const publication = await publishOwedEvents(deps.relay, deps.log, deps.publishDeadlineMs);
+      deps.log.info({ accountId }, 'account key rotated');
+      return { rotated: { accountKey, previousKeyExpiresAt: account.previousKeyExpiresAt }, publication };
+    },
+    { log: deps.log, what: 'account key rotation', context: { accountId } },
+  );
+}
+
+function overlapOf(body: unknown): number {
+  const parsed = rotateAccountKeyRequestSchema.safeParse(body ?? {}, { error: requestErrorMap });
+  if (!parsed.success) throw validationFailed(issueDetails(parsed.error.issues));
+  return parsed.data.overlapSeconds ?? ACCOUNT_KEY_OVERLAP_SECONDS.default;
+}

@@ -1,0 +1,410 @@
+import { randomUUID } from 'node:crypto';
+import { generateApiKey } from '@rsd/domain';
+import { aScoreSubmission, request, type JsonResponse } from '@rsd/testkit';
+import { eventually } from './embedded-process';
+import * as orgAdmin from './organization-admin';
+
+/*
+ * Decision 42's portfolios as a recipient and its organizations use them, over HTTP, on any runtime:
+ * the embedded one (one read API) and the distributed one (two read-API replicas, each of which must
+ * answer the same). Each scenario makes organizations and accounts of its own.
+ */
+
+export interface PortfolioTarget {
+  credentials: string;
+  scoreIngest: string;
+  /** Every read-API replica: a read is checked on each. */
+  readApis: string[];
+  tokenFor(org: string): Promise<string>;
+  /** The account limit the product was started with (ACCOUNT_RATE_LIMIT_PER_MINUTE). */
+  accountLimitPerMinute: number;
+}
+
+interface Grant {
+  clientId: string;
+  organizationId: string;
+}
+
+interface Account {
+  accountId: string;
+  accountKey: string;
+}
+
+/** Every raw account key and claim token the scenarios made: the suites search their logs, stores and topics for them. */
+export const portfolioSecrets: string[] = [];
+
+export function portfolioScenarios(target: () => PortfolioTarget) {
+  const t = () => target();
+  const unique = (what: string) => `${what}-${randomUUID().slice(0, 8)}`;
+  const bearer = async (org: string) => ({ authorization: `Bearer ${await t().tokenFor(org)}` });
+  const json = { 'content-type': 'application/json', accept: 'application/json' };
+
+  async function anOrganization(score: number, pillars = 60): Promise<string> {
+    const org = unique('pf-org');
+    const token = await t().tokenFor(org);
+    await orgAdmin.postScore(
+      t().scoreIngest,
+      token,
+      aScoreSubmission({
+        organizationId: org,
+        scoreDate: '2026-11-20',
+        score,
+        pillarScores: { structuralIntegrity: pillars, failureResistance: pillars, deviceHealth: pillars, recoveryCapability: pillars },
+      }),
+    );
+    return org;
+  }
+
+  async function create(org: string, body: object): Promise<JsonResponse> {
+    return request(`${t().credentials}/v1/organizations/${org}/authorizations`, {
+      method: 'POST',
+      headers: { ...(await bearer(org)), 'content-type': 'application/json' },
+      body: JSON.stringify({ recipientType: 'insurance_provider', ...body }),
+    });
+  }
+
+  async function linkFrom(org: string, extra: object = {}): Promise<{ clientId: string; url: string }> {
+    const created = await create(org, { scopes: ['qr_score', 'pillar_breakdown'], keyDelivery: 'claimLink', ...extra });
+    expect(created.status).toBe(201);
+    portfolioSecrets.push(String(created.body.claim.url).split('/').pop() ?? '');
+    return { clientId: created.body.clientId, url: created.body.claim.url };
+  }
+
+  async function claimIntoNewAccount(url: string, accountName = 'Example Insurance book'): Promise<Account & { clientId: string }> {
+    const claimed = await request(url, { method: 'POST', headers: json, body: JSON.stringify({ into: 'account', accountName }) });
+    expect(claimed).toMatchObject({
+      status: 201,
+      body: { accountId: expect.stringMatching(/^rcp_/), accountKey: expect.stringMatching(/^rsa_/) },
+    });
+    portfolioSecrets.push(claimed.body.accountKey);
+    return claimed.body;
+  }
+
+  async function anAccount(): Promise<Account> {
+    const { accountId, accountKey } = await claimIntoNewAccount((await linkFrom(await anOrganization(50))).url);
+    return { accountId, accountKey };
+  }
+
+  async function grantTo(account: Account, org: string, body: object = {}): Promise<Grant> {
+    const created = await create(org, { scopes: ['qr_score'], keyDelivery: 'account', recipientAccountId: account.accountId, ...body });
+    expect(created.status).toBe(201);
+    return { clientId: created.body.clientId, organizationId: org };
+  }
+
+  const read = (replica: string, key: string, path: string, headers: Record<string, string> = {}) =>
+    request(`${replica}/v1${path}`, { headers: { 'x-api-key': key, ...headers } });
+
+  /** On every replica, once the events have reached it. */
+  async function onEveryReplica(key: string, path: string, accept: (answer: JsonResponse) => boolean): Promise<JsonResponse[]> {
+    const answers: JsonResponse[] = [];
+    for (const replica of t().readApis) {
+      answers.push(
+        await eventually(async () => {
+          const answer = await read(replica, key, path);
+          return accept(answer) ? answer : undefined;
+        }, 20_000),
+      );
+    }
+    return answers;
+  }
+
+  /** Every page of a portfolio listing, following nextCursor; `between` runs after each page. */
+  async function allPages(replica: string, key: string, path: string, limit: number, between: () => Promise<void> = async () => {}) {
+    const seen: string[] = [];
+    let cursor: string | null = null;
+    let pages = 0;
+    do {
+      const query: string = `?limit=${limit}${cursor ? `&cursor=${cursor}` : ''}`;
+      const page = await read(replica, key, `${path}${query}`);
+      expect(page.status).toBe(200);
+      expect(page.body.items.length).toBeLessThanOrEqual(limit);
+      seen.push(...page.body.items.map((item: { clientId: string }) => item.clientId));
+      cursor = page.body.nextCursor;
+      pages += 1;
+      await between();
+    } while (cursor !== null && pages < 100);
+    return seen;
+  }
+
+  const revoke = async (grant: Grant) =>
+    request(`${t().credentials}/v1/organizations/${grant.organizationId}/authorizations/${grant.clientId}/revoke`, {
+      method: 'POST',
+      headers: await bearer(grant.organizationId),
+    });
+
+  return {
+    'when a recipient claims links into a new account and then into that account, then one account key reads both grants and the grants have no key of their own':
+      async () => {
+        const [first, second] = [await anOrganization(71, 64), await anOrganization(38, 41)];
+        const firstLink = await linkFrom(first);
+        const account = await claimIntoNewAccount(firstLink.url);
+        const secondLink = await linkFrom(second);
+
+        // With an account key that does not verify, the claim changes nothing and the link stays open.
+        const refused = await request(secondLink.url, {
+          method: 'POST',
+          headers: { ...json, 'x-api-key': generateApiKey('rsa') },
+          body: JSON.stringify({ into: 'account' }),
+        });
+        expect(refused).toMatchObject({ status: 401, body: { code: 'INVALID_API_KEY' } });
+        const joined = await request(secondLink.url, {
+          method: 'POST',
+          headers: { ...json, 'x-api-key': account.accountKey },
+          body: JSON.stringify({ into: 'account' }),
+        });
+        expect(joined).toMatchObject({ status: 201, body: { accountId: account.accountId, clientId: secondLink.clientId } });
+        expect(joined.body).not.toHaveProperty('accountKey');
+        expect(await request(secondLink.url, { method: 'POST', headers: json, body: '{}' })).toMatchObject({
+          status: 410,
+          body: { code: 'CLAIM_LINK_USED' },
+        });
+
+        const [portfolio] = await onEveryReplica(account.accountKey, '/portfolio', (answer) => answer.body?.customers === 2);
+        expect(portfolio?.body).toEqual({ accountId: account.accountId, name: 'Example Insurance book', customers: 2 });
+        for (const [grant, score] of [
+          [firstLink.clientId, 71],
+          [secondLink.clientId, 38],
+        ] as const) {
+          await onEveryReplica(
+            account.accountKey,
+            `/customers/${grant}/score`,
+            (answer) => answer.status === 200 && answer.body.score === score,
+          );
+        }
+        const scores = await read(t().readApis[0] ?? '', account.accountKey, '/portfolio/scores');
+        expect(scores.status).toBe(200);
+        expect(new Map(scores.body.items.map((item: { clientId: string; score: number }) => [item.clientId, item.score]))).toEqual(
+          new Map([
+            [firstLink.clientId, 71],
+            [secondLink.clientId, 38],
+          ]),
+        );
+
+        // The organization sees which portfolio holds its grant; the grant's key cannot be rotated, the account's is.
+        const record = await request(`${t().credentials}/v1/organizations/${first}/authorizations/${firstLink.clientId}`, {
+          headers: await bearer(first),
+        });
+        expect(record.body).toMatchObject({
+          recipientAccountId: account.accountId,
+          recipientAccountName: 'Example Insurance book',
+          keyClaimed: true,
+          revocationReason: null,
+        });
+        const rotate = await request(`${t().credentials}/v1/organizations/${first}/authorizations/${firstLink.clientId}/rotate`, {
+          method: 'POST',
+          headers: await bearer(first),
+        });
+        expect(rotate).toMatchObject({ status: 409, body: { code: 'KEY_HELD_BY_ACCOUNT' } });
+      },
+
+    'when an organization grants straight to an account, then it is in the portfolio at once, and an unknown account or a missing id is refused':
+      async () => {
+        const account = await anAccount();
+        const org = await anOrganization(82);
+        const unknown = await create(org, { scopes: ['qr_score'], keyDelivery: 'account', recipientAccountId: `rcp_${'x'.repeat(24)}` });
+        expect(unknown).toMatchObject({ status: 404, body: { code: 'RECIPIENT_ACCOUNT_NOT_FOUND' } });
+        const missing = await create(org, { scopes: ['qr_score'], keyDelivery: 'account' });
+        expect(missing).toMatchObject({ status: 400, body: { code: 'VALIDATION_FAILED' } });
+
+        const created = await create(org, { scopes: ['qr_score'], keyDelivery: 'account', recipientAccountId: account.accountId });
+        expect(created.status).toBe(201);
+        expect(created.body).not.toHaveProperty('apiKey');
+        expect(created.body).not.toHaveProperty('claim');
+        expect(created.body).toMatchObject({ recipientAccountId: account.accountId, keyClaimed: true });
+        await onEveryReplica(account.accountKey, `/customers/${created.body.clientId}/score`, (answer) => answer.body?.score === 82);
+      },
+
+    'when grants hold different scopes, then each portfolio page shows only what each grant allows, and another account reads none of them':
+      async () => {
+        const account = await anAccount();
+        const other = await anAccount();
+        const scoreOnly = await grantTo(account, await anOrganization(55, 50), { scopes: ['qr_score'] });
+        const pillarsOnly = await grantTo(account, await anOrganization(66, 61), { scopes: ['pillar_breakdown'] });
+        const both = await grantTo(account, await anOrganization(77, 72), { scopes: ['qr_score', 'pillar_breakdown'] });
+        await onEveryReplica(account.accountKey, '/portfolio', (answer) => answer.body?.customers === 4);
+
+        for (const replica of t().readApis) {
+          const scores = await read(replica, account.accountKey, '/portfolio/scores');
+          const pillars = await read(replica, account.accountKey, '/portfolio/pillars');
+          const ids = (page: JsonResponse) => page.body.items.map((item: { clientId: string }) => item.clientId).sort();
+          expect(ids(scores)).toEqual(expect.arrayContaining([scoreOnly.clientId, both.clientId]));
+          expect(ids(scores)).not.toContain(pillarsOnly.clientId);
+          // The grant the account was opened with holds both scopes as well.
+          expect(ids(pillars)).toHaveLength(3);
+          expect(ids(pillars)).toEqual(expect.arrayContaining([pillarsOnly.clientId, both.clientId]));
+          expect(ids(pillars)).not.toContain(scoreOnly.clientId);
+          expect(pillars.body.items.find((item: { clientId: string }) => item.clientId === both.clientId)).toEqual({
+            clientId: both.clientId,
+            scoreDate: '2026-11-20',
+            pillarScores: { structuralIntegrity: 72, failureResistance: 72, deviceHealth: 72, recoveryCapability: 72 },
+          });
+          // Pages are representations like any other: an ETag, a 304 for it, and a signature.
+          expect(scores.headers.get('etag')).toMatch(/^"/);
+          expect(scores.headers.get('signature')).toBeTruthy();
+          const again = await read(replica, account.accountKey, '/portfolio/scores', { 'if-none-match': scores.headers.get('etag') ?? '' });
+          expect(again.status).toBe(304);
+
+          // The same checks the grant's own key would get: the scope, and a grant the account does not hold.
+          expect(await read(replica, account.accountKey, `/customers/${scoreOnly.clientId}/pillars`)).toMatchObject({
+            status: 403,
+            body: { code: 'INSUFFICIENT_SCOPE' },
+          });
+          expect(await read(replica, other.accountKey, `/customers/${both.clientId}/score`)).toMatchObject({
+            status: 401,
+            body: { code: 'INVALID_API_KEY' },
+          });
+          const theirs = await read(replica, other.accountKey, '/portfolio/customers');
+          expect(theirs.body.items.map((item: { clientId: string }) => item.clientId)).not.toContain(both.clientId);
+        }
+      },
+
+    'when 250 grants are paged through while grants are added and revoked, then no grant appears twice and none that stayed is missed':
+      async () => {
+        const account = await anAccount();
+        const orgs = [await anOrganization(40), await anOrganization(60), await anOrganization(80)];
+        const grants: Grant[] = [];
+        for (let i = 0; i < 250; i += 1) grants.push(await grantTo(account, orgs[i % orgs.length] ?? ''));
+        await onEveryReplica(account.accountKey, '/portfolio', (answer) => answer.body?.customers === 251);
+
+        const before = [...grants];
+        const revokedIds = new Set<string>();
+        for (const replica of t().readApis) {
+          const toRevoke = before.filter((grant) => !revokedIds.has(grant.clientId)).slice(0, 8);
+          let next = 0;
+          const seen = await allPages(replica, account.accountKey, '/portfolio/customers', 37, async () => {
+            // Between pages: one grant revoked, one added.
+            const grant = toRevoke[next];
+            next += 1;
+            if (grant) {
+              expect((await revoke(grant)).status).toBe(200);
+              revokedIds.add(grant.clientId);
+            }
+            grants.push(await grantTo(account, orgs[0] ?? ''));
+          });
+          expect(new Set(seen).size).toBe(seen.length);
+          const stayed = before.filter((grant) => !revokedIds.has(grant.clientId)).map((grant) => grant.clientId);
+          expect(stayed.length).toBeGreaterThanOrEqual(234);
+          expect(seen).toEqual(expect.arrayContaining(stayed));
+        }
+      },
+
+    'when a grant is revoked, expires, or is released, then it leaves the portfolio and the account key gets the code a revoked key gets':
+      async () => {
+        const account = await anAccount();
+        const revokedGrant = await grantTo(account, await anOrganization(31));
+        const released = await grantTo(account, await anOrganization(32));
+        const expiresAt = new Date(Date.now() + 4_000).toISOString();
+        const expiring = await grantTo(account, await anOrganization(33), { expiresAt });
+        await onEveryReplica(account.accountKey, '/portfolio', (answer) => answer.body?.customers === 4);
+
+        expect((await revoke(revokedGrant)).status).toBe(200);
+        const release = await request(`${t().credentials}/v1/portfolio/customers/${released.clientId}`, {
+          method: 'DELETE',
+          headers: { 'x-api-key': account.accountKey },
+        });
+        expect(release.status).toBe(204);
+        const again = await request(`${t().credentials}/v1/portfolio/customers/${released.clientId}`, {
+          method: 'DELETE',
+          headers: { 'x-api-key': account.accountKey },
+        });
+        expect(again.status).toBe(204);
+        const notHeld = await request(`${t().credentials}/v1/portfolio/customers/${released.clientId}`, {
+          method: 'DELETE',
+          headers: { 'x-api-key': (await anAccount()).accountKey },
+        });
+        expect(notHeld).toMatchObject({ status: 404, body: { code: 'AUTHORIZATION_NOT_FOUND' } });
+
+        for (const grant of [revokedGrant, released]) {
+          await onEveryReplica(
+            account.accountKey,
+            `/customers/${grant.clientId}/score`,
+            (answer) => answer.body?.code === 'CREDENTIAL_INACTIVE',
+          );
+        }
+        const record = await request(`${t().credentials}/v1/organizations/${released.organizationId}/authorizations/${released.clientId}`, {
+          headers: await bearer(released.organizationId),
+        });
+        expect(record.body).toMatchObject({ status: 'revoked', revocationReason: 'released_by_recipient' });
+        const byOrganization = await request(
+          `${t().credentials}/v1/organizations/${revokedGrant.organizationId}/authorizations/${revokedGrant.clientId}`,
+          { headers: await bearer(revokedGrant.organizationId) },
+        );
+        expect(byOrganization.body).toMatchObject({ status: 'revoked', revocationReason: 'organization' });
+
+        await onEveryReplica(
+          account.accountKey,
+          `/customers/${expiring.clientId}/score`,
+          (answer) => answer.body?.code === 'CREDENTIAL_INACTIVE',
+        );
+        for (const replica of t().readApis) {
+          const listed = await allPages(replica, account.accountKey, '/portfolio/customers', 100);
+          // Only the grant the account was opened with is left.
+          expect(listed).toHaveLength(1);
+          expect(listed).not.toContain(revokedGrant.clientId);
+          expect((await read(replica, account.accountKey, '/portfolio')).body.customers).toBe(1);
+        }
+      },
+
+    'when a grant allows only other addresses, then the account key is refused for it from here and its score is left out of pages':
+      async () => {
+        const account = await anAccount();
+        const limited = await grantTo(account, await anOrganization(44), { allowedCidrs: ['203.0.113.0/24'] });
+        await onEveryReplica(account.accountKey, '/portfolio', (answer) => answer.body?.customers === 2);
+        for (const replica of t().readApis) {
+          expect(await read(replica, account.accountKey, `/customers/${limited.clientId}/score`)).toMatchObject({
+            status: 403,
+            body: { code: 'ADDRESS_NOT_ALLOWED' },
+          });
+          const scores = await read(replica, account.accountKey, '/portfolio/scores');
+          expect(scores.body.items.map((item: { clientId: string }) => item.clientId)).not.toContain(limited.clientId);
+          const customers = await read(replica, account.accountKey, '/portfolio/customers');
+          expect(customers.body.items.map((item: { clientId: string }) => item.clientId)).toContain(limited.clientId);
+        }
+      },
+
+    'when the account key is rotated with an overlap, then both keys work until the overlap ends, then only the new one': async () => {
+      const account = await anAccount();
+      const rotated = await request(`${t().credentials}/v1/portfolio/keys/rotate`, {
+        method: 'POST',
+        headers: { 'x-api-key': account.accountKey, 'content-type': 'application/json' },
+        body: JSON.stringify({ overlapSeconds: 3 }),
+      });
+      expect(rotated).toMatchObject({
+        status: 201,
+        body: { accountKey: expect.stringMatching(/^rsa_/), previousKeyExpiresAt: expect.any(String) },
+      });
+      const newKey: string = rotated.body.accountKey;
+      portfolioSecrets.push(newKey);
+      await onEveryReplica(newKey, '/portfolio', (answer) => answer.status === 200);
+      for (const replica of t().readApis) expect((await read(replica, account.accountKey, '/portfolio')).status).toBe(200);
+      const overlapEnds = Date.parse(rotated.body.previousKeyExpiresAt);
+      await new Promise((done) => setTimeout(done, Math.max(0, overlapEnds - Date.now()) + 200));
+      for (const replica of t().readApis) {
+        expect(await read(replica, account.accountKey, '/portfolio')).toMatchObject({ status: 401, body: { code: 'INVALID_API_KEY' } });
+        expect((await read(replica, newKey, '/portfolio')).status).toBe(200);
+      }
+      const outOfRange = await request(`${t().credentials}/v1/portfolio/keys/rotate`, {
+        method: 'POST',
+        headers: { 'x-api-key': newKey, 'content-type': 'application/json' },
+        body: JSON.stringify({ overlapSeconds: 86_401 }),
+      });
+      expect(outOfRange).toMatchObject({ status: 400, body: { code: 'VALIDATION_FAILED' } });
+    },
+
+    'when an account reads past its limit, then it is refused with 429 and the RateLimit headers, a page counting once': async () => {
+      const account = await anAccount();
+      const limit = t().accountLimitPerMinute;
+      const replicas = t().readApis;
+      await onEveryReplica(account.accountKey, '/portfolio', (answer) => answer.status === 200);
+      // What onEveryReplica used is counted too; the rest of the budget is spent across the replicas in turn.
+      let answer: JsonResponse | undefined;
+      for (let i = 0; i < limit + 1; i += 1) {
+        answer = await read(replicas[i % replicas.length] ?? '', account.accountKey, '/portfolio/scores?limit=100');
+        if (answer.status === 429) break;
+        expect(answer.headers.get('ratelimit')).toMatch(/^"account"; r=\d+; t=\d+$/);
+      }
+      expect(answer?.status).toBe(429);
+      expect(answer?.headers.get('retry-after')).toMatch(/^\d+$/);
+    },
+  };
+}
