@@ -30,6 +30,15 @@ interface Account {
   accountKey: string;
 }
 
+/** A page's items, as the API documents them. */
+function itemsOf<Item>(page: JsonResponse): Item[] {
+  return (page.body as { items: Item[] }).items;
+}
+
+function clientIdsOf(page: JsonResponse): string[] {
+  return itemsOf<{ clientId: string }>(page).map((item) => item.clientId);
+}
+
 /** Every raw account key and claim token the scenarios made: the suites search their logs, stores and topics for them. */
 export const portfolioSecrets: string[] = [];
 
@@ -118,7 +127,7 @@ export function portfolioScenarios(target: () => PortfolioTarget) {
       const page = await read(replica, key, `${path}${query}`);
       expect(page.status).toBe(200);
       expect(page.body.items.length).toBeLessThanOrEqual(limit);
-      seen.push(...page.body.items.map((item: { clientId: string }) => item.clientId));
+      seen.push(...clientIdsOf(page));
       cursor = page.body.nextCursor;
       pages += 1;
       await between();
@@ -173,7 +182,7 @@ export function portfolioScenarios(target: () => PortfolioTarget) {
         }
         const scores = await read(t().readApis[0] ?? '', account.accountKey, '/portfolio/scores');
         expect(scores.status).toBe(200);
-        expect(new Map(scores.body.items.map((item: { clientId: string; score: number }) => [item.clientId, item.score]))).toEqual(
+        expect(new Map(itemsOf<{ clientId: string; score: number }>(scores).map((item) => [item.clientId, item.score]))).toEqual(
           new Map([
             [firstLink.clientId, 71],
             [secondLink.clientId, 38],
@@ -226,14 +235,14 @@ export function portfolioScenarios(target: () => PortfolioTarget) {
         for (const replica of t().readApis) {
           const scores = await read(replica, account.accountKey, '/portfolio/scores');
           const pillars = await read(replica, account.accountKey, '/portfolio/pillars');
-          const ids = (page: JsonResponse) => page.body.items.map((item: { clientId: string }) => item.clientId).sort();
+          const ids = (page: JsonResponse) => clientIdsOf(page).sort();
           expect(ids(scores)).toEqual(expect.arrayContaining([scoreOnly.clientId, both.clientId]));
           expect(ids(scores)).not.toContain(pillarsOnly.clientId);
           // The grant the account was opened with holds both scopes as well.
           expect(ids(pillars)).toHaveLength(3);
           expect(ids(pillars)).toEqual(expect.arrayContaining([pillarsOnly.clientId, both.clientId]));
           expect(ids(pillars)).not.toContain(scoreOnly.clientId);
-          expect(pillars.body.items.find((item: { clientId: string }) => item.clientId === both.clientId)).toEqual({
+          expect(itemsOf<{ clientId: string }>(pillars).find((item) => item.clientId === both.clientId)).toEqual({
             clientId: both.clientId,
             scoreDate: '2026-11-20',
             pillarScores: { structuralIntegrity: 72, failureResistance: 72, deviceHealth: 72, recoveryCapability: 72 },
@@ -254,7 +263,7 @@ export function portfolioScenarios(target: () => PortfolioTarget) {
             body: { code: 'INVALID_API_KEY' },
           });
           const theirs = await read(replica, other.accountKey, '/portfolio/customers');
-          expect(theirs.body.items.map((item: { clientId: string }) => item.clientId)).not.toContain(both.clientId);
+          expect(clientIdsOf(theirs)).not.toContain(both.clientId);
         }
       },
 
@@ -356,9 +365,9 @@ export function portfolioScenarios(target: () => PortfolioTarget) {
             body: { code: 'ADDRESS_NOT_ALLOWED' },
           });
           const scores = await read(replica, account.accountKey, '/portfolio/scores');
-          expect(scores.body.items.map((item: { clientId: string }) => item.clientId)).not.toContain(limited.clientId);
+          expect(clientIdsOf(scores)).not.toContain(limited.clientId);
           const customers = await read(replica, account.accountKey, '/portfolio/customers');
-          expect(customers.body.items.map((item: { clientId: string }) => item.clientId)).toContain(limited.clientId);
+          expect(clientIdsOf(customers)).toContain(limited.clientId);
         }
       },
 

@@ -10,6 +10,7 @@ describe('read API configuration', () => {
       READ_API_PORT: 8080,
       READ_API_HOST: '0.0.0.0',
       CLIENT_ID_PREFIX: 'rs',
+      ACCOUNT_RATE_LIMIT_PER_MINUTE: 1200,
       RATE_LIMIT_PER_MINUTE: 120,
       FAILED_AUTH_LIMIT_PER_MINUTE: 120,
       TRUST_PROXY_HOPS: 0,

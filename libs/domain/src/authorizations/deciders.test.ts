@@ -40,6 +40,7 @@ describe('authorization decisions', () => {
       organizationId: 'acme',
       revokedAt: '2026-11-25T00:00:00.000Z',
       revision: 2,
+      revocationReason: 'organization',
     });
   });
 
@@ -90,6 +91,9 @@ describe('authorization decisions', () => {
       keyClaimed: true,
       claimedAt: null,
       claimedFromAddress: null,
+      revocationReason: null,
+      recipientAccountId: null,
+      recipientAccountName: null,
     });
   });
 });

@@ -40,6 +40,7 @@ export function anActiveCredentialView(
     scopes: ['qr_score'],
     status: 'active',
     expiresAt: null,
+    recipientAccountId: null,
     revision: 1,
     ...fields,
   };

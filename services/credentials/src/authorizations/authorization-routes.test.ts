@@ -106,6 +106,9 @@ describe('credentials service: authorizations over HTTP', () => {
         keyClaimed: true,
         claimedAt: null,
         claimedFromAddress: null,
+        revocationReason: null,
+        recipientAccountId: null,
+        recipientAccountName: null,
       });
       const stored = await h.store.find(ORG, clientId);
       expect(stored?.keyDigest).toBe(digestApiKey(apiKey));
@@ -366,6 +369,7 @@ describe('credentials service: authorizations over HTTP', () => {
         organizationId: ORG,
         revokedAt: '2026-11-20T10:01:00.000Z',
         revision: 2,
+        revocationReason: 'organization',
       });
     });
 

@@ -29,6 +29,7 @@ describe('create authorization request', () => {
       allowedCidrs: null,
       keyDelivery: 'response',
       claimValidSeconds: 259_200,
+      recipientAccountId: null,
     });
   });
 

@@ -90,6 +90,7 @@ describe('projections', () => {
       scopes: ['qr_score'],
       status: 'active',
       expiresAt: '2027-01-01T00:00:00.000Z',
+      recipientAccountId: null,
       revision: 1,
     });
     expect(await views.get(currentScoreView, 'acme')).toEqual(score);
