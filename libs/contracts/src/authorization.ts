@@ -170,7 +170,7 @@ export const authorizationWithClaimLinkSchema = authorizationSchema
 export type AuthorizationWithClaimLink = z.infer<typeof authorizationWithClaimLinkSchema>;
 
 export const createAuthorizationResponseSchema = z
-  .union([createdAuthorizationSchema, authorizationWithClaimLinkSchema])
+  .union([createdAuthorizationSchema, authorizationWithClaimLinkSchema, authorizationSchema])
   .meta({ id: 'CreateAuthorizationResponse' });
 
 /** GET /claim/{token} as JSON: what the link grants, and nothing it could be used with. */
@@ -232,6 +232,9 @@ export const joinedAccountSchema = z
   .object({ accountId: recipientAccountIdSchema, clientId: clientIdSchema })
   .meta({ id: 'JoinedAccount' });
 export type JoinedAccount = z.infer<typeof joinedAccountSchema>;
+
+/** POST /claim/{token} as JSON: a key of its own, or (decision 42) the account the grant joined. */
+export const claimAnswerSchema = z.union([claimedKeySchema, claimedIntoNewAccountSchema, joinedAccountSchema]).meta({ id: 'ClaimAnswer' });
 
 /** The 200 of a rotation: the new key, shown only here, and until when the previous one still works. */
 export const rotatedAuthorizationSchema = authorizationSchema

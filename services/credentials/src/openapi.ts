@@ -4,8 +4,12 @@ import {
   authorizationListSchema,
   authorizationSchema,
   authorizationWithClaimLinkSchema,
-  claimedKeySchema,
+  ACCOUNT_KEY_OVERLAP_SECONDS,
+  claimAnswerSchema,
   claimGrantSchema,
+  claimRequestSchema,
+  rotateAccountKeyRequestSchema,
+  rotatedAccountKeySchema,
   createAuthorizationResponseSchema,
   issueClaimLinkRequestSchema,
   createAuthorizationRequestSchema,
@@ -85,14 +89,15 @@ const operations: OpenApiOperation[] = [
       'cannot say. The key works from the moment its creation reaches the read API: at once while the event log is ' +
       'up, otherwise once it is back (the 201 does not wait for it). With `"keyDelivery": "claimLink"` (decision 38) no key ' +
       'exists yet: the 201 carries `claim: { url, expiresAt }`, a link that works once for `claimValidSeconds` (default ' +
-      '259200, 3600–604800), and every key is refused until the recipient claims it.',
+      '259200, 3600–604800), and every key is refused until the recipient claims it. With `"keyDelivery": "account"` and ' +
+      '`recipientAccountId` (decision 42) the grant joins that recipient account at once: no key, no link; the account key reads it.',
     tags,
     security: 'bearer',
     parameters: [organizationIdParameter],
     requestBody: createAuthorizationRequestSchema,
     responses: {
       '201': ok(
-        'Created: with the API key (only here), or with `keyDelivery: "claimLink"` the one-time claim link instead (no key exists until the recipient claims it)',
+        'Created: with the API key (only here); with `keyDelivery: "claimLink"` the one-time claim link instead (no key exists until the recipient claims it); with `keyDelivery: "account"` neither',
         createAuthorizationResponseSchema,
         { Location: text('The new authorization') },
       ),
@@ -100,6 +105,7 @@ const operations: OpenApiOperation[] = [
       '400': error(
         'INVALID_ORGANIZATION_ID or INVALID_PARAMETER (path), MALFORMED_JSON, or VALIDATION_FAILED with `details` naming every problem (an `expiresAt` not in the future included)',
       ),
+      '404': error('RECIPIENT_ACCOUNT_NOT_FOUND: `keyDelivery: "account"` names no recipient account'),
       '413': error('PAYLOAD_TOO_LARGE: the body is over 16 kB'),
       '415': error('UNSUPPORTED_MEDIA_TYPE: the body is not application/json'),
     },
@@ -173,7 +179,9 @@ const operations: OpenApiOperation[] = [
         'INVALID_ORGANIZATION_ID or INVALID_PARAMETER (path), MALFORMED_JSON, or VALIDATION_FAILED (overlapSeconds not a whole number 0–604800, or an unknown field)',
       ),
       '404': error('AUTHORIZATION_NOT_FOUND: no such Client ID in this organization'),
-      '409': error('AUTHORIZATION_INACTIVE: the authorization is revoked or expired; no key is issued'),
+      '409': error(
+        'AUTHORIZATION_INACTIVE: the authorization is revoked or expired; KEY_NOT_CLAIMED: its key waits to be claimed by its link; KEY_HELD_BY_ACCOUNT: a recipient account holds it (decision 42), whose key the account rotates. No key is issued',
+      ),
       '413': error('PAYLOAD_TOO_LARGE: the body is over 16 kB'),
       '415': error('UNSUPPORTED_MEDIA_TYPE: the body is not application/json'),
       '503': error('SERVICE_UNAVAILABLE: the authorization kept changing concurrently; nothing was rotated, try again'),
@@ -286,29 +294,102 @@ operations.push(
     summary: 'Claim the API key: it is created now and shown this once',
     description:
       'Decision 38: creates the key, stores only its digest and answers it once; the link is used up. A program sends ' +
-      '`Content-Type: application/json` (any JSON body, or none) or `Accept: application/json` and needs no cookie. The HTML ' +
+      '`Content-Type: application/json` (a ClaimRequest, or none) or `Accept: application/json` and needs no cookie. With ' +
+      '`{"into": "account"}` (decision 42) the grant goes into a recipient account instead of getting a key: with `x-api-key: <account key>` ' +
+      'into that account (no key in the answer), without one into a new account (named `accountName`) whose key is answered once. The HTML ' +
       "form of the GET page carries a CSRF token matched against that page's cookie; a form without it is refused (403 page). " +
       'Until the key is claimed the read API and the notifier refuse every key with 401 INVALID_API_KEY; the claimed key ' +
       'works once its event reaches the read API (at once while the event log is up).',
     tags: claimTags,
     security: 'public',
-    parameters: [claimTokenParameter],
-    requestBody: z.unknown(),
+    parameters: [
+      claimTokenParameter,
+      {
+        name: 'x-api-key',
+        in: 'header',
+        required: false,
+        description: 'With `into: "account"`: the key of the recipient account the grant joins',
+        schema: { type: 'string' },
+      },
+    ],
+    requestBody: claimRequestSchema,
     requestBodyOptional: true,
     responses: {
       '201': {
-        description: 'The Client ID and the new API key, shown only here',
-        schema: claimedKeySchema,
+        description:
+          'The Client ID and the new API key (shown only here); into a new account, its id and key (shown only here); into an existing account, its id',
+        schema: claimAnswerSchema,
         headers: secretNoStore,
         html: true,
       },
       '400': error(
-        'MALFORMED_JSON: the body is not valid JSON (or the form cannot be read), or INVALID_PARAMETER: the token is not percent-encoded UTF-8',
+        'MALFORMED_JSON: the body is not valid JSON (or the form cannot be read), VALIDATION_FAILED: a JSON object that is not a ClaimRequest, or INVALID_PARAMETER: the token is not percent-encoded UTF-8',
       ),
+      '401': { ...error('INVALID_API_KEY: `into: "account"` with an x-api-key that is not a working recipient account key'), html: true },
       '403': { description: 'The HTML form did not carry the CSRF token of its page (a page only)', html: true },
       '413': error('PAYLOAD_TOO_LARGE: the body is over 4 kB'),
       '415': error('UNSUPPORTED_MEDIA_TYPE: a JSON body in another charset, or a Content-Encoding that is not supported'),
       ...claimRefusals,
+    },
+  },
+);
+
+const accountKeyErrors = {
+  '401': error('MISSING_API_KEY, or INVALID_API_KEY: not a recipient account key that works now'),
+  '429': error("Too many failed authentications from this address (shared with the read API's budget); no `code`", {
+    'Retry-After': text('Seconds to wait'),
+  }),
+};
+
+operations.push(
+  {
+    method: 'post',
+    path: '/portfolio/keys/rotate',
+    operationId: 'rotateAccountKey',
+    summary: "Rotate the recipient account's key",
+    description:
+      'Decision 42: a new account key, shown only in this answer; the previous one keeps working for `overlapSeconds` ' +
+      `(${ACCOUNT_KEY_OVERLAP_SECONDS.min}–${ACCOUNT_KEY_OVERLAP_SECONDS.max}, default ${ACCOUNT_KEY_OVERLAP_SECONDS.default}), a key kept by an ` +
+      'earlier rotation stops at once. 202 with `enforcement: "pending"` while the event log is away: the new key works once it is back. ' +
+      'The body is optional.',
+    tags: ['Portfolio'],
+    security: 'apiKey',
+    requestBody: rotateAccountKeyRequestSchema,
+    requestBodyOptional: true,
+    responses: {
+      '201': { description: 'The new account key (only here)', schema: rotatedAccountKeySchema, headers: secretNoStore },
+      '202': {
+        description: 'Recorded; the new key works once its event reaches the event log',
+        schema: rotatedAccountKeySchema.extend({ enforcement: z.literal('pending') }).meta({ id: 'PendingAccountKeyRotation' }),
+        headers: secretNoStore,
+      },
+      '400': error('MALFORMED_JSON, or VALIDATION_FAILED (overlapSeconds out of range, or an unknown field)'),
+      ...accountKeyErrors,
+      '413': error('PAYLOAD_TOO_LARGE: the body is over 4 kB'),
+      '415': error('UNSUPPORTED_MEDIA_TYPE: the body is not application/json'),
+      '503': error('SERVICE_UNAVAILABLE: the account kept changing concurrently; nothing was issued, try again'),
+    },
+  },
+  {
+    method: 'delete',
+    path: '/portfolio/customers/{clientId}',
+    operationId: 'releaseGrant',
+    summary: 'Leave a grant the account holds',
+    description:
+      'Decision 42: ends the grant as a revocation does (`revocationReason: "released_by_recipient"`, which its organization sees). ' +
+      'Idempotent: a grant that has ended already answers the same. 202 with `enforcement: "pending"` while the event log is away.',
+    tags: ['Portfolio'],
+    security: 'apiKey',
+    parameters: [clientIdParameter],
+    responses: {
+      '204': { description: "Released: the grant has ended and the read API refuses it within decision 29's bound" },
+      '202': {
+        description: 'Recorded; enforced once its event reaches the event log',
+        schema: z.object({ enforcement: z.literal('pending') }).meta({ id: 'PendingRelease' }),
+      },
+      ...accountKeyErrors,
+      '404': error('AUTHORIZATION_NOT_FOUND: the account holds no such grant'),
+      '503': error('SERVICE_UNAVAILABLE: the grant kept changing concurrently; nothing changed, try again'),
     },
   },
 );

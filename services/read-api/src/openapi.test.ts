@@ -26,6 +26,10 @@ describe('API documentation', () => {
       '/customers/{clientId}/score',
       '/customers/{clientId}/pillars',
       '/customers/{clientId}/score/history',
+      '/portfolio',
+      '/portfolio/customers',
+      '/portfolio/scores',
+      '/portfolio/pillars',
       '/.well-known/jwks.json',
     ]);
     expect(Object.keys(response.body.components.schemas)).toEqual(

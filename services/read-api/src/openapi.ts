@@ -1,5 +1,14 @@
 import { z } from 'zod';
-import { pillarBreakdownResourceSchema, scoreHistoryResourceSchema, scoreResourceSchema } from '@rsd/contracts';
+import {
+  PORTFOLIO_LIMIT,
+  pillarBreakdownResourceSchema,
+  portfolioCustomersPageSchema,
+  portfolioPillarsPageSchema,
+  portfolioSchema,
+  portfolioScoresPageSchema,
+  scoreHistoryResourceSchema,
+  scoreResourceSchema,
+} from '@rsd/contracts';
 import {
   buildOpenApiDocument,
   clientIdPathParameter,
@@ -47,7 +56,7 @@ const jwksSchema = z
 
 /** The OpenAPI 3.1 document of the read API, from the same zod schemas the contracts define. */
 export function readApiOpenApi(
-  config: Pick<ReadApiConfig, 'CLIENT_ID_PREFIX' | 'RATE_LIMIT_PER_MINUTE' | 'FEED_STALENESS_BOUND_MS'>,
+  config: Pick<ReadApiConfig, 'CLIENT_ID_PREFIX' | 'RATE_LIMIT_PER_MINUTE' | 'ACCOUNT_RATE_LIMIT_PER_MINUTE' | 'FEED_STALENESS_BOUND_MS'>,
 ): object {
   const clientIdParameter = clientIdPathParameter(config.CLIENT_ID_PREFIX);
   const ifNoneMatchParameter = {
@@ -75,12 +84,15 @@ export function readApiOpenApi(
       headers: { ...etag, ...rateLimitHeaders, ...noStore },
     },
     '400': error('MISSING_CLIENT_ID or INVALID_CLIENT_ID (checked before any credential lookup)'),
-    '401': error('MISSING_API_KEY, INVALID_API_KEY or CREDENTIAL_INACTIVE (revoked, expired or not active)'),
+    '401': error(
+      'MISSING_API_KEY, INVALID_API_KEY or CREDENTIAL_INACTIVE (revoked, expired or not active). A recipient account key (`rsa_…`, decision 42) ' +
+        'is accepted for any grant its account holds, with the same checks; for a grant it does not hold, INVALID_API_KEY',
+    ),
     '403': error(
       'ADDRESS_NOT_ALLOWED (the credential has an allow list and this client address is not on it; checked after CREDENTIAL_INACTIVE and before the rate limit), INSUFFICIENT_SCOPE, or blocked by the edge security policy (then without `code`)',
     ),
     '429': error(
-      `Rate limit exceeded (${config.RATE_LIMIT_PER_MINUTE} requests per minute per credential, or too many failed authentications from one address); no \`code\``,
+      `Rate limit exceeded (${config.RATE_LIMIT_PER_MINUTE} requests per minute per credential, ${config.ACCOUNT_RATE_LIMIT_PER_MINUTE} per recipient account when read with its key, or too many failed authentications from one address); no \`code\``,
       { ...retryAfter('Whole seconds to wait before retrying (at least 1)'), ...rateLimitHeaders },
     ),
     '503': error(
@@ -149,6 +161,7 @@ export function readApiOpenApi(
         '404': error('CREDENTIAL_NOT_FOUND'),
       },
     },
+    ...portfolioOperations(config, { ok, ifNoneMatchParameter, common }),
     {
       method: 'get',
       path: '/.well-known/jwks.json',
@@ -180,4 +193,80 @@ export function readApiOpenApi(
     },
     operations,
   );
+}
+
+/** Decision 42: the pages of a recipient account, read with its key alone. */
+function portfolioOperations(
+  config: Pick<ReadApiConfig, 'ACCOUNT_RATE_LIMIT_PER_MINUTE' | 'FEED_STALENESS_BOUND_MS'>,
+  parts: {
+    ok: (description: string, schema: z.ZodType, headers?: Record<string, OpenApiHeader>) => OpenApiResponse;
+    ifNoneMatchParameter: object;
+    common: Record<string, OpenApiResponse>;
+  },
+): OpenApiOperation[] {
+  const { ok, ifNoneMatchParameter, common } = parts;
+  const portfolio = { tags: ['Portfolio'], security: 'apiKey' as const };
+  const responses = (description: string, schema: z.ZodType, paged: boolean) => ({
+    '200': ok(description, schema, paged ? { Link: text('`<next page URL>; rel="next"` when `nextCursor` is not null', false) } : {}),
+    '304': common['304'] as OpenApiResponse,
+    '400': error('INVALID_PARAMETER for a bad or repeated limit or cursor'),
+    '401': error('MISSING_API_KEY, or INVALID_API_KEY: not a recipient account key that works now'),
+    '403': error('Blocked by the edge security policy (without `code`)'),
+    '429': common['429'] as OpenApiResponse,
+    '503': common['503'] as OpenApiResponse,
+  });
+  const describe = (text: string) =>
+    `${text} Authenticate with the recipient account key (\`rsa_…\`) in x-api-key; ${config.ACCOUNT_RATE_LIMIT_PER_MINUTE} requests per ` +
+    'minute per account over everything it reads, a page counting once. Other methods than GET and HEAD answer 405. Every 200 carries a ' +
+    'strong ETag and an RFC 9421 signature; a matching If-None-Match gets 304.';
+  const paging = pageParameters(PORTFOLIO_LIMIT, 'How many grants per page');
+  const pageNote =
+    ' In a stable order; a page may hold fewer items than `limit` (a grant that ended since, or one without the scope or a score), ' +
+    'and a page that is not the last has `nextCursor` and a `Link: <…>; rel="next"` header.';
+  return [
+    {
+      ...portfolio,
+      method: 'get',
+      path: '/portfolio',
+      operationId: 'getPortfolio',
+      summary: 'The recipient account and how many active grants it holds',
+      description: describe('The account a recipient holds its grants in (decision 42).'),
+      parameters: [ifNoneMatchParameter],
+      responses: responses('The account', portfolioSchema, false),
+    },
+    {
+      ...portfolio,
+      method: 'get',
+      path: '/portfolio/customers',
+      operationId: 'listPortfolioCustomers',
+      summary: 'The active grants the account holds',
+      description: describe(`Each grant as its organization made it: scopes and expiry.${pageNote}`),
+      parameters: [...paging, ifNoneMatchParameter],
+      responses: responses('A page of grants', portfolioCustomersPageSchema, true),
+    },
+    {
+      ...portfolio,
+      method: 'get',
+      path: '/portfolio/scores',
+      operationId: 'listPortfolioScores',
+      summary: 'The latest score of every grant that allows it',
+      description: describe(
+        `The Score resource of each active grant that holds qr_score, has a score, and whose allow list (if any) admits this client address.${pageNote}`,
+      ),
+      parameters: [...paging, ifNoneMatchParameter],
+      responses: responses('A page of scores', portfolioScoresPageSchema, true),
+    },
+    {
+      ...portfolio,
+      method: 'get',
+      path: '/portfolio/pillars',
+      operationId: 'listPortfolioPillars',
+      summary: 'The latest pillar breakdown of every grant that allows it',
+      description: describe(
+        `The Pillar breakdown resource of each active grant that holds pillar_breakdown, has a score, and whose allow list (if any) admits this client address.${pageNote}`,
+      ),
+      parameters: [...paging, ifNoneMatchParameter],
+      responses: responses('A page of pillar breakdowns', portfolioPillarsPageSchema, true),
+    },
+  ];
 }
