@@ -164,6 +164,19 @@ create_test_data() {
   claim_token="$(rsd authorizations create --org "$READ_ORG" --recipient-type partner --scopes qr_score --key-delivery claim-link --env |
     sed -n "s|^export RSD_CLAIM_URL='.*/claim/\(.*\)'$|\1|p")"
   [ -n "$claim_token" ] || die "no claim link was issued"
+  # A recipient account (decision 42) holding a grant of the reader's organization: the portfolio's
+  # pages and its key's rotation and releases are fuzzed with its key.
+  local account_link
+  account_link="$(rsd authorizations create --org "$READ_ORG" --recipient-type auditor --scopes qr_score,pillar_breakdown \
+    --key-delivery claim-link --env | sed -n "s|^export RSD_CLAIM_URL='\(.*\)'$|\1|p")"
+  FUZZ_ACCOUNT_KEY="$(node -e '
+    fetch(process.argv[1], { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ into: "account", accountName: "Fuzz book" }) })
+      .then(async (response) => {
+        if (response.status !== 201) throw new Error(`claim into an account: ${response.status} ${await response.text()}`);
+        process.stdout.write((await response.json()).accountKey);
+      });' "$account_link")"
+  [ -n "$FUZZ_ACCOUNT_KEY" ] || die "no recipient account was opened"
+  export FUZZ_ACCOUNT_KEY
   FUZZ_ADMIN_TOKEN="$(rsd token --org "$ADMIN_ORG" --scope authorizations:write --ttl 2h)"
   FUZZ_ENGINE_TOKEN="$(rsd token --scope scores:write --ttl 2h)"
   export FUZZ_READER_API_KEY FUZZ_ADMIN_TOKEN FUZZ_ENGINE_TOKEN

@@ -20,6 +20,7 @@ import {
   type ComposeService,
 } from '../support/compose-stack';
 import { startDistributedServers } from '../support/distributed-servers';
+import { everyCollection, everyTopicRecord } from '../support/leak-search';
 import { eventually, REPO_ROOT } from '../support/embedded-process';
 import * as orgAdmin from '../support/organization-admin';
 import { startService, TEST_RESPONSE_SIGNING_KEYS, type ServiceProcess } from '../support/service-process';
@@ -506,42 +507,14 @@ describeWithInfra('kafka', 'the distributed runtime, four processes over real Ka
   test('when the run is over, then no raw API key or claim-link token is in any log, Kafka topic (the access log included) or MongoDB collection', async () => {
     const haystacks = [...outputs, ...[...readApis, scoreIngest, credentials].map((s) => s.output())];
 
-    const kafka = new Kafka({ brokers: env.KAFKA_BROKERS!.split(','), clientId: `e2e-leak-${runId}`, logLevel: logLevel.NOTHING });
-    const admin = kafka.admin();
-    await admin.connect();
-    const topics = (await admin.listTopics()).filter((t) => t.startsWith('rsd.'));
-    const ends = await Promise.all(topics.map(async (topic) => ({ topic, offsets: await admin.fetchTopicOffsets(topic) })));
-    await admin.disconnect();
-    const expected = ends.reduce((sum, { offsets }) => sum + offsets.reduce((n, o) => n + Number(o.high) - Number(o.low), 0), 0);
-    const consumer = kafka.consumer({ groupId: `e2e-leak-${runId}` });
-    await consumer.connect();
-    await consumer.subscribe({ topics, fromBeginning: true });
-    let seen = 0;
-    const values: string[] = [];
-    await new Promise<void>((done) => {
-      void consumer.run({
-        eachMessage: ({ message }) => {
-          values.push(`${message.key?.toString() ?? ''} ${message.value?.toString() ?? ''}`);
-          seen += 1;
-          if (seen >= expected) done();
-          return Promise.resolve();
-        },
-      });
-    });
-    await consumer.disconnect();
+    const { topics, values } = await everyTopicRecord(env.KAFKA_BROKERS!, `e2e-leak-${runId}`);
     // Searched one record at a time: a broker that served earlier runs (benchmarks) may hold more than one string can.
     for (const value of values) haystacks.push(value);
-
-    const client = await MongoClient.connect(env.MONGO_URL!);
-    const searchedCollections: string[] = [];
-    for (const name of [env.CREDENTIALS_DB!, env.READ_VIEWS_DB!]) {
-      const db = client.db(name);
-      for (const { name: collection } of await db.listCollections().toArray()) {
-        searchedCollections.push(collection);
-        haystacks.push(JSON.stringify(await db.collection(collection).find().toArray()));
-      }
-    }
-    await client.close();
+    const { collections: searchedCollections, documents } = await everyCollection(env.MONGO_URL!, [
+      env.CREDENTIALS_DB!,
+      env.READ_VIEWS_DB!,
+    ]);
+    haystacks.push(...documents);
 
     expect(issuedKeys.length).toBeGreaterThanOrEqual(8);
     expect(values.some((v) => v.includes('keyDigest'))).toBe(true);

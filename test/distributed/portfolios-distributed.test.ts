@@ -1,0 +1,105 @@
+import { randomBytes, randomUUID } from 'node:crypto';
+import { MongoClient } from 'mongodb';
+import { signDevToken } from '@rsd/platform';
+import { describeWithInfra, type StartedServer } from '@rsd/testkit';
+import { COMPOSE_DATABASES, COMPOSE_PORTS, COMPOSE_TEST_TIMINGS, composeService, onComposeStack } from '../support/compose-stack';
+import { startDistributedServers } from '../support/distributed-servers';
+import { everyCollection, everyTopicRecord } from '../support/leak-search';
+import { portfolioScenarios, portfolioSecrets } from '../support/portfolio-scenarios';
+import { startService, TEST_RESPONSE_SIGNING_KEYS, type ServiceProcess } from '../support/service-process';
+
+const ACCOUNT_LIMIT = 300;
+
+/**
+ * Decision 42's portfolios on the distributed runtime: credentials, score ingest and two read-API
+ * replicas as separate processes on real Kafka, a MongoDB-compatible server and Redis (or the
+ * Compose stack's containers with RSD_DISTRIBUTED_STACK=compose). Every read of the scenarios is
+ * checked on both replicas; the account limit is counted across them in Redis.
+ */
+describeWithInfra('kafka', 'portfolios on the distributed runtime, two read-API replicas', (kafkaTarget) => {
+  const runId = randomUUID().slice(0, 8);
+  const secret = onComposeStack ? (process.env.JWT_HS256_SECRET ?? '') : randomBytes(32).toString('base64url');
+  const PORTS = onComposeStack ? COMPOSE_PORTS : { credentials: 18581, scoreIngest: 18582, readApi1: 18580, readApi2: 18590 };
+  const servers: StartedServer[] = [];
+  const services: ServiceProcess[] = [];
+  let env: Record<string, string>;
+  let credentials: ServiceProcess;
+  let scoreIngest: ServiceProcess;
+  let readApis: ServiceProcess[] = [];
+
+  beforeAll(async () => {
+    if (onComposeStack) {
+      env = {
+        KAFKA_BROKERS: process.env.KAFKA_BROKERS ?? '',
+        MONGO_URL: process.env.MONGO_URL ?? '',
+        CREDENTIALS_DB: COMPOSE_DATABASES.credentials,
+        READ_VIEWS_DB: COMPOSE_DATABASES.readViews,
+        ...COMPOSE_TEST_TIMINGS,
+      };
+      credentials = await composeService('credentials', PORTS.credentials);
+      scoreIngest = await composeService('score-ingest', PORTS.scoreIngest);
+      readApis = [await composeService('read-api-1', PORTS.readApi1), await composeService('read-api-2', PORTS.readApi2)];
+      return;
+    }
+    env = {
+      ...(await startDistributedServers(kafkaTarget(), servers)),
+      CREDENTIALS_DB: `pf_credentials_${runId}`,
+      READ_VIEWS_DB: `pf_views_${runId}`,
+      JWT_HS256_SECRET: secret,
+      RESPONSE_SIGNING_KEYS: TEST_RESPONSE_SIGNING_KEYS,
+      LOG_LEVEL: 'info',
+      KAFKA_TOPIC_PARTITIONS: '3',
+      CREDENTIALS_PORT: String(PORTS.credentials),
+      SCORE_INGEST_PORT: String(PORTS.scoreIngest),
+      EXPIRY_CHECK_INTERVAL_MS: '500',
+      // Every request comes from 127.0.0.1, and the scenarios present keys that are refused on purpose.
+      FAILED_AUTH_LIMIT_PER_MINUTE: '100000',
+      ACCOUNT_RATE_LIMIT_PER_MINUTE: String(ACCOUNT_LIMIT),
+      OUTBOX_RELAY_INTERVAL_MS: '500',
+      EVENT_LOG_PUBLISH_DEADLINE_MS: '2000',
+      FEED_STALENESS_BOUND_MS: '5000',
+      FEED_RECOVERY_GRACE_MS: '3000',
+    };
+    credentials = await startService('credentials', PORTS.credentials, env);
+    services.push(credentials);
+    scoreIngest = await startService('score-ingest', PORTS.scoreIngest, env);
+    services.push(scoreIngest);
+    for (const port of [PORTS.readApi1, PORTS.readApi2]) {
+      const replica = await startService('read-api', port, { ...env, READ_API_PORT: String(port), REPLICA_ID: `pf-${port}` });
+      services.push(replica);
+      readApis.push(replica);
+    }
+  }, 180_000);
+
+  const outputs: string[] = [];
+  afterAll(async () => {
+    for (const service of [...services].reverse()) {
+      outputs.push(service.output());
+      await service.stop();
+    }
+    if (!onComposeStack && env?.MONGO_URL) {
+      const client = await MongoClient.connect(env.MONGO_URL);
+      for (const name of [env.CREDENTIALS_DB ?? '', env.READ_VIEWS_DB ?? '']) await client.db(name).dropDatabase();
+      await client.close();
+    }
+    for (const server of servers) await server.stop();
+  }, 60_000);
+
+  const scenarios = portfolioScenarios(() => ({
+    credentials: credentials.url,
+    scoreIngest: scoreIngest.url,
+    readApis: readApis.map((replica) => replica.url),
+    tokenFor: (org) => signDevToken(secret, { org, scope: 'authorizations:write scores:write' }),
+    accountLimitPerMinute: ACCOUNT_LIMIT,
+  }));
+  for (const [name, scenario] of Object.entries(scenarios)) test(name, scenario, 180_000);
+
+  test('when the run is over, then no account key or claim token is in any log, Kafka topic or MongoDB collection', async () => {
+    const haystacks = [...outputs, ...[credentials, scoreIngest, ...readApis].map((service) => service.output())];
+    const { values } = await everyTopicRecord(env.KAFKA_BROKERS ?? '', `pf-leak-${runId}`);
+    haystacks.push(...values);
+    haystacks.push(...(await everyCollection(env.MONGO_URL ?? '', [env.CREDENTIALS_DB ?? '', env.READ_VIEWS_DB ?? ''])).documents);
+    expect(portfolioSecrets.length).toBeGreaterThanOrEqual(10);
+    expect(portfolioSecrets.filter((secretValue) => haystacks.some((haystack) => haystack.includes(secretValue)))).toEqual([]);
+  }, 120_000);
+});

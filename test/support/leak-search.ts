@@ -1,0 +1,53 @@
+import { Kafka, logLevel } from 'kafkajs';
+import { MongoClient } from 'mongodb';
+
+/*
+ * Where the distributed suites look for a secret that must never be stored: every record of every
+ * product topic, and every document of the given databases.
+ */
+
+/** Every record (key and value) of every `rsd.` topic, one string each, and the topics read. */
+export async function everyTopicRecord(brokers: string, clientId: string): Promise<{ topics: string[]; values: string[] }> {
+  const kafka = new Kafka({ brokers: brokers.split(','), clientId, logLevel: logLevel.NOTHING });
+  const admin = kafka.admin();
+  await admin.connect();
+  const topics = (await admin.listTopics()).filter((topic) => topic.startsWith('rsd.'));
+  const ends = await Promise.all(topics.map(async (topic) => ({ topic, offsets: await admin.fetchTopicOffsets(topic) })));
+  await admin.disconnect();
+  const expected = ends.reduce((sum, { offsets }) => sum + offsets.reduce((n, o) => n + Number(o.high) - Number(o.low), 0), 0);
+  const consumer = kafka.consumer({ groupId: clientId });
+  await consumer.connect();
+  await consumer.subscribe({ topics, fromBeginning: true });
+  const values: string[] = [];
+  await new Promise<void>((done) => {
+    if (expected === 0) done();
+    void consumer.run({
+      eachMessage: ({ message }) => {
+        values.push(`${message.key?.toString() ?? ''} ${message.value?.toString() ?? ''}`);
+        if (values.length >= expected) done();
+        return Promise.resolve();
+      },
+    });
+  });
+  await consumer.disconnect();
+  return { topics, values };
+}
+
+/** Every collection of each database, as one JSON string per collection, and the collections' names. */
+export async function everyCollection(mongoUrl: string, databases: string[]): Promise<{ collections: string[]; documents: string[] }> {
+  const client = await MongoClient.connect(mongoUrl);
+  const collections: string[] = [];
+  const documents: string[] = [];
+  try {
+    for (const name of databases) {
+      const db = client.db(name);
+      for (const { name: collection } of await db.listCollections().toArray()) {
+        collections.push(collection);
+        documents.push(JSON.stringify(await db.collection(collection).find().toArray()));
+      }
+    }
+  } finally {
+    await client.close();
+  }
+  return { collections, documents };
+}
