@@ -105,6 +105,20 @@ test('when the event log and the stores are out of reach, then every operation o
   );
   expect(linked.status).toBe(201);
   const claimJson = { accept: 'application/json', 'content-type': 'application/json' };
+  // Decision 42: a recipient account, opened by claiming another link into it.
+  const forAccount = await request<{ claim: { url: string } }>(`${urlOf(credentialsService)}/v1/organizations/${ORG}/authorizations`, {
+    method: 'POST',
+    headers: bearer,
+    body: JSON.stringify({ recipientType: 'auditor', scopes: ['qr_score'], keyDelivery: 'claimLink' }),
+  });
+  const opened = await request<{ accountKey: string; clientId: string }>(forAccount.body.claim.url, {
+    method: 'POST',
+    headers: claimJson,
+    body: JSON.stringify({ into: 'account' }),
+  });
+  expect(opened.status).toBe(201);
+  const account = { 'x-api-key': opened.body.accountKey, 'content-type': 'application/json' };
+  const portfolio = `${urlOf(readApiService)}/v1/portfolio`;
 
   // operationId → the request a client makes for it.
   const calls: Record<string, [string, RequestInit]> = {
@@ -136,6 +150,12 @@ test('when the event log and the stores are out of reach, then every operation o
     ],
     listWebhooks: [`${customer(notifierService)}/webhooks`, { headers: recipient }],
     deleteWebhook: [`${customer(notifierService)}/webhooks/wh_${'0'.repeat(24)}`, { method: 'DELETE', headers: recipient }],
+    getPortfolio: [portfolio, { headers: account }],
+    listPortfolioCustomers: [`${portfolio}/customers`, { headers: account }],
+    listPortfolioScores: [`${portfolio}/scores`, { headers: account }],
+    listPortfolioPillars: [`${portfolio}/pillars`, { headers: account }],
+    rotateAccountKey: [`${urlOf(credentialsService)}/v1/portfolio/keys/rotate`, { method: 'POST', headers: account, body: '{}' }],
+    releaseGrant: [`${urlOf(credentialsService)}/v1/portfolio/customers/${opened.body.clientId}`, { method: 'DELETE', headers: account }],
     listWebhookDeliveries: [`${customer(notifierService)}/webhooks/wh_${'0'.repeat(24)}/deliveries`, { headers: recipient }],
   };
   // Every documented operation is called, the JWKS aside: it needs no store.

@@ -461,6 +461,8 @@ describe('credentials service: authorizations over HTTP', () => {
         '/organizations/{organizationId}/authorizations/{clientId}/access-log',
         '/organizations/{organizationId}/authorizations/{clientId}/claim-link',
         '/claim/{token}',
+        '/portfolio/keys/rotate',
+        '/portfolio/customers/{clientId}',
       ]);
     });
   });
