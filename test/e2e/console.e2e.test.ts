@@ -328,6 +328,49 @@ describe('the console in a browser', () => {
     await context.close();
   }, 120_000);
 
+  test('a recipient adds a granted link to a new portfolio from the claim page; the console names the portfolio that holds the grant', async () => {
+    const { context, page } = await newPage();
+    await signInWithProvider(page, `admin@${ORG}`);
+    await page.getByRole('link', { name: 'New authorization' }).click();
+    await page.getByLabel('Recipient type').selectOption('insurance_provider');
+    await page.getByLabel('Recipient name').fill('Northwind Mutual');
+    await page.getByLabel(/Score and grade/).check();
+    await page.getByRole('radio', { name: /one-time link/ }).check();
+    await page.getByRole('button', { name: 'Create authorization' }).click();
+    await visible(page.getByRole('heading', { level: 1, name: 'Claim link issued', exact: true }));
+    const link = (await page.locator('#claim-url').textContent()) ?? '';
+    const clientId = (await page.locator('#client-id').textContent()) ?? '';
+
+    const recipient = await browser.newContext();
+    const claimPage = await recipient.newPage();
+    await loopbackOnly(claimPage);
+    consoleErrors.push(...watchConsoleErrors(claimPage, new URL(consoleUrl).origin));
+    await claimPage.goto(link);
+    await visible(claimPage.getByRole('heading', { level: 2, name: 'Or add it to my portfolio', exact: true }));
+    await claimPage.getByLabel('Name of a new portfolio (optional)').fill('Northwind book');
+    await claimPage.getByRole('button', { name: 'Add to my portfolio' }).click();
+    await visible(claimPage.getByRole('heading', { level: 1, name: 'Added to your portfolio', exact: true }));
+    const accountKey = (await claimPage.locator('#account-key').textContent()) ?? '';
+    const accountId = (await claimPage.locator('#account-id').textContent()) ?? '';
+    expect(accountKey).toMatch(/^rsa_/);
+    expect(accountId).toMatch(/^rcp_/);
+    await look(claimPage, 'claimed-into-portfolio');
+    await recipient.close();
+
+    await eventually(async () => ((await read(clientId, accountKey)).status === 200 ? true : undefined));
+    await page.goto(`${consoleUrl}/authorizations/${clientId}`);
+    await visible(page.getByText('Northwind book'));
+    await visible(page.getByText('None of its own: read with the key of the portfolio that holds it'));
+    expect(await page.getByRole('heading', { name: 'Rotate the key' }).count()).toBe(0);
+    await page.goto(consoleUrl);
+    await visible(page.getByRole('columnheader', { name: 'Portfolio' }));
+    await visible(page.getByText(accountId));
+    await look(page, 'list-with-portfolio');
+    expect(await page.content()).not.toContain(accountKey);
+    for (const secret of [accountKey, link.split('/').pop() ?? '']) expect(product.output()).not.toContain(secret);
+    await context.close();
+  }, 120_000);
+
   test('every page has no serious accessibility violation, and the console wrote no error to the browser console', async () => {
     // The checker itself finds what it should: an image without a text alternative is a critical violation.
     const control = await browser.newPage();

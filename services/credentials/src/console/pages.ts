@@ -109,6 +109,7 @@ export function listPage(viewer: Viewer, authorizations: readonly Authorization[
                 <th scope="col">Type</th>
                 <th scope="col">Scopes</th>
                 <th scope="col">Status</th>
+                <th scope="col">Portfolio</th>
                 <th scope="col">Expires</th>
                 <th scope="col">Last used</th>
                 <th scope="col">Reads (24 h / 30 d)</th>
@@ -125,6 +126,7 @@ export function listPage(viewer: Viewer, authorizations: readonly Authorization[
                     <td>${RECIPIENT_TYPE_LABELS[authorization.recipientType]}</td>
                     <td>${authorization.scopes.map((scope) => SCOPE_LABELS[scope]).join(', ')}</td>
                     <td>${statusBadge(authorization)}</td>
+                    <td>${portfolioOf(authorization)}</td>
                     <td>${instant(authorization.expiresAt, 'Never')}</td>
                     <td>${instant(authorization.lastUsedAt, 'Not yet')}</td>
                     <td>${authorization.usage.last24h} / ${authorization.usage.last30d}</td>
@@ -377,9 +379,11 @@ export function detailPage(
         ${
           authorization.revokedAt
             ? html`<dt>Revoked</dt>
-                <dd>${instant(authorization.revokedAt, '')}</dd>`
+                <dd>${instant(authorization.revokedAt, '')}${revokedBy(authorization)}</dd>`
             : ''
         }
+        <dt>Portfolio</dt>
+        <dd>${portfolioOf(authorization)}</dd>
         <dt>Allowed addresses</dt>
         <dd>${authorization.allowedCidrs ? authorization.allowedCidrs.join(', ') : 'Any'}</dd>
         <dt>Key</dt>
@@ -411,7 +415,7 @@ export function detailPage(
           : ''
       }
       ${
-        active && authorization.keyClaimed
+        active && authorization.keyClaimed && !authorization.recipientAccountId
           ? html`<section aria-labelledby="rotate-heading" class="panel">
               <h2 id="rotate-heading">Rotate the key</h2>
               <p>
@@ -463,8 +467,25 @@ export function detailPage(
   );
 }
 
+/** Decision 42: the recipient account that holds the grant, by name and id, or that none does. */
+function portfolioOf(authorization: Authorization): Html {
+  if (!authorization.recipientAccountId) return html`<span class="hint">None: a key of its own</span>`;
+  return html`${authorization.recipientAccountName ?? 'Unnamed portfolio'} <span class="id">${authorization.recipientAccountId}</span>`;
+}
+
+const REVOCATION_REASON_LABELS = {
+  organization: '',
+  released_by_recipient: ' · released by the recipient',
+  key_leaked: ' · its key was reported leaked',
+} as const;
+
+function revokedBy(authorization: Authorization): string {
+  return authorization.revocationReason ? REVOCATION_REASON_LABELS[authorization.revocationReason] : '';
+}
+
 /** Decision 38: whether and when the recipient claimed the key, and from where. */
 function keyState(authorization: Authorization): Html {
+  if (authorization.recipientAccountId) return html`None of its own: read with the key of the portfolio that holds it`;
   if (!authorization.keyClaimed) return html`Not yet claimed: the recipient has a one-time link`;
   if (!authorization.claimedAt) return html`Shown once when it was issued`;
   return html`Claimed by the recipient
