@@ -1,6 +1,10 @@
+import { execFile } from 'node:child_process';
 import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { eventLogValues, type EmbeddedProcess } from '../support/embedded-process';
+import { promisify } from 'node:util';
+import { aScoreSubmission } from '@rsd/testkit';
+import { eventLogValues, eventually, REPO_ROOT, type EmbeddedProcess } from '../support/embedded-process';
+import * as orgAdmin from '../support/organization-admin';
 import { devTokenFor, startEmbeddedOnNewDataDir, stopAndRemove } from '../support/embedded-suite';
 import { portfolioScenarios, portfolioSecrets } from '../support/portfolio-scenarios';
 
@@ -27,8 +31,122 @@ const scenarios = portfolioScenarios(() => ({
   accountLimitPerMinute: ACCOUNT_LIMIT,
 }));
 
+const run = promisify(execFile);
+
+/** The real `rsd` bin, with the given environment on top of the suite's; never throws. */
+async function rsd(args: string[], env: Record<string, string> = {}) {
+  try {
+    const { stdout, stderr } = await run('node', [join(REPO_ROOT, 'tools/cli/bin/rsd.js'), ...args], {
+      env: {
+        ...process.env,
+        DATA_DIR: dataDir,
+        RSD_API_URL: product.urls.readApi,
+        RSD_CREDENTIALS_URL: product.urls.credentials,
+        RSD_API_KEY: '',
+        ...env,
+      },
+    });
+    return { code: 0, stdout, stderr };
+  } catch (error) {
+    const failed = error as { code: number; stdout: string; stderr: string };
+    return { code: failed.code, stdout: failed.stdout, stderr: failed.stderr };
+  }
+}
+
+/** `export NAME='value'` lines as a map. */
+const exported = (stdout: string) => new Map([...stdout.matchAll(/^export (\w+)='([^']*)'$/gm)].map(([, name, value]) => [name, value]));
+
 describe('portfolios (decision 42) on the embedded runtime', () => {
   for (const [name, scenario] of Object.entries(scenarios)) test(name, scenario, 120_000);
+
+  test('when a recipient uses rsd: claims into a new portfolio, is granted another directly, reads every score, rotates its key and leaves a grant', async () => {
+    const [first, second] = ['cli-pf-one', 'cli-pf-two'];
+    for (const [org, score] of [
+      [first, 61],
+      [second, 47],
+    ] as const) {
+      await orgAdmin.postScore(product.urls.scoreIngest, await devTokenFor(dataDir, org), aScoreSubmission({ organizationId: org, score }));
+    }
+    const link = exported(
+      (
+        await rsd([
+          'authorizations',
+          'create',
+          '--org',
+          first,
+          '--recipient-type',
+          'auditor',
+          '--scopes',
+          'qr_score',
+          '--key-delivery',
+          'claim-link',
+          '--env',
+        ])
+      ).stdout,
+    ).get('RSD_CLAIM_URL');
+    expect(link).toBeDefined();
+    portfolioSecrets.push(link?.split('/').pop() ?? '');
+
+    const claimed = await rsd(['claim', link ?? '', '--into-portfolio', '--account-name', 'CLI book', '--env']);
+    expect(claimed.code).toBe(0);
+    expect(claimed.stderr).toContain('shown only this once');
+    const account = exported(claimed.stdout);
+    const accountKey = account.get('RSD_API_KEY') ?? '';
+    expect(accountKey).toMatch(/^rsa_/);
+    portfolioSecrets.push(accountKey);
+    const accountId = account.get('RSD_ACCOUNT_ID') ?? '';
+
+    const direct = await rsd([
+      'authorizations',
+      'create',
+      '--org',
+      second,
+      '--recipient-type',
+      'auditor',
+      '--scopes',
+      'qr_score',
+      '--key-delivery',
+      'account',
+      '--account-id',
+      accountId,
+    ]);
+    expect(direct.code).toBe(0);
+    const directId = (JSON.parse(direct.stdout) as { clientId: string }).clientId;
+    expect(
+      await rsd([
+        'authorizations',
+        'create',
+        '--org',
+        second,
+        '--recipient-type',
+        'auditor',
+        '--scopes',
+        'qr_score',
+        '--key-delivery',
+        'account',
+      ]),
+    ).toMatchObject({ code: 2 });
+
+    const asRecipient = { RSD_API_KEY: accountKey };
+    const shown = await eventually(async () => {
+      const answer = await rsd(['portfolio', 'show'], asRecipient);
+      return answer.code === 0 && (JSON.parse(answer.stdout) as { customers: number }).customers === 2 ? answer : undefined;
+    });
+    expect(JSON.parse(shown.stdout)).toEqual({ accountId, name: 'CLI book', customers: 2 });
+    const scores = await rsd(['portfolio', 'scores', '--all'], asRecipient);
+    expect((JSON.parse(scores.stdout) as { items: { score: number }[] }).items.map((item) => item.score).sort()).toEqual([47, 61]);
+
+    const rotated = await rsd(['portfolio', 'rotate-key', '--overlap', '0'], asRecipient);
+    expect(rotated.code).toBe(0);
+    const newKey = (JSON.parse(rotated.stdout) as { accountKey: string }).accountKey;
+    portfolioSecrets.push(newKey);
+    await eventually(async () => ((await rsd(['portfolio', 'show'], asRecipient)).code === 1 ? true : undefined));
+    expect(await rsd(['portfolio', 'leave', '--client-id', directId], { RSD_API_KEY: newKey })).toMatchObject({ code: 0 });
+    await eventually(async () => {
+      const answer = await rsd(['portfolio', 'customers'], { RSD_API_KEY: newKey });
+      return answer.code === 0 && (JSON.parse(answer.stdout) as { items: unknown[] }).items.length === 1 ? true : undefined;
+    });
+  }, 120_000);
 
   test('when the run is over, then no account key or claim token is in the output, the event log or any file of the data directory', async () => {
     const files = (await readdir(dataDir, { recursive: true, withFileTypes: true })).filter((entry) => entry.isFile());

@@ -18,6 +18,8 @@ function shellQuoted(value: string): string {
 /** What `--env` exports for each command that creates a secret. */
 export const CREDENTIAL_EXPORTS = { clientId: 'CLIENT_ID', apiKey: 'RSD_API_KEY' };
 export const WEBHOOK_EXPORTS = { id: 'WEBHOOK_ID', secret: 'RSD_WEBHOOK_SECRET' };
+/** Decision 42: a claim into a portfolio; the account key (a new account's) becomes the key `rsd portfolio` reads with. */
+export const ACCOUNT_EXPORTS = { accountId: 'RSD_ACCOUNT_ID', accountKey: 'RSD_API_KEY', clientId: 'CLIENT_ID' };
 
 /** A claim link (decision 38): the Client ID and the link, which the organization sends to its recipient. */
 export const CLAIM_LINK_EXPORTS = { clientId: 'CLIENT_ID', claimUrl: 'RSD_CLAIM_URL' };

@@ -6,9 +6,10 @@ import { callJson, callJsonAnswer, fetchRaw } from './http-client';
 import { verifyResponseSignature, type PublishedKey } from './response-signature';
 import { chunk, readScoreFile, UsageError } from './score-file';
 import { runWebhooksCommand } from './webhooks';
+import { runPortfolioCommand } from './portfolio';
 import { runBackupCommand } from './backup';
 import { untilStopped } from './until-stopped';
-import { claimLinkExportsOf, CREDENTIAL_EXPORTS, exportsOf, WEBHOOK_EXPORTS } from './env-output';
+import { ACCOUNT_EXPORTS, claimLinkExportsOf, CREDENTIAL_EXPORTS, exportsOf, WEBHOOK_EXPORTS } from './env-output';
 
 const HELP = `rsd: command-line client for the Resilience Score Data API
 
@@ -19,10 +20,16 @@ Usage:
                             [--allowed-cidrs 203.0.113.0/24,2001:db8::/32]
                             [--key-delivery claim-link [--claim-valid 72h]]  (no key yet: a one-time link for the
                             recipient, valid 1h to 7d, default 72h; --env: export CLIENT_ID=… RSD_CLAIM_URL=…)
+                            [--key-delivery account --account-id rcp_…]  (straight into a recipient's portfolio: no
+                            key and no link; the account's key reads it)
   rsd authorizations claim-link --org ID --client-id CLIENT_ID [--claim-valid 72h] [--env]
                             (a new link for a key not yet claimed; the previous link stops working)
   rsd claim URL [--env]     (a recipient claims its key by the link: prints clientId and apiKey, shown only this once;
                             --env: export CLIENT_ID=… RSD_API_KEY=…)
+  rsd claim URL --into-portfolio [--account-name NAME] [--env]
+                            (the grant goes into the recipient account whose key is in RSD_API_KEY, or without one
+                            into a new account whose key is shown only this once; --env: export RSD_ACCOUNT_ID=…
+                            RSD_API_KEY=<account key> CLIENT_ID=…)
   rsd authorizations rotate --org ID --client-id CLIENT_ID [--overlap 1h]   (the previous key works for the overlap:
                             0, 90s, 30m, 1h, 7d; default 1 day, at most 7 days; the new key is shown once)
                             [--env]  (--env: prints export CLIENT_ID=… RSD_API_KEY=… for eval, also on rotate)
@@ -36,6 +43,13 @@ Usage:
   rsd score   --client-id CLIENT_ID [--verify]   (API key from RSD_API_KEY or --api-key)
   rsd pillars --client-id CLIENT_ID [--verify]
   rsd history --client-id CLIENT_ID [--from DATE] [--to DATE] [--limit N] [--cursor C] [--verify]
+
+  rsd portfolio show                    (a recipient account, with its key in RSD_API_KEY: its id, name and grants)
+  rsd portfolio customers|scores|pillars [--limit N] [--cursor C] [--all]   (a page of its active grants, or of their
+                          latest scores or breakdowns where the grant allows it; --all: every page as one list)
+  rsd portfolio rotate-key [--overlap 1h]   (a new account key, shown once; the old one works for the overlap, 0 to 1d,
+                          default 1d)
+  rsd portfolio leave --client-id CLIENT_ID   (ends a grant the account holds; its organization sees it released)
 
   rsd webhooks create     --client-id CLIENT_ID --url URL --events score.updated,grade.changed,authorization.ended
                           [--env]  (API key as for rsd score; prints the subscription with its secret, shown only this
@@ -72,7 +86,8 @@ Options and environment:
   --notifier-url URL     notifier (webhooks) (RSD_NOTIFIER_URL, default http://127.0.0.1:8083)
   --token JWT            bearer token        (RSD_TOKEN; otherwise one is minted from JWT_HS256_SECRET
                                               or the embedded runtime's secret in DATA_DIR, default .data)
-  --api-key KEY          API key             (RSD_API_KEY; prefer the variable: arguments show in ps)
+  --api-key KEY          API key, or a recipient account key for rsd portfolio
+                                             (RSD_API_KEY; prefer the variable: arguments show in ps)
   --secret whsec_...     webhook secret      (RSD_WEBHOOK_SECRET, for webhooks listen; prefer the variable)
 
 Exit codes: 0 success, 1 the service refused or could not be reached, 2 wrong usage,
@@ -116,8 +131,10 @@ const STRING_OPTIONS = [
   'data-dir',
   'key-delivery',
   'claim-valid',
+  'account-id',
+  'account-name',
 ] as const;
-const BOOLEAN_OPTIONS = ['verify', 'follow', 'table', 'env', 'force', 'without-webhook-key'] as const;
+const BOOLEAN_OPTIONS = ['verify', 'follow', 'table', 'env', 'force', 'without-webhook-key', 'into-portfolio', 'all'] as const;
 
 function parseCommandLine() {
   try {
@@ -182,6 +199,15 @@ async function run(): Promise<unknown> {
     return runBackupCommand(command, positionals.slice(1), values, { env: process.env, note: (line) => process.stderr.write(`${line}\n`) });
   }
   if (command === 'claim') return claimByLink(subcommand);
+  if (command === 'portfolio') {
+    return runPortfolioCommand(subcommand, values, {
+      apiUrl: urls.api,
+      credentialsUrl: urls.credentials,
+      apiKeyHeader,
+      secondsOf: (value) => secondsOf(value),
+      note: (line) => process.stderr.write(`${line}\n`),
+    });
+  }
   switch (`${command} ${subcommand ?? ''}`.trim()) {
     case 'token': {
       const secret = await devSecret();
@@ -203,7 +229,7 @@ async function run(): Promise<unknown> {
         ...(values['recipient-name'] ? { recipientName: values['recipient-name'] } : {}),
         ...(values['expires-at'] ? { expiresAt: values['expires-at'] } : {}),
         ...(values['allowed-cidrs'] ? { allowedCidrs: listOf(values['allowed-cidrs']) } : {}),
-        ...keyDeliveryOf(values['key-delivery'], values['claim-valid']),
+        ...keyDeliveryOf(values['key-delivery'], values['claim-valid'], values['account-id']),
       };
       const created = await callJson(authorizationsPath(org), { method: 'POST', headers: await bearer('authorizations:write', org), body });
       if (!values.env) return created;
@@ -289,11 +315,23 @@ async function run(): Promise<unknown> {
   }
 }
 
-/** Decision 38: a recipient claims its key by the link, the link being its only credential here; it is never printed back. */
+/**
+ * Decision 38: a recipient claims its key by the link, the link being its only credential here; it is
+ * never printed back. With --into-portfolio (decision 42) the grant goes into a recipient account
+ * instead: the one whose key is in RSD_API_KEY, or a new one (named --account-name) whose key is shown once.
+ */
 async function claimByLink(link: string | undefined): Promise<unknown> {
   if (!link || !URL.canParse(link)) throw new UsageError('claim needs the claim link: rsd claim URL');
-  const claimed = await callJson(link, { method: 'POST', body: {} });
-  return values.env ? exportsOf(claimed, CREDENTIAL_EXPORTS) : claimed;
+  if (!values['into-portfolio']) {
+    if (values['account-name'] !== undefined) throw new UsageError('--account-name needs --into-portfolio');
+    const claimed = await callJson(link, { method: 'POST', body: {} });
+    return values.env ? exportsOf(claimed, CREDENTIAL_EXPORTS) : claimed;
+  }
+  const accountKey = values['api-key'] ?? process.env.RSD_API_KEY;
+  const body = { into: 'account', ...(values['account-name'] ? { accountName: values['account-name'] } : {}) };
+  const joined = await callJson(link, { method: 'POST', headers: accountKey ? { 'x-api-key': accountKey } : {}, body });
+  if ('accountKey' in (joined as object)) process.stderr.write('rsd: the account key is shown only this once; keep it now\n');
+  return values.env ? exportsOf(joined, ACCOUNT_EXPORTS) : joined;
 }
 
 function webhooksCommand(): Promise<unknown> {
@@ -410,13 +448,21 @@ class PendingEnforcement extends Error {
   }
 }
 
-/** `--key-delivery claim-link` (and its `--claim-valid`) as the create request's fields; the default delivery sends neither. */
-function keyDeliveryOf(delivery: string | undefined, valid: string | undefined): Record<string, unknown> {
+/**
+ * `--key-delivery claim-link` (and its `--claim-valid`), or `--key-delivery account --account-id rcp_…`
+ * (decision 42), as the create request's fields; the default delivery sends neither.
+ */
+function keyDeliveryOf(delivery: string | undefined, valid: string | undefined, accountId: string | undefined): Record<string, unknown> {
+  if (accountId !== undefined && delivery !== 'account') throw new UsageError('--account-id needs --key-delivery account');
   if (delivery === undefined || delivery === 'response') {
     if (valid !== undefined) throw new UsageError('--claim-valid needs --key-delivery claim-link');
     return {};
   }
-  if (delivery !== 'claim-link') throw new UsageError(`--key-delivery must be response or claim-link (got "${delivery}")`);
+  if (delivery === 'account') {
+    if (!accountId) throw new UsageError('--key-delivery account needs --account-id rcp_…');
+    return { keyDelivery: 'account', recipientAccountId: accountId };
+  }
+  if (delivery !== 'claim-link') throw new UsageError(`--key-delivery must be response, claim-link or account (got "${delivery}")`);
   return { keyDelivery: 'claimLink', ...(valid === undefined ? {} : { claimValidSeconds: secondsOf(valid, '--claim-valid') }) };
 }
 
