@@ -77,6 +77,7 @@ const benchEnv = {
   // The per-credential limit would stop the load after 120 requests; everything else is as shipped.
   RATE_LIMIT_PER_MINUTE: '1000000000',
   FAILED_AUTH_LIMIT_PER_MINUTE: '1000000000',
+  ACCOUNT_RATE_LIMIT_PER_MINUTE: '1000000000',
 };
 
 /** `build`: the checkout whose services/embedded/dist runs (default: this one; BENCH_BEFORE names another). */
@@ -337,6 +338,94 @@ async function accessLogComparison(): Promise<{ rows: Throughput[]; summary: str
   }
 }
 
+const PORTFOLIO_GRANTS = 100;
+
+/**
+ * Decision 42's cost: a page of 100 scores from a recipient account's portfolio (100 grants of 100
+ * organizations, each with a score) against the single /score, on one embedded product, in turns.
+ * The page reads the views in a bounded number of lookups, whatever its size: its cost per request
+ * against the single score's says what a grant costs on a page.
+ */
+async function portfolioComparison(): Promise<{ rows: Throughput[]; summary: string }> {
+  const dir = await mkdtemp(join(tmpdir(), 'rsd-bench-portfolio-'));
+  const product = await startEmbedded(dir);
+  try {
+    const credential = await createCredential(product);
+    await postScore(product, 72);
+    const accountKey = await portfolioOf(product, PORTFOLIO_GRANTS);
+    const pages: Side = {
+      name: `read API /portfolio/scores, ${PORTFOLIO_GRANTS} grants a page, embedded`,
+      url: `${product.readApis[0]!}/v1/portfolio/scores?limit=100`,
+      apiKey: accountKey,
+      pid: product.pid,
+    };
+    const { rows, cpuUs } = await inTurns([pages, scoreSide('read API /score, embedded (beside the portfolio)', product, credential)]);
+    const summary =
+      `Portfolio page of ${PORTFOLIO_GRANTS} scores vs /score, embedded (${ROUNDS_IN_TURNS} runs each in turns): ${rows[0].rps.toFixed(0)} pages/s ` +
+      `against ${rows[1].rps.toFixed(0)} scores/s; server CPU per request ${cpuUs[0].toFixed(1)} µs a page (${(cpuUs[0] / PORTFOLIO_GRANTS).toFixed(1)} µs a grant), ` +
+      `${cpuUs[1].toFixed(1)} µs a single score.`;
+    return { rows, summary };
+  } finally {
+    await product.stop();
+    await rm(dir, { recursive: true, force: true });
+  }
+}
+
+/** A recipient account holding `grants` grants of as many organizations, each organization with a score: its key. */
+async function portfolioOf(product: Product, grants: number): Promise<string> {
+  const orgs = Array.from({ length: grants }, (_, i) => `${ORG}-pf-${i}`);
+  const engine = await signDevToken(SECRET, { scope: 'scores:write' });
+  const scored = await json(`${product.scoreIngest}/v1/scores`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${engine}`, 'content-type': 'application/json' },
+    body: JSON.stringify({
+      scores: orgs.map((organizationId, i) => ({
+        organizationId,
+        scoreDate: new Date().toISOString().slice(0, 10),
+        score: 40 + (i % 50),
+        grade: 'Strengthen',
+        pillarScores: { structuralIntegrity: 70, failureResistance: 75, deviceHealth: 68, recoveryCapability: 77 },
+      })),
+    }),
+  });
+  if (scored.status !== 202) throw new Error(`portfolio scores failed: ${scored.status}`);
+  const adminOf = async (org: string) => ({
+    authorization: `Bearer ${await signDevToken(SECRET, { org, scope: 'authorizations:write' })}`,
+    'content-type': 'application/json',
+  });
+  const linked = await json(`${product.credentials}/v1/organizations/${orgs[0]!}/authorizations`, {
+    method: 'POST',
+    headers: await adminOf(orgs[0]!),
+    body: JSON.stringify({ recipientType: 'insurance_provider', scopes: ['qr_score'], keyDelivery: 'claimLink' }),
+  });
+  const claimUrl = (linked.body as { claim: { url: string } }).claim.url;
+  const opened = await json(claimUrl, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ into: 'account' }),
+  });
+  if (opened.status !== 201) throw new Error(`claim into an account failed: ${opened.status}`);
+  const { accountId, accountKey } = opened.body as { accountId: string; accountKey: string };
+  for (const org of orgs.slice(1)) {
+    const granted = await json(`${product.credentials}/v1/organizations/${org}/authorizations`, {
+      method: 'POST',
+      headers: await adminOf(org),
+      body: JSON.stringify({
+        recipientType: 'insurance_provider',
+        scopes: ['qr_score'],
+        keyDelivery: 'account',
+        recipientAccountId: accountId,
+      }),
+    });
+    if (granted.status !== 201) throw new Error(`grant to the account failed: ${granted.status}`);
+  }
+  await until(async () => {
+    const page = await json(`${product.readApis[0]!}/v1/portfolio/scores?limit=100`, { headers: { 'x-api-key': accountKey } });
+    return (page.body as { items?: unknown[] } | undefined)?.items?.length === grants;
+  }, 30_000);
+  return accountKey;
+}
+
 /**
  * Decision 24's cost (the goal: at most 15 % of /score throughput): the read API alone
  * (bench/src/read-api-alone.ts), signed as shipped and with `--unsigned`, each on its own copy of one
@@ -575,6 +664,14 @@ async function ingestLatency(product: Product, credential: { clientId: string; a
 }
 
 async function main(): Promise<void> {
+  if (process.env.BENCH_ONLY === 'portfolio') {
+    const { rows, summary } = await portfolioComparison();
+    const lines = rows.map((row) => `| ${row.name} | ${row.rps.toFixed(0)} | ${row.p50} | ${row.p99} | ${row.non2xx} |`);
+    process.stdout.write(
+      `\n| target | requests/s | p50 ms | p99 ms | non-2xx |\n|---|---:|---:|---:|---:|\n${lines.join('\n')}\n\n${summary}\n`,
+    );
+    return;
+  }
   const readPath = readPathTable(await readPathInTurns());
   if (process.env.BENCH_ONLY === 'read-path') {
     process.stdout.write(`\n${readPath.join('\n')}\n`);
@@ -615,6 +712,8 @@ async function main(): Promise<void> {
   throughput.push(...accessLog.rows);
   const signing = await signingComparison();
   throughput.push(...signing.rows);
+  const portfolio = await portfolioComparison();
+  throughput.push(...portfolio.rows);
 
   // Decision 24's cost: the same /score with every response signed afresh instead of an unchanged
   // representation's signature reused (the default), on a product of its own.
@@ -669,6 +768,8 @@ async function main(): Promise<void> {
     accessLog.summary,
     '',
     signing.summary,
+    '',
+    portfolio.summary,
     '',
     `Read API /score/history on the embedded runtime over ${HISTORY_DAYS} daily scores, pillars and explanations included (${DURATION_S} s; goal: p99 ≤ 20 ms)`,
     '',
