@@ -40,8 +40,11 @@ const RECORD_FIELDS = [
   'claimExpiresAt',
   'claimedAt',
   'claimedFromAddress',
+  'recipientAccountId',
+  'recipientAccountName',
   'createdAt',
   'revokedAt',
+  'revocationReason',
   'expiredAt',
   'revision',
 ] as const satisfies readonly (keyof StoredAuthorization)[];

@@ -280,7 +280,14 @@ export function describeRecipientAccountStoreContract(name: string, open: () => 
     it('when an account id or digest is unknown, or an authorization is asked by Client ID, then each finds only its own kind', async () => {
       const account = anAccount();
       await store.createAccount(account, []);
-      const record = aStoredAuthorization({ organizationId: uniqueName('org'), recipientAccountId: account.accountId, keyDigest: null });
+      const record = aStoredAuthorization({
+        organizationId: uniqueName('org'),
+        recipientAccountId: account.accountId,
+        recipientAccountName: account.name,
+        keyDigest: null,
+        revokedAt: NOW.toISOString(),
+        revocationReason: 'released_by_recipient',
+      });
       await store.create(record, []);
 
       expect(await store.findAccount(anAccount().accountId)).toBeUndefined();
