@@ -1,6 +1,6 @@
 import { generateKeyPairSync } from 'node:crypto';
 import { parseArgs } from 'node:util';
-import { MAX_SCORES_PER_BATCH } from '@rsd/contracts';
+import { ACCOUNT_KEY_PREFIX, MAX_SCORES_PER_BATCH } from '@rsd/contracts';
 import { readDevSecret, signDevToken } from '@rsd/platform';
 import { callJson, callJsonAnswer, fetchRaw } from './http-client';
 import { verifyResponseSignature, type PublishedKey } from './response-signature';
@@ -27,7 +27,7 @@ Usage:
   rsd claim URL [--env]     (a recipient claims its key by the link: prints clientId and apiKey, shown only this once;
                             --env: export CLIENT_ID=… RSD_API_KEY=…)
   rsd claim URL --into-portfolio [--account-name NAME] [--env]
-                            (the grant goes into the recipient account whose key is in RSD_API_KEY, or without one
+                            (the grant goes into the recipient account whose key (rsa_…) is in RSD_API_KEY, or without one
                             into a new account whose key is shown only this once; --env: export RSD_ACCOUNT_ID=…
                             RSD_API_KEY=<account key> CLIENT_ID=…)
   rsd authorizations rotate --org ID --client-id CLIENT_ID [--overlap 1h]   (the previous key works for the overlap:
@@ -327,7 +327,9 @@ async function claimByLink(link: string | undefined): Promise<unknown> {
     const claimed = await callJson(link, { method: 'POST', body: {} });
     return values.env ? exportsOf(claimed, CREDENTIAL_EXPORTS) : claimed;
   }
-  const accountKey = values['api-key'] ?? process.env.RSD_API_KEY;
+  // Only an account key names the account to join: a grant's key (rsk_…) left in RSD_API_KEY means none, a new account.
+  const given = values['api-key'] ?? process.env.RSD_API_KEY;
+  const accountKey = given?.startsWith(`${ACCOUNT_KEY_PREFIX}_`) ? given : undefined;
   const body = { into: 'account', ...(values['account-name'] ? { accountName: values['account-name'] } : {}) };
   const joined = await callJson(link, { method: 'POST', headers: accountKey ? { 'x-api-key': accountKey } : {}, body });
   if ('accountKey' in (joined as object)) process.stderr.write('rsd: the account key is shown only this once; keep it now\n');
