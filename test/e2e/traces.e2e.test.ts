@@ -2,7 +2,7 @@ import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { promisify } from 'node:util';
 import { aScoreSubmission, request, startWebhookReceiver, type WebhookReceiver } from '@rsd/testkit';
-import { REPO_ROOT, type EmbeddedProcess } from '../support/embedded-process';
+import { eventually, REPO_ROOT, type EmbeddedProcess } from '../support/embedded-process';
 import { devTokenFor, startEmbeddedOnNewDataDir, stopAndRemove } from '../support/embedded-suite';
 import {
   allTracesFromJaeger,
@@ -124,6 +124,35 @@ describeWithJaeger('traces of the embedded runtime in a real OTLP receiver (Jaeg
       },
     );
     expect([200, 400, 404]).toContain(read.status);
+
+    // Decision 42: a link claimed into a new portfolio, whose account key reads a page and a grant's score and is rotated.
+    const forAccount = await orgAdmin.createAuthorization<{ clientId: string; apiKey: string; claim: { url: string } }>(
+      product.urls.credentials,
+      ORG,
+      token,
+      { recipientType: 'auditor', scopes: ['qr_score'], keyDelivery: 'claimLink' },
+    );
+    secrets.push(forAccount.claim.url.split('/').pop() ?? '');
+    const opened = await request<{ accountKey: string }>(forAccount.claim.url, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', accept: 'application/json' },
+      body: JSON.stringify({ into: 'account' }),
+    });
+    expect(opened.status).toBe(201);
+    secrets.push(opened.body.accountKey);
+    const accountKey = { 'x-api-key': opened.body.accountKey };
+    const readApi = product.urls.readApi;
+    await eventually(async () =>
+      (await request(`${readApi}/v1/portfolio/scores`, { headers: accountKey })).status === 200 ? true : undefined,
+    );
+    expect((await request(`${product.urls.readApi}/v1/customers/${forAccount.clientId}/score`, { headers: accountKey })).status).toBe(200);
+    const rotated = await request<{ accountKey: string }>(`${product.urls.credentials}/v1/portfolio/keys/rotate`, {
+      method: 'POST',
+      headers: { ...accountKey, 'content-type': 'application/json' },
+      body: '{}',
+    });
+    expect(rotated.status).toBe(201);
+    secrets.push(rotated.body.accountKey);
 
     // A recipient subscribed to score changes, then a score posted with a traceparent: its trace runs to the webhook.
     const subscriber = await orgAdmin.createAuthorization(product.urls.credentials, ORG, token, {
