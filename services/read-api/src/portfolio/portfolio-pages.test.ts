@@ -1,0 +1,108 @@
+import { EVENT_TYPES, type AuthorizationCreated, type DomainEvent } from '@rsd/contracts';
+import { projectEvents } from '@rsd/consumers';
+import { READ_VIEWS, type RecipientAccountView } from '@rsd/domain';
+import { createMemoryViewStore } from '@rsd/embedded';
+import type { ViewStore } from '@rsd/ports';
+import { anEvent, authorizationCreatedEvent, authorizationRevokedEvent, scoreCalculatedEvent } from '@rsd/testkit';
+import { customersPage, scoresPage } from './portfolio-pages';
+import { cursorAfter } from './portfolio-query';
+
+const NOW = new Date('2026-11-20T12:00:00.000Z');
+const ACCOUNT: RecipientAccountView = {
+  accountId: 'rcp_AAAAAAAAAAAAAAAAAAAAAAAA',
+  name: 'Book',
+  keyDigest: 'a'.repeat(64),
+  previousKeyDigest: null,
+  previousKeyExpiresAt: null,
+  revision: 1,
+};
+
+/** The store beneath, with every call counted by method: what a page costs in lookups. */
+function counted(store: ViewStore) {
+  const calls = { get: 0, getMany: 0, list: 0 };
+  const wrapped: ViewStore = {
+    get: (view, key) => ((calls.get += 1), store.get(view, key)),
+    getMany: (view, keys) => ((calls.getMany += 1), store.getMany(view, keys)),
+    list: (view, partition, range) => ((calls.list += 1), store.list(view, partition, range)),
+    put: (view, key, state) => store.put(view, key, state),
+    close: () => store.close(),
+  };
+  return { store: wrapped, calls };
+}
+
+/** `count` grants of as many organizations, each with a score, granted to the account. */
+async function aPortfolio(count: number, options: { scopes?: AuthorizationCreated['data']['scopes'] } = {}) {
+  const store = createMemoryViewStore();
+  const events: DomainEvent[] = [];
+  const grants: AuthorizationCreated[] = [];
+  for (let i = 0; i < count; i += 1) {
+    const { event } = authorizationCreatedEvent({ organizationId: `org-${i}`, scopes: options.scopes });
+    const granted = { ...event, data: { ...event.data, keyDigest: null, recipientAccountId: ACCOUNT.accountId } };
+    grants.push(granted);
+    events.push(granted, scoreCalculatedEvent({ organizationId: `org-${i}`, score: i % 100 }));
+  }
+  events.push(
+    anEvent(
+      EVENT_TYPES.recipientAccountCreated,
+      {
+        accountId: ACCOUNT.accountId,
+        name: ACCOUNT.name,
+        keyDigest: ACCOUNT.keyDigest,
+        createdAt: NOW.toISOString(),
+        revision: 1,
+      },
+      { time: NOW },
+    ),
+  );
+  await projectEvents(store, READ_VIEWS, events);
+  return { store, grants };
+}
+
+describe('portfolio pages (decision 42)', () => {
+  test('when a page of 100 scores is read, then it costs one list and two lookups of many, whatever the page size', async () => {
+    for (const size of [1, 10, 100]) {
+      const { store } = await aPortfolio(size);
+      const { store: countedStore, calls } = counted(store);
+
+      const page = await scoresPage(countedStore, { account: ACCOUNT, clientAddress: '127.0.0.1', now: NOW }, { limit: 100 });
+
+      expect(page.items).toHaveLength(size);
+      expect(calls).toEqual({ get: 0, getMany: 2, list: 1 });
+    }
+  });
+
+  test('when the pages are followed, then every grant comes once, in Client ID order, and a revoked one is left out', async () => {
+    const { store, grants } = await aPortfolio(25);
+    const revoked = grants[7]!;
+    await projectEvents(store, READ_VIEWS, [authorizationRevokedEvent(revoked.data)]);
+
+    const seen: string[] = [];
+    let after: string | undefined;
+    for (;;) {
+      const page = await customersPage(store, { account: ACCOUNT, clientAddress: undefined, now: NOW }, { limit: 10, after });
+      seen.push(...page.items.map((item) => item.clientId));
+      if (page.nextCursor === null) break;
+      after = Buffer.from(page.nextCursor, 'base64url').toString('utf8').slice(3);
+      expect(page.nextCursor).toBe(cursorAfter(after));
+    }
+
+    const expected = grants.map((grant) => grant.data.clientId).filter((clientId) => clientId !== revoked.data.clientId);
+    expect(seen).toEqual(expected.sort().reverse());
+  });
+
+  test('when a grant lacks the scope, has expired by its time, or admits other addresses only, then its score is not on the page', async () => {
+    const { store, grants } = await aPortfolio(3, { scopes: ['qr_score'] });
+    const { event: pillarsOnly } = authorizationCreatedEvent({ organizationId: 'org-0', scopes: ['pillar_breakdown'] });
+    const { event: expired } = authorizationCreatedEvent({ organizationId: 'org-1', expiresAt: '2026-11-20T00:00:00.000Z' });
+    const { event: elsewhere } = authorizationCreatedEvent({ organizationId: 'org-2', allowedCidrs: ['203.0.113.0/24'] });
+    const held = (event: AuthorizationCreated) => ({
+      ...event,
+      data: { ...event.data, keyDigest: null, recipientAccountId: ACCOUNT.accountId },
+    });
+    await projectEvents(store, READ_VIEWS, [held(pillarsOnly), held(expired), held(elsewhere)]);
+
+    const page = await scoresPage(store, { account: ACCOUNT, clientAddress: '198.51.100.7', now: NOW }, { limit: 100 });
+
+    expect(page.items.map((item) => item.clientId).sort()).toEqual(grants.map((grant) => grant.data.clientId).sort());
+  });
+});
