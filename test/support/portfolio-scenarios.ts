@@ -354,6 +354,40 @@ export function portfolioScenarios(target: () => PortfolioTarget) {
         }
       },
 
+    'when a grant is revoked, then within one second of the 200 every replica refuses it to the account key and leaves it off the pages':
+      async () => {
+        const account = await anAccount();
+        const org = await anOrganization(58);
+        const latencies: number[] = [];
+        for (let trial = 0; trial < 5; trial += 1) {
+          const grant = await grantTo(account, org);
+          await onEveryReplica(account.accountKey, `/customers/${grant.clientId}/score`, (answer) => answer.status === 200);
+          const revoked = await revoke(grant);
+          const t0 = performance.now();
+          expect(revoked.status).toBe(200);
+          await Promise.all(
+            t().readApis.map((replica) =>
+              eventually(
+                async () => {
+                  const [score, listed] = [
+                    await read(replica, account.accountKey, `/customers/${grant.clientId}/score`),
+                    await read(replica, account.accountKey, '/portfolio/customers?limit=100'),
+                  ];
+                  return score.body?.code === 'CREDENTIAL_INACTIVE' && !clientIdsOf(listed).includes(grant.clientId) ? true : undefined;
+                },
+                5_000,
+                10,
+              ),
+            ),
+          );
+          latencies.push(performance.now() - t0);
+        }
+        process.stderr.write(
+          `[portfolio] revocation enforced for the account key on every replica after ${latencies.map((l) => l.toFixed(0)).join(', ')} ms\n`,
+        );
+        expect(Math.max(...latencies)).toBeLessThanOrEqual(1000);
+      },
+
     'when a grant allows only other addresses, then the account key is refused for it from here and its score is left out of pages':
       async () => {
         const account = await anAccount();

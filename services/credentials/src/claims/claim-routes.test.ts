@@ -90,6 +90,41 @@ describe('claim links (decision 38), at the service with a clock the test holds'
     expect(record.body).toMatchObject({ keyClaimed: true, claimedAt: NOW.toISOString(), claimedFromAddress: '127.0.0.1' });
   });
 
+  test('when a claim body is not a ClaimRequest object, then it is 400 VALIDATION_FAILED and the link still claims', async () => {
+    const { url } = (await createWithLink()).body.claim as { url: string };
+
+    for (const body of ['null', '[]', '"account"', '{"into":"portfolio"}', '{"accountName":"x","extra":1}']) {
+      expect(await request(url, { method: 'POST', headers: json, body })).toMatchObject({
+        status: 400,
+        body: { code: 'VALIDATION_FAILED' },
+      });
+    }
+
+    expect((await claim(url)).status).toBe(201);
+  });
+
+  test('when a link is claimed into a new account, then the account key is shown once, the JoinedAccount event names the account and carries no key', async () => {
+    const { url } = (await createWithLink()).body.claim as { url: string };
+
+    const joined = await request(url, { method: 'POST', headers: json, body: JSON.stringify({ into: 'account', accountName: 'Book' }) });
+
+    expect(joined).toMatchObject({ status: 201, body: { accountId: expect.stringMatching(/^rcp_/), clientId: expect.any(String) } });
+    expect(hasValidChecksum(joined.body.accountKey as string, 'rsa')).toBe(true);
+    const values = await valuesOn(h.eventLog, TOPICS.authorizations);
+    const events = values.map((value) => JSON.parse(value) as { type: string; data: Record<string, unknown> });
+    expect(events.find((event) => event.type === EVENT_TYPES.authorizationJoinedAccount)?.data).toMatchObject({
+      recipientAccountId: joined.body.accountId,
+      clientId: joined.body.clientId,
+    });
+    expect(events.find((event) => event.type === EVENT_TYPES.recipientAccountCreated)?.data).toMatchObject({
+      accountId: joined.body.accountId,
+      name: 'Book',
+      keyDigest: digestApiKey(joined.body.accountKey as string),
+    });
+    expect(values.some((value) => value.includes(joined.body.accountKey as string))).toBe(false);
+    expect(await claim(url)).toMatchObject({ status: 410, body: { code: 'CLAIM_LINK_USED' } });
+  });
+
   test('when the link is used after its claimValidSeconds, then it answers 410 CLAIM_LINK_EXPIRED and makes no key', async () => {
     const { url } = (await createWithLink({ claimValidSeconds: 3600 })).body.claim as { url: string };
 

@@ -117,19 +117,23 @@ export function claimRoutes(deps: ClaimRoutesDeps): Router {
 }
 
 /**
- * Decision 42: a claim into an account, or undefined for a key of its own (the default, and every
- * claim made before accounts existed: a JSON body that is not an object is read as none). An account
- * key comes in `x-api-key` from a program, or in the form's field from the page.
+ * Decision 42: a claim into an account, or undefined for a key of its own (the default: no body, or
+ * `{}`). A JSON body must be a ClaimRequest object. An account key comes in `x-api-key` from a
+ * program, or in the form's field from the page.
  */
 function accountChoiceOf(req: Request, json: boolean): AccountChoice | undefined {
-  const body = typeof req.body === 'object' && req.body !== null && !Array.isArray(req.body) ? (req.body as Record<string, unknown>) : {};
-  const fields = json ? body : { into: body.into, accountName: body.accountName === '' ? undefined : body.accountName };
+  const raw: unknown = req.body;
+  const body = typeof raw === 'object' && raw !== null && !Array.isArray(raw) ? (raw as Record<string, unknown>) : undefined;
+  if (json && raw !== undefined && body === undefined)
+    throw validationFailed([{ path: '', message: 'must be a JSON object (a ClaimRequest)' }]);
+  const given = body ?? {};
+  const fields = json ? given : { into: given.into, accountName: given.accountName === '' ? undefined : given.accountName };
   const parsed = claimRequestSchema.safeParse(fields, { error: requestErrorMap });
   if (!parsed.success) throw validationFailed(issueDetails(parsed.error.issues));
   if (parsed.data.into !== 'account') return undefined;
   const header = req.headers['x-api-key'];
   const headerKey = Array.isArray(header) ? header.join(', ') : header;
-  const formKey = typeof body.accountKey === 'string' && body.accountKey.trim() !== '' ? body.accountKey.trim() : undefined;
+  const formKey = typeof given.accountKey === 'string' && given.accountKey.trim() !== '' ? given.accountKey.trim() : undefined;
   const accountKey = json ? headerKey : formKey;
   return accountKey !== undefined ? { accountKey } : { accountName: parsed.data.accountName ?? null };
 }
