@@ -233,11 +233,13 @@ export function describeWebhookLifecycle(runtime: string, target: () => Lifecycl
       });
       expect(attempts).toBeDefined();
 
+      const asked = performance.now();
       const redelivered = await call(grant, `/${webhook.id}/deliveries/${messageId}/redeliver`, 'POST');
 
       expect(redelivered.status).toBe(202);
       expect(redelivered.body).toEqual({ messageId });
       const again = await until(() => hooks.received[1]);
+      process.stderr.write(`[${runtime}] redelivery arrived ${(performance.now() - asked).toFixed(0)} ms after the request\n`);
       expect(again.headers['webhook-id']).toBe(messageId);
       expect(again.body).toBe(original.body);
       expectValidAndSigned(again, webhook.secret);
@@ -248,10 +250,12 @@ export function describeWebhookLifecycle(runtime: string, target: () => Lifecycl
       const hooks = await receiver();
       const webhook = await createWebhook(grant, { url: hooks.url, events: ['authorization.ended'] });
 
+      const asked = performance.now();
       const tested = await call<{ messageId: string }>(grant, `/${webhook.id}/test`, 'POST');
 
       expect(tested.status).toBe(202);
       const delivery = await until(() => hooks.received[0], 10_000);
+      process.stderr.write(`[${runtime}] webhook.test arrived ${(performance.now() - asked).toFixed(0)} ms after the request\n`);
       expect(delivery.headers['webhook-id']).toBe(tested.body.messageId);
       expect(typeOf(delivery)).toBe('webhook.test');
       expect(dataOf(delivery)).toEqual({ webhookId: webhook.id });
