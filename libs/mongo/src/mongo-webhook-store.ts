@@ -200,10 +200,10 @@ export async function openMongoWebhookStore(db: Db, options: MongoWebhookStoreOp
       });
     },
 
-    updateWebhook(webhook) {
+    updateWebhook(webhook, expectedStatus) {
       return write(webhook.id, async () => {
         const { _id, ...fields } = webhookDocumentOf(webhook);
-        const { matchedCount } = await webhooks.updateOne({ _id, clientId: webhook.clientId }, { $set: fields });
+        const { matchedCount } = await webhooks.updateOne({ _id, clientId: webhook.clientId, status: expectedStatus }, { $set: fields });
         if (matchedCount === 0) return false;
         if (webhook.status !== 'active') await deliveries.updateMany({ webhookId: _id, state: 'pending' }, finished(clock.now()));
         return true;

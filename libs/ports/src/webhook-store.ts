@@ -96,9 +96,11 @@ export interface WebhookStore {
   disableWebhook(id: string, at: string): Promise<void>;
   /**
    * Writes the changed subscription (same id and owner; its address, events, status, conditions or
-   * secrets changed). One that is no longer active loses its pending deliveries. False when there was none.
+   * secrets changed) if its stored status is still `expectedStatus`: a change made from a copy read
+   * before the delivery worker disabled it does not bring it back. One that is no longer active loses
+   * its pending deliveries. False when there was none, or its status had changed.
    */
-  updateWebhook(webhook: StoredWebhook): Promise<boolean>;
+  updateWebhook(webhook: StoredWebhook, expectedStatus: WebhookStatus): Promise<boolean>;
   /**
    * The delivery with this `webhook-id` queued for this subscription in the last 7 days (delivered,
    * given up or pending), with its body as it was sent.

@@ -39,7 +39,7 @@ export const CHANGES = {
   pruneKeys: `DELETE FROM webhook_deliveries WHERE seq IN
     (SELECT seq FROM webhook_deliveries WHERE done = 1 AND queued_ms <= ? ORDER BY queued_ms LIMIT ?)`,
   disable: 'UPDATE webhooks SET active = 0, record = ? WHERE id = ?',
-  update: 'UPDATE webhooks SET active = ?, record = ? WHERE id = ? AND client_id = ?',
+  update: "UPDATE webhooks SET active = ?, record = ? WHERE id = ? AND client_id = ? AND json_extract(record, '$.status') = ?",
   // The body stays with the key for 7 days: a redelivery sends it again as it was.
   dropPending:
     'UPDATE webhook_deliveries SET done = 1, due_at = NULL, traceparent = NULL, tracestate = NULL WHERE webhook_id = ? AND done = 0',
@@ -146,10 +146,16 @@ export function openSqliteWebhookStore(options: SqliteWebhookStoreOptions): Webh
       });
     },
 
-    updateWebhook(webhook) {
+    updateWebhook(webhook, expectedStatus) {
       return write(() => {
         const active = webhook.status === 'active';
-        const { changes } = statement(CHANGES.update).run(active ? 1 : 0, JSON.stringify(webhook), webhook.id, webhook.clientId);
+        const { changes } = statement(CHANGES.update).run(
+          active ? 1 : 0,
+          JSON.stringify(webhook),
+          webhook.id,
+          webhook.clientId,
+          expectedStatus,
+        );
         if (changes === 0) return false;
         if (!active) statement(CHANGES.dropPending).run(webhook.id);
         return true;

@@ -502,7 +502,7 @@ export function describeWebhookStoreContract(name: string, open: (clock: Clock) 
           previousSecretExpiresAt: at(NOW, DAY),
         };
 
-        expect(await store.updateWebhook(changed)).toBe(true);
+        expect(await store.updateWebhook(changed, 'active')).toBe(true);
 
         expect(await store.findWebhook(webhook.clientId, webhook.id)).toEqual(changed);
         expect(await store.listWebhooks(webhook.clientId)).toEqual([changed]);
@@ -514,7 +514,7 @@ export function describeWebhookStoreContract(name: string, open: (clock: Clock) 
         const webhook = await added();
         await store.enqueue([aPendingDelivery(webhook)]);
 
-        expect(await store.updateWebhook({ ...webhook, status: 'paused' })).toBe(true);
+        expect(await store.updateWebhook({ ...webhook, status: 'paused' }, 'active')).toBe(true);
 
         expect(await store.activeWebhooksOfOrganization(webhook.organizationId)).toEqual([]);
         expect(await store.activeWebhooksOfClient(webhook.clientId)).toEqual([]);
@@ -523,7 +523,7 @@ export function describeWebhookStoreContract(name: string, open: (clock: Clock) 
         expect(await keysDue()).toEqual([]);
 
         const enabled = { ...webhook, status: 'active' as const, activeSince: at(NOW, SECOND) };
-        expect(await store.updateWebhook(enabled)).toBe(true);
+        expect(await store.updateWebhook(enabled, 'paused')).toBe(true);
         const next = aPendingDelivery(webhook);
         await store.enqueue([next]);
         expect(await store.activeWebhooksOfClient(webhook.clientId)).toEqual([enabled]);
@@ -536,7 +536,7 @@ export function describeWebhookStoreContract(name: string, open: (clock: Clock) 
         const disabled = await store.findWebhook(webhook.clientId, webhook.id);
         expect(disabled).toMatchObject({ status: 'disabled', disabledAt: at(NOW, SECOND) });
 
-        expect(await store.updateWebhook({ ...webhook, status: 'active', disabledAt: null })).toBe(true);
+        expect(await store.updateWebhook({ ...webhook, status: 'active', disabledAt: null }, 'disabled')).toBe(true);
 
         expect(await store.activeWebhooksOfOrganization(webhook.organizationId)).toEqual([
           { ...webhook, status: 'active', disabledAt: null },
@@ -546,10 +546,24 @@ export function describeWebhookStoreContract(name: string, open: (clock: Clock) 
       it('when the subscription is unknown or another Client ID names it, then nothing changes and the answer is false', async () => {
         const webhook = await added();
 
-        expect(await store.updateWebhook(aStoredWebhook())).toBe(false);
-        expect(await store.updateWebhook({ ...webhook, clientId: aUniqueClientId(), url: 'https://else.example.com/' })).toBe(false);
+        expect(await store.updateWebhook(aStoredWebhook(), 'active')).toBe(false);
+        expect(await store.updateWebhook({ ...webhook, clientId: aUniqueClientId(), url: 'https://else.example.com/' }, 'active')).toBe(
+          false,
+        );
 
         expect(await store.findWebhook(webhook.clientId, webhook.id)).toEqual(webhook);
+      });
+    });
+
+    describe('a change made from a stale copy (decision 45)', () => {
+      it('when the worker disabled a subscription after it was read, then a change expecting it active is not written, and it stays disabled', async () => {
+        const webhook = await added();
+        await store.disableWebhook(webhook.id, at(NOW, SECOND));
+
+        expect(await store.updateWebhook({ ...webhook, url: 'https://other.example.com/' }, 'active')).toBe(false);
+
+        expect(await store.findWebhook(webhook.clientId, webhook.id)).toMatchObject({ status: 'disabled', url: webhook.url });
+        expect(await store.activeWebhooksOfClient(webhook.clientId)).toEqual([]);
       });
     });
 

@@ -91,6 +91,19 @@ export function webhookRoutes(declaration: WebhookOwnerDeclaration, deps: Webhoo
     return webhook;
   }
 
+  /**
+   * Reads the webhook, changes it and writes it back unless its status changed meanwhile (the worker
+   * disabled it); then once more from what it is now.
+   */
+  async function change(access: OwnerAccess, id: string, changed: (webhook: StoredWebhook) => StoredWebhook): Promise<StoredWebhook> {
+    for (let attempt = 1; ; attempt += 1) {
+      const webhook = await owned(access, id);
+      const next = changed(webhook);
+      if (await store.updateWebhook(next, webhook.status)) return next;
+      if (attempt >= 3) throw new Error(`webhook ${id} kept changing under an update`);
+    }
+  }
+
   /** A test or a redelivery goes only to a webhook that delivers: paused or disabled, it would be dropped unsent. */
   function assertActive(webhook: StoredWebhook): void {
     if (webhook.status !== 'active') {
@@ -132,12 +145,13 @@ export function webhookRoutes(declaration: WebhookOwnerDeclaration, deps: Webhoo
   }
 
   async function update(req: Request, res: Response, access: OwnerAccess, id: string): Promise<void> {
-    const change = await parseBody(req, res, updateWebhookRequestSchema);
-    const webhook = await owned(access, id);
-    const url = change.url === undefined ? undefined : await checkTarget(change.url, deps);
-    if (change.events) checkEvents(access, change.events);
-    const changed = changedWebhook(webhook, { ...change, ...(url === undefined ? {} : { url }) }, clock.now());
-    if (!(await store.updateWebhook(changed))) throw notFound();
+    const asked = await parseBody(req, res, updateWebhookRequestSchema);
+    await owned(access, id);
+    const url = asked.url === undefined ? undefined : await checkTarget(asked.url, deps);
+    if (asked.events) checkEvents(access, asked.events);
+    const changed = await change(access, id, (webhook) =>
+      changedWebhook(webhook, { ...asked, ...(url === undefined ? {} : { url }) }, clock.now()),
+    );
     res.json(resourceOf(changed));
   }
 
@@ -154,10 +168,9 @@ export function webhookRoutes(declaration: WebhookOwnerDeclaration, deps: Webhoo
 
   async function rotateSecret(req: Request, res: Response, access: OwnerAccess, id: string): Promise<void> {
     const { overlapSeconds } = await parseBody(req, res, rotateWebhookSecretRequestSchema);
-    const webhook = await owned(access, id);
     const secret = newWebhookSecret();
-    const rotated = rotatedWebhook(webhook, deps.sealer.seal(secret), overlapSeconds, clock.now());
-    if (!(await store.updateWebhook(rotated))) throw notFound();
+    const sealed = deps.sealer.seal(secret);
+    await change(access, id, (webhook) => rotatedWebhook(webhook, sealed, overlapSeconds, clock.now()));
     const body: RotatedWebhookSecret = { secret };
     res.status(201).json(body);
   }
