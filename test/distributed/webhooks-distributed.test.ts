@@ -19,6 +19,7 @@ import { startDistributedServers } from '../support/distributed-servers';
 import { eventually, REPO_ROOT } from '../support/embedded-process';
 import * as orgAdmin from '../support/organization-admin';
 import { startService, type ServiceProcess } from '../support/service-process';
+import { describeWebhookLifecycle } from '../support/webhook-lifecycle';
 import { metricsNotExported, metricsUsedByMonitoring } from '../support/monitoring';
 
 /**
@@ -44,6 +45,9 @@ describeWithInfra('kafka', 'webhooks on the distributed runtime, four processes 
         refused: 18484,
       }
     : { readApi: 18480, credentials: 18481, scoreIngest: 18482, notifier: 18483, refused: 18484 };
+  /** A second notifier as deployed (without the development flag of decision 28), with a database of its own. */
+  const STRICT_NOTIFIER_PORT = 18485;
+  let strictNotifier: ServiceProcess | undefined;
   let receiverHost = '127.0.0.1';
   const servers: StartedServer[] = [];
   let env: Record<string, string>;
@@ -155,12 +159,15 @@ describeWithInfra('kafka', 'webhooks on the distributed runtime, four processes 
   }, 180_000);
 
   afterAll(async () => {
+    await strictNotifier?.stop();
     // The stack's services and databases stay: the stack is brought down by whoever brought it up.
     if (!onComposeStack) for (const service of [notifier, readApi, scoreIngest, credentials]) await service?.stop();
     for (const receiver of receivers) await receiver.close();
     if (env?.MONGO_URL && !onComposeStack) {
       const client = await MongoClient.connect(env.MONGO_URL);
-      for (const name of [env.CREDENTIALS_DB!, env.READ_VIEWS_DB!, env.NOTIFIER_DB!]) await client.db(name).dropDatabase();
+      for (const name of [env.CREDENTIALS_DB!, env.READ_VIEWS_DB!, env.NOTIFIER_DB!, `${env.NOTIFIER_DB!}_strict`]) {
+        await client.db(name).dropDatabase();
+      }
       await client.close();
     }
     for (const server of servers) await server.stop();
@@ -343,6 +350,42 @@ describeWithInfra('kafka', 'webhooks on the distributed runtime, four processes 
 
     const needles = [...issuedKeys, ...webhookSecrets, ...webhookSecrets.map((secret) => secret.slice('whsec_'.length)), webhookSecretKey];
     expect(needles.filter((needle) => haystacks.some((haystack) => haystack.includes(needle)))).toEqual([]);
+  }, 120_000);
+
+  describeWebhookLifecycle('distributed', () => ({
+    notifierUrl: notifier.url,
+    credentialsUrl: credentials.url,
+    scoreIngestUrl: scoreIngest.url,
+    tokenFor: (org) => signDevToken(jwtSecret, { org, scope: 'authorizations:write scores:write' }),
+    receiverHost,
+    ageFirstAttempts: async (webhookId) => {
+      const client = await MongoClient.connect(env.MONGO_URL!);
+      try {
+        await client
+          .db(env.NOTIFIER_DB)
+          .collection('webhook_deliveries')
+          .updateMany({ webhookId, state: 'pending' }, { $set: { firstAttemptAt: new Date(Date.now() - 25 * 3_600_000).toISOString() } });
+      } finally {
+        await client.close();
+      }
+    },
+    strict: () => {
+      if (!strictNotifier) throw new Error('the strict notifier did not start');
+      return {
+        notifierUrl: strictNotifier.url,
+        credentialsUrl: credentials.url,
+        tokenFor: (org: string) => signDevToken(jwtSecret, { org, scope: 'authorizations:write scores:write' }),
+      };
+    },
+  }));
+
+  beforeAll(async () => {
+    const { WEBHOOK_ALLOW_PRIVATE_TARGETS: _flag, ...deployed } = notifierEnv;
+    strictNotifier = await startService('notifier', STRICT_NOTIFIER_PORT, {
+      ...deployed,
+      NOTIFIER_PORT: String(STRICT_NOTIFIER_PORT),
+      NOTIFIER_DB: `${env.NOTIFIER_DB!}_strict`,
+    });
   }, 120_000);
 
   /** Every record of every rsd.* topic, key and value. */

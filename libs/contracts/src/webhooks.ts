@@ -1,12 +1,20 @@
 import { z } from 'zod';
 import { clientIdSchema, isoDateSchema, utcInstantSchema } from './ids';
-import { datedScoreShape, gradeSchema, pillarScoresSchema } from './resources';
+import { datedScoreShape, gradeSchema, pillarScoresSchema, scoreValueSchema } from './resources';
 
 // Decisions 26–28: the notifier's API and what it delivers.
 
 export const WEBHOOK_EVENT_TYPES = ['score.updated', 'grade.changed', 'authorization.ended'] as const;
 export const webhookEventTypeSchema = z.enum(WEBHOOK_EVENT_TYPES).meta({ id: 'WebhookEventType' });
 export type WebhookEventType = z.infer<typeof webhookEventTypeSchema>;
+
+/**
+ * Whose webhook it is (decision 45: one lifecycle for every owner). Each owner has its own path, its
+ * own authentication and its own events; the store keeps a webhook under its owner's key
+ * (`webhookOwnerKey` in the domain). Today: a grant's webhooks (decision 26). Decisions 42 and 44 add
+ * `{ kind: 'portfolio'; accountId }` and `{ kind: 'organization'; organizationId }` here.
+ */
+export type WebhookOwner = { kind: 'grant'; clientId: string };
 
 export const MAX_WEBHOOKS_PER_AUTHORIZATION = 10;
 export const MAX_WEBHOOK_URL_LENGTH = 2048;
@@ -32,23 +40,50 @@ export const webhookSecretSchema = z
   .regex(/^whsec_[A-Za-z0-9+/]+={0,2}$/, 'must be whsec_<base64>')
   .meta({ id: 'WebhookSecret' });
 
+/**
+ * Decision 45: which score changes a webhook hears of. A change is delivered when any condition
+ * present holds; none (`{}`) means every change. Only `score.updated` is filtered.
+ */
+export const webhookConditionsSchema = z
+  .strictObject({
+    scoreBelow: scoreValueSchema.min(1).optional().meta({ description: 'Holds when the new latest score is below this (1 to 100)' }),
+    scoreDropAtLeast: scoreValueSchema
+      .min(1)
+      .optional()
+      .meta({ description: 'Holds when the new latest score is at least this much below the previous latest (1 to 100)' }),
+    gradeChanged: z
+      .literal(true, { error: 'must be true (leave it out for no grade condition)' })
+      .optional()
+      .meta({ description: 'Holds when the new latest score has another grade than the previous latest' }),
+  })
+  .meta({ id: 'WebhookConditions' });
+export type WebhookConditions = z.infer<typeof webhookConditionsSchema>;
+
+const webhookUrlSchema = z.string().min(1).max(MAX_WEBHOOK_URL_LENGTH).meta({
+  description: 'An https URL without credentials; it must not resolve to a loopback, private, link-local or cloud-metadata address',
+  example: 'https://hooks.example.com/resilience',
+});
+
+const webhookEventListSchema = z
+  .array(webhookEventTypeSchema)
+  .min(1)
+  .refine((events) => new Set(events).size === events.length, 'must not repeat an event type');
+
 /** POST /v1/customers/{clientId}/webhooks */
 export const createWebhookRequestSchema = z
   .strictObject({
-    url: z.string().min(1).max(MAX_WEBHOOK_URL_LENGTH).meta({
-      description: 'An https URL without credentials; it must not resolve to a loopback, private, link-local or cloud-metadata address',
-      example: 'https://hooks.example.com/resilience',
-    }),
-    events: z
-      .array(webhookEventTypeSchema)
-      .min(1)
-      .refine((events) => new Set(events).size === events.length, 'must not repeat an event type'),
+    url: webhookUrlSchema,
+    events: webhookEventListSchema,
+    conditions: webhookConditionsSchema.optional(),
   })
   .meta({ id: 'CreateWebhookRequest' });
 export type CreateWebhookRequest = z.infer<typeof createWebhookRequestSchema>;
 
-/** `disabled`: deliveries failed for 24 h and the notifier stopped sending to it. */
-export const WEBHOOK_STATUSES = ['active', 'disabled'] as const;
+/**
+ * `paused`: its owner turned it off (`enabled: false`); `disabled`: deliveries failed for 24 h and the
+ * notifier stopped sending to it. Either comes back with `enabled: true` (decision 45).
+ */
+export const WEBHOOK_STATUSES = ['active', 'paused', 'disabled'] as const;
 export const webhookStatusSchema = z.enum(WEBHOOK_STATUSES).meta({ id: 'WebhookStatus' });
 export type WebhookStatus = z.infer<typeof webhookStatusSchema>;
 
@@ -59,6 +94,7 @@ export const webhookSchema = z
     url: z.string(),
     events: z.array(webhookEventTypeSchema),
     status: webhookStatusSchema,
+    conditions: webhookConditionsSchema.meta({ description: 'Filters score.updated; `{}` when every change is delivered' }),
     createdAt: utcInstantSchema,
   })
   .meta({ id: 'Webhook' });
@@ -69,6 +105,43 @@ export const createdWebhookSchema = webhookSchema
   .extend({ secret: webhookSecretSchema.meta({ description: 'Verifies the webhook-signature header; shown exactly once' }) })
   .meta({ id: 'CreatedWebhook' });
 export type CreatedWebhook = z.infer<typeof createdWebhookSchema>;
+
+/** PATCH …/webhooks/{id} (decision 45): what is given changes, the rest stays. */
+export const updateWebhookRequestSchema = z
+  .strictObject({
+    url: webhookUrlSchema.optional(),
+    events: webhookEventListSchema.optional(),
+    enabled: z.boolean().optional().meta({
+      description: 'false pauses it; true re-enables one paused or disabled after failures (deliveries resume from then)',
+    }),
+    conditions: webhookConditionsSchema.optional().meta({ description: 'Replaces the conditions as a whole; `{}` removes them' }),
+  })
+  .refine((body) => Object.keys(body).length > 0, 'must change at least one of url, events, enabled, conditions')
+  .meta({ id: 'UpdateWebhookRequest' });
+export type UpdateWebhookRequest = z.infer<typeof updateWebhookRequestSchema>;
+
+export const MAX_SECRET_OVERLAP_SECONDS = 86_400;
+
+/** POST …/webhooks/{id}/rotate-secret (decision 45). */
+export const rotateWebhookSecretRequestSchema = z
+  .strictObject({
+    overlapSeconds: z.int().min(0).max(MAX_SECRET_OVERLAP_SECONDS).meta({
+      description: 'How long deliveries are also signed with the previous secret (0 to 86400)',
+    }),
+  })
+  .meta({ id: 'RotateWebhookSecretRequest' });
+export type RotateWebhookSecretRequest = z.infer<typeof rotateWebhookSecretRequestSchema>;
+
+export const rotatedWebhookSecretSchema = z
+  .object({ secret: webhookSecretSchema.meta({ description: 'The new signing secret; shown exactly once' }) })
+  .meta({ id: 'RotatedWebhookSecret' });
+export type RotatedWebhookSecret = z.infer<typeof rotatedWebhookSecretSchema>;
+
+/** The 202 of a test or a redelivery: the `webhook-id` it is sent with, as the deliveries list will name it. */
+export const webhookMessageAcceptedSchema = z
+  .object({ messageId: webhookMessageIdSchema.meta({ description: 'The webhook-id header the delivery carries' }) })
+  .meta({ id: 'WebhookMessageAccepted' });
+export type WebhookMessageAccepted = z.infer<typeof webhookMessageAcceptedSchema>;
 
 export const webhookListSchema = z.object({ webhooks: z.array(webhookSchema) }).meta({ id: 'WebhookList' });
 export type WebhookList = z.infer<typeof webhookListSchema>;
@@ -82,6 +155,11 @@ export const WEBHOOK_DELIVERY_FAILURES = ['response_status', 'timeout', 'connect
 export const webhookDeliveryFailureSchema = z.enum(WEBHOOK_DELIVERY_FAILURES).meta({ id: 'WebhookDeliveryFailure' });
 export type WebhookDeliveryFailure = z.infer<typeof webhookDeliveryFailureSchema>;
 
+/** What a delivery can be: a subscribed event, or the test delivery its owner asked for. */
+export const WEBHOOK_PAYLOAD_TYPES = [...WEBHOOK_EVENT_TYPES, 'webhook.test'] as const;
+export const webhookPayloadTypeSchema = z.enum(WEBHOOK_PAYLOAD_TYPES).meta({ id: 'WebhookPayloadType' });
+export type WebhookPayloadType = z.infer<typeof webhookPayloadTypeSchema>;
+
 /**
  * One attempt, as GET …/webhooks/{id}/deliveries lists it. An attempt is named by `messageId` (the
  * `webhook-id` header the recipient received) and its number: the subscription is the one in the path,
@@ -90,7 +168,7 @@ export type WebhookDeliveryFailure = z.infer<typeof webhookDeliveryFailureSchema
 export const webhookDeliverySchema = z
   .object({
     messageId: webhookMessageIdSchema.meta({ description: 'The webhook-id header; the same on every attempt of one event' }),
-    eventType: webhookEventTypeSchema,
+    eventType: webhookPayloadTypeSchema,
     attempt: z.int().min(1).meta({ description: '1 for the first attempt, 2 for the first retry, …' }),
     status: webhookDeliveryStatusSchema.meta({ description: 'pending: not answered yet (scheduled or in flight)' }),
     responseCode: z
@@ -153,11 +231,29 @@ export const authorizationEndedPayloadSchema = z
   .object({ type: z.literal('authorization.ended'), timestamp: payloadTimestampSchema, data: authorizationEndedDataSchema })
   .meta({ id: 'AuthorizationEndedWebhook' });
 
+export const webhookTestDataSchema = z
+  .object({ webhookId: webhookIdSchema.meta({ description: 'The webhook that was asked to send it' }) })
+  .meta({ id: 'WebhookTestData' });
+export type WebhookTestData = z.infer<typeof webhookTestDataSchema>;
+export const webhookTestPayloadSchema = z
+  .object({
+    type: z.literal('webhook.test'),
+    timestamp: utcInstantSchema.meta({ description: 'When the test was asked for' }),
+    data: webhookTestDataSchema,
+  })
+  .meta({ id: 'WebhookTestWebhook' });
+
 /** The JSON body of a delivery (Standard Webhooks: `{ type, timestamp, data }`). */
 export const webhookPayloadSchema = z
-  .discriminatedUnion('type', [scoreUpdatedPayloadSchema, gradeChangedPayloadSchema, authorizationEndedPayloadSchema])
+  .discriminatedUnion('type', [
+    scoreUpdatedPayloadSchema,
+    gradeChangedPayloadSchema,
+    authorizationEndedPayloadSchema,
+    webhookTestPayloadSchema,
+  ])
   .meta({ id: 'WebhookPayload' });
 export type ScoreUpdatedPayload = z.infer<typeof scoreUpdatedPayloadSchema>;
 export type GradeChangedPayload = z.infer<typeof gradeChangedPayloadSchema>;
 export type AuthorizationEndedPayload = z.infer<typeof authorizationEndedPayloadSchema>;
+export type WebhookTestPayload = z.infer<typeof webhookTestPayloadSchema>;
 export type WebhookPayload = z.infer<typeof webhookPayloadSchema>;

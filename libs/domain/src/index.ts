@@ -20,3 +20,6 @@ export * from './access/access-order';
 export * from './webhooks/notifications';
 export * from './webhooks/webhook-targets';
 export * from './webhooks/retry-schedule';
+export * from './webhooks/webhook-conditions';
+export * from './webhooks/webhook-owner';
+export * from './webhooks/webhook-lifecycle';

@@ -78,7 +78,7 @@ describeWithMongo('MongoDB webhook store', 'rsd_notifier', (mongo) => {
       expect(await store.queueStats()).toEqual({ depth: 0, oldestDueAt: null });
     });
 
-    it('when a delivery is done, then its document keeps the key without the body, out of the queue and dated for expiry', async () => {
+    it('when a delivery is done, then its document keeps the key and the body (for a redelivery), out of the queue and dated for expiry', async () => {
       const webhook = aStoredWebhook();
       const delivery = aPendingDelivery(webhook);
       await store.addWebhook(webhook, 10);
@@ -90,8 +90,7 @@ describeWithMongo('MongoDB webhook store', 'rsd_notifier', (mongo) => {
       expect(pending).toMatchObject({ state: 'pending', body: delivery.body, dueAt: delivery.dueAt, queuedAt: NOW });
       expect(pending).not.toHaveProperty('doneAt');
       const done = await rawDelivery(delivery.key);
-      expect(done).toMatchObject({ state: 'done', doneAt: NOW, queuedAt: NOW });
-      expect(done).not.toHaveProperty('body');
+      expect(done).toMatchObject({ state: 'done', doneAt: NOW, queuedAt: NOW, body: delivery.body });
       expect(done).not.toHaveProperty('dueAt');
     });
 

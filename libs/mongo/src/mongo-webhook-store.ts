@@ -1,5 +1,5 @@
 import { MongoBulkWriteError, ObjectId, type Db } from 'mongodb';
-import type { WebhookDelivery, WebhookEventType } from '@rsd/contracts';
+import type { WebhookDelivery, WebhookPayloadType } from '@rsd/contracts';
 import { systemClock } from '@rsd/platform';
 import type { Clock, PendingDelivery, StoredWebhook, WebhookStore } from '@rsd/ports';
 import { isDuplicateKeyError } from './duplicate-key';
@@ -36,7 +36,8 @@ interface DeliveryDocument {
   messageId: string;
   webhookId: string;
   clientId: string;
-  eventType: WebhookEventType;
+  eventType: WebhookPayloadType;
+  /** As sent; kept once done, for a redelivery, until the key expires. */
   body?: string;
   attempts: number;
   firstAttemptAt: string | null;
@@ -90,6 +91,7 @@ export async function openMongoWebhookStore(db: Db, options: MongoWebhookStoreOp
   await webhooks.createIndex({ organizationId: 1, status: 1, createdAt: 1 });
   await deliveries.createIndex({ state: 1, dueAt: 1, _id: 1 });
   await deliveries.createIndex({ webhookId: 1, state: 1 });
+  await deliveries.createIndex({ messageId: 1 });
   await attemptLog.createIndex({ webhookId: 1, at: -1, _id: -1 });
   const keysExpire = await ensureExpiry(deliveries, 'doneAt', KEY_RETENTION_MS / 1000);
   options.onExpiry?.(keysExpire ? 'ttl-index' : 'prune');
@@ -198,6 +200,25 @@ export async function openMongoWebhookStore(db: Db, options: MongoWebhookStoreOp
       });
     },
 
+    updateWebhook(webhook, expectedStatus) {
+      return write(webhook.id, async () => {
+        const { _id, ...fields } = webhookDocumentOf(webhook);
+        const { matchedCount } = await webhooks.updateOne({ _id, clientId: webhook.clientId, status: expectedStatus }, { $set: fields });
+        if (matchedCount === 0) return false;
+        if (webhook.status !== 'active') await deliveries.updateMany({ webhookId: _id, state: 'pending' }, finished(clock.now()));
+        return true;
+      });
+    },
+
+    async findMessage(webhookId, messageId) {
+      // By `messageId` alone, which FerretDB hands down; the subscription is checked here.
+      const found = await deliveries.find({ messageId }, { sort: { queuedAt: 1 } }).toArray();
+      const message = found.find((document) => document.webhookId === webhookId && document.body !== undefined);
+      if (!message?.body) return undefined;
+      const { _id, clientId, eventType, body } = message;
+      return { key: _id, messageId, webhookId, clientId, eventType, body };
+    },
+
     async enqueue(owed) {
       if (owed.length === 0) return;
       const now = clock.now();
@@ -269,22 +290,27 @@ export async function openMongoWebhookStore(db: Db, options: MongoWebhookStoreOp
   }
 }
 
-/** Out of the queue; the key stays until the TTL index (or the prune) removes it. */
+/** Out of the queue; the key and the body stay until the TTL index (or the prune) removes them. */
 function finished(now: Date) {
   return {
     $set: { state: 'done' as const, doneAt: now },
-    $unset: { body: '' as const, dueAt: '' as const, traceparent: '' as const, tracestate: '' as const },
+    $unset: { dueAt: '' as const, traceparent: '' as const, tracestate: '' as const },
   };
 }
 
 function webhookDocumentOf(webhook: StoredWebhook): Omit<WebhookDocument, 'slot'> {
-  const { id, clientId, organizationId, url, events, status, createdAt, disabledAt, sealedSecret } = webhook;
-  return { _id: id, clientId, organizationId, url, events: [...events], status, createdAt, disabledAt, sealedSecret };
+  const { id, events, ...rest } = webhook;
+  return { _id: id, ...withoutUndefined(rest), events: [...events] };
 }
 
 function webhookOf(document: WebhookDocument): StoredWebhook {
-  const { _id, clientId, organizationId, url, events, status, createdAt, disabledAt, sealedSecret } = document;
-  return { id: _id, clientId, organizationId, url, events: [...events], status, createdAt, disabledAt, sealedSecret };
+  const { _id, slot: _slot, events, ...rest } = document;
+  return { id: _id, ...rest, events: [...events] };
+}
+
+/** The optional fields a subscription does not have are not written as null. */
+function withoutUndefined<T extends object>(value: T): T {
+  return Object.fromEntries(Object.entries(value).filter(([, field]) => field !== undefined)) as T;
 }
 
 function deliveryDocumentOf(delivery: PendingDelivery, queuedAt: Date): DeliveryDocument {

@@ -22,7 +22,7 @@ export interface OpenApiResponse {
 }
 
 export interface OpenApiOperation {
-  method: 'get' | 'post' | 'delete';
+  method: 'get' | 'post' | 'patch' | 'delete';
   path: string;
   /** Stable and camelCase: the SDKs take their method names from it (decision 36). */
   operationId: string;
@@ -38,6 +38,23 @@ export interface OpenApiOperation {
   /** A body the operation also accepts absent (default: required). */
   requestBodyOptional?: boolean;
   responses: Record<string, OpenApiResponse>;
+}
+
+/**
+ * A request this service makes to its users' URLs (OpenAPI 3.1's `webhooks`): a POST of `payload`,
+ * and what the receiver's answers mean.
+ */
+export interface OpenApiWebhook {
+  /** The key in `webhooks`: the payload's type (`score.updated`). */
+  name: string;
+  operationId: string;
+  summary: string;
+  description?: string;
+  tags?: string[];
+  payload: z.ZodType;
+  /** The request headers the receiver gets. */
+  headers?: { name: string; description: string; schema: object }[];
+  responses: Record<string, { description: string }>;
 }
 
 export interface OpenApiInfo {
@@ -102,7 +119,7 @@ const SECURITY_SCHEMES = {
  * OpenAPI 3.1 from the same zod schemas the code validates with: 3.1 is JSON Schema 2020-12,
  * which is what zod emits, so nothing is described twice.
  */
-export function buildOpenApiDocument(info: OpenApiInfo, operations: OpenApiOperation[]): object {
+export function buildOpenApiDocument(info: OpenApiInfo, operations: OpenApiOperation[], webhooks: OpenApiWebhook[] = []): object {
   const { schemas: registered } = z.toJSONSchema(z.globalRegistry, {
     target: 'draft-2020-12',
     io: 'input',
@@ -144,14 +161,41 @@ export function buildOpenApiDocument(info: OpenApiInfo, operations: OpenApiOpera
       responses,
     };
   }
+  const webhookItems: Record<string, object> = {};
+  for (const hook of webhooks) {
+    webhookItems[hook.name] = {
+      post: {
+        operationId: hook.operationId,
+        summary: hook.summary,
+        ...(hook.description ? { description: hook.description } : {}),
+        ...(hook.tags ? { tags: hook.tags } : {}),
+        // The receiver's URL takes no credential of ours: the request is signed instead.
+        security: [],
+        ...(hook.headers
+          ? {
+              parameters: hook.headers.map(({ name, description, schema }) => ({
+                name,
+                in: 'header',
+                required: true,
+                description,
+                schema,
+              })),
+            }
+          : {}),
+        requestBody: { required: true, content: { 'application/json': { schema: ref(hook.payload) } } },
+        responses: hook.responses,
+      },
+    };
+  }
   return {
     openapi: '3.1.0',
     info: { ...info, license: { name: 'Proprietary', identifier: 'LicenseRef-Proprietary' } },
     servers: [{ url: '/v1' }],
     paths,
+    ...(webhooks.length > 0 ? { webhooks: webhookItems } : {}),
     components: {
-      // Only the schemas this service's operations reach, not every contract in the registry.
-      schemas: reachableSchemas(paths, registered),
+      // Only the schemas this service's operations and webhooks reach, not every contract in the registry.
+      schemas: reachableSchemas({ paths, webhookItems }, registered),
       // Only the schemes its operations use.
       securitySchemes: Object.fromEntries(
         Object.entries(SECURITY_SCHEMES).filter(([name]) => operations.some((op) => op.security === name)),

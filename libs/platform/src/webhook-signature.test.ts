@@ -58,6 +58,29 @@ describe('signWebhook', () => {
   });
 });
 
+describe('webhookHeaders during a secret rotation', () => {
+  test('when also signed with the previous secret, then the header carries both signatures, the current first, and each verifies alone', () => {
+    const current = newWebhookSecret();
+    const previous = newWebhookSecret();
+    const message = { id: 'msg_p5jXN8AQM9LWM0D4loKWxJek', timestamp: 1_614_265_330, body: '{"test": 2432232314}' };
+
+    const headers = webhookHeaders({ ...message, secret: current, alsoSignedWith: [previous] });
+
+    const signatures = headers[WEBHOOK_HEADERS.signature]!.split(' ');
+    expect(signatures).toEqual([signWebhook({ ...message, secret: current }), signWebhook({ ...message, secret: previous })]);
+    const received: ReceivedWebhook = {
+      id: message.id,
+      timestamp: String(message.timestamp),
+      signature: headers[WEBHOOK_HEADERS.signature],
+      body: message.body,
+    };
+    const now = new Date(message.timestamp * 1000);
+    expect(verifyWebhook(received, current, { now }).outcome).toBe('verified');
+    expect(verifyWebhook(received, previous, { now }).outcome).toBe('verified');
+    expect(verifyWebhook(received, newWebhookSecret(), { now }).outcome).toBe('refused');
+  });
+});
+
 describe('newWebhookSecret', () => {
   test('when a secret is made, then it is whsec_ and the base64 of 32 bytes, different each time, and signs', () => {
     const secrets = [newWebhookSecret(), newWebhookSecret()];

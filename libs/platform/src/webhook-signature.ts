@@ -37,12 +37,18 @@ export function signWebhook(message: WebhookMessage & { secret: string }): strin
   return `v1,${signatureOf(message, secretKey(message.secret))}`;
 }
 
-/** The three headers of a delivery. */
-export function webhookHeaders(message: WebhookMessage & { secret: string }): Record<string, string> {
+/**
+ * The three headers of a delivery. With `alsoSignedWith` (the previous secret during a rotation's
+ * overlap), the signature header carries one signature per secret, space-separated, the current one
+ * first, as Standard Webhooks allows: a receiver that still has the old secret verifies as well as one
+ * that has the new one.
+ */
+export function webhookHeaders(message: WebhookMessage & { secret: string; alsoSignedWith?: readonly string[] }): Record<string, string> {
+  const { alsoSignedWith = [], ...signed } = message;
   return {
     [WEBHOOK_HEADERS.id]: message.id,
     [WEBHOOK_HEADERS.timestamp]: String(message.timestamp),
-    [WEBHOOK_HEADERS.signature]: signWebhook(message),
+    [WEBHOOK_HEADERS.signature]: [signed.secret, ...alsoSignedWith].map((secret) => signWebhook({ ...signed, secret })).join(' '),
   };
 }
 

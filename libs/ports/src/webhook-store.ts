@@ -1,9 +1,10 @@
-import type { WebhookDelivery, WebhookEventType, WebhookStatus } from '@rsd/contracts';
+import type { WebhookConditions, WebhookDelivery, WebhookEventType, WebhookPayloadType, WebhookStatus } from '@rsd/contracts';
 
-/** A recipient's webhook subscription as the notifier keeps it (decision 26). */
+/** A webhook subscription as the notifier keeps it (decisions 26 and 45). */
 export interface StoredWebhook {
   /** `wh_…` */
   id: string;
+  /** The owner's key (`webhookOwnerKey`): for a grant, its Client ID, under which its webhooks always were kept. */
   clientId: string;
   /** The authorization's organization, whose score events reach this subscription. */
   organizationId: string;
@@ -13,6 +14,17 @@ export interface StoredWebhook {
   createdAt: string;
   /** When it was disabled after 24 h of failed deliveries; null while active. */
   disabledAt: string | null;
+  /** Filters `score.updated` (decision 45); absent or `{}`: every change. */
+  conditions?: WebhookConditions;
+  /**
+   * Since when it hears of events: its creation, or the last time it was re-enabled (events that
+   * happened while it was paused or disabled are not delivered afterwards). Absent: `createdAt`.
+   */
+  activeSince?: string;
+  /** The secret before the last rotation, sealed, while its overlap lasts (decision 45). */
+  previousSealedSecret?: string | null;
+  /** When the previous secret stops signing. */
+  previousSecretExpiresAt?: string | null;
   /**
    * The signing secret sealed with the notifier's key (AES-256-GCM), never the secret itself: the
    * notifier must sign with it, so a digest will not do, but a copy of the store reveals nothing.
@@ -28,7 +40,7 @@ export interface PendingDelivery {
   key: string;
   webhookId: string;
   clientId: string;
-  eventType: WebhookEventType;
+  eventType: WebhookPayloadType;
   /** The JSON body exactly as signed and sent. */
   body: string;
   /** Attempts made so far (0 before the first). */
@@ -46,6 +58,16 @@ export interface PendingDelivery {
 }
 
 export type AddWebhookOutcome = 'added' | 'limit-reached';
+
+/** A delivery as it was queued, found again by its `webhook-id` for a redelivery (decision 45). */
+export interface QueuedMessage {
+  messageId: string;
+  key: string;
+  webhookId: string;
+  clientId: string;
+  eventType: WebhookPayloadType;
+  body: string;
+}
 
 /** What happened to a delivery after an attempt. */
 export type AttemptOutcome =
@@ -72,6 +94,18 @@ export interface WebhookStore {
   activeWebhooksOfClient(clientId: string): Promise<StoredWebhook[]>;
   /** Marks it disabled and drops its pending deliveries. */
   disableWebhook(id: string, at: string): Promise<void>;
+  /**
+   * Writes the changed subscription (same id and owner; its address, events, status, conditions or
+   * secrets changed) if its stored status is still `expectedStatus`: a change made from a copy read
+   * before the delivery worker disabled it does not bring it back. One that is no longer active loses
+   * its pending deliveries. False when there was none, or its status had changed.
+   */
+  updateWebhook(webhook: StoredWebhook, expectedStatus: WebhookStatus): Promise<boolean>;
+  /**
+   * The delivery with this `webhook-id` queued for this subscription in the last 7 days (delivered,
+   * given up or pending), with its body as it was sent.
+   */
+  findMessage(webhookId: string, messageId: string): Promise<QueuedMessage | undefined>;
 
   /**
    * Queues each delivery unless one with the same `key` was queued in the last 7 days (delivered or

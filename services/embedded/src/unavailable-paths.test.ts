@@ -157,6 +157,19 @@ test('when the event log and the stores are out of reach, then every operation o
     rotateAccountKey: [`${urlOf(credentialsService)}/v1/portfolio/keys/rotate`, { method: 'POST', headers: account, body: '{}' }],
     releaseGrant: [`${urlOf(credentialsService)}/v1/portfolio/customers/${opened.body.clientId}`, { method: 'DELETE', headers: account }],
     listWebhookDeliveries: [`${customer(notifierService)}/webhooks/wh_${'0'.repeat(24)}/deliveries`, { headers: recipient }],
+    updateWebhook: [
+      `${customer(notifierService)}/webhooks/wh_${'0'.repeat(24)}`,
+      { method: 'PATCH', headers: recipient, body: JSON.stringify({ enabled: true }) },
+    ],
+    rotateWebhookSecret: [
+      `${customer(notifierService)}/webhooks/wh_${'0'.repeat(24)}/rotate-secret`,
+      { method: 'POST', headers: recipient, body: JSON.stringify({ overlapSeconds: 60 }) },
+    ],
+    testWebhook: [`${customer(notifierService)}/webhooks/wh_${'0'.repeat(24)}/test`, { method: 'POST', headers: recipient }],
+    redeliverWebhookDelivery: [
+      `${customer(notifierService)}/webhooks/wh_${'0'.repeat(24)}/deliveries/msg_${'0'.repeat(24)}/redeliver`,
+      { method: 'POST', headers: recipient },
+    ],
   };
   // Every documented operation is called, the JWKS aside: it needs no store.
   const documented: string[] = [];

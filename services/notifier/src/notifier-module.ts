@@ -10,6 +10,7 @@ import { startDeliveryWorker } from './delivery/delivery-worker';
 import { systemResolve, webhookSender, type Resolve } from './delivery/send-webhook';
 import { NOTIFIER_VIEWS, startNotifierProjection } from './events/plan-deliveries';
 import { secretSealer } from './webhooks/secret-sealing';
+import { grantWebhooks } from './webhooks/webhook-owners';
 
 export interface NotifierModuleDeps {
   config: NotifierConfig;
@@ -100,6 +101,14 @@ export async function createNotifierModule({
     { name: 'sampling the webhook queue', log },
   );
 
+  const authenticateRecipient = recipientAuthenticator({
+    config,
+    views,
+    rateLimitStores: await runtime.rateLimitStores((active) => metrics.rateLimitFallback.set(active ? 1 : 0)),
+    clock,
+    log,
+    onRateLimited: (limiter) => metrics.rateLimitRejections.inc({ limiter }),
+  });
   const app = buildApp({
     config,
     log,
@@ -109,14 +118,9 @@ export async function createNotifierModule({
     resolve,
     clock,
     attemptsListed: config.WEBHOOK_ATTEMPTS_KEPT,
-    authenticate: recipientAuthenticator({
-      config,
-      views,
-      rateLimitStores: await runtime.rateLimitStores((active) => metrics.rateLimitFallback.set(active ? 1 : 0)),
-      clock,
-      log,
-      onRateLimited: (limiter) => metrics.rateLimitRejections.inc({ limiter }),
-    }),
+    onQueued: () => worker.nudge(),
+    // Each kind of owner is one declaration (decision 45): the grants' today.
+    owners: [grantWebhooks(authenticateRecipient, config)],
     operations: { metrics, readiness: [...runtime.readiness(), caughtUpCheck(projection.caughtUp)] },
   });
 

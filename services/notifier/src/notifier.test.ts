@@ -142,6 +142,82 @@ describe('the notifier, on the embedded runtime', () => {
 
   const ALL_EVENTS = ['score.updated', 'grade.changed', 'authorization.ended'];
 
+  function patch(credential: { apiKey: string }, url: string, body: object) {
+    return request<{ status?: string; url?: string; code?: string }>(url, {
+      method: 'PATCH',
+      headers: { 'x-api-key': credential.apiKey, 'content-type': 'application/json' },
+      body: JSON.stringify(body),
+    });
+  }
+
+  test('when a webhook is paused, then a change reaches it no more and a test is refused with 409; re-enabled, it gets the next change', async () => {
+    const credential = await anAuthorization();
+    const target = await receiver();
+    const created = await subscribe(credential, { url: target.url, events: ['score.updated'] });
+    const item = `${app.baseUrl}/v1/customers/${credential.record.clientId}/webhooks/${created.body.id}`;
+
+    const paused = await patch(credential, item, { enabled: false });
+
+    expect([paused.status, paused.body.status]).toEqual([200, 'paused']);
+    await score({ scoreDate: '2026-11-19', score: 70 });
+    const tested = await request<{ code: string }>(`${item}/test`, { method: 'POST', headers: { 'x-api-key': credential.apiKey } });
+    expect([tested.status, tested.body.code]).toEqual([409, 'WEBHOOK_NOT_ACTIVE']);
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    expect(target.received).toHaveLength(0);
+
+    expect((await patch(credential, item, { enabled: true })).body.status).toBe('active');
+    await score({ scoreDate: '2026-11-20', score: 71 });
+    const delivered = await eventuallyDefined(() => target.received[0]);
+    expect(JSON.parse(delivered.body)).toMatchObject({ type: 'score.updated', data: { score: 71 } });
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(target.received).toHaveLength(1);
+  });
+
+  test('when a PATCH names an event the scopes do not allow, then 403 INSUFFICIENT_SCOPE; allowed, the webhook changes as asked and only there', async () => {
+    const credential = await anAuthorization(['score_trend']);
+    const target = await receiver();
+    const created = await subscribe(credential, { url: target.url, events: ['grade.changed'] });
+    const item = `${app.baseUrl}/v1/customers/${credential.record.clientId}/webhooks/${created.body.id}`;
+
+    const refused = await patch(credential, item, { events: ['score.updated'] });
+    const changed = await patch(credential, item, { events: ['grade.changed', 'authorization.ended'], conditions: { gradeChanged: true } });
+    const other = await anAuthorization(['score_trend']);
+    const foreign = await patch(other, `${app.baseUrl}/v1/customers/${other.record.clientId}/webhooks/${created.body.id}`, {
+      enabled: false,
+    });
+
+    expect([refused.status, refused.body.code]).toEqual([403, 'INSUFFICIENT_SCOPE']);
+    expect([changed.status, changed.body]).toEqual([
+      200,
+      expect.objectContaining({ events: ['grade.changed', 'authorization.ended'], conditions: { gradeChanged: true }, status: 'active' }),
+    ]);
+    expect([foreign.status, foreign.body.code]).toEqual([404, 'WEBHOOK_NOT_FOUND']);
+    const put = await request(item, { method: 'PUT', headers: { 'x-api-key': credential.apiKey } });
+    expect([put.status, put.headers.get('allow')]).toEqual([405, 'PATCH, DELETE']);
+    const getTest = await request(`${item}/test`, { headers: { 'x-api-key': credential.apiKey } });
+    expect([getTest.status, getTest.headers.get('allow')]).toEqual([405, 'POST']);
+  });
+
+  test('when the secret is rotated with overlapSeconds 0, then the next delivery carries the new signature alone', async () => {
+    const credential = await anAuthorization();
+    const target = await receiver();
+    const created = await subscribe(credential, { url: target.url, events: ['score.updated'] });
+    const item = `${app.baseUrl}/v1/customers/${credential.record.clientId}/webhooks/${created.body.id}`;
+
+    const rotated = await request<{ secret: string }>(`${item}/rotate-secret`, {
+      method: 'POST',
+      headers: { 'x-api-key': credential.apiKey, 'content-type': 'application/json' },
+      body: JSON.stringify({ overlapSeconds: 0 }),
+    });
+    await score({ scoreDate: '2026-11-20' });
+
+    expect(rotated.status).toBe(201);
+    const delivered = await eventuallyDefined(() => target.received[0]);
+    expect(String(delivered.headers['webhook-signature']).split(' ')).toHaveLength(1);
+    expect(webhookSignatureVerifies(delivered, rotated.body.secret)).toBe(true);
+    expect(webhookSignatureVerifies(delivered, created.body.secret)).toBe(false);
+  });
+
   test('when a subscription is created, then the secret is in the 201 only, and the list shows the webhook without it', async () => {
     const credential = await anAuthorization();
     const target = await receiver();
@@ -159,7 +235,9 @@ describe('the notifier, on the embedded runtime', () => {
     });
     expect(listed.status).toBe(200);
     expect(listed.body).toEqual({
-      webhooks: [{ id: created.body.id, url: target.url, events: ALL_EVENTS, status: 'active', createdAt: expect.any(String) }],
+      webhooks: [
+        { id: created.body.id, url: target.url, events: ALL_EVENTS, status: 'active', conditions: {}, createdAt: expect.any(String) },
+      ],
     });
     expect(JSON.stringify(listed.body)).not.toContain(created.body.secret);
   });
@@ -353,6 +431,29 @@ describe('the notifier, on the embedded runtime', () => {
         expect([url, refused.status, refused.body.code]).toEqual([url, 400, 'WEBHOOK_TARGET_NOT_ALLOWED']);
         expect(refused.body.message).not.toMatch(/10\.1\.2\.3|169\.254/);
       }
+    });
+
+    test('when a PATCH moves a webhook to an http, loopback, private or metadata target, then it is refused and the URL stays (decision 45 keeps 28)', async () => {
+      const credential = await anAuthorization();
+      dns.set('hooks.example', '93.184.216.34');
+      dns.set('inside.example', '10.1.2.3');
+      const created = await subscribe(credential, { url: 'https://hooks.example/x', events: ['score.updated'] });
+      const item = `${app.baseUrl}/v1/customers/${credential.record.clientId}/webhooks/${created.body.id}`;
+
+      for (const url of [
+        'http://hooks.example/x',
+        'https://127.0.0.1/x',
+        'https://[::1]/x',
+        'https://inside.example/x',
+        'https://169.254.169.254/x',
+      ]) {
+        const refused = await patch(credential, item, { url });
+        expect([url, refused.status, refused.body.code]).toEqual([url, 400, 'WEBHOOK_TARGET_NOT_ALLOWED']);
+      }
+      const listed = await request<{ webhooks: { url: string }[] }>(`${app.baseUrl}/v1/customers/${credential.record.clientId}/webhooks`, {
+        headers: { 'x-api-key': credential.apiKey },
+      });
+      expect(listed.body.webhooks.map((webhook) => webhook.url)).toEqual(['https://hooks.example/x']);
     });
 
     test('when a public name resolves to a private address at delivery (DNS rebinding), then the attempt is refused, not sent', async () => {

@@ -1,47 +1,69 @@
 import {
+  authorizationEndedPayloadSchema,
   createdWebhookSchema,
   createWebhookRequestSchema,
-  MAX_WEBHOOKS_PER_AUTHORIZATION,
+  gradeChangedPayloadSchema,
+  rotatedWebhookSecretSchema,
+  rotateWebhookSecretRequestSchema,
+  scoreUpdatedPayloadSchema,
+  updateWebhookRequestSchema,
   webhookDeliveryListSchema,
   webhookListSchema,
+  webhookMessageAcceptedSchema,
+  webhookSchema,
+  webhookTestPayloadSchema,
 } from '@rsd/contracts';
 import {
   buildOpenApiDocument,
-  clientIdPathParameter,
   errorResponse as error,
   type OpenApiOperation,
   type OpenApiResponse,
+  type OpenApiWebhook,
 } from '@rsd/platform';
-import type { NotifierConfig } from './config';
+import type { WebhookOwnerDeclaration } from './webhooks/webhook-owners';
 
-export function notifierOpenApi(config: NotifierConfig): object {
-  const clientIdParameter = clientIdPathParameter(config.CLIENT_ID_PREFIX);
-  const idParameter = { name: 'id', in: 'path', required: true, description: 'The webhook id (`wh_…`)', schema: { type: 'string' } };
-  const authentication: Record<string, OpenApiResponse> = {
-    '400': error('MISSING_CLIENT_ID or INVALID_CLIENT_ID (checked before any credential lookup)'),
-    '401': error('MISSING_API_KEY, INVALID_API_KEY or CREDENTIAL_INACTIVE (revoked, expired or not active)'),
-    '403': error(
-      'ADDRESS_NOT_ALLOWED (the credential has an allow list and this client address is not on it), or blocked by the edge security policy (then without `code`)',
+const idParameter = { name: 'id', in: 'path', required: true, description: 'The webhook id (`wh_…`)', schema: { type: 'string' } };
+const messageIdParameter = {
+  name: 'messageId',
+  in: 'path',
+  required: true,
+  description: 'The `webhook-id` of the delivery (`msg_…`), as the deliveries list names it',
+  schema: { type: 'string' },
+};
+
+const BODY_ERRORS = {
+  '413': error('PAYLOAD_TOO_LARGE: the body is over 16 kB'),
+  '415': error('UNSUPPORTED_MEDIA_TYPE: the body is not application/json'),
+};
+const TARGET_REFUSAL =
+  'WEBHOOK_TARGET_NOT_ALLOWED: not https, or the host resolves to a loopback, private, link-local or cloud-metadata address, or does not resolve';
+
+/** Every operation of one owner kind's webhooks (decisions 26 and 45), from its declaration. */
+export function webhookOperations(owner: WebhookOwnerDeclaration): OpenApiOperation[] {
+  const { docs, noun, limit } = owner;
+  const base = `${owner.path.replace(/:([A-Za-z]+)/g, '{$1}')}/webhooks`;
+  const name = (verb: string, rest = '') => `${verb}${docs.operationInfix}Webhook${rest}`;
+  const common = { tags: [docs.tag], security: docs.security };
+  const auth = docs.authenticationResponses;
+  const withAuth = (description: string) => `${auth['400']?.description ?? ''}${auth['400'] ? ', ' : ''}${description}`;
+  const unknown = (also = ''): Record<string, OpenApiResponse> => ({
+    '404': error(
+      `${auth['404'] ? `${auth['404'].description}, or ` : ''}WEBHOOK_NOT_FOUND: no webhook with that id belongs to this ${noun}${also}`,
     ),
-    '404': error('CREDENTIAL_NOT_FOUND: no authorization has this Client ID'),
-    '429': error(
-      `Rate limit exceeded (${config.RATE_LIMIT_PER_MINUTE} requests per minute per credential, shared with the read API, or too many failed authentications from one address); no \`code\``,
-      { 'Retry-After': { description: 'Whole seconds to wait before retrying (at least 1)', required: true, schema: { type: 'string' } } },
-    ),
-  };
-  const webhooks = { tags: ['Webhooks'], security: 'apiKey' as const };
-  const operations: OpenApiOperation[] = [
+  });
+  const item = [...docs.pathParameters, idParameter];
+  return [
     {
-      ...webhooks,
+      ...common,
       method: 'post',
-      path: '/customers/{clientId}/webhooks',
-      operationId: 'createWebhook',
-      summary: 'Subscribe a URL to score changes and the end of the authorization',
+      path: base,
+      operationId: name('create'),
+      summary: 'Subscribe a URL to events',
       description:
         'Decision 26. The answer carries the signing secret, shown only this once. The URL must be https and its host must resolve only ' +
-        'to public addresses (decision 28), which is checked again before every delivery. Each event must be one the credential’s ' +
-        `scopes allow (score.updated: qr_score; grade.changed: qr_score or score_trend). At most ${MAX_WEBHOOKS_PER_AUTHORIZATION} per authorization.`,
-      parameters: [clientIdParameter],
+        'to public addresses (decision 28), which is checked again before every delivery. Optional `conditions` filter score.updated ' +
+        `(decision 45). At most ${limit} per ${noun}.`,
+      parameters: docs.pathParameters,
       requestBody: createWebhookRequestSchema,
       responses: {
         '201': {
@@ -49,54 +71,168 @@ export function notifierOpenApi(config: NotifierConfig): object {
           schema: createdWebhookSchema,
           headers: { Location: { description: 'The new webhook', required: true, schema: { type: 'string' } } },
         },
-        ...authentication,
-        '400': error(
-          'MISSING_CLIENT_ID, INVALID_CLIENT_ID, MALFORMED_JSON, VALIDATION_FAILED (with `details`), or WEBHOOK_TARGET_NOT_ALLOWED: not https, or the host resolves to a loopback, private, link-local or cloud-metadata address, or does not resolve',
-        ),
-        '403': error(
-          'ADDRESS_NOT_ALLOWED, INSUFFICIENT_SCOPE (an event the credential’s scopes do not allow), or blocked by the edge security policy',
-        ),
-        '409': error(`WEBHOOK_LIMIT_REACHED: the authorization already has ${MAX_WEBHOOKS_PER_AUTHORIZATION} webhooks`),
-        '413': error('PAYLOAD_TOO_LARGE: the body is over 16 kB'),
-        '415': error('UNSUPPORTED_MEDIA_TYPE: the body is not application/json'),
+        ...auth,
+        '400': error(withAuth(`MALFORMED_JSON, VALIDATION_FAILED (with \`details\`), or ${TARGET_REFUSAL}`)),
+        '403': error(`${auth['403'] ? `${auth['403'].description}, or ` : ''}${docs.scopeRefusal}`),
+        '409': error(`WEBHOOK_LIMIT_REACHED: the ${noun} already has ${limit} webhooks`),
+        ...BODY_ERRORS,
       },
     },
     {
-      ...webhooks,
+      ...common,
       method: 'get',
-      path: '/customers/{clientId}/webhooks',
-      operationId: 'listWebhooks',
-      summary: 'This authorization’s webhooks, oldest first (no secrets)',
-      parameters: [clientIdParameter],
-      responses: { '200': { description: 'The webhooks', schema: webhookListSchema }, ...authentication },
+      path: base,
+      operationId: name('list', 's'),
+      summary: `This ${noun}’s webhooks, oldest first (no secrets)`,
+      parameters: docs.pathParameters,
+      responses: { '200': { description: 'The webhooks', schema: webhookListSchema }, ...auth },
     },
     {
-      ...webhooks,
+      ...common,
+      method: 'patch',
+      path: `${base}/{id}`,
+      operationId: name('update'),
+      summary: 'Change a webhook’s URL, events or conditions; pause it, or re-enable it',
+      description:
+        'Decision 45. Only the fields given change. `enabled: false` pauses an active webhook; `enabled: true` re-enables one paused or ' +
+        'disabled after failures, and it hears of events from then on (not of what happened meanwhile). `conditions` replaces the ' +
+        'conditions as a whole (`{}`: every change). A new URL is checked as at creation (decision 28).',
+      parameters: item,
+      requestBody: updateWebhookRequestSchema,
+      responses: {
+        '200': { description: 'The webhook as changed', schema: webhookSchema },
+        ...auth,
+        '400': error(withAuth(`MALFORMED_JSON, VALIDATION_FAILED (with \`details\`; an empty change included), or ${TARGET_REFUSAL}`)),
+        '403': error(`${auth['403'] ? `${auth['403'].description}, or ` : ''}${docs.scopeRefusal}`),
+        ...unknown(),
+        ...BODY_ERRORS,
+      },
+    },
+    {
+      ...common,
       method: 'delete',
-      path: '/customers/{clientId}/webhooks/{id}',
-      operationId: 'deleteWebhook',
+      path: `${base}/{id}`,
+      operationId: name('delete'),
       summary: 'Delete a webhook, with the deliveries it still owed',
-      parameters: [clientIdParameter, idParameter],
+      parameters: item,
+      responses: { '204': { description: 'Deleted' }, ...auth, ...unknown() },
+    },
+    {
+      ...common,
+      method: 'get',
+      path: `${base}/{id}/deliveries`,
+      operationId: name('list', 'Deliveries'),
+      summary: 'The latest delivery attempts of a webhook, newest first',
+      parameters: item,
+      responses: { '200': { description: 'The attempts', schema: webhookDeliveryListSchema }, ...auth, ...unknown() },
+    },
+    {
+      ...common,
+      method: 'post',
+      path: `${base}/{id}/rotate-secret`,
+      operationId: name('rotate', 'Secret'),
+      summary: 'Replace the signing secret, the old one still signing during an overlap',
+      description:
+        'Decision 45. The new secret is shown only in this answer. For `overlapSeconds` every delivery carries two signatures in ' +
+        '`webhook-signature`, space-separated (the new secret’s first), as Standard Webhooks allows, so a receiver can switch secrets ' +
+        'without losing a delivery; then only the new one. A rotation during an overlap ends the older secret at once.',
+      parameters: item,
+      requestBody: rotateWebhookSecretRequestSchema,
       responses: {
-        '204': { description: 'Deleted' },
-        ...authentication,
-        '404': error('CREDENTIAL_NOT_FOUND, or WEBHOOK_NOT_FOUND: no webhook with that id belongs to this authorization'),
+        '201': { description: 'The new secret; `secret` appears only in this answer', schema: rotatedWebhookSecretSchema },
+        ...auth,
+        '400': error(withAuth('MALFORMED_JSON or VALIDATION_FAILED (`overlapSeconds` missing, not whole, or outside 0–86400)')),
+        ...unknown(),
+        ...BODY_ERRORS,
       },
     },
     {
-      ...webhooks,
-      method: 'get',
-      path: '/customers/{clientId}/webhooks/{id}/deliveries',
-      operationId: 'listWebhookDeliveries',
-      summary: 'The latest delivery attempts of a webhook, newest first',
-      parameters: [clientIdParameter, idParameter],
+      ...common,
+      method: 'post',
+      path: `${base}/{id}/test`,
+      operationId: name('test'),
+      summary: 'Send a signed `webhook.test` delivery now',
+      description:
+        'Decision 45. The delivery is queued at once and follows the rules of every delivery (signature, retries with the same `webhook-id`). No body.',
+      parameters: item,
       responses: {
-        '200': { description: 'The attempts', schema: webhookDeliveryListSchema },
-        ...authentication,
-        '404': error('CREDENTIAL_NOT_FOUND, or WEBHOOK_NOT_FOUND: no webhook with that id belongs to this authorization'),
+        '202': { description: 'Queued; the `webhook-id` it carries', schema: webhookMessageAcceptedSchema },
+        ...auth,
+        ...unknown(),
+        '409': error('WEBHOOK_NOT_ACTIVE: the webhook is paused or disabled; re-enable it first'),
+      },
+    },
+    {
+      ...common,
+      method: 'post',
+      path: `${base}/{id}/deliveries/{messageId}/redeliver`,
+      operationId: name('redeliver', 'Delivery'),
+      summary: 'Send one delivery again, with its original body and `webhook-id`',
+      description:
+        'Decision 45. Any delivery of the last 7 days, delivered or not: queued again with the same payload and `webhook-id` (a new ' +
+        '`webhook-timestamp` and signature), and retried on the usual schedule if it fails. No body.',
+      parameters: [...item, messageIdParameter],
+      responses: {
+        '202': { description: 'Queued; the `webhook-id` it carries (the one asked for)', schema: webhookMessageAcceptedSchema },
+        ...auth,
+        ...unknown(', or WEBHOOK_MESSAGE_NOT_FOUND: the webhook has no delivery with that messageId in the last 7 days'),
+        '409': error('WEBHOOK_NOT_ACTIVE: the webhook is paused or disabled; re-enable it first'),
       },
     },
   ];
+}
+
+const DELIVERY_HEADERS = [
+  {
+    name: 'webhook-id',
+    description: 'The message id (`msg_…`): the same on every retry and redelivery of one delivery, so an idempotency key',
+    schema: { type: 'string' },
+  },
+  { name: 'webhook-timestamp', description: 'Whole seconds since the epoch, of this attempt', schema: { type: 'string' } },
+  {
+    name: 'webhook-signature',
+    description:
+      '`v1,<base64 HMAC-SHA256 over "{webhook-id}.{webhook-timestamp}.{body}">` keyed with the secret’s decoded bytes; during a ' +
+      'secret rotation’s overlap, two of them, space-separated',
+    schema: { type: 'string' },
+  },
+];
+const RECEIVER_ANSWERS = {
+  '2XX': { description: 'Received: the delivery is done' },
+  default: { description: 'Any other answer, or none within 10 s, is retried with exponential backoff for 24 h (the same `webhook-id`)' },
+};
+
+/** Decision 45: every payload the notifier sends, one entry per type. */
+const PAYLOADS: OpenApiWebhook[] = [
+  {
+    name: 'score.updated',
+    operationId: 'scoreUpdatedWebhook',
+    summary: 'The organization’s latest score changed',
+    description:
+      'Never more than the grant’s scopes allow: `pillarScores` only with pillar_breakdown. Filtered by the webhook’s `conditions`.',
+    payload: scoreUpdatedPayloadSchema,
+  },
+  {
+    name: 'grade.changed',
+    operationId: 'gradeChangedWebhook',
+    summary: 'The latest score’s grade changed',
+    payload: gradeChangedPayloadSchema,
+  },
+  {
+    name: 'authorization.ended',
+    operationId: 'authorizationEndedWebhook',
+    summary: 'The grant was revoked or expired; its webhooks stop after this',
+    payload: authorizationEndedPayloadSchema,
+  },
+  {
+    name: 'webhook.test',
+    operationId: 'webhookTestWebhook',
+    summary: 'A test delivery its owner asked for (POST …/webhooks/{id}/test)',
+    payload: webhookTestPayloadSchema,
+  },
+].map((hook) => ({ ...hook, tags: ['Deliveries'], headers: DELIVERY_HEADERS, responses: RECEIVER_ANSWERS }));
+
+export function notifierOpenApi(owners: readonly WebhookOwnerDeclaration[]): object {
   return buildOpenApiDocument(
     {
       title: 'Resilience Score Notifier API',
@@ -105,8 +241,10 @@ export function notifierOpenApi(config: NotifierConfig): object {
         'Webhooks for recipients: a POST to your URL when an organization’s latest score or grade changes, and when your ' +
         'authorization ends. Authenticated like the read API: the Client ID in the path and the `x-api-key` header. Deliveries ' +
         'follow Standard Webhooks (`webhook-id`, `webhook-timestamp`, `webhook-signature`); a failed one is retried with ' +
-        'exponential backoff for 24 h with the same `webhook-id`, then the webhook is disabled.',
+        'exponential backoff for 24 h with the same `webhook-id`, then the webhook is disabled. The `webhooks` section describes ' +
+        'every payload.',
     },
-    operations,
+    owners.flatMap(webhookOperations),
+    PAYLOADS,
   );
 }

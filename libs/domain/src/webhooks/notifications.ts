@@ -7,14 +7,17 @@ import {
   type DomainEvent,
   type Scope,
   type ScoreUpdatedData,
+  type WebhookConditions,
   type WebhookEventType,
   type WebhookPayload,
+  type WebhookPayloadType,
   type WebhookStatus,
 } from '@rsd/contracts';
 import { PILLAR_NAMES } from '../history/explain-history';
 import { credentialView, isActive, type CredentialView } from '../views/credential-view';
 import { latestScoreView } from '../views/latest-score-view';
 import { unhandled } from '../views/view';
+import { conditionsHold } from './webhook-conditions';
 
 /**
  * Decision 27: what the notifier sends, decided without I/O. An event first becomes a trigger (the
@@ -101,6 +104,8 @@ export interface SubscriptionFacts {
   id: string;
   events: readonly WebhookEventType[];
   status: WebhookStatus;
+  /** Decision 45: which score changes it hears of (`score.updated` only). */
+  conditions?: WebhookConditions | undefined;
   authorization: CredentialView;
 }
 
@@ -138,7 +143,8 @@ export function deliveriesFor(trigger: NotifierTrigger, subscription: Subscripti
       if (wants('score.updated')) {
         const data = scoreUpdatedData(latest, authorization);
         // A recalculation that changes nothing this recipient may see is not news to it.
-        if (!previous || !sameScoreData(data, scoreUpdatedData(previous, authorization))) {
+        const news = !previous || !sameScoreData(data, scoreUpdatedData(previous, authorization));
+        if (news && conditionsHold(subscription.conditions, previous, latest)) {
           deliveries.push(delivery({ type: 'score.updated', timestamp: trigger.occurredAt, data }));
         }
       }
@@ -179,14 +185,16 @@ export function scopesAllow(type: WebhookEventType, scopes: readonly Scope[]): b
 
 /**
  * Before each retry: a score or grade still pending when its authorization ends is dropped, so
- * nothing reaches a recipient after its access ended; `authorization.ended` itself is retried.
+ * nothing reaches a recipient after its access ended; `authorization.ended` itself is retried, and so
+ * is a test delivery, which carries nothing of the organization's.
  */
-export function stillDeliverable(type: WebhookEventType, authorization: CredentialView, now: Date): boolean {
+export function stillDeliverable(type: WebhookPayloadType, authorization: CredentialView, now: Date): boolean {
   switch (type) {
     case 'score.updated':
     case 'grade.changed':
       return isActive(authorization, now) && scopesAllow(type, authorization.scopes);
     case 'authorization.ended':
+    case 'webhook.test':
       return true;
     default:
       return unhandled(type);

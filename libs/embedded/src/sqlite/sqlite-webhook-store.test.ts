@@ -91,7 +91,7 @@ describe('SQLite webhook store', () => {
     expect(rows('SELECT key FROM webhook_deliveries WHERE done = 1').map((row) => row.key)).toEqual([young.key]);
   });
 
-  it('when a delivery is done, then its row keeps only the key and what retention needs', async () => {
+  it('when a delivery is done, then its row keeps the key, the body a redelivery sends again, and what retention needs', async () => {
     const store = openSqliteWebhookStore({ file: temp.file, clock: { now: () => NOW } });
     const webhook = aStoredWebhook();
     const delivery = aPendingDelivery(webhook);
@@ -102,7 +102,7 @@ describe('SQLite webhook store', () => {
     await store.close();
 
     expect(rows('SELECT key, body, due_at, queued_ms, done FROM webhook_deliveries')).toEqual([
-      { key: delivery.key, body: null, due_at: null, queued_ms: NOW.getTime(), done: 1 },
+      { key: delivery.key, body: delivery.body, due_at: null, queued_ms: NOW.getTime(), done: 1 },
     ]);
   });
 

@@ -1,5 +1,5 @@
 import type { StatementSync } from 'node:sqlite';
-import type { WebhookDelivery, WebhookEventType } from '@rsd/contracts';
+import type { WebhookDelivery, WebhookPayloadType } from '@rsd/contracts';
 import { systemClock } from '@rsd/platform';
 import type { Clock, PendingDelivery, StoredWebhook, WebhookStore } from '@rsd/ports';
 import { integer, text } from './database';
@@ -22,6 +22,8 @@ export const QUERIES = {
     FROM webhook_deliveries WHERE done = 0 AND due_at <= ? ORDER BY due_at, key LIMIT ?`,
   queueStats: 'SELECT COUNT(*) AS depth, MIN(due_at) AS oldest FROM webhook_deliveries WHERE done = 0',
   attempts: 'SELECT record FROM webhook_attempts WHERE webhook_id = ? ORDER BY at DESC, seq DESC LIMIT ?',
+  message: `SELECT key, message_id, webhook_id, client_id, event_type, body FROM webhook_deliveries
+    WHERE message_id = ? AND webhook_id = ? AND body IS NOT NULL ORDER BY seq LIMIT 1`,
 } as const;
 
 /** The changes that look rows up, named for the same test. */
@@ -37,8 +39,10 @@ export const CHANGES = {
   pruneKeys: `DELETE FROM webhook_deliveries WHERE seq IN
     (SELECT seq FROM webhook_deliveries WHERE done = 1 AND queued_ms <= ? ORDER BY queued_ms LIMIT ?)`,
   disable: 'UPDATE webhooks SET active = 0, record = ? WHERE id = ?',
+  update: "UPDATE webhooks SET active = ?, record = ? WHERE id = ? AND client_id = ? AND json_extract(record, '$.status') = ?",
+  // The body stays with the key for 7 days: a redelivery sends it again as it was.
   dropPending:
-    'UPDATE webhook_deliveries SET done = 1, body = NULL, due_at = NULL, traceparent = NULL, tracestate = NULL WHERE webhook_id = ? AND done = 0',
+    'UPDATE webhook_deliveries SET done = 1, due_at = NULL, traceparent = NULL, tracestate = NULL WHERE webhook_id = ? AND done = 0',
   deleteWebhook: 'DELETE FROM webhooks WHERE id = ? AND client_id = ?',
   deleteDeliveries: 'DELETE FROM webhook_deliveries WHERE webhook_id = ?',
   deleteAttempts: 'DELETE FROM webhook_attempts WHERE webhook_id = ?',
@@ -47,7 +51,7 @@ export const CHANGES = {
   trimAttempts: `DELETE FROM webhook_attempts WHERE seq IN
     (SELECT seq FROM webhook_attempts WHERE webhook_id = ? ORDER BY at DESC, seq DESC LIMIT -1 OFFSET ?)`,
   delivered:
-    'UPDATE webhook_deliveries SET done = 1, body = NULL, due_at = NULL, traceparent = NULL, tracestate = NULL WHERE key = ? AND message_id = ? AND done = 0',
+    'UPDATE webhook_deliveries SET done = 1, due_at = NULL, traceparent = NULL, tracestate = NULL WHERE key = ? AND message_id = ? AND done = 0',
   retry: `UPDATE webhook_deliveries SET attempts = attempts + 1, first_attempt_at = COALESCE(first_attempt_at, ?), due_at = ?
     WHERE key = ? AND message_id = ? AND done = 0`,
 } as const;
@@ -139,6 +143,38 @@ export function openSqliteWebhookStore(options: SqliteWebhookStoreOptions): Webh
           statement(CHANGES.disable).run(JSON.stringify({ ...webhook, status: 'disabled', disabledAt: at }), id);
         }
         statement(CHANGES.dropPending).run(id);
+      });
+    },
+
+    updateWebhook(webhook, expectedStatus) {
+      return write(() => {
+        const active = webhook.status === 'active';
+        const { changes } = statement(CHANGES.update).run(
+          active ? 1 : 0,
+          JSON.stringify(webhook),
+          webhook.id,
+          webhook.clientId,
+          expectedStatus,
+        );
+        if (changes === 0) return false;
+        if (!active) statement(CHANGES.dropPending).run(webhook.id);
+        return true;
+      });
+    },
+
+    findMessage(webhookId, messageId) {
+      return run(() => {
+        const row = statement(QUERIES.message).get(messageId, webhookId);
+        return row
+          ? {
+              key: text(row.key),
+              messageId: text(row.message_id),
+              webhookId: text(row.webhook_id),
+              clientId: text(row.client_id),
+              eventType: text(row.event_type) as WebhookPayloadType,
+              body: text(row.body),
+            }
+          : undefined;
       });
     },
 
@@ -239,6 +275,7 @@ export function createWebhookTables(db: { exec(sql: string): void; statement(sql
   }
   db.exec('CREATE INDEX IF NOT EXISTS webhook_deliveries_due ON webhook_deliveries (due_at, key) WHERE done = 0');
   db.exec('CREATE INDEX IF NOT EXISTS webhook_deliveries_by_webhook ON webhook_deliveries (webhook_id, done)');
+  db.exec('CREATE INDEX IF NOT EXISTS webhook_deliveries_by_message ON webhook_deliveries (message_id)');
   db.exec('CREATE INDEX IF NOT EXISTS webhook_deliveries_forgettable ON webhook_deliveries (queued_ms) WHERE done = 1');
   db.exec(`CREATE TABLE IF NOT EXISTS webhook_attempts (
     seq INTEGER PRIMARY KEY, webhook_id TEXT NOT NULL, at TEXT NOT NULL, record TEXT NOT NULL
@@ -262,7 +299,7 @@ function pendingOf(row: Record<string, unknown>): PendingDelivery {
     key: text(row.key),
     webhookId: text(row.webhook_id),
     clientId: text(row.client_id),
-    eventType: text(row.event_type) as WebhookEventType,
+    eventType: text(row.event_type) as WebhookPayloadType,
     body: text(row.body),
     attempts: integer(row.attempts),
     firstAttemptAt: row.first_attempt_at === null ? null : text(row.first_attempt_at),

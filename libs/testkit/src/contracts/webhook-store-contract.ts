@@ -487,5 +487,133 @@ export function describeWebhookStoreContract(name: string, open: (clock: Clock) 
         expect(await keysDue(new Date(NOW.getTime() + DAY))).toEqual([kept.key]);
       });
     });
+
+    describe('changing a subscription (decision 45)', () => {
+      it('when a subscription is changed, then find, list and the active lists return it as changed, every field kept', async () => {
+        const webhook = await added();
+        const changed: StoredWebhook = {
+          ...webhook,
+          url: 'https://other.example.com/hooks',
+          events: ['grade.changed'],
+          conditions: { scoreBelow: 60, gradeChanged: true },
+          activeSince: at(NOW, SECOND),
+          sealedSecret: `${webhook.sealedSecret}new`,
+          previousSealedSecret: webhook.sealedSecret,
+          previousSecretExpiresAt: at(NOW, DAY),
+        };
+
+        expect(await store.updateWebhook(changed, 'active')).toBe(true);
+
+        expect(await store.findWebhook(webhook.clientId, webhook.id)).toEqual(changed);
+        expect(await store.listWebhooks(webhook.clientId)).toEqual([changed]);
+        expect(await store.activeWebhooksOfOrganization(webhook.organizationId)).toEqual([changed]);
+        expect(await store.activeWebhooksOfClient(webhook.clientId)).toEqual([changed]);
+      });
+
+      it('when a subscription is paused, then it leaves the active lists and its pending deliveries leave the queue; re-enabled, it is back and takes new ones', async () => {
+        const webhook = await added();
+        await store.enqueue([aPendingDelivery(webhook)]);
+
+        expect(await store.updateWebhook({ ...webhook, status: 'paused' }, 'active')).toBe(true);
+
+        expect(await store.activeWebhooksOfOrganization(webhook.organizationId)).toEqual([]);
+        expect(await store.activeWebhooksOfClient(webhook.clientId)).toEqual([]);
+        expect(await keysDue()).toEqual([]);
+        await store.enqueue([aPendingDelivery(webhook)]);
+        expect(await keysDue()).toEqual([]);
+
+        const enabled = { ...webhook, status: 'active' as const, activeSince: at(NOW, SECOND) };
+        expect(await store.updateWebhook(enabled, 'paused')).toBe(true);
+        const next = aPendingDelivery(webhook);
+        await store.enqueue([next]);
+        expect(await store.activeWebhooksOfClient(webhook.clientId)).toEqual([enabled]);
+        expect(await keysDue()).toEqual([next.key]);
+      });
+
+      it('when a subscription disabled after failures is re-enabled, then it is active again with no disabled date', async () => {
+        const webhook = await added();
+        await store.disableWebhook(webhook.id, at(NOW, SECOND));
+        const disabled = await store.findWebhook(webhook.clientId, webhook.id);
+        expect(disabled).toMatchObject({ status: 'disabled', disabledAt: at(NOW, SECOND) });
+
+        expect(await store.updateWebhook({ ...webhook, status: 'active', disabledAt: null }, 'disabled')).toBe(true);
+
+        expect(await store.activeWebhooksOfOrganization(webhook.organizationId)).toEqual([
+          { ...webhook, status: 'active', disabledAt: null },
+        ]);
+      });
+
+      it('when the subscription is unknown or another Client ID names it, then nothing changes and the answer is false', async () => {
+        const webhook = await added();
+
+        expect(await store.updateWebhook(aStoredWebhook(), 'active')).toBe(false);
+        expect(await store.updateWebhook({ ...webhook, clientId: aUniqueClientId(), url: 'https://else.example.com/' }, 'active')).toBe(
+          false,
+        );
+
+        expect(await store.findWebhook(webhook.clientId, webhook.id)).toEqual(webhook);
+      });
+    });
+
+    describe('a change made from a stale copy (decision 45)', () => {
+      it('when the worker disabled a subscription after it was read, then a change expecting it active is not written, and it stays disabled', async () => {
+        const webhook = await added();
+        await store.disableWebhook(webhook.id, at(NOW, SECOND));
+
+        expect(await store.updateWebhook({ ...webhook, url: 'https://other.example.com/' }, 'active')).toBe(false);
+
+        expect(await store.findWebhook(webhook.clientId, webhook.id)).toMatchObject({ status: 'disabled', url: webhook.url });
+        expect(await store.activeWebhooksOfClient(webhook.clientId)).toEqual([]);
+      });
+    });
+
+    describe('finding a message again (decision 45)', () => {
+      it('when a delivery was queued, then its message is found by webhook-id while pending and once delivered, with its body as sent', async () => {
+        const webhook = await added();
+        const delivery = aPendingDelivery(webhook);
+        await store.enqueue([delivery]);
+        const expected = {
+          key: delivery.key,
+          messageId: delivery.messageId,
+          webhookId: webhook.id,
+          clientId: webhook.clientId,
+          eventType: delivery.eventType,
+          body: delivery.body,
+        };
+
+        expect(await store.findMessage(webhook.id, delivery.messageId)).toEqual(expected);
+        await store.recordAttempt(
+          delivery,
+          aDeliveryAttempt(delivery, { status: 'succeeded', responseCode: 204, failure: null }),
+          { next: 'done' },
+          10,
+        );
+        expect(await store.findMessage(webhook.id, delivery.messageId)).toEqual(expected);
+      });
+
+      it("when the message is another subscription's or unknown, then it is not found", async () => {
+        const webhook = await added();
+        const other = await added();
+        const delivery = aPendingDelivery(webhook);
+        await store.enqueue([delivery]);
+
+        expect(await store.findMessage(other.id, delivery.messageId)).toBeUndefined();
+        expect(await store.findMessage(webhook.id, aPendingDelivery(webhook).messageId)).toBeUndefined();
+      });
+
+      it('when a message is queued again under a new key with its webhook-id (a redelivery), then it is due once more with the same id and body', async () => {
+        const webhook = await added();
+        const delivery = aPendingDelivery(webhook);
+        await store.enqueue([delivery]);
+        await store.recordAttempt(delivery, aDeliveryAttempt(delivery), { next: 'done' }, 10);
+
+        await store.enqueue([{ ...delivery, key: `${delivery.key}:again` }]);
+
+        const due = await store.due(NOW, 10);
+        expect(due.filter((queued) => queued.webhookId === webhook.id)).toEqual([
+          expect.objectContaining({ key: `${delivery.key}:again`, messageId: delivery.messageId, body: delivery.body, attempts: 0 }),
+        ]);
+      });
+    });
   });
 }

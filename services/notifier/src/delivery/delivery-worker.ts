@@ -1,7 +1,7 @@
 import { context, type Tracer } from '@opentelemetry/api';
 import { parentContextOf } from '@rsd/consumers';
 import type { WebhookDelivery } from '@rsd/contracts';
-import { credentialView, nextRetry, stillDeliverable } from '@rsd/domain';
+import { credentialView, nextRetry, previousSecretAt, stillDeliverable } from '@rsd/domain';
 import { webhookHeaders, type Logger } from '@rsd/platform';
 import type { Clock, PendingDelivery, ViewStore, WebhookStore } from '@rsd/ports';
 import type { SecretSealer } from '../webhooks/secret-sealing';
@@ -112,12 +112,21 @@ export function startDeliveryWorker(deps: DeliveryWorkerDeps): DeliveryWorker {
     }
     const timestamp = Math.floor(now.getTime() / 1000);
     const secret = openSecret(webhook.sealedSecret, webhook.id);
+    // During a rotation's overlap (decision 45), signed with the previous secret too.
+    const sealedPrevious = previousSecretAt(webhook, now);
+    const previous = sealedPrevious === undefined ? undefined : openSecret(sealedPrevious, webhook.id);
     const send = () =>
-      (secret === undefined
+      (secret === undefined || (sealedPrevious !== undefined && previous === undefined)
         ? Promise.resolve<SendOutcome>({ outcome: 'failed', failure: 'connection_failed', reason: 'the secret could not be opened' })
         : deps.send({
             url: webhook.url,
-            headers: webhookHeaders({ id: delivery.messageId, timestamp, body: delivery.body, secret }),
+            headers: webhookHeaders({
+              id: delivery.messageId,
+              timestamp,
+              body: delivery.body,
+              secret,
+              ...(previous === undefined ? {} : { alsoSignedWith: [previous] }),
+            }),
             body: delivery.body,
           })
       ).catch((error: unknown): SendOutcome => ({

@@ -3,6 +3,7 @@ import {
   credentialView,
   deliveriesFor,
   generateClientId,
+  hearsOf,
   latestScoreView,
   triggerOf,
   type CredentialView,
@@ -71,12 +72,12 @@ export function startNotifierProjection(deps: NotifierProjectionDeps): Promise<S
     const traceContext = activeTraceContext();
     const planned: PendingDelivery[] = [];
     for (const webhook of webhooks) {
-      // A subscription hears of what happens after it was made, not of a backlog the projection is still catching up on.
-      if (webhook.createdAt > event.time) continue;
+      // A subscription hears of what happens after it was made (or re-enabled), not of a backlog the projection is still catching up on.
+      if (!hearsOf(webhook, event.time)) continue;
       const authorization: CredentialView | undefined =
         trigger.kind === 'authorization-ended' ? before.credential : await views.get(credentialView, webhook.clientId);
       if (!authorization) continue;
-      const facts = { id: webhook.id, events: webhook.events, status: webhook.status, authorization };
+      const facts = { id: webhook.id, events: webhook.events, status: webhook.status, conditions: webhook.conditions, authorization };
       for (const delivery of deliveriesFor(trigger, facts, now)) {
         planned.push({
           messageId: generateClientId('msg'),

@@ -1,131 +1,292 @@
+import { randomUUID } from 'node:crypto';
 import type { Request, RequestHandler, Response } from 'express';
 import {
   createWebhookRequestSchema,
-  MAX_WEBHOOKS_PER_AUTHORIZATION,
+  rotateWebhookSecretRequestSchema,
+  updateWebhookRequestSchema,
+  webhookIdSchema,
+  webhookMessageIdSchema,
   type CreatedWebhook,
+  type RotatedWebhookSecret,
   type Webhook,
   type WebhookDeliveryList,
+  type WebhookEventType,
   type WebhookList,
-  webhookIdSchema,
+  type WebhookMessageAccepted,
+  type WebhookTestPayload,
 } from '@rsd/contracts';
-import { checkTargetAddress, checkTargetUrl, generateClientId, scopesAllow, type TargetPolicy } from '@rsd/domain';
+import {
+  changedWebhook,
+  checkTargetAddress,
+  checkTargetUrl,
+  generateClientId,
+  rotatedWebhook,
+  webhookOwnerKey,
+  type TargetPolicy,
+} from '@rsd/domain';
 import { ApiError, issueDetails, jsonBody, methodNotAllowed, newWebhookSecret, requestErrorMap, validationFailed } from '@rsd/platform';
 import type { StoredWebhook, WebhookStore } from '@rsd/ports';
-import type { AuthenticatedRecipient, AuthenticationRequest } from '@rsd/recipient-access';
+import type { z } from 'zod';
 import type { Resolve } from '../delivery/send-webhook';
 import type { SecretSealer } from './secret-sealing';
+import type { OwnerAccess, WebhookOwnerDeclaration } from './webhook-owners';
 
 export interface WebhookRoutesDeps {
   store: WebhookStore;
   sealer: SecretSealer;
   policy: TargetPolicy;
   resolve: Resolve;
-  authenticate: (req: Request, res: Response, request: AuthenticationRequest) => Promise<AuthenticatedRecipient>;
   clock: { now(): Date };
   attemptsListed: number;
+  /** Told when a test or a redelivery was queued, so that the worker looks at once. */
+  onQueued?: () => void;
 }
 
-/** `/customers/{clientId}/webhooks[/{id}[/deliveries]]`, the Client ID segment as received. */
-const WEBHOOK_PATH = /^\/customers\/([^/]*)\/webhooks(?:\/([^/]+)(\/deliveries)?)?\/?$/;
+/** The routes under an owner's `/webhooks`, and the methods each answers. */
+const ROUTES = {
+  collection: { suffix: '', allowed: ['GET', 'POST'] },
+  item: { suffix: '/:id', allowed: ['PATCH', 'DELETE'] },
+  deliveries: { suffix: '/:id/deliveries', allowed: ['GET'] },
+  'rotate-secret': { suffix: '/:id/rotate-secret', allowed: ['POST'] },
+  test: { suffix: '/:id/test', allowed: ['POST'] },
+  redeliver: { suffix: '/:id/deliveries/:messageId/redeliver', allowed: ['POST'] },
+} as const;
+type Route = keyof typeof ROUTES;
 
-/** A subscription's body is small: a URL and up to three event names. */
+/** A subscription's body is small: a URL, up to three event names and three conditions. */
 const BODY_LIMIT = '16kb';
 
 /**
- * Decision 26: a recipient manages its own subscriptions, authenticated exactly like the read API
- * (the Client ID in the path and `x-api-key`, steps 1–8 with the allow list and the rate limit).
+ * Decisions 26 and 45: the whole lifecycle of one owner kind's webhooks, under `/v1{path}/webhooks`:
+ * create, list, change (`PATCH`, re-enabling included), delete, the attempts, secret rotation, a test
+ * delivery and a redelivery. Every owner kind gets the same routes from its declaration; only its
+ * path, its authentication, its limit and the events it may subscribe to differ.
  */
-export function webhookRoutes(deps: WebhookRoutesDeps): RequestHandler {
+export function webhookRoutes(declaration: WebhookOwnerDeclaration, deps: WebhookRoutesDeps): RequestHandler {
   const { store, clock } = deps;
+  const { pattern, parameterCount } = routePattern(declaration.path);
   const [requireJson, parseJson] = jsonBody(BODY_LIMIT) as [RequestHandler, RequestHandler];
   // After authentication, like every other check: an unknown caller learns nothing about the body it sent.
-  const parseBody = (req: Request, res: Response) =>
-    new Promise<void>((resolve, reject) => {
+  const parseBody = async <T>(req: Request, res: Response, schema: z.ZodType<T>): Promise<T> => {
+    await new Promise<void>((resolve, reject) => {
       const failed = (error: unknown) => reject(error instanceof Error ? error : new Error(String(error)));
       requireJson(req, res, (error?: unknown) =>
         error ? failed(error) : parseJson(req, res, (parseError?: unknown) => (parseError ? failed(parseError) : resolve())),
       );
     });
-
-  async function create(req: Request, res: Response, recipient: AuthenticatedRecipient): Promise<void> {
-    await parseBody(req, res);
-    const parsed = createWebhookRequestSchema.safeParse(req.body, { error: requestErrorMap });
+    const parsed = schema.safeParse(req.body, { error: requestErrorMap });
     if (!parsed.success) throw validationFailed(issueDetails(parsed.error.issues));
-    const { url, events } = parsed.data;
-    const target = await checkTarget(url, deps);
-    const refusedEvents = events.filter((type) => !scopesAllow(type, recipient.credential.scopes));
-    if (refusedEvents.length > 0) {
-      throw new ApiError('INSUFFICIENT_SCOPE', `This credential's scopes do not allow these events: ${refusedEvents.join(', ')}`);
+    return parsed.data;
+  };
+  const notFound = () => new ApiError('WEBHOOK_NOT_FOUND', `This ${declaration.noun} has no webhook with that id`);
+  const checkEvents = (access: OwnerAccess, events: readonly WebhookEventType[]) => {
+    const refused = access.refusedEvents(events);
+    if (refused.length > 0)
+      throw new ApiError('INSUFFICIENT_SCOPE', `This credential's scopes do not allow these events: ${refused.join(', ')}`);
+  };
+
+  async function owned(access: OwnerAccess, id: string): Promise<StoredWebhook> {
+    const webhook = await store.findWebhook(webhookOwnerKey(access.owner), id);
+    if (!webhook) throw notFound();
+    return webhook;
+  }
+
+  /**
+   * Reads the webhook, changes it and writes it back unless its status changed meanwhile (the worker
+   * disabled it); then once more from what it is now.
+   */
+  async function change(access: OwnerAccess, id: string, changed: (webhook: StoredWebhook) => StoredWebhook): Promise<StoredWebhook> {
+    for (let attempt = 1; ; attempt += 1) {
+      const webhook = await owned(access, id);
+      const next = changed(webhook);
+      if (await store.updateWebhook(next, webhook.status)) return next;
+      if (attempt >= 3) throw new Error(`webhook ${id} kept changing under an update`);
     }
+  }
+
+  /** A test or a redelivery goes only to a webhook that delivers: paused or disabled, it would be dropped unsent. */
+  function assertActive(webhook: StoredWebhook): void {
+    if (webhook.status !== 'active') {
+      throw new ApiError('WEBHOOK_NOT_ACTIVE', `This webhook is ${webhook.status}; re-enable it with PATCH {"enabled": true} first`);
+    }
+  }
+
+  async function create(req: Request, res: Response, access: OwnerAccess, base: string): Promise<void> {
+    const { url, events, conditions } = await parseBody(req, res, createWebhookRequestSchema);
+    const target = await checkTarget(url, deps);
+    checkEvents(access, events);
     const secret = newWebhookSecret();
+    const now = clock.now().toISOString();
     const webhook: StoredWebhook = {
       id: generateClientId('wh'),
-      clientId: recipient.clientId,
-      organizationId: recipient.credential.organizationId,
+      clientId: webhookOwnerKey(access.owner),
+      organizationId: access.organizationId,
       url: target,
       events: [...events],
       status: 'active',
-      createdAt: clock.now().toISOString(),
+      createdAt: now,
       disabledAt: null,
+      ...(conditions ? { conditions } : {}),
       sealedSecret: deps.sealer.seal(secret),
     };
-    if ((await store.addWebhook(webhook, MAX_WEBHOOKS_PER_AUTHORIZATION)) === 'limit-reached') {
+    if ((await store.addWebhook(webhook, declaration.limit)) === 'limit-reached') {
       throw new ApiError(
         'WEBHOOK_LIMIT_REACHED',
-        `An authorization may have at most ${MAX_WEBHOOKS_PER_AUTHORIZATION} webhooks; delete one first`,
+        `This ${declaration.noun} has ${declaration.limit} webhooks already, the most it may have; delete one first`,
       );
     }
     const created: CreatedWebhook = { ...resourceOf(webhook), secret };
-    res.status(201).location(`/v1/customers/${recipient.clientId}/webhooks/${webhook.id}`).json(created);
+    res.status(201).location(`${base}/${webhook.id}`).json(created);
   }
 
-  async function list(res: Response, recipient: AuthenticatedRecipient): Promise<void> {
-    const body: WebhookList = { webhooks: (await store.listWebhooks(recipient.clientId)).map(resourceOf) };
+  async function list(res: Response, access: OwnerAccess): Promise<void> {
+    const body: WebhookList = { webhooks: (await store.listWebhooks(webhookOwnerKey(access.owner))).map(resourceOf) };
     res.json(body);
   }
 
-  async function remove(res: Response, recipient: AuthenticatedRecipient, id: string): Promise<void> {
-    if (!(await store.deleteWebhook(recipient.clientId, id))) throw webhookNotFound();
+  async function update(req: Request, res: Response, access: OwnerAccess, id: string): Promise<void> {
+    const asked = await parseBody(req, res, updateWebhookRequestSchema);
+    await owned(access, id);
+    const url = asked.url === undefined ? undefined : await checkTarget(asked.url, deps);
+    if (asked.events) checkEvents(access, asked.events);
+    const changed = await change(access, id, (webhook) =>
+      changedWebhook(webhook, { ...asked, ...(url === undefined ? {} : { url }) }, clock.now()),
+    );
+    res.json(resourceOf(changed));
+  }
+
+  async function remove(res: Response, access: OwnerAccess, id: string): Promise<void> {
+    if (!(await store.deleteWebhook(webhookOwnerKey(access.owner), id))) throw notFound();
     res.status(204).end();
   }
 
-  async function deliveries(res: Response, recipient: AuthenticatedRecipient, id: string): Promise<void> {
-    if (!(await store.findWebhook(recipient.clientId, id))) throw webhookNotFound();
+  async function deliveries(res: Response, access: OwnerAccess, id: string): Promise<void> {
+    await owned(access, id);
     const body: WebhookDeliveryList = { deliveries: await store.attempts(id, deps.attemptsListed) };
     res.json(body);
   }
 
+  async function rotateSecret(req: Request, res: Response, access: OwnerAccess, id: string): Promise<void> {
+    const { overlapSeconds } = await parseBody(req, res, rotateWebhookSecretRequestSchema);
+    const secret = newWebhookSecret();
+    const sealed = deps.sealer.seal(secret);
+    await change(access, id, (webhook) => rotatedWebhook(webhook, sealed, overlapSeconds, clock.now()));
+    const body: RotatedWebhookSecret = { secret };
+    res.status(201).json(body);
+  }
+
+  async function test(res: Response, access: OwnerAccess, id: string): Promise<void> {
+    const webhook = await owned(access, id);
+    assertActive(webhook);
+    const now = clock.now().toISOString();
+    const messageId = generateClientId('msg');
+    const payload: WebhookTestPayload = { type: 'webhook.test', timestamp: now, data: { webhookId: webhook.id } };
+    await store.enqueue([
+      {
+        messageId,
+        key: `${webhook.id}:test:${messageId}`,
+        webhookId: webhook.id,
+        clientId: webhook.clientId,
+        eventType: 'webhook.test',
+        body: JSON.stringify(payload),
+        attempts: 0,
+        firstAttemptAt: null,
+        dueAt: now,
+      },
+    ]);
+    deps.onQueued?.();
+    const body: WebhookMessageAccepted = { messageId };
+    res.status(202).json(body);
+  }
+
+  async function redeliver(res: Response, access: OwnerAccess, id: string, messageId: string): Promise<void> {
+    const webhook = await owned(access, id);
+    const message = webhookMessageIdSchema.safeParse(messageId).success ? await store.findMessage(webhook.id, messageId) : undefined;
+    if (!message) {
+      throw new ApiError('WEBHOOK_MESSAGE_NOT_FOUND', 'This webhook has no delivery with that messageId in the last 7 days');
+    }
+    assertActive(webhook);
+    // The same webhook-id and body, as a new entry of the queue: its own retries, on the same schedule.
+    await store.enqueue([
+      {
+        ...message,
+        key: `${message.key}:redelivery:${randomUUID()}`,
+        attempts: 0,
+        firstAttemptAt: null,
+        dueAt: clock.now().toISOString(),
+      },
+    ]);
+    deps.onQueued?.();
+    const body: WebhookMessageAccepted = { messageId: message.messageId };
+    res.status(202).json(body);
+  }
+
   return async (req, res, next) => {
-    const match = WEBHOOK_PATH.exec(req.path);
+    const match = pattern.exec(req.path);
     if (!match) {
       next();
       return;
     }
-    const [, rawClientId, id, deliveriesPath] = match;
-    const allowed = id === undefined ? ['GET', 'POST'] : deliveriesPath ? ['GET'] : ['DELETE'];
-    res.locals.metricsRoute = `/v1/customers/:clientId/webhooks${id === undefined ? '' : deliveriesPath ? '/:id/deliveries' : '/:id'}`;
+    const parameters = match.slice(1, 1 + parameterCount).map((value) => value ?? '');
+    const [id, action, messageId, redeliverPath] = match.slice(1 + parameterCount);
+    const route: Route = id === undefined ? 'collection' : redeliverPath ? 'redeliver' : ((action as Route | undefined) ?? 'item');
+    const { suffix, allowed } = ROUTES[route];
+    res.locals.metricsRoute = `/v1${declaration.path}/webhooks${suffix}`;
     // Subscriptions, secrets and delivery logs are per caller: no shared cache may keep them.
     res.setHeader('Cache-Control', 'no-store');
-    if (!allowed.includes(req.method)) {
-      methodNotAllowed(allowed)(req, res, next);
+    if (!(allowed as readonly string[]).includes(req.method)) {
+      methodNotAllowed([...allowed])(req, res, next);
       return;
     }
-    const recipient = await deps.authenticate(req, res, { rawClientId: rawClientId || undefined });
+    const access = await declaration.authenticate(req, res, parameters);
+    const base = `/v1${fill(declaration.path, parameters)}/webhooks`;
+    if (id === undefined) return req.method === 'POST' ? create(req, res, access, base) : list(res, access);
     // An id that cannot be one is unknown without a lookup: no store sees what a hostile path carries.
-    if (id !== undefined && !webhookIdSchema.safeParse(id).success) throw webhookNotFound();
-    if (id === undefined) return req.method === 'POST' ? create(req, res, recipient) : list(res, recipient);
-    return deliveriesPath ? deliveries(res, recipient, id) : remove(res, recipient, id);
+    if (!webhookIdSchema.safeParse(id).success) throw notFound();
+    switch (route) {
+      case 'item':
+        return req.method === 'PATCH' ? update(req, res, access, id) : remove(res, access, id);
+      case 'deliveries':
+        return deliveries(res, access, id);
+      case 'rotate-secret':
+        return rotateSecret(req, res, access, id);
+      case 'test':
+        return test(res, access, id);
+      case 'redeliver':
+        return redeliver(res, access, id, messageId ?? '');
+      default:
+        return next();
+    }
   };
 }
 
-function resourceOf(webhook: StoredWebhook): Webhook {
-  const { id, url, events, status, createdAt } = webhook;
-  return { id, url, events, status, createdAt };
+/**
+ * `/customers/:clientId` → a pattern of `/customers/{clientId}/webhooks[/{id}[/deliveries|/rotate-secret|/test
+ * |/deliveries/{messageId}/redeliver]]`, each parameter captured as received.
+ */
+function routePattern(path: string): { pattern: RegExp; parameterCount: number } {
+  const segments = path.split('/').filter(Boolean);
+  const prefix = segments.map((segment) => (segment.startsWith(':') ? '/([^/]*)' : `/${escapeRegExp(segment)}`)).join('');
+  const parameterCount = segments.filter((segment) => segment.startsWith(':')).length;
+  const pattern = new RegExp(`^${prefix}/webhooks(?:/([^/]+)(?:/(deliveries|rotate-secret|test)|/deliveries/([^/]+)/(redeliver))?)?/?$`);
+  return { pattern, parameterCount };
 }
 
-const webhookNotFound = () => new ApiError('WEBHOOK_NOT_FOUND', 'This authorization has no webhook with that id');
+function fill(path: string, parameters: readonly string[]): string {
+  let next = 0;
+  return path.replace(/:[A-Za-z]+/g, () => parameters[next++] ?? '');
+}
 
-/** Decision 28 at creation: the URL, then every address its host resolves to now (checked again at each attempt). */
+function escapeRegExp(text: string): string {
+  return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+}
+
+export function resourceOf(webhook: StoredWebhook): Webhook {
+  const { id, url, events, status, conditions, createdAt } = webhook;
+  return { id, url, events, status, conditions: conditions ?? {}, createdAt };
+}
+
+/** Decision 28 at creation and at every change of URL: the URL, then every address its host resolves to now (checked again at each attempt). */
 async function checkTarget(url: string, deps: Pick<WebhookRoutesDeps, 'policy' | 'resolve'>): Promise<string> {
   const target = checkTargetUrl(url, deps.policy);
   if (target.outcome === 'refused') throw targetNotAllowed(target.reason);

@@ -1,0 +1,101 @@
+import type { Request, Response } from 'express';
+import { MAX_WEBHOOKS_PER_AUTHORIZATION, type WebhookEventType, type WebhookOwner } from '@rsd/contracts';
+import { scopesAllow } from '@rsd/domain';
+import { clientIdPathParameter, errorResponse as error, type OpenApiResponse } from '@rsd/platform';
+import type { AuthenticatedRecipient, AuthenticationRequest } from '@rsd/recipient-access';
+import type { NotifierConfig } from '../config';
+
+/** Who called, as one owner kind's authentication establishes it. */
+export interface OwnerAccess {
+  owner: WebhookOwner;
+  /** The organization whose score events reach its webhooks (a grant's); kept on each subscription for the planner. */
+  organizationId: string;
+  /** The events of `events` this caller may not subscribe to (its scopes do not allow them): refused with 403. */
+  refusedEvents(events: readonly WebhookEventType[]): WebhookEventType[];
+}
+
+/**
+ * One kind of webhook owner (decision 45: one lifecycle, several owners). Everything the lifecycle
+ * needs to know of an owner is here; the routes (`webhookRoutes`) and their documentation
+ * (`webhookOperations`) are made from it. To add an owner, add its kind to `WebhookOwner`, its key to
+ * `webhookOwnerKey`, and a declaration like `grantWebhooks` to the notifier's list (notifier-module.ts).
+ */
+export interface WebhookOwnerDeclaration {
+  /** The path under `/v1` before `/webhooks`, with `:name` for each path parameter: `/customers/:clientId`. */
+  path: string;
+  /**
+   * Checks the caller for the path parameters as received (percent-encoded), in the order of `path`,
+   * and throws the documented ApiError when it is refused.
+   */
+  authenticate(req: Request, res: Response, parameters: readonly string[]): Promise<OwnerAccess>;
+  /** At most this many webhooks per owner. */
+  limit: number;
+  /** The owner in messages: "This authorization has no webhook with that id". */
+  noun: string;
+  /** For the OpenAPI document. */
+  docs: {
+    /** Inserted into operation ids: '' gives `createWebhook`, 'Portfolio' gives `createPortfolioWebhook`. */
+    operationInfix: string;
+    tag: string;
+    security: 'apiKey' | 'bearer';
+    /** OpenAPI parameter objects, one per path parameter, in the order of `path`. */
+    pathParameters: object[];
+    /** What its authentication answers (400, 401, 403, 404, 429 …). */
+    authenticationResponses: Record<string, OpenApiResponse>;
+    /** For a create's 403: what else its authentication may refuse with. */
+    scopeRefusal: string;
+  };
+}
+
+export type RecipientAuthenticate = (req: Request, res: Response, request: AuthenticationRequest) => Promise<AuthenticatedRecipient>;
+
+/**
+ * A grant's webhooks (decision 26): `/customers/{clientId}/webhooks`, authenticated exactly like the
+ * read API (the Client ID in the path and `x-api-key`, steps 1–8, allow list and rate limit), each
+ * event allowed by the grant's scopes.
+ */
+export function grantWebhooks(
+  authenticate: RecipientAuthenticate,
+  config: Pick<NotifierConfig, 'CLIENT_ID_PREFIX' | 'RATE_LIMIT_PER_MINUTE'>,
+): WebhookOwnerDeclaration {
+  return {
+    path: '/customers/:clientId',
+    async authenticate(req, res, [rawClientId]) {
+      const recipient = await authenticate(req, res, { rawClientId: rawClientId || undefined });
+      const { scopes, organizationId } = recipient.credential;
+      return {
+        owner: { kind: 'grant', clientId: recipient.clientId },
+        organizationId,
+        refusedEvents: (events) => events.filter((type) => !scopesAllow(type, scopes)),
+      };
+    },
+    limit: MAX_WEBHOOKS_PER_AUTHORIZATION,
+    noun: 'authorization',
+    docs: {
+      pathParameters: [clientIdPathParameter(config.CLIENT_ID_PREFIX)],
+      authenticationResponses: {
+        '400': error('MISSING_CLIENT_ID or INVALID_CLIENT_ID (checked before any credential lookup)'),
+        '401': error('MISSING_API_KEY, INVALID_API_KEY or CREDENTIAL_INACTIVE (revoked, expired or not active)'),
+        '403': error(
+          'ADDRESS_NOT_ALLOWED (the credential has an allow list and this client address is not on it), or blocked by the edge security policy (then without `code`)',
+        ),
+        '404': error('CREDENTIAL_NOT_FOUND: no authorization has this Client ID'),
+        '429': error(
+          `Rate limit exceeded (${config.RATE_LIMIT_PER_MINUTE} requests per minute per credential, shared with the read API, or too many failed authentications from one address); no \`code\``,
+          {
+            'Retry-After': {
+              description: 'Whole seconds to wait before retrying (at least 1)',
+              required: true,
+              schema: { type: 'string' },
+            },
+          },
+        ),
+      },
+      operationInfix: '',
+      tag: 'Webhooks',
+      security: 'apiKey',
+      scopeRefusal:
+        'INSUFFICIENT_SCOPE (an event the credential’s scopes do not allow; score.updated: qr_score; grade.changed: qr_score or score_trend)',
+    },
+  };
+}
