@@ -6,7 +6,7 @@ import { aScoreSubmission } from '@rsd/testkit';
 import { eventLogValues, eventually, REPO_ROOT, type EmbeddedProcess } from '../support/embedded-process';
 import * as orgAdmin from '../support/organization-admin';
 import { devTokenFor, startEmbeddedOnNewDataDir, stopAndRemove } from '../support/embedded-suite';
-import { portfolioScenarios, portfolioSecrets } from '../support/portfolio-scenarios';
+import { portfolioScenarios, portfolioSecrets, portfolioWebhookScenarios } from '../support/portfolio-scenarios';
 
 const ACCOUNT_LIMIT = 300;
 
@@ -18,6 +18,8 @@ beforeAll(async () => {
   ({ dataDir, product } = await startEmbeddedOnNewDataDir('rsd-portfolio-', {
     FAILED_AUTH_LIMIT_PER_MINUTE: '100000',
     ACCOUNT_RATE_LIMIT_PER_MINUTE: String(ACCOUNT_LIMIT),
+    // The receivers of the portfolio's webhooks are on loopback: decision 28's development flag.
+    WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true',
   }));
 }, 90_000);
 
@@ -56,8 +58,19 @@ async function rsd(args: string[], env: Record<string, string> = {}) {
 /** `export NAME='value'` lines as a map. */
 const exported = (stdout: string) => new Map([...stdout.matchAll(/^export (\w+)='([^']*)'$/gm)].map(([, name, value]) => [name, value]));
 
+const webhookScenarios = portfolioWebhookScenarios(() => ({
+  credentials: product.urls.credentials,
+  scoreIngest: product.urls.scoreIngest,
+  readApis: [product.urls.readApi],
+  notifier: product.urls.notifier,
+  receiverHost: '127.0.0.1',
+  tokenFor: (org) => devTokenFor(dataDir, org),
+  accountLimitPerMinute: ACCOUNT_LIMIT,
+}));
+
 describe('portfolios (decision 42) on the embedded runtime', () => {
   for (const [name, scenario] of Object.entries(scenarios)) test(name, scenario, 120_000);
+  for (const [name, scenario] of Object.entries(webhookScenarios)) test(name, scenario, 120_000);
 
   test('when a recipient uses rsd: claims into a new portfolio, is granted another directly, reads every score, rotates its key and leaves a grant', async () => {
     const [first, second] = ['cli-pf-one', 'cli-pf-two'];

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { generateApiKey } from '@rsd/domain';
 import { aScoreSubmission, request, type JsonResponse } from '@rsd/testkit';
 import { eventually } from './embedded-process';
+import { startSwitchableReceiver, verifiesWith, type Received } from './webhook-lifecycle';
 import * as orgAdmin from './organization-admin';
 
 /*
@@ -18,6 +19,12 @@ export interface PortfolioTarget {
   tokenFor(org: string): Promise<string>;
   /** The account limit the product was started with (ACCOUNT_RATE_LIMIT_PER_MINUTE). */
   accountLimitPerMinute: number;
+}
+
+/** For the portfolio's webhooks: a notifier that may deliver to `receiverHost` (WEBHOOK_ALLOW_PRIVATE_TARGETS). */
+export interface PortfolioWebhookTarget extends PortfolioTarget {
+  notifier: string;
+  receiverHost: string;
 }
 
 interface Grant {
@@ -449,5 +456,100 @@ export function portfolioScenarios(target: () => PortfolioTarget) {
       expect(answer?.status).toBe(429);
       expect(answer?.headers.get('retry-after')).toMatch(/^\d+$/);
     },
+  };
+}
+
+/** Decision 42's portfolio webhooks: fired for every grant the account holds, each delivery naming its grant. */
+export function portfolioWebhookScenarios(target: () => PortfolioWebhookTarget) {
+  const t = () => target();
+  const dataOf = (delivery: Received) => JSON.parse(delivery.body) as { type: string; data: { clientId?: string; score?: number } };
+
+  return {
+    'when an account subscribes to its portfolio, then every grant it holds is delivered signed with its clientId, as each grant allows, and an ending too':
+      async () => {
+        const orgs = [`pfw-${randomUUID().slice(0, 8)}`, `pfw-${randomUUID().slice(0, 8)}`, `pfw-${randomUUID().slice(0, 8)}`];
+        const admin = async (org: string) => ({ authorization: `Bearer ${await t().tokenFor(org)}`, 'content-type': 'application/json' });
+        const post = async (org: string, score: number) =>
+          orgAdmin.postScore(
+            t().scoreIngest,
+            await t().tokenFor(org),
+            aScoreSubmission({ organizationId: org, scoreDate: '2026-11-21', score }),
+          );
+        for (const org of orgs) await post(org, 50);
+        const link = await request(`${t().credentials}/v1/organizations/${orgs[0]}/authorizations`, {
+          method: 'POST',
+          headers: await admin(orgs[0] ?? ''),
+          body: JSON.stringify({ recipientType: 'auditor', scopes: ['qr_score'], keyDelivery: 'claimLink' }),
+        });
+        const opened = await request(link.body.claim.url, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify({ into: 'account' }),
+        });
+        expect(opened.status).toBe(201);
+        const { accountId, accountKey, clientId: first } = opened.body as { accountId: string; accountKey: string; clientId: string };
+        portfolioSecrets.push(accountKey, String(link.body.claim.url).split('/').pop() ?? '');
+        const grant = async (org: string, scopes: string[]) => {
+          const created = await request(`${t().credentials}/v1/organizations/${org}/authorizations`, {
+            method: 'POST',
+            headers: await admin(org),
+            body: JSON.stringify({ recipientType: 'auditor', scopes, keyDelivery: 'account', recipientAccountId: accountId }),
+          });
+          expect(created.status).toBe(201);
+          return created.body.clientId as string;
+        };
+        const second = await grant(orgs[1] ?? '', ['qr_score', 'pillar_breakdown']);
+        const pillarsOnly = await grant(orgs[2] ?? '', ['pillar_breakdown']);
+
+        const receiver = await startSwitchableReceiver(t().receiverHost);
+        try {
+          const hooks = `${t().notifier}/v1/portfolio/webhooks`;
+          const created = await eventually(async () => {
+            const answer = await request(hooks, {
+              method: 'POST',
+              headers: { 'x-api-key': accountKey, 'content-type': 'application/json' },
+              body: JSON.stringify({ url: receiver.url, events: ['score.updated', 'authorization.ended'] }),
+            });
+            return answer.status === 201 ? answer : undefined;
+          });
+          const secret = created.body.secret as string;
+          portfolioSecrets.push(secret);
+          expect(await request(hooks, { headers: { 'x-api-key': generateApiKey('rsa') } })).toMatchObject({ status: 401 });
+          expect((await request(hooks, { headers: { 'x-api-key': accountKey } })).body).toMatchObject({
+            webhooks: [expect.objectContaining({ id: created.body.id })],
+          });
+
+          await post(orgs[0] ?? '', 61);
+          await post(orgs[1] ?? '', 62);
+          await post(orgs[2] ?? '', 63);
+          const updates = await eventually(() => {
+            const got = receiver.received.filter((delivery) => dataOf(delivery).type === 'score.updated');
+            return Promise.resolve(got.length >= 2 ? got : undefined);
+          }, 20_000);
+          expect(new Map(updates.map((delivery) => [dataOf(delivery).data.clientId, dataOf(delivery).data.score]))).toEqual(
+            new Map([
+              [first, 61],
+              [second, 62],
+            ]),
+          );
+          for (const delivery of updates) expect(verifiesWith(delivery, secret)).toBe(true);
+
+          const revoked = await request(`${t().credentials}/v1/organizations/${orgs[1]}/authorizations/${second}/revoke`, {
+            method: 'POST',
+            headers: await admin(orgs[1] ?? ''),
+          });
+          expect(revoked.status).toBe(200);
+          const ended = await eventually(
+            () => Promise.resolve(receiver.received.find((delivery) => dataOf(delivery).type === 'authorization.ended')),
+            20_000,
+          );
+          expect(dataOf(ended).data.clientId).toBe(second);
+          expect(verifiesWith(ended, secret)).toBe(true);
+          // The pillars-only grant's score change reached nothing: score.updated needs qr_score.
+          expect(receiver.received.map((delivery) => dataOf(delivery).data.clientId)).not.toContain(pillarsOnly);
+        } finally {
+          await receiver.close();
+        }
+      },
   };
 }

@@ -11,12 +11,14 @@ export type WebhookEventType = z.infer<typeof webhookEventTypeSchema>;
 /**
  * Whose webhook it is (decision 45: one lifecycle for every owner). Each owner has its own path, its
  * own authentication and its own events; the store keeps a webhook under its owner's key
- * (`webhookOwnerKey` in the domain). Today: a grant's webhooks (decision 26). Decisions 42 and 44 add
- * `{ kind: 'portfolio'; accountId }` and `{ kind: 'organization'; organizationId }` here.
+ * (`webhookOwnerKey` in the domain). A grant's webhooks (decision 26) and a recipient account's,
+ * fired for every grant it holds (decision 42). Decision 44 adds `{ kind: 'organization'; organizationId }` here.
  */
-export type WebhookOwner = { kind: 'grant'; clientId: string };
+export type WebhookOwner = { kind: 'grant'; clientId: string } | { kind: 'portfolio'; accountId: string };
 
 export const MAX_WEBHOOKS_PER_AUTHORIZATION = 10;
+/** Decision 42: a recipient account's webhooks, as many as a grant's. */
+export const MAX_WEBHOOKS_PER_ACCOUNT = 10;
 export const MAX_WEBHOOK_URL_LENGTH = 2048;
 
 /** `wh_` and base62, like Client IDs; never contains a `.`. */

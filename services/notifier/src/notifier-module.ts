@@ -3,14 +3,14 @@ import { Counter, Gauge } from 'prom-client';
 import { caughtUpCheck, createServiceMetrics } from '@rsd/observability';
 import { every, stopInOrder, type Logger } from '@rsd/platform';
 import type { Clock, RunningService, Runtime } from '@rsd/ports';
-import { recipientAuthenticator } from '@rsd/recipient-access';
+import { accountAuthenticator, recipientAuthenticator } from '@rsd/recipient-access';
 import { buildApp } from './app';
 import type { NotifierConfig } from './config';
 import { startDeliveryWorker } from './delivery/delivery-worker';
 import { systemResolve, webhookSender, type Resolve } from './delivery/send-webhook';
 import { NOTIFIER_VIEWS, startNotifierProjection } from './events/plan-deliveries';
 import { secretSealer } from './webhooks/secret-sealing';
-import { grantWebhooks } from './webhooks/webhook-owners';
+import { grantWebhooks, portfolioWebhooks } from './webhooks/webhook-owners';
 
 export interface NotifierModuleDeps {
   config: NotifierConfig;
@@ -101,14 +101,14 @@ export async function createNotifierModule({
     { name: 'sampling the webhook queue', log },
   );
 
-  const authenticateRecipient = recipientAuthenticator({
+  const access = {
     config,
     views,
     rateLimitStores: await runtime.rateLimitStores((active) => metrics.rateLimitFallback.set(active ? 1 : 0)),
     clock,
     log,
-    onRateLimited: (limiter) => metrics.rateLimitRejections.inc({ limiter }),
-  });
+    onRateLimited: (limiter: string) => metrics.rateLimitRejections.inc({ limiter }),
+  };
   const app = buildApp({
     config,
     log,
@@ -119,8 +119,8 @@ export async function createNotifierModule({
     clock,
     attemptsListed: config.WEBHOOK_ATTEMPTS_KEPT,
     onQueued: () => worker.nudge(),
-    // Each kind of owner is one declaration (decision 45): the grants' today.
-    owners: [grantWebhooks(authenticateRecipient, config)],
+    // Each kind of owner is one declaration (decision 45): a grant's, and a recipient account's (decision 42).
+    owners: [grantWebhooks(recipientAuthenticator(access), config), portfolioWebhooks(accountAuthenticator(access), config)],
     operations: { metrics, readiness: [...runtime.readiness(), caughtUpCheck(projection.caughtUp)] },
   });
 

@@ -213,6 +213,16 @@ export const portfolioGrantView: ListedView<PortfolioGrantView> = {
   versionOf: (state) => revisionVersion(state.revision),
 };
 
+/**
+ * The same grants listed per organization (the notifier's): which accounts hold a grant of the
+ * organization whose score changed, so a portfolio's webhooks hear of it (decision 42).
+ */
+export const organizationPortfolioGrantView: ListedView<PortfolioGrantView> = {
+  ...portfolioGrantView,
+  name: 'organization_portfolio_grants',
+  partitionOf: (state) => state.organizationId,
+};
+
 /** A grant the view has never seen in an account (one with its own key) stays unseen. */
 function ended(state: PortfolioGrantView | undefined, status: AuthorizationStatus, revision: number): PortfolioGrantView | undefined {
   if (!state || state.revision >= revision) return state;

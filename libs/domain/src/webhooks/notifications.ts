@@ -107,6 +107,11 @@ export interface SubscriptionFacts {
   /** Decision 45: which score changes it hears of (`score.updated` only). */
   conditions?: WebhookConditions | undefined;
   authorization: CredentialView;
+  /**
+   * Decision 42: a portfolio's webhook hears of every grant its account holds, so one event may give
+   * it a delivery per grant: the grant's Client ID then joins the delivery's key.
+   */
+  perGrant?: boolean;
 }
 
 export interface PlannedDelivery {
@@ -130,7 +135,7 @@ export function deliveriesFor(trigger: NotifierTrigger, subscription: Subscripti
   const wants = (type: WebhookEventType) => subscription.events.includes(type) && scopesAllow(type, authorization.scopes);
   const delivery = (payload: WebhookPayload): PlannedDelivery => ({
     subscriptionId: subscription.id,
-    key: `${subscription.id}:${trigger.eventId}:${payload.type}`,
+    key: `${subscription.id}:${trigger.eventId}:${payload.type}${subscription.perGrant ? `:${authorization.clientId}` : ''}`,
     payload,
   });
 

@@ -9,11 +9,23 @@ export function webhookOwnerKey(owner: WebhookOwner): string {
   switch (owner.kind) {
     case 'grant':
       return owner.clientId;
+    case 'portfolio':
+      return `account:${owner.accountId}`;
     default:
-      return unknownOwner(owner.kind);
+      return unknownOwner(owner);
   }
 }
 
-function unknownOwner(kind: never): never {
-  throw new Error(`unknown webhook owner kind: ${String(kind)}`);
+/**
+ * The grant whose data a queued delivery carries: a grant's webhook is keyed by that grant; a
+ * portfolio's names the grant in its payload (`data.clientId`), and a test delivery names none.
+ */
+export function grantOfDelivery(ownerKey: string, body: string): string | undefined {
+  if (!ownerKey.includes(':')) return ownerKey;
+  const data = (JSON.parse(body) as { data?: { clientId?: unknown } }).data;
+  return typeof data?.clientId === 'string' ? data.clientId : undefined;
+}
+
+function unknownOwner(owner: never): never {
+  throw new Error(`unknown webhook owner: ${JSON.stringify(owner)}`);
 }

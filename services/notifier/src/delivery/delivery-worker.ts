@@ -1,7 +1,7 @@
 import { context, type Tracer } from '@opentelemetry/api';
 import { parentContextOf } from '@rsd/consumers';
 import type { WebhookDelivery } from '@rsd/contracts';
-import { credentialView, nextRetry, previousSecretAt, stillDeliverable } from '@rsd/domain';
+import { credentialView, grantOfDelivery, nextRetry, previousSecretAt, stillDeliverable } from '@rsd/domain';
 import { webhookHeaders, type Logger } from '@rsd/platform';
 import type { Clock, PendingDelivery, ViewStore, WebhookStore } from '@rsd/ports';
 import type { SecretSealer } from '../webhooks/secret-sealing';
@@ -102,10 +102,16 @@ export function startDeliveryWorker(deps: DeliveryWorkerDeps): DeliveryWorker {
 
   async function attemptOnce(delivery: PendingDelivery): Promise<void> {
     const webhook = await store.findWebhook(delivery.clientId, delivery.webhookId);
-    const credential = await deps.views.get(credentialView, delivery.clientId);
+    // The grant whose data it carries: none for a portfolio's test delivery, which carries nothing of an organization's.
+    const grant = grantOfDelivery(delivery.clientId, delivery.body);
+    const credential = grant === undefined ? undefined : await deps.views.get(credentialView, grant);
     const now = clock.now();
+    const deliverable =
+      credential === undefined
+        ? grant === undefined && delivery.eventType === 'webhook.test'
+        : stillDeliverable(delivery.eventType, credential, now);
     // Deleted, disabled, or an authorization ended since: a score must not reach it (decision 27). Nothing was sent, so nothing is logged.
-    if (!webhook || webhook.status !== 'active' || !credential || !stillDeliverable(delivery.eventType, credential, now)) {
+    if (!webhook || webhook.status !== 'active' || !deliverable) {
       await store.discard(delivery);
       deps.onAttempt?.('dropped');
       return;

@@ -1,21 +1,48 @@
 import { TOPICS, type DomainEvent, EVENT_TYPES } from '@rsd/contracts';
 import {
+  accountKeyView,
+  ACTIVE_GRANTS,
   credentialView,
   deliveriesFor,
   generateClientId,
   hearsOf,
   latestScoreView,
+  organizationPortfolioGrantView,
+  recipientAccountView,
   triggerOf,
+  webhookOwnerKey,
+  type NotifierTrigger,
   type CredentialView,
   type NotifierStateBefore,
   type ViewDefinition,
 } from '@rsd/domain';
 import type { Logger } from '@rsd/platform';
-import { type Clock, type EventLog, type PendingDelivery, type Subscription, type ViewStore, type WebhookStore } from '@rsd/ports';
+import {
+  type Clock,
+  type EventLog,
+  type PendingDelivery,
+  type StoredWebhook,
+  type Subscription,
+  type ViewStore,
+  type WebhookStore,
+} from '@rsd/ports';
 import { activeTraceContext, parseRecord, projectEvent } from '@rsd/consumers';
 
-/** The notifier's own views, built from the events with the domain's rules: who may subscribe, and what changed. */
-export const NOTIFIER_VIEWS: readonly ViewDefinition<unknown>[] = [credentialView, latestScoreView] as ViewDefinition<unknown>[];
+/**
+ * The notifier's own views, built from the events with the domain's rules: who may subscribe (grants,
+ * and recipient accounts by their keys), what changed, and which accounts hold a grant of an
+ * organization (decision 42's portfolio webhooks).
+ */
+export const NOTIFIER_VIEWS: readonly ViewDefinition<unknown>[] = [
+  credentialView,
+  latestScoreView,
+  recipientAccountView,
+  accountKeyView,
+  organizationPortfolioGrantView,
+] as ViewDefinition<unknown>[];
+
+/** The most grants of one organization held in portfolios that one score change is planned for. */
+const MOST_PORTFOLIO_GRANTS = 100_000;
 
 export interface NotifierProjectionDeps {
   eventLog: EventLog;
@@ -61,23 +88,53 @@ export function startNotifierProjection(deps: NotifierProjectionDeps): Promise<S
     },
   });
 
+  /** Each webhook that hears of the trigger, with the grant whose data a delivery to it carries. */
+  async function audience(trigger: NotifierTrigger, before: NotifierStateBefore): Promise<{ webhook: StoredWebhook; grant: string }[]> {
+    if (trigger.kind === 'authorization-ended') {
+      const grants = (await store.activeWebhooksOfClient(trigger.clientId)).map((webhook) => ({ webhook, grant: trigger.clientId }));
+      // Decision 42: the portfolio that held the grant hears that it ended, too.
+      const accountId = before.credential?.recipientAccountId;
+      if (!accountId) return grants;
+      const owner = webhookOwnerKey({ kind: 'portfolio', accountId });
+      return [...grants, ...(await store.activeWebhooksOfClient(owner)).map((webhook) => ({ webhook, grant: trigger.clientId }))];
+    }
+    const grants = (await store.activeWebhooksOfOrganization(trigger.organizationId)).map((webhook) => ({
+      webhook,
+      grant: webhook.clientId,
+    }));
+    // Decision 42: every account holding a grant of this organization hears of it, once per grant.
+    const held = await views.list(organizationPortfolioGrantView, trigger.organizationId, {
+      atLeast: ACTIVE_GRANTS,
+      limit: MOST_PORTFOLIO_GRANTS,
+    });
+    const portfolios: { webhook: StoredWebhook; grant: string }[] = [];
+    for (const grant of held) {
+      const owner = webhookOwnerKey({ kind: 'portfolio', accountId: grant.accountId });
+      for (const webhook of await store.activeWebhooksOfClient(owner)) portfolios.push({ webhook, grant: grant.clientId });
+    }
+    return [...grants, ...portfolios];
+  }
+
   async function plan(event: DomainEvent, before: NotifierStateBefore): Promise<PendingDelivery[]> {
     const trigger = triggerOf(event, before);
     if (!trigger) return [];
-    const webhooks =
-      trigger.kind === 'latest-score-changed'
-        ? await store.activeWebhooksOfOrganization(trigger.organizationId)
-        : await store.activeWebhooksOfClient(trigger.clientId);
     const now = clock.now();
     const traceContext = activeTraceContext();
     const planned: PendingDelivery[] = [];
-    for (const webhook of webhooks) {
+    for (const { webhook, grant } of await audience(trigger, before)) {
       // A subscription hears of what happens after it was made (or re-enabled), not of a backlog the projection is still catching up on.
       if (!hearsOf(webhook, event.time)) continue;
       const authorization: CredentialView | undefined =
-        trigger.kind === 'authorization-ended' ? before.credential : await views.get(credentialView, webhook.clientId);
+        trigger.kind === 'authorization-ended' ? before.credential : await views.get(credentialView, grant);
       if (!authorization) continue;
-      const facts = { id: webhook.id, events: webhook.events, status: webhook.status, conditions: webhook.conditions, authorization };
+      const facts = {
+        id: webhook.id,
+        events: webhook.events,
+        status: webhook.status,
+        conditions: webhook.conditions,
+        authorization,
+        perGrant: webhook.clientId !== grant,
+      };
       for (const delivery of deliveriesFor(trigger, facts, now)) {
         planned.push({
           messageId: generateClientId('msg'),

@@ -1,8 +1,8 @@
 import type { Request, Response } from 'express';
-import { MAX_WEBHOOKS_PER_AUTHORIZATION, type WebhookEventType, type WebhookOwner } from '@rsd/contracts';
+import { MAX_WEBHOOKS_PER_ACCOUNT, MAX_WEBHOOKS_PER_AUTHORIZATION, type WebhookEventType, type WebhookOwner } from '@rsd/contracts';
 import { scopesAllow } from '@rsd/domain';
 import { clientIdPathParameter, errorResponse as error, type OpenApiResponse } from '@rsd/platform';
-import type { AuthenticatedRecipient, AuthenticationRequest } from '@rsd/recipient-access';
+import type { AuthenticatedAccount, AuthenticatedRecipient, AuthenticationRequest } from '@rsd/recipient-access';
 import type { NotifierConfig } from '../config';
 
 /** Who called, as one owner kind's authentication establishes it. */
@@ -96,6 +96,51 @@ export function grantWebhooks(
       security: 'apiKey',
       scopeRefusal:
         'INSUFFICIENT_SCOPE (an event the credential’s scopes do not allow; score.updated: qr_score; grade.changed: qr_score or score_trend)',
+    },
+  };
+}
+
+export type AccountAuthenticate = (req: Request, res: Response) => Promise<AuthenticatedAccount>;
+
+/**
+ * A recipient account's webhooks (decision 42): `/portfolio/webhooks`, authenticated by the account
+ * key alone (its own limit, shared with its reads), fired for every grant the account holds, each
+ * delivery naming its grant's `clientId`. Any event may be subscribed to; each grant's scopes decide
+ * what of it reaches the webhook, delivery by delivery.
+ */
+export function portfolioWebhooks(
+  authenticate: AccountAuthenticate,
+  config: Pick<NotifierConfig, 'ACCOUNT_RATE_LIMIT_PER_MINUTE'>,
+): WebhookOwnerDeclaration {
+  return {
+    path: '/portfolio',
+    async authenticate(req, res) {
+      const { account } = await authenticate(req, res);
+      // No organization of its own: the planner finds the account's grants of each organization instead.
+      return { owner: { kind: 'portfolio', accountId: account.accountId }, organizationId: '', refusedEvents: () => [] };
+    },
+    limit: MAX_WEBHOOKS_PER_ACCOUNT,
+    noun: 'portfolio',
+    docs: {
+      pathParameters: [],
+      authenticationResponses: {
+        '401': error('MISSING_API_KEY, or INVALID_API_KEY: not a recipient account key that works now'),
+        '403': error('Blocked by the edge security policy (without `code`)'),
+        '429': error(
+          `Rate limit exceeded (${config.ACCOUNT_RATE_LIMIT_PER_MINUTE} requests per minute per recipient account, shared with its reads, or too many failed authentications from one address); no \`code\``,
+          {
+            'Retry-After': {
+              description: 'Whole seconds to wait before retrying (at least 1)',
+              required: true,
+              schema: { type: 'string' },
+            },
+          },
+        ),
+      },
+      operationInfix: 'Portfolio',
+      tag: 'Portfolio webhooks',
+      security: 'apiKey',
+      scopeRefusal: 'never for a portfolio: each grant’s scopes decide what of an event reaches it, delivery by delivery',
     },
   };
 }
