@@ -119,6 +119,7 @@ test('when the event log and the stores are out of reach, then every operation o
   expect(opened.status).toBe(201);
   const account = { 'x-api-key': opened.body.accountKey, 'content-type': 'application/json' };
   const portfolio = `${urlOf(readApiService)}/v1/portfolio`;
+  const portfolioHooks = `${urlOf(notifierService)}/v1/portfolio/webhooks`;
 
   // operationId → the request a client makes for it.
   const calls: Record<string, [string, RequestInit]> = {
@@ -169,6 +170,27 @@ test('when the event log and the stores are out of reach, then every operation o
     redeliverWebhookDelivery: [
       `${customer(notifierService)}/webhooks/wh_${'0'.repeat(24)}/deliveries/msg_${'0'.repeat(24)}/redeliver`,
       { method: 'POST', headers: recipient },
+    ],
+    // Decision 42: the portfolio's webhooks, the same lifecycle under /portfolio with the account key.
+    createPortfolioWebhook: [
+      `${portfolioHooks}`,
+      { method: 'POST', headers: account, body: JSON.stringify({ url: 'https://203.0.113.7/hook', events: ['score.updated'] }) },
+    ],
+    listPortfolioWebhooks: [portfolioHooks, { headers: account }],
+    deletePortfolioWebhook: [`${portfolioHooks}/wh_${'0'.repeat(24)}`, { method: 'DELETE', headers: account }],
+    listPortfolioWebhookDeliveries: [`${portfolioHooks}/wh_${'0'.repeat(24)}/deliveries`, { headers: account }],
+    updatePortfolioWebhook: [
+      `${portfolioHooks}/wh_${'0'.repeat(24)}`,
+      { method: 'PATCH', headers: account, body: JSON.stringify({ enabled: true }) },
+    ],
+    rotatePortfolioWebhookSecret: [
+      `${portfolioHooks}/wh_${'0'.repeat(24)}/rotate-secret`,
+      { method: 'POST', headers: account, body: JSON.stringify({ overlapSeconds: 60 }) },
+    ],
+    testPortfolioWebhook: [`${portfolioHooks}/wh_${'0'.repeat(24)}/test`, { method: 'POST', headers: account }],
+    redeliverPortfolioWebhookDelivery: [
+      `${portfolioHooks}/wh_${'0'.repeat(24)}/deliveries/msg_${'0'.repeat(24)}/redeliver`,
+      { method: 'POST', headers: account },
     ],
   };
   // Every documented operation is called, the JWKS aside: it needs no store.
