@@ -433,6 +433,14 @@ describe('the organization: repeatable calls', () => {
 });
 
 describe('transport and identity', () => {
+  test('when the tests run, then the package under test is the one the run names: the installed tarball, or else the sources', () => {
+    const installed = process.env.RSD_TS_SDK_PACKAGE;
+
+    expect(require.resolve('@resilience-score/client')).toBe(
+      installed ? join(installed, 'dist', 'index.js') : join(__dirname, '..', 'src', 'index.ts'),
+    );
+  });
+
   test('when a fetch is given, then every request goes through it', async () => {
     const seen: string[] = [];
     const custom: typeof fetch = (input, init) => {
