@@ -60,13 +60,12 @@ beforeAll(async () => {
   server = createServer((req, res) => {
     // No connection outlives its answer: a test never meets a socket another test's stall left behind.
     res.setHeader('connection', 'close');
-    let body = '';
-    req.on('data', (chunk: Buffer) => (body += chunk.toString('utf8')));
-    req.on('end', () => {
-      attempts.push({ method: req.method!, path: req.url!, at: performance.now(), body, userAgent: req.headers['user-agent'] });
-      const behaviour = behaviours[Math.min(attempts.length - 1, behaviours.length - 1)]!;
-      behaviour(req, res, body);
-    });
+    // Counted as it arrives, before its body: an attempt the client gave up on meanwhile still counts.
+    const attempt: Attempt = { method: req.method!, path: req.url!, at: performance.now(), body: '', userAgent: req.headers['user-agent'] };
+    attempts.push(attempt);
+    const behaviour = behaviours[Math.min(attempts.length - 1, behaviours.length - 1)]!;
+    req.on('data', (chunk: Buffer) => (attempt.body += chunk.toString('utf8')));
+    req.on('end', () => behaviour(req, res, attempt.body));
   });
   server.on('connection', (socket) => {
     sockets.add(socket);
@@ -120,22 +119,23 @@ describe('timeouts', () => {
     jest.spyOn(Math, 'random').mockReturnValue(0);
     const started = performance.now();
 
-    const error = await rejectionOf(aClient({ timeout: 200, maxRetries: 2 }).score());
+    const error = await rejectionOf(aClient({ timeout: 500, maxRetries: 2 }).score());
 
     const elapsed = performance.now() - started;
     expect(error).toBeInstanceOf(ApiTimeoutError);
     expect(error).toBeInstanceOf(ApiConnectionError);
     expect(error).toBeInstanceOf(ResilienceScoreError);
-    expect((error as Error).message).toContain('within 200 ms');
+    expect((error as Error).message).toContain('within 500 ms');
     expect(attempts).toHaveLength(3);
-    expect(elapsed).toBeGreaterThanOrEqual(3 * 190);
-    expect(elapsed).toBeLessThan(3 * 200 + 1000);
+    // A timer never fires early; on a busy machine it may fire late.
+    expect(elapsed).toBeGreaterThanOrEqual(3 * 500 - 5);
+    expect(elapsed).toBeLessThan(3 * 500 + 3000);
   });
 
   test('when the body stalls halfway, then that is a timeout too', async () => {
     behaviours = [stallHalfway];
 
-    const error = await rejectionOf(aClient({ timeout: 200, maxRetries: 0 }).score());
+    const error = await rejectionOf(aClient({ timeout: 500, maxRetries: 0 }).score());
 
     expect(error).toBeInstanceOf(ApiTimeoutError);
     expect(attempts).toHaveLength(1);
@@ -186,7 +186,7 @@ describe('cancellation', () => {
 
     expect((error as Error).message).toBe('the user left');
     expect(error).not.toBeInstanceOf(ResilienceScoreError);
-    expect(performance.now() - started).toBeLessThan(1000);
+    expect(performance.now() - started).toBeLessThan(1500);
     expect(attempts).toHaveLength(1);
   });
 
@@ -201,7 +201,7 @@ describe('cancellation', () => {
     const error = await call;
 
     expect((error as Error).name).toBe('AbortError');
-    expect(performance.now() - started).toBeLessThan(500);
+    expect(performance.now() - started).toBeLessThan(1500);
     expect(attempts).toHaveLength(1);
   });
 
@@ -265,12 +265,13 @@ describe('retries of a GET', () => {
 
     expect(high).toBeInstanceOf(ApiError);
     expect((high as ApiError).status).toBe(502);
-    // Ceilings 500, 1000, 2000 ms; the draw picks the share.
-    const expected = (share: number) => [500, 1000, 2000].map((ceiling) => share * ceiling);
-    highWaits.forEach((wait, i) => expect(wait).toBeGreaterThanOrEqual(expected(0.9)[i]! - 20));
-    highWaits.forEach((wait, i) => expect(wait).toBeLessThan(expected(0.9)[i]! + 150));
-    lowWaits.forEach((wait, i) => expect(wait).toBeGreaterThanOrEqual(expected(0.2)[i]! - 20));
-    lowWaits.forEach((wait, i) => expect(wait).toBeLessThan(expected(0.2)[i]! + 150));
+    // Ceilings 500, 1000, 2000 ms; the draw picks the share. A timer never fires early, and on a busy
+    // machine it may fire late: the lower bounds are tight, the upper ones keep the low draws below their ceilings.
+    const ceilings = [500, 1000, 2000];
+    highWaits.forEach((wait, i) => expect(wait).toBeGreaterThanOrEqual(0.9 * ceilings[i]! - 10));
+    highWaits.forEach((wait, i) => expect(wait).toBeLessThan(0.9 * ceilings[i]! + 400));
+    lowWaits.forEach((wait, i) => expect(wait).toBeGreaterThanOrEqual(0.2 * ceilings[i]! - 10));
+    lowWaits.forEach((wait, i) => expect(wait).toBeLessThan(0.2 * ceilings[i]! + 300));
   });
 
   test('when the real random draws are used, then the waits differ from run to run and stay below the ceilings', async () => {
@@ -282,7 +283,7 @@ describe('retries of a GET', () => {
       runs.push(waits());
     }
 
-    for (const run of runs) run.forEach((wait, i) => expect(wait).toBeLessThan([400, 400][i]! + 150));
+    for (const run of runs) run.forEach((wait, i) => expect(wait).toBeLessThan([400, 400][i]! + 300));
     expect(new Set(runs.map((run) => run.map((wait) => Math.round(wait / 10)).join())).size).toBeGreaterThan(1);
   });
 
@@ -292,7 +293,7 @@ describe('retries of a GET', () => {
     await aClient().score();
 
     expect(waits()[0]).toBeGreaterThanOrEqual(950);
-    expect(waits()[0]).toBeLessThan(1500);
+    expect(waits()[0]).toBeLessThan(2000);
   });
 
   test('when a 503 asks for a time as an HTTP date, then the client waits until then', async () => {
@@ -302,7 +303,7 @@ describe('retries of a GET', () => {
     await aClient().score();
 
     expect(waits()[0]).toBeGreaterThanOrEqual(950);
-    expect(waits()[0]).toBeLessThan(2500);
+    expect(waits()[0]).toBeLessThan(3000);
   });
 
   test('when Retry-After asks for an hour, then the wait is capped by maxRetryWait', async () => {
@@ -317,7 +318,7 @@ describe('retries of a GET', () => {
     expect(served.score).toBe(72);
     for (const wait of waits()) {
       expect(wait).toBeGreaterThanOrEqual(280);
-      expect(wait).toBeLessThan(800);
+      expect(wait).toBeLessThan(1500);
     }
   });
 
@@ -340,7 +341,7 @@ describe('a POST that is not safe to repeat', () => {
   ])('when creating a webhook meets %s, then it is sent once and the error is the SDK’s', async (_name, behaviour, ErrorClass) => {
     behaviours = [behaviour];
 
-    const error = await rejectionOf(aClient({ timeout: 200 }).webhooks.create('https://example.com/hook', ['score.updated']));
+    const error = await rejectionOf(aClient({ timeout: 500 }).webhooks.create('https://example.com/hook', ['score.updated']));
 
     expect(error).toBeInstanceOf(ErrorClass);
     expect(attempts.map((attempt) => attempt.method)).toEqual(['POST']);
