@@ -55,9 +55,9 @@ def a_score(organization_id: str, n: int, calculated_at: str | None = None) -> d
     return item
 
 
-def reader_for(runtime: Runtime, client_id: str, api_key: str) -> Client:
+def reader_for(runtime: Runtime, client_id: str, api_key: str, http_client: httpx.Client | None = None) -> Client:
     """A reader once the read API knows the credential (its projection follows the event log)."""
-    client = Client(client_id, api_key, base_url=runtime.base_url)
+    client = Client(client_id, api_key, base_url=runtime.base_url, http_client=http_client)
 
     def known() -> bool | None:
         try:
@@ -80,11 +80,19 @@ def test_authorizations_through_their_whole_life(runtime: Runtime) -> None:
         assert created.api_key and created.key_claimed and created.status == "active"
         assert created.recipient_name == "Audit Co" and created.organization_id == organization_id
 
-        reader = reader_for(runtime, created.client_id, created.api_key)
+        # The reads usage counts (200 and 304 of the score), counted through the client's own httpx client.
+        successful_reads = 0
+
+        def count(response: httpx.Response) -> None:
+            nonlocal successful_reads
+            if response.request.url.path.endswith("/score") and response.status_code in (200, 304):
+                successful_reads += 1
+
+        reader = reader_for(runtime, created.client_id, created.api_key, httpx.Client(event_hooks={"response": [count]}))
         eventually(lambda: reader.score())
         reader.score()
-        usage = eventually(lambda: (lambda u: u if u.last_24h >= 2 else None)(organization.authorizations.usage(created.client_id)))
-        assert usage.last_30d >= usage.last_24h and usage.last_used_at is not None
+        usage = eventually(lambda: (lambda u: u if u.last_24h == successful_reads else None)(organization.authorizations.usage(created.client_id)))
+        assert usage.last_30d == usage.last_24h == successful_reads and usage.last_used_at is not None
         got = organization.authorizations.get(created.client_id)
         assert got.api_key is None and got.client_id == created.client_id and got.usage == usage
         assert created.client_id in [item.client_id for item in organization.authorizations.list()]

@@ -136,6 +136,8 @@ export interface Authorization {
   keyClaimed: boolean;
   claimedAt: string | null;
   claimedFromAddress: string | null;
+  /** On a revocation or rotation answered 202: recorded, but not yet in the event log (it will be). */
+  enforcement?: 'pending';
 }
 
 /** A one-time link by which the recipient claims the key; shown only once. */

@@ -26,17 +26,38 @@ const OTHER_ORG = 'sdk-other-organization';
 const GRADES = ['Prioritize', 'Improve', 'Strengthen', 'Optimize', 'Sustain'] as const;
 const DAY = 86_400_000;
 
+interface Answer {
+  url: URL;
+  method: string;
+  status: number;
+  /** The JSON body, when there is one. */
+  body: unknown;
+}
+
 let dataDir: string;
 let product: EmbeddedProcess;
 let token: string;
+/** Every answer of the credentials service and score ingest in this run, held against their OpenAPI documents at the end. */
+const answered: Answer[] = [];
 
 beforeAll(async () => {
   dataDir = await mkdtemp(join(tmpdir(), 'rsd-sdk-org-'));
   product = await startEmbedded({ DATA_DIR: dataDir, LOG_LEVEL: 'info', RATE_LIMIT_PER_MINUTE: '1000' });
   token = await signDevToken((await readDevSecret(dataDir))!, { org: ORG, scope: 'authorizations:write scores:write' });
+  const send = globalThis.fetch;
+  jest.spyOn(globalThis, 'fetch').mockImplementation(async (input, init) => {
+    const response = await send(input, init);
+    const url = new URL(input instanceof Request ? input.url : input);
+    if ([product.urls.credentials, product.urls.scoreIngest].includes(url.origin) && url.pathname.startsWith('/v1/')) {
+      const json = response.headers.get('content-type')?.includes('json') ? await response.clone().json() : undefined;
+      answered.push({ url, method: init?.method ?? 'GET', status: response.status, body: json });
+    }
+    return response;
+  });
 }, 90_000);
 
 afterAll(async () => {
+  jest.restoreAllMocks();
   await product?.stop();
   await rm(dataDir, { recursive: true, force: true });
 });
@@ -69,8 +90,8 @@ async function all<T>(items: AsyncIterable<T>): Promise<T[]> {
 }
 
 /** A reader once the read API knows the credential (its projection follows the event log). */
-async function readerFor(clientId: string, apiKey: string): Promise<Client> {
-  const client = new Client({ clientId, apiKey, baseUrl: `${product.urls.readApi}/v1` });
+async function readerFor(clientId: string, apiKey: string, fetch?: typeof globalThis.fetch): Promise<Client> {
+  const client = new Client({ clientId, apiKey, baseUrl: `${product.urls.readApi}/v1`, ...(fetch ? { fetch } : {}) });
   await eventually(() =>
     client.score().then(
       () => true,
@@ -102,16 +123,27 @@ describe('authorizations', () => {
     });
     expect(created.apiKey).toEqual(expect.any(String));
 
-    const reader = await readerFor(created.clientId, created.apiKey);
+    // The reads usage counts (200 and 304 of the score), counted through the client's own fetch.
+    let successfulReads = 0;
+    const counting: typeof fetch = async (input, init) => {
+      const response = await fetch(input, init);
+      if (
+        (input instanceof Request ? input.url : input.toString()).endsWith('/score') &&
+        (response.status === 200 || response.status === 304)
+      )
+        successfulReads += 1;
+      return response;
+    };
+    const reader = await readerFor(created.clientId, created.apiKey, counting);
     await eventually(async () => ((await reader.score()).scoreDate === aScore(ORG, 1).scoreDate ? true : undefined));
     await reader.score();
 
     // Usage follows the reads a moment later.
     const usage = await eventually(async () => {
       const counted = await organization().authorizations.usage(created.clientId);
-      return counted.last24h >= 2 ? counted : undefined;
+      return counted.last24h === successfulReads ? counted : undefined;
     });
-    expect(usage).toEqual({ last24h: usage.last24h, last30d: usage.last30d, lastUsedAt: expect.any(String) });
+    expect(usage).toEqual({ last24h: successfulReads, last30d: successfulReads, lastUsedAt: expect.any(String) });
     const { apiKey: _key, ...record } = created;
     const got = await organization().authorizations.get(created.clientId);
     expect(got).toEqual({ ...record, lastUsedAt: usage.lastUsedAt, usage: { last24h: usage.last24h, last30d: usage.last30d } });
@@ -231,4 +263,68 @@ describe('a scoring engine publishing', () => {
       expect(history.map((item) => item.score)).toEqual(Array.from({ length: DATES }, (_, i) => ((i + 1) * 7) % 101));
     }
   }, 300_000);
+});
+
+describe('the OpenAPI documents', () => {
+  interface Schema {
+    $ref?: string;
+    properties?: Record<string, unknown>;
+    required?: string[];
+  }
+  interface Operation {
+    operationId: string;
+    responses: Record<string, { content?: { 'application/json'?: { schema: Schema } } }>;
+  }
+  interface Document {
+    servers: { url: string }[];
+    paths: Record<string, { servers?: { url: string }[] } & Record<string, Operation>>;
+    components: { schemas: Record<string, Schema> };
+  }
+  const ORGANIZATION_OPERATIONS = [
+    'createAuthorization',
+    'listAuthorizations',
+    'getAuthorization',
+    'rotateAuthorizationKey',
+    'revokeAuthorization',
+    'issueClaimLink',
+    'listAccessLog',
+    'submitScores',
+  ];
+
+  test('when every answer the Organization client got is held against its service document, then its status and fields are documented, for every operation it calls', async () => {
+    const documents = new Map<string, Document>();
+    for (const origin of [product.urls.credentials, product.urls.scoreIngest]) {
+      documents.set(origin, (await request<Document>(`${origin}/v1/openapi.json`)).body);
+    }
+    const find = ({ url, method }: Answer): { document: Document; operation: Operation } | undefined => {
+      const document = documents.get(url.origin)!;
+      for (const [template, item] of Object.entries(document.paths)) {
+        const base = (item.servers ?? document.servers)[0]!.url.replace(/\/$/, '');
+        const pattern = new RegExp(`^${base}${template.replace(/\{[^}]+\}/g, '[^/]+')}$`);
+        if (pattern.test(url.pathname)) return { document, operation: item[method.toLowerCase()]! };
+      }
+      return undefined;
+    };
+    const problemsOf = (answer: Answer): string[] => {
+      const found = find(answer);
+      const response = found?.operation.responses[String(answer.status)];
+      if (!found || !response) return ['status not documented'];
+      let schema = response.content?.['application/json']?.schema;
+      if (schema?.$ref) schema = found.document.components.schemas[schema.$ref.split('/').pop()!];
+      if (!schema?.properties || typeof answer.body !== 'object' || answer.body === null) return [];
+      const fields = Object.keys(answer.body);
+      return [
+        ...fields.filter((field) => !(field in schema.properties!)).map((field) => `field ${field} not documented`),
+        ...(schema.required ?? []).filter((field) => !fields.includes(field)).map((field) => `required field ${field} missing`),
+      ];
+    };
+
+    const sdkAnswers = answered.filter(({ url }) => !url.pathname.endsWith('/openapi.json'));
+    const problems = sdkAnswers.flatMap((answer) =>
+      problemsOf(answer).map((problem) => `${answer.method} ${answer.url.pathname} ${answer.status}: ${problem}`),
+    );
+
+    expect(problems).toEqual([]);
+    expect(new Set(sdkAnswers.map((answer) => find(answer)?.operation.operationId))).toEqual(new Set(ORGANIZATION_OPERATIONS));
+  });
 });
