@@ -59,8 +59,6 @@ export class Transport {
   readonly #maxRetries: number;
   readonly #maxRetryWait: number;
   readonly #fetch: typeof fetch;
-  /** The waits between attempts go through here, so that a test can replace the randomness. */
-  random: () => number = Math.random;
 
   constructor(options: TransportOptions) {
     const { timeout = DEFAULT_TIMEOUT_MS, maxRetries = 3, maxRetryWait = DEFAULT_MAX_RETRY_WAIT_MS } = options;
@@ -104,7 +102,7 @@ export class Transport {
 
   /** Full jitter: uniform between 0 and the attempt's ceiling, which doubles each time up to maxRetryWait. */
   #backoff(attempt: number): number {
-    return this.random() * Math.min(this.#maxRetryWait, BACKOFF_BASE_MS * 2 ** attempt);
+    return Math.random() * Math.min(this.#maxRetryWait, BACKOFF_BASE_MS * 2 ** attempt);
   }
 
   async #attempt(outgoing: Outgoing, timeout: number, signal: AbortSignal | undefined): Promise<Received> {
