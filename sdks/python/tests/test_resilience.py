@@ -424,6 +424,28 @@ def test_a_batch_that_meets_a_reset_and_a_502_is_sent_again_byte_for_byte_with_i
     assert all(isinstance(item["calculatedAt"], str) for item in json.loads(server.attempts[0]["body"])["scores"])
 
 
+def test_the_async_organization_repeats_a_batch_but_never_a_create(server: Misbehaving, recorded_waits: list[float]) -> None:
+    server.behaviours = [reset, answer(502), accepted]
+
+    async def publish() -> resilience_score.Published:
+        async with an_async_organization(server) as organization:
+            return await organization.publish_scores([a_score(1)])
+
+    assert asyncio.run(publish()) == resilience_score.Published(1, 1)
+    assert len({attempt["body"] for attempt in server.attempts}) == 1 and len(server.attempts) == 3
+
+    server.attempts.clear()
+    server.behaviours = [reset]
+
+    async def create() -> None:
+        async with an_async_organization(server) as organization:
+            await organization.authorizations.create("auditor", ["qr_score"])
+
+    with pytest.raises(ApiConnectionError):
+        asyncio.run(create())
+    assert len(server.attempts) == 1
+
+
 def test_a_generator_of_2500_scores_goes_in_batches_of_1000_1000_and_500_in_order(server: Misbehaving) -> None:
     server.behaviours = [accepted]
 
