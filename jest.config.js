@@ -22,15 +22,27 @@ const workspaces = {
   notifier: 'services/notifier',
 };
 
+// The TypeScript SDK as a user installs it (scripts/ci/sdk-packages.sh): the package directory of an
+// installation of its npm tarball, outside the workspace. Its tests then run on that package's dist/
+// instead of the sources.
+const INSTALLED_SDK = process.env.RSD_TS_SDK_PACKAGE;
+const escaped = (path) => path.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+
 /** What every kind of test shares. */
 const shared = {
   rootDir: __dirname,
   testEnvironment: 'node',
-  transform: { '/sdks/typescript/.+\\.ts$': '<rootDir>/test/setup/esm-as-commonjs.js', '^.+\\.ts$': tsJest },
+  transform: {
+    '/sdks/typescript/.+\\.ts$': '<rootDir>/test/setup/esm-as-commonjs.js',
+    ...(INSTALLED_SDK ? { [`^${escaped(INSTALLED_SDK)}/.+\\.js$`]: '<rootDir>/test/setup/esm-as-commonjs.js' } : {}),
+    '^.+\\.ts$': tsJest,
+  },
+  ...(INSTALLED_SDK ? { transformIgnorePatterns: ['/node_modules/(?!@resilience-score/client/)'] } : {}),
   moduleNameMapper: {
     ...Object.fromEntries(Object.entries(workspaces).map(([name, dir]) => [`^@rsd/${name}$`, `<rootDir>/${dir}/src/index.ts`])),
-    // The TypeScript SDK, as the CLI imports it: its sources, which the transform above turns into CommonJS.
-    '^@resilience-score/client$': '<rootDir>/sdks/typescript/src/index.ts',
+    // The TypeScript SDK, as the CLI imports it: its sources, which the transform above turns into CommonJS
+    // (or the installed package's dist/, when one is named).
+    '^@resilience-score/client$': INSTALLED_SDK ? `${INSTALLED_SDK}/dist/index.js` : '<rootDir>/sdks/typescript/src/index.ts',
     // ES modules import './file.js'; the test runs on './file.ts'.
     '^(\\.{1,2}/.*)\\.js$': '$1',
   },

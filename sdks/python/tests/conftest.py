@@ -35,7 +35,9 @@ from cryptography.hazmat.primitives.serialization import Encoding, NoEncryption,
 
 from resilience_score import Client, PillarsNotFound, ScoreNotFound
 
-REPO_ROOT = Path(__file__).resolve().parents[3]
+# The repository whose product the tests start; named by RSD_REPO_ROOT when the tests run from a copy
+# outside it, against an installed wheel or sdist (scripts/ci/sdk-packages.sh).
+REPO_ROOT = Path(os.environ.get("RSD_REPO_ROOT") or Path(__file__).resolve().parents[3])
 
 
 # -- loopback only -----------------------------------------------------------------------------------

@@ -21,7 +21,22 @@ OPERATIONS = {
     "listWebhooks": ("notifier", "get", "/customers/{clientId}/webhooks", {"200"} | REFUSALS),
     "deleteWebhook": ("notifier", "delete", "/customers/{clientId}/webhooks/{id}", {"204"} | REFUSALS),
     "listWebhookDeliveries": ("notifier", "get", "/customers/{clientId}/webhooks/{id}/deliveries", {"200"} | REFUSALS),
-}
+    # The organization's side (Organization, AsyncOrganization).
+    "createAuthorization": ("credentials", "post", "/organizations/{organizationId}/authorizations", {"201", "400", "401", "403"}),
+    "listAuthorizations": ("credentials", "get", "/organizations/{organizationId}/authorizations", {"200", "401", "403"}),
+    "getAuthorization": ("credentials", "get", "/organizations/{organizationId}/authorizations/{clientId}", {"200", "404"}),
+    "rotateAuthorizationKey": (
+        "credentials", "post", "/organizations/{organizationId}/authorizations/{clientId}/rotate", {"200", "202", "404", "409", "503"}
+    ),
+    "revokeAuthorization": ("credentials", "post", "/organizations/{organizationId}/authorizations/{clientId}/revoke", {"200", "202", "404", "503"}),
+    "issueClaimLink": ("credentials", "post", "/organizations/{organizationId}/authorizations/{clientId}/claim-link", {"200", "404", "409"}),
+    "listAccessLog": ("credentials", "get", "/organizations/{organizationId}/authorizations/{clientId}/access-log", {"200", "400", "404"}),
+    "submitScores": ("scoreIngest", "post", "/scores", {"202", "400", "401", "403", "503"}),
+}  # fmt: skip
+AUTHORIZATION = {
+    "clientId", "organizationId", "recipientType", "recipientName", "scopes", "expiresAt", "status", "createdAt", "revokedAt",
+    "allowedCidrs", "lastUsedAt", "usage", "keyClaimed", "claimedAt", "claimedFromAddress",
+}  # fmt: skip
 # Schema -> the JSON fields the models (resilience_score._models) read.
 FIELDS = {
     "readApi": {
@@ -40,12 +55,34 @@ FIELDS = {
         "WebhookDelivery": {"messageId", "eventType", "attempt", "status", "responseCode", "failure", "scheduledAt", "attemptedAt"},
         "WebhookDeliveryList": {"deliveries"},
     },
+    # Authorization.from_json reads every one of these; CreateAuthorizationRequest is what create() sends.
+    "credentials": {
+        "Authorization": AUTHORIZATION,
+        "CreatedAuthorization": AUTHORIZATION | {"apiKey"},
+        "AuthorizationWithClaimLink": AUTHORIZATION | {"claim"},
+        "RotatedAuthorization": AUTHORIZATION | {"apiKey", "previousKeyExpiresAt"},
+        "PendingRevocation": AUTHORIZATION | {"enforcement"},
+        "PendingRotation": AUTHORIZATION | {"apiKey", "previousKeyExpiresAt", "enforcement"},
+        "AuthorizationUsage": {"last24h", "last30d"},
+        "ClaimLink": {"url", "expiresAt"},
+        "AuthorizationList": {"authorizations"},
+        "AccessLogPage": {"items", "nextCursor"},
+        "AccessLogEntry": {"at", "resource", "status", "code", "clientAddress", "requestId"},
+        "CreateAuthorizationRequest": {
+            "recipientType", "recipientName", "scopes", "expiresAt", "allowedCidrs", "keyDelivery", "claimValidSeconds",
+        },  # fmt: skip
+    },
+    "scoreIngest": {
+        "ScoreBatch": {"scores"},
+        "ScoresAccepted": {"accepted"},
+        "ScoreSubmission": {"organizationId", "scoreDate", "score", "grade", "pillarScores", "calculatedAt"},
+    },
 }
 
 
 @pytest.fixture(scope="module")
 def documents(runtime: Runtime) -> dict[str, dict[str, Any]]:
-    return {service: httpx.get(f"{runtime.urls[service]}/v1/openapi.json").json() for service in ("readApi", "notifier")}
+    return {service: httpx.get(f"{runtime.urls[service]}/v1/openapi.json").json() for service in ("readApi", "notifier", "credentials", "scoreIngest")}
 
 
 @pytest.mark.parametrize("operation_id", sorted(OPERATIONS))

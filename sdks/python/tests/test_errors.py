@@ -10,7 +10,7 @@ import pytest
 from conftest import REPO_ROOT, Runtime, StartingService, days_ago, eventually
 
 import resilience_score
-import resilience_score._client as client_module
+import resilience_score._transport as transport_module
 from resilience_score import ApiError, Client, RateLimited
 
 UNKNOWN_CLIENT_ID = "rs_" + "Q" * 24
@@ -23,7 +23,7 @@ ERROR_CLASSES: dict[str, dict[str, Any]] = json.loads(ERROR_CLASSES_FILE.read_te
 def waits(monkeypatch: pytest.MonkeyPatch) -> list[float]:
     """The client's waits before a retry, recorded instead of spent."""
     recorded: list[float] = []
-    monkeypatch.setattr(client_module, "_sleep", recorded.append)
+    monkeypatch.setattr(transport_module, "_sleep", recorded.append)
     return recorded
 
 

@@ -1,9 +1,30 @@
-/** The base of everything this package throws on purpose: a refusal (`ApiError`) or a failed verification (`SignatureError`). */
+/**
+ * The base of everything this package throws on purpose: a refusal (`ApiError`), a failed verification
+ * (`SignatureError`) or a network failure (`ApiConnectionError`). A call cancelled by its own signal
+ * rejects with that signal's reason instead.
+ */
 export class ResilienceScoreError extends Error {
-  constructor(message: string) {
-    super(message);
+  constructor(message: string, options?: ErrorOptions) {
+    super(message, options);
     this.name = new.target.name;
   }
+}
+
+/**
+ * No answer: the connection could not be made, was reset or closed before a complete answer. Thrown once
+ * the retries the request allows are spent; `cause` holds the underlying error.
+ */
+export class ApiConnectionError extends ResilienceScoreError {}
+
+/** No complete answer within the timeout (the client's, or the call's own). */
+export class ApiTimeoutError extends ApiConnectionError {}
+
+/** One problem of a refused request body. */
+export interface ErrorDetail {
+  path?: string;
+  message?: string;
+  /** The item of a batch it concerns. */
+  index?: number;
 }
 
 /** What the API answered with a refusal; the subclass names the code. */
@@ -13,12 +34,21 @@ export class ApiError extends ResilienceScoreError {
   readonly code: string | undefined;
   /** The body's `requestId` (or the `x-request-id` header): quote it to the operator. */
   readonly requestId: string | undefined;
+  /** The body's `details` (VALIDATION_FAILED names every problem there, with `index` for a batch's items). */
+  readonly details: ErrorDetail[] | undefined;
 
-  constructor(init: { status: number; code?: string | undefined; message: string; requestId?: string | undefined }) {
+  constructor(init: {
+    status: number;
+    code?: string | undefined;
+    message: string;
+    requestId?: string | undefined;
+    details?: ErrorDetail[] | undefined;
+  }) {
     super(init.message);
     this.status = init.status;
     this.code = init.code;
     this.requestId = init.requestId;
+    this.details = init.details;
   }
 }
 
@@ -34,6 +64,18 @@ export class EdgeBlocked extends ApiError {}
 export class CredentialNotFound extends ApiError {}
 export class ScoreNotFound extends ApiError {}
 export class PillarsNotFound extends ApiError {}
+/** 401 INVALID_TOKEN: an organization's or a scoring engine's bearer token is missing, malformed, expired or not trusted. */
+export class InvalidToken extends ApiError {}
+/** 403 FORBIDDEN_ORGANIZATION: the token administers another organization. */
+export class ForbiddenOrganization extends ApiError {}
+/** 404 AUTHORIZATION_NOT_FOUND: no such Client ID in this organization. */
+export class AuthorizationNotFound extends ApiError {}
+/** 409 AUTHORIZATION_INACTIVE: the authorization is revoked or expired. */
+export class AuthorizationInactive extends ApiError {}
+/** 409 KEY_ALREADY_CLAIMED: the key was claimed; rotate it for a new one. */
+export class KeyAlreadyClaimed extends ApiError {}
+/** 400 VALIDATION_FAILED: a request body was refused; `details` names every problem. */
+export class ValidationFailed extends ApiError {}
 
 /** Thrown once the retries are spent; `retryAfter` is the seconds the last answer asked to wait. */
 export class RateLimited extends ApiError {
@@ -71,6 +113,12 @@ const BY_CODE: Record<string, typeof ApiError> = {
   CREDENTIAL_NOT_FOUND: CredentialNotFound,
   SCORE_NOT_FOUND: ScoreNotFound,
   PILLARS_NOT_FOUND: PillarsNotFound,
+  INVALID_TOKEN: InvalidToken,
+  FORBIDDEN_ORGANIZATION: ForbiddenOrganization,
+  AUTHORIZATION_NOT_FOUND: AuthorizationNotFound,
+  AUTHORIZATION_INACTIVE: AuthorizationInactive,
+  KEY_ALREADY_CLAIMED: KeyAlreadyClaimed,
+  VALIDATION_FAILED: ValidationFailed,
 };
 
 /** The error for a non-2xx answer; a code without a class of its own (VALIDATION_FAILED, …) is a plain ApiError. */
@@ -81,6 +129,7 @@ export function errorFor(status: number, headers: Headers, body: Uint8Array): Ap
     code: fields.code,
     message: fields.message ?? `HTTP ${status}`,
     requestId: fields.requestId ?? headers.get('x-request-id') ?? undefined,
+    details: fields.details,
   };
   if (status === 429) return new RateLimited({ ...init, retryAfter: retryAfterSeconds(headers) });
   if (status === 503) return new ServiceUnavailable({ ...init, retryAfter: retryAfterSeconds(headers) });
@@ -89,21 +138,28 @@ export function errorFor(status: number, headers: Headers, body: Uint8Array): Ap
   return new ErrorClass(init);
 }
 
-/** `Retry-After` in seconds, as delta-seconds or an HTTP date (RFC 9110 10.2.3); undefined when absent or unreadable. */
+/** `Retry-After` in whole seconds (rounded up), as delta-seconds or an HTTP date; undefined when absent or unreadable. */
 export function retryAfterSeconds(headers: Headers): number | undefined {
-  const value = headers.get('retry-after')?.trim();
-  if (!value) return undefined;
-  if (/^\d+$/.test(value)) return Number(value);
-  const date = Date.parse(value);
-  return Number.isNaN(date) ? undefined : Math.max(0, Math.ceil((date - Date.now()) / 1000));
+  const milliseconds = retryAfterMilliseconds(headers);
+  return milliseconds === undefined ? undefined : Math.ceil(milliseconds / 1000);
 }
 
-function errorFields(body: Uint8Array): { code?: string; message?: string; requestId?: string } {
+/** `Retry-After` as the milliseconds to wait from now: delta-seconds or an HTTP date (RFC 9110 10.2.3); undefined when absent or unreadable. */
+export function retryAfterMilliseconds(headers: Headers): number | undefined {
+  const value = headers.get('retry-after')?.trim();
+  if (!value) return undefined;
+  if (/^\d+$/.test(value)) return Number(value) * 1000;
+  const date = Date.parse(value);
+  return Number.isNaN(date) ? undefined : Math.max(0, date - Date.now());
+}
+
+function errorFields(body: Uint8Array): { code?: string; message?: string; requestId?: string; details?: ErrorDetail[] } {
   try {
     const parsed: unknown = JSON.parse(new TextDecoder().decode(body));
     if (typeof parsed !== 'object' || parsed === null) return {};
-    const { code, message, requestId } = parsed as Record<string, unknown>;
+    const { code, message, requestId, details } = parsed as Record<string, unknown>;
     return {
+      ...(Array.isArray(details) ? { details: details as ErrorDetail[] } : {}),
       ...(typeof code === 'string' ? { code } : {}),
       ...(typeof message === 'string' ? { message } : {}),
       ...(typeof requestId === 'string' ? { requestId } : {}),

@@ -1,7 +1,27 @@
 export { Client, type ClientOptions, type HistoryOptions, type Webhooks } from './client.js';
 export {
+  Authorizations,
+  MAX_BATCH,
+  Organization,
+  type AccessLogOptions,
+  type OrganizationOptions,
+  type PublishOptions,
+  type Published,
+} from './organization.js';
+export { USER_AGENT, type RequestOptions, type TransportOptions } from './transport.js';
+export { VERSION } from './version.js';
+export {
   AddressNotAllowed,
+  ApiConnectionError,
   ApiError,
+  ApiTimeoutError,
+  AuthorizationInactive,
+  AuthorizationNotFound,
+  ForbiddenOrganization,
+  InvalidToken,
+  KeyAlreadyClaimed,
+  ValidationFailed,
+  type ErrorDetail,
   CredentialInactive,
   CredentialNotFound,
   EdgeBlocked,

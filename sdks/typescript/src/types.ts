@@ -106,3 +106,86 @@ export type WebhookPayload =
     }
   | { type: 'grade.changed'; timestamp: string; data: { clientId: string; scoreDate: string; from: Grade; to: Grade } }
   | { type: 'authorization.ended'; timestamp: string; data: { clientId: string; reason: 'revoked' | 'expired'; endedAt: string } };
+
+// The credentials service (an organization's side).
+
+export type RecipientType = 'insurance_provider' | 'auditor' | 'regulatory_body' | 'partner';
+export type Scope = 'qr_score' | 'score_trend' | 'pillar_breakdown';
+
+/** Successful reads of an authorization's credential; may lag by up to 60 s. */
+export interface AuthorizationUsage {
+  last24h: number;
+  last30d: number;
+}
+
+/** An authorization as list, get and revoke return it: never with its key. */
+export interface Authorization {
+  clientId: string;
+  organizationId: string;
+  recipientType: RecipientType;
+  recipientName: string | null;
+  scopes: Scope[];
+  /** The first instant the credential no longer works; null: never expires. */
+  expiresAt: string | null;
+  status: 'active' | 'revoked' | 'expired';
+  createdAt: string;
+  revokedAt: string | null;
+  allowedCidrs: string[] | null;
+  lastUsedAt: string | null;
+  usage: AuthorizationUsage;
+  keyClaimed: boolean;
+  claimedAt: string | null;
+  claimedFromAddress: string | null;
+  /** On a revocation or rotation answered 202: recorded, but not yet in the event log (it will be). */
+  enforcement?: 'pending';
+}
+
+/** A one-time link by which the recipient claims the key; shown only once. */
+export interface ClaimLink {
+  url: string;
+  expiresAt: string;
+}
+
+/** Create with `keyDelivery: 'response'`: the key, shown this once. */
+export type CreatedAuthorization = Authorization & { apiKey: string };
+/** Create with `keyDelivery: 'claimLink'`, and a new claim link: no key exists yet. */
+export type AuthorizationWithClaimLink = Authorization & { claim: ClaimLink };
+/** A rotation: the new key (shown this once), and until when the previous one still works. */
+export type RotatedAuthorization = Authorization & { apiKey: string; previousKeyExpiresAt: string | null };
+
+export interface CreateAuthorization {
+  recipientType: RecipientType;
+  scopes: Scope[];
+  recipientName?: string;
+  /** `YYYY-MM-DD` (valid through that UTC day) or an ISO date-time with offset, in the future. */
+  expiresAt?: string;
+  /** Up to 32 addresses or CIDR ranges reads are allowed from. */
+  allowedCidrs?: string[];
+  /** How the key reaches the recipient. Default 'response'. */
+  keyDelivery?: 'response' | 'claimLink';
+  /** How long a claim link works, in seconds (3600–604800; default 259200). */
+  claimValidSeconds?: number;
+}
+
+/** One read-API request whose credential lookup found the authorization. */
+export interface AccessLogEntry {
+  at: string;
+  resource: 'score' | 'pillars' | 'history';
+  status: number;
+  /** The error code answered (RATE_LIMITED for a 429); null for a success or a 304. */
+  code: string | null;
+  clientAddress: string | null;
+  requestId: string;
+}
+
+/** One score as the upstream scoring engine publishes it (the score-ingest service). */
+export interface ScoreSubmission {
+  organizationId: string;
+  /** `YYYY-MM-DD`, not after today (UTC). */
+  scoreDate: string;
+  score: number;
+  grade: Grade;
+  pillarScores: PillarScores;
+  /** When it was calculated; a recalculation for the same date replaces a score only when later. */
+  calculatedAt?: string;
+}

@@ -10,7 +10,7 @@ import { readDevSecret, signDevToken } from '@rsd/platform';
 import { aScoreSubmission, request } from '@rsd/testkit';
 import { eventually, REPO_ROOT, startEmbedded, type EmbeddedProcess } from '../../../test/support/embedded-process.js';
 import { TEST_RESPONSE_SIGNING_KEYS } from '../../../test/support/service-process.js';
-import * as sdk from '../src/index.js';
+import * as sdk from '@resilience-score/client';
 import {
   ApiError,
   Client,
@@ -26,7 +26,7 @@ import {
   type Evidence,
   type Jwks,
   type WebhookPayload,
-} from '../src/index.js';
+} from '@resilience-score/client';
 
 /**
  * The TypeScript SDK against the real product, `npm start` on ephemeral loopback ports: every resource,

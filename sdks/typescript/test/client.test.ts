@@ -2,7 +2,15 @@ import { createHash, generateKeyPairSync, sign, type KeyObject } from 'node:cryp
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { webhookHeaders } from '@rsd/platform';
-import { ApiError, Client, InvalidApiKey, ResilienceScoreError, ServiceUnavailable, SignatureError, verifyWebhook } from '../src/index.js';
+import {
+  ApiError,
+  Client,
+  InvalidApiKey,
+  ResilienceScoreError,
+  ServiceUnavailable,
+  SignatureError,
+  verifyWebhook,
+} from '@resilience-score/client';
 
 /**
  * What the real product cannot be made to do on demand (a 503, a key change, a redirect, an unsigned

@@ -8,10 +8,18 @@ Every score, pillar and history result is verified against the API's signing key
 returned, and carries its `evidence` for verifying again later with `verify_evidence`.
 """
 
-from ._client import Client, Webhooks
+from ._client import AsyncClient, AsyncWebhooks, Client, Webhooks
 from ._errors import (
     AddressNotAllowed,
+    ApiConnectionError,
     ApiError,
+    ApiTimeoutError,
+    AuthorizationInactive,
+    AuthorizationNotFound,
+    ForbiddenOrganization,
+    InvalidToken,
+    KeyAlreadyClaimed,
+    ValidationFailed,
     CredentialInactive,
     CredentialNotFound,
     EdgeBlocked,
@@ -29,7 +37,12 @@ from ._errors import (
 )
 from ._evidence import Evidence, Verification, verify_evidence
 from ._models import (
+    AccessLogEntry,
+    Authorization,
     Change,
+    ClaimLink,
+    Published,
+    Usage,
     CreatedWebhook,
     GradeChange,
     HistoryItem,
@@ -41,10 +54,33 @@ from ._models import (
     WebhookDeliveryList,
     WebhookList,
 )
+from ._organization import MAX_BATCH, AsyncAuthorizations, AsyncOrganization, Authorizations, Organization
+from ._transport import USER_AGENT
 from ._version import __version__
 from ._webhooks import verify_webhook
 
 __all__ = [
+    "MAX_BATCH",
+    "USER_AGENT",
+    "AccessLogEntry",
+    "ApiConnectionError",
+    "ApiTimeoutError",
+    "AsyncAuthorizations",
+    "AsyncClient",
+    "AsyncOrganization",
+    "AsyncWebhooks",
+    "Authorization",
+    "AuthorizationInactive",
+    "AuthorizationNotFound",
+    "Authorizations",
+    "ClaimLink",
+    "ForbiddenOrganization",
+    "InvalidToken",
+    "KeyAlreadyClaimed",
+    "Organization",
+    "Published",
+    "Usage",
+    "ValidationFailed",
     "AddressNotAllowed",
     "ApiError",
     "Change",

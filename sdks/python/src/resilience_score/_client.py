@@ -9,9 +9,8 @@ webhooks.delete(), listWebhookDeliveries -> webhooks.deliveries().
 from __future__ import annotations
 
 import json
-import time
 from collections import OrderedDict
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Iterator, Mapping, Sequence
 from dataclasses import replace
 from datetime import date
 from typing import Any, TypeVar
@@ -20,20 +19,23 @@ from urllib.parse import quote
 import httpx
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 
-from ._errors import error_from, retry_after_of
+from ._errors import error_from
 from ._evidence import Evidence, UnknownKeyError, Verification, keys_of, verify_with_keys
 from ._models import CreatedWebhook, HistoryItem, HistoryPage, Pillars, Score, WebhookDeliveryList, WebhookList
-from ._version import __version__
+from ._transport import (
+    DEFAULT_MAX_RETRIES,
+    DEFAULT_MAX_RETRY_WAIT,
+    DEFAULT_TIMEOUT,
+    USER_AGENT,
+    AsyncTransport,
+    Policy,
+    SyncTransport,
+)
 
-USER_AGENT = f"resilience-score-python/{__version__}"
-#: Responses the API asks to retry later; everything else is answered once and for all.
-RETRIED_STATUSES = (429, 503)
+__all__ = ["USER_AGENT", "AsyncClient", "AsyncWebhooks", "Client", "Webhooks"]
+
 #: ETags and bodies kept for conditional requests: one per URL (a history page is a URL of its own).
 KEPT_RESOURCES = 256
-TIMEOUT_SECONDS = 30.0
-
-# Looked up at call time, so a test can observe the waits without spending them.
-_sleep = time.sleep
 
 R = TypeVar("R", Score, Pillars, HistoryPage)
 
@@ -44,8 +46,14 @@ class Client:
     `base_url` is the read API's versioned root (for example ``https://api.example.com/v1``) and
     `notifier_url` the notifier's, needed only for `webhooks`. Every score, pillar and history
     response is checked against the read API's published keys before its data is returned (unless
-    `verify_signatures` is False); 429 and 503 are retried up to `max_retries` times, after the
-    wait the API names in Retry-After. Not thread-safe: use one client per thread.
+    `verify_signatures` is False).
+
+    Time and failure: each request may take `timeout` seconds (default 10; every call takes its own
+    `timeout=` too) before ApiTimeoutError. 429 and 503 are retried up to `max_retries` times after
+    the wait Retry-After names (seconds or an HTTP date); connection errors, timeouts, 502 and 504
+    of a GET (and a webhook DELETE) after an exponential backoff with full jitter; every wait at most
+    `max_retry_wait` seconds. `http_client` is the httpx.Client to send with (proxies, certificates,
+    a mock transport); the caller closes it. Not thread-safe: use one client per thread.
     """
 
     def __init__(
@@ -56,17 +64,19 @@ class Client:
         base_url: str,
         notifier_url: str | None = None,
         verify_signatures: bool = True,
-        max_retries: int = 3,
+        max_retries: int = DEFAULT_MAX_RETRIES,
+        timeout: float = DEFAULT_TIMEOUT,
+        max_retry_wait: float = DEFAULT_MAX_RETRY_WAIT,
+        http_client: httpx.Client | None = None,
     ) -> None:
-        if max_retries < 0:
-            raise ValueError("max_retries must not be negative")
+        self._transport = SyncTransport(Policy(timeout, max_retries, max_retry_wait), http_client)
+        self._http = self._transport.http
         self.client_id = client_id
         self._api_key = api_key
         self.base_url = base_url.rstrip("/")
         self.notifier_url = notifier_url.rstrip("/") if notifier_url else None
         self.verify_signatures = verify_signatures
         self.max_retries = max_retries
-        self._http = httpx.Client(timeout=TIMEOUT_SECONDS, headers={"user-agent": USER_AGENT, "accept": "application/json"})
         self._keys: dict[str, Ed25519PublicKey] | None = None
         self._kept: OrderedDict[str, tuple[str, Any]] = OrderedDict()
         self.webhooks = Webhooks(self)
@@ -78,7 +88,8 @@ class Client:
         self.close()
 
     def close(self) -> None:
-        self._http.close()
+        """Closes the connections, unless the httpx client was the caller's."""
+        self._transport.close()
 
     def __repr__(self) -> str:
         # Never the key.
@@ -86,109 +97,81 @@ class Client:
 
     # -- the read API ------------------------------------------------------------------------------
 
-    def score(self) -> Score:
+    def score(self, *, timeout: float | None = None) -> Score:
         """getScore: the latest score and grade (scope qr_score)."""
-        return self._read("score", {}, Score.from_json)
+        return self._read("score", {}, Score.from_json, timeout)
 
-    def pillars(self) -> Pillars:
+    def pillars(self, *, timeout: float | None = None) -> Pillars:
         """getPillars: the pillar breakdown of the latest score (scope pillar_breakdown)."""
-        return self._read("pillars", {}, Pillars.from_json)
+        return self._read("pillars", {}, Pillars.from_json, timeout)
 
     def history(
         self,
         from_: date | str | None = None,
         to: date | str | None = None,
         limit: int | None = None,
+        *,
+        timeout: float | None = None,
     ) -> Iterator[HistoryItem]:
         """listScoreHistory: every snapshot from `from_` to `to` (inclusive), newest first, across
         pages of `limit` (1 to 366; the API's default 30), following nextCursor. Lazy: nothing is
         requested, and no error raised, until the first item is asked for. Scope score_trend."""
-        query = {name: str(value) for name, value in (("from", from_), ("to", to), ("limit", limit)) if value is not None}
+        query = _history_query(from_, to, limit)
         cursor: str | None = None
         while True:
-            page = self._read("score/history", {**query, **({"cursor": cursor} if cursor else {})}, HistoryPage.from_json)
+            page = self._read("score/history", {**query, **({"cursor": cursor} if cursor else {})}, HistoryPage.from_json, timeout)
             for item in page.scores:
                 yield replace(item, not_modified=True) if page.not_modified else item
             if page.next_cursor is None:
                 return
             cursor = page.next_cursor
 
-    def signing_keys(self) -> dict[str, Any]:
+    def signing_keys(self, *, timeout: float | None = None) -> dict[str, Any]:
         """getSigningKeys: the JWKS as the read API publishes it, also what the client verifies with
         from now on. Keep it beside stored evidence to verify that later with verify_evidence."""
-        response = self._send(self._http.build_request("GET", self._jwks_url()))
+        response = self._transport.send(self._http.build_request("GET", _jwks_url(self.base_url)), idempotent=True, timeout=timeout)
         if response.status_code != 200:
             raise error_from(response)
         document: dict[str, Any] = json.loads(response.content)
         self._keys = keys_of(document)
         return document
 
-    def _verify(self, evidence: Evidence) -> Verification:
+    def _verify(self, evidence: Evidence, timeout: float | None) -> Verification:
         """Checks evidence against the published keys (cached; fetched again once when the
         signature names a key the cache lacks, as happens after a key rotation)."""
         if self._keys is None:
-            self.signing_keys()
+            self.signing_keys(timeout=timeout)
         try:
             return verify_with_keys(evidence, self._keys or {})
         except UnknownKeyError:
-            self.signing_keys()
+            self.signing_keys(timeout=timeout)
             return verify_with_keys(evidence, self._keys or {})
 
     # -- internals ----------------------------------------------------------------------------------
 
-    def _jwks_url(self) -> str:
-        """`/.well-known/jwks.json` sits beside the versioned root, not under it: drop the `/v1`."""
-        base = httpx.URL(self.base_url)
-        root = base.path.rstrip("/").rpartition("/")[0]
-        return str(base.copy_with(path=f"{root}/.well-known/jwks.json", query=None))
-
-    def _read(self, resource: str, query: Mapping[str, str], parse: Callable[[Any, Evidence], R]) -> R:
+    def _read(self, resource: str, query: Mapping[str, str], parse: Callable[[Any, Evidence], R], timeout: float | None) -> R:
         """One signed customer resource, conditional on what was kept for the same URL."""
-        url = f"{self.base_url}/customers/{quote(self.client_id, safe='')}/{resource}"
-        request = self._http.build_request("GET", url, params=query, headers={"x-api-key": self._api_key})
-        key = str(request.url)
-        kept = self._kept.get(key)
-        if kept is not None:
-            request.headers["if-none-match"] = kept[0]
-        response = self._send(request)
+        request, key, kept = _conditional_request(self._http, self.base_url, self.client_id, self._api_key, resource, query, self._kept)
+        response = self._transport.send(request, idempotent=True, timeout=timeout)
         if response.status_code == 304 and kept is not None:
-            self._kept.move_to_end(key)
-            result: R = replace(kept[1], not_modified=True)
-            return result
+            return _kept_again(self._kept, key, kept)
         if response.status_code != 200:
             raise error_from(response)
         evidence = evidence_of(response)
         # Before the body is even parsed: data that does not verify is never returned.
         if self.verify_signatures:
-            self._verify(evidence)
-        result = parse(json.loads(evidence.body), evidence)
-        etag = response.headers.get("etag")
-        if etag:
-            self._kept[key] = (etag, result)
-            self._kept.move_to_end(key)
-            while len(self._kept) > KEPT_RESOURCES:
-                self._kept.popitem(last=False)
-        return result
+            self._verify(evidence, timeout)
+        return _keep(self._kept, key, response, parse(json.loads(evidence.body), evidence))
 
-    def _notifier(self, method: str, path: str, expected: int, body: Mapping[str, Any] | None = None) -> httpx.Response:
-        if not self.notifier_url:
-            raise ValueError("webhooks need the notifier's URL: Client(..., notifier_url=...)")
-        url = f"{self.notifier_url}/customers/{quote(self.client_id, safe='')}/webhooks{path}"
-        request = self._http.build_request(method, url, json=body, headers={"x-api-key": self._api_key})
-        response = self._send(request)
+    def _notifier(
+        self, method: str, path: str, expected: int, body: Mapping[str, Any] | None = None, timeout: float | None = None
+    ) -> httpx.Response:
+        request = _notifier_request(self._http, self.notifier_url, self.client_id, self._api_key, method, path, body)
+        # A DELETE leaves the same state however often it is sent; a second POST would subscribe twice.
+        response = self._transport.send(request, idempotent=method != "POST", timeout=timeout)
         if response.status_code != expected:
             raise error_from(response)
         return response
-
-    def _send(self, request: httpx.Request) -> httpx.Response:
-        """Sends, and again after Retry-After on 429 or 503, up to max_retries times. Those two
-        statuses mean the request was not acted on, so even a POST is safe to repeat."""
-        for attempt in range(self.max_retries + 1):
-            response = self._http.send(request)
-            if response.status_code not in RETRIED_STATUSES or attempt == self.max_retries:
-                return response
-            _sleep(retry_after_of(response) or 1)
-        raise AssertionError("unreachable")  # pragma: no cover
 
 
 class Webhooks:
@@ -197,25 +180,225 @@ class Webhooks:
     def __init__(self, client: Client) -> None:
         self._client = client
 
-    def create(self, url: str, events: Sequence[str]) -> CreatedWebhook:
+    def create(self, url: str, events: Sequence[str], *, timeout: float | None = None) -> CreatedWebhook:
         """createWebhook: subscribes `url` to `events` (score.updated, grade.changed,
-        authorization.ended). The answer's `secret` is shown only this once."""
-        response = self._client._notifier("POST", "", 201, {"url": url, "events": list(events)})
+        authorization.ended). The answer's `secret` is shown only this once. Never sent twice after
+        a network failure (it would subscribe twice)."""
+        response = self._client._notifier("POST", "", 201, {"url": url, "events": list(events)}, timeout)
         return CreatedWebhook.from_json(json.loads(response.content), evidence_of(response))
 
-    def list(self) -> WebhookList:
+    def list(self, *, timeout: float | None = None) -> WebhookList:
         """listWebhooks: this authorization's webhooks, oldest first, without secrets."""
-        response = self._client._notifier("GET", "", 200)
+        response = self._client._notifier("GET", "", 200, None, timeout)
         return WebhookList.from_json(json.loads(response.content), evidence_of(response))
 
-    def delete(self, id: str) -> None:
+    def delete(self, id: str, *, timeout: float | None = None) -> None:
         """deleteWebhook: removes it, with the deliveries it still owed."""
-        self._client._notifier("DELETE", f"/{quote(id, safe='')}", 204)
+        self._client._notifier("DELETE", f"/{quote(id, safe='')}", 204, None, timeout)
 
-    def deliveries(self, id: str) -> WebhookDeliveryList:
+    def deliveries(self, id: str, *, timeout: float | None = None) -> WebhookDeliveryList:
         """listWebhookDeliveries: the latest delivery attempts, newest first."""
-        response = self._client._notifier("GET", f"/{quote(id, safe='')}/deliveries", 200)
+        response = self._client._notifier("GET", f"/{quote(id, safe='')}/deliveries", 200, None, timeout)
         return WebhookDeliveryList.from_json(json.loads(response.content), evidence_of(response))
+
+
+class AsyncClient:
+    """The Client's whole surface for asyncio: the same arguments (`http_client` an
+    httpx.AsyncClient), every method a coroutine and `history` an async iterator. An async context
+    manager; cancelling the task that awaits a call stops it at once, during a request or a wait
+    before a retry. Use one client per event loop."""
+
+    def __init__(
+        self,
+        client_id: str,
+        api_key: str,
+        *,
+        base_url: str,
+        notifier_url: str | None = None,
+        verify_signatures: bool = True,
+        max_retries: int = DEFAULT_MAX_RETRIES,
+        timeout: float = DEFAULT_TIMEOUT,
+        max_retry_wait: float = DEFAULT_MAX_RETRY_WAIT,
+        http_client: httpx.AsyncClient | None = None,
+    ) -> None:
+        self._transport = AsyncTransport(Policy(timeout, max_retries, max_retry_wait), http_client)
+        self._http = self._transport.http
+        self.client_id = client_id
+        self._api_key = api_key
+        self.base_url = base_url.rstrip("/")
+        self.notifier_url = notifier_url.rstrip("/") if notifier_url else None
+        self.verify_signatures = verify_signatures
+        self.max_retries = max_retries
+        self._keys: dict[str, Ed25519PublicKey] | None = None
+        self._kept: OrderedDict[str, tuple[str, Any]] = OrderedDict()
+        self.webhooks = AsyncWebhooks(self)
+
+    async def __aenter__(self) -> AsyncClient:  # noqa: PYI034
+        return self
+
+    async def __aexit__(self, *_: object) -> None:
+        await self.aclose()
+
+    async def aclose(self) -> None:
+        """Closes the connections, unless the httpx client was the caller's."""
+        await self._transport.close()
+
+    def __repr__(self) -> str:
+        return f"AsyncClient(client_id={self.client_id!r}, base_url={self.base_url!r})"
+
+    async def score(self, *, timeout: float | None = None) -> Score:
+        """getScore: the latest score and grade (scope qr_score)."""
+        return await self._read("score", {}, Score.from_json, timeout)
+
+    async def pillars(self, *, timeout: float | None = None) -> Pillars:
+        """getPillars: the pillar breakdown of the latest score (scope pillar_breakdown)."""
+        return await self._read("pillars", {}, Pillars.from_json, timeout)
+
+    async def history(
+        self,
+        from_: date | str | None = None,
+        to: date | str | None = None,
+        limit: int | None = None,
+        *,
+        timeout: float | None = None,
+    ) -> AsyncIterator[HistoryItem]:
+        """listScoreHistory, as Client.history, page after page as the iteration asks."""
+        query = _history_query(from_, to, limit)
+        cursor: str | None = None
+        while True:
+            page = await self._read("score/history", {**query, **({"cursor": cursor} if cursor else {})}, HistoryPage.from_json, timeout)
+            for item in page.scores:
+                yield replace(item, not_modified=True) if page.not_modified else item
+            if page.next_cursor is None:
+                return
+            cursor = page.next_cursor
+
+    async def signing_keys(self, *, timeout: float | None = None) -> dict[str, Any]:
+        """getSigningKeys, as Client.signing_keys."""
+        response = await self._transport.send(self._http.build_request("GET", _jwks_url(self.base_url)), idempotent=True, timeout=timeout)
+        if response.status_code != 200:
+            raise error_from(response)
+        document: dict[str, Any] = json.loads(response.content)
+        self._keys = keys_of(document)
+        return document
+
+    async def _verify(self, evidence: Evidence, timeout: float | None) -> Verification:
+        if self._keys is None:
+            await self.signing_keys(timeout=timeout)
+        try:
+            return verify_with_keys(evidence, self._keys or {})
+        except UnknownKeyError:
+            await self.signing_keys(timeout=timeout)
+            return verify_with_keys(evidence, self._keys or {})
+
+    async def _read(self, resource: str, query: Mapping[str, str], parse: Callable[[Any, Evidence], R], timeout: float | None) -> R:
+        request, key, kept = _conditional_request(self._http, self.base_url, self.client_id, self._api_key, resource, query, self._kept)
+        response = await self._transport.send(request, idempotent=True, timeout=timeout)
+        if response.status_code == 304 and kept is not None:
+            return _kept_again(self._kept, key, kept)
+        if response.status_code != 200:
+            raise error_from(response)
+        evidence = evidence_of(response)
+        if self.verify_signatures:
+            await self._verify(evidence, timeout)
+        return _keep(self._kept, key, response, parse(json.loads(evidence.body), evidence))
+
+    async def _notifier(
+        self, method: str, path: str, expected: int, body: Mapping[str, Any] | None = None, timeout: float | None = None
+    ) -> httpx.Response:
+        request = _notifier_request(self._http, self.notifier_url, self.client_id, self._api_key, method, path, body)
+        response = await self._transport.send(request, idempotent=method != "POST", timeout=timeout)
+        if response.status_code != expected:
+            raise error_from(response)
+        return response
+
+
+class AsyncWebhooks:
+    """Webhooks for the AsyncClient; `client.webhooks`."""
+
+    def __init__(self, client: AsyncClient) -> None:
+        self._client = client
+
+    async def create(self, url: str, events: Sequence[str], *, timeout: float | None = None) -> CreatedWebhook:
+        """createWebhook, as Webhooks.create: never sent twice after a network failure."""
+        response = await self._client._notifier("POST", "", 201, {"url": url, "events": list(events)}, timeout)
+        return CreatedWebhook.from_json(json.loads(response.content), evidence_of(response))
+
+    async def list(self, *, timeout: float | None = None) -> WebhookList:
+        """listWebhooks."""
+        response = await self._client._notifier("GET", "", 200, None, timeout)
+        return WebhookList.from_json(json.loads(response.content), evidence_of(response))
+
+    async def delete(self, id: str, *, timeout: float | None = None) -> None:
+        """deleteWebhook."""
+        await self._client._notifier("DELETE", f"/{quote(id, safe='')}", 204, None, timeout)
+
+    async def deliveries(self, id: str, *, timeout: float | None = None) -> WebhookDeliveryList:
+        """listWebhookDeliveries."""
+        response = await self._client._notifier("GET", f"/{quote(id, safe='')}/deliveries", 200, None, timeout)
+        return WebhookDeliveryList.from_json(json.loads(response.content), evidence_of(response))
+
+
+# -- what the two clients share: requests built and answers kept the same way ----------------------
+
+
+def _history_query(from_: date | str | None, to: date | str | None, limit: int | None) -> dict[str, str]:
+    return {name: str(value) for name, value in (("from", from_), ("to", to), ("limit", limit)) if value is not None}
+
+
+def _jwks_url(base_url: str) -> str:
+    """`/.well-known/jwks.json` sits beside the versioned root, not under it: drop the `/v1`."""
+    base = httpx.URL(base_url)
+    root = base.path.rstrip("/").rpartition("/")[0]
+    return str(base.copy_with(path=f"{root}/.well-known/jwks.json", query=None))
+
+
+def _conditional_request(
+    http: httpx.Client | httpx.AsyncClient,
+    base_url: str,
+    client_id: str,
+    api_key: str,
+    resource: str,
+    query: Mapping[str, str],
+    kept: OrderedDict[str, tuple[str, Any]],
+) -> tuple[httpx.Request, str, tuple[str, Any] | None]:
+    url = f"{base_url}/customers/{quote(client_id, safe='')}/{resource}"
+    request = http.build_request("GET", url, params=query, headers={"x-api-key": api_key})
+    key = str(request.url)
+    remembered = kept.get(key)
+    if remembered is not None:
+        request.headers["if-none-match"] = remembered[0]
+    return request, key, remembered
+
+
+def _kept_again(kept: OrderedDict[str, tuple[str, Any]], key: str, remembered: tuple[str, Any]) -> Any:
+    kept.move_to_end(key)
+    return replace(remembered[1], not_modified=True)
+
+
+def _keep(kept: OrderedDict[str, tuple[str, Any]], key: str, response: httpx.Response, result: R) -> R:
+    etag = response.headers.get("etag")
+    if etag:
+        kept[key] = (etag, result)
+        kept.move_to_end(key)
+        while len(kept) > KEPT_RESOURCES:
+            kept.popitem(last=False)
+    return result
+
+
+def _notifier_request(
+    http: httpx.Client | httpx.AsyncClient,
+    notifier_url: str | None,
+    client_id: str,
+    api_key: str,
+    method: str,
+    path: str,
+    body: Mapping[str, Any] | None,
+) -> httpx.Request:
+    if not notifier_url:
+        raise ValueError("webhooks need the notifier's URL: Client(..., notifier_url=...)")
+    url = f"{notifier_url}/customers/{quote(client_id, safe='')}/webhooks{path}"
+    return http.build_request(method, url, json=body, headers={"x-api-key": api_key})
 
 
 def evidence_of(response: httpx.Response) -> Evidence:

@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import json
+import math
+from datetime import datetime, timezone
+from email.utils import parsedate_to_datetime
 from typing import Any
 
 import httpx
@@ -10,6 +13,16 @@ import httpx
 
 class ResilienceScoreError(Exception):
     """Base of everything this package raises on purpose."""
+
+
+class ApiConnectionError(ResilienceScoreError):
+    """No answer: the connection could not be made, or was reset or closed before a complete answer.
+    Raised once the retries the request allows are spent; the underlying httpx error is its __cause__."""
+
+
+class ApiTimeoutError(ApiConnectionError):
+    """No answer within the timeout (the client's, or the call's own): connecting, sending, or waiting
+    for the next bytes of the answer took longer."""
 
 
 class SignatureError(ResilienceScoreError):
@@ -31,6 +44,8 @@ class ApiError(ResilienceScoreError):
         self.code = code
         self.message = message
         self.request_id = request_id
+        #: The body's `details` (VALIDATION_FAILED names every problem there); None without.
+        self.details: list[dict[str, Any]] | None = None
 
 
 class MissingApiKey(ApiError):
@@ -94,6 +109,32 @@ class EdgeBlocked(ApiError):
     """403 without a code: the edge security policy refused the request (address or user agent)."""
 
 
+class InvalidToken(ApiError):
+    """401 INVALID_TOKEN: an organization's or a scoring engine's bearer token is missing, malformed,
+    expired or not signed by a trusted key."""
+
+
+class ForbiddenOrganization(ApiError):
+    """403 FORBIDDEN_ORGANIZATION: the token administers another organization."""
+
+
+class AuthorizationNotFound(ApiError):
+    """404 AUTHORIZATION_NOT_FOUND: no such Client ID in this organization."""
+
+
+class AuthorizationInactive(ApiError):
+    """409 AUTHORIZATION_INACTIVE: the authorization is revoked or expired."""
+
+
+class KeyAlreadyClaimed(ApiError):
+    """409 KEY_ALREADY_CLAIMED: the key was claimed; rotate it for a new one."""
+
+
+class ValidationFailed(ApiError):
+    """400 VALIDATION_FAILED: a request body was refused; `details` names every problem (with
+    `index` for a batch's items)."""
+
+
 _BY_CODE: dict[str, type[ApiError]] = {
     "MISSING_API_KEY": MissingApiKey,
     "INVALID_API_KEY": InvalidApiKey,
@@ -106,13 +147,34 @@ _BY_CODE: dict[str, type[ApiError]] = {
     "INVALID_CLIENT_ID": InvalidClientId,
     "INVALID_PARAMETER": InvalidParameter,
     "SERVICE_UNAVAILABLE": ServiceUnavailable,
+    "INVALID_TOKEN": InvalidToken,
+    "FORBIDDEN_ORGANIZATION": ForbiddenOrganization,
+    "AUTHORIZATION_NOT_FOUND": AuthorizationNotFound,
+    "AUTHORIZATION_INACTIVE": AuthorizationInactive,
+    "KEY_ALREADY_CLAIMED": KeyAlreadyClaimed,
+    "VALIDATION_FAILED": ValidationFailed,
 }
 
 
-def retry_after_of(response: httpx.Response) -> int | None:
-    """Retry-After in whole seconds; the API always sends delta-seconds, so a date form is not read."""
+def retry_after_seconds(response: httpx.Response) -> float | None:
+    """Retry-After as the seconds to wait from now: delta-seconds, or an HTTP date (RFC 9110
+    10.2.3); None when absent or unreadable."""
     value = response.headers.get("retry-after", "").strip()
-    return int(value) if value.isdigit() else None
+    if value.isdigit():
+        return float(value)
+    try:
+        when = parsedate_to_datetime(value)
+    except (TypeError, ValueError, IndexError):
+        return None
+    if when.tzinfo is None:
+        when = when.replace(tzinfo=timezone.utc)
+    return max(0.0, (when - datetime.now(timezone.utc)).total_seconds())
+
+
+def retry_after_of(response: httpx.Response) -> int | None:
+    """Retry-After in whole seconds, rounded up (what RateLimited.retry_after says)."""
+    seconds = retry_after_seconds(response)
+    return None if seconds is None else math.ceil(seconds)
 
 
 def _text(fields: dict[str, Any], name: str) -> str | None:
@@ -138,4 +200,8 @@ def error_from(response: httpx.Response) -> ApiError:
     if status == 503 and code is None:
         return ServiceUnavailable(status, code, message, request_id)
     cls = _BY_CODE.get(code or "", ApiError)
-    return cls(status, code, message, request_id)
+    error = cls(status, code, message, request_id)
+    details = fields.get("details")
+    if isinstance(details, list):
+        error.details = details
+    return error

@@ -243,3 +243,103 @@ class WebhookDeliveryList:
     @classmethod
     def from_json(cls, data: Mapping[str, Any], evidence: Evidence) -> WebhookDeliveryList:
         return cls([WebhookDelivery.from_json(item) for item in data["deliveries"]], evidence)
+
+
+# -- an organization's side: the credentials service ------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Usage:
+    """Successful reads through an authorization (may lag by up to 60 s), and the last one."""
+
+    last_24h: int
+    last_30d: int
+    last_used_at: datetime | None
+
+
+@dataclass(frozen=True)
+class ClaimLink:
+    """A one-time link by which the recipient claims the key: shown only once."""
+
+    url: str = field(repr=False)
+    expires_at: datetime
+
+
+@dataclass(frozen=True)
+class Authorization:
+    """An authorization. `api_key` is set only in the answer of a create with the key in the
+    response and of a rotation (with `previous_key_expires_at`); `claim` only in the answer of a
+    create by claim link and of a new claim link. `enforcement` is "pending" when a revocation or a
+    rotation was recorded but not yet in the event log."""
+
+    client_id: str
+    organization_id: str
+    recipient_type: str
+    recipient_name: str | None
+    scopes: list[str]
+    expires_at: datetime | None
+    status: str
+    created_at: datetime
+    revoked_at: datetime | None
+    allowed_cidrs: list[str] | None
+    last_used_at: datetime | None
+    usage: Usage
+    key_claimed: bool
+    claimed_at: datetime | None
+    claimed_from_address: str | None
+    api_key: str | None = field(default=None, repr=False)
+    claim: ClaimLink | None = None
+    previous_key_expires_at: datetime | None = None
+    enforcement: str | None = None
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> Authorization:
+        usage = data.get("usage") or {}
+        last_used_at = _optional_instant(data.get("lastUsedAt"))
+        claim = data.get("claim")
+        return cls(
+            client_id=data["clientId"],
+            organization_id=data["organizationId"],
+            recipient_type=data["recipientType"],
+            recipient_name=data.get("recipientName"),
+            scopes=list(data["scopes"]),
+            expires_at=_optional_instant(data.get("expiresAt")),
+            status=data["status"],
+            created_at=_instant(data["createdAt"]),
+            revoked_at=_optional_instant(data.get("revokedAt")),
+            allowed_cidrs=data.get("allowedCidrs"),
+            last_used_at=last_used_at,
+            usage=Usage(usage.get("last24h", 0), usage.get("last30d", 0), last_used_at),
+            key_claimed=bool(data.get("keyClaimed", True)),
+            claimed_at=_optional_instant(data.get("claimedAt")),
+            claimed_from_address=data.get("claimedFromAddress"),
+            api_key=data.get("apiKey"),
+            claim=None if claim is None else ClaimLink(claim["url"], _instant(claim["expiresAt"])),
+            previous_key_expires_at=_optional_instant(data.get("previousKeyExpiresAt")),
+            enforcement=data.get("enforcement"),
+        )
+
+
+@dataclass(frozen=True)
+class AccessLogEntry:
+    """One read-API request whose credential lookup found the authorization; `code` is the error
+    code answered (RATE_LIMITED for a 429), None for a success or a 304."""
+
+    at: datetime
+    resource: str
+    status: int
+    code: str | None
+    client_address: str | None
+    request_id: str
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> AccessLogEntry:
+        return cls(_instant(data["at"]), data["resource"], data["status"], data.get("code"), data.get("clientAddress"), data["requestId"])
+
+
+@dataclass(frozen=True)
+class Published:
+    """What publish_scores sent: the scores the service accepted, and in how many requests."""
+
+    accepted: int
+    batches: int

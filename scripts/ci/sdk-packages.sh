@@ -1,0 +1,82 @@
+#!/usr/bin/env bash
+# The two SDKs as users get them (decision 46): the npm tarball (`npm pack`), the Python wheel and sdist
+# (PyPA's `build`, pinned in sdks/python/requirements-build.txt), each installed into a clean project or
+# virtual environment under a mktemp directory outside the workspace, and the SDK's own tests run against
+# the installed package and the running product (the embedded runtime, which the tests start from this
+# checkout). Needs the product built (`npx tsc -b`, run here first: a no-op when it is), Node from the
+# install, Python 3.10 or later as python3, and the npm registry and PyPI.
+# Prints one line per stage with its time.
+set -euo pipefail
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
+cd "$ROOT"
+
+WORK="$(mktemp -d "${TMPDIR:-/tmp}/rsd-sdk-packages.XXXXXX")"
+trap 'rm -rf "$WORK"' EXIT
+case "$WORK" in "$ROOT"/*) echo "sdk-packages: $WORK is inside the workspace" >&2; exit 1 ;; esac
+
+started=$SECONDS
+stage() { printf '[sdk-packages] %s (%ss)\n' "$*" "$((SECONDS - started))"; }
+
+npx tsc -b
+
+# -- TypeScript ------------------------------------------------------------------------------------
+npm pack --workspace sdks/typescript --pack-destination "$WORK" --silent >/dev/null
+tarballs=("$WORK"/resilience-score-client-*.tgz)
+tarball="${tarballs[0]}"
+stage "npm pack: $(basename "$tarball")"
+
+project="$WORK/typescript-project"
+mkdir -p "$project"
+printf '{ "name": "sdk-user", "private": true, "type": "module" }\n' >"$project/package.json"
+(cd "$project" && npm install --no-audit --no-fund --silent "$tarball")
+package="$project/node_modules/@resilience-score/client"
+[ -f "$package/dist/index.js" ] && [ -f "$package/dist/index.d.ts" ] || { echo "sdk-packages: the tarball has no dist/" >&2; exit 1; }
+# As a user imports it: an ES module, from that project alone.
+(cd "$project" && npm exec --offline -- node -e "
+  const sdk = await import('@resilience-score/client');
+  if (typeof sdk.Client !== 'function' || typeof sdk.Organization !== 'function') throw new Error('exports missing');
+  console.log('[sdk-packages] imported ' + sdk.USER_AGENT + ' from ' + import.meta.resolve('@resilience-score/client'));
+" --input-type=module)
+stage "installed into $project"
+
+RSD_TS_SDK_PACKAGE="$package" npx jest --config jest.unit.config.js sdks/typescript
+RSD_TS_SDK_PACKAGE="$package" npx jest --config jest.e2e.config.js sdks/typescript
+stage "TypeScript SDK tests passed against the installed tarball"
+
+# -- Python ----------------------------------------------------------------------------------------
+python=""
+for candidate in python3 python3.13 python3.12 python3.11 python3.10; do
+  if command -v "$candidate" >/dev/null && "$candidate" -c 'import sys; sys.exit(sys.version_info < (3, 10))' 2>/dev/null; then
+    python="$candidate" && break
+  fi
+done
+[ -n "$python" ] || { echo "sdk-packages: Python 3.10 or later is needed (python3 on the PATH)" >&2; exit 1; }
+pip_quiet=(-m pip --disable-pip-version-check --no-input --quiet)
+
+"$python" -m venv "$WORK/build-env"
+"$WORK/build-env/bin/python" "${pip_quiet[@]}" install -r sdks/python/requirements-build.txt
+# The sdist from the source tree, then the wheel from that sdist: both as an index would serve them.
+cp -r sdks/python "$WORK/python-source"
+rm -rf "$WORK/python-source/tests/__pycache__" "$WORK/python-source/.pytest_cache"
+"$WORK/build-env/bin/python" -m build --outdir "$WORK/dist" "$WORK/python-source" >"$WORK/build.log" 2>&1 || {
+  cat "$WORK/build.log" >&2
+  exit 1
+}
+wheels=("$WORK"/dist/resilience_score-*.whl)
+sdists=("$WORK"/dist/resilience_score-*.tar.gz)
+wheel="${wheels[0]}"
+sdist="${sdists[0]}"
+stage "built $(basename "$wheel") and $(basename "$sdist")"
+
+# The tests from a copy outside the workspace, so that nothing can import the sources beside them.
+cp -r sdks/python/tests "$WORK/python-tests"
+for artifact in "$wheel" "$sdist"; do
+  kind="$([ "$artifact" = "$wheel" ] && echo wheel || echo sdist)"
+  venv="$WORK/venv-$kind"
+  "$python" -m venv "$venv"
+  "$venv/bin/python" "${pip_quiet[@]}" install -r sdks/python/requirements-test.txt "$artifact"
+  "$venv/bin/python" -c "import resilience_score, sys; print('[sdk-packages] imported', resilience_score.USER_AGENT, 'from', resilience_score.__file__)"
+  (cd "$WORK/python-tests" && RSD_REPO_ROOT="$ROOT" RSD_PYTHON_SDK_ARTIFACT="$(basename "$artifact")" \
+    "$venv/bin/python" -m pytest -q -p no:cacheprovider --rootdir "$WORK/python-tests" -c /dev/null .)
+  stage "Python SDK tests passed against the installed $kind"
+done

@@ -1,0 +1,370 @@
+"""An organization's client, or a scoring engine's: its authorizations on the credentials service and
+the scores it publishes to score ingest (decision 46). Method names follow the operationIds:
+createAuthorization -> authorizations.create(), listAuthorizations -> .list(), getAuthorization ->
+.get(), rotateAuthorizationKey -> .rotate(), revokeAuthorization -> .revoke(), issueClaimLink ->
+.claim_link(), listAccessLog -> .access_log(); submitScores -> publish_scores().
+
+A GET, a revocation (revoking again answers the same record), a new claim link (the link of a lost
+answer was never seen) and a publication (every score carries its calculatedAt, so the service keeps
+it once however often it arrives) are sent again after a network failure, a 502 or a 504; a create or
+a rotation never is: it would issue a second credential, or end the key the first rotation issued.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+from collections.abc import AsyncIterable, AsyncIterator, Iterable, Iterator, Mapping, Sequence
+from datetime import datetime, timezone
+from typing import Any
+from urllib.parse import quote
+
+import httpx
+
+from ._errors import error_from
+from ._models import AccessLogEntry, Authorization, Published, Usage
+from ._transport import DEFAULT_MAX_RETRIES, DEFAULT_MAX_RETRY_WAIT, DEFAULT_TIMEOUT, AsyncTransport, Policy, SyncTransport
+
+#: The most scores one request may carry (decision 16).
+MAX_BATCH = 1000
+
+Score = Mapping[str, Any]
+
+
+def _organization_of(token: str) -> str:
+    """The token's `org` claim, read without verifying it (the service verifies)."""
+    try:
+        payload = token.split(".")[1]
+        claims = json.loads(base64.urlsafe_b64decode(payload + "=" * (-len(payload) % 4)))
+    except (IndexError, ValueError):
+        claims = None
+    org = claims.get("org") if isinstance(claims, dict) else None
+    if not isinstance(org, str):
+        raise ValueError("the token has no org claim: pass organization_id=...")
+    return org
+
+
+def _create_body(
+    recipient_type: str,
+    scopes: Sequence[str],
+    recipient_name: str | None,
+    expires_at: str | datetime | None,
+    allowed_cidrs: Sequence[str] | None,
+    key_delivery: str | None,
+    claim_valid_seconds: int | None,
+) -> dict[str, Any]:
+    body: dict[str, Any] = {"recipientType": recipient_type, "scopes": list(scopes)}
+    if recipient_name is not None:
+        body["recipientName"] = recipient_name
+    if expires_at is not None:
+        body["expiresAt"] = expires_at.isoformat() if isinstance(expires_at, datetime) else str(expires_at)
+    if allowed_cidrs is not None:
+        body["allowedCidrs"] = list(allowed_cidrs)
+    if key_delivery is not None:
+        body["keyDelivery"] = key_delivery
+    if claim_valid_seconds is not None:
+        body["claimValidSeconds"] = claim_valid_seconds
+    return body
+
+
+def _stamped(batch: list[Score]) -> dict[str, Any]:
+    """The request body: each score without calculatedAt gets the time it is first sent, so that the
+    same request sent again carries exactly the same scores."""
+    now = datetime.now(timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+    return {"scores": [dict(score) if "calculatedAt" in score else {**score, "calculatedAt": now} for score in batch]}
+
+
+def _check_batch_size(batch_size: int) -> None:
+    if not isinstance(batch_size, int) or not 1 <= batch_size <= MAX_BATCH:
+        raise ValueError(f"batch_size must be a whole number from 1 to {MAX_BATCH}")
+
+
+class _Base:
+    def __init__(self, token: str, organization_id: str | None, credentials_url: str | None, ingest_url: str | None, notifier_url: str | None) -> None:
+        self._token = token
+        self._organization_id = organization_id
+        self.credentials_url = credentials_url.rstrip("/") if credentials_url else None
+        self.ingest_url = ingest_url.rstrip("/") if ingest_url else None
+        #: Kept for the organization's alert webhooks.
+        self.notifier_url = notifier_url.rstrip("/") if notifier_url else None
+
+    def __repr__(self) -> str:
+        # Never the token.
+        return f"{type(self).__name__}(credentials_url={self.credentials_url!r}, ingest_url={self.ingest_url!r})"
+
+    def _authorizations_request(self, http: httpx.Client | httpx.AsyncClient, method: str, path: str, body: Any = None, params: Mapping[str, str] | None = None) -> httpx.Request:
+        if not self.credentials_url:
+            raise ValueError("authorizations need the credentials service's URL: credentials_url=...")
+        organization = self._organization_id or _organization_of(self._token)
+        url = f"{self.credentials_url}/organizations/{quote(organization, safe='')}/authorizations{path}"
+        return http.build_request(method, url, json=body, params=params, headers={"authorization": f"Bearer {self._token}"})
+
+    def _scores_request(self, http: httpx.Client | httpx.AsyncClient, batch: list[Score]) -> httpx.Request:
+        if not self.ingest_url:
+            raise ValueError("publish_scores needs the score-ingest service's URL: ingest_url=...")
+        return http.build_request("POST", f"{self.ingest_url}/scores", json=_stamped(batch), headers={"authorization": f"Bearer {self._token}"})
+
+
+def _expect(response: httpx.Response, *statuses: int) -> Any:
+    if response.status_code not in statuses:
+        raise error_from(response)
+    return json.loads(response.content)
+
+
+class Organization(_Base):
+    """`Organization(token, credentials_url=..., ingest_url=..., notifier_url=...)`: `token` is a
+    bearer token (JWT) with scope authorizations:write (and the `org` claim) for `authorizations`,
+    scores:write for `publish_scores`; `organization_id` defaults to the token's `org` claim. Time and
+    failure as on Client (`timeout`, `max_retries`, `max_retry_wait`, `http_client`)."""
+
+    def __init__(
+        self,
+        token: str,
+        *,
+        credentials_url: str | None = None,
+        ingest_url: str | None = None,
+        notifier_url: str | None = None,
+        organization_id: str | None = None,
+        max_retries: int = DEFAULT_MAX_RETRIES,
+        timeout: float = DEFAULT_TIMEOUT,
+        max_retry_wait: float = DEFAULT_MAX_RETRY_WAIT,
+        http_client: httpx.Client | None = None,
+    ) -> None:
+        super().__init__(token, organization_id, credentials_url, ingest_url, notifier_url)
+        self._transport = SyncTransport(Policy(timeout, max_retries, max_retry_wait), http_client)
+        self.authorizations = Authorizations(self)
+
+    def __enter__(self) -> Organization:  # noqa: PYI034
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        self._transport.close()
+
+    def publish_scores(self, scores: Iterable[Score], *, batch_size: int = MAX_BATCH, timeout: float | None = None) -> Published:
+        """Publishes every score `scores` yields (dicts in the API's JSON names), in order, in
+        requests of up to `batch_size`, each once the previous one was accepted (202: durably in the
+        event log). The first refusal stops it (ValidationFailed names the items in `details`); what
+        was accepted before it stays published."""
+        _check_batch_size(batch_size)
+        accepted = batches = 0
+        batch: list[Score] = []
+
+        def send() -> None:
+            nonlocal accepted, batches
+            request = self._scores_request(self._transport.http, batch)
+            accepted += _expect(self._transport.send(request, idempotent=True, timeout=timeout), 202)["accepted"]
+            batches += 1
+            batch.clear()
+
+        for score in scores:
+            batch.append(score)
+            if len(batch) == batch_size:
+                send()
+        if batch:
+            send()
+        return Published(accepted, batches)
+
+    def _call(self, method: str, path: str, idempotent: bool, statuses: tuple[int, ...], body: Any = None, params: Mapping[str, str] | None = None, timeout: float | None = None) -> Any:
+        request = self._authorizations_request(self._transport.http, method, path, body, params)
+        return _expect(self._transport.send(request, idempotent=idempotent, timeout=timeout), *statuses)
+
+
+class Authorizations:
+    """The organization's authorizations; `organization.authorizations`."""
+
+    def __init__(self, organization: Organization) -> None:
+        self._organization = organization
+
+    def create(
+        self,
+        recipient_type: str,
+        scopes: Sequence[str],
+        *,
+        recipient_name: str | None = None,
+        expires_at: str | datetime | None = None,
+        allowed_cidrs: Sequence[str] | None = None,
+        key_delivery: str | None = None,
+        claim_valid_seconds: int | None = None,
+        timeout: float | None = None,
+    ) -> Authorization:
+        """createAuthorization: with key_delivery "response" (the default) the answer carries
+        `api_key`, shown this once; with "claimLink" it carries `claim`, the one-time link the
+        recipient claims the key by. Never sent twice after a network failure."""
+        body = _create_body(recipient_type, scopes, recipient_name, expires_at, allowed_cidrs, key_delivery, claim_valid_seconds)
+        return Authorization.from_json(self._organization._call("POST", "", False, (201,), body, timeout=timeout))
+
+    def list(self, *, timeout: float | None = None) -> list[Authorization]:
+        """listAuthorizations: newest first, without keys (one answer: the API does not page it)."""
+        answer = self._organization._call("GET", "", True, (200,), timeout=timeout)
+        return [Authorization.from_json(item) for item in answer["authorizations"]]
+
+    def get(self, client_id: str, *, timeout: float | None = None) -> Authorization:
+        """getAuthorization."""
+        return Authorization.from_json(self._organization._call("GET", f"/{quote(client_id, safe='')}", True, (200,), timeout=timeout))
+
+    def rotate(self, client_id: str, *, overlap_seconds: int | None = None, timeout: float | None = None) -> Authorization:
+        """rotateAuthorizationKey: a new `api_key`, shown this once; the previous key works until
+        `previous_key_expires_at`. Never sent twice after a network failure."""
+        body = {} if overlap_seconds is None else {"overlapSeconds": overlap_seconds}
+        path = f"/{quote(client_id, safe='')}/rotate"
+        return Authorization.from_json(self._organization._call("POST", path, False, (200, 202), body, timeout=timeout))
+
+    def revoke(self, client_id: str, *, timeout: float | None = None) -> Authorization:
+        """revokeAuthorization; repeated after a network failure like a GET."""
+        path = f"/{quote(client_id, safe='')}/revoke"
+        return Authorization.from_json(self._organization._call("POST", path, True, (200, 202), timeout=timeout))
+
+    def claim_link(self, client_id: str, *, claim_valid_seconds: int | None = None, timeout: float | None = None) -> Authorization:
+        """issueClaimLink: a new one-time link (in `claim`) for an unclaimed key; the previous one
+        stops working."""
+        body = {} if claim_valid_seconds is None else {"claimValidSeconds": claim_valid_seconds}
+        path = f"/{quote(client_id, safe='')}/claim-link"
+        return Authorization.from_json(self._organization._call("POST", path, True, (200,), body, timeout=timeout))
+
+    def access_log(self, client_id: str, *, limit: int | None = None, timeout: float | None = None) -> Iterator[AccessLogEntry]:
+        """listAccessLog: every read through the authorization, newest first, page after page (lazy)."""
+        cursor: str | None = None
+        path = f"/{quote(client_id, safe='')}/access-log"
+        while True:
+            params = {**({"limit": str(limit)} if limit is not None else {}), **({"cursor": cursor} if cursor else {})}
+            page = self._organization._call("GET", path, True, (200,), params=params, timeout=timeout)
+            yield from (AccessLogEntry.from_json(item) for item in page["items"])
+            cursor = page.get("nextCursor")
+            if cursor is None:
+                return
+
+    def usage(self, client_id: str, *, timeout: float | None = None) -> Usage:
+        """The successful reads of the last 24 h and 30 days and the last one, from the record."""
+        return self.get(client_id, timeout=timeout).usage
+
+
+class AsyncOrganization(_Base):
+    """The Organization's whole surface for asyncio: every method a coroutine, `access_log` an async
+    iterator, `publish_scores` taking an iterable or an async iterable. An async context manager;
+    cancelling the awaiting task stops a call at once."""
+
+    def __init__(
+        self,
+        token: str,
+        *,
+        credentials_url: str | None = None,
+        ingest_url: str | None = None,
+        notifier_url: str | None = None,
+        organization_id: str | None = None,
+        max_retries: int = DEFAULT_MAX_RETRIES,
+        timeout: float = DEFAULT_TIMEOUT,
+        max_retry_wait: float = DEFAULT_MAX_RETRY_WAIT,
+        http_client: httpx.AsyncClient | None = None,
+    ) -> None:
+        super().__init__(token, organization_id, credentials_url, ingest_url, notifier_url)
+        self._transport = AsyncTransport(Policy(timeout, max_retries, max_retry_wait), http_client)
+        self.authorizations = AsyncAuthorizations(self)
+
+    async def __aenter__(self) -> AsyncOrganization:  # noqa: PYI034
+        return self
+
+    async def __aexit__(self, *_: object) -> None:
+        await self.aclose()
+
+    async def aclose(self) -> None:
+        await self._transport.close()
+
+    async def publish_scores(self, scores: Iterable[Score] | AsyncIterable[Score], *, batch_size: int = MAX_BATCH, timeout: float | None = None) -> Published:
+        """As Organization.publish_scores; `scores` may be an async iterable."""
+        _check_batch_size(batch_size)
+        accepted = batches = 0
+        batch: list[Score] = []
+
+        async def send() -> None:
+            nonlocal accepted, batches
+            request = self._scores_request(self._transport.http, batch)
+            accepted += _expect(await self._transport.send(request, idempotent=True, timeout=timeout), 202)["accepted"]
+            batches += 1
+            batch.clear()
+
+        if isinstance(scores, AsyncIterable):
+            async for score in scores:
+                batch.append(score)
+                if len(batch) == batch_size:
+                    await send()
+        else:
+            for score in scores:
+                batch.append(score)
+                if len(batch) == batch_size:
+                    await send()
+        if batch:
+            await send()
+        return Published(accepted, batches)
+
+    async def _call(self, method: str, path: str, idempotent: bool, statuses: tuple[int, ...], body: Any = None, params: Mapping[str, str] | None = None, timeout: float | None = None) -> Any:
+        request = self._authorizations_request(self._transport.http, method, path, body, params)
+        return _expect(await self._transport.send(request, idempotent=idempotent, timeout=timeout), *statuses)
+
+
+class AsyncAuthorizations:
+    """Authorizations for the AsyncOrganization; `organization.authorizations`."""
+
+    def __init__(self, organization: AsyncOrganization) -> None:
+        self._organization = organization
+
+    async def create(
+        self,
+        recipient_type: str,
+        scopes: Sequence[str],
+        *,
+        recipient_name: str | None = None,
+        expires_at: str | datetime | None = None,
+        allowed_cidrs: Sequence[str] | None = None,
+        key_delivery: str | None = None,
+        claim_valid_seconds: int | None = None,
+        timeout: float | None = None,
+    ) -> Authorization:
+        """createAuthorization, as Authorizations.create: never sent twice after a network failure."""
+        body = _create_body(recipient_type, scopes, recipient_name, expires_at, allowed_cidrs, key_delivery, claim_valid_seconds)
+        return Authorization.from_json(await self._organization._call("POST", "", False, (201,), body, timeout=timeout))
+
+    async def list(self, *, timeout: float | None = None) -> list[Authorization]:
+        """listAuthorizations."""
+        answer = await self._organization._call("GET", "", True, (200,), timeout=timeout)
+        return [Authorization.from_json(item) for item in answer["authorizations"]]
+
+    async def get(self, client_id: str, *, timeout: float | None = None) -> Authorization:
+        """getAuthorization."""
+        return Authorization.from_json(await self._organization._call("GET", f"/{quote(client_id, safe='')}", True, (200,), timeout=timeout))
+
+    async def rotate(self, client_id: str, *, overlap_seconds: int | None = None, timeout: float | None = None) -> Authorization:
+        """rotateAuthorizationKey: never sent twice after a network failure."""
+        body = {} if overlap_seconds is None else {"overlapSeconds": overlap_seconds}
+        path = f"/{quote(client_id, safe='')}/rotate"
+        return Authorization.from_json(await self._organization._call("POST", path, False, (200, 202), body, timeout=timeout))
+
+    async def revoke(self, client_id: str, *, timeout: float | None = None) -> Authorization:
+        """revokeAuthorization."""
+        path = f"/{quote(client_id, safe='')}/revoke"
+        return Authorization.from_json(await self._organization._call("POST", path, True, (200, 202), timeout=timeout))
+
+    async def claim_link(self, client_id: str, *, claim_valid_seconds: int | None = None, timeout: float | None = None) -> Authorization:
+        """issueClaimLink."""
+        body = {} if claim_valid_seconds is None else {"claimValidSeconds": claim_valid_seconds}
+        path = f"/{quote(client_id, safe='')}/claim-link"
+        return Authorization.from_json(await self._organization._call("POST", path, True, (200,), body, timeout=timeout))
+
+    async def access_log(self, client_id: str, *, limit: int | None = None, timeout: float | None = None) -> AsyncIterator[AccessLogEntry]:
+        """listAccessLog, page after page as the iteration asks."""
+        cursor: str | None = None
+        path = f"/{quote(client_id, safe='')}/access-log"
+        while True:
+            params = {**({"limit": str(limit)} if limit is not None else {}), **({"cursor": cursor} if cursor else {})}
+            page = await self._organization._call("GET", path, True, (200,), params=params, timeout=timeout)
+            for item in page["items"]:
+                yield AccessLogEntry.from_json(item)
+            cursor = page.get("nextCursor")
+            if cursor is None:
+                return
+
+    async def usage(self, client_id: str, *, timeout: float | None = None) -> Usage:
+        """The successful reads of the last 24 h and 30 days and the last one, from the record."""
+        return (await self.get(client_id, timeout=timeout)).usage

@@ -1,0 +1,208 @@
+"""The Organization and AsyncOrganization clients against the real product (the embedded runtime):
+every key delivery, rotation, revocation, claim links, the access log across pages and usage; and a
+scoring engine publishing scores from a generator, one batch of them sent twice, every score then
+readable once."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Iterator
+from datetime import datetime, timedelta, timezone
+from typing import Any
+
+import httpx
+import jwt
+import pytest
+from conftest import GRADES, Runtime, days_ago, eventually
+
+from resilience_score import (
+    AsyncOrganization,
+    AuthorizationInactive,
+    AuthorizationNotFound,
+    Client,
+    CredentialNotFound,
+    ForbiddenOrganization,
+    InvalidApiKey,
+    InvalidToken,
+    Organization,
+    ValidationFailed,
+)
+
+
+def an_organization(runtime: Runtime, token_for: str, **options: Any) -> Organization:
+    """An Organization with a development token for the organization `token_for`."""
+    return Organization(
+        runtime.token(token_for),
+        credentials_url=f"{runtime.urls['credentials']}/v1",
+        ingest_url=f"{runtime.urls['scoreIngest']}/v1",
+        notifier_url=runtime.notifier_url,
+        **options,
+    )
+
+
+def a_score(organization_id: str, n: int, calculated_at: str | None = None) -> dict[str, Any]:
+    score = n * 7 % 101
+    item: dict[str, Any] = {
+        "organizationId": organization_id,
+        "scoreDate": days_ago(n).isoformat(),
+        "score": score,
+        "grade": GRADES[min(score // 20, 4)],
+        "pillarScores": {"structuralIntegrity": score, "failureResistance": 50, "deviceHealth": 60, "recoveryCapability": 70},
+    }
+    if calculated_at is not None:
+        item["calculatedAt"] = calculated_at
+    return item
+
+
+def reader_for(runtime: Runtime, client_id: str, api_key: str, http_client: httpx.Client | None = None) -> Client:
+    """A reader once the read API knows the credential (its projection follows the event log)."""
+    client = Client(client_id, api_key, base_url=runtime.base_url, http_client=http_client)
+
+    def known() -> bool | None:
+        try:
+            client.score()
+        except CredentialNotFound:
+            return None
+        except Exception:  # noqa: BLE001 (any other answer means the credential is known)
+            return True
+        return True
+
+    eventually(known)
+    return client
+
+
+def test_authorizations_through_their_whole_life(runtime: Runtime) -> None:
+    organization_id = runtime.new_organization()
+    with an_organization(runtime, organization_id) as organization:
+        organization.publish_scores([a_score(organization_id, 1)])
+        created = organization.authorizations.create("auditor", ["qr_score"], recipient_name="Audit Co")
+        assert created.api_key and created.key_claimed and created.status == "active"
+        assert created.recipient_name == "Audit Co" and created.organization_id == organization_id
+
+        # The reads usage counts (200 and 304 of the score), counted through the client's own httpx client.
+        successful_reads = 0
+
+        def count(response: httpx.Response) -> None:
+            nonlocal successful_reads
+            if response.request.url.path.endswith("/score") and response.status_code in (200, 304):
+                successful_reads += 1
+
+        reader = reader_for(runtime, created.client_id, created.api_key, httpx.Client(event_hooks={"response": [count]}))
+        eventually(lambda: reader.score())
+        reader.score()
+        usage = eventually(lambda: (lambda u: u if u.last_24h == successful_reads else None)(organization.authorizations.usage(created.client_id)))
+        assert usage.last_30d == usage.last_24h == successful_reads and usage.last_used_at is not None
+        got = organization.authorizations.get(created.client_id)
+        assert got.api_key is None and got.client_id == created.client_id and got.usage == usage
+        assert created.client_id in [item.client_id for item in organization.authorizations.list()]
+
+        entries = eventually(lambda: (lambda e: e if len(e) >= 3 else None)(list(organization.authorizations.access_log(created.client_id, limit=1))))
+        assert [entry.at for entry in entries] == sorted((entry.at for entry in entries), reverse=True)
+        assert len({entry.request_id for entry in entries}) == len(entries)
+
+        rotated = organization.authorizations.rotate(created.client_id, overlap_seconds=0)
+        assert rotated.api_key and rotated.api_key != created.api_key and rotated.previous_key_expires_at is None
+        new_reader = reader_for(runtime, created.client_id, rotated.api_key)
+
+        def old_key_refused() -> bool | None:
+            try:
+                Client(created.client_id, created.api_key, base_url=runtime.base_url).score()
+            except InvalidApiKey:
+                return True
+            return None
+
+        eventually(old_key_refused)
+        assert new_reader.score().client_id == created.client_id
+
+        revoked = organization.authorizations.revoke(created.client_id)
+        assert revoked.status == "revoked" and revoked.revoked_at is not None
+        assert organization.authorizations.revoke(created.client_id).revoked_at == revoked.revoked_at
+        with pytest.raises(AuthorizationInactive):
+            organization.authorizations.rotate(created.client_id)
+
+
+def test_a_key_delivered_by_claim_link_exists_only_once_claimed_and_a_new_link_ends_the_old(runtime: Runtime) -> None:
+    organization_id = runtime.new_organization()
+    with an_organization(runtime, organization_id) as organization:
+        created = organization.authorizations.create("partner", ["qr_score"], key_delivery="claimLink")
+        assert created.api_key is None and not created.key_claimed and created.claim is not None
+
+        again = organization.authorizations.claim_link(created.client_id, claim_valid_seconds=3600)
+        assert again.claim is not None and again.claim.url != created.claim.url
+        assert httpx.post(created.claim.url, headers={"accept": "application/json"}).status_code == 404
+        claimed = httpx.post(again.claim.url, headers={"accept": "application/json"})
+        assert claimed.status_code == 201
+
+        reader_for(runtime, created.client_id, claimed.json()["apiKey"])
+        got = organization.authorizations.get(created.client_id)
+        assert got.key_claimed and got.claimed_at is not None
+
+
+def test_refusals_raise_their_classes(runtime: Runtime) -> None:
+    organization_id = runtime.new_organization()
+    with an_organization(runtime, organization_id) as organization:
+        with pytest.raises(AuthorizationNotFound):
+            organization.authorizations.get("rs_live_" + "A" * 26)
+        with pytest.raises(ValidationFailed) as refused:
+            organization.authorizations.create("auditor", [])
+        assert refused.value.status == 400 and refused.value.details
+    with pytest.raises(ForbiddenOrganization), an_organization(runtime, organization_id, organization_id="someone-else") as other:
+        other.authorizations.list()
+    with pytest.raises(InvalidToken):
+        Organization(runtime.token(organization_id) + "x", credentials_url=f"{runtime.urls['credentials']}/v1").authorizations.list()
+
+
+def test_the_async_organization_has_the_same_surface(runtime: Runtime) -> None:
+    organization_id = runtime.new_organization()
+
+    async def scenario() -> None:
+        async with AsyncOrganization(
+            runtime.token(organization_id), credentials_url=f"{runtime.urls['credentials']}/v1", ingest_url=f"{runtime.urls['scoreIngest']}/v1"
+        ) as organization:
+            created = await organization.authorizations.create("auditor", ["qr_score"])
+            assert created.api_key
+            assert (await organization.authorizations.get(created.client_id)).client_id == created.client_id
+            assert [item.client_id for item in await organization.authorizations.list()] == [created.client_id]
+            assert (await organization.authorizations.usage(created.client_id)).last_24h == 0
+            assert [entry async for entry in organization.authorizations.access_log(created.client_id)] == []
+            rotated = await organization.authorizations.rotate(created.client_id)
+            assert rotated.previous_key_expires_at is not None
+            assert (await organization.authorizations.revoke(created.client_id)).status == "revoked"
+            link = await organization.authorizations.create("partner", ["qr_score"], key_delivery="claimLink")
+            assert (await organization.authorizations.claim_link(link.client_id)).claim is not None
+
+    asyncio.run(scenario())
+
+
+ENGINE_ORGANIZATIONS = 5
+DATES = 500
+
+
+def test_scores_from_a_generator_with_one_batch_sent_twice_are_each_readable_once(runtime: Runtime) -> None:
+    organizations = [runtime.new_organization() for _ in range(ENGINE_ORGANIZATIONS)]
+    calculated_at = (datetime.now(timezone.utc) - timedelta(hours=1)).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+    def scores() -> Iterator[dict[str, Any]]:
+        for organization_id in organizations:
+            for n in range(DATES, 0, -1):
+                yield a_score(organization_id, n, calculated_at)
+
+    # A scoring engine's token: scores:write, and no organization of its own.
+    secret = (runtime.process.data_dir / "dev-jwt-secret").read_text().strip()
+    now = int(time.time())
+    engine_token = jwt.encode({"scope": "scores:write", "sub": "engine", "iat": now, "exp": now + 600}, secret, algorithm="HS256")
+    with Organization(engine_token, ingest_url=f"{runtime.urls['scoreIngest']}/v1") as engine:
+        published = engine.publish_scores(scores())
+        again = engine.publish_scores(list(scores())[1000:2000])
+
+    assert (published.accepted, published.batches) == (ENGINE_ORGANIZATIONS * DATES, 3)
+    assert (again.accepted, again.batches) == (1000, 1)
+    # The batch sent twice holds the third organization's scores (and the second's, the fourth's first).
+    for organization_id in organizations[1:4]:
+        with an_organization(runtime, organization_id) as owner:
+            created = owner.authorizations.create("auditor", ["score_trend"])
+        reader = reader_for(runtime, created.client_id, created.api_key or "")
+        items = eventually(lambda: (lambda i: i if len(i) >= DATES else None)(list(reader.history(from_=days_ago(DATES), limit=366))), 60)
+        assert len({item.score_date for item in items}) == len(items) == DATES
+        assert [item.score for item in items] == [n * 7 % 101 for n in range(1, DATES + 1)]

@@ -1,0 +1,239 @@
+import { errorFor } from './errors.js';
+import { parseJson, rootOf } from './client.js';
+import { Transport, type Outgoing, type RequestOptions, type TransportOptions } from './transport.js';
+import type {
+  AccessLogEntry,
+  Authorization,
+  AuthorizationUsage,
+  AuthorizationWithClaimLink,
+  CreateAuthorization,
+  CreatedAuthorization,
+  RotatedAuthorization,
+  ScoreSubmission,
+} from './types.js';
+
+export interface OrganizationOptions extends TransportOptions {
+  /**
+   * A bearer token (JWT) from the organization's identity provider: scope `authorizations:write` (with
+   * the `org` claim) for authorizations, `scores:write` for publishing scores.
+   */
+  token: string;
+  /**
+   * The organization the authorizations belong to. Default: the token's `org` claim (read, not verified:
+   * the service verifies it).
+   */
+  organizationId?: string;
+  /** The credentials service's versioned root, for example `https://credentials.example.com/v1`; needed for `authorizations`. */
+  credentialsUrl?: string;
+  /** The score-ingest service's versioned root; needed for `publishScores`. */
+  ingestUrl?: string;
+  /** The notifier's versioned root; kept for the organization's alert webhooks. */
+  notifierUrl?: string;
+}
+
+export interface PublishOptions extends RequestOptions {
+  /** Scores per request, 1 to 1,000 (the most the service takes). Default 1,000. */
+  batchSize?: number;
+}
+
+export interface Published {
+  /** Scores the service accepted, in all. */
+  accepted: number;
+  /** Requests that were accepted. */
+  batches: number;
+}
+
+/** The most scores one request may carry (decision 16). */
+export const MAX_BATCH = 1000;
+
+/**
+ * An organization's client, or a scoring engine's: its authorizations on the credentials service and
+ * the scores it publishes to score ingest. Time and failure as on `Client`: a GET, a revocation and a
+ * publication (whose scores carry their `calculatedAt`) are repeated after a network failure, a create
+ * or a rotation never is.
+ */
+export class Organization {
+  readonly authorizations: Authorizations;
+  readonly #token: string;
+  readonly #ingestUrl: string | undefined;
+  readonly #transport: Transport;
+
+  constructor(options: OrganizationOptions) {
+    this.#transport = new Transport(options);
+    this.#token = options.token;
+    this.#ingestUrl = options.ingestUrl === undefined ? undefined : rootOf(options.ingestUrl);
+    const credentialsUrl = options.credentialsUrl === undefined ? undefined : rootOf(options.credentialsUrl);
+    this.authorizations = new Authorizations(async (outgoing, call) => {
+      if (credentialsUrl === undefined) throw new TypeError('authorizations need the credentialsUrl option');
+      const organizationId = options.organizationId ?? organizationOf(this.#token);
+      const url = `${credentialsUrl}/organizations/${encodeURIComponent(organizationId)}/authorizations${outgoing.path}`;
+      return this.#call({ ...outgoing, url }, call);
+    });
+  }
+
+  /**
+   * Publishes every score `scores` yields (an array, a generator, an async iterable), in order, in
+   * requests of up to `batchSize`; each request is sent once the previous one was accepted (202: durably
+   * in the event log). A score without `calculatedAt` is given the time it is sent, so that a request
+   * sent again carries exactly the same scores: the service keeps a score with the same organization,
+   * date and calculation time once, however often it arrives. The first refusal stops the publication;
+   * what `accepted` counted before it stays published.
+   */
+  async publishScores(
+    scores: Iterable<ScoreSubmission> | AsyncIterable<ScoreSubmission>,
+    options: PublishOptions = {},
+  ): Promise<Published> {
+    const { batchSize = MAX_BATCH, ...call } = options;
+    if (!Number.isInteger(batchSize) || batchSize < 1 || batchSize > MAX_BATCH) {
+      throw new TypeError(`batchSize must be a whole number from 1 to ${MAX_BATCH}`);
+    }
+    if (this.#ingestUrl === undefined) throw new TypeError('publishScores needs the ingestUrl option');
+    const published: Published = { accepted: 0, batches: 0 };
+    let batch: ScoreSubmission[] = [];
+    const send = async () => {
+      const calculatedAt = new Date().toISOString();
+      const body = { scores: batch.map((score) => (score.calculatedAt === undefined ? { ...score, calculatedAt } : score)) };
+      const received = await this.#call(
+        { method: 'POST', url: `${this.#ingestUrl}/scores`, body, idempotent: true, expected: [202] },
+        call,
+      );
+      published.accepted += parseJson<{ accepted: number }>(received).accepted;
+      published.batches += 1;
+      batch = [];
+    };
+    for await (const score of scores) {
+      batch.push(score);
+      if (batch.length === batchSize) await send();
+    }
+    if (batch.length > 0) await send();
+    return published;
+  }
+
+  async #call(outgoing: Call & { url: string }, call: RequestOptions): Promise<Uint8Array> {
+    const { body, expected, ...rest } = outgoing;
+    const request: Outgoing = {
+      ...rest,
+      headers: { authorization: `Bearer ${this.#token}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+    };
+    const received = await this.#transport.send(request, call);
+    if (!expected.includes(received.status)) throw errorFor(received.status, received.headers, received.body);
+    return received.body;
+  }
+}
+
+interface Call {
+  method: string;
+  body?: unknown;
+  idempotent: boolean;
+  /** The statuses that mean it was done. */
+  expected: number[];
+}
+
+type CredentialsCall = (outgoing: Call & { path: string }, call: RequestOptions) => Promise<Uint8Array>;
+
+export interface AccessLogOptions extends RequestOptions {
+  /** Entries per page (1–500); the iterator goes on through every page whatever the size. */
+  limit?: number;
+}
+
+/** The organization's authorizations (the credentials service); `organization.authorizations`. */
+export class Authorizations {
+  readonly #call: CredentialsCall;
+
+  /** @internal Made by the Organization. */
+  constructor(call: CredentialsCall) {
+    this.#call = call;
+  }
+
+  /**
+   * createAuthorization: with `keyDelivery: 'response'` (the default) the answer carries the key, shown
+   * this once; with `'claimLink'` it carries the one-time link the recipient claims the key by. Never sent
+   * twice on a network failure (it would issue a second credential).
+   */
+  async create(request: CreateAuthorization & { keyDelivery?: 'response' }, options?: RequestOptions): Promise<CreatedAuthorization>;
+  async create(request: CreateAuthorization & { keyDelivery: 'claimLink' }, options?: RequestOptions): Promise<AuthorizationWithClaimLink>;
+  async create(request: CreateAuthorization, options?: RequestOptions): Promise<CreatedAuthorization | AuthorizationWithClaimLink>;
+  async create(request: CreateAuthorization, options: RequestOptions = {}): Promise<CreatedAuthorization | AuthorizationWithClaimLink> {
+    return parseJson(await this.#call({ method: 'POST', path: '', body: request, idempotent: false, expected: [201] }, options));
+  }
+
+  /** listAuthorizations: every authorization, newest first, without keys (one response: the API does not page it). */
+  async list(options: RequestOptions = {}): Promise<Authorization[]> {
+    const body = await this.#call({ method: 'GET', path: '', idempotent: true, expected: [200] }, options);
+    return parseJson<{ authorizations: Authorization[] }>(body).authorizations;
+  }
+
+  /** getAuthorization. */
+  async get(clientId: string, options: RequestOptions = {}): Promise<Authorization> {
+    return parseJson(
+      await this.#call({ method: 'GET', path: `/${encodeURIComponent(clientId)}`, idempotent: true, expected: [200] }, options),
+    );
+  }
+
+  /**
+   * rotateAuthorizationKey: a new key, shown this once; the previous one works until `previousKeyExpiresAt`
+   * (`overlapSeconds` from now, default 86400). Never sent twice on a network failure: a second rotation
+   * would end the key the first one issued.
+   */
+  async rotate(clientId: string, request: { overlapSeconds?: number } = {}, options: RequestOptions = {}): Promise<RotatedAuthorization> {
+    const path = `/${encodeURIComponent(clientId)}/rotate`;
+    return parseJson(await this.#call({ method: 'POST', path, body: request, idempotent: false, expected: [200, 202] }, options));
+  }
+
+  /** revokeAuthorization: revoking again answers the same record, so it is repeated after a network failure like a GET. */
+  async revoke(clientId: string, options: RequestOptions = {}): Promise<Authorization> {
+    const path = `/${encodeURIComponent(clientId)}/revoke`;
+    return parseJson(await this.#call({ method: 'POST', path, idempotent: true, expected: [200, 202] }, options));
+  }
+
+  /**
+   * issueClaimLink: a new one-time link for an authorization whose key is not claimed yet; the previous
+   * link stops working. Repeated after a network failure: the link of a lost answer was never seen, and
+   * the one answered last is the one that works.
+   */
+  async claimLink(
+    clientId: string,
+    request: { claimValidSeconds?: number } = {},
+    options: RequestOptions = {},
+  ): Promise<AuthorizationWithClaimLink> {
+    const path = `/${encodeURIComponent(clientId)}/claim-link`;
+    return parseJson(await this.#call({ method: 'POST', path, body: request, idempotent: true, expected: [200] }, options));
+  }
+
+  /** listAccessLog: every read through this authorization, newest first, page after page. */
+  async *accessLog(clientId: string, { limit, ...call }: AccessLogOptions = {}): AsyncGenerator<AccessLogEntry, void, undefined> {
+    let cursor: string | null = null;
+    do {
+      const query = new URLSearchParams();
+      if (limit !== undefined) query.set('limit', String(limit));
+      if (cursor !== null) query.set('cursor', cursor);
+      const path = `/${encodeURIComponent(clientId)}/access-log${query.size > 0 ? `?${query.toString()}` : ''}`;
+      const page = parseJson<{ items: AccessLogEntry[]; nextCursor: string | null }>(
+        await this.#call({ method: 'GET', path, idempotent: true, expected: [200] }, call),
+      );
+      yield* page.items;
+      cursor = page.nextCursor;
+    } while (cursor !== null);
+  }
+
+  /** The authorization's successful reads (last 24 h, last 30 days) and its last one, from its record; may lag by up to 60 s. */
+  async usage(clientId: string, options: RequestOptions = {}): Promise<AuthorizationUsage & { lastUsedAt: string | null }> {
+    const { usage, lastUsedAt } = await this.get(clientId, options);
+    return { ...usage, lastUsedAt };
+  }
+}
+
+/** The `org` claim of a JWT, read without verifying it (the service verifies). */
+function organizationOf(token: string): string {
+  const payload = token.split('.')[1];
+  let org: unknown;
+  try {
+    const bytes = Uint8Array.from(atob((payload ?? '').replace(/-/g, '+').replace(/_/g, '/')), (char) => char.charCodeAt(0));
+    org = (JSON.parse(new TextDecoder().decode(bytes)) as { org?: unknown }).org;
+  } catch {
+    org = undefined;
+  }
+  if (typeof org !== 'string') throw new TypeError('the token has no org claim: give the organizationId option');
+  return org;
+}
