@@ -2,10 +2,17 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import { MongoClient } from 'mongodb';
 import { signDevToken } from '@rsd/platform';
 import { describeWithInfra, type StartedServer } from '@rsd/testkit';
-import { COMPOSE_DATABASES, COMPOSE_PORTS, COMPOSE_TEST_TIMINGS, composeService, onComposeStack } from '../support/compose-stack';
+import {
+  COMPOSE_DATABASES,
+  COMPOSE_PORTS,
+  COMPOSE_TEST_TIMINGS,
+  composeService,
+  onComposeStack,
+  stackGateway,
+} from '../support/compose-stack';
 import { startDistributedServers } from '../support/distributed-servers';
 import { everyCollection, everyTopicRecord } from '../support/leak-search';
-import { portfolioScenarios, portfolioSecrets } from '../support/portfolio-scenarios';
+import { portfolioScenarios, portfolioSecrets, portfolioWebhookScenarios } from '../support/portfolio-scenarios';
 import { startService, TEST_RESPONSE_SIGNING_KEYS, type ServiceProcess } from '../support/service-process';
 
 const ACCOUNT_LIMIT = 300;
@@ -19,13 +26,18 @@ const ACCOUNT_LIMIT = 300;
 describeWithInfra('kafka', 'portfolios on the distributed runtime, two read-API replicas', (kafkaTarget) => {
   const runId = randomUUID().slice(0, 8);
   const secret = onComposeStack ? (process.env.JWT_HS256_SECRET ?? '') : randomBytes(32).toString('base64url');
-  const PORTS = onComposeStack ? COMPOSE_PORTS : { credentials: 18581, scoreIngest: 18582, readApi1: 18580, readApi2: 18590 };
+  const PORTS = onComposeStack
+    ? COMPOSE_PORTS
+    : { credentials: 18581, scoreIngest: 18582, readApi1: 18580, readApi2: 18590, notifier: 18583 };
   const servers: StartedServer[] = [];
   const services: ServiceProcess[] = [];
   let env: Record<string, string>;
   let credentials: ServiceProcess;
   let scoreIngest: ServiceProcess;
   let readApis: ServiceProcess[] = [];
+  let notifier: ServiceProcess;
+  /** Where the webhooks' receivers listen, as the notifier reaches them. */
+  let receiverHost = '127.0.0.1';
 
   beforeAll(async () => {
     if (onComposeStack) {
@@ -39,6 +51,8 @@ describeWithInfra('kafka', 'portfolios on the distributed runtime, two read-API 
       credentials = await composeService('credentials', PORTS.credentials);
       scoreIngest = await composeService('score-ingest', PORTS.scoreIngest);
       readApis = [await composeService('read-api-1', PORTS.readApi1), await composeService('read-api-2', PORTS.readApi2)];
+      notifier = await composeService('notifier', PORTS.notifier);
+      receiverHost = await stackGateway();
       return;
     }
     env = {
@@ -64,6 +78,15 @@ describeWithInfra('kafka', 'portfolios on the distributed runtime, two read-API 
     services.push(credentials);
     scoreIngest = await startService('score-ingest', PORTS.scoreIngest, env);
     services.push(scoreIngest);
+    notifier = await startService('notifier', PORTS.notifier, {
+      ...env,
+      NOTIFIER_PORT: String(PORTS.notifier),
+      NOTIFIER_DB: `pf_notifier_${runId}`,
+      WEBHOOK_SECRET_KEY: randomBytes(32).toString('base64'),
+      // The receivers are on loopback: decision 28's development flag.
+      WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true',
+    });
+    services.push(notifier);
     for (const port of [PORTS.readApi1, PORTS.readApi2]) {
       const replica = await startService('read-api', port, { ...env, READ_API_PORT: String(port), REPLICA_ID: `pf-${port}` });
       services.push(replica);
@@ -79,7 +102,7 @@ describeWithInfra('kafka', 'portfolios on the distributed runtime, two read-API 
     }
     if (!onComposeStack && env?.MONGO_URL) {
       const client = await MongoClient.connect(env.MONGO_URL);
-      for (const name of [env.CREDENTIALS_DB ?? '', env.READ_VIEWS_DB ?? '']) await client.db(name).dropDatabase();
+      for (const name of [env.CREDENTIALS_DB ?? '', env.READ_VIEWS_DB ?? '', `pf_notifier_${runId}`]) await client.db(name).dropDatabase();
       await client.close();
     }
     for (const server of servers) await server.stop();
@@ -93,12 +116,25 @@ describeWithInfra('kafka', 'portfolios on the distributed runtime, two read-API 
     accountLimitPerMinute: ACCOUNT_LIMIT,
   }));
   for (const [name, scenario] of Object.entries(scenarios)) test(name, scenario, 180_000);
+  const webhookScenarios = portfolioWebhookScenarios(() => ({
+    credentials: credentials.url,
+    scoreIngest: scoreIngest.url,
+    readApis: readApis.map((replica) => replica.url),
+    notifier: notifier.url,
+    receiverHost,
+    tokenFor: (org) => signDevToken(secret, { org, scope: 'authorizations:write scores:write' }),
+    accountLimitPerMinute: ACCOUNT_LIMIT,
+  }));
+  for (const [name, scenario] of Object.entries(webhookScenarios)) test(name, scenario, 180_000);
 
   test('when the run is over, then no account key or claim token is in any log, Kafka topic or MongoDB collection', async () => {
-    const haystacks = [...outputs, ...[credentials, scoreIngest, ...readApis].map((service) => service.output())];
+    const haystacks = [...outputs, ...[credentials, scoreIngest, notifier, ...readApis].map((service) => service.output())];
     const { values } = await everyTopicRecord(env.KAFKA_BROKERS ?? '', `pf-leak-${runId}`);
     haystacks.push(...values);
-    haystacks.push(...(await everyCollection(env.MONGO_URL ?? '', [env.CREDENTIALS_DB ?? '', env.READ_VIEWS_DB ?? ''])).documents);
+    const notifierDb = onComposeStack ? COMPOSE_DATABASES.notifier : `pf_notifier_${runId}`;
+    haystacks.push(
+      ...(await everyCollection(env.MONGO_URL ?? '', [env.CREDENTIALS_DB ?? '', env.READ_VIEWS_DB ?? '', notifierDb])).documents,
+    );
     expect(portfolioSecrets.length).toBeGreaterThanOrEqual(10);
     expect(portfolioSecrets.filter((secretValue) => haystacks.some((haystack) => haystack.includes(secretValue)))).toEqual([]);
   }, 120_000);
