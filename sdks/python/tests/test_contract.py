@@ -36,6 +36,7 @@ OPERATIONS = {
 AUTHORIZATION = {
     "clientId", "organizationId", "recipientType", "recipientName", "scopes", "expiresAt", "status", "createdAt", "revokedAt",
     "allowedCidrs", "lastUsedAt", "usage", "keyClaimed", "claimedAt", "claimedFromAddress",
+    "revocationReason", "recipientAccountId", "recipientAccountName",
 }  # fmt: skip
 # Schema -> the JSON fields the models (resilience_score._models) read.
 FIELDS = {
@@ -49,8 +50,8 @@ FIELDS = {
         "Error": {"error", "code", "message", "timestamp", "requestId", "details"},
     },
     "notifier": {
-        "Webhook": {"id", "url", "events", "status", "createdAt"},
-        "CreatedWebhook": {"id", "url", "events", "status", "createdAt", "secret"},
+        "Webhook": {"id", "url", "events", "status", "createdAt", "conditions"},
+        "CreatedWebhook": {"id", "url", "events", "status", "createdAt", "conditions", "secret"},
         "WebhookList": {"webhooks"},
         "WebhookDelivery": {"messageId", "eventType", "attempt", "status", "responseCode", "failure", "scheduledAt", "attemptedAt"},
         "WebhookDeliveryList": {"deliveries"},
@@ -70,6 +71,7 @@ FIELDS = {
         "AccessLogEntry": {"at", "resource", "status", "code", "clientAddress", "requestId"},
         "CreateAuthorizationRequest": {
             "recipientType", "recipientName", "scopes", "expiresAt", "allowedCidrs", "keyDelivery", "claimValidSeconds",
+            "recipientAccountId",
         },  # fmt: skip
     },
     "scoreIngest": {

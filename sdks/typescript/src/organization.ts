@@ -153,8 +153,18 @@ export class Authorizations {
    */
   async create(request: CreateAuthorization & { keyDelivery?: 'response' }, options?: RequestOptions): Promise<CreatedAuthorization>;
   async create(request: CreateAuthorization & { keyDelivery: 'claimLink' }, options?: RequestOptions): Promise<AuthorizationWithClaimLink>;
-  async create(request: CreateAuthorization, options?: RequestOptions): Promise<CreatedAuthorization | AuthorizationWithClaimLink>;
-  async create(request: CreateAuthorization, options: RequestOptions = {}): Promise<CreatedAuthorization | AuthorizationWithClaimLink> {
+  async create(
+    request: CreateAuthorization & { keyDelivery: 'account'; recipientAccountId: string },
+    options?: RequestOptions,
+  ): Promise<Authorization>;
+  async create(
+    request: CreateAuthorization,
+    options?: RequestOptions,
+  ): Promise<CreatedAuthorization | AuthorizationWithClaimLink | Authorization>;
+  async create(
+    request: CreateAuthorization,
+    options: RequestOptions = {},
+  ): Promise<CreatedAuthorization | AuthorizationWithClaimLink | Authorization> {
     return parseJson(await this.#call({ method: 'POST', path: '', body: request, idempotent: false, expected: [201] }, options));
   }
 

@@ -77,8 +77,11 @@ export interface Webhook {
   id: string;
   url: string;
   events: WebhookEvent[];
-  status: 'active' | 'disabled';
+  /** `paused` by the recipient, `disabled` after a day of failed deliveries (decision 45). */
+  status: 'active' | 'paused' | 'disabled';
   createdAt: string;
+  /** Which score changes it hears of (decision 45); `{}`: every change. */
+  conditions?: { scoreBelow?: number; scoreDropAtLeast?: number; gradeChanged?: true };
 }
 
 /** createWebhook's answer: the only one that carries the secret. */
@@ -136,6 +139,11 @@ export interface Authorization {
   keyClaimed: boolean;
   claimedAt: string | null;
   claimedFromAddress: string | null;
+  /** Why it was revoked (decisions 42–43); null while not revoked. */
+  revocationReason: 'organization' | 'released_by_recipient' | 'key_leaked' | null;
+  /** The recipient account (portfolio) that holds the grant, and its name (decision 42); null: a key of its own. */
+  recipientAccountId: string | null;
+  recipientAccountName: string | null;
   /** On a revocation or rotation answered 202: recorded, but not yet in the event log (it will be). */
   enforcement?: 'pending';
 }
@@ -161,10 +169,12 @@ export interface CreateAuthorization {
   expiresAt?: string;
   /** Up to 32 addresses or CIDR ranges reads are allowed from. */
   allowedCidrs?: string[];
-  /** How the key reaches the recipient. Default 'response'. */
-  keyDelivery?: 'response' | 'claimLink';
+  /** How the key reaches the recipient. Default 'response'. 'account': straight into `recipientAccountId`'s portfolio. */
+  keyDelivery?: 'response' | 'claimLink' | 'account';
   /** How long a claim link works, in seconds (3600–604800; default 259200). */
   claimValidSeconds?: number;
+  /** With `keyDelivery: 'account'` (decision 42): the recipient account that holds the grant. */
+  recipientAccountId?: string;
 }
 
 /** One read-API request whose credential lookup found the authorization. */

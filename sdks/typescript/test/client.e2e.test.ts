@@ -512,7 +512,8 @@ describe('webhooks', () => {
     expect(created).toMatchObject({ id: expect.stringMatching(/^wh_/), url, events: ['score.updated'], status: 'active' });
     expect(created.secret).toMatch(/^whsec_/);
     expect(await client.webhooks.list()).toEqual([
-      { id: created.id, url, events: ['score.updated'], status: 'active', createdAt: created.createdAt },
+      // Decision 45: every webhook says which score changes it hears of; none given, `{}`: every change.
+      { id: created.id, url, events: ['score.updated'], status: 'active', createdAt: created.createdAt, conditions: {} },
     ]);
 
     await postScores(WEBHOOK_ORG, [{ scoreDate: SCORE_DATES[4]!, score: 81 }]);

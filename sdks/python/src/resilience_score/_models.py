@@ -157,6 +157,8 @@ class Webhook:
     events: list[str]
     status: str
     created_at: datetime
+    conditions: dict[str, Any] = field(default_factory=dict)
+    """Which score changes it hears of (scoreBelow, scoreDropAtLeast, gradeChanged); empty: every change."""
 
     @classmethod
     def fields_of(cls, data: Mapping[str, Any]) -> dict[str, Any]:
@@ -166,6 +168,7 @@ class Webhook:
             "events": list(data["events"]),
             "status": data["status"],
             "created_at": _instant(data["createdAt"]),
+            "conditions": dict(data.get("conditions") or {}),
         }
 
 
@@ -287,6 +290,9 @@ class Authorization:
     key_claimed: bool
     claimed_at: datetime | None
     claimed_from_address: str | None
+    revocation_reason: str | None = None
+    recipient_account_id: str | None = None
+    recipient_account_name: str | None = None
     api_key: str | None = field(default=None, repr=False)
     claim: ClaimLink | None = None
     previous_key_expires_at: datetime | None = None
@@ -313,6 +319,9 @@ class Authorization:
             key_claimed=bool(data.get("keyClaimed", True)),
             claimed_at=_optional_instant(data.get("claimedAt")),
             claimed_from_address=data.get("claimedFromAddress"),
+            revocation_reason=data.get("revocationReason"),
+            recipient_account_id=data.get("recipientAccountId"),
+            recipient_account_name=data.get("recipientAccountName"),
             api_key=data.get("apiKey"),
             claim=None if claim is None else ClaimLink(claim["url"], _instant(claim["expiresAt"])),
             previous_key_expires_at=_optional_instant(data.get("previousKeyExpiresAt")),

@@ -52,6 +52,7 @@ def _create_body(
     allowed_cidrs: Sequence[str] | None,
     key_delivery: str | None,
     claim_valid_seconds: int | None,
+    recipient_account_id: str | None = None,
 ) -> dict[str, Any]:
     body: dict[str, Any] = {"recipientType": recipient_type, "scopes": list(scopes)}
     if recipient_name is not None:
@@ -64,6 +65,8 @@ def _create_body(
         body["keyDelivery"] = key_delivery
     if claim_valid_seconds is not None:
         body["claimValidSeconds"] = claim_valid_seconds
+    if recipient_account_id is not None:
+        body["recipientAccountId"] = recipient_account_id
     return body
 
 
@@ -188,12 +191,15 @@ class Authorizations:
         allowed_cidrs: Sequence[str] | None = None,
         key_delivery: str | None = None,
         claim_valid_seconds: int | None = None,
+        recipient_account_id: str | None = None,
         timeout: float | None = None,
     ) -> Authorization:
         """createAuthorization: with key_delivery "response" (the default) the answer carries
         `api_key`, shown this once; with "claimLink" it carries `claim`, the one-time link the
         recipient claims the key by. Never sent twice after a network failure."""
-        body = _create_body(recipient_type, scopes, recipient_name, expires_at, allowed_cidrs, key_delivery, claim_valid_seconds)
+        body = _create_body(
+            recipient_type, scopes, recipient_name, expires_at, allowed_cidrs, key_delivery, claim_valid_seconds, recipient_account_id
+        )
         return Authorization.from_json(self._organization._call("POST", "", False, (201,), body, timeout=timeout))
 
     def list(self, *, timeout: float | None = None) -> list[Authorization]:
@@ -320,10 +326,13 @@ class AsyncAuthorizations:
         allowed_cidrs: Sequence[str] | None = None,
         key_delivery: str | None = None,
         claim_valid_seconds: int | None = None,
+        recipient_account_id: str | None = None,
         timeout: float | None = None,
     ) -> Authorization:
         """createAuthorization, as Authorizations.create: never sent twice after a network failure."""
-        body = _create_body(recipient_type, scopes, recipient_name, expires_at, allowed_cidrs, key_delivery, claim_valid_seconds)
+        body = _create_body(
+            recipient_type, scopes, recipient_name, expires_at, allowed_cidrs, key_delivery, claim_valid_seconds, recipient_account_id
+        )
         return Authorization.from_json(await self._organization._call("POST", "", False, (201,), body, timeout=timeout))
 
     async def list(self, *, timeout: float | None = None) -> list[Authorization]:
