@@ -678,14 +678,15 @@ redis_status() {
 
 # Three Kafka brokers (each broker and controller: a KRaft quorum of three) and a Redis Cluster of
 # three primaries with a replica each, beside a MongoDB-wire server of their own, all on loopback
-# and on ports of their own, so the single-node servers can run at the same time. Their state lives
+# and on ports of their own, so the single-node servers (and the instances of `npm run soak` and
+# `npm run test:start-order`) can run at the same time. Their state lives
 # in CLUSTER_INFRA_DIR (default $INFRA_DIR/cluster); Kafka's jars and redis-server are the ones the
 # single-node path installs.
 CLUSTER_DIR="$(realpath -m "${CLUSTER_INFRA_DIR:-$INFRA/cluster}")"
-CLUSTER_KAFKA_PORT="${CLUSTER_KAFKA_PORT:-29091}"                       # kafka-N: CLUSTER_KAFKA_PORT + N - 1
-CLUSTER_KAFKA_CONTROLLER_PORT="${CLUSTER_KAFKA_CONTROLLER_PORT:-29191}" # its controller: the same from here
-CLUSTER_REDIS_PORT="${CLUSTER_REDIS_PORT:-26381}"                       # redis-N: CLUSTER_REDIS_PORT + N - 1 (bus: + 10000)
-CLUSTER_MONGO_PORT="${CLUSTER_MONGO_PORT:-27028}"
+CLUSTER_KAFKA_PORT="${CLUSTER_KAFKA_PORT:-39091}"                       # kafka-N: CLUSTER_KAFKA_PORT + N - 1
+CLUSTER_KAFKA_CONTROLLER_PORT="${CLUSTER_KAFKA_CONTROLLER_PORT:-39191}" # its controller: the same from here
+CLUSTER_REDIS_PORT="${CLUSTER_REDIS_PORT:-26391}"                       # redis-N: CLUSTER_REDIS_PORT + N - 1 (bus: + 10000)
+CLUSTER_MONGO_PORT="${CLUSTER_MONGO_PORT:-27038}"
 CLUSTER_KAFKA_HEAP="${CLUSTER_KAFKA_HEAP:--Xms128m -Xmx384m}"
 # How long a silent Redis primary goes before its replica takes over.
 CLUSTER_REDIS_NODE_TIMEOUT_MS="${CLUSTER_REDIS_NODE_TIMEOUT_MS:-2000}"
