@@ -55,7 +55,11 @@ export function createRedisClusterClient(
 ): Cluster {
   const cluster = new Cluster([...nodes], {
     enableOfflineQueue: false,
-    enableAutoPipelining: true,
+    // No auto-pipelining: ioredis groups a Cluster's auto-pipelined commands by the slot of their first
+    // argument, which for EVALSHA is the script's hash, not the key, so a pipeline can mix slots of
+    // several primaries and fail whole ("All keys in the pipeline should belong to the same slots
+    // allocation group", redis/ioredis#2109): every such failure made a replica count alone.
+    enableAutoPipelining: false,
     // Writes and reads of a counter go to its slot's primary: a replica may be behind.
     scaleReads: 'master',
     // A command follows at most a few MOVED or failover retries, 100 ms apart, then fails.
