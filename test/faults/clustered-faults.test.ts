@@ -379,11 +379,11 @@ describe('faults on the clustered engines: a broker, then a Redis primary, under
     const writes = inPhase.filter((a) => a.kind === 'create' || a.kind === 'revoke' || a.kind === 'ingest');
     const refusedReads = reads.filter((a) => a.status === 503);
     const refusedWrites = writes.filter((a) => a.status === 503 || a.status === 0);
-    // The busiest credential's answers that were served (not 429, not 503), in any minute that
-    // starts in this phase.
+    // The busiest credential's answers that were served (not 429, not 503), in every minute that
+    // overlaps this phase and starts with one of them.
     const served = all.filter((a) => a.kind === 'hot read' && a.status === 200).map((a) => a.sentAt);
     const hotMaxCount = { normal: 0, alone: 0 };
-    for (const start of served.filter((t) => t >= p.startedAt && t < end)) {
+    for (const start of served.filter((t) => t > p.startedAt - 60_000 && t < end)) {
       const count = served.filter((t) => t >= start && t < start + 60_000).length;
       const alone = fallbacks.some(({ from, to }) => from < start + 60_000 && to > start) ? 'alone' : 'normal';
       hotMaxCount[alone] = Math.max(hotMaxCount[alone], count);
