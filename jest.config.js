@@ -55,7 +55,7 @@ const shared = {
 //                                      stops and starts Kafka and so runs alone after this run (jest.distributed.config.js)
 //   unit   every other *.test.ts      no servers and no processes (in-process HTTP on loopback is fine)
 const TESTS = '<rootDir>/{libs,services,tools,test,sdks}/**/';
-const ELSEWHERE = ['/node_modules/', '/dist/', '<rootDir>/test/distributed/'];
+const ELSEWHERE = ['/node_modules/', '/dist/', '<rootDir>/test/distributed/', '<rootDir>/test/faults/'];
 const INFRA = '\\.infra\\.test\\.ts$';
 const E2E = ['<rootDir>/test/e2e/', '\\.e2e\\.test\\.ts$'];
 

@@ -4,7 +4,7 @@ import type { Logger } from 'pino';
 import { ACCESS_LOG_TOPIC, type AccessRecord, type AccessRecordBatch } from '@rsd/contracts';
 import { createKafkaClient } from './kafka-client';
 import { createRecordAppender } from './record-appender';
-import { retryWhilePassing, type TopicSettings } from './topic-admin';
+import { replicationOf, retryWhilePassing, type Replication, type TopicSettings } from './topic-admin';
 
 export interface KafkaAccessLogOptions {
   brokers: string[];
@@ -43,7 +43,16 @@ export async function openKafkaAccessLog(options: KafkaAccessLogOptions): Promis
   try {
     await admin.connect();
     // A topic just created may not be hosted yet ("This server does not host this topic-partition"): asked again, it is there.
-    await retryWhilePassing(() => ensureAccessLogTopic(admin, topic, options.layout, options.retentionDays * 86_400_000, log));
+    await retryWhilePassing(async () => {
+      const replication = await replicationOf(admin, options.layout, options.brokers.length);
+      await ensureAccessLogTopic(
+        admin,
+        topic,
+        { partitions: options.layout.partitions, ...replication },
+        options.retentionDays * 86_400_000,
+        log,
+      );
+    });
   } finally {
     await admin.disconnect();
   }
@@ -63,19 +72,26 @@ export async function openKafkaAccessLog(options: KafkaAccessLogOptions): Promis
   };
 }
 
-async function ensureAccessLogTopic(admin: Admin, topic: string, layout: TopicSettings, retentionMs: number, log: Logger): Promise<void> {
+async function ensureAccessLogTopic(
+  admin: Admin,
+  topic: string,
+  layout: { partitions: number } & Replication,
+  retentionMs: number,
+  log: Logger,
+): Promise<void> {
   const configEntries = [
     { name: 'cleanup.policy', value: 'delete' },
     { name: 'retention.ms', value: String(retentionMs) },
   ];
   if (!(await admin.listTopics()).includes(topic)) {
+    const { partitions, replicationFactor } = layout;
     // False when another process created it first; its retention is checked at that process's start too.
     await admin.createTopics({
       waitForLeaders: true,
       timeout: CREATE_TOPIC_TIMEOUT_MS,
-      topics: [{ topic, numPartitions: layout.partitions, replicationFactor: layout.replicationFactor, configEntries }],
+      topics: [{ topic, numPartitions: partitions, replicationFactor, configEntries: [...configEntries, ...layout.configEntries] }],
     });
-    log.info({ topic, retentionMs, ...layout }, 'created the access-log topic');
+    log.info({ topic, retentionMs, partitions, replicationFactor }, 'created the access-log topic');
     return;
   }
   const described = await admin.describeConfigs({

@@ -55,7 +55,7 @@ export async function openKafkaEventLog(options: KafkaEventLogOptions): Promise<
   const log = options.log.child({ component: 'kafka-event-log' });
   const { kafka, appender: appenderSettings } = createKafkaClient(options);
   const admin = kafka.admin();
-  const topics = createTopicAdmin(admin, options.topics, log);
+  const topics = createTopicAdmin(admin, options.topics, log, options.brokers.length);
   const appender = createRecordAppender(kafka, appenderSettings, log);
   const subscriptions = new Set<KafkaSubscription>();
   let closed = false;

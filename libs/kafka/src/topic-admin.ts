@@ -4,7 +4,31 @@ import type { Logger } from 'pino';
 
 export interface TopicSettings {
   partitions: number;
+  /** Unset: by the cluster's size (replicationOf). */
+  replicationFactor?: number | undefined;
+}
+
+/** How a topic is replicated when this process creates it. */
+export interface Replication {
   replicationFactor: number;
+  /** `min.insync.replicas` when the topic sets it: 2 of 3 replicas acknowledge each write. */
+  configEntries: { name: string; value: string }[];
+}
+
+/**
+ * The replication a new topic gets: the configured factor, else 3 on a cluster of three brokers or
+ * more and 1 below. With three replicas or more, `min.insync.replicas=2`: a write the producers'
+ * `acks=all` sees acknowledged is on two brokers, and one broker can be lost without losing a write
+ * or refusing one. The cluster's size is the larger of the brokers that answer and the bootstrap
+ * list, so a broker that is down while a topic is created does not lower its replication.
+ */
+export async function replicationOf(admin: Admin, settings: TopicSettings, bootstrapBrokers: number): Promise<Replication> {
+  let replicationFactor = settings.replicationFactor;
+  if (replicationFactor === undefined) {
+    const { brokers } = await admin.describeCluster();
+    replicationFactor = Math.max(brokers.length, bootstrapBrokers) >= 3 ? 3 : 1;
+  }
+  return { replicationFactor, configEntries: replicationFactor >= 3 ? [{ name: 'min.insync.replicas', value: '2' }] : [] };
 }
 
 /** Thrown for a topic the broker does not have: topics are created at start-up, never on first use. */
@@ -103,7 +127,7 @@ export interface TopicAdmin {
   ping(): Promise<void>;
 }
 
-export function createTopicAdmin(admin: Admin, settings: TopicSettings, log: Logger): TopicAdmin {
+export function createTopicAdmin(admin: Admin, settings: TopicSettings, log: Logger, bootstrapBrokers = 1): TopicAdmin {
   /** Topics seen to exist; topics are never deleted by the service, so a hit needs no round trip. */
   const known = new Set<string>();
 
@@ -157,6 +181,7 @@ export function createTopicAdmin(admin: Admin, settings: TopicSettings, log: Log
       retryWhilePassing(async () => {
         const missing = await missingOf(names);
         if (missing.length === 0) return;
+        const { replicationFactor, configEntries } = await replicationOf(admin, settings, bootstrapBrokers);
         // False means another process created them first, which is just as good.
         await admin.createTopics({
           waitForLeaders: true,
@@ -164,12 +189,12 @@ export function createTopicAdmin(admin: Admin, settings: TopicSettings, log: Log
           topics: missing.map((topic) => ({
             topic,
             numPartitions: settings.partitions,
-            replicationFactor: settings.replicationFactor,
-            configEntries: KEEP_FOREVER,
+            replicationFactor,
+            configEntries: [...KEEP_FOREVER, ...configEntries],
           })),
         });
         for (const name of missing) known.add(name);
-        log.info({ topics: missing, ...settings }, 'created event log topics');
+        log.info({ topics: missing, partitions: settings.partitions, replicationFactor, configEntries }, 'created event log topics');
       }),
 
     assertTopicsExist,

@@ -22,6 +22,28 @@ describeWithMongo('MongoDB access log store', 'rsd_access', (mongo) => {
     expect((await two.usage([clientId], NOW)).get(clientId)?.usage).toEqual({ last24h: 27, last30d: 27 });
   });
 
+  test('when a message holds many credentials whose buckets exist already, then its counts are written at once, and each minute and hour is right', async () => {
+    const db = mongo.freshDatabase();
+    const store = await openMongoAccessLogStore(db, { retentionDays: 90 });
+    const clientIds = Array.from({ length: 150 }, () => aUniqueClientId());
+    const message = (agoMs: number) =>
+      clientIds.flatMap((clientId, n) => [
+        anAccessRecord(clientId, agoMs),
+        ...(n % 3 === 0 ? [anAccessRecord(clientId, agoMs + 1, { status: 429, code: 'RATE_LIMITED' })] : []),
+      ]);
+    await store.add(message(3_000));
+    // The same minutes, hours and last uses again: 450 updates of existing documents in one command.
+    await store.add(message(2_000));
+
+    const usage = await store.usage(clientIds, NOW);
+    for (const clientId of clientIds) expect(usage.get(clientId)?.usage).toEqual({ last24h: 2, last30d: 2 });
+    const refusals = await db
+      .collection(ACCESS_USAGE_COLLECTION)
+      .find({ clientId: clientIds[0], grain: { $in: ['minute', 'hour'] } })
+      .toArray();
+    expect(refusals.map((bucket) => bucket.refusals as number)).toEqual([2, 2]);
+  });
+
   test('when a batch was inserted but not counted (the process stopped between), then its delivery again counts every record', async () => {
     const db = mongo.freshDatabase();
     const store = await openMongoAccessLogStore(db, { retentionDays: 90 });

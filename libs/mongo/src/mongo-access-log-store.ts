@@ -16,7 +16,6 @@ import {
   type UsageGrain,
 } from '@rsd/domain';
 import type { AccessLogStore } from '@rsd/ports';
-import { isDuplicateKeyError } from './duplicate-key';
 import { ensureExpiry } from './expiry-index';
 import { reportingOutages } from './outages';
 import { createPerKeyQueue } from './per-key-queue';
@@ -50,6 +49,14 @@ interface UsageDocument {
   lastUsedAt?: Date;
 }
 
+/** One upsert of a usage bucket: raised by (`$inc`) or to (`$max`) `update`. */
+interface Raise {
+  id: string;
+  operator: '$inc' | '$max';
+  update: Partial<UsageDocument>;
+  onInsert: Partial<UsageDocument>;
+}
+
 export interface MongoAccessLogStoreOptions {
   retentionDays: number;
   /** Told once whether the server expires records itself (a TTL index) or leaves it to `prune`. */
@@ -61,11 +68,11 @@ export interface MongoAccessLogStoreOptions {
  *
  * Records are inserted with their own id as `_id`, so a batch the projection delivers again is kept
  * once. Usage (successful reads, and refusals for decision 38's chart) is kept per minute and per hour
- * (usage.ts): after an insert whose records were all new, each minute it touched is raised by what it
- * added (`$inc`); after one that met records already there (a replay, perhaps after a crash between
- * the insert and the counts), each minute is counted again from `access_log` and written with `$max`.
- * Each hour is then summed from its minutes, with `$max`. Counts only grow, so duplicates, replays and
- * crashes between the writes all end at the right number.
+ * (usage.ts), in one `bulkWrite` per message: after an insert whose records were all new, each minute
+ * and hour it touched is raised by what it added (`$inc`); after one that met records already there (a
+ * replay, perhaps after a crash between the insert and the counts), each minute is counted again from
+ * `access_log` and each hour summed from its minutes, written with `$max`. Counts only grow, so
+ * duplicates, replays and crashes between the writes all end at the right number.
  *
  * `at` and the buckets are dates under TTL indexes (records after `retentionDays`, buckets after
  * 31 days). FerretDB 1.24 has no TTL indexes: there `prune` deletes by date.
@@ -94,37 +101,60 @@ export async function openMongoAccessLogStore(db: Db, options: MongoAccessLogSto
   }
 
   // FerretDB 1.24 applies `$max` and `$inc` as a read and then a rewrite of the document, so two raises
-  // of one bucket at once (batches of two partitions) can end at the smaller value: they take turns
-  // here. MongoDB's are atomic on their own, and then the turns cost only their order.
+  // of one bucket at once (batches of two partitions) can end at the smaller value: a message's writes
+  // wait for any earlier message's writes to a bucket they share. MongoDB's are atomic on their own,
+  // and then the turns cost only their order.
   const raises = createPerKeyQueue();
 
-  function raise(
-    filter: { _id: string },
-    update: Partial<UsageDocument>,
-    onInsert: Partial<UsageDocument>,
-    operator: '$max' | '$inc' = '$max',
-  ): Promise<void> {
-    const write = () => usage.updateOne(filter, { [operator]: update, $setOnInsert: onInsert }, { upsert: true });
-    return raises.run(filter._id, async () => {
+  /**
+   * Writes `raises` in one `bulkWrite` (unordered: one round trip for the whole message), after the
+   * writes of earlier messages that touch any of the same buckets. Two upserts of a new bucket at once
+   * (another process) make the loser's insert clash; the bucket exists then, and the writes that
+   * clashed are sent once more.
+   */
+  async function write(raising: readonly Raise[]): Promise<void> {
+    if (raising.length === 0) return;
+    const ids = [...new Set(raising.map(({ id }) => id))].sort();
+    // `updateMany` on an `_id`, which matches one document at most, as `updateOne` would: FerretDB 1.24
+    // keeps the read of each single-document update open until its whole `update` command ends, one
+    // pooled PostgreSQL connection each, so a command of more updates of existing documents than its
+    // pool holds waits forever; a multi-document update reads to the end and lets its connection go.
+    const operations = raising.map(({ id, operator, update, onInsert }) => ({
+      updateMany: { filter: { _id: id }, update: { [operator]: update, $setOnInsert: onInsert }, upsert: true },
+    }));
+    await inTurnsOf(ids, async () => {
       try {
-        await write();
+        await usage.bulkWrite(operations, { ordered: false });
       } catch (error) {
-        // Two upserts of a new bucket at once (another process): the loser's insert clashes, and the bucket now exists.
-        if (!isDuplicateKeyError(error)) throw error;
-        await write();
+        if (!(error instanceof MongoBulkWriteError)) throw error;
+        const failures = [error.writeErrors].flat();
+        if (!failures.every((failure) => failure.code === 11000)) throw error;
+        await usage.bulkWrite(
+          failures.map((failure) => operations[failure.index]!),
+          { ordered: false },
+        );
       }
     });
   }
 
+  /** Runs `task` once every earlier task holding any of `ids` is done, holding them all until it is. */
+  function inTurnsOf(ids: readonly string[], task: () => Promise<void>): Promise<void> {
+    const [first, ...rest] = ids;
+    if (first === undefined) return task();
+    return raises.run(first, () => inTurnsOf(rest, task));
+  }
+
   /**
-   * Brings the minutes `records` touched up to date: the successful reads (countsAsUse) and the
-   * refusals (countsAsRefusal). When every record was new (`all new`, the usual case), each minute is
-   * raised by what the batch adds to it (`$inc`): one write, whatever the minute already holds. When
-   * some were there already (a batch delivered again, perhaps after a crash between its insert and
-   * its counts), each minute is counted again from `access_log` and raised to that (`$max`), which
-   * also repairs a count the crash left short. A recount reads the whole minute: with the rate limit
-   * lifted (a benchmark, thousands of reads a minute for one credential) counting every batch again
-   * cost the database a scan per batch, and made the projection's cost grow with the minute.
+   * Brings the usage buckets `records` touched up to date: the successful reads (countsAsUse) and the
+   * refusals (countsAsRefusal) per minute and per hour, and each credential's last use, in one
+   * `bulkWrite`. When every record was new (`all new`, the usual case), each minute and each hour is
+   * raised by what the message adds to it (`$inc`), whatever it already holds. When some were there
+   * already (a message delivered again, perhaps after a crash between its insert and its counts, or
+   * in the middle of its `bulkWrite`), each minute is counted again from `access_log` and raised to
+   * that (`$max`), and each hour to the sum of its minutes (`$max`), which also repairs a count the
+   * crash left short; that rare path reads before it writes. A recount reads the whole minute: with
+   * the rate limit lifted (a benchmark, thousands of reads a minute for one credential) counting every
+   * message again cost the database a scan per message.
    */
   async function count(records: readonly AccessRecord[], inserted: 'all new' | 'some known'): Promise<void> {
     const minutes = new Map<string, { clientId: string; start: number; reads: number; refusals: number }>();
@@ -139,25 +169,65 @@ export async function openMongoAccessLogStore(db: Db, options: MongoAccessLogSto
       minutes.set(key, { ...touched, reads: touched.reads + (read ? 1 : 0), refusals: touched.refusals + (refusal ? 1 : 0) });
       if (read && at > (lastUses.get(clientId) ?? '')) lastUses.set(clientId, at);
     }
-    const hours = new Map<string, { clientId: string; start: number }>();
+    const hours = new Map<string, { clientId: string; start: number; reads: number; refusals: number }>();
     for (const { clientId, start, reads, refusals } of minutes.values()) {
-      const bucket = { _id: bucketId(clientId, 'minute', start) };
-      const onInsert = { clientId, grain: 'minute' as const, bucket: new Date(start) };
-      if (inserted === 'all new') await raise(bucket, { reads, refusals }, onInsert, '$inc');
-      else {
-        const ofMinute = { clientId, at: { $gte: new Date(start), $lt: new Date(start + MINUTE_MS) } };
-        // Decision 38's claims are listed, counted neither as reads nor as refusals.
-        const counts: Pick<UsageDocument, 'reads' | 'refusals'> = {};
-        if (reads > 0)
-          counts.reads = await entries.countDocuments({ ...ofMinute, status: { $gte: 200, $lt: 400 }, resource: { $ne: 'claim' } });
-        if (refusals > 0)
-          counts.refusals = await entries.countDocuments({ ...ofMinute, status: { $gte: 400 }, resource: { $ne: 'claim' } });
-        await raise(bucket, counts, onInsert);
-      }
       const hour = bucketStart('hour', start);
-      hours.set(`${clientId} ${hour}`, { clientId, start: hour });
+      const touched = hours.get(`${clientId} ${hour}`) ?? { clientId, start: hour, reads: 0, refusals: 0 };
+      hours.set(`${clientId} ${hour}`, { ...touched, reads: touched.reads + reads, refusals: touched.refusals + refusals });
     }
-    for (const { clientId, start } of hours.values()) {
+    const lasts: Raise[] = [...lastUses].map(([clientId, at]) => ({
+      id: `${clientId}|last`,
+      operator: '$max',
+      update: { lastUsedAt: new Date(at) },
+      onInsert: { clientId, grain: 'last' },
+    }));
+    if (inserted === 'all new') {
+      const raiseBy = (
+        grain: UsageGrain,
+        { clientId, start, reads, refusals }: { clientId: string; start: number; reads: number; refusals: number },
+      ): Raise => ({
+        id: bucketId(clientId, grain, start),
+        operator: '$inc',
+        update: { reads, refusals },
+        onInsert: { clientId, grain, bucket: new Date(start) },
+      });
+      await write([
+        ...[...minutes.values()].map((minute) => raiseBy('minute', minute)),
+        ...[...hours.values()].map((hour) => raiseBy('hour', hour)),
+        ...lasts,
+      ]);
+      return;
+    }
+    await write(await recountedMinutes([...minutes.values()]));
+    await write([...(await summedHours([...hours.values()])), ...lasts]);
+  }
+
+  /** Each minute counted again from `access_log` (the replay path). */
+  async function recountedMinutes(
+    minutes: readonly { clientId: string; start: number; reads: number; refusals: number }[],
+  ): Promise<Raise[]> {
+    const raising: Raise[] = [];
+    for (const { clientId, start, reads, refusals } of minutes) {
+      const ofMinute = { clientId, at: { $gte: new Date(start), $lt: new Date(start + MINUTE_MS) } };
+      // Decision 38's claims are listed, counted neither as reads nor as refusals.
+      const counts: Pick<UsageDocument, 'reads' | 'refusals'> = {};
+      if (reads > 0)
+        counts.reads = await entries.countDocuments({ ...ofMinute, status: { $gte: 200, $lt: 400 }, resource: { $ne: 'claim' } });
+      if (refusals > 0) counts.refusals = await entries.countDocuments({ ...ofMinute, status: { $gte: 400 }, resource: { $ne: 'claim' } });
+      raising.push({
+        id: bucketId(clientId, 'minute', start),
+        operator: '$max',
+        update: counts,
+        onInsert: { clientId, grain: 'minute', bucket: new Date(start) },
+      });
+    }
+    return raising;
+  }
+
+  /** Each hour as the sum of its minutes (the replay path, after the minutes are repaired). */
+  async function summedHours(hours: readonly { clientId: string; start: number }[]): Promise<Raise[]> {
+    const raising: Raise[] = [];
+    for (const { clientId, start } of hours) {
       const ofHour = await usage
         .find(
           { clientId, grain: 'minute', bucket: { $gte: new Date(start), $lt: new Date(start + HOUR_MS) } },
@@ -166,11 +236,14 @@ export async function openMongoAccessLogStore(db: Db, options: MongoAccessLogSto
         .toArray();
       const reads = ofHour.reduce((sum, minute) => sum + (minute.reads ?? 0), 0);
       const refusals = ofHour.reduce((sum, minute) => sum + (minute.refusals ?? 0), 0);
-      await raise({ _id: bucketId(clientId, 'hour', start) }, { reads, refusals }, { clientId, grain: 'hour', bucket: new Date(start) });
+      raising.push({
+        id: bucketId(clientId, 'hour', start),
+        operator: '$max',
+        update: { reads, refusals },
+        onInsert: { clientId, grain: 'hour', bucket: new Date(start) },
+      });
     }
-    for (const [clientId, at] of lastUses) {
-      await raise({ _id: `${clientId}|last` }, { lastUsedAt: new Date(at) }, { clientId, grain: 'last' });
-    }
+    return raising;
   }
 
   return reportingOutages<AccessLogStore>({

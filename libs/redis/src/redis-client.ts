@@ -1,4 +1,4 @@
-import { Redis } from 'ioredis';
+import { Cluster, Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import { systemClock } from '@rsd/platform';
 import type { Clock } from '@rsd/ports';
@@ -38,11 +38,56 @@ export function createRedisClient(url: string, log: Logger, { clock = systemCloc
   return redis;
 }
 
+/** One Redis server (REDIS_URL) or a Redis Cluster (REDIS_CLUSTER_NODES): what the limiters count in. */
+export type RedisConnection = Redis | Cluster;
+
+/**
+ * An ioredis Cluster client with the request path's settings of createRedisClient on every node's
+ * connection. While a primary is away and its replica not yet promoted, a command for its slots fails
+ * within a few hundred milliseconds (a few quick retries while the slot map is read again), so the
+ * limiters fall back to counting locally instead of holding requests; after the failover, the moved
+ * slots are followed.
+ */
+export function createRedisClusterClient(
+  nodes: readonly { host: string; port: number }[],
+  log: Logger,
+  { clock = systemClock }: RedisClientOptions = {},
+): Cluster {
+  const cluster = new Cluster([...nodes], {
+    enableOfflineQueue: false,
+    // No auto-pipelining: ioredis groups a Cluster's auto-pipelined commands by the slot of their first
+    // argument, which for EVALSHA is the script's hash, not the key, so a pipeline can mix slots of
+    // several primaries and fail whole ("All keys in the pipeline should belong to the same slots
+    // allocation group", redis/ioredis#2109): every such failure made a replica count alone.
+    enableAutoPipelining: false,
+    // Writes and reads of a counter go to its slot's primary: a replica may be behind.
+    scaleReads: 'master',
+    // A command follows at most a few MOVED or failover retries, 100 ms apart, then fails.
+    maxRedirections: 4,
+    retryDelayOnFailover: 100,
+    retryDelayOnClusterDown: 100,
+    retryDelayOnTryAgain: 100,
+    slotsRefreshTimeout: 1_000,
+    // The slot map is read again now and then, so a failover nobody's command met is noticed too.
+    slotsRefreshInterval: 5_000,
+    clusterRetryStrategy: (attempt) => Math.min(100 * 2 ** (attempt - 1), MAX_RECONNECT_DELAY_MS),
+    // A node's own queue is the cluster's to manage; the command timeout bounds a wait in it.
+    redisOptions: {
+      maxRetriesPerRequest: 1,
+      connectTimeout: 1_000,
+      commandTimeout: 500,
+      socketTimeout: 1_000,
+    },
+  });
+  logConnectionState(cluster, log.child({ component: 'redis', cluster: true }), clock);
+  return cluster;
+}
+
 /**
  * Resolves when Redis answers PING, throws (at once while disconnected) otherwise. Only the tests
  * use it, to wait for a server: Redis is deliberately not a readiness check (see openRuntime).
  */
-export async function pingRedis(redis: Redis): Promise<void> {
+export async function pingRedis(redis: RedisConnection): Promise<void> {
   await redis.ping();
 }
 
@@ -50,7 +95,7 @@ export async function pingRedis(redis: Redis): Promise<void> {
  * Closes gracefully (pending replies still arrive) when connected; otherwise just stops the
  * reconnecting, since QUIT cannot be sent to a Redis that is not there.
  */
-export async function closeRedisClient(redis: Redis): Promise<void> {
+export async function closeRedisClient(redis: RedisConnection): Promise<void> {
   if (redis.status === 'ready') {
     try {
       await redis.quit();
@@ -66,7 +111,7 @@ export async function closeRedisClient(redis: Redis): Promise<void> {
  * Connection errors are logged, paced while they repeat, and never left as unhandled 'error'
  * events. Failed commands are not logged here: they reject to their caller.
  */
-function logConnectionState(redis: Redis, log: Logger, clock: Clock): void {
+function logConnectionState(redis: RedisConnection, log: Logger, clock: Clock): void {
   let failing = false;
   let lastLoggedAt = 0;
   let suppressed = 0;

@@ -1,17 +1,43 @@
 import type { Options } from 'express-rate-limit';
-import type { Redis } from 'ioredis';
-import { RedisStore, type RedisReply } from 'rate-limit-redis';
+import { Cluster } from 'ioredis';
+import { RedisStore, type RedisReply, type SendCommandClusterDetails } from 'rate-limit-redis';
 import type { ClientRateLimitInfo, IncrementResponse, RateLimitStore, RateLimitStoreFactory } from '@rsd/ports';
+import type { RedisConnection } from './redis-client';
 
 /**
- * rate-limit-redis's RedisStore over one ioredis client: every replica that uses the same Redis and
- * the same prefix counts into the same keys, so a limit holds across all replicas. Each count is a
- * Lua script (INCR, with the window as the key's expiry), so concurrent replicas never lose a hit.
+ * rate-limit-redis's RedisStore over one ioredis client, a single server's or a Redis Cluster's:
+ * every replica that uses the same Redis and the same prefix counts into the same keys, so a limit
+ * holds across all replicas. Each count is a Lua script (INCR, with the window as the key's expiry)
+ * on one key, so concurrent replicas never lose a hit.
+ *
+ * A key is `<prefix>{<key>}`: the braces are a Redis Cluster hash tag, so all of one credential's
+ * counters (whatever the limiter's prefix) live in one hash slot, on one primary, and each script
+ * touches a single slot. On a single server the braces are only characters.
  */
-export function redisRateLimitStores(redis: Redis): RateLimitStoreFactory {
-  // ioredis types every reply as unknown; rate-limit-redis checks the shape of the replies it parses.
-  const sendCommand = (command: string, ...args: string[]) => redis.call(command, ...args) as Promise<RedisReply>;
-  return (prefix) => new RedisRateLimitStore(new RedisStore({ prefix, sendCommand }), prefix);
+export function redisRateLimitStores(redis: RedisConnection): RateLimitStoreFactory {
+  const sendCommandCluster = (details: SendCommandClusterDetails) => sendCommand(redis, details);
+  return (prefix) => new RedisRateLimitStore(new RedisStore({ prefix, sendCommandCluster }), prefix);
+}
+
+/** The Redis key of `key` under `prefix` (the store adds the prefix): its hash tag is the whole key. */
+export const hashTagged = (key: string): string => `{${key}}`;
+
+/**
+ * Sends one of RedisStore's commands. A script is loaded on every primary of a cluster, since the
+ * store loads it once and then runs it on whichever primary holds a key's slot (and loads it again,
+ * through here, when a primary answers NOSCRIPT: a replica promoted since, or a restarted node).
+ * ioredis types every reply as unknown; rate-limit-redis checks the shape of the replies it parses.
+ */
+async function sendCommand(redis: RedisConnection, { command }: SendCommandClusterDetails): Promise<RedisReply> {
+  const [name = '', ...args] = command;
+  if (redis instanceof Cluster && name.toUpperCase() === 'SCRIPT') {
+    // A primary that is away gets it when it answers NOSCRIPT later; the others have it now.
+    const loaded = await Promise.allSettled(redis.nodes('master').map((node) => node.call(name, ...args)));
+    const done = loaded.find((outcome) => outcome.status === 'fulfilled');
+    if (done) return done.value as RedisReply;
+    throw loaded.find((outcome) => outcome.status === 'rejected')?.reason ?? new Error('no Redis Cluster primary is connected');
+  }
+  return (await redis.call(name, ...args)) as RedisReply;
 }
 
 /**
@@ -39,22 +65,22 @@ class RedisRateLimitStore implements RateLimitStore {
 
   async get(key: string): Promise<ClientRateLimitInfo | undefined> {
     await this.scriptsLoaded();
-    const info = await this.store.get(key);
+    const info = await this.store.get(hashTagged(key));
     // A key Redis does not hold comes back as NaN or 0 hits with a past reset time; MemoryStore says undefined.
     return info && info.totalHits > 0 && info.resetTime && info.resetTime.getTime() > Date.now() ? info : undefined;
   }
 
   async increment(key: string): Promise<IncrementResponse> {
     await this.scriptsLoaded();
-    return this.store.increment(key);
+    return this.store.increment(hashTagged(key));
   }
 
   async decrement(key: string): Promise<void> {
-    await this.store.decrement(key);
+    await this.store.decrement(hashTagged(key));
   }
 
   async resetKey(key: string): Promise<void> {
-    await this.store.resetKey(key);
+    await this.store.resetKey(hashTagged(key));
   }
 
   private scriptsLoaded(): Promise<void> {

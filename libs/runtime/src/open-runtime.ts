@@ -1,10 +1,10 @@
 import { join } from 'node:path';
-import type { Redis } from 'ioredis';
 import type { Db, MongoClient } from 'mongodb';
 import { ACCESS_LOG_TOPIC, TOPICS } from '@rsd/contracts';
 import type { ReadinessCheck } from '@rsd/ports';
 import { ConfigError, type Logger } from '@rsd/platform';
 import type { AccessLog, EventLog, Runtime, ViewStore, Views, ViewsOwner } from '@rsd/ports';
+import type { RedisConnection } from '@rsd/redis';
 import type { RuntimeConfig } from './runtime-config';
 import { NEVER_STALE } from './shared-views/feed-staleness';
 import { sharedViewReader } from './shared-views/shared-view-reader';
@@ -122,7 +122,7 @@ async function openDistributed(config: RuntimeConfig, service: string, log: Logg
     },
   });
   let mongo: MongoClient | undefined;
-  let redis: { client: Redis; close(): Promise<void> } | undefined;
+  let redis: { client: RedisConnection; close(): Promise<void> } | undefined;
   let accessLog: Promise<AccessLog & { close(): Promise<void> }> | undefined;
   const checks: ReadinessCheck[] = [{ name: 'kafka', check: () => eventLog.ping() }];
 
@@ -176,15 +176,20 @@ async function openDistributed(config: RuntimeConfig, service: string, log: Logg
       return openMongoWebhookStore(db, { onExpiry });
     },
     rateLimitStores: async (onFallback) => {
-      const { closeRedisClient, createRedisClient, redisRateLimitStores, withLocalFallback } = await import('@rsd/redis');
+      const { closeRedisClient, createRedisClient, createRedisClusterClient, redisRateLimitStores, withLocalFallback } =
+        await import('@rsd/redis');
       const { memoryRateLimitStores } = await import('@rsd/embedded');
+      const clustered = config.REDIS_CLUSTER_NODES.length > 0;
       // A service that does not need Redis (the credentials service's claim attempts) counts per replica
-      // without one; a service that needs it has REDIS_URL, or its configuration was refused at start.
-      if (!config.REDIS_URL) return memoryRateLimitStores;
+      // without one; a service that needs it has REDIS_URL or REDIS_CLUSTER_NODES, or its configuration
+      // was refused at start.
+      if (!config.REDIS_URL && !clustered) return memoryRateLimitStores;
       if (!redis) {
         // Redis is not added to `checks`: without it each replica limits on its own (withLocalFallback),
         // and failing readiness would take every replica out of service at once.
-        const client = createRedisClient(required(config.REDIS_URL, 'REDIS_URL'), log);
+        const client = clustered
+          ? createRedisClusterClient(config.REDIS_CLUSTER_NODES, log)
+          : createRedisClient(required(config.REDIS_URL, 'REDIS_URL'), log);
         redis = { client, close: () => closeRedisClient(client) };
       }
       return withLocalFallback(redisRateLimitStores(redis.client), memoryRateLimitStores, {

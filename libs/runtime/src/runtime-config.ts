@@ -11,6 +11,26 @@ const VARIABLE: Record<Need, 'KAFKA_BROKERS' | 'MONGO_URL' | 'REDIS_URL'> = {
   redis: 'REDIS_URL',
 };
 
+/** `host:port`, the host a name, an IPv4 address or a bracketed IPv6 address. */
+const HOST_PORT = /^(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9.-]+):(\d{1,5})$/;
+
+/**
+ * REDIS_CLUSTER_NODES: `host:port,host:port,…`, some or all of a Redis Cluster's nodes (the client
+ * learns the others from them). Empty: no cluster.
+ */
+const clusterNodes = () =>
+  env.list().transform((nodes, ctx) =>
+    nodes.flatMap((node) => {
+      const match = HOST_PORT.exec(node);
+      const port = Number(match?.[2]);
+      if (!match?.[1] || port < 1 || port > 65535) {
+        ctx.addIssue({ code: 'custom', message: `"${node}" is not a host:port` });
+        return [];
+      }
+      return [{ host: match[1].replace(/^\[|\]$/g, ''), port }];
+    }),
+  );
+
 /**
  * Which adapters a process runs on. `embedded`: in-process, event log on disk under DATA_DIR.
  * `distributed`: Kafka, MongoDB and Redis, whichever of them this process needs.
@@ -22,12 +42,15 @@ export function runtimeConfigSchema(options: { defaultRuntime: RuntimeKind; need
       DATA_DIR: env.string('.data'),
       KAFKA_BROKERS: env.list(),
       KAFKA_TOPIC_PARTITIONS: env.positiveInt(6),
-      KAFKA_REPLICATION_FACTOR: env.positiveInt(1),
+      // Unset: 3 on a cluster of three brokers or more (with min.insync.replicas=2), else 1.
+      KAFKA_REPLICATION_FACTOR: z.preprocess((value) => (value === '' ? undefined : value), z.coerce.number().int().positive().optional()),
       MONGO_URL: env.optionalString(),
       CREDENTIALS_DB: env.string('rsd_credentials'),
       READ_VIEWS_DB: env.string('rsd_read_views'),
       NOTIFIER_DB: env.string('rsd_notifier'),
       REDIS_URL: env.optionalString(),
+      // Set, it selects a Redis Cluster for every use of Redis, and REDIS_URL is not used.
+      REDIS_CLUSTER_NODES: clusterNodes(),
       SHUTDOWN_DEADLINE_MS: env.positiveInt(10_000),
       // Unset: keep waiting for the dependencies; the orchestrator decides when a start took too long.
       START_DEADLINE_MS: z.preprocess((value) => (value === '' ? undefined : value), z.coerce.number().int().positive().optional()),
@@ -36,9 +59,12 @@ export function runtimeConfigSchema(options: { defaultRuntime: RuntimeKind; need
       if (config.RUNTIME !== 'distributed') return;
       for (const need of options.needs) {
         const variable = VARIABLE[need];
+        if (need === 'redis' && config.REDIS_CLUSTER_NODES.length > 0) continue;
         const value = config[variable];
         if (value === undefined || (Array.isArray(value) && value.length === 0)) {
-          ctx.addIssue({ code: 'custom', path: [variable], message: `is required when RUNTIME=distributed` });
+          const message =
+            need === 'redis' ? 'is required when RUNTIME=distributed (or REDIS_CLUSTER_NODES)' : 'is required when RUNTIME=distributed';
+          ctx.addIssue({ code: 'custom', path: [variable], message });
         }
       }
     });

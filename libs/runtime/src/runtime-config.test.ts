@@ -1,0 +1,35 @@
+import { loadConfig } from '@rsd/platform';
+import { runtimeConfigSchema } from './runtime-config';
+
+const schema = runtimeConfigSchema({ defaultRuntime: 'distributed', needs: ['kafka', 'redis'] });
+const base = { KAFKA_BROKERS: '127.0.0.1:9092' };
+
+describe('runtimeConfigSchema: Redis and Kafka on clusters', () => {
+  test('when REDIS_CLUSTER_NODES lists host:port pairs, then they are the cluster and REDIS_URL is not required', () => {
+    const config = loadConfig(schema, { ...base, REDIS_CLUSTER_NODES: '127.0.0.1:26381, redis-2.internal:6379,[::1]:7000' });
+
+    expect(config.REDIS_CLUSTER_NODES).toEqual([
+      { host: '127.0.0.1', port: 26381 },
+      { host: 'redis-2.internal', port: 6379 },
+      { host: '::1', port: 7000 },
+    ]);
+    expect(config.REDIS_URL).toBeUndefined();
+  });
+
+  test('when neither REDIS_URL nor REDIS_CLUSTER_NODES is set, then the start is refused naming both', () => {
+    expect(() => loadConfig(schema, base)).toThrow('REDIS_URL: is required when RUNTIME=distributed (or REDIS_CLUSTER_NODES)');
+  });
+
+  test('when an entry of REDIS_CLUSTER_NODES is not a host:port, then the start is refused naming it', () => {
+    expect(() => loadConfig(schema, { ...base, REDIS_CLUSTER_NODES: '127.0.0.1:26381,redis://x:1' })).toThrow(
+      'REDIS_CLUSTER_NODES: "redis://x:1" is not a host:port',
+    );
+    expect(() => loadConfig(schema, { ...base, REDIS_CLUSTER_NODES: 'h:70000' })).toThrow('"h:70000" is not a host:port');
+  });
+
+  test('when KAFKA_REPLICATION_FACTOR is unset, then it is left to the cluster size; set, it is that number', () => {
+    expect(loadConfig(schema, { ...base, REDIS_URL: 'redis://r' }).KAFKA_REPLICATION_FACTOR).toBeUndefined();
+    expect(loadConfig(schema, { ...base, REDIS_URL: 'redis://r', KAFKA_REPLICATION_FACTOR: '' }).KAFKA_REPLICATION_FACTOR).toBeUndefined();
+    expect(loadConfig(schema, { ...base, REDIS_URL: 'redis://r', KAFKA_REPLICATION_FACTOR: '2' }).KAFKA_REPLICATION_FACTOR).toBe(2);
+  });
+});
