@@ -1,7 +1,6 @@
 import { spawn, spawnSync } from 'node:child_process';
 import { randomBytes, randomUUID } from 'node:crypto';
 import { resolve } from 'node:path';
-import { Kafka, logLevel } from 'kafkajs';
 import { MongoClient } from 'mongodb';
 import { signDevToken } from '@rsd/platform';
 import {
@@ -16,6 +15,7 @@ import {
 } from '@rsd/testkit';
 import { COMPOSE_DATABASES, COMPOSE_PORTS, composeService, onComposeStack, stackGateway } from '../support/compose-stack';
 import { startDistributedServers } from '../support/distributed-servers';
+import { everyTopicRecord } from '../support/leak-search';
 import { eventually, REPO_ROOT } from '../support/embedded-process';
 import * as orgAdmin from '../support/organization-admin';
 import { startService, type ServiceProcess } from '../support/service-process';
@@ -390,28 +390,7 @@ describeWithInfra('kafka', 'webhooks on the distributed runtime, four processes 
 
   /** Every record of every rsd.* topic, key and value. */
   async function kafkaValues(): Promise<string[]> {
-    const kafka = new Kafka({ brokers: env.KAFKA_BROKERS!.split(','), clientId: `hooks-leak-${runId}`, logLevel: logLevel.NOTHING });
-    const admin = kafka.admin();
-    await admin.connect();
-    const topics = (await admin.listTopics()).filter((t) => t.startsWith('rsd.'));
-    const ends = await Promise.all(topics.map((topic) => admin.fetchTopicOffsets(topic)));
-    await admin.disconnect();
-    const expected = ends.reduce((sum, offsets) => sum + offsets.reduce((n, o) => n + Number(o.high) - Number(o.low), 0), 0);
-    const consumer = kafka.consumer({ groupId: `hooks-leak-${runId}` });
-    await consumer.connect();
-    await consumer.subscribe({ topics, fromBeginning: true });
-    const values: string[] = [];
-    await new Promise<void>((done) => {
-      if (expected === 0) done();
-      void consumer.run({
-        eachMessage: ({ message }) => {
-          values.push(`${message.key?.toString() ?? ''} ${message.value?.toString() ?? ''}`);
-          if (values.length >= expected) done();
-          return Promise.resolve();
-        },
-      });
-    });
-    await consumer.disconnect();
+    const { values } = await everyTopicRecord(env.KAFKA_BROKERS!, `hooks-leak-${runId}`);
     // This run's organization is in them: the topics read are the ones this run wrote to.
     expect(values.some((value) => value.includes(ORG))).toBe(true);
     return values;
