@@ -10,7 +10,7 @@ import {
 } from '@rsd/domain';
 import { ApiError } from '@rsd/platform';
 import { accountRateLimit, failedAuthenticationLimit } from './rate-limits';
-import type { RecipientAuthenticationDeps } from './authenticate-recipient';
+import { apiKeyOf, type RecipientAuthenticationDeps } from './authenticate-recipient';
 
 export interface AuthenticatedAccount {
   account: RecipientAccountView;
@@ -38,8 +38,7 @@ export function accountAuthenticator(deps: RecipientAuthenticationDeps) {
       const limit = await limitFailures(req, res);
       throw limit.outcome === 'limited' ? limit.refusal : new ApiError(code, message);
     };
-    const header = req.headers['x-api-key'];
-    const apiKey = Array.isArray(header) ? header.join(', ') : (header ?? '');
+    const apiKey = apiKeyOf(req.headers['x-api-key']);
     if (apiKey === '') return refuse('MISSING_API_KEY', 'The x-api-key header with the recipient account key is required');
     if (!hasValidChecksum(apiKey, ACCOUNT_KEY_PREFIX)) return refuse('INVALID_API_KEY', INVALID_ACCOUNT_KEY);
     const named = await views.get(accountKeyView, digestApiKey(apiKey));

@@ -127,6 +127,6 @@ function percentDecoded(segment: string | undefined): string | undefined | null 
 }
 
 /** Node joins a repeated header with ", ", so two keys arrive as one value that cannot verify. */
-function apiKeyOf(header: string | string[] | undefined): string {
+export function apiKeyOf(header: string | string[] | undefined): string {
   return Array.isArray(header) ? header.join(', ') : (header ?? '');
 }

@@ -3,7 +3,7 @@ import express, { type Request, type RequestHandler, type Response, type Router 
 import { generateApiKey } from '@rsd/domain';
 import { labelledRouter } from '@rsd/observability';
 import { ApiError, errorHandler, methodNotAllowed, requestIdOf, type ErrorAnswers, type Logger } from '@rsd/platform';
-import type { LimitCheck } from '@rsd/recipient-access';
+import { apiKeyOf, type LimitCheck } from '@rsd/recipient-access';
 import { CONTENT_SECURITY_POLICY, cookieOf, sameOrigin } from '../console/console-routes';
 import { sameToken } from '../console/console-sessions';
 import { isLoopbackHost } from '../console/oidc-sign-in';
@@ -131,8 +131,7 @@ function accountChoiceOf(req: Request, json: boolean): AccountChoice | undefined
   const parsed = claimRequestSchema.safeParse(fields, { error: requestErrorMap });
   if (!parsed.success) throw validationFailed(issueDetails(parsed.error.issues));
   if (parsed.data.into !== 'account') return undefined;
-  const header = req.headers['x-api-key'];
-  const headerKey = Array.isArray(header) ? header.join(', ') : header;
+  const headerKey = req.headers['x-api-key'] === undefined ? undefined : apiKeyOf(req.headers['x-api-key']);
   const formKey = typeof given.accountKey === 'string' && given.accountKey.trim() !== '' ? given.accountKey.trim() : undefined;
   const accountKey = json ? headerKey : formKey;
   return accountKey !== undefined ? { accountKey } : { accountName: parsed.data.accountName ?? null };

@@ -3,7 +3,7 @@ import type { Request, Response, Router } from 'express';
 import { clientIdPattern } from '@rsd/contracts';
 import { labelledRouter } from '@rsd/observability';
 import { ApiError, jsonBody, methodNotAllowed } from '@rsd/platform';
-import type { LimitCheck } from '@rsd/recipient-access';
+import { apiKeyOf, type LimitCheck } from '@rsd/recipient-access';
 import type { UseCaseDeps } from '../authorizations/use-case-deps';
 import { accountGenerator, authenticateAccount, rotateAccountKey, type AccountGenerator } from './recipient-accounts';
 import { releaseGrant } from './release-grant';
@@ -35,7 +35,7 @@ export function portfolioRoutes(deps: PortfolioRoutesDeps): Router {
 
   const account = async (req: Request, res: Response) => {
     try {
-      return await authenticateAccount(useCaseDeps, apiKeyOf(req));
+      return await authenticateAccount(useCaseDeps, apiKeyOf(req.headers['x-api-key']));
     } catch (error) {
       if (!(error instanceof ApiError)) throw error;
       const limit = await deps.limitFailures(req, res);
@@ -70,9 +70,4 @@ export function portfolioRoutes(deps: PortfolioRoutesDeps): Router {
     .all(methodNotAllowed(['DELETE']));
 
   return router;
-}
-
-function apiKeyOf(req: Request): string {
-  const header = req.headers['x-api-key'];
-  return Array.isArray(header) ? header.join(', ') : (header ?? '');
 }
