@@ -7,6 +7,7 @@ import {
   aScoreSubmission,
   describeWithInfra,
   request,
+  startInfra,
   startWebhookReceiver,
   webhookSignatureVerifies,
   type ReceivedDelivery,
@@ -381,8 +382,12 @@ describeWithInfra('kafka', 'webhooks on the distributed runtime, four processes 
 
   beforeAll(async () => {
     const { WEBHOOK_ALLOW_PRIVATE_TARGETS: _flag, ...deployed } = notifierEnv;
+    // On the stack its Redis is not published: this suite's own notifier process gets a Redis of its own (Testcontainers).
+    const redis = onComposeStack ? await startInfra('redis', { source: 'testcontainers' }) : undefined;
+    if (redis) servers.push(redis);
     strictNotifier = await startService('notifier', STRICT_NOTIFIER_PORT, {
       ...deployed,
+      ...(redis ? { REDIS_URL: redis.url } : {}),
       NOTIFIER_PORT: String(STRICT_NOTIFIER_PORT),
       NOTIFIER_DB: `${env.NOTIFIER_DB!}_strict`,
     });
