@@ -1,7 +1,7 @@
-import { callJson, callJsonAnswer } from './http-client';
+import type { Product } from './product';
 import { UsageError } from './score-file';
 
-/** The options `rsd portfolio …` reads, as parseArgs gives them. */
+/** The options `rsd portfolio …` reads, by their names on the command line. */
 export interface PortfolioOptions {
   'client-id'?: string;
   limit?: string;
@@ -11,10 +11,8 @@ export interface PortfolioOptions {
 }
 
 export interface PortfolioContext {
-  apiUrl: string;
-  credentialsUrl: string;
-  /** The recipient account's key (`rsa_…`), from RSD_API_KEY or --api-key. */
-  apiKeyHeader: () => Record<string, string>;
+  /** The product, with the recipient account's key (`rsa_…`, from RSD_API_KEY or --api-key) as its API key. */
+  product: Product;
   secondsOf: (value: string) => number;
   note: (line: string) => void;
 }
@@ -37,19 +35,22 @@ export async function runPortfolioCommand(
   options: PortfolioOptions,
   context: PortfolioContext,
 ): Promise<unknown> {
-  const portfolioUrl = `${context.apiUrl}/v1/portfolio`;
+  const { product } = context;
+  const portfolioUrl = `${product.origins.api}/v1/portfolio`;
+  const headers = () => ({ 'x-api-key': product.apiKey() });
   switch (subcommand) {
     case 'show':
-      return callJson(portfolioUrl, { headers: context.apiKeyHeader() });
+      return (await product.sendJson({ url: portfolioUrl, headers: headers() })).body;
     case 'customers':
     case 'scores':
     case 'pillars':
       return options.all ? allPages(`${portfolioUrl}/${subcommand}`, context) : onePage(`${portfolioUrl}/${subcommand}`, options, context);
     case 'rotate-key': {
       const body = options.overlap === undefined ? {} : { overlapSeconds: context.secondsOf(options.overlap) };
-      const answer = await callJsonAnswer(`${context.credentialsUrl}/v1/portfolio/keys/rotate`, {
+      const answer = await product.sendJson({
         method: 'POST',
-        headers: context.apiKeyHeader(),
+        url: `${product.origins.credentials}/v1/portfolio/keys/rotate`,
+        headers: headers(),
         body,
       });
       context.note('rsd: the new account key is shown only this once; keep it now');
@@ -59,8 +60,8 @@ export async function runPortfolioCommand(
     case 'leave': {
       const clientId = options['client-id'];
       if (!clientId) throw new UsageError('--client-id is required');
-      const url = `${context.credentialsUrl}/v1/portfolio/customers/${encodeURIComponent(clientId)}`;
-      const answer = await callJsonAnswer(url, { method: 'DELETE', headers: context.apiKeyHeader() });
+      const url = `${product.origins.credentials}/v1/portfolio/customers/${encodeURIComponent(clientId)}`;
+      const answer = await product.sendJson({ method: 'DELETE', url, headers: headers() });
       context.note(
         answer.status === 202
           ? `rsd: grant ${clientId} released, NOT yet in effect: the event log could not take it in time`
@@ -75,11 +76,16 @@ export async function runPortfolioCommand(
   }
 }
 
-function onePage(url: string, options: PortfolioOptions, context: PortfolioContext): Promise<unknown> {
+async function onePage(url: string, options: PortfolioOptions, context: PortfolioContext): Promise<unknown> {
   const query = new URLSearchParams();
   if (options.limit !== undefined) query.set('limit', options.limit);
   if (options.cursor !== undefined) query.set('cursor', options.cursor);
-  return callJson(query.size > 0 ? `${url}?${query.toString()}` : url, { headers: context.apiKeyHeader() });
+  return (
+    await context.product.sendJson({
+      url: query.size > 0 ? `${url}?${query.toString()}` : url,
+      headers: { 'x-api-key': context.product.apiKey() },
+    })
+  ).body;
 }
 
 /** `--all`: every page, 100 grants at a time, as one list. */
@@ -88,7 +94,8 @@ async function allPages(url: string, context: PortfolioContext): Promise<{ items
   let cursor: string | null = null;
   for (let pages = 0; pages < MOST_PAGES; pages += 1) {
     const query: URLSearchParams = new URLSearchParams({ limit: '100', ...(cursor ? { cursor } : {}) });
-    const page = (await callJson(`${url}?${query.toString()}`, { headers: context.apiKeyHeader() })) as Page;
+    const page = (await context.product.sendJson({ url: `${url}?${query.toString()}`, headers: { 'x-api-key': context.product.apiKey() } }))
+      .body as Page;
     items.push(...page.items);
     cursor = page.nextCursor;
     if (cursor === null) return { items };

@@ -1,7 +1,7 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { ApiConnectionError, ApiError, Client } from '@resilience-score/client';
 import { newWebhookSecret, webhookHeaders } from '@rsd/platform';
-import { HttpError } from './http-client';
 import { UsageError } from './score-file';
 import { runWebhooksCommand, type WebhooksContext, type WebhooksOptions } from './webhooks';
 
@@ -51,12 +51,13 @@ afterEach(async () => {
   await Promise.all(servers.splice(0).map((server) => new Promise((resolve) => server.close(resolve))));
 });
 
-function context(overrides: Partial<WebhooksContext> = {}) {
+/** The SDK's webhooks of a grant on `notifierUrl`, sent once (the retries are the SDK's own business). */
+function context({ notifierUrl = 'http://127.0.0.1:9', ...overrides }: Partial<WebhooksContext> & { notifierUrl?: string } = {}) {
   const out: string[] = [];
   const notes: string[] = [];
   const value: WebhooksContext = {
-    notifierUrl: 'http://127.0.0.1:9',
-    apiKeyHeader: () => ({ 'x-api-key': API_KEY }),
+    webhooksOf: (clientId) =>
+      new Client({ clientId, apiKey: API_KEY, baseUrl: notifierUrl, notifierUrl: `${notifierUrl}/v1`, maxRetries: 0 }).webhooks,
     env: {},
     untilStopped: () => new Promise(() => undefined),
     out: (line) => out.push(line),
@@ -145,8 +146,8 @@ describe('rsd webhooks create, list, deliveries and delete', () => {
       context({ notifierUrl: notifier.url }).context,
     );
 
-    await expect(failure).rejects.toBeInstanceOf(HttpError);
-    await expect(failure).rejects.toThrow('404 NOT_FOUND: No such webhook');
+    await expect(failure).rejects.toBeInstanceOf(ApiError);
+    await expect(failure).rejects.toMatchObject({ status: 404, code: 'NOT_FOUND', message: 'No such webhook' });
   });
 
   test('when the notifier cannot be reached, then the error says so and is not a usage error (exit 1)', async () => {
@@ -155,7 +156,8 @@ describe('rsd webhooks create, list, deliveries and delete', () => {
 
     const failure = runWebhooksCommand('list', { 'client-id': CLIENT_ID }, context({ notifierUrl: notifier.url }).context);
 
-    await expect(failure).rejects.toThrow(/^cannot reach http:\/\/127\.0\.0\.1:\d+/);
+    await expect(failure).rejects.toBeInstanceOf(ApiConnectionError);
+    await expect(failure).rejects.toThrow(/^GET http:\/\/127\.0\.0\.1:\d+\/v1\/customers\/.+\/webhooks: /);
     await expect(failure).rejects.not.toBeInstanceOf(UsageError);
   });
 });

@@ -1,9 +1,9 @@
+import type { Webhooks } from '@resilience-score/client';
 import { createWebhookRequestSchema, WEBHOOK_EVENT_TYPES, webhookEventTypeSchema } from '@rsd/contracts';
-import { callJson } from './http-client';
 import { UsageError } from './score-file';
 import { assertWebhookSecret, startWebhookListener } from './webhook-listener';
 
-/** The options `rsd webhooks …` reads, as parseArgs gives them. */
+/** The options `rsd webhooks …` reads, by their names on the command line. */
 export interface WebhooksOptions {
   'client-id'?: string;
   url?: string;
@@ -16,8 +16,8 @@ export interface WebhooksOptions {
 }
 
 export interface WebhooksContext {
-  notifierUrl: string;
-  apiKeyHeader: () => Record<string, string>;
+  /** The SDK's webhooks of one grant (the notifier, with the grant's key or its account's). */
+  webhooksOf: (clientId: string) => Webhooks;
   env: Record<string, string | undefined>;
   /** Resolves when `listen` should stop: on SIGINT or SIGTERM in the CLI. */
   untilStopped: () => Promise<unknown>;
@@ -35,25 +35,27 @@ export async function runWebhooksCommand(subcommand: string, options: WebhooksOp
     if (value === undefined || value === '') throw new UsageError(`--${name} is required`);
     return value;
   };
-  const webhooksUrl = () => `${context.notifierUrl}/v1/customers/${encodeURIComponent(required('client-id'))}/webhooks`;
-  const webhookUrl = () => `${webhooksUrl()}/${encodeURIComponent(required('id'))}`;
+  const webhooks = () => context.webhooksOf(required('client-id'));
 
   switch (subcommand) {
     case 'create': {
-      const url = webhooksUrl();
+      const clientId = required('client-id');
       const body = createRequest(required('url'), required('events'));
-      const created = await callJson(url, { method: 'POST', headers: context.apiKeyHeader(), body });
+      const created = await context.webhooksOf(clientId).create(body.url, body.events);
       context.note(
         'rsd: the secret is shown only this once; keep it now (the notifier cannot show it again; rsd webhooks listen reads it from RSD_WEBHOOK_SECRET)',
       );
       return created;
     }
     case 'list':
-      return callJson(webhooksUrl(), { headers: context.apiKeyHeader() });
-    case 'deliveries':
-      return callJson(`${webhookUrl()}/deliveries`, { headers: context.apiKeyHeader() });
+      return { webhooks: await webhooks().list() };
+    case 'deliveries': {
+      const id = required('id');
+      return { deliveries: await webhooks().deliveries(id) };
+    }
     case 'delete': {
-      await callJson(webhookUrl(), { method: 'DELETE', headers: context.apiKeyHeader() });
+      const id = required('id');
+      await webhooks().delete(id);
       context.note(`rsd: webhook ${required('id')} deleted`);
       return undefined;
     }

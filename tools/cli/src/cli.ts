@@ -1,0 +1,748 @@
+import { generateKeyPairSync } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { CreateAuthorization, Organization, ScoreSubmission, TransportOptions } from '@resilience-score/client';
+import { ACCOUNT_KEY_PREFIX } from '@rsd/contracts';
+import { signDevToken } from '@rsd/platform';
+import { Command, CommanderError, Option } from 'commander';
+import { runBackupCommand } from './backup';
+import { ACCOUNT_EXPORTS, claimLinkExportsOf, CREDENTIAL_EXPORTS, exportsOf, WEBHOOK_EXPORTS } from './env-output';
+import { runPortfolioCommand } from './portfolio';
+import { DEFAULT_ORIGINS, describeFailure, jsonOf, Product, type Answer, type Origins } from './product';
+import { verifyResponseSignature } from './response-signature';
+import { readScoreFile, UsageError } from './score-file';
+import { runWebhooksCommand } from './webhooks';
+
+/** What the CLI reads and writes outside itself: the process's, or a test's. */
+export interface CliIo {
+  env: Record<string, string | undefined>;
+  /** Text for stdout and stderr, as given (with its line ends). */
+  stdout: (text: string) => void;
+  stderr: (text: string) => void;
+  /** Resolves when a command that runs until stopped (`webhooks listen`) should stop. */
+  untilStopped: () => Promise<unknown>;
+  /** The SDK's transport options (a test's fetch, a shorter timeout); the SDK's defaults otherwise. */
+  transport?: TransportOptions;
+}
+
+/** The CLI's version: its package's. */
+export const VERSION = (JSON.parse(readFileSync(join(__dirname, '..', 'package.json'), 'utf8')) as { version: string }).version;
+
+const RECIPIENT_TYPES = 'insurance_provider, auditor, regulatory_body, partner';
+const SCOPES = 'qr_score, score_trend, pillar_breakdown';
+
+const FOOTER = `
+Environment (each also an option of the commands that use it):
+  RSD_API_URL          read API             (--api-url, default ${DEFAULT_ORIGINS.api})
+  RSD_CREDENTIALS_URL  credentials service  (--credentials-url, default ${DEFAULT_ORIGINS.credentials})
+  RSD_INGEST_URL       score ingest         (--ingest-url, default ${DEFAULT_ORIGINS.ingest})
+  RSD_NOTIFIER_URL     notifier (webhooks)  (--notifier-url, default ${DEFAULT_ORIGINS.notifier})
+  RSD_TOKEN            bearer token         (--token; otherwise one is minted from JWT_HS256_SECRET or the
+                                            embedded runtime's secret in DATA_DIR, default .data)
+  RSD_API_KEY          API key, or a recipient account key for rsd portfolio (--api-key; prefer the
+                                            variable: arguments show in ps)
+  RSD_WEBHOOK_SECRET   webhook secret, for webhooks listen (--secret; prefer the variable)
+
+Recipient types: ${RECIPIENT_TYPES}
+Scopes: ${SCOPES}
+
+Exit codes: 0 success, 1 the service refused or could not be reached, 2 wrong usage,
+            3 a revoke or rotation recorded but not yet in effect (the event log could not take it yet).
+
+rsd COMMAND --help shows a command's options; rsd GROUP --help the group's commands.
+`;
+
+/** Options every command that reaches a service takes, made fresh for each command. */
+const connection = {
+  api: () => new Option('--api-url <url>', `read API (RSD_API_URL, default ${DEFAULT_ORIGINS.api})`),
+  credentials: () =>
+    new Option('--credentials-url <url>', `credentials service (RSD_CREDENTIALS_URL, default ${DEFAULT_ORIGINS.credentials})`),
+  ingest: () => new Option('--ingest-url <url>', `score ingest (RSD_INGEST_URL, default ${DEFAULT_ORIGINS.ingest})`),
+  notifier: () => new Option('--notifier-url <url>', `notifier (RSD_NOTIFIER_URL, default ${DEFAULT_ORIGINS.notifier})`),
+  token: () =>
+    new Option(
+      '--token <jwt>',
+      'bearer token (RSD_TOKEN; otherwise one is minted from JWT_HS256_SECRET or the secret in DATA_DIR, development only)',
+    ),
+  apiKey: (what = 'the API key') => new Option('--api-key <key>', `${what} (RSD_API_KEY; prefer the variable: arguments show in ps)`),
+};
+
+type Options = Record<string, unknown>;
+
+/** `--client-id` of a command: kept as kebab-case names for the modules that read them. */
+function kebab(options: Options): Record<string, string | boolean | undefined> {
+  return Object.fromEntries(
+    Object.entries(options).map(([name, value]) => [name.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`), value as string | boolean]),
+  );
+}
+
+/**
+ * Builds the `rsd` program: every command with its own options and help. `print` receives what a
+ * command's action returns (undefined: nothing to print).
+ */
+export function buildProgram(io: CliIo, print: (result: unknown) => void): Command {
+  const program = new Command('rsd');
+  const productFor = (options: Options): Product => {
+    const pick = (option: string, variable: string, fallback: string) =>
+      (options[option] as string | undefined) ?? io.env[variable] ?? fallback;
+    const origins: Origins = {
+      api: pick('apiUrl', 'RSD_API_URL', DEFAULT_ORIGINS.api),
+      credentials: pick('credentialsUrl', 'RSD_CREDENTIALS_URL', DEFAULT_ORIGINS.credentials),
+      ingest: pick('ingestUrl', 'RSD_INGEST_URL', DEFAULT_ORIGINS.ingest),
+      notifier: pick('notifierUrl', 'RSD_NOTIFIER_URL', DEFAULT_ORIGINS.notifier),
+    };
+    return new Product({
+      origins,
+      token: (options.token as string | undefined) ?? (io.env.RSD_TOKEN || undefined),
+      apiKey: (options.apiKey as string | undefined) ?? (io.env.RSD_API_KEY || undefined),
+      env: io.env,
+      ...(io.transport ? { transport: io.transport } : {}),
+    });
+  };
+  const note = (line: string) => io.stderr(`${line}\n`);
+  /** An action that prints what it returns. */
+  const act =
+    (action: (options: Options, ...args: string[]) => Promise<unknown>) =>
+    async (...args: unknown[]): Promise<void> => {
+      const command = args.at(-1) as Command;
+      const positional = args.slice(0, -2) as string[];
+      print(await action(command.opts(), ...positional));
+    };
+
+  program
+    .description('command-line client for the Resilience Score Data API')
+    .usage('<command> [options]')
+    .version(VERSION, '-v, --version', 'print the version')
+    .helpOption('-h, --help', 'show help')
+    .addHelpText('after', FOOTER)
+    .configureOutput({
+      writeOut: io.stdout,
+      writeErr: io.stderr,
+      outputError: (message, write) => write(`rsd: ${message.replace(/^error: /, '')}`),
+    })
+    .configureHelp({ subcommandTerm: commandTerm })
+    .exitOverride()
+    .showSuggestionAfterError();
+  actAsGroup(program);
+
+  program
+    .command('signing-key')
+    .summary('A new Ed25519 key for RESPONSE_SIGNING_KEYS')
+    .description('A new Ed25519 key for RESPONSE_SIGNING_KEYS, as a JWK list (its private part: redirect it into a secret)')
+    .option('--kid <name>', 'the key id (default rsd-<today>)')
+    .action(
+      act((options) => {
+        // The private part goes to stdout only: redirect it straight into a secret, never into a file in the repository.
+        const { x, d } = generateKeyPairSync('ed25519').privateKey.export({ format: 'jwk' });
+        const kid = (options.kid as string | undefined) ?? `rsd-${new Date().toISOString().slice(0, 10)}`;
+        return Promise.resolve(JSON.stringify([{ kty: 'OKP', crv: 'Ed25519', x, d, kid }]));
+      }),
+    );
+
+  program
+    .command('token')
+    .summary('A development bearer token')
+    .description("A development bearer token, signed with JWT_HS256_SECRET or the embedded runtime's secret in DATA_DIR (default .data)")
+    .option('--org <id>', 'the organization it administers (the org claim)')
+    .option('--scope <scopes>', 'space-separated scopes', 'authorizations:write scores:write')
+    .option('--ttl <duration>', 'how long it is valid (12h, 30m, 7d)', '12h')
+    .action(
+      act(async (options) => {
+        const secret = await productFor(options).devSecret();
+        if (!secret) throw new UsageError('no development secret: set JWT_HS256_SECRET or start the embedded runtime (npm start) first');
+        const org = options.org as string | undefined;
+        return signDevToken(secret, { scope: options.scope as string, ...(org ? { org } : {}) }, options.ttl as string);
+      }),
+    );
+
+  addAuthorizations(program, { io, productFor, act, note });
+
+  program
+    .command('claim')
+    .summary('A recipient claims its key by a claim link (or into a portfolio)')
+    .description(
+      'A recipient claims its key by the link: prints clientId and apiKey, shown only this once. With --into-portfolio the grant ' +
+        'goes into the recipient account whose key (rsa_…) is in RSD_API_KEY, or without one into a new account whose key is shown ' +
+        'only this once.',
+    )
+    .argument('<url>', 'the claim link')
+    .option('--into-portfolio', 'into a recipient account (a portfolio) instead of a key of its own')
+    .option('--account-name <name>', "the new account's name (with --into-portfolio)")
+    .option('--env', 'print export lines for eval: CLIENT_ID, RSD_API_KEY (and RSD_ACCOUNT_ID with --into-portfolio)')
+    .addOption(connection.apiKey('the account key to join with --into-portfolio'))
+    .action(act((options, link) => claimByLink(productFor(options), options, link, note)));
+
+  const scores = group(program, 'scores', 'What a scoring engine publishes (score ingest)');
+  scores
+    .command('publish')
+    .description('Publishes the scores in FILE, in batches of up to 1,000')
+    .argument('<file>', 'JSON: a score, an array or {"scores":[…]}; or NDJSON, one score a line')
+    .addOption(connection.ingest())
+    .addOption(connection.token())
+    .action(
+      act(async (options, file) => {
+        const items = await readScoreFile(file);
+        const notObject = items.findIndex((item) => typeof item !== 'object' || item === null || Array.isArray(item));
+        if (notObject >= 0) throw new UsageError(`${file}: score ${notObject + 1} is not a JSON object`);
+        const publisher = await productFor(options).publisher();
+        const { accepted } = await publisher.publishScores(items as ScoreSubmission[]);
+        return { accepted };
+      }),
+    );
+
+  addReads(program, { io, productFor, act, note });
+  addPortfolio(program, { io, productFor, act, note });
+  addWebhooks(program, { io, productFor, act, note });
+
+  program
+    .command('backup')
+    .summary("A consistent backup of the embedded runtime's databases into FILE")
+    .description(
+      'Embedded runtime, while it serves: a consistent copy of every database of DATA_DIR into the new file FILE, a tar archive ' +
+        'with a manifest; refused if FILE exists; the keys in DATA_DIR are not in it',
+    )
+    .argument('<file>', "the backup's new file")
+    .option('--data-dir <dir>', 'the data directory (DATA_DIR, default .data)')
+    .action(act((options, file) => runBackupCommand('backup', [file], kebab(options), { env: io.env, note })));
+
+  program
+    .command('restore')
+    .summary('Checks a backup and puts it in place in --data-dir')
+    .description(
+      'Checks the backup FILE (or the backup directory of an earlier version) and puts it in place; refused while a process has ' +
+        "the directory's databases open, and over data already there unless --force, which moves that data aside",
+    )
+    .argument('<file>', 'the backup')
+    .requiredOption('--data-dir <dir>', 'the data directory to restore into (no product may be running on it)')
+    .option('--force', 'move the data already there aside')
+    .option(
+      '--without-webhook-key',
+      'restore webhook subscriptions without their key (otherwise needed in DATA_DIR/webhook-secret-key or WEBHOOK_SECRET_KEY)',
+    )
+    .action(act((options, file) => runBackupCommand('restore', [file], kebab(options), { env: io.env, note })));
+
+  return program;
+}
+
+interface Builders {
+  io: CliIo;
+  productFor: (options: Options) => Product;
+  act: (action: (options: Options, ...args: string[]) => Promise<unknown>) => (...args: unknown[]) => Promise<void>;
+  note: (line: string) => void;
+}
+
+/**
+ * A command that only holds others: alone it shows its help (as `rsd` alone does), and a word after it
+ * that is none of its commands is named as an unknown subcommand of it.
+ */
+function actAsGroup(command: Command): Command {
+  return command.argument('[command...]').action(([name]: string[], _options: unknown, self: Command) => {
+    if (name === undefined) {
+      self.outputHelp();
+      return;
+    }
+    const known = self.commands.map((sub) => sub.name());
+    const within = self.parent ? ` of '${self.name()}'` : '';
+    const hint = known.length > 0 ? ` (one of ${known.join(', ')})` : '';
+    self.error(`unknown ${self.parent ? 'subcommand' : 'command'} '${name}'${within}${hint}`, {
+      exitCode: 2,
+      code: 'commander.unknownCommand',
+    });
+  });
+}
+
+/** How a command is listed in its parent's help: a group as `name <command>`, any other with its options and arguments. */
+function commandTerm(command: Command): string {
+  if (command.commands.length > 0) return `${command.name()} <command>`;
+  const args = command.registeredArguments.map((argument) => (argument.required ? `<${argument.name()}>` : `[${argument.name()}]`));
+  return [command.name(), ...(command.options.length > 0 ? ['[options]'] : []), ...args].join(' ');
+}
+
+function group(program: Command, name: string, description: string): Command {
+  return actAsGroup(program.command(name).description(description).usage('<command> [options]'));
+}
+
+function addAuthorizations(program: Command, { io, productFor, act }: Builders): void {
+  const authorizations = group(program, 'authorizations', "An organization's grants of its score (credentials service)");
+  const org = () => new Option('--org <id>', 'the organization').makeOptionMandatory();
+  const clientId = () => new Option('--client-id <id>', "the grant's Client ID").makeOptionMandatory();
+  const organization = (options: Options): Promise<Organization> => productFor(options).organization(options.org as string);
+  const admin = (command: Command) => command.addOption(org()).addOption(connection.credentials()).addOption(connection.token());
+
+  admin(authorizations.command('create'))
+    .summary('Grants a recipient access: prints its key, shown only this once (or a claim link)')
+    .description(
+      'Grants a recipient access: prints the record with its key, shown only this once (or, with --key-delivery claim-link, a ' +
+        "one-time link the recipient claims the key by; with --key-delivery account, straight into a recipient's portfolio)",
+    )
+    .requiredOption('--recipient-type <type>', RECIPIENT_TYPES)
+    .requiredOption('--scopes <list>', `comma-separated: ${SCOPES}`)
+    .option('--recipient-name <name>', 'who the recipient is, as the organization names it')
+    .option('--expires-at <date>', 'YYYY-MM-DD (valid through that UTC day) or an ISO date-time')
+    .option('--allowed-cidrs <list>', 'comma-separated addresses or ranges reads are allowed from (203.0.113.0/24,2001:db8::/32)')
+    .addOption(new Option('--key-delivery <how>', 'how the key reaches the recipient').choices(['response', 'claim-link', 'account']))
+    .option('--claim-valid <duration>', 'with claim-link: how long the link works, 1h to 7d (default 72h)')
+    .option('--account-id <rcp_…>', 'with account: the recipient account that holds the grant')
+    .option('--env', 'print export lines for eval: CLIENT_ID and RSD_API_KEY (CLIENT_ID and RSD_CLAIM_URL for a claim link)')
+    .action(
+      act(async (options) => {
+        const request = {
+          recipientType: options.recipientType as string,
+          scopes: listOf(options.scopes as string),
+          ...(options.recipientName ? { recipientName: options.recipientName as string } : {}),
+          ...(options.expiresAt ? { expiresAt: options.expiresAt as string } : {}),
+          ...(options.allowedCidrs ? { allowedCidrs: listOf(options.allowedCidrs as string) } : {}),
+          ...keyDeliveryOf(
+            options.keyDelivery as string | undefined,
+            options.claimValid as string | undefined,
+            options.accountId as string | undefined,
+          ),
+        } as CreateAuthorization;
+        const created: object = await (await organization(options)).authorizations.create(request);
+        if (!options.env) return created;
+        return 'claim' in created ? claimLinkExportsOf(created) : exportsOf(created, CREDENTIAL_EXPORTS);
+      }),
+    );
+
+  admin(authorizations.command('claim-link'))
+    .description('A new link for a key not yet claimed; the previous link stops working')
+    .addOption(clientId())
+    .option('--claim-valid <duration>', 'how long the link works, 1h to 7d (default 72h)')
+    .option('--env', 'print export lines for eval: CLIENT_ID and RSD_CLAIM_URL')
+    .action(
+      act(async (options) => {
+        const valid = options.claimValid as string | undefined;
+        const request = valid === undefined ? {} : { claimValidSeconds: secondsOf(valid, '--claim-valid') };
+        const issued = await (await organization(options)).authorizations.claimLink(options.clientId as string, request);
+        return options.env ? claimLinkExportsOf(issued) : issued;
+      }),
+    );
+
+  admin(authorizations.command('rotate'))
+    .description('A new key, shown only this once; the previous key works for the overlap')
+    .addOption(clientId())
+    .option('--overlap <duration>', 'how long the previous key still works: 0, 90s, 30m, 1h, 7d (default 1 day, at most 7 days)')
+    .option('--env', 'print export lines for eval: CLIENT_ID and RSD_API_KEY')
+    .action(
+      act(async (options) => {
+        const overlap = options.overlap as string | undefined;
+        const request = overlap === undefined ? {} : { overlapSeconds: secondsOf(overlap) };
+        const rotated = await (await organization(options)).authorizations.rotate(options.clientId as string, request);
+        if (isPending(rotated)) throw new PendingEnforcement(rotated, 'rotation');
+        return options.env ? exportsOf(rotated, CREDENTIAL_EXPORTS) : rotated;
+      }),
+    );
+
+  admin(authorizations.command('list'))
+    .description('Every grant, newest first, with lastUsedAt and reads in 24 h / 30 days')
+    .option('--table', 'a table instead of JSON')
+    .action(
+      act(async (options) => {
+        const listed = { authorizations: await (await organization(options)).authorizations.list() };
+        return options.table ? authorizationTable(listed) : listed;
+      }),
+    );
+
+  admin(authorizations.command('access-log'))
+    .description('Who read through a grant, newest first: a page of entries, or with --follow every new entry as it comes')
+    .addOption(clientId())
+    .option('--limit <n>', 'entries in the page (1 to 500; with --follow, the latest shown first, default 10)')
+    .option('--cursor <cursor>', 'the page after the one whose nextCursor this is')
+    .option('--follow', 'print new entries, one JSON line each, as they come, until Ctrl-C')
+    .action(
+      act(async (options) => {
+        const product = productFor(options);
+        const org = options.org as string;
+        const client = options.clientId as string;
+        if (options.follow) {
+          if (options.cursor !== undefined) throw new UsageError('--cursor and --follow do not go together');
+          return followAccessLog(product, org, client, (options.limit as string | undefined) ?? '10', io.stdout);
+        }
+        const query = new URLSearchParams();
+        if (options.limit !== undefined) query.set('limit', options.limit as string);
+        if (options.cursor !== undefined) query.set('cursor', options.cursor as string);
+        const url = `${authorizationsUrl(product, org)}/${encodeURIComponent(client)}/access-log`;
+        const token = await product.token('authorizations:write', org);
+        const answer = await product.sendJson({
+          url: query.size > 0 ? `${url}?${query.toString()}` : url,
+          headers: { authorization: `Bearer ${token}` },
+        });
+        return answer.body;
+      }),
+    );
+
+  admin(authorizations.command('get'))
+    .description("One grant's record")
+    .addOption(clientId())
+    .action(act(async (options) => (await organization(options)).authorizations.get(options.clientId as string)));
+
+  admin(authorizations.command('revoke'))
+    .description('Ends a grant: its key stops working')
+    .addOption(clientId())
+    .action(
+      act(async (options) => {
+        const revoked = await (await organization(options)).authorizations.revoke(options.clientId as string);
+        if (isPending(revoked)) throw new PendingEnforcement(revoked, 'revocation');
+        return revoked;
+      }),
+    );
+}
+
+function authorizationsUrl(product: Product, org: string): string {
+  return `${product.origins.credentials}/v1/organizations/${encodeURIComponent(org)}/authorizations`;
+}
+
+function addReads(program: Command, { productFor, act, note }: Builders): void {
+  const read = (name: string, description: string) =>
+    program
+      .command(name)
+      .description(description)
+      .requiredOption('--client-id <id>', "the grant's Client ID")
+      .option(
+        '--verify',
+        "check the response's signature (RFC 9421, Ed25519) against the read API's published keys (/.well-known/jwks.json) and " +
+          'say so on stderr; a response that does not verify exits 1',
+      )
+      .addOption(connection.api())
+      .addOption(connection.apiKey('the API key, or a recipient account key that holds the grant'));
+
+  read('score', 'The latest score and grade (scope qr_score)').action(
+    act(async (options) => {
+      const client = productFor(options).client(options.clientId as string);
+      const served = await client.score();
+      if (options.verify) await verified(served.evidence, () => client.signingKeys(), note);
+      return jsonOf(served.evidence.body);
+    }),
+  );
+
+  read('pillars', 'The four-pillar breakdown of the latest score (scope pillar_breakdown)').action(
+    act(async (options) => {
+      const client = productFor(options).client(options.clientId as string);
+      const served = await client.pillars();
+      if (options.verify) await verified(served.evidence, () => client.signingKeys(), note);
+      return jsonOf(served.evidence.body);
+    }),
+  );
+
+  read('history', "A page of the score's history, newest first; each item says what changed (scope score_trend)")
+    .option('--from <date>', 'the oldest scoreDate, YYYY-MM-DD')
+    .option('--to <date>', 'the newest scoreDate, YYYY-MM-DD')
+    .option('--limit <n>', 'dates in the page (1 to 366)')
+    .option('--cursor <cursor>', 'the page after the one whose nextCursor this is')
+    .action(
+      act(async (options) => {
+        const product = productFor(options);
+        const client = product.client(options.clientId as string);
+        const query = new URLSearchParams();
+        for (const name of ['from', 'to', 'limit', 'cursor']) {
+          const value = options[name] as string | undefined;
+          if (value !== undefined) query.set(name, value);
+        }
+        const url = `${product.origins.api}/v1/customers/${encodeURIComponent(options.clientId as string)}/score/history`;
+        const answer = await product.send({
+          url: query.size > 0 ? `${url}?${query.toString()}` : url,
+          headers: { 'x-api-key': product.apiKey() },
+        });
+        if (options.verify) await verified(evidenceOf(answer), () => client.signingKeys(), note);
+        return jsonOf(answer.body);
+      }),
+    );
+}
+
+function evidenceOf(answer: Answer) {
+  return { status: answer.status, path: answer.path, headers: Object.fromEntries(answer.headers), body: answer.body };
+}
+
+/** --verify: the response as received against the published keys; says which key signed it, or refuses it. */
+async function verified(
+  evidence: { status: number; path: string; headers: Record<string, string>; body: Uint8Array },
+  signingKeys: () => Promise<{ keys: { kty: string; crv: string; x: string; kid: string }[] }>,
+  note: (line: string) => void,
+): Promise<void> {
+  const { keys } = await signingKeys();
+  const verification = verifyResponseSignature(
+    { status: evidence.status, headers: new Headers(evidence.headers), body: Buffer.from(evidence.body), requestPath: evidence.path },
+    keys,
+  );
+  if (!verification.valid) throw new Error(`signature NOT valid: ${verification.reason}`);
+  note(`rsd: signature verified (key ${verification.kid}, signed ${verification.created.toISOString()})`);
+}
+
+function addPortfolio(program: Command, { productFor, act, note }: Builders): void {
+  const portfolio = group(
+    program,
+    'portfolio',
+    'A recipient account, with its key (rsa_…) in RSD_API_KEY: the grants it holds, their scores, its key',
+  );
+  const recipient = (command: Command) =>
+    command
+      .addOption(connection.api())
+      .addOption(connection.credentials())
+      .addOption(connection.apiKey('the recipient account key (rsa_…)'));
+  const run = (subcommand: string) =>
+    act((options) =>
+      runPortfolioCommand(subcommand, kebab(options), { product: productFor(options), secondsOf: (value) => secondsOf(value), note }),
+    );
+
+  recipient(portfolio.command('show').description('Its id, name and number of grants')).action(run('show'));
+  for (const [name, what] of [
+    ['customers', 'its active grants'],
+    ['scores', 'the latest score of every grant that allows it'],
+    ['pillars', 'the latest breakdown of every grant that allows it'],
+  ] as const) {
+    recipient(
+      portfolio
+        .command(name)
+        .description(`A page of ${what}, or with --all every page as one list`)
+        .option('--limit <n>', 'items in the page (1 to 100, default 50)')
+        .option('--cursor <cursor>', 'the page after the one whose nextCursor this is')
+        .option('--all', 'every page as one list'),
+    ).action(run(name));
+  }
+  recipient(
+    portfolio
+      .command('rotate-key')
+      .description('A new account key, shown only this once; the old one works for the overlap')
+      .option('--overlap <duration>', 'how long the old key still works: 0 to 1d (default 1d)'),
+  ).action(run('rotate-key'));
+  recipient(
+    portfolio
+      .command('leave')
+      .description('Ends a grant the account holds; its organization sees it released')
+      .requiredOption('--client-id <id>', "the grant's Client ID"),
+  ).action(run('leave'));
+}
+
+function addWebhooks(program: Command, { io: cliIo, productFor, act, note }: Builders): void {
+  const webhooks = group(program, 'webhooks', "A grant's webhooks on the notifier, with the grant's API key; and a receiver to try them");
+  const owner = (command: Command) =>
+    command
+      .requiredOption('--client-id <id>', "the grant's Client ID")
+      .addOption(connection.notifier())
+      .addOption(connection.apiKey('the API key, or a recipient account key that holds the grant'));
+  const id = () => new Option('--id <id>', "the webhook's id (wh_…)").makeOptionMandatory();
+  const run = (subcommand: string, after: (result: unknown, options: Options) => unknown = (result) => result) =>
+    act(async (options) => {
+      const product = productFor(options);
+      const result = await runWebhooksCommand(subcommand, kebab(options), {
+        webhooksOf: (clientId) => product.client(clientId).webhooks,
+        env: cliIo.env,
+        untilStopped: cliIo.untilStopped,
+        out: (line) => cliIo.stdout(`${line}\n`),
+        note,
+      });
+      return after(result, options);
+    });
+
+  owner(
+    webhooks
+      .command('create')
+      .description('Subscribes a URL to events: prints the subscription with its secret, shown only this once')
+      .requiredOption('--url <url>', 'https, on a public address')
+      .requiredOption('--events <list>', 'comma-separated: score.updated, grade.changed, authorization.ended')
+      .option('--env', 'print export lines for eval: WEBHOOK_ID and RSD_WEBHOOK_SECRET'),
+  ).action(run('create', (created, options) => (options.env ? exportsOf(created, WEBHOOK_EXPORTS) : created)));
+  owner(webhooks.command('list').description("The grant's webhooks, without secrets")).action(run('list'));
+  owner(webhooks.command('deliveries').description("A webhook's recent delivery attempts, newest first").addOption(id())).action(
+    run('deliveries'),
+  );
+  owner(webhooks.command('delete').description('Deletes a webhook').addOption(id())).action(run('delete'));
+  webhooks
+    .command('listen')
+    .summary('A receiver on this machine that verifies and prints deliveries')
+    .description(
+      'A receiver to try webhooks with: any path takes a POST, verified with RSD_WEBHOOK_SECRET or --secret; prints one JSON line per ' +
+        'delivery, {"verified","id","timestamp","type","data"} and the reason when it does not verify; answers 204, 401 when it does ' +
+        'not verify, 413 over 1 MB; runs until Ctrl-C or SIGTERM',
+    )
+    .requiredOption('--port <n>', 'the port to listen on')
+    .option('--host <address>', 'the address to listen on (default 127.0.0.1)')
+    .option('--secret <whsec_…>', 'the webhook secret (RSD_WEBHOOK_SECRET; prefer the variable)')
+    .option('--fail <n>', 'answer the first N deliveries 500, to watch the retries')
+    .action(run('listen'));
+}
+
+/**
+ * A recipient claims its key by the link, the link being its only credential here; it is never printed
+ * back. With --into-portfolio the grant goes into a recipient account instead: the one whose key is in
+ * RSD_API_KEY, or a new one (named --account-name) whose key is shown once.
+ */
+async function claimByLink(product: Product, options: Options, link: string, note: (line: string) => void): Promise<unknown> {
+  if (!URL.canParse(link)) throw new UsageError('claim needs the claim link: rsd claim URL');
+  if (!options.intoPortfolio) {
+    if (options.accountName !== undefined) throw new UsageError('--account-name needs --into-portfolio');
+    const claimed = (await product.sendJson({ method: 'POST', url: link, body: {} })).body;
+    return options.env ? exportsOf(claimed, CREDENTIAL_EXPORTS) : claimed;
+  }
+  // Only an account key names the account to join: a grant's key (rsk_…) left in RSD_API_KEY means none, a new account.
+  const given = product.settings.apiKey;
+  const accountKey = given?.startsWith(`${ACCOUNT_KEY_PREFIX}_`) ? given : undefined;
+  const body = { into: 'account', ...(options.accountName ? { accountName: options.accountName as string } : {}) };
+  const joined = (await product.sendJson({ method: 'POST', url: link, headers: accountKey ? { 'x-api-key': accountKey } : {}, body })).body;
+  if ('accountKey' in (joined as object)) note('rsd: the account key is shown only this once; keep it now');
+  return options.env ? exportsOf(joined, ACCOUNT_EXPORTS) : joined;
+}
+
+interface ListedAuthorization {
+  clientId: string;
+  recipientName: string | null;
+  recipientType: string;
+  status: string;
+  scopes: string[];
+  expiresAt: string | null;
+  lastUsedAt: string | null;
+  usage: { last24h: number; last30d: number };
+}
+
+/** `list --table`: one line per authorization, its use in the last three columns. */
+function authorizationTable({ authorizations }: { authorizations: ListedAuthorization[] }): string {
+  const header = ['CLIENT ID', 'RECIPIENT', 'TYPE', 'STATUS', 'SCOPES', 'EXPIRES', 'LAST USED', '24H', '30D'];
+  const rows = authorizations.map((a) => [
+    a.clientId,
+    a.recipientName ?? '-',
+    a.recipientType,
+    a.status,
+    a.scopes.join(','),
+    a.expiresAt ?? '-',
+    a.lastUsedAt ?? 'never',
+    String(a.usage.last24h),
+    String(a.usage.last30d),
+  ]);
+  const widths = header.map((title, column) => Math.max(title.length, ...rows.map((row) => row[column]!.length)));
+  return [header, ...rows]
+    .map((row) =>
+      row
+        .map((cell, column) => cell.padEnd(widths[column]!))
+        .join('  ')
+        .trimEnd(),
+    )
+    .join('\n');
+}
+
+interface AccessLogEntry {
+  at: string;
+  requestId: string;
+}
+
+const FOLLOW_EVERY_MS = 2_000;
+const FOLLOW_PAGE = 500;
+const FOLLOW_REMEMBERED = 10_000;
+
+/**
+ * `access-log --follow`: the latest entries (--limit, default 10) oldest first, then every entry that
+ * appears, one JSON line each, until interrupted. The newest entries are asked for every 2 s and what
+ * was not printed yet is printed, oldest first, so an entry that arrives a little late (another
+ * replica's batch) is printed too.
+ */
+async function followAccessLog(
+  product: Product,
+  org: string,
+  clientId: string,
+  first: string,
+  out: (text: string) => void,
+): Promise<never> {
+  if (!/^\d{1,3}$/.test(first) || Number(first) < 1) throw new UsageError(`--limit must be a whole number from 1 to 500 (got "${first}")`);
+  const printed = new Set<string>();
+  const keyOf = (entry: AccessLogEntry) => `${entry.at} ${entry.requestId}`;
+  /** Entries older than the first page's oldest were never meant to be printed. */
+  let floor: string | undefined;
+  for (;;) {
+    const limit = floor === undefined ? Number(first) : FOLLOW_PAGE;
+    // A new client each time: a minted token lasts minutes, a follower runs for longer.
+    const { authorizations } = await product.organization(org);
+    const newest: AccessLogEntry[] = [];
+    for await (const entry of authorizations.accessLog(clientId, { limit })) {
+      newest.push(entry);
+      if (newest.length >= limit) break;
+    }
+    floor ??= newest.at(-1)?.at ?? '';
+    const fresh = newest.filter((entry) => entry.at >= (floor ?? '') && !printed.has(keyOf(entry))).reverse();
+    for (const entry of fresh) {
+      out(`${JSON.stringify(entry)}\n`);
+      printed.add(keyOf(entry));
+    }
+    // The oldest remembered go first: a page of 500 never reaches back to them.
+    if (printed.size > FOLLOW_REMEMBERED) for (const key of [...printed].slice(0, printed.size - FOLLOW_REMEMBERED)) printed.delete(key);
+    await new Promise((resolve) => setTimeout(resolve, FOLLOW_EVERY_MS));
+  }
+}
+
+/** A 202 to a revoke or a rotation: recorded, but the read API does not enforce it yet. */
+function isPending(record: unknown): boolean {
+  return typeof record === 'object' && record !== null && (record as { enforcement?: unknown }).enforcement === 'pending';
+}
+
+/** A revoke or a rotation that is recorded but not yet enforced: its record is printed, exit 3. */
+export class PendingEnforcement extends Error {
+  constructor(
+    readonly record: unknown,
+    change: 'revocation' | 'rotation',
+  ) {
+    super(
+      change === 'revocation'
+        ? 'the revocation is recorded but NOT yet enforced: the event log could not take it in time. ' +
+            'The key may still be accepted until it is published (the service keeps trying) or until read-API replicas ' +
+            'out of touch with the event log stop serving (FEED_STALENESS_BOUND_MS, 30 s by default). Run the revoke again to check.'
+        : 'the rotation is recorded but NOT yet in effect: the event log could not take it in time. ' +
+            'Keep the new key (it is shown only now); it works once the service has published the change, and the previous key works until then.',
+    );
+    this.name = 'PendingEnforcement';
+  }
+}
+
+/**
+ * `--key-delivery claim-link` (and its `--claim-valid`), or `--key-delivery account --account-id rcp_…`,
+ * as the create request's fields; the default delivery sends neither.
+ */
+function keyDeliveryOf(delivery: string | undefined, valid: string | undefined, accountId: string | undefined): Record<string, unknown> {
+  if (accountId !== undefined && delivery !== 'account') throw new UsageError('--account-id needs --key-delivery account');
+  if (delivery === undefined || delivery === 'response') {
+    if (valid !== undefined) throw new UsageError('--claim-valid needs --key-delivery claim-link');
+    return {};
+  }
+  if (delivery === 'account') {
+    if (!accountId) throw new UsageError('--key-delivery account needs --account-id rcp_…');
+    return { keyDelivery: 'account', recipientAccountId: accountId };
+  }
+  return { keyDelivery: 'claimLink', ...(valid === undefined ? {} : { claimValidSeconds: secondsOf(valid, '--claim-valid') }) };
+}
+
+function listOf(value: string): string[] {
+  return value
+    .split(',')
+    .map((item) => item.trim())
+    .filter(Boolean);
+}
+
+/** `--overlap`, `--claim-valid`: whole seconds, or a number with s, m, h or d. */
+export function secondsOf(value: string, option = '--overlap'): number {
+  const match = /^(\d+)(s|m|h|d)?$/.exec(value.trim());
+  if (!match) throw new UsageError(`${option} must be a whole number of seconds or like 90s, 30m, 1h, 7d (got "${value}")`);
+  const unit = { s: 1, m: 60, h: 3600, d: 86_400 }[(match[2] ?? 's') as 's' | 'm' | 'h' | 'd'];
+  return Number(match[1]) * unit;
+}
+
+/**
+ * Runs `rsd` with `args` (without node and the script): what to print goes to stdout, failures to
+ * stderr; resolves the exit code (0 success, 1 refused or unreachable, 2 wrong usage, 3 recorded but
+ * not yet in effect).
+ */
+export async function runCli(args: readonly string[], cliIo: CliIo): Promise<number> {
+  const print = (result: unknown) => {
+    if (result !== undefined) cliIo.stdout(typeof result === 'string' ? `${result}\n` : `${JSON.stringify(result, null, 2)}\n`);
+  };
+  const program = buildProgram(cliIo, print);
+  try {
+    await program.parseAsync(args, { from: 'user' });
+    return 0;
+  } catch (error) {
+    if (error instanceof CommanderError) {
+      // Help and the version asked for are a success; everything else commander refuses is wrong usage.
+      return error.code === 'commander.helpDisplayed' || error.code === 'commander.version' ? 0 : 2;
+    }
+    if (error instanceof PendingEnforcement) print(error.record);
+    cliIo.stderr(`rsd: ${describeFailure(error)}\n`);
+    if (error instanceof UsageError) return 2;
+    return error instanceof PendingEnforcement ? 3 : 1;
+  }
+}
