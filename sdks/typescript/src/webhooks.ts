@@ -64,10 +64,14 @@ export class Webhooks<Event extends string = WebhookEvent> {
   }
 
   /**
-   * updateWebhook (PATCH): changes what is given and answers the webhook as it is now. Repeated after a
-   * network failure: it sets values, so sending it again leaves the same webhook.
+   * updateWebhook (PATCH): changes what is given and answers the webhook as it is now; a change of
+   * nothing is refused before it is sent. Repeated after a network failure: it sets values, so sending
+   * it again leaves the same webhook.
    */
   async update(id: string, change: WebhookChange<Event>, options: RequestOptions = {}): Promise<Webhook<Event>> {
+    if (Object.values(change).every((value) => value === undefined)) {
+      throw new TypeError('update needs at least one of url, events, enabled, conditions');
+    }
     return this.#json(await this.#send({ method: 'PATCH', path: `/${encodeURIComponent(id)}`, body: change, idempotent: true }, options));
   }
 

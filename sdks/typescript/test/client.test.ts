@@ -279,3 +279,23 @@ describe('the error classes both SDKs share', () => {
     },
   );
 });
+
+describe('webhooks', () => {
+  test('when an update changes nothing, then it is refused before anything is sent', async () => {
+    const sent: string[] = [];
+    const client = new Client({
+      clientId: CLIENT_ID,
+      apiKey: 'rsk_x',
+      baseUrl: 'http://127.0.0.1:9/v1',
+      notifierUrl: 'http://127.0.0.1:9/v1',
+      fetch: (input) => {
+        sent.push(input instanceof Request ? input.url : input.toString());
+        return Promise.reject(new Error('not to be sent'));
+      },
+    });
+
+    await expect(client.webhooks.update('wh_AAAAAAAAAAAAAAAAAAAA', {})).rejects.toThrow(/at least one of url, events, enabled, conditions/);
+    await expect(client.webhooks.update('wh_AAAAAAAAAAAAAAAAAAAA', { url: undefined })).rejects.toBeInstanceOf(TypeError);
+    expect(sent).toEqual([]);
+  });
+});

@@ -6,6 +6,7 @@ import { request } from '@rsd/testkit';
 import { eventually, startEmbedded, type EmbeddedProcess } from '../../../test/support/embedded-process.js';
 import { startSwitchableReceiver, verifiesWith, type Received, type SwitchableReceiver } from '../../../test/support/webhook-lifecycle.js';
 import {
+  ApiError,
   AuthorizationNotFound,
   Client,
   InvalidApiKey,
@@ -40,6 +41,16 @@ let devSecret: string;
 let runs = 0;
 const receivers: SwitchableReceiver[] = [];
 
+interface Answer {
+  url: URL;
+  method: string;
+  status: number;
+  /** The JSON body, when there is one. */
+  body: unknown;
+}
+/** Every answer of the read API, the notifier and the credentials service in this run, held against their OpenAPI documents at the end. */
+const answered: Answer[] = [];
+
 beforeAll(async () => {
   dataDir = await mkdtemp(join(tmpdir(), 'rsd-sdk-portfolio-'));
   // Webhook receivers on loopback: decision 28's development flag.
@@ -52,9 +63,20 @@ beforeAll(async () => {
     WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true',
   });
   devSecret = (await readDevSecret(dataDir))!;
+  const send = globalThis.fetch;
+  jest.spyOn(globalThis, 'fetch').mockImplementation(async (input, init) => {
+    const response = await send(input, init);
+    const url = new URL(input instanceof Request ? input.url : input);
+    if ([product.urls.readApi, product.urls.notifier, product.urls.credentials].includes(url.origin) && url.pathname.startsWith('/v1/')) {
+      const json = response.headers.get('content-type')?.includes('json') ? await response.clone().json() : undefined;
+      answered.push({ url, method: init?.method ?? 'GET', status: response.status, body: json });
+    }
+    return response;
+  });
 }, 90_000);
 
 afterAll(async () => {
+  jest.restoreAllMocks();
   await Promise.all(receivers.map((receiver) => receiver.close()));
   await product?.stop();
   await rm(dataDir, { recursive: true, force: true });
@@ -213,6 +235,14 @@ describe('a portfolio', () => {
     expect(refused).toBeInstanceOf(RecipientAccountNotFound);
   });
 
+  test('when the organization rotates the key of a grant an account holds, then a plain ApiError with the code KEY_HELD_BY_ACCOUNT', async () => {
+    const refused = await refusalOf(account.organization.authorizations.rotate(account.clientId));
+
+    expect(refused).toBeInstanceOf(ApiError);
+    expect((refused as ApiError).constructor).toBe(ApiError);
+    expect(refused).toMatchObject({ status: 409, code: 'KEY_HELD_BY_ACCOUNT' });
+  });
+
   test('when a grant is released, then it leaves the portfolio and the organization sees why; releasing again changes nothing, and a grant the account never held is AuthorizationNotFound', async () => {
     const mine = await anAccount(61);
     const own = new Portfolio({ accountKey: mine.accountKey, ...urls() });
@@ -348,5 +378,82 @@ describe('the webhook lifecycle', () => {
 
     expect(await refusalOf(portfolio.webhooks.create(`${receiver.url}/10`, ['score.updated']))).toBeInstanceOf(WebhookLimitReached);
     expect(await portfolio.webhooks.list()).toHaveLength(10);
+  });
+});
+
+describe('the OpenAPI documents', () => {
+  interface Schema {
+    $ref?: string;
+    properties?: Record<string, unknown>;
+    required?: string[];
+  }
+  interface Operation {
+    operationId: string;
+    responses: Record<string, { content?: { 'application/json'?: { schema: Schema } } }>;
+  }
+  interface Document {
+    servers: { url: string }[];
+    paths: Record<string, { servers?: { url: string }[] } & Record<string, Operation>>;
+    components: { schemas: Record<string, Schema> };
+  }
+  /** The operations Portfolio and Webhooks call; the Organization's own are in organization.e2e.test.ts. */
+  const OPERATIONS = [
+    'getPortfolio',
+    'listPortfolioCustomers',
+    'listPortfolioScores',
+    'listPortfolioPillars',
+    'rotateAccountKey',
+    'releaseGrant',
+    'getScore',
+    ...['create', 'list', 'update', 'delete', 'listDeliveries', 'rotateSecret', 'test', 'redeliver'].flatMap((verb) => {
+      const [head, tail] = {
+        listDeliveries: ['list', 'Deliveries'],
+        rotateSecret: ['rotate', 'Secret'],
+        redeliver: ['redeliver', 'Delivery'],
+      }[verb] ?? [verb, verb === 'list' ? 's' : ''];
+      return [`${head}Webhook${tail}`, `${head}PortfolioWebhook${tail}`];
+    }),
+  ];
+
+  test('when every answer Portfolio and Webhooks got is held against its service document, then its status and fields are documented, for every operation they call', async () => {
+    const documents = new Map<string, Document>();
+    for (const origin of [product.urls.readApi, product.urls.notifier, product.urls.credentials]) {
+      documents.set(origin, (await request<Document>(`${origin}/v1/openapi.json`)).body);
+    }
+    const find = ({ url, method }: Answer): { document: Document; operation: Operation } | undefined => {
+      const document = documents.get(url.origin)!;
+      for (const [template, item] of Object.entries(document.paths)) {
+        const base = (item.servers ?? document.servers)[0]!.url.replace(/\/$/, '');
+        const pattern = new RegExp(`^${base}${template.replace(/\{[^}]+\}/g, '[^/]+')}$`);
+        if (pattern.test(url.pathname) && item[method.toLowerCase()]) return { document, operation: item[method.toLowerCase()]! };
+      }
+      return undefined;
+    };
+    const problemsOf = (answer: Answer): string[] => {
+      const found = find(answer);
+      const response = found?.operation.responses[String(answer.status)];
+      if (!found || !response) return ['status not documented'];
+      let schema = response.content?.['application/json']?.schema;
+      if (schema?.$ref) schema = found.document.components.schemas[schema.$ref.split('/').pop()!];
+      if (!schema?.properties || typeof answer.body !== 'object' || answer.body === null) return [];
+      const fields = Object.keys(answer.body);
+      return [
+        ...fields.filter((field) => !(field in schema.properties!)).map((field) => `field ${field} not documented`),
+        ...(schema.required ?? []).filter((field) => !fields.includes(field)).map((field) => `required field ${field} missing`),
+      ];
+    };
+    // What the SDK sent: the Organization's calls that made the grants are another suite's.
+    const credentialsPaths = /^\/v1\/portfolio\//;
+    const sdkAnswers = answered.filter(
+      ({ url }) =>
+        !url.pathname.endsWith('/openapi.json') && (url.origin !== product.urls.credentials || credentialsPaths.test(url.pathname)),
+    );
+
+    const problems = sdkAnswers.flatMap((answer) =>
+      problemsOf(answer).map((problem) => `${answer.method} ${answer.url.pathname} ${answer.status}: ${problem}`),
+    );
+
+    expect(problems).toEqual([]);
+    expect([...new Set(sdkAnswers.map((answer) => find(answer)?.operation.operationId))].sort()).toEqual([...OPERATIONS].sort());
   });
 });
