@@ -21,6 +21,29 @@ OPERATIONS = {
     "listWebhooks": ("notifier", "get", "/customers/{clientId}/webhooks", {"200"} | REFUSALS),
     "deleteWebhook": ("notifier", "delete", "/customers/{clientId}/webhooks/{id}", {"204"} | REFUSALS),
     "listWebhookDeliveries": ("notifier", "get", "/customers/{clientId}/webhooks/{id}/deliveries", {"200"} | REFUSALS),
+    "updateWebhook": ("notifier", "patch", "/customers/{clientId}/webhooks/{id}", {"200"} | REFUSALS),
+    "rotateWebhookSecret": ("notifier", "post", "/customers/{clientId}/webhooks/{id}/rotate-secret", {"201"} | REFUSALS),
+    "testWebhook": ("notifier", "post", "/customers/{clientId}/webhooks/{id}/test", {"202", "409"} | REFUSALS),
+    "redeliverWebhookDelivery": (
+        "notifier", "post", "/customers/{clientId}/webhooks/{id}/deliveries/{messageId}/redeliver", {"202", "409"} | REFUSALS
+    ),
+    # A recipient account's (Portfolio, AsyncPortfolio): the same lifecycle under /portfolio/webhooks.
+    "getPortfolio": ("readApi", "get", "/portfolio", {"200", "401", "429", "503"}),
+    "listPortfolioCustomers": ("readApi", "get", "/portfolio/customers", {"200", "400", "401", "429", "503"}),
+    "listPortfolioScores": ("readApi", "get", "/portfolio/scores", {"200", "400", "401", "429", "503"}),
+    "listPortfolioPillars": ("readApi", "get", "/portfolio/pillars", {"200", "400", "401", "429", "503"}),
+    "rotateAccountKey": ("credentials", "post", "/portfolio/keys/rotate", {"201", "202", "400", "401"}),
+    "releaseGrant": ("credentials", "delete", "/portfolio/customers/{clientId}", {"202", "204", "401", "404"}),
+    "createPortfolioWebhook": ("notifier", "post", "/portfolio/webhooks", {"201", "400", "401", "409", "429"}),
+    "listPortfolioWebhooks": ("notifier", "get", "/portfolio/webhooks", {"200", "401", "429"}),
+    "updatePortfolioWebhook": ("notifier", "patch", "/portfolio/webhooks/{id}", {"200", "400", "401", "404", "429"}),
+    "deletePortfolioWebhook": ("notifier", "delete", "/portfolio/webhooks/{id}", {"204", "401", "404", "429"}),
+    "listPortfolioWebhookDeliveries": ("notifier", "get", "/portfolio/webhooks/{id}/deliveries", {"200", "401", "404", "429"}),
+    "rotatePortfolioWebhookSecret": ("notifier", "post", "/portfolio/webhooks/{id}/rotate-secret", {"201", "400", "401", "404", "429"}),
+    "testPortfolioWebhook": ("notifier", "post", "/portfolio/webhooks/{id}/test", {"202", "401", "404", "409", "429"}),
+    "redeliverPortfolioWebhookDelivery": (
+        "notifier", "post", "/portfolio/webhooks/{id}/deliveries/{messageId}/redeliver", {"202", "401", "404", "409", "429"}
+    ),
     # The organization's side (Organization, AsyncOrganization).
     "createAuthorization": ("credentials", "post", "/organizations/{organizationId}/authorizations", {"201", "400", "401", "403"}),
     "listAuthorizations": ("credentials", "get", "/organizations/{organizationId}/authorizations", {"200", "401", "403"}),
@@ -48,6 +71,11 @@ FIELDS = {
         "HistoryItem": {"scoreDate", "score", "grade", "pillarScores", "change"},
         "ScoreChange": {"score", "grade", "pillars", "driver"},
         "Error": {"error", "code", "message", "timestamp", "requestId", "details"},
+        "Portfolio": {"accountId", "name", "customers"},
+        "PortfolioCustomer": {"clientId", "organizationId", "recipientType", "scopes", "expiresAt"},
+        "PortfolioCustomersPage": {"items", "nextCursor"},
+        "PortfolioScoresPage": {"items", "nextCursor"},
+        "PortfolioPillarsPage": {"items", "nextCursor"},
     },
     "notifier": {
         "Webhook": {"id", "url", "events", "status", "createdAt", "conditions"},
@@ -55,6 +83,13 @@ FIELDS = {
         "WebhookList": {"webhooks"},
         "WebhookDelivery": {"messageId", "eventType", "attempt", "status", "responseCode", "failure", "scheduledAt", "attemptedAt"},
         "WebhookDeliveryList": {"deliveries"},
+        # What create() and update() send, and what rotate_secret(), test() and redeliver() read.
+        "CreateWebhookRequest": {"url", "events", "conditions"},
+        "UpdateWebhookRequest": {"url", "events", "enabled", "conditions"},
+        "WebhookConditions": {"scoreBelow", "scoreDropAtLeast", "gradeChanged"},
+        "RotateWebhookSecretRequest": {"overlapSeconds"},
+        "RotatedWebhookSecret": {"secret"},
+        "WebhookMessageAccepted": {"messageId"},
     },
     # Authorization.from_json reads every one of these; CreateAuthorizationRequest is what create() sends.
     "credentials": {
@@ -73,6 +108,8 @@ FIELDS = {
             "recipientType", "recipientName", "scopes", "expiresAt", "allowedCidrs", "keyDelivery", "claimValidSeconds",
             "recipientAccountId",
         },  # fmt: skip
+        "RotateAccountKeyRequest": {"overlapSeconds"},
+        "RotatedAccountKey": {"accountKey", "previousKeyExpiresAt"},
     },
     "scoreIngest": {
         "ScoreBatch": {"scores"},

@@ -6,12 +6,13 @@ import json
 from collections.abc import Callable
 from typing import Any, cast
 
+import httpx
 import pytest
 from conftest import REPO_ROOT, Runtime, StartingService, days_ago, eventually
 
 import resilience_score
 import resilience_score._transport as transport_module
-from resilience_score import ApiError, Client, RateLimited
+from resilience_score import ApiError, Client, Organization, RateLimited
 
 UNKNOWN_CLIENT_ID = "rs_" + "Q" * 24
 # Each error class's status and code, stated once for both SDKs' tests (decision 37).
@@ -129,10 +130,29 @@ def test_a_bad_history_parameter_is_invalid_parameter(runtime: Runtime, query: d
 
 
 def test_a_code_without_a_class_of_its_own_is_a_plain_api_error(runtime: Runtime) -> None:
-    credential = runtime.authorize(runtime.new_organization(), ["qr_score"])
-    with runtime.client(credential) as client:
-        refused = refused_as(lambda: client.webhooks.delete("wh_" + "Z" * 20), ApiError, 404, "WEBHOOK_NOT_FOUND")
+    # A grant claimed into a recipient account has no key of its own to rotate: 409 KEY_HELD_BY_ACCOUNT.
+    organization_id = runtime.new_organization()
+    with Organization(runtime.token(organization_id), credentials_url=f"{runtime.urls['credentials']}/v1") as organization:
+        created = organization.authorizations.create("auditor", ["qr_score"], key_delivery="claimLink")
+        assert created.claim is not None
+        claimed = httpx.post(created.claim.url, headers={"accept": "application/json"}, json={"into": "account"})
+        assert claimed.status_code == 201, claimed.text
+        refused = refused_as(lambda: organization.authorizations.rotate(created.client_id), ApiError, 409, "KEY_HELD_BY_ACCOUNT")
     assert type(refused) is ApiError
+
+
+@pytest.mark.parametrize("name", sorted(ERROR_CLASSES))
+def test_each_code_of_the_shared_table_is_raised_as_the_class_of_that_name(name: str) -> None:
+    # The table both SDKs are held to, answered by a stand-in transport: what matters here is the
+    # mapping of status and code to class (the tests above reach most of them from the product).
+    status, code = ERROR_CLASSES[name]["status"], ERROR_CLASSES[name]["code"]
+    body = {"message": "refused", "requestId": "req-1", **({} if code is None else {"code": code})}
+    answer = httpx.MockTransport(lambda _request: httpx.Response(status, json=body, headers={"retry-after": "1"}))
+    with httpx.Client(transport=answer) as http, Client(
+        UNKNOWN_CLIENT_ID, "rsk_x", base_url="http://127.0.0.1:9/v1", notifier_url="http://127.0.0.1:9/v1", max_retries=0, http_client=http
+    ) as client:
+        refused = refusal(client.webhooks.list, name)
+    assert type(refused) is error_class(name)
 
 
 def test_past_the_rate_limit_is_rate_limited_after_retrying_as_retry_after_says(limited_runtime: Runtime, waits: list[float]) -> None:

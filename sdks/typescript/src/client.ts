@@ -1,19 +1,8 @@
 import { errorFor } from './errors.js';
-import { signingKeyId, verifyEvidence } from './signature.js';
-import { Transport, type Received, type RequestOptions, type TransportOptions } from './transport.js';
-import type {
-  CreatedWebhook,
-  Evidence,
-  HistoryItem,
-  HistoryPage,
-  Jwks,
-  Pillars,
-  Score,
-  Served,
-  Webhook,
-  WebhookDelivery,
-  WebhookEvent,
-} from './types.js';
+import { evidenceOf, SigningKeys } from './signing-keys.js';
+import { Transport, type RequestOptions, type TransportOptions } from './transport.js';
+import type { Evidence, HistoryItem, HistoryPage, Jwks, Pillars, Score, Served } from './types.js';
+import { Webhooks } from './webhooks.js';
 
 export interface ClientOptions extends TransportOptions {
   /** The Client ID exactly as issued. */
@@ -56,20 +45,27 @@ export class Client {
   readonly #clientId: string;
   readonly #apiKey: string;
   readonly #baseUrl: string;
-  readonly #notifierUrl: string | undefined;
   readonly #verifySignatures: boolean;
   readonly #transport: Transport;
+  readonly #keys: SigningKeys;
   readonly #kept = new Map<string, Kept>();
-  #jwks: Promise<Jwks> | undefined;
 
   constructor(options: ClientOptions) {
     this.#transport = new Transport(options);
     this.#clientId = options.clientId;
     this.#apiKey = options.apiKey;
     this.#baseUrl = rootOf(options.baseUrl);
-    this.#notifierUrl = options.notifierUrl === undefined ? undefined : rootOf(options.notifierUrl);
+    const notifierUrl = options.notifierUrl === undefined ? undefined : rootOf(options.notifierUrl);
     this.#verifySignatures = options.verifySignatures ?? true;
-    this.webhooks = new Webhooks((method, resource, body, call) => this.#callNotifier(method, resource, body, call));
+    this.#keys = new SigningKeys(this.#transport, this.#baseUrl);
+    this.webhooks = new Webhooks({
+      transport: this.#transport,
+      collection: () => {
+        if (notifierUrl === undefined) throw new TypeError('webhooks need the notifierUrl option');
+        return this.#customerUrl(notifierUrl, 'webhooks');
+      },
+      headers: () => ({ 'x-api-key': this.#apiKey }),
+    });
   }
 
   /** getScore: the latest score and grade (scope qr_score). */
@@ -102,9 +98,8 @@ export class Client {
    * getSigningKeys: the JWKS as the read API publishes it (asked without the API key), also what the
    * client verifies with from now on. Keep it beside kept evidence to verify that later with verifyEvidence.
    */
-  async signingKeys(options: RequestOptions = {}): Promise<Jwks> {
-    const fetched = (this.#jwks = this.#fetchJwks(options));
-    return structuredClone(await fetched);
+  signingKeys(options: RequestOptions = {}): Promise<Jwks> {
+    return this.#keys.fetch(options);
   }
 
   async #read<T>(resource: string, query: URLSearchParams, call: RequestOptions): Promise<Served<T>> {
@@ -118,13 +113,8 @@ export class Client {
     }
     if (received.status !== 200) throw errorFor(received.status, received.headers, received.body);
 
-    const evidence: Evidence = {
-      status: received.status,
-      path: received.path,
-      headers: Object.fromEntries(received.headers),
-      body: received.body,
-    };
-    if (this.#verifySignatures) await this.#verify(evidence, call);
+    const evidence = evidenceOf(received);
+    if (this.#verifySignatures) await this.#keys.verify(evidence, call);
     const fields = parseJson<T>(received.body);
     const etag = received.headers.get('etag');
     if (etag) this.#keep(url, { etag, fields: structuredClone(fields), evidence });
@@ -137,80 +127,8 @@ export class Client {
     if (this.#kept.size > MAX_KEPT) this.#kept.delete(this.#kept.keys().next().value as string);
   }
 
-  /** Against the cached JWKS, fetched again once when the signature names a key it does not hold (a key change). */
-  async #verify(evidence: Evidence, call: RequestOptions): Promise<void> {
-    let jwks = await (this.#jwks ??= this.#fetchJwks(call));
-    const kid = signingKeyId(evidence);
-    if (kid !== undefined && !jwks.keys.some((key) => key.kid === kid)) jwks = await (this.#jwks = this.#fetchJwks(call));
-    verifyEvidence(evidence, jwks);
-  }
-
-  #fetchJwks(call: RequestOptions): Promise<Jwks> {
-    // Public, and outside the versioned root: https://api.example.com/.well-known/jwks.json, asked without the key.
-    const url = `${this.#baseUrl.replace(/\/v\d+$/, '')}/.well-known/jwks.json`;
-    const fetched = this.#transport.send({ method: 'GET', url, headers: {}, idempotent: true }, call).then((received) => {
-      if (received.status !== 200) throw errorFor(received.status, received.headers, received.body);
-      return parseJson<Jwks>(received.body);
-    });
-    // A failed fetch is not kept: the next verification tries again.
-    fetched.catch(() => {
-      if (this.#jwks === fetched) this.#jwks = undefined;
-    });
-    return fetched;
-  }
-
-  async #callNotifier(method: string, resource: string, body: unknown, call: RequestOptions): Promise<Received> {
-    if (this.#notifierUrl === undefined) throw new TypeError('webhooks need the notifierUrl option');
-    const received = await this.#transport.send(
-      {
-        method,
-        url: this.#customerUrl(this.#notifierUrl, resource),
-        headers: { 'x-api-key': this.#apiKey, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
-        ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-        // A DELETE leaves the same state however often it is sent; a second POST would subscribe twice.
-        idempotent: method !== 'POST',
-      },
-      call,
-    );
-    if (received.status < 200 || received.status > 299) throw errorFor(received.status, received.headers, received.body);
-    return received;
-  }
-
   #customerUrl(root: string, resource: string): string {
     return `${root}/customers/${encodeURIComponent(this.#clientId)}/${resource}`;
-  }
-}
-
-type NotifierCall = (method: string, resource: string, body: unknown, call: RequestOptions) => Promise<Received>;
-
-/** The subscriptions of this Client ID (the notifier). */
-export class Webhooks {
-  readonly #call: NotifierCall;
-
-  /** @internal Made by the Client. */
-  constructor(call: NotifierCall) {
-    this.#call = call;
-  }
-
-  /** createWebhook: the answer's `secret` is shown only this once; keep it to verify deliveries. Never sent twice on a network failure. */
-  async create(url: string, events: WebhookEvent[], options: RequestOptions = {}): Promise<CreatedWebhook> {
-    return parseJson<CreatedWebhook>((await this.#call('POST', 'webhooks', { url, events }, options)).body);
-  }
-
-  /** listWebhooks, oldest first, without secrets. */
-  async list(options: RequestOptions = {}): Promise<Webhook[]> {
-    return parseJson<{ webhooks: Webhook[] }>((await this.#call('GET', 'webhooks', undefined, options)).body).webhooks;
-  }
-
-  /** deleteWebhook, with the deliveries it still owed. */
-  async delete(id: string, options: RequestOptions = {}): Promise<void> {
-    await this.#call('DELETE', `webhooks/${encodeURIComponent(id)}`, undefined, options);
-  }
-
-  /** listWebhookDeliveries: the latest attempts, newest first. */
-  async deliveries(id: string, options: RequestOptions = {}): Promise<WebhookDelivery[]> {
-    const received = await this.#call('GET', `webhooks/${encodeURIComponent(id)}/deliveries`, undefined, options);
-    return parseJson<{ deliveries: WebhookDelivery[] }>(received.body).deliveries;
   }
 }
 

@@ -76,6 +76,18 @@ export class AuthorizationInactive extends ApiError {}
 export class KeyAlreadyClaimed extends ApiError {}
 /** 400 VALIDATION_FAILED: a request body was refused; `details` names every problem. */
 export class ValidationFailed extends ApiError {}
+/** 404 RECIPIENT_ACCOUNT_NOT_FOUND: a grant to an account (`keyDelivery: 'account'`) names no account there is. */
+export class RecipientAccountNotFound extends ApiError {}
+/** 404 WEBHOOK_NOT_FOUND: this owner (grant, portfolio, organization) has no webhook with that id. */
+export class WebhookNotFound extends ApiError {}
+/** 404 WEBHOOK_MESSAGE_NOT_FOUND: the webhook has no delivery with that messageId in the last 7 days. */
+export class WebhookMessageNotFound extends ApiError {}
+/** 409 WEBHOOK_NOT_ACTIVE: a test or a redelivery of a paused or disabled webhook; re-enable it with `update(id, { enabled: true })`. */
+export class WebhookNotActive extends ApiError {}
+/** 409 WEBHOOK_LIMIT_REACHED: the owner has as many webhooks as it may; delete one first. */
+export class WebhookLimitReached extends ApiError {}
+/** 400 WEBHOOK_TARGET_NOT_ALLOWED: the URL is not https, or its host is a loopback, private or metadata address (decision 28). */
+export class WebhookTargetNotAllowed extends ApiError {}
 
 /** Thrown once the retries are spent; `retryAfter` is the seconds the last answer asked to wait. */
 export class RateLimited extends ApiError {
@@ -119,9 +131,15 @@ const BY_CODE: Record<string, typeof ApiError> = {
   AUTHORIZATION_INACTIVE: AuthorizationInactive,
   KEY_ALREADY_CLAIMED: KeyAlreadyClaimed,
   VALIDATION_FAILED: ValidationFailed,
+  RECIPIENT_ACCOUNT_NOT_FOUND: RecipientAccountNotFound,
+  WEBHOOK_NOT_FOUND: WebhookNotFound,
+  WEBHOOK_MESSAGE_NOT_FOUND: WebhookMessageNotFound,
+  WEBHOOK_NOT_ACTIVE: WebhookNotActive,
+  WEBHOOK_LIMIT_REACHED: WebhookLimitReached,
+  WEBHOOK_TARGET_NOT_ALLOWED: WebhookTargetNotAllowed,
 };
 
-/** The error for a non-2xx answer; a code without a class of its own (VALIDATION_FAILED, …) is a plain ApiError. */
+/** The error for a non-2xx answer; a code without a class of its own (KEY_HELD_BY_ACCOUNT, CLAIM_LINK_USED, …) is a plain ApiError. */
 export function errorFor(status: number, headers: Headers, body: Uint8Array): ApiError {
   const fields = errorFields(body);
   const init = {

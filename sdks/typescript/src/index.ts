@@ -1,4 +1,6 @@
-export { Client, type ClientOptions, type HistoryOptions, type Webhooks } from './client.js';
+export { Client, type ClientOptions, type HistoryOptions } from './client.js';
+export { Portfolio, type PageOptions, type PortfolioOptions } from './portfolio.js';
+export { Webhooks, type CreateWebhookOptions, type WebhookChange } from './webhooks.js';
 export {
   Authorizations,
   MAX_BATCH,
@@ -21,6 +23,12 @@ export {
   InvalidToken,
   KeyAlreadyClaimed,
   ValidationFailed,
+  RecipientAccountNotFound,
+  WebhookLimitReached,
+  WebhookMessageNotFound,
+  WebhookNotActive,
+  WebhookNotFound,
+  WebhookTargetNotAllowed,
   type ErrorDetail,
   CredentialInactive,
   CredentialNotFound,

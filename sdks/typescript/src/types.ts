@@ -73,25 +73,36 @@ export interface Jwks {
 
 export type WebhookEvent = 'score.updated' | 'grade.changed' | 'authorization.ended';
 
-export interface Webhook {
+/** Which `score.updated` deliveries a webhook gets (decision 45): any key present that holds lets a change through. */
+export interface WebhookConditions {
+  /** The new latest score is below this. */
+  scoreBelow?: number;
+  /** The new latest score fell by at least this from the previous latest. */
+  scoreDropAtLeast?: number;
+  /** The grade changed. */
+  gradeChanged?: true;
+}
+
+export interface Webhook<Event extends string = WebhookEvent> {
   id: string;
   url: string;
-  events: WebhookEvent[];
+  events: Event[];
   /** `paused` by the recipient, `disabled` after a day of failed deliveries (decision 45). */
   status: 'active' | 'paused' | 'disabled';
   createdAt: string;
   /** Which score changes it hears of (decision 45); `{}`: every change. */
-  conditions?: { scoreBelow?: number; scoreDropAtLeast?: number; gradeChanged?: true };
+  conditions?: WebhookConditions;
 }
 
 /** createWebhook's answer: the only one that carries the secret. */
-export interface CreatedWebhook extends Webhook {
+export interface CreatedWebhook<Event extends string = WebhookEvent> extends Webhook<Event> {
   secret: string;
 }
 
-export interface WebhookDelivery {
+export interface WebhookDelivery<Event extends string = WebhookEvent> {
   messageId: string;
-  eventType: WebhookEvent;
+  /** The event, or `webhook.test` for a delivery `webhooks.test` asked for. */
+  eventType: Event | 'webhook.test';
   attempt: number;
   status: 'pending' | 'succeeded' | 'failed';
   responseCode: number | null;
@@ -108,7 +119,36 @@ export type WebhookPayload =
       data: { clientId: string; scoreDate: string; score: number; grade: Grade; pillarScores?: PillarScores };
     }
   | { type: 'grade.changed'; timestamp: string; data: { clientId: string; scoreDate: string; from: Grade; to: Grade } }
-  | { type: 'authorization.ended'; timestamp: string; data: { clientId: string; reason: 'revoked' | 'expired'; endedAt: string } };
+  | { type: 'authorization.ended'; timestamp: string; data: { clientId: string; reason: 'revoked' | 'expired'; endedAt: string } }
+  | { type: 'webhook.test'; timestamp: string; data: { webhookId: string } };
+
+// A recipient account's portfolio (decision 42).
+
+/** getPortfolio */
+export interface PortfolioSummary {
+  accountId: string;
+  name: string | null;
+  /** How many active grants the account holds. */
+  customers: number;
+}
+
+/** One active grant of the account, as its organization granted it (listPortfolioCustomers). */
+export interface PortfolioCustomer {
+  clientId: string;
+  organizationId: string;
+  recipientType: RecipientType;
+  scopes: Scope[];
+  expiresAt: string | null;
+}
+
+/** rotateAccountKey: the new account key, shown this once, and until when the previous one still works. */
+export interface RotatedAccountKey {
+  accountKey: string;
+  /** null when the overlap was 0. */
+  previousKeyExpiresAt: string | null;
+  /** Answered 202: recorded, but not yet in the event log; the new key works once it is. */
+  enforcement?: 'pending';
+}
 
 // The credentials service (an organization's side).
 

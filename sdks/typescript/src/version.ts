@@ -1,2 +1,2 @@
 /** This package's version, as its package.json says (a unit test holds the two together); sent in the User-Agent. */
-export const VERSION = '0.2.0';
+export const VERSION = '0.3.0';

@@ -535,7 +535,7 @@ describe('webhooks', () => {
     await client.webhooks.delete(created.id);
     expect(await client.webhooks.list()).toEqual([]);
     await expect(client.webhooks.deliveries(created.id)).rejects.toMatchObject({
-      name: 'ApiError',
+      name: 'WebhookNotFound',
       status: 404,
       code: 'WEBHOOK_NOT_FOUND',
     });

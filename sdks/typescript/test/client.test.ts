@@ -1,7 +1,10 @@
 import { createHash, generateKeyPairSync, sign, type KeyObject } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { webhookHeaders } from '@rsd/platform';
+import * as sdk from '@resilience-score/client';
+import { REPO_ROOT } from '../../../test/support/embedded-process.js';
 import {
   ApiError,
   Client,
@@ -232,5 +235,67 @@ describe('verifyWebhook', () => {
     expect(thrown).toBeInstanceOf(SignatureError);
     expect(thrown).toBeInstanceOf(ResilienceScoreError);
     expect(thrown).toMatchObject({ name: 'SignatureError' });
+  });
+});
+
+describe('the error classes both SDKs share', () => {
+  /** Each class's status and code, stated once for both SDKs (sdks/conformance/error-classes.json). */
+  const { classes } = JSON.parse(readFileSync(`${REPO_ROOT}/sdks/conformance/error-classes.json`, 'utf8')) as {
+    classes: Record<string, { status: number; code: string | null }>;
+  };
+
+  test.each(Object.entries(classes))(
+    'when the API refuses as %s stands for, then that class is thrown, with its status and code',
+    async (name, { status, code }) => {
+      // Answered by a stand-in fetch: what matters here is the mapping of status and code to class.
+      const refusing: typeof fetch = () =>
+        Promise.resolve(
+          new Response(JSON.stringify({ ...(code === null ? {} : { code }), message: 'refused', requestId: 'req-1' }), {
+            status,
+            headers: { 'content-type': 'application/json', 'retry-after': '1' },
+          }),
+        );
+      const client = new Client({
+        clientId: CLIENT_ID,
+        apiKey: 'rsk_x',
+        baseUrl: 'http://127.0.0.1:9/v1',
+        notifierUrl: 'http://127.0.0.1:9/v1',
+        fetch: refusing,
+        maxRetries: 0,
+      });
+
+      let thrown: unknown;
+      try {
+        await client.webhooks.list();
+      } catch (error) {
+        thrown = error;
+      }
+
+      const ErrorClass = (sdk as Record<string, unknown>)[name];
+      expect(ErrorClass).toEqual(expect.any(Function));
+      expect(thrown).toBeInstanceOf(ErrorClass as new () => unknown);
+      expect(thrown).toBeInstanceOf(ApiError);
+      expect(thrown).toMatchObject({ name, status, code: code ?? undefined, requestId: 'req-1' });
+    },
+  );
+});
+
+describe('webhooks', () => {
+  test('when an update changes nothing, then it is refused before anything is sent', async () => {
+    const sent: string[] = [];
+    const client = new Client({
+      clientId: CLIENT_ID,
+      apiKey: 'rsk_x',
+      baseUrl: 'http://127.0.0.1:9/v1',
+      notifierUrl: 'http://127.0.0.1:9/v1',
+      fetch: (input) => {
+        sent.push(input instanceof Request ? input.url : input.toString());
+        return Promise.reject(new Error('not to be sent'));
+      },
+    });
+
+    await expect(client.webhooks.update('wh_AAAAAAAAAAAAAAAAAAAA', {})).rejects.toThrow(/at least one of url, events, enabled, conditions/);
+    await expect(client.webhooks.update('wh_AAAAAAAAAAAAAAAAAAAA', { url: undefined })).rejects.toBeInstanceOf(TypeError);
+    expect(sent).toEqual([]);
   });
 });

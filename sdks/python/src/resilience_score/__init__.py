@@ -8,7 +8,7 @@ Every score, pillar and history result is verified against the API's signing key
 returned, and carries its `evidence` for verifying again later with `verify_evidence`.
 """
 
-from ._client import AsyncClient, AsyncWebhooks, Client, Webhooks
+from ._client import AsyncClient, Client
 from ._errors import (
     AddressNotAllowed,
     ApiConnectionError,
@@ -20,6 +20,12 @@ from ._errors import (
     InvalidToken,
     KeyAlreadyClaimed,
     ValidationFailed,
+    RecipientAccountNotFound,
+    WebhookLimitReached,
+    WebhookMessageNotFound,
+    WebhookNotActive,
+    WebhookNotFound,
+    WebhookTargetNotAllowed,
     CredentialInactive,
     CredentialNotFound,
     EdgeBlocked,
@@ -48,6 +54,9 @@ from ._models import (
     HistoryItem,
     Pillars,
     PillarScores,
+    PortfolioCustomer,
+    PortfolioSummary,
+    RotatedAccountKey,
     Score,
     Webhook,
     WebhookDelivery,
@@ -55,9 +64,10 @@ from ._models import (
     WebhookList,
 )
 from ._organization import MAX_BATCH, AsyncAuthorizations, AsyncOrganization, Authorizations, Organization
+from ._portfolio import AsyncPortfolio, Portfolio
 from ._transport import USER_AGENT
 from ._version import __version__
-from ._webhooks import verify_webhook
+from ._webhooks import AsyncWebhooks, Webhooks, verify_webhook
 
 __all__ = [
     "MAX_BATCH",
@@ -68,6 +78,7 @@ __all__ = [
     "AsyncAuthorizations",
     "AsyncClient",
     "AsyncOrganization",
+    "AsyncPortfolio",
     "AsyncWebhooks",
     "Authorization",
     "AuthorizationInactive",
@@ -78,6 +89,16 @@ __all__ = [
     "InvalidToken",
     "KeyAlreadyClaimed",
     "Organization",
+    "Portfolio",
+    "PortfolioCustomer",
+    "PortfolioSummary",
+    "RecipientAccountNotFound",
+    "RotatedAccountKey",
+    "WebhookLimitReached",
+    "WebhookMessageNotFound",
+    "WebhookNotActive",
+    "WebhookNotFound",
+    "WebhookTargetNotAllowed",
     "Published",
     "Usage",
     "ValidationFailed",

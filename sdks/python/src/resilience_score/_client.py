@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 from collections import OrderedDict
-from collections.abc import AsyncIterator, Callable, Iterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Iterator, Mapping
 from dataclasses import replace
 from datetime import date
 from typing import Any, TypeVar
@@ -20,8 +20,9 @@ import httpx
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 
 from ._errors import error_from
-from ._evidence import Evidence, UnknownKeyError, Verification, keys_of, verify_with_keys
-from ._models import CreatedWebhook, HistoryItem, HistoryPage, Pillars, Score, WebhookDeliveryList, WebhookList
+from ._evidence import Evidence, UnknownKeyError, Verification, evidence_of, keys_of, verify_with_keys
+from ._models import HistoryItem, HistoryPage, Pillars, Score
+from ._webhooks import AsyncWebhooks, Webhooks
 from ._transport import (
     DEFAULT_MAX_RETRIES,
     DEFAULT_MAX_RETRY_WAIT,
@@ -40,7 +41,65 @@ KEPT_RESOURCES = 256
 R = TypeVar("R", Score, Pillars, HistoryPage)
 
 
-class Client:
+class _SignedReads:
+    """What every synchronous reader of signed resources shares (Client, Portfolio): the read API's
+    published keys, fetched when first needed and again when a signature names a key they lack."""
+
+    _transport: SyncTransport
+    _http: httpx.Client
+    base_url: str
+    _keys: dict[str, Ed25519PublicKey] | None
+
+    def signing_keys(self, *, timeout: float | None = None) -> dict[str, Any]:
+        """getSigningKeys: the JWKS as the read API publishes it, also what the client verifies with
+        from now on. Keep it beside stored evidence to verify that later with verify_evidence."""
+        response = self._transport.send(self._http.build_request("GET", _jwks_url(self.base_url)), idempotent=True, timeout=timeout)
+        if response.status_code != 200:
+            raise error_from(response)
+        document: dict[str, Any] = json.loads(response.content)
+        self._keys = keys_of(document)
+        return document
+
+    def _verify(self, evidence: Evidence, timeout: float | None) -> Verification:
+        """Checks evidence against the published keys (cached; fetched again once when the
+        signature names a key the cache lacks, as happens after a key rotation)."""
+        if self._keys is None:
+            self.signing_keys(timeout=timeout)
+        try:
+            return verify_with_keys(evidence, self._keys or {})
+        except UnknownKeyError:
+            self.signing_keys(timeout=timeout)
+            return verify_with_keys(evidence, self._keys or {})
+
+
+class _AsyncSignedReads:
+    """_SignedReads for the async readers (AsyncClient, AsyncPortfolio)."""
+
+    _transport: AsyncTransport
+    _http: httpx.AsyncClient
+    base_url: str
+    _keys: dict[str, Ed25519PublicKey] | None
+
+    async def signing_keys(self, *, timeout: float | None = None) -> dict[str, Any]:
+        """getSigningKeys, as Client.signing_keys."""
+        response = await self._transport.send(self._http.build_request("GET", _jwks_url(self.base_url)), idempotent=True, timeout=timeout)
+        if response.status_code != 200:
+            raise error_from(response)
+        document: dict[str, Any] = json.loads(response.content)
+        self._keys = keys_of(document)
+        return document
+
+    async def _verify(self, evidence: Evidence, timeout: float | None) -> Verification:
+        if self._keys is None:
+            await self.signing_keys(timeout=timeout)
+        try:
+            return verify_with_keys(evidence, self._keys or {})
+        except UnknownKeyError:
+            await self.signing_keys(timeout=timeout)
+            return verify_with_keys(evidence, self._keys or {})
+
+
+class Client(_SignedReads):
     """A recipient's access to one customer's resilience score, with one credential pair.
 
     `base_url` is the read API's versioned root (for example ``https://api.example.com/v1``) and
@@ -79,7 +138,7 @@ class Client:
         self.max_retries = max_retries
         self._keys: dict[str, Ed25519PublicKey] | None = None
         self._kept: OrderedDict[str, tuple[str, Any]] = OrderedDict()
-        self.webhooks = Webhooks(self)
+        self.webhooks = Webhooks(self._transport, _customer_webhooks(self.notifier_url, client_id), lambda: {"x-api-key": self._api_key})
 
     def __enter__(self) -> Client:  # noqa: PYI034 (typing.Self is 3.11+)
         return self
@@ -126,27 +185,6 @@ class Client:
                 return
             cursor = page.next_cursor
 
-    def signing_keys(self, *, timeout: float | None = None) -> dict[str, Any]:
-        """getSigningKeys: the JWKS as the read API publishes it, also what the client verifies with
-        from now on. Keep it beside stored evidence to verify that later with verify_evidence."""
-        response = self._transport.send(self._http.build_request("GET", _jwks_url(self.base_url)), idempotent=True, timeout=timeout)
-        if response.status_code != 200:
-            raise error_from(response)
-        document: dict[str, Any] = json.loads(response.content)
-        self._keys = keys_of(document)
-        return document
-
-    def _verify(self, evidence: Evidence, timeout: float | None) -> Verification:
-        """Checks evidence against the published keys (cached; fetched again once when the
-        signature names a key the cache lacks, as happens after a key rotation)."""
-        if self._keys is None:
-            self.signing_keys(timeout=timeout)
-        try:
-            return verify_with_keys(evidence, self._keys or {})
-        except UnknownKeyError:
-            self.signing_keys(timeout=timeout)
-            return verify_with_keys(evidence, self._keys or {})
-
     # -- internals ----------------------------------------------------------------------------------
 
     def _read(self, resource: str, query: Mapping[str, str], parse: Callable[[Any, Evidence], R], timeout: float | None) -> R:
@@ -163,46 +201,8 @@ class Client:
             self._verify(evidence, timeout)
         return _keep(self._kept, key, response, parse(json.loads(evidence.body), evidence))
 
-    def _notifier(
-        self, method: str, path: str, expected: int, body: Mapping[str, Any] | None = None, timeout: float | None = None
-    ) -> httpx.Response:
-        request = _notifier_request(self._http, self.notifier_url, self.client_id, self._api_key, method, path, body)
-        # A DELETE leaves the same state however often it is sent; a second POST would subscribe twice.
-        response = self._transport.send(request, idempotent=method != "POST", timeout=timeout)
-        if response.status_code != expected:
-            raise error_from(response)
-        return response
 
-
-class Webhooks:
-    """The notifier's subscriptions for this credential (decision 26); `client.webhooks`."""
-
-    def __init__(self, client: Client) -> None:
-        self._client = client
-
-    def create(self, url: str, events: Sequence[str], *, timeout: float | None = None) -> CreatedWebhook:
-        """createWebhook: subscribes `url` to `events` (score.updated, grade.changed,
-        authorization.ended). The answer's `secret` is shown only this once. Never sent twice after
-        a network failure (it would subscribe twice)."""
-        response = self._client._notifier("POST", "", 201, {"url": url, "events": list(events)}, timeout)
-        return CreatedWebhook.from_json(json.loads(response.content), evidence_of(response))
-
-    def list(self, *, timeout: float | None = None) -> WebhookList:
-        """listWebhooks: this authorization's webhooks, oldest first, without secrets."""
-        response = self._client._notifier("GET", "", 200, None, timeout)
-        return WebhookList.from_json(json.loads(response.content), evidence_of(response))
-
-    def delete(self, id: str, *, timeout: float | None = None) -> None:
-        """deleteWebhook: removes it, with the deliveries it still owed."""
-        self._client._notifier("DELETE", f"/{quote(id, safe='')}", 204, None, timeout)
-
-    def deliveries(self, id: str, *, timeout: float | None = None) -> WebhookDeliveryList:
-        """listWebhookDeliveries: the latest delivery attempts, newest first."""
-        response = self._client._notifier("GET", f"/{quote(id, safe='')}/deliveries", 200, None, timeout)
-        return WebhookDeliveryList.from_json(json.loads(response.content), evidence_of(response))
-
-
-class AsyncClient:
+class AsyncClient(_AsyncSignedReads):
     """The Client's whole surface for asyncio: the same arguments (`http_client` an
     httpx.AsyncClient), every method a coroutine and `history` an async iterator. An async context
     manager; cancelling the task that awaits a call stops it at once, during a request or a wait
@@ -231,7 +231,7 @@ class AsyncClient:
         self.max_retries = max_retries
         self._keys: dict[str, Ed25519PublicKey] | None = None
         self._kept: OrderedDict[str, tuple[str, Any]] = OrderedDict()
-        self.webhooks = AsyncWebhooks(self)
+        self.webhooks = AsyncWebhooks(self._transport, _customer_webhooks(self.notifier_url, client_id), lambda: {"x-api-key": self._api_key})
 
     async def __aenter__(self) -> AsyncClient:  # noqa: PYI034
         return self
@@ -273,24 +273,6 @@ class AsyncClient:
                 return
             cursor = page.next_cursor
 
-    async def signing_keys(self, *, timeout: float | None = None) -> dict[str, Any]:
-        """getSigningKeys, as Client.signing_keys."""
-        response = await self._transport.send(self._http.build_request("GET", _jwks_url(self.base_url)), idempotent=True, timeout=timeout)
-        if response.status_code != 200:
-            raise error_from(response)
-        document: dict[str, Any] = json.loads(response.content)
-        self._keys = keys_of(document)
-        return document
-
-    async def _verify(self, evidence: Evidence, timeout: float | None) -> Verification:
-        if self._keys is None:
-            await self.signing_keys(timeout=timeout)
-        try:
-            return verify_with_keys(evidence, self._keys or {})
-        except UnknownKeyError:
-            await self.signing_keys(timeout=timeout)
-            return verify_with_keys(evidence, self._keys or {})
-
     async def _read(self, resource: str, query: Mapping[str, str], parse: Callable[[Any, Evidence], R], timeout: float | None) -> R:
         request, key, kept = _conditional_request(self._http, self.base_url, self.client_id, self._api_key, resource, query, self._kept)
         response = await self._transport.send(request, idempotent=True, timeout=timeout)
@@ -302,41 +284,6 @@ class AsyncClient:
         if self.verify_signatures:
             await self._verify(evidence, timeout)
         return _keep(self._kept, key, response, parse(json.loads(evidence.body), evidence))
-
-    async def _notifier(
-        self, method: str, path: str, expected: int, body: Mapping[str, Any] | None = None, timeout: float | None = None
-    ) -> httpx.Response:
-        request = _notifier_request(self._http, self.notifier_url, self.client_id, self._api_key, method, path, body)
-        response = await self._transport.send(request, idempotent=method != "POST", timeout=timeout)
-        if response.status_code != expected:
-            raise error_from(response)
-        return response
-
-
-class AsyncWebhooks:
-    """Webhooks for the AsyncClient; `client.webhooks`."""
-
-    def __init__(self, client: AsyncClient) -> None:
-        self._client = client
-
-    async def create(self, url: str, events: Sequence[str], *, timeout: float | None = None) -> CreatedWebhook:
-        """createWebhook, as Webhooks.create: never sent twice after a network failure."""
-        response = await self._client._notifier("POST", "", 201, {"url": url, "events": list(events)}, timeout)
-        return CreatedWebhook.from_json(json.loads(response.content), evidence_of(response))
-
-    async def list(self, *, timeout: float | None = None) -> WebhookList:
-        """listWebhooks."""
-        response = await self._client._notifier("GET", "", 200, None, timeout)
-        return WebhookList.from_json(json.loads(response.content), evidence_of(response))
-
-    async def delete(self, id: str, *, timeout: float | None = None) -> None:
-        """deleteWebhook."""
-        await self._client._notifier("DELETE", f"/{quote(id, safe='')}", 204, None, timeout)
-
-    async def deliveries(self, id: str, *, timeout: float | None = None) -> WebhookDeliveryList:
-        """listWebhookDeliveries."""
-        response = await self._client._notifier("GET", f"/{quote(id, safe='')}/deliveries", 200, None, timeout)
-        return WebhookDeliveryList.from_json(json.loads(response.content), evidence_of(response))
 
 
 # -- what the two clients share: requests built and answers kept the same way ----------------------
@@ -386,23 +333,10 @@ def _keep(kept: OrderedDict[str, tuple[str, Any]], key: str, response: httpx.Res
     return result
 
 
-def _notifier_request(
-    http: httpx.Client | httpx.AsyncClient,
-    notifier_url: str | None,
-    client_id: str,
-    api_key: str,
-    method: str,
-    path: str,
-    body: Mapping[str, Any] | None,
-) -> httpx.Request:
-    if not notifier_url:
-        raise ValueError("webhooks need the notifier's URL: Client(..., notifier_url=...)")
-    url = f"{notifier_url}/customers/{quote(client_id, safe='')}/webhooks{path}"
-    return http.build_request(method, url, json=body, headers={"x-api-key": api_key})
+def _customer_webhooks(notifier_url: str | None, client_id: str) -> Callable[[], str]:
+    def collection() -> str:
+        if not notifier_url:
+            raise ValueError("webhooks need the notifier's URL: notifier_url=...")
+        return f"{notifier_url}/customers/{quote(client_id, safe='')}/webhooks"
 
-
-def evidence_of(response: httpx.Response) -> Evidence:
-    """The response as received; the path as sent (still percent-encoded), without the query."""
-    path = response.request.url.raw_path.decode("ascii").split("?", 1)[0]
-    headers = {name: response.headers.get(name, "") for name in response.headers}
-    return Evidence(status=response.status_code, path=path, headers=headers, body=response.content)
+    return collection

@@ -135,6 +135,33 @@ class ValidationFailed(ApiError):
     `index` for a batch's items)."""
 
 
+class RecipientAccountNotFound(ApiError):
+    """404 RECIPIENT_ACCOUNT_NOT_FOUND: a grant to an account (key_delivery "account") names no
+    account there is."""
+
+
+class WebhookNotFound(ApiError):
+    """404 WEBHOOK_NOT_FOUND: this owner (grant, portfolio, organization) has no webhook with that id."""
+
+
+class WebhookMessageNotFound(ApiError):
+    """404 WEBHOOK_MESSAGE_NOT_FOUND: the webhook has no delivery with that message id in the last 7 days."""
+
+
+class WebhookNotActive(ApiError):
+    """409 WEBHOOK_NOT_ACTIVE: a test or a redelivery of a paused or disabled webhook; re-enable it
+    with update(id, enabled=True) first."""
+
+
+class WebhookLimitReached(ApiError):
+    """409 WEBHOOK_LIMIT_REACHED: the owner has as many webhooks as it may; delete one first."""
+
+
+class WebhookTargetNotAllowed(ApiError):
+    """400 WEBHOOK_TARGET_NOT_ALLOWED: the URL is not https, or its host is a loopback, private or
+    metadata address (decision 28)."""
+
+
 _BY_CODE: dict[str, type[ApiError]] = {
     "MISSING_API_KEY": MissingApiKey,
     "INVALID_API_KEY": InvalidApiKey,
@@ -153,6 +180,12 @@ _BY_CODE: dict[str, type[ApiError]] = {
     "AUTHORIZATION_INACTIVE": AuthorizationInactive,
     "KEY_ALREADY_CLAIMED": KeyAlreadyClaimed,
     "VALIDATION_FAILED": ValidationFailed,
+    "RECIPIENT_ACCOUNT_NOT_FOUND": RecipientAccountNotFound,
+    "WEBHOOK_NOT_FOUND": WebhookNotFound,
+    "WEBHOOK_MESSAGE_NOT_FOUND": WebhookMessageNotFound,
+    "WEBHOOK_NOT_ACTIVE": WebhookNotActive,
+    "WEBHOOK_LIMIT_REACHED": WebhookLimitReached,
+    "WEBHOOK_TARGET_NOT_ALLOWED": WebhookTargetNotAllowed,
 }
 
 

@@ -13,7 +13,7 @@ import json
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime, timezone
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from cryptography.exceptions import InvalidSignature
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
@@ -21,6 +21,9 @@ from http_sfv.dictionary import Dictionary
 from http_sfv.item import InnerList, Item
 
 from ._errors import SignatureError
+
+if TYPE_CHECKING:
+    import httpx
 
 #: What the Resilience Score API signs (decision 24). A signature covering less proves less: refused.
 REQUIRED_COMPONENTS = ("@status", "content-type", "content-digest", "@path")
@@ -43,6 +46,13 @@ class Evidence:
     path: str
     headers: Mapping[str, str]
     body: bytes
+
+
+def evidence_of(response: httpx.Response) -> Evidence:
+    """The response as received; the path as sent (still percent-encoded), without the query."""
+    path = response.request.url.raw_path.decode("ascii").split("?", 1)[0]
+    headers = {name: response.headers.get(name, "") for name in response.headers}
+    return Evidence(status=response.status_code, path=path, headers=headers, body=response.content)
 
 
 @dataclass(frozen=True)

@@ -352,3 +352,49 @@ class Published:
 
     accepted: int
     batches: int
+
+
+# -- a recipient account's portfolio (decision 42) ----------------------------------------------------
+
+
+@dataclass(frozen=True)
+class PortfolioSummary:
+    """getPortfolio: the account, its name and how many active grants it holds."""
+
+    account_id: str
+    name: str | None
+    customers: int
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> PortfolioSummary:
+        return cls(data["accountId"], data.get("name"), data["customers"])
+
+
+@dataclass(frozen=True)
+class PortfolioCustomer:
+    """One active grant of the account, as its organization granted it (listPortfolioCustomers)."""
+
+    client_id: str
+    organization_id: str
+    recipient_type: str
+    scopes: list[str]
+    expires_at: datetime | None
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> PortfolioCustomer:
+        return cls(data["clientId"], data["organizationId"], data["recipientType"], list(data["scopes"]), _optional_instant(data.get("expiresAt")))
+
+
+@dataclass(frozen=True)
+class RotatedAccountKey:
+    """rotateAccountKey: the new account key, shown this once; the previous one works until
+    `previous_key_expires_at` (None when the overlap was 0). `enforcement` is "pending" when the
+    rotation was recorded but not yet in the event log (the new key works once it is)."""
+
+    account_key: str = field(repr=False)
+    previous_key_expires_at: datetime | None
+    enforcement: str | None = None
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> RotatedAccountKey:
+        return cls(data["accountKey"], _optional_instant(data.get("previousKeyExpiresAt")), data.get("enforcement"))

@@ -1,4 +1,12 @@
-"""Standard Webhooks verification of the notifier's deliveries (decision 27), on the standard library."""
+"""The notifier's webhooks: the whole lifecycle of one owner's subscriptions (decisions 26 and 45),
+one class for every owner (a grant, a portfolio, an organization), and Standard Webhooks verification
+of the deliveries (decision 27), on the standard library.
+
+Method names follow the operationIds: createWebhook -> create(), listWebhooks -> list(),
+updateWebhook -> update(), deleteWebhook -> delete(), listWebhookDeliveries -> deliveries(),
+rotateWebhookSecret -> rotate_secret(), testWebhook -> test(), redeliverWebhookDelivery ->
+redeliver() (each with the owner's infix: createPortfolioWebhook, …).
+"""
 
 from __future__ import annotations
 
@@ -9,10 +17,16 @@ import hmac
 import json
 import re
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
+from urllib.parse import quote
 
-from ._errors import SignatureError
+import httpx
+
+from ._errors import SignatureError, error_from
+from ._evidence import evidence_of
+from ._models import CreatedWebhook, Webhook, WebhookDeliveryList, WebhookList
+from ._transport import AsyncTransport, SyncTransport
 
 SECRET_PREFIX = "whsec_"
 #: Against replays: the Standard Webhooks reference implementation's default, as the product uses.
@@ -61,3 +75,182 @@ def _secret_key(secret: str) -> bytes:
         return base64.b64decode(secret[len(SECRET_PREFIX) :], validate=True)
     except binascii.Error:
         raise ValueError(f"not a webhook secret: expected {SECRET_PREFIX} and base64") from None
+
+
+# -- the lifecycle ----------------------------------------------------------------------------------
+
+#: The collection's URL (`{notifier_url}/customers/{client_id}/webhooks`, …), made at each call; raises
+#: ValueError when the owner was given no notifier URL.
+Collection = Callable[[], str]
+#: The owner's credential as headers (`x-api-key`, or `authorization`), asked at each call.
+Headers = Callable[[], Mapping[str, str]]
+
+
+def _update_body(url: str | None, events: Sequence[str] | None, enabled: bool | None, conditions: Mapping[str, Any] | None) -> dict[str, Any]:
+    body: dict[str, Any] = {}
+    if url is not None:
+        body["url"] = url
+    if events is not None:
+        body["events"] = list(events)
+    if enabled is not None:
+        body["enabled"] = enabled
+    if conditions is not None:
+        body["conditions"] = dict(conditions)
+    if not body:
+        raise ValueError("update needs at least one of url, events, enabled, conditions")
+    return body
+
+
+def _create_body(url: str, events: Sequence[str], conditions: Mapping[str, Any] | None) -> dict[str, Any]:
+    return {"url": url, "events": list(events), **({} if conditions is None else {"conditions": dict(conditions)})}
+
+
+def _item(id: str, suffix: str = "") -> str:
+    return f"/{quote(id, safe='')}{suffix}"
+
+
+class Webhooks:
+    """One owner's webhooks on the notifier: `client.webhooks` (a grant's), `portfolio.webhooks` and
+    `organization.webhooks`, each on its own path and credential.
+
+    What is repeated after a network failure, a 502 or a 504: a GET, a DELETE, an update (it sets
+    values) and a redelivery (the receiver dedupes on its webhook-id); never a create (it would
+    subscribe twice), a secret rotation (it would replace the secret just answered) or a test (a
+    second test delivery)."""
+
+    def __init__(self, transport: SyncTransport, collection: Collection, headers: Headers) -> None:
+        self._transport = transport
+        self._collection = collection
+        self._headers = headers
+
+    def create(self, url: str, events: Sequence[str], *, conditions: Mapping[str, Any] | None = None, timeout: float | None = None) -> CreatedWebhook:
+        """createWebhook: subscribes `url` to `events`; `conditions` (scoreBelow, scoreDropAtLeast,
+        gradeChanged) filter score.updated. The answer's `secret` is shown only this once."""
+        response = self._send("POST", "", (201,), False, _create_body(url, events, conditions), timeout)
+        return CreatedWebhook.from_json(json.loads(response.content), evidence_of(response))
+
+    def list(self, *, timeout: float | None = None) -> WebhookList:
+        """listWebhooks: oldest first, without secrets."""
+        response = self._send("GET", "", (200,), True, None, timeout)
+        return WebhookList.from_json(json.loads(response.content), evidence_of(response))
+
+    def update(
+        self,
+        id: str,
+        *,
+        url: str | None = None,
+        events: Sequence[str] | None = None,
+        enabled: bool | None = None,
+        conditions: Mapping[str, Any] | None = None,
+        timeout: float | None = None,
+    ) -> Webhook:
+        """updateWebhook (PATCH): changes what is given and returns the webhook as it is now.
+        `enabled=False` pauses it; `enabled=True` re-enables one paused, or disabled after a day of
+        failures (deliveries resume from then); `conditions` replaces them as a whole ({} removes them)."""
+        response = self._send("PATCH", _item(id), (200,), True, _update_body(url, events, enabled, conditions), timeout)
+        return Webhook(**Webhook.fields_of(json.loads(response.content)))
+
+    def delete(self, id: str, *, timeout: float | None = None) -> None:
+        """deleteWebhook: removes it, with the deliveries it still owed."""
+        self._send("DELETE", _item(id), (204,), True, None, timeout)
+
+    def deliveries(self, id: str, *, timeout: float | None = None) -> WebhookDeliveryList:
+        """listWebhookDeliveries: the latest delivery attempts, newest first."""
+        response = self._send("GET", _item(id, "/deliveries"), (200,), True, None, timeout)
+        return WebhookDeliveryList.from_json(json.loads(response.content), evidence_of(response))
+
+    def rotate_secret(self, id: str, *, overlap_seconds: int, timeout: float | None = None) -> str:
+        """rotateWebhookSecret: the new signing secret, shown this once. For `overlap_seconds` (0 to
+        86400) every delivery carries both signatures, so receivers change over without missing one."""
+        response = self._send("POST", _item(id, "/rotate-secret"), (201,), False, {"overlapSeconds": overlap_seconds}, timeout)
+        return str(json.loads(response.content)["secret"])
+
+    def test(self, id: str, *, timeout: float | None = None) -> str:
+        """testWebhook: queues a webhook.test delivery and returns its message id (the webhook-id the
+        receiver will get). WebhookNotActive while the webhook is paused or disabled."""
+        response = self._send("POST", _item(id, "/test"), (202,), False, None, timeout)
+        return str(json.loads(response.content)["messageId"])
+
+    def redeliver(self, id: str, message_id: str, *, timeout: float | None = None) -> str:
+        """redeliverWebhookDelivery: sends the delivery `message_id` names (as deliveries() lists
+        it) again, with the same payload and webhook-id; returns that id."""
+        path = _item(id, f"/deliveries/{quote(message_id, safe='')}/redeliver")
+        response = self._send("POST", path, (202,), True, None, timeout)
+        return str(json.loads(response.content)["messageId"])
+
+    def _send(self, method: str, path: str, expected: tuple[int, ...], idempotent: bool, body: Any, timeout: float | None) -> httpx.Response:
+        request = self._transport.http.build_request(method, f"{self._collection()}{path}", json=body, headers=dict(self._headers()))
+        response = self._transport.send(request, idempotent=idempotent, timeout=timeout)
+        if response.status_code not in expected:
+            raise error_from(response)
+        return response
+
+
+class AsyncWebhooks:
+    """Webhooks for the async clients (`AsyncClient`, `AsyncPortfolio`, `AsyncOrganization`): the same
+    methods as coroutines."""
+
+    def __init__(self, transport: AsyncTransport, collection: Collection, headers: Headers) -> None:
+        self._transport = transport
+        self._collection = collection
+        self._headers = headers
+
+    async def create(
+        self, url: str, events: Sequence[str], *, conditions: Mapping[str, Any] | None = None, timeout: float | None = None
+    ) -> CreatedWebhook:
+        """createWebhook, as Webhooks.create: never sent twice after a network failure."""
+        response = await self._send("POST", "", (201,), False, _create_body(url, events, conditions), timeout)
+        return CreatedWebhook.from_json(json.loads(response.content), evidence_of(response))
+
+    async def list(self, *, timeout: float | None = None) -> WebhookList:
+        """listWebhooks."""
+        response = await self._send("GET", "", (200,), True, None, timeout)
+        return WebhookList.from_json(json.loads(response.content), evidence_of(response))
+
+    async def update(
+        self,
+        id: str,
+        *,
+        url: str | None = None,
+        events: Sequence[str] | None = None,
+        enabled: bool | None = None,
+        conditions: Mapping[str, Any] | None = None,
+        timeout: float | None = None,
+    ) -> Webhook:
+        """updateWebhook, as Webhooks.update."""
+        response = await self._send("PATCH", _item(id), (200,), True, _update_body(url, events, enabled, conditions), timeout)
+        return Webhook(**Webhook.fields_of(json.loads(response.content)))
+
+    async def delete(self, id: str, *, timeout: float | None = None) -> None:
+        """deleteWebhook."""
+        await self._send("DELETE", _item(id), (204,), True, None, timeout)
+
+    async def deliveries(self, id: str, *, timeout: float | None = None) -> WebhookDeliveryList:
+        """listWebhookDeliveries."""
+        response = await self._send("GET", _item(id, "/deliveries"), (200,), True, None, timeout)
+        return WebhookDeliveryList.from_json(json.loads(response.content), evidence_of(response))
+
+    async def rotate_secret(self, id: str, *, overlap_seconds: int, timeout: float | None = None) -> str:
+        """rotateWebhookSecret, as Webhooks.rotate_secret: never sent twice after a network failure."""
+        response = await self._send("POST", _item(id, "/rotate-secret"), (201,), False, {"overlapSeconds": overlap_seconds}, timeout)
+        return str(json.loads(response.content)["secret"])
+
+    async def test(self, id: str, *, timeout: float | None = None) -> str:
+        """testWebhook, as Webhooks.test."""
+        response = await self._send("POST", _item(id, "/test"), (202,), False, None, timeout)
+        return str(json.loads(response.content)["messageId"])
+
+    async def redeliver(self, id: str, message_id: str, *, timeout: float | None = None) -> str:
+        """redeliverWebhookDelivery, as Webhooks.redeliver."""
+        path = _item(id, f"/deliveries/{quote(message_id, safe='')}/redeliver")
+        response = await self._send("POST", path, (202,), True, None, timeout)
+        return str(json.loads(response.content)["messageId"])
+
+    async def _send(
+        self, method: str, path: str, expected: tuple[int, ...], idempotent: bool, body: Any, timeout: float | None
+    ) -> httpx.Response:
+        request = self._transport.http.build_request(method, f"{self._collection()}{path}", json=body, headers=dict(self._headers()))
+        response = await self._transport.send(request, idempotent=idempotent, timeout=timeout)
+        if response.status_code not in expected:
+            raise error_from(response)
+        return response

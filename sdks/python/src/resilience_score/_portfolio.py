@@ -1,0 +1,282 @@
+"""A recipient account's client (decision 42): every grant the account holds, read with one account
+key. Method names follow the operationIds: getPortfolio -> summary(), listPortfolioCustomers ->
+customers(), listPortfolioScores -> scores(), listPortfolioPillars -> pillars(); rotateAccountKey ->
+rotate_key() and releaseGrant -> release() on the credentials service; the portfolio's webhooks
+(createPortfolioWebhook, …) -> webhooks.
+
+Every page is verified against the read API's published keys before its items are returned, and each
+item carries its page's `evidence`. A GET and a release (releasing a grant already ended changes
+nothing) are sent again after a network failure, a 502 or a 504; a key rotation never is: a second
+would end the key the first one issued.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator, Callable, Iterator, Mapping
+from typing import Any
+from urllib.parse import quote
+
+import httpx
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
+
+from ._client import AsyncClient, Client, _AsyncSignedReads, _SignedReads
+from ._errors import error_from
+from ._evidence import Evidence, evidence_of
+from ._models import Pillars, PortfolioCustomer, PortfolioSummary, RotatedAccountKey, Score
+from ._transport import DEFAULT_MAX_RETRIES, DEFAULT_MAX_RETRY_WAIT, DEFAULT_TIMEOUT, AsyncTransport, Policy, SyncTransport
+from ._webhooks import AsyncWebhooks, Webhooks
+
+__all__ = ["AsyncPortfolio", "Portfolio"]
+
+#: What each page's items become: a grant, or a signed resource with its page's evidence.
+_ITEMS: dict[str, Callable[[Mapping[str, Any], Evidence], Any]] = {
+    "customers": lambda item, _evidence: PortfolioCustomer.from_json(item),
+    "scores": Score.from_json,
+    "pillars": Pillars.from_json,
+}
+
+
+class _Base:
+    def __init__(
+        self,
+        account_key: str,
+        base_url: str,
+        credentials_url: str | None,
+        notifier_url: str | None,
+        verify_signatures: bool,
+        options: dict[str, Any],
+    ) -> None:
+        self._account_key = account_key
+        self.base_url = base_url.rstrip("/")
+        self.credentials_url = credentials_url.rstrip("/") if credentials_url else None
+        self.notifier_url = notifier_url.rstrip("/") if notifier_url else None
+        self.verify_signatures = verify_signatures
+        self._options = options
+        self._keys: dict[str, Ed25519PublicKey] | None = None
+
+    def __repr__(self) -> str:
+        # Never the key.
+        return f"{type(self).__name__}(base_url={self.base_url!r})"
+
+    def _headers(self) -> dict[str, str]:
+        return {"x-api-key": self._account_key}
+
+    def _webhooks_collection(self) -> str:
+        if not self.notifier_url:
+            raise ValueError("webhooks need the notifier's URL: notifier_url=...")
+        return f"{self.notifier_url}/portfolio/webhooks"
+
+    def _page_request(self, http: httpx.Client | httpx.AsyncClient, resource: str, limit: int | None, cursor: str | None) -> httpx.Request:
+        params = {**({"limit": str(limit)} if limit is not None else {}), **({"cursor": cursor} if cursor else {})}
+        return http.build_request("GET", f"{self.base_url}/portfolio{resource}", params=params, headers=self._headers())
+
+    def _credentials_request(self, http: httpx.Client | httpx.AsyncClient, method: str, path: str, body: Any = None) -> httpx.Request:
+        if not self.credentials_url:
+            raise ValueError("rotate_key and release need the credentials service's URL: credentials_url=...")
+        return http.build_request(method, f"{self.credentials_url}/portfolio{path}", json=body, headers=self._headers())
+
+    def _rotated(self, response: httpx.Response) -> RotatedAccountKey:
+        if response.status_code not in (201, 202):
+            raise error_from(response)
+        rotated = RotatedAccountKey.from_json(json.loads(response.content))
+        # From now on this client sends the new key; the old one works only until the overlap ends.
+        self._account_key = rotated.account_key
+        return rotated
+
+
+def _rotate_body(overlap_seconds: int | None) -> dict[str, Any]:
+    return {} if overlap_seconds is None else {"overlapSeconds": overlap_seconds}
+
+
+def _released(response: httpx.Response) -> None:
+    if response.status_code not in (202, 204):
+        raise error_from(response)
+
+
+class Portfolio(_Base, _SignedReads):
+    """`Portfolio(account_key, base_url=..., credentials_url=..., notifier_url=...)`: the account key
+    (`rsa_…`), the read API's versioned root, the credentials service's (for rotate_key and release)
+    and the notifier's (for webhooks). Time and failure as on Client (`timeout`, `max_retries`,
+    `max_retry_wait`, `http_client`, `verify_signatures`). Not thread-safe."""
+
+    def __init__(
+        self,
+        account_key: str,
+        *,
+        base_url: str,
+        credentials_url: str | None = None,
+        notifier_url: str | None = None,
+        verify_signatures: bool = True,
+        max_retries: int = DEFAULT_MAX_RETRIES,
+        timeout: float = DEFAULT_TIMEOUT,
+        max_retry_wait: float = DEFAULT_MAX_RETRY_WAIT,
+        http_client: httpx.Client | None = None,
+    ) -> None:
+        options = {"max_retries": max_retries, "timeout": timeout, "max_retry_wait": max_retry_wait, "http_client": http_client}
+        super().__init__(account_key, base_url, credentials_url, notifier_url, verify_signatures, options)
+        self._transport = SyncTransport(Policy(timeout, max_retries, max_retry_wait), http_client)
+        self._http = self._transport.http
+        self.webhooks = Webhooks(self._transport, self._webhooks_collection, self._headers)
+
+    def __enter__(self) -> Portfolio:  # noqa: PYI034
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """Closes the connections, unless the httpx client was the caller's."""
+        self._transport.close()
+
+    def summary(self, *, timeout: float | None = None) -> PortfolioSummary:
+        """getPortfolio: the account's id and name, and how many active grants it holds."""
+        data, _evidence = self._read(self._page_request(self._http, "", None, None), timeout)
+        return PortfolioSummary.from_json(data)
+
+    def customers(self, limit: int | None = None, *, timeout: float | None = None) -> Iterator[PortfolioCustomer]:
+        """listPortfolioCustomers: every active grant, in a stable order, across pages of `limit`
+        (1 to 100; the API's default 50). Lazy, as Client.history."""
+        return self._pages("customers", limit, timeout)
+
+    def scores(self, limit: int | None = None, *, timeout: float | None = None) -> Iterator[Score]:
+        """listPortfolioScores: the latest score of every active grant that has the qr_score scope and
+        a score, across pages; each with its page's evidence."""
+        return self._pages("scores", limit, timeout)
+
+    def pillars(self, limit: int | None = None, *, timeout: float | None = None) -> Iterator[Pillars]:
+        """listPortfolioPillars: the latest pillar breakdown of every active grant that has
+        pillar_breakdown and a score, across pages."""
+        return self._pages("pillars", limit, timeout)
+
+    def client(self, client_id: str) -> Client:
+        """A Client for one grant the account holds, reading with the account key (the per-customer
+        paths accept it, with the checks the grant's own key would get), on the same URLs and
+        options. It keeps the key it was made with: make it again after rotate_key. Close it (or use
+        it as a context manager) when done, as any Client."""
+        return Client(
+            client_id, self._account_key, base_url=self.base_url, notifier_url=self.notifier_url, verify_signatures=self.verify_signatures, **self._options
+        )
+
+    def rotate_key(self, *, overlap_seconds: int | None = None, timeout: float | None = None) -> RotatedAccountKey:
+        """rotateAccountKey: a new account key, shown this once; the previous one works until
+        `previous_key_expires_at` (`overlap_seconds` from now, 0 to 86400; default a day). This
+        Portfolio sends the new key from then on. Never sent twice after a network failure."""
+        request = self._credentials_request(self._http, "POST", "/keys/rotate", _rotate_body(overlap_seconds))
+        return self._rotated(self._transport.send(request, idempotent=False, timeout=timeout))
+
+    def release(self, client_id: str, *, timeout: float | None = None) -> None:
+        """releaseGrant: the account leaves the grant, which ends as a revocation does (the
+        organization sees revocation_reason "released_by_recipient"). Releasing a grant already ended
+        changes nothing; a grant the account does not hold is AuthorizationNotFound."""
+        request = self._credentials_request(self._http, "DELETE", f"/customers/{quote(client_id, safe='')}")
+        _released(self._transport.send(request, idempotent=True, timeout=timeout))
+
+    def _pages(self, resource: str, limit: int | None, timeout: float | None) -> Iterator[Any]:
+        make = _ITEMS[resource]
+        cursor: str | None = None
+        while True:
+            page, evidence = self._read(self._page_request(self._http, f"/{resource}", limit, cursor), timeout)
+            for item in page["items"]:
+                yield make(item, evidence)
+            cursor = page.get("nextCursor")
+            if cursor is None:
+                return
+
+    def _read(self, request: httpx.Request, timeout: float | None) -> tuple[Any, Evidence]:
+        response = self._transport.send(request, idempotent=True, timeout=timeout)
+        if response.status_code != 200:
+            raise error_from(response)
+        evidence = evidence_of(response)
+        # Before the body is even parsed: data that does not verify is never returned.
+        if self.verify_signatures:
+            self._verify(evidence, timeout)
+        return json.loads(evidence.body), evidence
+
+
+class AsyncPortfolio(_Base, _AsyncSignedReads):
+    """The Portfolio's whole surface for asyncio: every method a coroutine, `customers`, `scores`
+    and `pillars` async iterators, `client()` an AsyncClient. An async context manager; cancelling
+    the awaiting task stops a call at once."""
+
+    def __init__(
+        self,
+        account_key: str,
+        *,
+        base_url: str,
+        credentials_url: str | None = None,
+        notifier_url: str | None = None,
+        verify_signatures: bool = True,
+        max_retries: int = DEFAULT_MAX_RETRIES,
+        timeout: float = DEFAULT_TIMEOUT,
+        max_retry_wait: float = DEFAULT_MAX_RETRY_WAIT,
+        http_client: httpx.AsyncClient | None = None,
+    ) -> None:
+        options = {"max_retries": max_retries, "timeout": timeout, "max_retry_wait": max_retry_wait, "http_client": http_client}
+        super().__init__(account_key, base_url, credentials_url, notifier_url, verify_signatures, options)
+        self._transport = AsyncTransport(Policy(timeout, max_retries, max_retry_wait), http_client)
+        self._http = self._transport.http
+        self.webhooks = AsyncWebhooks(self._transport, self._webhooks_collection, self._headers)
+
+    async def __aenter__(self) -> AsyncPortfolio:  # noqa: PYI034
+        return self
+
+    async def __aexit__(self, *_: object) -> None:
+        await self.aclose()
+
+    async def aclose(self) -> None:
+        """Closes the connections, unless the httpx client was the caller's."""
+        await self._transport.close()
+
+    async def summary(self, *, timeout: float | None = None) -> PortfolioSummary:
+        """getPortfolio."""
+        data, _evidence = await self._read(self._page_request(self._http, "", None, None), timeout)
+        return PortfolioSummary.from_json(data)
+
+    def customers(self, limit: int | None = None, *, timeout: float | None = None) -> AsyncIterator[PortfolioCustomer]:
+        """listPortfolioCustomers, page after page as the iteration asks."""
+        return self._pages("customers", limit, timeout)
+
+    def scores(self, limit: int | None = None, *, timeout: float | None = None) -> AsyncIterator[Score]:
+        """listPortfolioScores, page after page as the iteration asks."""
+        return self._pages("scores", limit, timeout)
+
+    def pillars(self, limit: int | None = None, *, timeout: float | None = None) -> AsyncIterator[Pillars]:
+        """listPortfolioPillars, page after page as the iteration asks."""
+        return self._pages("pillars", limit, timeout)
+
+    def client(self, client_id: str) -> AsyncClient:
+        """An AsyncClient for one grant the account holds, as Portfolio.client."""
+        return AsyncClient(
+            client_id, self._account_key, base_url=self.base_url, notifier_url=self.notifier_url, verify_signatures=self.verify_signatures, **self._options
+        )
+
+    async def rotate_key(self, *, overlap_seconds: int | None = None, timeout: float | None = None) -> RotatedAccountKey:
+        """rotateAccountKey, as Portfolio.rotate_key: never sent twice after a network failure."""
+        request = self._credentials_request(self._http, "POST", "/keys/rotate", _rotate_body(overlap_seconds))
+        return self._rotated(await self._transport.send(request, idempotent=False, timeout=timeout))
+
+    async def release(self, client_id: str, *, timeout: float | None = None) -> None:
+        """releaseGrant, as Portfolio.release."""
+        request = self._credentials_request(self._http, "DELETE", f"/customers/{quote(client_id, safe='')}")
+        _released(await self._transport.send(request, idempotent=True, timeout=timeout))
+
+    async def _pages(self, resource: str, limit: int | None, timeout: float | None) -> AsyncIterator[Any]:
+        make = _ITEMS[resource]
+        cursor: str | None = None
+        while True:
+            page, evidence = await self._read(self._page_request(self._http, f"/{resource}", limit, cursor), timeout)
+            for item in page["items"]:
+                yield make(item, evidence)
+            cursor = page.get("nextCursor")
+            if cursor is None:
+                return
+
+    async def _read(self, request: httpx.Request, timeout: float | None) -> tuple[Any, Evidence]:
+        response = await self._transport.send(request, idempotent=True, timeout=timeout)
+        if response.status_code != 200:
+            raise error_from(response)
+        evidence = evidence_of(response)
+        if self.verify_signatures:
+            await self._verify(evidence, timeout)
+        return json.loads(evidence.body), evidence
