@@ -120,7 +120,7 @@ export function buildProgram(io: CliIo, print: (result: unknown) => void): Comma
       writeErr: io.stderr,
       outputError: (message, write) => write(`rsd: ${message.replace(/^error: /, '')}`),
     })
-    .configureHelp({ subcommandTerm: commandTerm })
+    .configureHelp({ subcommandTerm: commandTerm, sortOptions: true })
     .exitOverride()
     .showSuggestionAfterError();
   actAsGroup(program);
@@ -522,31 +522,95 @@ function addWebhooks(program: Command, { io: cliIo, productFor, act, note }: Bui
       .addOption(connection.apiKey('the API key, or a recipient account key that holds the grant'));
   const id = () => new Option('--id <id>', "the webhook's id (wh_…)").makeOptionMandatory();
   const run = (subcommand: string, after: (result: unknown, options: Options) => unknown = (result) => result) =>
-    act(async (options) => {
+    act(async (options, messageId) => {
       const product = productFor(options);
-      const result = await runWebhooksCommand(subcommand, kebab(options), {
-        webhooksOf: (clientId) => product.client(clientId).webhooks,
-        env: cliIo.env,
-        untilStopped: cliIo.untilStopped,
-        out: (line) => cliIo.stdout(`${line}\n`),
-        note,
-      });
+      const result = await runWebhooksCommand(
+        subcommand,
+        { ...kebab(options), ...(messageId === undefined ? {} : { 'message-id': messageId }) },
+        {
+          webhooksOf: (clientId) => product.client(clientId).webhooks,
+          env: cliIo.env,
+          untilStopped: cliIo.untilStopped,
+          out: (line) => cliIo.stdout(`${line}\n`),
+          note,
+          secondsOf,
+        },
+      );
       return after(result, options);
     });
+  /** The conditions on score.updated deliveries (create and update). */
+  const conditions = (command: Command) =>
+    command
+      .option('--score-below <n>', 'deliver a score.updated only when the new score is below N (1 to 100)')
+      .option('--score-drop-at-least <n>', 'deliver a score.updated only when the score fell by at least N (1 to 100)')
+      .option('--grade-changed', 'deliver a score.updated only when the grade changed (with the others: when any holds)');
 
-  owner(
-    webhooks
-      .command('create')
-      .description('Subscribes a URL to events: prints the subscription with its secret, shown only this once')
-      .requiredOption('--url <url>', 'https, on a public address')
-      .requiredOption('--events <list>', 'comma-separated: score.updated, grade.changed, authorization.ended')
-      .option('--env', 'print export lines for eval: WEBHOOK_ID and RSD_WEBHOOK_SECRET'),
+  conditions(
+    owner(
+      webhooks
+        .command('create')
+        .description('Subscribes a URL to events: prints the subscription with its secret, shown only this once')
+        .requiredOption('--url <url>', 'https, on a public address')
+        .requiredOption('--events <list>', 'comma-separated: score.updated, grade.changed, authorization.ended')
+        .option('--env', 'print export lines for eval: WEBHOOK_ID and RSD_WEBHOOK_SECRET'),
+    ),
   ).action(run('create', (created, options) => (options.env ? exportsOf(created, WEBHOOK_EXPORTS) : created)));
   owner(webhooks.command('list').description("The grant's webhooks, without secrets")).action(run('list'));
   owner(webhooks.command('deliveries').description("A webhook's recent delivery attempts, newest first").addOption(id())).action(
     run('deliveries'),
   );
   owner(webhooks.command('delete').description('Deletes a webhook').addOption(id())).action(run('delete'));
+  conditions(
+    owner(
+      webhooks
+        .command('update')
+        .description('Changes what is given and prints the webhook as it is now; the rest stays')
+        .addOption(id())
+        .option('--url <url>', 'a new URL (https, on a public address)')
+        .option('--events <list>', 'the events, comma-separated, instead of the present ones')
+        .addOption(
+          new Option('--enabled <boolean>', 'false pauses it, true re-enables it (as pause and enable)').choices(['true', 'false']),
+        ),
+    ),
+  )
+    .option('--every-change', 'remove the conditions: every score.updated is delivered')
+    .action(run('update'));
+  owner(webhooks.command('pause').description('Stops its deliveries until it is enabled again').addOption(id())).action(run('pause'));
+  owner(
+    webhooks
+      .command('enable')
+      .description('Re-enables a webhook paused, or disabled after a day of failed deliveries; deliveries resume from now')
+      .addOption(id()),
+  ).action(run('enable'));
+  owner(
+    webhooks
+      .command('rotate-secret')
+      .description(
+        'A new signing secret, shown only this once; during the overlap each delivery carries a signature with the previous secret too',
+      )
+      .addOption(id())
+      .addOption(
+        new Option(
+          '--overlap <duration>',
+          'how long the previous secret still signs: 0, 90s, 30m, 1h, 1d (default 1d, at most 1d)',
+        ).conflicts('overlapSeconds'),
+      )
+      .option('--overlap-seconds <n>', 'the overlap in seconds, 0 to 86400')
+      .option('--env', 'print an export line for eval: RSD_WEBHOOK_SECRET'),
+  ).action(run('rotate-secret', (rotated, options) => (options.env ? exportsOf(rotated, { secret: 'RSD_WEBHOOK_SECRET' }) : rotated)));
+  owner(
+    webhooks
+      .command('test')
+      .description('Sends a webhook.test delivery, signed as every delivery is; prints its messageId (the webhook-id it carries)')
+      .addOption(id()),
+  ).action(run('test'));
+  owner(
+    webhooks
+      .command('redeliver')
+      .description('Sends one delivery again, with its original payload and webhook-id')
+      .argument('<message-id>', "the delivery's webhook-id (msg_…), as rsd webhooks deliveries lists it")
+      .addOption(id()),
+  ).action(run('redeliver'));
   webhooks
     .command('listen')
     .summary('A receiver on this machine that verifies and prints deliveries')

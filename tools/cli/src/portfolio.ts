@@ -19,11 +19,7 @@ export interface PortfolioContext {
 
 /** The most pages `--all` follows: 100 pages of 100 grants. */
 const MOST_PAGES = 100;
-
-interface Page {
-  items: unknown[];
-  nextCursor: string | null;
-}
+const PAGE = 100;
 
 /**
  * `rsd portfolio SUBCOMMAND` (decision 42), for a recipient holding an account key: what its account
@@ -36,34 +32,30 @@ export async function runPortfolioCommand(
   context: PortfolioContext,
 ): Promise<unknown> {
   const { product } = context;
-  const portfolioUrl = `${product.origins.api}/v1/portfolio`;
-  const headers = () => ({ 'x-api-key': product.apiKey() });
   switch (subcommand) {
     case 'show':
-      return (await product.sendJson({ url: portfolioUrl, headers: headers() })).body;
+      return product.portfolio().summary();
     case 'customers':
     case 'scores':
     case 'pillars':
-      return options.all ? allPages(`${portfolioUrl}/${subcommand}`, context) : onePage(`${portfolioUrl}/${subcommand}`, options, context);
+      return options.all ? allItems(subcommand, context) : onePage(subcommand, options, context);
     case 'rotate-key': {
-      const body = options.overlap === undefined ? {} : { overlapSeconds: context.secondsOf(options.overlap) };
-      const answer = await product.sendJson({
-        method: 'POST',
-        url: `${product.origins.credentials}/v1/portfolio/keys/rotate`,
-        headers: headers(),
-        body,
-      });
+      const request = options.overlap === undefined ? {} : { overlapSeconds: context.secondsOf(options.overlap) };
+      const rotated = await product.portfolio().rotateKey(request);
       context.note('rsd: the new account key is shown only this once; keep it now');
-      if (answer.status === 202) context.note('rsd: recorded, NOT yet in effect: the new key works once the event log has taken it');
-      return answer.body;
+      if (rotated.enforcement === 'pending') {
+        context.note('rsd: recorded, NOT yet in effect: the new key works once the event log has taken it');
+      }
+      return rotated;
     }
     case 'leave': {
       const clientId = options['client-id'];
       if (!clientId) throw new UsageError('--client-id is required');
-      const url = `${product.origins.credentials}/v1/portfolio/customers/${encodeURIComponent(clientId)}`;
-      const answer = await product.sendJson({ method: 'DELETE', url, headers: headers() });
+      // The SDK's release answers nothing: the status it received says whether the release is in effect yet.
+      const statuses: number[] = [];
+      await product.portfolio({ onResponse: (response) => statuses.push(response.status) }).release(clientId);
       context.note(
-        answer.status === 202
+        statuses.at(-1) === 202
           ? `rsd: grant ${clientId} released, NOT yet in effect: the event log could not take it in time`
           : `rsd: grant ${clientId} released; its organization sees it as released by the recipient`,
       );
@@ -76,29 +68,31 @@ export async function runPortfolioCommand(
   }
 }
 
-async function onePage(url: string, options: PortfolioOptions, context: PortfolioContext): Promise<unknown> {
+/**
+ * One page, from the cursor given: the SDK's iterators go through every page from the first, so this
+ * one request is the CLI's own (sent as the SDK sends, its refusals the SDK's error classes).
+ */
+async function onePage(resource: string, options: PortfolioOptions, { product }: PortfolioContext): Promise<unknown> {
   const query = new URLSearchParams();
   if (options.limit !== undefined) query.set('limit', options.limit);
   if (options.cursor !== undefined) query.set('cursor', options.cursor);
-  return (
-    await context.product.sendJson({
-      url: query.size > 0 ? `${url}?${query.toString()}` : url,
-      headers: { 'x-api-key': context.product.apiKey() },
-    })
-  ).body;
+  const url = `${product.origins.api}/v1/portfolio/${resource}`;
+  const answer = await product.sendJson({
+    url: query.size > 0 ? `${url}?${query.toString()}` : url,
+    headers: { 'x-api-key': product.apiKey() },
+  });
+  return answer.body;
 }
 
-/** `--all`: every page, 100 grants at a time, as one list. */
-async function allPages(url: string, context: PortfolioContext): Promise<{ items: unknown[] }> {
+/** `--all`: every page, 100 items at a time, as one list; the items as the API gives them. */
+async function allItems(resource: 'customers' | 'scores' | 'pillars', { product }: PortfolioContext): Promise<{ items: unknown[] }> {
+  const portfolio = product.portfolio();
   const items: unknown[] = [];
-  let cursor: string | null = null;
-  for (let pages = 0; pages < MOST_PAGES; pages += 1) {
-    const query: URLSearchParams = new URLSearchParams({ limit: '100', ...(cursor ? { cursor } : {}) });
-    const page = (await context.product.sendJson({ url: `${url}?${query.toString()}`, headers: { 'x-api-key': context.product.apiKey() } }))
-      .body as Page;
-    items.push(...page.items);
-    cursor = page.nextCursor;
-    if (cursor === null) return { items };
+  for await (const item of portfolio[resource]({ limit: PAGE })) {
+    // The SDK adds what it verified with (the page's evidence) to each score or breakdown: not the API's item.
+    const { evidence: _evidence, notModified: _notModified, ...fields } = item as { evidence?: unknown; notModified?: unknown };
+    items.push(fields);
+    if (items.length > PAGE * MOST_PAGES) throw new Error(`more than ${MOST_PAGES} pages: page through with --limit and --cursor instead`);
   }
-  throw new Error(`more than ${MOST_PAGES} pages: page through with --limit and --cursor instead`);
+  return { items };
 }

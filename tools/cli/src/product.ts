@@ -4,6 +4,7 @@ import {
   ApiTimeoutError,
   Client,
   Organization,
+  Portfolio,
   RateLimited,
   ServiceUnavailable,
   USER_AGENT,
@@ -101,6 +102,33 @@ export class Product {
       clientId,
       apiKey: this.apiKey(),
       baseUrl: `${this.origins.api}/v1`,
+      notifierUrl: `${this.origins.notifier}/v1`,
+      verifySignatures: false,
+    });
+  }
+
+  /**
+   * A recipient account's portfolio, its key the API key given. `onResponse` sees each response the SDK
+   * receives (what an answer without a body, such as a release's, leaves to its status). Pages are not
+   * verified: as for a grant's reads, that is for a command to ask.
+   */
+  portfolio({ onResponse }: { onResponse?: (response: Response) => void } = {}): Portfolio {
+    const transport = this.settings.transport ?? {};
+    const send = transport.fetch ?? ((input: Parameters<typeof fetch>[0], init?: RequestInit) => fetch(input, init));
+    return new Portfolio({
+      ...transport,
+      ...(onResponse
+        ? {
+            fetch: async (input: Parameters<typeof fetch>[0], init?: RequestInit) => {
+              const response = await send(input, init);
+              onResponse(response);
+              return response;
+            },
+          }
+        : {}),
+      accountKey: this.apiKey(),
+      baseUrl: `${this.origins.api}/v1`,
+      credentialsUrl: `${this.origins.credentials}/v1`,
       notifierUrl: `${this.origins.notifier}/v1`,
       verifySignatures: false,
     });

@@ -3,6 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { ApiConnectionError, ApiError, Client } from '@resilience-score/client';
 import { newWebhookSecret, webhookHeaders } from '@rsd/platform';
 import { UsageError } from './score-file';
+import { secondsOf } from './cli';
 import { runWebhooksCommand, type WebhooksContext, type WebhooksOptions } from './webhooks';
 
 const CLIENT_ID = 'rs_3kTMd9Qx7LwZp2VnB8cY1fRe';
@@ -62,6 +63,7 @@ function context({ notifierUrl = 'http://127.0.0.1:9', ...overrides }: Partial<W
     untilStopped: () => new Promise(() => undefined),
     out: (line) => out.push(line),
     note: (line) => notes.push(line),
+    secondsOf,
     ...overrides,
   };
   return { context: value, out, notes };
@@ -162,6 +164,119 @@ describe('rsd webhooks create, list, deliveries and delete', () => {
   });
 });
 
+describe('rsd webhooks update, pause, enable, rotate-secret, test and redeliver', () => {
+  const path = `/v1/customers/${CLIENT_ID}/webhooks/${WEBHOOK_ID}`;
+
+  test('when create is given conditions, then they are sent with the url and events', async () => {
+    const notifier = await fakeNotifier([{ status: 201, body: { ...WEBHOOK, secret: newWebhookSecret() } }]);
+
+    await runWebhooksCommand(
+      'create',
+      { 'client-id': CLIENT_ID, url: WEBHOOK.url, events: 'score.updated', 'score-below': '60', 'grade-changed': true },
+      context({ notifierUrl: notifier.url }).context,
+    );
+
+    expect(notifier.requests[0]?.body).toEqual({
+      url: WEBHOOK.url,
+      events: ['score.updated'],
+      conditions: { scoreBelow: 60, gradeChanged: true },
+    });
+  });
+
+  test.each<[string, WebhooksOptions, unknown]>([
+    [
+      'a url and events',
+      { url: 'https://hooks.example.com/new', events: 'grade.changed' },
+      { url: 'https://hooks.example.com/new', events: ['grade.changed'] },
+    ],
+    ['--enabled false', { enabled: 'false' }, { enabled: false }],
+    ['conditions', { 'score-below': '50', 'score-drop-at-least': '10' }, { conditions: { scoreBelow: 50, scoreDropAtLeast: 10 } }],
+    ['--every-change', { 'every-change': true }, { conditions: {} }],
+  ])('when update is given %s, then only that is sent, as a PATCH, and the webhook is printed', async (_case, options, body) => {
+    const notifier = await fakeNotifier([{ status: 200, body: WEBHOOK }]);
+
+    const result = await runWebhooksCommand(
+      'update',
+      { 'client-id': CLIENT_ID, id: WEBHOOK_ID, ...options },
+      context({ notifierUrl: notifier.url }).context,
+    );
+
+    expect(result).toEqual(WEBHOOK);
+    expect(notifier.requests).toEqual([{ method: 'PATCH', path, apiKey: API_KEY, body }]);
+  });
+
+  test.each([
+    ['pause', false, /paused/],
+    ['enable', true, /enabled: deliveries resume from now/],
+  ])('when %s is called, then enabled is set to %s and a note says what it means', async (subcommand, enabled, note) => {
+    const notifier = await fakeNotifier([{ status: 200, body: { ...WEBHOOK, status: enabled ? 'active' : 'paused' } }]);
+    const { context: ctx, notes } = context({ notifierUrl: notifier.url });
+
+    const result = await runWebhooksCommand(subcommand, { 'client-id': CLIENT_ID, id: WEBHOOK_ID }, ctx);
+
+    expect(result).toMatchObject({ status: enabled ? 'active' : 'paused' });
+    expect(notifier.requests).toEqual([{ method: 'PATCH', path, apiKey: API_KEY, body: { enabled } }]);
+    expect(notes[0]).toMatch(note);
+  });
+
+  test.each<[string, WebhooksOptions, number]>([
+    ['no overlap given: a day', {}, 86_400],
+    ['--overlap 1h', { overlap: '1h' }, 3_600],
+    ['--overlap-seconds 90', { 'overlap-seconds': '90' }, 90],
+    ['--overlap 0', { overlap: '0' }, 0],
+  ])(
+    'when rotate-secret is called with %s, then that overlap is sent and the new secret printed once',
+    async (_case, options, overlapSeconds) => {
+      const secret = newWebhookSecret();
+      const notifier = await fakeNotifier([{ status: 201, body: { secret } }]);
+      const { context: ctx, notes } = context({ notifierUrl: notifier.url });
+
+      const result = await runWebhooksCommand('rotate-secret', { 'client-id': CLIENT_ID, id: WEBHOOK_ID, ...options }, ctx);
+
+      expect(result).toEqual({ secret });
+      expect(notifier.requests).toEqual([{ method: 'POST', path: `${path}/rotate-secret`, apiKey: API_KEY, body: { overlapSeconds } }]);
+      expect(notes[0]).toContain('shown only this once');
+      expect(notes.join('\n')).not.toContain(secret);
+    },
+  );
+
+  test('when test is called, then a test delivery is asked for and its messageId printed', async () => {
+    const notifier = await fakeNotifier([{ status: 202, body: { messageId: 'msg_2KWPBgLlAfxdpx2AI54pPJ85' } }]);
+
+    const result = await runWebhooksCommand(
+      'test',
+      { 'client-id': CLIENT_ID, id: WEBHOOK_ID },
+      context({ notifierUrl: notifier.url }).context,
+    );
+
+    expect(result).toEqual({ messageId: 'msg_2KWPBgLlAfxdpx2AI54pPJ85' });
+    expect(notifier.requests).toEqual([{ method: 'POST', path: `${path}/test`, apiKey: API_KEY, body: undefined }]);
+  });
+
+  test('when redeliver is called with a message id, then that delivery is asked for again', async () => {
+    const notifier = await fakeNotifier([{ status: 202, body: { messageId: 'msg_2KWPBgLlAfxdpx2AI54pPJ85' } }]);
+
+    const result = await runWebhooksCommand(
+      'redeliver',
+      { 'client-id': CLIENT_ID, id: WEBHOOK_ID, 'message-id': 'msg_2KWPBgLlAfxdpx2AI54pPJ85' },
+      context({ notifierUrl: notifier.url }).context,
+    );
+
+    expect(result).toEqual({ messageId: 'msg_2KWPBgLlAfxdpx2AI54pPJ85' });
+    expect(notifier.requests[0]).toMatchObject({ method: 'POST', path: `${path}/deliveries/msg_2KWPBgLlAfxdpx2AI54pPJ85/redeliver` });
+  });
+
+  test('when the webhook is unknown, then the notifier’s refusal is the SDK’s error with its code (exit 1)', async () => {
+    const refusal = { status: 404, code: 'WEBHOOK_NOT_FOUND', message: 'No such webhook', requestId: 'req_1' };
+    const notifier = await fakeNotifier([{ status: 404, body: refusal }]);
+
+    const failure = runWebhooksCommand('pause', { 'client-id': CLIENT_ID, id: WEBHOOK_ID }, context({ notifierUrl: notifier.url }).context);
+
+    await expect(failure).rejects.toMatchObject({ status: 404, code: 'WEBHOOK_NOT_FOUND' });
+    await expect(failure).rejects.not.toBeInstanceOf(UsageError);
+  });
+});
+
 describe('rsd webhooks argument handling (exit 2)', () => {
   test.each<[string, string, WebhooksOptions, RegExp]>([
     ['create without --client-id', 'create', { url: WEBHOOK.url, events: 'score.updated' }, /^--client-id is required$/],
@@ -195,6 +310,46 @@ describe('rsd webhooks argument handling (exit 2)', () => {
     ['listen without a secret', 'listen', { port: '0' }, /^no webhook secret: set RSD_WEBHOOK_SECRET \(or pass --secret\)$/],
     ['listen with a secret that is not one', 'listen', { port: '0', secret: 'whsec_nope' }, /^not a webhook secret/],
     ['an unknown subcommand', 'rename', {}, /^unknown command: webhooks rename$/],
+    ['update with nothing to change', 'update', { 'client-id': CLIENT_ID, id: WEBHOOK_ID }, /^update needs at least one of --url/],
+    ['update with --enabled yes', 'update', { 'client-id': CLIENT_ID, id: WEBHOOK_ID, enabled: 'yes' }, /^--enabled must be true or false/],
+    ['update with a score of 0', 'update', { 'client-id': CLIENT_ID, id: WEBHOOK_ID, 'score-below': '0' }, /^--score-below: /],
+    [
+      'update with a score over 100',
+      'update',
+      { 'client-id': CLIENT_ID, id: WEBHOOK_ID, 'score-drop-at-least': '101' },
+      /^--score-drop-at-least: /,
+    ],
+    [
+      'update with --every-change and a condition',
+      'update',
+      { 'client-id': CLIENT_ID, id: WEBHOOK_ID, 'every-change': true, 'grade-changed': true },
+      /^--every-change removes the conditions/,
+    ],
+    [
+      'create with --every-change',
+      'create',
+      { 'client-id': CLIENT_ID, url: WEBHOOK.url, events: 'score.updated', 'every-change': true },
+      /^--every-change is for update/,
+    ],
+    [
+      'rotate-secret over a day',
+      'rotate-secret',
+      { 'client-id': CLIENT_ID, id: WEBHOOK_ID, overlap: '2d' },
+      /^the overlap is at most 86400 s/,
+    ],
+    [
+      'rotate-secret with both overlaps',
+      'rotate-secret',
+      { 'client-id': CLIENT_ID, id: WEBHOOK_ID, overlap: '1h', 'overlap-seconds': '60' },
+      /^--overlap and --overlap-seconds/,
+    ],
+    [
+      'rotate-secret with an overlap that is no duration',
+      'rotate-secret',
+      { 'client-id': CLIENT_ID, id: WEBHOOK_ID, overlap: 'soon' },
+      /^--overlap must be/,
+    ],
+    ['redeliver without a message id', 'redeliver', { 'client-id': CLIENT_ID, id: WEBHOOK_ID }, /^--message-id is required$/],
   ])('when %s, then it is a usage error and nothing is sent', async (_case, subcommand, options, message) => {
     const notifier = await fakeNotifier([]);
 

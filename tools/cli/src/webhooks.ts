@@ -1,5 +1,12 @@
 import type { Webhooks } from '@resilience-score/client';
-import { createWebhookRequestSchema, WEBHOOK_EVENT_TYPES, webhookEventTypeSchema } from '@rsd/contracts';
+import {
+  createWebhookRequestSchema,
+  MAX_SECRET_OVERLAP_SECONDS,
+  updateWebhookRequestSchema,
+  WEBHOOK_EVENT_TYPES,
+  webhookEventTypeSchema,
+  type WebhookConditions,
+} from '@rsd/contracts';
 import { UsageError } from './score-file';
 import { assertWebhookSecret, startWebhookListener } from './webhook-listener';
 
@@ -13,6 +20,18 @@ export interface WebhooksOptions {
   host?: string;
   secret?: string;
   fail?: string;
+  /** update: `true` or `false`. */
+  enabled?: string;
+  /** create and update: the conditions on score.updated, or (update) none of them. */
+  'score-below'?: string;
+  'score-drop-at-least'?: string;
+  'grade-changed'?: boolean;
+  'every-change'?: boolean;
+  /** rotate-secret: a duration (90s, 30m, 1h, 1d) or whole seconds. */
+  overlap?: string;
+  'overlap-seconds'?: string;
+  /** redeliver: the delivery's `webhook-id`. */
+  'message-id'?: string;
 }
 
 export interface WebhooksContext {
@@ -24,13 +43,18 @@ export interface WebhooksContext {
   /** One line for stdout (a delivery) and one for stderr (a note to the user). */
   out: (line: string) => void;
   note: (line: string) => void;
+  /** `--overlap`'s reading: 90s, 30m, 1h, 1d or whole seconds. */
+  secondsOf: (value: string, option: string) => number;
 }
+
+/** A secret rotation's overlap when none is given: a day, the most the API allows, as for the CLI's other rotations. */
+const DEFAULT_SECRET_OVERLAP_SECONDS = MAX_SECRET_OVERLAP_SECONDS;
 
 const DEFAULT_LISTEN_HOST = '127.0.0.1';
 
 /** `rsd webhooks SUBCOMMAND`: what to print on stdout, or undefined for nothing. */
 export async function runWebhooksCommand(subcommand: string, options: WebhooksOptions, context: WebhooksContext): Promise<unknown> {
-  const required = (name: keyof WebhooksOptions): string => {
+  const required = (name: Exclude<keyof WebhooksOptions, 'grade-changed' | 'every-change'>): string => {
     const value = options[name];
     if (value === undefined || value === '') throw new UsageError(`--${name} is required`);
     return value;
@@ -40,8 +64,10 @@ export async function runWebhooksCommand(subcommand: string, options: WebhooksOp
   switch (subcommand) {
     case 'create': {
       const clientId = required('client-id');
-      const body = createRequest(required('url'), required('events'));
-      const created = await context.webhooksOf(clientId).create(body.url, body.events);
+      const body = createRequest(required('url'), required('events'), conditionsOf(options, 'create'));
+      const created = await context
+        .webhooksOf(clientId)
+        .create(body.url, body.events, body.conditions ? { conditions: body.conditions } : {});
       context.note(
         'rsd: the secret is shown only this once; keep it now (the notifier cannot show it again; rsd webhooks listen reads it from RSD_WEBHOOK_SECRET)',
       );
@@ -59,6 +85,45 @@ export async function runWebhooksCommand(subcommand: string, options: WebhooksOp
       context.note(`rsd: webhook ${required('id')} deleted`);
       return undefined;
     }
+    case 'update': {
+      const id = required('id');
+      return webhooks().update(id, changeOf(options));
+    }
+    case 'pause':
+    case 'enable': {
+      const id = required('id');
+      const changed = await webhooks().update(id, { enabled: subcommand === 'enable' });
+      context.note(
+        subcommand === 'enable'
+          ? `rsd: webhook ${id} enabled: deliveries resume from now (what happened while it was off is not sent)`
+          : `rsd: webhook ${id} paused: nothing is delivered until rsd webhooks enable`,
+      );
+      return changed;
+    }
+    case 'rotate-secret': {
+      const id = required('id');
+      const overlapSeconds = overlapOf(options, context);
+      const secret = await webhooks().rotateSecret(id, { overlapSeconds });
+      context.note(
+        'rsd: the new secret is shown only this once; keep it now. ' +
+          (overlapSeconds > 0
+            ? `For ${overlapSeconds} s each delivery is signed with the previous secret too, so receivers can change over meanwhile.`
+            : 'The previous secret no longer signs anything.'),
+      );
+      return { secret };
+    }
+    case 'test': {
+      const id = required('id');
+      const messageId = await webhooks().test(id);
+      context.note(`rsd: a webhook.test delivery is on its way, webhook-id ${messageId}`);
+      return { messageId };
+    }
+    case 'redeliver': {
+      const id = required('id');
+      const messageId = await webhooks().redeliver(id, required('message-id'));
+      context.note(`rsd: delivery ${messageId} is sent again, with its payload and webhook-id`);
+      return { messageId };
+    }
     case 'listen':
       return listen(options, context);
     default:
@@ -67,23 +132,107 @@ export async function runWebhooksCommand(subcommand: string, options: WebhooksOp
 }
 
 /** Checked against the API's own schema first, so that a mistyped event is a usage error that names the right ones. */
-function createRequest(url: string, events: string) {
-  const body = {
-    url,
-    events: events
-      .split(',')
-      .map((event) => event.trim())
-      .filter(Boolean),
-  };
-  const unknown = body.events.filter((event) => !webhookEventTypeSchema.safeParse(event).success);
-  if (unknown.length > 0 || body.events.length === 0) {
+function createRequest(url: string, events: string, conditions: WebhookConditions | undefined) {
+  const body = { url, events: eventsOf(events), ...(conditions ? { conditions } : {}) };
+  const parsed = createWebhookRequestSchema.safeParse(body);
+  if (parsed.success) return parsed.data;
+  throw new UsageError(usageOf(parsed.error.issues));
+}
+
+function eventsOf(events: string): string[] {
+  const listed = events
+    .split(',')
+    .map((event) => event.trim())
+    .filter(Boolean);
+  const unknown = listed.filter((event) => !webhookEventTypeSchema.safeParse(event).success);
+  if (unknown.length > 0 || listed.length === 0) {
     throw new UsageError(
       `--events: ${unknown.length > 0 ? `no event ${unknown.map((event) => `"${event}"`).join(', ')}` : 'none given'}; the events are ${WEBHOOK_EVENT_TYPES.join(', ')}`,
     );
   }
-  const parsed = createWebhookRequestSchema.safeParse(body);
+  return listed;
+}
+
+/** The API's names of a request's fields, as the options that set them. */
+const OPTION_OF: Record<string, string> = {
+  url: '--url',
+  events: '--events',
+  enabled: '--enabled',
+  conditions: 'conditions',
+  scoreBelow: '--score-below',
+  scoreDropAtLeast: '--score-drop-at-least',
+  gradeChanged: '--grade-changed',
+};
+
+function usageOf(issues: readonly { path: readonly PropertyKey[]; message: string }[]): string {
+  return issues
+    .map((issue) => {
+      const field = issue.path.findLast((part) => typeof part === 'string');
+      return `${OPTION_OF[String(field)] ?? `--${String(field ?? 'events')}`}: ${issue.message}`;
+    })
+    .join('\n');
+}
+
+/**
+ * `--score-below N`, `--score-drop-at-least N`, `--grade-changed` (a change is delivered when any given
+ * holds); for update, `--every-change` removes them all. Undefined when none is given: unchanged.
+ */
+function conditionsOf(options: WebhooksOptions, command: 'create' | 'update'): WebhookConditions | undefined {
+  const below = wholeNumber('score-below', options['score-below']);
+  const drop = wholeNumber('score-drop-at-least', options['score-drop-at-least']);
+  const conditions: WebhookConditions = {
+    ...(below === undefined ? {} : { scoreBelow: below }),
+    ...(drop === undefined ? {} : { scoreDropAtLeast: drop }),
+    ...(options['grade-changed'] ? { gradeChanged: true as const } : {}),
+  };
+  if (options['every-change']) {
+    if (command === 'create')
+      throw new UsageError('--every-change is for update: a new webhook hears every change unless given conditions');
+    if (Object.keys(conditions).length > 0) {
+      throw new UsageError(
+        '--every-change removes the conditions: give it alone, or --score-below, --score-drop-at-least, --grade-changed',
+      );
+    }
+    return {};
+  }
+  return Object.keys(conditions).length > 0 ? conditions : undefined;
+}
+
+/** update's PATCH: only what is given changes; checked against the API's own schema first. */
+function changeOf(options: WebhooksOptions) {
+  const enabled = options.enabled;
+  if (enabled !== undefined && enabled !== 'true' && enabled !== 'false') {
+    throw new UsageError(`--enabled must be true or false (got "${enabled}"); rsd webhooks pause and enable do the same`);
+  }
+  const conditions = conditionsOf(options, 'update');
+  const change = {
+    ...(options.url === undefined ? {} : { url: options.url }),
+    ...(options.events === undefined ? {} : { events: eventsOf(options.events) }),
+    ...(enabled === undefined ? {} : { enabled: enabled === 'true' }),
+    ...(conditions === undefined ? {} : { conditions }),
+  };
+  if (Object.keys(change).length === 0) {
+    throw new UsageError(
+      'update needs at least one of --url, --events, --enabled, --score-below, --score-drop-at-least, --grade-changed, --every-change',
+    );
+  }
+  const parsed = updateWebhookRequestSchema.safeParse(change);
   if (parsed.success) return parsed.data;
-  throw new UsageError(parsed.error.issues.map((issue) => `--${String(issue.path[0] ?? 'events')}: ${issue.message}`).join('\n'));
+  throw new UsageError(usageOf(parsed.error.issues));
+}
+
+function overlapOf(options: WebhooksOptions, context: WebhooksContext): number {
+  if (options.overlap !== undefined && options['overlap-seconds'] !== undefined) {
+    throw new UsageError('--overlap and --overlap-seconds say the same: give one');
+  }
+  const seconds =
+    options.overlap !== undefined
+      ? context.secondsOf(options.overlap, '--overlap')
+      : (wholeNumber('overlap-seconds', options['overlap-seconds']) ?? DEFAULT_SECRET_OVERLAP_SECONDS);
+  if (seconds > MAX_SECRET_OVERLAP_SECONDS) {
+    throw new UsageError(`the overlap is at most ${MAX_SECRET_OVERLAP_SECONDS} s (1d) (got ${seconds} s)`);
+  }
+  return seconds;
 }
 
 async function listen(options: WebhooksOptions, context: WebhooksContext): Promise<undefined> {
