@@ -1,0 +1,149 @@
+import { execFile } from 'node:child_process';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { aScoreSubmission } from '@rsd/testkit';
+import { eventually, REPO_ROOT, type EmbeddedProcess } from '../support/embedded-process';
+import { devTokenFor, startEmbeddedOnNewDataDir, stopAndRemove } from '../support/embedded-suite';
+import * as orgAdmin from '../support/organization-admin';
+import { startSwitchableReceiver, verifiesWith, type Received, type SwitchableReceiver } from '../support/webhook-lifecycle';
+
+// A grant's webhook taken through its whole lifecycle with the real `rsd` bin against the embedded
+// product: update (URL and conditions), pause, enable, rotate-secret, test and redeliver, received by a
+// receiver this test starts on loopback, every signature checked with the official Standard Webhooks
+// library.
+
+const ORG = 'cli-lifecycle-org';
+const run = promisify(execFile);
+
+let dataDir: string;
+let product: EmbeddedProcess;
+let token: string;
+const receivers: SwitchableReceiver[] = [];
+
+beforeAll(async () => {
+  // Receivers on loopback, so the development flag of decision 28.
+  ({ dataDir, product } = await startEmbeddedOnNewDataDir('rsd-cli-lifecycle-', { WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true' }));
+  token = await devTokenFor(dataDir, ORG);
+}, 90_000);
+
+afterAll(async () => {
+  for (const receiver of receivers) await receiver.close();
+  await stopAndRemove(product, dataDir);
+});
+
+/** The real `rsd` bin; never throws. */
+async function rsd(args: string[], apiKey: string) {
+  try {
+    const { stdout, stderr } = await run('node', [join(REPO_ROOT, 'tools/cli/bin/rsd.js'), ...args], {
+      env: { ...process.env, DATA_DIR: dataDir, RSD_NOTIFIER_URL: product.urls.notifier, RSD_API_KEY: apiKey },
+    });
+    return { code: 0, stdout, stderr };
+  } catch (error) {
+    const failed = error as { code: number; stdout: string; stderr: string };
+    return { code: failed.code, stdout: failed.stdout, stderr: failed.stderr };
+  }
+}
+
+async function receiver(): Promise<SwitchableReceiver> {
+  const started = await startSwitchableReceiver('127.0.0.1');
+  receivers.push(started);
+  return started;
+}
+
+const daysAgo = (n: number) => new Date(Date.now() - n * 86_400_000).toISOString().slice(0, 10);
+const until = <T>(check: () => T | undefined, timeoutMs = 15_000) => eventually(() => Promise.resolve(check()), timeoutMs, 25);
+const settle = () => new Promise((done) => setTimeout(done, 1_500));
+const scoreOf = (delivery: Received) => (JSON.parse(delivery.body) as { data: { score?: number } }).data.score;
+const typeOf = (delivery: Received) => (JSON.parse(delivery.body) as { type: string }).type;
+
+describe('rsd webhooks: the lifecycle against the embedded runtime', () => {
+  test('when a webhook is updated, paused, enabled, rotated, tested and redelivered with rsd, then the receiver sees each step', async () => {
+    const credential = await orgAdmin.createAuthorization(product.urls.credentials, ORG, token, {
+      recipientType: 'insurance_provider',
+      scopes: ['qr_score'],
+    });
+    const postScore = (scoreDate: string, score: number) =>
+      orgAdmin.postScore(product.urls.scoreIngest, token, aScoreSubmission({ organizationId: ORG, scoreDate, score }));
+    const cli = (...args: string[]) => rsd([...args, '--client-id', credential.clientId], credential.apiKey);
+    const first = await receiver();
+    const second = await receiver();
+
+    const created = await cli('webhooks', 'create', '--url', first.url, '--events', 'score.updated');
+    expect(created.code).toBe(0);
+    const webhook = JSON.parse(created.stdout) as { id: string; secret: string; conditions: unknown };
+    expect(webhook.conditions).toEqual({});
+
+    // update: another URL, and only scores below 50.
+    const updated = await cli('webhooks', 'update', '--id', webhook.id, '--url', second.url, '--score-below', '50');
+    expect(updated.code).toBe(0);
+    expect(JSON.parse(updated.stdout)).toMatchObject({ id: webhook.id, url: second.url, status: 'active', conditions: { scoreBelow: 50 } });
+    await postScore(daysAgo(5), 72);
+    await postScore(daysAgo(4), 40);
+    const below = await until(() => second.received[0]);
+    expect(scoreOf(below)).toBe(40);
+    expect(verifiesWith(below, webhook.secret)).toBe(true);
+    await settle();
+    expect(second.received.map(scoreOf)).toEqual([40]);
+    expect(first.received).toEqual([]);
+
+    // pause: a change below 50 reaches no one; enable: the next one does, not the one missed.
+    const paused = await cli('webhooks', 'pause', '--id', webhook.id);
+    expect(paused.code).toBe(0);
+    expect(JSON.parse(paused.stdout)).toMatchObject({ status: 'paused' });
+    expect(paused.stderr).toContain('paused');
+    await postScore(daysAgo(3), 30);
+    await settle();
+    expect(second.received).toHaveLength(1);
+    const enabled = await cli('webhooks', 'enable', '--id', webhook.id);
+    expect(enabled.code).toBe(0);
+    expect(JSON.parse(enabled.stdout)).toMatchObject({ status: 'active' });
+    await postScore(daysAgo(2), 20);
+    const resumed = await until(() => second.received[1]);
+    expect(scoreOf(resumed)).toBe(20);
+    await settle();
+    expect(second.received.map(scoreOf)).toEqual([40, 20]);
+
+    // rotate-secret with an overlap, then a test delivery: signed with both secrets, each verifying.
+    const rotated = await cli('webhooks', 'rotate-secret', '--id', webhook.id, '--overlap', '1h', '--env');
+    expect(rotated.code).toBe(0);
+    expect(rotated.stderr).toContain('shown only this once');
+    const newSecret = /^export RSD_WEBHOOK_SECRET='(whsec_[A-Za-z0-9+/=]+)'$/.exec(rotated.stdout.trim())?.[1] ?? '';
+    expect(newSecret).not.toBe(webhook.secret);
+    expect(newSecret).toMatch(/^whsec_/);
+    const tested = await cli('webhooks', 'test', '--id', webhook.id);
+    expect(tested.code).toBe(0);
+    const { messageId } = JSON.parse(tested.stdout) as { messageId: string };
+    const test = await until(() => second.received.find((delivery) => delivery.headers['webhook-id'] === messageId));
+    expect(typeOf(test)).toBe('webhook.test');
+    expect(String(test.headers['webhook-signature']).split(' ')).toHaveLength(2);
+    expect(verifiesWith(test, newSecret)).toBe(true);
+    expect(verifiesWith(test, webhook.secret)).toBe(true);
+
+    // redeliver the test delivery as the deliveries list names it: the same webhook-id and body.
+    const listed = await eventually(async () => {
+      const answer = await cli('webhooks', 'deliveries', '--id', webhook.id);
+      const attempts = (JSON.parse(answer.stdout) as { deliveries: { messageId: string }[] }).deliveries;
+      return attempts.some((attempt) => attempt.messageId === messageId) ? attempts : undefined;
+    });
+    expect(listed.length).toBeGreaterThanOrEqual(3);
+    const received = second.received.length;
+    const redelivered = await cli('webhooks', 'redeliver', messageId, '--id', webhook.id);
+    expect(redelivered.code).toBe(0);
+    expect(JSON.parse(redelivered.stdout)).toEqual({ messageId });
+    const again = await until(() => second.received[received]);
+    expect(again.headers['webhook-id']).toBe(messageId);
+    expect(again.body).toBe(test.body);
+    expect(verifiesWith(again, newSecret)).toBe(true);
+
+    // back to every change: a score above 50 is delivered again.
+    const everyChange = await cli('webhooks', 'update', '--id', webhook.id, '--every-change');
+    expect(JSON.parse(everyChange.stdout)).toMatchObject({ conditions: {} });
+    await postScore(daysAgo(1), 90);
+    const above = await until(() => second.received.find((delivery) => scoreOf(delivery) === 90));
+    expect(verifiesWith(above, newSecret)).toBe(true);
+
+    const unknown = await cli('webhooks', 'redeliver', 'msg_2KWPBgLlAfxdpx2AI54pPJ85', '--id', webhook.id);
+    expect(unknown.code).toBe(1);
+    expect(unknown.stderr).toMatch(/^rsd: 404 WEBHOOK_MESSAGE_NOT_FOUND: /);
+  }, 90_000);
+});
