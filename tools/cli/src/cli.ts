@@ -2,8 +2,6 @@ import { generateKeyPairSync } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { CreateAuthorization, Organization, ScoreSubmission, TransportOptions } from '@resilience-score/client';
-import { ACCOUNT_KEY_PREFIX } from '@rsd/contracts';
-import { signDevToken } from '@rsd/platform';
 import { Command, CommanderError, Option } from 'commander';
 import { runBackupCommand } from './backup';
 import { ACCOUNT_EXPORTS, claimLinkExportsOf, CREDENTIAL_EXPORTS, exportsOf, WEBHOOK_EXPORTS } from './env-output';
@@ -11,7 +9,9 @@ import { runPortfolioCommand } from './portfolio';
 import { DEFAULT_ORIGINS, describeFailure, jsonOf, Product, type Answer, type Origins } from './product';
 import { verifyResponseSignature } from './response-signature';
 import { readScoreFile, UsageError } from './score-file';
-import { runWebhooksCommand } from './webhooks';
+
+// @rsd/platform, @rsd/contracts and the webhook commands (which need both) are loaded by the commands
+// that use them: each is a large part of a start, and most commands need neither.
 
 /** What the CLI reads and writes outside itself: the process's, or a test's. */
 export interface CliIo {
@@ -151,6 +151,7 @@ export function buildProgram(io: CliIo, print: (result: unknown) => void): Comma
         const secret = await productFor(options).devSecret();
         if (!secret) throw new UsageError('no development secret: set JWT_HS256_SECRET or start the embedded runtime (npm start) first');
         const org = options.org as string | undefined;
+        const { signDevToken } = await import('@rsd/platform');
         return signDevToken(secret, { scope: options.scope as string, ...(org ? { org } : {}) }, options.ttl as string);
       }),
     );
@@ -524,6 +525,7 @@ function addWebhooks(program: Command, { io: cliIo, productFor, act, note }: Bui
   const run = (subcommand: string, after: (result: unknown, options: Options) => unknown = (result) => result) =>
     act(async (options, messageId) => {
       const product = productFor(options);
+      const { runWebhooksCommand } = await import('./webhooks.js');
       const result = await runWebhooksCommand(
         subcommand,
         { ...kebab(options), ...(messageId === undefined ? {} : { 'message-id': messageId }) },
@@ -640,6 +642,7 @@ async function claimByLink(product: Product, options: Options, link: string, not
   }
   // Only an account key names the account to join: a grant's key (rsk_…) left in RSD_API_KEY means none, a new account.
   const given = product.settings.apiKey;
+  const { ACCOUNT_KEY_PREFIX } = await import('@rsd/contracts');
   const accountKey = given?.startsWith(`${ACCOUNT_KEY_PREFIX}_`) ? given : undefined;
   const body = { into: 'account', ...(options.accountName ? { accountName: options.accountName as string } : {}) };
   const joined = (await product.sendJson({ method: 'POST', url: link, headers: accountKey ? { 'x-api-key': accountKey } : {}, body })).body;

@@ -10,7 +10,6 @@ import {
   USER_AGENT,
   type TransportOptions,
 } from '@resilience-score/client';
-import { readDevSecret, signDevToken } from '@rsd/platform';
 import { UsageError } from './score-file';
 
 /** Where each service answers: its origin, without the versioned root (`/v1`). */
@@ -59,11 +58,15 @@ export class Product {
     if (this.settings.token) return this.settings.token;
     const secret = await this.devSecret();
     if (!secret) throw new UsageError('no token: pass --token or RSD_TOKEN, or set JWT_HS256_SECRET (development only)');
+    // Loaded only to mint a token: most commands never need it, and it is a large part of a start.
+    const { signDevToken } = await import('@rsd/platform');
     return signDevToken(secret, { scope, ...(org ? { org } : {}) }, '5m');
   }
 
   async devSecret(): Promise<string | undefined> {
-    return this.settings.env.JWT_HS256_SECRET || (await readDevSecret(this.settings.env.DATA_DIR ?? '.data'));
+    if (this.settings.env.JWT_HS256_SECRET) return this.settings.env.JWT_HS256_SECRET;
+    const { readDevSecret } = await import('@rsd/platform');
+    return readDevSecret(this.settings.env.DATA_DIR ?? '.data');
   }
 
   /** The organization `org`'s authorizations, with `authorizations:write`. */
