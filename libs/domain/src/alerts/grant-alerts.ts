@@ -173,7 +173,8 @@ export function organizationAlerts(records: readonly StoredAuthorization[], limi
   for (const record of records) {
     for (const alert of record.alerts ?? []) all.push({ ...alert, clientId: record.clientId });
     const revoked = revocationAlertType(record);
-    if (revoked && record.revokedAt) all.push({ id: `revoked-${record.clientId}`, type: revoked, at: record.revokedAt, clientId: record.clientId });
+    if (revoked && record.revokedAt)
+      all.push({ id: `revoked-${record.clientId}`, type: revoked, at: record.revokedAt, clientId: record.clientId });
   }
   return all.sort((a, b) => b.at.localeCompare(a.at) || a.id.localeCompare(b.id)).slice(0, limit);
 }
