@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { alertDetailsShape, alertTypeSchema } from './alerts';
 import { recipientTypeSchema, revocationReasonSchema, scopeSchema } from './authorization';
 import { clientIdSchema, organizationIdSchema, recipientAccountIdSchema, utcInstantSchema } from './ids';
 import { calculatedScoreSchema } from './resources';
@@ -19,6 +20,7 @@ export const EVENT_TYPES = {
   authorizationJoinedAccount: 'com.resiliencescore.authorization.joined-account.v1',
   recipientAccountCreated: 'com.resiliencescore.recipient-account.created.v1',
   recipientAccountKeyRotated: 'com.resiliencescore.recipient-account.key-rotated.v1',
+  authorizationAlerted: 'com.resiliencescore.authorization.alerted.v1',
   scoreCalculated: 'com.resiliencescore.score.calculated.v1',
 } as const;
 
@@ -192,6 +194,24 @@ export const authorizationExpiredSchema = cloudEvent(
   }),
 );
 
+/**
+ * Decision 44: something the organization hears of that the access log or the clock showed (a
+ * grant's first read, a new address, failed authentications, an expiry ahead). Revocations carry
+ * their own reason instead. An address, never a key.
+ */
+export const authorizationAlertedSchema = cloudEvent(
+  EVENT_TYPES.authorizationAlerted,
+  z.object({
+    clientId: clientIdSchema,
+    organizationId: organizationIdSchema,
+    alertId: z.string().regex(/^alr_[A-Za-z0-9]{16,64}$/),
+    alert: alertTypeSchema,
+    at: utcInstantSchema,
+    ...alertDetailsShape,
+    revision: revisionSchema,
+  }),
+);
+
 export const scoreCalculatedSchema = cloudEvent(EVENT_TYPES.scoreCalculated, calculatedScoreSchema);
 
 export const authorizationEventSchema = z.discriminatedUnion('type', [
@@ -203,6 +223,7 @@ export const authorizationEventSchema = z.discriminatedUnion('type', [
   authorizationJoinedAccountSchema,
   recipientAccountCreatedSchema,
   recipientAccountKeyRotatedSchema,
+  authorizationAlertedSchema,
 ]);
 export const domainEventSchema = z.discriminatedUnion('type', [
   authorizationCreatedSchema,
@@ -213,6 +234,7 @@ export const domainEventSchema = z.discriminatedUnion('type', [
   authorizationJoinedAccountSchema,
   recipientAccountCreatedSchema,
   recipientAccountKeyRotatedSchema,
+  authorizationAlertedSchema,
   scoreCalculatedSchema,
 ]);
 
@@ -224,6 +246,7 @@ export type AuthorizationKeyClaimed = z.infer<typeof authorizationKeyClaimedSche
 export type AuthorizationJoinedAccount = z.infer<typeof authorizationJoinedAccountSchema>;
 export type RecipientAccountCreated = z.infer<typeof recipientAccountCreatedSchema>;
 export type RecipientAccountKeyRotated = z.infer<typeof recipientAccountKeyRotatedSchema>;
+export type AuthorizationAlerted = z.infer<typeof authorizationAlertedSchema>;
 export type ScoreCalculated = z.infer<typeof scoreCalculatedSchema>;
 export type AuthorizationEvent = z.infer<typeof authorizationEventSchema>;
 export type DomainEvent = z.infer<typeof domainEventSchema>;

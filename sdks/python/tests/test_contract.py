@@ -44,6 +44,21 @@ OPERATIONS = {
     "redeliverPortfolioWebhookDelivery": (
         "notifier", "post", "/portfolio/webhooks/{id}/deliveries/{messageId}/redeliver", {"202", "401", "404", "409", "429"}
     ),
+    # An organization's alert webhooks (Organization.webhooks), with its bearer token.
+    "createOrganizationWebhook": ("notifier", "post", "/organizations/{organizationId}/webhooks", {"201", "400", "401", "403", "409"}),
+    "listOrganizationWebhooks": ("notifier", "get", "/organizations/{organizationId}/webhooks", {"200", "401", "403"}),
+    "updateOrganizationWebhook": ("notifier", "patch", "/organizations/{organizationId}/webhooks/{id}", {"200", "400", "401", "403", "404"}),
+    "deleteOrganizationWebhook": ("notifier", "delete", "/organizations/{organizationId}/webhooks/{id}", {"204", "401", "403", "404"}),
+    "listOrganizationWebhookDeliveries": (
+        "notifier", "get", "/organizations/{organizationId}/webhooks/{id}/deliveries", {"200", "401", "403", "404"}
+    ),
+    "rotateOrganizationWebhookSecret": (
+        "notifier", "post", "/organizations/{organizationId}/webhooks/{id}/rotate-secret", {"201", "400", "401", "403", "404"}
+    ),
+    "testOrganizationWebhook": ("notifier", "post", "/organizations/{organizationId}/webhooks/{id}/test", {"202", "401", "403", "404", "409"}),
+    "redeliverOrganizationWebhookDelivery": (
+        "notifier", "post", "/organizations/{organizationId}/webhooks/{id}/deliveries/{messageId}/redeliver", {"202", "401", "403", "404", "409"}
+    ),
     # The organization's side (Organization, AsyncOrganization).
     "createAuthorization": ("credentials", "post", "/organizations/{organizationId}/authorizations", {"201", "400", "401", "403"}),
     "listAuthorizations": ("credentials", "get", "/organizations/{organizationId}/authorizations", {"200", "401", "403"}),

@@ -1,5 +1,6 @@
 """The Organization and AsyncOrganization clients against the real product (the embedded runtime):
-every key delivery, rotation, revocation, claim links, the access log across pages and usage; and a
+every key delivery, rotation, revocation, claim links, the access log across pages and usage; the
+organization's alert webhooks through their whole lifecycle; and a
 scoring engine publishing scores from a generator, one batch of them sent twice, every score then
 readable once."""
 
@@ -14,7 +15,7 @@ from typing import Any
 import httpx
 import jwt
 import pytest
-from conftest import GRADES, Runtime, days_ago, eventually
+from conftest import GRADES, Runtime, WebhookReceiver, days_ago, eventually
 
 from resilience_score import (
     AsyncOrganization,
@@ -27,6 +28,9 @@ from resilience_score import (
     InvalidToken,
     Organization,
     ValidationFailed,
+    WebhookNotActive,
+    WebhookNotFound,
+    verify_webhook,
 )
 
 
@@ -173,6 +177,49 @@ def test_the_async_organization_has_the_same_surface(runtime: Runtime) -> None:
             assert (await organization.authorizations.claim_link(link.client_id)).claim is not None
 
     asyncio.run(scenario())
+
+
+def test_an_organizations_alert_webhook_through_its_lifecycle_hears_a_grants_first_read(runtime: Runtime) -> None:
+    organization_id = runtime.new_organization()
+    with an_organization(runtime, organization_id) as organization, WebhookReceiver() as first, WebhookReceiver() as second:
+        webhooks = organization.webhooks
+        created = webhooks.create(first.url, ["authorization.released"])
+        updated = webhooks.update(created.id, url=second.url, events=["authorization.first_use", "authorization.released"])
+        assert (updated.id, updated.url, updated.events) == (created.id, second.url, ["authorization.first_use", "authorization.released"])
+        assert list(webhooks.list()) == [updated]
+        assert webhooks.update(created.id, enabled=False).status == "paused"
+        with pytest.raises(WebhookNotActive):
+            webhooks.test(created.id)
+        assert webhooks.update(created.id, enabled=True).status == "active"
+
+        secret = webhooks.rotate_secret(created.id, overlap_seconds=600)
+        message_id = webhooks.test(created.id)
+        headers, body = eventually(lambda: second.deliveries[0] if second.deliveries else None)
+        assert {k.lower(): v for k, v in headers.items()}["webhook-id"] == message_id
+        assert verify_webhook(secret, headers, body) == verify_webhook(created.secret, headers, body)
+        assert verify_webhook(secret, headers, body)["data"] == {"webhookId": created.id}
+
+        # The alert: a grant's first successful read.
+        organization.publish_scores([a_score(organization_id, 1)])
+        granted = organization.authorizations.create("auditor", ["qr_score"])
+        reader = reader_for(runtime, granted.client_id, granted.api_key or "")
+        eventually(lambda: reader.score())
+        alert_headers, alert_body = eventually(lambda: second.deliveries[1] if len(second.deliveries) > 1 else None, 30)
+        alert = verify_webhook(secret, alert_headers, alert_body)
+        assert alert["type"] == "authorization.first_use"
+        assert alert["data"]["clientId"] == granted.client_id and alert["data"]["address"]
+
+        alert_id = {k.lower(): v for k, v in alert_headers.items()}["webhook-id"]
+        assert webhooks.redeliver(created.id, alert_id) == alert_id
+        again_headers, again_body = eventually(lambda: second.deliveries[2] if len(second.deliveries) > 2 else None)
+        assert ({k.lower(): v for k, v in again_headers.items()}["webhook-id"], again_body) == (alert_id, alert_body)
+        assert {d.event_type for d in webhooks.deliveries(created.id)} == {"webhook.test", "authorization.first_use"}
+        assert first.deliveries == []
+
+        webhooks.delete(created.id)
+        assert list(webhooks.list()) == []
+        with pytest.raises(WebhookNotFound):
+            webhooks.deliveries(created.id)
 
 
 ENGINE_ORGANIZATIONS = 5

@@ -1,6 +1,7 @@
 import { errorFor } from './errors.js';
 import { parseJson, rootOf } from './client.js';
 import { Transport, type Outgoing, type RequestOptions, type TransportOptions } from './transport.js';
+import { Webhooks } from './webhooks.js';
 import type {
   AccessLogEntry,
   Authorization,
@@ -8,6 +9,7 @@ import type {
   AuthorizationWithClaimLink,
   CreateAuthorization,
   CreatedAuthorization,
+  OrganizationAlertEvent,
   RotatedAuthorization,
   ScoreSubmission,
 } from './types.js';
@@ -27,7 +29,7 @@ export interface OrganizationOptions extends TransportOptions {
   credentialsUrl?: string;
   /** The score-ingest service's versioned root; needed for `publishScores`. */
   ingestUrl?: string;
-  /** The notifier's versioned root; kept for the organization's alert webhooks. */
+  /** The notifier's versioned root; needed for `webhooks`, the organization's alerts. */
   notifierUrl?: string;
 }
 
@@ -54,6 +56,12 @@ export const MAX_BATCH = 1000;
  */
 export class Organization {
   readonly authorizations: Authorizations;
+  /**
+   * The organization's alert webhooks (decision 44, `/organizations/{organizationId}/webhooks` on the
+   * notifier, with the same token as `authorizations`): what happens to its grants, each delivery's
+   * `data` naming the `clientId`. The whole lifecycle, as a grant's webhooks.
+   */
+  readonly webhooks: Webhooks<OrganizationAlertEvent>;
   readonly #token: string;
   readonly #ingestUrl: string | undefined;
   readonly #transport: Transport;
@@ -63,6 +71,15 @@ export class Organization {
     this.#token = options.token;
     this.#ingestUrl = options.ingestUrl === undefined ? undefined : rootOf(options.ingestUrl);
     const credentialsUrl = options.credentialsUrl === undefined ? undefined : rootOf(options.credentialsUrl);
+    const notifierUrl = options.notifierUrl === undefined ? undefined : rootOf(options.notifierUrl);
+    this.webhooks = new Webhooks<OrganizationAlertEvent>({
+      transport: this.#transport,
+      collection: () => {
+        if (notifierUrl === undefined) throw new TypeError('webhooks need the notifierUrl option');
+        return `${notifierUrl}/organizations/${encodeURIComponent(options.organizationId ?? organizationOf(this.#token))}/webhooks`;
+      },
+      headers: () => ({ authorization: `Bearer ${this.#token}` }),
+    });
     this.authorizations = new Authorizations(async (outgoing, call) => {
       if (credentialsUrl === undefined) throw new TypeError('authorizations need the credentialsUrl option');
       const organizationId = options.organizationId ?? organizationOf(this.#token);

@@ -73,6 +73,26 @@ export interface Jwks {
 
 export type WebhookEvent = 'score.updated' | 'grade.changed' | 'authorization.ended';
 
+/** What an organization's webhooks hear of its grants (decision 44). */
+export type OrganizationAlertEvent =
+  | 'authorization.expiring'
+  | 'authorization.first_use'
+  | 'authorization.new_address'
+  | 'authorization.auth_failures'
+  | 'authorization.key_leaked'
+  | 'authorization.released';
+
+/** An alert's `data`: the grant it is about, and what happened. */
+export interface AlertData {
+  clientId: string;
+  /** The client address of the read (first_use, new_address). */
+  address?: string;
+  /** Failed authentications within the 5 minutes before (auth_failures). */
+  failures?: number;
+  /** When the grant expires (expiring). */
+  expiresAt?: string;
+}
+
 /** Which `score.updated` deliveries a webhook gets (decision 45): any key present that holds lets a change through. */
 export interface WebhookConditions {
   /** The new latest score is below this. */
@@ -120,6 +140,7 @@ export type WebhookPayload =
     }
   | { type: 'grade.changed'; timestamp: string; data: { clientId: string; scoreDate: string; from: Grade; to: Grade } }
   | { type: 'authorization.ended'; timestamp: string; data: { clientId: string; reason: 'revoked' | 'expired'; endedAt: string } }
+  | { type: OrganizationAlertEvent; timestamp: string; data: AlertData }
   | { type: 'webhook.test'; timestamp: string; data: { webhookId: string } };
 
 // A recipient account's portfolio (decision 42).

@@ -25,8 +25,8 @@ import {
 /**
  * Portfolios and the webhook lifecycle through the TypeScript SDK against the real product, `npm start`
  * on ephemeral loopback ports: an account of several grants iterated across pages, read grant by grant
- * with the account key, its key rotated and a grant released; and a grant's and a portfolio's webhook
- * managed through their whole lifecycle, every delivery received by a receiver on loopback and verified
+ * with the account key, its key rotated and a grant released; and a grant's, a portfolio's and an
+ * organization's webhook managed through their whole lifecycle, every delivery received by a receiver on loopback and verified
  * with the SDK's `verifyWebhook` and with the official `standardwebhooks` library.
  */
 const GRADES = ['Prioritize', 'Improve', 'Strengthen', 'Optimize', 'Sustain'] as const;
@@ -381,6 +381,59 @@ describe('the webhook lifecycle', () => {
   });
 });
 
+describe("an organization's alert webhooks", () => {
+  test("when an organization's webhook goes through its lifecycle, then a grant's first read arrives as authorization.first_use, naming the grant and the address", async () => {
+    const { id, organization } = await anOrganization();
+    const { webhooks } = organization;
+    const [first, second] = [await aReceiver(), await aReceiver()];
+
+    // Created, then moved to another receiver and to the alert this test makes happen.
+    const created = await webhooks.create(first.url, ['authorization.released']);
+    expect(created).toMatchObject({
+      id: expect.stringMatching(/^wh_/),
+      url: first.url,
+      events: ['authorization.released'],
+      status: 'active',
+    });
+    const updated = await webhooks.update(created.id, { url: second.url, events: ['authorization.first_use', 'authorization.released'] });
+    expect(updated).toMatchObject({ id: created.id, url: second.url, events: ['authorization.first_use', 'authorization.released'] });
+    expect(await webhooks.list()).toEqual([updated]);
+    expect(await webhooks.update(created.id, { enabled: false })).toMatchObject({ status: 'paused' });
+    expect(await refusalOf(webhooks.test(created.id))).toBeInstanceOf(WebhookNotActive);
+    expect(await webhooks.update(created.id, { enabled: true })).toMatchObject({ status: 'active' });
+
+    const secret = await webhooks.rotateSecret(created.id, { overlapSeconds: 600 });
+    const messageId = await webhooks.test(created.id);
+    const tested = await delivery(second, 0);
+    expect(tested.headers['webhook-id']).toBe(messageId);
+    expect(verifyWebhook(secret, tested.headers, tested.body)).toMatchObject({ type: 'webhook.test', data: { webhookId: created.id } });
+    expect([verifiesWith(tested, secret), verifiesWith(tested, created.secret)]).toEqual([true, true]);
+
+    // The alert: a grant's first successful read.
+    await organization.publishScores([aScore(id, 70)]);
+    const grant = await organization.authorizations.create({ recipientType: 'auditor', scopes: ['qr_score'] });
+    const reader = new Client({ clientId: grant.clientId, apiKey: grant.apiKey, ...urls() });
+    await eventually(() => reader.score().catch(() => undefined));
+    const alert = await eventually(() => Promise.resolve(second.received[1]), 30_000);
+    expect(verifyWebhook(secret, alert.headers, alert.body)).toMatchObject({
+      type: 'authorization.first_use',
+      data: { clientId: grant.clientId, address: expect.any(String) },
+    });
+    expect(verifiesWith(alert, secret)).toBe(true);
+
+    expect(await webhooks.redeliver(created.id, String(alert.headers['webhook-id']))).toBe(alert.headers['webhook-id']);
+    const again = await delivery(second, 2);
+    expect([again.headers['webhook-id'], again.body]).toEqual([alert.headers['webhook-id'], alert.body]);
+    const attempts = await webhooks.deliveries(created.id);
+    expect(new Set(attempts.map((attempt) => attempt.eventType))).toEqual(new Set(['webhook.test', 'authorization.first_use']));
+    expect(first.received).toEqual([]);
+
+    await webhooks.delete(created.id);
+    expect(await webhooks.list()).toEqual([]);
+    expect(await refusalOf(webhooks.deliveries(created.id))).toBeInstanceOf(WebhookNotFound);
+  }, 60_000);
+});
+
 describe('the OpenAPI documents', () => {
   interface Schema {
     $ref?: string;
@@ -396,7 +449,7 @@ describe('the OpenAPI documents', () => {
     paths: Record<string, { servers?: { url: string }[] } & Record<string, Operation>>;
     components: { schemas: Record<string, Schema> };
   }
-  /** The operations Portfolio and Webhooks call; the Organization's own are in organization.e2e.test.ts. */
+  /** The operations Portfolio and every owner's Webhooks call; the Organization's others are in organization.e2e.test.ts. */
   const OPERATIONS = [
     'getPortfolio',
     'listPortfolioCustomers',
@@ -411,7 +464,7 @@ describe('the OpenAPI documents', () => {
         rotateSecret: ['rotate', 'Secret'],
         redeliver: ['redeliver', 'Delivery'],
       }[verb] ?? [verb, verb === 'list' ? 's' : ''];
-      return [`${head}Webhook${tail}`, `${head}PortfolioWebhook${tail}`];
+      return [`${head}Webhook${tail}`, `${head}PortfolioWebhook${tail}`, `${head}OrganizationWebhook${tail}`];
     }),
   ];
 

@@ -27,6 +27,7 @@ export const recipientAccountView: ViewDefinition<RecipientAccountView> = {
       case EVENT_TYPES.authorizationKeyClaimed:
       case EVENT_TYPES.authorizationJoinedAccount:
       case EVENT_TYPES.scoreCalculated:
+      case EVENT_TYPES.authorizationAlerted:
         return undefined;
       default:
         return unhandled(event);
@@ -52,6 +53,7 @@ export const recipientAccountView: ViewDefinition<RecipientAccountView> = {
       case EVENT_TYPES.authorizationKeyClaimed:
       case EVENT_TYPES.authorizationJoinedAccount:
       case EVENT_TYPES.scoreCalculated:
+      case EVENT_TYPES.authorizationAlerted:
         return state;
       default:
         return unhandled(event);
@@ -87,6 +89,7 @@ export const accountKeyView: ViewDefinition<AccountKeyView> = {
       case EVENT_TYPES.authorizationKeyClaimed:
       case EVENT_TYPES.authorizationJoinedAccount:
       case EVENT_TYPES.scoreCalculated:
+      case EVENT_TYPES.authorizationAlerted:
         return undefined;
       default:
         return unhandled(event);
@@ -105,6 +108,7 @@ export const accountKeyView: ViewDefinition<AccountKeyView> = {
       case EVENT_TYPES.authorizationKeyClaimed:
       case EVENT_TYPES.authorizationJoinedAccount:
       case EVENT_TYPES.scoreCalculated:
+      case EVENT_TYPES.authorizationAlerted:
         return state;
       default:
         return unhandled(event);
@@ -158,6 +162,7 @@ export const portfolioGrantView: ListedView<PortfolioGrantView> = {
       case EVENT_TYPES.recipientAccountCreated:
       case EVENT_TYPES.recipientAccountKeyRotated:
       case EVENT_TYPES.scoreCalculated:
+      case EVENT_TYPES.authorizationAlerted:
         return undefined;
       default:
         return unhandled(event);
@@ -204,6 +209,7 @@ export const portfolioGrantView: ListedView<PortfolioGrantView> = {
       case EVENT_TYPES.recipientAccountCreated:
       case EVENT_TYPES.recipientAccountKeyRotated:
       case EVENT_TYPES.scoreCalculated:
+      case EVENT_TYPES.authorizationAlerted:
         return state;
       default:
         return unhandled(event);

@@ -45,6 +45,7 @@ export const credentialView: ViewDefinition<CredentialView> = {
       case EVENT_TYPES.scoreCalculated:
       case EVENT_TYPES.recipientAccountCreated:
       case EVENT_TYPES.recipientAccountKeyRotated:
+      case EVENT_TYPES.authorizationAlerted:
         return undefined;
       default:
         return unhandled(event);
@@ -93,6 +94,7 @@ export const credentialView: ViewDefinition<CredentialView> = {
       case EVENT_TYPES.scoreCalculated:
       case EVENT_TYPES.recipientAccountCreated:
       case EVENT_TYPES.recipientAccountKeyRotated:
+      case EVENT_TYPES.authorizationAlerted:
         return state;
       default:
         return unhandled(event);

@@ -47,6 +47,7 @@ export function scoreViewRules(keyOfScore: (score: CalculatedScore) => string) {
         case EVENT_TYPES.authorizationJoinedAccount:
         case EVENT_TYPES.recipientAccountCreated:
         case EVENT_TYPES.recipientAccountKeyRotated:
+        case EVENT_TYPES.authorizationAlerted:
           return undefined;
         default:
           return unhandled(event);
@@ -65,6 +66,7 @@ export function scoreViewRules(keyOfScore: (score: CalculatedScore) => string) {
         case EVENT_TYPES.authorizationJoinedAccount:
         case EVENT_TYPES.recipientAccountCreated:
         case EVENT_TYPES.recipientAccountKeyRotated:
+        case EVENT_TYPES.authorizationAlerted:
           return state;
         default:
           return unhandled(event);

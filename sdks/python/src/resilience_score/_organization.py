@@ -23,6 +23,7 @@ import httpx
 
 from ._errors import error_from
 from ._models import AccessLogEntry, Authorization, Published, Usage
+from ._webhooks import AsyncWebhooks, Webhooks
 from ._transport import DEFAULT_MAX_RETRIES, DEFAULT_MAX_RETRY_WAIT, DEFAULT_TIMEOUT, AsyncTransport, Policy, SyncTransport
 
 #: The most scores one request may carry (decision 16).
@@ -88,12 +89,21 @@ class _Base:
         self._organization_id = organization_id
         self.credentials_url = credentials_url.rstrip("/") if credentials_url else None
         self.ingest_url = ingest_url.rstrip("/") if ingest_url else None
-        #: Kept for the organization's alert webhooks.
+        #: For `webhooks`, the organization's alerts.
         self.notifier_url = notifier_url.rstrip("/") if notifier_url else None
 
     def __repr__(self) -> str:
         # Never the token.
         return f"{type(self).__name__}(credentials_url={self.credentials_url!r}, ingest_url={self.ingest_url!r})"
+
+    def _bearer(self) -> dict[str, str]:
+        return {"authorization": f"Bearer {self._token}"}
+
+    def _webhooks_collection(self) -> str:
+        if not self.notifier_url:
+            raise ValueError("webhooks need the notifier's URL: notifier_url=...")
+        organization = self._organization_id or _organization_of(self._token)
+        return f"{self.notifier_url}/organizations/{quote(organization, safe='')}/webhooks"
 
     def _authorizations_request(self, http: httpx.Client | httpx.AsyncClient, method: str, path: str, body: Any = None, params: Mapping[str, str] | None = None) -> httpx.Request:
         if not self.credentials_url:
@@ -117,7 +127,8 @@ def _expect(response: httpx.Response, *statuses: int) -> Any:
 class Organization(_Base):
     """`Organization(token, credentials_url=..., ingest_url=..., notifier_url=...)`: `token` is a
     bearer token (JWT) with scope authorizations:write (and the `org` claim) for `authorizations`,
-    scores:write for `publish_scores`; `organization_id` defaults to the token's `org` claim. Time and
+    scores:write for `publish_scores`; `organization_id` defaults to the token's `org` claim.
+    `webhooks` are the organization's alert webhooks (same token, needs `notifier_url`). Time and
     failure as on Client (`timeout`, `max_retries`, `max_retry_wait`, `http_client`)."""
 
     def __init__(
@@ -136,6 +147,8 @@ class Organization(_Base):
         super().__init__(token, organization_id, credentials_url, ingest_url, notifier_url)
         self._transport = SyncTransport(Policy(timeout, max_retries, max_retry_wait), http_client)
         self.authorizations = Authorizations(self)
+        #: The organization's alert webhooks (decision 44): what happens to its grants, the whole lifecycle.
+        self.webhooks = Webhooks(self._transport, self._webhooks_collection, self._bearer)
 
     def __enter__(self) -> Organization:  # noqa: PYI034
         return self
@@ -268,6 +281,7 @@ class AsyncOrganization(_Base):
         super().__init__(token, organization_id, credentials_url, ingest_url, notifier_url)
         self._transport = AsyncTransport(Policy(timeout, max_retries, max_retry_wait), http_client)
         self.authorizations = AsyncAuthorizations(self)
+        self.webhooks = AsyncWebhooks(self._transport, self._webhooks_collection, self._bearer)
 
     async def __aenter__(self) -> AsyncOrganization:  # noqa: PYI034
         return self
