@@ -22,7 +22,11 @@ const receivers: SwitchableReceiver[] = [];
 
 beforeAll(async () => {
   // Receivers on loopback, so the development flag of decision 28.
-  ({ dataDir, product } = await startEmbeddedOnNewDataDir('rsd-cli-lifecycle-', { WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true' }));
+  ({ dataDir, product } = await startEmbeddedOnNewDataDir('rsd-cli-lifecycle-', {
+    WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true',
+    // A grant's first read reaches the alerts within a moment.
+    ACCESS_LOG_FLUSH_INTERVAL_MS: '200',
+  }));
   token = await devTokenFor(dataDir, ORG);
 }, 90_000);
 
@@ -31,8 +35,8 @@ afterAll(async () => {
   await stopAndRemove(product, dataDir);
 });
 
-/** The real `rsd` bin; never throws. */
-async function rsd(args: string[], apiKey: string) {
+/** The real `rsd` bin (its token minted from the data directory's development secret); never throws. */
+async function rsd(args: string[], apiKey = '') {
   try {
     const { stdout, stderr } = await run('node', [join(REPO_ROOT, 'tools/cli/bin/rsd.js'), ...args], {
       env: { ...process.env, DATA_DIR: dataDir, RSD_NOTIFIER_URL: product.urls.notifier, RSD_API_KEY: apiKey },
@@ -146,4 +150,53 @@ describe('rsd webhooks: the lifecycle against the embedded runtime', () => {
     expect(unknown.code).toBe(1);
     expect(unknown.stderr).toMatch(/^rsd: 404 WEBHOOK_MESSAGE_NOT_FOUND: /);
   }, 90_000);
+
+  test("when an organization's alert webhook is managed with rsd alert-webhooks, then a grant's first read and a test arrive signed", async () => {
+    const org = 'cli-alerts-org';
+    const hooks = await receiver();
+    const cli = (...args: string[]) => rsd([...args, '--org', org]);
+
+    const created = await cli('alert-webhooks', 'create', '--url', hooks.url, '--events', 'authorization.first_use');
+    expect(created.code).toBe(0);
+    const webhook = JSON.parse(created.stdout) as { id: string; secret: string; events: string[] };
+    expect(webhook.events).toEqual(['authorization.first_use']);
+    const orgToken = await devTokenFor(dataDir, org);
+    await orgAdmin.postScore(
+      product.urls.scoreIngest,
+      orgToken,
+      aScoreSubmission({ organizationId: org, scoreDate: daysAgo(1), score: 64 }),
+    );
+    const credential = await orgAdmin.createAuthorization(product.urls.credentials, org, orgToken, {
+      recipientType: 'auditor',
+      scopes: ['qr_score'],
+    });
+    // The first successful read: once the read API has the grant and the score.
+    await eventually(async () => {
+      const read = await fetch(`${product.urls.readApi}/v1/customers/${credential.clientId}/score`, {
+        headers: { 'x-api-key': credential.apiKey },
+      });
+      return read.status === 200 ? true : undefined;
+    });
+
+    const firstUse = await until(() => hooks.received.find((delivery) => typeOf(delivery) === 'authorization.first_use'));
+    expect(JSON.parse(firstUse.body)).toMatchObject({ data: { clientId: credential.clientId } });
+    expect(verifiesWith(firstUse, webhook.secret)).toBe(true);
+
+    const paused = await cli('alert-webhooks', 'pause', '--id', webhook.id);
+    expect(JSON.parse(paused.stdout)).toMatchObject({ id: webhook.id, status: 'paused' });
+    const enabled = await cli('alert-webhooks', 'enable', '--id', webhook.id);
+    expect(JSON.parse(enabled.stdout)).toMatchObject({ status: 'active' });
+    const tested = await cli('alert-webhooks', 'test', '--id', webhook.id);
+    const { messageId } = JSON.parse(tested.stdout) as { messageId: string };
+    const test = await until(() => hooks.received.find((delivery) => delivery.headers['webhook-id'] === messageId));
+    expect(typeOf(test)).toBe('webhook.test');
+    expect(verifiesWith(test, webhook.secret)).toBe(true);
+
+    const listed = await cli('alert-webhooks', 'list');
+    expect(JSON.parse(listed.stdout)).toMatchObject({ webhooks: [{ id: webhook.id, status: 'active' }] });
+    const refused = await cli('alert-webhooks', 'create', '--url', hooks.url, '--events', 'score.updated');
+    expect(refused.code).toBe(2);
+    expect((await cli('alert-webhooks', 'delete', '--id', webhook.id)).code).toBe(0);
+    expect(JSON.parse((await cli('alert-webhooks', 'list')).stdout)).toEqual({ webhooks: [] });
+  }, 60_000);
 });

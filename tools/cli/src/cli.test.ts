@@ -1,7 +1,8 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Command } from 'commander';
-import { buildProgram, runCli, VERSION, type CliIo } from './cli';
+import { ALERT_TYPES, RECIPIENT_WEBHOOK_EVENT_TYPES } from '@rsd/contracts';
+import { ALERT_EVENTS, buildProgram, RECIPIENT_WEBHOOK_EVENTS, runCli, VERSION, type CliIo } from './cli';
 
 interface Sent {
   method: string;
@@ -226,5 +227,21 @@ describe('rsd options and the environment', () => {
     expect(JSON.parse(result.stdout)).toEqual(pending);
     expect(result.stderr).toContain('the rotation is recorded but NOT yet in effect');
     expect(result.sent[0]?.body).toEqual({ overlapSeconds: 3600 });
+  });
+});
+
+describe('rsd webhook events', () => {
+  test("when the CLI lists each owner's events, then they are the notifier's own lists", () => {
+    expect([...RECIPIENT_WEBHOOK_EVENTS]).toEqual([...RECIPIENT_WEBHOOK_EVENT_TYPES]);
+    expect([...ALERT_EVENTS]).toEqual([...ALERT_TYPES]);
+  });
+
+  test('when alert-webhooks create is asked for its help, then it takes an organization and no score conditions', async () => {
+    const result = await rsd(['alert-webhooks', 'create', '--help']);
+
+    expect(result.stdout).toContain('--org <id>');
+    expect(result.stdout).toContain('authorization.key_leaked');
+    expect(result.stdout).not.toContain('--score-below');
+    expect(result.stdout).not.toContain('--client-id');
   });
 });

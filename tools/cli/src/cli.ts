@@ -1,7 +1,7 @@
 import { generateKeyPairSync } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type { CreateAuthorization, Organization, ScoreSubmission, TransportOptions } from '@resilience-score/client';
+import type { CreateAuthorization, Organization, ScoreSubmission, TransportOptions, Webhooks } from '@resilience-score/client';
 import { Command, CommanderError, Option } from 'commander';
 import { runBackupCommand } from './backup';
 import { ACCOUNT_EXPORTS, claimLinkExportsOf, CREDENTIAL_EXPORTS, exportsOf, WEBHOOK_EXPORTS } from './env-output';
@@ -27,6 +27,17 @@ export interface CliIo {
 
 /** The CLI's version: its package's. */
 export const VERSION = (JSON.parse(readFileSync(join(__dirname, '..', 'package.json'), 'utf8')) as { version: string }).version;
+
+/** The events each owner's webhooks may hear of (the notifier's lists, in @rsd/contracts, which is loaded only when used). */
+export const RECIPIENT_WEBHOOK_EVENTS = ['score.updated', 'grade.changed', 'authorization.ended'] as const;
+export const ALERT_EVENTS = [
+  'authorization.expiring',
+  'authorization.first_use',
+  'authorization.new_address',
+  'authorization.auth_failures',
+  'authorization.key_leaked',
+  'authorization.released',
+] as const;
 
 const RECIPIENT_TYPES = 'insurance_provider, auditor, regulatory_body, partner';
 const SCOPES = 'qr_score, score_trend, pillar_breakdown';
@@ -514,14 +525,30 @@ function addPortfolio(program: Command, { productFor, act, note }: Builders): vo
   ).action(run('leave'));
 }
 
-function addWebhooks(program: Command, { io: cliIo, productFor, act, note }: Builders): void {
-  const webhooks = group(program, 'webhooks', "A grant's webhooks on the notifier, with the grant's API key; and a receiver to try them");
-  const owner = (command: Command) =>
-    command
-      .requiredOption('--client-id <id>', "the grant's Client ID")
-      .addOption(connection.notifier())
-      .addOption(connection.apiKey('the API key, or a recipient account key that holds the grant'));
+/** Whose webhooks a group of commands manages, and how. */
+interface WebhookOwnerCommands {
+  /** `rsd webhooks …` or `rsd alert-webhooks …`. */
+  name: string;
+  description: string;
+  /** What identifies the owner, as an option, and the options its credential comes with. */
+  owner: (command: Command) => Command;
+  ownerOption: 'client-id' | 'org';
+  /** The events it may subscribe to. */
+  events: readonly string[];
+  webhooksOf: (product: Product, ownerId: string) => Webhooks<string> | Promise<Webhooks<string>>;
+  /** Whether its score.updated deliveries can be filtered (a grant's can; an organization hears no scores). */
+  conditions: boolean;
+}
+
+/**
+ * The webhook lifecycle (decisions 26 and 45) for one owner: create, list, deliveries, delete,
+ * update, pause, enable, rotate-secret, test and redeliver, each through the SDK's `Webhooks`.
+ */
+function addWebhookCommands(program: Command, spec: WebhookOwnerCommands, { io: cliIo, productFor, act, note }: Builders): Command {
+  const webhooks = group(program, spec.name, spec.description);
+  const { owner } = spec;
   const id = () => new Option('--id <id>', "the webhook's id (wh_…)").makeOptionMandatory();
+  const events = `comma-separated: ${spec.events.join(', ')}`;
   const run = (subcommand: string, after: (result: unknown, options: Options) => unknown = (result) => result) =>
     act(async (options, messageId) => {
       const product = productFor(options);
@@ -530,7 +557,8 @@ function addWebhooks(program: Command, { io: cliIo, productFor, act, note }: Bui
         subcommand,
         { ...kebab(options), ...(messageId === undefined ? {} : { 'message-id': messageId }) },
         {
-          webhooksOf: (clientId) => product.client(clientId).webhooks,
+          webhooksOf: (ownerId) => spec.webhooksOf(product, ownerId),
+          owner: { option: spec.ownerOption, events: spec.events },
           env: cliIo.env,
           untilStopped: cliIo.untilStopped,
           out: (line) => cliIo.stdout(`${line}\n`),
@@ -540,12 +568,14 @@ function addWebhooks(program: Command, { io: cliIo, productFor, act, note }: Bui
       );
       return after(result, options);
     });
-  /** The conditions on score.updated deliveries (create and update). */
+  /** The conditions on score.updated deliveries (create and update), where the owner hears scores. */
   const conditions = (command: Command) =>
-    command
-      .option('--score-below <n>', 'deliver a score.updated only when the new score is below N (1 to 100)')
-      .option('--score-drop-at-least <n>', 'deliver a score.updated only when the score fell by at least N (1 to 100)')
-      .option('--grade-changed', 'deliver a score.updated only when the grade changed (with the others: when any holds)');
+    spec.conditions
+      ? command
+          .option('--score-below <n>', 'deliver a score.updated only when the new score is below N (1 to 100)')
+          .option('--score-drop-at-least <n>', 'deliver a score.updated only when the score fell by at least N (1 to 100)')
+          .option('--grade-changed', 'deliver a score.updated only when the grade changed (with the others: when any holds)')
+      : command;
 
   conditions(
     owner(
@@ -553,30 +583,30 @@ function addWebhooks(program: Command, { io: cliIo, productFor, act, note }: Bui
         .command('create')
         .description('Subscribes a URL to events: prints the subscription with its secret, shown only this once')
         .requiredOption('--url <url>', 'https, on a public address')
-        .requiredOption('--events <list>', 'comma-separated: score.updated, grade.changed, authorization.ended')
+        .requiredOption('--events <list>', events)
         .option('--env', 'print export lines for eval: WEBHOOK_ID and RSD_WEBHOOK_SECRET'),
     ),
   ).action(run('create', (created, options) => (options.env ? exportsOf(created, WEBHOOK_EXPORTS) : created)));
-  owner(webhooks.command('list').description("The grant's webhooks, without secrets")).action(run('list'));
+  owner(webhooks.command('list').description('The webhooks, without secrets')).action(run('list'));
   owner(webhooks.command('deliveries').description("A webhook's recent delivery attempts, newest first").addOption(id())).action(
     run('deliveries'),
   );
   owner(webhooks.command('delete').description('Deletes a webhook').addOption(id())).action(run('delete'));
-  conditions(
+  const update = conditions(
     owner(
       webhooks
         .command('update')
         .description('Changes what is given and prints the webhook as it is now; the rest stays')
         .addOption(id())
         .option('--url <url>', 'a new URL (https, on a public address)')
-        .option('--events <list>', 'the events, comma-separated, instead of the present ones')
+        .option('--events <list>', `the events instead of the present ones, ${events}`)
         .addOption(
           new Option('--enabled <boolean>', 'false pauses it, true re-enables it (as pause and enable)').choices(['true', 'false']),
         ),
     ),
-  )
-    .option('--every-change', 'remove the conditions: every score.updated is delivered')
-    .action(run('update'));
+  );
+  if (spec.conditions) update.option('--every-change', 'remove the conditions: every score.updated is delivered');
+  update.action(run('update'));
   owner(webhooks.command('pause').description('Stops its deliveries until it is enabled again').addOption(id())).action(run('pause'));
   owner(
     webhooks
@@ -610,7 +640,7 @@ function addWebhooks(program: Command, { io: cliIo, productFor, act, note }: Bui
     webhooks
       .command('redeliver')
       .description('Sends one delivery again, with its original payload and webhook-id')
-      .argument('<message-id>', "the delivery's webhook-id (msg_…), as rsd webhooks deliveries lists it")
+      .argument('<message-id>', `the delivery's webhook-id (msg_…), as rsd ${spec.name} deliveries lists it`)
       .addOption(id()),
   ).action(run('redeliver'));
   webhooks
@@ -626,6 +656,43 @@ function addWebhooks(program: Command, { io: cliIo, productFor, act, note }: Bui
     .option('--secret <whsec_…>', 'the webhook secret (RSD_WEBHOOK_SECRET; prefer the variable)')
     .option('--fail <n>', 'answer the first N deliveries 500, to watch the retries')
     .action(run('listen'));
+  return webhooks;
+}
+
+function addWebhooks(program: Command, builders: Builders): void {
+  addWebhookCommands(
+    program,
+    {
+      name: 'webhooks',
+      description: "A grant's webhooks on the notifier, with the grant's API key; and a receiver to try them",
+      owner: (command) =>
+        command
+          .requiredOption('--client-id <id>', "the grant's Client ID")
+          .addOption(connection.notifier())
+          .addOption(connection.apiKey('the API key, or a recipient account key that holds the grant')),
+      ownerOption: 'client-id',
+      events: RECIPIENT_WEBHOOK_EVENTS,
+      webhooksOf: (product, clientId) => product.client(clientId).webhooks,
+      conditions: true,
+    },
+    builders,
+  );
+  addWebhookCommands(
+    program,
+    {
+      name: 'alert-webhooks',
+      description:
+        "An organization's alert webhooks on the notifier, with its token: told when a grant nears expiry, is first used, is read " +
+        'from a new address, meets repeated failed authentications, has its key leaked or is released; and a receiver to try them',
+      owner: (command) =>
+        command.requiredOption('--org <id>', 'the organization').addOption(connection.notifier()).addOption(connection.token()),
+      ownerOption: 'org',
+      events: ALERT_EVENTS,
+      webhooksOf: async (product, org) => (await product.organization(org)).webhooks,
+      conditions: false,
+    },
+    builders,
+  );
 }
 
 /**

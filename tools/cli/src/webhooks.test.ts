@@ -1,9 +1,9 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { ApiConnectionError, ApiError, Client } from '@resilience-score/client';
+import { ApiConnectionError, ApiError, Client, Organization } from '@resilience-score/client';
 import { newWebhookSecret, webhookHeaders } from '@rsd/platform';
 import { UsageError } from './score-file';
-import { secondsOf } from './cli';
+import { ALERT_EVENTS, secondsOf } from './cli';
 import { runWebhooksCommand, type WebhooksContext, type WebhooksOptions } from './webhooks';
 
 const CLIENT_ID = 'rs_3kTMd9Qx7LwZp2VnB8cY1fRe';
@@ -274,6 +274,56 @@ describe('rsd webhooks update, pause, enable, rotate-secret, test and redeliver'
 
     await expect(failure).rejects.toMatchObject({ status: 404, code: 'WEBHOOK_NOT_FOUND' });
     await expect(failure).rejects.not.toBeInstanceOf(UsageError);
+  });
+});
+
+describe("rsd alert-webhooks: an organization's", () => {
+  /** The SDK's alert webhooks of the organization `org`, on `notifierUrl`, with its token. */
+  const organizationOwner = (notifierUrl: string) => ({
+    webhooksOf: (org: string) =>
+      new Organization({ token: 'jwt-org', organizationId: org, notifierUrl: `${notifierUrl}/v1`, maxRetries: 0 }).webhooks,
+    owner: { option: 'org' as const, events: ALERT_EVENTS },
+  });
+
+  test('when create is called, then it posts to the organization’s webhooks with its token', async () => {
+    const created = { ...WEBHOOK, events: ['authorization.first_use'], secret: newWebhookSecret() };
+    const notifier = await fakeNotifier([{ status: 201, body: created }]);
+
+    const result = await runWebhooksCommand(
+      'create',
+      { org: 'acme', url: WEBHOOK.url, events: 'authorization.first_use,authorization.key_leaked' },
+      context({ notifierUrl: notifier.url, ...organizationOwner(notifier.url) }).context,
+    );
+
+    expect(result).toEqual(created);
+    expect(notifier.requests).toEqual([
+      {
+        method: 'POST',
+        path: '/v1/organizations/acme/webhooks',
+        apiKey: undefined,
+        body: { url: WEBHOOK.url, events: ['authorization.first_use', 'authorization.key_leaked'] },
+      },
+    ]);
+  });
+
+  test('when a recipient’s event is asked for, then it is a usage error that names the alert events', async () => {
+    const notifier = await fakeNotifier([]);
+
+    const failure = runWebhooksCommand(
+      'create',
+      { org: 'acme', url: WEBHOOK.url, events: 'score.updated' },
+      context({ notifierUrl: notifier.url, ...organizationOwner(notifier.url) }).context,
+    );
+
+    await expect(failure).rejects.toBeInstanceOf(UsageError);
+    await expect(failure).rejects.toThrow(/^--events: no event "score\.updated"; the events are authorization\.expiring, /);
+    expect(notifier.requests).toEqual([]);
+  });
+
+  test('when --org is missing, then it is named', async () => {
+    const failure = runWebhooksCommand('list', {}, context(organizationOwner('http://127.0.0.1:9')).context);
+
+    await expect(failure).rejects.toThrow(/^--org is required$/);
   });
 });
 

@@ -12,6 +12,8 @@ import { assertWebhookSecret, startWebhookListener } from './webhook-listener';
 /** The options `rsd webhooks …` reads, by their names on the command line. */
 export interface WebhooksOptions {
   'client-id'?: string;
+  /** The organization, for its alert webhooks. */
+  org?: string;
   url?: string;
   events?: string;
   id?: string;
@@ -35,7 +37,12 @@ export interface WebhooksOptions {
 
 export interface WebhooksContext {
   /** The SDK's webhooks of one grant (the notifier, with the grant's key or its account's). */
-  webhooksOf: (clientId: string) => Webhooks<string>;
+  webhooksOf: (ownerId: string) => Webhooks<string> | Promise<Webhooks<string>>;
+  /**
+   * Whose webhooks: a grant's (`--client-id`, the default) or an organization's alert webhooks (`--org`),
+   * with the events that owner may subscribe to (a grant's by default).
+   */
+  owner?: { option: 'client-id' | 'org'; events: readonly string[] };
   env: Record<string, string | undefined>;
   /** Resolves when `listen` should stop: on SIGINT or SIGTERM in the CLI. */
   untilStopped: () => Promise<unknown>;
@@ -58,40 +65,41 @@ export async function runWebhooksCommand(subcommand: string, options: WebhooksOp
     if (value === undefined || value === '') throw new UsageError(`--${name} is required`);
     return value;
   };
-  const webhooks = () => context.webhooksOf(required('client-id'));
+  const owner = context.owner ?? { option: 'client-id', events: RECIPIENT_WEBHOOK_EVENT_TYPES };
+  const webhooks = async () => context.webhooksOf(required(owner.option));
 
   switch (subcommand) {
     case 'create': {
-      const clientId = required('client-id');
-      const body = createRequest(required('url'), required('events'), conditionsOf(options, 'create'));
-      const created = await context
-        .webhooksOf(clientId)
-        .create(body.url, body.events, body.conditions ? { conditions: body.conditions } : {});
+      const ownerId = required(owner.option);
+      const body = createRequest(required('url'), eventsOf(required('events'), owner.events), conditionsOf(options, 'create'));
+      const created = await (
+        await context.webhooksOf(ownerId)
+      ).create(body.url, body.events, body.conditions ? { conditions: body.conditions } : {});
       context.note(
         'rsd: the secret is shown only this once; keep it now (the notifier cannot show it again; rsd webhooks listen reads it from RSD_WEBHOOK_SECRET)',
       );
       return created;
     }
     case 'list':
-      return { webhooks: await webhooks().list() };
+      return { webhooks: await (await webhooks()).list() };
     case 'deliveries': {
       const id = required('id');
-      return { deliveries: await webhooks().deliveries(id) };
+      return { deliveries: await (await webhooks()).deliveries(id) };
     }
     case 'delete': {
       const id = required('id');
-      await webhooks().delete(id);
+      await (await webhooks()).delete(id);
       context.note(`rsd: webhook ${required('id')} deleted`);
       return undefined;
     }
     case 'update': {
       const id = required('id');
-      return webhooks().update(id, changeOf(options));
+      return (await webhooks()).update(id, changeOf(options, owner.events));
     }
     case 'pause':
     case 'enable': {
       const id = required('id');
-      const changed = await webhooks().update(id, { enabled: subcommand === 'enable' });
+      const changed = await (await webhooks()).update(id, { enabled: subcommand === 'enable' });
       context.note(
         subcommand === 'enable'
           ? `rsd: webhook ${id} enabled: deliveries resume from now (what happened while it was off is not sent)`
@@ -102,7 +110,7 @@ export async function runWebhooksCommand(subcommand: string, options: WebhooksOp
     case 'rotate-secret': {
       const id = required('id');
       const overlapSeconds = overlapOf(options, context);
-      const secret = await webhooks().rotateSecret(id, { overlapSeconds });
+      const secret = await (await webhooks()).rotateSecret(id, { overlapSeconds });
       context.note(
         'rsd: the new secret is shown only this once; keep it now. ' +
           (overlapSeconds > 0
@@ -113,13 +121,13 @@ export async function runWebhooksCommand(subcommand: string, options: WebhooksOp
     }
     case 'test': {
       const id = required('id');
-      const messageId = await webhooks().test(id);
+      const messageId = await (await webhooks()).test(id);
       context.note(`rsd: a webhook.test delivery is on its way, webhook-id ${messageId}`);
       return { messageId };
     }
     case 'redeliver': {
       const id = required('id');
-      const messageId = await webhooks().redeliver(id, required('message-id'));
+      const messageId = await (await webhooks()).redeliver(id, required('message-id'));
       context.note(`rsd: delivery ${messageId} is sent again, with its payload and webhook-id`);
       return { messageId };
     }
@@ -131,26 +139,26 @@ export async function runWebhooksCommand(subcommand: string, options: WebhooksOp
 }
 
 /** Checked against the API's own schema first, so that a mistyped event is a usage error that names the right ones. */
-function createRequest(url: string, events: string, conditions: WebhookConditions | undefined) {
-  const body = { url, events: eventsOf(events), ...(conditions ? { conditions } : {}) };
+function createRequest(url: string, events: string[], conditions: WebhookConditions | undefined) {
+  const body = { url, events, ...(conditions ? { conditions } : {}) };
   const parsed = createWebhookRequestSchema.safeParse(body);
   if (parsed.success) return parsed.data;
   throw new UsageError(usageOf(parsed.error.issues));
 }
 
-function eventsOf(events: string): (typeof RECIPIENT_WEBHOOK_EVENT_TYPES)[number][] {
+/** The events this owner may subscribe to, or a usage error that names them. */
+function eventsOf(events: string, allowed: readonly string[]): string[] {
   const listed = events
     .split(',')
     .map((event) => event.trim())
     .filter(Boolean);
-  // A grant's events: the notifier's list also holds an organization's alerts, which a grant cannot hear of.
-  const unknown = listed.filter((event) => !(RECIPIENT_WEBHOOK_EVENT_TYPES as readonly string[]).includes(event));
+  const unknown = listed.filter((event) => !allowed.includes(event));
   if (unknown.length > 0 || listed.length === 0) {
     throw new UsageError(
-      `--events: ${unknown.length > 0 ? `no event ${unknown.map((event) => `"${event}"`).join(', ')}` : 'none given'}; the events are ${RECIPIENT_WEBHOOK_EVENT_TYPES.join(', ')}`,
+      `--events: ${unknown.length > 0 ? `no event ${unknown.map((event) => `"${event}"`).join(', ')}` : 'none given'}; the events are ${allowed.join(', ')}`,
     );
   }
-  return listed as (typeof RECIPIENT_WEBHOOK_EVENT_TYPES)[number][];
+  return listed;
 }
 
 /** The API's names of a request's fields, as the options that set them. */
@@ -199,7 +207,7 @@ function conditionsOf(options: WebhooksOptions, command: 'create' | 'update'): W
 }
 
 /** update's PATCH: only what is given changes; checked against the API's own schema first. */
-function changeOf(options: WebhooksOptions) {
+function changeOf(options: WebhooksOptions, allowed: readonly string[]) {
   const enabled = options.enabled;
   if (enabled !== undefined && enabled !== 'true' && enabled !== 'false') {
     throw new UsageError(`--enabled must be true or false (got "${enabled}"); rsd webhooks pause and enable do the same`);
@@ -207,7 +215,7 @@ function changeOf(options: WebhooksOptions) {
   const conditions = conditionsOf(options, 'update');
   const change = {
     ...(options.url === undefined ? {} : { url: options.url }),
-    ...(options.events === undefined ? {} : { events: eventsOf(options.events) }),
+    ...(options.events === undefined ? {} : { events: eventsOf(options.events, allowed) }),
     ...(enabled === undefined ? {} : { enabled: enabled === 'true' }),
     ...(conditions === undefined ? {} : { conditions }),
   };
