@@ -80,7 +80,7 @@ const connection = {
 
 type Options = Record<string, unknown>;
 
-/** `--client-id` of a command: kept as kebab-case names for the modules that read them. */
+/** A command's options by their names on the command line (`clientId` as `client-id`), as the modules that read them name them. */
 function kebab(options: Options): Record<string, string | boolean | undefined> {
   return Object.fromEntries(
     Object.entries(options).map(([name, value]) => [name.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`), value as string | boolean]),
