@@ -128,8 +128,9 @@ describe('a grant’s alerts from its reads (decision 44)', () => {
       ),
     );
     const activity = observeAccess(record(), batch, NOW)?.activity as GrantActivity;
-    expect(Object.keys(activity.addresses)).toHaveLength(ADDRESSES_KEPT);
-    expect(activity.addresses['10.0.0.0']).toBeUndefined();
+    expect(activity.addresses).toHaveLength(ADDRESSES_KEPT);
+    expect(activity.addresses.map(({ address }) => address)).not.toContain('10.0.0.0');
+    expect(activity.addresses[0]).toEqual({ address: '10.0.0.54', seenAt: '2026-11-27T00:54:00.000Z' });
   });
 });
 

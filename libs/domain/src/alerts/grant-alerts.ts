@@ -12,14 +12,22 @@ import type { AuthorizationAlerted } from '@rsd/contracts';
 export interface GrantActivity {
   /** The first successful read; null until there is one. */
   firstUsedAt: string | null;
-  /** Address → the last successful read from it that was written down (at most `ADDRESSES_KEPT`, the most recent). */
-  addresses: Record<string, string>;
+  /**
+   * The addresses read from, each with the last successful read from it that was written down (at most
+   * `ADDRESSES_KEPT`, the most recent). A list, not an object keyed by address: MongoDB refuses keys with dots.
+   */
+  addresses: SeenAddress[];
   /** The times of the last failed authentications, oldest first (at most `failureThreshold`). */
   failures: string[];
   /** When `authorization.auth_failures` was last raised. */
   failuresAlertedAt: string | null;
   /** The `expiryNoticeDays` already sent (or passed) for the current `expiresAt`. */
   expiryNotices: number[];
+}
+
+export interface SeenAddress {
+  address: string;
+  seenAt: string;
 }
 
 /** An alert as the record keeps it: the console's entry without the Client ID, which is the record's. */
@@ -33,7 +41,7 @@ export const ALERTS_KEPT = ALERT_RULES.alertsListed;
 const ADDRESS_REFRESH_MS = 60 * 60_000;
 const DAY_MS = 86_400_000;
 
-export const NO_ACTIVITY: GrantActivity = { firstUsedAt: null, addresses: {}, failures: [], failuresAlertedAt: null, expiryNotices: [] };
+export const NO_ACTIVITY: GrantActivity = { firstUsedAt: null, addresses: [], failures: [], failuresAlertedAt: null, expiryNotices: [] };
 
 export function activityOf(record: StoredAuthorization): GrantActivity {
   return record.activity ?? NO_ACTIVITY;
@@ -61,11 +69,8 @@ export interface Observed {
 export function observeAccess(record: StoredAuthorization, records: readonly AccessRecord[], now: Date): Observed | undefined {
   if (statusOf(record, now) !== 'active') return undefined;
   const before = activityOf(record);
-  const activity: GrantActivity = {
-    ...before,
-    addresses: { ...before.addresses },
-    failures: [...before.failures],
-  };
+  const activity: GrantActivity = { ...before, failures: [...before.failures] };
+  const seen = new Map(before.addresses.map(({ address, seenAt }) => [address, seenAt]));
   const alerts: NewAlert[] = [];
   let changed = false;
   const inOrder = [...records].sort((a, b) => a.at.localeCompare(b.at) || a.id.localeCompare(b.id));
@@ -81,14 +86,14 @@ export function observeAccess(record: StoredAuthorization, records: readonly Acc
         changed = true;
       }
       if (!address) continue;
-      const lastSeen = activity.addresses[address];
+      const lastSeen = seen.get(address);
       const lastSeenAt = lastSeen === undefined ? undefined : Date.parse(lastSeen);
       if (lastSeenAt !== undefined && at <= lastSeenAt) continue;
       if (!firstUse && (lastSeenAt === undefined || at - lastSeenAt > ALERT_RULES.newAddressDays * DAY_MS)) {
         alerts.push({ type: 'authorization.new_address', at: access.at, address });
       }
       if (lastSeenAt === undefined || at - lastSeenAt >= ADDRESS_REFRESH_MS) {
-        activity.addresses[address] = access.at;
+        seen.set(address, access.at);
         changed = true;
       }
     } else if (isFailedAuthentication(access)) {
@@ -109,18 +114,15 @@ export function observeAccess(record: StoredAuthorization, records: readonly Acc
     }
   }
   if (!changed && alerts.length === 0) return undefined;
-  activity.addresses = mostRecent(activity.addresses, ADDRESSES_KEPT);
+  activity.addresses = [...seen]
+    .map(([address, seenAt]) => ({ address, seenAt }))
+    .sort((a, b) => b.seenAt.localeCompare(a.seenAt) || a.address.localeCompare(b.address))
+    .slice(0, ADDRESSES_KEPT);
   return { activity, alerts };
 }
 
 function isFailedAuthentication(access: AccessRecord): boolean {
   return access.status === 401 && (access.code === 'INVALID_API_KEY' || access.code === 'MISSING_API_KEY');
-}
-
-function mostRecent(addresses: Record<string, string>, kept: number): Record<string, string> {
-  const entries = Object.entries(addresses);
-  if (entries.length <= kept) return addresses;
-  return Object.fromEntries(entries.sort((a, b) => b[1].localeCompare(a[1])).slice(0, kept));
 }
 
 /**

@@ -17,8 +17,8 @@ export const QUERIES = {
     WHERE client_id = (SELECT client_id FROM claim_links WHERE token_digest = ?)`,
   dueForExpiry: `SELECT record FROM authorizations
     WHERE ended = 0 AND expires_ms IS NOT NULL AND expires_ms <= ? ORDER BY expires_ms LIMIT ?`,
-  dueForExpiryNotice: `SELECT record FROM authorizations
-    WHERE client_id IN (SELECT client_id FROM expiry_notices WHERE due_ms <= ? ORDER BY due_ms LIMIT ?)`,
+  dueForExpiryNotice: `SELECT a.record FROM expiry_notices n JOIN authorizations a ON a.client_id = n.client_id
+    WHERE n.due_ms <= ? ORDER BY n.due_ms, n.client_id LIMIT ?`,
   pendingOutbox: `SELECT client_id, id, topic, key, value FROM outbox
     WHERE client_id IN (SELECT client_id FROM outbox GROUP BY client_id ORDER BY MIN(seq) LIMIT ?) ORDER BY seq`,
 } as const;
