@@ -417,6 +417,10 @@ disabled_plugins = ["io.containerd.snapshotter.v1.btrfs", "io.containerd.snapsho
 [plugins."io.containerd.grpc.v1.cri"]
   sandbox_image = "$PAUSE_IMAGE"
   enable_selinux = false
+  # This machine withholds CAP_SYS_RESOURCE even from root: no process may lower its oom_score_adj
+  # (runc fails every pod with "failed to update /proc/self/oom_score_adj: Permission denied"), so
+  # the kubelet's negative scores are raised to containerd's own.
+  restrict_oom_score_adj = true
   [plugins."io.containerd.grpc.v1.cri".containerd]
     snapshotter = "overlayfs"
     default_runtime_name = "runc"
@@ -424,6 +428,7 @@ disabled_plugins = ["io.containerd.snapshotter.v1.btrfs", "io.containerd.snapsho
       runtime_type = "io.containerd.runc.v2"
       [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc.options]
         BinaryName = "/usr/sbin/runc"
+        Root = "$CTRD_STATE/runc"
         SystemdCgroup = false
   [plugins."io.containerd.grpc.v1.cri".cni]
     bin_dir = "/usr/lib/cni"
@@ -626,10 +631,12 @@ secrets() {
     )
   fi
   kubectl get namespace rsd >/dev/null 2>&1 || kubectl create namespace rsd >&2
-  kubectl -n rsd create secret generic rsd-secrets --from-env-file="$file" \
-    --from-literal=mongo-url=mongodb://mongo.rsd-infra.svc.cluster.local:27017 \
-    --from-literal=redis-url=redis://redis.rsd-infra.svc.cluster.local:6379 \
-    --dry-run=client -o yaml | kubectl apply -f - >&2
+  # The backing services' addresses (no password on these) beside the keys: one env file.
+  kubectl -n rsd create secret generic rsd-secrets --from-env-file=<(
+    cat "$file"
+    printf 'mongo-url=mongodb://mongo.rsd-infra.svc.cluster.local:27017\n'
+    printf 'redis-url=redis://redis.rsd-infra.svc.cluster.local:6379\n'
+  ) --dry-run=client -o yaml | kubectl apply -f - >&2
 }
 
 deploy() {
