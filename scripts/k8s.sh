@@ -229,7 +229,7 @@ pid_of() {
   f="$(pidfile "$1")"
   [[ -f "$f" ]] || return 0
   pid="$(tr -dc '0-9' <"$f")"
-  [[ -n "$pid" ]] && running "$pid" && tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null | grep -qF -e "$RUN" -e "$CTRD_SOCK" && echo "$pid"
+  [[ -n "$pid" ]] && running "$pid" && { tr '\0' ' ' <"/proc/$pid/cmdline"; } 2>/dev/null | grep -qF -e "$RUN" -e "$CTRD_SOCK" && echo "$pid"
   return 0
 }
 
@@ -699,9 +699,29 @@ our_mounts() { awk -v a="$RUN/" -v b="$CTRD_STATE/" -v c="$CACHE/containerd/" '{
 our_shims() {
   local p
   for p in /proc/[0-9]*; do
-    tr '\0' ' ' <"$p/cmdline" 2>/dev/null | grep -qF -- "-address $CTRD_SOCK " && echo "${p#/proc/}"
+    { tr '\0' ' ' <"$p/cmdline"; } 2>/dev/null | grep -qF -- "-address $CTRD_SOCK " && echo "${p#/proc/}"
   done
   return 0
+}
+
+# The kubelet's own chains (KUBE-FIREWALL, KUBE-KUBELET-CANARY) and any KUBE-* chain left by
+# kube-proxy or kube-router: the jumps to them first, then the chains.
+remove_kube_chains() {
+  local tool table rule chain
+  for tool in iptables ip6tables; do
+    command -v "$tool" >/dev/null || continue
+    for table in filter nat mangle; do
+      while read -r rule; do
+        [[ -n "$rule" ]] && eval "$tool -w -t $table ${rule/-A /-D }" 2>/dev/null || true
+      done < <("$tool" -w -t "$table" -S 2>/dev/null | grep -E '^-A (INPUT|OUTPUT|FORWARD|PREROUTING|POSTROUTING) .*-j KUBE-')
+      for chain in $("$tool" -w -t "$table" -S 2>/dev/null | awk '$1 == "-N" && $2 ~ /^KUBE-/ { print $2 }'); do
+        "$tool" -w -t "$table" -F "$chain" 2>/dev/null || true
+      done
+      for chain in $("$tool" -w -t "$table" -S 2>/dev/null | awk '$1 == "-N" && $2 ~ /^KUBE-/ { print $2 }'); do
+        "$tool" -w -t "$table" -X "$chain" 2>/dev/null || true
+      done
+    done
+  done
 }
 
 cmd_down() {
@@ -712,9 +732,20 @@ cmd_down() {
   stop kubelet
   # Every pod sandbox removed through the CRI: containerd tears its network down (CNI DEL) and
   # removes its network namespace.
-  if [[ -n "$(pid_of containerd)" && -x "$BIN/crictl" ]]; then
-    "$BIN/crictl" --runtime-endpoint "unix://$CTRD_SOCK" --timeout 30s stopp $("$BIN/crictl" --runtime-endpoint "unix://$CTRD_SOCK" pods -q) >/dev/null 2>&1 || true
-    "$BIN/crictl" --runtime-endpoint "unix://$CTRD_SOCK" --timeout 30s rmp -a -f >/dev/null 2>&1 || true
+  if [[ -n "$(pid_of containerd)" ]]; then
+    if [[ -x "$BIN/crictl" ]]; then
+      local crictl=("$BIN/crictl" --runtime-endpoint "unix://$CTRD_SOCK" --timeout 60s)
+      "${crictl[@]}" rmp -a -f >/dev/null 2>&1 || true
+    fi
+    # Whatever the CRI did not remove: its tasks killed, its containers deleted.
+    local task
+    for task in $(ctr tasks ls -q 2>/dev/null); do
+      ctr tasks kill -s KILL "$task" >/dev/null 2>&1 || true
+    done
+    for task in $(ctr tasks ls -q 2>/dev/null); do
+      ctr tasks delete -f "$task" >/dev/null 2>&1 || true
+    done
+    ctr containers ls -q 2>/dev/null | xargs -r ctr containers delete >/dev/null 2>&1 || true
   fi
   stop kube-scheduler
   stop kube-controller-manager
@@ -734,13 +765,16 @@ cmd_down() {
   # The rules kube-proxy and kube-router made, the bridge, the guard.
   [[ -x "$BIN/kube-proxy" ]] && "$BIN/kube-proxy" --cleanup >/dev/null 2>&1 || true
   [[ -x "$BIN/kube-router" ]] && "$BIN/kube-router" --cleanup-config >/dev/null 2>&1 || true
+  remove_kube_chains
   ip link show "$BRIDGE" >/dev/null 2>&1 && ip link delete "$BRIDGE"
   while iptables -w -D INPUT -p tcp -m multiport --dports "$API_PORT,10250" -j "$GUARD_CHAIN" 2>/dev/null; do :; done
   if iptables -w -n -L "$GUARD_CHAIN" >/dev/null 2>&1; then
     iptables -w -F "$GUARD_CHAIN"
     iptables -w -X "$GUARD_CHAIN"
   fi
-  rm -rf "$RUN/cni/ipam" "$RUN/kubelet" "$CTRD_STATE"
+  # The next `up` starts a new cluster (etcd's data goes); the binaries, the images in containerd,
+  # the certificates and the generated keys stay.
+  rm -rf "$RUN/cni/ipam" "$RUN/kubelet" "$RUN/etcd" "$CTRD_STATE"
   local left
   left="$(our_mounts)"
   [[ -z "$left" ]] || die "mounts left: $left"
