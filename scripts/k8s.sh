@@ -537,13 +537,20 @@ conntrack:
   maxPerCore: 0
 EOF
   start kube-proxy "$BIN/kube-proxy" --config "$RUN/kube-proxy-config.yaml" --v=1
+  wait_for "the node $NODE_NAME" 180 kubectl wait --for=condition=Ready "node/$NODE_NAME" --timeout=5s
   kubectl apply --server-side --force-conflicts -f "$ADDONS/kube-router.yaml" >&2
   # The NetworkPolicy engine only: kube-router's firewall (iptables, ipset); routing and the
-  # service proxy stay off (the bridge routes, kube-proxy proxies).
+  # service proxy stay off (the bridge routes, kube-proxy proxies). It needs the Node object, so it
+  # starts once the kubelet has registered it, and is ready when its chains are in place.
   start kube-router "$BIN/kube-router" --kubeconfig "$RUN/kube-router.kubeconfig" \
     --hostname-override "$NODE_NAME" --run-firewall=true --run-router=false --run-service-proxy=false \
     --service-cluster-ip-range "$SERVICE_CIDR" --health-port 0 --metrics-port 0 --v=1
-  wait_for "the node $NODE_NAME" 180 kubectl wait --for=condition=Ready "node/$NODE_NAME" --timeout=5s
+  wait_for kube-router 60 kube_router_ready
+}
+
+kube_router_ready() {
+  [[ -n "$(pid_of kube-router)" ]] || die "kube-router exited (log in ${LOGS#"$ROOT"/}/kube-router.log)"
+  iptables -w -n -L KUBE-ROUTER-FORWARD >/dev/null 2>&1
 }
 
 # ---------------------------------------------------------------- images
@@ -630,7 +637,8 @@ secrets() {
       } >"$file"
     )
   fi
-  kubectl get namespace rsd >/dev/null 2>&1 || kubectl create namespace rsd >&2
+  # The base's own namespace (its Pod Security labels), before the Secret that goes in it.
+  kubectl apply -f "$ROOT/k8s/base/namespace.yaml" >&2
   # The backing services' addresses (no password on these) beside the keys: one env file.
   kubectl -n rsd create secret generic rsd-secrets --from-env-file=<(
     cat "$file"
