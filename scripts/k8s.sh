@@ -9,7 +9,8 @@
 #                          READ_URL, CRED_URL, INGEST_URL, NOTIFIER_URL (published on 127.0.0.1)
 #   scripts/k8s.sh down    stop everything `up` started: pods, containerd, the control plane; no
 #                          process, mount, network namespace, bridge or iptables chain of it is left.
-#                          The images in containerd and the built binaries stay (the next `up` reuses them)
+#                          etcd's data goes (each `up` starts a new cluster); the images in containerd,
+#                          the built binaries, the certificates and the generated keys stay
 #   scripts/k8s.sh status  exit 1 when the API server does not answer
 #
 #   out="$(scripts/k8s.sh up)" && eval "$out" && kubectl -n rsd get pods
