@@ -66,7 +66,8 @@ CRICTL_VERSION=v1.34.0
 PAUSE_IMAGE=localhost/rsd-k8s-pause:3.10
 COREDNS_IMAGE="localhost/rsd-k8s-coredns:$COREDNS_VERSION"
 METRICS_SERVER_IMAGE="localhost/rsd-k8s-metrics-server:$METRICS_SERVER_VERSION"
-APP_IMAGE=localhost/rsd:local
+# A tag of its own: the Compose flow and other checkouts on this machine tag localhost/rsd:local.
+APP_IMAGE=localhost/rsd:k8s
 INFRA_IMAGES=(localhost/rsd-kafka:3.9.1 localhost/rsd-ferretdb:1.24 localhost/rsd-redis:bookworm)
 
 NODE_NAME=rsd-node
@@ -271,6 +272,19 @@ wait_for() {
   done
 }
 
+# write_file PATH: stdin into PATH, only when it differs (kube-proxy exits when its configuration
+# file changes, even to the same content).
+write_file() {
+  local tmp
+  tmp="$(mktemp "$1.XXXXXX")"
+  cat >"$tmp"
+  if [[ -f "$1" ]] && cmp -s "$tmp" "$1"; then
+    rm -f "$tmp"
+  else
+    mv "$tmp" "$1"
+  fi
+}
+
 # ---------------------------------------------------------------- network
 
 network_up() {
@@ -294,7 +308,7 @@ network_up() {
     iptables -w -I INPUT -p tcp -m multiport --dports "$API_PORT,10250" -j "$GUARD_CHAIN"
 
   mkdir -p "$RUN/cni/net.d" "$RUN/cni/ipam"
-  cat >"$RUN/cni/net.d/10-rsd.conflist" <<EOF
+  write_file "$RUN/cni/net.d/10-rsd.conflist" <<EOF
 {
   "cniVersion": "0.4.0",
   "name": "rsd-k8s",
@@ -403,7 +417,7 @@ start_etcd() {
 
 start_containerd() {
   mkdir -p "$RUN/containerd" "$CACHE/containerd" "$CTRD_STATE"
-  cat >"$RUN/containerd/config.toml" <<EOF
+  write_file "$RUN/containerd/config.toml" <<EOF
 version = 2
 root = "$CACHE/containerd"
 state = "$CTRD_STATE"
@@ -476,7 +490,7 @@ start_control_plane() {
 
 start_node() {
   mkdir -p "$RUN/kubelet"
-  cat >"$RUN/kubelet-config.yaml" <<EOF
+  write_file "$RUN/kubelet-config.yaml" <<EOF
 apiVersion: kubelet.config.k8s.io/v1beta1
 kind: KubeletConfiguration
 address: $NODE_IP
@@ -518,7 +532,7 @@ rotateCertificates: false
 EOF
   start kubelet "$BIN/kubelet" --config "$RUN/kubelet-config.yaml" --kubeconfig "$RUN/kubelet.kubeconfig" \
     --root-dir "$RUN/kubelet" --hostname-override "$NODE_NAME" --node-ip "$NODE_IP" --v=1
-  cat >"$RUN/kube-proxy-config.yaml" <<EOF
+  write_file "$RUN/kube-proxy-config.yaml" <<EOF
 apiVersion: kubeproxy.config.k8s.io/v1alpha1
 kind: KubeProxyConfiguration
 clientConnection:

@@ -132,7 +132,7 @@ kubectl -n rsd exec "$read_pod" -- node -e "$probe" "$REDIS_IP" ||
   fail "the read API's pod cannot reach Redis at $REDIS_IP"
 kubectl create namespace rsd-probe --dry-run=client -o yaml | kubectl apply -f -
 kubectl -n rsd-probe delete pod outsider --ignore-not-found --wait
-kubectl -n rsd-probe run outsider --image=localhost/rsd:local --image-pull-policy=Never --restart=Never \
+kubectl -n rsd-probe run outsider --image=localhost/rsd:k8s --image-pull-policy=Never --restart=Never \
   --overrides='{"spec":{"automountServiceAccountToken":false}}' --command -- sleep 300
 kubectl -n rsd-probe wait --for=condition=Ready pod/outsider --timeout=120s
 if kubectl -n rsd-probe exec outsider -- node -e "$probe" "$REDIS_IP"; then
