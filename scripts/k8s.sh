@@ -797,7 +797,9 @@ cmd_down() {
   fi
   # The next `up` starts a new cluster (etcd's data goes); the binaries, the images in containerd,
   # the certificates and the generated keys stay.
-  rm -rf "$RUN/cni/ipam" "$RUN/kubelet" "$RUN/etcd" "$CTRD_STATE"
+  rm -rf "$RUN/cni/ipam" "$RUN/kubelet" "$RUN/etcd" "$CTRD_STATE" "$(dirname "$CTRD_SOCK")"
+  # The kubelet's cgroups, empty once its pods are gone (deepest first; a busy one stays).
+  find /sys/fs/cgroup/*/kubepods -depth -type d -exec rmdir {} \; 2>/dev/null || true
   local left
   left="$(our_mounts)"
   [[ -z "$left" ]] || die "mounts left: $left"
