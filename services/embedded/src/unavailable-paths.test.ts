@@ -193,6 +193,29 @@ test('when the event log and the stores are out of reach, then every operation o
       { method: 'POST', headers: account },
     ],
   };
+  // Decision 44: an organization's alert webhooks, the same lifecycle with the administrator's token. Its token
+  // needs no store, so a create reaches the target's check: a public address (a documentation range is refused).
+  const organizationHooks = `${urlOf(notifierService)}/v1/organizations/${ORG}/webhooks`;
+  const unknownHook = `${organizationHooks}/wh_${'0'.repeat(24)}`;
+  Object.assign(calls, {
+    createOrganizationWebhook: [
+      organizationHooks,
+      { method: 'POST', headers: bearer, body: JSON.stringify({ url: 'https://93.184.216.34/hook', events: ['authorization.first_use'] }) },
+    ],
+    listOrganizationWebhooks: [organizationHooks, { headers: bearer }],
+    deleteOrganizationWebhook: [unknownHook, { method: 'DELETE', headers: bearer }],
+    listOrganizationWebhookDeliveries: [`${unknownHook}/deliveries`, { headers: bearer }],
+    updateOrganizationWebhook: [unknownHook, { method: 'PATCH', headers: bearer, body: JSON.stringify({ enabled: true }) }],
+    rotateOrganizationWebhookSecret: [
+      `${unknownHook}/rotate-secret`,
+      { method: 'POST', headers: bearer, body: JSON.stringify({ overlapSeconds: 60 }) },
+    ],
+    testOrganizationWebhook: [`${unknownHook}/test`, { method: 'POST', headers: bearer }],
+    redeliverOrganizationWebhookDelivery: [
+      `${unknownHook}/deliveries/msg_${'0'.repeat(24)}/redeliver`,
+      { method: 'POST', headers: bearer },
+    ],
+  });
   // Every documented operation is called, the JWKS aside: it needs no store.
   const documented: string[] = [];
   for (const { app } of started) {
