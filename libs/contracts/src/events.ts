@@ -19,6 +19,8 @@ export const EVENT_TYPES = {
   authorizationJoinedAccount: 'com.resiliencescore.authorization.joined-account.v1',
   recipientAccountCreated: 'com.resiliencescore.recipient-account.created.v1',
   recipientAccountKeyRotated: 'com.resiliencescore.recipient-account.key-rotated.v1',
+  authorizationPreviousKeyRevoked: 'com.resiliencescore.authorization.previous-key-revoked.v1',
+  recipientAccountKeyRevoked: 'com.resiliencescore.recipient-account.key-revoked.v1',
   scoreCalculated: 'com.resiliencescore.score.calculated.v1',
 } as const;
 
@@ -170,6 +172,35 @@ export const authorizationKeyClaimedSchema = cloudEvent(
   }),
 );
 
+/**
+ * Decision 43: the previous key of a rotation's overlap was reported leaked and ends alone; the
+ * authorization stays active on its current key. The ended key's digest only.
+ */
+export const authorizationPreviousKeyRevokedSchema = cloudEvent(
+  EVENT_TYPES.authorizationPreviousKeyRevoked,
+  z.object({
+    clientId: clientIdSchema,
+    organizationId: organizationIdSchema,
+    previousKeyDigest: keyDigestSchema,
+    revokedAt: utcInstantSchema,
+    revision: revisionSchema,
+  }),
+);
+
+/**
+ * Decision 43: an account key (the current one, or the previous one of an overlap) was reported
+ * leaked and ends alone; the account keeps its grants. The ended key's digest only.
+ */
+export const recipientAccountKeyRevokedSchema = cloudEvent(
+  EVENT_TYPES.recipientAccountKeyRevoked,
+  z.object({
+    accountId: recipientAccountIdSchema,
+    keyDigest: keyDigestSchema,
+    revokedAt: utcInstantSchema,
+    revision: revisionSchema,
+  }),
+);
+
 export const authorizationRevokedSchema = cloudEvent(
   EVENT_TYPES.authorizationRevoked,
   z.object({
@@ -203,6 +234,8 @@ export const authorizationEventSchema = z.discriminatedUnion('type', [
   authorizationJoinedAccountSchema,
   recipientAccountCreatedSchema,
   recipientAccountKeyRotatedSchema,
+  authorizationPreviousKeyRevokedSchema,
+  recipientAccountKeyRevokedSchema,
 ]);
 export const domainEventSchema = z.discriminatedUnion('type', [
   authorizationCreatedSchema,
@@ -213,6 +246,8 @@ export const domainEventSchema = z.discriminatedUnion('type', [
   authorizationJoinedAccountSchema,
   recipientAccountCreatedSchema,
   recipientAccountKeyRotatedSchema,
+  authorizationPreviousKeyRevokedSchema,
+  recipientAccountKeyRevokedSchema,
   scoreCalculatedSchema,
 ]);
 
@@ -224,6 +259,8 @@ export type AuthorizationKeyClaimed = z.infer<typeof authorizationKeyClaimedSche
 export type AuthorizationJoinedAccount = z.infer<typeof authorizationJoinedAccountSchema>;
 export type RecipientAccountCreated = z.infer<typeof recipientAccountCreatedSchema>;
 export type RecipientAccountKeyRotated = z.infer<typeof recipientAccountKeyRotatedSchema>;
+export type AuthorizationPreviousKeyRevoked = z.infer<typeof authorizationPreviousKeyRevokedSchema>;
+export type RecipientAccountKeyRevoked = z.infer<typeof recipientAccountKeyRevokedSchema>;
 export type ScoreCalculated = z.infer<typeof scoreCalculatedSchema>;
 export type AuthorizationEvent = z.infer<typeof authorizationEventSchema>;
 export type DomainEvent = z.infer<typeof domainEventSchema>;

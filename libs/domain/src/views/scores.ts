@@ -47,6 +47,8 @@ export function scoreViewRules(keyOfScore: (score: CalculatedScore) => string) {
         case EVENT_TYPES.authorizationJoinedAccount:
         case EVENT_TYPES.recipientAccountCreated:
         case EVENT_TYPES.recipientAccountKeyRotated:
+        case EVENT_TYPES.authorizationPreviousKeyRevoked:
+        case EVENT_TYPES.recipientAccountKeyRevoked:
           return undefined;
         default:
           return unhandled(event);
@@ -65,6 +67,8 @@ export function scoreViewRules(keyOfScore: (score: CalculatedScore) => string) {
         case EVENT_TYPES.authorizationJoinedAccount:
         case EVENT_TYPES.recipientAccountCreated:
         case EVENT_TYPES.recipientAccountKeyRotated:
+        case EVENT_TYPES.authorizationPreviousKeyRevoked:
+        case EVENT_TYPES.recipientAccountKeyRevoked:
           return state;
         default:
           return unhandled(event);

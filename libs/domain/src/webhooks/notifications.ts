@@ -81,6 +81,8 @@ export function triggerOf(event: DomainEvent, before: NotifierStateBefore): Noti
     case EVENT_TYPES.authorizationJoinedAccount:
     case EVENT_TYPES.recipientAccountCreated:
     case EVENT_TYPES.recipientAccountKeyRotated:
+    case EVENT_TYPES.authorizationPreviousKeyRevoked:
+    case EVENT_TYPES.recipientAccountKeyRevoked:
       return undefined;
     default:
       return unhandled(event);
