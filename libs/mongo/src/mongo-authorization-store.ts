@@ -106,7 +106,7 @@ export async function openMongoAuthorizationStore(db: Db): Promise<Authorization
   await authorizations.createIndex({ grantLeakedKeyDigest: 1 }, { sparse: true });
   await authorizations.createIndex({ accountLeakedKeyDigest: 1 }, { sparse: true });
   const accounts = db.collection<AccountDocument & AccountKeyFields>(AUTHORIZATIONS_COLLECTION);
-  await indexKeysOfEarlierGrants(authorizations);
+  await indexKeysOfEarlierGrants(db, authorizations);
   const writes = createPerKeyQueue();
   let closed = false;
 
@@ -349,11 +349,18 @@ function grantKeyFieldsOf(record: StoredAuthorization): GrantKeyFields {
   };
 }
 
+/** Where the store notes what it has done once to a database (a collection of its own: no query of the authorizations sees it). */
+const MIGRATIONS_COLLECTION = 'authorization_store_migrations';
+const GRANT_KEYS_MIGRATION = 'grant-key-digests';
+
 /**
  * Grants written before decision 43 have their digests under the record's names only: each gets the
- * indexed copies once (a grant written since always has them, so a later start finds none to do).
+ * indexed copies, once per database (a note in MIGRATIONS_COLLECTION says it is done, so a start does
+ * not read the whole collection again). Idempotent, should two processes start at once.
  */
-async function indexKeysOfEarlierGrants(authorizations: Collection<AuthorizationDocument>): Promise<void> {
+async function indexKeysOfEarlierGrants(db: Db, authorizations: Collection<AuthorizationDocument>): Promise<void> {
+  const migrations = db.collection<{ _id: string; at: string }>(MIGRATIONS_COLLECTION);
+  if (await migrations.findOne({ _id: GRANT_KEYS_MIGRATION })) return;
   const earlier = authorizations.find<StoredAuthorization & { _id: string }>(
     { clientId: { $exists: true }, keyDigest: { $type: 'string' }, grantKeyDigest: { $exists: false } },
     { projection: { _id: 1, keyDigest: 1, previousKeyDigest: 1, leakedKeyDigest: 1 } },
@@ -361,6 +368,7 @@ async function indexKeysOfEarlierGrants(authorizations: Collection<Authorization
   for await (const record of earlier) {
     await authorizations.updateOne({ _id: record._id, grantKeyDigest: { $exists: false } }, { $set: grantKeyFieldsOf(record) });
   }
+  await migrations.updateOne({ _id: GRANT_KEYS_MIGRATION }, { $set: { at: new Date().toISOString() } }, { upsert: true });
 }
 
 /** `$unset` of the fields a write leaves out, so a digest that no longer applies leaves its index. */
