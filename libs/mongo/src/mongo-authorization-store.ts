@@ -167,11 +167,12 @@ export async function openMongoAuthorizationStore(db: Db): Promise<Authorization
       return write(account.accountId, async () => {
         const owes = outbox.length > 0;
         const keys = keyFieldsOf(account);
+        const fields = { ...accountOf(account), ...keys };
         const result = await accounts.updateOne(
           { _id: account.accountId, kind: 'recipient-account', revision: expectedRevision },
           {
-            $set: { ...accountOf(account), ...keys, ...(owes ? { hasOutbox: true } : {}) },
-            ...unsetAbsent(keys, ACCOUNT_KEY_FIELDS),
+            $set: { ...fields, ...(owes ? { hasOutbox: true } : {}) },
+            ...unsetAbsent(fields, [...ACCOUNT_KEY_FIELDS, ...OPTIONAL_ACCOUNT_FIELDS]),
             ...(owes ? { $push: { outbox: { $each: outbox.map(entryOf) } } } : {}),
           },
         );
@@ -308,8 +309,12 @@ function recordOf(record: StoredAuthorization): StoredAuthorization {
   return Object.fromEntries(fields) as StoredAuthorization;
 }
 
+/** Optional fields, absent from accounts that never had them (decision 43's leaked key): read back as written. */
+const OPTIONAL_ACCOUNT_FIELDS: ReadonlySet<string> = new Set(['leakedKeyDigest']);
+
 function accountOf(account: StoredRecipientAccount): StoredRecipientAccount {
-  return Object.fromEntries(ACCOUNT_FIELDS.map((field) => [field, account[field] ?? null])) as unknown as StoredRecipientAccount;
+  const fields = ACCOUNT_FIELDS.filter((field) => !OPTIONAL_ACCOUNT_FIELDS.has(field) || account[field] != null);
+  return Object.fromEntries(fields.map((field) => [field, account[field] ?? null])) as unknown as StoredRecipientAccount;
 }
 
 /** An account's digests under the names the sparse indexes cover (an authorization's own `keyDigest` is not an account's). */
