@@ -473,7 +473,7 @@ operations.push(
         headers: leakHeaders,
       },
       '400': error('MALFORMED_JSON, or VALIDATION_FAILED: the body is not `{ "key": "…" }` (1–1024 characters, no other field)'),
-      '413': error('PAYLOAD_TOO_LARGE: the body is over 4 kB'),
+      '413': error('PAYLOAD_TOO_LARGE: the body is over 16 kB (room for the longest key the schema allows, however it is escaped)'),
       '415': error('UNSUPPORTED_MEDIA_TYPE: the body is not application/json'),
       '429': error("Too many requests from this address (the read API's failed-authentication budget); no `code`", {
         'Retry-After': text('Seconds to wait'),

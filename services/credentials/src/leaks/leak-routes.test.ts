@@ -292,6 +292,7 @@ describe('POST /leaked-keys (decision 43), at the service', () => {
     ['no key', {}, 'VALIDATION_FAILED'],
     ['a key that is not a string', { key: 7 }, 'VALIDATION_FAILED'],
     ['another field', { key: 'rsk_x', note: 'found it' }, 'VALIDATION_FAILED'],
+    ['a key longer than any key, however escaped', { key: '\u00e9'.repeat(1025) }, 'VALIDATION_FAILED'],
   ])('when the body has %s, then 400', async (_name, body, code) => {
     expect(await leaked(body)).toMatchObject({ status: 400, body: { code } });
   });

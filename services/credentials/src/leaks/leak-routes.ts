@@ -19,7 +19,8 @@ export interface LeakRoutesDeps extends Omit<UseCaseDeps, 'newEventId'> {
 
 /** Room for a full report: 1,000 tokens with their URLs. */
 const REPORT_BODY_LIMIT = '1mb';
-const KEY_BODY_LIMIT = '4kb';
+/** Room for the longest key the schema allows (1,024 characters of up to 4 bytes each), so a longer one is a 400, not a 413. */
+const KEY_BODY_LIMIT = '16kb';
 export const SECRET_SCANNING_PATH = '/secret-scanning/github';
 export const LEAKED_KEYS_PATH = '/leaked-keys';
 
