@@ -152,10 +152,21 @@ describe('the console in a browser', () => {
     expect(await page.content()).not.toContain(apiKey);
     await look(page, 'detail');
     await page.getByRole('link', { name: 'Authorizations' }).click();
-    const row = page.locator('tbody tr', { hasText: 'Northwind Insurance' });
+    const row = page.getByRole('table', { name: /^Authorizations of/ }).locator('tbody tr', { hasText: 'Northwind Insurance' });
     await visible(row.filter({ hasText: 'Active' }));
     await visible(row.filter({ hasText: '1 / 1' }));
     expect(await row.textContent()).not.toContain('Not yet');
+    // Decision 44: the grant's first read is an alert, listed under the authorizations with its address.
+    const alerts = page.locator('section', { has: page.getByRole('heading', { level: 2, name: 'Alerts', exact: true }) });
+    await eventually(
+      async () => {
+        await page.reload();
+        return (await alerts.locator('tbody tr', { hasText: 'First used' }).count()) > 0 ? true : undefined;
+      },
+      15_000,
+      250,
+    );
+    await visible(alerts.locator('tbody tr', { hasText: 'First used' }).filter({ hasText: 'Northwind Insurance' }));
     expect(await page.content()).not.toContain(apiKey);
     await look(page, 'list');
 

@@ -395,7 +395,7 @@ export function describeWebhookLifecycle(runtime: string, target: () => Lifecycl
   });
 }
 
-async function fetchDocument(notifierUrl: string): Promise<Record<string, unknown>> {
+export async function fetchDocument(notifierUrl: string): Promise<Record<string, unknown>> {
   const answer = await request<Record<string, unknown>>(`${notifierUrl}/v1/openapi.json`);
   expect(answer.status).toBe(200);
   return answer.body;

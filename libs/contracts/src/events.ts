@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { alertDetailsShape, alertTypeSchema } from './alerts';
 import { recipientTypeSchema, revocationReasonSchema, scopeSchema } from './authorization';
 import { clientIdSchema, organizationIdSchema, recipientAccountIdSchema, utcInstantSchema } from './ids';
 import { calculatedScoreSchema } from './resources';
@@ -21,6 +22,7 @@ export const EVENT_TYPES = {
   recipientAccountKeyRotated: 'com.resiliencescore.recipient-account.key-rotated.v1',
   authorizationPreviousKeyRevoked: 'com.resiliencescore.authorization.previous-key-revoked.v1',
   recipientAccountKeyRevoked: 'com.resiliencescore.recipient-account.key-revoked.v1',
+  authorizationAlerted: 'com.resiliencescore.authorization.alerted.v1',
   scoreCalculated: 'com.resiliencescore.score.calculated.v1',
 } as const;
 
@@ -223,6 +225,24 @@ export const authorizationExpiredSchema = cloudEvent(
   }),
 );
 
+/**
+ * Decision 44: something the organization hears of that the access log or the clock showed (a
+ * grant's first read, a new address, failed authentications, an expiry ahead). Revocations carry
+ * their own reason instead. An address, never a key.
+ */
+export const authorizationAlertedSchema = cloudEvent(
+  EVENT_TYPES.authorizationAlerted,
+  z.object({
+    clientId: clientIdSchema,
+    organizationId: organizationIdSchema,
+    alertId: z.string().regex(/^alr_[A-Za-z0-9]{16,64}$/),
+    alert: alertTypeSchema,
+    at: utcInstantSchema,
+    ...alertDetailsShape,
+    revision: revisionSchema,
+  }),
+);
+
 export const scoreCalculatedSchema = cloudEvent(EVENT_TYPES.scoreCalculated, calculatedScoreSchema);
 
 export const authorizationEventSchema = z.discriminatedUnion('type', [
@@ -236,6 +256,7 @@ export const authorizationEventSchema = z.discriminatedUnion('type', [
   recipientAccountKeyRotatedSchema,
   authorizationPreviousKeyRevokedSchema,
   recipientAccountKeyRevokedSchema,
+  authorizationAlertedSchema,
 ]);
 export const domainEventSchema = z.discriminatedUnion('type', [
   authorizationCreatedSchema,
@@ -248,6 +269,7 @@ export const domainEventSchema = z.discriminatedUnion('type', [
   recipientAccountKeyRotatedSchema,
   authorizationPreviousKeyRevokedSchema,
   recipientAccountKeyRevokedSchema,
+  authorizationAlertedSchema,
   scoreCalculatedSchema,
 ]);
 
@@ -261,6 +283,7 @@ export type RecipientAccountCreated = z.infer<typeof recipientAccountCreatedSche
 export type RecipientAccountKeyRotated = z.infer<typeof recipientAccountKeyRotatedSchema>;
 export type AuthorizationPreviousKeyRevoked = z.infer<typeof authorizationPreviousKeyRevokedSchema>;
 export type RecipientAccountKeyRevoked = z.infer<typeof recipientAccountKeyRevokedSchema>;
+export type AuthorizationAlerted = z.infer<typeof authorizationAlertedSchema>;
 export type ScoreCalculated = z.infer<typeof scoreCalculatedSchema>;
 export type AuthorizationEvent = z.infer<typeof authorizationEventSchema>;
 export type DomainEvent = z.infer<typeof domainEventSchema>;

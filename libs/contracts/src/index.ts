@@ -3,6 +3,7 @@ export * from './resources';
 export * from './error-body';
 export * from './authorization';
 export * from './score-submission';
+export * from './alerts';
 export * from './events';
 export * from './access-log';
 export * from './webhooks';

@@ -1,10 +1,14 @@
 import { z } from 'zod';
+import { ALERT_TYPES, alertDataSchema, type AlertType } from './alerts';
 import { clientIdSchema, isoDateSchema, utcInstantSchema } from './ids';
 import { datedScoreShape, gradeSchema, pillarScoresSchema, scoreValueSchema } from './resources';
 
 // Decisions 26–28: the notifier's API and what it delivers.
 
-export const WEBHOOK_EVENT_TYPES = ['score.updated', 'grade.changed', 'authorization.ended'] as const;
+/** What a recipient's webhooks (a grant's, a portfolio's) may hear of. */
+export const RECIPIENT_WEBHOOK_EVENT_TYPES = ['score.updated', 'grade.changed', 'authorization.ended'] as const;
+/** Every event a webhook may subscribe to: a recipient's, and an organization's alerts (decision 44). */
+export const WEBHOOK_EVENT_TYPES = [...RECIPIENT_WEBHOOK_EVENT_TYPES, ...ALERT_TYPES] as const;
 export const webhookEventTypeSchema = z.enum(WEBHOOK_EVENT_TYPES).meta({ id: 'WebhookEventType' });
 export type WebhookEventType = z.infer<typeof webhookEventTypeSchema>;
 
@@ -12,13 +16,16 @@ export type WebhookEventType = z.infer<typeof webhookEventTypeSchema>;
  * Whose webhook it is (decision 45: one lifecycle for every owner). Each owner has its own path, its
  * own authentication and its own events; the store keeps a webhook under its owner's key
  * (`webhookOwnerKey` in the domain). A grant's webhooks (decision 26) and a recipient account's,
- * fired for every grant it holds (decision 42). Decision 44 adds `{ kind: 'organization'; organizationId }` here.
+ * fired for every grant it holds (decision 42), and an organization's, which hears its alerts (decision 44).
  */
-export type WebhookOwner = { kind: 'grant'; clientId: string } | { kind: 'portfolio'; accountId: string };
+export type WebhookOwner =
+  { kind: 'grant'; clientId: string } | { kind: 'portfolio'; accountId: string } | { kind: 'organization'; organizationId: string };
 
 export const MAX_WEBHOOKS_PER_AUTHORIZATION = 10;
 /** Decision 42: a recipient account's webhooks, as many as a grant's. */
 export const MAX_WEBHOOKS_PER_ACCOUNT = 10;
+/** Decision 44: an organization's alert webhooks, as many as a grant's. */
+export const MAX_WEBHOOKS_PER_ORGANIZATION = 10;
 export const MAX_WEBHOOK_URL_LENGTH = 2048;
 
 /** `wh_` and base62, like Client IDs; never contains a `.`. */
@@ -233,6 +240,41 @@ export const authorizationEndedPayloadSchema = z
   .object({ type: z.literal('authorization.ended'), timestamp: payloadTimestampSchema, data: authorizationEndedDataSchema })
   .meta({ id: 'AuthorizationEndedWebhook' });
 
+/** Decision 44: one payload schema per alert type, each `{ type, timestamp, data }` with the alert's data. */
+function alertPayloadSchema<Type extends AlertType>(type: Type, id: string, description: string) {
+  return z.object({ type: z.literal(type), timestamp: payloadTimestampSchema, data: alertDataSchema }).meta({ id, description });
+}
+export const authorizationExpiringPayloadSchema = alertPayloadSchema(
+  'authorization.expiring',
+  'AuthorizationExpiringWebhook',
+  'A grant expires in 7 days, then in 1 day (`data.expiresAt`)',
+);
+export const authorizationFirstUsePayloadSchema = alertPayloadSchema(
+  'authorization.first_use',
+  'AuthorizationFirstUseWebhook',
+  "A grant's first successful read (`data.address`)",
+);
+export const authorizationNewAddressPayloadSchema = alertPayloadSchema(
+  'authorization.new_address',
+  'AuthorizationNewAddressWebhook',
+  'A successful read from an address not seen for the grant in the previous 30 days (`data.address`)',
+);
+export const authorizationAuthFailuresPayloadSchema = alertPayloadSchema(
+  'authorization.auth_failures',
+  'AuthorizationAuthFailuresWebhook',
+  'At least 20 failed authentications against the Client ID within 5 minutes (`data.failures`); at most one an hour',
+);
+export const authorizationKeyLeakedPayloadSchema = alertPayloadSchema(
+  'authorization.key_leaked',
+  'AuthorizationKeyLeakedWebhook',
+  'A key of the grant was reported leaked and stopped working',
+);
+export const authorizationReleasedPayloadSchema = alertPayloadSchema(
+  'authorization.released',
+  'AuthorizationReleasedWebhook',
+  'The recipient released the grant from its portfolio',
+);
+
 export const webhookTestDataSchema = z
   .object({ webhookId: webhookIdSchema.meta({ description: 'The webhook that was asked to send it' }) })
   .meta({ id: 'WebhookTestData' });
@@ -251,11 +293,24 @@ export const webhookPayloadSchema = z
     scoreUpdatedPayloadSchema,
     gradeChangedPayloadSchema,
     authorizationEndedPayloadSchema,
+    authorizationExpiringPayloadSchema,
+    authorizationFirstUsePayloadSchema,
+    authorizationNewAddressPayloadSchema,
+    authorizationAuthFailuresPayloadSchema,
+    authorizationKeyLeakedPayloadSchema,
+    authorizationReleasedPayloadSchema,
     webhookTestPayloadSchema,
   ])
   .meta({ id: 'WebhookPayload' });
 export type ScoreUpdatedPayload = z.infer<typeof scoreUpdatedPayloadSchema>;
 export type GradeChangedPayload = z.infer<typeof gradeChangedPayloadSchema>;
 export type AuthorizationEndedPayload = z.infer<typeof authorizationEndedPayloadSchema>;
+export type AlertPayload =
+  | z.infer<typeof authorizationExpiringPayloadSchema>
+  | z.infer<typeof authorizationFirstUsePayloadSchema>
+  | z.infer<typeof authorizationNewAddressPayloadSchema>
+  | z.infer<typeof authorizationAuthFailuresPayloadSchema>
+  | z.infer<typeof authorizationKeyLeakedPayloadSchema>
+  | z.infer<typeof authorizationReleasedPayloadSchema>;
 export type WebhookTestPayload = z.infer<typeof webhookTestPayloadSchema>;
 export type WebhookPayload = z.infer<typeof webhookPayloadSchema>;

@@ -24,3 +24,4 @@ export * from './webhooks/webhook-conditions';
 export * from './webhooks/webhook-owner';
 export * from './webhooks/webhook-lifecycle';
 export * from './leaks/leaked-keys';
+export * from './alerts/grant-alerts';

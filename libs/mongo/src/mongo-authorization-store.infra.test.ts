@@ -46,6 +46,22 @@ describeWithMongo('MongoDB authorization store', 'rsd_authz', (mongo) => {
     await store.close();
   });
 
+  it('when a record written before expiry notices has an expiry ahead, then opening the store indexes its first notice, once', async () => {
+    const db = mongo.freshDatabase();
+    const first = await openMongoAuthorizationStore(db);
+    const legacy = aRecord({ organizationId: 'acme', expiresAt: new Date(NOW.getTime() + 3 * 86_400_000).toISOString() });
+    await first.create(legacy, []);
+    await first.close();
+    await db
+      .collection<{ _id: string }>(AUTHORIZATIONS_COLLECTION)
+      .updateOne({ _id: legacy.clientId }, { $unset: { pendingNoticeAt: '' } });
+
+    const reopened = await openMongoAuthorizationStore(db);
+
+    expect((await reopened.findDueForExpiryNotice(NOW, 10)).map((record) => record.clientId)).toEqual([legacy.clientId]);
+    await reopened.close();
+  });
+
   describe('documents', () => {
     let db: Db;
     let store: AuthorizationStore;

@@ -1,5 +1,5 @@
 import type { Collection, Db, UpdateFilter } from 'mongodb';
-import type { StoredAuthorization, StoredRecipientAccount } from '@rsd/domain';
+import { nextExpiryNoticeAt, type StoredAuthorization, type StoredRecipientAccount } from '@rsd/domain';
 import type { AuthorizationStore, OutboxEntry, PendingOutbox } from '@rsd/ports';
 import { isDuplicateKeyError } from './duplicate-key';
 import { reportingOutages } from './outages';
@@ -22,7 +22,15 @@ interface AuthorizationDocument extends StoredAuthorization, GrantKeyFields {
    * holds only what can still fall due (FerretDB 1.24 has no partial indexes).
    */
   pendingExpiryAt?: string;
+  /**
+   * Decision 44: when the next expiry notice falls due while the record has a `pendingExpiryAt`
+   * (`NO_NOTICE_LEFT` once none is), so that one without it is known to predate notices.
+   */
+  pendingNoticeAt?: string;
 }
+
+/** Sorts after every instant: the record has an expiry ahead but no notice left to send. */
+const NO_NOTICE_LEFT = '9999-12-31T23:59:59.999Z';
 
 /** Exactly the fields of StoredAuthorization: what is read back (no `_id`, no outbox) and what a write sets. */
 const RECORD_FIELDS = [
@@ -47,6 +55,8 @@ const RECORD_FIELDS = [
   'revokedAt',
   'revocationReason',
   'expiredAt',
+  'activity',
+  'alerts',
   'revision',
 ] as const satisfies readonly (keyof StoredAuthorization)[];
 
@@ -94,6 +104,7 @@ export async function openMongoAuthorizationStore(db: Db): Promise<Authorization
   // indexes that already exist, so a second start on the same database would fail.
   await authorizations.createIndex({ organizationId: 1, createdAt: -1 });
   await authorizations.createIndex({ pendingExpiryAt: 1 }, { sparse: true });
+  await authorizations.createIndex({ pendingNoticeAt: 1 }, { sparse: true });
   await authorizations.createIndex({ hasOutbox: 1, createdAt: 1 });
   // Decision 38: sparse, so the records delivered in the response (no link) are not in it.
   await authorizations.createIndex({ claimTokenDigest: 1 }, { sparse: true });
@@ -105,8 +116,9 @@ export async function openMongoAuthorizationStore(db: Db): Promise<Authorization
   await authorizations.createIndex({ grantPreviousKeyDigest: 1 }, { sparse: true });
   await authorizations.createIndex({ grantLeakedKeyDigest: 1 }, { sparse: true });
   await authorizations.createIndex({ accountLeakedKeyDigest: 1 }, { sparse: true });
-  const accounts = db.collection<AccountDocument & AccountKeyFields>(AUTHORIZATIONS_COLLECTION);
+  await indexEarlierExpiryNotices(db);
   await indexKeysOfEarlierGrants(db, authorizations);
+  const accounts = db.collection<AccountDocument & AccountKeyFields>(AUTHORIZATIONS_COLLECTION);
   const writes = createPerKeyQueue();
   let closed = false;
 
@@ -229,6 +241,17 @@ export async function openMongoAuthorizationStore(db: Db): Promise<Authorization
       return found.map(recordOf);
     },
 
+    async findDueForExpiryNotice(now, limit) {
+      if (limit <= 0) return [];
+      const found = await authorizations
+        .find<StoredAuthorization>(
+          { pendingNoticeAt: { $lte: now.toISOString() }, revokedAt: null, expiredAt: null },
+          { projection: RECORD_PROJECTION, sort: { pendingNoticeAt: 1, _id: 1 }, limit },
+        )
+        .toArray();
+      return found.map(recordOf);
+    },
+
     async pendingOutbox(limit) {
       if (limit <= 0) return [];
       // `outbox.0` also excludes a flag left set by a crash between markPublished's two writes.
@@ -267,8 +290,42 @@ function documentOf(record: StoredAuthorization, outbox: readonly OutboxEntry[])
     ...grantKeyFieldsOf(record),
     outbox: outbox.map(entryOf),
     hasOutbox: outbox.length > 0,
-    ...(pendingExpiryAt === undefined ? {} : { pendingExpiryAt }),
+    ...(pendingExpiryAt === undefined ? {} : { pendingExpiryAt, pendingNoticeAt: pendingNoticeOf(record) }),
   };
+}
+
+/**
+ * Decision 44: records written before expiry notices existed have an expiry ahead but no
+ * `pendingNoticeAt`; each gets its first notice's time (7 days before), once. Only records with an
+ * expiry ahead are read (the sparse index), in pages, each page one bulkWrite.
+ */
+async function indexEarlierExpiryNotices(db: Db): Promise<void> {
+  const authorizations = db.collection<AuthorizationDocument>(AUTHORIZATIONS_COLLECTION);
+  const earlier = authorizations.find(
+    { pendingExpiryAt: { $exists: true }, pendingNoticeAt: { $exists: false } },
+    { projection: { _id: 1, pendingExpiryAt: 1 } },
+  );
+  let page: { updateOne: { filter: object; update: object } }[] = [];
+  const flush = async () => {
+    if (page.length > 0) await authorizations.bulkWrite(page, { ordered: false });
+    page = [];
+  };
+  for await (const document of earlier) {
+    if (!document.pendingExpiryAt) continue;
+    const firstNotice = new Date(Date.parse(document.pendingExpiryAt) - FIRST_NOTICE_MS).toISOString();
+    page.push({
+      updateOne: { filter: { _id: document._id, pendingNoticeAt: { $exists: false } }, update: { $set: { pendingNoticeAt: firstNotice } } },
+    });
+    if (page.length >= 500) await flush();
+  }
+  await flush();
+}
+
+/** The first notice before an expiry (7 days), for records of an earlier version. */
+const FIRST_NOTICE_MS = 7 * 86_400_000;
+
+function pendingNoticeOf(record: StoredAuthorization): string {
+  return nextExpiryNoticeAt(record) ?? NO_NOTICE_LEFT;
 }
 
 /** Sets the record's fields and appends what the change owes, in one single-document update. */
@@ -278,13 +335,13 @@ function changeTo(record: StoredAuthorization, outbox: readonly OutboxEntry[]): 
   const keys = grantKeyFieldsOf(record);
   const absent = [
     ...GRANT_KEY_FIELDS.filter((field) => keys[field] === undefined),
-    ...(pendingExpiryAt === undefined ? ['pendingExpiryAt'] : []),
+    ...(pendingExpiryAt === undefined ? ['pendingExpiryAt', 'pendingNoticeAt'] : []),
   ];
   return {
     $set: {
       ...recordOf(record),
       ...keys,
-      ...(pendingExpiryAt === undefined ? {} : { pendingExpiryAt }),
+      ...(pendingExpiryAt === undefined ? {} : { pendingExpiryAt, pendingNoticeAt: pendingNoticeOf(record) }),
       ...(owes ? { hasOutbox: true } : {}),
     },
     ...(absent.length > 0 ? { $unset: Object.fromEntries(absent.map((field) => [field, ''])) } : {}),

@@ -85,29 +85,43 @@ export function callerOf(res: Response): CallerClaims {
 
 /** Bearer-token guard: 401 INVALID_TOKEN, then 403 FORBIDDEN_ORGANIZATION, then 403 INSUFFICIENT_SCOPE. */
 export function requireCaller(verify: TokenVerifier, requirement: CallerRequirement): RequestHandler {
-  const challenge = { 'WWW-Authenticate': 'Bearer' };
   return (req, res, next) => {
-    const header = req.headers.authorization;
-    const match = typeof header === 'string' ? BEARER.exec(header) : null;
-    if (!match?.[1]) {
-      next(new ApiError('INVALID_TOKEN', 'An Authorization: Bearer <token> header is required', undefined, challenge));
-      return;
-    }
-    verify(match[1]).then(
-      (claims) => {
-        const organizationId = requirement.organizationParam ? req.params[requirement.organizationParam] : undefined;
-        if (requirement.organizationParam && claims.organization !== organizationId) {
-          next(new ApiError('FORBIDDEN_ORGANIZATION', 'The token does not administer this organization'));
-          return;
-        }
-        if (!claims.scopes.has(requirement.scope)) {
-          next(new ApiError('INSUFFICIENT_SCOPE', `The token lacks the scope ${requirement.scope}`));
-          return;
-        }
-        res.locals.caller = claims;
-        next();
-      },
-      () => next(new ApiError('INVALID_TOKEN', 'The bearer token is invalid or expired', undefined, challenge)),
-    );
+    const param = requirement.organizationParam ? req.params[requirement.organizationParam] : undefined;
+    const organizationId = typeof param === 'string' ? param : undefined;
+    checkBearer(verify, req.headers.authorization, requirement, organizationId).then((claims) => {
+      res.locals.caller = claims;
+      next();
+    }, next);
   };
+}
+
+/**
+ * `requireCaller`'s checks for a handler that reads the organization itself: resolves to the verified
+ * claims, or rejects with the same errors in the same order. `organizationId` is checked when the
+ * requirement names an organization parameter, or when given.
+ */
+export async function checkBearer(
+  verify: TokenVerifier,
+  header: string | undefined,
+  requirement: Pick<CallerRequirement, 'scope'> & { organizationParam?: string },
+  organizationId: string | undefined,
+): Promise<CallerClaims> {
+  const challenge = { 'WWW-Authenticate': 'Bearer' };
+  const match = typeof header === 'string' ? BEARER.exec(header) : null;
+  if (!match?.[1]) throw new ApiError('INVALID_TOKEN', 'An Authorization: Bearer <token> header is required', undefined, challenge);
+  let claims: CallerClaims;
+  try {
+    claims = await verify(match[1]);
+  } catch {
+    throw new ApiError('INVALID_TOKEN', 'The bearer token is invalid or expired', undefined, challenge);
+  }
+  // A token without `org` (a scoring engine's, decision 34) administers no organization.
+  if (
+    (requirement.organizationParam || organizationId !== undefined) &&
+    (claims.organization === undefined || claims.organization !== organizationId)
+  ) {
+    throw new ApiError('FORBIDDEN_ORGANIZATION', 'The token does not administer this organization');
+  }
+  if (!claims.scopes.has(requirement.scope)) throw new ApiError('INSUFFICIENT_SCOPE', `The token lacks the scope ${requirement.scope}`);
+  return claims;
 }

@@ -50,5 +50,12 @@ export interface AccessLog {
    * of the store's own; where publishing writes the store itself, there is nothing to follow and it never calls `handle`.
    */
   follow(handle: (record: EventRecord) => Promise<void>): Promise<Subscription>;
+  /**
+   * Decision 44: every batch published from now on, once, to `observe` (the credentials service's
+   * alerts). A Kafka consumer group of its own on the distributed runtime (a batch may come again
+   * after a crash); on the embedded runtime, in process after the batch reached the store (a batch
+   * whose observing fails is logged, not retried).
+   */
+  watch(observe: (records: readonly AccessRecord[]) => Promise<void>): Promise<Subscription>;
   close(): Promise<void>;
 }

@@ -35,6 +35,11 @@ export interface AuthorizationStore {
   /** Authorizations neither revoked nor marked expired whose `expiresAt` is at or before `now`. */
   findDueForExpiry(now: Date, limit: number): Promise<StoredAuthorization[]>;
   /**
+   * Decision 44: active authorizations whose next expiry notice (`nextExpiryNoticeAt` in the domain)
+   * is at or before `now`, soonest first, through an index.
+   */
+  findDueForExpiryNotice(now: Date, limit: number): Promise<StoredAuthorization[]>;
+  /**
    * Decision 42: recipient accounts live beside the authorizations and share their outbox (the
    * relay publishes both). Written like records: created once, changed at a revision.
    */

@@ -1,6 +1,6 @@
 import { join } from 'node:path';
 import type { Db, MongoClient } from 'mongodb';
-import { ACCESS_LOG_TOPIC, TOPICS } from '@rsd/contracts';
+import { ACCESS_LOG_TOPIC, accessRecordBatchSchema, TOPICS, type AccessRecord } from '@rsd/contracts';
 import type { ReadinessCheck } from '@rsd/ports';
 import { ConfigError, type Logger } from '@rsd/platform';
 import type { AccessLog, EventLog, Runtime, ViewStore, Views, ViewsOwner } from '@rsd/ports';
@@ -225,6 +225,17 @@ async function openDistributed(config: RuntimeConfig, service: string, log: Logg
               fromBeginning: false,
               handle,
             }),
+          // Decision 44's alerts: a group of their own, from the end like the store's; a message that is not a batch is passed by.
+          watch: (observe) =>
+            eventLog.subscribe({
+              groupId: `credentials-alerts.${config.CREDENTIALS_DB}`,
+              topics: [ACCESS_LOG_TOPIC],
+              fromBeginning: false,
+              handle: async (record) => {
+                const batch = accessRecordBatchOf(record.value);
+                if (batch) await observe(batch);
+              },
+            }),
           close: () => stream.close(),
         };
       })();
@@ -250,4 +261,16 @@ function placeOf(owner: ViewsOwner, config: Pick<RuntimeConfig, 'READ_VIEWS_DB' 
 function required(value: string | undefined, name: string): string {
   if (!value) throw new ConfigError([`${name}: is required when RUNTIME=distributed`]);
   return value;
+}
+
+/** The records of one access-log message, or undefined for one that is not a batch. */
+function accessRecordBatchOf(value: string): AccessRecord[] | undefined {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(value);
+  } catch {
+    return undefined;
+  }
+  const batch = accessRecordBatchSchema.safeParse(parsed);
+  return batch.success ? batch.data.records : undefined;
 }

@@ -6,6 +6,7 @@ import type { CredentialsConfig } from './config';
 import { createExpiryScheduler } from './expiry/expiry-scheduler';
 import { createOutboxRelay } from './outbox/outbox-relay';
 import { accessLogProjection } from './access-log/access-log-projection';
+import { accessAlerts } from './alerts/access-alerts';
 import { startAccessLogPruner } from './access-log/access-log-pruner';
 import { CONSOLE_PATH, oidcSettingsOf } from './console/console-config';
 import { createConsoleSessions } from './console/console-sessions';
@@ -41,6 +42,8 @@ export async function createCredentialsModule({ config, runtime, clock, log }: C
   const accessLog = await runtime.openAccessLog({ retentionDays: config.ACCESS_LOG_RETENTION_DAYS });
   const accessStore = await accessLog.openStore();
   const accessFeed = await accessLog.follow(accessLogProjection(accessStore, log));
+  // Decision 44: what the reads mean to the organization (first use, new addresses, failures), as alerts.
+  const alertFeed = await accessLog.watch(accessAlerts({ store, relay, clock, log: log.child({ component: 'alerts' }) }));
   const pruner = startAccessLogPruner({ store: accessStore, retentionDays: config.ACCESS_LOG_RETENTION_DAYS, clock, log });
 
   const consoleState = await runtime.openConsoleStateStore();
@@ -72,6 +75,6 @@ export async function createCredentialsModule({ config, runtime, clock, log }: C
       const token = await sessions.issueLink({ organizationId, subject: 'one-time-link', displayName: 'the administrator' });
       return `${CONSOLE_PATH}/sign-in/link?token=${token}`;
     },
-    stop: stopInOrder(pruner, accessFeed, expiry, relay, consoleState, store),
+    stop: stopInOrder(pruner, alertFeed, accessFeed, expiry, relay, consoleState, store),
   };
 }

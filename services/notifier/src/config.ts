@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { isWebhookSecretKey } from './webhooks/secret-sealing';
-import { env } from '@rsd/platform';
+import { callerAuthConfigSchema, env } from '@rsd/platform';
 import { recipientAccessConfigShape } from '@rsd/recipient-access';
 
 const flag = (fallback: 'true' | 'false') =>
@@ -35,5 +35,11 @@ export const notifierConfigSchema = z.object({
    */
   WEBHOOK_SECRET_KEY: env.optionalString().refine((key) => key === undefined || isWebhookSecretKey(key), 'must be 32 bytes, base64'),
   LOG_LEVEL: env.logLevel(),
+  /**
+   * Decision 44: an organization's alert webhooks take the credentials service's bearer tokens, checked
+   * with the same settings. Unlike there they are optional: without them every token is refused (401),
+   * and the notifier says so when it starts.
+   */
+  ...callerAuthConfigSchema.shape,
 });
 export type NotifierConfig = z.infer<typeof notifierConfigSchema>;

@@ -1,7 +1,7 @@
 import type { Tracer } from '@opentelemetry/api';
 import { Counter, Gauge } from 'prom-client';
 import { caughtUpCheck, createServiceMetrics } from '@rsd/observability';
-import { every, stopInOrder, type Logger } from '@rsd/platform';
+import { createTokenVerifier, every, stopInOrder, type Logger } from '@rsd/platform';
 import type { Clock, RunningService, Runtime } from '@rsd/ports';
 import { accountAuthenticator, recipientAuthenticator } from '@rsd/recipient-access';
 import { buildApp } from './app';
@@ -10,7 +10,7 @@ import { startDeliveryWorker } from './delivery/delivery-worker';
 import { systemResolve, webhookSender, type Resolve } from './delivery/send-webhook';
 import { NOTIFIER_VIEWS, startNotifierProjection } from './events/plan-deliveries';
 import { secretSealer } from './webhooks/secret-sealing';
-import { grantWebhooks, portfolioWebhooks } from './webhooks/webhook-owners';
+import { grantWebhooks, organizationWebhooks, portfolioWebhooks } from './webhooks/webhook-owners';
 
 export interface NotifierModuleDeps {
   config: NotifierConfig;
@@ -57,6 +57,9 @@ export async function createNotifierModule({
   });
 
   // The runner has resolved it (WEBHOOK_KEY_SECRET): configured, or made in the data directory.
+  if (!config.JWT_HS256_SECRET && !config.JWT_JWKS_URL) {
+    log.warn('neither JWT_JWKS_URL nor JWT_HS256_SECRET is set: organizations cannot manage their alert webhooks (every token is refused)');
+  }
   const sealer = secretSealer(Buffer.from(config.WEBHOOK_SECRET_KEY ?? '', 'base64'));
   const policy = { allowPrivate: config.WEBHOOK_ALLOW_PRIVATE_TARGETS };
   const { store: views, groupId } = await runtime.openViews('notifier', NOTIFIER_VIEWS);
@@ -119,8 +122,12 @@ export async function createNotifierModule({
     clock,
     attemptsListed: config.WEBHOOK_ATTEMPTS_KEPT,
     onQueued: () => worker.nudge(),
-    // Each kind of owner is one declaration (decision 45): a grant's, and a recipient account's (decision 42).
-    owners: [grantWebhooks(recipientAuthenticator(access), config), portfolioWebhooks(accountAuthenticator(access), config)],
+    // Each kind of owner is one declaration (decision 45): a grant's, a recipient account's (decision 42) and an organization's (decision 44).
+    owners: [
+      grantWebhooks(recipientAuthenticator(access), config),
+      portfolioWebhooks(accountAuthenticator(access), config),
+      organizationWebhooks(createTokenVerifier(config)),
+    ],
     operations: { metrics, readiness: [...runtime.readiness(), caughtUpCheck(projection.caughtUp)] },
   });
 

@@ -1,3 +1,4 @@
+import { WEBHOOK_PAYLOAD_TYPES } from '@rsd/contracts';
 import { loadConfig } from '@rsd/platform';
 import { notifierConfigSchema } from './config';
 import { notifierOpenApi } from './openapi';
@@ -17,7 +18,7 @@ describe("the notifier's OpenAPI document (decision 45)", () => {
   const document = notifierOpenApi([grantWebhooks(refuse, config)]) as Document;
 
   test('when it is built, then the webhooks section has one entry per payload type, each its own schema with its type', () => {
-    expect(Object.keys(document.webhooks)).toEqual(['score.updated', 'grade.changed', 'authorization.ended', 'webhook.test']);
+    expect(Object.keys(document.webhooks)).toEqual([...WEBHOOK_PAYLOAD_TYPES]);
     for (const [type, entry] of Object.entries(document.webhooks)) {
       const ref = entry.post.requestBody.content['application/json']!.schema.$ref;
       const schema = document.components.schemas[ref.replace('#/components/schemas/', '')];

@@ -1,5 +1,11 @@
 import {
+  authorizationAuthFailuresPayloadSchema,
   authorizationEndedPayloadSchema,
+  authorizationExpiringPayloadSchema,
+  authorizationFirstUsePayloadSchema,
+  authorizationKeyLeakedPayloadSchema,
+  authorizationNewAddressPayloadSchema,
+  authorizationReleasedPayloadSchema,
   createdWebhookSchema,
   createWebhookRequestSchema,
   gradeChangedPayloadSchema,
@@ -202,6 +208,21 @@ const RECEIVER_ANSWERS = {
   default: { description: 'Any other answer, or none within 10 s, is retried with exponential backoff for 24 h (the same `webhook-id`)' },
 };
 
+/** Decision 44: an organization's alerts, each `{ type, timestamp, data }` with the grant's `clientId` and what happened. */
+const ALERT_PAYLOADS = [
+  { payload: authorizationExpiringPayloadSchema, summary: 'A grant expires in 7 days, then in 1 day' },
+  { payload: authorizationFirstUsePayloadSchema, summary: 'A grant’s first successful read' },
+  { payload: authorizationNewAddressPayloadSchema, summary: 'A successful read from an address not seen for the grant in 30 days' },
+  { payload: authorizationAuthFailuresPayloadSchema, summary: '20 or more failed authentications against a Client ID within 5 minutes' },
+  { payload: authorizationKeyLeakedPayloadSchema, summary: 'A key of the grant was reported leaked and stopped working' },
+  { payload: authorizationReleasedPayloadSchema, summary: 'The recipient released the grant from its portfolio' },
+];
+
+/** `authorization.first_use` → `authorizationFirstUse`. */
+function camelOf(type: string): string {
+  return type.replace(/[._]([a-z])/g, (_match, letter: string) => letter.toUpperCase());
+}
+
 /** Decision 45: every payload the notifier sends, one entry per type. */
 const PAYLOADS: OpenApiWebhook[] = [
   {
@@ -224,6 +245,12 @@ const PAYLOADS: OpenApiWebhook[] = [
     summary: 'The grant was revoked or expired; its webhooks stop after this',
     payload: authorizationEndedPayloadSchema,
   },
+  ...ALERT_PAYLOADS.map(({ payload, summary }) => ({
+    name: payload.shape.type.value,
+    operationId: `${camelOf(payload.shape.type.value)}Webhook`,
+    summary: `${summary} (an organization’s alert webhooks)`,
+    payload,
+  })),
   {
     name: 'webhook.test',
     operationId: 'webhookTestWebhook',
@@ -239,7 +266,9 @@ export function notifierOpenApi(owners: readonly WebhookOwnerDeclaration[]): obj
       version: '1.0.0',
       description:
         'Webhooks for recipients: a POST to your URL when an organization’s latest score or grade changes, and when your ' +
-        'authorization ends. Authenticated like the read API: the Client ID in the path and the `x-api-key` header. Deliveries ' +
+        'authorization ends. Authenticated like the read API: the Client ID in the path and the `x-api-key` header. ' +
+        'Organizations subscribe to alerts about their grants under /organizations/{organizationId}/webhooks with the ' +
+        'credentials service’s bearer token. Deliveries ' +
         'follow Standard Webhooks (`webhook-id`, `webhook-timestamp`, `webhook-signature`); a failed one is retried with ' +
         'exponential backoff for 24 h with the same `webhook-id`, then the webhook is disabled. The `webhooks` section describes ' +
         'every payload.',

@@ -1,4 +1,5 @@
 import {
+  authorizationAlertedSchema,
   authorizationCreatedSchema,
   authorizationExpiredSchema,
   authorizationJoinedAccountSchema,
@@ -7,6 +8,7 @@ import {
   authorizationRevokedSchema,
   EVENT_TYPES,
   newEvent,
+  type AuthorizationAlerted,
   type AuthorizationCreated,
   type AuthorizationExpired,
   type AuthorizationJoinedAccount,
@@ -15,6 +17,7 @@ import {
   type AuthorizationKeyRotated,
   type AuthorizationRevoked,
 } from '@rsd/contracts';
+import type { StoredAlert } from '../alerts/grant-alerts';
 import type { StoredAuthorization } from './authorization-record';
 
 export const EVENT_SOURCE = '/credentials';
@@ -144,6 +147,26 @@ export function authorizationExpired(record: StoredAuthorization, stamp: EventSt
         clientId: record.clientId,
         organizationId: record.organizationId,
         expiredAt: stamp.time.toISOString(),
+        revision: record.revision,
+      },
+    }),
+  );
+}
+
+/** Decision 44: an alert of the grant, with the record's revision; an address at most, never a key. */
+export function authorizationAlerted(record: StoredAuthorization, alert: StoredAlert, stamp: EventStamp): AuthorizationAlerted {
+  const { id, type, ...details } = alert;
+  return authorizationAlertedSchema.parse(
+    newEvent<AuthorizationAlerted>({
+      ...stamp,
+      source: EVENT_SOURCE,
+      type: EVENT_TYPES.authorizationAlerted,
+      data: {
+        clientId: record.clientId,
+        organizationId: record.organizationId,
+        alertId: id,
+        alert: type,
+        ...details,
         revision: record.revision,
       },
     }),

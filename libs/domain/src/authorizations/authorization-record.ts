@@ -1,3 +1,4 @@
+import type { GrantActivity, StoredAlert } from '../alerts/grant-alerts';
 import type { AuthorizationStatus, RecipientType, RevocationReason, Scope } from '@rsd/contracts';
 import { hasExpired } from '../expiry';
 
@@ -44,6 +45,10 @@ export interface StoredAuthorization {
   /** Why it was revoked; absent on records from before decision 42 (then: by the organization). */
   revocationReason?: RevocationReason | null;
   expiredAt: string | null;
+  /** Decision 44: what the grant's reads left to remember for its alerts (alerts/grant-alerts.ts); absent before any. */
+  activity?: GrantActivity;
+  /** Decision 44: the grant's last alerts, newest first (at most 100). */
+  alerts?: StoredAlert[];
   /** Bumped by every change; also the revision of the event that change emits. */
   revision: number;
 }

@@ -30,6 +30,7 @@ export const recipientAccountView: ViewDefinition<RecipientAccountView> = {
       case EVENT_TYPES.authorizationKeyClaimed:
       case EVENT_TYPES.authorizationJoinedAccount:
       case EVENT_TYPES.scoreCalculated:
+      case EVENT_TYPES.authorizationAlerted:
         return undefined;
       default:
         return unhandled(event);
@@ -64,6 +65,7 @@ export const recipientAccountView: ViewDefinition<RecipientAccountView> = {
       case EVENT_TYPES.authorizationKeyClaimed:
       case EVENT_TYPES.authorizationJoinedAccount:
       case EVENT_TYPES.scoreCalculated:
+      case EVENT_TYPES.authorizationAlerted:
         return state;
       default:
         return unhandled(event);
@@ -101,6 +103,7 @@ export const accountKeyView: ViewDefinition<AccountKeyView> = {
       case EVENT_TYPES.authorizationPreviousKeyRevoked:
       case EVENT_TYPES.recipientAccountKeyRevoked:
       case EVENT_TYPES.scoreCalculated:
+      case EVENT_TYPES.authorizationAlerted:
         return undefined;
       default:
         return unhandled(event);
@@ -121,6 +124,7 @@ export const accountKeyView: ViewDefinition<AccountKeyView> = {
       case EVENT_TYPES.authorizationPreviousKeyRevoked:
       case EVENT_TYPES.recipientAccountKeyRevoked:
       case EVENT_TYPES.scoreCalculated:
+      case EVENT_TYPES.authorizationAlerted:
         return state;
       default:
         return unhandled(event);
@@ -176,6 +180,7 @@ export const portfolioGrantView: ListedView<PortfolioGrantView> = {
       case EVENT_TYPES.authorizationPreviousKeyRevoked:
       case EVENT_TYPES.recipientAccountKeyRevoked:
       case EVENT_TYPES.scoreCalculated:
+      case EVENT_TYPES.authorizationAlerted:
         return undefined;
       default:
         return unhandled(event);
@@ -224,6 +229,7 @@ export const portfolioGrantView: ListedView<PortfolioGrantView> = {
       case EVENT_TYPES.authorizationPreviousKeyRevoked:
       case EVENT_TYPES.recipientAccountKeyRevoked:
       case EVENT_TYPES.scoreCalculated:
+      case EVENT_TYPES.authorizationAlerted:
         return state;
       default:
         return unhandled(event);

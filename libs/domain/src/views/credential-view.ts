@@ -47,6 +47,7 @@ export const credentialView: ViewDefinition<CredentialView> = {
       case EVENT_TYPES.recipientAccountCreated:
       case EVENT_TYPES.recipientAccountKeyRotated:
       case EVENT_TYPES.recipientAccountKeyRevoked:
+      case EVENT_TYPES.authorizationAlerted:
         return undefined;
       default:
         return unhandled(event);
@@ -102,6 +103,7 @@ export const credentialView: ViewDefinition<CredentialView> = {
       case EVENT_TYPES.recipientAccountCreated:
       case EVENT_TYPES.recipientAccountKeyRotated:
       case EVENT_TYPES.recipientAccountKeyRevoked:
+      case EVENT_TYPES.authorizationAlerted:
         return state;
       default:
         return unhandled(event);

@@ -49,6 +49,7 @@ export function scoreViewRules(keyOfScore: (score: CalculatedScore) => string) {
         case EVENT_TYPES.recipientAccountKeyRotated:
         case EVENT_TYPES.authorizationPreviousKeyRevoked:
         case EVENT_TYPES.recipientAccountKeyRevoked:
+        case EVENT_TYPES.authorizationAlerted:
           return undefined;
         default:
           return unhandled(event);
@@ -69,6 +70,7 @@ export function scoreViewRules(keyOfScore: (score: CalculatedScore) => string) {
         case EVENT_TYPES.recipientAccountKeyRotated:
         case EVENT_TYPES.authorizationPreviousKeyRevoked:
         case EVENT_TYPES.recipientAccountKeyRevoked:
+        case EVENT_TYPES.authorizationAlerted:
           return state;
         default:
           return unhandled(event);

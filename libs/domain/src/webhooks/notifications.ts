@@ -1,5 +1,7 @@
 import {
   EVENT_TYPES,
+  type AlertData,
+  type AlertType,
   type AuthorizationEndReason,
   type AuthorizationExpired,
   type AuthorizationRevoked,
@@ -83,10 +85,55 @@ export function triggerOf(event: DomainEvent, before: NotifierStateBefore): Noti
     case EVENT_TYPES.recipientAccountKeyRotated:
     case EVENT_TYPES.authorizationPreviousKeyRevoked:
     case EVENT_TYPES.recipientAccountKeyRevoked:
+    case EVENT_TYPES.authorizationAlerted:
       return undefined;
     default:
       return unhandled(event);
   }
+}
+
+/** Decision 44: an organization's alert, for its alert webhooks. */
+export interface AlertTrigger {
+  eventId: string;
+  occurredAt: string;
+  organizationId: string;
+  type: AlertType;
+  data: AlertData;
+}
+
+/**
+ * The alert an event is, or undefined: an `AuthorizationAlerted` as it says, and a revocation for a
+ * leaked key or by the recipient's release when it ends an active grant (once, as `triggerOf`
+ * decides for `authorization.ended`).
+ */
+export function alertTriggerOf(event: DomainEvent, before: NotifierStateBefore): AlertTrigger | undefined {
+  if (event.type === EVENT_TYPES.authorizationAlerted) {
+    const { clientId, organizationId, alert, address, failures, expiresAt } = event.data;
+    const data: AlertData = {
+      clientId,
+      ...(address ? { address } : {}),
+      ...(failures ? { failures } : {}),
+      ...(expiresAt ? { expiresAt } : {}),
+    };
+    return { eventId: event.id, occurredAt: event.time, organizationId, type: alert, data };
+  }
+  if (event.type !== EVENT_TYPES.authorizationRevoked) return undefined;
+  const reason = event.data.revocationReason;
+  const type =
+    reason === 'key_leaked' ? 'authorization.key_leaked' : reason === 'released_by_recipient' ? 'authorization.released' : undefined;
+  if (!type || !endedBy(event, before.credential, 'revoked', event.data.revokedAt)) return undefined;
+  const { clientId, organizationId } = event.data;
+  return { eventId: event.id, occurredAt: event.time, organizationId, type, data: { clientId } };
+}
+
+/** An organization's alert webhook gets the alert when it is active and subscribed to its type. */
+export function alertDeliveriesFor(
+  trigger: AlertTrigger,
+  subscription: Pick<SubscriptionFacts, 'id' | 'events' | 'status'>,
+): PlannedDelivery[] {
+  if (subscription.status !== 'active' || !subscription.events.includes(trigger.type)) return [];
+  const payload = { type: trigger.type, timestamp: trigger.occurredAt, data: trigger.data };
+  return [{ subscriptionId: subscription.id, key: `${subscription.id}:${trigger.eventId}:${trigger.type}`, payload }];
 }
 
 function endedBy(
@@ -185,6 +232,14 @@ export function scopesAllow(type: WebhookEventType, scopes: readonly Scope[]): b
       return scopes.includes('qr_score') || scopes.includes('score_trend');
     case 'authorization.ended':
       return true;
+    // An organization's alerts are never a recipient's.
+    case 'authorization.expiring':
+    case 'authorization.first_use':
+    case 'authorization.new_address':
+    case 'authorization.auth_failures':
+    case 'authorization.key_leaked':
+    case 'authorization.released':
+      return false;
     default:
       return unhandled(type);
   }
@@ -202,6 +257,12 @@ export function stillDeliverable(type: WebhookPayloadType, authorization: Creden
       return isActive(authorization, now) && scopesAllow(type, authorization.scopes);
     case 'authorization.ended':
     case 'webhook.test':
+    case 'authorization.expiring':
+    case 'authorization.first_use':
+    case 'authorization.new_address':
+    case 'authorization.auth_failures':
+    case 'authorization.key_leaked':
+    case 'authorization.released':
       return true;
     default:
       return unhandled(type);

@@ -11,6 +11,8 @@ export function webhookOwnerKey(owner: WebhookOwner): string {
       return owner.clientId;
     case 'portfolio':
       return `account:${owner.accountId}`;
+    case 'organization':
+      return `organization:${owner.organizationId}`;
     default:
       return unknownOwner(owner);
   }

@@ -54,8 +54,29 @@ export async function openSqliteAccessLog(options: SqliteAccessLogOptions): Prom
   // The store first: it creates the tables the thread writes to.
   const store = openSqliteAccessLogStore({ file: options.file });
   const writer = startAccessLogWriter({ file: options.file, busyTimeoutMs: BUSY_TIMEOUT_MS });
+  const watchers = new Set<(records: readonly AccessRecord[]) => Promise<void>>();
+  const log = options.log ?? { ...silentLogger, info: () => undefined };
+  // After the store has the batch, and never in the publisher's way: its answer does not wait for the observers.
+  const observe = (records: readonly AccessRecord[]) => {
+    for (const watcher of watchers) {
+      watcher(records).catch((error: unknown) =>
+        log.warn(
+          { err: error instanceof Error ? error.message : String(error), records: records.length },
+          'observing an access-log batch failed',
+        ),
+      );
+    }
+  };
   return {
-    publish: (records) => (records.length === 0 ? Promise.resolve() : writer.write(accessBatchOf(records))),
+    publish: async (records) => {
+      if (records.length === 0) return;
+      await writer.write(accessBatchOf(records));
+      if (watchers.size > 0) observe(records);
+    },
+    watch: (watcher) => {
+      watchers.add(watcher);
+      return Promise.resolve({ ...NOTHING_TO_FOLLOW, close: () => Promise.resolve(void watchers.delete(watcher)) });
+    },
     openStore: () => Promise.resolve(store),
     // Publishing writes the store itself (one process): there is nothing to follow.
     follow: () => Promise.resolve(NOTHING_TO_FOLLOW),

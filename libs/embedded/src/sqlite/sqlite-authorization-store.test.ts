@@ -1,3 +1,4 @@
+import { DatabaseSync } from 'node:sqlite';
 import type { StoredAuthorization } from '@rsd/domain';
 import { describeAuthorizationStoreContract, describeRecipientAccountStoreContract } from '@rsd/testkit';
 import { aTempDatabasePerTest, onATempDatabase, planFindings } from '../testing/temp-database';
@@ -40,11 +41,30 @@ describe('SQLite authorization store', () => {
     await reopened.close();
   });
 
+  it('when a database from before expiry notices is opened, then the records with an expiry ahead get their first notice, once', async () => {
+    const first = openSqliteAuthorizationStore({ file: temp.file });
+    await first.create({ ...record, expiresAt: '2026-11-23T08:00:00.000Z' }, []);
+    await first.close();
+    const earlier = new DatabaseSync(temp.file);
+    earlier.exec('DROP TABLE expiry_notices; DROP TABLE schema_steps;');
+    earlier.close();
+
+    const reopened = openSqliteAuthorizationStore({ file: temp.file });
+    const due = await reopened.findDueForExpiryNotice(new Date('2026-11-21T08:00:00.000Z'), 10);
+    await reopened.update({ ...record, expiresAt: '2026-11-23T08:00:00.000Z', revokedAt: '2026-11-21T09:00:00.000Z', revision: 2 }, 1, []);
+    await reopened.close();
+    const again = openSqliteAuthorizationStore({ file: temp.file });
+
+    expect(due.map(({ clientId }) => clientId)).toEqual([record.clientId]);
+    expect(await again.findDueForExpiryNotice(new Date('2026-11-22T08:00:00.000Z'), 10)).toEqual([]);
+    await again.close();
+  });
+
   it('when the store is queried, then every read goes through an index and none scans the table', async () => {
     const store = openSqliteAuthorizationStore({ file: temp.file });
     await store.create(record, [created]);
 
-    const findings = planFindings(temp.file, QUERIES, ['authorizations']);
+    const findings = planFindings(temp.file, QUERIES, ['authorizations', 'expiry_notices']);
 
     expect(findings.map(({ name, scans, usesIndex }) => ({ name, scans, usesIndex }))).toEqual(
       Object.keys(QUERIES).map((name) => ({ name, scans: [], usesIndex: true })),

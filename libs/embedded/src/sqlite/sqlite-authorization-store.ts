@@ -1,5 +1,5 @@
 import type { StatementSync } from 'node:sqlite';
-import type { StoredAuthorization, StoredRecipientAccount } from '@rsd/domain';
+import { nextExpiryNoticeAt, type StoredAuthorization, type StoredRecipientAccount } from '@rsd/domain';
 import type { AuthorizationStore, OutboxEntry, PendingOutbox } from '@rsd/ports';
 import { text } from './database';
 import { openStoreDatabase } from './store-database';
@@ -20,6 +20,8 @@ export const QUERIES = {
     WHERE client_id = (SELECT client_id FROM claim_links WHERE token_digest = ?)`,
   dueForExpiry: `SELECT record FROM authorizations
     WHERE ended = 0 AND expires_ms IS NOT NULL AND expires_ms <= ? ORDER BY expires_ms LIMIT ?`,
+  dueForExpiryNotice: `SELECT a.record FROM expiry_notices n JOIN authorizations a ON a.client_id = n.client_id
+    WHERE n.due_ms <= ? ORDER BY n.due_ms, n.client_id LIMIT ?`,
   pendingOutbox: `SELECT client_id, id, topic, key, value FROM outbox
     WHERE client_id IN (SELECT client_id FROM outbox GROUP BY client_id ORDER BY MIN(seq) LIMIT ?) ORDER BY seq`,
 } as const;
@@ -52,6 +54,7 @@ export function openSqliteAuthorizationStore(options: { file: string }): Authori
         if (changes === 0) throw new Error(`authorization ${record.clientId} already exists`);
         keepClaimLink(statement, record);
         keepKeys(statement, record);
+        keepExpiryNotice(statement, record);
         addToOutbox(statement, record.clientId, outbox);
       });
     },
@@ -66,6 +69,7 @@ export function openSqliteAuthorizationStore(options: { file: string }): Authori
         if (changes === 0) return false;
         keepClaimLink(statement, record);
         keepKeys(statement, record);
+        keepExpiryNotice(statement, record);
         addToOutbox(statement, record.clientId, outbox);
         return true;
       });
@@ -154,6 +158,10 @@ export function openSqliteAuthorizationStore(options: { file: string }): Authori
       return run(() => records(statement(QUERIES.dueForExpiry).all(now.getTime(), Math.max(0, limit))));
     },
 
+    findDueForExpiryNotice(now, limit) {
+      return run(() => records(statement(QUERIES.dueForExpiryNotice).all(now.getTime(), Math.max(0, limit))));
+    },
+
     pendingOutbox(limit) {
       return run(() => {
         const rows = statement(QUERIES.pendingOutbox).all(Math.max(0, limit));
@@ -217,6 +225,15 @@ export function createAuthorizationTables(db: { exec(sql: string): void }): void
   db.exec(
     'CREATE TABLE IF NOT EXISTS recipient_account_leaked_keys (key_digest TEXT PRIMARY KEY, account_id TEXT NOT NULL UNIQUE) WITHOUT ROWID',
   );
+  // Decision 44: when each active authorization's next expiry notice falls due. A table of its own, as
+  // for claim links; made once from the records already there, whose notices are all still to come.
+  db.exec('CREATE TABLE IF NOT EXISTS expiry_notices (client_id TEXT PRIMARY KEY, due_ms INTEGER NOT NULL) WITHOUT ROWID');
+  db.exec('CREATE INDEX IF NOT EXISTS expiry_notices_due ON expiry_notices (due_ms)');
+  db.exec('CREATE TABLE IF NOT EXISTS schema_steps (name TEXT PRIMARY KEY) WITHOUT ROWID');
+  db.exec(`INSERT INTO expiry_notices (client_id, due_ms)
+    SELECT client_id, expires_ms - ${FIRST_NOTICE_MS} FROM authorizations
+    WHERE ended = 0 AND expires_ms IS NOT NULL AND NOT EXISTS (SELECT 1 FROM schema_steps WHERE name = 'expiry_notices')`);
+  db.exec("INSERT OR IGNORE INTO schema_steps (name) VALUES ('expiry_notices')");
 }
 
 /** Decision 43: the digests a grant is found by, in the same transaction as the record. */
@@ -246,6 +263,16 @@ function keepLeakedAccountKey(statement: (sql: string) => StatementSync, account
  */
 function keyColumnOf(account: StoredRecipientAccount): string {
   return account.keyDigest ?? '';
+}
+
+/** The earliest notice before an expiry (7 days), for the records of an earlier version. */
+const FIRST_NOTICE_MS = 7 * 86_400_000;
+
+/** The record's next expiry notice, in the same transaction as the record: none once all are sent or it ended. */
+function keepExpiryNotice(statement: (sql: string) => StatementSync, record: StoredAuthorization): void {
+  const due = nextExpiryNoticeAt(record);
+  if (due === null) statement('DELETE FROM expiry_notices WHERE client_id = ?').run(record.clientId);
+  else statement('INSERT OR REPLACE INTO expiry_notices (client_id, due_ms) VALUES (?, ?)').run(record.clientId, Date.parse(due));
 }
 
 /** The record's current claim link, in the same transaction as the record: one per authorization, a new one replacing the old. */

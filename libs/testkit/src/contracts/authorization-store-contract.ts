@@ -173,6 +173,34 @@ export function describeAuthorizationStoreContract(name: string, open: () => Pro
 
       expect(await store.findDueForExpiry(NOW, 2)).toHaveLength(2);
     });
+
+    // Decision 44: the index of the next expiry notice, kept with every write of a record.
+    it('when expiry notices are checked, then records whose next notice is due are found, soonest first, and not once their notices are sent or they ended', async () => {
+      const day = 86_400_000;
+      const at = (ms: number) => new Date(NOW.getTime() + ms).toISOString();
+      const inThreeDays = aRecord(organizationId, { expiresAt: at(3 * day) });
+      const inSixDays = aRecord(organizationId, { expiresAt: at(6 * day) });
+      const inTenDays = aRecord(organizationId, { expiresAt: at(10 * day) });
+      const revoked = aRecord(organizationId, { expiresAt: at(2 * day), revokedAt: at(-1), revision: 2 });
+      const sevenDaySent = aRecord(organizationId, {
+        expiresAt: at(3 * day),
+        activity: { firstUsedAt: null, addresses: [], failures: [], failuresAlertedAt: null, expiryNotices: [7] },
+      });
+      for (const record of [inThreeDays, inSixDays, inTenDays, revoked, sevenDaySent]) await store.create(record, []);
+      const ours = async (now: Date) =>
+        (await store.findDueForExpiryNotice(now, 10_000))
+          .filter((record) => record.organizationId === organizationId)
+          .map((record) => record.clientId);
+
+      expect(await ours(NOW)).toEqual([inThreeDays.clientId, inSixDays.clientId]);
+      // Its 7-day notice sent, the next falls due a day before the expiry.
+      await store.update({ ...inThreeDays, activity: sevenDaySent.activity, revision: 2 }, 1, []);
+      expect(await ours(NOW)).toEqual([inSixDays.clientId]);
+      // Two days on: the 6-day one (its 7-day notice due since yesterday) first, then the two whose 1-day notice is due now.
+      const later = await ours(new Date(NOW.getTime() + 2 * day));
+      expect(later[0]).toBe(inSixDays.clientId);
+      expect(later.slice(1).sort()).toEqual([inThreeDays.clientId, sevenDaySent.clientId].sort());
+    });
   });
 
   // Decision 38: the claim link's digest, found through the store's index; a new link replaces the old.

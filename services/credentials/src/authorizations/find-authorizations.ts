@@ -1,6 +1,6 @@
-import type { Authorization } from '@rsd/contracts';
+import type { Alert, Authorization } from '@rsd/contracts';
 import { ApiError } from '@rsd/platform';
-import { NO_USAGE, toAuthorization, type StoredAuthorization } from '@rsd/domain';
+import { NO_USAGE, organizationAlerts, toAuthorization, type StoredAuthorization } from '@rsd/domain';
 import type { AuthorizationStore } from '@rsd/ports';
 import type { UseCaseDeps } from './use-case-deps';
 
@@ -8,13 +8,24 @@ type ReadDeps = Pick<UseCaseDeps, 'store' | 'usage' | 'clock'>;
 
 /** Newest first, each with its status and use as of now: one usage query for the whole list. */
 export async function listAuthorizations(deps: ReadDeps, organizationId: string): Promise<Authorization[]> {
+  return (await listWithAlerts(deps, organizationId)).authorizations;
+}
+
+/** The list, and the organization's last alerts (decision 44), from one read of its records. */
+export async function listWithAlerts(
+  deps: ReadDeps,
+  organizationId: string,
+): Promise<{ authorizations: Authorization[]; alerts: Alert[] }> {
   const records = await deps.store.list(organizationId);
   const now = deps.clock.now();
   const usage = await deps.usage.usage(
     records.map((record) => record.clientId),
     now,
   );
-  return records.map((record) => toAuthorization(record, now, usage.get(record.clientId) ?? NO_USAGE));
+  return {
+    authorizations: records.map((record) => toAuthorization(record, now, usage.get(record.clientId) ?? NO_USAGE)),
+    alerts: organizationAlerts(records),
+  };
 }
 
 export async function getAuthorization(deps: ReadDeps, organizationId: string, clientId: string): Promise<Authorization> {

@@ -6,7 +6,7 @@ import { generateApiKey, generateClaimToken, generateClientId } from '@rsd/domai
 import { ApiError, errorHandler, serviceUnavailable, type ErrorAnswers, type Logger } from '@rsd/platform';
 import type { AccessLogStore } from '@rsd/ports';
 import { createAuthorization } from '../authorizations/create-authorization';
-import { getAuthorization, listAuthorizations } from '../authorizations/find-authorizations';
+import { getAuthorization, listWithAlerts } from '../authorizations/find-authorizations';
 import { revokeAuthorization } from '../authorizations/revoke-authorization';
 import { rotateAuthorization } from '../authorizations/rotate-authorization';
 import { claimLinkBaseOf, type AuthorizationRoutesDeps } from '../authorizations/authorization-routes';
@@ -142,7 +142,8 @@ export function consoleRoutes(deps: ConsoleRoutesDeps): Router {
   router.get('/', async (req, res) => {
     const session = await sessions.find(cookieOf(req, SESSION_COOKIE));
     if (!session) return page(res, 200, signInPage({ oidc: deps.oidc !== undefined }));
-    page(res, 200, listPage(viewerOf(session), await listAuthorizations(useCaseDeps, session.organizationId)));
+    const { authorizations, alerts } = await listWithAlerts(useCaseDeps, session.organizationId);
+    page(res, 200, listPage(viewerOf(session), authorizations, alerts));
   });
 
   // --- Sign-in -------------------------------------------------------------------------------------

@@ -4,6 +4,8 @@ import {
   RECIPIENT_TYPES,
   SCOPES,
   type AccessLogPage,
+  type Alert,
+  type AlertType,
   type Authorization,
   type RecipientType,
   type Scope,
@@ -91,7 +93,7 @@ export function signInPage(options: { oidc: boolean; problem?: string }): Html {
   );
 }
 
-export function listPage(viewer: Viewer, authorizations: readonly Authorization[]): Html {
+export function listPage(viewer: Viewer, authorizations: readonly Authorization[], alerts: readonly Alert[] = []): Html {
   const body =
     authorizations.length === 0
       ? html`<div class="empty">
@@ -141,9 +143,68 @@ export function listPage(viewer: Viewer, authorizations: readonly Authorization[
         <h1>Authorizations</h1>
         <a class="button" href="/console/authorizations/new">New authorization</a>
       </div>
-      ${body}`,
+      ${body} ${alertsSection(authorizations, alerts)}`,
     viewer,
   );
+}
+
+const ALERT_LABELS: Record<AlertType, string> = {
+  'authorization.expiring': 'Expires soon',
+  'authorization.first_use': 'First used',
+  'authorization.new_address': 'Read from a new address',
+  'authorization.auth_failures': 'Failed authentications',
+  'authorization.key_leaked': 'Key reported leaked: revoked',
+  'authorization.released': 'Released by the recipient',
+};
+
+/** Decision 44: the organization's last alerts, newest first, each naming its grant and what happened. */
+function alertsSection(authorizations: readonly Authorization[], alerts: readonly Alert[]): Html {
+  const byClientId = new Map(authorizations.map((authorization) => [authorization.clientId, authorization]));
+  const details = (alert: Alert): string => {
+    if (alert.address) return `From ${alert.address}`;
+    if (alert.failures) return `${alert.failures} failures within 5 minutes`;
+    if (alert.expiresAt) return `Expires ${alert.expiresAt}`;
+    return '';
+  };
+  const rows = alerts.map((alert) => {
+    const authorization = byClientId.get(alert.clientId);
+    return html`<tr>
+      <td>${instant(alert.at, '')}</td>
+      <th scope="row">
+        <a href="${detailPath(alert.clientId)}">${authorization ? recipientOf(authorization) : alert.clientId}</a>
+        <span class="id">${alert.clientId}</span>
+      </th>
+      <td>${ALERT_LABELS[alert.type]}</td>
+      <td>${details(alert)}</td>
+    </tr>`;
+  });
+  return html`<section aria-labelledby="alerts-heading">
+    <h2 id="alerts-heading">Alerts</h2>
+    ${
+      alerts.length === 0
+        ? html`<p class="empty">
+            No alerts yet. First uses, new addresses, failed authentications, expiries ahead, leaked keys and releases appear here.
+          </p>`
+        : html`<div class="scroll">
+            <table>
+              <caption class="visually-hidden">
+                The last ${alerts.length} alerts, newest first
+              </caption>
+              <thead>
+                <tr>
+                  <th scope="col">When</th>
+                  <th scope="col">Authorization</th>
+                  <th scope="col">Alert</th>
+                  <th scope="col">Details</th>
+                </tr>
+              </thead>
+              <tbody>
+                ${rows}
+              </tbody>
+            </table>
+          </div>`
+    }
+  </section>`;
 }
 
 /** What the person typed, kept as typed, so a validation error loses nothing. */

@@ -1,4 +1,4 @@
-import { authorizationExpiredSchema, EVENT_TYPES, TOPICS } from '@rsd/contracts';
+import { authorizationAlertedSchema, authorizationExpiredSchema, EVENT_TYPES, TOPICS } from '@rsd/contracts';
 import { statusOf } from '@rsd/domain';
 import type { EventLog } from '@rsd/ports';
 import { request, signToken, valuesOn } from '@rsd/testkit';
@@ -37,6 +37,7 @@ describe('expiry scheduler', () => {
   test('when the expiry passes, then exactly one Expired event is emitted and the status becomes expired', async () => {
     const clientId = await create('2026-11-20');
 
+    // Made a day before it expires: its first check raises the expiry notice (decision 44), and expires nothing.
     expect(await scheduler.runOnce()).toBe(0);
     h.clock.set(new Date('2026-11-21T00:00:00.000Z'));
     expect(await scheduler.runOnce()).toBe(1);
@@ -50,15 +51,58 @@ describe('expiry scheduler', () => {
       clientId,
       organizationId: 'acme',
       expiredAt: '2026-11-21T00:00:00.000Z',
-      revision: 2,
+      revision: 3,
     });
     const record = await h.store.find('acme', clientId);
-    expect(record).toMatchObject({ expiredAt: '2026-11-21T00:00:00.000Z', revision: 2 });
+    expect(record).toMatchObject({ expiredAt: '2026-11-21T00:00:00.000Z', revision: 3 });
     expect(record && statusOf(record, h.clock.now())).toBe('expired');
     const read = await request(`${h.app.baseUrl}/v1/organizations/acme/authorizations/${clientId}`, {
       headers: { authorization: `Bearer ${token}` },
     });
     expect(read.body.status).toBe('expired');
+  });
+
+  test('when a grant nears its expiry, then authorization.expiring is raised 7 days and 1 day before, once each, and not for one without expiry', async () => {
+    h.clock.set(new Date('2026-11-01T00:00:00.000Z'));
+    const clientId = await create('2026-11-20');
+    await create();
+    const notices = async () =>
+      (await typesIn(h.eventLog))
+        .filter((e) => e.type === EVENT_TYPES.authorizationAlerted)
+        .map((e) => authorizationAlertedSchema.parse(e).data);
+
+    // A date expires at the end of that day (UTC): 2026-11-21T00:00:00Z.
+    await scheduler.runOnce();
+    h.clock.set(new Date('2026-11-13T23:59:59.000Z'));
+    await scheduler.runOnce();
+    expect(await notices()).toEqual([]);
+
+    h.clock.set(new Date('2026-11-14T00:00:00.000Z'));
+    await scheduler.runOnce();
+    await scheduler.runOnce();
+    h.clock.set(new Date('2026-11-19T23:59:59.000Z'));
+    await scheduler.runOnce();
+    expect(await notices()).toHaveLength(1);
+
+    h.clock.set(new Date('2026-11-20T00:00:01.000Z'));
+    await scheduler.runOnce();
+    await scheduler.runOnce();
+    const sent = await notices();
+    expect(sent).toEqual([
+      expect.objectContaining({
+        clientId,
+        alert: 'authorization.expiring',
+        expiresAt: '2026-11-21T00:00:00.000Z',
+        at: '2026-11-14T00:00:00.000Z',
+      }),
+      expect.objectContaining({
+        clientId,
+        alert: 'authorization.expiring',
+        expiresAt: '2026-11-21T00:00:00.000Z',
+        at: '2026-11-20T00:00:01.000Z',
+      }),
+    ]);
+    expect(JSON.stringify(sent)).not.toMatch(/rsk_|keyDigest/);
   });
 
   test('when authorizations are revoked or have no expiry, then the scheduler leaves them alone', async () => {

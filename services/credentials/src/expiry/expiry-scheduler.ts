@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { every, type Logger, type PeriodicJob, type ScheduledWork } from '@rsd/platform';
-import { decideExpire, type StoredAuthorization } from '@rsd/domain';
+import { decideAlerts, decideExpire, expiryNoticeDue, type StoredAuthorization } from '@rsd/domain';
 import type { AuthorizationStore, Clock } from '@rsd/ports';
 import { outboxEntryOf } from '../outbox/outbox-entry';
 import { publishOwedEvents, type OutboxRelay } from '../outbox/outbox-relay';
@@ -22,13 +22,14 @@ const PAGE_SIZE = 100;
 
 /**
  * Emits AuthorizationExpired for each authorization whose expiry has passed, at most one interval
- * late. Readers never depend on it being on time: the read API also compares `expiresAt` itself.
+ * late, and the expiry notices that fall due (decision 44). Readers never depend on it being on time: the read API also compares `expiresAt` itself.
  */
 export function createExpiryScheduler({ store, relay, clock, log, newEventId = randomUUID }: ExpirySchedulerDeps): ExpiryScheduler {
   let job: PeriodicJob | undefined;
 
   async function runOnce(): Promise<number> {
     const now = clock.now();
+    const noticed = await sendExpiryNotices(now);
     let marked = 0;
     for (;;) {
       const due = await store.findDueForExpiry(now, PAGE_SIZE);
@@ -40,11 +41,29 @@ export function createExpiryScheduler({ store, relay, clock, log, newEventId = r
       // A full page where nothing could be marked would come back unchanged: stop rather than spin.
       if (due.length < PAGE_SIZE || markedNow === 0) break;
     }
-    if (marked > 0) {
-      log.info({ expired: marked }, 'authorizations expired');
-      await publishOwedEvents(relay, log);
-    }
+    if (marked > 0) log.info({ expired: marked }, 'authorizations expired');
+    if (noticed > 0) log.info({ noticed }, 'expiry notices raised');
+    if (marked > 0 || noticed > 0) await publishOwedEvents(relay, log);
     return marked;
+  }
+
+  /** Decision 44: `authorization.expiring` 7 days and 1 day before, each an alert of the record's. */
+  async function sendExpiryNotices(now: Date): Promise<number> {
+    let noticed = 0;
+    for (;;) {
+      const due = await store.findDueForExpiryNotice(now, PAGE_SIZE);
+      let noticedNow = 0;
+      for (const record of due) {
+        const notice = expiryNoticeDue(record, now);
+        if (!notice) continue;
+        const decided = decideAlerts(record, { activity: notice.activity, alerts: [notice.alert] }, newEventId);
+        // A lost race: the record changed meanwhile, and the next check finds it again if still due.
+        if (await store.update(decided.record, record.revision, decided.events.map(outboxEntryOf))) noticedNow += 1;
+      }
+      noticed += noticedNow;
+      if (due.length < PAGE_SIZE || noticedNow === 0) break;
+    }
+    return noticed;
   }
 
   /** A lost race means a revoke got there first: nothing left to expire, and nothing to retry. */

@@ -2,6 +2,8 @@ import { TOPICS, type DomainEvent, EVENT_TYPES } from '@rsd/contracts';
 import {
   accountKeyView,
   ACTIVE_GRANTS,
+  alertDeliveriesFor,
+  alertTriggerOf,
   credentialView,
   deliveriesFor,
   generateClientId,
@@ -116,10 +118,47 @@ export function startNotifierProjection(deps: NotifierProjectionDeps): Promise<S
   }
 
   async function plan(event: DomainEvent, before: NotifierStateBefore): Promise<PendingDelivery[]> {
+    return [...(await planForRecipients(event, before)), ...(await planAlerts(event, before))];
+  }
+
+  /** Decision 44: an organization's alert, to each of its alert webhooks that hears of it. */
+  async function planAlerts(event: DomainEvent, before: NotifierStateBefore): Promise<PendingDelivery[]> {
+    const trigger = alertTriggerOf(event, before);
+    if (!trigger) return [];
+    const now = clock.now();
+    const owner = webhookOwnerKey({ kind: 'organization', organizationId: trigger.organizationId });
+    const planned: PendingDelivery[] = [];
+    for (const webhook of await store.activeWebhooksOfClient(owner)) {
+      if (!hearsOf(webhook, event.time)) continue;
+      for (const delivery of alertDeliveriesFor(trigger, webhook)) planned.push(pending(webhook, delivery, now));
+    }
+    return planned;
+  }
+
+  function pending(
+    webhook: StoredWebhook,
+    delivery: { key: string; payload: { type: PendingDelivery['eventType'] } },
+    now: Date,
+  ): PendingDelivery {
+    return {
+      messageId: generateClientId('msg'),
+      key: delivery.key,
+      webhookId: webhook.id,
+      clientId: webhook.clientId,
+      eventType: delivery.payload.type,
+      body: JSON.stringify(delivery.payload),
+      attempts: 0,
+      firstAttemptAt: null,
+      dueAt: now.toISOString(),
+      // Its attempts continue the trace of this planning (decision 39), itself the event's.
+      ...activeTraceContext(),
+    };
+  }
+
+  async function planForRecipients(event: DomainEvent, before: NotifierStateBefore): Promise<PendingDelivery[]> {
     const trigger = triggerOf(event, before);
     if (!trigger) return [];
     const now = clock.now();
-    const traceContext = activeTraceContext();
     const planned: PendingDelivery[] = [];
     for (const { webhook, grant } of await audience(trigger, before)) {
       // A subscription hears of what happens after it was made (or re-enabled), not of a backlog the projection is still catching up on.
@@ -135,21 +174,7 @@ export function startNotifierProjection(deps: NotifierProjectionDeps): Promise<S
         authorization,
         perGrant: webhook.clientId !== grant,
       };
-      for (const delivery of deliveriesFor(trigger, facts, now)) {
-        planned.push({
-          messageId: generateClientId('msg'),
-          key: delivery.key,
-          webhookId: webhook.id,
-          clientId: webhook.clientId,
-          eventType: delivery.payload.type,
-          body: JSON.stringify(delivery.payload),
-          attempts: 0,
-          firstAttemptAt: null,
-          dueAt: now.toISOString(),
-          // Its attempts continue the trace of this planning (decision 39), itself the event's.
-          ...traceContext,
-        });
-      }
+      for (const delivery of deliveriesFor(trigger, facts, now)) planned.push(pending(webhook, delivery, now));
     }
     return planned;
   }

@@ -1,7 +1,15 @@
 import type { Request, Response } from 'express';
-import { MAX_WEBHOOKS_PER_ACCOUNT, MAX_WEBHOOKS_PER_AUTHORIZATION, type WebhookEventType, type WebhookOwner } from '@rsd/contracts';
+import {
+  ALERT_TYPES,
+  MAX_WEBHOOKS_PER_ACCOUNT,
+  MAX_WEBHOOKS_PER_AUTHORIZATION,
+  MAX_WEBHOOKS_PER_ORGANIZATION,
+  RECIPIENT_WEBHOOK_EVENT_TYPES,
+  type WebhookEventType,
+  type WebhookOwner,
+} from '@rsd/contracts';
 import { scopesAllow } from '@rsd/domain';
-import { clientIdPathParameter, errorResponse as error, type OpenApiResponse } from '@rsd/platform';
+import { checkBearer, clientIdPathParameter, errorResponse as error, type OpenApiResponse, type TokenVerifier } from '@rsd/platform';
 import type { AuthenticatedAccount, AuthenticatedRecipient, AuthenticationRequest } from '@rsd/recipient-access';
 import type { NotifierConfig } from '../config';
 
@@ -30,6 +38,8 @@ export interface WebhookOwnerDeclaration {
   authenticate(req: Request, res: Response, parameters: readonly string[]): Promise<OwnerAccess>;
   /** At most this many webhooks per owner. */
   limit: number;
+  /** The events its webhooks may subscribe to; any other is refused with 400. */
+  events: readonly WebhookEventType[];
   /** The owner in messages: "This authorization has no webhook with that id". */
   noun: string;
   /** For the OpenAPI document. */
@@ -70,6 +80,7 @@ export function grantWebhooks(
       };
     },
     limit: MAX_WEBHOOKS_PER_AUTHORIZATION,
+    events: RECIPIENT_WEBHOOK_EVENT_TYPES,
     noun: 'authorization',
     docs: {
       pathParameters: [clientIdPathParameter(config.CLIENT_ID_PREFIX)],
@@ -120,6 +131,7 @@ export function portfolioWebhooks(
       return { owner: { kind: 'portfolio', accountId: account.accountId }, organizationId: '', refusedEvents: () => [] };
     },
     limit: MAX_WEBHOOKS_PER_ACCOUNT,
+    events: RECIPIENT_WEBHOOK_EVENT_TYPES,
     noun: 'portfolio',
     docs: {
       pathParameters: [],
@@ -141,6 +153,48 @@ export function portfolioWebhooks(
       tag: 'Portfolio webhooks',
       security: 'apiKey',
       scopeRefusal: 'never for a portfolio: each grant’s scopes decide what of an event reaches it, delivery by delivery',
+    },
+  };
+}
+
+/**
+ * An organization's alert webhooks (decision 44): `/organizations/{organizationId}/webhooks`, with the
+ * credentials service's bearer token (scope `authorizations:write` for that organization, decision
+ * 34), subscribed to the organization's alerts only.
+ */
+export function organizationWebhooks(verifyToken: TokenVerifier): WebhookOwnerDeclaration {
+  return {
+    path: '/organizations/:organizationId',
+    async authenticate(req, _res, [rawOrganizationId]) {
+      const organizationId = decodeURIComponent(rawOrganizationId ?? '');
+      await checkBearer(verifyToken, req.headers.authorization, { scope: 'authorizations:write' }, organizationId);
+      return { owner: { kind: 'organization', organizationId }, organizationId, refusedEvents: () => [] };
+    },
+    limit: MAX_WEBHOOKS_PER_ORGANIZATION,
+    events: ALERT_TYPES,
+    noun: 'organization',
+    docs: {
+      pathParameters: [
+        {
+          name: 'organizationId',
+          in: 'path',
+          required: true,
+          description: 'The organization whose alerts the webhooks hear; the token’s `org` claim must name it',
+          schema: { type: 'string', minLength: 1, maxLength: 128 },
+        },
+      ],
+      authenticationResponses: {
+        '401': error('INVALID_TOKEN: no bearer token, or one that is invalid or expired', {
+          'WWW-Authenticate': { description: 'Bearer', required: true, schema: { type: 'string' } },
+        }),
+        '403': error(
+          'FORBIDDEN_ORGANIZATION (the token administers another organization) or INSUFFICIENT_SCOPE (it lacks authorizations:write)',
+        ),
+      },
+      operationInfix: 'Organization',
+      tag: 'Organization alert webhooks',
+      security: 'bearer',
+      scopeRefusal: 'FORBIDDEN_ORGANIZATION or INSUFFICIENT_SCOPE (the token must hold authorizations:write for this organization)',
     },
   };
 }

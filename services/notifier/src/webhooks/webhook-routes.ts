@@ -80,6 +80,13 @@ export function webhookRoutes(declaration: WebhookOwnerDeclaration, deps: Webhoo
   };
   const notFound = () => new ApiError('WEBHOOK_NOT_FOUND', `This ${declaration.noun} has no webhook with that id`);
   const checkEvents = (access: OwnerAccess, events: readonly WebhookEventType[]) => {
+    // Recipients hear of scores and their grants; organizations of their alerts (decision 44): never each other's.
+    const foreign = events.flatMap((type, index) =>
+      declaration.events.includes(type)
+        ? []
+        : [{ path: `events[${index}]`, message: `is not an event of ${declaration.noun} webhooks (${declaration.events.join(', ')})` }],
+    );
+    if (foreign.length > 0) throw validationFailed(foreign);
     const refused = access.refusedEvents(events);
     if (refused.length > 0)
       throw new ApiError('INSUFFICIENT_SCOPE', `This credential's scopes do not allow these events: ${refused.join(', ')}`);

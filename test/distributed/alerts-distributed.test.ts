@@ -1,0 +1,101 @@
+import { randomBytes, randomUUID } from 'node:crypto';
+import { MongoClient } from 'mongodb';
+import { signDevToken } from '@rsd/platform';
+import { describeWithInfra, type StartedServer } from '@rsd/testkit';
+import { alertScenarios, alertSecrets } from '../support/alert-scenarios';
+import { startDistributedServers } from '../support/distributed-servers';
+import { everyCollection, everyTopicRecord } from '../support/leak-search';
+import { startService, TEST_RESPONSE_SIGNING_KEYS, type ServiceProcess } from '../support/service-process';
+
+/**
+ * Decision 44's alerts on the distributed runtime: credentials (which reads the access log's topic
+ * in a consumer group of its own for them), score ingest, the notifier and two read-API replicas as
+ * processes of the suite's own on real Kafka, a MongoDB-compatible server and Redis. Processes of its
+ * own on the Compose stack's servers too: the scenarios read from addresses they name in
+ * X-Forwarded-For, which the stack's read APIs rightly do not trust.
+ */
+describeWithInfra('kafka', 'organization alerts on the distributed runtime, two read-API replicas', (kafkaTarget) => {
+  const runId = randomUUID().slice(0, 8);
+  const secret = randomBytes(32).toString('base64url');
+  const PORTS = { credentials: 18681, scoreIngest: 18682, readApi1: 18680, readApi2: 18690, notifier: 18683 };
+  const servers: StartedServer[] = [];
+  const services: ServiceProcess[] = [];
+  const databases = [`al_credentials_${runId}`, `al_views_${runId}`, `al_notifier_${runId}`];
+  let env: Record<string, string>;
+  let credentials: ServiceProcess;
+  let scoreIngest: ServiceProcess;
+  let notifier: ServiceProcess;
+  const readApis: ServiceProcess[] = [];
+
+  beforeAll(async () => {
+    env = {
+      ...(await startDistributedServers(kafkaTarget(), servers)),
+      CREDENTIALS_DB: databases[0] ?? '',
+      READ_VIEWS_DB: databases[1] ?? '',
+      JWT_HS256_SECRET: secret,
+      RESPONSE_SIGNING_KEYS: TEST_RESPONSE_SIGNING_KEYS,
+      LOG_LEVEL: 'info',
+      KAFKA_TOPIC_PARTITIONS: '3',
+      CREDENTIALS_PORT: String(PORTS.credentials),
+      SCORE_INGEST_PORT: String(PORTS.scoreIngest),
+      EXPIRY_CHECK_INTERVAL_MS: '500',
+      OUTBOX_RELAY_INTERVAL_MS: '500',
+      ACCESS_LOG_FLUSH_INTERVAL_MS: '200',
+      // Addresses from X-Forwarded-For, as behind one proxy; the refused keys must not reach the per-address limit.
+      TRUST_PROXY_HOPS: '1',
+      FAILED_AUTH_LIMIT_PER_MINUTE: '100000',
+    };
+    credentials = await startService('credentials', PORTS.credentials, env);
+    services.push(credentials);
+    scoreIngest = await startService('score-ingest', PORTS.scoreIngest, env);
+    services.push(scoreIngest);
+    notifier = await startService('notifier', PORTS.notifier, {
+      ...env,
+      NOTIFIER_PORT: String(PORTS.notifier),
+      NOTIFIER_DB: databases[2] ?? '',
+      WEBHOOK_SECRET_KEY: randomBytes(32).toString('base64'),
+      WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true',
+    });
+    services.push(notifier);
+    for (const port of [PORTS.readApi1, PORTS.readApi2]) {
+      const replica = await startService('read-api', port, { ...env, READ_API_PORT: String(port), REPLICA_ID: `al-${port}` });
+      services.push(replica);
+      readApis.push(replica);
+    }
+  }, 180_000);
+
+  const alerts = alertScenarios(() => ({
+    credentials: credentials.url,
+    scoreIngest: scoreIngest.url,
+    notifier: notifier.url,
+    readApis: readApis.map((replica) => replica.url),
+    receiverHost: '127.0.0.1',
+    tokenFor: (org) => signDevToken(secret, { org, scope: 'authorizations:write scores:write' }),
+    keyPrefix: 'rsk',
+  }));
+
+  const outputs: string[] = [];
+  afterAll(async () => {
+    await alerts.cleanUp();
+    for (const service of [...services].reverse()) {
+      outputs.push(service.output());
+      await service.stop();
+    }
+    if (env?.MONGO_URL) {
+      const client = await MongoClient.connect(env.MONGO_URL);
+      for (const name of databases) await client.db(name).dropDatabase();
+      await client.close();
+    }
+    for (const server of servers) await server.stop();
+  }, 60_000);
+
+  for (const [name, scenario] of Object.entries(alerts.scenarios)) test(name, scenario, 180_000);
+
+  test('when the run is over, then no key or claim token is in any log, Kafka topic or MongoDB collection', async () => {
+    const haystacks = [...outputs, ...services.map((service) => service.output())];
+    haystacks.push(...(await everyTopicRecord(env.KAFKA_BROKERS ?? '', `al-leak-${runId}`)).values);
+    haystacks.push(...(await everyCollection(env.MONGO_URL ?? '', databases)).documents);
+    expect(alertSecrets.length).toBeGreaterThanOrEqual(8);
+    expect(alertSecrets.filter((value) => haystacks.some((haystack) => haystack.includes(value)))).toEqual([]);
+  }, 120_000);
+});
