@@ -176,7 +176,10 @@ export function leakedKeyScenarios(target: () => LeakedKeyTarget) {
         const after = await request(`${t().credentials}/v1/organizations/${org}/authorizations/${live.clientId}`, {
           headers: await bearer(org),
         });
-        expect(after.body).toEqual(record.body);
+        // The same revocation (its use, decision 20, may still be counted in: it lags by up to a minute).
+        const { usage: _usageBefore, lastUsedAt: _lastUsedBefore, ...revokedBefore } = record.body as Record<string, unknown>;
+        const { usage: _usageAfter, lastUsedAt: _lastUsedAfter, ...revokedAfter } = after.body as Record<string, unknown>;
+        expect(revokedAfter).toEqual(revokedBefore);
       },
 
     'when a report has a bad signature, none, or a key identifier the key endpoint does not list, then 401 and every key still works':
