@@ -24,10 +24,14 @@
 # Fails when schemathesis reports any failure or error, or when fewer than FUZZ_MIN_REQUESTS requests
 # were sent in all. Prints schemathesis' summary per service and the totals.
 #
+# The credentials service checks secret-scanning reports (decision 43) against a key list of the run's
+# own, served on loopback, so the fuzzing never asks GitHub.
+#
 # Environment: FUZZ_MIN_REQUESTS (10000), FUZZ_RATE_LIMIT (1000000), FUZZ_SEED (random), FUZZ_WORKERS
-# (2), FUZZ_MAX_EXAMPLES (per operation, instead of schemathesis.toml's), FUZZ_KEEP (set: keep the
-# working directory with the reports and logs), PYTHON (python3). Non-interactive; exit 0 when
-# everything passed, 1 otherwise.
+# (2), FUZZ_MAX_EXAMPLES (per operation, instead of schemathesis.toml's), FUZZ_ONLY (comma list of the
+# passes to run: read-api, credentials, score-ingest, notifier, read-api-at-120-per-min; default all),
+# FUZZ_KEEP (set: keep the working directory with the reports and logs), PYTHON (python3).
+# Non-interactive; exit 0 when everything passed, 1 otherwise.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/../.."
 ROOT="$PWD"
@@ -61,6 +65,7 @@ log "$("$schemathesis" --version)"
 # --- 2. the embedded runtime -------------------------------------------------------------------------
 work="$(mktemp -d "${TMPDIR:-/tmp}/rsd-fuzz.XXXXXX")"
 runtime_pid=""
+keys_pid=""
 
 stop_runtime() {
   if [ -n "$runtime_pid" ] && kill -0 "$runtime_pid" 2>/dev/null; then
@@ -74,11 +79,27 @@ stop_runtime() {
 cleanup() {
   local status=$?
   stop_runtime
+  if [ -n "$keys_pid" ]; then kill -TERM "$keys_pid" 2>/dev/null || true; wait "$keys_pid" 2>/dev/null || true; fi
   if [ -n "${FUZZ_KEEP:-}" ]; then log "kept $work"; else rm -rf "$work"; fi
   exit "$status"
 }
 trap cleanup EXIT
 trap 'exit 130' INT TERM
+
+# The secret-scanning key list (decision 43): one P-256 key, `fuzz`, in GitHub's format, on an ephemeral loopback port.
+SECRET_SCANNING_KEY_ID=fuzz
+node -e '
+  const { generateKeyPairSync } = require("node:crypto");
+  const { publicKey } = generateKeyPairSync("ec", { namedCurve: "prime256v1" });
+  const key = publicKey.export({ type: "spki", format: "pem" }).toString();
+  const body = JSON.stringify({ public_keys: [{ key_identifier: process.argv[2], key, is_current: true }] });
+  const server = require("node:http").createServer((_req, res) => res.writeHead(200, { "content-type": "application/json" }).end(body));
+  server.listen(0, "127.0.0.1", () => require("node:fs").writeFileSync(process.argv[1], String(server.address().port)));
+  process.on("SIGTERM", () => process.exit(0));' "$work/keys.port" "$SECRET_SCANNING_KEY_ID" &
+keys_pid=$!
+for _ in $(seq 1 100); do [ -s "$work/keys.port" ] && break; sleep 0.1; done
+[ -s "$work/keys.port" ] || die "the secret-scanning key list did not start"
+SECRET_SCANNING_KEYS_URL="http://127.0.0.1:$(cat "$work/keys.port")/meta/public_keys/secret_scanning"
 
 # Ready when it logs `embedded runtime ready` with the three URLs (as test/support/embedded-process.ts waits).
 ready_urls() {
@@ -101,7 +122,7 @@ start_runtime() {
   mkdir -p "$work/$name"
   # Only the variables this run needs: no JWT secret or runtime selection from the caller's shell.
   env -u JWT_HS256_SECRET -u JWT_JWKS_URL -u RATE_LIMIT_PER_MINUTE -u FAILED_AUTH_LIMIT_PER_MINUTE \
-    RUNTIME=embedded DATA_DIR="$data_dir" LOG_LEVEL=info \
+    RUNTIME=embedded DATA_DIR="$data_dir" LOG_LEVEL=info SECRET_SCANNING_KEYS_URL="$SECRET_SCANNING_KEYS_URL" \
     READ_API_PORT=0 CREDENTIALS_PORT=0 SCORE_INGEST_PORT=0 NOTIFIER_PORT=0 \
     READ_API_HOST=127.0.0.1 CREDENTIALS_HOST=127.0.0.1 SCORE_INGEST_HOST=127.0.0.1 NOTIFIER_HOST=127.0.0.1 "$@" \
     node "$ROOT/services/embedded/dist/main.js" > "$runtime_log" 2>&1 < /dev/null &
@@ -192,6 +213,7 @@ create_test_data() {
     https://169.254.169.254/latest http://93.184.216.34/hook 'https://[::1]/hook' > "$st_dir/webhook-targets.dict"
   printf '"%s"\n' "$ADMIN_ORG" > "$st_dir/admin-organization.dict"
   printf '"%s"\n' "$claim_token" > "$st_dir/claim-token.dict"
+  printf '"%s"\n' "$SECRET_SCANNING_KEY_ID" > "$st_dir/secret-scanning-key-id.dict"
   printf '"%s"\n' "${admin_client_ids[@]}" > "$st_dir/admin-client-ids.dict"
   { date -u -d '1 day ago' +'"%F"'; printf '"%s"\n' "$today" 2024-02-29 2000-01-01; } > "$st_dir/past-dates.dict"
   log "test data: reader $reader_client_id in $READ_ORG with a score of $today and webhook $reader_webhook_id; ${#admin_client_ids[@]} authorizations in $ADMIN_ORG"
@@ -205,10 +227,14 @@ total_requests=0
 total_cases=0
 summary=()
 
+# wanted LABEL: whether FUZZ_ONLY (a comma list; empty: everything) names this pass.
+wanted() { [ -z "${FUZZ_ONLY:-}" ] || [[ ",$FUZZ_ONLY," == *",$1,"* ]]; }
+
 # fuzz LABEL URL [schemathesis option...]
 fuzz() {
   local label="$1" url="$2"
   shift 2
+  wanted "$label" || return 0
   local out="$work/$label.out" reports="$work/reports/$label" status=0 counts requests cases failures
   log "$label: schemathesis run $url/v1/openapi.json $*"
   (cd "$st_dir" && PYTHONPATH="$FUZZ_DIR" SCHEMATHESIS_HOOKS=cpython_ast_guard "$schemathesis" --config-file "$st_dir/schemathesis.toml" run "$url/v1/openapi.json" \
@@ -239,10 +265,12 @@ stop_runtime
 
 # The product's own limits (120 a minute each), so that many answers are 429s. ignored_auth expects 401
 # or 403 without credentials, but an address over its failed-authentication limit gets 429 (decision 8).
-start_runtime rate-limited
-create_test_data rate-limited
-fuzz read-api-at-120-per-min "$read_api_url" --max-examples 150 --phases fuzzing --exclude-checks ignored_auth
-stop_runtime
+if wanted read-api-at-120-per-min; then
+  start_runtime rate-limited
+  create_test_data rate-limited
+  fuzz read-api-at-120-per-min "$read_api_url" --max-examples 150 --phases fuzzing --exclude-checks ignored_auth
+  stop_runtime
+fi
 
 printf '\n[fuzz] schemathesis totals (%s s)\n' "$((SECONDS - started))"
 printf '  %s\n' "${summary[@]}"

@@ -20,6 +20,8 @@ export const EVENT_TYPES = {
   authorizationJoinedAccount: 'com.resiliencescore.authorization.joined-account.v1',
   recipientAccountCreated: 'com.resiliencescore.recipient-account.created.v1',
   recipientAccountKeyRotated: 'com.resiliencescore.recipient-account.key-rotated.v1',
+  authorizationPreviousKeyRevoked: 'com.resiliencescore.authorization.previous-key-revoked.v1',
+  recipientAccountKeyRevoked: 'com.resiliencescore.recipient-account.key-revoked.v1',
   authorizationAlerted: 'com.resiliencescore.authorization.alerted.v1',
   scoreCalculated: 'com.resiliencescore.score.calculated.v1',
 } as const;
@@ -172,6 +174,35 @@ export const authorizationKeyClaimedSchema = cloudEvent(
   }),
 );
 
+/**
+ * Decision 43: the previous key of a rotation's overlap was reported leaked and ends alone; the
+ * authorization stays active on its current key. The ended key's digest only.
+ */
+export const authorizationPreviousKeyRevokedSchema = cloudEvent(
+  EVENT_TYPES.authorizationPreviousKeyRevoked,
+  z.object({
+    clientId: clientIdSchema,
+    organizationId: organizationIdSchema,
+    previousKeyDigest: keyDigestSchema,
+    revokedAt: utcInstantSchema,
+    revision: revisionSchema,
+  }),
+);
+
+/**
+ * Decision 43: an account key (the current one, or the previous one of an overlap) was reported
+ * leaked and ends alone; the account keeps its grants. The ended key's digest only.
+ */
+export const recipientAccountKeyRevokedSchema = cloudEvent(
+  EVENT_TYPES.recipientAccountKeyRevoked,
+  z.object({
+    accountId: recipientAccountIdSchema,
+    keyDigest: keyDigestSchema,
+    revokedAt: utcInstantSchema,
+    revision: revisionSchema,
+  }),
+);
+
 export const authorizationRevokedSchema = cloudEvent(
   EVENT_TYPES.authorizationRevoked,
   z.object({
@@ -223,6 +254,8 @@ export const authorizationEventSchema = z.discriminatedUnion('type', [
   authorizationJoinedAccountSchema,
   recipientAccountCreatedSchema,
   recipientAccountKeyRotatedSchema,
+  authorizationPreviousKeyRevokedSchema,
+  recipientAccountKeyRevokedSchema,
   authorizationAlertedSchema,
 ]);
 export const domainEventSchema = z.discriminatedUnion('type', [
@@ -234,6 +267,8 @@ export const domainEventSchema = z.discriminatedUnion('type', [
   authorizationJoinedAccountSchema,
   recipientAccountCreatedSchema,
   recipientAccountKeyRotatedSchema,
+  authorizationPreviousKeyRevokedSchema,
+  recipientAccountKeyRevokedSchema,
   authorizationAlertedSchema,
   scoreCalculatedSchema,
 ]);
@@ -246,6 +281,8 @@ export type AuthorizationKeyClaimed = z.infer<typeof authorizationKeyClaimedSche
 export type AuthorizationJoinedAccount = z.infer<typeof authorizationJoinedAccountSchema>;
 export type RecipientAccountCreated = z.infer<typeof recipientAccountCreatedSchema>;
 export type RecipientAccountKeyRotated = z.infer<typeof recipientAccountKeyRotatedSchema>;
+export type AuthorizationPreviousKeyRevoked = z.infer<typeof authorizationPreviousKeyRevokedSchema>;
+export type RecipientAccountKeyRevoked = z.infer<typeof recipientAccountKeyRevokedSchema>;
 export type AuthorizationAlerted = z.infer<typeof authorizationAlertedSchema>;
 export type ScoreCalculated = z.infer<typeof scoreCalculatedSchema>;
 export type AuthorizationEvent = z.infer<typeof authorizationEventSchema>;

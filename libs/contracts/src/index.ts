@@ -8,3 +8,4 @@ export * from './events';
 export * from './access-log';
 export * from './webhooks';
 export * from './portfolio';
+export * from './leaked-keys';

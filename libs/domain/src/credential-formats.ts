@@ -3,9 +3,9 @@ import { crc32 } from 'node:zlib';
 
 const BASE62 = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
 /** 43 base62 characters carry 256.03 bits. */
-const KEY_BODY_LENGTH = 43;
+export const KEY_BODY_LENGTH = 43;
 /** 6 base62 characters hold any 32-bit CRC. */
-const CHECKSUM_LENGTH = 6;
+export const CHECKSUM_LENGTH = 6;
 /** 24 base62 characters carry 142 bits, over the 96 the decisions ask for. */
 const CLIENT_ID_BODY_LENGTH = 24;
 

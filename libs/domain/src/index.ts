@@ -23,4 +23,5 @@ export * from './webhooks/retry-schedule';
 export * from './webhooks/webhook-conditions';
 export * from './webhooks/webhook-owner';
 export * from './webhooks/webhook-lifecycle';
+export * from './leaks/leaked-keys';
 export * from './alerts/grant-alerts';

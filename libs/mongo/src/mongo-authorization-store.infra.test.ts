@@ -28,6 +28,24 @@ describeWithMongo('MongoDB authorization store', 'rsd_authz', (mongo) => {
     await reopened.close();
   });
 
+  it('when a database holds grants written before decision 43, then the store indexes their keys once, at its next start', async () => {
+    const db = mongo.freshDatabase();
+    const record = aRecord({
+      keyDigest: 'e'.repeat(64),
+      previousKeyDigest: 'f'.repeat(64),
+      previousKeyExpiresAt: '2026-11-22T08:00:00.000Z',
+    });
+    // As an earlier version wrote it: the record, its outbox, and no indexed copies of its digests.
+    const earlier = { _id: record.clientId, ...record, outbox: [], hasOutbox: false };
+    await db.collection<typeof earlier>(AUTHORIZATIONS_COLLECTION).insertOne(earlier);
+
+    const store = await openMongoAuthorizationStore(db);
+
+    expect(await store.findByKeyDigest('e'.repeat(64))).toEqual(record);
+    expect(await store.findByKeyDigest('f'.repeat(64))).toEqual(record);
+    await store.close();
+  });
+
   it('when a record written before expiry notices has an expiry ahead, then opening the store indexes its first notice, once', async () => {
     const db = mongo.freshDatabase();
     const first = await openMongoAuthorizationStore(db);
@@ -71,6 +89,7 @@ describeWithMongo('MongoDB authorization store', 'rsd_authz', (mongo) => {
       expect(await rawDocument(record.clientId)).toEqual({
         _id: record.clientId,
         ...revokedRecord,
+        grantKeyDigest: record.keyDigest,
         outbox: [created, revoked],
         hasOutbox: true,
       });
@@ -147,7 +166,15 @@ describeWithMongo('MongoDB authorization store', 'rsd_authz', (mongo) => {
       const indexes = await db.collection(AUTHORIZATIONS_COLLECTION).listIndexes().toArray();
 
       expect(indexes.map((index) => index.key)).toEqual(
-        expect.arrayContaining([{ organizationId: 1, createdAt: -1 }, { pendingExpiryAt: 1 }, { hasOutbox: 1, createdAt: 1 }]),
+        expect.arrayContaining([
+          { organizationId: 1, createdAt: -1 },
+          { pendingExpiryAt: 1 },
+          { hasOutbox: 1, createdAt: 1 },
+          { grantKeyDigest: 1 },
+          { grantPreviousKeyDigest: 1 },
+          { grantLeakedKeyDigest: 1 },
+          { accountLeakedKeyDigest: 1 },
+        ]),
       );
     });
   });

@@ -1,4 +1,4 @@
-import type { Db, UpdateFilter } from 'mongodb';
+import type { Collection, Db, UpdateFilter } from 'mongodb';
 import { nextExpiryNoticeAt, type StoredAuthorization, type StoredRecipientAccount } from '@rsd/domain';
 import type { AuthorizationStore, OutboxEntry, PendingOutbox } from '@rsd/ports';
 import { isDuplicateKeyError } from './duplicate-key';
@@ -12,7 +12,7 @@ export const AUTHORIZATIONS_COLLECTION = 'authorizations';
  * from them for the queries. A record and its events therefore change in one single-document write,
  * which is the transactional outbox without a multi-document transaction.
  */
-interface AuthorizationDocument extends StoredAuthorization {
+interface AuthorizationDocument extends StoredAuthorization, GrantKeyFields {
   _id: string;
   outbox: OutboxEntry[];
   /** Kept in step with `outbox` in the same write, so the relay's query is an indexed equality. */
@@ -42,6 +42,7 @@ const RECORD_FIELDS = [
   'keyDigest',
   'previousKeyDigest',
   'previousKeyExpiresAt',
+  'leakedKeyDigest',
   'allowedCidrs',
   'expiresAt',
   'claimTokenDigest',
@@ -79,6 +80,7 @@ const ACCOUNT_FIELDS = [
   'keyDigest',
   'previousKeyDigest',
   'previousKeyExpiresAt',
+  'leakedKeyDigest',
   'createdAt',
   'revision',
 ] as const satisfies readonly (keyof StoredRecipientAccount)[];
@@ -109,10 +111,14 @@ export async function openMongoAuthorizationStore(db: Db): Promise<Authorization
   // Decision 42: an account by either of its keys' digests (sparse: authorizations hold no such fields at the top level for accounts).
   await authorizations.createIndex({ accountKeyDigest: 1 }, { sparse: true });
   await authorizations.createIndex({ accountPreviousKeyDigest: 1 }, { sparse: true });
+  // Decision 43: a grant by any of its keys' digests, and an account by its last leaked key, for a leak report.
+  await authorizations.createIndex({ grantKeyDigest: 1 }, { sparse: true });
+  await authorizations.createIndex({ grantPreviousKeyDigest: 1 }, { sparse: true });
+  await authorizations.createIndex({ grantLeakedKeyDigest: 1 }, { sparse: true });
+  await authorizations.createIndex({ accountLeakedKeyDigest: 1 }, { sparse: true });
   await indexEarlierExpiryNotices(db);
-  const accounts = db.collection<AccountDocument & { accountKeyDigest: string; accountPreviousKeyDigest?: string }>(
-    AUTHORIZATIONS_COLLECTION,
-  );
+  await indexKeysOfEarlierGrants(db, authorizations);
+  const accounts = db.collection<AccountDocument & AccountKeyFields>(AUTHORIZATIONS_COLLECTION);
   const writes = createPerKeyQueue();
   let closed = false;
 
@@ -172,12 +178,13 @@ export async function openMongoAuthorizationStore(db: Db): Promise<Authorization
     updateAccount(account, expectedRevision, outbox) {
       return write(account.accountId, async () => {
         const owes = outbox.length > 0;
-        const previous = keyFieldsOf(account);
+        const keys = keyFieldsOf(account);
+        const fields = { ...accountOf(account), ...keys };
         const result = await accounts.updateOne(
           { _id: account.accountId, kind: 'recipient-account', revision: expectedRevision },
           {
-            $set: { ...accountOf(account), ...previous, ...(owes ? { hasOutbox: true } : {}) },
-            ...(previous.accountPreviousKeyDigest === undefined ? { $unset: { accountPreviousKeyDigest: '' } } : {}),
+            $set: { ...fields, ...(owes ? { hasOutbox: true } : {}) },
+            ...unsetAbsent(fields, [...ACCOUNT_KEY_FIELDS, ...OPTIONAL_ACCOUNT_FIELDS]),
             ...(owes ? { $push: { outbox: { $each: outbox.map(entryOf) } } } : {}),
           },
         );
@@ -197,8 +204,18 @@ export async function openMongoAuthorizationStore(db: Db): Promise<Authorization
       // Two indexed equalities rather than an `$or`, which FerretDB 1.24 would evaluate over the whole collection.
       const found =
         (await accounts.findOne<StoredRecipientAccount>({ accountKeyDigest: keyDigest }, { projection: ACCOUNT_PROJECTION })) ??
-        (await accounts.findOne<StoredRecipientAccount>({ accountPreviousKeyDigest: keyDigest }, { projection: ACCOUNT_PROJECTION }));
+        (await accounts.findOne<StoredRecipientAccount>({ accountPreviousKeyDigest: keyDigest }, { projection: ACCOUNT_PROJECTION })) ??
+        (await accounts.findOne<StoredRecipientAccount>({ accountLeakedKeyDigest: keyDigest }, { projection: ACCOUNT_PROJECTION }));
       return found ? accountOf(found) : undefined;
+    },
+
+    async findByKeyDigest(keyDigest) {
+      // Three indexed equalities, as for accounts: FerretDB 1.24 would evaluate an `$or` over the whole collection.
+      for (const field of GRANT_KEY_FIELDS) {
+        const found = await authorizations.findOne<StoredAuthorization>({ [field]: keyDigest }, { projection: RECORD_PROJECTION });
+        if (found) return recordOf(found);
+      }
+      return undefined;
     },
 
     async list(organizationId) {
@@ -270,6 +287,7 @@ function documentOf(record: StoredAuthorization, outbox: readonly OutboxEntry[])
   return {
     _id: record.clientId,
     ...recordOf(record),
+    ...grantKeyFieldsOf(record),
     outbox: outbox.map(entryOf),
     hasOutbox: outbox.length > 0,
     ...(pendingExpiryAt === undefined ? {} : { pendingExpiryAt, pendingNoticeAt: pendingNoticeOf(record) }),
@@ -314,13 +332,19 @@ function pendingNoticeOf(record: StoredAuthorization): string {
 function changeTo(record: StoredAuthorization, outbox: readonly OutboxEntry[]): UpdateFilter<AuthorizationDocument> {
   const pendingExpiryAt = pendingExpiryOf(record);
   const owes = outbox.length > 0;
+  const keys = grantKeyFieldsOf(record);
+  const absent = [
+    ...GRANT_KEY_FIELDS.filter((field) => keys[field] === undefined),
+    ...(pendingExpiryAt === undefined ? ['pendingExpiryAt', 'pendingNoticeAt'] : []),
+  ];
   return {
     $set: {
       ...recordOf(record),
+      ...keys,
       ...(pendingExpiryAt === undefined ? {} : { pendingExpiryAt, pendingNoticeAt: pendingNoticeOf(record) }),
       ...(owes ? { hasOutbox: true } : {}),
     },
-    ...(pendingExpiryAt === undefined ? { $unset: { pendingExpiryAt: '', pendingNoticeAt: '' } } : {}),
+    ...(absent.length > 0 ? { $unset: Object.fromEntries(absent.map((field) => [field, ''])) } : {}),
     ...(owes ? { $push: { outbox: { $each: outbox.map(entryOf) } } } : {}),
   };
 }
@@ -342,16 +366,77 @@ function recordOf(record: StoredAuthorization): StoredAuthorization {
   return Object.fromEntries(fields) as StoredAuthorization;
 }
 
+/** Optional fields, absent from accounts that never had them (decision 43's leaked key): read back as written. */
+const OPTIONAL_ACCOUNT_FIELDS: ReadonlySet<string> = new Set(['leakedKeyDigest']);
+
 function accountOf(account: StoredRecipientAccount): StoredRecipientAccount {
-  return Object.fromEntries(ACCOUNT_FIELDS.map((field) => [field, account[field] ?? null])) as unknown as StoredRecipientAccount;
+  const fields = ACCOUNT_FIELDS.filter((field) => !OPTIONAL_ACCOUNT_FIELDS.has(field) || account[field] != null);
+  return Object.fromEntries(fields.map((field) => [field, account[field] ?? null])) as unknown as StoredRecipientAccount;
 }
 
-/** The digests under the names the sparse indexes cover (an authorization's own `keyDigest` is not an account's). */
-function keyFieldsOf(account: StoredRecipientAccount): { accountKeyDigest: string; accountPreviousKeyDigest?: string } {
+/** An account's digests under the names the sparse indexes cover (an authorization's own `keyDigest` is not an account's). */
+interface AccountKeyFields {
+  accountKeyDigest?: string;
+  accountPreviousKeyDigest?: string;
+  accountLeakedKeyDigest?: string;
+}
+
+const ACCOUNT_KEY_FIELDS = ['accountKeyDigest', 'accountPreviousKeyDigest', 'accountLeakedKeyDigest'] as const;
+
+function keyFieldsOf(account: StoredRecipientAccount): AccountKeyFields {
   return {
-    accountKeyDigest: account.keyDigest,
+    ...(account.keyDigest ? { accountKeyDigest: account.keyDigest } : {}),
     ...(account.previousKeyDigest ? { accountPreviousKeyDigest: account.previousKeyDigest } : {}),
+    ...(account.leakedKeyDigest ? { accountLeakedKeyDigest: account.leakedKeyDigest } : {}),
   };
+}
+
+/**
+ * Decision 43: a grant's digests under names of their own, present only when set, so that each sparse
+ * index holds only grants (an account document has a `keyDigest` of its own) and no null.
+ */
+interface GrantKeyFields {
+  grantKeyDigest?: string;
+  grantPreviousKeyDigest?: string;
+  grantLeakedKeyDigest?: string;
+}
+
+const GRANT_KEY_FIELDS = ['grantKeyDigest', 'grantPreviousKeyDigest', 'grantLeakedKeyDigest'] as const;
+
+function grantKeyFieldsOf(record: StoredAuthorization): GrantKeyFields {
+  return {
+    ...(record.keyDigest ? { grantKeyDigest: record.keyDigest } : {}),
+    ...(record.previousKeyDigest ? { grantPreviousKeyDigest: record.previousKeyDigest } : {}),
+    ...(record.leakedKeyDigest ? { grantLeakedKeyDigest: record.leakedKeyDigest } : {}),
+  };
+}
+
+/** Where the store notes what it has done once to a database (a collection of its own: no query of the authorizations sees it). */
+const MIGRATIONS_COLLECTION = 'authorization_store_migrations';
+const GRANT_KEYS_MIGRATION = 'grant-key-digests';
+
+/**
+ * Grants written before decision 43 have their digests under the record's names only: each gets the
+ * indexed copies, once per database (a note in MIGRATIONS_COLLECTION says it is done, so a start does
+ * not read the whole collection again). Idempotent, should two processes start at once.
+ */
+async function indexKeysOfEarlierGrants(db: Db, authorizations: Collection<AuthorizationDocument>): Promise<void> {
+  const migrations = db.collection<{ _id: string; at: string }>(MIGRATIONS_COLLECTION);
+  if (await migrations.findOne({ _id: GRANT_KEYS_MIGRATION })) return;
+  const earlier = authorizations.find<StoredAuthorization & { _id: string }>(
+    { clientId: { $exists: true }, keyDigest: { $type: 'string' }, grantKeyDigest: { $exists: false } },
+    { projection: { _id: 1, keyDigest: 1, previousKeyDigest: 1, leakedKeyDigest: 1 } },
+  );
+  for await (const record of earlier) {
+    await authorizations.updateOne({ _id: record._id, grantKeyDigest: { $exists: false } }, { $set: grantKeyFieldsOf(record) });
+  }
+  await migrations.updateOne({ _id: GRANT_KEYS_MIGRATION }, { $set: { at: new Date().toISOString() } }, { upsert: true });
+}
+
+/** `$unset` of the fields a write leaves out, so a digest that no longer applies leaves its index. */
+function unsetAbsent(fields: object, names: readonly string[]): { $unset?: Record<string, ''> } {
+  const absent = names.filter((name) => !(name in fields));
+  return absent.length > 0 ? { $unset: Object.fromEntries(absent.map((name) => [name, ''] as const)) } : {};
 }
 
 function entryOf(entry: OutboxEntry): OutboxEntry {

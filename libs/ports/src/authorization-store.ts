@@ -46,7 +46,15 @@ export interface AuthorizationStore {
   createAccount(account: StoredRecipientAccount, outbox: readonly OutboxEntry[]): Promise<void>;
   updateAccount(account: StoredRecipientAccount, expectedRevision: number, outbox: readonly OutboxEntry[]): Promise<boolean>;
   findAccount(accountId: string): Promise<StoredRecipientAccount | undefined>;
-  /** The account whose current or overlapping previous key has this digest, through an index; the caller verifies in constant time. */
+  /**
+   * Decision 43: the authorization whose current key, previous key or last leaked key (`leakedKeyDigest`)
+   * has this digest, through an index; the caller compares in constant time.
+   */
+  findByKeyDigest(keyDigest: string): Promise<StoredAuthorization | undefined>;
+  /**
+   * The account whose current key, previous key or last leaked key (decision 43) has this digest,
+   * through an index; the caller verifies in constant time which one, and whether it still works.
+   */
   findAccountByKeyDigest(keyDigest: string): Promise<StoredRecipientAccount | undefined>;
   pendingOutbox(limit: number): Promise<PendingOutbox[]>;
   markPublished(clientId: string, entryIds: readonly string[]): Promise<void>;

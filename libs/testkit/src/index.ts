@@ -10,3 +10,4 @@ export * from './timers';
 export * from './contracts';
 export * from './infrastructure';
 export * from './read-view-events';
+export * from './secret-scanning';

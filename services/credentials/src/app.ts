@@ -7,6 +7,8 @@ import { failedAuthenticationLimit } from '@rsd/recipient-access';
 import { authorizationRoutes } from './authorizations/authorization-routes';
 import { claimRoutes } from './claims/claim-routes';
 import { portfolioRoutes } from './portfolio/portfolio-routes';
+import { leakRoutes } from './leaks/leak-routes';
+import type { SecretScanningKeys } from './leaks/secret-scanning-keys';
 import { CLAIM_PATH } from './claims/claim-url';
 import { CONSOLE_PATH } from './console/console-config';
 import { consoleRoutes, type ConsoleRoutesDeps } from './console/console-routes';
@@ -26,6 +28,8 @@ export interface CredentialsAppDeps {
   /** Decision 38: failed claim-link attempts are counted per address in these (the read API's failed-authentication counters where they share a backend). */
   rateLimitStores: RateLimitStoreFactory;
   operations?: Operations;
+  /** Decision 43: the keys GitHub signs its secret-scanning reports with. */
+  secretScanningKeys: SecretScanningKeys;
   /** Decisions 30-32: the console's sessions and its sign-in; without them the service has no console (tests of the API alone). */
   console?: Pick<ConsoleRoutesDeps, 'sessions' | 'oidc' | 'claims' | 'publicOrigin'>;
 }
@@ -55,6 +59,10 @@ export function buildApp(deps: CredentialsAppDeps): Express {
   });
   app.use(CLAIM_PATH, claimRoutes({ ...useCases, newEventId: randomUUID, limitFailures, publicOrigin: deps.console?.publicOrigin }));
   app.use('/v1/portfolio', portfolioRoutes({ ...useCases, limitFailures }));
+  app.use(
+    '/v1',
+    leakRoutes({ ...useCases, apiKeyPrefix: config.API_KEY_PREFIX, secretScanningKeys: deps.secretScanningKeys, limitFailures }),
+  );
   if (deps.console) app.use(CONSOLE_PATH, consoleRoutes({ ...useCases, ...deps.console }));
   return finishApp(app, log);
 }

@@ -17,6 +17,7 @@ describe('credentials config', () => {
       EVENT_LOG_PUBLISH_DEADLINE_MS: 5000,
       ACCESS_LOG_RETENTION_DAYS: 90,
       FAILED_AUTH_LIMIT_PER_MINUTE: 120,
+      SECRET_SCANNING_KEYS_URL: 'https://api.github.com/meta/public_keys/secret_scanning',
       LOG_LEVEL: 'info',
       JWT_HS256_SECRET: TEST_JWT_SECRET,
     });
@@ -31,6 +32,12 @@ describe('credentials config', () => {
     expect(problems.map((p) => p.split(':')[0])).toEqual(
       expect.arrayContaining(['CREDENTIALS_PORT', 'CLIENT_ID_PREFIX', 'EXPIRY_CHECK_INTERVAL_MS', 'JWT_JWKS_URL']),
     );
+  });
+
+  test('when the secret-scanning key list is not an http(s) URL, then it is refused', () => {
+    expect(() =>
+      loadConfig(credentialsConfigSchema, { JWT_HS256_SECRET: TEST_JWT_SECRET, SECRET_SCANNING_KEYS_URL: 'file:///etc/keys.json' }),
+    ).toThrow(/SECRET_SCANNING_KEYS_URL/);
   });
 
   test('when the key prefix equals the Client ID prefix, then it is refused', () => {

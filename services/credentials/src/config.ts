@@ -22,6 +22,10 @@ const serviceConfigSchema = z
     FAILED_AUTH_LIMIT_PER_MINUTE: env.positiveInt(120),
     /** Decision 38: where claim links point (the credentials service's public origin); unset: the origin the create request reached. */
     CLAIM_LINK_BASE_URL: env.optionalString().pipe(z.url({ protocol: /^https?$/, error: 'must be an http(s) URL' }).optional()),
+    /** Decision 43: where GitHub's secret-scanning public keys are listed (`{ public_keys: [{ key_identifier, key, is_current }] }`). */
+    SECRET_SCANNING_KEYS_URL: env
+      .string('https://api.github.com/meta/public_keys/secret_scanning')
+      .pipe(z.url({ protocol: /^https?$/, error: 'must be an http(s) URL' })),
     LOG_LEVEL: env.logLevel(),
   })
   .superRefine((value, ctx) => {

@@ -11,6 +11,7 @@ import { startAccessLogPruner } from './access-log/access-log-pruner';
 import { CONSOLE_PATH, oidcSettingsOf } from './console/console-config';
 import { createConsoleSessions } from './console/console-sessions';
 import { createOidcSignIn } from './console/oidc-sign-in';
+import { secretScanningKeys } from './leaks/secret-scanning-keys';
 
 export interface CredentialsModuleDeps {
   config: CredentialsConfig;
@@ -59,6 +60,7 @@ export async function createCredentialsModule({ config, runtime, clock, log }: C
     log,
     verifyToken: createTokenVerifier(config),
     rateLimitStores,
+    secretScanningKeys: secretScanningKeys({ url: config.SECRET_SCANNING_KEYS_URL, clock, log }),
     operations: { metrics: createServiceMetrics('credentials'), readiness: runtime.readiness() },
     console: {
       sessions,

@@ -2,6 +2,7 @@ import { credentialsOpenApi } from './openapi';
 
 type Operation = {
   security?: unknown[];
+  parameters?: { name: string; in: string }[];
   responses: Record<string, { description: string; headers?: Record<string, unknown>; content?: unknown }>;
 };
 type Document = { paths: Record<string, Record<string, Operation>>; components: { schemas: Record<string, { properties?: object }> } };
@@ -78,5 +79,29 @@ describe('credentials API documentation: claim links (decision 38)', () => {
     expect(Object.keys(document.components.schemas.Authorization?.properties ?? {})).toEqual(
       expect.arrayContaining(['keyClaimed', 'claimedAt', 'claimedFromAddress']),
     );
+  });
+});
+
+describe('credentials API documentation: leaked keys (decision 43)', () => {
+  const report = document.paths['/secret-scanning/github']?.post;
+  const leaked = document.paths['/leaked-keys']?.post;
+
+  test('when the secret-scanning report is described, then it is public, names both signature headers and every answer', () => {
+    expect(report?.security).toEqual([]);
+    expect(report?.parameters?.map((parameter) => [parameter.in, parameter.name])).toEqual([
+      ['header', 'Github-Public-Key-Identifier'],
+      ['header', 'Github-Public-Key-Signature'],
+    ]);
+    expect(Object.keys(report?.responses ?? {})).toEqual(['200', '202', '400', '401', '405', '408', '413', '415', '431', '503']);
+    expect(report?.responses['200']?.content).toEqual({
+      'application/json': { schema: { $ref: '#/components/schemas/SecretScanningLabels' } },
+    });
+    expect(report?.responses['401']?.description).toContain('INVALID_SIGNATURE');
+  });
+
+  test('when the single-key report is described, then it is public and its 202 has no body, beside its 400, 413, 415 and 429', () => {
+    expect(leaked?.security).toEqual([]);
+    expect(Object.keys(leaked?.responses ?? {})).toEqual(['202', '400', '405', '408', '413', '415', '429', '431', '503']);
+    expect(leaked?.responses['202']?.content).toBeUndefined();
   });
 });

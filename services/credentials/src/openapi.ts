@@ -15,6 +15,10 @@ import {
   createAuthorizationRequestSchema,
   rotateAuthorizationRequestSchema,
   rotatedAuthorizationSchema,
+  leakedKeyReportSchema,
+  SECRET_SCANNING_MAX_TOKENS,
+  secretScanningLabelsSchema,
+  secretScanningReportSchema,
 } from '@rsd/contracts';
 import { z } from 'zod';
 import {
@@ -390,6 +394,91 @@ operations.push(
       ...accountKeyErrors,
       '404': error('AUTHORIZATION_NOT_FOUND: the account holds no such grant'),
       '503': error('SERVICE_UNAVAILABLE: the grant kept changing concurrently; nothing changed, try again'),
+    },
+  },
+);
+
+const leakTags = ['Leaked keys'];
+const leakHeaders = { 'Cache-Control': text('`no-store`') };
+const signatureHeader = (name: string, description: string) => ({
+  name,
+  in: 'header',
+  required: true,
+  description,
+  schema: { type: 'string' },
+});
+
+operations.push(
+  {
+    method: 'post',
+    path: '/secret-scanning/github',
+    operationId: 'reportSecretScanningTokens',
+    summary: "GitHub's secret-scanning partner report: the leaked keys in it stop working",
+    description:
+      'Decision 43. GitHub posts the tokens matching our regular expressions (docs/leaked-keys.md) that it found in public ' +
+      'repositories, signed with ECDSA P-256 over the raw body; the keys are those listed at `SECRET_SCANNING_KEYS_URL` ' +
+      "(GitHub's `meta/public_keys/secret_scanning`), fetched again once on an unknown identifier (at most once a minute). " +
+      'Every token that is a well-formed key of this product and matches a live key ends it at once: the current key of a ' +
+      'grant revokes the grant (`revocationReason: "key_leaked"`), the previous key of a rotation overlap or an account key ends ' +
+      'alone. The answer labels each token, in order; the same report again changes nothing and is labelled the same. A report ' +
+      'that is not signed by a listed key, or is not such an array, changes nothing. No token is stored, logged or echoed.',
+    tags: leakTags,
+    security: 'public',
+    parameters: [
+      signatureHeader('Github-Public-Key-Identifier', 'The identifier of the key that signed the report, as the key list names it'),
+      signatureHeader('Github-Public-Key-Signature', 'The ECDSA P-256 signature with SHA-256 of the raw body, DER-encoded, in base64'),
+    ],
+    requestBody: secretScanningReportSchema,
+    responses: {
+      '200': {
+        description:
+          "Every live key reported no longer works, and its change is in the event log: the read API refuses it within decision 29's bound",
+        schema: secretScanningLabelsSchema,
+        headers: leakHeaders,
+      },
+      '202': {
+        description:
+          'The same labels; the changes are recorded, and published when the event log is back (until then a read-API replica may accept a reported key for at most its staleness bound)',
+        schema: secretScanningLabelsSchema,
+        headers: leakHeaders,
+      },
+      '400': error(
+        `MALFORMED_JSON: the signed body is not JSON in UTF-8; VALIDATION_FAILED: it is not an array of objects with a string \`token\` and \`type\` (nothing changes)`,
+      ),
+      '401': error(
+        'INVALID_SIGNATURE: a signature header is missing, the identifier is not a key the list names (even fetched again), or the signature does not verify; nothing changes',
+      ),
+      '413': error(`PAYLOAD_TOO_LARGE: the body is over 1 MB, or the report carries more than ${SECRET_SCANNING_MAX_TOKENS} tokens`),
+      '415': error('UNSUPPORTED_MEDIA_TYPE: the body is not application/json'),
+      '503': error(
+        'SERVICE_UNAVAILABLE: the key list could not be fetched (so the signature cannot be checked), or a record kept changing concurrently; GitHub tries again',
+      ),
+    },
+  },
+  {
+    method: 'post',
+    path: '/leaked-keys',
+    operationId: 'reportLeakedKey',
+    summary: 'Report a key found anywhere: if it is a live key, it stops working',
+    description:
+      'Decision 43, for a key found elsewhere than by GitHub (a paste site, a log, an e-mail). It does what a secret-scanning report ' +
+      'does to the key and always answers 202 with no body, whether or not the key exists, so it tells nothing about which keys do. ' +
+      "Every request counts against the address's failed-authentication budget (`FAILED_AUTH_LIMIT_PER_MINUTE`, shared with the read API).",
+    tags: leakTags,
+    security: 'public',
+    requestBody: leakedKeyReportSchema,
+    responses: {
+      '202': {
+        description: 'Received: if the key was live it no longer works (once its change is in the event log)',
+        headers: leakHeaders,
+      },
+      '400': error('MALFORMED_JSON, or VALIDATION_FAILED: the body is not `{ "key": "…" }` (1–1024 characters, no other field)'),
+      '413': error('PAYLOAD_TOO_LARGE: the body is over 16 kB (room for the longest key the schema allows, however it is escaped)'),
+      '415': error('UNSUPPORTED_MEDIA_TYPE: the body is not application/json'),
+      '429': error("Too many requests from this address (the read API's failed-authentication budget); no `code`", {
+        'Retry-After': text('Seconds to wait'),
+      }),
+      '503': error('SERVICE_UNAVAILABLE: a record kept changing concurrently; try again'),
     },
   },
 );

@@ -15,10 +15,13 @@ import { EVENT_SOURCE, type EventStamp } from '../authorizations/authorization-e
 export interface StoredRecipientAccount {
   accountId: string;
   name: string | null;
-  keyDigest: string;
+  /** Null once a leak report has ended the current key (decision 43): no key reads the account until one is issued again. */
+  keyDigest: string | null;
   /** The key the last rotation replaced, valid until `previousKeyExpiresAt` (decision 19's overlap). */
   previousKeyDigest: string | null;
   previousKeyExpiresAt: string | null;
+  /** Decision 43: the digest of the last key of this account a leak report ended (see StoredAuthorization's); absent or null: none. */
+  leakedKeyDigest?: string | null;
   createdAt: string;
   revision: number;
 }
@@ -28,7 +31,7 @@ export function newRecipientAccount(fields: {
   name: string | null;
   keyDigest: string;
   now: Date;
-}): StoredRecipientAccount {
+}): StoredRecipientAccount & { keyDigest: string } {
   return {
     accountId: fields.accountId,
     name: fields.name,
@@ -40,7 +43,10 @@ export function newRecipientAccount(fields: {
   };
 }
 
-export function recipientAccountCreated(account: StoredRecipientAccount, stamp: EventStamp): RecipientAccountCreated {
+export function recipientAccountCreated(
+  account: StoredRecipientAccount & { keyDigest: string },
+  stamp: EventStamp,
+): RecipientAccountCreated {
   return recipientAccountCreatedSchema.parse(
     newEvent<RecipientAccountCreated>({
       ...stamp,
@@ -67,9 +73,12 @@ export function decideRotateAccountKey(
   rotation: { newKeyDigest: string; overlapSeconds: number },
   stamp: EventStamp,
 ): { account: StoredRecipientAccount; event: RecipientAccountKeyRotated } {
+  // A current key a leak report ended (decision 43) has nothing left to overlap.
   const previousKeyExpiresAt =
-    rotation.overlapSeconds === 0 ? null : new Date(stamp.time.getTime() + rotation.overlapSeconds * 1000).toISOString();
-  const rotated: StoredRecipientAccount = {
+    rotation.overlapSeconds === 0 || account.keyDigest === null
+      ? null
+      : new Date(stamp.time.getTime() + rotation.overlapSeconds * 1000).toISOString();
+  const rotated: StoredRecipientAccount & { keyDigest: string } = {
     ...account,
     keyDigest: rotation.newKeyDigest,
     previousKeyDigest: previousKeyExpiresAt === null ? null : account.keyDigest,

@@ -14,6 +14,12 @@ export interface StoredAuthorization {
   /** Decision 19: the key the last rotation replaced, valid until `previousKeyExpiresAt` (records from before rotation lack both). */
   previousKeyDigest?: string | null;
   previousKeyExpiresAt?: string | null;
+  /**
+   * Decision 43: the digest of the last previous key a leak report ended, kept so that the same report
+   * again is still labelled a true positive and finds the record by the key store's index. A leaked
+   * current key revokes the authorization and stays its `keyDigest`. Absent or null: none.
+   */
+  leakedKeyDigest?: string | null;
   /** Decision 22: reads only from these addresses or ranges; null or absent: from anywhere. */
   allowedCidrs?: string[] | null;
   expiresAt: string | null;

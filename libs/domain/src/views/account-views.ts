@@ -6,7 +6,8 @@ import { revisionVersion, unhandled, type ListedView, type ViewDefinition } from
 export interface RecipientAccountView {
   accountId: string;
   name: string | null;
-  keyDigest: string;
+  /** Null once a leak report ended the current key (decision 43): no key reads the account. */
+  keyDigest: string | null;
   previousKeyDigest: string | null;
   previousKeyExpiresAt: string | null;
   revision: number;
@@ -19,7 +20,9 @@ export const recipientAccountView: ViewDefinition<RecipientAccountView> = {
     switch (event.type) {
       case EVENT_TYPES.recipientAccountCreated:
       case EVENT_TYPES.recipientAccountKeyRotated:
+      case EVENT_TYPES.recipientAccountKeyRevoked:
         return event.data.accountId;
+      case EVENT_TYPES.authorizationPreviousKeyRevoked:
       case EVENT_TYPES.authorizationCreated:
       case EVENT_TYPES.authorizationRevoked:
       case EVENT_TYPES.authorizationExpired:
@@ -46,6 +49,15 @@ export const recipientAccountView: ViewDefinition<RecipientAccountView> = {
         const { keyDigest, previousKeyDigest, previousKeyExpiresAt, revision } = event.data;
         return { ...state, keyDigest, previousKeyDigest, previousKeyExpiresAt, revision };
       }
+      case EVENT_TYPES.recipientAccountKeyRevoked: {
+        // Decision 43: the reported key ends alone, whichever of the two it is.
+        if (!state || state.revision >= event.data.revision) return state;
+        const { keyDigest, revision } = event.data;
+        if (state.keyDigest === keyDigest) return { ...state, keyDigest: null, revision };
+        if (state.previousKeyDigest === keyDigest) return { ...state, previousKeyDigest: null, previousKeyExpiresAt: null, revision };
+        return { ...state, revision };
+      }
+      case EVENT_TYPES.authorizationPreviousKeyRevoked:
       case EVENT_TYPES.authorizationCreated:
       case EVENT_TYPES.authorizationRevoked:
       case EVENT_TYPES.authorizationExpired:
@@ -88,6 +100,8 @@ export const accountKeyView: ViewDefinition<AccountKeyView> = {
       case EVENT_TYPES.authorizationKeyRotated:
       case EVENT_TYPES.authorizationKeyClaimed:
       case EVENT_TYPES.authorizationJoinedAccount:
+      case EVENT_TYPES.authorizationPreviousKeyRevoked:
+      case EVENT_TYPES.recipientAccountKeyRevoked:
       case EVENT_TYPES.scoreCalculated:
       case EVENT_TYPES.authorizationAlerted:
         return undefined;
@@ -107,6 +121,8 @@ export const accountKeyView: ViewDefinition<AccountKeyView> = {
       case EVENT_TYPES.authorizationKeyRotated:
       case EVENT_TYPES.authorizationKeyClaimed:
       case EVENT_TYPES.authorizationJoinedAccount:
+      case EVENT_TYPES.authorizationPreviousKeyRevoked:
+      case EVENT_TYPES.recipientAccountKeyRevoked:
       case EVENT_TYPES.scoreCalculated:
       case EVENT_TYPES.authorizationAlerted:
         return state;
@@ -161,6 +177,8 @@ export const portfolioGrantView: ListedView<PortfolioGrantView> = {
       case EVENT_TYPES.authorizationKeyClaimed:
       case EVENT_TYPES.recipientAccountCreated:
       case EVENT_TYPES.recipientAccountKeyRotated:
+      case EVENT_TYPES.authorizationPreviousKeyRevoked:
+      case EVENT_TYPES.recipientAccountKeyRevoked:
       case EVENT_TYPES.scoreCalculated:
       case EVENT_TYPES.authorizationAlerted:
         return undefined;
@@ -208,6 +226,8 @@ export const portfolioGrantView: ListedView<PortfolioGrantView> = {
       case EVENT_TYPES.authorizationKeyClaimed:
       case EVENT_TYPES.recipientAccountCreated:
       case EVENT_TYPES.recipientAccountKeyRotated:
+      case EVENT_TYPES.authorizationPreviousKeyRevoked:
+      case EVENT_TYPES.recipientAccountKeyRevoked:
       case EVENT_TYPES.scoreCalculated:
       case EVENT_TYPES.authorizationAlerted:
         return state;

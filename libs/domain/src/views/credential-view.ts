@@ -41,10 +41,12 @@ export const credentialView: ViewDefinition<CredentialView> = {
       case EVENT_TYPES.authorizationKeyRotated:
       case EVENT_TYPES.authorizationKeyClaimed:
       case EVENT_TYPES.authorizationJoinedAccount:
+      case EVENT_TYPES.authorizationPreviousKeyRevoked:
         return event.data.clientId;
       case EVENT_TYPES.scoreCalculated:
       case EVENT_TYPES.recipientAccountCreated:
       case EVENT_TYPES.recipientAccountKeyRotated:
+      case EVENT_TYPES.recipientAccountKeyRevoked:
       case EVENT_TYPES.authorizationAlerted:
         return undefined;
       default:
@@ -87,6 +89,12 @@ export const credentialView: ViewDefinition<CredentialView> = {
         if (!state || state.revision >= event.data.revision) return state;
         return { ...state, keyDigest: event.data.keyDigest, revision: event.data.revision };
       }
+      case EVENT_TYPES.authorizationPreviousKeyRevoked: {
+        // Decision 43: the previous key of the overlap was reported leaked; the current key keeps working.
+        if (!state || state.revision >= event.data.revision) return state;
+        const ended = state.previousKeyDigest === event.data.previousKeyDigest;
+        return { ...state, ...(ended ? { previousKeyDigest: null, previousKeyExpiresAt: null } : {}), revision: event.data.revision };
+      }
       case EVENT_TYPES.authorizationRevoked:
         return withStatus(state, 'revoked', event.data.revision);
       case EVENT_TYPES.authorizationExpired:
@@ -94,6 +102,7 @@ export const credentialView: ViewDefinition<CredentialView> = {
       case EVENT_TYPES.scoreCalculated:
       case EVENT_TYPES.recipientAccountCreated:
       case EVENT_TYPES.recipientAccountKeyRotated:
+      case EVENT_TYPES.recipientAccountKeyRevoked:
       case EVENT_TYPES.authorizationAlerted:
         return state;
       default:

@@ -47,6 +47,8 @@ export function scoreViewRules(keyOfScore: (score: CalculatedScore) => string) {
         case EVENT_TYPES.authorizationJoinedAccount:
         case EVENT_TYPES.recipientAccountCreated:
         case EVENT_TYPES.recipientAccountKeyRotated:
+        case EVENT_TYPES.authorizationPreviousKeyRevoked:
+        case EVENT_TYPES.recipientAccountKeyRevoked:
         case EVENT_TYPES.authorizationAlerted:
           return undefined;
         default:
@@ -66,6 +68,8 @@ export function scoreViewRules(keyOfScore: (score: CalculatedScore) => string) {
         case EVENT_TYPES.authorizationJoinedAccount:
         case EVENT_TYPES.recipientAccountCreated:
         case EVENT_TYPES.recipientAccountKeyRotated:
+        case EVENT_TYPES.authorizationPreviousKeyRevoked:
+        case EVENT_TYPES.recipientAccountKeyRevoked:
         case EVENT_TYPES.authorizationAlerted:
           return state;
         default:

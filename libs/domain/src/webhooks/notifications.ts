@@ -83,6 +83,8 @@ export function triggerOf(event: DomainEvent, before: NotifierStateBefore): Noti
     case EVENT_TYPES.authorizationJoinedAccount:
     case EVENT_TYPES.recipientAccountCreated:
     case EVENT_TYPES.recipientAccountKeyRotated:
+    case EVENT_TYPES.authorizationPreviousKeyRevoked:
+    case EVENT_TYPES.recipientAccountKeyRevoked:
     case EVENT_TYPES.authorizationAlerted:
       return undefined;
     default:

@@ -11,7 +11,10 @@ export const QUERIES = {
   findAccount: 'SELECT record FROM recipient_accounts WHERE account_id = ?',
   accountByKey: `SELECT record FROM recipient_accounts WHERE account_id IN (
     SELECT account_id FROM recipient_accounts WHERE key_digest = ?
-    UNION SELECT account_id FROM recipient_accounts WHERE previous_key_digest = ?)`,
+    UNION SELECT account_id FROM recipient_accounts WHERE previous_key_digest = ?
+    UNION SELECT account_id FROM recipient_account_leaked_keys WHERE key_digest = ?)`,
+  byKeyDigest: `SELECT record FROM authorizations
+    WHERE client_id = (SELECT client_id FROM authorization_keys WHERE key_digest = ?)`,
   list: 'SELECT record FROM authorizations WHERE organization_id = ? ORDER BY created_at DESC, client_id',
   byClaimToken: `SELECT record FROM authorizations
     WHERE client_id = (SELECT client_id FROM claim_links WHERE token_digest = ?)`,
@@ -50,6 +53,7 @@ export function openSqliteAuthorizationStore(options: { file: string }): Authori
         ).run(...columnsOf(record));
         if (changes === 0) throw new Error(`authorization ${record.clientId} already exists`);
         keepClaimLink(statement, record);
+        keepKeys(statement, record);
         keepExpiryNotice(statement, record);
         addToOutbox(statement, record.clientId, outbox);
       });
@@ -64,6 +68,7 @@ export function openSqliteAuthorizationStore(options: { file: string }): Authori
         ).run(organizationId, createdAt, revision, expiresMs, ended, json, clientId, expectedRevision);
         if (changes === 0) return false;
         keepClaimLink(statement, record);
+        keepKeys(statement, record);
         keepExpiryNotice(statement, record);
         addToOutbox(statement, record.clientId, outbox);
         return true;
@@ -89,8 +94,9 @@ export function openSqliteAuthorizationStore(options: { file: string }): Authori
         const { changes } = statement(
           `INSERT INTO recipient_accounts (account_id, revision, key_digest, previous_key_digest, record)
              VALUES (?, ?, ?, ?, ?) ON CONFLICT (account_id) DO NOTHING`,
-        ).run(account.accountId, account.revision, account.keyDigest, account.previousKeyDigest, JSON.stringify(account));
+        ).run(account.accountId, account.revision, keyColumnOf(account), account.previousKeyDigest, JSON.stringify(account));
         if (changes === 0) throw new Error(`recipient account ${account.accountId} already exists`);
+        keepLeakedAccountKey(statement, account);
         addToOutbox(statement, account.accountId, outbox);
       });
     },
@@ -100,8 +106,16 @@ export function openSqliteAuthorizationStore(options: { file: string }): Authori
         const { changes } = statement(
           `UPDATE recipient_accounts SET revision = ?, key_digest = ?, previous_key_digest = ?, record = ?
              WHERE account_id = ? AND revision = ?`,
-        ).run(account.revision, account.keyDigest, account.previousKeyDigest, JSON.stringify(account), account.accountId, expectedRevision);
+        ).run(
+          account.revision,
+          keyColumnOf(account),
+          account.previousKeyDigest,
+          JSON.stringify(account),
+          account.accountId,
+          expectedRevision,
+        );
         if (changes === 0) return false;
+        keepLeakedAccountKey(statement, account);
         addToOutbox(statement, account.accountId, outbox);
         return true;
       });
@@ -116,8 +130,16 @@ export function openSqliteAuthorizationStore(options: { file: string }): Authori
 
     findAccountByKeyDigest(keyDigest) {
       return run(() => {
-        const row = statement(QUERIES.accountByKey).get(keyDigest, keyDigest);
+        // The empty string is the column of an account without a key (keyColumnOf), never a digest.
+        const row = keyDigest === '' ? undefined : statement(QUERIES.accountByKey).get(keyDigest, keyDigest, keyDigest);
         return row ? (JSON.parse(text(row.record)) as StoredRecipientAccount) : undefined;
+      });
+    },
+
+    findByKeyDigest(keyDigest) {
+      return run(() => {
+        const row = statement(QUERIES.byKeyDigest).get(keyDigest);
+        return row ? (JSON.parse(text(row.record)) as StoredAuthorization) : undefined;
       });
     },
 
@@ -191,6 +213,18 @@ export function createAuthorizationTables(db: { exec(sql: string): void }): void
   );
   // Decision 38: a table of its own rather than a column, so a database of an earlier version needs no migration.
   db.exec('CREATE TABLE IF NOT EXISTS claim_links (token_digest TEXT PRIMARY KEY, client_id TEXT NOT NULL UNIQUE) WITHOUT ROWID');
+  // Decision 43: a grant by any of its keys' digests (current, previous, last leaked), for a leak report; tables of their own, as claim links.
+  db.exec('CREATE TABLE IF NOT EXISTS authorization_keys (key_digest TEXT PRIMARY KEY, client_id TEXT NOT NULL) WITHOUT ROWID');
+  db.exec('CREATE INDEX IF NOT EXISTS authorization_keys_by_client ON authorization_keys (client_id)');
+  // A database written before the table existed gets its records' keys once: only while the table is still empty.
+  for (const field of ['keyDigest', 'previousKeyDigest', 'leakedKeyDigest']) {
+    db.exec(`INSERT OR IGNORE INTO authorization_keys (key_digest, client_id)
+      SELECT json_extract(record, '$.${field}'), client_id FROM authorizations
+      WHERE json_extract(record, '$.${field}') IS NOT NULL AND NOT EXISTS (SELECT 1 FROM authorization_keys)`);
+  }
+  db.exec(
+    'CREATE TABLE IF NOT EXISTS recipient_account_leaked_keys (key_digest TEXT PRIMARY KEY, account_id TEXT NOT NULL UNIQUE) WITHOUT ROWID',
+  );
   // Decision 44: when each active authorization's next expiry notice falls due. A table of its own, as
   // for claim links; made once from the records already there, whose notices are all still to come.
   db.exec('CREATE TABLE IF NOT EXISTS expiry_notices (client_id TEXT PRIMARY KEY, due_ms INTEGER NOT NULL) WITHOUT ROWID');
@@ -200,6 +234,35 @@ export function createAuthorizationTables(db: { exec(sql: string): void }): void
     SELECT client_id, expires_ms - ${FIRST_NOTICE_MS} FROM authorizations
     WHERE ended = 0 AND expires_ms IS NOT NULL AND NOT EXISTS (SELECT 1 FROM schema_steps WHERE name = 'expiry_notices')`);
   db.exec("INSERT OR IGNORE INTO schema_steps (name) VALUES ('expiry_notices')");
+}
+
+/** Decision 43: the digests a grant is found by, in the same transaction as the record. */
+function keepKeys(statement: (sql: string) => StatementSync, record: StoredAuthorization): void {
+  statement('DELETE FROM authorization_keys WHERE client_id = ?').run(record.clientId);
+  const insert = statement('INSERT OR IGNORE INTO authorization_keys (key_digest, client_id) VALUES (?, ?)');
+  for (const digest of [record.keyDigest, record.previousKeyDigest, record.leakedKeyDigest]) {
+    if (digest) insert.run(digest, record.clientId);
+  }
+}
+
+/** Decision 43: the account's last leaked key, so that the same report again finds the account. */
+function keepLeakedAccountKey(statement: (sql: string) => StatementSync, account: StoredRecipientAccount): void {
+  statement('DELETE FROM recipient_account_leaked_keys WHERE account_id = ?').run(account.accountId);
+  if (account.leakedKeyDigest) {
+    statement('INSERT OR IGNORE INTO recipient_account_leaked_keys (key_digest, account_id) VALUES (?, ?)').run(
+      account.leakedKeyDigest,
+      account.accountId,
+    );
+  }
+}
+
+/**
+ * The `key_digest` column of an account whose current key a leak report ended (decision 43): the
+ * empty string, which no digest equals, as the column predates such accounts and SQLite cannot drop
+ * its NOT NULL in place.
+ */
+function keyColumnOf(account: StoredRecipientAccount): string {
+  return account.keyDigest ?? '';
 }
 
 /** The earliest notice before an expiry (7 days), for the records of an earlier version. */

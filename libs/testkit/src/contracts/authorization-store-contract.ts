@@ -258,10 +258,45 @@ export function describeAuthorizationStoreContract(name: string, open: () => Pro
 
       expect(await store.findByClaimToken(record.claimTokenDigest ?? '')).toEqual(claimed);
     });
+
+    it('when a grant has a current, a previous and a leaked key, then each digest finds it, and a digest it no longer has does not', async () => {
+      const record = aRecord(uniqueName('org'), { keyDigest: randomBytes(32).toString('hex') });
+      await store.create(record, []);
+      expect(await store.findByKeyDigest(record.keyDigest ?? '')).toEqual(record);
+      const rotated: StoredAuthorization = {
+        ...record,
+        keyDigest: randomBytes(32).toString('hex'),
+        previousKeyDigest: record.keyDigest,
+        previousKeyExpiresAt: '2026-11-22T08:00:00.000Z',
+        revision: 2,
+      };
+      expect(await store.update(rotated, 1, [])).toBe(true);
+      expect(await store.findByKeyDigest(rotated.keyDigest ?? '')).toEqual(rotated);
+      expect(await store.findByKeyDigest(record.keyDigest ?? '')).toEqual(rotated);
+
+      const leaked: StoredAuthorization = {
+        ...rotated,
+        previousKeyDigest: null,
+        previousKeyExpiresAt: null,
+        leakedKeyDigest: record.keyDigest,
+        revision: 3,
+      };
+      expect(await store.update(leaked, 2, [])).toBe(true);
+      expect(await store.findByKeyDigest(record.keyDigest ?? '')).toEqual(leaked);
+      expect(await store.findByKeyDigest(rotated.keyDigest ?? '')).toEqual(leaked);
+
+      const again: StoredAuthorization = { ...leaked, keyDigest: randomBytes(32).toString('hex'), leakedKeyDigest: null, revision: 4 };
+      expect(await store.update(again, 3, [])).toBe(true);
+      expect(await store.findByKeyDigest(record.keyDigest ?? '')).toBeUndefined();
+      expect(await store.findByKeyDigest(rotated.keyDigest ?? '')).toBeUndefined();
+      expect(await store.findByKeyDigest(randomBytes(32).toString('hex'))).toBeUndefined();
+    });
   });
 }
 
-const anAccount = (overrides: Partial<StoredRecipientAccount> = {}): StoredRecipientAccount => ({
+const anAccount = (
+  overrides: Partial<StoredRecipientAccount> & { keyDigest?: string } = {},
+): StoredRecipientAccount & { keyDigest: string } => ({
   accountId: `rcp_${randomBytes(12).toString('hex').slice(0, 24)}`,
   name: 'Acme Insurance book',
   keyDigest: randomBytes(32).toString('hex'),
@@ -303,6 +338,19 @@ export function describeRecipientAccountStoreContract(name: string, open: () => 
       expect(await store.updateAccount(again, 2, [])).toBe(true);
       expect(await store.findAccountByKeyDigest(account.keyDigest)).toBeUndefined();
       expect(await store.findAccountByKeyDigest(rotated.keyDigest)).toBeUndefined();
+    });
+
+    it('when a leak report ended the current account key, then the leaked digest still finds the account and the account has no key', async () => {
+      const account = anAccount();
+      await store.createAccount(account, []);
+      const ended: StoredRecipientAccount = { ...account, keyDigest: null, leakedKeyDigest: account.keyDigest, revision: 2 };
+
+      expect(await store.updateAccount(ended, 1, [])).toBe(true);
+
+      expect(await store.findAccount(account.accountId)).toEqual(ended);
+      expect(await store.findAccountByKeyDigest(account.keyDigest)).toEqual(ended);
+      expect(await store.findAccountByKeyDigest('')).toBeUndefined();
+      expect(await store.findByKeyDigest(account.keyDigest)).toBeUndefined();
     });
 
     it('when an account id or digest is unknown, or an authorization is asked by Client ID, then each finds only its own kind', async () => {

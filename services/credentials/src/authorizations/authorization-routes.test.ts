@@ -463,6 +463,8 @@ describe('credentials service: authorizations over HTTP', () => {
         '/claim/{token}',
         '/portfolio/keys/rotate',
         '/portfolio/customers/{clientId}',
+        '/secret-scanning/github',
+        '/leaked-keys',
       ]);
     });
   });

@@ -9,6 +9,7 @@ import { anAccessRecord as aTestkitAccessRecord, startApp, TEST_JWT_SECRET, type
 import { buildApp, type CredentialsAppDeps } from '../app';
 import { credentialsConfigSchema } from '../config';
 import { createOutboxRelay, type OutboxRelay } from '../outbox/outbox-relay';
+import { secretScanningKeys } from '../leaks/secret-scanning-keys';
 
 /** Where the harness's clock stands until a test moves it. */
 export const NOW = new Date('2026-11-20T10:00:00.000Z');
@@ -97,6 +98,7 @@ export async function startCredentials(options: CredentialsHarnessOptions = {}):
       log,
       verifyToken: createTokenVerifier(config),
       rateLimitStores: options.rateLimitStores ?? memoryRateLimitStores,
+      secretScanningKeys: secretScanningKeys({ url: config.SECRET_SCANNING_KEYS_URL, clock, log }),
       console: options.console?.(clock),
     }),
   );

@@ -8,7 +8,7 @@ import { customersPage, scoresPage } from './portfolio-pages';
 import { cursorAfter } from './portfolio-query';
 
 const NOW = new Date('2026-11-20T12:00:00.000Z');
-const ACCOUNT: RecipientAccountView = {
+const ACCOUNT: RecipientAccountView & { keyDigest: string } = {
   accountId: 'rcp_AAAAAAAAAAAAAAAAAAAAAAAA',
   name: 'Book',
   keyDigest: 'a'.repeat(64),

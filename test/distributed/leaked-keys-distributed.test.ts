@@ -1,0 +1,94 @@
+import { randomBytes, randomUUID } from 'node:crypto';
+import { MongoClient } from 'mongodb';
+import { signDevToken } from '@rsd/platform';
+import { describeWithInfra, startSecretScanningProvider, type SecretScanningProvider, type StartedServer } from '@rsd/testkit';
+import { startDistributedServers } from '../support/distributed-servers';
+import { leakedKeyScenarios, leakedKeySecrets } from '../support/leaked-key-scenarios';
+import { everyCollection, everyTopicRecord } from '../support/leak-search';
+import { freePort } from '../support/raw-http';
+import { startService, TEST_RESPONSE_SIGNING_KEYS, type ServiceProcess } from '../support/service-process';
+
+const FAILED_AUTH_LIMIT = 300;
+
+/**
+ * Decision 43 on the distributed runtime: credentials, score ingest and two read-API replicas as
+ * separate processes on real Kafka, a MongoDB-compatible server and Redis (the per-address budget is
+ * counted there, across the services). A reported key must be refused by both replicas within
+ * decision 29's bound of the 200; the suite's own secret-scanning provider serves its keys on loopback.
+ */
+describeWithInfra('kafka', 'leaked keys on the distributed runtime, two read-API replicas', (kafkaTarget) => {
+  const runId = randomUUID().slice(0, 8);
+  const secret = randomBytes(32).toString('base64url');
+  const servers: StartedServer[] = [];
+  const services: ServiceProcess[] = [];
+  let env: Record<string, string>;
+  let provider: SecretScanningProvider;
+  let credentials: ServiceProcess;
+  let scoreIngest: ServiceProcess;
+  const readApis: ServiceProcess[] = [];
+
+  beforeAll(async () => {
+    provider = await startSecretScanningProvider();
+    const [credentialsPort, scoreIngestPort] = [await freePort(), await freePort()];
+    env = {
+      ...(await startDistributedServers(kafkaTarget(), servers)),
+      CREDENTIALS_DB: `leak_credentials_${runId}`,
+      READ_VIEWS_DB: `leak_views_${runId}`,
+      JWT_HS256_SECRET: secret,
+      RESPONSE_SIGNING_KEYS: TEST_RESPONSE_SIGNING_KEYS,
+      LOG_LEVEL: 'info',
+      KAFKA_TOPIC_PARTITIONS: '3',
+      CREDENTIALS_PORT: String(credentialsPort),
+      SCORE_INGEST_PORT: String(scoreIngestPort),
+      SECRET_SCANNING_KEYS_URL: provider.keysUrl,
+      FAILED_AUTH_LIMIT_PER_MINUTE: String(FAILED_AUTH_LIMIT),
+      OUTBOX_RELAY_INTERVAL_MS: '500',
+      EVENT_LOG_PUBLISH_DEADLINE_MS: '2000',
+      FEED_STALENESS_BOUND_MS: '5000',
+      FEED_RECOVERY_GRACE_MS: '3000',
+    };
+    credentials = await startService('credentials', credentialsPort, env);
+    services.push(credentials);
+    scoreIngest = await startService('score-ingest', scoreIngestPort, env);
+    services.push(scoreIngest);
+    for (const replica of [1, 2]) {
+      const port = await freePort();
+      const readApi = await startService('read-api', port, { ...env, READ_API_PORT: String(port), REPLICA_ID: `leak-${replica}` });
+      services.push(readApi);
+      readApis.push(readApi);
+    }
+  }, 180_000);
+
+  const outputs: string[] = [];
+  afterAll(async () => {
+    for (const service of [...services].reverse()) {
+      outputs.push(service.output());
+      await service.stop();
+    }
+    if (env?.MONGO_URL) {
+      const client = await MongoClient.connect(env.MONGO_URL);
+      for (const name of [env.CREDENTIALS_DB ?? '', env.READ_VIEWS_DB ?? '']) await client.db(name).dropDatabase();
+      await client.close();
+    }
+    for (const server of servers) await server.stop();
+    await provider?.close();
+  }, 60_000);
+
+  const scenarios = leakedKeyScenarios(() => ({
+    credentials: credentials.url,
+    scoreIngest: scoreIngest.url,
+    readApis: readApis.map((replica) => replica.url),
+    tokenFor: (org) => signDevToken(secret, { org, scope: 'authorizations:write scores:write' }),
+    provider,
+    failedAuthLimitPerMinute: FAILED_AUTH_LIMIT,
+  }));
+  for (const [name, scenario] of Object.entries(scenarios)) test(name, scenario, 180_000);
+
+  test('when the run is over, then no reported key is in any log, Kafka topic or MongoDB collection', async () => {
+    const haystacks = [...outputs, ...services.map((service) => service.output())];
+    haystacks.push(...(await everyTopicRecord(env.KAFKA_BROKERS ?? '', `leak-search-${runId}`)).values);
+    haystacks.push(...(await everyCollection(env.MONGO_URL ?? '', [env.CREDENTIALS_DB ?? '', env.READ_VIEWS_DB ?? ''])).documents);
+    expect(leakedKeySecrets.length).toBeGreaterThanOrEqual(8);
+    expect(leakedKeySecrets.filter((secretValue) => haystacks.some((haystack) => haystack.includes(secretValue)))).toEqual([]);
+  }, 120_000);
+});
