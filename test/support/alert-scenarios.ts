@@ -235,6 +235,42 @@ export function alertScenarios(target: () => AlertTarget) {
           await noMore(receiver, 'authorization.released', 1);
         },
 
+      'when keys are reported leaked, then authorization.key_leaked for a grant whose key it was (revoked) and for one whose previous key it was (which ends alone)':
+        async () => {
+          const { org, token } = await anOrganization();
+          const { receiver, secret } = await subscribe(org, token, ['authorization.key_leaked']);
+          const current = await orgAdmin.createAuthorization(t().credentials, org, token, {
+            recipientType: 'auditor',
+            scopes: ['qr_score'],
+          });
+          const rotatedGrant = await orgAdmin.createAuthorization(t().credentials, org, token, {
+            recipientType: 'auditor',
+            scopes: ['qr_score'],
+          });
+          const rotated = await request(`${t().credentials}/v1/organizations/${org}/authorizations/${rotatedGrant.clientId}/rotate`, {
+            method: 'POST',
+            headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+            body: JSON.stringify({ overlapSeconds: 3600 }),
+          });
+          expect(rotated.status).toBe(200);
+          alertSecrets.push(current.apiKey, rotatedGrant.apiKey, rotated.body.apiKey as string);
+          const report = (key: string) =>
+            request(`${t().credentials}/v1/leaked-keys`, {
+              method: 'POST',
+              headers: { 'content-type': 'application/json' },
+              body: JSON.stringify({ key }),
+            });
+
+          expect((await report(current.apiKey)).status).toBe(202);
+          expect((await report(rotatedGrant.apiKey)).status).toBe(202);
+          expect((await report(rotatedGrant.apiKey)).status).toBe(202);
+
+          const alerts = await delivered(receiver, secret, 'authorization.key_leaked', 2);
+          expect(alerts.map((delivery) => dataOf(delivery).clientId).sort()).toEqual([current.clientId, rotatedGrant.clientId].sort());
+          await noMore(receiver, 'authorization.key_leaked', 2);
+          expect(receiver.received.map((delivery) => delivery.body).join('\n')).not.toContain(rotatedGrant.apiKey);
+        },
+
       'when an alert webhook is asked for wrongly, then the documented codes: no token, another organization, a recipient event, and a recipient cannot subscribe to alerts':
         async () => {
           const { org, token } = await anOrganization();

@@ -84,6 +84,9 @@ describe('importing a data directory written by an earlier version', () => {
       );
       expect(await store.pendingOutbox(10)).toEqual([{ clientId: 'rs_b', entries: [owed] }]);
       expect((await store.findDueForExpiry(new Date('2026-11-21T00:00:00.000Z'), 10)).map((due) => due.clientId)).toEqual(['rs_a']);
+      // Decision 44: an imported grant with an expiry ahead gets its notices like any other.
+      expect((await store.findDueForExpiryNotice(new Date('2026-11-14T00:00:00.000Z'), 10)).map((due) => due.clientId)).toEqual(['rs_a']);
+      expect(await store.findDueForExpiryNotice(new Date('2026-11-13T23:59:59.999Z'), 10)).toEqual([]);
     } finally {
       await eventLog.close();
       await store.close();

@@ -7,7 +7,7 @@ import type { OutboxEntry } from '@rsd/ports';
 import type { EmbeddedLogger } from '../embedded-logger';
 import { parseLine } from '../earlier-layout';
 import { connectRaw, integer } from './database';
-import { addToOutbox, columnsOf, createAuthorizationTables } from './sqlite-authorization-store';
+import { addToOutbox, columnsOf, createAuthorizationTables, indexImportedExpiryNotices } from './sqlite-authorization-store';
 import { createLogTables } from './sqlite-event-log';
 
 /** The files an earlier version kept in the data directory, and the suffix they get once imported. */
@@ -41,6 +41,8 @@ export async function importEarlierData({ dataDir, file, log }: ImportOptions): 
     createAuthorizationTables(db);
     await importOnce(db, eventLogFile, log, () => importEventLog(db, eventLogFile, log));
     await importOnce(db, authorizationsFile, log, () => importAuthorizations(db, authorizationsFile));
+    // Decision 44: the imported grants' expiry notices, which the tables' creation above could not index.
+    indexImportedExpiryNotices(db);
   } finally {
     db.close();
   }

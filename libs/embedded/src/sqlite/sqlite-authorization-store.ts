@@ -265,6 +265,17 @@ function keyColumnOf(account: StoredRecipientAccount): string {
   return account.keyDigest ?? '';
 }
 
+/**
+ * Records imported from an earlier layout (import-earlier-data.ts) after the tables were made: those
+ * with an expiry ahead and no activity yet (so no notice sent) get their first notice's time, unless
+ * they have one.
+ */
+export function indexImportedExpiryNotices(db: { exec(sql: string): void }): void {
+  db.exec(`INSERT OR IGNORE INTO expiry_notices (client_id, due_ms)
+    SELECT client_id, expires_ms - ${FIRST_NOTICE_MS} FROM authorizations
+    WHERE ended = 0 AND expires_ms IS NOT NULL AND json_extract(record, '$.activity') IS NULL`);
+}
+
 /** The earliest notice before an expiry (7 days), for the records of an earlier version. */
 const FIRST_NOTICE_MS = 7 * 86_400_000;
 

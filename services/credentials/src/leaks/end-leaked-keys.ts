@@ -1,5 +1,13 @@
 import { ACCOUNT_KEY_PREFIX } from '@rsd/contracts';
-import { decideLeakedAccountKey, decideLeakedGrantKey, digestApiKey, hasValidChecksum, type LeakLabel } from '@rsd/domain';
+import {
+  activityOf,
+  decideAlerts,
+  decideLeakedAccountKey,
+  decideLeakedGrantKey,
+  digestApiKey,
+  hasValidChecksum,
+  type LeakLabel,
+} from '@rsd/domain';
 import { LOST_TO_A_CONCURRENT_CHANGE, retryOnConflict } from '../authorizations/retry-on-conflict';
 import type { UseCaseDeps } from '../authorizations/use-case-deps';
 import { outboxEntryOf } from '../outbox/outbox-entry';
@@ -61,9 +69,20 @@ function endGrantKey(deps: LeakedKeyDeps, digest: string): Promise<LeakLabel> {
     async () => {
       const record = await deps.store.findByKeyDigest(digest);
       if (!record) return 'false_positive';
-      const decision = decideLeakedGrantKey(record, digest, { id: deps.newEventId(), time: deps.clock.now() });
+      const now = deps.clock.now();
+      const decision = decideLeakedGrantKey(record, digest, { id: deps.newEventId(), time: now });
       if (decision.outcome === 'unchanged') return decision.label;
-      if (!(await deps.store.update(decision.record, record.revision, [outboxEntryOf(decision.event)]))) return LOST_TO_A_CONCURRENT_CHANGE;
+      // Decision 44: a revoked grant's organization hears of it by the revocation's reason; a previous key
+      // that ends alone is an alert of the grant's own, written with it.
+      const { record: next, events } = decision.record.revokedAt
+        ? { record: decision.record, events: [] }
+        : decideAlerts(
+            decision.record,
+            { activity: activityOf(decision.record), alerts: [{ type: 'authorization.key_leaked', at: now.toISOString() }] },
+            deps.newEventId,
+          );
+      const outbox = [decision.event, ...events].map(outboxEntryOf);
+      if (!(await deps.store.update(next, record.revision, outbox))) return LOST_TO_A_CONCURRENT_CHANGE;
       deps.log.warn(
         {
           clientId: record.clientId,
