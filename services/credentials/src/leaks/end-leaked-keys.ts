@@ -79,7 +79,7 @@ function endGrantKey(deps: LeakedKeyDeps, digest: string): Promise<LeakLabel> {
         : decideAlerts(
             decision.record,
             { activity: activityOf(decision.record), alerts: [{ type: 'authorization.key_leaked', at: now.toISOString() }] },
-            deps.newEventId,
+            () => deps.newEventId(),
           );
       const outbox = [decision.event, ...events].map(outboxEntryOf);
       if (!(await deps.store.update(next, record.revision, outbox))) return LOST_TO_A_CONCURRENT_CHANGE;
