@@ -26,7 +26,13 @@ const ATTEMPTS = 3;
  * can only be older than the stored ones, and an older record makes more changes, never fewer, so
  * anything that may be news is always read again from the store.
  */
-export function accessAlerts({ store, relay, clock, log, newEventId = randomUUID }: AccessAlertsDeps): (records: readonly AccessRecord[]) => Promise<void> {
+export function accessAlerts({
+  store,
+  relay,
+  clock,
+  log,
+  newEventId = randomUUID,
+}: AccessAlertsDeps): (records: readonly AccessRecord[]) => Promise<void> {
   const remembered = new Map<string, StoredAuthorization>();
   const remember = (record: StoredAuthorization) => {
     remembered.delete(record.clientId);
