@@ -9,7 +9,16 @@ import type { AnyServiceDefinition } from '@rsd/ports';
 import { readApiService } from '@rsd/read-api';
 import { embeddedRuntime, resolveSecrets, runtimeConfigSchema, type OpenedRuntime } from '@rsd/runtime';
 import { scoreIngestService } from '@rsd/score-ingest';
-import { aScoreSubmission, request, signToken, startApp, type RunningApp } from '@rsd/testkit';
+import { generateApiKey } from '@rsd/domain';
+import {
+  aScoreSubmission,
+  request,
+  signToken,
+  startApp,
+  startSecretScanningProvider,
+  type RunningApp,
+  type SecretScanningProvider,
+} from '@rsd/testkit';
 
 // Decision 36: every 503 of every service carries Retry-After. The four declarations start on an
 // embedded runtime whose event log and stores can be switched out of reach (each call then rejects
@@ -21,6 +30,8 @@ const ORG = 'unavailable-org';
 
 let dataDir: string;
 let runtime: OpenedRuntime;
+// Decision 43's reports are signed by a provider of the suite's own on loopback, never GitHub.
+let provider: SecretScanningProvider;
 let down = false;
 const started: { definition: AnyServiceDefinition; app: RunningApp; stop(): Promise<void> }[] = [];
 
@@ -58,7 +69,13 @@ beforeAll(async () => {
     openWebhookStore: async () => outOfReachWhenDown(await real.openWebhookStore(), 'webhooks'),
   };
   const specs = [readApiService, credentialsService, scoreIngestService, notifierService].flatMap((definition) => definition.secrets ?? []);
-  const { env } = await resolveSecrets([...specs, DEV_JWT_SECRET], { WEBHOOK_POLL_INTERVAL_MS: '50' }, dataDir, log);
+  provider = await startSecretScanningProvider();
+  const { env } = await resolveSecrets(
+    [...specs, DEV_JWT_SECRET],
+    { WEBHOOK_POLL_INTERVAL_MS: '50', SECRET_SCANNING_KEYS_URL: provider.keysUrl },
+    dataDir,
+    log,
+  );
   for (const definition of [readApiService, credentialsService, scoreIngestService, notifierService] as AnyServiceDefinition[]) {
     const config: object = loadConfig(definition.configSchema, env) as object;
     const service = await definition.start({ config, runtime, clock: systemClock, log });
@@ -73,6 +90,7 @@ afterAll(async () => {
     await service.stop();
   }
   await runtime?.close();
+  await provider?.close();
   await rm(dataDir, { recursive: true, force: true });
 });
 
@@ -214,6 +232,27 @@ test('when the event log and the stores are out of reach, then every operation o
     redeliverOrganizationWebhookDelivery: [
       `${unknownHook}/deliveries/msg_${'0'.repeat(24)}/redeliver`,
       { method: 'POST', headers: bearer },
+    ],
+  });
+  // Decision 43: a leaked key reported by anyone, and by a signed secret-scanning report, is looked up in the store.
+  const leakedKey = JSON.stringify({ key: generateApiKey('rsk') });
+  const report = JSON.stringify([{ token: generateApiKey('rsk'), type: 'rsd_api_key', url: 'https://github.com/o/r', source: 'content' }]);
+  Object.assign(calls, {
+    reportLeakedKey: [
+      `${urlOf(credentialsService)}/v1/leaked-keys`,
+      { method: 'POST', headers: { 'content-type': 'application/json' }, body: leakedKey },
+    ],
+    reportSecretScanningTokens: [
+      `${urlOf(credentialsService)}/v1/secret-scanning/github`,
+      {
+        method: 'POST',
+        headers: {
+          'content-type': 'application/json',
+          'github-public-key-identifier': provider.keyIdentifier,
+          'github-public-key-signature': provider.sign(report),
+        },
+        body: report,
+      },
     ],
   });
   // Every documented operation is called, the JWKS aside: it needs no store.
