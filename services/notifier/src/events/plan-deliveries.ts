@@ -117,20 +117,26 @@ export function startNotifierProjection(deps: NotifierProjectionDeps): Promise<S
     return [...grants, ...portfolios];
   }
 
+  /** When the event is planned, and the trace its deliveries' attempts continue (decision 39): once per event. */
+  interface Planning {
+    now: Date;
+    trace: ReturnType<typeof activeTraceContext>;
+  }
+
   async function plan(event: DomainEvent, before: NotifierStateBefore): Promise<PendingDelivery[]> {
-    return [...(await planForRecipients(event, before)), ...(await planAlerts(event, before))];
+    const planning: Planning = { now: clock.now(), trace: activeTraceContext() };
+    return [...(await planForRecipients(event, before, planning)), ...(await planAlerts(event, before, planning))];
   }
 
   /** Decision 44: an organization's alert, to each of its alert webhooks that hears of it. */
-  async function planAlerts(event: DomainEvent, before: NotifierStateBefore): Promise<PendingDelivery[]> {
+  async function planAlerts(event: DomainEvent, before: NotifierStateBefore, planning: Planning): Promise<PendingDelivery[]> {
     const trigger = alertTriggerOf(event, before);
     if (!trigger) return [];
-    const now = clock.now();
     const owner = webhookOwnerKey({ kind: 'organization', organizationId: trigger.organizationId });
     const planned: PendingDelivery[] = [];
     for (const webhook of await store.activeWebhooksOfClient(owner)) {
       if (!hearsOf(webhook, event.time)) continue;
-      for (const delivery of alertDeliveriesFor(trigger, webhook)) planned.push(pending(webhook, delivery, now));
+      for (const delivery of alertDeliveriesFor(trigger, webhook)) planned.push(pending(webhook, delivery, planning));
     }
     return planned;
   }
@@ -138,7 +144,7 @@ export function startNotifierProjection(deps: NotifierProjectionDeps): Promise<S
   function pending(
     webhook: StoredWebhook,
     delivery: { key: string; payload: { type: PendingDelivery['eventType'] } },
-    now: Date,
+    { now, trace }: Planning,
   ): PendingDelivery {
     return {
       messageId: generateClientId('msg'),
@@ -151,14 +157,13 @@ export function startNotifierProjection(deps: NotifierProjectionDeps): Promise<S
       firstAttemptAt: null,
       dueAt: now.toISOString(),
       // Its attempts continue the trace of this planning (decision 39), itself the event's.
-      ...activeTraceContext(),
+      ...trace,
     };
   }
 
-  async function planForRecipients(event: DomainEvent, before: NotifierStateBefore): Promise<PendingDelivery[]> {
+  async function planForRecipients(event: DomainEvent, before: NotifierStateBefore, planning: Planning): Promise<PendingDelivery[]> {
     const trigger = triggerOf(event, before);
     if (!trigger) return [];
-    const now = clock.now();
     const planned: PendingDelivery[] = [];
     for (const { webhook, grant } of await audience(trigger, before)) {
       // A subscription hears of what happens after it was made (or re-enabled), not of a backlog the projection is still catching up on.
@@ -174,7 +179,7 @@ export function startNotifierProjection(deps: NotifierProjectionDeps): Promise<S
         authorization,
         perGrant: webhook.clientId !== grant,
       };
-      for (const delivery of deliveriesFor(trigger, facts, now)) planned.push(pending(webhook, delivery, now));
+      for (const delivery of deliveriesFor(trigger, facts, planning.now)) planned.push(pending(webhook, delivery, planning));
     }
     return planned;
   }
