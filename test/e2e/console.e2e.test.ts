@@ -8,6 +8,7 @@ import { launchChromium, loopbackOnly, screenshot, seriousAccessibilityViolation
 import { eventually, startEmbedded, type EmbeddedProcess } from '../support/embedded-process';
 import { startOidcIssuer, type OidcIssuer } from '../support/oidc-issuer';
 import { freePort } from '../support/raw-http';
+import { startSwitchableReceiver, verifiesWith, type Received } from '../support/webhook-lifecycle';
 
 // The console (decisions 30-32) in a real browser: Debian's Chromium driven by Playwright, against
 // `npm start` with sign-in by a real OpenID Connect provider on loopback, and the one-time link.
@@ -41,6 +42,8 @@ beforeAll(async () => {
     CONSOLE_OIDC_CLIENT_SECRET: CLIENT.clientSecret,
     CONSOLE_OIDC_REDIRECT_URI: `${consoleUrl}/auth/callback`,
     CONSOLE_OIDC_SCOPE: 'openid profile email org',
+    // The alert webhooks' receiver listens on loopback (decision 28 allows it for tests only).
+    WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true',
   });
   browser = await launchChromium();
   const token = await signToken({ scope: 'scores:write' });
@@ -51,6 +54,13 @@ beforeAll(async () => {
   });
   expect(posted.status).toBe(202);
 }, 120_000);
+
+/** What a test started, stopped after it whether it passed or not. */
+const cleanups: (() => Promise<void>)[] = [];
+const afterThis = (cleanup: () => Promise<void>) => cleanups.push(cleanup);
+afterEach(async () => {
+  for (const cleanup of cleanups.splice(0)) await cleanup();
+});
 
 afterAll(async () => {
   await browser?.close();
@@ -382,6 +392,87 @@ describe('the console in a browser', () => {
     await context.close();
   }, 120_000);
 
+  test('an administrator manages an alert webhook: adds it, tests it, pauses and enables it, rotates its secret, redelivers, changes and deletes it', async () => {
+    const receiver = await startSwitchableReceiver('127.0.0.1');
+    afterThis(() => receiver.close());
+    const { context, page } = await newPage();
+    await signInWithProvider(page, `admin@${ORG}`);
+    await page.getByRole('link', { name: 'Alert webhooks' }).click();
+    await visible(page.getByRole('heading', { level: 1, name: 'Alert webhooks', exact: true }));
+    await visible(page.getByText('No alert webhooks yet.'));
+    await look(page, 'alert-webhooks-empty');
+
+    // Refused by the notifier's own rules: the form keeps what was typed and says why.
+    await page.getByRole('textbox', { name: /Address/ }).fill('ftp://example.com/hooks');
+    await page.getByRole('button', { name: 'Add webhook' }).click();
+    await visible(page.getByRole('alert').filter({ hasText: 'The webhook was not created' }));
+    expect(await page.getByRole('textbox', { name: /Address/ }).inputValue()).toBe('ftp://example.com/hooks');
+
+    await page.getByRole('textbox', { name: /Address/ }).fill(receiver.url);
+    await page.getByRole('button', { name: 'Add webhook' }).click();
+    await visible(page.getByRole('heading', { level: 1, name: 'Webhook created', exact: true }));
+    const secret = (await page.locator('#webhook-secret').textContent()) ?? '';
+    expect(secret).toMatch(/^whsec_/);
+    await look(page, 'alert-webhook-created');
+
+    // A test delivery, signed with the secret just shown (checked by the official Standard Webhooks library).
+    await page.getByRole('link', { name: 'View the webhook' }).click();
+    await visible(page.getByText('Active', { exact: true }));
+    await page.getByRole('button', { name: 'Send a test delivery' }).click();
+    await visible(page.getByText('A test delivery (webhook.test) is on its way.'));
+    const tested = await delivered(receiver, 1);
+    expect(JSON.parse(tested.body)).toMatchObject({ type: 'webhook.test' });
+    expect(verifiesWith(tested, secret)).toBe(true);
+
+    await page.getByRole('button', { name: 'Pause' }).click();
+    await visible(page.getByText('Paused. Alerts are not sent to it until it is enabled again.'));
+    await visible(page.getByText('Paused', { exact: true }));
+    await page.getByRole('button', { name: 'Enable' }).click();
+    await visible(page.getByText('Enabled. The next alerts are sent to it.'));
+
+    // A rotation with an hour's overlap: the next delivery carries both signatures.
+    await page.getByLabel('Old secret keeps signing for').selectOption('3600');
+    await page.getByRole('button', { name: 'Rotate secret' }).click();
+    await visible(page.getByRole('heading', { level: 1, name: 'New signing secret', exact: true }));
+    const rotated = (await page.locator('#webhook-secret').textContent()) ?? '';
+    expect(rotated).toMatch(/^whsec_/);
+    expect(rotated).not.toBe(secret);
+    await look(page, 'alert-webhook-rotated');
+    await page.getByRole('link', { name: 'View the webhook' }).click();
+    await page.getByRole('button', { name: 'Send a test delivery' }).click();
+    const overlapping = await delivered(receiver, 2);
+    expect(String(overlapping.headers['webhook-signature']).split(' ')).toHaveLength(2);
+    expect(verifiesWith(overlapping, rotated)).toBe(true);
+    expect(verifiesWith(overlapping, secret)).toBe(true);
+
+    // The first test delivery again: the same webhook-id and the same body.
+    await page.reload();
+    const firstId = String(tested.headers['webhook-id']);
+    await visible(page.getByText(firstId));
+    await page.getByRole('row').filter({ hasText: firstId }).first().getByRole('button', { name: 'Redeliver' }).click();
+    await visible(page.getByText('The delivery is sent again, with its original payload and webhook-id.'));
+    const again = await delivered(receiver, 3);
+    expect(again.headers['webhook-id']).toBe(firstId);
+    expect(again.body).toBe(tested.body);
+    await look(page, 'alert-webhook');
+
+    // Changed: fewer alerts; a bad address refused with the form kept.
+    await page.getByRole('checkbox', { name: /First used/ }).uncheck();
+    await page.getByRole('button', { name: 'Save' }).click();
+    await visible(page.getByText('Webhook saved.'));
+    expect(await page.getByRole('checkbox', { name: /First used/ }).isChecked()).toBe(false);
+    await page.getByRole('textbox', { name: /Address/ }).fill('not an address');
+    await page.getByRole('button', { name: 'Save' }).click();
+    await visible(page.getByRole('alert').filter({ hasText: 'The webhook was not changed' }));
+    expect(await page.getByRole('textbox', { name: /Address/ }).inputValue()).toBe('not an address');
+
+    await page.getByRole('button', { name: 'Delete webhook' }).click();
+    await visible(page.getByText('Webhook deleted.'));
+    await visible(page.getByText('No alert webhooks yet.'));
+    for (const shown of [secret, rotated]) expect(product.output()).not.toContain(shown);
+    await context.close();
+  }, 120_000);
+
   test('every page has no serious accessibility violation, and the console wrote no error to the browser console', async () => {
     // The checker itself finds what it should: an image without a text alternative is a critical violation.
     const control = await browser.newPage();
@@ -398,6 +489,11 @@ describe('the console in a browser', () => {
     expect(unexpected).toEqual([]);
   });
 });
+
+/** The receiver's `count`th delivery, once it has arrived. */
+async function delivered(receiver: { received: Received[] }, count: number): Promise<Received> {
+  return eventually(() => Promise.resolve(receiver.received[count - 1]), 15_000, 100);
+}
 
 async function serveAttackerPage(body: string): Promise<{ url: string; close(): Promise<void> }> {
   const server: Server = createServer((_req, res) => res.writeHead(200, { 'content-type': 'text/html' }).end(`<!doctype html>${body}`));

@@ -21,3 +21,4 @@ export * from './periodic-job';
 export * from './iso-instants';
 export * from './clock';
 export * from './unavailable';
+export * from './console-delegation';

@@ -39,6 +39,11 @@ export interface ServiceContext<Config> {
    * events (the notifier's delivery attempts); undefined when off, so that nothing is traced or paid for.
    */
   tracer?: Tracer | undefined;
+  /**
+   * The loopback URL of another service this process runs, by its name (`notifier`), already
+   * listening; undefined where it runs in another process. Configuration names the others.
+   */
+  localUrlOf?(serviceName: string): string | undefined;
 }
 
 export interface RunningService {

@@ -101,6 +101,11 @@ export async function runServices(definitions: readonly AnyServiceDefinition[], 
     }),
   );
 
+  const urlAt = (index: number): string => {
+    const { server, host } = servers[index]!;
+    return `http://${host === '0.0.0.0' ? '127.0.0.1' : host}:${portOf(server.server)}`;
+  };
+
   const start = startWithRetries(
     async (scope) => {
       const runtime = await openRuntime({ ...runtimeSettings, DATA_DIR: dataDir ?? runtimeSettings.DATA_DIR }, name, log);
@@ -114,6 +119,10 @@ export async function runServices(definitions: readonly AnyServiceDefinition[], 
           clock,
           log: logOf(definition),
           tracer,
+          localUrlOf: (serviceName) => {
+            const other = definitions.findIndex((candidate) => candidate.name === serviceName);
+            return other === -1 ? undefined : urlAt(other);
+          },
         });
         scope.closeOnStop(() => service.stop());
         // Views in this process catch up before the first request; shared views say it on /readyz instead.
@@ -165,10 +174,7 @@ export async function runServices(definitions: readonly AnyServiceDefinition[], 
     runtime: runtimeSettings.RUNTIME,
     dataDir,
     log,
-    urlOf: (definition) => {
-      const { server, host } = servers[indexOf(definition)]!;
-      return `http://${host === '0.0.0.0' ? '127.0.0.1' : host}:${portOf(server.server)}`;
-    },
+    urlOf: (definition) => urlAt(indexOf(definition)),
     // The definition started this service, so it returned its own Running.
     service: <Config, Running extends RunningService>(definition: ServiceDefinition<Config, Running>) =>
       running[indexOf(definition as AnyServiceDefinition)] as Running,

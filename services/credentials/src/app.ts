@@ -31,7 +31,7 @@ export interface CredentialsAppDeps {
   /** Decision 43: the keys GitHub signs its secret-scanning reports with. */
   secretScanningKeys: SecretScanningKeys;
   /** Decisions 30-32: the console's sessions and its sign-in; without them the service has no console (tests of the API alone). */
-  console?: Pick<ConsoleRoutesDeps, 'sessions' | 'oidc' | 'claims' | 'publicOrigin'>;
+  console?: Pick<ConsoleRoutesDeps, 'sessions' | 'oidc' | 'claims' | 'publicOrigin' | 'alertWebhooks'>;
 }
 
 export function buildApp(deps: CredentialsAppDeps): Express {

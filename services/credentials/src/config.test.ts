@@ -34,6 +34,17 @@ describe('credentials config', () => {
     );
   });
 
+  test("when the console's notifier settings are wrong, then each is refused by name", () => {
+    const load = (env: Record<string, string>) => () => loadConfig(credentialsConfigSchema, { JWT_HS256_SECRET: TEST_JWT_SECRET, ...env });
+    expect(load({ NOTIFIER_URL: 'ftp://notifier:8083' })).toThrow(/NOTIFIER_URL: must be an http\(s\) URL/);
+    expect(load({ CONSOLE_NOTIFIER_SECRET: 'short' })).toThrow(/CONSOLE_NOTIFIER_SECRET: must be at least 32 characters/);
+    expect(load({ CONSOLE_NOTIFIER_SECRET: TEST_JWT_SECRET })).toThrow(/CONSOLE_NOTIFIER_SECRET: must differ from JWT_HS256_SECRET/);
+    expect(load({ NOTIFIER_URL: 'http://notifier:8083', CONSOLE_NOTIFIER_SECRET: 'c'.repeat(40) })()).toMatchObject({
+      NOTIFIER_URL: 'http://notifier:8083',
+      CONSOLE_NOTIFIER_SECRET: 'c'.repeat(40),
+    });
+  });
+
   test('when the secret-scanning key list is not an http(s) URL, then it is refused', () => {
     expect(() =>
       loadConfig(credentialsConfigSchema, { JWT_HS256_SECRET: TEST_JWT_SECRET, SECRET_SCANNING_KEYS_URL: 'file:///etc/keys.json' }),

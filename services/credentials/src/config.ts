@@ -1,6 +1,12 @@
 import { z } from 'zod';
 import { CLIENT_ID_PREFIX_PATTERN } from '@rsd/contracts';
-import { accessLogRetentionDays, callerAuthConfigSchema, env } from '@rsd/platform';
+import {
+  accessLogRetentionDays,
+  callerAuthConfigSchema,
+  consoleDelegationConfigShape,
+  env,
+  refuseSharedConsoleSecret,
+} from '@rsd/platform';
 import { consoleConfigSchema } from './console/console-config';
 
 const prefix = (fallback: string) =>
@@ -27,6 +33,13 @@ const serviceConfigSchema = z
       .string('https://api.github.com/meta/public_keys/secret_scanning')
       .pipe(z.url({ protocol: /^https?$/, error: 'must be an http(s) URL' })),
     LOG_LEVEL: env.logLevel(),
+    /**
+     * Where the console reaches the notifier to manage the organization's alert webhooks (with
+     * CONSOLE_NOTIFIER_SECRET). Unset: the notifier of the same process, if one runs there (the
+     * embedded runtime); else the console does not manage them.
+     */
+    NOTIFIER_URL: env.optionalString().pipe(z.url({ protocol: /^https?$/, error: 'must be an http(s) URL' }).optional()),
+    ...consoleDelegationConfigShape,
   })
   .superRefine((value, ctx) => {
     // A key must never be mistaken for a Client ID, in logs or in a pasted header.
@@ -36,5 +49,8 @@ const serviceConfigSchema = z
   });
 
 /** Intersection, not extension: both halves are checked, so every bad variable is reported at once. */
-export const credentialsConfigSchema = serviceConfigSchema.and(callerAuthConfigSchema).and(consoleConfigSchema);
+export const credentialsConfigSchema = serviceConfigSchema
+  .and(callerAuthConfigSchema)
+  .and(consoleConfigSchema)
+  .superRefine(refuseSharedConsoleSecret);
 export type CredentialsConfig = z.infer<typeof credentialsConfigSchema>;

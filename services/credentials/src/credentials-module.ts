@@ -12,12 +12,14 @@ import { CONSOLE_PATH, oidcSettingsOf } from './console/console-config';
 import { createConsoleSessions } from './console/console-sessions';
 import { createOidcSignIn } from './console/oidc-sign-in';
 import { secretScanningKeys } from './leaks/secret-scanning-keys';
+import { alertWebhookAccess, type AlertWebhookAccess } from './console/alert-webhooks';
 
 export interface CredentialsModuleDeps {
   config: CredentialsConfig;
   runtime: Runtime;
   clock: Clock;
   log: Logger;
+  localUrlOf?: (serviceName: string) => string | undefined;
 }
 
 export interface CredentialsModule extends RunningService {
@@ -29,7 +31,13 @@ export interface CredentialsModule extends RunningService {
 }
 
 /** The credentials service: authorizations in its own store, their events relayed to the event log, expiry on schedule. */
-export async function createCredentialsModule({ config, runtime, clock, log }: CredentialsModuleDeps): Promise<CredentialsModule> {
+export async function createCredentialsModule({
+  config,
+  runtime,
+  clock,
+  log,
+  localUrlOf,
+}: CredentialsModuleDeps): Promise<CredentialsModule> {
   const store = await runtime.openAuthorizationStore();
   // Events still owed from before a restart (or an event-log outage) go out first.
   const relay = createOutboxRelay({ store, eventLog: runtime.eventLog, log });
@@ -51,6 +59,7 @@ export async function createCredentialsModule({ config, runtime, clock, log }: C
   const oidcSettings = oidcSettingsOf(config);
   // Decision 38's claim attempts: counted with the read API's failed authentications where the runtime shares counts (one process, or Redis); else per replica.
   const rateLimitStores = await runtime.rateLimitStores();
+  const alertWebhooks = consoleAlertWebhooks(config, localUrlOf, log);
   const app = buildApp({
     config,
     store,
@@ -67,6 +76,7 @@ export async function createCredentialsModule({ config, runtime, clock, log }: C
       oidc: oidcSettings && createOidcSignIn(oidcSettings, log),
       publicOrigin: oidcSettings?.redirectUri.origin,
       claims: { organizationClaim: config.CONSOLE_OIDC_ORGANIZATION_CLAIM, permissionsClaim: config.CONSOLE_OIDC_PERMISSIONS_CLAIM },
+      alertWebhooks,
     },
   });
   return {
@@ -77,4 +87,21 @@ export async function createCredentialsModule({ config, runtime, clock, log }: C
     },
     stop: stopInOrder(pruner, alertFeed, accessFeed, expiry, relay, consoleState, store),
   };
+}
+
+/**
+ * The console manages the organization's alert webhooks on the notifier named by NOTIFIER_URL, or on
+ * the one this process runs (the embedded runtime), with the secret both share; without either, it
+ * says where they are managed instead.
+ */
+function consoleAlertWebhooks(
+  config: CredentialsConfig,
+  localUrlOf: CredentialsModuleDeps['localUrlOf'],
+  log: Logger,
+): AlertWebhookAccess | undefined {
+  const notifierUrl = config.NOTIFIER_URL ?? localUrlOf?.('notifier');
+  const secret = config.CONSOLE_NOTIFIER_SECRET;
+  if (notifierUrl && secret) return alertWebhookAccess({ notifierUrl, secret, log });
+  if (config.NOTIFIER_URL) log.warn('NOTIFIER_URL is set without CONSOLE_NOTIFIER_SECRET: the console does not manage alert webhooks');
+  return undefined;
 }

@@ -1,7 +1,7 @@
 import type { Tracer } from '@opentelemetry/api';
 import { Counter, Gauge } from 'prom-client';
 import { caughtUpCheck, createServiceMetrics } from '@rsd/observability';
-import { createTokenVerifier, every, stopInOrder, type Logger } from '@rsd/platform';
+import { createTokenVerifier, every, withConsoleTokens, stopInOrder, type Logger } from '@rsd/platform';
 import type { Clock, RunningService, Runtime } from '@rsd/ports';
 import { accountAuthenticator, recipientAuthenticator } from '@rsd/recipient-access';
 import { buildApp } from './app';
@@ -58,7 +58,11 @@ export async function createNotifierModule({
 
   // The runner has resolved it (WEBHOOK_KEY_SECRET): configured, or made in the data directory.
   if (!config.JWT_HS256_SECRET && !config.JWT_JWKS_URL) {
-    log.warn('neither JWT_JWKS_URL nor JWT_HS256_SECRET is set: organizations cannot manage their alert webhooks (every token is refused)');
+    log.warn(
+      config.CONSOLE_NOTIFIER_SECRET
+        ? 'neither JWT_JWKS_URL nor JWT_HS256_SECRET is set: organizations manage their alert webhooks in the console only (every other token is refused)'
+        : 'neither JWT_JWKS_URL nor JWT_HS256_SECRET is set: organizations cannot manage their alert webhooks (every token is refused)',
+    );
   }
   const sealer = secretSealer(Buffer.from(config.WEBHOOK_SECRET_KEY ?? '', 'base64'));
   const policy = { allowPrivate: config.WEBHOOK_ALLOW_PRIVATE_TARGETS };
@@ -126,7 +130,7 @@ export async function createNotifierModule({
     owners: [
       grantWebhooks(recipientAuthenticator(access), config),
       portfolioWebhooks(accountAuthenticator(access), config),
-      organizationWebhooks(createTokenVerifier(config)),
+      organizationWebhooks(withConsoleTokens(createTokenVerifier(config), config.CONSOLE_NOTIFIER_SECRET)),
     ],
     operations: { metrics, readiness: [...runtime.readiness(), caughtUpCheck(projection.caughtUp)] },
   });

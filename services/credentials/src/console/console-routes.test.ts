@@ -1,5 +1,6 @@
 import { readFile } from 'node:fs/promises';
 import { get as httpGet } from 'node:http';
+import { createServer as createNetServer } from 'node:net';
 import { join } from 'node:path';
 import { digestApiKey, hasValidChecksum } from '@rsd/domain';
 import { createMemoryConsoleStateStore } from '@rsd/embedded';
@@ -7,6 +8,7 @@ import { UnavailableError } from '@rsd/platform';
 import type { AuthorizationStore } from '@rsd/ports';
 import { request, signToken } from '@rsd/testkit';
 import { anAccessRecord, NOW, startCredentials, type CredentialsHarness } from '../testing/credentials-harness';
+import { alertWebhookAccess, type AlertWebhookAccess } from './alert-webhooks';
 import { DEFAULT_CLAIMS } from './console-config';
 import { createConsoleSessions, type ConsoleSessions } from './console-sessions';
 
@@ -28,7 +30,7 @@ interface Harness extends CredentialsHarness {
 const PUBLIC_ORIGIN = 'https://credentials.acme.example';
 
 /** The credentials service over the embedded adapters in a temp dir, its console's sessions in the test's hands. */
-async function startConsole(): Promise<Harness> {
+async function startConsole(options: { alertWebhooks?: AlertWebhookAccess } = {}): Promise<Harness> {
   let sessions: ConsoleSessions | undefined;
   let failure: Error | undefined;
   const h = await startCredentials({
@@ -38,7 +40,7 @@ async function startConsole(): Promise<Harness> {
     }),
     console: (clock) => {
       sessions = createConsoleSessions(clock, createMemoryConsoleStateStore());
-      return { sessions, oidc: undefined, claims: DEFAULT_CLAIMS, publicOrigin: PUBLIC_ORIGIN };
+      return { sessions, oidc: undefined, claims: DEFAULT_CLAIMS, publicOrigin: PUBLIC_ORIGIN, alertWebhooks: options.alertWebhooks };
     },
   });
   if (!sessions) throw new Error('the harness made no console');
@@ -1010,6 +1012,81 @@ describe('credentials service: the console (decisions 30-32)', () => {
       expect(page.status).toBe(404);
       expect(page.body).toContain('<h1>Sign in</h1>');
       expect(page.sessionCookie).toBeUndefined();
+    });
+  });
+
+  describe('alert webhooks (decisions 44-45)', () => {
+    /** Reached through the notifier's API, where no notifier listens: the port of a server just closed. */
+    async function unreachableNotifier(): Promise<AlertWebhookAccess> {
+      const server = createNetServer();
+      await new Promise<void>((listening) => server.listen(0, '127.0.0.1', listening));
+      const { port } = server.address() as { port: number };
+      await new Promise<void>((closed) => server.close(() => closed()));
+      return alertWebhookAccess({ notifierUrl: `http://127.0.0.1:${port}`, secret: 'x'.repeat(48), log: h.log, timeoutMs: 1_000 });
+    }
+
+    test('when nobody is signed in, then the alert webhook pages and changes are a 303 to /console', async () => {
+      const pages = [
+        await visit('/console/alert-webhooks'),
+        await visit('/console/alert-webhooks/wh_1'),
+        await visit('/console/alert-webhooks', { form: { _csrf: 'guess', url: 'https://example.com/hooks' } }),
+        await visit('/console/alert-webhooks/wh_1/delete', { form: { _csrf: 'guess' } }),
+      ];
+      expect(pages.map((page) => [page.status, page.location])).toEqual(pages.map(() => [303, '/console']));
+    });
+
+    test('when the console reaches no notifier, then the page says where alert webhooks are managed instead', async () => {
+      const session = await signIn();
+      const home = await visit('/console', { cookie: session.cookie });
+      expect(home.body).toContain('href="/console/alert-webhooks"');
+
+      const page = await visit('/console/alert-webhooks', { cookie: session.cookie });
+      expect(page.status).toBe(200);
+      expect(page.body).toContain('not connected to the notifier');
+      expect(page.body).toContain(`/v1/organizations/${ORG}/webhooks`);
+      expect(page.body).toContain('CONSOLE_NOTIFIER_SECRET');
+    });
+
+    test('when the notifier is out of reach, then each page is a 503 in words with Retry-After, and nothing internal shows', async () => {
+      await h.close();
+      h = await startConsole({ alertWebhooks: await unreachableNotifier() });
+      const session = await signIn();
+
+      const list = await visit('/console/alert-webhooks', { cookie: session.cookie });
+      const create = await visit('/console/alert-webhooks', {
+        cookie: session.cookie,
+        form: { _csrf: session.csrf, url: 'https://hooks.example.com/', events: 'authorization.first_use' },
+      });
+      for (const page of [list, create]) {
+        expect(page.status).toBe(503);
+        expect(page.headers.get('retry-after')).toBe('5');
+        expect(page.body).toContain('The notifier, which sends the alerts, cannot be reached');
+      }
+    });
+
+    test('when a change lacks the session’s token, then it is refused (403) and the notifier is never asked', async () => {
+      const calls: string[] = [];
+      const recording: AlertWebhookAccess = {
+        run: (_actor, use) =>
+          use(
+            new Proxy({} as Parameters<typeof use>[0], {
+              get: (_target, name) => () => {
+                calls.push(String(name));
+                return Promise.resolve([]);
+              },
+            }),
+          ),
+      };
+      await h.close();
+      h = await startConsole({ alertWebhooks: recording });
+      const session = await signIn();
+
+      const refused = await visit('/console/alert-webhooks/wh_1/delete', { cookie: session.cookie, form: { _csrf: 'guess' } });
+      expect(refused.status).toBe(403);
+      expect(calls).toEqual([]);
+      const listed = await visit('/console/alert-webhooks', { cookie: session.cookie });
+      expect(listed.status).toBe(200);
+      expect(calls).toEqual(['list']);
     });
   });
 

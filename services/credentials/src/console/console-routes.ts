@@ -37,6 +37,8 @@ import {
 } from './pages';
 import type { Html } from './html';
 import { labelledRouter } from '@rsd/observability';
+import type { AlertWebhookAccess } from './alert-webhooks';
+import { alertWebhookRoutes } from './alert-webhook-routes';
 
 export interface ConsoleRoutesDeps extends Omit<AuthorizationRoutesDeps, 'verifyToken' | 'accessLog'> {
   /** The access log's pages, and its reads per day for the authorization page's chart. */
@@ -47,6 +49,8 @@ export interface ConsoleRoutesDeps extends Omit<AuthorizationRoutesDeps, 'verify
   claims: { organizationClaim: string; permissionsClaim: string };
   /** The console's origin as people reach it (the registered callback's), when a proxy may rewrite Host. */
   publicOrigin?: string;
+  /** The organization's alert webhooks on the notifier; absent where the console reaches none. */
+  alertWebhooks?: AlertWebhookAccess | undefined;
   log: Logger;
 }
 
@@ -287,6 +291,17 @@ export function consoleRoutes(deps: ConsoleRoutesDeps): Router {
     );
   });
 
+  // --- Alert webhooks -----------------------------------------------------------------------------
+  alertWebhookRoutes(router, {
+    access: deps.alertWebhooks,
+    signedIn,
+    change,
+    actorOf: (res) => ({ organizationId: sessionOf(res).organizationId, subject: sessionOf(res).subject }),
+    viewerOf: (res) => viewerOf(sessionOf(res)),
+    page,
+    log: deps.log,
+  });
+
   router.use(async (req, res) => {
     const session = await sessions.find(cookieOf(req, SESSION_COOKIE));
     page(res, 404, problemPage('Page not found', 'There is no such page in the console.', session && viewerOf(session)));
@@ -308,6 +323,9 @@ export function consoleRoutes(deps: ConsoleRoutesDeps): Router {
 const TITLES: Partial<Record<ApiError['code'], string>> = {
   AUTHORIZATION_NOT_FOUND: 'Authorization not found',
   AUTHORIZATION_INACTIVE: 'Authorization no longer active',
+  WEBHOOK_NOT_FOUND: 'Webhook not found',
+  WEBHOOK_MESSAGE_NOT_FOUND: 'Delivery not found',
+  WEBHOOK_NOT_ACTIVE: 'Webhook not active',
   KEY_ALREADY_CLAIMED: 'Key already claimed',
   KEY_NOT_CLAIMED: 'Key not yet claimed',
   SERVICE_UNAVAILABLE: 'Try again in a moment',

@@ -74,7 +74,7 @@ export function layout(title: string, body: Html, viewer?: Viewer): Html {
     </html>`;
 }
 
-const csrfField = (viewer: Viewer) => html`<input type="hidden" name="_csrf" value="${viewer.csrfToken}" />`;
+export const csrfField = (viewer: Viewer) => html`<input type="hidden" name="_csrf" value="${viewer.csrfToken}" />`;
 
 export function signInPage(options: { oidc: boolean; problem?: string }): Html {
   return layout(
@@ -148,7 +148,7 @@ export function listPage(viewer: Viewer, authorizations: readonly Authorization[
   );
 }
 
-const ALERT_LABELS: Record<AlertType, string> = {
+export const ALERT_LABELS: Record<AlertType, string> = {
   'authorization.expiring': 'Expires soon',
   'authorization.first_use': 'First used',
   'authorization.new_address': 'Read from a new address',
@@ -179,7 +179,10 @@ function alertsSection(authorizations: readonly Authorization[], alerts: readonl
     </tr>`;
   });
   return html`<section aria-labelledby="alerts-heading">
-    <h2 id="alerts-heading">Alerts</h2>
+    <div class="heading">
+      <h2 id="alerts-heading">Alerts</h2>
+      <a href="/console/alert-webhooks">Alert webhooks</a>
+    </div>
     ${
       alerts.length === 0
         ? html`<p class="empty">
@@ -622,7 +625,7 @@ function statusBadge(authorization: Authorization): Html {
 }
 
 /** UTC, to the minute: what a person reads; the exact instant is in the element's datetime. */
-function instant(value: string | null, absent: string): Html {
+export function instant(value: string | null, absent: string): Html {
   if (!value) return html`${absent}`;
   return html`<time datetime="${value}">${value.slice(0, 16).replace('T', ' ')} UTC</time>`;
 }

@@ -1,0 +1,86 @@
+import {
+  ApiConnectionError,
+  ApiError as NotifierRefusal,
+  Organization,
+  type OrganizationAlertEvent,
+  type Webhooks,
+} from '@resilience-score/client';
+import { ApiError, ERROR_STATUS, serviceUnavailable, signConsoleToken, type ErrorCode, type Logger } from '@rsd/platform';
+
+const OPERATIONS = ['list', 'create', 'update', 'delete', 'deliveries', 'rotateSecret', 'test', 'redeliver'] as const;
+
+/**
+ * What the console does with one organization's alert webhooks: the notifier's whole lifecycle
+ * (decision 45), each refusal already the console's own error.
+ */
+export type AlertWebhooks = Pick<Webhooks<OrganizationAlertEvent>, (typeof OPERATIONS)[number]>;
+
+/** The signed-in person the console acts for. */
+export interface ConsoleActor {
+  organizationId: string;
+  subject: string;
+}
+
+/**
+ * The organization's alert webhooks on the notifier, as the console reaches them: the TypeScript SDK's
+ * own client, with a minute's token of the console for the signed-in organization (console-delegation).
+ * Each refusal of the notifier becomes the console's error of the same code; an unreachable notifier, or
+ * one that refuses the console's token (the two services' secrets differ), is a 503 page.
+ */
+export interface AlertWebhookAccess {
+  /** Runs `use` on the actor's webhooks. */
+  run<T>(actor: ConsoleActor, use: (webhooks: AlertWebhooks) => Promise<T>): Promise<T>;
+}
+
+export function alertWebhookAccess(options: { notifierUrl: string; secret: string; log: Logger; timeoutMs?: number }): AlertWebhookAccess {
+  const notifierUrl = `${options.notifierUrl.replace(/\/+$/, '')}/v1`;
+  return {
+    async run(actor, use) {
+      const token = await signConsoleToken(options.secret, actor);
+      const organization = new Organization({
+        token,
+        organizationId: actor.organizationId,
+        notifierUrl,
+        timeout: options.timeoutMs ?? 5_000,
+        maxRetries: 1,
+        maxRetryWait: 2_000,
+      });
+      const webhooks = organization.webhooks;
+      const converted = Object.fromEntries(
+        OPERATIONS.map((name) => [
+          name,
+          async (...args: unknown[]) => {
+            try {
+              return await (webhooks[name] as (...args: unknown[]) => Promise<unknown>).apply(webhooks, args);
+            } catch (error) {
+              throw consoleErrorOf(error, options.log);
+            }
+          },
+        ]),
+      ) as unknown as AlertWebhooks;
+      return use(converted);
+    },
+  };
+}
+
+function consoleErrorOf(error: unknown, log: Logger): unknown {
+  if (error instanceof ApiConnectionError) {
+    log.warn({ err: error }, 'console: the notifier could not be reached');
+    return serviceUnavailable('The notifier, which sends the alerts, cannot be reached; try again in a moment.', { cause: error });
+  }
+  if (!(error instanceof NotifierRefusal)) return error;
+  if (error.status === 401 || error.status === 403) {
+    // The console's own token refused: a configuration to mend, never the person's doing.
+    log.error(
+      { status: error.status, code: error.code },
+      'console: the notifier refused the console token (check CONSOLE_NOTIFIER_SECRET on both services)',
+    );
+    return serviceUnavailable('The console cannot manage alert webhooks right now.', { cause: error });
+  }
+  if (error.status >= 500 || error.code === undefined || !(error.code in ERROR_STATUS)) {
+    log.warn({ status: error.status, code: error.code }, 'console: the notifier did not complete a request');
+    return serviceUnavailable('The notifier could not complete this request; try again in a moment.', { cause: error });
+  }
+  const details = (error.details ?? []).map((detail) => ({ path: detail.path ?? '', message: detail.message ?? '' }));
+  return new ApiError(error.code as ErrorCode, error.message, details.length > 0 ? details : undefined);
+}
