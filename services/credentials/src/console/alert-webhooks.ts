@@ -7,13 +7,14 @@ import {
 } from '@resilience-score/client';
 import { ApiError, ERROR_STATUS, serviceUnavailable, signConsoleToken, type ErrorCode, type Logger } from '@rsd/platform';
 
-const OPERATIONS = ['list', 'create', 'update', 'delete', 'deliveries', 'rotateSecret', 'test', 'redeliver'] as const;
-
 /**
  * What the console does with one organization's alert webhooks: the notifier's whole lifecycle
  * (decision 45), each refusal already the console's own error.
  */
-export type AlertWebhooks = Pick<Webhooks<OrganizationAlertEvent>, (typeof OPERATIONS)[number]>;
+export type AlertWebhooks = Pick<
+  Webhooks<OrganizationAlertEvent>,
+  'list' | 'create' | 'update' | 'delete' | 'deliveries' | 'rotateSecret' | 'test' | 'redeliver'
+>;
 
 /** The signed-in person the console acts for. */
 export interface ConsoleActor {
@@ -45,20 +46,21 @@ export function alertWebhookAccess(options: { notifierUrl: string; secret: strin
         maxRetries: 1,
         maxRetryWait: 2_000,
       });
-      const webhooks = organization.webhooks;
-      const converted = Object.fromEntries(
-        OPERATIONS.map((name) => [
-          name,
-          async (...args: unknown[]) => {
-            try {
-              return await (webhooks[name] as (...args: unknown[]) => Promise<unknown>).apply(webhooks, args);
-            } catch (error) {
-              throw consoleErrorOf(error, options.log);
-            }
-          },
-        ]),
-      ) as unknown as AlertWebhooks;
-      return use(converted);
+      const { webhooks } = organization;
+      const asConsoleError = <T>(call: Promise<T>): Promise<T> =>
+        call.catch((error: unknown) => {
+          throw consoleErrorOf(error, options.log);
+        });
+      return use({
+        list: (...args) => asConsoleError(webhooks.list(...args)),
+        create: (...args) => asConsoleError(webhooks.create(...args)),
+        update: (...args) => asConsoleError(webhooks.update(...args)),
+        delete: (...args) => asConsoleError(webhooks.delete(...args)),
+        deliveries: (...args) => asConsoleError(webhooks.deliveries(...args)),
+        rotateSecret: (...args) => asConsoleError(webhooks.rotateSecret(...args)),
+        test: (...args) => asConsoleError(webhooks.test(...args)),
+        redeliver: (...args) => asConsoleError(webhooks.redeliver(...args)),
+      });
     },
   };
 }
