@@ -154,12 +154,18 @@ export function openingOf(text: string): { title: string; opening: string } {
   return { title, opening: next?.type === 'paragraph_open' ? (tokens[4]?.content ?? '') : '' };
 }
 
-/** Why a guide's opening does not say who it is for and what it covers, or null when it does. */
+/**
+ * Why a guide's opening does not say who it is for and what it covers, or null when it does. The first
+ * paragraph after the title starts with its readers (`**Who it is for:** …`, or a sentence "For …") and
+ * says what it covers (a line `**What it covers:** …`, or "… covers …").
+ */
 export function openingProblem(text: string): string | null {
   const { title, opening } = openingOf(text);
   if (title === '') return 'does not start with a title (# …)';
-  if (!/^\*\*Who it is for:\*\* \S/.test(opening)) return 'its first paragraph does not start with "**Who it is for:** …"';
-  if (!/\n\*\*What it covers:\*\* \S/.test(opening)) return 'its first paragraph has no line "**What it covers:** …"';
+  if (!/^(\*\*Who it is for:\*\* \S|For \S)/.test(opening))
+    return 'its first paragraph does not start with who it is for ("**Who it is for:** …")';
+  if (!/(\n\*\*What it covers:\*\* \S|\bcovers\b)/.test(opening))
+    return 'its first paragraph does not say what it covers ("**What it covers:** …")';
   return null;
 }
 

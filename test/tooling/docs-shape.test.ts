@@ -28,11 +28,17 @@ describe('the shape of the docs', () => {
 
   test('when a guide opens otherwise, then the check says what is missing', () => {
     expect(openingProblem('Some text\n')).toBe('does not start with a title (# …)');
-    expect(openingProblem('# A guide\n\nIt explains things.\n')).toBe('its first paragraph does not start with "**Who it is for:** …"');
-    expect(openingProblem('# A guide\n\n**Who it is for:** operators.\n\nIt covers things.\n')).toBe(
-      'its first paragraph has no line "**What it covers:** …"',
+    expect(openingProblem('# A guide\n\nIt explains things.\n')).toBe(
+      'its first paragraph does not start with who it is for ("**Who it is for:** …")',
+    );
+    expect(openingProblem('# A guide\n\n## Start\n\n**Who it is for:** operators.\n**What it covers:** backups.\n')).toBe(
+      'its first paragraph does not start with who it is for ("**Who it is for:** …")',
+    );
+    expect(openingProblem('# A guide\n\n**Who it is for:** operators.\n\nIt is about backups.\n')).toBe(
+      'its first paragraph does not say what it covers ("**What it covers:** …")',
     );
     expect(openingProblem('# A guide\n\n**Who it is for:** operators.\n**What it covers:** backups.\n')).toBeNull();
+    expect(openingProblem('# A guide\n\nFor operators who restore data. It covers backups.\n')).toBeNull();
   });
 
   test('when the blocks marked to run are grouped, then each group is one CI runs, and scripts/ci/readme.sh finds them all', () => {
