@@ -5,8 +5,8 @@
 # runs the product on the Node.js of .node-version, and the read API's /healthz answers. While it
 # runs, its four served OpenAPI documents are checked by two validators nobody here wrote:
 # openapi-spec-validator (PyPI) and Redocly's recommended rules (@redocly/cli, from the lockfile).
-# Then the README's walkthrough, and its backup and restore, run as written in the same clone
-# (scripts/ci/readme.sh).
+# Then the walkthrough of the README and the guides that go on from it, and the backups guide's backup
+# and restore, run as written in the same clone (scripts/ci/readme.sh).
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
@@ -72,7 +72,7 @@ product=""
 
 bash "$ROOT/scripts/ci/readme.sh" walkthrough "$work/clone"
 
-# The README's backup and restore, as written, while the product serves the walkthrough's data.
+# The backups guide's backup and restore, as written, while the product serves the walkthrough's data.
 (exec npm start) > "$work/start-again.log" 2>&1 &
 product=$!
 curl -sf --retry 60 --retry-all-errors --retry-delay 1 -o /dev/null http://127.0.0.1:8080/healthz

@@ -1,9 +1,12 @@
 #!/usr/bin/env bash
-# Runs the README's command blocks of one group as written, in order, in one shell (decision 36:
-# every command in the README runs as written). A block belongs to a group when the line
-# `<!-- readme-run: GROUP -->` comes right before its fence. Fails on the first command that fails,
-# and, before each block after the first, when a command a block started in the background (`… &`)
-# has exited by itself since (a service that died at start: the shell would not say); what the
+# Runs the command blocks of one group of the docs as written, in order, in one shell (every command in
+# the README and the guides runs as written). A block belongs to a group when the line
+# `<!-- readme-run: GROUP -->` comes right before its fence, in README.md or any Markdown file of the
+# repository listed in FILES below: the group's blocks are run file by file in that order (the README's
+# walkthrough first, then the guides that go on from it), each file's in order. A Markdown file with a
+# marker that FILES misses fails the run, so that no block is left out. Fails on the first command that
+# fails, and, before each block after the first, when a command a block started in the background
+# (`… &`) has exited by itself since (a service that died at start: the shell would not say); what the
 # blocks' own `kill` stopped is not counted. Whatever the blocks left running is stopped at the end.
 #
 #   scripts/ci/readme.sh GROUP [DIR]     DIR: where to run them (default: the repository), e.g. a fresh clone
@@ -19,17 +22,52 @@ fi
 group="${1:?usage: scripts/ci/readme.sh [--print] GROUP [DIR]}"
 dir="${2:-$ROOT}"
 
+# The files whose blocks run, in the order they run: the walkthrough goes on from the README through the
+# guides in this order (each relies on what the one before it left: the product running, CLIENT_ID,
+# RSD_API_KEY, TOKEN; the webhooks guide restarts the product for the alerts after it; the HTTP API's
+# `curl` block revokes the walkthrough's grant, so it comes last).
+FILES=(
+  README.md
+  docs/organizations/grants.md
+  docs/recipients/portfolios.md
+  docs/recipients/webhooks.md
+  docs/organizations/alerts.md
+  docs/recipients/sdks.md
+  docs/recipients/api.md
+  docs/operators/deploy.md
+  docs/operators/backups.md
+)
+marker_pattern='^<!-- readme-run: [A-Za-z0-9_-]* -->$'
+unlisted=""
+while IFS= read -r file; do
+  [[ " ${FILES[*]} " == *" $file "* ]] || unlisted+=" $file"
+done < <(cd "$ROOT" && git ls-files --cached --others --exclude-standard -- '*.md' | while IFS= read -r md; do
+  [ -f "$md" ] && grep -q "$marker_pattern" "$md" && printf '%s\n' "$md"
+done)
+if [ -n "$unlisted" ]; then
+  echo "readme.sh: blocks marked readme-run in Markdown files that scripts/ci/readme.sh does not list:$unlisted" >&2
+  exit 1
+fi
+
 # The fenced block after each marker of the group, fences and marker left out; when run, each block
 # after the first starts with the check that everything started in the background still runs.
 check=readme_background_alive
 if $print; then check=""; fi
-script="$(awk -v marker="<!-- readme-run: ${group} -->" -v check="$check" '
+paths=()
+for file in "${FILES[@]}"; do paths+=("$ROOT/$file"); done
+script="$(awk -v marker="<!-- readme-run: ${group} -->" -v check="$check" -v root="$ROOT/" '
+  FNR == 1 { armed = 0; inside = 0; named = 0 }
   $0 == marker { armed = 1; next }
-  armed && /^```/ && !inside { inside = 1; if (blocks++ && check != "") print check; next }
+  armed && /^```/ && !inside {
+    inside = 1
+    if (blocks++ && check != "") print check
+    if (!named++) { file = FILENAME; sub("^" root, "", file); print "# " file }
+    next
+  }
   inside && /^```/ { inside = 0; armed = 0; print ""; next }
   inside { print }
-' "$ROOT/README.md")"
-[ -n "$script" ] || { echo "readme.sh: no block marked readme-run: ${group} in README.md" >&2; exit 1; }
+' "${paths[@]}")"
+[ -n "$script" ] || { echo "readme.sh: no block marked readme-run: ${group} in ${FILES[*]}" >&2; exit 1; }
 
 if $print; then
   printf '%s\n' "$script"

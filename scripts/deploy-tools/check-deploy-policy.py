@@ -332,6 +332,25 @@ def check_k8s(root, rendered_path, name):
             if any(h["spec"]["scaleTargetRef"].get("name") == deployment["metadata"]["name"]
                    for h in by_kind.get("HorizontalPodAutoscaler", [])):
                 fail(where, "must not be autoscaled (one delivery worker)")
+    # Alertmanager opens a runbook_url as it is: absolute, on the overlay's RUNBOOK_BASE_URL when it sets one.
+    runbooks_env = os.path.join(root, "k8s", name, "runbooks.env")
+    base = None
+    if os.path.exists(runbooks_env):
+        for line in open(runbooks_env, encoding="utf-8"):
+            if line.startswith("RUNBOOK_BASE_URL="):
+                base = line.strip().split("=", 1)[1]
+    for rule_resource in by_kind.get("PrometheusRule", []):
+        for group in rule_resource["spec"]["groups"]:
+            for rule in group["rules"]:
+                if "alert" not in rule:
+                    continue
+                where = f"{here}: PrometheusRule {rule_resource['metadata']['name']}: {rule['alert']}"
+                url = (rule.get("annotations") or {}).get("runbook_url", "")
+                page, _, section = url.partition("#")
+                if not re.match(r"^https?://", page) or section != rule["alert"].lower():
+                    fail(where, f"runbook_url must be an absolute URL ending #{rule['alert'].lower()}, found {url!r}")
+                elif base is not None and page != base:
+                    fail(where, f"runbook_url is not on RUNBOOK_BASE_URL of runbooks.env ({base}): {url}")
     finish(f"{here}: {len(documents)} resources; probes, security contexts, shutdown timing, references")
 
 

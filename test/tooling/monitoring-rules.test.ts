@@ -1,6 +1,7 @@
 import { execFileSync } from 'node:child_process';
 import { join } from 'node:path';
 import { parse } from 'yaml';
+import { anchorsOf } from '../support/docs';
 import { REPO_ROOT } from '../support/embedded-process';
 import {
   MONITORING_FILES,
@@ -60,23 +61,70 @@ describe('the alerting rules', () => {
       expect([metric, metricsAlertedOn.has(metric)]).toEqual([metric, true]);
   });
 
+  // The runbooks page on the repository's site: package.json's repository, its default branch.
+  const repository = (JSON.parse(readRepoFile('package.json')) as { repository: { url: string } }).repository.url;
+  const runbooksPage = `${repository.replace(/^git\+/, '').replace(/\.git$/, '')}/blob/main/docs/operators/runbooks.md`;
+
   test.each(alertingRules().map((rule) => [rule.alert, rule] as const))(
-    'when %s is read, then it has a severity, a summary, a description and its runbook section in the README',
+    'when %s is read, then it has a severity, a summary, a description and an absolute link to its runbook',
     (alert, rule) => {
       expect(alert).toMatch(/^RSD[A-Za-z]+$/);
       expect(['critical', 'warning']).toContain(rule.labels?.severity);
       expect(rule.annotations?.summary?.length).toBeGreaterThan(10);
       expect(rule.annotations?.description?.length).toBeGreaterThan(10);
-      expect(rule.annotations?.runbook_url).toBe(`README.md#runbook-${alert.toLowerCase()}`);
+      expect(runbooksPage).toMatch(/^https:\/\/github\.com\/[\w.-]+\/[\w.-]+\/blob\/main\/docs\/operators\/runbooks\.md$/);
+      expect(rule.annotations?.runbook_url).toBe(`${runbooksPage}#${alert.toLowerCase()}`);
     },
   );
 
-  test('when the README is read, then each runbook_url names one of its headings (the runbook of every alert)', () => {
-    const anchors = new Set([...readRepoFile('README.md').matchAll(/^#{1,6} (.+)$/gm)].map((heading) => githubAnchor(heading[1]!)));
+  test('when the runbooks page is read, then each runbook_url names one of its sections (the runbook of every alert)', () => {
+    const anchors = anchorsOf(readRepoFile('docs/operators/runbooks.md'));
     const missing = alertingRules()
       .map((rule) => rule.annotations?.runbook_url ?? '')
-      .filter((url) => !anchors.has(url.replace(/^README\.md#/, '')));
+      .filter((url) => !anchors.has(url.slice(url.indexOf('#') + 1)));
     expect(missing).toEqual([]);
+  });
+
+  test('when the rules are put on another base, then every runbook_url moves there with its section, and nothing else changes', () => {
+    const rules = readRepoFile(MONITORING_FILES.rules);
+    const rebased = execFileSync(
+      process.execPath,
+      [join(REPO_ROOT, 'scripts/monitoring/runbook-urls.mjs'), '--base', 'https://wiki.example.com/ops/rsd-runbooks'],
+      { encoding: 'utf8' },
+    );
+    const changed = rebased.split('\n').filter((line, i) => line !== rules.split('\n')[i]);
+    expect(changed).toEqual(
+      alertingRules().map((rule) => `          runbook_url: https://wiki.example.com/ops/rsd-runbooks#${rule.alert.toLowerCase()}`),
+    );
+    expect(
+      execFileSync(process.execPath, [join(REPO_ROOT, 'scripts/monitoring/runbook-urls.mjs'), '--default'], { encoding: 'utf8' }).trim(),
+    ).toBe(runbooksPage);
+  });
+
+  test("when the production overlay is read, then it puts the runbook links on RUNBOOK_BASE_URL, the repository's page by default", () => {
+    expect(readRepoFile('k8s/overlays/production/runbooks.env')).toMatch(
+      new RegExp(`^RUNBOOK_BASE_URL=${runbooksPage.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}$`, 'm'),
+    );
+    const kustomization = parse(readRepoFile('k8s/overlays/production/kustomization.yaml')) as {
+      configMapGenerator: { name: string; envs?: string[]; options?: { annotations?: Record<string, string> } }[];
+      replacements: {
+        source: { name: string; fieldPath: string };
+        targets: { select: { kind: string }; fieldPaths: string[]; options: unknown }[];
+      }[];
+    };
+    const generator = kustomization.configMapGenerator.find((g) => g.name === 'rsd-runbook-links');
+    expect(generator?.envs).toEqual(['runbooks.env']);
+    expect(generator?.options?.annotations).toEqual({ 'config.kubernetes.io/local-config': 'true' });
+    expect(kustomization.replacements).toContainEqual({
+      source: { kind: 'ConfigMap', name: 'rsd-runbook-links', fieldPath: 'data.RUNBOOK_BASE_URL' },
+      targets: [
+        {
+          select: { kind: 'PrometheusRule', name: 'rsd-alerts' },
+          fieldPaths: ['spec.groups.*.rules.*.annotations.runbook_url'],
+          options: { delimiter: '#', index: 0 },
+        },
+      ],
+    });
   });
 
   test('when the promtool tests are read, then every alert has a case that fires it and one where it stays silent', () => {
@@ -205,13 +253,3 @@ describe('metric names in PromQL', () => {
     ]);
   });
 });
-
-/** GitHub's anchor of a Markdown heading: lower case, punctuation but hyphens and underscores dropped, spaces as hyphens. */
-function githubAnchor(heading: string): string {
-  return heading
-    .trim()
-    .toLowerCase()
-    .replace(/`/g, '')
-    .replace(/[^\p{L}\p{N}\s_-]/gu, '')
-    .replace(/\s/g, '-');
-}
