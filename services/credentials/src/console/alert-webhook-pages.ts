@@ -316,7 +316,7 @@ function deliveriesTable(viewer: Viewer, path: string, deliveries: readonly Webh
                 <span class="id">${delivery.messageId}</span>
                 <form method="post" action="${path}/deliveries/${encodeURIComponent(delivery.messageId)}/redeliver">
                   ${csrfField(viewer)}
-                  <button type="submit" class="link">Redeliver</button>
+                  <button type="submit" class="secondary">Redeliver</button>
                 </form>
               </td>
             </tr>`,
