@@ -243,9 +243,21 @@ const ROUNDS_IN_TURNS = 3;
 
 /** User plus system CPU time of a process so far, in ms (Linux); undefined elsewhere. */
 async function cpuMsOf(pid: number | undefined): Promise<number | undefined> {
-  if (pid === undefined) return undefined;
+  return pid === undefined ? undefined : ticksMsOf(`/proc/${pid}/stat`);
+}
+
+/**
+ * The same for the process's main thread alone (its JavaScript, the event loop): the rest of the
+ * process's time is its other threads' (V8's garbage collection and compilers, the access log's
+ * writer, libuv's pool), which a run-to-run difference in the total can then be traced to.
+ */
+async function mainThreadCpuMsOf(pid: number | undefined): Promise<number | undefined> {
+  return pid === undefined ? undefined : ticksMsOf(`/proc/${pid}/task/${pid}/stat`);
+}
+
+async function ticksMsOf(statFile: string): Promise<number | undefined> {
   try {
-    const fields = (await readFile(`/proc/${pid}/stat`, 'utf8')).split(') ')[1]?.split(' ') ?? [];
+    const fields = (await readFile(statFile, 'utf8')).split(') ')[1]?.split(' ') ?? [];
     return (Number(fields[11]) + Number(fields[12])) * 10;
   } catch {
     return undefined;
@@ -516,6 +528,8 @@ function freePort(): Promise<number> {
 interface ReadPathRow extends Throughput {
   /** Server CPU time per request, in µs. */
   cpuUs: number;
+  /** Of which its main thread's. */
+  mainThreadCpuUs: number;
 }
 
 /**
@@ -589,13 +603,15 @@ async function readPathInTurns(): Promise<{ rows: ReadPathRow[]; summary: string
       for (const index of round % 2 === 0 ? order : order.reverse()) {
         const side = sides[index]!;
         let cpuBefore: number | undefined;
+        let mainBefore: number | undefined;
         // The server's CPU time over the measured run alone: the warm-up's requests are not counted.
         const run = await load(side.name, side.url, side.apiKey ? { 'x-api-key': side.apiKey } : {}, CONNECTIONS, async () => {
-          cpuBefore = await cpuMsOf(side.pid);
+          [cpuBefore, mainBefore] = [await cpuMsOf(side.pid), await mainThreadCpuMsOf(side.pid)];
         });
-        const cpuAfter = await cpuMsOf(side.pid);
-        const cpuUs = cpuBefore !== undefined && cpuAfter !== undefined ? ((cpuAfter - cpuBefore) * 1000) / (run.rps * DURATION_S) : NaN;
-        runs[index]!.push({ ...run, cpuUs });
+        const [cpuAfter, mainAfter] = [await cpuMsOf(side.pid), await mainThreadCpuMsOf(side.pid)];
+        const perRead = (before: number | undefined, after: number | undefined) =>
+          before !== undefined && after !== undefined ? ((after - before) * 1000) / (run.rps * DURATION_S) : NaN;
+        runs[index]!.push({ ...run, cpuUs: perRead(cpuBefore, cpuAfter), mainThreadCpuUs: perRead(mainBefore, mainAfter) });
       }
     }
     const rows = runs.map((sideRuns) => [...sideRuns].sort((a, b) => a.rps - b.rps)[Math.floor(sideRuns.length / 2)]!);
@@ -612,17 +628,19 @@ async function readPathInTurns(): Promise<{ rows: ReadPathRow[]; summary: string
   }
 }
 
+const microseconds = (value: number) => (Number.isNaN(value) ? '–' : value.toFixed(1));
+
 function readPathTable({ rows, summary }: { rows: ReadPathRow[]; summary: string }): string[] {
   const [bare, floor] = rows as [ReadPathRow, ReadPathRow];
   return [
     summary,
     '',
-    '| target | requests/s | ratio to the floor | ratio to bare express | p50 ms | p99 ms | server CPU µs/request | non-2xx |',
-    '|---|---:|---:|---:|---:|---:|---:|---:|',
+    '| target | requests/s | ratio to the floor | ratio to bare express | p50 ms | p99 ms | server CPU µs/request | of which the main thread | non-2xx |',
+    '|---|---:|---:|---:|---:|---:|---:|---:|---:|',
     ...rows.map(
       (row) =>
         `| ${row.name} | ${row.rps.toFixed(0)} | ${(row.rps / floor.rps).toFixed(2)}× | ${(row.rps / bare.rps).toFixed(2)}× | ${row.p50} | ` +
-        `${row.p99} | ${Number.isNaN(row.cpuUs) ? '–' : row.cpuUs.toFixed(1)} | ${row.non2xx} |`,
+        `${row.p99} | ${microseconds(row.cpuUs)} | ${microseconds(row.mainThreadCpuUs)} | ${row.non2xx} |`,
     ),
     '',
   ];
