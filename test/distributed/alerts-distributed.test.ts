@@ -1,6 +1,7 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { MongoClient } from 'mongodb';
-import { signDevToken } from '@rsd/platform';
+import { signConsoleToken, signDevToken } from '@rsd/platform';
+import { request } from '@rsd/testkit';
 import { describeWithInfra, type StartedServer } from '@rsd/testkit';
 import { alertScenarios, alertSecrets } from '../support/alert-scenarios';
 import { startDistributedServers } from '../support/distributed-servers';
@@ -17,6 +18,7 @@ import { startService, TEST_RESPONSE_SIGNING_KEYS, type ServiceProcess } from '.
 describeWithInfra('kafka', 'organization alerts on the distributed runtime, two read-API replicas', (kafkaTarget) => {
   const runId = randomUUID().slice(0, 8);
   const secret = randomBytes(32).toString('base64url');
+  const consoleSecret = randomBytes(32).toString('base64url');
   const PORTS = { credentials: 18681, scoreIngest: 18682, readApi1: 18680, readApi2: 18690, notifier: 18683 };
   const servers: StartedServer[] = [];
   const services: ServiceProcess[] = [];
@@ -44,6 +46,9 @@ describeWithInfra('kafka', 'organization alerts on the distributed runtime, two 
       // Addresses from X-Forwarded-For, as behind one proxy; the refused keys must not reach the per-address limit.
       TRUST_PROXY_HOPS: '1',
       FAILED_AUTH_LIMIT_PER_MINUTE: '100000',
+      // The console's own tokens for the organization's alert webhooks, which the notifier accepts beside callers'.
+      CONSOLE_NOTIFIER_SECRET: consoleSecret,
+      NOTIFIER_URL: `http://127.0.0.1:${PORTS.notifier}`,
     };
     credentials = await startService('credentials', PORTS.credentials, env);
     services.push(credentials);
@@ -90,6 +95,29 @@ describeWithInfra('kafka', 'organization alerts on the distributed runtime, two 
   }, 60_000);
 
   for (const [name, scenario] of Object.entries(alerts.scenarios)) test(name, scenario, 180_000);
+
+  test("when the console presents its own token for an organization, then that organization's alert webhooks take it, no other's, and the credentials API never", async () => {
+    const org = `al-console-${runId}`;
+    const token = await signConsoleToken(consoleSecret, { organizationId: org, subject: 'admin@console' });
+    const call = (url: string, method = 'GET', body?: unknown) =>
+      request<Record<string, unknown>>(url, {
+        method,
+        headers: { authorization: `Bearer ${token}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+        ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+      });
+
+    const created = await call(`${notifier.url}/v1/organizations/${org}/webhooks`, 'POST', {
+      url: 'http://127.0.0.1:9/alerts',
+      events: ['authorization.first_use'],
+    });
+    expect(created.status).toBe(201);
+    alertSecrets.push(String(created.body.secret));
+    expect((await call(`${notifier.url}/v1/organizations/${org}/webhooks`)).body).toEqual([
+      expect.objectContaining({ id: created.body.id, events: ['authorization.first_use'], status: 'active' }),
+    ]);
+    expect((await call(`${notifier.url}/v1/organizations/${org}-other/webhooks`)).status).toBe(403);
+    expect((await call(`${credentials.url}/v1/organizations/${org}/authorizations`)).status).toBe(401);
+  }, 60_000);
 
   test('when the run is over, then no key or claim token is in any log, Kafka topic or MongoDB collection', async () => {
     const haystacks = [...outputs, ...services.map((service) => service.output())];

@@ -19,6 +19,7 @@ export interface CredentialsModuleDeps {
   runtime: Runtime;
   clock: Clock;
   log: Logger;
+  /** The runner's: where another service of this process listens (the console finds the embedded runtime's notifier so). */
   localUrlOf?: (serviceName: string) => string | undefined;
 }
 
