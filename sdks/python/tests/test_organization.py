@@ -1,19 +1,20 @@
-"""The Organization and AsyncOrganization clients against the real product (the embedded runtime):
+"""The Organization and AsyncOrganization clients against the real product (the embedded runtime, and
+the distributed one):
 every key delivery, rotation, revocation, claim links, the access log across pages and usage; the
 organization's alert webhooks through their whole lifecycle; and a
-scoring engine publishing scores from a generator, one batch of them sent twice, every score then
+scoring engine publishing 25,000 scores from a generator, one batch of them sent twice, every score then
 readable once."""
 
 from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Iterator
+import uuid
+from collections.abc import Callable, Iterator
 from datetime import datetime, timedelta, timezone
-from typing import Any
+from typing import Any, TypeVar
 
 import httpx
-import jwt
 import pytest
 from conftest import GRADES, Runtime, WebhookReceiver, days_ago, eventually
 
@@ -32,6 +33,9 @@ from resilience_score import (
     WebhookNotFound,
     verify_webhook,
 )
+
+pytestmark = pytest.mark.both_runtimes
+T = TypeVar("T")
 
 
 def an_organization(runtime: Runtime, token_for: str, **options: Any) -> Organization:
@@ -59,9 +63,9 @@ def a_score(organization_id: str, n: int, calculated_at: str | None = None) -> d
     return item
 
 
-def reader_for(runtime: Runtime, client_id: str, api_key: str, http_client: httpx.Client | None = None) -> Client:
+def reader_for(runtime: Runtime, client_id: str, api_key: str, http_client: httpx.Client | None = None, timeout_s: float = 15.0) -> Client:
     """A reader once the read API knows the credential (its projection follows the event log)."""
-    client = Client(client_id, api_key, base_url=runtime.base_url, http_client=http_client)
+    client = Client(client_id, api_key, base_url=runtime.base_url, notifier_url=runtime.notifier_url, http_client=http_client)
 
     def known() -> bool | None:
         try:
@@ -72,8 +76,20 @@ def reader_for(runtime: Runtime, client_id: str, api_key: str, http_client: http
             return True
         return True
 
-    eventually(known)
+    eventually(known, timeout_s)
     return client
+
+
+def until_created(create: Callable[[], T]) -> T:
+    """`create()` once the notifier knows the credential (its projection follows the event log too)."""
+
+    def attempt() -> T | None:
+        try:
+            return create()
+        except CredentialNotFound:
+            return None
+
+    return eventually(attempt, 60)
 
 
 def test_authorizations_through_their_whole_life(runtime: Runtime) -> None:
@@ -222,13 +238,16 @@ def test_an_organizations_alert_webhook_through_its_lifecycle_hears_a_grants_fir
             webhooks.deliveries(created.id)
 
 
-ENGINE_ORGANIZATIONS = 5
-DATES = 500
+ENGINE_ORGANIZATIONS = 25
+DATES = 1000
 
 
-def test_scores_from_a_generator_with_one_batch_sent_twice_are_each_readable_once(runtime: Runtime) -> None:
-    organizations = [runtime.new_organization() for _ in range(ENGINE_ORGANIZATIONS)]
+def test_25000_scores_from_a_generator_with_one_batch_sent_twice_are_each_readable_once(runtime: Runtime, capsys: pytest.CaptureFixture[str]) -> None:
+    run = uuid.uuid4().hex[:8]
+    organizations = [f"sdk-engine-{run}-{i}" for i in range(ENGINE_ORGANIZATIONS)]
     calculated_at = (datetime.now(timezone.utc) - timedelta(hours=1)).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+    #: The organization whose batch is sent twice: the last one, which holds its latest score.
+    twice = organizations[-1]
 
     def scores() -> Iterator[dict[str, Any]]:
         for organization_id in organizations:
@@ -236,20 +255,44 @@ def test_scores_from_a_generator_with_one_batch_sent_twice_are_each_readable_onc
                 yield a_score(organization_id, n, calculated_at)
 
     # A scoring engine's token: scores:write, and no organization of its own.
-    secret = (runtime.process.data_dir / "dev-jwt-secret").read_text().strip()
-    now = int(time.time())
-    engine_token = jwt.encode({"scope": "scores:write", "sub": "engine", "iat": now, "exp": now + 600}, secret, algorithm="HS256")
-    with Organization(engine_token, ingest_url=f"{runtime.urls['scoreIngest']}/v1") as engine:
+    with Organization(runtime.token(None, "scores:write"), ingest_url=f"{runtime.urls['scoreIngest']}/v1") as engine:
+        started = time.monotonic()
         published = engine.publish_scores(scores())
-        again = engine.publish_scores(list(scores())[1000:2000])
+        published_in = time.monotonic() - started
+        assert (published.accepted, published.batches) == (ENGINE_ORGANIZATIONS * DATES, 25)
 
-    assert (published.accepted, published.batches) == (ENGINE_ORGANIZATIONS * DATES, 3)
-    assert (again.accepted, again.batches) == (1000, 1)
-    # The batch sent twice holds the third organization's scores (and the second's, the fourth's first).
-    for organization_id in organizations[1:4]:
-        with an_organization(runtime, organization_id) as owner:
-            created = owner.authorizations.create("auditor", ["score_trend"])
-        reader = reader_for(runtime, created.client_id, created.api_key or "")
-        items = eventually(lambda: (lambda i: i if len(i) >= DATES else None)(list(reader.history(from_=days_ago(DATES), limit=366))), 60)
-        assert len({item.score_date for item in items}) == len(items) == DATES
-        assert [item.score for item in items] == [n * 7 % 101 for n in range(1, DATES + 1)]
+        # Every organization's administrator authorizes a reader of its latest score and its history.
+        readers: dict[str, Client] = {}
+        for organization_id in organizations:
+            with an_organization(runtime, organization_id) as owner:
+                created = owner.authorizations.create("auditor", ["qr_score", "score_trend"])
+            readers[organization_id] = reader_for(runtime, created.client_id, created.api_key or "", timeout_s=60)
+
+        # A version the repeat made would be a new latest score, which the notifier announces as
+        # score.updated to a webhook created before it: the webhook hears nothing until a newer score.
+        with WebhookReceiver() as receiver:
+            webhook = until_created(lambda: readers[twice].webhooks.create(receiver.url, ["score.updated"]))
+            again = engine.publish_scores(list(scores())[24_000:])
+            assert (again.accepted, again.batches) == (1000, 1)
+            newer = a_score(twice, 0, datetime.now(timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z"))
+            engine.publish_scores([newer])
+
+            headers, body = eventually(lambda: receiver.deliveries[0] if receiver.deliveries else None, 180)
+            heard = verify_webhook(webhook.secret, headers, body)
+            assert (heard["type"], heard["data"]["scoreDate"], heard["data"]["score"]) == ("score.updated", newer["scoreDate"], newer["score"])
+            message_id = {k.lower(): v for k, v in headers.items()}["webhook-id"]
+            attempts = eventually(lambda: (lambda a: a if any(d.status == "succeeded" for d in a) else None)(list(readers[twice].webhooks.deliveries(webhook.id))))
+            assert [(d.event_type, d.message_id) for d in attempts] == [("score.updated", message_id)]
+            assert len(receiver.deliveries) == 1
+
+    # Every score once: each organization's latest is the newest it was sent, and its history every date
+    # once with the score sent for it (the organization sent twice, and the newer score after).
+    for organization_id, reader in readers.items():
+        expected = [a_score(organization_id, n) for n in range(0 if organization_id == twice else 1, DATES + 1)]
+        items = eventually(lambda: (lambda i: i if len(i) >= len(expected) else None)(list(reader.history(from_=days_ago(DATES), limit=366))), 120)
+        assert [(item.score_date.isoformat(), item.score) for item in items] == [(score["scoreDate"], score["score"]) for score in expected]
+        latest = reader.score()
+        assert (latest.score_date.isoformat(), latest.score, latest.grade) == (expected[0]["scoreDate"], expected[0]["score"], expected[0]["grade"])
+        reader.close()
+    with capsys.disabled():
+        print(f"\n[sdk] 25,000 scores published in {published_in:.1f} s; every one read back {time.monotonic() - started:.1f} s after the first was sent ({runtime.kind})")

@@ -256,6 +256,9 @@ export function organizationSuite(running: () => ProductUnderTest): void {
       const published = await engine.publishScores(scores());
       const publishedIn = performance.now() - started;
       expect(published).toEqual({ accepted: 25_000, batches: 25 });
+      const mark = (what: string) =>
+        process.stderr.write(`[sdk] ${what} ${((performance.now() - started) / 1000).toFixed(1)} s after the first score was sent\n`);
+      mark('25,000 scores accepted');
 
       // Every organization's administrator authorizes a reader of its latest score and its history.
       const readers = new Map<string, Client>();
@@ -270,13 +273,15 @@ export function organizationSuite(running: () => ProductUnderTest): void {
       const receiver = await startSwitchableReceiver('127.0.0.1');
       try {
         const twice = readers.get(TWICE)!;
-        const webhook = await eventually(() => twice.webhooks.create(receiver.url, ['score.updated']).catch(() => undefined), 60_000);
+        const webhook = await eventually(() => twice.webhooks.create(receiver.url, ['score.updated']).catch(() => undefined), 300_000);
+        mark('the webhook created');
         const again = await engine.publishScores([...scores()].slice(24_000));
         expect(again).toEqual({ accepted: 1000, batches: 1 });
         const newer = aScore(TWICE, 0, new Date().toISOString());
         await engine.publishScores([newer]);
 
-        const heard = await eventually(() => Promise.resolve(receiver.received[0]), 180_000);
+        const heard = await eventually(() => Promise.resolve(receiver.received[0]), 300_000);
+        mark('the newer score heard');
         expect(JSON.parse(heard.body)).toMatchObject({ type: 'score.updated', data: { scoreDate: newer.scoreDate, score: newer.score } });
         const attempts = await eventually(async () => {
           const listed = await twice.webhooks.deliveries(webhook.id);
