@@ -1,6 +1,8 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { createServer } from 'node:net';
+import { Kafka, logLevel } from 'kafkajs';
 import { MongoClient } from 'mongodb';
+import { TOPICS } from '@rsd/contracts';
 import type { InfraTarget, StartedServer } from '@rsd/testkit';
 import { startDistributedServers } from './distributed-servers';
 import { startService, TEST_RESPONSE_SIGNING_KEYS, type ServiceProcess } from './service-process';
@@ -12,7 +14,10 @@ export interface DistributedProduct {
   jwtSecret: string;
   /** Everything each process wrote so far. */
   outputs(): string[];
-  /** Stops the processes, drops the run's databases and stops any server started for it. */
+  /**
+   * Stops the processes, drops the run's databases, deletes the score topic's records up to its end (see
+   * truncateScores) and stops any server started for it.
+   */
   stop(): Promise<void>;
 }
 
@@ -40,9 +45,11 @@ export async function startDistributedProduct(kafka: InfraTarget, env: Record<st
   const databases = [`sdk_credentials_${runId}`, `sdk_views_${runId}`, `sdk_notifier_${runId}`];
   const jwtSecret = randomBytes(32).toString('base64url');
   let mongoUrl = '';
+  let kafkaBrokers = '';
 
   const stop = async () => {
     for (const service of [...services].reverse()) await service.stop();
+    if (kafkaBrokers) await truncateScores(kafkaBrokers);
     if (mongoUrl) {
       const client = await MongoClient.connect(mongoUrl);
       for (const name of databases) await client.db(name).dropDatabase();
@@ -54,6 +61,7 @@ export async function startDistributedProduct(kafka: InfraTarget, env: Record<st
   try {
     const infra = await startDistributedServers(kafka, servers);
     mongoUrl = infra.MONGO_URL;
+    kafkaBrokers = infra.KAFKA_BROKERS;
     const [credentialsPort, scoreIngestPort, readApiPort, notifierPort] = [
       await freePort(),
       await freePort(),
@@ -98,5 +106,30 @@ export async function startDistributedProduct(kafka: InfraTarget, env: Record<st
   } catch (error) {
     await stop();
     throw error;
+  }
+}
+
+/**
+ * Deletes every record of the score topic up to its current end. A suite that publishes tens of thousands
+ * of scores would otherwise leave them to every later read API and notifier started on the same Kafka,
+ * which replay the topic from its start on a new database before they are ready (minutes, for a notifier).
+ * Runs after the suite's own processes are stopped; earlier suites' records go too, which is harmless
+ * because each suite reads only what it published itself (the distributed project runs one file at a time).
+ */
+export async function truncateScores(brokers: string): Promise<void> {
+  const admin = new Kafka({
+    brokers: brokers.split(','),
+    clientId: `sdk-truncate-${randomUUID().slice(0, 8)}`,
+    logLevel: logLevel.NOTHING,
+  }).admin();
+  await admin.connect();
+  try {
+    const offsets = await admin.fetchTopicOffsets(TOPICS.scores);
+    await admin.deleteTopicRecords({
+      topic: TOPICS.scores,
+      partitions: offsets.map(({ partition, high }) => ({ partition, offset: high })),
+    });
+  } finally {
+    await admin.disconnect();
   }
 }

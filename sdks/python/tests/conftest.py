@@ -20,6 +20,7 @@ import tempfile
 import threading
 import time
 import uuid
+import warnings
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from datetime import date, timedelta
@@ -162,10 +163,10 @@ class RuntimeProcess:
                 return found
             if self.process.poll() is not None:
                 self.stop()
-                raise RuntimeError(f"npm {' '.join(self.command)} exited with {self.process.returncode}:\n{self.output()}")
+                raise RuntimeError(f"npm {' '.join(self.command)} exited with {self.process.returncode}:\n{self.output()[-4000:]}")
             time.sleep(0.05)
         self.stop()
-        raise RuntimeError(f"not ready within {timeout_s} s:\n{self.output()}")
+        raise RuntimeError(f"not ready within {timeout_s} s:\n{self.output()[-4000:]}")
 
     def ready_line(self) -> dict[str, str] | None:
         """The log line that says the runtime serves, as embedded-process.ts reads it."""
@@ -368,7 +369,7 @@ def start_distributed(env: dict[str, str]) -> Iterator[Runtime]:
     finally:
         for process in reversed(processes):
             process.stop()
-        _drop_databases(os.environ["MONGO_URL"], list(databases.values()))
+        _clean_up(os.environ["MONGO_URL"], os.environ["KAFKA_BROKERS"], list(databases.values()))
 
 
 def _ready(origin: str) -> Callable[[], dict[str, str] | None]:
@@ -389,10 +390,35 @@ def _signing_keys() -> str:
     return json.dumps([{"kty": "OKP", "crv": "Ed25519", "x": _b64url(public), "d": _b64url(raw), "kid": "sdk-tests"}])
 
 
-def _drop_databases(mongo_url: str, names: list[str]) -> None:
-    """The run's databases go, through the repository's own MongoDB driver (the SDK's tests have none)."""
-    script = "const { MongoClient } = require('mongodb'); (async () => { const c = await MongoClient.connect(process.argv[1]); for (const n of process.argv.slice(2)) await c.db(n).dropDatabase(); await c.close(); })();"
-    subprocess.run(["npm", "exec", "--offline", "--", "node", "-e", script, mongo_url, *names], cwd=REPO_ROOT, check=False, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=60)
+def _clean_up(mongo_url: str, kafka_brokers: str, databases: list[str]) -> None:
+    """Through the repository's own MongoDB and Kafka clients (the SDK's tests have neither): the run's
+    databases dropped, and the score topic's records deleted up to its end, as test/support/distributed-product.ts
+    does (so that a later read API or notifier on the same Kafka need not replay the 25,000 scores)."""
+    script = """
+      const { MongoClient } = require('mongodb');
+      const { Kafka, logLevel } = require('kafkajs');
+      const [mongoUrl, brokers, topic, ...databases] = process.argv.slice(1);
+      (async () => {
+        const mongo = await MongoClient.connect(mongoUrl);
+        for (const name of databases) await mongo.db(name).dropDatabase();
+        await mongo.close();
+        const admin = new Kafka({ brokers: brokers.split(','), clientId: 'sdk-python-clean-up', logLevel: logLevel.NOTHING }).admin();
+        await admin.connect();
+        const offsets = await admin.fetchTopicOffsets(topic);
+        await admin.deleteTopicRecords({ topic, partitions: offsets.map(({ partition, high }) => ({ partition, offset: high })) });
+        await admin.disconnect();
+      })().catch((error) => { console.error(error); process.exit(1); });
+    """
+    done = subprocess.run(
+        ["npm", "exec", "--offline", "--", "node", "-e", script, mongo_url, kafka_brokers, "rsd.scores.v1", *databases],
+        cwd=REPO_ROOT,
+        check=False,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    if done.returncode != 0:
+        warnings.warn(f"the distributed runtime's clean-up failed:\n{done.stderr[-2000:]}", stacklevel=1)
 
 
 @pytest.fixture(scope="session")
@@ -401,7 +427,8 @@ def runtime(request: pytest.FixtureRequest) -> Iterator[Runtime]:
     runs the distributed one); loopback webhook targets allowed (decision 28)."""
     env = {"WEBHOOK_ALLOW_PRIVATE_TARGETS": "true"}
     if getattr(request, "param", "embedded") == "distributed":
-        yield from start_distributed(env)
+        # The tests poll until the product has caught up, which takes the distributed one longer.
+        yield from start_distributed({**env, "RATE_LIMIT_PER_MINUTE": "1000"})
     else:
         yield from start_runtime(env)
 

@@ -1,18 +1,13 @@
 """The Organization and AsyncOrganization clients against the real product (the embedded runtime, and
-the distributed one):
-every key delivery, rotation, revocation, claim links, the access log across pages and usage; the
-organization's alert webhooks through their whole lifecycle; and a
-scoring engine publishing 25,000 scores from a generator, one batch of them sent twice, every score then
-readable once."""
+the distributed one): every key delivery, rotation, revocation, claim links, the access log across pages
+and usage; and the organization's alert webhooks through their whole lifecycle. A scoring engine's
+25,000 scores are test_publishing.py's."""
 
 from __future__ import annotations
 
 import asyncio
 import time
-import uuid
-from collections.abc import Callable, Iterator
-from datetime import datetime, timedelta, timezone
-from typing import Any, TypeVar
+from typing import Any
 
 import httpx
 import pytest
@@ -35,7 +30,6 @@ from resilience_score import (
 )
 
 pytestmark = pytest.mark.both_runtimes
-T = TypeVar("T")
 
 
 def an_organization(runtime: Runtime, token_for: str, **options: Any) -> Organization:
@@ -80,16 +74,6 @@ def reader_for(runtime: Runtime, client_id: str, api_key: str, http_client: http
     return client
 
 
-def until_created(create: Callable[[], T]) -> T:
-    """`create()` once the notifier knows the credential (its projection follows the event log too)."""
-
-    def attempt() -> T | None:
-        try:
-            return create()
-        except CredentialNotFound:
-            return None
-
-    return eventually(attempt, 60)
 
 
 def test_authorizations_through_their_whole_life(runtime: Runtime) -> None:
@@ -236,63 +220,3 @@ def test_an_organizations_alert_webhook_through_its_lifecycle_hears_a_grants_fir
         assert list(webhooks.list()) == []
         with pytest.raises(WebhookNotFound):
             webhooks.deliveries(created.id)
-
-
-ENGINE_ORGANIZATIONS = 25
-DATES = 1000
-
-
-def test_25000_scores_from_a_generator_with_one_batch_sent_twice_are_each_readable_once(runtime: Runtime, capsys: pytest.CaptureFixture[str]) -> None:
-    run = uuid.uuid4().hex[:8]
-    organizations = [f"sdk-engine-{run}-{i}" for i in range(ENGINE_ORGANIZATIONS)]
-    calculated_at = (datetime.now(timezone.utc) - timedelta(hours=1)).isoformat(timespec="milliseconds").replace("+00:00", "Z")
-    #: The organization whose batch is sent twice: the last one, which holds its latest score.
-    twice = organizations[-1]
-
-    def scores() -> Iterator[dict[str, Any]]:
-        for organization_id in organizations:
-            for n in range(DATES, 0, -1):
-                yield a_score(organization_id, n, calculated_at)
-
-    # A scoring engine's token: scores:write, and no organization of its own.
-    with Organization(runtime.token(None, "scores:write"), ingest_url=f"{runtime.urls['scoreIngest']}/v1") as engine:
-        started = time.monotonic()
-        published = engine.publish_scores(scores())
-        published_in = time.monotonic() - started
-        assert (published.accepted, published.batches) == (ENGINE_ORGANIZATIONS * DATES, 25)
-
-        # Every organization's administrator authorizes a reader of its latest score and its history.
-        readers: dict[str, Client] = {}
-        for organization_id in organizations:
-            with an_organization(runtime, organization_id) as owner:
-                created = owner.authorizations.create("auditor", ["qr_score", "score_trend"])
-            readers[organization_id] = reader_for(runtime, created.client_id, created.api_key or "", timeout_s=60)
-
-        # A version the repeat made would be a new latest score, which the notifier announces as
-        # score.updated to a webhook created before it: the webhook hears nothing until a newer score.
-        with WebhookReceiver() as receiver:
-            webhook = until_created(lambda: readers[twice].webhooks.create(receiver.url, ["score.updated"]))
-            again = engine.publish_scores(list(scores())[24_000:])
-            assert (again.accepted, again.batches) == (1000, 1)
-            newer = a_score(twice, 0, datetime.now(timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z"))
-            engine.publish_scores([newer])
-
-            headers, body = eventually(lambda: receiver.deliveries[0] if receiver.deliveries else None, 180)
-            heard = verify_webhook(webhook.secret, headers, body)
-            assert (heard["type"], heard["data"]["scoreDate"], heard["data"]["score"]) == ("score.updated", newer["scoreDate"], newer["score"])
-            message_id = {k.lower(): v for k, v in headers.items()}["webhook-id"]
-            attempts = eventually(lambda: (lambda a: a if any(d.status == "succeeded" for d in a) else None)(list(readers[twice].webhooks.deliveries(webhook.id))))
-            assert [(d.event_type, d.message_id) for d in attempts] == [("score.updated", message_id)]
-            assert len(receiver.deliveries) == 1
-
-    # Every score once: each organization's latest is the newest it was sent, and its history every date
-    # once with the score sent for it (the organization sent twice, and the newer score after).
-    for organization_id, reader in readers.items():
-        expected = [a_score(organization_id, n) for n in range(0 if organization_id == twice else 1, DATES + 1)]
-        items = eventually(lambda: (lambda i: i if len(i) >= len(expected) else None)(list(reader.history(from_=days_ago(DATES), limit=366))), 120)
-        assert [(item.score_date.isoformat(), item.score) for item in items] == [(score["scoreDate"], score["score"]) for score in expected]
-        latest = reader.score()
-        assert (latest.score_date.isoformat(), latest.score, latest.grade) == (expected[0]["scoreDate"], expected[0]["score"], expected[0]["grade"])
-        reader.close()
-    with capsys.disabled():
-        print(f"\n[sdk] 25,000 scores published in {published_in:.1f} s; every one read back {time.monotonic() - started:.1f} s after the first was sent ({runtime.kind})")

@@ -241,47 +241,47 @@ export function organizationSuite(running: () => ProductUnderTest): void {
     const DATES = 1000;
     /** Every score's calculation time: what the engine would stamp, the same for a score sent twice. */
     const calculatedAt = new Date(Date.now() - 3_600_000).toISOString();
-    /** The organization whose batch is sent twice: the last one, which holds its latest score. */
-    const TWICE = ORGANIZATIONS.at(-1)!;
+    /** The organization whose batch is sent twice: the first batch, which holds all its scores, its latest too. */
+    const TWICE = ORGANIZATIONS[0]!;
 
     function* scores(): Generator<ScoreSubmission> {
       for (const organizationId of ORGANIZATIONS)
         for (let daysAgo = DATES; daysAgo >= 1; daysAgo -= 1) yield aScore(organizationId, daysAgo, calculatedAt);
     }
+    /** The next `count` items of `source`, leaving it open for the rest (a for...of would close it). */
+    function* take<T>(source: Iterator<T>, count: number): Generator<T> {
+      for (let i = 0; i < count; i += 1) {
+        const next = source.next();
+        if (next.done) return;
+        yield next.value;
+      }
+    }
 
     test('when 25,000 scores come from a generator and one batch is sent again, then every score is readable once and the repeat made no new version', async () => {
       // A scoring engine's token: scores:write, and no organization of its own.
       const engine = anOrganization({ token: await product.token({ scope: 'scores:write' }) });
-      const started = performance.now();
-      const published = await engine.publishScores(scores());
-      const publishedIn = performance.now() - started;
-      expect(published).toEqual({ accepted: 25_000, batches: 25 });
-      const mark = (what: string) =>
-        process.stderr.write(`[sdk] ${what} ${((performance.now() - started) / 1000).toFixed(1)} s after the first score was sent\n`);
-      mark('25,000 scores accepted');
-
-      // Every organization's administrator authorizes a reader of its latest score and its history.
-      const readers = new Map<string, Client>();
-      for (const organizationId of ORGANIZATIONS) {
+      const readerOf = async (organizationId: string) => {
         const owner = anOrganization({ token: await product.token({ org: organizationId, scope: 'authorizations:write' }) });
         const created = await owner.authorizations.create({ recipientType: 'auditor', scopes: ['qr_score', 'score_trend'] });
-        readers.set(organizationId, await readerFor(created.clientId, created.apiKey));
-      }
+        return readerFor(created.clientId, created.apiKey);
+      };
+      const source = scores();
 
-      // A version the repeat made would be a new latest score, which the notifier announces as score.updated
-      // to a webhook created before it: the webhook hears nothing until the engine sends a newer score.
+      // The first batch, then the same batch again. A version the repeat made would be a new latest score,
+      // which the notifier announces as score.updated to a webhook created before it: the webhook hears
+      // nothing until the engine sends a newer score.
+      let started = performance.now();
+      const first = await engine.publishScores(take(source, 1000));
+      let publishing = performance.now() - started;
+      const twice = await readerOf(TWICE);
       const receiver = await startSwitchableReceiver('127.0.0.1');
       try {
-        const twice = readers.get(TWICE)!;
-        const webhook = await eventually(() => twice.webhooks.create(receiver.url, ['score.updated']).catch(() => undefined), 300_000);
-        mark('the webhook created');
-        const again = await engine.publishScores([...scores()].slice(24_000));
-        expect(again).toEqual({ accepted: 1000, batches: 1 });
+        const webhook = await eventually(() => twice.webhooks.create(receiver.url, ['score.updated']).catch(() => undefined), 60_000);
+        const again = await engine.publishScores(take(scores(), 1000));
         const newer = aScore(TWICE, 0, new Date().toISOString());
         await engine.publishScores([newer]);
 
-        const heard = await eventually(() => Promise.resolve(receiver.received[0]), 300_000);
-        mark('the newer score heard');
+        const heard = await eventually(() => Promise.resolve(receiver.received[0]), 60_000);
         expect(JSON.parse(heard.body)).toMatchObject({ type: 'score.updated', data: { scoreDate: newer.scoreDate, score: newer.score } });
         const attempts = await eventually(async () => {
           const listed = await twice.webhooks.deliveries(webhook.id);
@@ -289,16 +289,22 @@ export function organizationSuite(running: () => ProductUnderTest): void {
         });
         expect(attempts.map((attempt) => [attempt.eventType, attempt.messageId])).toEqual([['score.updated', heard.headers['webhook-id']]]);
         expect(receiver.received).toHaveLength(1);
+        expect(again).toEqual({ accepted: 1000, batches: 1 });
       } finally {
         await receiver.close();
       }
 
+      // The rest of the generator.
+      started = performance.now();
+      const rest = await engine.publishScores(source);
+      publishing += performance.now() - started;
+      expect([first.accepted + rest.accepted, first.batches + rest.batches]).toEqual([25_000, 25]);
+
       // Every score once: each organization's latest is the newest it was sent, and its history every date
       // once with the score sent for it (the organization sent twice, and the newer score after).
       for (const organizationId of ORGANIZATIONS) {
-        const reader = readers.get(organizationId)!;
-        const sent = organizationId === TWICE ? [aScore(TWICE, 0), ...[...scores()].slice(24_000).reverse()] : undefined;
-        const expected = sent ?? Array.from({ length: DATES }, (_, i) => aScore(organizationId, i + 1));
+        const reader = organizationId === TWICE ? twice : await readerOf(organizationId);
+        const expected = Array.from({ length: DATES + 1 }, (_, n) => aScore(organizationId, n)).slice(organizationId === TWICE ? 0 : 1);
         const history = await eventually(async () => {
           const items = await all(reader.history({ from: aScore(organizationId, DATES).scoreDate, limit: 366 }));
           return items.length >= expected.length ? items : undefined;
@@ -311,7 +317,7 @@ export function organizationSuite(running: () => ProductUnderTest): void {
         });
       }
       process.stderr.write(
-        `[sdk] 25,000 scores published in ${(publishedIn / 1000).toFixed(1)} s; every one read back ${((performance.now() - started) / 1000).toFixed(1)} s after the first was sent\n`,
+        `[sdk] 25,000 scores published in ${(publishing / 1000).toFixed(1)} s; the rest read back ${((performance.now() - started) / 1000).toFixed(1)} s after its first was sent\n`,
       );
     }, 600_000);
   });
