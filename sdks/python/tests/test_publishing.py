@@ -33,7 +33,7 @@ def until_created(create: Callable[[], T]) -> T:
         except CredentialNotFound:
             return None
 
-    return eventually(attempt, 60)
+    return eventually(attempt, 120)
 
 
 def utc_now() -> str:
@@ -55,7 +55,7 @@ def test_25000_scores_from_a_generator_with_one_batch_sent_twice_are_each_readab
     def reader_of(organization_id: str) -> Client:
         with an_organization(runtime, organization_id) as owner:
             created = owner.authorizations.create("auditor", ["qr_score", "score_trend"])
-        return reader_for(runtime, created.client_id, created.api_key or "", timeout_s=60)
+        return reader_for(runtime, created.client_id, created.api_key or "", timeout_s=120)
 
     source = scores()
     # A scoring engine's token: scores:write, and no organization of its own.
@@ -73,7 +73,7 @@ def test_25000_scores_from_a_generator_with_one_batch_sent_twice_are_each_readab
             newer = a_score(twice, 0, utc_now())
             engine.publish_scores([newer])
 
-            headers, body = eventually(lambda: receiver.deliveries[0] if receiver.deliveries else None, 60)
+            headers, body = eventually(lambda: receiver.deliveries[0] if receiver.deliveries else None, 180)
             heard = verify_webhook(webhook.secret, headers, body)
             assert (heard["type"], heard["data"]["scoreDate"], heard["data"]["score"]) == ("score.updated", newer["scoreDate"], newer["score"])
             message_id = {k.lower(): v for k, v in headers.items()}["webhook-id"]
@@ -93,7 +93,7 @@ def test_25000_scores_from_a_generator_with_one_batch_sent_twice_are_each_readab
     for organization_id in organizations:
         reader = readers.get(organization_id) or reader_of(organization_id)
         expected = [a_score(organization_id, n) for n in range(0 if organization_id == twice else 1, DATES + 1)]
-        items = eventually(lambda: (lambda i: i if len(i) >= len(expected) else None)(list(reader.history(from_=days_ago(DATES), limit=366))), 120)
+        items = eventually(lambda: (lambda i: i if len(i) >= len(expected) else None)(list(reader.history(from_=days_ago(DATES), limit=366))), 300)
         assert [(item.score_date.isoformat(), item.score) for item in items] == [(score["scoreDate"], score["score"]) for score in expected]
         latest = reader.score()
         assert (latest.score_date.isoformat(), latest.score, latest.grade) == (expected[0]["scoreDate"], expected[0]["score"], expected[0]["grade"])

@@ -106,7 +106,7 @@ export function organizationSuite(running: () => ProductUnderTest): void {
           () => true,
           (error: { code?: string }) => (error.code === 'CREDENTIAL_NOT_FOUND' ? undefined : true),
         ),
-      60_000,
+      120_000,
     );
     return client;
   }
@@ -276,12 +276,12 @@ export function organizationSuite(running: () => ProductUnderTest): void {
       const twice = await readerOf(TWICE);
       const receiver = await startSwitchableReceiver('127.0.0.1');
       try {
-        const webhook = await eventually(() => twice.webhooks.create(receiver.url, ['score.updated']).catch(() => undefined), 60_000);
+        const webhook = await eventually(() => twice.webhooks.create(receiver.url, ['score.updated']).catch(() => undefined), 120_000);
         const again = await engine.publishScores(take(scores(), 1000));
         const newer = aScore(TWICE, 0, new Date().toISOString());
         await engine.publishScores([newer]);
 
-        const heard = await eventually(() => Promise.resolve(receiver.received[0]), 60_000);
+        const heard = await eventually(() => Promise.resolve(receiver.received[0]), 180_000);
         expect(JSON.parse(heard.body)).toMatchObject({ type: 'score.updated', data: { scoreDate: newer.scoreDate, score: newer.score } });
         const attempts = await eventually(async () => {
           const listed = await twice.webhooks.deliveries(webhook.id);
@@ -308,7 +308,7 @@ export function organizationSuite(running: () => ProductUnderTest): void {
         const history = await eventually(async () => {
           const items = await all(reader.history({ from: aScore(organizationId, DATES).scoreDate, limit: 366 }));
           return items.length >= expected.length ? items : undefined;
-        }, 120_000);
+        }, 300_000);
         expect(history.map((item) => [item.scoreDate, item.score])).toEqual(expected.map((score) => [score.scoreDate, score.score]));
         expect(await reader.score()).toMatchObject({
           scoreDate: expected[0]!.scoreDate,
