@@ -57,9 +57,9 @@ def a_score(organization_id: str, n: int, calculated_at: str | None = None) -> d
     return item
 
 
-def reader_for(runtime: Runtime, client_id: str, api_key: str, http_client: httpx.Client | None = None, timeout_s: float = 15.0) -> Client:
+def reader_for(runtime: Runtime, client_id: str, api_key: str, http_client: httpx.Client | None = None, timeout_s: float = 15.0, **options: Any) -> Client:
     """A reader once the read API knows the credential (its projection follows the event log)."""
-    client = Client(client_id, api_key, base_url=runtime.base_url, notifier_url=runtime.notifier_url, http_client=http_client)
+    client = Client(client_id, api_key, base_url=runtime.base_url, notifier_url=runtime.notifier_url, http_client=http_client, **options)
 
     def known() -> bool | None:
         try:

@@ -55,7 +55,8 @@ def test_25000_scores_from_a_generator_with_one_batch_sent_twice_are_each_readab
     def reader_of(organization_id: str) -> Client:
         with an_organization(runtime, organization_id) as owner:
             created = owner.authorizations.create("auditor", ["qr_score", "score_trend"])
-        return reader_for(runtime, created.client_id, created.api_key or "", timeout_s=120)
+        # While the read API works through the scores, on a loaded machine a page may take longer than the default 10 s.
+        return reader_for(runtime, created.client_id, created.api_key or "", timeout_s=120, timeout=60)
 
     source = scores()
     # A scoring engine's token: scores:write, and no organization of its own.

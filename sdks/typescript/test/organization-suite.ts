@@ -92,13 +92,14 @@ export function organizationSuite(running: () => ProductUnderTest): void {
   }
 
   /** A reader once the read API knows the credential (its projection follows the event log). */
-  async function readerFor(clientId: string, apiKey: string, fetch?: typeof globalThis.fetch): Promise<Client> {
+  async function readerFor(clientId: string, apiKey: string, fetch?: typeof globalThis.fetch, timeout?: number): Promise<Client> {
     const client = new Client({
       clientId,
       apiKey,
       baseUrl: `${product.urls.readApi}/v1`,
       notifierUrl: `${product.urls.notifier}/v1`,
       ...(fetch ? { fetch } : {}),
+      ...(timeout ? { timeout } : {}),
     });
     await eventually(
       () =>
@@ -263,7 +264,8 @@ export function organizationSuite(running: () => ProductUnderTest): void {
       const readerOf = async (organizationId: string) => {
         const owner = anOrganization({ token: await product.token({ org: organizationId, scope: 'authorizations:write' }) });
         const created = await owner.authorizations.create({ recipientType: 'auditor', scopes: ['qr_score', 'score_trend'] });
-        return readerFor(created.clientId, created.apiKey);
+        // While the read API works through the scores, on a loaded machine a page may take longer than the default 10 s.
+        return readerFor(created.clientId, created.apiKey, undefined, 60_000);
       };
       const source = scores();
 
