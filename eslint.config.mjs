@@ -55,7 +55,7 @@ export default tseslint.config(
     },
   },
   {
-    files: ['**/*.test.ts', 'libs/testkit/**', 'test/**'],
+    files: ['**/*.test.ts', 'libs/testkit/**', 'test/**', 'sdks/typescript/test/**'],
     rules: {
       '@typescript-eslint/no-unsafe-assignment': 'off',
       '@typescript-eslint/no-unsafe-member-access': 'off',

@@ -76,7 +76,8 @@ for artifact in "$wheel" "$sdist"; do
   "$python" -m venv "$venv"
   "$venv/bin/python" "${pip_quiet[@]}" install -r sdks/python/requirements-test.txt "$artifact"
   "$venv/bin/python" -c "import resilience_score, sys; print('[sdk-packages] imported', resilience_score.USER_AGENT, 'from', resilience_score.__file__)"
-  (cd "$WORK/python-tests" && RSD_REPO_ROOT="$ROOT" RSD_PYTHON_SDK_ARTIFACT="$(basename "$artifact")" \
+  # The embedded runtime only: `npm test` runs the product suites on the distributed runtime too.
+  (cd "$WORK/python-tests" && RSD_REPO_ROOT="$ROOT" RSD_PYTHON_SDK_ARTIFACT="$(basename "$artifact")" RSD_SDK_RUNTIMES=embedded \
     "$venv/bin/python" -m pytest -q -p no:cacheprovider --rootdir "$WORK/python-tests" -c /dev/null .)
   stage "Python SDK tests passed against the installed $kind"
 done

@@ -20,6 +20,7 @@ import tempfile
 import threading
 import time
 import uuid
+import warnings
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from datetime import date, timedelta
@@ -118,12 +119,14 @@ def free_port() -> int:
 
 
 class RuntimeProcess:
-    """`npm start --silent` in its own process group, its output collected as it comes."""
+    """`npm start --silent` (or another npm script of the repository's, `npm run --silent start:read-api`
+    for one service of the distributed runtime) in its own process group, its output collected as it comes."""
 
-    def __init__(self, env: dict[str, str]) -> None:
+    def __init__(self, env: dict[str, str], command: tuple[str, ...] = ("start", "--silent")) -> None:
+        self.command = command
         self.data_dir = Path(tempfile.mkdtemp(prefix="rsd-python-sdk-"))
         self.process = subprocess.Popen(
-            ["npm", "start", "--silent"],
+            ["npm", *command],
             cwd=REPO_ROOT,
             env={
                 **os.environ,
@@ -160,10 +163,10 @@ class RuntimeProcess:
                 return found
             if self.process.poll() is not None:
                 self.stop()
-                raise RuntimeError(f"npm start exited with {self.process.returncode}:\n{self.output()}")
+                raise RuntimeError(f"npm {' '.join(self.command)} exited with {self.process.returncode}:\n{self.output()[-4000:]}")
             time.sleep(0.05)
         self.stop()
-        raise RuntimeError(f"not ready within {timeout_s} s:\n{self.output()}")
+        raise RuntimeError(f"not ready within {timeout_s} s:\n{self.output()[-4000:]}")
 
     def ready_line(self) -> dict[str, str] | None:
         """The log line that says the runtime serves, as embedded-process.ts reads it."""
@@ -201,10 +204,15 @@ class Credential:
 
 @dataclass
 class Runtime:
-    """One running embedded runtime and what a test does with it as the organization and the engine."""
+    """One running product (the embedded runtime, or the distributed one's four services) and what a
+    test does with it as the organization and the engine."""
 
-    process: RuntimeProcess
+    processes: list[RuntimeProcess]
     urls: dict[str, str]
+    #: The HS256 secret the product verifies tokens with: the embedded runtime's development secret
+    #: (DATA_DIR/dev-jwt-secret, as `npx rsd token` reads it) or the distributed one's JWT_HS256_SECRET.
+    jwt_secret: str
+    kind: str = "embedded"
     admin: httpx.Client = field(default_factory=lambda: httpx.Client(timeout=30))
 
     @property
@@ -215,12 +223,14 @@ class Runtime:
     def notifier_url(self) -> str:
         return f"{self.urls['notifier']}/v1"
 
-    def token(self, organization_id: str) -> str:
-        """A development token, as `npx rsd token` mints it from DATA_DIR/dev-jwt-secret."""
-        secret = (self.process.data_dir / "dev-jwt-secret").read_text().strip()
+    def token(self, organization_id: str | None, scope: str = "authorizations:write scores:write") -> str:
+        """A token as `npx rsd token` mints one: for an organization's administrator, or with no
+        organization (None) for a scoring engine."""
         now = int(time.time())
-        claims = {"org": organization_id, "scope": "authorizations:write scores:write", "sub": "sdk-tests", "iat": now, "exp": now + 3600}
-        return jwt.encode(claims, secret, algorithm="HS256")
+        claims: dict[str, Any] = {"scope": scope, "sub": "sdk-tests", "iat": now, "exp": now + 3600}
+        if organization_id is not None:
+            claims["org"] = organization_id
+        return jwt.encode(claims, self.jwt_secret, algorithm="HS256")
 
     def new_organization(self) -> str:
         return f"sdk-{uuid.uuid4().hex[:12]}"
@@ -280,7 +290,7 @@ class Runtime:
 def start_runtime(env: dict[str, str]) -> Iterator[Runtime]:
     process = RuntimeProcess(env)
     urls = process.wait_for(process.ready_line)
-    runtime = Runtime(process, urls)
+    runtime = Runtime([process], urls, (process.data_dir / "dev-jwt-secret").read_text().strip())
     try:
         yield runtime
     finally:
@@ -288,10 +298,139 @@ def start_runtime(env: dict[str, str]) -> Iterator[Runtime]:
         process.stop()
 
 
+# -- the distributed runtime -------------------------------------------------------------------------
+# The modules marked `both_runtimes` run their tests on the embedded runtime and again on the
+# distributed one: credentials, score ingest, the read API and the notifier as four processes on the
+# Kafka, MongoDB-wire server and Redis that KAFKA_BROKERS, MONGO_URL and REDIS_URL name (scripts/infra.sh
+# up prints them). RSD_SDK_RUNTIMES (a comma-separated list) narrows that; without the servers the
+# distributed tests are skipped, unless REQUIRE_INFRA is set (CI), where that is a failure.
+
+INFRA_VARIABLES = ("KAFKA_BROKERS", "MONGO_URL", "REDIS_URL")
+RUNTIMES = ("embedded", "distributed")
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line("markers", "both_runtimes: the module's tests run on the embedded and on the distributed runtime")
+
+
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    if "runtime" not in metafunc.fixturenames:
+        return
+    chosen = [name for name in os.environ.get("RSD_SDK_RUNTIMES", ",".join(RUNTIMES)).split(",") if name]
+    unknown = set(chosen) - set(RUNTIMES)
+    if unknown:
+        raise pytest.UsageError(f"RSD_SDK_RUNTIMES names no runtime {sorted(unknown)}; it lists some of {', '.join(RUNTIMES)}")
+    both = metafunc.definition.get_closest_marker("both_runtimes") is not None
+    metafunc.parametrize("runtime", [name for name in chosen if both or name == "embedded"], indirect=True, scope="session")
+
+
+def start_distributed(env: dict[str, str]) -> Iterator[Runtime]:
+    missing = [name for name in INFRA_VARIABLES if not os.environ.get(name)]
+    if missing:
+        explanation = f"the distributed runtime needs {', '.join(missing)} (eval \"$(scripts/infra.sh up)\")"
+        if os.environ.get("REQUIRE_INFRA") in ("1", "true"):
+            raise RuntimeError(f"REQUIRE_INFRA is set but {explanation}")
+        pytest.skip(f"[infra] skipping: {explanation}")
+    run = uuid.uuid4().hex[:8]
+    databases = {"CREDENTIALS_DB": f"sdk_py_credentials_{run}", "READ_VIEWS_DB": f"sdk_py_views_{run}", "NOTIFIER_DB": f"sdk_py_notifier_{run}"}
+    ports = {name: free_port() for name in ("credentials", "score-ingest", "read-api", "notifier")}
+    secret = base64.urlsafe_b64encode(os.urandom(32)).rstrip(b"=").decode()
+    common = {
+        "RUNTIME": "distributed",
+        **{name: os.environ[name] for name in INFRA_VARIABLES},
+        **databases,
+        "JWT_HS256_SECRET": secret,
+        "RESPONSE_SIGNING_KEYS": _signing_keys(),
+        "KAFKA_TOPIC_PARTITIONS": "3",
+        "CREDENTIALS_PORT": str(ports["credentials"]),
+        "SCORE_INGEST_PORT": str(ports["score-ingest"]),
+        "READ_API_PORT": str(ports["read-api"]),
+        "NOTIFIER_PORT": str(ports["notifier"]),
+        # Every request comes from 127.0.0.1, and polling for a projection counts as failed authentication.
+        "FAILED_AUTH_LIMIT_PER_MINUTE": "100000",
+        "OUTBOX_RELAY_INTERVAL_MS": "500",
+        "EVENT_LOG_PUBLISH_DEADLINE_MS": "2000",
+        **env,
+    }
+    processes: list[RuntimeProcess] = []
+    try:
+        for name in ports:
+            # Only the notifier holds the key that seals webhook secrets.
+            sealing = {"WEBHOOK_SECRET_KEY": base64.b64encode(os.urandom(32)).decode()} if name == "notifier" else {}
+            process = RuntimeProcess({**common, **sealing}, ("run", "--silent", f"start:{name}"))
+            processes.append(process)
+            process.wait_for(_ready(f"http://127.0.0.1:{ports[name]}"))
+        urls = {key: f"http://127.0.0.1:{ports[name]}" for key, name in (("readApi", "read-api"), ("credentials", "credentials"), ("scoreIngest", "score-ingest"), ("notifier", "notifier"))}
+        runtime = Runtime(processes, urls, secret, kind="distributed")
+        try:
+            yield runtime
+        finally:
+            runtime.admin.close()
+    finally:
+        for process in reversed(processes):
+            process.stop()
+        _clean_up(os.environ["MONGO_URL"], os.environ["KAFKA_BROKERS"], list(databases.values()))
+
+
+def _ready(origin: str) -> Callable[[], dict[str, str] | None]:
+    def ready() -> dict[str, str] | None:
+        try:
+            return {"origin": origin} if httpx.get(f"{origin}/readyz", timeout=1).status_code == 200 else None
+        except httpx.TransportError:
+            return None
+
+    return ready
+
+
+def _signing_keys() -> str:
+    """RESPONSE_SIGNING_KEYS of one new Ed25519 key, as `npx rsd signing-key` prints it."""
+    key = Ed25519PrivateKey.generate()
+    raw = key.private_bytes(Encoding.Raw, PrivateFormat.Raw, NoEncryption())
+    public = key.public_key().public_bytes(Encoding.Raw, PublicFormat.Raw)
+    return json.dumps([{"kty": "OKP", "crv": "Ed25519", "x": _b64url(public), "d": _b64url(raw), "kid": "sdk-tests"}])
+
+
+def _clean_up(mongo_url: str, kafka_brokers: str, databases: list[str]) -> None:
+    """Through the repository's own MongoDB and Kafka clients (the SDK's tests have neither): the run's
+    databases dropped, and the score topic's records deleted up to its end, as test/support/distributed-product.ts
+    does (so that a later read API or notifier on the same Kafka need not replay the 25,000 scores)."""
+    script = """
+      const { MongoClient } = require('mongodb');
+      const { Kafka, logLevel } = require('kafkajs');
+      const [mongoUrl, brokers, topic, ...databases] = process.argv.slice(1);
+      (async () => {
+        const mongo = await MongoClient.connect(mongoUrl);
+        for (const name of databases) await mongo.db(name).dropDatabase();
+        await mongo.close();
+        const admin = new Kafka({ brokers: brokers.split(','), clientId: 'sdk-python-clean-up', logLevel: logLevel.NOTHING }).admin();
+        await admin.connect();
+        const offsets = await admin.fetchTopicOffsets(topic);
+        await admin.deleteTopicRecords({ topic, partitions: offsets.map(({ partition, high }) => ({ partition, offset: high })) });
+        await admin.disconnect();
+      })().catch((error) => { console.error(error); process.exit(1); });
+    """
+    done = subprocess.run(
+        ["npm", "exec", "--offline", "--", "node", "-e", script, mongo_url, kafka_brokers, "rsd.scores.v1", *databases],
+        cwd=REPO_ROOT,
+        check=False,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    if done.returncode != 0:
+        warnings.warn(f"the distributed runtime's clean-up failed:\n{done.stderr[-2000:]}", stacklevel=1)
+
+
 @pytest.fixture(scope="session")
-def runtime() -> Iterator[Runtime]:
-    """The product as a developer runs it; loopback webhook targets allowed (decision 28)."""
-    yield from start_runtime({"WEBHOOK_ALLOW_PRIVATE_TARGETS": "true"})
+def runtime(request: pytest.FixtureRequest) -> Iterator[Runtime]:
+    """The product as a developer runs it (or, for the modules marked both_runtimes, also as an operator
+    runs the distributed one); loopback webhook targets allowed (decision 28)."""
+    env = {"WEBHOOK_ALLOW_PRIVATE_TARGETS": "true"}
+    if getattr(request, "param", "embedded") == "distributed":
+        # The tests poll until the product has caught up, which takes the distributed one longer.
+        yield from start_distributed({**env, "RATE_LIMIT_PER_MINUTE": "1000"})
+    else:
+        yield from start_runtime(env)
 
 
 @pytest.fixture(scope="session")

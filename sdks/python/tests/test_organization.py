@@ -1,19 +1,15 @@
-"""The Organization and AsyncOrganization clients against the real product (the embedded runtime):
-every key delivery, rotation, revocation, claim links, the access log across pages and usage; the
-organization's alert webhooks through their whole lifecycle; and a
-scoring engine publishing scores from a generator, one batch of them sent twice, every score then
-readable once."""
+"""The Organization and AsyncOrganization clients against the real product (the embedded runtime, and
+the distributed one): every key delivery, rotation, revocation, claim links, the access log across pages
+and usage; and the organization's alert webhooks through their whole lifecycle. A scoring engine's
+25,000 scores are test_publishing.py's."""
 
 from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Iterator
-from datetime import datetime, timedelta, timezone
 from typing import Any
 
 import httpx
-import jwt
 import pytest
 from conftest import GRADES, Runtime, WebhookReceiver, days_ago, eventually
 
@@ -32,6 +28,8 @@ from resilience_score import (
     WebhookNotFound,
     verify_webhook,
 )
+
+pytestmark = pytest.mark.both_runtimes
 
 
 def an_organization(runtime: Runtime, token_for: str, **options: Any) -> Organization:
@@ -59,9 +57,9 @@ def a_score(organization_id: str, n: int, calculated_at: str | None = None) -> d
     return item
 
 
-def reader_for(runtime: Runtime, client_id: str, api_key: str, http_client: httpx.Client | None = None) -> Client:
+def reader_for(runtime: Runtime, client_id: str, api_key: str, http_client: httpx.Client | None = None, timeout_s: float = 15.0, **options: Any) -> Client:
     """A reader once the read API knows the credential (its projection follows the event log)."""
-    client = Client(client_id, api_key, base_url=runtime.base_url, http_client=http_client)
+    client = Client(client_id, api_key, base_url=runtime.base_url, notifier_url=runtime.notifier_url, http_client=http_client, **options)
 
     def known() -> bool | None:
         try:
@@ -72,8 +70,10 @@ def reader_for(runtime: Runtime, client_id: str, api_key: str, http_client: http
             return True
         return True
 
-    eventually(known)
+    eventually(known, timeout_s)
     return client
+
+
 
 
 def test_authorizations_through_their_whole_life(runtime: Runtime) -> None:
@@ -220,36 +220,3 @@ def test_an_organizations_alert_webhook_through_its_lifecycle_hears_a_grants_fir
         assert list(webhooks.list()) == []
         with pytest.raises(WebhookNotFound):
             webhooks.deliveries(created.id)
-
-
-ENGINE_ORGANIZATIONS = 5
-DATES = 500
-
-
-def test_scores_from_a_generator_with_one_batch_sent_twice_are_each_readable_once(runtime: Runtime) -> None:
-    organizations = [runtime.new_organization() for _ in range(ENGINE_ORGANIZATIONS)]
-    calculated_at = (datetime.now(timezone.utc) - timedelta(hours=1)).isoformat(timespec="milliseconds").replace("+00:00", "Z")
-
-    def scores() -> Iterator[dict[str, Any]]:
-        for organization_id in organizations:
-            for n in range(DATES, 0, -1):
-                yield a_score(organization_id, n, calculated_at)
-
-    # A scoring engine's token: scores:write, and no organization of its own.
-    secret = (runtime.process.data_dir / "dev-jwt-secret").read_text().strip()
-    now = int(time.time())
-    engine_token = jwt.encode({"scope": "scores:write", "sub": "engine", "iat": now, "exp": now + 600}, secret, algorithm="HS256")
-    with Organization(engine_token, ingest_url=f"{runtime.urls['scoreIngest']}/v1") as engine:
-        published = engine.publish_scores(scores())
-        again = engine.publish_scores(list(scores())[1000:2000])
-
-    assert (published.accepted, published.batches) == (ENGINE_ORGANIZATIONS * DATES, 3)
-    assert (again.accepted, again.batches) == (1000, 1)
-    # The batch sent twice holds the third organization's scores (and the second's, the fourth's first).
-    for organization_id in organizations[1:4]:
-        with an_organization(runtime, organization_id) as owner:
-            created = owner.authorizations.create("auditor", ["score_trend"])
-        reader = reader_for(runtime, created.client_id, created.api_key or "")
-        items = eventually(lambda: (lambda i: i if len(i) >= DATES else None)(list(reader.history(from_=days_ago(DATES), limit=366))), 60)
-        assert len({item.score_date for item in items}) == len(items) == DATES
-        assert [item.score for item in items] == [n * 7 % 101 for n in range(1, DATES + 1)]

@@ -1,5 +1,5 @@
 """Portfolio and AsyncPortfolio, and the webhook lifecycle on every owner, against the real product
-(the embedded runtime): an account of several grants iterated across pages, read grant by grant with
+(the embedded runtime, and the distributed one): an account of several grants iterated across pages, read grant by grant with
 the account key, its key rotated and a grant released; a grant's and a portfolio's webhook managed
 through their whole lifecycle, every delivery received on loopback and verified with verify_webhook."""
 
@@ -33,6 +33,7 @@ from resilience_score import (
     verify_webhook,
 )
 
+pytestmark = pytest.mark.both_runtimes
 T = TypeVar("T")
 GRANTS = 7
 #: How long ago an organization's first score is dated: the scores a test publishes after it are newer.
