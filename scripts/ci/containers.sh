@@ -131,7 +131,7 @@ log="$(mktemp)"
   export COMPOSE_FILE=docker-compose.yml:docker-compose.local.yml:test/distributed/docker-compose.test.yml
   # The SDKs' suites start processes of their own on whatever servers they are given: on the stack they
   # would run again what `npm test` ran, four minutes for nothing the stack adds.
-  npx jest --config jest.distributed.config.js --runInBand --testPathIgnorePatterns sdks-distributed
+  npx jest --config jest.distributed.config.js --runInBand --testPathIgnorePatterns /node_modules/ /dist/ sdks-distributed
 ) 2>&1 | tee "$log"
 if grep -q '^\[infra\] skipping' "$log"; then fail "a distributed suite was skipped"; fi
 distributed="$(grep -oE '^Tests: .*' "$log" | tail -n 1 | sed 's/^Tests: *//')"
