@@ -2,8 +2,9 @@
 // credential of a pool in turn, from CONCURRENCY workers over keep-alive connections (Node's fetch),
 // at RATE requests a second in all (0: as fast as the answers come), until SIGTERM or SIGINT or
 // DURATION seconds. Then one JSON line on stdout: the answers by status, the 503s by code and whether
-// each carried Retry-After, the requests that got no answer by error code, and when the first and
-// last of them came (seconds from the start).
+// each carried Retry-After, the requests that got no answer by error code, those sent again after
+// their connection was closed under them (`retried`), and when the first and last of these came
+// (seconds from the start).
 //
 //   node scripts/ci/k8s-load.mjs READ_URL CREDENTIALS_JSON [RATE] [CONCURRENCY] [DURATION]
 //
@@ -35,8 +36,13 @@ function note(kind, detail) {
   failures.push({ at: since(), kind, detail });
 }
 
-async function one(credential) {
-  sent += 1;
+// A GET is idempotent: like browsers and proxies (RFC 9112, 9.3.1.1), a request whose kept-alive
+// connection was closed under it before any answer (undici's UND_ERR_SOCKET, "other side closed") is
+// sent once more, on a new connection; counted in `retried`. Any other error, or a second one, fails.
+const retried = {};
+
+async function one(credential, attempt = 0) {
+  if (attempt === 0) sent += 1;
   try {
     const answer = await fetch(`${url}/customers/${credential.clientId}/score`, {
       headers: { 'x-api-key': credential.apiKey },
@@ -57,6 +63,11 @@ async function one(credential) {
     }
   } catch (error) {
     const code = error?.cause?.code ?? error?.name ?? 'unknown';
+    if (code === 'UND_ERR_SOCKET' && attempt === 0) {
+      retried[code] = (retried[code] ?? 0) + 1;
+      note('retried', code);
+      return one(credential, 1);
+    }
     errors[code] = (errors[code] ?? 0) + 1;
     note('error', code);
   }
@@ -98,6 +109,7 @@ console.log(
     unavailable,
     unanswered,
     errors,
+    retried,
     firstFailureAt: failures[0]?.at ?? null,
     lastFailureAt: failures.at(-1)?.at ?? null,
   }),

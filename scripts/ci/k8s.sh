@@ -13,7 +13,9 @@
 #                  its replicas two of the Service's pods; Kafka and the MongoDB-wire server reach the
 #                  test process through NodePorts on 127.0.0.1
 #   4. load        a steady load on the read API's NodePort (scripts/ci/k8s-load.mjs, a pool of
-#                  credentials each read under its limit) while
+#                  credentials each read under its limit; a GET whose kept-alive connection is closed
+#                  under it before any answer is sent once more, as browsers and proxies do, and
+#                  counted) while
 #                  a. `kubectl rollout restart` replaces every read-API pod: no request may fail
 #                  b. a read-API pod is deleted: nothing but 503 SERVICE_UNAVAILABLE with Retry-After
 #                  c. (no load) policy/v1 Evictions of the read-API pods one after another: those the
@@ -235,9 +237,10 @@ rollout_seconds="$(seconds "$t1")"
 sleep 5
 load_stop rollout
 bad="$(load_field rollout 's.unanswered + s.answered - (s.statuses["200"] ?? 0)')"
-echo "rollout restart: ${rollout_seconds} s; $(load_field rollout 's.sent') requests, $bad not answered 200"
+retried="$(load_field rollout 'Object.values(s.retried).reduce((a, b) => a + b, 0)')"
+echo "rollout restart: ${rollout_seconds} s; $(load_field rollout 's.sent') requests, $bad not answered 200, $retried sent again on a new connection"
 ((bad == 0)) || fail "$bad requests failed or were refused during the rolling restart"
-ROLLOUT_FIGURE="$(load_field rollout 's.sent') requests, $bad failed, restart ${rollout_seconds} s"
+ROLLOUT_FIGURE="$(load_field rollout 's.sent') requests, $bad failed, $retried sent again, restart ${rollout_seconds} s"
 timed "rollout restart under load" "$t0"
 
 # ------ 4b. a pod deleted under load: nothing but documented 503s
@@ -255,9 +258,10 @@ load_stop delete
 unanswered="$(load_field delete 's.unanswered')"
 undocumented="$(load_field delete 'Object.entries(s.statuses).filter(([k]) => k !== "200" && k !== "503").reduce((a, [, n]) => a + n, 0) + Object.entries(s.unavailable).filter(([k]) => k !== "503 SERVICE_UNAVAILABLE with Retry-After").reduce((a, [, n]) => a + n, 0)')"
 served503="$(load_field delete 's.statuses["503"] ?? 0')"
-echo "pod $victim deleted: $(load_field delete 's.sent') requests, $served503 documented 503s, $undocumented other refusals, $unanswered unanswered"
+retried="$(load_field delete 'Object.values(s.retried).reduce((a, b) => a + b, 0)')"
+echo "pod $victim deleted: $(load_field delete 's.sent') requests, $served503 documented 503s, $undocumented other refusals, $unanswered unanswered, $retried sent again on a new connection"
 ((unanswered == 0 && undocumented == 0)) || fail "a deleted pod cost more than documented 503s"
-DELETE_FIGURE="$(load_field delete 's.sent') requests, $served503 documented 503s"
+DELETE_FIGURE="$(load_field delete 's.sent') requests, $served503 documented 503s, 0 failed, $retried sent again"
 timed "pod deleted under load" "$t0"
 
 # ------ 4c. an eviction that would break the PodDisruptionBudget
