@@ -37,8 +37,10 @@ function note(kind, detail) {
 }
 
 // A GET is idempotent: like browsers and proxies (RFC 9112, 9.3.1.1), a request whose kept-alive
-// connection was closed under it before any answer (undici's UND_ERR_SOCKET, "other side closed") is
-// sent once more, on a new connection; counted in `retried`. Any other error, or a second one, fails.
+// connection was closed or reset under it before any answer (undici's UND_ERR_SOCKET, "other side
+// closed", or ECONNRESET) is sent once more, on a new connection; counted in `retried`. Any other
+// error, or a second one, fails.
+const CLOSED_UNDER_IT = new Set(['UND_ERR_SOCKET', 'ECONNRESET']);
 const retried = {};
 
 async function one(credential, attempt = 0) {
@@ -63,7 +65,7 @@ async function one(credential, attempt = 0) {
     }
   } catch (error) {
     const code = error?.cause?.code ?? error?.name ?? 'unknown';
-    if (code === 'UND_ERR_SOCKET' && attempt === 0) {
+    if (CLOSED_UNDER_IT.has(code) && attempt === 0) {
       retried[code] = (retried[code] ?? 0) + 1;
       note('retried', code);
       return one(credential, 1);
