@@ -47,6 +47,9 @@ const shared = {
     '^(\\.{1,2}/.*)\\.js$': '$1',
   },
   setupFiles: ['<rootDir>/test/setup/loopback-only.js'],
+  // Tool builds and caches: the Kubernetes cluster's containerd keeps the project's image unpacked
+  // there (a second copy of every workspace package).
+  modulePathIgnorePatterns: ['<rootDir>/.infra/'],
 };
 
 // Every test file is of exactly one kind, by its name or folder (`npm run test:<kind>`):

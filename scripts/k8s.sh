@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # A one-node Kubernetes cluster on this machine, from registry packages only (decision 47).
 #
+#   scripts/k8s.sh packages  install the cluster's Debian packages (containerd, runc, etcd, gcc, …)
 #   scripts/k8s.sh build   build the cluster's binaries into .infra/k8s/bin (each skipped when it is
-#                          already built at its version); run it inside the machine's heavy-work lock
+#                          already built at its version), at nice 19; outside the heavy-work lock
 #   scripts/k8s.sh up      build, then start the cluster and deploy k8s/overlays/local; idempotent;
 #                          prints the `export` lines of `env` on stdout (progress goes to stderr)
 #   scripts/k8s.sh env     print `export` lines: KUBECONFIG, PATH (the cluster's kubectl first),
@@ -147,22 +148,33 @@ k8s_ldflags() {
   printf '%s' "$flags"
 }
 
+# The six commands in one `go build`: Go compiles each shared package once and links the six in
+# parallel (separate invocations share the build cache too, but link one after another).
+K8S_COMMANDS=(kube-apiserver kube-controller-manager kube-scheduler kubelet kube-proxy kubectl)
+
 build_k8s() {
-  local want cmd t0
+  local want cmd t0 todo=() pkgs=() out
   want="kubernetes $K8S_VERSION $(cat "$SRC/go.mod" "$SRC/go.sum" | sha256sum | cut -c1-16)"
-  for cmd in kube-apiserver kube-controller-manager kube-scheduler kubelet kube-proxy kubectl; do
-    built "$cmd" "$want" && continue
-    t0="$(now)"
-    log "building $cmd $K8S_VERSION (log in ${LOGS#"$ROOT"/}/build-$cmd.log)"
-    if ! (cd "$SRC" && nice -n 19 go build -trimpath -ldflags "$(k8s_ldflags)" -o "$BIN/$cmd.tmp" \
-      "k8s.io/kubernetes/cmd/$cmd") </dev/null >"$LOGS/build-$cmd.log" 2>&1; then
-      tail -n 30 "$LOGS/build-$cmd.log" | sed 's/^/     /' >&2
-      die "go build of k8s.io/kubernetes/cmd/$cmd@$K8S_VERSION failed"
-    fi
-    mv "$BIN/$cmd.tmp" "$BIN/$cmd"
-    stamp "$cmd" "$want"
-    log "built $cmd in $(elapsed "$t0")"
+  for cmd in "${K8S_COMMANDS[@]}"; do
+    built "$cmd" "$want" || todo+=("$cmd")
   done
+  ((${#todo[@]} == 0)) && return 0
+  t0="$(now)"
+  out="$(mktemp -d "$BIN/.build.XXXXXX")"
+  for cmd in "${todo[@]}"; do pkgs+=("k8s.io/kubernetes/cmd/$cmd"); done
+  log "building ${todo[*]} $K8S_VERSION (log in ${LOGS#"$ROOT"/}/build-kubernetes.log)"
+  if ! (cd "$SRC" && nice -n 19 go build -trimpath -ldflags "$(k8s_ldflags)" -o "$out/" "${pkgs[@]}") \
+    </dev/null >"$LOGS/build-kubernetes.log" 2>&1; then
+    tail -n 30 "$LOGS/build-kubernetes.log" | sed 's/^/     /' >&2
+    rm -rf "$out"
+    die "go build of ${todo[*]} (k8s.io/kubernetes@$K8S_VERSION) failed"
+  fi
+  for cmd in "${todo[@]}"; do
+    mv "$out/$cmd" "$BIN/$cmd"
+    stamp "$cmd" "$want"
+  done
+  rm -rf "$out"
+  log "built ${todo[*]} in $(elapsed "$t0")"
 }
 
 # go_install NAME PACKAGE VERSION [LDFLAGS]: `go install PACKAGE@VERSION` (the module's own go.sum
@@ -813,6 +825,7 @@ cmd_status() {
 }
 
 case "${1:-}" in
+  packages) install_packages ;;
   build)
     mkdir -p "$LOGS"
     install_packages
@@ -823,7 +836,7 @@ case "${1:-}" in
   down) cmd_down ;;
   status) cmd_status ;;
   *)
-    sed -n '2,14p' "$0" >&2
+    sed -n '2,16p' "$0" >&2
     exit 2
     ;;
 esac

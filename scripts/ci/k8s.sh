@@ -8,11 +8,26 @@
 #                  created on credentials, a score ingested, the score and the pillars read through the
 #                  read API's Service and from each read-API pod itself, the authorization revoked and
 #                  its key refused (401) through the Service and by each pod
-#   4. policies    a pod outside the allowed set (its own namespace) cannot open Redis's port, while the
+#   3b. distributed the distributed end-to-end suite (test/distributed/distributed-runtime.test.ts,
+#                  RSD_DISTRIBUTED_STACK=k8s, test/support/k8s-stack.ts) through the read API's Service,
+#                  its replicas two of the Service's pods; Kafka and the MongoDB-wire server reach the
+#                  test process through NodePorts on 127.0.0.1
+#   4. load        a steady load on the read API's NodePort (scripts/ci/k8s-load.mjs, a pool of
+#                  credentials each read under its limit; a GET whose kept-alive connection is closed
+#                  under it before any answer is sent once more, as browsers and proxies do, and
+#                  counted) while
+#                  a. `kubectl rollout restart` replaces every read-API pod: no request may fail
+#                  b. a read-API pod is deleted: nothing but 503 SERVICE_UNAVAILABLE with Retry-After
+#                  c. (no load) policy/v1 Evictions of the read-API pods one after another: those the
+#                     PodDisruptionBudget allows go through, the next is refused with 429
+#                  d. an unthrottled load: the HorizontalPodAutoscaler (metrics-server) scales the read
+#                     API out, and back in once the load stops
+#   5. policies    a pod outside the allowed set (its own namespace) cannot open Redis's port, while the
 #                  read API's pods can: the NetworkPolicies are enforced (kube-router)
-#   5. down        scripts/k8s.sh down; no process, mount or network namespace of the cluster left
+#   6. down        scripts/k8s.sh down; no process, mount or network namespace of the cluster left
 #
-# Prints the time of each step.
+# Prints the time of each step and the figures of each check. K8S_DELETE_POLICIES=true deletes the
+# NetworkPolicies of rsd-infra before step 5, to show that the check fails without them (never in CI).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 
@@ -27,9 +42,12 @@ now() { printf '%s' "${EPOCHREALTIME/,/.}"; }
 seconds() { awk -v a="$1" -v b="$(now)" 'BEGIN { printf "%.0f", b - a }'; }
 TIMINGS=()
 timed() { TIMINGS+=("$(printf '%-34s %5s s' "$1" "$(seconds "$2")")"); }
+WORK="$(mktemp -d)"
 cluster_up=false
 finish() {
   local rc=$?
+  [[ -n "${LOAD_PID:-}" ]] && kill -TERM "$LOAD_PID" 2>/dev/null
+  rm -rf "$WORK"
   if [[ "$cluster_up" == true ]]; then
     if ((rc != 0)); then
       kubectl get pods -A -o wide || true
@@ -39,6 +57,11 @@ finish() {
   fi
   printf '\n== k8s: timings\n'
   printf '%s\n' "${TIMINGS[@]}"
+  if [[ -n "${ROLLOUT_FIGURE:-}" ]]; then
+    printf '\n== k8s: figures\n'
+    printf '%-34s %s\n' "distributed suite" "${DISTRIBUTED_FIGURE:-}" "rollout restart under load" "$ROLLOUT_FIGURE" "pod deleted under load" "${DELETE_FIGURE:-}" \
+      "evictions (PDB minAvailable 1)" "${EVICT_FIGURE:-}" "HPA" "${HPA_FIGURE:-}"
+  fi
   exit "$rc"
 }
 trap finish EXIT
@@ -117,10 +140,244 @@ for ip in "${READ_PODS[@]}"; do
 done
 timed "walkthrough" "$t0"
 
-# ---------------------------------------------------------------- 4. policies
+# ---------------------------------------------------------------- 3b. the distributed suite
+
+section "the distributed end-to-end suite through the read API's Service"
+t0="$(now)"
+# The timings the suite gives its own processes (test/distributed/docker-compose.test.yml gives the
+# Compose stack the same): every request comes from one address, so the per-address limit of failed
+# authentications is lifted; decision 29's bounds short enough to wait for.
+kubectl -n rsd set env deployment/rsd-credentials deployment/rsd-score-ingest deployment/rsd-read-api \
+  FAILED_AUTH_LIMIT_PER_MINUTE=100000 ACCOUNT_RATE_LIMIT_PER_MINUTE=300 OUTBOX_RELAY_INTERVAL_MS=500 \
+  EXPIRY_CHECK_INTERVAL_MS=500 EVENT_LOG_PUBLISH_DEADLINE_MS=2000 FEED_STALENESS_BOUND_MS=5000 \
+  FEED_RECOVERY_GRACE_MS=3000
+for d in rsd-credentials rsd-score-ingest rsd-read-api; do
+  kubectl -n rsd rollout status "deployment/$d" --timeout=300s
+done
+log="$WORK/distributed.log"
+(
+  # The cluster's servers as scripts/infra/k8s/addons/infrastructure.yaml publishes them for the test
+  # process; no Redis: the suite reaches it only through the services.
+  unset REDIS_URL
+  export RSD_DISTRIBUTED_STACK=k8s REQUIRE_INFRA=true KAFKA_BROKERS=127.0.0.1:30092 MONGO_URL=mongodb://127.0.0.1:30017/
+  RESPONSE_SIGNING_KEYS="$(sed -n 's/^response-signing-keys=//p' .infra/k8s/run/secrets.env)"
+  export RESPONSE_SIGNING_KEYS
+  npx jest --config jest.distributed.config.js --runInBand test/distributed/distributed-runtime.test.ts
+) 2>&1 | tee "$log"
+grep -q '^\[infra\] skipping' "$log" && fail "the distributed suite was skipped"
+DISTRIBUTED_FIGURE="$(grep -oE '^Tests: .*' "$log" | tail -n 1 | sed 's/^Tests: *//')"
+[[ -n "$DISTRIBUTED_FIGURE" ]] || fail "the distributed suite printed no result"
+timed "distributed suite on the cluster" "$t0"
+
+# ---------------------------------------------------------------- 4. load checks
+
+load_checks() {
+
+# The pool of credentials the load reads with: each allows 120 reads a minute (decision 8), so a
+# steady load of LOAD_RATE a second over LOAD_POOL of them stays under every credential's limit and
+# every answer should be a 200.
+LOAD_POOL=40
+LOAD_RATE=40
+section "a pool of $LOAD_POOL credentials for the load"
+t0="$(now)"
+printf '[' >"$WORK/pool.json"
+for ((i = 0; i < LOAD_POOL; i++)); do
+  created="$(curl -sS -f -X POST "$CRED_URL/organizations/demo-org/authorizations" \
+    -H "Authorization: Bearer $TOKEN" -H 'Content-Type: application/json' \
+    -d '{"recipientType":"auditor","scopes":["qr_score"],"expiresAt":"2027-12-31"}')" ||
+    fail "POST authorizations for the load pool"
+  ((i > 0)) && printf ',' >>"$WORK/pool.json"
+  node -e 'const c = JSON.parse(process.argv[1]); process.stdout.write(JSON.stringify({ clientId: c.clientId, apiKey: c.apiKey }))' \
+    "$created" >>"$WORK/pool.json"
+done
+printf ']' >>"$WORK/pool.json"
+# Every credential of the pool served by the Service before the load starts.
+last="$(node -p 'const p = JSON.parse(require("fs").readFileSync(process.argv[1], "utf8")); p[p.length - 1].clientId' "$WORK/pool.json")"
+API_KEY="$(node -p 'const p = JSON.parse(require("fs").readFileSync(process.argv[1], "utf8")); p[p.length - 1].apiKey' "$WORK/pool.json")"
+expect "$READ_URL" "/customers/$last/score" 200 "b.score === 74"
+timed "credential pool" "$t0"
+
+LOAD_PID=""
+# load_start NAME [RATE] [CONCURRENCY]: the load generator in the background, its summary in
+# $WORK/NAME.json.
+load_start() {
+  node scripts/ci/k8s-load.mjs "$READ_URL" "$WORK/pool.json" "${2:-$LOAD_RATE}" "${3:-8}" >"$WORK/$1.json" &
+  LOAD_PID=$!
+}
+# load_stop NAME: stops it and prints its summary.
+load_stop() {
+  kill -TERM "$LOAD_PID"
+  wait "$LOAD_PID" || fail "the load generator failed"
+  LOAD_PID=""
+  echo "load: $(cat "$WORK/$1.json")"
+}
+# load_field NAME EXPR: a value of the summary (EXPR over s).
+load_field() { node -p "const s = JSON.parse(require('fs').readFileSync(process.argv[1], 'utf8')); $2" "$WORK/$1.json"; }
+ready_read_pods() { kubectl -n rsd get deployment rsd-read-api -o jsonpath='{.status.readyReplicas}'; }
+wait_read_ready() {
+  kubectl -n rsd rollout status deployment/rsd-read-api --timeout=300s
+  local i
+  for ((i = 0; i < 300; i++)); do
+    (($(ready_read_pods) >= 2)) && return 0
+    sleep 1
+  done
+  fail "the read API has fewer than two ready pods"
+}
+
+# ------ 4a. a rolling restart under load: no request may fail
+
+section "kubectl rollout restart of the read API under a steady load ($LOAD_RATE/s): no failed request"
+t0="$(now)"
+load_start rollout
+sleep 5
+t1="$(now)"
+kubectl -n rsd rollout restart deployment/rsd-read-api
+kubectl -n rsd rollout status deployment/rsd-read-api --timeout=300s
+rollout_seconds="$(seconds "$t1")"
+sleep 5
+load_stop rollout
+bad="$(load_field rollout 's.unanswered + s.answered - (s.statuses["200"] ?? 0)')"
+retried="$(load_field rollout 'Object.values(s.retried).reduce((a, b) => a + b, 0)')"
+echo "rollout restart: ${rollout_seconds} s; $(load_field rollout 's.sent') requests, $bad not answered 200, $retried sent again on a new connection"
+((bad == 0)) || fail "$bad requests failed or were refused during the rolling restart"
+ROLLOUT_FIGURE="$(load_field rollout 's.sent') requests, $bad failed, $retried sent again, restart ${rollout_seconds} s"
+timed "rollout restart under load" "$t0"
+
+# ------ 4b. a pod deleted under load: nothing but documented 503s
+
+section "a read-API pod deleted under load: nothing but 503 SERVICE_UNAVAILABLE with Retry-After"
+t0="$(now)"
+wait_read_ready
+victim="$(kubectl -n rsd get pods -l app.kubernetes.io/name=rsd-read-api -o jsonpath='{.items[0].metadata.name}')"
+load_start delete
+sleep 5
+kubectl -n rsd delete pod "$victim" --wait=true
+wait_read_ready
+sleep 5
+load_stop delete
+unanswered="$(load_field delete 's.unanswered')"
+undocumented="$(load_field delete 'Object.entries(s.statuses).filter(([k]) => k !== "200" && k !== "503").reduce((a, [, n]) => a + n, 0) + Object.entries(s.unavailable).filter(([k]) => k !== "503 SERVICE_UNAVAILABLE with Retry-After").reduce((a, [, n]) => a + n, 0)')"
+served503="$(load_field delete 's.statuses["503"] ?? 0')"
+retried="$(load_field delete 'Object.values(s.retried).reduce((a, b) => a + b, 0)')"
+echo "pod $victim deleted: $(load_field delete 's.sent') requests, $served503 documented 503s, $undocumented other refusals, $unanswered unanswered, $retried sent again on a new connection"
+((unanswered == 0 && undocumented == 0)) || fail "a deleted pod cost more than documented 503s"
+DELETE_FIGURE="$(load_field delete 's.sent') requests, $served503 documented 503s, 0 failed, $retried sent again"
+timed "pod deleted under load" "$t0"
+
+# ------ 4c. an eviction that would break the PodDisruptionBudget
+
+section "evictions through the API: the one that would break the PodDisruptionBudget is refused (429)"
+t0="$(now)"
+wait_read_ready
+PKI=.infra/k8s/run/pki
+# POST .../pods/NAME/eviction (policy/v1) with the admin's certificate; prints the HTTP status.
+evict() {
+  curl -sS -o "$WORK/evict-$1.json" -w '%{http_code}' --cacert "$PKI/ca.crt" --cert "$PKI/admin.crt" --key "$PKI/admin.key" \
+    -X POST -H 'Content-Type: application/json' \
+    "https://127.0.0.1:6443/api/v1/namespaces/rsd/pods/$1/eviction" \
+    -d "{\"apiVersion\":\"policy/v1\",\"kind\":\"Eviction\",\"metadata\":{\"name\":\"$1\",\"namespace\":\"rsd\"}}"
+}
+for ((i = 0; i < 60; i++)); do
+  allowed="$(kubectl -n rsd get pdb rsd-read-api -o jsonpath='{.status.disruptionsAllowed}')"
+  healthy="$(kubectl -n rsd get pdb rsd-read-api -o jsonpath='{.status.currentHealthy}')"
+  ((${allowed:-0} >= 1)) && break
+  sleep 1
+done
+echo "PDB rsd-read-api: minAvailable 1, $healthy healthy, $allowed disruptions allowed"
+mapfile -t pods < <(kubectl -n rsd get pods -l app.kubernetes.io/name=rsd-read-api \
+  --field-selector=status.phase=Running -o jsonpath='{range .items[*]}{.metadata.name}{"\n"}{end}')
+evicted=0
+refused=""
+for pod in "${pods[@]}"; do
+  code="$(evict "$pod")"
+  echo "eviction of $pod -> $code"
+  if [[ "$code" == 201 ]]; then
+    evicted=$((evicted + 1))
+  elif [[ "$code" == 429 ]]; then
+    refused="$pod"
+    node -p 'JSON.parse(require("fs").readFileSync(process.argv[1], "utf8")).message' "$WORK/evict-$pod.json"
+    break
+  else
+    cat "$WORK/evict-$pod.json"
+    fail "eviction of $pod answered $code"
+  fi
+done
+[[ -n "$refused" ]] || fail "every read-API pod was evicted: the PodDisruptionBudget did not hold"
+((evicted == allowed)) || fail "$evicted evictions went through, the PodDisruptionBudget allowed $allowed"
+EVICT_FIGURE="$evicted evicted, then 429"
+wait_read_ready
+timed "eviction refused by the PDB" "$t0"
+
+# ------ 4d. the HorizontalPodAutoscaler, out under load and back in
+
+section "the HorizontalPodAutoscaler: out under load, back in after it"
+t0="$(now)"
+hpa_cpu() { kubectl -n rsd get hpa rsd-read-api -o jsonpath='{.status.currentMetrics[0].resource.current.averageUtilization}'; }
+replicas() { kubectl -n rsd get deployment rsd-read-api -o jsonpath='{.spec.replicas}'; }
+for ((i = 0; i < 180; i++)); do
+  [[ -n "$(hpa_cpu)" ]] && break
+  sleep 1
+done
+[[ -n "$(hpa_cpu)" ]] || fail "the HPA has no CPU metric after 180 s (metrics-server)"
+# From a quiet start: pods that have just started (the evictions above) catch up on CPU, and a
+# scale-out then would not be the load's. Below the target and at the minimum first.
+for ((i = 0; i < 90; i++)); do
+  cpu="$(hpa_cpu)"
+  ((${cpu:-100} < 70 && $(replicas) <= 2)) && break
+  sleep 2
+done
+((${cpu:-100} < 70 && $(replicas) <= 2)) || fail "the read API stayed at ${cpu:-?}% of its CPU request or above two pods for 180 s with no load"
+before="$(replicas)"
+echo "HPA: $(hpa_cpu)% of the CPU request, $before replicas"
+load_start hpa 0 32
+t1="$(now)"
+out_at=""
+ready_at=""
+for ((i = 0; i < 300; i++)); do
+  r="$(replicas)"
+  if [[ -z "$out_at" ]] && ((r > before)); then
+    out_at="$(seconds "$t1")"
+    echo "scaled out to $r replicas after ${out_at} s (CPU $(hpa_cpu)%)"
+  fi
+  if [[ -n "$out_at" ]] && (($(ready_read_pods) > before)); then
+    ready_at="$(seconds "$t1")"
+    echo "$(ready_read_pods) ready after ${ready_at} s"
+    break
+  fi
+  sleep 2
+done
+load_stop hpa
+[[ -n "$ready_at" ]] || fail "the HPA did not scale the read API out within 600 s (CPU $(hpa_cpu)%)"
+t2="$(now)"
+in_at=""
+for ((i = 0; i < 300; i++)); do
+  if (($(replicas) <= before)); then
+    in_at="$(seconds "$t2")"
+    break
+  fi
+  sleep 2
+done
+[[ -n "$in_at" ]] || fail "the HPA did not scale the read API back in within 600 s"
+echo "scaled back in to $(replicas) replicas ${in_at} s after the load stopped"
+HPA_FIGURE="out after ${out_at} s, the new pod ready after ${ready_at} s, back in ${in_at} s after the load"
+kubectl -n rsd get hpa rsd-read-api
+timed "HPA out and in" "$t0"
+}
+
+if [[ "${K8S_DELETE_POLICIES:-false}" == true ]]; then
+  echo "K8S_DELETE_POLICIES=true: the load checks are left out"
+else
+  load_checks
+fi
+
+# ---------------------------------------------------------------- 5. policies
 
 section "NetworkPolicies: Redis only from the read API and the notifier"
 t0="$(now)"
+if [[ "${K8S_DELETE_POLICIES:-false}" == true ]]; then
+  echo "K8S_DELETE_POLICIES=true: deleting the NetworkPolicies of rsd-infra; the check below must fail"
+  kubectl -n rsd-infra delete networkpolicy --all
+fi
 REDIS_IP="$(kubectl -n rsd-infra get pods -l app.kubernetes.io/name=redis -o jsonpath='{.items[0].status.podIP}')"
 # node: opens a TCP connection and exits 0 when it connects, 1 when it is refused or times out.
 probe='const s = require("net").connect(6379, process.argv[1]); s.setTimeout(3000);
@@ -142,7 +399,7 @@ echo "a pod in rsd-probe cannot reach Redis; the read API's pod can"
 kubectl delete namespace rsd-probe --wait=false
 timed "policies" "$t0"
 
-# ---------------------------------------------------------------- 5. down
+# ---------------------------------------------------------------- 6. down
 
 section "down"
 t0="$(now)"

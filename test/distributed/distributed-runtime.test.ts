@@ -20,6 +20,17 @@ import {
   type ComposeService,
 } from '../support/compose-stack';
 import { startDistributedServers } from '../support/distributed-servers';
+import {
+  K8S_DATABASES,
+  K8S_TEST_TIMINGS,
+  execInReadApi,
+  k8sReadReplica,
+  k8sService,
+  onK8sStack,
+  pauseKafka,
+  resumeKafka,
+  type K8sService,
+} from '../support/k8s-stack';
 import { everyCollection, everyTopicRecord } from '../support/leak-search';
 import { eventually, REPO_ROOT } from '../support/embedded-process';
 import * as orgAdmin from '../support/organization-admin';
@@ -32,7 +43,9 @@ const run = promisify(execFile);
  * The distributed runtime as deployed: credentials, score-ingest and two read-API replicas as
  * separate processes on real Kafka, a MongoDB-compatible server and Redis, over loopback. With
  * RSD_DISTRIBUTED_STACK=compose (test/support/compose-stack.ts) the same tests run against the
- * Compose stack's containers instead of processes of their own.
+ * Compose stack's containers instead of processes of their own; with RSD_DISTRIBUTED_STACK=k8s
+ * (test/support/k8s-stack.ts), against the one-node Kubernetes cluster, every read through the read
+ * API's Service with its replicas standing for two of its pods.
  */
 describeWithInfra('kafka', 'the distributed runtime, four processes over real Kafka, MongoDB and Redis', (kafkaTarget) => {
   const runId = randomUUID().slice(0, 8);
@@ -40,7 +53,7 @@ describeWithInfra('kafka', 'the distributed runtime, four processes over real Ka
   const secret = randomBytes(32).toString('base64url');
   const PORTS = onComposeStack ? COMPOSE_PORTS : { credentials: 18281, scoreIngest: 18282, readApi1: 18280, readApi2: 18290 };
   // The stack's key is the one its replicas were given; the processes sign with the test key.
-  const SIGNING_KEYS = onComposeStack ? (process.env.RESPONSE_SIGNING_KEYS ?? '[]') : TEST_RESPONSE_SIGNING_KEYS;
+  const SIGNING_KEYS = onComposeStack || onK8sStack ? (process.env.RESPONSE_SIGNING_KEYS ?? '[]') : TEST_RESPONSE_SIGNING_KEYS;
   const composeReplicas = new Map<number, ComposeService>();
   const servers: StartedServer[] = [];
   let env: Record<string, string>;
@@ -82,7 +95,16 @@ describeWithInfra('kafka', 'the distributed runtime, four processes over real Ka
       everyMs,
     );
 
+  const k8sReplicas: K8sService[] = [];
   const startReadApi = async (port: number): Promise<ServiceProcess> => {
+    if (onK8sStack) {
+      // The replica that stood for the pod now gone waits for the Deployment's replacement.
+      const index = port === PORTS.readApi1 ? 0 : 1;
+      const taken = () => k8sReplicas.filter((_, i) => i !== index).flatMap((r) => (r.pod ? [r.pod] : []));
+      if (k8sReplicas[index]) await k8sReplicas[index].start();
+      else k8sReplicas[index] = await k8sReadReplica(taken);
+      return k8sReplicas[index];
+    }
     if (!onComposeStack) return startService('read-api', port, { ...env, READ_API_PORT: String(port) });
     const service = composeReplicas.get(port) ?? (await composeService(port === PORTS.readApi1 ? 'read-api-1' : 'read-api-2', port));
     if (composeReplicas.has(port)) await service.start();
@@ -92,6 +114,7 @@ describeWithInfra('kafka', 'the distributed runtime, four processes over real Ka
 
   beforeAll(async () => {
     if (onComposeStack) return startOnComposeStack();
+    if (onK8sStack) return startOnK8sStack();
     const target = kafkaTarget();
     kafkaFromEnvironment = target.source === 'env';
     env = {
@@ -137,17 +160,34 @@ describeWithInfra('kafka', 'the distributed runtime, four processes over real Ka
     readApis.push(await startReadApi(PORTS.readApi1), await startReadApi(PORTS.readApi2));
   }
 
+  /** The cluster's services, its databases and its timings; KAFKA_BROKERS and MONGO_URL reach its servers. */
+  async function startOnK8sStack(): Promise<void> {
+    env = {
+      KAFKA_BROKERS: process.env.KAFKA_BROKERS ?? '',
+      MONGO_URL: process.env.MONGO_URL ?? '',
+      CREDENTIALS_DB: K8S_DATABASES.credentials,
+      READ_VIEWS_DB: K8S_DATABASES.readViews,
+      ...K8S_TEST_TIMINGS,
+    };
+    if (!env.KAFKA_BROKERS || !env.MONGO_URL) throw new Error('on the cluster, KAFKA_BROKERS and MONGO_URL name its NodePorts');
+    kafkaFromEnvironment = true;
+    token = await signDevToken(process.env.JWT_HS256_SECRET ?? '', { org: ORG, scope: 'authorizations:write scores:write' });
+    credentials = await k8sService('credentials');
+    scoreIngest = await k8sService('score-ingest');
+    readApis.push(await startReadApi(PORTS.readApi1), await startReadApi(PORTS.readApi2));
+  }
+
   afterAll(async () => {
     for (const service of [...readApis, scoreIngest, credentials]) {
       if (!service) continue;
       outputs.push(service.output());
       // The stack's services stay up: the stack is brought down by whoever brought it up.
-      if (!onComposeStack) await service.stop();
+      if (!onComposeStack && !onK8sStack) await service.stop();
     }
     if (env?.MONGO_URL) {
       const client = await MongoClient.connect(env.MONGO_URL);
       // On the stack, only what this test made: its services keep their databases.
-      const databases = onComposeStack ? [] : [env.CREDENTIALS_DB!, env.READ_VIEWS_DB!];
+      const databases = onComposeStack || onK8sStack ? [] : [env.CREDENTIALS_DB!, env.READ_VIEWS_DB!];
       for (const name of [...databases, `${env.READ_VIEWS_DB!}_rebuilt`]) await client.db(name).dropDatabase();
       await client.close();
     }
@@ -356,7 +396,8 @@ describeWithInfra('kafka', 'the distributed runtime, four processes over real Ka
     await admin.connect();
     const feedGroups = async () =>
       (await admin.listGroups()).groups.map((group) => group.groupId).filter((id) => id.startsWith('read-api-feed-'));
-    // A replica's group is named after its host and port: in the stack, its container's hostname and 8080.
+    // A replica's group is named after its host and port: in the stack, its container's hostname and 8080;
+    // on the cluster, its pod's name and 8080 (a replacement pod has a name, and so a group, of its own).
     const hosts = new Map(
       onComposeStack
         ? [
@@ -365,17 +406,24 @@ describeWithInfra('kafka', 'the distributed runtime, four processes over real Ka
           ]
         : [],
     );
-    const ofReplica = (port: number) => (onComposeStack ? `read-api-feed-${hosts.get(port)}-8080` : `read-api-feed-${hostname()}-${port}`);
+    const ofReplica = (port: number) => {
+      if (onK8sStack) return `read-api-feed-${k8sReplicas[port === PORTS.readApi1 ? 0 : 1]!.pod}-8080`;
+      return onComposeStack ? `read-api-feed-${hosts.get(port)}-8080` : `read-api-feed-${hostname()}-${port}`;
+    };
     try {
       const before = await feedGroups();
       expect(before).toEqual(expect.arrayContaining([ofReplica(PORTS.readApi1), ofReplica(PORTS.readApi2)]));
 
+      const stopped = ofReplica(PORTS.readApi2);
       await readApis[1]!.stop('SIGTERM');
       outputs.push(readApis[1]!.output());
-      expect(await feedGroups()).not.toContain(ofReplica(PORTS.readApi2));
+      expect(await feedGroups()).not.toContain(stopped);
 
       readApis[1] = await startReadApi(PORTS.readApi2);
-      const after = await feedGroups();
+      const after = await eventually(async () => {
+        const groups = await feedGroups();
+        return groups.includes(ofReplica(PORTS.readApi2)) ? groups : undefined;
+      }, 30_000);
       expect(after).toContain(ofReplica(PORTS.readApi2));
       expect(after.length).toBe(before.length);
     } finally {
@@ -415,23 +463,25 @@ describeWithInfra('kafka', 'the distributed runtime, four processes over real Ka
   test('when the views are rebuilt from offset zero, then they equal the live ones', async () => {
     const into = `${env.READ_VIEWS_DB!}_rebuilt`;
     // On the stack, the image's own script in a replica's container (its configuration, its network).
-    const stdout = onComposeStack
-      ? await compose(
-          'exec',
-          '-T',
-          '-e',
-          'LOG_LEVEL=warn',
-          'read-api-1',
-          'node',
-          'services/read-api/dist/rebuild-views/main.js',
-          '--into',
-          into,
-        )
-      : (
-          await run(process.execPath, [`${REPO_ROOT}/services/read-api/dist/rebuild-views/main.js`, '--into', into], {
-            env: { ...process.env, ...env, LOG_LEVEL: 'warn' },
-          })
-        ).stdout;
+    const stdout = onK8sStack
+      ? await execInReadApi('env', 'LOG_LEVEL=warn', 'node', 'services/read-api/dist/rebuild-views/main.js', '--into', into)
+      : onComposeStack
+        ? await compose(
+            'exec',
+            '-T',
+            '-e',
+            'LOG_LEVEL=warn',
+            'read-api-1',
+            'node',
+            'services/read-api/dist/rebuild-views/main.js',
+            '--into',
+            into,
+          )
+        : (
+            await run(process.execPath, [`${REPO_ROOT}/services/read-api/dist/rebuild-views/main.js`, '--into', into], {
+              env: { ...process.env, ...env, LOG_LEVEL: 'warn' },
+            })
+          ).stdout;
     expect(JSON.parse(stdout.trim().split('\n').pop()!).rebuiltInto).toBe(into);
 
     const client = await MongoClient.connect(env.MONGO_URL!);
@@ -451,10 +501,14 @@ describeWithInfra('kafka', 'the distributed runtime, four processes over real Ka
       return;
     }
     const revokedDuringOutage = await createCredential();
-    for (const replica of readApis) await readUntil(replica, revokedDuringOutage, (r) => r.status === 200);
+    // On the cluster, a pod that refuses fails its readiness and leaves the Service, as it should: each
+    // replica is read at its own pod's address, which the pod keeps while it is out of the Service.
+    const replicas: ServiceProcess[] = onK8sStack ? k8sReplicas.map((replica) => ({ ...replica, url: replica.podUrl! })) : readApis;
+    for (const replica of replicas) await readUntil(replica, revokedDuringOutage, (r) => r.status === 200);
     const bound = Number(env.FEED_STALENESS_BOUND_MS);
 
-    if (onComposeStack) await compose('stop', 'kafka');
+    if (onK8sStack) await pauseKafka();
+    else if (onComposeStack) await compose('stop', 'kafka');
     else await run('bash', [`${REPO_ROOT}/scripts/infra.sh`, 'stop', 'kafka']);
     const outageStarted = performance.now();
     let createdDuringOutage: Credential;
@@ -468,7 +522,7 @@ describeWithInfra('kafka', 'the distributed runtime, four processes over real Ka
       expect(revoke.body).toMatchObject({ status: 'revoked', enforcement: 'pending' });
 
       const refusedAfter = await Promise.all(
-        readApis.map(async (replica) => {
+        replicas.map(async (replica) => {
           // Polled gently: the reads answered 200 count against the credential's 120 a minute.
           const refused = await readUntil(replica, revokedDuringOutage, (r) => r.status !== 200, bound + 10_000, 250);
           expect(refused.status).toBe(503);
@@ -483,12 +537,13 @@ describeWithInfra('kafka', 'the distributed runtime, four processes over real Ka
       // Within the bound, plus the probe's second and the time the outage took to be noticed.
       expect(Math.max(...refusedAfter)).toBeLessThanOrEqual(bound + 3_000);
     } finally {
-      if (onComposeStack) await compose('up', '--detach', '--wait', '--no-deps', 'kafka');
+      if (onK8sStack) await resumeKafka();
+      else if (onComposeStack) await compose('up', '--detach', '--wait', '--no-deps', 'kafka');
       else await run('bash', [`${REPO_ROOT}/scripts/infra.sh`, 'up', 'kafka'], { timeout: 120_000 });
     }
     const kafkaBack = performance.now();
     const enforcedAfter = await Promise.all(
-      readApis.map(async (replica) => {
+      replicas.map(async (replica) => {
         const refused = await readUntil(replica, revokedDuringOutage, (r) => r.status !== 503, 60_000, 250);
         // The first answer after the outage already knows of the revocation: it is never served again.
         expect(refused.status).toBe(401);
@@ -500,7 +555,7 @@ describeWithInfra('kafka', 'the distributed runtime, four processes over real Ka
     process.stderr.write(
       `[distributed] after Kafka came back both replicas enforced the revocation after ${enforcedAfter.map((ms) => ms.toFixed(0)).join(', ')} ms\n`,
     );
-    const answer = await readUntil(readApis[0]!, createdDuringOutage!, (r) => r.status === 200, 60_000);
+    const answer = await readUntil(replicas[0]!, createdDuringOutage!, (r) => r.status === 200, 60_000);
     expect(answer.body.clientId).toBe(createdDuringOutage!.clientId);
   }, 240_000);
 

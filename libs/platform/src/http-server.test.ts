@@ -166,3 +166,49 @@ describe('a server started by listen()', () => {
     expect(served.answer).toMatch(/^HTTP\/1\.1 200 OK\r\n/);
   });
 });
+
+describe('closeServer with a drain', () => {
+  const request = 'GET /things HTTP/1.1\r\nHost: x\r\n\r\n';
+  const started = async () => {
+    const app = createBaseApp({ log: createLogger('test', 'silent') });
+    app.get('/things', (_req, res) => void res.json({ ok: true }));
+    return listen(finishApp(app, capturedLog().log), 0, '127.0.0.1', { limits: LIMITS });
+  };
+  /** A kept-alive connection with one request answered; resolves with it and what it received. */
+  const keptAlive = (server: Server) =>
+    new Promise<{ socket: ReturnType<typeof connect>; received: () => string; closed: Promise<void> }>((resolve) => {
+      let answer = '';
+      const socket = connect(portOf(server), '127.0.0.1', () => socket.write(request));
+      const closed = new Promise<void>((done) => socket.on('close', () => done()));
+      socket.on('error', () => undefined);
+      socket.on('data', (chunk: Buffer) => {
+        answer += chunk.toString('utf8');
+        if (answer.includes('{"ok":true}')) resolve({ socket, received: () => answer, closed });
+      });
+    });
+
+  test('when a kept-alive client sends its next request during the drain, then it is answered with Connection: close, its connection is closed by the server and the close ends early', async () => {
+    const server = await started();
+    const client = await keptAlive(server);
+    const t0 = performance.now();
+    const closing = closeServer(server, 5_000);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    client.socket.write(request);
+    await client.closed;
+    await closing;
+    const answers = client.received().split('HTTP/1.1 200 OK').slice(1);
+    expect(answers).toHaveLength(2);
+    expect(answers[0]).toMatch(/\r\nConnection: keep-alive\r\n/i);
+    expect(answers[1]).toMatch(/\r\nConnection: close\r\n/i);
+    expect(performance.now() - t0).toBeLessThan(2_000);
+  });
+
+  test('when a kept-alive connection stays idle through the drain, then it is closed once the drain is over, not before', async () => {
+    const server = await started();
+    const client = await keptAlive(server);
+    const t0 = performance.now();
+    await closeServer(server, 400);
+    await client.closed;
+    expect(performance.now() - t0).toBeGreaterThanOrEqual(390);
+  });
+});

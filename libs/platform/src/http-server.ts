@@ -22,7 +22,7 @@ export interface ListenOptions {
  */
 export async function listen(app: RequestListener, port: number, host = '0.0.0.0', options: ListenOptions = {}): Promise<Server> {
   const limits = options.limits ?? httpServerLimits(loadConfig(httpServerConfigSchema, {}));
-  const server = createServer(
+  const server: Server = createServer(
     {
       headersTimeout: limits.headersTimeoutMs,
       requestTimeout: limits.requestTimeoutMs,
@@ -30,7 +30,12 @@ export async function listen(app: RequestListener, port: number, host = '0.0.0.0
       maxHeaderSize: limits.maxHeaderSize,
       connectionsCheckingInterval: Math.min(1000, Math.max(10, Math.floor(limits.headersTimeoutMs / 10))),
     },
-    app,
+    (request, response) => {
+      // Shutting down (closeServer): this answer closes its connection (`Connection: close`), so the
+      // client sends its next request on a new connection, to another replica.
+      if (draining.has(server)) response.shouldKeepAlive = false;
+      app(request, response);
+    },
   );
   server.maxConnections = limits.maxConnections;
   server.on('clientError', answerClientError);
@@ -111,11 +116,30 @@ export function portOf(server: Server): number {
   return (server.address() as AddressInfo).port;
 }
 
-/** Stops accepting, lets in-flight requests finish, then drops idle keep-alive sockets. */
-export async function closeServer(server: Server): Promise<void> {
+const draining = new WeakSet<Server>();
+
+/**
+ * Stops accepting, lets in-flight requests finish, then drops idle keep-alive sockets. With `drainMs`,
+ * first drains the keep-alive connections for up to that long (less once none is left open): every
+ * answer meanwhile closes its connection. Dropping an idle keep-alive connection at once races with
+ * a request its client may be sending on it at that moment, which then fails with no answer at all;
+ * a client that keeps using its connection is told to go instead, on its next answer.
+ */
+export async function closeServer(server: Server, drainMs = 0): Promise<void> {
   if (!server.listening) return;
+  if (drainMs > 0) {
+    draining.add(server);
+    const deadline = Date.now() + drainMs;
+    while (Date.now() < deadline && (await openConnections(server)) > 0) {
+      await new Promise((done) => setTimeout(done, 20));
+    }
+  }
   await new Promise<void>((resolve, reject) => {
     server.close((error) => (error ? reject(error) : resolve()));
     server.closeIdleConnections();
   });
+}
+
+function openConnections(server: Server): Promise<number> {
+  return new Promise((resolve) => server.getConnections((error, count) => resolve(error ? 0 : count)));
 }

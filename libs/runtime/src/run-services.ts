@@ -54,6 +54,9 @@ export interface RunningProcess {
 
 const processConfigSchema = z.object({ LOG_LEVEL: variables.logLevel() });
 
+/** How long SIGTERM lets keep-alive clients be told to go before their idle connections are dropped (closeServer). */
+const SHUTDOWN_DRAIN_MS = 1_000;
+
 /**
  * Runs services in this process: each listens at once (answering 503 and /readyz with what it
  * waits for), then the runtime opens and each service starts, all retried until the servers they
@@ -143,7 +146,9 @@ export async function runServices(definitions: readonly AnyServiceDefinition[], 
   onShutdown(
     log,
     [
-      () => Promise.all(servers.map(({ server }) => closeServer(server.server))).then(() => undefined),
+      // Keep-alive clients get a second to be told to go (an answer with `Connection: close`) before
+      // the idle connections are dropped: no request of theirs is lost on a connection closed under it.
+      () => Promise.all(servers.map(({ server }) => closeServer(server.server, SHUTDOWN_DRAIN_MS))).then(() => undefined),
       () => start.stop(),
       () => tracing.shutdown(),
     ],
