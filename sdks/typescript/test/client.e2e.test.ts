@@ -8,6 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { readDevSecret, signDevToken } from '@rsd/platform';
 import { aScoreSubmission, request } from '@rsd/testkit';
+import { documentedAnswers, type Answer } from './documented-answers.js';
 import { eventually, REPO_ROOT, startEmbedded, type EmbeddedProcess } from '../../../test/support/embedded-process.js';
 import { TEST_RESPONSE_SIGNING_KEYS } from '../../../test/support/service-process.js';
 import * as sdk from '@resilience-score/client';
@@ -40,14 +41,6 @@ const WEBHOOK_ORG = 'sdk-webhook-org';
 const RATE_LIMIT = 40;
 const DENIED_ADDRESS = '203.0.113.9';
 const SCORE_DATES = [10, 9, 8, 7, 6].map((n) => new Date(Date.now() - n * 86_400_000).toISOString().slice(0, 10));
-
-interface Answer {
-  url: URL;
-  method: string;
-  status: number;
-  /** The JSON body, when there is one. */
-  body: unknown;
-}
 
 let dataDir: string;
 let product: EmbeddedProcess;
@@ -543,20 +536,6 @@ describe('webhooks', () => {
 });
 
 describe('the OpenAPI documents', () => {
-  interface Schema {
-    $ref?: string;
-    properties?: Record<string, unknown>;
-    required?: string[];
-  }
-  interface Operation {
-    operationId: string;
-    responses: Record<string, { content?: { 'application/json'?: { schema: Schema } } }>;
-  }
-  interface Document {
-    servers: { url: string }[];
-    paths: Record<string, { servers?: { url: string }[] } & Record<string, Operation>>;
-    components: { schemas: Record<string, Schema> };
-  }
   const SDK_OPERATIONS = [
     'getScore',
     'getPillars',
@@ -569,39 +548,9 @@ describe('the OpenAPI documents', () => {
   ];
 
   test('when every answer of this run is held against its service document, then its status and its fields are documented, for every operation the SDK calls', async () => {
-    const documents = new Map<string, Document>();
-    for (const origin of [product.urls.readApi, product.urls.notifier]) {
-      documents.set(origin, (await request<Document>(`${origin}/v1/openapi.json`)).body);
-    }
-    const find = ({ url, method }: Answer): { document: Document; operation: Operation } | undefined => {
-      const document = documents.get(url.origin)!;
-      for (const [template, item] of Object.entries(document.paths)) {
-        const base = (item.servers ?? document.servers)[0]!.url.replace(/\/$/, '');
-        const pattern = new RegExp(`^${base}${template.replace(/\{[^}]+\}/g, '[^/]+')}$`);
-        if (pattern.test(url.pathname)) return { document, operation: item[method.toLowerCase()]! };
-      }
-      return undefined;
-    };
-    const problemsOf = (answer: Answer): string[] => {
-      const found = find(answer);
-      const response = found?.operation.responses[String(answer.status)];
-      if (!found || !response) return ['status not documented'];
-      let schema = response.content?.['application/json']?.schema;
-      if (schema?.$ref) schema = found.document.components.schemas[schema.$ref.split('/').pop()!];
-      if (!schema?.properties || typeof answer.body !== 'object' || answer.body === null) return [];
-      const fields = Object.keys(answer.body);
-      return [
-        ...fields.filter((field) => !(field in schema.properties!)).map((field) => `field ${field} not documented`),
-        ...(schema.required ?? []).filter((field) => !fields.includes(field)).map((field) => `required field ${field} missing`),
-      ];
-    };
-
+    const documented = await documentedAnswers([product.urls.readApi, product.urls.notifier]);
     const sdkAnswers = answered.filter(({ url }) => !url.pathname.endsWith('/openapi.json'));
-    const problems = sdkAnswers.flatMap((answer) =>
-      problemsOf(answer).map((problem) => `${answer.method} ${answer.url.pathname} ${answer.status}: ${problem}`),
-    );
-
-    expect(problems).toEqual([]);
-    expect(new Set(sdkAnswers.map((answer) => find(answer)?.operation.operationId))).toEqual(new Set(SDK_OPERATIONS));
+    expect(documented.problems(sdkAnswers)).toEqual([]);
+    expect(documented.operationIds(sdkAnswers)).toEqual(new Set(SDK_OPERATIONS));
   });
 });

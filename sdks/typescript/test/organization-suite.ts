@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { request } from '@rsd/testkit';
+import { documentedAnswers, type Answer } from './documented-answers.js';
 import { eventually } from '../../../test/support/embedded-process.js';
 import { startSwitchableReceiver } from '../../../test/support/webhook-lifecycle.js';
 import {
@@ -19,14 +20,6 @@ export const ORGANIZATION_SUITE_ENV = { RATE_LIMIT_PER_MINUTE: '1000', WEBHOOK_A
 
 const GRADES = ['Prioritize', 'Improve', 'Strengthen', 'Optimize', 'Sustain'] as const;
 const DAY = 86_400_000;
-
-interface Answer {
-  url: URL;
-  method: string;
-  status: number;
-  /** The JSON body, when there is one. */
-  body: unknown;
-}
 
 /**
  * The Organization client against the real product, on whichever runtime `running` gives (started with
@@ -325,20 +318,6 @@ export function organizationSuite(running: () => ProductUnderTest): void {
   });
 
   describe('the OpenAPI documents', () => {
-    interface Schema {
-      $ref?: string;
-      properties?: Record<string, unknown>;
-      required?: string[];
-    }
-    interface Operation {
-      operationId: string;
-      responses: Record<string, { content?: { 'application/json'?: { schema: Schema } } }>;
-    }
-    interface Document {
-      servers: { url: string }[];
-      paths: Record<string, { servers?: { url: string }[] } & Record<string, Operation>>;
-      components: { schemas: Record<string, Schema> };
-    }
     const ORGANIZATION_OPERATIONS = [
       'createAuthorization',
       'listAuthorizations',
@@ -351,40 +330,10 @@ export function organizationSuite(running: () => ProductUnderTest): void {
     ];
 
     test('when every answer the Organization client got is held against its service document, then its status and fields are documented, for every operation it calls', async () => {
-      const documents = new Map<string, Document>();
-      for (const origin of [product.urls.credentials, product.urls.scoreIngest]) {
-        documents.set(origin, (await request<Document>(`${origin}/v1/openapi.json`)).body);
-      }
-      const find = ({ url, method }: Answer): { document: Document; operation: Operation } | undefined => {
-        const document = documents.get(url.origin)!;
-        for (const [template, item] of Object.entries(document.paths)) {
-          const base = (item.servers ?? document.servers)[0]!.url.replace(/\/$/, '');
-          const pattern = new RegExp(`^${base}${template.replace(/\{[^}]+\}/g, '[^/]+')}$`);
-          if (pattern.test(url.pathname)) return { document, operation: item[method.toLowerCase()]! };
-        }
-        return undefined;
-      };
-      const problemsOf = (answer: Answer): string[] => {
-        const found = find(answer);
-        const response = found?.operation.responses[String(answer.status)];
-        if (!found || !response) return ['status not documented'];
-        let schema = response.content?.['application/json']?.schema;
-        if (schema?.$ref) schema = found.document.components.schemas[schema.$ref.split('/').pop()!];
-        if (!schema?.properties || typeof answer.body !== 'object' || answer.body === null) return [];
-        const fields = Object.keys(answer.body);
-        return [
-          ...fields.filter((field) => !(field in schema.properties!)).map((field) => `field ${field} not documented`),
-          ...(schema.required ?? []).filter((field) => !fields.includes(field)).map((field) => `required field ${field} missing`),
-        ];
-      };
-
+      const documented = await documentedAnswers([product.urls.credentials, product.urls.scoreIngest]);
       const sdkAnswers = answered.filter(({ url }) => !url.pathname.endsWith('/openapi.json'));
-      const problems = sdkAnswers.flatMap((answer) =>
-        problemsOf(answer).map((problem) => `${answer.method} ${answer.url.pathname} ${answer.status}: ${problem}`),
-      );
-
-      expect(problems).toEqual([]);
-      expect(new Set(sdkAnswers.map((answer) => find(answer)?.operation.operationId))).toEqual(new Set(ORGANIZATION_OPERATIONS));
+      expect(documented.problems(sdkAnswers)).toEqual([]);
+      expect(documented.operationIds(sdkAnswers)).toEqual(new Set(ORGANIZATION_OPERATIONS));
     });
   });
 }

@@ -1,4 +1,5 @@
 import { request } from '@rsd/testkit';
+import { documentedAnswers, type Answer } from './documented-answers.js';
 import { eventually } from '../../../test/support/embedded-process.js';
 import { startSwitchableReceiver, verifiesWith, type Received, type SwitchableReceiver } from '../../../test/support/webhook-lifecycle.js';
 import {
@@ -31,14 +32,6 @@ const DAY = 86_400_000;
 const GRANTS = 7;
 /** How long ago the first score of an organization is dated: the scores a test publishes after it are newer. */
 const FIRST_SCORE_DAYS_AGO = 10;
-
-interface Answer {
-  url: URL;
-  method: string;
-  status: number;
-  /** The JSON body, when there is one. */
-  body: unknown;
-}
 
 /**
  * Portfolios and the webhook lifecycle through the TypeScript SDK against the real product, on whichever
@@ -427,20 +420,6 @@ export function portfolioSuite(running: () => ProductUnderTest): void {
   });
 
   describe('the OpenAPI documents', () => {
-    interface Schema {
-      $ref?: string;
-      properties?: Record<string, unknown>;
-      required?: string[];
-    }
-    interface Operation {
-      operationId: string;
-      responses: Record<string, { content?: { 'application/json'?: { schema: Schema } } }>;
-    }
-    interface Document {
-      servers: { url: string }[];
-      paths: Record<string, { servers?: { url: string }[] } & Record<string, Operation>>;
-      components: { schemas: Record<string, Schema> };
-    }
     /** The operations Portfolio and every owner's Webhooks call; the Organization's others are in organization.e2e.test.ts. */
     const OPERATIONS = [
       'getPortfolio',
@@ -461,32 +440,7 @@ export function portfolioSuite(running: () => ProductUnderTest): void {
     ];
 
     test('when every answer Portfolio and Webhooks got is held against its service document, then its status and fields are documented, for every operation they call', async () => {
-      const documents = new Map<string, Document>();
-      for (const origin of [product.urls.readApi, product.urls.notifier, product.urls.credentials]) {
-        documents.set(origin, (await request<Document>(`${origin}/v1/openapi.json`)).body);
-      }
-      const find = ({ url, method }: Answer): { document: Document; operation: Operation } | undefined => {
-        const document = documents.get(url.origin)!;
-        for (const [template, item] of Object.entries(document.paths)) {
-          const base = (item.servers ?? document.servers)[0]!.url.replace(/\/$/, '');
-          const pattern = new RegExp(`^${base}${template.replace(/\{[^}]+\}/g, '[^/]+')}$`);
-          if (pattern.test(url.pathname) && item[method.toLowerCase()]) return { document, operation: item[method.toLowerCase()]! };
-        }
-        return undefined;
-      };
-      const problemsOf = (answer: Answer): string[] => {
-        const found = find(answer);
-        const response = found?.operation.responses[String(answer.status)];
-        if (!found || !response) return ['status not documented'];
-        let schema = response.content?.['application/json']?.schema;
-        if (schema?.$ref) schema = found.document.components.schemas[schema.$ref.split('/').pop()!];
-        if (!schema?.properties || typeof answer.body !== 'object' || answer.body === null) return [];
-        const fields = Object.keys(answer.body);
-        return [
-          ...fields.filter((field) => !(field in schema.properties!)).map((field) => `field ${field} not documented`),
-          ...(schema.required ?? []).filter((field) => !fields.includes(field)).map((field) => `required field ${field} missing`),
-        ];
-      };
+      const documented = await documentedAnswers([product.urls.readApi, product.urls.notifier, product.urls.credentials]);
       // What the SDK sent: the Organization's calls that made the grants are another suite's.
       const credentialsPaths = /^\/v1\/portfolio\//;
       const sdkAnswers = answered.filter(
@@ -494,12 +448,8 @@ export function portfolioSuite(running: () => ProductUnderTest): void {
           !url.pathname.endsWith('/openapi.json') && (url.origin !== product.urls.credentials || credentialsPaths.test(url.pathname)),
       );
 
-      const problems = sdkAnswers.flatMap((answer) =>
-        problemsOf(answer).map((problem) => `${answer.method} ${answer.url.pathname} ${answer.status}: ${problem}`),
-      );
-
-      expect(problems).toEqual([]);
-      expect([...new Set(sdkAnswers.map((answer) => find(answer)?.operation.operationId))].sort()).toEqual([...OPERATIONS].sort());
+      expect(documented.problems(sdkAnswers)).toEqual([]);
+      expect([...documented.operationIds(sdkAnswers)].sort()).toEqual([...OPERATIONS].sort());
     });
   });
 }
