@@ -123,6 +123,19 @@ describe('SQLite access log', () => {
       await accessLog.close();
     });
 
+    it('when one batch holds a record twice, then the record is listed and counted once and the others all are', async () => {
+      const clientId = aUniqueClientId();
+      const accessLog = await openSqliteAccessLog({ file: temp.file });
+      const records = Array.from({ length: 40 }, (_, index) => anAccessRecord(clientId, (index + 1) * 1_000));
+
+      await accessLog.publish([...records, records[7]!]);
+
+      const store = await accessLog.openStore();
+      expect(await store.page(clientId, { limit: 500 })).toEqual(records);
+      expect((await store.usage([clientId], NOW)).get(clientId)?.usage).toEqual({ last24h: 40, last30d: 40 });
+      await accessLog.close();
+    });
+
     it('when batches are handed over and the log is closed at once, then every one is written first', async () => {
       const clientId = aUniqueClientId();
       const accessLog = await openSqliteAccessLog({ file: temp.file });

@@ -6,37 +6,42 @@ import { CHANGES, insertMany } from './access-log-tables';
 const INSERT_CHUNK = 32;
 
 const STATEMENTS = {
-  insertOne: `${CHANGES.insert} RETURNING id`,
-  insertChunk: `${insertMany(INSERT_CHUNK)} RETURNING id`,
+  insertOne: CHANGES.insert,
+  insertChunk: insertMany(INSERT_CHUNK),
+  insertOneReturning: `${CHANGES.insert} RETURNING id`,
+  insertChunkReturning: `${insertMany(INSERT_CHUNK)} RETURNING id`,
+  savepoint: 'SAVEPOINT access_batch',
+  rollback: 'ROLLBACK TO access_batch',
+  release: 'RELEASE access_batch',
   count: CHANGES.countReadsAndRefusals,
   noteLastUse: CHANGES.noteLastUse,
 };
 
 /** What writeAccessBatch needs of a connection: prepared statements, reused. */
 export interface BatchConnection {
-  prepare(sql: string): { all(...values: SQLInputValue[]): unknown[]; run(...values: SQLInputValue[]): unknown };
+  prepare(sql: string): {
+    all(...values: SQLInputValue[]): unknown[];
+    run(...values: SQLInputValue[]): { changes: number | bigint };
+  };
 }
 
 /**
  * Inserts the batch's records and adds the new ones, and only those, to their minutes and hours and
  * their Client IDs' last use: a record added twice (a batch published again) is kept and counted
- * once. Within the caller's transaction. An insert answers with the ids it inserted (RETURNING),
- * INSERT_CHUNK rows a statement.
+ * once. Within the caller's transaction, INSERT_CHUNK rows a statement.
+ *
+ * Almost every batch is new records only, so the rows go in first under a savepoint, counting only
+ * how many were inserted: all of them, and every record counts. Otherwise (a batch published again,
+ * or a record twice in one batch) the savepoint is rolled back and the rows inserted again answering
+ * with the ids each statement inserted (RETURNING), which is what tells the new records apart; its
+ * result rows cost about as much again as the inserts, which is why it is not the first try.
  *
  * Nothing but SQL, in a module that imports nothing but the statements: the access log's writer
  * thread (access-log-worker.ts) loads it, and loading the domain and its schemas there
  * (access-log-batch.ts) would slow the thread's start and grow its memory for nothing.
  */
 export function writeAccessBatch(connection: BatchConnection, batch: AccessBatch): void {
-  const inserted = new Set<unknown>();
-  const insertedBy = (sql: string, values: SQLInputValue[]) => {
-    for (const row of connection.prepare(sql).all(...values)) inserted.add((row as { id: unknown }).id);
-  };
-  let from = 0;
-  for (; from + INSERT_CHUNK <= batch.rows.length; from += INSERT_CHUNK) {
-    insertedBy(STATEMENTS.insertChunk, batch.rows.slice(from, from + INSERT_CHUNK).flat());
-  }
-  for (; from < batch.rows.length; from += 1) insertedBy(STATEMENTS.insertOne, batch.rows[from]!);
+  const isNew = insertRows(connection, batch.rows);
 
   const buckets = new Map<string, { clientId: string; grain: string; start: number; reads: number; refusals: number }>();
   const lastUses = new Map<string, string>();
@@ -49,8 +54,7 @@ export function writeAccessBatch(connection: BatchConnection, batch: AccessBatch
     } else buckets.set(key, { clientId, grain, start, reads, refusals });
   };
   for (const count of batch.counts) {
-    // Deleted once counted: the same record twice in one batch is inserted, and counted, once.
-    if (count === null || !inserted.delete(count.id)) continue;
+    if (count === null || !isNew(count.id)) continue;
     add(count.clientId, 'minute', count.minuteStart, count.reads, count.refusals);
     add(count.clientId, 'hour', count.hourStart, count.reads, count.refusals);
     if (count.usedAt !== null && count.usedAt > (lastUses.get(count.clientId) ?? '')) lastUses.set(count.clientId, count.usedAt);
@@ -59,4 +63,39 @@ export function writeAccessBatch(connection: BatchConnection, batch: AccessBatch
   for (const { clientId, grain, start, reads, refusals } of buckets.values()) countStatement.run(clientId, grain, start, reads, refusals);
   const noteLastUse = connection.prepare(STATEMENTS.noteLastUse);
   for (const [clientId, at] of lastUses) noteLastUse.run(clientId, at);
+}
+
+/**
+ * Inserts the rows; answers whether a record's id is one this call inserted, true once per id:
+ * the same record twice in one batch is inserted, and counted, once.
+ */
+function insertRows(connection: BatchConnection, rows: SQLInputValue[][]): (id: string) => boolean {
+  const run = (sql: string) => connection.prepare(sql).run();
+  run(STATEMENTS.savepoint);
+  let changes = 0;
+  inChunks(rows, (sql, values) => (changes += Number(connection.prepare(sql).run(...values).changes)), false);
+  if (changes === rows.length) {
+    run(STATEMENTS.release);
+    return () => true;
+  }
+  run(STATEMENTS.rollback);
+  run(STATEMENTS.release);
+  const inserted = new Set<unknown>();
+  inChunks(
+    rows,
+    (sql, values) => {
+      for (const row of connection.prepare(sql).all(...values)) inserted.add((row as { id: unknown }).id);
+    },
+    true,
+  );
+  return (id) => inserted.delete(id);
+}
+
+/** The rows INSERT_CHUNK at a time, the rest one by one, each statement with its values. */
+function inChunks(rows: SQLInputValue[][], insert: (sql: string, values: SQLInputValue[]) => void, returning: boolean): void {
+  const chunkSql = returning ? STATEMENTS.insertChunkReturning : STATEMENTS.insertChunk;
+  const oneSql = returning ? STATEMENTS.insertOneReturning : STATEMENTS.insertOne;
+  let from = 0;
+  for (; from + INSERT_CHUNK <= rows.length; from += INSERT_CHUNK) insert(chunkSql, rows.slice(from, from + INSERT_CHUNK).flat());
+  for (; from < rows.length; from += 1) insert(oneSql, rows[from]!);
 }
