@@ -37,12 +37,12 @@
 # cgroup v1 controllers with an empty cgroup2 hierarchy beside them (no unified mode), and Debian's
 # containerd is 1.6, the containerd 1.x that v1.34 still accepts.
 #
-# Builds (`build`, also run by `up`): the Kubernetes commands from scripts/infra/k8s/go.mod (which
-# requires k8s.io/kubernetes and pins its staging modules with replace lines), CoreDNS,
-# metrics-server, kube-router and crictl with `go install module@version`, through the Go module
-# proxy, with Go's own caches (GOCACHE, GOMODCACHE) as CI keeps them, at nice 19; the pause
-# container from the pause.c that the Kubernetes module ships, with gcc. Each binary has a stamp of
-# its version beside it. The images: the project's (scripts/containers.sh builds its bases with
+# Builds (`build`, also run by `up`): every Go binary (the Kubernetes commands, CoreDNS with the
+# Corefile's plugins, metrics-server, kube-router, crictl) in one `go build` of scripts/infra/k8s/go.mod,
+# which requires k8s.io/kubernetes and the others and pins Kubernetes's staging modules with replace
+# lines, through the Go module proxy, with Go's own caches (GOCACHE, GOMODCACHE), at nice 19; the
+# pause container from the pause.c that the Kubernetes module ships, with gcc. Each binary has a
+# stamp of the module's digest beside it. The images: the project's (scripts/containers.sh builds its bases with
 # Podman, then the Dockerfile as scripts/ci/containers.sh builds it), Kafka, the MongoDB-wire
 # server and Redis from scripts/containers.sh, and small images of the pause, CoreDNS and
 # metrics-server binaries, all imported into containerd (`podman save | ctr images import`) when
@@ -59,11 +59,13 @@ LOGS="$RUN/logs"
 PKI="$RUN/pki"
 
 K8S_VERSION=v1.34.4
-# The CoreDNS and the cri-tools of the same Kubernetes minor (CoreDNS v1.13 builds on client-go v0.34).
-COREDNS_VERSION=v1.13.1
-METRICS_SERVER_VERSION=v0.8.0
-KUBE_ROUTER_VERSION=v2.1.0
-CRICTL_VERSION=v1.34.0
+# The versions scripts/infra/k8s/go.mod requires (CoreDNS v1.13 builds on client-go v0.34, the
+# cri-tools of the same Kubernetes minor); read from it, so that the images' tags follow the build.
+mod_version() { grep -oE "^[[:space:]]*(require )?$1 v[^ ]+" "$SRC/go.mod" | awk '{ print $NF }'; }
+COREDNS_VERSION="$(mod_version github.com/coredns/coredns)"
+METRICS_SERVER_VERSION="$(mod_version sigs.k8s.io/metrics-server)"
+KUBE_ROUTER_VERSION="$(mod_version github.com/cloudnativelabs/kube-router/v2)"
+CRICTL_VERSION="$(mod_version sigs.k8s.io/cri-tools)"
 PAUSE_IMAGE=localhost/rsd-k8s-pause:3.10
 COREDNS_IMAGE="localhost/rsd-k8s-coredns:$COREDNS_VERSION"
 METRICS_SERVER_IMAGE="localhost/rsd-k8s-metrics-server:$METRICS_SERVER_VERSION"
@@ -136,8 +138,9 @@ go_env() {
   export GOTOOLCHAIN=local GOFLAGS=-buildvcs=false CGO_ENABLED=0
 }
 
-# The version the Kubernetes commands report (as the release builds stamp it).
-k8s_ldflags() {
+# The versions the commands report, as their release builds stamp them (-X of a package a binary
+# does not link is ignored, so one set of flags serves all ten).
+version_ldflags() {
   local v="$K8S_VERSION" minor
   minor="$(cut -d. -f2 <<<"$v")"
   local flags="-s -w" pkg
@@ -145,56 +148,56 @@ k8s_ldflags() {
     flags+=" -X $pkg.gitVersion=$v -X $pkg.gitMajor=1 -X $pkg.gitMinor=$minor -X $pkg.gitTreeState=clean"
     flags+=" -X $pkg.buildDate=1970-01-01T00:00:00Z"
   done
+  flags+=" -X github.com/coredns/coredns/coremain.GitCommit=$COREDNS_VERSION"
+  flags+=" -X sigs.k8s.io/metrics-server/pkg/version.gitVersion=$METRICS_SERVER_VERSION"
+  flags+=" -X github.com/cloudnativelabs/kube-router/v2/pkg/version.Version=$KUBE_ROUTER_VERSION"
+  flags+=" -X sigs.k8s.io/cri-tools/pkg/version.Version=$CRICTL_VERSION"
   printf '%s' "$flags"
 }
 
-# The six commands in one `go build`: Go compiles each shared package once and links the six in
-# parallel (separate invocations share the build cache too, but link one after another).
-K8S_COMMANDS=(kube-apiserver kube-controller-manager kube-scheduler kubelet kube-proxy kubectl)
+# Every Go binary of the cluster from the one module, in one `go build`: they share client-go,
+# apimachinery, apiserver, grpc and the rest at one version each, so Go compiles each shared package
+# once and links the binaries in parallel. Built apart (`go install module@version`, each on its own
+# go.sum), CoreDNS, metrics-server, kube-router and crictl compiled their own copies of those, about
+# 40 % of the CPU of a cold build. CoreDNS is scripts/infra/k8s/coredns, with the Corefile's plugins.
+GO_BINARIES=(
+  kube-apiserver:k8s.io/kubernetes/cmd/kube-apiserver
+  kube-controller-manager:k8s.io/kubernetes/cmd/kube-controller-manager
+  kube-scheduler:k8s.io/kubernetes/cmd/kube-scheduler
+  kubelet:k8s.io/kubernetes/cmd/kubelet
+  kube-proxy:k8s.io/kubernetes/cmd/kube-proxy
+  kubectl:k8s.io/kubernetes/cmd/kubectl
+  coredns:./coredns
+  metrics-server:sigs.k8s.io/metrics-server/cmd/metrics-server
+  kube-router:github.com/cloudnativelabs/kube-router/v2/cmd/kube-router
+  crictl:sigs.k8s.io/cri-tools/cmd/crictl
+)
 
-build_k8s() {
-  local want cmd t0 todo=() pkgs=() out
-  want="kubernetes $K8S_VERSION $(cat "$SRC/go.mod" "$SRC/go.sum" | sha256sum | cut -c1-16)"
-  for cmd in "${K8S_COMMANDS[@]}"; do
-    built "$cmd" "$want" || todo+=("$cmd")
+build_go() {
+  local want entry name t0 todo=() pkgs=() out
+  want="$(cat "$SRC/go.mod" "$SRC/go.sum" "$SRC/coredns/main.go" | sha256sum | cut -c1-16)"
+  for entry in "${GO_BINARIES[@]}"; do
+    name="${entry%%:*}"
+    built "$name" "$want" && continue
+    todo+=("$name")
+    pkgs+=("${entry#*:}")
   done
   ((${#todo[@]} == 0)) && return 0
   t0="$(now)"
   out="$(mktemp -d "$BIN/.build.XXXXXX")"
-  for cmd in "${todo[@]}"; do pkgs+=("k8s.io/kubernetes/cmd/$cmd"); done
-  log "building ${todo[*]} $K8S_VERSION (log in ${LOGS#"$ROOT"/}/build-kubernetes.log)"
-  if ! (cd "$SRC" && nice -n 19 go build -trimpath -ldflags "$(k8s_ldflags)" -o "$out/" "${pkgs[@]}") \
-    </dev/null >"$LOGS/build-kubernetes.log" 2>&1; then
-    tail -n 30 "$LOGS/build-kubernetes.log" | sed 's/^/     /' >&2
+  log "building ${todo[*]} (log in ${LOGS#"$ROOT"/}/build-go.log)"
+  if ! (cd "$SRC" && nice -n 19 go build -trimpath -ldflags "$(version_ldflags)" -o "$out/" "${pkgs[@]}") \
+    </dev/null >"$LOGS/build-go.log" 2>&1; then
+    tail -n 30 "$LOGS/build-go.log" | sed 's/^/     /' >&2
     rm -rf "$out"
-    die "go build of ${todo[*]} (k8s.io/kubernetes@$K8S_VERSION) failed"
+    die "go build of ${todo[*]} (scripts/infra/k8s/go.mod) failed"
   fi
-  for cmd in "${todo[@]}"; do
-    mv "$out/$cmd" "$BIN/$cmd"
-    stamp "$cmd" "$want"
+  for name in "${todo[@]}"; do
+    mv "$out/$name" "$BIN/$name"
+    stamp "$name" "$want"
   done
   rm -rf "$out"
   log "built ${todo[*]} in $(elapsed "$t0")"
-}
-
-# go_install NAME PACKAGE VERSION [LDFLAGS]: `go install PACKAGE@VERSION` (the module's own go.sum
-# pins its dependencies) into $BIN/NAME.
-go_install() {
-  local name="$1" pkg="$2" version="$3" ldflags="${4:-}" t0 tmp
-  built "$name" "$pkg@$version" && return 0
-  t0="$(now)"
-  tmp="$(mktemp -d)"
-  log "building $name ($pkg@$version; log in ${LOGS#"$ROOT"/}/build-$name.log)"
-  if ! GOBIN="$tmp" nice -n 19 go install -trimpath -ldflags "-s -w $ldflags" "$pkg@$version" \
-    </dev/null >"$LOGS/build-$name.log" 2>&1; then
-    tail -n 30 "$LOGS/build-$name.log" | sed 's/^/     /' >&2
-    rm -rf "$tmp"
-    die "go install $pkg@$version failed"
-  fi
-  mv "$tmp/$(basename "$pkg")" "$BIN/$name"
-  rm -rf "$tmp"
-  stamp "$name" "$pkg@$version"
-  log "built $name in $(elapsed "$t0")"
 }
 
 # The pause container's process, from the Kubernetes module's own source (static, as released).
@@ -218,15 +221,7 @@ build_all() {
   go_env
   (
     flock -w 3600 8 || die "another build is still running (lock $CACHE/.build.lock)"
-    build_k8s
-    go_install coredns github.com/coredns/coredns "$COREDNS_VERSION" \
-      "-X github.com/coredns/coredns/coremain.GitCommit=$COREDNS_VERSION"
-    go_install metrics-server sigs.k8s.io/metrics-server/cmd/metrics-server "$METRICS_SERVER_VERSION" \
-      "-X sigs.k8s.io/metrics-server/pkg/version.gitVersion=$METRICS_SERVER_VERSION"
-    go_install kube-router github.com/cloudnativelabs/kube-router/v2/cmd/kube-router "$KUBE_ROUTER_VERSION" \
-      "-X github.com/cloudnativelabs/kube-router/v2/pkg/version.Version=$KUBE_ROUTER_VERSION"
-    go_install crictl sigs.k8s.io/cri-tools/cmd/crictl "$CRICTL_VERSION" \
-      "-X sigs.k8s.io/cri-tools/pkg/version.Version=$CRICTL_VERSION"
+    build_go
     build_pause
   ) 8>"$CACHE/.build.lock"
 }
