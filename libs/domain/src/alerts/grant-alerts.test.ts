@@ -103,6 +103,17 @@ describe('a grant’s alerts from its reads (decision 44)', () => {
     expect(again.types).toEqual(['authorization.auth_failures']);
   });
 
+  test('when the 20th failure is counted before earlier ones (another replica published them later), then auth_failures once all 20 are known', () => {
+    const at = (second: number) => new Date(Date.parse('2026-11-27T10:00:00.000Z') + second * 1000).toISOString();
+    const first17 = Array.from({ length: 17 }, (_, index) => failure(at(index)));
+    const late = [failure(at(17)), failure(at(18))];
+
+    const { types, last } = run([first17, [failure(at(30))], late]);
+
+    expect(types).toEqual(['authorization.auth_failures']);
+    expect(last.alerts?.[0]).toMatchObject({ type: 'authorization.auth_failures', at: at(30), failures: 20 });
+  });
+
   test('when 20 failures spread over more than 5 minutes, then no alert', () => {
     const spread = Array.from({ length: 20 }, (_, index) =>
       failure(new Date(Date.parse('2026-11-27T10:00:00.000Z') + index * 20_000).toISOString()),

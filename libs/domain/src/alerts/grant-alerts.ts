@@ -104,11 +104,15 @@ export function observeAccess(record: StoredAuthorization, records: readonly Acc
       if (activity.failures.includes(access.at)) continue;
       activity.failures = [...activity.failures, access.at].sort().slice(-ALERT_RULES.failureThreshold);
       changed = true;
-      const windowStart = at - ALERT_RULES.failureWindowMinutes * 60_000;
-      const recent = activity.failures.filter((time) => Date.parse(time) >= windowStart && Date.parse(time) <= at).length;
+      // Counted back from the newest failure known, not from this one: each read-API replica publishes
+      // its own batches, so a failure can arrive after later ones, and counting up to it alone would
+      // leave the newer ones out and never reach the threshold.
+      const newest = activity.failures[activity.failures.length - 1]!;
+      const windowStart = Date.parse(newest) - ALERT_RULES.failureWindowMinutes * 60_000;
+      const recent = activity.failures.filter((time) => Date.parse(time) >= windowStart).length;
       if (recent >= ALERT_RULES.failureThreshold) {
-        alerts.push({ type: 'authorization.auth_failures', at: access.at, failures: recent });
-        activity.failuresAlertedAt = access.at;
+        alerts.push({ type: 'authorization.auth_failures', at: newest, failures: recent });
+        activity.failuresAlertedAt = newest;
         activity.failures = [];
       }
     }
