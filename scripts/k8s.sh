@@ -244,13 +244,20 @@ pid_of() {
 
 # start NAME CMD...: start CMD in its own session unless it runs already; output to logs/NAME.log.
 start() {
-  local name="$1" pid
+  local name="$1" pid i
   shift
   pid="$(pid_of "$name")"
   [[ -n "$pid" ]] && return 0
   setsid "$@" </dev/null >>"$LOGS/$name.log" 2>&1 &
-  echo $! >"$(pidfile "$name")"
-  log "started $name (pid $!)"
+  pid=$!
+  echo "$pid" >"$(pidfile "$name")"
+  # Until setsid has exec'd the command, its command line does not name the cluster's state, and
+  # pid_of would report it gone (a readiness check right after the start then took it for a crash).
+  for ((i = 0; i < 50; i++)); do
+    [[ -n "$(pid_of "$name")" ]] && break
+    sleep 0.1
+  done
+  log "started $name (pid $pid)"
 }
 
 # stop NAME: TERM, then KILL after 20 s.
@@ -570,9 +577,10 @@ EOF
   wait_for kube-router 60 kube_router_ready
 }
 
+# Not `die` here: wait_for silences its condition's output, so a message would be lost and the run
+# would end without a word; a kube-router that exited is never ready, and wait_for names its log.
 kube_router_ready() {
-  [[ -n "$(pid_of kube-router)" ]] || die "kube-router exited (log in ${LOGS#"$ROOT"/}/kube-router.log)"
-  iptables -w -n -L KUBE-ROUTER-FORWARD >/dev/null 2>&1
+  [[ -n "$(pid_of kube-router)" ]] && iptables -w -n -L KUBE-ROUTER-FORWARD >/dev/null 2>&1
 }
 
 # ---------------------------------------------------------------- images

@@ -81,8 +81,15 @@ kubectl get pods -A -o wide
 # ---------------------------------------------------------------- 2. replicas
 
 section "the read API: at least two ready pods behind its Service"
-ready="$(kubectl -n rsd get deployment rsd-read-api -o jsonpath='{.status.readyReplicas}')"
-((ready >= 2)) || fail "the read API has ${ready:-0} ready pods, not at least 2"
+# The Deployment names no replica count (the HorizontalPodAutoscaler owns it): it starts with one pod
+# and the HPA raises it to its minimum of two at its next sync (every 15 s), so wait for that.
+for ((i = 0; i < 120; i++)); do
+  ready="$(kubectl -n rsd get deployment rsd-read-api -o jsonpath='{.status.readyReplicas}')"
+  ((${ready:-0} >= 2)) && break
+  sleep 1
+done
+((${ready:-0} >= 2)) || fail "the read API has ${ready:-0} ready pods after 120 s, not at least 2"
+echo "read API: ${ready} ready pods after ${i} s"
 mapfile -t READ_PODS < <(kubectl -n rsd get pods -l app.kubernetes.io/name=rsd-read-api \
   --field-selector=status.phase=Running -o jsonpath='{range .items[*]}{.status.podIP}{"\n"}{end}')
 echo "read-API pods: ${READ_PODS[*]}"
