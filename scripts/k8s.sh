@@ -38,12 +38,12 @@
 # containerd is 1.6, the containerd 1.x that v1.34 still accepts.
 #
 # Builds (`build`, also run by `up`): every Go binary (the Kubernetes commands, CoreDNS with the
-# Corefile's plugins, metrics-server, kube-router, crictl) in one `go build` of scripts/infra/k8s/go.mod,
-# which requires k8s.io/kubernetes and the others and pins Kubernetes's staging modules with replace
-# lines, through the Go module proxy, with Go's own caches (GOCACHE, GOMODCACHE), at nice 19; the
-# pause container from the pause.c that the Kubernetes module ships, with gcc. Each binary has a
-# stamp of the module's digest beside it. The images: the project's (scripts/containers.sh builds its bases with
-# Podman, then the Dockerfile as scripts/ci/containers.sh builds it), Kafka, the MongoDB-wire
+# Corefile's plugins, metrics-server, kube-router, crictl) in one `go build` of
+# scripts/infra/k8s/go.mod, which requires k8s.io/kubernetes and the others and pins Kubernetes's
+# staging modules with replace lines, through the Go module proxy, with Go's own caches (GOCACHE,
+# GOMODCACHE), at nice 19; the pause container from the pause.c that the Kubernetes module ships,
+# with gcc. Each binary has a stamp of the module's digest beside it. The images: the project's
+# (scripts/containers.sh builds its bases with Podman, then the Dockerfile as scripts/ci/containers.sh builds it), Kafka, the MongoDB-wire
 # server and Redis from scripts/containers.sh, and small images of the pause, CoreDNS and
 # metrics-server binaries, all imported into containerd (`podman save | ctr images import`) when
 # their Podman image ID changed. Run as root.
@@ -158,8 +158,9 @@ version_ldflags() {
 # Every Go binary of the cluster from the one module, in one `go build`: they share client-go,
 # apimachinery, apiserver, grpc and the rest at one version each, so Go compiles each shared package
 # once and links the binaries in parallel. Built apart (`go install module@version`, each on its own
-# go.sum), CoreDNS, metrics-server, kube-router and crictl compiled their own copies of those, about
-# 40 % of the CPU of a cold build. CoreDNS is scripts/infra/k8s/coredns, with the Corefile's plugins.
+# go.sum), CoreDNS, metrics-server, kube-router and crictl compiled their own copies of those: about
+# half the CPU of a cold build then (docs/decisions.md). CoreDNS is scripts/infra/k8s/coredns, with
+# the Corefile's plugins.
 GO_BINARIES=(
   kube-apiserver:k8s.io/kubernetes/cmd/kube-apiserver
   kube-controller-manager:k8s.io/kubernetes/cmd/kube-controller-manager

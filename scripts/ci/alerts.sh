@@ -10,9 +10,9 @@
 #                             by promtool as a recording rule (Grafana's $__rate_interval as 5m)
 #
 # promtool is the Go module of Prometheus, built on first use with `go install` through the Go module
-# proxy (about 6 min on 2 cores, at low priority; CI builds it in the background from its start) and cached in .infra/bin (git-ignored) with a stamp
-# of its version; later runs take a second or two. Needs: go >= 1.26, node (any the repository runs
-# on) after `npm ci`.
+# proxy (about 6 min on 2 cores, at low priority; CI builds it in the background from its start) and
+# cached in .infra/bin (git-ignored) with a stamp of its version; later runs take a second or two.
+# Needs: go >= 1.26, node (any the repository runs on) after `npm ci`.
 #
 # Usage: scripts/ci/alerts.sh         Exit 0 when everything passes, 1 on a failed check or test, 2 when
 #                                     promtool cannot be installed. Non-interactive (CI=true safe).

@@ -6,10 +6,8 @@ import { CHANGES, insertMany } from './access-log-tables';
 const INSERT_CHUNK = 32;
 
 const STATEMENTS = {
-  insertOne: CHANGES.insert,
-  insertChunk: insertMany(INSERT_CHUNK),
-  insertOneReturning: `${CHANGES.insert} RETURNING id`,
-  insertChunkReturning: `${insertMany(INSERT_CHUNK)} RETURNING id`,
+  insert: { chunk: insertMany(INSERT_CHUNK), one: CHANGES.insert },
+  insertReturning: { chunk: `${insertMany(INSERT_CHUNK)} RETURNING id`, one: `${CHANGES.insert} RETURNING id` },
   savepoint: 'SAVEPOINT access_batch',
   rollback: 'ROLLBACK TO access_batch',
   release: 'RELEASE access_batch',
@@ -73,7 +71,7 @@ function insertRows(connection: BatchConnection, rows: SQLInputValue[][]): (id: 
   const run = (sql: string) => connection.prepare(sql).run();
   run(STATEMENTS.savepoint);
   let changes = 0;
-  inChunks(rows, (sql, values) => (changes += Number(connection.prepare(sql).run(...values).changes)), false);
+  inChunks(rows, STATEMENTS.insert, (sql, values) => (changes += Number(connection.prepare(sql).run(...values).changes)));
   if (changes === rows.length) {
     run(STATEMENTS.release);
     return () => true;
@@ -81,21 +79,19 @@ function insertRows(connection: BatchConnection, rows: SQLInputValue[][]): (id: 
   run(STATEMENTS.rollback);
   run(STATEMENTS.release);
   const inserted = new Set<unknown>();
-  inChunks(
-    rows,
-    (sql, values) => {
-      for (const row of connection.prepare(sql).all(...values)) inserted.add((row as { id: unknown }).id);
-    },
-    true,
-  );
+  inChunks(rows, STATEMENTS.insertReturning, (sql, values) => {
+    for (const row of connection.prepare(sql).all(...values)) inserted.add((row as { id: unknown }).id);
+  });
   return (id) => inserted.delete(id);
 }
 
-/** The rows INSERT_CHUNK at a time, the rest one by one, each statement with its values. */
-function inChunks(rows: SQLInputValue[][], insert: (sql: string, values: SQLInputValue[]) => void, returning: boolean): void {
-  const chunkSql = returning ? STATEMENTS.insertChunkReturning : STATEMENTS.insertChunk;
-  const oneSql = returning ? STATEMENTS.insertOneReturning : STATEMENTS.insertOne;
+/** The rows INSERT_CHUNK at a time with `sql.chunk`, the rest one by one with `sql.one`. */
+function inChunks(
+  rows: SQLInputValue[][],
+  sql: { chunk: string; one: string },
+  insert: (sql: string, values: SQLInputValue[]) => void,
+): void {
   let from = 0;
-  for (; from + INSERT_CHUNK <= rows.length; from += INSERT_CHUNK) insert(chunkSql, rows.slice(from, from + INSERT_CHUNK).flat());
-  for (; from < rows.length; from += 1) insert(oneSql, rows[from]!);
+  for (; from + INSERT_CHUNK <= rows.length; from += INSERT_CHUNK) insert(sql.chunk, rows.slice(from, from + INSERT_CHUNK).flat());
+  for (; from < rows.length; from += 1) insert(sql.one, rows[from]!);
 }
