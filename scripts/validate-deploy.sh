@@ -25,7 +25,17 @@
 #
 # Usage: scripts/validate-deploy.sh        Exit 0 when everything passes, 1 on any problem, 2 when a
 #                                          tool cannot be installed. Non-interactive (CI=true safe).
+#        scripts/validate-deploy.sh --tools-only
+#                                          Build and install the tools, check nothing (CI runs this in
+#                                          the background from its start; the checks wait on its lock).
 set -euo pipefail
+
+TOOLS_ONLY=false
+case "${1:-}" in
+  "") ;;
+  --tools-only) TOOLS_ONLY=true ;;
+  *) printf 'usage: %s [--tools-only]\n' "$0" >&2; exit 2 ;;
+esac
 
 SCRIPT_DIR="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 ROOT="$(cd "$SCRIPT_DIR/.." && pwd)"
@@ -175,6 +185,7 @@ install_deploy_tool custom-resource-check "the Prometheus Operator's API types"
 install_venv
 PY="$TOOLS/venv/bin/python"
 pass "tools ready in $(elapsed "$T0"): compose $COMPOSE_VERSION, kustomize $KUSTOMIZE_VERSION, kubernetes-validate $KUBERNETES_VALIDATE_VERSION"
+$TOOLS_ONLY && exit 0
 
 # ---------------------------------------------------------------- Dockerfile
 

@@ -221,6 +221,14 @@ load_stop() {
 # load_field NAME EXPR: a value of the summary (EXPR over s).
 load_field() { node -p "const s = JSON.parse(require('fs').readFileSync(process.argv[1], 'utf8')); $2" "$WORK/$1.json"; }
 ready_read_pods() { kubectl -n rsd get deployment rsd-read-api -o jsonpath='{.status.readyReplicas}'; }
+# The read-API pods that are Ready and not being deleted. After a rollout reports done, a pod of the old
+# ReplicaSet can still be listed, Terminating, for its grace period: picking it deletes or evicts nothing.
+ready_read_pod_names() {
+  kubectl -n rsd get pods -l app.kubernetes.io/name=rsd-read-api -o json | node -e '
+    const { items } = JSON.parse(require("fs").readFileSync(0, "utf8"));
+    const ready = (p) => (p.status.conditions ?? []).some((c) => c.type === "Ready" && c.status === "True");
+    for (const p of items) if (!p.metadata.deletionTimestamp && ready(p)) console.log(p.metadata.name);'
+}
 wait_read_ready() {
   kubectl -n rsd rollout status deployment/rsd-read-api --timeout=300s
   local i
@@ -255,7 +263,9 @@ timed "rollout restart under load" "$t0"
 section "a read-API pod deleted under load: nothing but 503 SERVICE_UNAVAILABLE with Retry-After"
 t0="$(now)"
 wait_read_ready
-victim="$(kubectl -n rsd get pods -l app.kubernetes.io/name=rsd-read-api -o jsonpath='{.items[0].metadata.name}')"
+mapfile -t names < <(ready_read_pod_names)
+victim="${names[0]:-}"
+[[ -n $victim ]] || fail "no ready read-API pod to delete"
 load_start delete
 sleep 5
 kubectl -n rsd delete pod "$victim" --wait=true
@@ -291,8 +301,7 @@ for ((i = 0; i < 60; i++)); do
   sleep 1
 done
 echo "PDB rsd-read-api: minAvailable 1, $healthy healthy, $allowed disruptions allowed"
-mapfile -t pods < <(kubectl -n rsd get pods -l app.kubernetes.io/name=rsd-read-api \
-  --field-selector=status.phase=Running -o jsonpath='{range .items[*]}{.metadata.name}{"\n"}{end}')
+mapfile -t pods < <(ready_read_pod_names)
 evicted=0
 refused=""
 for pod in "${pods[@]}"; do
@@ -391,7 +400,9 @@ probe='const s = require("net").connect(6379, process.argv[1]); s.setTimeout(300
   s.on("connect", () => { console.log("connected"); process.exit(0); });
   s.on("timeout", () => { console.log("timed out"); process.exit(1); });
   s.on("error", (e) => { console.log(e.code); process.exit(1); });'
-read_pod="$(kubectl -n rsd get pods -l app.kubernetes.io/name=rsd-read-api -o jsonpath='{.items[0].metadata.name}')"
+mapfile -t names < <(ready_read_pod_names)
+read_pod="${names[0]:-}"
+[[ -n $read_pod ]] || fail "no ready read-API pod to probe from"
 kubectl -n rsd exec "$read_pod" -- node -e "$probe" "$REDIS_IP" ||
   fail "the read API's pod cannot reach Redis at $REDIS_IP"
 kubectl create namespace rsd-probe --dry-run=client -o yaml | kubectl apply -f -
