@@ -1,6 +1,7 @@
 import type { SQLInputValue } from 'node:sqlite';
 import type { AccessRecord } from '@rsd/contracts';
 import { bucketStart, countsAsRefusal, countsAsUse } from '@rsd/domain';
+import { COUNTS } from './write-access-batch';
 
 /**
  * A batch of access records ready to write: their columns, and what each one adds to the usage
@@ -9,22 +10,19 @@ import { bucketStart, countsAsRefusal, countsAsUse } from '@rsd/domain';
  * access log's writer thread (access-log-worker.ts) as well as in the store.
  */
 export interface AccessBatch {
-  /** CHANGES.insert's columns, one array per record. */
+  /** CHANGES.insert's columns, one array per record (ACCESS_ROW names those the counts read). */
   rows: SQLInputValue[][];
-  /** Per record, in the same order: what it counts for, or null when it counts for nothing (a 304, a 5xx). */
-  counts: (RecordCount | null)[];
+  /** Per record, in the same order: what it counts for, or 0 when it counts for nothing (a 304, a 5xx). */
+  counts: (RecordCount | 0)[];
 }
 
-interface RecordCount {
-  id: string;
-  clientId: string;
-  minuteStart: number;
-  hourStart: number;
-  reads: 0 | 1;
-  refusals: 0 | 1;
-  /** The record's `at`, when it is a successful read: the Client ID's last use moves on to it. */
-  usedAt: string | null;
-}
+/**
+ * [what (COUNTS.read, COUNTS.refusal or both), its minute's start, its hour's start]. The record's id
+ * and Client ID are in its row, and so is its `at`, to which a read moves the Client ID's last use.
+ * A tuple of numbers, not an object: a batch crosses to the writer thread as JSON, whose size is most
+ * of what the handover costs, and an object's keys would be half of it.
+ */
+export type RecordCount = [what: number, minuteStart: number, hourStart: number];
 
 export function accessBatchOf(records: readonly AccessRecord[]): AccessBatch {
   return {
@@ -38,13 +36,12 @@ export function accessBatchOf(records: readonly AccessRecord[]): AccessBatch {
       code,
       clientAddress,
     ]),
-    counts: records.map(({ id, clientId, at, resource, status }): RecordCount | null => {
-      const reads = countsAsUse({ resource, status }) ? 1 : 0;
-      const refusals = countsAsRefusal({ resource, status }) ? 1 : 0;
-      if (reads + refusals === 0) return null;
+    counts: records.map(({ at, resource, status }): RecordCount | 0 => {
+      const what = (countsAsUse({ resource, status }) ? COUNTS.read : 0) | (countsAsRefusal({ resource, status }) ? COUNTS.refusal : 0);
+      if (what === 0) return 0;
       // `at` is one fixed ISO form: its first 16 characters name its minute.
       const minuteStart = Date.parse(`${at.slice(0, 16)}:00.000Z`);
-      return { id, clientId, minuteStart, hourStart: bucketStart('hour', minuteStart), reads, refusals, usedAt: reads === 1 ? at : null };
+      return [what, minuteStart, bucketStart('hour', minuteStart)];
     }),
   };
 }

@@ -43,6 +43,9 @@ export const CHANGES = {
     (SELECT client_id, grain, start FROM access_usage WHERE start < ? ORDER BY start LIMIT ?)`,
 } as const;
 
+/** Where CHANGES.insert takes a record's client_id, at and id: a batch's row is its values in that order. */
+export const ACCESS_ROW = { clientId: 0, at: 1, id: 3 } as const;
+
 /** CHANGES.insert of `rows` records in one statement. */
 export function insertMany(rows: number): string {
   const values = Array.from({ length: rows }, () => '(?, ?, ?, ?, ?, ?, ?, ?)').join(', ');

@@ -1,6 +1,9 @@
 import type { SQLInputValue } from 'node:sqlite';
 import type { AccessBatch } from './access-log-batch';
-import { CHANGES, insertMany } from './access-log-tables';
+import { ACCESS_ROW, CHANGES, insertMany } from './access-log-tables';
+
+/** What a record counts for, as bits of a RecordCount's first number (access-log-batch.ts). */
+export const COUNTS = { read: 1, refusal: 2 } as const;
 
 /** Records inserted by one statement (the rest of a batch row by row). */
 const INSERT_CHUNK = 32;
@@ -51,12 +54,20 @@ export function writeAccessBatch(connection: BatchConnection, batch: AccessBatch
       bucket.refusals += refusals;
     } else buckets.set(key, { clientId, grain, start, reads, refusals });
   };
-  for (const count of batch.counts) {
-    if (count === null || !isNew(count.id)) continue;
-    add(count.clientId, 'minute', count.minuteStart, count.reads, count.refusals);
-    add(count.clientId, 'hour', count.hourStart, count.reads, count.refusals);
-    if (count.usedAt !== null && count.usedAt > (lastUses.get(count.clientId) ?? '')) lastUses.set(count.clientId, count.usedAt);
-  }
+  batch.counts.forEach((count, i) => {
+    if (count === 0) return;
+    const row = batch.rows[i]!;
+    if (!isNew(row[ACCESS_ROW.id] as string)) return;
+    const [what, minuteStart, hourStart] = count;
+    const clientId = row[ACCESS_ROW.clientId] as string;
+    const reads = what & COUNTS.read ? 1 : 0;
+    const refusals = what & COUNTS.refusal ? 1 : 0;
+    add(clientId, 'minute', minuteStart, reads, refusals);
+    add(clientId, 'hour', hourStart, reads, refusals);
+    // A read moves its Client ID's last use on to its `at`.
+    const at = row[ACCESS_ROW.at] as string;
+    if (reads === 1 && at > (lastUses.get(clientId) ?? '')) lastUses.set(clientId, at);
+  });
   const countStatement = connection.prepare(STATEMENTS.count);
   for (const { clientId, grain, start, reads, refusals } of buckets.values()) countStatement.run(clientId, grain, start, reads, refusals);
   const noteLastUse = connection.prepare(STATEMENTS.noteLastUse);
