@@ -681,11 +681,14 @@ redis_status() {
 # and on ports of their own, so the single-node servers (and the instances of `npm run soak` and
 # `npm run test:start-order`) can run at the same time. Their state lives
 # in CLUSTER_INFRA_DIR (default $INFRA_DIR/cluster); Kafka's jars and redis-server are the ones the
-# single-node path installs.
+# single-node path installs. Every port is below the kernel's ephemeral range (32768–60999 here): a port in
+# it can be taken at any moment by a client connection's own end, and a server then fails to bind it
+# (a Redis node's bus once did, at 36394, in CI).
 CLUSTER_DIR="$(realpath -m "${CLUSTER_INFRA_DIR:-$INFRA/cluster}")"
-CLUSTER_KAFKA_PORT="${CLUSTER_KAFKA_PORT:-39091}"                       # kafka-N: CLUSTER_KAFKA_PORT + N - 1
-CLUSTER_KAFKA_CONTROLLER_PORT="${CLUSTER_KAFKA_CONTROLLER_PORT:-39191}" # its controller: the same from here
-CLUSTER_REDIS_PORT="${CLUSTER_REDIS_PORT:-26391}"                       # redis-N: CLUSTER_REDIS_PORT + N - 1 (bus: + 10000)
+CLUSTER_KAFKA_PORT="${CLUSTER_KAFKA_PORT:-29291}"                       # kafka-N: CLUSTER_KAFKA_PORT + N - 1
+CLUSTER_KAFKA_CONTROLLER_PORT="${CLUSTER_KAFKA_CONTROLLER_PORT:-29391}" # its controller: the same from here
+CLUSTER_REDIS_PORT="${CLUSTER_REDIS_PORT:-26391}"                       # redis-N: CLUSTER_REDIS_PORT + N - 1
+CLUSTER_REDIS_BUS_PORT="${CLUSTER_REDIS_BUS_PORT:-26491}"               # its cluster bus: the same from here
 CLUSTER_MONGO_PORT="${CLUSTER_MONGO_PORT:-27038}"
 CLUSTER_KAFKA_HEAP="${CLUSTER_KAFKA_HEAP:--Xms128m -Xmx384m}"
 # How long a silent Redis primary goes before its replica takes over.
@@ -831,18 +834,19 @@ ckafka_wait() {
 }
 
 credis_spawn() {
-  local node="$1" dir port
+  local node="$1" dir port bus_port
   dir="$(credis_dir "$node")"
   port="$(credis_port "$node")"
   if [[ -n "$(credis_pid "$node")" ]]; then log "cluster: $node already running"; return 0; fi
   require_free_port "$node" "$port" CLUSTER_REDIS_PORT
-  require_free_port "$node-bus" $((port + 10000)) CLUSTER_REDIS_PORT
+  bus_port=$((CLUSTER_REDIS_BUS_PORT + $(cnode_index "$node") - 1))
+  require_free_port "$node-bus" "$bus_port" CLUSTER_REDIS_BUS_PORT
   mkdir -p "$dir"
   rm -f "$dir/redis.pid"
   # No persistence, as the single node: a restarted node comes back empty and, its nodes.conf kept,
   # rejoins as a replica of whoever took over its slots.
   redis-server --bind "$HOST" --port "$port" --protected-mode yes \
-    --cluster-enabled yes --cluster-config-file "$dir/nodes.conf" \
+    --cluster-enabled yes --cluster-port "$bus_port" --cluster-config-file "$dir/nodes.conf" \
     --cluster-node-timeout "$CLUSTER_REDIS_NODE_TIMEOUT_MS" --cluster-announce-ip "$HOST" \
     --save '' --appendonly no --daemonize yes \
     --pidfile "$dir/redis.pid" --logfile "$dir/redis.log" --dir "$dir" \

@@ -127,7 +127,7 @@ log="$(mktemp)"
   # The stack's servers as test/distributed/docker-compose.test.yml publishes them; no Redis: the
   # suites reach it only through the services.
   unset REDIS_URL
-  export RSD_DISTRIBUTED_STACK=compose KAFKA_BROKERS=127.0.0.1:39092 MONGO_URL=mongodb://127.0.0.1:37017/
+  export RSD_DISTRIBUTED_STACK=compose KAFKA_BROKERS=127.0.0.1:29492 MONGO_URL=mongodb://127.0.0.1:27047/
   export COMPOSE_FILE=docker-compose.yml:docker-compose.local.yml:test/distributed/docker-compose.test.yml
   # The SDKs' suites start processes of their own on whatever servers they are given: on the stack they
   # would run again what `npm test` ran, four minutes for nothing the stack adds.
