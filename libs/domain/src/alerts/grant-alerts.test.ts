@@ -114,6 +114,34 @@ describe('a grant’s alerts from its reads (decision 44)', () => {
     expect(last.alerts?.[0]).toMatchObject({ type: 'authorization.auth_failures', at: at(30), failures: 20 });
   });
 
+  test('when failures share a millisecond (two replicas answered at once), then each counts; a failure delivered again counts once', () => {
+    const at = (second: number) => new Date(Date.parse('2026-11-27T10:00:00.000Z') + second * 1000).toISOString();
+    // Ten pairs, each pair's two failures in the same millisecond.
+    const pairs = Array.from({ length: 10 }, (_, index) => [failure(at(index)), failure(at(index))]).flat();
+    const nineteen = pairs.slice(0, 19);
+
+    expect(run([nineteen, nineteen]).types).toEqual([]);
+    const { types, last } = run([nineteen, nineteen, [pairs[19]!]]);
+    expect(types).toEqual(['authorization.auth_failures']);
+    expect(last.alerts?.[0]).toMatchObject({ type: 'authorization.auth_failures', at: at(9), failures: 20 });
+  });
+
+  test('when the failures kept before ids were are plain times, then they still count toward the 20', () => {
+    const at = (second: number) => new Date(Date.parse('2026-11-27T10:00:00.000Z') + second * 1000).toISOString();
+    const kept: GrantActivity = {
+      firstUsedAt: null,
+      addresses: [],
+      failures: Array.from({ length: 19 }, (_, index) => at(index)),
+      failuresAlertedAt: null,
+      expiryNotices: [],
+    };
+
+    const { types, last } = run([[failure(at(19))]], record({ activity: kept }));
+
+    expect(types).toEqual(['authorization.auth_failures']);
+    expect(last.alerts?.[0]).toMatchObject({ at: at(19), failures: 20 });
+  });
+
   test('when 20 failures spread over more than 5 minutes, then no alert', () => {
     const spread = Array.from({ length: 20 }, (_, index) =>
       failure(new Date(Date.parse('2026-11-27T10:00:00.000Z') + index * 20_000).toISOString()),

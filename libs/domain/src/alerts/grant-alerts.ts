@@ -17,7 +17,11 @@ export interface GrantActivity {
    * `ADDRESSES_KEPT`, the most recent). A list, not an object keyed by address: MongoDB refuses keys with dots.
    */
   addresses: SeenAddress[];
-  /** The times of the last failed authentications, oldest first (at most `failureThreshold`). */
+  /**
+   * The last failed authentications, oldest first (at most `failureThreshold`), each its time and its
+   * access record's id (`failureEntry`): two failures in one millisecond are two, a record delivered
+   * again is one. An entry kept before ids were is its time alone, and still reads as one.
+   */
   failures: string[];
   /** When `authorization.auth_failures` was last raised. */
   failuresAlertedAt: string | null;
@@ -101,15 +105,16 @@ export function observeAccess(record: StoredAuthorization, records: readonly Acc
       // Within the hour after an alert nothing more can be raised: counting starts again after it.
       if (alertedAt !== undefined && at - alertedAt < ALERT_RULES.failureAlertEveryMinutes * 60_000) continue;
       // A batch delivered again (after a crash) adds nothing.
-      if (activity.failures.includes(access.at)) continue;
-      activity.failures = [...activity.failures, access.at].sort().slice(-ALERT_RULES.failureThreshold);
+      const entry = failureEntry(access);
+      if (activity.failures.includes(entry)) continue;
+      activity.failures = [...activity.failures, entry].sort().slice(-ALERT_RULES.failureThreshold);
       changed = true;
       // Counted back from the newest failure known, not from this one: each read-API replica publishes
       // its own batches, so a failure can arrive after later ones, and counting up to it alone would
       // leave the newer ones out and never reach the threshold.
-      const newest = activity.failures[activity.failures.length - 1]!;
+      const newest = failureTime(activity.failures[activity.failures.length - 1]!);
       const windowStart = Date.parse(newest) - ALERT_RULES.failureWindowMinutes * 60_000;
-      const recent = activity.failures.filter((time) => Date.parse(time) >= windowStart).length;
+      const recent = activity.failures.filter((failure) => Date.parse(failureTime(failure)) >= windowStart).length;
       if (recent >= ALERT_RULES.failureThreshold) {
         alerts.push({ type: 'authorization.auth_failures', at: newest, failures: recent });
         activity.failuresAlertedAt = newest;
@@ -123,6 +128,15 @@ export function observeAccess(record: StoredAuthorization, records: readonly Acc
     .sort((a, b) => b.seenAt.localeCompare(a.seenAt) || a.address.localeCompare(b.address))
     .slice(0, ADDRESSES_KEPT);
   return { activity, alerts };
+}
+
+/** A failure as `failures` keeps it: its time first, so that entries sort by time. */
+function failureEntry(access: AccessRecord): string {
+  return `${access.at} ${access.id}`;
+}
+
+function failureTime(entry: string): string {
+  return entry.split(' ', 1)[0]!;
 }
 
 function isFailedAuthentication(access: AccessRecord): boolean {
