@@ -43,10 +43,10 @@
 # staging modules with replace lines, through the Go module proxy, with Go's own caches (GOCACHE,
 # GOMODCACHE), at nice 19; the pause container from the pause.c that the Kubernetes module ships,
 # with gcc. Each binary has a stamp of the module's digest beside it. The images: the project's
-# (scripts/containers.sh builds its bases with Podman, then the Dockerfile as scripts/ci/containers.sh builds it), Kafka, the MongoDB-wire
-# server and Redis from scripts/containers.sh, and small images of the pause, CoreDNS and
-# metrics-server binaries, all imported into containerd (`podman save | ctr images import`) when
-# their Podman image ID changed. Run as root.
+# (scripts/containers.sh builds its bases with Podman, then the Dockerfile as scripts/ci/containers.sh
+# builds it), Kafka, the MongoDB-wire server and Redis from scripts/containers.sh, and small images
+# of the pause, CoreDNS and metrics-server binaries, all imported into containerd
+# (`podman save | ctr images import`) when their Podman image ID changed. Run as root.
 set -euo pipefail
 
 SCRIPT_DIR="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"

@@ -229,6 +229,13 @@ ready_read_pod_names() {
     const ready = (p) => (p.status.conditions ?? []).some((c) => c.type === "Ready" && c.status === "True");
     for (const p of items) if (!p.metadata.deletionTimestamp && ready(p)) console.log(p.metadata.name);'
 }
+# One of them, or fail naming what it was for.
+first_ready_read_pod() {
+  local names
+  mapfile -t names < <(ready_read_pod_names)
+  [[ -n ${names[0]:-} ]] || fail "no ready read-API pod to $1"
+  echo "${names[0]}"
+}
 wait_read_ready() {
   kubectl -n rsd rollout status deployment/rsd-read-api --timeout=300s
   local i
@@ -263,9 +270,7 @@ timed "rollout restart under load" "$t0"
 section "a read-API pod deleted under load: nothing but 503 SERVICE_UNAVAILABLE with Retry-After"
 t0="$(now)"
 wait_read_ready
-mapfile -t names < <(ready_read_pod_names)
-victim="${names[0]:-}"
-[[ -n $victim ]] || fail "no ready read-API pod to delete"
+victim="$(first_ready_read_pod delete)"
 load_start delete
 sleep 5
 kubectl -n rsd delete pod "$victim" --wait=true
@@ -400,9 +405,7 @@ probe='const s = require("net").connect(6379, process.argv[1]); s.setTimeout(300
   s.on("connect", () => { console.log("connected"); process.exit(0); });
   s.on("timeout", () => { console.log("timed out"); process.exit(1); });
   s.on("error", (e) => { console.log(e.code); process.exit(1); });'
-mapfile -t names < <(ready_read_pod_names)
-read_pod="${names[0]:-}"
-[[ -n $read_pod ]] || fail "no ready read-API pod to probe from"
+read_pod="$(first_ready_read_pod "probe from")"
 kubectl -n rsd exec "$read_pod" -- node -e "$probe" "$REDIS_IP" ||
   fail "the read API's pod cannot reach Redis at $REDIS_IP"
 kubectl create namespace rsd-probe --dry-run=client -o yaml | kubectl apply -f -
