@@ -8,6 +8,8 @@
 # Then the walkthrough of the README and the guides that go on from it, and the backups guide's backup
 # and restore, run as written in the same clone (scripts/ci/readme.sh).
 set -euo pipefail
+# Any command that stops the script names itself: CI shows only part of a long log.
+trap 'echo "front door: failed at line ${LINENO}: ${BASH_COMMAND}" >&2' ERR
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 OPENAPI_SPEC_VALIDATOR_VERSION=0.9.0
@@ -45,9 +47,19 @@ if ! curl -sf --retry 300 --retry-all-errors --retry-delay 1 -o /dev/null http:/
   echo "front door: the read API's /healthz never answered" >&2
   exit 1
 fi
-grep -q 'embedded runtime ready' "$work/start.log"
+# The read API listens before the other three services: /healthz can answer before the runtime logs
+# that all four are ready, so wait for that line too (a silent `grep` here once failed CI at random).
+for _ in $(seq 1 60); do
+  grep -q 'embedded runtime ready' "$work/start.log" && break
+  sleep 1
+done
+if ! grep -q 'embedded runtime ready' "$work/start.log"; then
+  cat "$work/start.log" >&2
+  echo "front door: /healthz answered, but the runtime never logged 'embedded runtime ready' within 60 s" >&2
+  exit 1
+fi
 # The Node.js of the process that serves :8080, the one `npm start` started, and the one npm scripts get.
-server_pid="$(ss -ltnpH 'sport = :8080' | grep -o 'pid=[0-9]*' | head -n 1 | cut -d= -f2)"
+server_pid="$(ss -ltnpH 'sport = :8080' | grep -o 'pid=[0-9]*' | head -n 1 | cut -d= -f2 || true)"
 served_by="$(readlink "/proc/${server_pid:-none}/exe" || true)"
 product_node="$([ -n "$served_by" ] && "$served_by" --version || echo unknown)"
 npm_node="$(npm exec -- node --version)"
