@@ -10,9 +10,9 @@
 #      authorizations and one by claim link (decision 38) in another organization (the one the
 #      credentials service's token administers, so its fuzzing never revokes the reader), tokens minted
 #      by `rsd token` from the runtime's development secret.
-#   4. schemathesis run against each service with scripts/fuzz/schemathesis.toml, with the hooks
-#      module cpython_ast_guard.py (it keeps a CPython 3.11 parser bug inside Hypothesis from being
-#      reported as a failure of the product).
+#   4. schemathesis run against each service with scripts/fuzz/schemathesis.toml, the four at once,
+#      with the hooks module cpython_ast_guard.py (it keeps a CPython 3.11 parser bug inside Hypothesis
+#      from being reported as a failure of the product).
 #
 # The read API allows 120 requests a minute per credential, and 120 failed authentications a minute
 # per address: on the product's defaults all but the first 120 requests of each minute would be 429s,
@@ -147,6 +147,22 @@ rsd() {
 }
 json_field() { node -e 'process.stdout.write(String(JSON.parse(require("fs").readFileSync(0, "utf8"))[process.argv[1]]))' "$1"; }
 
+# open_account NAME: a grant of the reader's organization claimed into a new recipient account (decision
+# 42); prints the account's key.
+open_account() {
+  local link key
+  link="$(rsd authorizations create --org "$READ_ORG" --recipient-type auditor --scopes qr_score,pillar_breakdown \
+    --key-delivery claim-link --env | sed -n "s|^export RSD_CLAIM_URL='\(.*\)'$|\1|p")"
+  key="$(node -e '
+    fetch(process.argv[1], { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ into: "account", accountName: process.argv[2] }) })
+      .then(async (response) => {
+        if (response.status !== 201) throw new Error(`claim into an account: ${response.status} ${await response.text()}`);
+        process.stdout.write((await response.json()).accountKey);
+      });' "$link" "$1")"
+  [ -n "$key" ] || die "no recipient account was opened"
+  printf '%s' "$key"
+}
+
 # create_test_data NAME: the data above, and the configuration with its dictionaries in $st_dir.
 create_test_data() {
   st_dir="$work/$1/schemathesis"
@@ -185,19 +201,12 @@ create_test_data() {
   claim_token="$(rsd authorizations create --org "$READ_ORG" --recipient-type partner --scopes qr_score --key-delivery claim-link --env |
     sed -n "s|^export RSD_CLAIM_URL='.*/claim/\(.*\)'$|\1|p")"
   [ -n "$claim_token" ] || die "no claim link was issued"
-  # A recipient account (decision 42) holding a grant of the reader's organization: the portfolio's
-  # pages and its key's rotation and releases are fuzzed with its key.
-  local account_link
-  account_link="$(rsd authorizations create --org "$READ_ORG" --recipient-type auditor --scopes qr_score,pillar_breakdown \
-    --key-delivery claim-link --env | sed -n "s|^export RSD_CLAIM_URL='\(.*\)'$|\1|p")"
-  FUZZ_ACCOUNT_KEY="$(node -e '
-    fetch(process.argv[1], { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ into: "account", accountName: "Fuzz book" }) })
-      .then(async (response) => {
-        if (response.status !== 201) throw new Error(`claim into an account: ${response.status} ${await response.text()}`);
-        process.stdout.write((await response.json()).accountKey);
-      });' "$account_link")"
-  [ -n "$FUZZ_ACCOUNT_KEY" ] || die "no recipient account was opened"
-  export FUZZ_ACCOUNT_KEY
+  # Recipient accounts (decision 42), each holding a grant of the reader's organization: the portfolio's
+  # pages and webhooks are fuzzed with one account's key, its key's rotation and releases (credentials
+  # service) with the other's, since a rotation stops the old key at once and the passes run together.
+  FUZZ_ACCOUNT_KEY="$(open_account "Fuzz book")"
+  FUZZ_ROTATED_ACCOUNT_KEY="$(open_account "Fuzz rotated book")"
+  export FUZZ_ACCOUNT_KEY FUZZ_ROTATED_ACCOUNT_KEY
   FUZZ_ADMIN_TOKEN="$(rsd token --org "$ADMIN_ORG" --scope authorizations:write --ttl 2h)"
   FUZZ_ENGINE_TOKEN="$(rsd token --scope scores:write --ttl 2h)"
   export FUZZ_READER_API_KEY FUZZ_ADMIN_TOKEN FUZZ_ENGINE_TOKEN
@@ -230,24 +239,51 @@ summary=()
 # wanted LABEL: whether FUZZ_ONLY (a comma list; empty: everything) names this pass.
 wanted() { [ -z "${FUZZ_ONLY:-}" ] || [[ ",$FUZZ_ONLY," == *",$1,"* ]]; }
 
-# fuzz LABEL URL [schemathesis option...]
-fuzz() {
+# fuzz_start LABEL URL [schemathesis option...]: one pass in the background, its output and exit status in
+# files; fuzz_report LABEL prints them once it has ended. The four services' passes run at once against
+# one runtime: schemathesis spends about 45 ms of Python a request (one core at most, behind the GIL) and
+# the runtime well under one, so one pass at a time left a core of the two idle (909 s for four passes
+# on a fresh machine).
+pass_pids=()
+pass_labels=()
+fuzz_start() {
   local label="$1" url="$2"
   shift 2
   wanted "$label" || return 0
-  local out="$work/$label.out" reports="$work/reports/$label" status=0 counts requests cases failures
   log "$label: schemathesis run $url/v1/openapi.json $*"
-  (cd "$st_dir" && PYTHONPATH="$FUZZ_DIR" SCHEMATHESIS_HOOKS=cpython_ast_guard "$schemathesis" --config-file "$st_dir/schemathesis.toml" run "$url/v1/openapi.json" \
-    "${common_args[@]}" --report har,junit --report-dir "$reports" "$@") > "$out" 2>&1 || status=$?
+  (
+    status=0
+    begun=$SECONDS
+    cd "$st_dir"
+    PYTHONPATH="$FUZZ_DIR" SCHEMATHESIS_HOOKS=cpython_ast_guard "$schemathesis" --config-file "$st_dir/schemathesis.toml" run "$url/v1/openapi.json" \
+      "${common_args[@]}" --report har,junit --report-dir "$work/reports/$label" "$@" > "$work/$label.out" 2>&1 || status=$?
+    printf '%s %s\n' "$status" "$((SECONDS - begun))" > "$work/$label.status"
+  ) &
+  pass_pids+=("$!")
+  pass_labels+=("$label")
+}
+fuzz_wait() {
+  local index
+  for index in "${!pass_pids[@]}"; do
+    wait "${pass_pids[$index]}" || true
+    fuzz_report "${pass_labels[$index]}"
+  done
+  pass_pids=()
+  pass_labels=()
+}
+fuzz_report() {
+  local label="$1" out="$work/$1.out" status seconds counts requests cases failures
+  read -r status seconds < "$work/$label.status" 2>/dev/null || { status=1; seconds=?; }
+  log "$label: ended after $seconds s"
   # The failures and the summary; the progress lines before them say nothing a CI log needs.
   sed -n '/^=\+ \(FAILURES\|ERRORS\|WARNINGS\|SUMMARY\) =\+$/,$p' "$out"
   # No summary means schemathesis stopped early (a bad configuration, the schema did not load): show why.
   grep -q '^=\+ SUMMARY' "$out" || tail -40 "$out"
-  counts="$(node "$FUZZ_DIR/count-reports.js" "$reports" "$out")"
+  counts="$(node "$FUZZ_DIR/count-reports.js" "$work/reports/$label" "$out")"
   read -r requests cases failures <<< "$counts"
   total_requests=$((total_requests + requests))
   total_cases=$((total_cases + cases))
-  summary+=("$(printf '%-24s %7s requests %7s test cases %4s failures  (exit %s)' "$label" "$requests" "$cases" "$failures" "$status")")
+  summary+=("$(printf '%-24s %7s requests %7s test cases %4s failures %5s s  (exit %s)' "$label" "$requests" "$cases" "$failures" "$seconds" "$status")")
   if [ "$status" -ne 0 ] || [ "$failures" -ne 0 ]; then failed=1; fi
 }
 
@@ -257,10 +293,11 @@ max_examples=()
 
 start_runtime main RATE_LIMIT_PER_MINUTE="$RATE_LIMIT" FAILED_AUTH_LIMIT_PER_MINUTE="$RATE_LIMIT"
 create_test_data main
-fuzz read-api "$read_api_url" "${max_examples[@]}"
-fuzz credentials "$credentials_url" "${max_examples[@]}"
-fuzz score-ingest "$score_ingest_url" "${max_examples[@]}"
-fuzz notifier "$notifier_url" "${max_examples[@]}"
+fuzz_start read-api "$read_api_url" "${max_examples[@]}"
+fuzz_start credentials "$credentials_url" "${max_examples[@]}"
+fuzz_start score-ingest "$score_ingest_url" "${max_examples[@]}"
+fuzz_start notifier "$notifier_url" "${max_examples[@]}"
+fuzz_wait
 stop_runtime
 
 # The product's own limits (120 a minute each), so that many answers are 429s. ignored_auth expects 401
@@ -268,7 +305,8 @@ stop_runtime
 if wanted read-api-at-120-per-min; then
   start_runtime rate-limited
   create_test_data rate-limited
-  fuzz read-api-at-120-per-min "$read_api_url" --max-examples 150 --phases fuzzing --exclude-checks ignored_auth
+  fuzz_start read-api-at-120-per-min "$read_api_url" --max-examples 150 --phases fuzzing --exclude-checks ignored_auth
+  fuzz_wait
   stop_runtime
 fi
 
