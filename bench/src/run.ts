@@ -692,7 +692,7 @@ async function main(): Promise<void> {
   }
   const readPath = readPathTable(await readPathInTurns());
   if (process.env.BENCH_ONLY === 'read-path') {
-    process.stdout.write(`\n${readPath.join('\n')}\n`);
+    await writeResults(readPath.join('\n'));
     return;
   }
   const throughput: Throughput[] = [];
@@ -802,7 +802,11 @@ async function main(): Promise<void> {
     ...latencies.map((l) => `| ${l.name} | ${l.p50.toFixed(1)} | ${l.p99.toFixed(1)} | ${l.max.toFixed(1)} |`),
     '',
   ];
-  const table = lines.join('\n');
+  await writeResults(lines.join('\n'));
+}
+
+/** The table on stdout and in bench/results/latest.md, where the README says to find it. */
+async function writeResults(table: string): Promise<void> {
   process.stdout.write(`\n${table}\n`);
   await mkdir(join(ROOT, 'bench/results'), { recursive: true });
   await writeFile(join(ROOT, 'bench/results/latest.md'), table);
