@@ -65,6 +65,8 @@ log "$("$schemathesis" --version)"
 # --- 2. the embedded runtime -------------------------------------------------------------------------
 work="$(mktemp -d "${TMPDIR:-/tmp}/rsd-fuzz.XXXXXX")"
 runtime_pid=""
+pass_pids=()
+pass_labels=()
 keys_pid=""
 
 stop_runtime() {
@@ -78,6 +80,11 @@ stop_runtime() {
 }
 cleanup() {
   local status=$?
+  # Passes still running (the script was interrupted): schemathesis first, then its subshell.
+  for pid in "${pass_pids[@]}"; do
+    pkill -TERM -P "$pid" 2>/dev/null || true
+    kill -TERM "$pid" 2>/dev/null || true
+  done
   stop_runtime
   if [ -n "$keys_pid" ]; then kill -TERM "$keys_pid" 2>/dev/null || true; wait "$keys_pid" 2>/dev/null || true; fi
   if [ -n "${FUZZ_KEEP:-}" ]; then log "kept $work"; else rm -rf "$work"; fi
@@ -244,8 +251,6 @@ wanted() { [ -z "${FUZZ_ONLY:-}" ] || [[ ",$FUZZ_ONLY," == *",$1,"* ]]; }
 # one runtime: schemathesis spends about 45 ms of Python a request (one core at most, behind the GIL) and
 # the runtime well under one, so one pass at a time left a core of the two idle (909 s for four passes
 # on a fresh machine).
-pass_pids=()
-pass_labels=()
 fuzz_start() {
   local label="$1" url="$2"
   shift 2
