@@ -81,10 +81,10 @@ stop_runtime() {
 cleanup() {
   local status=$?
   # Passes still running (the script was interrupted): schemathesis first, then its subshell.
-  for pid in "${pass_pids[@]}"; do
-    pkill -TERM -P "$pid" 2>/dev/null || true
-    kill -TERM "$pid" 2>/dev/null || true
+  for pid_file in "$work"/*.pid; do
+    [ -f "$pid_file" ] && kill -TERM "$(cat "$pid_file")" 2>/dev/null || true
   done
+  for pid in "${pass_pids[@]}"; do kill -TERM "$pid" 2>/dev/null || true; done
   stop_runtime
   if [ -n "$keys_pid" ]; then kill -TERM "$keys_pid" 2>/dev/null || true; wait "$keys_pid" 2>/dev/null || true; fi
   if [ -n "${FUZZ_KEEP:-}" ]; then log "kept $work"; else rm -rf "$work"; fi
@@ -261,7 +261,10 @@ fuzz_start() {
     begun=$SECONDS
     cd "$st_dir"
     PYTHONPATH="$FUZZ_DIR" SCHEMATHESIS_HOOKS=cpython_ast_guard "$schemathesis" --config-file "$st_dir/schemathesis.toml" run "$url/v1/openapi.json" \
-      "${common_args[@]}" --report har,junit --report-dir "$work/reports/$label" "$@" > "$work/$label.out" 2>&1 || status=$?
+      "${common_args[@]}" --report har,junit --report-dir "$work/reports/$label" "$@" > "$work/$label.out" 2>&1 &
+    # Its pid, for the clean-up of an interrupted run.
+    echo "$!" > "$work/$label.pid"
+    wait "$!" || status=$?
     printf '%s %s\n' "$status" "$((SECONDS - begun))" > "$work/$label.status"
   ) &
   pass_pids+=("$!")
