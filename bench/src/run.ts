@@ -1,7 +1,7 @@
 import { generateKeyPairSync, randomBytes, randomUUID } from 'node:crypto';
 import { spawn } from 'node:child_process';
 import { createServer } from 'node:net';
-import { cp, mkdtemp, mkdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { cp, mkdtemp, mkdir, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import autocannon from 'autocannon';
@@ -253,6 +253,23 @@ async function cpuMsOf(pid: number | undefined): Promise<number | undefined> {
  */
 async function mainThreadCpuMsOf(pid: number | undefined): Promise<number | undefined> {
   return pid === undefined ? undefined : ticksMsOf(`/proc/${pid}/task/${pid}/stat`);
+}
+
+/**
+ * BENCH_THREADS=1: each thread's CPU time so far by its name (V8's and libuv's helpers, the access
+ * log's writer), summed over threads of one name, so a side's off-main cost can be told apart.
+ */
+async function threadCpuMsOf(pid: number | undefined): Promise<Map<string, number>> {
+  const byName = new Map<string, number>();
+  if (pid === undefined || process.env.BENCH_THREADS !== '1') return byName;
+  for (const task of await readdir(`/proc/${pid}/task`).catch(() => [] as string[])) {
+    const stat = await readFile(`/proc/${pid}/task/${task}/stat`, 'utf8').catch(() => '');
+    const comm = /\((.*)\)/.exec(stat)?.[1] ?? '?';
+    const name = task === String(pid) ? 'main' : comm === 'WorkerThread' ? `${comm}-${task}` : comm;
+    const fields = stat.split(') ')[1]?.split(' ') ?? [];
+    byName.set(name, (byName.get(name) ?? 0) + (Number(fields[11]) + Number(fields[12])) * 10);
+  }
+  return byName;
 }
 
 async function ticksMsOf(statFile: string): Promise<number | undefined> {
@@ -604,13 +621,20 @@ async function readPathInTurns(): Promise<{ rows: ReadPathRow[]; summary: string
         const side = sides[index]!;
         let cpuBefore: number | undefined;
         let mainBefore: number | undefined;
+        let threadsBefore = new Map<string, number>();
         // The server's CPU time over the measured run alone: the warm-up's requests are not counted.
         const run = await load(side.name, side.url, side.apiKey ? { 'x-api-key': side.apiKey } : {}, CONNECTIONS, async () => {
           [cpuBefore, mainBefore] = [await cpuMsOf(side.pid), await mainThreadCpuMsOf(side.pid)];
+          threadsBefore = await threadCpuMsOf(side.pid);
         });
+        const threadsAfter = await threadCpuMsOf(side.pid);
         const [cpuAfter, mainAfter] = [await cpuMsOf(side.pid), await mainThreadCpuMsOf(side.pid)];
         const perRead = (before: number | undefined, after: number | undefined) =>
           before !== undefined && after !== undefined ? ((after - before) * 1000) / (run.rps * DURATION_S) : NaN;
+        if (threadsAfter.size > 0) {
+          const perThread = [...threadsAfter].map(([name, ms]) => `${name} ${perRead(threadsBefore.get(name) ?? 0, ms).toFixed(1)}`);
+          process.stderr.write(`${side.name}: µs/request by thread: ${perThread.join(', ')}\n`);
+        }
         runs[index]!.push({ ...run, cpuUs: perRead(cpuBefore, cpuAfter), mainThreadCpuUs: perRead(mainBefore, mainAfter) });
       }
     }
