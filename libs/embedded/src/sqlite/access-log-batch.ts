@@ -1,30 +1,13 @@
-import type { SQLInputValue } from 'node:sqlite';
 import type { AccessRecord } from '@rsd/contracts';
 import { bucketStart, countsAsRefusal, countsAsUse } from '@rsd/domain';
+import { accessLine, type AccessBatch, type RecordCount } from './access-batch-text';
 import { COUNTS } from './write-access-batch';
 
-/**
- * A batch of access records ready to write: their columns, and what each one adds to the usage
- * counts if it turns out to be new. Everything the domain decides is decided here, on the event
- * loop's thread, so that writing it (write-access-batch.ts) needs nothing but SQL: it runs on the
- * access log's writer thread (access-log-worker.ts) as well as in the store.
- */
-export interface AccessBatch {
-  /** CHANGES.insert's columns, one array per record (ACCESS_ROW names those the counts read). */
-  rows: SQLInputValue[][];
-  /** Per record, in the same order: what it counts for, or 0 when it counts for nothing (a 304, a 5xx). */
-  counts: (RecordCount | 0)[];
-}
+export type { AccessBatch, RecordCount } from './access-batch-text';
 
-/**
- * [what (COUNTS.read, COUNTS.refusal or both), its minute's start, its hour's start]. The record's id
- * and Client ID are in its row, and so is its `at`, to which a read moves the Client ID's last use.
- * A tuple of numbers, not an object: a batch crosses to the writer thread as JSON, whose size is most
- * of what the handover costs, and an object's keys would be half of it.
- */
-export type RecordCount = [what: number, minuteStart: number, hourStart: number];
-
+/** The batch of the store's own writes (sqlite-access-log.ts `add`). */
 export function accessBatchOf(records: readonly AccessRecord[]): AccessBatch {
+  const countOf = recordCounts();
   return {
     rows: records.map(({ clientId, at, requestId, id, resource, status, code, clientAddress }) => [
       clientId,
@@ -36,12 +19,34 @@ export function accessBatchOf(records: readonly AccessRecord[]): AccessBatch {
       code,
       clientAddress,
     ]),
-    counts: records.map(({ at, resource, status }): RecordCount | 0 => {
-      const what = (countsAsUse({ resource, status }) ? COUNTS.read : 0) | (countsAsRefusal({ resource, status }) ? COUNTS.refusal : 0);
-      if (what === 0) return 0;
-      // `at` is one fixed ISO form: its first 16 characters name its minute.
-      const minuteStart = Date.parse(`${at.slice(0, 16)}:00.000Z`);
-      return [what, minuteStart, bucketStart('hour', minuteStart)];
-    }),
+    counts: records.map(countOf),
+  };
+}
+
+/** The same batch as the lines that cross to the writer thread (access-batch-text.ts). */
+export function accessBatchText(records: readonly AccessRecord[]): string {
+  const countOf = recordCounts();
+  let text = '';
+  for (const record of records) text += accessLine(record, countOf(record));
+  return text;
+}
+
+/**
+ * What each record of a batch counts for. A batch's records were answered within a second or so of
+ * each other: their minute is worked out once, not parsed again for every record.
+ */
+function recordCounts(): (record: AccessRecord) => RecordCount | 0 {
+  let minute = '';
+  let starts: [minuteStart: number, hourStart: number] = [0, 0];
+  return ({ at, resource, status }) => {
+    const what = (countsAsUse({ resource, status }) ? COUNTS.read : 0) | (countsAsRefusal({ resource, status }) ? COUNTS.refusal : 0);
+    if (what === 0) return 0;
+    // `at` is one fixed ISO form: its first 16 characters name its minute.
+    if (minute === '' || !at.startsWith(minute)) {
+      minute = at.slice(0, 16);
+      const minuteStart = Date.parse(`${minute}:00.000Z`);
+      starts = [minuteStart, bucketStart('hour', minuteStart)];
+    }
+    return [what, starts[0], starts[1]];
   };
 }

@@ -1,9 +1,9 @@
 import type { StatementSync } from 'node:sqlite';
-import type { AccessBatch } from './access-log-batch';
+import { readAccessLines } from './access-batch-text';
 import { serveDatabase } from './worker-connection';
 import { writeAccessBatch, type BatchConnection } from './write-access-batch';
 
-/** A batch as JSON (AccessBatch). */
+/** A batch as its lines (access-batch-text.ts). */
 export interface AccessLogWorkerRequest {
   id: number;
   batch: string;
@@ -34,7 +34,7 @@ serveDatabase<AccessLogWorkerRequest, AccessLogWorkerAnswer>({
     };
     try {
       db.exec('BEGIN IMMEDIATE');
-      writeAccessBatch(connection, JSON.parse(batch) as AccessBatch);
+      writeAccessBatch(connection, readAccessLines(batch), 'transaction');
       db.exec('COMMIT');
       return { id };
     } catch (error) {

@@ -1,5 +1,4 @@
 import { Worker } from 'node:worker_threads';
-import type { AccessBatch } from './access-log-batch';
 import type { AccessLogWorkerAnswer, AccessLogWorkerRequest } from './access-log-worker';
 import type { DatabaseWorkerData, StopRequest } from './worker-connection';
 import { compiledWorker } from './compiled-worker';
@@ -8,8 +7,9 @@ import { compiledWorker } from './compiled-worker';
  * The embedded access log's one writer, on a thread of its own. The read API hands it a batch of
  * records every few hundred reads; inserting them and adding them to the usage counts on the event
  * loop would hold it for the whole batch, time every read would wait for. Here the loop only
- * serializes the batch; the thread inserts it on a connection of its own, in one transaction, and
- * answers once it is committed, so the store's readers see it as soon as the publish resolves. Its
+ * writes the batch as lines of text (access-batch-text.ts); the thread inserts it on a connection
+ * of its own, in one transaction, and answers once it is committed, so the store's readers see it
+ * as soon as the publish resolves. Its
  * commits are not synced by themselves, as the store's were not: a killed process loses nothing,
  * and a power cut only the last few.
  *
@@ -17,8 +17,8 @@ import { compiledWorker } from './compiled-worker';
  * one write at a time, and either waits for the other's short transaction).
  */
 export interface AccessLogWriter {
-  /** Resolves once the batch is committed; rejects, with nothing written, when it could not be. */
-  write(batch: AccessBatch): Promise<void>;
+  /** The batch as its lines (access-batch-text.ts). Resolves once it is committed; rejects, with nothing written, when it could not be. */
+  write(batch: string): Promise<void>;
   /** Finishes the batches handed over, then closes the thread's connection. */
   stop(): Promise<void>;
 }
@@ -55,8 +55,7 @@ export function startAccessLogWriter(options: { file: string; busyTimeoutMs: num
       if (stopped) return Promise.reject(new Error('the access log is closed'));
       if (broken) return Promise.reject(broken);
       const id = nextId++;
-      // JSON: a fifth of the cost of the structured clone postMessage would make of the records.
-      const message: AccessLogWorkerRequest = { id, batch: JSON.stringify(batch) };
+      const message: AccessLogWorkerRequest = { id, batch };
       return new Promise<void>((done, failed) => {
         pending.set(id, { done, failed });
         // Held while a batch is in its hands: a process that is stopping waits for it.

@@ -14,7 +14,7 @@ import { silentLogger } from '../embedded-logger';
 import { BUSY_TIMEOUT_MS, integer, text } from './database';
 import { openStoreDatabase } from './store-database';
 import { CHANGES, createAccessLogTables, QUERIES } from './access-log-tables';
-import { accessBatchOf } from './access-log-batch';
+import { accessBatchOf, accessBatchText } from './access-log-batch';
 import { startAccessLogWriter } from './access-log-writer';
 import { writeAccessBatch } from './write-access-batch';
 import { importEarlierAccessLog } from './import-earlier-access-log';
@@ -70,7 +70,7 @@ export async function openSqliteAccessLog(options: SqliteAccessLogOptions): Prom
   return {
     publish: async (records) => {
       if (records.length === 0) return;
-      await writer.write(accessBatchOf(records));
+      await writer.write(accessBatchText(records));
       if (watchers.size > 0) observe(records);
     },
     watch: (watcher) => {
@@ -138,7 +138,7 @@ export function openSqliteAccessLogStore(options: { file: string }): AccessLogSt
     add(records) {
       if (records.length === 0) return read(() => undefined);
       const batch = accessBatchOf(records);
-      return changeSoon(() => writeAccessBatch({ prepare: statement }, batch));
+      return changeSoon(() => writeAccessBatch({ prepare: statement }, batch, 'savepoint'));
     },
 
     page(clientId, { limit, after }) {

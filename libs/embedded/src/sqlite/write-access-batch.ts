@@ -1,5 +1,5 @@
 import type { SQLInputValue } from 'node:sqlite';
-import type { AccessBatch } from './access-log-batch';
+import type { AccessBatch } from './access-batch-text';
 import { ACCESS_ROW, CHANGES, insertMany } from './access-log-tables';
 
 /** What a record counts for, as bits of a RecordCount's first number (access-log-batch.ts). */
@@ -11,12 +11,24 @@ const INSERT_CHUNK = 32;
 const STATEMENTS = {
   insert: { chunk: insertMany(INSERT_CHUNK), one: CHANGES.insert },
   insertReturning: { chunk: `${insertMany(INSERT_CHUNK)} RETURNING id`, one: `${CHANGES.insert} RETURNING id` },
-  savepoint: 'SAVEPOINT access_batch',
-  rollback: 'ROLLBACK TO access_batch',
-  release: 'RELEASE access_batch',
+  savepoint: {
+    begin: ['SAVEPOINT access_batch'],
+    keep: ['RELEASE access_batch'],
+    undo: ['ROLLBACK TO access_batch', 'RELEASE access_batch'],
+  },
+  transaction: { begin: [], keep: [], undo: ['ROLLBACK', 'BEGIN IMMEDIATE'] },
   count: CHANGES.countReadsAndRefusals,
   noteLastUse: CHANGES.noteLastUse,
 };
+
+/**
+ * How the first try is taken back when the batch holds a record already written. `savepoint`: the
+ * caller's transaction holds other changes (the store's turn), so the try is made under a savepoint
+ * and only it is rolled back. `transaction`: the caller began a transaction for this batch alone (the
+ * writer thread), so the whole of it is rolled back and begun again; no savepoint, whose journal of
+ * every page the try changes cost about a seventh of the writer thread's time.
+ */
+export type TakeBack = 'savepoint' | 'transaction';
 
 /** What writeAccessBatch needs of a connection: prepared statements, reused. */
 export interface BatchConnection {
@@ -31,9 +43,9 @@ export interface BatchConnection {
  * their Client IDs' last use: a record added twice (a batch published again) is kept and counted
  * once. Within the caller's transaction, INSERT_CHUNK rows a statement.
  *
- * Almost every batch is new records only, so the rows go in first under a savepoint, counting only
- * how many were inserted: all of them, and every record counts. Otherwise (a batch published again,
- * or a record twice in one batch) the savepoint is rolled back and the rows inserted again answering
+ * Almost every batch is new records only, so the rows go in first counting only how many were
+ * inserted: all of them, and every record counts. Otherwise (a batch published again, or a record
+ * twice in one batch) that try is taken back (`takeBack`) and the rows inserted again answering
  * with the ids each statement inserted (RETURNING), which is what tells the new records apart; its
  * result rows cost about as much again as the inserts, which is why it is not the first try.
  *
@@ -41,8 +53,8 @@ export interface BatchConnection {
  * thread (access-log-worker.ts) loads it, and loading the domain and its schemas there
  * (access-log-batch.ts) would slow the thread's start and grow its memory for nothing.
  */
-export function writeAccessBatch(connection: BatchConnection, batch: AccessBatch): void {
-  const isNew = insertRows(connection, batch.rows);
+export function writeAccessBatch(connection: BatchConnection, batch: AccessBatch, takeBack: TakeBack): void {
+  const isNew = insertRows(connection, batch.rows, takeBack);
 
   const buckets = new Map<string, { clientId: string; grain: string; start: number; reads: number; refusals: number }>();
   const lastUses = new Map<string, string>();
@@ -78,17 +90,17 @@ export function writeAccessBatch(connection: BatchConnection, batch: AccessBatch
  * Inserts the rows; answers whether a record's id is one this call inserted, true once per id:
  * the same record twice in one batch is inserted, and counted, once.
  */
-function insertRows(connection: BatchConnection, rows: SQLInputValue[][]): (id: string) => boolean {
-  const run = (sql: string) => connection.prepare(sql).run();
-  run(STATEMENTS.savepoint);
+function insertRows(connection: BatchConnection, rows: SQLInputValue[][], takeBack: TakeBack): (id: string) => boolean {
+  const run = (statements: string[]) => statements.forEach((sql) => connection.prepare(sql).run());
+  const { begin, keep, undo } = STATEMENTS[takeBack];
+  run(begin);
   let changes = 0;
   inChunks(rows, STATEMENTS.insert, (sql, values) => (changes += Number(connection.prepare(sql).run(...values).changes)));
   if (changes === rows.length) {
-    run(STATEMENTS.release);
+    run(keep);
     return () => true;
   }
-  run(STATEMENTS.rollback);
-  run(STATEMENTS.release);
+  run(undo);
   const inserted = new Set<unknown>();
   inChunks(rows, STATEMENTS.insertReturning, (sql, values) => {
     for (const row of connection.prepare(sql).all(...values)) inserted.add((row as { id: unknown }).id);
