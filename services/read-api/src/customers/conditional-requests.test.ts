@@ -74,4 +74,32 @@ describe('conditional requests (decision 23)', () => {
 
     expect((await read('pillars', { 'if-none-match': etag })).status).toBe(200);
   });
+
+  test('when two grants of one organization read its score and pillars in turn, then each gets its own body, the same every time', async () => {
+    const other = await issueCredential(views, { organizationId: credential.organizationId });
+    const readAs = async ({ clientId, apiKey }: IssuedCredential, resource: string) =>
+      (await fetch(`${running.baseUrl}/v1/customers/${clientId}/${resource}`, { headers: { 'x-api-key': apiKey } })).json();
+
+    const rounds = [];
+    for (let round = 0; round < 2; round += 1) {
+      rounds.push([
+        await readAs(credential, 'score'),
+        await readAs(other, 'score'),
+        await readAs(credential, 'pillars'),
+        await readAs(other, 'pillars'),
+      ]);
+    }
+
+    expect(rounds[1]).toEqual(rounds[0]);
+    const [mine, theirs, myPillars, theirPillars] = rounds[0] as Record<string, unknown>[];
+    expect([mine, theirs, myPillars, theirPillars].map((body) => body!.clientId)).toEqual([
+      credential.clientId,
+      other.clientId,
+      credential.clientId,
+      other.clientId,
+    ]);
+    expect(mine).toHaveProperty('score', 70);
+    expect(myPillars).toHaveProperty('pillarScores');
+    expect(myPillars).not.toHaveProperty('score');
+  });
 });

@@ -15,6 +15,20 @@ interface Representation {
 
 const REMEMBERED = 1024;
 const REMEMBERED_BODY_MAX_BYTES = 1024;
+/** Client IDs remembered per view document: the grants one organization has given that read it. */
+const REMEMBERED_PER_DOCUMENT = 64;
+
+/**
+ * What a body is made of, and nothing else: which resource it is, the view document it was read from
+ * and the Client ID it echoes. The view stores never change a document they have handed out (a new
+ * state is a new object; the embedded store freezes them), so while the same document is read, the
+ * same resource for the same Client ID is the same body.
+ */
+export interface MadeOf {
+  resource: string;
+  document: object;
+  clientId: string;
+}
 
 /**
  * Representations recently sent, by their JSON text: a recipient polling an unchanged score gets the
@@ -24,13 +38,28 @@ const REMEMBERED_BODY_MAX_BYTES = 1024;
  */
 function representationCache() {
   const remembered = new LRUCache<string, Representation>({ max: REMEMBERED });
-  return (json: string): Representation => {
+  const byJson = (json: string): Representation => {
     const known = remembered.get(json);
     if (known) return known;
     const body = Buffer.from(json, 'utf8');
     const sha256 = createHash('sha256').update(body).digest();
     const representation = { body, sha256, etag: `"${sha256.toString('base64url')}"` };
     if (body.length <= REMEMBERED_BODY_MAX_BYTES) remembered.set(json, representation);
+    return representation;
+  };
+  // A document read again is the object the store handed out before: its body is found without
+  // encoding it to JSON first. Gone with the document, when the store drops it.
+  const byResource = new Map<string, WeakMap<object, Map<string, Representation>>>();
+  return (resource: unknown, madeOf: MadeOf | undefined): Representation => {
+    if (!madeOf) return byJson(JSON.stringify(resource));
+    let byDocument = byResource.get(madeOf.resource);
+    if (!byDocument) byResource.set(madeOf.resource, (byDocument = new WeakMap()));
+    let ofDocument = byDocument.get(madeOf.document);
+    const known = ofDocument?.get(madeOf.clientId);
+    if (known) return known;
+    const representation = byJson(JSON.stringify(resource));
+    if (!ofDocument) byDocument.set(madeOf.document, (ofDocument = new Map<string, Representation>()));
+    if (ofDocument.size < REMEMBERED_PER_DOCUMENT) ofDocument.set(madeOf.clientId, representation);
     return representation;
   };
 }
@@ -42,8 +71,8 @@ function representationCache() {
  */
 export function representationSender(signer: ResponseSigner, clock: Clock) {
   const representationOf = representationCache();
-  return (req: Request, res: Response, resource: unknown): void => {
-    const { body, sha256, etag } = representationOf(JSON.stringify(resource));
+  return (req: Request, res: Response, resource: unknown, madeOf?: MadeOf): void => {
+    const { body, sha256, etag } = representationOf(resource, madeOf);
     res.setHeader('ETag', etag);
     if (noneMatch(req.headers['if-none-match'], etag)) {
       res.status(304).end();

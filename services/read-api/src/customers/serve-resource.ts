@@ -4,6 +4,7 @@ import { explainHistory, currentScoreView, scoreHistoryView } from '@rsd/domain'
 import { ApiError } from '@rsd/platform';
 import type { ViewStore } from '@rsd/ports';
 import type { CustomerResource } from './customer-resources';
+import type { MadeOf } from './send-representation';
 import { cursorAfter, historyQueryOf, type HistoryQuery } from './history-query';
 
 /** Who is reading: the Client ID as called (every response echoes it), the organization whose scores it reads, and what it may see. */
@@ -13,8 +14,8 @@ export interface Reader {
   scopes: readonly Scope[];
 }
 
-/** Sends a resource with its ETag and signature, or a 304 (send-representation.ts). */
-export type Send = (req: Request, res: Response, resource: unknown) => void;
+/** Sends a resource with its ETag and signature, or a 304 (send-representation.ts); `madeOf` names what alone it was made of. */
+export type Send = (req: Request, res: Response, resource: unknown, madeOf?: MadeOf) => void;
 
 export type ResourceServer = (req: Request, res: Response, reader: Reader) => Promise<void>;
 
@@ -28,13 +29,13 @@ export function resourceServers(store: ViewStore, send: Send): Record<CustomerRe
       const latest = await store.get(currentScoreView, organizationId);
       if (!latest) throw new ApiError('SCORE_NOT_FOUND', 'No score has been calculated for this customer yet');
       const body: ScoreResource = { clientId, scoreDate: latest.scoreDate, score: latest.score, grade: latest.grade };
-      send(req, res, body);
+      send(req, res, body, { resource: 'score', document: latest, clientId });
     },
     pillars: async (req, res, { clientId, organizationId }) => {
       const latest = await store.get(currentScoreView, organizationId);
       if (!latest) throw new ApiError('PILLARS_NOT_FOUND', 'No pillar breakdown has been calculated for this customer yet');
       const body: PillarBreakdownResource = { clientId, scoreDate: latest.scoreDate, pillarScores: latest.pillarScores };
-      send(req, res, body);
+      send(req, res, body, { resource: 'pillars', document: latest, clientId });
     },
     // A trend with no points yet (or none in the range) is an empty list, not a missing resource.
     scoreHistory: async (req, res, reader) => {
