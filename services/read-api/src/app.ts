@@ -18,7 +18,7 @@ export function buildApp(deps: ReadApiDeps): Express {
   const rejections = deps.operations?.metrics.rateLimitRejections;
   // Every read comes here: first after the edge policy, so no other route is tried on the way.
   const onRateLimited = (limiter: string) => rejections?.inc({ limiter });
-  app.use('/v1/customers', customerHandler({ ...deps, onRateLimited }));
+  app.use(customerHandler({ ...deps, onRateLimited }));
   app.use('/v1/portfolio', portfolioRouter({ ...deps, onRateLimited }));
   const jwks = { keys: deps.signingKeys.published };
   // Public keys, the same for every caller: recipients may cache them a while, and must during a key change.

@@ -21,14 +21,19 @@ const byPath = new Map<string, CustomerResource>(
   Object.entries(CUSTOMER_RESOURCES).map(([resource, { path }]) => [path, resource as CustomerResource]),
 );
 
-/** `/{clientId}/{resource path}`, the Client ID segment optional, one trailing slash allowed (the paths are plain words). */
-const CUSTOMER_PATH = new RegExp(`^/(?:([^/]*)/)?(${[...byPath.keys()].join('|')})/?$`);
+/** Where the customer resources are: regardless of case, as express matches the path it mounts a handler at. */
+const CUSTOMERS = '/v1/customers'.replace(/[a-z]/g, (letter) => `[${letter}${letter.toUpperCase()}]`);
+
+/** `/v1/customers/{clientId}/{resource path}`, the Client ID segment optional, one trailing slash allowed (the paths are plain words). */
+const CUSTOMER_PATH = new RegExp(`^${CUSTOMERS}/(?:([^/]*)/)?(${[...byPath.keys()].join('|')})/?$`);
 
 /**
- * Matches a path below `/v1/customers` by hand rather than with a route parameter: express would
- * skip an empty segment (`//score`) and answer a malformed percent-encoding with its own error,
- * where the contract wants MISSING_CLIENT_ID and INVALID_CLIENT_ID. A path that is itself a resource
- * path (`/score`) has no Client ID segment at all. One regular expression: this runs on every read.
+ * Matches a request's path by hand rather than with a route parameter: express would skip an empty
+ * segment (`//score`) and answer a malformed percent-encoding with its own error, where the contract
+ * wants MISSING_CLIENT_ID and INVALID_CLIENT_ID. A path that is itself a resource path
+ * (`/v1/customers/score`) has no Client ID segment at all. One regular expression on the whole path,
+ * not a mount at `/v1/customers`: mounting costs every read express's rewriting of the URL and a second
+ * parse of it, and this runs on every read.
  */
 export function matchCustomerPath(path: string): CustomerPath | undefined {
   const match = CUSTOMER_PATH.exec(path);
