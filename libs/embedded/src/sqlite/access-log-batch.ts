@@ -38,9 +38,10 @@ export function accessBatchText(records: readonly AccessRecord[]): string {
 function recordCounts(): (record: AccessRecord) => RecordCount | 0 {
   let minute = '';
   let starts: [minuteStart: number, hourStart: number] = [0, 0];
-  return ({ at, resource, status }) => {
-    const what = (countsAsUse({ resource, status }) ? COUNTS.read : 0) | (countsAsRefusal({ resource, status }) ? COUNTS.refusal : 0);
+  return (record) => {
+    const what = (countsAsUse(record) ? COUNTS.read : 0) | (countsAsRefusal(record) ? COUNTS.refusal : 0);
     if (what === 0) return 0;
+    const { at } = record;
     // `at` is one fixed ISO form: its first 16 characters name its minute.
     if (minute === '' || !at.startsWith(minute)) {
       minute = at.slice(0, 16);

@@ -9,9 +9,8 @@ import { compiledWorker } from './compiled-worker';
  * loop would hold it for the whole batch, time every read would wait for. Here the loop only
  * writes the batch as lines of text (access-batch-text.ts); the thread inserts it on a connection
  * of its own, in one transaction, and answers once it is committed, so the store's readers see it
- * as soon as the publish resolves. Its
- * commits are not synced by themselves, as the store's were not: a killed process loses nothing,
- * and a power cut only the last few.
+ * as soon as the publish resolves. Its commits are not synced by themselves, as the store's were
+ * not: a killed process loses nothing, and a power cut only the last few.
  *
  * The store keeps its own connection for reads and the prune (a second writer, once a day: WAL lets
  * one write at a time, and either waits for the other's short transaction).
