@@ -652,6 +652,76 @@ async function readPathInTurns(): Promise<{ rows: ReadPathRow[]; summary: string
   }
 }
 
+/**
+ * BENCH_ONLY=fresh-processes: what moves from one process to the next. BENCH_PROCESSES (default 6)
+ * pairs, each a newly started embedded product and a newly started floor, loaded one after the other
+ * alone (2 s of warm-up, then DURATION_S measured, the server's CPU over the measured run), as an
+ * outside harness would start and load them: a swing that is the product's own (a process that starts
+ * slow and stays slow) shows in its column and not in the floor's.
+ */
+async function freshProcesses(): Promise<{ rows: ReadPathRow[][]; summary: string }> {
+  const pairs = Number(process.env.BENCH_PROCESSES ?? 6);
+  const rows: ReadPathRow[][] = [];
+  const measure = async (side: Side): Promise<ReadPathRow> => {
+    let before: number | undefined;
+    let mainBefore: number | undefined;
+    const run = await load(side.name, side.url, { 'x-api-key': side.apiKey }, CONNECTIONS, async () => {
+      [before, mainBefore] = [await cpuMsOf(side.pid), await mainThreadCpuMsOf(side.pid)];
+    });
+    const [after, mainAfter] = [await cpuMsOf(side.pid), await mainThreadCpuMsOf(side.pid)];
+    const perRead = (from: number | undefined, to: number | undefined) =>
+      from !== undefined && to !== undefined ? ((to - from) * 1000) / (run.rps * DURATION_S) : NaN;
+    return { ...run, cpuUs: perRead(before, after), mainThreadCpuUs: perRead(mainBefore, mainAfter) };
+  };
+  for (let pair = 0; pair < pairs; pair += 1) {
+    const dir = await mkdtemp(join(tmpdir(), 'rsd-bench-fresh-'));
+    try {
+      const started = await startEmbedded(dir);
+      let product: ReadPathRow;
+      try {
+        const credential = await createCredential(started);
+        await postScore(started, 72);
+        await until(async () => (await readScore(started.readApis[0]!, credential)).status === 200, 10_000);
+        product = await measure(scoreSide('read API /score, embedded', started, credential));
+      } finally {
+        await started.stop();
+      }
+      const floor = await startFloor(join(dir, 'floor.log'));
+      try {
+        rows.push([product, await measure(floor.side)]);
+      } finally {
+        await floor.stop();
+      }
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  }
+  const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
+  const spread = (values: number[]) =>
+    `${Math.min(...values).toFixed(1)}–${Math.max(...values).toFixed(1)} µs, ${((Math.max(...values) / Math.min(...values) - 1) * 100).toFixed(0)} % apart`;
+  const [products, floors] = [rows.map(([product]) => product!), rows.map(([, floor]) => floor!)];
+  const summary =
+    `Fresh processes (${pairs} pairs, each started anew and loaded alone, ${CONNECTIONS} connections, ${DURATION_S} s measured after 2 s, ` +
+    `${new Date().toISOString().slice(0, 10)}): the embedded /score at ${(median(products.map((row) => row.rps)) / median(floors.map((row) => row.rps))).toFixed(2)}× ` +
+    `the floor (medians); server CPU per request ${spread(products.map((row) => row.cpuUs))} for the product, ${spread(floors.map((row) => row.cpuUs))} for the floor.`;
+  return { rows, summary };
+}
+
+function freshProcessesTable({ rows, summary }: { rows: ReadPathRow[][]; summary: string }): string[] {
+  return [
+    summary,
+    '',
+    '| pair | product requests/s | floor requests/s | product / floor | product CPU µs/request (main) | floor CPU µs/request (main) |',
+    '|---:|---:|---:|---:|---:|---:|',
+    ...rows.map(
+      ([product, floor], index) =>
+        `| ${index + 1} | ${product!.rps.toFixed(0)} | ${floor!.rps.toFixed(0)} | ${(product!.rps / floor!.rps).toFixed(2)}× | ` +
+        `${microseconds(product!.cpuUs)} (${microseconds(product!.mainThreadCpuUs)}) | ${microseconds(floor!.cpuUs)} (${microseconds(floor!.mainThreadCpuUs)}) |`,
+    ),
+    '',
+  ];
+}
+
 const microseconds = (value: number) => (Number.isNaN(value) ? '–' : value.toFixed(1));
 
 function readPathTable({ rows, summary }: { rows: ReadPathRow[]; summary: string }): string[] {
@@ -712,6 +782,10 @@ async function main(): Promise<void> {
     process.stdout.write(
       `\n| target | requests/s | p50 ms | p99 ms | non-2xx |\n|---|---:|---:|---:|---:|\n${lines.join('\n')}\n\n${summary}\n`,
     );
+    return;
+  }
+  if (process.env.BENCH_ONLY === 'fresh-processes') {
+    await writeResults(freshProcessesTable(await freshProcesses()).join('\n'));
     return;
   }
   const readPath = readPathTable(await readPathInTurns());
