@@ -550,6 +550,30 @@ interface ReadPathRow extends Throughput {
 }
 
 /**
+ * One loaded run of a side, with its server's CPU time per request over the measured run alone (the
+ * warm-up's requests are not counted), in all and on its main thread; with BENCH_THREADS=1, each
+ * thread's too, on standard error.
+ */
+async function measured(side: Side): Promise<ReadPathRow> {
+  let cpuBefore: number | undefined;
+  let mainBefore: number | undefined;
+  let threadsBefore = new Map<string, number>();
+  const run = await load(side.name, side.url, side.apiKey ? { 'x-api-key': side.apiKey } : {}, CONNECTIONS, async () => {
+    [cpuBefore, mainBefore] = [await cpuMsOf(side.pid), await mainThreadCpuMsOf(side.pid)];
+    threadsBefore = await threadCpuMsOf(side.pid);
+  });
+  const threadsAfter = await threadCpuMsOf(side.pid);
+  const [cpuAfter, mainAfter] = [await cpuMsOf(side.pid), await mainThreadCpuMsOf(side.pid)];
+  const perRead = (before: number | undefined, after: number | undefined) =>
+    before !== undefined && after !== undefined ? ((after - before) * 1000) / (run.rps * DURATION_S) : NaN;
+  if (threadsAfter.size > 0) {
+    const perThread = [...threadsAfter].map(([name, ms]) => `${name} ${perRead(threadsBefore.get(name) ?? 0, ms).toFixed(1)}`);
+    process.stderr.write(`${side.name}: µs/request by thread: ${perThread.join(', ')}\n`);
+  }
+  return { ...run, cpuUs: perRead(cpuBefore, cpuAfter), mainThreadCpuUs: perRead(mainBefore, mainAfter) };
+}
+
+/**
  * The read path's cost: bare express, the mandated-work floor and the product's /score, loaded in
  * turns (each round in another order) for ROUNDS_IN_TURNS rounds; each row is the median round.
  * BENCH_BEFORE=<checkout, built> adds that build's embedded /score (a change's before and after in
@@ -618,24 +642,7 @@ async function readPathInTurns(): Promise<{ rows: ReadPathRow[]; summary: string
       // Each round starts with another side and runs backwards every other round, so no side always follows the same one.
       const order = sides.map((_, index) => (index + round) % sides.length);
       for (const index of round % 2 === 0 ? order : order.reverse()) {
-        const side = sides[index]!;
-        let cpuBefore: number | undefined;
-        let mainBefore: number | undefined;
-        let threadsBefore = new Map<string, number>();
-        // The server's CPU time over the measured run alone: the warm-up's requests are not counted.
-        const run = await load(side.name, side.url, side.apiKey ? { 'x-api-key': side.apiKey } : {}, CONNECTIONS, async () => {
-          [cpuBefore, mainBefore] = [await cpuMsOf(side.pid), await mainThreadCpuMsOf(side.pid)];
-          threadsBefore = await threadCpuMsOf(side.pid);
-        });
-        const threadsAfter = await threadCpuMsOf(side.pid);
-        const [cpuAfter, mainAfter] = [await cpuMsOf(side.pid), await mainThreadCpuMsOf(side.pid)];
-        const perRead = (before: number | undefined, after: number | undefined) =>
-          before !== undefined && after !== undefined ? ((after - before) * 1000) / (run.rps * DURATION_S) : NaN;
-        if (threadsAfter.size > 0) {
-          const perThread = [...threadsAfter].map(([name, ms]) => `${name} ${perRead(threadsBefore.get(name) ?? 0, ms).toFixed(1)}`);
-          process.stderr.write(`${side.name}: µs/request by thread: ${perThread.join(', ')}\n`);
-        }
-        runs[index]!.push({ ...run, cpuUs: perRead(cpuBefore, cpuAfter), mainThreadCpuUs: perRead(mainBefore, mainAfter) });
+        runs[index]!.push(await measured(sides[index]!));
       }
     }
     const rows = runs.map((sideRuns) => [...sideRuns].sort((a, b) => a.rps - b.rps)[Math.floor(sideRuns.length / 2)]!);
@@ -662,17 +669,6 @@ async function readPathInTurns(): Promise<{ rows: ReadPathRow[]; summary: string
 async function freshProcesses(): Promise<{ rows: ReadPathRow[][]; summary: string }> {
   const pairs = Number(process.env.BENCH_PROCESSES ?? 6);
   const rows: ReadPathRow[][] = [];
-  const measure = async (side: Side): Promise<ReadPathRow> => {
-    let before: number | undefined;
-    let mainBefore: number | undefined;
-    const run = await load(side.name, side.url, { 'x-api-key': side.apiKey }, CONNECTIONS, async () => {
-      [before, mainBefore] = [await cpuMsOf(side.pid), await mainThreadCpuMsOf(side.pid)];
-    });
-    const [after, mainAfter] = [await cpuMsOf(side.pid), await mainThreadCpuMsOf(side.pid)];
-    const perRead = (from: number | undefined, to: number | undefined) =>
-      from !== undefined && to !== undefined ? ((to - from) * 1000) / (run.rps * DURATION_S) : NaN;
-    return { ...run, cpuUs: perRead(before, after), mainThreadCpuUs: perRead(mainBefore, mainAfter) };
-  };
   for (let pair = 0; pair < pairs; pair += 1) {
     const dir = await mkdtemp(join(tmpdir(), 'rsd-bench-fresh-'));
     try {
@@ -682,13 +678,13 @@ async function freshProcesses(): Promise<{ rows: ReadPathRow[][]; summary: strin
         const credential = await createCredential(started);
         await postScore(started, 72);
         await until(async () => (await readScore(started.readApis[0]!, credential)).status === 200, 10_000);
-        product = await measure(scoreSide('read API /score, embedded', started, credential));
+        product = await measured(scoreSide('read API /score, embedded', started, credential));
       } finally {
         await started.stop();
       }
       const floor = await startFloor(join(dir, 'floor.log'));
       try {
-        rows.push([product, await measure(floor.side)]);
+        rows.push([product, await measured(floor.side)]);
       } finally {
         await floor.stop();
       }
