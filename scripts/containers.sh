@@ -74,32 +74,16 @@ REDIS_IMAGE=localhost/rsd-redis:bookworm
 COMPOSE_FILES=(-f "$ROOT/docker-compose.yml" -f "$ROOT/docker-compose.local.yml")
 PROJECT=rsd
 
-log() { printf '[containers] %s\n' "$*" >&2; }
-die() { printf '[containers] ERROR: %s\n' "$*" >&2; exit 1; }
-now() { printf '%s' "${EPOCHREALTIME/,/.}"; }
-elapsed() { awk -v a="$1" -v b="$(now)" 'BEGIN { printf "%.1fs", b - a }'; }
+LOG_TAG=containers
+# shellcheck source=scripts/lib/common.sh
+source "$SCRIPT_DIR/lib/common.sh"
 
 # ---------------------------------------------------------------- packages and configuration
 
 APT_PACKAGES=(podman runc netavark aardvark-dns iptables catatonit debootstrap ca-certificates curl openssl)
 
 install_packages() {
-  local missing=() p
-  for p in "${APT_PACKAGES[@]}"; do
-    dpkg-query -W -f '${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
-  done
-  ((${#missing[@]} == 0)) && return 0
-  command -v apt-get >/dev/null || die "apt-get not found; install ${missing[*]} yourself"
-  local t0
-  t0="$(now)"
-  log "apt-get install ${missing[*]}"
-  export DEBIAN_FRONTEND=noninteractive
-  # An old or missing package list is the usual failure on a fresh machine: one update, one retry.
-  if ! apt-get install -y -q --no-install-recommends "${missing[@]}" </dev/null >&2; then
-    apt-get update -q </dev/null >&2 || die "apt-get update failed"
-    apt-get install -y -q --no-install-recommends "${missing[@]}" </dev/null >&2 || die "apt-get install ${missing[*]} failed"
-  fi
-  log "packages installed in $(elapsed "$t0")"
+  apt_install "${APT_PACKAGES[@]}"
 }
 
 CONF=/etc/containers/containers.conf

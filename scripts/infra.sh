@@ -96,12 +96,9 @@ ALL_SERVICES=(kafka mongo redis)
 
 # ---------------------------------------------------------------- helpers
 
-log() { printf '[infra] %s\n' "$*" >&2; }
-die() { printf '[infra] ERROR: %s\n' "$*" >&2; exit 1; }
-
-now() { printf '%s' "${EPOCHREALTIME/,/.}"; }
-# elapsed START -> "12.3s"
-elapsed() { awk -v a="$1" -v b="$(now)" 'BEGIN { printf "%.1fs", b - a }'; }
+LOG_TAG=infra
+# shellcheck source=scripts/lib/common.sh
+source "$SCRIPT_DIR/lib/common.sh"
 
 port_open() { timeout 1 bash -c "exec 3<>/dev/tcp/$HOST/$1" 2>/dev/null; }
 
@@ -170,20 +167,6 @@ require_free_port() {
 }
 
 sha_of() { cat "$@" | sha256sum | cut -d' ' -f1; }
-
-# apt_install NAME PACKAGE...: Debian packages, non-interactive; one `apt-get update` and a retry
-# if the package lists are missing or stale.
-apt_install() {
-  local name="$1"
-  shift
-  command -v apt-get >/dev/null || die "$name: apt-get not found; install $* yourself"
-  export DEBIAN_FRONTEND=noninteractive
-  if ! apt-get install -y -q --no-install-recommends "$@" </dev/null >&2; then
-    log "$name: apt-get install failed, running apt-get update once and retrying"
-    apt-get update -q </dev/null >&2 || die "$name: apt-get update failed"
-    apt-get install -y -q --no-install-recommends "$@" </dev/null >&2 || die "$name: apt-get install $* failed"
-  fi
-}
 
 # ---------------------------------------------------------------- kafka
 
@@ -420,7 +403,7 @@ pg_install() {
       # shellcheck disable=SC2064 # expand now
       trap "rm -f '$dropin'; [[ -z '$made' ]] || rmdir '$made' 2>/dev/null || true" EXIT
     fi
-    apt_install postgres postgresql
+    apt_install postgresql
   )
   [[ -n "$(pg_find_bindir)" ]] || die "postgres: no server under /usr/lib/postgresql/*/bin after apt-get install"
   log "postgres: installed $("$(pg_find_bindir)/postgres" --version) in $(elapsed "$t0")"
@@ -612,7 +595,7 @@ redis_install() {
   if command -v redis-server >/dev/null && command -v redis-cli >/dev/null; then return 0; fi
   t0="$(now)"
   log "redis: installing Debian's redis-server (apt-get)..."
-  apt_install redis redis-server redis-tools
+  apt_install redis-server redis-tools
   command -v redis-server >/dev/null || die "redis: redis-server still missing after apt-get install"
   log "redis: installed $(redis-server --version | awk '{print $3}') in $(elapsed "$t0")"
 }

@@ -98,32 +98,16 @@ OVERLAY="$ROOT/k8s/overlays/local"
 ADDONS="$SRC/addons"
 APT_PACKAGES=(containerd runc containernetworking-plugins etcd-server conntrack ipset iptables iproute2 procps mount openssl gcc libc6-dev binutils)
 
-UP_TIMEOUT="${K8S_UP_TIMEOUT:-600}"
-
-log() { printf '[k8s] %s\n' "$*" >&2; }
-die() {
-  printf '[k8s] ERROR: %s\n' "$*" >&2
-  exit 1
-}
-now() { printf '%s' "${EPOCHREALTIME/,/.}"; }
-elapsed() { awk -v a="$1" -v b="$(now)" 'BEGIN { printf "%.1fs", b - a }'; }
+LOG_TAG=k8s
+# shellcheck source=scripts/lib/common.sh
+source "$SCRIPT_DIR/lib/common.sh"
 kubectl() { "$BIN/kubectl" --kubeconfig "$ADMIN_KUBECONFIG" "$@"; }
 ctr() { command ctr --address "$CTRD_SOCK" -n "$CTR_NS" "$@"; }
 
 # ---------------------------------------------------------------- packages
 
 install_packages() {
-  local missing=() p
-  for p in "${APT_PACKAGES[@]}"; do
-    dpkg-query -W -f '${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
-  done
-  ((${#missing[@]} == 0)) && return 0
-  log "apt-get install ${missing[*]}"
-  export DEBIAN_FRONTEND=noninteractive
-  if ! apt-get install -y -q --no-install-recommends "${missing[@]}" </dev/null >&2; then
-    apt-get update -q </dev/null >&2 || die "apt-get update failed"
-    apt-get install -y -q --no-install-recommends "${missing[@]}" </dev/null >&2 || die "apt-get install ${missing[*]} failed"
-  fi
+  apt_install "${APT_PACKAGES[@]}"
 }
 
 # ---------------------------------------------------------------- builds
@@ -696,6 +680,7 @@ deploy() {
 
 print_env() {
   printf 'export KUBECONFIG=%q\n' "$ADMIN_KUBECONFIG"
+  # shellcheck disable=SC2016 # the printed line expands $PATH where it is evaluated, not here
   printf 'export PATH=%q:"$PATH"\n' "$BIN"
   printf 'export READ_URL=%q\n' "http://127.0.0.1:$READ_PORT/v1"
   printf 'export CRED_URL=%q\n' "http://127.0.0.1:$CRED_PORT/v1"
@@ -784,7 +769,11 @@ cmd_down() {
     for task in $(ctr tasks ls -q 2>/dev/null); do
       ctr tasks delete -f "$task" >/dev/null 2>&1 || true
     done
-    ctr containers ls -q 2>/dev/null | xargs -r ctr containers delete >/dev/null 2>&1 || true
+    # A loop, not xargs: xargs would run the ctr binary without this script's --address and namespace.
+    local container
+    for container in $(ctr containers ls -q 2>/dev/null); do
+      ctr containers delete "$container" >/dev/null 2>&1 || true
+    done
   fi
   stop kube-scheduler
   stop kube-controller-manager

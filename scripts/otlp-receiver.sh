@@ -43,8 +43,9 @@ PID="$DIR/jaeger.pid"
 LOG="$DIR/jaeger.log"
 CONFIG="$SRC/config.yaml"
 
-log() { printf '[otlp-receiver] %s\n' "$*" >&2; }
-die() { printf '[otlp-receiver] ERROR: %s\n' "$*" >&2; exit 1; }
+LOG_TAG=otlp-receiver
+# shellcheck source=scripts/lib/common.sh
+source "$SCRIPT_DIR/lib/common.sh"
 
 port_open() { timeout 1 bash -c "exec 3<>/dev/tcp/$HOST/$1" 2>/dev/null; }
 running() { kill -0 "$1" 2>/dev/null && [[ "$(awk '{print $3}' "/proc/$1/stat" 2>/dev/null)" != Z ]]; }

@@ -52,10 +52,10 @@ VALIDATION_JWT_SECRET=validation-only-not-a-secret-0123456789abcdef
 # The notifier's sealing key (32 bytes, base64): the base64 of "validation-only-not-a-secret-012".
 VALIDATION_WEBHOOK_SECRET_KEY=dmFsaWRhdGlvbi1vbmx5LW5vdC1hLXNlY3JldC0wMTI=
 
-log() { printf '%s\n' "$*"; }
-die() { printf 'ERROR: %s\n' "$*" >&2; exit 2; }
-now() { printf '%s' "${EPOCHREALTIME/,/.}"; }
-elapsed() { awk -v a="$1" -v b="$(now)" 'BEGIN { printf "%.1fs", b - a }'; }
+LOG_STDOUT=1
+DIE_STATUS=2
+# shellcheck source=scripts/lib/common.sh
+source "$SCRIPT_DIR/lib/common.sh"
 
 FAILURES=0
 pass() { log "ok   $*"; }

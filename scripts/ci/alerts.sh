@@ -30,8 +30,10 @@ TESTS=deploy/monitoring/alerts.test.yml
 PROMETHEUS_RULE=k8s/overlays/production/prometheus-rules.yaml
 DASHBOARD=deploy/monitoring/grafana-dashboard.json
 
-log() { printf '%s\n' "$*"; }
-die() { printf 'ERROR: %s\n' "$*" >&2; exit 2; }
+LOG_STDOUT=1
+DIE_STATUS=2
+# shellcheck source=scripts/lib/common.sh
+source "$ROOT/scripts/lib/common.sh"
 
 WORK="$(mktemp -d)"
 trap 'rm -rf "$WORK"' EXIT

@@ -42,8 +42,10 @@ WORKERS="${FUZZ_WORKERS:-2}"
 READ_ORG=fuzz-reader-org
 ADMIN_ORG=fuzz-admin-org
 
-log() { printf '[fuzz] %s\n' "$*"; }
-die() { printf '[fuzz] ERROR: %s\n' "$*" >&2; exit 1; }
+LOG_TAG=fuzz
+LOG_STDOUT=1
+# shellcheck source=scripts/lib/common.sh
+source "$ROOT/scripts/lib/common.sh"
 
 # --- 1. schemathesis, from the lockfile --------------------------------------------------------------
 lock_hash="$(sha256sum "$FUZZ_DIR/requirements.txt" | cut -c1-12)"
@@ -160,6 +162,7 @@ open_account() {
   local link key
   link="$(rsd authorizations create --org "$READ_ORG" --recipient-type auditor --scopes qr_score,pillar_breakdown \
     --key-delivery claim-link --env | sed -n "s|^export RSD_CLAIM_URL='\(.*\)'$|\1|p")"
+  # shellcheck disable=SC2016 # JavaScript in single quotes: its ${…} are the script's template literals
   key="$(node -e '
     fetch(process.argv[1], { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ into: "account", accountName: process.argv[2] }) })
       .then(async (response) => {
@@ -184,6 +187,7 @@ create_test_data() {
     "$READ_ORG" "$today" > "$work/$1/score.json"
   rsd scores publish "$work/$1/score.json" > /dev/null
   # The current ETag of each resource, for conditional requests.
+  # shellcheck disable=SC2016 # JavaScript in single quotes, as above
   reader_etags="$(READER_KEY="$FUZZ_READER_API_KEY" node -e '
     Promise.all(["score", "pillars", "score/history"].map(async (resource) => {
       const url = `${process.argv[1]}/v1/customers/${process.argv[2]}/${resource}`;
@@ -281,7 +285,7 @@ fuzz_wait() {
 }
 fuzz_report() {
   local label="$1" out="$work/$1.out" status seconds counts requests cases failures
-  read -r status seconds < "$work/$label.status" 2>/dev/null || { status=1; seconds=?; }
+  read -r status seconds < "$work/$label.status" 2>/dev/null || { status=1; seconds='?'; }
   log "$label: ended after $seconds s"
   # The failures and the summary; the progress lines before them say nothing a CI log needs.
   sed -n '/^=\+ \(FAILURES\|ERRORS\|WARNINGS\|SUMMARY\) =\+$/,$p' "$out"

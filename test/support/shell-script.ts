@@ -8,6 +8,8 @@ interface Word {
 }
 interface Node {
   Value?: string;
+  /** A double-quoted string's parts. */
+  Parts?: Node[];
   Name?: { Value: string };
   Args?: Word[];
   Array?: { Elems: { Value: Word }[] } | null;
@@ -46,6 +48,14 @@ function literal(word: Word): string | undefined {
   return text;
 }
 
+/** The literal text a word ends with (`"$SCRIPT_DIR/lib/common.sh"` → `/lib/common.sh`), inside quotes too. */
+function literalEnding(parts: readonly Node[]): string {
+  const last = parts[parts.length - 1];
+  if (!last) return '';
+  if (syntax.NodeType(last) === 'Lit') return last.Value ?? '';
+  return last.Parts ? literalEnding(last.Parts) : '';
+}
+
 function walk(source: string, name: string, visit: (node: Node, type: string) => void): void {
   syntax.Walk(syntax.NewParser().Parse(source, name), (node) => {
     if (node) visit(node, syntax.NodeType(node));
@@ -56,14 +66,19 @@ function walk(source: string, name: string, visit: (node: Node, type: string) =>
 export interface ScriptUse {
   /** Every command the script names in command position, wrappers' commands included, but not its own functions. */
   commands: Set<string>;
-  /** The Debian packages it installs: `apt-get install` arguments, `apt_install NAME PACKAGE...`, `*_PACKAGES=(...)`. */
+  /** The Debian packages it installs: `apt-get install` arguments, `apt_install PACKAGE...`, `*_PACKAGES=(...)`. */
   packages: Set<string>;
+  /** The files it sources (`source "$ROOT/scripts/lib/common.sh"`), by the literal text their path ends with. */
+  sources: Set<string>;
+  /** The functions it defines. */
+  functions: Set<string>;
 }
 
 export function scriptUse(source: string, name: string): ScriptUse {
   const functions = new Set<string>();
   const commands = new Set<string>();
   const packages = new Set<string>();
+  const sources = new Set<string>();
   walk(source, name, (node, type) => {
     if (type === 'FuncDecl' && node.Name) functions.add(node.Name.Value);
     if (type === 'Assign' && node.Name?.Value.endsWith('PACKAGES') && node.Array) {
@@ -86,10 +101,11 @@ export function scriptUse(source: string, name: string): ScriptUse {
     }
     const apt = words.findIndex((word, i) => word === 'apt-get' && words[i + 1] === 'install');
     if (apt >= 0) for (const word of words.slice(apt + 2)) addPackage(packages, word);
-    if (words[0] === 'apt_install') for (const word of words.slice(2)) addPackage(packages, word);
+    if (words[0] === 'apt_install') for (const word of words.slice(1)) addPackage(packages, word);
+    if ((words[0] === 'source' || words[0] === '.') && node.Args[1]) sources.add(literalEnding(node.Args[1].Parts));
   });
   for (const fn of functions) commands.delete(fn);
-  return { commands, packages };
+  return { commands, packages, sources, functions };
 }
 
 function addPackage(packages: Set<string>, word: string | undefined): void {

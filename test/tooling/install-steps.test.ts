@@ -37,9 +37,21 @@ interface Manifest {
 const manifest = JSON.parse(readFileSync(join(ROOT, 'scripts/install-steps.json'), 'utf8')) as Manifest;
 const shellBuiltins = new Set(execFileSync('bash', ['-c', 'compgen -b; compgen -k'], { encoding: 'utf8' }).split('\n'));
 const uses = new Map<string, ScriptUse>();
+/** The scripts' shared library: what a script that sources it runs through it is the script's own use. */
+const LIBRARY = 'scripts/lib/common.sh';
 const use = (script: string): ScriptUse => {
   let found = uses.get(script);
-  if (!found) uses.set(script, (found = scriptUse(readFileSync(join(ROOT, script), 'utf8'), script)));
+  if (!found) {
+    found = scriptUse(readFileSync(join(ROOT, script), 'utf8'), script);
+    if ([...found.sources].some((source) => source !== '' && LIBRARY.endsWith(source.replace(/^\//, '')))) {
+      const library = use(LIBRARY);
+      found = {
+        ...found,
+        commands: new Set([...found.commands, ...library.commands].filter((command) => !library.functions.has(command))),
+      };
+    }
+    uses.set(script, found);
+  }
   return found;
 };
 
@@ -198,19 +210,21 @@ describe('scripts/install-steps.json: every command of every install step comes 
     },
   );
 
-  it('when the parser reads a script, then it finds wrapped commands, installs and arrays, and not functions', () => {
+  it('when the parser reads a script, then it finds wrapped commands, installs, arrays and sourced files, and not functions', () => {
     const source = [
+      'source "$ROOT/scripts/lib/common.sh"',
       'APT_PACKAGES=(podman iptables)',
       'build() { nice -n 10 podman build .; }',
-      'apt_install redis redis-server',
+      'apt_install redis-server',
       '$sudo apt-get install -y -q --no-install-recommends chromium',
       'x="$(timeout 5 curl -fsS http://d | grep -q ok)"',
       'env A=b setsid "$PROMTOOL" check',
       'env -u SECRET -u OTHER node x.js',
       'build',
     ].join('\n');
-    const { commands, packages } = scriptUse(source, 'example.sh');
-    expect([...commands].sort()).toEqual(['apt_install', 'curl', 'env', 'grep', 'nice', 'node', 'podman', 'setsid', 'timeout']);
+    const { commands, packages, sources } = scriptUse(source, 'example.sh');
+    expect([...commands].sort()).toEqual(['apt_install', 'curl', 'env', 'grep', 'nice', 'node', 'podman', 'setsid', 'source', 'timeout']);
+    expect([...sources]).toEqual(['/scripts/lib/common.sh']);
     expect([...packages].sort()).toEqual(['chromium', 'iptables', 'podman', 'redis-server']);
   });
 });
