@@ -143,7 +143,7 @@ version_ldflags() {
 # apimachinery, apiserver, grpc and the rest at one version each, so Go compiles each shared package
 # once and links the binaries in parallel. Built apart (`go install module@version`, each on its own
 # go.sum), CoreDNS, metrics-server, kube-router and crictl compiled their own copies of those: about
-# half the CPU of a cold build then (docs/decisions.md). CoreDNS is scripts/infra/k8s/coredns, with
+# half the CPU of a cold build then (docs/contributors/measurements.md). CoreDNS is scripts/infra/k8s/coredns, with
 # the Corefile's plugins.
 GO_BINARIES=(
   kube-apiserver:k8s.io/kubernetes/cmd/kube-apiserver

@@ -17,7 +17,7 @@ SERVICE_MAIN = re.compile(r"^services/([a-z0-9-]+)/dist/main\.js$")
 DISTRIBUTED_SERVICES = {"read-api": 8080, "credentials": 8081, "score-ingest": 8082, "notifier": 8083}
 # Those that serve recipients: their credential rate limit is shared in Redis.
 NEEDS_REDIS = {"read-api", "notifier"}
-# The notifier's delivery queue has one worker (docs/decisions.md): exactly one instance, ever.
+# The notifier's delivery queue has one worker (docs/decisions/0026-webhooks.md): exactly one instance, ever.
 SINGLE_INSTANCE = {"notifier"}
 DEFAULT_SHUTDOWN_DEADLINE_MS = 10_000
 

@@ -15,7 +15,7 @@ describe('the links of the docs', () => {
   const files = repoFiles(DOCS_GLOBS);
 
   test('when the docs are listed, then the front page and the guides of every reader are among them', () => {
-    expect(files).toEqual(expect.arrayContaining(['README.md', 'docs/decisions.md']));
+    expect(files).toEqual(expect.arrayContaining(['README.md', 'docs/decisions/README.md']));
     for (const reader of ['recipients', 'organizations', 'operators', 'contributors']) {
       expect(files.some((file) => file.startsWith(`docs/${reader}/`))).toBe(true);
     }

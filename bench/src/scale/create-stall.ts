@@ -75,7 +75,7 @@ export async function createsWhileReading({ urls, organizationId, token, reader,
   })();
 
   // node:http rather than fetch: the client shares the two cores with the product, and fetch costs
-  // it several times the CPU for the same creates (docs/decisions.md, "The read path's cost").
+  // it several times the CPU for the same creates (docs/decisions/0110-read-path-cost.md).
   const createAgent = new Agent({ keepAlive: true, maxSockets: IN_FLIGHT });
   const createUrl = `${urls.credentials}/v1/organizations/${organizationId}/authorizations`;
   const createHeaders = { authorization: `Bearer ${token}`, 'content-type': 'application/json' };

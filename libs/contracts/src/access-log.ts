@@ -14,7 +14,7 @@ export const ACCESS_RESOURCES = ['score', 'pillars', 'history', 'claim'] as cons
 export const accessResourceSchema = z.enum(ACCESS_RESOURCES).meta({ id: 'AccessResource' });
 export type AccessResource = z.infer<typeof accessResourceSchema>;
 
-/** A 429 has no `code` in its body; the access log names it so, so that a refusal always has a code (docs/decisions.md). */
+/** A 429 has no `code` in its body; the access log names it so, so that a refusal always has a code (docs/decisions/0021-access-log.md). */
 export const RATE_LIMITED_CODE = 'RATE_LIMITED';
 
 /** The request ids the services accept from callers or make themselves (libs/platform access-log.ts). */

@@ -45,7 +45,7 @@ export async function subscribeWithKafka(deps: SubscriptionDeps, options: Subscr
 const FRESHNESS_PROBE_INTERVAL_MS = 250;
 /**
  * Partitions handled at once by one consumer: a projection's writes are round trips to MongoDB, so
- * one partition at a time would leave the projection waiting on them (docs/decisions.md).
+ * one partition at a time would leave the projection waiting on them (docs/decisions/0102-distributed-runtime.md).
  */
 const PARTITIONS_IN_PARALLEL = 8;
 
@@ -323,8 +323,9 @@ export class KafkaSubscription implements Subscription {
   /**
    * Group commit: one commit request in flight at a time, carrying the latest handled position of
    * every partition; what is handled meanwhile goes with the next. A commit per record would cost a
-   * broker round trip each and hold the projection back (docs/decisions.md). A crash loses at most
-   * the positions in flight: their records are handled again, which every handler absorbs.
+   * broker round trip each and hold the projection back (docs/decisions/0102-distributed-runtime.md).
+   * A crash loses at most the positions in flight: their records are handled again, which every
+   * handler absorbs.
    */
   private commit({ topic, partition, offset }: EventRecord): Promise<void> {
     if (this.options.ephemeral) return Promise.resolve();

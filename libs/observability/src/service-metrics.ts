@@ -28,7 +28,7 @@ const EVENT_LOOP_SAMPLE_MS = 100;
  * whatever the services in it, and not labelled with a service (the scrape target says which process
  * it is). The loop's delay is sampled once per process and every EVENT_LOOP_SAMPLE_MS rather than
  * prom-client's 10 ms: each sample wakes the event loop, which an idle process pays for in CPU
- * (docs/decisions.md, "Idle cost").
+ * (docs/decisions/0101-embedded-runtime-on-sqlite.md).
  */
 function processMetrics(): Registry {
   if (!processRegistry) {

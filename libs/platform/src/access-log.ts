@@ -30,7 +30,7 @@ export function requestIds(): () => string {
  * client address. No headers, and no query string, so no credential can reach the log.
  *
  * Hand-written rather than pino-http: on the read API's hot path pino-http's per-request child
- * logger and serializers are a sizeable share of a request's cost (docs/decisions.md, "Logs"), for
+ * logger and serializers are a sizeable share of a request's cost (docs/decisions/0105-domain-core-views-and-services-as-modules.md), for
  * the same fields.
  */
 export function accessLog(log: Logger): RequestHandler {

@@ -24,7 +24,7 @@ export function defaultMaxConnections(fileLimit: number | undefined): number {
 }
 
 /**
- * Limits of every HTTP server of a process (docs/decisions.md, "HTTP server limits"). A client that
+ * Limits of every HTTP server of a process (docs/decisions/0106-http-server-limits.md). A client that
  * does not finish its headers in time is answered 408 and closed, so nobody can hold descriptors with
  * slow or silent connections; the connection cap keeps the process below its descriptor limit.
  */

@@ -14,7 +14,7 @@ export interface ListenOptions {
 }
 
 /**
- * An HTTP server with explicit limits (docs/decisions.md, "HTTP server limits"). Node checks the
+ * An HTTP server with explicit limits (docs/decisions/0106-http-server-limits.md). Node checks the
  * headers and request timeouts of open connections every `connectionsCheckingInterval` (30 s by
  * default, which would let a slow connection live that much longer): here a tenth of the headers
  * timeout, at most 1 s, so a connection that has not finished its headers is closed within

@@ -87,7 +87,7 @@ export async function embeddedRuntime(
     readiness: () => [],
     consumerLag: () => Promise.resolve(undefined),
     openAccessLog: () => {
-      // A database of its own: its writes never join the event log's commits (docs/decisions.md).
+      // A database of its own: its writes never join the event log's commits (docs/decisions/0021-access-log.md).
       accessLog ??= (async () =>
         opening(
           await openSqliteAccessLog({

@@ -6,7 +6,7 @@ import { WEBHOOK_KEY_SECRET } from './webhooks/secret-sealing';
 
 /**
  * The notifier: webhooks for recipients (decisions 26–28). Run one replica: the delivery queue has
- * one worker (docs/decisions.md).
+ * one worker (docs/decisions/0026-webhooks.md).
  */
 export const notifierService: ServiceDefinition<NotifierConfig> = {
   name: 'notifier',

@@ -505,7 +505,7 @@ export function hostileClientTests(start: StartTarget): void {
       [
         'bytes that are not UTF-8 as the organization',
         () => '/v1/organizations/%FF%FE/authorizations',
-        // Express decodes path parameters before any handler runs (docs/decisions.md, "HTTP server limits").
+        // Express decodes path parameters before any handler runs (docs/decisions/0107-hostile-clients.md).
         { status: 400, code: 'INVALID_PARAMETER' },
         undefined,
       ],

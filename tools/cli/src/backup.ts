@@ -14,7 +14,7 @@ export interface BackupCommandContext {
   note(line: string): void;
 }
 
-/** The secrets a product keeps beside its databases, none of them in a backup (docs/decisions.md). */
+/** The secrets a product keeps beside its databases, none of them in a backup (docs/decisions/0041-backup-and-restore.md). */
 const SECRETS = ['webhook-secret-key', 'response-signing-keys.json', 'dev-jwt-secret'];
 
 /**

@@ -80,7 +80,7 @@ export function decideLeakedGrantKey(
 /**
  * Decision 43 for a recipient account found by one of its keys' digests: the current key, or the
  * previous one within its overlap, ends alone; the account keeps its grants. Without a current key
- * nothing reads the account until a key is issued again (docs/decisions.md, "Leaked keys").
+ * nothing reads the account until a key is issued again (docs/decisions/0043-leaked-keys.md).
  */
 export function decideLeakedAccountKey(
   account: StoredRecipientAccount,

@@ -26,7 +26,7 @@ export type RecordCount = [what: number, minuteStart: number, hourStart: number]
  * (empty when it counts for nothing). An empty field is a null: no field of a record can be empty.
  *
  * Lines, not JSON: the read API's event loop makes one for every read, and a line costs about a third
- * of what encoding the batch's arrays as JSON did (docs/decisions.md, "The read path's swing"). No
+ * of what encoding the batch's arrays as JSON did (docs/contributors/measurements.md). No
  * field can hold a tab or a line break: the Client ID is one the lookup found, the request id
  * passed REQUEST_ID's pattern or was made here, the address passed `isIP`, and the rest are ours.
  * The reader checks every line's field count all the same, and refuses the batch rather than shift a

@@ -31,7 +31,7 @@ const NOTHING_TO_FOLLOW: Subscription = {
 export const PRUNE_BATCH = 1_000;
 
 export interface SqliteAccessLogOptions {
-  /** DATA_DIR/access-log.sqlite: a database of its own, apart from the event log's (docs/decisions.md). */
+  /** DATA_DIR/access-log.sqlite: a database of its own, apart from the event log's (docs/decisions/0021-access-log.md). */
   file: string;
   /** An access-log directory an earlier version wrote (DATA_DIR/access-log): imported once, then renamed `.imported`. */
   importFrom?: string;

@@ -35,7 +35,7 @@ export interface DeliveryWorker {
  * Takes due deliveries from the queue and attempts them, at most `concurrency` at a time, each one
  * once at a time. The queue is the truth: a delivery leaves it only when it succeeded or was given
  * up, so a restart resumes every pending one, with the same `webhook-id`, and none is sent twice
- * except as a retry. One worker per store (one notifier replica: see docs/decisions.md).
+ * except as a retry. One worker per store (one notifier replica: see docs/decisions/0026-webhooks.md).
  */
 export function startDeliveryWorker(deps: DeliveryWorkerDeps): DeliveryWorker {
   const { store, clock, log } = deps;
