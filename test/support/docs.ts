@@ -173,3 +173,76 @@ export function openingProblem(text: string): string | null {
 export function lineCount(path: string, root = REPO_ROOT): number {
   return readFileSync(join(root, path), 'utf8').split('\n').length - 1;
 }
+
+/** The decision records: one file per decision, `docs/decisions/NNNN-slug.md`, and their index. */
+export const DECISIONS_FOLDER = 'docs/decisions';
+export const DECISIONS_INDEX = `${DECISIONS_FOLDER}/README.md`;
+
+const RECORD_FILE = /^docs\/decisions\/(\d{4})-[a-z0-9]+(?:-[a-z0-9]+)*\.md$/;
+const RECORD_STATUS = /^(Accepted and built|Accepted, being built|Accepted|Superseded by .+)$/;
+const RECORD_SECTIONS = ['Context', 'Decision', 'Consequences'];
+
+/** A record as its file says it: its number (from the file's name), title and status. */
+export interface DecisionRecord {
+  file: string;
+  number: number;
+  title: string;
+  status: string;
+}
+
+/** The number a record's file name gives it, or undefined for a file that is not named as a record. */
+export function recordNumberOf(file: string): number | undefined {
+  const match = RECORD_FILE.exec(file);
+  return match ? Number(match[1]) : undefined;
+}
+
+/**
+ * Why a record does not have the records' shape, or null when it does: named `NNNN-slug.md`, a title
+ * `# N. …` with the file's number, a `Status:` line, then the sections Context, Decision and
+ * Consequences, each once and in that order.
+ */
+export function decisionRecordProblem(file: string, text: string): string | null {
+  const number = recordNumberOf(file);
+  if (number === undefined) return 'is not named NNNN-slug.md';
+  const lines = text.split('\n');
+  const title = /^# (\d+)\. \S/.exec(lines[0] ?? '');
+  if (!title) return 'does not start with a title "# N. …"';
+  if (Number(title[1]) !== number) return `its title says ${title[1]}, its file ${number}`;
+  const status = lines.find((line) => line.startsWith('Status: '))?.slice('Status: '.length);
+  if (status === undefined) return 'has no "Status: …" line';
+  if (!RECORD_STATUS.test(status)) return `has an unknown status "${status}"`;
+  const sections = lines.filter((line) => line.startsWith('## ')).map((line) => line.slice(3));
+  if (sections.join('|') !== RECORD_SECTIONS.join('|'))
+    return `has the sections ${sections.join(', ') || 'none'}, not ${RECORD_SECTIONS.join(', ')}`;
+  return null;
+}
+
+/** The records of the repository, as their files say them. */
+export function decisionRecords(root = REPO_ROOT): DecisionRecord[] {
+  return repoFiles([`${DECISIONS_FOLDER}/*.md`], root)
+    .filter((file) => recordNumberOf(file) !== undefined)
+    .map((file) => {
+      const lines = readFileSync(join(root, file), 'utf8').split('\n');
+      return {
+        file,
+        number: recordNumberOf(file)!,
+        title: (lines[0] ?? '').replace(/^# \d+\. /, ''),
+        status: lines.find((line) => line.startsWith('Status: '))?.slice('Status: '.length) ?? '',
+      };
+    });
+}
+
+/** The index's rows, `| N | [title](file) | status |` (padded or not), as the index lists them. */
+export function decisionIndexRows(text: string): { number: number; title: string; file: string; status: string }[] {
+  return [...text.matchAll(/^\|\s*(\d+)\s*\|\s*\[(.+?)\]\(([^)]+)\)\s*\|\s*(.+?)\s*\|$/gm)].map((m) => ({
+    number: Number(m[1]),
+    title: m[2]!,
+    file: `${DECISIONS_FOLDER}/${m[3]!}`,
+    status: m[4]!,
+  }));
+}
+
+/** Every decision number a source file cites ("decision 29", "decisions 26–28" cites 26). */
+export function citedDecisionNumbers(text: string): number[] {
+  return [...text.matchAll(/\bdecisions? (\d+)\b/gi)].map((m) => Number(m[1]));
+}

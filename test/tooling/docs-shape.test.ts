@@ -1,7 +1,20 @@
 import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { DOCS_GLOBS, GUIDES_AT_THE_TOP, GUIDE_FOLDERS, lineCount, openingProblem, repoFiles } from '../support/docs';
+import {
+  DECISIONS_FOLDER,
+  DECISIONS_INDEX,
+  DOCS_GLOBS,
+  GUIDES_AT_THE_TOP,
+  GUIDE_FOLDERS,
+  citedDecisionNumbers,
+  decisionIndexRows,
+  decisionRecordProblem,
+  decisionRecords,
+  lineCount,
+  openingProblem,
+  repoFiles,
+} from '../support/docs';
 import { REPO_ROOT } from '../support/embedded-process';
 
 const read = (path: string): string => readFileSync(join(REPO_ROOT, path), 'utf8');
@@ -54,5 +67,78 @@ describe('the shape of the docs', () => {
       expect(script.length).toBeGreaterThan(0);
     }
     expect(repoFiles(DOCS_GLOBS)).toContain('README.md');
+  });
+});
+
+/**
+ * The decision records (docs/decisions/): one short record per decision in one shape, all in the index,
+ * numbered without gaps (the product owner's from 1, the team's from 101), so that "decision N" in code
+ * always names the record docs/decisions/NNNN-*.md.
+ */
+describe('the decision records', () => {
+  const records = decisionRecords();
+
+  test.each(records.map((record) => record.file))('when %s is opened, then it has the shape of a record', (file) => {
+    expect(decisionRecordProblem(file, read(file))).toBeNull();
+  });
+
+  test("when the records are numbered, then the product owner's run from 1 and the team's from 101, without gaps", () => {
+    const numbers = records.map((record) => record.number);
+    const productOwners = numbers.filter((n) => n < 100);
+    const teams = numbers.filter((n) => n > 100);
+    expect(productOwners.length).toBeGreaterThanOrEqual(57);
+    expect(productOwners).toEqual(productOwners.map((_, i) => i + 1));
+    expect(teams).toEqual(teams.map((_, i) => i + 101));
+  });
+
+  test('when the index is read, then it lists every record once, with its title and status', () => {
+    const rows = decisionIndexRows(read(DECISIONS_INDEX));
+    expect(rows.map(({ number, title, file, status }) => ({ number, title, file, status }))).toEqual(
+      records.map(({ number, title, file, status }) => ({ number, title, file, status })),
+    );
+  });
+
+  test('when the code cites a decision by number, then a record of that number exists', () => {
+    const sources = repoFiles([
+      'libs/**/*.ts',
+      'services/**/*.ts',
+      'tools/**/*.ts',
+      'sdks/**/*.ts',
+      'sdks/**/*.py',
+      'test/**/*.ts',
+      'bench/**/*.ts',
+      'scripts/**/*.sh',
+      'scripts/**/*.mjs',
+      '.ci/run',
+      'k8s/**/*.yaml',
+      'deploy/**/*.yml',
+    ]);
+    const numbers = new Set(records.map((record) => record.number));
+    const unresolved = sources.flatMap((file) =>
+      citedDecisionNumbers(read(file))
+        .filter((n) => !numbers.has(n))
+        .map((n) => `${file}: decision ${n}`),
+    );
+    expect(sources.length).toBeGreaterThan(100);
+    expect(unresolved).toEqual([]);
+  });
+
+  test('when a record is shaped otherwise, then the check says what is wrong', () => {
+    const record = (title: string, rest = 'Status: Accepted\n\n## Context\n\nWhy.\n\n## Decision\n\nWhat.\n\n## Consequences\n\nHow.\n') =>
+      `${title}\n\n${rest}`;
+    expect(decisionRecordProblem(`${DECISIONS_FOLDER}/0007-scopes.md`, record('# 7. Scopes'))).toBeNull();
+    expect(decisionRecordProblem(`${DECISIONS_FOLDER}/7-scopes.md`, record('# 7. Scopes'))).toBe('is not named NNNN-slug.md');
+    expect(decisionRecordProblem(`${DECISIONS_FOLDER}/0007-scopes.md`, record('# Scopes'))).toBe('does not start with a title "# N. …"');
+    expect(decisionRecordProblem(`${DECISIONS_FOLDER}/0007-scopes.md`, record('# 8. Scopes'))).toBe('its title says 8, its file 7');
+    expect(decisionRecordProblem(`${DECISIONS_FOLDER}/0007-scopes.md`, record('# 7. Scopes', '## Context\n'))).toBe(
+      'has no "Status: …" line',
+    );
+    expect(decisionRecordProblem(`${DECISIONS_FOLDER}/0007-scopes.md`, record('# 7. Scopes', 'Status: Maybe\n'))).toBe(
+      'has an unknown status "Maybe"',
+    );
+    expect(
+      decisionRecordProblem(`${DECISIONS_FOLDER}/0007-scopes.md`, record('# 7. Scopes', 'Status: Accepted\n\n## Decision\n\n## Context\n')),
+    ).toBe('has the sections Decision, Context, not Context, Decision, Consequences');
+    expect(citedDecisionNumbers('// Decision 29: a revoke … (decisions 26–28; see decision 5)')).toEqual([29, 26, 5]);
   });
 });
