@@ -162,6 +162,7 @@ describe('portfolios (decision 42) on the embedded runtime', () => {
     expect(JSON.parse(shown.stdout)).toEqual({ accountId, name: 'CLI book', customers: 2 });
     const scores = await rsd(['portfolio', 'scores', '--all'], asRecipient);
     expect((JSON.parse(scores.stdout) as { items: { score: number }[] }).items.map((item) => item.score).sort()).toEqual([47, 61]);
+    expect(JSON.parse(scores.stdout)).toMatchObject({ leftOut: { addressNotAllowed: 0 } });
 
     const rotated = await rsd(['portfolio', 'rotate-key', '--overlap', '0'], asRecipient);
     expect(rotated.code).toBe(0);
