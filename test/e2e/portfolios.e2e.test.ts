@@ -6,7 +6,13 @@ import { aScoreSubmission } from '@rsd/testkit';
 import { eventLogValues, eventually, REPO_ROOT, type EmbeddedProcess } from '../support/embedded-process';
 import * as orgAdmin from '../support/organization-admin';
 import { devTokenFor, startEmbeddedOnNewDataDir, stopAndRemove } from '../support/embedded-suite';
-import { portfolioScenarios, portfolioSecrets, portfolioWebhookScenarios } from '../support/portfolio-scenarios';
+import {
+  grantWebhookAddressScenarios,
+  portfolioScenarios,
+  portfolioSecrets,
+  portfolioWebhookScenarios,
+  type PortfolioWebhookTarget,
+} from '../support/portfolio-scenarios';
 
 const ACCOUNT_LIMIT = 300;
 
@@ -20,6 +26,8 @@ beforeAll(async () => {
     ACCOUNT_RATE_LIMIT_PER_MINUTE: String(ACCOUNT_LIMIT),
     // The receivers of the portfolio's webhooks are on loopback: decision 28's development flag.
     WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true',
+    // One proxy hop trusted: a grant limited to other addresses has its webhook made from one it names in X-Forwarded-For.
+    TRUST_PROXY_HOPS: '1',
   }));
 }, 90_000);
 
@@ -31,6 +39,7 @@ const scenarios = portfolioScenarios(() => ({
   readApis: [product.urls.readApi],
   tokenFor: (org) => devTokenFor(dataDir, org),
   accountLimitPerMinute: ACCOUNT_LIMIT,
+  readerRange: '127.0.0.0/8',
 }));
 
 const run = promisify(execFile);
@@ -58,7 +67,7 @@ async function rsd(args: string[], env: Record<string, string> = {}) {
 /** `export NAME='value'` lines as a map. */
 const exported = (stdout: string) => new Map([...stdout.matchAll(/^export (\w+)='([^']*)'$/gm)].map(([, name, value]) => [name, value]));
 
-const webhookScenarios = portfolioWebhookScenarios(() => ({
+const webhookTarget = (): PortfolioWebhookTarget => ({
   credentials: product.urls.credentials,
   scoreIngest: product.urls.scoreIngest,
   readApis: [product.urls.readApi],
@@ -66,11 +75,16 @@ const webhookScenarios = portfolioWebhookScenarios(() => ({
   receiverHost: '127.0.0.1',
   tokenFor: (org) => devTokenFor(dataDir, org),
   accountLimitPerMinute: ACCOUNT_LIMIT,
-}));
+  readerRange: '127.0.0.0/8',
+});
+
+const webhookScenarios = portfolioWebhookScenarios(webhookTarget);
+const grantWebhookScenarios = grantWebhookAddressScenarios(webhookTarget);
 
 describe('portfolios (decision 42) on the embedded runtime', () => {
   for (const [name, scenario] of Object.entries(scenarios)) test(name, scenario, 120_000);
   for (const [name, scenario] of Object.entries(webhookScenarios)) test(name, scenario, 120_000);
+  for (const [name, scenario] of Object.entries(grantWebhookScenarios)) test(name, scenario, 120_000);
 
   test('when a recipient uses rsd: claims into a new portfolio, is granted another directly, reads every score, rotates its key and leaves a grant', async () => {
     const [first, second] = ['cli-pf-one', 'cli-pf-two'];
@@ -148,6 +162,7 @@ describe('portfolios (decision 42) on the embedded runtime', () => {
     expect(JSON.parse(shown.stdout)).toEqual({ accountId, name: 'CLI book', customers: 2 });
     const scores = await rsd(['portfolio', 'scores', '--all'], asRecipient);
     expect((JSON.parse(scores.stdout) as { items: { score: number }[] }).items.map((item) => item.score).sort()).toEqual([47, 61]);
+    expect(JSON.parse(scores.stdout)).toMatchObject({ leftOut: { addressNotAllowed: 0 } });
 
     const rotated = await rsd(['portfolio', 'rotate-key', '--overlap', '0'], asRecipient);
     expect(rotated.code).toBe(0);

@@ -19,6 +19,8 @@ export interface PortfolioTarget {
   tokenFor(org: string): Promise<string>;
   /** The account limit the product was started with (ACCOUNT_RATE_LIMIT_PER_MINUTE). */
   accountLimitPerMinute: number;
+  /** A range holding the address the read APIs see these requests come from (an allow list that admits them). */
+  readerRange: string;
 }
 
 /** For the portfolio's webhooks: a notifier that may deliver to `receiverHost` (WEBHOOK_ALLOW_PRIVATE_TARGETS). */
@@ -395,21 +397,53 @@ export function portfolioScenarios(target: () => PortfolioTarget) {
         expect(Math.max(...latencies)).toBeLessThanOrEqual(1000);
       },
 
-    'when a grant allows only other addresses, then the account key is refused for it from here and its score is left out of pages':
+    'when a grant allows only other addresses, then the account key is refused for it from here, every page leaves it out and says so, and its access log shows no read of it':
       async () => {
         const account = await anAccount();
-        const limited = await grantTo(account, await anOrganization(44), { allowedCidrs: ['203.0.113.0/24'] });
-        await onEveryReplica(account.accountKey, '/portfolio', (answer) => answer.body?.customers === 2);
+        const both = { scopes: ['qr_score', 'pillar_breakdown'] };
+        const limited = await grantTo(account, await anOrganization(44), { ...both, allowedCidrs: ['203.0.113.0/24'] });
+        const inside = await grantTo(account, await anOrganization(45), { ...both, allowedCidrs: [t().readerRange] });
+        await onEveryReplica(account.accountKey, '/portfolio', (answer) => answer.body?.customers === 3);
+        const pageReads: string[] = [];
         for (const replica of t().readApis) {
           expect(await read(replica, account.accountKey, `/customers/${limited.clientId}/score`)).toMatchObject({
             status: 403,
             body: { code: 'ADDRESS_NOT_ALLOWED' },
           });
-          const scores = await read(replica, account.accountKey, '/portfolio/scores');
-          expect(clientIdsOf(scores)).not.toContain(limited.clientId);
-          const customers = await read(replica, account.accountKey, '/portfolio/customers');
-          expect(clientIdsOf(customers)).toContain(limited.clientId);
+          for (const page of ['customers', 'scores', 'pillars']) {
+            const answer = await read(replica, account.accountKey, `/portfolio/${page}`);
+            expect(answer.status).toBe(200);
+            pageReads.push(answer.headers.get('x-request-id') ?? '');
+            // The account's own grant and the one limited to this address are there: the page is not empty by accident.
+            expect(clientIdsOf(answer)).toHaveLength(2);
+            expect(clientIdsOf(answer)).toContain(inside.clientId);
+            expect(clientIdsOf(answer)).not.toContain(limited.clientId);
+            expect(answer.body.leftOut).toEqual({ addressNotAllowed: 1 });
+          }
         }
+
+        const accessLog = async (grant: Grant) =>
+          (
+            await request(
+              `${t().credentials}/v1/organizations/${grant.organizationId}/authorizations/${grant.clientId}/access-log?limit=500`,
+              {
+                headers: await bearer(grant.organizationId),
+              },
+            )
+          ).body.items as { requestId: string; status: number; code: string | null }[];
+        // Once the grant served on the same pages has each score and pillars page in its log, and the left-out grant has the
+        // refusals made before them, a page read of the left-out grant would be there too.
+        const served = await eventually(async () => {
+          const items = await accessLog(inside);
+          return items.filter((entry) => pageReads.includes(entry.requestId)).length === 2 * t().readApis.length ? items : undefined;
+        }, 20_000);
+        expect(served.every((entry) => entry.status === 200)).toBe(true);
+        const refused = await eventually(async () => {
+          const items = await accessLog(limited);
+          return items.length >= t().readApis.length ? items : undefined;
+        }, 20_000);
+        expect(refused.filter((entry) => pageReads.includes(entry.requestId))).toEqual([]);
+        expect(refused.map((entry) => entry.code)).toEqual(t().readApis.map(() => 'ADDRESS_NOT_ALLOWED'));
       },
 
     'when the account key is rotated with an overlap, then both keys work until the overlap ends, then only the new one': async () => {
@@ -459,61 +493,113 @@ export function portfolioScenarios(target: () => PortfolioTarget) {
   };
 }
 
+/** A webhook's attempts as its deliveries list gives them. */
+interface ListedDelivery {
+  messageId: string;
+  eventType: string;
+  status: string;
+  skipped?: string;
+}
+
+/**
+ * What the webhook scenarios share: organizations with a score, an account opened by claiming one's
+ * grant, grants straight to it, webhooks made as the API makes them, and their deliveries lists.
+ */
+function webhookScenarioSteps(t: () => PortfolioWebhookTarget) {
+  const admin = async (org: string) => ({ authorization: `Bearer ${await t().tokenFor(org)}`, 'content-type': 'application/json' });
+  const post = async (org: string, score: number) =>
+    orgAdmin.postScore(t().scoreIngest, await t().tokenFor(org), aScoreSubmission({ organizationId: org, scoreDate: '2026-11-21', score }));
+
+  /** `count` organizations with a score of 50 each. */
+  async function organizations(count: number): Promise<string[]> {
+    const orgs = Array.from({ length: count }, () => `pfw-${randomUUID().slice(0, 8)}`);
+    for (const org of orgs) await post(org, 50);
+    return orgs;
+  }
+
+  /** An account opened by claiming a grant of `org` into it. */
+  async function openAccount(org: string): Promise<Account & { clientId: string }> {
+    const link = await request(`${t().credentials}/v1/organizations/${org}/authorizations`, {
+      method: 'POST',
+      headers: await admin(org),
+      body: JSON.stringify({ recipientType: 'auditor', scopes: ['qr_score'], keyDelivery: 'claimLink' }),
+    });
+    const opened = await request(link.body.claim.url, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ into: 'account' }),
+    });
+    expect(opened.status).toBe(201);
+    portfolioSecrets.push(opened.body.accountKey, String(link.body.claim.url).split('/').pop() ?? '');
+    return opened.body as Account & { clientId: string };
+  }
+
+  async function grantTo(accountId: string, org: string, scopes: string[], extra: object = {}): Promise<string> {
+    const created = await request(`${t().credentials}/v1/organizations/${org}/authorizations`, {
+      method: 'POST',
+      headers: await admin(org),
+      body: JSON.stringify({ recipientType: 'auditor', scopes, keyDelivery: 'account', recipientAccountId: accountId, ...extra }),
+    });
+    expect(created.status).toBe(201);
+    return created.body.clientId as string;
+  }
+
+  /** A webhook made once the notifier knows the key (its views may lag the credentials service a little). */
+  async function subscribe(hooks: string, key: string, body: object, headers: Record<string, string> = {}): Promise<JsonResponse> {
+    const created = await eventually(async () => {
+      const answer = await request(hooks, {
+        method: 'POST',
+        headers: { 'x-api-key': key, 'content-type': 'application/json', ...headers },
+        body: JSON.stringify(body),
+      });
+      return answer.status === 201 ? answer : undefined;
+    });
+    portfolioSecrets.push(created.body.secret);
+    return created;
+  }
+
+  /** The deliveries list of the webhook at `hook` once `accept` holds of it. */
+  async function deliveriesOnce(
+    hook: string,
+    key: string,
+    accept: (deliveries: ListedDelivery[]) => boolean,
+    headers: Record<string, string> = {},
+  ): Promise<ListedDelivery[]> {
+    return eventually(async () => {
+      const answer = await request(`${hook}/deliveries`, { headers: { 'x-api-key': key, ...headers } });
+      const deliveries = answer.body?.deliveries as ListedDelivery[] | undefined;
+      return deliveries && accept(deliveries) ? deliveries : undefined;
+    }, 20_000);
+  }
+
+  return { admin, post, organizations, openAccount, grantTo, subscribe, deliveriesOnce };
+}
+
+const dataOf = (delivery: Received) => JSON.parse(delivery.body) as { type: string; data: { clientId?: string; score?: number } };
+const skippedFor = (deliveries: ListedDelivery[]) => deliveries.filter((delivery) => delivery.skipped === 'address_not_allowed');
+/** An allow list holding `host` (the receivers' host as the notifier reaches them): all of loopback for 127.0.0.1. */
+const rangeHolding = (host: string) => (host === '127.0.0.1' ? '127.0.0.0/8' : `${host}/32`);
+/** The allow list no address of these runs is in (TEST-NET-3). */
+const ELSEWHERE = '203.0.113.0/24';
+
 /** Decision 42's portfolio webhooks: fired for every grant the account holds, each delivery naming its grant. */
 export function portfolioWebhookScenarios(target: () => PortfolioWebhookTarget) {
   const t = () => target();
-  const dataOf = (delivery: Received) => JSON.parse(delivery.body) as { type: string; data: { clientId?: string; score?: number } };
+  const { admin, post, organizations, openAccount, grantTo, subscribe, deliveriesOnce } = webhookScenarioSteps(t);
 
   return {
     'when an account subscribes to its portfolio, then every grant it holds is delivered signed with its clientId, as each grant allows, and an ending too':
       async () => {
-        const orgs = [`pfw-${randomUUID().slice(0, 8)}`, `pfw-${randomUUID().slice(0, 8)}`, `pfw-${randomUUID().slice(0, 8)}`];
-        const admin = async (org: string) => ({ authorization: `Bearer ${await t().tokenFor(org)}`, 'content-type': 'application/json' });
-        const post = async (org: string, score: number) =>
-          orgAdmin.postScore(
-            t().scoreIngest,
-            await t().tokenFor(org),
-            aScoreSubmission({ organizationId: org, scoreDate: '2026-11-21', score }),
-          );
-        for (const org of orgs) await post(org, 50);
-        const link = await request(`${t().credentials}/v1/organizations/${orgs[0]}/authorizations`, {
-          method: 'POST',
-          headers: await admin(orgs[0] ?? ''),
-          body: JSON.stringify({ recipientType: 'auditor', scopes: ['qr_score'], keyDelivery: 'claimLink' }),
-        });
-        const opened = await request(link.body.claim.url, {
-          method: 'POST',
-          headers: { 'content-type': 'application/json' },
-          body: JSON.stringify({ into: 'account' }),
-        });
-        expect(opened.status).toBe(201);
-        const { accountId, accountKey, clientId: first } = opened.body as { accountId: string; accountKey: string; clientId: string };
-        portfolioSecrets.push(accountKey, String(link.body.claim.url).split('/').pop() ?? '');
-        const grant = async (org: string, scopes: string[]) => {
-          const created = await request(`${t().credentials}/v1/organizations/${org}/authorizations`, {
-            method: 'POST',
-            headers: await admin(org),
-            body: JSON.stringify({ recipientType: 'auditor', scopes, keyDelivery: 'account', recipientAccountId: accountId }),
-          });
-          expect(created.status).toBe(201);
-          return created.body.clientId as string;
-        };
-        const second = await grant(orgs[1] ?? '', ['qr_score', 'pillar_breakdown']);
-        const pillarsOnly = await grant(orgs[2] ?? '', ['pillar_breakdown']);
+        const orgs = await organizations(3);
+        const { accountId, accountKey, clientId: first } = await openAccount(orgs[0] ?? '');
+        const second = await grantTo(accountId, orgs[1] ?? '', ['qr_score', 'pillar_breakdown']);
+        const pillarsOnly = await grantTo(accountId, orgs[2] ?? '', ['pillar_breakdown']);
 
         const receiver = await startSwitchableReceiver(t().receiverHost);
         try {
           const hooks = `${t().notifier}/v1/portfolio/webhooks`;
-          const created = await eventually(async () => {
-            const answer = await request(hooks, {
-              method: 'POST',
-              headers: { 'x-api-key': accountKey, 'content-type': 'application/json' },
-              body: JSON.stringify({ url: receiver.url, events: ['score.updated', 'authorization.ended'] }),
-            });
-            return answer.status === 201 ? answer : undefined;
-          });
+          const created = await subscribe(hooks, accountKey, { url: receiver.url, events: ['score.updated', 'authorization.ended'] });
           const secret = created.body.secret as string;
-          portfolioSecrets.push(secret);
           expect(await request(hooks, { headers: { 'x-api-key': generateApiKey('rsa') } })).toMatchObject({ status: 401 });
           expect((await request(hooks, { headers: { 'x-api-key': accountKey } })).body).toMatchObject({
             webhooks: [expect.objectContaining({ id: created.body.id })],
@@ -547,6 +633,106 @@ export function portfolioWebhookScenarios(target: () => PortfolioWebhookTarget) 
           expect(verifiesWith(ended, secret)).toBe(true);
           // The pillars-only grant's score change reached nothing: score.updated needs qr_score.
           expect(receiver.received.map((delivery) => dataOf(delivery).data.clientId)).not.toContain(pillarsOnly);
+        } finally {
+          await receiver.close();
+        }
+      },
+
+    "when a grant allows only other addresses than the receiver's, then the portfolio's webhook gets none of its scores and lists them skipped, while the account's other grants are delivered":
+      async () => {
+        const [opener, far, near] = await organizations(3);
+        const { accountId, accountKey, clientId: open } = await openAccount(opener ?? '');
+        const limited = await grantTo(accountId, far ?? '', ['qr_score'], { allowedCidrs: [ELSEWHERE] });
+        const inside = await grantTo(accountId, near ?? '', ['qr_score'], { allowedCidrs: [rangeHolding(t().receiverHost)] });
+
+        const receiver = await startSwitchableReceiver(t().receiverHost);
+        try {
+          const hooks = `${t().notifier}/v1/portfolio/webhooks`;
+          const created = await subscribe(hooks, accountKey, { url: receiver.url, events: ['score.updated'] });
+          // The limited grant's score first: had it been sent, it would be there before the others.
+          await post(far ?? '', 71);
+          await post(opener ?? '', 72);
+          await post(near ?? '', 73);
+
+          const deliveries = await deliveriesOnce(
+            `${hooks}/${created.body.id}`,
+            accountKey,
+            (listed) => skippedFor(listed).length > 0 && listed.filter((delivery) => delivery.status === 'succeeded').length >= 2,
+          );
+          const delivered = new Map(receiver.received.map((delivery) => [dataOf(delivery).data.clientId, dataOf(delivery).data.score]));
+          expect(delivered).toEqual(
+            new Map([
+              [open, 72],
+              [inside, 73],
+            ]),
+          );
+          const [skipped, ...more] = skippedFor(deliveries);
+          expect(more).toEqual([]);
+          expect(skipped).toMatchObject({ eventType: 'score.updated', status: 'skipped', attempt: 1 });
+          // Its webhook-id is none the receiver got: the limited grant's event, and only tried once.
+          expect(receiver.received.map((delivery) => delivery.headers['webhook-id'])).not.toContain(skipped?.messageId);
+          expect(deliveries.filter((delivery) => delivery.messageId === skipped?.messageId)).toHaveLength(1);
+          expect((await request(hooks, { headers: { 'x-api-key': accountKey } })).body.webhooks[0].status).toBe('active');
+          expect(receiver.received.map((delivery) => dataOf(delivery).data.clientId)).not.toContain(limited);
+        } finally {
+          await receiver.close();
+        }
+      },
+  };
+}
+
+/**
+ * A grant's own webhooks bounded by its allow list as a portfolio's are. The limited grant's webhook
+ * can only be made from inside its ranges: the product must trust one proxy hop (TRUST_PROXY_HOPS=1),
+ * so that the scenario makes it from an address it names in X-Forwarded-For.
+ */
+export function grantWebhookAddressScenarios(target: () => PortfolioWebhookTarget) {
+  const t = () => target();
+  const { post, organizations, openAccount, grantTo, subscribe, deliveriesOnce } = webhookScenarioSteps(t);
+
+  return {
+    "when a grant allows only other addresses than its own webhook's receiver, then its scores and its test are skipped and listed, while a grant limited to the receiver's address is delivered":
+      async () => {
+        const [opener, far, near] = await organizations(3);
+        const { accountId, accountKey } = await openAccount(opener ?? '');
+        const limited = await grantTo(accountId, far ?? '', ['qr_score'], { allowedCidrs: [ELSEWHERE] });
+        const inside = await grantTo(accountId, near ?? '', ['qr_score'], { allowedCidrs: [rangeHolding(t().receiverHost)] });
+        const fromElsewhere = { 'x-forwarded-for': '203.0.113.9' };
+
+        const receiver = await startSwitchableReceiver(t().receiverHost);
+        try {
+          const hooksOf = (clientId: string) => `${t().notifier}/v1/customers/${clientId}/webhooks`;
+          const body = { url: receiver.url, events: ['score.updated'] };
+          // From here the limited grant is refused, as every request with its data; from inside its ranges its webhook is made.
+          await eventually(async () => {
+            const refused = await request(hooksOf(limited), {
+              method: 'POST',
+              headers: { 'x-api-key': accountKey, 'content-type': 'application/json' },
+              body: JSON.stringify(body),
+            });
+            return refused.body?.code === 'ADDRESS_NOT_ALLOWED' ? true : undefined;
+          });
+          const limitedHook = await subscribe(hooksOf(limited), accountKey, body, fromElsewhere);
+          const insideHook = await subscribe(hooksOf(inside), accountKey, body);
+
+          await post(far ?? '', 81);
+          await post(near ?? '', 82);
+          const limitedUrl = `${hooksOf(limited)}/${limitedHook.body.id}`;
+          await deliveriesOnce(limitedUrl, accountKey, (listed) => skippedFor(listed).length === 1, fromElsewhere);
+          const tested = await request(`${limitedUrl}/test`, { method: 'POST', headers: { 'x-api-key': accountKey, ...fromElsewhere } });
+          expect(tested.status).toBe(202);
+          await deliveriesOnce(`${hooksOf(inside)}/${insideHook.body.id}`, accountKey, (listed) =>
+            listed.some((delivery) => delivery.status === 'succeeded'),
+          );
+
+          const deliveries = await deliveriesOnce(limitedUrl, accountKey, (listed) => skippedFor(listed).length === 2, fromElsewhere);
+          expect(deliveries.map(({ eventType, status, skipped }) => ({ eventType, status, skipped }))).toEqual([
+            { eventType: 'webhook.test', status: 'skipped', skipped: 'address_not_allowed' },
+            { eventType: 'score.updated', status: 'skipped', skipped: 'address_not_allowed' },
+          ]);
+          expect(
+            receiver.received.map((delivery) => [dataOf(delivery).type, dataOf(delivery).data.clientId, dataOf(delivery).data.score]),
+          ).toEqual([['score.updated', inside, 82]]);
         } finally {
           await receiver.close();
         }

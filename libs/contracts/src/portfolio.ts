@@ -36,8 +36,19 @@ const nextCursorSchema = z
   .nullable()
   .meta({ description: 'Pass as `cursor` for the next page; null on the last page. A page may hold fewer items than `limit`' });
 
+/** What a page left out of the grants of its range, and why; every count is always there, 0 when none. */
+export const portfolioLeftOutSchema = z
+  .object({
+    addressNotAllowed: z.int().min(0).meta({
+      description:
+        "Grants of this page's range left out because their allow list (allowedCidrs) does not admit the address this page was read from",
+    }),
+  })
+  .meta({ id: 'PortfolioLeftOut' });
+export type PortfolioLeftOut = z.infer<typeof portfolioLeftOutSchema>;
+
 function pageOf<Item extends z.ZodType>(item: Item, id: string) {
-  return z.object({ items: z.array(item), nextCursor: nextCursorSchema }).meta({ id });
+  return z.object({ items: z.array(item), nextCursor: nextCursorSchema, leftOut: portfolioLeftOutSchema }).meta({ id });
 }
 
 export const portfolioCustomersPageSchema = pageOf(portfolioCustomerSchema, 'PortfolioCustomersPage');

@@ -70,4 +70,21 @@ describe('webhookDeliverySchema', () => {
     expect(webhookDeliverySchema.parse(pending)).toEqual(pending);
     expect(webhookDeliverySchema.safeParse({ ...pending, messageId: 'msg_2KWPBgLl.Afxdpx2AI54pPJ85' }).success).toBe(false);
   });
+
+  test('when a skipped delivery is listed, then it parses with why it was skipped; a reason it does not know is refused', () => {
+    const skipped = {
+      messageId: 'msg_2KWPBgLlAfxdpx2AI54pPJ85',
+      eventType: 'score.updated',
+      attempt: 1,
+      status: 'skipped',
+      responseCode: null,
+      failure: null,
+      skipped: 'address_not_allowed',
+      scheduledAt: '2026-11-21T08:00:05.000Z',
+      attemptedAt: '2026-11-21T08:00:05.012Z',
+    };
+
+    expect(webhookDeliverySchema.parse(skipped)).toEqual(skipped);
+    expect(webhookDeliverySchema.safeParse({ ...skipped, skipped: 'too_slow' }).success).toBe(false);
+  });
 });

@@ -155,7 +155,8 @@ export type WebhookMessageAccepted = z.infer<typeof webhookMessageAcceptedSchema
 export const webhookListSchema = z.object({ webhooks: z.array(webhookSchema) }).meta({ id: 'WebhookList' });
 export type WebhookList = z.infer<typeof webhookListSchema>;
 
-export const WEBHOOK_DELIVERY_STATUSES = ['pending', 'succeeded', 'failed'] as const;
+/** `skipped`: not sent, and never will be (`skipped` says why); not a failure, so never retried. */
+export const WEBHOOK_DELIVERY_STATUSES = ['pending', 'succeeded', 'failed', 'skipped'] as const;
 export const webhookDeliveryStatusSchema = z.enum(WEBHOOK_DELIVERY_STATUSES).meta({ id: 'WebhookDeliveryStatus' });
 export type WebhookDeliveryStatus = z.infer<typeof webhookDeliveryStatusSchema>;
 
@@ -163,6 +164,14 @@ export type WebhookDeliveryStatus = z.infer<typeof webhookDeliveryStatusSchema>;
 export const WEBHOOK_DELIVERY_FAILURES = ['response_status', 'timeout', 'connection_failed', 'target_not_allowed'] as const;
 export const webhookDeliveryFailureSchema = z.enum(WEBHOOK_DELIVERY_FAILURES).meta({ id: 'WebhookDeliveryFailure' });
 export type WebhookDeliveryFailure = z.infer<typeof webhookDeliveryFailureSchema>;
+
+/**
+ * Why a delivery was skipped: `address_not_allowed`, the grant whose data it carries has an allow list
+ * (`allowedCidrs`) and the address the receiver's host resolved to when it was due is outside it.
+ */
+export const WEBHOOK_DELIVERY_SKIPS = ['address_not_allowed'] as const;
+export const webhookDeliverySkipSchema = z.enum(WEBHOOK_DELIVERY_SKIPS).meta({ id: 'WebhookDeliverySkip' });
+export type WebhookDeliverySkip = z.infer<typeof webhookDeliverySkipSchema>;
 
 /** What a delivery can be: a subscribed event, or the test delivery its owner asked for. */
 export const WEBHOOK_PAYLOAD_TYPES = [...WEBHOOK_EVENT_TYPES, 'webhook.test'] as const;
@@ -187,8 +196,14 @@ export const webhookDeliverySchema = z
       .nullable()
       .meta({ description: 'The HTTP status the target answered; null when it did not answer (pending, timeout, connection failed)' }),
     failure: webhookDeliveryFailureSchema.nullable().meta({ description: 'Why a failed attempt failed; null unless status is failed' }),
+    skipped: webhookDeliverySkipSchema.optional().meta({
+      description:
+        "Only when status is skipped: why nothing was sent. address_not_allowed: the grant whose data it carries allows other addresses than the one the receiver's host resolved to when it was due; skipped for good (not retried, not a failure)",
+    }),
     scheduledAt: utcInstantSchema.meta({ description: 'When the attempt was or is due' }),
-    attemptedAt: utcInstantSchema.nullable().meta({ description: 'When the request was sent; null until it is' }),
+    attemptedAt: utcInstantSchema
+      .nullable()
+      .meta({ description: 'When the request was sent (or, when skipped, when its address was checked); null until it is' }),
   })
   .meta({ id: 'WebhookDelivery' });
 export type WebhookDelivery = z.infer<typeof webhookDeliverySchema>;

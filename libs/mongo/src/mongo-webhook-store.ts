@@ -48,6 +48,8 @@ interface DeliveryDocument {
   /** The trace context of the event it was planned from (decision 39), while pending. */
   traceparent?: string;
   tracestate?: string;
+  /** The grant whose data it carries (`PendingDelivery.grantClientId`); kept once done, for a redelivery. */
+  grantClientId?: string;
 }
 
 interface AttemptDocument extends WebhookDelivery {
@@ -215,8 +217,8 @@ export async function openMongoWebhookStore(db: Db, options: MongoWebhookStoreOp
       const found = await deliveries.find({ messageId }, { sort: { queuedAt: 1 } }).toArray();
       const message = found.find((document) => document.webhookId === webhookId && document.body !== undefined);
       if (!message?.body) return undefined;
-      const { _id, clientId, eventType, body } = message;
-      return { key: _id, messageId, webhookId, clientId, eventType, body };
+      const { _id, clientId, eventType, body, grantClientId } = message;
+      return { key: _id, messageId, webhookId, clientId, eventType, body, ...(grantClientId ? { grantClientId } : {}) };
     },
 
     async enqueue(owed) {
@@ -314,7 +316,8 @@ function withoutUndefined<T extends object>(value: T): T {
 }
 
 function deliveryDocumentOf(delivery: PendingDelivery, queuedAt: Date): DeliveryDocument {
-  const { key, messageId, webhookId, clientId, eventType, body, attempts, firstAttemptAt, dueAt, traceparent, tracestate } = delivery;
+  const { key, messageId, webhookId, clientId, eventType, body, attempts, firstAttemptAt, dueAt, traceparent, tracestate, grantClientId } =
+    delivery;
   return {
     _id: key,
     messageId,
@@ -328,11 +331,13 @@ function deliveryDocumentOf(delivery: PendingDelivery, queuedAt: Date): Delivery
     state: 'pending',
     queuedAt,
     ...(traceparent ? { traceparent, ...(tracestate ? { tracestate } : {}) } : {}),
+    ...(grantClientId ? { grantClientId } : {}),
   };
 }
 
 function pendingOf(document: DeliveryDocument): PendingDelivery {
-  const { _id, messageId, webhookId, clientId, eventType, body, attempts, firstAttemptAt, dueAt, traceparent, tracestate } = document;
+  const { _id, messageId, webhookId, clientId, eventType, body, attempts, firstAttemptAt, dueAt, traceparent, tracestate, grantClientId } =
+    document;
   if (body === undefined || dueAt === undefined) throw new Error(`delivery ${_id} is pending without a body or a due time`);
   return {
     messageId,
@@ -345,13 +350,24 @@ function pendingOf(document: DeliveryDocument): PendingDelivery {
     firstAttemptAt,
     dueAt,
     ...(traceparent ? { traceparent, ...(tracestate ? { tracestate } : {}) } : {}),
+    ...(grantClientId ? { grantClientId } : {}),
   };
 }
 
 /** Exactly the fields of WebhookDelivery, whatever else the input carries. */
 function attemptOf(attempt: WebhookDelivery): WebhookDelivery {
-  const { messageId, eventType, attempt: number, status, responseCode, failure, scheduledAt, attemptedAt } = attempt;
-  return { messageId, eventType, attempt: number, status, responseCode, failure, scheduledAt, attemptedAt };
+  const { messageId, eventType, attempt: number, status, responseCode, failure, skipped, scheduledAt, attemptedAt } = attempt;
+  return {
+    messageId,
+    eventType,
+    attempt: number,
+    status,
+    responseCode,
+    failure,
+    ...(skipped ? { skipped } : {}),
+    scheduledAt,
+    attemptedAt,
+  };
 }
 
 /** ISO 8601 in UTC with milliseconds, so string order is time order. */

@@ -43,6 +43,12 @@ export interface PendingDelivery {
   eventType: WebhookPayloadType;
   /** The JSON body exactly as signed and sent. */
   body: string;
+  /**
+   * The grant whose data it carries: a grant's own webhook's, that grant; a portfolio's, the grant it
+   * names. Its allow list bounds where the delivery may go. Absent for a delivery that carries no
+   * grant's data (an organization's alert, a portfolio's test) and for one queued before it was kept.
+   */
+  grantClientId?: string | undefined;
   /** Attempts made so far (0 before the first). */
   attempts: number;
   /** When the first attempt was made; the 24 h of retries count from it. Null before it. */
@@ -67,6 +73,8 @@ export interface QueuedMessage {
   clientId: string;
   eventType: WebhookPayloadType;
   body: string;
+  /** The grant whose data it carries, as it was queued (`PendingDelivery.grantClientId`). */
+  grantClientId?: string | undefined;
 }
 
 /** What happened to a delivery after an attempt. */

@@ -162,6 +162,34 @@ def test_a_portfolio_iterated_with_a_small_limit_follows_every_page_and_yields_e
     assert pages.count("/v1/portfolio/scores") == -(-GRANTS // 3)
 
 
+def test_a_grant_allowing_only_other_addresses_is_left_out_of_every_listing_and_counted_in_left_out(runtime: Runtime) -> None:
+    account = an_account(runtime)
+    organization_id, organization = an_organization(runtime)
+    with organization:
+        organization.publish_scores([a_score(organization_id, 44)])
+        organization.authorizations.create(
+            "auditor",
+            ["qr_score", "pillar_breakdown"],
+            key_delivery="account",
+            recipient_account_id=account.account_id,
+            allowed_cidrs=["203.0.113.0/24"],
+        )
+
+    async def asynchronously() -> tuple[list[str], int]:
+        async with AsyncPortfolio(account.account_key, base_url=runtime.base_url) as portfolio:
+            scores = portfolio.scores(limit=1)
+            return [score.client_id async for score in scores], scores.left_out.address_not_allowed
+
+    with a_portfolio(runtime, account.account_key) as portfolio:
+        until(lambda: True if portfolio.summary().customers == 2 else None)
+        for items in (portfolio.customers(limit=1), portfolio.scores(), portfolio.pillars(limit=1)):
+            assert items.left_out.address_not_allowed == 0
+            assert [item.client_id for item in items] == [account.client_id]
+            assert items.left_out.address_not_allowed == 1
+    assert asyncio.run(asynchronously()) == ([account.client_id], 1)
+    account.organization.close()
+
+
 def test_the_async_portfolio_yields_the_same(runtime: Runtime, book: Book) -> None:
     async def scenario() -> tuple[Any, list[str], dict[str, int], int]:
         async with AsyncPortfolio(book.account.account_key, base_url=runtime.base_url) as portfolio:

@@ -2,7 +2,17 @@ import { Client, parseJson, rootOf, type ClientOptions } from './client.js';
 import { errorFor } from './errors.js';
 import { evidenceOf, SigningKeys } from './signing-keys.js';
 import { Transport, type Outgoing, type RequestOptions, type TransportOptions } from './transport.js';
-import type { Evidence, Pillars, PortfolioCustomer, PortfolioSummary, RotatedAccountKey, Score, Served } from './types.js';
+import type {
+  Evidence,
+  Pillars,
+  PortfolioCustomer,
+  PortfolioItems,
+  PortfolioLeftOut,
+  PortfolioSummary,
+  RotatedAccountKey,
+  Score,
+  Served,
+} from './types.js';
 import { Webhooks } from './webhooks.js';
 
 export interface PortfolioOptions extends TransportOptions {
@@ -26,6 +36,8 @@ export interface PageOptions extends RequestOptions {
 interface Page<Item> {
   items: Item[];
   nextCursor: string | null;
+  /** Absent from a server older than the allow list's bound on pages. */
+  leftOut?: PortfolioLeftOut;
 }
 
 /**
@@ -68,18 +80,21 @@ export class Portfolio {
     return (await this.#read<PortfolioSummary>('', options)).fields;
   }
 
-  /** listPortfolioCustomers: every active grant of the account, in a stable order, page after page. */
-  customers(options: PageOptions = {}): AsyncGenerator<PortfolioCustomer, void, undefined> {
+  /**
+   * listPortfolioCustomers: every active grant of the account, in a stable order, page after page; a
+   * grant whose allow list does not admit this address is left out and counted in `leftOut`.
+   */
+  customers(options: PageOptions = {}): PortfolioItems<PortfolioCustomer> {
     return this.#pages<PortfolioCustomer>('/customers', options, (item) => item);
   }
 
   /** listPortfolioScores: the latest score of every active grant that has the qr_score scope and a score, each with its page's evidence. */
-  scores(options: PageOptions = {}): AsyncGenerator<Served<Score>, void, undefined> {
+  scores(options: PageOptions = {}): PortfolioItems<Served<Score>> {
     return this.#pages<Score, Served<Score>>('/scores', options, (item, evidence) => ({ ...item, evidence, notModified: false }));
   }
 
   /** listPortfolioPillars: the latest pillar breakdown of every active grant that has pillar_breakdown and a score. */
-  pillars(options: PageOptions = {}): AsyncGenerator<Served<Pillars>, void, undefined> {
+  pillars(options: PageOptions = {}): PortfolioItems<Served<Pillars>> {
     return this.#pages<Pillars, Served<Pillars>>('/pillars', options, (item, evidence) => ({ ...item, evidence, notModified: false }));
   }
 
@@ -118,10 +133,20 @@ export class Portfolio {
     if (received.status !== 204 && received.status !== 202) throw errorFor(received.status, received.headers, received.body);
   }
 
-  async *#pages<Item, Yielded = Item>(
+  #pages<Item, Yielded = Item>(
+    resource: string,
+    options: PageOptions,
+    served: (item: Item, evidence: Evidence) => Yielded,
+  ): PortfolioItems<Yielded> {
+    const leftOut: PortfolioLeftOut = { addressNotAllowed: 0 };
+    return Object.assign(this.#pagesCounting(resource, options, served, leftOut), { leftOut });
+  }
+
+  async *#pagesCounting<Item, Yielded>(
     resource: string,
     { limit, ...call }: PageOptions,
     served: (item: Item, evidence: Evidence) => Yielded,
+    leftOut: PortfolioLeftOut,
   ): AsyncGenerator<Yielded, void, undefined> {
     let cursor: string | null = null;
     do {
@@ -132,6 +157,8 @@ export class Portfolio {
         `${resource}${query.size > 0 ? `?${query.toString()}` : ''}`,
         call,
       );
+      // Counted before the page's items are handed out: a caller that stops early has what it was shown counted.
+      leftOut.addressNotAllowed += page.fields.leftOut?.addressNotAllowed ?? 0;
       // Each item carries its page's evidence: the page is what was signed.
       for (const item of page.fields.items) yield served(item, page.evidence);
       cursor = page.fields.nextCursor;

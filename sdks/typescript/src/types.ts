@@ -124,10 +124,17 @@ export interface WebhookDelivery<Event extends string = WebhookEvent> {
   /** The event, or `webhook.test` for a delivery `webhooks.test` asked for. */
   eventType: Event | 'webhook.test';
   attempt: number;
-  status: 'pending' | 'succeeded' | 'failed';
+  /** `skipped`: not sent and never retried (`skipped` says why); not a failure. */
+  status: 'pending' | 'succeeded' | 'failed' | 'skipped';
   responseCode: number | null;
   failure: 'response_status' | 'timeout' | 'connection_failed' | 'target_not_allowed' | null;
+  /**
+   * Only when skipped. `address_not_allowed`: the grant whose data it carries has an allow list, and the
+   * receiver's host resolved outside it when the delivery was due.
+   */
+  skipped?: 'address_not_allowed';
   scheduledAt: string;
+  /** When it was sent (or, skipped, when its address was checked); null until then. */
   attemptedAt: string | null;
 }
 
@@ -152,6 +159,20 @@ export interface PortfolioSummary {
   /** How many active grants the account holds. */
   customers: number;
 }
+
+/**
+ * What the portfolio's pages left out, and why: `addressNotAllowed`, the grants whose allow list does
+ * not admit the address they were read from (neither listed nor in their access log).
+ */
+export interface PortfolioLeftOut {
+  addressNotAllowed: number;
+}
+
+/**
+ * The items of every page of a portfolio listing, one by one; `leftOut` adds up what the pages read so
+ * far left out (final once the iteration ends).
+ */
+export type PortfolioItems<T> = AsyncGenerator<T, void, undefined> & { readonly leftOut: PortfolioLeftOut };
 
 /** One active grant of the account, as its organization granted it (listPortfolioCustomers). */
 export interface PortfolioCustomer {

@@ -15,6 +15,7 @@ import {
   WebhookMessageNotFound,
   WebhookNotActive,
   WebhookNotFound,
+  type PortfolioItems,
   type ScoreSubmission,
   type Webhooks,
 } from '@resilience-score/client';
@@ -196,6 +197,32 @@ export function portfolioSuite(running: () => ProductUnderTest): void {
       expect(scored[0]?.evidence.headers.signature).toBeTruthy();
       expect(pages.filter((path) => path.endsWith('/portfolio/customers'))).toHaveLength(Math.ceil(GRANTS / 2));
       expect(pages.filter((path) => path.endsWith('/portfolio/scores'))).toHaveLength(Math.ceil(GRANTS / 3));
+    });
+
+    test('when a grant allows only other addresses, then each iterator leaves it out and its leftOut counts it, across pages', async () => {
+      const book = await anAccount(50);
+      const { id, organization } = await anOrganization();
+      await organization.publishScores([aScore(id, 44, FIRST_SCORE_DAYS_AGO)]);
+      await organization.authorizations.create({
+        recipientType: 'auditor',
+        scopes: ['qr_score', 'pillar_breakdown'],
+        keyDelivery: 'account',
+        recipientAccountId: book.accountId,
+        allowedCidrs: ['203.0.113.0/24'],
+      });
+      const reader = new Portfolio({ accountKey: book.accountKey, ...urls() });
+      await eventually(async () => ((await reader.summary().catch(() => undefined))?.customers === 2 ? true : undefined), 20_000);
+
+      const listings: PortfolioItems<{ clientId: string }>[] = [
+        reader.customers({ limit: 1 }),
+        reader.scores({ limit: 1 }),
+        reader.pillars(),
+      ];
+      for (const items of listings) {
+        expect(items.leftOut).toEqual({ addressNotAllowed: 0 });
+        expect((await all(items)).map((item) => item.clientId)).toEqual([book.clientId]);
+        expect(items.leftOut).toEqual({ addressNotAllowed: 1 });
+      }
     });
 
     test('when a grant is read through client(clientId), then the account key reads its score, and a grant it does not hold is refused', async () => {

@@ -93,7 +93,10 @@ describe('the notifier, on the embedded runtime', () => {
   }
 
   /** An authorization as the credentials service creates it: its record and the Created event in the log. */
-  async function anAuthorization(scopes: Scope[] = ['qr_score']): Promise<{ record: StoredAuthorization; apiKey: string }> {
+  async function anAuthorization(
+    scopes: Scope[] = ['qr_score'],
+    allowedCidrs: string[] | null = null,
+  ): Promise<{ record: StoredAuthorization; apiKey: string }> {
     const apiKey = generateApiKey('rsk');
     const record: StoredAuthorization = {
       clientId: generateClientId('rs'),
@@ -106,6 +109,7 @@ describe('the notifier, on the embedded runtime', () => {
       createdAt: new Date().toISOString(),
       revokedAt: null,
       expiredAt: null,
+      allowedCidrs,
       revision: 1,
     };
     const event = authorizationCreated(record, { id: randomUUID(), time: new Date() });
@@ -300,6 +304,50 @@ describe('the notifier, on the embedded runtime', () => {
       { attempt: 2, status: 'failed', responseCode: 500, failure: 'response_status' },
       { attempt: 1, status: 'failed', responseCode: 500, failure: 'response_status' },
     ]);
+  }, 20_000);
+
+  test("when the webhook's host resolves outside the grant's allow list when a delivery is due, then it and a test are skipped and listed, unsent and not retried; resolved inside again, the next is delivered", async () => {
+    const credential = await anAuthorization(['qr_score'], ['127.0.0.1/32']);
+    const target = await receiver();
+    dns.set('hooks.example', '127.0.0.1');
+    const created = await subscribe(credential, {
+      url: `http://hooks.example:${new URL(target.url).port}/hooks`,
+      events: ['score.updated'],
+    });
+    expect(created.status).toBe(201);
+    const hook = `${app.baseUrl}/v1/customers/${credential.record.clientId}/webhooks/${created.body.id}`;
+    const listed = async (count: number) =>
+      untilAsync(async () => {
+        const answer = await request<{ deliveries: { eventType: string; status: string; skipped?: string; failure: string | null }[] }>(
+          `${hook}/deliveries`,
+          { headers: { 'x-api-key': credential.apiKey } },
+        );
+        return answer.body.deliveries.length >= count ? answer.body.deliveries : undefined;
+      }, 10_000);
+
+    // Still a loopback address, but not the one the grant allows: checked when the attempt connects.
+    dns.set('hooks.example', '127.0.0.2');
+    await score({ scoreDate: '2026-11-20', score: 40 });
+    await listed(1);
+    const tested = await request(`${hook}/test`, { method: 'POST', headers: { 'x-api-key': credential.apiKey } });
+    expect(tested.status).toBe(202);
+    await listed(2);
+    dns.set('hooks.example', '127.0.0.1');
+    await score({ scoreDate: '2026-11-21', score: 45 });
+
+    const deliveries = await listed(3);
+    expect(deliveries.map(({ eventType, status, skipped, failure }) => ({ eventType, status, skipped, failure }))).toEqual([
+      { eventType: 'score.updated', status: 'succeeded', skipped: undefined, failure: null },
+      { eventType: 'webhook.test', status: 'skipped', skipped: 'address_not_allowed', failure: null },
+      { eventType: 'score.updated', status: 'skipped', skipped: 'address_not_allowed', failure: null },
+    ]);
+    expect(target.received.map((delivery) => JSON.parse(delivery.body).data.score)).toEqual([45]);
+    const [webhook] = (
+      await request<{ webhooks: { status: string }[] }>(`${app.baseUrl}/v1/customers/${credential.record.clientId}/webhooks`, {
+        headers: { 'x-api-key': credential.apiKey },
+      })
+    ).body.webhooks;
+    expect(webhook?.status).toBe('active');
   }, 20_000);
 
   test('when the notifier stops in the middle of retries, then after a restart the delivery completes, once, with the same webhook-id', async () => {

@@ -129,6 +129,11 @@ export function webhookOperations(owner: WebhookOwnerDeclaration): OpenApiOperat
       path: `${base}/{id}/deliveries`,
       operationId: name('list', 'Deliveries'),
       summary: 'The latest delivery attempts of a webhook, newest first',
+      description:
+        'Each attempt with its outcome. A delivery that carries the data of a grant with an allow list (`allowedCidrs`) is sent only to a ' +
+        'receiver whose address, resolved and checked when the attempt connects, is inside it; otherwise it is listed with `status: skipped` and ' +
+        '`skipped: address_not_allowed`, and is not sent, not retried, and no failure towards disabling the webhook. A grant’s test ' +
+        'delivery is bounded like its other deliveries; a portfolio’s test and an organization’s alerts carry no grant’s data and are not.',
       parameters: item,
       responses: { '200': { description: 'The attempts', schema: webhookDeliveryListSchema }, ...auth, ...unknown() },
     },

@@ -221,8 +221,10 @@ function portfolioOperations(
     'strong ETag and an RFC 9421 signature; a matching If-None-Match gets 304.';
   const paging = pageParameters(PORTFOLIO_LIMIT, 'How many grants per page');
   const pageNote =
-    ' In a stable order; a page may hold fewer items than `limit` (a grant that ended since, or one without the scope or a score), ' +
-    'and a page that is not the last has `nextCursor` and a `Link: <…>; rel="next"` header.';
+    ' In a stable order; a page may hold fewer items than `limit` (a grant that ended since, one without the scope or a score, or one ' +
+    'left out for this client address), and a page that is not the last has `nextCursor` and a `Link: <…>; rel="next"` header. ' +
+    'A grant whose allow list (allowedCidrs) does not admit the address the page is read from is left out, its read is not in its ' +
+    "organization's access log, and `leftOut.addressNotAllowed` counts such grants of the page's range (always present, 0 when none).";
   return [
     {
       ...portfolio,
@@ -240,7 +242,9 @@ function portfolioOperations(
       path: '/portfolio/customers',
       operationId: 'listPortfolioCustomers',
       summary: 'The active grants the account holds',
-      description: describe(`Each grant as its organization made it: scopes and expiry.${pageNote}`),
+      description: describe(
+        `Each grant as its organization made it: scopes and expiry, if its allow list admits this client address.${pageNote}`,
+      ),
       parameters: [...paging, ifNoneMatchParameter],
       responses: responses('A page of grants', portfolioCustomersPageSchema, true),
     },

@@ -1,3 +1,4 @@
+import type { PortfolioLeftOut } from '@resilience-score/client';
 import type { Product } from './product';
 import { UsageError } from './score-file';
 
@@ -84,15 +85,22 @@ async function onePage(resource: string, options: PortfolioOptions, { product }:
   return answer.body;
 }
 
-/** `--all`: every page, 100 items at a time, as one list; the items as the API gives them. */
-async function allItems(resource: 'customers' | 'scores' | 'pillars', { product }: PortfolioContext): Promise<{ items: unknown[] }> {
+/**
+ * `--all`: every page, 100 items at a time, as one list; the items as the API gives them, and what the
+ * pages left out added up (`leftOut`, as on one page).
+ */
+async function allItems(
+  resource: 'customers' | 'scores' | 'pillars',
+  { product }: PortfolioContext,
+): Promise<{ items: unknown[]; leftOut: PortfolioLeftOut }> {
   const portfolio = product.portfolio();
   const items: unknown[] = [];
-  for await (const item of portfolio[resource]({ limit: PAGE })) {
+  const listing = portfolio[resource]({ limit: PAGE });
+  for await (const item of listing) {
     // The SDK adds what it verified with (the page's evidence) to each score or breakdown: not the API's item.
     const { evidence: _evidence, notModified: _notModified, ...fields } = item as { evidence?: unknown; notModified?: unknown };
     items.push(fields);
     if (items.length > PAGE * MOST_PAGES) throw new Error(`more than ${MOST_PAGES} pages: page through with --limit and --cursor instead`);
   }
-  return { items };
+  return { items, leftOut: { ...listing.leftOut } };
 }

@@ -59,6 +59,25 @@ describe('SQLite webhook store', () => {
     await reopened.close();
   });
 
+  it('when the database is from before deliveries named their grant, then its queue is kept and the column is added', async () => {
+    const webhook = aStoredWebhook();
+    const older = aPendingDelivery(webhook);
+    const first = openSqliteWebhookStore({ file: temp.file, clock: { now: () => NOW } });
+    await first.addWebhook(webhook, 10);
+    await first.enqueue([older]);
+    await first.close();
+    const db = new DatabaseSync(temp.file);
+    db.exec('ALTER TABLE webhook_deliveries DROP COLUMN grant_client_id');
+    db.close();
+
+    const reopened = openSqliteWebhookStore({ file: temp.file, clock: { now: () => NOW } });
+    const named = aPendingDelivery(webhook, { grantClientId: webhook.clientId });
+    await reopened.enqueue([named]);
+
+    expect(await reopened.due(NOW, 10)).toEqual(expect.arrayContaining([older, named]));
+    await reopened.close();
+  });
+
   it('when the store is queried or changed, then every lookup goes through an index and none scans a table or sorts', async () => {
     const store = openSqliteWebhookStore({ file: temp.file });
     const webhook = aStoredWebhook();

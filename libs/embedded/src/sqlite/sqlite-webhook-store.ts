@@ -18,23 +18,25 @@ export const QUERIES = {
   byId: 'SELECT record FROM webhooks WHERE id = ?',
   activeOfOrganization: 'SELECT record FROM webhooks WHERE organization_id = ? AND active = 1 ORDER BY created_at, id',
   activeOfClient: 'SELECT record FROM webhooks WHERE client_id = ? AND active = 1 ORDER BY created_at, id',
-  due: `SELECT message_id, key, webhook_id, client_id, event_type, body, attempts, first_attempt_at, due_at, traceparent, tracestate
+  due: `SELECT message_id, key, webhook_id, client_id, event_type, body, attempts, first_attempt_at, due_at, traceparent, tracestate,
+      grant_client_id
     FROM webhook_deliveries WHERE done = 0 AND due_at <= ? ORDER BY due_at, key LIMIT ?`,
   queueStats: 'SELECT COUNT(*) AS depth, MIN(due_at) AS oldest FROM webhook_deliveries WHERE done = 0',
   attempts: 'SELECT record FROM webhook_attempts WHERE webhook_id = ? ORDER BY at DESC, seq DESC LIMIT ?',
-  message: `SELECT key, message_id, webhook_id, client_id, event_type, body FROM webhook_deliveries
+  message: `SELECT key, message_id, webhook_id, client_id, event_type, body, grant_client_id FROM webhook_deliveries
     WHERE message_id = ? AND webhook_id = ? AND body IS NOT NULL ORDER BY seq LIMIT 1`,
 } as const;
 
 /** The changes that look rows up, named for the same test. */
 export const CHANGES = {
   enqueue: `INSERT INTO webhook_deliveries
-      (key, message_id, webhook_id, client_id, event_type, body, attempts, first_attempt_at, due_at, queued_ms, done, traceparent, tracestate)
-    SELECT ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 0, ?, ? WHERE EXISTS (SELECT 1 FROM webhooks WHERE id = ? AND active = 1)
+      (key, message_id, webhook_id, client_id, event_type, body, attempts, first_attempt_at, due_at, queued_ms, done, traceparent, tracestate,
+       grant_client_id)
+    SELECT ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 0, ?, ?, ? WHERE EXISTS (SELECT 1 FROM webhooks WHERE id = ? AND active = 1)
     ON CONFLICT (key) DO UPDATE SET message_id = excluded.message_id, webhook_id = excluded.webhook_id,
       client_id = excluded.client_id, event_type = excluded.event_type, body = excluded.body, attempts = excluded.attempts,
       first_attempt_at = excluded.first_attempt_at, due_at = excluded.due_at, queued_ms = excluded.queued_ms, done = 0,
-      traceparent = excluded.traceparent, tracestate = excluded.tracestate
+      traceparent = excluded.traceparent, tracestate = excluded.tracestate, grant_client_id = excluded.grant_client_id
     WHERE done = 1 AND queued_ms <= ?`,
   pruneKeys: `DELETE FROM webhook_deliveries WHERE seq IN
     (SELECT seq FROM webhook_deliveries WHERE done = 1 AND queued_ms <= ? ORDER BY queued_ms LIMIT ?)`,
@@ -173,6 +175,7 @@ export function openSqliteWebhookStore(options: SqliteWebhookStoreOptions): Webh
               clientId: text(row.client_id),
               eventType: text(row.event_type) as WebhookPayloadType,
               body: text(row.body),
+              ...grantOf(row),
             }
           : undefined;
       });
@@ -202,6 +205,7 @@ export function openSqliteWebhookStore(options: SqliteWebhookStoreOptions): Webh
             queuedMs,
             delivery.traceparent ?? null,
             delivery.tracestate ?? null,
+            delivery.grantClientId ?? null,
             delivery.webhookId,
             forgottenBefore,
           );
@@ -266,12 +270,16 @@ export function createWebhookTables(db: { exec(sql: string): void; statement(sql
   db.exec(`CREATE TABLE IF NOT EXISTS webhook_deliveries (
     seq INTEGER PRIMARY KEY, key TEXT NOT NULL UNIQUE, message_id TEXT NOT NULL, webhook_id TEXT NOT NULL,
     client_id TEXT NOT NULL, event_type TEXT NOT NULL, body TEXT, attempts INTEGER NOT NULL, first_attempt_at TEXT,
-    due_at TEXT, queued_ms INTEGER NOT NULL, done INTEGER NOT NULL, traceparent TEXT, tracestate TEXT
+    due_at TEXT, queued_ms INTEGER NOT NULL, done INTEGER NOT NULL, traceparent TEXT, tracestate TEXT, grant_client_id TEXT
   )`);
   // A database from before decision 39's trace context: SQLite has no ADD COLUMN IF NOT EXISTS.
   if (!db.statement("SELECT 1 FROM pragma_table_info('webhook_deliveries') WHERE name = 'traceparent'").get()) {
     db.exec('ALTER TABLE webhook_deliveries ADD COLUMN traceparent TEXT');
     db.exec('ALTER TABLE webhook_deliveries ADD COLUMN tracestate TEXT');
+  }
+  // A database from before deliveries named the grant whose data they carry: its queued ones name none (the worker reads it from the body).
+  if (!db.statement("SELECT 1 FROM pragma_table_info('webhook_deliveries') WHERE name = 'grant_client_id'").get()) {
+    db.exec('ALTER TABLE webhook_deliveries ADD COLUMN grant_client_id TEXT');
   }
   db.exec('CREATE INDEX IF NOT EXISTS webhook_deliveries_due ON webhook_deliveries (due_at, key) WHERE done = 0');
   db.exec('CREATE INDEX IF NOT EXISTS webhook_deliveries_by_webhook ON webhook_deliveries (webhook_id, done)');
@@ -306,5 +314,10 @@ function pendingOf(row: Record<string, unknown>): PendingDelivery {
     dueAt: text(row.due_at),
     ...(typeof row.traceparent === 'string' ? { traceparent: row.traceparent } : {}),
     ...(typeof row.tracestate === 'string' ? { tracestate: row.tracestate } : {}),
+    ...grantOf(row),
   };
+}
+
+function grantOf(row: Record<string, unknown>): { grantClientId?: string } {
+  return typeof row.grant_client_id === 'string' ? { grantClientId: row.grant_client_id } : {};
 }

@@ -282,6 +282,16 @@ export function describeWebhookStoreContract(name: string, open: (clock: Clock) 
         expect(await store.due(NOW, 10)).toEqual([untraced, traced]);
       });
 
+      it('when a delivery names the grant whose data it carries, then it is due with it, and one without stays without', async () => {
+        const webhook = await added({ clientId: `account:rcp_${letters('account').padEnd(24, '0').slice(0, 24)}` });
+        const ofGrant = aPendingDelivery(webhook, { grantClientId: aUniqueClientId() });
+        const ofNone = aPendingDelivery(webhook, { dueAt: at(NOW, -SECOND) });
+
+        await store.enqueue([ofGrant, ofNone]);
+
+        expect(await store.due(NOW, 10)).toEqual([ofNone, ofGrant]);
+      });
+
       it('when the same key is queued again, in the same call or a later one, then it is queued once', async () => {
         const webhook = await added();
         const delivery = aPendingDelivery(webhook);
@@ -457,6 +467,27 @@ export function describeWebhookStoreContract(name: string, open: (clock: Clock) 
         expect(await store.attempts(other.id, 10)).toEqual([aDeliveryAttempt(ofOther)]);
       });
 
+      it('when a delivery is skipped, then it leaves the queue and the log lists it with why, while an attempt that was not skipped has no such field', async () => {
+        const webhook = await added();
+        const skipped = aPendingDelivery(webhook);
+        const failed = aPendingDelivery(webhook, { dueAt: at(NOW, -SECOND) });
+        await store.enqueue([skipped, failed]);
+        const skip = aDeliveryAttempt(skipped, {
+          status: 'skipped',
+          responseCode: null,
+          failure: null,
+          skipped: 'address_not_allowed',
+          attemptedAt: at(NOW, SECOND),
+        });
+
+        await store.recordAttempt(failed, aDeliveryAttempt(failed), { next: 'retry', dueAt: at(NOW, 60 * SECOND) }, 10);
+        await store.recordAttempt(skipped, skip, { next: 'done' }, 10);
+
+        expect(await store.attempts(webhook.id, 10)).toEqual([skip, aDeliveryAttempt(failed)]);
+        expect((await store.attempts(webhook.id, 10))[1]).not.toHaveProperty('skipped');
+        expect(await keysDue(new Date(NOW.getTime() + DAY))).toEqual([failed.key]);
+      });
+
       it('when an attempt is recorded for a subscription deleted meanwhile, then nothing is logged or queued for it', async () => {
         const webhook = await added();
         const delivery = aPendingDelivery(webhook);
@@ -589,6 +620,20 @@ export function describeWebhookStoreContract(name: string, open: (clock: Clock) 
           10,
         );
         expect(await store.findMessage(webhook.id, delivery.messageId)).toEqual(expected);
+      });
+
+      it('when the message named the grant whose data it carries, then it is found with it, and a redelivery queued from it is due with it', async () => {
+        const webhook = await added();
+        const grantClientId = aUniqueClientId();
+        const delivery = aPendingDelivery(webhook, { grantClientId });
+        await store.enqueue([delivery]);
+        await store.recordAttempt(delivery, aDeliveryAttempt(delivery), { next: 'done' }, 10);
+
+        const message = await store.findMessage(webhook.id, delivery.messageId);
+        expect(message).toMatchObject({ messageId: delivery.messageId, grantClientId });
+        await store.enqueue([{ ...delivery, ...message, key: `${delivery.key}:again` }]);
+
+        expect(await store.due(NOW, 10)).toEqual([{ ...delivery, key: `${delivery.key}:again` }]);
       });
 
       it("when the message is another subscription's or unknown, then it is not found", async () => {

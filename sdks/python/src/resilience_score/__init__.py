@@ -55,6 +55,7 @@ from ._models import (
     Pillars,
     PillarScores,
     PortfolioCustomer,
+    PortfolioLeftOut,
     PortfolioSummary,
     RotatedAccountKey,
     Score,
@@ -64,7 +65,7 @@ from ._models import (
     WebhookList,
 )
 from ._organization import MAX_BATCH, AsyncAuthorizations, AsyncOrganization, Authorizations, Organization
-from ._portfolio import AsyncPortfolio, Portfolio
+from ._portfolio import AsyncPortfolio, AsyncPortfolioItems, Portfolio, PortfolioItems
 from ._transport import USER_AGENT
 from ._version import __version__
 from ._webhooks import AsyncWebhooks, Webhooks, verify_webhook
@@ -79,6 +80,7 @@ __all__ = [
     "AsyncClient",
     "AsyncOrganization",
     "AsyncPortfolio",
+    "AsyncPortfolioItems",
     "AsyncWebhooks",
     "Authorization",
     "AuthorizationInactive",
@@ -91,6 +93,8 @@ __all__ = [
     "Organization",
     "Portfolio",
     "PortfolioCustomer",
+    "PortfolioItems",
+    "PortfolioLeftOut",
     "PortfolioSummary",
     "RecipientAccountNotFound",
     "RotatedAccountKey",

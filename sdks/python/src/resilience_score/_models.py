@@ -205,7 +205,9 @@ class WebhookList:
 @dataclass(frozen=True)
 class WebhookDelivery:
     """One delivery attempt. `message_id` is the webhook-id header the receiver got (the same on
-    every retry of one event); `response_code` and `attempted_at` are None until it was answered."""
+    every retry of one event); `response_code` and `attempted_at` are None until it was answered.
+    `status` "skipped" (with `skipped` saying why, "address_not_allowed": the grant whose data it
+    carries allows other addresses than the receiver's) was not sent and is never retried."""
 
     message_id: str
     event_type: str
@@ -215,6 +217,7 @@ class WebhookDelivery:
     failure: str | None
     scheduled_at: datetime
     attempted_at: datetime | None
+    skipped: str | None = None
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> WebhookDelivery:
@@ -227,6 +230,7 @@ class WebhookDelivery:
             failure=data.get("failure"),
             scheduled_at=_instant(data["scheduledAt"]),
             attempted_at=_optional_instant(data.get("attemptedAt")),
+            skipped=data.get("skipped"),
         )
 
 
@@ -383,6 +387,19 @@ class PortfolioCustomer:
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> PortfolioCustomer:
         return cls(data["clientId"], data["organizationId"], data["recipientType"], list(data["scopes"]), _optional_instant(data.get("expiresAt")))
+
+
+@dataclass
+class PortfolioLeftOut:
+    """What a portfolio listing's pages left out so far, and why: `address_not_allowed`, the grants
+    whose allow list does not admit the address they were read from (neither listed nor in their
+    access log)."""
+
+    address_not_allowed: int = 0
+
+    def add(self, data: Mapping[str, Any] | None) -> None:
+        """Adds a page's `leftOut` (absent from a server older than it: nothing)."""
+        self.address_not_allowed += (data or {}).get("addressNotAllowed", 0)
 
 
 @dataclass(frozen=True)

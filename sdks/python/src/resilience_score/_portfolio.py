@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import AsyncIterator, Callable, Iterator, Mapping
-from typing import Any
+from typing import Any, Generic, TypeVar
 from urllib.parse import quote
 
 import httpx
@@ -23,11 +23,13 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 from ._client import AsyncClient, Client, _AsyncSignedReads, _SignedReads
 from ._errors import error_from
 from ._evidence import Evidence, evidence_of
-from ._models import Pillars, PortfolioCustomer, PortfolioSummary, RotatedAccountKey, Score
+from ._models import Pillars, PortfolioCustomer, PortfolioLeftOut, PortfolioSummary, RotatedAccountKey, Score
 from ._transport import DEFAULT_MAX_RETRIES, DEFAULT_MAX_RETRY_WAIT, DEFAULT_TIMEOUT, AsyncTransport, Policy, SyncTransport
 from ._webhooks import AsyncWebhooks, Webhooks
 
-__all__ = ["AsyncPortfolio", "Portfolio"]
+__all__ = ["AsyncPortfolio", "AsyncPortfolioItems", "Portfolio", "PortfolioItems"]
+
+T = TypeVar("T")
 
 #: What each page's items become: a grant, or a signed resource with its page's evidence.
 _ITEMS: dict[str, Callable[[Mapping[str, Any], Evidence], Any]] = {
@@ -35,6 +37,35 @@ _ITEMS: dict[str, Callable[[Mapping[str, Any], Evidence], Any]] = {
     "scores": Score.from_json,
     "pillars": Pillars.from_json,
 }
+
+
+class PortfolioItems(Generic[T]):
+    """The items of every page of a portfolio listing, one by one, fetched as the iteration asks;
+    `left_out` adds up what the pages read so far left out (final once the iteration ends)."""
+
+    def __init__(self, pages: Callable[[PortfolioLeftOut], Iterator[T]]) -> None:
+        self.left_out = PortfolioLeftOut()
+        self._items = pages(self.left_out)
+
+    def __iter__(self) -> PortfolioItems[T]:
+        return self
+
+    def __next__(self) -> T:
+        return next(self._items)
+
+
+class AsyncPortfolioItems(Generic[T]):
+    """PortfolioItems for asyncio: an async iterator with the same `left_out`."""
+
+    def __init__(self, pages: Callable[[PortfolioLeftOut], AsyncIterator[T]]) -> None:
+        self.left_out = PortfolioLeftOut()
+        self._items = pages(self.left_out)
+
+    def __aiter__(self) -> AsyncPortfolioItems[T]:
+        return self
+
+    async def __anext__(self) -> T:
+        return await self._items.__anext__()
 
 
 class _Base:
@@ -134,20 +165,21 @@ class Portfolio(_Base, _SignedReads):
         data, _evidence = self._read(self._page_request(self._http, "", None, None), timeout)
         return PortfolioSummary.from_json(data)
 
-    def customers(self, limit: int | None = None, *, timeout: float | None = None) -> Iterator[PortfolioCustomer]:
+    def customers(self, limit: int | None = None, *, timeout: float | None = None) -> PortfolioItems[PortfolioCustomer]:
         """listPortfolioCustomers: every active grant, in a stable order, across pages of `limit`
-        (1 to 100; the API's default 50). Lazy, as Client.history."""
-        return self._pages("customers", limit, timeout)
+        (1 to 100; the API's default 50). Lazy, as Client.history. A grant whose allow list does not
+        admit this address is left out, and counted in the result's `left_out`."""
+        return PortfolioItems(lambda left_out: self._pages("customers", limit, timeout, left_out))
 
-    def scores(self, limit: int | None = None, *, timeout: float | None = None) -> Iterator[Score]:
+    def scores(self, limit: int | None = None, *, timeout: float | None = None) -> PortfolioItems[Score]:
         """listPortfolioScores: the latest score of every active grant that has the qr_score scope and
-        a score, across pages; each with its page's evidence."""
-        return self._pages("scores", limit, timeout)
+        a score, across pages; each with its page's evidence. `left_out` as for customers."""
+        return PortfolioItems(lambda left_out: self._pages("scores", limit, timeout, left_out))
 
-    def pillars(self, limit: int | None = None, *, timeout: float | None = None) -> Iterator[Pillars]:
+    def pillars(self, limit: int | None = None, *, timeout: float | None = None) -> PortfolioItems[Pillars]:
         """listPortfolioPillars: the latest pillar breakdown of every active grant that has
-        pillar_breakdown and a score, across pages."""
-        return self._pages("pillars", limit, timeout)
+        pillar_breakdown and a score, across pages. `left_out` as for customers."""
+        return PortfolioItems(lambda left_out: self._pages("pillars", limit, timeout, left_out))
 
     def client(self, client_id: str) -> Client:
         """A Client for one grant the account holds, reading with the account key (the per-customer
@@ -172,11 +204,12 @@ class Portfolio(_Base, _SignedReads):
         request = self._credentials_request(self._http, "DELETE", f"/customers/{quote(client_id, safe='')}")
         _released(self._transport.send(request, idempotent=True, timeout=timeout))
 
-    def _pages(self, resource: str, limit: int | None, timeout: float | None) -> Iterator[Any]:
+    def _pages(self, resource: str, limit: int | None, timeout: float | None, left_out: PortfolioLeftOut) -> Iterator[Any]:
         make = _ITEMS[resource]
         cursor: str | None = None
         while True:
             page, evidence = self._read(self._page_request(self._http, f"/{resource}", limit, cursor), timeout)
+            left_out.add(page.get("leftOut"))
             for item in page["items"]:
                 yield make(item, evidence)
             cursor = page.get("nextCursor")
@@ -233,17 +266,17 @@ class AsyncPortfolio(_Base, _AsyncSignedReads):
         data, _evidence = await self._read(self._page_request(self._http, "", None, None), timeout)
         return PortfolioSummary.from_json(data)
 
-    def customers(self, limit: int | None = None, *, timeout: float | None = None) -> AsyncIterator[PortfolioCustomer]:
-        """listPortfolioCustomers, page after page as the iteration asks."""
-        return self._pages("customers", limit, timeout)
+    def customers(self, limit: int | None = None, *, timeout: float | None = None) -> AsyncPortfolioItems[PortfolioCustomer]:
+        """listPortfolioCustomers, page after page as the iteration asks; `left_out` as Portfolio's."""
+        return AsyncPortfolioItems(lambda left_out: self._pages("customers", limit, timeout, left_out))
 
-    def scores(self, limit: int | None = None, *, timeout: float | None = None) -> AsyncIterator[Score]:
-        """listPortfolioScores, page after page as the iteration asks."""
-        return self._pages("scores", limit, timeout)
+    def scores(self, limit: int | None = None, *, timeout: float | None = None) -> AsyncPortfolioItems[Score]:
+        """listPortfolioScores, page after page as the iteration asks; `left_out` as Portfolio's."""
+        return AsyncPortfolioItems(lambda left_out: self._pages("scores", limit, timeout, left_out))
 
-    def pillars(self, limit: int | None = None, *, timeout: float | None = None) -> AsyncIterator[Pillars]:
-        """listPortfolioPillars, page after page as the iteration asks."""
-        return self._pages("pillars", limit, timeout)
+    def pillars(self, limit: int | None = None, *, timeout: float | None = None) -> AsyncPortfolioItems[Pillars]:
+        """listPortfolioPillars, page after page as the iteration asks; `left_out` as Portfolio's."""
+        return AsyncPortfolioItems(lambda left_out: self._pages("pillars", limit, timeout, left_out))
 
     def client(self, client_id: str) -> AsyncClient:
         """An AsyncClient for one grant the account holds, as Portfolio.client."""
@@ -261,11 +294,12 @@ class AsyncPortfolio(_Base, _AsyncSignedReads):
         request = self._credentials_request(self._http, "DELETE", f"/customers/{quote(client_id, safe='')}")
         _released(await self._transport.send(request, idempotent=True, timeout=timeout))
 
-    async def _pages(self, resource: str, limit: int | None, timeout: float | None) -> AsyncIterator[Any]:
+    async def _pages(self, resource: str, limit: int | None, timeout: float | None, left_out: PortfolioLeftOut) -> AsyncIterator[Any]:
         make = _ITEMS[resource]
         cursor: str | None = None
         while True:
             page, evidence = await self._read(self._page_request(self._http, f"/{resource}", limit, cursor), timeout)
+            left_out.add(page.get("leftOut"))
             for item in page["items"]:
                 yield make(item, evidence)
             cursor = page.get("nextCursor")

@@ -337,6 +337,8 @@ function outcomeOf(delivery: WebhookDelivery<OrganizationAlertEvent>): string {
   const status = delivery.responseCode === null ? '' : ` (HTTP ${delivery.responseCode})`;
   if (delivery.status === 'succeeded') return `Delivered${status}`;
   if (delivery.status === 'pending') return 'Pending';
+  // An alert carries no grant's data, so none is ever skipped; were one, it would not read as a failure.
+  if (delivery.status === 'skipped') return 'Skipped: the address is outside the grant’s allow list';
   return `Failed: ${delivery.failure ? FAILURE_LABELS[delivery.failure] : 'unknown'}${status}`;
 }
 

@@ -1,7 +1,7 @@
 import { context, type Tracer } from '@opentelemetry/api';
 import { parentContextOf } from '@rsd/consumers';
 import type { WebhookDelivery } from '@rsd/contracts';
-import { credentialView, grantOfDelivery, nextRetry, previousSecretAt, stillDeliverable } from '@rsd/domain';
+import { credentialView, deliveryAllowList, grantOfQueuedDelivery, nextRetry, previousSecretAt, stillDeliverable } from '@rsd/domain';
 import { webhookHeaders, type Logger } from '@rsd/platform';
 import type { Clock, PendingDelivery, ViewStore, WebhookStore } from '@rsd/ports';
 import type { SecretSealer } from '../webhooks/secret-sealing';
@@ -19,7 +19,7 @@ export interface DeliveryWorkerDeps {
   pollIntervalMs: number;
   attemptsKept: number;
   /** Told of each attempt's outcome (the deliveries metric). */
-  onAttempt?: (outcome: 'succeeded' | 'failed' | 'gave-up' | 'dropped') => void;
+  onAttempt?: (outcome: 'succeeded' | 'failed' | 'gave-up' | 'dropped' | 'skipped') => void;
   random?: () => number;
   /** When tracing is on: each attempt is a span in the trace of the event it was planned from (decision 39). */
   tracer?: Tracer | undefined;
@@ -103,7 +103,7 @@ export function startDeliveryWorker(deps: DeliveryWorkerDeps): DeliveryWorker {
   async function attemptOnce(delivery: PendingDelivery): Promise<void> {
     const webhook = await store.findWebhook(delivery.clientId, delivery.webhookId);
     // The grant whose data it carries: none for a portfolio's test delivery, which carries nothing of an organization's.
-    const grant = grantOfDelivery(delivery.clientId, delivery.body);
+    const grant = grantOfQueuedDelivery(delivery);
     const credential = grant === undefined ? undefined : await deps.views.get(credentialView, grant);
     const now = clock.now();
     const deliverable =
@@ -134,6 +134,8 @@ export function startDeliveryWorker(deps: DeliveryWorkerDeps): DeliveryWorker {
               ...(previous === undefined ? {} : { alsoSignedWith: [previous] }),
             }),
             body: delivery.body,
+            // The grant's allow list as it is now: the connection is made only inside it.
+            allowedCidrs: deliveryAllowList(delivery.clientId, credential),
           })
       ).catch((error: unknown): SendOutcome => ({
         outcome: 'failed',
@@ -142,6 +144,21 @@ export function startDeliveryWorker(deps: DeliveryWorkerDeps): DeliveryWorker {
       }));
     const outcome = await (deps.tracer ? tracedAttempt(deps.tracer, webhook.url, delivery.attempts, send) : send());
     const answeredAt = clock.now();
+    if (outcome.outcome === 'skipped') {
+      // Skipped for good: listed with why, never retried, and no failure towards disabling the webhook.
+      await store.recordAttempt(
+        delivery,
+        { ...attemptRecord(delivery, now, null, 'skipped', null), skipped: outcome.skipped },
+        { next: 'done' },
+        deps.attemptsKept,
+      );
+      deps.onAttempt?.('skipped');
+      log.info(
+        { messageId: delivery.messageId, webhookId: webhook.id, skipped: outcome.skipped },
+        "webhook delivery skipped: the receiver's address is outside the grant's allow list",
+      );
+      return;
+    }
     const succeeded = outcome.outcome === 'answered' && outcome.status >= 200 && outcome.status < 300;
     if (succeeded) {
       await store.recordAttempt(
@@ -205,7 +222,7 @@ function attemptRecord(
   delivery: PendingDelivery,
   attemptedAt: Date,
   responseCode: number | null,
-  status: 'succeeded' | 'failed',
+  status: 'succeeded' | 'failed' | 'skipped',
   failure: WebhookDelivery['failure'],
 ): WebhookDelivery {
   return {

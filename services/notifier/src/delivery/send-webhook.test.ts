@@ -3,13 +3,17 @@ import type { AddressInfo } from 'node:net';
 import { webhookSender, type Resolve } from './send-webhook';
 
 /** A target on loopback answering as `listener` does; closed after each test. */
-async function target(listener: RequestListener): Promise<{ url: string; hits: () => number; close(): Promise<void> }> {
+async function target(
+  listener: RequestListener,
+  host = '127.0.0.1',
+  onPort = 0,
+): Promise<{ url: string; hits: () => number; close(): Promise<void> }> {
   let hits = 0;
   const server: Server = createServer((req, res) => {
     hits += 1;
     listener(req, res);
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  await new Promise<void>((resolve) => server.listen(onPort, host, resolve));
   const { port } = server.address() as AddressInfo;
   return {
     url: `http://127.0.0.1:${port}/hook`,
@@ -22,7 +26,12 @@ async function target(listener: RequestListener): Promise<{ url: string; hits: (
   };
 }
 
-const webhook = (url: string) => ({ url, headers: { 'webhook-id': 'msg_test' }, body: '{"type":"score.updated"}' });
+const webhook = (url: string, allowedCidrs: string[] | null = null) => ({
+  url,
+  headers: { 'webhook-id': 'msg_test' },
+  body: '{"type":"score.updated"}',
+  allowedCidrs,
+});
 const allowPrivate = { policy: { allowPrivate: true }, timeoutMs: 2_000, maxResponseBytes: 1_024 };
 
 describe('one webhook attempt', () => {
@@ -88,6 +97,47 @@ describe('one webhook attempt', () => {
 
     expect(outcome).toMatchObject({ outcome: 'failed', failure: 'target_not_allowed' });
     expect(inside.hits()).toBe(0);
+  });
+
+  it("when the receiver's address is outside the allow list of the grant the delivery carries, then nothing is sent and it is skipped, not failed", async () => {
+    const receiver = await target((_req, res) => res.writeHead(204).end());
+    open.push(receiver);
+    const port = new URL(receiver.url).port;
+    const resolve: Resolve = () => Promise.resolve([{ address: '127.0.0.1', family: 4 }]);
+
+    const literal = await webhookSender(allowPrivate)(webhook(receiver.url, ['203.0.113.0/24']));
+    const named = await webhookSender({ ...allowPrivate, resolve })(webhook(`http://hooks.example:${port}/hook`, ['127.0.0.2/32']));
+
+    const skipped = {
+      outcome: 'skipped',
+      skipped: 'address_not_allowed',
+      reason: "the receiver's address is outside the grant's allow list",
+    };
+    expect(literal).toEqual(skipped);
+    expect(named).toEqual(skipped);
+    expect(receiver.hits()).toBe(0);
+  });
+
+  it('when a name resolves to addresses inside and outside the allow list, then the connection is made only to one inside', async () => {
+    const receiver = await target((_req, res) => res.writeHead(204).end());
+    const port = new URL(receiver.url).port;
+    // On the same port of another loopback address: were it connected to, the attempt would be answered all the same.
+    const outside = await target((_req, res) => res.writeHead(204).end(), '127.0.0.2', Number(port));
+    open.push(receiver, outside);
+    const resolve: Resolve = () =>
+      Promise.resolve([
+        { address: '127.0.0.2', family: 4 },
+        { address: '127.0.0.1', family: 4 },
+      ]);
+    const sender = webhookSender({ ...allowPrivate, resolve });
+
+    const inside = await sender(webhook(`http://hooks.example:${port}/hook`, ['127.0.0.1/32']));
+    const unbounded = await sender(webhook(`http://hooks.example:${port}/hook`));
+
+    expect(inside).toEqual({ outcome: 'answered', status: 204 });
+    expect(unbounded).toEqual({ outcome: 'answered', status: 204 });
+    // Bounded, the first address the name resolved to was passed over; unbounded, it was used.
+    expect([receiver.hits(), outside.hits()]).toEqual([1, 1]);
   });
 
   it('when the connection is refused, then the attempt fails naming only the error code', async () => {

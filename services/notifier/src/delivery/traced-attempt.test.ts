@@ -51,4 +51,15 @@ describe('a webhook delivery attempt as a span (decision 39)', () => {
     expect(span.attributes['error.type']).toBe('timeout');
     expect(JSON.stringify([span.attributes, span.events])).not.toContain('tok_recipient_secret');
   });
+
+  test("when the delivery is skipped (the receiver's address is outside the grant's allow list), then the span says why and is no error", async () => {
+    await tracedAttempt(tracer, URL_WITH_TOKEN, 0, () =>
+      Promise.resolve({ outcome: 'skipped', skipped: 'address_not_allowed', reason: 'outside the allow list' }),
+    );
+
+    const span = await onlySpan();
+    expect(span.status.code).toBe(SpanStatusCode.UNSET);
+    expect(span.attributes).toMatchObject({ 'webhook.skipped': 'address_not_allowed' });
+    expect(span.attributes).not.toHaveProperty('error.type');
+  });
 });

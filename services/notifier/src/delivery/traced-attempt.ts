@@ -14,7 +14,8 @@ import type { SendOutcome } from './send-webhook';
  * a client span without a route. It holds the method, the receiver's host and port, the attempt's
  * number past the first (`http.request.resend_count`) and the answer's status, or what failed: never
  * the URL (its path or query may hold the recipient's own token), the headers (the signature) or the body.
- * A 4xx or 5xx answer, a timeout or a refused target is an error of the attempt.
+ * A 4xx or 5xx answer, a timeout or a refused target is an error of the attempt; a delivery skipped
+ * because the receiver's address is outside its grant's allow list (nothing sent) is not, and says so.
  */
 export async function tracedAttempt(
   tracer: Tracer,
@@ -31,6 +32,9 @@ export async function tracedAttempt(
           span.setAttribute(ATTR_ERROR_TYPE, String(outcome.status));
           span.setStatus({ code: SpanStatusCode.ERROR });
         }
+      } else if (outcome.outcome === 'skipped') {
+        // Nothing was sent, by rule: not an error of the attempt.
+        span.setAttribute('webhook.skipped', outcome.skipped);
       } else {
         span.setAttribute(ATTR_ERROR_TYPE, outcome.failure);
         span.setStatus({ code: SpanStatusCode.ERROR });

@@ -141,10 +141,12 @@ export function startNotifierProjection(deps: NotifierProjectionDeps): Promise<S
     return planned;
   }
 
+  /** `grant`: the grant whose data it carries (its allow list bounds where it may go); none for an organization's alert. */
   function pending(
     webhook: StoredWebhook,
     delivery: { key: string; payload: { type: PendingDelivery['eventType'] } },
     { now, trace }: Planning,
+    grant?: string,
   ): PendingDelivery {
     return {
       messageId: generateClientId('msg'),
@@ -153,6 +155,7 @@ export function startNotifierProjection(deps: NotifierProjectionDeps): Promise<S
       clientId: webhook.clientId,
       eventType: delivery.payload.type,
       body: JSON.stringify(delivery.payload),
+      ...(grant === undefined ? {} : { grantClientId: grant }),
       attempts: 0,
       firstAttemptAt: null,
       dueAt: now.toISOString(),
@@ -179,7 +182,7 @@ export function startNotifierProjection(deps: NotifierProjectionDeps): Promise<S
         authorization,
         perGrant: webhook.clientId !== grant,
       };
-      for (const delivery of deliveriesFor(trigger, facts, planning.now)) planned.push(pending(webhook, delivery, planning));
+      for (const delivery of deliveriesFor(trigger, facts, planning.now)) planned.push(pending(webhook, delivery, planning, grant));
     }
     return planned;
   }

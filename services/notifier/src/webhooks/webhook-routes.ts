@@ -196,6 +196,8 @@ export function webhookRoutes(declaration: WebhookOwnerDeclaration, deps: Webhoo
         clientId: webhook.clientId,
         eventType: 'webhook.test',
         body: JSON.stringify(payload),
+        // A grant's test goes where its data would, within its allow list; a portfolio's carries no grant's data.
+        ...(access.owner.kind === 'grant' ? { grantClientId: access.owner.clientId } : {}),
         attempts: 0,
         firstAttemptAt: null,
         dueAt: now,

@@ -4,7 +4,7 @@ import { READ_VIEWS, type RecipientAccountView } from '@rsd/domain';
 import { createMemoryViewStore } from '@rsd/embedded';
 import type { ViewStore } from '@rsd/ports';
 import { anEvent, authorizationCreatedEvent, authorizationRevokedEvent, scoreCalculatedEvent } from '@rsd/testkit';
-import { customersPage, scoresPage } from './portfolio-pages';
+import { customersPage, pillarsPage, scoresPage } from './portfolio-pages';
 import { cursorAfter } from './portfolio-query';
 
 const NOW = new Date('2026-11-20T12:00:00.000Z');
@@ -104,5 +104,37 @@ describe('portfolio pages (decision 42)', () => {
     const page = await scoresPage(store, { account: ACCOUNT, clientAddress: '198.51.100.7', now: NOW }, { limit: 100 });
 
     expect(page.items.map((item) => item.clientId).sort()).toEqual(grants.map((grant) => grant.data.clientId).sort());
+    // Of these, only the address is counted: the scope and the expiry are not the address's doing.
+    expect(page.leftOut).toEqual({ addressNotAllowed: 1 });
+  });
+
+  test("when grants admit other addresses only, then every page leaves them out and counts them; read from inside one's ranges, that one is listed and not counted", async () => {
+    const { store, grants } = await aPortfolio(2, { scopes: ['qr_score', 'pillar_breakdown'] });
+    const limited = ['203.0.113.0/24', '198.51.100.0/24'].map((range, i) => {
+      const { event } = authorizationCreatedEvent({
+        organizationId: `org-${i}`,
+        scopes: ['qr_score', 'pillar_breakdown'],
+        allowedCidrs: [range],
+      });
+      return { ...event, data: { ...event.data, keyDigest: null, recipientAccountId: ACCOUNT.accountId } };
+    });
+    await projectEvents(store, READ_VIEWS, limited);
+    const open = grants.map((grant) => grant.data.clientId).sort();
+    const from = (clientAddress: string | undefined) => ({ account: ACCOUNT, clientAddress, now: NOW });
+    const ids = (page: { items: { clientId: string }[] }) => page.items.map((item) => item.clientId).sort();
+
+    for (const read of [customersPage, scoresPage, pillarsPage]) {
+      const outside = await read(store, from('192.0.2.1'), { limit: 100 });
+      const inOne = await read(store, from('::ffff:198.51.100.7'), { limit: 100 });
+      const unknown = await read(store, from(undefined), { limit: 100 });
+
+      expect([ids(outside), outside.leftOut]).toEqual([open, { addressNotAllowed: 2 }]);
+      expect([ids(inOne), inOne.leftOut]).toEqual([[...open, limited[1]!.data.clientId].sort(), { addressNotAllowed: 1 }]);
+      expect(unknown.leftOut).toEqual({ addressNotAllowed: 2 });
+    }
+    // A page counts the grants of its own range only.
+    const first = await customersPage(store, from('192.0.2.1'), { limit: 2 });
+    const second = await customersPage(store, from('192.0.2.1'), { limit: 2, after: first.items.at(-1)?.clientId });
+    expect(first.leftOut.addressNotAllowed + second.leftOut.addressNotAllowed).toBe(2);
   });
 });

@@ -2,6 +2,7 @@ import type {
   Portfolio,
   PortfolioCustomer,
   PortfolioCustomersPage,
+  PortfolioLeftOut,
   PortfolioPillarsPage,
   PortfolioScoresPage,
   Scope,
@@ -43,43 +44,61 @@ export async function portfolioOf(views: ViewStore, { account, now }: PortfolioR
   return { accountId: account.accountId, name: account.name, customers: grants.filter((grant) => grantActive(grant, now)).length };
 }
 
+/** Every grant of the page the reader's address may read (the grant's allow list, decision 22), and how many it may not. */
 export async function customersPage(views: ViewStore, reader: PortfolioReader, query: PortfolioQuery): Promise<PortfolioCustomersPage> {
   const page = await grantPage(views, reader, query);
-  return { items: page.grants.map(({ grant }) => customerOf(grant)), nextCursor: page.nextCursor };
+  const { within, leftOut } = withinAddress(page.grants, reader.clientAddress);
+  return { items: within.map(({ grant }) => customerOf(grant)), nextCursor: page.nextCursor, leftOut };
 }
 
 /** Decision 42: the latest score of every grant on the page that holds `qr_score` and has one; two more lookups in all. */
 export async function scoresPage(views: ViewStore, reader: PortfolioReader, query: PortfolioQuery): Promise<PortfolioScoresPage> {
-  const { readable, nextCursor } = await readablePage(views, reader, query, 'qr_score');
+  const { readable, nextCursor, leftOut } = await readablePage(views, reader, query, 'qr_score');
   const items = readable.flatMap(({ clientId, score }) =>
     score ? [{ clientId, scoreDate: score.scoreDate, score: score.score, grade: score.grade }] : [],
   );
-  return { items, nextCursor };
+  return { items, nextCursor, leftOut };
 }
 
 export async function pillarsPage(views: ViewStore, reader: PortfolioReader, query: PortfolioQuery): Promise<PortfolioPillarsPage> {
-  const { readable, nextCursor } = await readablePage(views, reader, query, 'pillar_breakdown');
+  const { readable, nextCursor, leftOut } = await readablePage(views, reader, query, 'pillar_breakdown');
   const items = readable.flatMap(({ clientId, score }) =>
     score ? [{ clientId, scoreDate: score.scoreDate, pillarScores: { ...score.pillarScores } }] : [],
   );
-  return { items, nextCursor };
+  return { items, nextCursor, leftOut };
 }
 
 /**
  * The grants of the page whose data this request may read (the scope, and the grant's allow list for
  * the caller's address), each with its organization's latest score: one read of the scores for the
- * whole page, whatever its size.
+ * whole page, whatever its size. A grant without the scope is not the address's doing, so only those
+ * with it count as left out for the address.
  */
 async function readablePage(views: ViewStore, reader: PortfolioReader, query: PortfolioQuery, scope: Scope) {
   const page = await grantPage(views, reader, query);
-  const readable = page.grants.filter(
-    ({ credential }) => credential.scopes.includes(scope) && addressAllowed(credential.allowedCidrs, reader.clientAddress),
+  const { within: readable, leftOut } = withinAddress(
+    page.grants.filter(({ credential }) => credential.scopes.includes(scope)),
+    reader.clientAddress,
   );
   const scores = await views.getMany(currentScoreView, [...new Set(readable.map(({ credential }) => credential.organizationId))]);
   return {
     readable: readable.map(({ grant, credential }) => ({ clientId: grant.clientId, score: scores.get(credential.organizationId) })),
     nextCursor: page.nextCursor,
+    leftOut,
   };
+}
+
+/**
+ * A grant's address limits hold for every path its data takes: of the grants in hand, those whose allow
+ * list admits the reader's address, and how many were left out. No lookup: each grant's credential
+ * is already read.
+ */
+function withinAddress<Held extends { credential: CredentialView }>(
+  grants: readonly Held[],
+  clientAddress: string | undefined,
+): { within: Held[]; leftOut: PortfolioLeftOut } {
+  const within = grants.filter(({ credential }) => addressAllowed(credential.allowedCidrs, clientAddress));
+  return { within, leftOut: { addressNotAllowed: grants.length - within.length } };
 }
 
 /**
