@@ -319,6 +319,7 @@ const TITLES: Partial<Record<ApiError['code'], string>> = {
   KEY_ALREADY_CLAIMED: 'Key already claimed',
   KEY_NOT_CLAIMED: 'Key not yet claimed',
   SERVICE_UNAVAILABLE: 'Try again in a moment',
+  RATE_LIMITED: 'Too many requests',
   INVALID_PARAMETER: 'Invalid request',
   VALIDATION_FAILED: 'Invalid request',
   MALFORMED_JSON: 'Invalid request',
