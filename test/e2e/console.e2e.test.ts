@@ -473,6 +473,45 @@ describe('the console in a browser', () => {
     await context.close();
   }, 120_000);
 
+  test("each service's API reference (/docs) renders every operation under the page policy, and nothing refused by it", async () => {
+    for (const [service, url] of Object.entries(product.urls)) {
+      const context = await browser.newContext();
+      const page = await context.newPage();
+      await loopbackOnly(page);
+      // The policy's refusals are console errors in Chromium (its icons are data: images: without them, "Loading the image … violates …").
+      const errors = watchConsoleErrors(page, url);
+      const answer = await page.goto(`${url}/docs`);
+      expect(answer?.headers()['content-security-policy']).toContain("frame-ancestors 'none'");
+      await page.locator('.opblock').first().waitFor();
+      const operations = await page.locator('.opblock').count();
+      const documented = (await (await fetch(`${url}/v1/openapi.json`)).json()) as { paths: Record<string, object>; webhooks?: object };
+      const methods = Object.values(documented.paths).flatMap((item) => Object.keys(item).filter((key) => key !== 'servers'));
+      expect({ service, operations }).toEqual({ service, operations: methods.length + Object.keys(documented.webhooks ?? {}).length });
+      expect({ service, errors }).toEqual({ service, errors: [] });
+      await context.close();
+    }
+  }, 60_000);
+
+  test('a page of another origin that frames the console or an API reference shows nothing of them (frame-ancestors)', async () => {
+    // A console page that answers itself (sign-in redirects to the identity provider), and every API reference.
+    const targets = [`${consoleUrl}/no-such-page`, ...Object.values(product.urls).map((url) => `${url}/docs`)];
+    const attacker = await serveAttackerPage(targets.map((target) => `<iframe src="${target}"></iframe>`).join(''));
+    afterThis(attacker.close);
+    const { context, page } = await newPage();
+    // `load` waits for every frame, refused ones included.
+    await page.goto(attacker.url, { waitUntil: 'load' });
+    expect(page.frames()).toHaveLength(targets.length + 1);
+    const framed = await Promise.all(
+      page
+        .frames()
+        .slice(1)
+        .map(async (frame) => ({ url: frame.url(), text: String(await frame.evaluate("document.body?.innerText ?? ''").catch(() => '')) })),
+    );
+    // Chromium replaces a refused frame with its own error document ("… refused to connect"): none of the target's text is there.
+    expect(framed).toEqual(targets.map(() => ({ url: expect.any(String), text: expect.stringMatching(/^(|\S+ refused to connect\.)$/) })));
+    await context.close();
+  });
+
   test('every page has no serious accessibility violation, and the console wrote no error to the browser console', async () => {
     // The checker itself finds what it should: an image without a text alternative is a critical violation.
     const control = await browser.newPage();

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { shownNameSchema } from './shown-names';
 import { clientIdSchema, instantInputSchema, isoDateSchema, organizationIdSchema, recipientAccountIdSchema, utcInstantSchema } from './ids';
 
 export const RECIPIENT_TYPES = ['insurance_provider', 'auditor', 'regulatory_body', 'partner'] as const;
@@ -37,16 +38,8 @@ export const CLAIM_VALID_SECONDS = { min: 3600, max: 604_800, default: 259_200 }
 export const createAuthorizationRequestSchema = z
   .strictObject({
     recipientType: recipientTypeSchema,
-    recipientName: z
-      .string()
-      .trim()
-      .min(1)
-      .max(200)
-      // A name is shown in lists, tables and logs: no control characters (a NUL byte, a newline, an escape).
-      // The pattern also goes into the OpenAPI document, which is why it is a plain range and not \p{Cc}.
-      // eslint-disable-next-line no-control-regex -- naming the control characters is what this pattern is for
-      .regex(/^[^\u0000-\u001f\u007f]*$/, 'must not contain control characters')
-      .optional(),
+    // Shown in lists, tables, the console and logs.
+    recipientName: shownNameSchema('Who the grant is for, as the organization shows it').optional(),
     scopes: z
       .array(scopeSchema)
       .min(1)
@@ -204,15 +197,7 @@ export type ClaimedKey = z.infer<typeof claimedKeySchema>;
 export const claimRequestSchema = z
   .strictObject({
     into: z.enum(['key', 'account']).optional().meta({ description: '`key` (default): a key of its own. `account`: into a portfolio' }),
-    accountName: z
-      .string()
-      .trim()
-      .min(1)
-      .max(200)
-      // eslint-disable-next-line no-control-regex -- as recipientName: no control characters in a shown name
-      .regex(/^[^\u0000-\u001f\u007f]*$/, 'must not contain control characters')
-      .optional()
-      .meta({ description: 'The name of the account a claim without x-api-key makes' }),
+    accountName: shownNameSchema('The name of the account a claim without x-api-key makes').optional(),
   })
   .meta({ id: 'ClaimRequest' });
 export type ClaimRequest = z.infer<typeof claimRequestSchema>;

@@ -1,6 +1,7 @@
 export * from './ids';
 export * from './resources';
 export * from './error-body';
+export * from './shown-names';
 export * from './authorization';
 export * from './score-submission';
 export * from './alerts';

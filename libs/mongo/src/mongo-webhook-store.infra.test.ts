@@ -130,10 +130,21 @@ describeWithMongo('MongoDB webhook store', 'rsd_notifier', (mongo) => {
       const deliveryIndexes = await db.collection(WEBHOOK_DELIVERIES_COLLECTION).indexes();
       expect(deliveryIndexes.map((index) => index.key)).toEqual(
         expect.arrayContaining([
-          { state: 1, dueAt: 1, _id: 1 },
+          { state: 1, dueAt: 1, _id: 1, clientId: 1 },
           { webhookId: 1, state: 1 },
         ]),
       );
+      // The queue's earlier index, a prefix of the one with the owner, is gone.
+      expect(deliveryIndexes.map((index) => index.key)).not.toContainEqual({ state: 1, dueAt: 1, _id: 1 });
+    });
+
+    it('when a store opens on a database that has the queue index of an earlier version, then that index is dropped (decision 50)', async () => {
+      const deliveries = db.collection(WEBHOOK_DELIVERIES_COLLECTION);
+      await deliveries.createIndex({ state: 1, dueAt: 1, _id: 1 });
+
+      await (await openMongoWebhookStore(db)).close();
+
+      expect((await deliveries.indexes()).map((index) => index.name)).not.toContain('state_1_dueAt_1__id_1');
     });
 
     it('when a subscription id is added twice, then the error names it and the first stays', async () => {

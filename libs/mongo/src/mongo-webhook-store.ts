@@ -1,5 +1,6 @@
-import { MongoBulkWriteError, ObjectId, type Db } from 'mongodb';
+import { MongoBulkWriteError, ObjectId, type Db, type Filter } from 'mongodb';
 import type { WebhookDelivery, WebhookPayloadType } from '@rsd/contracts';
+import { dueInTurns } from '@rsd/domain';
 import { systemClock } from '@rsd/platform';
 import type { Clock, PendingDelivery, StoredWebhook, WebhookStore } from '@rsd/ports';
 import { isDuplicateKeyError } from './duplicate-key';
@@ -71,7 +72,8 @@ export interface MongoWebhookStoreOptions {
  *
  * Lookups are by `_id` or by top-level equality (`clientId`, `organizationId` and `status`,
  * `webhookId`, `state`), which FerretDB 1.24 also hands down to its backend; only `due` adds a range
- * on `dueAt`, within the pending deliveries. Instants are ISO strings with milliseconds, so string
+ * on `dueAt` within the pending deliveries, and the owners it skips or keeps (`$nin`, `$in`: plain
+ * `find` filters, no aggregation, which FerretDB evaluates itself after the `state` equality). Instants are ISO strings with milliseconds, so string
  * order is time order on both servers.
  *
  * There are no multi-document transactions, so changes spanning collections are ordered to be safe
@@ -91,7 +93,10 @@ export async function openMongoWebhookStore(db: Db, options: MongoWebhookStoreOp
   await webhooks.createIndex({ clientId: 1, slot: 1 }, { unique: true, name: 'clientId_slot_unique' });
   await webhooks.createIndex({ clientId: 1, createdAt: 1 });
   await webhooks.createIndex({ organizationId: 1, status: 1, createdAt: 1 });
-  await deliveries.createIndex({ state: 1, dueAt: 1, _id: 1 });
+  // The queue in its order, with each delivery's owner: skipping an owner that had its turns fetches no document (decision 50).
+  await deliveries.createIndex({ state: 1, dueAt: 1, _id: 1, clientId: 1 });
+  // The index before it, a prefix of this one: dropped where an earlier version made it.
+  if (await deliveries.indexExists('state_1_dueAt_1__id_1')) await deliveries.dropIndex('state_1_dueAt_1__id_1');
   await deliveries.createIndex({ webhookId: 1, state: 1 });
   await deliveries.createIndex({ messageId: 1 });
   await attemptLog.createIndex({ webhookId: 1, at: -1, _id: -1 });
@@ -230,12 +235,24 @@ export async function openMongoWebhookStore(db: Db, options: MongoWebhookStoreOp
       await pruneKeys(now);
     },
 
-    async due(now, limit) {
-      if (limit <= 0) return [];
-      const found = await deliveries
-        .find({ state: 'pending', dueAt: { $lte: now.toISOString() } }, { sort: { dueAt: 1, _id: 1 }, limit })
-        .toArray();
-      return found.map(pendingOf);
+    due(now, limit) {
+      const until = now.toISOString();
+      const inQueueOrder = async (filter: Filter<DeliveryDocument>, count: number) =>
+        (await deliveries.find({ state: 'pending', ...filter }, { sort: { dueAt: 1, _id: 1 }, limit: count }).toArray()).map(pendingOf);
+      return dueInTurns<PendingDelivery>(limit, {
+        next: (after, skippedOwners, count) =>
+          inQueueOrder(
+            {
+              ...(after
+                ? { dueAt: { $gte: after.dueAt, $lte: until }, $or: [{ dueAt: { $gt: after.dueAt } }, { _id: { $gt: after.key } }] }
+                : { dueAt: { $lte: until } }),
+              ...(skippedOwners.length > 0 ? { clientId: { $nin: [...skippedOwners] } } : {}),
+            },
+            count,
+          ),
+        more: (owners, skippedKeys, count) =>
+          inQueueOrder({ dueAt: { $lte: until }, clientId: { $in: [...owners] }, _id: { $nin: [...skippedKeys] } }, count),
+      });
     },
 
     recordAttempt(delivery, attempt, outcome, keepAttempts) {

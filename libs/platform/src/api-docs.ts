@@ -4,6 +4,7 @@ import express, { type Express } from 'express';
 import { z } from 'zod';
 import { errorBodySchema } from '@rsd/contracts';
 import { methodNotAllowed } from './http-errors';
+import { pageHeaders, type PageAllowances } from './page-headers';
 
 /** A response header; `required` ones are on every response with that status. */
 export interface OpenApiHeader {
@@ -258,6 +259,8 @@ export function mountApiDocs(app: Express, document: object): void {
       res.json(document);
     })
     .all(readOnly);
+  // The page and its files: the one page policy, with the `data:` images Swagger UI's stylesheet draws its icons with.
+  app.use('/docs', pageHeaders(DOCS_ALLOWANCES));
   app
     .route('/docs')
     .get((_req, res) => {
@@ -272,6 +275,8 @@ export function mountApiDocs(app: Express, document: object): void {
     .all(readOnly);
   app.use('/docs', express.static(SWAGGER_UI_ASSETS, { index: false, maxAge: '1h' }));
 }
+
+const DOCS_ALLOWANCES: PageAllowances = { images: ['data:'] };
 
 // validatorUrl null: Swagger UI would otherwise call an online validator.
 const DOCS_INIT = "window.ui = SwaggerUIBundle({ url: '/v1/openapi.json', dom_id: '#ui', validatorUrl: null, deepLinking: true });\n";

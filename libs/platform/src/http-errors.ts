@@ -5,10 +5,51 @@ import { loggedUrlOf, requestIdOf } from './access-log';
 import { ApiError, CODES_NOT_SENT, errorBody, type ErrorCode } from './errors';
 import { serviceUnavailable } from './service-unavailable';
 
-/** Unknown paths: a JSON 404, never express's HTML page. */
+/**
+ * Unknown paths: a JSON 404, never express's HTML page. A path that is not valid percent-encoding
+ * names no resource at all: it is the 400 every service answers for one (malformedPath).
+ */
 export const routeNotFound: RequestHandler = (req, _res, next) => {
-  next(new ApiError('ROUTE_NOT_FOUND', `No resource at ${req.method} ${req.path}`));
+  next(
+    hasMalformedPercentEncoding(req.path) ? malformedPath() : new ApiError('ROUTE_NOT_FOUND', `No resource at ${req.method} ${req.path}`),
+  );
 };
+
+/**
+ * True when `text` holds a `%` that is not followed by two hexadecimal digits, or escapes that do
+ * not decode to UTF-8 (`%FF`, a truncated `%E0%A4%A`): what decodeURIComponent throws a URIError for.
+ */
+export function hasMalformedPercentEncoding(text: string): boolean {
+  if (!text.includes('%')) return false;
+  try {
+    decodeURIComponent(text);
+    return false;
+  } catch {
+    return true;
+  }
+}
+
+/** A path segment as received, percent-decoded; a malformed one is the documented 400, never a URIError (a 500). */
+export function decodePathSegment(segment: string): string {
+  if (!segment.includes('%')) return segment;
+  try {
+    return decodeURIComponent(segment);
+  } catch {
+    throw malformedPath();
+  }
+}
+
+/**
+ * Every service's answer to a path that is not valid percent-encoding, whichever part holds it
+ * (a parameter express decodes, one a route decodes itself, or a path no route has): 400
+ * VALIDATION_FAILED naming the path. Only the Client ID of a recipient's path keeps the read API's
+ * own answer, INVALID_CLIENT_ID (its format check, step 3 of the order of checks).
+ */
+export function malformedPath(): ApiError {
+  return new ApiError('VALIDATION_FAILED', 'The path is not valid percent-encoding', [
+    { path: 'path', message: 'must be percent-encoded UTF-8: each % followed by two hexadecimal digits, the bytes decoding to UTF-8' },
+  ]);
+}
 
 /** For `.all()` after a route's handlers: a 405 that names the methods the path does accept. */
 export function methodNotAllowed(allowed: readonly string[]): RequestHandler {
@@ -47,10 +88,7 @@ function fromBodyParser(error: { type?: unknown; status?: unknown; errno?: unkno
 
 /** Express decodes path parameters before any handler runs; one that is not percent-encoded UTF-8 (`%FF`) fails there. */
 function fromRouter(error: object): ApiError | undefined {
-  if (error instanceof URIError && (error as { status?: unknown }).status === 400) {
-    return new ApiError('INVALID_PARAMETER', 'A path parameter is not valid percent-encoded UTF-8');
-  }
-  return undefined;
+  return error instanceof URIError && (error as { status?: unknown }).status === 400 ? malformedPath() : undefined;
 }
 
 /** The code the error middleware answered with, for whatever looks at the response once it is finished (the read API's access log). */

@@ -22,3 +22,4 @@ export * from './iso-instants';
 export * from './clock';
 export * from './unavailable';
 export * from './console-delegation';
+export * from './page-headers';

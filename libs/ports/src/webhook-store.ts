@@ -121,7 +121,11 @@ export interface WebhookStore {
    * deliveries are queued; they are durable no later than anything the caller writes after it.
    */
   enqueue(deliveries: readonly PendingDelivery[]): Promise<void>;
-  /** Up to `limit` deliveries due at or before `now`, earliest due first. */
+  /**
+   * Up to `limit` deliveries due at or before `now`, fair between owners (decision 50, `dueInTurns`):
+   * each owner's earliest before any owner's second, then its further turns, then the rest of the
+   * busiest owners' queues, earliest due first. One owner alone gets the whole limit.
+   */
   due(now: Date, limit: number): Promise<PendingDelivery[]>;
   /**
    * Records one attempt in the subscription's log (the newest `keepAttempts` are kept) and moves the

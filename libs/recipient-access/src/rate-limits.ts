@@ -47,9 +47,19 @@ export function accountRateLimit(deps: RateLimitDeps): (req: Request, res: Respo
   return keyedRateLimit(deps, 'account', 'rl:account:', 'per recipient account');
 }
 
+/**
+ * Decision 50: requests per minute per organization to its webhook management in the notifier
+ * (create, list, change, delete, rotate, test, redeliver, deliveries), the same limiter keyed by the
+ * organization's id in the shared store. Asked only once the caller's token holds for that
+ * organization, so no one else can spend its budget.
+ */
+export function organizationRateLimit(deps: RateLimitDeps): (req: Request, res: Response, organizationId: string) => Promise<LimitOutcome> {
+  return keyedRateLimit(deps, 'organization', 'rl:organization:', 'per organization');
+}
+
 function keyedRateLimit(
   { stores, limitPerMinute, log, onRejected }: RateLimitDeps,
-  name: 'credential' | 'account',
+  name: 'credential' | 'account' | 'organization',
   prefix: string,
   per: string,
 ): (req: Request, res: Response, key: string) => Promise<LimitOutcome> {
@@ -101,12 +111,13 @@ export function failedAuthenticationLimit({ stores, limitPerMinute, log, onRejec
   );
 }
 
-export type LimiterName = 'credential' | 'account' | 'failed-auth';
+export type LimiterName = 'credential' | 'account' | 'organization' | 'failed-auth';
 
 /** Where express-rate-limit leaves each limiter's count on the request. */
 const INFO_PROPERTY: Record<LimiterName, string> = {
   credential: 'credentialRateLimit',
   account: 'accountRateLimit',
+  organization: 'organizationRateLimit',
   'failed-auth': 'failedAuthenticationRateLimit',
 };
 

@@ -69,9 +69,7 @@ const ok = (description: string, schema: z.ZodType, headers: Record<string, Open
   headers: { ...noStore, ...headers },
 });
 const callerErrors = {
-  '400': error(
-    'INVALID_ORGANIZATION_ID (checked before the token), or INVALID_PARAMETER for a path segment that is not percent-encoded UTF-8',
-  ),
+  '400': error('INVALID_ORGANIZATION_ID (checked before the token), or VALIDATION_FAILED for a path that is not percent-encoded UTF-8'),
   '401': error('INVALID_TOKEN: the bearer token is missing, malformed, expired or not signed by a trusted key', {
     'WWW-Authenticate': text('`Bearer`'),
   }),
@@ -107,7 +105,7 @@ const operations: OpenApiOperation[] = [
       ),
       ...callerErrors,
       '400': error(
-        'INVALID_ORGANIZATION_ID or INVALID_PARAMETER (path), MALFORMED_JSON, or VALIDATION_FAILED with `details` naming every problem (an `expiresAt` not in the future included)',
+        'INVALID_ORGANIZATION_ID, MALFORMED_JSON, or VALIDATION_FAILED with `details` naming every problem (an `expiresAt` not in the future, a path that is not percent-encoded UTF-8, included)',
       ),
       '404': error('RECIPIENT_ACCOUNT_NOT_FOUND: `keyDelivery: "account"` names no recipient account'),
       '413': error('PAYLOAD_TOO_LARGE: the body is over 16 kB'),
@@ -180,7 +178,7 @@ const operations: OpenApiOperation[] = [
       '202': ok('Rotated and recorded, but not yet in the event log: the new key works once it is', pendingRotationSchema),
       ...callerErrors,
       '400': error(
-        'INVALID_ORGANIZATION_ID or INVALID_PARAMETER (path), MALFORMED_JSON, or VALIDATION_FAILED (overlapSeconds not a whole number 0–604800, or an unknown field)',
+        'INVALID_ORGANIZATION_ID, MALFORMED_JSON, or VALIDATION_FAILED (overlapSeconds not a whole number 0–604800, an unknown field, or a path that is not percent-encoded UTF-8)',
       ),
       '404': error('AUTHORIZATION_NOT_FOUND: no such Client ID in this organization'),
       '409': error(
@@ -209,7 +207,7 @@ const operations: OpenApiOperation[] = [
       '200': ok('A page of the access log', accessLogPageSchema),
       ...callerErrors,
       '400': error(
-        'INVALID_ORGANIZATION_ID (checked before the token), or INVALID_PARAMETER: a path segment that is not percent-encoded UTF-8, a bad or repeated `limit` or `cursor`',
+        'INVALID_ORGANIZATION_ID (checked before the token), INVALID_PARAMETER: a bad or repeated `limit` or `cursor`, or VALIDATION_FAILED: a path that is not percent-encoded UTF-8',
       ),
       '404': error('AUTHORIZATION_NOT_FOUND: no such Client ID in this organization'),
     },
@@ -260,7 +258,7 @@ operations.push(
       '200': ok('The authorization, with its new claim link (only here)', authorizationWithClaimLinkSchema),
       ...callerErrors,
       '400': error(
-        'INVALID_ORGANIZATION_ID or INVALID_PARAMETER (path), MALFORMED_JSON, or VALIDATION_FAILED (claimValidSeconds not a whole number 3600–604800, or an unknown field)',
+        'INVALID_ORGANIZATION_ID, MALFORMED_JSON, or VALIDATION_FAILED (claimValidSeconds not a whole number 3600–604800, an unknown field, or a path that is not percent-encoded UTF-8)',
       ),
       '404': error('AUTHORIZATION_NOT_FOUND: no such Client ID in this organization'),
       '409': error(
@@ -286,7 +284,7 @@ operations.push(
     parameters: [claimTokenParameter],
     responses: {
       '200': { description: 'What the link grants', schema: claimGrantSchema, headers: secretNoStore, html: true },
-      '400': error('INVALID_PARAMETER: the token is not percent-encoded UTF-8'),
+      '400': error('VALIDATION_FAILED: the token is not percent-encoded UTF-8'),
       ...claimRefusals,
     },
   },
@@ -327,7 +325,7 @@ operations.push(
         html: true,
       },
       '400': error(
-        'MALFORMED_JSON: the body is not valid JSON (or the form cannot be read), VALIDATION_FAILED: a JSON object that is not a ClaimRequest, or INVALID_PARAMETER: the token is not percent-encoded UTF-8',
+        'MALFORMED_JSON: the body is not valid JSON (or the form cannot be read), VALIDATION_FAILED: a JSON object that is not a ClaimRequest, or the token is not percent-encoded UTF-8',
       ),
       '401': { ...error('INVALID_API_KEY: `into: "account"` with an x-api-key that is not a working recipient account key'), html: true },
       '403': { description: 'The HTML form did not carry the CSRF token of its page (a page only)', html: true },

@@ -15,6 +15,12 @@ export const notifierConfigSchema = z
     NOTIFIER_HOST: env.string('0.0.0.0'),
     ...recipientAccessConfigShape,
     /**
+     * Decision 50: an organization's alert-webhook management (every call under
+     * /organizations/{organizationId}/webhooks, tests and redeliveries included), per minute and
+     * organization, counted across replicas like a credential's: decision 8's 120 by default.
+     */
+    ORGANIZATION_RATE_LIMIT_PER_MINUTE: env.positiveInt(120),
+    /**
      * Decision 28: `true` lets targets be `http` and resolve to loopback or private addresses, for
      * development and tests only. Cloud-metadata and reserved addresses stay refused even then.
      */

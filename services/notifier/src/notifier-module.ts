@@ -3,7 +3,7 @@ import { Counter, Gauge } from 'prom-client';
 import { caughtUpCheck, createServiceMetrics } from '@rsd/observability';
 import { createTokenVerifier, every, withConsoleTokens, stopInOrder, type Logger } from '@rsd/platform';
 import type { Clock, RunningService, Runtime } from '@rsd/ports';
-import { accountAuthenticator, recipientAuthenticator } from '@rsd/recipient-access';
+import { accountAuthenticator, organizationRateLimit, recipientAuthenticator } from '@rsd/recipient-access';
 import { buildApp } from './app';
 import type { NotifierConfig } from './config';
 import { startDeliveryWorker } from './delivery/delivery-worker';
@@ -130,7 +130,16 @@ export async function createNotifierModule({
     owners: [
       grantWebhooks(recipientAuthenticator(access), config),
       portfolioWebhooks(accountAuthenticator(access), config),
-      organizationWebhooks(withConsoleTokens(createTokenVerifier(config), config.CONSOLE_NOTIFIER_SECRET)),
+      organizationWebhooks(
+        withConsoleTokens(createTokenVerifier(config), config.CONSOLE_NOTIFIER_SECRET),
+        organizationRateLimit({
+          stores: access.rateLimitStores,
+          limitPerMinute: config.ORGANIZATION_RATE_LIMIT_PER_MINUTE,
+          log,
+          onRejected: access.onRateLimited,
+        }),
+        config,
+      ),
     ],
     operations: { metrics, readiness: [...runtime.readiness(), caughtUpCheck(projection.caughtUp)] },
   });

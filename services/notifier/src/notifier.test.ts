@@ -1,4 +1,6 @@
 import { randomBytes, randomUUID } from 'node:crypto';
+import { createServer as createHttpServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -349,6 +351,41 @@ describe('the notifier, on the embedded runtime', () => {
     ).body.webhooks;
     expect(webhook?.status).toBe('active');
   }, 20_000);
+
+  test("when one grant's receiver hangs with 40 tests queued, then another grant's test arrives within one attempt's timeout, not after them (decision 50)", async () => {
+    await stop();
+    await start({ WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true', WEBHOOK_CONCURRENCY: '4', WEBHOOK_ATTEMPT_TIMEOUT_MS: '2000' });
+    // A receiver that reads each delivery and never answers: every attempt holds its slot for the whole timeout.
+    const hanging = createHttpServer((req) => req.resume());
+    await new Promise<void>((listening) => hanging.listen(0, '127.0.0.1', listening));
+    receivers.push({
+      close: () => {
+        hanging.closeAllConnections();
+        return new Promise<void>((closed) => hanging.close(() => closed()));
+      },
+    });
+    const busy = await anAuthorization();
+    const busyHook = await subscribe(busy, {
+      url: `http://127.0.0.1:${(hanging.address() as AddressInfo).port}/hooks`,
+      events: ['score.updated'],
+    });
+    const other = await anAuthorization();
+    const target = await receiver();
+    const otherHook = await subscribe(other, { url: target.url, events: ['score.updated'] });
+    const testOf = (credential: { record: StoredAuthorization; apiKey: string }, id: string) =>
+      request(`${app.baseUrl}/v1/customers/${credential.record.clientId}/webhooks/${id}/test`, {
+        method: 'POST',
+        headers: { 'x-api-key': credential.apiKey },
+      });
+    for (let queued = 0; queued < 40; queued += 1) expect((await testOf(busy, busyHook.body.id)).status).toBe(202);
+
+    const asked = performance.now();
+    expect((await testOf(other, otherHook.body.id)).status).toBe(202);
+    await eventuallyDefined(() => target.received[0], { timeoutMs: 15_000 });
+
+    // In turn after at most the attempts in flight (each ends within the 2 s timeout); in the queue's order it would wait 10 rounds of them.
+    expect(target.received[0]!.at - asked).toBeLessThan(5_000);
+  }, 30_000);
 
   test('when the notifier stops in the middle of retries, then after a restart the delivery completes, once, with the same webhook-id', async () => {
     const credential = await anAuthorization();

@@ -37,6 +37,7 @@ const messageIdParameter = {
   schema: { type: 'string' },
 };
 
+const MALFORMED_PATH = 'VALIDATION_FAILED: the path is not valid percent-encoded UTF-8';
 const BODY_ERRORS = {
   '413': error('PAYLOAD_TOO_LARGE: the body is over 16 kB'),
   '415': error('UNSUPPORTED_MEDIA_TYPE: the body is not application/json'),
@@ -51,7 +52,10 @@ export function webhookOperations(owner: WebhookOwnerDeclaration): OpenApiOperat
   const name = (verb: string, rest = '') => `${verb}${docs.operationInfix}Webhook${rest}`;
   const common = { tags: [docs.tag], security: docs.security };
   const auth = docs.authenticationResponses;
-  const withAuth = (description: string) => `${auth['400']?.description ?? ''}${auth['400'] ? ', ' : ''}${description}`;
+  // Every operation: its owner's 400s, a path that is not percent-encoded UTF-8, and the operation's own.
+  const withAuth = (description?: string) =>
+    [auth['400']?.description, MALFORMED_PATH, description].filter((part) => part !== undefined).join(', or ');
+  const badRequest = { '400': error(withAuth()) };
   const unknown = (also = ''): Record<string, OpenApiResponse> => ({
     '404': error(
       `${auth['404'] ? `${auth['404'].description}, or ` : ''}WEBHOOK_NOT_FOUND: no webhook with that id belongs to this ${noun}${also}`,
@@ -91,7 +95,7 @@ export function webhookOperations(owner: WebhookOwnerDeclaration): OpenApiOperat
       operationId: name('list', 's'),
       summary: `This ${noun}’s webhooks, oldest first (no secrets)`,
       parameters: docs.pathParameters,
-      responses: { '200': { description: 'The webhooks', schema: webhookListSchema }, ...auth },
+      responses: { '200': { description: 'The webhooks', schema: webhookListSchema }, ...auth, ...badRequest },
     },
     {
       ...common,
@@ -121,7 +125,7 @@ export function webhookOperations(owner: WebhookOwnerDeclaration): OpenApiOperat
       operationId: name('delete'),
       summary: 'Delete a webhook, with the deliveries it still owed',
       parameters: item,
-      responses: { '204': { description: 'Deleted' }, ...auth, ...unknown() },
+      responses: { '204': { description: 'Deleted' }, ...auth, ...badRequest, ...unknown() },
     },
     {
       ...common,
@@ -135,7 +139,7 @@ export function webhookOperations(owner: WebhookOwnerDeclaration): OpenApiOperat
         '`skipped: address_not_allowed`, and is not sent, not retried, and no failure towards disabling the webhook. A grant’s test ' +
         'delivery is bounded like its other deliveries; a portfolio’s test and an organization’s alerts carry no grant’s data and are not.',
       parameters: item,
-      responses: { '200': { description: 'The attempts', schema: webhookDeliveryListSchema }, ...auth, ...unknown() },
+      responses: { '200': { description: 'The attempts', schema: webhookDeliveryListSchema }, ...auth, ...badRequest, ...unknown() },
     },
     {
       ...common,
@@ -169,6 +173,7 @@ export function webhookOperations(owner: WebhookOwnerDeclaration): OpenApiOperat
       responses: {
         '202': { description: 'Queued; the `webhook-id` it carries', schema: webhookMessageAcceptedSchema },
         ...auth,
+        ...badRequest,
         ...unknown(),
         '409': error('WEBHOOK_NOT_ACTIVE: the webhook is paused or disabled; re-enable it first'),
       },
@@ -186,6 +191,7 @@ export function webhookOperations(owner: WebhookOwnerDeclaration): OpenApiOperat
       responses: {
         '202': { description: 'Queued; the `webhook-id` it carries (the one asked for)', schema: webhookMessageAcceptedSchema },
         ...auth,
+        ...badRequest,
         ...unknown(', or WEBHOOK_MESSAGE_NOT_FOUND: the webhook has no delivery with that messageId in the last 7 days'),
         '409': error('WEBHOOK_NOT_ACTIVE: the webhook is paused or disabled; re-enable it first'),
       },

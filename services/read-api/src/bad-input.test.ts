@@ -130,7 +130,7 @@ describe('methods and paths', () => {
     '/v1/customers/rs_0123456789abcdefABCDEF/grades',
     '/v1/customers/rs_0123456789abcdefABCDEF/score/history/all',
     '/v2/customers/rs_0123456789abcdefABCDEF/score',
-    '/v1/customers/rs_0123456789abcdefABCDEF/%FF',
+    '/v1/customers/rs_0123456789abcdefABCDEF/%25FF',
   ])('when %s is requested, then a JSON 404 ROUTE_NOT_FOUND', async (path) => {
     const response = await call(path, withKey());
 
@@ -138,6 +138,17 @@ describe('methods and paths', () => {
     expect(response.headers.get('content-type')).toMatch(/^application\/json/);
     expect(response.body.code).toBe('ROUTE_NOT_FOUND');
   });
+
+  test.each(['/v1/customers/rs_0123456789abcdefABCDEF/%FF', '/v1/%E0%A4%A', '/v1/portfolio/%zz'])(
+    'when %s (not valid percent-encoding) is requested, then a JSON 400 VALIDATION_FAILED naming the path (decision 50)',
+    async (path) => {
+      const response = await call(path, withKey());
+
+      expect(response.status).toBe(400);
+      expect(response.headers.get('content-type')).toMatch(/^application\/json/);
+      expect(response.body).toMatchObject({ code: 'VALIDATION_FAILED', details: [{ path: 'path' }] });
+    },
+  );
 
   test('when a resource path ends in a slash, then it is served like the path without it', async () => {
     const response = await call(`/v1/customers/${credential.clientId}/score/`, withKey());

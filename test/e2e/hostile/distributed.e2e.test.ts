@@ -1,4 +1,4 @@
-import { randomUUID } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import { MongoClient } from 'mongodb';
 import { describeWithInfra, type StartedServer } from '@rsd/testkit';
 import { startDistributedServers } from '../../support/distributed-servers';
@@ -6,7 +6,7 @@ import { freePort } from '../../support/raw-http';
 import { startService, type ServiceProcess } from '../../support/service-process';
 import { hostileClientTests } from './hostile-client-suite';
 
-describeWithInfra('kafka', 'a hostile client against the distributed runtime (three service processes)', (kafkaTarget) => {
+describeWithInfra('kafka', 'a hostile client against the distributed runtime (four service processes)', (kafkaTarget) => {
   hostileClientTests(async (env) => {
     const runId = randomUUID().slice(0, 8);
     const servers: StartedServer[] = [];
@@ -15,7 +15,7 @@ describeWithInfra('kafka', 'a hostile client against the distributed runtime (th
       for (const service of services) await service.stop();
       if (shared.MONGO_URL) {
         const client = await MongoClient.connect(shared.MONGO_URL);
-        for (const name of [shared.CREDENTIALS_DB!, shared.READ_VIEWS_DB!]) await client.db(name).dropDatabase();
+        for (const name of [shared.CREDENTIALS_DB!, shared.READ_VIEWS_DB!, shared.NOTIFIER_DB!]) await client.db(name).dropDatabase();
         await client.close();
       }
       for (const server of servers) await server.stop();
@@ -23,12 +23,18 @@ describeWithInfra('kafka', 'a hostile client against the distributed runtime (th
     const shared: Record<string, string> = {};
     try {
       const infraEnv = await startDistributedServers(kafkaTarget(), servers);
-      const [readApiPort, credentialsPort, scoreIngestPort] = [await freePort(), await freePort(), await freePort()];
+      const [readApiPort, credentialsPort, scoreIngestPort, notifierPort] = [
+        await freePort(),
+        await freePort(),
+        await freePort(),
+        await freePort(),
+      ];
       Object.assign(shared, {
         ...env,
         ...infraEnv,
         CREDENTIALS_DB: `hostile_credentials_${runId}`,
         READ_VIEWS_DB: `hostile_views_${runId}`,
+        NOTIFIER_DB: `hostile_notifier_${runId}`,
         KAFKA_TOPIC_PARTITIONS: '3',
         READ_API_PORT: String(readApiPort),
         CREDENTIALS_PORT: String(credentialsPort),
@@ -38,8 +44,16 @@ describeWithInfra('kafka', 'a hostile client against the distributed runtime (th
       services.push(await startService('credentials', credentialsPort, shared));
       services.push(await startService('score-ingest', scoreIngestPort, shared));
       services.push(await startService('read-api', readApiPort, shared));
-      const [credentials, scoreIngest, readApi] = services.map((s) => s.url);
-      return { urls: { readApi: readApi!, credentials: credentials!, scoreIngest: scoreIngest! }, stop };
+      // The notifier alone holds the key that seals its webhooks' secrets.
+      services.push(
+        await startService('notifier', notifierPort, {
+          ...shared,
+          NOTIFIER_PORT: String(notifierPort),
+          WEBHOOK_SECRET_KEY: randomBytes(32).toString('base64'),
+        }),
+      );
+      const [credentials, scoreIngest, readApi, notifier] = services.map((s) => s.url);
+      return { urls: { readApi: readApi!, credentials: credentials!, scoreIngest: scoreIngest!, notifier: notifier! }, stop };
     } catch (error) {
       await stop();
       throw error;

@@ -11,14 +11,19 @@ import { rawRequest, type RawRequest, type RawResponse } from '../../support/raw
 // and code the service's own OpenAPI document lists), never a 5xx, never internals, always `nosniff`.
 // Each request goes over a fresh socket, written byte for byte (see raw-http.ts).
 
-export type Service = 'readApi' | 'credentials' | 'scoreIngest';
+export type Service = 'readApi' | 'credentials' | 'scoreIngest' | 'notifier';
+
+const SERVICES: readonly Service[] = ['readApi', 'credentials', 'scoreIngest', 'notifier'];
 
 export interface HostileTarget {
   urls: Record<Service, string>;
   stop(): Promise<void>;
 }
 
-/** `env` carries what the suite needs set: the token secret, and no per-address limit in the way. */
+/**
+ * `env` carries what the suite needs set: the token secret, no per-address limit in the way, and an
+ * organization's webhook limit low enough to reach.
+ */
 export type StartTarget = (env: Record<string, string>) => Promise<HostileTarget>;
 
 interface Expected {
@@ -45,7 +50,15 @@ const SERVICE_OPERATIONS = {
   scores: { method: 'POST', template: '/scores' },
   score: { method: 'GET', template: '/customers/{clientId}/score' },
   pillars: { method: 'GET', template: '/customers/{clientId}/pillars' },
+  organizationWebhooks: { method: 'GET', template: '/organizations/{organizationId}/webhooks' },
+  organizationWebhookTest: { method: 'POST', template: '/organizations/{organizationId}/webhooks/{id}/test' },
+  grantWebhookDeliveries: { method: 'GET', template: '/customers/{clientId}/webhooks/{id}/deliveries' },
+  grantWebhooks: { method: 'GET', template: '/customers/{clientId}/webhooks' },
+  portfolioWebhook: { method: 'DELETE', template: '/portfolio/webhooks/{id}' },
 } as const satisfies Record<string, Operation>;
+
+/** Decision 50's bound on an organization's webhook management, lowered for the suite to reach it in a few requests. */
+const ORGANIZATION_LIMIT = 20;
 
 const REQUEST_TIMEOUT_MS = 5000;
 
@@ -110,12 +123,13 @@ export function hostileClientTests(start: StartTarget): void {
     target = await start({
       JWT_HS256_SECRET: secret,
       FAILED_AUTH_LIMIT_PER_MINUTE: '100000',
+      ORGANIZATION_RATE_LIMIT_PER_MINUTE: String(ORGANIZATION_LIMIT),
       LOG_LEVEL: 'info',
       // Short, so a body that never arrives is answered 408 within the test's patience.
       HTTP_HEADERS_TIMEOUT_MS: String(REQUEST_TIMEOUT_MS),
       HTTP_REQUEST_TIMEOUT_MS: String(REQUEST_TIMEOUT_MS),
     });
-    for (const service of ['readApi', 'credentials', 'scoreIngest'] as const) {
+    for (const service of SERVICES) {
       docs[service] = (await (await fetch(`${target.urls[service]}/v1/openapi.json`)).json()) as (typeof docs)[Service];
     }
     token = await signDevToken(secret, { org: ORG, scope: 'authorizations:write scores:write' });
@@ -505,9 +519,9 @@ export function hostileClientTests(start: StartTarget): void {
       [
         'bytes that are not UTF-8 as the organization',
         () => '/v1/organizations/%FF%FE/authorizations',
-        // Express decodes path parameters before any handler runs (docs/decisions/0107-hostile-clients.md).
-        { status: 400, code: 'INVALID_PARAMETER' },
-        undefined,
+        // Express decodes path parameters before any handler runs; a malformed one is 400 (docs/decisions/0050-authority-follows-the-live-key.md).
+        { status: 400, code: 'VALIDATION_FAILED' },
+        SERVICE_OPERATIONS.list,
       ],
       [
         'an encoded traversal as the Client ID',
@@ -536,8 +550,8 @@ export function hostileClientTests(start: StartTarget): void {
       [
         'bytes that are not UTF-8 as the Client ID',
         () => `/v1/organizations/${ORG}/authorizations/%FF%FE`,
-        { status: 400, code: 'INVALID_PARAMETER' },
-        undefined,
+        { status: 400, code: 'VALIDATION_FAILED' },
+        SERVICE_OPERATIONS.get,
       ],
       [
         'a raw traversal to another organization',
@@ -569,7 +583,7 @@ export function hostileClientTests(start: StartTarget): void {
         path: `/v1/organizations/${ORG}/authorizations/%FF/revoke`,
         headers: asCaller(`Bearer ${token}`),
       });
-      expectAnswer('credentials', undecodable, { status: 400, code: 'INVALID_PARAMETER' });
+      expectAnswer('credentials', undecodable, { status: 400, code: 'VALIDATION_FAILED' }, SERVICE_OPERATIONS.revoke);
       expect((await readScore(reader)).status).toBe(200);
     });
 
@@ -581,6 +595,218 @@ export function hostileClientTests(start: StartTarget): void {
         expectAnswer('scoreIngest', answer, { status: 404, code: 'ROUTE_NOT_FOUND' });
       },
     );
+  });
+
+  describe('a malformed percent-encoding in any path (decision 50)', () => {
+    const truncated = '%E0%A4%A';
+    const refused: Expected = { status: 400, code: 'VALIDATION_FAILED' };
+    const withKey = (apiKey: string): Array<[string, string]> => [['x-api-key', apiKey]];
+    const paths: Array<[string, Service, () => RawRequest, Expected, Operation | undefined]> = [
+      ['an unknown path', 'readApi', () => ({ path: `/v1/${truncated}` }), refused, undefined],
+      ['a portfolio path', 'readApi', () => ({ path: `/v1/portfolio/${truncated}`, headers: withKey(reader.apiKey) }), refused, undefined],
+      ['a file of the API reference', 'readApi', () => ({ path: '/docs/%FF' }), refused, undefined],
+      ['an unknown path', 'credentials', () => ({ path: `/v1/${truncated}`, headers: asCaller(`Bearer ${token}`) }), refused, undefined],
+      [
+        'a claim link',
+        'credentials',
+        () => ({ path: `/claim/${truncated}`, headers: [['Accept', 'application/json']] }),
+        refused,
+        { method: 'GET', template: '/claim/{token}' },
+      ],
+      ['a file of the API reference', 'credentials', () => ({ path: '/docs/%FF' }), refused, undefined],
+      ['the scores path', 'scoreIngest', () => ({ method: 'POST', path: `/v1/scores${truncated}` }), refused, undefined],
+      ['a file of the API reference', 'scoreIngest', () => ({ path: `/docs/${truncated}` }), refused, undefined],
+      [
+        'the organization of its alert webhooks',
+        'notifier',
+        () => ({ path: `/v1/organizations/${truncated}/webhooks`, headers: asCaller(`Bearer ${token}`) }),
+        refused,
+        SERVICE_OPERATIONS.organizationWebhooks,
+      ],
+      [
+        'an alert webhook’s id',
+        'notifier',
+        () => ({ method: 'POST', path: `/v1/organizations/${ORG}/webhooks/%FF/test`, headers: asCaller(`Bearer ${token}`) }),
+        refused,
+        SERVICE_OPERATIONS.organizationWebhookTest,
+      ],
+      [
+        'a grant webhook’s id',
+        'notifier',
+        () => ({ path: `/v1/customers/${reader.clientId}/webhooks/${truncated}/deliveries`, headers: withKey(reader.apiKey) }),
+        refused,
+        SERVICE_OPERATIONS.grantWebhookDeliveries,
+      ],
+      [
+        'a portfolio webhook’s id',
+        'notifier',
+        () => ({ method: 'DELETE', path: `/v1/portfolio/webhooks/${truncated}`, headers: withKey('rsa_unknown') }),
+        refused,
+        SERVICE_OPERATIONS.portfolioWebhook,
+      ],
+      // A Client ID keeps the read API's documented answer: it is not in the expected format (decision 6, step 3).
+      [
+        'a grant’s Client ID',
+        'notifier',
+        () => ({ path: `/v1/customers/rs_${truncated}/webhooks`, headers: withKey(reader.apiKey) }),
+        { status: 400, code: 'INVALID_CLIENT_ID' },
+        SERVICE_OPERATIONS.grantWebhooks,
+      ],
+      ['an unknown path', 'notifier', () => ({ path: `/v1/${truncated}` }), refused, undefined],
+      ['a file of the API reference', 'notifier', () => ({ path: '/docs/%FF%FE' }), refused, undefined],
+    ];
+
+    test.each(paths)(
+      'when %s on the %s holds one, then it is refused as documented, never a 5xx',
+      async (_name, service, make, expected, operation) => {
+        const answer = await send(service, make());
+        expectAnswer(service, answer, expected, operation);
+        if (expected.code === 'VALIDATION_FAILED') expect(answer.json?.details).toEqual([{ path: 'path', message: expect.any(String) }]);
+      },
+    );
+
+    test('when a console path holds one, then it is a 400 page, never a 5xx', async () => {
+      const answer = await send('credentials', { path: `/console/${truncated}`, headers: [['Accept', 'text/html']] });
+      expect(answer.status).toBe(400);
+      expect(answer.headers['x-content-type-options']).toBe('nosniff');
+      expect(answer.body).not.toMatch(INTERNALS);
+    });
+  });
+
+  describe('names with bidirectional and other format characters (decision 50)', () => {
+    const names: Array<[string, string]> = [
+      ['a right-to-left override (U+202E)', 'Acme\u202Ekcab'],
+      ['a right-to-left isolate (U+2067)', 'Acme \u2067Ltd\u2069'],
+      ['a zero-width space (U+200B)', 'Ac\u200Bme'],
+      ['a byte order mark inside (U+FEFF)', 'Ac\uFEFFme'],
+      ['a language tag (U+E0001)', 'Acme\u{E0001}'],
+    ];
+
+    test.each(names)(
+      'when an authorization is created with %s in its recipient name, then it is 400 VALIDATION_FAILED naming recipientName',
+      async (_name, name) => {
+        const body = JSON.stringify({ recipientType: 'auditor', scopes: ['qr_score'], recipientName: name });
+        const answer = await send('credentials', {
+          method: 'POST',
+          path: `/v1/organizations/${ORG}/authorizations`,
+          headers: asCaller(`Bearer ${token}`, json(body)),
+          body,
+        });
+        expectAnswer('credentials', answer, { status: 400, code: 'VALIDATION_FAILED' }, SERVICE_OPERATIONS.create);
+        expect(answer.json?.details).toEqual([{ path: 'recipientName', message: expect.stringContaining('format characters') }]);
+      },
+    );
+
+    test('when a grant is claimed into a new account named with a right-to-left override, then it is 400 VALIDATION_FAILED naming accountName, and the link still claims', async () => {
+      const body = JSON.stringify({ recipientType: 'auditor', scopes: ['qr_score'], keyDelivery: 'claimLink' });
+      const created = await send('credentials', {
+        method: 'POST',
+        path: `/v1/organizations/${ORG}/authorizations`,
+        headers: asCaller(`Bearer ${token}`, json(body)),
+        body,
+      });
+      expect(created.status).toBe(201);
+      const claimPath = new URL((created.json as { claim: { url: string } }).claim.url).pathname;
+      const claim = (accountName: string) =>
+        send('credentials', {
+          method: 'POST',
+          path: claimPath,
+          headers: [
+            ['Content-Type', 'application/json'],
+            ['Accept', 'application/json'],
+          ],
+          // Escaped in the JSON text this time: the parser's \u202e is the same character.
+          body: `{"into":"account","accountName":${JSON.stringify(accountName).replace('\u202E', '\\u202e')}}`,
+        });
+      const refusedClaim = await claim('Acme\u202Ekcab');
+      expectAnswer('credentials', refusedClaim, { status: 400, code: 'VALIDATION_FAILED' }, { method: 'POST', template: '/claim/{token}' });
+      expect(refusedClaim.json?.details).toEqual([{ path: 'accountName', message: expect.stringContaining('format characters') }]);
+      expectAnswer('credentials', await claim('Acme'), { status: 201 }, { method: 'POST', template: '/claim/{token}' });
+    });
+  });
+
+  describe('pages cannot be framed (decision 50)', () => {
+    const framingRefused = (answer: RawResponse) => ({
+      csp: answer.headers['content-security-policy']?.split(/;\s*/),
+      frameOptions: answer.headers['x-frame-options'],
+    });
+    const expectedHeaders = {
+      csp: expect.arrayContaining(["default-src 'none'", "frame-ancestors 'none'", "script-src 'self'", "base-uri 'none'"]),
+      frameOptions: 'DENY',
+    };
+
+    test.each(SERVICES)(
+      "when %s's API reference and its files are asked for, then each answer carries the page policy",
+      async (service) => {
+        for (const path of ['/docs', '/docs/swagger-ui.css', '/docs/swagger-ui-bundle.js', '/docs/docs-init.js', '/docs/no-such-file']) {
+          const answer = await send(service, { path });
+          expect({ path, ...framingRefused(answer) }).toEqual({ path, ...expectedHeaders });
+        }
+      },
+    );
+
+    test('when console pages and a claim page are asked for, then each carries the page policy', async () => {
+      const body = JSON.stringify({ recipientType: 'auditor', scopes: ['qr_score'], keyDelivery: 'claimLink' });
+      const created = await send('credentials', {
+        method: 'POST',
+        path: `/v1/organizations/${ORG}/authorizations`,
+        headers: asCaller(`Bearer ${token}`, json(body)),
+        body,
+      });
+      const claimPath = new URL((created.json as { claim: { url: string } }).claim.url).pathname;
+      for (const path of ['/console', '/console/sign-in', '/console/no-such-page', claimPath, '/claim/unknown-link']) {
+        const answer = await send('credentials', { path, headers: [['Accept', 'text/html']] });
+        expect(answer.status).toBeLessThan(500);
+        expect({ path, ...framingRefused(answer) }).toEqual({ path, ...expectedHeaders });
+      }
+    });
+  });
+
+  describe('an organization’s webhook management is limited like a recipient’s (decision 50)', () => {
+    test(`when an organization makes ${ORGANIZATION_LIMIT + 1} webhook requests within a minute, then the last is 429 with Retry-After and its RateLimit headers; strangers spent none of it, and others go on`, async () => {
+      const limited = `hostile-c-${runId}`;
+      const own = await signDevToken(secret, { org: limited, scope: 'authorizations:write' });
+      const list = (bearer: string, org = limited) =>
+        send('notifier', { path: `/v1/organizations/${org}/webhooks`, headers: asCaller(`Bearer ${bearer}`) });
+      const testDelivery = () =>
+        send('notifier', {
+          method: 'POST',
+          path: `/v1/organizations/${limited}/webhooks/wh_${'0'.repeat(16)}/test`,
+          headers: asCaller(`Bearer ${own}`),
+        });
+      const forged = hmacJwt({ alg: 'HS256' }, { ...claims(), org: limited }, randomBytes(32).toString('base64url'));
+      // Strangers first: a forged token for the organization, and another organization's token.
+      for (let attempt = 0; attempt < 5; attempt += 1) {
+        expectAnswer('notifier', await list(forged), { status: 401, code: 'INVALID_TOKEN' }, SERVICE_OPERATIONS.organizationWebhooks);
+        expectAnswer(
+          'notifier',
+          await list(otherToken),
+          { status: 403, code: 'FORBIDDEN_ORGANIZATION' },
+          SERVICE_OPERATIONS.organizationWebhooks,
+        );
+      }
+
+      const remaining: string[] = [];
+      for (let request = 1; request <= ORGANIZATION_LIMIT; request += 1) {
+        // Lists and test deliveries (to a webhook it does not have) alike: every management request counts.
+        const answer = request % 2 === 1 ? await list(own) : await testDelivery();
+        if (request % 2 === 1) expectAnswer('notifier', answer, { status: 200 }, SERVICE_OPERATIONS.organizationWebhooks);
+        else expectAnswer('notifier', answer, { status: 404, code: 'WEBHOOK_NOT_FOUND' }, SERVICE_OPERATIONS.organizationWebhookTest);
+        remaining.push(/^"organization"; r=(\d+); t=\d+$/.exec(answer.headers.ratelimit ?? '')?.[1] ?? answer.headers.ratelimit ?? 'none');
+      }
+      expect(remaining).toEqual(Array.from({ length: ORGANIZATION_LIMIT }, (_, index) => String(ORGANIZATION_LIMIT - 1 - index)));
+
+      for (const over of [await list(own), await testDelivery()]) {
+        expectAnswer('notifier', over, { status: 429 }, SERVICE_OPERATIONS.organizationWebhooks);
+        expect(Number(over.headers['retry-after'])).toBeGreaterThanOrEqual(1);
+        expect(over.headers.ratelimit).toMatch(/^"organization"; r=0; t=\d+$/);
+        expect(over.headers['ratelimit-policy']).toMatch(new RegExp(`^"organization"; q=${ORGANIZATION_LIMIT}; w=60; pk=:[^:]+:$`));
+      }
+      // Another organization's webhooks, and the organization's own grants in the credentials service, go on.
+      expectAnswer('notifier', await list(token, ORG), { status: 200 }, SERVICE_OPERATIONS.organizationWebhooks);
+      const grants = await send('credentials', { path: `/v1/organizations/${limited}/authorizations`, headers: asCaller(`Bearer ${own}`) });
+      expectAnswer('credentials', grants, { status: 200 }, SERVICE_OPERATIONS.list);
+    });
   });
 
   describe('oversized, deeply nested and malformed bodies', () => {

@@ -1,5 +1,6 @@
 import type { StatementSync } from 'node:sqlite';
 import type { WebhookDelivery, WebhookPayloadType } from '@rsd/contracts';
+import { dueInTurns } from '@rsd/domain';
 import { systemClock } from '@rsd/platform';
 import type { Clock, PendingDelivery, StoredWebhook, WebhookStore } from '@rsd/ports';
 import { integer, text } from './database';
@@ -10,6 +11,9 @@ const KEY_RETENTION_MS = 7 * 86_400_000;
 /** Forgotten keys removed per enqueue at least; more when more are queued, so removal keeps up. */
 const MIN_KEYS_PRUNED = 100;
 
+const DUE_COLUMNS =
+  'message_id, key, webhook_id, client_id, event_type, body, attempts, first_attempt_at, due_at, traceparent, tracestate, grant_client_id';
+
 /** The store's reads, named so that a test can check that each one goes through an index. */
 export const QUERIES = {
   countOfClient: 'SELECT COUNT(*) AS n FROM webhooks WHERE client_id = ?',
@@ -18,9 +22,14 @@ export const QUERIES = {
   byId: 'SELECT record FROM webhooks WHERE id = ?',
   activeOfOrganization: 'SELECT record FROM webhooks WHERE organization_id = ? AND active = 1 ORDER BY created_at, id',
   activeOfClient: 'SELECT record FROM webhooks WHERE client_id = ? AND active = 1 ORDER BY created_at, id',
-  due: `SELECT message_id, key, webhook_id, client_id, event_type, body, attempts, first_attempt_at, due_at, traceparent, tracestate,
-      grant_client_id
-    FROM webhook_deliveries WHERE done = 0 AND due_at <= ? ORDER BY due_at, key LIMIT ?`,
+  // Decision 50's turns (dueInTurns): the queue after a place in it, skipping the owners that had their turns …
+  due: `SELECT ${DUE_COLUMNS} FROM webhook_deliveries
+    WHERE done = 0 AND due_at <= ? AND (due_at, key) > (?, ?) AND client_id NOT IN (SELECT value FROM json_each(?))
+    ORDER BY due_at, key LIMIT ?`,
+  // … and the rest of those owners' queue.
+  dueOfOwners: `SELECT ${DUE_COLUMNS} FROM webhook_deliveries
+    WHERE done = 0 AND due_at <= ? AND client_id IN (SELECT value FROM json_each(?)) AND key NOT IN (SELECT value FROM json_each(?))
+    ORDER BY due_at, key LIMIT ?`,
   queueStats: 'SELECT COUNT(*) AS depth, MIN(due_at) AS oldest FROM webhook_deliveries WHERE done = 0',
   attempts: 'SELECT record FROM webhook_attempts WHERE webhook_id = ? ORDER BY at DESC, seq DESC LIMIT ?',
   message: `SELECT key, message_id, webhook_id, client_id, event_type, body, grant_client_id FROM webhook_deliveries
@@ -214,7 +223,17 @@ export function openSqliteWebhookStore(options: SqliteWebhookStoreOptions): Webh
     },
 
     due(now, limit) {
-      return run(() => statement(QUERIES.due).all(now.toISOString(), Math.max(0, limit)).map(pendingOf));
+      const until = now.toISOString();
+      return dueInTurns<PendingDelivery>(limit, {
+        next: (after, skippedOwners, count) =>
+          run(() =>
+            statement(QUERIES.due)
+              .all(until, after?.dueAt ?? '', after?.key ?? '', JSON.stringify(skippedOwners), count)
+              .map(pendingOf),
+          ),
+        more: (owners, skippedKeys, count) =>
+          run(() => statement(QUERIES.dueOfOwners).all(until, JSON.stringify(owners), JSON.stringify(skippedKeys), count).map(pendingOf)),
+      });
     },
 
     recordAttempt(delivery, attempt, outcome, keepAttempts) {
@@ -281,7 +300,9 @@ export function createWebhookTables(db: { exec(sql: string): void; statement(sql
   if (!db.statement("SELECT 1 FROM pragma_table_info('webhook_deliveries') WHERE name = 'grant_client_id'").get()) {
     db.exec('ALTER TABLE webhook_deliveries ADD COLUMN grant_client_id TEXT');
   }
-  db.exec('CREATE INDEX IF NOT EXISTS webhook_deliveries_due ON webhook_deliveries (due_at, key) WHERE done = 0');
+  // The queue in its order, with each delivery's owner: skipping an owner that had its turns reads no row.
+  db.exec('CREATE INDEX IF NOT EXISTS webhook_deliveries_due_owner ON webhook_deliveries (due_at, key, client_id) WHERE done = 0');
+  db.exec('DROP INDEX IF EXISTS webhook_deliveries_due');
   db.exec('CREATE INDEX IF NOT EXISTS webhook_deliveries_by_webhook ON webhook_deliveries (webhook_id, done)');
   db.exec('CREATE INDEX IF NOT EXISTS webhook_deliveries_by_message ON webhook_deliveries (message_id)');
   db.exec('CREATE INDEX IF NOT EXISTS webhook_deliveries_forgettable ON webhook_deliveries (queued_ms) WHERE done = 1');

@@ -365,6 +365,31 @@ export function describeWebhookStoreContract(name: string, open: (clock: Clock) 
         expect(await keysDue(new Date(NOW.getTime() - 61 * SECOND))).toEqual([]);
       });
 
+      it("when one owner has many deliveries due before another owner's one, then the other's is taken in the first batch (decision 50)", async () => {
+        const busy = await added();
+        const other = await added();
+        const backlog = Array.from({ length: 40 }, (_, n) => aPendingDelivery(busy, { dueAt: at(NOW, (n - 60) * SECOND) }));
+        const waiting = aPendingDelivery(other, { dueAt: at(NOW, -SECOND) });
+        await store.enqueue([...backlog, waiting]);
+
+        const batch = (await store.due(NOW, 10)).map((delivery) => delivery.key);
+
+        // The busy owner's first turn, the other's, the busy one's further turns, then the rest of its queue as room allows.
+        expect(batch).toEqual([backlog[0]!.key, waiting.key, ...backlog.slice(1, 9).map((delivery) => delivery.key)]);
+      });
+
+      it('when several owners have deliveries due, then each gets its earliest before any gets a second, in the order they are due (decision 50)', async () => {
+        const [first, second, third] = [await added(), await added(), await added()];
+        const due = (webhook: StoredWebhook, seconds: number) => aPendingDelivery(webhook, { dueAt: at(NOW, -seconds * SECOND) });
+        const queued = [due(first, 50), due(first, 49), due(second, 48), due(first, 47), due(third, 46), due(second, 45), due(first, 44)];
+        // A delivery not due yet stays out, whatever its owner's turn.
+        await store.enqueue([...queued, aPendingDelivery(third, { dueAt: at(NOW, SECOND) })]);
+        const [f1, f2, s1, f3, t1, s2, f4] = queued.map((delivery) => delivery.key);
+
+        expect(await keysDue(NOW)).toEqual([f1, s1, t1, f2, s2, f3, f4]);
+        expect((await store.due(NOW, 4)).map((delivery) => delivery.key)).toEqual([f1, s1, t1, f2]);
+      });
+
       it('when deliveries wait, then queueStats counts them and names the earliest due time', async () => {
         const webhook = await added();
         await store.enqueue([

@@ -1,3 +1,4 @@
+import { SHOWN_NAME_REFUSAL } from '@rsd/contracts';
 import { ApiError } from '@rsd/platform';
 import { thrownBy } from '@rsd/testkit';
 import { resolveExpiresAt, validateCreateRequest } from './create-authorization-request';
@@ -39,11 +40,11 @@ describe('create authorization request', () => {
     );
   });
 
-  test('when the name holds a control character (a NUL byte, a newline), then it is refused, naming the field', () => {
-    for (const recipientName of ['Acme\u0000Corp', 'Acme\nCorp', 'Acme\u001b[31m']) {
+  test('when the name holds a control or format character (a NUL byte, a newline, a right-to-left override), then it is refused, naming the field', () => {
+    for (const recipientName of ['Acme\u0000Corp', 'Acme\nCorp', 'Acme\u001b[31m', 'Acme\u202Ekcab', 'Ac\u200Bme']) {
       expect(problemsOf({ recipientType: 'partner', recipientName, scopes: ['qr_score'] })).toEqual({
         code: 'VALIDATION_FAILED',
-        details: [{ path: 'recipientName', message: 'must not contain control characters' }],
+        details: [{ path: 'recipientName', message: SHOWN_NAME_REFUSAL }],
       });
     }
   });

@@ -276,7 +276,7 @@ describe('claim links (decision 38), at the service with a clock the test holds'
     }
   });
 
-  test('when the token is not percent-encoded UTF-8, then it is 400 INVALID_PARAMETER', async () => {
-    expect(await describe_(`${h.app.baseUrl}/claim/%FF`)).toMatchObject({ status: 400, body: { code: 'INVALID_PARAMETER' } });
+  test('when the token is not percent-encoded UTF-8, then it is 400 VALIDATION_FAILED (decision 50)', async () => {
+    expect(await describe_(`${h.app.baseUrl}/claim/%FF`)).toMatchObject({ status: 400, body: { code: 'VALIDATION_FAILED' } });
   });
 });

@@ -2,9 +2,9 @@ import { randomBytes } from 'node:crypto';
 import express, { type Request, type RequestHandler, type Response, type Router } from 'express';
 import { generateApiKey } from '@rsd/domain';
 import { labelledRouter } from '@rsd/observability';
-import { ApiError, errorHandler, methodNotAllowed, requestIdOf, type ErrorAnswers, type Logger } from '@rsd/platform';
+import { ApiError, errorHandler, methodNotAllowed, pageHeaders, requestIdOf, type ErrorAnswers, type Logger } from '@rsd/platform';
 import { apiKeyOf, type LimitCheck } from '@rsd/recipient-access';
-import { CONTENT_SECURITY_POLICY, cookieOf, sameOrigin } from '../console/console-routes';
+import { cookieOf, sameOrigin } from '../console/console-routes';
 import { sameToken } from '../console/console-sessions';
 import { isLoopbackHost } from '../console/oidc-sign-in';
 import type { Html } from '../console/html';
@@ -41,13 +41,12 @@ export function claimRoutes(deps: ClaimRoutesDeps): Router {
 
   router.use((_req, res, next) => {
     res.locals.loggedUrl = LOGGED_CLAIM_URL;
-    res.setHeader('Content-Security-Policy', CONTENT_SECURITY_POLICY);
-    res.setHeader('Referrer-Policy', 'same-origin');
-    res.setHeader('X-Frame-Options', 'DENY');
     // The grant, and on a POST the key: nothing is cached anywhere.
     res.setHeader('Cache-Control', 'no-store');
     next();
   });
+  // Its pages are the console's kind: the one page policy.
+  router.use(pageHeaders());
 
   /** A refused link counts against the address; over the budget, the answer is the 429 instead. */
   const limited = async <T>(req: Request, res: Response, work: () => Promise<T>): Promise<T> => {
@@ -161,7 +160,6 @@ const TITLES: Partial<Record<ApiError['code'], string>> = {
   MALFORMED_JSON: 'Invalid request',
   PAYLOAD_TOO_LARGE: 'Invalid request',
   UNSUPPORTED_MEDIA_TYPE: 'Invalid request',
-  INVALID_PARAMETER: 'Link not found',
   SERVICE_UNAVAILABLE: 'Try again in a moment',
 };
 
@@ -171,7 +169,7 @@ const TITLES: Partial<Record<ApiError['code'], string>> = {
  */
 const CLAIM_ERRORS: ErrorAnswers = {
   messages: {
-    INVALID_PARAMETER: 'The link is not valid percent-encoded UTF-8',
+    VALIDATION_FAILED: 'The link is not valid percent-encoded UTF-8',
     MALFORMED_JSON: 'The request body could not be read',
     UNSUPPORTED_MEDIA_TYPE: 'The request body must be JSON encoded as UTF-8, or the form',
   },

@@ -2,6 +2,7 @@ import {
   ApiConnectionError,
   ApiError as NotifierRefusal,
   Organization,
+  RateLimited,
   type OrganizationAlertEvent,
   type Webhooks,
 } from '@resilience-score/client';
@@ -78,6 +79,16 @@ function consoleErrorOf(error: unknown, log: Logger): unknown {
       'console: the notifier refused the console token (check CONSOLE_NOTIFIER_SECRET on both services)',
     );
     return serviceUnavailable('The console cannot manage alert webhooks right now.', { cause: error });
+  }
+  if (error instanceof RateLimited) {
+    // The organization's own limit on its webhook management (decision 50): the person waits, as an API client would.
+    const seconds = error.retryAfter ?? 60;
+    return new ApiError(
+      'RATE_LIMITED',
+      `This organization has managed and tested its alert webhooks too often in the last minute; try again in ${seconds} seconds.`,
+      undefined,
+      { 'Retry-After': String(seconds) },
+    );
   }
   if (error.status >= 500 || error.code === undefined || !(error.code in ERROR_STATUS)) {
     log.warn({ status: error.status, code: error.code }, 'console: the notifier did not complete a request');

@@ -1,5 +1,5 @@
 import { readFile } from 'node:fs/promises';
-import { get as httpGet } from 'node:http';
+import { createServer as createHttpServer, get as httpGet } from 'node:http';
 import { createServer as createNetServer } from 'node:net';
 import { join } from 'node:path';
 import { digestApiKey, hasValidChecksum } from '@rsd/domain';
@@ -1061,6 +1061,38 @@ describe('credentials service: the console (decisions 30-32)', () => {
         expect(page.status).toBe(503);
         expect(page.headers.get('retry-after')).toBe('5');
         expect(page.body).toContain('The notifier, which sends the alerts, cannot be reached');
+      }
+    });
+
+    test('when the notifier limits the organization (429), then the page says so with its Retry-After, not as an outage (decision 50)', async () => {
+      // A stand-in notifier over its limit, as the notifier answers: no code, Retry-After.
+      const notifier = createHttpServer((_req, res) =>
+        res
+          .writeHead(429, { 'content-type': 'application/json', 'retry-after': '37' })
+          .end(JSON.stringify({ error: 'Too Many Requests', message: 'Rate limit exceeded', timestamp: NOW.toISOString() })),
+      );
+      await new Promise<void>((listening) => notifier.listen(0, '127.0.0.1', listening));
+      const { port } = notifier.address() as { port: number };
+      try {
+        await h.close();
+        h = await startConsole({
+          alertWebhooks: alertWebhookAccess({
+            notifierUrl: `http://127.0.0.1:${port}`,
+            secret: 'x'.repeat(48),
+            log: h.log,
+            timeoutMs: 1_000,
+          }),
+        });
+        const session = await signIn();
+
+        const page = await visit('/console/alert-webhooks', { cookie: session.cookie });
+
+        expect(page.status).toBe(429);
+        expect(page.headers.get('retry-after')).toBe('37');
+        expect(page.body).toContain('<h1>Too many requests</h1>');
+        expect(page.body).toContain('try again in 37 seconds');
+      } finally {
+        await new Promise<void>((closed) => notifier.close(() => closed()));
       }
     });
 

@@ -3,7 +3,16 @@ import { parse as parseCookies } from 'cookie';
 import express, { type Router, type Request, type RequestHandler, type Response } from 'express';
 import { clientIdPattern, MAX_OVERLAP_SECONDS } from '@rsd/contracts';
 import { generateApiKey, generateClaimToken, generateClientId } from '@rsd/domain';
-import { ApiError, errorHandler, serviceUnavailable, type ErrorAnswers, type Logger } from '@rsd/platform';
+import {
+  ApiError,
+  errorHandler,
+  hasMalformedPercentEncoding,
+  malformedPath,
+  pageHeaders,
+  serviceUnavailable,
+  type ErrorAnswers,
+  type Logger,
+} from '@rsd/platform';
 import type { AccessLogStore } from '@rsd/ports';
 import { createAuthorization } from '../authorizations/create-authorization';
 import { getAuthorization, listWithAlerts } from '../authorizations/find-authorizations';
@@ -58,21 +67,6 @@ const SESSION_COOKIE = 'rsd_console';
 const ATTEMPT_COOKIE = 'rsd_console_sign_in';
 const FORM_LIMIT = '16kb';
 
-/**
- * Decision 32: no script but our own file, no inline style, no framing, forms only to ourselves.
- * Every page carries it; `form-action 'self'` also holds the sign-out and every change to this origin.
- */
-export const CONTENT_SECURITY_POLICY = [
-  "default-src 'none'",
-  "script-src 'self'",
-  "style-src 'self'",
-  "img-src 'self'",
-  "connect-src 'self'",
-  "form-action 'self'",
-  "frame-ancestors 'none'",
-  "base-uri 'none'",
-].join('; ');
-
 /** The console (decisions 30-32): server-rendered pages over the same use cases as the HTTP API. */
 export function consoleRoutes(deps: ConsoleRoutesDeps): Router {
   const useCaseDeps: UseCaseDeps = { ...deps, newEventId: randomUUID };
@@ -85,14 +79,8 @@ export function consoleRoutes(deps: ConsoleRoutesDeps): Router {
   const { sessions } = deps;
   const router = labelledRouter();
 
-  router.use((_req, res, next) => {
-    res.setHeader('Content-Security-Policy', CONTENT_SECURITY_POLICY);
-    // Not no-referrer: with it a browser sends `Origin: null` on our own forms, and the origin check needs the real one.
-    res.setHeader('Referrer-Policy', 'same-origin');
-    res.setHeader('X-Frame-Options', 'DENY');
-    res.setHeader('Cross-Origin-Opener-Policy', 'same-origin');
-    next();
-  });
+  // Decision 32: no script but our own file, no inline style, no framing, forms only to ourselves (every page's policy).
+  router.use(pageHeaders());
 
   router.get('/assets/:name', (req, res, next) => {
     const asset = CONSOLE_ASSETS.get(req.params.name);
@@ -303,6 +291,8 @@ export function consoleRoutes(deps: ConsoleRoutesDeps): Router {
   });
 
   router.use(async (req, res) => {
+    // A path that is not valid percent-encoding names no page: the 400 every service answers (decision 50).
+    if (hasMalformedPercentEncoding(req.path)) throw malformedPath();
     const session = await sessions.find(cookieOf(req, SESSION_COOKIE));
     page(res, 404, problemPage('Page not found', 'There is no such page in the console.', session && viewerOf(session)));
   });
@@ -329,6 +319,7 @@ const TITLES: Partial<Record<ApiError['code'], string>> = {
   KEY_ALREADY_CLAIMED: 'Key already claimed',
   KEY_NOT_CLAIMED: 'Key not yet claimed',
   SERVICE_UNAVAILABLE: 'Try again in a moment',
+  RATE_LIMITED: 'Too many requests',
   INVALID_PARAMETER: 'Invalid request',
   VALIDATION_FAILED: 'Invalid request',
   MALFORMED_JSON: 'Invalid request',
@@ -342,8 +333,7 @@ const FORM_UNREADABLE = 'The form could not be read. Go back and try again.';
 /** Errors as pages in words: what the API would say, never a stack trace or an internal. */
 const CONSOLE_ERRORS: ErrorAnswers = {
   messages: {
-    // The router's and the form parser's refusals: a malformed path, too large, malformed.
-    INVALID_PARAMETER: FORM_UNREADABLE,
+    // The form parser's refusals: too large, malformed. A malformed path keeps the middleware's words.
     MALFORMED_JSON: FORM_UNREADABLE,
     PAYLOAD_TOO_LARGE: FORM_UNREADABLE,
     UNSUPPORTED_MEDIA_TYPE: FORM_UNREADABLE,

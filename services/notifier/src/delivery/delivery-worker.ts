@@ -33,7 +33,9 @@ export interface DeliveryWorker {
 
 /**
  * Takes due deliveries from the queue and attempts them, at most `concurrency` at a time, each one
- * once at a time. The queue is the truth: a delivery leaves it only when it succeeded or was given
+ * once at a time, in the store's turns between owners (decision 50): the attempts in flight are the
+ * earliest of their owners, so a slot that frees goes to the next owner whose turn it is, and one
+ * owner's failing endpoint delays another's delivery by at most the attempts already under way. The queue is the truth: a delivery leaves it only when it succeeded or was given
  * up, so a restart resumes every pending one, with the same `webhook-id`, and none is sent twice
  * except as a retry. One worker per store (one notifier replica: see docs/decisions/0026-webhooks.md).
  */

@@ -9,8 +9,16 @@ import {
   type WebhookOwner,
 } from '@rsd/contracts';
 import { scopesAllow } from '@rsd/domain';
-import { checkBearer, clientIdPathParameter, errorResponse as error, type OpenApiResponse, type TokenVerifier } from '@rsd/platform';
-import type { AuthenticatedAccount, AuthenticatedRecipient, AuthenticationRequest } from '@rsd/recipient-access';
+import {
+  checkBearer,
+  clientIdPathParameter,
+  decodePathSegment,
+  errorResponse as error,
+  textHeader,
+  type OpenApiResponse,
+  type TokenVerifier,
+} from '@rsd/platform';
+import type { AuthenticatedAccount, AuthenticatedRecipient, AuthenticationRequest, LimitOutcome } from '@rsd/recipient-access';
 import type { NotifierConfig } from '../config';
 
 /** Who called, as one owner kind's authentication establishes it. */
@@ -57,6 +65,15 @@ export interface WebhookOwnerDeclaration {
   };
 }
 
+/** A 429 as every limiter answers it: no `code`, Retry-After, and the draft-8 RateLimit headers of the limiter that counted. */
+function rateLimited(limits: string): OpenApiResponse {
+  return error(`Rate limit exceeded (${limits}); no \`code\``, {
+    'Retry-After': { description: 'Whole seconds to wait before retrying (at least 1)', required: true, schema: { type: 'string' } },
+    RateLimit: textHeader('Requests left in the current window (IETF draft 8)'),
+    'RateLimit-Policy': textHeader('The quota and its window (IETF draft 8)'),
+  });
+}
+
 export type RecipientAuthenticate = (req: Request, res: Response, request: AuthenticationRequest) => Promise<AuthenticatedRecipient>;
 
 /**
@@ -91,15 +108,8 @@ export function grantWebhooks(
           'ADDRESS_NOT_ALLOWED (the credential has an allow list and this client address is not on it), or blocked by the edge security policy (then without `code`)',
         ),
         '404': error('CREDENTIAL_NOT_FOUND: no authorization has this Client ID'),
-        '429': error(
-          `Rate limit exceeded (${config.RATE_LIMIT_PER_MINUTE} requests per minute per credential, shared with the read API, or too many failed authentications from one address); no \`code\``,
-          {
-            'Retry-After': {
-              description: 'Whole seconds to wait before retrying (at least 1)',
-              required: true,
-              schema: { type: 'string' },
-            },
-          },
+        '429': rateLimited(
+          `${config.RATE_LIMIT_PER_MINUTE} requests per minute per credential, shared with the read API, or too many failed authentications from one address`,
         ),
       },
       operationInfix: '',
@@ -138,15 +148,8 @@ export function portfolioWebhooks(
       authenticationResponses: {
         '401': error('MISSING_API_KEY, or INVALID_API_KEY: not a recipient account key that works now'),
         '403': error('Blocked by the edge security policy (without `code`)'),
-        '429': error(
-          `Rate limit exceeded (${config.ACCOUNT_RATE_LIMIT_PER_MINUTE} requests per minute per recipient account, shared with its reads, or too many failed authentications from one address); no \`code\``,
-          {
-            'Retry-After': {
-              description: 'Whole seconds to wait before retrying (at least 1)',
-              required: true,
-              schema: { type: 'string' },
-            },
-          },
+        '429': rateLimited(
+          `${config.ACCOUNT_RATE_LIMIT_PER_MINUTE} requests per minute per recipient account, shared with its reads, or too many failed authentications from one address`,
         ),
       },
       operationInfix: 'Portfolio',
@@ -157,17 +160,26 @@ export function portfolioWebhooks(
   };
 }
 
+export type OrganizationLimit = (req: Request, res: Response, organizationId: string) => Promise<LimitOutcome>;
+
 /**
  * An organization's alert webhooks (decision 44): `/organizations/{organizationId}/webhooks`, with the
  * credentials service's bearer token (scope `authorizations:write` for that organization, decision
- * 34), subscribed to the organization's alerts only.
+ * 34), subscribed to the organization's alerts only. Every call counts against the organization's
+ * limit a minute (decision 50), once its token is verified: a stranger's calls spend nothing of it.
  */
-export function organizationWebhooks(verifyToken: TokenVerifier): WebhookOwnerDeclaration {
+export function organizationWebhooks(
+  verifyToken: TokenVerifier,
+  limitOrganization: OrganizationLimit,
+  config: Pick<NotifierConfig, 'ORGANIZATION_RATE_LIMIT_PER_MINUTE'>,
+): WebhookOwnerDeclaration {
   return {
     path: '/organizations/:organizationId',
-    async authenticate(req, _res, [rawOrganizationId]) {
-      const organizationId = decodeURIComponent(rawOrganizationId ?? '');
+    async authenticate(req, res, [rawOrganizationId]) {
+      const organizationId = decodePathSegment(rawOrganizationId ?? '');
       await checkBearer(verifyToken, req.headers.authorization, { scope: 'authorizations:write' }, organizationId);
+      const limit = await limitOrganization(req, res, organizationId);
+      if (limit.outcome === 'limited') throw limit.refusal;
       return { owner: { kind: 'organization', organizationId }, organizationId, refusedEvents: () => [] };
     },
     limit: MAX_WEBHOOKS_PER_ORGANIZATION,
@@ -189,6 +201,9 @@ export function organizationWebhooks(verifyToken: TokenVerifier): WebhookOwnerDe
         }),
         '403': error(
           'FORBIDDEN_ORGANIZATION (the token administers another organization) or INSUFFICIENT_SCOPE (it lacks authorizations:write)',
+        ),
+        '429': rateLimited(
+          `${config.ORGANIZATION_RATE_LIMIT_PER_MINUTE} requests per minute per organization to its alert webhooks, tests and redeliveries included, counted once the token is verified`,
         ),
       },
       operationInfix: 'Organization',

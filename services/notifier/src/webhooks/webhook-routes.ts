@@ -24,7 +24,17 @@ import {
   webhookOwnerKey,
   type TargetPolicy,
 } from '@rsd/domain';
-import { ApiError, issueDetails, jsonBody, methodNotAllowed, newWebhookSecret, requestErrorMap, validationFailed } from '@rsd/platform';
+import {
+  ApiError,
+  hasMalformedPercentEncoding,
+  issueDetails,
+  jsonBody,
+  malformedPath,
+  methodNotAllowed,
+  newWebhookSecret,
+  requestErrorMap,
+  validationFailed,
+} from '@rsd/platform';
 import type { StoredWebhook, WebhookStore } from '@rsd/ports';
 import type { z } from 'zod';
 import type { Resolve } from '../delivery/send-webhook';
@@ -247,6 +257,8 @@ export function webhookRoutes(declaration: WebhookOwnerDeclaration, deps: Webhoo
       methodNotAllowed([...allowed])(req, res, next);
       return;
     }
+    // The owner's own parameters are its authentication's to decode (a grant's Client ID is INVALID_CLIENT_ID, as on the read API).
+    if ([id, messageId].some((segment) => segment !== undefined && hasMalformedPercentEncoding(segment))) throw malformedPath();
     const access = await declaration.authenticate(req, res, parameters);
     const base = `/v1${fill(declaration.path, parameters)}/webhooks`;
     if (id === undefined) return req.method === 'POST' ? create(req, res, access, base) : list(res, access);
