@@ -25,3 +25,4 @@ export * from './webhooks/webhook-owner';
 export * from './webhooks/webhook-lifecycle';
 export * from './leaks/leaked-keys';
 export * from './alerts/grant-alerts';
+export * from './webhooks/key-cut-offs';

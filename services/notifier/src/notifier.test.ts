@@ -236,7 +236,15 @@ describe('the notifier, on the embedded runtime', () => {
     expect(listed.status).toBe(200);
     expect(listed.body).toEqual({
       webhooks: [
-        { id: created.body.id, url: target.url, events: ALL_EVENTS, status: 'active', conditions: {}, createdAt: expect.any(String) },
+        {
+          id: created.body.id,
+          url: target.url,
+          events: ALL_EVENTS,
+          status: 'active',
+          disabledReason: null,
+          conditions: {},
+          createdAt: expect.any(String),
+        },
       ],
     });
     expect(JSON.stringify(listed.body)).not.toContain(created.body.secret);

@@ -8,7 +8,7 @@ import {
   type WebhookEventType,
   type WebhookOwner,
 } from '@rsd/contracts';
-import { scopesAllow } from '@rsd/domain';
+import { scopesAllow, webhookOwnerKey, type ChangingKey, type KeyMatch } from '@rsd/domain';
 import { checkBearer, clientIdPathParameter, errorResponse as error, type OpenApiResponse, type TokenVerifier } from '@rsd/platform';
 import type { AuthenticatedAccount, AuthenticatedRecipient, AuthenticationRequest } from '@rsd/recipient-access';
 import type { NotifierConfig } from '../config';
@@ -20,6 +20,13 @@ export interface OwnerAccess {
   organizationId: string;
   /** The events of `events` this caller may not subscribe to (its scopes do not allow them): refused with 403. */
   refusedEvents(events: readonly WebhookEventType[]): WebhookEventType[];
+  /**
+   * Decision 50: which key the caller presented, its current one or the previous one of a rotation's
+   * overlap (which only reads); undefined for a caller with a token, not a key.
+   */
+  key?: KeyMatch;
+  /** The key a webhook this caller makes or re-targets answers to (decision 50); undefined for a token. */
+  changingKey?: ChangingKey;
 }
 
 /**
@@ -54,8 +61,14 @@ export interface WebhookOwnerDeclaration {
     authenticationResponses: Record<string, OpenApiResponse>;
     /** For a create's 403: what else its authentication may refuse with. */
     scopeRefusal: string;
+    /** For the 403 of every operation that changes something: how a key that only reads is refused (decision 50); none for a token. */
+    readOnlyRefusal?: string;
   };
 }
+
+/** Decision 50, as the OpenAPI documents say it for an owner authenticated by a key. */
+const KEY_READ_ONLY_REFUSAL =
+  'KEY_READ_ONLY (the previous key of a rotation’s overlap, which only reads until the overlap ends: only the current key manages webhooks)';
 
 export type RecipientAuthenticate = (req: Request, res: Response, request: AuthenticationRequest) => Promise<AuthenticatedRecipient>;
 
@@ -73,10 +86,14 @@ export function grantWebhooks(
     async authenticate(req, res, [rawClientId]) {
       const recipient = await authenticate(req, res, { rawClientId: rawClientId || undefined });
       const { scopes, organizationId } = recipient.credential;
+      // The grant's own key, or the key of the account that holds it (decision 42): a webhook answers to its holder.
+      const keyOwner = recipient.accountId ? webhookOwnerKey({ kind: 'portfolio', accountId: recipient.accountId }) : recipient.clientId;
       return {
         owner: { kind: 'grant', clientId: recipient.clientId },
         organizationId,
         refusedEvents: (events) => events.filter((type) => !scopesAllow(type, scopes)),
+        key: recipient.key,
+        changingKey: { keyDigest: recipient.keyDigest, keyOwner },
       };
     },
     limit: MAX_WEBHOOKS_PER_AUTHORIZATION,
@@ -107,6 +124,7 @@ export function grantWebhooks(
       security: 'apiKey',
       scopeRefusal:
         'INSUFFICIENT_SCOPE (an event the credential’s scopes do not allow; score.updated: qr_score; grade.changed: qr_score or score_trend)',
+      readOnlyRefusal: KEY_READ_ONLY_REFUSAL,
     },
   };
 }
@@ -126,9 +144,19 @@ export function portfolioWebhooks(
   return {
     path: '/portfolio',
     async authenticate(req, res) {
-      const { account } = await authenticate(req, res);
+      const { account, key } = await authenticate(req, res);
+      const owner = { kind: 'portfolio', accountId: account.accountId } as const;
       // No organization of its own: the planner finds the account's grants of each organization instead.
-      return { owner: { kind: 'portfolio', accountId: account.accountId }, organizationId: '', refusedEvents: () => [] };
+      return {
+        owner,
+        organizationId: '',
+        refusedEvents: () => [],
+        key,
+        changingKey: {
+          keyDigest: (key === 'current' ? account.keyDigest : account.previousKeyDigest) ?? '',
+          keyOwner: webhookOwnerKey(owner),
+        },
+      };
     },
     limit: MAX_WEBHOOKS_PER_ACCOUNT,
     events: RECIPIENT_WEBHOOK_EVENT_TYPES,
@@ -153,6 +181,7 @@ export function portfolioWebhooks(
       tag: 'Portfolio webhooks',
       security: 'apiKey',
       scopeRefusal: 'never for a portfolio: each grant’s scopes decide what of an event reaches it, delivery by delivery',
+      readOnlyRefusal: KEY_READ_ONLY_REFUSAL,
     },
   };
 }

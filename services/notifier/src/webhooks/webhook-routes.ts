@@ -19,13 +19,18 @@ import {
   changedWebhook,
   checkTargetAddress,
   checkTargetUrl,
+  disabledReasonOf,
   generateClientId,
+  isDisabledForItsKey,
+  recordedKey,
+  reenableRefusal,
   rotatedWebhook,
   webhookOwnerKey,
   type TargetPolicy,
 } from '@rsd/domain';
 import { ApiError, issueDetails, jsonBody, methodNotAllowed, newWebhookSecret, requestErrorMap, validationFailed } from '@rsd/platform';
 import type { StoredWebhook, WebhookStore } from '@rsd/ports';
+import { requireCurrentKey } from '@rsd/recipient-access';
 import type { z } from 'zod';
 import type { Resolve } from '../delivery/send-webhook';
 import type { SecretSealer } from './secret-sealing';
@@ -113,9 +118,14 @@ export function webhookRoutes(declaration: WebhookOwnerDeclaration, deps: Webhoo
 
   /** A test or a redelivery goes only to a webhook that delivers: paused or disabled, it would be dropped unsent. */
   function assertActive(webhook: StoredWebhook): void {
-    if (webhook.status !== 'active') {
-      throw new ApiError('WEBHOOK_NOT_ACTIVE', `This webhook is ${webhook.status}; re-enable it with PATCH {"enabled": true} first`);
+    if (webhook.status === 'active') return;
+    if (isDisabledForItsKey(webhook)) {
+      throw new ApiError(
+        'WEBHOOK_NOT_ACTIVE',
+        `This webhook is disabled (${webhook.disabledReason}); re-enable it with PATCH {"url": …, "enabled": true} first`,
+      );
     }
+    throw new ApiError('WEBHOOK_NOT_ACTIVE', `This webhook is ${webhook.status}; re-enable it with PATCH {"enabled": true} first`);
   }
 
   async function create(req: Request, res: Response, access: OwnerAccess, base: string): Promise<void> {
@@ -134,6 +144,8 @@ export function webhookRoutes(declaration: WebhookOwnerDeclaration, deps: Webhoo
       createdAt: now,
       disabledAt: null,
       ...(conditions ? { conditions } : {}),
+      // Decision 50: the key that made it, by its digest; an organization's (a token) records none.
+      ...(access.changingKey ? recordedKey(access.changingKey) : {}),
       sealedSecret: deps.sealer.seal(secret),
     };
     if ((await store.addWebhook(webhook, declaration.limit)) === 'limit-reached') {
@@ -156,9 +168,12 @@ export function webhookRoutes(declaration: WebhookOwnerDeclaration, deps: Webhoo
     await owned(access, id);
     const url = asked.url === undefined ? undefined : await checkTarget(asked.url, deps);
     if (asked.events) checkEvents(access, asked.events);
-    const changed = await change(access, id, (webhook) =>
-      changedWebhook(webhook, { ...asked, ...(url === undefined ? {} : { url }) }, clock.now()),
-    );
+    const changed = await change(access, id, (webhook) => {
+      // Decision 50: one disabled for its key comes back only with its URL set again, which it then answers to.
+      const refusal = reenableRefusal(webhook, asked);
+      if (refusal) throw validationFailed([{ path: 'url', message: refusal }]);
+      return changedWebhook(webhook, { ...asked, ...(url === undefined ? {} : { url }) }, clock.now(), access.changingKey);
+    });
     res.json(resourceOf(changed));
   }
 
@@ -246,6 +261,8 @@ export function webhookRoutes(declaration: WebhookOwnerDeclaration, deps: Webhoo
       return;
     }
     const access = await declaration.authenticate(req, res, parameters);
+    // Decision 50: listing reads; everything else manages, which the previous key of an overlap may not.
+    if (req.method !== 'GET') requireCurrentKey(access);
     const base = `/v1${fill(declaration.path, parameters)}/webhooks`;
     if (id === undefined) return req.method === 'POST' ? create(req, res, access, base) : list(res, access);
     // An id that cannot be one is unknown without a lookup: no store sees what a hostile path carries.
@@ -290,7 +307,7 @@ function escapeRegExp(text: string): string {
 
 export function resourceOf(webhook: StoredWebhook): Webhook {
   const { id, url, events, status, conditions, createdAt } = webhook;
-  return { id, url, events, status, conditions: conditions ?? {}, createdAt };
+  return { id, url, events, status, disabledReason: disabledReasonOf(webhook), conditions: conditions ?? {}, createdAt };
 }
 
 /** Decision 28 at creation and at every change of URL: the URL, then every address its host resolves to now (checked again at each attempt). */
