@@ -6,7 +6,13 @@ import { aScoreSubmission } from '@rsd/testkit';
 import { eventLogValues, eventually, REPO_ROOT, type EmbeddedProcess } from '../support/embedded-process';
 import * as orgAdmin from '../support/organization-admin';
 import { devTokenFor, startEmbeddedOnNewDataDir, stopAndRemove } from '../support/embedded-suite';
-import { portfolioScenarios, portfolioSecrets, portfolioWebhookScenarios } from '../support/portfolio-scenarios';
+import { keyAuthorityScenarios } from '../support/key-authority-scenarios';
+import {
+  portfolioScenarios,
+  portfolioSecrets,
+  portfolioWebhookScenarios,
+  type PortfolioWebhookTarget,
+} from '../support/portfolio-scenarios';
 
 const ACCOUNT_LIMIT = 300;
 
@@ -58,7 +64,7 @@ async function rsd(args: string[], env: Record<string, string> = {}) {
 /** `export NAME='value'` lines as a map. */
 const exported = (stdout: string) => new Map([...stdout.matchAll(/^export (\w+)='([^']*)'$/gm)].map(([, name, value]) => [name, value]));
 
-const webhookScenarios = portfolioWebhookScenarios(() => ({
+const webhookTarget = (): PortfolioWebhookTarget => ({
   credentials: product.urls.credentials,
   scoreIngest: product.urls.scoreIngest,
   readApis: [product.urls.readApi],
@@ -66,11 +72,18 @@ const webhookScenarios = portfolioWebhookScenarios(() => ({
   receiverHost: '127.0.0.1',
   tokenFor: (org) => devTokenFor(dataDir, org),
   accountLimitPerMinute: ACCOUNT_LIMIT,
-}));
+});
+const webhookScenarios = portfolioWebhookScenarios(webhookTarget);
+const keyAuthority = keyAuthorityScenarios(webhookTarget);
+afterAll(() => keyAuthority.cleanUp());
 
 describe('portfolios (decision 42) on the embedded runtime', () => {
   for (const [name, scenario] of Object.entries(scenarios)) test(name, scenario, 120_000);
   for (const [name, scenario] of Object.entries(webhookScenarios)) test(name, scenario, 120_000);
+
+  describe('authority follows the live key (decision 50)', () => {
+    for (const [name, scenario] of Object.entries(keyAuthority.scenarios)) test(name, scenario, 120_000);
+  });
 
   test('when a recipient uses rsd: claims into a new portfolio, is granted another directly, reads every score, rotates its key and leaves a grant', async () => {
     const [first, second] = ['cli-pf-one', 'cli-pf-two'];
