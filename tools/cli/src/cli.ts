@@ -611,8 +611,11 @@ function addWebhookCommands(program: Command, spec: WebhookOwnerCommands, { io: 
   owner(
     webhooks
       .command('enable')
-      .description('Re-enables a webhook paused, or disabled after a day of failed deliveries; deliveries resume from now')
-      .addOption(id()),
+      .description(
+        'Re-enables a webhook paused or disabled; deliveries resume from now. One disabled for its key (key_ended, key_leaked) needs --url',
+      )
+      .addOption(id())
+      .option('--url <url>', 'sets its URL again (required for one disabled for its key; https, on a public address)'),
   ).action(run('enable'));
   owner(
     webhooks
