@@ -162,7 +162,16 @@ describe('portfolios (decision 42) on the embedded runtime', () => {
     const scores = await rsd(['portfolio', 'scores', '--all'], asRecipient);
     expect((JSON.parse(scores.stdout) as { items: { score: number }[] }).items.map((item) => item.score).sort()).toEqual([47, 61]);
 
-    const rotated = await rsd(['portfolio', 'rotate-key', '--overlap', '0'], asRecipient);
+    // A routine rotation: the old key only reads, so it cannot leave a grant (decision 50); --env hands on the new one.
+    const routine = await rsd(['portfolio', 'rotate-key', '--overlap', '1h', '--env'], asRecipient);
+    expect(routine.code).toBe(0);
+    const routineKey = exported(routine.stdout).get('RSD_API_KEY') ?? '';
+    expect(routineKey).toMatch(/^rsa_/);
+    portfolioSecrets.push(routineKey);
+    const refused = await rsd(['portfolio', 'leave', '--client-id', directId], asRecipient);
+    expect(refused.code).not.toBe(0);
+    expect(refused.stderr).toContain('KEY_READ_ONLY');
+    const rotated = await rsd(['portfolio', 'rotate-key', '--overlap', '0'], { RSD_API_KEY: routineKey });
     expect(rotated.code).toBe(0);
     const newKey = (JSON.parse(rotated.stdout) as { accountKey: string }).accountKey;
     portfolioSecrets.push(newKey);
