@@ -8,8 +8,9 @@ import {
   type WebhookEventType,
   type WebhookOwner,
 } from '@rsd/contracts';
-import { scopesAllow, webhookOwnerKey, type ChangingKey, type KeyMatch } from '@rsd/domain';
+import { credentialView, recipientAccountView, scopesAllow, webhookOwnerKey, type ChangingKey, type KeyMatch } from '@rsd/domain';
 import { checkBearer, clientIdPathParameter, errorResponse as error, type OpenApiResponse, type TokenVerifier } from '@rsd/platform';
+import type { ViewStore } from '@rsd/ports';
 import type { AuthenticatedAccount, AuthenticatedRecipient, AuthenticationRequest } from '@rsd/recipient-access';
 import type { NotifierConfig } from '../config';
 
@@ -27,6 +28,12 @@ export interface OwnerAccess {
   key?: KeyMatch;
   /** The key a webhook this caller makes or re-targets answers to (decision 50); undefined for a token. */
   changingKey?: ChangingKey;
+  /**
+   * Whether that key is still its holder's current key, read again now: asked after a write that records
+   * it, so that a key replaced while the request ran (a rotation that reached the notifier meanwhile)
+   * keeps nothing it wrote. Undefined where nothing is read again (a token, or no views given).
+   */
+  stillCurrent?: () => Promise<boolean>;
 }
 
 /**
@@ -80,6 +87,8 @@ export type RecipientAuthenticate = (req: Request, res: Response, request: Authe
 export function grantWebhooks(
   authenticate: RecipientAuthenticate,
   config: Pick<NotifierConfig, 'CLIENT_ID_PREFIX' | 'RATE_LIMIT_PER_MINUTE'>,
+  /** The notifier's views, to read a key again after a write (decision 50). */
+  views?: ViewStore,
 ): WebhookOwnerDeclaration {
   return {
     path: '/customers/:clientId',
@@ -87,13 +96,16 @@ export function grantWebhooks(
       const recipient = await authenticate(req, res, { rawClientId: rawClientId || undefined });
       const { scopes, organizationId } = recipient.credential;
       // The grant's own key, or the key of the account that holds it (decision 42): a webhook answers to its holder.
-      const keyOwner = recipient.accountId ? webhookOwnerKey({ kind: 'portfolio', accountId: recipient.accountId }) : recipient.clientId;
+      const { accountId, clientId, keyDigest } = recipient;
+      const keyOwner = accountId ? webhookOwnerKey({ kind: 'portfolio', accountId }) : clientId;
+      const holder = () => (accountId ? views?.get(recipientAccountView, accountId) : views?.get(credentialView, clientId));
       return {
-        owner: { kind: 'grant', clientId: recipient.clientId },
+        owner: { kind: 'grant', clientId },
         organizationId,
         refusedEvents: (events) => events.filter((type) => !scopesAllow(type, scopes)),
         key: recipient.key,
-        changingKey: { keyDigest: recipient.keyDigest, keyOwner },
+        changingKey: { keyDigest, keyOwner },
+        ...(views ? { stillCurrent: async () => (await holder())?.keyDigest === keyDigest } : {}),
       };
     },
     limit: MAX_WEBHOOKS_PER_AUTHORIZATION,
@@ -140,22 +152,23 @@ export type AccountAuthenticate = (req: Request, res: Response) => Promise<Authe
 export function portfolioWebhooks(
   authenticate: AccountAuthenticate,
   config: Pick<NotifierConfig, 'ACCOUNT_RATE_LIMIT_PER_MINUTE'>,
+  /** The notifier's views, to read a key again after a write (decision 50). */
+  views?: ViewStore,
 ): WebhookOwnerDeclaration {
   return {
     path: '/portfolio',
     async authenticate(req, res) {
       const { account, key } = await authenticate(req, res);
       const owner = { kind: 'portfolio', accountId: account.accountId } as const;
+      const keyDigest = (key === 'current' ? account.keyDigest : account.previousKeyDigest) ?? '';
       // No organization of its own: the planner finds the account's grants of each organization instead.
       return {
         owner,
         organizationId: '',
         refusedEvents: () => [],
         key,
-        changingKey: {
-          keyDigest: (key === 'current' ? account.keyDigest : account.previousKeyDigest) ?? '',
-          keyOwner: webhookOwnerKey(owner),
-        },
+        changingKey: { keyDigest, keyOwner: webhookOwnerKey(owner) },
+        ...(views ? { stillCurrent: async () => (await views.get(recipientAccountView, account.accountId))?.keyDigest === keyDigest } : {}),
       };
     },
     limit: MAX_WEBHOOKS_PER_ACCOUNT,

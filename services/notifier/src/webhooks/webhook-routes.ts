@@ -30,7 +30,7 @@ import {
 } from '@rsd/domain';
 import { ApiError, issueDetails, jsonBody, methodNotAllowed, newWebhookSecret, requestErrorMap, validationFailed } from '@rsd/platform';
 import type { StoredWebhook, WebhookStore } from '@rsd/ports';
-import { requireCurrentKey } from '@rsd/recipient-access';
+import { KEY_READ_ONLY_MESSAGE, requireCurrentKey } from '@rsd/recipient-access';
 import type { z } from 'zod';
 import type { Resolve } from '../delivery/send-webhook';
 import type { SecretSealer } from './secret-sealing';
@@ -128,6 +128,18 @@ export function webhookRoutes(declaration: WebhookOwnerDeclaration, deps: Webhoo
     throw new ApiError('WEBHOOK_NOT_ACTIVE', `This webhook is ${webhook.status}; re-enable it with PATCH {"enabled": true} first`);
   }
 
+  /**
+   * Decision 50, after a write that recorded the caller's key: read the key again. One replaced while the
+   * request ran (its rotation reached the notifier after the authentication, say while a slow name
+   * resolved) keeps nothing: what it wrote is undone, and the answer is the refusal it would get now.
+   * Whichever comes first, this read or the projection's second look at the cut-off, sees the other's write.
+   */
+  async function keptByCurrentKey(access: OwnerAccess, undo: () => Promise<unknown>): Promise<void> {
+    if (!access.stillCurrent || (await access.stillCurrent())) return;
+    await undo();
+    throw new ApiError('KEY_READ_ONLY', KEY_READ_ONLY_MESSAGE);
+  }
+
   async function create(req: Request, res: Response, access: OwnerAccess, base: string): Promise<void> {
     const { url, events, conditions } = await parseBody(req, res, createWebhookRequestSchema);
     const target = await checkTarget(url, deps);
@@ -154,6 +166,7 @@ export function webhookRoutes(declaration: WebhookOwnerDeclaration, deps: Webhoo
         `This ${declaration.noun} has ${declaration.limit} webhooks already, the most it may have; delete one first`,
       );
     }
+    await keptByCurrentKey(access, () => store.deleteWebhook(webhook.clientId, webhook.id));
     const created: CreatedWebhook = { ...resourceOf(webhook), secret };
     res.status(201).location(`${base}/${webhook.id}`).json(created);
   }
@@ -174,6 +187,16 @@ export function webhookRoutes(declaration: WebhookOwnerDeclaration, deps: Webhoo
       if (refusal) throw validationFailed([{ path: 'url', message: refusal }]);
       return changedWebhook(webhook, { ...asked, ...(url === undefined ? {} : { url }) }, clock.now(), access.changingKey);
     });
+    // A URL set by a key replaced meanwhile is not delivered to: the webhook is disabled as that key's cut-off would.
+    if (url !== undefined) {
+      await keptByCurrentKey(access, () =>
+        change(access, id, (webhook) =>
+          isDisabledForItsKey(webhook)
+            ? webhook
+            : { ...webhook, status: 'disabled', disabledAt: clock.now().toISOString(), disabledReason: 'key_ended' },
+        ),
+      );
+    }
     res.json(resourceOf(changed));
   }
 
