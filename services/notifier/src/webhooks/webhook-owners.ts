@@ -75,7 +75,8 @@ export interface WebhookOwnerDeclaration {
 
 /** Decision 50, as the OpenAPI documents say it for an owner authenticated by a key. */
 const KEY_READ_ONLY_REFUSAL =
-  'KEY_READ_ONLY (the previous key of a rotation’s overlap, which only reads until the overlap ends: only the current key manages webhooks)';
+  'KEY_READ_ONLY (the previous key of a rotation’s overlap, which only reads until the overlap ends, or a key a rotation replaced ' +
+  'while the request ran: only the current key manages webhooks)';
 
 export type RecipientAuthenticate = (req: Request, res: Response, request: AuthenticationRequest) => Promise<AuthenticatedRecipient>;
 
