@@ -90,6 +90,14 @@ export function keyAuthorityScenarios(target: () => PortfolioWebhookTarget) {
     return rotated.body.apiKey;
   }
 
+  /** A finder's report at `/v1/leaked-keys` (decision 43): 202 whatever the key. */
+  const reportLeaked = (key: string) =>
+    request(`${t().credentials}/v1/leaked-keys`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ key }),
+    });
+
   const rotateAccountKey = (key: string, body: object = {}) =>
     request(`${t().credentials}/v1/portfolio/keys/rotate`, { method: 'POST', ...keyed(key, body) });
 
@@ -231,12 +239,7 @@ export function keyAuthorityScenarios(target: () => PortfolioWebhookTarget) {
           portfolioSecrets.push(currentKey);
           await listedOnceTrue('/portfolio', currentKey, (webhooks) => find(webhooks, webhook.id)?.status === 'active');
 
-          const reported = await request(`${t().credentials}/v1/leaked-keys`, {
-            method: 'POST',
-            headers: { 'content-type': 'application/json' },
-            body: JSON.stringify({ key: leakedKey }),
-          });
-          expect(reported.status).toBe(202);
+          expect((await reportLeaked(leakedKey)).status).toBe(202);
 
           const listed = await listedOnceTrue('/portfolio', currentKey, (webhooks) => find(webhooks, webhook.id)?.status === 'disabled');
           expect(find(listed, webhook.id)).toMatchObject({ status: 'disabled', disabledReason: 'key_leaked' });
@@ -276,15 +279,9 @@ export function keyAuthorityScenarios(target: () => PortfolioWebhookTarget) {
           ];
           const currentKey = await rotateGrant(org, rotatedGrant.clientId, 3600);
           await listedOnceTrue(rotatedPath, currentKey, (webhooks) => webhooks.length === 2);
-          const report = (key: string) =>
-            request(`${t().credentials}/v1/leaked-keys`, {
-              method: 'POST',
-              headers: { 'content-type': 'application/json' },
-              body: JSON.stringify({ key }),
-            });
 
-          expect((await report(revokedGrant.apiKey)).status).toBe(202);
-          expect((await report(rotatedGrant.apiKey)).status).toBe(202);
+          expect((await reportLeaked(revokedGrant.apiKey)).status).toBe(202);
+          expect((await reportLeaked(rotatedGrant.apiKey)).status).toBe(202);
 
           const leaked = await eventually(() => Promise.resolve(alerts.received.length >= 2 ? alerts.received : undefined), 30_000);
           for (const delivery of leaked) expect(verifiesWith(delivery, subscribed.body.secret)).toBe(true);
