@@ -12,7 +12,13 @@ import {
 } from '../support/compose-stack';
 import { startDistributedServers } from '../support/distributed-servers';
 import { everyCollection, everyTopicRecord } from '../support/leak-search';
-import { portfolioScenarios, portfolioSecrets, portfolioWebhookScenarios } from '../support/portfolio-scenarios';
+import { keyAuthorityScenarios } from '../support/key-authority-scenarios';
+import {
+  portfolioScenarios,
+  portfolioSecrets,
+  portfolioWebhookScenarios,
+  type PortfolioWebhookTarget,
+} from '../support/portfolio-scenarios';
 import { startService, TEST_RESPONSE_SIGNING_KEYS, type ServiceProcess } from '../support/service-process';
 
 const ACCOUNT_LIMIT = 300;
@@ -122,7 +128,7 @@ describeWithInfra('kafka', 'portfolios on the distributed runtime, two read-API 
     readerRange: readerRange(),
   }));
   for (const [name, scenario] of Object.entries(scenarios)) test(name, scenario, 180_000);
-  const webhookScenarios = portfolioWebhookScenarios(() => ({
+  const webhookTarget = (): PortfolioWebhookTarget => ({
     credentials: credentials.url,
     scoreIngest: scoreIngest.url,
     readApis: readApis.map((replica) => replica.url),
@@ -131,8 +137,13 @@ describeWithInfra('kafka', 'portfolios on the distributed runtime, two read-API 
     tokenFor: (org) => signDevToken(secret, { org, scope: 'authorizations:write scores:write' }),
     accountLimitPerMinute: ACCOUNT_LIMIT,
     readerRange: readerRange(),
-  }));
+  });
+  const webhookScenarios = portfolioWebhookScenarios(webhookTarget);
   for (const [name, scenario] of Object.entries(webhookScenarios)) test(name, scenario, 180_000);
+  // Decision 50: the old key only reads, and webhooks go with the key that made them, on the notifier's own views and queue.
+  const keyAuthority = keyAuthorityScenarios(webhookTarget);
+  afterAll(() => keyAuthority.cleanUp());
+  for (const [name, scenario] of Object.entries(keyAuthority.scenarios)) test(name, scenario, 180_000);
 
   test('when the run is over, then no account key or claim token is in any log, Kafka topic or MongoDB collection', async () => {
     const haystacks = [...outputs, ...[credentials, scoreIngest, notifier, ...readApis].map((service) => service.output())];

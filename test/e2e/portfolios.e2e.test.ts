@@ -6,6 +6,7 @@ import { aScoreSubmission } from '@rsd/testkit';
 import { eventLogValues, eventually, REPO_ROOT, type EmbeddedProcess } from '../support/embedded-process';
 import * as orgAdmin from '../support/organization-admin';
 import { devTokenFor, startEmbeddedOnNewDataDir, stopAndRemove } from '../support/embedded-suite';
+import { keyAuthorityScenarios } from '../support/key-authority-scenarios';
 import {
   grantWebhookAddressScenarios,
   portfolioScenarios,
@@ -80,11 +81,17 @@ const webhookTarget = (): PortfolioWebhookTarget => ({
 
 const webhookScenarios = portfolioWebhookScenarios(webhookTarget);
 const grantWebhookScenarios = grantWebhookAddressScenarios(webhookTarget);
+const keyAuthority = keyAuthorityScenarios(webhookTarget);
+afterAll(() => keyAuthority.cleanUp());
 
 describe('portfolios (decision 42) on the embedded runtime', () => {
   for (const [name, scenario] of Object.entries(scenarios)) test(name, scenario, 120_000);
   for (const [name, scenario] of Object.entries(webhookScenarios)) test(name, scenario, 120_000);
   for (const [name, scenario] of Object.entries(grantWebhookScenarios)) test(name, scenario, 120_000);
+
+  describe('authority follows the live key (decision 50)', () => {
+    for (const [name, scenario] of Object.entries(keyAuthority.scenarios)) test(name, scenario, 120_000);
+  });
 
   test('when a recipient uses rsd: claims into a new portfolio, is granted another directly, reads every score, rotates its key and leaves a grant', async () => {
     const [first, second] = ['cli-pf-one', 'cli-pf-two'];
@@ -164,7 +171,16 @@ describe('portfolios (decision 42) on the embedded runtime', () => {
     expect((JSON.parse(scores.stdout) as { items: { score: number }[] }).items.map((item) => item.score).sort()).toEqual([47, 61]);
     expect(JSON.parse(scores.stdout)).toMatchObject({ leftOut: { addressNotAllowed: 0 } });
 
-    const rotated = await rsd(['portfolio', 'rotate-key', '--overlap', '0'], asRecipient);
+    // A routine rotation: the old key only reads, so it cannot leave a grant (decision 50); --env hands on the new one.
+    const routine = await rsd(['portfolio', 'rotate-key', '--overlap', '1h', '--env'], asRecipient);
+    expect(routine.code).toBe(0);
+    const routineKey = exported(routine.stdout).get('RSD_API_KEY') ?? '';
+    expect(routineKey).toMatch(/^rsa_/);
+    portfolioSecrets.push(routineKey);
+    const refused = await rsd(['portfolio', 'leave', '--client-id', directId], asRecipient);
+    expect(refused.code).not.toBe(0);
+    expect(refused.stderr).toContain('KEY_READ_ONLY');
+    const rotated = await rsd(['portfolio', 'rotate-key', '--overlap', '0'], { RSD_API_KEY: routineKey });
     expect(rotated.code).toBe(0);
     const newKey = (JSON.parse(rotated.stdout) as { accountKey: string }).accountKey;
     portfolioSecrets.push(newKey);

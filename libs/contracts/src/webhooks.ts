@@ -89,12 +89,26 @@ export const createWebhookRequestSchema = z
 export type CreateWebhookRequest = z.infer<typeof createWebhookRequestSchema>;
 
 /**
- * `paused`: its owner turned it off (`enabled: false`); `disabled`: deliveries failed for 24 h and the
- * notifier stopped sending to it. Either comes back with `enabled: true` (decision 45).
+ * `paused`: its owner turned it off (`enabled: false`); `disabled`: the notifier stopped sending to
+ * it, for the reason `disabledReason` gives. Either comes back with `enabled: true` (decision 45), a
+ * webhook disabled for its key with its URL set again in the same change (decision 50).
  */
 export const WEBHOOK_STATUSES = ['active', 'paused', 'disabled'] as const;
 export const webhookStatusSchema = z.enum(WEBHOOK_STATUSES).meta({ id: 'WebhookStatus' });
 export type WebhookStatus = z.infer<typeof webhookStatusSchema>;
+
+/**
+ * Why a webhook is disabled. `delivery_failures`: its deliveries failed for 24 h (decision 45).
+ * `key_ended`: the key that made it (or last set its URL) was cut off by a rotation without an
+ * overlap; `key_leaked`: a key of its grant or account was reported leaked (decision 50). Either of
+ * the last two comes back only with its URL set again.
+ */
+export const WEBHOOK_DISABLED_REASONS = ['delivery_failures', 'key_ended', 'key_leaked'] as const;
+export const webhookDisabledReasonSchema = z.enum(WEBHOOK_DISABLED_REASONS).meta({ id: 'WebhookDisabledReason' });
+export type WebhookDisabledReason = z.infer<typeof webhookDisabledReasonSchema>;
+/** The reasons that end a webhook with the key that made it: re-enabled only by setting its URL again. */
+export const KEY_DISABLED_REASONS = ['key_ended', 'key_leaked'] as const satisfies readonly WebhookDisabledReason[];
+export type KeyDisabledReason = (typeof KEY_DISABLED_REASONS)[number];
 
 /** What list returns: never carries the secret. */
 export const webhookSchema = z
@@ -103,6 +117,10 @@ export const webhookSchema = z
     url: z.string(),
     events: z.array(webhookEventTypeSchema),
     status: webhookStatusSchema,
+    disabledReason: webhookDisabledReasonSchema.nullable().meta({
+      description:
+        'Why it is disabled; null while active or paused. key_ended and key_leaked: re-enable it with its url set again and enabled: true',
+    }),
     conditions: webhookConditionsSchema.meta({ description: 'Filters score.updated; `{}` when every change is delivered' }),
     createdAt: utcInstantSchema,
   })
@@ -120,9 +138,14 @@ export const updateWebhookRequestSchema = z
   .strictObject({
     url: webhookUrlSchema.optional(),
     events: webhookEventListSchema.optional(),
-    enabled: z.boolean().optional().meta({
-      description: 'false pauses it; true re-enables one paused or disabled after failures (deliveries resume from then)',
-    }),
+    enabled: z
+      .boolean()
+      .optional()
+      .meta({
+        description:
+          'false pauses it; true re-enables one paused or disabled (deliveries resume from then); one disabled for its key ' +
+          '(key_ended, key_leaked) only together with `url`',
+      }),
     conditions: webhookConditionsSchema.optional().meta({ description: 'Replaces the conditions as a whole; `{}` removes them' }),
   })
   .refine((body) => Object.keys(body).length > 0, 'must change at least one of url, events, enabled, conditions')
@@ -279,11 +302,21 @@ export const authorizationAuthFailuresPayloadSchema = alertPayloadSchema(
   'AuthorizationAuthFailuresWebhook',
   'At least 20 failed authentications against the Client ID within 5 minutes (`data.failures`); at most one an hour',
 );
-export const authorizationKeyLeakedPayloadSchema = alertPayloadSchema(
-  'authorization.key_leaked',
-  'AuthorizationKeyLeakedWebhook',
-  'A key of the grant was reported leaked and stopped working',
-);
+/** Decision 50: the key_leaked alert also says how many of the grant's webhooks the leak disabled. */
+export const keyLeakedAlertDataSchema = alertDataSchema
+  .extend({
+    webhooksDisabled: z.int().min(0).meta({
+      description: "How many of the grant's webhooks the leak disabled (disabledReason key_leaked), whichever key made them",
+    }),
+  })
+  .meta({ id: 'KeyLeakedAlertData', description: 'The grant, and how many of its webhooks the leak disabled' });
+export type KeyLeakedAlertData = z.infer<typeof keyLeakedAlertDataSchema>;
+export const authorizationKeyLeakedPayloadSchema = z
+  .object({ type: z.literal('authorization.key_leaked'), timestamp: payloadTimestampSchema, data: keyLeakedAlertDataSchema })
+  .meta({
+    id: 'AuthorizationKeyLeakedWebhook',
+    description: "A key of the grant was reported leaked and stopped working; `data.webhooksDisabled`: the grant's webhooks it disabled",
+  });
 export const authorizationReleasedPayloadSchema = alertPayloadSchema(
   'authorization.released',
   'AuthorizationReleasedWebhook',

@@ -26,3 +26,4 @@ export * from './webhooks/webhook-lifecycle';
 export * from './leaks/leaked-keys';
 export * from './alerts/grant-alerts';
 export * from './webhooks/due-in-turns';
+export * from './webhooks/key-cut-offs';

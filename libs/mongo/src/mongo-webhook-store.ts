@@ -1,6 +1,6 @@
 import { MongoBulkWriteError, ObjectId, type Db, type Filter } from 'mongodb';
 import type { WebhookDelivery, WebhookPayloadType } from '@rsd/contracts';
-import { dueInTurns } from '@rsd/domain';
+import { cutOffDisables, dueInTurns } from '@rsd/domain';
 import { systemClock } from '@rsd/platform';
 import type { Clock, PendingDelivery, StoredWebhook, WebhookStore } from '@rsd/ports';
 import { isDuplicateKeyError } from './duplicate-key';
@@ -93,6 +93,8 @@ export async function openMongoWebhookStore(db: Db, options: MongoWebhookStoreOp
   await webhooks.createIndex({ clientId: 1, slot: 1 }, { unique: true, name: 'clientId_slot_unique' });
   await webhooks.createIndex({ clientId: 1, createdAt: 1 });
   await webhooks.createIndex({ organizationId: 1, status: 1, createdAt: 1 });
+  // A grant's webhook made with its account's key answers to the account's keys.
+  await webhooks.createIndex({ keyOwner: 1 });
   // The queue in its order, with each delivery's owner: skipping an owner that had its turns fetches no document (decision 50).
   await deliveries.createIndex({ state: 1, dueAt: 1, _id: 1, clientId: 1 });
   // The index before it, a prefix of this one: dropped where an earlier version made it.
@@ -202,15 +204,50 @@ export async function openMongoWebhookStore(db: Db, options: MongoWebhookStoreOp
 
     disableWebhook(id, at) {
       return write(id, async () => {
-        await webhooks.updateOne({ _id: id, status: 'active' }, { $set: { status: 'disabled', disabledAt: at } });
+        await webhooks.updateOne(
+          { _id: id, status: 'active' },
+          { $set: { status: 'disabled', disabledAt: at, disabledReason: 'delivery_failures' } },
+        );
         await deliveries.updateMany({ webhookId: id, state: 'pending' }, finished(clock.now()));
       });
+    },
+
+    async disableWebhooksOfKeys(cutOff) {
+      const { keyOwner } = cutOff;
+      // By top-level equality, which FerretDB hands down: its own, and those its keys made for others.
+      const found = [...(await webhooks.find({ clientId: keyOwner }).toArray()), ...(await webhooks.find({ keyOwner }).toArray())];
+      const ids = new Set(
+        found.filter((document) => (document.keyOwner ?? document.clientId) === keyOwner).map((document) => document._id),
+      );
+      let disabled = 0;
+      for (const id of ids) {
+        // Each one read again and changed in its own turn, after or before any other change to it.
+        const counted = await write(id, async () => {
+          const current = await webhooks.findOne({ _id: id });
+          if (!current || (current.keyOwner ?? current.clientId) !== keyOwner) return false;
+          if (cutOffDisables(webhookOf(current), cutOff)) {
+            const set = { status: 'disabled' as const, disabledAt: cutOff.at, disabledReason: cutOff.reason };
+            const { matchedCount } = await webhooks.updateOne({ _id: id, status: current.status }, { $set: set });
+            if (matchedCount === 0) return false;
+            await deliveries.updateMany({ webhookId: id, state: 'pending' }, finished(clock.now()));
+            return true;
+          }
+          return current.disabledReason === cutOff.reason && current.disabledAt === cutOff.at;
+        });
+        if (counted) disabled += 1;
+      }
+      return disabled;
     },
 
     updateWebhook(webhook, expectedStatus) {
       return write(webhook.id, async () => {
         const { _id, ...fields } = webhookDocumentOf(webhook);
-        const { matchedCount } = await webhooks.updateOne({ _id, clientId: webhook.clientId, status: expectedStatus }, { $set: fields });
+        // The subscription as given: an optional field it no longer has is removed, not left as it was.
+        const absent = OPTIONAL_FIELDS.filter((field) => !(field in fields));
+        const { matchedCount } = await webhooks.updateOne(
+          { _id, clientId: webhook.clientId, status: expectedStatus },
+          absent.length > 0 ? { $set: fields, $unset: Object.fromEntries(absent.map((field) => [field, ''])) } : { $set: fields },
+        );
         if (matchedCount === 0) return false;
         if (webhook.status !== 'active') await deliveries.updateMany({ webhookId: _id, state: 'pending' }, finished(clock.now()));
         return true;
@@ -308,6 +345,17 @@ export async function openMongoWebhookStore(db: Db, options: MongoWebhookStoreOp
     if (beyond.length > 0) await attemptLog.deleteMany({ webhookId, _id: { $in: beyond.map((document) => document._id) } });
   }
 }
+
+/** The fields a subscription may lack, each removed by an update of one that lacks it. */
+const OPTIONAL_FIELDS = [
+  'conditions',
+  'activeSince',
+  'previousSealedSecret',
+  'previousSecretExpiresAt',
+  'disabledReason',
+  'keyDigest',
+  'keyOwner',
+] as const satisfies readonly (keyof StoredWebhook)[];
 
 /** Out of the queue; the key and the body stay until the TTL index (or the prune) removes them. */
 function finished(now: Date) {

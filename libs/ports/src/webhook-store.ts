@@ -1,4 +1,12 @@
-import type { WebhookConditions, WebhookDelivery, WebhookEventType, WebhookPayloadType, WebhookStatus } from '@rsd/contracts';
+import type {
+  WebhookConditions,
+  WebhookDelivery,
+  WebhookDisabledReason,
+  WebhookEventType,
+  WebhookPayloadType,
+  WebhookStatus,
+} from '@rsd/contracts';
+import type { KeyCutOff } from '@rsd/domain';
 
 /** A webhook subscription as the notifier keeps it (decisions 26 and 45). */
 export interface StoredWebhook {
@@ -12,8 +20,24 @@ export interface StoredWebhook {
   events: WebhookEventType[];
   status: WebhookStatus;
   createdAt: string;
-  /** When it was disabled after 24 h of failed deliveries; null while active. */
+  /** When it was disabled (after 24 h of failed deliveries, or when its key was cut off); null while active. */
   disabledAt: string | null;
+  /**
+   * Why it is disabled (decision 50); null or absent while active or paused. A disabled record from
+   * before reasons were kept has none: it was disabled after failures.
+   */
+  disabledReason?: WebhookDisabledReason | null;
+  /**
+   * Decision 50: the digest of the key that created it or last set its URL, never the key. Absent for
+   * an organization's webhook (a token, not a key) and in records from before keys were recorded: made
+   * by an earlier key, so never the current one.
+   */
+  keyDigest?: string;
+  /**
+   * Whose key that is (`webhookOwnerKey` of its holder): the owner's own, or for a grant's webhook
+   * managed with its account's key, the account's. Absent: the owner's.
+   */
+  keyOwner?: string;
   /** Filters `score.updated` (decision 45); absent or `{}`: every change. */
   conditions?: WebhookConditions;
   /**
@@ -100,8 +124,16 @@ export interface WebhookStore {
   activeWebhooksOfOrganization(organizationId: string): Promise<StoredWebhook[]>;
   /** Active subscriptions of one authorization (an authorization event concerns them). */
   activeWebhooksOfClient(clientId: string): Promise<StoredWebhook[]>;
-  /** Marks it disabled and drops its pending deliveries. */
+  /** Marks an active one disabled after failures (`disabledReason: delivery_failures`) and drops its pending deliveries. */
   disableWebhook(id: string, at: string): Promise<void>;
+  /**
+   * Decision 50: disables, for `cutOff.reason` as of `cutOff.at`, every webhook of the cut-off's key
+   * owner (those kept under it, and those its keys made for another owner: `keyOwner`) that the domain's
+   * `cutOffDisables` says it concerns, and drops their pending deliveries, each webhook in one step
+   * against concurrent changes. Resolves with how many of the key owner's webhooks are disabled for
+   * this reason as of this time: applied again (a replayed event), it changes nothing and counts the same.
+   */
+  disableWebhooksOfKeys(cutOff: KeyCutOff): Promise<number>;
   /**
    * Writes the changed subscription (same id and owner; its address, events, status, conditions or
    * secrets changed) if its stored status is still `expectedStatus`: a change made from a copy read

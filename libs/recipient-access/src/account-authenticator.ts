@@ -1,11 +1,12 @@
 import type { Request, Response } from 'express';
 import { ACCOUNT_KEY_PREFIX } from '@rsd/contracts';
 import {
-  accountKeyVerifies,
+  accountKeyMatch,
   accountKeyView,
   digestApiKey,
   hasValidChecksum,
   recipientAccountView,
+  type KeyMatch,
   type RecipientAccountView,
 } from '@rsd/domain';
 import { ApiError } from '@rsd/platform';
@@ -15,6 +16,8 @@ import { apiKeyOf, type RecipientAuthenticationDeps } from './authenticate-recip
 export interface AuthenticatedAccount {
   account: RecipientAccountView;
   clientAddress: string | undefined;
+  /** Decision 50: the current key, or the previous one of a rotation's overlap (which only reads). */
+  key: KeyMatch;
 }
 
 const INVALID_ACCOUNT_KEY = 'The x-api-key header does not hold a valid recipient account key';
@@ -22,7 +25,7 @@ const INVALID_ACCOUNT_KEY = 'The x-api-key header does not hold a valid recipien
 /**
  * Decision 42: who calls `/portfolio`, from the account key alone. The key's checksum first (a
  * mistyped key is refused without a lookup), then two lookups: the key's digest names an account,
- * whose current key (or previous one within its overlap) must verify in constant time. A refusal
+ * whose current key (or previous one within its overlap, told apart) must verify in constant time. A refusal
  * passes the per-address limiter of failed authentications first, as on the per-customer paths;
  * then the account's own limit (decision 42's 1,200 a minute) applies.
  */
@@ -43,9 +46,10 @@ export function accountAuthenticator(deps: RecipientAuthenticationDeps) {
     if (!hasValidChecksum(apiKey, ACCOUNT_KEY_PREFIX)) return refuse('INVALID_API_KEY', INVALID_ACCOUNT_KEY);
     const named = await views.get(accountKeyView, digestApiKey(apiKey));
     const account = named ? await views.get(recipientAccountView, named.accountId) : undefined;
-    if (!account || !accountKeyVerifies(apiKey, account, clock.now())) return refuse('INVALID_API_KEY', INVALID_ACCOUNT_KEY);
+    const key = account && accountKeyMatch(apiKey, account, clock.now());
+    if (!account || !key) return refuse('INVALID_API_KEY', INVALID_ACCOUNT_KEY);
     const limit = await limitAccount(req, res, account.accountId);
     if (limit.outcome === 'limited') throw limit.refusal;
-    return { account, clientAddress: addressOf(req) };
+    return { account, clientAddress: addressOf(req), key };
   };
 }

@@ -10,6 +10,7 @@ import {
   type AuthenticationRefusal,
   type CredentialFormatRules,
   type CredentialView,
+  type KeyMatch,
 } from '@rsd/domain';
 import { ApiError, type Logger } from '@rsd/platform';
 import type { Clock, RateLimitStoreFactory, ViewStore } from '@rsd/ports';
@@ -41,6 +42,10 @@ export interface AuthenticatedRecipient {
   clientAddress: string | undefined;
   /** Decision 42: the recipient account whose key was presented; undefined for the grant's own key. */
   accountId?: string;
+  /** Decision 50: which key it was, the current one or the previous one of a rotation's overlap (which only reads). */
+  key: KeyMatch;
+  /** The stored digest of that key (the grant's, or its account's): what a webhook it makes records. */
+  keyDigest: string;
 }
 
 /** Decision 42: an account key is told from a grant's key by its prefix alone, before any lookup. */
@@ -84,7 +89,8 @@ export function recipientAuthenticator(deps: RecipientAuthenticationDeps) {
     // Decision 42: an account key reads the grants its account holds, with the checks the grant's own key gets.
     const accountId = isAccountKey(identified.caller.apiKey) ? found?.recipientAccountId : undefined;
     const account = accountId ? await views.get(recipientAccountView, accountId) : undefined;
-    const access = isAccountKey(identified.caller.apiKey)
+    const byAccount = isAccountKey(identified.caller.apiKey);
+    const access = byAccount
       ? checkAccountAccess(identified.caller, found, account, request.scope, clock.now())
       : checkAccess(identified.caller, found, request.scope, clock.now());
     if (access.outcome === 'refused') return refuse(access.code);
@@ -95,7 +101,11 @@ export function recipientAuthenticator(deps: RecipientAuthenticationDeps) {
     const limit = account ? await limitAccount(req, res, account.accountId) : await limitCredential(req, res, clientId);
     if (limit.outcome === 'limited') throw limit.refusal;
     if (access.outcome === 'forbidden') throw new ApiError(access.code, `This credential was not granted the ${request.scope} scope`);
-    return { clientId, credential: access.credential, clientAddress, ...(account ? { accountId: account.accountId } : {}) };
+    const { key } = access;
+    // Whichever matched has a digest: a view without one verifies no key.
+    const holder = byAccount ? account : access.credential;
+    const keyDigest = (key === 'current' ? holder?.keyDigest : holder?.previousKeyDigest) ?? '';
+    return { clientId, credential: access.credential, clientAddress, key, keyDigest, ...(account ? { accountId: account.accountId } : {}) };
   };
 }
 

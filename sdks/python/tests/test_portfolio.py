@@ -22,6 +22,7 @@ from resilience_score import (
     AuthorizationNotFound,
     Client,
     InvalidApiKey,
+    KeyReadOnly,
     Organization,
     Portfolio,
     RecipientAccountNotFound,
@@ -261,6 +262,19 @@ def test_a_rotated_account_key_is_used_from_then_on_and_the_old_one_is_refused(r
         until(old_key_refused)
         with portfolio.client(mine.client_id) as client:
             assert client.score().score == 72
+
+
+def test_an_account_key_rotated_with_an_overlap_only_reads_and_rotating_with_it_is_key_read_only(runtime: Runtime) -> None:
+    mine = an_account(runtime, 73)
+    with a_portfolio(runtime, mine.account_key) as portfolio, a_portfolio(runtime, mine.account_key) as old:
+        until(lambda: True if portfolio.summary().customers == 1 else None)
+
+        portfolio.rotate_key(overlap_seconds=3600)
+
+        assert old.summary().customers == 1
+        with pytest.raises(KeyReadOnly) as refused:
+            old.rotate_key(overlap_seconds=0)
+        assert (refused.value.status, refused.value.code) == (403, "KEY_READ_ONLY")
 
 
 # -- the webhook lifecycle, on every owner -----------------------------------------------------------

@@ -88,6 +88,11 @@ export class WebhookNotActive extends ApiError {}
 export class WebhookLimitReached extends ApiError {}
 /** 400 WEBHOOK_TARGET_NOT_ALLOWED: the URL is not https, or its host is a loopback, private or metadata address (decision 28). */
 export class WebhookTargetNotAllowed extends ApiError {}
+/**
+ * 403 KEY_READ_ONLY: the key was replaced by a rotation and only reads until its overlap ends (decision 50):
+ * rotating, releasing a grant and managing webhooks take the current key.
+ */
+export class KeyReadOnly extends ApiError {}
 
 /** Thrown once the retries are spent; `retryAfter` is the seconds the last answer asked to wait. */
 export class RateLimited extends ApiError {
@@ -137,6 +142,7 @@ const BY_CODE: Record<string, typeof ApiError> = {
   WEBHOOK_NOT_ACTIVE: WebhookNotActive,
   WEBHOOK_LIMIT_REACHED: WebhookLimitReached,
   WEBHOOK_TARGET_NOT_ALLOWED: WebhookTargetNotAllowed,
+  KEY_READ_ONLY: KeyReadOnly,
 };
 
 /** The error for a non-2xx answer; a code without a class of its own (KEY_HELD_BY_ACCOUNT, CLAIM_LINK_USED, …) is a plain ApiError. */

@@ -22,6 +22,7 @@ export {
   ForbiddenOrganization,
   InvalidToken,
   KeyAlreadyClaimed,
+  KeyReadOnly,
   ValidationFailed,
   RecipientAccountNotFound,
   WebhookLimitReached,

@@ -91,6 +91,8 @@ export interface AlertData {
   failures?: number;
   /** When the grant expires (expiring). */
   expiresAt?: string;
+  /** How many of the grant's webhooks the leak disabled (key_leaked, decision 50). */
+  webhooksDisabled?: number;
 }
 
 /** Which `score.updated` deliveries a webhook gets (decision 45): any key present that holds lets a change through. */
@@ -107,12 +109,21 @@ export interface Webhook<Event extends string = WebhookEvent> {
   id: string;
   url: string;
   events: Event[];
-  /** `paused` by the recipient, `disabled` after a day of failed deliveries (decision 45). */
+  /** `paused` by the recipient, `disabled` by the notifier for the reason `disabledReason` gives (decisions 45 and 50). */
   status: 'active' | 'paused' | 'disabled';
+  /**
+   * Why it is disabled; null while active or paused. `delivery_failures`: a day of failed deliveries;
+   * `key_ended`: the key that made it was cut off by a rotation without overlap; `key_leaked`: a key of its
+   * grant or account was reported leaked. The last two come back only with `update(id, { url, enabled: true })`.
+   */
+  disabledReason?: WebhookDisabledReason | null;
   createdAt: string;
   /** Which score changes it hears of (decision 45); `{}`: every change. */
   conditions?: WebhookConditions;
 }
+
+/** Why the notifier disabled a webhook (decision 50). */
+export type WebhookDisabledReason = 'delivery_failures' | 'key_ended' | 'key_leaked';
 
 /** createWebhook's answer: the only one that carries the secret. */
 export interface CreatedWebhook<Event extends string = WebhookEvent> extends Webhook<Event> {

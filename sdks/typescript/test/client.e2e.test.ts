@@ -506,7 +506,15 @@ describe('webhooks', () => {
     expect(created.secret).toMatch(/^whsec_/);
     expect(await client.webhooks.list()).toEqual([
       // Decision 45: every webhook says which score changes it hears of; none given, `{}`: every change.
-      { id: created.id, url, events: ['score.updated'], status: 'active', createdAt: created.createdAt, conditions: {} },
+      {
+        id: created.id,
+        url,
+        events: ['score.updated'],
+        status: 'active',
+        disabledReason: null,
+        createdAt: created.createdAt,
+        conditions: {},
+      },
     ]);
 
     await postScores(WEBHOOK_ORG, [{ scoreDate: SCORE_DATES[4]!, score: 81 }]);

@@ -7,6 +7,7 @@ import {
   AuthorizationNotFound,
   Client,
   InvalidApiKey,
+  KeyReadOnly,
   Organization,
   Portfolio,
   RecipientAccountNotFound,
@@ -286,6 +287,20 @@ export function portfolioSuite(running: () => ProductUnderTest): void {
       const old = new Portfolio({ accountKey: mine.accountKey, ...urls() });
       await eventually(async () => ((await refusalOf(old.summary())) instanceof InvalidApiKey ? true : undefined));
       await expect(own.client(mine.clientId).score()).resolves.toMatchObject({ score: 72 });
+    });
+
+    test('when the account key is rotated with an overlap, then the old key still reads but rotating again with it is KeyReadOnly', async () => {
+      const mine = await anAccount(73);
+      const own = new Portfolio({ accountKey: mine.accountKey, ...urls() });
+      const old = new Portfolio({ accountKey: mine.accountKey, ...urls() });
+      await eventually(async () => ((await own.summary().catch(() => undefined))?.customers === 1 ? true : undefined));
+
+      await own.rotateKey({ overlapSeconds: 3600 });
+
+      await expect(old.summary()).resolves.toMatchObject({ customers: 1 });
+      const refused = await refusalOf(old.rotateKey({ overlapSeconds: 0 }));
+      expect(refused).toBeInstanceOf(KeyReadOnly);
+      expect(refused).toMatchObject({ status: 403, code: 'KEY_READ_ONLY' });
     });
   });
 

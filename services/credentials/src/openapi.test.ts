@@ -69,7 +69,17 @@ describe('credentials API documentation: claim links (decision 38)', () => {
       'text/html': { schema: { type: 'string' } },
     });
     expect(Object.keys(claim?.post?.responses ?? {})).toEqual(expect.arrayContaining(['201', '400', '403', '404', '410', '429']));
-    expect(claim?.post?.responses['403']?.content).toEqual({ 'text/html': { schema: { type: 'string' } } });
+    expect(claim?.post?.responses['403']?.content).toEqual({
+      'application/json': { schema: { $ref: '#/components/schemas/Error' } },
+      'text/html': { schema: { type: 'string' } },
+    });
+    expect(claim?.post?.responses['403']?.description).toMatch(/KEY_READ_ONLY.*CSRF/);
+  });
+
+  test('when what an account key changes is described, then the previous key of an overlap is refused with 403 KEY_READ_ONLY (decision 50)', () => {
+    for (const operation of [document.paths['/portfolio/keys/rotate']?.post, document.paths['/portfolio/customers/{clientId}']?.delete]) {
+      expect(operation?.responses['403']?.description).toMatch(/^KEY_READ_ONLY/);
+    }
   });
 
   test('when a new link is described, then its 409 names both refusals', () => {

@@ -328,7 +328,13 @@ operations.push(
         'MALFORMED_JSON: the body is not valid JSON (or the form cannot be read), VALIDATION_FAILED: a JSON object that is not a ClaimRequest, or the token is not percent-encoded UTF-8',
       ),
       '401': { ...error('INVALID_API_KEY: `into: "account"` with an x-api-key that is not a working recipient account key'), html: true },
-      '403': { description: 'The HTML form did not carry the CSRF token of its page (a page only)', html: true },
+      '403': {
+        ...error(
+          'KEY_READ_ONLY: `into: "account"` with the previous account key of a rotation’s overlap, which only reads (decision 50); ' +
+            'or, on a page only, the HTML form did not carry the CSRF token of its page',
+        ),
+        html: true,
+      },
       '413': error('PAYLOAD_TOO_LARGE: the body is over 4 kB'),
       '415': error('UNSUPPORTED_MEDIA_TYPE: a JSON body in another charset, or a Content-Encoding that is not supported'),
       ...claimRefusals,
@@ -338,6 +344,9 @@ operations.push(
 
 const accountKeyErrors = {
   '401': error('MISSING_API_KEY, or INVALID_API_KEY: not a recipient account key that works now'),
+  '403': error(
+    'KEY_READ_ONLY: the previous account key of a rotation’s overlap, which only reads until the overlap ends (decision 50); use the current key',
+  ),
   '429': error("Too many failed authentications from this address (shared with the read API's budget); no `code`", {
     'Retry-After': text('Seconds to wait'),
   }),

@@ -128,8 +128,8 @@ export async function createNotifierModule({
     onQueued: () => worker.nudge(),
     // Each kind of owner is one declaration (decision 45): a grant's, a recipient account's (decision 42) and an organization's (decision 44).
     owners: [
-      grantWebhooks(recipientAuthenticator(access), config),
-      portfolioWebhooks(accountAuthenticator(access), config),
+      grantWebhooks(recipientAuthenticator(access), config, views),
+      portfolioWebhooks(accountAuthenticator(access), config, views),
       organizationWebhooks(
         withConsoleTokens(createTokenVerifier(config), config.CONSOLE_NOTIFIER_SECRET),
         organizationRateLimit({

@@ -47,9 +47,17 @@ describe('the notifier, on the embedded runtime', () => {
   /** Names resolve through this map: a stand-in for DNS. */
   const dns = new Map<string, string>();
   const webhookKey = randomBytes(32).toString('base64');
-  const resolve: Resolve = (hostname) => {
+  /** Names whose answer waits until the test releases it: a slow DNS server the caller controls. */
+  const slowNames = new Map<string, { reached(): void; released: Promise<void> }>();
+  const resolve: Resolve = async (hostname) => {
+    const slow = slowNames.get(hostname);
+    if (slow) {
+      slow.reached();
+      await slow.released;
+    }
     const address = dns.get(hostname);
-    return address ? Promise.resolve([{ address, family: address.includes(':') ? 6 : 4 }]) : Promise.reject(new Error('ENOTFOUND'));
+    if (!address) throw new Error('ENOTFOUND');
+    return [{ address, family: address.includes(':') ? 6 : 4 }];
   };
 
   async function start(env: Record<string, string> = { WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true' }): Promise<void> {
@@ -79,6 +87,7 @@ describe('the notifier, on the embedded runtime', () => {
     dir = await mkdtemp(join(tmpdir(), 'rsd-notifier-'));
     receivers = [];
     dns.clear();
+    slowNames.clear();
     await start();
   });
 
@@ -242,7 +251,15 @@ describe('the notifier, on the embedded runtime', () => {
     expect(listed.status).toBe(200);
     expect(listed.body).toEqual({
       webhooks: [
-        { id: created.body.id, url: target.url, events: ALL_EVENTS, status: 'active', conditions: {}, createdAt: expect.any(String) },
+        {
+          id: created.body.id,
+          url: target.url,
+          events: ALL_EVENTS,
+          status: 'active',
+          disabledReason: null,
+          conditions: {},
+          createdAt: expect.any(String),
+        },
       ],
     });
     expect(JSON.stringify(listed.body)).not.toContain(created.body.secret);
@@ -492,6 +509,82 @@ describe('the notifier, on the embedded runtime', () => {
     const [first] = (await request<{ webhooks: { id: string }[] }>(base, { headers: withKey })).body.webhooks;
     expect((await request(`${base}/${first!.id}`, { method: 'DELETE', headers: withKey })).status).toBe(204);
     expect((await subscribe(credential, { url: target.url, events: ['grade.changed'] })).status).toBe(201);
+  });
+
+  describe('a key rotated out while a request that it authenticated runs (decision 50)', () => {
+    /** `name` resolves to loopback only once `release` is called; `reached` tells that a request is waiting on it. */
+    function aSlowName(name: string) {
+      let reach!: () => void;
+      let release!: () => void;
+      const reached = new Promise<void>((done) => (reach = done));
+      slowNames.set(name, { reached: () => reach(), released: new Promise<void>((done) => (release = done)) });
+      dns.set(name, '127.0.0.1');
+      return { reached, release };
+    }
+
+    /** The organization rotates the grant's key with overlap 0, as the credentials service emits it; resolves once the notifier took it in. */
+    async function rotatedWithoutOverlap(record: StoredAuthorization): Promise<string> {
+      const apiKey = generateApiKey('rsk');
+      const rotatedAt = new Date().toISOString();
+      const event = anEvent(
+        EVENT_TYPES.authorizationKeyRotated,
+        {
+          clientId: record.clientId,
+          organizationId: ORG,
+          keyDigest: digestApiKey(apiKey),
+          previousKeyDigest: null,
+          previousKeyExpiresAt: null,
+          rotatedAt,
+          revision: record.revision + 1,
+        },
+        { time: new Date(rotatedAt) },
+      );
+      await runtime.eventLog.append(TOPICS.authorizations, [{ key: record.clientId, value: JSON.stringify(event) }]);
+      return apiKey;
+    }
+
+    const listed = (clientId: string, apiKey: string) =>
+      request<{ webhooks: { id: string; status: string; disabledReason: string | null; url: string }[] }>(
+        `${app.baseUrl}/v1/customers/${clientId}/webhooks`,
+        { headers: { 'x-api-key': apiKey } },
+      );
+
+    test('when the target resolves only after the rotation reached the notifier, then the webhook is not kept and the answer is 403 KEY_READ_ONLY', async () => {
+      const credential = await anAuthorization();
+      const target = await receiver();
+      const slow = aSlowName('slow.hooks.test');
+
+      const creating = subscribe(credential, {
+        url: `http://slow.hooks.test:${new URL(target.url).port}/hooks`,
+        events: ['score.updated'],
+      });
+      await slow.reached;
+      const newKey = await rotatedWithoutOverlap(credential.record);
+      slow.release();
+      const created = await creating;
+
+      expect([created.status, created.body.code]).toEqual([403, 'KEY_READ_ONLY']);
+      expect((await listed(credential.record.clientId, newKey)).body.webhooks).toEqual([]);
+    });
+
+    test('when a PATCH that sets a URL and enables the webhook again outlasts the rotation, then 403 KEY_READ_ONLY and the webhook stays disabled', async () => {
+      const credential = await anAuthorization();
+      const target = await receiver();
+      const created = await subscribe(credential, { url: target.url, events: ['score.updated'] });
+      const item = `${app.baseUrl}/v1/customers/${credential.record.clientId}/webhooks/${created.body.id}`;
+      const slow = aSlowName('slow.hooks.test');
+
+      const changing = patch(credential, item, { url: `http://slow.hooks.test:${new URL(target.url).port}/hooks`, enabled: true });
+      await slow.reached;
+      const newKey = await rotatedWithoutOverlap(credential.record);
+      slow.release();
+      const changed = await changing;
+
+      expect([changed.status, changed.body.code]).toEqual([403, 'KEY_READ_ONLY']);
+      expect((await listed(credential.record.clientId, newKey)).body.webhooks).toEqual([
+        expect.objectContaining({ id: created.body.id, status: 'disabled', disabledReason: 'key_ended' }),
+      ]);
+    });
   });
 
   describe('without WEBHOOK_ALLOW_PRIVATE_TARGETS (decision 28)', () => {

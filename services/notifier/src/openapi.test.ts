@@ -57,4 +57,24 @@ describe("the notifier's OpenAPI document (decision 45)", () => {
     expect(Object.keys(both.paths)).toEqual(expect.arrayContaining(['/portfolio/webhooks', '/portfolio/webhooks/{id}/rotate-secret']));
     expect(both.paths['/portfolio/webhooks/{id}']?.patch?.operationId).toBe('updatePortfolioWebhook');
   });
+
+  test('when it is built, then every operation that changes a webhook documents 403 KEY_READ_ONLY, and the reads do not (decision 50)', () => {
+    const forbidden = Object.values(document.paths).flatMap((item) =>
+      Object.values(item).map((operation) => ({
+        id: operation.operationId,
+        readOnly: JSON.stringify(operation.responses['403'] ?? '').includes('KEY_READ_ONLY'),
+      })),
+    );
+
+    expect(forbidden).toEqual([
+      { id: 'createWebhook', readOnly: true },
+      { id: 'listWebhooks', readOnly: false },
+      { id: 'updateWebhook', readOnly: true },
+      { id: 'deleteWebhook', readOnly: true },
+      { id: 'listWebhookDeliveries', readOnly: false },
+      { id: 'rotateWebhookSecret', readOnly: true },
+      { id: 'testWebhook', readOnly: true },
+      { id: 'redeliverWebhookDelivery', readOnly: true },
+    ]);
+  });
 });

@@ -62,6 +62,11 @@ export function webhookOperations(owner: WebhookOwnerDeclaration): OpenApiOperat
     ),
   });
   const item = [...docs.pathParameters, idParameter];
+  /** Decision 50: what changes something answers 403 to a key that only reads (with what else its 403 may say). */
+  const forbidden = (...also: string[]): Record<string, OpenApiResponse> => {
+    const reasons = [auth['403']?.description, ...also, docs.readOnlyRefusal].filter((reason) => reason !== undefined);
+    return reasons.length > 0 ? { '403': error(reasons.join(', or ')) } : {};
+  };
   return [
     {
       ...common,
@@ -83,7 +88,7 @@ export function webhookOperations(owner: WebhookOwnerDeclaration): OpenApiOperat
         },
         ...auth,
         '400': error(withAuth(`MALFORMED_JSON, VALIDATION_FAILED (with \`details\`), or ${TARGET_REFUSAL}`)),
-        '403': error(`${auth['403'] ? `${auth['403'].description}, or ` : ''}${docs.scopeRefusal}`),
+        ...forbidden(docs.scopeRefusal),
         '409': error(`WEBHOOK_LIMIT_REACHED: the ${noun} already has ${limit} webhooks`),
         ...BODY_ERRORS,
       },
@@ -105,15 +110,22 @@ export function webhookOperations(owner: WebhookOwnerDeclaration): OpenApiOperat
       summary: 'Change a webhook’s URL, events or conditions; pause it, or re-enable it',
       description:
         'Decision 45. Only the fields given change. `enabled: false` pauses an active webhook; `enabled: true` re-enables one paused or ' +
-        'disabled after failures, and it hears of events from then on (not of what happened meanwhile). `conditions` replaces the ' +
-        'conditions as a whole (`{}`: every change). A new URL is checked as at creation (decision 28).',
+        'disabled, and it hears of events from then on (not of what happened meanwhile). One disabled for its key (`disabledReason` ' +
+        '`key_ended` or `key_leaked`, decision 50) is re-enabled only with its `url` set again in the same change: it then answers to ' +
+        'the key that set it. `conditions` replaces the conditions as a whole (`{}`: every change). A new URL is checked as at creation ' +
+        '(decision 28).',
       parameters: item,
       requestBody: updateWebhookRequestSchema,
       responses: {
         '200': { description: 'The webhook as changed', schema: webhookSchema },
         ...auth,
-        '400': error(withAuth(`MALFORMED_JSON, VALIDATION_FAILED (with \`details\`; an empty change included), or ${TARGET_REFUSAL}`)),
-        '403': error(`${auth['403'] ? `${auth['403'].description}, or ` : ''}${docs.scopeRefusal}`),
+        '400': error(
+          withAuth(
+            'MALFORMED_JSON, VALIDATION_FAILED (with `details`; an empty change included, and `enabled: true` without `url` for one ' +
+              `disabled for its key: the detail on \`url\` says why), or ${TARGET_REFUSAL}`,
+          ),
+        ),
+        ...forbidden(docs.scopeRefusal),
         ...unknown(),
         ...BODY_ERRORS,
       },
@@ -125,7 +137,7 @@ export function webhookOperations(owner: WebhookOwnerDeclaration): OpenApiOperat
       operationId: name('delete'),
       summary: 'Delete a webhook, with the deliveries it still owed',
       parameters: item,
-      responses: { '204': { description: 'Deleted' }, ...auth, ...badRequest, ...unknown() },
+      responses: { '204': { description: 'Deleted' }, ...auth, ...badRequest, ...forbidden(), ...unknown() },
     },
     {
       ...common,
@@ -157,6 +169,7 @@ export function webhookOperations(owner: WebhookOwnerDeclaration): OpenApiOperat
         '201': { description: 'The new secret; `secret` appears only in this answer', schema: rotatedWebhookSecretSchema },
         ...auth,
         '400': error(withAuth('MALFORMED_JSON or VALIDATION_FAILED (`overlapSeconds` missing, not whole, or outside 0–86400)')),
+        ...forbidden(),
         ...unknown(),
         ...BODY_ERRORS,
       },
@@ -174,6 +187,7 @@ export function webhookOperations(owner: WebhookOwnerDeclaration): OpenApiOperat
         '202': { description: 'Queued; the `webhook-id` it carries', schema: webhookMessageAcceptedSchema },
         ...auth,
         ...badRequest,
+        ...forbidden(),
         ...unknown(),
         '409': error('WEBHOOK_NOT_ACTIVE: the webhook is paused or disabled; re-enable it first'),
       },
@@ -192,6 +206,7 @@ export function webhookOperations(owner: WebhookOwnerDeclaration): OpenApiOperat
         '202': { description: 'Queued; the `webhook-id` it carries (the one asked for)', schema: webhookMessageAcceptedSchema },
         ...auth,
         ...badRequest,
+        ...forbidden(),
         ...unknown(', or WEBHOOK_MESSAGE_NOT_FOUND: the webhook has no delivery with that messageId in the last 7 days'),
         '409': error('WEBHOOK_NOT_ACTIVE: the webhook is paused or disabled; re-enable it first'),
       },

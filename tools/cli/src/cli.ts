@@ -491,9 +491,16 @@ function addPortfolio(program: Command, { productFor, act, note }: Builders): vo
       .addOption(connection.api())
       .addOption(connection.credentials())
       .addOption(connection.apiKey('the recipient account key (rsa_…)'));
-  const run = (subcommand: string) =>
-    act((options) =>
-      runPortfolioCommand(subcommand, kebab(options), { product: productFor(options), secondsOf: (value) => secondsOf(value), note }),
+  const run = (subcommand: string, shown: (result: unknown, options: Options) => unknown = (result) => result) =>
+    act(async (options) =>
+      shown(
+        await runPortfolioCommand(subcommand, kebab(options), {
+          product: productFor(options),
+          secondsOf: (value) => secondsOf(value),
+          note,
+        }),
+        options,
+      ),
     );
 
   recipient(portfolio.command('show').description('Its id, name and number of grants')).action(run('show'));
@@ -514,9 +521,12 @@ function addPortfolio(program: Command, { productFor, act, note }: Builders): vo
   recipient(
     portfolio
       .command('rotate-key')
-      .description('A new account key, shown only this once; the old one works for the overlap')
-      .option('--overlap <duration>', 'how long the old key still works: 0 to 1d (default 1d)'),
-  ).action(run('rotate-key'));
+      .description(
+        'A new account key, shown only this once; the old one only reads for the overlap (0 after a suspected leak: it ends at once)',
+      )
+      .option('--overlap <duration>', 'how long the old key still reads: 0 to 1d (default 1d)')
+      .option('--env', 'print an export line for eval: RSD_API_KEY (the new account key)'),
+  ).action(run('rotate-key', (rotated, options) => (options.env ? exportsOf(rotated, { accountKey: 'RSD_API_KEY' }) : rotated)));
   recipient(
     portfolio
       .command('leave')
@@ -611,8 +621,11 @@ function addWebhookCommands(program: Command, spec: WebhookOwnerCommands, { io: 
   owner(
     webhooks
       .command('enable')
-      .description('Re-enables a webhook paused, or disabled after a day of failed deliveries; deliveries resume from now')
-      .addOption(id()),
+      .description(
+        'Re-enables a webhook paused or disabled; deliveries resume from now. One disabled for its key (key_ended, key_leaked) needs --url',
+      )
+      .addOption(id())
+      .option('--url <url>', 'sets its URL again (required for one disabled for its key; https, on a public address)'),
   ).action(run('enable'));
   owner(
     webhooks

@@ -102,6 +102,29 @@ describe('rsd webhooks create, list, deliveries and delete', () => {
     expect(notifier.requests).toEqual([{ method: 'GET', path: `/v1/customers/${CLIENT_ID}/webhooks`, apiKey: API_KEY, body: undefined }]);
   });
 
+  test('when list finds disabled webhooks, then each is printed with its disabledReason and a note says why and how it comes back', async () => {
+    const disabled = [
+      { ...WEBHOOK, id: 'wh_0000000000000000keyended', status: 'disabled', disabledReason: 'key_ended' },
+      { ...WEBHOOK, id: 'wh_00000000000000keyleaked', status: 'disabled', disabledReason: 'key_leaked' },
+      { ...WEBHOOK, id: 'wh_000000000000000failures', status: 'disabled', disabledReason: 'delivery_failures' },
+    ];
+    const notifier = await fakeNotifier([{ status: 200, body: { webhooks: [WEBHOOK, ...disabled] } }]);
+    const { context: ctx, notes } = context({ notifierUrl: notifier.url });
+
+    const result = await runWebhooksCommand('list', { 'client-id': CLIENT_ID }, ctx);
+
+    expect(result).toEqual({ webhooks: [WEBHOOK, ...disabled] });
+    expect(notes).toEqual([
+      expect.stringMatching(
+        /keyended is disabled \(key_ended\).*rsd webhooks enable --client-id … --id wh_0000000000000000keyended --url URL/,
+      ),
+      expect.stringMatching(/keyleaked is disabled \(key_leaked\).*--url URL/),
+      expect.stringMatching(
+        /failures is disabled \(delivery_failures\).*rsd webhooks enable --client-id … --id wh_000000000000000failures once/,
+      ),
+    ]);
+  });
+
   test('when deliveries is called, then it gets the attempts of that webhook', async () => {
     const notifier = await fakeNotifier([{ status: 200, body: { deliveries: [] } }]);
 
@@ -217,6 +240,15 @@ describe('rsd webhooks update, pause, enable, rotate-secret, test and redeliver'
     expect(result).toMatchObject({ status: enabled ? 'active' : 'paused' });
     expect(notifier.requests).toEqual([{ method: 'PATCH', path, apiKey: API_KEY, body: { enabled } }]);
     expect(notes[0]).toMatch(note);
+  });
+
+  test('when enable is given --url, then the URL is set again with enabled true: how a webhook disabled for its key comes back', async () => {
+    const url = 'https://hooks.example.com/again';
+    const notifier = await fakeNotifier([{ status: 200, body: { ...WEBHOOK, url, status: 'active', disabledReason: null } }]);
+
+    await runWebhooksCommand('enable', { 'client-id': CLIENT_ID, id: WEBHOOK_ID, url }, context({ notifierUrl: notifier.url }).context);
+
+    expect(notifier.requests).toEqual([{ method: 'PATCH', path, apiKey: API_KEY, body: { enabled: true, url } }]);
   });
 
   test.each<[string, WebhooksOptions, number]>([

@@ -1,4 +1,4 @@
-import type { Webhooks } from '@resilience-score/client';
+import type { Webhook, Webhooks } from '@resilience-score/client';
 import {
   createWebhookRequestSchema,
   MAX_SECRET_OVERLAP_SECONDS,
@@ -53,6 +53,20 @@ export interface WebhooksContext {
   secondsOf: (value: string, option: string) => number;
 }
 
+/** What `list` notes on stderr for a disabled webhook: why, and the command that brings it back. */
+function disabledNote(webhook: Pick<Webhook<string>, 'id' | 'disabledReason'>, option: string): string {
+  const reason = webhook.disabledReason ?? 'delivery_failures';
+  const enable = `rsd ${option === 'org' ? 'alert-webhooks' : 'webhooks'} enable --${option} … --id ${webhook.id}`;
+  switch (reason) {
+    case 'key_ended':
+      return `rsd: webhook ${webhook.id} is disabled (key_ended): the key that made it was cut off by a rotation without overlap; ${enable} --url URL sets its URL again`;
+    case 'key_leaked':
+      return `rsd: webhook ${webhook.id} is disabled (key_leaked): a key of its grant or account was reported leaked; check its URL, then ${enable} --url URL`;
+    default:
+      return `rsd: webhook ${webhook.id} is disabled (delivery_failures): its deliveries failed for a day; ${enable} once its receiver answers`;
+  }
+}
+
 /** A secret rotation's overlap when none is given: a day, the most the API allows, as for the CLI's other rotations. */
 const DEFAULT_SECRET_OVERLAP_SECONDS = MAX_SECRET_OVERLAP_SECONDS;
 
@@ -80,8 +94,12 @@ export async function runWebhooksCommand(subcommand: string, options: WebhooksOp
       );
       return created;
     }
-    case 'list':
-      return { webhooks: await (await webhooks()).list() };
+    case 'list': {
+      const listed = await (await webhooks()).list();
+      // Decision 50: a disabled webhook says why, and how it comes back.
+      for (const webhook of listed) if (webhook.status === 'disabled') context.note(disabledNote(webhook, owner.option));
+      return { webhooks: listed };
+    }
     case 'deliveries': {
       const id = required('id');
       return { deliveries: await (await webhooks()).deliveries(id) };
@@ -99,7 +117,9 @@ export async function runWebhooksCommand(subcommand: string, options: WebhooksOp
     case 'pause':
     case 'enable': {
       const id = required('id');
-      const changed = await (await webhooks()).update(id, { enabled: subcommand === 'enable' });
+      // One disabled for its key (decision 50) comes back only with its URL set again: `enable --url`.
+      const url = subcommand === 'enable' && options.url ? { url: options.url } : {};
+      const changed = await (await webhooks()).update(id, { enabled: subcommand === 'enable', ...url });
       context.note(
         subcommand === 'enable'
           ? `rsd: webhook ${id} enabled: deliveries resume from now (what happened while it was off is not sent)`

@@ -1,7 +1,8 @@
 import { clientIdPattern } from '@rsd/contracts';
 import { digestApiKey, generateApiKey, generateClientId } from '../credential-formats';
+import type { RecipientAccountView } from '../views/account-views';
 import type { CredentialView } from '../views/credential-view';
-import { checkAccess, identifyCaller, type IdentifiedCaller } from './check-access';
+import { accountKeyMatch, checkAccess, checkAccountAccess, identifyCaller, type IdentifiedCaller } from './check-access';
 
 const rules = { clientIdPattern: clientIdPattern('rs') };
 const now = new Date('2026-11-21T08:00:00.000Z');
@@ -79,8 +80,8 @@ describe('checkAccess (steps 5 to 7 and 9)', () => {
     });
   });
 
-  test('when everything verifies, then access is granted with the credential', () => {
-    expect(checkAccess(caller, credential, 'qr_score', now)).toEqual({ outcome: 'granted', credential });
+  test('when everything verifies, then access is granted with the credential, by its current key', () => {
+    expect(checkAccess(caller, credential, 'qr_score', now)).toEqual({ outcome: 'granted', credential, key: 'current' });
   });
 
   describe('during a key rotation (decision 19)', () => {
@@ -93,9 +94,12 @@ describe('checkAccess (steps 5 to 7 and 9)', () => {
       revision: 2,
     };
 
-    test('when either key is presented before the overlap ends, then both are granted', () => {
-      expect(checkAccess({ clientId, apiKey: newKey }, rotated, 'qr_score', now)).toMatchObject({ outcome: 'granted' });
-      expect(checkAccess(caller, rotated, 'qr_score', new Date('2026-11-21T08:59:59.999Z'))).toMatchObject({ outcome: 'granted' });
+    test('when either key is presented before the overlap ends, then both are granted, each named for which key it is', () => {
+      expect(checkAccess({ clientId, apiKey: newKey }, rotated, 'qr_score', now)).toMatchObject({ outcome: 'granted', key: 'current' });
+      expect(checkAccess(caller, rotated, 'qr_score', new Date('2026-11-21T08:59:59.999Z'))).toMatchObject({
+        outcome: 'granted',
+        key: 'previous',
+      });
     });
 
     test('when the previous key is presented at or after the end of the overlap, then INVALID_API_KEY; the new key goes on', () => {
@@ -119,6 +123,38 @@ describe('checkAccess before a key delivered by claim link is claimed (decision 
 
     expect(checkAccess(caller, unclaimed, 'qr_score', now)).toEqual({ outcome: 'refused', code: 'INVALID_API_KEY' });
     expect(checkAccess({ clientId, apiKey: generateApiKey('rsk') }, unclaimed, undefined, now)).toEqual({
+      outcome: 'refused',
+      code: 'INVALID_API_KEY',
+    });
+  });
+});
+
+describe('which key an account key is (decisions 42 and 50)', () => {
+  const previousKey = generateApiKey('rsa');
+  const currentKey = generateApiKey('rsa');
+  const account: RecipientAccountView = {
+    accountId: 'rcp_0123456789abcdef',
+    name: null,
+    keyDigest: digestApiKey(currentKey),
+    previousKeyDigest: digestApiKey(previousKey),
+    previousKeyExpiresAt: '2026-11-21T09:00:00.000Z',
+    revision: 2,
+  };
+  const held: CredentialView = { ...credential, keyDigest: null, recipientAccountId: account.accountId };
+
+  test('when the current and the previous key are presented within the overlap, then each is told apart', () => {
+    expect(accountKeyMatch(currentKey, account, now)).toBe('current');
+    expect(accountKeyMatch(previousKey, account, now)).toBe('previous');
+    expect(checkAccountAccess({ clientId, apiKey: currentKey }, held, account, 'qr_score', now)).toMatchObject({ key: 'current' });
+    expect(checkAccountAccess({ clientId, apiKey: previousKey }, held, account, 'qr_score', now)).toMatchObject({ key: 'previous' });
+  });
+
+  test('when the overlap has ended or the key is another, then it is neither', () => {
+    const ended = new Date('2026-11-21T09:00:00.000Z');
+
+    expect(accountKeyMatch(previousKey, account, ended)).toBeUndefined();
+    expect(accountKeyMatch(generateApiKey('rsa'), account, now)).toBeUndefined();
+    expect(checkAccountAccess({ clientId, apiKey: previousKey }, held, account, 'qr_score', ended)).toEqual({
       outcome: 'refused',
       code: 'INVALID_API_KEY',
     });

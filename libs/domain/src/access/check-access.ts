@@ -40,9 +40,15 @@ export function identifyCaller(facts: RequestFacts, rules: CredentialFormatRules
   return { outcome: 'identified', caller: { clientId, apiKey } };
 }
 
+/**
+ * Which of a holder's keys a presented key is: its current key, or the previous one within a
+ * rotation's overlap. The previous key only reads (decision 50): whatever manages asks for the current.
+ */
+export type KeyMatch = 'current' | 'previous';
+
 export type AccessOutcome =
   | { outcome: 'refused'; code: AuthenticationRefusal }
-  | { outcome: 'granted'; credential: CredentialView }
+  | { outcome: 'granted'; credential: CredentialView; key: KeyMatch }
   | { outcome: 'forbidden'; code: 'INSUFFICIENT_SCOPE'; credential: CredentialView };
 
 /**
@@ -58,10 +64,11 @@ export function checkAccess(
   now: Date,
 ): AccessOutcome {
   if (!credential) return { outcome: 'refused', code: 'CREDENTIAL_NOT_FOUND' };
-  if (!keyVerifies(caller.apiKey, credential, now)) return { outcome: 'refused', code: 'INVALID_API_KEY' };
+  const key = keyMatchOf(caller.apiKey, credential, now);
+  if (key === undefined) return { outcome: 'refused', code: 'INVALID_API_KEY' };
   if (!isActive(credential, now)) return { outcome: 'refused', code: 'CREDENTIAL_INACTIVE' };
   if (scope !== undefined && !credential.scopes.includes(scope)) return { outcome: 'forbidden', code: 'INSUFFICIENT_SCOPE', credential };
-  return { outcome: 'granted', credential };
+  return { outcome: 'granted', credential, key };
 }
 
 /**
@@ -79,16 +86,19 @@ export function checkAccountAccess(
   if (!credential) return { outcome: 'refused', code: 'CREDENTIAL_NOT_FOUND' };
   const holds = account !== undefined && credential.recipientAccountId === account.accountId;
   // Compared whether or not the account holds the grant, so the timing does not say which it was.
-  const verifies = keyVerifies(caller.apiKey, account ?? NO_KEYS, now);
-  if (!holds || !verifies) return { outcome: 'refused', code: 'INVALID_API_KEY' };
+  const key = keyMatchOf(caller.apiKey, account ?? NO_KEYS, now);
+  if (!holds || key === undefined) return { outcome: 'refused', code: 'INVALID_API_KEY' };
   if (!isActive(credential, now)) return { outcome: 'refused', code: 'CREDENTIAL_INACTIVE' };
   if (scope !== undefined && !credential.scopes.includes(scope)) return { outcome: 'forbidden', code: 'INSUFFICIENT_SCOPE', credential };
-  return { outcome: 'granted', credential };
+  return { outcome: 'granted', credential, key };
 }
 
-/** Decision 42: whether an account key is the account's current key, or its previous one within the overlap. */
-export function accountKeyVerifies(apiKey: string, account: RecipientAccountView, now: Date): boolean {
-  return keyVerifies(apiKey, account, now);
+/**
+ * Decision 42: which of the account's keys an account key is (its current one, or its previous one
+ * within the overlap), or undefined when it is neither.
+ */
+export function accountKeyMatch(apiKey: string, account: RecipientAccountView, now: Date): KeyMatch | undefined {
+  return keyMatchOf(apiKey, account, now);
 }
 
 /** The digests a key is checked against: a credential's or a recipient account's. */
@@ -103,19 +113,21 @@ const NO_KEYS: KeyHolder = { keyDigest: null };
 /**
  * The current key, or during a rotation's overlap the previous one (decision 19), checked at request
  * time like expiry: no event is needed to end the overlap. Both digests are compared in constant
- * time, whichever matches, so the timing tells nothing about which key was presented.
+ * time, whichever matches, so the timing tells nothing about which key was presented; the answer
+ * names which it was (a string literal: the read path allocates nothing more for it).
  *
  * The key's checksum is not checked first: only a key this service issued has a stored digest, and
  * every one of them carries a valid checksum, so a key that fails it can never match, and the answer
  * (INVALID_API_KEY) is the same. Checking it cost every good request more than it saved a mistyped one.
  */
-function keyVerifies(apiKey: string, credential: KeyHolder, now: Date): boolean {
+function keyMatchOf(apiKey: string, credential: KeyHolder, now: Date): KeyMatch | undefined {
   const digest = apiKeyDigestBytes(apiKey);
   const stored = storedDigestsOf(credential);
   const current = timingSafeEqual(digest, stored.current);
   const previous = timingSafeEqual(digest, stored.previous);
   const inOverlap = credential.previousKeyExpiresAt != null && now.toISOString() < credential.previousKeyExpiresAt;
-  return current || (previous && inOverlap);
+  if (current) return 'current';
+  return previous && inOverlap ? 'previous' : undefined;
 }
 
 /**

@@ -16,6 +16,7 @@ import {
   type WebhookStatus,
 } from '@rsd/contracts';
 import { PILLAR_NAMES } from '../history/explain-history';
+import type { RecipientAccountView } from '../views/account-views';
 import { credentialView, isActive, type CredentialView } from '../views/credential-view';
 import { latestScoreView } from '../views/latest-score-view';
 import { unhandled } from '../views/view';
@@ -50,6 +51,8 @@ export interface NotifierStateBefore {
   latestScore?: CalculatedScore;
   /** For an authorization event: the authorization's credential. */
   credential?: CredentialView;
+  /** For a recipient account's event: the account, with its keys' digests. */
+  account?: RecipientAccountView;
 }
 
 /**
@@ -99,14 +102,31 @@ export interface AlertTrigger {
   organizationId: string;
   type: AlertType;
   data: AlertData;
+  /** Decision 50, for `authorization.key_leaked`: how many of the grant's webhooks the leak disabled. */
+  webhooksDisabled?: number;
+}
+
+/** What the notifier did for the event before planning its alert (decision 50). */
+export interface AlertFacts {
+  /** The grant's webhooks that a leak of its key disabled (counted again the same on a replay). */
+  webhooksDisabled: number;
 }
 
 /**
  * The alert an event is, or undefined: an `AuthorizationAlerted` as it says, and a revocation for a
  * leaked key or by the recipient's release when it ends an active grant (once, as `triggerOf`
- * decides for `authorization.ended`).
+ * decides for `authorization.ended`). A leaked key's alert says how many webhooks it disabled.
  */
-export function alertTriggerOf(event: DomainEvent, before: NotifierStateBefore): AlertTrigger | undefined {
+export function alertTriggerOf(
+  event: DomainEvent,
+  before: NotifierStateBefore,
+  facts: AlertFacts = { webhooksDisabled: 0 },
+): AlertTrigger | undefined {
+  const trigger = alertOf(event, before);
+  return trigger?.type === 'authorization.key_leaked' ? { ...trigger, webhooksDisabled: facts.webhooksDisabled } : trigger;
+}
+
+function alertOf(event: DomainEvent, before: NotifierStateBefore): AlertTrigger | undefined {
   if (event.type === EVENT_TYPES.authorizationAlerted) {
     const { clientId, organizationId, alert, address, failures, expiresAt } = event.data;
     const data: AlertData = {
@@ -132,7 +152,11 @@ export function alertDeliveriesFor(
   subscription: Pick<SubscriptionFacts, 'id' | 'events' | 'status'>,
 ): PlannedDelivery[] {
   if (subscription.status !== 'active' || !subscription.events.includes(trigger.type)) return [];
-  const payload = { type: trigger.type, timestamp: trigger.occurredAt, data: trigger.data };
+  const { type, occurredAt: timestamp, data } = trigger;
+  const payload: WebhookPayload =
+    type === 'authorization.key_leaked'
+      ? { type, timestamp, data: { ...data, webhooksDisabled: trigger.webhooksDisabled ?? 0 } }
+      : { type, timestamp, data };
   return [{ subscriptionId: subscription.id, key: `${subscription.id}:${trigger.eventId}:${trigger.type}`, payload }];
 }
 

@@ -1,4 +1,12 @@
-import { changedWebhook, hearsOf, previousSecretAt, rotatedWebhook, type WebhookState } from './webhook-lifecycle';
+import {
+  changedWebhook,
+  disabledReasonOf,
+  hearsOf,
+  previousSecretAt,
+  reenableRefusal,
+  rotatedWebhook,
+  type WebhookState,
+} from './webhook-lifecycle';
 
 const NOW = new Date('2026-11-21T08:00:00.000Z');
 const aWebhook = (overrides: Partial<WebhookState> = {}): WebhookState => ({
@@ -68,5 +76,47 @@ describe('hearsOf', () => {
     expect(hearsOf(webhook, '2026-11-21T07:59:59.999Z')).toBe(false);
     expect(hearsOf(webhook, NOW.toISOString())).toBe(true);
     expect(hearsOf({ createdAt: '2026-11-01T00:00:00.000Z' }, '2026-11-02T00:00:00.000Z')).toBe(true);
+  });
+});
+
+describe('a webhook disabled for its key (decision 50)', () => {
+  const byCurrentKey = { keyDigest: 'b'.repeat(64), keyOwner: 'rs_AAAAAAAAAAAAAAAAAAAAAAAA' };
+  const keyEnded = aWebhook({
+    status: 'disabled',
+    disabledAt: '2026-11-20T00:00:00.000Z',
+    disabledReason: 'key_ended',
+    keyDigest: 'a'.repeat(64),
+  });
+
+  test('when it is re-enabled without its URL, then the change is refused with why; with its URL, or one disabled after failures, it is not', () => {
+    expect(reenableRefusal(keyEnded, { enabled: true })).toMatch(/^is required to re-enable this webhook \(disabledReason key_ended/);
+    expect(reenableRefusal({ ...keyEnded, disabledReason: 'key_leaked' }, { enabled: true })).toMatch(/reported leaked/);
+    expect(reenableRefusal(keyEnded, { enabled: true, url: 'https://hooks.example.com/b' })).toBeUndefined();
+    expect(reenableRefusal(keyEnded, { events: ['grade.changed'] })).toBeUndefined();
+    expect(reenableRefusal(aWebhook({ status: 'disabled', disabledReason: 'delivery_failures' }), { enabled: true })).toBeUndefined();
+  });
+
+  test('when its URL is set again with enabled true, then it is active, its reason gone, and it answers to the key that set it', () => {
+    const changed = changedWebhook(keyEnded, { enabled: true, url: 'https://hooks.example.com/b' }, NOW, byCurrentKey);
+
+    expect(changed).toMatchObject({
+      status: 'active',
+      disabledAt: null,
+      disabledReason: null,
+      activeSince: NOW.toISOString(),
+      url: 'https://hooks.example.com/b',
+      ...byCurrentKey,
+    });
+    expect(disabledReasonOf(changed)).toBeNull();
+  });
+
+  test('when only other fields change, then the key it answers to stays', () => {
+    expect(changedWebhook(keyEnded, { events: ['grade.changed'] }, NOW, byCurrentKey).keyDigest).toBe('a'.repeat(64));
+  });
+
+  test('when a disabled record has no reason (kept before reasons were), then it reads as disabled after failures; an active one has none', () => {
+    expect(disabledReasonOf(aWebhook({ status: 'disabled' }))).toBe('delivery_failures');
+    expect(disabledReasonOf(keyEnded)).toBe('key_ended');
+    expect(disabledReasonOf(aWebhook({ status: 'paused' }))).toBeNull();
   });
 });

@@ -1,4 +1,5 @@
-import type { UpdateWebhookRequest, WebhookConditions, WebhookEventType, WebhookStatus } from '@rsd/contracts';
+import type { UpdateWebhookRequest, WebhookConditions, WebhookDisabledReason, WebhookEventType, WebhookStatus } from '@rsd/contracts';
+import { isDisabledForItsKey } from './key-cut-offs';
 
 /**
  * Decision 45's rules for a webhook's life after its creation, whoever owns it, without I/O: what a
@@ -10,6 +11,11 @@ export interface WebhookState {
   events: WebhookEventType[];
   status: WebhookStatus;
   disabledAt: string | null;
+  /** Why it is disabled (decision 50); none on a disabled record from before reasons were kept: failures. */
+  disabledReason?: WebhookDisabledReason | null;
+  /** The digest of the key that made it or last set its URL, and whose key that is (decision 50). */
+  keyDigest?: string;
+  keyOwner?: string;
   conditions?: WebhookConditions;
   activeSince?: string;
   sealedSecret: string;
@@ -17,24 +23,58 @@ export interface WebhookState {
   previousSecretExpiresAt?: string | null;
 }
 
+/** The key a change is made with (decision 50): a webhook records it when its URL is set. */
+export interface ChangingKey {
+  keyDigest: string;
+  /** `webhookOwnerKey` of the key's holder: the webhook's owner, or the account whose key manages a grant's webhook. */
+  keyOwner: string;
+}
+
 /**
  * A change as asked (its URL already checked against decision 28). `enabled: true` brings back one
- * paused or disabled after failures, and it hears of events from now on, not of what happened
- * meanwhile; `enabled: false` pauses an active one (one disabled after failures stays disabled: it
- * was not delivering either, and its status keeps saying why). Conditions are replaced as a whole.
+ * paused or disabled, and it hears of events from now on, not of what happened meanwhile (one
+ * disabled for its key only with its URL set in the same change: `reenableRefusal`); `enabled: false`
+ * pauses an active one (one disabled stays disabled: it was not delivering either, and its status
+ * keeps saying why). Conditions are replaced as a whole. A URL set records the key it was set with.
  */
-export function changedWebhook<T extends WebhookState>(webhook: T, change: UpdateWebhookRequest, now: Date): T {
+export function changedWebhook<T extends WebhookState>(webhook: T, change: UpdateWebhookRequest, now: Date, by?: ChangingKey): T {
   const changed: T = { ...webhook };
-  if (change.url !== undefined) changed.url = change.url;
+  if (change.url !== undefined) {
+    changed.url = change.url;
+    if (by) Object.assign(changed, recordedKey(by));
+  }
   if (change.events !== undefined) changed.events = [...change.events];
   if (change.conditions !== undefined) changed.conditions = { ...change.conditions };
   if (change.enabled === true && webhook.status !== 'active') {
     changed.status = 'active';
     changed.disabledAt = null;
+    changed.disabledReason = null;
     changed.activeSince = now.toISOString();
   }
   if (change.enabled === false && webhook.status === 'active') changed.status = 'paused';
   return changed;
+}
+
+/** What a webhook records of the key that made it or set its URL: its digest and its holder, never the key. */
+export function recordedKey(by: ChangingKey): Pick<WebhookState, 'keyDigest' | 'keyOwner'> {
+  return { keyDigest: by.keyDigest, keyOwner: by.keyOwner };
+}
+
+/**
+ * Decision 50: a webhook disabled because the key that made it was cut off (`key_ended`) or leaked
+ * (`key_leaked`) answers to the current key only once that key sets its URL again: re-enabling it
+ * without a URL is refused, and this says why (for the `url` field); undefined when the change may go on.
+ */
+export function reenableRefusal(webhook: WebhookState, change: UpdateWebhookRequest): string | undefined {
+  if (change.enabled !== true || change.url !== undefined || !isDisabledForItsKey(webhook)) return undefined;
+  const why =
+    webhook.disabledReason === 'key_leaked' ? 'a key of its grant or account was reported leaked' : 'the key that made it was cut off';
+  return `is required to re-enable this webhook (disabledReason ${webhook.disabledReason}: ${why}): set its URL again, with enabled: true`;
+}
+
+/** Why the webhook is disabled, as its resource says: null unless disabled; a record from before reasons were kept was disabled after failures. */
+export function disabledReasonOf(webhook: Pick<WebhookState, 'status' | 'disabledReason'>): WebhookDisabledReason | null {
+  return webhook.status === 'disabled' ? (webhook.disabledReason ?? 'delivery_failures') : null;
 }
 
 /**

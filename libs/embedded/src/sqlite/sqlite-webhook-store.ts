@@ -1,6 +1,6 @@
 import type { StatementSync } from 'node:sqlite';
 import type { WebhookDelivery, WebhookPayloadType } from '@rsd/contracts';
-import { dueInTurns } from '@rsd/domain';
+import { cutOffDisables, dueInTurns } from '@rsd/domain';
 import { systemClock } from '@rsd/platform';
 import type { Clock, PendingDelivery, StoredWebhook, WebhookStore } from '@rsd/ports';
 import { integer, text } from './database';
@@ -20,6 +20,8 @@ export const QUERIES = {
   listOfClient: 'SELECT record FROM webhooks WHERE client_id = ? ORDER BY created_at, id',
   find: 'SELECT record FROM webhooks WHERE id = ? AND client_id = ?',
   byId: 'SELECT record FROM webhooks WHERE id = ?',
+  // Decision 50: a grant's webhook made with its account's key answers to the account's keys.
+  madeForOthers: 'SELECT record FROM webhooks WHERE key_owner = ?',
   activeOfOrganization: 'SELECT record FROM webhooks WHERE organization_id = ? AND active = 1 ORDER BY created_at, id',
   activeOfClient: 'SELECT record FROM webhooks WHERE client_id = ? AND active = 1 ORDER BY created_at, id',
   // Decision 50's turns (dueInTurns): the queue after a place in it, skipping the owners that had their turns …
@@ -50,7 +52,8 @@ export const CHANGES = {
   pruneKeys: `DELETE FROM webhook_deliveries WHERE seq IN
     (SELECT seq FROM webhook_deliveries WHERE done = 1 AND queued_ms <= ? ORDER BY queued_ms LIMIT ?)`,
   disable: 'UPDATE webhooks SET active = 0, record = ? WHERE id = ?',
-  update: "UPDATE webhooks SET active = ?, record = ? WHERE id = ? AND client_id = ? AND json_extract(record, '$.status') = ?",
+  update:
+    "UPDATE webhooks SET active = ?, record = ?, key_owner = ? WHERE id = ? AND client_id = ? AND json_extract(record, '$.status') = ?",
   // The body stays with the key for 7 days: a redelivery sends it again as it was.
   dropPending:
     'UPDATE webhook_deliveries SET done = 1, due_at = NULL, traceparent = NULL, tracestate = NULL WHERE webhook_id = ? AND done = 0',
@@ -102,7 +105,7 @@ export function openSqliteWebhookStore(options: SqliteWebhookStoreOptions): Webh
         const row = statement(QUERIES.countOfClient).get(webhook.clientId);
         if (integer(row?.n) >= limit) return 'limit-reached';
         const { changes } = statement(
-          `INSERT INTO webhooks (id, client_id, organization_id, created_at, active, record) VALUES (?, ?, ?, ?, ?, ?)
+          `INSERT INTO webhooks (id, client_id, organization_id, created_at, active, record, key_owner) VALUES (?, ?, ?, ?, ?, ?, ?)
              ON CONFLICT (id) DO NOTHING`,
         ).run(
           webhook.id,
@@ -111,6 +114,7 @@ export function openSqliteWebhookStore(options: SqliteWebhookStoreOptions): Webh
           new Date(webhook.createdAt).toISOString(),
           webhook.status === 'active' ? 1 : 0,
           JSON.stringify(webhook),
+          keyOwnerColumn(webhook),
         );
         if (changes === 0) throw new Error(`webhook ${webhook.id} already exists`);
         return 'added';
@@ -151,9 +155,38 @@ export function openSqliteWebhookStore(options: SqliteWebhookStoreOptions): Webh
         if (!row) return;
         const webhook = JSON.parse(text(row.record)) as StoredWebhook;
         if (webhook.status === 'active') {
-          statement(CHANGES.disable).run(JSON.stringify({ ...webhook, status: 'disabled', disabledAt: at }), id);
+          statement(CHANGES.disable).run(
+            JSON.stringify({ ...webhook, status: 'disabled', disabledAt: at, disabledReason: 'delivery_failures' }),
+            id,
+          );
         }
         statement(CHANGES.dropPending).run(id);
+      });
+    },
+
+    disableWebhooksOfKeys(cutOff) {
+      return write(() => {
+        // Its own (kept under it, unless another's key made them) and those its keys made for others: one transaction.
+        const concerned = new Map<string, StoredWebhook>();
+        for (const row of [
+          ...statement(QUERIES.listOfClient).all(cutOff.keyOwner),
+          ...statement(QUERIES.madeForOthers).all(cutOff.keyOwner),
+        ]) {
+          const webhook = JSON.parse(text(row.record)) as StoredWebhook;
+          if ((webhook.keyOwner ?? webhook.clientId) === cutOff.keyOwner) concerned.set(webhook.id, webhook);
+        }
+        let disabled = 0;
+        for (const webhook of concerned.values()) {
+          if (cutOffDisables(webhook, cutOff)) {
+            const next: StoredWebhook = { ...webhook, status: 'disabled', disabledAt: cutOff.at, disabledReason: cutOff.reason };
+            statement(CHANGES.disable).run(JSON.stringify(next), webhook.id);
+            statement(CHANGES.dropPending).run(webhook.id);
+            concerned.set(webhook.id, next);
+          }
+          const now = concerned.get(webhook.id);
+          if (now?.disabledReason === cutOff.reason && now.disabledAt === cutOff.at) disabled += 1;
+        }
+        return disabled;
       });
     },
 
@@ -163,6 +196,7 @@ export function openSqliteWebhookStore(options: SqliteWebhookStoreOptions): Webh
         const { changes } = statement(CHANGES.update).run(
           active ? 1 : 0,
           JSON.stringify(webhook),
+          keyOwnerColumn(webhook),
           webhook.id,
           webhook.clientId,
           expectedStatus,
@@ -285,6 +319,11 @@ export function createWebhookTables(db: { exec(sql: string): void; statement(sql
     active INTEGER NOT NULL, record TEXT NOT NULL
   ) WITHOUT ROWID`);
   db.exec('CREATE INDEX IF NOT EXISTS webhooks_by_client ON webhooks (client_id, created_at, id)');
+  // A database from before decision 50: the key owner, set only where it is not the owner (a grant's webhook made with an account key).
+  if (!db.statement("SELECT 1 FROM pragma_table_info('webhooks') WHERE name = 'key_owner'").get()) {
+    db.exec('ALTER TABLE webhooks ADD COLUMN key_owner TEXT');
+  }
+  db.exec('CREATE INDEX IF NOT EXISTS webhooks_by_key_owner ON webhooks (key_owner) WHERE key_owner IS NOT NULL');
   db.exec('CREATE INDEX IF NOT EXISTS webhooks_active_by_organization ON webhooks (organization_id, created_at, id) WHERE active = 1');
   db.exec(`CREATE TABLE IF NOT EXISTS webhook_deliveries (
     seq INTEGER PRIMARY KEY, key TEXT NOT NULL UNIQUE, message_id TEXT NOT NULL, webhook_id TEXT NOT NULL,
@@ -310,6 +349,11 @@ export function createWebhookTables(db: { exec(sql: string): void; statement(sql
     seq INTEGER PRIMARY KEY, webhook_id TEXT NOT NULL, at TEXT NOT NULL, record TEXT NOT NULL
   )`);
   db.exec('CREATE INDEX IF NOT EXISTS webhook_attempts_by_webhook ON webhook_attempts (webhook_id, at, seq)');
+}
+
+/** The key owner where it is not the webhook's own owner, else null: only those rows are in the index. */
+function keyOwnerColumn(webhook: StoredWebhook): string | null {
+  return webhook.keyOwner !== undefined && webhook.keyOwner !== webhook.clientId ? webhook.keyOwner : null;
 }
 
 /** ISO 8601 in UTC with milliseconds, so text order is time order. */

@@ -234,13 +234,18 @@ export function describeWebhookStoreContract(name: string, open: (clock: Clock) 
     });
 
     describe('disabling', () => {
-      it('when a subscription is disabled, then it reads back disabled with the time', async () => {
+      it('when a subscription is disabled, then it reads back disabled with the time, for its failures', async () => {
         const webhook = await added();
         const disabledAt = at(NOW, 60 * SECOND);
 
         await store.disableWebhook(webhook.id, disabledAt);
 
-        expect(await store.findWebhook(webhook.clientId, webhook.id)).toEqual({ ...webhook, status: 'disabled', disabledAt });
+        expect(await store.findWebhook(webhook.clientId, webhook.id)).toEqual({
+          ...webhook,
+          status: 'disabled',
+          disabledAt,
+          disabledReason: 'delivery_failures',
+        });
       });
 
       it('when a subscription is disabled, then its pending deliveries are dropped and no other subscription loses any', async () => {
@@ -257,6 +262,132 @@ export function describeWebhookStoreContract(name: string, open: (clock: Clock) 
 
       it('when the subscription is unknown, then disabling it changes nothing', async () => {
         await expect(store.disableWebhook(aWebhookId(), NOW.toISOString())).resolves.toBeUndefined();
+      });
+    });
+
+    describe('disabling the webhooks of a key cut off (decision 50)', () => {
+      const KEY_A = 'a'.repeat(64);
+      const KEY_B = 'b'.repeat(64);
+      const KEY_NEW = 'c'.repeat(64);
+      const cutAt = at(NOW, 60 * SECOND);
+      const later = at(NOW, 120 * SECOND);
+
+      it('when an owner’s keys are cut off, then each of its webhooks made before is disabled with the reason and the time, its deliveries dropped, and the answer counts them; another owner’s stay', async () => {
+        const clientId = aUniqueClientId();
+        const active = await added({ clientId, keyDigest: KEY_A, keyOwner: clientId });
+        const paused = await added({ clientId, status: 'paused', keyDigest: KEY_B, keyOwner: clientId });
+        const failing = await added({ clientId, status: 'disabled', disabledAt: NOW.toISOString(), disabledReason: 'delivery_failures' });
+        const other = await added({ organizationId: active.organizationId, keyDigest: KEY_A });
+        const kept = aPendingDelivery(other);
+        await store.enqueue([aPendingDelivery(active), kept]);
+
+        const disabled = await store.disableWebhooksOfKeys({ keyOwner: clientId, reason: 'key_leaked', at: cutAt, cutKeyDigests: [] });
+
+        expect(disabled).toBe(3);
+        const reason = { status: 'disabled', disabledAt: cutAt, disabledReason: 'key_leaked' };
+        expect(await store.listWebhooks(clientId)).toEqual(
+          expect.arrayContaining([
+            { ...active, ...reason },
+            { ...paused, ...reason },
+            { ...failing, ...reason },
+          ]),
+        );
+        expect(await store.activeWebhooksOfClient(clientId)).toEqual([]);
+        expect(await store.activeWebhooksOfOrganization(active.organizationId)).toEqual([other]);
+        expect(await keysDue()).toEqual([kept.key]);
+      });
+
+      it('when a rotation spares the new key, then its webhooks stay and every other is disabled, one without a recorded key too', async () => {
+        const clientId = aUniqueClientId();
+        const byNewKey = await added({ clientId, keyDigest: KEY_NEW, keyOwner: clientId });
+        const byOldKey = await added({ clientId, keyDigest: KEY_A, keyOwner: clientId });
+        const fromBefore = await added({ clientId });
+
+        const disabled = await store.disableWebhooksOfKeys({
+          keyOwner: clientId,
+          reason: 'key_ended',
+          at: cutAt,
+          spareKeyDigest: KEY_NEW,
+          cutKeyDigests: [KEY_A],
+        });
+
+        expect(disabled).toBe(2);
+        expect(ids(await store.activeWebhooksOfClient(clientId))).toEqual([byNewKey.id]);
+        for (const webhook of [byOldKey, fromBefore]) {
+          expect(await store.findWebhook(clientId, webhook.id)).toMatchObject({ status: 'disabled', disabledReason: 'key_ended' });
+        }
+      });
+
+      it('when one was made after the cut-off, then it is disabled only if a key cut off made it', async () => {
+        const clientId = aUniqueClientId();
+        const byCutKey = await added({ clientId, createdAt: later, keyDigest: KEY_A, keyOwner: clientId });
+        const byLaterKey = await added({ clientId, createdAt: later, keyDigest: KEY_B, keyOwner: clientId });
+
+        expect(await store.disableWebhooksOfKeys({ keyOwner: clientId, reason: 'key_ended', at: cutAt, cutKeyDigests: [KEY_A] })).toBe(1);
+
+        expect(await store.findWebhook(clientId, byCutKey.id)).toMatchObject({ status: 'disabled' });
+        expect(await store.findWebhook(clientId, byLaterKey.id)).toEqual(byLaterKey);
+      });
+
+      it('when an account’s keys are cut off, then a grant’s webhook its key made is disabled and counted with the account’s own', async () => {
+        const accountKey = `account:${aUniqueClientId()}`;
+        const portfolio = await added({ clientId: accountKey, keyDigest: KEY_A, keyOwner: accountKey });
+        const grants = await added({ keyDigest: KEY_A, keyOwner: accountKey });
+        const grantsOwn = await added({ clientId: grants.clientId, keyDigest: KEY_B, keyOwner: grants.clientId });
+
+        expect(await store.disableWebhooksOfKeys({ keyOwner: accountKey, reason: 'key_leaked', at: cutAt, cutKeyDigests: [KEY_A] })).toBe(
+          2,
+        );
+
+        expect(await store.findWebhook(accountKey, portfolio.id)).toMatchObject({ status: 'disabled', disabledReason: 'key_leaked' });
+        expect(await store.findWebhook(grants.clientId, grants.id)).toMatchObject({ status: 'disabled', disabledReason: 'key_leaked' });
+        expect(await store.findWebhook(grants.clientId, grantsOwn.id)).toEqual(grantsOwn);
+      });
+
+      it('when it is applied again, then nothing changes and the count is the same; a later cut-off leaves what a key cut-off disabled as it was', async () => {
+        const clientId = aUniqueClientId();
+        const webhook = await added({ clientId, keyDigest: KEY_A, keyOwner: clientId });
+        const cutOff = { keyOwner: clientId, reason: 'key_ended' as const, at: cutAt, spareKeyDigest: KEY_NEW, cutKeyDigests: [KEY_A] };
+        expect(await store.disableWebhooksOfKeys(cutOff)).toBe(1);
+
+        expect(await store.disableWebhooksOfKeys(cutOff)).toBe(1);
+        expect(await store.disableWebhooksOfKeys({ keyOwner: clientId, reason: 'key_leaked', at: later, cutKeyDigests: [KEY_NEW] })).toBe(
+          0,
+        );
+
+        expect(await store.findWebhook(clientId, webhook.id)).toMatchObject({
+          status: 'disabled',
+          disabledAt: cutAt,
+          disabledReason: 'key_ended',
+        });
+      });
+
+      it('when one disabled for its key is set again by the current key, then it is active, answers to that key, and takes deliveries', async () => {
+        const clientId = aUniqueClientId();
+        const webhook = await added({ clientId, keyDigest: KEY_A, keyOwner: clientId });
+        await store.disableWebhooksOfKeys({ keyOwner: clientId, reason: 'key_ended', at: cutAt, cutKeyDigests: [KEY_A] });
+        const again: StoredWebhook = {
+          ...webhook,
+          url: 'https://again.example.com/hooks',
+          status: 'active',
+          disabledAt: null,
+          disabledReason: null,
+          activeSince: later,
+          keyDigest: KEY_NEW,
+        };
+
+        expect(await store.updateWebhook(again, 'disabled')).toBe(true);
+
+        expect(await store.findWebhook(clientId, webhook.id)).toEqual(again);
+        const next = aPendingDelivery(webhook);
+        await store.enqueue([next]);
+        expect(await keysDue()).toEqual([next.key]);
+      });
+
+      it('when the key owner has no webhooks, then none is disabled', async () => {
+        expect(
+          await store.disableWebhooksOfKeys({ keyOwner: aUniqueClientId(), reason: 'key_leaked', at: cutAt, cutKeyDigests: [KEY_A] }),
+        ).toBe(0);
       });
     });
 

@@ -162,6 +162,11 @@ class WebhookTargetNotAllowed(ApiError):
     metadata address (decision 28)."""
 
 
+class KeyReadOnly(ApiError):
+    """403 KEY_READ_ONLY: the key was replaced by a rotation and only reads until its overlap ends
+    (decision 50); rotating, releasing a grant and managing webhooks take the current key."""
+
+
 _BY_CODE: dict[str, type[ApiError]] = {
     "MISSING_API_KEY": MissingApiKey,
     "INVALID_API_KEY": InvalidApiKey,
@@ -186,6 +191,7 @@ _BY_CODE: dict[str, type[ApiError]] = {
     "WEBHOOK_NOT_ACTIVE": WebhookNotActive,
     "WEBHOOK_LIMIT_REACHED": WebhookLimitReached,
     "WEBHOOK_TARGET_NOT_ALLOWED": WebhookTargetNotAllowed,
+    "KEY_READ_ONLY": KeyReadOnly,
 }
 
 

@@ -159,6 +159,9 @@ class Webhook:
     created_at: datetime
     conditions: dict[str, Any] = field(default_factory=dict)
     """Which score changes it hears of (scoreBelow, scoreDropAtLeast, gradeChanged); empty: every change."""
+    disabled_reason: str | None = None
+    """Why it is disabled (decision 50): "delivery_failures", "key_ended" or "key_leaked"; None while
+    active or paused. One disabled for its key comes back only with update(id, url=..., enabled=True)."""
 
     @classmethod
     def fields_of(cls, data: Mapping[str, Any]) -> dict[str, Any]:
@@ -169,6 +172,7 @@ class Webhook:
             "status": data["status"],
             "created_at": _instant(data["createdAt"]),
             "conditions": dict(data.get("conditions") or {}),
+            "disabled_reason": data.get("disabledReason"),
         }
 
 

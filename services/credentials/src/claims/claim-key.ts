@@ -19,9 +19,11 @@ import {
   digestsMatch,
   type ClaimLinkState,
   type StoredAuthorization,
+  type StoredRecipientAccount,
 } from '@rsd/domain';
 import { ApiError, issueDetails, requestErrorMap, validationFailed } from '@rsd/platform';
 import type { AccessLogStore } from '@rsd/ports';
+import { requireCurrentKey } from '@rsd/recipient-access';
 import { findOwnAuthorization, withUsage } from '../authorizations/find-authorizations';
 import { LOST_TO_A_CONCURRENT_CHANGE, retryOnConflict } from '../authorizations/retry-on-conflict';
 import type { CredentialGenerator, UseCaseDeps } from '../authorizations/use-case-deps';
@@ -113,7 +115,7 @@ export async function claimIntoAccount(
   who: Claimant,
   choice: AccountChoice,
 ): Promise<AccountClaim> {
-  const existing = 'accountKey' in choice ? await authenticateAccount(deps, choice.accountKey) : undefined;
+  const existing = 'accountKey' in choice ? await accountJoinedBy(deps, choice.accountKey) : undefined;
   const first = await findByToken(deps, token);
   const state = claimLinkStateOf(first, deps.clock.now());
   if (state !== 'open') {
@@ -192,6 +194,13 @@ export function issueClaimLink(
  * A token of the wrong shape is unknown without a lookup. The lookup goes by the token's digest;
  * the digests are compared again in constant time, so a store's index is never the only check.
  */
+/** Decision 50: a grant joins an account by its current key; the previous one of an overlap only reads. */
+async function accountJoinedBy(deps: ClaimDeps, accountKey: string): Promise<StoredRecipientAccount> {
+  const caller = await authenticateAccount(deps, accountKey);
+  requireCurrentKey(caller);
+  return caller.account;
+}
+
 async function findByToken(deps: Pick<UseCaseDeps, 'store'>, token: string): Promise<StoredAuthorization> {
   if (!CLAIM_TOKEN_PATTERN.test(token)) throw new ApiError('CLAIM_LINK_NOT_FOUND', NOT_FOUND_MESSAGE);
   const digest = digestClaimToken(token);

@@ -125,6 +125,24 @@ describe('claim links (decision 38), at the service with a clock the test holds'
     expect(await claim(url)).toMatchObject({ status: 410, body: { code: 'CLAIM_LINK_USED' } });
   });
 
+  test('when a link is claimed into an account with its previous key of an overlap, then 403 KEY_READ_ONLY and the link still claims with the current key', async () => {
+    const first = (await createWithLink()).body.claim as { url: string };
+    const opened = await request(first.url, { method: 'POST', headers: json, body: JSON.stringify({ into: 'account' }) });
+    const previousKey = opened.body.accountKey as string;
+    const rotated = await request(`${h.app.baseUrl}/v1/portfolio/keys/rotate`, {
+      method: 'POST',
+      headers: { ...json, 'x-api-key': previousKey },
+      body: '{}',
+    });
+    expect(rotated.status).toBe(201);
+    const { url } = (await createWithLink()).body.claim as { url: string };
+    const into = (key: string) =>
+      request(url, { method: 'POST', headers: { ...json, 'x-api-key': key }, body: JSON.stringify({ into: 'account' }) });
+
+    expect(await into(previousKey)).toMatchObject({ status: 403, body: { code: 'KEY_READ_ONLY' } });
+    expect(await into(rotated.body.accountKey as string)).toMatchObject({ status: 201, body: { accountId: opened.body.accountId } });
+  });
+
   test('when the link is used after its claimValidSeconds, then it answers 410 CLAIM_LINK_EXPIRED and makes no key', async () => {
     const { url } = (await createWithLink({ claimValidSeconds: 3600 })).body.claim as { url: string };
 

@@ -3,7 +3,7 @@ import type { Request, Response, Router } from 'express';
 import { clientIdPattern } from '@rsd/contracts';
 import { labelledRouter } from '@rsd/observability';
 import { ApiError, jsonBody, methodNotAllowed } from '@rsd/platform';
-import { apiKeyOf, type LimitCheck } from '@rsd/recipient-access';
+import { apiKeyOf, requireCurrentKey, type LimitCheck } from '@rsd/recipient-access';
 import type { UseCaseDeps } from '../authorizations/use-case-deps';
 import { accountGenerator, authenticateAccount, rotateAccountKey, type AccountGenerator } from './recipient-accounts';
 import { releaseGrant } from './release-grant';
@@ -33,7 +33,8 @@ export function portfolioRoutes(deps: PortfolioRoutesDeps): Router {
     next();
   });
 
-  const account = async (req: Request, res: Response) => {
+  /** Any key of the account that works now: the current one, or the previous one within its overlap. */
+  const authenticated = async (req: Request, res: Response) => {
     try {
       return await authenticateAccount(useCaseDeps, apiKeyOf(req.headers['x-api-key']));
     } catch (error) {
@@ -42,11 +43,17 @@ export function portfolioRoutes(deps: PortfolioRoutesDeps): Router {
       throw limit.outcome === 'limited' ? limit.refusal : error;
     }
   };
+  /** Decision 50: what changes the account takes its current key; the previous one is refused with KEY_READ_ONLY. */
+  const managingAccount = async (req: Request, res: Response) => {
+    const caller = await authenticated(req, res);
+    requireCurrentKey(caller);
+    return caller.account;
+  };
 
   router
     .route('/keys/rotate')
     .post(...jsonBody(BODY_LIMIT), async (req, res) => {
-      const caller = await account(req, res);
+      const caller = await managingAccount(req, res);
       const body: unknown = req.body;
       const { rotated, publication } = await rotateAccountKey(useCaseDeps, generate, caller.accountId, body);
       // The new key works once its event reaches the read API; until then the old one still does.
@@ -59,7 +66,7 @@ export function portfolioRoutes(deps: PortfolioRoutesDeps): Router {
   router
     .route('/customers/:clientId')
     .delete(async (req, res) => {
-      const caller = await account(req, res);
+      const caller = await managingAccount(req, res);
       const clientId = String(req.params.clientId);
       if (!clientIds.test(clientId)) throw new ApiError('AUTHORIZATION_NOT_FOUND', 'This account holds no such grant');
       const publication = await releaseGrant(useCaseDeps, caller, clientId);

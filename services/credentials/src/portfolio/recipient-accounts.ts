@@ -1,6 +1,6 @@
 import { ACCOUNT_KEY_OVERLAP_SECONDS, ACCOUNT_KEY_PREFIX, rotateAccountKeyRequestSchema, type RotatedAccountKey } from '@rsd/contracts';
 import {
-  accountKeyVerifies,
+  accountKeyMatch,
   decideRotateAccountKey,
   digestApiKey,
   generateApiKey,
@@ -8,6 +8,7 @@ import {
   hasValidChecksum,
   newRecipientAccount,
   recipientAccountCreated,
+  type KeyMatch,
   type StoredRecipientAccount,
 } from '@rsd/domain';
 import { ApiError, issueDetails, requestErrorMap, validationFailed } from '@rsd/platform';
@@ -29,17 +30,24 @@ export const accountGenerator: AccountGenerator = {
 
 const INVALID_ACCOUNT_KEY = 'The x-api-key header does not hold a valid recipient account key';
 
+/** An account and which of its keys was presented (decision 50: the previous one only reads). */
+export interface AuthenticatedAccountKey {
+  account: StoredRecipientAccount;
+  key: KeyMatch;
+}
+
 /**
  * Who the account key says is calling: the key's checksum first (a mistyped key is refused without a
  * lookup), then the account found by the key's digest, whose current or overlapping key must verify
- * in constant time (an index is never the only check).
+ * in constant time (an index is never the only check); the answer says which of the two it was.
  */
-export async function authenticateAccount(deps: Pick<UseCaseDeps, 'store' | 'clock'>, apiKey: string): Promise<StoredRecipientAccount> {
+export async function authenticateAccount(deps: Pick<UseCaseDeps, 'store' | 'clock'>, apiKey: string): Promise<AuthenticatedAccountKey> {
   if (apiKey === '') throw new ApiError('MISSING_API_KEY', 'The x-api-key header with the recipient account key is required');
   if (!hasValidChecksum(apiKey, ACCOUNT_KEY_PREFIX)) throw new ApiError('INVALID_API_KEY', INVALID_ACCOUNT_KEY);
   const account = await deps.store.findAccountByKeyDigest(digestApiKey(apiKey));
-  if (!account || !accountKeyVerifies(apiKey, account, deps.clock.now())) throw new ApiError('INVALID_API_KEY', INVALID_ACCOUNT_KEY);
-  return account;
+  const key = account && accountKeyMatch(apiKey, account, deps.clock.now());
+  if (!account || !key) throw new ApiError('INVALID_API_KEY', INVALID_ACCOUNT_KEY);
+  return { account, key };
 }
 
 /** A new account and its key, shown once by the caller; its Created event is owed with it. */

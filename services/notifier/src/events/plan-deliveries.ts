@@ -13,6 +13,7 @@ import {
   recipientAccountView,
   triggerOf,
   webhookOwnerKey,
+  type AlertFacts,
   type NotifierTrigger,
   type CredentialView,
   type NotifierStateBefore,
@@ -29,6 +30,7 @@ import {
   type WebhookStore,
 } from '@rsd/ports';
 import { activeTraceContext, parseRecord, projectEvent } from '@rsd/consumers';
+import { applyKeyCutOff } from './key-cut-offs';
 
 /**
  * The notifier's own views, built from the events with the domain's rules: who may subscribe (grants,
@@ -81,12 +83,15 @@ export function startNotifierProjection(deps: NotifierProjectionDeps): Promise<S
       }
       const { event } = parsed;
       const before = await stateBefore(views, event);
-      const deliveries = await plan(event, before);
+      // Decision 50: a key cut off takes its webhooks with it before anything more is planned for them.
+      const cutOff = await applyKeyCutOff({ store, log }, event, before);
+      const deliveries = await plan(event, before, { webhooksDisabled: cutOff.webhooksDisabled });
       if (deliveries.length > 0) {
         await store.enqueue(deliveries);
         deps.onQueued();
       }
       await projectEvent(views, NOTIFIER_VIEWS, event);
+      await cutOff.again();
     },
   });
 
@@ -123,14 +128,19 @@ export function startNotifierProjection(deps: NotifierProjectionDeps): Promise<S
     trace: ReturnType<typeof activeTraceContext>;
   }
 
-  async function plan(event: DomainEvent, before: NotifierStateBefore): Promise<PendingDelivery[]> {
+  async function plan(event: DomainEvent, before: NotifierStateBefore, facts: AlertFacts): Promise<PendingDelivery[]> {
     const planning: Planning = { now: clock.now(), trace: activeTraceContext() };
-    return [...(await planForRecipients(event, before, planning)), ...(await planAlerts(event, before, planning))];
+    return [...(await planForRecipients(event, before, planning)), ...(await planAlerts(event, before, facts, planning))];
   }
 
-  /** Decision 44: an organization's alert, to each of its alert webhooks that hears of it. */
-  async function planAlerts(event: DomainEvent, before: NotifierStateBefore, planning: Planning): Promise<PendingDelivery[]> {
-    const trigger = alertTriggerOf(event, before);
+  /** Decision 44: an organization's alert, to each of its alert webhooks that hears of it (a leak's says how many webhooks it disabled). */
+  async function planAlerts(
+    event: DomainEvent,
+    before: NotifierStateBefore,
+    facts: AlertFacts,
+    planning: Planning,
+  ): Promise<PendingDelivery[]> {
+    const trigger = alertTriggerOf(event, before, facts);
     if (!trigger) return [];
     const owner = webhookOwnerKey({ kind: 'organization', organizationId: trigger.organizationId });
     const planned: PendingDelivery[] = [];
@@ -195,5 +205,8 @@ async function stateBefore(views: ViewStore, event: DomainEvent): Promise<Notifi
     return { latestScore: key === undefined ? undefined : await views.get(latestScoreView, key) };
   }
   const key = credentialView.keyOf(event);
-  return { credential: key === undefined ? undefined : await views.get(credentialView, key) };
+  if (key !== undefined) return { credential: await views.get(credentialView, key) };
+  // A recipient account's event: its keys before it (decision 50's cut-offs).
+  const accountId = recipientAccountView.keyOf(event);
+  return { account: accountId === undefined ? undefined : await views.get(recipientAccountView, accountId) };
 }

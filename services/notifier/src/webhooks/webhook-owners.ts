@@ -8,7 +8,7 @@ import {
   type WebhookEventType,
   type WebhookOwner,
 } from '@rsd/contracts';
-import { scopesAllow } from '@rsd/domain';
+import { credentialView, recipientAccountView, scopesAllow, webhookOwnerKey, type ChangingKey, type KeyMatch } from '@rsd/domain';
 import {
   checkBearer,
   clientIdPathParameter,
@@ -18,6 +18,7 @@ import {
   type OpenApiResponse,
   type TokenVerifier,
 } from '@rsd/platform';
+import type { ViewStore } from '@rsd/ports';
 import type { AuthenticatedAccount, AuthenticatedRecipient, AuthenticationRequest, LimitOutcome } from '@rsd/recipient-access';
 import type { NotifierConfig } from '../config';
 
@@ -28,6 +29,19 @@ export interface OwnerAccess {
   organizationId: string;
   /** The events of `events` this caller may not subscribe to (its scopes do not allow them): refused with 403. */
   refusedEvents(events: readonly WebhookEventType[]): WebhookEventType[];
+  /**
+   * Decision 50: which key the caller presented, its current one or the previous one of a rotation's
+   * overlap (which only reads); undefined for a caller with a token, not a key.
+   */
+  key?: KeyMatch;
+  /** The key a webhook this caller makes or re-targets answers to (decision 50); undefined for a token. */
+  changingKey?: ChangingKey;
+  /**
+   * Whether that key is still its holder's current key, read again now: asked after a write that records
+   * it, so that a key replaced while the request ran (a rotation that reached the notifier meanwhile)
+   * keeps nothing it wrote. Undefined where nothing is read again (a token, or no views given).
+   */
+  stillCurrent?: () => Promise<boolean>;
 }
 
 /**
@@ -62,6 +76,8 @@ export interface WebhookOwnerDeclaration {
     authenticationResponses: Record<string, OpenApiResponse>;
     /** For a create's 403: what else its authentication may refuse with. */
     scopeRefusal: string;
+    /** For the 403 of every operation that changes something: how a key that only reads is refused (decision 50); none for a token. */
+    readOnlyRefusal?: string;
   };
 }
 
@@ -74,6 +90,11 @@ function rateLimited(limits: string): OpenApiResponse {
   });
 }
 
+/** Decision 50, as the OpenAPI documents say it for an owner authenticated by a key. */
+const KEY_READ_ONLY_REFUSAL =
+  'KEY_READ_ONLY (the previous key of a rotation’s overlap, which only reads until the overlap ends, or a key a rotation replaced ' +
+  'while the request ran: only the current key manages webhooks)';
+
 export type RecipientAuthenticate = (req: Request, res: Response, request: AuthenticationRequest) => Promise<AuthenticatedRecipient>;
 
 /**
@@ -84,16 +105,25 @@ export type RecipientAuthenticate = (req: Request, res: Response, request: Authe
 export function grantWebhooks(
   authenticate: RecipientAuthenticate,
   config: Pick<NotifierConfig, 'CLIENT_ID_PREFIX' | 'RATE_LIMIT_PER_MINUTE'>,
+  /** The notifier's views, to read a key again after a write (decision 50). */
+  views?: ViewStore,
 ): WebhookOwnerDeclaration {
   return {
     path: '/customers/:clientId',
     async authenticate(req, res, [rawClientId]) {
       const recipient = await authenticate(req, res, { rawClientId: rawClientId || undefined });
       const { scopes, organizationId } = recipient.credential;
+      // The grant's own key, or the key of the account that holds it (decision 42): a webhook answers to its holder.
+      const { accountId, clientId, keyDigest } = recipient;
+      const keyOwner = accountId ? webhookOwnerKey({ kind: 'portfolio', accountId }) : clientId;
+      const holder = () => (accountId ? views?.get(recipientAccountView, accountId) : views?.get(credentialView, clientId));
       return {
-        owner: { kind: 'grant', clientId: recipient.clientId },
+        owner: { kind: 'grant', clientId },
         organizationId,
         refusedEvents: (events) => events.filter((type) => !scopesAllow(type, scopes)),
+        key: recipient.key,
+        changingKey: { keyDigest, keyOwner },
+        ...(views ? { stillCurrent: async () => (await holder())?.keyDigest === keyDigest } : {}),
       };
     },
     limit: MAX_WEBHOOKS_PER_AUTHORIZATION,
@@ -117,6 +147,7 @@ export function grantWebhooks(
       security: 'apiKey',
       scopeRefusal:
         'INSUFFICIENT_SCOPE (an event the credential’s scopes do not allow; score.updated: qr_score; grade.changed: qr_score or score_trend)',
+      readOnlyRefusal: KEY_READ_ONLY_REFUSAL,
     },
   };
 }
@@ -132,13 +163,24 @@ export type AccountAuthenticate = (req: Request, res: Response) => Promise<Authe
 export function portfolioWebhooks(
   authenticate: AccountAuthenticate,
   config: Pick<NotifierConfig, 'ACCOUNT_RATE_LIMIT_PER_MINUTE'>,
+  /** The notifier's views, to read a key again after a write (decision 50). */
+  views?: ViewStore,
 ): WebhookOwnerDeclaration {
   return {
     path: '/portfolio',
     async authenticate(req, res) {
-      const { account } = await authenticate(req, res);
+      const { account, key } = await authenticate(req, res);
+      const owner = { kind: 'portfolio', accountId: account.accountId } as const;
+      const keyDigest = (key === 'current' ? account.keyDigest : account.previousKeyDigest) ?? '';
       // No organization of its own: the planner finds the account's grants of each organization instead.
-      return { owner: { kind: 'portfolio', accountId: account.accountId }, organizationId: '', refusedEvents: () => [] };
+      return {
+        owner,
+        organizationId: '',
+        refusedEvents: () => [],
+        key,
+        changingKey: { keyDigest, keyOwner: webhookOwnerKey(owner) },
+        ...(views ? { stillCurrent: async () => (await views.get(recipientAccountView, account.accountId))?.keyDigest === keyDigest } : {}),
+      };
     },
     limit: MAX_WEBHOOKS_PER_ACCOUNT,
     events: RECIPIENT_WEBHOOK_EVENT_TYPES,
@@ -156,6 +198,7 @@ export function portfolioWebhooks(
       tag: 'Portfolio webhooks',
       security: 'apiKey',
       scopeRefusal: 'never for a portfolio: each grant’s scopes decide what of an event reaches it, delivery by delivery',
+      readOnlyRefusal: KEY_READ_ONLY_REFUSAL,
     },
   };
 }

@@ -19,7 +19,11 @@ import {
   changedWebhook,
   checkTargetAddress,
   checkTargetUrl,
+  disabledReasonOf,
   generateClientId,
+  isDisabledForItsKey,
+  recordedKey,
+  reenableRefusal,
   rotatedWebhook,
   webhookOwnerKey,
   type TargetPolicy,
@@ -36,6 +40,7 @@ import {
   validationFailed,
 } from '@rsd/platform';
 import type { StoredWebhook, WebhookStore } from '@rsd/ports';
+import { KEY_READ_ONLY_MESSAGE, requireCurrentKey } from '@rsd/recipient-access';
 import type { z } from 'zod';
 import type { Resolve } from '../delivery/send-webhook';
 import type { SecretSealer } from './secret-sealing';
@@ -123,9 +128,26 @@ export function webhookRoutes(declaration: WebhookOwnerDeclaration, deps: Webhoo
 
   /** A test or a redelivery goes only to a webhook that delivers: paused or disabled, it would be dropped unsent. */
   function assertActive(webhook: StoredWebhook): void {
-    if (webhook.status !== 'active') {
-      throw new ApiError('WEBHOOK_NOT_ACTIVE', `This webhook is ${webhook.status}; re-enable it with PATCH {"enabled": true} first`);
+    if (webhook.status === 'active') return;
+    if (isDisabledForItsKey(webhook)) {
+      throw new ApiError(
+        'WEBHOOK_NOT_ACTIVE',
+        `This webhook is disabled (${webhook.disabledReason}); re-enable it with PATCH {"url": …, "enabled": true} first`,
+      );
     }
+    throw new ApiError('WEBHOOK_NOT_ACTIVE', `This webhook is ${webhook.status}; re-enable it with PATCH {"enabled": true} first`);
+  }
+
+  /**
+   * Decision 50, after a write that recorded the caller's key: read the key again. One replaced while the
+   * request ran (its rotation reached the notifier after the authentication, say while a slow name
+   * resolved) keeps nothing: what it wrote is undone, and the answer is the refusal it would get now.
+   * Whichever comes first, this read or the projection's second look at the cut-off, sees the other's write.
+   */
+  async function keptByCurrentKey(access: OwnerAccess, undo: () => Promise<unknown>): Promise<void> {
+    if (!access.stillCurrent || (await access.stillCurrent())) return;
+    await undo();
+    throw new ApiError('KEY_READ_ONLY', KEY_READ_ONLY_MESSAGE);
   }
 
   async function create(req: Request, res: Response, access: OwnerAccess, base: string): Promise<void> {
@@ -144,6 +166,8 @@ export function webhookRoutes(declaration: WebhookOwnerDeclaration, deps: Webhoo
       createdAt: now,
       disabledAt: null,
       ...(conditions ? { conditions } : {}),
+      // Decision 50: the key that made it, by its digest; an organization's (a token) records none.
+      ...(access.changingKey ? recordedKey(access.changingKey) : {}),
       sealedSecret: deps.sealer.seal(secret),
     };
     if ((await store.addWebhook(webhook, declaration.limit)) === 'limit-reached') {
@@ -152,6 +176,7 @@ export function webhookRoutes(declaration: WebhookOwnerDeclaration, deps: Webhoo
         `This ${declaration.noun} has ${declaration.limit} webhooks already, the most it may have; delete one first`,
       );
     }
+    await keptByCurrentKey(access, () => store.deleteWebhook(webhook.clientId, webhook.id));
     const created: CreatedWebhook = { ...resourceOf(webhook), secret };
     res.status(201).location(`${base}/${webhook.id}`).json(created);
   }
@@ -166,9 +191,22 @@ export function webhookRoutes(declaration: WebhookOwnerDeclaration, deps: Webhoo
     await owned(access, id);
     const url = asked.url === undefined ? undefined : await checkTarget(asked.url, deps);
     if (asked.events) checkEvents(access, asked.events);
-    const changed = await change(access, id, (webhook) =>
-      changedWebhook(webhook, { ...asked, ...(url === undefined ? {} : { url }) }, clock.now()),
-    );
+    const changed = await change(access, id, (webhook) => {
+      // Decision 50: one disabled for its key comes back only with its URL set again, which it then answers to.
+      const refusal = reenableRefusal(webhook, asked);
+      if (refusal) throw validationFailed([{ path: 'url', message: refusal }]);
+      return changedWebhook(webhook, { ...asked, ...(url === undefined ? {} : { url }) }, clock.now(), access.changingKey);
+    });
+    // A URL set by a key replaced meanwhile is not delivered to: the webhook is disabled as that key's cut-off would.
+    if (url !== undefined) {
+      await keptByCurrentKey(access, () =>
+        change(access, id, (webhook) =>
+          isDisabledForItsKey(webhook)
+            ? webhook
+            : { ...webhook, status: 'disabled', disabledAt: clock.now().toISOString(), disabledReason: 'key_ended' },
+        ),
+      );
+    }
     res.json(resourceOf(changed));
   }
 
@@ -260,6 +298,8 @@ export function webhookRoutes(declaration: WebhookOwnerDeclaration, deps: Webhoo
     // The owner's own parameters are its authentication's to decode (a grant's Client ID is INVALID_CLIENT_ID, as on the read API).
     if ([id, messageId].some((segment) => segment !== undefined && hasMalformedPercentEncoding(segment))) throw malformedPath();
     const access = await declaration.authenticate(req, res, parameters);
+    // Decision 50: listing reads; everything else manages, which the previous key of an overlap may not.
+    if (req.method !== 'GET') requireCurrentKey(access);
     const base = `/v1${fill(declaration.path, parameters)}/webhooks`;
     if (id === undefined) return req.method === 'POST' ? create(req, res, access, base) : list(res, access);
     // An id that cannot be one is unknown without a lookup: no store sees what a hostile path carries.
@@ -304,7 +344,7 @@ function escapeRegExp(text: string): string {
 
 export function resourceOf(webhook: StoredWebhook): Webhook {
   const { id, url, events, status, conditions, createdAt } = webhook;
-  return { id, url, events, status, conditions: conditions ?? {}, createdAt };
+  return { id, url, events, status, disabledReason: disabledReasonOf(webhook), conditions: conditions ?? {}, createdAt };
 }
 
 /** Decision 28 at creation and at every change of URL: the URL, then every address its host resolves to now (checked again at each attempt). */
