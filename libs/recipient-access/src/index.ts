@@ -4,3 +4,4 @@ export * from './rate-limits';
 export * from './recipient-access-config';
 export * from './recipient-app';
 export * from './account-authenticator';
+export * from './portfolio-query';
