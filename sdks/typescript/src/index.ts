@@ -24,6 +24,8 @@ export {
   KeyAlreadyClaimed,
   ValidationFailed,
   RecipientAccountNotFound,
+  OfferNotFound,
+  OfferNotPending,
   WebhookLimitReached,
   WebhookMessageNotFound,
   WebhookNotActive,
