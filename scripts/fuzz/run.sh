@@ -8,8 +8,9 @@
 #   3. Test data made through the real API: an authorization with every scope in one organization and
 #      a score for it (the read API's and the notifier's credential) with one webhook, three
 #      authorizations and one by claim link (decision 38) in another organization (the one the
-#      credentials service's token administers, so its fuzzing never revokes the reader), tokens minted
-#      by `rsd token` from the runtime's development secret.
+#      credentials service's token administers, so its fuzzing never revokes the reader), two recipient
+#      accounts (decision 42), four grants of that organization offered to the first account (decision
+#      50), tokens minted by `rsd token` from the runtime's development secret.
 #   4. schemathesis run against each service with scripts/fuzz/schemathesis.toml, the four at once,
 #      with the hooks module cpython_ast_guard.py (it keeps a CPython 3.11 parser bug inside Hypothesis
 #      from being reported as a failure of the product).
@@ -157,20 +158,21 @@ rsd() {
 json_field() { node -e 'process.stdout.write(String(JSON.parse(require("fs").readFileSync(0, "utf8"))[process.argv[1]]))' "$1"; }
 
 # open_account NAME: a grant of the reader's organization claimed into a new recipient account (decision
-# 42); prints the account's key.
+# 42); prints the account's id and key, separated by a space.
 open_account() {
-  local link key
+  local link opened
   link="$(rsd authorizations create --org "$READ_ORG" --recipient-type auditor --scopes qr_score,pillar_breakdown \
     --key-delivery claim-link --env | sed -n "s|^export RSD_CLAIM_URL='\(.*\)'$|\1|p")"
   # shellcheck disable=SC2016 # JavaScript in single quotes: its ${…} are the script's template literals
-  key="$(node -e '
+  opened="$(node -e '
     fetch(process.argv[1], { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ into: "account", accountName: process.argv[2] }) })
       .then(async (response) => {
         if (response.status !== 201) throw new Error(`claim into an account: ${response.status} ${await response.text()}`);
-        process.stdout.write((await response.json()).accountKey);
+        const { accountId, accountKey } = await response.json();
+        process.stdout.write(`${accountId} ${accountKey}`);
       });' "$link" "$1")"
-  [ -n "$key" ] || die "no recipient account was opened"
-  printf '%s' "$key"
+  [ -n "$opened" ] || die "no recipient account was opened"
+  printf '%s' "$opened"
 }
 
 # create_test_data NAME: the data above, and the configuration with its dictionaries in $st_dir.
@@ -215,9 +217,17 @@ create_test_data() {
   # Recipient accounts (decision 42), each holding a grant of the reader's organization: the portfolio's
   # pages and webhooks are fuzzed with one account's key, its key's rotation and releases (credentials
   # service) with the other's, since a rotation stops the old key at once and the passes run together.
-  FUZZ_ACCOUNT_KEY="$(open_account "Fuzz book")"
-  FUZZ_ROTATED_ACCOUNT_KEY="$(open_account "Fuzz rotated book")"
+  local account_id rotated_account_id offer_client_ids=()
+  read -r account_id FUZZ_ACCOUNT_KEY <<< "$(open_account "Fuzz book")"
+  read -r rotated_account_id FUZZ_ROTATED_ACCOUNT_KEY <<< "$(open_account "Fuzz rotated book")"
   export FUZZ_ACCOUNT_KEY FUZZ_ROTATED_ACCOUNT_KEY
+  # Offers to the first account (decision 50), from the admin organization (which has no score, so accepting
+  # one changes no page the read API's pass reads): their answers are fuzzed with that account's key, never
+  # rotated, so they are accepted, declined and refused 409 as the run goes, not only refused 404.
+  for _ in 1 2 3 4; do
+    offer_client_ids+=("$(rsd authorizations create --org "$ADMIN_ORG" --recipient-type partner --scopes qr_score \
+      --key-delivery account --account-id "$account_id" | json_field clientId)")
+  done
   FUZZ_ADMIN_TOKEN="$(rsd token --org "$ADMIN_ORG" --scope authorizations:write --ttl 2h)"
   FUZZ_ENGINE_TOKEN="$(rsd token --scope scores:write --ttl 2h)"
   export FUZZ_READER_API_KEY FUZZ_ADMIN_TOKEN FUZZ_ENGINE_TOKEN
@@ -235,8 +245,9 @@ create_test_data() {
   printf '"%s"\n' "$claim_token" > "$st_dir/claim-token.dict"
   printf '"%s"\n' "$SECRET_SCANNING_KEY_ID" > "$st_dir/secret-scanning-key-id.dict"
   printf '"%s"\n' "${admin_client_ids[@]}" > "$st_dir/admin-client-ids.dict"
+  printf '"%s"\n' "${offer_client_ids[@]}" > "$st_dir/offer-client-ids.dict"
   { date -u -d '1 day ago' +'"%F"'; printf '"%s"\n' "$today" 2024-02-29 2000-01-01; } > "$st_dir/past-dates.dict"
-  log "test data: reader $reader_client_id in $READ_ORG with a score of $today and webhook $reader_webhook_id; ${#admin_client_ids[@]} authorizations in $ADMIN_ORG"
+  log "test data: reader $reader_client_id in $READ_ORG with a score of $today and webhook $reader_webhook_id; ${#admin_client_ids[@]} authorizations in $ADMIN_ORG; accounts $account_id (${#offer_client_ids[@]} offers) and $rotated_account_id"
 }
 
 # --- 4. schemathesis ---------------------------------------------------------------------------------

@@ -93,7 +93,7 @@ describe('portfolios (decision 42) on the embedded runtime', () => {
     for (const [name, scenario] of Object.entries(keyAuthority.scenarios)) test(name, scenario, 120_000);
   });
 
-  test('when a recipient uses rsd: claims into a new portfolio, is granted another directly, reads every score, rotates its key and leaves a grant', async () => {
+  test('when a recipient uses rsd: claims into a new portfolio, accepts one offer and declines another, trusts organizations, reads every score, rotates its key and leaves a grant', async () => {
     const [first, second] = ['cli-pf-one', 'cli-pf-two'];
     for (const [org, score] of [
       [first, 61],
@@ -145,7 +145,9 @@ describe('portfolios (decision 42) on the embedded runtime', () => {
       accountId,
     ]);
     expect(direct.code).toBe(0);
-    const directId = (JSON.parse(direct.stdout) as { clientId: string }).clientId;
+    const offered = JSON.parse(direct.stdout) as { clientId: string; status: string; recipientAccountName: string | null };
+    expect(offered).toMatchObject({ status: 'pending', recipientAccountName: null });
+    const directId = offered.clientId;
     expect(
       await rsd([
         'authorizations',
@@ -162,6 +164,34 @@ describe('portfolios (decision 42) on the embedded runtime', () => {
     ).toMatchObject({ code: 2 });
 
     const asRecipient = { RSD_API_KEY: accountKey };
+    // Offered, the grant waits for the account: listed, then accepted; a second offer declined.
+    const offers = await rsd(['portfolio', 'offers', 'list'], asRecipient);
+    expect(offers.code).toBe(0);
+    expect((JSON.parse(offers.stdout) as { items: { clientId: string }[] }).items.map((item) => item.clientId)).toEqual([directId]);
+    const accepted = await rsd(['portfolio', 'offers', 'accept', '--client-id', directId], asRecipient);
+    expect(accepted).toMatchObject({ code: 0 });
+    expect(JSON.parse(accepted.stdout)).toMatchObject({ clientId: directId, organizationId: second });
+    const another = await rsd([
+      'authorizations',
+      'create',
+      '--org',
+      second,
+      '--recipient-type',
+      'auditor',
+      '--scopes',
+      'qr_score',
+      '--key-delivery',
+      'account',
+      '--account-id',
+      accountId,
+    ]);
+    const declinedId = (JSON.parse(another.stdout) as { clientId: string }).clientId;
+    expect(await rsd(['portfolio', 'offers', 'decline', '--client-id', declinedId], asRecipient)).toMatchObject({ code: 0 });
+    expect(await rsd(['portfolio', 'offers', 'accept', '--client-id', declinedId], asRecipient)).toMatchObject({ code: 1 });
+    const trusted = await rsd(['portfolio', 'auto-accept', '--organizations', `${second},${first}`], asRecipient);
+    expect(JSON.parse(trusted.stdout)).toEqual({ organizationIds: [second, first] });
+    expect(JSON.parse((await rsd(['portfolio', 'auto-accept'], asRecipient)).stdout)).toEqual({ organizationIds: [second, first] });
+    expect(JSON.parse((await rsd(['portfolio', 'auto-accept', '--none'], asRecipient)).stdout)).toEqual({ organizationIds: [] });
     const shown = await eventually(async () => {
       const answer = await rsd(['portfolio', 'show'], asRecipient);
       return answer.code === 0 && (JSON.parse(answer.stdout) as { customers: number }).customers === 2 ? answer : undefined;

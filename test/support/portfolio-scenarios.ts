@@ -51,6 +51,14 @@ function clientIdsOf(page: JsonResponse): string[] {
 /** Every raw account key and claim token the scenarios made: the suites search their logs, stores and topics for them. */
 export const portfolioSecrets: string[] = [];
 
+/** The account's answer to an offer, on the credentials service at `credentials`. */
+function answerOfferOn(credentials: string, account: Account, clientId: string, answer: 'accept' | 'decline'): Promise<JsonResponse> {
+  return request(`${credentials}/v1/portfolio/offers/${clientId}/${answer}`, {
+    method: 'POST',
+    headers: { 'x-api-key': account.accountKey },
+  });
+}
+
 export function portfolioScenarios(target: () => PortfolioTarget) {
   const t = () => target();
   const unique = (what: string) => `${what}-${randomUUID().slice(0, 8)}`;
@@ -103,11 +111,46 @@ export function portfolioScenarios(target: () => PortfolioTarget) {
     return { accountId, accountKey };
   }
 
+  const asAccount = (account: Account, headers: Record<string, string> = {}) => ({ 'x-api-key': account.accountKey, ...headers });
+
+  /** The account's pending offers on the credentials service, one page. */
+  const offersOf = (account: Account, query = '') =>
+    request(`${t().credentials}/v1/portfolio/offers${query}`, { headers: asAccount(account) });
+
+  const answerOffer = (account: Account, clientId: string, answer: 'accept' | 'decline') =>
+    answerOfferOn(t().credentials, account, clientId, answer);
+
+  const autoAccept = (account: Account, body?: string) =>
+    request(`${t().credentials}/v1/portfolio/auto-accept`, {
+      method: body === undefined ? 'GET' : 'PUT',
+      headers: asAccount(account, body === undefined ? {} : { 'content-type': 'application/json' }),
+      ...(body === undefined ? {} : { body }),
+    });
+
+  /** A grant offered to the account (`keyDelivery: "account"`): it waits for the account's answer. */
+  async function offerTo(account: Account, org: string, body: object = {}): Promise<Grant & { created: JsonResponse }> {
+    const created = await create(org, { scopes: ['qr_score'], keyDelivery: 'account', recipientAccountId: account.accountId, ...body });
+    expect(created).toMatchObject({ status: 201, body: { status: 'pending', recipientAccountName: null } });
+    return { clientId: created.body.clientId, organizationId: org, created };
+  }
+
+  /** A grant the account holds: offered, then accepted, unless the account accepts the organization's offers automatically. */
   async function grantTo(account: Account, org: string, body: object = {}): Promise<Grant> {
     const created = await create(org, { scopes: ['qr_score'], keyDelivery: 'account', recipientAccountId: account.accountId, ...body });
     expect(created.status).toBe(201);
+    if (created.body.status === 'pending') expect((await answerOffer(account, created.body.clientId, 'accept')).status).toBe(200);
     return { clientId: created.body.clientId, organizationId: org };
   }
+
+  const accessLogOf = async (grant: Grant) =>
+    request(`${t().credentials}/v1/organizations/${grant.organizationId}/authorizations/${grant.clientId}/access-log`, {
+      headers: await bearer(grant.organizationId),
+    });
+
+  const recordOf = async (grant: Grant) =>
+    request(`${t().credentials}/v1/organizations/${grant.organizationId}/authorizations/${grant.clientId}`, {
+      headers: await bearer(grant.organizationId),
+    });
 
   const read = (replica: string, key: string, path: string, headers: Record<string, string> = {}) =>
     request(`${replica}/v1${path}`, { headers: { 'x-api-key': key, ...headers } });
@@ -215,21 +258,174 @@ export function portfolioScenarios(target: () => PortfolioTarget) {
         expect(rotate).toMatchObject({ status: 409, body: { code: 'KEY_HELD_BY_ACCOUNT' } });
       },
 
-    'when an organization grants straight to an account, then it is in the portfolio at once, and an unknown account or a missing id is refused':
+    'when an organization offers a grant to an account id it knows, then the answer names no account, and the account neither reads nor logs it until it accepts':
       async () => {
-        const account = await anAccount();
         const org = await anOrganization(82);
+        // The account is opened with a grant of the same organization, whose access log shows when the account's reads are in.
+        const opening = await linkFrom(org);
+        const account = await claimIntoNewAccount(opening.url);
         const unknown = await create(org, { scopes: ['qr_score'], keyDelivery: 'account', recipientAccountId: `rcp_${'x'.repeat(24)}` });
         expect(unknown).toMatchObject({ status: 404, body: { code: 'RECIPIENT_ACCOUNT_NOT_FOUND' } });
         const missing = await create(org, { scopes: ['qr_score'], keyDelivery: 'account' });
         expect(missing).toMatchObject({ status: 400, body: { code: 'VALIDATION_FAILED' } });
 
-        const created = await create(org, { scopes: ['qr_score'], keyDelivery: 'account', recipientAccountId: account.accountId });
-        expect(created.status).toBe(201);
-        expect(created.body).not.toHaveProperty('apiKey');
-        expect(created.body).not.toHaveProperty('claim');
-        expect(created.body).toMatchObject({ recipientAccountId: account.accountId, keyClaimed: true });
-        await onEveryReplica(account.accountKey, `/customers/${created.body.clientId}/score`, (answer) => answer.body?.score === 82);
+        const offer = await offerTo(account, org);
+        expect(offer.created.body).not.toHaveProperty('apiKey');
+        expect(offer.created.body).not.toHaveProperty('claim');
+        expect(offer.created.body).toMatchObject({ recipientAccountId: account.accountId, recipientAccountName: null, keyClaimed: false });
+        expect((await recordOf(offer)).body).toMatchObject({ status: 'pending', recipientAccountName: null });
+        const listed = await offersOf(account);
+        expect(listed).toMatchObject({ status: 200, body: { nextCursor: null } });
+        expect(listed.body.items).toEqual([
+          {
+            clientId: offer.clientId,
+            organizationId: org,
+            recipientType: 'insurance_provider',
+            recipientName: null,
+            scopes: ['qr_score'],
+            expiresAt: null,
+            allowedCidrs: null,
+            offeredAt: offer.created.body.createdAt,
+          },
+        ]);
+
+        // Every replica serves the opening grant's score, and only that one, while the offer waits.
+        const pages = await onEveryReplica(account.accountKey, '/portfolio/scores', (answer) =>
+          clientIdsOf(answer).includes(opening.clientId),
+        );
+        for (const page of pages) expect(clientIdsOf(page)).toEqual([opening.clientId]);
+        for (const replica of t().readApis) expect((await read(replica, account.accountKey, '/portfolio')).body.customers).toBe(1);
+        // Those pages are in the opening grant's access log; the offer's has nothing from them.
+        await eventually(
+          async () => ((await accessLogOf({ ...opening, organizationId: org })).body.items?.length >= pages.length ? true : undefined),
+          20_000,
+        );
+        expect((await accessLogOf(offer)).body).toMatchObject({ items: [] });
+        for (const replica of t().readApis) {
+          expect(await read(replica, account.accountKey, `/customers/${offer.clientId}/score`)).toMatchObject({
+            status: 401,
+            body: { code: 'INVALID_API_KEY' },
+          });
+        }
+
+        const accepted = await answerOffer(account, offer.clientId, 'accept');
+        const customer = {
+          clientId: offer.clientId,
+          organizationId: org,
+          recipientType: 'insurance_provider',
+          scopes: ['qr_score'],
+          expiresAt: null,
+        };
+        expect(accepted).toMatchObject({ status: 200, body: customer });
+        await onEveryReplica(account.accountKey, `/customers/${offer.clientId}/score`, (answer) => answer.body?.score === 82);
+        await onEveryReplica(account.accountKey, '/portfolio', (answer) => answer.body?.customers === 2);
+        expect((await offersOf(account)).body.items).toEqual([]);
+        // Accepted, the organization sees which portfolio holds its grant; accepting again answers the same.
+        expect((await recordOf(offer)).body).toMatchObject({
+          status: 'active',
+          recipientAccountId: account.accountId,
+          recipientAccountName: 'Example Insurance book',
+          keyClaimed: true,
+        });
+        expect(await answerOffer(account, offer.clientId, 'accept')).toMatchObject({ status: 200, body: customer });
+      },
+
+    'when offers are declined, revoked, expire or are tried by another account, then only the account answers them, a decline is seen by the organization, and none can be accepted after':
+      async () => {
+        const account = await anAccount();
+        const other = await anAccount();
+        const org = await anOrganization(64);
+        const declined = await offerTo(account, org);
+        const revoked = await offerTo(account, org);
+        const expiring = await offerTo(account, org, { expiresAt: new Date(Date.now() + 4_000).toISOString() });
+        const kept = await offerTo(account, org, { recipientName: 'Example Insurance', allowedCidrs: ['203.0.113.0/24'] });
+
+        // Another account sees none of them, and cannot tell them from ids that do not exist.
+        expect((await offersOf(other)).body).toEqual({ items: [], nextCursor: null });
+        const unknownId = `${kept.clientId.split('_')[0]}_${'Z'.repeat(24)}`;
+        for (const clientId of [kept.clientId, unknownId, 'not-a-client-id']) {
+          for (const answer of ['accept', 'decline'] as const) {
+            expect(await answerOffer(other, clientId, answer)).toMatchObject({ status: 404, body: { code: 'OFFER_NOT_FOUND' } });
+          }
+        }
+
+        // Paged as the portfolio is: every pending offer once, the cursor opaque.
+        const seen: string[] = [];
+        let cursor: string | null = null;
+        do {
+          const page: JsonResponse = await offersOf(account, `?limit=1${cursor ? `&cursor=${cursor}` : ''}`);
+          expect(page.status).toBe(200);
+          expect(page.body.items.length).toBeLessThanOrEqual(1);
+          seen.push(...clientIdsOf(page));
+          cursor = page.body.nextCursor;
+        } while (cursor !== null && seen.length < 10);
+        expect(seen.sort()).toEqual([declined, revoked, expiring, kept].map((offer) => offer.clientId).sort());
+        expect(await offersOf(account, '?cursor=bm90LW91cnM')).toMatchObject({ status: 400, body: { code: 'INVALID_PARAMETER' } });
+        expect(await offersOf(account, '?limit=101')).toMatchObject({ status: 400, body: { code: 'INVALID_PARAMETER' } });
+        expect(itemsOf<{ clientId: string }>(await offersOf(account)).find((item) => item.clientId === kept.clientId)).toMatchObject({
+          recipientName: 'Example Insurance',
+          allowedCidrs: ['203.0.113.0/24'],
+        });
+
+        expect((await answerOffer(account, declined.clientId, 'decline')).status).toBe(204);
+        expect((await answerOffer(account, declined.clientId, 'decline')).status).toBe(204);
+        expect((await recordOf(declined)).body).toMatchObject({
+          status: 'revoked',
+          revocationReason: 'declined_by_recipient',
+          recipientAccountId: account.accountId,
+          recipientAccountName: null,
+        });
+        expect((await revoke(revoked)).status).toBe(200);
+        await eventually(async () => (clientIdsOf(await offersOf(account)).includes(expiring.clientId) ? undefined : true), 20_000);
+        for (const ended of [declined, revoked, expiring]) {
+          expect(await answerOffer(account, ended.clientId, 'accept')).toMatchObject({ status: 409, body: { code: 'OFFER_NOT_PENDING' } });
+        }
+        for (const ended of [revoked, expiring]) {
+          expect(await answerOffer(account, ended.clientId, 'decline')).toMatchObject({ status: 409, body: { code: 'OFFER_NOT_PENDING' } });
+        }
+        expect(clientIdsOf(await offersOf(account))).toEqual([kept.clientId]);
+
+        // What the other account tried changed nothing: the offer is still the account's to accept.
+        expect((await answerOffer(account, kept.clientId, 'accept')).status).toBe(200);
+        expect(await answerOffer(account, kept.clientId, 'decline')).toMatchObject({ status: 409, body: { code: 'OFFER_NOT_PENDING' } });
+        await onEveryReplica(account.accountKey, '/portfolio', (answer) => answer.body?.customers === 2);
+      },
+
+    "when an account accepts an organization automatically, then that organization's next grant is in the portfolio at once, and other offers still wait":
+      async () => {
+        const account = await anAccount();
+        const [trusted, stranger] = [await anOrganization(91), await anOrganization(12)];
+        expect(await autoAccept(account)).toMatchObject({ status: 200, body: { organizationIds: [] } });
+        const waiting = await offerTo(account, stranger);
+
+        expect(await autoAccept(account, JSON.stringify({ organizationIds: [trusted] }))).toMatchObject({
+          status: 200,
+          body: { organizationIds: [trusted] },
+        });
+        expect(await autoAccept(account)).toMatchObject({ status: 200, body: { organizationIds: [trusted] } });
+        const created = await create(trusted, { scopes: ['qr_score'], keyDelivery: 'account', recipientAccountId: account.accountId });
+        expect(created).toMatchObject({
+          status: 201,
+          body: { status: 'active', recipientAccountId: account.accountId, recipientAccountName: null, keyClaimed: true },
+        });
+        await onEveryReplica(account.accountKey, `/customers/${created.body.clientId}/score`, (answer) => answer.body?.score === 91);
+        // Only offers made after an organization is trusted are accepted for the account.
+        expect(await autoAccept(account, JSON.stringify({ organizationIds: [trusted, stranger] }))).toMatchObject({ status: 200 });
+        expect(clientIdsOf(await offersOf(account))).toEqual([waiting.clientId]);
+        expect((await autoAccept(await anAccount())).body).toEqual({ organizationIds: [] });
+
+        const tooMany = JSON.stringify({ organizationIds: Array.from({ length: 1001 }, (_, i) => `org-${i}`) });
+        for (const body of [
+          tooMany,
+          '{"organizationIds":["not an id!"]}',
+          '{"organizationIds":"x"}',
+          '{"organizationIds":[],"extra":1}',
+          '{}',
+        ]) {
+          expect(await autoAccept(account, body)).toMatchObject({ status: 400, body: { code: 'VALIDATION_FAILED' } });
+        }
+        expect(await autoAccept(account, '{"organizationIds":')).toMatchObject({ status: 400, body: { code: 'MALFORMED_JSON' } });
+        expect((await autoAccept(account)).body).toEqual({ organizationIds: [trusted, stranger] });
       },
 
     'when grants hold different scopes, then each portfolio page shows only what each grant allows, and another account reads none of them':
@@ -280,6 +476,8 @@ export function portfolioScenarios(target: () => PortfolioTarget) {
       async () => {
         const account = await anAccount();
         const orgs = [await anOrganization(40), await anOrganization(60), await anOrganization(80)];
+        // Accepted automatically, so that each grant is in the portfolio from its creation.
+        expect((await autoAccept(account, JSON.stringify({ organizationIds: orgs }))).status).toBe(200);
         const grants: Grant[] = [];
         for (let i = 0; i < 250; i += 1) grants.push(await grantTo(account, orgs[i % orgs.length] ?? ''));
         await onEveryReplica(account.accountKey, '/portfolio', (answer) => answer.body?.customers === 251);
@@ -534,13 +732,15 @@ function webhookScenarioSteps(t: () => PortfolioWebhookTarget) {
     return opened.body as Account & { clientId: string };
   }
 
-  async function grantTo(accountId: string, org: string, scopes: string[], extra: object = {}): Promise<string> {
+  /** A grant of `org` offered to the account, which accepts it. */
+  async function grantTo(account: Account, org: string, scopes: string[], extra: object = {}): Promise<string> {
     const created = await request(`${t().credentials}/v1/organizations/${org}/authorizations`, {
       method: 'POST',
       headers: await admin(org),
-      body: JSON.stringify({ recipientType: 'auditor', scopes, keyDelivery: 'account', recipientAccountId: accountId, ...extra }),
+      body: JSON.stringify({ recipientType: 'auditor', scopes, keyDelivery: 'account', recipientAccountId: account.accountId, ...extra }),
     });
     expect(created.status).toBe(201);
+    expect((await answerOfferOn(t().credentials, account, created.body.clientId, 'accept')).status).toBe(200);
     return created.body.clientId as string;
   }
 
@@ -592,8 +792,8 @@ export function portfolioWebhookScenarios(target: () => PortfolioWebhookTarget) 
       async () => {
         const orgs = await organizations(3);
         const { accountId, accountKey, clientId: first } = await openAccount(orgs[0] ?? '');
-        const second = await grantTo(accountId, orgs[1] ?? '', ['qr_score', 'pillar_breakdown']);
-        const pillarsOnly = await grantTo(accountId, orgs[2] ?? '', ['pillar_breakdown']);
+        const second = await grantTo({ accountId, accountKey }, orgs[1] ?? '', ['qr_score', 'pillar_breakdown']);
+        const pillarsOnly = await grantTo({ accountId, accountKey }, orgs[2] ?? '', ['pillar_breakdown']);
 
         const receiver = await startSwitchableReceiver(t().receiverHost);
         try {
@@ -642,8 +842,10 @@ export function portfolioWebhookScenarios(target: () => PortfolioWebhookTarget) 
       async () => {
         const [opener, far, near] = await organizations(3);
         const { accountId, accountKey, clientId: open } = await openAccount(opener ?? '');
-        const limited = await grantTo(accountId, far ?? '', ['qr_score'], { allowedCidrs: [ELSEWHERE] });
-        const inside = await grantTo(accountId, near ?? '', ['qr_score'], { allowedCidrs: [rangeHolding(t().receiverHost)] });
+        const limited = await grantTo({ accountId, accountKey }, far ?? '', ['qr_score'], { allowedCidrs: [ELSEWHERE] });
+        const inside = await grantTo({ accountId, accountKey }, near ?? '', ['qr_score'], {
+          allowedCidrs: [rangeHolding(t().receiverHost)],
+        });
 
         const receiver = await startSwitchableReceiver(t().receiverHost);
         try {
@@ -695,8 +897,10 @@ export function grantWebhookAddressScenarios(target: () => PortfolioWebhookTarge
       async () => {
         const [opener, far, near] = await organizations(3);
         const { accountId, accountKey } = await openAccount(opener ?? '');
-        const limited = await grantTo(accountId, far ?? '', ['qr_score'], { allowedCidrs: [ELSEWHERE] });
-        const inside = await grantTo(accountId, near ?? '', ['qr_score'], { allowedCidrs: [rangeHolding(t().receiverHost)] });
+        const limited = await grantTo({ accountId, accountKey }, far ?? '', ['qr_score'], { allowedCidrs: [ELSEWHERE] });
+        const inside = await grantTo({ accountId, accountKey }, near ?? '', ['qr_score'], {
+          allowedCidrs: [rangeHolding(t().receiverHost)],
+        });
         const fromElsewhere = { 'x-forwarded-for': '203.0.113.9' };
 
         const receiver = await startSwitchableReceiver(t().receiverHost);

@@ -13,21 +13,24 @@ export type Scope = z.infer<typeof scopeSchema>;
 export const MAX_ALLOWED_CIDRS = 32;
 
 /**
- * Why an authorization was revoked (decisions 42–43): by its organization, released by the recipient
- * from its portfolio, or ended because its key was reported leaked. Null while not revoked.
+ * Why an authorization was revoked (decisions 42–43, 50): by its organization, released by the recipient
+ * from its portfolio, ended because its key was reported leaked, or declined by the recipient account it
+ * was offered to. Null while not revoked.
  */
-export const REVOCATION_REASONS = ['organization', 'released_by_recipient', 'key_leaked'] as const;
+export const REVOCATION_REASONS = ['organization', 'released_by_recipient', 'key_leaked', 'declined_by_recipient'] as const;
 export const revocationReasonSchema = z.enum(REVOCATION_REASONS).meta({ id: 'RevocationReason' });
 export type RevocationReason = z.infer<typeof revocationReasonSchema>;
 
-export const AUTHORIZATION_STATUSES = ['active', 'revoked', 'expired'] as const;
+/** `pending`: offered to a recipient account that has not accepted it yet; nothing reads it meanwhile. */
+export const AUTHORIZATION_STATUSES = ['active', 'revoked', 'expired', 'pending'] as const;
 export const authorizationStatusSchema = z.enum(AUTHORIZATION_STATUSES).meta({ id: 'AuthorizationStatus' });
 export type AuthorizationStatus = z.infer<typeof authorizationStatusSchema>;
 
 /**
  * How the key reaches the recipient. `claimLink` (decision 38): no key exists until the recipient
- * claims it by a one-time link. `account` (decision 42): the grant joins a recipient account at once
- * and is read with that account's key; it has no key of its own.
+ * claims it by a one-time link. `account` (decision 42): the grant is offered to a recipient account,
+ * which reads it with its own key once it accepts it (at once if it accepts the organization's offers
+ * automatically); it has no key of its own.
  */
 export const KEY_DELIVERIES = ['response', 'claimLink', 'account'] as const;
 export const keyDeliverySchema = z.enum(KEY_DELIVERIES).meta({ id: 'KeyDelivery' });
@@ -57,12 +60,12 @@ export const createAuthorizationRequestSchema = z
       }),
     keyDelivery: keyDeliverySchema.optional().meta({
       description:
-        '`response` (default): the key is in the 201. `claimLink`: no key exists yet; the 201 carries a one-time link the recipient claims it by. `account`: the grant joins the recipient account `recipientAccountId` at once and has no key of its own',
+        '`response` (default): the key is in the 201. `claimLink`: no key exists yet; the 201 carries a one-time link the recipient claims it by. `account`: the grant is offered to the recipient account `recipientAccountId` (status `pending`) and has no key of its own; the account reads it once it accepts',
     }),
     claimValidSeconds: claimValidSecondsSchema().optional(),
     recipientAccountId: recipientAccountIdSchema
       .optional()
-      .meta({ description: 'With `keyDelivery: "account"` only, and required there: the recipient account that holds the grant' }),
+      .meta({ description: 'With `keyDelivery: "account"` only, and required there: the recipient account the grant is offered to' }),
   })
   .meta({ id: 'CreateAuthorizationRequest' });
 
@@ -123,9 +126,10 @@ export const authorizationSchema = z
       .nullable()
       .meta({ description: 'The last successful read; null when there has been none. May lag by up to 60 s' }),
     usage: authorizationUsageSchema,
-    keyClaimed: z
-      .boolean()
-      .meta({ description: 'Decision 38: false while a key delivered by claim link waits to be claimed; true otherwise' }),
+    keyClaimed: z.boolean().meta({
+      description:
+        'Decision 38: false while a key delivered by claim link waits to be claimed, or while a grant offered to a recipient account waits for its acceptance; true otherwise',
+    }),
     claimedAt: utcInstantSchema.nullable().meta({ description: 'When the recipient claimed the key by its link; null otherwise' }),
     claimedFromAddress: z
       .string()
@@ -133,10 +137,14 @@ export const authorizationSchema = z
       .nullable()
       .meta({ description: 'The client address the key was claimed from; null until claimed' }),
     revocationReason: revocationReasonSchema.nullable().meta({ description: 'Why it was revoked; null while not revoked' }),
-    recipientAccountId: recipientAccountIdSchema
+    recipientAccountId: recipientAccountIdSchema.nullable().meta({
+      description:
+        'The recipient account (portfolio) this grant was offered to, as the organization named it; it holds the grant once it has accepted it (`status` is `pending` until then). Null when the grant has a key of its own',
+    }),
+    recipientAccountName: z
+      .string()
       .nullable()
-      .meta({ description: 'The recipient account (portfolio) that holds this grant; null when the grant has a key of its own' }),
-    recipientAccountName: z.string().nullable().meta({ description: "That account's name; null without an account or a name" }),
+      .meta({ description: "That account's name, once the account holds the grant; null before, or without an account or a name" }),
   })
   .meta({ id: 'Authorization' });
 export type Authorization = z.infer<typeof authorizationSchema>;

@@ -48,15 +48,60 @@ export const portfolioLeftOutSchema = z
 export type PortfolioLeftOut = z.infer<typeof portfolioLeftOutSchema>;
 
 function pageOf<Item extends z.ZodType>(item: Item, id: string) {
+  return z.object({ items: z.array(item), nextCursor: nextCursorSchema }).meta({ id });
+}
+
+/** A page of the account's grants, read from an address: those whose allow list does not admit it are counted, not listed. */
+function grantPageOf<Item extends z.ZodType>(item: Item, id: string) {
   return z.object({ items: z.array(item), nextCursor: nextCursorSchema, leftOut: portfolioLeftOutSchema }).meta({ id });
 }
 
-export const portfolioCustomersPageSchema = pageOf(portfolioCustomerSchema, 'PortfolioCustomersPage');
+/**
+ * A grant an organization offered to the account (`keyDelivery: "account"`) that waits for its answer:
+ * what accepting it would let the account read, and who offers it.
+ */
+export const portfolioOfferSchema = z
+  .object({
+    clientId: clientIdSchema,
+    organizationId: organizationIdSchema,
+    recipientType: recipientTypeSchema,
+    recipientName: z.string().nullable().meta({ description: 'Who the organization says the recipient is; null: not named' }),
+    scopes: z.array(scopeSchema),
+    expiresAt: utcInstantSchema.nullable(),
+    allowedCidrs: z
+      .array(z.string())
+      .nullable()
+      .meta({ description: 'The client addresses the grant may be read from once accepted; null: any' }),
+    offeredAt: utcInstantSchema,
+  })
+  .meta({ id: 'PortfolioOffer' });
+export type PortfolioOffer = z.infer<typeof portfolioOfferSchema>;
+
+export const portfolioCustomersPageSchema = grantPageOf(portfolioCustomerSchema, 'PortfolioCustomersPage');
 export type PortfolioCustomersPage = z.infer<typeof portfolioCustomersPageSchema>;
-export const portfolioScoresPageSchema = pageOf(scoreResourceSchema, 'PortfolioScoresPage');
+export const portfolioScoresPageSchema = grantPageOf(scoreResourceSchema, 'PortfolioScoresPage');
 export type PortfolioScoresPage = z.infer<typeof portfolioScoresPageSchema>;
-export const portfolioPillarsPageSchema = pageOf(pillarBreakdownResourceSchema, 'PortfolioPillarsPage');
+export const portfolioPillarsPageSchema = grantPageOf(pillarBreakdownResourceSchema, 'PortfolioPillarsPage');
 export type PortfolioPillarsPage = z.infer<typeof portfolioPillarsPageSchema>;
+export const portfolioOffersPageSchema = pageOf(portfolioOfferSchema, 'PortfolioOffersPage');
+export type PortfolioOffersPage = z.infer<typeof portfolioOffersPageSchema>;
+
+/** The most organizations an account may accept offers from automatically. */
+export const MAX_AUTO_ACCEPT_ORGANIZATIONS = 1000;
+
+/** PUT and GET /v1/portfolio/auto-accept (credentials service): the list replaces the previous one. */
+export const autoAcceptSchema = z
+  .strictObject({
+    organizationIds: z
+      .array(organizationIdSchema)
+      .max(MAX_AUTO_ACCEPT_ORGANIZATIONS)
+      .refine((ids) => new Set(ids).size === ids.length, 'must not repeat an organization')
+      .meta({
+        description: `The organizations whose offers (\`keyDelivery: "account"\`) the account accepts as they are made, at most ${MAX_AUTO_ACCEPT_ORGANIZATIONS}; [] for none`,
+      }),
+  })
+  .meta({ id: 'AutoAccept' });
+export type AutoAccept = z.infer<typeof autoAcceptSchema>;
 
 /** Decision 42: at most a day of overlap for an account key (a grant's key may keep a week); a day by default, as decision 19's. */
 export const ACCOUNT_KEY_OVERLAP_SECONDS = { min: 0, max: 86_400, default: DEFAULT_OVERLAP_SECONDS } as const;

@@ -1,5 +1,5 @@
 import type { Collection, Db, UpdateFilter } from 'mongodb';
-import { nextExpiryNoticeAt, type StoredAuthorization, type StoredRecipientAccount } from '@rsd/domain';
+import { nextExpiryNoticeAt, offerAwaitingAccountOf, type StoredAuthorization, type StoredRecipientAccount } from '@rsd/domain';
 import type { AuthorizationStore, OutboxEntry, PendingOutbox } from '@rsd/ports';
 import { isDuplicateKeyError } from './duplicate-key';
 import { reportingOutages } from './outages';
@@ -27,6 +27,8 @@ interface AuthorizationDocument extends StoredAuthorization, GrantKeyFields {
    * (`NO_NOTICE_LEFT` once none is), so that one without it is known to predate notices.
    */
   pendingNoticeAt?: string;
+  /** Decision 50: the account an offer waits for, absent otherwise, so that its sparse index holds the waiting offers alone. */
+  offerAwaitingAccountId?: string;
 }
 
 /** Sorts after every instant: the record has an expiry ahead but no notice left to send. */
@@ -51,6 +53,7 @@ const RECORD_FIELDS = [
   'claimedFromAddress',
   'recipientAccountId',
   'recipientAccountName',
+  'offeredAccountId',
   'createdAt',
   'revokedAt',
   'revocationReason',
@@ -81,6 +84,7 @@ const ACCOUNT_FIELDS = [
   'previousKeyDigest',
   'previousKeyExpiresAt',
   'leakedKeyDigest',
+  'autoAcceptOrganizationIds',
   'createdAt',
   'revision',
 ] as const satisfies readonly (keyof StoredRecipientAccount)[];
@@ -116,6 +120,8 @@ export async function openMongoAuthorizationStore(db: Db): Promise<Authorization
   await authorizations.createIndex({ grantPreviousKeyDigest: 1 }, { sparse: true });
   await authorizations.createIndex({ grantLeakedKeyDigest: 1 }, { sparse: true });
   await authorizations.createIndex({ accountLeakedKeyDigest: 1 }, { sparse: true });
+  // Decision 50: the offers waiting for an account's answer (sparse: every other document lacks the field).
+  await authorizations.createIndex({ offerAwaitingAccountId: 1 }, { sparse: true });
   await indexEarlierExpiryNotices(db);
   await indexKeysOfEarlierGrants(db, authorizations);
   const accounts = db.collection<AccountDocument & AccountKeyFields>(AUTHORIZATIONS_COLLECTION);
@@ -252,6 +258,17 @@ export async function openMongoAuthorizationStore(db: Db): Promise<Authorization
       return found.map(recordOf);
     },
 
+    async listOffers(accountId, { limit, before }) {
+      if (limit <= 0) return [];
+      const found = await authorizations
+        .find<StoredAuthorization>(
+          { offerAwaitingAccountId: accountId, ...(before === undefined ? {} : { _id: { $lt: before } }) },
+          { projection: RECORD_PROJECTION, sort: { _id: -1 }, limit },
+        )
+        .toArray();
+      return found.map(recordOf);
+    },
+
     async pendingOutbox(limit) {
       if (limit <= 0) return [];
       // `outbox.0` also excludes a flag left set by a crash between markPublished's two writes.
@@ -288,6 +305,7 @@ function documentOf(record: StoredAuthorization, outbox: readonly OutboxEntry[])
     _id: record.clientId,
     ...recordOf(record),
     ...grantKeyFieldsOf(record),
+    ...offerFieldOf(record),
     outbox: outbox.map(entryOf),
     hasOutbox: outbox.length > 0,
     ...(pendingExpiryAt === undefined ? {} : { pendingExpiryAt, pendingNoticeAt: pendingNoticeOf(record) }),
@@ -333,20 +351,28 @@ function changeTo(record: StoredAuthorization, outbox: readonly OutboxEntry[]): 
   const pendingExpiryAt = pendingExpiryOf(record);
   const owes = outbox.length > 0;
   const keys = grantKeyFieldsOf(record);
+  const offer = offerFieldOf(record);
   const absent = [
     ...GRANT_KEY_FIELDS.filter((field) => keys[field] === undefined),
     ...(pendingExpiryAt === undefined ? ['pendingExpiryAt', 'pendingNoticeAt'] : []),
+    ...(offer.offerAwaitingAccountId === undefined ? ['offerAwaitingAccountId'] : []),
   ];
   return {
     $set: {
       ...recordOf(record),
       ...keys,
+      ...offer,
       ...(pendingExpiryAt === undefined ? {} : { pendingExpiryAt, pendingNoticeAt: pendingNoticeOf(record) }),
       ...(owes ? { hasOutbox: true } : {}),
     },
     ...(absent.length > 0 ? { $unset: Object.fromEntries(absent.map((field) => [field, ''])) } : {}),
     ...(owes ? { $push: { outbox: { $each: outbox.map(entryOf) } } } : {}),
   };
+}
+
+function offerFieldOf(record: StoredAuthorization): { offerAwaitingAccountId?: string } {
+  const accountId = offerAwaitingAccountOf(record);
+  return accountId === null ? {} : { offerAwaitingAccountId: accountId };
 }
 
 function pendingExpiryOf(record: StoredAuthorization): string | undefined {
@@ -366,12 +392,17 @@ function recordOf(record: StoredAuthorization): StoredAuthorization {
   return Object.fromEntries(fields) as StoredAuthorization;
 }
 
-/** Optional fields, absent from accounts that never had them (decision 43's leaked key): read back as written. */
-const OPTIONAL_ACCOUNT_FIELDS: ReadonlySet<string> = new Set(['leakedKeyDigest']);
+/** Optional fields, absent from accounts that never had them (decision 43's leaked key, decision 50's list): read back as written. */
+const OPTIONAL_ACCOUNT_FIELDS: ReadonlySet<string> = new Set(['leakedKeyDigest', 'autoAcceptOrganizationIds']);
 
 function accountOf(account: StoredRecipientAccount): StoredRecipientAccount {
   const fields = ACCOUNT_FIELDS.filter((field) => !OPTIONAL_ACCOUNT_FIELDS.has(field) || account[field] != null);
-  return Object.fromEntries(fields.map((field) => [field, account[field] ?? null])) as unknown as StoredRecipientAccount;
+  return Object.fromEntries(
+    fields.map((field) => {
+      const value = account[field] ?? null;
+      return [field, Array.isArray(value) ? [...value] : value];
+    }),
+  ) as unknown as StoredRecipientAccount;
 }
 
 /** An account's digests under the names the sparse indexes cover (an authorization's own `keyDigest` is not an account's). */

@@ -23,7 +23,7 @@ export interface OpenApiResponse {
 }
 
 export interface OpenApiOperation {
-  method: 'get' | 'post' | 'patch' | 'delete';
+  method: 'get' | 'post' | 'put' | 'patch' | 'delete';
   path: string;
   /** Stable and camelCase: the SDKs take their method names from it (decision 36). */
   operationId: string;

@@ -56,6 +56,12 @@ export interface AuthorizationStore {
    * through an index; the caller verifies in constant time which one, and whether it still works.
    */
   findAccountByKeyDigest(keyDigest: string): Promise<StoredRecipientAccount | undefined>;
+  /**
+   * Decision 50: the grants offered to this recipient account that wait for its answer (neither accepted,
+   * revoked nor marked expired), in Client ID order from the highest, at most `limit`, only those below
+   * `before` when it is given; through an index of the waiting offers alone.
+   */
+  listOffers(accountId: string, page: { limit: number; before?: string }): Promise<StoredAuthorization[]>;
   pendingOutbox(limit: number): Promise<PendingOutbox[]>;
   markPublished(clientId: string, entryIds: readonly string[]): Promise<void>;
   close(): Promise<void>;

@@ -5,3 +5,4 @@ export * from './recipient-access-config';
 export * from './recipient-app';
 export * from './account-authenticator';
 export * from './current-key';
+export * from './portfolio-query';

@@ -34,6 +34,11 @@ OPERATIONS = {
     "listPortfolioPillars": ("readApi", "get", "/portfolio/pillars", {"200", "400", "401", "429", "503"}),
     "rotateAccountKey": ("credentials", "post", "/portfolio/keys/rotate", {"201", "202", "400", "401"}),
     "releaseGrant": ("credentials", "delete", "/portfolio/customers/{clientId}", {"202", "204", "401", "404"}),
+    "listPortfolioOffers": ("credentials", "get", "/portfolio/offers", {"200", "400", "401", "429", "503"}),
+    "acceptPortfolioOffer": ("credentials", "post", "/portfolio/offers/{clientId}/accept", {"200", "202", "401", "404", "409", "503"}),
+    "declinePortfolioOffer": ("credentials", "post", "/portfolio/offers/{clientId}/decline", {"202", "204", "401", "404", "409", "503"}),
+    "getPortfolioAutoAccept": ("credentials", "get", "/portfolio/auto-accept", {"200", "401", "429", "503"}),
+    "setPortfolioAutoAccept": ("credentials", "put", "/portfolio/auto-accept", {"200", "400", "401", "413", "503"}),
     "createPortfolioWebhook": ("notifier", "post", "/portfolio/webhooks", {"201", "400", "401", "409", "429"}),
     "listPortfolioWebhooks": ("notifier", "get", "/portfolio/webhooks", {"200", "401", "429"}),
     "updatePortfolioWebhook": ("notifier", "patch", "/portfolio/webhooks/{id}", {"200", "400", "401", "404", "429"}),
@@ -126,6 +131,11 @@ FIELDS = {
         },  # fmt: skip
         "RotateAccountKeyRequest": {"overlapSeconds"},
         "RotatedAccountKey": {"accountKey", "previousKeyExpiresAt"},
+        # What offers() reads, accept_offer() reads (a PortfolioCustomer), and auto_accept() and set_auto_accept() send and read.
+        "PortfolioOffer": {"clientId", "organizationId", "recipientType", "recipientName", "scopes", "expiresAt", "allowedCidrs", "offeredAt"},
+        "PortfolioOffersPage": {"items", "nextCursor"},
+        "PortfolioCustomer": {"clientId", "organizationId", "recipientType", "scopes", "expiresAt"},
+        "AutoAccept": {"organizationIds"},
     },
     "scoreIngest": {
         "ScoreBatch": {"scores"},

@@ -1,7 +1,8 @@
 """Portfolio and AsyncPortfolio, and the webhook lifecycle on every owner, against the real product
 (the embedded runtime, and the distributed one): an account of several grants iterated across pages, read grant by grant with
-the account key, its key rotated and a grant released; a grant's and a portfolio's webhook managed
-through their whole lifecycle, every delivery received on loopback and verified with verify_webhook."""
+the account key, its key rotated and a grant released; grants offered to an account, accepted, declined
+and accepted automatically; a grant's and a portfolio's webhook managed through their whole lifecycle,
+every delivery received on loopback and verified with verify_webhook."""
 
 from __future__ import annotations
 
@@ -23,6 +24,8 @@ from resilience_score import (
     Client,
     InvalidApiKey,
     KeyReadOnly,
+    OfferNotFound,
+    OfferNotPending,
     Organization,
     Portfolio,
     RecipientAccountNotFound,
@@ -119,14 +122,17 @@ def book(runtime: Runtime) -> Iterator[Book]:
     """An account of GRANTS grants from as many organizations, each scored, once the read API has them all."""
     account = an_account(runtime, 50)
     scores = {account.client_id: 50}
-    for i in range(GRANTS - 1):
-        organization_id, organization = an_organization(runtime)
-        with organization:
-            organization.publish_scores([a_score(organization_id, 30 + i * 9)])
-            granted = organization.authorizations.create("auditor", ["qr_score"], key_delivery="account", recipient_account_id=account.account_id)
-        assert granted.recipient_account_id == account.account_id and granted.api_key is None
-        scores[granted.client_id] = 30 + i * 9
     with a_portfolio(runtime, account.account_key) as portfolio:
+        for i in range(GRANTS - 1):
+            organization_id, organization = an_organization(runtime)
+            with organization:
+                organization.publish_scores([a_score(organization_id, 30 + i * 9)])
+                granted = organization.authorizations.create("auditor", ["qr_score"], key_delivery="account", recipient_account_id=account.account_id)
+            # Offered: the account takes it into its portfolio by accepting it.
+            assert (granted.status, granted.recipient_account_id, granted.recipient_account_name) == ("pending", account.account_id, None)
+            assert granted.api_key is None
+            portfolio.accept_offer(granted.client_id)
+            scores[granted.client_id] = 30 + i * 9
         until(lambda: True if portfolio.summary().customers == GRANTS and len(list(portfolio.scores())) == GRANTS else None)
     yield Book(account, scores)
     account.organization.close()
@@ -223,6 +229,63 @@ def test_a_grant_to_an_account_that_does_not_exist_is_recipient_account_not_foun
     _, organization = an_organization(runtime)
     with organization, pytest.raises(RecipientAccountNotFound):
         organization.authorizations.create("auditor", ["qr_score"], key_delivery="account", recipient_account_id="rcp_" + "x" * 24)
+
+
+def offer_to(runtime: Runtime, account: Account, score: int) -> tuple[str, Organization]:
+    """A grant of a new, scored organization offered to the account; answers its Client ID and the organization."""
+    organization_id, organization = an_organization(runtime)
+    organization.publish_scores([a_score(organization_id, score)])
+    created = organization.authorizations.create(
+        "partner", ["qr_score"], recipient_name="SDK partner", key_delivery="account", recipient_account_id=account.account_id
+    )
+    return created.client_id, organization
+
+
+def test_offers_are_listed_across_pages_and_accepted_or_declined_and_a_wrong_answer_is_refused(runtime: Runtime, book: Book) -> None:
+    mine = an_account(runtime, 40)
+    (kept, kept_org), (declined, declined_org), (third, third_org) = (offer_to(runtime, mine, 44) for _ in range(3))
+    with a_portfolio(runtime, mine.account_key) as portfolio, a_portfolio(runtime, book.account.account_key) as theirs:
+        listed = list(portfolio.offers(limit=2))
+
+        assert sorted(offer.client_id for offer in listed) == sorted([kept, declined, third])
+        first = next(offer for offer in listed if offer.client_id == kept)
+        assert (first.recipient_type, first.recipient_name, first.scopes, first.allowed_cidrs) == ("partner", "SDK partner", ["qr_score"], None)
+        accepted = portfolio.accept_offer(kept)
+        assert (accepted.client_id, accepted.scopes) == (kept, ["qr_score"])
+        portfolio.decline_offer(declined)
+        record = declined_org.authorizations.get(declined)
+        assert (record.status, record.revocation_reason) == ("revoked", "declined_by_recipient")
+        with pytest.raises(OfferNotPending):
+            portfolio.accept_offer(declined)
+        with pytest.raises(OfferNotFound):
+            theirs.accept_offer(third)
+        assert [offer.client_id for offer in portfolio.offers()] == [third]
+        with portfolio.client(kept) as client:
+            assert until(lambda: client.score().score) == 44
+    for organization in (kept_org, declined_org, third_org, mine.organization):
+        organization.close()
+
+
+def test_the_organizations_an_account_accepts_automatically_read_back_and_their_next_offer_is_held_at_once(runtime: Runtime) -> None:
+    mine = an_account(runtime, 41)
+    organization_id, organization = an_organization(runtime)
+
+    async def lists() -> tuple[list[str], list[str]]:
+        async with AsyncPortfolio(mine.account_key, base_url=runtime.base_url, credentials_url=f"{runtime.urls['credentials']}/v1") as portfolio:
+            before = (await portfolio.auto_accept()).organization_ids
+            after = (await portfolio.set_auto_accept([organization_id])).organization_ids
+        return before, after
+
+    assert asyncio.run(lists()) == ([], [organization_id])
+    with organization, a_portfolio(runtime, mine.account_key) as portfolio:
+        assert portfolio.auto_accept().organization_ids == [organization_id]
+        organization.publish_scores([a_score(organization_id, 77)])
+        created = organization.authorizations.create("auditor", ["qr_score"], key_delivery="account", recipient_account_id=mine.account_id)
+        assert (created.status, created.recipient_account_name) == ("active", None)
+        with portfolio.client(created.client_id) as client:
+            assert until(lambda: client.score().score) == 77
+        assert portfolio.set_auto_accept([]).organization_ids == []
+    mine.organization.close()
 
 
 def test_a_released_grant_leaves_the_portfolio_and_releasing_it_again_changes_nothing(runtime: Runtime, book: Book) -> None:

@@ -78,6 +78,10 @@ export class KeyAlreadyClaimed extends ApiError {}
 export class ValidationFailed extends ApiError {}
 /** 404 RECIPIENT_ACCOUNT_NOT_FOUND: a grant to an account (`keyDelivery: 'account'`) names no account there is. */
 export class RecipientAccountNotFound extends ApiError {}
+/** 404 OFFER_NOT_FOUND: no grant with that Client ID was offered to this account (whether it exists or not). */
+export class OfferNotFound extends ApiError {}
+/** 409 OFFER_NOT_PENDING: the offer no longer waits for an answer: answered the other way, revoked or expired. */
+export class OfferNotPending extends ApiError {}
 /** 404 WEBHOOK_NOT_FOUND: this owner (grant, portfolio, organization) has no webhook with that id. */
 export class WebhookNotFound extends ApiError {}
 /** 404 WEBHOOK_MESSAGE_NOT_FOUND: the webhook has no delivery with that messageId in the last 7 days. */
@@ -137,6 +141,8 @@ const BY_CODE: Record<string, typeof ApiError> = {
   KEY_ALREADY_CLAIMED: KeyAlreadyClaimed,
   VALIDATION_FAILED: ValidationFailed,
   RECIPIENT_ACCOUNT_NOT_FOUND: RecipientAccountNotFound,
+  OFFER_NOT_FOUND: OfferNotFound,
+  OFFER_NOT_PENDING: OfferNotPending,
   WEBHOOK_NOT_FOUND: WebhookNotFound,
   WEBHOOK_MESSAGE_NOT_FOUND: WebhookMessageNotFound,
   WEBHOOK_NOT_ACTIVE: WebhookNotActive,

@@ -25,6 +25,8 @@ export {
   KeyReadOnly,
   ValidationFailed,
   RecipientAccountNotFound,
+  OfferNotFound,
+  OfferNotPending,
   WebhookLimitReached,
   WebhookMessageNotFound,
   WebhookNotActive,

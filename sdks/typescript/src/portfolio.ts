@@ -3,11 +3,14 @@ import { errorFor } from './errors.js';
 import { evidenceOf, SigningKeys } from './signing-keys.js';
 import { Transport, type Outgoing, type RequestOptions, type TransportOptions } from './transport.js';
 import type {
+  AcceptedOffer,
+  AutoAccept,
   Evidence,
   Pillars,
   PortfolioCustomer,
   PortfolioItems,
   PortfolioLeftOut,
+  PortfolioOffer,
   PortfolioSummary,
   RotatedAccountKey,
   Score,
@@ -20,7 +23,7 @@ export interface PortfolioOptions extends TransportOptions {
   accountKey: string;
   /** The read API's versioned root, for example `https://api.example.com/v1`. */
   baseUrl: string;
-  /** The credentials service's versioned root; needed for `rotateKey` and `release`. */
+  /** The credentials service's versioned root; needed for `rotateKey`, `release`, the offers and the auto-accept list. */
   credentialsUrl?: string;
   /** The notifier's versioned root; needed for `webhooks` (and the webhooks of the clients `client()` makes). */
   notifierUrl?: string;
@@ -42,8 +45,9 @@ interface Page<Item> {
 
 /**
  * A recipient account's client (decision 42): every grant the account holds, read with one account
- * key; the account's key rotation and its leaving a grant on the credentials service; and the
- * portfolio's webhooks, fired for every grant. Time and failure as on `Client`.
+ * key; the account's key rotation, its answers to the grants offered to it (decision 50) and its
+ * leaving a grant on the credentials service; and the portfolio's webhooks, fired for every grant.
+ * Time and failure as on `Client`.
  */
 export class Portfolio {
   /** The portfolio's webhooks (`/portfolio/webhooks`): every delivery names its grant's `clientId`. */
@@ -85,17 +89,79 @@ export class Portfolio {
    * grant whose allow list does not admit this address is left out and counted in `leftOut`.
    */
   customers(options: PageOptions = {}): PortfolioItems<PortfolioCustomer> {
-    return this.#pages<PortfolioCustomer>('/customers', options, (item) => item);
+    return this.#pages(
+      '/customers',
+      options,
+      (page, call) => this.#read<Page<PortfolioCustomer>>(page, call),
+      (item) => item,
+    );
   }
 
   /** listPortfolioScores: the latest score of every active grant that has the qr_score scope and a score, each with its page's evidence. */
   scores(options: PageOptions = {}): PortfolioItems<Served<Score>> {
-    return this.#pages<Score, Served<Score>>('/scores', options, (item, evidence) => ({ ...item, evidence, notModified: false }));
+    return this.#pages(
+      '/scores',
+      options,
+      (page, call) => this.#read<Page<Score>>(page, call),
+      (item, evidence) => ({ ...item, evidence, notModified: false }),
+    );
   }
 
   /** listPortfolioPillars: the latest pillar breakdown of every active grant that has pillar_breakdown and a score. */
   pillars(options: PageOptions = {}): PortfolioItems<Served<Pillars>> {
-    return this.#pages<Pillars, Served<Pillars>>('/pillars', options, (item, evidence) => ({ ...item, evidence, notModified: false }));
+    return this.#pages(
+      '/pillars',
+      options,
+      (page, call) => this.#read<Page<Pillars>>(page, call),
+      (item, evidence) => ({ ...item, evidence, notModified: false }),
+    );
+  }
+
+  /**
+   * listPortfolioOffers (credentials service): every grant an organization offered to the account that
+   * waits for its answer, in a stable order, page after page. Nothing reads an offer until it is accepted.
+   */
+  offers(options: PageOptions = {}): PortfolioItems<PortfolioOffer> {
+    return this.#pages(
+      '/offers',
+      options,
+      async (page, call) => ({ fields: await this.#credentialsJson<Page<PortfolioOffer>>('GET', page, call, [200]), evidence: undefined }),
+      (item) => item,
+    );
+  }
+
+  /**
+   * acceptPortfolioOffer: the account holds the grant from now on (its organization sees the account's
+   * name). Accepting an offer already accepted answers the same, so it is repeated after a network
+   * failure; one that is not the account's is OfferNotFound, one that has ended or was declined OfferNotPending.
+   */
+  async acceptOffer(clientId: string, options: RequestOptions = {}): Promise<AcceptedOffer> {
+    return this.#credentialsJson<AcceptedOffer>('POST', `/offers/${encodeURIComponent(clientId)}/accept`, options, [200, 202]);
+  }
+
+  /**
+   * declinePortfolioOffer: the grant ends, and its organization sees `revocationReason: "declined_by_recipient"`.
+   * Declining again changes nothing, so it is repeated after a network failure.
+   */
+  async declineOffer(clientId: string, options: RequestOptions = {}): Promise<void> {
+    const path = `/offers/${encodeURIComponent(clientId)}/decline`;
+    const received = await this.#credentials({ method: 'POST', path, idempotent: true }, options);
+    if (received.status !== 204 && received.status !== 202) throw errorFor(received.status, received.headers, received.body);
+  }
+
+  /** getPortfolioAutoAccept: the organizations whose offers the account accepts as they are made. */
+  async autoAccept(options: RequestOptions = {}): Promise<AutoAccept> {
+    return this.#credentialsJson<AutoAccept>('GET', '/auto-accept', options, [200]);
+  }
+
+  /**
+   * setPortfolioAutoAccept: the account accepts these organizations' offers as they are made (at most
+   * 1,000; [] for none), replacing the list before. Offers already waiting keep waiting.
+   */
+  async setAutoAccept(organizationIds: string[], options: RequestOptions = {}): Promise<AutoAccept> {
+    const received = await this.#credentials({ method: 'PUT', path: '/auto-accept', body: { organizationIds }, idempotent: true }, options);
+    if (received.status !== 200) throw errorFor(received.status, received.headers, received.body);
+    return parseJson<AutoAccept>(received.body);
   }
 
   /**
@@ -133,19 +199,25 @@ export class Portfolio {
     if (received.status !== 204 && received.status !== 202) throw errorFor(received.status, received.headers, received.body);
   }
 
-  #pages<Item, Yielded = Item>(
+  /**
+   * Every page of `resource`, fetched by `fetchPage` (the read API's, signed, or the credentials
+   * service's), following nextCursor, with what the pages left out added up as they are read.
+   */
+  #pages<Item, Yielded, Proof>(
     resource: string,
     options: PageOptions,
-    served: (item: Item, evidence: Evidence) => Yielded,
+    fetchPage: (page: string, call: RequestOptions) => Promise<{ fields: Page<Item>; evidence: Proof }>,
+    served: (item: Item, evidence: Proof) => Yielded,
   ): PortfolioItems<Yielded> {
     const leftOut: PortfolioLeftOut = { addressNotAllowed: 0 };
-    return Object.assign(this.#pagesCounting(resource, options, served, leftOut), { leftOut });
+    return Object.assign(this.#pagesCounting(resource, options, fetchPage, served, leftOut), { leftOut });
   }
 
-  async *#pagesCounting<Item, Yielded>(
+  async *#pagesCounting<Item, Yielded, Proof>(
     resource: string,
     { limit, ...call }: PageOptions,
-    served: (item: Item, evidence: Evidence) => Yielded,
+    fetchPage: (page: string, call: RequestOptions) => Promise<{ fields: Page<Item>; evidence: Proof }>,
+    served: (item: Item, evidence: Proof) => Yielded,
     leftOut: PortfolioLeftOut,
   ): AsyncGenerator<Yielded, void, undefined> {
     let cursor: string | null = null;
@@ -153,7 +225,7 @@ export class Portfolio {
       const query = new URLSearchParams();
       if (limit !== undefined) query.set('limit', String(limit));
       if (cursor !== null) query.set('cursor', cursor);
-      const page: { fields: Page<Item>; evidence: Evidence } = await this.#read<Page<Item>>(
+      const page: { fields: Page<Item>; evidence: Proof } = await fetchPage(
         `${resource}${query.size > 0 ? `?${query.toString()}` : ''}`,
         call,
       );
@@ -163,6 +235,13 @@ export class Portfolio {
       for (const item of page.fields.items) yield served(item, page.evidence);
       cursor = page.fields.nextCursor;
     } while (cursor !== null);
+  }
+
+  /** A JSON answer of the credentials service, or the error its status and code stand for. */
+  async #credentialsJson<T>(method: 'GET' | 'POST', path: string, call: RequestOptions, expected: number[]): Promise<T> {
+    const received = await this.#credentials({ method, path, idempotent: true }, call);
+    if (!expected.includes(received.status)) throw errorFor(received.status, received.headers, received.body);
+    return parseJson<T>(received.body);
   }
 
   async #read<T>(resource: string, call: RequestOptions): Promise<{ fields: T; evidence: Evidence }> {
@@ -179,7 +258,9 @@ export class Portfolio {
     outgoing: Omit<Outgoing, 'url' | 'headers' | 'body'> & { path: string; body?: unknown },
     call: RequestOptions,
   ): ReturnType<Transport['send']> {
-    if (this.#credentialsUrl === undefined) throw new TypeError('rotateKey and release need the credentialsUrl option');
+    if (this.#credentialsUrl === undefined) {
+      throw new TypeError('rotateKey, release, the offers and the auto-accept list need the credentialsUrl option');
+    }
     const { path, body, ...rest } = outgoing;
     return this.#transport.send(
       {

@@ -194,6 +194,31 @@ export interface PortfolioCustomer {
   expiresAt: string | null;
 }
 
+/** A grant an organization offered to the account that waits for its answer (listPortfolioOffers, decision 50). */
+export interface PortfolioOffer {
+  clientId: string;
+  organizationId: string;
+  recipientType: RecipientType;
+  /** Who the organization says the recipient is; null: not named. */
+  recipientName: string | null;
+  scopes: Scope[];
+  expiresAt: string | null;
+  /** The client addresses the grant may be read from once accepted; null: any. */
+  allowedCidrs: string[] | null;
+  offeredAt: string;
+}
+
+/** acceptPortfolioOffer: the grant as the portfolio lists it from now on. */
+export type AcceptedOffer = PortfolioCustomer & {
+  /** Answered 202: recorded, but not yet in the event log; the account key reads the grant once it is. */
+  enforcement?: 'pending';
+};
+
+/** get/setPortfolioAutoAccept: the organizations whose offers the account accepts as they are made. */
+export interface AutoAccept {
+  organizationIds: string[];
+}
+
 /** rotateAccountKey: the new account key, shown this once, and until when the previous one still works. */
 export interface RotatedAccountKey {
   accountKey: string;
@@ -223,7 +248,8 @@ export interface Authorization {
   scopes: Scope[];
   /** The first instant the credential no longer works; null: never expires. */
   expiresAt: string | null;
-  status: 'active' | 'revoked' | 'expired';
+  /** 'pending': offered to a recipient account that has not accepted it yet (decision 50); nothing reads it meanwhile. */
+  status: 'active' | 'revoked' | 'expired' | 'pending';
   createdAt: string;
   revokedAt: string | null;
   allowedCidrs: string[] | null;
@@ -232,9 +258,12 @@ export interface Authorization {
   keyClaimed: boolean;
   claimedAt: string | null;
   claimedFromAddress: string | null;
-  /** Why it was revoked (decisions 42–43); null while not revoked. */
-  revocationReason: 'organization' | 'released_by_recipient' | 'key_leaked' | null;
-  /** The recipient account (portfolio) that holds the grant, and its name (decision 42); null: a key of its own. */
+  /** Why it was revoked (decisions 42–43, 50); null while not revoked. */
+  revocationReason: 'organization' | 'released_by_recipient' | 'key_leaked' | 'declined_by_recipient' | null;
+  /**
+   * The recipient account (portfolio) the grant was offered to, as the organization named it, and its name once the
+   * account has accepted it (decisions 42 and 50); null: a key of its own.
+   */
   recipientAccountId: string | null;
   recipientAccountName: string | null;
   /** On a revocation or rotation answered 202: recorded, but not yet in the event log (it will be). */
@@ -262,11 +291,11 @@ export interface CreateAuthorization {
   expiresAt?: string;
   /** Up to 32 addresses or CIDR ranges reads are allowed from. */
   allowedCidrs?: string[];
-  /** How the key reaches the recipient. Default 'response'. 'account': straight into `recipientAccountId`'s portfolio. */
+  /** How the key reaches the recipient. Default 'response'. 'account': offered to `recipientAccountId`'s portfolio, read once it accepts. */
   keyDelivery?: 'response' | 'claimLink' | 'account';
   /** How long a claim link works, in seconds (3600–604800; default 259200). */
   claimValidSeconds?: number;
-  /** With `keyDelivery: 'account'` (decision 42): the recipient account that holds the grant. */
+  /** With `keyDelivery: 'account'` (decisions 42 and 50): the recipient account the grant is offered to. */
   recipientAccountId?: string;
 }
 

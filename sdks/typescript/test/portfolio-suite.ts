@@ -8,6 +8,8 @@ import {
   Client,
   InvalidApiKey,
   KeyReadOnly,
+  OfferNotFound,
+  OfferNotPending,
   Organization,
   Portfolio,
   RecipientAccountNotFound,
@@ -145,6 +147,7 @@ export function portfolioSuite(running: () => ProductUnderTest): void {
     beforeAll(async () => {
       account = await anAccount(50);
       scores.set(account.clientId, 50);
+      portfolio = new Portfolio({ accountKey: account.accountKey, ...urls() });
       for (let i = 0; i < GRANTS - 1; i += 1) {
         const { id, organization } = await anOrganization();
         await organization.publishScores([aScore(id, 30 + i * 9, FIRST_SCORE_DAYS_AGO)]);
@@ -154,10 +157,11 @@ export function portfolioSuite(running: () => ProductUnderTest): void {
           keyDelivery: 'account',
           recipientAccountId: account.accountId,
         });
-        expect(granted).toMatchObject({ recipientAccountId: account.accountId, keyClaimed: true });
+        // Offered: the account takes it into its portfolio by accepting it.
+        expect(granted).toMatchObject({ status: 'pending', recipientAccountId: account.accountId, recipientAccountName: null });
+        await portfolio.acceptOffer(granted.clientId);
         scores.set(granted.clientId, 30 + i * 9);
       }
-      portfolio = new Portfolio({ accountKey: account.accountKey, ...urls() });
       // The read API follows the event log: until it has seen every grant and score.
       await eventually(async () => {
         const summary = await portfolio.summary().catch(() => undefined);
@@ -246,6 +250,84 @@ export function portfolioSuite(running: () => ProductUnderTest): void {
         }),
       );
       expect(refused).toBeInstanceOf(RecipientAccountNotFound);
+    });
+
+    test('when organizations offer grants, then offers() pages through them, acceptOffer takes one, declineOffer ends another, and a wrong answer is OfferNotFound or OfferNotPending', async () => {
+      const mine = await anAccount(40);
+      const own = new Portfolio({ accountKey: mine.accountKey, ...urls() });
+      const offer = async () => {
+        const { id, organization } = await anOrganization();
+        await organization.publishScores([aScore(id, 44, FIRST_SCORE_DAYS_AGO)]);
+        const created = await organization.authorizations.create({
+          recipientType: 'partner',
+          recipientName: 'SDK partner',
+          scopes: ['qr_score'],
+          keyDelivery: 'account',
+          recipientAccountId: mine.accountId,
+        });
+        return { clientId: created.clientId, organization };
+      };
+      const [kept, declined, third] = [await offer(), await offer(), await offer()];
+
+      const listed = await all(own.offers({ limit: 2 }));
+
+      expect(listed.map((item) => item.clientId).sort()).toEqual([kept.clientId, declined.clientId, third.clientId].sort());
+      expect(listed.find((item) => item.clientId === kept.clientId)).toMatchObject({
+        recipientType: 'partner',
+        recipientName: 'SDK partner',
+        scopes: ['qr_score'],
+        allowedCidrs: null,
+        offeredAt: expect.any(String),
+      });
+      expect(await own.acceptOffer(kept.clientId)).toMatchObject({ clientId: kept.clientId, scopes: ['qr_score'] });
+      await expect(own.declineOffer(declined.clientId)).resolves.toBeUndefined();
+      expect(await declined.organization.authorizations.get(declined.clientId)).toMatchObject({
+        status: 'revoked',
+        revocationReason: 'declined_by_recipient',
+      });
+      expect(await refusalOf(own.acceptOffer(declined.clientId))).toBeInstanceOf(OfferNotPending);
+      expect(await refusalOf(portfolio.acceptOffer(third.clientId))).toBeInstanceOf(OfferNotFound);
+      expect((await all(own.offers())).map((item) => item.clientId)).toEqual([third.clientId]);
+      await eventually(async () =>
+        (
+          await own
+            .client(kept.clientId)
+            .score()
+            .catch(() => undefined)
+        )?.score === 44
+          ? true
+          : undefined,
+      );
+    });
+
+    test('when the account names organizations to accept automatically, then the list reads back and their next offer is in the portfolio at once', async () => {
+      const mine = await anAccount(41);
+      const own = new Portfolio({ accountKey: mine.accountKey, ...urls() });
+      const { id, organization } = await anOrganization();
+      await organization.publishScores([aScore(id, 77, FIRST_SCORE_DAYS_AGO)]);
+
+      expect(await own.autoAccept()).toEqual({ organizationIds: [] });
+      expect(await own.setAutoAccept([id])).toEqual({ organizationIds: [id] });
+      expect(await own.autoAccept()).toEqual({ organizationIds: [id] });
+      const created = await organization.authorizations.create({
+        recipientType: 'auditor',
+        scopes: ['qr_score'],
+        keyDelivery: 'account',
+        recipientAccountId: mine.accountId,
+      });
+
+      expect(created).toMatchObject({ status: 'active', recipientAccountName: null });
+      await eventually(async () =>
+        (
+          await own
+            .client(created.clientId)
+            .score()
+            .catch(() => undefined)
+        )?.score === 77
+          ? true
+          : undefined,
+      );
+      expect(await own.setAutoAccept([])).toEqual({ organizationIds: [] });
     });
 
     test('when the organization rotates the key of a grant an account holds, then a plain ApiError with the code KEY_HELD_BY_ACCOUNT', async () => {
@@ -470,6 +552,11 @@ export function portfolioSuite(running: () => ProductUnderTest): void {
       'listPortfolioPillars',
       'rotateAccountKey',
       'releaseGrant',
+      'listPortfolioOffers',
+      'acceptPortfolioOffer',
+      'declinePortfolioOffer',
+      'getPortfolioAutoAccept',
+      'setPortfolioAutoAccept',
       'getScore',
       ...['create', 'list', 'update', 'delete', 'listDeliveries', 'rotateSecret', 'test', 'redeliver'].flatMap((verb) => {
         const [head, tail] = {

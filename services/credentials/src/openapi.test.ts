@@ -115,3 +115,58 @@ describe('credentials API documentation: leaked keys (decision 43)', () => {
     expect(leaked?.responses['202']?.content).toBeUndefined();
   });
 });
+
+describe('credentials API documentation: offers to recipient accounts (decision 50)', () => {
+  const operations: [string, string, Record<string, string>][] = [
+    ['/portfolio/offers', 'get', { '200': 'page', '400': 'INVALID_PARAMETER', '401': 'INVALID_API_KEY', '429': 'Retry-After' }],
+    [
+      '/portfolio/offers/{clientId}/accept',
+      'post',
+      {
+        '200': 'Accepted',
+        '202': 'not yet in the event log',
+        '400': 'INVALID_PARAMETER',
+        '401': 'INVALID_API_KEY',
+        '404': 'OFFER_NOT_FOUND',
+        '409': 'OFFER_NOT_PENDING',
+      },
+    ],
+    [
+      '/portfolio/offers/{clientId}/decline',
+      'post',
+      {
+        '204': 'Declined',
+        '202': 'event log',
+        '400': 'INVALID_PARAMETER',
+        '401': 'INVALID_API_KEY',
+        '404': 'OFFER_NOT_FOUND',
+        '409': 'OFFER_NOT_PENDING',
+      },
+    ],
+    ['/portfolio/auto-accept', 'get', { '200': 'list', '401': 'INVALID_API_KEY' }],
+    ['/portfolio/auto-accept', 'put', { '200': 'list', '400': 'VALIDATION_FAILED', '401': 'INVALID_API_KEY', '413': 'PAYLOAD_TOO_LARGE' }],
+  ];
+
+  test.each(operations)('when %s (%s) is described, then it takes the account key and names each answer', (path, method, answers) => {
+    const operation = document.paths[path]?.[method];
+
+    expect(operation?.security).toEqual([{ apiKey: [] }]);
+    for (const [status, mentioned] of Object.entries(answers)) {
+      const response = operation?.responses[status];
+      expect([status, `${response?.description ?? ''} ${JSON.stringify(response?.headers ?? {})}`]).toEqual([
+        status,
+        expect.stringContaining(mentioned),
+      ]);
+    }
+  });
+
+  test('when an authorization is described, then it may be pending, and revoked because its recipient declined it', () => {
+    const schemas = document.components.schemas as Record<string, { enum?: string[] }>;
+
+    expect(schemas.AuthorizationStatus?.enum).toContain('pending');
+    expect(schemas.RevocationReason?.enum).toContain('declined_by_recipient');
+    expect(Object.keys(document.components.schemas.PortfolioOffer?.properties ?? {}).sort()).toEqual(
+      ['allowedCidrs', 'clientId', 'expiresAt', 'offeredAt', 'organizationId', 'recipientName', 'recipientType', 'scopes'].sort(),
+    );
+  });
+});

@@ -5,7 +5,12 @@ import {
   authorizationSchema,
   authorizationWithClaimLinkSchema,
   ACCOUNT_KEY_OVERLAP_SECONDS,
+  autoAcceptSchema,
   claimAnswerSchema,
+  MAX_AUTO_ACCEPT_ORGANIZATIONS,
+  PORTFOLIO_LIMIT,
+  portfolioCustomerSchema,
+  portfolioOffersPageSchema,
   claimGrantSchema,
   claimRequestSchema,
   rotateAccountKeyRequestSchema,
@@ -92,14 +97,18 @@ const operations: OpenApiOperation[] = [
       'up, otherwise once it is back (the 201 does not wait for it). With `"keyDelivery": "claimLink"` (decision 38) no key ' +
       'exists yet: the 201 carries `claim: { url, expiresAt }`, a link that works once for `claimValidSeconds` (default ' +
       '259200, 3600–604800), and every key is refused until the recipient claims it. With `"keyDelivery": "account"` and ' +
-      '`recipientAccountId` (decision 42) the grant joins that recipient account at once: no key, no link; the account key reads it.',
+      '`recipientAccountId` the grant is offered to that recipient account (decisions 42 and 50): no key, no link, `status: "pending"`; ' +
+      'nothing reads it, and no access log hears of it, until the account accepts it with its key (`POST /portfolio/offers/{clientId}/accept`), ' +
+      'or at once when the account accepts this organization\'s offers automatically (`PUT /portfolio/auto-accept`; then `status: "active"`). ' +
+      'The answer names the account only by the id given (`recipientAccountName` is null); once the account has accepted, the record shows its ' +
+      'name. A declined offer is revoked with `revocationReason: "declined_by_recipient"`; a pending offer is revoked like any grant.',
     tags,
     security: 'bearer',
     parameters: [organizationIdParameter],
     requestBody: createAuthorizationRequestSchema,
     responses: {
       '201': ok(
-        'Created: with the API key (only here); with `keyDelivery: "claimLink"` the one-time claim link instead (no key exists until the recipient claims it); with `keyDelivery: "account"` neither',
+        'Created: with the API key (only here); with `keyDelivery: "claimLink"` the one-time claim link instead (no key exists until the recipient claims it); with `keyDelivery: "account"` neither: offered to the account (`status` `pending`, or `active` when the account accepts this organization\'s offers automatically)',
         createAuthorizationResponseSchema,
         { Location: text('The new authorization') },
       ),
@@ -182,7 +191,7 @@ const operations: OpenApiOperation[] = [
       ),
       '404': error('AUTHORIZATION_NOT_FOUND: no such Client ID in this organization'),
       '409': error(
-        'AUTHORIZATION_INACTIVE: the authorization is revoked or expired; KEY_NOT_CLAIMED: its key waits to be claimed by its link; KEY_HELD_BY_ACCOUNT: a recipient account holds it (decision 42), whose key the account rotates. No key is issued',
+        'AUTHORIZATION_INACTIVE: the authorization is revoked or expired; KEY_NOT_CLAIMED: its key waits to be claimed by its link; KEY_HELD_BY_ACCOUNT: a recipient account holds it (decision 42), or it is offered to one (decision 50), whose key the account rotates. No key is issued',
       ),
       '413': error('PAYLOAD_TOO_LARGE: the body is over 16 kB'),
       '415': error('UNSUPPORTED_MEDIA_TYPE: the body is not application/json'),
@@ -262,7 +271,7 @@ operations.push(
       ),
       '404': error('AUTHORIZATION_NOT_FOUND: no such Client ID in this organization'),
       '409': error(
-        'KEY_ALREADY_CLAIMED: the key has been claimed (rotate it for a new one); AUTHORIZATION_INACTIVE: the authorization is revoked or expired',
+        'KEY_ALREADY_CLAIMED: the key has been claimed (rotate it for a new one); AUTHORIZATION_INACTIVE: the authorization is revoked or expired; KEY_HELD_BY_ACCOUNT: the grant is offered to a recipient account (decision 50), whose key reads it once accepted',
       ),
       '413': error('PAYLOAD_TOO_LARGE: the body is over 16 kB'),
       '415': error('UNSUPPORTED_MEDIA_TYPE: the body is not application/json'),
@@ -342,14 +351,19 @@ operations.push(
   },
 );
 
+/** What an account key's reads answer when the key is refused. */
 const accountKeyErrors = {
   '401': error('MISSING_API_KEY, or INVALID_API_KEY: not a recipient account key that works now'),
-  '403': error(
-    'KEY_READ_ONLY: the previous account key of a rotation’s overlap, which only reads until the overlap ends (decision 50); use the current key',
-  ),
   '429': error("Too many failed authentications from this address (shared with the read API's budget); no `code`", {
     'Retry-After': text('Seconds to wait'),
   }),
+};
+/** What a change by an account key answers besides: only the current key manages. */
+const managingKeyErrors = {
+  ...accountKeyErrors,
+  '403': error(
+    'KEY_READ_ONLY: the previous account key of a rotation’s overlap, which only reads until the overlap ends (decision 50); use the current key',
+  ),
 };
 
 operations.push(
@@ -375,7 +389,7 @@ operations.push(
         headers: secretNoStore,
       },
       '400': error('MALFORMED_JSON, or VALIDATION_FAILED (overlapSeconds out of range, or an unknown field)'),
-      ...accountKeyErrors,
+      ...managingKeyErrors,
       '413': error('PAYLOAD_TOO_LARGE: the body is over 4 kB'),
       '415': error('UNSUPPORTED_MEDIA_TYPE: the body is not application/json'),
       '503': error('SERVICE_UNAVAILABLE: the account kept changing concurrently; nothing was issued, try again'),
@@ -398,9 +412,124 @@ operations.push(
         description: 'Recorded; enforced once its event reaches the event log',
         schema: z.object({ enforcement: z.literal('pending') }).meta({ id: 'PendingRelease' }),
       },
-      ...accountKeyErrors,
+      ...managingKeyErrors,
       '404': error('AUTHORIZATION_NOT_FOUND: the account holds no such grant'),
       '503': error('SERVICE_UNAVAILABLE: the grant kept changing concurrently; nothing changed, try again'),
+    },
+  },
+);
+
+const offerClientIdParameter = pathParameter('clientId', 'ClientId', 'The Client ID of the offer, as `GET /portfolio/offers` lists it');
+const offerRefusals = {
+  '400': error('VALIDATION_FAILED: a path that is not percent-encoded UTF-8'),
+  ...managingKeyErrors,
+  '404': error(
+    'OFFER_NOT_FOUND: no grant with this Client ID was offered to this account (whether it exists or not, or cannot be a Client ID: the answer is the same)',
+  ),
+};
+const offerTags = ['Portfolio offers'];
+
+operations.push(
+  {
+    method: 'get',
+    path: '/portfolio/offers',
+    operationId: 'listPortfolioOffers',
+    summary: 'The grants offered to the account that wait for its answer',
+    description:
+      'Decision 50: every grant an organization offered to this account (`keyDelivery: "account"`) that the account has neither accepted ' +
+      'nor declined, and that has not been revoked or expired, in a stable order (Client ID, descending) and paged as the portfolio is. ' +
+      'Until it is accepted, an offer is not readable by any key, is in no portfolio page or count, and is in no access log.',
+    tags: offerTags,
+    security: 'apiKey',
+    parameters: pageParameters(PORTFOLIO_LIMIT, 'Offers per page'),
+    responses: {
+      '200': ok(
+        'A page of offers; a page may hold fewer than `limit` (an offer expiring meanwhile is left out)',
+        portfolioOffersPageSchema,
+      ),
+      '400': error('INVALID_PARAMETER: a bad or repeated `limit` or `cursor`'),
+      ...accountKeyErrors,
+    },
+  },
+  {
+    method: 'post',
+    path: '/portfolio/offers/{clientId}/accept',
+    operationId: 'acceptPortfolioOffer',
+    summary: 'Accept an offer: the account holds the grant from now on',
+    description:
+      "Decision 50: the grant joins the account as a claim into it does (decision 42): the account key reads it, and its organization's record " +
+      'shows the account\'s name. Accepting an offer the account has accepted already answers the same. 202 with `enforcement: "pending"` ' +
+      'while the event log is away: the account key reads the grant once the event is in it.',
+    tags: offerTags,
+    security: 'apiKey',
+    parameters: [offerClientIdParameter],
+    responses: {
+      '200': ok('Accepted: the grant as the portfolio lists it; in effect on every read-API replica', portfolioCustomerSchema),
+      '202': ok(
+        'Accepted and recorded, but not yet in the event log: the account key reads the grant once it is',
+        portfolioCustomerSchema.extend({ enforcement: z.literal('pending') }).meta({ id: 'PendingOfferAcceptance' }),
+      ),
+      ...offerRefusals,
+      '409': error(
+        'OFFER_NOT_PENDING: the offer no longer waits for an answer: it was declined, revoked by its organization, or has expired. Nothing changes',
+      ),
+      '503': error('SERVICE_UNAVAILABLE: the grant kept changing concurrently; nothing changed, try again'),
+    },
+  },
+  {
+    method: 'post',
+    path: '/portfolio/offers/{clientId}/decline',
+    operationId: 'declinePortfolioOffer',
+    summary: 'Decline an offer: the grant ends, and its organization sees that the account declined it',
+    description:
+      'Decision 50: the grant is revoked with `revocationReason: "declined_by_recipient"` (its `AuthorizationRevoked` event as for any revocation). ' +
+      'Declining an offer the account has declined already answers the same. 202 with `enforcement: "pending"` while the event log is away.',
+    tags: offerTags,
+    security: 'apiKey',
+    parameters: [offerClientIdParameter],
+    responses: {
+      '204': { description: 'Declined: the grant has ended', headers: noStore },
+      '202': ok(
+        'Declined and recorded; in effect once its event reaches the event log',
+        z.object({ enforcement: z.literal('pending') }).meta({ id: 'PendingOfferDecline' }),
+      ),
+      ...offerRefusals,
+      '409': error(
+        'OFFER_NOT_PENDING: the offer no longer waits for an answer: the account accepted it (leave it with `DELETE /portfolio/customers/{clientId}`), or it was revoked or has expired. Nothing changes',
+      ),
+      '503': error('SERVICE_UNAVAILABLE: the grant kept changing concurrently; nothing changed, try again'),
+    },
+  },
+  {
+    method: 'get',
+    path: '/portfolio/auto-accept',
+    operationId: 'getPortfolioAutoAccept',
+    summary: 'The organizations whose offers the account accepts as they are made',
+    tags: offerTags,
+    security: 'apiKey',
+    responses: { '200': ok('The list; [] for none', autoAcceptSchema), ...accountKeyErrors },
+  },
+  {
+    method: 'put',
+    path: '/portfolio/auto-accept',
+    operationId: 'setPortfolioAutoAccept',
+    summary: 'Name the organizations whose offers the account accepts as they are made',
+    description:
+      `Decision 50: replaces the list (at most ${MAX_AUTO_ACCEPT_ORGANIZATIONS} organization ids, none repeated; [] for none). An offer from a ` +
+      "listed organization is in the portfolio from its creation; its organization's create answer still names no account. Offers made before " +
+      'an organization was listed keep waiting for an answer.',
+    tags: offerTags,
+    security: 'apiKey',
+    requestBody: autoAcceptSchema,
+    responses: {
+      '200': ok('The list now in force', autoAcceptSchema),
+      '400': error(
+        `MALFORMED_JSON, or VALIDATION_FAILED with \`details\`: not \`{ "organizationIds": [...] }\`, more than ${MAX_AUTO_ACCEPT_ORGANIZATIONS} ids, an id not 1–64 characters of A-Z, a-z, 0-9, "_" or "-", or one repeated`,
+      ),
+      ...managingKeyErrors,
+      '413': error('PAYLOAD_TOO_LARGE: the body is over 96 kB'),
+      '415': error('UNSUPPORTED_MEDIA_TYPE: the body is not application/json'),
+      '503': error('SERVICE_UNAVAILABLE: the account kept changing concurrently; nothing changed, try again'),
     },
   },
 );

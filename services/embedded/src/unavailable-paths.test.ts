@@ -234,6 +234,19 @@ test('when the event log and the stores are out of reach, then every operation o
       { method: 'POST', headers: bearer },
     ],
   });
+  // Decision 50: the account's offers and its answers to them (the one it was opened with stands in for an offer: the
+  // account's key is looked up first), and the organizations whose offers it accepts as they are made.
+  const credentialsPortfolio = `${urlOf(credentialsService)}/v1/portfolio`;
+  Object.assign(calls, {
+    listPortfolioOffers: [`${credentialsPortfolio}/offers`, { headers: account }],
+    acceptPortfolioOffer: [`${credentialsPortfolio}/offers/${opened.body.clientId}/accept`, { method: 'POST', headers: account }],
+    declinePortfolioOffer: [`${credentialsPortfolio}/offers/${opened.body.clientId}/decline`, { method: 'POST', headers: account }],
+    getPortfolioAutoAccept: [`${credentialsPortfolio}/auto-accept`, { headers: account }],
+    setPortfolioAutoAccept: [
+      `${credentialsPortfolio}/auto-accept`,
+      { method: 'PUT', headers: account, body: JSON.stringify({ organizationIds: [ORG] }) },
+    ],
+  });
   // Decision 43: a leaked key reported by anyone, and by a signed secret-scanning report, is looked up in the store.
   const leakedKey = JSON.stringify({ key: generateApiKey('rsk') });
   const report = JSON.stringify([{ token: generateApiKey('rsk'), type: 'rsd_api_key', url: 'https://github.com/o/r', source: 'content' }]);

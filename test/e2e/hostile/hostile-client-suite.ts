@@ -974,6 +974,207 @@ export function hostileClientTests(start: StartTarget): void {
     });
   });
 
+  describe('offers to recipient accounts (decision 50)', () => {
+    const OFFER_OPERATIONS = {
+      list: { method: 'GET', template: '/portfolio/offers' },
+      accept: { method: 'POST', template: '/portfolio/offers/{clientId}/accept' },
+      decline: { method: 'POST', template: '/portfolio/offers/{clientId}/decline' },
+      getAutoAccept: { method: 'GET', template: '/portfolio/auto-accept' },
+      setAutoAccept: { method: 'PUT', template: '/portfolio/auto-accept' },
+    } as const satisfies Record<string, Operation>;
+    type Account = { accountId: string; accountKey: string };
+    let holder: Account;
+    let stranger: Account;
+    let offered: string;
+
+    const asAccount = (account: Account, extra: Array<[string, string]> = []): Array<[string, string]> => [
+      ['x-api-key', account.accountKey],
+      ...extra,
+    ];
+    const answerOffer = (account: Account, clientId: string, answer: 'accept' | 'decline') =>
+      send('credentials', { method: 'POST', path: `/v1/portfolio/offers/${clientId}/${answer}`, headers: asAccount(account) });
+    const offersOf = async (account: Account) =>
+      (
+        (await send('credentials', { path: '/v1/portfolio/offers', headers: asAccount(account) })).json as { items: { clientId: string }[] }
+      ).items.map((item) => item.clientId);
+    const autoAcceptOf = async (account: Account) =>
+      (await send('credentials', { path: '/v1/portfolio/auto-accept', headers: asAccount(account) })).json;
+
+    /** A new recipient account, opened by claiming a link of `org` into it. */
+    async function anAccount(org: string, bearer: string): Promise<Account> {
+      const body = JSON.stringify({ recipientType: 'auditor', scopes: ['qr_score'], keyDelivery: 'claimLink' });
+      const path = `/v1/organizations/${org}/authorizations`;
+      const linked = await send('credentials', { method: 'POST', path, headers: asCaller(`Bearer ${bearer}`, json(body)), body });
+      expect(linked.status).toBe(201);
+      const claim = JSON.stringify({ into: 'account' });
+      const url = new URL((linked.json as { claim: { url: string } }).claim.url);
+      const opened = await send('credentials', { method: 'POST', path: url.pathname, headers: json(claim), body: claim });
+      expect(opened.status).toBe(201);
+      return opened.json as Account;
+    }
+
+    beforeAll(async () => {
+      holder = await anAccount(ORG, token);
+      stranger = await anAccount(OTHER_ORG, otherToken);
+      const body = JSON.stringify({
+        recipientType: 'auditor',
+        scopes: ['qr_score'],
+        keyDelivery: 'account',
+        recipientAccountId: holder.accountId,
+      });
+      const path = `/v1/organizations/${ORG}/authorizations`;
+      const created = await send('credentials', { method: 'POST', path, headers: asCaller(`Bearer ${token}`, json(body)), body });
+      expectAnswer('credentials', created, { status: 201 }, SERVICE_OPERATIONS.create);
+      expect(created.json).toMatchObject({ status: 'pending', recipientAccountName: null });
+      offered = (created.json as { clientId: string }).clientId;
+    }, 60_000);
+
+    test("when another account lists, accepts or declines an account's offer, then it sees none, and each answer is 404 OFFER_NOT_FOUND", async () => {
+      const listed = await send('credentials', { path: '/v1/portfolio/offers', headers: asAccount(stranger) });
+      expectAnswer('credentials', listed, { status: 200 }, OFFER_OPERATIONS.list);
+      expect(listed.json).toEqual({ items: [], nextCursor: null });
+      for (const answer of ['accept', 'decline'] as const) {
+        expectAnswer(
+          'credentials',
+          await answerOffer(stranger, offered, answer),
+          { status: 404, code: 'OFFER_NOT_FOUND' },
+          OFFER_OPERATIONS[answer],
+        );
+        // Nor do grants that were never offered to the account: another organization's, and one with a key of its own.
+        for (const clientId of [reader.clientId, otherReader.clientId]) {
+          expectAnswer(
+            'credentials',
+            await answerOffer(holder, clientId, answer),
+            { status: 404, code: 'OFFER_NOT_FOUND' },
+            OFFER_OPERATIONS[answer],
+          );
+        }
+      }
+      expect(await offersOf(holder)).toEqual([offered]);
+    });
+
+    test('when the offers are asked for with no account key, or a forged one, then each is 401 and nothing changes', async () => {
+      const forged = { accountId: holder.accountId, accountKey: `rsa_${'A'.repeat(43)}` };
+      const body = JSON.stringify({ organizationIds: [ORG] });
+      for (const [headers, code] of [
+        [[], 'MISSING_API_KEY'],
+        [asAccount(forged), 'INVALID_API_KEY'],
+      ] as const) {
+        const requests: Array<[RawRequest, Operation]> = [
+          [{ path: '/v1/portfolio/offers', headers: [...headers] }, OFFER_OPERATIONS.list],
+          [{ method: 'POST', path: `/v1/portfolio/offers/${offered}/accept`, headers: [...headers] }, OFFER_OPERATIONS.accept],
+          [{ method: 'POST', path: `/v1/portfolio/offers/${offered}/decline`, headers: [...headers] }, OFFER_OPERATIONS.decline],
+          [{ path: '/v1/portfolio/auto-accept', headers: [...headers] }, OFFER_OPERATIONS.getAutoAccept],
+          [
+            { method: 'PUT', path: '/v1/portfolio/auto-accept', headers: [...headers, ...json(body)], body },
+            OFFER_OPERATIONS.setAutoAccept,
+          ],
+        ];
+        for (const [request, operation] of requests)
+          expectAnswer('credentials', await send('credentials', request), { status: 401, code }, operation);
+      }
+      expect(await offersOf(holder)).toEqual([offered]);
+      expect(await autoAcceptOf(holder)).toEqual({ organizationIds: [] });
+    });
+
+    const hostileOfferIds: Array<[string, () => string, Expected, boolean]> = [
+      ['an encoded traversal to another grant', () => `..%2F${otherReader.clientId}`, { status: 404, code: 'OFFER_NOT_FOUND' }, true],
+      ['an encoded null byte after the real one', () => `${offered}%00`, { status: 404, code: 'OFFER_NOT_FOUND' }, true],
+      ['an encoded right-to-left override after the real one', () => `${offered}%E2%80%AE`, { status: 404, code: 'OFFER_NOT_FOUND' }, true],
+      ['the real one in other capitals', () => `rs_${swapCase(offered.slice(3))}`, { status: 404, code: 'OFFER_NOT_FOUND' }, true],
+      ['8,000 characters', () => `rs_${'a'.repeat(8000)}`, { status: 404, code: 'OFFER_NOT_FOUND' }, true],
+      ['something that is no Client ID', () => 'not-a-client-id', { status: 404, code: 'OFFER_NOT_FOUND' }, true],
+      ['a truncated escape', () => 'rs_%E0%A4%A', { status: 400, code: 'VALIDATION_FAILED' }, false],
+    ];
+
+    test.each(hostileOfferIds)(
+      'when the account answers an offer named by %s, then it is refused as documented and the offer still waits',
+      async (_name, clientId, expected, isOperation) => {
+        for (const answer of ['accept', 'decline'] as const) {
+          expectAnswer(
+            'credentials',
+            await answerOffer(holder, clientId(), answer),
+            expected,
+            isOperation ? OFFER_OPERATIONS[answer] : undefined,
+          );
+        }
+        expect(await offersOf(holder)).toEqual([offered]);
+      },
+    );
+
+    const autoAcceptBodies: Array<[string, () => string, Expected]> = [
+      [
+        '1,001 organizations (the limit is 1,000)',
+        () => JSON.stringify({ organizationIds: Array.from({ length: 1001 }, (_, i) => `org-${i}`) }),
+        { status: 400, code: 'VALIDATION_FAILED' },
+      ],
+      [
+        '100 KB (the limit is 96 KB)',
+        () => JSON.stringify({ organizationIds: ['x'.repeat(100_000)] }),
+        { status: 413, code: 'PAYLOAD_TOO_LARGE' },
+      ],
+      [
+        'an organization id with a right-to-left override',
+        () => JSON.stringify({ organizationIds: [`${OTHER_ORG}\u202e`] }),
+        { status: 400, code: 'VALIDATION_FAILED' },
+      ],
+      [
+        'an organization id of 65 characters',
+        () => JSON.stringify({ organizationIds: ['a'.repeat(65)] }),
+        { status: 400, code: 'VALIDATION_FAILED' },
+      ],
+      ['the same organization twice', () => JSON.stringify({ organizationIds: [ORG, ORG] }), { status: 400, code: 'VALIDATION_FAILED' }],
+      [
+        'arrays nested 20,000 deep',
+        () => `{"organizationIds":${'['.repeat(20_000)}${']'.repeat(20_000)}}`,
+        { status: 400, code: 'VALIDATION_FAILED' },
+      ],
+      ['ids smuggled through __proto__', () => `{"__proto__":{"organizationIds":["${ORG}"]}}`, { status: 400, code: 'VALIDATION_FAILED' }],
+      ['truncated JSON', () => `{"organizationIds":["${ORG}"`, { status: 400, code: 'MALFORMED_JSON' }],
+    ];
+
+    test.each(autoAcceptBodies)(
+      'when an account sets the organizations it accepts automatically to %s, then it is refused as documented and the list stays as it was',
+      async (_name, make, expected) => {
+        const body = make();
+        const answer = await send('credentials', {
+          method: 'PUT',
+          path: '/v1/portfolio/auto-accept',
+          headers: asAccount(holder, json(body)),
+          body,
+        });
+        expectAnswer('credentials', answer, expected, OFFER_OPERATIONS.setAutoAccept);
+        expect(await autoAcceptOf(holder)).toEqual({ organizationIds: [] });
+      },
+    );
+
+    test("when another account trusts the organization, then that is its own list: the organization's next offer to the account still waits", async () => {
+      const body = JSON.stringify({ organizationIds: [ORG] });
+      const set = await send('credentials', {
+        method: 'PUT',
+        path: '/v1/portfolio/auto-accept',
+        headers: asAccount(stranger, json(body)),
+        body,
+      });
+      expectAnswer('credentials', set, { status: 200 }, OFFER_OPERATIONS.setAutoAccept);
+
+      const offer = JSON.stringify({
+        recipientType: 'partner',
+        scopes: ['qr_score'],
+        keyDelivery: 'account',
+        recipientAccountId: holder.accountId,
+      });
+      const path = `/v1/organizations/${ORG}/authorizations`;
+      const created = await send('credentials', { method: 'POST', path, headers: asCaller(`Bearer ${token}`, json(offer)), body: offer });
+
+      expect(created.json).toMatchObject({ status: 'pending' });
+      expect(await autoAcceptOf(holder)).toEqual({ organizationIds: [] });
+      // What every refused request above tried left the first offer to the account alone: it accepts it now.
+      expectAnswer('credentials', await answerOffer(holder, offered, 'accept'), { status: 200 }, OFFER_OPERATIONS.accept);
+      expect(await offersOf(holder)).toEqual([(created.json as { clientId: string }).clientId]);
+    });
+  });
+
   describe('after all of that', () => {
     test('when the organizations then post scores as engines do, then those are the latest: no refused write was ever emitted, no refused revoke took effect', async () => {
       for (const [org, score] of [

@@ -245,3 +245,72 @@ describe('rsd webhook events', () => {
     expect(result.stdout).not.toContain('--client-id');
   });
 });
+
+describe('rsd portfolio offers and auto-accept', () => {
+  const asAccount = { env: { RSD_API_KEY: 'rsa_x', RSD_CREDENTIALS_URL: 'http://creds.test:1' } };
+  const CUSTOMER = { clientId: 'rs_A', organizationId: 'acme', recipientType: 'auditor', scopes: ['qr_score'], expiresAt: null };
+
+  test('when offers are listed, then one page comes from the credentials service with the account key', async () => {
+    const page = {
+      items: [{ ...CUSTOMER, recipientName: null, allowedCidrs: null, offeredAt: '2026-11-20T10:00:00.000Z' }],
+      nextCursor: null,
+    };
+
+    const result = await rsd(['portfolio', 'offers', 'list', '--limit', '2'], { ...asAccount, answers: [json(200, page)] });
+
+    expect(result.code).toBe(0);
+    expect(JSON.parse(result.stdout)).toEqual(page);
+    expect(result.sent).toEqual([
+      expect.objectContaining({
+        method: 'GET',
+        url: 'http://creds.test:1/v1/portfolio/offers?limit=2',
+        headers: expect.objectContaining({ 'x-api-key': 'rsa_x' }) as unknown,
+      }),
+    ]);
+  });
+
+  test('when an offer is accepted, then the grant is printed; when one is declined, then what happened is said on stderr', async () => {
+    const accepted = await rsd(['portfolio', 'offers', 'accept', '--client-id', 'rs_A'], { ...asAccount, answers: [json(200, CUSTOMER)] });
+    const declined = await rsd(['portfolio', 'offers', 'decline', '--client-id', 'rs_B'], {
+      ...asAccount,
+      answers: [new Response(null, { status: 204 })],
+    });
+
+    expect(accepted).toMatchObject({ code: 0 });
+    expect(JSON.parse(accepted.stdout)).toEqual(CUSTOMER);
+    expect(accepted.sent[0]).toMatchObject({ method: 'POST', url: 'http://creds.test:1/v1/portfolio/offers/rs_A/accept' });
+    expect(declined).toMatchObject({ code: 0, stdout: '' });
+    expect(declined.stderr).toContain('rs_B declined');
+    expect(declined.sent[0]).toMatchObject({ method: 'POST', url: 'http://creds.test:1/v1/portfolio/offers/rs_B/decline' });
+  });
+
+  test('when an offer is no longer pending, then the refusal and its code are on stderr and it exits 1', async () => {
+    const refusal = { code: 'OFFER_NOT_PENDING', message: 'This offer has ended (revoked, declined or expired); nothing was accepted' };
+
+    const result = await rsd(['portfolio', 'offers', 'accept', '--client-id', 'rs_A'], { ...asAccount, answers: [json(409, refusal)] });
+
+    expect(result.code).toBe(1);
+    expect(result.stderr).toContain('409 OFFER_NOT_PENDING');
+  });
+
+  test('when auto-accept is given organizations or none, then it replaces the list; without either it reads it; both are wrong usage', async () => {
+    const set = await rsd(['portfolio', 'auto-accept', '--organizations', 'acme, globex'], {
+      ...asAccount,
+      answers: [json(200, { organizationIds: ['acme', 'globex'] })],
+    });
+    const cleared = await rsd(['portfolio', 'auto-accept', '--none'], { ...asAccount, answers: [json(200, { organizationIds: [] })] });
+    const read = await rsd(['portfolio', 'auto-accept'], { ...asAccount, answers: [json(200, { organizationIds: [] })] });
+    const both = await rsd(['portfolio', 'auto-accept', '--organizations', 'acme', '--none'], asAccount);
+
+    expect(set.sent[0]).toMatchObject({
+      method: 'PUT',
+      url: 'http://creds.test:1/v1/portfolio/auto-accept',
+      body: { organizationIds: ['acme', 'globex'] },
+    });
+    expect(JSON.parse(set.stdout)).toEqual({ organizationIds: ['acme', 'globex'] });
+    expect(cleared.sent[0]).toMatchObject({ method: 'PUT', body: { organizationIds: [] } });
+    expect(read.sent[0]).toMatchObject({ method: 'GET', url: 'http://creds.test:1/v1/portfolio/auto-accept' });
+    expect(both).toMatchObject({ code: 2, sent: [] });
+    expect(both.stderr).toContain('--organizations and --none exclude each other');
+  });
+});

@@ -533,6 +533,36 @@ function addPortfolio(program: Command, { productFor, act, note }: Builders): vo
       .description('Ends a grant the account holds; its organization sees it released')
       .requiredOption('--client-id <id>', "the grant's Client ID"),
   ).action(run('leave'));
+
+  // Decision 50: a grant an organization gives the account is an offer, read by nothing until the account accepts it.
+  const offers = group(portfolio, 'offers', 'Grants organizations offered to the account: nothing reads one until it is accepted');
+  recipient(
+    offers
+      .command('list')
+      .description('A page of the offers waiting for an answer, or with --all every page as one list')
+      .option('--limit <n>', 'offers in the page (1 to 100, default 50)')
+      .option('--cursor <cursor>', 'the page after the one whose nextCursor this is')
+      .option('--all', 'every page as one list'),
+  ).action(run('offers list'));
+  recipient(
+    offers
+      .command('accept')
+      .description('Accepts an offer: the account holds the grant from now on, and its organization sees the account')
+      .requiredOption('--client-id <id>', "the offer's Client ID"),
+  ).action(run('offers accept'));
+  recipient(
+    offers
+      .command('decline')
+      .description('Declines an offer: the grant ends, and its organization sees it declined')
+      .requiredOption('--client-id <id>', "the offer's Client ID"),
+  ).action(run('offers decline'));
+  recipient(
+    portfolio
+      .command('auto-accept')
+      .description('Prints the organizations whose offers the account accepts as they are made; --organizations or --none sets them')
+      .option('--organizations <list>', 'comma-separated organization ids (at most 1,000): replaces the list')
+      .option('--none', 'accept no offer automatically'),
+  ).action(run('auto-accept'));
 }
 
 /** Whose webhooks a group of commands manages, and how. */

@@ -9,6 +9,8 @@ export interface PortfolioOptions {
   cursor?: string;
   all?: boolean;
   overlap?: string;
+  organizations?: string;
+  none?: boolean;
 }
 
 export interface PortfolioContext {
@@ -24,8 +26,9 @@ const PAGE = 100;
 
 /**
  * `rsd portfolio SUBCOMMAND` (decision 42), for a recipient holding an account key: what its account
- * holds and reads on the read API, and what it changes (its key, the grants it leaves) on the
- * credentials service. What to print on stdout, or undefined for nothing.
+ * holds and reads on the read API, and what it changes (its key, the grants it leaves, its answers to
+ * the grants offered to it, whose offers it accepts as they are made) on the credentials service.
+ * What to print on stdout, or undefined for nothing.
  */
 export async function runPortfolioCommand(
   subcommand: string | undefined,
@@ -49,35 +52,79 @@ export async function runPortfolioCommand(
       }
       return rotated;
     }
-    case 'leave': {
-      const clientId = options['client-id'];
-      if (!clientId) throw new UsageError('--client-id is required');
-      // The SDK's release answers nothing: the status it received says whether the release is in effect yet.
-      const statuses: number[] = [];
-      await product.portfolio({ onResponse: (response) => statuses.push(response.status) }).release(clientId);
+    case 'leave':
+      return endGrant(options, context, 'released', (portfolio, clientId) => portfolio.release(clientId));
+    case 'offers list':
+      return options.all ? allItems('offers', context) : onePage('offers', options, context, product.origins.credentials);
+    case 'offers accept': {
+      const clientId = clientIdOf(options);
+      const accepted = await product.portfolio().acceptOffer(clientId);
       context.note(
-        statuses.at(-1) === 202
-          ? `rsd: grant ${clientId} released, NOT yet in effect: the event log could not take it in time`
-          : `rsd: grant ${clientId} released; its organization sees it as released by the recipient`,
+        accepted.enforcement === 'pending'
+          ? `rsd: offer ${clientId} accepted, NOT yet in effect: the account key reads the grant once the event log has taken it`
+          : `rsd: offer ${clientId} accepted; the account holds the grant from now on`,
       );
-      return undefined;
+      return accepted;
+    }
+    case 'offers decline':
+      return endGrant(options, context, 'declined', (portfolio, clientId) => portfolio.declineOffer(clientId));
+    case 'auto-accept': {
+      if (options.organizations !== undefined && options.none) throw new UsageError('--organizations and --none exclude each other');
+      const portfolio = product.portfolio();
+      if (options.none) return portfolio.setAutoAccept([]);
+      if (options.organizations === undefined) return portfolio.autoAccept();
+      return portfolio.setAutoAccept(
+        options.organizations
+          .split(',')
+          .map((id) => id.trim())
+          .filter(Boolean),
+      );
     }
     default:
       throw new UsageError(
-        `unknown portfolio command: ${subcommand ?? '(none)'}; one of show, customers, scores, pillars, rotate-key, leave`,
+        `unknown portfolio command: ${subcommand ?? '(none)'}; one of show, customers, scores, pillars, rotate-key, leave, offers, auto-accept`,
       );
   }
+}
+
+function clientIdOf(options: PortfolioOptions): string {
+  const clientId = options['client-id'];
+  if (!clientId) throw new UsageError('--client-id is required');
+  return clientId;
+}
+
+/** A release or a decline: the grant ends. The SDK answers nothing; the status it received says whether that is in effect yet. */
+async function endGrant(
+  options: PortfolioOptions,
+  context: PortfolioContext,
+  how: 'released' | 'declined',
+  end: (portfolio: ReturnType<Product['portfolio']>, clientId: string) => Promise<void>,
+): Promise<undefined> {
+  const clientId = clientIdOf(options);
+  const statuses: number[] = [];
+  await end(context.product.portfolio({ onResponse: (response) => statuses.push(response.status) }), clientId);
+  context.note(
+    statuses.at(-1) === 202
+      ? `rsd: grant ${clientId} ${how}, NOT yet in effect: the event log could not take it in time`
+      : `rsd: grant ${clientId} ${how}; its organization sees it as ${how} by the recipient`,
+  );
+  return undefined;
 }
 
 /**
  * One page, from the cursor given: the SDK's iterators go through every page from the first, so this
  * one request is the CLI's own (sent as the SDK sends, its refusals the SDK's error classes).
  */
-async function onePage(resource: string, options: PortfolioOptions, { product }: PortfolioContext): Promise<unknown> {
+async function onePage(
+  resource: string,
+  options: PortfolioOptions,
+  { product }: PortfolioContext,
+  origin: string = product.origins.api,
+): Promise<unknown> {
   const query = new URLSearchParams();
   if (options.limit !== undefined) query.set('limit', options.limit);
   if (options.cursor !== undefined) query.set('cursor', options.cursor);
-  const url = `${product.origins.api}/v1/portfolio/${resource}`;
+  const url = `${origin}/v1/portfolio/${resource}`;
   const answer = await product.sendJson({
     url: query.size > 0 ? `${url}?${query.toString()}` : url,
     headers: { 'x-api-key': product.apiKey() },
@@ -87,12 +134,12 @@ async function onePage(resource: string, options: PortfolioOptions, { product }:
 
 /**
  * `--all`: every page, 100 items at a time, as one list; the items as the API gives them, and what the
- * pages left out added up (`leftOut`, as on one page).
+ * pages left out added up (`leftOut`, as on one page; none for offers, which no address bounds).
  */
 async function allItems(
-  resource: 'customers' | 'scores' | 'pillars',
+  resource: 'customers' | 'scores' | 'pillars' | 'offers',
   { product }: PortfolioContext,
-): Promise<{ items: unknown[]; leftOut: PortfolioLeftOut }> {
+): Promise<{ items: unknown[]; leftOut?: PortfolioLeftOut }> {
   const portfolio = product.portfolio();
   const items: unknown[] = [];
   const listing = portfolio[resource]({ limit: PAGE });
@@ -102,5 +149,5 @@ async function allItems(
     items.push(fields);
     if (items.length > PAGE * MOST_PAGES) throw new Error(`more than ${MOST_PAGES} pages: page through with --limit and --cursor instead`);
   }
-  return { items, leftOut: { ...listing.leftOut } };
+  return resource === 'offers' ? { items } : { items, leftOut: { ...listing.leftOut } };
 }

@@ -22,6 +22,11 @@ export interface StoredRecipientAccount {
   previousKeyExpiresAt: string | null;
   /** Decision 43: the digest of the last key of this account a leak report ended (see StoredAuthorization's); absent or null: none. */
   leakedKeyDigest?: string | null;
+  /**
+   * The organizations whose offers (`keyDelivery: "account"`) the account accepts as they are made; absent:
+   * none. Only the credentials service acts on it, so it travels in no event.
+   */
+  autoAcceptOrganizationIds?: string[];
   createdAt: string;
   revision: number;
 }
@@ -101,4 +106,17 @@ export function decideRotateAccountKey(
     }),
   );
   return { account: rotated, event };
+}
+
+/** Whether the account accepts this organization's offers as they are made. */
+export function acceptsOffersFrom(account: StoredRecipientAccount, organizationId: string): boolean {
+  return account.autoAcceptOrganizationIds?.includes(organizationId) ?? false;
+}
+
+/**
+ * The organizations the account accepts offers from automatically, replacing the previous list. Offers
+ * already waiting keep waiting: trusting an organization answers its next offers, not the ones made before.
+ */
+export function decideAutoAccept(account: StoredRecipientAccount, organizationIds: readonly string[]): StoredRecipientAccount {
+  return { ...account, autoAcceptOrganizationIds: [...organizationIds], revision: account.revision + 1 };
 }

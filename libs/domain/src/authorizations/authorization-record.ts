@@ -40,6 +40,12 @@ export interface StoredAuthorization {
    */
   recipientAccountId?: string | null;
   recipientAccountName?: string | null;
+  /**
+   * The recipient account the organization offered the grant to (`keyDelivery: "account"`). The account
+   * holds it (`recipientAccountId`) only once it accepts, by its key or by trusting the organization
+   * beforehand; until then nothing reads the grant. Absent or null: not offered.
+   */
+  offeredAccountId?: string | null;
   createdAt: string;
   revokedAt: string | null;
   /** Why it was revoked; absent on records from before decision 42 (then: by the organization). */
@@ -56,10 +62,28 @@ export interface StoredAuthorization {
 export function statusOf(record: StoredAuthorization, now: Date): AuthorizationStatus {
   if (record.revokedAt) return 'revoked';
   if (record.expiredAt || hasExpired(record.expiresAt, now)) return 'expired';
+  if (awaitsAcceptance(record)) return 'pending';
   return 'active';
 }
 
-/** Decision 38: false only while a key delivered by claim link waits to be claimed (a grant held by an account has been). */
+/** Offered to a recipient account that has not accepted it (whether or not it has ended since). */
+export function awaitsAcceptance(record: StoredAuthorization): boolean {
+  return record.offeredAccountId != null && !heldByAccount(record);
+}
+
+/**
+ * The account whose answer an offer waits for, as the stores index it: none once the offer is accepted,
+ * revoked or marked expired (one past its `expiresAt` but not yet marked stays until the mark; readers
+ * check the time).
+ */
+export function offerAwaitingAccountOf(record: StoredAuthorization): string | null {
+  return awaitsAcceptance(record) && !record.revokedAt && !record.expiredAt ? (record.offeredAccountId ?? null) : null;
+}
+
+/**
+ * Decision 38: false while a key delivered by claim link waits to be claimed, and likewise while a grant
+ * offered to an account waits for its acceptance (a grant held by an account has been taken).
+ */
 export function keyClaimed(record: StoredAuthorization): boolean {
   return record.keyDigest !== null || heldByAccount(record);
 }

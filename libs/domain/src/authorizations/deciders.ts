@@ -9,7 +9,14 @@ import type {
 } from '@rsd/contracts';
 import type { RecordUsage } from '../access/usage';
 import { hasExpired } from '../expiry';
-import { heldByAccount, keyClaimed, revocationReasonOf, statusOf, type StoredAuthorization } from './authorization-record';
+import {
+  awaitsAcceptance,
+  heldByAccount,
+  keyClaimed,
+  revocationReasonOf,
+  statusOf,
+  type StoredAuthorization,
+} from './authorization-record';
 import {
   authorizationExpired,
   authorizationJoinedAccount,
@@ -45,21 +52,24 @@ export function toAuthorization(record: StoredAuthorization, now: Date, { lastUs
     claimedAt: record.claimedAt ?? null,
     claimedFromAddress: record.claimedFromAddress ?? null,
     revocationReason: revocationReasonOf(record),
-    recipientAccountId: record.recipientAccountId ?? null,
-    recipientAccountName: record.recipientAccountName ?? null,
+    // An offer names the account as the organization gave it, and no more until the account has accepted.
+    recipientAccountId: record.recipientAccountId ?? record.offeredAccountId ?? null,
+    recipientAccountName: heldByAccount(record) ? (record.recipientAccountName ?? null) : null,
   };
 }
 
 /**
  * Revoking is idempotent: a revoked authorization stays as it was. An expired one is left expired,
- * with no event: it already grants nothing, and its history should say why it stopped working.
+ * with no event: it already grants nothing, and its history should say why it stopped working. An
+ * offer still waiting for its account is revoked as any grant.
  */
 export function decideRevoke(
   record: StoredAuthorization,
   stamp: EventStamp,
   reason: RevocationReason = 'organization',
 ): Decision<AuthorizationRevoked> {
-  if (statusOf(record, stamp.time) !== 'active') return { outcome: 'unchanged', record };
+  const status = statusOf(record, stamp.time);
+  if (status !== 'active' && status !== 'pending') return { outcome: 'unchanged', record };
   const revoked = { ...record, revokedAt: stamp.time.toISOString(), revocationReason: reason, revision: record.revision + 1 };
   return { outcome: 'changed', record: revoked, event: authorizationRevoked(revoked, stamp) };
 }
@@ -85,9 +95,10 @@ export function decideRotate(
 ):
   | { outcome: 'inactive' | 'unclaimed' | 'heldByAccount'; record: StoredAuthorization }
   | { outcome: 'changed'; record: StoredAuthorization; event: AuthorizationKeyRotated } {
-  if (statusOf(record, stamp.time) !== 'active') return { outcome: 'inactive', record };
-  // Decision 42: the account's key reads it; that key is rotated by the account, not by the organization.
-  if (heldByAccount(record)) return { outcome: 'heldByAccount', record };
+  const status = statusOf(record, stamp.time);
+  // Decision 42: the account's key reads it (an offered grant once accepted); that key is rotated by the account, not by the organization.
+  if (status === 'pending' || (status === 'active' && heldByAccount(record))) return { outcome: 'heldByAccount', record };
+  if (status !== 'active') return { outcome: 'inactive', record };
   // Decision 38: a key waiting for its recipient is not issued to the organization instead; a new claim link is.
   if (record.keyDigest === null) return { outcome: 'unclaimed', record };
   const overlapEnds = new Date(stamp.time.getTime() + rotation.overlapSeconds * 1000).toISOString();
@@ -180,9 +191,12 @@ export function decideNewClaimLink(
   record: StoredAuthorization,
   link: { tokenDigest: string; validSeconds: number },
   now: Date,
-): { outcome: 'claimed' | 'inactive'; record: StoredAuthorization } | { outcome: 'changed'; record: StoredAuthorization } {
+): { outcome: 'claimed' | 'inactive' | 'offered'; record: StoredAuthorization } | { outcome: 'changed'; record: StoredAuthorization } {
   if (keyClaimed(record)) return { outcome: 'claimed', record };
-  if (statusOf(record, now) !== 'active') return { outcome: 'inactive', record };
+  const status = statusOf(record, now);
+  // Offered to a recipient account: that account's key reads it once accepted; it never gets a key or a link of its own.
+  if (status === 'pending') return { outcome: 'offered', record };
+  if (status !== 'active') return { outcome: 'inactive', record };
   return {
     outcome: 'changed',
     record: {
@@ -192,4 +206,48 @@ export function decideNewClaimLink(
       revision: record.revision + 1,
     },
   };
+}
+
+/**
+ * What an account's answer to an offer decides. `notOffered`: the grant was not offered to this account
+ * (or does not exist: the caller answers both alike). `notPending`: the offer has ended, or has been
+ * answered the other way. `unchanged`: answered this way already, so a repeated answer changes nothing.
+ */
+export type OfferAnswer<E> =
+  | { outcome: 'notOffered' | 'notPending' | 'unchanged'; record: StoredAuthorization }
+  | { outcome: 'changed'; record: StoredAuthorization; event: E };
+
+/**
+ * The account accepts a grant offered to it: it holds the grant from now on, exactly as a grant claimed
+ * into it by a link (the JoinedAccount event is what the read API and the notifier act on). The record
+ * keeps the account's name, which the organization may see now that the account has consented.
+ */
+export function decideAcceptOffer(
+  record: StoredAuthorization,
+  account: { accountId: string; name: string | null },
+  stamp: EventStamp,
+): OfferAnswer<AuthorizationJoinedAccount> {
+  if (record.offeredAccountId !== account.accountId) return { outcome: 'notOffered', record };
+  const status = statusOf(record, stamp.time);
+  if (status === 'active' && record.recipientAccountId === account.accountId) return { outcome: 'unchanged', record };
+  if (status !== 'pending') return { outcome: 'notPending', record };
+  const joined = { ...record, recipientAccountId: account.accountId, recipientAccountName: account.name, revision: record.revision + 1 };
+  return { outcome: 'changed', record: joined, event: authorizationJoinedAccount(joined, stamp) };
+}
+
+/**
+ * The account declines a grant offered to it: it ends as a revocation does, with the reason
+ * `declined_by_recipient`, which the organization sees. A grant the account has accepted is left by
+ * releasing it instead.
+ */
+export function decideDeclineOffer(
+  record: StoredAuthorization,
+  account: { accountId: string },
+  stamp: EventStamp,
+): OfferAnswer<AuthorizationRevoked> {
+  if (record.offeredAccountId !== account.accountId) return { outcome: 'notOffered', record };
+  if (awaitsAcceptance(record) && revocationReasonOf(record) === 'declined_by_recipient') return { outcome: 'unchanged', record };
+  if (statusOf(record, stamp.time) !== 'pending') return { outcome: 'notPending', record };
+  const decision = decideRevoke(record, stamp, 'declined_by_recipient');
+  return decision.outcome === 'changed' ? decision : { outcome: 'notPending', record };
 }

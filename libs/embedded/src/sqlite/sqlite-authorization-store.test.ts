@@ -41,6 +41,17 @@ describe('SQLite authorization store', () => {
     await reopened.close();
   });
 
+  it('when the store is opened again, then an offer still waits for its account and is listed for it', async () => {
+    const offer: StoredAuthorization = { ...record, keyDigest: null, offeredAccountId: 'rcp_7Hq2LmX9pRt4Kc8Vw1Nz3Bd6' };
+    const first = openSqliteAuthorizationStore({ file: temp.file });
+    await first.create(offer, []);
+    await first.close();
+
+    const reopened = openSqliteAuthorizationStore({ file: temp.file });
+    expect(await reopened.listOffers('rcp_7Hq2LmX9pRt4Kc8Vw1Nz3Bd6', { limit: 10 })).toEqual([offer]);
+    await reopened.close();
+  });
+
   it('when a database from before expiry notices is opened, then the records with an expiry ahead get their first notice, once', async () => {
     const first = openSqliteAuthorizationStore({ file: temp.file });
     await first.create({ ...record, expiresAt: '2026-11-23T08:00:00.000Z' }, []);
@@ -64,7 +75,7 @@ describe('SQLite authorization store', () => {
     const store = openSqliteAuthorizationStore({ file: temp.file });
     await store.create(record, [created]);
 
-    const findings = planFindings(temp.file, QUERIES, ['authorizations', 'expiry_notices']);
+    const findings = planFindings(temp.file, QUERIES, ['authorizations', 'expiry_notices', 'account_offers']);
 
     expect(findings.map(({ name, scans, usesIndex }) => ({ name, scans, usesIndex }))).toEqual(
       Object.keys(QUERIES).map((name) => ({ name, scans: [], usesIndex: true })),

@@ -1,5 +1,5 @@
 import type { StatementSync } from 'node:sqlite';
-import { nextExpiryNoticeAt, type StoredAuthorization, type StoredRecipientAccount } from '@rsd/domain';
+import { nextExpiryNoticeAt, offerAwaitingAccountOf, type StoredAuthorization, type StoredRecipientAccount } from '@rsd/domain';
 import type { AuthorizationStore, OutboxEntry, PendingOutbox } from '@rsd/ports';
 import { text } from './database';
 import { openStoreDatabase } from './store-database';
@@ -22,6 +22,8 @@ export const QUERIES = {
     WHERE ended = 0 AND expires_ms IS NOT NULL AND expires_ms <= ? ORDER BY expires_ms LIMIT ?`,
   dueForExpiryNotice: `SELECT a.record FROM expiry_notices n JOIN authorizations a ON a.client_id = n.client_id
     WHERE n.due_ms <= ? ORDER BY n.due_ms, n.client_id LIMIT ?`,
+  offers: `SELECT a.record FROM account_offers o JOIN authorizations a ON a.client_id = o.client_id
+    WHERE o.account_id = ? AND o.client_id < ? ORDER BY o.client_id DESC LIMIT ?`,
   pendingOutbox: `SELECT client_id, id, topic, key, value FROM outbox
     WHERE client_id IN (SELECT client_id FROM outbox GROUP BY client_id ORDER BY MIN(seq) LIMIT ?) ORDER BY seq`,
 } as const;
@@ -55,6 +57,7 @@ export function openSqliteAuthorizationStore(options: { file: string }): Authori
         keepClaimLink(statement, record);
         keepKeys(statement, record);
         keepExpiryNotice(statement, record);
+        keepOffer(statement, record);
         addToOutbox(statement, record.clientId, outbox);
       });
     },
@@ -70,6 +73,7 @@ export function openSqliteAuthorizationStore(options: { file: string }): Authori
         keepClaimLink(statement, record);
         keepKeys(statement, record);
         keepExpiryNotice(statement, record);
+        keepOffer(statement, record);
         addToOutbox(statement, record.clientId, outbox);
         return true;
       });
@@ -162,6 +166,11 @@ export function openSqliteAuthorizationStore(options: { file: string }): Authori
       return run(() => records(statement(QUERIES.dueForExpiryNotice).all(now.getTime(), Math.max(0, limit))));
     },
 
+    listOffers(accountId, { limit, before }) {
+      // Every Client ID sorts below "~" (they are letters, digits and "_"): no `before` is the whole range.
+      return run(() => records(statement(QUERIES.offers).all(accountId, before ?? '~', Math.max(0, limit))));
+    },
+
     pendingOutbox(limit) {
       return run(() => {
         const rows = statement(QUERIES.pendingOutbox).all(Math.max(0, limit));
@@ -229,6 +238,10 @@ export function createAuthorizationTables(db: { exec(sql: string): void }): void
   // for claim links; made once from the records already there, whose notices are all still to come.
   db.exec('CREATE TABLE IF NOT EXISTS expiry_notices (client_id TEXT PRIMARY KEY, due_ms INTEGER NOT NULL) WITHOUT ROWID');
   db.exec('CREATE INDEX IF NOT EXISTS expiry_notices_due ON expiry_notices (due_ms)');
+  // Decision 50: the offers that wait for their account's answer, by account; a row leaves when the offer is answered or ends.
+  db.exec(`CREATE TABLE IF NOT EXISTS account_offers (
+    account_id TEXT NOT NULL, client_id TEXT NOT NULL UNIQUE, PRIMARY KEY (account_id, client_id)
+  ) WITHOUT ROWID`);
   db.exec('CREATE TABLE IF NOT EXISTS schema_steps (name TEXT PRIMARY KEY) WITHOUT ROWID');
   db.exec(`INSERT INTO expiry_notices (client_id, due_ms)
     SELECT client_id, expires_ms - ${FIRST_NOTICE_MS} FROM authorizations
@@ -284,6 +297,13 @@ function keepExpiryNotice(statement: (sql: string) => StatementSync, record: Sto
   const due = nextExpiryNoticeAt(record);
   if (due === null) statement('DELETE FROM expiry_notices WHERE client_id = ?').run(record.clientId);
   else statement('INSERT OR REPLACE INTO expiry_notices (client_id, due_ms) VALUES (?, ?)').run(record.clientId, Date.parse(due));
+}
+
+/** Decision 50: the offer's row while it waits for its account, in the same transaction as the record. */
+function keepOffer(statement: (sql: string) => StatementSync, record: StoredAuthorization): void {
+  statement('DELETE FROM account_offers WHERE client_id = ?').run(record.clientId);
+  const accountId = offerAwaitingAccountOf(record);
+  if (accountId) statement('INSERT INTO account_offers (account_id, client_id) VALUES (?, ?)').run(accountId, record.clientId);
 }
 
 /** The record's current claim link, in the same transaction as the record: one per authorization, a new one replacing the old. */

@@ -372,5 +372,68 @@ export function describeRecipientAccountStoreContract(name: string, open: () => 
       expect(await store.findByClientId(account.accountId)).toBeUndefined();
       expect(await store.findAccount(record.clientId)).toBeUndefined();
     });
+
+    it('when an account names the organizations it accepts offers from, then the list is stored with it and each change replaces it', async () => {
+      const account = anAccount();
+      await store.createAccount(account, []);
+      const trusting: StoredRecipientAccount = { ...account, autoAcceptOrganizationIds: ['acme', 'globex'], revision: 2 };
+
+      expect(await store.updateAccount(trusting, 1, [])).toBe(true);
+      expect(await store.findAccount(account.accountId)).toEqual(trusting);
+      expect(await store.findAccountByKeyDigest(account.keyDigest)).toEqual(trusting);
+      const none = { ...trusting, autoAcceptOrganizationIds: [], revision: 3 };
+      expect(await store.updateAccount(none, 2, [])).toBe(true);
+      expect(await store.findAccount(account.accountId)).toEqual(none);
+    });
+
+    /** A grant offered to `accountId` that waits for its answer (decision 50). */
+    const anOffer = (accountId: string, overrides: Partial<StoredAuthorization> = {}) =>
+      aStoredAuthorization({ organizationId: uniqueName('org'), keyDigest: null, offeredAccountId: accountId, ...overrides });
+    const descending = (records: StoredAuthorization[]) => [...records].sort((a, b) => (a.clientId < b.clientId ? 1 : -1));
+
+    it("when grants are offered to accounts, then each account's waiting offers are listed as stored, from the highest Client ID, page by page", async () => {
+      const account = anAccount();
+      const other = anAccount();
+      const offers = [
+        anOffer(account.accountId),
+        anOffer(account.accountId, { expiresAt: '2027-01-01T00:00:00.000Z' }),
+        anOffer(account.accountId),
+      ];
+      const theirs = anOffer(other.accountId);
+      // Not offers: a grant with a key of its own, and one claimed into the account by a link.
+      const notOffered = [
+        aStoredAuthorization(),
+        aStoredAuthorization({ keyDigest: null, recipientAccountId: account.accountId, recipientAccountName: account.name }),
+      ];
+      for (const record of [...offers, theirs, ...notOffered]) await store.create(record, []);
+      const [first, second, third] = descending(offers);
+
+      expect(await store.listOffers(account.accountId, { limit: 10 })).toEqual([first, second, third]);
+      expect(await store.listOffers(account.accountId, { limit: 2 })).toEqual([first, second]);
+      expect(await store.listOffers(account.accountId, { limit: 2, before: second?.clientId })).toEqual([third]);
+      expect(await store.listOffers(account.accountId, { limit: 0 })).toEqual([]);
+      expect(await store.listOffers(other.accountId, { limit: 10 })).toEqual([theirs]);
+      expect(await store.listOffers(anAccount().accountId, { limit: 10 })).toEqual([]);
+    });
+
+    it('when offers are accepted, revoked or marked expired, then they are no longer listed, and each record keeps whom it was offered to', async () => {
+      const account = anAccount();
+      const [accepted, revoked, expired, waiting] = [1, 2, 3, 4].map(() => anOffer(account.accountId));
+      for (const record of [accepted, revoked, expired, waiting]) await store.create(record!, []);
+
+      expect(
+        await store.update({ ...accepted!, recipientAccountId: account.accountId, recipientAccountName: account.name, revision: 2 }, 1, []),
+      ).toBe(true);
+      expect(
+        await store.update({ ...revoked!, revokedAt: NOW.toISOString(), revocationReason: 'declined_by_recipient', revision: 2 }, 1, []),
+      ).toBe(true);
+      expect(await store.update({ ...expired!, expiredAt: NOW.toISOString(), revision: 2 }, 1, [])).toBe(true);
+
+      expect(await store.listOffers(account.accountId, { limit: 10 })).toEqual([waiting]);
+      expect(await store.findByClientId(revoked!.clientId)).toMatchObject({
+        offeredAccountId: account.accountId,
+        revocationReason: 'declined_by_recipient',
+      });
+    });
   });
 }

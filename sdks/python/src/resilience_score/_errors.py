@@ -140,6 +140,16 @@ class RecipientAccountNotFound(ApiError):
     account there is."""
 
 
+class OfferNotFound(ApiError):
+    """404 OFFER_NOT_FOUND: no grant with that Client ID was offered to this account (whether it
+    exists or not)."""
+
+
+class OfferNotPending(ApiError):
+    """409 OFFER_NOT_PENDING: the offer no longer waits for an answer: answered the other way,
+    revoked or expired."""
+
+
 class WebhookNotFound(ApiError):
     """404 WEBHOOK_NOT_FOUND: this owner (grant, portfolio, organization) has no webhook with that id."""
 
@@ -186,6 +196,8 @@ _BY_CODE: dict[str, type[ApiError]] = {
     "KEY_ALREADY_CLAIMED": KeyAlreadyClaimed,
     "VALIDATION_FAILED": ValidationFailed,
     "RECIPIENT_ACCOUNT_NOT_FOUND": RecipientAccountNotFound,
+    "OFFER_NOT_FOUND": OfferNotFound,
+    "OFFER_NOT_PENDING": OfferNotPending,
     "WEBHOOK_NOT_FOUND": WebhookNotFound,
     "WEBHOOK_MESSAGE_NOT_FOUND": WebhookMessageNotFound,
     "WEBHOOK_NOT_ACTIVE": WebhookNotActive,

@@ -407,6 +407,46 @@ class PortfolioLeftOut:
 
 
 @dataclass(frozen=True)
+class PortfolioOffer:
+    """A grant an organization offered to the account that waits for its answer (listPortfolioOffers,
+    decision 50). Nothing reads it until the account accepts it."""
+
+    client_id: str
+    organization_id: str
+    recipient_type: str
+    recipient_name: str | None
+    scopes: list[str]
+    expires_at: datetime | None
+    allowed_cidrs: list[str] | None
+    offered_at: datetime
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> PortfolioOffer:
+        cidrs = data.get("allowedCidrs")
+        return cls(
+            data["clientId"],
+            data["organizationId"],
+            data["recipientType"],
+            data.get("recipientName"),
+            list(data["scopes"]),
+            _optional_instant(data.get("expiresAt")),
+            None if cidrs is None else list(cidrs),
+            _instant(data["offeredAt"]),
+        )
+
+
+@dataclass(frozen=True)
+class AutoAccept:
+    """get/setPortfolioAutoAccept: the organizations whose offers the account accepts as they are made."""
+
+    organization_ids: list[str]
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> AutoAccept:
+        return cls(list(data["organizationIds"]))
+
+
+@dataclass(frozen=True)
 class RotatedAccountKey:
     """rotateAccountKey: the new account key, shown this once; the previous one works until
     `previous_key_expires_at` (None when the overlap was 0). `enforcement` is "pending" when the

@@ -209,7 +209,9 @@ class Authorizations:
     ) -> Authorization:
         """createAuthorization: with key_delivery "response" (the default) the answer carries
         `api_key`, shown this once; with "claimLink" it carries `claim`, the one-time link the
-        recipient claims the key by. Never sent twice after a network failure."""
+        recipient claims the key by; with "account" the grant is offered to `recipient_account_id`
+        (status "pending" until the account accepts it, unless it accepts this organization's offers
+        automatically). Never sent twice after a network failure."""
         body = _create_body(
             recipient_type, scopes, recipient_name, expires_at, allowed_cidrs, key_delivery, claim_valid_seconds, recipient_account_id
         )

@@ -1,13 +1,15 @@
 """A recipient account's client (decision 42): every grant the account holds, read with one account
 key. Method names follow the operationIds: getPortfolio -> summary(), listPortfolioCustomers ->
 customers(), listPortfolioScores -> scores(), listPortfolioPillars -> pillars(); rotateAccountKey ->
-rotate_key() and releaseGrant -> release() on the credentials service; the portfolio's webhooks
-(createPortfolioWebhook, …) -> webhooks.
+rotate_key(), releaseGrant -> release(), and the offers of decision 50 (listPortfolioOffers ->
+offers(), acceptPortfolioOffer -> accept_offer(), declinePortfolioOffer -> decline_offer(),
+getPortfolioAutoAccept -> auto_accept(), setPortfolioAutoAccept -> set_auto_accept()) on the
+credentials service; the portfolio's webhooks (createPortfolioWebhook, …) -> webhooks.
 
-Every page is verified against the read API's published keys before its items are returned, and each
-item carries its page's `evidence`. A GET and a release (releasing a grant already ended changes
-nothing) are sent again after a network failure, a 502 or a 504; a key rotation never is: a second
-would end the key the first one issued.
+Every page of the read API is verified against its published keys before its items are returned, and
+each item carries its page's `evidence`. A GET, a release, an answer to an offer and a new auto-accept
+list (each changes nothing when repeated) are sent again after a network failure, a 502 or a 504; a
+key rotation never is: a second would end the key the first one issued.
 """
 
 from __future__ import annotations
@@ -23,7 +25,7 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 from ._client import AsyncClient, Client, _AsyncSignedReads, _SignedReads
 from ._errors import error_from
 from ._evidence import Evidence, evidence_of
-from ._models import Pillars, PortfolioCustomer, PortfolioLeftOut, PortfolioSummary, RotatedAccountKey, Score
+from ._models import AutoAccept, Pillars, PortfolioCustomer, PortfolioLeftOut, PortfolioOffer, PortfolioSummary, RotatedAccountKey, Score
 from ._transport import DEFAULT_MAX_RETRIES, DEFAULT_MAX_RETRY_WAIT, DEFAULT_TIMEOUT, AsyncTransport, Policy, SyncTransport
 from ._webhooks import AsyncWebhooks, Webhooks
 
@@ -102,10 +104,19 @@ class _Base:
         params = {**({"limit": str(limit)} if limit is not None else {}), **({"cursor": cursor} if cursor else {})}
         return http.build_request("GET", f"{self.base_url}/portfolio{resource}", params=params, headers=self._headers())
 
-    def _credentials_request(self, http: httpx.Client | httpx.AsyncClient, method: str, path: str, body: Any = None) -> httpx.Request:
+    def _credentials_request(
+        self, http: httpx.Client | httpx.AsyncClient, method: str, path: str, body: Any = None, params: dict[str, str] | None = None
+    ) -> httpx.Request:
         if not self.credentials_url:
-            raise ValueError("rotate_key and release need the credentials service's URL: credentials_url=...")
-        return http.build_request(method, f"{self.credentials_url}/portfolio{path}", json=body, headers=self._headers())
+            raise ValueError("rotate_key, release, the offers and the auto-accept list need the credentials service's URL: credentials_url=...")
+        return http.build_request(method, f"{self.credentials_url}/portfolio{path}", json=body, params=params, headers=self._headers())
+
+    def _offers_request(self, http: httpx.Client | httpx.AsyncClient, limit: int | None, cursor: str | None) -> httpx.Request:
+        params = {**({"limit": str(limit)} if limit is not None else {}), **({"cursor": cursor} if cursor else {})}
+        return self._credentials_request(http, "GET", "/offers", params=params)
+
+    def _answer_request(self, http: httpx.Client | httpx.AsyncClient, client_id: str, answer: str) -> httpx.Request:
+        return self._credentials_request(http, "POST", f"/offers/{quote(client_id, safe='')}/{answer}")
 
     def _rotated(self, response: httpx.Response) -> RotatedAccountKey:
         if response.status_code not in (201, 202):
@@ -123,6 +134,12 @@ def _rotate_body(overlap_seconds: int | None) -> dict[str, Any]:
 def _released(response: httpx.Response) -> None:
     if response.status_code not in (202, 204):
         raise error_from(response)
+
+
+def _json(response: httpx.Response, *expected: int) -> Any:
+    if response.status_code not in expected:
+        raise error_from(response)
+    return json.loads(response.content)
 
 
 class Portfolio(_Base, _SignedReads):
@@ -203,6 +220,42 @@ class Portfolio(_Base, _SignedReads):
         changes nothing; a grant the account does not hold is AuthorizationNotFound."""
         request = self._credentials_request(self._http, "DELETE", f"/customers/{quote(client_id, safe='')}")
         _released(self._transport.send(request, idempotent=True, timeout=timeout))
+
+    def offers(self, limit: int | None = None, *, timeout: float | None = None) -> Iterator[PortfolioOffer]:
+        """listPortfolioOffers: every grant an organization offered to the account that waits for its
+        answer, in a stable order, across pages of `limit` (1 to 100). Nothing reads an offer until it
+        is accepted."""
+        cursor: str | None = None
+        while True:
+            request = self._offers_request(self._http, limit, cursor)
+            page = _json(self._transport.send(request, idempotent=True, timeout=timeout), 200)
+            yield from (PortfolioOffer.from_json(item) for item in page["items"])
+            cursor = page.get("nextCursor")
+            if cursor is None:
+                return
+
+    def accept_offer(self, client_id: str, *, timeout: float | None = None) -> PortfolioCustomer:
+        """acceptPortfolioOffer: the account holds the grant from now on (its organization sees the
+        account's name). Accepting again answers the same; an offer not to this account is
+        OfferNotFound, one declined, revoked or expired OfferNotPending."""
+        response = self._transport.send(self._answer_request(self._http, client_id, "accept"), idempotent=True, timeout=timeout)
+        return PortfolioCustomer.from_json(_json(response, 200, 202))
+
+    def decline_offer(self, client_id: str, *, timeout: float | None = None) -> None:
+        """declinePortfolioOffer: the grant ends; its organization sees revocation_reason
+        "declined_by_recipient". Declining again changes nothing."""
+        _released(self._transport.send(self._answer_request(self._http, client_id, "decline"), idempotent=True, timeout=timeout))
+
+    def auto_accept(self, *, timeout: float | None = None) -> AutoAccept:
+        """getPortfolioAutoAccept: the organizations whose offers the account accepts as they are made."""
+        request = self._credentials_request(self._http, "GET", "/auto-accept")
+        return AutoAccept.from_json(_json(self._transport.send(request, idempotent=True, timeout=timeout), 200))
+
+    def set_auto_accept(self, organization_ids: list[str], *, timeout: float | None = None) -> AutoAccept:
+        """setPortfolioAutoAccept: the account accepts these organizations' offers as they are made (at
+        most 1,000; [] for none), replacing the list before. Offers already waiting keep waiting."""
+        request = self._credentials_request(self._http, "PUT", "/auto-accept", {"organizationIds": list(organization_ids)})
+        return AutoAccept.from_json(_json(self._transport.send(request, idempotent=True, timeout=timeout), 200))
 
     def _pages(self, resource: str, limit: int | None, timeout: float | None, left_out: PortfolioLeftOut) -> Iterator[Any]:
         make = _ITEMS[resource]
@@ -293,6 +346,37 @@ class AsyncPortfolio(_Base, _AsyncSignedReads):
         """releaseGrant, as Portfolio.release."""
         request = self._credentials_request(self._http, "DELETE", f"/customers/{quote(client_id, safe='')}")
         _released(await self._transport.send(request, idempotent=True, timeout=timeout))
+
+    async def offers(self, limit: int | None = None, *, timeout: float | None = None) -> AsyncIterator[PortfolioOffer]:
+        """listPortfolioOffers, page after page as the iteration asks."""
+        cursor: str | None = None
+        while True:
+            request = self._offers_request(self._http, limit, cursor)
+            page = _json(await self._transport.send(request, idempotent=True, timeout=timeout), 200)
+            for item in page["items"]:
+                yield PortfolioOffer.from_json(item)
+            cursor = page.get("nextCursor")
+            if cursor is None:
+                return
+
+    async def accept_offer(self, client_id: str, *, timeout: float | None = None) -> PortfolioCustomer:
+        """acceptPortfolioOffer, as Portfolio.accept_offer."""
+        response = await self._transport.send(self._answer_request(self._http, client_id, "accept"), idempotent=True, timeout=timeout)
+        return PortfolioCustomer.from_json(_json(response, 200, 202))
+
+    async def decline_offer(self, client_id: str, *, timeout: float | None = None) -> None:
+        """declinePortfolioOffer, as Portfolio.decline_offer."""
+        _released(await self._transport.send(self._answer_request(self._http, client_id, "decline"), idempotent=True, timeout=timeout))
+
+    async def auto_accept(self, *, timeout: float | None = None) -> AutoAccept:
+        """getPortfolioAutoAccept."""
+        request = self._credentials_request(self._http, "GET", "/auto-accept")
+        return AutoAccept.from_json(_json(await self._transport.send(request, idempotent=True, timeout=timeout), 200))
+
+    async def set_auto_accept(self, organization_ids: list[str], *, timeout: float | None = None) -> AutoAccept:
+        """setPortfolioAutoAccept, as Portfolio.set_auto_accept."""
+        request = self._credentials_request(self._http, "PUT", "/auto-accept", {"organizationIds": list(organization_ids)})
+        return AutoAccept.from_json(_json(await self._transport.send(request, idempotent=True, timeout=timeout), 200))
 
     async def _pages(self, resource: str, limit: int | None, timeout: float | None, left_out: PortfolioLeftOut) -> AsyncIterator[Any]:
         make = _ITEMS[resource]

@@ -463,6 +463,10 @@ describe('credentials service: authorizations over HTTP', () => {
         '/claim/{token}',
         '/portfolio/keys/rotate',
         '/portfolio/customers/{clientId}',
+        '/portfolio/offers',
+        '/portfolio/offers/{clientId}/accept',
+        '/portfolio/offers/{clientId}/decline',
+        '/portfolio/auto-accept',
         '/secret-scanning/github',
         '/leaked-keys',
       ]);

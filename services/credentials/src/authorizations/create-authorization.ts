@@ -1,5 +1,6 @@
 import type { Authorization, AuthorizationWithClaimLink, CreatedAuthorization } from '@rsd/contracts';
 import {
+  acceptsOffersFrom,
   authorizationCreated,
   claimLinkExpiry,
   digestApiKey,
@@ -31,16 +32,20 @@ export async function createAuthorization(
   const request = validateCreateRequest(body, now);
   const clientId = generate.clientId();
   if (request.keyDelivery === 'account') {
-    // Decision 42: straight into the account, no key and no link; an unknown account is a 404.
+    // Decision 50: offered to the account, no key and no link; it waits for the account's acceptance
+    // unless the account accepts this organization's offers as they are made. An unknown account is a 404.
     const account = request.recipientAccountId ? await deps.store.findAccount(request.recipientAccountId) : undefined;
     if (!account) throw new ApiError('RECIPIENT_ACCOUNT_NOT_FOUND', 'No recipient account has this recipientAccountId');
-    const record = {
+    const offered = {
       ...newAuthorization({ organizationId, clientId, keyDigest: null, request, now }),
-      recipientAccountId: account.accountId,
-      recipientAccountName: account.name,
+      offeredAccountId: account.accountId,
     };
+    const record = acceptsOffersFrom(account, organizationId)
+      ? { ...offered, recipientAccountId: account.accountId, recipientAccountName: account.name }
+      : offered;
     await store(deps, record, now);
-    return toAuthorization(record, now, NO_USAGE);
+    // The answer tells the organization nothing of the account it did not know: not its name, even when it accepted at once.
+    return { ...toAuthorization(record, now, NO_USAGE), recipientAccountName: null };
   }
   if (request.keyDelivery === 'claimLink') {
     const token = generate.claimToken();

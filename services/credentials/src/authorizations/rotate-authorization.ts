@@ -40,7 +40,7 @@ export function rotateAuthorization(
       if (decision.outcome === 'heldByAccount') {
         throw new ApiError(
           'KEY_HELD_BY_ACCOUNT',
-          "This grant is read with its recipient account's key and has no key of its own; the account rotates its key",
+          "This grant is read with its recipient account's key (an offered grant, once the account accepts it) and has no key of its own; the account rotates its key",
         );
       }
       if (decision.outcome !== 'changed') {

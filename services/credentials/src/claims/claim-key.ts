@@ -179,6 +179,12 @@ export function issueClaimLink(
       if (decision.outcome === 'inactive') {
         throw new ApiError('AUTHORIZATION_INACTIVE', 'The authorization has been revoked or has expired; no claim link is issued for it');
       }
+      if (decision.outcome === 'offered') {
+        throw new ApiError(
+          'KEY_HELD_BY_ACCOUNT',
+          'This grant is offered to a recipient account, whose key reads it once the account accepts it; it has no key or claim link of its own',
+        );
+      }
       if (!(await deps.store.update(decision.record, current.revision, []))) return LOST_TO_A_CONCURRENT_CHANGE;
       const claimExpiresAt = decision.record.claimExpiresAt ?? now.toISOString();
       return {

@@ -734,6 +734,57 @@ describe('credentials service: the console (decisions 30-32)', () => {
     });
   });
 
+  describe('grants offered to a recipient account (decision 50)', () => {
+    /** An account opened by claiming a link of ORG into it, named "Private book"; then a grant offered to it over the API. */
+    async function anOffer(): Promise<{ accountId: string; clientId: string }> {
+      const token = await signToken({ org: ORG, scope: 'authorizations:write' });
+      const create = (body: object) =>
+        request(`${h.app.baseUrl}/v1/organizations/${ORG}/authorizations`, {
+          method: 'POST',
+          headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+          body: JSON.stringify({ recipientType: 'auditor', scopes: ['qr_score'], ...body }),
+        });
+      const linked = await create({ keyDelivery: 'claimLink' });
+      const opened = await request(linked.body.claim.url, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ into: 'account', accountName: 'Private book' }),
+      });
+      const offered = await create({ keyDelivery: 'account', recipientAccountId: opened.body.accountId });
+      expect(offered.status).toBe(201);
+      return { accountId: opened.body.accountId as string, clientId: offered.body.clientId as string };
+    }
+
+    test("when a grant waits for its account, then the list and the detail say pending, offered to the account's id and not its name, and it may be revoked", async () => {
+      const session = await signIn();
+      const { accountId, clientId } = await anOffer();
+
+      const list = await visit('/console', { cookie: session.cookie });
+      const detail = await visit(`/console/authorizations/${clientId}`, { cookie: session.cookie });
+      const confirm = await visit(`/console/authorizations/${clientId}/revoke`, { cookie: session.cookie });
+
+      for (const page of [list, detail]) {
+        expect(page.body).toContain('<span class="status pending"');
+        expect(page.body).toMatch(new RegExp(`Offered to\\s*<span class="id">${accountId}</span>`));
+        expect(page.body).toContain('waiting for the account to accept');
+      }
+      // The list shows the account's name beside the grant claimed into it (the link's recipient chose that); the offer's page does not.
+      expect(detail.body).not.toContain('Private book');
+      expect(detail.body).toContain(`/console/authorizations/${clientId}/revoke`);
+      expect(detail.body).not.toContain('Rotate key');
+      expect(detail.body).not.toContain('Issue a new link');
+      expect(confirm.status).toBe(200);
+      const revoked = await visit(`/console/authorizations/${clientId}/revoke`, {
+        cookie: session.cookie,
+        form: { _csrf: csrfOf(confirm.body) },
+      });
+      expect(revoked.status).toBe(303);
+      const after = await visit(`/console/authorizations/${clientId}`, { cookie: session.cookie });
+      expect(after.body).toContain('<span class="status revoked"');
+      expect(after.body).toContain('never accepted');
+    });
+  });
+
   describe('another organization and malformed Client IDs', () => {
     test("when another organization's Client ID is asked for, changed or revoked, then it is a 404 page and that authorization is untouched", async () => {
       const session = await signIn();

@@ -236,7 +236,8 @@ export function consoleRoutes(deps: ConsoleRoutesDeps): Router {
   router.get('/authorizations/:clientId/revoke', signedIn, validClientId, async (req, res) => {
     const session = sessionOf(res);
     const authorization = await getAuthorization(useCaseDeps, session.organizationId, String(req.params.clientId));
-    if (authorization.status !== 'active') return res.redirect(303, detailPath(authorization.clientId));
+    if (authorization.status !== 'active' && authorization.status !== 'pending')
+      return res.redirect(303, detailPath(authorization.clientId));
     page(res, 200, confirmRevokePage(viewerOf(session), authorization));
   });
 

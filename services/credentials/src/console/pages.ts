@@ -421,6 +421,8 @@ export function detailPage(
   options: { notice?: string; problem?: string; olderThanFirstPage: boolean; daily: readonly DailyReads[] },
 ): Html {
   const active = authorization.status === 'active';
+  // An offer waiting for its account is revoked as any grant.
+  const revocable = active || authorization.status === 'pending';
   return layout(
     recipientOf(authorization),
     html`<p class="crumbs"><a href="/console">Authorizations</a></p>
@@ -503,7 +505,7 @@ export function detailPage(
           : ''
       }
       ${
-        active
+        revocable
           ? html`<section aria-labelledby="revoke-heading" class="panel danger">
               <h2 id="revoke-heading">Revoke access</h2>
               <p>Reads with this authorization are refused from the moment it is revoked. This cannot be undone.</p>
@@ -531,16 +533,30 @@ export function detailPage(
   );
 }
 
-/** Decision 42: the recipient account that holds the grant, by name and id, or that none does. */
+/**
+ * Decision 42: the recipient account that holds the grant, by name and id, or that none does. A grant
+ * offered to an account that has not accepted it (decision 50) is shown by the id the organization gave:
+ * the account's name is its own until it consents.
+ */
 function portfolioOf(authorization: Authorization): Html {
   if (!authorization.recipientAccountId) return html`<span class="hint">None: a key of its own</span>`;
+  if (!authorization.keyClaimed) {
+    return html`${authorization.status === 'pending' ? 'Offered to' : 'Was offered to'}
+      <span class="id">${authorization.recipientAccountId}</span> <span class="hint">${offerState(authorization)}</span>`;
+  }
   return html`${authorization.recipientAccountName ?? 'Unnamed portfolio'} <span class="id">${authorization.recipientAccountId}</span>`;
+}
+
+function offerState(authorization: Authorization): string {
+  if (authorization.status === 'pending') return 'waiting for the account to accept';
+  return authorization.revocationReason === 'declined_by_recipient' ? 'declined' : 'never accepted';
 }
 
 const REVOCATION_REASON_LABELS = {
   organization: '',
   released_by_recipient: ' · released by the recipient',
   key_leaked: ' · its key was reported leaked',
+  declined_by_recipient: ' · the offer was declined by the recipient',
 } as const;
 
 function revokedBy(authorization: Authorization): string {
@@ -549,6 +565,9 @@ function revokedBy(authorization: Authorization): string {
 
 /** Decision 38: whether and when the recipient claimed the key, and from where. */
 function keyState(authorization: Authorization): Html {
+  if (authorization.recipientAccountId && !authorization.keyClaimed) {
+    return html`None of its own: read with the key of the portfolio it is offered to, once that portfolio accepts it`;
+  }
   if (authorization.recipientAccountId) return html`None of its own: read with the key of the portfolio that holds it`;
   if (!authorization.keyClaimed) return html`Not yet claimed: the recipient has a one-time link`;
   if (!authorization.claimedAt) return html`Shown once when it was issued`;

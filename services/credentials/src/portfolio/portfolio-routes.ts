@@ -3,8 +3,9 @@ import type { Request, Response, Router } from 'express';
 import { clientIdPattern } from '@rsd/contracts';
 import { labelledRouter } from '@rsd/observability';
 import { ApiError, jsonBody, methodNotAllowed } from '@rsd/platform';
-import { apiKeyOf, requireCurrentKey, type LimitCheck } from '@rsd/recipient-access';
+import { apiKeyOf, portfolioQueryOf, requireCurrentKey, type LimitCheck } from '@rsd/recipient-access';
 import type { UseCaseDeps } from '../authorizations/use-case-deps';
+import { acceptOffer, autoAcceptOf, declineOffer, listOffers, setAutoAccept } from './offers';
 import { accountGenerator, authenticateAccount, rotateAccountKey, type AccountGenerator } from './recipient-accounts';
 import { releaseGrant } from './release-grant';
 
@@ -16,6 +17,8 @@ export interface PortfolioRoutesDeps extends Omit<UseCaseDeps, 'newEventId'> {
 }
 
 const BODY_LIMIT = '4kb';
+/** Room for the longest auto-accept list the schema allows (1,000 ids of 64 characters), however it is spaced. */
+const AUTO_ACCEPT_BODY_LIMIT = '96kb';
 
 /**
  * Decision 42: what a recipient account changes, here because this service owns keys and grants and
@@ -75,6 +78,56 @@ export function portfolioRoutes(deps: PortfolioRoutesDeps): Router {
       else res.status(202).json({ enforcement: 'pending' });
     })
     .all(methodNotAllowed(['DELETE']));
+
+  // Decision 50: the grants offered to the account, its answers to them, and whose offers it accepts as they are made.
+  router
+    .route('/offers')
+    .get(async (req, res) => {
+      const { account: caller } = await authenticated(req, res);
+      res.json(await listOffers(useCaseDeps, caller, portfolioQueryOf(req)));
+    })
+    .all(methodNotAllowed(['GET', 'HEAD']));
+
+  /** A Client ID that cannot be one is an offer the account does not have, as an unknown one is: no lookup. */
+  const offeredClientId = (req: Request): string => {
+    const clientId = String(req.params.clientId);
+    if (!clientIds.test(clientId)) throw new ApiError('OFFER_NOT_FOUND', 'No offer to this account has this Client ID');
+    return clientId;
+  };
+
+  router
+    .route('/offers/:clientId/accept')
+    .post(async (req, res) => {
+      const caller = await managingAccount(req, res);
+      const { customer, publication } = await acceptOffer(useCaseDeps, caller, offeredClientId(req));
+      // Decision 29, as for a claim into the account: the account's key reads the grant once the event is in the log.
+      if (publication === 'published') res.json(customer);
+      else res.status(202).json({ ...customer, enforcement: 'pending' });
+    })
+    .all(methodNotAllowed(['POST']));
+
+  router
+    .route('/offers/:clientId/decline')
+    .post(async (req, res) => {
+      const caller = await managingAccount(req, res);
+      const publication = await declineOffer(useCaseDeps, caller, offeredClientId(req));
+      // As a release: 204 once the decline is in the event log, 202 while it is owed.
+      if (publication === 'published') res.status(204).end();
+      else res.status(202).json({ enforcement: 'pending' });
+    })
+    .all(methodNotAllowed(['POST']));
+
+  router
+    .route('/auto-accept')
+    .get(async (req, res) => {
+      res.json(autoAcceptOf((await authenticated(req, res)).account));
+    })
+    .put(...jsonBody(AUTO_ACCEPT_BODY_LIMIT), async (req, res) => {
+      const caller = await managingAccount(req, res);
+      const body: unknown = req.body;
+      res.json(await setAutoAccept(useCaseDeps, caller.accountId, body));
+    })
+    .all(methodNotAllowed(['GET', 'HEAD', 'PUT']));
 
   return router;
 }

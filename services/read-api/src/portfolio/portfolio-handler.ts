@@ -2,13 +2,12 @@ import { isIP } from 'node:net';
 import type { Request, Response, Router } from 'express';
 import { labelledRouter } from '@rsd/observability';
 import { methodNotAllowed, requestIdOf, serviceUnavailable } from '@rsd/platform';
-import { accountAuthenticator } from '@rsd/recipient-access';
+import { accountAuthenticator, portfolioQueryOf, type PortfolioQuery } from '@rsd/recipient-access';
 import type { CustomerHandlerDeps } from '../customers/customer-handler';
 import { representationSender } from '../customers/send-representation';
 import { createResponseSigner } from '../signing/response-signer';
 import { accessRecordIds } from '../access-log/record-on-finish';
 import { customersPage, pillarsPage, portfolioOf, scoresPage, type PortfolioReader } from './portfolio-pages';
-import { portfolioQueryOf, type PortfolioQuery } from './portfolio-query';
 
 const METHODS = ['GET', 'HEAD'] as const;
 const STALE_RETRY_AFTER_S = 5;

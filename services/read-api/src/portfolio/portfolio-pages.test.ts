@@ -5,7 +5,7 @@ import { createMemoryViewStore } from '@rsd/embedded';
 import type { ViewStore } from '@rsd/ports';
 import { anEvent, authorizationCreatedEvent, authorizationRevokedEvent, scoreCalculatedEvent } from '@rsd/testkit';
 import { customersPage, pillarsPage, scoresPage } from './portfolio-pages';
-import { cursorAfter } from './portfolio-query';
+import { cursorAfter } from '@rsd/recipient-access';
 
 const NOW = new Date('2026-11-20T12:00:00.000Z');
 const ACCOUNT: RecipientAccountView & { keyDigest: string } = {

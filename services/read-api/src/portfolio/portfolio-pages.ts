@@ -21,7 +21,7 @@ import {
   type RecipientAccountView,
 } from '@rsd/domain';
 import type { ViewStore } from '@rsd/ports';
-import { cursorAfter, type PortfolioQuery } from './portfolio-query';
+import { cursorAfter, type PortfolioQuery } from '@rsd/recipient-access';
 
 /** The most grants `/portfolio` counts: an account's whole active range is one index range, bounded all the same. */
 const MOST_GRANTS_COUNTED = 100_000;

@@ -2,7 +2,11 @@ import type { Request } from 'express';
 import { PORTFOLIO_LIMIT } from '@rsd/contracts';
 import { ApiError, pageLimitOf, singleQueryParameter } from '@rsd/platform';
 
-/** A portfolio page: how many grants, and the Client ID the previous page ended at (this page holds only later ones in the order). */
+/**
+ * A portfolio page (decision 42), read on the read API, or a page of an account's offers on the credentials
+ * service (decision 50): how many grants, and the Client ID the previous page ended at (this page holds only
+ * later ones in the order).
+ */
 export interface PortfolioQuery {
   limit: number;
   after?: string;

@@ -1,0 +1,162 @@
+import {
+  autoAcceptSchema,
+  type AuthorizationEvent,
+  type AutoAccept,
+  type PortfolioCustomer,
+  type PortfolioOffer,
+  type PortfolioOffersPage,
+} from '@rsd/contracts';
+import {
+  decideAcceptOffer,
+  decideAutoAccept,
+  decideDeclineOffer,
+  hasExpired,
+  type OfferAnswer,
+  type StoredAuthorization,
+  type StoredRecipientAccount,
+} from '@rsd/domain';
+import { ApiError, issueDetails, requestErrorMap, validationFailed } from '@rsd/platform';
+import { cursorAfter, type PortfolioQuery } from '@rsd/recipient-access';
+import { LOST_TO_A_CONCURRENT_CHANGE, retryOnConflict } from '../authorizations/retry-on-conflict';
+import type { UseCaseDeps } from '../authorizations/use-case-deps';
+import { outboxEntryOf } from '../outbox/outbox-entry';
+import { publishOwedEvents, type Publication } from '../outbox/outbox-relay';
+
+/*
+ * Decision 50: a grant an organization gives a recipient account (`keyDelivery: "account"`) is offered to
+ * it, and the account answers: it accepts (and holds the grant from then on) or declines (and the grant
+ * ends). An offer that is not the account's is unknown to it, whether or not it exists, so Client IDs
+ * tell an account nothing of other accounts' offers.
+ */
+
+const NOT_FOUND = () => new ApiError('OFFER_NOT_FOUND', 'No offer to this account has this Client ID');
+
+/**
+ * A page of the account's offers that still wait for its answer, in Client ID order (descending) like the
+ * portfolio's pages. An offer past its expiry that the expiry scheduler has not marked yet is left out,
+ * so a page may hold fewer items than `limit`; the cursor still moves on.
+ */
+export async function listOffers(
+  deps: Pick<UseCaseDeps, 'store' | 'clock'>,
+  account: StoredRecipientAccount,
+  query: PortfolioQuery,
+): Promise<PortfolioOffersPage> {
+  const now = deps.clock.now();
+  const listed = await deps.store.listOffers(account.accountId, { limit: query.limit + 1, before: query.after });
+  const page = listed.slice(0, query.limit);
+  const last = page.at(-1);
+  return {
+    items: page.filter((record) => !hasExpired(record.expiresAt, now)).map(offerOf),
+    nextCursor: listed.length > query.limit && last ? cursorAfter(last.clientId) : null,
+  };
+}
+
+/**
+ * The account accepts the offer: the JoinedAccount event puts the grant into its portfolio, as a claim into
+ * the account does. Accepting an offer the account already accepted answers the same (and publishes the
+ * event if it is still owed), so a client may repeat it after a network failure.
+ */
+export async function acceptOffer(
+  deps: UseCaseDeps,
+  account: StoredRecipientAccount,
+  clientId: string,
+): Promise<{ customer: PortfolioCustomer; publication: Publication }> {
+  const { record, publication } = await answerOffer(deps, account, clientId, 'accept', (current, stamp) =>
+    decideAcceptOffer(current, account, stamp),
+  );
+  return { customer: customerOf(record), publication };
+}
+
+/** The account declines the offer: it ends as a revocation does (`declined_by_recipient`). Repeating it changes nothing. */
+export async function declineOffer(deps: UseCaseDeps, account: StoredRecipientAccount, clientId: string): Promise<Publication> {
+  const { publication } = await answerOffer(deps, account, clientId, 'decline', (current, stamp) =>
+    decideDeclineOffer(current, account, stamp),
+  );
+  return publication;
+}
+
+/** One answer: load, decide, write at the revision read (again on a lost race), then publish what is owed. */
+function answerOffer(
+  deps: UseCaseDeps,
+  account: StoredRecipientAccount,
+  clientId: string,
+  answer: 'accept' | 'decline',
+  decide: (current: StoredAuthorization, stamp: { id: string; time: Date }) => OfferAnswer<AuthorizationEvent>,
+): Promise<{ record: StoredAuthorization; publication: Publication }> {
+  return retryOnConflict(
+    async () => {
+      const current = await deps.store.findByClientId(clientId);
+      if (!current) throw NOT_FOUND();
+      const decision = decide(current, { id: deps.newEventId(), time: deps.clock.now() });
+      if (decision.outcome === 'notOffered') throw NOT_FOUND();
+      if (decision.outcome === 'notPending') {
+        throw new ApiError(
+          'OFFER_NOT_PENDING',
+          answer === 'accept'
+            ? 'This offer has ended (revoked, declined or expired); nothing was accepted'
+            : 'This offer no longer waits for an answer: it has ended, or the account accepted it (leave it with DELETE /v1/portfolio/customers/{clientId})',
+        );
+      }
+      if (decision.outcome === 'changed') {
+        if (!(await deps.store.update(decision.record, current.revision, [outboxEntryOf(decision.event)]))) {
+          return LOST_TO_A_CONCURRENT_CHANGE;
+        }
+        deps.log.info(
+          { accountId: account.accountId, clientId, organizationId: current.organizationId },
+          answer === 'accept' ? 'offer accepted by its recipient account' : 'offer declined by its recipient account',
+        );
+      }
+      return { record: decision.record, publication: await publishOwedEvents(deps.relay, deps.log, deps.publishDeadlineMs) };
+    },
+    { log: deps.log, what: `offer ${answer}`, context: { accountId: account.accountId, clientId } },
+  );
+}
+
+export function autoAcceptOf(account: StoredRecipientAccount): AutoAccept {
+  return { organizationIds: [...(account.autoAcceptOrganizationIds ?? [])] };
+}
+
+/**
+ * The organizations whose offers the account accepts as they are made, replacing the list before. Kept
+ * with the account and in no event: only this service acts on it, when an offer is made.
+ */
+export function setAutoAccept(deps: UseCaseDeps, accountId: string, body: unknown): Promise<AutoAccept> {
+  const parsed = autoAcceptSchema.safeParse(body, { error: requestErrorMap });
+  if (!parsed.success) throw validationFailed(issueDetails(parsed.error.issues));
+  const { organizationIds } = parsed.data;
+  return retryOnConflict(
+    async () => {
+      const current = await deps.store.findAccount(accountId);
+      if (!current) throw new ApiError('INVALID_API_KEY', 'The x-api-key header does not hold a valid recipient account key');
+      const changed = decideAutoAccept(current, organizationIds);
+      if (!(await deps.store.updateAccount(changed, current.revision, []))) return LOST_TO_A_CONCURRENT_CHANGE;
+      deps.log.info({ accountId, organizations: organizationIds.length }, 'account auto-accept list set');
+      return autoAcceptOf(changed);
+    },
+    { log: deps.log, what: 'auto-accept', context: { accountId } },
+  );
+}
+
+function offerOf(record: StoredAuthorization): PortfolioOffer {
+  return {
+    clientId: record.clientId,
+    organizationId: record.organizationId,
+    recipientType: record.recipientType,
+    recipientName: record.recipientName,
+    scopes: [...record.scopes],
+    expiresAt: record.expiresAt,
+    allowedCidrs: record.allowedCidrs ? [...record.allowedCidrs] : null,
+    offeredAt: record.createdAt,
+  };
+}
+
+/** The grant as the account's portfolio lists it (GET /v1/portfolio/customers on the read API). */
+function customerOf(record: StoredAuthorization): PortfolioCustomer {
+  return {
+    clientId: record.clientId,
+    organizationId: record.organizationId,
+    recipientType: record.recipientType,
+    scopes: [...record.scopes],
+    expiresAt: record.expiresAt,
+  };
+}
