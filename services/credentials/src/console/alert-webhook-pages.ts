@@ -1,4 +1,4 @@
-import type { OrganizationAlertEvent, Webhook, WebhookDelivery } from '@resilience-score/client';
+import type { OrganizationAlertEvent, Webhook, WebhookDelivery, WebhookDisabledReason } from '@resilience-score/client';
 import { ALERT_TYPES } from '@rsd/contracts';
 import { html, type Html } from './html';
 import { ALERT_LABELS, csrfField, instant, layout, type Viewer } from './pages';
@@ -145,13 +145,7 @@ export function alertWebhookPage(
         <dt>Created</dt>
         <dd>${instant(webhook.createdAt, '')}</dd>
       </dl>
-      ${
-        webhook.status === 'disabled'
-          ? html`<p class="problem" role="alert">
-              Disabled after a day of failed deliveries. Mend the receiver, then enable it: deliveries resume from then.
-            </p>`
-          : ''
-      }
+      ${webhook.status === 'disabled' ? html`<p class="problem" role="alert">${DISABLED_BECAUSE[disabledReasonOf(webhook)]}</p>` : ''}
       <div class="actions">
         <form method="post" action="${path}/enabled">
           ${csrfField(viewer)}
@@ -346,8 +340,26 @@ function eventsOf(events: readonly OrganizationAlertEvent[]): string {
   return events.length === ALERT_TYPES.length ? 'All alerts' : events.map((type) => ALERT_LABELS[type]).join(', ');
 }
 
+/** Why the notifier disabled a webhook, and what brings it back. */
+const DISABLED_BECAUSE: Record<WebhookDisabledReason, string> = {
+  delivery_failures: 'Disabled after a day of failed deliveries. Mend the receiver, then enable it: deliveries resume from then.',
+  key_ended: 'Disabled: the key that set its address was cut off by a rotation with no overlap. Set its address again to enable it.',
+  key_leaked: 'Disabled: a key of its owner was reported leaked. Set its address again to enable it.',
+};
+const DISABLED_SHORT: Record<WebhookDisabledReason, string> = {
+  delivery_failures: 'Disabled: deliveries failed',
+  key_ended: 'Disabled: its key ended',
+  key_leaked: 'Disabled: its key leaked',
+};
+
+/** A notifier older than the reasons disabled a webhook only after failed deliveries. */
+function disabledReasonOf(webhook: Webhook<OrganizationAlertEvent>): WebhookDisabledReason {
+  return webhook.disabledReason ?? 'delivery_failures';
+}
+
 function statusBadge(webhook: Webhook<OrganizationAlertEvent>): Html {
-  const label = { active: 'Active', paused: 'Paused', disabled: 'Disabled' }[webhook.status];
+  const label =
+    webhook.status === 'disabled' ? DISABLED_SHORT[disabledReasonOf(webhook)] : { active: 'Active', paused: 'Paused' }[webhook.status];
   return html`<span class="status ${webhook.status}">${label}</span>`;
 }
 
