@@ -147,10 +147,17 @@ export function keyAuthorityScenarios(target: () => PortfolioWebhookTarget) {
       for (const started of receivers.splice(0)) await started.close();
     },
     scenarios: {
-      'when an account key is rotated with the default overlap, then the old key only reads: rotating again, releasing a grant and managing a portfolio webhook answer 403 KEY_READ_ONLY, and the new key still works':
+      'when an account key is rotated with the default overlap, then the old key only reads: rotating again, releasing a grant, answering an offer, setting auto-accept and managing a portfolio webhook answer 403 KEY_READ_ONLY, and the new key still works':
         async () => {
           const org = await anOrganization();
-          const { accountKey: oldKey, clientId } = await anAccount(org);
+          const { accountId, accountKey: oldKey, clientId } = await anAccount(org);
+          const offered = await request(`${t().credentials}/v1/organizations/${org}/authorizations`, {
+            method: 'POST',
+            headers: await admin(org),
+            body: JSON.stringify({ recipientType: 'auditor', scopes: ['qr_score'], keyDelivery: 'account', recipientAccountId: accountId }),
+          });
+          expect(offered.body.status).toBe('pending');
+          const offer = `${t().credentials}/v1/portfolio/offers/${offered.body.clientId}`;
           const target = await receiver();
           const webhook = await subscribe('/portfolio', oldKey, target.url);
           const rotated = await rotateAccountKey(oldKey);
@@ -166,6 +173,17 @@ export function keyAuthorityScenarios(target: () => PortfolioWebhookTarget) {
           expect(
             await request(`${t().credentials}/v1/portfolio/customers/${clientId}`, { method: 'DELETE', ...keyed(oldKey) }),
           ).toMatchObject(KEY_READ_ONLY);
+          expect(await request(`${offer}/accept`, { method: 'POST', ...keyed(oldKey) })).toMatchObject(KEY_READ_ONLY);
+          expect(await request(`${offer}/decline`, { method: 'POST', ...keyed(oldKey) })).toMatchObject(KEY_READ_ONLY);
+          expect(
+            await request(`${t().credentials}/v1/portfolio/auto-accept`, { method: 'PUT', ...keyed(oldKey, { organizationIds: [org] }) }),
+          ).toMatchObject(KEY_READ_ONLY);
+          // Reading what waits is reading: the old key lists the offer, which the new key then accepts.
+          expect(await request(`${t().credentials}/v1/portfolio/offers`, keyed(oldKey))).toMatchObject({
+            status: 200,
+            body: { items: [{ clientId: offered.body.clientId }] },
+          });
+          expect((await request(`${offer}/accept`, { method: 'POST', ...keyed(newKey) })).status).toBe(200);
           const refusals = [
             await call('/portfolio', oldKey, '', 'POST', { url: target.url, events: ['score.updated'] }),
             await call('/portfolio', oldKey, `/${webhook.id}`, 'PATCH', { url: target.url }),
