@@ -66,9 +66,7 @@ export function checkAccess(
   if (!credential) return { outcome: 'refused', code: 'CREDENTIAL_NOT_FOUND' };
   const key = keyMatchOf(caller.apiKey, credential, now);
   if (key === undefined) return { outcome: 'refused', code: 'INVALID_API_KEY' };
-  if (!isActive(credential, now)) return { outcome: 'refused', code: 'CREDENTIAL_INACTIVE' };
-  if (scope !== undefined && !credential.scopes.includes(scope)) return { outcome: 'forbidden', code: 'INSUFFICIENT_SCOPE', credential };
-  return { outcome: 'granted', credential, key };
+  return activeWithScope(credential, scope, now, key);
 }
 
 /**
@@ -88,6 +86,11 @@ export function checkAccountAccess(
   // Compared whether or not the account holds the grant, so the timing does not say which it was.
   const key = keyMatchOf(caller.apiKey, account ?? NO_KEYS, now);
   if (!holds || key === undefined) return { outcome: 'refused', code: 'INVALID_API_KEY' };
+  return activeWithScope(credential, scope, now, key);
+}
+
+/** Steps 7 and 9, the same for a grant's own key and an account's, once the key verified. */
+function activeWithScope(credential: CredentialView, scope: Scope | undefined, now: Date, key: KeyMatch): AccessOutcome {
   if (!isActive(credential, now)) return { outcome: 'refused', code: 'CREDENTIAL_INACTIVE' };
   if (scope !== undefined && !credential.scopes.includes(scope)) return { outcome: 'forbidden', code: 'INSUFFICIENT_SCOPE', credential };
   return { outcome: 'granted', credential, key };
