@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { aScoreSubmission, request, type JsonResponse } from '@rsd/testkit';
 import { eventually } from './embedded-process';
 import * as orgAdmin from './organization-admin';
-import { portfolioSecrets, type PortfolioWebhookTarget } from './portfolio-scenarios';
+import { accountClaimedFrom, portfolioSecrets, type PortfolioWebhookTarget } from './portfolio-scenarios';
 import { startSwitchableReceiver, verifiesWith, type Received, type SwitchableReceiver } from './webhook-lifecycle';
 
 /*
@@ -62,22 +62,7 @@ export function keyAuthorityScenarios(target: () => PortfolioWebhookTarget) {
   }
 
   /** An account opened by claiming a grant of `org` into it. */
-  async function anAccount(org: string): Promise<{ accountId: string; accountKey: string; clientId: string }> {
-    const link = await request(`${t().credentials}/v1/organizations/${org}/authorizations`, {
-      method: 'POST',
-      headers: await admin(org),
-      body: JSON.stringify({ recipientType: 'auditor', scopes: ['qr_score'], keyDelivery: 'claimLink' }),
-    });
-    expect(link.status).toBe(201);
-    const claimed = await request(link.body.claim.url, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ into: 'account' }),
-    });
-    expect(claimed.status).toBe(201);
-    portfolioSecrets.push(claimed.body.accountKey, String(link.body.claim.url).split('/').pop() ?? '');
-    return claimed.body;
-  }
+  const anAccount = async (org: string) => accountClaimedFrom(t().credentials, org, await t().tokenFor(org));
 
   async function rotateGrant(org: string, clientId: string, overlapSeconds: number): Promise<string> {
     const rotated = await request(`${t().credentials}/v1/organizations/${org}/authorizations/${clientId}/rotate`, {

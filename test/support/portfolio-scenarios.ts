@@ -700,6 +700,27 @@ interface ListedDelivery {
 }
 
 /**
+ * An account opened by claiming a grant of `org` into it (with the organization's `token`), on the
+ * credentials service at `credentials`; its key and the link's token join the secrets searched for.
+ */
+export async function accountClaimedFrom(credentials: string, org: string, token: string): Promise<Account & { clientId: string }> {
+  const link = await request(`${credentials}/v1/organizations/${org}/authorizations`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ recipientType: 'auditor', scopes: ['qr_score'], keyDelivery: 'claimLink' }),
+  });
+  expect(link.status).toBe(201);
+  const opened = await request(link.body.claim.url, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ into: 'account' }),
+  });
+  expect(opened.status).toBe(201);
+  portfolioSecrets.push(opened.body.accountKey, String(link.body.claim.url).split('/').pop() ?? '');
+  return opened.body as Account & { clientId: string };
+}
+
+/**
  * What the webhook scenarios share: organizations with a score, an account opened by claiming one's
  * grant, grants straight to it, webhooks made as the API makes them, and their deliveries lists.
  */
@@ -715,22 +736,7 @@ function webhookScenarioSteps(t: () => PortfolioWebhookTarget) {
     return orgs;
   }
 
-  /** An account opened by claiming a grant of `org` into it. */
-  async function openAccount(org: string): Promise<Account & { clientId: string }> {
-    const link = await request(`${t().credentials}/v1/organizations/${org}/authorizations`, {
-      method: 'POST',
-      headers: await admin(org),
-      body: JSON.stringify({ recipientType: 'auditor', scopes: ['qr_score'], keyDelivery: 'claimLink' }),
-    });
-    const opened = await request(link.body.claim.url, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ into: 'account' }),
-    });
-    expect(opened.status).toBe(201);
-    portfolioSecrets.push(opened.body.accountKey, String(link.body.claim.url).split('/').pop() ?? '');
-    return opened.body as Account & { clientId: string };
-  }
+  const openAccount = async (org: string) => accountClaimedFrom(t().credentials, org, await t().tokenFor(org));
 
   /** A grant of `org` offered to the account, which accepts it. */
   async function grantTo(account: Account, org: string, scopes: string[], extra: object = {}): Promise<string> {
