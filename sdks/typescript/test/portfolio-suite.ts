@@ -208,7 +208,7 @@ export function portfolioSuite(running: () => ProductUnderTest): void {
       const book = await anAccount(50);
       const { id, organization } = await anOrganization();
       await organization.publishScores([aScore(id, 44, FIRST_SCORE_DAYS_AGO)]);
-      await organization.authorizations.create({
+      const offered = await organization.authorizations.create({
         recipientType: 'auditor',
         scopes: ['qr_score', 'pillar_breakdown'],
         keyDelivery: 'account',
@@ -216,6 +216,7 @@ export function portfolioSuite(running: () => ProductUnderTest): void {
         allowedCidrs: ['203.0.113.0/24'],
       });
       const reader = new Portfolio({ accountKey: book.accountKey, ...urls() });
+      await reader.acceptOffer(offered.clientId);
       await eventually(async () => ((await reader.summary().catch(() => undefined))?.customers === 2 ? true : undefined), 20_000);
 
       const listings: PortfolioItems<{ clientId: string }>[] = [

@@ -125,8 +125,9 @@ describe('credentials API documentation: offers to recipient accounts (decision 
       {
         '200': 'Accepted',
         '202': 'not yet in the event log',
-        '400': 'INVALID_PARAMETER',
+        '400': 'VALIDATION_FAILED',
         '401': 'INVALID_API_KEY',
+        '403': 'KEY_READ_ONLY',
         '404': 'OFFER_NOT_FOUND',
         '409': 'OFFER_NOT_PENDING',
       },
@@ -137,8 +138,9 @@ describe('credentials API documentation: offers to recipient accounts (decision 
       {
         '204': 'Declined',
         '202': 'event log',
-        '400': 'INVALID_PARAMETER',
+        '400': 'VALIDATION_FAILED',
         '401': 'INVALID_API_KEY',
+        '403': 'KEY_READ_ONLY',
         '404': 'OFFER_NOT_FOUND',
         '409': 'OFFER_NOT_PENDING',
       },
