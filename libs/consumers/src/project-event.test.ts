@@ -84,4 +84,18 @@ describe('projectEvent', () => {
     // Nothing to revoke yet: read, and nothing written.
     expect(calls).toEqual({ get: 1, put: 0, refused: 0 });
   });
+
+  test('when an event is of a type a view does not handle, then the view is not called and none of its documents is read', async () => {
+    const { store, calls } = countingStore();
+    const keyOf = jest.fn(credentialView.keyOf);
+    const evolve = jest.fn(credentialView.evolve);
+    const credentials = { ...credentialView, keyOf, evolve };
+
+    await projectEvent(store, [credentials, scoreHistoryView], scored('2026-11-20', 70));
+
+    expect(keyOf).not.toHaveBeenCalled();
+    expect(evolve).not.toHaveBeenCalled();
+    // The score's own view wrote it, without reading.
+    expect(calls).toEqual({ get: 0, put: 1, refused: 0 });
+  });
 });

@@ -38,6 +38,8 @@ export async function projectEvents(
 function eventsByKey(view: ViewDefinition<unknown>, events: readonly DomainEvent[]): Map<string, DomainEvent[]> {
   const byKey = new Map<string, DomainEvent[]>();
   for (const event of events) {
+    // An event of a type the view does not handle is passed by: the view is not called, nor its documents read.
+    if (view.on[event.type] === undefined) continue;
     const key = view.keyOf(event);
     if (key === undefined) continue;
     const keyed = byKey.get(key);

@@ -1,6 +1,13 @@
-import { EVENT_TYPES, type AuthorizationStatus, type DomainEvent, type RecipientType, type Scope } from '@rsd/contracts';
+import {
+  EVENT_TYPES,
+  type AuthorizationStatus,
+  type RecipientAccountCreated,
+  type RecipientAccountKeyRotated,
+  type RecipientType,
+  type Scope,
+} from '@rsd/contracts';
 import { hasExpired } from '../expiry';
-import { revisionVersion, unhandled, type ListedView, type ViewDefinition } from './view';
+import { revisionVersion, viewEvents, type ListedView, type ViewDefinition } from './view';
 
 /** Decision 42: what the read API knows of a recipient account: its name and its keys' digests. */
 export interface RecipientAccountView {
@@ -16,61 +23,29 @@ export interface RecipientAccountView {
 export const recipientAccountView: ViewDefinition<RecipientAccountView> = {
   name: 'recipient_accounts',
 
-  keyOf(event: DomainEvent) {
-    switch (event.type) {
-      case EVENT_TYPES.recipientAccountCreated:
-      case EVENT_TYPES.recipientAccountKeyRotated:
-      case EVENT_TYPES.recipientAccountKeyRevoked:
-        return event.data.accountId;
-      case EVENT_TYPES.authorizationPreviousKeyRevoked:
-      case EVENT_TYPES.authorizationCreated:
-      case EVENT_TYPES.authorizationRevoked:
-      case EVENT_TYPES.authorizationExpired:
-      case EVENT_TYPES.authorizationKeyRotated:
-      case EVENT_TYPES.authorizationKeyClaimed:
-      case EVENT_TYPES.authorizationJoinedAccount:
-      case EVENT_TYPES.scoreCalculated:
-      case EVENT_TYPES.authorizationAlerted:
-        return undefined;
-      default:
-        return unhandled(event);
-    }
-  },
-
-  evolve(state, event) {
-    switch (event.type) {
-      case EVENT_TYPES.recipientAccountCreated: {
+  ...viewEvents<RecipientAccountView>()({
+    keyOf: (event) => event.data.accountId,
+    on: {
+      [EVENT_TYPES.recipientAccountCreated]: (state, event) => {
         if (state && state.revision >= event.data.revision) return state;
         const { accountId, name, keyDigest, revision } = event.data;
         return { accountId, name, keyDigest, previousKeyDigest: null, previousKeyExpiresAt: null, revision };
-      }
-      case EVENT_TYPES.recipientAccountKeyRotated: {
+      },
+      [EVENT_TYPES.recipientAccountKeyRotated]: (state, event) => {
         if (!state || state.revision >= event.data.revision) return state;
         const { keyDigest, previousKeyDigest, previousKeyExpiresAt, revision } = event.data;
         return { ...state, keyDigest, previousKeyDigest, previousKeyExpiresAt, revision };
-      }
-      case EVENT_TYPES.recipientAccountKeyRevoked: {
+      },
+      [EVENT_TYPES.recipientAccountKeyRevoked]: (state, event) => {
         // Decision 43: the reported key ends alone, whichever of the two it is.
         if (!state || state.revision >= event.data.revision) return state;
         const { keyDigest, revision } = event.data;
         if (state.keyDigest === keyDigest) return { ...state, keyDigest: null, revision };
         if (state.previousKeyDigest === keyDigest) return { ...state, previousKeyDigest: null, previousKeyExpiresAt: null, revision };
         return { ...state, revision };
-      }
-      case EVENT_TYPES.authorizationPreviousKeyRevoked:
-      case EVENT_TYPES.authorizationCreated:
-      case EVENT_TYPES.authorizationRevoked:
-      case EVENT_TYPES.authorizationExpired:
-      case EVENT_TYPES.authorizationKeyRotated:
-      case EVENT_TYPES.authorizationKeyClaimed:
-      case EVENT_TYPES.authorizationJoinedAccount:
-      case EVENT_TYPES.scoreCalculated:
-      case EVENT_TYPES.authorizationAlerted:
-        return state;
-      default:
-        return unhandled(event);
-    }
-  },
+      },
+    },
+  }),
 
   versionOf: (state) => revisionVersion(state.revision),
 };
@@ -89,47 +64,13 @@ export const accountKeyView: ViewDefinition<AccountKeyView> = {
   name: 'recipient_account_keys',
   newestWins: true,
 
-  keyOf(event: DomainEvent) {
-    switch (event.type) {
-      case EVENT_TYPES.recipientAccountCreated:
-      case EVENT_TYPES.recipientAccountKeyRotated:
-        return event.data.keyDigest;
-      case EVENT_TYPES.authorizationCreated:
-      case EVENT_TYPES.authorizationRevoked:
-      case EVENT_TYPES.authorizationExpired:
-      case EVENT_TYPES.authorizationKeyRotated:
-      case EVENT_TYPES.authorizationKeyClaimed:
-      case EVENT_TYPES.authorizationJoinedAccount:
-      case EVENT_TYPES.authorizationPreviousKeyRevoked:
-      case EVENT_TYPES.recipientAccountKeyRevoked:
-      case EVENT_TYPES.scoreCalculated:
-      case EVENT_TYPES.authorizationAlerted:
-        return undefined;
-      default:
-        return unhandled(event);
-    }
-  },
-
-  evolve(state, event) {
-    switch (event.type) {
-      case EVENT_TYPES.recipientAccountCreated:
-      case EVENT_TYPES.recipientAccountKeyRotated:
-        return state ?? { keyDigest: event.data.keyDigest, accountId: event.data.accountId };
-      case EVENT_TYPES.authorizationCreated:
-      case EVENT_TYPES.authorizationRevoked:
-      case EVENT_TYPES.authorizationExpired:
-      case EVENT_TYPES.authorizationKeyRotated:
-      case EVENT_TYPES.authorizationKeyClaimed:
-      case EVENT_TYPES.authorizationJoinedAccount:
-      case EVENT_TYPES.authorizationPreviousKeyRevoked:
-      case EVENT_TYPES.recipientAccountKeyRevoked:
-      case EVENT_TYPES.scoreCalculated:
-      case EVENT_TYPES.authorizationAlerted:
-        return state;
-      default:
-        return unhandled(event);
-    }
-  },
+  ...viewEvents<AccountKeyView>()({
+    keyOf: (event) => event.data.keyDigest,
+    on: {
+      [EVENT_TYPES.recipientAccountCreated]: keyOfAccount,
+      [EVENT_TYPES.recipientAccountKeyRotated]: keyOfAccount,
+    },
+  }),
 
   // A digest names one account forever: the first write stands, and a replay changes nothing.
   versionOf: () => revisionVersion(1),
@@ -166,75 +107,19 @@ export const portfolioGrantView: ListedView<PortfolioGrantView> = {
   partitionOf: (state) => state.accountId,
   sortKeyOf: (state) => `${state.status === 'active' ? ACTIVE_GRANTS : ENDED_GRANTS}${state.clientId}`,
 
-  keyOf(event: DomainEvent) {
-    switch (event.type) {
-      case EVENT_TYPES.authorizationCreated:
-      case EVENT_TYPES.authorizationJoinedAccount:
-      case EVENT_TYPES.authorizationRevoked:
-      case EVENT_TYPES.authorizationExpired:
-        return event.data.clientId;
-      case EVENT_TYPES.authorizationKeyRotated:
-      case EVENT_TYPES.authorizationKeyClaimed:
-      case EVENT_TYPES.recipientAccountCreated:
-      case EVENT_TYPES.recipientAccountKeyRotated:
-      case EVENT_TYPES.authorizationPreviousKeyRevoked:
-      case EVENT_TYPES.recipientAccountKeyRevoked:
-      case EVENT_TYPES.scoreCalculated:
-      case EVENT_TYPES.authorizationAlerted:
-        return undefined;
-      default:
-        return unhandled(event);
-    }
-  },
-
-  evolve(state, event) {
-    switch (event.type) {
-      case EVENT_TYPES.authorizationCreated: {
+  ...viewEvents<PortfolioGrantView>()({
+    keyOf: (event) => event.data.clientId,
+    on: {
+      // Only a grant made for an account: one with a key of its own is no portfolio's.
+      [EVENT_TYPES.authorizationCreated]: (state, event) => {
         const { recipientAccountId } = event.data;
-        if (!recipientAccountId || (state && state.revision >= event.data.revision)) return state;
-        const { clientId, organizationId, recipientType, scopes, expiresAt, revision } = event.data;
-        return {
-          clientId,
-          accountId: recipientAccountId,
-          organizationId,
-          recipientType,
-          scopes: [...scopes],
-          expiresAt,
-          status: 'active',
-          revision,
-        };
-      }
-      case EVENT_TYPES.authorizationJoinedAccount: {
-        if (state && state.revision >= event.data.revision) return state;
-        const { clientId, recipientAccountId, organizationId, recipientType, scopes, expiresAt, revision } = event.data;
-        return {
-          clientId,
-          accountId: recipientAccountId,
-          organizationId,
-          recipientType,
-          scopes: [...scopes],
-          expiresAt,
-          status: 'active',
-          revision,
-        };
-      }
-      case EVENT_TYPES.authorizationRevoked:
-        return ended(state, 'revoked', event.data.revision);
-      case EVENT_TYPES.authorizationExpired:
-        return ended(state, 'expired', event.data.revision);
-      case EVENT_TYPES.authorizationKeyRotated:
-      case EVENT_TYPES.authorizationKeyClaimed:
-      case EVENT_TYPES.recipientAccountCreated:
-      case EVENT_TYPES.recipientAccountKeyRotated:
-      case EVENT_TYPES.authorizationPreviousKeyRevoked:
-      case EVENT_TYPES.recipientAccountKeyRevoked:
-      case EVENT_TYPES.scoreCalculated:
-      case EVENT_TYPES.authorizationAlerted:
-        return state;
-      default:
-        return unhandled(event);
-    }
-  },
+        return recipientAccountId ? joined(state, { ...event.data, recipientAccountId }) : state;
+      },
+      [EVENT_TYPES.authorizationJoinedAccount]: (state, event) => joined(state, event.data),
+      [EVENT_TYPES.authorizationRevoked]: (state, event) => ended(state, 'revoked', event.data.revision),
+      [EVENT_TYPES.authorizationExpired]: (state, event) => ended(state, 'expired', event.data.revision),
+    },
+  }),
 
   versionOf: (state) => revisionVersion(state.revision),
 };
@@ -248,6 +133,32 @@ export const organizationPortfolioGrantView: ListedView<PortfolioGrantView> = {
   name: 'organization_portfolio_grants',
   partitionOf: (state) => state.organizationId,
 };
+
+/** The first key of an account, or its new one: the first write stands. */
+function keyOfAccount(state: AccountKeyView | undefined, event: RecipientAccountCreated | RecipientAccountKeyRotated): AccountKeyView {
+  return state ?? { keyDigest: event.data.keyDigest, accountId: event.data.accountId };
+}
+
+/** A grant as it joins an account (granted to it, or claimed into it): active, unless the view holds a newer revision. */
+function joined(
+  state: PortfolioGrantView | undefined,
+  grant: Pick<PortfolioGrantView, 'clientId' | 'organizationId' | 'recipientType' | 'scopes' | 'expiresAt' | 'revision'> & {
+    recipientAccountId: string;
+  },
+): PortfolioGrantView | undefined {
+  if (state && state.revision >= grant.revision) return state;
+  const { clientId, recipientAccountId, organizationId, recipientType, scopes, expiresAt, revision } = grant;
+  return {
+    clientId,
+    accountId: recipientAccountId,
+    organizationId,
+    recipientType,
+    scopes: [...scopes],
+    expiresAt,
+    status: 'active',
+    revision,
+  };
+}
 
 /** A grant the view has never seen in an account (one with its own key) stays unseen. */
 function ended(state: PortfolioGrantView | undefined, status: AuthorizationStatus, revision: number): PortfolioGrantView | undefined {

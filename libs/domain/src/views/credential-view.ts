@@ -1,6 +1,6 @@
-import { EVENT_TYPES, type AuthorizationStatus, type DomainEvent, type Scope } from '@rsd/contracts';
+import { EVENT_TYPES, type AuthorizationStatus, type Scope } from '@rsd/contracts';
 import { hasExpired } from '../expiry';
-import { revisionVersion, unhandled, type ViewDefinition } from './view';
+import { revisionVersion, viewEvents, type ViewDefinition } from './view';
 
 /** What the read API knows of a credential, projected from authorization events. */
 export interface CredentialView {
@@ -33,30 +33,10 @@ export function isActive(view: CredentialView, now: Date): boolean {
 export const credentialView: ViewDefinition<CredentialView> = {
   name: 'credential_views',
 
-  keyOf(event: DomainEvent) {
-    switch (event.type) {
-      case EVENT_TYPES.authorizationCreated:
-      case EVENT_TYPES.authorizationRevoked:
-      case EVENT_TYPES.authorizationExpired:
-      case EVENT_TYPES.authorizationKeyRotated:
-      case EVENT_TYPES.authorizationKeyClaimed:
-      case EVENT_TYPES.authorizationJoinedAccount:
-      case EVENT_TYPES.authorizationPreviousKeyRevoked:
-        return event.data.clientId;
-      case EVENT_TYPES.scoreCalculated:
-      case EVENT_TYPES.recipientAccountCreated:
-      case EVENT_TYPES.recipientAccountKeyRotated:
-      case EVENT_TYPES.recipientAccountKeyRevoked:
-      case EVENT_TYPES.authorizationAlerted:
-        return undefined;
-      default:
-        return unhandled(event);
-    }
-  },
-
-  evolve(state, event) {
-    switch (event.type) {
-      case EVENT_TYPES.authorizationCreated: {
+  ...viewEvents<CredentialView>()({
+    keyOf: (event) => event.data.clientId,
+    on: {
+      [EVENT_TYPES.authorizationCreated]: (state, event) => {
         if (state && state.revision >= event.data.revision) return state;
         const { clientId, organizationId, keyDigest, scopes, expiresAt, revision } = event.data;
         const allowedCidrs = event.data.allowedCidrs ? [...event.data.allowedCidrs] : null;
@@ -73,42 +53,32 @@ export const credentialView: ViewDefinition<CredentialView> = {
           recipientAccountId: event.data.recipientAccountId ?? null,
           revision,
         };
-      }
-      case EVENT_TYPES.authorizationJoinedAccount: {
+      },
+      [EVENT_TYPES.authorizationJoinedAccount]: (state, event) => {
         // No key of its own from now on: the account's key reads it.
         if (!state || state.revision >= event.data.revision) return state;
         return { ...state, keyDigest: null, recipientAccountId: event.data.recipientAccountId, revision: event.data.revision };
-      }
-      case EVENT_TYPES.authorizationKeyRotated: {
+      },
+      [EVENT_TYPES.authorizationKeyRotated]: (state, event) => {
         // Like a status change, a rotation of a credential this view has never seen has nothing to apply to.
         if (!state || state.revision >= event.data.revision) return state;
         const { keyDigest, previousKeyDigest, previousKeyExpiresAt, revision } = event.data;
         return { ...state, keyDigest, previousKeyDigest, previousKeyExpiresAt, revision };
-      }
-      case EVENT_TYPES.authorizationKeyClaimed: {
+      },
+      [EVENT_TYPES.authorizationKeyClaimed]: (state, event) => {
         if (!state || state.revision >= event.data.revision) return state;
         return { ...state, keyDigest: event.data.keyDigest, revision: event.data.revision };
-      }
-      case EVENT_TYPES.authorizationPreviousKeyRevoked: {
+      },
+      [EVENT_TYPES.authorizationPreviousKeyRevoked]: (state, event) => {
         // Decision 43: the previous key of the overlap was reported leaked; the current key keeps working.
         if (!state || state.revision >= event.data.revision) return state;
         const ended = state.previousKeyDigest === event.data.previousKeyDigest;
         return { ...state, ...(ended ? { previousKeyDigest: null, previousKeyExpiresAt: null } : {}), revision: event.data.revision };
-      }
-      case EVENT_TYPES.authorizationRevoked:
-        return withStatus(state, 'revoked', event.data.revision);
-      case EVENT_TYPES.authorizationExpired:
-        return withStatus(state, 'expired', event.data.revision);
-      case EVENT_TYPES.scoreCalculated:
-      case EVENT_TYPES.recipientAccountCreated:
-      case EVENT_TYPES.recipientAccountKeyRotated:
-      case EVENT_TYPES.recipientAccountKeyRevoked:
-      case EVENT_TYPES.authorizationAlerted:
-        return state;
-      default:
-        return unhandled(event);
-    }
-  },
+      },
+      [EVENT_TYPES.authorizationRevoked]: (state, event) => withStatus(state, 'revoked', event.data.revision),
+      [EVENT_TYPES.authorizationExpired]: (state, event) => withStatus(state, 'expired', event.data.revision),
+    },
+  }),
 
   versionOf: (state) => revisionVersion(state.revision),
 };

@@ -1,5 +1,5 @@
-import { EVENT_TYPES, type CalculatedScore, type DomainEvent } from '@rsd/contracts';
-import { unhandled } from './view';
+import { EVENT_TYPES, type CalculatedScore } from '@rsd/contracts';
+import { viewEvents } from './view';
 
 /**
  * Whether `candidate` should replace `current` (decision 2): a greater scoreDate wins; for the same
@@ -27,54 +27,19 @@ export function scoreVersion(score: CalculatedScore): string {
 
 /**
  * The score views' shared rules: a document is keyed by something of the score (`keyOfScore`), and
- * holds the calculation that supersedes every other one it has seen. Authorization events concern
- * neither view.
+ * holds the calculation that supersedes every other one it has seen. A score is the only event they
+ * are made of.
  */
 export function scoreViewRules(keyOfScore: (score: CalculatedScore) => string) {
   return {
     // A score supersedes or is superseded, whole: nothing of an earlier calculation is kept (decision 2).
     newestWins: true,
 
-    keyOf(event: DomainEvent): string | undefined {
-      switch (event.type) {
-        case EVENT_TYPES.scoreCalculated:
-          return keyOfScore(event.data);
-        case EVENT_TYPES.authorizationCreated:
-        case EVENT_TYPES.authorizationRevoked:
-        case EVENT_TYPES.authorizationExpired:
-        case EVENT_TYPES.authorizationKeyRotated:
-        case EVENT_TYPES.authorizationKeyClaimed:
-        case EVENT_TYPES.authorizationJoinedAccount:
-        case EVENT_TYPES.recipientAccountCreated:
-        case EVENT_TYPES.recipientAccountKeyRotated:
-        case EVENT_TYPES.authorizationPreviousKeyRevoked:
-        case EVENT_TYPES.recipientAccountKeyRevoked:
-        case EVENT_TYPES.authorizationAlerted:
-          return undefined;
-        default:
-          return unhandled(event);
-      }
-    },
-
-    evolve(state: CalculatedScore | undefined, event: DomainEvent): CalculatedScore | undefined {
-      switch (event.type) {
-        case EVENT_TYPES.scoreCalculated:
-          return supersedes(event.data, state) ? copyOf(event.data) : state;
-        case EVENT_TYPES.authorizationCreated:
-        case EVENT_TYPES.authorizationRevoked:
-        case EVENT_TYPES.authorizationExpired:
-        case EVENT_TYPES.authorizationKeyRotated:
-        case EVENT_TYPES.authorizationKeyClaimed:
-        case EVENT_TYPES.authorizationJoinedAccount:
-        case EVENT_TYPES.recipientAccountCreated:
-        case EVENT_TYPES.recipientAccountKeyRotated:
-        case EVENT_TYPES.authorizationPreviousKeyRevoked:
-        case EVENT_TYPES.recipientAccountKeyRevoked:
-        case EVENT_TYPES.authorizationAlerted:
-          return state;
-        default:
-          return unhandled(event);
-      }
-    },
+    ...viewEvents<CalculatedScore>()({
+      keyOf: (event) => keyOfScore(event.data),
+      on: {
+        [EVENT_TYPES.scoreCalculated]: (state, event) => (supersedes(event.data, state) ? copyOf(event.data) : state),
+      },
+    }),
   };
 }

@@ -1,7 +1,15 @@
-import { EVENT_TYPES, type DomainEvent, type KeyDisabledReason, type WebhookDisabledReason, type WebhookStatus } from '@rsd/contracts';
+import {
+  EVENT_TYPES,
+  type AuthorizationKeyRotated,
+  type DomainEvent,
+  type KeyDisabledReason,
+  type RecipientAccountKeyRotated,
+  type WebhookDisabledReason,
+  type WebhookStatus,
+} from '@rsd/contracts';
 import type { RecipientAccountView } from '../views/account-views';
 import type { CredentialView } from '../views/credential-view';
-import { unhandled } from '../views/view';
+import { consumeEvents, type EventConsumers } from '../views/view';
 import type { NotifierStateBefore } from './notifications';
 import { webhookOwnerKey } from './webhook-owner';
 
@@ -60,6 +68,44 @@ export function cutOffDisables(webhook: KeyedWebhook, cutOff: KeyCutOff): boolea
   return webhook.keyDigest !== undefined && cutOff.cutKeyDigests.includes(webhook.keyDigest);
 }
 
+/** Each event type that may cut a key off, with the cut-off it makes (or none, for a routine rotation). */
+export const KEY_CUT_OFFS_BY_EVENT = {
+  [EVENT_TYPES.authorizationKeyRotated]: (event, before) =>
+    event.data.previousKeyDigest !== null ? undefined : keyEnded(event, event.data.clientId, keysOf(before.credential)),
+  [EVENT_TYPES.recipientAccountKeyRotated]: (event, before) =>
+    event.data.previousKeyDigest !== null ? undefined : keyEnded(event, accountOwner(event.data.accountId), keysOf(before.account)),
+  [EVENT_TYPES.authorizationRevoked]: (event, before) =>
+    event.data.revocationReason !== 'key_leaked'
+      ? undefined
+      : { keyOwner: event.data.clientId, reason: 'key_leaked', at: event.time, cutKeyDigests: keysOf(before.credential) },
+  [EVENT_TYPES.authorizationPreviousKeyRevoked]: (event) => ({
+    keyOwner: event.data.clientId,
+    reason: 'key_leaked',
+    at: event.time,
+    cutKeyDigests: [event.data.previousKeyDigest],
+  }),
+  [EVENT_TYPES.recipientAccountKeyRevoked]: (event) => ({
+    keyOwner: accountOwner(event.data.accountId),
+    reason: 'key_leaked',
+    at: event.time,
+    cutKeyDigests: [event.data.keyDigest],
+  }),
+  [EVENT_TYPES.authorizationAlerted]: (event) =>
+    event.data.alert !== 'authorization.key_leaked'
+      ? undefined
+      : { keyOwner: event.data.clientId, reason: 'key_leaked', at: event.data.at, cutKeyDigests: [] },
+} satisfies Partial<EventConsumers<[before: NotifierStateBefore], KeyCutOff | undefined>>;
+
+/** A rotation without an overlap: every key of the holder but the new one is cut off. */
+function keyEnded(event: AuthorizationKeyRotated | RecipientAccountKeyRotated, keyOwner: string, cutKeyDigests: string[]): KeyCutOff {
+  return { keyOwner, reason: 'key_ended', at: event.time, spareKeyDigest: event.data.keyDigest, cutKeyDigests };
+}
+
+/** The key owner of a recipient account's webhooks. */
+function accountOwner(accountId: string): string {
+  return webhookOwnerKey({ kind: 'portfolio', accountId });
+}
+
 /**
  * The cut-off an event is, or undefined. `key_ended`: a grant's or an account's key rotated with no
  * overlap (the event has no previous key), every key but the new one cut off. `key_leaked`: a grant
@@ -68,52 +114,10 @@ export function cutOffDisables(webhook: KeyedWebhook, cutOff: KeyCutOff): boolea
  * applied again, it changes nothing and counts the webhooks that leak disabled). A routine rotation
  * (with an overlap) is none: the webhooks go on with the new key.
  */
-export function keyCutOffOf(event: DomainEvent, before: NotifierStateBefore): KeyCutOff | undefined {
-  switch (event.type) {
-    case EVENT_TYPES.authorizationKeyRotated:
-      if (event.data.previousKeyDigest !== null) return undefined;
-      return {
-        keyOwner: event.data.clientId,
-        reason: 'key_ended',
-        at: event.time,
-        spareKeyDigest: event.data.keyDigest,
-        cutKeyDigests: keysOf(before.credential),
-      };
-    case EVENT_TYPES.recipientAccountKeyRotated:
-      if (event.data.previousKeyDigest !== null) return undefined;
-      return {
-        keyOwner: webhookOwnerKey({ kind: 'portfolio', accountId: event.data.accountId }),
-        reason: 'key_ended',
-        at: event.time,
-        spareKeyDigest: event.data.keyDigest,
-        cutKeyDigests: keysOf(before.account),
-      };
-    case EVENT_TYPES.authorizationRevoked:
-      if (event.data.revocationReason !== 'key_leaked') return undefined;
-      return { keyOwner: event.data.clientId, reason: 'key_leaked', at: event.time, cutKeyDigests: keysOf(before.credential) };
-    case EVENT_TYPES.authorizationPreviousKeyRevoked:
-      return { keyOwner: event.data.clientId, reason: 'key_leaked', at: event.time, cutKeyDigests: [event.data.previousKeyDigest] };
-    case EVENT_TYPES.recipientAccountKeyRevoked:
-      return {
-        keyOwner: webhookOwnerKey({ kind: 'portfolio', accountId: event.data.accountId }),
-        reason: 'key_leaked',
-        at: event.time,
-        cutKeyDigests: [event.data.keyDigest],
-      };
-    case EVENT_TYPES.authorizationAlerted:
-      if (event.data.alert !== 'authorization.key_leaked') return undefined;
-      return { keyOwner: event.data.clientId, reason: 'key_leaked', at: event.data.at, cutKeyDigests: [] };
-    case EVENT_TYPES.authorizationCreated:
-    case EVENT_TYPES.authorizationExpired:
-    case EVENT_TYPES.authorizationKeyClaimed:
-    case EVENT_TYPES.authorizationJoinedAccount:
-    case EVENT_TYPES.recipientAccountCreated:
-    case EVENT_TYPES.scoreCalculated:
-      return undefined;
-    default:
-      return unhandled(event);
-  }
-}
+export const keyCutOffOf: (event: DomainEvent, before: NotifierStateBefore) => KeyCutOff | undefined = consumeEvents<
+  [before: NotifierStateBefore],
+  KeyCutOff | undefined
+>(KEY_CUT_OFFS_BY_EVENT, undefined);
 
 /** The digests a holder's keys had before the event: its current key's and its previous one's. */
 function keysOf(holder: Pick<CredentialView | RecipientAccountView, 'keyDigest' | 'previousKeyDigest'> | undefined): string[] {

@@ -19,7 +19,7 @@ import { PILLAR_NAMES } from '../history/explain-history';
 import type { RecipientAccountView } from '../views/account-views';
 import { credentialView, isActive, type CredentialView } from '../views/credential-view';
 import { latestScoreView } from '../views/latest-score-view';
-import { unhandled } from '../views/view';
+import { consumeEvents, unhandled, type EventConsumers } from '../views/view';
 import { conditionsHold } from './webhook-conditions';
 
 /**
@@ -55,45 +55,32 @@ export interface NotifierStateBefore {
   account?: RecipientAccountView;
 }
 
+/** The event types that may make a trigger, each with the trigger it makes (or none). */
+export const TRIGGERS_BY_EVENT = {
+  [EVENT_TYPES.scoreCalculated]: (event, before) => {
+    const latest = latestScoreView.evolve(before.latestScore, event);
+    if (latest === undefined || latest === before.latestScore) return undefined;
+    const { organizationId } = latest;
+    return {
+      kind: 'latest-score-changed',
+      eventId: event.id,
+      occurredAt: event.time,
+      organizationId,
+      previous: before.latestScore,
+      latest,
+    };
+  },
+  [EVENT_TYPES.authorizationRevoked]: (event, before) => endedBy(event, before.credential, 'revoked', event.data.revokedAt),
+  [EVENT_TYPES.authorizationExpired]: (event, before) => endedBy(event, before.credential, 'expired', event.data.expiredAt),
+} satisfies Partial<EventConsumers<[before: NotifierStateBefore], NotifierTrigger | undefined>>;
+
 /**
  * The trigger an event makes, or undefined. The views' own rules decide: the latest score changed
  * when `latestScoreView` would replace it (decision 2: a late older score or a duplicate does not),
  * and an authorization ended when `credentialView` moves it from active to revoked or expired, which
  * happens once whatever duplicates, replays or a revoke after an expiry follow.
  */
-export function triggerOf(event: DomainEvent, before: NotifierStateBefore): NotifierTrigger | undefined {
-  switch (event.type) {
-    case EVENT_TYPES.scoreCalculated: {
-      const latest = latestScoreView.evolve(before.latestScore, event);
-      if (latest === undefined || latest === before.latestScore) return undefined;
-      const { organizationId } = latest;
-      return {
-        kind: 'latest-score-changed',
-        eventId: event.id,
-        occurredAt: event.time,
-        organizationId,
-        previous: before.latestScore,
-        latest,
-      };
-    }
-    case EVENT_TYPES.authorizationRevoked:
-      return endedBy(event, before.credential, 'revoked', event.data.revokedAt);
-    case EVENT_TYPES.authorizationExpired:
-      return endedBy(event, before.credential, 'expired', event.data.expiredAt);
-    case EVENT_TYPES.authorizationCreated:
-    case EVENT_TYPES.authorizationKeyRotated:
-    case EVENT_TYPES.authorizationKeyClaimed:
-    case EVENT_TYPES.authorizationJoinedAccount:
-    case EVENT_TYPES.recipientAccountCreated:
-    case EVENT_TYPES.recipientAccountKeyRotated:
-    case EVENT_TYPES.authorizationPreviousKeyRevoked:
-    case EVENT_TYPES.recipientAccountKeyRevoked:
-    case EVENT_TYPES.authorizationAlerted:
-      return undefined;
-    default:
-      return unhandled(event);
-  }
-}
+export const triggerOf = consumeEvents<[before: NotifierStateBefore], NotifierTrigger | undefined>(TRIGGERS_BY_EVENT, undefined);
 
 /** Decision 44: an organization's alert, for its alert webhooks. */
 export interface AlertTrigger {
@@ -126,8 +113,9 @@ export function alertTriggerOf(
   return trigger?.type === 'authorization.key_leaked' ? { ...trigger, webhooksDisabled: facts.webhooksDisabled } : trigger;
 }
 
-function alertOf(event: DomainEvent, before: NotifierStateBefore): AlertTrigger | undefined {
-  if (event.type === EVENT_TYPES.authorizationAlerted) {
+/** The event types that may make an organization's alert (`alertTriggerOf`), each with the alert it makes (or none). */
+export const ALERTS_BY_EVENT = {
+  [EVENT_TYPES.authorizationAlerted]: (event) => {
     const { clientId, organizationId, alert, address, failures, expiresAt } = event.data;
     const data: AlertData = {
       clientId,
@@ -136,15 +124,18 @@ function alertOf(event: DomainEvent, before: NotifierStateBefore): AlertTrigger 
       ...(expiresAt ? { expiresAt } : {}),
     };
     return { eventId: event.id, occurredAt: event.time, organizationId, type: alert, data };
-  }
-  if (event.type !== EVENT_TYPES.authorizationRevoked) return undefined;
-  const reason = event.data.revocationReason;
-  const type =
-    reason === 'key_leaked' ? 'authorization.key_leaked' : reason === 'released_by_recipient' ? 'authorization.released' : undefined;
-  if (!type || !endedBy(event, before.credential, 'revoked', event.data.revokedAt)) return undefined;
-  const { clientId, organizationId } = event.data;
-  return { eventId: event.id, occurredAt: event.time, organizationId, type, data: { clientId } };
-}
+  },
+  [EVENT_TYPES.authorizationRevoked]: (event, before) => {
+    const reason = event.data.revocationReason;
+    const type =
+      reason === 'key_leaked' ? 'authorization.key_leaked' : reason === 'released_by_recipient' ? 'authorization.released' : undefined;
+    if (!type || !endedBy(event, before.credential, 'revoked', event.data.revokedAt)) return undefined;
+    const { clientId, organizationId } = event.data;
+    return { eventId: event.id, occurredAt: event.time, organizationId, type, data: { clientId } };
+  },
+} satisfies Partial<EventConsumers<[before: NotifierStateBefore], AlertTrigger | undefined>>;
+
+const alertOf = consumeEvents<[before: NotifierStateBefore], AlertTrigger | undefined>(ALERTS_BY_EVENT, undefined);
 
 /** An organization's alert webhook gets the alert when it is active and subscribed to its type. */
 export function alertDeliveriesFor(

@@ -22,6 +22,7 @@ interface Note {
 
 const notes: ListedView<Note> = {
   name: 'contract_notes',
+  on: {},
   keyOf: () => undefined,
   evolve: (state) => state,
   versionOf: (note) => String(note.revision).padStart(6, '0'),
