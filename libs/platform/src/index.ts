@@ -22,3 +22,5 @@ export * from './iso-instants';
 export * from './clock';
 export * from './unavailable';
 export * from './console-delegation';
+export * from './tls-files';
+export * from './secret-files';
