@@ -105,17 +105,16 @@ export async function pingRedis(redis: RedisConnection): Promise<void> {
 
 /**
  * The first connection's outcome: undefined once the client is ready, or after `withinMs` without an
- * answer; else the first error of a connection (for a cluster, of any node's). The runtime reads it
- * to tell a Redis that refuses this process (a certificate it does not trust, a wrong password),
- * which ends the start, from one that is only away, which the limiters count around.
+ * answer; else its first error. The runtime reads it to tell a Redis that refuses this process (a
+ * certificate it does not trust, a wrong password), which ends the start, from one that is only
+ * away, which the limiters count around.
  */
-export function firstConnectionError(redis: RedisConnection, withinMs: number): Promise<Error | undefined> {
+export function firstConnectionError(redis: Redis, withinMs: number): Promise<Error | undefined> {
   return new Promise((done) => {
     const finish = (error?: Error) => {
       clearTimeout(timer);
       redis.off('ready', onReady);
       redis.off('error', finish);
-      redis.off('node error', finish);
       done(error);
     };
     const onReady = () => finish();
@@ -123,8 +122,27 @@ export function firstConnectionError(redis: RedisConnection, withinMs: number): 
     if (redis.status === 'ready') return finish();
     redis.once('ready', onReady);
     redis.on('error', finish);
-    redis.on('node error', finish);
   });
+}
+
+/**
+ * The same for a Redis Cluster, from a connection of its own to the first node given, with the
+ * cluster's TLS and credentials: the cluster client says of a node that failed only "Connection is
+ * closed.", never why.
+ */
+export async function firstClusterConnectionError(
+  nodes: readonly { host: string; port: number }[],
+  connection: RedisConnectionSecurity | undefined,
+  withinMs: number,
+): Promise<Error | undefined> {
+  const [first] = nodes;
+  if (!first) return undefined;
+  const probe = new Redis({ ...connection, ...first, connectTimeout: 1_000, maxRetriesPerRequest: 0, retryStrategy: () => null });
+  try {
+    return await firstConnectionError(probe, withinMs);
+  } finally {
+    probe.disconnect();
+  }
 }
 
 /**

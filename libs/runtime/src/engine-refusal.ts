@@ -73,8 +73,10 @@ function refusalIn(value: unknown, engine: Engine | undefined, depth: number): R
     return { engine: here, kind: 'certificate', reason: message.replace(/^Connection error: /, '').split(';', 1)[0]! };
   }
   if (name === 'KafkaJSSASLAuthenticationError') return { engine: 'kafka', kind: 'credentials', reason: message };
-  if (here === 'mongo' && (error.code === 18 || /password authentication failed|Authentication failed/i.test(message))) {
-    return { engine: 'mongo', kind: 'credentials', reason: message.split('\n', 1)[0]! };
+  // MongoDB's AuthenticationFailed; FerretDB's PostgreSQL refusing the user and password it was handed.
+  const refusedByPostgres = /password authentication failed for user "[^"]*"/.exec(message);
+  if (here === 'mongo' && (error.code === 18 || refusedByPostgres)) {
+    return { engine: 'mongo', kind: 'credentials', reason: refusedByPostgres?.[0] ?? message.split('\n', 1)[0]! };
   }
   if (/^(WRONGPASS|NOAUTH)\b/.test(message)) return { engine: 'redis', kind: 'credentials', reason: message };
   const servers = (error.reason as { servers?: unknown } | undefined)?.servers;

@@ -186,6 +186,7 @@ async function openDistributed(config: RuntimeConfig, service: string, log: Logg
         closeRedisClient,
         createRedisClient,
         createRedisClusterClient,
+        firstClusterConnectionError,
         firstConnectionError,
         redisRateLimitStores,
         withLocalFallback,
@@ -199,12 +200,20 @@ async function openDistributed(config: RuntimeConfig, service: string, log: Logg
       if (!redis) {
         // Redis is not added to `checks`: without it each replica limits on its own (withLocalFallback),
         // and failing readiness would take every replica out of service at once.
-        const client = clustered
-          ? createRedisClusterClient(config.REDIS_CLUSTER_NODES, log, { connection: config.engines.redis })
-          : createRedisClient(required(config.REDIS_URL, 'REDIS_URL'), log, { connection: config.engines.redis });
-        redis = { client, close: () => closeRedisClient(client) };
+        const connection = config.engines.redis;
+        let first: Promise<Error | undefined>;
+        let client: RedisConnection;
         // A Redis that is away is counted around; one that refuses this process's authority or password ends the start.
-        const refusal = engineRefusal(await firstConnectionError(client, REDIS_FIRST_CONNECTION_MS), 'redis');
+        if (clustered) {
+          client = createRedisClusterClient(config.REDIS_CLUSTER_NODES, log, { connection });
+          first = firstClusterConnectionError(config.REDIS_CLUSTER_NODES, connection, REDIS_FIRST_CONNECTION_MS);
+        } else {
+          const single = createRedisClient(required(config.REDIS_URL, 'REDIS_URL'), log, { connection });
+          first = firstConnectionError(single, REDIS_FIRST_CONNECTION_MS);
+          client = single;
+        }
+        redis = { client, close: () => closeRedisClient(client) };
+        const refusal = engineRefusal(await first, 'redis');
         if (refusal) throw refusal;
       }
       return withLocalFallback(redisRateLimitStores(redis.client), memoryRateLimitStores, {
