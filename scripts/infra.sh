@@ -746,18 +746,16 @@ ckafka_bootstrap() {
 credis_port() { echo $((CLUSTER_REDIS_PORT + $(cnode_index "$1") - 1)); }
 credis_dir() { echo "$CLUSTER_DIR/$1"; }
 ckafka_internal_port() { echo $((CLUSTER_KAFKA_INTERNAL_PORT + $(cnode_index "$1") - 1)); }
-# redis-cli as the cluster's clients reach the nodes: over TLS as the ACL user (its password in the
-# environment, REDISCLI_AUTH, not on a command line) when secured.
-credis_cli_flags() {
-  if cluster_secured; then printf '%s\n' --tls --cacert "$CLUSTER_TLS/ca.crt" --user "$CLUSTER_USER"; fi
+# redis-cli as the cluster's clients reach the nodes: secured, over TLS as the ACL user (its password
+# in the environment, REDISCLI_AUTH, not on a command line).
+credis_redis_cli() {
+  if cluster_secured; then
+    REDISCLI_AUTH="$(cat "$CLUSTER_SECRETS/redis-password")" redis-cli --tls --cacert "$CLUSTER_TLS/ca.crt" --user "$CLUSTER_USER" "$@" </dev/null
+  else
+    redis-cli "$@" </dev/null
+  fi
 }
-credis_cli() {
-  local port="$1" flags
-  shift
-  mapfile -t flags < <(credis_cli_flags)
-  REDISCLI_AUTH="$(credis_password)" redis-cli -h "$HOST" -p "$port" "${flags[@]}" "$@" </dev/null
-}
-credis_password() { if cluster_secured; then cat "$CLUSTER_SECRETS/redis-password"; fi; }
+credis_cli() { local port="$1"; shift; credis_redis_cli -h "$HOST" -p "$port" "$@"; }
 credis_pid() { local p; p="$(read_pid "$(credis_dir "$1")/redis.pid")"; if pid_alive "$p" "redis-server $HOST:$(credis_port "$1")"; then echo "$p"; fi; }
 credis_nodes() {
   local n out=()
@@ -1006,10 +1004,7 @@ credis_create() {
   fi
   for n in "${CLUSTER_REDIS_NODES[@]}"; do nodes+=("$HOST:$(credis_port "$n")"); done
   # The first three given become the primaries, the others their replicas.
-  local flags
-  mapfile -t flags < <(credis_cli_flags)
-  REDISCLI_AUTH="$(credis_password)" redis-cli "${flags[@]}" --cluster create "${nodes[@]}" --cluster-replicas 1 --cluster-yes \
-    </dev/null >"$CLUSTER_DIR/redis-create.log" 2>&1 ||
+  credis_redis_cli --cluster create "${nodes[@]}" --cluster-replicas 1 --cluster-yes >"$CLUSTER_DIR/redis-create.log" 2>&1 ||
     { log_tail "$CLUSTER_DIR/redis-create.log"; die "cluster: redis-cli --cluster create failed"; }
 }
 
@@ -1164,30 +1159,28 @@ cluster_status() {
 }
 
 # What the product needs to reach the cluster. Secured: the authority's certificate, the user, and
-# the files that hold the passwords and MONGO_URL (never a secret itself); REDIS_URL and MONGO_URL are
-# emptied, so that a shell that has the single-node servers' variables does not mix them in.
+# the files that hold the passwords and MONGO_URL (never a secret itself). Every variable of the other
+# mode is printed empty (the product reads an empty one as unset), so that a shell that had the
+# single-node servers' variables, or the other mode's, does not mix them in.
 print_cluster_env() {
-  local prefix='export '
+  local prefix='export ' on='' mongo_url="mongodb://$HOST:$CLUSTER_MONGO_PORT/"
   [[ "${1:-}" == --plain ]] && prefix=''
+  if cluster_secured; then on=1 mongo_url=''; fi
   echo "${prefix}KAFKA_BROKERS=$(ckafka_bootstrap)"
   echo "${prefix}REDIS_CLUSTER_NODES=$(credis_nodes)"
-  if ! cluster_secured; then
-    echo "${prefix}MONGO_URL=mongodb://$HOST:$CLUSTER_MONGO_PORT/"
-    return
-  fi
   echo "${prefix}REDIS_URL="
-  echo "${prefix}KAFKA_SSL=true"
-  echo "${prefix}KAFKA_SSL_CA_FILE=$CLUSTER_TLS/ca.crt"
-  echo "${prefix}KAFKA_SASL_MECHANISM=scram-sha-512"
-  echo "${prefix}KAFKA_SASL_USERNAME=$CLUSTER_USER"
-  echo "${prefix}KAFKA_SASL_PASSWORD_FILE=$CLUSTER_SECRETS/kafka-password"
-  echo "${prefix}REDIS_TLS=true"
-  echo "${prefix}REDIS_TLS_CA_FILE=$CLUSTER_TLS/ca.crt"
-  echo "${prefix}REDIS_USERNAME=$CLUSTER_USER"
-  echo "${prefix}REDIS_PASSWORD_FILE=$CLUSTER_SECRETS/redis-password"
-  echo "${prefix}MONGO_URL="
-  echo "${prefix}MONGO_URL_FILE=$CLUSTER_SECRETS/mongo-url"
-  echo "${prefix}MONGO_TLS_CA_FILE=$CLUSTER_TLS/ca.crt"
+  echo "${prefix}MONGO_URL=$mongo_url"
+  echo "${prefix}KAFKA_SSL=${on:+true}"
+  echo "${prefix}KAFKA_SSL_CA_FILE=${on:+$CLUSTER_TLS/ca.crt}"
+  echo "${prefix}KAFKA_SASL_MECHANISM=${on:+scram-sha-512}"
+  echo "${prefix}KAFKA_SASL_USERNAME=${on:+$CLUSTER_USER}"
+  echo "${prefix}KAFKA_SASL_PASSWORD_FILE=${on:+$CLUSTER_SECRETS/kafka-password}"
+  echo "${prefix}REDIS_TLS=${on:+true}"
+  echo "${prefix}REDIS_TLS_CA_FILE=${on:+$CLUSTER_TLS/ca.crt}"
+  echo "${prefix}REDIS_USERNAME=${on:+$CLUSTER_USER}"
+  echo "${prefix}REDIS_PASSWORD_FILE=${on:+$CLUSTER_SECRETS/redis-password}"
+  echo "${prefix}MONGO_URL_FILE=${on:+$CLUSTER_SECRETS/mongo-url}"
+  echo "${prefix}MONGO_TLS_CA_FILE=${on:+$CLUSTER_TLS/ca.crt}"
 }
 
 cluster_main() {
