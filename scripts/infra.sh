@@ -9,12 +9,17 @@
 #   scripts/infra.sh check  [kafka|mongo|redis ...]  real round trip to each (topic create/list/
 #                                                    delete, insert/find/drop, SET/GET); exit 1 on failure
 #   scripts/infra.sh env    [--plain]                print the connection variables
-#   scripts/infra.sh cluster up|env|down|status      three Kafka brokers (KRaft, kafka-1..kafka-3) and a
-#   scripts/infra.sh cluster stop|start NODE         Redis Cluster (redis-1..redis-3 primaries, redis-4..6
-#                                                    their replicas) beside a MongoDB-wire server, on ports
-#                                                    of their own (decision 48; see "cluster" below); env
-#                                                    prints KAFKA_BROKERS, REDIS_CLUSTER_NODES, MONGO_URL;
-#                                                    stop/start one node for a fault, its data kept
+#   scripts/infra.sh cluster up [--plaintext]        three Kafka brokers (KRaft, kafka-1..kafka-3) and a
+#   scripts/infra.sh cluster env|down|status         Redis Cluster (redis-1..redis-3 primaries, redis-4..6
+#   scripts/infra.sh cluster stop|start NODE         their replicas) beside a MongoDB-wire server, on ports
+#                                                    of their own (decision 48; see "cluster" below),
+#                                                    secured by default (decision 53: TLS from a certificate
+#                                                    authority of their own, SASL/SCRAM, an ACL user, a
+#                                                    password); --plaintext: open, as before. env prints
+#                                                    what the product needs (KAFKA_BROKERS, KAFKA_SSL_*,
+#                                                    KAFKA_SASL_*, REDIS_CLUSTER_NODES, REDIS_TLS*,
+#                                                    REDIS_USERNAME, MONGO_URL_FILE, the *_FILE of the
+#                                                    passwords); stop/start one node for a fault, its data kept
 #   scripts/infra.sh install [kafka|mongo|redis ...] only fetch or build what `up` would run (Kafka's
 #                                                    jars, the FerretDB binary, Debian's redis-server);
 #                                                    starts nothing (scripts/containers.sh copies them
@@ -373,6 +378,18 @@ kafka_status() {
 # Debian's package creates, and $PG_DIR belongs to it; otherwise they run as the current user. That
 # user is also the cluster's superuser, the one FerretDB connects as.
 if ((EUID == 0)); then PG_OS_USER=postgres; else PG_OS_USER="$(id -un)"; fi
+
+# Set by `cluster up` for its secured MongoDB-wire server (not for the single-node one): FerretDB
+# listens on TLS only (FDB_TLS_CERT, FDB_TLS_KEY; FDB_TLS_CA for its probes), and its PostgreSQL's
+# superuser is FDB_USER with the password in FDB_PASSWORD_FILE, asked of every connection (SCRAM on
+# the socket). FerretDB v1 hands a client's user and password (MongoDB's PLAIN) to PostgreSQL, and
+# connects without a password for a client that gives none: PostgreSQL refuses it.
+FDB_TLS_CERT="${FDB_TLS_CERT:-}"
+FDB_TLS_KEY="${FDB_TLS_KEY:-}"
+FDB_TLS_CA="${FDB_TLS_CA:-}"
+FDB_USER="${FDB_USER:-}"
+FDB_PASSWORD_FILE="${FDB_PASSWORD_FILE:-}"
+PG_ROLE="${FDB_USER:-$PG_OS_USER}"
 as_pg() { if ((EUID == 0)); then runuser -u postgres -- "$@"; else "$@"; fi; }
 
 # The newest /usr/lib/postgresql/<version>/bin with a server (or PG_BINDIR); empty if none.
@@ -417,8 +434,12 @@ pg_pid() {
   if pid_alive "$p" "-D $PG_DATA"; then echo "$p"; fi
 }
 
-# psql as the superuser over this instance's socket (no ~/.psqlrc).
-pg_psql() { "$PG_BIN/psql" -X -q -v ON_ERROR_STOP=1 -h "$PG_RUN" -U "$PG_OS_USER" "$@" </dev/null; }
+# psql as the superuser over this instance's socket (no ~/.psqlrc), with its password if it has one.
+pg_psql() {
+  local password=''
+  [[ -z "$FDB_PASSWORD_FILE" ]] || password="$(cat "$FDB_PASSWORD_FILE")"
+  PGPASSWORD="$password" "$PG_BIN/psql" -X -q -v ON_ERROR_STOP=1 -h "$PG_RUN" -U "$PG_ROLE" "$@" </dev/null
+}
 
 pg_write_config() {
   # Rewritten by every `up`, so changes here reach existing data dirs.
@@ -446,9 +467,17 @@ pg_init() {
   [[ -s "$PG_DATA/PG_VERSION" ]] && return 0
   t0="$(now)"
   rm -rf "$PG_DATA" # what an interrupted initdb left
-  as_pg "$PG_BIN/initdb" -D "$PG_DATA" --username="$PG_OS_USER" --encoding=UTF8 --locale=C \
-    --auth-local=trust --auth-host=reject </dev/null >"$PG_DIR/initdb.log" 2>&1 9>&- ||
-    { log_tail "$PG_DIR/initdb.log"; die "postgres: initdb failed"; }
+  local auth=(--auth-local=trust) pwfile="$PG_DIR/initdb.pw"
+  if [[ -n "$FDB_PASSWORD_FILE" ]]; then
+    # initdb runs as the server's user, which may not read the secrets' directory: a copy of its own, removed after.
+    (umask 077 && cp "$FDB_PASSWORD_FILE" "$pwfile")
+    if ((EUID == 0)); then chown postgres: "$pwfile"; fi
+    auth=(--auth-local=scram-sha-256 --pwfile="$pwfile")
+  fi
+  as_pg "$PG_BIN/initdb" -D "$PG_DATA" --username="$PG_ROLE" --encoding=UTF8 --locale=C \
+    "${auth[@]}" --auth-host=reject </dev/null >"$PG_DIR/initdb.log" 2>&1 9>&- ||
+    { rm -f "$pwfile"; log_tail "$PG_DIR/initdb.log"; die "postgres: initdb failed"; }
+  rm -f "$pwfile"
   log "postgres: cluster initialised in ${PG_DATA#"$ROOT"/} in $(elapsed "$t0")"
 }
 
@@ -505,7 +534,7 @@ urlencode() {
   printf '%s' "$out"
 }
 
-FDB_PG_URL="postgres:///$PG_DB?host=$(urlencode "$PG_RUN")&user=$(urlencode "$PG_OS_USER")"
+FDB_PG_URL="postgres:///$PG_DB?host=$(urlencode "$PG_RUN")&user=$(urlencode "$PG_ROLE")"
 # The socket dir, not the binary: every instance runs the same binary.
 FDB_MARKER="-postgresql-url $FDB_PG_URL"
 fdb_pid() { local p; p="$(read_pid "$FDB_PID")"; if pid_alive "$p" "$FDB_MARKER"; then echo "$p"; fi; }
@@ -528,8 +557,13 @@ fdb_install() {
   log "mongo: built in $(elapsed "$t0")"
 }
 
-# fdb_ping [-smoke]: MongoDB `ping` (and insert/find/drop) through the Go driver in the binary.
-fdb_ping() { "$FDB_BIN" -ping "mongodb://$HOST:$MONGO_PORT/" "$@" </dev/null; }
+# fdb_ping [-smoke]: MongoDB `ping` (and insert/find/drop) through the Go driver in the binary;
+# secured, over TLS as FDB_USER (the password in the environment, not on the command line).
+fdb_ping() {
+  if [[ -z "$FDB_TLS_CERT" ]]; then "$FDB_BIN" -ping "mongodb://$HOST:$MONGO_PORT/" "$@" </dev/null; return; fi
+  FERRETDB_PING_PASSWORD="$(cat "$FDB_PASSWORD_FILE")" "$FDB_BIN" -ping "mongodb://$HOST:$MONGO_PORT/?tls=true&tlsCAFile=$(urlencode "$FDB_TLS_CA")" \
+    -ping-user "$FDB_USER" "$@" </dev/null
+}
 
 fdb_up() {
   local pid t0 deadline
@@ -542,8 +576,10 @@ fdb_up() {
   t0="$(now)"
   rm -f "$FDB_PID"
   : >"$FDB_LOG"
+  local listen=(-listen "$HOST:$MONGO_PORT")
+  [[ -z "$FDB_TLS_CERT" ]] || listen=(-listen '' -listen-tls "$HOST:$MONGO_PORT" -tls-cert-file "$FDB_TLS_CERT" -tls-key-file "$FDB_TLS_KEY")
   FERRETDB_TELEMETRY=disable DO_NOT_TRACK=1 spawn "$FDB_PID" "$FDB_LOG" "$FDB_BIN" \
-    -listen "$HOST:$MONGO_PORT" -postgresql-url "$FDB_PG_URL" -log-level "${MONGO_LOG_LEVEL:-info}"
+    "${listen[@]}" -postgresql-url "$FDB_PG_URL" -log-level "${MONGO_LOG_LEVEL:-info}"
   pid="$(read_pid "$FDB_PID")"
   log "mongo: starting FerretDB (pid $pid), waiting up to ${MONGO_START_TIMEOUT}s..."
   deadline=$((SECONDS + MONGO_START_TIMEOUT))
@@ -672,12 +708,29 @@ CLUSTER_KAFKA_PORT="${CLUSTER_KAFKA_PORT:-29291}"                       # kafka-
 CLUSTER_KAFKA_CONTROLLER_PORT="${CLUSTER_KAFKA_CONTROLLER_PORT:-29391}" # its controller: the same from here
 CLUSTER_REDIS_PORT="${CLUSTER_REDIS_PORT:-26391}"                       # redis-N: CLUSTER_REDIS_PORT + N - 1
 CLUSTER_REDIS_BUS_PORT="${CLUSTER_REDIS_BUS_PORT:-26491}"               # its cluster bus: the same from here
+CLUSTER_KAFKA_INTERNAL_PORT="${CLUSTER_KAFKA_INTERNAL_PORT:-29191}"   # its inter-broker listener (secured)
 CLUSTER_MONGO_PORT="${CLUSTER_MONGO_PORT:-27038}"
 CLUSTER_KAFKA_HEAP="${CLUSTER_KAFKA_HEAP:--Xms128m -Xmx384m}"
 # How long a silent Redis primary goes before its replica takes over.
 CLUSTER_REDIS_NODE_TIMEOUT_MS="${CLUSTER_REDIS_NODE_TIMEOUT_MS:-2000}"
 CLUSTER_KAFKA_NODES=(kafka-1 kafka-2 kafka-3)
 CLUSTER_REDIS_NODES=(redis-1 redis-2 redis-3 redis-4 redis-5 redis-6)
+
+# Secured (the default, decision 53): a certificate authority of the cluster's own signs one
+# certificate for every engine (they all listen on 127.0.0.1, which it names, with localhost);
+# the brokers take clients only as SASL over TLS with SCRAM-SHA-512 and talk to each other and to
+# their controllers over TLS with that certificate required of the other end; the Redis nodes take
+# only TLS (also between them) and the ACL user, the default user off; the MongoDB-wire server takes
+# only TLS, its user and password checked by its PostgreSQL (FerretDB v1's PLAIN). One user,
+# CLUSTER_USER, with a password per engine made once (openssl rand) into CLUSTER_DIR/secrets (0700).
+# `cluster up --plaintext`: the engines as decision 48 ran them, open and unencrypted, for a
+# comparison or a client that cannot do TLS; the mode holds until `cluster down`.
+CLUSTER_TLS="$CLUSTER_DIR/tls"
+CLUSTER_SECRETS="$CLUSTER_DIR/secrets"
+CLUSTER_USER=rsd
+CLUSTER_KAFKA_ADMIN_PROPS="$CLUSTER_DIR/admin.properties"
+cluster_mode() { if [[ -f "$CLUSTER_DIR/mode" ]]; then cat "$CLUSTER_DIR/mode"; else echo secured; fi; }
+cluster_secured() { [[ "$(cluster_mode)" == secured ]]; }
 
 cnode_index() { echo "${1##*-}"; }
 ckafka_port() { echo $((CLUSTER_KAFKA_PORT + $(cnode_index "$1") - 1)); }
@@ -692,7 +745,17 @@ ckafka_bootstrap() {
 }
 credis_port() { echo $((CLUSTER_REDIS_PORT + $(cnode_index "$1") - 1)); }
 credis_dir() { echo "$CLUSTER_DIR/$1"; }
-credis_cli() { local port="$1"; shift; redis-cli -h "$HOST" -p "$port" "$@" </dev/null; }
+ckafka_internal_port() { echo $((CLUSTER_KAFKA_INTERNAL_PORT + $(cnode_index "$1") - 1)); }
+# redis-cli as the cluster's clients reach the nodes: secured, over TLS as the ACL user (its password
+# in the environment, REDISCLI_AUTH, not on a command line).
+credis_redis_cli() {
+  if cluster_secured; then
+    REDISCLI_AUTH="$(cat "$CLUSTER_SECRETS/redis-password")" redis-cli --tls --cacert "$CLUSTER_TLS/ca.crt" --user "$CLUSTER_USER" "$@" </dev/null
+  else
+    redis-cli "$@" </dev/null
+  fi
+}
+credis_cli() { local port="$1"; shift; credis_redis_cli -h "$HOST" -p "$port" "$@"; }
 credis_pid() { local p; p="$(read_pid "$(credis_dir "$1")/redis.pid")"; if pid_alive "$p" "redis-server $HOST:$(credis_port "$1")"; then echo "$p"; fi; }
 credis_nodes() {
   local n out=()
@@ -718,11 +781,8 @@ ckafka_write_config() {
 process.roles=broker,controller
 node.id=$(cnode_index "$node")
 controller.quorum.voters=$voters
-listeners=PLAINTEXT://$HOST:$(ckafka_port "$node"),CONTROLLER://$HOST:$(ckafka_controller_port "$node")
-advertised.listeners=PLAINTEXT://$HOST:$(ckafka_port "$node")
 controller.listener.names=CONTROLLER
-inter.broker.listener.name=PLAINTEXT
-listener.security.protocol.map=CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT
+$(ckafka_listeners "$node")
 log.dirs=$dir/data
 
 # three brokers: every record on all three, a write acknowledged once two have it
@@ -769,7 +829,42 @@ log4j.logger.state.change.logger=WARN
 CONF
 }
 
-# All three share one cluster id, formatted once per data dir.
+# The listeners of NODE. Secured: clients on SASL_SSL (SCRAM-SHA-512 only); the brokers between them
+# (INTERNAL) and to the controllers (CONTROLLER) on TLS with a certificate of the cluster's authority
+# required of the connecting end, so neither port takes an unauthenticated client either.
+ckafka_listeners() {
+  local node="$1"
+  if ! cluster_secured; then
+    cat <<CONF
+listeners=PLAINTEXT://$HOST:$(ckafka_port "$node"),CONTROLLER://$HOST:$(ckafka_controller_port "$node")
+advertised.listeners=PLAINTEXT://$HOST:$(ckafka_port "$node")
+inter.broker.listener.name=PLAINTEXT
+listener.security.protocol.map=CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT
+CONF
+    return
+  fi
+  cat <<CONF
+listeners=SASL_SSL://$HOST:$(ckafka_port "$node"),INTERNAL://$HOST:$(ckafka_internal_port "$node"),CONTROLLER://$HOST:$(ckafka_controller_port "$node")
+advertised.listeners=SASL_SSL://$HOST:$(ckafka_port "$node"),INTERNAL://$HOST:$(ckafka_internal_port "$node")
+inter.broker.listener.name=INTERNAL
+listener.security.protocol.map=CONTROLLER:SSL,INTERNAL:SSL,SASL_SSL:SASL_SSL
+sasl.enabled.mechanisms=SCRAM-SHA-512
+# The server side of SCRAM: the credentials it checks are in the metadata log, none here.
+listener.name.sasl_ssl.scram-sha-512.sasl.jaas.config=org.apache.kafka.common.security.scram.ScramLoginModule required;
+listener.name.internal.ssl.client.auth=required
+listener.name.controller.ssl.client.auth=required
+# PEM files of the cluster's authority: the key and certificate in one file, the authority in another.
+ssl.keystore.type=PEM
+ssl.keystore.location=$CLUSTER_TLS/engines.pem
+ssl.truststore.type=PEM
+ssl.truststore.location=$CLUSTER_TLS/ca.crt
+ssl.endpoint.identification.algorithm=https
+CONF
+}
+
+# All three share one cluster id, formatted once per data dir; secured, with the clients' SCRAM user
+# (KRaft keeps SCRAM credentials in its metadata log: they are written at format time). The password
+# is on StorageTool's command line for the second it runs: the tool reads it from nowhere else.
 ckafka_format() {
   local node="$1" dir id_file="$CLUSTER_DIR/kafka-cluster.id"
   dir="$(ckafka_dir "$node")"
@@ -779,8 +874,10 @@ ckafka_format() {
     kafka_tool kafka.tools.StorageTool random-uuid >"$id_file.tmp" || die "cluster: StorageTool random-uuid failed"
     mv "$id_file.tmp" "$id_file"
   fi
+  local scram=()
+  if cluster_secured; then scram=(--add-scram "SCRAM-SHA-512=[name=$CLUSTER_USER,password=$(cat "$CLUSTER_SECRETS/kafka-password")]"); fi
   kafka_tool kafka.tools.StorageTool format --ignore-formatted \
-    -t "$(tr -d '[:space:]' <"$id_file")" -c "$(ckafka_props "$node")" >/dev/null ||
+    -t "$(tr -d '[:space:]' <"$id_file")" -c "$(ckafka_props "$node")" "${scram[@]}" >/dev/null ||
     die "cluster: StorageTool format of $node failed"
 }
 
@@ -791,6 +888,7 @@ ckafka_spawn() {
   if [[ -n "$pid" ]]; then log "cluster: $node already running (pid $pid)"; return 0; fi
   require_free_port "$node" "$(ckafka_port "$node")" CLUSTER_KAFKA_PORT
   require_free_port "$node-controller" "$(ckafka_controller_port "$node")" CLUSTER_KAFKA_CONTROLLER_PORT
+  if cluster_secured; then require_free_port "$node-internal" "$(ckafka_internal_port "$node")" CLUSTER_KAFKA_INTERNAL_PORT; fi
   rm -f "$dir/kafka.pid"
   # shellcheck disable=SC2086 # CLUSTER_KAFKA_HEAP is a list of JVM flags
   spawn "$dir/kafka.pid" "$dir/kafka.out" java $CLUSTER_KAFKA_HEAP \
@@ -809,7 +907,7 @@ ckafka_wait() {
   until port_open "$(ckafka_port "$node")" &&
     timeout 30 java -Xmx256m -XX:TieredStopAtLevel=1 -XX:+UseSerialGC -Dlog4j.configuration="file:$KAFKA_TOOLS_LOG4J" \
       -cp "$KAFKA_LIBS/*" org.apache.kafka.tools.TopicCommand --bootstrap-server "$HOST:$(ckafka_port "$node")" \
-      --command-config "$CLUSTER_DIR/admin.properties" --list </dev/null >/dev/null 2>"$dir/probe.err"; do
+      --command-config "$CLUSTER_KAFKA_ADMIN_PROPS" --list </dev/null >/dev/null 2>"$dir/probe.err"; do
     if ! running "$pid"; then log_tail "$dir/kafka.out" 20; log_tail "$dir/kafka.log"; die "cluster: $node exited during start-up"; fi
     ((SECONDS < deadline)) || { log_tail "$dir/probe.err" 10; log_tail "$dir/kafka.log"; die "cluster: $node did not answer within ${KAFKA_START_TIMEOUT}s"; }
     sleep 1
@@ -827,13 +925,48 @@ credis_spawn() {
   mkdir -p "$dir"
   rm -f "$dir/redis.pid"
   # No persistence, as the single node: a restarted node comes back empty and, its nodes.conf kept,
-  # rejoins as a replica of whoever took over its slots.
-  redis-server --bind "$HOST" --port "$port" --protected-mode yes \
-    --cluster-enabled yes --cluster-port "$bus_port" --cluster-config-file "$dir/nodes.conf" \
-    --cluster-node-timeout "$CLUSTER_REDIS_NODE_TIMEOUT_MS" --cluster-announce-ip "$HOST" \
-    --save '' --appendonly no --daemonize yes \
-    --pidfile "$dir/redis.pid" --logfile "$dir/redis.log" --dir "$dir" \
-    --maxmemory "${REDIS_MAXMEMORY:-256mb}" </dev/null >/dev/null 2>&1 9>&- ||
+  # rejoins as a replica of whoever took over its slots. Its settings in a file (0600): secured, they
+  # hold the password a replica gives its primary.
+  (
+    umask 077
+    cat >"$dir/redis.conf" <<CONF
+# Generated by scripts/infra.sh cluster
+bind $HOST
+protected-mode yes
+cluster-enabled yes
+cluster-port $bus_port
+cluster-config-file $dir/nodes.conf
+cluster-node-timeout $CLUSTER_REDIS_NODE_TIMEOUT_MS
+cluster-announce-ip $HOST
+save ""
+appendonly no
+daemonize yes
+pidfile $dir/redis.pid
+logfile $dir/redis.log
+dir $dir
+maxmemory ${REDIS_MAXMEMORY:-256mb}
+CONF
+    if cluster_secured; then
+      # TLS only (port 0: no plaintext port), between the nodes too; a client certificate is not
+      # asked of clients (they authenticate as the ACL user) but the nodes present theirs.
+      cat >>"$dir/redis.conf" <<CONF
+port 0
+tls-port $port
+tls-cert-file $CLUSTER_TLS/engines.crt
+tls-key-file $CLUSTER_TLS/engines.key
+tls-ca-cert-file $CLUSTER_TLS/ca.crt
+tls-auth-clients optional
+tls-cluster yes
+tls-replication yes
+aclfile $CLUSTER_SECRETS/redis-users.acl
+masteruser $CLUSTER_USER
+masterauth $(cat "$CLUSTER_SECRETS/redis-password")
+CONF
+    else
+      echo "port $port" >>"$dir/redis.conf"
+    fi
+  )
+  redis-server "$dir/redis.conf" </dev/null >/dev/null 2>&1 9>&- ||
     { log_tail "$dir/redis.log"; die "cluster: redis-server $node failed to start"; }
   local deadline=$((SECONDS + REDIS_START_TIMEOUT))
   until [[ "$(credis_cli "$port" ping 2>/dev/null)" == PONG ]]; do
@@ -871,8 +1004,74 @@ credis_create() {
   fi
   for n in "${CLUSTER_REDIS_NODES[@]}"; do nodes+=("$HOST:$(credis_port "$n")"); done
   # The first three given become the primaries, the others their replicas.
-  redis-cli --cluster create "${nodes[@]}" --cluster-replicas 1 --cluster-yes </dev/null >"$CLUSTER_DIR/redis-create.log" 2>&1 ||
+  credis_redis_cli --cluster create "${nodes[@]}" --cluster-replicas 1 --cluster-yes >"$CLUSTER_DIR/redis-create.log" 2>&1 ||
     { log_tail "$CLUSTER_DIR/redis-create.log"; die "cluster: redis-cli --cluster create failed"; }
+}
+
+# The cluster's certificate authority and the engines' certificate, made once per cluster (`down`
+# deletes them): a P-256 key each, valid a year.
+cluster_tls_make() {
+  local dir="$CLUSTER_TLS" ec=(-newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes)
+  [[ -s "$dir/engines.pem" ]] && return 0
+  command -v openssl >/dev/null || die "cluster: openssl not found (it makes the cluster's certificate authority)"
+  mkdir -p "$dir"
+  chmod 700 "$dir"
+  (
+    umask 077
+    openssl req -x509 "${ec[@]}" -keyout "$dir/ca.key" -out "$dir/ca.crt" -subj "/CN=rsd-infra-cluster-ca" -days 365 \
+      -addext basicConstraints=critical,CA:TRUE -addext keyUsage=critical,keyCertSign,cRLSign 2>/dev/null &&
+      printf '%s\n' basicConstraints=CA:FALSE "subjectAltName=IP:$HOST,DNS:localhost" extendedKeyUsage=serverAuth,clientAuth >"$dir/engines.ext" &&
+      openssl req "${ec[@]}" -keyout "$dir/engines.key" -out "$dir/engines.csr" -subj "/CN=rsd-infra-cluster" 2>/dev/null &&
+      openssl x509 -req -in "$dir/engines.csr" -CA "$dir/ca.crt" -CAkey "$dir/ca.key" -CAcreateserial -days 365 -sha256 \
+        -extfile "$dir/engines.ext" -out "$dir/engines.crt" 2>/dev/null &&
+      # Kafka's PEM key store: the private key and its certificate in one file.
+      cat "$dir/engines.key" "$dir/engines.crt" >"$dir/engines.pem"
+  ) || die "cluster: openssl could not make the certificate authority in $dir"
+  # Clients read the authority's certificate (it is no secret); the directory stays the owner's.
+  chmod 755 "$dir"
+  chmod 644 "$dir/ca.crt"
+}
+
+# The engines' passwords (made once, 0600), and what is made of them: the Kafka tools' client
+# settings, the Redis ACL file (the default user off, the password as its SHA-256) and MONGO_URL.
+cluster_secrets_make() {
+  local name kafka redis mongo
+  mkdir -p "$CLUSTER_SECRETS"
+  chmod 700 "$CLUSTER_SECRETS"
+  for name in kafka-password redis-password mongo-password; do
+    [[ -s "$CLUSTER_SECRETS/$name" ]] || (umask 077 && openssl rand -hex 24 >"$CLUSTER_SECRETS/$name")
+  done
+  kafka="$(cat "$CLUSTER_SECRETS/kafka-password")"
+  redis="$(cat "$CLUSTER_SECRETS/redis-password")"
+  mongo="$(cat "$CLUSTER_SECRETS/mongo-password")"
+  (
+    umask 077
+    cat >"$CLUSTER_KAFKA_ADMIN_PROPS" <<CONF
+request.timeout.ms=5000
+default.api.timeout.ms=10000
+retries=2
+security.protocol=SASL_SSL
+sasl.mechanism=SCRAM-SHA-512
+sasl.jaas.config=org.apache.kafka.common.security.scram.ScramLoginModule required username="$CLUSTER_USER" password="$kafka";
+ssl.truststore.type=PEM
+ssl.truststore.location=$CLUSTER_TLS/ca.crt
+CONF
+    printf 'user default off\nuser %s on #%s ~* &* +@all\n' "$CLUSTER_USER" "$(printf '%s' "$redis" | sha256sum | cut -d' ' -f1)" \
+      >"$CLUSTER_SECRETS/redis-users.acl"
+    printf 'mongodb://%s:%s@%s:%s/?tls=true&authMechanism=PLAIN\n' "$CLUSTER_USER" "$mongo" "$HOST" "$CLUSTER_MONGO_PORT" \
+      >"$CLUSTER_SECRETS/mongo-url"
+  )
+}
+
+# cluster_mongo up|down|status: `scripts/infra.sh <that> mongo` on the cluster's own MongoDB-wire server;
+# secured, FerretDB on TLS only and its PostgreSQL asking the user's password (FDB_* below).
+cluster_mongo() {
+  local secured=()
+  if cluster_secured; then
+    secured=(FDB_TLS_CERT="$CLUSTER_TLS/engines.crt" FDB_TLS_KEY="$CLUSTER_TLS/engines.key" FDB_TLS_CA="$CLUSTER_TLS/ca.crt"
+      FDB_USER="$CLUSTER_USER" FDB_PASSWORD_FILE="$CLUSTER_SECRETS/mongo-password")
+  fi
+  env "${secured[@]}" INFRA_DIR="$CLUSTER_DIR/mongo" MONGO_PORT="$CLUSTER_MONGO_PORT" bash "${BASH_SOURCE[0]}" "$1" mongo
 }
 
 cluster_up() {
@@ -881,20 +1080,25 @@ cluster_up() {
   with_install_lock kafka_install
   redis_install
   mkdir -p "$CLUSTER_DIR"
-  cat >"$CLUSTER_DIR/admin.properties" <<'CONF'
+  if cluster_secured; then
+    cluster_tls_make
+    cluster_secrets_make
+  else
+    cat >"$CLUSTER_KAFKA_ADMIN_PROPS" <<'CONF'
 request.timeout.ms=5000
 default.api.timeout.ms=10000
 retries=2
 CONF
+  fi
   # The MongoDB-wire server: FerretDB on PostgreSQL as `up mongo` runs it, in this cluster's dir.
-  INFRA_DIR="$CLUSTER_DIR/mongo" MONGO_PORT="$CLUSTER_MONGO_PORT" bash "${BASH_SOURCE[0]}" up mongo >/dev/null
+  cluster_mongo up >/dev/null
   for n in "${CLUSTER_REDIS_NODES[@]}"; do credis_spawn "$n"; done
   credis_create
   for n in "${CLUSTER_KAFKA_NODES[@]}"; do ckafka_write_config "$n"; ckafka_format "$n"; done
   for n in "${CLUSTER_KAFKA_NODES[@]}"; do ckafka_spawn "$n"; done
   for n in "${CLUSTER_KAFKA_NODES[@]}"; do ckafka_wait "$n"; done
   credis_wait_ok 30
-  log "cluster: up in $(elapsed "$t0") (kafka $(ckafka_bootstrap); redis $(credis_nodes); mongo $HOST:$CLUSTER_MONGO_PORT)"
+  log "cluster: up ($(cluster_mode)) in $(elapsed "$t0") (kafka $(ckafka_bootstrap); redis $(credis_nodes); mongo $HOST:$CLUSTER_MONGO_PORT)"
 }
 
 cluster_stop_node() {
@@ -931,7 +1135,7 @@ cluster_down() {
   done
   for n in "${CLUSTER_KAFKA_NODES[@]}"; do stop_pid "$n" "$(ckafka_pid "$n")"; done
   for n in "${CLUSTER_REDIS_NODES[@]}"; do stop_pid "$n" "$(credis_pid "$n")"; done
-  INFRA_DIR="$CLUSTER_DIR/mongo" MONGO_PORT="$CLUSTER_MONGO_PORT" bash "${BASH_SOURCE[0]}" down mongo
+  cluster_mongo down
   rm -rf "$CLUSTER_DIR"
 }
 
@@ -950,16 +1154,33 @@ cluster_status() {
       echo "$n  running  pid=$pid  $HOST:$(credis_port "$n") ($role)"
     else echo "$n  stopped"; rc=1; fi
   done
-  INFRA_DIR="$CLUSTER_DIR/mongo" MONGO_PORT="$CLUSTER_MONGO_PORT" bash "${BASH_SOURCE[0]}" status mongo || rc=1
+  cluster_mongo status || rc=1
   return "$rc"
 }
 
+# What the product needs to reach the cluster. Secured: the authority's certificate, the user, and
+# the files that hold the passwords and MONGO_URL (never a secret itself). Every variable of the other
+# mode is printed empty (the product reads an empty one as unset), so that a shell that had the
+# single-node servers' variables, or the other mode's, does not mix them in.
 print_cluster_env() {
-  local prefix='export '
+  local prefix='export ' on='' mongo_url="mongodb://$HOST:$CLUSTER_MONGO_PORT/"
   [[ "${1:-}" == --plain ]] && prefix=''
+  if cluster_secured; then on=1 mongo_url=''; fi
   echo "${prefix}KAFKA_BROKERS=$(ckafka_bootstrap)"
   echo "${prefix}REDIS_CLUSTER_NODES=$(credis_nodes)"
-  echo "${prefix}MONGO_URL=mongodb://$HOST:$CLUSTER_MONGO_PORT/"
+  echo "${prefix}REDIS_URL="
+  echo "${prefix}MONGO_URL=$mongo_url"
+  echo "${prefix}KAFKA_SSL=${on:+true}"
+  echo "${prefix}KAFKA_SSL_CA_FILE=${on:+$CLUSTER_TLS/ca.crt}"
+  echo "${prefix}KAFKA_SASL_MECHANISM=${on:+scram-sha-512}"
+  echo "${prefix}KAFKA_SASL_USERNAME=${on:+$CLUSTER_USER}"
+  echo "${prefix}KAFKA_SASL_PASSWORD_FILE=${on:+$CLUSTER_SECRETS/kafka-password}"
+  echo "${prefix}REDIS_TLS=${on:+true}"
+  echo "${prefix}REDIS_TLS_CA_FILE=${on:+$CLUSTER_TLS/ca.crt}"
+  echo "${prefix}REDIS_USERNAME=${on:+$CLUSTER_USER}"
+  echo "${prefix}REDIS_PASSWORD_FILE=${on:+$CLUSTER_SECRETS/redis-password}"
+  echo "${prefix}MONGO_URL_FILE=${on:+$CLUSTER_SECRETS/mongo-url}"
+  echo "${prefix}MONGO_TLS_CA_FILE=${on:+$CLUSTER_TLS/ca.crt}"
 }
 
 cluster_main() {
@@ -967,9 +1188,19 @@ cluster_main() {
   (($# > 0)) && shift
   case "$cmd" in
     up)
+      local mode=secured
+      case "${1:-}" in
+        '') ;;
+        --plaintext) mode=plaintext ;;
+        *) die "usage: scripts/infra.sh cluster up [--plaintext]" ;;
+      esac
       mkdir -p "$CLUSTER_DIR"
       exec 9>"$CLUSTER_DIR/.lock"
       flock -w 300 9 || die "another scripts/infra.sh cluster is still running"
+      if [[ -f "$CLUSTER_DIR/mode" && "$(cluster_mode)" != "$mode" ]]; then
+        die "cluster: it was set up $(cluster_mode); take it down first (scripts/infra.sh cluster down)"
+      fi
+      echo "$mode" >"$CLUSTER_DIR/mode"
       cluster_up
       print_cluster_env
       ;;

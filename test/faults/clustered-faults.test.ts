@@ -7,6 +7,7 @@ import { ConfigResourceTypes, Kafka, logLevel } from 'kafkajs';
 import { TOPICS } from '@rsd/contracts';
 import { signDevToken } from '@rsd/platform';
 import { aScoreSubmission } from '@rsd/testkit';
+import { clusteredEngines, type ClusteredEngines } from '../support/clustered-engines';
 import { REPO_ROOT } from '../support/embedded-process';
 import { startService, type ServiceProcess } from '../support/service-process';
 
@@ -30,10 +31,6 @@ const WARM_UP_MS = 8_000;
 /** The busiest credential is read this often, across both replicas: ten times its limit. */
 const HOT_READS_PER_S = 20;
 const STEADY_CREDENTIALS = 4;
-
-const brokers = (process.env.KAFKA_BROKERS ?? '').split(',').filter(Boolean);
-const redisNodes = (process.env.REDIS_CLUSTER_NODES ?? '').split(',').filter(Boolean);
-const mongoUrl = process.env.MONGO_URL ?? '';
 
 type Kind = 'read' | 'hot read' | 'revoked read' | 'create' | 'revoke' | 'ingest';
 interface Answer {
@@ -72,6 +69,8 @@ describe('faults on the clustered engines: a broker, then a Redis primary, under
   let ingestUrl = '';
   let token = '';
   let redis: Cluster;
+  let engines: ClusteredEngines;
+  const nodeName = (node: { host: string; port: number }) => `${node.host}:${node.port}`;
 
   async function call(
     kind: Kind,
@@ -129,16 +128,10 @@ describe('faults on the clustered engines: a broker, then a Redis primary, under
   }
 
   beforeAll(async () => {
-    if (brokers.length < 3 || redisNodes.length < 6 || !mongoUrl) {
-      throw new Error(
-        'the fault suite runs on the clustered engines: out="$(scripts/infra.sh cluster up)" && eval "$out" (KAFKA_BROKERS, REDIS_CLUSTER_NODES, MONGO_URL)',
-      );
-    }
+    engines = clusteredEngines();
+    // The engines' addresses, TLS and credentials come with the environment the services inherit (`cluster env`).
     const env = {
       RUNTIME: 'distributed',
-      KAFKA_BROKERS: brokers.join(','),
-      MONGO_URL: mongoUrl,
-      REDIS_CLUSTER_NODES: redisNodes.join(','),
       REDIS_URL: '',
       CREDENTIALS_DB: `faults_credentials_${runId}`,
       READ_VIEWS_DB: `faults_views_${runId}`,
@@ -166,10 +159,7 @@ describe('faults on the clustered engines: a broker, then a Redis primary, under
     services.push(...readApis);
     credentialsUrl = credentials.url;
     ingestUrl = ingest.url;
-    redis = new Cluster(
-      redisNodes.map((node) => ({ host: node.split(':')[0]!, port: Number(node.split(':')[1]) })),
-      { lazyConnect: false },
-    );
+    redis = new Cluster(engines.redisNodes, { lazyConnect: false, redisOptions: { ...engines.connections.redis } });
   }, 240_000);
 
   afterAll(async () => {
@@ -182,7 +172,12 @@ describe('faults on the clustered engines: a broker, then a Redis primary, under
 
   test('when a broker and then a Redis primary stop under load, then nothing acknowledged is lost, no revoked key outlives the bound, no 5xx but 503, and the limit holds as documented', async () => {
     // The topics the services made are replicated on all three brokers, two of them in sync for a write.
-    const kafka = new Kafka({ brokers, clientId: `faults-${runId}`, logLevel: logLevel.NOTHING });
+    const kafka = new Kafka({
+      brokers: engines.brokers,
+      clientId: `faults-${runId}`,
+      logLevel: logLevel.NOTHING,
+      ...engines.connections.kafka,
+    });
     const kafkaAdmin = kafka.admin();
     await kafkaAdmin.connect();
     const topics = Object.values(TOPICS);
@@ -212,7 +207,7 @@ describe('faults on the clustered engines: a broker, then a Redis primary, under
     const slot = Number(await redis.call('CLUSTER', 'KEYSLOT', counterKey));
     const shards = (await redis.call('CLUSTER', 'SLOTS')) as [number, number, [string, number]][];
     const owner = shards.find(([from, to]) => slot >= from && slot <= to)![2];
-    const redisNode = `redis-${redisNodes.indexOf(`${owner[0]}:${owner[1]}`) + 1}`;
+    const redisNode = `redis-${engines.redisNodes.map(nodeName).indexOf(`${owner[0]}:${owner[1]}`) + 1}`;
     expect(redisNode).not.toBe('redis-0');
 
     const created: (Credential & { ackedAt: number; revokedAt?: number; revokeStatus?: number })[] = [];
@@ -328,7 +323,7 @@ describe('faults on the clustered engines: a broker, then a Redis primary, under
     // The figures, per fault.
     const rows = phases.map((p) => figuresOf(p, answers, created, fallbacks));
     const lines = [
-      `[faults] on ${brokers.length} Kafka brokers, ${redisNodes.length} Redis nodes; ${answers.length} answers; busiest credential ${HOT_READS_PER_S}/s against ${LIMIT}/min`,
+      `[faults] on ${engines.brokers.length} Kafka brokers, ${engines.redisNodes.length} Redis nodes${engines.connections.kafka.sasl ? ' (TLS, SASL and ACL)' : ''}; ${answers.length} answers; busiest credential ${HOT_READS_PER_S}/s against ${LIMIT}/min`,
       '| phase | s | reads refused (503) | writes refused (503 or none) | 503s | revokes 200 / 202 | busiest credential, most 200s in a minute | counting alone (replica-seconds, times) | revoked key served after the revoke (longest) | lost |',
       '| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |',
       ...rows.map(

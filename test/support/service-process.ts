@@ -19,8 +19,11 @@ export const TEST_RESPONSE_SIGNING_KEYS = (() => {
   return JSON.stringify([{ kty: 'OKP', crv: 'Ed25519', x, d, kid: 'test-signing-key' }]);
 })();
 
-/** Starts one built service (`services/<name>/dist/main.js`) and waits until its /readyz answers 200. */
-export async function startService(name: string, port: number, env: Record<string, string>): Promise<ServiceProcess> {
+/** One built service (`services/<name>/dist/main.js`) started, its output (stdout and stderr) gathered. */
+function spawnService(
+  name: string,
+  env: Record<string, string>,
+): { child: ChildProcess; output(): string; exited: Promise<number | null> } {
   const child: ChildProcess = spawn(process.execPath, [resolve(REPO_ROOT, `services/${name}/dist/main.js`)], {
     cwd: REPO_ROOT,
     env: { ...(name === 'read-api' ? { RESPONSE_SIGNING_KEYS: TEST_RESPONSE_SIGNING_KEYS } : {}), ...process.env, ...env },
@@ -29,7 +32,38 @@ export async function startService(name: string, port: number, env: Record<strin
   let output = '';
   child.stdout?.on('data', (chunk: Buffer) => (output += chunk.toString('utf8')));
   child.stderr?.on('data', (chunk: Buffer) => (output += chunk.toString('utf8')));
-  const exited = new Promise<void>((done) => child.once('exit', () => done()));
+  const exited = new Promise<number | null>((done) => child.once('exit', (code) => done(code)));
+  return { child, output: () => output, exited };
+}
+
+/**
+ * Starts one built service that is expected to refuse to start, and waits for it to exit by itself:
+ * its exit code and output. One still running after `timeoutMs` is killed and the wait fails.
+ */
+export async function serviceRefusal(
+  name: string,
+  env: Record<string, string>,
+  timeoutMs = 60_000,
+): Promise<{ code: number | null; output: string }> {
+  const { child, output, exited } = spawnService(name, env);
+  let timer: NodeJS.Timeout | undefined;
+  const timedOut = new Promise<never>((_done, fail) => {
+    timer = setTimeout(() => {
+      child.kill('SIGKILL');
+      fail(new Error(`${name} was still running after ${timeoutMs} ms:\n${output()}`));
+    }, timeoutMs);
+  });
+  try {
+    const code = await Promise.race([exited, timedOut]);
+    return { code, output: output() };
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/** Starts one built service (`services/<name>/dist/main.js`) and waits until its /readyz answers 200. */
+export async function startService(name: string, port: number, env: Record<string, string>): Promise<ServiceProcess> {
+  const { child, output, exited } = spawnService(name, env);
   const url = `http://127.0.0.1:${port}`;
   const stop = async (signal: NodeJS.Signals = 'SIGTERM') => {
     if (child.exitCode !== null || child.signalCode !== null) return;
@@ -39,7 +73,7 @@ export async function startService(name: string, port: number, env: Record<strin
   try {
     await eventually(
       async () => {
-        if (child.exitCode !== null) throw new Error(`${name} exited with ${child.exitCode}:\n${output}`);
+        if (child.exitCode !== null) throw new Error(`${name} exited with ${child.exitCode}:\n${output()}`);
         const ready = await fetch(`${url}/readyz`).then(
           (r) => r.status === 200,
           () => false,
@@ -53,5 +87,5 @@ export async function startService(name: string, port: number, env: Record<strin
     await stop('SIGKILL');
     throw error;
   }
-  return { url, output: () => output, stop };
+  return { url, output, stop };
 }

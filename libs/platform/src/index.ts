@@ -23,3 +23,5 @@ export * from './clock';
 export * from './unavailable';
 export * from './console-delegation';
 export * from './page-headers';
+export * from './tls-files';
+export * from './secret-files';

@@ -1,3 +1,4 @@
+import type { ConnectionOptions } from 'node:tls';
 import { Cluster, Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import { systemClock } from '@rsd/platform';
@@ -6,6 +7,15 @@ import type { Clock } from '@rsd/ports';
 export interface RedisClientOptions {
   /** Paces the connection-error log lines. */
   clock?: Clock;
+  /** TLS and the ACL user, for the server or every node of a cluster (REDIS_TLS, REDIS_USERNAME, REDIS_PASSWORD). */
+  connection?: RedisConnectionSecurity;
+}
+
+/** ioredis's `tls` (verified: see TlsOptions), `username` and `password`. */
+export interface RedisConnectionSecurity {
+  tls?: ConnectionOptions;
+  username?: string;
+  password?: string;
 }
 
 /** While Redis stays unreachable, one error line per this interval instead of one per reconnect attempt. */
@@ -20,8 +30,9 @@ const MAX_RECONNECT_DELAY_MS = 2_000;
  * command, and a connection that stops answering is dropped and dialled again, so callers see
  * fast errors and can fall back instead of piling up.
  */
-export function createRedisClient(url: string, log: Logger, { clock = systemClock }: RedisClientOptions = {}): Redis {
+export function createRedisClient(url: string, log: Logger, { clock = systemClock, connection }: RedisClientOptions = {}): Redis {
   const redis = new Redis(url, {
+    ...connection,
     lazyConnect: false,
     enableOfflineQueue: false,
     // Every read counts a hit: the commands issued in one turn of the event loop go out in one write
@@ -51,7 +62,7 @@ export type RedisConnection = Redis | Cluster;
 export function createRedisClusterClient(
   nodes: readonly { host: string; port: number }[],
   log: Logger,
-  { clock = systemClock }: RedisClientOptions = {},
+  { clock = systemClock, connection }: RedisClientOptions = {},
 ): Cluster {
   const cluster = new Cluster([...nodes], {
     enableOfflineQueue: false,
@@ -73,6 +84,7 @@ export function createRedisClusterClient(
     clusterRetryStrategy: (attempt) => Math.min(100 * 2 ** (attempt - 1), MAX_RECONNECT_DELAY_MS),
     // A node's own queue is the cluster's to manage; the command timeout bounds a wait in it.
     redisOptions: {
+      ...connection,
       maxRetriesPerRequest: 1,
       connectTimeout: 1_000,
       commandTimeout: 500,
@@ -89,6 +101,48 @@ export function createRedisClusterClient(
  */
 export async function pingRedis(redis: RedisConnection): Promise<void> {
   await redis.ping();
+}
+
+/**
+ * The first connection's outcome: undefined once the client is ready, or after `withinMs` without an
+ * answer; else its first error. The runtime reads it to tell a Redis that refuses this process (a
+ * certificate it does not trust, a wrong password), which ends the start, from one that is only
+ * away, which the limiters count around.
+ */
+export function firstConnectionError(redis: Redis, withinMs: number): Promise<Error | undefined> {
+  return new Promise((done) => {
+    const finish = (error?: Error) => {
+      clearTimeout(timer);
+      redis.off('ready', onReady);
+      redis.off('error', finish);
+      done(error);
+    };
+    const onReady = () => finish();
+    const timer = setTimeout(finish, withinMs);
+    if (redis.status === 'ready') return finish();
+    redis.once('ready', onReady);
+    redis.on('error', finish);
+  });
+}
+
+/**
+ * The same for a Redis Cluster, from a connection of its own to the first node given, with the
+ * cluster's TLS and credentials: the cluster client says of a node that failed only "Connection is
+ * closed.", never why.
+ */
+export async function firstClusterConnectionError(
+  nodes: readonly { host: string; port: number }[],
+  connection: RedisConnectionSecurity | undefined,
+  withinMs: number,
+): Promise<Error | undefined> {
+  const [first] = nodes;
+  if (!first) return undefined;
+  const probe = new Redis({ ...connection, ...first, connectTimeout: 1_000, maxRetriesPerRequest: 0, retryStrategy: () => null });
+  try {
+    return await firstConnectionError(probe, withinMs);
+  } finally {
+    probe.disconnect();
+  }
 }
 
 /**

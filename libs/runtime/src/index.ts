@@ -5,3 +5,5 @@ export * from './secrets';
 export * from './run-services';
 export * from './tracing';
 export * from './run-task';
+export * from './engine-settings';
+export * from './engine-refusal';

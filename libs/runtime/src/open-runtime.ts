@@ -5,6 +5,7 @@ import type { ReadinessCheck } from '@rsd/ports';
 import { ConfigError, type Logger } from '@rsd/platform';
 import type { AccessLog, EventLog, Runtime, ViewStore, Views, ViewsOwner } from '@rsd/ports';
 import type { RedisConnection } from '@rsd/redis';
+import { engineRefusal } from './engine-refusal';
 import type { RuntimeConfig } from './runtime-config';
 import { NEVER_STALE } from './shared-views/feed-staleness';
 import { sharedViewReader } from './shared-views/shared-view-reader';
@@ -20,6 +21,9 @@ export interface OpenedRuntime extends Runtime {
   withEventLog(eventLog: EventLog): Runtime;
   close(): Promise<void>;
 }
+
+/** How long a start waits for Redis's first answer: a refusal comes within a TLS handshake or an AUTH. */
+const REDIS_FIRST_CONNECTION_MS = 3_000;
 
 /** The embedded runtime's database, in DATA_DIR. */
 export const EMBEDDED_DATABASE = 'rsd.sqlite';
@@ -115,6 +119,7 @@ async function openDistributed(config: RuntimeConfig, service: string, log: Logg
     clientId: service,
     // The Kafka adapter names its own components (kafka-event-log, kafkajs): a `component` bound here would repeat.
     log,
+    kafka: config.engines.kafka,
     topics: {
       names: Object.values(TOPICS),
       partitions: config.KAFKA_TOPIC_PARTITIONS,
@@ -133,6 +138,7 @@ async function openDistributed(config: RuntimeConfig, service: string, log: Logg
       mongo = await MongoClient.connect(required(config.MONGO_URL, 'MONGO_URL'), {
         serverSelectionTimeoutMS: 5_000,
         appName: service,
+        ...config.engines.mongo,
       });
       const client = mongo;
       checks.push({ name: 'mongo', check: () => pingMongo(client.db(name)) });
@@ -176,8 +182,15 @@ async function openDistributed(config: RuntimeConfig, service: string, log: Logg
       return openMongoWebhookStore(db, { onExpiry });
     },
     rateLimitStores: async (onFallback) => {
-      const { closeRedisClient, createRedisClient, createRedisClusterClient, redisRateLimitStores, withLocalFallback } =
-        await import('@rsd/redis');
+      const {
+        closeRedisClient,
+        createRedisClient,
+        createRedisClusterClient,
+        firstClusterConnectionError,
+        firstConnectionError,
+        redisRateLimitStores,
+        withLocalFallback,
+      } = await import('@rsd/redis');
       const { memoryRateLimitStores } = await import('@rsd/embedded');
       const clustered = config.REDIS_CLUSTER_NODES.length > 0;
       // A service that does not need Redis (the credentials service's claim attempts) counts per replica
@@ -187,10 +200,21 @@ async function openDistributed(config: RuntimeConfig, service: string, log: Logg
       if (!redis) {
         // Redis is not added to `checks`: without it each replica limits on its own (withLocalFallback),
         // and failing readiness would take every replica out of service at once.
-        const client = clustered
-          ? createRedisClusterClient(config.REDIS_CLUSTER_NODES, log)
-          : createRedisClient(required(config.REDIS_URL, 'REDIS_URL'), log);
+        const connection = config.engines.redis;
+        let first: Promise<Error | undefined>;
+        let client: RedisConnection;
+        // A Redis that is away is counted around; one that refuses this process's authority or password ends the start.
+        if (clustered) {
+          client = createRedisClusterClient(config.REDIS_CLUSTER_NODES, log, { connection });
+          first = firstClusterConnectionError(config.REDIS_CLUSTER_NODES, connection, REDIS_FIRST_CONNECTION_MS);
+        } else {
+          const single = createRedisClient(required(config.REDIS_URL, 'REDIS_URL'), log, { connection });
+          first = firstConnectionError(single, REDIS_FIRST_CONNECTION_MS);
+          client = single;
+        }
         redis = { client, close: () => closeRedisClient(client) };
+        const refusal = engineRefusal(await first, 'redis');
+        if (refusal) throw refusal;
       }
       return withLocalFallback(redisRateLimitStores(redis.client), memoryRateLimitStores, {
         log: log.child({ component: 'rate-limit' }),
@@ -206,6 +230,7 @@ async function openDistributed(config: RuntimeConfig, service: string, log: Logg
           brokers: config.KAFKA_BROKERS,
           clientId: service,
           log,
+          kafka: config.engines.kafka,
           layout: { partitions: config.KAFKA_TOPIC_PARTITIONS, replicationFactor: config.KAFKA_REPLICATION_FACTOR },
           retentionDays,
         });

@@ -22,6 +22,7 @@ import {
 } from '@rsd/platform';
 import type { AnyServiceDefinition, Clock, Runtime, RunningService, SecretSpec, ServiceDefinition } from '@rsd/ports';
 import { dependencyOf } from './dependency-of';
+import { failingOnRefusal } from './engine-refusal';
 import { tuneHeapForServing } from './heap-tuning';
 import { openRuntime, type OpenedRuntime } from './open-runtime';
 import { runtimeConfigSchema, type RuntimeKind } from './runtime-config';
@@ -110,30 +111,32 @@ export async function runServices(definitions: readonly AnyServiceDefinition[], 
   };
 
   const start = startWithRetries(
-    async (scope) => {
-      const runtime = await openRuntime({ ...runtimeSettings, DATA_DIR: dataDir ?? runtimeSettings.DATA_DIR }, name, log);
-      scope.closeOnStop(() => runtime.close());
-      const running: RunningService[] = [];
-      for (const [index, definition] of definitions.entries()) {
-        const tracer = tracing.tracerOf(definition.name);
-        const service = await definition.start({
-          config: configs[index],
-          runtime: tracer ? tracedRuntime(runtime, tracer, runtimeSettings.RUNTIME === 'distributed' ? 'kafka' : 'sqlite') : runtime,
-          clock,
-          log: logOf(definition),
-          tracer,
-          localUrlOf: (serviceName) => {
-            const other = definitions.findIndex((candidate) => candidate.name === serviceName);
-            return other === -1 ? undefined : urlAt(other);
-          },
-        });
-        scope.closeOnStop(() => service.stop());
-        // Views in this process catch up before the first request; shared views say it on /readyz instead.
-        if (runtime.viewsInProcess) await service.caughtUp;
-        running.push(service);
-      }
-      return running;
-    },
+    // An engine that refuses this process's certificate authority or credentials ends the start: no retry mends it.
+    (scope) =>
+      failingOnRefusal(async () => {
+        const runtime = await openRuntime({ ...runtimeSettings, DATA_DIR: dataDir ?? runtimeSettings.DATA_DIR }, name, log);
+        scope.closeOnStop(() => runtime.close());
+        const running: RunningService[] = [];
+        for (const [index, definition] of definitions.entries()) {
+          const tracer = tracing.tracerOf(definition.name);
+          const service = await definition.start({
+            config: configs[index],
+            runtime: tracer ? tracedRuntime(runtime, tracer, runtimeSettings.RUNTIME === 'distributed' ? 'kafka' : 'sqlite') : runtime,
+            clock,
+            log: logOf(definition),
+            tracer,
+            localUrlOf: (serviceName) => {
+              const other = definitions.findIndex((candidate) => candidate.name === serviceName);
+              return other === -1 ? undefined : urlAt(other);
+            },
+          });
+          scope.closeOnStop(() => service.stop());
+          // Views in this process catch up before the first request; shared views say it on /readyz instead.
+          if (runtime.viewsInProcess) await service.caughtUp;
+          running.push(service);
+        }
+        return running;
+      }),
     {
       log,
       deadlineMs: runtimeSettings.START_DEADLINE_MS,

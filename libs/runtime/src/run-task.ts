@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { createLogger, env as variables, loadConfigs, type Logger } from '@rsd/platform';
 import type { Need, Runtime } from '@rsd/ports';
+import { failingOnRefusal } from './engine-refusal';
 import { openRuntime } from './open-runtime';
 import { runtimeConfigSchema, type RuntimeConfig, type RuntimeKind } from './runtime-config';
 
@@ -25,9 +26,9 @@ export async function runTask<T>(options: TaskOptions, task: (context: { runtime
     options.env,
   );
   const log = createLogger(options.name, LOG_LEVEL);
-  const runtime = await openRuntime({ ...configured, ...options.settings?.(configured) }, options.name, log);
+  const runtime = await failingOnRefusal(() => openRuntime({ ...configured, ...options.settings?.(configured) }, options.name, log));
   try {
-    return await task({ runtime, log });
+    return await failingOnRefusal(() => task({ runtime, log }));
   } finally {
     await runtime.close();
   }

@@ -1,5 +1,6 @@
 import { z } from 'zod';
-import { env } from '@rsd/platform';
+import { env, secretsFromFiles } from '@rsd/platform';
+import { ENGINE_SECRETS, engineConnectionsOf, engineSettingsShape, PLAIN_CONNECTIONS } from './engine-settings';
 
 export type RuntimeKind = 'embedded' | 'distributed';
 /** A server a service needs on the distributed runtime. */
@@ -33,10 +34,13 @@ const clusterNodes = () =>
 
 /**
  * Which adapters a process runs on. `embedded`: in-process, event log on disk under DATA_DIR.
- * `distributed`: Kafka, MongoDB and Redis, whichever of them this process needs.
+ * `distributed`: Kafka, MongoDB and Redis, whichever of them this process needs, reached as
+ * `engines` says (TLS, credentials: decision 53), their secrets from the environment or from the
+ * files `<VARIABLE>_FILE` names.
  */
 export function runtimeConfigSchema(options: { defaultRuntime: RuntimeKind; needs: readonly Need[] }) {
-  return z
+  const distributed = (input: Record<string, unknown>) => (input.RUNTIME || options.defaultRuntime) === 'distributed';
+  const settings = z
     .object({
       RUNTIME: z.enum(['embedded', 'distributed']).default(options.defaultRuntime),
       DATA_DIR: env.string('.data'),
@@ -54,6 +58,7 @@ export function runtimeConfigSchema(options: { defaultRuntime: RuntimeKind; need
       SHUTDOWN_DEADLINE_MS: env.positiveInt(10_000),
       // Unset: keep waiting for the dependencies; the orchestrator decides when a start took too long.
       START_DEADLINE_MS: z.preprocess((value) => (value === '' ? undefined : value), z.coerce.number().int().positive().optional()),
+      ...engineSettingsShape,
     })
     .superRefine((config, ctx) => {
       if (config.RUNTIME !== 'distributed') return;
@@ -67,7 +72,20 @@ export function runtimeConfigSchema(options: { defaultRuntime: RuntimeKind; need
           ctx.addIssue({ code: 'custom', path: [variable], message });
         }
       }
+    })
+    .transform((config, ctx) => {
+      if (config.RUNTIME !== 'distributed') return { ...config, engines: PLAIN_CONNECTIONS };
+      const { connections, problems } = engineConnectionsOf({ ...config, clustered: config.REDIS_CLUSTER_NODES.length > 0 });
+      for (const { variable, message } of problems) ctx.addIssue({ code: 'custom', path: [variable], message });
+      return { ...config, engines: connections };
     });
+  // The secrets' files are read before anything else looks at the variables they set.
+  return z.preprocess((input, ctx) => {
+    if (typeof input !== 'object' || input === null || !distributed(input as Record<string, unknown>)) return input;
+    const { env: resolved, problems } = secretsFromFiles(input as NodeJS.ProcessEnv, ENGINE_SECRETS);
+    for (const { variable, message } of problems) ctx.addIssue({ code: 'custom', path: [variable], message });
+    return resolved;
+  }, settings);
 }
 
 export type RuntimeConfig = z.infer<ReturnType<typeof runtimeConfigSchema>>;

@@ -1,12 +1,14 @@
 import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { ConfigError, type Logger } from '@rsd/platform';
+import { ConfigError, secretsFromFiles, type Logger } from '@rsd/platform';
 import type { SecretSpec } from '@rsd/ports';
 
 /**
- * The environment with every secret the specs name: as configured, else (with a data directory) read
- * from or made into its file; and which of them this call made. Where a required one is neither, a
- * ConfigError names them all, before anything is opened: no retry mends it.
+ * The environment with every secret the specs name: as configured (the variable, or the file its
+ * `<VARIABLE>_FILE` names, as an orchestrator mounts a secret), else (with a data directory) read
+ * from or made into its file in the data directory; and which of them this call made. Where a
+ * required one is none of these, a ConfigError names them all, before anything is opened: no retry
+ * mends it.
  */
 export async function resolveSecrets(
   specs: readonly SecretSpec[],
@@ -14,9 +16,13 @@ export async function resolveSecrets(
   dataDir: string | undefined,
   log: Logger,
 ): Promise<{ env: NodeJS.ProcessEnv; created: string[] }> {
-  const resolved = { ...env };
+  const fromFiles = secretsFromFiles(
+    env,
+    specs.map((spec) => spec.variable),
+  );
+  const resolved = fromFiles.env;
   const created: string[] = [];
-  const problems: string[] = [];
+  const problems = fromFiles.problems.map(({ variable, message }) => `${variable}: ${message}`);
   for (const spec of specs) {
     if (resolved[spec.variable] || spec.unlessSet?.some((name) => resolved[name])) continue;
     if (dataDir === undefined) {

@@ -11,3 +11,4 @@ export * from './contracts';
 export * from './infrastructure';
 export * from './read-view-events';
 export * from './secret-scanning';
+export * from './certificates';

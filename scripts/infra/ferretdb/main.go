@@ -32,16 +32,20 @@ import (
 )
 
 func main() {
-	listen := flag.String("listen", "127.0.0.1:27018", "TCP address to listen on (host:port)")
+	listen := flag.String("listen", "127.0.0.1:27018", "TCP address to listen on (host:port); empty: none (with -listen-tls)")
+	listenTLS := flag.String("listen-tls", "", "TLS address to listen on (host:port), with -tls-cert-file and -tls-key-file")
+	tlsCert := flag.String("tls-cert-file", "", "the TLS listener's certificate (PEM)")
+	tlsKey := flag.String("tls-key-file", "", "the TLS listener's private key (PEM)")
 	pgURL := flag.String("postgresql-url", "", "PostgreSQL backend: connection URL, e.g. postgres:///ferretdb?host=/path/to/socket/dir&user=postgres")
 	dir := flag.String("sqlite-dir", "", "SQLite backend: directory for the databases (one file per MongoDB database)")
 	level := flag.String("log-level", "info", "log level: debug, info, warn, error")
 	ping := flag.String("ping", "", "client mode: send a MongoDB `ping` to this URI and exit 0 on success")
+	pingUser := flag.String("ping-user", "", "with -ping: authenticate as this user (PLAIN), the password from $FERRETDB_PING_PASSWORD")
 	smoke := flag.Bool("smoke", false, "with -ping: also insert, find and drop a document in database infra_smoke")
 	flag.Parse()
 
 	if *ping != "" {
-		if err := runPing(*ping, *smoke); err != nil {
+		if err := runPing(*ping, *pingUser, os.Getenv("FERRETDB_PING_PASSWORD"), *smoke); err != nil {
 			fmt.Fprintf(os.Stderr, "ferretdb-embedded: ping %s: %v\n", *ping, err)
 			os.Exit(1)
 		}
@@ -62,8 +66,10 @@ func main() {
 	logger := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: lvl}))
 	slog.SetDefault(logger)
 
+	// No client certificate is asked for (FerretDB's TLSCAFile would require one): clients authenticate
+	// with a user and password (PLAIN, passed on to PostgreSQL), inside TLS.
 	config := &ferretdb.Config{
-		Listener: ferretdb.ListenerConfig{TCP: *listen},
+		Listener: ferretdb.ListenerConfig{TCP: *listen, TLS: *listenTLS, TLSCertFile: *tlsCert, TLSKeyFile: *tlsKey},
 		Logger:   logger,
 	}
 	backend := "postgresql"
@@ -114,12 +120,16 @@ func main() {
 
 // runPing is a real wire-protocol client check (the Node `mongodb` package is not a dependency
 // of the repo, and mongo-driver is already in FerretDB's module graph).
-func runPing(uri string, smoke bool) error {
+func runPing(uri, user, password string, smoke bool) error {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 
-	client, err := mongo.Connect(ctx, options.Client().ApplyURI(uri).
-		SetServerSelectionTimeout(3*time.Second).SetConnectTimeout(2*time.Second))
+	opts := options.Client().ApplyURI(uri).SetServerSelectionTimeout(3 * time.Second).SetConnectTimeout(2 * time.Second)
+	if user != "" {
+		// FerretDB v1's PLAIN: the user and password are PostgreSQL's, checked by it at the first command.
+		opts.SetAuth(options.Credential{AuthMechanism: "PLAIN", AuthSource: "$external", Username: user, Password: password})
+	}
+	client, err := mongo.Connect(ctx, opts)
 	if err != nil {
 		return err
 	}
