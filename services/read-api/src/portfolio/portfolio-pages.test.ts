@@ -136,7 +136,9 @@ describe('portfolio pages (decision 42)', () => {
     const first = await customersPage(store, from('192.0.2.1'), { limit: 2 });
     // The next page starts where this one's range ended (its cursor), not after its last listed item: a grant left
     // out at the end of a range is counted by that page only.
-    const endedAt = Buffer.from(first.nextCursor ?? '', 'base64url').toString('utf8').replace(/^v1:/, '');
+    const endedAt = Buffer.from(first.nextCursor ?? '', 'base64url')
+      .toString('utf8')
+      .replace(/^v1:/, '');
     const second = await customersPage(store, from('192.0.2.1'), { limit: 2, after: endedAt });
     expect(first.leftOut.addressNotAllowed + second.leftOut.addressNotAllowed).toBe(2);
   });
