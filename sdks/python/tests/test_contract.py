@@ -99,8 +99,8 @@ FIELDS = {
         "PortfolioLeftOut": {"addressNotAllowed"},
     },
     "notifier": {
-        "Webhook": {"id", "url", "events", "status", "createdAt", "conditions"},
-        "CreatedWebhook": {"id", "url", "events", "status", "createdAt", "conditions", "secret"},
+        "Webhook": {"id", "url", "events", "status", "disabledReason", "createdAt", "conditions"},
+        "CreatedWebhook": {"id", "url", "events", "status", "disabledReason", "createdAt", "conditions", "secret"},
         "WebhookList": {"webhooks"},
         "WebhookDelivery": {"messageId", "eventType", "attempt", "status", "responseCode", "failure", "skipped", "scheduledAt", "attemptedAt"},
         "WebhookDeliveryList": {"deliveries"},

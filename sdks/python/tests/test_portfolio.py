@@ -174,7 +174,7 @@ def test_a_grant_allowing_only_other_addresses_is_left_out_of_every_listing_and_
     organization_id, organization = an_organization(runtime)
     with organization:
         organization.publish_scores([a_score(organization_id, 44)])
-        organization.authorizations.create(
+        offered = organization.authorizations.create(
             "auditor",
             ["qr_score", "pillar_breakdown"],
             key_delivery="account",
@@ -188,6 +188,7 @@ def test_a_grant_allowing_only_other_addresses_is_left_out_of_every_listing_and_
             return [score.client_id async for score in scores], scores.left_out.address_not_allowed
 
     with a_portfolio(runtime, account.account_key) as portfolio:
+        portfolio.accept_offer(offered.client_id)
         until(lambda: True if portfolio.summary().customers == 2 else None)
         for items in (portfolio.customers(limit=1), portfolio.scores(), portfolio.pillars(limit=1)):
             assert items.left_out.address_not_allowed == 0
