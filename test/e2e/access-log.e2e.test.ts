@@ -75,8 +75,10 @@ describe('access log and usage on the embedded runtime (decisions 20 and 21)', (
       const done = await answer;
       made.push({ status: done.status, requestId: done.headers.get('x-request-id') ?? '', sentAt });
       // The listing is ordered by `at`, then by request id (decision 21): two reads in one millisecond
-      // are listed in their ids' order, not in the order sent. A pause keeps the order below the one sent.
-      await new Promise((resolve) => setTimeout(resolve, 3));
+      // are listed in their ids' order, not in the order sent. The next read is sent once the clock (the
+      // product's too: one machine) has moved past the millisecond this one was answered in.
+      const answeredAt = Date.now();
+      await eventually(() => Promise.resolve(Date.now() > answeredAt || undefined), 1_000, 1);
       return done;
     };
     const first = await note(read(reader));

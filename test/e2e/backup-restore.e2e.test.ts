@@ -117,6 +117,7 @@ describe('backup and restore of the embedded runtime: the drill', () => {
           aScoreSubmission({ organizationId: org, scoreDate }),
         ).catch(() => undefined);
         if (answer?.status === 202) acknowledgedScores.push({ score: `${org} ${scoreDate}`, at: Date.now() });
+        // Fixed on purpose: the writer's pace (writes keep arriving all through the backup), not a wait for anything.
         await new Promise((done) => setTimeout(done, 5));
       }
     };

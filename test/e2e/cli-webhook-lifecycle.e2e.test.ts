@@ -2,7 +2,7 @@ import { execFile } from 'node:child_process';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { aScoreSubmission } from '@rsd/testkit';
-import { eventually, REPO_ROOT, type EmbeddedProcess } from '../support/embedded-process';
+import { eventually, notifierSettled, REPO_ROOT, type EmbeddedProcess } from '../support/embedded-process';
 import { devTokenFor, startEmbeddedOnNewDataDir, stopAndRemove } from '../support/embedded-suite';
 import * as orgAdmin from '../support/organization-admin';
 import { startSwitchableReceiver, verifiesWith, type Received, type SwitchableReceiver } from '../support/webhook-lifecycle';
@@ -56,7 +56,8 @@ async function receiver(): Promise<SwitchableReceiver> {
 
 const daysAgo = (n: number) => new Date(Date.now() - n * 86_400_000).toISOString().slice(0, 10);
 const until = <T>(check: () => T | undefined, timeoutMs = 15_000) => eventually(() => Promise.resolve(check()), timeoutMs, 25);
-const settle = () => new Promise((done) => setTimeout(done, 1_500));
+/** Everything posted so far handled and attempted: what was not sent by then never will be. */
+const settle = () => notifierSettled(dataDir);
 const scoreOf = (delivery: Received) => (JSON.parse(delivery.body) as { data: { score?: number } }).data.score;
 const typeOf = (delivery: Received) => (JSON.parse(delivery.body) as { type: string }).type;
 

@@ -3,7 +3,7 @@ import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { aScoreSubmission, request } from '@rsd/testkit';
-import { REPO_ROOT, startEmbedded, type EmbeddedProcess } from '../support/embedded-process';
+import { eventually as polled, notifierSettled, REPO_ROOT, startEmbedded, type EmbeddedProcess } from '../support/embedded-process';
 import { devTokenFor, startEmbeddedOnNewDataDir, stopAndRemove } from '../support/embedded-suite';
 import * as orgAdmin from '../support/organization-admin';
 import { freePort } from '../support/raw-http';
@@ -47,15 +47,7 @@ async function rsd(args: string[], env: Record<string, string> = {}) {
   }
 }
 
-async function eventually<T>(check: () => T | undefined, timeoutMs = 5_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = check();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`not within ${timeoutMs} ms`);
-    await new Promise((resolve) => setTimeout(resolve, 25));
-  }
-}
+const eventually = <T>(check: () => T | undefined, timeoutMs = 5_000) => polled(() => Promise.resolve(check()), timeoutMs, 25);
 
 async function createAuthorization(scopes: string[]): Promise<orgAdmin.IssuedCredential> {
   const created = await orgAdmin.createAuthorization(product.urls.credentials, ORG, token, { recipientType: 'insurance_provider', scopes });
@@ -90,11 +82,10 @@ describe('webhooks on the embedded runtime, end to end', () => {
     const subscription = JSON.parse(created.stdout) as { id: string; secret: string };
     const listener = await listenOn(port, subscription.secret, 1);
     try {
-      const sent = Date.now();
       await postScore(daysAgo(1), 77);
 
+      // Within 15 s, the wait's bound (the first attempt and its 1-s retry); the webhooks benchmark measures delivery latency.
       const [first, second] = await eventually(() => (listener.deliveries.length >= 2 ? listener.deliveries : undefined), 15_000);
-      expect(Date.now() - sent).toBeLessThan(15_000);
       expect(first).toMatchObject({ verified: true, type: 'score.updated', data: { clientId: credential.clientId, score: 77 } });
       expect(second).toMatchObject({ verified: true, type: 'score.updated' });
       expect(second?.id).toBe(first?.id);
@@ -108,7 +99,7 @@ describe('webhooks on the embedded runtime, end to end', () => {
       const ended = await eventually(() => listener.deliveries.find((delivery) => delivery.type === 'authorization.ended'));
       expect(ended).toMatchObject({ verified: true, data: { clientId: credential.clientId, reason: 'revoked' } });
       await postScore(daysAgo(0), 60);
-      await new Promise((resolve) => setTimeout(resolve, 1_500));
+      await notifierSettled(dataDir);
       expect(listener.deliveries.map((delivery) => delivery.type)).toEqual(['score.updated', 'score.updated', 'authorization.ended']);
     } finally {
       await listener.stop();
@@ -157,7 +148,7 @@ describe('webhooks on the embedded runtime, end to end', () => {
       product = await startEmbedded({ DATA_DIR: dataDir, LOG_LEVEL: 'info', WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true' });
 
       const [first, retried] = await eventually(() => (listener.deliveries.length >= 2 ? listener.deliveries : undefined), 20_000);
-      await new Promise((resolve) => setTimeout(resolve, 1_500));
+      await notifierSettled(dataDir);
       expect(listener.deliveries).toHaveLength(2);
       expect(retried).toMatchObject({ verified: true, type: 'score.updated', data: { clientId: credential.clientId, score: 66 } });
       expect(retried?.id).toBe(first?.id);

@@ -254,6 +254,7 @@ describe('faults on the clustered engines: a broker, then a Redis primary, under
           const next = Date.now() + intervalMs;
           // The readers do not wait for each other's answers: a slow one does not slow the load.
           void task(i).catch(() => undefined);
+          // Fixed on purpose: the load's rate (one task per interval), not a wait for anything.
           await sleep(Math.max(0, next - Date.now()));
         }
       })();
@@ -264,9 +265,11 @@ describe('faults on the clustered engines: a broker, then a Redis primary, under
       phases.at(-1)!.endedAt = current.startedAt;
       phases.push(current);
       await action();
+      // Fixed on purpose: the experiment holds each fault for its phase's length, under load, whatever happens in it.
       await sleep(Math.max(0, current.startedAt + holdMs - Date.now()));
     };
     phases.push({ name: 'before the faults', startedAt: Date.now() });
+    // Fixed on purpose: a measured phase of load without faults, the baseline the fault phases are compared with.
     await sleep(WARM_UP_MS);
     await phase('broker kafka-1 stopped', () => infra('stop', 'kafka-1'), PHASE_MS);
     await phase(`Redis primary ${redisNode} stopped (kafka-1 still down)`, () => infra('stop', redisNode), PHASE_MS);

@@ -102,6 +102,32 @@ export async function eventually<T>(check: () => Promise<T | undefined>, timeout
   }
 }
 
+/**
+ * Whether the running product's notifier has handled every event in its log so far and has no delivery
+ * waiting (none queued, none between retries), read the way any SQLite client would (read-only, beside
+ * it). Once it holds, nothing more will be sent for those events: what a test asserts is not sent, it
+ * asserts after this, not after a sleep.
+ */
+export function notifierIdle(dataDir: string): boolean {
+  const db = new DatabaseSync(join(dataDir, 'rsd.sqlite'), { readOnly: true });
+  try {
+    const last = Number(db.prepare('SELECT COALESCE(MAX(seq), 0) AS seq FROM events').get()?.seq ?? 0);
+    // Its group is `notifier.<where its views are kept>`; the position is the last record it handled.
+    const handled = Number(
+      db.prepare("SELECT COALESCE(MAX(seq), 0) AS seq FROM positions WHERE group_id LIKE 'notifier.%'").get()?.seq ?? 0,
+    );
+    const waiting = Number(db.prepare('SELECT COUNT(*) AS waiting FROM webhook_deliveries WHERE done = 0').get()?.waiting ?? 0);
+    return handled >= last && waiting === 0;
+  } finally {
+    db.close();
+  }
+}
+
+/** Resolves once `notifierIdle` holds (within 15 s: the notifier writes its position every so often, not at once). */
+export function notifierSettled(dataDir: string): Promise<true> {
+  return eventually(() => Promise.resolve(notifierIdle(dataDir) || undefined), 15_000, 50);
+}
+
 /** The values in the embedded runtime's event log, read the way any SQLite client would (read-only, beside the running product). */
 export function eventLogValues(dataDir: string): string[] {
   const db = new DatabaseSync(join(dataDir, 'rsd.sqlite'), { readOnly: true });

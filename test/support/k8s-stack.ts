@@ -118,7 +118,8 @@ export async function k8sReadReplica(taken: () => string[]): Promise<K8sService>
       const grace = signal === 'SIGKILL' ? ['--grace-period=0', '--force'] : [];
       await kubectl('delete', 'pod', pod, ...grace, '--wait=true', '--timeout=120s');
       await eventually(async () => (!(await serviceAddresses()).includes(ip) ? true : undefined), 60_000, 200);
-      // kube-proxy rewrites its rules once the EndpointSlice changes: give it a sync.
+      // kube-proxy rewrites its rules once the EndpointSlice changes: give it a sync. Fixed because nothing
+      // the cluster's API shows says when a node's kube-proxy has applied the change.
       await new Promise((done) => setTimeout(done, 2_000));
       replica.pod = undefined;
     },

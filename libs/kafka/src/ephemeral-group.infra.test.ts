@@ -88,12 +88,15 @@ describeWithInfra('kafka', 'Kafka ephemeral subscriptions', (target) => {
 
   it('when the last member leaves while the deletion is retried, then the group is deleted', async () => {
     const groupId = `${RUN}-leaving`;
-    const topics = createTopicAdmin(kafka.admin(), { partitions: 1, replicationFactor: 1 }, silent);
+    const admin = kafka.admin();
+    const attempts = jest.spyOn(admin, 'deleteGroups');
+    const topics = createTopicAdmin(admin, { partitions: 1, replicationFactor: 1 }, silent);
     const member = await log.subscribe({ groupId, topics: [topic], fromBeginning: false, handle: () => Promise.resolve() });
     await member.caughtUp;
 
     const deletion = topics.deleteGroup(groupId);
-    await new Promise((resolve) => setTimeout(resolve, 150));
+    // A second attempt has begun: the first was refused while the member held the group.
+    await eventually(() => expect(attempts.mock.calls.length).toBeGreaterThanOrEqual(2));
     await member.close();
 
     await expect(deletion).resolves.toBeUndefined();

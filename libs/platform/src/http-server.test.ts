@@ -1,6 +1,6 @@
 import { connect } from 'node:net';
 import type { Server } from 'node:http';
-import { capturedLog } from '@rsd/testkit';
+import { capturedLog, eventually } from '@rsd/testkit';
 import { createBaseApp, finishApp } from './base-app';
 import { ConfigError, loadConfig } from './config';
 import { closeServer, listen, portOf } from './http-server';
@@ -43,6 +43,10 @@ function exchange(server: Server, send: string, then?: { afterMs: number; send: 
     socket.on('error', () => undefined);
     socket.on('close', () => resolve({ answer, closedAfterMs: performance.now() - connectedAt }));
   });
+}
+
+function openConnections(server: Server): Promise<number> {
+  return new Promise((resolve, reject) => server.getConnections((error, count) => (error ? reject(error) : resolve(count))));
 }
 
 describe('the HTTP limits configuration', () => {
@@ -155,13 +159,13 @@ describe('a server started by listen()', () => {
   test('when the connections reach the cap, then more are closed at once without an answer, logged once, and served again when they go', async () => {
     const holders = Array.from({ length: LIMITS.maxConnections }, () => connect(portOf(server), '127.0.0.1'));
     await Promise.all(holders.map((socket) => new Promise((resolve) => socket.once('connect', resolve))));
-    await new Promise((resolve) => setTimeout(resolve, 50));
+    await eventually(async () => expect(await openConnections(server)).toBe(LIMITS.maxConnections));
     const refused = await Promise.all([1, 2, 3].map(() => exchange(server, 'GET /things HTTP/1.1\r\nHost: x\r\n\r\n')));
     expect(refused.map((r) => r.answer)).toEqual(['', '', '']);
     expect(lines.filter((line) => line.includes('connection cap reached'))).toHaveLength(1);
 
     for (const socket of holders) socket.destroy();
-    await new Promise((resolve) => setTimeout(resolve, 50));
+    await eventually(async () => expect(await openConnections(server)).toBe(0));
     const served = await exchange(server, 'GET /things HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n');
     expect(served.answer).toMatch(/^HTTP\/1\.1 200 OK\r\n/);
   });
@@ -191,8 +195,8 @@ describe('closeServer with a drain', () => {
     const server = await started();
     const client = await keptAlive(server);
     const t0 = performance.now();
+    // The drain begins before closeServer first yields: the request below comes during it.
     const closing = closeServer(server, 5_000);
-    await new Promise((resolve) => setTimeout(resolve, 100));
     client.socket.write(request);
     await client.closed;
     await closing;
@@ -200,6 +204,7 @@ describe('closeServer with a drain', () => {
     expect(answers).toHaveLength(2);
     expect(answers[0]).toMatch(/\r\nConnection: keep-alive\r\n/i);
     expect(answers[1]).toMatch(/\r\nConnection: close\r\n/i);
+    // The deadline under test: the close ends once the connection is gone, well before the 5 s drain.
     expect(performance.now() - t0).toBeLessThan(2_000);
   });
 

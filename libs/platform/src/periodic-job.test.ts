@@ -1,9 +1,17 @@
 import { every } from './periodic-job';
 
 const quiet = { warn: jest.fn() };
+// On the fake clock below, a job's own wait is a timer the test advances, not time that passes.
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 describe('every', () => {
+  beforeEach(() => {
+    jest.useFakeTimers({ now: 0 });
+  });
+  afterEach(() => {
+    jest.useRealTimers();
+  });
+
   test('when a run takes longer than the interval, then the ticks during it are skipped, never run beside it', async () => {
     let concurrent = 0;
     let most = 0;
@@ -18,12 +26,14 @@ describe('every', () => {
       },
       { name: 'slow job', log: quiet, runAtStart: true },
     );
-    await sleep(100);
-    await job.stop();
+    // Runs start at 0, 35 and 70 (the first tick after each 30 ms run); the ticks in between are skipped.
+    await jest.advanceTimersByTimeAsync(100);
+    const stopping = job.stop();
+    await jest.advanceTimersByTimeAsync(30);
+    await stopping;
 
     expect(most).toBe(1);
-    expect(runs).toBeGreaterThanOrEqual(2);
-    expect(runs).toBeLessThanOrEqual(4);
+    expect(runs).toBe(3);
   });
 
   test('when a run fails, then it is logged by name and the next tick runs all the same', async () => {
@@ -37,10 +47,11 @@ describe('every', () => {
       },
       { name: 'the sampler', log },
     );
-    await sleep(40);
+    await jest.advanceTimersByTimeAsync(40);
     await job.stop();
 
-    expect(runs).toBeGreaterThanOrEqual(2);
+    expect(runs).toBe(8);
+    expect(log.warn).toHaveBeenCalledTimes(8);
     expect(log.warn).toHaveBeenCalledWith({ err: expect.any(Error) }, 'the sampler failed; trying again in 5 ms');
   });
 
@@ -56,11 +67,17 @@ describe('every', () => {
       },
       { name: 'job', log: quiet, runAtStart: true },
     );
-    await job.stop();
-    const after = runs;
-    await sleep(30);
+    let stopped = false;
+    const stopping = job.stop().then(() => (stopped = true));
+    await jest.advanceTimersByTimeAsync(19);
+    expect(stopped).toBe(false);
+    await jest.advanceTimersByTimeAsync(1);
+    await stopping;
+    expect(finished).toBe(1);
 
-    expect(finished).toBe(runs);
-    expect(runs).toBe(after);
+    // Whatever was left on the clock: no interval and no run after the stop.
+    await jest.advanceTimersByTimeAsync(1_000);
+    expect(jest.getTimerCount()).toBe(0);
+    expect(runs).toBe(1);
   });
 });

@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
+import { subscribe } from 'node:diagnostics_channel';
 import { join } from 'node:path';
 import {
   ApiConnectionError,
@@ -14,6 +15,7 @@ import {
   VERSION,
   type ScoreSubmission,
 } from '@resilience-score/client';
+import { eventually } from '@rsd/testkit';
 
 /**
  * Time and failure against a misbehaving server on loopback: it stalls (before the headers or halfway
@@ -80,11 +82,19 @@ beforeEach(() => {
   behaviours = [score];
 });
 
+/** fetch's own connections (undici says when it opens one): a test ends once its pool has seen them all closed. */
+const pooled = new Set<Socket>();
+subscribe('undici:client:connected', (message) => {
+  const { socket } = message as { socket: Socket };
+  pooled.add(socket);
+  socket.once('close', () => pooled.delete(socket));
+});
+
 afterEach(async () => {
   jest.restoreAllMocks();
-  // The stalled connections of the test that ended, and a moment for fetch's pool to see them closed.
+  // The stalled connections of the test that ended, closed on both ends before the next test borrows from the pool.
   for (const socket of sockets) socket.destroy();
-  await new Promise((resolve) => setTimeout(resolve, 50));
+  await eventually(() => expect({ pooled: pooled.size, served: sockets.size }).toEqual({ pooled: 0, served: 0 }), { intervalMs: 5 });
 });
 
 afterAll(() => new Promise<void>((closed) => server.close(() => closed())));
@@ -179,7 +189,8 @@ describe('cancellation', () => {
   test('when the signal aborts during a request, then the call rejects with its reason at once and is not tried again', async () => {
     behaviours = [stall];
     const controller = new AbortController();
-    setTimeout(() => controller.abort(new Error('the user left')), 100);
+    // Aborted once the request has reached the server: during it, whatever the machine's speed.
+    server.once('request', () => controller.abort(new Error('the user left')));
     const started = performance.now();
 
     const error = await rejectionOf(aClient({ timeout: 5000 }).score({ signal: controller.signal }));
@@ -215,7 +226,7 @@ describe('cancellation', () => {
   test('when the history is iterated with a signal, then it cancels the page being fetched', async () => {
     behaviours = [stall];
     const controller = new AbortController();
-    setTimeout(() => controller.abort(), 100);
+    server.once('request', () => controller.abort());
 
     const error = await rejectionOf(aClient().history({ signal: controller.signal }).next());
 

@@ -19,6 +19,7 @@ import { embeddedRuntime, type OpenedRuntime } from '@rsd/runtime';
 import {
   aCalculatedScore,
   anEvent,
+  eventually,
   eventuallyDefined,
   request,
   startApp,
@@ -27,7 +28,7 @@ import {
   type RunningApp,
 } from '@rsd/testkit';
 import { notifierConfigSchema } from './config';
-import type { RunningService } from '@rsd/ports';
+import type { RunningService, WebhookStore } from '@rsd/ports';
 import { createNotifierModule } from './notifier-module';
 import type { Resolve } from './delivery/send-webhook';
 
@@ -43,6 +44,8 @@ describe('the notifier, on the embedded runtime', () => {
   let runtime: OpenedRuntime;
   let notifier: RunningService;
   let app: RunningApp;
+  /** The notifier's queue, read beside it (the same database): the tests see when it is empty. */
+  let queue: WebhookStore;
   let receivers: { close(): Promise<void> }[];
   /** Names resolve through this map: a stand-in for DNS. */
   const dns = new Map<string, string>();
@@ -74,6 +77,7 @@ describe('the notifier, on the embedded runtime', () => {
       random: () => 0,
     });
     await notifier.caughtUp;
+    queue = await runtime.openWebhookStore();
     app = await startApp(notifier.app);
   }
 
@@ -139,6 +143,20 @@ describe('the notifier, on the embedded runtime', () => {
     await runtime.eventLog.append(TOPICS.authorizations, [{ key: record.clientId, value: JSON.stringify(event) }]);
   }
 
+  /**
+   * Resolves once every event in the log so far has been planned and every delivery it queued has been
+   * attempted: a later event (a witness grant's end) reaches the witness's webhook, the events are
+   * handled in the log's order, and then the queue is empty. What was not sent by then never will be.
+   */
+  async function settled(): Promise<void> {
+    const witness = await anAuthorization();
+    const seen = await receiver();
+    expect((await subscribe(witness, { url: seen.url, events: ['authorization.ended'] })).status).toBe(201);
+    await revoke(witness.record);
+    await eventuallyDefined(() => seen.received[0]);
+    await eventually(async () => expect((await queue.queueStats()).depth).toBe(0));
+  }
+
   /** A score as score-ingest emits it: stamped with the time it was received. */
   async function score(overrides: Partial<CalculatedScore> & { scoreDate: string }): Promise<void> {
     const event = anEvent(EVENT_TYPES.scoreCalculated, aCalculatedScore(ORG, overrides.scoreDate, overrides), {
@@ -177,14 +195,14 @@ describe('the notifier, on the embedded runtime', () => {
     await score({ scoreDate: '2026-11-19', score: 70 });
     const tested = await request<{ code: string }>(`${item}/test`, { method: 'POST', headers: { 'x-api-key': credential.apiKey } });
     expect([tested.status, tested.body.code]).toEqual([409, 'WEBHOOK_NOT_ACTIVE']);
-    await new Promise((resolve) => setTimeout(resolve, 500));
+    await settled();
     expect(target.received).toHaveLength(0);
 
     expect((await patch(credential, item, { enabled: true })).body.status).toBe('active');
     await score({ scoreDate: '2026-11-20', score: 71 });
     const delivered = await eventuallyDefined(() => target.received[0]);
     expect(JSON.parse(delivered.body)).toMatchObject({ type: 'score.updated', data: { score: 71 } });
-    await new Promise((resolve) => setTimeout(resolve, 300));
+    await settled();
     expect(target.received).toHaveLength(1);
   });
 
@@ -271,13 +289,12 @@ describe('the notifier, on the embedded runtime', () => {
     const [first, second] = [await receiver(), await receiver()];
     const a = await subscribe(withPillars, { url: first.url, events: ['score.updated'] });
     const b = await subscribe(withoutPillars, { url: second.url, events: ['score.updated'] });
-    const sent = Date.now();
 
     await score({ scoreDate: '2026-11-20', score: 81, grade: 'Strengthen' });
 
-    const [toA] = await eventuallyDefined(() => (first.received.length > 0 ? first.received : undefined));
-    const [toB] = await eventuallyDefined(() => (second.received.length > 0 ? second.received : undefined));
-    expect(Date.now() - sent).toBeLessThan(5_000);
+    // The wait's bound is the 5 s: how long a delivery takes is measured by the webhooks benchmark (delivery latency p50/p99/max).
+    const [toA] = await eventuallyDefined(() => (first.received.length > 0 ? first.received : undefined), { timeoutMs: 5_000 });
+    const [toB] = await eventuallyDefined(() => (second.received.length > 0 ? second.received : undefined), { timeoutMs: 5_000 });
     expect(webhookSignatureVerifies(toA!, a.body.secret)).toBe(true);
     expect(webhookSignatureVerifies(toB!, b.body.secret)).toBe(true);
     expect(webhookSignatureVerifies(toB!, a.body.secret)).toBe(false);
@@ -373,7 +390,11 @@ describe('the notifier, on the embedded runtime', () => {
     await stop();
     await start({ WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true', WEBHOOK_CONCURRENCY: '4', WEBHOOK_ATTEMPT_TIMEOUT_MS: '2000' });
     // A receiver that reads each delivery and never answers: every attempt holds its slot for the whole timeout.
-    const hanging = createHttpServer((req) => req.resume());
+    let hungAttempts = 0;
+    const hanging = createHttpServer((req) => {
+      hungAttempts += 1;
+      req.resume();
+    });
     await new Promise<void>((listening) => hanging.listen(0, '127.0.0.1', listening));
     receivers.push({
       close: () => {
@@ -396,12 +417,12 @@ describe('the notifier, on the embedded runtime', () => {
       });
     for (let queued = 0; queued < 40; queued += 1) expect((await testOf(busy, busyHook.body.id)).status).toBe(202);
 
-    const asked = performance.now();
     expect((await testOf(other, otherHook.body.id)).status).toBe(202);
     await eventuallyDefined(() => target.received[0], { timeoutMs: 15_000 });
 
-    // In turn after at most the attempts in flight (each ends within the 2 s timeout); in the queue's order it would wait 10 rounds of them.
-    expect(target.received[0]!.at - asked).toBeLessThan(5_000);
+    // In turn after at most the attempts in flight (4, each ending at the 2 s timeout; a few more may start beside it):
+    // counted, not timed. In the queue's order it would come after the 40 hung ones.
+    expect(hungAttempts).toBeLessThanOrEqual(2 * 4);
   }, 30_000);
 
   test('when the notifier stops in the middle of retries, then after a restart the delivery completes, once, with the same webhook-id', async () => {
@@ -415,7 +436,7 @@ describe('the notifier, on the embedded runtime', () => {
     await start();
 
     await eventuallyDefined(() => (target.received.length === 2 ? true : undefined), { timeoutMs: 10_000 });
-    await new Promise((resolve) => setTimeout(resolve, 1_500));
+    await settled();
     expect(target.received.map((attempt) => attempt.answered)).toEqual([500, 204]);
     expect(target.received[1]?.headers['webhook-id']).toBe(target.received[0]?.headers['webhook-id']);
   }, 20_000);
@@ -428,16 +449,22 @@ describe('the notifier, on the embedded runtime', () => {
     await start({ WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true', WEBHOOK_SECRET_KEY: Buffer.alloc(32, 7).toString('base64') });
 
     await score({ scoreDate: '2026-11-20' });
-    await new Promise((resolve) => setTimeout(resolve, 1_500));
 
-    const deliveries = await request<{ deliveries: { attempt: number; failure: string }[] }>(
-      `${app.baseUrl}/v1/customers/${credential.record.clientId}/webhooks/${created.body.id}/deliveries`,
-      { headers: { 'x-api-key': credential.apiKey } },
-    );
-    // With random 0 the retries wait the schedule's 1-s floor: one or two attempts in 1.5 s, not hundreds.
-    expect(deliveries.body.deliveries.length).toBeGreaterThanOrEqual(1);
-    expect(deliveries.body.deliveries.length).toBeLessThanOrEqual(2);
-    expect(deliveries.body.deliveries[0]).toMatchObject({ failure: 'connection_failed' });
+    const deliveries = await eventually(async () => {
+      const answer = await request<{ deliveries: { attempt: number; failure: string }[] }>(
+        `${app.baseUrl}/v1/customers/${credential.record.clientId}/webhooks/${created.body.id}/deliveries`,
+        { headers: { 'x-api-key': credential.apiKey } },
+      );
+      expect(answer.body.deliveries.length).toBeGreaterThanOrEqual(1);
+      return answer.body.deliveries;
+    });
+    expect(deliveries[0]).toMatchObject({ failure: 'connection_failed' });
+    // Still queued, for a retry on the schedule: with random 0 each waits its 1-s floor, so the next is
+    // due at least a second per attempt after the first (a failure retried at once would be due sooner).
+    const [waiting] = await queue.due(new Date(Date.now() + 3_600_000), 10);
+    expect(waiting).toMatchObject({ webhookId: created.body.id, attempts: expect.any(Number) });
+    expect(waiting!.attempts).toBeGreaterThanOrEqual(1);
+    expect(Date.parse(waiting!.dueAt) - Date.parse(waiting!.firstAttemptAt!)).toBeGreaterThanOrEqual(waiting!.attempts * 1_000);
     expect(target.received).toEqual([]);
   });
 
@@ -450,7 +477,7 @@ describe('the notifier, on the embedded runtime', () => {
     await revoke(credential.record);
     await eventuallyDefined(() => (target.received.length === 1 ? true : undefined));
     await score({ scoreDate: '2026-11-21' });
-    await new Promise((resolve) => setTimeout(resolve, 1_000));
+    await settled();
 
     expect(target.received.map((delivery) => JSON.parse(delivery.body))).toEqual([
       {
@@ -475,7 +502,7 @@ describe('the notifier, on the embedded runtime', () => {
     await score({ scoreDate: '2026-11-20', grade: 'Sustain', score: 90 });
     await eventuallyDefined(() => (target.received.length === 1 ? true : undefined));
     await score({ scoreDate: '2026-11-20', grade: 'Sustain', score: 90, calculatedAt: '2026-11-20T07:00:00.000Z' });
-    await new Promise((resolve) => setTimeout(resolve, 800));
+    await settled();
 
     expect(target.received.map((delivery) => JSON.parse(delivery.body).data)).toEqual([
       { clientId: credential.record.clientId, scoreDate: '2026-11-20', from: 'Strengthen', to: 'Sustain' },

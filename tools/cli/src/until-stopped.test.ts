@@ -1,15 +1,23 @@
 import { untilStopped } from './until-stopped';
 
 describe('untilStopped', () => {
+  beforeEach(() => {
+    jest.useFakeTimers({ now: 0 });
+  });
+  afterEach(() => {
+    jest.useRealTimers();
+  });
+
   test('when the process that started the command goes away (its parent changes to another), then it resolves', async () => {
     let parent = 4242;
     let stopped = false;
     void untilStopped(() => parent).then(() => (stopped = true));
-    await new Promise((resolve) => setTimeout(resolve, 600));
+    // Several of its checks (one each half second) while the parent is still there.
+    await jest.advanceTimersByTimeAsync(2_000);
     expect(stopped).toBe(false);
 
     parent = 1;
-    await new Promise((resolve) => setTimeout(resolve, 600));
+    await jest.advanceTimersByTimeAsync(500);
     expect(stopped).toBe(true);
   });
 });

@@ -1,4 +1,5 @@
 import { fdatasync, fstatSync, statSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { eventually } from '@rsd/testkit';
 import { aTempDatabasePerTest, aTempDirectoryPerTest, rowsOf } from '../testing/temp-database';
 import { createCheckpointer } from './checkpointer';
@@ -164,13 +165,21 @@ describe('the checkpoint thread', () => {
       pauseMs: 0,
       onFailure: (message) => failures.push(message),
     });
+    // A nudge that did anything would start a thread, synchronously: counted, nothing needs waiting out.
+    // The module object itself (what the checkpointer's compiled import reads from), not an ES namespace copy of it.
+    const workerThreads = createRequire(__filename)('node:worker_threads') as typeof import('node:worker_threads');
+    const { Worker } = workerThreads;
+    const threads = jest.spyOn(workerThreads, 'Worker').mockImplementation((...args) => new Worker(...args));
     try {
       checkpointer.nudge();
       await eventually(() => expect(failures).toHaveLength(1));
+      expect(threads).toHaveBeenCalledTimes(1);
       checkpointer.nudge();
-      await new Promise((resolve) => setTimeout(resolve, 200));
+      checkpointer.nudge();
+      expect(threads).toHaveBeenCalledTimes(1);
       expect(failures).toHaveLength(1);
     } finally {
+      threads.mockRestore();
       await checkpointer.stop();
     }
   });

@@ -252,7 +252,7 @@ describe('SQLite event log', () => {
       topics: ['a'],
       fromBeginning: false,
       handle: async () => {
-        await new Promise((resolve) => setTimeout(resolve, 50));
+        await someTurnsLater();
         steps.push('handled');
       },
     });
@@ -273,7 +273,7 @@ describe('SQLite event log', () => {
       fromBeginning: false,
       awaitedOn: ['authorizations'],
       handle: async (record) => {
-        await new Promise((resolve) => setTimeout(resolve, 50));
+        await someTurnsLater();
         steps.push(`handled ${record.topic}`);
       },
     });
@@ -369,3 +369,8 @@ describe('SQLite event log', () => {
     );
   });
 });
+
+/** A handler that takes a while: several turns of the event loop, in which an append that did not wait for it would have finished. */
+async function someTurnsLater(): Promise<void> {
+  for (let turn = 0; turn < 5; turn += 1) await new Promise((resolve) => setImmediate(resolve));
+}

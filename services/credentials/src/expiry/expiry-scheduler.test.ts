@@ -1,7 +1,7 @@
 import { authorizationAlertedSchema, authorizationExpiredSchema, EVENT_TYPES, TOPICS } from '@rsd/contracts';
 import { statusOf } from '@rsd/domain';
 import type { EventLog } from '@rsd/ports';
-import { request, signToken, valuesOn } from '@rsd/testkit';
+import { eventually, request, signToken, valuesOn } from '@rsd/testkit';
 import { startCredentials, type CredentialsHarness } from '../testing/credentials-harness';
 import { createExpiryScheduler, type ExpiryScheduler } from './expiry-scheduler';
 
@@ -128,7 +128,7 @@ describe('expiry scheduler', () => {
     h.clock.set(new Date('2026-11-21T00:00:00.000Z'));
 
     scheduler.start(10);
-    for (let i = 0; i < 100 && !(await h.store.find('acme', clientId))?.expiredAt; i += 1) await new Promise((r) => setTimeout(r, 10));
+    await eventually(async () => expect((await h.store.find('acme', clientId))?.expiredAt).toBeTruthy());
     await scheduler.stop();
 
     expect((await typesIn(h.eventLog)).filter((e) => e.type === EVENT_TYPES.authorizationExpired)).toHaveLength(1);

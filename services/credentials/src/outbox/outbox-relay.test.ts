@@ -1,7 +1,7 @@
 import { createLogger } from '@rsd/platform';
 import type { StoredAuthorization } from '@rsd/domain';
 import type { AuthorizationStore, EventLog, OutboxEntry, OutgoingRecord } from '@rsd/ports';
-import { valuesOn } from '@rsd/testkit';
+import { eventually, valuesOn } from '@rsd/testkit';
 import { openEmbeddedStores, type EmbeddedStores } from '../testing/credentials-harness';
 import { createOutboxRelay, publishOwedEvents } from './outbox-relay';
 
@@ -142,7 +142,7 @@ describe('outbox relay', () => {
 
     relay.start(10);
     await store.create(aRecord('rs_BBBBBBBBBBBBBBBB'), [anEntry('rs_BBBBBBBBBBBBBBBB', 1)]);
-    for (let i = 0; i < 100 && (await store.pendingOutbox(10)).length > 0; i += 1) await new Promise((r) => setTimeout(r, 10));
+    await eventually(async () => expect(await store.pendingOutbox(10)).toEqual([]));
     await relay.stop();
 
     expect(await valuesIn(real)).toHaveLength(2);

