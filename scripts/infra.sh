@@ -1013,7 +1013,7 @@ credis_create() {
 cluster_tls_make() {
   local dir="$CLUSTER_TLS" ec=(-newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes)
   [[ -s "$dir/engines.pem" ]] && return 0
-  command -v openssl >/dev/null || die "cluster: openssl not found (it makes the cluster's certificate authority)"
+  command -v openssl >/dev/null || apt_install openssl
   mkdir -p "$dir"
   chmod 700 "$dir"
   (
