@@ -1,6 +1,7 @@
 import {
   EVENT_TYPES,
   type AuthorizationStatus,
+  type PortfolioCustomer,
   type RecipientAccountCreated,
   type RecipientAccountKeyRotated,
   type RecipientType,
@@ -169,4 +170,20 @@ function ended(state: PortfolioGrantView | undefined, status: AuthorizationStatu
 /** Active now, whether or not its Expired event has arrived. */
 export function grantActive(grant: PortfolioGrantView, now: Date): boolean {
   return grant.status === 'active' && !hasExpired(grant.expiresAt, now);
+}
+
+/**
+ * A grant as a portfolio lists it: what its organization granted, nothing of its keys or its use. The
+ * same from the read API's portfolio view and from the credentials service's record.
+ */
+export function portfolioCustomerOf(
+  grant: Pick<PortfolioCustomer, 'clientId' | 'organizationId' | 'recipientType' | 'expiresAt'> & { scopes: readonly Scope[] },
+): PortfolioCustomer {
+  return {
+    clientId: grant.clientId,
+    organizationId: grant.organizationId,
+    recipientType: grant.recipientType,
+    scopes: [...grant.scopes],
+    expiresAt: grant.expiresAt,
+  };
 }

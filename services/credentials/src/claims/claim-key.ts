@@ -9,6 +9,7 @@ import {
   type JoinedAccount,
 } from '@rsd/contracts';
 import {
+  portfolioCustomerOf,
   CLAIM_TOKEN_PATTERN,
   claimLinkStateOf,
   decideClaim,
@@ -228,12 +229,8 @@ function refusalOf(state: Exclude<ClaimLinkState, 'open'>): ApiError {
 
 function grantOf(record: StoredAuthorization): ClaimGrant {
   return {
-    organizationId: record.organizationId,
-    clientId: record.clientId,
+    ...portfolioCustomerOf(record),
     recipientName: record.recipientName,
-    recipientType: record.recipientType,
-    scopes: [...record.scopes],
-    expiresAt: record.expiresAt,
     claimExpiresAt: record.claimExpiresAt ?? record.createdAt,
   };
 }

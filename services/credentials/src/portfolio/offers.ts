@@ -7,6 +7,7 @@ import {
   type PortfolioOffersPage,
 } from '@rsd/contracts';
 import {
+  portfolioCustomerOf,
   decideAcceptOffer,
   decideAutoAccept,
   decideDeclineOffer,
@@ -64,7 +65,7 @@ export async function acceptOffer(
   const { record, publication } = await answerOffer(deps, account, clientId, 'accept', (current, stamp) =>
     decideAcceptOffer(current, account, stamp),
   );
-  return { customer: customerOf(record), publication };
+  return { customer: portfolioCustomerOf(record), publication };
 }
 
 /** The account declines the offer: it ends as a revocation does (`declined_by_recipient`). Repeating it changes nothing. */
@@ -139,24 +140,9 @@ export function setAutoAccept(deps: UseCaseDeps, accountId: string, body: unknow
 
 function offerOf(record: StoredAuthorization): PortfolioOffer {
   return {
-    clientId: record.clientId,
-    organizationId: record.organizationId,
-    recipientType: record.recipientType,
+    ...portfolioCustomerOf(record),
     recipientName: record.recipientName,
-    scopes: [...record.scopes],
-    expiresAt: record.expiresAt,
     allowedCidrs: record.allowedCidrs ? [...record.allowedCidrs] : null,
     offeredAt: record.createdAt,
-  };
-}
-
-/** The grant as the account's portfolio lists it (GET /v1/portfolio/customers on the read API). */
-function customerOf(record: StoredAuthorization): PortfolioCustomer {
-  return {
-    clientId: record.clientId,
-    organizationId: record.organizationId,
-    recipientType: record.recipientType,
-    scopes: [...record.scopes],
-    expiresAt: record.expiresAt,
   };
 }

@@ -1,13 +1,6 @@
-import type {
-  Portfolio,
-  PortfolioCustomer,
-  PortfolioCustomersPage,
-  PortfolioLeftOut,
-  PortfolioPillarsPage,
-  PortfolioScoresPage,
-  Scope,
-} from '@rsd/contracts';
+import type { Portfolio, PortfolioCustomersPage, PortfolioLeftOut, PortfolioPillarsPage, PortfolioScoresPage, Scope } from '@rsd/contracts';
 import {
+  portfolioCustomerOf,
   ACTIVE_GRANTS,
   activeGrantSortKey,
   addressAllowed,
@@ -48,7 +41,7 @@ export async function portfolioOf(views: ViewStore, { account, now }: PortfolioR
 export async function customersPage(views: ViewStore, reader: PortfolioReader, query: PortfolioQuery): Promise<PortfolioCustomersPage> {
   const page = await grantPage(views, reader, query);
   const { within, leftOut } = withinAddress(page.grants, reader.clientAddress);
-  return { items: within.map(({ grant }) => customerOf(grant)), nextCursor: page.nextCursor, leftOut };
+  return { items: within.map(({ grant }) => portfolioCustomerOf(grant)), nextCursor: page.nextCursor, leftOut };
 }
 
 /** Decision 42: the latest score of every grant on the page that holds `qr_score` and has one; two more lookups in all. */
@@ -127,14 +120,4 @@ async function grantPage(views: ViewStore, { account, now }: PortfolioReader, qu
   });
   const last = page.at(-1);
   return { grants, nextCursor: more && last ? cursorAfter(last.clientId) : null };
-}
-
-function customerOf(grant: PortfolioGrantView): PortfolioCustomer {
-  return {
-    clientId: grant.clientId,
-    organizationId: grant.organizationId,
-    recipientType: grant.recipientType,
-    scopes: [...grant.scopes],
-    expiresAt: grant.expiresAt,
-  };
 }
