@@ -44,11 +44,6 @@ describeWithInfra('kafka', 'portfolios on the distributed runtime, two read-API 
   let notifier: ServiceProcess;
   /** Where the webhooks' receivers listen, as the notifier reaches them. */
   let receiverHost = '127.0.0.1';
-  /**
-   * The addresses the read APIs see the suite's requests from: loopback, or on the Compose stack the
-   * network's gateway, through which the published ports reach the containers (as the receivers are reached back).
-   */
-  const readerRange = () => (onComposeStack ? `${receiverHost}/32` : '127.0.0.0/8');
 
   beforeAll(async () => {
     if (onComposeStack) {
@@ -125,7 +120,6 @@ describeWithInfra('kafka', 'portfolios on the distributed runtime, two read-API 
     readApis: readApis.map((replica) => replica.url),
     tokenFor: (org) => signDevToken(secret, { org, scope: 'authorizations:write scores:write' }),
     accountLimitPerMinute: ACCOUNT_LIMIT,
-    readerRange: readerRange(),
   }));
   for (const [name, scenario] of Object.entries(scenarios)) test(name, scenario, 180_000);
   const webhookTarget = (): PortfolioWebhookTarget => ({
@@ -136,7 +130,6 @@ describeWithInfra('kafka', 'portfolios on the distributed runtime, two read-API 
     receiverHost,
     tokenFor: (org) => signDevToken(secret, { org, scope: 'authorizations:write scores:write' }),
     accountLimitPerMinute: ACCOUNT_LIMIT,
-    readerRange: readerRange(),
   });
   const webhookScenarios = portfolioWebhookScenarios(webhookTarget);
   for (const [name, scenario] of Object.entries(webhookScenarios)) test(name, scenario, 180_000);

@@ -40,7 +40,6 @@ const scenarios = portfolioScenarios(() => ({
   readApis: [product.urls.readApi],
   tokenFor: (org) => devTokenFor(dataDir, org),
   accountLimitPerMinute: ACCOUNT_LIMIT,
-  readerRange: '127.0.0.0/8',
 }));
 
 const run = promisify(execFile);
@@ -76,7 +75,6 @@ const webhookTarget = (): PortfolioWebhookTarget => ({
   receiverHost: '127.0.0.1',
   tokenFor: (org) => devTokenFor(dataDir, org),
   accountLimitPerMinute: ACCOUNT_LIMIT,
-  readerRange: '127.0.0.0/8',
 });
 
 const webhookScenarios = portfolioWebhookScenarios(webhookTarget);

@@ -19,8 +19,6 @@ export interface PortfolioTarget {
   tokenFor(org: string): Promise<string>;
   /** The account limit the product was started with (ACCOUNT_RATE_LIMIT_PER_MINUTE). */
   accountLimitPerMinute: number;
-  /** A range holding the address the read APIs see these requests come from (an allow list that admits them). */
-  readerRange: string;
 }
 
 /** For the portfolio's webhooks: a notifier that may deliver to `receiverHost` (WEBHOOK_ALLOW_PRIVATE_TARGETS). */
@@ -597,10 +595,15 @@ export function portfolioScenarios(target: () => PortfolioTarget) {
 
     'when a grant allows only other addresses, then the account key is refused for it from here, every page leaves it out and says so, and its access log shows no read of it':
       async () => {
-        const account = await anAccount();
+        const opener = await anOrganization(50);
+        const link = await linkFrom(opener);
+        const account = await claimIntoNewAccount(link.url);
+        // The address the services see this suite's requests come from, as the claim recorded it: loopback here, a
+        // network's gateway in front of containers.
+        const seen: string = (await recordOf({ clientId: link.clientId, organizationId: opener })).body.claimedFromAddress;
         const both = { scopes: ['qr_score', 'pillar_breakdown'] };
         const limited = await grantTo(account, await anOrganization(44), { ...both, allowedCidrs: ['203.0.113.0/24'] });
-        const inside = await grantTo(account, await anOrganization(45), { ...both, allowedCidrs: [t().readerRange] });
+        const inside = await grantTo(account, await anOrganization(45), { ...both, allowedCidrs: [rangeOfOne(seen)] });
         await onEveryReplica(account.accountKey, '/portfolio', (answer) => answer.body?.customers === 3);
         const pageReads: string[] = [];
         for (const replica of t().readApis) {
@@ -784,6 +787,11 @@ function webhookScenarioSteps(t: () => PortfolioWebhookTarget) {
 const dataOf = (delivery: Received) => JSON.parse(delivery.body) as { type: string; data: { clientId?: string; score?: number } };
 const skippedFor = (deliveries: ListedDelivery[]) => deliveries.filter((delivery) => delivery.skipped === 'address_not_allowed');
 /** An allow list holding `host` (the receivers' host as the notifier reaches them): all of loopback for 127.0.0.1. */
+/** The range of exactly one address, an IPv4 one written as IPv4 even when the service saw it IPv4-mapped. */
+function rangeOfOne(address: string): string {
+  const v4 = address.replace(/^::ffff:/i, '');
+  return v4.includes(':') ? `${v4}/128` : `${v4}/32`;
+}
 const rangeHolding = (host: string) => (host === '127.0.0.1' ? '127.0.0.0/8' : `${host}/32`);
 /** The allow list no address of these runs is in (TEST-NET-3). */
 const ELSEWHERE = '203.0.113.0/24';
