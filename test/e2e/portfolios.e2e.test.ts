@@ -128,7 +128,8 @@ describe('portfolios (decision 42) on the embedded runtime', () => {
     portfolioSecrets.push(accountKey);
     const accountId = account.get('RSD_ACCOUNT_ID') ?? '';
 
-    const direct = await rsd([
+    // `rsd authorizations create` of an auditor grant of `second` offered to the account; `tail` replaces its `--account-id`.
+    const offerArgs = (tail = ['--account-id', accountId]) => [
       'authorizations',
       'create',
       '--org',
@@ -139,27 +140,15 @@ describe('portfolios (decision 42) on the embedded runtime', () => {
       'qr_score',
       '--key-delivery',
       'account',
-      '--account-id',
-      accountId,
-    ]);
+      ...tail,
+    ];
+    const direct = await rsd(offerArgs());
     expect(direct.code).toBe(0);
     const offered = JSON.parse(direct.stdout) as { clientId: string; status: string; recipientAccountName: string | null };
     expect(offered).toMatchObject({ status: 'pending', recipientAccountName: null });
     const directId = offered.clientId;
-    expect(
-      await rsd([
-        'authorizations',
-        'create',
-        '--org',
-        second,
-        '--recipient-type',
-        'auditor',
-        '--scopes',
-        'qr_score',
-        '--key-delivery',
-        'account',
-      ]),
-    ).toMatchObject({ code: 2 });
+    // Without --account-id: a usage error.
+    expect(await rsd(offerArgs([]))).toMatchObject({ code: 2 });
 
     const asRecipient = { RSD_API_KEY: accountKey };
     // Offered, the grant waits for the account: listed, then accepted; a second offer declined.
@@ -169,20 +158,7 @@ describe('portfolios (decision 42) on the embedded runtime', () => {
     const accepted = await rsd(['portfolio', 'offers', 'accept', '--client-id', directId], asRecipient);
     expect(accepted).toMatchObject({ code: 0 });
     expect(JSON.parse(accepted.stdout)).toMatchObject({ clientId: directId, organizationId: second });
-    const another = await rsd([
-      'authorizations',
-      'create',
-      '--org',
-      second,
-      '--recipient-type',
-      'auditor',
-      '--scopes',
-      'qr_score',
-      '--key-delivery',
-      'account',
-      '--account-id',
-      accountId,
-    ]);
+    const another = await rsd(offerArgs());
     const declinedId = (JSON.parse(another.stdout) as { clientId: string }).clientId;
     expect(await rsd(['portfolio', 'offers', 'decline', '--client-id', declinedId], asRecipient)).toMatchObject({ code: 0 });
     expect(await rsd(['portfolio', 'offers', 'accept', '--client-id', declinedId], asRecipient)).toMatchObject({ code: 1 });
