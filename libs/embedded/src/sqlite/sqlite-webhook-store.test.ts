@@ -1,4 +1,5 @@
 import { DatabaseSync } from 'node:sqlite';
+import type { PendingDelivery, StoredWebhook } from '@rsd/ports';
 import { aDeliveryAttempt, aPendingDelivery, aStoredAuthorization, aStoredWebhook, describeWebhookStoreContract } from '@rsd/testkit';
 import { aTempDatabasePerTest, onATempDatabase, planFindings } from '../testing/temp-database';
 import { openSqliteAuthorizationStore } from './sqlite-authorization-store';
@@ -39,7 +40,11 @@ describe('SQLite webhook store', () => {
     await reopened.close();
   });
 
-  it("when the database is from before deliveries kept their event's trace context, then its queue is kept and the columns are added", async () => {
+  /**
+   * A database whose queue was made before `columns` existed: the store opens it, keeps what it queued,
+   * adds the columns, and queues a delivery that has them.
+   */
+  async function queueKeptAcrossAnUpgrade(columns: string[], newer: (webhook: StoredWebhook) => Partial<PendingDelivery>): Promise<void> {
     const webhook = aStoredWebhook();
     const older = aPendingDelivery(webhook);
     const first = openSqliteWebhookStore({ file: temp.file, clock: { now: () => NOW } });
@@ -47,36 +52,24 @@ describe('SQLite webhook store', () => {
     await first.enqueue([older]);
     await first.close();
     const db = new DatabaseSync(temp.file);
-    db.exec('ALTER TABLE webhook_deliveries DROP COLUMN traceparent');
-    db.exec('ALTER TABLE webhook_deliveries DROP COLUMN tracestate');
+    for (const column of columns) db.exec(`ALTER TABLE webhook_deliveries DROP COLUMN ${column}`);
     db.close();
 
     const reopened = openSqliteWebhookStore({ file: temp.file, clock: { now: () => NOW } });
-    const traced = aPendingDelivery(webhook, { traceparent: '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01' });
-    await reopened.enqueue([traced]);
+    const withThem = aPendingDelivery(webhook, newer(webhook));
+    await reopened.enqueue([withThem]);
 
-    expect(await reopened.due(NOW, 10)).toEqual(expect.arrayContaining([older, traced]));
+    expect(await reopened.due(NOW, 10)).toEqual(expect.arrayContaining([older, withThem]));
     await reopened.close();
-  });
+  }
 
-  it('when the database is from before deliveries named their grant, then its queue is kept and the column is added', async () => {
-    const webhook = aStoredWebhook();
-    const older = aPendingDelivery(webhook);
-    const first = openSqliteWebhookStore({ file: temp.file, clock: { now: () => NOW } });
-    await first.addWebhook(webhook, 10);
-    await first.enqueue([older]);
-    await first.close();
-    const db = new DatabaseSync(temp.file);
-    db.exec('ALTER TABLE webhook_deliveries DROP COLUMN grant_client_id');
-    db.close();
+  it("when the database is from before deliveries kept their event's trace context, then its queue is kept and the columns are added", () =>
+    queueKeptAcrossAnUpgrade(['traceparent', 'tracestate'], () => ({
+      traceparent: '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01',
+    })));
 
-    const reopened = openSqliteWebhookStore({ file: temp.file, clock: { now: () => NOW } });
-    const named = aPendingDelivery(webhook, { grantClientId: webhook.clientId });
-    await reopened.enqueue([named]);
-
-    expect(await reopened.due(NOW, 10)).toEqual(expect.arrayContaining([older, named]));
-    await reopened.close();
-  });
+  it('when the database is from before deliveries named their grant, then its queue is kept and the column is added', () =>
+    queueKeptAcrossAnUpgrade(['grant_client_id'], (webhook) => ({ grantClientId: webhook.clientId })));
 
   it('when the store is queried or changed, then every lookup goes through an index and none scans a table or sorts', async () => {
     const store = openSqliteWebhookStore({ file: temp.file });
