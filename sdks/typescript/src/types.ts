@@ -195,16 +195,11 @@ export interface PortfolioCustomer {
 }
 
 /** A grant an organization offered to the account that waits for its answer (listPortfolioOffers, decision 50). */
-export interface PortfolioOffer {
-  clientId: string;
-  organizationId: string;
-  recipientType: RecipientType;
-  /** Who the organization says the recipient is; null: not named. */
-  recipientName: string | null;
-  scopes: Scope[];
-  expiresAt: string | null;
-  /** The client addresses the grant may be read from once accepted; null: any. */
-  allowedCidrs: string[] | null;
+export interface PortfolioOffer extends Pick<
+  Authorization,
+  'clientId' | 'organizationId' | 'recipientType' | 'recipientName' | 'scopes' | 'expiresAt' | 'allowedCidrs'
+> {
+  /** When the organization made the offer. */
   offeredAt: string;
 }
 

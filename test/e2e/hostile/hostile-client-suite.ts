@@ -100,6 +100,15 @@ export function hostileClientTests(start: StartTarget): void {
     ...extra,
   ];
 
+  /** A new auditor grant of `org` by claim link (with `bearer`), and its link's path on the credentials service. */
+  async function aClaimPath(org = ORG, bearer = token): Promise<string> {
+    const body = JSON.stringify({ recipientType: 'auditor', scopes: ['qr_score'], keyDelivery: 'claimLink' });
+    const path = `/v1/organizations/${org}/authorizations`;
+    const created = await send('credentials', { method: 'POST', path, headers: asCaller(`Bearer ${bearer}`, json(body)), body });
+    expect(created.status).toBe(201);
+    return new URL((created.json as { claim: { url: string } }).claim.url).pathname;
+  }
+
   function expectAnswer(service: Service, response: RawResponse, expected: Expected, operation?: Operation): void {
     expect(response.status).toBeLessThan(500);
     expect(response.headers['x-content-type-options']).toBe('nosniff');
@@ -698,15 +707,7 @@ export function hostileClientTests(start: StartTarget): void {
     );
 
     test('when a grant is claimed into a new account named with a right-to-left override, then it is 400 VALIDATION_FAILED naming accountName, and the link still claims', async () => {
-      const body = JSON.stringify({ recipientType: 'auditor', scopes: ['qr_score'], keyDelivery: 'claimLink' });
-      const created = await send('credentials', {
-        method: 'POST',
-        path: `/v1/organizations/${ORG}/authorizations`,
-        headers: asCaller(`Bearer ${token}`, json(body)),
-        body,
-      });
-      expect(created.status).toBe(201);
-      const claimPath = new URL((created.json as { claim: { url: string } }).claim.url).pathname;
+      const claimPath = await aClaimPath();
       const claim = (accountName: string) =>
         send('credentials', {
           method: 'POST',
@@ -746,14 +747,7 @@ export function hostileClientTests(start: StartTarget): void {
     );
 
     test('when console pages and a claim page are asked for, then each carries the page policy', async () => {
-      const body = JSON.stringify({ recipientType: 'auditor', scopes: ['qr_score'], keyDelivery: 'claimLink' });
-      const created = await send('credentials', {
-        method: 'POST',
-        path: `/v1/organizations/${ORG}/authorizations`,
-        headers: asCaller(`Bearer ${token}`, json(body)),
-        body,
-      });
-      const claimPath = new URL((created.json as { claim: { url: string } }).claim.url).pathname;
+      const claimPath = await aClaimPath();
       for (const path of ['/console', '/console/sign-in', '/console/no-such-page', claimPath, '/claim/unknown-link']) {
         const answer = await send('credentials', { path, headers: [['Accept', 'text/html']] });
         expect(answer.status).toBeLessThan(500);
@@ -1002,13 +996,8 @@ export function hostileClientTests(start: StartTarget): void {
 
     /** A new recipient account, opened by claiming a link of `org` into it. */
     async function anAccount(org: string, bearer: string): Promise<Account> {
-      const body = JSON.stringify({ recipientType: 'auditor', scopes: ['qr_score'], keyDelivery: 'claimLink' });
-      const path = `/v1/organizations/${org}/authorizations`;
-      const linked = await send('credentials', { method: 'POST', path, headers: asCaller(`Bearer ${bearer}`, json(body)), body });
-      expect(linked.status).toBe(201);
       const claim = JSON.stringify({ into: 'account' });
-      const url = new URL((linked.json as { claim: { url: string } }).claim.url);
-      const opened = await send('credentials', { method: 'POST', path: url.pathname, headers: json(claim), body: claim });
+      const opened = await send('credentials', { method: 'POST', path: await aClaimPath(org, bearer), headers: json(claim), body: claim });
       expect(opened.status).toBe(201);
       return opened.json as Account;
     }
