@@ -12,6 +12,11 @@
 #                                             test/distributed/docker-compose.test.yml publishes them
 #                                             (KAFKA_BROKERS, KAFKA_SSL*, KAFKA_SASL_*, MONGO_URL read
 #                                             from its file where the output is eval'ed)
+#   scripts/engine-secrets.sh k8s [DIR]       the same files for the engines of scripts/k8s.sh's
+#                                             cluster (default .secrets/k8s): the certificate names
+#                                             their Services (<engine>.rsd-infra.svc.cluster.local);
+#                                             scripts/k8s.sh makes Secrets of them
+#   scripts/engine-secrets.sh k8s-env [DIR]   as compose-env, at the cluster's NodePorts (30092, 30017)
 #
 # DIR holds, for every engine and service of the stack (Compose mounts each file it names, read-only,
 # at /run/secrets/<name>):
@@ -21,7 +26,8 @@
 #                                the certificate names kafka, mongo, redis, localhost and 127.0.0.1
 #   kafka-password, redis-password, mongo-password   the user rsd's password on each engine
 #   redis-users.acl              Redis's users: the default user off, rsd with its password's SHA-256
-#   mongo-url                    the services' MONGO_URL for the mongo image (SCRAM, authSource=admin)
+#   mongo-url                    the services' MONGO_URL for the mongo image (SCRAM, authSource=admin;
+#                                compose only)
 #   mongo-url-ferretdb           the same for the local FerretDB image (PLAIN: FerretDB v1 hands the
 #                                password to its PostgreSQL), which docker-compose.local.yml mounts instead
 #   mongo-url-host               MONGO_URL from this machine to the published port (the test overlay),
@@ -39,22 +45,30 @@ source "$SCRIPT_DIR/lib/common.sh"
 source "$SCRIPT_DIR/lib/engine-tls.sh"
 
 ENGINE_USER=rsd
-# Where test/distributed/docker-compose.test.yml publishes the MongoDB-wire server.
-HOST_MONGO_PORT=27047
-HOST_KAFKA_PORT=29492
 
-compose_dir() { realpath -m "${1:-${RSD_ENGINE_SECRETS:-$ROOT/.secrets/compose}}"; }
+# target_* TARGET: where each target's engines are, for its certificate and its URLs.
+target_dir() { realpath -m "${2:-${RSD_ENGINE_SECRETS:-$ROOT/.secrets/$1}}"; }
+target_host() { case "$1" in compose) echo "$2" ;; k8s) echo "$2.rsd-infra.svc.cluster.local" ;; esac; }
+# Where test/distributed/docker-compose.test.yml and the cluster's NodePorts publish Kafka and the
+# MongoDB-wire server on this machine.
+target_host_kafka_port() { case "$1" in compose) echo 29492 ;; k8s) echo 30092 ;; esac; }
+target_host_mongo_port() { case "$1" in compose) echo 27047 ;; k8s) echo 30017 ;; esac; }
 
-compose_make() {
-  local dir name mongo
-  dir="$(compose_dir "${1:-}")"
-  engine_tls_make "$dir" rsd-compose-engines "DNS:kafka,DNS:mongo,DNS:redis,DNS:localhost,IP:127.0.0.1"
+secrets_make() {
+  local target="$1" dir name mongo host names=''
+  dir="$(target_dir "$target" "${2:-}")"
+  for name in kafka mongo redis; do names+="DNS:$(target_host "$target" "$name"),"; done
+  engine_tls_make "$dir" "rsd-$target-engines" "${names}DNS:localhost,IP:127.0.0.1"
   for name in kafka-password redis-password mongo-password; do engine_password_make "$dir/$name"; done
   mongo="$(cat "$dir/mongo-password")"
+  host="$(target_host "$target" mongo)"
   engine_redis_acl "$ENGINE_USER" "$(cat "$dir/redis-password")" >"$dir/redis-users.acl"
-  printf 'mongodb://%s:%s@mongo:27017/?tls=true&authSource=admin\n' "$ENGINE_USER" "$mongo" >"$dir/mongo-url"
-  printf 'mongodb://%s:%s@mongo:27017/?tls=true&authMechanism=PLAIN\n' "$ENGINE_USER" "$mongo" >"$dir/mongo-url-ferretdb"
-  printf 'mongodb://%s:%s@127.0.0.1:%s/?tls=true&authMechanism=PLAIN&tlsCAFile=%s\n' "$ENGINE_USER" "$mongo" "$HOST_MONGO_PORT" "$dir/ca.crt" >"$dir/mongo-url-host"
+  if [[ "$target" == compose ]]; then
+    printf 'mongodb://%s:%s@%s:27017/?tls=true&authSource=admin\n' "$ENGINE_USER" "$mongo" "$host" >"$dir/mongo-url"
+  fi
+  printf 'mongodb://%s:%s@%s:27017/?tls=true&authMechanism=PLAIN\n' "$ENGINE_USER" "$mongo" "$host" >"$dir/mongo-url-ferretdb"
+  printf 'mongodb://%s:%s@127.0.0.1:%s/?tls=true&authMechanism=PLAIN&tlsCAFile=%s\n' "$ENGINE_USER" "$mongo" \
+    "$(target_host_mongo_port "$target")" "$dir/ca.crt" >"$dir/mongo-url-host"
   rm -f "$dir/engines.csr" "$dir/engines.ext" "$dir/ca.srl"
   chmod 700 "$dir"
   chmod 644 "$dir"/*
@@ -63,11 +77,11 @@ compose_make() {
   log "secured engines' certificates and passwords in $dir"
 }
 
-compose_env() {
-  local dir
-  dir="$(compose_dir "${1:-}")"
-  [[ -s "$dir/mongo-url-host" ]] || die "nothing in $dir: run scripts/engine-secrets.sh compose first"
-  echo "export KAFKA_BROKERS=127.0.0.1:$HOST_KAFKA_PORT"
+secrets_env() {
+  local target="$1" dir
+  dir="$(target_dir "$target" "${2:-}")"
+  [[ -s "$dir/mongo-url-host" ]] || die "nothing in $dir: run scripts/engine-secrets.sh $target first"
+  echo "export KAFKA_BROKERS=127.0.0.1:$(target_host_kafka_port "$target")"
   echo "export KAFKA_SSL=true"
   echo "export KAFKA_SSL_CA_FILE=$dir/ca.crt"
   echo "export KAFKA_SASL_MECHANISM=scram-sha-512"
@@ -79,8 +93,8 @@ compose_env() {
 }
 
 case "${1:-}" in
-  compose) compose_make "${2:-}" ;;
-  compose-env) compose_env "${2:-}" ;;
+  compose | k8s) secrets_make "$1" "${2:-}" ;;
+  compose-env | k8s-env) secrets_env "${1%-env}" "${2:-}" ;;
   *)
     awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "${BASH_SOURCE[0]}" >&2
     exit 2

@@ -1,5 +1,7 @@
 # shellcheck shell=bash
-# Sourced after scripts/lib/common.sh (it uses log, die and apt_install). The certificates and
+# shellcheck source=scripts/lib/common.sh
+source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
+# Sourced by the scripts that run secured engines (it uses common.sh's log, die and apt_install). The certificates and
 # passwords of secured engines (decision 53), made the same way for every place that runs them:
 # scripts/infra.sh cluster, the Compose stack (scripts/engine-secrets.sh compose) and the local
 # Kubernetes overlay (scripts/engine-secrets.sh k8s).
