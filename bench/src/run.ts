@@ -1,7 +1,7 @@
 import { generateKeyPairSync, randomBytes, randomUUID } from 'node:crypto';
 import { spawn } from 'node:child_process';
 import { createServer } from 'node:net';
-import { cp, mkdtemp, mkdir, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { chmod, cp, mkdtemp, mkdir, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import autocannon from 'autocannon';
@@ -758,6 +758,8 @@ async function enginesComparison(): Promise<{ rounds: EngineRounds[]; summary: s
     ] as const) {
       const dir = await mkdtemp(join(tmpdir(), `rsd-bench-${mode}-engines-`));
       dirs.push(dir);
+      // Run as root, the script runs PostgreSQL as the user postgres, which must reach its directory.
+      await chmod(dir, 0o755);
       const cluster = await clusterUp(mode, dir);
       stops.push(cluster.down);
       const product = await startDistributed(1, ROOT, portBase, cluster.env);
