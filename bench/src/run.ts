@@ -756,12 +756,13 @@ async function enginesComparison(): Promise<{ rounds: EngineRounds[]; summary: s
       ['plaintext', 18480],
       ['secured', 18580],
     ] as const) {
-      const dir = await mkdtemp(join(tmpdir(), `rsd-bench-${mode}-engines-`));
+      const dir = await mkdtemp(join(tmpdir(), `rsd-engines-${mode}-`));
       dirs.push(dir);
       // Run as root, the script runs PostgreSQL as the user postgres, which must reach its directory.
       await chmod(dir, 0o755);
       const cluster = await clusterUp(mode, dir);
       stops.push(cluster.down);
+      process.stderr.write(`engines: the ${mode} cluster is up (${new Date().toISOString()})\n`);
       const product = await startDistributed(1, ROOT, portBase, cluster.env);
       stops.push(() => product.stop());
       const credential = await createCredential(product);
@@ -785,6 +786,11 @@ async function enginesComparison(): Promise<{ rounds: EngineRounds[]; summary: s
         const { side, product, credential } = sides[index]!;
         rounds[index]!.reads.push(await measured(side));
         rounds[index]!.ingest.push(percentiles(side.name, await ingestLatency(product, credential)));
+        const [read, ingest] = [rounds[index]!.reads.at(-1)!, rounds[index]!.ingest.at(-1)!];
+        process.stderr.write(
+          `engines: round ${round + 1}, ${side.name}: ${read.rps.toFixed(0)} requests/s, p99 ${read.p99} ms, ` +
+            `${read.cpuUs.toFixed(1)} µs/request; ingested → readable p50 ${ingest.p50.toFixed(1)} ms\n`,
+        );
       }
     }
     const [plain, secured] = rounds as [EngineRounds, EngineRounds];
