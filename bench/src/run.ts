@@ -65,6 +65,8 @@ interface Product {
   pid?: number;
   /** The distributed credentials service's process, which also folds the access log into usage counts. */
   credentialsPid?: number;
+  /** The (first) read API's standard output, while it runs. */
+  readApiLog?: string;
   readApis: string[];
   credentials: string;
   scoreIngest: string;
@@ -142,6 +144,7 @@ async function startDistributed(replicas: number, build = ROOT, portBase = 18180
   return {
     pid: processes[2]?.child.pid,
     credentialsPid: processes[0]?.child.pid,
+    readApiLog: processes[2]?.logFile,
     readApis,
     credentials: `http://127.0.0.1:${ports.credentials}`,
     scoreIngest: `http://127.0.0.1:${ports.scoreIngest}`,
@@ -792,6 +795,19 @@ async function enginesComparison(): Promise<{ rounds: EngineRounds[]; summary: s
             `${read.cpuUs.toFixed(1)} µs/request; ingested → readable p50 ${ingest.p50.toFixed(1)} ms\n`,
         );
       }
+    }
+    // What each replica warned of while loaded (a rate limiter counting alone, a broker it could not reach): a side that
+    // struggled with its engines is told apart from one that paid for TLS.
+    for (const { side, product } of sides) {
+      const warnings = new Map<string, number>();
+      const log = product.readApiLog ? await readFile(product.readApiLog, 'utf8').catch(() => '') : '';
+      for (const line of log.split('\n')) {
+        if (!line.startsWith('{')) continue;
+        const entry = JSON.parse(line) as { level?: number; msg?: string };
+        if ((entry.level ?? 0) >= 40) warnings.set(entry.msg ?? '?', (warnings.get(entry.msg ?? '?') ?? 0) + 1);
+      }
+      const listed = [...warnings].map(([msg, count]) => `${count}× ${msg}`).join('; ');
+      process.stderr.write(`engines: ${side.name} warned: ${listed || 'nothing'}\n`);
     }
     const [plain, secured] = rounds as [EngineRounds, EngineRounds];
     const ratio = median(secured.reads.map((row) => row.rps)) / median(plain.reads.map((row) => row.rps));
