@@ -8,7 +8,8 @@
 #   scripts/containers.sh env      print `export DOCKER_HOST=...` (and the Testcontainers settings)
 #   scripts/containers.sh up       the Compose stack on the local images:
 #                                  docker compose -f docker-compose.yml -f docker-compose.local.yml
-#                                  up --build --wait (the three secrets exported, as for Docker)
+#                                  up --build --wait (the three secrets exported, as for Docker;
+#                                  the engines' own made by scripts/engine-secrets.sh compose)
 #   scripts/containers.sh down     remove the stack (containers, network, volumes); fails if any of
 #                                  its containers is left
 #   scripts/containers.sh compose ARGS...  docker compose with both files (e.g. `compose ps`, `compose
@@ -446,6 +447,8 @@ main() {
       require_engine
       local t0
       t0="$(now)"
+      # The engines' certificates and passwords (made once, git-ignored), which the stack mounts.
+      bash "$SCRIPT_DIR/engine-secrets.sh" compose
       compose up --build --wait "$@" >&2
       log "up: healthy in $(elapsed "$t0")"
       ;;

@@ -104,6 +104,8 @@ ALL_SERVICES=(kafka mongo redis)
 LOG_TAG=infra
 # shellcheck source=scripts/lib/common.sh
 source "$SCRIPT_DIR/lib/common.sh"
+# shellcheck source=scripts/lib/engine-tls.sh
+source "$SCRIPT_DIR/lib/engine-tls.sh"
 
 port_open() { timeout 1 bash -c "exec 3<>/dev/tcp/$HOST/$1" 2>/dev/null; }
 
@@ -1009,27 +1011,11 @@ credis_create() {
 }
 
 # The cluster's certificate authority and the engines' certificate, made once per cluster (`down`
-# deletes them): a P-256 key each, valid a year.
+# deletes them), as scripts/lib/engine-tls.sh makes them for every secured engine.
 cluster_tls_make() {
-  local dir="$CLUSTER_TLS" ec=(-newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes)
-  [[ -s "$dir/engines.pem" ]] && return 0
-  command -v openssl >/dev/null || apt_install openssl
-  mkdir -p "$dir"
-  chmod 700 "$dir"
-  (
-    umask 077
-    openssl req -x509 "${ec[@]}" -keyout "$dir/ca.key" -out "$dir/ca.crt" -subj "/CN=rsd-infra-cluster-ca" -days 365 \
-      -addext basicConstraints=critical,CA:TRUE -addext keyUsage=critical,keyCertSign,cRLSign 2>/dev/null &&
-      printf '%s\n' basicConstraints=CA:FALSE "subjectAltName=IP:$HOST,DNS:localhost" extendedKeyUsage=serverAuth,clientAuth >"$dir/engines.ext" &&
-      openssl req "${ec[@]}" -keyout "$dir/engines.key" -out "$dir/engines.csr" -subj "/CN=rsd-infra-cluster" 2>/dev/null &&
-      openssl x509 -req -in "$dir/engines.csr" -CA "$dir/ca.crt" -CAkey "$dir/ca.key" -CAcreateserial -days 365 -sha256 \
-        -extfile "$dir/engines.ext" -out "$dir/engines.crt" 2>/dev/null &&
-      # Kafka's PEM key store: the private key and its certificate in one file.
-      cat "$dir/engines.key" "$dir/engines.crt" >"$dir/engines.pem"
-  ) || die "cluster: openssl could not make the certificate authority in $dir"
-  # Clients read the authority's certificate (it is no secret); the directory stays the owner's.
-  chmod 755 "$dir"
-  chmod 644 "$dir/ca.crt"
+  engine_tls_make "$CLUSTER_TLS" rsd-infra-cluster "IP:$HOST,DNS:localhost"
+  # Clients read the authority's certificate; the private keys stay the owner's (0600).
+  chmod 755 "$CLUSTER_TLS"
 }
 
 # The engines' passwords (made once, 0600), and what is made of them: the Kafka tools' client
@@ -1038,9 +1024,7 @@ cluster_secrets_make() {
   local name kafka redis mongo
   mkdir -p "$CLUSTER_SECRETS"
   chmod 700 "$CLUSTER_SECRETS"
-  for name in kafka-password redis-password mongo-password; do
-    [[ -s "$CLUSTER_SECRETS/$name" ]] || (umask 077 && openssl rand -hex 24 >"$CLUSTER_SECRETS/$name")
-  done
+  for name in kafka-password redis-password mongo-password; do engine_password_make "$CLUSTER_SECRETS/$name"; done
   kafka="$(cat "$CLUSTER_SECRETS/kafka-password")"
   redis="$(cat "$CLUSTER_SECRETS/redis-password")"
   mongo="$(cat "$CLUSTER_SECRETS/mongo-password")"
@@ -1056,8 +1040,7 @@ sasl.jaas.config=org.apache.kafka.common.security.scram.ScramLoginModule require
 ssl.truststore.type=PEM
 ssl.truststore.location=$CLUSTER_TLS/ca.crt
 CONF
-    printf 'user default off\nuser %s on #%s ~* &* +@all\n' "$CLUSTER_USER" "$(printf '%s' "$redis" | sha256sum | cut -d' ' -f1)" \
-      >"$CLUSTER_SECRETS/redis-users.acl"
+    engine_redis_acl "$CLUSTER_USER" "$redis" >"$CLUSTER_SECRETS/redis-users.acl"
     printf 'mongodb://%s:%s@%s:%s/?tls=true&authMechanism=PLAIN\n' "$CLUSTER_USER" "$mongo" "$HOST" "$CLUSTER_MONGO_PORT" \
       >"$CLUSTER_SECRETS/mongo-url"
   )

@@ -635,6 +635,10 @@ addons() {
 
 # The Secret the overlay reads: the three keys from the environment when it has them, generated
 # once otherwise (and kept in .infra/k8s/run/secrets.env, so a second `up` keeps the same keys).
+# The engines' (decision 53): a certificate authority, the engines' certificate and a password per
+# engine from scripts/engine-secrets.sh k8s (kept in .infra/k8s/run/engines), as three Secrets: in
+# rsd-infra, rsd-infra-engines for the engines themselves; in rsd, the engines' URLs and passwords in
+# rsd-secrets beside the keys, and the authority's certificate alone in rsd-engines-ca.
 secrets() {
   local file="$RUN/secrets.env"
   if [[ ! -f "$file" ]]; then
@@ -652,13 +656,25 @@ secrets() {
       } >"$file"
     )
   fi
-  # The base's own namespace (its Pod Security labels), before the Secret that goes in it.
+  local engines="$RUN/engines"
+  bash "$ROOT/scripts/engine-secrets.sh" k8s "$engines"
+  kubectl -n rsd-infra create secret generic rsd-infra-engines \
+    --from-file="$engines/ca.crt" --from-file="$engines/engines.pem" --from-file="$engines/engines.crt" \
+    --from-file="$engines/engines.key" --from-file="$engines/kafka-password" --from-file="$engines/mongo-password" \
+    --from-file="$engines/redis-password" --from-file="$engines/redis-users.acl" \
+    --dry-run=client -o yaml | kubectl apply -f - >&2
+  # The base's own namespace (its Pod Security labels), before the Secrets that go in it.
   kubectl apply -f "$ROOT/k8s/base/namespace.yaml" >&2
-  # The backing services' addresses (no password on these) beside the keys: one env file.
+  kubectl -n rsd create secret generic rsd-engines-ca --from-file="$engines/ca.crt" \
+    --dry-run=client -o yaml | kubectl apply -f - >&2
+  # The engines' URLs (MongoDB's with its user and password in it) and passwords beside the keys:
+  # one env file, never on a command line.
   kubectl -n rsd create secret generic rsd-secrets --from-env-file=<(
     cat "$file"
-    printf 'mongo-url=mongodb://mongo.rsd-infra.svc.cluster.local:27017\n'
-    printf 'redis-url=redis://redis.rsd-infra.svc.cluster.local:6379\n'
+    printf 'mongo-url=%s\n' "$(cat "$engines/mongo-url-ferretdb")"
+    printf 'redis-url=rediss://redis.rsd-infra.svc.cluster.local:6379\n'
+    printf 'kafka-sasl-password=%s\n' "$(cat "$engines/kafka-password")"
+    printf 'redis-password=%s\n' "$(cat "$engines/redis-password")"
   ) --dry-run=client -o yaml | kubectl apply -f - >&2
 }
 

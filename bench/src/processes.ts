@@ -9,6 +9,8 @@ export interface Started {
   child: ChildProcess;
   /** The first JSON log line that matched. */
   ready: Record<string, unknown>;
+  /** Its standard output (JSON lines), there until it exits. */
+  logFile: string;
   stop(): Promise<void>;
 }
 
@@ -84,6 +86,7 @@ export async function startNode(
   return {
     child,
     ready,
+    logFile,
     stop: () =>
       new Promise((done) => {
         if (child.exitCode !== null) return done();

@@ -1,7 +1,7 @@
 import { generateKeyPairSync, randomBytes, randomUUID } from 'node:crypto';
 import { spawn } from 'node:child_process';
 import { createServer } from 'node:net';
-import { cp, mkdtemp, mkdir, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { chmod, cp, mkdtemp, mkdir, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import autocannon from 'autocannon';
@@ -65,6 +65,8 @@ interface Product {
   pid?: number;
   /** The distributed credentials service's process, which also folds the access log into usage counts. */
   credentialsPid?: number;
+  /** The (first) read API's standard output, while it runs. */
+  readApiLog?: string;
   readApis: string[];
   credentials: string;
   scoreIngest: string;
@@ -97,14 +99,18 @@ async function startEmbedded(dataDir: string, env: Record<string, string> = {}, 
   };
 }
 
-/** `portBase`: the read API's port (replicas 10 apart), then the credentials service's and score-ingest's; two stacks need two bases. */
-async function startDistributed(replicas: number, build = ROOT, portBase = 18180): Promise<Product> {
+/**
+ * `portBase`: the read API's port (replicas 10 apart), then the credentials service's and score-ingest's; two stacks need two bases.
+ * `engines`: the variables that reach the engines (`scripts/infra.sh cluster env`), over this process's own.
+ */
+async function startDistributed(replicas: number, build = ROOT, portBase = 18180, engines: Record<string, string> = {}): Promise<Product> {
   const run = randomUUID().slice(0, 8);
   // Every replica signs with the same key (decision 24), as a secret would give them.
   const { x, d } = generateKeyPairSync('ed25519').privateKey.export({ format: 'jwk' });
   const env = {
     ...benchEnv,
     RUNTIME: 'distributed',
+    ...engines,
     CREDENTIALS_DB: `bench_credentials_${run}`,
     READ_VIEWS_DB: `bench_views_${run}`,
     RESPONSE_SIGNING_KEYS: JSON.stringify([{ kty: 'OKP', crv: 'Ed25519', x, d }]),
@@ -138,6 +144,7 @@ async function startDistributed(replicas: number, build = ROOT, portBase = 18180
   return {
     pid: processes[2]?.child.pid,
     credentialsPid: processes[0]?.child.pid,
+    readApiLog: processes[2]?.logFile,
     readApis,
     credentials: `http://127.0.0.1:${ports.credentials}`,
     scoreIngest: `http://127.0.0.1:${ports.scoreIngest}`,
@@ -666,6 +673,196 @@ async function readPathInTurns(): Promise<{ rows: ReadPathRow[]; summary: string
   }
 }
 
+type EngineMode = 'plaintext' | 'secured';
+
+/** Ports of their own for BENCH_ONLY=engines' two clusters, clear of `scripts/infra.sh cluster`'s defaults (and the fault suite's). */
+const ENGINE_CLUSTER_PORTS: Record<EngineMode, Record<string, number>> = {
+  plaintext: {
+    CLUSTER_KAFKA_PORT: 28091,
+    CLUSTER_KAFKA_CONTROLLER_PORT: 28191,
+    CLUSTER_KAFKA_INTERNAL_PORT: 28291,
+    CLUSTER_REDIS_PORT: 25091,
+    CLUSTER_REDIS_BUS_PORT: 25191,
+    CLUSTER_MONGO_PORT: 27071,
+  },
+  secured: {
+    CLUSTER_KAFKA_PORT: 28391,
+    CLUSTER_KAFKA_CONTROLLER_PORT: 28491,
+    CLUSTER_KAFKA_INTERNAL_PORT: 28591,
+    CLUSTER_REDIS_PORT: 25291,
+    CLUSTER_REDIS_BUS_PORT: 25391,
+    CLUSTER_MONGO_PORT: 27072,
+  },
+};
+
+/**
+ * `scripts/infra.sh cluster up` (secured) or `cluster up --plaintext` in `dir`, on its mode's ports:
+ * the variables its `env` prints (what the product needs to reach it), and how to take it down.
+ */
+async function clusterUp(mode: EngineMode, dir: string): Promise<{ env: Record<string, string>; down: () => Promise<void> }> {
+  const shellEnv = {
+    ...process.env,
+    CLUSTER_INFRA_DIR: dir,
+    ...Object.fromEntries(Object.entries(ENGINE_CLUSTER_PORTS[mode]).map(([name, port]) => [name, String(port)])),
+  };
+  const infra = (...args: string[]) =>
+    new Promise<string>((resolve, reject) => {
+      const child = spawn('bash', [join(ROOT, 'scripts/infra.sh'), 'cluster', ...args], {
+        cwd: ROOT,
+        env: shellEnv,
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
+      let out = '';
+      let err = '';
+      child.stdout.on('data', (chunk: Buffer) => (out += chunk.toString()));
+      child.stderr.on('data', (chunk: Buffer) => (err += chunk.toString()));
+      child.once('error', reject);
+      child.once('exit', (code) =>
+        code === 0
+          ? resolve(out)
+          : reject(new Error(`scripts/infra.sh cluster ${args.join(' ')} exited with ${code}\n${err.slice(-2000)}`)),
+      );
+    });
+  const down = () => infra('down').then(() => undefined);
+  try {
+    const printed = await infra(...(mode === 'plaintext' ? ['up', '--plaintext'] : ['up']));
+    const env = Object.fromEntries([...printed.matchAll(/^export ([A-Z_]+)=(.*)$/gm)].map(([, name, value]) => [name!, value!]));
+    return { env, down };
+  } catch (error) {
+    await down().catch(() => undefined);
+    throw error;
+  }
+}
+
+interface EngineRounds {
+  name: string;
+  reads: ReadPathRow[];
+  ingest: Latencies[];
+}
+
+/**
+ * BENCH_ONLY=engines: decision 53's price. One read-API replica on the clustered engines in plaintext
+ * (`scripts/infra.sh cluster up --plaintext`) and one on them secured (`cluster up`: Kafka SASL_SSL
+ * with SCRAM-SHA-512, Redis TLS with an ACL user, the MongoDB-wire server over TLS with a password),
+ * both clusters up at once, each replica with its own credentials and score-ingest services (the
+ * credentials service paused while loading, as in the read path's turns). For BENCH_ROUNDS rounds
+ * (default 3), in turns (each round in the other order): its /score loaded (its CPU per request
+ * counted), then TRIALS scores ingested, each timed until the replica serves it.
+ */
+async function enginesComparison(): Promise<{ rounds: EngineRounds[]; summary: string }> {
+  const roundsWanted = Number(process.env.BENCH_ROUNDS ?? 3);
+  const stops: (() => Promise<void>)[] = [];
+  const dirs: string[] = [];
+  try {
+    const sides: { side: Side; product: Product; credential: { clientId: string; apiKey: string } }[] = [];
+    for (const [mode, portBase] of [
+      ['plaintext', 18480],
+      ['secured', 18580],
+    ] as const) {
+      const dir = await mkdtemp(join(tmpdir(), `rsd-engines-${mode}-`));
+      dirs.push(dir);
+      // Run as root, the script runs PostgreSQL as the user postgres, which must reach its directory.
+      await chmod(dir, 0o755);
+      const cluster = await clusterUp(mode, dir);
+      stops.push(cluster.down);
+      process.stderr.write(`engines: the ${mode} cluster is up (${new Date().toISOString()})\n`);
+      const product = await startDistributed(1, ROOT, portBase, cluster.env);
+      stops.push(() => product.stop());
+      const credential = await createCredential(product);
+      await postScore(product, 72);
+      await until(async () => (await readScore(product.readApis[0]!, credential)).status === 200, 60_000);
+      const paused = product.credentialsPid;
+      if (paused !== undefined) {
+        process.kill(paused, 'SIGSTOP');
+        stops.push(() => Promise.resolve(void process.kill(paused, 'SIGCONT')));
+      }
+      sides.push({
+        side: scoreSide(`read API /score, distributed, one replica, ${mode} engines`, product, credential),
+        product,
+        credential,
+      });
+    }
+    const rounds: EngineRounds[] = sides.map(({ side }) => ({ name: side.name, reads: [], ingest: [] }));
+    for (let round = 0; round < roundsWanted; round += 1) {
+      const order = round % 2 === 0 ? [0, 1] : [1, 0];
+      for (const index of order) {
+        const { side, product, credential } = sides[index]!;
+        rounds[index]!.reads.push(await measured(side));
+        rounds[index]!.ingest.push(percentiles(side.name, await ingestLatency(product, credential)));
+        const [read, ingest] = [rounds[index]!.reads.at(-1)!, rounds[index]!.ingest.at(-1)!];
+        process.stderr.write(
+          `engines: round ${round + 1}, ${side.name}: ${read.rps.toFixed(0)} requests/s, p99 ${read.p99} ms, ` +
+            `${read.cpuUs.toFixed(1)} µs/request; ingested → readable p50 ${ingest.p50.toFixed(1)} ms\n`,
+        );
+      }
+    }
+    // What each replica warned of while loaded (a rate limiter counting alone, a broker it could not reach): a side that
+    // struggled with its engines is told apart from one that paid for TLS.
+    for (const { side, product } of sides) {
+      const warnings = new Map<string, number>();
+      const log = product.readApiLog ? await readFile(product.readApiLog, 'utf8').catch(() => '') : '';
+      for (const line of log.split('\n')) {
+        if (!line.startsWith('{')) continue;
+        const entry = JSON.parse(line) as { level?: number; msg?: string };
+        if ((entry.level ?? 0) >= 40) warnings.set(entry.msg ?? '?', (warnings.get(entry.msg ?? '?') ?? 0) + 1);
+      }
+      const listed = [...warnings].map(([msg, count]) => `${count}× ${msg}`).join('; ');
+      process.stderr.write(`engines: ${side.name} warned: ${listed || 'nothing'}\n`);
+    }
+    const [plain, secured] = rounds as [EngineRounds, EngineRounds];
+    const ratio = median(secured.reads.map((row) => row.rps)) / median(plain.reads.map((row) => row.rps));
+    const summary =
+      `Engines in plaintext and secured (${CONNECTIONS} connections, ${DURATION_S} s per run, ${roundsWanted} rounds in turns, ` +
+      `${TRIALS} scores ingested per round, ${new Date().toISOString().slice(0, 10)}): the replica on secured engines answers ` +
+      `${ratio.toFixed(2)}× the requests per second of the one on plaintext engines (medians); ` +
+      `server CPU per request ${median(secured.reads.map((row) => row.cpuUs)).toFixed(1)} µs against ${median(plain.reads.map((row) => row.cpuUs)).toFixed(1)} µs; ` +
+      `ingested → readable p50 ${median(secured.ingest.map((row) => row.p50)).toFixed(1)} ms against ${median(plain.ingest.map((row) => row.p50)).toFixed(1)} ms.`;
+    return { rounds, summary };
+  } finally {
+    for (const stop of stops.reverse()) await stop();
+    for (const dir of dirs) await rm(dir, { recursive: true, force: true });
+  }
+}
+
+const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
+
+/** "median (min–max)" of a column over the rounds. */
+function medianAndRange(values: number[], digits: number): string {
+  return `${median(values).toFixed(digits)} (${Math.min(...values).toFixed(digits)}–${Math.max(...values).toFixed(digits)})`;
+}
+
+function enginesTable({ rounds, summary }: { rounds: EngineRounds[]; summary: string }): string[] {
+  return [
+    summary,
+    '',
+    '| target | requests/s | p50 ms | p99 ms | server CPU µs/request | ingested → readable p50 ms | p99 ms | non-2xx |',
+    '|---|---:|---:|---:|---:|---:|---:|---:|',
+    ...rounds.map(
+      ({ name, reads, ingest }) =>
+        `| ${name} (median (min–max) of ${reads.length} rounds) | ${medianAndRange(
+          reads.map((row) => row.rps),
+          0,
+        )} | ${medianAndRange(
+          reads.map((row) => row.p50),
+          0,
+        )} | ${medianAndRange(
+          reads.map((row) => row.p99),
+          0,
+        )} | ${medianAndRange(
+          reads.map((row) => row.cpuUs),
+          1,
+        )} | ${medianAndRange(
+          ingest.map((row) => row.p50),
+          1,
+        )} | ${medianAndRange(
+          ingest.map((row) => row.p99),
+          1,
+        )} | ${reads.reduce((sum, row) => sum + row.non2xx, 0)} |`,
+    ),
+    '',
+  ];
+}
+
 /**
  * BENCH_ONLY=fresh-processes: what moves from one process to the next. BENCH_PROCESSES (default 6)
  * pairs, each a newly started embedded product and a newly started floor, loaded one after the other
@@ -699,7 +896,6 @@ async function freshProcesses(): Promise<{ rows: ReadPathRow[][]; summary: strin
       await rm(dir, { recursive: true, force: true });
     }
   }
-  const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
   const spread = (values: number[]) =>
     `${Math.min(...values).toFixed(1)}–${Math.max(...values).toFixed(1)} µs, ${((Math.max(...values) / Math.min(...values) - 1) * 100).toFixed(0)} % apart`;
   const [products, floors] = [rows.map(([product]) => product!), rows.map(([, floor]) => floor!)];
@@ -785,6 +981,10 @@ async function main(): Promise<void> {
     process.stdout.write(
       `\n| target | requests/s | p50 ms | p99 ms | non-2xx |\n|---|---:|---:|---:|---:|\n${lines.join('\n')}\n\n${summary}\n`,
     );
+    return;
+  }
+  if (process.env.BENCH_ONLY === 'engines') {
+    await writeResults(enginesTable(await enginesComparison()).join('\n'));
     return;
   }
   if (process.env.BENCH_ONLY === 'fresh-processes') {

@@ -115,6 +115,8 @@ t0="$(now)"
 stack_up=true
 # From nothing: whatever a stopped run left of the project goes first.
 bash scripts/containers.sh down >/dev/null 2>&1 || true
+# The engines' certificate authority and passwords (decision 53), as a user makes them.
+bash scripts/engine-secrets.sh compose
 bash scripts/containers.sh compose "${STACK_FILES[@]}" up --build --wait >/tmp/rsd-compose-up.log 2>&1 ||
   { tail -n 60 /tmp/rsd-compose-up.log; bash scripts/containers.sh compose ps --all || true; fail "the stack did not come up healthy"; }
 timed "compose up --build --wait (healthy)" "$t0"
@@ -124,10 +126,12 @@ section "the distributed end-to-end suite against the stack"
 t0="$(now)"
 log="$(mktemp)"
 (
-  # The stack's servers as test/distributed/docker-compose.test.yml publishes them; no Redis: the
-  # suites reach it only through the services.
+  # The stack's servers as test/distributed/docker-compose.test.yml publishes them, secured (TLS and
+  # the user's passwords from .secrets/compose); no Redis: the suites reach it only through the services.
   unset REDIS_URL
-  export RSD_DISTRIBUTED_STACK=compose KAFKA_BROKERS=127.0.0.1:29492 MONGO_URL=mongodb://127.0.0.1:27047/
+  secured_env="$(bash scripts/engine-secrets.sh compose-env)"
+  eval "$secured_env"
+  export RSD_DISTRIBUTED_STACK=compose
   export COMPOSE_FILE=docker-compose.yml:docker-compose.local.yml:test/distributed/docker-compose.test.yml
   # The SDKs' suites start processes of their own on whatever servers they are given: on the stack they
   # would run again what `npm test` ran, four minutes for nothing the stack adds.

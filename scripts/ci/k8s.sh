@@ -164,9 +164,12 @@ done
 log="$WORK/distributed.log"
 (
   # The cluster's servers as scripts/infra/k8s/addons/infrastructure.yaml publishes them for the test
-  # process; no Redis: the suite reaches it only through the services.
+  # process, secured (TLS and the user's passwords scripts/k8s.sh made in .infra/k8s/run/engines); no
+  # Redis: the suite reaches it only through the services.
   unset REDIS_URL
-  export RSD_DISTRIBUTED_STACK=k8s REQUIRE_INFRA=true KAFKA_BROKERS=127.0.0.1:30092 MONGO_URL=mongodb://127.0.0.1:30017/
+  secured_env="$(bash scripts/engine-secrets.sh k8s-env .infra/k8s/run/engines)"
+  eval "$secured_env"
+  export RSD_DISTRIBUTED_STACK=k8s REQUIRE_INFRA=true
   RESPONSE_SIGNING_KEYS="$(sed -n 's/^response-signing-keys=//p' .infra/k8s/run/secrets.env)"
   export RESPONSE_SIGNING_KEYS
   npx jest --config jest.distributed.config.js --runInBand test/distributed/distributed-runtime.test.ts

@@ -3,6 +3,12 @@
 # variable is a server property (KAFKA_LOG_DIRS -> log.dirs; `___` stands for `-`, `__` for `_`),
 # over defaults that make a working single node; KAFKA_HEAP_OPTS and KAFKA_OPTS are JVM flags;
 # CLUSTER_ID formats the storage on first start. Logs go to stdout.
+# SCRAM_USERNAME with SCRAM_PASSWORD_FILE (a mounted secret): a SCRAM-SHA-512 user written into the
+# metadata log when the storage is formatted, for a SASL listener (KRaft keeps SCRAM credentials there,
+# and a broker with only SASL listeners has no way in to add one later). The password is on
+# StorageTool's command line for the second it runs: the tool reads it from nowhere else.
+# The Compose file mounts this script into the official apache/kafka image too (its `configs`), so
+# both images start the same way.
 set -euo pipefail
 
 CONFIG=/opt/kafka/config
@@ -60,9 +66,14 @@ log4j.logger.kafka.log.LogCleaner=WARN
 LOG4J
 
 if [[ ! -f "${props[log.dirs]%%,*}/meta.properties" ]]; then
+  scram=()
+  if [[ -n "${SCRAM_USERNAME:-}" ]]; then
+    [[ -s "${SCRAM_PASSWORD_FILE:-}" ]] || { echo "kafka-run: SCRAM_USERNAME needs SCRAM_PASSWORD_FILE, a readable file" >&2; exit 1; }
+    scram=(--add-scram "SCRAM-SHA-512=[name=$SCRAM_USERNAME,password=$(tr -d '\n' <"$SCRAM_PASSWORD_FILE")]")
+  fi
   java -Xmx256m -XX:TieredStopAtLevel=1 -XX:+UseSerialGC \
     -Dlog4j.configuration="file:$CONFIG/tools-log4j.properties" -cp '/opt/kafka/libs/*' \
-    kafka.tools.StorageTool format --ignore-formatted -t "${CLUSTER_ID:-5L6g3nShT-eMCtK--X86sw}" -c "$PROPS"
+    kafka.tools.StorageTool format --ignore-formatted -t "${CLUSTER_ID:-5L6g3nShT-eMCtK--X86sw}" -c "$PROPS" "${scram[@]}"
 fi
 
 # shellcheck disable=SC2086 # the *_OPTS variables are lists of JVM flags

@@ -109,14 +109,46 @@ def check_dockerfile(root):
 
 # ---------------------------------------------------------------- docker compose
 
+def check_compose_engine_clients(where, environment):
+    """A service reaches the engines as managed ones demand (decision 53): TLS and credentials, from files."""
+    if str(environment.get("KAFKA_SSL", "")).lower() != "true" or not environment.get("KAFKA_SASL_MECHANISM"):
+        fail(where, "reaches Kafka over TLS with SASL (KAFKA_SSL=true, KAFKA_SASL_MECHANISM)")
+    if "MONGO_URL" in environment or not environment.get("MONGO_URL_FILE"):
+        fail(where, "takes MONGO_URL (user and password in it) from a secret's file: MONGO_URL_FILE, not MONGO_URL")
+    if "REDIS_URL" in environment and (
+        not str(environment["REDIS_URL"]).startswith("rediss://") or not environment.get("REDIS_USERNAME")
+    ):
+        fail(where, "reaches Redis over TLS (rediss://) as an ACL user (REDIS_USERNAME)")
+
+
+def check_compose_engines(services):
+    """The engines take clients only over TLS with credentials: nothing in plaintext beyond a container's loopback."""
+    kafka_env = (services.get("kafka") or {}).get("environment") or {}
+    protocols = dict(entry.split(":", 1) for entry in str(kafka_env.get("KAFKA_LISTENER_SECURITY_PROTOCOL_MAP", "")).split(",") if ":" in entry)
+    for listener in str(kafka_env.get("KAFKA_LISTENERS", "")).split(","):
+        name, _, address = listener.partition("://")
+        if protocols.get(name, name) in ("PLAINTEXT", "SSL", "SASL_PLAINTEXT") and not address.startswith("127.0.0.1:"):
+            fail("docker-compose.yml: kafka", f"listener {listener} takes clients without TLS and SASL beyond the container's loopback")
+    redis_command = [str(part) for part in (services.get("redis") or {}).get("command") or []]
+    plaintext_port = redis_command[redis_command.index("--port") + 1] if "--port" in redis_command[:-1] else "6379"
+    if "--aclfile" not in redis_command or "--tls-port" not in redis_command or plaintext_port != "0":
+        fail("docker-compose.yml: redis", "listens on TLS only (--port 0, --tls-port) with its users in an ACL file (--aclfile)")
+    mongo_command = [str(part) for part in (services.get("mongo") or {}).get("command") or []]
+    if "requireTLS" not in mongo_command or not ((services.get("mongo") or {}).get("environment") or {}).get("MONGO_INITDB_ROOT_USERNAME"):
+        fail("docker-compose.yml: mongo", "takes clients only over TLS (--tlsMode requireTLS) with a user (MONGO_INITDB_ROOT_USERNAME)")
+
+
 def check_compose(root, config_path):
     config = json.load(open(config_path, encoding="utf-8"))
     services = config.get("services", {})
     raw = open(os.path.join(root, "docker-compose.yml"), encoding="utf-8").read()
 
-    # Secret values are never committed: each secret-looking variable is a ${...} reference.
+    # Secret values are never committed: each secret-looking variable is a ${...} reference, or a
+    # `_FILE` variable naming a mounted Compose secret.
     for match in re.finditer(r"^\s*([A-Z0-9_]*(?:SECRET|PASSWORD|TOKEN|PRIVATE_KEY)[A-Z0-9_]*):\s*(.*)$", raw, re.M):
         name, value = match.group(1), match.group(2).strip().strip("\"'")
+        if name.endswith("_FILE") and value.startswith("/run/secrets/"):
+            continue
         if not value.startswith("${") or ":-" in value or value.startswith("${" + name + "-"):
             fail("docker-compose.yml", f"{name} must come from the environment with no default (${{{name}:?...}}), not '{value}'")
 
@@ -148,6 +180,7 @@ def check_compose(root, config_path):
         deadline_ms = int(environment.get("SHUTDOWN_DEADLINE_MS", DEFAULT_SHUTDOWN_DEADLINE_MS))
         if go_duration_seconds(service.get("stop_grace_period", "10s")) * 1000 <= deadline_ms:
             fail(where, f"stop_grace_period must exceed SHUTDOWN_DEADLINE_MS ({deadline_ms} ms)")
+        check_compose_engine_clients(where, environment)
         if kind in DISTRIBUTED_SERVICES:
             port = DISTRIBUTED_SERVICES[kind]
             for dependency in ("kafka", "mongo") + (("redis",) if kind in NEEDS_REDIS else ()):
@@ -169,6 +202,7 @@ def check_compose(root, config_path):
             fail("docker-compose.yml", f"exactly one service runs services/{kind}/dist/main.js, found {names}")
     if len(set(read_api_ports)) < 2:
         fail("docker-compose.yml", f"needs two read-API replicas on distinct host ports, found {read_api_ports}")
+    check_compose_engines(services)
     kafka_env = (services.get("kafka") or {}).get("environment") or {}
     if str(kafka_env.get("KAFKA_AUTO_CREATE_TOPICS_ENABLE", "")).lower() != "false":
         fail("docker-compose.yml: kafka", "KAFKA_AUTO_CREATE_TOPICS_ENABLE must be false")

@@ -20,6 +20,7 @@ import {
   type ComposeService,
 } from '../support/compose-stack';
 import { startDistributedServers } from '../support/distributed-servers';
+import { kafkaSecurityFromEnvironment } from '../support/clustered-engines';
 import {
   K8S_DATABASES,
   K8S_TEST_TIMINGS,
@@ -394,7 +395,12 @@ describeWithInfra('kafka', 'the distributed runtime, four processes over real Ka
   }, 90_000);
 
   test('when a replica stops and starts again, then its change feed reuses one consumer group and removes it at shutdown', async () => {
-    const kafka = new Kafka({ brokers: env.KAFKA_BROKERS!.split(','), clientId: `e2e-groups-${runId}`, logLevel: logLevel.NOTHING });
+    const kafka = new Kafka({
+      brokers: env.KAFKA_BROKERS!.split(','),
+      clientId: `e2e-groups-${runId}`,
+      logLevel: logLevel.NOTHING,
+      ...kafkaSecurityFromEnvironment(),
+    });
     const admin = kafka.admin();
     await admin.connect();
     const feedGroups = async () =>
@@ -435,7 +441,12 @@ describeWithInfra('kafka', 'the distributed runtime, four processes over real Ka
   }, 90_000);
 
   test('when a malformed event lands on a topic, then it is dead-lettered and the next good event is still projected', async () => {
-    const kafka = new Kafka({ brokers: env.KAFKA_BROKERS!.split(','), clientId: `e2e-${runId}`, logLevel: logLevel.NOTHING });
+    const kafka = new Kafka({
+      brokers: env.KAFKA_BROKERS!.split(','),
+      clientId: `e2e-${runId}`,
+      logLevel: logLevel.NOTHING,
+      ...kafkaSecurityFromEnvironment(),
+    });
     const producer = kafka.producer();
     await producer.connect();
     const marker = `malformed-${runId}`;

@@ -32,3 +32,24 @@ export function clusteredEngines(): ClusteredEngines {
     connections: config.engines,
   };
 }
+
+/**
+ * TLS and SASL for a suite's own Kafka client, from the environment as the product reads it
+ * (KAFKA_SSL, KAFKA_SSL_CA_FILE, KAFKA_SASL_*, their `_FILE`s): nothing for plaintext servers, what
+ * the secured ones demand otherwise (the Compose stack's, `scripts/engine-secrets.sh compose-env`).
+ */
+export function kafkaSecurityFromEnvironment(env: NodeJS.ProcessEnv = process.env): EngineConnections['kafka'] {
+  const config = loadConfig(runtimeConfigSchema({ defaultRuntime: 'distributed', needs: [] }), {
+    KAFKA_SSL: env.KAFKA_SSL,
+    KAFKA_SSL_CA_FILE: env.KAFKA_SSL_CA_FILE,
+    KAFKA_SSL_CERT_FILE: env.KAFKA_SSL_CERT_FILE,
+    KAFKA_SSL_KEY_FILE: env.KAFKA_SSL_KEY_FILE,
+    KAFKA_SASL_MECHANISM: env.KAFKA_SASL_MECHANISM,
+    KAFKA_SASL_USERNAME: env.KAFKA_SASL_USERNAME,
+    KAFKA_SASL_USERNAME_FILE: env.KAFKA_SASL_USERNAME_FILE,
+    KAFKA_SASL_PASSWORD: env.KAFKA_SASL_PASSWORD,
+    KAFKA_SASL_PASSWORD_FILE: env.KAFKA_SASL_PASSWORD_FILE,
+    RUNTIME: 'distributed',
+  });
+  return config.engines.kafka;
+}

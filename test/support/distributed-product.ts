@@ -5,6 +5,7 @@ import { MongoClient } from 'mongodb';
 import { TOPICS } from '@rsd/contracts';
 import type { InfraTarget, StartedServer } from '@rsd/testkit';
 import { startDistributedServers } from './distributed-servers';
+import { kafkaSecurityFromEnvironment } from './clustered-engines';
 import { startService, TEST_RESPONSE_SIGNING_KEYS, type ServiceProcess } from './service-process';
 
 /** The four services of a running product, as a suite that only talks to it over HTTP sees them. */
@@ -121,6 +122,7 @@ export async function truncateScores(brokers: string): Promise<void> {
     brokers: brokers.split(','),
     clientId: `sdk-truncate-${randomUUID().slice(0, 8)}`,
     logLevel: logLevel.NOTHING,
+    ...kafkaSecurityFromEnvironment(),
   }).admin();
   await admin.connect();
   try {

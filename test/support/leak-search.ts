@@ -1,5 +1,6 @@
 import { Kafka, logLevel } from 'kafkajs';
 import { MongoClient } from 'mongodb';
+import { kafkaSecurityFromEnvironment } from './clustered-engines';
 
 /*
  * Where the distributed suites look for a secret that must never be stored: every record of every
@@ -8,7 +9,7 @@ import { MongoClient } from 'mongodb';
 
 /** Every record (key and value) of every `rsd.` topic, one string each, and the topics read. */
 export async function everyTopicRecord(brokers: string, clientId: string): Promise<{ topics: string[]; values: string[] }> {
-  const kafka = new Kafka({ brokers: brokers.split(','), clientId, logLevel: logLevel.NOTHING });
+  const kafka = new Kafka({ brokers: brokers.split(','), clientId, logLevel: logLevel.NOTHING, ...kafkaSecurityFromEnvironment() });
   const admin = kafka.admin();
   await admin.connect();
   const topics = (await admin.listTopics()).filter((topic) => topic.startsWith('rsd.'));

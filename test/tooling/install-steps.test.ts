@@ -37,17 +37,24 @@ interface Manifest {
 const manifest = JSON.parse(readFileSync(join(ROOT, 'scripts/install-steps.json'), 'utf8')) as Manifest;
 const shellBuiltins = new Set(execFileSync('bash', ['-c', 'compgen -b; compgen -k'], { encoding: 'utf8' }).split('\n'));
 const uses = new Map<string, ScriptUse>();
-/** The scripts' shared library: what a script that sources it runs through it is the script's own use. */
-const LIBRARY = 'scripts/lib/common.sh';
+/** The scripts' shared libraries: what a script that sources one runs or installs through it is the script's own use. */
+const LIBRARIES = readdirSync(join(ROOT, 'scripts/lib'))
+  .filter((name) => name.endsWith('.sh'))
+  .map((name) => `scripts/lib/${name}`);
 const use = (script: string): ScriptUse => {
   let found = uses.get(script);
   if (!found) {
     found = scriptUse(readFileSync(join(ROOT, script), 'utf8'), script);
-    if ([...found.sources].some((source) => source !== '' && LIBRARY.endsWith(source.replace(/^\//, '')))) {
-      const library = use(LIBRARY);
+    const sourced = [...found.sources].filter((source) => source !== '').map((source) => source.replace(/^\//, ''));
+    const libraries = LIBRARIES.filter((library) => library !== script && sourced.some((source) => library.endsWith(source))).map(use);
+    if (libraries.length > 0) {
+      const functions = new Set(libraries.flatMap((library) => [...library.functions]));
       found = {
         ...found,
-        commands: new Set([...found.commands, ...library.commands].filter((command) => !library.functions.has(command))),
+        commands: new Set(
+          [...found.commands, ...libraries.flatMap((library) => [...library.commands])].filter((command) => !functions.has(command)),
+        ),
+        packages: new Set([...found.packages, ...libraries.flatMap((library) => [...library.packages])]),
       };
     }
     uses.set(script, found);
