@@ -1,8 +1,12 @@
+import { execFile } from 'node:child_process';
 import { generateKeyPairSync } from 'node:crypto';
+import { readFile, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
 import { aScoreSubmission, request } from '@rsd/testkit';
-import { startEmbedded, type EmbeddedProcess } from '../support/embedded-process';
+import { REPO_ROOT, startEmbedded, type EmbeddedProcess } from '../support/embedded-process';
 import { devTokenFor, startEmbeddedOnNewDataDir, stopAndRemove } from '../support/embedded-suite';
-import { installCertificateTools, verifiedByJoserfc } from '../support/certificate-checks';
+import { installCertificateTools, readPdf, verifiedByJoserfc, withOneByteChanged } from '../support/certificate-checks';
 import { certificateScenarios } from '../support/certificate-scenarios';
 import * as orgAdmin from '../support/organization-admin';
 
@@ -34,8 +38,64 @@ const scenarios = certificateScenarios(() => ({
   tokenFor: (org) => devTokenFor(dataDir, org),
 }));
 
+const run = promisify(execFile);
+
+/** The real `rsd` bin against this product; never throws. */
+async function rsd(args: string[], apiKey = '') {
+  try {
+    const { stdout, stderr } = await run('node', [join(REPO_ROOT, 'tools/cli/bin/rsd.js'), ...args], {
+      env: { ...process.env, RSD_API_URL: product.urls.readApi, RSD_API_KEY: apiKey },
+    });
+    return { code: 0, stdout, stderr };
+  } catch (error) {
+    const failed = error as { code: number; stdout: string; stderr: string };
+    return { code: failed.code, stdout: failed.stdout, stderr: failed.stderr };
+  }
+}
+
 describe('score certificates (decision 55) on the embedded runtime', () => {
   for (const [name, scenario] of Object.entries(scenarios)) test(name, scenario, 120_000);
+
+  test('when a recipient uses rsd: gets a certificate and its PDF, saves the keys, and verifies it offline; one changed byte fails', async () => {
+    const org = 'cert-cli';
+    const token = await devTokenFor(dataDir, org);
+    await orgAdmin.postScore(
+      product.urls.scoreIngest,
+      token,
+      aScoreSubmission({ organizationId: org, scoreDate: '2026-11-20', score: 77 }),
+    );
+    const { clientId, apiKey } = await orgAdmin.createAuthorization(product.urls.credentials, org, token, {
+      recipientType: 'auditor',
+      scopes: ['qr_score'],
+    });
+    const [saved, keys, pdf] = ['certificate.json', 'keys.json', 'certificate.pdf'].map((name) => join(dataDir, name)) as [
+      string,
+      string,
+      string,
+    ];
+
+    const got = await rsd(['certificate', 'get', '--client-id', clientId, '--as-of', '2026-11-25', '--verify'], apiKey);
+    expect(got).toMatchObject({ code: 0, stderr: expect.stringMatching(/certificate JWS verified \(key /) });
+    await writeFile(saved, got.stdout);
+    expect((await rsd(['certificate', 'keys'])).code).toBe(0);
+    await writeFile(keys, (await rsd(['certificate', 'keys'])).stdout);
+    expect((await rsd(['certificate', 'get', '--client-id', clientId, '--pdf', pdf], apiKey)).code).toBe(0);
+
+    const verified = await rsd(['certificate', 'verify', saved, '--keys', keys]);
+    expect(verified.code).toBe(0);
+    expect(JSON.parse(verified.stdout)).toMatchObject({ score: 77, scoreDate: '2026-11-20', asOf: '2026-11-25' });
+    const fromPdf = join(dataDir, 'from-pdf.jws');
+    await writeFile(fromPdf, (await readPdf(await readFile(pdf))).keywords);
+    expect((await rsd(['certificate', 'verify', fromPdf, '--keys', keys])).code).toBe(0);
+
+    const { jws } = JSON.parse(got.stdout) as { jws: string };
+    await writeFile(saved, withOneByteChanged(jws));
+    const refused = await rsd(['certificate', 'verify', saved, '--keys', keys]);
+    expect(refused).toMatchObject({ code: 1, stderr: expect.stringMatching(/certificate NOT valid/) });
+    expect((await rsd(['certificate', 'get', '--client-id', clientId, '--as-of', '2026-11-19'], apiKey)).stderr).toMatch(
+      /404|SCORE_NOT_FOUND/,
+    );
+  }, 120_000);
 
   test('when the signing key is rotated, then a certificate signed before still verifies against the published keys, and new ones name the new key', async () => {
     const org = 'cert-rotation';
