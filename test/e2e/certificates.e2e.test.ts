@@ -1,10 +1,9 @@
-import { execFile } from 'node:child_process';
 import { generateKeyPairSync } from 'node:crypto';
 import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { promisify } from 'node:util';
 import { aScoreSubmission, request } from '@rsd/testkit';
-import { REPO_ROOT, startEmbedded, type EmbeddedProcess } from '../support/embedded-process';
+import { startEmbedded, type EmbeddedProcess } from '../support/embedded-process';
+import { runRsd } from '../support/rsd-cli';
 import { devTokenFor, startEmbeddedOnNewDataDir, stopAndRemove } from '../support/embedded-suite';
 import { installCertificateTools, readPdf, verifiedByJoserfc, withOneByteChanged } from '../support/certificate-checks';
 import { certificateScenarios } from '../support/certificate-scenarios';
@@ -38,20 +37,8 @@ const scenarios = certificateScenarios(() => ({
   tokenFor: (org) => devTokenFor(dataDir, org),
 }));
 
-const run = promisify(execFile);
-
-/** The real `rsd` bin against this product; never throws. */
-async function rsd(args: string[], apiKey = '') {
-  try {
-    const { stdout, stderr } = await run('node', [join(REPO_ROOT, 'tools/cli/bin/rsd.js'), ...args], {
-      env: { ...process.env, RSD_API_URL: product.urls.readApi, RSD_API_KEY: apiKey },
-    });
-    return { code: 0, stdout, stderr };
-  } catch (error) {
-    const failed = error as { code: number; stdout: string; stderr: string };
-    return { code: failed.code, stdout: failed.stdout, stderr: failed.stderr };
-  }
-}
+/** The real `rsd` bin against this product. */
+const rsd = (args: string[], apiKey = '') => runRsd(args, { RSD_API_URL: product.urls.readApi, RSD_API_KEY: apiKey });
 
 describe('score certificates (decision 55) on the embedded runtime', () => {
   for (const [name, scenario] of Object.entries(scenarios)) test(name, scenario, 120_000);
