@@ -36,7 +36,7 @@ export function certificateServer(pipeline: ReadPipeline) {
     if (!score) throw new ApiError('SCORE_NOT_FOUND', `No score had been calculated for this customer by ${asOf}`);
     const signed = await sign(certificateOf({ clientId, credential, score, asOf, issuedAt: now }));
     if (wantsPdf) pipeline.sendBytes(req, res, await certificatePdf(signed), PDF_CONTENT_TYPE);
-    else pipeline.send(req, res, signed);
+    else pipeline.send(req, res, signed, undefined, { once: true });
   };
 }
 

@@ -67,18 +67,20 @@ function representationCache() {
 /**
  * Sends a customer resource (decisions 23 and 24): a strong ETag from the body's SHA-256; a 304
  * without a body when `If-None-Match` matches it; otherwise the body with its Content-Digest and
- * signature. The headers set before (Cache-Control, the rate limit's) go out either way.
+ * signature. The headers set before (Cache-Control, the rate limit's) go out either way. `once`: a
+ * body issued for this request alone (a certificate), whose signature is never reused.
  */
 export function representationSender(signer: ResponseSigner, clock: Clock) {
   const representationOf = representationCache();
-  return (req: Request, res: Response, resource: unknown, madeOf?: MadeOf): void => {
+  return (req: Request, res: Response, resource: unknown, madeOf?: MadeOf, { once = false }: { once?: boolean } = {}): void => {
     const { body, sha256, etag } = representationOf(resource, madeOf);
     res.setHeader('ETag', etag);
     if (noneMatch(req.headers['if-none-match'], etag)) {
       res.status(304).end();
       return;
     }
-    const signed = signer.sign({ status: 200, contentType: CONTENT_TYPE, body, requestPath: pathOf(req), created: clock.now() }, sha256);
+    const response = { status: 200, contentType: CONTENT_TYPE, body, requestPath: pathOf(req), created: clock.now() };
+    const signed = signer.sign(response, sha256, { once });
     res.setHeader('Content-Type', CONTENT_TYPE);
     setSignatureHeaders(res, signed);
     res.status(200).send(body);
@@ -91,7 +93,8 @@ export function representationSender(signer: ResponseSigner, clock: Clock) {
  */
 export function bytesSender(signer: ResponseSigner, clock: Clock) {
   return (req: Request, res: Response, body: Buffer, contentType: string): void => {
-    const signed = signer.sign({ status: 200, contentType, body, requestPath: pathOf(req), created: clock.now() });
+    const response = { status: 200, contentType, body, requestPath: pathOf(req), created: clock.now() };
+    const signed = signer.sign(response, undefined, { once: true });
     res.setHeader('Content-Type', contentType);
     setSignatureHeaders(res, signed);
     res.status(200).send(body);

@@ -42,8 +42,11 @@ export interface Reader {
   credential: CredentialView;
 }
 
-/** Sends a resource with its ETag and signature, or a 304 (send-representation.ts); `madeOf` names what alone it was made of. */
-export type Send = (req: Request, res: Response, resource: unknown, madeOf?: MadeOf) => void;
+/**
+ * Sends a resource with its ETag and signature, or a 304 (send-representation.ts); `madeOf` names what
+ * alone it was made of; `once`, that it was issued for this request alone.
+ */
+export type Send = (req: Request, res: Response, resource: unknown, madeOf?: MadeOf, options?: { once?: boolean }) => void;
 
 /** Which grant resource a request reads: the Client ID segment as it arrived, the scope it needs, and its name in the access log. */
 export interface GrantRead {

@@ -8,6 +8,11 @@ import { customersPage, pillarsPage, portfolioOf, scoresPage, type PortfolioRead
 
 const METHODS = ['GET', 'HEAD'] as const;
 
+interface PageOptions {
+  keep?: readonly string[];
+  once?: boolean;
+}
+
 /**
  * Decision 42: `/v1/portfolio` and its pages, read with a recipient account's key, through the read
  * pipeline a customer resource takes (read-pipeline.ts): refuse while the views may be stale, let
@@ -24,16 +29,19 @@ export function portfolioRouter(pipeline: ReadPipeline): Router {
     return pipeline.account(req, res);
   };
 
-  /** `keep`: the page's own parameters besides the paging ones, carried into its next page's link. */
+  /**
+   * `keep`: the page's own parameters besides the paging ones, carried into its next page's link;
+   * `once`: the page is issued for this request alone (certificates), so its signature is not kept for reuse.
+   */
   const paged = <Page extends { nextCursor: string | null }>(
     req: Request,
     res: Response,
     query: PortfolioQuery,
     page: Page,
-    keep: readonly string[] = [],
+    { keep = [], once = false }: PageOptions = {},
   ) => {
     if (page.nextCursor !== null) res.setHeader('Link', `<${nextPageUrl(req, query, page.nextCursor, keep)}>; rel="next"`);
-    send(req, res, page);
+    send(req, res, page, undefined, { once });
   };
 
   /** A page of one kind of item per grant: the grants it served are recorded, then it is sent. */
@@ -41,7 +49,7 @@ export function portfolioRouter(pipeline: ReadPipeline): Router {
     template: string,
     access: 'score' | 'pillars' | 'certificate',
     pageOf: (req: Request, who: PortfolioReader, query: PortfolioQuery) => Promise<Page>,
-    keep: readonly string[] = [],
+    options: PageOptions = {},
   ) => {
     router
       .route(template)
@@ -55,7 +63,7 @@ export function portfolioRouter(pipeline: ReadPipeline): Router {
           page.items.map((item) => item.clientId),
           who,
         );
-        paged(req, res, query, page, keep);
+        paged(req, res, query, page, options);
       })
       .all(methodNotAllowed(METHODS));
   };
@@ -80,7 +88,10 @@ export function portfolioRouter(pipeline: ReadPipeline): Router {
   grantPage('/scores', 'score', (_req, who, query) => scoresPage(views, who, query));
   grantPage('/pillars', 'pillars', (_req, who, query) => pillarsPage(views, who, query));
   // Decision 55: a certificate for every grant of the page that holds qr_score and has a score on asOf.
-  grantPage('/certificates', 'certificate', (req, who, query) => certificatesPage(pipeline, req, who, query), ['asOf']);
+  grantPage('/certificates', 'certificate', (req, who, query) => certificatesPage(pipeline, req, who, query), {
+    keep: ['asOf'],
+    once: true,
+  });
 
   return router;
 }
