@@ -317,10 +317,11 @@ export interface CreateAuthorization {
   recipientAccountId?: string;
 }
 
-/** One read-API request whose credential lookup found the authorization. */
+/** One read-API request whose credential lookup found the authorization (or the claim of its link). */
 export interface AccessLogEntry {
   at: string;
-  resource: 'score' | 'pillars' | 'history';
+  /** `certificate`: a score certificate fetched (decision 55); `claim`: the grant's claim link used. */
+  resource: 'score' | 'pillars' | 'history' | 'certificate' | 'claim';
   status: number;
   /** The error code answered (RATE_LIMITED for a 429); null for a success or a 304. */
   code: string | null;
