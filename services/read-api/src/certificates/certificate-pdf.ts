@@ -106,8 +106,13 @@ function drawQrCode(page: PDFPage, text: string, at: { x: number; y: number; siz
   }
 }
 
+/** The code points each font can encode, worked out once per font. */
+const characterSets = new WeakMap<PDFFont, Set<number>>();
+
 /** The text with each character the font cannot encode (outside WinAnsi for a standard font) replaced by "?". */
 function encodable(font: PDFFont, text: string): string {
-  const known = new Set(font.getCharacterSet());
-  return [...text].map((character) => (known.has(character.codePointAt(0) ?? -1) ? character : '?')).join('');
+  let known = characterSets.get(font);
+  if (!known) characterSets.set(font, (known = new Set(font.getCharacterSet())));
+  const set = known;
+  return [...text].map((character) => (set.has(character.codePointAt(0) ?? -1) ? character : '?')).join('');
 }
