@@ -10,6 +10,11 @@ VENV="$ROOT/.tools/python"
 SDK="$ROOT/sdks/python"
 STAMP="$VENV/.installed-from"
 
+# One run at a time: test suites running side by side (the certificate suites, the SDK's) may all ask for it.
+mkdir -p "$ROOT/.tools"
+exec 9>"$ROOT/.tools/python-env.lock"
+flock 9
+
 is_recent() { "$1" -c 'import sys; sys.exit(sys.version_info < (3, 10))' 2>/dev/null; }
 
 if is_recent "$VENV/bin/python"; then

@@ -407,6 +407,39 @@ async function portfolioComparison(): Promise<{ rows: Throughput[]; summary: str
   }
 }
 
+/**
+ * Decision 55's cost: a grant's certificate as JSON (the history read by its index, the certificate
+ * made and signed as a JWS, then the response signed as every read is) against the same grant's
+ * /score (whose unchanged representation and signature are reused), on one embedded product, in
+ * turns. BENCH_ONLY=certificate runs it alone.
+ */
+async function certificateComparison(): Promise<{ rows: Throughput[]; summary: string }> {
+  const dir = await mkdtemp(join(tmpdir(), 'rsd-bench-certificate-'));
+  const product = await startEmbedded(dir);
+  try {
+    const credential = await createCredential(product);
+    await postScore(product, 72);
+    await until(async () => (await readScore(product.readApis[0]!, credential)).status === 200, 10_000);
+    const certificates: Side = {
+      name: 'read API /certificate (JSON, a JWS per request), embedded',
+      url: `${product.readApis[0]!}/v1/customers/${credential.clientId}/certificate`,
+      apiKey: credential.apiKey,
+      pid: product.pid,
+    };
+    const { rows, cpuUs } = await inTurns([
+      certificates,
+      scoreSide('read API /score, embedded (beside the certificate)', product, credential),
+    ]);
+    const summary =
+      `Certificate (JSON) vs /score, embedded (${ROUNDS_IN_TURNS} runs each in turns): ${rows[0].rps.toFixed(0)} certificates/s against ` +
+      `${rows[1].rps.toFixed(0)} scores/s; server CPU per request ${cpuUs[0].toFixed(1)} µs a certificate, ${cpuUs[1].toFixed(1)} µs a score.`;
+    return { rows, summary };
+  } finally {
+    await product.stop();
+    await rm(dir, { recursive: true, force: true });
+  }
+}
+
 /** A recipient account holding `grants` grants of as many organizations, each organization with a score: its key. */
 async function portfolioOf(product: Product, grants: number): Promise<string> {
   const orgs = Array.from({ length: grants }, (_, i) => `${ORG}-pf-${i}`);
@@ -975,8 +1008,10 @@ async function ingestLatency(product: Product, credential: { clientId: string; a
 }
 
 async function main(): Promise<void> {
-  if (process.env.BENCH_ONLY === 'portfolio') {
-    const { rows, summary } = await portfolioComparison();
+  // One comparison alone, its table on stdout.
+  const alone = { portfolio: portfolioComparison, certificate: certificateComparison }[process.env.BENCH_ONLY ?? ''];
+  if (alone) {
+    const { rows, summary } = await alone();
     const lines = rows.map((row) => `| ${row.name} | ${row.rps.toFixed(0)} | ${row.p50} | ${row.p99} | ${row.non2xx} |`);
     process.stdout.write(
       `\n| target | requests/s | p50 ms | p99 ms | non-2xx |\n|---|---:|---:|---:|---:|\n${lines.join('\n')}\n\n${summary}\n`,
@@ -1033,6 +1068,8 @@ async function main(): Promise<void> {
   throughput.push(...signing.rows);
   const portfolio = await portfolioComparison();
   throughput.push(...portfolio.rows);
+  const certificate = await certificateComparison();
+  throughput.push(...certificate.rows);
 
   // Decision 24's cost: the same /score with every response signed afresh instead of an unchanged
   // representation's signature reused (the default), on a product of its own.
@@ -1089,6 +1126,8 @@ async function main(): Promise<void> {
     signing.summary,
     '',
     portfolio.summary,
+    '',
+    certificate.summary,
     '',
     `Read API /score/history on the embedded runtime over ${HISTORY_DAYS} daily scores, pillars and explanations included (${DURATION_S} s; goal: p99 ≤ 20 ms)`,
     '',

@@ -9,8 +9,8 @@ export const ACCESS_LOG_TOPIC = 'rsd.access-log.v1';
 
 export const ACCESS_LOG_LIMIT = { min: 1, max: 500, default: 100 } as const;
 
-/** `claim`: a POST of the authorization's one-time claim link (decision 38), recorded by the credentials service. */
-export const ACCESS_RESOURCES = ['score', 'pillars', 'history', 'claim'] as const;
+/** `claim`: a POST of the authorization's one-time claim link (decision 38), recorded by the credentials service; `certificate`: a certificate fetched (decision 55). */
+export const ACCESS_RESOURCES = ['score', 'pillars', 'history', 'claim', 'certificate'] as const;
 export const accessResourceSchema = z.enum(ACCESS_RESOURCES).meta({ id: 'AccessResource' });
 export type AccessResource = z.infer<typeof accessResourceSchema>;
 

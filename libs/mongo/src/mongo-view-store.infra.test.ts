@@ -78,9 +78,11 @@ describeWithMongo('MongoDB read views', 'rsd_views', (mongo) => {
     it('when a score is recorded, then history keeps it under organization and date, with its version and list keys, and is the current score', async () => {
       const db = mongo.freshDatabase();
       const store = await openMongoViewStore(db, READ_VIEWS);
-      const score = aScore('acme', '2026-11-20');
+      const event = scoreCalculated(aScore('acme', '2026-11-20'));
+      // The score and the id of the event that carried it (a certificate names it, decision 55).
+      const score = { ...event.data, eventId: event.id };
 
-      await projectEvent(store, READ_VIEWS, scoreCalculated(score));
+      await projectEvent(store, READ_VIEWS, event);
 
       const snapshot = await snapshotViews(db, READ_VIEWS);
       expect(snapshot[scoreHistoryView.name]).toEqual([

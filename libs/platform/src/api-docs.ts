@@ -20,6 +20,8 @@ export interface OpenApiResponse {
   headers?: Record<string, OpenApiHeader>;
   /** Also (or, without `schema`, only) answered as an HTML page: a browser's request. */
   html?: boolean;
+  /** Other media types the same answer is also given in when Accept asks for them (a PDF): their bytes, documented as binary. */
+  alsoAs?: string[];
 }
 
 export interface OpenApiOperation {
@@ -138,11 +140,12 @@ export function buildOpenApiDocument(info: OpenApiInfo, operations: OpenApiOpera
       responses[status] = {
         description: response.description,
         ...(response.headers ? { headers: response.headers } : {}),
-        ...(response.schema || response.html
+        ...(response.schema || response.html || response.alsoAs
           ? {
               content: {
                 ...(response.schema ? { 'application/json': { schema: ref(response.schema) } } : {}),
                 ...(response.html ? { 'text/html': { schema: { type: 'string' } } } : {}),
+                ...Object.fromEntries((response.alsoAs ?? []).map((type) => [type, { schema: { type: 'string', format: 'binary' } }])),
               },
             }
           : {}),

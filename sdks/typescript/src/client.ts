@@ -1,7 +1,8 @@
 import { errorFor } from './errors.js';
 import { evidenceOf, SigningKeys } from './signing-keys.js';
 import { Transport, type RequestOptions, type TransportOptions } from './transport.js';
-import type { Evidence, HistoryItem, HistoryPage, Jwks, Pillars, Score, Served } from './types.js';
+import { verifyCertificate } from './certificate.js';
+import type { Evidence, HistoryItem, HistoryPage, Jwks, Pillars, Score, Served, SignedCertificate } from './types.js';
 import { Webhooks } from './webhooks.js';
 
 export interface ClientOptions extends TransportOptions {
@@ -76,6 +77,21 @@ export class Client {
   /** getPillars: the four-pillar breakdown of the latest score (scope pillar_breakdown). */
   pillars(options: RequestOptions = {}): Promise<Served<Pillars>> {
     return this.#read<Pillars>('pillars', new URLSearchParams(), options);
+  }
+
+  /**
+   * getCertificate (decision 55): the score as it stood on `asOf` (`YYYY-MM-DD`, today in UTC when
+   * omitted), with its compact JWS (scope qr_score; pillars only with pillar_breakdown). With
+   * verifySignatures, the JWS is checked against the published keys too, and the certificate
+   * returned is the one it says. Keep the JWS and a saved key set: `verifyCertificate` checks them
+   * offline, years later.
+   */
+  async certificate(asOf?: string, options: RequestOptions = {}): Promise<Served<SignedCertificate>> {
+    const query = new URLSearchParams(asOf === undefined ? {} : { asOf });
+    const served = await this.#read<SignedCertificate>('certificate', query, options);
+    if (!this.#verifySignatures) return served;
+    const { certificate } = verifyCertificate(served.jws, await this.#keys.current(options));
+    return { ...served, certificate };
   }
 
   /** listScoreHistory: every snapshot in the range, newest first, page after page (scope score_trend). */

@@ -49,5 +49,6 @@ export {
   SignatureError,
 } from './errors.js';
 export { verifyEvidence, type VerifiedEvidence } from './signature.js';
+export { CERTIFICATE_JWS_TYPE, verifyCertificate, type VerifiedCertificate } from './certificate.js';
 export { verifyWebhook, type VerifyWebhookOptions, type WebhookHeaders } from './webhook.js';
 export type * from './types.js';

@@ -22,6 +22,11 @@ export class SigningKeys {
     return structuredClone(await fetched);
   }
 
+  /** The cached JWKS (fetched when none is), for what is verified against it besides responses: a certificate's JWS. */
+  async current(call: RequestOptions): Promise<Jwks> {
+    return structuredClone(await (this.#jwks ??= this.#fetch(call)));
+  }
+
   /** Against the cached JWKS, fetched again once when the signature names a key it does not hold (a key change). */
   async verify(evidence: Evidence, call: RequestOptions): Promise<void> {
     let jwks = await (this.#jwks ??= this.#fetch(call));

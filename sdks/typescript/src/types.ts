@@ -46,6 +46,29 @@ export interface HistoryPage {
   nextCursor: string | null;
 }
 
+/** Decision 55: a grant's score as it stood on a date, as its JWS says it. */
+export interface Certificate {
+  certificateId: string;
+  organization: { organizationId: string };
+  recipient: { clientId: string; type: string | null; name: string | null };
+  score: number;
+  grade: Grade;
+  /** Only when the grant also holds pillar_breakdown. */
+  pillarScores?: PillarScores;
+  scoreDate: string;
+  calculatedAt: string;
+  asOf: string;
+  issuedAt: string;
+  /** The ids of the events it rests on: the score's calculation, then the grant's creation. */
+  eventIds: string[];
+}
+
+/** GET /customers/{clientId}/certificate: the certificate and the same as a compact JWS. */
+export interface SignedCertificate {
+  certificate: Certificate;
+  jws: string;
+}
+
 /**
  * What was received, kept so that it can be verified again later, offline, with `verifyEvidence`:
  * the status, the request's path (without the query) and the headers that the signature covers, and
@@ -294,10 +317,11 @@ export interface CreateAuthorization {
   recipientAccountId?: string;
 }
 
-/** One read-API request whose credential lookup found the authorization. */
+/** One read-API request whose credential lookup found the authorization (or the claim of its link). */
 export interface AccessLogEntry {
   at: string;
-  resource: 'score' | 'pillars' | 'history';
+  /** `certificate`: a score certificate fetched (decision 55); `claim`: the grant's claim link used. */
+  resource: 'score' | 'pillars' | 'history' | 'certificate' | 'claim';
   status: number;
   /** The error code answered (RATE_LIMITED for a 429); null for a success or a 304. */
   code: string | null;

@@ -19,8 +19,10 @@ import {
   EdgeBlocked,
   RateLimited,
   ResilienceScoreError,
+  ScoreNotFound,
   ServiceUnavailable,
   SignatureError,
+  verifyCertificate,
   verifyEvidence,
   verifyWebhook,
   type ClientOptions,
@@ -182,6 +184,22 @@ describe('the TypeScript SDK on the embedded runtime', () => {
     expect(again.notModified).toBe(true);
     expect(again.evidence).toBe(first.evidence);
     expect({ ...again, notModified: false }).toEqual(first);
+  });
+
+  test("when a certificate is asked for on a date, then it holds that date's score, its JWS verified, and verifies again offline; before any score it is ScoreNotFound", async () => {
+    const onDate = await client.certificate(SCORE_DATES[2]);
+    const keySet = await client.signingKeys();
+
+    expect(onDate.certificate).toMatchObject({
+      recipient: { clientId: credential.clientId, type: 'insurance_provider' },
+      score: 60,
+      scoreDate: SCORE_DATES[2],
+      asOf: SCORE_DATES[2],
+      pillarScores: expect.any(Object),
+    });
+    expect(verifyCertificate(onDate.jws, keySet)).toEqual({ certificate: onDate.certificate, kid: keySet.keys[0]?.kid });
+    const dayBefore = new Date(Date.parse(SCORE_DATES[0]!) - 86_400_000).toISOString().slice(0, 10);
+    expect(await refusalOf(client.certificate(dayBefore))).toBeInstanceOf(ScoreNotFound);
   });
 
   test('when the history is iterated two dates a page, then every snapshot comes, newest first, across three pages', async () => {
@@ -548,6 +566,7 @@ describe('the OpenAPI documents', () => {
     'getScore',
     'getPillars',
     'listScoreHistory',
+    'getCertificate',
     'getSigningKeys',
     'createWebhook',
     'listWebhooks',

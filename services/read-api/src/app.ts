@@ -2,12 +2,13 @@ import type { Express } from 'express';
 import type { Operations } from '@rsd/observability';
 import { finishApp, methodNotAllowed, mountApiDocs } from '@rsd/platform';
 import { createRecipientApp } from '@rsd/recipient-access';
-import { customerHandler, type CustomerHandlerDeps } from './customers/customer-handler';
+import { customerHandler } from './customers/customer-handler';
 import { readApiOpenApi } from './openapi';
 import { portfolioRouter } from './portfolio/portfolio-handler';
+import { readPipeline, type ReadPipelineDeps } from './pipeline/read-pipeline';
 
-/** What the customer resources need (their rate-limit counter is the service's metric), and the service's probes and metrics. */
-export interface ReadApiDeps extends Omit<CustomerHandlerDeps, 'onRateLimited'> {
+/** What the read pipeline needs (its rate-limit counter is the service's metric), and the service's probes and metrics. */
+export interface ReadApiDeps extends Omit<ReadPipelineDeps, 'onRateLimited'> {
   operations?: Operations;
 }
 
@@ -18,8 +19,10 @@ export function buildApp(deps: ReadApiDeps): Express {
   const rejections = deps.operations?.metrics.rateLimitRejections;
   // Every read comes here: first after the edge policy, so no other route is tried on the way.
   const onRateLimited = (limiter: string) => rejections?.inc({ limiter });
-  app.use(customerHandler({ ...deps, onRateLimited }));
-  app.use('/v1/portfolio', portfolioRouter({ ...deps, onRateLimited }));
+  // One pipeline for every read: the customer resources, certificates and portfolio pages alike.
+  const pipeline = readPipeline({ ...deps, onRateLimited });
+  app.use(customerHandler(pipeline));
+  app.use('/v1/portfolio', portfolioRouter(pipeline));
   const jwks = { keys: deps.signingKeys.published };
   // Public keys, the same for every caller: recipients may cache them a while, and must during a key change.
   app

@@ -26,10 +26,12 @@ describe('API documentation', () => {
       '/customers/{clientId}/score',
       '/customers/{clientId}/pillars',
       '/customers/{clientId}/score/history',
+      '/customers/{clientId}/certificate',
       '/portfolio',
       '/portfolio/customers',
       '/portfolio/scores',
       '/portfolio/pillars',
+      '/portfolio/certificates',
       '/.well-known/jwks.json',
     ]);
     expect(Object.keys(response.body.components.schemas)).toEqual(

@@ -1,7 +1,9 @@
 import { z } from 'zod';
 import {
   PORTFOLIO_LIMIT,
+  certificateResourceSchema,
   pillarBreakdownResourceSchema,
+  portfolioCertificatesPageSchema,
   portfolioCustomersPageSchema,
   portfolioPillarsPageSchema,
   portfolioSchema,
@@ -161,6 +163,51 @@ export function readApiOpenApi(
         '404': error('CREDENTIAL_NOT_FOUND'),
       },
     },
+    {
+      ...customers,
+      method: 'get',
+      path: '/customers/{clientId}/certificate',
+      operationId: 'getCertificate',
+      summary: 'A signed certificate of the score as it stood on a date (decision 55)',
+      description:
+        'Needs the qr_score scope; the pillars are in it only when the credential also holds pillar_breakdown. The certificate holds ' +
+        'the score that was the latest on asOf (the one with the greatest scoreDate not after it: on the day of a score, that score), ' +
+        'names the organization and the recipient, and is answered with the same as a compact JWS (EdDSA, `kid` of a key at ' +
+        '/.well-known/jwks.json, `typ` rsd-certificate+json) that anyone can verify offline; a key retired from signing stays published. ' +
+        'With `Accept: application/pdf`, the same certificate as a one-page PDF whose text can be searched, carrying the JWS in its ' +
+        "Keywords and as a QR code. Each is issued anew (its issuedAt is the request's), so only `If-None-Match: *` gets a 304; the 200 is signed " +
+        '(RFC 9421) as every read is. A fetch is a read in the access log (resource `certificate`). Other methods than GET and HEAD answer 405.',
+      parameters: [
+        clientIdParameter,
+        {
+          name: 'asOf',
+          in: 'query',
+          required: false,
+          description:
+            'The date the certificate speaks for, YYYY-MM-DD (UTC); today when omitted. INVALID_PARAMETER (400) when not a calendar ' +
+            'date, repeated, or after today',
+          schema: { type: 'string', format: 'date' },
+        },
+        {
+          name: 'Accept',
+          in: 'header',
+          required: false,
+          description: '`application/pdf` for the PDF; otherwise JSON',
+          schema: { type: 'string' },
+        },
+      ],
+      responses: {
+        '200': {
+          ...ok('The certificate and its JWS, or (Accept: application/pdf) the PDF', certificateResourceSchema, {
+            Vary: text('`Accept`: JSON or PDF'),
+          }),
+          alsoAs: ['application/pdf'],
+        },
+        ...common,
+        '400': error('MISSING_CLIENT_ID or INVALID_CLIENT_ID, or INVALID_PARAMETER for a bad, repeated or future asOf'),
+        '404': error('CREDENTIAL_NOT_FOUND, or SCORE_NOT_FOUND when no score had been calculated by asOf'),
+      },
+    },
     ...portfolioOperations(config, { ok, ifNoneMatchParameter, common }),
     {
       method: 'get',
@@ -271,6 +318,33 @@ function portfolioOperations(
       ),
       parameters: [...paging, ifNoneMatchParameter],
       responses: responses('A page of pillar breakdowns', portfolioPillarsPageSchema, true),
+    },
+    {
+      ...portfolio,
+      method: 'get',
+      path: '/portfolio/certificates',
+      operationId: 'listPortfolioCertificates',
+      summary: 'A certificate of every grant that allows it, on a date (decision 55)',
+      description: describe(
+        'The certificate (with its JWS) on asOf of each active grant that holds qr_score, had a score by asOf, and whose allow list ' +
+          "(if any) admits this client address, as getCertificate answers it; each is a read in its grant's access log. The next " +
+          `page's link keeps asOf.${pageNote}`,
+      ),
+      parameters: [
+        {
+          name: 'asOf',
+          in: 'query',
+          required: false,
+          description: 'YYYY-MM-DD (UTC), today when omitted; INVALID_PARAMETER (400) when not a calendar date, repeated, or after today',
+          schema: { type: 'string', format: 'date' },
+        },
+        ...paging,
+        ifNoneMatchParameter,
+      ],
+      responses: {
+        ...responses('A page of certificates', portfolioCertificatesPageSchema, true),
+        '400': error('INVALID_PARAMETER for a bad or repeated limit or cursor, or a bad, repeated or future asOf'),
+      },
     },
   ];
 }

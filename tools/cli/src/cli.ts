@@ -1,7 +1,15 @@
 import { generateKeyPairSync } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type { CreateAuthorization, Organization, ScoreSubmission, TransportOptions, Webhooks } from '@resilience-score/client';
+import {
+  verifyCertificate,
+  type CreateAuthorization,
+  type Jwks,
+  type Organization,
+  type ScoreSubmission,
+  type TransportOptions,
+  type Webhooks,
+} from '@resilience-score/client';
 import { Command, CommanderError, Option } from 'commander';
 import { runBackupCommand } from './backup';
 import { ACCOUNT_EXPORTS, claimLinkExportsOf, CREDENTIAL_EXPORTS, exportsOf, WEBHOOK_EXPORTS } from './env-output';
@@ -203,6 +211,7 @@ export function buildProgram(io: CliIo, print: (result: unknown) => void): Comma
     );
 
   addReads(program, { io, productFor, act, note });
+  addCertificates(program, { io, productFor, act, note });
   addPortfolio(program, { io, productFor, act, note });
   addWebhooks(program, { io, productFor, act, note });
 
@@ -459,6 +468,114 @@ function addReads(program: Command, { productFor, act, note }: Builders): void {
         return jsonOf(answer.body);
       }),
     );
+}
+
+/**
+ * Decision 55: `rsd certificate get` fetches a grant's certificate (JSON with its JWS, or the PDF),
+ * `rsd certificate keys` saves the published key set, and `rsd certificate verify` checks a saved
+ * JWS against a saved key set with no network at all.
+ */
+function addCertificates(program: Command, { productFor, act, note }: Builders): void {
+  const certificates = group(program, 'certificate', "A grant's signed score certificate, and its offline verification");
+  certificates
+    .command('get')
+    .description("The grant's certificate on --as-of (default today, UTC): {certificate, jws}, or with --pdf the one-page PDF into FILE")
+    .requiredOption('--client-id <id>', "the grant's Client ID")
+    .option('--as-of <date>', 'the date the certificate speaks for, YYYY-MM-DD (not after today)')
+    .option('--pdf <file>', 'write the PDF into FILE (refused if it exists) instead of printing the JSON')
+    .option('--verify', "check the response's signature and the certificate's JWS against the read API's published keys; exits 1 if not")
+    .addOption(connection.api())
+    .addOption(connection.apiKey('the API key, or a recipient account key that holds the grant'))
+    .action(
+      act(async (options) => {
+        const product = productFor(options);
+        const client = product.client(options.clientId as string);
+        const asOf = options.asOf as string | undefined;
+        const pdfFile = options.pdf as string | undefined;
+        if (pdfFile !== undefined) {
+          const query = asOf === undefined ? '' : `?asOf=${encodeURIComponent(asOf)}`;
+          const answer = await product.send({
+            url: `${product.origins.api}/v1/customers/${encodeURIComponent(options.clientId as string)}/certificate${query}`,
+            headers: { 'x-api-key': product.apiKey(), accept: 'application/pdf' },
+          });
+          if (answer.status !== 200) throw new Error(refusalOf(answer));
+          if (options.verify) await verified(evidenceOf(answer), () => client.signingKeys(), note);
+          const { writeFile } = await import('node:fs/promises');
+          await writeFile(pdfFile, answer.body, { flag: 'wx' });
+          note(`rsd: certificate written to ${pdfFile} (${answer.body.length} bytes)`);
+          return undefined;
+        }
+        const served = await client.certificate(asOf);
+        if (options.verify) {
+          await verified(served.evidence, () => client.signingKeys(), note);
+          const { kid } = verifyCertificate(served.jws, await client.signingKeys());
+          note(`rsd: certificate JWS verified (key ${kid})`);
+        }
+        return jsonOf(served.evidence.body);
+      }),
+    );
+
+  certificates
+    .command('keys')
+    .description("The read API's published key set (/.well-known/jwks.json): save it to verify certificates offline later")
+    .addOption(connection.api())
+    .action(
+      act(async (options) => {
+        const product = productFor(options);
+        const answer = await product.send({ url: `${product.origins.api}/.well-known/jwks.json` });
+        if (answer.status !== 200) throw new Error(refusalOf(answer));
+        return jsonOf(answer.body);
+      }),
+    );
+
+  certificates
+    .command('verify')
+    .description(
+      'Checks a certificate offline against a saved key set: FILE holds the JWS, or the {certificate, jws} JSON (- for stdin); ' +
+        'prints the certificate the JWS says; exits 1 if it does not verify',
+    )
+    .argument('<file>', 'the JWS or the certificate JSON; - reads stdin')
+    .requiredOption('--keys <file>', 'the saved key set (rsd certificate keys, or /.well-known/jwks.json as served)')
+    .action(
+      act(async (options, file) => {
+        const { readFile } = await import('node:fs/promises');
+        const text = (file === '-' ? await readStdin() : await readFile(file, 'utf8')).trim();
+        const saved: unknown = text.startsWith('{') ? (JSON.parse(text) as { jws?: unknown }).jws : text;
+        const jws = typeof saved === 'string' ? saved : '';
+        let keySet: Jwks;
+        try {
+          keySet = JSON.parse(await readFile(options.keys as string, 'utf8')) as Jwks;
+        } catch (error) {
+          throw new UsageError(
+            `--keys ${String(options.keys)}: not a readable JSON key set (${error instanceof Error ? error.message : String(error)})`,
+          );
+        }
+        if (!Array.isArray(keySet.keys)) throw new UsageError(`--keys ${String(options.keys)}: no "keys" list`);
+        try {
+          const { certificate, kid } = verifyCertificate(jws, keySet);
+          note(`rsd: certificate verified (key ${kid})`);
+          return certificate;
+        } catch (error) {
+          throw new Error(`certificate NOT valid: ${error instanceof Error ? error.message : String(error)}`);
+        }
+      }),
+    );
+}
+
+/** A refusal the CLI read itself, as the SDK's errors say theirs: the status, the code and the message. */
+function refusalOf(answer: Answer): string {
+  try {
+    const { code, message } = jsonOf(answer.body) as { code?: string; message?: string };
+    return `${answer.status}${code ? ` ${code}` : ''}: ${message ?? 'refused'}`;
+  } catch {
+    return `${answer.status}: refused`;
+  }
+}
+
+async function readStdin(): Promise<string> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
+  return Buffer.concat(chunks).toString('utf8');
 }
 
 function evidenceOf(answer: Answer) {

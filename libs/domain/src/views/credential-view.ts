@@ -1,4 +1,4 @@
-import { EVENT_TYPES, type AuthorizationStatus, type Scope } from '@rsd/contracts';
+import { EVENT_TYPES, type AuthorizationStatus, type RecipientType, type Scope } from '@rsd/contracts';
 import { hasExpired } from '../expiry';
 import { revisionVersion, viewEvents, type ViewDefinition } from './view';
 
@@ -18,6 +18,13 @@ export interface CredentialView {
   expiresAt: string | null;
   /** Decision 42: the recipient account whose key reads this grant (it has none of its own); absent or null: none. */
   recipientAccountId?: string | null;
+  /**
+   * Decision 55: who the grant was given to, as its Created event says, and that event's id: what a
+   * certificate names. Absent in views built before certificates, until `rebuild-views`.
+   */
+  recipientType?: RecipientType;
+  recipientName?: string | null;
+  createdEventId?: string;
   revision: number;
 }
 
@@ -51,6 +58,9 @@ export const credentialView: ViewDefinition<CredentialView> = {
           status: 'active',
           expiresAt,
           recipientAccountId: event.data.recipientAccountId ?? null,
+          recipientType: event.data.recipientType,
+          recipientName: event.data.recipientName,
+          createdEventId: event.id,
           revision,
         };
       },

@@ -1,4 +1,4 @@
-import type { CalculatedScore } from '@rsd/contracts';
+import type { ScoreView } from './scores';
 import { latestScoreView } from './latest-score-view';
 import { scoreHistoryView } from './score-history-view';
 import type { ViewDefinition } from './view';
@@ -10,7 +10,7 @@ import type { ViewDefinition } from './view';
  * fewer to write for every score; its rules are the latest score's, so a cache that applies events
  * to it agrees with the store.
  */
-export const currentScoreView: ViewDefinition<CalculatedScore> = {
+export const currentScoreView: ViewDefinition<ScoreView> = {
   ...latestScoreView,
   name: 'current_scores',
   headOf: scoreHistoryView,

@@ -1,5 +1,4 @@
-import type { CalculatedScore } from '@rsd/contracts';
-import { scoreViewRules } from './scores';
+import { scoreViewRules, type ScoreView } from './scores';
 import type { ListedView } from './view';
 
 /**
@@ -7,7 +6,7 @@ import type { ListedView } from './view';
  * organization, newest date first. A late score for an older date lands here even though it never
  * becomes the latest.
  */
-export const scoreHistoryView: ListedView<CalculatedScore> = {
+export const scoreHistoryView: ListedView<ScoreView> = {
   name: 'score_history',
   ...scoreViewRules((score) => `${score.organizationId}|${score.scoreDate}`),
   // Within one date, the later calculation is the newer state.

@@ -11,6 +11,12 @@ export function supersedes(candidate: CalculatedScore, current: CalculatedScore 
   return Date.parse(candidate.calculatedAt) > Date.parse(current.calculatedAt);
 }
 
+/**
+ * A score as the score views keep it: the calculation, and the id of the event that carried it (a
+ * certificate names the events it rests on, decision 55); absent in views built before that.
+ */
+export type ScoreView = CalculatedScore & { eventId?: string };
+
 /** The event's score, copied so that a view never shares structure with an event. */
 export function copyOf(score: CalculatedScore): CalculatedScore {
   const { organizationId, scoreDate, score: value, grade, pillarScores, calculatedAt } = score;
@@ -35,10 +41,11 @@ export function scoreViewRules(keyOfScore: (score: CalculatedScore) => string) {
     // A score supersedes or is superseded, whole: nothing of an earlier calculation is kept (decision 2).
     newestWins: true,
 
-    ...viewEvents<CalculatedScore>()({
+    ...viewEvents<ScoreView>()({
       keyOf: (event) => keyOfScore(event.data),
       on: {
-        [EVENT_TYPES.scoreCalculated]: (state, event) => (supersedes(event.data, state) ? copyOf(event.data) : state),
+        [EVENT_TYPES.scoreCalculated]: (state, event) =>
+          supersedes(event.data, state) ? { ...copyOf(event.data), eventId: event.id } : state,
       },
     }),
   };

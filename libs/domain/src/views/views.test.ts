@@ -73,7 +73,15 @@ describe('credential view', () => {
     const event = created(1, '2027-01-01T00:00:00.000Z');
 
     expect(fold(credentialView, [event]).get(ids.clientId)).toEqual(
-      anActiveCredentialView({ ...ids, keyDigest: 'a'.repeat(64), expiresAt: '2027-01-01T00:00:00.000Z' }),
+      anActiveCredentialView({
+        ...ids,
+        keyDigest: 'a'.repeat(64),
+        expiresAt: '2027-01-01T00:00:00.000Z',
+        // What a certificate names of the grant (decision 55).
+        recipientType: event.data.recipientType,
+        recipientName: event.data.recipientName,
+        createdEventId: event.id,
+      }),
     );
   });
 

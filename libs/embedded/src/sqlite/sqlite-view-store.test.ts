@@ -31,7 +31,10 @@ describe('SQLite view store', () => {
 
     const reopened = openSqliteViewStore({ file: temp.file, namespace: 'views' });
 
-    expect(await reopened.get(currentScoreView, 'acme')).toEqual(aCalculatedScore('acme', '2026-11-20', { score: 62 }));
+    expect(await reopened.get(currentScoreView, 'acme')).toEqual({
+      ...aCalculatedScore('acme', '2026-11-20', { score: 62 }),
+      eventId: expect.any(String),
+    });
     const history = await reopened.list(scoreHistoryView, 'acme', { limit: 10 });
     expect(history.map((entry) => entry.scoreDate)).toEqual([...days].reverse());
     await reopened.close();
@@ -62,8 +65,15 @@ describe('SQLite view store', () => {
 
       const sql = viewStatementsSql(table);
       expect(plan(sql.get, 'k')).toEqual([expect.stringMatching(/^SEARCH .* USING PRIMARY KEY \(key=\?\)/)]);
-      const listed = plan(sql.list, 'acme', '', null, null, null, null, 10);
-      expect(listed).toEqual([expect.stringMatching(/^SEARCH .* USING INDEX .*by-partition.* \(partition=\? AND sort_key>\?\)/)]);
+      const listed = plan(sql.list, 'acme', '', '\u{10FFFF}', null, null, 10);
+      expect(listed).toEqual([
+        expect.stringMatching(/^SEARCH .* USING INDEX .*by-partition.* \(partition=\? AND sort_key>\? AND sort_key<\?\)/),
+      ]);
+      // A certificate's read (decision 55): the newest score at or before asOf, bounded at both ends by the same index.
+      const asOf = plan(sql.list, 'acme', '', '2026-11-19', null, null, 1);
+      expect(asOf).toEqual([
+        expect.stringMatching(/^SEARCH .* USING INDEX .*by-partition.* \(partition=\? AND sort_key>\? AND sort_key<\?\)/),
+      ]);
       expect(plan(sql.head, 'acme')).toEqual([expect.stringMatching(/^SEARCH .* USING INDEX .*by-partition.* \(partition=\?\)/)]);
     } finally {
       db.close();

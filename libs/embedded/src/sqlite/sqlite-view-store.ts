@@ -125,12 +125,13 @@ export function openSqliteViewStore(options: SqliteViewStoreOptions): ViewStore 
     list<S>(view: ListedView<S>, partition: string, range: ListRange) {
       if (range.limit <= 0) return Promise.resolve([]);
       return settled(() => {
-        // Absent bounds become bounds no sort key passes, so one prepared statement serves every range.
+        // Absent bounds become bounds every sort key passes, so one prepared statement serves every
+        // range; both ends of the range are plain comparisons, so the index bounds the read at both
+        // (the newest score on or before a date, decision 55, reads one row however old the date).
         const rows = statementsOf(view).list.all(
           partition,
           range.atLeast ?? '',
-          range.atMost ?? null,
-          range.atMost ?? null,
+          range.atMost ?? ABOVE_EVERY_SORT_KEY,
           range.below ?? null,
           range.below ?? null,
           range.limit,
@@ -142,6 +143,9 @@ export function openSqliteViewStore(options: SqliteViewStoreOptions): ViewStore 
     close: () => db.close(),
   };
 }
+
+/** Sort keys are dates and ids in ASCII: the last code point sorts after every one of them (SQLite compares text byte by byte). */
+const ABOVE_EVERY_SORT_KEY = '\u{10FFFF}';
 
 interface ViewStatements {
   get: StatementSync;
@@ -159,7 +163,7 @@ export function viewStatementsSql(table: string): Record<keyof ViewStatements, s
         sort_key = excluded.sort_key, state = excluded.state
       WHERE excluded.version > version`,
     list: `SELECT state FROM ${table}
-      WHERE partition = ? AND sort_key >= ? AND (? IS NULL OR sort_key <= ?) AND (? IS NULL OR sort_key < ?)
+      WHERE partition = ? AND sort_key >= ? AND sort_key <= ? AND (? IS NULL OR sort_key < ?)
       ORDER BY sort_key DESC LIMIT ?`,
     head: `SELECT state FROM ${table} WHERE partition = ? ORDER BY sort_key DESC LIMIT 1`,
   };

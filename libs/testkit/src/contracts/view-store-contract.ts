@@ -274,8 +274,11 @@ export function describeViewStoreContract(name: string, open: () => Promise<View
 
     describe("the product's views, projected through the store", () => {
       let organizationId: string;
+      /** Projects each score's event, and answers what the score views keep of each: the score and its event's id. */
       const project = async (...scores: CalculatedScore[]) => {
-        for (const score of scores) await projectEvent(store, READ_VIEWS, scoreCalculated(score));
+        const events = scores.map((score) => scoreCalculated(score));
+        for (const event of events) await projectEvent(store, READ_VIEWS, event);
+        return events.map((event) => ({ ...event.data, eventId: event.id }));
       };
       const latest = () => store.get(currentScoreView, organizationId);
       const history = () => store.list(scoreHistoryView, organizationId, { limit: 10 });
@@ -285,25 +288,39 @@ export function describeViewStoreContract(name: string, open: () => Promise<View
       });
 
       it('when scores for several dates arrive, then the latest is the greatest scoreDate and a late older one joins history only', async () => {
-        await project(
+        const [, newest] = await project(
           aScore(organizationId, '2026-11-19', { score: 60 }),
           aScore(organizationId, '2026-11-21', { score: 80 }),
           aScore(organizationId, '2026-11-20', { score: 70, calculatedAt: '2026-11-22T00:00:00.000Z' }),
         );
 
-        expect(await latest()).toEqual(aScore(organizationId, '2026-11-21', { score: 80 }));
+        expect(await latest()).toEqual(newest);
         expect((await history()).map((score) => score.scoreDate)).toEqual(['2026-11-21', '2026-11-20', '2026-11-19']);
       });
 
       it('when a recalculation for the same date is later, then it replaces the score; an earlier one does not', async () => {
         const first = aScore(organizationId, '2026-11-20', { score: 70, calculatedAt: '2026-11-20T06:00:00.000Z' });
-        const recalculated = { ...first, score: 74, calculatedAt: '2026-11-20T09:00:00.000Z' };
+        const recalculation = { ...first, score: 74, calculatedAt: '2026-11-20T09:00:00.000Z' };
         const earlier = { ...first, score: 50, grade: 'Improve' as const, calculatedAt: '2026-11-20T05:00:00.000Z' };
 
-        await project(first, recalculated, earlier);
+        const [, recalculated] = await project(first, recalculation, earlier);
 
         expect(await latest()).toEqual(recalculated);
         expect(await history()).toEqual([recalculated]);
+      });
+
+      it('when the score on a date is asked for (a certificate), then one bounded read answers the newest at or before it', async () => {
+        const [older, newer] = await project(
+          aScore(organizationId, '2026-11-10', { score: 60 }),
+          aScore(organizationId, '2026-11-20', { score: 80 }),
+        );
+        const onDate = async (asOf: string) => store.list(scoreHistoryView, organizationId, { limit: 1, atMost: asOf });
+
+        // Between two scores, the earlier; on the day of a score, that score; before any, none.
+        expect(await onDate('2026-11-15')).toEqual([older]);
+        expect(await onDate('2026-11-20')).toEqual([newer]);
+        expect(await onDate('2026-12-31')).toEqual([newer]);
+        expect(await onDate('2026-11-09')).toEqual([]);
       });
 
       it('when every event is projected twice, then the views are as after once', async () => {

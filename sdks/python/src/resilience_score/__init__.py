@@ -8,6 +8,7 @@ Every score, pillar and history result is verified against the API's signing key
 returned, and carries its `evidence` for verifying again later with `verify_evidence`.
 """
 
+from ._certificates import CERTIFICATE_JWS_TYPE, SignedCertificate, VerifiedCertificate, verify_certificate
 from ._client import AsyncClient, Client
 from ._errors import (
     AddressNotAllowed,
@@ -76,6 +77,10 @@ from ._version import __version__
 from ._webhooks import AsyncWebhooks, Webhooks, verify_webhook
 
 __all__ = [
+    "CERTIFICATE_JWS_TYPE",
+    "SignedCertificate",
+    "VerifiedCertificate",
+    "verify_certificate",
     "MAX_BATCH",
     "USER_AGENT",
     "AccessLogEntry",

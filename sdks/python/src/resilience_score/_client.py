@@ -1,7 +1,8 @@
 """The client: the read API's resources and the notifier's webhooks, each call one documented operation.
 
 Method names follow the OpenAPI operationIds (services/*/src/openapi.ts): getScore -> score(),
-getPillars -> pillars(), listScoreHistory -> history(), getSigningKeys -> signing_keys(),
+getPillars -> pillars(), listScoreHistory -> history(), getCertificate -> certificate(),
+getSigningKeys -> signing_keys(),
 createWebhook -> webhooks.create(), listWebhooks -> webhooks.list(), deleteWebhook ->
 webhooks.delete(), listWebhookDeliveries -> webhooks.deliveries().
 """
@@ -19,6 +20,7 @@ from urllib.parse import quote
 import httpx
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 
+from ._certificates import SignedCertificate, verify_certificate_with_keys
 from ._errors import error_from
 from ._evidence import Evidence, UnknownKeyError, Verification, evidence_of, keys_of, verify_with_keys
 from ._models import HistoryItem, HistoryPage, Pillars, Score
@@ -38,7 +40,7 @@ __all__ = ["USER_AGENT", "AsyncClient", "AsyncWebhooks", "Client", "Webhooks"]
 #: ETags and bodies kept for conditional requests: one per URL (a history page is a URL of its own).
 KEPT_RESOURCES = 256
 
-R = TypeVar("R", Score, Pillars, HistoryPage)
+R = TypeVar("R", Score, Pillars, HistoryPage, SignedCertificate)
 
 
 class _SignedReads:
@@ -164,6 +166,16 @@ class Client(_SignedReads):
         """getPillars: the pillar breakdown of the latest score (scope pillar_breakdown)."""
         return self._read("pillars", {}, Pillars.from_json, timeout)
 
+    def certificate(self, as_of: date | str | None = None, *, timeout: float | None = None) -> SignedCertificate:
+        """getCertificate (decision 55): the score as it stood on `as_of` (today in UTC when None), with
+        its compact JWS (scope qr_score; pillars only with pillar_breakdown). With verify_signatures,
+        the JWS is checked against the published keys too, and `certificate` is what it says."""
+        signed = self._read("certificate", _certificate_query(as_of), SignedCertificate.from_json, timeout)
+        if not self.verify_signatures:
+            return signed
+        verified = verify_certificate_with_keys(signed.jws, self._keys or {})
+        return replace(signed, certificate=verified.certificate)
+
     def history(
         self,
         from_: date | str | None = None,
@@ -254,6 +266,14 @@ class AsyncClient(_AsyncSignedReads):
         """getPillars: the pillar breakdown of the latest score (scope pillar_breakdown)."""
         return await self._read("pillars", {}, Pillars.from_json, timeout)
 
+    async def certificate(self, as_of: date | str | None = None, *, timeout: float | None = None) -> SignedCertificate:
+        """getCertificate, as Client.certificate."""
+        signed = await self._read("certificate", _certificate_query(as_of), SignedCertificate.from_json, timeout)
+        if not self.verify_signatures:
+            return signed
+        verified = verify_certificate_with_keys(signed.jws, self._keys or {})
+        return replace(signed, certificate=verified.certificate)
+
     async def history(
         self,
         from_: date | str | None = None,
@@ -287,6 +307,10 @@ class AsyncClient(_AsyncSignedReads):
 
 
 # -- what the two clients share: requests built and answers kept the same way ----------------------
+
+
+def _certificate_query(as_of: date | str | None) -> dict[str, str]:
+    return {} if as_of is None else {"asOf": as_of.isoformat() if isinstance(as_of, date) else as_of}
 
 
 def _history_query(from_: date | str | None, to: date | str | None, limit: int | None) -> dict[str, str]:

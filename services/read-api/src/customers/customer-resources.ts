@@ -1,11 +1,13 @@
-import type { Scope } from '@rsd/contracts';
+import type { AccessResource, Scope } from '@rsd/contracts';
 
-/** The customer resources, the path below `/v1/customers/{clientId}` of each, and the scope it needs. */
+/** The customer resources, the path below `/v1/customers/{clientId}` of each, the scope it needs, and its name in the access log. */
 export const CUSTOMER_RESOURCES = {
-  score: { path: 'score', scope: 'qr_score' },
-  pillars: { path: 'pillars', scope: 'pillar_breakdown' },
-  scoreHistory: { path: 'score/history', scope: 'score_trend' },
-} as const satisfies Record<string, { path: string; scope: Scope }>;
+  score: { path: 'score', scope: 'qr_score', access: 'score' },
+  pillars: { path: 'pillars', scope: 'pillar_breakdown', access: 'pillars' },
+  scoreHistory: { path: 'score/history', scope: 'score_trend', access: 'history' },
+  // Decision 55: the score as it stood on a date, signed; pillars in it only with pillar_breakdown.
+  certificate: { path: 'certificate', scope: 'qr_score', access: 'certificate' },
+} as const satisfies Record<string, { path: string; scope: Scope; access: AccessResource }>;
 
 export type CustomerResource = keyof typeof CUSTOMER_RESOURCES;
 

@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import type { Request, Response } from 'express';
 import { LRUCache } from 'lru-cache';
 import type { Clock } from '@rsd/ports';
-import type { ResponseSigner } from '../signing/response-signer';
+import type { ResponseSigner, SignedHeaders } from '../signing/response-signer';
 
 const CONTENT_TYPE = 'application/json; charset=utf-8';
 
@@ -67,28 +67,48 @@ function representationCache() {
 /**
  * Sends a customer resource (decisions 23 and 24): a strong ETag from the body's SHA-256; a 304
  * without a body when `If-None-Match` matches it; otherwise the body with its Content-Digest and
- * signature. The headers set before (Cache-Control, the rate limit's) go out either way.
+ * signature. The headers set before (Cache-Control, the rate limit's) go out either way. `once`: a
+ * body issued for this request alone (a certificate), whose signature is never reused.
  */
 export function representationSender(signer: ResponseSigner, clock: Clock) {
   const representationOf = representationCache();
-  return (req: Request, res: Response, resource: unknown, madeOf?: MadeOf): void => {
+  return (req: Request, res: Response, resource: unknown, madeOf?: MadeOf, { once = false }: { once?: boolean } = {}): void => {
     const { body, sha256, etag } = representationOf(resource, madeOf);
     res.setHeader('ETag', etag);
     if (noneMatch(req.headers['if-none-match'], etag)) {
       res.status(304).end();
       return;
     }
-    const signed = signer.sign({ status: 200, contentType: CONTENT_TYPE, body, requestPath: pathOf(req), created: clock.now() }, sha256);
+    const response = { status: 200, contentType: CONTENT_TYPE, body, requestPath: pathOf(req), created: clock.now() };
+    const signed = signer.sign(response, sha256, { once });
     res.setHeader('Content-Type', CONTENT_TYPE);
-    // Empty only from the benchmark's unsigned baseline (bench/src/unsigned-read-api.ts): nothing is sent then.
-    const headers = [
-      ['Content-Digest', signed['content-digest']],
-      ['Signature-Input', signed['signature-input']],
-      ['Signature', signed.signature],
-    ] as const;
-    for (const [name, value] of headers) if (value) res.setHeader(name, value);
+    setSignatureHeaders(res, signed);
     res.status(200).send(body);
   };
+}
+
+/**
+ * Sends a body made for this request alone (a certificate's PDF): signed as every read is, with its
+ * Content-Digest, but no ETag: it is issued anew each time, so it never matches an earlier one.
+ */
+export function bytesSender(signer: ResponseSigner, clock: Clock) {
+  return (req: Request, res: Response, body: Buffer, contentType: string): void => {
+    const response = { status: 200, contentType, body, requestPath: pathOf(req), created: clock.now() };
+    const signed = signer.sign(response, undefined, { once: true });
+    res.setHeader('Content-Type', contentType);
+    setSignatureHeaders(res, signed);
+    res.status(200).send(body);
+  };
+}
+
+/** Empty only from the benchmark's unsigned baseline (bench/src/unsigned-read-api.ts): nothing is sent then. */
+function setSignatureHeaders(res: Response, signed: SignedHeaders): void {
+  const headers = [
+    ['Content-Digest', signed['content-digest']],
+    ['Signature-Input', signed['signature-input']],
+    ['Signature', signed.signature],
+  ] as const;
+  for (const [name, value] of headers) if (value) res.setHeader(name, value);
 }
 
 /** `@path`: the path as the client sent it (still percent-encoded), without the query. */

@@ -1,21 +1,12 @@
 import type { Request, Response } from 'express';
-import type { PillarBreakdownResource, Scope, ScoreHistoryResource, ScoreResource } from '@rsd/contracts';
+import type { PillarBreakdownResource, ScoreHistoryResource, ScoreResource } from '@rsd/contracts';
 import { explainHistory, currentScoreView, scoreHistoryView } from '@rsd/domain';
 import { ApiError } from '@rsd/platform';
 import type { ViewStore } from '@rsd/ports';
 import type { CustomerResource } from './customer-resources';
-import type { MadeOf } from './send-representation';
 import { cursorAfter, historyQueryOf, type HistoryQuery } from './history-query';
-
-/** Who is reading: the Client ID as called (every response echoes it), the organization whose scores it reads, and what it may see. */
-export interface Reader {
-  clientId: string;
-  organizationId: string;
-  scopes: readonly Scope[];
-}
-
-/** Sends a resource with its ETag and signature, or a 304 (send-representation.ts); `madeOf` names what alone it was made of. */
-export type Send = (req: Request, res: Response, resource: unknown, madeOf?: MadeOf) => void;
+import type { ReadPipeline, Reader } from '../pipeline/read-pipeline';
+import { certificateServer } from '../certificates/serve-certificate';
 
 export type ResourceServer = (req: Request, res: Response, reader: Reader) => Promise<void>;
 
@@ -23,7 +14,8 @@ export type ResourceServer = (req: Request, res: Response, reader: Reader) => Pr
  * Step 10 of the order of checks: the data. Scores belong to the credential's organization (decision
  * 1). One view lookup per request; a history page two at most.
  */
-export function resourceServers(store: ViewStore, send: Send): Record<CustomerResource, ResourceServer> {
+export function resourceServers(pipeline: ReadPipeline): Record<CustomerResource, ResourceServer> {
+  const { views: store, send } = pipeline;
   return {
     score: async (req, res, { clientId, organizationId }) => {
       const latest = await store.get(currentScoreView, organizationId);
@@ -44,6 +36,7 @@ export function resourceServers(store: ViewStore, send: Send): Record<CustomerRe
       if (body.nextCursor !== null) res.setHeader('Link', `<${nextPageUrl(req, query, body.nextCursor)}>; rel="next"`);
       send(req, res, body);
     },
+    certificate: certificateServer(pipeline),
   };
 }
 

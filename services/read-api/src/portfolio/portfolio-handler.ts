@@ -1,61 +1,71 @@
-import { isIP } from 'node:net';
 import type { Request, Response, Router } from 'express';
 import { labelledRouter } from '@rsd/observability';
-import { methodNotAllowed, requestIdOf, serviceUnavailable } from '@rsd/platform';
-import { accountAuthenticator, portfolioQueryOf, type PortfolioQuery } from '@rsd/recipient-access';
-import type { CustomerHandlerDeps } from '../customers/customer-handler';
-import { representationSender } from '../customers/send-representation';
-import { createResponseSigner } from '../signing/response-signer';
-import { accessRecordIds } from '../access-log/record-on-finish';
+import { methodNotAllowed } from '@rsd/platform';
+import { portfolioQueryOf, type PortfolioQuery } from '@rsd/recipient-access';
+import type { ReadPipeline } from '../pipeline/read-pipeline';
+import { certificatesPage } from '../certificates/serve-certificate';
 import { customersPage, pillarsPage, portfolioOf, scoresPage, type PortfolioReader } from './portfolio-pages';
 
 const METHODS = ['GET', 'HEAD'] as const;
-const STALE_RETRY_AFTER_S = 5;
+
+interface PageOptions {
+  keep?: readonly string[];
+  once?: boolean;
+}
 
 /**
- * Decision 42: `/v1/portfolio` and its pages, read with a recipient account's key. The same steps
- * as a customer resource: refuse while the views may be stale (decision 29), let the account in
- * (its key, then its limit), read the views in a bounded number of lookups, and send the page with
- * its ETag and signature (decisions 23–24). Each grant whose score or breakdown a page serves is in
- * that grant's access log, as a read by its own key would be (decision 21).
+ * Decision 42: `/v1/portfolio` and its pages, read with a recipient account's key, through the read
+ * pipeline a customer resource takes (read-pipeline.ts): refuse while the views may be stale, let
+ * the account in (its key, then its limit), read the views in a bounded number of lookups, and send
+ * the page with its ETag and signature. Each grant whose data a page serves is in that grant's
+ * access log, as a read by its own key would be (decision 21).
  */
-export function portfolioRouter(deps: CustomerHandlerDeps): Router {
-  const { views, staleness, clock, config } = deps;
-  const authenticate = accountAuthenticator(deps);
-  const signer = deps.responseSigner ?? createResponseSigner(deps.signingKeys, { reuseSeconds: config.RESPONSE_SIGNATURE_REUSE_S });
-  const send = representationSender(signer, clock);
-  const nextId = accessRecordIds();
+export function portfolioRouter(pipeline: ReadPipeline): Router {
+  const { views, send } = pipeline;
   const router = labelledRouter();
 
-  const reader = async (req: Request, res: Response, template: string): Promise<PortfolioReader> => {
-    res.locals.metricsRoute = `/v1/portfolio${template}`;
-    res.setHeader('Cache-Control', 'no-store');
-    if (staleness?.isStale(clock.now())) {
-      throw serviceUnavailable('This replica has lost touch with the event log, so its data may be out of date; retry shortly', {
-        retryAfterS: STALE_RETRY_AFTER_S,
-      });
-    }
-    const { account, clientAddress } = await authenticate(req, res);
-    return { account, clientAddress, now: clock.now() };
+  const reader = (req: Request, res: Response, template: string): Promise<PortfolioReader> => {
+    pipeline.label(res, `/v1/portfolio${template}`);
+    return pipeline.account(req, res);
   };
 
-  /** One finish listener for the whole page: the status it went out with, for every grant it served. */
-  const recordServed = (res: Response, resource: 'score' | 'pillars', clientIds: string[], clientAddress: string | undefined) => {
-    const record = deps.recordAccess;
-    if (!record || clientIds.length === 0) return;
-    const address = clientAddress !== undefined && isIP(clientAddress) !== 0 ? clientAddress : null;
-    res.on('finish', () => {
-      const at = clock.now().toISOString();
-      const requestId = requestIdOf(res) ?? 'none';
-      for (const clientId of clientIds) {
-        record({ id: nextId(), clientId, at, resource, status: res.statusCode, code: null, clientAddress: address, requestId });
-      }
-    });
+  /**
+   * `keep`: the page's own parameters besides the paging ones, carried into its next page's link;
+   * `once`: the page is issued for this request alone (certificates), so its signature is not kept for reuse.
+   */
+  const paged = <Page extends { nextCursor: string | null }>(
+    req: Request,
+    res: Response,
+    query: PortfolioQuery,
+    page: Page,
+    { keep = [], once = false }: PageOptions = {},
+  ) => {
+    if (page.nextCursor !== null) res.setHeader('Link', `<${nextPageUrl(req, query, page.nextCursor, keep)}>; rel="next"`);
+    send(req, res, page, undefined, { once });
   };
 
-  const paged = <Page extends { nextCursor: string | null }>(req: Request, res: Response, query: PortfolioQuery, page: Page) => {
-    if (page.nextCursor !== null) res.setHeader('Link', `<${nextPageUrl(req, query, page.nextCursor)}>; rel="next"`);
-    send(req, res, page);
+  /** A page of one kind of item per grant: the grants it served are recorded, then it is sent. */
+  const grantPage = <Page extends { nextCursor: string | null; items: readonly { clientId: string }[] }>(
+    template: string,
+    access: 'score' | 'pillars' | 'certificate',
+    pageOf: (req: Request, who: PortfolioReader, query: PortfolioQuery) => Promise<Page>,
+    options: PageOptions = {},
+  ) => {
+    router
+      .route(template)
+      .get(async (req, res) => {
+        const who = await reader(req, res, template);
+        const query = portfolioQueryOf(req);
+        const page = await pageOf(req, who, query);
+        pipeline.recordServed(
+          res,
+          access,
+          page.items.map((item) => item.clientId),
+          who,
+        );
+        paged(req, res, query, page, options);
+      })
+      .all(methodNotAllowed(METHODS));
   };
 
   router
@@ -75,43 +85,23 @@ export function portfolioRouter(deps: CustomerHandlerDeps): Router {
     })
     .all(methodNotAllowed(METHODS));
 
-  router
-    .route('/scores')
-    .get(async (req, res) => {
-      const who = await reader(req, res, '/scores');
-      const query = portfolioQueryOf(req);
-      const page = await scoresPage(views, who, query);
-      recordServed(
-        res,
-        'score',
-        page.items.map((item) => item.clientId),
-        who.clientAddress,
-      );
-      paged(req, res, query, page);
-    })
-    .all(methodNotAllowed(METHODS));
-
-  router
-    .route('/pillars')
-    .get(async (req, res) => {
-      const who = await reader(req, res, '/pillars');
-      const query = portfolioQueryOf(req);
-      const page = await pillarsPage(views, who, query);
-      recordServed(
-        res,
-        'pillars',
-        page.items.map((item) => item.clientId),
-        who.clientAddress,
-      );
-      paged(req, res, query, page);
-    })
-    .all(methodNotAllowed(METHODS));
+  grantPage('/scores', 'score', (_req, who, query) => scoresPage(views, who, query));
+  grantPage('/pillars', 'pillars', (_req, who, query) => pillarsPage(views, who, query));
+  // Decision 55: a certificate for every grant of the page that holds qr_score and has a score on asOf.
+  grantPage('/certificates', 'certificate', (req, who, query) => certificatesPage(pipeline, req, who, query), {
+    keep: ['asOf'],
+    once: true,
+  });
 
   return router;
 }
 
 /** The same request with the next page's cursor: a reference relative to the request's own URL. */
-function nextPageUrl(req: Request, query: PortfolioQuery, cursor: string): string {
+function nextPageUrl(req: Request, query: PortfolioQuery, cursor: string, keep: readonly string[]): string {
   const parameters = new URLSearchParams({ limit: String(query.limit), cursor });
+  for (const name of keep) {
+    const value = req.query[name];
+    if (typeof value === 'string') parameters.set(name, value);
+  }
   return `${req.originalUrl.split('?')[0]}?${parameters.toString()}`;
 }

@@ -62,21 +62,29 @@ export async function pillarsPage(views: ViewStore, reader: PortfolioReader, que
 }
 
 /**
- * The grants of the page whose data this request may read (the scope, and the grant's allow list for
- * the caller's address), each with its organization's latest score: one read of the scores for the
- * whole page, whatever its size. A grant without the scope is not the address's doing, so only those
- * with it count as left out for the address.
+ * The grants of the page whose data this request may read: those holding the scope whose allow list
+ * admits the caller's address. A grant without the scope is not the address's doing, so only those
+ * with it count as left out for the address. No lookup beyond the page's own.
  */
-async function readablePage(views: ViewStore, reader: PortfolioReader, query: PortfolioQuery, scope: Scope) {
+export async function readableGrants(views: ViewStore, reader: PortfolioReader, query: PortfolioQuery, scope: Scope) {
   const page = await grantPage(views, reader, query);
   const { within: readable, leftOut } = withinAddress(
     page.grants.filter(({ credential }) => credential.scopes.includes(scope)),
     reader.clientAddress,
   );
+  return { readable, nextCursor: page.nextCursor, leftOut };
+}
+
+/**
+ * The readable grants of the page (readableGrants), each with its organization's latest score: one
+ * read of the scores for the whole page, whatever its size.
+ */
+async function readablePage(views: ViewStore, reader: PortfolioReader, query: PortfolioQuery, scope: Scope) {
+  const { readable, nextCursor, leftOut } = await readableGrants(views, reader, query, scope);
   const scores = await views.getMany(currentScoreView, [...new Set(readable.map(({ credential }) => credential.organizationId))]);
   return {
     readable: readable.map(({ grant, credential }) => ({ clientId: grant.clientId, score: scores.get(credential.organizationId) })),
-    nextCursor: page.nextCursor,
+    nextCursor,
     leftOut,
   };
 }

@@ -75,7 +75,8 @@ describe('projections', () => {
       expiresAt: '2027-01-01T00:00:00.000Z',
     });
     const score = aCalculatedScore({ organizationId: 'acme' });
-    await appendEvents([created, scoreCalculatedEvent(score)]);
+    const calculated = scoreCalculatedEvent(score);
+    await appendEvents([created, calculated]);
     const views = createMemoryViewStore();
 
     await projectAll(views, 'read-api');
@@ -91,9 +92,13 @@ describe('projections', () => {
       status: 'active',
       expiresAt: '2027-01-01T00:00:00.000Z',
       recipientAccountId: null,
+      recipientType: created.data.recipientType,
+      recipientName: created.data.recipientName,
+      createdEventId: created.id,
       revision: 1,
     });
-    expect(await views.get(currentScoreView, 'acme')).toEqual(score);
+    // The score and the event that carried it: a certificate names it (decision 55).
+    expect(await views.get(currentScoreView, 'acme')).toEqual({ ...score, eventId: calculated.id });
   });
 
   test('when an authorization is revoked or expires, then its view says so', async () => {

@@ -81,9 +81,17 @@ export function createResponseSigner(keys: SigningKeys, { reuseSeconds, maxReuse
   }
 
   return {
-    sign(response: ResponseToSign, sha256: Buffer = createHash('sha256').update(response.body).digest()): SignedHeaders {
+    /**
+     * `once`: the body was made for this request alone (a certificate, issued anew each time): signed
+     * afresh and not remembered, so it never pushes out a signature that will be reused.
+     */
+    sign(
+      response: ResponseToSign,
+      sha256: Buffer = createHash('sha256').update(response.body).digest(),
+      { once = false }: { once?: boolean } = {},
+    ): SignedHeaders {
       const now = Math.floor(response.created.getTime() / 1000);
-      if (reuseSeconds <= 0) return signNow(response, contentDigest(sha256), now);
+      if (reuseSeconds <= 0 || once) return signNow(response, contentDigest(sha256), now);
       // Keyed by the raw digest: a reused signature costs no structured-header serialisation.
       const key = `${response.status} ${response.contentType}\n${response.requestPath}\n${sha256.toString('base64')}`;
       const hit = reused.get(key);

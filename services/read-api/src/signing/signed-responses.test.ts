@@ -213,6 +213,16 @@ describe('signature reuse', () => {
     expect(signer.sign(response('/v1/customers/rs_A/score', '{"score":70}', 60))['signature-input']).not.toBe(first['signature-input']);
   });
 
+  test('when a body issued for one request alone is signed, then it is signed afresh and pushes out no signature that is reused', () => {
+    const signer = createResponseSigner(testSigningKeys(), { reuseSeconds: 60, maxReused: 1 });
+    const score = signer.sign(response('/v1/customers/rs_A/score', '{"score":70}', 0));
+
+    const certificate = signer.sign(response('/v1/customers/rs_A/certificate', '{"jws":"…"}', 1), undefined, { once: true });
+
+    expect(certificate['signature-input']).toContain(`created=${Date.UTC(2026, 10, 23, 12, 0, 1) / 1000};`);
+    expect(signer.sign(response('/v1/customers/rs_A/score', '{"score":70}', 2))).toBe(score);
+  });
+
   test('when reuse is off, then every response is signed afresh', () => {
     const signer = createResponseSigner(testSigningKeys(), { reuseSeconds: 0 });
 
