@@ -1,6 +1,8 @@
 import {
   ACCESS_LOG_LIMIT,
   accessLogPageSchema,
+  alertListSchema,
+  dailyReadsSchema,
   authorizationListSchema,
   authorizationSchema,
   authorizationWithClaimLinkSchema,
@@ -221,6 +223,40 @@ const operations: OpenApiOperation[] = [
       '404': error('AUTHORIZATION_NOT_FOUND: no such Client ID in this organization'),
     },
   },
+  {
+    method: 'get',
+    path: '/organizations/{organizationId}/authorizations/{clientId}/daily-reads',
+    operationId: 'listDailyReads',
+    summary: 'Reads and refused reads through this authorization on each of the last 30 UTC days',
+    description:
+      "Decision 38's chart, as the console draws it (decision 51): 30 entries, oldest first, today included, a day " +
+      'without reads counted 0. A refusal is a read answered 4xx or 5xx; a claim of the key is not a read.',
+    tags,
+    security: 'bearer',
+    parameters: [organizationIdParameter, clientIdParameter],
+    responses: {
+      '200': ok('One entry a day', dailyReadsSchema),
+      ...callerErrors,
+      '404': error('AUTHORIZATION_NOT_FOUND: no such Client ID in this organization'),
+    },
+  },
+  {
+    method: 'get',
+    path: '/organizations/{organizationId}/alerts',
+    operationId: 'listAlerts',
+    summary: "The organization's last alerts, newest first",
+    description:
+      "Decision 44: what happened to the organization's grants (first use, a new address, failed authentications, an " +
+      'expiry coming, a leaked key, a released grant), the last 100, newest first: the list the console shows (decision 51). ' +
+      "The same events reach the organization's alert webhooks on the notifier.",
+    tags,
+    security: 'bearer',
+    parameters: [organizationIdParameter],
+    responses: {
+      '200': ok('The last alerts', alertListSchema),
+      ...callerErrors,
+    },
+  },
 ];
 
 const claimTokenParameter = {
@@ -310,7 +346,8 @@ operations.push(
       'into that account (no key in the answer), without one into a new account (named `accountName`) whose key is answered once. The HTML ' +
       "form of the GET page carries a CSRF token matched against that page's cookie; a form without it is refused (403 page). " +
       'Until the key is claimed the read API and the notifier refuse every key with 401 INVALID_API_KEY; the claimed key ' +
-      'works once its event reaches the read API (at once while the event log is up).',
+      'works once its event reaches the read API (at once while the event log is up; while it is not, the answer carries ' +
+      '`enforcement: "pending"`).',
     tags: claimTags,
     security: 'public',
     parameters: [
