@@ -82,3 +82,5 @@ export const dailyReadsSchema = z
   })
   .meta({ id: 'DailyReads' });
 export type DailyReadsList = z.infer<typeof dailyReadsSchema>;
+/** One day of it. */
+export type DayOfReads = DailyReadsList['days'][number];

@@ -143,6 +143,13 @@ export function consoleErrorOf(response: { status: number; headers: Headers }, b
     const seconds = retryAfter ?? '60';
     return new ApiError('RATE_LIMITED', `Too many attempts; try again in ${seconds} seconds.`, undefined, { 'Retry-After': seconds });
   }
+  if (response.status === 503) {
+    // The API's own dependency is away: the person retries, and the page names nothing of it.
+    return serviceUnavailable(
+      'A service the console needs is not reachable right now.',
+      retryAfter === null ? {} : { retryAfterS: Number(retryAfter) || undefined },
+    );
+  }
   // A code the API documents, with its status: the same error here (a 500 stays a 500, a 503 keeps its Retry-After).
   const known = typeof error.code === 'string' && error.code in ERROR_STATUS && ERROR_STATUS[error.code as ErrorCode] === response.status;
   if (!known) {

@@ -79,10 +79,13 @@ export function consoleRoutes(deps: ConsoleRoutesDeps): Router {
     next();
   });
 
-  /** The session of the request, its use recorded in a renewed cookie (idle time starts again). */
+  /**
+   * The session of the request. A page view is a use: the renewed cookie records it (idle time starts
+   * again). A change always follows the page of its form, so a refused one leaves the cookie as it was.
+   */
   const currentSession = async (req: Request, res: Response): Promise<ConsoleSession | undefined> => {
     const found = await sessions.find(cookieOf(req, SESSION_COOKIE));
-    if (found) setCookie(req, res, SESSION_COOKIE, found.cookie);
+    if (found && (req.method === 'GET' || req.method === 'HEAD')) setCookie(req, res, SESSION_COOKIE, found.cookie);
     return found?.session;
   };
   const signedIn: RequestHandler = async (req, res, next) => {
@@ -174,8 +177,6 @@ export function consoleRoutes(deps: ConsoleRoutesDeps): Router {
 
   router.post('/sign-out', ...change, async (req, res) => {
     await sessions.end(cookieOf(req, SESSION_COOKIE));
-    // Not the renewed cookie the session check set: the session has ended.
-    res.removeHeader('Set-Cookie');
     clearCookie(req, res, SESSION_COOKIE);
     res.redirect(303, '/console');
   });
