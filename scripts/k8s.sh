@@ -652,6 +652,14 @@ secrets() {
       } >"$file"
     )
   fi
+  # The console's own keys (decision 51), also into a file made before the console had its own service.
+  if ! grep -q '^console-signing-key=' "$file"; then
+    (
+      umask 077
+      printf 'console-signing-key=%s\n' "$(openssl genpkey -algorithm ed25519 -outform DER | base64 -w0 | tr '+/' '-_' | tr -d '=')" >>"$file"
+      printf 'console-session-key=%s\n' "$(openssl rand 32 | base64 -w0 | tr '+/' '-_' | tr -d '=')" >>"$file"
+    )
+  fi
   # The base's own namespace (its Pod Security labels), before the Secret that goes in it.
   kubectl apply -f "$ROOT/k8s/base/namespace.yaml" >&2
   # The backing services' addresses (no password on these) beside the keys: one env file.
@@ -671,7 +679,7 @@ deploy() {
   for d in kafka mongo redis; do
     kubectl -n rsd-infra rollout status "deployment/$d" --timeout=300s >&2 || die "deployment $d (rsd-infra) not ready"
   done
-  for d in rsd-credentials rsd-score-ingest rsd-notifier rsd-read-api; do
+  for d in rsd-credentials rsd-score-ingest rsd-notifier rsd-read-api rsd-console; do
     kubectl -n rsd rollout status "deployment/$d" --timeout=300s >&2 || die "deployment $d not ready"
   done
 }
