@@ -2,3 +2,4 @@
 export { consoleServiceConfigSchema, type ConsoleServiceConfig } from './config';
 export { createConsoleModule, type ConsoleModule, type ConsoleModuleDeps } from './console-module';
 export { consoleService } from './service';
+export { CONSOLE_SESSION_KEY } from './console/console-sessions';
