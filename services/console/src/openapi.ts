@@ -1,21 +1,7 @@
-import { z } from 'zod';
-import { buildOpenApiDocument, errorResponse as error, textHeader as text } from '@rsd/platform';
+import { buildOpenApiDocument, ed25519KeySetSchema, errorResponse as error, textHeader as text } from '@rsd/platform';
 
 /** The console's public keys: Ed25519 JWKs. */
-const consoleKeysSchema = z
-  .object({
-    keys: z.array(
-      z.object({
-        kty: z.literal('OKP'),
-        crv: z.literal('Ed25519'),
-        x: z.string(),
-        kid: z.string(),
-        alg: z.literal('EdDSA'),
-        use: z.literal('sig'),
-      }),
-    ),
-  })
-  .meta({ id: 'ConsoleKeySet', description: "The public keys that verify the console's tokens" });
+const consoleKeysSchema = ed25519KeySetSchema('ConsoleKeySet', "The public keys that verify the console's tokens");
 
 /**
  * The console's one machine-readable part (decision 51): the keys the credentials service and the

@@ -9,6 +9,7 @@ import {
   methodNotAllowed,
   requestErrorMap,
   requestIdOf,
+  requireJsonBody,
   validationFailed,
   type ErrorAnswers,
   type Logger,
@@ -85,7 +86,7 @@ export function claimRoutes(deps: ClaimRoutesDeps): Router {
     .get(toConsole, async (req, res) => {
       res.json(await limited(req, res, () => describeClaim(deps, String(req.params.token))));
     })
-    .post(toConsole, jsonOnly, express.json({ limit: BODY_LIMIT, strict: false }), async (req, res) => {
+    .post(toConsole, requireJsonBody, express.json({ limit: BODY_LIMIT, strict: false }), async (req, res) => {
       const token = String(req.params.token);
       const who = { clientAddress: req.ip ?? null, requestId: requestIdOf(res) ?? 'unknown' };
       const into = accountChoiceOf(req);
@@ -114,16 +115,6 @@ const CLAIM_ERRORS: ErrorAnswers = {
 
 /** Decision 29: recorded, but its event not yet in the event log: the key (or the grant) works within moments, not yet. */
 const pendingOf = (publication: string) => (publication === 'published' ? {} : { enforcement: 'pending' as const });
-
-/** The API reads JSON alone (a form is the console's page's to read): any other body is 415. */
-const jsonOnly: RequestHandler = (req, _res, next) => {
-  const hasBody = req.headers['transfer-encoding'] !== undefined || Number(req.headers['content-length'] ?? 0) > 0;
-  next(
-    hasBody && !req.is('application/json')
-      ? new ApiError('UNSUPPORTED_MEDIA_TYPE', 'The request body must be application/json')
-      : undefined,
-  );
-};
 
 /**
  * Decision 42: a claim into an account, or undefined for a key of its own (the default: no body, or
