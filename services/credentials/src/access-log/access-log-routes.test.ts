@@ -161,4 +161,32 @@ describe('credentials service: access log and usage (decisions 20 and 21)', () =
       ]);
     });
   });
+
+  describe('what the console reads through the API (decision 51)', () => {
+    test('when reads and refusals fell on some days, then daily-reads lists the last 30 UTC days oldest first with both counts, today included', async () => {
+      await h.accessLog.add([
+        anAccessRecord(clientId, 0),
+        anAccessRecord(clientId, MINUTE, { status: 401, code: 'INVALID_API_KEY' }),
+        anAccessRecord(clientId, 3 * DAY),
+        anAccessRecord(clientId, 40 * DAY),
+      ]);
+
+      const { status, body } = await get(`${path()}/daily-reads`);
+
+      expect(status).toBe(200);
+      expect(body.days).toHaveLength(30);
+      expect(body.days.at(-1)).toEqual({ day: NOW.toISOString().slice(0, 10), reads: 1, refusals: 1 });
+      expect(body.days.at(-4)).toEqual({ day: new Date(NOW.getTime() - 3 * DAY).toISOString().slice(0, 10), reads: 1, refusals: 0 });
+      expect(body.days.reduce((sum: number, day: { reads: number }) => sum + day.reads, 0)).toBe(2);
+    });
+
+    test("when another organization's grant or token is used, then daily-reads and alerts answer as for any grant of another", async () => {
+      const other = await signToken({ org: 'globex', scope: 'authorizations:write' });
+
+      expect((await get(`${path(clientId, 'globex')}/daily-reads`, other)).status).toBe(404);
+      expect((await get(`${path()}/daily-reads`, other)).status).toBe(403);
+      expect((await get(`${h.app.baseUrl}/v1/organizations/${ORG}/alerts`, other)).status).toBe(403);
+      expect(await get(`${h.app.baseUrl}/v1/organizations/${ORG}/alerts`)).toMatchObject({ status: 200, body: { alerts: [] } });
+    });
+  });
 });
