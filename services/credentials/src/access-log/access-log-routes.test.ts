@@ -1,4 +1,4 @@
-import type { AccessLogEntry, AccessRecord } from '@rsd/contracts';
+import type { AccessLogEntry, AccessRecord, DailyReadsList } from '@rsd/contracts';
 import { request, signToken } from '@rsd/testkit';
 import { anAccessRecord, NOW, startCredentials, type CredentialsHarness } from '../testing/credentials-harness';
 
@@ -172,12 +172,13 @@ describe('credentials service: access log and usage (decisions 20 and 21)', () =
       ]);
 
       const { status, body } = await get(`${path()}/daily-reads`);
+      const days = (body as DailyReadsList).days;
 
       expect(status).toBe(200);
-      expect(body.days).toHaveLength(30);
-      expect(body.days.at(-1)).toEqual({ day: NOW.toISOString().slice(0, 10), reads: 1, refusals: 1 });
-      expect(body.days.at(-4)).toEqual({ day: new Date(NOW.getTime() - 3 * DAY).toISOString().slice(0, 10), reads: 1, refusals: 0 });
-      expect(body.days.reduce((sum: number, day: { reads: number }) => sum + day.reads, 0)).toBe(2);
+      expect(days).toHaveLength(30);
+      expect(days.at(-1)).toEqual({ day: NOW.toISOString().slice(0, 10), reads: 1, refusals: 1 });
+      expect(days.at(-4)).toEqual({ day: new Date(NOW.getTime() - 3 * DAY).toISOString().slice(0, 10), reads: 1, refusals: 0 });
+      expect(days.reduce((sum, day) => sum + day.reads, 0)).toBe(2);
     });
 
     test("when another organization's grant or token is used, then daily-reads and alerts answer as for any grant of another", async () => {
