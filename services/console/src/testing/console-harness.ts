@@ -21,6 +21,8 @@ export interface ConsoleHarness extends Omit<CredentialsHarness, 'app'> {
   signer: ConsoleSigner;
   /** The key its sessions are sealed with: another console with it opens them (a replica). */
   sessionKey: string;
+  /** Another console process with the same keys, against the same credentials service: a replica (closed with the rest). */
+  startReplica(): Promise<RunningApp>;
 }
 
 export interface ConsoleHarnessOptions extends Omit<CredentialsHarnessOptions, 'console'> {
@@ -43,29 +45,33 @@ export async function startConsole(options: ConsoleHarnessOptions = {}): Promise
     ...options,
     console: { keys: consoleKeysOf(await signer.jwks()), ...(options.publicUrl ? { url: options.publicUrl } : {}) },
   });
+  /** One console process: each seals and opens with the same key but remembers on its own. */
+  const consoleProcess = (sessions: ConsoleSessions) =>
+    startApp(
+      buildConsoleApp({
+        config: {
+          CONSOLE_PUBLIC_URL: options.publicUrl,
+          TRUST_PROXY_HOPS: 0,
+          CONSOLE_OIDC_ORGANIZATION_CLAIM: DEFAULT_CLAIMS.organizationClaim,
+          CONSOLE_OIDC_PERMISSIONS_CLAIM: DEFAULT_CLAIMS.permissionsClaim,
+          CONSOLE_OIDC_SCOPE: 'openid',
+          CONSOLE_OIDC_ISSUER: undefined,
+          CONSOLE_OIDC_CLIENT_ID: undefined,
+          CONSOLE_OIDC_CLIENT_SECRET: undefined,
+          CONSOLE_OIDC_REDIRECT_URI: undefined,
+        },
+        log: options.log ?? createLogger('console', 'silent'),
+        signer,
+        sessions,
+        credentialsUrl: h.app.baseUrl,
+        notifierUrl: undefined,
+        alertWebhooks: options.alertWebhooks,
+        oidc: options.oidc,
+      }),
+    );
   const sessions = createConsoleSessions(h.clock, sessionKey);
-  const app = await startApp(
-    buildConsoleApp({
-      config: {
-        CONSOLE_PUBLIC_URL: options.publicUrl,
-        TRUST_PROXY_HOPS: 0,
-        CONSOLE_OIDC_ORGANIZATION_CLAIM: DEFAULT_CLAIMS.organizationClaim,
-        CONSOLE_OIDC_PERMISSIONS_CLAIM: DEFAULT_CLAIMS.permissionsClaim,
-        CONSOLE_OIDC_SCOPE: 'openid',
-        CONSOLE_OIDC_ISSUER: undefined,
-        CONSOLE_OIDC_CLIENT_ID: undefined,
-        CONSOLE_OIDC_CLIENT_SECRET: undefined,
-        CONSOLE_OIDC_REDIRECT_URI: undefined,
-      },
-      log: options.log ?? createLogger('console', 'silent'),
-      signer,
-      sessions,
-      credentialsUrl: h.app.baseUrl,
-      notifierUrl: undefined,
-      alertWebhooks: options.alertWebhooks,
-      oidc: options.oidc,
-    }),
-  );
+  const app = await consoleProcess(sessions);
+  const replicas: RunningApp[] = [];
   return {
     ...h,
     app,
@@ -73,7 +79,21 @@ export async function startConsole(options: ConsoleHarnessOptions = {}): Promise
     sessions,
     signer,
     sessionKey,
+    startReplica: async () => {
+      const started = await consoleProcess(createConsoleSessions(h.clock, sessionKey));
+      // Closed by the test (a replica lost) or with the rest, once.
+      const replica: RunningApp = {
+        ...started,
+        close: () => {
+          replicas.splice(replicas.indexOf(replica), 1);
+          return started.close();
+        },
+      };
+      replicas.push(replica);
+      return replica;
+    },
     close: async () => {
+      for (const replica of [...replicas]) await replica.close();
       await app.close();
       await h.close();
     },
