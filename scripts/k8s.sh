@@ -656,8 +656,8 @@ secrets() {
   if ! grep -q '^console-signing-key=' "$file"; then
     (
       umask 077
-      printf 'console-signing-key=%s\n' "$(openssl genpkey -algorithm ed25519 -outform DER | base64 -w0 | tr '+/' '-_' | tr -d '=')" >>"$file"
-      printf 'console-session-key=%s\n' "$(openssl rand 32 | base64 -w0 | tr '+/' '-_' | tr -d '=')" >>"$file"
+      printf 'console-signing-key=%s\n' "$(openssl genpkey -algorithm ed25519 -outform DER | openssl base64 -A | tr '+/' '-_' | tr -d '=')" >>"$file"
+      printf 'console-session-key=%s\n' "$(openssl rand 32 | openssl base64 -A | tr '+/' '-_' | tr -d '=')" >>"$file"
     )
   fi
   # The base's own namespace (its Pod Security labels), before the Secret that goes in it.
