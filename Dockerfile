@@ -4,11 +4,12 @@
 
 # One image for every service of the Resilience Score Data API; the command picks the service:
 #
-#   node services/embedded/dist/main.js       all four services in one process (default, `npm start`)
+#   node services/embedded/dist/main.js       all five services in one process (default, `npm start`)
 #   node services/read-api/dist/main.js       read API, distributed runtime       (port 8080)
 #   node services/credentials/dist/main.js    credentials, distributed runtime    (port 8081)
 #   node services/score-ingest/dist/main.js   score ingest, distributed runtime   (port 8082)
 #   node services/notifier/dist/main.js       notifier (webhooks), distributed    (port 8083)
+#   node services/console/dist/main.js        console (pages), distributed        (port 8084)
 #
 # Build: docker build -t rsd:dev .        (BuildKit, the default builder since Docker 23)
 # Without a container registry: --build-arg NODE_IMAGE=localhost/rsd-node:bookworm, the local Node
@@ -43,6 +44,7 @@ COPY services/read-api/package.json services/read-api/
 COPY services/credentials/package.json services/credentials/
 COPY services/score-ingest/package.json services/score-ingest/
 COPY services/notifier/package.json services/notifier/
+COPY services/console/package.json services/console/
 COPY services/embedded/package.json services/embedded/
 COPY tools/cli/package.json tools/cli/
 # A workspace too (the recipients' TypeScript SDK): the CLI verifies responses with it (`rsd … --verify`).
@@ -64,13 +66,13 @@ COPY sdks/typescript/tsconfig.json sdks/typescript/
 COPY sdks/typescript/src sdks/typescript/src
 # Compile the services and the CLI (tsc -b follows their references to the libs and the SDK they use;
 # tests, libs/testkit and bench are not built), then gather package.json and dist of each workspace in /out.
-RUN npx tsc -b services/embedded services/read-api services/credentials services/score-ingest services/notifier tools/cli \
+RUN npx tsc -b services/embedded services/read-api services/credentials services/score-ingest services/notifier services/console tools/cli \
  && for ws in libs/* services/* tools/* sdks/typescript; do \
       [ -f "$ws/package.json" ] || continue; \
       mkdir -p "/out/$ws" && cp "$ws/package.json" "/out/$ws/"; \
       if [ -d "$ws/dist" ]; then cp -R "$ws/dist" "/out/$ws/"; fi; \
     done \
- && cp -R services/credentials/console-assets /out/services/credentials/ \
+ && cp -R services/console/console-assets /out/services/console/ \
  && find /out -name '*.tsbuildinfo' -delete
 
 # ---------------------------------------------------------------- production dependencies
@@ -99,6 +101,6 @@ ENV NODE_ENV=production \
     DATA_DIR=/data
 # `node` (uid 1000) comes with the base image; numeric so runAsNonRoot can verify it.
 USER 1000:1000
-EXPOSE 8080 8081 8082 8083
+EXPOSE 8080 8081 8082 8083 8084
 ENTRYPOINT ["/usr/bin/dumb-init", "--"]
 CMD ["node", "services/embedded/dist/main.js"]

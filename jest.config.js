@@ -20,6 +20,7 @@ const workspaces = {
   credentials: 'services/credentials',
   'score-ingest': 'services/score-ingest',
   notifier: 'services/notifier',
+  console: 'services/console',
 };
 
 // The TypeScript SDK as a user installs it (scripts/ci/sdk-packages.sh): the package directory of an

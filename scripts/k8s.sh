@@ -663,6 +663,14 @@ secrets() {
     --from-file="$engines/engines.key" --from-file="$engines/kafka-password" --from-file="$engines/mongo-password" \
     --from-file="$engines/redis-password" --from-file="$engines/redis-users.acl" \
     --dry-run=client -o yaml | kubectl apply -f - >&2
+  # The console's own keys (decision 51), also into a file made before the console had its own service.
+  if ! grep -q '^console-signing-key=' "$file"; then
+    (
+      umask 077
+      printf 'console-signing-key=%s\n' "$(openssl genpkey -algorithm ed25519 -outform DER | openssl base64 -A | tr '+/' '-_' | tr -d '=')" >>"$file"
+      printf 'console-session-key=%s\n' "$(openssl rand 32 | openssl base64 -A | tr '+/' '-_' | tr -d '=')" >>"$file"
+    )
+  fi
   # The base's own namespace (its Pod Security labels), before the Secrets that go in it.
   kubectl apply -f "$ROOT/k8s/base/namespace.yaml" >&2
   kubectl -n rsd create secret generic rsd-engines-ca --from-file="$engines/ca.crt" \
@@ -687,7 +695,7 @@ deploy() {
   for d in kafka mongo redis; do
     kubectl -n rsd-infra rollout status "deployment/$d" --timeout=300s >&2 || die "deployment $d (rsd-infra) not ready"
   done
-  for d in rsd-credentials rsd-score-ingest rsd-notifier rsd-read-api; do
+  for d in rsd-credentials rsd-score-ingest rsd-notifier rsd-read-api rsd-console; do
     kubectl -n rsd rollout status "deployment/$d" --timeout=300s >&2 || die "deployment $d not ready"
   done
 }

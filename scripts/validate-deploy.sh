@@ -51,6 +51,8 @@ K8S_VERSIONS=(1.30.0 1.37.0)
 VALIDATION_JWT_SECRET=validation-only-not-a-secret-0123456789abcdef
 # The notifier's sealing key (32 bytes, base64): the base64 of "validation-only-not-a-secret-012".
 VALIDATION_WEBHOOK_SECRET_KEY=dmFsaWRhdGlvbi1vbmx5LW5vdC1hLXNlY3JldC0wMTI=
+# The console's keys (decision 51): stand-ins that only let the compose file resolve.
+VALIDATION_CONSOLE_KEYS=(CONSOLE_SIGNING_KEY=validation-only-not-a-key CONSOLE_SESSION_KEY=validation-only-not-a-key)
 
 LOG_STDOUT=1
 DIE_STATUS=2
@@ -208,23 +210,23 @@ compose() {
     "${cmd[@]}" --project-directory "$ROOT" -f "$ROOT/docker-compose.yml" --env-file /dev/null "$@"
 }
 compose_config() {
-  compose JWT_HS256_SECRET="$VALIDATION_JWT_SECRET" RESPONSE_SIGNING_KEYS='[]' WEBHOOK_SECRET_KEY="$VALIDATION_WEBHOOK_SECRET_KEY" -- config "$@"
+  compose JWT_HS256_SECRET="$VALIDATION_JWT_SECRET" RESPONSE_SIGNING_KEYS='[]' WEBHOOK_SECRET_KEY="$VALIDATION_WEBHOOK_SECRET_KEY" "${VALIDATION_CONSOLE_KEYS[@]}" -- config "$@"
 }
 run_check "docker compose config -q" compose_config -q
 
-missing_secret_out="$(compose RESPONSE_SIGNING_KEYS='[]' WEBHOOK_SECRET_KEY="$VALIDATION_WEBHOOK_SECRET_KEY" -- config -q 2>&1)" && missing_secret_rc=0 || missing_secret_rc=$?
+missing_secret_out="$(compose RESPONSE_SIGNING_KEYS='[]' WEBHOOK_SECRET_KEY="$VALIDATION_WEBHOOK_SECRET_KEY" "${VALIDATION_CONSOLE_KEYS[@]}" -- config -q 2>&1)" && missing_secret_rc=0 || missing_secret_rc=$?
 if ((missing_secret_rc != 0)) && grep -q "JWT_HS256_SECRET" <<<"$missing_secret_out"; then
   pass "docker compose config refuses to resolve without JWT_HS256_SECRET (no committed default)"
 else
   flunk "docker compose config must fail without JWT_HS256_SECRET, got exit $missing_secret_rc: $missing_secret_out"
 fi
-missing_keys_out="$(compose JWT_HS256_SECRET="$VALIDATION_JWT_SECRET" WEBHOOK_SECRET_KEY="$VALIDATION_WEBHOOK_SECRET_KEY" -- config -q 2>&1)" && missing_keys_rc=0 || missing_keys_rc=$?
+missing_keys_out="$(compose JWT_HS256_SECRET="$VALIDATION_JWT_SECRET" WEBHOOK_SECRET_KEY="$VALIDATION_WEBHOOK_SECRET_KEY" "${VALIDATION_CONSOLE_KEYS[@]}" -- config -q 2>&1)" && missing_keys_rc=0 || missing_keys_rc=$?
 if ((missing_keys_rc != 0)) && grep -q "RESPONSE_SIGNING_KEYS" <<<"$missing_keys_out"; then
   pass "docker compose config refuses to resolve without RESPONSE_SIGNING_KEYS (no committed signing key)"
 else
   flunk "docker compose config must fail without RESPONSE_SIGNING_KEYS, got exit $missing_keys_rc: $missing_keys_out"
 fi
-missing_webhook_out="$(compose JWT_HS256_SECRET="$VALIDATION_JWT_SECRET" RESPONSE_SIGNING_KEYS='[]' -- config -q 2>&1)" && missing_webhook_rc=0 || missing_webhook_rc=$?
+missing_webhook_out="$(compose JWT_HS256_SECRET="$VALIDATION_JWT_SECRET" RESPONSE_SIGNING_KEYS='[]' "${VALIDATION_CONSOLE_KEYS[@]}" -- config -q 2>&1)" && missing_webhook_rc=0 || missing_webhook_rc=$?
 if ((missing_webhook_rc != 0)) && grep -q "WEBHOOK_SECRET_KEY" <<<"$missing_webhook_out"; then
   pass "docker compose config refuses to resolve without WEBHOOK_SECRET_KEY (no committed sealing key)"
 else

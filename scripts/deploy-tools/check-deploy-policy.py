@@ -14,7 +14,9 @@ import re
 import sys
 
 SERVICE_MAIN = re.compile(r"^services/([a-z0-9-]+)/dist/main\.js$")
-DISTRIBUTED_SERVICES = {"read-api": 8080, "credentials": 8081, "score-ingest": 8082, "notifier": 8083}
+DISTRIBUTED_SERVICES = {"read-api": 8080, "credentials": 8081, "score-ingest": 8082, "notifier": 8083, "console": 8084}
+# The console (decision 51) is a client of the other services' APIs: it needs no engine at all.
+NEEDS_NO_ENGINE = {"console"}
 # Those that serve recipients: their credential rate limit is shared in Redis.
 NEEDS_REDIS = {"read-api", "notifier"}
 # The notifier's delivery queue has one worker (docs/decisions/0026-webhooks.md): exactly one instance, ever.
@@ -183,7 +185,8 @@ def check_compose(root, config_path):
         check_compose_engine_clients(where, environment)
         if kind in DISTRIBUTED_SERVICES:
             port = DISTRIBUTED_SERVICES[kind]
-            for dependency in ("kafka", "mongo") + (("redis",) if kind in NEEDS_REDIS else ()):
+            engines = () if kind in NEEDS_NO_ENGINE else ("kafka", "mongo")
+            for dependency in engines + (("redis",) if kind in NEEDS_REDIS else ()):
                 if dependency not in (service.get("depends_on") or {}):
                     fail(where, f"must depend on {dependency}")
             published = [p for p in service.get("ports") or [] if int(p.get("target", 0)) == port]

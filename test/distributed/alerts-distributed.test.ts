@@ -1,6 +1,6 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { MongoClient } from 'mongodb';
-import { signConsoleToken, signDevToken } from '@rsd/platform';
+import { CONSOLE_AUDIENCES, CONSOLE_SIGNING_KEY, consoleSigner, consoleSigningKeyOf, signDevToken } from '@rsd/platform';
 import { request } from '@rsd/testkit';
 import { describeWithInfra, type StartedServer } from '@rsd/testkit';
 import { alertScenarios, alertSecrets } from '../support/alert-scenarios';
@@ -18,7 +18,8 @@ import { startService, TEST_RESPONSE_SIGNING_KEYS, type ServiceProcess } from '.
 describeWithInfra('kafka', 'organization alerts on the distributed runtime, two read-API replicas', (kafkaTarget) => {
   const runId = randomUUID().slice(0, 8);
   const secret = randomBytes(32).toString('base64url');
-  const consoleSecret = randomBytes(32).toString('base64url');
+  const consoleKey = CONSOLE_SIGNING_KEY.generate();
+  const consoleSigning = consoleSigner(consoleSigningKeyOf(consoleKey));
   const PORTS = { credentials: 18681, scoreIngest: 18682, readApi1: 18680, readApi2: 18690, notifier: 18683 };
   const servers: StartedServer[] = [];
   const services: ServiceProcess[] = [];
@@ -46,9 +47,8 @@ describeWithInfra('kafka', 'organization alerts on the distributed runtime, two 
       // Addresses from X-Forwarded-For, as behind one proxy; the refused keys must not reach the per-address limit.
       TRUST_PROXY_HOPS: '1',
       FAILED_AUTH_LIMIT_PER_MINUTE: '100000',
-      // The console's own tokens for the organization's alert webhooks, which the notifier accepts beside callers'.
-      CONSOLE_NOTIFIER_SECRET: consoleSecret,
-      NOTIFIER_URL: `http://127.0.0.1:${PORTS.notifier}`,
+      // The console's own tokens (decision 51), which both APIs verify with its public key alone.
+      CONSOLE_PUBLIC_KEY: JSON.stringify((await consoleSigning.jwks()).keys[0]),
     };
     credentials = await startService('credentials', PORTS.credentials, env);
     services.push(credentials);
@@ -96,11 +96,16 @@ describeWithInfra('kafka', 'organization alerts on the distributed runtime, two 
 
   for (const [name, scenario] of Object.entries(alerts.scenarios)) test(name, scenario, 180_000);
 
-  test("when the console presents its own token for an organization, then that organization's alert webhooks take it, no other's, and the credentials API never", async () => {
+  test("when the console presents its own token for an organization, then that organization's alert webhooks take it, no other's, and the credentials API (another audience) never", async () => {
     const org = `al-console-${runId}`;
-    const token = await signConsoleToken(consoleSecret, { organizationId: org, subject: 'admin@console' });
-    // Neither the shared secret nor a token made with it may show in a log, topic or collection (the last test).
-    alertSecrets.push(consoleSecret, token);
+    const token = await consoleSigning.sign(CONSOLE_AUDIENCES.notifier, {
+      organizationId: org,
+      subject: 'admin@console',
+      personIssuer: 'https://idp.example',
+      scope: 'authorizations:write',
+    });
+    // Neither the console's private key nor a token made with it may show in a log, topic or collection (the last test).
+    alertSecrets.push(consoleKey, token);
     const call = (url: string, method = 'GET', body?: unknown) =>
       request<Record<string, unknown>>(url, {
         method,

@@ -75,7 +75,7 @@ afterAll(() => stopAndRemove(product, dataDir));
 describe('one-time claim links (decision 38) on the embedded runtime', () => {
   test('when a link is opened twice and then claimed, then nothing was consumed until the claim, whose key reads /score, and a second claim is 410', async () => {
     const linked = await createWithLink();
-    expect(linked).toMatchObject({ keyClaimed: false, claim: { url: expect.stringContaining(`${product.urls.credentials}/claim/`) } });
+    expect(linked).toMatchObject({ keyClaimed: false, claim: { url: expect.stringContaining(`${product.urls.console}/claim/`) } });
     expect(linked).not.toHaveProperty('apiKey');
 
     const [first, second] = [await describeLink(linked.claim.url), await describeLink(linked.claim.url)];

@@ -35,7 +35,7 @@ beforeAll(async () => {
   product = await startEmbedded({
     DATA_DIR: join(scratch, 'data'),
     LOG_LEVEL: 'info',
-    CREDENTIALS_PORT: String(port),
+    CONSOLE_PORT: String(port),
     JWT_HS256_SECRET: TEST_JWT_SECRET,
     CONSOLE_OIDC_ISSUER: issuer.url,
     CONSOLE_OIDC_CLIENT_ID: CLIENT.clientId,
@@ -243,7 +243,7 @@ describe('the console in a browser', () => {
   }, 60_000);
 
   test('the one-time link printed at start signs in once; a cookie planted before sign-in is not the session after it', async () => {
-    const link = /(http:\/\/\S+\/console\/sign-in\/link\?token=[A-Za-z0-9_-]+)/.exec(product.output())?.[1];
+    const link = /(http:\/\/\S+\/console\/sign-in\/link\?token=[A-Za-z0-9_.-]+)/.exec(product.output())?.[1];
     expect(link).toBeDefined();
     const { context, page } = await newPage();
     const planted = 'attacker-chosen-session-identifier';

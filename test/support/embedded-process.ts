@@ -5,7 +5,7 @@ import { DatabaseSync } from 'node:sqlite';
 export const REPO_ROOT = resolve(__dirname, '../..');
 
 export interface EmbeddedProcess {
-  urls: { readApi: string; credentials: string; scoreIngest: string; notifier: string };
+  urls: { readApi: string; credentials: string; scoreIngest: string; notifier: string; console: string };
   /** Everything the process wrote to stdout and stderr so far. */
   output(): string;
   stop(): Promise<number | null>;
@@ -20,7 +20,15 @@ export interface EmbeddedProcess {
 export async function startEmbedded(env: Record<string, string>, timeoutMs = 60_000): Promise<EmbeddedProcess> {
   const child = spawn('npm', ['start', '--silent'], {
     cwd: REPO_ROOT,
-    env: { ...process.env, READ_API_PORT: '0', CREDENTIALS_PORT: '0', SCORE_INGEST_PORT: '0', NOTIFIER_PORT: '0', ...env },
+    env: {
+      ...process.env,
+      READ_API_PORT: '0',
+      CREDENTIALS_PORT: '0',
+      SCORE_INGEST_PORT: '0',
+      NOTIFIER_PORT: '0',
+      CONSOLE_PORT: '0',
+      ...env,
+    },
     detached: true,
     stdio: ['ignore', 'pipe', 'pipe'],
   });
@@ -69,9 +77,22 @@ function readyLine(output: string): EmbeddedProcess['urls'] | undefined {
   for (const line of output.split('\n')) {
     if (!line.startsWith('{')) continue;
     try {
-      const entry = JSON.parse(line) as { msg?: string; readApi?: string; credentials?: string; scoreIngest?: string; notifier?: string };
-      if (entry.msg === 'embedded runtime ready' && entry.readApi && entry.credentials && entry.scoreIngest && entry.notifier) {
-        return { readApi: entry.readApi, credentials: entry.credentials, scoreIngest: entry.scoreIngest, notifier: entry.notifier };
+      const entry = JSON.parse(line) as Partial<EmbeddedProcess['urls']> & { msg?: string };
+      if (
+        entry.msg === 'embedded runtime ready' &&
+        entry.readApi &&
+        entry.credentials &&
+        entry.scoreIngest &&
+        entry.notifier &&
+        entry.console
+      ) {
+        return {
+          readApi: entry.readApi,
+          credentials: entry.credentials,
+          scoreIngest: entry.scoreIngest,
+          notifier: entry.notifier,
+          console: entry.console,
+        };
       }
     } catch {
       // Not a log line (npm's own output, the welcome text).

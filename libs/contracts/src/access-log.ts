@@ -63,3 +63,24 @@ export const accessRecordBatchSchema = z.object({
   records: z.array(accessRecordSchema).min(1).max(MAX_ACCESS_RECORDS_PER_MESSAGE),
 });
 export type AccessRecordBatch = z.infer<typeof accessRecordBatchSchema>;
+
+/** GET …/authorizations/{clientId}/daily-reads: reads and refused reads on each of the last 30 UTC days, today included. */
+export const dailyReadsSchema = z
+  .object({
+    days: z
+      .array(
+        z.object({
+          day: z
+            .string()
+            .regex(/^\d{4}-\d{2}-\d{2}$/)
+            .meta({ description: 'The UTC day, YYYY-MM-DD' }),
+          reads: z.int().min(0),
+          refusals: z.int().min(0).meta({ description: 'Reads answered 4xx or 5xx' }),
+        }),
+      )
+      .meta({ description: 'Oldest first, one entry a day, days without reads included' }),
+  })
+  .meta({ id: 'DailyReads' });
+export type DailyReadsList = z.infer<typeof dailyReadsSchema>;
+/** One day of it. */
+export type DayOfReads = DailyReadsList['days'][number];

@@ -59,3 +59,9 @@ export const alertSchema = z
   })
   .meta({ id: 'Alert' });
 export type Alert = z.infer<typeof alertSchema>;
+
+/** GET /v1/organizations/{organizationId}/alerts: the organization's last alerts, newest first (the console's home page, decision 51). */
+export const alertListSchema = z
+  .object({ alerts: z.array(alertSchema).max(ALERT_RULES.alertsListed).meta({ description: 'Newest first' }) })
+  .meta({ id: 'AlertList' });
+export type AlertList = z.infer<typeof alertListSchema>;

@@ -8,6 +8,5 @@ export { openSqliteViewStore, type SqliteViewStoreOptions } from './sqlite/sqlit
 export { importEarlierData, EARLIER_AUTHORIZATIONS, EARLIER_EVENT_LOG } from './sqlite/import-earlier-data';
 export { formatLines as formatEarlierLogLines, type LoggedLine as EarlierLogLine } from './earlier-layout';
 export { openSqliteAccessLog, openSqliteAccessLogStore, type SqliteAccessLogOptions } from './sqlite/sqlite-access-log';
-export { createMemoryConsoleStateStore, MEMORY_CONSOLE_STATE_LIMIT } from './memory-console-state-store';
 export { backupDataDirectory, type BackupManifest, type BackupOptions } from './sqlite/backup';
 export { databasesInUse, restoreDataDirectory, type RestoreOptions, type RestoreReport } from './sqlite/restore';

@@ -4,4 +4,3 @@ export * from './views-snapshot';
 export * from './mongo-health';
 export * from './mongo-access-log-store';
 export * from './mongo-webhook-store';
-export * from './mongo-console-state-store';

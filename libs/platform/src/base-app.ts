@@ -41,15 +41,17 @@ export function finishApp(app: Express, log: Logger): Express {
 }
 
 /** JSON bodies only, UTF-8 only, bounded in size. */
+/** A body of another type than JSON is refused (415) before it is read; no body at all passes. */
+export const requireJsonBody: RequestHandler = (req, _res, next) => {
+  const hasBody = req.headers['transfer-encoding'] !== undefined || Number(req.headers['content-length'] ?? 0) > 0;
+  next(
+    hasBody && !req.is('application/json')
+      ? new ApiError('UNSUPPORTED_MEDIA_TYPE', 'The request body must be application/json')
+      : undefined,
+  );
+};
+
 export function jsonBody(limit: string): RequestHandler[] {
-  const requireJson: RequestHandler = (req, _res, next) => {
-    const hasBody = req.headers['transfer-encoding'] !== undefined || Number(req.headers['content-length'] ?? 0) > 0;
-    if (hasBody && !req.is('application/json')) {
-      next(new ApiError('UNSUPPORTED_MEDIA_TYPE', 'The request body must be application/json'));
-      return;
-    }
-    next();
-  };
   const parse = express.json({
     limit,
     strict: true,
@@ -57,5 +59,5 @@ export function jsonBody(limit: string): RequestHandler[] {
       if (!isUtf8(buffer)) throw new Error('body is not UTF-8');
     },
   });
-  return [requireJson, parse];
+  return [requireJsonBody, parse];
 }

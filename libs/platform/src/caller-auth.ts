@@ -26,6 +26,10 @@ export interface CallerClaims {
   subject: string | undefined;
   organization: string | undefined;
   scopes: ReadonlySet<string>;
+  /** The person's or service's issuer: the token's `iss`, or for the console's tokens the signed-in person's own issuer. */
+  issuer?: string;
+  /** Set when the console called on behalf of the signed-in person (decision 51). */
+  via?: 'console';
 }
 
 export type TokenVerifier = (token: string) => Promise<CallerClaims>;
@@ -61,6 +65,7 @@ function claimsOf(payload: JWTPayload): CallerClaims {
     subject: payload.sub,
     organization: typeof payload.org === 'string' ? payload.org : undefined,
     scopes: new Set(scope.split(' ').filter(Boolean)),
+    ...(payload.iss === undefined ? {} : { issuer: payload.iss }),
   };
 }
 

@@ -1,69 +1,193 @@
-import { randomBytes } from 'node:crypto';
-import { decodeJwt, jwtVerify, SignJWT } from 'jose';
+import { createPrivateKey, createPublicKey, generateKeyPairSync, type KeyObject } from 'node:crypto';
+import {
+  calculateJwkThumbprint,
+  createLocalJWKSet,
+  createRemoteJWKSet,
+  decodeJwt,
+  exportJWK,
+  jwtVerify,
+  SignJWT,
+  type JSONWebKeySet,
+  type JWK,
+  type JWTVerifyGetKey,
+} from 'jose';
 import { z } from 'zod';
 import type { SecretSpec } from '@rsd/ports';
 import { env } from './config';
 import type { CallerClaims, TokenVerifier } from './caller-auth';
 
 /**
- * The console manages an organization's alert webhooks on the notifier for the person signed in to it.
- * The console holds no token of that person's identity provider (a one-time link signs in with none),
- * so it presents one of its own: signed with a secret the credentials service and the notifier share,
- * naming the signed-in organization, valid for a minute, and accepted by the notifier for that
- * organization's webhooks only.
+ * The console is a client of the credentials service's and the notifier's APIs (decision 51). It holds
+ * no token of the signed-in person's identity provider (the development link signs in with none), so
+ * it presents one of its own: signed with the console's Ed25519 key (EdDSA), for one API (`aud`),
+ * naming the person (`sub`, and their own issuer in `person_iss`), their organization (`org`) and what
+ * they may do (`scope`), valid for at most a minute. The APIs verify it with the console's public key
+ * only: no secret is shared between the console and another service.
  */
 export const CONSOLE_ISSUER = 'rsd-console';
-export const CONSOLE_AUDIENCE = 'rsd-notifier';
-const LIFETIME_SECONDS = 60;
+/** Each API its own audience: a token the console made for the notifier is refused by the credentials service, and the other way round. */
+export const CONSOLE_AUDIENCES = { credentials: 'rsd-credentials', notifier: 'rsd-notifier' } as const;
+export type ConsoleAudience = (typeof CONSOLE_AUDIENCES)[keyof typeof CONSOLE_AUDIENCES];
+/** The claim that carries the signed-in person's own issuer (the identity provider's `iss`, or the development link's). */
+export const PERSON_ISSUER_CLAIM = 'person_iss';
+/** Decision 38's claim page: the browser's address as the console saw it, for the credentials service's per-address counting. */
+export const CLIENT_ADDRESS_CLAIM = 'client_addr';
+export const CONSOLE_TOKEN_LIFETIME_SECONDS = 60;
+/** Where the console publishes its public keys. */
+export const CONSOLE_JWKS_PATH = '/.well-known/jwks.json';
 
-export const consoleDelegationConfigShape = {
-  /** Shared by the credentials service and the notifier; at least 32 characters. Unset: the console does not manage alert webhooks. */
-  CONSOLE_NOTIFIER_SECRET: env.optionalString().pipe(z.string().min(32, 'must be at least 32 characters').optional()),
+/** The console's signing key: an Ed25519 private key, PKCS #8 DER in base64url, one line (an environment variable or a mounted file). */
+export const CONSOLE_SIGNING_KEY: SecretSpec = {
+  variable: 'CONSOLE_SIGNING_KEY',
+  file: 'console-signing-key',
+  generate: () => generateKeyPairSync('ed25519').privateKey.export({ format: 'der', type: 'pkcs8' }).toString('base64url'),
+  requiredBecause: 'the console signs the tokens it presents to the APIs with it',
 };
 
-/** The embedded runtime makes one into its data directory, so `npm start`'s console manages alert webhooks with no set-up. */
-export const CONSOLE_NOTIFIER_SECRET: SecretSpec = {
-  variable: 'CONSOLE_NOTIFIER_SECRET',
-  file: 'console-notifier-secret',
-  generate: () => randomBytes(48).toString('base64url'),
+/** A private key as CONSOLE_SIGNING_KEY carries it; anything else (another curve, RSA, noise) is refused. */
+export function consoleSigningKeyOf(value: string): KeyObject {
+  const key = createPrivateKey({ key: Buffer.from(value.trim(), 'base64url'), format: 'der', type: 'pkcs8' });
+  if (key.asymmetricKeyType !== 'ed25519') throw new Error('must be an Ed25519 private key');
+  return key;
+}
+
+export interface ConsoleTokenClaims {
+  organizationId: string;
+  subject: string;
+  /** The person's own issuer: the identity provider's `iss`, or the development sign-in link's. */
+  personIssuer: string;
+  /** Space-separated, from the person's permissions. */
+  scope: string;
+}
+
+export interface ConsoleSigner {
+  /** A token for one API, on behalf of the signed-in person, valid for a minute. */
+  sign(audience: ConsoleAudience, claims: ConsoleTokenClaims): Promise<string>;
+  /** For the claim page: the console vouches for the browser's address, and names no person. */
+  signClientAddress(address: string): Promise<string>;
+  /** The public half, as the console publishes it at /.well-known/jwks.json. */
+  jwks(): Promise<JSONWebKeySet>;
+}
+
+export function consoleSigner(privateKey: KeyObject): ConsoleSigner {
+  const publicJwk = (async (): Promise<JWK> => {
+    const jwk = await exportJWK(createPublicKey(privateKey));
+    return { ...jwk, kid: await calculateJwkThumbprint(jwk), alg: 'EdDSA', use: 'sig' };
+  })();
+  const sign = async (audience: ConsoleAudience, subject: string, payload: Record<string, unknown>) =>
+    new SignJWT(payload)
+      .setProtectedHeader({ alg: 'EdDSA', typ: 'JWT', kid: (await publicJwk).kid! })
+      .setIssuer(CONSOLE_ISSUER)
+      .setAudience(audience)
+      .setSubject(subject)
+      .setIssuedAt()
+      .setExpirationTime(`${CONSOLE_TOKEN_LIFETIME_SECONDS}s`)
+      .sign(privateKey);
+  return {
+    sign: (audience, claims) =>
+      sign(audience, claims.subject, { org: claims.organizationId, scope: claims.scope, [PERSON_ISSUER_CLAIM]: claims.personIssuer }),
+    signClientAddress: (address) => sign(CONSOLE_AUDIENCES.credentials, 'claim-page', { [CLIENT_ADDRESS_CLAIM]: address }),
+    jwks: async () => ({ keys: [await publicJwk] }),
+  };
+}
+
+export const consoleVerificationConfigShape = {
+  /** Where the console publishes its public keys (`https://console…/.well-known/jwks.json`). */
+  CONSOLE_JWKS_URL: env.optionalString().pipe(z.url({ protocol: /^https?$/, error: 'must be an http(s) URL' }).optional()),
+  /** Or the console's public key itself: a JWK (JSON) or an SPKI PEM. */
+  CONSOLE_PUBLIC_KEY: env
+    .optionalString()
+    .refine((value) => value === undefined || publicKeyOf(value) !== undefined, 'must be an Ed25519 public key (a JWK, or SPKI PEM)'),
 };
 
-/** A minute's token for the notifier, for one organization's alert webhooks, on behalf of `subject`. */
-export async function signConsoleToken(secret: string, claims: { organizationId: string; subject: string }): Promise<string> {
-  return new SignJWT({ org: claims.organizationId, scope: 'authorizations:write' })
-    .setProtectedHeader({ alg: 'HS256', typ: 'JWT' })
-    .setIssuer(CONSOLE_ISSUER)
-    .setAudience(CONSOLE_AUDIENCE)
-    .setSubject(claims.subject)
-    .setIssuedAt()
-    .setExpirationTime(`${LIFETIME_SECONDS}s`)
-    .sign(new TextEncoder().encode(secret));
+/** Where an API finds the console's public key: configured, or (the embedded runtime) the console of the same process. */
+export function consoleKeySource(
+  config: { CONSOLE_JWKS_URL?: string | undefined; CONSOLE_PUBLIC_KEY?: string | undefined },
+  localConsoleUrl: string | undefined,
+): ConsoleKeySource | undefined {
+  if (config.CONSOLE_PUBLIC_KEY) return { publicKey: config.CONSOLE_PUBLIC_KEY };
+  const jwksUrl = config.CONSOLE_JWKS_URL ?? (localConsoleUrl && `${localConsoleUrl.replace(/\/+$/, '')}${CONSOLE_JWKS_PATH}`);
+  return jwksUrl ? { jwksUrl } : undefined;
+}
+
+export type ConsoleKeySource = { jwksUrl: string } | { publicKey: string } | { getKey: JWTVerifyGetKey };
+
+function publicKeyOf(value: string): KeyObject | undefined {
+  try {
+    const text = value.trim();
+    const key = text.startsWith('{')
+      ? createPublicKey({ key: JSON.parse(text) as Record<string, string>, format: 'jwk' })
+      : createPublicKey(text);
+    return key.asymmetricKeyType === 'ed25519' ? key : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+function keyGetterOf(source: ConsoleKeySource): JWTVerifyGetKey {
+  if ('getKey' in source) return source.getKey;
+  if ('jwksUrl' in source) return createRemoteJWKSet(new URL(source.jwksUrl), { cooldownDuration: 30_000, cacheMaxAge: 10 * 60_000 });
+  const key = publicKeyOf(source.publicKey);
+  if (!key) throw new Error('CONSOLE_PUBLIC_KEY is not an Ed25519 public key');
+  return () => key;
+}
+
+/** A key getter over a JWKS held in memory (tests, and a process that has the console's keys at hand). */
+export const consoleKeysOf = (jwks: JSONWebKeySet): ConsoleKeySource => ({ getKey: createLocalJWKSet(jwks) });
+
+/** Verifies a console token for `audience` alone: EdDSA with the console's key, its issuer, at most a minute old. */
+function consoleTokenVerifier(source: ConsoleKeySource, audience: ConsoleAudience) {
+  const getKey = keyGetterOf(source);
+  return async (token: string, requiredClaims: string[]) => {
+    const { payload } = await jwtVerify(token, getKey, {
+      issuer: CONSOLE_ISSUER,
+      audience,
+      algorithms: ['EdDSA'],
+      requiredClaims: ['exp', 'iat', 'sub', ...requiredClaims],
+      maxTokenAge: `${CONSOLE_TOKEN_LIFETIME_SECONDS}s`,
+    });
+    // A token that claims to live longer than the console ever signs for is not the console's.
+    if (payload.exp! - payload.iat! > CONSOLE_TOKEN_LIFETIME_SECONDS) throw new Error('a console token lives at most a minute');
+    return payload;
+  };
 }
 
 /**
- * `verify`, and beside it the console's tokens when a secret is configured: a token that names the
- * console as its issuer is checked against that secret alone (issuer, audience, a lifetime of at most
- * a minute), never against the callers' keys, and the other way round.
+ * `verify`, and beside it the console's tokens when the API knows the console's key: a token that names
+ * the console as its issuer is checked against that key alone, never against the callers' keys, and the
+ * other way round. The caller is then the person the console names, `via: 'console'`.
  */
-export function withConsoleTokens(verify: TokenVerifier, secret: string | undefined): TokenVerifier {
-  if (!secret) return verify;
-  const key = new TextEncoder().encode(secret);
+export function withConsoleTokens(verify: TokenVerifier, source: ConsoleKeySource | undefined, audience: ConsoleAudience): TokenVerifier {
+  if (!source) return verify;
+  const verifyConsole = consoleTokenVerifier(source, audience);
   return async (token) => {
     if (issuerOf(token) !== CONSOLE_ISSUER) return verify(token);
-    const { payload } = await jwtVerify(token, key, {
-      issuer: CONSOLE_ISSUER,
-      audience: CONSOLE_AUDIENCE,
-      algorithms: ['HS256'],
-      requiredClaims: ['exp', 'iat', 'org'],
-      maxTokenAge: `${LIFETIME_SECONDS}s`,
-    });
+    const payload = await verifyConsole(token, ['org', PERSON_ISSUER_CLAIM]);
+    const personIssuer = payload[PERSON_ISSUER_CLAIM];
     if (typeof payload.org !== 'string') throw new Error('the org claim must be a string');
+    if (typeof personIssuer !== 'string') throw new Error(`the ${PERSON_ISSUER_CLAIM} claim must be a string`);
     const claims: CallerClaims = {
       subject: payload.sub,
       organization: payload.org,
       scopes: new Set(typeof payload.scope === 'string' ? payload.scope.split(' ').filter(Boolean) : []),
+      issuer: personIssuer,
+      via: 'console',
     };
     return claims;
+  };
+}
+
+/** The claim page's address as the console vouches for it, or undefined when the token is not a valid one of those. */
+export function consoleClientAddressVerifier(source: ConsoleKeySource | undefined): (token: string) => Promise<string | undefined> {
+  if (!source) return () => Promise.resolve(undefined);
+  const verifyConsole = consoleTokenVerifier(source, CONSOLE_AUDIENCES.credentials);
+  return async (token) => {
+    try {
+      const address = (await verifyConsole(token, [CLIENT_ADDRESS_CLAIM]))[CLIENT_ADDRESS_CLAIM];
+      return typeof address === 'string' && address.length <= 64 ? address : undefined;
+    } catch {
+      return undefined;
+    }
   };
 }
 
@@ -73,18 +197,5 @@ function issuerOf(token: string): string | undefined {
     return decodeJwt(token).iss;
   } catch {
     return undefined;
-  }
-}
-
-/**
- * For a configuration's `superRefine`: the console's secret must not be the callers' development
- * secret, or a console token (a minute, one organization) would pass wherever callers' tokens do.
- */
-export function refuseSharedConsoleSecret(
-  value: { JWT_HS256_SECRET?: string | undefined; CONSOLE_NOTIFIER_SECRET?: string | undefined },
-  ctx: z.RefinementCtx,
-): void {
-  if (value.CONSOLE_NOTIFIER_SECRET !== undefined && value.CONSOLE_NOTIFIER_SECRET === value.JWT_HS256_SECRET) {
-    ctx.addIssue({ code: 'custom', path: ['CONSOLE_NOTIFIER_SECRET'], message: 'must differ from JWT_HS256_SECRET' });
   }
 }

@@ -1,3 +1,4 @@
+import { z } from 'zod';
 import { clientIdPattern, errorBodySchema } from '@rsd/contracts';
 import type { OpenApiHeader, OpenApiResponse } from './api-docs';
 
@@ -37,3 +38,20 @@ export const pageParameters = (limit: { min: number; max: number; default: numbe
     schema: { type: 'string' },
   },
 ];
+
+/** A published set of Ed25519 public keys (the read API's response signing keys, the console's token keys). */
+export const ed25519KeySetSchema = (id: string, description: string) =>
+  z
+    .object({
+      keys: z.array(
+        z.object({
+          kty: z.literal('OKP'),
+          crv: z.literal('Ed25519'),
+          x: z.string(),
+          kid: z.string(),
+          alg: z.literal('EdDSA'),
+          use: z.literal('sig'),
+        }),
+      ),
+    })
+    .meta({ id, description });

@@ -5,6 +5,5 @@ export * from './view-store';
 export * from './rate-limit-store';
 export * from './access-log';
 export * from './webhook-store';
-export * from './console-state-store';
 export * from './runtime';
 export * from './service';

@@ -2,7 +2,6 @@ import type { ViewDefinition } from '@rsd/domain';
 import type { AccessLog, AccessLogOptions } from './access-log';
 import type { AuthorizationStore } from './authorization-store';
 import type { Clock } from './clock';
-import type { ConsoleStateStore } from './console-state-store';
 import type { EventLog } from './event-log';
 import type { RateLimitStoreFactory } from './rate-limit-store';
 import type { ViewStore } from './view-store';
@@ -22,8 +21,6 @@ export interface ReadinessCheck {
 export interface Runtime {
   eventLog: EventLog;
   openAuthorizationStore(): Promise<AuthorizationStore>;
-  /** The console's sign-in attempts, links and sessions, shared by every replica that serves the console. */
-  openConsoleStateStore(): Promise<ConsoleStateStore>;
   /** The views a service keeps for itself, in the place the runtime gives that owner. */
   openViews(owner: ViewsOwner, views: readonly ViewDefinition<unknown>[]): Promise<Views>;
   /** `onFallback` is told when counting falls back to this replica alone and when it is shared again. */

@@ -46,7 +46,6 @@ export async function embeddedRuntime(
   log: Logger,
 ): Promise<OpenedRuntime> {
   const {
-    createMemoryConsoleStateStore,
     createMemoryRateLimitStores,
     importEarlierData,
     openSqliteAccessLog,
@@ -80,7 +79,6 @@ export async function embeddedRuntime(
     withEventLog: (followed) => ({ ...runtime, eventLog: followed }),
     eventLog,
     openAuthorizationStore: () => Promise.resolve(opening(openSqliteAuthorizationStore({ file }))),
-    openConsoleStateStore: () => Promise.resolve(createMemoryConsoleStateStore()),
     openViews: (owner) => {
       const namespace = placeOf(owner, config);
       return Promise.resolve(inProcess(opening(openSqliteViewStore({ file, namespace })), namespace));
@@ -168,11 +166,6 @@ async function openDistributed(config: RuntimeConfig, service: string, log: Logg
       const db = await database(config.CREDENTIALS_DB);
       const { openMongoAuthorizationStore } = await import('@rsd/mongo');
       return openMongoAuthorizationStore(db);
-    },
-    openConsoleStateStore: async () => {
-      const db = await database(config.CREDENTIALS_DB);
-      const { openMongoConsoleStateStore } = await import('@rsd/mongo');
-      return openMongoConsoleStateStore(db);
     },
     openViews: viewsFollowing(eventLog),
     openWebhookStore: async () => {

@@ -10,8 +10,6 @@ import { portfolioRoutes } from './portfolio/portfolio-routes';
 import { leakRoutes } from './leaks/leak-routes';
 import type { SecretScanningKeys } from './leaks/secret-scanning-keys';
 import { CLAIM_PATH } from './claims/claim-url';
-import { CONSOLE_PATH } from './console/console-config';
-import { consoleRoutes, type ConsoleRoutesDeps } from './console/console-routes';
 import type { CredentialsConfig } from './config';
 import { credentialsOpenApi } from './openapi';
 import type { OutboxRelay } from './outbox/outbox-relay';
@@ -30,9 +28,16 @@ export interface CredentialsAppDeps {
   operations?: Operations;
   /** Decision 43: the keys GitHub signs its secret-scanning reports with. */
   secretScanningKeys: SecretScanningKeys;
-  /** Decisions 30-32: the console's sessions and its sign-in; without them the service has no console (tests of the API alone). */
-  console?: Pick<ConsoleRoutesDeps, 'sessions' | 'oidc' | 'claims' | 'publicOrigin' | 'alertWebhooks'>;
+  /**
+   * Decision 51: the console, a service of its own. Its URL, where the pages printed before answer a
+   * redirect, and where claim links point unless CLAIM_LINK_BASE_URL says; the address its claim page
+   * vouches for. Without it (tests of the API alone) those paths are the API's alone.
+   */
+  console?: { url: string | undefined; addressFromConsole: (token: string) => Promise<string | undefined> };
 }
+
+/** The console's paths before it had its own service (decisions 30-32). */
+const CONSOLE_PATH = '/console';
 
 export function buildApp(deps: CredentialsAppDeps): Express {
   const { config, store, accessLog, relay, clock, log, verifyToken, operations } = deps;
@@ -49,7 +54,7 @@ export function buildApp(deps: CredentialsAppDeps): Express {
     clientIdPrefix: config.CLIENT_ID_PREFIX,
     apiKeyPrefix: config.API_KEY_PREFIX,
     publishDeadlineMs: config.EVENT_LOG_PUBLISH_DEADLINE_MS,
-    claimLinkBaseUrl: config.CLAIM_LINK_BASE_URL,
+    claimLinkBaseUrl: config.CLAIM_LINK_BASE_URL ?? deps.console?.url,
   };
   app.use('/v1', authorizationRoutes({ ...useCases, verifyToken }));
   const limitFailures = failedAuthenticationLimit({
@@ -57,12 +62,25 @@ export function buildApp(deps: CredentialsAppDeps): Express {
     limitPerMinute: config.FAILED_AUTH_LIMIT_PER_MINUTE,
     log,
   });
-  app.use(CLAIM_PATH, claimRoutes({ ...useCases, newEventId: randomUUID, limitFailures, publicOrigin: deps.console?.publicOrigin }));
+  app.use(
+    CLAIM_PATH,
+    claimRoutes({
+      ...useCases,
+      newEventId: randomUUID,
+      limitFailures,
+      consoleUrl: deps.console?.url,
+      addressFromConsole: deps.console?.addressFromConsole ?? (() => Promise.resolve(undefined)),
+    }),
+  );
   app.use('/v1/portfolio', portfolioRoutes({ ...useCases, limitFailures }));
   app.use(
     '/v1',
     leakRoutes({ ...useCases, apiKeyPrefix: config.API_KEY_PREFIX, secretScanningKeys: deps.secretScanningKeys, limitFailures }),
   );
-  if (deps.console) app.use(CONSOLE_PATH, consoleRoutes({ ...useCases, ...deps.console }));
+  const consoleUrl = deps.console?.url;
+  if (consoleUrl !== undefined) {
+    // Decision 51: every console URL printed before (sign-in links, bookmarks) keeps working, on the console.
+    app.use(CONSOLE_PATH, (req, res) => res.redirect(308, `${consoleUrl.replace(/\/+$/, '')}${req.originalUrl}`));
+  }
   return finishApp(app, log);
 }

@@ -8,9 +8,6 @@ describe('credentials config', () => {
       CREDENTIALS_PORT: 8081,
       CREDENTIALS_HOST: '0.0.0.0',
       CLIENT_ID_PREFIX: 'rs',
-      CONSOLE_OIDC_ORGANIZATION_CLAIM: 'org',
-      CONSOLE_OIDC_PERMISSIONS_CLAIM: 'permissions',
-      CONSOLE_OIDC_SCOPE: 'openid profile email',
       API_KEY_PREFIX: 'rsk',
       EXPIRY_CHECK_INTERVAL_MS: 1000,
       OUTBOX_RELAY_INTERVAL_MS: 1000,
@@ -34,14 +31,16 @@ describe('credentials config', () => {
     );
   });
 
-  test("when the console's notifier settings are wrong, then each is refused by name", () => {
+  test("when the console's settings are wrong, then each is refused by name", () => {
     const load = (env: Record<string, string>) => () => loadConfig(credentialsConfigSchema, { JWT_HS256_SECRET: TEST_JWT_SECRET, ...env });
-    expect(load({ NOTIFIER_URL: 'ftp://notifier:8083' })).toThrow(/NOTIFIER_URL: must be an http\(s\) URL/);
-    expect(load({ CONSOLE_NOTIFIER_SECRET: 'short' })).toThrow(/CONSOLE_NOTIFIER_SECRET: must be at least 32 characters/);
-    expect(load({ CONSOLE_NOTIFIER_SECRET: TEST_JWT_SECRET })).toThrow(/CONSOLE_NOTIFIER_SECRET: must differ from JWT_HS256_SECRET/);
-    expect(load({ NOTIFIER_URL: 'http://notifier:8083', CONSOLE_NOTIFIER_SECRET: 'c'.repeat(40) })()).toMatchObject({
-      NOTIFIER_URL: 'http://notifier:8083',
-      CONSOLE_NOTIFIER_SECRET: 'c'.repeat(40),
+    expect(load({ CONSOLE_PUBLIC_URL: 'ftp://console:8084' })).toThrow(/CONSOLE_PUBLIC_URL: must be an http\(s\) URL/);
+    expect(load({ CONSOLE_JWKS_URL: 'file:///keys.json' })).toThrow(/CONSOLE_JWKS_URL: must be an http\(s\) URL/);
+    expect(load({ CONSOLE_PUBLIC_KEY: 'not a key' })).toThrow(/CONSOLE_PUBLIC_KEY: must be an Ed25519 public key/);
+    expect(
+      load({ CONSOLE_PUBLIC_URL: 'https://console.example', CONSOLE_JWKS_URL: 'http://console:8084/.well-known/jwks.json' })(),
+    ).toMatchObject({
+      CONSOLE_PUBLIC_URL: 'https://console.example',
+      CONSOLE_JWKS_URL: 'http://console:8084/.well-known/jwks.json',
     });
   });
 

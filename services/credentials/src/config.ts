@@ -1,13 +1,6 @@
 import { z } from 'zod';
 import { CLIENT_ID_PREFIX_PATTERN } from '@rsd/contracts';
-import {
-  accessLogRetentionDays,
-  callerAuthConfigSchema,
-  consoleDelegationConfigShape,
-  env,
-  refuseSharedConsoleSecret,
-} from '@rsd/platform';
-import { consoleConfigSchema } from './console/console-config';
+import { accessLogRetentionDays, callerAuthConfigSchema, consoleVerificationConfigShape, env } from '@rsd/platform';
 
 const prefix = (fallback: string) =>
   env.string(fallback).pipe(z.string().regex(CLIENT_ID_PREFIX_PATTERN, 'must be 1-16 lowercase letters or digits, starting with a letter'));
@@ -26,7 +19,7 @@ const serviceConfigSchema = z
     ACCESS_LOG_RETENTION_DAYS: accessLogRetentionDays(),
     /** Decision 38: failed claim-link attempts (unknown, used, expired) per client address per minute; the read API's failed-authentication budget, shared. */
     FAILED_AUTH_LIMIT_PER_MINUTE: env.positiveInt(120),
-    /** Decision 38: where claim links point (the credentials service's public origin); unset: the origin the create request reached. */
+    /** Decision 38: where claim links point (the console's public origin, whose page claims the key); unset: CONSOLE_PUBLIC_URL, else the origin the create request reached. */
     CLAIM_LINK_BASE_URL: env.optionalString().pipe(z.url({ protocol: /^https?$/, error: 'must be an http(s) URL' }).optional()),
     /** Decision 43: where GitHub's secret-scanning public keys are listed (`{ public_keys: [{ key_identifier, key, is_current }] }`). */
     SECRET_SCANNING_KEYS_URL: env
@@ -34,12 +27,13 @@ const serviceConfigSchema = z
       .pipe(z.url({ protocol: /^https?$/, error: 'must be an http(s) URL' })),
     LOG_LEVEL: env.logLevel(),
     /**
-     * Where the console reaches the notifier to manage the organization's alert webhooks (with
-     * CONSOLE_NOTIFIER_SECRET). Unset: the notifier of the same process, if one runs there (the
-     * embedded runtime); else the console does not manage them.
+     * Decision 51: the console as people reach it (`https://console.example.com`). The console's pages and
+     * claim pages printed before it had its own service answer a redirect there. Unset: the console of the
+     * same process (the embedded runtime), else those paths are not found.
      */
-    NOTIFIER_URL: env.optionalString().pipe(z.url({ protocol: /^https?$/, error: 'must be an http(s) URL' }).optional()),
-    ...consoleDelegationConfigShape,
+    CONSOLE_PUBLIC_URL: env.optionalString().pipe(z.url({ protocol: /^https?$/, error: 'must be an http(s) URL' }).optional()),
+    /** The console's public keys (CONSOLE_JWKS_URL or CONSOLE_PUBLIC_KEY): its tokens act for the person signed in to it. */
+    ...consoleVerificationConfigShape,
   })
   .superRefine((value, ctx) => {
     // A key must never be mistaken for a Client ID, in logs or in a pasted header.
@@ -49,8 +43,5 @@ const serviceConfigSchema = z
   });
 
 /** Intersection, not extension: both halves are checked, so every bad variable is reported at once. */
-export const credentialsConfigSchema = serviceConfigSchema
-  .and(callerAuthConfigSchema)
-  .and(consoleConfigSchema)
-  .superRefine(refuseSharedConsoleSecret);
+export const credentialsConfigSchema = serviceConfigSchema.and(callerAuthConfigSchema);
 export type CredentialsConfig = z.infer<typeof credentialsConfigSchema>;

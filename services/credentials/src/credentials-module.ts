@@ -1,5 +1,13 @@
 import { createServiceMetrics } from '@rsd/observability';
-import { createTokenVerifier, stopInOrder, type Logger } from '@rsd/platform';
+import {
+  consoleClientAddressVerifier,
+  consoleKeySource,
+  CONSOLE_AUDIENCES,
+  createTokenVerifier,
+  stopInOrder,
+  withConsoleTokens,
+  type Logger,
+} from '@rsd/platform';
 import type { Clock, RunningService, Runtime } from '@rsd/ports';
 import { buildApp } from './app';
 import type { CredentialsConfig } from './config';
@@ -8,28 +16,18 @@ import { createOutboxRelay } from './outbox/outbox-relay';
 import { accessLogProjection } from './access-log/access-log-projection';
 import { accessAlerts } from './alerts/access-alerts';
 import { startAccessLogPruner } from './access-log/access-log-pruner';
-import { CONSOLE_PATH, oidcSettingsOf } from './console/console-config';
-import { createConsoleSessions } from './console/console-sessions';
-import { createOidcSignIn } from './console/oidc-sign-in';
 import { secretScanningKeys } from './leaks/secret-scanning-keys';
-import { alertWebhookAccess, type AlertWebhookAccess } from './console/alert-webhooks';
 
 export interface CredentialsModuleDeps {
   config: CredentialsConfig;
   runtime: Runtime;
   clock: Clock;
   log: Logger;
-  /** The runner's: where another service of this process listens (the console finds the embedded runtime's notifier so). */
+  /** The runner's: where another service of this process listens (the embedded runtime's console, whose keys verify its tokens). */
   localUrlOf?: (serviceName: string) => string | undefined;
 }
 
-export interface CredentialsModule extends RunningService {
-  /**
-   * Decision 31: a sign-in link to the console for one organization's administrator, valid once for
-   * 10 minutes; the embedded runtime prints one at start. The path and query to append to the service's URL.
-   */
-  consoleSignInLink: (organizationId: string) => Promise<string>;
-}
+export type CredentialsModule = RunningService;
 
 /** The credentials service: authorizations in its own store, their events relayed to the event log, expiry on schedule. */
 export async function createCredentialsModule({
@@ -55,12 +53,11 @@ export async function createCredentialsModule({
   const alertFeed = await accessLog.watch(accessAlerts({ store, relay, clock, log: log.child({ component: 'alerts' }) }));
   const pruner = startAccessLogPruner({ store: accessStore, retentionDays: config.ACCESS_LOG_RETENTION_DAYS, clock, log });
 
-  const consoleState = await runtime.openConsoleStateStore();
-  const sessions = createConsoleSessions(clock, consoleState);
-  const oidcSettings = oidcSettingsOf(config);
   // Decision 38's claim attempts: counted with the read API's failed authentications where the runtime shares counts (one process, or Redis); else per replica.
   const rateLimitStores = await runtime.rateLimitStores();
-  const alertWebhooks = consoleAlertWebhooks(config, localUrlOf, log);
+  // Decision 51: the console acts for the person signed in to it with tokens of its own key, checked with its public key only.
+  const localConsole = localUrlOf?.('console');
+  const consoleKeys = consoleKeySource(config, localConsole);
   const app = buildApp({
     config,
     store,
@@ -68,41 +65,14 @@ export async function createCredentialsModule({
     relay,
     clock,
     log,
-    verifyToken: createTokenVerifier(config),
+    verifyToken: withConsoleTokens(createTokenVerifier(config), consoleKeys, CONSOLE_AUDIENCES.credentials),
     rateLimitStores,
     secretScanningKeys: secretScanningKeys({ url: config.SECRET_SCANNING_KEYS_URL, clock, log }),
     operations: { metrics: createServiceMetrics('credentials'), readiness: runtime.readiness() },
-    console: {
-      sessions,
-      oidc: oidcSettings && createOidcSignIn(oidcSettings, log),
-      publicOrigin: oidcSettings?.redirectUri.origin,
-      claims: { organizationClaim: config.CONSOLE_OIDC_ORGANIZATION_CLAIM, permissionsClaim: config.CONSOLE_OIDC_PERMISSIONS_CLAIM },
-      alertWebhooks,
-    },
+    console: { url: config.CONSOLE_PUBLIC_URL ?? localConsole, addressFromConsole: consoleClientAddressVerifier(consoleKeys) },
   });
   return {
     app,
-    consoleSignInLink: async (organizationId) => {
-      const token = await sessions.issueLink({ organizationId, subject: 'one-time-link', displayName: 'the administrator' });
-      return `${CONSOLE_PATH}/sign-in/link?token=${token}`;
-    },
-    stop: stopInOrder(pruner, alertFeed, accessFeed, expiry, relay, consoleState, store),
+    stop: stopInOrder(pruner, alertFeed, accessFeed, expiry, relay, store),
   };
-}
-
-/**
- * The console manages the organization's alert webhooks on the notifier named by NOTIFIER_URL, or on
- * the one this process runs (the embedded runtime), with the secret both share; without either, it
- * says where they are managed instead.
- */
-function consoleAlertWebhooks(
-  config: CredentialsConfig,
-  localUrlOf: CredentialsModuleDeps['localUrlOf'],
-  log: Logger,
-): AlertWebhookAccess | undefined {
-  const notifierUrl = config.NOTIFIER_URL ?? localUrlOf?.('notifier');
-  const secret = config.CONSOLE_NOTIFIER_SECRET;
-  if (notifierUrl && secret) return alertWebhookAccess({ notifierUrl, secret, log });
-  if (config.NOTIFIER_URL) log.warn('NOTIFIER_URL is set without CONSOLE_NOTIFIER_SECRET: the console does not manage alert webhooks');
-  return undefined;
 }

@@ -1,6 +1,8 @@
 import {
   ACCESS_LOG_LIMIT,
   accessLogPageSchema,
+  alertListSchema,
+  dailyReadsSchema,
   authorizationListSchema,
   authorizationSchema,
   authorizationWithClaimLinkSchema,
@@ -221,6 +223,40 @@ const operations: OpenApiOperation[] = [
       '404': error('AUTHORIZATION_NOT_FOUND: no such Client ID in this organization'),
     },
   },
+  {
+    method: 'get',
+    path: '/organizations/{organizationId}/authorizations/{clientId}/daily-reads',
+    operationId: 'listDailyReads',
+    summary: 'Reads and refused reads through this authorization on each of the last 30 UTC days',
+    description:
+      "Decision 38's chart, as the console draws it (decision 51): 30 entries, oldest first, today included, a day " +
+      'without reads counted 0. A refusal is a read answered 4xx or 5xx; a claim of the key is not a read.',
+    tags,
+    security: 'bearer',
+    parameters: [organizationIdParameter, clientIdParameter],
+    responses: {
+      '200': ok('One entry a day', dailyReadsSchema),
+      ...callerErrors,
+      '404': error('AUTHORIZATION_NOT_FOUND: no such Client ID in this organization'),
+    },
+  },
+  {
+    method: 'get',
+    path: '/organizations/{organizationId}/alerts',
+    operationId: 'listAlerts',
+    summary: "The organization's last alerts, newest first",
+    description:
+      "Decision 44: what happened to the organization's grants (first use, a new address, failed authentications, an " +
+      'expiry coming, a leaked key, a released grant), the last 100, newest first: the list the console shows (decision 51). ' +
+      "The same events reach the organization's alert webhooks on the notifier.",
+    tags,
+    security: 'bearer',
+    parameters: [organizationIdParameter],
+    responses: {
+      '200': ok('The last alerts', alertListSchema),
+      ...callerErrors,
+    },
+  },
 ];
 
 const claimTokenParameter = {
@@ -232,19 +268,26 @@ const claimTokenParameter = {
 };
 const claimTags = ['Claim links'];
 const secretNoStore = { 'Cache-Control': text('`no-store`') };
+/** Decision 51: the page a person sees is the console's; a browser asking here is sent there. */
+const toConsolePage = {
+  '307': {
+    description:
+      "A browser's request (it prefers HTML, or posts a form): the console's page of the same link, path and query kept " +
+      '(CONSOLE_PUBLIC_URL); only where the service knows a console',
+    headers: { Location: text("The console's URL for this link") },
+  },
+};
 const claimRefusals = {
-  '404': { ...error('CLAIM_LINK_NOT_FOUND: no such link (mistyped, or replaced by a newer one)'), html: true },
+  '404': { ...error('CLAIM_LINK_NOT_FOUND: no such link (mistyped, or replaced by a newer one)') },
   '410': {
     ...error(
       'CLAIM_LINK_USED: the link has been used; CLAIM_LINK_EXPIRED: the link has passed its `expiresAt`, or the authorization it grants was revoked or has expired',
     ),
-    html: true,
   },
   '429': {
     ...error("Too many failed claim attempts from this address (shared with the read API's failed-authentication budget); no `code`", {
       'Retry-After': text('Seconds to wait'),
     }),
-    html: true,
   },
 };
 
@@ -285,14 +328,15 @@ operations.push(
     operationId: 'describeClaim',
     summary: 'What a one-time claim link grants (consumes nothing)',
     description:
-      'Decision 38: the organization, recipient, scopes and expiry the link grants, as JSON with `Accept: application/json`, ' +
-      'else as an HTML page with the form that claims the key. Opening the link uses nothing up: mail scanners open links. ' +
+      'Decision 38: the organization, recipient, scopes and expiry the link grants, as JSON. A browser (one that prefers HTML) ' +
+      "is redirected to the console's page of the link (decision 51). Opening the link uses nothing up: mail scanners open links. " +
       'Failed attempts count per client address like failed authentications.',
     tags: claimTags,
     security: 'public',
     parameters: [claimTokenParameter],
     responses: {
-      '200': { description: 'What the link grants', schema: claimGrantSchema, headers: secretNoStore, html: true },
+      '200': { description: 'What the link grants', schema: claimGrantSchema, headers: secretNoStore },
+      ...toConsolePage,
       '400': error('VALIDATION_FAILED: the token is not percent-encoded UTF-8'),
       ...claimRefusals,
     },
@@ -308,9 +352,10 @@ operations.push(
       '`Content-Type: application/json` (a ClaimRequest, or none) or `Accept: application/json` and needs no cookie. With ' +
       '`{"into": "account"}` (decision 42) the grant goes into a recipient account instead of getting a key: with `x-api-key: <account key>` ' +
       'into that account (no key in the answer), without one into a new account (named `accountName`) whose key is answered once. The HTML ' +
-      "form of the GET page carries a CSRF token matched against that page's cookie; a form without it is refused (403 page). " +
+      "form of the console's page posts to the console (decision 51), which calls this API; a form posted here is redirected there. " +
       'Until the key is claimed the read API and the notifier refuse every key with 401 INVALID_API_KEY; the claimed key ' +
-      'works once its event reaches the read API (at once while the event log is up).',
+      'works once its event reaches the read API (at once while the event log is up; while it is not, the answer carries ' +
+      '`enforcement: "pending"`).',
     tags: claimTags,
     security: 'public',
     parameters: [
@@ -331,21 +376,19 @@ operations.push(
           'The Client ID and the new API key (shown only here); into a new account, its id and key (shown only here); into an existing account, its id',
         schema: claimAnswerSchema,
         headers: secretNoStore,
-        html: true,
       },
+      ...toConsolePage,
       '400': error(
-        'MALFORMED_JSON: the body is not valid JSON (or the form cannot be read), VALIDATION_FAILED: a JSON object that is not a ClaimRequest, or the token is not percent-encoded UTF-8',
+        'MALFORMED_JSON: the body is not valid JSON, VALIDATION_FAILED: a JSON object that is not a ClaimRequest, or the token is not percent-encoded UTF-8',
       ),
-      '401': { ...error('INVALID_API_KEY: `into: "account"` with an x-api-key that is not a working recipient account key'), html: true },
-      '403': {
-        ...error(
-          'KEY_READ_ONLY: `into: "account"` with the previous account key of a rotation’s overlap, which only reads (decision 50); ' +
-            'or, on a page only, the HTML form did not carry the CSRF token of its page',
-        ),
-        html: true,
-      },
+      '401': error('INVALID_API_KEY: `into: "account"` with an x-api-key that is not a working recipient account key'),
+      '403': error(
+        'KEY_READ_ONLY: `into: "account"` with the previous account key of a rotation’s overlap, which only reads (decision 50)',
+      ),
       '413': error('PAYLOAD_TOO_LARGE: the body is over 4 kB'),
-      '415': error('UNSUPPORTED_MEDIA_TYPE: a JSON body in another charset, or a Content-Encoding that is not supported'),
+      '415': error(
+        'UNSUPPORTED_MEDIA_TYPE: a body that is not JSON (where no console is known to redirect a form to), a JSON body in another charset, or a Content-Encoding that is not supported',
+      ),
       ...claimRefusals,
     },
   },

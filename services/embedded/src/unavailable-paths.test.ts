@@ -153,6 +153,8 @@ test('when the event log and the stores are out of reach, then every operation o
     revokeAuthorization: [`${authorization}/revoke`, { method: 'POST', headers: bearer }],
     rotateAuthorizationKey: [`${authorization}/rotate`, { method: 'POST', headers: bearer, body: '{}' }],
     listAccessLog: [`${authorization}/access-log`, { headers: bearer }],
+    listDailyReads: [`${authorization}/daily-reads`, { headers: bearer }],
+    listAlerts: [`${urlOf(credentialsService)}/v1/organizations/${ORG}/alerts`, { headers: bearer }],
     issueClaimLink: [
       `${urlOf(credentialsService)}/v1/organizations/${ORG}/authorizations/${linked.body.clientId}/claim-link`,
       { method: 'POST', headers: bearer, body: '{}' },

@@ -3,6 +3,7 @@ export interface WelcomeInput {
   credentialsUrl: string;
   scoreIngestUrl: string;
   notifierUrl: string;
+  consoleUrl: string;
   organizationId: string;
   /** The console's one-time sign-in link for the demo organization. */
   consoleSignInUrl: string;
@@ -12,7 +13,7 @@ export interface WelcomeInput {
 
 /** What a newcomer needs to go from `npm start` to a score read, printed once on first start. */
 export function welcomeText(input: WelcomeInput): string {
-  const { readApiUrl, credentialsUrl, scoreIngestUrl, notifierUrl, organizationId, token } = input;
+  const { readApiUrl, credentialsUrl, scoreIngestUrl, notifierUrl, consoleUrl, organizationId, token } = input;
   const lines = [
     '',
     'Resilience Score Data API (embedded runtime) is running:',
@@ -20,6 +21,7 @@ export function welcomeText(input: WelcomeInput): string {
     `  credentials    ${credentialsUrl}/v1   docs ${credentialsUrl}/docs`,
     `  score ingest   ${scoreIngestUrl}/v1   docs ${scoreIngestUrl}/docs`,
     `  notifier       ${notifierUrl}/v1   docs ${notifierUrl}/docs`,
+    `  console        ${consoleUrl}/console`,
     '',
     `Console for organization "${organizationId}": open this one-time sign-in link within 10 minutes`,
     `(it works once; restart for another):`,

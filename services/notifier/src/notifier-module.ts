@@ -1,7 +1,15 @@
 import type { Tracer } from '@opentelemetry/api';
 import { Counter, Gauge } from 'prom-client';
 import { caughtUpCheck, createServiceMetrics } from '@rsd/observability';
-import { createTokenVerifier, every, withConsoleTokens, stopInOrder, type Logger } from '@rsd/platform';
+import {
+  consoleKeySource,
+  CONSOLE_AUDIENCES,
+  createTokenVerifier,
+  every,
+  withConsoleTokens,
+  stopInOrder,
+  type Logger,
+} from '@rsd/platform';
 import type { Clock, RunningService, Runtime } from '@rsd/ports';
 import { accountAuthenticator, organizationRateLimit, recipientAuthenticator } from '@rsd/recipient-access';
 import { buildApp } from './app';
@@ -23,6 +31,8 @@ export interface NotifierModuleDeps {
   random?: () => number;
   /** The service's tracer when tracing is on (the runner's): delivery attempts are spans. */
   tracer?: Tracer | undefined;
+  /** The runner's: the console of the same process (the embedded runtime), whose public keys verify its tokens. */
+  localUrlOf?: (serviceName: string) => string | undefined;
 }
 
 const QUEUE_SAMPLE_INTERVAL_MS = 5_000;
@@ -40,6 +50,7 @@ export async function createNotifierModule({
   resolve = systemResolve,
   random,
   tracer,
+  localUrlOf,
 }: NotifierModuleDeps): Promise<RunningService> {
   const metrics = createServiceMetrics('notifier');
   const registers = [metrics.registry];
@@ -57,9 +68,10 @@ export async function createNotifierModule({
   });
 
   // The runner has resolved it (WEBHOOK_KEY_SECRET): configured, or made in the data directory.
+  const consoleKeys = consoleKeySource(config, localUrlOf?.('console'));
   if (!config.JWT_HS256_SECRET && !config.JWT_JWKS_URL) {
     log.warn(
-      config.CONSOLE_NOTIFIER_SECRET
+      consoleKeys
         ? 'neither JWT_JWKS_URL nor JWT_HS256_SECRET is set: organizations manage their alert webhooks in the console only (every other token is refused)'
         : 'neither JWT_JWKS_URL nor JWT_HS256_SECRET is set: organizations cannot manage their alert webhooks (every token is refused)',
     );
@@ -131,7 +143,7 @@ export async function createNotifierModule({
       grantWebhooks(recipientAuthenticator(access), config, views),
       portfolioWebhooks(accountAuthenticator(access), config, views),
       organizationWebhooks(
-        withConsoleTokens(createTokenVerifier(config), config.CONSOLE_NOTIFIER_SECRET),
+        withConsoleTokens(createTokenVerifier(config), consoleKeys, CONSOLE_AUDIENCES.notifier),
         organizationRateLimit({
           stores: access.rateLimitStores,
           limitPerMinute: config.ORGANIZATION_RATE_LIMIT_PER_MINUTE,

@@ -1,4 +1,3 @@
-import { CONSOLE_NOTIFIER_SECRET } from '@rsd/platform';
 import type { ServiceDefinition } from '@rsd/ports';
 import { notifierConfigSchema, type NotifierConfig } from './config';
 import { createNotifierModule } from './notifier-module';
@@ -12,7 +11,7 @@ export const notifierService: ServiceDefinition<NotifierConfig> = {
   name: 'notifier',
   configSchema: notifierConfigSchema,
   needs: ['kafka', 'mongo', 'redis'],
-  secrets: [WEBHOOK_KEY_SECRET, CONSOLE_NOTIFIER_SECRET],
+  secrets: [WEBHOOK_KEY_SECRET],
   listenOn: (config) => ({ port: config.NOTIFIER_PORT, host: config.NOTIFIER_HOST }),
   connectionShare: 0.2,
   start: createNotifierModule,

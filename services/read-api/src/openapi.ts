@@ -14,6 +14,7 @@ import {
 import {
   buildOpenApiDocument,
   clientIdPathParameter,
+  ed25519KeySetSchema,
   errorResponse as error,
   pageParameters,
   textHeader as text,
@@ -41,20 +42,7 @@ const retryAfter = (description: string): Record<string, OpenApiHeader> => ({
 });
 
 /** Published signing keys: Ed25519 public JWKs. */
-const jwksSchema = z
-  .object({
-    keys: z.array(
-      z.object({
-        kty: z.literal('OKP'),
-        crv: z.literal('Ed25519'),
-        x: z.string(),
-        kid: z.string(),
-        alg: z.literal('EdDSA'),
-        use: z.literal('sig'),
-      }),
-    ),
-  })
-  .meta({ id: 'JsonWebKeySet', description: 'The public keys that sign customer resources' });
+const jwksSchema = ed25519KeySetSchema('JsonWebKeySet', 'The public keys that sign customer resources');
 
 /** The OpenAPI 3.1 document of the read API, from the same zod schemas the contracts define. */
 export function readApiOpenApi(

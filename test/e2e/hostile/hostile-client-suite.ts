@@ -11,7 +11,7 @@ import { rawRequest, type RawRequest, type RawResponse } from '../../support/raw
 // and code the service's own OpenAPI document lists), never a 5xx, never internals, always `nosniff`.
 // Each request goes over a fresh socket, written byte for byte (see raw-http.ts).
 
-export type Service = 'readApi' | 'credentials' | 'scoreIngest' | 'notifier';
+export type Service = 'readApi' | 'credentials' | 'scoreIngest' | 'notifier' | 'console';
 
 const SERVICES: readonly Service[] = ['readApi', 'credentials', 'scoreIngest', 'notifier'];
 
@@ -675,7 +675,7 @@ export function hostileClientTests(start: StartTarget): void {
     );
 
     test('when a console path holds one, then it is a 400 page, never a 5xx', async () => {
-      const answer = await send('credentials', { path: `/console/${truncated}`, headers: [['Accept', 'text/html']] });
+      const answer = await send('console', { path: `/console/${truncated}`, headers: [['Accept', 'text/html']] });
       expect(answer.status).toBe(400);
       expect(answer.headers['x-content-type-options']).toBe('nosniff');
       expect(answer.body).not.toMatch(INTERNALS);
@@ -749,7 +749,7 @@ export function hostileClientTests(start: StartTarget): void {
     test('when console pages and a claim page are asked for, then each carries the page policy', async () => {
       const claimPath = await aClaimPath();
       for (const path of ['/console', '/console/sign-in', '/console/no-such-page', claimPath, '/claim/unknown-link']) {
-        const answer = await send('credentials', { path, headers: [['Accept', 'text/html']] });
+        const answer = await send('console', { path, headers: [['Accept', 'text/html']] });
         expect(answer.status).toBeLessThan(500);
         expect({ path, ...framingRefused(answer) }).toEqual({ path, ...expectedHeaders });
       }

@@ -7,4 +7,3 @@ export * from './rate-limit-store-contract';
 export * from './port-fixtures';
 export * from './access-log-store-contract';
 export * from './webhook-store-contract';
-export * from './console-state-store-contract';

@@ -1,4 +1,4 @@
-import type { AccessLogEntry, AccessRecord } from '@rsd/contracts';
+import type { AccessLogEntry, AccessRecord, DailyReadsList } from '@rsd/contracts';
 import { request, signToken } from '@rsd/testkit';
 import { anAccessRecord, NOW, startCredentials, type CredentialsHarness } from '../testing/credentials-harness';
 
@@ -159,6 +159,35 @@ describe('credentials service: access log and usage (decisions 20 and 21)', () =
       expect(listed.body.authorizations).toEqual([
         expect.objectContaining({ clientId, lastUsedAt: null, usage: { last24h: 0, last30d: 0 } }),
       ]);
+    });
+  });
+
+  describe('what the console reads through the API (decision 51)', () => {
+    test('when reads and refusals fell on some days, then daily-reads lists the last 30 UTC days oldest first with both counts, today included', async () => {
+      await h.accessLog.add([
+        anAccessRecord(clientId, 0),
+        anAccessRecord(clientId, MINUTE, { status: 401, code: 'INVALID_API_KEY' }),
+        anAccessRecord(clientId, 3 * DAY),
+        anAccessRecord(clientId, 40 * DAY),
+      ]);
+
+      const { status, body } = await get(`${path()}/daily-reads`);
+      const days = (body as DailyReadsList).days;
+
+      expect(status).toBe(200);
+      expect(days).toHaveLength(30);
+      expect(days.at(-1)).toEqual({ day: NOW.toISOString().slice(0, 10), reads: 1, refusals: 1 });
+      expect(days.at(-4)).toEqual({ day: new Date(NOW.getTime() - 3 * DAY).toISOString().slice(0, 10), reads: 1, refusals: 0 });
+      expect(days.reduce((sum, day) => sum + day.reads, 0)).toBe(2);
+    });
+
+    test("when another organization's grant or token is used, then daily-reads and alerts answer as for any grant of another", async () => {
+      const other = await signToken({ org: 'globex', scope: 'authorizations:write' });
+
+      expect((await get(`${path(clientId, 'globex')}/daily-reads`, other)).status).toBe(404);
+      expect((await get(`${path()}/daily-reads`, other)).status).toBe(403);
+      expect((await get(`${h.app.baseUrl}/v1/organizations/${ORG}/alerts`, other)).status).toBe(403);
+      expect(await get(`${h.app.baseUrl}/v1/organizations/${ORG}/alerts`)).toMatchObject({ status: 200, body: { alerts: [] } });
     });
   });
 });

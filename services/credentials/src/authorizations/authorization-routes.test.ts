@@ -459,6 +459,8 @@ describe('credentials service: authorizations over HTTP', () => {
         '/organizations/{organizationId}/authorizations/{clientId}/revoke',
         '/organizations/{organizationId}/authorizations/{clientId}/rotate',
         '/organizations/{organizationId}/authorizations/{clientId}/access-log',
+        '/organizations/{organizationId}/authorizations/{clientId}/daily-reads',
+        '/organizations/{organizationId}/alerts',
         '/organizations/{organizationId}/authorizations/{clientId}/claim-link',
         '/claim/{token}',
         '/portfolio/keys/rotate',

@@ -2,19 +2,21 @@ import { randomUUID } from 'node:crypto';
 import type { Request, RequestHandler, Router } from 'express';
 import { clientIdPattern, organizationIdSchema } from '@rsd/contracts';
 import { generateApiKey, generateClaimToken, generateClientId } from '@rsd/domain';
+import type { AccessLogStore } from '@rsd/ports';
 import { ApiError, jsonBody, methodNotAllowed, requireCaller, type TokenVerifier } from '@rsd/platform';
 import { createAuthorization } from './create-authorization';
-import { getAuthorization, listAuthorizations } from './find-authorizations';
+import { getAuthorization, listAuthorizations, listWithAlerts } from './find-authorizations';
 import { revokeAuthorization } from './revoke-authorization';
 import { rotateAuthorization } from './rotate-authorization';
 import type { UseCaseDeps } from './use-case-deps';
 import { accessLogQueryOf } from '../access-log/access-log-query';
 import { issueClaimLink } from '../claims/claim-key';
 import { listAccessLog, type AccessLogDeps } from '../access-log/list-access-log';
+import { readsPerDay } from '../access-log/reads-per-day';
 import { labelledRouter } from '@rsd/observability';
 
 export interface AuthorizationRoutesDeps extends Omit<UseCaseDeps, 'newEventId'> {
-  accessLog: AccessLogDeps['accessLog'];
+  accessLog: AccessLogDeps['accessLog'] & Pick<AccessLogStore, 'dailyReads'>;
   verifyToken: TokenVerifier;
   clientIdPrefix: string;
   apiKeyPrefix: string;
@@ -28,6 +30,8 @@ const REVOKE = `${ITEM}/revoke` as const;
 const ROTATE = `${ITEM}/rotate` as const;
 const ACCESS_LOG = `${ITEM}/access-log` as const;
 const CLAIM_LINK = `${ITEM}/claim-link` as const;
+const DAILY_READS = `${ITEM}/daily-reads` as const;
+const ALERTS = '/organizations/:organizationId/alerts';
 const BODY_LIMIT = '16kb';
 
 /** HTTP adapter: each route checks the path and the caller, then hands over to one use case. */
@@ -59,10 +63,12 @@ export function authorizationRoutes(deps: AuthorizationRoutesDeps): Router {
 
   const router = labelledRouter();
   // Administrative data, and the create response carries a secret: nothing here may be cached.
-  router.use(COLLECTION, (_req, res, next) => {
+  const noStore: RequestHandler = (_req, res, next) => {
     res.setHeader('Cache-Control', 'no-store');
     next();
-  });
+  };
+  router.use(COLLECTION, noStore);
+  router.use(ALERTS, noStore);
 
   router
     .route(COLLECTION)
@@ -125,6 +131,21 @@ export function authorizationRoutes(deps: AuthorizationRoutesDeps): Router {
     .get(...itemGuard, async (req, res) => {
       const query = accessLogQueryOf(req);
       res.json(await listAccessLog(deps, req.params.organizationId, req.params.clientId, query));
+    })
+    .all(methodNotAllowed(['GET', 'HEAD']));
+
+  // Decision 51: what the console shows beside the list and on an authorization's page, read like the rest.
+  router
+    .route(ALERTS)
+    .get(...guard, async (req, res) => {
+      res.json({ alerts: (await listWithAlerts(useCaseDeps, req.params.organizationId)).alerts });
+    })
+    .all(methodNotAllowed(['GET', 'HEAD']));
+
+  router
+    .route(DAILY_READS)
+    .get(...itemGuard, async (req, res) => {
+      res.json({ days: await readsPerDay(deps, req.params.organizationId, req.params.clientId) });
     })
     .all(methodNotAllowed(['GET', 'HEAD']));
 

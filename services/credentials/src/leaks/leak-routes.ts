@@ -1,9 +1,9 @@
 import { isUtf8 } from 'node:buffer';
 import { hash, randomUUID } from 'node:crypto';
-import express, { type Request, type RequestHandler, type Router } from 'express';
+import express, { type Request, type Router } from 'express';
 import { leakedKeyReportSchema, SECRET_SCANNING_MAX_TOKENS, secretScanningReportSchema, type SecretScanningLabels } from '@rsd/contracts';
 import { labelledRouter } from '@rsd/observability';
-import { ApiError, issueDetails, jsonBody, methodNotAllowed, requestErrorMap, validationFailed } from '@rsd/platform';
+import { ApiError, issueDetails, jsonBody, methodNotAllowed, requestErrorMap, requireJsonBody, validationFailed } from '@rsd/platform';
 import type { LimitCheck } from '@rsd/recipient-access';
 import type { UseCaseDeps } from '../authorizations/use-case-deps';
 import { endLeakedKeys, type LeakedKeyDeps } from './end-leaked-keys';
@@ -43,7 +43,7 @@ export function leakRoutes(deps: LeakRoutesDeps): Router {
 
   router
     .route(SECRET_SCANNING_PATH)
-    .post(requireJson, express.raw({ type: 'application/json', limit: REPORT_BODY_LIMIT }), async (req, res) => {
+    .post(requireJsonBody, express.raw({ type: 'application/json', limit: REPORT_BODY_LIMIT }), async (req, res) => {
       // The signature covers the bytes as sent, so they are checked before anything reads them.
       const body = Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0);
       await verifySignature(deps.secretScanningKeys, req, body);
@@ -77,16 +77,6 @@ export function leakRoutes(deps: LeakRoutesDeps): Router {
 
   return router;
 }
-
-/** As `jsonBody`: a body of another type is refused before it is read. */
-const requireJson: RequestHandler = (req, _res, next) => {
-  const hasBody = req.headers['transfer-encoding'] !== undefined || Number(req.headers['content-length'] ?? 0) > 0;
-  next(
-    hasBody && !req.is('application/json')
-      ? new ApiError('UNSUPPORTED_MEDIA_TYPE', 'The request body must be application/json')
-      : undefined,
-  );
-};
 
 async function verifySignature(keys: SecretScanningKeys, req: Request, body: Buffer): Promise<void> {
   const identifier = req.get('github-public-key-identifier');

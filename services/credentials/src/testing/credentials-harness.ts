@@ -3,7 +3,16 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { AccessRecord } from '@rsd/contracts';
 import { memoryRateLimitStores, openSqliteAccessLogStore, openSqliteAuthorizationStore, openSqliteEventLog } from '@rsd/embedded';
-import { createLogger, createTokenVerifier, loadConfig, type Logger } from '@rsd/platform';
+import {
+  consoleClientAddressVerifier,
+  CONSOLE_AUDIENCES,
+  createLogger,
+  createTokenVerifier,
+  loadConfig,
+  withConsoleTokens,
+  type ConsoleKeySource,
+  type Logger,
+} from '@rsd/platform';
 import type { AccessLogStore, AuthorizationStore, EventLog } from '@rsd/ports';
 import { anAccessRecord as aTestkitAccessRecord, startApp, TEST_JWT_SECRET, type RunningApp } from '@rsd/testkit';
 import { buildApp, type CredentialsAppDeps } from '../app';
@@ -55,8 +64,11 @@ export interface CredentialsHarnessOptions {
   rateLimitStores?: CredentialsAppDeps['rateLimitStores'];
   /** Configuration besides the token secret. */
   env?: Record<string, string>;
-  /** The console's parts, made with the harness's clock; without them the service has no console. */
-  console?: (clock: SettableClock) => CredentialsAppDeps['console'];
+  /**
+   * Decision 51: the console's public keys (its tokens then act for its people) and its URL (where the
+   * old console and claim pages redirect); without them the service knows no console.
+   */
+  console?: { keys: ConsoleKeySource; url?: string };
 }
 
 export interface CredentialsHarness {
@@ -96,10 +108,10 @@ export async function startCredentials(options: CredentialsHarnessOptions = {}):
       relay,
       clock,
       log,
-      verifyToken: createTokenVerifier(config),
+      verifyToken: withConsoleTokens(createTokenVerifier(config), options.console?.keys, CONSOLE_AUDIENCES.credentials),
       rateLimitStores: options.rateLimitStores ?? memoryRateLimitStores,
       secretScanningKeys: secretScanningKeys({ url: config.SECRET_SCANNING_KEYS_URL, clock, log }),
-      console: options.console?.(clock),
+      console: options.console && { url: options.console.url, addressFromConsole: consoleClientAddressVerifier(options.console.keys) },
     }),
   );
   return {

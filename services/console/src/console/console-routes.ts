@@ -1,8 +1,6 @@
-import { randomUUID } from 'node:crypto';
 import { parse as parseCookies } from 'cookie';
 import express, { type Router, type Request, type RequestHandler, type Response } from 'express';
-import { clientIdPattern, MAX_OVERLAP_SECONDS } from '@rsd/contracts';
-import { generateApiKey, generateClaimToken, generateClientId } from '@rsd/domain';
+import { clientIdSchema, MAX_OVERLAP_SECONDS } from '@rsd/contracts';
 import {
   ApiError,
   errorHandler,
@@ -13,19 +11,9 @@ import {
   type ErrorAnswers,
   type Logger,
 } from '@rsd/platform';
-import type { AccessLogStore } from '@rsd/ports';
-import { createAuthorization } from '../authorizations/create-authorization';
-import { getAuthorization, listWithAlerts } from '../authorizations/find-authorizations';
-import { revokeAuthorization } from '../authorizations/revoke-authorization';
-import { rotateAuthorization } from '../authorizations/rotate-authorization';
-import { claimLinkBaseOf, type AuthorizationRoutesDeps } from '../authorizations/authorization-routes';
-import type { UseCaseDeps } from '../authorizations/use-case-deps';
-import { accessLogQueryOf } from '../access-log/access-log-query';
-import { issueClaimLink } from '../claims/claim-key';
-import { listAccessLog } from '../access-log/list-access-log';
-import { readsPerDay } from '../access-log/reads-per-day';
+import type { CredentialsApi } from '../credentials-api';
 import { CONSOLE_ASSETS } from './console-assets';
-import { sameToken, type ConsoleSession, type ConsoleSessions } from './console-sessions';
+import { sameToken, type ConsoleIdentity, type ConsoleSession, type ConsoleSessions } from './console-sessions';
 import { identityOf } from './console-identity';
 import { CALLBACK_PATH, CONSOLE_PATH } from './console-config';
 import { isLoopbackHost, type OidcSignIn } from './oidc-sign-in';
@@ -49,9 +37,9 @@ import { labelledRouter } from '@rsd/observability';
 import type { AlertWebhookAccess } from './alert-webhooks';
 import { alertWebhookRoutes } from './alert-webhook-routes';
 
-export interface ConsoleRoutesDeps extends Omit<AuthorizationRoutesDeps, 'verifyToken' | 'accessLog'> {
-  /** The access log's pages, and its reads per day for the authorization page's chart. */
-  accessLog: Pick<AccessLogStore, 'page' | 'dailyReads'>;
+export interface ConsoleRoutesDeps {
+  /** Decision 51: the organization's authorizations, only through the credentials service's API. */
+  credentials: CredentialsApi;
   sessions: ConsoleSessions;
   /** Absent: no sign-in by OpenID Connect here (the embedded runtime's one-time link still works). */
   oidc: OidcSignIn | undefined;
@@ -67,16 +55,12 @@ const SESSION_COOKIE = 'rsd_console';
 const ATTEMPT_COOKIE = 'rsd_console_sign_in';
 const FORM_LIMIT = '16kb';
 
-/** The console (decisions 30-32): server-rendered pages over the same use cases as the HTTP API. */
+/**
+ * The console (decisions 30-32): server-rendered pages, a client of the credentials service's API
+ * (decision 51) for everything they show or change, on behalf of the person signed in.
+ */
 export function consoleRoutes(deps: ConsoleRoutesDeps): Router {
-  const useCaseDeps: UseCaseDeps = { ...deps, newEventId: randomUUID };
-  const generate = {
-    clientId: () => generateClientId(deps.clientIdPrefix),
-    apiKey: () => generateApiKey(deps.apiKeyPrefix),
-    claimToken: generateClaimToken,
-  };
-  const clientIds = clientIdPattern(deps.clientIdPrefix);
-  const { sessions } = deps;
+  const { sessions, credentials: api } = deps;
   const router = labelledRouter();
 
   // Decision 32: no script but our own file, no inline style, no framing, forms only to ourselves (every page's policy).
@@ -95,8 +79,17 @@ export function consoleRoutes(deps: ConsoleRoutesDeps): Router {
     next();
   });
 
+  /**
+   * The session of the request. A page view is a use: the renewed cookie records it (idle time starts
+   * again). A change always follows the page of its form, so a refused one leaves the cookie as it was.
+   */
+  const currentSession = async (req: Request, res: Response): Promise<ConsoleSession | undefined> => {
+    const found = await sessions.find(cookieOf(req, SESSION_COOKIE));
+    if (found && (req.method === 'GET' || req.method === 'HEAD')) setCookie(req, res, SESSION_COOKIE, found.cookie);
+    return found?.session;
+  };
   const signedIn: RequestHandler = async (req, res, next) => {
-    const session = await sessions.find(cookieOf(req, SESSION_COOKIE));
+    const session = await currentSession(req, res);
     if (!session) {
       res.redirect(303, '/console');
       return;
@@ -129,12 +122,15 @@ export function consoleRoutes(deps: ConsoleRoutesDeps): Router {
     },
   ];
   const validClientId: RequestHandler = (req, _res, next) =>
-    next(clientIds.test(String(req.params.clientId)) ? undefined : new ApiError('AUTHORIZATION_NOT_FOUND', 'No such authorization'));
+    next(
+      clientIdSchema.safeParse(req.params.clientId).success ? undefined : new ApiError('AUTHORIZATION_NOT_FOUND', 'No such authorization'),
+    );
 
   router.get('/', async (req, res) => {
-    const session = await sessions.find(cookieOf(req, SESSION_COOKIE));
+    const session = await currentSession(req, res);
     if (!session) return page(res, 200, signInPage({ oidc: deps.oidc !== undefined }));
-    const { authorizations, alerts } = await listWithAlerts(useCaseDeps, session.organizationId);
+    res.locals.session = session;
+    const [authorizations, alerts] = await Promise.all([api.list(session), api.alerts(session)]);
     page(res, 200, listPage(viewerOf(session), authorizations, alerts));
   });
 
@@ -192,8 +188,7 @@ export function consoleRoutes(deps: ConsoleRoutesDeps): Router {
     const session = sessionOf(res);
     const form = createFormOf(req.body as Record<string, unknown>);
     try {
-      const base = claimLinkBaseOf(req, deps.claimLinkBaseUrl ?? deps.publicOrigin);
-      const created = await createAuthorization(useCaseDeps, generate, session.organizationId, requestOf(form), base);
+      const created = await api.create(session, requestOf(form));
       deps.log.info(
         { organizationId: session.organizationId, clientId: created.clientId, subject: session.subject },
         'console: authorization created',
@@ -221,21 +216,17 @@ export function consoleRoutes(deps: ConsoleRoutesDeps): Router {
     const { clientId } = req.params as { clientId: string };
     const query = accessLogQueryOf(req);
     const [authorization, accessLog, daily] = await Promise.all([
-      getAuthorization(useCaseDeps, session.organizationId, clientId),
-      listAccessLog(deps, session.organizationId, clientId, query),
-      readsPerDay(deps, session.organizationId, clientId),
+      api.get(session, clientId),
+      api.accessLog(session, clientId, query),
+      api.dailyReads(session, clientId),
     ]);
     const notice = req.query.notice === 'revoked' ? 'Revoked. Reads with this authorization are refused from now on.' : undefined;
-    page(
-      res,
-      200,
-      detailPage(viewerOf(session), authorization, accessLog, { notice, olderThanFirstPage: query.after !== undefined, daily }),
-    );
+    page(res, 200, detailPage(viewerOf(session), authorization, accessLog, { notice, olderThanFirstPage: query.has('cursor'), daily }));
   });
 
   router.get('/authorizations/:clientId/revoke', signedIn, validClientId, async (req, res) => {
     const session = sessionOf(res);
-    const authorization = await getAuthorization(useCaseDeps, session.organizationId, String(req.params.clientId));
+    const authorization = await api.get(session, String(req.params.clientId));
     if (authorization.status !== 'active' && authorization.status !== 'pending')
       return res.redirect(303, detailPath(authorization.clientId));
     page(res, 200, confirmRevokePage(viewerOf(session), authorization));
@@ -244,7 +235,7 @@ export function consoleRoutes(deps: ConsoleRoutesDeps): Router {
   router.post('/authorizations/:clientId/revoke', ...change, validClientId, async (req, res) => {
     const session = sessionOf(res);
     const clientId = String(req.params.clientId);
-    await revokeAuthorization(useCaseDeps, session.organizationId, clientId);
+    await api.revoke(session, clientId);
     deps.log.info({ organizationId: session.organizationId, clientId, subject: session.subject }, 'console: authorization revoked');
     res.redirect(303, `${detailPath(clientId)}?notice=revoked`);
   });
@@ -254,8 +245,7 @@ export function consoleRoutes(deps: ConsoleRoutesDeps): Router {
     const clientId = String(req.params.clientId);
     const seconds = (req.body as Record<string, unknown>).claimValidSeconds;
     const body = typeof seconds === 'string' && seconds !== '' ? { claimValidSeconds: wholeNumberOr(seconds) } : {};
-    const base = claimLinkBaseOf(req, deps.claimLinkBaseUrl ?? deps.publicOrigin);
-    const issued = await issueClaimLink(useCaseDeps, generate, session.organizationId, clientId, body, base);
+    const issued = await api.claimLink(session, clientId, body);
     deps.log.info({ organizationId: session.organizationId, clientId, subject: session.subject }, 'console: claim link issued');
     const { claim, ...authorization } = issued;
     page(res, 200, claimLinkPage(viewerOf(session), authorization, claim));
@@ -270,14 +260,10 @@ export function consoleRoutes(deps: ConsoleRoutesDeps): Router {
     if (!(overlapSeconds >= 0 && overlapSeconds <= MAX_OVERLAP_SECONDS)) {
       throw new ApiError('VALIDATION_FAILED', 'Choose how long the current key keeps working.');
     }
-    const { rotated, publication } = await rotateAuthorization(useCaseDeps, generate, session.organizationId, clientId, { overlapSeconds });
+    const { rotated, pending } = await api.rotate(session, clientId, { overlapSeconds });
     deps.log.info({ organizationId: session.organizationId, clientId, subject: session.subject }, 'console: key rotated');
     const { apiKey, previousKeyExpiresAt, ...authorization } = rotated;
-    page(
-      res,
-      200,
-      keyPage(viewerOf(session), { authorization, apiKey, kind: 'rotated', previousKeyExpiresAt, pending: publication !== 'published' }),
-    );
+    page(res, 200, keyPage(viewerOf(session), { authorization, apiKey, kind: 'rotated', previousKeyExpiresAt, pending }));
   });
 
   // --- Alert webhooks -----------------------------------------------------------------------------
@@ -285,7 +271,7 @@ export function consoleRoutes(deps: ConsoleRoutesDeps): Router {
     access: deps.alertWebhooks,
     signedIn,
     change,
-    actorOf: (res) => ({ organizationId: sessionOf(res).organizationId, subject: sessionOf(res).subject }),
+    actorOf: (res) => sessionOf(res),
     viewerOf: (res) => viewerOf(sessionOf(res)),
     page,
     log: deps.log,
@@ -294,12 +280,12 @@ export function consoleRoutes(deps: ConsoleRoutesDeps): Router {
   router.use(async (req, res) => {
     // A path that is not valid percent-encoding names no page: the 400 every service answers (decision 50).
     if (hasMalformedPercentEncoding(req.path)) throw malformedPath();
-    const session = await sessions.find(cookieOf(req, SESSION_COOKIE));
+    const session = await currentSession(req, res);
     page(res, 404, problemPage('Page not found', 'There is no such page in the console.', session && viewerOf(session)));
   });
   router.use(errorHandler(deps.log, CONSOLE_ERRORS));
 
-  async function startSession(req: Request, res: Response, identity: Parameters<ConsoleSessions['start']>[0]): Promise<void> {
+  async function startSession(req: Request, res: Response, identity: ConsoleIdentity): Promise<void> {
     // Whatever session cookie the browser brought ends here; the new one is issued fresh (no fixation).
     await sessions.end(cookieOf(req, SESSION_COOKIE));
     const { cookie } = await sessions.start(identity);
@@ -350,6 +336,16 @@ const CONSOLE_ERRORS: ErrorAnswers = {
 
 function page(res: Response, status: number, body: Html): void {
   res.status(status).type('html').send(body.value);
+}
+
+/** The access log's page as asked: `limit` and `cursor`, each as often as given (the API refuses a repeated one by name). */
+function accessLogQueryOf(req: Request): URLSearchParams {
+  const query = new URLSearchParams();
+  for (const name of ['limit', 'cursor']) {
+    const value: unknown = req.query[name];
+    for (const item of Array.isArray(value) ? value : value === undefined ? [] : [value]) query.append(name, String(item));
+  }
+  return query;
 }
 
 function sessionOf(res: Response): ConsoleSession {

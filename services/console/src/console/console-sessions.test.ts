@@ -1,6 +1,6 @@
-import { createMemoryConsoleStateStore } from '@rsd/embedded';
 import {
   CONSOLE_LIMITS,
+  CONSOLE_SESSION_KEY,
   createConsoleSessions,
   sameToken,
   type ConsoleIdentity,
@@ -12,7 +12,13 @@ const NOW = new Date('2026-11-20T10:00:00.000Z');
 const MINUTE = 60_000;
 const HOUR = 60 * MINUTE;
 
-const ADMIN: ConsoleIdentity = { organizationId: 'acme', subject: 'idp|1234', displayName: 'Ada Admin' };
+const ADMIN: ConsoleIdentity = {
+  organizationId: 'acme',
+  subject: 'idp|1234',
+  issuer: 'https://idp.example',
+  scope: 'authorizations:write',
+  displayName: 'Ada Admin',
+};
 const ATTEMPT = { state: 'state-1', nonce: 'nonce-1', codeVerifier: 'verifier-1' };
 
 describe('console sessions', () => {
@@ -25,8 +31,20 @@ describe('console sessions', () => {
 
   beforeEach(() => {
     current = NOW;
-    sessions = createConsoleSessions(clock, createMemoryConsoleStateStore());
+    sessions = createConsoleSessions(clock, CONSOLE_SESSION_KEY.generate());
   });
+
+  /** The session a cookie opens, without the renewed cookie. */
+  const find = async (cookie: string | undefined) => (await sessions.find(cookie))?.session;
+  /** A browser holding a session's cookie: each use stores the renewed one, as the browser does. */
+  const browserWith = (cookie: string) => {
+    let held = cookie;
+    return async () => {
+      const found = await sessions.find(held);
+      if (found) held = found.cookie;
+      return found?.session;
+    };
+  };
 
   // Sign-in attempts and one-time links are both single-use tokens with a lifetime, so they age by the same rules.
   interface SingleUse<T> {
@@ -72,13 +90,14 @@ describe('console sessions', () => {
       const { cookie, session } = await sessions.start(ADMIN);
 
       expect(session).toEqual({ ...ADMIN, csrfToken: expect.stringMatching(/^[A-Za-z0-9_-]{43}$/) });
-      expect(cookie).toMatch(/^[A-Za-z0-9_-]{43}$/);
+      // Sealed with the console's key (decision 51): the session itself, encrypted, and nothing to look up.
+      expect(cookie).toMatch(/^[A-Za-z0-9_-]+\.\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+$/);
       expect(cookie).not.toBe(session.csrfToken);
-      expect(await sessions.find(cookie)).toEqual(session);
-      expect(await sessions.find(undefined)).toBeUndefined();
-      expect(await sessions.find('')).toBeUndefined();
-      expect(await sessions.find(`${cookie}x`)).toBeUndefined();
-      expect(await sessions.find(session.csrfToken)).toBeUndefined();
+      expect(await find(cookie)).toEqual(session);
+      expect(await find(undefined)).toBeUndefined();
+      expect(await find('')).toBeUndefined();
+      expect(await find(`${cookie}x`)).toBeUndefined();
+      expect(await find(session.csrfToken)).toBeUndefined();
     });
 
     test('when the same identity signs in twice, then each start has a new cookie and a new CSRF token, and both sessions stand apart', async () => {
@@ -87,52 +106,55 @@ describe('console sessions', () => {
 
       expect(second.cookie).not.toBe(first.cookie);
       expect(second.session.csrfToken).not.toBe(first.session.csrfToken);
-      expect((await sessions.find(first.cookie))?.csrfToken).toBe(first.session.csrfToken);
-      expect((await sessions.find(second.cookie))?.csrfToken).toBe(second.session.csrfToken);
+      expect((await find(first.cookie))?.csrfToken).toBe(first.session.csrfToken);
+      expect((await find(second.cookie))?.csrfToken).toBe(second.session.csrfToken);
     });
 
     test('when a session is unused for just under 30 minutes, then it still works; at 30 minutes it has ended', async () => {
       const { cookie } = await sessions.start(ADMIN);
 
       advance(CONSOLE_LIMITS.idleMs - 1);
-      expect(await sessions.find(cookie)).toMatchObject(ADMIN);
+      expect(await find(cookie)).toMatchObject(ADMIN);
 
       advance(CONSOLE_LIMITS.idleMs);
-      expect(await sessions.find(cookie)).toBeUndefined();
+      expect(await find(cookie)).toBeUndefined();
     });
 
     test('when a session ended idle, then it stays ended even if the clock goes back', async () => {
       const { cookie } = await sessions.start(ADMIN);
       advance(30 * MINUTE);
-      expect(await sessions.find(cookie)).toBeUndefined();
+      expect(await find(cookie)).toBeUndefined();
 
       current = NOW;
-      expect(await sessions.find(cookie)).toBeUndefined();
+      expect(await find(cookie)).toBeUndefined();
     });
 
     test('when a session is used every 20 minutes, then it lasts until 8 hours after sign-in and not a moment longer', async () => {
-      const { cookie } = await sessions.start(ADMIN);
+      const use = browserWith((await sessions.start(ADMIN)).cookie);
 
       for (let elapsed = 20 * MINUTE; elapsed < 8 * HOUR; elapsed += 20 * MINUTE) {
         current = new Date(NOW.getTime() + elapsed);
-        expect(await sessions.find(cookie)).toMatchObject(ADMIN);
+        expect(await use()).toMatchObject(ADMIN);
       }
       current = new Date(NOW.getTime() + CONSOLE_LIMITS.absoluteMs - 1);
-      expect(await sessions.find(cookie)).toMatchObject(ADMIN);
+      expect(await use()).toMatchObject(ADMIN);
 
       current = new Date(NOW.getTime() + CONSOLE_LIMITS.absoluteMs);
-      expect(await sessions.find(cookie)).toBeUndefined();
+      expect(await use()).toBeUndefined();
     });
 
     test('when a session is used, then its idle time starts again from that use', async () => {
       const { cookie } = await sessions.start(ADMIN);
+      const use = browserWith(cookie);
 
       advance(25 * MINUTE);
-      expect(await sessions.find(cookie)).toBeDefined();
+      expect(await use()).toBeDefined();
       advance(25 * MINUTE);
-      expect(await sessions.find(cookie)).toBeDefined();
+      expect(await use()).toBeDefined();
+      // The cookie as first set has idled 50 minutes: only the renewed one still opens the session.
+      expect(await find(cookie)).toBeUndefined();
       advance(30 * MINUTE);
-      expect(await sessions.find(cookie)).toBeUndefined();
+      expect(await use()).toBeUndefined();
     });
 
     test('when a session is ended, then its cookie finds nothing and other sessions go on', async () => {
@@ -141,8 +163,8 @@ describe('console sessions', () => {
 
       await sessions.end(ended.cookie);
 
-      expect(await sessions.find(ended.cookie)).toBeUndefined();
-      expect(await sessions.find(other.cookie)).toMatchObject({ subject: 'idp|other' });
+      expect(await find(ended.cookie)).toBeUndefined();
+      expect(await find(other.cookie)).toMatchObject({ subject: 'idp|other' });
     });
 
     test('when end is given no cookie or an unknown one, then nothing happens', async () => {
@@ -152,8 +174,21 @@ describe('console sessions', () => {
       await sessions.end('');
       await sessions.end('not-a-session');
 
-      expect(await sessions.find(cookie)).toMatchObject(ADMIN);
+      expect(await find(cookie)).toMatchObject(ADMIN);
     });
+  });
+
+  test('when another console instance holds the same key, then it opens the session: a replica lost loses no session', async () => {
+    const { cookie, session } = await sessions.start(ADMIN);
+    const key = CONSOLE_SESSION_KEY.generate();
+    const first = createConsoleSessions(clock, key);
+    const replica = createConsoleSessions(clock, key);
+    const started = await first.start(ADMIN);
+
+    expect((await replica.find(started.cookie))?.session).toEqual(started.session);
+    // Another key (another deployment) opens nothing.
+    expect(await replica.find(cookie)).toBeUndefined();
+    expect(await find(cookie)).toEqual(session);
   });
 
   describe('sign-in attempts', () => {
@@ -189,9 +224,9 @@ describe('console sessions', () => {
 
   describe('one-time sign-in links (decision 31)', () => {
     test('when a link is redeemed, then it gives its identity once and a second use is refused', async () => {
-      const token = await sessions.issueLink({ organizationId: 'acme', subject: 'one-time-link', displayName: 'x' });
+      const token = await sessions.issueLink({ ...ADMIN, subject: 'one-time-link', displayName: 'x' });
 
-      expect(await sessions.redeemLink(token)).toEqual({ organizationId: 'acme', subject: 'one-time-link', displayName: 'x' });
+      expect(await sessions.redeemLink(token)).toEqual({ ...ADMIN, subject: 'one-time-link', displayName: 'x' });
       expect(await sessions.redeemLink(token)).toBeUndefined();
     });
 
@@ -206,7 +241,8 @@ describe('console sessions', () => {
       const second = await sessions.issueLink(ADMIN);
 
       expect(first).not.toBe(second);
-      expect(first).toMatch(/^[A-Za-z0-9_-]{43}$/);
+      // Sealed like a session (decision 51): the link carries its identity, encrypted, and works on any replica with the key.
+      expect(first).toMatch(/^[A-Za-z0-9_.-]+$/);
       expect(await sessions.redeemLink(undefined)).toBeUndefined();
       expect(await sessions.redeemLink('')).toBeUndefined();
       expect(await sessions.redeemLink(first.slice(0, -1))).toBeUndefined();

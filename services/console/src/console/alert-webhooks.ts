@@ -6,7 +6,16 @@ import {
   type OrganizationAlertEvent,
   type Webhooks,
 } from '@resilience-score/client';
-import { ApiError, ERROR_STATUS, serviceUnavailable, signConsoleToken, type ErrorCode, type Logger } from '@rsd/platform';
+import {
+  ApiError,
+  CONSOLE_AUDIENCES,
+  ERROR_STATUS,
+  serviceUnavailable,
+  type ConsoleSigner,
+  type ErrorCode,
+  type Logger,
+} from '@rsd/platform';
+import type { ConsoleIdentity } from './console-sessions';
 
 /**
  * What the console does with one organization's alert webhooks: the notifier's whole lifecycle
@@ -18,27 +27,34 @@ export type AlertWebhooks = Pick<
 >;
 
 /** The signed-in person the console acts for. */
-export interface ConsoleActor {
-  organizationId: string;
-  subject: string;
-}
+export type ConsoleActor = ConsoleIdentity;
 
 /**
  * The organization's alert webhooks on the notifier, as the console reaches them: the TypeScript SDK's
- * own client, with a minute's token of the console for the signed-in organization (console-delegation).
+ * own client, with a minute's token of the console naming the signed-in person (console-delegation).
  * Each refusal of the notifier becomes the console's error of the same code; an unreachable notifier, or
- * one that refuses the console's token (the two services' secrets differ), is a 503 page.
+ * one that refuses the console's token (it lacks the console's public key), is a 503 page.
  */
 export interface AlertWebhookAccess {
   /** Runs `use` on the actor's webhooks. */
   run<T>(actor: ConsoleActor, use: (webhooks: AlertWebhooks) => Promise<T>): Promise<T>;
 }
 
-export function alertWebhookAccess(options: { notifierUrl: string; secret: string; log: Logger; timeoutMs?: number }): AlertWebhookAccess {
+export function alertWebhookAccess(options: {
+  notifierUrl: string;
+  signer: ConsoleSigner;
+  log: Logger;
+  timeoutMs?: number;
+}): AlertWebhookAccess {
   const notifierUrl = `${options.notifierUrl.replace(/\/+$/, '')}/v1`;
   return {
     async run(actor, use) {
-      const token = await signConsoleToken(options.secret, actor);
+      const token = await options.signer.sign(CONSOLE_AUDIENCES.notifier, {
+        organizationId: actor.organizationId,
+        subject: actor.subject,
+        personIssuer: actor.issuer,
+        scope: actor.scope,
+      });
       const organization = new Organization({
         token,
         organizationId: actor.organizationId,
@@ -74,10 +90,7 @@ function consoleErrorOf(error: unknown, log: Logger): unknown {
   if (!(error instanceof NotifierRefusal)) return error;
   if (error.status === 401 || error.status === 403) {
     // The console's own token refused: a configuration to mend, never the person's doing.
-    log.error(
-      { status: error.status, code: error.code },
-      'console: the notifier refused the console token (check CONSOLE_NOTIFIER_SECRET on both services)',
-    );
+    log.error({ status: error.status, code: error.code }, 'console: the notifier refused the console token (check CONSOLE_JWKS_URL there)');
     return serviceUnavailable('The console cannot manage alert webhooks right now.', { cause: error });
   }
   if (error instanceof RateLimited) {

@@ -4,6 +4,7 @@ import type { SignedInClaims } from './oidc-sign-in';
 
 const granted = (overrides: Record<string, unknown> = {}): SignedInClaims => ({
   sub: 'idp|1234',
+  iss: 'https://idp.example',
   org: 'acme',
   permissions: ['authorizations:read', MANAGE_PERMISSION],
   ...overrides,
@@ -13,7 +14,14 @@ describe('console identity: claims mapped to decision 15', () => {
   test('when the claims name a valid organization and grant authorizations:write, then the person is signed in for it', () => {
     expect(identityOf(granted({ name: 'Ada Admin' }), DEFAULT_CLAIMS)).toEqual({
       outcome: 'signed-in',
-      identity: { organizationId: 'acme', subject: 'idp|1234', displayName: 'Ada Admin' },
+      // Decision 51: the person's own issuer, and the permissions that are the APIs' scopes, for the console's tokens.
+      identity: {
+        organizationId: 'acme',
+        subject: 'idp|1234',
+        issuer: 'https://idp.example',
+        scope: 'authorizations:read authorizations:write',
+        displayName: 'Ada Admin',
+      },
     });
   });
 

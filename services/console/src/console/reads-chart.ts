@@ -1,4 +1,4 @@
-import type { DailyReads } from '@rsd/domain';
+import type { DayOfReads as DailyReads } from '@rsd/contracts';
 import { html, type Html } from './html';
 
 const WIDTH = 640;

@@ -4,6 +4,8 @@ import type { SignedInClaims } from './oidc-sign-in';
 
 /** The permission decision 15 asks of a caller that manages authorizations; the console asks the same. */
 export const MANAGE_PERMISSION = 'authorizations:write';
+/** The person's permissions that are scopes of the APIs the console calls for them (decision 51): its tokens carry these. */
+const API_SCOPES = new Set(['authorizations:write', 'authorizations:read']);
 
 export type IdentityOutcome = { outcome: 'signed-in'; identity: ConsoleIdentity } | { outcome: 'refused'; reason: string };
 
@@ -25,6 +27,10 @@ export function identityOf(claims: SignedInClaims, names: { organizationClaim: s
     identity: {
       organizationId: organization,
       subject: claims.sub,
+      issuer: typeof claims.iss === 'string' ? claims.iss : '',
+      scope: permissionsOf(claims[names.permissionsClaim])
+        .filter((permission) => API_SCOPES.has(permission))
+        .join(' '),
       displayName: typeof name === 'string' ? name.slice(0, 200) : claims.sub,
     },
   };

@@ -10,7 +10,7 @@ import {
   type RecipientType,
   type Scope,
 } from '@rsd/contracts';
-import type { DailyReads } from '@rsd/domain';
+import type { DayOfReads as DailyReads } from '@rsd/contracts';
 import { html, type Html } from './html';
 import { readsChart } from './reads-chart';
 

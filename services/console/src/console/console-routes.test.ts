@@ -3,14 +3,13 @@ import { createServer as createHttpServer, get as httpGet } from 'node:http';
 import { createServer as createNetServer } from 'node:net';
 import { join } from 'node:path';
 import { digestApiKey, hasValidChecksum } from '@rsd/domain';
-import { createMemoryConsoleStateStore } from '@rsd/embedded';
 import { UnavailableError } from '@rsd/platform';
 import type { AuthorizationStore } from '@rsd/ports';
 import { request, signToken } from '@rsd/testkit';
-import { anAccessRecord, NOW, startCredentials, type CredentialsHarness } from '../testing/credentials-harness';
+import { anAccessRecord, NOW } from '../../../credentials/src/testing/credentials-harness';
+import { startConsole as startConsoleHarness, type ConsoleHarness } from '../testing/console-harness';
 import { alertWebhookAccess, type AlertWebhookAccess } from './alert-webhooks';
-import { DEFAULT_CLAIMS } from './console-config';
-import { createConsoleSessions, type ConsoleSessions } from './console-sessions';
+import { SIGN_IN_LINK_ISSUER } from './console-sessions';
 
 const ORG = 'acme';
 const OTHER_ORG = 'globex';
@@ -20,33 +19,27 @@ const FOREIGN_ORIGIN = 'https://attacker.example';
 /** What a stack trace or an internal error leaves in a page. */
 const INTERNALS = /\n\s*at [\w.<>]+ \(|\n\s*at [^\n]*\.[cm]?[jt]s:\d+:\d+|node_modules|\.ts:\d+|TypeError|ReferenceError|SQLITE/;
 
-interface Harness extends CredentialsHarness {
-  sessions: ConsoleSessions;
+interface Harness extends ConsoleHarness {
   /** From now on the store's list fails with this error, as a database that went away would. */
   breakStore(error: Error): void;
 }
 
 /** The console's origin as people reach it, through a proxy that gives the service another Host. */
-const PUBLIC_ORIGIN = 'https://credentials.acme.example';
+const PUBLIC_ORIGIN = 'https://console.acme.example';
 
-/** The credentials service over the embedded adapters in a temp dir, its console's sessions in the test's hands. */
+/** The console against the credentials service over the embedded adapters in a temp dir, its sessions in the test's hands. */
 async function startConsole(options: { alertWebhooks?: AlertWebhookAccess } = {}): Promise<Harness> {
-  let sessions: ConsoleSessions | undefined;
   let failure: Error | undefined;
-  const h = await startCredentials({
+  const h = await startConsoleHarness({
     wrapStore: (store): AuthorizationStore => ({
       ...store,
       list: (organizationId) => (failure ? Promise.reject(failure) : store.list(organizationId)),
     }),
-    console: (clock) => {
-      sessions = createConsoleSessions(clock, createMemoryConsoleStateStore());
-      return { sessions, oidc: undefined, claims: DEFAULT_CLAIMS, publicOrigin: PUBLIC_ORIGIN, alertWebhooks: options.alertWebhooks };
-    },
+    publicUrl: PUBLIC_ORIGIN,
+    alertWebhooks: options.alertWebhooks,
   });
-  if (!sessions) throw new Error('the harness made no console');
   return {
     ...h,
-    sessions,
     breakStore: (error) => {
       failure = error;
     },
@@ -132,7 +125,13 @@ describe('credentials service: the console (decisions 30-32)', () => {
   }
 
   async function signIn(organizationId = ORG, cookie?: string): Promise<{ cookie: string; csrf: string }> {
-    const token = await h.sessions.issueLink({ organizationId, subject: 'one-time-link', displayName: 'x' });
+    const token = await h.sessions.issueLink({
+      organizationId,
+      subject: 'one-time-link',
+      issuer: SIGN_IN_LINK_ISSUER,
+      scope: 'authorizations:write',
+      displayName: 'x',
+    });
     const answer = await visit(`/console/sign-in/link?token=${token}`, { cookie });
     expect(answer.status).toBe(303);
     expect(answer.location).toBe('/console');
@@ -159,7 +158,7 @@ describe('credentials service: the console (decisions 30-32)', () => {
   /** An authorization created over the HTTP API with a bearer token, as another organization's administrator would. */
   async function createOverApi(organizationId: string): Promise<string> {
     const token = await signToken({ org: organizationId, scope: 'authorizations:write' });
-    const created = await request(`${h.app.baseUrl}/v1/organizations/${organizationId}/authorizations`, {
+    const created = await request(`${h.credentials.baseUrl}/v1/organizations/${organizationId}/authorizations`, {
       method: 'POST',
       headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
       body: JSON.stringify({ recipientType: 'auditor', scopes: ['qr_score'] }),
@@ -199,13 +198,20 @@ describe('credentials service: the console (decisions 30-32)', () => {
     });
 
     test('when the one-time link is opened, then it signs in with an HttpOnly, SameSite=Lax cookie for /console and the list shows who', async () => {
-      const token = await h.sessions.issueLink({ organizationId: ORG, subject: 'one-time-link', displayName: 'x' });
+      const token = await h.sessions.issueLink({
+        organizationId: ORG,
+        subject: 'one-time-link',
+        issuer: SIGN_IN_LINK_ISSUER,
+        scope: 'authorizations:write',
+        displayName: 'x',
+      });
 
       const answer = await visit(`/console/sign-in/link?token=${token}`);
 
       expect(answer.status).toBe(303);
       expect(answer.location).toBe('/console');
-      expect(answer.sessionCookie).toMatch(/^[A-Za-z0-9_-]{43}$/);
+      // Sealed (decision 51): the session itself, encrypted with the console's key (a compact JWE).
+      expect(answer.sessionCookie).toMatch(/^[A-Za-z0-9_-]+\.\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+$/);
       expect(answer.sessionCookie).not.toBe(token);
       const attributes = (answer.sessionCookieLine ?? '').split(';').map((part) => part.trim().toLowerCase());
       expect(attributes).toEqual(expect.arrayContaining(['path=/console', 'httponly', 'samesite=lax']));
@@ -218,7 +224,13 @@ describe('credentials service: the console (decisions 30-32)', () => {
     });
 
     test('when the one-time link is opened through a name other than loopback, then the session cookie is Secure', async () => {
-      const token = await h.sessions.issueLink({ organizationId: ORG, subject: 'one-time-link', displayName: 'x' });
+      const token = await h.sessions.issueLink({
+        organizationId: ORG,
+        subject: 'one-time-link',
+        issuer: SIGN_IN_LINK_ISSUER,
+        scope: 'authorizations:write',
+        displayName: 'x',
+      });
       const { port } = new URL(h.app.baseUrl);
 
       const setCookie = await new Promise<string[]>((resolve, reject) => {
@@ -236,7 +248,13 @@ describe('credentials service: the console (decisions 30-32)', () => {
     });
 
     test('when the one-time link is opened a second time, then it is a 400 sign-in page and no session is set', async () => {
-      const token = await h.sessions.issueLink({ organizationId: ORG, subject: 'one-time-link', displayName: 'x' });
+      const token = await h.sessions.issueLink({
+        organizationId: ORG,
+        subject: 'one-time-link',
+        issuer: SIGN_IN_LINK_ISSUER,
+        scope: 'authorizations:write',
+        displayName: 'x',
+      });
       expect((await visit(`/console/sign-in/link?token=${token}`)).status).toBe(303);
 
       const again = await visit(`/console/sign-in/link?token=${token}`);
@@ -248,8 +266,20 @@ describe('credentials service: the console (decisions 30-32)', () => {
     });
 
     test('when the one-time link is opened 10 minutes after it was issued, then it is a 400; just before, it works', async () => {
-      const early = await h.sessions.issueLink({ organizationId: ORG, subject: 'one-time-link', displayName: 'x' });
-      const late = await h.sessions.issueLink({ organizationId: ORG, subject: 'one-time-link', displayName: 'x' });
+      const early = await h.sessions.issueLink({
+        organizationId: ORG,
+        subject: 'one-time-link',
+        issuer: SIGN_IN_LINK_ISSUER,
+        scope: 'authorizations:write',
+        displayName: 'x',
+      });
+      const late = await h.sessions.issueLink({
+        organizationId: ORG,
+        subject: 'one-time-link',
+        issuer: SIGN_IN_LINK_ISSUER,
+        scope: 'authorizations:write',
+        displayName: 'x',
+      });
 
       h.clock.set(new Date(NOW.getTime() + 10 * MINUTE - 1));
       expect((await visit(`/console/sign-in/link?token=${early}`)).status).toBe(303);
@@ -262,7 +292,13 @@ describe('credentials service: the console (decisions 30-32)', () => {
     });
 
     test('when the link has no token, a made-up one or several, then it is a 400 and no session is set', async () => {
-      const token = await h.sessions.issueLink({ organizationId: ORG, subject: 'one-time-link', displayName: 'x' });
+      const token = await h.sessions.issueLink({
+        organizationId: ORG,
+        subject: 'one-time-link',
+        issuer: SIGN_IN_LINK_ISSUER,
+        scope: 'authorizations:write',
+        displayName: 'x',
+      });
       const pages = [
         await visit('/console/sign-in/link'),
         await visit('/console/sign-in/link?token='),
@@ -373,7 +409,13 @@ describe('credentials service: the console (decisions 30-32)', () => {
     });
 
     test('when a sign-in redirect is answered, then it carries the policy too', async () => {
-      const token = await h.sessions.issueLink({ organizationId: ORG, subject: 'one-time-link', displayName: 'x' });
+      const token = await h.sessions.issueLink({
+        organizationId: ORG,
+        subject: 'one-time-link',
+        issuer: SIGN_IN_LINK_ISSUER,
+        scope: 'authorizations:write',
+        displayName: 'x',
+      });
       const answer = await visit(`/console/sign-in/link?token=${token}`);
 
       expect(answer.headers.get('content-security-policy')).toContain("default-src 'none'");
@@ -739,13 +781,14 @@ describe('credentials service: the console (decisions 30-32)', () => {
     async function anOffer(): Promise<{ accountId: string; clientId: string }> {
       const token = await signToken({ org: ORG, scope: 'authorizations:write' });
       const create = (body: object) =>
-        request(`${h.app.baseUrl}/v1/organizations/${ORG}/authorizations`, {
+        request(`${h.credentials.baseUrl}/v1/organizations/${ORG}/authorizations`, {
           method: 'POST',
           headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
           body: JSON.stringify({ recipientType: 'auditor', scopes: ['qr_score'], ...body }),
         });
       const linked = await create({ keyDelivery: 'claimLink' });
-      const opened = await request(linked.body.claim.url, {
+      // The link names the console as people reach it; this test reaches it on its port.
+      const opened = await request(String(linked.body.claim.url).replace(PUBLIC_ORIGIN, h.app.baseUrl), {
         method: 'POST',
         headers: { 'content-type': 'application/json' },
         body: JSON.stringify({ into: 'account', accountName: 'Private book' }),
@@ -1021,15 +1064,11 @@ describe('credentials service: the console (decisions 30-32)', () => {
 
   describe('with an identity provider out of reach', () => {
     test('when /console/sign-in is asked for, then it is a 503 page in words with Retry-After, like every 503', async () => {
-      const away = await startCredentials({
-        console: (clock) => ({
-          sessions: createConsoleSessions(clock, createMemoryConsoleStateStore()),
-          oidc: {
-            begin: () => Promise.reject(new TypeError('fetch failed')),
-            finish: () => Promise.reject(new Error('no sign-in begun')),
-          },
-          claims: DEFAULT_CLAIMS,
-        }),
+      const away = await startConsoleHarness({
+        oidc: {
+          begin: () => Promise.reject(new TypeError('fetch failed')),
+          finish: () => Promise.reject(new Error('no sign-in begun')),
+        },
       });
       try {
         const page = await request<string>(`${away.app.baseUrl}/console/sign-in`, { redirect: 'manual' });
@@ -1073,7 +1112,7 @@ describe('credentials service: the console (decisions 30-32)', () => {
       await new Promise<void>((listening) => server.listen(0, '127.0.0.1', listening));
       const { port } = server.address() as { port: number };
       await new Promise<void>((closed) => server.close(() => closed()));
-      return alertWebhookAccess({ notifierUrl: `http://127.0.0.1:${port}`, secret: 'x'.repeat(48), log: h.log, timeoutMs: 1_000 });
+      return alertWebhookAccess({ notifierUrl: `http://127.0.0.1:${port}`, signer: h.signer, log: h.log, timeoutMs: 1_000 });
     }
 
     test('when nobody is signed in, then the alert webhook pages and changes are a 303 to /console', async () => {
@@ -1129,7 +1168,7 @@ describe('credentials service: the console (decisions 30-32)', () => {
         h = await startConsole({
           alertWebhooks: alertWebhookAccess({
             notifierUrl: `http://127.0.0.1:${port}`,
-            secret: 'x'.repeat(48),
+            signer: h.signer,
             log: h.log,
             timeoutMs: 1_000,
           }),

@@ -1,0 +1,171 @@
+import type {
+  AccessLogPage,
+  Alert,
+  Authorization,
+  AuthorizationWithClaimLink,
+  CreatedAuthorization,
+  DailyReadsList,
+  RotatedAuthorization,
+} from '@rsd/contracts';
+import {
+  ApiError,
+  CONSOLE_AUDIENCES,
+  ERROR_STATUS,
+  serviceUnavailable,
+  type ConsoleSigner,
+  type ErrorCode,
+  type Logger,
+} from '@rsd/platform';
+import type { ConsoleIdentity } from './console/console-sessions';
+
+/** What the credentials service answered, as the claim page relays it to a program. */
+export interface RelayedAnswer {
+  status: number;
+  headers: Headers;
+  body: unknown;
+}
+
+/**
+ * The credentials service's API as the console uses it (decision 51): every call over HTTP with a
+ * minute's token of the console naming the signed-in person. A refusal of the API becomes the console's
+ * error of the same code (its page says it); an API that cannot be reached, or refuses the console's own
+ * token (its public key not configured there), is a 503 page.
+ */
+export interface CredentialsApi {
+  list(person: ConsoleIdentity): Promise<Authorization[]>;
+  alerts(person: ConsoleIdentity): Promise<Alert[]>;
+  get(person: ConsoleIdentity, clientId: string): Promise<Authorization>;
+  create(
+    person: ConsoleIdentity,
+    body: Record<string, unknown>,
+  ): Promise<CreatedAuthorization | AuthorizationWithClaimLink | Authorization>;
+  revoke(person: ConsoleIdentity, clientId: string): Promise<Authorization>;
+  rotate(
+    person: ConsoleIdentity,
+    clientId: string,
+    body: { overlapSeconds: number },
+  ): Promise<{ rotated: RotatedAuthorization; pending: boolean }>;
+  claimLink(person: ConsoleIdentity, clientId: string, body: Record<string, unknown>): Promise<AuthorizationWithClaimLink>;
+  /** `query` as the page was asked it (a repeated `limit` stays repeated, for the API to refuse). */
+  accessLog(person: ConsoleIdentity, clientId: string, query: URLSearchParams): Promise<AccessLogPage>;
+  dailyReads(person: ConsoleIdentity, clientId: string): Promise<DailyReadsList['days']>;
+  /** Decision 38's claim API, for the browser at `address` (the console vouches for it in a token of its own). */
+  claim(method: 'GET' | 'POST', token: string, request: { address: string; body?: unknown; accountKey?: string }): Promise<RelayedAnswer>;
+}
+
+export function credentialsApi(options: { url: string; signer: ConsoleSigner; log: Logger; timeoutMs?: number }): CredentialsApi {
+  const base = options.url.replace(/\/+$/, '');
+  const timeoutMs = options.timeoutMs ?? 10_000;
+
+  async function send(path: string, init: { method?: string; body?: unknown; authorization: string; headers?: Record<string, string> }) {
+    try {
+      return await fetch(`${base}${path}`, {
+        method: init.method ?? 'GET',
+        headers: {
+          accept: 'application/json',
+          authorization: `Bearer ${init.authorization}`,
+          ...(init.body === undefined ? {} : { 'content-type': 'application/json' }),
+          ...init.headers,
+        },
+        ...(init.body === undefined ? {} : { body: JSON.stringify(init.body) }),
+        redirect: 'manual',
+        signal: AbortSignal.timeout(timeoutMs),
+      });
+    } catch (error) {
+      options.log.warn({ err: error }, 'console: the credentials service could not be reached');
+      throw serviceUnavailable('The credentials service cannot be reached; try again in a moment.', { cause: error });
+    }
+  }
+
+  async function call<T>(
+    person: ConsoleIdentity,
+    path: string,
+    init: { method?: string; body?: unknown } = {},
+  ): Promise<{ status: number; body: T }> {
+    const token = await options.signer.sign(CONSOLE_AUDIENCES.credentials, {
+      organizationId: person.organizationId,
+      subject: person.subject,
+      personIssuer: person.issuer,
+      scope: person.scope,
+    });
+    const response = await send(`/v1/organizations/${encodeURIComponent(person.organizationId)}${path}`, { ...init, authorization: token });
+    const body: unknown = await response.json().catch(() => undefined);
+    if (response.ok) return { status: response.status, body: body as T };
+    throw consoleErrorOf(response, body, options.log);
+  }
+
+  const item = (clientId: string) => `/authorizations/${encodeURIComponent(clientId)}`;
+  return {
+    list: async (person) => (await call<{ authorizations: Authorization[] }>(person, '/authorizations')).body.authorizations,
+    alerts: async (person) => (await call<{ alerts: Alert[] }>(person, '/alerts')).body.alerts,
+    get: async (person, clientId) => (await call<Authorization>(person, item(clientId))).body,
+    create: async (person, body) => (await call<CreatedAuthorization>(person, '/authorizations', { method: 'POST', body })).body,
+    revoke: async (person, clientId) => (await call<Authorization>(person, `${item(clientId)}/revoke`, { method: 'POST' })).body,
+    rotate: async (person, clientId, body) => {
+      const answer = await call<RotatedAuthorization>(person, `${item(clientId)}/rotate`, { method: 'POST', body });
+      // 202: recorded, its event not yet in the log (decision 29).
+      return { rotated: answer.body, pending: answer.status === 202 };
+    },
+    claimLink: async (person, clientId, body) =>
+      (await call<AuthorizationWithClaimLink>(person, `${item(clientId)}/claim-link`, { method: 'POST', body })).body,
+    accessLog: async (person, clientId, query) => {
+      const search = query.toString();
+      return (await call<AccessLogPage>(person, `${item(clientId)}/access-log${search ? `?${search}` : ''}`)).body;
+    },
+    dailyReads: async (person, clientId) => (await call<DailyReadsList>(person, `${item(clientId)}/daily-reads`)).body.days,
+    async claim(method, token, request) {
+      const response = await send(`/claim/${encodeURIComponent(token)}`, {
+        method,
+        authorization: await options.signer.signClientAddress(request.address),
+        ...(method === 'POST' ? { body: request.body ?? {} } : {}),
+        ...(request.accountKey === undefined ? {} : { headers: { 'x-api-key': request.accountKey } }),
+      });
+      const body: unknown = await response.json().catch(() => undefined);
+      return { status: response.status, headers: response.headers, body };
+    },
+  };
+}
+
+/** The API's refusal as the console's own error, in the API's words; what is not the person's doing is a 503. */
+export function consoleErrorOf(response: { status: number; headers: Headers }, body: unknown, log: Logger): ApiError {
+  const error = (typeof body === 'object' && body !== null ? body : {}) as { code?: unknown; message?: unknown; details?: unknown };
+  if (response.status === 401) {
+    // The console's own token refused: a configuration to mend (the API lacks the console's public key), never the person's doing.
+    log.error(
+      { status: response.status, code: error.code },
+      'console: the credentials service refused the console token (check CONSOLE_JWKS_URL there)',
+    );
+    return serviceUnavailable('The console cannot reach the organization’s authorizations right now.');
+  }
+  const retryAfter = response.headers.get('retry-after');
+  if (response.status === 429) {
+    // The browser's own budget (failed claim attempts), or the organization's: the person waits, as an API client would.
+    const seconds = retryAfter ?? '60';
+    return new ApiError('RATE_LIMITED', `Too many attempts; try again in ${seconds} seconds.`, undefined, { 'Retry-After': seconds });
+  }
+  if (response.status === 503) {
+    // The API's own dependency is away: the person retries, and the page names nothing of it.
+    return serviceUnavailable(
+      'A service the console needs is not reachable right now.',
+      retryAfter === null ? {} : { retryAfterS: Number(retryAfter) || undefined },
+    );
+  }
+  // A code the API documents, with its status: the same error here (a 500 stays a 500, a 503 keeps its Retry-After).
+  const known = typeof error.code === 'string' && error.code in ERROR_STATUS && ERROR_STATUS[error.code as ErrorCode] === response.status;
+  if (!known) {
+    log.warn({ status: response.status, code: error.code }, 'console: the credentials service did not complete a request');
+    return serviceUnavailable('The credentials service could not complete this request; try again in a moment.');
+  }
+  const details = Array.isArray(error.details)
+    ? (error.details as { path?: unknown; message?: unknown }[]).map((detail) => ({
+        path: typeof detail.path === 'string' ? detail.path : '',
+        message: typeof detail.message === 'string' ? detail.message : '',
+      }))
+    : [];
+  return new ApiError(
+    error.code as ErrorCode,
+    typeof error.message === 'string' ? error.message : 'The request was refused',
+    details.length > 0 ? details : undefined,
+    retryAfter === null ? undefined : { 'Retry-After': retryAfter },
+  );
+}
