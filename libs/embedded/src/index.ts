@@ -11,3 +11,4 @@ export { openSqliteAccessLog, openSqliteAccessLogStore, type SqliteAccessLogOpti
 export { createMemoryConsoleStateStore, MEMORY_CONSOLE_STATE_LIMIT } from './memory-console-state-store';
 export { backupDataDirectory, type BackupManifest, type BackupOptions } from './sqlite/backup';
 export { databasesInUse, restoreDataDirectory, type RestoreOptions, type RestoreReport } from './sqlite/restore';
+export { createMemoryLeaseStore } from './memory-lease-store';
