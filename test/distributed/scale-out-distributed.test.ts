@@ -1,10 +1,9 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { Kafka, logLevel, type Consumer } from 'kafkajs';
-import { MongoClient } from 'mongodb';
 import { EVENT_TYPES, TOPICS } from '@rsd/contracts';
 import { signDevToken } from '@rsd/platform';
 import { aScoreSubmission, describeWithInfra, request, startWebhookReceiver, type StartedServer, type WebhookReceiver } from '@rsd/testkit';
-import { startDistributedServers } from '../support/distributed-servers';
+import { dropDatabases, startDistributedServers } from '../support/distributed-servers';
 import { eventually } from '../support/embedded-process';
 import * as orgAdmin from '../support/organization-admin';
 import { startService, type ServiceProcess } from '../support/service-process';
@@ -155,11 +154,7 @@ describeWithInfra(
       for (const service of started) await service.stop();
       await receiver?.close();
       await consumer?.disconnect();
-      if (env?.MONGO_URL) {
-        const client = await MongoClient.connect(env.MONGO_URL);
-        for (const name of [env.CREDENTIALS_DB!, env.READ_VIEWS_DB!, env.NOTIFIER_DB!]) await client.db(name).dropDatabase();
-        await client.close();
-      }
+      if (env?.MONGO_URL) await dropDatabases(env.MONGO_URL, [env.CREDENTIALS_DB!, env.READ_VIEWS_DB!, env.NOTIFIER_DB!]);
       for (const server of servers) await server.stop();
     }, 60_000);
 
