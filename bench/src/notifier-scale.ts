@@ -19,13 +19,16 @@ import { subscribeAll, type Subscriber } from './webhooks-load/subscriptions';
 // first post to the last delivery. Replicas are added between phases and measured once their queue
 // shards are shared (every replica holds some, all 32 held).
 
-const USAGE = `usage: npm run bench:notifier-scale -- [--subscriptions N] [--replicas 1,2,3]
-  --subscriptions  deliveries per phase (default 1000)
+const USAGE = `usage: npm run bench:notifier-scale -- [--subscriptions N] [--per-organization P] [--replicas 1,2,3]
+  --subscriptions     deliveries per phase (default 1000)
+  --per-organization  subscriptions per organization (default 100): one score plans P deliveries, so the
+                      queue's workers are measured rather than the planning of one event per delivery
   --replicas       the replica counts measured, in order, each more than the one before (default 1,2,3)
 Needs KAFKA_BROKERS, MONGO_URL and REDIS_URL (for the single-server engines: source /tmp/infra-env.sh).`;
 
 interface Options {
   subscriptions: number;
+  perOrganization: number;
   replicas: number[];
 }
 
@@ -35,13 +38,18 @@ const SHARDS = 32;
 const say = (line: string) => process.stderr.write(`${line}\n`);
 
 function parseOptions(argv: string[]): Options {
-  const options: Options = { subscriptions: 1_000, replicas: [1, 2, 3] };
+  const options: Options = { subscriptions: 1_000, perOrganization: 100, replicas: [1, 2, 3] };
   readFlags(
     argv,
     {
       subscriptions: (value, flag) => {
         options.subscriptions = Number(required(value, flag));
         if (!Number.isInteger(options.subscriptions) || options.subscriptions < 1)
+          throw new UsageError(`${flag} must be a positive integer`);
+      },
+      'per-organization': (value, flag) => {
+        options.perOrganization = Number(required(value, flag));
+        if (!Number.isInteger(options.perOrganization) || options.perOrganization < 1)
           throw new UsageError(`${flag} must be a positive integer`);
       },
       replicas: (value, flag) => {
@@ -86,6 +94,8 @@ interface PhaseFigures {
   perSecond: number | undefined;
   duplicateIds: number;
   succeeded: number[];
+  /** Attempts that failed (each retried with the same webhook-id: a receiver that got it sees it twice). */
+  failed: number;
 }
 
 async function main(): Promise<void> {
@@ -116,7 +126,8 @@ async function main(): Promise<void> {
   const started: ServiceProcess[] = [];
   const receivers: Receiver[] = [];
   const heading = [
-    `Webhook deliveries per second by notifier replicas (decision 52): ${options.subscriptions} deliveries per phase, replicas ${options.replicas.join(', ')}`,
+    `Webhook deliveries per second by notifier replicas (decision 52): ${options.subscriptions} deliveries per phase ` +
+      `(${options.perOrganization} subscriptions per organization), replicas ${options.replicas.join(', ')}`,
     `${await machine()}; node ${process.version}; ${new Date().toISOString().slice(0, 16).replace('T', ' ')} UTC`,
     `Engines: Kafka ${brokers}, MongoDB-wire ${mongoUrl.replace(/\/\/[^@]*@/, '//')}, Redis; one credentials and one score-ingest process; everything on this machine's cores`,
   ];
@@ -159,6 +170,7 @@ async function main(): Promise<void> {
         count: options.subscriptions,
         concurrency: 8,
         onProgress: () => undefined,
+        perOrganization: options.perOrganization,
       });
       say(`setup of phase ${index + 1}: ${options.subscriptions} subscriptions in ${setup.seconds.toFixed(1)} s`);
       phases.push({ receiver, subscribers: setup.subscribers });
@@ -181,7 +193,12 @@ async function main(): Promise<void> {
       const before = await Promise.all(notifiers.map((notifier) => scrapeNotifier(notifier.url)));
       const { receiver, subscribers } = phases[index]!;
       const drained = receiver.allDelivered(options.subscriptions, DRAIN_TIMEOUT_MS);
-      const posted = await postScores(started[1]!.url, devSecret, subscribers);
+      // One score per organization: each plans a delivery to every one of its subscriptions.
+      const posted = await postScores(
+        started[1]!.url,
+        devSecret,
+        subscribers.filter((_, i) => i % options.perOrganization === 0),
+      );
       const complete = await drained;
       const tally = receiver.tally();
       const after = await Promise.all(notifiers.map((notifier) => scrapeNotifier(notifier.url)));
@@ -194,6 +211,7 @@ async function main(): Promise<void> {
         perSecond: drainS === undefined ? undefined : options.subscriptions / drainS,
         duplicateIds: tally.duplicateIds,
         succeeded: after.map((metrics, i) => (metrics.deliveries.succeeded ?? 0) - (before[i]?.deliveries.succeeded ?? 0)),
+        failed: after.reduce((sum, metrics, i) => sum + (metrics.deliveries.failed ?? 0) - (before[i]?.deliveries.failed ?? 0), 0),
       });
       say(`phase ${index + 1} (${replicas} replicas): ${drainS === undefined ? 'did not drain' : `${drainS.toFixed(2)} s`}`);
     }
@@ -217,7 +235,16 @@ async function main(): Promise<void> {
 
 function table(figures: readonly PhaseFigures[]): string {
   const rows = [
-    ['replicas', 'shards held', 'first delivery', 'last delivery', 'deliveries/s', 'by replica', 'webhook-ids twice'],
+    [
+      'replicas',
+      'shards held',
+      'first delivery',
+      'last delivery',
+      'deliveries/s',
+      'succeeded by replica',
+      'failed attempts',
+      'webhook-ids twice',
+    ],
     ...figures.map((f) => [
       String(f.replicas),
       f.shards.join('/'),
@@ -225,6 +252,7 @@ function table(figures: readonly PhaseFigures[]): string {
       f.drainS === undefined ? 'not drained' : `${f.drainS.toFixed(2)} s`,
       f.perSecond === undefined ? '-' : f.perSecond.toFixed(0),
       f.succeeded.join('/'),
+      String(f.failed),
       String(f.duplicateIds),
     ]),
   ];

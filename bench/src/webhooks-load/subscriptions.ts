@@ -36,7 +36,14 @@ export async function subscribeAll(
   urls: ProductUrls,
   devSecret: string,
   receiver: Receiver,
-  options: { run: string; count: number; concurrency: number; onProgress(done: number): void },
+  options: {
+    run: string;
+    count: number;
+    concurrency: number;
+    onProgress(done: number): void;
+    /** Subscriptions per organization (1 unless given): one score of the organization is then a delivery to each. */
+    perOrganization?: number;
+  },
 ): Promise<SetupFigures> {
   const subscribers: Subscriber[] = new Array<Subscriber>(options.count);
   const authorizationMs: number[] = [];
@@ -46,7 +53,7 @@ export async function subscribeAll(
   const started = performance.now();
 
   await forEachLimited(options.count, options.concurrency, async (index) => {
-    const organizationId = organizationIdOf(options.run, index);
+    const organizationId = organizationIdOf(options.run, Math.floor(index / (options.perOrganization ?? 1)));
     const token = await signDevToken(devSecret, { org: organizationId, scope: 'authorizations:write' });
     let at = performance.now();
     const authorization = await requestJson<{ clientId: string; apiKey: string }>(
