@@ -133,6 +133,49 @@ describe('delivery worker with replicas sharing the queue (decision 52)', () => 
     expect(queue.written).toHaveLength(1);
   });
 
+  it('when an attempt finishes while the queue is being read, then the read’s stale copy of it is not sent again', async () => {
+    const webhook = aPortfolioWebhook('acc_alone');
+    const delivery = aTestDelivery(webhook);
+    let staleRead: ((deliveries: PendingDelivery[]) => void) | undefined;
+    let reads = 0;
+    const recorded: string[] = [];
+    const store = {
+      // The first read finds the delivery; the second starts before its attempt is recorded and answers after.
+      due: () => {
+        reads += 1;
+        return reads === 1 ? Promise.resolve([delivery]) : new Promise<PendingDelivery[]>((resolve) => (staleRead = resolve));
+      },
+      findWebhook: () => Promise.resolve(webhook),
+      recordAttempt: () => {
+        recorded.push(delivery.messageId);
+        return Promise.resolve(true);
+      },
+    } as unknown as WebhookStore;
+    let answer: ((outcome: SendOutcome) => void) | undefined;
+    let sends = 0;
+    const worker = start(
+      store,
+      () => new Map([[queueShardOf(webhook.clientId), 1]]),
+      () => {
+        sends += 1;
+        return sends === 1
+          ? new Promise<SendOutcome>((resolve) => (answer = resolve))
+          : Promise.resolve<SendOutcome>({ outcome: 'answered', status: 204 });
+      },
+      [],
+    );
+    await eventually(() => expect(answer).toBeDefined());
+
+    worker.nudge();
+    await eventually(() => expect(staleRead).toBeDefined());
+    answer?.({ outcome: 'answered', status: 204 });
+    await eventually(() => expect(recorded).toHaveLength(1));
+    staleRead?.([delivery]);
+    await worker.stop();
+
+    expect(sends).toBe(1);
+  });
+
   it('when it holds no shard, then it reads nothing from the queue', async () => {
     const { mine } = twoShards();
     const queue = aQueue([mine], [aTestDelivery(mine)], () => false);

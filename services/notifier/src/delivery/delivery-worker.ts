@@ -68,6 +68,12 @@ export function startDeliveryWorker(deps: DeliveryWorkerDeps): DeliveryWorker {
   const inFlight = new Map<string, { shard: number; attempt: Promise<void> }>();
   /** Per shard taken over: deliveries due by then, and how many more of them may repeat a lost replica's. */
   const resumable = new Map<number, { dueBy: number; left: number }>();
+  /**
+   * Attempts that finished while the queue was being read: the read may predate their record, so
+   * they are not taken from it again (a second send of a delivered message, with one replica alone).
+   */
+  const finishedDuringRead = new Set<string>();
+  let reading = false;
   let stopped = false;
   let timer: NodeJS.Timeout | undefined;
   let looking: Promise<void> | undefined;
@@ -93,28 +99,32 @@ export function startDeliveryWorker(deps: DeliveryWorkerDeps): DeliveryWorker {
         const owned = deps.shards?.();
         if (owned?.size === 0) break;
         let due: PendingDelivery[];
+        finishedDuringRead.clear();
+        reading = true;
         try {
           due = await store.due(clock.now(), room + inFlight.size, owned ? [...owned.keys()] : undefined);
         } catch (error) {
           log.warn({ err: error }, 'could not read the webhook queue; trying again');
           break;
+        } finally {
+          reading = false;
         }
         for (const delivery of due) {
           if (inFlight.size >= deps.concurrency) break;
-          if (inFlight.has(delivery.messageId)) continue;
+          if (inFlight.has(delivery.messageId) || finishedDuringRead.has(delivery.messageId)) continue;
           const shard = queueShardOf(delivery.clientId);
           const fence = owned?.get(shard);
           if (owned && fence === undefined) continue;
           countIfResumed(shard, delivery);
           const attempt = attemptInItsTrace(delivery, fence).then(
             () => {
-              inFlight.delete(delivery.messageId);
+              settled(delivery.messageId);
               // A slot is free: what waits behind it need not wait for the next poll.
               schedule(0);
             },
             (error: unknown) => {
               // The store could not record it: the delivery stays due, and is tried again at the next poll, not at once.
-              inFlight.delete(delivery.messageId);
+              settled(delivery.messageId);
               log.error({ err: error, messageId: delivery.messageId }, 'webhook attempt could not be recorded');
             },
           );
@@ -126,6 +136,11 @@ export function startDeliveryWorker(deps: DeliveryWorkerDeps): DeliveryWorker {
       schedule(deps.pollIntervalMs);
     });
     return looking;
+  }
+
+  function settled(messageId: string): void {
+    inFlight.delete(messageId);
+    if (reading) finishedDuringRead.add(messageId);
   }
 
   function countIfResumed(shard: number, delivery: PendingDelivery): void {
