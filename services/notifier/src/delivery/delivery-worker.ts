@@ -109,12 +109,14 @@ export function startDeliveryWorker(deps: DeliveryWorkerDeps): DeliveryWorker {
         } finally {
           reading = false;
         }
+        // The shards as held now: one given up while the queue was read is no longer worked here.
+        const held = deps.shards?.();
         for (const delivery of due) {
           if (inFlight.size >= deps.concurrency) break;
           if (inFlight.has(delivery.messageId) || finishedDuringRead.has(delivery.messageId)) continue;
           const shard = queueShardOf(delivery.clientId);
-          const fence = owned?.get(shard);
-          if (owned && fence === undefined) continue;
+          const fence = held?.get(shard);
+          if (held && fence === undefined) continue;
           countIfResumed(shard, delivery);
           const attempt = attemptInItsTrace(delivery, fence).then(
             () => {
