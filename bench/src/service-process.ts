@@ -2,6 +2,7 @@ import { spawn } from 'node:child_process';
 import { closeSync, mkdirSync, openSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { ROOT } from './processes';
+import { trackChild } from './scale/cleanup';
 
 /** One process of the distributed runtime: which script, on which port, with which environment. */
 export interface ServiceSpec {
@@ -43,6 +44,8 @@ export function spawnService(spec: ServiceSpec, logDir: string, stopGraceMs: num
     stdio: ['ignore', out, out],
   });
   closeSync(out);
+  // Killed with the run on Ctrl-C or a failure (cleanUpOnExit), never left behind.
+  trackChild(child);
   let stopping = false;
   const exited = new Promise<Exit>((done) => child.once('exit', (code, signal) => done({ code, signal, at: Date.now() })));
   const service: ServiceProcess = {

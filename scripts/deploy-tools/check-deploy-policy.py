@@ -19,8 +19,8 @@ DISTRIBUTED_SERVICES = {"read-api": 8080, "credentials": 8081, "score-ingest": 8
 NEEDS_NO_ENGINE = {"console"}
 # Those that serve recipients: their credential rate limit is shared in Redis.
 NEEDS_REDIS = {"read-api", "notifier"}
-# The notifier's delivery queue has one worker (docs/decisions/0026-webhooks.md): exactly one instance, ever.
-SINGLE_INSTANCE = {"notifier"}
+# Decision 52: every service scales out; the autoscaled ones (the HPA owns their count) are these.
+AUTOSCALED = {"read-api", "notifier"}
 DEFAULT_SHUTDOWN_DEADLINE_MS = 10_000
 
 problems = []
@@ -155,7 +155,6 @@ def check_compose(root, config_path):
             fail("docker-compose.yml", f"{name} must come from the environment with no default (${{{name}:?...}}), not '{value}'")
 
     read_api_ports = []
-    instances = {kind: [] for kind in SINGLE_INSTANCE}
     for name, service in sorted(services.items()):
         where = f"docker-compose.yml: {name}"
         if "healthcheck" not in service or service["healthcheck"].get("disable"):
@@ -194,15 +193,8 @@ def check_compose(root, config_path):
                 fail(where, f"publishes no port for {port}")
             if kind == "read-api":
                 read_api_ports += [p.get("published") for p in published]
-        if kind in SINGLE_INSTANCE:
-            instances[kind].append(name)
-            if int((service.get("deploy") or {}).get("replicas", 1)) != 1:
-                fail(where, "runs exactly one replica (its delivery queue has one worker)")
-            if not str(environment.get("WEBHOOK_SECRET_KEY", "")).strip():
-                fail(where, "needs WEBHOOK_SECRET_KEY (it refuses to start on the distributed runtime without it)")
-    for kind, names in sorted(instances.items()):
-        if len(names) != 1:
-            fail("docker-compose.yml", f"exactly one service runs services/{kind}/dist/main.js, found {names}")
+        if kind == "notifier" and not str(environment.get("WEBHOOK_SECRET_KEY", "")).strip():
+            fail(where, "needs WEBHOOK_SECRET_KEY (it refuses to start on the distributed runtime without it)")
     if len(set(read_api_ports)) < 2:
         fail("docker-compose.yml", f"needs two read-API replicas on distinct host ports, found {read_api_ports}")
     check_compose_engines(services)
@@ -339,36 +331,39 @@ def check_k8s(root, rendered_path, name):
             if port.get("targetPort", port["port"]) not in names | numbers:
                 fail(where, f"targetPort {port.get('targetPort')} is not a container port")
 
-    read_api = [d for d in deployments.values() if "services/read-api/dist/main.js" in str(d["spec"]["template"]["spec"]["containers"])]
-    for deployment in read_api:
+    # Decision 52: no service is limited to one replica, and losing any one loses nothing.
+    found = set()
+    for deployment in deployments.values():
+        command = str(deployment["spec"]["template"]["spec"]["containers"])
+        kinds = [kind for kind in DISTRIBUTED_SERVICES if f"services/{kind}/dist/main.js" in command]
+        if not kinds:
+            continue
+        kind = kinds[0]
+        found.add(kind)
         where = f"{here}: Deployment {deployment['metadata']['name']}"
-        if deployment["spec"].get("replicas", 2) < 2:
-            fail(where, "the read API runs at least 2 replicas")
+        spec = deployment["spec"]
         hpas = [h for h in by_kind.get("HorizontalPodAutoscaler", [])
                 if h["spec"]["scaleTargetRef"].get("name") == deployment["metadata"]["name"]]
-        if not hpas or hpas[0]["apiVersion"] != "autoscaling/v2" or hpas[0]["spec"].get("minReplicas", 1) < 2:
-            fail(where, "needs an autoscaling/v2 HorizontalPodAutoscaler with minReplicas >= 2")
-        labels = deployment["spec"]["template"]["metadata"]["labels"]
+        if kind in AUTOSCALED:
+            if "replicas" in spec:
+                fail(where, "leaves `replicas` to its HorizontalPodAutoscaler (a fixed value resets it on every apply)")
+            if not hpas or hpas[0]["apiVersion"] != "autoscaling/v2" or hpas[0]["spec"].get("minReplicas", 1) < 2:
+                fail(where, "needs an autoscaling/v2 HorizontalPodAutoscaler with minReplicas >= 2")
+        elif spec.get("replicas", 1) < 2:
+            fail(where, f"runs at least 2 replicas, found {spec.get('replicas', 1)}")
+        if (spec.get("strategy") or {}).get("type", "RollingUpdate") != "RollingUpdate":
+            fail(where, "needs strategy RollingUpdate")
+        labels = spec["template"]["metadata"]["labels"]
         pdbs = [p for p in by_kind.get("PodDisruptionBudget", [])
                 if all(labels.get(k) == v for k, v in (p["spec"]["selector"].get("matchLabels") or {}).items())]
         if not pdbs or pdbs[0]["spec"].get("minAvailable") != 1:
             fail(where, "needs a PodDisruptionBudget with minAvailable: 1")
-    if not read_api:
-        fail(here, "no read-API Deployment")
+        spreads = spec["template"]["spec"].get("topologySpreadConstraints") or []
+        if not any(c.get("topologyKey") == "kubernetes.io/hostname" for c in spreads):
+            fail(where, "needs a topologySpreadConstraint across nodes (kubernetes.io/hostname)")
+    for kind in sorted(set(DISTRIBUTED_SERVICES) - found):
+        fail(here, f"no {kind} Deployment")
 
-    for deployment in deployments.values():
-        command = str(deployment["spec"]["template"]["spec"]["containers"])
-        for kind in SINGLE_INSTANCE:
-            if f"services/{kind}/dist/main.js" not in command:
-                continue
-            where = f"{here}: Deployment {deployment['metadata']['name']}"
-            if deployment["spec"].get("replicas", 1) != 1:
-                fail(where, f"runs exactly one replica (its delivery queue has one worker), found {deployment['spec'].get('replicas')}")
-            if (deployment["spec"].get("strategy") or {}).get("type") != "Recreate":
-                fail(where, "needs strategy Recreate: a rolling update would run two delivery workers at once")
-            if any(h["spec"]["scaleTargetRef"].get("name") == deployment["metadata"]["name"]
-                   for h in by_kind.get("HorizontalPodAutoscaler", [])):
-                fail(where, "must not be autoscaled (one delivery worker)")
     # Alertmanager opens a runbook_url as it is: absolute, on the overlay's RUNBOOK_BASE_URL when it sets one.
     runbooks_env = os.path.join(root, "k8s", name, "runbooks.env")
     base = None

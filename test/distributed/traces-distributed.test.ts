@@ -1,8 +1,7 @@
 import { randomBytes, randomUUID } from 'node:crypto';
-import { MongoClient } from 'mongodb';
 import { signDevToken } from '@rsd/platform';
 import { aScoreSubmission, describeWithInfra, request, startWebhookReceiver, type StartedServer, type WebhookReceiver } from '@rsd/testkit';
-import { startDistributedServers } from '../support/distributed-servers';
+import { dropDatabases, startDistributedServers } from '../support/distributed-servers';
 import { eventually } from '../support/embedded-process';
 import {
   allTracesFromJaeger,
@@ -134,11 +133,7 @@ describeWithInfra('kafka', 'traces of the distributed runtime in a real OTLP rec
     afterAll(async () => {
       for (const service of services) await service.stop();
       await receiver?.close();
-      if (env.MONGO_URL) {
-        const client = await MongoClient.connect(env.MONGO_URL);
-        for (const name of [env.CREDENTIALS_DB!, env.READ_VIEWS_DB!, env.NOTIFIER_DB!]) await client.db(name).dropDatabase();
-        await client.close();
-      }
+      if (env.MONGO_URL) await dropDatabases(env.MONGO_URL, [env.CREDENTIALS_DB!, env.READ_VIEWS_DB!, env.NOTIFIER_DB!]);
       for (const server of servers) await server.stop();
       await jaeger?.stop();
     }, 60_000);

@@ -23,3 +23,14 @@ export async function startDistributedServers(
   const redisUrl = await start('redis', fromEnvironmentOrContainer(process.env.REDIS_URL));
   return { RUNTIME: 'distributed', KAFKA_BROKERS: kafkaBrokers, MONGO_URL: mongoUrl, REDIS_URL: redisUrl };
 }
+
+/** Drops a suite's databases on the MongoDB-wire server it used (its afterAll). */
+export async function dropDatabases(mongoUrl: string, names: readonly string[]): Promise<void> {
+  const { MongoClient } = await import('mongodb');
+  const client = await MongoClient.connect(mongoUrl);
+  try {
+    for (const name of names) await client.db(name).dropDatabase();
+  } finally {
+    await client.close();
+  }
+}

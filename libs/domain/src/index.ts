@@ -27,3 +27,5 @@ export * from './leaks/leaked-keys';
 export * from './alerts/grant-alerts';
 export * from './webhooks/due-in-turns';
 export * from './webhooks/key-cut-offs';
+export * from './webhooks/queue-shards';
+export * from './leases/lease-plan';

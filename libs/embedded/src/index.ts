@@ -10,3 +10,4 @@ export { formatLines as formatEarlierLogLines, type LoggedLine as EarlierLogLine
 export { openSqliteAccessLog, openSqliteAccessLogStore, type SqliteAccessLogOptions } from './sqlite/sqlite-access-log';
 export { backupDataDirectory, type BackupManifest, type BackupOptions } from './sqlite/backup';
 export { databasesInUse, restoreDataDirectory, type RestoreOptions, type RestoreReport } from './sqlite/restore';
+export { createMemoryLeaseStore } from './memory-lease-store';

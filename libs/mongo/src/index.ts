@@ -4,3 +4,4 @@ export * from './views-snapshot';
 export * from './mongo-health';
 export * from './mongo-access-log-store';
 export * from './mongo-webhook-store';
+export * from './mongo-lease-store';

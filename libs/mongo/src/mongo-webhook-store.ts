@@ -1,6 +1,6 @@
-import { MongoBulkWriteError, ObjectId, type Db, type Filter } from 'mongodb';
+import { MongoBulkWriteError, ObjectId, type Collection, type Db, type Filter } from 'mongodb';
 import type { WebhookDelivery, WebhookPayloadType } from '@rsd/contracts';
-import { cutOffDisables, dueInTurns } from '@rsd/domain';
+import { cutOffDisables, dueInTurns, queueShardOf } from '@rsd/domain';
 import { systemClock } from '@rsd/platform';
 import type { Clock, PendingDelivery, StoredWebhook, WebhookStore } from '@rsd/ports';
 import { isDuplicateKeyError } from './duplicate-key';
@@ -51,6 +51,10 @@ interface DeliveryDocument {
   tracestate?: string;
   /** The grant whose data it carries (`PendingDelivery.grantClientId`); kept once done, for a redelivery. */
   grantClientId?: string;
+  /** Decision 52: its owner's queue shard (`queueShardOf`), whose lease says which replica works it. */
+  shard?: number;
+  /** The newest lease epoch (fence) under which an attempt of it was recorded. */
+  fence?: number;
 }
 
 interface AttemptDocument extends WebhookDelivery {
@@ -82,7 +86,13 @@ export interface MongoWebhookStoreOptions {
  * clear what belongs to it. Whichever runs first, nothing pending outlives a disabled or deleted
  * subscription. The guarded updates of a delivery (`state: 'pending'`) are atomic on MongoDB;
  * FerretDB 1.24 evaluates such a filter on a read and then rewrites the document, so the writes of
- * one subscription are also run one at a time in this process: on FerretDB, run one notifier.
+ * one subscription are also run one at a time in this process.
+ *
+ * Decision 52: replicas share the queue by shards (`queueShardOf` of the owner, kept on each delivery),
+ * each worked by the holder of its lease; an attempt's outcome carries the lease's fence and is written
+ * only if no later fence wrote the delivery. On MongoDB that filter is atomic; on FerretDB it narrows
+ * the overlap of a lost holder and its successor to the moment between its read and its rewrite, which
+ * only a takeover opens (docs/decisions/0052-every-service-scales-out.md).
  */
 export async function openMongoWebhookStore(db: Db, options: MongoWebhookStoreOptions = {}): Promise<WebhookStore> {
   const clock = options.clock ?? systemClock;
@@ -99,8 +109,11 @@ export async function openMongoWebhookStore(db: Db, options: MongoWebhookStoreOp
   await deliveries.createIndex({ state: 1, dueAt: 1, _id: 1, clientId: 1 });
   // The index before it, a prefix of this one: dropped where an earlier version made it.
   if (await deliveries.indexExists('state_1_dueAt_1__id_1')) await deliveries.dropIndex('state_1_dueAt_1__id_1');
+  // Decision 52: a replica's shards of the queue, in the queue's order.
+  await deliveries.createIndex({ state: 1, shard: 1, dueAt: 1, _id: 1, clientId: 1 });
   await deliveries.createIndex({ webhookId: 1, state: 1 });
   await deliveries.createIndex({ messageId: 1 });
+  await giveShards(deliveries);
   await attemptLog.createIndex({ webhookId: 1, at: -1, _id: -1 });
   const keysExpire = await ensureExpiry(deliveries, 'doneAt', KEY_RETENTION_MS / 1000);
   options.onExpiry?.(keysExpire ? 'ttl-index' : 'prune');
@@ -272,10 +285,13 @@ export async function openMongoWebhookStore(db: Db, options: MongoWebhookStoreOp
       await pruneKeys(now);
     },
 
-    due(now, limit) {
+    due(now, limit, shards) {
       const until = now.toISOString();
+      const ofShards: Filter<DeliveryDocument> = shards ? { shard: { $in: [...shards] } } : {};
       const inQueueOrder = async (filter: Filter<DeliveryDocument>, count: number) =>
-        (await deliveries.find({ state: 'pending', ...filter }, { sort: { dueAt: 1, _id: 1 }, limit: count }).toArray()).map(pendingOf);
+        (await deliveries.find({ state: 'pending', ...ofShards, ...filter }, { sort: { dueAt: 1, _id: 1 }, limit: count }).toArray()).map(
+          pendingOf,
+        );
       return dueInTurns<PendingDelivery>(limit, {
         next: (after, skippedOwners, count) =>
           inQueueOrder(
@@ -292,22 +308,36 @@ export async function openMongoWebhookStore(db: Db, options: MongoWebhookStoreOp
       });
     },
 
-    recordAttempt(delivery, attempt, outcome, keepAttempts) {
+    recordAttempt(delivery, attempt, outcome, keepAttempts, fence) {
       return write(delivery.webhookId, async () => {
-        const filter = { _id: delivery.key, messageId: delivery.messageId, state: 'pending' as const };
+        const filter = fenced(delivery, fence);
+        const fenceSet = fence === undefined ? {} : { fence };
+        let matched: number;
         if (outcome.next === 'done') {
-          await deliveries.updateOne(filter, finished(clock.now()));
+          const done = finished(clock.now());
+          ({ matchedCount: matched } = await deliveries.updateOne(filter, { ...done, $set: { ...done.$set, ...fenceSet } }));
         } else {
           const firstAttemptAt = instant(delivery.firstAttemptAt ?? attempt.attemptedAt ?? clock.now().toISOString());
-          await deliveries.updateOne(filter, { $set: { firstAttemptAt, dueAt: instant(outcome.dueAt) }, $inc: { attempts: 1 } });
+          ({ matchedCount: matched } = await deliveries.updateOne(filter, {
+            $set: { firstAttemptAt, dueAt: instant(outcome.dueAt), ...fenceSet },
+            $inc: { attempts: 1 },
+          }));
         }
+        // Fenced off: the shard's new holder has the delivery; its own attempt is the one logged.
+        if (matched === 0 && fence !== undefined) return false;
         await logAttempt(delivery.webhookId, attempt, keepAttempts);
+        return matched > 0;
       });
     },
 
-    discard(delivery) {
+    discard(delivery, fence) {
       return write(delivery.webhookId, async () => {
-        await deliveries.updateOne({ _id: delivery.key, messageId: delivery.messageId, state: 'pending' as const }, finished(clock.now()));
+        const done = finished(clock.now());
+        const { matchedCount } = await deliveries.updateOne(fenced(delivery, fence), {
+          ...done,
+          $set: { ...done.$set, ...(fence === undefined ? {} : { fence }) },
+        });
+        return matchedCount > 0;
       });
     },
 
@@ -344,6 +374,28 @@ export async function openMongoWebhookStore(db: Db, options: MongoWebhookStoreOp
       .toArray();
     if (beyond.length > 0) await attemptLog.deleteMany({ webhookId, _id: { $in: beyond.map((document) => document._id) } });
   }
+}
+
+/** A pending delivery, and with a fence, one no later fence has written (decision 52). */
+function fenced(delivery: PendingDelivery, fence: number | undefined): Filter<DeliveryDocument> {
+  const pending = { _id: delivery.key, messageId: delivery.messageId, state: 'pending' as const };
+  return fence === undefined ? pending : { ...pending, $or: [{ fence: { $exists: false } }, { fence: { $lte: fence } }] };
+}
+
+/**
+ * Pending deliveries queued before the queue had shards get their owner's, once, by whichever replica
+ * opens the store first (others write the same values): until then no replica's `due` would see them.
+ */
+async function giveShards(deliveries: Collection<DeliveryDocument>): Promise<void> {
+  const unsharded = await deliveries
+    .find({ state: 'pending', shard: { $exists: false } }, { projection: { _id: 1, clientId: 1 } })
+    .toArray();
+  const byShard = new Map<number, string[]>();
+  for (const { _id, clientId } of unsharded) {
+    const shard = queueShardOf(clientId);
+    byShard.set(shard, [...(byShard.get(shard) ?? []), _id]);
+  }
+  for (const [shard, ids] of byShard) await deliveries.updateMany({ _id: { $in: ids } }, { $set: { shard } });
 }
 
 /** The fields a subscription may lack, each removed by an update of one that lacks it. */
@@ -395,6 +447,7 @@ function deliveryDocumentOf(delivery: PendingDelivery, queuedAt: Date): Delivery
     dueAt: instant(dueAt),
     state: 'pending',
     queuedAt,
+    shard: queueShardOf(clientId),
     ...(traceparent ? { traceparent, ...(tracestate ? { tracestate } : {}) } : {}),
     ...(grantClientId ? { grantClientId } : {}),
   };

@@ -17,6 +17,10 @@ export interface ServiceMetrics {
   accessLogPublishFailures: Counter;
   accessLogDropped: Counter<'reason'>;
   accessLogBuffered: Gauge;
+  /** Decision 52: the leases this replica holds, by the work they are for (`notifier-queue`, `credentials-relay`). */
+  leasesHeld: Gauge<'work'>;
+  /** Decision 52: outbox entries published again by a relay that took over from a lost one (at most this many repeats). */
+  outboxTakeoverRepublished: Counter;
 }
 
 let processRegistry: Registry | undefined;
@@ -111,6 +115,17 @@ export function createServiceMetrics(service: string): ServiceMetrics {
     accessLogBuffered: new Gauge({
       name: 'access_log_buffered',
       help: 'Access records waiting in this replica for the stream',
+      registers,
+    }),
+    leasesHeld: new Gauge({
+      name: 'rsd_leases_held',
+      help: 'Leases this replica holds, by the work they are for (decision 52)',
+      labelNames: ['work'],
+      registers,
+    }),
+    outboxTakeoverRepublished: new Counter({
+      name: 'rsd_outbox_takeover_republished_total',
+      help: 'Outbox entries published by a relay that took over from a lost one: each may have been published before (decision 52)',
       registers,
     }),
   };

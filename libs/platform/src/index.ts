@@ -25,3 +25,4 @@ export * from './console-delegation';
 export * from './page-headers';
 export * from './tls-files';
 export * from './secret-files';
+export * from './lease-keeper';

@@ -7,3 +7,4 @@ export * from './access-log';
 export * from './webhook-store';
 export * from './runtime';
 export * from './service';
+export * from './lease-store';

@@ -3,6 +3,7 @@ import type { AccessLog, AccessLogOptions } from './access-log';
 import type { AuthorizationStore } from './authorization-store';
 import type { Clock } from './clock';
 import type { EventLog } from './event-log';
+import type { LeaseStore } from './lease-store';
 import type { RateLimitStoreFactory } from './rate-limit-store';
 import type { ViewStore } from './view-store';
 import type { WebhookStore } from './webhook-store';
@@ -27,6 +28,12 @@ export interface Runtime {
   rateLimitStores(onFallback?: (active: boolean) => void): Promise<RateLimitStoreFactory>;
   /** The notifier's subscriptions, queue and attempts. */
   openWebhookStore(): Promise<WebhookStore>;
+  /**
+   * Decision 52: the leases the service's replicas share its one-at-a-time work by (the notifier's
+   * queue shards, the credentials service's relay). Absent where one process does all the work (the
+   * embedded runtime): nothing is shared, so nothing needs a lease.
+   */
+  openLeaseStore?: (owner: LeaseOwner) => Promise<LeaseStore>;
   /** Dependencies that must answer before the service takes traffic. */
   readiness(): ReadinessCheck[];
   /** Records a consumer group has not handled yet; undefined where the log has no such notion. */
@@ -37,6 +44,9 @@ export interface Runtime {
    */
   openAccessLog(options: AccessLogOptions): Promise<AccessLog>;
 }
+
+/** Whose leases: each service's are kept in its own database. */
+export type LeaseOwner = 'credentials' | 'notifier';
 
 /** Whose views: each owner's are kept apart, and a projection's position belongs to its owner's views. */
 export type ViewsOwner = 'read-views' | 'notifier';

@@ -157,18 +157,30 @@ export interface WebhookStore {
    * Up to `limit` deliveries due at or before `now`, fair between owners (decision 50, `dueInTurns`):
    * each owner's earliest before any owner's second, then its further turns, then the rest of the
    * busiest owners' queues, earliest due first. One owner alone gets the whole limit.
+   * With `shards` (decision 52, `queueShardOf` of the owner), only the deliveries of those shards.
    */
-  due(now: Date, limit: number): Promise<PendingDelivery[]>;
+  due(now: Date, limit: number, shards?: readonly number[]): Promise<PendingDelivery[]>;
   /**
    * Records one attempt in the subscription's log (the newest `keepAttempts` are kept) and moves the
    * delivery on: out of the queue, or due again later with one more attempt counted.
+   *
+   * With a `fence` (decision 52: the epoch of the lease on the delivery's shard under which it was
+   * attempted), nothing is written if the delivery was already written under a later fence: the replica
+   * that lost the shard does not undo what its new holder recorded. Resolves false when so fenced off
+   * (or the delivery was no longer pending), true when written.
    */
-  recordAttempt(delivery: PendingDelivery, attempt: WebhookDelivery, outcome: AttemptOutcome, keepAttempts: number): Promise<void>;
+  recordAttempt(
+    delivery: PendingDelivery,
+    attempt: WebhookDelivery,
+    outcome: AttemptOutcome,
+    keepAttempts: number,
+    fence?: number,
+  ): Promise<boolean>;
   /**
    * Takes a delivery out of the queue without an attempt (its authorization ended, so a score must not
-   * be sent): nothing is logged, and its key stays known like a delivered one's.
+   * be sent): nothing is logged, and its key stays known like a delivered one's. `fence` as for `recordAttempt`.
    */
-  discard(delivery: PendingDelivery): Promise<void>;
+  discard(delivery: PendingDelivery, fence?: number): Promise<boolean>;
   /** Newest first. */
   attempts(webhookId: string, limit: number): Promise<WebhookDelivery[]>;
   /** How many deliveries wait, and since when the oldest is due (for the metrics). */

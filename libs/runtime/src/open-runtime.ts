@@ -174,6 +174,11 @@ async function openDistributed(config: RuntimeConfig, service: string, log: Logg
       const onExpiry = (how: string) => log.info({ expiry: how }, 'webhook store opened');
       return openMongoWebhookStore(db, { onExpiry });
     },
+    openLeaseStore: async (owner) => {
+      const db = await database(owner === 'notifier' ? config.NOTIFIER_DB : config.CREDENTIALS_DB);
+      const { openMongoLeaseStore } = await import('@rsd/mongo');
+      return openMongoLeaseStore(db);
+    },
     rateLimitStores: async (onFallback) => {
       const {
         closeRedisClient,

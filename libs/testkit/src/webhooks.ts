@@ -13,6 +13,8 @@ export interface ReceivedDelivery {
 export interface WebhookReceiver {
   url: string;
   received: ReceivedDelivery[];
+  /** From now on, answers each delivery this long after it arrived (it is kept on arrival): attempts stay in flight. */
+  slowDown(ms: number): void;
   close(): Promise<void>;
 }
 
@@ -20,6 +22,7 @@ export interface WebhookReceiver {
 export async function startWebhookReceiver(failures = 0, host = '127.0.0.1'): Promise<WebhookReceiver> {
   const received: ReceivedDelivery[] = [];
   let toFail = failures;
+  let answerAfterMs = 0;
   const server = createServer((req, res) => {
     const chunks: Buffer[] = [];
     req.on('data', (chunk: Buffer) => chunks.push(chunk));
@@ -27,7 +30,9 @@ export async function startWebhookReceiver(failures = 0, host = '127.0.0.1'): Pr
       const answered = toFail > 0 ? 500 : 204;
       if (toFail > 0) toFail -= 1;
       received.push({ at: performance.now(), headers: req.headers, body: Buffer.concat(chunks).toString('utf8'), answered });
-      res.writeHead(answered).end();
+      const answer = () => res.writeHead(answered).end();
+      if (answerAfterMs > 0) setTimeout(answer, answerAfterMs);
+      else answer();
     });
   });
   await new Promise<void>((done) => server.listen(0, host, done));
@@ -35,7 +40,15 @@ export async function startWebhookReceiver(failures = 0, host = '127.0.0.1'): Pr
   return {
     url: `http://${host}:${port}/hooks`,
     received,
-    close: () => new Promise<void>((done) => server.close(() => done())),
+    slowDown: (ms) => {
+      answerAfterMs = ms;
+    },
+    close: () =>
+      new Promise<void>((done) => {
+        // An answer still delayed, or a sender gone (killed) mid-request, must not hold the close.
+        server.closeAllConnections();
+        server.close(() => done());
+      }),
   };
 }
 

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { CLIENT_ID_PREFIX_PATTERN } from '@rsd/contracts';
-import { accessLogRetentionDays, callerAuthConfigSchema, consoleVerificationConfigShape, env } from '@rsd/platform';
+import { accessLogRetentionDays, callerAuthConfigSchema, consoleVerificationConfigShape, env, leaseConfigShape } from '@rsd/platform';
 
 const prefix = (fallback: string) =>
   env.string(fallback).pipe(z.string().regex(CLIENT_ID_PREFIX_PATTERN, 'must be 1-16 lowercase letters or digits, starting with a letter'));
@@ -13,6 +13,13 @@ const serviceConfigSchema = z
     API_KEY_PREFIX: prefix('rsk'),
     EXPIRY_CHECK_INTERVAL_MS: env.positiveInt(1000),
     OUTBOX_RELAY_INTERVAL_MS: env.positiveInt(1000),
+    /**
+     * Decision 52, where replicas share the store: how often the relay's leader looks for what the
+     * others wrote. A write on another replica waits for it, so this bounds what that adds to a write.
+     */
+    OUTBOX_LEADER_INTERVAL_MS: env.positiveInt(100),
+    /** Decision 52: the lease the relay and the expiry check run under. */
+    ...leaseConfigShape,
     /** How long a create or revoke waits for the event log before answering (a revoke then says 202, enforcement pending). */
     EVENT_LOG_PUBLISH_DEADLINE_MS: env.positiveInt(5000),
     /** Decision 21: access-log entries older than this are pruned (a TTL index on MongoDB); set the same value on the read API. */

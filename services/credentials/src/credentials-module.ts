@@ -3,7 +3,9 @@ import {
   consoleClientAddressVerifier,
   consoleKeySource,
   CONSOLE_AUDIENCES,
+  createLeaseKeeper,
   createTokenVerifier,
+  replicaName,
   stopInOrder,
   withConsoleTokens,
   type Logger,
@@ -17,6 +19,9 @@ import { accessLogProjection } from './access-log/access-log-projection';
 import { accessAlerts } from './alerts/access-alerts';
 import { startAccessLogPruner } from './access-log/access-log-pruner';
 import { secretScanningKeys } from './leaks/secret-scanning-keys';
+
+/** Decision 52: the one lease under which a replica runs the outbox relay and the expiry check. */
+const RELAY_LEASE = 'relay';
 
 export interface CredentialsModuleDeps {
   config: CredentialsConfig;
@@ -38,11 +43,50 @@ export async function createCredentialsModule({
   localUrlOf,
 }: CredentialsModuleDeps): Promise<CredentialsModule> {
   const store = await runtime.openAuthorizationStore();
-  // Events still owed from before a restart (or an event-log outage) go out first.
-  const relay = createOutboxRelay({ store, eventLog: runtime.eventLog, log });
-  await relay.flush().catch((error: unknown) => log.warn({ err: error }, 'outbox not yet flushed; the relay keeps trying'));
-  relay.start(config.OUTBOX_RELAY_INTERVAL_MS);
-  const expiry = createExpiryScheduler({ store, relay, clock, log });
+  const metrics = createServiceMetrics('credentials');
+  // Decision 52: where replicas share the store, the relay and the expiry check run on the holder of one lease.
+  const leases = runtime.openLeaseStore ? await runtime.openLeaseStore('credentials') : undefined;
+  let leadershipTaken: (takeover: boolean) => void = () => undefined;
+  const leader = leases
+    ? createLeaseKeeper({
+        store: leases,
+        group: 'credentials-relay',
+        names: [RELAY_LEASE],
+        me: replicaName(),
+        clock,
+        log,
+        ttlMs: config.LEASE_TTL_MS,
+        renewEveryMs: config.LEASE_RENEW_INTERVAL_MS,
+        skewMarginMs: config.LEASE_SKEW_MARGIN_MS,
+        onAcquired: (_name, _fence, takeover) => leadershipTaken(takeover),
+        onLost: () => {
+          metrics.leasesHeld.set({ work: 'credentials-relay' }, 0);
+          return Promise.resolve();
+        },
+      })
+    : undefined;
+  const isLeader = leader ? () => leader.fenceOf(RELAY_LEASE) !== undefined : undefined;
+  const relay = createOutboxRelay({
+    store,
+    eventLog: runtime.eventLog,
+    log,
+    ...(isLeader ? { isLeader, onRepublished: (entries: number) => metrics.outboxTakeoverRepublished.inc(entries) } : {}),
+  });
+  leadershipTaken = (takeover) => {
+    metrics.leasesHeld.set({ work: 'credentials-relay' }, 1);
+    log.info({ takeover }, 'this replica now runs the outbox relay and the expiry check');
+    if (takeover) relay.tookOver();
+    // What the last leader left owed goes out at once.
+    void relay.flush().catch((error: unknown) => log.warn({ err: error }, 'outbox not yet flushed; the relay keeps trying'));
+  };
+  if (leader) {
+    leader.start();
+  } else {
+    // Events still owed from before a restart (or an event-log outage) go out first.
+    await relay.flush().catch((error: unknown) => log.warn({ err: error }, 'outbox not yet flushed; the relay keeps trying'));
+  }
+  relay.start(leader ? config.OUTBOX_LEADER_INTERVAL_MS : config.OUTBOX_RELAY_INTERVAL_MS);
+  const expiry = createExpiryScheduler({ store, relay, clock, log, ...(isLeader ? { isLeader } : {}) });
   expiry.start(config.EXPIRY_CHECK_INTERVAL_MS);
 
   // Decision 21: the access log's store is the runtime's (it closes it), kept current by what follows the stream into it.
@@ -68,11 +112,11 @@ export async function createCredentialsModule({
     verifyToken: withConsoleTokens(createTokenVerifier(config), consoleKeys, CONSOLE_AUDIENCES.credentials),
     rateLimitStores,
     secretScanningKeys: secretScanningKeys({ url: config.SECRET_SCANNING_KEYS_URL, clock, log }),
-    operations: { metrics: createServiceMetrics('credentials'), readiness: runtime.readiness() },
+    operations: { metrics, readiness: runtime.readiness() },
     console: { url: config.CONSOLE_PUBLIC_URL ?? localConsole, addressFromConsole: consoleClientAddressVerifier(consoleKeys) },
   });
   return {
     app,
-    stop: stopInOrder(pruner, alertFeed, accessFeed, expiry, relay, store),
+    stop: stopInOrder(pruner, alertFeed, accessFeed, expiry, relay, ...(leader ? [leader] : []), store),
   };
 }

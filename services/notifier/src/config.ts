@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { isWebhookSecretKey } from './webhooks/secret-sealing';
-import { callerAuthConfigSchema, consoleVerificationConfigShape, env } from '@rsd/platform';
+import { callerAuthConfigSchema, consoleVerificationConfigShape, env, leaseConfigShape } from '@rsd/platform';
 import { recipientAccessConfigShape } from '@rsd/recipient-access';
 
 const flag = (fallback: 'true' | 'false') =>
@@ -13,6 +13,8 @@ export const notifierConfigSchema = z.object({
   NOTIFIER_PORT: env.port(8083),
   NOTIFIER_HOST: env.string('0.0.0.0'),
   ...recipientAccessConfigShape,
+  /** Decision 52: the leases on the queue's shards, where replicas share it. */
+  ...leaseConfigShape,
   /**
    * Decision 50: an organization's alert-webhook management (every call under
    * /organizations/{organizationId}/webhooks, tests and redeliveries included), per minute and

@@ -1,11 +1,14 @@
 import type { Tracer } from '@opentelemetry/api';
 import { Counter, Gauge } from 'prom-client';
 import { caughtUpCheck, createServiceMetrics } from '@rsd/observability';
+import { QUEUE_SHARDS, shardNames } from '@rsd/domain';
 import {
   consoleKeySource,
   CONSOLE_AUDIENCES,
+  createLeaseKeeper,
   createTokenVerifier,
   every,
+  replicaName,
   withConsoleTokens,
   stopInOrder,
   type Logger,
@@ -36,6 +39,7 @@ export interface NotifierModuleDeps {
 }
 
 const QUEUE_SAMPLE_INTERVAL_MS = 5_000;
+const SHARD_PREFIX = 'shard-';
 
 /**
  * The notifier (decisions 26–28): one more consumer of the event log. It keeps its own views (the
@@ -80,6 +84,31 @@ export async function createNotifierModule({
   const policy = { allowPrivate: config.WEBHOOK_ALLOW_PRIVATE_TARGETS };
   const { store: views, groupId } = await runtime.openViews('notifier', NOTIFIER_VIEWS);
   const store = await runtime.openWebhookStore();
+  const takeovers = new Counter({
+    name: 'rsd_webhook_takeover_resumed_total',
+    help: 'Deliveries a lost replica may have had under way, attempted again by the replica that took its queue shard over (decision 52)',
+    registers,
+  });
+  // Decision 52: where replicas share the queue, each works the shards it holds the lease of.
+  const leases = runtime.openLeaseStore ? await runtime.openLeaseStore('notifier') : undefined;
+  const shardOf = (name: string) => Number(name.slice(SHARD_PREFIX.length));
+  let onAcquired: (shard: number, takeover: boolean) => void = () => undefined;
+  let onLost: (shard: number) => Promise<void> = () => Promise.resolve();
+  const keeper = leases
+    ? createLeaseKeeper({
+        store: leases,
+        group: 'notifier-queue',
+        names: shardNames(SHARD_PREFIX, QUEUE_SHARDS),
+        me: replicaName(),
+        clock,
+        log,
+        ttlMs: config.LEASE_TTL_MS,
+        renewEveryMs: config.LEASE_RENEW_INTERVAL_MS,
+        skewMarginMs: config.LEASE_SKEW_MARGIN_MS,
+        onAcquired: (name, _fence, takeover) => onAcquired(shardOf(name), takeover),
+        onLost: (name) => onLost(shardOf(name)),
+      })
+    : undefined;
 
   const worker = startDeliveryWorker({
     store,
@@ -97,9 +126,25 @@ export async function createNotifierModule({
     pollIntervalMs: config.WEBHOOK_POLL_INTERVAL_MS,
     attemptsKept: config.WEBHOOK_ATTEMPTS_KEPT,
     onAttempt: (outcome) => deliveries.inc({ outcome }),
+    ...(keeper
+      ? {
+          shards: () => new Map([...keeper.held()].map(([name, fence]) => [shardOf(name), fence])),
+          onResumed: () => takeovers.inc(),
+        }
+      : {}),
     ...(random ? { random } : {}),
     tracer,
   });
+  onAcquired = (shard, takeover) => {
+    if (takeover) worker.tookOver(shard, clock.now());
+    metrics.leasesHeld.set({ work: 'notifier-queue' }, keeper?.held().size ?? 0);
+    worker.nudge();
+  };
+  onLost = async (shard) => {
+    await worker.drain(shard);
+    metrics.leasesHeld.set({ work: 'notifier-queue' }, keeper?.held().size ?? 0);
+  };
+  keeper?.start();
   const projection = await startNotifierProjection({
     eventLog: runtime.eventLog,
     views,
@@ -159,6 +204,7 @@ export async function createNotifierModule({
   return {
     app,
     caughtUp: projection.caughtUp,
-    stop: stopInOrder(sampler, projection, worker, store, views),
+    // The worker finishes what it has under way, then the leases are released for the other replicas at once.
+    stop: stopInOrder(sampler, projection, worker, ...(keeper ? [keeper] : []), store, views),
   };
 }

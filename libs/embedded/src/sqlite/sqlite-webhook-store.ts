@@ -1,6 +1,6 @@
 import type { StatementSync } from 'node:sqlite';
 import type { WebhookDelivery, WebhookPayloadType } from '@rsd/contracts';
-import { cutOffDisables, dueInTurns } from '@rsd/domain';
+import { cutOffDisables, dueInTurns, queueShardOf } from '@rsd/domain';
 import { systemClock } from '@rsd/platform';
 import type { Clock, PendingDelivery, StoredWebhook, WebhookStore } from '@rsd/ports';
 import { integer, text } from './database';
@@ -27,10 +27,12 @@ export const QUERIES = {
   // Decision 50's turns (dueInTurns): the queue after a place in it, skipping the owners that had their turns …
   due: `SELECT ${DUE_COLUMNS} FROM webhook_deliveries
     WHERE done = 0 AND due_at <= ? AND (due_at, key) > (?, ?) AND client_id NOT IN (SELECT value FROM json_each(?))
+      AND (? IS NULL OR shard IN (SELECT value FROM json_each(?)))
     ORDER BY due_at, key LIMIT ?`,
   // … and the rest of those owners' queue.
   dueOfOwners: `SELECT ${DUE_COLUMNS} FROM webhook_deliveries
     WHERE done = 0 AND due_at <= ? AND client_id IN (SELECT value FROM json_each(?)) AND key NOT IN (SELECT value FROM json_each(?))
+      AND (? IS NULL OR shard IN (SELECT value FROM json_each(?)))
     ORDER BY due_at, key LIMIT ?`,
   queueStats: 'SELECT COUNT(*) AS depth, MIN(due_at) AS oldest FROM webhook_deliveries WHERE done = 0',
   attempts: 'SELECT record FROM webhook_attempts WHERE webhook_id = ? ORDER BY at DESC, seq DESC LIMIT ?',
@@ -42,12 +44,13 @@ export const QUERIES = {
 export const CHANGES = {
   enqueue: `INSERT INTO webhook_deliveries
       (key, message_id, webhook_id, client_id, event_type, body, attempts, first_attempt_at, due_at, queued_ms, done, traceparent, tracestate,
-       grant_client_id)
-    SELECT ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 0, ?, ?, ? WHERE EXISTS (SELECT 1 FROM webhooks WHERE id = ? AND active = 1)
+       grant_client_id, shard)
+    SELECT ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 0, ?, ?, ?, ? WHERE EXISTS (SELECT 1 FROM webhooks WHERE id = ? AND active = 1)
     ON CONFLICT (key) DO UPDATE SET message_id = excluded.message_id, webhook_id = excluded.webhook_id,
       client_id = excluded.client_id, event_type = excluded.event_type, body = excluded.body, attempts = excluded.attempts,
       first_attempt_at = excluded.first_attempt_at, due_at = excluded.due_at, queued_ms = excluded.queued_ms, done = 0,
-      traceparent = excluded.traceparent, tracestate = excluded.tracestate, grant_client_id = excluded.grant_client_id
+      traceparent = excluded.traceparent, tracestate = excluded.tracestate, grant_client_id = excluded.grant_client_id,
+      shard = excluded.shard, fence = NULL
     WHERE done = 1 AND queued_ms <= ?`,
   pruneKeys: `DELETE FROM webhook_deliveries WHERE seq IN
     (SELECT seq FROM webhook_deliveries WHERE done = 1 AND queued_ms <= ? ORDER BY queued_ms LIMIT ?)`,
@@ -64,10 +67,12 @@ export const CHANGES = {
     SELECT ?, ?, ? WHERE EXISTS (SELECT 1 FROM webhooks WHERE id = ?)`,
   trimAttempts: `DELETE FROM webhook_attempts WHERE seq IN
     (SELECT seq FROM webhook_attempts WHERE webhook_id = ? ORDER BY at DESC, seq DESC LIMIT -1 OFFSET ?)`,
-  delivered:
-    'UPDATE webhook_deliveries SET done = 1, due_at = NULL, traceparent = NULL, tracestate = NULL WHERE key = ? AND message_id = ? AND done = 0',
-  retry: `UPDATE webhook_deliveries SET attempts = attempts + 1, first_attempt_at = COALESCE(first_attempt_at, ?), due_at = ?
-    WHERE key = ? AND message_id = ? AND done = 0`,
+  // With a fence (decision 52), only where no later one wrote the delivery.
+  delivered: `UPDATE webhook_deliveries SET done = 1, due_at = NULL, traceparent = NULL, tracestate = NULL, fence = COALESCE(?, fence)
+    WHERE key = ? AND message_id = ? AND done = 0 AND COALESCE(fence, 0) <= COALESCE(?, fence, 0)`,
+  retry: `UPDATE webhook_deliveries SET attempts = attempts + 1, first_attempt_at = COALESCE(first_attempt_at, ?), due_at = ?,
+      fence = COALESCE(?, fence)
+    WHERE key = ? AND message_id = ? AND done = 0 AND COALESCE(fence, 0) <= COALESCE(?, fence, 0)`,
 } as const;
 
 export interface SqliteWebhookStoreOptions {
@@ -96,6 +101,11 @@ export function openSqliteWebhookStore(options: SqliteWebhookStoreOptions): Webh
     close,
   } = openStoreDatabase(options.file, 'the webhook store', createWebhookTables);
   const clock = options.clock ?? systemClock;
+  // Deliveries queued before decision 52 get their owner's shard, so that a read of some shards sees them.
+  for (const row of statement('SELECT DISTINCT client_id FROM webhook_deliveries WHERE done = 0 AND shard IS NULL').all()) {
+    const clientId = text(row.client_id);
+    statement('UPDATE webhook_deliveries SET shard = ? WHERE client_id = ? AND shard IS NULL').run(queueShardOf(clientId), clientId);
+  }
 
   const webhooksOf = (rows: Record<string, unknown>[]) => rows.map((row) => JSON.parse(text(row.record)) as StoredWebhook);
 
@@ -249,6 +259,7 @@ export function openSqliteWebhookStore(options: SqliteWebhookStoreOptions): Webh
             delivery.traceparent ?? null,
             delivery.tracestate ?? null,
             delivery.grantClientId ?? null,
+            queueShardOf(delivery.clientId),
             delivery.webhookId,
             forgottenBefore,
           );
@@ -256,28 +267,45 @@ export function openSqliteWebhookStore(options: SqliteWebhookStoreOptions): Webh
       });
     },
 
-    due(now, limit) {
+    due(now, limit, shards) {
       const until = now.toISOString();
+      const ofShards = shards ? JSON.stringify(shards) : null;
       return dueInTurns<PendingDelivery>(limit, {
         next: (after, skippedOwners, count) =>
           run(() =>
             statement(QUERIES.due)
-              .all(until, after?.dueAt ?? '', after?.key ?? '', JSON.stringify(skippedOwners), count)
+              .all(until, after?.dueAt ?? '', after?.key ?? '', JSON.stringify(skippedOwners), ofShards, ofShards, count)
               .map(pendingOf),
           ),
         more: (owners, skippedKeys, count) =>
-          run(() => statement(QUERIES.dueOfOwners).all(until, JSON.stringify(owners), JSON.stringify(skippedKeys), count).map(pendingOf)),
+          run(() =>
+            statement(QUERIES.dueOfOwners)
+              .all(until, JSON.stringify(owners), JSON.stringify(skippedKeys), ofShards, ofShards, count)
+              .map(pendingOf),
+          ),
       });
     },
 
-    recordAttempt(delivery, attempt, outcome, keepAttempts) {
+    recordAttempt(delivery, attempt, outcome, keepAttempts, fence) {
       return write(() => {
+        let moved: number;
         if (outcome.next === 'done') {
-          statement(CHANGES.delivered).run(delivery.key, delivery.messageId);
+          moved = Number(statement(CHANGES.delivered).run(fence ?? null, delivery.key, delivery.messageId, fence ?? null).changes);
         } else {
           const firstAttemptAt = delivery.firstAttemptAt ?? attempt.attemptedAt ?? clock.now().toISOString();
-          statement(CHANGES.retry).run(instant(firstAttemptAt), instant(outcome.dueAt), delivery.key, delivery.messageId);
+          moved = Number(
+            statement(CHANGES.retry).run(
+              instant(firstAttemptAt),
+              instant(outcome.dueAt),
+              fence ?? null,
+              delivery.key,
+              delivery.messageId,
+              fence ?? null,
+            ).changes,
+          );
         }
+        // Fenced off (decision 52): the attempt of the shard's new holder is the one logged.
+        if (moved === 0 && fence !== undefined) return false;
         const logged = statement(CHANGES.logAttempt).run(
           delivery.webhookId,
           attemptTime(attempt),
@@ -285,13 +313,14 @@ export function openSqliteWebhookStore(options: SqliteWebhookStoreOptions): Webh
           delivery.webhookId,
         );
         if (logged.changes > 0) statement(CHANGES.trimAttempts).run(delivery.webhookId, Math.max(0, keepAttempts));
+        return moved > 0;
       });
     },
 
-    discard(delivery) {
-      return write(() => {
-        statement(CHANGES.delivered).run(delivery.key, delivery.messageId);
-      });
+    discard(delivery, fence) {
+      return write(
+        () => Number(statement(CHANGES.delivered).run(fence ?? null, delivery.key, delivery.messageId, fence ?? null).changes) > 0,
+      );
     },
 
     attempts(webhookId, limit) {
@@ -338,6 +367,11 @@ export function createWebhookTables(db: { exec(sql: string): void; statement(sql
   // A database from before deliveries named the grant whose data they carry: its queued ones name none (the worker reads it from the body).
   if (!db.statement("SELECT 1 FROM pragma_table_info('webhook_deliveries') WHERE name = 'grant_client_id'").get()) {
     db.exec('ALTER TABLE webhook_deliveries ADD COLUMN grant_client_id TEXT');
+  }
+  // A database from before decision 52: deliveries get their owner's queue shard, and the fence of the attempt that wrote them.
+  if (!db.statement("SELECT 1 FROM pragma_table_info('webhook_deliveries') WHERE name = 'shard'").get()) {
+    db.exec('ALTER TABLE webhook_deliveries ADD COLUMN shard INTEGER');
+    db.exec('ALTER TABLE webhook_deliveries ADD COLUMN fence INTEGER');
   }
   // The queue in its order, with each delivery's owner: skipping an owner that had its turns reads no row.
   db.exec('CREATE INDEX IF NOT EXISTS webhook_deliveries_due_owner ON webhook_deliveries (due_at, key, client_id) WHERE done = 0');

@@ -7,3 +7,4 @@ export * from './rate-limit-store-contract';
 export * from './port-fixtures';
 export * from './access-log-store-contract';
 export * from './webhook-store-contract';
+export * from './lease-store-contract';

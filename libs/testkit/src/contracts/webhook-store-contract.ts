@@ -1,4 +1,5 @@
 import type { WebhookDelivery } from '@rsd/contracts';
+import { queueShardOf } from '@rsd/domain';
 import type { Clock, PendingDelivery, StoredWebhook, WebhookStore } from '@rsd/ports';
 import { uniqueName } from './eventually';
 import { describeStoreContract } from './per-test';
@@ -654,6 +655,41 @@ export function describeWebhookStoreContract(name: string, open: (clock: Clock) 
 
         expect(await store.attempts(webhook.id, 10)).toEqual([]);
         expect(await store.queueStats()).toEqual({ depth: 0, oldestDueAt: null });
+      });
+    });
+
+    describe('replicas sharing the queue (decision 52)', () => {
+      it('when due is asked for some shards, then it gives only the deliveries of owners in those shards, all of them', async () => {
+        const webhooks = await Promise.all(Array.from({ length: 6 }, () => added()));
+        const deliveries = webhooks.map((webhook) => aPendingDelivery(webhook));
+        await store.enqueue(deliveries);
+        const shardOf = (delivery: PendingDelivery) => queueShardOf(delivery.clientId);
+        const some = [...new Set(deliveries.map(shardOf))].slice(0, 2);
+
+        const due = await store.due(NOW, 100, some);
+
+        const keys = (list: readonly PendingDelivery[]) => list.map((delivery) => delivery.key).sort();
+        expect(keys(due)).toEqual(keys(deliveries.filter((delivery) => some.includes(shardOf(delivery)))));
+        expect(await store.due(NOW, 100, [])).toEqual([]);
+        expect(keys(await store.due(NOW, 100))).toEqual(keys(deliveries));
+      });
+
+      it('when an attempt is recorded under an older fence than one already written, then nothing changes and it says so', async () => {
+        const delivery = aPendingDelivery(await added());
+        await store.enqueue([delivery]);
+        const retryAt = at(NOW, 30 * SECOND);
+        // The shard's new holder (fence 2) recorded a failed attempt …
+        expect(await store.recordAttempt(delivery, aDeliveryAttempt(delivery), { next: 'retry', dueAt: retryAt }, 10, 2)).toBe(true);
+
+        // … then the replica that lost it (fence 1) answers late: it neither finishes the delivery nor logs its attempt.
+        expect(await store.recordAttempt(delivery, aDeliveryAttempt(delivery), { next: 'done' }, 10, 1)).toBe(false);
+        expect(await store.discard(delivery, 1)).toBe(false);
+
+        const [again] = await store.due(new Date(retryAt), 10);
+        expect(again).toMatchObject({ key: delivery.key, attempts: 1 });
+        expect(await store.attempts(delivery.webhookId, 10)).toHaveLength(1);
+        expect(await store.recordAttempt(again ?? delivery, aDeliveryAttempt(again ?? delivery), { next: 'done' }, 10, 3)).toBe(true);
+        expect(await store.due(new Date(retryAt), 10)).toEqual([]);
       });
     });
 

@@ -55,7 +55,7 @@ export function alertWebhooksUnavailablePage(viewer: Viewer): Html {
       <p class="notice" role="status">
         This console is not connected to the notifier, which sends the alerts. Manage alert webhooks with the notifier's API
         (<code>/v1/organizations/${viewer.organizationId}/webhooks</code>) or <code>rsd alert-webhooks</code>; an operator connects the
-        console by setting <code>NOTIFIER_URL</code> and <code>CONSOLE_NOTIFIER_SECRET</code> on both services.
+        console by setting <code>NOTIFIER_URL</code> on the console and <code>CONSOLE_JWKS_URL</code> on the notifier.
       </p>`,
     viewer,
   );

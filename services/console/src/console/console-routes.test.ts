@@ -1134,7 +1134,7 @@ describe('credentials service: the console (decisions 30-32)', () => {
       expect(page.status).toBe(200);
       expect(page.body).toContain('not connected to the notifier');
       expect(page.body).toContain(`/v1/organizations/${ORG}/webhooks`);
-      expect(page.body).toContain('CONSOLE_NOTIFIER_SECRET');
+      expect(page.body).toContain('CONSOLE_JWKS_URL');
     });
 
     test('when the notifier is out of reach, then each page is a 503 in words with Retry-After, and nothing internal shows', async () => {

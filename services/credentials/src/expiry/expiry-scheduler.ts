@@ -16,6 +16,8 @@ export interface ExpirySchedulerDeps {
   clock: Clock;
   log: Logger;
   newEventId?: () => string;
+  /** Decision 52, where replicas share the store: whether this replica holds the lease the check runs under. */
+  isLeader?: () => boolean;
 }
 
 const PAGE_SIZE = 100;
@@ -24,7 +26,14 @@ const PAGE_SIZE = 100;
  * Emits AuthorizationExpired for each authorization whose expiry has passed, at most one interval
  * late, and the expiry notices that fall due (decision 44). Readers never depend on it being on time: the read API also compares `expiresAt` itself.
  */
-export function createExpiryScheduler({ store, relay, clock, log, newEventId = randomUUID }: ExpirySchedulerDeps): ExpiryScheduler {
+export function createExpiryScheduler({
+  store,
+  relay,
+  clock,
+  log,
+  newEventId = randomUUID,
+  isLeader,
+}: ExpirySchedulerDeps): ExpiryScheduler {
   let job: PeriodicJob | undefined;
 
   async function runOnce(): Promise<number> {
@@ -76,7 +85,8 @@ export function createExpiryScheduler({ store, relay, clock, log, newEventId = r
   return {
     runOnce,
     start(intervalMs) {
-      job ??= every(intervalMs, runOnce, { name: 'the expiry check', log, runAtStart: true });
+      // Only the leader's check runs: two would each mark and announce the same expiry.
+      job ??= every(intervalMs, () => ((isLeader?.() ?? true) ? runOnce() : 0), { name: 'the expiry check', log, runAtStart: true });
     },
     async stop() {
       await job?.stop();

@@ -1,7 +1,15 @@
 import { context, type Tracer } from '@opentelemetry/api';
 import { parentContextOf } from '@rsd/consumers';
 import type { WebhookDelivery } from '@rsd/contracts';
-import { credentialView, deliveryAllowList, grantOfQueuedDelivery, nextRetry, previousSecretAt, stillDeliverable } from '@rsd/domain';
+import {
+  credentialView,
+  deliveryAllowList,
+  grantOfQueuedDelivery,
+  nextRetry,
+  previousSecretAt,
+  queueShardOf,
+  stillDeliverable,
+} from '@rsd/domain';
 import { webhookHeaders, type Logger } from '@rsd/platform';
 import type { Clock, PendingDelivery, ViewStore, WebhookStore } from '@rsd/ports';
 import type { SecretSealer } from '../webhooks/secret-sealing';
@@ -19,7 +27,14 @@ export interface DeliveryWorkerDeps {
   pollIntervalMs: number;
   attemptsKept: number;
   /** Told of each attempt's outcome (the deliveries metric). */
-  onAttempt?: (outcome: 'succeeded' | 'failed' | 'gave-up' | 'dropped' | 'skipped') => void;
+  onAttempt?: (outcome: 'succeeded' | 'failed' | 'gave-up' | 'dropped' | 'skipped' | 'fenced') => void;
+  /**
+   * Decision 52, where replicas share the queue: the shards this replica may work now, each with the
+   * fence of its lease. Absent: this process works the whole queue (the embedded runtime).
+   */
+  shards?: () => ReadonlyMap<number, number>;
+  /** A delivery a lost replica may have sent already is sent again after a takeover (an upper bound of the repeats). */
+  onResumed?: () => void;
   random?: () => number;
   /** When tracing is on: each attempt is a span in the trace of the event it was planned from (decision 39). */
   tracer?: Tracer | undefined;
@@ -28,6 +43,13 @@ export interface DeliveryWorkerDeps {
 export interface DeliveryWorker {
   /** Something was queued: look at the queue now rather than at the next poll. */
   nudge(): void;
+  /** Resolves once the attempts under way in `shard` are recorded (its lease is about to go). */
+  drain(shard: number): Promise<void>;
+  /**
+   * The shard was taken over from a lost replica at `at`: of its deliveries due by then, the first
+   * `concurrency` attempted here may repeat what that replica had under way, and are counted (`onResumed`).
+   */
+  tookOver(shard: number, at: Date): void;
   stop(): Promise<void>;
 }
 
@@ -37,12 +59,21 @@ export interface DeliveryWorker {
  * earliest of their owners, so a slot that frees goes to the next owner whose turn it is, and one
  * owner's failing endpoint delays another's delivery by at most the attempts already under way. The queue is the truth: a delivery leaves it only when it succeeded or was given
  * up, so a restart resumes every pending one, with the same `webhook-id`, and none is sent twice
- * except as a retry. One worker per store (one notifier replica: see docs/decisions/0026-webhooks.md).
+ * except as a retry. Where replicas share the store (decision 52), each works only the shards it holds
+ * the lease of, and records each outcome under that lease's fence.
  */
 export function startDeliveryWorker(deps: DeliveryWorkerDeps): DeliveryWorker {
   const { store, clock, log } = deps;
   const random = deps.random ?? Math.random;
-  const inFlight = new Map<string, Promise<void>>();
+  const inFlight = new Map<string, { shard: number; attempt: Promise<void> }>();
+  /** Per shard taken over: deliveries due by then, and how many more of them may repeat a lost replica's. */
+  const resumable = new Map<number, { dueBy: number; left: number }>();
+  /**
+   * Attempts that finished while the queue was being read: the read may predate their record, so
+   * they are not taken from it again (a second send of a delivered message, with one replica alone).
+   */
+  const finishedDuringRead = new Set<string>();
+  let reading = false;
   let stopped = false;
   let timer: NodeJS.Timeout | undefined;
   let looking: Promise<void> | undefined;
@@ -65,29 +96,41 @@ export function startDeliveryWorker(deps: DeliveryWorkerDeps): DeliveryWorker {
         lookAgain = false;
         const room = deps.concurrency - inFlight.size;
         if (room <= 0 || stopped) break;
+        const owned = deps.shards?.();
+        if (owned?.size === 0) break;
         let due: PendingDelivery[];
+        finishedDuringRead.clear();
+        reading = true;
         try {
-          due = await store.due(clock.now(), room + inFlight.size);
+          due = await store.due(clock.now(), room + inFlight.size, owned ? [...owned.keys()] : undefined);
         } catch (error) {
           log.warn({ err: error }, 'could not read the webhook queue; trying again');
           break;
+        } finally {
+          reading = false;
         }
+        // The shards as held now: one given up while the queue was read is no longer worked here.
+        const held = deps.shards?.();
         for (const delivery of due) {
           if (inFlight.size >= deps.concurrency) break;
-          if (inFlight.has(delivery.messageId)) continue;
-          const attempt = attemptInItsTrace(delivery).then(
+          if (inFlight.has(delivery.messageId) || finishedDuringRead.has(delivery.messageId)) continue;
+          const shard = queueShardOf(delivery.clientId);
+          const fence = held?.get(shard);
+          if (held && fence === undefined) continue;
+          countIfResumed(shard, delivery);
+          const attempt = attemptInItsTrace(delivery, fence).then(
             () => {
-              inFlight.delete(delivery.messageId);
+              settled(delivery.messageId);
               // A slot is free: what waits behind it need not wait for the next poll.
               schedule(0);
             },
             (error: unknown) => {
               // The store could not record it: the delivery stays due, and is tried again at the next poll, not at once.
-              inFlight.delete(delivery.messageId);
+              settled(delivery.messageId);
               log.error({ err: error, messageId: delivery.messageId }, 'webhook attempt could not be recorded');
             },
           );
-          inFlight.set(delivery.messageId, attempt);
+          inFlight.set(delivery.messageId, { shard, attempt });
         }
       } while (lookAgain && !stopped);
     })().finally(() => {
@@ -97,12 +140,37 @@ export function startDeliveryWorker(deps: DeliveryWorkerDeps): DeliveryWorker {
     return looking;
   }
 
-  /** The store's calls and the POST of an attempt, in the context of the event it was planned from. */
-  function attemptInItsTrace(delivery: PendingDelivery): Promise<void> {
-    return deps.tracer ? context.with(parentContextOf(delivery), () => attemptOnce(delivery)) : attemptOnce(delivery);
+  function settled(messageId: string): void {
+    inFlight.delete(messageId);
+    if (reading) finishedDuringRead.add(messageId);
   }
 
-  async function attemptOnce(delivery: PendingDelivery): Promise<void> {
+  function countIfResumed(shard: number, delivery: PendingDelivery): void {
+    const taken = resumable.get(shard);
+    if (!taken || Date.parse(delivery.dueAt) > taken.dueBy) return;
+    deps.onResumed?.();
+    taken.left -= 1;
+    if (taken.left <= 0) resumable.delete(shard);
+  }
+
+  /** The store's calls and the POST of an attempt, in the context of the event it was planned from. */
+  function attemptInItsTrace(delivery: PendingDelivery, fence: number | undefined): Promise<void> {
+    return deps.tracer ? context.with(parentContextOf(delivery), () => attemptOnce(delivery, fence)) : attemptOnce(delivery, fence);
+  }
+
+  /** Whether the shard's lease is still this replica's under the same fence: if not, nothing more is sent. */
+  function stillHeld(delivery: PendingDelivery, fence: number | undefined): boolean {
+    return fence === undefined || deps.shards?.().get(queueShardOf(delivery.clientId)) === fence;
+  }
+
+  /** Records under the fence; a write the shard's new holder fenced off is counted, not an error. */
+  async function recorded(written: Promise<boolean>, fence: number | undefined): Promise<boolean> {
+    if ((await written) || fence === undefined) return true;
+    deps.onAttempt?.('fenced');
+    return false;
+  }
+
+  async function attemptOnce(delivery: PendingDelivery, fence: number | undefined): Promise<void> {
     const webhook = await store.findWebhook(delivery.clientId, delivery.webhookId);
     // The grant whose data it carries: none for a portfolio's test delivery, which carries nothing of an organization's.
     const grant = grantOfQueuedDelivery(delivery);
@@ -114,10 +182,11 @@ export function startDeliveryWorker(deps: DeliveryWorkerDeps): DeliveryWorker {
         : stillDeliverable(delivery.eventType, credential, now);
     // Deleted, disabled, or an authorization ended since: a score must not reach it (decision 27). Nothing was sent, so nothing is logged.
     if (!webhook || webhook.status !== 'active' || !deliverable) {
-      await store.discard(delivery);
-      deps.onAttempt?.('dropped');
+      if (await recorded(store.discard(delivery, fence), fence)) deps.onAttempt?.('dropped');
       return;
     }
+    // The lease went while the delivery was being looked at: its new holder sends it.
+    if (!stillHeld(delivery, fence)) return;
     const timestamp = Math.floor(now.getTime() / 1000);
     const secret = openSecret(webhook.sealedSecret, webhook.id);
     // During a rotation's overlap (decision 45), signed with the previous secret too.
@@ -148,12 +217,14 @@ export function startDeliveryWorker(deps: DeliveryWorkerDeps): DeliveryWorker {
     const answeredAt = clock.now();
     if (outcome.outcome === 'skipped') {
       // Skipped for good: listed with why, never retried, and no failure towards disabling the webhook.
-      await store.recordAttempt(
+      const written = store.recordAttempt(
         delivery,
         { ...attemptRecord(delivery, now, null, 'skipped', null), skipped: outcome.skipped },
         { next: 'done' },
         deps.attemptsKept,
+        fence,
       );
+      if (!(await recorded(written, fence))) return;
       deps.onAttempt?.('skipped');
       log.info(
         { messageId: delivery.messageId, webhookId: webhook.id, skipped: outcome.skipped },
@@ -163,13 +234,14 @@ export function startDeliveryWorker(deps: DeliveryWorkerDeps): DeliveryWorker {
     }
     const succeeded = outcome.outcome === 'answered' && outcome.status >= 200 && outcome.status < 300;
     if (succeeded) {
-      await store.recordAttempt(
+      const written = store.recordAttempt(
         delivery,
         attemptRecord(delivery, now, outcome.status, 'succeeded', null),
         { next: 'done' },
         deps.attemptsKept,
+        fence,
       );
-      deps.onAttempt?.('succeeded');
+      if (await recorded(written, fence)) deps.onAttempt?.('succeeded');
       return;
     }
     const failure = outcome.outcome === 'answered' ? 'response_status' : outcome.failure;
@@ -177,7 +249,8 @@ export function startDeliveryWorker(deps: DeliveryWorkerDeps): DeliveryWorker {
     const firstAttemptAt = new Date(delivery.firstAttemptAt ?? now.toISOString());
     const retry = nextRetry({ firstAttemptAt, attempt: delivery.attempts + 1, failedAt: answeredAt }, random);
     if (retry.outcome === 'retry') {
-      await store.recordAttempt(delivery, record, { next: 'retry', dueAt: retry.at.toISOString() }, deps.attemptsKept);
+      const written = store.recordAttempt(delivery, record, { next: 'retry', dueAt: retry.at.toISOString() }, deps.attemptsKept, fence);
+      if (!(await recorded(written, fence))) return;
       deps.onAttempt?.('failed');
       log.info(
         { messageId: delivery.messageId, webhookId: webhook.id, attempt: delivery.attempts + 1, failure, nextAttemptAt: retry.at },
@@ -185,7 +258,7 @@ export function startDeliveryWorker(deps: DeliveryWorkerDeps): DeliveryWorker {
       );
       return;
     }
-    await store.recordAttempt(delivery, record, { next: 'done' }, deps.attemptsKept);
+    if (!(await recorded(store.recordAttempt(delivery, record, { next: 'done' }, deps.attemptsKept, fence), fence))) return;
     await store.disableWebhook(webhook.id, answeredAt.toISOString());
     deps.onAttempt?.('gave-up');
     log.warn(
@@ -210,12 +283,18 @@ export function startDeliveryWorker(deps: DeliveryWorkerDeps): DeliveryWorker {
   schedule(0);
   return {
     nudge: () => void look(),
+    async drain(shard) {
+      await Promise.all([...inFlight.values()].filter((entry) => entry.shard === shard).map(({ attempt }) => attempt));
+    },
+    tookOver(shard, at) {
+      resumable.set(shard, { dueBy: at.getTime(), left: deps.concurrency });
+    },
     async stop() {
       stopped = true;
       clearTimeout(timer);
       await looking;
       // An attempt under way finishes and is recorded: cut short, it would be sent again after the restart anyway.
-      await Promise.all(inFlight.values());
+      await Promise.all([...inFlight.values()].map(({ attempt }) => attempt));
     },
   };
 }

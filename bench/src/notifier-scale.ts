@@ -1,0 +1,267 @@
+import { randomBytes, randomUUID } from 'node:crypto';
+import { mkdtemp } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { MongoClient } from 'mongodb';
+import { optionsOrExit, readFlags, required, UsageError } from './command-line';
+import { cleanUpOnExit, removeDirectory, trackDirectory } from './scale/cleanup';
+import { machine } from './scale/proc-stats';
+import { distributedServiceSpecs, logTail, spawnService, type ServiceProcess } from './service-process';
+import { scrapeNotifier } from './webhooks-load/notifier-metrics';
+import { startReceiver, type Receiver } from './webhooks-load/receiver';
+import { postScores } from './webhooks-load/scores';
+import { subscribeAll, type Subscriber } from './webhooks-load/subscriptions';
+
+// Decision 52's benchmark: webhook deliveries per second with one, two and three notifier replicas,
+// in one run, on the distributed runtime (KAFKA_BROKERS, MONGO_URL, REDIS_URL: the engines must be
+// up). Each phase has subscriptions of its own (one organization, grant and webhook each, at a
+// receiver of its own in this process); the phase posts one score per organization and times the
+// first post to the last delivery. Replicas are added between phases and measured once their queue
+// shards are shared (every replica holds some, all 32 held).
+
+const USAGE = `usage: npm run bench:notifier-scale -- [--subscriptions N] [--per-organization P] [--replicas 1,2,3]
+  --subscriptions     deliveries per phase (default 1000)
+  --per-organization  subscriptions per organization (default 100): one score plans P deliveries, so the
+                      queue's workers are measured rather than the planning of one event per delivery
+  --replicas       the replica counts measured, in order, each more than the one before (default 1,2,3)
+Needs KAFKA_BROKERS, MONGO_URL and REDIS_URL (for the single-server engines: source /tmp/infra-env.sh).`;
+
+interface Options {
+  subscriptions: number;
+  perOrganization: number;
+  replicas: number[];
+}
+
+const PORTS = { credentials: 18881, scoreIngest: 18882, notifiers: [18883, 18884, 18885, 18886, 18887, 18888] };
+const DRAIN_TIMEOUT_MS = 300_000;
+const SHARDS = 32;
+const say = (line: string) => process.stderr.write(`${line}\n`);
+
+function parseOptions(argv: string[]): Options {
+  const options: Options = { subscriptions: 1_000, perOrganization: 100, replicas: [1, 2, 3] };
+  readFlags(
+    argv,
+    {
+      subscriptions: (value, flag) => {
+        options.subscriptions = Number(required(value, flag));
+        if (!Number.isInteger(options.subscriptions) || options.subscriptions < 1)
+          throw new UsageError(`${flag} must be a positive integer`);
+      },
+      'per-organization': (value, flag) => {
+        options.perOrganization = Number(required(value, flag));
+        if (!Number.isInteger(options.perOrganization) || options.perOrganization < 1)
+          throw new UsageError(`${flag} must be a positive integer`);
+      },
+      replicas: (value, flag) => {
+        options.replicas = required(value, flag).split(',').map(Number);
+        const increasing = options.replicas.every(
+          (n, i) => Number.isInteger(n) && n >= 1 && n <= PORTS.notifiers.length && n > (options.replicas[i - 1] ?? 0),
+        );
+        if (!increasing) throw new UsageError(`${flag} must be increasing counts from 1 to ${PORTS.notifiers.length}`);
+      },
+    },
+    (arg) => `unknown argument ${arg}`,
+  );
+  return options;
+}
+
+async function until(check: () => Promise<boolean>, timeoutMs: number, what: string): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await check().catch(() => false))) {
+    if (Date.now() > deadline) throw new Error(`${what}: not within ${timeoutMs} ms`);
+    await new Promise((done) => setTimeout(done, 250));
+  }
+}
+
+/** The queue shards each replica holds (`rsd_leases_held{work="notifier-queue"}`). */
+async function shardsHeld(notifiers: readonly ServiceProcess[]): Promise<number[]> {
+  return Promise.all(
+    notifiers.map(async (notifier) => {
+      const text = await fetch(`${notifier.url}/metrics`).then((answer) => answer.text());
+      const line = text
+        .split('\n')
+        .find((candidate) => candidate.startsWith('rsd_leases_held{') && candidate.includes('work="notifier-queue"'));
+      return line ? Number(line.slice(line.lastIndexOf(' ') + 1)) : 0;
+    }),
+  );
+}
+
+interface PhaseFigures {
+  replicas: number;
+  shards: number[];
+  drainS: number | undefined;
+  firstS: number | undefined;
+  perSecond: number | undefined;
+  duplicateIds: number;
+  succeeded: number[];
+  /** Attempts that failed (each retried with the same webhook-id: a receiver that got it sees it twice). */
+  failed: number;
+}
+
+async function main(): Promise<void> {
+  const options = optionsOrExit(USAGE, parseOptions);
+  const [brokers, mongoUrl, redisUrl] = [process.env.KAFKA_BROKERS, process.env.MONGO_URL, process.env.REDIS_URL];
+  if (!brokers || !mongoUrl || !redisUrl) throw new Error('KAFKA_BROKERS, MONGO_URL and REDIS_URL must name the engines');
+  cleanUpOnExit();
+  const run = randomUUID().slice(0, 8);
+  const devSecret = randomBytes(32).toString('base64url');
+  const databases = [`nscale_credentials_${run}`, `nscale_views_${run}`, `nscale_notifier_${run}`];
+  const common = {
+    RUNTIME: 'distributed',
+    KAFKA_BROKERS: brokers,
+    MONGO_URL: mongoUrl,
+    REDIS_URL: redisUrl,
+    CREDENTIALS_DB: databases[0]!,
+    READ_VIEWS_DB: databases[1]!,
+    NOTIFIER_DB: databases[2]!,
+    JWT_HS256_SECRET: devSecret,
+    LOG_LEVEL: 'warn',
+    KAFKA_TOPIC_PARTITIONS: '6',
+    // Every request comes from 127.0.0.1: a webhook create tried before the notifier knows its grant counts as a failed authentication.
+    FAILED_AUTH_LIMIT_PER_MINUTE: '1000000',
+  };
+  const notifierEnv = { ...common, WEBHOOK_SECRET_KEY: randomBytes(32).toString('base64'), WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true' };
+  const logDir = await mkdtemp(join(tmpdir(), 'rsd-notifier-scale-'));
+  trackDirectory(logDir);
+  const started: ServiceProcess[] = [];
+  const receivers: Receiver[] = [];
+  const heading = [
+    `Webhook deliveries per second by notifier replicas (decision 52): ${options.subscriptions} deliveries per phase ` +
+      `(${options.perOrganization} subscriptions per organization), replicas ${options.replicas.join(', ')}`,
+    `${await machine()}; node ${process.version}; ${new Date().toISOString().slice(0, 16).replace('T', ' ')} UTC`,
+    `Engines: Kafka ${brokers}, MongoDB-wire ${mongoUrl.replace(/\/\/[^@]*@/, '//')}, Redis; one credentials and one score-ingest process; everything on this machine's cores`,
+  ];
+  say(heading.join('\n'));
+  try {
+    for (const spec of distributedServiceSpecs(
+      { readApis: [], credentials: PORTS.credentials, scoreIngest: PORTS.scoreIngest },
+      common,
+      () => ({}),
+    )) {
+      started.push(spawnService(spec, logDir, 15_000));
+    }
+    const startNotifier = (index: number) => {
+      const port = PORTS.notifiers[index]!;
+      const notifier = spawnService(
+        {
+          name: `notifier-${index + 1}`,
+          script: 'services/notifier/dist/main.js',
+          port,
+          env: { ...notifierEnv, NOTIFIER_PORT: String(port), NOTIFIER_HOST: '127.0.0.1' },
+        },
+        logDir,
+        15_000,
+      );
+      started.push(notifier);
+      return notifier;
+    };
+    const notifiers = [startNotifier(0)];
+    for (const service of started)
+      await until(async () => (await fetch(`${service.url}/readyz`)).status === 200, 90_000, `${service.name} ready`);
+
+    // Every phase's subscriptions first, through the first replica: the phases then differ only in replicas.
+    const phases: { receiver: Receiver; subscribers: Subscriber[] }[] = [];
+    for (const [index] of options.replicas.entries()) {
+      const receiver = await startReceiver(options.subscriptions, 10);
+      receivers.push(receiver);
+      const urls = { credentials: started[0]!.url, scoreIngest: started[1]!.url, notifier: notifiers[0]!.url };
+      const setup = await subscribeAll(urls, devSecret, receiver, {
+        run: `${run}-${index}`,
+        count: options.subscriptions,
+        concurrency: 8,
+        onProgress: () => undefined,
+        perOrganization: options.perOrganization,
+      });
+      say(`setup of phase ${index + 1}: ${options.subscriptions} subscriptions in ${setup.seconds.toFixed(1)} s`);
+      phases.push({ receiver, subscribers: setup.subscribers });
+    }
+
+    const figures: PhaseFigures[] = [];
+    for (const [index, replicas] of options.replicas.entries()) {
+      while (notifiers.length < replicas) notifiers.push(startNotifier(notifiers.length));
+      for (const notifier of notifiers)
+        await until(async () => (await fetch(`${notifier.url}/readyz`)).status === 200, 90_000, `${notifier.name} ready`);
+      await until(
+        async () => {
+          const held = await shardsHeld(notifiers);
+          return held.every((n) => n > 0) && held.reduce((a, b) => a + b, 0) === SHARDS;
+        },
+        60_000,
+        `${replicas} replicas sharing the shards`,
+      );
+      const shards = await shardsHeld(notifiers);
+      const before = await Promise.all(notifiers.map((notifier) => scrapeNotifier(notifier.url)));
+      const { receiver, subscribers } = phases[index]!;
+      const drained = receiver.allDelivered(options.subscriptions, DRAIN_TIMEOUT_MS);
+      // One score per organization: each plans a delivery to every one of its subscriptions.
+      const posted = await postScores(
+        started[1]!.url,
+        devSecret,
+        subscribers.filter((_, i) => i % options.perOrganization === 0),
+      );
+      const complete = await drained;
+      const tally = receiver.tally();
+      const after = await Promise.all(notifiers.map((notifier) => scrapeNotifier(notifier.url)));
+      const drainS = complete && tally.lastAt !== undefined ? (tally.lastAt - posted.firstPostAt) / 1000 : undefined;
+      figures.push({
+        replicas,
+        shards,
+        drainS,
+        firstS: tally.firstAt === undefined ? undefined : (tally.firstAt - posted.firstPostAt) / 1000,
+        perSecond: drainS === undefined ? undefined : options.subscriptions / drainS,
+        duplicateIds: tally.duplicateIds,
+        succeeded: after.map((metrics, i) => (metrics.deliveries.succeeded ?? 0) - (before[i]?.deliveries.succeeded ?? 0)),
+        failed: after.reduce((sum, metrics, i) => sum + (metrics.deliveries.failed ?? 0) - (before[i]?.deliveries.failed ?? 0), 0),
+      });
+      say(`phase ${index + 1} (${replicas} replicas): ${drainS === undefined ? 'did not drain' : `${drainS.toFixed(2)} s`}`);
+    }
+    for (const service of started) if (service.unexpectedExit) say(`${service.name} exited early:\n${logTail(service.logFile)}`);
+    process.stdout.write(`\n${heading.join('\n')}\n\n${table(figures)}\n`);
+  } finally {
+    for (const service of started.reverse()) await service.stop();
+    for (const receiver of receivers) await receiver.close();
+    const client = await MongoClient.connect(mongoUrl).catch(() => undefined);
+    if (client) {
+      for (const name of databases)
+        await client
+          .db(name)
+          .dropDatabase()
+          .catch(() => undefined);
+      await client.close();
+    }
+    removeDirectory(logDir);
+  }
+}
+
+function table(figures: readonly PhaseFigures[]): string {
+  const rows = [
+    [
+      'replicas',
+      'shards held',
+      'first delivery',
+      'last delivery',
+      'deliveries/s',
+      'succeeded by replica',
+      'failed attempts',
+      'webhook-ids twice',
+    ],
+    ...figures.map((f) => [
+      String(f.replicas),
+      f.shards.join('/'),
+      f.firstS === undefined ? '-' : `${f.firstS.toFixed(2)} s`,
+      f.drainS === undefined ? 'not drained' : `${f.drainS.toFixed(2)} s`,
+      f.perSecond === undefined ? '-' : f.perSecond.toFixed(0),
+      f.succeeded.join('/'),
+      String(f.failed),
+      String(f.duplicateIds),
+    ]),
+  ];
+  const widths = rows[0]!.map((_, column) => Math.max(...rows.map((row) => row[column]!.length)));
+  const line = (row: string[]) => `| ${row.map((cell, column) => cell.padEnd(widths[column]!)).join(' | ')} |`;
+  return [line(rows[0]!), `|${widths.map((width) => '-'.repeat(width + 2)).join('|')}|`, ...rows.slice(1).map(line)].join('\n');
+}
+
+main().catch((error: unknown) => {
+  process.stderr.write(`notifier-scale failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
+  process.exit(1);
+});
