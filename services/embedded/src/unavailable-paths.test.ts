@@ -143,6 +143,7 @@ test('when the event log and the stores are out of reach, then every operation o
   const calls: Record<string, [string, RequestInit]> = {
     getScore: [`${customer(readApiService)}/score`, { headers: recipient }],
     getPillars: [`${customer(readApiService)}/pillars`, { headers: recipient }],
+    getCertificate: [`${customer(readApiService)}/certificate`, { headers: recipient }],
     listScoreHistory: [`${customer(readApiService)}/score/history`, { headers: recipient }],
     createAuthorization: [
       `${urlOf(credentialsService)}/v1/organizations/${ORG}/authorizations`,
@@ -175,6 +176,7 @@ test('when the event log and the stores are out of reach, then every operation o
     listPortfolioCustomers: [`${portfolio}/customers`, { headers: account }],
     listPortfolioScores: [`${portfolio}/scores`, { headers: account }],
     listPortfolioPillars: [`${portfolio}/pillars`, { headers: account }],
+    listPortfolioCertificates: [`${portfolio}/certificates`, { headers: account }],
     rotateAccountKey: [`${urlOf(credentialsService)}/v1/portfolio/keys/rotate`, { method: 'POST', headers: account, body: '{}' }],
     releaseGrant: [`${urlOf(credentialsService)}/v1/portfolio/customers/${opened.body.clientId}`, { method: 'DELETE', headers: account }],
     listWebhookDeliveries: [`${customer(notifierService)}/webhooks/wh_${'0'.repeat(24)}/deliveries`, { headers: recipient }],

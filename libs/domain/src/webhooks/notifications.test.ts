@@ -82,7 +82,8 @@ describe('triggerOf', () => {
       occurredAt: eventTime.toISOString(),
       organizationId,
       previous: undefined,
-      latest: current,
+      // The view keeps the id of the event the score came in (a certificate names it).
+      latest: { ...current, eventId: event.id },
     });
   });
 
