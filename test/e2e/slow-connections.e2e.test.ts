@@ -33,6 +33,12 @@ function slowConnectionCount(): number {
 
 /** A cap well above the slow connections, and still below the descriptor limit the process checks it against. */
 const ROOMY_CAP = String(Math.min(9000, (openFileLimit() ?? 1024) - 500));
+/**
+ * The smallest part of the embedded process's connections one service gets (the credentials service's and
+ * the console's): each flooded service holds its share of the slow connections, with room to spare.
+ */
+const SMALLEST_SHARE = 0.1;
+const PER_SERVICE_ROOM = Math.floor(Number(ROOMY_CAP) * SMALLEST_SHARE) - 100;
 
 interface NormalRequest {
   name: string;
@@ -64,7 +70,7 @@ function expectAllServed(statuses: Record<string, number[]>, requests: NormalReq
 
 async function whenSlowClientsFloodTheServers(targets: string[], normal: NormalRequest[]): Promise<void> {
   const count = slowConnectionCount();
-  const perTarget = Math.floor(count / targets.length);
+  const perTarget = Math.min(Math.floor(count / targets.length), PER_SERVICE_ROOM);
   const floods: SlowConnections[] = [];
   try {
     for (const target of targets) floods.push(await openSlowConnections(target, perTarget));
