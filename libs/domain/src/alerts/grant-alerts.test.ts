@@ -1,14 +1,7 @@
 import type { AccessRecord } from '@rsd/contracts';
 import type { StoredAuthorization } from '../authorizations/authorization-record';
-import {
-  ADDRESSES_KEPT,
-  decideAlerts,
-  expiryNoticeDue,
-  nextExpiryNoticeAt,
-  observeAccess,
-  organizationAlerts,
-  type GrantActivity,
-} from './grant-alerts';
+import { ADDRESSES_KEPT, decideAlerts, expiryNoticeDue, nextExpiryNoticeAt, observeAccess, organizationAlerts } from './grant-alerts';
+import type { GrantActivity } from './alert-state';
 
 const GRANT = `rs_${'G'.repeat(24)}`;
 const RELEASED = `rs_${'R'.repeat(24)}`;
