@@ -213,6 +213,8 @@ describe('faults on the clustered engines: a broker, then a Redis primary, under
     const created: (Credential & { ackedAt: number; revokedAt?: number; revokeStatus?: number })[] = [];
     const ingested: { scoreDate: string; ackedAt: number }[] = [];
     let loading = true;
+    /** Every task the load started, answered or not: the check after the faults waits for the last. */
+    const inFlight: Promise<unknown>[] = [];
     const loops = [
       every(1_000 / HOT_READS_PER_S, (i) => read('hot read', i, hot)),
       every(1_000, async (i) => {
@@ -252,8 +254,9 @@ describe('faults on the clustered engines: a broker, then a Redis primary, under
       return (async () => {
         for (let i = 0; loading; i += 1) {
           const next = Date.now() + intervalMs;
-          // The readers do not wait for each other's answers: a slow one does not slow the load.
-          void task(i).catch(() => undefined);
+          // The readers do not wait for each other's answers: a slow one does not slow the load. Each
+          // task is kept, so that the check below starts once the last of them is answered.
+          inFlight.push(task(i).catch(() => undefined));
           // Fixed on purpose: the load's rate (one task per interval), not a wait for anything.
           await sleep(Math.max(0, next - Date.now()));
         }
@@ -281,7 +284,7 @@ describe('faults on the clustered engines: a broker, then a Redis primary, under
     loading = false;
     phases.at(-1)!.endedAt = Date.now();
     await Promise.all(loops);
-    await sleep(1_000);
+    await Promise.all(inFlight);
 
     // Every acknowledged write is in the views: each credential made is known to both replicas (not
     // revoked: it reads; revoked: refused as inactive), and every score taken is in the history.
