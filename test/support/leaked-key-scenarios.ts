@@ -155,14 +155,16 @@ export function leakedKeyScenarios(target: () => LeakedKeyTarget) {
             label: index < 3 ? 'true_positive' : 'false_positive',
           })),
         );
+        // The revocation's bound (every replica refuses within 1 s of the 200) is the polls' deadline.
+        const bound = Math.max(0, t0 + 1_000 - performance.now());
         await Promise.all([
-          onEveryReplica((replica) => readScore(replica, live.clientId, live.apiKey), 401, 5_000),
-          onEveryReplica((replica) => readScore(replica, rotated.clientId, rotated.apiKey), 401, 5_000),
-          onEveryReplica((replica) => readPortfolio(replica, account.accountKey), 401, 5_000),
+          onEveryReplica((replica) => readScore(replica, live.clientId, live.apiKey), 401, bound),
+          onEveryReplica((replica) => readScore(replica, rotated.clientId, rotated.apiKey), 401, bound),
+          onEveryReplica((replica) => readPortfolio(replica, account.accountKey), 401, bound),
         ]);
-        const enforcedMs = performance.now() - t0;
-        process.stderr.write(`[leaked keys] reported keys refused on every replica ${enforcedMs.toFixed(0)} ms after the 200\n`);
-        expect(enforcedMs).toBeLessThanOrEqual(1000);
+        process.stderr.write(
+          `[leaked keys] reported keys refused on every replica ${(performance.now() - t0).toFixed(0)} ms after the 200\n`,
+        );
         for (const replica of t().readApis) {
           expect((await readScore(replica, rotated.clientId, newKey)).status).toBe(200);
           expect((await readScore(replica, live.clientId, live.apiKey)).body).toMatchObject({ code: 'CREDENTIAL_INACTIVE' });
