@@ -1,9 +1,9 @@
 import { randomBytes, randomUUID } from 'node:crypto';
-import { MongoClient } from 'mongodb';
 import { signConsoleToken, signDevToken } from '@rsd/platform';
 import { request } from '@rsd/testkit';
 import { describeWithInfra, type StartedServer } from '@rsd/testkit';
 import { alertScenarios, alertSecrets } from '../support/alert-scenarios';
+import { productDatabases, productEnv, startReadReplicas, stopProduct } from '../support/distributed-product';
 import { startDistributedServers } from '../support/distributed-servers';
 import { everyCollection, everyTopicRecord } from '../support/leak-search';
 import { startService, TEST_RESPONSE_SIGNING_KEYS, type ServiceProcess } from '../support/service-process';
@@ -22,7 +22,6 @@ describeWithInfra('kafka', 'organization alerts on the distributed runtime, two 
   const PORTS = { credentials: 18681, scoreIngest: 18682, readApi1: 18680, readApi2: 18690, notifier: 18683 };
   const servers: StartedServer[] = [];
   const services: ServiceProcess[] = [];
-  const databases = [`al_credentials_${runId}`, `al_views_${runId}`, `al_notifier_${runId}`];
   let env: Record<string, string>;
   let credentials: ServiceProcess;
   let scoreIngest: ServiceProcess;
@@ -32,23 +31,19 @@ describeWithInfra('kafka', 'organization alerts on the distributed runtime, two 
   beforeAll(async () => {
     env = {
       ...(await startDistributedServers(kafkaTarget(), servers)),
-      CREDENTIALS_DB: databases[0] ?? '',
-      READ_VIEWS_DB: databases[1] ?? '',
-      JWT_HS256_SECRET: secret,
-      RESPONSE_SIGNING_KEYS: TEST_RESPONSE_SIGNING_KEYS,
-      LOG_LEVEL: 'info',
-      KAFKA_TOPIC_PARTITIONS: '3',
-      CREDENTIALS_PORT: String(PORTS.credentials),
-      SCORE_INGEST_PORT: String(PORTS.scoreIngest),
-      EXPIRY_CHECK_INTERVAL_MS: '500',
-      OUTBOX_RELAY_INTERVAL_MS: '500',
-      ACCESS_LOG_FLUSH_INTERVAL_MS: '200',
-      // Addresses from X-Forwarded-For, as behind one proxy; the refused keys must not reach the per-address limit.
-      TRUST_PROXY_HOPS: '1',
-      FAILED_AUTH_LIMIT_PER_MINUTE: '100000',
-      // The console's own tokens for the organization's alert webhooks, which the notifier accepts beside callers'.
-      CONSOLE_NOTIFIER_SECRET: consoleSecret,
-      NOTIFIER_URL: `http://127.0.0.1:${PORTS.notifier}`,
+      ...productEnv(
+        { prefix: 'al', runId, jwtSecret: secret, ports: PORTS },
+        {
+          RESPONSE_SIGNING_KEYS: TEST_RESPONSE_SIGNING_KEYS,
+          EXPIRY_CHECK_INTERVAL_MS: '500',
+          ACCESS_LOG_FLUSH_INTERVAL_MS: '200',
+          // Addresses from X-Forwarded-For, as behind one proxy; the refused keys must not reach the per-address limit.
+          TRUST_PROXY_HOPS: '1',
+          // The console's own tokens for the organization's alert webhooks, which the notifier accepts beside callers'.
+          CONSOLE_NOTIFIER_SECRET: consoleSecret,
+          NOTIFIER_URL: `http://127.0.0.1:${PORTS.notifier}`,
+        },
+      ),
     };
     credentials = await startService('credentials', PORTS.credentials, env);
     services.push(credentials);
@@ -56,17 +51,11 @@ describeWithInfra('kafka', 'organization alerts on the distributed runtime, two 
     services.push(scoreIngest);
     notifier = await startService('notifier', PORTS.notifier, {
       ...env,
-      NOTIFIER_PORT: String(PORTS.notifier),
-      NOTIFIER_DB: databases[2] ?? '',
       WEBHOOK_SECRET_KEY: randomBytes(32).toString('base64'),
       WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true',
     });
     services.push(notifier);
-    for (const port of [PORTS.readApi1, PORTS.readApi2]) {
-      const replica = await startService('read-api', port, { ...env, READ_API_PORT: String(port), REPLICA_ID: `al-${port}` });
-      services.push(replica);
-      readApis.push(replica);
-    }
+    readApis.push(...(await startReadReplicas(env, [PORTS.readApi1, PORTS.readApi2], (port) => `al-${port}`, services)));
   }, 180_000);
 
   const alerts = alertScenarios(() => ({
@@ -82,16 +71,7 @@ describeWithInfra('kafka', 'organization alerts on the distributed runtime, two 
   const outputs: string[] = [];
   afterAll(async () => {
     await alerts.cleanUp();
-    for (const service of [...services].reverse()) {
-      outputs.push(service.output());
-      await service.stop();
-    }
-    if (env?.MONGO_URL) {
-      const client = await MongoClient.connect(env.MONGO_URL);
-      for (const name of databases) await client.db(name).dropDatabase();
-      await client.close();
-    }
-    for (const server of servers) await server.stop();
+    await stopProduct(services, outputs, servers, env);
   }, 60_000);
 
   for (const [name, scenario] of Object.entries(alerts.scenarios)) test(name, scenario, 180_000);
@@ -124,7 +104,7 @@ describeWithInfra('kafka', 'organization alerts on the distributed runtime, two 
   test('when the run is over, then no key or claim token is in any log, Kafka topic or MongoDB collection', async () => {
     const haystacks = [...outputs, ...services.map((service) => service.output())];
     haystacks.push(...(await everyTopicRecord(env.KAFKA_BROKERS ?? '', `al-leak-${runId}`)).values);
-    haystacks.push(...(await everyCollection(env.MONGO_URL ?? '', databases)).documents);
+    haystacks.push(...(await everyCollection(env.MONGO_URL ?? '', productDatabases(env))).documents);
     expect(alertSecrets.length).toBeGreaterThanOrEqual(8);
     expect(alertSecrets.filter((value) => haystacks.some((haystack) => haystack.includes(value)))).toEqual([]);
   }, 120_000);

@@ -19,6 +19,7 @@ import {
   onComposeStack,
   type ComposeService,
 } from '../support/compose-stack';
+import { productEnv } from '../support/distributed-product';
 import { startDistributedServers } from '../support/distributed-servers';
 import {
   K8S_DATABASES,
@@ -119,22 +120,16 @@ describeWithInfra('kafka', 'the distributed runtime, four processes over real Ka
     kafkaFromEnvironment = target.source === 'env';
     env = {
       ...(await startDistributedServers(target, servers)),
-      CREDENTIALS_DB: `dist_credentials_${runId}`,
-      READ_VIEWS_DB: `dist_views_${runId}`,
-      JWT_HS256_SECRET: secret,
-      LOG_LEVEL: 'info',
-      KAFKA_TOPIC_PARTITIONS: '3',
-      CREDENTIALS_PORT: String(PORTS.credentials),
-      SCORE_INGEST_PORT: String(PORTS.scoreIngest),
-      EXPIRY_CHECK_INTERVAL_MS: '500',
-      // Every request of this test comes from 127.0.0.1, and polling for a projection counts as failed
-      // authentication: the per-address limit would turn those answers into 429s.
-      FAILED_AUTH_LIMIT_PER_MINUTE: '100000',
-      OUTBOX_RELAY_INTERVAL_MS: '500',
-      // Decision 29 with bounds a test can wait for: a revoke waits 2 s for the log, a replica out of touch 5 s.
-      EVENT_LOG_PUBLISH_DEADLINE_MS: '2000',
-      FEED_STALENESS_BOUND_MS: '5000',
-      FEED_RECOVERY_GRACE_MS: '3000',
+      ...productEnv(
+        { prefix: 'dist', runId, jwtSecret: secret, ports: PORTS },
+        {
+          EXPIRY_CHECK_INTERVAL_MS: '500',
+          // Decision 29 with bounds a test can wait for: a revoke waits 2 s for the log, a replica out of touch 5 s.
+          EVENT_LOG_PUBLISH_DEADLINE_MS: '2000',
+          FEED_STALENESS_BOUND_MS: '5000',
+          FEED_RECOVERY_GRACE_MS: '3000',
+        },
+      ),
     };
     token = await signDevToken(secret, { org: ORG, scope: 'authorizations:write scores:write' });
     credentials = await startService('credentials', PORTS.credentials, env);

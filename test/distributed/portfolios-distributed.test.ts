@@ -1,5 +1,4 @@
 import { randomBytes, randomUUID } from 'node:crypto';
-import { MongoClient } from 'mongodb';
 import { signDevToken } from '@rsd/platform';
 import { describeWithInfra, type StartedServer } from '@rsd/testkit';
 import {
@@ -10,6 +9,7 @@ import {
   onComposeStack,
   stackGateway,
 } from '../support/compose-stack';
+import { productEnv, startReadReplicas, stopProduct } from '../support/distributed-product';
 import { startDistributedServers } from '../support/distributed-servers';
 import { everyCollection, everyTopicRecord } from '../support/leak-search';
 import { keyAuthorityScenarios } from '../support/key-authority-scenarios';
@@ -63,22 +63,18 @@ describeWithInfra('kafka', 'portfolios on the distributed runtime, two read-API 
     }
     env = {
       ...(await startDistributedServers(kafkaTarget(), servers)),
-      CREDENTIALS_DB: `pf_credentials_${runId}`,
-      READ_VIEWS_DB: `pf_views_${runId}`,
-      JWT_HS256_SECRET: secret,
-      RESPONSE_SIGNING_KEYS: TEST_RESPONSE_SIGNING_KEYS,
-      LOG_LEVEL: 'info',
-      KAFKA_TOPIC_PARTITIONS: '3',
-      CREDENTIALS_PORT: String(PORTS.credentials),
-      SCORE_INGEST_PORT: String(PORTS.scoreIngest),
-      EXPIRY_CHECK_INTERVAL_MS: '500',
-      // Every request comes from 127.0.0.1, and the scenarios present keys that are refused on purpose.
-      FAILED_AUTH_LIMIT_PER_MINUTE: '100000',
-      ACCOUNT_RATE_LIMIT_PER_MINUTE: String(ACCOUNT_LIMIT),
-      OUTBOX_RELAY_INTERVAL_MS: '500',
-      EVENT_LOG_PUBLISH_DEADLINE_MS: '2000',
-      FEED_STALENESS_BOUND_MS: '5000',
-      FEED_RECOVERY_GRACE_MS: '3000',
+      // Every request comes from 127.0.0.1, and the scenarios present keys that are refused on purpose (productEnv's limit).
+      ...productEnv(
+        { prefix: 'pf', runId, jwtSecret: secret, ports: PORTS },
+        {
+          RESPONSE_SIGNING_KEYS: TEST_RESPONSE_SIGNING_KEYS,
+          EXPIRY_CHECK_INTERVAL_MS: '500',
+          ACCOUNT_RATE_LIMIT_PER_MINUTE: String(ACCOUNT_LIMIT),
+          EVENT_LOG_PUBLISH_DEADLINE_MS: '2000',
+          FEED_STALENESS_BOUND_MS: '5000',
+          FEED_RECOVERY_GRACE_MS: '3000',
+        },
+      ),
     };
     credentials = await startService('credentials', PORTS.credentials, env);
     services.push(credentials);
@@ -86,32 +82,18 @@ describeWithInfra('kafka', 'portfolios on the distributed runtime, two read-API 
     services.push(scoreIngest);
     notifier = await startService('notifier', PORTS.notifier, {
       ...env,
-      NOTIFIER_PORT: String(PORTS.notifier),
-      NOTIFIER_DB: `pf_notifier_${runId}`,
       WEBHOOK_SECRET_KEY: randomBytes(32).toString('base64'),
       // The receivers are on loopback: decision 28's development flag.
       WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true',
     });
     services.push(notifier);
-    for (const port of [PORTS.readApi1, PORTS.readApi2]) {
-      const replica = await startService('read-api', port, { ...env, READ_API_PORT: String(port), REPLICA_ID: `pf-${port}` });
-      services.push(replica);
-      readApis.push(replica);
-    }
+    readApis.push(...(await startReadReplicas(env, [PORTS.readApi1, PORTS.readApi2], (port) => `pf-${port}`, services)));
   }, 180_000);
 
   const outputs: string[] = [];
   afterAll(async () => {
-    for (const service of [...services].reverse()) {
-      outputs.push(service.output());
-      await service.stop();
-    }
-    if (!onComposeStack && env?.MONGO_URL) {
-      const client = await MongoClient.connect(env.MONGO_URL);
-      for (const name of [env.CREDENTIALS_DB ?? '', env.READ_VIEWS_DB ?? '', `pf_notifier_${runId}`]) await client.db(name).dropDatabase();
-      await client.close();
-    }
-    for (const server of servers) await server.stop();
+    // The Compose stack's databases are the stack's: only this run's own are dropped.
+    await stopProduct(services, outputs, servers, onComposeStack ? undefined : env);
   }, 60_000);
 
   const scenarios = portfolioScenarios(() => ({

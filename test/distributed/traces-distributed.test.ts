@@ -1,7 +1,7 @@
 import { randomBytes, randomUUID } from 'node:crypto';
-import { MongoClient } from 'mongodb';
 import { signDevToken } from '@rsd/platform';
 import { aScoreSubmission, describeWithInfra, request, startWebhookReceiver, type StartedServer, type WebhookReceiver } from '@rsd/testkit';
+import { productEnv, stopProduct } from '../support/distributed-product';
 import { startDistributedServers } from '../support/distributed-servers';
 import { eventually } from '../support/embedded-process';
 import {
@@ -49,39 +49,22 @@ describeWithInfra('kafka', 'traces of the distributed runtime in a real OTLP rec
     beforeAll(async () => {
       jaeger = await startJaeger();
       const infra = await startDistributedServers(kafkaTarget(), servers);
-      const [credentialsPort, scoreIngestPort, readApiPort, notifierPort] = [
-        await freePort(),
-        await freePort(),
-        await freePort(),
-        await freePort(),
-      ];
+      const ports = { credentials: await freePort(), scoreIngest: await freePort(), readApi: await freePort(), notifier: await freePort() };
       env = {
         ...infra,
         OTEL_EXPORTER_OTLP_ENDPOINT: jaeger.otlpUrl,
-        CREDENTIALS_DB: `traces_credentials_${runId}`,
-        READ_VIEWS_DB: `traces_views_${runId}`,
-        NOTIFIER_DB: `traces_notifier_${runId}`,
-        JWT_HS256_SECRET: jwtSecret,
-        LOG_LEVEL: 'info',
-        KAFKA_TOPIC_PARTITIONS: '3',
-        CREDENTIALS_PORT: String(credentialsPort),
-        SCORE_INGEST_PORT: String(scoreIngestPort),
-        READ_API_PORT: String(readApiPort),
-        NOTIFIER_PORT: String(notifierPort),
-        FAILED_AUTH_LIMIT_PER_MINUTE: '100000',
-        OUTBOX_RELAY_INTERVAL_MS: '500',
-        EVENT_LOG_PUBLISH_DEADLINE_MS: '2000',
+        ...productEnv({ prefix: 'traces', runId, jwtSecret, ports }, { EVENT_LOG_PUBLISH_DEADLINE_MS: '2000' }),
       };
       secrets.push(jwtSecret);
       const webhookSecretKey = randomBytes(32).toString('base64');
       secrets.push(webhookSecretKey);
-      const credentials = await startService('credentials', credentialsPort, env);
+      const credentials = await startService('credentials', ports.credentials, env);
       services.push(credentials);
-      const scoreIngest = await startService('score-ingest', scoreIngestPort, env);
+      const scoreIngest = await startService('score-ingest', ports.scoreIngest, env);
       services.push(scoreIngest);
-      const readApi = await startService('read-api', readApiPort, env);
+      const readApi = await startService('read-api', ports.readApi, env);
       services.push(readApi);
-      const notifier = await startService('notifier', notifierPort, {
+      const notifier = await startService('notifier', ports.notifier, {
         ...env,
         WEBHOOK_SECRET_KEY: webhookSecretKey,
         WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true',
@@ -134,12 +117,7 @@ describeWithInfra('kafka', 'traces of the distributed runtime in a real OTLP rec
     afterAll(async () => {
       for (const service of services) await service.stop();
       await receiver?.close();
-      if (env.MONGO_URL) {
-        const client = await MongoClient.connect(env.MONGO_URL);
-        for (const name of [env.CREDENTIALS_DB!, env.READ_VIEWS_DB!, env.NOTIFIER_DB!]) await client.db(name).dropDatabase();
-        await client.close();
-      }
-      for (const server of servers) await server.stop();
+      await stopProduct([], [], servers, env);
       await jaeger?.stop();
     }, 60_000);
 

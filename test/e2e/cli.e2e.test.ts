@@ -1,35 +1,18 @@
-import { execFile } from 'node:child_process';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { promisify } from 'node:util';
 import { aScoreSubmission } from '@rsd/testkit';
-import { REPO_ROOT, type EmbeddedProcess } from '../support/embedded-process';
+import { runRsd, type EmbeddedProcess } from '../support/embedded-process';
 import { startEmbeddedOnNewDataDir, stopAndRemove } from '../support/embedded-suite';
 
-const run = promisify(execFile);
 const ORG = 'cli-org';
 
 let dataDir: string;
 let product: EmbeddedProcess;
 
 /** Runs the real `rsd` bin as a user would; never throws, returns the exit code and both streams. */
-async function rsd(args: string[], env: Record<string, string> = {}) {
-  try {
-    const { stdout, stderr } = await run('node', [join(REPO_ROOT, 'tools/cli/bin/rsd.js'), ...args], {
-      env: {
-        ...process.env,
-        DATA_DIR: dataDir,
-        RSD_API_URL: product.urls.readApi,
-        RSD_CREDENTIALS_URL: product.urls.credentials,
-        RSD_INGEST_URL: product.urls.scoreIngest,
-        ...env,
-      },
-    });
-    return { code: 0, stdout, stderr };
-  } catch (error) {
-    const failed = error as { code: number; stdout: string; stderr: string };
-    return { code: failed.code, stdout: failed.stdout, stderr: failed.stderr };
-  }
+function rsd(args: string[], env: Record<string, string> = {}) {
+  const { readApi, credentials, scoreIngest } = product.urls;
+  return runRsd(args, { DATA_DIR: dataDir, RSD_API_URL: readApi, RSD_CREDENTIALS_URL: credentials, RSD_INGEST_URL: scoreIngest, ...env });
 }
 
 beforeAll(async () => {

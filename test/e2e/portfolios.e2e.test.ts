@@ -1,9 +1,7 @@
-import { execFile } from 'node:child_process';
 import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { promisify } from 'node:util';
 import { aScoreSubmission } from '@rsd/testkit';
-import { eventLogValues, eventually, REPO_ROOT, type EmbeddedProcess } from '../support/embedded-process';
+import { eventLogValues, eventually, runRsd, type EmbeddedProcess } from '../support/embedded-process';
 import * as orgAdmin from '../support/organization-admin';
 import { devTokenFor, startEmbeddedOnNewDataDir, stopAndRemove } from '../support/embedded-suite';
 import { keyAuthorityScenarios } from '../support/key-authority-scenarios';
@@ -42,26 +40,10 @@ const scenarios = portfolioScenarios(() => ({
   accountLimitPerMinute: ACCOUNT_LIMIT,
 }));
 
-const run = promisify(execFile);
-
 /** The real `rsd` bin, with the given environment on top of the suite's; never throws. */
-async function rsd(args: string[], env: Record<string, string> = {}) {
-  try {
-    const { stdout, stderr } = await run('node', [join(REPO_ROOT, 'tools/cli/bin/rsd.js'), ...args], {
-      env: {
-        ...process.env,
-        DATA_DIR: dataDir,
-        RSD_API_URL: product.urls.readApi,
-        RSD_CREDENTIALS_URL: product.urls.credentials,
-        RSD_API_KEY: '',
-        ...env,
-      },
-    });
-    return { code: 0, stdout, stderr };
-  } catch (error) {
-    const failed = error as { code: number; stdout: string; stderr: string };
-    return { code: failed.code, stdout: failed.stdout, stderr: failed.stderr };
-  }
+function rsd(args: string[], env: Record<string, string> = {}) {
+  const { readApi, credentials } = product.urls;
+  return runRsd(args, { DATA_DIR: dataDir, RSD_API_URL: readApi, RSD_CREDENTIALS_URL: credentials, RSD_API_KEY: '', ...env });
 }
 
 /** `export NAME='value'` lines as a map. */

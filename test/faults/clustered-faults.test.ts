@@ -8,6 +8,7 @@ import { TOPICS } from '@rsd/contracts';
 import { signDevToken } from '@rsd/platform';
 import { aScoreSubmission } from '@rsd/testkit';
 import { clusteredEngines, type ClusteredEngines } from '../support/clustered-engines';
+import { productEnv } from '../support/distributed-product';
 import { REPO_ROOT } from '../support/embedded-process';
 import { startService, type ServiceProcess } from '../support/service-process';
 
@@ -133,22 +134,16 @@ describe('faults on the clustered engines: a broker, then a Redis primary, under
     const env = {
       RUNTIME: 'distributed',
       REDIS_URL: '',
-      CREDENTIALS_DB: `faults_credentials_${runId}`,
-      READ_VIEWS_DB: `faults_views_${runId}`,
-      NOTIFIER_DB: `faults_notifier_${runId}`,
-      JWT_HS256_SECRET: secret,
-      LOG_LEVEL: 'info',
-      KAFKA_TOPIC_PARTITIONS: '3',
-      CREDENTIALS_PORT: String(PORTS.credentials),
-      SCORE_INGEST_PORT: String(PORTS.scoreIngest),
-      RATE_LIMIT_PER_MINUTE: String(LIMIT),
-      // Every request comes from 127.0.0.1: the revoked keys' refusals would hit the per-address limit.
-      FAILED_AUTH_LIMIT_PER_MINUTE: '100000',
-      OUTBOX_RELAY_INTERVAL_MS: '500',
-      // Decision 29 with bounds a test can wait for, as in the distributed suite.
-      EVENT_LOG_PUBLISH_DEADLINE_MS: '2000',
-      FEED_STALENESS_BOUND_MS: String(FEED_STALENESS_BOUND_MS),
-      FEED_RECOVERY_GRACE_MS: '3000',
+      ...productEnv(
+        { prefix: 'faults', runId, jwtSecret: secret, ports: PORTS },
+        {
+          RATE_LIMIT_PER_MINUTE: String(LIMIT),
+          // Decision 29 with bounds a test can wait for, as in the distributed suite.
+          EVENT_LOG_PUBLISH_DEADLINE_MS: '2000',
+          FEED_STALENESS_BOUND_MS: String(FEED_STALENESS_BOUND_MS),
+          FEED_RECOVERY_GRACE_MS: '3000',
+        },
+      ),
     };
     token = await signDevToken(secret, { org: ORG, scope: 'authorizations:write scores:write' });
     const credentials = await startService('credentials', PORTS.credentials, env);

@@ -1,6 +1,6 @@
 import { execFile, spawnSync } from 'node:child_process';
 import { promisify } from 'node:util';
-import { REPO_ROOT, eventually } from './embedded-process';
+import { REPO_ROOT, untilReady } from './embedded-process';
 import type { ServiceProcess } from './service-process';
 
 const run = promisify(execFile);
@@ -55,18 +55,7 @@ export interface ComposeService extends ServiceProcess {
  */
 export async function composeService(service: string, port: number): Promise<ComposeService> {
   const url = `http://127.0.0.1:${port}`;
-  const ready = () =>
-    eventually(
-      async () =>
-        (await fetch(`${url}/readyz`).then(
-          (r) => r.status,
-          () => 0,
-        )) === 200
-          ? true
-          : undefined,
-      90_000,
-      200,
-    );
+  const ready = () => untilReady(url);
   await ready();
   return {
     url,
