@@ -47,17 +47,13 @@ async function kafkaFigures(brokers: string[]): Promise<Figure[]> {
   const deliveries = new Map<string, (at: number) => void>();
   const appendMs: number[] = [];
   const endToEndMs: number[] = [];
+  const onDelivery = (record: { value: string }): Promise<void> => {
+    deliveries.get(record.value)?.(performance.now());
+    return Promise.resolve();
+  };
   try {
-    const live = await eventLog.subscribe({
-      groupId,
-      topics: [topic],
-      fromBeginning: false,
-      ephemeral: true,
-      handle: (record) => {
-        deliveries.get(record.value)?.(performance.now());
-        return Promise.resolve();
-      },
-    });
+    // A live-only follower, as a read-API replica's change feed is: it hears only what is appended from now on.
+    const live = await eventLog.subscribe({ groupId, topics: [topic], fromBeginning: false, ephemeral: true, handle: onDelivery });
     await live.caughtUp;
     for (let n = 0; n < APPENDS; n += 1) {
       const value = String(n);

@@ -3,10 +3,17 @@ import { signConsoleToken, signDevToken } from '@rsd/platform';
 import { request } from '@rsd/testkit';
 import { describeWithInfra, type StartedServer } from '@rsd/testkit';
 import { alertScenarios, alertSecrets } from '../support/alert-scenarios';
-import { productDatabases, productEnv, startReadReplicas, stopProduct } from '../support/distributed-product';
+import {
+  productDatabases,
+  productEnv,
+  startInto,
+  startLoopbackNotifier,
+  startReadReplicas,
+  stopProduct,
+} from '../support/distributed-product';
 import { startDistributedServers } from '../support/distributed-servers';
 import { everyCollection, everyTopicRecord } from '../support/leak-search';
-import { startService, TEST_RESPONSE_SIGNING_KEYS, type ServiceProcess } from '../support/service-process';
+import { TEST_RESPONSE_SIGNING_KEYS, type ServiceProcess } from '../support/service-process';
 
 /**
  * Decision 44's alerts on the distributed runtime: credentials (which reads the access log's topic
@@ -45,16 +52,9 @@ describeWithInfra('kafka', 'organization alerts on the distributed runtime, two 
         },
       ),
     };
-    credentials = await startService('credentials', PORTS.credentials, env);
-    services.push(credentials);
-    scoreIngest = await startService('score-ingest', PORTS.scoreIngest, env);
-    services.push(scoreIngest);
-    notifier = await startService('notifier', PORTS.notifier, {
-      ...env,
-      WEBHOOK_SECRET_KEY: randomBytes(32).toString('base64'),
-      WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true',
-    });
-    services.push(notifier);
+    credentials = await startInto(services, 'credentials', PORTS.credentials, env);
+    scoreIngest = await startInto(services, 'score-ingest', PORTS.scoreIngest, env);
+    notifier = await startLoopbackNotifier(services, PORTS.notifier, env);
     readApis.push(...(await startReadReplicas(env, [PORTS.readApi1, PORTS.readApi2], (port) => `al-${port}`, services)));
   }, 180_000);
 

@@ -17,6 +17,7 @@ import {
   composeService,
   containerHostname,
   onComposeStack,
+  stackEnv,
   type ComposeService,
 } from '../support/compose-stack';
 import { productEnv } from '../support/distributed-product';
@@ -139,13 +140,7 @@ describeWithInfra('kafka', 'the distributed runtime, four processes over real Ka
 
   /** The stack's services, its databases and its timings; KAFKA_BROKERS and MONGO_URL reach its servers. */
   async function startOnComposeStack(): Promise<void> {
-    env = {
-      KAFKA_BROKERS: process.env.KAFKA_BROKERS ?? '',
-      MONGO_URL: process.env.MONGO_URL ?? '',
-      CREDENTIALS_DB: COMPOSE_DATABASES.credentials,
-      READ_VIEWS_DB: COMPOSE_DATABASES.readViews,
-      ...COMPOSE_TEST_TIMINGS,
-    };
+    env = stackEnv(COMPOSE_DATABASES, COMPOSE_TEST_TIMINGS);
     if (!env.KAFKA_BROKERS || !env.MONGO_URL)
       throw new Error('on the Compose stack, KAFKA_BROKERS and MONGO_URL name its published servers');
     kafkaFromEnvironment = true;
@@ -157,13 +152,7 @@ describeWithInfra('kafka', 'the distributed runtime, four processes over real Ka
 
   /** The cluster's services, its databases and its timings; KAFKA_BROKERS and MONGO_URL reach its servers. */
   async function startOnK8sStack(): Promise<void> {
-    env = {
-      KAFKA_BROKERS: process.env.KAFKA_BROKERS ?? '',
-      MONGO_URL: process.env.MONGO_URL ?? '',
-      CREDENTIALS_DB: K8S_DATABASES.credentials,
-      READ_VIEWS_DB: K8S_DATABASES.readViews,
-      ...K8S_TEST_TIMINGS,
-    };
+    env = stackEnv(K8S_DATABASES, K8S_TEST_TIMINGS);
     if (!env.KAFKA_BROKERS || !env.MONGO_URL) throw new Error('on the cluster, KAFKA_BROKERS and MONGO_URL name its NodePorts');
     kafkaFromEnvironment = true;
     token = await signDevToken(process.env.JWT_HS256_SECRET ?? '', { org: ORG, scope: 'authorizations:write scores:write' });

@@ -1,12 +1,12 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { signDevToken } from '@rsd/platform';
 import { describeWithInfra, startSecretScanningProvider, type SecretScanningProvider, type StartedServer } from '@rsd/testkit';
-import { productEnv, startReadReplicas, stopProduct } from '../support/distributed-product';
+import { productEnv, startInto, startReadReplicas, stopProduct } from '../support/distributed-product';
 import { startDistributedServers } from '../support/distributed-servers';
 import { leakedKeyScenarios, leakedKeySecrets } from '../support/leaked-key-scenarios';
 import { everyCollection, everyTopicRecord } from '../support/leak-search';
 import { freePort } from '../support/raw-http';
-import { startService, TEST_RESPONSE_SIGNING_KEYS, type ServiceProcess } from '../support/service-process';
+import { TEST_RESPONSE_SIGNING_KEYS, type ServiceProcess } from '../support/service-process';
 
 const FAILED_AUTH_LIMIT = 300;
 
@@ -44,10 +44,8 @@ describeWithInfra('kafka', 'leaked keys on the distributed runtime, two read-API
         },
       ),
     };
-    credentials = await startService('credentials', credentialsPort, env);
-    services.push(credentials);
-    scoreIngest = await startService('score-ingest', scoreIngestPort, env);
-    services.push(scoreIngest);
+    credentials = await startInto(services, 'credentials', credentialsPort, env);
+    scoreIngest = await startInto(services, 'score-ingest', scoreIngestPort, env);
     readApis.push(...(await startReadReplicas(env, [await freePort(), await freePort()], (_, index) => `leak-${index + 1}`, services)));
   }, 180_000);
 

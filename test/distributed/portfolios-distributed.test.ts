@@ -7,9 +7,10 @@ import {
   COMPOSE_TEST_TIMINGS,
   composeService,
   onComposeStack,
+  stackEnv,
   stackGateway,
 } from '../support/compose-stack';
-import { productEnv, startReadReplicas, stopProduct } from '../support/distributed-product';
+import { productEnv, startInto, startLoopbackNotifier, startReadReplicas, stopProduct } from '../support/distributed-product';
 import { startDistributedServers } from '../support/distributed-servers';
 import { everyCollection, everyTopicRecord } from '../support/leak-search';
 import { keyAuthorityScenarios } from '../support/key-authority-scenarios';
@@ -19,7 +20,7 @@ import {
   portfolioWebhookScenarios,
   type PortfolioWebhookTarget,
 } from '../support/portfolio-scenarios';
-import { startService, TEST_RESPONSE_SIGNING_KEYS, type ServiceProcess } from '../support/service-process';
+import { TEST_RESPONSE_SIGNING_KEYS, type ServiceProcess } from '../support/service-process';
 
 const ACCOUNT_LIMIT = 300;
 
@@ -47,13 +48,7 @@ describeWithInfra('kafka', 'portfolios on the distributed runtime, two read-API 
 
   beforeAll(async () => {
     if (onComposeStack) {
-      env = {
-        KAFKA_BROKERS: process.env.KAFKA_BROKERS ?? '',
-        MONGO_URL: process.env.MONGO_URL ?? '',
-        CREDENTIALS_DB: COMPOSE_DATABASES.credentials,
-        READ_VIEWS_DB: COMPOSE_DATABASES.readViews,
-        ...COMPOSE_TEST_TIMINGS,
-      };
+      env = stackEnv(COMPOSE_DATABASES, COMPOSE_TEST_TIMINGS);
       credentials = await composeService('credentials', PORTS.credentials);
       scoreIngest = await composeService('score-ingest', PORTS.scoreIngest);
       readApis = [await composeService('read-api-1', PORTS.readApi1), await composeService('read-api-2', PORTS.readApi2)];
@@ -76,17 +71,9 @@ describeWithInfra('kafka', 'portfolios on the distributed runtime, two read-API 
         },
       ),
     };
-    credentials = await startService('credentials', PORTS.credentials, env);
-    services.push(credentials);
-    scoreIngest = await startService('score-ingest', PORTS.scoreIngest, env);
-    services.push(scoreIngest);
-    notifier = await startService('notifier', PORTS.notifier, {
-      ...env,
-      WEBHOOK_SECRET_KEY: randomBytes(32).toString('base64'),
-      // The receivers are on loopback: decision 28's development flag.
-      WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true',
-    });
-    services.push(notifier);
+    credentials = await startInto(services, 'credentials', PORTS.credentials, env);
+    scoreIngest = await startInto(services, 'score-ingest', PORTS.scoreIngest, env);
+    notifier = await startLoopbackNotifier(services, PORTS.notifier, env);
     readApis.push(...(await startReadReplicas(env, [PORTS.readApi1, PORTS.readApi2], (port) => `pf-${port}`, services)));
   }, 180_000);
 

@@ -1,7 +1,7 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { signDevToken } from '@rsd/platform';
 import { aScoreSubmission, describeWithInfra, request, startWebhookReceiver, type StartedServer, type WebhookReceiver } from '@rsd/testkit';
-import { productEnv, stopProduct } from '../support/distributed-product';
+import { productEnv, startInto, startLoopbackNotifier, stopProduct } from '../support/distributed-product';
 import { startDistributedServers } from '../support/distributed-servers';
 import { eventually } from '../support/embedded-process';
 import {
@@ -18,7 +18,7 @@ import {
 } from '../support/jaeger';
 import * as orgAdmin from '../support/organization-admin';
 import { freePort } from '../support/raw-http';
-import { startService, type ServiceProcess } from '../support/service-process';
+import type { ServiceProcess } from '../support/service-process';
 
 // Decision 39 on the distributed runtime: the four services as four processes on real Kafka, a
 // MongoDB-compatible server and Redis, exporting to a real receiver (Jaeger). A score posted with a
@@ -58,18 +58,10 @@ describeWithInfra('kafka', 'traces of the distributed runtime in a real OTLP rec
       secrets.push(jwtSecret);
       const webhookSecretKey = randomBytes(32).toString('base64');
       secrets.push(webhookSecretKey);
-      const credentials = await startService('credentials', ports.credentials, env);
-      services.push(credentials);
-      const scoreIngest = await startService('score-ingest', ports.scoreIngest, env);
-      services.push(scoreIngest);
-      const readApi = await startService('read-api', ports.readApi, env);
-      services.push(readApi);
-      const notifier = await startService('notifier', ports.notifier, {
-        ...env,
-        WEBHOOK_SECRET_KEY: webhookSecretKey,
-        WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true',
-      });
-      services.push(notifier);
+      const credentials = await startInto(services, 'credentials', ports.credentials, env);
+      const scoreIngest = await startInto(services, 'score-ingest', ports.scoreIngest, env);
+      const readApi = await startInto(services, 'read-api', ports.readApi, env);
+      const notifier = await startLoopbackNotifier(services, ports.notifier, env, webhookSecretKey);
 
       const token = await signDevToken(jwtSecret, { org: ORG, scope: 'authorizations:write scores:write' });
       secrets.push(token);

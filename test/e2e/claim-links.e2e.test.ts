@@ -2,7 +2,7 @@ import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { generateApiKey } from '@rsd/domain';
 import { aScoreSubmission, request } from '@rsd/testkit';
-import { eventLogValues, runRsd, type EmbeddedProcess } from '../support/embedded-process';
+import { eventLogValues, rsdCreateArgs, runRsd, type EmbeddedProcess } from '../support/embedded-process';
 import { devTokenFor, startEmbeddedOnNewDataDir, stopAndRemove } from '../support/embedded-suite';
 import * as orgAdmin from '../support/organization-admin';
 
@@ -119,21 +119,7 @@ describe('one-time claim links (decision 38) on the embedded runtime', () => {
   });
 
   test('when an organization creates with --key-delivery claim-link and the recipient runs rsd claim, then the key reads /score', async () => {
-    const created = await rsd([
-      'authorizations',
-      'create',
-      '--org',
-      ORG,
-      '--recipient-type',
-      'auditor',
-      '--scopes',
-      'qr_score',
-      '--key-delivery',
-      'claim-link',
-      '--claim-valid',
-      '24h',
-      '--env',
-    ]);
+    const created = await rsd(rsdCreateArgs(ORG, 'auditor', 'qr_score', '--key-delivery', 'claim-link', '--claim-valid', '24h', '--env'));
     expect(created.code).toBe(0);
     const exported = Object.fromEntries([...created.stdout.matchAll(/^export (\w+)='([^']*)'$/gm)].map((m) => [m[1], m[2]]));
     expect(Object.keys(exported)).toEqual(['CLIENT_ID', 'RSD_CLAIM_URL']);

@@ -1,7 +1,7 @@
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { aScoreSubmission } from '@rsd/testkit';
-import { runRsd, type EmbeddedProcess } from '../support/embedded-process';
+import { rsdCreateArgs, runRsd, type EmbeddedProcess } from '../support/embedded-process';
 import { startEmbeddedOnNewDataDir, stopAndRemove } from '../support/embedded-suite';
 
 const ORG = 'cli-org';
@@ -23,16 +23,7 @@ afterAll(() => stopAndRemove(product, dataDir));
 
 describe('the rsd CLI against the embedded runtime', () => {
   test('when a user creates, publishes, reads and revokes with the CLI, then every step works', async () => {
-    const created = await rsd([
-      'authorizations',
-      'create',
-      '--org',
-      ORG,
-      '--recipient-type',
-      'auditor',
-      '--scopes',
-      'qr_score,pillar_breakdown',
-    ]);
+    const created = await rsd(rsdCreateArgs(ORG, 'auditor', 'qr_score,pillar_breakdown'));
     expect(created.code).toBe(0);
     const { clientId, apiKey } = JSON.parse(created.stdout) as { clientId: string; apiKey: string };
 
@@ -88,18 +79,7 @@ describe('the rsd CLI against the embedded runtime', () => {
     expect(refused.stderr).toContain('401 INVALID_API_KEY');
     expect((await rsd(['score', '--client-id', clientId], { RSD_API_KEY: newest })).code).toBe(0);
 
-    const elsewhere = await rsd([
-      'authorizations',
-      'create',
-      '--org',
-      ORG,
-      '--recipient-type',
-      'partner',
-      '--scopes',
-      'qr_score',
-      '--allowed-cidrs',
-      '203.0.113.0/24',
-    ]);
+    const elsewhere = await rsd(rsdCreateArgs(ORG, 'partner', 'qr_score', '--allowed-cidrs', '203.0.113.0/24'));
     const distant = JSON.parse(elsewhere.stdout) as { clientId: string; apiKey: string; allowedCidrs: string[] };
     expect(distant.allowedCidrs).toEqual(['203.0.113.0/24']);
     const fromHere = await rsd(['score', '--client-id', distant.clientId], { RSD_API_KEY: distant.apiKey });

@@ -1,7 +1,7 @@
 import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { aScoreSubmission } from '@rsd/testkit';
-import { eventLogValues, eventually, runRsd, type EmbeddedProcess } from '../support/embedded-process';
+import { eventLogValues, eventually, rsdCreateArgs, runRsd, type EmbeddedProcess } from '../support/embedded-process';
 import * as orgAdmin from '../support/organization-admin';
 import { devTokenFor, startEmbeddedOnNewDataDir, stopAndRemove } from '../support/embedded-suite';
 import { keyAuthorityScenarios } from '../support/key-authority-scenarios';
@@ -81,23 +81,9 @@ describe('portfolios (decision 42) on the embedded runtime', () => {
     ] as const) {
       await orgAdmin.postScore(product.urls.scoreIngest, await devTokenFor(dataDir, org), aScoreSubmission({ organizationId: org, score }));
     }
-    const link = exported(
-      (
-        await rsd([
-          'authorizations',
-          'create',
-          '--org',
-          first,
-          '--recipient-type',
-          'auditor',
-          '--scopes',
-          'qr_score',
-          '--key-delivery',
-          'claim-link',
-          '--env',
-        ])
-      ).stdout,
-    ).get('RSD_CLAIM_URL');
+    const link = exported((await rsd(rsdCreateArgs(first, 'auditor', 'qr_score', '--key-delivery', 'claim-link', '--env'))).stdout).get(
+      'RSD_CLAIM_URL',
+    );
     expect(link).toBeDefined();
     portfolioSecrets.push(link?.split('/').pop() ?? '');
 
@@ -111,19 +97,8 @@ describe('portfolios (decision 42) on the embedded runtime', () => {
     const accountId = account.get('RSD_ACCOUNT_ID') ?? '';
 
     // `rsd authorizations create` of an auditor grant of `second` offered to the account; `tail` replaces its `--account-id`.
-    const offerArgs = (tail = ['--account-id', accountId]) => [
-      'authorizations',
-      'create',
-      '--org',
-      second,
-      '--recipient-type',
-      'auditor',
-      '--scopes',
-      'qr_score',
-      '--key-delivery',
-      'account',
-      ...tail,
-    ];
+    const offerArgs = (tail = ['--account-id', accountId]) =>
+      rsdCreateArgs(second, 'auditor', 'qr_score', '--key-delivery', 'account', ...tail);
     const direct = await rsd(offerArgs());
     expect(direct.code).toBe(0);
     const offered = JSON.parse(direct.stdout) as { clientId: string; status: string; recipientAccountName: string | null };

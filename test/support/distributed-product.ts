@@ -60,6 +60,31 @@ export function productEnv(
 export const productDatabases = (env: Record<string, string>): string[] =>
   [env.CREDENTIALS_DB, env.READ_VIEWS_DB, env.NOTIFIER_DB].filter((name) => name !== undefined);
 
+/** A service started and added to `services`. */
+export async function startInto(
+  services: ServiceProcess[],
+  name: string,
+  port: number,
+  env: Record<string, string>,
+): Promise<ServiceProcess> {
+  const service = await startService(name, port, env);
+  services.push(service);
+  return service;
+}
+
+/**
+ * A notifier whose receivers are on loopback (decision 28's development flag), holding the key that
+ * seals webhook secrets (a new one unless `webhookSecretKey` is given), added to `services`.
+ */
+export function startLoopbackNotifier(
+  services: ServiceProcess[],
+  port: number,
+  env: Record<string, string>,
+  webhookSecretKey = randomBytes(32).toString('base64'),
+): Promise<ServiceProcess> {
+  return startInto(services, 'notifier', port, { ...env, WEBHOOK_SECRET_KEY: webhookSecretKey, WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true' });
+}
+
 /** Read-API replicas on `ports`, each with its REPLICA_ID, added to `services` as each starts. */
 export async function startReadReplicas(
   env: Record<string, string>,

@@ -125,6 +125,11 @@ export async function runRsd(args: readonly string[], env: Record<string, string
   }
 }
 
+/** `rsd authorizations create`'s arguments for a grant of `org` to a `recipientType` with `scopes` (comma-separated), then `more`. */
+export function rsdCreateArgs(org: string, recipientType: string, scopes: string, ...more: string[]): string[] {
+  return ['authorizations', 'create', '--org', org, '--recipient-type', recipientType, '--scopes', scopes, ...more];
+}
+
 /** Whether the service at `url` answers its /readyz with 200 now (false when nothing answers). */
 export function answersReady(url: string): Promise<boolean> {
   return fetch(`${url}/readyz`).then(
