@@ -1,11 +1,12 @@
 import { randomBytes, randomUUID } from 'node:crypto';
-import { signConsoleToken, signDevToken } from '@rsd/platform';
+import { signConsoleToken } from '@rsd/platform';
 import { request } from '@rsd/testkit';
 import { describeWithInfra, type StartedServer } from '@rsd/testkit';
 import { alertScenarios, alertSecrets } from '../support/alert-scenarios';
 import {
   productDatabases,
   productEnv,
+  scenarioTarget,
   startInto,
   startLoopbackNotifier,
   startReadReplicas,
@@ -59,12 +60,9 @@ describeWithInfra('kafka', 'organization alerts on the distributed runtime, two 
   }, 180_000);
 
   const alerts = alertScenarios(() => ({
-    credentials: credentials.url,
-    scoreIngest: scoreIngest.url,
+    ...scenarioTarget({ credentials, scoreIngest, readApis }, secret),
     notifier: notifier.url,
-    readApis: readApis.map((replica) => replica.url),
     receiverHost: '127.0.0.1',
-    tokenFor: (org) => signDevToken(secret, { org, scope: 'authorizations:write scores:write' }),
     keyPrefix: 'rsk',
   }));
 

@@ -1,7 +1,6 @@
 import { randomBytes, randomUUID } from 'node:crypto';
-import { signDevToken } from '@rsd/platform';
 import { describeWithInfra, startSecretScanningProvider, type SecretScanningProvider, type StartedServer } from '@rsd/testkit';
-import { productEnv, startInto, startReadReplicas, stopProduct } from '../support/distributed-product';
+import { productEnv, scenarioTarget, startInto, startReadReplicas, stopProduct } from '../support/distributed-product';
 import { startDistributedServers } from '../support/distributed-servers';
 import { leakedKeyScenarios, leakedKeySecrets } from '../support/leaked-key-scenarios';
 import { everyCollection, everyTopicRecord } from '../support/leak-search';
@@ -56,10 +55,7 @@ describeWithInfra('kafka', 'leaked keys on the distributed runtime, two read-API
   }, 60_000);
 
   const scenarios = leakedKeyScenarios(() => ({
-    credentials: credentials.url,
-    scoreIngest: scoreIngest.url,
-    readApis: readApis.map((replica) => replica.url),
-    tokenFor: (org) => signDevToken(secret, { org, scope: 'authorizations:write scores:write' }),
+    ...scenarioTarget({ credentials, scoreIngest, readApis }, secret),
     provider,
     failedAuthLimitPerMinute: FAILED_AUTH_LIMIT,
   }));

@@ -10,7 +10,14 @@ import {
   stackEnv,
   stackGateway,
 } from '../support/compose-stack';
-import { productEnv, startInto, startLoopbackNotifier, startReadReplicas, stopProduct } from '../support/distributed-product';
+import {
+  productEnv,
+  scenarioTarget,
+  startInto,
+  startLoopbackNotifier,
+  startReadReplicas,
+  stopProduct,
+} from '../support/distributed-product';
 import { startDistributedServers } from '../support/distributed-servers';
 import { everyCollection, everyTopicRecord } from '../support/leak-search';
 import { keyAuthorityScenarios } from '../support/key-authority-scenarios';
@@ -84,10 +91,7 @@ describeWithInfra('kafka', 'portfolios on the distributed runtime, two read-API 
   }, 60_000);
 
   const scenarios = portfolioScenarios(() => ({
-    credentials: credentials.url,
-    scoreIngest: scoreIngest.url,
-    readApis: readApis.map((replica) => replica.url),
-    tokenFor: (org) => signDevToken(secret, { org, scope: 'authorizations:write scores:write' }),
+    ...scenarioTarget({ credentials, scoreIngest, readApis }, secret),
     accountLimitPerMinute: ACCOUNT_LIMIT,
   }));
   for (const [name, scenario] of Object.entries(scenarios)) test(name, scenario, 180_000);
@@ -97,7 +101,7 @@ describeWithInfra('kafka', 'portfolios on the distributed runtime, two read-API 
     readApis: readApis.map((replica) => replica.url),
     notifier: notifier.url,
     receiverHost,
-    tokenFor: (org) => signDevToken(secret, { org, scope: 'authorizations:write scores:write' }),
+    tokenFor: (org: string) => signDevToken(secret, { org, scope: 'authorizations:write scores:write' }),
     accountLimitPerMinute: ACCOUNT_LIMIT,
   });
   const webhookScenarios = portfolioWebhookScenarios(webhookTarget);

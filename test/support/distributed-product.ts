@@ -2,6 +2,7 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import { Kafka, logLevel } from 'kafkajs';
 import { MongoClient } from 'mongodb';
 import { TOPICS } from '@rsd/contracts';
+import { signDevToken } from '@rsd/platform';
 import type { InfraTarget, StartedServer } from '@rsd/testkit';
 import { startDistributedServers } from './distributed-servers';
 import { freePort } from './raw-http';
@@ -83,6 +84,22 @@ export function startLoopbackNotifier(
   webhookSecretKey = randomBytes(32).toString('base64'),
 ): Promise<ServiceProcess> {
   return startInto(services, 'notifier', port, { ...env, WEBHOOK_SECRET_KEY: webhookSecretKey, WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true' });
+}
+
+/**
+ * What the shared scenarios need of a running product: its services' URLs (every read-API replica) and
+ * an organization admin's token for any organization, signed with the product's secret.
+ */
+export function scenarioTarget(
+  services: { credentials: ServiceProcess; scoreIngest: ServiceProcess; readApis: readonly ServiceProcess[] },
+  jwtSecret: string,
+) {
+  return {
+    credentials: services.credentials.url,
+    scoreIngest: services.scoreIngest.url,
+    readApis: services.readApis.map((replica) => replica.url),
+    tokenFor: (org: string) => signDevToken(jwtSecret, { org, scope: 'authorizations:write scores:write' }),
+  };
 }
 
 /** Read-API replicas on `ports`, each with its REPLICA_ID, added to `services` as each starts. */
