@@ -139,6 +139,14 @@ export function describeWebhookLifecycle(runtime: string, target: () => Lifecycl
       return created.body;
     }
 
+    /** A new grant, a receiver (failing at first when `failing`), and the grant's webhook for `events` on it. */
+    async function aGrantWithWebhook(events: string[], failing = false) {
+      const grant = await aGrant();
+      const hooks = await receiver(failing);
+      const webhook = await createWebhook(grant, { url: hooks.url, events });
+      return { grant, hooks, webhook };
+    }
+
     const daysAgo = (n: number) => new Date(Date.now() - n * 86_400_000).toISOString().slice(0, 10);
     const until = <T>(check: () => T | undefined, timeoutMs = 15_000) => eventually(() => Promise.resolve(check()), timeoutMs, 25);
     // Long enough for an event to have passed the notifier, when what is shown is that nothing came of it.
@@ -152,9 +160,7 @@ export function describeWebhookLifecycle(runtime: string, target: () => Lifecycl
     }
 
     test('when a webhook was disabled after 24 h of failures, then PATCH enabled:true brings it back: it gets the next change, not what happened while it was disabled', async () => {
-      const grant = await aGrant();
-      const hooks = await receiver(true);
-      const webhook = await createWebhook(grant, { url: hooks.url, events: ['score.updated'] });
+      const { grant, hooks, webhook } = await aGrantWithWebhook(['score.updated'], true);
       await grant.postScore(daysAgo(3), 70);
       // The first failed attempt is recorded: from here on the store holds when the 24 h began.
       await eventually(async () => {
@@ -194,9 +200,7 @@ export function describeWebhookLifecycle(runtime: string, target: () => Lifecycl
     }, 90_000);
 
     test('when the secret is rotated with an overlap, then each delivery in the overlap carries both signatures, each verifying with the official library, and after it only the new one', async () => {
-      const grant = await aGrant();
-      const hooks = await receiver();
-      const webhook = await createWebhook(grant, { url: hooks.url, events: ['score.updated'] });
+      const { grant, hooks, webhook } = await aGrantWithWebhook(['score.updated']);
       const overlapSeconds = 8;
 
       const rotated = await call<{ secret: string }>(grant, `/${webhook.id}/rotate-secret`, 'POST', { overlapSeconds });
@@ -239,9 +243,7 @@ export function describeWebhookLifecycle(runtime: string, target: () => Lifecycl
     }, 60_000);
 
     test('when a delivery is redelivered, then the receiver gets the same webhook-id and the same body again, newly signed', async () => {
-      const grant = await aGrant();
-      const hooks = await receiver();
-      const webhook = await createWebhook(grant, { url: hooks.url, events: ['score.updated'] });
+      const { grant, hooks, webhook } = await aGrantWithWebhook(['score.updated']);
       await grant.postScore(daysAgo(1), 66);
       const original = await until(() => hooks.received[0]);
       const messageId = String(original.headers['webhook-id']);
@@ -264,9 +266,7 @@ export function describeWebhookLifecycle(runtime: string, target: () => Lifecycl
     }, 60_000);
 
     test('when a test delivery is asked for, then 202 names its webhook-id and a signed webhook.test arrives with it', async () => {
-      const grant = await aGrant();
-      const hooks = await receiver();
-      const webhook = await createWebhook(grant, { url: hooks.url, events: ['authorization.ended'] });
+      const { grant, hooks, webhook } = await aGrantWithWebhook(['authorization.ended']);
 
       const asked = performance.now();
       const tested = await call<{ messageId: string }>(grant, `/${webhook.id}/test`, 'POST');
@@ -324,9 +324,7 @@ export function describeWebhookLifecycle(runtime: string, target: () => Lifecycl
     }, 90_000);
 
     test('when the inputs are bad, then each gets its documented 4xx and nothing changes', async () => {
-      const grant = await aGrant();
-      const hooks = await receiver();
-      const webhook = await createWebhook(grant, { url: hooks.url, events: ['score.updated'] });
+      const { grant, hooks, webhook } = await aGrantWithWebhook(['score.updated']);
       const unknownId = 'wh_0000000000000000000000';
       const refusals: [string, string, string, unknown, number, string][] = [
         ['PATCH an unknown id', `/${unknownId}`, 'PATCH', { enabled: true }, 404, 'WEBHOOK_NOT_FOUND'],

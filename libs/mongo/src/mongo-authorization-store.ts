@@ -133,6 +133,18 @@ export async function openMongoAuthorizationStore(db: Db): Promise<Authorization
     return writes.run(clientId, task);
   }
 
+  /** Up to `limit` active records whose `field` (a pending expiry or expiry notice) has come by `now`, earliest first. */
+  async function findDue(field: 'pendingExpiryAt' | 'pendingNoticeAt', now: Date, limit: number): Promise<StoredAuthorization[]> {
+    if (limit <= 0) return [];
+    const found = await authorizations
+      .find<StoredAuthorization>(
+        { [field]: { $lte: now.toISOString() }, revokedAt: null, expiredAt: null },
+        { projection: RECORD_PROJECTION, sort: { [field]: 1, _id: 1 }, limit },
+      )
+      .toArray();
+    return found.map(recordOf);
+  }
+
   return reportingOutages<AuthorizationStore>({
     create(record, outbox) {
       return write(record.clientId, async () => {
@@ -236,27 +248,9 @@ export async function openMongoAuthorizationStore(db: Db): Promise<Authorization
       return found ? recordOf(found) : undefined;
     },
 
-    async findDueForExpiry(now, limit) {
-      if (limit <= 0) return [];
-      const found = await authorizations
-        .find<StoredAuthorization>(
-          { pendingExpiryAt: { $lte: now.toISOString() }, revokedAt: null, expiredAt: null },
-          { projection: RECORD_PROJECTION, sort: { pendingExpiryAt: 1, _id: 1 }, limit },
-        )
-        .toArray();
-      return found.map(recordOf);
-    },
+    findDueForExpiry: (now, limit) => findDue('pendingExpiryAt', now, limit),
 
-    async findDueForExpiryNotice(now, limit) {
-      if (limit <= 0) return [];
-      const found = await authorizations
-        .find<StoredAuthorization>(
-          { pendingNoticeAt: { $lte: now.toISOString() }, revokedAt: null, expiredAt: null },
-          { projection: RECORD_PROJECTION, sort: { pendingNoticeAt: 1, _id: 1 }, limit },
-        )
-        .toArray();
-      return found.map(recordOf);
-    },
+    findDueForExpiryNotice: (now, limit) => findDue('pendingNoticeAt', now, limit),
 
     async listOffers(accountId, { limit, before }) {
       if (limit <= 0) return [];
