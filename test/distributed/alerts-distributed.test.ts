@@ -1,12 +1,20 @@
 import { randomBytes, randomUUID } from 'node:crypto';
-import { MongoClient } from 'mongodb';
-import { CONSOLE_AUDIENCES, CONSOLE_SIGNING_KEY, consoleSigner, consoleSigningKeyOf, signDevToken } from '@rsd/platform';
+import { CONSOLE_AUDIENCES, CONSOLE_SIGNING_KEY, consoleSigner, consoleSigningKeyOf } from '@rsd/platform';
 import { request } from '@rsd/testkit';
 import { describeWithInfra, type StartedServer } from '@rsd/testkit';
 import { alertScenarios, alertSecrets } from '../support/alert-scenarios';
+import {
+  productDatabases,
+  productEnv,
+  scenarioTarget,
+  startInto,
+  startLoopbackNotifier,
+  startReadReplicas,
+  stopProduct,
+} from '../support/distributed-product';
 import { startDistributedServers } from '../support/distributed-servers';
 import { everyCollection, everyTopicRecord } from '../support/leak-search';
-import { startService, TEST_RESPONSE_SIGNING_KEYS, type ServiceProcess } from '../support/service-process';
+import { TEST_RESPONSE_SIGNING_KEYS, type ServiceProcess } from '../support/service-process';
 
 /**
  * Decision 44's alerts on the distributed runtime: credentials (which reads the access log's topic
@@ -23,7 +31,6 @@ describeWithInfra('kafka', 'organization alerts on the distributed runtime, two 
   const PORTS = { credentials: 18681, scoreIngest: 18682, readApi1: 18680, readApi2: 18690, notifier: 18683 };
   const servers: StartedServer[] = [];
   const services: ServiceProcess[] = [];
-  const databases = [`al_credentials_${runId}`, `al_views_${runId}`, `al_notifier_${runId}`];
   let env: Record<string, string>;
   let credentials: ServiceProcess;
   let scoreIngest: ServiceProcess;
@@ -33,65 +40,36 @@ describeWithInfra('kafka', 'organization alerts on the distributed runtime, two 
   beforeAll(async () => {
     env = {
       ...(await startDistributedServers(kafkaTarget(), servers)),
-      CREDENTIALS_DB: databases[0] ?? '',
-      READ_VIEWS_DB: databases[1] ?? '',
-      JWT_HS256_SECRET: secret,
-      RESPONSE_SIGNING_KEYS: TEST_RESPONSE_SIGNING_KEYS,
-      LOG_LEVEL: 'info',
-      KAFKA_TOPIC_PARTITIONS: '3',
-      CREDENTIALS_PORT: String(PORTS.credentials),
-      SCORE_INGEST_PORT: String(PORTS.scoreIngest),
-      EXPIRY_CHECK_INTERVAL_MS: '500',
-      OUTBOX_RELAY_INTERVAL_MS: '500',
-      ACCESS_LOG_FLUSH_INTERVAL_MS: '200',
-      // Addresses from X-Forwarded-For, as behind one proxy; the refused keys must not reach the per-address limit.
-      TRUST_PROXY_HOPS: '1',
-      FAILED_AUTH_LIMIT_PER_MINUTE: '100000',
-      // The console's own tokens (decision 51), which both APIs verify with its public key alone.
-      CONSOLE_PUBLIC_KEY: JSON.stringify((await consoleSigning.jwks()).keys[0]),
+      ...productEnv(
+        { prefix: 'al', runId, jwtSecret: secret, ports: PORTS },
+        {
+          RESPONSE_SIGNING_KEYS: TEST_RESPONSE_SIGNING_KEYS,
+          EXPIRY_CHECK_INTERVAL_MS: '500',
+          ACCESS_LOG_FLUSH_INTERVAL_MS: '200',
+          // Addresses from X-Forwarded-For, as behind one proxy; the refused keys must not reach the per-address limit.
+          TRUST_PROXY_HOPS: '1',
+          // The console's own tokens (decision 51), which both APIs verify with its public key alone.
+          CONSOLE_PUBLIC_KEY: JSON.stringify((await consoleSigning.jwks()).keys[0]),
+        },
+      ),
     };
-    credentials = await startService('credentials', PORTS.credentials, env);
-    services.push(credentials);
-    scoreIngest = await startService('score-ingest', PORTS.scoreIngest, env);
-    services.push(scoreIngest);
-    notifier = await startService('notifier', PORTS.notifier, {
-      ...env,
-      NOTIFIER_PORT: String(PORTS.notifier),
-      NOTIFIER_DB: databases[2] ?? '',
-      WEBHOOK_SECRET_KEY: randomBytes(32).toString('base64'),
-      WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true',
-    });
-    services.push(notifier);
-    for (const port of [PORTS.readApi1, PORTS.readApi2]) {
-      const replica = await startService('read-api', port, { ...env, READ_API_PORT: String(port), REPLICA_ID: `al-${port}` });
-      services.push(replica);
-      readApis.push(replica);
-    }
+    credentials = await startInto(services, 'credentials', PORTS.credentials, env);
+    scoreIngest = await startInto(services, 'score-ingest', PORTS.scoreIngest, env);
+    notifier = await startLoopbackNotifier(services, PORTS.notifier, env);
+    readApis.push(...(await startReadReplicas(env, [PORTS.readApi1, PORTS.readApi2], (port) => `al-${port}`, services)));
   }, 180_000);
 
   const alerts = alertScenarios(() => ({
-    credentials: credentials.url,
-    scoreIngest: scoreIngest.url,
+    ...scenarioTarget({ credentials, scoreIngest, readApis }, secret),
     notifier: notifier.url,
-    readApis: readApis.map((replica) => replica.url),
     receiverHost: '127.0.0.1',
-    tokenFor: (org) => signDevToken(secret, { org, scope: 'authorizations:write scores:write' }),
     keyPrefix: 'rsk',
   }));
 
   const outputs: string[] = [];
   afterAll(async () => {
     await alerts.cleanUp();
-    for (const service of [...services].reverse()) {
-      outputs.push(service.output());
-      await service.stop();
-    }
-    if (env?.MONGO_URL) {
-      const client = await MongoClient.connect(env.MONGO_URL);
-      for (const name of databases) await client.db(name).dropDatabase();
-      await client.close();
-    }
-    for (const server of servers) await server.stop();
+    await stopProduct(services, outputs, servers, env);
   }, 60_000);
 
   for (const [name, scenario] of Object.entries(alerts.scenarios)) test(name, scenario, 180_000);
@@ -129,7 +107,7 @@ describeWithInfra('kafka', 'organization alerts on the distributed runtime, two 
   test('when the run is over, then no key or claim token is in any log, Kafka topic or MongoDB collection', async () => {
     const haystacks = [...outputs, ...services.map((service) => service.output())];
     haystacks.push(...(await everyTopicRecord(env.KAFKA_BROKERS ?? '', `al-leak-${runId}`)).values);
-    haystacks.push(...(await everyCollection(env.MONGO_URL ?? '', databases)).documents);
+    haystacks.push(...(await everyCollection(env.MONGO_URL ?? '', productDatabases(env))).documents);
     expect(alertSecrets.length).toBeGreaterThanOrEqual(8);
     expect(alertSecrets.filter((value) => haystacks.some((haystack) => haystack.includes(value)))).toEqual([]);
   }, 120_000);

@@ -17,8 +17,10 @@ import {
   composeService,
   containerHostname,
   onComposeStack,
+  stackEnv,
   type ComposeService,
 } from '../support/compose-stack';
+import { productEnv } from '../support/distributed-product';
 import { startDistributedServers } from '../support/distributed-servers';
 import { kafkaSecurityFromEnvironment } from '../support/clustered-engines';
 import {
@@ -120,22 +122,16 @@ describeWithInfra('kafka', 'the distributed runtime, four processes over real Ka
     kafkaFromEnvironment = target.source === 'env';
     env = {
       ...(await startDistributedServers(target, servers)),
-      CREDENTIALS_DB: `dist_credentials_${runId}`,
-      READ_VIEWS_DB: `dist_views_${runId}`,
-      JWT_HS256_SECRET: secret,
-      LOG_LEVEL: 'info',
-      KAFKA_TOPIC_PARTITIONS: '3',
-      CREDENTIALS_PORT: String(PORTS.credentials),
-      SCORE_INGEST_PORT: String(PORTS.scoreIngest),
-      EXPIRY_CHECK_INTERVAL_MS: '500',
-      // Every request of this test comes from 127.0.0.1, and polling for a projection counts as failed
-      // authentication: the per-address limit would turn those answers into 429s.
-      FAILED_AUTH_LIMIT_PER_MINUTE: '100000',
-      OUTBOX_RELAY_INTERVAL_MS: '500',
-      // Decision 29 with bounds a test can wait for: a revoke waits 2 s for the log, a replica out of touch 5 s.
-      EVENT_LOG_PUBLISH_DEADLINE_MS: '2000',
-      FEED_STALENESS_BOUND_MS: '5000',
-      FEED_RECOVERY_GRACE_MS: '3000',
+      ...productEnv(
+        { prefix: 'dist', runId, jwtSecret: secret, ports: PORTS },
+        {
+          EXPIRY_CHECK_INTERVAL_MS: '500',
+          // Decision 29 with bounds a test can wait for: a revoke waits 2 s for the log, a replica out of touch 5 s.
+          EVENT_LOG_PUBLISH_DEADLINE_MS: '2000',
+          FEED_STALENESS_BOUND_MS: '5000',
+          FEED_RECOVERY_GRACE_MS: '3000',
+        },
+      ),
     };
     token = await signDevToken(secret, { org: ORG, scope: 'authorizations:write scores:write' });
     credentials = await startService('credentials', PORTS.credentials, env);
@@ -145,13 +141,7 @@ describeWithInfra('kafka', 'the distributed runtime, four processes over real Ka
 
   /** The stack's services, its databases and its timings; KAFKA_BROKERS and MONGO_URL reach its servers. */
   async function startOnComposeStack(): Promise<void> {
-    env = {
-      KAFKA_BROKERS: process.env.KAFKA_BROKERS ?? '',
-      MONGO_URL: process.env.MONGO_URL ?? '',
-      CREDENTIALS_DB: COMPOSE_DATABASES.credentials,
-      READ_VIEWS_DB: COMPOSE_DATABASES.readViews,
-      ...COMPOSE_TEST_TIMINGS,
-    };
+    env = stackEnv(COMPOSE_DATABASES, COMPOSE_TEST_TIMINGS);
     if (!env.KAFKA_BROKERS || !env.MONGO_URL)
       throw new Error('on the Compose stack, KAFKA_BROKERS and MONGO_URL name its published servers');
     kafkaFromEnvironment = true;
@@ -163,13 +153,7 @@ describeWithInfra('kafka', 'the distributed runtime, four processes over real Ka
 
   /** The cluster's services, its databases and its timings; KAFKA_BROKERS and MONGO_URL reach its servers. */
   async function startOnK8sStack(): Promise<void> {
-    env = {
-      KAFKA_BROKERS: process.env.KAFKA_BROKERS ?? '',
-      MONGO_URL: process.env.MONGO_URL ?? '',
-      CREDENTIALS_DB: K8S_DATABASES.credentials,
-      READ_VIEWS_DB: K8S_DATABASES.readViews,
-      ...K8S_TEST_TIMINGS,
-    };
+    env = stackEnv(K8S_DATABASES, K8S_TEST_TIMINGS);
     if (!env.KAFKA_BROKERS || !env.MONGO_URL) throw new Error('on the cluster, KAFKA_BROKERS and MONGO_URL name its NodePorts');
     kafkaFromEnvironment = true;
     token = await signDevToken(process.env.JWT_HS256_SECRET ?? '', { org: ORG, scope: 'authorizations:write scores:write' });

@@ -1,12 +1,11 @@
 import { randomBytes, randomUUID } from 'node:crypto';
-import { MongoClient } from 'mongodb';
-import { signDevToken } from '@rsd/platform';
 import { describeWithInfra, startSecretScanningProvider, type SecretScanningProvider, type StartedServer } from '@rsd/testkit';
+import { productEnv, scenarioTarget, startInto, startReadReplicas, stopProduct } from '../support/distributed-product';
 import { startDistributedServers } from '../support/distributed-servers';
 import { leakedKeyScenarios, leakedKeySecrets } from '../support/leaked-key-scenarios';
 import { everyCollection, everyTopicRecord } from '../support/leak-search';
 import { freePort } from '../support/raw-http';
-import { startService, TEST_RESPONSE_SIGNING_KEYS, type ServiceProcess } from '../support/service-process';
+import { TEST_RESPONSE_SIGNING_KEYS, type ServiceProcess } from '../support/service-process';
 
 const FAILED_AUTH_LIMIT = 300;
 
@@ -32,53 +31,31 @@ describeWithInfra('kafka', 'leaked keys on the distributed runtime, two read-API
     const [credentialsPort, scoreIngestPort] = [await freePort(), await freePort()];
     env = {
       ...(await startDistributedServers(kafkaTarget(), servers)),
-      CREDENTIALS_DB: `leak_credentials_${runId}`,
-      READ_VIEWS_DB: `leak_views_${runId}`,
-      JWT_HS256_SECRET: secret,
-      RESPONSE_SIGNING_KEYS: TEST_RESPONSE_SIGNING_KEYS,
-      LOG_LEVEL: 'info',
-      KAFKA_TOPIC_PARTITIONS: '3',
-      CREDENTIALS_PORT: String(credentialsPort),
-      SCORE_INGEST_PORT: String(scoreIngestPort),
-      SECRET_SCANNING_KEYS_URL: provider.keysUrl,
-      FAILED_AUTH_LIMIT_PER_MINUTE: String(FAILED_AUTH_LIMIT),
-      OUTBOX_RELAY_INTERVAL_MS: '500',
-      EVENT_LOG_PUBLISH_DEADLINE_MS: '2000',
-      FEED_STALENESS_BOUND_MS: '5000',
-      FEED_RECOVERY_GRACE_MS: '3000',
+      ...productEnv(
+        { prefix: 'leak', runId, jwtSecret: secret, ports: { credentials: credentialsPort, scoreIngest: scoreIngestPort } },
+        {
+          RESPONSE_SIGNING_KEYS: TEST_RESPONSE_SIGNING_KEYS,
+          SECRET_SCANNING_KEYS_URL: provider.keysUrl,
+          FAILED_AUTH_LIMIT_PER_MINUTE: String(FAILED_AUTH_LIMIT),
+          EVENT_LOG_PUBLISH_DEADLINE_MS: '2000',
+          FEED_STALENESS_BOUND_MS: '5000',
+          FEED_RECOVERY_GRACE_MS: '3000',
+        },
+      ),
     };
-    credentials = await startService('credentials', credentialsPort, env);
-    services.push(credentials);
-    scoreIngest = await startService('score-ingest', scoreIngestPort, env);
-    services.push(scoreIngest);
-    for (const replica of [1, 2]) {
-      const port = await freePort();
-      const readApi = await startService('read-api', port, { ...env, READ_API_PORT: String(port), REPLICA_ID: `leak-${replica}` });
-      services.push(readApi);
-      readApis.push(readApi);
-    }
+    credentials = await startInto(services, 'credentials', credentialsPort, env);
+    scoreIngest = await startInto(services, 'score-ingest', scoreIngestPort, env);
+    readApis.push(...(await startReadReplicas(env, [await freePort(), await freePort()], (_, index) => `leak-${index + 1}`, services)));
   }, 180_000);
 
   const outputs: string[] = [];
   afterAll(async () => {
-    for (const service of [...services].reverse()) {
-      outputs.push(service.output());
-      await service.stop();
-    }
-    if (env?.MONGO_URL) {
-      const client = await MongoClient.connect(env.MONGO_URL);
-      for (const name of [env.CREDENTIALS_DB ?? '', env.READ_VIEWS_DB ?? '']) await client.db(name).dropDatabase();
-      await client.close();
-    }
-    for (const server of servers) await server.stop();
+    await stopProduct(services, outputs, servers, env);
     await provider?.close();
   }, 60_000);
 
   const scenarios = leakedKeyScenarios(() => ({
-    credentials: credentials.url,
-    scoreIngest: scoreIngest.url,
-    readApis: readApis.map((replica) => replica.url),
-    tokenFor: (org) => signDevToken(secret, { org, scope: 'authorizations:write scores:write' }),
+    ...scenarioTarget({ credentials, scoreIngest, readApis }, secret),
     provider,
     failedAuthLimitPerMinute: FAILED_AUTH_LIMIT,
   }));

@@ -1,5 +1,4 @@
 import { randomBytes, randomUUID } from 'node:crypto';
-import { MongoClient } from 'mongodb';
 import { signDevToken } from '@rsd/platform';
 import { describeWithInfra, type StartedServer } from '@rsd/testkit';
 import {
@@ -8,8 +7,17 @@ import {
   COMPOSE_TEST_TIMINGS,
   composeService,
   onComposeStack,
+  stackEnv,
   stackGateway,
 } from '../support/compose-stack';
+import {
+  productEnv,
+  scenarioTarget,
+  startInto,
+  startLoopbackNotifier,
+  startReadReplicas,
+  stopProduct,
+} from '../support/distributed-product';
 import { startDistributedServers } from '../support/distributed-servers';
 import { everyCollection, everyTopicRecord } from '../support/leak-search';
 import { keyAuthorityScenarios } from '../support/key-authority-scenarios';
@@ -19,7 +27,7 @@ import {
   portfolioWebhookScenarios,
   type PortfolioWebhookTarget,
 } from '../support/portfolio-scenarios';
-import { startService, TEST_RESPONSE_SIGNING_KEYS, type ServiceProcess } from '../support/service-process';
+import { TEST_RESPONSE_SIGNING_KEYS, type ServiceProcess } from '../support/service-process';
 
 const ACCOUNT_LIMIT = 300;
 
@@ -47,13 +55,7 @@ describeWithInfra('kafka', 'portfolios on the distributed runtime, two read-API 
 
   beforeAll(async () => {
     if (onComposeStack) {
-      env = {
-        KAFKA_BROKERS: process.env.KAFKA_BROKERS ?? '',
-        MONGO_URL: process.env.MONGO_URL ?? '',
-        CREDENTIALS_DB: COMPOSE_DATABASES.credentials,
-        READ_VIEWS_DB: COMPOSE_DATABASES.readViews,
-        ...COMPOSE_TEST_TIMINGS,
-      };
+      env = stackEnv(COMPOSE_DATABASES, COMPOSE_TEST_TIMINGS);
       credentials = await composeService('credentials', PORTS.credentials);
       scoreIngest = await composeService('score-ingest', PORTS.scoreIngest);
       readApis = [await composeService('read-api-1', PORTS.readApi1), await composeService('read-api-2', PORTS.readApi2)];
@@ -63,62 +65,33 @@ describeWithInfra('kafka', 'portfolios on the distributed runtime, two read-API 
     }
     env = {
       ...(await startDistributedServers(kafkaTarget(), servers)),
-      CREDENTIALS_DB: `pf_credentials_${runId}`,
-      READ_VIEWS_DB: `pf_views_${runId}`,
-      JWT_HS256_SECRET: secret,
-      RESPONSE_SIGNING_KEYS: TEST_RESPONSE_SIGNING_KEYS,
-      LOG_LEVEL: 'info',
-      KAFKA_TOPIC_PARTITIONS: '3',
-      CREDENTIALS_PORT: String(PORTS.credentials),
-      SCORE_INGEST_PORT: String(PORTS.scoreIngest),
-      EXPIRY_CHECK_INTERVAL_MS: '500',
-      // Every request comes from 127.0.0.1, and the scenarios present keys that are refused on purpose.
-      FAILED_AUTH_LIMIT_PER_MINUTE: '100000',
-      ACCOUNT_RATE_LIMIT_PER_MINUTE: String(ACCOUNT_LIMIT),
-      OUTBOX_RELAY_INTERVAL_MS: '500',
-      EVENT_LOG_PUBLISH_DEADLINE_MS: '2000',
-      FEED_STALENESS_BOUND_MS: '5000',
-      FEED_RECOVERY_GRACE_MS: '3000',
+      // Every request comes from 127.0.0.1, and the scenarios present keys that are refused on purpose (productEnv's limit).
+      ...productEnv(
+        { prefix: 'pf', runId, jwtSecret: secret, ports: PORTS },
+        {
+          RESPONSE_SIGNING_KEYS: TEST_RESPONSE_SIGNING_KEYS,
+          EXPIRY_CHECK_INTERVAL_MS: '500',
+          ACCOUNT_RATE_LIMIT_PER_MINUTE: String(ACCOUNT_LIMIT),
+          EVENT_LOG_PUBLISH_DEADLINE_MS: '2000',
+          FEED_STALENESS_BOUND_MS: '5000',
+          FEED_RECOVERY_GRACE_MS: '3000',
+        },
+      ),
     };
-    credentials = await startService('credentials', PORTS.credentials, env);
-    services.push(credentials);
-    scoreIngest = await startService('score-ingest', PORTS.scoreIngest, env);
-    services.push(scoreIngest);
-    notifier = await startService('notifier', PORTS.notifier, {
-      ...env,
-      NOTIFIER_PORT: String(PORTS.notifier),
-      NOTIFIER_DB: `pf_notifier_${runId}`,
-      WEBHOOK_SECRET_KEY: randomBytes(32).toString('base64'),
-      // The receivers are on loopback: decision 28's development flag.
-      WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true',
-    });
-    services.push(notifier);
-    for (const port of [PORTS.readApi1, PORTS.readApi2]) {
-      const replica = await startService('read-api', port, { ...env, READ_API_PORT: String(port), REPLICA_ID: `pf-${port}` });
-      services.push(replica);
-      readApis.push(replica);
-    }
+    credentials = await startInto(services, 'credentials', PORTS.credentials, env);
+    scoreIngest = await startInto(services, 'score-ingest', PORTS.scoreIngest, env);
+    notifier = await startLoopbackNotifier(services, PORTS.notifier, env);
+    readApis.push(...(await startReadReplicas(env, [PORTS.readApi1, PORTS.readApi2], (port) => `pf-${port}`, services)));
   }, 180_000);
 
   const outputs: string[] = [];
   afterAll(async () => {
-    for (const service of [...services].reverse()) {
-      outputs.push(service.output());
-      await service.stop();
-    }
-    if (!onComposeStack && env?.MONGO_URL) {
-      const client = await MongoClient.connect(env.MONGO_URL);
-      for (const name of [env.CREDENTIALS_DB ?? '', env.READ_VIEWS_DB ?? '', `pf_notifier_${runId}`]) await client.db(name).dropDatabase();
-      await client.close();
-    }
-    for (const server of servers) await server.stop();
+    // The Compose stack's databases are the stack's: only this run's own are dropped.
+    await stopProduct(services, outputs, servers, onComposeStack ? undefined : env);
   }, 60_000);
 
   const scenarios = portfolioScenarios(() => ({
-    credentials: credentials.url,
-    scoreIngest: scoreIngest.url,
-    readApis: readApis.map((replica) => replica.url),
-    tokenFor: (org) => signDevToken(secret, { org, scope: 'authorizations:write scores:write' }),
+    ...scenarioTarget({ credentials, scoreIngest, readApis }, secret),
     accountLimitPerMinute: ACCOUNT_LIMIT,
   }));
   for (const [name, scenario] of Object.entries(scenarios)) test(name, scenario, 180_000);
@@ -128,7 +101,7 @@ describeWithInfra('kafka', 'portfolios on the distributed runtime, two read-API 
     readApis: readApis.map((replica) => replica.url),
     notifier: notifier.url,
     receiverHost,
-    tokenFor: (org) => signDevToken(secret, { org, scope: 'authorizations:write scores:write' }),
+    tokenFor: (org: string) => signDevToken(secret, { org, scope: 'authorizations:write scores:write' }),
     accountLimitPerMinute: ACCOUNT_LIMIT,
   });
   const webhookScenarios = portfolioWebhookScenarios(webhookTarget);

@@ -1,7 +1,8 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { signDevToken } from '@rsd/platform';
 import { aScoreSubmission, describeWithInfra, request, startWebhookReceiver, type StartedServer, type WebhookReceiver } from '@rsd/testkit';
-import { dropDatabases, startDistributedServers } from '../support/distributed-servers';
+import { productEnv, startInto, startLoopbackNotifier, stopProduct } from '../support/distributed-product';
+import { startDistributedServers } from '../support/distributed-servers';
 import { eventually } from '../support/embedded-process';
 import {
   allTracesFromJaeger,
@@ -17,7 +18,7 @@ import {
 } from '../support/jaeger';
 import * as orgAdmin from '../support/organization-admin';
 import { freePort } from '../support/raw-http';
-import { startService, type ServiceProcess } from '../support/service-process';
+import type { ServiceProcess } from '../support/service-process';
 
 // Decision 39 on the distributed runtime: the four services as four processes on real Kafka, a
 // MongoDB-compatible server and Redis, exporting to a real receiver (Jaeger). A score posted with a
@@ -48,44 +49,19 @@ describeWithInfra('kafka', 'traces of the distributed runtime in a real OTLP rec
     beforeAll(async () => {
       jaeger = await startJaeger();
       const infra = await startDistributedServers(kafkaTarget(), servers);
-      const [credentialsPort, scoreIngestPort, readApiPort, notifierPort] = [
-        await freePort(),
-        await freePort(),
-        await freePort(),
-        await freePort(),
-      ];
+      const ports = { credentials: await freePort(), scoreIngest: await freePort(), readApi: await freePort(), notifier: await freePort() };
       env = {
         ...infra,
         OTEL_EXPORTER_OTLP_ENDPOINT: jaeger.otlpUrl,
-        CREDENTIALS_DB: `traces_credentials_${runId}`,
-        READ_VIEWS_DB: `traces_views_${runId}`,
-        NOTIFIER_DB: `traces_notifier_${runId}`,
-        JWT_HS256_SECRET: jwtSecret,
-        LOG_LEVEL: 'info',
-        KAFKA_TOPIC_PARTITIONS: '3',
-        CREDENTIALS_PORT: String(credentialsPort),
-        SCORE_INGEST_PORT: String(scoreIngestPort),
-        READ_API_PORT: String(readApiPort),
-        NOTIFIER_PORT: String(notifierPort),
-        FAILED_AUTH_LIMIT_PER_MINUTE: '100000',
-        OUTBOX_RELAY_INTERVAL_MS: '500',
-        EVENT_LOG_PUBLISH_DEADLINE_MS: '2000',
+        ...productEnv({ prefix: 'traces', runId, jwtSecret, ports }, { EVENT_LOG_PUBLISH_DEADLINE_MS: '2000' }),
       };
       secrets.push(jwtSecret);
       const webhookSecretKey = randomBytes(32).toString('base64');
       secrets.push(webhookSecretKey);
-      const credentials = await startService('credentials', credentialsPort, env);
-      services.push(credentials);
-      const scoreIngest = await startService('score-ingest', scoreIngestPort, env);
-      services.push(scoreIngest);
-      const readApi = await startService('read-api', readApiPort, env);
-      services.push(readApi);
-      const notifier = await startService('notifier', notifierPort, {
-        ...env,
-        WEBHOOK_SECRET_KEY: webhookSecretKey,
-        WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true',
-      });
-      services.push(notifier);
+      const credentials = await startInto(services, 'credentials', ports.credentials, env);
+      const scoreIngest = await startInto(services, 'score-ingest', ports.scoreIngest, env);
+      const readApi = await startInto(services, 'read-api', ports.readApi, env);
+      const notifier = await startLoopbackNotifier(services, ports.notifier, env, webhookSecretKey);
 
       const token = await signDevToken(jwtSecret, { org: ORG, scope: 'authorizations:write scores:write' });
       secrets.push(token);
@@ -133,8 +109,7 @@ describeWithInfra('kafka', 'traces of the distributed runtime in a real OTLP rec
     afterAll(async () => {
       for (const service of services) await service.stop();
       await receiver?.close();
-      if (env.MONGO_URL) await dropDatabases(env.MONGO_URL, [env.CREDENTIALS_DB!, env.READ_VIEWS_DB!, env.NOTIFIER_DB!]);
-      for (const server of servers) await server.stop();
+      await stopProduct([], [], servers, env);
       await jaeger?.stop();
     }, 60_000);
 

@@ -268,6 +268,8 @@ describeWithInfra('kafka', 'webhooks on the distributed runtime, four processes 
 
     // Once ended, nothing more: a later score reaches no one, and the event is not sent twice.
     await postScore(60, daysAgo(0));
+    // Fixed, for want of a witness: the distributed notifier serves neither its position in the log nor its
+    // queue, and a later delivery elsewhere proves nothing (deliveries are sent side by side).
     await new Promise((done) => setTimeout(done, 3_000));
     expect(receiver.received.map((delivery) => payloadOf(delivery).type)).toEqual([
       'score.updated',

@@ -1,14 +1,11 @@
-import { execFile } from 'node:child_process';
 import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { promisify } from 'node:util';
 import { generateApiKey } from '@rsd/domain';
 import { aScoreSubmission, request } from '@rsd/testkit';
-import { eventLogValues, REPO_ROOT, type EmbeddedProcess } from '../support/embedded-process';
+import { eventLogValues, rsdCreateArgs, runRsd, type EmbeddedProcess } from '../support/embedded-process';
 import { devTokenFor, startEmbeddedOnNewDataDir, stopAndRemove } from '../support/embedded-suite';
 import * as orgAdmin from '../support/organization-admin';
 
-const run = promisify(execFile);
 const ORG = 'claim-org';
 
 let dataDir: string;
@@ -18,16 +15,8 @@ let token: string;
 const secrets: string[] = [];
 
 /** The real `rsd` bin; never throws. */
-async function rsd(args: string[]) {
-  try {
-    const { stdout, stderr } = await run('node', [join(REPO_ROOT, 'tools/cli/bin/rsd.js'), ...args], {
-      env: { ...process.env, DATA_DIR: dataDir, RSD_API_URL: product.urls.readApi, RSD_CREDENTIALS_URL: product.urls.credentials },
-    });
-    return { code: 0, stdout, stderr };
-  } catch (error) {
-    const failed = error as { code: number; stdout: string; stderr: string };
-    return { code: failed.code, stdout: failed.stdout, stderr: failed.stderr };
-  }
+function rsd(args: string[]) {
+  return runRsd(args, { DATA_DIR: dataDir, RSD_API_URL: product.urls.readApi, RSD_CREDENTIALS_URL: product.urls.credentials });
 }
 
 interface Linked {
@@ -130,21 +119,7 @@ describe('one-time claim links (decision 38) on the embedded runtime', () => {
   });
 
   test('when an organization creates with --key-delivery claim-link and the recipient runs rsd claim, then the key reads /score', async () => {
-    const created = await rsd([
-      'authorizations',
-      'create',
-      '--org',
-      ORG,
-      '--recipient-type',
-      'auditor',
-      '--scopes',
-      'qr_score',
-      '--key-delivery',
-      'claim-link',
-      '--claim-valid',
-      '24h',
-      '--env',
-    ]);
+    const created = await rsd(rsdCreateArgs(ORG, 'auditor', 'qr_score', '--key-delivery', 'claim-link', '--claim-valid', '24h', '--env'));
     expect(created.code).toBe(0);
     const exported = Object.fromEntries([...created.stdout.matchAll(/^export (\w+)='([^']*)'$/gm)].map((m) => [m[1], m[2]]));
     expect(Object.keys(exported)).toEqual(['CLIENT_ID', 'RSD_CLAIM_URL']);

@@ -1,8 +1,5 @@
-import { execFile } from 'node:child_process';
-import { join } from 'node:path';
-import { promisify } from 'node:util';
 import { aScoreSubmission } from '@rsd/testkit';
-import { eventually, notifierSettled, REPO_ROOT, type EmbeddedProcess } from '../support/embedded-process';
+import { eventually, notifierSettled, runRsd, type EmbeddedProcess } from '../support/embedded-process';
 import { devTokenFor, startEmbeddedOnNewDataDir, stopAndRemove } from '../support/embedded-suite';
 import * as orgAdmin from '../support/organization-admin';
 import { startSwitchableReceiver, verifiesWith, type Received, type SwitchableReceiver } from '../support/webhook-lifecycle';
@@ -13,7 +10,6 @@ import { startSwitchableReceiver, verifiesWith, type Received, type SwitchableRe
 // library.
 
 const ORG = 'cli-lifecycle-org';
-const run = promisify(execFile);
 
 let dataDir: string;
 let product: EmbeddedProcess;
@@ -36,16 +32,8 @@ afterAll(async () => {
 });
 
 /** The real `rsd` bin (its token minted from the data directory's development secret); never throws. */
-async function rsd(args: string[], apiKey = '') {
-  try {
-    const { stdout, stderr } = await run('node', [join(REPO_ROOT, 'tools/cli/bin/rsd.js'), ...args], {
-      env: { ...process.env, DATA_DIR: dataDir, RSD_NOTIFIER_URL: product.urls.notifier, RSD_API_KEY: apiKey },
-    });
-    return { code: 0, stdout, stderr };
-  } catch (error) {
-    const failed = error as { code: number; stdout: string; stderr: string };
-    return { code: failed.code, stdout: failed.stdout, stderr: failed.stderr };
-  }
+function rsd(args: string[], apiKey = '') {
+  return runRsd(args, { DATA_DIR: dataDir, RSD_NOTIFIER_URL: product.urls.notifier, RSD_API_KEY: apiKey });
 }
 
 async function receiver(): Promise<SwitchableReceiver> {

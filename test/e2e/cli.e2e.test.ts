@@ -1,35 +1,18 @@
-import { execFile } from 'node:child_process';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { promisify } from 'node:util';
 import { aScoreSubmission } from '@rsd/testkit';
-import { REPO_ROOT, type EmbeddedProcess } from '../support/embedded-process';
+import { rsdCreateArgs, runRsd, type EmbeddedProcess } from '../support/embedded-process';
 import { startEmbeddedOnNewDataDir, stopAndRemove } from '../support/embedded-suite';
 
-const run = promisify(execFile);
 const ORG = 'cli-org';
 
 let dataDir: string;
 let product: EmbeddedProcess;
 
 /** Runs the real `rsd` bin as a user would; never throws, returns the exit code and both streams. */
-async function rsd(args: string[], env: Record<string, string> = {}) {
-  try {
-    const { stdout, stderr } = await run('node', [join(REPO_ROOT, 'tools/cli/bin/rsd.js'), ...args], {
-      env: {
-        ...process.env,
-        DATA_DIR: dataDir,
-        RSD_API_URL: product.urls.readApi,
-        RSD_CREDENTIALS_URL: product.urls.credentials,
-        RSD_INGEST_URL: product.urls.scoreIngest,
-        ...env,
-      },
-    });
-    return { code: 0, stdout, stderr };
-  } catch (error) {
-    const failed = error as { code: number; stdout: string; stderr: string };
-    return { code: failed.code, stdout: failed.stdout, stderr: failed.stderr };
-  }
+function rsd(args: string[], env: Record<string, string> = {}) {
+  const { readApi, credentials, scoreIngest } = product.urls;
+  return runRsd(args, { DATA_DIR: dataDir, RSD_API_URL: readApi, RSD_CREDENTIALS_URL: credentials, RSD_INGEST_URL: scoreIngest, ...env });
 }
 
 beforeAll(async () => {
@@ -40,16 +23,7 @@ afterAll(() => stopAndRemove(product, dataDir));
 
 describe('the rsd CLI against the embedded runtime', () => {
   test('when a user creates, publishes, reads and revokes with the CLI, then every step works', async () => {
-    const created = await rsd([
-      'authorizations',
-      'create',
-      '--org',
-      ORG,
-      '--recipient-type',
-      'auditor',
-      '--scopes',
-      'qr_score,pillar_breakdown',
-    ]);
+    const created = await rsd(rsdCreateArgs(ORG, 'auditor', 'qr_score,pillar_breakdown'));
     expect(created.code).toBe(0);
     const { clientId, apiKey } = JSON.parse(created.stdout) as { clientId: string; apiKey: string };
 
@@ -105,18 +79,7 @@ describe('the rsd CLI against the embedded runtime', () => {
     expect(refused.stderr).toContain('401 INVALID_API_KEY');
     expect((await rsd(['score', '--client-id', clientId], { RSD_API_KEY: newest })).code).toBe(0);
 
-    const elsewhere = await rsd([
-      'authorizations',
-      'create',
-      '--org',
-      ORG,
-      '--recipient-type',
-      'partner',
-      '--scopes',
-      'qr_score',
-      '--allowed-cidrs',
-      '203.0.113.0/24',
-    ]);
+    const elsewhere = await rsd(rsdCreateArgs(ORG, 'partner', 'qr_score', '--allowed-cidrs', '203.0.113.0/24'));
     const distant = JSON.parse(elsewhere.stdout) as { clientId: string; apiKey: string; allowedCidrs: string[] };
     expect(distant.allowedCidrs).toEqual(['203.0.113.0/24']);
     const fromHere = await rsd(['score', '--client-id', distant.clientId], { RSD_API_KEY: distant.apiKey });

@@ -1,9 +1,7 @@
-import { execFile } from 'node:child_process';
 import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { promisify } from 'node:util';
 import { aScoreSubmission } from '@rsd/testkit';
-import { eventLogValues, eventually, REPO_ROOT, type EmbeddedProcess } from '../support/embedded-process';
+import { eventLogValues, eventually, rsdCreateArgs, runRsd, type EmbeddedProcess } from '../support/embedded-process';
 import * as orgAdmin from '../support/organization-admin';
 import { devTokenFor, startEmbeddedOnNewDataDir, stopAndRemove } from '../support/embedded-suite';
 import { keyAuthorityScenarios } from '../support/key-authority-scenarios';
@@ -42,26 +40,10 @@ const scenarios = portfolioScenarios(() => ({
   accountLimitPerMinute: ACCOUNT_LIMIT,
 }));
 
-const run = promisify(execFile);
-
 /** The real `rsd` bin, with the given environment on top of the suite's; never throws. */
-async function rsd(args: string[], env: Record<string, string> = {}) {
-  try {
-    const { stdout, stderr } = await run('node', [join(REPO_ROOT, 'tools/cli/bin/rsd.js'), ...args], {
-      env: {
-        ...process.env,
-        DATA_DIR: dataDir,
-        RSD_API_URL: product.urls.readApi,
-        RSD_CREDENTIALS_URL: product.urls.credentials,
-        RSD_API_KEY: '',
-        ...env,
-      },
-    });
-    return { code: 0, stdout, stderr };
-  } catch (error) {
-    const failed = error as { code: number; stdout: string; stderr: string };
-    return { code: failed.code, stdout: failed.stdout, stderr: failed.stderr };
-  }
+function rsd(args: string[], env: Record<string, string> = {}) {
+  const { readApi, credentials } = product.urls;
+  return runRsd(args, { DATA_DIR: dataDir, RSD_API_URL: readApi, RSD_CREDENTIALS_URL: credentials, RSD_API_KEY: '', ...env });
 }
 
 /** `export NAME='value'` lines as a map. */
@@ -99,23 +81,9 @@ describe('portfolios (decision 42) on the embedded runtime', () => {
     ] as const) {
       await orgAdmin.postScore(product.urls.scoreIngest, await devTokenFor(dataDir, org), aScoreSubmission({ organizationId: org, score }));
     }
-    const link = exported(
-      (
-        await rsd([
-          'authorizations',
-          'create',
-          '--org',
-          first,
-          '--recipient-type',
-          'auditor',
-          '--scopes',
-          'qr_score',
-          '--key-delivery',
-          'claim-link',
-          '--env',
-        ])
-      ).stdout,
-    ).get('RSD_CLAIM_URL');
+    const link = exported((await rsd(rsdCreateArgs(first, 'auditor', 'qr_score', '--key-delivery', 'claim-link', '--env'))).stdout).get(
+      'RSD_CLAIM_URL',
+    );
     expect(link).toBeDefined();
     portfolioSecrets.push(link?.split('/').pop() ?? '');
 
@@ -129,19 +97,8 @@ describe('portfolios (decision 42) on the embedded runtime', () => {
     const accountId = account.get('RSD_ACCOUNT_ID') ?? '';
 
     // `rsd authorizations create` of an auditor grant of `second` offered to the account; `tail` replaces its `--account-id`.
-    const offerArgs = (tail = ['--account-id', accountId]) => [
-      'authorizations',
-      'create',
-      '--org',
-      second,
-      '--recipient-type',
-      'auditor',
-      '--scopes',
-      'qr_score',
-      '--key-delivery',
-      'account',
-      ...tail,
-    ];
+    const offerArgs = (tail = ['--account-id', accountId]) =>
+      rsdCreateArgs(second, 'auditor', 'qr_score', '--key-delivery', 'account', ...tail);
     const direct = await rsd(offerArgs());
     expect(direct.code).toBe(0);
     const offered = JSON.parse(direct.stdout) as { clientId: string; status: string; recipientAccountName: string | null };

@@ -8,6 +8,7 @@ import { TOPICS } from '@rsd/contracts';
 import { signDevToken } from '@rsd/platform';
 import { aScoreSubmission } from '@rsd/testkit';
 import { clusteredEngines, type ClusteredEngines } from '../support/clustered-engines';
+import { productEnv } from '../support/distributed-product';
 import { REPO_ROOT } from '../support/embedded-process';
 import { startService, type ServiceProcess } from '../support/service-process';
 
@@ -133,22 +134,16 @@ describe('faults on the clustered engines: a broker, then a Redis primary, under
     const env = {
       RUNTIME: 'distributed',
       REDIS_URL: '',
-      CREDENTIALS_DB: `faults_credentials_${runId}`,
-      READ_VIEWS_DB: `faults_views_${runId}`,
-      NOTIFIER_DB: `faults_notifier_${runId}`,
-      JWT_HS256_SECRET: secret,
-      LOG_LEVEL: 'info',
-      KAFKA_TOPIC_PARTITIONS: '3',
-      CREDENTIALS_PORT: String(PORTS.credentials),
-      SCORE_INGEST_PORT: String(PORTS.scoreIngest),
-      RATE_LIMIT_PER_MINUTE: String(LIMIT),
-      // Every request comes from 127.0.0.1: the revoked keys' refusals would hit the per-address limit.
-      FAILED_AUTH_LIMIT_PER_MINUTE: '100000',
-      OUTBOX_RELAY_INTERVAL_MS: '500',
-      // Decision 29 with bounds a test can wait for, as in the distributed suite.
-      EVENT_LOG_PUBLISH_DEADLINE_MS: '2000',
-      FEED_STALENESS_BOUND_MS: String(FEED_STALENESS_BOUND_MS),
-      FEED_RECOVERY_GRACE_MS: '3000',
+      ...productEnv(
+        { prefix: 'faults', runId, jwtSecret: secret, ports: PORTS },
+        {
+          RATE_LIMIT_PER_MINUTE: String(LIMIT),
+          // Decision 29 with bounds a test can wait for, as in the distributed suite.
+          EVENT_LOG_PUBLISH_DEADLINE_MS: '2000',
+          FEED_STALENESS_BOUND_MS: String(FEED_STALENESS_BOUND_MS),
+          FEED_RECOVERY_GRACE_MS: '3000',
+        },
+      ),
     };
     token = await signDevToken(secret, { org: ORG, scope: 'authorizations:write scores:write' });
     const credentials = await startService('credentials', PORTS.credentials, env);
@@ -213,6 +208,8 @@ describe('faults on the clustered engines: a broker, then a Redis primary, under
     const created: (Credential & { ackedAt: number; revokedAt?: number; revokeStatus?: number })[] = [];
     const ingested: { scoreDate: string; ackedAt: number }[] = [];
     let loading = true;
+    /** Every task the load started, answered or not: the check after the faults waits for the last. */
+    const inFlight: Promise<unknown>[] = [];
     const loops = [
       every(1_000 / HOT_READS_PER_S, (i) => read('hot read', i, hot)),
       every(1_000, async (i) => {
@@ -252,8 +249,9 @@ describe('faults on the clustered engines: a broker, then a Redis primary, under
       return (async () => {
         for (let i = 0; loading; i += 1) {
           const next = Date.now() + intervalMs;
-          // The readers do not wait for each other's answers: a slow one does not slow the load.
-          void task(i).catch(() => undefined);
+          // The readers do not wait for each other's answers: a slow one does not slow the load. Each
+          // task is kept, so that the check below starts once the last of them is answered.
+          inFlight.push(task(i).catch(() => undefined));
           // Fixed on purpose: the load's rate (one task per interval), not a wait for anything.
           await sleep(Math.max(0, next - Date.now()));
         }
@@ -281,7 +279,7 @@ describe('faults on the clustered engines: a broker, then a Redis primary, under
     loading = false;
     phases.at(-1)!.endedAt = Date.now();
     await Promise.all(loops);
-    await sleep(1_000);
+    await Promise.all(inFlight);
 
     // Every acknowledged write is in the views: each credential made is known to both replicas (not
     // revoked: it reads; revoked: refused as inactive), and every score taken is in the history.

@@ -85,7 +85,25 @@ export function alertScenarios(target: () => AlertTarget) {
     return ofType();
   }
 
-  /** Nothing more of `type` within a while: long enough for the access log and the notifier to have passed it on. */
+  /** A new organization's webhook for `events`, and a grant of it read once from `address` (its first use). */
+  async function aGrantReadOnce(events: string[], address: string) {
+    const { org, token } = await anOrganization();
+    const { receiver, secret } = await subscribe(org, token, events);
+    const grant = await orgAdmin.createAuthorization(t().credentials, org, token, { recipientType: 'auditor', scopes: ['qr_score'] });
+    alertSecrets.push(grant.apiKey);
+    const first = await eventually(async () => {
+      const answer = await read(grant.clientId, grant.apiKey, address);
+      return answer.status === 200 ? answer : undefined;
+    }, 20_000);
+    return { receiver, secret, grant, first };
+  }
+
+  /**
+   * Nothing more of `type` within a while: long enough for the access log and the notifier to have passed it on.
+   * Fixed, for want of a witness: no runtime shows when the credentials service has observed a read (its
+   * alert state is not served), and a later alert of the same webhook is no proof either, since the
+   * notifier sends one owner's due deliveries side by side and the replicas publish their reads apart.
+   */
   async function noMore(receiver: SwitchableReceiver, type: string, count: number): Promise<void> {
     await new Promise((settle) => setTimeout(settle, 4_000));
     expect(receiver.received.filter((delivery) => typeOf(delivery) === type)).toHaveLength(count);
@@ -98,15 +116,8 @@ export function alertScenarios(target: () => AlertTarget) {
     scenarios: {
       'when a grant is read for the first time, then authorization.first_use names its address, once; a second read is not news':
         async () => {
-          const { org, token } = await anOrganization();
-          const { receiver, secret } = await subscribe(org, token, ['authorization.first_use', 'authorization.new_address']);
-          const grant = await orgAdmin.createAuthorization(t().credentials, org, token, { recipientType: 'auditor', scopes: ['qr_score'] });
-          alertSecrets.push(grant.apiKey);
-
-          const first = await eventually(async () => {
-            const answer = await read(grant.clientId, grant.apiKey, '198.51.100.10');
-            return answer.status === 200 ? answer : undefined;
-          }, 20_000);
+          const events = ['authorization.first_use', 'authorization.new_address'];
+          const { receiver, secret, grant, first } = await aGrantReadOnce(events, '198.51.100.10');
           expect(first.status).toBe(200);
           expect((await read(grant.clientId, grant.apiKey, '198.51.100.10')).status).toBe(200);
 
@@ -120,15 +131,9 @@ export function alertScenarios(target: () => AlertTarget) {
 
       'when a grant is read from an address not seen before, then authorization.new_address names it, once; a known address and a refused read are not news':
         async () => {
-          const { org, token } = await anOrganization();
-          const { receiver, secret } = await subscribe(org, token, ['authorization.new_address']);
-          const grant = await orgAdmin.createAuthorization(t().credentials, org, token, { recipientType: 'auditor', scopes: ['qr_score'] });
-          alertSecrets.push(grant.apiKey);
-          await eventually(
-            async () => ((await read(grant.clientId, grant.apiKey, '198.51.100.20')).status === 200 ? true : undefined),
-            20_000,
-          );
-          // Let the first read reach the alerts before the next, so that the address it saw is known.
+          const { receiver, secret, grant } = await aGrantReadOnce(['authorization.new_address'], '198.51.100.20');
+          // Let the first read reach the alerts before the next, so that the address it saw is known. Fixed,
+          // for want of a witness: that read raises no alert the receiver hears, and the grant's alert state is not served.
           await new Promise((settle) => setTimeout(settle, 3_000));
 
           expect((await read(grant.clientId, grant.apiKey, '203.0.113.77')).status).toBe(200);
@@ -144,14 +149,7 @@ export function alertScenarios(target: () => AlertTarget) {
 
       'when 20 authentications fail against a Client ID within 5 minutes, then authorization.auth_failures says so, once; 20 more within the hour raise nothing':
         async () => {
-          const { org, token } = await anOrganization();
-          const { receiver, secret } = await subscribe(org, token, ['authorization.auth_failures']);
-          const grant = await orgAdmin.createAuthorization(t().credentials, org, token, { recipientType: 'auditor', scopes: ['qr_score'] });
-          alertSecrets.push(grant.apiKey);
-          await eventually(
-            async () => ((await read(grant.clientId, grant.apiKey, '198.51.100.30')).status === 200 ? true : undefined),
-            20_000,
-          );
+          const { receiver, secret, grant } = await aGrantReadOnce(['authorization.auth_failures'], '198.51.100.30');
 
           for (let failure = 1; failure <= 19; failure += 1) {
             expect((await read(grant.clientId, generateApiKey(t().keyPrefix), '192.0.2.30')).status).toBe(401);

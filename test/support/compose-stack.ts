@@ -1,6 +1,6 @@
 import { execFile, spawnSync } from 'node:child_process';
 import { promisify } from 'node:util';
-import { REPO_ROOT, eventually } from './embedded-process';
+import { REPO_ROOT, untilReady } from './embedded-process';
 import type { ServiceProcess } from './service-process';
 
 const run = promisify(execFile);
@@ -20,6 +20,20 @@ export const COMPOSE_DATABASES = { credentials: 'rsd_credentials', readViews: 'r
 
 /** Host ports the stack publishes its services on (docker-compose.yml). */
 export const COMPOSE_PORTS = { readApi1: 8080, readApi2: 8090, credentials: 8081, scoreIngest: 8082, notifier: 8083 };
+
+/**
+ * The environment of a suite that runs against a stack started elsewhere (Compose or the cluster):
+ * KAFKA_BROKERS and MONGO_URL as the environment names its published servers, the stack's databases and timings.
+ */
+export function stackEnv(databases: { credentials: string; readViews: string }, timings: Record<string, string>): Record<string, string> {
+  return {
+    KAFKA_BROKERS: process.env.KAFKA_BROKERS ?? '',
+    MONGO_URL: process.env.MONGO_URL ?? '',
+    CREDENTIALS_DB: databases.credentials,
+    READ_VIEWS_DB: databases.readViews,
+    ...timings,
+  };
+}
 
 /** The timings test/distributed/docker-compose.test.yml gives the services, as the suites give their processes. */
 export const COMPOSE_TEST_TIMINGS = { FEED_STALENESS_BOUND_MS: '5000' };
@@ -55,18 +69,7 @@ export interface ComposeService extends ServiceProcess {
  */
 export async function composeService(service: string, port: number): Promise<ComposeService> {
   const url = `http://127.0.0.1:${port}`;
-  const ready = () =>
-    eventually(
-      async () =>
-        (await fetch(`${url}/readyz`).then(
-          (r) => r.status,
-          () => 0,
-        )) === 200
-          ? true
-          : undefined,
-      90_000,
-      200,
-    );
+  const ready = () => untilReady(url);
   await ready();
   return {
     url,

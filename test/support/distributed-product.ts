@@ -1,11 +1,11 @@
 import { randomBytes, randomUUID } from 'node:crypto';
-import { createServer } from 'node:net';
 import { Kafka, logLevel } from 'kafkajs';
-import { MongoClient } from 'mongodb';
 import { TOPICS } from '@rsd/contracts';
+import { signDevToken } from '@rsd/platform';
 import type { InfraTarget, StartedServer } from '@rsd/testkit';
-import { startDistributedServers } from './distributed-servers';
+import { dropDatabases, startDistributedServers } from './distributed-servers';
 import { kafkaSecurityFromEnvironment } from './clustered-engines';
+import { freePort } from './raw-http';
 import { startService, TEST_RESPONSE_SIGNING_KEYS, type ServiceProcess } from './service-process';
 
 /** The four services of a running product, as a suite that only talks to it over HTTP sees them. */
@@ -22,14 +22,119 @@ export interface DistributedProduct {
   stop(): Promise<void>;
 }
 
-/** A port nothing listens on right now, on loopback. */
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((done) => server.listen(0, '127.0.0.1', done));
-  const address = server.address();
-  await new Promise<void>((done) => server.close(() => done()));
-  if (address === null || typeof address === 'string') throw new Error('no port');
-  return address.port;
+/** Where one suite's product lives: its databases are `<prefix>_credentials_<runId>`, `…_views_…` and `…_notifier_…`. */
+export interface ProductLayout {
+  prefix: string;
+  runId: string;
+  jwtSecret: string;
+  ports: { credentials: number; scoreIngest: number; readApi?: number; notifier?: number };
+}
+
+/**
+ * The environment every process of a suite's distributed product shares (the servers' addresses are
+ * the caller's to add): its databases and ports, the token secret, and the settings every suite runs
+ * with; `settings` last, over them.
+ */
+export function productEnv(
+  { prefix, runId, jwtSecret, ports }: ProductLayout,
+  settings: Record<string, string> = {},
+): Record<string, string> {
+  return {
+    CREDENTIALS_DB: `${prefix}_credentials_${runId}`,
+    READ_VIEWS_DB: `${prefix}_views_${runId}`,
+    NOTIFIER_DB: `${prefix}_notifier_${runId}`,
+    JWT_HS256_SECRET: jwtSecret,
+    LOG_LEVEL: 'info',
+    KAFKA_TOPIC_PARTITIONS: '3',
+    CREDENTIALS_PORT: String(ports.credentials),
+    SCORE_INGEST_PORT: String(ports.scoreIngest),
+    ...(ports.readApi === undefined ? {} : { READ_API_PORT: String(ports.readApi) }),
+    ...(ports.notifier === undefined ? {} : { NOTIFIER_PORT: String(ports.notifier) }),
+    // Every request of a suite comes from 127.0.0.1, and polling for a projection counts as failed authentication.
+    FAILED_AUTH_LIMIT_PER_MINUTE: '100000',
+    OUTBOX_RELAY_INTERVAL_MS: '500',
+    ...settings,
+  };
+}
+
+/** The product's databases, as productEnv names them in `env`. */
+export const productDatabases = (env: Record<string, string>): string[] =>
+  [env.CREDENTIALS_DB, env.READ_VIEWS_DB, env.NOTIFIER_DB].filter((name) => name !== undefined);
+
+/** A service started and added to `services`. */
+export async function startInto(
+  services: ServiceProcess[],
+  name: string,
+  port: number,
+  env: Record<string, string>,
+): Promise<ServiceProcess> {
+  const service = await startService(name, port, env);
+  services.push(service);
+  return service;
+}
+
+/**
+ * A notifier whose receivers are on loopback (decision 28's development flag), holding the key that
+ * seals webhook secrets (a new one unless `webhookSecretKey` is given), added to `services`.
+ */
+export function startLoopbackNotifier(
+  services: ServiceProcess[],
+  port: number,
+  env: Record<string, string>,
+  webhookSecretKey = randomBytes(32).toString('base64'),
+): Promise<ServiceProcess> {
+  return startInto(services, 'notifier', port, { ...env, WEBHOOK_SECRET_KEY: webhookSecretKey, WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true' });
+}
+
+/**
+ * What the shared scenarios need of a running product: its services' URLs (every read-API replica) and
+ * an organization admin's token for any organization, signed with the product's secret.
+ */
+export function scenarioTarget(
+  services: { credentials: ServiceProcess; scoreIngest: ServiceProcess; readApis: readonly ServiceProcess[] },
+  jwtSecret: string,
+) {
+  return {
+    credentials: services.credentials.url,
+    scoreIngest: services.scoreIngest.url,
+    readApis: services.readApis.map((replica) => replica.url),
+    tokenFor: (org: string) => signDevToken(jwtSecret, { org, scope: 'authorizations:write scores:write' }),
+  };
+}
+
+/** Read-API replicas on `ports`, each with its REPLICA_ID, added to `services` as each starts. */
+export async function startReadReplicas(
+  env: Record<string, string>,
+  ports: readonly number[],
+  replicaId: (port: number, index: number) => string,
+  services: ServiceProcess[],
+): Promise<ServiceProcess[]> {
+  const replicas: ServiceProcess[] = [];
+  for (const [index, port] of ports.entries()) {
+    const replica = await startService('read-api', port, { ...env, READ_API_PORT: String(port), REPLICA_ID: replicaId(port, index) });
+    services.push(replica);
+    replicas.push(replica);
+  }
+  return replicas;
+}
+
+/**
+ * A suite's product taken down: `services` stopped, last started first, what each wrote kept in
+ * `outputs`; then, when `databasesOf` names a MongoDB server, the product's databases dropped there; then
+ * the servers started for it stopped.
+ */
+export async function stopProduct(
+  services: readonly ServiceProcess[],
+  outputs: string[],
+  servers: readonly StartedServer[],
+  databasesOf?: Record<string, string>,
+): Promise<void> {
+  for (const service of [...services].reverse()) {
+    outputs.push(service.output());
+    await service.stop();
+  }
+  if (databasesOf?.MONGO_URL) await dropDatabases(databasesOf.MONGO_URL, productDatabases(databasesOf));
+  for (const server of servers) await server.stop();
 }
 
 /**
@@ -43,61 +148,35 @@ export async function startDistributedProduct(kafka: InfraTarget, env: Record<st
   const runId = randomUUID().slice(0, 8);
   const servers: StartedServer[] = [];
   const services: ServiceProcess[] = [];
-  const databases = [`sdk_credentials_${runId}`, `sdk_views_${runId}`, `sdk_notifier_${runId}`];
   const jwtSecret = randomBytes(32).toString('base64url');
-  let mongoUrl = '';
-  let kafkaBrokers = '';
+  let common: Record<string, string> = {};
 
   const stop = async () => {
     for (const service of [...services].reverse()) await service.stop();
-    if (kafkaBrokers) await truncateScores(kafkaBrokers);
-    if (mongoUrl) {
-      const client = await MongoClient.connect(mongoUrl);
-      for (const name of databases) await client.db(name).dropDatabase();
-      await client.close();
-    }
-    for (const server of servers) await server.stop();
+    if (common.KAFKA_BROKERS) await truncateScores(common.KAFKA_BROKERS);
+    await stopProduct([], [], servers, common);
   };
 
   try {
     const infra = await startDistributedServers(kafka, servers);
-    mongoUrl = infra.MONGO_URL;
-    kafkaBrokers = infra.KAFKA_BROKERS;
-    const [credentialsPort, scoreIngestPort, readApiPort, notifierPort] = [
-      await freePort(),
-      await freePort(),
-      await freePort(),
-      await freePort(),
-    ];
-    const common = {
+    const ports = { credentials: await freePort(), scoreIngest: await freePort(), readApi: await freePort(), notifier: await freePort() };
+    common = {
       ...infra,
-      CREDENTIALS_DB: databases[0]!,
-      READ_VIEWS_DB: databases[1]!,
-      NOTIFIER_DB: databases[2]!,
-      JWT_HS256_SECRET: jwtSecret,
-      RESPONSE_SIGNING_KEYS: TEST_RESPONSE_SIGNING_KEYS,
-      LOG_LEVEL: 'info',
-      KAFKA_TOPIC_PARTITIONS: '3',
-      CREDENTIALS_PORT: String(credentialsPort),
-      SCORE_INGEST_PORT: String(scoreIngestPort),
-      READ_API_PORT: String(readApiPort),
-      NOTIFIER_PORT: String(notifierPort),
-      // Every request of a suite comes from 127.0.0.1, and polling for a projection counts as failed authentication.
-      FAILED_AUTH_LIMIT_PER_MINUTE: '100000',
-      OUTBOX_RELAY_INTERVAL_MS: '500',
-      EVENT_LOG_PUBLISH_DEADLINE_MS: '2000',
-      ...env,
+      ...productEnv(
+        { prefix: 'sdk', runId, jwtSecret, ports },
+        { RESPONSE_SIGNING_KEYS: TEST_RESPONSE_SIGNING_KEYS, EVENT_LOG_PUBLISH_DEADLINE_MS: '2000', ...env },
+      ),
     };
     const start = async (name: string, port: number, extra: Record<string, string> = {}) => {
       const service = await startService(name, port, { ...common, ...extra });
       services.push(service);
       return service;
     };
-    const credentials = await start('credentials', credentialsPort);
-    const scoreIngest = await start('score-ingest', scoreIngestPort);
-    const readApi = await start('read-api', readApiPort, { REPLICA_ID: `sdk-${runId}` });
+    const credentials = await start('credentials', ports.credentials);
+    const scoreIngest = await start('score-ingest', ports.scoreIngest);
+    const readApi = await start('read-api', ports.readApi, { REPLICA_ID: `sdk-${runId}` });
     // Only the notifier holds the key that seals webhook secrets.
-    const notifier = await start('notifier', notifierPort, { WEBHOOK_SECRET_KEY: randomBytes(32).toString('base64') });
+    const notifier = await start('notifier', ports.notifier, { WEBHOOK_SECRET_KEY: randomBytes(32).toString('base64') });
     return {
       urls: { readApi: readApi.url, credentials: credentials.url, scoreIngest: scoreIngest.url, notifier: notifier.url },
       jwtSecret,

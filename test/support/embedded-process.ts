@@ -1,6 +1,9 @@
-import { spawn, type ChildProcess } from 'node:child_process';
+import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { join, resolve } from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
+import { promisify } from 'node:util';
+
+const runFile = promisify(execFile);
 
 export const REPO_ROOT = resolve(__dirname, '../..');
 
@@ -121,6 +124,44 @@ export async function eventually<T>(check: () => Promise<T | undefined>, timeout
     if (Date.now() > deadline) throw new Error(`condition not met within ${timeoutMs} ms`);
     await new Promise((done) => setTimeout(done, everyMs));
   }
+}
+
+/** How a command ended: its exit code and both streams. */
+export interface CommandRun {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+/** Runs the real `rsd` bin (tools/cli/bin/rsd.js) as a user would, with `env` on top of this process's; never throws. */
+export async function runRsd(args: readonly string[], env: Record<string, string>): Promise<CommandRun> {
+  try {
+    const { stdout, stderr } = await runFile('node', [join(REPO_ROOT, 'tools/cli/bin/rsd.js'), ...args], {
+      env: { ...process.env, ...env },
+    });
+    return { code: 0, stdout, stderr };
+  } catch (error) {
+    const failed = error as CommandRun;
+    return { code: failed.code, stdout: failed.stdout, stderr: failed.stderr };
+  }
+}
+
+/** `rsd authorizations create`'s arguments for a grant of `org` to a `recipientType` with `scopes` (comma-separated), then `more`. */
+export function rsdCreateArgs(org: string, recipientType: string, scopes: string, ...more: string[]): string[] {
+  return ['authorizations', 'create', '--org', org, '--recipient-type', recipientType, '--scopes', scopes, ...more];
+}
+
+/** Whether the service at `url` answers its /readyz with 200 now (false when nothing answers). */
+export function answersReady(url: string): Promise<boolean> {
+  return fetch(`${url}/readyz`).then(
+    (res) => res.status === 200,
+    () => false,
+  );
+}
+
+/** Once the service at `url` is ready (its /readyz answers 200); fails after `timeoutMs`. */
+export function untilReady(url: string, timeoutMs = 90_000): Promise<true> {
+  return eventually(async () => ((await answersReady(url)) ? true : undefined), timeoutMs, 200);
 }
 
 /**

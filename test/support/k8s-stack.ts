@@ -1,7 +1,7 @@
 import { execFile, spawnSync } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
 import { promisify } from 'node:util';
-import { REPO_ROOT, eventually } from './embedded-process';
+import { REPO_ROOT, eventually, untilReady } from './embedded-process';
 import type { ServiceProcess } from './service-process';
 
 const run = promisify(execFile);
@@ -83,17 +83,7 @@ export interface K8sService extends ServiceProcess {
 /** credentials or score ingest: its Service on 127.0.0.1 and every pod's log. */
 export async function k8sService(name: 'credentials' | 'score-ingest'): Promise<K8sService> {
   const url = origin(name === 'credentials' ? 'CRED_URL' : 'INGEST_URL');
-  await eventually(
-    async () =>
-      (await fetch(`${url}/readyz`).then(
-        (r) => r.status,
-        () => 0,
-      )) === 200
-        ? true
-        : undefined,
-    90_000,
-    200,
-  );
+  await untilReady(url);
   const notHere = () => Promise.reject(new Error(`the suite never stops rsd-${name} on the cluster`));
   return { url, output: () => logsOf(`app.kubernetes.io/name=rsd-${name}`), stop: notHere, start: notHere };
 }
@@ -134,17 +124,7 @@ export async function k8sReadReplica(taken: () => string[]): Promise<K8sService>
       );
       replica.pod = found.name;
       replica.podUrl = `http://${found.ip}:8080`;
-      await eventually(
-        async () =>
-          (await fetch(`${url}/readyz`).then(
-            (r) => r.status,
-            () => 0,
-          )) === 200
-            ? true
-            : undefined,
-        60_000,
-        200,
-      );
+      await untilReady(url, 60_000);
     },
   };
   await replica.start();

@@ -85,16 +85,20 @@ export function leakedKeyScenarios(target: () => LeakedKeyTarget) {
    * (in Redis on the distributed runtime) with whatever ran in the same minute before, a suite or an
    * earlier run: this waits for a window with `room` left, so the refusals below are 401s, not 429s.
    * The budget is read from the RateLimit header of a report of a string that is no key (202 either way).
+   * Each look spends one of the budget, whose window is a fixed minute: looking every 5 s, the first look
+   * in a new window finds it all but one.
    */
   async function withFailedAuthBudget(room: number): Promise<void> {
-    for (;;) {
-      const answer = await request(`${t().credentials}/v1/leaked-keys`, { method: 'POST', headers: json, body: '{"key": "no-key"}' });
-      const header = answer.headers.get('ratelimit') ?? '';
-      const remaining = Number(/r=(\d+)/.exec(header)?.[1] ?? 0);
-      if (answer.status === 202 && remaining >= room) return;
-      const resetSeconds = Number(/t=(\d+)/.exec(header)?.[1] ?? 60);
-      await new Promise((done) => setTimeout(done, (resetSeconds + 1) * 1000));
-    }
+    await eventually(
+      async () => {
+        const answer = await request(`${t().credentials}/v1/leaked-keys`, { method: 'POST', headers: json, body: '{"key": "no-key"}' });
+        const remaining = Number(/r=(\d+)/.exec(answer.headers.get('ratelimit') ?? '')?.[1] ?? 0);
+        return answer.status === 202 && remaining >= room ? true : undefined;
+      },
+      // A window is a minute: a new one begins within this.
+      75_000,
+      5_000,
+    );
   }
 
   function report(tokens: string[]): string {
@@ -151,14 +155,16 @@ export function leakedKeyScenarios(target: () => LeakedKeyTarget) {
             label: index < 3 ? 'true_positive' : 'false_positive',
           })),
         );
+        // The revocation's bound (every replica refuses within 1 s of the 200) is the polls' deadline.
+        const bound = Math.max(0, t0 + 1_000 - performance.now());
         await Promise.all([
-          onEveryReplica((replica) => readScore(replica, live.clientId, live.apiKey), 401, 5_000),
-          onEveryReplica((replica) => readScore(replica, rotated.clientId, rotated.apiKey), 401, 5_000),
-          onEveryReplica((replica) => readPortfolio(replica, account.accountKey), 401, 5_000),
+          onEveryReplica((replica) => readScore(replica, live.clientId, live.apiKey), 401, bound),
+          onEveryReplica((replica) => readScore(replica, rotated.clientId, rotated.apiKey), 401, bound),
+          onEveryReplica((replica) => readPortfolio(replica, account.accountKey), 401, bound),
         ]);
-        const enforcedMs = performance.now() - t0;
-        process.stderr.write(`[leaked keys] reported keys refused on every replica ${enforcedMs.toFixed(0)} ms after the 200\n`);
-        expect(enforcedMs).toBeLessThanOrEqual(1000);
+        process.stderr.write(
+          `[leaked keys] reported keys refused on every replica ${(performance.now() - t0).toFixed(0)} ms after the 200\n`,
+        );
         for (const replica of t().readApis) {
           expect((await readScore(replica, rotated.clientId, newKey)).status).toBe(200);
           expect((await readScore(replica, live.clientId, live.apiKey)).body).toMatchObject({ code: 'CREDENTIAL_INACTIVE' });

@@ -1,7 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { generateKeyPairSync } from 'node:crypto';
 import { resolve } from 'node:path';
-import { REPO_ROOT, eventually } from './embedded-process';
+import { REPO_ROOT, answersReady, eventually } from './embedded-process';
 
 export interface ServiceProcess {
   url: string;
@@ -74,11 +74,7 @@ export async function startService(name: string, port: number, env: Record<strin
     await eventually(
       async () => {
         if (child.exitCode !== null) throw new Error(`${name} exited with ${child.exitCode}:\n${output()}`);
-        const ready = await fetch(`${url}/readyz`).then(
-          (r) => r.status === 200,
-          () => false,
-        );
-        return ready ? true : undefined;
+        return (await answersReady(url)) ? true : undefined;
       },
       60_000,
       200,

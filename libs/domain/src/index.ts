@@ -24,6 +24,7 @@ export * from './webhooks/webhook-conditions';
 export * from './webhooks/webhook-owner';
 export * from './webhooks/webhook-lifecycle';
 export * from './leaks/leaked-keys';
+export * from './alerts/alert-state';
 export * from './alerts/grant-alerts';
 export * from './webhooks/due-in-turns';
 export * from './webhooks/key-cut-offs';

@@ -133,6 +133,18 @@ export async function openMongoAuthorizationStore(db: Db): Promise<Authorization
     return writes.run(clientId, task);
   }
 
+  /** Up to `limit` active records whose `field` (a pending expiry or expiry notice) has come by `now`, earliest first. */
+  async function findDue(field: 'pendingExpiryAt' | 'pendingNoticeAt', now: Date, limit: number): Promise<StoredAuthorization[]> {
+    if (limit <= 0) return [];
+    const found = await authorizations
+      .find<StoredAuthorization>(
+        { [field]: { $lte: now.toISOString() }, revokedAt: null, expiredAt: null },
+        { projection: RECORD_PROJECTION, sort: { [field]: 1, _id: 1 }, limit },
+      )
+      .toArray();
+    return found.map(recordOf);
+  }
+
   return reportingOutages<AuthorizationStore>({
     create(record, outbox) {
       return write(record.clientId, async () => {
@@ -236,27 +248,9 @@ export async function openMongoAuthorizationStore(db: Db): Promise<Authorization
       return found ? recordOf(found) : undefined;
     },
 
-    async findDueForExpiry(now, limit) {
-      if (limit <= 0) return [];
-      const found = await authorizations
-        .find<StoredAuthorization>(
-          { pendingExpiryAt: { $lte: now.toISOString() }, revokedAt: null, expiredAt: null },
-          { projection: RECORD_PROJECTION, sort: { pendingExpiryAt: 1, _id: 1 }, limit },
-        )
-        .toArray();
-      return found.map(recordOf);
-    },
+    findDueForExpiry: (now, limit) => findDue('pendingExpiryAt', now, limit),
 
-    async findDueForExpiryNotice(now, limit) {
-      if (limit <= 0) return [];
-      const found = await authorizations
-        .find<StoredAuthorization>(
-          { pendingNoticeAt: { $lte: now.toISOString() }, revokedAt: null, expiredAt: null },
-          { projection: RECORD_PROJECTION, sort: { pendingNoticeAt: 1, _id: 1 }, limit },
-        )
-        .toArray();
-      return found.map(recordOf);
-    },
+    findDueForExpiryNotice: (now, limit) => findDue('pendingNoticeAt', now, limit),
 
     async listOffers(accountId, { limit, before }) {
       if (limit <= 0) return [];
@@ -405,42 +399,36 @@ function accountOf(account: StoredRecipientAccount): StoredRecipientAccount {
   ) as unknown as StoredRecipientAccount;
 }
 
-/** An account's digests under the names the sparse indexes cover (an authorization's own `keyDigest` is not an account's). */
-interface AccountKeyFields {
-  accountKeyDigest?: string;
-  accountPreviousKeyDigest?: string;
-  accountLeakedKeyDigest?: string;
+/** A key's three digests (current, previous, leaked) under names that start with `P`, each present only when set. */
+type KeyFields<P extends string> = Partial<Record<`${P}KeyDigest` | `${P}PreviousKeyDigest` | `${P}LeakedKeyDigest`, string>>;
+
+function keyFieldsNamed<P extends string>(
+  prefix: P,
+  digests: { keyDigest?: string | null; previousKeyDigest?: string | null; leakedKeyDigest?: string | null },
+): KeyFields<P> {
+  const fields: Record<string, string> = {};
+  if (digests.keyDigest) fields[`${prefix}KeyDigest`] = digests.keyDigest;
+  if (digests.previousKeyDigest) fields[`${prefix}PreviousKeyDigest`] = digests.previousKeyDigest;
+  if (digests.leakedKeyDigest) fields[`${prefix}LeakedKeyDigest`] = digests.leakedKeyDigest;
+  return fields as KeyFields<P>;
 }
+
+/** An account's digests under the names the sparse indexes cover (an authorization's own `keyDigest` is not an account's). */
+type AccountKeyFields = KeyFields<'account'>;
 
 const ACCOUNT_KEY_FIELDS = ['accountKeyDigest', 'accountPreviousKeyDigest', 'accountLeakedKeyDigest'] as const;
 
-function keyFieldsOf(account: StoredRecipientAccount): AccountKeyFields {
-  return {
-    ...(account.keyDigest ? { accountKeyDigest: account.keyDigest } : {}),
-    ...(account.previousKeyDigest ? { accountPreviousKeyDigest: account.previousKeyDigest } : {}),
-    ...(account.leakedKeyDigest ? { accountLeakedKeyDigest: account.leakedKeyDigest } : {}),
-  };
-}
+const keyFieldsOf = (account: StoredRecipientAccount): AccountKeyFields => keyFieldsNamed('account', account);
 
 /**
  * Decision 43: a grant's digests under names of their own, present only when set, so that each sparse
  * index holds only grants (an account document has a `keyDigest` of its own) and no null.
  */
-interface GrantKeyFields {
-  grantKeyDigest?: string;
-  grantPreviousKeyDigest?: string;
-  grantLeakedKeyDigest?: string;
-}
+type GrantKeyFields = KeyFields<'grant'>;
 
 const GRANT_KEY_FIELDS = ['grantKeyDigest', 'grantPreviousKeyDigest', 'grantLeakedKeyDigest'] as const;
 
-function grantKeyFieldsOf(record: StoredAuthorization): GrantKeyFields {
-  return {
-    ...(record.keyDigest ? { grantKeyDigest: record.keyDigest } : {}),
-    ...(record.previousKeyDigest ? { grantPreviousKeyDigest: record.previousKeyDigest } : {}),
-    ...(record.leakedKeyDigest ? { grantLeakedKeyDigest: record.leakedKeyDigest } : {}),
-  };
-}
+const grantKeyFieldsOf = (record: StoredAuthorization): GrantKeyFields => keyFieldsNamed('grant', record);
 
 /** Where the store notes what it has done once to a database (a collection of its own: no query of the authorizations sees it). */
 const MIGRATIONS_COLLECTION = 'authorization_store_migrations';

@@ -18,7 +18,7 @@ import {
 } from '@opentelemetry/sdk-trace';
 import { ATTR_SERVICE_NAME } from '@opentelemetry/semantic-conventions';
 import type { Logger } from '@rsd/platform';
-import type { PROTOCOLS, Tracing, TracingConfig, TracingOptions } from './tracing';
+import type { PROTOCOLS, Tracing, TracingConfig, TracingOptions } from './tracing-config';
 
 /**
  * The SDK for the services of one process, loaded only when tracing is on. Each service is its own resource, so the embedded runtime's

@@ -1,33 +1,15 @@
 import type { AccessRecord } from '@rsd/contracts';
+import { anAuthorizationRecord } from '@rsd/testkit';
 import type { StoredAuthorization } from '../authorizations/authorization-record';
-import {
-  ADDRESSES_KEPT,
-  decideAlerts,
-  expiryNoticeDue,
-  nextExpiryNoticeAt,
-  observeAccess,
-  organizationAlerts,
-  type GrantActivity,
-} from './grant-alerts';
+import { ADDRESSES_KEPT, decideAlerts, expiryNoticeDue, nextExpiryNoticeAt, observeAccess, organizationAlerts } from './grant-alerts';
+import type { GrantActivity } from './alert-state';
 
 const GRANT = `rs_${'G'.repeat(24)}`;
 const RELEASED = `rs_${'R'.repeat(24)}`;
 const REVOKED = `rs_${'V'.repeat(24)}`;
 
-const record = (fields: Partial<StoredAuthorization> = {}): StoredAuthorization => ({
-  clientId: GRANT,
-  organizationId: 'acme',
-  recipientType: 'auditor',
-  recipientName: null,
-  scopes: ['qr_score'],
-  keyDigest: 'a'.repeat(64),
-  expiresAt: null,
-  createdAt: '2026-11-01T00:00:00.000Z',
-  revokedAt: null,
-  expiredAt: null,
-  revision: 1,
-  ...fields,
-});
+const record = (fields: Partial<StoredAuthorization> = {}): StoredAuthorization =>
+  anAuthorizationRecord({ clientId: GRANT, createdAt: '2026-11-01T00:00:00.000Z', ...fields });
 
 let ids = 0;
 const access = (at: string, status: number, clientAddress: string | null = '198.51.100.1', code: string | null = null): AccessRecord => ({

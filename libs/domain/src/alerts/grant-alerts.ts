@@ -1,41 +1,14 @@
 import { ALERT_RULES, type AccessRecord, type Alert, type AlertType } from '@rsd/contracts';
 import { statusOf, type StoredAuthorization } from '../authorizations/authorization-record';
+import { activityOf, type GrantActivity, type StoredAlert } from './alert-state';
 import { authorizationAlerted } from '../authorizations/authorization-events';
 import { generateClientId } from '../credential-formats';
 import type { AuthorizationAlerted } from '@rsd/contracts';
 
-/**
- * Decision 44, decided without I/O: what a grant's reads and the clock mean to its organization. The
- * little a grant must remember for it is kept on its record (`activity`), and so are its last alerts
- * (`alerts`), which the console lists; both are bounded.
+/*
+ * Decision 44, decided without I/O: what a grant's reads and the clock mean to its organization. What a
+ * grant remembers for it is its alert state (alert-state.ts), which these functions read and return.
  */
-export interface GrantActivity {
-  /** The first successful read; null until there is one. */
-  firstUsedAt: string | null;
-  /**
-   * The addresses read from, each with the last successful read from it that was written down (at most
-   * `ADDRESSES_KEPT`, the most recent). A list, not an object keyed by address: MongoDB refuses keys with dots.
-   */
-  addresses: SeenAddress[];
-  /**
-   * The last failed authentications, oldest first (at most `failureThreshold`), each its time and its
-   * access record's id (`failureEntry`): two failures in one millisecond are two, a record delivered
-   * again is one. An entry kept before ids were is its time alone, and still reads as one.
-   */
-  failures: string[];
-  /** When `authorization.auth_failures` was last raised. */
-  failuresAlertedAt: string | null;
-  /** The `expiryNoticeDays` already sent (or passed) for the current `expiresAt`. */
-  expiryNotices: number[];
-}
-
-export interface SeenAddress {
-  address: string;
-  seenAt: string;
-}
-
-/** An alert as the record keeps it: the console's entry without the Client ID, which is the record's. */
-export type StoredAlert = Omit<Alert, 'clientId'>;
 
 /** A grant is read from few addresses; beyond this many, the least recently seen is forgotten (and would be new again). */
 export const ADDRESSES_KEPT = 50;
@@ -44,12 +17,6 @@ export const ALERTS_KEPT = ALERT_RULES.alertsListed;
 /** An address seen again is written down again only this long after it was, so steady reads cost no write. */
 const ADDRESS_REFRESH_MS = 60 * 60_000;
 const DAY_MS = 86_400_000;
-
-export const NO_ACTIVITY: GrantActivity = { firstUsedAt: null, addresses: [], failures: [], failuresAlertedAt: null, expiryNotices: [] };
-
-export function activityOf(record: StoredAuthorization): GrantActivity {
-  return record.activity ?? NO_ACTIVITY;
-}
 
 /** An alert found, before it has an id: the caller names it and stores it with its event. */
 export type NewAlert = Omit<StoredAlert, 'id'>;

@@ -17,7 +17,7 @@ import {
   type AuthorizationKeyRotated,
   type AuthorizationRevoked,
 } from '@rsd/contracts';
-import type { StoredAlert } from '../alerts/grant-alerts';
+import type { StoredAlert } from '../alerts/alert-state';
 import type { StoredAuthorization } from './authorization-record';
 
 export const EVENT_SOURCE = '/credentials';

@@ -1,9 +1,13 @@
-import type { GrantActivity, StoredAlert } from '../alerts/grant-alerts';
+import type { GrantAlertState } from '../alerts/alert-state';
 import type { AuthorizationStatus, RecipientType, RevocationReason, Scope } from '@rsd/contracts';
 import { hasExpired } from '../expiry';
 
-/** The credentials service's own record of an authorization. Holds a digest of the key, never the key. */
-export interface StoredAuthorization {
+/**
+ * The credentials service's own record of an authorization. Holds a digest of the key, never the key.
+ * It also carries the grant's alert state (`activity`, `alerts`: alerts/alert-state.ts), stored with it
+ * but read only by the alert rules.
+ */
+export interface StoredAuthorization extends GrantAlertState {
   clientId: string;
   organizationId: string;
   recipientType: RecipientType;
@@ -51,10 +55,6 @@ export interface StoredAuthorization {
   /** Why it was revoked; absent on records from before decision 42 (then: by the organization). */
   revocationReason?: RevocationReason | null;
   expiredAt: string | null;
-  /** Decision 44: what the grant's reads left to remember for its alerts (alerts/grant-alerts.ts); absent before any. */
-  activity?: GrantActivity;
-  /** Decision 44: the grant's last alerts, newest first (at most 100). */
-  alerts?: StoredAlert[];
   /** Bumped by every change; also the revision of the event that change emits. */
   revision: number;
 }

@@ -4,27 +4,14 @@ import {
   authorizationKeyRotatedSchema,
   authorizationRevokedSchema,
 } from '@rsd/contracts';
+import { anAuthorizationRecord } from '@rsd/testkit';
 import type { StoredAuthorization } from './authorization-record';
 import { claimLinkStateOf, decideClaim, decideExpire, decideNewClaimLink, decideRevoke, decideRotate, toAuthorization } from './deciders';
 
 const CREATED = new Date('2026-11-20T10:00:00.000Z');
 
-function anAuthorization(overrides: Partial<StoredAuthorization> = {}): StoredAuthorization {
-  return {
-    clientId: 'rs_AAAAAAAAAAAAAAAAAAAAAAAA',
-    organizationId: 'acme',
-    recipientType: 'auditor',
-    recipientName: null,
-    scopes: ['qr_score'],
-    keyDigest: 'a'.repeat(64),
-    expiresAt: '2026-12-01T00:00:00.000Z',
-    createdAt: CREATED.toISOString(),
-    revokedAt: null,
-    expiredAt: null,
-    revision: 1,
-    ...overrides,
-  };
-}
+const anAuthorization = (overrides: Partial<StoredAuthorization> = {}): StoredAuthorization =>
+  anAuthorizationRecord({ expiresAt: '2026-12-01T00:00:00.000Z', createdAt: CREATED.toISOString(), ...overrides });
 
 const stamp = (iso: string) => ({ id: 'event-1', time: new Date(iso) });
 

@@ -146,16 +146,7 @@ export function decideClaim(
 ):
   | { outcome: 'used' | 'expired'; record: StoredAuthorization }
   | { outcome: 'changed'; record: StoredAuthorization; event: AuthorizationKeyClaimed } {
-  const state = claimLinkStateOf(record, stamp.time);
-  if (state !== 'open') return { outcome: state, record };
-  const claimed = {
-    ...record,
-    keyDigest: claim.newKeyDigest,
-    claimedAt: stamp.time.toISOString(),
-    claimedFromAddress: claim.clientAddress,
-    revision: record.revision + 1,
-  };
-  return { outcome: 'changed', record: claimed, event: authorizationKeyClaimed(claimed, stamp) };
+  return spendClaimLink(record, { keyDigest: claim.newKeyDigest }, claim.clientAddress, stamp, authorizationKeyClaimed);
 }
 
 /**
@@ -170,17 +161,31 @@ export function decideJoinAccount(
 ):
   | { outcome: 'used' | 'expired'; record: StoredAuthorization }
   | { outcome: 'changed'; record: StoredAuthorization; event: AuthorizationJoinedAccount } {
+  const changes = { recipientAccountId: join.accountId, recipientAccountName: join.accountName };
+  return spendClaimLink(record, changes, join.clientAddress, stamp, authorizationJoinedAccount);
+}
+
+/**
+ * What a key claim and an account join share: only an open link is spent; the record takes `changes`,
+ * when and from where the link was used, and its next revision, and owes the event `eventOf` makes.
+ */
+function spendClaimLink<C extends Partial<StoredAuthorization>, E>(
+  record: StoredAuthorization,
+  changes: C,
+  clientAddress: string | null,
+  stamp: EventStamp,
+  eventOf: (next: StoredAuthorization & C, stamp: EventStamp) => E,
+): { outcome: 'used' | 'expired'; record: StoredAuthorization } | { outcome: 'changed'; record: StoredAuthorization; event: E } {
   const state = claimLinkStateOf(record, stamp.time);
   if (state !== 'open') return { outcome: state, record };
-  const joined = {
+  const next = {
     ...record,
-    recipientAccountId: join.accountId,
-    recipientAccountName: join.accountName,
+    ...changes,
     claimedAt: stamp.time.toISOString(),
-    claimedFromAddress: join.clientAddress,
+    claimedFromAddress: clientAddress,
     revision: record.revision + 1,
   };
-  return { outcome: 'changed', record: joined, event: authorizationJoinedAccount(joined, stamp) };
+  return { outcome: 'changed', record: next, event: eventOf(next, stamp) };
 }
 
 /**

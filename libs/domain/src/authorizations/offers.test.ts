@@ -1,4 +1,5 @@
 import { authorizationCreatedSchema, authorizationJoinedAccountSchema, authorizationRevokedSchema } from '@rsd/contracts';
+import { anAuthorizationRecord } from '@rsd/testkit';
 import { acceptsOffersFrom, decideAutoAccept, newRecipientAccount } from '../accounts/recipient-account';
 import { authorizationCreated } from './authorization-events';
 import { statusOf, type StoredAuthorization } from './authorization-record';
@@ -11,23 +12,15 @@ const LATER = '2026-11-21T10:00:00.000Z';
 const NO_USAGE = { lastUsedAt: null, usage: { last24h: 0, last30d: 0 } };
 
 /** A grant offered to ACCOUNT (`keyDelivery: "account"`), as the credentials service stores it before any answer. */
-function anOffer(overrides: Partial<StoredAuthorization> = {}): StoredAuthorization {
-  return {
-    clientId: 'rs_AAAAAAAAAAAAAAAAAAAAAAAA',
-    organizationId: 'acme',
+const anOffer = (overrides: Partial<StoredAuthorization> = {}): StoredAuthorization =>
+  anAuthorizationRecord({
     recipientType: 'insurance_provider',
-    recipientName: null,
-    scopes: ['qr_score'],
     keyDigest: null,
     expiresAt: '2026-12-01T00:00:00.000Z',
     offeredAccountId: ACCOUNT.accountId,
     createdAt: CREATED,
-    revokedAt: null,
-    expiredAt: null,
-    revision: 1,
     ...overrides,
-  };
-}
+  });
 
 const stamp = (iso: string) => ({ id: 'event-1', time: new Date(iso) });
 

@@ -5,6 +5,7 @@ import {
   EVENT_TYPES,
   recipientAccountKeyRevokedSchema,
 } from '@rsd/contracts';
+import { anAuthorizationRecord } from '@rsd/testkit';
 import type { StoredRecipientAccount } from '../accounts/recipient-account';
 import type { StoredAuthorization } from '../authorizations/authorization-record';
 import { digestApiKey, generateApiKey, generateClientId } from '../credential-formats';
@@ -18,24 +19,14 @@ const CURRENT = 'c'.repeat(64);
 const PREVIOUS = 'b'.repeat(64);
 const OTHER = 'd'.repeat(64);
 
-function aGrant(overrides: Partial<StoredAuthorization> = {}): StoredAuthorization {
-  return {
-    clientId: 'rs_AAAAAAAAAAAAAAAAAAAAAAAA',
-    organizationId: 'acme',
-    recipientType: 'auditor',
-    recipientName: null,
-    scopes: ['qr_score'],
+const aGrant = (overrides: Partial<StoredAuthorization> = {}): StoredAuthorization =>
+  anAuthorizationRecord({
     keyDigest: CURRENT,
     previousKeyDigest: PREVIOUS,
     previousKeyExpiresAt: '2026-11-26T00:00:00.000Z',
-    expiresAt: null,
-    createdAt: '2026-11-20T10:00:00.000Z',
-    revokedAt: null,
-    expiredAt: null,
     revision: 2,
     ...overrides,
-  };
-}
+  });
 
 function anAccount(overrides: Partial<StoredRecipientAccount> = {}): StoredRecipientAccount {
   return {

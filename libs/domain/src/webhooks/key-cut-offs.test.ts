@@ -1,4 +1,4 @@
-import { EVENT_TYPES, webhookPayloadSchema } from '@rsd/contracts';
+import { EVENT_TYPES, webhookPayloadSchema, type AlertType } from '@rsd/contracts';
 import { anEvent } from '@rsd/testkit';
 import type { RecipientAccountView } from '../views/account-views';
 import type { CredentialView } from '../views/credential-view';
@@ -231,15 +231,19 @@ describe('cutOffDisables: which webhooks a cut-off disables (decision 50)', () =
 });
 
 describe('the key_leaked alert says how many webhooks the leak disabled (decision 50)', () => {
-  test('when a grant is revoked for a leaked key, then the alert’s data carries webhooksDisabled, valid as the documented payload', () => {
+  /** The delivery an organization's webhook for `alert` gets of a revocation for `revocationReason` that disabled 3 webhooks. */
+  function deliveryOfRevocation(revocationReason: 'key_leaked' | 'released_by_recipient', alert: AlertType) {
     const revoked = anEvent(
       EVENT_TYPES.authorizationRevoked,
-      { clientId, organizationId, revokedAt: cutAt.toISOString(), revision: 4, revocationReason: 'key_leaked' },
+      { clientId, organizationId, revokedAt: cutAt.toISOString(), revision: 4, revocationReason },
       stamp,
     );
     const trigger = alertTriggerOf(revoked, { credential }, { webhooksDisabled: 3 });
+    return alertDeliveriesFor(trigger!, { id: 'wh_AAAAAAAAAAAAAAAA', events: [alert], status: 'active' })[0];
+  }
 
-    const [delivery] = alertDeliveriesFor(trigger!, { id: 'wh_AAAAAAAAAAAAAAAA', events: ['authorization.key_leaked'], status: 'active' });
+  test('when a grant is revoked for a leaked key, then the alert’s data carries webhooksDisabled, valid as the documented payload', () => {
+    const delivery = deliveryOfRevocation('key_leaked', 'authorization.key_leaked');
 
     expect(delivery?.payload).toEqual({
       type: 'authorization.key_leaked',
@@ -250,14 +254,7 @@ describe('the key_leaked alert says how many webhooks the leak disabled (decisio
   });
 
   test('when another alert is planned, then its data is as it was', () => {
-    const released = anEvent(
-      EVENT_TYPES.authorizationRevoked,
-      { clientId, organizationId, revokedAt: cutAt.toISOString(), revision: 4, revocationReason: 'released_by_recipient' },
-      stamp,
-    );
-    const trigger = alertTriggerOf(released, { credential }, { webhooksDisabled: 3 });
-
-    const [delivery] = alertDeliveriesFor(trigger!, { id: 'wh_AAAAAAAAAAAAAAAA', events: ['authorization.released'], status: 'active' });
+    const delivery = deliveryOfRevocation('released_by_recipient', 'authorization.released');
 
     expect(delivery?.payload.data).toEqual({ clientId });
   });

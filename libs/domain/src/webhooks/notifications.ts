@@ -1,4 +1,5 @@
 import {
+  ALERT_TYPES,
   EVENT_TYPES,
   type AlertData,
   type AlertType,
@@ -240,6 +241,8 @@ export function deliveriesFor(trigger: NotifierTrigger, subscription: Subscripti
  * both show; `authorization.ended` is about the recipient itself.
  */
 export function scopesAllow(type: WebhookEventType, scopes: readonly Scope[]): boolean {
+  // An organization's alerts are never a recipient's.
+  if (isAlertType(type)) return false;
   switch (type) {
     case 'score.updated':
       return scopes.includes('qr_score');
@@ -247,14 +250,6 @@ export function scopesAllow(type: WebhookEventType, scopes: readonly Scope[]): b
       return scopes.includes('qr_score') || scopes.includes('score_trend');
     case 'authorization.ended':
       return true;
-    // An organization's alerts are never a recipient's.
-    case 'authorization.expiring':
-    case 'authorization.first_use':
-    case 'authorization.new_address':
-    case 'authorization.auth_failures':
-    case 'authorization.key_leaked':
-    case 'authorization.released':
-      return false;
     default:
       return unhandled(type);
   }
@@ -266,22 +261,23 @@ export function scopesAllow(type: WebhookEventType, scopes: readonly Scope[]): b
  * is a test delivery, which carries nothing of the organization's.
  */
 export function stillDeliverable(type: WebhookPayloadType, authorization: CredentialView, now: Date): boolean {
+  // An alert is the organization's own, whatever became of the grant.
+  if (isAlertType(type)) return true;
   switch (type) {
     case 'score.updated':
     case 'grade.changed':
       return isActive(authorization, now) && scopesAllow(type, authorization.scopes);
     case 'authorization.ended':
     case 'webhook.test':
-    case 'authorization.expiring':
-    case 'authorization.first_use':
-    case 'authorization.new_address':
-    case 'authorization.auth_failures':
-    case 'authorization.key_leaked':
-    case 'authorization.released':
       return true;
     default:
       return unhandled(type);
   }
+}
+
+/** An organization's alert (decision 44), as opposed to what a recipient's webhook hears. */
+function isAlertType(type: string): type is AlertType {
+  return (ALERT_TYPES as readonly string[]).includes(type);
 }
 
 function scoreUpdatedData(score: CalculatedScore, authorization: CredentialView): ScoreUpdatedData {

@@ -29,6 +29,27 @@ export function aStoredAuthorization(overrides: Partial<StoredAuthorization> = {
   };
 }
 
+/**
+ * One fixed authorization record (the same on every call, for decisions whose events name it): an
+ * auditor's active grant of `acme`, with its own key, created 2026-11-20 10:00 UTC, no expiry.
+ */
+export function anAuthorizationRecord(overrides: Partial<StoredAuthorization> = {}): StoredAuthorization {
+  return {
+    clientId: 'rs_AAAAAAAAAAAAAAAAAAAAAAAA',
+    organizationId: 'acme',
+    recipientType: 'auditor',
+    recipientName: null,
+    scopes: ['qr_score'],
+    keyDigest: 'a'.repeat(64),
+    expiresAt: null,
+    createdAt: '2026-11-20T10:00:00.000Z',
+    revokedAt: null,
+    expiredAt: null,
+    revision: 1,
+    ...overrides,
+  };
+}
+
 /** A credential view as creating its authorization leaves it: active, no earlier key, any client address, unless `fields` say otherwise. */
 export function anActiveCredentialView(
   fields: Pick<CredentialView, 'clientId' | 'organizationId' | 'keyDigest'> & Partial<CredentialView>,
