@@ -181,7 +181,8 @@ def check_compose(root, config_path):
         deadline_ms = int(environment.get("SHUTDOWN_DEADLINE_MS", DEFAULT_SHUTDOWN_DEADLINE_MS))
         if go_duration_seconds(service.get("stop_grace_period", "10s")) * 1000 <= deadline_ms:
             fail(where, f"stop_grace_period must exceed SHUTDOWN_DEADLINE_MS ({deadline_ms} ms)")
-        check_compose_engine_clients(where, environment)
+        if kind not in NEEDS_NO_ENGINE:
+            check_compose_engine_clients(where, environment)
         if kind in DISTRIBUTED_SERVICES:
             port = DISTRIBUTED_SERVICES[kind]
             engines = () if kind in NEEDS_NO_ENGINE else ("kafka", "mongo")
