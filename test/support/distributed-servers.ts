@@ -1,3 +1,4 @@
+import { MongoClient } from 'mongodb';
 import { startInfra, type InfraKind, type InfraTarget, type StartedServer } from '@rsd/testkit';
 
 /** The environment's server when it names one, else a container: the suite's describeWithInfra has already decided on Kafka. */
@@ -26,7 +27,6 @@ export async function startDistributedServers(
 
 /** Drops a suite's databases on the MongoDB-wire server it used (its afterAll). */
 export async function dropDatabases(mongoUrl: string, names: readonly string[]): Promise<void> {
-  const { MongoClient } = await import('mongodb');
   const client = await MongoClient.connect(mongoUrl);
   try {
     for (const name of names) await client.db(name).dropDatabase();
