@@ -10,3 +10,4 @@ export * from './access-log';
 export * from './webhooks';
 export * from './portfolio';
 export * from './leaked-keys';
+export * from './audit';

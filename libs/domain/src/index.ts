@@ -27,3 +27,4 @@ export * from './leaks/leaked-keys';
 export * from './alerts/grant-alerts';
 export * from './webhooks/due-in-turns';
 export * from './webhooks/key-cut-offs';
+export * from './audit/audit-trail';
