@@ -26,6 +26,15 @@ export interface CallerClaims {
   subject: string | undefined;
   organization: string | undefined;
   scopes: ReadonlySet<string>;
+  /** The token's `iss`: with the subject, who the caller is (decision 54's actor). */
+  issuer?: string;
+  /** Set for the console's own calls, so the audit trail says a change was made in the console. */
+  via?: 'console';
+  /**
+   * Decision 54: the token is a service's, not a person's: an OAuth client-credentials token, whose
+   * `client_id` or `azp` is its own subject (or whose `gty` says so).
+   */
+  service?: boolean;
 }
 
 export type TokenVerifier = (token: string) => Promise<CallerClaims>;
@@ -61,7 +70,20 @@ function claimsOf(payload: JWTPayload): CallerClaims {
     subject: payload.sub,
     organization: typeof payload.org === 'string' ? payload.org : undefined,
     scopes: new Set(scope.split(' ').filter(Boolean)),
+    ...(typeof payload.iss === 'string' ? { issuer: payload.iss } : {}),
+    service: isServiceToken(payload),
   };
+}
+
+/**
+ * A client-credentials token names the client as its own subject: `client_id` (RFC 9068) or `azp`
+ * (OpenID Connect) equal to `sub`, or Auth0's `gty: "client-credentials"`. A person's token names
+ * the person as subject and the client that asked for it apart.
+ */
+function isServiceToken(payload: JWTPayload): boolean {
+  if (payload.gty === 'client-credentials') return true;
+  const client = typeof payload.client_id === 'string' ? payload.client_id : typeof payload.azp === 'string' ? payload.azp : undefined;
+  return client !== undefined && client === payload.sub;
 }
 
 export interface CallerRequirement {

@@ -8,3 +8,4 @@ export * from './webhook-store';
 export * from './console-state-store';
 export * from './runtime';
 export * from './service';
+export * from './audit-log-store';

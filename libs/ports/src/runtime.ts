@@ -1,5 +1,6 @@
 import type { ViewDefinition } from '@rsd/domain';
 import type { AccessLog, AccessLogOptions } from './access-log';
+import type { AuditLogStore } from './audit-log-store';
 import type { AuthorizationStore } from './authorization-store';
 import type { Clock } from './clock';
 import type { ConsoleStateStore } from './console-state-store';
@@ -22,6 +23,8 @@ export interface ReadinessCheck {
 export interface Runtime {
   eventLog: EventLog;
   openAuthorizationStore(): Promise<AuthorizationStore>;
+  /** Decision 54: the audit trail's view, beside the authorizations (the credentials service keeps it). */
+  openAuditLogStore(): Promise<AuditLogStore>;
   /** The console's sign-in attempts, links and sessions, shared by every replica that serves the console. */
   openConsoleStateStore(): Promise<ConsoleStateStore>;
   /** The views a service keeps for itself, in the place the runtime gives that owner. */

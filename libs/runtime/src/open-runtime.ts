@@ -50,6 +50,7 @@ export async function embeddedRuntime(
     createMemoryRateLimitStores,
     importEarlierData,
     openSqliteAccessLog,
+    openSqliteAuditLogStore,
     openSqliteAuthorizationStore,
     openSqliteEventLog,
     openSqliteViewStore,
@@ -80,6 +81,7 @@ export async function embeddedRuntime(
     withEventLog: (followed) => ({ ...runtime, eventLog: followed }),
     eventLog,
     openAuthorizationStore: () => Promise.resolve(opening(openSqliteAuthorizationStore({ file }))),
+    openAuditLogStore: () => Promise.resolve(opening(openSqliteAuditLogStore({ file }))),
     openConsoleStateStore: () => Promise.resolve(createMemoryConsoleStateStore()),
     openViews: (owner) => {
       const namespace = placeOf(owner, config);
@@ -168,6 +170,11 @@ async function openDistributed(config: RuntimeConfig, service: string, log: Logg
       const db = await database(config.CREDENTIALS_DB);
       const { openMongoAuthorizationStore } = await import('@rsd/mongo');
       return openMongoAuthorizationStore(db);
+    },
+    openAuditLogStore: async () => {
+      const db = await database(config.CREDENTIALS_DB);
+      const { openMongoAuditLogStore } = await import('@rsd/mongo');
+      return openMongoAuditLogStore(db);
     },
     openConsoleStateStore: async () => {
       const db = await database(config.CREDENTIALS_DB);

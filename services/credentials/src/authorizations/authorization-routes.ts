@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { Request, RequestHandler, Router } from 'express';
+import type { Request, RequestHandler, Response, Router } from 'express';
 import { clientIdPattern, organizationIdSchema } from '@rsd/contracts';
 import { generateApiKey, generateClaimToken, generateClientId } from '@rsd/domain';
 import { ApiError, jsonBody, methodNotAllowed, requireCaller, type TokenVerifier } from '@rsd/platform';
@@ -12,6 +12,7 @@ import { accessLogQueryOf } from '../access-log/access-log-query';
 import { issueClaimLink } from '../claims/claim-key';
 import { listAccessLog, type AccessLogDeps } from '../access-log/list-access-log';
 import { labelledRouter } from '@rsd/observability';
+import { tokenOrigin } from '../commands/origin';
 
 export interface AuthorizationRoutesDeps extends Omit<UseCaseDeps, 'newEventId'> {
   accessLog: AccessLogDeps['accessLog'];
@@ -39,6 +40,8 @@ export function authorizationRoutes(deps: AuthorizationRoutesDeps): Router {
     claimToken: generateClaimToken,
   };
   const claimLinkBase = (req: Request) => claimLinkBaseOf(req, deps.claimLinkBaseUrl);
+  /** Decision 54: a change is made by the token's holder, once requireCaller has verified it. */
+  const asCaller = (req: Request, res: Response): UseCaseDeps => ({ ...useCaseDeps, origin: tokenOrigin(req, res) });
   // The organization id is checked before the caller, so a malformed one is a 400 for everybody.
   const guard = [
     requireValidOrganizationId,
@@ -72,7 +75,7 @@ export function authorizationRoutes(deps: AuthorizationRoutesDeps): Router {
     .post(...guard, ...jsonBody(BODY_LIMIT), async (req, res) => {
       const organizationId = req.params.organizationId;
       const body: unknown = req.body;
-      const created = await createAuthorization(useCaseDeps, generate, organizationId, body, claimLinkBase(req));
+      const created = await createAuthorization(asCaller(req, res), generate, organizationId, body, claimLinkBase(req));
       res.status(201).location(`/v1/organizations/${organizationId}/authorizations/${created.clientId}`).json(created);
     })
     .all(methodNotAllowed(['GET', 'HEAD', 'POST']));
@@ -87,7 +90,7 @@ export function authorizationRoutes(deps: AuthorizationRoutesDeps): Router {
   router
     .route(REVOKE)
     .post(...itemGuard, async (req, res) => {
-      const { authorization, publication } = await revokeAuthorization(useCaseDeps, req.params.organizationId, req.params.clientId);
+      const { authorization, publication } = await revokeAuthorization(asCaller(req, res), req.params.organizationId, req.params.clientId);
       // Decision 29: 200 only once the revocation is in the event log; otherwise it is recorded and owed.
       if (publication === 'published') res.json(authorization);
       else res.status(202).json({ ...authorization, enforcement: 'pending' });
@@ -99,7 +102,7 @@ export function authorizationRoutes(deps: AuthorizationRoutesDeps): Router {
     .post(...itemGuard, ...jsonBody(BODY_LIMIT), async (req, res) => {
       const body: unknown = req.body;
       const { rotated, publication } = await rotateAuthorization(
-        useCaseDeps,
+        asCaller(req, res),
         generate,
         req.params.organizationId,
         req.params.clientId,
@@ -116,7 +119,7 @@ export function authorizationRoutes(deps: AuthorizationRoutesDeps): Router {
     .post(...itemGuard, ...jsonBody(BODY_LIMIT), async (req, res) => {
       const body: unknown = req.body;
       const { organizationId, clientId } = req.params;
-      res.json(await issueClaimLink(useCaseDeps, generate, organizationId, clientId, body, claimLinkBase(req)));
+      res.json(await issueClaimLink(asCaller(req, res), generate, organizationId, clientId, body, claimLinkBase(req)));
     })
     .all(methodNotAllowed(['POST']));
 

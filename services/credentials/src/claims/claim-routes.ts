@@ -14,6 +14,7 @@ import { accountGenerator } from '../portfolio/recipient-accounts';
 import { claimIntoAccount, claimKey, describeClaim, type AccountChoice, type ClaimDeps } from './claim-key';
 import { claimedKeyPage, claimPage, claimProblemPage, joinedAccountPage } from './claim-pages';
 import { CLAIM_PATH, LOGGED_CLAIM_URL } from './claim-url';
+import { viaOf } from '../commands/origin';
 
 export interface ClaimRoutesDeps extends ClaimDeps {
   apiKeyPrefix: string;
@@ -89,7 +90,7 @@ export function claimRoutes(deps: ClaimRoutesDeps): Router {
         return;
       }
       const token = String(req.params.token);
-      const who = { clientAddress: req.ip ?? null, requestId: requestIdOf(res) ?? 'unknown' };
+      const who = { clientAddress: req.ip ?? null, requestId: requestIdOf(res) ?? 'unknown', via: viaOf(req) };
       const into = accountChoiceOf(req, json);
       if (into) {
         const claim = await limited(req, res, () => claimIntoAccount(deps, accountGenerator, token, who, into));
