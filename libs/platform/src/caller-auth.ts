@@ -87,7 +87,8 @@ function isServiceToken(payload: JWTPayload): boolean {
 }
 
 export interface CallerRequirement {
-  scope: string;
+  /** The scope the token must have; of a list, any one (a read that a token for writing may make too). */
+  scope: string | readonly string[];
   /** Name of the path parameter that must equal the token's `org` claim. */
   organizationParam?: string;
 }
@@ -144,6 +145,9 @@ export async function checkBearer(
   ) {
     throw new ApiError('FORBIDDEN_ORGANIZATION', 'The token does not administer this organization');
   }
-  if (!claims.scopes.has(requirement.scope)) throw new ApiError('INSUFFICIENT_SCOPE', `The token lacks the scope ${requirement.scope}`);
+  const scopes: readonly string[] = typeof requirement.scope === 'string' ? [requirement.scope] : requirement.scope;
+  if (!scopes.some((scope) => claims.scopes.has(scope))) {
+    throw new ApiError('INSUFFICIENT_SCOPE', `The token lacks the scope ${scopes.join(' or ')}`);
+  }
   return claims;
 }

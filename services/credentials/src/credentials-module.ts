@@ -6,6 +6,8 @@ import type { CredentialsConfig } from './config';
 import { createExpiryScheduler } from './expiry/expiry-scheduler';
 import { createOutboxRelay } from './outbox/outbox-relay';
 import { accessLogProjection } from './access-log/access-log-projection';
+import { auditProjection } from './audit-log/audit-projection';
+import { TOPICS } from '@rsd/contracts';
 import { accessAlerts } from './alerts/access-alerts';
 import { startAccessLogPruner } from './access-log/access-log-pruner';
 import { CONSOLE_PATH, oidcSettingsOf } from './console/console-config';
@@ -40,6 +42,14 @@ export async function createCredentialsModule({
   localUrlOf,
 }: CredentialsModuleDeps): Promise<CredentialsModule> {
   const store = await runtime.openAuthorizationStore();
+  // Decision 54: the audit trail's view, made from the event log (from its beginning, so it can always be made again).
+  const auditLog = await runtime.openAuditLogStore();
+  const auditFeed = await runtime.eventLog.subscribe({
+    groupId: 'credentials-audit',
+    topics: [TOPICS.authorizations],
+    fromBeginning: true,
+    ...auditProjection(auditLog, log.child({ component: 'audit-log' })),
+  });
   // Events still owed from before a restart (or an event-log outage) go out first.
   const relay = createOutboxRelay({ store, eventLog: runtime.eventLog, log });
   await relay.flush().catch((error: unknown) => log.warn({ err: error }, 'outbox not yet flushed; the relay keeps trying'));
@@ -65,6 +75,7 @@ export async function createCredentialsModule({
     config,
     store,
     accessLog: accessStore,
+    auditLog,
     relay,
     clock,
     log,
@@ -86,7 +97,7 @@ export async function createCredentialsModule({
       const token = await sessions.issueLink({ organizationId, subject: 'one-time-link', displayName: 'the administrator' });
       return `${CONSOLE_PATH}/sign-in/link?token=${token}`;
     },
-    stop: stopInOrder(pruner, alertFeed, accessFeed, expiry, relay, consoleState, store),
+    stop: stopInOrder(pruner, alertFeed, accessFeed, auditFeed, expiry, relay, consoleState, auditLog, store),
   };
 }
 

@@ -134,7 +134,7 @@ export function authorizationRoutes(deps: AuthorizationRoutesDeps): Router {
   return router;
 }
 
-const requireValidOrganizationId: RequestHandler = (req, _res, next) => {
+export const requireValidOrganizationId: RequestHandler = (req, _res, next) => {
   if (!organizationIdSchema.safeParse(req.params.organizationId).success) {
     next(new ApiError('INVALID_ORGANIZATION_ID', 'The organization id must be 1-64 characters of A-Z, a-z, 0-9, "_" or "-"'));
     return;
