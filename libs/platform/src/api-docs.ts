@@ -20,6 +20,8 @@ export interface OpenApiResponse {
   headers?: Record<string, OpenApiHeader>;
   /** Also (or, without `schema`, only) answered as an HTML page: a browser's request. */
   html?: boolean;
+  /** Also answered, by `Accept`, as these exports (decision 54): `text/csv` and `application/x-ndjson`, each described. */
+  exports?: { csv: string; ndjson: string };
 }
 
 export interface OpenApiOperation {
@@ -143,6 +145,12 @@ export function buildOpenApiDocument(info: OpenApiInfo, operations: OpenApiOpera
               content: {
                 ...(response.schema ? { 'application/json': { schema: ref(response.schema) } } : {}),
                 ...(response.html ? { 'text/html': { schema: { type: 'string' } } } : {}),
+                ...(response.exports
+                  ? {
+                      'text/csv': { schema: { type: 'string', description: response.exports.csv } },
+                      'application/x-ndjson': { schema: { type: 'string', description: response.exports.ndjson } },
+                    }
+                  : {}),
               },
             }
           : {}),

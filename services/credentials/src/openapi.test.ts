@@ -172,3 +172,34 @@ describe('credentials API documentation: offers to recipient accounts (decision 
     );
   });
 });
+
+describe('credentials API documentation: the audit trail (decision 54)', () => {
+  test('when the audit trail is described, then its filters, its page, both exports and its refusals are there', () => {
+    const auditLog = document.paths['/organizations/{organizationId}/audit-log']?.get;
+
+    expect(Object.keys(auditLog?.responses ?? {})).toEqual(expect.arrayContaining(['200', '400', '401', '403']));
+    expect(Object.keys((auditLog?.responses['200']?.content ?? {}) as object)).toEqual([
+      'application/json',
+      'text/csv',
+      'application/x-ndjson',
+    ]);
+    expect((auditLog?.parameters ?? []).map((parameter) => parameter.name)).toEqual([
+      'organizationId',
+      'from',
+      'to',
+      'actor',
+      'action',
+      'clientId',
+      'limit',
+      'cursor',
+    ]);
+    expect(Object.keys(document.components.schemas.AuditLogEntry?.properties ?? {}).sort()).toEqual([
+      'action',
+      'actor',
+      'address',
+      'at',
+      'clientId',
+      'requestId',
+    ]);
+  });
+});

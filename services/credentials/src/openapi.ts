@@ -1,6 +1,8 @@
 import {
   ACCESS_LOG_LIMIT,
   accessLogPageSchema,
+  AUDIT_LOG_LIMIT,
+  auditLogPageSchema,
   authorizationListSchema,
   authorizationSchema,
   authorizationWithClaimLinkSchema,
@@ -222,6 +224,64 @@ const operations: OpenApiOperation[] = [
     },
   },
 ];
+
+const queryParameter = (name: string, description: string, schema: object = { type: 'string' }) => ({
+  name,
+  in: 'query',
+  required: false,
+  description,
+  schema,
+});
+const instantParameter = (name: string, description: string) =>
+  queryParameter(name, `${description}; an ISO 8601 instant with an offset`, { type: 'string', format: 'date-time' });
+
+/** Decision 54: what an export is, as both logs answer it. */
+const exportsOf = (columns: string) => ({
+  csv: `The whole filtered log (from \`cursor\` when given), newest first, streamed: RFC 4180 with a header line (${columns}), CRLF line ends; a cell starting with =, +, -, @, a tab or a carriage return is prefixed with a single quote so that no spreadsheet runs it`,
+  ndjson: 'The whole filtered log (from `cursor` when given), newest first, streamed: one entry (as in `items`) per line',
+});
+const exportNote =
+  ' With `Accept: text/csv` or `Accept: application/x-ndjson` the answer is the whole filtered log instead of a page, streamed at any size (`limit` is then ignored).';
+
+/** Decision 54's audit trail. */
+export const auditLogOperation: OpenApiOperation = {
+  method: 'get',
+  path: '/organizations/{organizationId}/audit-log',
+  operationId: 'listAuditLog',
+  summary: "Who changed the organization's grants, webhooks and alert subscriptions: the audit trail, newest first",
+  description:
+    "Decision 54: every change to the organization's grants (and the recipient accounts' answers to them), webhooks and alert " +
+    "subscriptions, with its actor (`person` or `service` by the token's issuer and subject, `recipient` by its Client ID or " +
+    'account id, `system` for the expiry scheduler, `reporter` for a leak report), how it was asked for (`via`), the request id and ' +
+    "the caller's address. Kept with the events (the event log is the record) and listed once the change's event is in the log. " +
+    'A token with `authorizations:read` or `authorizations:write` reads it. Entries are ordered by `at`, newest first.' +
+    exportNote,
+  tags,
+  security: 'bearer',
+  parameters: [
+    organizationIdParameter,
+    instantParameter('from', 'Entries at or after this instant'),
+    instantParameter('to', 'Entries before this instant (after `from`)'),
+    queryParameter('actor', "An actor's id exactly (`<issuer>|<subject>`, a Client ID, an account id), or an actor type"),
+    queryParameter('action', 'One action', { $ref: '#/components/schemas/AuditAction' }),
+    queryParameter('clientId', "One grant's entries", { $ref: '#/components/schemas/ClientId' }),
+    ...pageParameters(AUDIT_LOG_LIMIT, 'Entries per page'),
+  ],
+  responses: {
+    '200': {
+      ...ok('A page of the audit trail', auditLogPageSchema),
+      exports: exportsOf('at, action, actorType, actorId, actorVia, requestId, address, clientId'),
+    },
+    ...callerErrors,
+    '400': error(
+      'INVALID_ORGANIZATION_ID (checked before the token), INVALID_PARAMETER: a bad or repeated `from`, `to` (or `from` not before `to`), `actor`, `action`, `clientId`, `limit` or `cursor`, or VALIDATION_FAILED: a path that is not percent-encoded UTF-8',
+    ),
+    '403': error(
+      'FORBIDDEN_ORGANIZATION: the token does not administer this organization; INSUFFICIENT_SCOPE: it has neither authorizations:read nor authorizations:write',
+    ),
+  },
+};
+operations.push(auditLogOperation);
 
 const claimTokenParameter = {
   name: 'token',
