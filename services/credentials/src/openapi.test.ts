@@ -178,7 +178,7 @@ describe('credentials API documentation: the audit trail (decision 54)', () => {
     const auditLog = document.paths['/organizations/{organizationId}/audit-log']?.get;
 
     expect(Object.keys(auditLog?.responses ?? {})).toEqual(expect.arrayContaining(['200', '400', '401', '403']));
-    expect(Object.keys((auditLog?.responses['200']?.content ?? {}) as object)).toEqual([
+    expect(Object.keys((auditLog?.responses['200']?.content ?? {}))).toEqual([
       'application/json',
       'text/csv',
       'application/x-ndjson',
