@@ -84,6 +84,24 @@ const callerErrors = {
 };
 const tags = ['Authorizations'];
 
+const queryParameter = (name: string, description: string, schema: object = { type: 'string' }) => ({
+  name,
+  in: 'query',
+  required: false,
+  description,
+  schema,
+});
+const instantParameter = (name: string, description: string) =>
+  queryParameter(name, `${description}; an ISO 8601 instant with an offset`, { type: 'string', format: 'date-time' });
+
+/** Decision 54: what an export is, as both logs answer it. */
+const exportsOf = (columns: string) => ({
+  csv: `The whole filtered log (from \`cursor\` when given), newest first, streamed: RFC 4180 with a header line (${columns}), CRLF line ends; a cell starting with =, +, -, @, a tab or a carriage return is prefixed with a single quote so that no spreadsheet runs it`,
+  ndjson: 'The whole filtered log (from `cursor` when given), newest first, streamed: one entry (as in `items`) per line',
+});
+const exportNote =
+  ' With `Accept: text/csv` or `Accept: application/x-ndjson` the answer is the whole filtered log instead of a page, streamed at any size (`limit` is then ignored).';
+
 const operations: OpenApiOperation[] = [
   {
     method: 'post',
@@ -210,38 +228,33 @@ const operations: OpenApiOperation[] = [
       'alike (INVALID_API_KEY, CREDENTIAL_INACTIVE, ADDRESS_NOT_ALLOWED, 429 as `RATE_LIMITED`, INSUFFICIENT_SCOPE, ' +
       'SCORE_NOT_FOUND, 304 …), listed within 10 s of the request and kept for ACCESS_LOG_RETENTION_DAYS (90). No key, ' +
       'header or query string is ever recorded. Entries are ordered by `at`, then `requestId`, newest first; a ' +
-      '`nextCursor` continues exactly where its page ended, even while new entries arrive.',
+      '`nextCursor` continues exactly where its page ended, even while new entries arrive. Decision 54: filtered by `from`, ' +
+      '`to`, `status` and `address`.' +
+      exportNote,
     tags,
     security: 'bearer',
-    parameters: [organizationIdParameter, clientIdParameter, ...pageParameters(ACCESS_LOG_LIMIT, 'Entries per page')],
+    parameters: [
+      organizationIdParameter,
+      clientIdParameter,
+      instantParameter('from', 'Entries at or after this instant'),
+      instantParameter('to', 'Entries before this instant (after `from`)'),
+      queryParameter('status', 'One status (`404`) or a class of them (`4xx`)', { type: 'string', pattern: '^[1-5]([0-9]{2}|xx)$' }),
+      queryParameter('address', 'The client address exactly as the entries show it'),
+      ...pageParameters(ACCESS_LOG_LIMIT, 'Entries per page'),
+    ],
     responses: {
-      '200': ok('A page of the access log', accessLogPageSchema),
+      '200': {
+        ...ok('A page of the access log', accessLogPageSchema),
+        exports: exportsOf('at, resource, status, code, clientAddress, requestId'),
+      },
       ...callerErrors,
       '400': error(
-        'INVALID_ORGANIZATION_ID (checked before the token), INVALID_PARAMETER: a bad or repeated `limit` or `cursor`, or VALIDATION_FAILED: a path that is not percent-encoded UTF-8',
+        'INVALID_ORGANIZATION_ID (checked before the token), INVALID_PARAMETER: a bad or repeated `from`, `to` (or `from` not before `to`), `status`, `address`, `limit` or `cursor`, or VALIDATION_FAILED: a path that is not percent-encoded UTF-8',
       ),
       '404': error('AUTHORIZATION_NOT_FOUND: no such Client ID in this organization'),
     },
   },
 ];
-
-const queryParameter = (name: string, description: string, schema: object = { type: 'string' }) => ({
-  name,
-  in: 'query',
-  required: false,
-  description,
-  schema,
-});
-const instantParameter = (name: string, description: string) =>
-  queryParameter(name, `${description}; an ISO 8601 instant with an offset`, { type: 'string', format: 'date-time' });
-
-/** Decision 54: what an export is, as both logs answer it. */
-const exportsOf = (columns: string) => ({
-  csv: `The whole filtered log (from \`cursor\` when given), newest first, streamed: RFC 4180 with a header line (${columns}), CRLF line ends; a cell starting with =, +, -, @, a tab or a carriage return is prefixed with a single quote so that no spreadsheet runs it`,
-  ndjson: 'The whole filtered log (from `cursor` when given), newest first, streamed: one entry (as in `items`) per line',
-});
-const exportNote =
-  ' With `Accept: text/csv` or `Accept: application/x-ndjson` the answer is the whole filtered log instead of a page, streamed at any size (`limit` is then ignored).';
 
 /** Decision 54's audit trail. */
 export const auditLogOperation: OpenApiOperation = {

@@ -10,7 +10,8 @@ import { rotateAuthorization } from './rotate-authorization';
 import type { UseCaseDeps } from './use-case-deps';
 import { accessLogQueryOf } from '../access-log/access-log-query';
 import { issueClaimLink } from '../claims/claim-key';
-import { listAccessLog, type AccessLogDeps } from '../access-log/list-access-log';
+import { exportAccessLog, listAccessLog, type AccessLogDeps } from '../access-log/list-access-log';
+import { exportFormatOf } from '../exports/export-stream';
 import { labelledRouter } from '@rsd/observability';
 import { tokenOrigin } from '../commands/origin';
 
@@ -127,7 +128,10 @@ export function authorizationRoutes(deps: AuthorizationRoutesDeps): Router {
     .route(ACCESS_LOG)
     .get(...itemGuard, async (req, res) => {
       const query = accessLogQueryOf(req);
-      res.json(await listAccessLog(deps, req.params.organizationId, req.params.clientId, query));
+      const format = exportFormatOf(req);
+      const { organizationId, clientId } = req.params;
+      if (format === 'json') res.json(await listAccessLog(deps, organizationId, clientId, query));
+      else await exportAccessLog(deps, res, format, { organizationId, clientId }, query);
     })
     .all(methodNotAllowed(['GET', 'HEAD']));
 
