@@ -2,6 +2,7 @@ import {
   ACCESS_LOG_LIMIT,
   accessLogPageSchema,
   AUDIT_LOG_LIMIT,
+  AUTHORIZATION_LIST_LIMIT,
   auditLogPageSchema,
   authorizationListSchema,
   authorizationSchema,
@@ -146,10 +147,32 @@ const operations: OpenApiOperation[] = [
     path: '/organizations/{organizationId}/authorizations',
     operationId: 'listAuthorizations',
     summary: "List the organization's authorizations, newest first",
+    description:
+      'Decision 54: filtered by `status`, `recipientType`, `scope` (grants carrying it), `expiresBefore` (grants with an expiry before ' +
+      'the instant), `lastUsedBefore` (grants last used before the instant, or never) and `recipientAccountId`. With `limit` or ' +
+      '`cursor` the answer is a page and `nextCursor` continues it; without either, every grant that matches comes in one answer ' +
+      '(as before paging; `nextCursor` is then null). Pages are ordered by `createdAt` (newest first), then Client ID.',
     tags,
     security: 'bearer',
-    parameters: [organizationIdParameter],
-    responses: { '200': ok('The authorizations, without API keys', authorizationListSchema), ...callerErrors },
+    parameters: [
+      organizationIdParameter,
+      queryParameter('status', 'Grants with this status', { $ref: '#/components/schemas/AuthorizationStatus' }),
+      queryParameter('recipientType', 'Grants to this kind of recipient', { $ref: '#/components/schemas/RecipientType' }),
+      queryParameter('scope', 'Grants carrying this scope', { $ref: '#/components/schemas/Scope' }),
+      instantParameter('expiresBefore', 'Grants expiring before this instant'),
+      instantParameter('lastUsedBefore', 'Grants last used before this instant, or never used'),
+      queryParameter('recipientAccountId', 'Grants held by this recipient account', {
+        $ref: '#/components/schemas/RecipientAccountId',
+      }),
+      ...pageParameters(AUTHORIZATION_LIST_LIMIT, 'Grants per page (no `limit` and no `cursor`: every match)'),
+    ],
+    responses: {
+      '200': ok('The authorizations, without API keys', authorizationListSchema),
+      ...callerErrors,
+      '400': error(
+        'INVALID_ORGANIZATION_ID (checked before the token), INVALID_PARAMETER: a bad or repeated filter, `limit` or `cursor`, or VALIDATION_FAILED: a path that is not percent-encoded UTF-8',
+      ),
+    },
   },
   {
     method: 'get',

@@ -4,6 +4,7 @@ import { clientIdPattern, organizationIdSchema } from '@rsd/contracts';
 import { generateApiKey, generateClaimToken, generateClientId } from '@rsd/domain';
 import { ApiError, jsonBody, methodNotAllowed, requireCaller, type TokenVerifier } from '@rsd/platform';
 import { createAuthorization } from './create-authorization';
+import { authorizationListQueryOf, selectAuthorizations } from './authorization-list-query';
 import { getAuthorization, listAuthorizations } from './find-authorizations';
 import { revokeAuthorization } from './revoke-authorization';
 import { rotateAuthorization } from './rotate-authorization';
@@ -71,7 +72,9 @@ export function authorizationRoutes(deps: AuthorizationRoutesDeps): Router {
   router
     .route(COLLECTION)
     .get(...guard, async (req, res) => {
-      res.json({ authorizations: await listAuthorizations(useCaseDeps, req.params.organizationId) });
+      // Decision 54: filtered, and paged when `limit` or `cursor` is given; every match at once otherwise, as before.
+      const query = authorizationListQueryOf(req);
+      res.json(selectAuthorizations(await listAuthorizations(useCaseDeps, req.params.organizationId), query));
     })
     .post(...guard, ...jsonBody(BODY_LIMIT), async (req, res) => {
       const organizationId = req.params.organizationId;
