@@ -78,7 +78,7 @@ async function main(): Promise<void> {
       if (response.status !== 200 || !response.body) throw new Error(`the export answered ${response.status}`);
       let bytes = 0;
       let lines = 0;
-      for await (const chunk of response.body) {
+      for await (const chunk of response.body as AsyncIterable<Uint8Array>) {
         bytes += chunk.byteLength;
         for (const byte of chunk) if (byte === 10) lines += 1;
       }

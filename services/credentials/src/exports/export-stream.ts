@@ -1,4 +1,3 @@
-import { once } from 'node:events';
 import type { Request, Response } from 'express';
 
 /*
@@ -51,9 +50,20 @@ export async function streamExport<T>(
   res.setHeader('Content-Type', format === 'csv' ? `${CSV_TYPE}; charset=utf-8; header=present` : `${NDJSON_TYPE}; charset=utf-8`);
   res.setHeader('Content-Disposition', `attachment; filename="${options.filename}.${format === 'csv' ? 'csv' : 'ndjson'}"`);
   res.setHeader('Cache-Control', 'no-store');
-  const write = async (chunk: string) => {
-    if (!res.write(chunk)) await Promise.race([once(res, 'drain'), once(res, 'close')]);
-  };
+  // A full buffer waits for `drain` (or the client's going), its listeners removed either way: an
+  // export waits thousands of times, and listeners left behind would be the memory it must not hold.
+  const write = (chunk: string) =>
+    res.write(chunk)
+      ? Promise.resolve()
+      : new Promise<void>((done) => {
+          const go = () => {
+            res.off('drain', go);
+            res.off('close', go);
+            done();
+          };
+          res.on('drain', go);
+          res.on('close', go);
+        });
   if (format === 'csv') await write(csvLine(options.columns.map((column) => column.header)));
   let after: T | undefined;
   while (!gone) {
