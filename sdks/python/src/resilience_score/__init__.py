@@ -47,6 +47,8 @@ from ._errors import (
 from ._evidence import Evidence, Verification, verify_evidence
 from ._models import (
     AccessLogEntry,
+    AuditActor,
+    AuditLogEntry,
     Authorization,
     Change,
     ClaimLink,
@@ -79,6 +81,8 @@ __all__ = [
     "MAX_BATCH",
     "USER_AGENT",
     "AccessLogEntry",
+    "AuditActor",
+    "AuditLogEntry",
     "ApiConnectionError",
     "ApiTimeoutError",
     "AsyncAuthorizations",

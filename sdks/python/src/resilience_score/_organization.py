@@ -22,7 +22,7 @@ from urllib.parse import quote
 import httpx
 
 from ._errors import error_from
-from ._models import AccessLogEntry, Authorization, Published, Usage
+from ._models import AccessLogEntry, AuditLogEntry, Authorization, Published, Usage
 from ._webhooks import AsyncWebhooks, Webhooks
 from ._transport import DEFAULT_MAX_RETRIES, DEFAULT_MAX_RETRY_WAIT, DEFAULT_TIMEOUT, AsyncTransport, Policy, SyncTransport
 
@@ -105,17 +105,41 @@ class _Base:
         organization = self._organization_id or _organization_of(self._token)
         return f"{self.notifier_url}/organizations/{quote(organization, safe='')}/webhooks"
 
-    def _authorizations_request(self, http: httpx.Client | httpx.AsyncClient, method: str, path: str, body: Any = None, params: Mapping[str, str] | None = None) -> httpx.Request:
+    def _authorizations_request(
+        self,
+        http: httpx.Client | httpx.AsyncClient,
+        method: str,
+        path: str,
+        body: Any = None,
+        params: Mapping[str, str] | None = None,
+        collection: str = "authorizations",
+    ) -> httpx.Request:
         if not self.credentials_url:
-            raise ValueError("authorizations need the credentials service's URL: credentials_url=...")
+            raise ValueError("authorizations and the audit log need the credentials service's URL: credentials_url=...")
         organization = self._organization_id or _organization_of(self._token)
-        url = f"{self.credentials_url}/organizations/{quote(organization, safe='')}/authorizations{path}"
+        url = f"{self.credentials_url}/organizations/{quote(organization, safe='')}/{collection}{path}"
         return http.build_request(method, url, json=body, params=params, headers={"authorization": f"Bearer {self._token}"})
 
     def _scores_request(self, http: httpx.Client | httpx.AsyncClient, batch: list[Score]) -> httpx.Request:
         if not self.ingest_url:
             raise ValueError("publish_scores needs the score-ingest service's URL: ingest_url=...")
         return http.build_request("POST", f"{self.ingest_url}/scores", json=_stamped(batch), headers={"authorization": f"Bearer {self._token}"})
+
+
+def _audit_filters(
+    from_: str | datetime | None, to: str | datetime | None, actor: str | None, action: str | None, client_id: str | None, limit: int | None
+) -> dict[str, str]:
+    """The audit log's query: only what is given; instants as ISO 8601 (a naive datetime is refused)."""
+
+    def instant(value: str | datetime) -> str:
+        if isinstance(value, datetime):
+            if value.tzinfo is None:
+                raise ValueError("an instant must carry its time zone")
+            return value.isoformat()
+        return value
+
+    given = {"from": from_, "to": to, "actor": actor, "action": action, "clientId": client_id, "limit": limit}
+    return {name: instant(value) if isinstance(value, (str, datetime)) else str(value) for name, value in given.items() if value is not None}
 
 
 def _expect(response: httpx.Response, *statuses: int) -> Any:
@@ -183,8 +207,42 @@ class Organization(_Base):
             send()
         return Published(accepted, batches)
 
-    def _call(self, method: str, path: str, idempotent: bool, statuses: tuple[int, ...], body: Any = None, params: Mapping[str, str] | None = None, timeout: float | None = None) -> Any:
-        request = self._authorizations_request(self._transport.http, method, path, body, params)
+    def audit_log(
+        self,
+        *,
+        from_: str | datetime | None = None,
+        to: str | datetime | None = None,
+        actor: str | None = None,
+        action: str | None = None,
+        client_id: str | None = None,
+        limit: int | None = None,
+        timeout: float | None = None,
+    ) -> Iterator[AuditLogEntry]:
+        """listAuditLog (decision 54): every change to the organization's grants the filters match,
+        newest first, with who made it, page after page (lazy). `actor` is an actor's id or a type
+        ("person", "system", ...)."""
+        filters = _audit_filters(from_, to, actor, action, client_id, limit)
+        cursor: str | None = None
+        while True:
+            params = {**filters, **({"cursor": cursor} if cursor else {})}
+            page = self._call("GET", "", True, (200,), params=params, timeout=timeout, collection="audit-log")
+            yield from (AuditLogEntry.from_json(item) for item in page["items"])
+            cursor = page.get("nextCursor")
+            if cursor is None:
+                return
+
+    def _call(
+        self,
+        method: str,
+        path: str,
+        idempotent: bool,
+        statuses: tuple[int, ...],
+        body: Any = None,
+        params: Mapping[str, str] | None = None,
+        timeout: float | None = None,
+        collection: str = "authorizations",
+    ) -> Any:
+        request = self._authorizations_request(self._transport.http, method, path, body, params, collection)
         return _expect(self._transport.send(request, idempotent=idempotent, timeout=timeout), *statuses)
 
 
@@ -321,8 +379,41 @@ class AsyncOrganization(_Base):
             await send()
         return Published(accepted, batches)
 
-    async def _call(self, method: str, path: str, idempotent: bool, statuses: tuple[int, ...], body: Any = None, params: Mapping[str, str] | None = None, timeout: float | None = None) -> Any:
-        request = self._authorizations_request(self._transport.http, method, path, body, params)
+    async def audit_log(
+        self,
+        *,
+        from_: str | datetime | None = None,
+        to: str | datetime | None = None,
+        actor: str | None = None,
+        action: str | None = None,
+        client_id: str | None = None,
+        limit: int | None = None,
+        timeout: float | None = None,
+    ) -> AsyncIterator[AuditLogEntry]:
+        """As Organization.audit_log, page after page as the iteration asks."""
+        filters = _audit_filters(from_, to, actor, action, client_id, limit)
+        cursor: str | None = None
+        while True:
+            params = {**filters, **({"cursor": cursor} if cursor else {})}
+            page = await self._call("GET", "", True, (200,), params=params, timeout=timeout, collection="audit-log")
+            for item in page["items"]:
+                yield AuditLogEntry.from_json(item)
+            cursor = page.get("nextCursor")
+            if cursor is None:
+                return
+
+    async def _call(
+        self,
+        method: str,
+        path: str,
+        idempotent: bool,
+        statuses: tuple[int, ...],
+        body: Any = None,
+        params: Mapping[str, str] | None = None,
+        timeout: float | None = None,
+        collection: str = "authorizations",
+    ) -> Any:
+        request = self._authorizations_request(self._transport.http, method, path, body, params, collection)
         return _expect(await self._transport.send(request, idempotent=idempotent, timeout=timeout), *statuses)
 
 
