@@ -199,10 +199,16 @@ def test_the_audit_log_names_each_change_and_its_actor_and_takes_its_filters(run
         assert len(list(organization.audit_log(from_=entries[0].at, client_id=created.client_id))) == 1
         with pytest.raises(InvalidParameter):
             list(organization.audit_log(action="authorization.eaten"))
+        # The list's and the access log's filters (decision 54) too.
+        kept = organization.authorizations.create("partner", ["qr_score", "score_trend"])
+        assert [grant.client_id for grant in organization.authorizations.list(status="revoked")] == [created.client_id]
+        assert [grant.client_id for grant in organization.authorizations.list(scope="score_trend", recipient_type="partner")] == [kept.client_id]
+        assert list(organization.authorizations.access_log(kept.client_id, status="4xx", from_=entries[0].at)) == []
 
     async def scenario() -> None:
         async with AsyncOrganization(runtime.token(organization_id), credentials_url=f"{runtime.urls['credentials']}/v1") as organization:
-            assert [entry.action async for entry in organization.audit_log(actor="person")] == [entry.action for entry in entries]
+            actions = [entry.action async for entry in organization.audit_log(actor="person")]
+            assert actions == ["authorization.created", "authorization.revoked", "authorization.created"]
 
     asyncio.run(scenario())
 

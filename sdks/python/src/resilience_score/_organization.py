@@ -126,20 +126,43 @@ class _Base:
         return http.build_request("POST", f"{self.ingest_url}/scores", json=_stamped(batch), headers={"authorization": f"Bearer {self._token}"})
 
 
-def _audit_filters(
-    from_: str | datetime | None, to: str | datetime | None, actor: str | None, action: str | None, client_id: str | None, limit: int | None
-) -> dict[str, str]:
-    """The audit log's query: only what is given; instants as ISO 8601 (a naive datetime is refused)."""
+def _query(**given: str | datetime | int | None) -> dict[str, str]:
+    """A query of the parameters given (API names), instants as ISO 8601 (a naive datetime is refused)."""
 
-    def instant(value: str | datetime) -> str:
+    def text(value: str | datetime | int) -> str:
         if isinstance(value, datetime):
             if value.tzinfo is None:
                 raise ValueError("an instant must carry its time zone")
             return value.isoformat()
-        return value
+        return str(value)
 
-    given = {"from": from_, "to": to, "actor": actor, "action": action, "clientId": client_id, "limit": limit}
-    return {name: instant(value) if isinstance(value, (str, datetime)) else str(value) for name, value in given.items() if value is not None}
+    return {name: text(value) for name, value in given.items() if value is not None}
+
+
+def _audit_filters(
+    from_: str | datetime | None, to: str | datetime | None, actor: str | None, action: str | None, client_id: str | None, limit: int | None
+) -> dict[str, str]:
+    """The audit log's query (decision 54): only what is given."""
+    return _query(**{"from": from_, "to": to, "actor": actor, "action": action, "clientId": client_id, "limit": limit})
+
+
+def _list_filters(
+    status: str | None,
+    recipient_type: str | None,
+    scope: str | None,
+    expires_before: str | datetime | None,
+    last_used_before: str | datetime | None,
+    recipient_account_id: str | None,
+) -> dict[str, str]:
+    """The grants' list filters (decision 54): only what is given."""
+    return _query(
+        status=status,
+        recipientType=recipient_type,
+        scope=scope,
+        expiresBefore=expires_before,
+        lastUsedBefore=last_used_before,
+        recipientAccountId=recipient_account_id,
+    )
 
 
 def _expect(response: httpx.Response, *statuses: int) -> Any:
@@ -275,9 +298,20 @@ class Authorizations:
         )
         return Authorization.from_json(self._organization._call("POST", "", False, (201,), body, timeout=timeout))
 
-    def list(self, *, timeout: float | None = None) -> list[Authorization]:
-        """listAuthorizations: newest first, without keys (one answer: the API does not page it)."""
-        answer = self._organization._call("GET", "", True, (200,), timeout=timeout)
+    def list(
+        self,
+        *,
+        status: str | None = None,
+        recipient_type: str | None = None,
+        scope: str | None = None,
+        expires_before: str | datetime | None = None,
+        last_used_before: str | datetime | None = None,
+        recipient_account_id: str | None = None,
+        timeout: float | None = None,
+    ) -> list[Authorization]:
+        """listAuthorizations: every grant the filters match (decision 54), newest first, without keys, in one answer."""
+        params = _list_filters(status, recipient_type, scope, expires_before, last_used_before, recipient_account_id)
+        answer = self._organization._call("GET", "", True, (200,), params=params, timeout=timeout)
         return [Authorization.from_json(item) for item in answer["authorizations"]]
 
     def get(self, client_id: str, *, timeout: float | None = None) -> Authorization:
@@ -303,12 +337,23 @@ class Authorizations:
         path = f"/{quote(client_id, safe='')}/claim-link"
         return Authorization.from_json(self._organization._call("POST", path, True, (200,), body, timeout=timeout))
 
-    def access_log(self, client_id: str, *, limit: int | None = None, timeout: float | None = None) -> Iterator[AccessLogEntry]:
-        """listAccessLog: every read through the authorization, newest first, page after page (lazy)."""
+    def access_log(
+        self,
+        client_id: str,
+        *,
+        limit: int | None = None,
+        from_: str | datetime | None = None,
+        to: str | datetime | None = None,
+        status: str | int | None = None,
+        address: str | None = None,
+        timeout: float | None = None,
+    ) -> Iterator[AccessLogEntry]:
+        """listAccessLog: every read through the authorization that the filters match (decision 54: `from_`,
+        `to`, `status` as 404 or "4xx", `address`), newest first, page after page (lazy)."""
         cursor: str | None = None
         path = f"/{quote(client_id, safe='')}/access-log"
         while True:
-            params = {**({"limit": str(limit)} if limit is not None else {}), **({"cursor": cursor} if cursor else {})}
+            params = {**_query(limit=limit, to=to, status=status, address=address, **{"from": from_}), **({"cursor": cursor} if cursor else {})}
             page = self._organization._call("GET", path, True, (200,), params=params, timeout=timeout)
             yield from (AccessLogEntry.from_json(item) for item in page["items"])
             cursor = page.get("nextCursor")
@@ -442,9 +487,20 @@ class AsyncAuthorizations:
         )
         return Authorization.from_json(await self._organization._call("POST", "", False, (201,), body, timeout=timeout))
 
-    async def list(self, *, timeout: float | None = None) -> list[Authorization]:
+    async def list(
+        self,
+        *,
+        status: str | None = None,
+        recipient_type: str | None = None,
+        scope: str | None = None,
+        expires_before: str | datetime | None = None,
+        last_used_before: str | datetime | None = None,
+        recipient_account_id: str | None = None,
+        timeout: float | None = None,
+    ) -> list[Authorization]:
         """listAuthorizations."""
-        answer = await self._organization._call("GET", "", True, (200,), timeout=timeout)
+        params = _list_filters(status, recipient_type, scope, expires_before, last_used_before, recipient_account_id)
+        answer = await self._organization._call("GET", "", True, (200,), params=params, timeout=timeout)
         return [Authorization.from_json(item) for item in answer["authorizations"]]
 
     async def get(self, client_id: str, *, timeout: float | None = None) -> Authorization:
@@ -468,12 +524,22 @@ class AsyncAuthorizations:
         path = f"/{quote(client_id, safe='')}/claim-link"
         return Authorization.from_json(await self._organization._call("POST", path, True, (200,), body, timeout=timeout))
 
-    async def access_log(self, client_id: str, *, limit: int | None = None, timeout: float | None = None) -> AsyncIterator[AccessLogEntry]:
+    async def access_log(
+        self,
+        client_id: str,
+        *,
+        limit: int | None = None,
+        from_: str | datetime | None = None,
+        to: str | datetime | None = None,
+        status: str | int | None = None,
+        address: str | None = None,
+        timeout: float | None = None,
+    ) -> AsyncIterator[AccessLogEntry]:
         """listAccessLog, page after page as the iteration asks."""
         cursor: str | None = None
         path = f"/{quote(client_id, safe='')}/access-log"
         while True:
-            params = {**({"limit": str(limit)} if limit is not None else {}), **({"cursor": cursor} if cursor else {})}
+            params = {**_query(limit=limit, to=to, status=status, address=address, **{"from": from_}), **({"cursor": cursor} if cursor else {})}
             page = await self._organization._call("GET", path, True, (200,), params=params, timeout=timeout)
             for item in page["items"]:
                 yield AccessLogEntry.from_json(item)
