@@ -284,12 +284,13 @@ export const auditLogOperation: OpenApiOperation = {
   method: 'get',
   path: '/organizations/{organizationId}/audit-log',
   operationId: 'listAuditLog',
-  summary: "Who changed the organization's grants, webhooks and alert subscriptions: the audit trail, newest first",
+  summary: "Who changed the organization's grants: the audit trail, newest first",
   description:
-    "Decision 54: every change to the organization's grants (and the recipient accounts' answers to them), webhooks and alert " +
-    "subscriptions, with its actor (`person` or `service` by the token's issuer and subject, `recipient` by its Client ID or " +
+    "Decision 54: every change to the organization's grants (the recipients' answers to them included), with its actor (" +
+    "`person` or `service` by the token's issuer and subject, `recipient` by its Client ID or " +
     'account id, `system` for the expiry scheduler, `reporter` for a leak report), how it was asked for (`via`), the request id and ' +
-    "the caller's address. Kept with the events (the event log is the record) and listed once the change's event is in the log. " +
+    "the caller's address. Kept with the events (the event log is the record) and listed once the change's event is in the log; " +
+    "the `webhook.*` and `alert_subscription.*` actions are reserved for the notifier's changes, which do not reach it yet. " +
     'A token with `authorizations:read` or `authorizations:write` reads it. Entries are ordered by `at`, newest first.' +
     exportNote,
   tags,

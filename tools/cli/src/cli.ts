@@ -286,7 +286,7 @@ export const CLI_AGENT = `rsd-cli/${VERSION}`;
 function addAuditLog(program: Command, { io, productFor, act }: Builders): void {
   program
     .command('audit-log')
-    .summary("Who changed an organization's grants, webhooks and alert subscriptions")
+    .summary("Who changed an organization's grants: its audit trail")
     .description("The organization's audit trail, newest first: each change with its actor, request id and address")
     .addOption(new Option('--org <id>', 'the organization').makeOptionMandatory())
     .addOption(connection.credentials())
