@@ -27,7 +27,8 @@ export function auditLogQueryOf(req: Request): AuditLogQuery {
     throw new ApiError('INVALID_PARAMETER', `action must be one of ${auditActionSchema.options.join(', ')}`);
   }
   const clientId = singleQueryParameter(req, 'clientId');
-  if (clientId !== undefined && !clientIdSchema.safeParse(clientId).success) throw new ApiError('INVALID_PARAMETER', 'clientId is not a Client ID');
+  if (clientId !== undefined && !clientIdSchema.safeParse(clientId).success)
+    throw new ApiError('INVALID_PARAMETER', 'clientId is not a Client ID');
   const cursor = singleQueryParameter(req, 'cursor');
   return {
     filter: {

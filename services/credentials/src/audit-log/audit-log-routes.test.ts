@@ -70,7 +70,7 @@ describe('credentials service: the audit trail (decision 54)', () => {
     await h.auditLog.add([...entries, anAuditRecord('another-org', 0, { actor: service })]);
     const from = entries[1]!.at;
     const pages: AuditLogEntry[][] = [];
-    for (let cursor = ''; ; ) {
+    for (let cursor = ''; ;) {
       const answer = await auditLog(`?actor=service&from=${from}&limit=1${cursor ? `&cursor=${cursor}` : ''}`);
       expect(answer.status).toBe(200);
       pages.push(answer.body.items as AuditLogEntry[]);
@@ -135,11 +135,27 @@ describe('credentials service: the audit trail (decision 54)', () => {
     const rows = parseCsvIndependently(csv.body as string);
     expect(rows[0]).toEqual(['at', 'action', 'actorType', 'actorId', 'actorVia', 'requestId', 'address', 'clientId']);
     expect(rows).toHaveLength(1 + 1_204);
-    expect(rows[1]).toEqual([hostile.at, hostile.action, 'person', `'${hostile.actor.id}`, 'api', hostile.requestId, "'@SUM(1)", hostile.clientId]);
+    expect(rows[1]).toEqual([
+      hostile.at,
+      hostile.action,
+      'person',
+      `'${hostile.actor.id}`,
+      'api',
+      hostile.requestId,
+      "'@SUM(1)",
+      hostile.clientId,
+    ]);
     expect(ndjson.headers.get('content-type')).toMatch(/^application\/x-ndjson/);
     const lines = parseNdjson(await ndjson.text()) as AuditLogEntry[];
     expect(lines).toHaveLength(1_204);
-    expect(lines[0]).toEqual({ at: hostile.at, action: hostile.action, actor: hostile.actor, requestId: hostile.requestId, address: '@SUM(1)', clientId: hostile.clientId });
+    expect(lines[0]).toEqual({
+      at: hostile.at,
+      action: hostile.action,
+      actor: hostile.actor,
+      requestId: hostile.requestId,
+      address: '@SUM(1)',
+      clientId: hostile.clientId,
+    });
     expect(lines.map((line) => line.at)).toEqual(rows.slice(1).map((row) => row[0]));
   });
 });

@@ -14,7 +14,10 @@ export function auditProjection(store: Pick<AuditLogStore, 'add'>, log: Logger) 
   const entryOf = (record: EventRecord): AuditRecord | undefined => {
     const event = eventOf(record);
     if (!event) {
-      log.warn({ topic: record.topic, partition: record.partition, offset: record.offset }, 'audit trail skipped a record that is no event');
+      log.warn(
+        { topic: record.topic, partition: record.partition, offset: record.offset },
+        'audit trail skipped a record that is no event',
+      );
       return undefined;
     }
     return auditRecordOf(event);

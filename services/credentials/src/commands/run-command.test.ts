@@ -5,7 +5,10 @@ import { runCommand, type CommandDeps } from './run-command';
 
 const record = { clientId: 'rs_abcdefghijklmnop1234', organizationId: 'acme', revision: 1 } as unknown as StoredAuthorization;
 const revoked = () =>
-  authorizationRevoked({ ...record, revocationReason: 'organization', revokedAt: '2026-12-01T00:00:00.000Z', revision: 2 }, { id: 'e1', time: new Date('2026-12-01T00:00:00Z') });
+  authorizationRevoked(
+    { ...record, revocationReason: 'organization', revokedAt: '2026-12-01T00:00:00.000Z', revision: 2 },
+    { id: 'e1', time: new Date('2026-12-01T00:00:00Z') },
+  );
 
 function depsWhere(wins: (attempt: number) => boolean) {
   let attempts = 0;

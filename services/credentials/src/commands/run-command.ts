@@ -71,11 +71,7 @@ export const MAX_ATTEMPTS = 5;
 export type OriginOf<Loaded> = Origin | ((loaded: Loaded) => Origin) | undefined;
 
 /** Runs one command for `origin`. */
-export async function runCommand<Loaded, T>(
-  deps: CommandDeps,
-  origin: OriginOf<Loaded>,
-  command: Command<Loaded, T>,
-): Promise<Outcome<T>> {
+export async function runCommand<Loaded, T>(deps: CommandDeps, origin: OriginOf<Loaded>, command: Command<Loaded, T>): Promise<Outcome<T>> {
   const attempts = command.attempts ?? MAX_ATTEMPTS;
   for (let tries = 1; tries <= attempts; tries += 1) {
     const loaded = await command.load();
