@@ -1,5 +1,5 @@
 import type { AuditRecord } from '@rsd/contracts';
-import type { AuditFilter, AuditLogStore } from '@rsd/ports';
+import type { AuditFilter, AuditLogStore, AuditPosition } from '@rsd/ports';
 import { text } from './database';
 import { openStoreDatabase } from './store-database';
 
@@ -45,12 +45,7 @@ export function openSqliteAuditLogStore(options: { file: string }): AuditLogStor
       });
     },
     page(filter, { limit, after }) {
-      const { where, values } = whereOf(filter);
-      if (after) {
-        where.push('(at < ? OR (at = ? AND event_id < ?))');
-        values.push(after.at, after.at, after.eventId);
-      }
-      const sql = `SELECT record FROM audit_log WHERE ${where.join(' AND ')} ORDER BY at DESC, event_id DESC LIMIT ?`;
+      const { sql, values } = auditPageQuery(filter, after);
       return read(() =>
         statement(sql)
           .all(...values, limit)
@@ -59,6 +54,17 @@ export function openSqliteAuditLogStore(options: { file: string }): AuditLogStor
     },
     close,
   };
+}
+
+/** A page's read (its `LIMIT ?` bound last): the organization's range of the index, beyond `after` when given. */
+export function auditPageQuery(filter: AuditFilter, after?: AuditPosition): { sql: string; values: string[] } {
+  const { where, values } = whereOf(filter);
+  if (after) {
+    // A row value, which SQLite reads as one range of the index; an OR of two conditions would scan from its top every page.
+    where.push('(at, event_id) < (?, ?)');
+    values.push(after.at, after.eventId);
+  }
+  return { sql: `SELECT record FROM audit_log WHERE ${where.join(' AND ')} ORDER BY at DESC, event_id DESC LIMIT ?`, values };
 }
 
 function whereOf(filter: AuditFilter): { where: string[]; values: string[] } {
