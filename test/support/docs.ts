@@ -179,7 +179,8 @@ export const DECISIONS_FOLDER = 'docs/decisions';
 export const DECISIONS_INDEX = `${DECISIONS_FOLDER}/README.md`;
 
 const RECORD_FILE = /^docs\/decisions\/(\d{4})-[a-z0-9]+(?:-[a-z0-9]+)*\.md$/;
-const RECORD_STATUS = /^(Accepted and built|Accepted, being built|Accepted|Superseded by .+)$/;
+/** A decision built in parts says which: `Accepted, audit trail built; reviews being built`. */
+const RECORD_STATUS = /^(Accepted and built|Accepted, being built|Accepted, [a-z ]+ built; [a-z ]+ being built|Accepted|Superseded by .+)$/;
 const RECORD_SECTIONS = ['Context', 'Decision', 'Consequences'];
 
 /** A record as its file says it: its number (from the file's name), title and status. */

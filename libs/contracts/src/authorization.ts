@@ -240,4 +240,15 @@ export const rotatedAuthorizationSchema = authorizationSchema
   .meta({ id: 'RotatedAuthorization' });
 export type RotatedAuthorization = z.infer<typeof rotatedAuthorizationSchema>;
 
-export const authorizationListSchema = z.object({ authorizations: z.array(authorizationSchema) }).meta({ id: 'AuthorizationList' });
+export const AUTHORIZATION_LIST_LIMIT = { min: 1, max: 500, default: 100 } as const;
+
+/**
+ * GET …/authorizations. Decision 54: without `limit` or `cursor` every grant that matches comes in one
+ * answer, as before (`nextCursor` null); with either, a page.
+ */
+export const authorizationListSchema = z
+  .object({
+    authorizations: z.array(authorizationSchema).meta({ description: 'Newest first' }),
+    nextCursor: z.string().nullable().meta({ description: 'Pass as `cursor` for the next page; null when there is none' }),
+  })
+  .meta({ id: 'AuthorizationList' });

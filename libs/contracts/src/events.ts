@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { alertDetailsShape, alertTypeSchema } from './alerts';
+import { auditShape } from './audit';
 import { recipientTypeSchema, revocationReasonSchema, scopeSchema } from './authorization';
 import { clientIdSchema, organizationIdSchema, recipientAccountIdSchema, utcInstantSchema } from './ids';
 import { calculatedScoreSchema } from './resources';
@@ -80,10 +81,18 @@ function cloudEvent<Type extends string, Data extends z.ZodType>(type: Type, dat
   });
 }
 
+/**
+ * An event that records a change someone made (decision 54): its data may carry who made it, from
+ * where and in which request, so the event log is the audit trail's record.
+ */
+function changeEvent<Type extends string, Shape extends z.ZodRawShape>(type: Type, data: z.ZodObject<Shape>) {
+  return cloudEvent(type, data.extend(auditShape));
+}
+
 /** Revisions order an authorization's events; projections apply an event only if it is newer. */
 const revisionSchema = z.int().min(1);
 
-export const authorizationCreatedSchema = cloudEvent(
+export const authorizationCreatedSchema = changeEvent(
   EVENT_TYPES.authorizationCreated,
   z.object({
     clientId: clientIdSchema,
@@ -108,7 +117,7 @@ export const authorizationCreatedSchema = cloudEvent(
  * portfolio lists of the grant (a grant's scopes, expiry and allow list never change), so the
  * portfolio's view needs no other event; no key, no link, no address.
  */
-export const authorizationJoinedAccountSchema = cloudEvent(
+export const authorizationJoinedAccountSchema = changeEvent(
   EVENT_TYPES.authorizationJoinedAccount,
   z.object({
     clientId: clientIdSchema,
@@ -124,7 +133,7 @@ export const authorizationJoinedAccountSchema = cloudEvent(
 );
 
 /** Decision 42: a recipient account and the digest of its first key. */
-export const recipientAccountCreatedSchema = cloudEvent(
+export const recipientAccountCreatedSchema = changeEvent(
   EVENT_TYPES.recipientAccountCreated,
   z.object({
     accountId: recipientAccountIdSchema,
@@ -136,7 +145,7 @@ export const recipientAccountCreatedSchema = cloudEvent(
 );
 
 /** Decision 42: the account key rotated, as decision 19 rotates a grant's key; digests only. */
-export const recipientAccountKeyRotatedSchema = cloudEvent(
+export const recipientAccountKeyRotatedSchema = changeEvent(
   EVENT_TYPES.recipientAccountKeyRotated,
   z.object({
     accountId: recipientAccountIdSchema,
@@ -149,7 +158,7 @@ export const recipientAccountKeyRotatedSchema = cloudEvent(
 );
 
 /** Decision 19: digests only, like every authorization event. */
-export const authorizationKeyRotatedSchema = cloudEvent(
+export const authorizationKeyRotatedSchema = changeEvent(
   EVENT_TYPES.authorizationKeyRotated,
   z.object({
     clientId: clientIdSchema,
@@ -163,7 +172,7 @@ export const authorizationKeyRotatedSchema = cloudEvent(
 );
 
 /** Decision 38: the recipient claimed its key by the one-time link; the digest only, never the key, the link or the address. */
-export const authorizationKeyClaimedSchema = cloudEvent(
+export const authorizationKeyClaimedSchema = changeEvent(
   EVENT_TYPES.authorizationKeyClaimed,
   z.object({
     clientId: clientIdSchema,
@@ -178,7 +187,7 @@ export const authorizationKeyClaimedSchema = cloudEvent(
  * Decision 43: the previous key of a rotation's overlap was reported leaked and ends alone; the
  * authorization stays active on its current key. The ended key's digest only.
  */
-export const authorizationPreviousKeyRevokedSchema = cloudEvent(
+export const authorizationPreviousKeyRevokedSchema = changeEvent(
   EVENT_TYPES.authorizationPreviousKeyRevoked,
   z.object({
     clientId: clientIdSchema,
@@ -193,7 +202,7 @@ export const authorizationPreviousKeyRevokedSchema = cloudEvent(
  * Decision 43: an account key (the current one, or the previous one of an overlap) was reported
  * leaked and ends alone; the account keeps its grants. The ended key's digest only.
  */
-export const recipientAccountKeyRevokedSchema = cloudEvent(
+export const recipientAccountKeyRevokedSchema = changeEvent(
   EVENT_TYPES.recipientAccountKeyRevoked,
   z.object({
     accountId: recipientAccountIdSchema,
@@ -203,7 +212,7 @@ export const recipientAccountKeyRevokedSchema = cloudEvent(
   }),
 );
 
-export const authorizationRevokedSchema = cloudEvent(
+export const authorizationRevokedSchema = changeEvent(
   EVENT_TYPES.authorizationRevoked,
   z.object({
     clientId: clientIdSchema,
@@ -215,7 +224,7 @@ export const authorizationRevokedSchema = cloudEvent(
   }),
 );
 
-export const authorizationExpiredSchema = cloudEvent(
+export const authorizationExpiredSchema = changeEvent(
   EVENT_TYPES.authorizationExpired,
   z.object({
     clientId: clientIdSchema,

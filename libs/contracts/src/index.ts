@@ -11,3 +11,4 @@ export * from './webhooks';
 export * from './portfolio';
 export * from './leaked-keys';
 export * from './certificates';
+export * from './audit';

@@ -30,3 +30,4 @@ export * from './webhooks/due-in-turns';
 export * from './webhooks/key-cut-offs';
 export * from './webhooks/queue-shards';
 export * from './leases/lease-plan';
+export * from './audit/audit-trail';

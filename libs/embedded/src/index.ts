@@ -3,6 +3,7 @@ export { createMemoryRateLimitStores, memoryRateLimitStores } from './memory-rat
 export type { EmbeddedLogger } from './embedded-logger';
 export { openSqliteEventLog, type SqliteEventLogOptions } from './sqlite/sqlite-event-log';
 export { openSqliteAuthorizationStore } from './sqlite/sqlite-authorization-store';
+export { openSqliteAuditLogStore } from './sqlite/sqlite-audit-log-store';
 export { openSqliteWebhookStore, type SqliteWebhookStoreOptions } from './sqlite/sqlite-webhook-store';
 export { openSqliteViewStore, type SqliteViewStoreOptions } from './sqlite/sqlite-view-store';
 export { importEarlierData, EARLIER_AUTHORIZATIONS, EARLIER_EVENT_LOG } from './sqlite/import-earlier-data';

@@ -5,3 +5,4 @@ export * from './mongo-health';
 export * from './mongo-access-log-store';
 export * from './mongo-webhook-store';
 export * from './mongo-lease-store';
+export * from './mongo-audit-log-store';

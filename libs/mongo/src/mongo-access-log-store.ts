@@ -252,8 +252,16 @@ export async function openMongoAccessLogStore(db: Db, options: MongoAccessLogSto
       await count(records, await insertOnce(records));
     },
 
-    async page(clientId, { limit, after }) {
+    async page(clientId, { limit, after, filter: given = {} }) {
       const filter: Filter<EntryDocument> = { clientId };
+      if (given.from !== undefined || given.to !== undefined) {
+        filter.at = {
+          ...(given.from === undefined ? {} : { $gte: new Date(given.from) }),
+          ...(given.to === undefined ? {} : { $lt: new Date(given.to) }),
+        };
+      }
+      if (given.status) filter.status = { $gte: given.status.min, $lte: given.status.max };
+      if (given.address !== undefined) filter.clientAddress = given.address;
       if (after) {
         const at = new Date(after.at);
         filter.$or = [

@@ -22,6 +22,8 @@ export interface OpenApiResponse {
   html?: boolean;
   /** Other media types the same answer is also given in when Accept asks for them (a PDF): their bytes, documented as binary. */
   alsoAs?: string[];
+  /** Also answered, by `Accept`, as these exports (decision 54): `text/csv` and `application/x-ndjson`, each described. */
+  exports?: { csv: string; ndjson: string };
 }
 
 export interface OpenApiOperation {
@@ -146,6 +148,12 @@ export function buildOpenApiDocument(info: OpenApiInfo, operations: OpenApiOpera
                 ...(response.schema ? { 'application/json': { schema: ref(response.schema) } } : {}),
                 ...(response.html ? { 'text/html': { schema: { type: 'string' } } } : {}),
                 ...Object.fromEntries((response.alsoAs ?? []).map((type) => [type, { schema: { type: 'string', format: 'binary' } }])),
+                ...(response.exports
+                  ? {
+                      'text/csv': { schema: { type: 'string', description: response.exports.csv } },
+                      'application/x-ndjson': { schema: { type: 'string', description: response.exports.ndjson } },
+                    }
+                  : {}),
               },
             }
           : {}),

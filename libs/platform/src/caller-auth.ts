@@ -30,6 +30,11 @@ export interface CallerClaims {
   issuer?: string;
   /** Set when the console called on behalf of the signed-in person (decision 51). */
   via?: 'console';
+  /**
+   * Decision 54: the token is a service's, not a person's: an OAuth client-credentials token, whose
+   * `client_id` or `azp` is its own subject (or whose `gty` says so).
+   */
+  service?: boolean;
 }
 
 export type TokenVerifier = (token: string) => Promise<CallerClaims>;
@@ -65,12 +70,25 @@ function claimsOf(payload: JWTPayload): CallerClaims {
     subject: payload.sub,
     organization: typeof payload.org === 'string' ? payload.org : undefined,
     scopes: new Set(scope.split(' ').filter(Boolean)),
-    ...(payload.iss === undefined ? {} : { issuer: payload.iss }),
+    ...(typeof payload.iss === 'string' ? { issuer: payload.iss } : {}),
+    service: isServiceToken(payload),
   };
 }
 
+/**
+ * A client-credentials token names the client as its own subject: `client_id` (RFC 9068) or `azp`
+ * (OpenID Connect) equal to `sub`, or Auth0's `gty: "client-credentials"`. A person's token names
+ * the person as subject and the client that asked for it apart.
+ */
+function isServiceToken(payload: JWTPayload): boolean {
+  if (payload.gty === 'client-credentials') return true;
+  const client = typeof payload.client_id === 'string' ? payload.client_id : typeof payload.azp === 'string' ? payload.azp : undefined;
+  return client !== undefined && client === payload.sub;
+}
+
 export interface CallerRequirement {
-  scope: string;
+  /** The scope the token must have; of a list, any one (a read that a token for writing may make too). */
+  scope: string | readonly string[];
   /** Name of the path parameter that must equal the token's `org` claim. */
   organizationParam?: string;
 }
@@ -127,6 +145,9 @@ export async function checkBearer(
   ) {
     throw new ApiError('FORBIDDEN_ORGANIZATION', 'The token does not administer this organization');
   }
-  if (!claims.scopes.has(requirement.scope)) throw new ApiError('INSUFFICIENT_SCOPE', `The token lacks the scope ${requirement.scope}`);
+  const scopes: readonly string[] = typeof requirement.scope === 'string' ? [requirement.scope] : requirement.scope;
+  if (!scopes.some((scope) => claims.scopes.has(scope))) {
+    throw new ApiError('INSUFFICIENT_SCOPE', `The token lacks the scope ${scopes.join(' or ')}`);
+  }
   return claims;
 }

@@ -14,8 +14,11 @@ export interface AccessLogStore {
    * in the order of `at`.
    */
   add(records: readonly AccessRecord[]): Promise<void>;
-  /** One Client ID's records, newest first (access-order.ts), strictly beyond `after` when given. */
-  page(clientId: string, options: { limit: number; after?: AccessLogPosition }): Promise<AccessRecord[]>;
+  /**
+   * One Client ID's records, newest first (access-order.ts), strictly beyond `after` when given, and
+   * only those every filter given holds for (decision 54).
+   */
+  page(clientId: string, options: { limit: number; after?: AccessLogPosition; filter?: AccessLogFilter }): Promise<AccessRecord[]>;
   /** Decision 20 for each Client ID asked for; one that never read successfully gets NO_USAGE. */
   usage(clientIds: readonly string[], now: Date): Promise<Map<string, RecordUsage>>;
   /**
@@ -27,6 +30,18 @@ export interface AccessLogStore {
   /** Forgets records older than `before`, and usage buckets too old for any window. A store with a TTL index may leave it to the server. */
   prune(before: Date, now: Date): Promise<void>;
   close(): Promise<void>;
+}
+
+/** Decision 54's filters of the access log; instants are UTC ISO strings as the records' `at`. */
+export interface AccessLogFilter {
+  /** At or after. */
+  from?: string;
+  /** Strictly before. */
+  to?: string;
+  /** Statuses from `min` to `max`, both included: one status, or a class (400 to 499). */
+  status?: { min: number; max: number };
+  /** The client address exactly. */
+  address?: string;
 }
 
 export interface AccessLogOptions {

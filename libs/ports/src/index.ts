@@ -8,3 +8,4 @@ export * from './webhook-store';
 export * from './runtime';
 export * from './service';
 export * from './lease-store';
+export * from './audit-log-store';

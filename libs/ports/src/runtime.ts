@@ -1,5 +1,6 @@
 import type { ViewDefinition } from '@rsd/domain';
 import type { AccessLog, AccessLogOptions } from './access-log';
+import type { AuditLogStore } from './audit-log-store';
 import type { AuthorizationStore } from './authorization-store';
 import type { Clock } from './clock';
 import type { EventLog } from './event-log';
@@ -22,6 +23,8 @@ export interface ReadinessCheck {
 export interface Runtime {
   eventLog: EventLog;
   openAuthorizationStore(): Promise<AuthorizationStore>;
+  /** Decision 54: the audit trail's view, beside the authorizations (the credentials service keeps it). */
+  openAuditLogStore(): Promise<AuditLogStore>;
   /** The views a service keeps for itself, in the place the runtime gives that owner. */
   openViews(owner: ViewsOwner, views: readonly ViewDefinition<unknown>[]): Promise<Views>;
   /** `onFallback` is told when counting falls back to this replica alone and when it is shared again. */

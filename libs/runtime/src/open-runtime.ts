@@ -49,6 +49,7 @@ export async function embeddedRuntime(
     createMemoryRateLimitStores,
     importEarlierData,
     openSqliteAccessLog,
+    openSqliteAuditLogStore,
     openSqliteAuthorizationStore,
     openSqliteEventLog,
     openSqliteViewStore,
@@ -79,6 +80,7 @@ export async function embeddedRuntime(
     withEventLog: (followed) => ({ ...runtime, eventLog: followed }),
     eventLog,
     openAuthorizationStore: () => Promise.resolve(opening(openSqliteAuthorizationStore({ file }))),
+    openAuditLogStore: () => Promise.resolve(opening(openSqliteAuditLogStore({ file }))),
     openViews: (owner) => {
       const namespace = placeOf(owner, config);
       return Promise.resolve(inProcess(opening(openSqliteViewStore({ file, namespace })), namespace));
@@ -166,6 +168,11 @@ async function openDistributed(config: RuntimeConfig, service: string, log: Logg
       const db = await database(config.CREDENTIALS_DB);
       const { openMongoAuthorizationStore } = await import('@rsd/mongo');
       return openMongoAuthorizationStore(db);
+    },
+    openAuditLogStore: async () => {
+      const db = await database(config.CREDENTIALS_DB);
+      const { openMongoAuditLogStore } = await import('@rsd/mongo');
+      return openMongoAuditLogStore(db);
     },
     openViews: viewsFollowing(eventLog),
     openWebhookStore: async () => {

@@ -12,3 +12,4 @@ export * from './infrastructure';
 export * from './read-view-events';
 export * from './secret-scanning';
 export * from './certificates';
+export * from './independent-csv';

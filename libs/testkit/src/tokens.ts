@@ -4,7 +4,7 @@ export const TEST_JWT_SECRET = 'test-secret-that-is-at-least-32-characters-long'
 
 /** A real HS256 JWT, as development and tests accept. */
 export async function signToken(
-  claims: { org?: string; scope?: string; sub?: string },
+  claims: { org?: string; scope?: string; sub?: string; client_id?: string; azp?: string },
   options: { secret?: string; expiresIn?: string; issuer?: string; audience?: string } = {},
 ): Promise<string> {
   let jwt = new SignJWT(claims)

@@ -21,6 +21,7 @@ from resilience_score import (
     CredentialNotFound,
     ForbiddenOrganization,
     InvalidApiKey,
+    InvalidParameter,
     InvalidToken,
     Organization,
     ValidationFailed,
@@ -175,6 +176,39 @@ def test_the_async_organization_has_the_same_surface(runtime: Runtime) -> None:
             assert (await organization.authorizations.revoke(created.client_id)).status == "revoked"
             link = await organization.authorizations.create("partner", ["qr_score"], key_delivery="claimLink")
             assert (await organization.authorizations.claim_link(link.client_id)).claim is not None
+
+    asyncio.run(scenario())
+
+
+def test_the_audit_log_names_each_change_and_its_actor_and_takes_its_filters(runtime: Runtime) -> None:
+    """Decision 54: each change once, newest first, made through the SDK by the token's holder."""
+    organization_id = runtime.new_organization()
+    with an_organization(runtime, organization_id) as organization:
+        created = organization.authorizations.create("auditor", ["qr_score"])
+        organization.authorizations.revoke(created.client_id)
+
+        entries = eventually(lambda: listed if len(listed := list(organization.audit_log(limit=1))) >= 2 else None)
+
+        assert [(entry.action, entry.client_id) for entry in entries] == [
+            ("authorization.revoked", created.client_id),
+            ("authorization.created", created.client_id),
+        ]
+        assert all(entry.actor.type == "person" and entry.actor.via == "sdk" and entry.request_id for entry in entries)
+        assert [entry.action for entry in organization.audit_log(action="authorization.created")] == ["authorization.created"]
+        assert list(organization.audit_log(actor="system")) == []
+        assert len(list(organization.audit_log(from_=entries[0].at, client_id=created.client_id))) == 1
+        with pytest.raises(InvalidParameter):
+            list(organization.audit_log(action="authorization.eaten"))
+        # The list's and the access log's filters (decision 54) too.
+        kept = organization.authorizations.create("partner", ["qr_score", "score_trend"])
+        assert [grant.client_id for grant in organization.authorizations.list(status="revoked")] == [created.client_id]
+        assert [grant.client_id for grant in organization.authorizations.list(scope="score_trend", recipient_type="partner")] == [kept.client_id]
+        assert list(organization.authorizations.access_log(kept.client_id, status="4xx", from_=entries[0].at)) == []
+
+    async def scenario() -> None:
+        async with AsyncOrganization(runtime.token(organization_id), credentials_url=f"{runtime.urls['credentials']}/v1") as organization:
+            actions = [entry.action async for entry in organization.audit_log(actor="person")]
+            assert actions == ["authorization.created", "authorization.revoked", "authorization.created"]
 
     asyncio.run(scenario())
 

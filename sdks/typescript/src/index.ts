@@ -6,6 +6,8 @@ export {
   MAX_BATCH,
   Organization,
   type AccessLogOptions,
+  type AuditLogOptions,
+  type ListOptions,
   type OrganizationOptions,
   type PublishOptions,
   type Published,

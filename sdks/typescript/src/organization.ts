@@ -4,6 +4,7 @@ import { Transport, type Outgoing, type RequestOptions, type TransportOptions } 
 import { Webhooks } from './webhooks.js';
 import type {
   AccessLogEntry,
+  AuditLogEntry,
   Authorization,
   AuthorizationUsage,
   AuthorizationWithClaimLink,
@@ -65,6 +66,7 @@ export class Organization {
   readonly #token: string;
   readonly #ingestUrl: string | undefined;
   readonly #transport: Transport;
+  readonly #organizationRoot: () => string;
 
   constructor(options: OrganizationOptions) {
     this.#transport = new Transport(options);
@@ -80,12 +82,34 @@ export class Organization {
       },
       headers: () => ({ authorization: `Bearer ${this.#token}` }),
     });
-    this.authorizations = new Authorizations(async (outgoing, call) => {
-      if (credentialsUrl === undefined) throw new TypeError('authorizations need the credentialsUrl option');
-      const organizationId = options.organizationId ?? organizationOf(this.#token);
-      const url = `${credentialsUrl}/organizations/${encodeURIComponent(organizationId)}/authorizations${outgoing.path}`;
-      return this.#call({ ...outgoing, url }, call);
-    });
+    this.#organizationRoot = () => {
+      if (credentialsUrl === undefined) throw new TypeError('authorizations and the audit log need the credentialsUrl option');
+      return `${credentialsUrl}/organizations/${encodeURIComponent(options.organizationId ?? organizationOf(this.#token))}`;
+    };
+    this.authorizations = new Authorizations(async (outgoing, call) =>
+      this.#call({ ...outgoing, url: `${this.#organizationRoot()}/authorizations${outgoing.path}` }, call),
+    );
+  }
+
+  /**
+   * listAuditLog (decision 54): every change to the organization's grants, webhooks and alert
+   * subscriptions that the filters match, newest first, page after page, each with who made it.
+   */
+  async *auditLog(options: AuditLogOptions = {}): AsyncGenerator<AuditLogEntry, void, undefined> {
+    const [call, filters] = splitCall(options);
+    for await (const page of pagesOf<AuditLogEntry>((cursor) =>
+      this.#call(
+        {
+          method: 'GET',
+          url: `${this.#organizationRoot()}/audit-log${queryOf({ ...filters, cursor })}`,
+          idempotent: true,
+          expected: [200],
+        },
+        call,
+      ),
+    )) {
+      yield* page;
+    }
   }
 
   /**
@@ -152,6 +176,64 @@ type CredentialsCall = (outgoing: Call & { path: string }, call: RequestOptions)
 export interface AccessLogOptions extends RequestOptions {
   /** Entries per page (1–500); the iterator goes on through every page whatever the size. */
   limit?: number;
+  /** Decision 54: entries at or after this instant (ISO 8601 with an offset). */
+  from?: string;
+  /** Entries before this instant. */
+  to?: string;
+  /** One status (`'404'`) or a class of them (`'4xx'`). */
+  status?: string;
+  /** The client address exactly. */
+  address?: string;
+}
+
+export interface AuditLogOptions extends RequestOptions {
+  /** Entries per page (1–500); the iterator goes on through every page whatever the size. */
+  limit?: number;
+  /** Entries at or after this instant (ISO 8601 with an offset). */
+  from?: string;
+  /** Entries before this instant. */
+  to?: string;
+  /** An actor's id exactly (`<issuer>|<subject>`, a Client ID, an account id), or an actor type (`person`, `system`, …). */
+  actor?: string;
+  /** One action, such as `authorization.revoked`. */
+  action?: string;
+  /** One grant's entries. */
+  clientId?: string;
+}
+
+/** Decision 54's filters of the grants' list. */
+export interface ListOptions extends RequestOptions {
+  status?: Authorization['status'];
+  recipientType?: Authorization['recipientType'];
+  scope?: string;
+  /** Grants with an expiry before this instant. */
+  expiresBefore?: string;
+  /** Grants last used before this instant, or never. */
+  lastUsedBefore?: string;
+  recipientAccountId?: string;
+}
+
+/** A query string of the parameters that are set, in the order given. */
+function queryOf(parameters: Record<string, string | number | null | undefined>): string {
+  const query = new URLSearchParams();
+  for (const [name, value] of Object.entries(parameters)) if (value !== undefined && value !== null) query.set(name, String(value));
+  return query.size > 0 ? `?${query.toString()}` : '';
+}
+
+/** Every page of a cursor-paged list, the first without a cursor, each next one with the cursor the last answered. */
+async function* pagesOf<T>(fetchPage: (cursor: string | null) => Promise<Uint8Array>): AsyncGenerator<T[], void, undefined> {
+  let cursor: string | null = null;
+  do {
+    const body: Uint8Array = await fetchPage(cursor);
+    const page = parseJson<{ items: T[]; nextCursor: string | null }>(body);
+    yield page.items;
+    cursor = page.nextCursor;
+  } while (cursor !== null);
+}
+
+/** The RequestOptions of an options object, apart from its filters. */
+function splitCall<T extends RequestOptions>({ timeout, signal, ...filters }: T): [RequestOptions, Omit<T, 'timeout' | 'signal'>] {
+  return [{ ...(timeout === undefined ? {} : { timeout }), ...(signal === undefined ? {} : { signal }) }, filters];
 }
 
 /** The organization's authorizations (the credentials service); `organization.authorizations`. */
@@ -185,9 +267,13 @@ export class Authorizations {
     return parseJson(await this.#call({ method: 'POST', path: '', body: request, idempotent: false, expected: [201] }, options));
   }
 
-  /** listAuthorizations: every authorization, newest first, without keys (one response: the API does not page it). */
-  async list(options: RequestOptions = {}): Promise<Authorization[]> {
-    const body = await this.#call({ method: 'GET', path: '', idempotent: true, expected: [200] }, options);
+  /**
+   * listAuthorizations: every authorization the filters match (decision 54), newest first, without keys,
+   * in one response (the API answers every match at once when no page is asked for).
+   */
+  async list(options: ListOptions = {}): Promise<Authorization[]> {
+    const [call, filters] = splitCall(options);
+    const body = await this.#call({ method: 'GET', path: queryOf({ ...filters }), idempotent: true, expected: [200] }, call);
     return parseJson<{ authorizations: Authorization[] }>(body).authorizations;
   }
 
@@ -228,20 +314,22 @@ export class Authorizations {
     return parseJson(await this.#call({ method: 'POST', path, body: request, idempotent: true, expected: [200] }, options));
   }
 
-  /** listAccessLog: every read through this authorization, newest first, page after page. */
-  async *accessLog(clientId: string, { limit, ...call }: AccessLogOptions = {}): AsyncGenerator<AccessLogEntry, void, undefined> {
-    let cursor: string | null = null;
-    do {
-      const query = new URLSearchParams();
-      if (limit !== undefined) query.set('limit', String(limit));
-      if (cursor !== null) query.set('cursor', cursor);
-      const path = `/${encodeURIComponent(clientId)}/access-log${query.size > 0 ? `?${query.toString()}` : ''}`;
-      const page = parseJson<{ items: AccessLogEntry[]; nextCursor: string | null }>(
-        await this.#call({ method: 'GET', path, idempotent: true, expected: [200] }, call),
-      );
-      yield* page.items;
-      cursor = page.nextCursor;
-    } while (cursor !== null);
+  /** listAccessLog: every read through this authorization that the filters match (decision 54), newest first, page after page. */
+  async *accessLog(clientId: string, options: AccessLogOptions = {}): AsyncGenerator<AccessLogEntry, void, undefined> {
+    const [call, filters] = splitCall(options);
+    for await (const page of pagesOf<AccessLogEntry>((cursor) =>
+      this.#call(
+        {
+          method: 'GET',
+          path: `/${encodeURIComponent(clientId)}/access-log${queryOf({ ...filters, cursor })}`,
+          idempotent: true,
+          expected: [200],
+        },
+        call,
+      ),
+    )) {
+      yield* page;
+    }
   }
 
   /** The authorization's successful reads (last 24 h, last 30 days) and its last one, from its record; may lag by up to 60 s. */

@@ -11,6 +11,11 @@ export interface TransportOptions {
   maxRetryWait?: number;
   /** The fetch to send with (a proxy agent, a test double, instrumentation). Default: the global fetch, looked up at each call. */
   fetch?: typeof fetch;
+  /**
+   * A product token put before the SDK's own in the User-Agent (`rsd-cli/1.2.0`): a tool built on the SDK
+   * says so, and the audit trail records the change as made through it.
+   */
+  userAgent?: string;
 }
 
 /** What each call may set for itself. */
@@ -59,6 +64,7 @@ export class Transport {
   readonly #maxRetries: number;
   readonly #maxRetryWait: number;
   readonly #fetch: typeof fetch;
+  readonly #userAgent: string;
 
   constructor(options: TransportOptions) {
     const { timeout = DEFAULT_TIMEOUT_MS, maxRetries = 3, maxRetryWait = DEFAULT_MAX_RETRY_WAIT_MS } = options;
@@ -68,6 +74,10 @@ export class Transport {
     this.#timeout = timeout;
     this.#maxRetries = maxRetries;
     this.#maxRetryWait = maxRetryWait;
+    if (options.userAgent !== undefined && !/^[!-~]+(?: [!-~]+)*$/.test(options.userAgent)) {
+      throw new TypeError('userAgent must be printable ASCII product tokens');
+    }
+    this.#userAgent = options.userAgent === undefined ? USER_AGENT : `${options.userAgent} ${USER_AGENT}`;
     const custom = options.fetch;
     this.#fetch = custom ?? ((input, init) => globalThis.fetch(input, init));
   }
@@ -111,7 +121,7 @@ export class Transport {
     try {
       const response = await this.#fetch(outgoing.url, {
         method: outgoing.method,
-        headers: { accept: 'application/json', 'user-agent': USER_AGENT, ...outgoing.headers },
+        headers: { accept: 'application/json', 'user-agent': this.#userAgent, ...outgoing.headers },
         ...(outgoing.body === undefined ? {} : { body: outgoing.body }),
         // Never followed: it would carry the credential to wherever it points. A 3xx is an ApiError.
         redirect: 'manual',

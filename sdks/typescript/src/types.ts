@@ -329,6 +329,26 @@ export interface AccessLogEntry {
   requestId: string;
 }
 
+/** Who made a change (decision 54): a token's holder (`<issuer>|<subject>`), a recipient, the system or a leak reporter. */
+export interface AuditActor {
+  type: 'person' | 'service' | 'recipient' | 'system' | 'reporter';
+  id: string;
+  /** How the change was asked for; null for the system (the expiry scheduler). */
+  via: 'api' | 'console' | 'cli' | 'sdk' | null;
+}
+
+/** One change in the organization's audit trail. */
+export interface AuditLogEntry {
+  at: string;
+  /** `<resource>.<verb>`: `authorization.created`, `authorization.revoked`, `authorization.expired`, … */
+  action: string;
+  actor: AuditActor;
+  requestId: string | null;
+  address: string | null;
+  /** The grant changed; null for a webhook's or an alert subscription's change. */
+  clientId: string | null;
+}
+
 /** One score as the upstream scoring engine publishes it (the score-ingest service). */
 export interface ScoreSubmission {
   organizationId: string;

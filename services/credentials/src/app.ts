@@ -2,8 +2,9 @@ import { randomUUID } from 'node:crypto';
 import type { Express } from 'express';
 import type { Operations } from '@rsd/observability';
 import { createBaseApp, finishApp, mountApiDocs, type Logger, type TokenVerifier } from '@rsd/platform';
-import type { AccessLogStore, AuthorizationStore, Clock, RateLimitStoreFactory } from '@rsd/ports';
+import type { AccessLogStore, AuditLogStore, AuthorizationStore, Clock, RateLimitStoreFactory } from '@rsd/ports';
 import { failedAuthenticationLimit } from '@rsd/recipient-access';
+import { auditLogRoutes } from './audit-log/audit-log-routes';
 import { authorizationRoutes } from './authorizations/authorization-routes';
 import { claimRoutes } from './claims/claim-routes';
 import { portfolioRoutes } from './portfolio/portfolio-routes';
@@ -19,6 +20,8 @@ export interface CredentialsAppDeps {
   store: AuthorizationStore;
   /** Decision 21's access log and decision 20's usage counters. */
   accessLog: AccessLogStore;
+  /** Decision 54's audit trail, kept current from the event log. */
+  auditLog: AuditLogStore;
   relay: OutboxRelay;
   clock: Clock;
   log: Logger;
@@ -57,6 +60,7 @@ export function buildApp(deps: CredentialsAppDeps): Express {
     claimLinkBaseUrl: config.CLAIM_LINK_BASE_URL ?? deps.console?.url,
   };
   app.use('/v1', authorizationRoutes({ ...useCases, verifyToken }));
+  app.use('/v1', auditLogRoutes({ auditLog: deps.auditLog, verifyToken }));
   const limitFailures = failedAuthenticationLimit({
     stores: deps.rateLimitStores,
     limitPerMinute: config.FAILED_AUTH_LIMIT_PER_MINUTE,

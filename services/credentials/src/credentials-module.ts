@@ -16,6 +16,8 @@ import type { CredentialsConfig } from './config';
 import { createExpiryScheduler } from './expiry/expiry-scheduler';
 import { createOutboxRelay } from './outbox/outbox-relay';
 import { accessLogProjection } from './access-log/access-log-projection';
+import { auditProjection } from './audit-log/audit-projection';
+import { TOPICS } from '@rsd/contracts';
 import { accessAlerts } from './alerts/access-alerts';
 import { startAccessLogPruner } from './access-log/access-log-pruner';
 import { secretScanningKeys } from './leaks/secret-scanning-keys';
@@ -43,6 +45,14 @@ export async function createCredentialsModule({
   localUrlOf,
 }: CredentialsModuleDeps): Promise<CredentialsModule> {
   const store = await runtime.openAuthorizationStore();
+  // Decision 54: the audit trail's view, made from the event log (from its beginning, so it can always be made again).
+  const auditLog = await runtime.openAuditLogStore();
+  const auditFeed = await runtime.eventLog.subscribe({
+    groupId: 'credentials-audit',
+    topics: [TOPICS.authorizations],
+    fromBeginning: true,
+    ...auditProjection(auditLog, log.child({ component: 'audit-log' })),
+  });
   const metrics = createServiceMetrics('credentials');
   // Decision 52: where replicas share the store, the relay and the expiry check run on the holder of one lease.
   const leases = runtime.openLeaseStore ? await runtime.openLeaseStore('credentials') : undefined;
@@ -106,6 +116,7 @@ export async function createCredentialsModule({
     config,
     store,
     accessLog: accessStore,
+    auditLog,
     relay,
     clock,
     log,
@@ -117,6 +128,6 @@ export async function createCredentialsModule({
   });
   return {
     app,
-    stop: stopInOrder(pruner, alertFeed, accessFeed, expiry, relay, ...(leader ? [leader] : []), store),
+    stop: stopInOrder(pruner, alertFeed, accessFeed, auditFeed, expiry, relay, ...(leader ? [leader] : []), auditLog, store),
   };
 }

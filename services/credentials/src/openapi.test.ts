@@ -44,9 +44,15 @@ describe('credentials API documentation: usage and the access log (decisions 20 
     const accessLog = document.paths['/organizations/{organizationId}/authorizations/{clientId}/access-log']?.get;
 
     expect(Object.keys(accessLog?.responses ?? {})).toEqual(expect.arrayContaining(['200', '400', '401', '403', '404']));
-    expect(accessLog?.responses['200']?.content).toEqual({
+    expect(accessLog?.responses['200']?.content).toMatchObject({
       'application/json': { schema: { $ref: '#/components/schemas/AccessLogPage' } },
+      // Decision 54: the same log as exports.
+      'text/csv': { schema: { type: 'string' } },
+      'application/x-ndjson': { schema: { type: 'string' } },
     });
+    expect((accessLog?.parameters ?? []).map((parameter) => parameter.name)).toEqual(
+      expect.arrayContaining(['from', 'to', 'status', 'address', 'limit', 'cursor']),
+    );
     expect(Object.keys(document.components.schemas.AccessLogEntry?.properties ?? {}).sort()).toEqual([
       'at',
       'clientAddress',
@@ -170,5 +176,32 @@ describe('credentials API documentation: offers to recipient accounts (decision 
     expect(Object.keys(document.components.schemas.PortfolioOffer?.properties ?? {}).sort()).toEqual(
       ['allowedCidrs', 'clientId', 'expiresAt', 'offeredAt', 'organizationId', 'recipientName', 'recipientType', 'scopes'].sort(),
     );
+  });
+});
+
+describe('credentials API documentation: the audit trail (decision 54)', () => {
+  test('when the audit trail is described, then its filters, its page, both exports and its refusals are there', () => {
+    const auditLog = document.paths['/organizations/{organizationId}/audit-log']?.get;
+
+    expect(Object.keys(auditLog?.responses ?? {})).toEqual(expect.arrayContaining(['200', '400', '401', '403']));
+    expect(Object.keys(auditLog?.responses['200']?.content ?? {})).toEqual(['application/json', 'text/csv', 'application/x-ndjson']);
+    expect((auditLog?.parameters ?? []).map((parameter) => parameter.name)).toEqual([
+      'organizationId',
+      'from',
+      'to',
+      'actor',
+      'action',
+      'clientId',
+      'limit',
+      'cursor',
+    ]);
+    expect(Object.keys(document.components.schemas.AuditLogEntry?.properties ?? {}).sort()).toEqual([
+      'action',
+      'actor',
+      'address',
+      'at',
+      'clientId',
+      'requestId',
+    ]);
   });
 });

@@ -3,6 +3,9 @@ import {
   accessLogPageSchema,
   alertListSchema,
   dailyReadsSchema,
+  AUDIT_LOG_LIMIT,
+  AUTHORIZATION_LIST_LIMIT,
+  auditLogPageSchema,
   authorizationListSchema,
   authorizationSchema,
   authorizationWithClaimLinkSchema,
@@ -84,6 +87,24 @@ const callerErrors = {
 };
 const tags = ['Authorizations'];
 
+const queryParameter = (name: string, description: string, schema: object = { type: 'string' }) => ({
+  name,
+  in: 'query',
+  required: false,
+  description,
+  schema,
+});
+const instantParameter = (name: string, description: string) =>
+  queryParameter(name, `${description}; an ISO 8601 instant with an offset`, { type: 'string', format: 'date-time' });
+
+/** Decision 54: what an export is, as both logs answer it. */
+const exportsOf = (columns: string) => ({
+  csv: `The whole filtered log (from \`cursor\` when given), newest first, streamed: RFC 4180 with a header line (${columns}), CRLF line ends; a cell starting with =, +, -, @, a tab or a carriage return is prefixed with a single quote so that no spreadsheet runs it`,
+  ndjson: 'The whole filtered log (from `cursor` when given), newest first, streamed: one entry (as in `items`) per line',
+});
+const exportNote =
+  ' With `Accept: text/csv` or `Accept: application/x-ndjson` the answer is the whole filtered log instead of a page, streamed at any size (`limit` is then ignored).';
+
 const operations: OpenApiOperation[] = [
   {
     method: 'post',
@@ -128,10 +149,32 @@ const operations: OpenApiOperation[] = [
     path: '/organizations/{organizationId}/authorizations',
     operationId: 'listAuthorizations',
     summary: "List the organization's authorizations, newest first",
+    description:
+      'Decision 54: filtered by `status`, `recipientType`, `scope` (grants carrying it), `expiresBefore` (grants with an expiry before ' +
+      'the instant), `lastUsedBefore` (grants last used before the instant, or never) and `recipientAccountId`. With `limit` or ' +
+      '`cursor` the answer is a page and `nextCursor` continues it; without either, every grant that matches comes in one answer ' +
+      '(as before paging; `nextCursor` is then null). Pages are ordered by `createdAt` (newest first), then Client ID.',
     tags,
     security: 'bearer',
-    parameters: [organizationIdParameter],
-    responses: { '200': ok('The authorizations, without API keys', authorizationListSchema), ...callerErrors },
+    parameters: [
+      organizationIdParameter,
+      queryParameter('status', 'Grants with this status', { $ref: '#/components/schemas/AuthorizationStatus' }),
+      queryParameter('recipientType', 'Grants to this kind of recipient', { $ref: '#/components/schemas/RecipientType' }),
+      queryParameter('scope', 'Grants carrying this scope', { $ref: '#/components/schemas/Scope' }),
+      instantParameter('expiresBefore', 'Grants expiring before this instant'),
+      instantParameter('lastUsedBefore', 'Grants last used before this instant, or never used'),
+      queryParameter('recipientAccountId', 'Grants held by this recipient account', {
+        $ref: '#/components/schemas/RecipientAccountId',
+      }),
+      ...pageParameters(AUTHORIZATION_LIST_LIMIT, 'Grants per page (no `limit` and no `cursor`: every match)'),
+    ],
+    responses: {
+      '200': ok('The authorizations, without API keys', authorizationListSchema),
+      ...callerErrors,
+      '400': error(
+        'INVALID_ORGANIZATION_ID (checked before the token), INVALID_PARAMETER: a bad or repeated filter, `limit` or `cursor`, or VALIDATION_FAILED: a path that is not percent-encoded UTF-8',
+      ),
+    },
   },
   {
     method: 'get',
@@ -210,15 +253,28 @@ const operations: OpenApiOperation[] = [
       'alike (INVALID_API_KEY, CREDENTIAL_INACTIVE, ADDRESS_NOT_ALLOWED, 429 as `RATE_LIMITED`, INSUFFICIENT_SCOPE, ' +
       'SCORE_NOT_FOUND, 304 …), listed within 10 s of the request and kept for ACCESS_LOG_RETENTION_DAYS (90). No key, ' +
       'header or query string is ever recorded. Entries are ordered by `at`, then `requestId`, newest first; a ' +
-      '`nextCursor` continues exactly where its page ended, even while new entries arrive.',
+      '`nextCursor` continues exactly where its page ended, even while new entries arrive. Decision 54: filtered by `from`, ' +
+      '`to`, `status` and `address`.' +
+      exportNote,
     tags,
     security: 'bearer',
-    parameters: [organizationIdParameter, clientIdParameter, ...pageParameters(ACCESS_LOG_LIMIT, 'Entries per page')],
+    parameters: [
+      organizationIdParameter,
+      clientIdParameter,
+      instantParameter('from', 'Entries at or after this instant'),
+      instantParameter('to', 'Entries before this instant (after `from`)'),
+      queryParameter('status', 'One status (`404`) or a class of them (`4xx`)', { type: 'string', pattern: '^[1-5]([0-9]{2}|xx)$' }),
+      queryParameter('address', 'The client address exactly as the entries show it'),
+      ...pageParameters(ACCESS_LOG_LIMIT, 'Entries per page'),
+    ],
     responses: {
-      '200': ok('A page of the access log', accessLogPageSchema),
+      '200': {
+        ...ok('A page of the access log', accessLogPageSchema),
+        exports: exportsOf('at, resource, status, code, clientAddress, requestId'),
+      },
       ...callerErrors,
       '400': error(
-        'INVALID_ORGANIZATION_ID (checked before the token), INVALID_PARAMETER: a bad or repeated `limit` or `cursor`, or VALIDATION_FAILED: a path that is not percent-encoded UTF-8',
+        'INVALID_ORGANIZATION_ID (checked before the token), INVALID_PARAMETER: a bad or repeated `from`, `to` (or `from` not before `to`), `status`, `address`, `limit` or `cursor`, or VALIDATION_FAILED: a path that is not percent-encoded UTF-8',
       ),
       '404': error('AUTHORIZATION_NOT_FOUND: no such Client ID in this organization'),
     },
@@ -258,6 +314,47 @@ const operations: OpenApiOperation[] = [
     },
   },
 ];
+
+/** Decision 54's audit trail. */
+export const auditLogOperation: OpenApiOperation = {
+  method: 'get',
+  path: '/organizations/{organizationId}/audit-log',
+  operationId: 'listAuditLog',
+  summary: "Who changed the organization's grants: the audit trail, newest first",
+  description:
+    "Decision 54: every change to the organization's grants (the recipients' answers to them included), with its actor (" +
+    "`person` or `service` by the token's issuer and subject, `recipient` by its Client ID or " +
+    'account id, `system` for the expiry scheduler, `reporter` for a leak report), how it was asked for (`via`), the request id and ' +
+    "the caller's address. Kept with the events (the event log is the record) and listed once the change's event is in the log; " +
+    "the `webhook.*` and `alert_subscription.*` actions are reserved for the notifier's changes, which do not reach it yet. " +
+    'A token with `authorizations:read` or `authorizations:write` reads it. Entries are ordered by `at`, newest first.' +
+    exportNote,
+  tags,
+  security: 'bearer',
+  parameters: [
+    organizationIdParameter,
+    instantParameter('from', 'Entries at or after this instant'),
+    instantParameter('to', 'Entries before this instant (after `from`)'),
+    queryParameter('actor', "An actor's id exactly (`<issuer>|<subject>`, a Client ID, an account id), or an actor type"),
+    queryParameter('action', 'One action', { $ref: '#/components/schemas/AuditAction' }),
+    queryParameter('clientId', "One grant's entries", { $ref: '#/components/schemas/ClientId' }),
+    ...pageParameters(AUDIT_LOG_LIMIT, 'Entries per page'),
+  ],
+  responses: {
+    '200': {
+      ...ok('A page of the audit trail', auditLogPageSchema),
+      exports: exportsOf('at, action, actorType, actorId, actorVia, requestId, address, clientId'),
+    },
+    ...callerErrors,
+    '400': error(
+      'INVALID_ORGANIZATION_ID (checked before the token), INVALID_PARAMETER: a bad or repeated `from`, `to` (or `from` not before `to`), `actor`, `action`, `clientId`, `limit` or `cursor`, or VALIDATION_FAILED: a path that is not percent-encoded UTF-8',
+    ),
+    '403': error(
+      'FORBIDDEN_ORGANIZATION: the token does not administer this organization; INSUFFICIENT_SCOPE: it has neither authorizations:read nor authorizations:write',
+    ),
+  },
+};
+operations.push(auditLogOperation);
 
 const claimTokenParameter = {
   name: 'token',

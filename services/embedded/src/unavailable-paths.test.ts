@@ -55,6 +55,7 @@ beforeAll(async () => {
     ...real,
     eventLog: outOfReachWhenDown(real.eventLog, 'event log'),
     openAuthorizationStore: async () => outOfReachWhenDown(await real.openAuthorizationStore(), 'authorizations'),
+    openAuditLogStore: async () => outOfReachWhenDown(await real.openAuditLogStore(), 'audit log'),
     openViews: async (owner, views) => {
       const opened = await real.openViews(owner, views);
       return {
@@ -156,6 +157,7 @@ test('when the event log and the stores are out of reach, then every operation o
     listAccessLog: [`${authorization}/access-log`, { headers: bearer }],
     listDailyReads: [`${authorization}/daily-reads`, { headers: bearer }],
     listAlerts: [`${urlOf(credentialsService)}/v1/organizations/${ORG}/alerts`, { headers: bearer }],
+    listAuditLog: [`${urlOf(credentialsService)}/v1/organizations/${ORG}/audit-log`, { headers: bearer }],
     issueClaimLink: [
       `${urlOf(credentialsService)}/v1/organizations/${ORG}/authorizations/${linked.body.clientId}/claim-link`,
       { method: 'POST', headers: bearer, body: '{}' },

@@ -115,7 +115,8 @@ export function buildProgram(io: CliIo, print: (result: unknown) => void): Comma
       token: (options.token as string | undefined) ?? (io.env.RSD_TOKEN || undefined),
       apiKey: (options.apiKey as string | undefined) ?? (io.env.RSD_API_KEY || undefined),
       env: io.env,
-      ...(io.transport ? { transport: io.transport } : {}),
+      // Decision 54: the audit trail records a change made with the CLI as made through it.
+      transport: { userAgent: CLI_AGENT, ...io.transport },
     });
   };
   const note = (line: string) => io.stderr(`${line}\n`);
@@ -176,6 +177,7 @@ export function buildProgram(io: CliIo, print: (result: unknown) => void): Comma
     );
 
   addAuthorizations(program, { io, productFor, act, note });
+  addAuditLog(program, { io, productFor, act, note });
 
   program
     .command('claim')
@@ -281,6 +283,62 @@ function commandTerm(command: Command): string {
 
 function group(program: Command, name: string, description: string): Command {
   return actAsGroup(program.command(name).description(description).usage('<command> [options]'));
+}
+
+/** The CLI's product token, before the SDK's in the User-Agent of everything it sends. */
+export const CLI_AGENT = `rsd-cli/${VERSION}`;
+
+/**
+ * Decision 54: `rsd audit-log`, the organization's audit trail with its filters: every matching entry as
+ * JSON (the SDK's iterator over the pages), or the service's CSV or NDJSON export as it comes.
+ */
+function addAuditLog(program: Command, { io, productFor, act }: Builders): void {
+  program
+    .command('audit-log')
+    .summary("Who changed an organization's grants: its audit trail")
+    .description("The organization's audit trail, newest first: each change with its actor, request id and address")
+    .addOption(new Option('--org <id>', 'the organization').makeOptionMandatory())
+    .addOption(connection.credentials())
+    .addOption(connection.token())
+    .option('--from <instant>', 'entries at or after this ISO 8601 instant')
+    .option('--to <instant>', 'entries before this ISO 8601 instant')
+    .option('--actor <id-or-type>', "an actor's id (<issuer>|<subject>, a Client ID, an account id) or type (person, service, …)")
+    .option('--action <action>', 'one action, such as authorization.revoked')
+    .option('--client-id <id>', "one grant's entries")
+    .option('--limit <n>', 'entries per page read (1 to 500); every page is read')
+    .addOption(new Option('--output <format>', 'how to print').choices(['json', 'csv', 'ndjson']).default('json'))
+    .action(
+      act(async (options) => {
+        const product = productFor(options);
+        const org = options.org as string;
+        const filters = {
+          ...(options.from === undefined ? {} : { from: options.from as string }),
+          ...(options.to === undefined ? {} : { to: options.to as string }),
+          ...(options.actor === undefined ? {} : { actor: options.actor as string }),
+          ...(options.action === undefined ? {} : { action: options.action as string }),
+          ...(options.clientId === undefined ? {} : { clientId: options.clientId as string }),
+        };
+        if (options.output === 'json') {
+          const limit = options.limit === undefined ? undefined : Number(options.limit);
+          const items = [];
+          for await (const entry of (await product.organization(org)).auditLog({ ...filters, ...(limit === undefined ? {} : { limit }) })) {
+            items.push(entry);
+          }
+          return { items };
+        }
+        const query = new URLSearchParams(filters);
+        const url = `${product.origins.credentials}/v1/organizations/${encodeURIComponent(org)}/audit-log`;
+        const answer = await product.send({
+          url: query.size > 0 ? `${url}?${query.toString()}` : url,
+          headers: {
+            authorization: `Bearer ${await product.token('authorizations:write', org)}`,
+            accept: options.output === 'csv' ? 'text/csv' : 'application/x-ndjson',
+          },
+        });
+        io.stdout(new TextDecoder().decode(answer.body));
+        return undefined;
+      }),
+    );
 }
 
 function addAuthorizations(program: Command, { io, productFor, act }: Builders): void {

@@ -154,7 +154,7 @@ export class Product {
         method,
         headers: {
           accept: 'application/json',
-          'user-agent': USER_AGENT,
+          'user-agent': this.settings.transport?.userAgent ? `${this.settings.transport.userAgent} ${USER_AGENT}` : USER_AGENT,
           ...(request.body === undefined ? {} : { 'content-type': 'application/json' }),
           ...request.headers,
         },

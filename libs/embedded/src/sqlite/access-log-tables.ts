@@ -12,12 +12,20 @@ import type { StatementSync } from 'node:sqlite';
 //   database from before has it added, at 0, when it is opened.
 // - `access_last_use`: each Client ID's latest successful read, kept when its buckets are pruned.
 
+/**
+ * A page's read: one Client ID's range of the key, backwards, beyond a position when given; `from` and
+ * `to` narrow the range of `at`, status and address are checked on the rows it reads (decision 54).
+ */
+export function pageQuery(conditions: readonly string[]): string {
+  return `SELECT id, at, request_id, resource, status, code, client_address FROM access_log
+    WHERE ${['client_id = ?', ...conditions].join(' AND ')} ORDER BY at DESC, request_id DESC, id DESC LIMIT ?`;
+}
+
 /** The reads. */
 export const QUERIES = {
-  page: `SELECT id, at, request_id, resource, status, code, client_address FROM access_log
-    WHERE client_id = ? ORDER BY at DESC, request_id DESC, id DESC LIMIT ?`,
-  pageAfter: `SELECT id, at, request_id, resource, status, code, client_address FROM access_log
-    WHERE client_id = ? AND (at, request_id, id) < (?, ?, ?) ORDER BY at DESC, request_id DESC, id DESC LIMIT ?`,
+  page: pageQuery([]),
+  pageAfter: pageQuery(['(at, request_id, id) < (?, ?, ?)']),
+  pageFiltered: pageQuery(['(at, request_id, id) < (?, ?, ?)', 'at >= ?', 'at < ?', 'status BETWEEN ? AND ?', 'client_address = ?']),
   buckets: 'SELECT start, reads FROM access_usage WHERE client_id = ? AND grain = ? AND start >= ? AND start < ?',
   lastUseOf: 'SELECT last_used_at FROM access_last_use WHERE client_id = ?',
   clientAfter: 'SELECT client_id FROM access_log WHERE client_id > ? ORDER BY client_id LIMIT 1',

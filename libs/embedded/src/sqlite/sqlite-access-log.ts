@@ -13,7 +13,7 @@ import type { AccessLog, AccessLogStore, Subscription } from '@rsd/ports';
 import { silentLogger } from '../embedded-logger';
 import { BUSY_TIMEOUT_MS, integer, text } from './database';
 import { openStoreDatabase } from './store-database';
-import { CHANGES, createAccessLogTables, QUERIES } from './access-log-tables';
+import { CHANGES, createAccessLogTables, pageQuery, QUERIES } from './access-log-tables';
 import { accessBatchOf, accessBatchText } from './access-log-batch';
 import { startAccessLogWriter } from './access-log-writer';
 import { writeAccessBatch } from './write-access-batch';
@@ -141,11 +141,20 @@ export function openSqliteAccessLogStore(options: { file: string }): AccessLogSt
       return changeSoon(() => writeAccessBatch({ prepare: statement }, batch, 'savepoint'));
     },
 
-    page(clientId, { limit, after }) {
+    page(clientId, { limit, after, filter = {} }) {
       return read(() => {
-        const rows = after
-          ? statement(QUERIES.pageAfter).all(clientId, after.at, after.requestId, after.id, limit)
-          : statement(QUERIES.page).all(clientId, limit);
+        const conditions: string[] = [];
+        const values: (string | number)[] = [clientId];
+        const where = (condition: string, ...given: (string | number)[]) => {
+          conditions.push(condition);
+          values.push(...given);
+        };
+        if (after) where('(at, request_id, id) < (?, ?, ?)', after.at, after.requestId, after.id);
+        if (filter.from !== undefined) where('at >= ?', filter.from);
+        if (filter.to !== undefined) where('at < ?', filter.to);
+        if (filter.status) where('status BETWEEN ? AND ?', filter.status.min, filter.status.max);
+        if (filter.address !== undefined) where('client_address = ?', filter.address);
+        const rows = statement(pageQuery(conditions)).all(...values, limit);
         return rows.map((row): AccessRecord => ({
           id: text(row.id),
           clientId,

@@ -50,6 +50,25 @@ export function describeAccessLogStoreContract(name: string, factory: (now: () =
       }
     }
 
+    it('when filters are given (decision 54), then every one holds: from (at or after), to (before), a status range, the address', async () => {
+      const clientId = aUniqueClientId();
+      const early = anAccessRecord(clientId, 50 * MINUTE, { clientAddress: '203.0.113.1' });
+      const refused = anAccessRecord(clientId, 40 * MINUTE, { status: 403, code: 'ADDRESS_NOT_ALLOWED', clientAddress: '203.0.113.2' });
+      const limited = anAccessRecord(clientId, 30 * MINUTE, { status: 429, code: 'RATE_LIMITED', clientAddress: '203.0.113.1' });
+      const late = anAccessRecord(clientId, 20 * MINUTE, { clientAddress: null });
+      await store.add([early, refused, limited, late]);
+      const page = (filter: NonNullable<Parameters<AccessLogStore['page']>[1]['filter']>, after?: AccessRecord) =>
+        store.page(clientId, { limit: 10, filter, ...(after ? { after } : {}) });
+
+      expect(await page({ from: refused.at })).toEqual([late, limited, refused]);
+      expect(await page({ to: limited.at })).toEqual([refused, early]);
+      expect(await page({ status: { min: 400, max: 499 } })).toEqual([limited, refused]);
+      expect(await page({ status: { min: 200, max: 200 } })).toEqual([late, early]);
+      expect(await page({ address: '203.0.113.1' })).toEqual([limited, early]);
+      expect(await page({ address: '203.0.113.1', status: { min: 400, max: 499 }, from: early.at, to: late.at })).toEqual([limited]);
+      expect(await page({ address: '203.0.113.1' }, limited)).toEqual([early]);
+    });
+
     it('when records of two Client IDs are added, then a page holds only the one asked for, newest first, exactly as added', async () => {
       const [mine, theirs] = [aUniqueClientId(), aUniqueClientId()];
       const older = anAccessRecord(mine, 5 * MINUTE, { status: 401, code: 'INVALID_API_KEY', resource: 'pillars', clientAddress: null });

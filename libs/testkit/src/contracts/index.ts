@@ -8,3 +8,4 @@ export * from './port-fixtures';
 export * from './access-log-store-contract';
 export * from './webhook-store-contract';
 export * from './lease-store-contract';
+export * from './audit-log-store-contract';

@@ -48,6 +48,8 @@ from ._errors import (
 from ._evidence import Evidence, Verification, verify_evidence
 from ._models import (
     AccessLogEntry,
+    AuditActor,
+    AuditLogEntry,
     Authorization,
     Change,
     ClaimLink,
@@ -84,6 +86,8 @@ __all__ = [
     "MAX_BATCH",
     "USER_AGENT",
     "AccessLogEntry",
+    "AuditActor",
+    "AuditLogEntry",
     "ApiConnectionError",
     "ApiTimeoutError",
     "AsyncAuthorizations",

@@ -338,6 +338,42 @@ class Authorization:
 
 
 @dataclass(frozen=True)
+class AuditActor:
+    """Who made a change (decision 54): `type` is person, service, recipient, system or reporter;
+    `id` is `<issuer>|<subject>` for a token's holder; `via` is api, console, cli or sdk (None for
+    the system)."""
+
+    type: str
+    id: str
+    via: str | None
+
+
+@dataclass(frozen=True)
+class AuditLogEntry:
+    """One change in the organization's audit trail: its `action` (`authorization.revoked`, ...),
+    its actor, the request id and the caller's address (None for the system), and the grant changed."""
+
+    at: datetime
+    action: str
+    actor: AuditActor
+    request_id: str | None
+    address: str | None
+    client_id: str | None
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> AuditLogEntry:
+        actor = data["actor"]
+        return cls(
+            _instant(data["at"]),
+            data["action"],
+            AuditActor(actor["type"], actor["id"], actor.get("via")),
+            data.get("requestId"),
+            data.get("address"),
+            data.get("clientId"),
+        )
+
+
+@dataclass(frozen=True)
 class AccessLogEntry:
     """One read-API request whose credential lookup found the authorization; `code` is the error
     code answered (RATE_LIMITED for a 429), None for a success or a 304."""

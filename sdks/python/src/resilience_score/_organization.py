@@ -22,7 +22,7 @@ from urllib.parse import quote
 import httpx
 
 from ._errors import error_from
-from ._models import AccessLogEntry, Authorization, Published, Usage
+from ._models import AccessLogEntry, AuditLogEntry, Authorization, Published, Usage
 from ._webhooks import AsyncWebhooks, Webhooks
 from ._transport import DEFAULT_MAX_RETRIES, DEFAULT_MAX_RETRY_WAIT, DEFAULT_TIMEOUT, AsyncTransport, Policy, SyncTransport
 
@@ -105,17 +105,64 @@ class _Base:
         organization = self._organization_id or _organization_of(self._token)
         return f"{self.notifier_url}/organizations/{quote(organization, safe='')}/webhooks"
 
-    def _authorizations_request(self, http: httpx.Client | httpx.AsyncClient, method: str, path: str, body: Any = None, params: Mapping[str, str] | None = None) -> httpx.Request:
+    def _authorizations_request(
+        self,
+        http: httpx.Client | httpx.AsyncClient,
+        method: str,
+        path: str,
+        body: Any = None,
+        params: Mapping[str, str] | None = None,
+        collection: str = "authorizations",
+    ) -> httpx.Request:
         if not self.credentials_url:
-            raise ValueError("authorizations need the credentials service's URL: credentials_url=...")
+            raise ValueError("authorizations and the audit log need the credentials service's URL: credentials_url=...")
         organization = self._organization_id or _organization_of(self._token)
-        url = f"{self.credentials_url}/organizations/{quote(organization, safe='')}/authorizations{path}"
+        url = f"{self.credentials_url}/organizations/{quote(organization, safe='')}/{collection}{path}"
         return http.build_request(method, url, json=body, params=params, headers={"authorization": f"Bearer {self._token}"})
 
     def _scores_request(self, http: httpx.Client | httpx.AsyncClient, batch: list[Score]) -> httpx.Request:
         if not self.ingest_url:
             raise ValueError("publish_scores needs the score-ingest service's URL: ingest_url=...")
         return http.build_request("POST", f"{self.ingest_url}/scores", json=_stamped(batch), headers={"authorization": f"Bearer {self._token}"})
+
+
+def _query(**given: str | datetime | int | None) -> dict[str, str]:
+    """A query of the parameters given (API names), instants as ISO 8601 (a naive datetime is refused)."""
+
+    def text(value: str | datetime | int) -> str:
+        if isinstance(value, datetime):
+            if value.tzinfo is None:
+                raise ValueError("an instant must carry its time zone")
+            return value.isoformat()
+        return str(value)
+
+    return {name: text(value) for name, value in given.items() if value is not None}
+
+
+def _audit_filters(
+    from_: str | datetime | None, to: str | datetime | None, actor: str | None, action: str | None, client_id: str | None, limit: int | None
+) -> dict[str, str]:
+    """The audit log's query (decision 54): only what is given."""
+    return _query(**{"from": from_, "to": to, "actor": actor, "action": action, "clientId": client_id, "limit": limit})
+
+
+def _list_filters(
+    status: str | None,
+    recipient_type: str | None,
+    scope: str | None,
+    expires_before: str | datetime | None,
+    last_used_before: str | datetime | None,
+    recipient_account_id: str | None,
+) -> dict[str, str]:
+    """The grants' list filters (decision 54): only what is given."""
+    return _query(
+        status=status,
+        recipientType=recipient_type,
+        scope=scope,
+        expiresBefore=expires_before,
+        lastUsedBefore=last_used_before,
+        recipientAccountId=recipient_account_id,
+    )
 
 
 def _expect(response: httpx.Response, *statuses: int) -> Any:
@@ -183,8 +230,42 @@ class Organization(_Base):
             send()
         return Published(accepted, batches)
 
-    def _call(self, method: str, path: str, idempotent: bool, statuses: tuple[int, ...], body: Any = None, params: Mapping[str, str] | None = None, timeout: float | None = None) -> Any:
-        request = self._authorizations_request(self._transport.http, method, path, body, params)
+    def audit_log(
+        self,
+        *,
+        from_: str | datetime | None = None,
+        to: str | datetime | None = None,
+        actor: str | None = None,
+        action: str | None = None,
+        client_id: str | None = None,
+        limit: int | None = None,
+        timeout: float | None = None,
+    ) -> Iterator[AuditLogEntry]:
+        """listAuditLog (decision 54): every change to the organization's grants the filters match,
+        newest first, with who made it, page after page (lazy). `actor` is an actor's id or a type
+        ("person", "system", ...)."""
+        filters = _audit_filters(from_, to, actor, action, client_id, limit)
+        cursor: str | None = None
+        while True:
+            params = {**filters, **({"cursor": cursor} if cursor else {})}
+            page = self._call("GET", "", True, (200,), params=params, timeout=timeout, collection="audit-log")
+            yield from (AuditLogEntry.from_json(item) for item in page["items"])
+            cursor = page.get("nextCursor")
+            if cursor is None:
+                return
+
+    def _call(
+        self,
+        method: str,
+        path: str,
+        idempotent: bool,
+        statuses: tuple[int, ...],
+        body: Any = None,
+        params: Mapping[str, str] | None = None,
+        timeout: float | None = None,
+        collection: str = "authorizations",
+    ) -> Any:
+        request = self._authorizations_request(self._transport.http, method, path, body, params, collection)
         return _expect(self._transport.send(request, idempotent=idempotent, timeout=timeout), *statuses)
 
 
@@ -217,9 +298,20 @@ class Authorizations:
         )
         return Authorization.from_json(self._organization._call("POST", "", False, (201,), body, timeout=timeout))
 
-    def list(self, *, timeout: float | None = None) -> list[Authorization]:
-        """listAuthorizations: newest first, without keys (one answer: the API does not page it)."""
-        answer = self._organization._call("GET", "", True, (200,), timeout=timeout)
+    def list(
+        self,
+        *,
+        status: str | None = None,
+        recipient_type: str | None = None,
+        scope: str | None = None,
+        expires_before: str | datetime | None = None,
+        last_used_before: str | datetime | None = None,
+        recipient_account_id: str | None = None,
+        timeout: float | None = None,
+    ) -> list[Authorization]:
+        """listAuthorizations: every grant the filters match (decision 54), newest first, without keys, in one answer."""
+        params = _list_filters(status, recipient_type, scope, expires_before, last_used_before, recipient_account_id)
+        answer = self._organization._call("GET", "", True, (200,), params=params, timeout=timeout)
         return [Authorization.from_json(item) for item in answer["authorizations"]]
 
     def get(self, client_id: str, *, timeout: float | None = None) -> Authorization:
@@ -245,12 +337,23 @@ class Authorizations:
         path = f"/{quote(client_id, safe='')}/claim-link"
         return Authorization.from_json(self._organization._call("POST", path, True, (200,), body, timeout=timeout))
 
-    def access_log(self, client_id: str, *, limit: int | None = None, timeout: float | None = None) -> Iterator[AccessLogEntry]:
-        """listAccessLog: every read through the authorization, newest first, page after page (lazy)."""
+    def access_log(
+        self,
+        client_id: str,
+        *,
+        limit: int | None = None,
+        from_: str | datetime | None = None,
+        to: str | datetime | None = None,
+        status: str | int | None = None,
+        address: str | None = None,
+        timeout: float | None = None,
+    ) -> Iterator[AccessLogEntry]:
+        """listAccessLog: every read through the authorization that the filters match (decision 54: `from_`,
+        `to`, `status` as 404 or "4xx", `address`), newest first, page after page (lazy)."""
         cursor: str | None = None
         path = f"/{quote(client_id, safe='')}/access-log"
         while True:
-            params = {**({"limit": str(limit)} if limit is not None else {}), **({"cursor": cursor} if cursor else {})}
+            params = {**_query(limit=limit, to=to, status=status, address=address, **{"from": from_}), **({"cursor": cursor} if cursor else {})}
             page = self._organization._call("GET", path, True, (200,), params=params, timeout=timeout)
             yield from (AccessLogEntry.from_json(item) for item in page["items"])
             cursor = page.get("nextCursor")
@@ -321,8 +424,41 @@ class AsyncOrganization(_Base):
             await send()
         return Published(accepted, batches)
 
-    async def _call(self, method: str, path: str, idempotent: bool, statuses: tuple[int, ...], body: Any = None, params: Mapping[str, str] | None = None, timeout: float | None = None) -> Any:
-        request = self._authorizations_request(self._transport.http, method, path, body, params)
+    async def audit_log(
+        self,
+        *,
+        from_: str | datetime | None = None,
+        to: str | datetime | None = None,
+        actor: str | None = None,
+        action: str | None = None,
+        client_id: str | None = None,
+        limit: int | None = None,
+        timeout: float | None = None,
+    ) -> AsyncIterator[AuditLogEntry]:
+        """As Organization.audit_log, page after page as the iteration asks."""
+        filters = _audit_filters(from_, to, actor, action, client_id, limit)
+        cursor: str | None = None
+        while True:
+            params = {**filters, **({"cursor": cursor} if cursor else {})}
+            page = await self._call("GET", "", True, (200,), params=params, timeout=timeout, collection="audit-log")
+            for item in page["items"]:
+                yield AuditLogEntry.from_json(item)
+            cursor = page.get("nextCursor")
+            if cursor is None:
+                return
+
+    async def _call(
+        self,
+        method: str,
+        path: str,
+        idempotent: bool,
+        statuses: tuple[int, ...],
+        body: Any = None,
+        params: Mapping[str, str] | None = None,
+        timeout: float | None = None,
+        collection: str = "authorizations",
+    ) -> Any:
+        request = self._authorizations_request(self._transport.http, method, path, body, params, collection)
         return _expect(await self._transport.send(request, idempotent=idempotent, timeout=timeout), *statuses)
 
 
@@ -351,9 +487,20 @@ class AsyncAuthorizations:
         )
         return Authorization.from_json(await self._organization._call("POST", "", False, (201,), body, timeout=timeout))
 
-    async def list(self, *, timeout: float | None = None) -> list[Authorization]:
+    async def list(
+        self,
+        *,
+        status: str | None = None,
+        recipient_type: str | None = None,
+        scope: str | None = None,
+        expires_before: str | datetime | None = None,
+        last_used_before: str | datetime | None = None,
+        recipient_account_id: str | None = None,
+        timeout: float | None = None,
+    ) -> list[Authorization]:
         """listAuthorizations."""
-        answer = await self._organization._call("GET", "", True, (200,), timeout=timeout)
+        params = _list_filters(status, recipient_type, scope, expires_before, last_used_before, recipient_account_id)
+        answer = await self._organization._call("GET", "", True, (200,), params=params, timeout=timeout)
         return [Authorization.from_json(item) for item in answer["authorizations"]]
 
     async def get(self, client_id: str, *, timeout: float | None = None) -> Authorization:
@@ -377,12 +524,22 @@ class AsyncAuthorizations:
         path = f"/{quote(client_id, safe='')}/claim-link"
         return Authorization.from_json(await self._organization._call("POST", path, True, (200,), body, timeout=timeout))
 
-    async def access_log(self, client_id: str, *, limit: int | None = None, timeout: float | None = None) -> AsyncIterator[AccessLogEntry]:
+    async def access_log(
+        self,
+        client_id: str,
+        *,
+        limit: int | None = None,
+        from_: str | datetime | None = None,
+        to: str | datetime | None = None,
+        status: str | int | None = None,
+        address: str | None = None,
+        timeout: float | None = None,
+    ) -> AsyncIterator[AccessLogEntry]:
         """listAccessLog, page after page as the iteration asks."""
         cursor: str | None = None
         path = f"/{quote(client_id, safe='')}/access-log"
         while True:
-            params = {**({"limit": str(limit)} if limit is not None else {}), **({"cursor": cursor} if cursor else {})}
+            params = {**_query(limit=limit, to=to, status=status, address=address, **{"from": from_}), **({"cursor": cursor} if cursor else {})}
             page = await self._organization._call("GET", path, True, (200,), params=params, timeout=timeout)
             for item in page["items"]:
                 yield AccessLogEntry.from_json(item)

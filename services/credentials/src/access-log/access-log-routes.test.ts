@@ -1,5 +1,5 @@
 import type { AccessLogEntry, AccessRecord, DailyReadsList } from '@rsd/contracts';
-import { request, signToken } from '@rsd/testkit';
+import { parseCsvIndependently, parseNdjson, request, signToken } from '@rsd/testkit';
 import { anAccessRecord, NOW, startCredentials, type CredentialsHarness } from '../testing/credentials-harness';
 
 const ORG = 'acme';
@@ -20,7 +20,8 @@ describe('credentials service: access log and usage (decisions 20 and 21)', () =
   let clientId: string;
 
   const path = (id = clientId, org = ORG) => `${h.app.baseUrl}/v1/organizations/${org}/authorizations/${id}`;
-  const get = (url: string, bearer = token) => request(url, { headers: { authorization: `Bearer ${bearer}` } });
+  const get = (url: string, bearer = token, accept = 'application/json') =>
+    request(url, { headers: { authorization: `Bearer ${bearer}`, accept } });
 
   beforeEach(async () => {
     h = await startCredentials();
@@ -86,6 +87,56 @@ describe('credentials service: access log and usage (decisions 20 and 21)', () =
       expect(Object.keys(answer.body.items[0]).sort()).toEqual(['at', 'clientAddress', 'code', 'requestId', 'resource', 'status']);
       expect(answer.body.items[0]).toMatchObject({ status: 401, code: 'INVALID_API_KEY', clientAddress: null });
       expect(typeof answer.body.nextCursor).toBe('string');
+    });
+
+    test('when filtered by from, to, status and address (decision 54), then only the entries every filter holds for come, paged', async () => {
+      const records = Array.from({ length: 40 }, (_, n) =>
+        anAccessRecord(clientId, (40 - n) * MINUTE, {
+          ...(n % 4 === 0 ? { status: 403, code: 'ADDRESS_NOT_ALLOWED' } : {}),
+          clientAddress: n % 2 === 0 ? '203.0.113.7' : '198.51.100.7',
+        }),
+      );
+      await h.accessLog.add(records);
+      const from = records[8]!.at;
+      const to = records[36]!.at;
+      const wanted = records.filter((record, n) => n >= 8 && n < 36 && n % 4 === 0);
+
+      const first = await get(`${path()}/access-log?status=4xx&address=203.0.113.7&from=${from}&to=${to}&limit=4`);
+      const rest = await get(`${path()}/access-log?status=403&address=203.0.113.7&from=${from}&to=${to}&cursor=${first.body.nextCursor}`);
+
+      expect([...first.body.items, ...rest.body.items]).toEqual(newestFirst(wanted).map(entryOf));
+      expect(rest.body.nextCursor).toBeNull();
+    });
+
+    test('when the access log is asked for as CSV and as NDJSON, then every filtered entry is there, as an independent parser reads it', async () => {
+      const records = Array.from({ length: 1_100 }, (_, n) =>
+        anAccessRecord(clientId, (1_100 - n) * 1_000, n % 2 === 0 ? { status: 429, code: 'RATE_LIMITED' } : {}),
+      );
+      for (let at = 0; at < records.length; at += 275) await h.accessLog.add(records.slice(at, at + 275));
+      const refused = newestFirst(records.filter((record) => record.status === 429));
+
+      const csv = await get(`${path()}/access-log?status=429`, token, 'text/csv');
+      const ndjson = await fetch(`${path()}/access-log?status=429`, {
+        headers: { authorization: `Bearer ${token}`, accept: 'application/x-ndjson' },
+      });
+
+      const rows = parseCsvIndependently(csv.body as string);
+      expect(rows[0]).toEqual(['at', 'resource', 'status', 'code', 'clientAddress', 'requestId']);
+      expect(rows.slice(1)).toEqual(refused.map((r) => [r.at, r.resource, '429', 'RATE_LIMITED', r.clientAddress ?? '', r.requestId]));
+      expect(parseNdjson(await ndjson.text())).toEqual(refused.map(entryOf));
+    });
+
+    test.each([
+      ['?status=4x', 'status'],
+      ['?status=600', 'status'],
+      ['?address=not%20an%20address', 'address'],
+      ['?from=2026-11-20', 'from'],
+      ['?from=2026-11-20T00:00:00Z&to=2026-11-20T00:00:00Z', 'from must be before to'],
+    ])('when the filter is %s, then 400 INVALID_PARAMETER names %s', async (query, named) => {
+      const answer = await get(`${path()}/access-log${query}`);
+
+      expect([answer.status, answer.body.code]).toEqual([400, 'INVALID_PARAMETER']);
+      expect(answer.body.message).toContain(named);
     });
 
     test('when nobody has read yet, then the page is empty', async () => {

@@ -1,6 +1,8 @@
-import type { AccessLogPage } from '@rsd/contracts';
+import type { Response } from 'express';
+import type { AccessLogEntry, AccessLogPage, AccessRecord } from '@rsd/contracts';
 import type { AccessLogStore, AuthorizationStore } from '@rsd/ports';
 import { findOwnAuthorization } from '../authorizations/find-authorizations';
+import { EXPORT_PAGE_SIZE, streamExport, type Column } from '../exports/export-stream';
 import { cursorAfter, type AccessLogQuery } from './access-log-query';
 
 export interface AccessLogDeps {
@@ -20,18 +22,50 @@ export async function listAccessLog(
   query: AccessLogQuery,
 ): Promise<AccessLogPage> {
   await findOwnAuthorization(deps.store, organizationId, clientId);
-  const found = await deps.accessLog.page(clientId, { limit: query.limit + 1, ...(query.after ? { after: query.after } : {}) });
+  const found = await deps.accessLog.page(clientId, {
+    limit: query.limit + 1,
+    filter: query.filter,
+    ...(query.after ? { after: query.after } : {}),
+  });
   const page = found.slice(0, query.limit);
   const last = page.at(-1);
-  return {
-    items: page.map(({ at, resource, status, code, clientAddress, requestId }) => ({
-      at,
-      resource,
-      status,
-      code,
-      clientAddress,
-      requestId,
-    })),
-    nextCursor: found.length > query.limit && last ? cursorAfter(last) : null,
-  };
+  return { items: page.map(accessLogEntryOf), nextCursor: found.length > query.limit && last ? cursorAfter(last) : null };
+}
+
+/** What the organization sees of a record: no id of the record's own, no Client ID (the path names it). */
+export function accessLogEntryOf({ at, resource, status, code, clientAddress, requestId }: AccessRecord): AccessLogEntry {
+  return { at, resource, status, code, clientAddress, requestId };
+}
+
+/** The CSV export's columns (decision 54), the entry's fields in order. */
+export const ACCESS_LOG_COLUMNS: readonly Column<AccessRecord>[] = [
+  { header: 'at', cell: (record) => record.at },
+  { header: 'resource', cell: (record) => record.resource },
+  { header: 'status', cell: (record) => record.status },
+  { header: 'code', cell: (record) => record.code },
+  { header: 'clientAddress', cell: (record) => record.clientAddress },
+  { header: 'requestId', cell: (record) => record.requestId },
+];
+
+/**
+ * Decision 54: the whole filtered access log of one authorization as CSV or NDJSON, streamed from the
+ * store a page at a time (from `cursor` when given); the authorization must be the organization's own.
+ */
+export async function exportAccessLog(
+  deps: AccessLogDeps,
+  res: Response,
+  format: 'csv' | 'ndjson',
+  target: { organizationId: string; clientId: string },
+  query: AccessLogQuery,
+): Promise<void> {
+  await findOwnAuthorization(deps.store, target.organizationId, target.clientId);
+  await streamExport<AccessRecord>(res, format, {
+    columns: ACCESS_LOG_COLUMNS,
+    line: accessLogEntryOf,
+    filename: `access-log-${target.clientId}`,
+    read: (last) => {
+      const after = last ?? query.after;
+      return deps.accessLog.page(target.clientId, { limit: EXPORT_PAGE_SIZE, filter: query.filter, ...(after ? { after } : {}) });
+    },
+  });
 }

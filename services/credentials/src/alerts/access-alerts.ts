@@ -3,11 +3,11 @@ import type { AccessRecord } from '@rsd/contracts';
 import { decideAlerts, observeAccess, type StoredAuthorization } from '@rsd/domain';
 import type { Logger } from '@rsd/platform';
 import type { AuthorizationStore, Clock } from '@rsd/ports';
-import { outboxEntryOf } from '../outbox/outbox-entry';
+import { runCommand, type CommandDeps } from '../commands/run-command';
 import type { OutboxRelay } from '../outbox/outbox-relay';
 
 export interface AccessAlertsDeps {
-  store: Pick<AuthorizationStore, 'findByClientId' | 'update'>;
+  store: Pick<AuthorizationStore, 'findByClientId'> & CommandDeps['store'];
   relay: Pick<OutboxRelay, 'flush'>;
   clock: Clock;
   log: Logger;
@@ -44,22 +44,33 @@ export function accessAlerts({
     const now = clock.now();
     const known = remembered.get(clientId);
     if (known && observeAccess(known, records, now) === undefined) return 0;
-    for (let attempt = 1; attempt <= ATTEMPTS; attempt += 1) {
-      const record = await store.findByClientId(clientId);
-      if (!record) return 0;
-      const observed = observeAccess(record, records, now);
-      if (!observed) {
-        remember(record);
+    // Alerts are no one's change (decision 54): written without an actor, and published once per batch.
+    const { answer } = await runCommand({ store, relay, log }, undefined, {
+      what: 'alerts of an access-log batch',
+      context: { clientId },
+      publish: 'none',
+      attempts: ATTEMPTS,
+      exhausted: () => {
+        log.warn({ clientId }, 'alerts of an access-log batch lost to concurrent changes of the grant');
         return 0;
-      }
-      const decided = decideAlerts(record, observed, newEventId);
-      if (await store.update(decided.record, record.revision, decided.events.map(outboxEntryOf))) {
-        remember(decided.record);
-        return decided.events.length;
-      }
-    }
-    log.warn({ clientId }, 'alerts of an access-log batch lost to concurrent changes of the grant');
-    return 0;
+      },
+      load: () => store.findByClientId(clientId),
+      decide: (record) => {
+        if (!record) return { answer: 0 };
+        const observed = observeAccess(record, records, now);
+        if (!observed) {
+          remember(record);
+          return { answer: 0 };
+        }
+        const decided = decideAlerts(record, observed, newEventId);
+        return {
+          write: { authorization: decided.record, expectedRevision: record.revision, events: decided.events },
+          answer: decided.events.length,
+          written: () => remember(decided.record),
+        };
+      },
+    });
+    return answer;
   }
 
   return async (records) => {

@@ -316,6 +316,58 @@ describe('credentials service: authorizations over HTTP', () => {
       expect(text).not.toContain('keyDigest');
     });
 
+    test('when the list is filtered and paged (decision 54), then every match comes once, newest first; without limit or cursor, all at once', async () => {
+      const made: { clientId: string; recipientType: string; scopes: string[] }[] = [];
+      for (let n = 0; n < 7; n += 1) {
+        h.clock.set(new Date(NOW.getTime() + n * 1000));
+        const body =
+          n % 2 === 0
+            ? { recipientType: 'auditor', scopes: ['qr_score', 'score_trend'] }
+            : { recipientType: 'partner', scopes: ['qr_score'] };
+        made.push((await post(h.url(`${ORG}/authorizations`), { ...body, ...(n === 2 ? { expiresAt: '2026-12-01' } : {}) }, token)).body);
+      }
+      await post(h.url(`${ORG}/authorizations/${made[4]!.clientId}/revoke`), {}, token);
+      const ids = (body: { authorizations: { clientId: string }[] }) => body.authorizations.map((grant) => grant.clientId);
+      const auditors = made
+        .filter((_, n) => n % 2 === 0)
+        .map((grant) => grant.clientId)
+        .reverse();
+
+      const pages: string[][] = [];
+      for (let cursor: string | null = ''; cursor !== null;) {
+        const page = await get(
+          h.url(`${ORG}/authorizations?recipientType=auditor&scope=score_trend&limit=3${cursor ? `&cursor=${cursor}` : ''}`),
+          token,
+        );
+        expect(page.status).toBe(200);
+        pages.push(ids(page.body));
+        cursor = page.body.nextCursor as string | null;
+      }
+      const all = await get(h.url(`${ORG}/authorizations`), token);
+
+      expect(pages).toEqual([auditors.slice(0, 3), auditors.slice(3)]);
+      expect([ids(all.body).length, all.body.nextCursor]).toEqual([7, null]);
+      expect(ids((await get(h.url(`${ORG}/authorizations?status=revoked`), token)).body)).toEqual([made[4]!.clientId]);
+      expect(ids((await get(h.url(`${ORG}/authorizations?expiresBefore=2026-12-03T00:00:00Z`), token)).body)).toEqual([made[2]!.clientId]);
+      expect(
+        ids((await get(h.url(`${ORG}/authorizations?lastUsedBefore=2026-11-01T00:00:00Z&recipientType=partner`), token)).body),
+      ).toHaveLength(3);
+    });
+
+    test.each([
+      'status=gone',
+      'recipientType=cat',
+      'scope=everything',
+      'expiresBefore=soon',
+      'recipientAccountId=rcp_1',
+      'limit=501',
+      'cursor=Zm9v',
+    ])('when the list is asked for with %s, then 400 INVALID_PARAMETER', async (query) => {
+      const answer = await get(h.url(`${ORG}/authorizations?${query}`), token);
+
+      expect([answer.status, answer.body.code]).toEqual([400, 'INVALID_PARAMETER']);
+    });
+
     test('when one authorization is read, then it has the created fields without apiKey', async () => {
       const created = await post(h.url(`${ORG}/authorizations`), validBody, token);
       const { apiKey: _apiKey, ...withoutKey } = created.body;
@@ -348,7 +400,7 @@ describe('credentials service: authorizations over HTTP', () => {
       expect(String(response.body.message).replace(created.body.clientId, 'X')).toBe(
         String(unknown.body.message).replace('rs_AAAAAAAAAAAAAAAAAAAAAAAA', 'X'),
       );
-      expect((await get(h.url('globex/authorizations'), otherToken)).body).toEqual({ authorizations: [] });
+      expect((await get(h.url('globex/authorizations'), otherToken)).body).toEqual({ authorizations: [], nextCursor: null });
     });
   });
 
@@ -370,6 +422,12 @@ describe('credentials service: authorizations over HTTP', () => {
         revokedAt: '2026-11-20T10:01:00.000Z',
         revision: 2,
         revocationReason: 'organization',
+        audit: {
+          action: 'authorization.revoked',
+          actor: { type: 'person', id: '|admin@acme', via: 'api' },
+          requestId: expect.any(String) as unknown,
+          address: expect.any(String) as unknown,
+        },
       });
     });
 
@@ -461,6 +519,7 @@ describe('credentials service: authorizations over HTTP', () => {
         '/organizations/{organizationId}/authorizations/{clientId}/access-log',
         '/organizations/{organizationId}/authorizations/{clientId}/daily-reads',
         '/organizations/{organizationId}/alerts',
+        '/organizations/{organizationId}/audit-log',
         '/organizations/{organizationId}/authorizations/{clientId}/claim-link',
         '/claim/{token}',
         '/portfolio/keys/rotate',
@@ -521,6 +580,13 @@ describe('credentials service: key rotation and allow lists (decisions 19 and 22
       previousKeyExpiresAt: new Date(NOW.getTime() + 3_600_000).toISOString(),
       rotatedAt: NOW.toISOString(),
       revision: 2,
+      // Decision 54: who rotated it, never a key or the token.
+      audit: {
+        action: 'authorization.key_rotated',
+        actor: { type: 'person', id: '|admin@acme', via: 'api' },
+        requestId: expect.any(String) as unknown,
+        address: expect.any(String) as unknown,
+      },
     });
     expect(JSON.stringify(events)).not.toContain(rotated.apiKey);
     expect(JSON.stringify(events)).not.toContain(created.apiKey);

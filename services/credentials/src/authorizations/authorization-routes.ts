@@ -1,19 +1,22 @@
 import { randomUUID } from 'node:crypto';
-import type { Request, RequestHandler, Router } from 'express';
+import type { Request, RequestHandler, Response, Router } from 'express';
 import { clientIdPattern, organizationIdSchema } from '@rsd/contracts';
 import { generateApiKey, generateClaimToken, generateClientId } from '@rsd/domain';
 import type { AccessLogStore } from '@rsd/ports';
 import { ApiError, jsonBody, methodNotAllowed, requireCaller, type TokenVerifier } from '@rsd/platform';
 import { createAuthorization } from './create-authorization';
+import { authorizationListQueryOf, selectAuthorizations } from './authorization-list-query';
 import { getAuthorization, listAuthorizations, listWithAlerts } from './find-authorizations';
 import { revokeAuthorization } from './revoke-authorization';
 import { rotateAuthorization } from './rotate-authorization';
 import type { UseCaseDeps } from './use-case-deps';
 import { accessLogQueryOf } from '../access-log/access-log-query';
 import { issueClaimLink } from '../claims/claim-key';
-import { listAccessLog, type AccessLogDeps } from '../access-log/list-access-log';
+import { exportAccessLog, listAccessLog, type AccessLogDeps } from '../access-log/list-access-log';
 import { readsPerDay } from '../access-log/reads-per-day';
+import { exportFormatOf } from '../exports/export-stream';
 import { labelledRouter } from '@rsd/observability';
+import { tokenOrigin } from '../commands/origin';
 
 export interface AuthorizationRoutesDeps extends Omit<UseCaseDeps, 'newEventId'> {
   accessLog: AccessLogDeps['accessLog'] & Pick<AccessLogStore, 'dailyReads'>;
@@ -43,6 +46,8 @@ export function authorizationRoutes(deps: AuthorizationRoutesDeps): Router {
     claimToken: generateClaimToken,
   };
   const claimLinkBase = (req: Request) => claimLinkBaseOf(req, deps.claimLinkBaseUrl);
+  /** Decision 54: a change is made by the token's holder, once requireCaller has verified it. */
+  const asCaller = (req: Request, res: Response): UseCaseDeps => ({ ...useCaseDeps, origin: tokenOrigin(req, res) });
   // The organization id is checked before the caller, so a malformed one is a 400 for everybody.
   const guard = [
     requireValidOrganizationId,
@@ -73,12 +78,14 @@ export function authorizationRoutes(deps: AuthorizationRoutesDeps): Router {
   router
     .route(COLLECTION)
     .get(...guard, async (req, res) => {
-      res.json({ authorizations: await listAuthorizations(useCaseDeps, req.params.organizationId) });
+      // Decision 54: filtered, and paged when `limit` or `cursor` is given; every match at once otherwise, as before.
+      const query = authorizationListQueryOf(req);
+      res.json(selectAuthorizations(await listAuthorizations(useCaseDeps, req.params.organizationId), query));
     })
     .post(...guard, ...jsonBody(BODY_LIMIT), async (req, res) => {
       const organizationId = req.params.organizationId;
       const body: unknown = req.body;
-      const created = await createAuthorization(useCaseDeps, generate, organizationId, body, claimLinkBase(req));
+      const created = await createAuthorization(asCaller(req, res), generate, organizationId, body, claimLinkBase(req));
       res.status(201).location(`/v1/organizations/${organizationId}/authorizations/${created.clientId}`).json(created);
     })
     .all(methodNotAllowed(['GET', 'HEAD', 'POST']));
@@ -93,7 +100,7 @@ export function authorizationRoutes(deps: AuthorizationRoutesDeps): Router {
   router
     .route(REVOKE)
     .post(...itemGuard, async (req, res) => {
-      const { authorization, publication } = await revokeAuthorization(useCaseDeps, req.params.organizationId, req.params.clientId);
+      const { authorization, publication } = await revokeAuthorization(asCaller(req, res), req.params.organizationId, req.params.clientId);
       // Decision 29: 200 only once the revocation is in the event log; otherwise it is recorded and owed.
       if (publication === 'published') res.json(authorization);
       else res.status(202).json({ ...authorization, enforcement: 'pending' });
@@ -105,7 +112,7 @@ export function authorizationRoutes(deps: AuthorizationRoutesDeps): Router {
     .post(...itemGuard, ...jsonBody(BODY_LIMIT), async (req, res) => {
       const body: unknown = req.body;
       const { rotated, publication } = await rotateAuthorization(
-        useCaseDeps,
+        asCaller(req, res),
         generate,
         req.params.organizationId,
         req.params.clientId,
@@ -122,7 +129,7 @@ export function authorizationRoutes(deps: AuthorizationRoutesDeps): Router {
     .post(...itemGuard, ...jsonBody(BODY_LIMIT), async (req, res) => {
       const body: unknown = req.body;
       const { organizationId, clientId } = req.params;
-      res.json(await issueClaimLink(useCaseDeps, generate, organizationId, clientId, body, claimLinkBase(req)));
+      res.json(await issueClaimLink(asCaller(req, res), generate, organizationId, clientId, body, claimLinkBase(req)));
     })
     .all(methodNotAllowed(['POST']));
 
@@ -130,7 +137,10 @@ export function authorizationRoutes(deps: AuthorizationRoutesDeps): Router {
     .route(ACCESS_LOG)
     .get(...itemGuard, async (req, res) => {
       const query = accessLogQueryOf(req);
-      res.json(await listAccessLog(deps, req.params.organizationId, req.params.clientId, query));
+      const format = exportFormatOf(req);
+      const { organizationId, clientId } = req.params;
+      if (format === 'json') res.json(await listAccessLog(deps, organizationId, clientId, query));
+      else await exportAccessLog(deps, res, format, { organizationId, clientId }, query);
     })
     .all(methodNotAllowed(['GET', 'HEAD']));
 
@@ -152,7 +162,7 @@ export function authorizationRoutes(deps: AuthorizationRoutesDeps): Router {
   return router;
 }
 
-const requireValidOrganizationId: RequestHandler = (req, _res, next) => {
+export const requireValidOrganizationId: RequestHandler = (req, _res, next) => {
   if (!organizationIdSchema.safeParse(req.params.organizationId).success) {
     next(new ApiError('INVALID_ORGANIZATION_ID', 'The organization id must be 1-64 characters of A-Z, a-z, 0-9, "_" or "-"'));
     return;

@@ -10,8 +10,7 @@ import {
   type StoredAuthorization,
 } from '@rsd/domain';
 import { ApiError } from '@rsd/platform';
-import { outboxEntryOf } from '../outbox/outbox-entry';
-import { publishOwedEvents } from '../outbox/outbox-relay';
+import { runCommand } from '../commands/run-command';
 import { claimUrlOf } from '../claims/claim-url';
 import { validateCreateRequest, type ValidCreateRequest } from './create-authorization-request';
 import type { CredentialGenerator, UseCaseDeps } from './use-case-deps';
@@ -65,11 +64,22 @@ export async function createAuthorization(
   return { ...toAuthorization(record, now, NO_USAGE), apiKey };
 }
 
+/** A new record: nothing to load or lose to, so one write with its Created event, then the wait for the log. */
 async function store(deps: UseCaseDeps, record: StoredAuthorization, now: Date): Promise<void> {
-  const created = authorizationCreated(record, { id: deps.newEventId(), time: now });
-  await deps.store.create(record, [outboxEntryOf(created)]);
   // A 201 either way: the key works from the moment its Created event reaches the read API, owed or not.
-  await publishOwedEvents(deps.relay, deps.log, deps.publishDeadlineMs);
+  await runCommand(deps, deps.origin, {
+    what: 'create',
+    context: { organizationId: record.organizationId, clientId: record.clientId },
+    load: () => Promise.resolve(record),
+    decide: (created) => ({
+      write: {
+        authorization: created,
+        expectedRevision: null,
+        events: [authorizationCreated(created, { id: deps.newEventId(), time: now })],
+      },
+      answer: undefined,
+    }),
+  });
 }
 
 function newAuthorization(fields: {

@@ -1,9 +1,8 @@
 import type { Authorization } from '@rsd/contracts';
 import { decideRevoke } from '@rsd/domain';
-import { outboxEntryOf } from '../outbox/outbox-entry';
-import { publishOwedEvents, type Publication } from '../outbox/outbox-relay';
+import { runCommand } from '../commands/run-command';
+import type { Publication } from '../outbox/outbox-relay';
 import { findOwnAuthorization, withUsage } from './find-authorizations';
-import { LOST_TO_A_CONCURRENT_CHANGE, retryOnConflict } from './retry-on-conflict';
 import type { UseCaseDeps } from './use-case-deps';
 
 export interface Revocation {
@@ -16,25 +15,20 @@ export interface Revocation {
   publication: Publication;
 }
 
-export function revokeAuthorization(deps: UseCaseDeps, organizationId: string, clientId: string): Promise<Revocation> {
-  return retryOnConflict(
-    async () => {
-      const current = await findOwnAuthorization(deps.store, organizationId, clientId);
-      const now = deps.clock.now();
-      const decision = decideRevoke(current, { id: deps.newEventId(), time: now });
-      // Revoked before, perhaps while the log was down: its event may still be owed, so ask again.
-      const record = decision.outcome === 'unchanged' ? current : decision.record;
-      if (
-        decision.outcome !== 'unchanged' &&
-        !(await deps.store.update(decision.record, current.revision, [outboxEntryOf(decision.event)]))
-      ) {
-        return LOST_TO_A_CONCURRENT_CHANGE;
-      }
+export async function revokeAuthorization(deps: UseCaseDeps, organizationId: string, clientId: string): Promise<Revocation> {
+  const { answer: record, publication } = await runCommand(deps, deps.origin, {
+    what: 'revoke',
+    context: { organizationId, clientId },
+    load: () => findOwnAuthorization(deps.store, organizationId, clientId),
+    decide: (current) => {
+      const decision = decideRevoke(current, { id: deps.newEventId(), time: deps.clock.now() });
+      // Revoked before, perhaps while the log was down: nothing to write, but its event may still be owed, so the runner asks again.
+      if (decision.outcome === 'unchanged') return { answer: current };
       return {
-        authorization: await withUsage(deps, record, now),
-        publication: await publishOwedEvents(deps.relay, deps.log, deps.publishDeadlineMs),
+        write: { authorization: decision.record, expectedRevision: current.revision, events: [decision.event] },
+        answer: decision.record,
       };
     },
-    { log: deps.log, what: 'revoke', context: { organizationId, clientId } },
-  );
+  });
+  return { authorization: await withUsage(deps, record, deps.clock.now()), publication: publication ?? 'pending' };
 }

@@ -1,10 +1,9 @@
 import { DEFAULT_OVERLAP_SECONDS, rotateAuthorizationRequestSchema, type RotatedAuthorization } from '@rsd/contracts';
 import { decideRotate, digestApiKey } from '@rsd/domain';
 import { ApiError, issueDetails, requestErrorMap, validationFailed } from '@rsd/platform';
-import { outboxEntryOf } from '../outbox/outbox-entry';
-import { publishOwedEvents, type Publication } from '../outbox/outbox-relay';
+import { runCommand } from '../commands/run-command';
+import type { Publication } from '../outbox/outbox-relay';
 import { findOwnAuthorization, withUsage } from './find-authorizations';
-import { LOST_TO_A_CONCURRENT_CHANGE, retryOnConflict } from './retry-on-conflict';
 import type { CredentialGenerator, UseCaseDeps } from './use-case-deps';
 
 export interface Rotation {
@@ -17,7 +16,7 @@ export interface Rotation {
  * Decision 19: a new key for the same Client ID, scopes and expiry; the previous key keeps working
  * for the overlap. Like create, the raw key exists only here, digested at once and returned once.
  */
-export function rotateAuthorization(
+export async function rotateAuthorization(
   deps: UseCaseDeps,
   generate: Pick<CredentialGenerator, 'apiKey'>,
   organizationId: string,
@@ -25,12 +24,18 @@ export function rotateAuthorization(
   body: unknown,
 ): Promise<Rotation> {
   const overlapSeconds = overlapOf(body);
-  return retryOnConflict(
-    async () => {
-      const current = await findOwnAuthorization(deps.store, organizationId, clientId);
-      const now = deps.clock.now();
+  const { answer, publication } = await runCommand(deps, deps.origin, {
+    what: 'rotation',
+    context: { organizationId, clientId },
+    load: () => findOwnAuthorization(deps.store, organizationId, clientId),
+    decide: (current) => {
+      // A write that loses is decided again, with a new key: the one made here never left this function.
       const apiKey = generate.apiKey();
-      const decision = decideRotate(current, { newKeyDigest: digestApiKey(apiKey), overlapSeconds }, { id: deps.newEventId(), time: now });
+      const decision = decideRotate(
+        current,
+        { newKeyDigest: digestApiKey(apiKey), overlapSeconds },
+        { id: deps.newEventId(), time: deps.clock.now() },
+      );
       if (decision.outcome === 'unclaimed') {
         throw new ApiError(
           'KEY_NOT_CLAIMED',
@@ -49,19 +54,18 @@ export function rotateAuthorization(
           'The authorization has been revoked or has expired; a new key cannot be issued for it',
         );
       }
-      // A write that loses is decided again, with a new key: the one made here never left this function.
-      if (!(await deps.store.update(decision.record, current.revision, [outboxEntryOf(decision.event)])))
-        return LOST_TO_A_CONCURRENT_CHANGE;
-      const publication = await publishOwedEvents(deps.relay, deps.log, deps.publishDeadlineMs);
-      const rotated = {
-        ...(await withUsage(deps, decision.record, now)),
-        apiKey,
-        previousKeyExpiresAt: decision.record.previousKeyExpiresAt ?? null,
+      return {
+        write: { authorization: decision.record, expectedRevision: current.revision, events: [decision.event] },
+        answer: { record: decision.record, apiKey },
       };
-      return { rotated, publication };
     },
-    { log: deps.log, what: 'rotation', context: { organizationId, clientId } },
-  );
+  });
+  const rotated = {
+    ...(await withUsage(deps, answer.record, deps.clock.now())),
+    apiKey: answer.apiKey,
+    previousKeyExpiresAt: answer.record.previousKeyExpiresAt ?? null,
+  };
+  return { rotated, publication: publication ?? 'pending' };
 }
 
 /** The body is optional: none, or `{}`, means the default overlap of a day. */

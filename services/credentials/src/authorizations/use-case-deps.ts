@@ -1,3 +1,4 @@
+import type { Origin } from '@rsd/domain';
 import type { Logger } from '@rsd/platform';
 import type { AccessLogStore, AuthorizationStore, Clock } from '@rsd/ports';
 import type { OutboxRelay } from '../outbox/outbox-relay';
@@ -13,6 +14,11 @@ export interface UseCaseDeps {
   /** How long a write waits for the event log to take its event before answering that enforcement is pending. */
   publishDeadlineMs: number;
   newEventId(): string;
+  /**
+   * Decision 54: who asks for the change, written into its events by the command runner. The routes
+   * set it per request; absent, the change is written without an actor.
+   */
+  origin?: Origin;
 }
 
 export interface CredentialGenerator {

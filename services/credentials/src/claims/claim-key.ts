@@ -20,16 +20,16 @@ import {
   digestsMatch,
   type ClaimLinkState,
   type StoredAuthorization,
+  type Origin,
   type StoredRecipientAccount,
 } from '@rsd/domain';
 import { ApiError, issueDetails, requestErrorMap, validationFailed } from '@rsd/platform';
 import type { AccessLogStore } from '@rsd/ports';
 import { requireCurrentKey } from '@rsd/recipient-access';
 import { findOwnAuthorization, withUsage } from '../authorizations/find-authorizations';
-import { LOST_TO_A_CONCURRENT_CHANGE, retryOnConflict } from '../authorizations/retry-on-conflict';
 import type { CredentialGenerator, UseCaseDeps } from '../authorizations/use-case-deps';
-import { outboxEntryOf } from '../outbox/outbox-entry';
-import { publishOwedEvents, type Publication } from '../outbox/outbox-relay';
+import { runCommand } from '../commands/run-command';
+import type { Publication } from '../outbox/outbox-relay';
 import { claimUrlOf } from './claim-url';
 import { authenticateAccount, openAccount, type AccountGenerator } from '../portfolio/recipient-accounts';
 
@@ -38,10 +38,17 @@ export interface ClaimDeps extends UseCaseDeps {
   accessLog: Pick<AccessLogStore, 'add'>;
 }
 
-/** Who claims: as the service determines the address, and the request's id, for the access log. */
+/** Who claims: as the service determines the address, and the request's id, for the access log and the audit trail. */
 export interface Claimant {
   clientAddress: string | null;
   requestId: string;
+  /** Decision 54: how the claim was asked for (the CLI, an SDK, or the API itself). */
+  via?: Origin['actor']['via'];
+}
+
+/** Decision 54: the link's holder is the grant's recipient, known by the Client ID the link names (or the account it joins). */
+function claimantOrigin(who: Claimant, id: string): Origin {
+  return { actor: { type: 'recipient', id, via: who.via ?? 'api' }, requestId: who.requestId, address: who.clientAddress };
 }
 
 export interface Claim {
@@ -66,10 +73,17 @@ export async function describeClaim(deps: Pick<UseCaseDeps, 'store' | 'clock'>, 
  * revision it was read at, so of two claims at once exactly one wins; the other reads it again and
  * finds the link used.
  */
-export function claimKey(deps: ClaimDeps, generate: Pick<CredentialGenerator, 'apiKey'>, token: string, who: Claimant): Promise<Claim> {
-  return retryOnConflict(
-    async () => {
-      const current = await findByToken(deps, token);
+export async function claimKey(
+  deps: ClaimDeps,
+  generate: Pick<CredentialGenerator, 'apiKey'>,
+  token: string,
+  who: Claimant,
+): Promise<Claim> {
+  const { answer, publication } = await runCommand(deps, (current: StoredAuthorization) => claimantOrigin(who, current.clientId), {
+    what: 'claim',
+    context: {},
+    load: () => findByToken(deps, token),
+    decide: async (current) => {
       const now = deps.clock.now();
       const apiKey = generate.apiKey();
       const decision = decideClaim(
@@ -82,15 +96,16 @@ export function claimKey(deps: ClaimDeps, generate: Pick<CredentialGenerator, 'a
         await recordClaim(deps, current.clientId, who, now, refusal.status, refusal.code);
         throw refusal;
       }
-      if (!(await deps.store.update(decision.record, current.revision, [outboxEntryOf(decision.event)])))
-        return LOST_TO_A_CONCURRENT_CHANGE;
-      const publication = await publishOwedEvents(deps.relay, deps.log, deps.publishDeadlineMs);
-      await recordClaim(deps, current.clientId, who, now, 201, null);
-      deps.log.info({ organizationId: current.organizationId, clientId: current.clientId }, 'key claimed by its link');
-      return { claimed: { clientId: current.clientId, apiKey }, grant: grantOf(current), publication };
+      return {
+        write: { authorization: decision.record, expectedRevision: current.revision, events: [decision.event] },
+        answer: { current, apiKey, now },
+      };
     },
-    { log: deps.log, what: 'claim', context: {} },
-  );
+  });
+  const { current, apiKey, now } = answer;
+  await recordClaim(deps, current.clientId, who, now, 201, null);
+  deps.log.info({ organizationId: current.organizationId, clientId: current.clientId }, 'key claimed by its link');
+  return { claimed: { clientId: current.clientId, apiKey }, grant: grantOf(current), publication: publication ?? 'pending' };
 }
 
 /** Decision 42: where a claim puts the grant: an account the caller holds the key of, or a new one. */
@@ -127,9 +142,11 @@ export async function claimIntoAccount(
   const opened = existing ? undefined : await openAccount(deps, generate, 'accountName' in choice ? choice.accountName : null);
   const account = existing ?? opened?.account;
   if (!account) throw new Error('no account to claim into');
-  return retryOnConflict(
-    async () => {
-      const current = await findByToken(deps, token);
+  const { answer, publication } = await runCommand(deps, claimantOrigin(who, account.accountId), {
+    what: 'claim into an account',
+    context: { accountId: account.accountId },
+    load: () => findByToken(deps, token),
+    decide: async (current) => {
       const now = deps.clock.now();
       const decision = decideJoinAccount(
         current,
@@ -141,25 +158,26 @@ export async function claimIntoAccount(
         await recordClaim(deps, current.clientId, who, now, refusal.status, refusal.code);
         throw refusal;
       }
-      if (!(await deps.store.update(decision.record, current.revision, [outboxEntryOf(decision.event)])))
-        return LOST_TO_A_CONCURRENT_CHANGE;
-      const publication = await publishOwedEvents(deps.relay, deps.log, deps.publishDeadlineMs);
-      await recordClaim(deps, current.clientId, who, now, 201, null);
-      deps.log.info(
-        { organizationId: current.organizationId, clientId: current.clientId, accountId: account.accountId, newAccount: !existing },
-        'grant claimed into a recipient account',
-      );
-      const joined = opened
-        ? { accountId: account.accountId, accountKey: opened.accountKey, clientId: current.clientId }
-        : { accountId: account.accountId, clientId: current.clientId };
-      return { joined, grant: grantOf(current), publication };
+      return {
+        write: { authorization: decision.record, expectedRevision: current.revision, events: [decision.event] },
+        answer: { current, now },
+      };
     },
-    { log: deps.log, what: 'claim into an account', context: { accountId: account.accountId } },
+  });
+  const { current, now } = answer;
+  await recordClaim(deps, current.clientId, who, now, 201, null);
+  deps.log.info(
+    { organizationId: current.organizationId, clientId: current.clientId, accountId: account.accountId, newAccount: !existing },
+    'grant claimed into a recipient account',
   );
+  const joined = opened
+    ? { accountId: account.accountId, accountKey: opened.accountKey, clientId: current.clientId }
+    : { accountId: account.accountId, clientId: current.clientId };
+  return { joined, grant: grantOf(current), publication: publication ?? 'pending' };
 }
 
 /** Decision 38: a new link for an unclaimed authorization; the old link is unknown from now on. */
-export function issueClaimLink(
+export async function issueClaimLink(
   deps: UseCaseDeps,
   generate: Pick<CredentialGenerator, 'claimToken'>,
   organizationId: string,
@@ -168,9 +186,13 @@ export function issueClaimLink(
   claimLinkBase: string,
 ): Promise<AuthorizationWithClaimLink> {
   const validSeconds = validSecondsOf(body);
-  return retryOnConflict(
-    async () => {
-      const current = await findOwnAuthorization(deps.store, organizationId, clientId);
+  // The link's token is a secret, and the new link is in no event: nothing to publish.
+  const { answer } = await runCommand(deps, deps.origin, {
+    what: 'claim link',
+    context: { organizationId, clientId },
+    publish: 'none',
+    load: () => findOwnAuthorization(deps.store, organizationId, clientId),
+    decide: (current) => {
       const now = deps.clock.now();
       const token = generate.claimToken();
       const decision = decideNewClaimLink(current, { tokenDigest: digestClaimToken(token), validSeconds }, now);
@@ -186,15 +208,17 @@ export function issueClaimLink(
           'This grant is offered to a recipient account, whose key reads it once the account accepts it; it has no key or claim link of its own',
         );
       }
-      if (!(await deps.store.update(decision.record, current.revision, []))) return LOST_TO_A_CONCURRENT_CHANGE;
-      const claimExpiresAt = decision.record.claimExpiresAt ?? now.toISOString();
       return {
-        ...(await withUsage(deps, decision.record, now)),
-        claim: { url: claimUrlOf(claimLinkBase, token), expiresAt: claimExpiresAt },
+        write: { authorization: decision.record, expectedRevision: current.revision, events: [] },
+        answer: { record: decision.record, token, now },
       };
     },
-    { log: deps.log, what: 'claim link', context: { organizationId, clientId } },
-  );
+  });
+  const { record, token, now } = answer;
+  return {
+    ...(await withUsage(deps, record, now)),
+    claim: { url: claimUrlOf(claimLinkBase, token), expiresAt: record.claimExpiresAt ?? now.toISOString() },
+  };
 }
 
 /**

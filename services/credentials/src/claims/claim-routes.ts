@@ -18,6 +18,7 @@ import { apiKeyOf, type LimitCheck } from '@rsd/recipient-access';
 import { accountGenerator } from '../portfolio/recipient-accounts';
 import { claimIntoAccount, claimKey, describeClaim, type AccountChoice, type ClaimDeps } from './claim-key';
 import { LOGGED_CLAIM_URL } from './claim-url';
+import { viaOf } from '../commands/origin';
 
 export interface ClaimRoutesDeps extends ClaimDeps {
   apiKeyPrefix: string;
@@ -88,7 +89,7 @@ export function claimRoutes(deps: ClaimRoutesDeps): Router {
     })
     .post(toConsole, requireJsonBody, express.json({ limit: BODY_LIMIT, strict: false }), async (req, res) => {
       const token = String(req.params.token);
-      const who = { clientAddress: req.ip ?? null, requestId: requestIdOf(res) ?? 'unknown' };
+      const who = { clientAddress: req.ip ?? null, requestId: requestIdOf(res) ?? 'unknown', via: viaOf(req) };
       const into = accountChoiceOf(req);
       if (into) {
         const claim = await limited(req, res, () => claimIntoAccount(deps, accountGenerator, token, who, into));

@@ -52,6 +52,13 @@ describe('expiry scheduler', () => {
       organizationId: 'acme',
       expiredAt: '2026-11-21T00:00:00.000Z',
       revision: 3,
+      // Decision 54: the scheduler is the system, acting on no request.
+      audit: {
+        action: 'authorization.expired',
+        actor: { type: 'system', id: 'expiry-scheduler', via: null },
+        requestId: null,
+        address: null,
+      },
     });
     const record = await h.store.find('acme', clientId);
     expect(record).toMatchObject({ expiredAt: '2026-11-21T00:00:00.000Z', revision: 3 });

@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { every, type Logger, type PeriodicJob, type ScheduledWork } from '@rsd/platform';
-import { decideAlerts, decideExpire, expiryNoticeDue, type StoredAuthorization } from '@rsd/domain';
+import { decideAlerts, decideExpire, expiryNoticeDue, SYSTEM_ORIGIN, type Origin, type StoredAuthorization } from '@rsd/domain';
 import type { AuthorizationStore, Clock } from '@rsd/ports';
-import { outboxEntryOf } from '../outbox/outbox-entry';
+import { runCommand, type Command } from '../commands/run-command';
 import { publishOwedEvents, type OutboxRelay } from '../outbox/outbox-relay';
 
 export interface ExpiryScheduler extends ScheduledWork {
@@ -65,9 +65,12 @@ export function createExpiryScheduler({
       for (const record of due) {
         const notice = expiryNoticeDue(record, now);
         if (!notice) continue;
-        const decided = decideAlerts(record, { activity: notice.activity, alerts: [notice.alert] }, newEventId);
         // A lost race: the record changed meanwhile, and the next check finds it again if still due.
-        if (await store.update(decided.record, record.revision, decided.events.map(outboxEntryOf))) noticedNow += 1;
+        const written = await once(undefined, record, 'expiry notice', () => {
+          const decided = decideAlerts(record, { activity: notice.activity, alerts: [notice.alert] }, newEventId);
+          return { write: { authorization: decided.record, expectedRevision: record.revision, events: decided.events }, answer: true };
+        });
+        if (written) noticedNow += 1;
       }
       noticed += noticedNow;
       if (due.length < PAGE_SIZE || noticedNow === 0) break;
@@ -76,10 +79,31 @@ export function createExpiryScheduler({
   }
 
   /** A lost race means a revoke got there first: nothing left to expire, and nothing to retry. */
-  async function markExpired(record: StoredAuthorization, now: Date): Promise<boolean> {
-    const decision = decideExpire(record, { id: newEventId(), time: now });
-    if (decision.outcome === 'unchanged') return false;
-    return store.update(decision.record, record.revision, [outboxEntryOf(decision.event)]);
+  function markExpired(record: StoredAuthorization, now: Date): Promise<boolean> {
+    return once(SYSTEM_ORIGIN, record, 'expiry', () => {
+      const decision = decideExpire(record, { id: newEventId(), time: now });
+      if (decision.outcome === 'unchanged') return { answer: false };
+      return { write: { authorization: decision.record, expectedRevision: record.revision, events: [decision.event] }, answer: true };
+    });
+  }
+
+  /** One attempt on the record as the page found it, published with the rest of the pass; a lost race answers false. */
+  async function once(
+    origin: Origin | undefined,
+    record: StoredAuthorization,
+    what: string,
+    decide: Command<StoredAuthorization, boolean>['decide'],
+  ) {
+    const { answer } = await runCommand({ store, relay, log }, origin, {
+      what,
+      context: { clientId: record.clientId },
+      publish: 'none',
+      attempts: 1,
+      exhausted: () => false,
+      load: () => Promise.resolve(record),
+      decide,
+    });
+    return answer;
   }
 
   return {

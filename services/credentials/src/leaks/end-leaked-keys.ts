@@ -7,10 +7,10 @@ import {
   digestApiKey,
   hasValidChecksum,
   type LeakLabel,
+  type Origin,
 } from '@rsd/domain';
-import { LOST_TO_A_CONCURRENT_CHANGE, retryOnConflict } from '../authorizations/retry-on-conflict';
 import type { UseCaseDeps } from '../authorizations/use-case-deps';
-import { outboxEntryOf } from '../outbox/outbox-entry';
+import { runCommand } from '../commands/run-command';
 import { publishOwedEvents, type Publication } from '../outbox/outbox-relay';
 
 export interface LeakedKeyDeps extends UseCaseDeps {
@@ -64,14 +64,23 @@ function keyKindOf(token: string, apiKeyPrefix: string): 'grant' | 'account' | u
   return undefined;
 }
 
-function endGrantKey(deps: LeakedKeyDeps, digest: string): Promise<LeakLabel> {
-  return retryOnConflict(
-    async () => {
-      const record = await deps.store.findByKeyDigest(digest);
-      if (!record) return 'false_positive';
+/** Decision 54: a leak report's changes are the reporter's (the secret-scanning service), whatever route brought it. */
+function reporterOf(deps: LeakedKeyDeps): Origin {
+  const base = deps.origin ?? { requestId: null, address: null, actor: { type: 'reporter', id: 'secret-scanning', via: 'api' } };
+  return { ...base, actor: { type: 'reporter', id: 'secret-scanning', via: base.actor.via ?? 'api' } };
+}
+
+async function endGrantKey(deps: LeakedKeyDeps, digest: string): Promise<LeakLabel> {
+  const { answer } = await runCommand(deps, reporterOf(deps), {
+    what: 'leaked key',
+    context: { keyDigest: digest },
+    publish: 'none',
+    load: () => deps.store.findByKeyDigest(digest),
+    decide: (record) => {
+      if (!record) return { answer: 'false_positive' as LeakLabel };
       const now = deps.clock.now();
       const decision = decideLeakedGrantKey(record, digest, { id: deps.newEventId(), time: now });
-      if (decision.outcome === 'unchanged') return decision.label;
+      if (decision.outcome === 'unchanged') return { answer: decision.label };
       // Decision 44: a revoked grant's organization hears of it by the revocation's reason; a previous key
       // that ends alone is an alert of the grant's own, written with it.
       const { record: next, events } = decision.record.revokedAt
@@ -81,36 +90,42 @@ function endGrantKey(deps: LeakedKeyDeps, digest: string): Promise<LeakLabel> {
             { activity: activityOf(decision.record), alerts: [{ type: 'authorization.key_leaked', at: now.toISOString() }] },
             () => deps.newEventId(),
           );
-      const outbox = [decision.event, ...events].map(outboxEntryOf);
-      if (!(await deps.store.update(next, record.revision, outbox))) return LOST_TO_A_CONCURRENT_CHANGE;
-      deps.log.warn(
-        {
-          clientId: record.clientId,
-          organizationId: record.organizationId,
-          keyDigest: digest,
-          ended: decision.record.revokedAt ? 'authorization' : 'previous key',
-        },
-        'leaked key reported: it no longer works',
-      );
-      return decision.label;
+      return {
+        write: { authorization: next, expectedRevision: record.revision, events: [decision.event, ...events] },
+        answer: decision.label,
+        written: () =>
+          deps.log.warn(
+            {
+              clientId: record.clientId,
+              organizationId: record.organizationId,
+              keyDigest: digest,
+              ended: decision.record.revokedAt ? 'authorization' : 'previous key',
+            },
+            'leaked key reported: it no longer works',
+          ),
+      };
     },
-    { log: deps.log, what: 'leaked key', context: { keyDigest: digest } },
-  );
+  });
+  return answer;
 }
 
-function endAccountKey(deps: LeakedKeyDeps, digest: string): Promise<LeakLabel> {
-  return retryOnConflict(
-    async () => {
-      const account = await deps.store.findAccountByKeyDigest(digest);
-      if (!account) return 'false_positive';
+async function endAccountKey(deps: LeakedKeyDeps, digest: string): Promise<LeakLabel> {
+  const { answer } = await runCommand(deps, reporterOf(deps), {
+    what: 'leaked account key',
+    context: { keyDigest: digest },
+    publish: 'none',
+    load: () => deps.store.findAccountByKeyDigest(digest),
+    decide: (account) => {
+      if (!account) return { answer: 'false_positive' as LeakLabel };
       const decision = decideLeakedAccountKey(account, digest, { id: deps.newEventId(), time: deps.clock.now() });
-      if (decision.outcome === 'unchanged') return decision.label;
-      if (!(await deps.store.updateAccount(decision.record, account.revision, [outboxEntryOf(decision.event)]))) {
-        return LOST_TO_A_CONCURRENT_CHANGE;
-      }
-      deps.log.warn({ accountId: account.accountId, keyDigest: digest }, 'leaked account key reported: it no longer works');
-      return decision.label;
+      if (decision.outcome === 'unchanged') return { answer: decision.label };
+      return {
+        write: { account: decision.record, expectedRevision: account.revision, events: [decision.event] },
+        answer: decision.label,
+        written: () =>
+          deps.log.warn({ accountId: account.accountId, keyDigest: digest }, 'leaked account key reported: it no longer works'),
+      };
     },
-    { log: deps.log, what: 'leaked account key', context: { keyDigest: digest } },
-  );
+  });
+  return answer;
 }

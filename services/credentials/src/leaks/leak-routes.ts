@@ -2,6 +2,7 @@ import { isUtf8 } from 'node:buffer';
 import { hash, randomUUID } from 'node:crypto';
 import express, { type Request, type Router } from 'express';
 import { leakedKeyReportSchema, SECRET_SCANNING_MAX_TOKENS, secretScanningReportSchema, type SecretScanningLabels } from '@rsd/contracts';
+import { reporterOrigin } from '../commands/origin';
 import { labelledRouter } from '@rsd/observability';
 import { ApiError, issueDetails, jsonBody, methodNotAllowed, requestErrorMap, requireJsonBody, validationFailed } from '@rsd/platform';
 import type { LimitCheck } from '@rsd/recipient-access';
@@ -49,7 +50,7 @@ export function leakRoutes(deps: LeakRoutesDeps): Router {
       await verifySignature(deps.secretScanningKeys, req, body);
       const report = reportOf(body);
       const { labels, publication } = await endLeakedKeys(
-        useCaseDeps,
+        { ...useCaseDeps, origin: reporterOrigin(req, res) },
         report.map((entry) => entry.token),
       );
       const answer: SecretScanningLabels = report.map((entry, index) => ({
@@ -69,7 +70,7 @@ export function leakRoutes(deps: LeakRoutesDeps): Router {
       if (limit.outcome === 'limited') throw limit.refusal;
       const parsed = leakedKeyReportSchema.safeParse(req.body, { error: requestErrorMap });
       if (!parsed.success) throw validationFailed(issueDetails(parsed.error.issues), 'The body must be {"key": "…"}');
-      await endLeakedKeys(useCaseDeps, [parsed.data.key]);
+      await endLeakedKeys({ ...useCaseDeps, origin: reporterOrigin(req, res) }, [parsed.data.key]);
       // The same answer whatever the key was, so that it tells nothing about which keys exist.
       res.status(202).end();
     })

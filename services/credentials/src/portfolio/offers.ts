@@ -18,10 +18,9 @@ import {
 } from '@rsd/domain';
 import { ApiError, issueDetails, requestErrorMap, validationFailed } from '@rsd/platform';
 import { cursorAfter, type PortfolioQuery } from '@rsd/recipient-access';
-import { LOST_TO_A_CONCURRENT_CHANGE, retryOnConflict } from '../authorizations/retry-on-conflict';
 import type { UseCaseDeps } from '../authorizations/use-case-deps';
-import { outboxEntryOf } from '../outbox/outbox-entry';
-import { publishOwedEvents, type Publication } from '../outbox/outbox-relay';
+import { runCommand } from '../commands/run-command';
+import type { Publication } from '../outbox/outbox-relay';
 
 /*
  * Decision 50: a grant an organization gives a recipient account (`keyDelivery: "account"`) is offered to
@@ -77,17 +76,24 @@ export async function declineOffer(deps: UseCaseDeps, account: StoredRecipientAc
 }
 
 /** One answer: load, decide, write at the revision read (again on a lost race), then publish what is owed. */
-function answerOffer(
+async function answerOffer(
   deps: UseCaseDeps,
   account: StoredRecipientAccount,
   clientId: string,
   answer: 'accept' | 'decline',
   decide: (current: StoredAuthorization, stamp: { id: string; time: Date }) => OfferAnswer<AuthorizationEvent>,
 ): Promise<{ record: StoredAuthorization; publication: Publication }> {
-  return retryOnConflict(
-    async () => {
+  const { answer: record, publication } = await runCommand(deps, deps.origin, {
+    what: `offer ${answer}`,
+    context: { accountId: account.accountId, clientId },
+    // The accepted offer's event is a grant joining an account, as a claim's is: the action says which.
+    action: answer === 'accept' ? 'authorization.offer_accepted' : 'authorization.offer_declined',
+    load: async () => {
       const current = await deps.store.findByClientId(clientId);
       if (!current) throw NOT_FOUND();
+      return current;
+    },
+    decide: (current) => {
       const decision = decide(current, { id: deps.newEventId(), time: deps.clock.now() });
       if (decision.outcome === 'notOffered') throw NOT_FOUND();
       if (decision.outcome === 'notPending') {
@@ -98,19 +104,19 @@ function answerOffer(
             : 'This offer no longer waits for an answer: it has ended, or the account accepted it (leave it with DELETE /v1/portfolio/customers/{clientId})',
         );
       }
-      if (decision.outcome === 'changed') {
-        if (!(await deps.store.update(decision.record, current.revision, [outboxEntryOf(decision.event)]))) {
-          return LOST_TO_A_CONCURRENT_CHANGE;
-        }
-        deps.log.info(
-          { accountId: account.accountId, clientId, organizationId: current.organizationId },
-          answer === 'accept' ? 'offer accepted by its recipient account' : 'offer declined by its recipient account',
-        );
-      }
-      return { record: decision.record, publication: await publishOwedEvents(deps.relay, deps.log, deps.publishDeadlineMs) };
+      if (decision.outcome !== 'changed') return { answer: decision.record };
+      return {
+        write: { authorization: decision.record, expectedRevision: current.revision, events: [decision.event] },
+        answer: decision.record,
+        written: () =>
+          deps.log.info(
+            { accountId: account.accountId, clientId, organizationId: current.organizationId },
+            answer === 'accept' ? 'offer accepted by its recipient account' : 'offer declined by its recipient account',
+          ),
+      };
     },
-    { log: deps.log, what: `offer ${answer}`, context: { accountId: account.accountId, clientId } },
-  );
+  });
+  return { record, publication: publication ?? 'pending' };
 }
 
 export function autoAcceptOf(account: StoredRecipientAccount): AutoAccept {
@@ -121,21 +127,27 @@ export function autoAcceptOf(account: StoredRecipientAccount): AutoAccept {
  * The organizations whose offers the account accepts as they are made, replacing the list before. Kept
  * with the account and in no event: only this service acts on it, when an offer is made.
  */
-export function setAutoAccept(deps: UseCaseDeps, accountId: string, body: unknown): Promise<AutoAccept> {
+export async function setAutoAccept(deps: UseCaseDeps, accountId: string, body: unknown): Promise<AutoAccept> {
   const parsed = autoAcceptSchema.safeParse(body, { error: requestErrorMap });
   if (!parsed.success) throw validationFailed(issueDetails(parsed.error.issues));
   const { organizationIds } = parsed.data;
-  return retryOnConflict(
-    async () => {
+  // Kept with the account, in no event: nothing to publish, and no one's change to the organization's grants.
+  const { answer } = await runCommand(deps, undefined, {
+    what: 'auto-accept',
+    context: { accountId },
+    publish: 'none',
+    load: async () => {
       const current = await deps.store.findAccount(accountId);
       if (!current) throw new ApiError('INVALID_API_KEY', 'The x-api-key header does not hold a valid recipient account key');
-      const changed = decideAutoAccept(current, organizationIds);
-      if (!(await deps.store.updateAccount(changed, current.revision, []))) return LOST_TO_A_CONCURRENT_CHANGE;
-      deps.log.info({ accountId, organizations: organizationIds.length }, 'account auto-accept list set');
-      return autoAcceptOf(changed);
+      return current;
     },
-    { log: deps.log, what: 'auto-accept', context: { accountId } },
-  );
+    decide: (current) => {
+      const changed = decideAutoAccept(current, organizationIds);
+      return { write: { account: changed, expectedRevision: current.revision, events: [] }, answer: changed };
+    },
+  });
+  deps.log.info({ accountId, organizations: organizationIds.length }, 'account auto-accept list set');
+  return autoAcceptOf(answer);
 }
 
 function offerOf(record: StoredAuthorization): PortfolioOffer {

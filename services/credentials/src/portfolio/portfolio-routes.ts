@@ -8,6 +8,7 @@ import type { UseCaseDeps } from '../authorizations/use-case-deps';
 import { acceptOffer, autoAcceptOf, declineOffer, listOffers, setAutoAccept } from './offers';
 import { accountGenerator, authenticateAccount, rotateAccountKey, type AccountGenerator } from './recipient-accounts';
 import { releaseGrant } from './release-grant';
+import { recipientOrigin } from '../commands/origin';
 
 export interface PortfolioRoutesDeps extends Omit<UseCaseDeps, 'newEventId'> {
   clientIdPrefix: string;
@@ -52,13 +53,18 @@ export function portfolioRoutes(deps: PortfolioRoutesDeps): Router {
     requireCurrentKey(caller);
     return caller.account;
   };
+  /** Decision 54: the account's changes are the recipient's, known by the account's id (never its key). */
+  const asAccount = (req: Request, res: Response, accountId: string): UseCaseDeps => ({
+    ...useCaseDeps,
+    origin: recipientOrigin(req, res, accountId),
+  });
 
   router
     .route('/keys/rotate')
     .post(...jsonBody(BODY_LIMIT), async (req, res) => {
       const caller = await managingAccount(req, res);
       const body: unknown = req.body;
-      const { rotated, publication } = await rotateAccountKey(useCaseDeps, generate, caller.accountId, body);
+      const { rotated, publication } = await rotateAccountKey(asAccount(req, res, caller.accountId), generate, caller.accountId, body);
       // The new key works once its event reaches the read API; until then the old one still does.
       res
         .status(publication === 'published' ? 201 : 202)
@@ -72,7 +78,7 @@ export function portfolioRoutes(deps: PortfolioRoutesDeps): Router {
       const caller = await managingAccount(req, res);
       const clientId = String(req.params.clientId);
       if (!clientIds.test(clientId)) throw new ApiError('AUTHORIZATION_NOT_FOUND', 'This account holds no such grant');
-      const publication = await releaseGrant(useCaseDeps, caller, clientId);
+      const publication = await releaseGrant(asAccount(req, res, caller.accountId), caller, clientId);
       // Decision 29, as a revocation: 204 once the release is in the event log, 202 while it is owed.
       if (publication === 'published') res.status(204).end();
       else res.status(202).json({ enforcement: 'pending' });
@@ -99,7 +105,7 @@ export function portfolioRoutes(deps: PortfolioRoutesDeps): Router {
     .route('/offers/:clientId/accept')
     .post(async (req, res) => {
       const caller = await managingAccount(req, res);
-      const { customer, publication } = await acceptOffer(useCaseDeps, caller, offeredClientId(req));
+      const { customer, publication } = await acceptOffer(asAccount(req, res, caller.accountId), caller, offeredClientId(req));
       // Decision 29, as for a claim into the account: the account's key reads the grant once the event is in the log.
       if (publication === 'published') res.json(customer);
       else res.status(202).json({ ...customer, enforcement: 'pending' });
@@ -110,7 +116,7 @@ export function portfolioRoutes(deps: PortfolioRoutesDeps): Router {
     .route('/offers/:clientId/decline')
     .post(async (req, res) => {
       const caller = await managingAccount(req, res);
-      const publication = await declineOffer(useCaseDeps, caller, offeredClientId(req));
+      const publication = await declineOffer(asAccount(req, res, caller.accountId), caller, offeredClientId(req));
       // As a release: 204 once the decline is in the event log, 202 while it is owed.
       if (publication === 'published') res.status(204).end();
       else res.status(202).json({ enforcement: 'pending' });

@@ -12,10 +12,9 @@ import {
   type StoredRecipientAccount,
 } from '@rsd/domain';
 import { ApiError, issueDetails, requestErrorMap, validationFailed } from '@rsd/platform';
-import { LOST_TO_A_CONCURRENT_CHANGE, retryOnConflict } from '../authorizations/retry-on-conflict';
 import type { UseCaseDeps } from '../authorizations/use-case-deps';
-import { outboxEntryOf } from '../outbox/outbox-entry';
-import { publishOwedEvents, type Publication } from '../outbox/outbox-relay';
+import { runCommand } from '../commands/run-command';
+import type { Publication } from '../outbox/outbox-relay';
 
 /** Decision 42: `rcp_` ids and `rsa_` keys, made as Client IDs and API keys are (decisions 4–5). */
 export interface AccountGenerator {
@@ -59,35 +58,51 @@ export async function openAccount(
   const now = deps.clock.now();
   const accountKey = generate.accountKey();
   const account = newRecipientAccount({ accountId: generate.accountId(), name, keyDigest: digestApiKey(accountKey), now });
-  await deps.store.createAccount(account, [outboxEntryOf(recipientAccountCreated(account, { id: deps.newEventId(), time: now }))]);
+  // Published with the claim that opens it, which waits for the log.
+  await runCommand(deps, deps.origin, {
+    what: 'account opening',
+    context: { accountId: account.accountId },
+    publish: 'none',
+    load: () => Promise.resolve(account),
+    decide: (opened) => ({
+      write: { account: opened, expectedRevision: null, events: [recipientAccountCreated(opened, { id: deps.newEventId(), time: now })] },
+      answer: undefined,
+    }),
+  });
   return { account, accountKey };
 }
 
 /** Decision 42: a new account key, shown once; the old one keeps working for the overlap. */
-export function rotateAccountKey(
+export async function rotateAccountKey(
   deps: UseCaseDeps,
   generate: AccountGenerator,
   accountId: string,
   body: unknown,
 ): Promise<{ rotated: RotatedAccountKey; publication: Publication }> {
   const overlapSeconds = overlapOf(body);
-  return retryOnConflict(
-    async () => {
+  const { answer, publication } = await runCommand(deps, deps.origin, {
+    what: 'account key rotation',
+    context: { accountId },
+    load: async () => {
       const current = await deps.store.findAccount(accountId);
       if (!current) throw new ApiError('INVALID_API_KEY', INVALID_ACCOUNT_KEY);
+      return current;
+    },
+    decide: (current) => {
       const accountKey = generate.accountKey();
       const { account, event } = decideRotateAccountKey(
         current,
         { newKeyDigest: digestApiKey(accountKey), overlapSeconds },
         { id: deps.newEventId(), time: deps.clock.now() },
       );
-      if (!(await deps.store.updateAccount(account, current.revision, [outboxEntryOf(event)]))) return LOST_TO_A_CONCURRENT_CHANGE;
-      const publication = await publishOwedEvents(deps.relay, deps.log, deps.publishDeadlineMs);
-      deps.log.info({ accountId }, 'account key rotated');
-      return { rotated: { accountKey, previousKeyExpiresAt: account.previousKeyExpiresAt }, publication };
+      return {
+        write: { account, expectedRevision: current.revision, events: [event] },
+        answer: { accountKey, previousKeyExpiresAt: account.previousKeyExpiresAt },
+      };
     },
-    { log: deps.log, what: 'account key rotation', context: { accountId } },
-  );
+  });
+  deps.log.info({ accountId }, 'account key rotated');
+  return { rotated: answer, publication: publication ?? 'pending' };
 }
 
 function overlapOf(body: unknown): number {

@@ -2,7 +2,13 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { AccessRecord } from '@rsd/contracts';
-import { memoryRateLimitStores, openSqliteAccessLogStore, openSqliteAuthorizationStore, openSqliteEventLog } from '@rsd/embedded';
+import {
+  memoryRateLimitStores,
+  openSqliteAccessLogStore,
+  openSqliteAuditLogStore,
+  openSqliteAuthorizationStore,
+  openSqliteEventLog,
+} from '@rsd/embedded';
 import {
   consoleClientAddressVerifier,
   CONSOLE_AUDIENCES,
@@ -13,12 +19,14 @@ import {
   type ConsoleKeySource,
   type Logger,
 } from '@rsd/platform';
-import type { AccessLogStore, AuthorizationStore, EventLog } from '@rsd/ports';
+import { TOPICS } from '@rsd/contracts';
+import type { AccessLogStore, AuditLogStore, AuthorizationStore, EventLog } from '@rsd/ports';
 import { anAccessRecord as aTestkitAccessRecord, startApp, TEST_JWT_SECRET, type RunningApp } from '@rsd/testkit';
 import { buildApp, type CredentialsAppDeps } from '../app';
 import { credentialsConfigSchema } from '../config';
 import { createOutboxRelay, type OutboxRelay } from '../outbox/outbox-relay';
 import { secretScanningKeys } from '../leaks/secret-scanning-keys';
+import { auditProjection } from '../audit-log/audit-projection';
 
 /** Where the harness's clock stands until a test moves it. */
 export const NOW = new Date('2026-11-20T10:00:00.000Z');
@@ -77,6 +85,8 @@ export interface CredentialsHarness {
   dir: string;
   store: AuthorizationStore;
   accessLog: AccessLogStore;
+  /** Decision 54's audit view, which the harness keeps current from the event log as the service's module does. */
+  auditLog: AuditLogStore;
   eventLog: EventLog;
   relay: OutboxRelay;
   clock: SettableClock;
@@ -100,11 +110,19 @@ export async function startCredentials(options: CredentialsHarnessOptions = {}):
   };
   const config = loadConfig(credentialsConfigSchema, { JWT_HS256_SECRET: TEST_JWT_SECRET, ...options.env });
   const accessLog = openSqliteAccessLogStore({ file: join(stores.dir, 'access-log.sqlite') });
+  const auditLog = openSqliteAuditLogStore({ file: join(stores.dir, 'rsd.sqlite') });
+  const auditFeed = await stores.eventLog.subscribe({
+    groupId: 'credentials-audit',
+    topics: [TOPICS.authorizations],
+    fromBeginning: true,
+    ...auditProjection(auditLog, log),
+  });
   const app = await startApp(
     buildApp({
       config,
       store: options.wrapStore ? options.wrapStore(store) : store,
       accessLog,
+      auditLog,
       relay,
       clock,
       log,
@@ -119,6 +137,7 @@ export async function startCredentials(options: CredentialsHarnessOptions = {}):
     dir: stores.dir,
     store,
     accessLog,
+    auditLog,
     eventLog,
     relay,
     clock,
@@ -126,6 +145,8 @@ export async function startCredentials(options: CredentialsHarnessOptions = {}):
     close: async () => {
       await app.close();
       await relay.stop();
+      await auditFeed.close();
+      await auditLog.close();
       await accessLog.close();
       await stores.close();
     },

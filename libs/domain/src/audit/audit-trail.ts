@@ -1,0 +1,75 @@
+import { EVENT_TYPES, type AuditAction, type AuditActor, type AuditRecord, type AuditStamp, type AuthorizationEvent } from '@rsd/contracts';
+
+/** Who asks for a change (decision 54): the actor, the request and the caller's address, as the service determined them. */
+export interface Origin {
+  actor: AuditActor;
+  requestId: string | null;
+  address: string | null;
+}
+
+/** The expiry scheduler acts on no request. */
+export const SYSTEM_ORIGIN: Origin = { actor: { type: 'system', id: 'expiry-scheduler', via: null }, requestId: null, address: null };
+
+/**
+ * The action an event records, `<resource>.<verb>`; undefined for an event that records no one's
+ * change (an alert). A grant joining an account is a claim, unless the command says it answered an offer.
+ */
+export function auditActionOf(event: AuthorizationEvent): AuditAction | undefined {
+  switch (event.type) {
+    case EVENT_TYPES.authorizationCreated:
+      return 'authorization.created';
+    case EVENT_TYPES.authorizationRevoked:
+      if (event.data.revocationReason === 'released_by_recipient') return 'authorization.released';
+      if (event.data.revocationReason === 'declined_by_recipient') return 'authorization.offer_declined';
+      return 'authorization.revoked';
+    case EVENT_TYPES.authorizationExpired:
+      return 'authorization.expired';
+    case EVENT_TYPES.authorizationKeyRotated:
+      return 'authorization.key_rotated';
+    case EVENT_TYPES.authorizationKeyClaimed:
+      return 'authorization.key_claimed';
+    case EVENT_TYPES.authorizationJoinedAccount:
+      return 'authorization.claimed_into_account';
+    case EVENT_TYPES.authorizationPreviousKeyRevoked:
+      return 'authorization.previous_key_revoked';
+    case EVENT_TYPES.recipientAccountCreated:
+      return 'recipient_account.created';
+    case EVENT_TYPES.recipientAccountKeyRotated:
+      return 'recipient_account.key_rotated';
+    case EVENT_TYPES.recipientAccountKeyRevoked:
+      return 'recipient_account.key_revoked';
+    case EVENT_TYPES.authorizationAlerted:
+      return undefined;
+  }
+}
+
+/**
+ * The event with who made its change written into its data; an event that records no change (an
+ * alert) is returned as it is. `action` overrides what the event alone says (an offer accepted).
+ */
+export function withAudit<E extends AuthorizationEvent>(event: E, origin: Origin, action?: AuditAction): E {
+  const named = action ?? auditActionOf(event);
+  if (!named || event.type === EVENT_TYPES.authorizationAlerted) return event;
+  const audit: AuditStamp = { action: named, actor: origin.actor, requestId: origin.requestId, address: origin.address };
+  return { ...event, data: { ...event.data, audit } };
+}
+
+/**
+ * The audit view's entry for an event: one that carries an audit stamp and belongs to an organization
+ * (a recipient account's own changes belong to no organization's trail).
+ */
+export function auditRecordOf(event: AuthorizationEvent): AuditRecord | undefined {
+  const data = event.data;
+  if (!('audit' in data) || !data.audit || !('organizationId' in data)) return undefined;
+  const { action, actor, requestId, address } = data.audit;
+  return {
+    eventId: event.id,
+    organizationId: data.organizationId,
+    at: event.time,
+    action,
+    actor: { ...actor },
+    requestId,
+    address,
+    clientId: 'clientId' in data ? data.clientId : null,
+  };
+}

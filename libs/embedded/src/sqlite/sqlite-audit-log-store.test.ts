@@ -1,0 +1,23 @@
+import { describeAuditLogStoreContract } from '@rsd/testkit';
+import { aTempDatabasePerTest, onATempDatabase, queryPlan } from '../testing/temp-database';
+import { auditPageQuery, openSqliteAuditLogStore } from './sqlite-audit-log-store';
+
+describeAuditLogStoreContract('SQLite', () => onATempDatabase('audit-log', (file) => openSqliteAuditLogStore({ file })));
+
+describe('SQLite audit log store', () => {
+  const temp = aTempDatabasePerTest('audit-log');
+
+  it('when a page after a position is read, with or without filters, then it is one range of the index, never a scan from its top', async () => {
+    const store = openSqliteAuditLogStore({ file: temp.file });
+    const after = { at: '2026-11-23T12:00:00.000Z', eventId: 'e' };
+    for (const filter of [{}, { actor: 'person', action: 'authorization.revoked', from: '2026-11-01T00:00:00.000Z' }]) {
+      const plan = queryPlan(temp.file, auditPageQuery({ organizationId: 'acme', ...filter }, after).sql);
+
+      expect(plan.join(' | ')).toMatch(
+        /USING INDEX audit_log_by_organization \(organization_id=\? AND (at>\? AND )?\(at,event_id\)<\(\?,\?\)\)/,
+      );
+      expect(plan.join(' | ')).not.toContain('TEMP B-TREE');
+    }
+    await store.close();
+  });
+});

@@ -1,0 +1,25 @@
+import { signDevToken } from '@rsd/platform';
+import { describeWithInfra } from '@rsd/testkit';
+import { auditScenarios } from '../support/audit-scenarios';
+import { startDistributedProduct, type DistributedProduct } from '../support/distributed-product';
+
+/**
+ * Decision 54's audit trail on the distributed runtime: the four services as processes on real Kafka,
+ * a MongoDB-wire server and Redis; the credentials service follows the authorizations' topic into its
+ * MongoDB audit view.
+ */
+describeWithInfra('kafka', 'the audit trail on the distributed runtime', (kafkaTarget) => {
+  let product: DistributedProduct | undefined;
+
+  beforeAll(async () => {
+    product = await startDistributedProduct(kafkaTarget(), { EXPIRY_CHECK_INTERVAL_MS: '500', OUTBOX_RELAY_INTERVAL_MS: '500' });
+  }, 180_000);
+
+  afterAll(() => product?.stop(), 60_000);
+
+  const scenarios = auditScenarios(() => ({
+    credentials: product!.urls.credentials,
+    tokenFor: (org) => signDevToken(product!.jwtSecret, { org, scope: 'authorizations:write scores:write' }),
+  }));
+  for (const [name, scenario] of Object.entries(scenarios)) test(name, scenario, 180_000);
+});

@@ -1,0 +1,18 @@
+import { auditScenarios } from '../support/audit-scenarios';
+import type { EmbeddedProcess } from '../support/embedded-process';
+import { devTokenFor, startEmbeddedOnNewDataDir, stopAndRemove } from '../support/embedded-suite';
+
+let dataDir: string;
+let product: EmbeddedProcess;
+
+beforeAll(async () => {
+  ({ dataDir, product } = await startEmbeddedOnNewDataDir('rsd-audit-', { EXPIRY_CHECK_INTERVAL_MS: '500' }));
+}, 90_000);
+
+afterAll(() => stopAndRemove(product, dataDir));
+
+const scenarios = auditScenarios(() => ({ credentials: product.urls.credentials, tokenFor: (org) => devTokenFor(dataDir, org) }));
+
+describe('the audit trail (decision 54) on the embedded runtime', () => {
+  for (const [name, scenario] of Object.entries(scenarios)) test(name, scenario, 120_000);
+});

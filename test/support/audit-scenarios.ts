@@ -1,0 +1,164 @@
+import { execFile } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { Organization, type AuditLogEntry } from '@resilience-score/client';
+import { parseCsvIndependently, parseNdjson, request } from '@rsd/testkit';
+import { eventually, REPO_ROOT } from './embedded-process';
+
+/*
+ * Decision 54's audit trail over HTTP, on any runtime: changes made through the API, the CLI (the real
+ * `rsd` bin), the TypeScript SDK, by the expiry scheduler and by a leak report each appear once in the
+ * organization's audit log, newest first, with the right actor; its filters hold, and its CSV and NDJSON
+ * exports read the same under independent parsers. The product must check expiry often
+ * (EXPIRY_CHECK_INTERVAL_MS of a second or less).
+ */
+
+export interface AuditTarget {
+  credentials: string;
+  /** A person's token for the organization (subject `developer`), with `authorizations:write`. */
+  tokenFor(org: string): Promise<string>;
+}
+
+const run = promisify(execFile);
+
+export function auditScenarios(target: () => AuditTarget) {
+  const t = () => target();
+
+  /** The real `rsd` bin, pointed at the target with the token given; its stdout. */
+  async function rsd(token: string, args: string[]): Promise<string> {
+    const { stdout } = await run('node', [join(REPO_ROOT, 'tools/cli/bin/rsd.js'), ...args], {
+      env: { ...process.env, RSD_CREDENTIALS_URL: t().credentials, RSD_TOKEN: token },
+      maxBuffer: 64 * 1024 * 1024,
+    });
+    return stdout;
+  }
+
+  const person = { type: 'person', id: '|developer' };
+
+  return {
+    'when grants are changed through the API, the CLI and the SDK, by the expiry scheduler and by a leak report, then each change is in the audit log once, newest first, with its actor, and the filters and exports agree':
+      async () => {
+        const org = `audit-${randomUUID().slice(0, 8)}`;
+        const token = await t().tokenFor(org);
+        const authorizations = `${t().credentials}/v1/organizations/${org}/authorizations`;
+        const post = (url: string, body: object) =>
+          request(url, {
+            method: 'POST',
+            headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+            body: JSON.stringify(body),
+          });
+        const sdk = new Organization({ token, credentialsUrl: `${t().credentials}/v1`, organizationId: org });
+        const expected: { action: string; actor: object; clientId: string }[] = [];
+
+        // The API, then the CLI revokes what the API made.
+        const byApi = await post(authorizations, { recipientType: 'auditor', scopes: ['qr_score'] });
+        expect(byApi.status).toBe(201);
+        const apiGrant = byApi.body.clientId as string;
+        expected.push({ action: 'authorization.created', actor: { ...person, via: 'api' }, clientId: apiGrant });
+        await rsd(token, ['authorizations', 'revoke', '--org', org, '--client-id', apiGrant]);
+        expected.push({ action: 'authorization.revoked', actor: { ...person, via: 'cli' }, clientId: apiGrant });
+
+        // The SDK creates and rotates.
+        const bySdk = await sdk.authorizations.create({ recipientType: 'partner', scopes: ['qr_score', 'score_trend'] });
+        expected.push({ action: 'authorization.created', actor: { ...person, via: 'sdk' }, clientId: bySdk.clientId });
+        const rotated = await sdk.authorizations.rotate(bySdk.clientId, { overlapSeconds: 0 });
+        expected.push({ action: 'authorization.key_rotated', actor: { ...person, via: 'sdk' }, clientId: bySdk.clientId });
+
+        // A leak report ends the rotated key: the reporter's change.
+        const reported = await request(`${t().credentials}/v1/leaked-keys`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify({ key: rotated.apiKey }),
+        });
+        expect(reported.status).toBe(202);
+        expected.push({
+          action: 'authorization.revoked',
+          actor: { type: 'reporter', id: 'secret-scanning', via: 'api' },
+          clientId: bySdk.clientId,
+        });
+
+        // A grant that expires in a moment: the scheduler's change.
+        const soon = await post(authorizations, {
+          recipientType: 'partner',
+          scopes: ['qr_score'],
+          expiresAt: new Date(Date.now() + 2_000).toISOString(),
+        });
+        expect(soon.status).toBe(201);
+        const expiring = soon.body.clientId as string;
+        expected.push({ action: 'authorization.created', actor: { ...person, via: 'api' }, clientId: expiring });
+        expected.push({
+          action: 'authorization.expired',
+          actor: { type: 'system', id: 'expiry-scheduler', via: null },
+          clientId: expiring,
+        });
+
+        const everything = async () => {
+          const entries: AuditLogEntry[] = [];
+          for await (const entry of sdk.auditLog({ limit: 2 })) entries.push(entry);
+          return entries;
+        };
+        const entries = await eventually(
+          async () => {
+            const listed = await everything();
+            return listed.length >= expected.length ? listed : undefined;
+          },
+          30_000,
+          250,
+        );
+
+        // Each once, in order (newest first), with its actor; requests and addresses for all but the system.
+        expect(entries.map(({ action, actor, clientId }) => ({ action, actor, clientId }))).toEqual([...expected].reverse());
+        for (const entry of entries) {
+          if (entry.actor.type === 'system') expect([entry.requestId, entry.address]).toEqual([null, null]);
+          else expect(entry.requestId && entry.address).toBeTruthy();
+        }
+        expect(JSON.stringify(entries)).not.toContain(rotated.apiKey);
+
+        // Filters, through the SDK, the CLI and the API.
+        const of = async (filters: Parameters<typeof sdk.auditLog>[0]) => {
+          const found: AuditLogEntry[] = [];
+          for await (const entry of sdk.auditLog(filters)) found.push(entry);
+          return found.map((entry) => `${entry.action} ${entry.clientId ?? ''}`);
+        };
+        expect(await of({ actor: 'system' })).toEqual([`authorization.expired ${expiring}`]);
+        expect(await of({ actor: 'reporter' })).toEqual([`authorization.revoked ${bySdk.clientId}`]);
+        expect(await of({ action: 'authorization.created' })).toEqual(
+          [apiGrant, bySdk.clientId, expiring].reverse().map((id) => `authorization.created ${id}`),
+        );
+        expect(await of({ clientId: apiGrant, actor: '|developer' })).toEqual([
+          `authorization.revoked ${apiGrant}`,
+          `authorization.created ${apiGrant}`,
+        ]);
+        const middle = entries[3]!.at;
+        expect((await of({ from: middle })).length).toBe(entries.filter((entry) => entry.at >= middle).length);
+        expect((await of({ to: middle })).length).toBe(entries.filter((entry) => entry.at < middle).length);
+        const cliJson = JSON.parse(await rsd(token, ['audit-log', '--org', org, '--action', 'authorization.revoked'])) as {
+          items: AuditLogEntry[];
+        };
+        expect(cliJson.items.map((entry) => entry.clientId)).toEqual([bySdk.clientId, apiGrant]);
+        const refused = await request(`${t().credentials}/v1/organizations/${org}/audit-log?action=authorization.eaten`, {
+          headers: { authorization: `Bearer ${token}` },
+        });
+        expect([refused.status, refused.body.code]).toEqual([400, 'INVALID_PARAMETER']);
+
+        // The exports, read by independent parsers, hold the same entries.
+        const rows = parseCsvIndependently(await rsd(token, ['audit-log', '--org', org, '--output', 'csv']));
+        expect(rows[0]).toEqual(['at', 'action', 'actorType', 'actorId', 'actorVia', 'requestId', 'address', 'clientId']);
+        expect(rows.slice(1)).toEqual(
+          entries.map((entry) => [
+            entry.at,
+            entry.action,
+            entry.actor.type,
+            // The leading | is no formula: only =, +, - and @ (and tab, CR) are guarded.
+            entry.actor.id,
+            entry.actor.via ?? '',
+            entry.requestId ?? '',
+            entry.address ?? '',
+            entry.clientId ?? '',
+          ]),
+        );
+        expect(parseNdjson(await rsd(token, ['audit-log', '--org', org, '--output', 'ndjson']))).toEqual(entries);
+      },
+  };
+}
