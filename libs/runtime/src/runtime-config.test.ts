@@ -33,3 +33,26 @@ describe('runtimeConfigSchema: Redis and Kafka on clusters', () => {
     expect(loadConfig(schema, { ...base, REDIS_URL: 'redis://r', KAFKA_REPLICATION_FACTOR: '2' }).KAFKA_REPLICATION_FACTOR).toBe(2);
   });
 });
+
+describe('runtimeConfigSchema: a process that reaches no engine', () => {
+  const shared = {
+    RUNTIME: 'distributed',
+    KAFKA_BROKERS: 'kafka:9092',
+    KAFKA_SSL: 'true',
+    KAFKA_SASL_MECHANISM: 'scram-sha-512',
+    KAFKA_SASL_USERNAME: 'rsd',
+    KAFKA_SASL_PASSWORD_FILE: '/nowhere/kafka-sasl-password',
+  };
+
+  test('when it shares the others’ engine settings with a secret file it does not mount, then it starts without reading it', () => {
+    const config = loadConfig(runtimeConfigSchema({ defaultRuntime: 'distributed', needs: [] }), shared);
+
+    expect(config.RUNTIME).toBe('distributed');
+  });
+
+  test('when a service that reaches Kafka names the same missing file, then its start is refused naming the variable', () => {
+    expect(() => loadConfig(runtimeConfigSchema({ defaultRuntime: 'distributed', needs: ['kafka'] }), shared)).toThrow(
+      'KAFKA_SASL_PASSWORD_FILE',
+    );
+  });
+});

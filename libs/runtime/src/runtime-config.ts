@@ -40,6 +40,9 @@ const clusterNodes = () =>
  */
 export function runtimeConfigSchema(options: { defaultRuntime: RuntimeKind; needs: readonly Need[] }) {
   const distributed = (input: Record<string, unknown>) => (input.RUNTIME || options.defaultRuntime) === 'distributed';
+  // A process of services that need no engine (the console) reads none of the engines' secrets or
+  // certificates: a Deployment sharing the others' settings need not mount their files.
+  const reachesNoEngine = options.needs.length === 0;
   const settings = z
     .object({
       RUNTIME: z.enum(['embedded', 'distributed']).default(options.defaultRuntime),
@@ -74,14 +77,14 @@ export function runtimeConfigSchema(options: { defaultRuntime: RuntimeKind; need
       }
     })
     .transform((config, ctx) => {
-      if (config.RUNTIME !== 'distributed') return { ...config, engines: PLAIN_CONNECTIONS };
+      if (config.RUNTIME !== 'distributed' || reachesNoEngine) return { ...config, engines: PLAIN_CONNECTIONS };
       const { connections, problems } = engineConnectionsOf({ ...config, clustered: config.REDIS_CLUSTER_NODES.length > 0 });
       for (const { variable, message } of problems) ctx.addIssue({ code: 'custom', path: [variable], message });
       return { ...config, engines: connections };
     });
   // The secrets' files are read before anything else looks at the variables they set.
   return z.preprocess((input, ctx) => {
-    if (typeof input !== 'object' || input === null || !distributed(input as Record<string, unknown>)) return input;
+    if (typeof input !== 'object' || input === null || reachesNoEngine || !distributed(input as Record<string, unknown>)) return input;
     const { env: resolved, problems } = secretsFromFiles(input as NodeJS.ProcessEnv, ENGINE_SECRETS);
     for (const { variable, message } of problems) ctx.addIssue({ code: 'custom', path: [variable], message });
     return resolved;
