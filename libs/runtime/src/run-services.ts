@@ -114,14 +114,21 @@ export async function runServices(definitions: readonly AnyServiceDefinition[], 
     // An engine that refuses this process's certificate authority or credentials ends the start: no retry mends it.
     (scope) =>
       failingOnRefusal(async () => {
-        const runtime = await openRuntime({ ...runtimeSettings, DATA_DIR: dataDir ?? runtimeSettings.DATA_DIR }, name, log);
+        // Services that need no engine (the console) open none on the distributed runtime: no connection, no secret.
+        const engineFree = needs.length === 0 && runtimeSettings.RUNTIME === 'distributed';
+        const runtime = engineFree
+          ? engineFreeRuntime()
+          : await openRuntime({ ...runtimeSettings, DATA_DIR: dataDir ?? runtimeSettings.DATA_DIR }, name, log);
         scope.closeOnStop(() => runtime.close());
         const running: RunningService[] = [];
         for (const [index, definition] of definitions.entries()) {
           const tracer = tracing.tracerOf(definition.name);
           const service = await definition.start({
             config: configs[index],
-            runtime: tracer ? tracedRuntime(runtime, tracer, runtimeSettings.RUNTIME === 'distributed' ? 'kafka' : 'sqlite') : runtime,
+            runtime:
+              tracer && !engineFree
+                ? tracedRuntime(runtime, tracer, runtimeSettings.RUNTIME === 'distributed' ? 'kafka' : 'sqlite')
+                : runtime,
             clock,
             log: logOf(definition),
             tracer,
@@ -196,4 +203,18 @@ function tracedRuntime(runtime: OpenedRuntime, tracer: Tracer, system: EventLogS
 
 function uniqueByVariable(specs: readonly SecretSpec[]): SecretSpec[] {
   return [...new Map(specs.map((spec) => [spec.variable, spec])).values()];
+}
+
+/**
+ * The runtime of a process whose services declared no engine: it holds nothing to close, and any use of
+ * an engine is a programming error that names itself rather than a connection attempt.
+ */
+function engineFreeRuntime(): OpenedRuntime {
+  const held: Partial<Record<PropertyKey, unknown>> = { close: () => Promise.resolve(), viewsInProcess: false, then: undefined };
+  return new Proxy(held, {
+    get: (target, property) => {
+      if (property in target) return target[property];
+      throw new Error(`this process's services declared no engine, so the runtime has no ${String(property)}`);
+    },
+  }) as unknown as OpenedRuntime;
 }
