@@ -39,7 +39,10 @@ export function clusteredEngines(): ClusteredEngines {
  * the secured ones demand otherwise (the Compose stack's, `scripts/engine-secrets.sh compose-env`).
  */
 export function kafkaSecurityFromEnvironment(env: NodeJS.ProcessEnv = process.env): EngineConnections['kafka'] {
-  const config = loadConfig(runtimeConfigSchema({ defaultRuntime: 'distributed', needs: [] }), {
+  // Read as a service that reaches Kafka reads them (one that needs no engine reads no engine setting);
+  // only the security settings are used, so any broker list will do.
+  const config = loadConfig(runtimeConfigSchema({ defaultRuntime: 'distributed', needs: ['kafka'] }), {
+    KAFKA_BROKERS: env.KAFKA_BROKERS || '127.0.0.1:9092',
     KAFKA_SSL: env.KAFKA_SSL,
     KAFKA_SSL_CA_FILE: env.KAFKA_SSL_CA_FILE,
     KAFKA_SSL_CERT_FILE: env.KAFKA_SSL_CERT_FILE,
