@@ -85,7 +85,7 @@ async function main(): Promise<void> {
       const exported = performance.now() - exporting;
       const after = await memoryOf(child.pid);
       if (lines !== ENTRIES + 1) throw new Error(`the export had ${lines} lines, not ${ENTRIES + 1}`);
-      console.log(
+      process.stdout.write(
         JSON.stringify(
           {
             entries: ENTRIES,
@@ -99,7 +99,7 @@ async function main(): Promise<void> {
           },
           null,
           2,
-        ),
+        ) + '\n',
       );
     } finally {
       child.kill('SIGTERM');
@@ -118,6 +118,6 @@ async function memoryOf(pid: number | undefined): Promise<{ rssMb: number; peakM
 }
 
 main().catch((error: unknown) => {
-  console.error(error);
+  process.stderr.write(`${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
   process.exitCode = 1;
 });
