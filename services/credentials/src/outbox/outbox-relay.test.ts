@@ -1,28 +1,14 @@
 import { createLogger } from '@rsd/platform';
 import type { StoredAuthorization } from '@rsd/domain';
 import type { AuthorizationStore, EventLog, OutboxEntry, OutgoingRecord } from '@rsd/ports';
-import { eventually, valuesOn } from '@rsd/testkit';
+import { anAuthorizationRecord, eventually, valuesOn } from '@rsd/testkit';
 import { openEmbeddedStores, type EmbeddedStores } from '../testing/credentials-harness';
 import { createOutboxRelay, publishOwedEvents } from './outbox-relay';
 
 const TOPIC = 'rsd.authorizations.v1';
 const log = createLogger('credentials', 'silent');
 
-function aRecord(clientId: string): StoredAuthorization {
-  return {
-    clientId,
-    organizationId: 'acme',
-    recipientType: 'auditor',
-    recipientName: null,
-    scopes: ['qr_score'],
-    keyDigest: 'a'.repeat(64),
-    expiresAt: null,
-    createdAt: '2026-11-20T10:00:00.000Z',
-    revokedAt: null,
-    expiredAt: null,
-    revision: 1,
-  };
-}
+const aRecord = (clientId: string): StoredAuthorization => anAuthorizationRecord({ clientId });
 
 function anEntry(clientId: string, n: number): OutboxEntry {
   return { id: `${clientId}-${n}`, topic: TOPIC, key: clientId, value: JSON.stringify({ clientId, n }) };
