@@ -9,6 +9,7 @@ import { REPO_ROOT, startEmbedded, type EmbeddedProcess } from '../support/embed
 import { devTokenFor } from '../support/embedded-suite';
 import * as orgAdmin from '../support/organization-admin';
 import { freePort } from '../support/raw-http';
+import { npxRsd } from '../support/rsd-cli';
 
 // The restore drill of decision 41, as an operator runs it: `npx rsd backup FILE` while scores and
 // authorizations are being written, `npx rsd restore FILE` into a new directory, the product started on
@@ -39,16 +40,7 @@ afterAll(async () => {
   await rm(root, { recursive: true, force: true });
 });
 
-/** `npx rsd …` from the repository, as the README has it; never throws. */
-async function rsd(args: string[], env: Record<string, string> = {}) {
-  try {
-    const { stdout, stderr } = await run('npx', ['rsd', ...args], { cwd: REPO_ROOT, env: { ...process.env, ...env } });
-    return { code: 0, stdout, stderr };
-  } catch (error) {
-    const failed = error as { code: number; stdout: string; stderr: string };
-    return { code: failed.code, stdout: failed.stdout, stderr: failed.stderr };
-  }
-}
+const rsd = npxRsd;
 
 function post<T>(url: string, headers: Record<string, string>, body: object) {
   return request<T>(url, { method: 'POST', headers: { ...headers, 'content-type': 'application/json' }, body: JSON.stringify(body) });

@@ -1,11 +1,7 @@
-import { execFile } from 'node:child_process';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { join } from 'node:path';
-import { promisify } from 'node:util';
-import { REPO_ROOT } from '../support/embedded-process';
+import { runRsd } from '../support/rsd-cli';
 
-const run = promisify(execFile);
 const RECORD = { clientId: 'rs_AAAAAAAAAAAAAAAA', organizationId: 'acme', status: 'revoked' };
 
 /**
@@ -41,13 +37,7 @@ describe('rsd authorizations revoke: what the user is told (decision 29)', () =>
       '--token',
       'opaque',
     ];
-    try {
-      const { stdout, stderr } = await run('node', [join(REPO_ROOT, 'tools/cli/bin/rsd.js'), ...args]);
-      return { code: 0, stdout, stderr };
-    } catch (error) {
-      const failed = error as { code: number; stdout: string; stderr: string };
-      return { code: failed.code, stdout: failed.stdout, stderr: failed.stderr };
-    }
+    return runRsd(args);
   }
 
   test('when the revoke is answered 202 with enforcement pending, then the CLI prints the record, says so plainly and exits 3', async () => {

@@ -9,6 +9,7 @@ import { promisify } from 'node:util';
 import { readDevSecret, signDevToken } from '@rsd/platform';
 import { aScoreSubmission, request } from '@rsd/testkit';
 import { REPO_ROOT, startEmbedded, type EmbeddedProcess } from '../support/embedded-process';
+import { runRsd } from '../support/rsd-cli';
 
 const run = promisify(execFile);
 const ORG = 'recipient-org';
@@ -55,17 +56,8 @@ describe('for recipients, on the embedded runtime: ETags, signatures and history
   const read = (resource: string, headers: Record<string, string> = {}, base = product.urls.readApi) =>
     fetch(`${base}/v1/customers/${credential.clientId}/${resource}`, { headers: { 'x-api-key': credential.apiKey, ...headers } });
 
-  async function rsd(args: string[], apiUrl = product.urls.readApi) {
-    try {
-      const { stdout, stderr } = await run('node', [join(REPO_ROOT, 'tools/cli/bin/rsd.js'), ...args, '--client-id', credential.clientId], {
-        env: { ...process.env, RSD_API_URL: apiUrl, RSD_API_KEY: credential.apiKey },
-      });
-      return { code: 0, stdout, stderr };
-    } catch (error) {
-      const failed = error as { code: number; stdout: string; stderr: string };
-      return { code: failed.code, stdout: failed.stdout, stderr: failed.stderr };
-    }
-  }
+  const rsd = (args: string[], apiUrl = product.urls.readApi) =>
+    runRsd([...args, '--client-id', credential.clientId], { RSD_API_URL: apiUrl, RSD_API_KEY: credential.apiKey });
 
   test('when the score is read again with its ETag, then the answer is 304 with no body', async () => {
     const first = await read('score');

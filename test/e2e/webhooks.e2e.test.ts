@@ -1,19 +1,18 @@
-import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { promisify } from 'node:util';
 import { aScoreSubmission, request } from '@rsd/testkit';
 import { eventually as polled, notifierSettled, REPO_ROOT, startEmbedded, type EmbeddedProcess } from '../support/embedded-process';
 import { devTokenFor, startEmbeddedOnNewDataDir, stopAndRemove } from '../support/embedded-suite';
 import * as orgAdmin from '../support/organization-admin';
 import { freePort } from '../support/raw-http';
+import { runRsd } from '../support/rsd-cli';
 
 // Webhooks as a recipient meets them on `npm start`: an authorization made through the credentials
 // API, a subscription made with `rsd webhooks create`, deliveries received by `rsd webhooks listen`
 // (a separate process, verifying each signature), a score posted to score ingest.
 
 const ORG = 'webhook-org';
-const run = promisify(execFile);
 
 let dataDir: string;
 let product: EmbeddedProcess;
@@ -35,17 +34,8 @@ beforeAll(async () => {
 
 afterAll(() => stopAndRemove(product, dataDir));
 
-async function rsd(args: string[], env: Record<string, string> = {}) {
-  try {
-    const { stdout, stderr } = await run('node', [join(REPO_ROOT, 'tools/cli/bin/rsd.js'), ...args], {
-      env: { ...process.env, DATA_DIR: dataDir, RSD_NOTIFIER_URL: product.urls.notifier, ...env },
-    });
-    return { code: 0, stdout, stderr };
-  } catch (error) {
-    const failed = error as { code: number; stdout: string; stderr: string };
-    return { code: failed.code, stdout: failed.stdout, stderr: failed.stderr };
-  }
-}
+const rsd = (args: string[], env: Record<string, string> = {}) =>
+  runRsd(args, { DATA_DIR: dataDir, RSD_NOTIFIER_URL: product.urls.notifier, ...env });
 
 const eventually = <T>(check: () => T | undefined, timeoutMs = 5_000) => polled(() => Promise.resolve(check()), timeoutMs, 25);
 

@@ -28,7 +28,7 @@ import type { AccessLogStore } from '@rsd/ports';
 import { requireCurrentKey } from '@rsd/recipient-access';
 import { findOwnAuthorization, withUsage } from '../authorizations/find-authorizations';
 import type { CredentialGenerator, UseCaseDeps } from '../authorizations/use-case-deps';
-import { runCommand } from '../commands/run-command';
+import { runCommand, type Decided } from '../commands/run-command';
 import type { Publication } from '../outbox/outbox-relay';
 import { claimUrlOf } from './claim-url';
 import { authenticateAccount, openAccount, type AccountGenerator } from '../portfolio/recipient-accounts';
@@ -91,15 +91,7 @@ export async function claimKey(
         { newKeyDigest: digestApiKey(apiKey), clientAddress: who.clientAddress },
         { id: deps.newEventId(), time: now },
       );
-      if (decision.outcome !== 'changed') {
-        const refusal = refusalOf(decision.outcome);
-        await recordClaim(deps, current.clientId, who, now, refusal.status, refusal.code);
-        throw refusal;
-      }
-      return {
-        write: { authorization: decision.record, expectedRevision: current.revision, events: [decision.event] },
-        answer: { current, apiKey, now },
-      };
+      return spendOrRefuse(deps, who, current, now, decision, { current, apiKey, now });
     },
   });
   const { current, apiKey, now } = answer;
@@ -153,15 +145,7 @@ export async function claimIntoAccount(
         { accountId: account.accountId, accountName: account.name, clientAddress: who.clientAddress },
         { id: deps.newEventId(), time: now },
       );
-      if (decision.outcome !== 'changed') {
-        const refusal = refusalOf(decision.outcome);
-        await recordClaim(deps, current.clientId, who, now, refusal.status, refusal.code);
-        throw refusal;
-      }
-      return {
-        write: { authorization: decision.record, expectedRevision: current.revision, events: [decision.event] },
-        answer: { current, now },
-      };
+      return spendOrRefuse(deps, who, current, now, decision, { current, now });
     },
   });
   const { current, now } = answer;
@@ -240,6 +224,26 @@ async function findByToken(deps: Pick<UseCaseDeps, 'store'>, token: string): Pro
     throw new ApiError('CLAIM_LINK_NOT_FOUND', NOT_FOUND_MESSAGE);
   }
   return record;
+}
+
+/**
+ * What both claims do with the decider's answer: a link no longer open is refused and the refusal
+ * recorded in the access log; an open one is spent at the revision it was read at.
+ */
+async function spendOrRefuse<T>(
+  deps: ClaimDeps,
+  who: Claimant,
+  current: StoredAuthorization,
+  now: Date,
+  decision: ReturnType<typeof decideClaim> | ReturnType<typeof decideJoinAccount>,
+  answer: T,
+): Promise<Decided<T>> {
+  if (decision.outcome !== 'changed') {
+    const refusal = refusalOf(decision.outcome);
+    await recordClaim(deps, current.clientId, who, now, refusal.status, refusal.code);
+    throw refusal;
+  }
+  return { write: { authorization: decision.record, expectedRevision: current.revision, events: [decision.event] }, answer };
 }
 
 function refusalOf(state: Exclude<ClaimLinkState, 'open'>): ApiError {
