@@ -201,13 +201,15 @@ describeWithJaeger('traces of the embedded runtime in a real OTLP receiver (Jaeg
     });
   });
 
-  test("when a claim link is claimed with a traceparent, then the credentials service's span is named by the template, not the token, and its event's spans join the trace", async () => {
+  test("when a claim link is claimed with a traceparent, then the console's span and the credentials service's are named by the template, not the token, and its event's spans join the trace", async () => {
     const trace = await traceFromJaeger(jaeger!.queryUrl, claimTrace);
 
     const spans = trace.spans.map((span) => [trace.processes[span.processID]?.serviceName, span.operationName]);
-    // Its event (the key claimed), published by the outbox within the request, continues the trace to its consumers.
+    // The claim page (the console) calls the credentials API in the same trace; the event it writes (the key
+    // claimed), published by the outbox within the request, continues the trace to its consumers.
     expect(spans).toEqual(
       expect.arrayContaining([
+        ['console', 'POST /claim/:token'],
         ['credentials', 'POST /claim/:token'],
         ['credentials', 'send rsd.authorizations.v1'],
         ['read-api', 'process rsd.authorizations.v1'],
@@ -228,7 +230,7 @@ describeWithJaeger('traces of the embedded runtime in a real OTLP receiver (Jaeg
   test('when every span Jaeger holds is searched, then no key, token, bearer token, query string or raw path is in any', async () => {
     const traces: JaegerTrace[] = await allTracesFromJaeger(jaeger!.queryUrl);
     const services = new Set(traces.flatMap((trace) => Object.values(trace.processes).map((process) => process.serviceName)));
-    expect([...services].sort()).toEqual(['credentials', 'notifier', 'read-api', 'score-ingest']);
+    expect([...services].sort()).toEqual(['console', 'credentials', 'notifier', 'read-api', 'score-ingest']);
 
     const text = JSON.stringify(traces);
     for (const secret of secrets) expect(text).not.toContain(secret);

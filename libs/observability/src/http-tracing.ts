@@ -56,3 +56,14 @@ export function tracedRequests(app: RequestListener, tracer: Tracer): RequestLis
     context.with(active, () => app(req, res));
   };
 }
+
+/**
+ * The W3C trace context of the span this code runs in, as headers for a call to another service, so that
+ * the callee's span joins the caller's trace (the console's calls to the credentials API). Empty when
+ * tracing is off: the global propagator is then a no-op.
+ */
+export function traceContextHeaders(): Record<string, string> {
+  const headers: Record<string, string> = {};
+  propagation.inject(context.active(), headers);
+  return headers;
+}

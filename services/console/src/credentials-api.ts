@@ -7,6 +7,7 @@ import type {
   DailyReadsList,
   RotatedAuthorization,
 } from '@rsd/contracts';
+import { traceContextHeaders } from '@rsd/observability';
 import {
   ApiError,
   CONSOLE_AUDIENCES,
@@ -65,6 +66,7 @@ export function credentialsApi(options: { url: string; signer: ConsoleSigner; lo
           accept: 'application/json',
           authorization: `Bearer ${init.authorization}`,
           ...(init.body === undefined ? {} : { 'content-type': 'application/json' }),
+          ...traceContextHeaders(),
           ...init.headers,
         },
         ...(init.body === undefined ? {} : { body: JSON.stringify(init.body) }),
