@@ -87,7 +87,16 @@ async function startEmbedded(dataDir: string, env: Record<string, string> = {}, 
   const started = await startNode(
     join(build, 'services/embedded/dist/main.js'),
     [],
-    { ...benchEnv, DATA_DIR: dataDir, READ_API_PORT: '0', CREDENTIALS_PORT: '0', SCORE_INGEST_PORT: '0', NOTIFIER_PORT: '0', ...env },
+    {
+      ...benchEnv,
+      DATA_DIR: dataDir,
+      READ_API_PORT: '0',
+      CREDENTIALS_PORT: '0',
+      SCORE_INGEST_PORT: '0',
+      NOTIFIER_PORT: '0',
+      CONSOLE_PORT: '0',
+      ...env,
+    },
     (line) => line.msg === 'embedded runtime ready',
   );
   return {

@@ -133,8 +133,8 @@ start_runtime() {
   # Only the variables this run needs: no JWT secret or runtime selection from the caller's shell.
   env -u JWT_HS256_SECRET -u JWT_JWKS_URL -u RATE_LIMIT_PER_MINUTE -u FAILED_AUTH_LIMIT_PER_MINUTE \
     RUNTIME=embedded DATA_DIR="$data_dir" LOG_LEVEL=info SECRET_SCANNING_KEYS_URL="$SECRET_SCANNING_KEYS_URL" \
-    READ_API_PORT=0 CREDENTIALS_PORT=0 SCORE_INGEST_PORT=0 NOTIFIER_PORT=0 \
-    READ_API_HOST=127.0.0.1 CREDENTIALS_HOST=127.0.0.1 SCORE_INGEST_HOST=127.0.0.1 NOTIFIER_HOST=127.0.0.1 "$@" \
+    READ_API_PORT=0 CREDENTIALS_PORT=0 SCORE_INGEST_PORT=0 NOTIFIER_PORT=0 CONSOLE_PORT=0 \
+    READ_API_HOST=127.0.0.1 CREDENTIALS_HOST=127.0.0.1 SCORE_INGEST_HOST=127.0.0.1 NOTIFIER_HOST=127.0.0.1 CONSOLE_HOST=127.0.0.1 "$@" \
     node "$ROOT/services/embedded/dist/main.js" > "$runtime_log" 2>&1 < /dev/null &
   runtime_pid=$!
   local urls=""

@@ -134,6 +134,7 @@ class RuntimeProcess:
                 "CREDENTIALS_PORT": "0",
                 "SCORE_INGEST_PORT": "0",
                 "NOTIFIER_PORT": "0",
+                "CONSOLE_PORT": "0",
                 "DATA_DIR": str(self.data_dir),
                 "LOG_LEVEL": "info",
                 **env,
