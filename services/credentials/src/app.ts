@@ -12,7 +12,7 @@ import { leakRoutes } from './leaks/leak-routes';
 import type { SecretScanningKeys } from './leaks/secret-scanning-keys';
 import { CLAIM_PATH } from './claims/claim-url';
 import type { CredentialsConfig } from './config';
-import { credentialsOpenApi } from './openapi';
+import { credentialsOpenApi } from '@rsd/api-documents';
 import type { OutboxRelay } from './outbox/outbox-relay';
 
 export interface CredentialsAppDeps {
