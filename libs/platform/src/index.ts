@@ -26,3 +26,8 @@ export * from './page-headers';
 export * from './tls-files';
 export * from './secret-files';
 export * from './lease-keeper';
+export * from './export-stream';
+export * from './request-origin';
+export * from './outbox-relay';
+export * from './outbox-entry';
+export * from './secret-scanning-keys';

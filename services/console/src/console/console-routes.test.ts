@@ -6,7 +6,7 @@ import { digestApiKey, hasValidChecksum } from '@rsd/domain';
 import { UnavailableError } from '@rsd/platform';
 import type { AuthorizationStore } from '@rsd/ports';
 import { request, signToken } from '@rsd/testkit';
-import { anAccessRecord, NOW } from '../../../credentials/src/testing/credentials-harness';
+import { anAccessRecord, NOW } from '../../../../test/support/credentials-harness';
 import { startConsole as startConsoleHarness, type ConsoleHarness } from '../testing/console-harness';
 import { alertWebhookAccess, type AlertWebhookAccess } from './alert-webhooks';
 import { SIGN_IN_LINK_ISSUER } from './console-sessions';

@@ -1,11 +1,7 @@
 import { CONSOLE_SIGNING_KEY, consoleKeysOf, consoleSigner, consoleSigningKeyOf, createLogger, type ConsoleSigner } from '@rsd/platform';
 import { startApp, type RunningApp } from '@rsd/testkit';
 // The console's tests run it against the real credentials service (its own harness, over the embedded adapters).
-import {
-  startCredentials,
-  type CredentialsHarness,
-  type CredentialsHarnessOptions,
-} from '../../../credentials/src/testing/credentials-harness';
+import { startCredentials, type CredentialsHarness, type CredentialsHarnessOptions } from '../../../../test/support/credentials-harness';
 import type { AlertWebhookAccess } from '../console/alert-webhooks';
 import { DEFAULT_CLAIMS } from '../console/console-config';
 import type { OidcSignIn } from '../console/oidc-sign-in';

@@ -1,9 +1,7 @@
 import type { AuditAction, AuthorizationEvent } from '@rsd/contracts';
 import { withAudit, type Origin, type StoredAuthorization, type StoredRecipientAccount } from '@rsd/domain';
-import { serviceUnavailable, type Logger } from '@rsd/platform';
+import { serviceUnavailable, type Logger, outboxEntryOf, publishOwedEvents, type OutboxRelay, type Publication } from '@rsd/platform';
 import type { AuthorizationStore } from '@rsd/ports';
-import { outboxEntryOf } from '../outbox/outbox-entry';
-import { publishOwedEvents, type OutboxRelay, type Publication } from '../outbox/outbox-relay';
 
 /*
  * The one shape every change the credentials service makes goes through: load the record, let the
