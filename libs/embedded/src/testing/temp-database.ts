@@ -112,14 +112,9 @@ export async function openEmbeddedStores(prefix = 'credentials-'): Promise<Embed
   const database = join(dir, DATABASE);
   const store = openSqliteAuthorizationStore({ file: database });
   const eventLog = openSqliteEventLog({ file: database });
-  return {
-    dir,
-    store,
-    eventLog,
-    close: async () => {
-      await store.close();
-      await eventLog.close();
-      await rm(dir, { recursive: true, force: true });
-    },
+  const close = async () => {
+    await Promise.all([store.close(), eventLog.close()]);
+    await rm(dir, { recursive: true, force: true });
   };
+  return { dir, store, eventLog, close };
 }
