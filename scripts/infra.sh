@@ -226,6 +226,25 @@ log.cleaner.dedupe.buffer.size=8388608
 EOF
 }
 
+# Topics and replication, for a node of $1 brokers that acknowledge a write once $2 have it: every
+# internal topic as replicated as the records, topics made only by the product (never on first use).
+kafka_replication_settings() {
+  local replicas="$1" min_isr="$2"
+  cat <<EOF
+num.partitions=1
+default.replication.factor=$replicas
+min.insync.replicas=$min_isr
+offsets.topic.replication.factor=$replicas
+offsets.topic.num.partitions=10
+transaction.state.log.replication.factor=$replicas
+transaction.state.log.min.isr=$min_isr
+transaction.state.log.num.partitions=10
+group.initial.rebalance.delay.ms=0
+auto.create.topics.enable=false
+delete.topic.enable=true
+EOF
+}
+
 # A broker's log4j appender: FILE, rolled at 20 MB, two kept. The callers add their loggers' levels.
 kafka_log4j() {
   cat <<EOF
@@ -254,17 +273,7 @@ listener.security.protocol.map=CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT
 log.dirs=$KAFKA_DATA
 
 # single node: every replication factor is 1
-num.partitions=1
-default.replication.factor=1
-min.insync.replicas=1
-offsets.topic.replication.factor=1
-offsets.topic.num.partitions=10
-transaction.state.log.replication.factor=1
-transaction.state.log.min.isr=1
-transaction.state.log.num.partitions=10
-group.initial.rebalance.delay.ms=0
-auto.create.topics.enable=false
-delete.topic.enable=true
+$(kafka_replication_settings 1 1)
 
 # small footprint (2 cores)
 num.network.threads=2
@@ -802,17 +811,7 @@ $(ckafka_listeners "$node")
 log.dirs=$dir/data
 
 # three brokers: every record on all three, a write acknowledged once two have it
-num.partitions=1
-default.replication.factor=3
-min.insync.replicas=2
-offsets.topic.replication.factor=3
-offsets.topic.num.partitions=10
-transaction.state.log.replication.factor=3
-transaction.state.log.min.isr=2
-transaction.state.log.num.partitions=10
-group.initial.rebalance.delay.ms=0
-auto.create.topics.enable=false
-delete.topic.enable=true
+$(kafka_replication_settings 3 2)
 unclean.leader.election.enable=false
 # a broker that comes back takes its partitions' leadership back soon
 leader.imbalance.check.interval.seconds=10

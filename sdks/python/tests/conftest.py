@@ -35,7 +35,7 @@ import pytest
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from cryptography.hazmat.primitives.serialization import Encoding, NoEncryption, PrivateFormat, PublicFormat
 
-from resilience_score import Client, PillarsNotFound, ScoreNotFound
+from resilience_score import Client, PillarsNotFound, ScoreNotFound, WebhookNotActive, Webhooks
 
 # The repository whose product the tests start; named by RSD_REPO_ROOT when the tests run from a copy
 # outside it, against an installed wheel or sdist (scripts/ci/sdk-packages.sh).
@@ -521,6 +521,14 @@ def eventually(
         if time.monotonic() > deadline:
             raise AssertionError(f"condition not met within {timeout_s} s")
         time.sleep(every_s)
+
+
+def paused_refuses_tests_until_enabled(webhooks: Webhooks, webhook_id: str) -> None:
+    """Paused, a webhook refuses a test delivery (WebhookNotActive) until it is enabled again (decision 45)."""
+    assert webhooks.update(webhook_id, enabled=False).status == "paused"
+    with pytest.raises(WebhookNotActive):
+        webhooks.test(webhook_id)
+    assert webhooks.update(webhook_id, enabled=True).status == "active"
 
 
 async def eventually_async(check: Callable[[], Awaitable[T | None]], timeout_s: float = 10.0, *, every_s: float = 0.1) -> T:

@@ -15,7 +15,7 @@ from typing import Any, TypeVar
 
 import httpx
 import pytest
-from conftest import GRADES, Runtime, WebhookReceiver, days_ago, eventually, eventually_async
+from conftest import GRADES, Runtime, WebhookReceiver, days_ago, eventually, eventually_async, paused_refuses_tests_until_enabled
 
 from resilience_score import (
     ApiError,
@@ -31,7 +31,6 @@ from resilience_score import (
     RecipientAccountNotFound,
     WebhookLimitReached,
     WebhookMessageNotFound,
-    WebhookNotActive,
     WebhookNotFound,
     Webhooks,
     verify_webhook,
@@ -360,11 +359,7 @@ def lifecycle(webhooks: Webhooks, change: Callable[[int], None], client_id: str)
         )
         assert list(webhooks.list()) == [updated]
 
-        # Paused: a test is refused until it is enabled again.
-        assert webhooks.update(created.id, enabled=False).status == "paused"
-        with pytest.raises(WebhookNotActive):
-            webhooks.test(created.id)
-        assert webhooks.update(created.id, enabled=True).status == "active"
+        paused_refuses_tests_until_enabled(webhooks, created.id)
 
         # Rotated with an overlap: a test delivery carries both signatures, each of which verifies.
         secret = webhooks.rotate_secret(created.id, overlap_seconds=600)
