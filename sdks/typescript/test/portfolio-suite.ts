@@ -45,6 +45,20 @@ const FIRST_SCORE_DAYS_AGO = 10;
  * delivery received by a receiver on loopback and verified with the SDK's `verifyWebhook` and with the
  * official `standardwebhooks` library. Registers its hooks and describes where it is called.
  */
+/** Until the account's client of a grant reads `score` (the grant reaches the read API a moment after it is made). */
+async function readsScore(portfolio: Portfolio, clientId: string, score: number): Promise<void> {
+  await eventually(async () =>
+    (
+      await portfolio
+        .client(clientId)
+        .score()
+        .catch(() => undefined)
+    )?.score === score
+      ? true
+      : undefined,
+  );
+}
+
 export function portfolioSuite(running: () => ProductUnderTest): void {
   let product: ProductUnderTest;
   let runs = 0;
@@ -289,16 +303,7 @@ export function portfolioSuite(running: () => ProductUnderTest): void {
       expect(await refusalOf(own.acceptOffer(declined.clientId))).toBeInstanceOf(OfferNotPending);
       expect(await refusalOf(portfolio.acceptOffer(third.clientId))).toBeInstanceOf(OfferNotFound);
       expect((await all(own.offers())).map((item) => item.clientId)).toEqual([third.clientId]);
-      await eventually(async () =>
-        (
-          await own
-            .client(kept.clientId)
-            .score()
-            .catch(() => undefined)
-        )?.score === 44
-          ? true
-          : undefined,
-      );
+      await readsScore(own, kept.clientId, 44);
     });
 
     test('when the account names organizations to accept automatically, then the list reads back and their next offer is in the portfolio at once', async () => {
@@ -318,16 +323,7 @@ export function portfolioSuite(running: () => ProductUnderTest): void {
       });
 
       expect(created).toMatchObject({ status: 'active', recipientAccountName: null });
-      await eventually(async () =>
-        (
-          await own
-            .client(created.clientId)
-            .score()
-            .catch(() => undefined)
-        )?.score === 77
-          ? true
-          : undefined,
-      );
+      await readsScore(own, created.clientId, 77);
       expect(await own.setAutoAccept([])).toEqual({ organizationIds: [] });
     });
 
