@@ -1,6 +1,6 @@
 """The client: the read API's resources and the notifier's webhooks, each call one documented operation.
 
-Method names follow the OpenAPI operationIds (services/*/src/openapi.ts): getScore -> score(),
+Method names follow the OpenAPI operationIds (openapi/*.json): getScore -> score(),
 getPillars -> pillars(), listScoreHistory -> history(), getCertificate -> certificate(),
 getSigningKeys -> signing_keys(),
 createWebhook -> webhooks.create(), listWebhooks -> webhooks.list(), deleteWebhook ->
