@@ -135,6 +135,7 @@ class RuntimeProcess:
                 "CREDENTIALS_PORT": "0",
                 "SCORE_INGEST_PORT": "0",
                 "NOTIFIER_PORT": "0",
+                "CONSOLE_PORT": "0",
                 "DATA_DIR": str(self.data_dir),
                 "LOG_LEVEL": "info",
                 **env,
@@ -471,6 +472,9 @@ def starting_runtime() -> Iterator[StartingService]:
             "RESPONSE_SIGNING_KEYS": json.dumps([{"kty": "OKP", "crv": "Ed25519", "x": _b64url(public), "d": _b64url(raw)}]),
             "WEBHOOK_SECRET_KEY": base64.b64encode(os.urandom(32)).decode(),
             "JWT_HS256_SECRET": base64.b64encode(os.urandom(32)).decode(),
+            # The console's keys: its Ed25519 signing key (PKCS #8 DER) and the key its sessions are sealed with.
+            "CONSOLE_SIGNING_KEY": _b64url(Ed25519PrivateKey.generate().private_bytes(Encoding.DER, PrivateFormat.PKCS8, NoEncryption())),
+            "CONSOLE_SESSION_KEY": _b64url(os.urandom(32)),
             "KAFKA_BROKERS": f"127.0.0.1:{nobody}",
             "MONGO_URL": f"mongodb://127.0.0.1:{nobody}/rsd",
             "REDIS_URL": f"redis://127.0.0.1:{nobody}",
