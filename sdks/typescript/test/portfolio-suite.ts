@@ -1,5 +1,5 @@
 import { request } from '@rsd/testkit';
-import { documentedAnswers, type Answer } from './documented-answers.js';
+import { everyAnswerDocumented, type Answer } from './documented-answers.js';
 import { eventually } from '../../../test/support/embedded-process.js';
 import { startSwitchableReceiver, verifiesWith, type Received, type SwitchableReceiver } from '../../../test/support/webhook-lifecycle.js';
 import {
@@ -540,42 +540,38 @@ export function portfolioSuite(running: () => ProductUnderTest): void {
     }, 60_000);
   });
 
-  describe('the OpenAPI documents', () => {
-    /** The operations Portfolio and every owner's Webhooks call; the Organization's others are in organization.e2e.test.ts. */
-    const OPERATIONS = [
-      'getPortfolio',
-      'listPortfolioCustomers',
-      'listPortfolioScores',
-      'listPortfolioPillars',
-      'rotateAccountKey',
-      'releaseGrant',
-      'listPortfolioOffers',
-      'acceptPortfolioOffer',
-      'declinePortfolioOffer',
-      'getPortfolioAutoAccept',
-      'setPortfolioAutoAccept',
-      'getScore',
-      ...['create', 'list', 'update', 'delete', 'listDeliveries', 'rotateSecret', 'test', 'redeliver'].flatMap((verb) => {
-        const [head, tail] = {
-          listDeliveries: ['list', 'Deliveries'],
-          rotateSecret: ['rotate', 'Secret'],
-          redeliver: ['redeliver', 'Delivery'],
-        }[verb] ?? [verb, verb === 'list' ? 's' : ''];
-        return [`${head}Webhook${tail}`, `${head}PortfolioWebhook${tail}`, `${head}OrganizationWebhook${tail}`];
-      }),
-    ];
+  /** The operations Portfolio and every owner's Webhooks call; the Organization's others are in organization.e2e.test.ts. */
+  const OPERATIONS = [
+    'getPortfolio',
+    'listPortfolioCustomers',
+    'listPortfolioScores',
+    'listPortfolioPillars',
+    'rotateAccountKey',
+    'releaseGrant',
+    'listPortfolioOffers',
+    'acceptPortfolioOffer',
+    'declinePortfolioOffer',
+    'getPortfolioAutoAccept',
+    'setPortfolioAutoAccept',
+    'getScore',
+    ...['create', 'list', 'update', 'delete', 'listDeliveries', 'rotateSecret', 'test', 'redeliver'].flatMap((verb) => {
+      const [head, tail] = {
+        listDeliveries: ['list', 'Deliveries'],
+        rotateSecret: ['rotate', 'Secret'],
+        redeliver: ['redeliver', 'Delivery'],
+      }[verb] ?? [verb, verb === 'list' ? 's' : ''];
+      return [`${head}Webhook${tail}`, `${head}PortfolioWebhook${tail}`, `${head}OrganizationWebhook${tail}`];
+    }),
+  ];
 
-    test('when every answer Portfolio and Webhooks got is held against its service document, then its status and fields are documented, for every operation they call', async () => {
-      const documented = await documentedAnswers([product.urls.readApi, product.urls.notifier, product.urls.credentials]);
+  everyAnswerDocumented(
+    'Portfolio and Webhooks',
+    {
+      answered,
+      origins: () => [product.urls.readApi, product.urls.notifier, product.urls.credentials],
       // What the SDK sent: the Organization's calls that made the grants are another suite's.
-      const credentialsPaths = /^\/v1\/portfolio\//;
-      const sdkAnswers = answered.filter(
-        ({ url }) =>
-          !url.pathname.endsWith('/openapi.json') && (url.origin !== product.urls.credentials || credentialsPaths.test(url.pathname)),
-      );
-
-      expect(documented.problems(sdkAnswers)).toEqual([]);
-      expect([...documented.operationIds(sdkAnswers)].sort()).toEqual([...OPERATIONS].sort());
-    });
-  });
+      mine: ({ url }) => url.origin !== product.urls.credentials || /^\/v1\/portfolio\//.test(url.pathname),
+    },
+    OPERATIONS,
+  );
 }
