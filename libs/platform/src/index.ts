@@ -31,3 +31,4 @@ export * from './request-origin';
 export * from './outbox-relay';
 export * from './outbox-entry';
 export * from './secret-scanning-keys';
+export * from './run-command';

@@ -1,7 +1,6 @@
 import { decideRevoke, type StoredRecipientAccount } from '@rsd/domain';
-import { ApiError, type Publication } from '@rsd/platform';
+import { ApiError, type Publication, runCommand } from '@rsd/platform';
 import type { UseCaseDeps } from '../authorizations/use-case-deps';
-import { runCommand } from '../commands/run-command';
 
 /**
  * Decision 42: the recipient leaves a grant its account holds. It ends as a revocation does, with the
