@@ -27,6 +27,7 @@ ARG NODE_IMAGE=node:26-bookworm-slim
 FROM ${NODE_IMAGE} AS manifests
 WORKDIR /app
 COPY package.json package-lock.json ./
+COPY libs/api-documents/package.json libs/api-documents/
 COPY libs/contracts/package.json libs/contracts/
 COPY libs/domain/package.json libs/domain/
 COPY libs/platform/package.json libs/platform/

@@ -3,6 +3,7 @@ const tsJest = ['ts-jest', { tsconfig: '<rootDir>/tsconfig.tests.json', diagnost
 
 // Tests run on the TypeScript sources (but for worker threads, which start from dist/: built by `tsc -b` first).
 const workspaces = {
+  'api-documents': 'libs/api-documents',
   contracts: 'libs/contracts',
   domain: 'libs/domain',
   platform: 'libs/platform',

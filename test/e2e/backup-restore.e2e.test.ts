@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
 import { promisify } from 'node:util';
 import { aScoreSubmission, request } from '@rsd/testkit';
-import { REPO_ROOT, startEmbedded, type EmbeddedProcess } from '../support/embedded-process';
+import { eventually, REPO_ROOT, startEmbedded, type EmbeddedProcess } from '../support/embedded-process';
 import { devTokenFor } from '../support/embedded-suite';
 import * as orgAdmin from '../support/organization-admin';
 import { freePort } from '../support/raw-http';
@@ -60,12 +60,9 @@ function integrityOf(file: string): unknown[] {
 
 /** Polls until nothing is missing, or the bound passes: then the last answer, for the assertion to show. */
 async function untilNoneMissing(missing: () => string[] | Promise<string[]>, timeoutMs = 30_000): Promise<string[]> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const left = await missing();
-    if (left.length === 0 || Date.now() > deadline) return left;
-    await new Promise((resolve) => setTimeout(resolve, 200));
-  }
+  let left: string[] = [];
+  await eventually(async () => ((left = await missing()).length === 0 ? true : undefined), timeoutMs, 200).catch(() => undefined);
+  return left;
 }
 
 const daysAgo = (n: number) => new Date(Date.now() - n * 86_400_000).toISOString().slice(0, 10);
@@ -125,7 +122,11 @@ describe('backup and restore of the embedded runtime: the drill', () => {
     };
     const writers = [...Array.from({ length: 6 }, scoreWriter), authorizationWriter(), authorizationWriter()];
     const acknowledged = () => acknowledgedScores.length + acknowledgedClientIds.length;
-    while (acknowledgedScores.length < 40 || acknowledgedClientIds.length < 8) await new Promise((done) => setTimeout(done, 10));
+    await eventually(
+      () => Promise.resolve(acknowledgedScores.length >= 40 && acknowledgedClientIds.length >= 8 ? true : undefined),
+      60_000,
+      10,
+    );
 
     const backupFile = join(root, 'backups', 'rsd-1.tar');
     const backedUp = await rsd(['backup', backupFile], { DATA_DIR: dataDir });

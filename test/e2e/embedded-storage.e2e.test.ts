@@ -6,7 +6,7 @@ import { authorizationCreated, digestApiKey, generateApiKey, generateClientId, t
 import { formatEarlierLogLines } from '@rsd/embedded';
 import { readDevSecret, signDevToken } from '@rsd/platform';
 import { aCalculatedScore, aScoreSubmission, request, scoreCalculated } from '@rsd/testkit';
-import { startEmbedded, type EmbeddedProcess } from '../support/embedded-process';
+import { eventually, startEmbedded, type EmbeddedProcess } from '../support/embedded-process';
 
 // The embedded database as a user meets it: a crash at any moment loses no acknowledged write, and a
 // data directory written by the version before it (an NDJSON log and a JSON store) is taken over.
@@ -76,7 +76,11 @@ describe('the embedded database', () => {
       }
     };
     const writers = [...Array.from({ length: 8 }, scoreWriter), authorizationWriter(), authorizationWriter()];
-    while (acknowledgedDates.length < 60 || acknowledgedClientIds.length < 10) await new Promise((done) => setTimeout(done, 10));
+    await eventually(
+      () => Promise.resolve(acknowledgedDates.length >= 60 && acknowledgedClientIds.length >= 10 ? true : undefined),
+      60_000,
+      10,
+    );
     await product.kill();
     crashed = true;
     await Promise.all(writers);

@@ -1,4 +1,4 @@
-import { aScoreSubmission } from '@rsd/testkit';
+import { aScoreSubmission, eventually } from '@rsd/testkit';
 import type { EmbeddedProcess } from '../support/embedded-process';
 import { devTokenFor, startEmbeddedOnNewDataDir, stopAndRemove } from '../support/embedded-suite';
 import * as orgAdmin from '../support/organization-admin';
@@ -109,12 +109,10 @@ describe('route labels of http_request_duration_seconds, on every status', () =>
 
     // Read API: 200 (once the score is projected), 400, 401, 404, 405.
     const customer = `${product.urls.readApi}/v1/customers/${clientId}`;
-    let status = 0;
-    for (let attempt = 0; attempt < 50 && status !== 200; attempt += 1) {
-      status = await send(`${customer}/score`, { headers: { 'x-api-key': apiKey } });
-      if (status !== 200) await new Promise((resolve) => setTimeout(resolve, 100));
-    }
-    expect(status).toBe(200);
+    await eventually(async () => expect(await send(`${customer}/score`, { headers: { 'x-api-key': apiKey } })).toBe(200), {
+      timeoutMs: 5_000,
+      intervalMs: 100,
+    });
     expect(
       await Promise.all([
         send(`${product.urls.readApi}/v1/customers/not-a-client-id/score`, { headers: { 'x-api-key': apiKey } }),

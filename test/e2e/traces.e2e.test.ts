@@ -175,8 +175,8 @@ describeWithJaeger('traces of the embedded runtime in a real OTLP receiver (Jaeg
       body: JSON.stringify(aScoreSubmission({ organizationId: ORG, score: 41, scoreDate: new Date().toISOString().slice(0, 10) })),
     });
     expect(ingested.status).toBe(202);
-    const deadline = Date.now() + 15_000;
-    while (receiver.received.length === 0 && Date.now() < deadline) await new Promise((done) => setTimeout(done, 50));
+    const heard = receiver;
+    await eventually(() => Promise.resolve(heard.received.length > 0 ? true : undefined), 15_000, 50);
     expect(receiver.received).toHaveLength(1);
 
     // Stopping exports what the batch still holds: nothing is waited for but the shutdown.

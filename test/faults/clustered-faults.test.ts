@@ -6,7 +6,7 @@ import { Cluster } from 'ioredis';
 import { ConfigResourceTypes, Kafka, logLevel } from 'kafkajs';
 import { TOPICS } from '@rsd/contracts';
 import { signDevToken } from '@rsd/platform';
-import { aScoreSubmission } from '@rsd/testkit';
+import { aScoreSubmission, eventually } from '@rsd/testkit';
 import { clusteredEngines, type ClusteredEngines } from '../support/clustered-engines';
 import { productEnv } from '../support/distributed-product';
 import { REPO_ROOT } from '../support/embedded-process';
@@ -448,11 +448,13 @@ function dayAfter(date: string, days: number): string {
 }
 
 /** Runs `check` until it answers truthy (returned) or the deadline (default 30 s from now) passes (undefined). */
-async function waitFor<T>(check: () => Promise<T | undefined | false>, deadline = Date.now() + 30_000): Promise<T | undefined> {
-  for (;;) {
-    const result = await check().catch(() => undefined);
-    if (result) return result;
-    if (Date.now() > deadline) return undefined;
-    await sleep(250);
-  }
+function waitFor<T>(check: () => Promise<T | undefined | false>, deadline = Date.now() + 30_000): Promise<T | undefined> {
+  return eventually(
+    async () => {
+      const result = await check();
+      if (!result) throw new Error('not yet');
+      return result;
+    },
+    { timeoutMs: Math.max(0, deadline - Date.now()), intervalMs: 250 },
+  ).catch(() => undefined);
 }

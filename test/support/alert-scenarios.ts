@@ -6,7 +6,7 @@ import * as orgAdmin from './organization-admin';
 import {
   fetchDocument,
   payloadValidator,
-  startSwitchableReceiver,
+  switchableReceivers,
   verifiesWith,
   type Received,
   type SwitchableReceiver,
@@ -40,7 +40,7 @@ const dataOf = (delivery: Received) => (JSON.parse(delivery.body) as { data: Rec
 
 export function alertScenarios(target: () => AlertTarget) {
   const t = () => target();
-  const receivers: SwitchableReceiver[] = [];
+  const receivers = switchableReceivers(() => t().receiverHost);
   let validatePayload: ((delivery: Received) => string[]) | undefined;
 
   async function anOrganization(): Promise<{ org: string; token: string }> {
@@ -53,8 +53,7 @@ export function alertScenarios(target: () => AlertTarget) {
   const alertWebhooks = (org: string) => `${t().notifier}/v1/organizations/${org}/webhooks`;
 
   async function subscribe(org: string, token: string, events: string[]): Promise<{ receiver: SwitchableReceiver; secret: string }> {
-    const receiver = await startSwitchableReceiver(t().receiverHost);
-    receivers.push(receiver);
+    const receiver = await receivers.start();
     const created = await request(alertWebhooks(org), {
       method: 'POST',
       headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
@@ -110,9 +109,7 @@ export function alertScenarios(target: () => AlertTarget) {
   }
 
   return {
-    cleanUp: async () => {
-      for (const receiver of receivers.splice(0)) await receiver.close();
-    },
+    cleanUp: receivers.closeAll,
     scenarios: {
       'when a grant is read for the first time, then authorization.first_use names its address, once; a second read is not news':
         async () => {

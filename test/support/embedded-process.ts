@@ -2,6 +2,7 @@ import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { join, resolve } from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
 import { promisify } from 'node:util';
+import { eventually as retried } from '@rsd/testkit';
 
 const runFile = promisify(execFile);
 
@@ -116,14 +117,15 @@ async function stopGroup(child: ChildProcess, exited: Promise<number | null>): P
 }
 
 /** Polls until `check` returns a value, within a bound: for things that happen a little later. */
-export async function eventually<T>(check: () => Promise<T | undefined>, timeoutMs = 10_000, everyMs = 100): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await check();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`condition not met within ${timeoutMs} ms`);
-    await new Promise((done) => setTimeout(done, everyMs));
-  }
+export function eventually<T>(check: () => Promise<T | undefined>, timeoutMs = 10_000, everyMs = 100): Promise<T> {
+  return retried(
+    async () => {
+      const value = await check();
+      if (value === undefined) throw new Error(`condition not met within ${timeoutMs} ms`);
+      return value;
+    },
+    { timeoutMs, intervalMs: everyMs },
+  );
 }
 
 /** How a command ended: its exit code and both streams. */

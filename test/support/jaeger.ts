@@ -1,7 +1,7 @@
 import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { REPO_ROOT } from './embedded-process';
+import { eventually, REPO_ROOT } from './embedded-process';
 import { freePort } from './raw-http';
 
 /*
@@ -60,21 +60,20 @@ export async function startJaeger(timeoutMs = 30_000): Promise<RunningJaeger> {
   };
 
   const queryUrl = `http://127.0.0.1:${query}`;
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    if (child.exitCode !== null) throw new Error(`Jaeger exited with ${child.exitCode}:\n${output}`);
+  let exitedEarly = false;
+  await eventually(async () => {
+    exitedEarly = child.exitCode !== null;
     const answered = await fetch(`${queryUrl}/api/services`).then(
       (res) => res.ok,
       () => false,
     );
-    // The query API starts last: once it answers, the OTLP receiver takes spans.
-    if (answered && output.includes('Everything is ready')) break;
-    if (Date.now() > deadline) {
-      await stop();
-      throw new Error(`Jaeger did not answer within ${timeoutMs} ms:\n${output}`);
-    }
-    await new Promise((done) => setTimeout(done, 100));
-  }
+    // The query API starts last: once it answers, the OTLP receiver takes spans. A Jaeger that exited answers never.
+    return (answered && output.includes('Everything is ready')) || exitedEarly ? true : undefined;
+  }, timeoutMs).catch(async () => {
+    await stop();
+    throw new Error(`Jaeger did not answer within ${timeoutMs} ms:\n${output}`);
+  });
+  if (exitedEarly) throw new Error(`Jaeger exited with ${child.exitCode}:\n${output}`);
   return { otlpUrl: `http://127.0.0.1:${otlpHttp}`, queryUrl, output: () => output, stop };
 }
 
@@ -100,26 +99,23 @@ export async function traceFromJaeger(
   traceId: string,
   { timeoutMs = 15_000, services = [] }: { timeoutMs?: number; services?: readonly string[] } = {},
 ): Promise<JaegerTrace> {
-  const deadline = Date.now() + timeoutMs;
   let partial: JaegerTrace | undefined;
-  for (;;) {
-    const res = await fetch(`${queryUrl}/api/traces/${traceId}`);
-    if (res.ok) {
+  const complete = await eventually(
+    async () => {
+      const res = await fetch(`${queryUrl}/api/traces/${traceId}`);
+      if (!res.ok) return void (await res.arrayBuffer());
       const [found] = ((await res.json()) as { data: JaegerTrace[] | null }).data ?? [];
       // Jaeger stores what each process exports as it arrives, in batches of its own: a trace of several
       // processes can be read before the last one's spans are in. Complete when every named service is.
       const present = new Set(Object.values(found?.processes ?? {}).map((process) => process.serviceName));
-      if (found && services.every((service) => present.has(service))) return found;
       partial = found ?? partial;
-    } else {
-      await res.arrayBuffer();
-    }
-    if (Date.now() > deadline) {
-      if (partial) return partial;
-      throw new Error(`trace ${traceId} not in Jaeger after ${timeoutMs} ms`);
-    }
-    await new Promise((done) => setTimeout(done, 200));
-  }
+      return found && services.every((service) => present.has(service)) ? found : undefined;
+    },
+    timeoutMs,
+    200,
+  ).catch(() => partial);
+  if (!complete) throw new Error(`trace ${traceId} not in Jaeger after ${timeoutMs} ms`);
+  return complete;
 }
 
 /** Every trace Jaeger holds of every service, as its query API gives them. */

@@ -3,7 +3,7 @@ import { aScoreSubmission, request, type JsonResponse } from '@rsd/testkit';
 import { eventually } from './embedded-process';
 import * as orgAdmin from './organization-admin';
 import { accountClaimedFrom, portfolioSecrets, type PortfolioWebhookTarget } from './portfolio-scenarios';
-import { startSwitchableReceiver, verifiesWith, type Received, type SwitchableReceiver } from './webhook-lifecycle';
+import { switchableReceivers, verifiesWith, type Received, type SwitchableReceiver } from './webhook-lifecycle';
 
 /*
  * Decision 50's first two rules as a thief and the rightful holder meet them, over HTTP, on any
@@ -23,7 +23,7 @@ interface Hook {
 
 export function keyAuthorityScenarios(target: () => PortfolioWebhookTarget) {
   const t = () => target();
-  const receivers: SwitchableReceiver[] = [];
+  const receivers = switchableReceivers(() => t().receiverHost);
   let scoreDay = 0;
 
   const admin = async (org: string) => ({ authorization: `Bearer ${await t().tokenFor(org)}`, 'content-type': 'application/json' });
@@ -86,11 +86,7 @@ export function keyAuthorityScenarios(target: () => PortfolioWebhookTarget) {
   const rotateAccountKey = (key: string, body: object = {}) =>
     request(`${t().credentials}/v1/portfolio/keys/rotate`, { method: 'POST', ...keyed(key, body) });
 
-  async function receiver(): Promise<SwitchableReceiver> {
-    const started = await startSwitchableReceiver(t().receiverHost);
-    receivers.push(started);
-    return started;
-  }
+  const receiver = receivers.start;
 
   /** The webhooks under `path` (`/customers/{clientId}` or `/portfolio`) on the notifier. */
   const hooks = (path: string) => `${t().notifier}/v1${path}/webhooks`;
@@ -128,9 +124,7 @@ export function keyAuthorityScenarios(target: () => PortfolioWebhookTarget) {
   }
 
   return {
-    cleanUp: async () => {
-      for (const started of receivers.splice(0)) await started.close();
-    },
+    cleanUp: receivers.closeAll,
     scenarios: {
       'when an account key is rotated with the default overlap, then the old key only reads: rotating again, releasing a grant, answering an offer, setting auto-accept and managing a portfolio webhook answer 403 KEY_READ_ONLY, and the new key still works':
         async () => {

@@ -44,6 +44,21 @@ export interface SwitchableReceiver {
   close(): Promise<void>;
 }
 
+/** Receivers a scenario suite starts as it goes, on `host()`, all closed by `closeAll` (its cleanUp). */
+export function switchableReceivers(host: () => string): { start(): Promise<SwitchableReceiver>; closeAll(): Promise<void> } {
+  const started: SwitchableReceiver[] = [];
+  return {
+    start: async () => {
+      const receiver = await startSwitchableReceiver(host());
+      started.push(receiver);
+      return receiver;
+    },
+    closeAll: async () => {
+      for (const receiver of started.splice(0)) await receiver.close();
+    },
+  };
+}
+
 export async function startSwitchableReceiver(host: string, failing = false): Promise<SwitchableReceiver> {
   const receiver = { url: '', received: [] as Received[], failing, close: () => Promise.resolve() };
   const server = createServer((req, res) => {

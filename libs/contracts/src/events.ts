@@ -267,20 +267,7 @@ export const authorizationEventSchema = z.discriminatedUnion('type', [
   recipientAccountKeyRevokedSchema,
   authorizationAlertedSchema,
 ]);
-export const domainEventSchema = z.discriminatedUnion('type', [
-  authorizationCreatedSchema,
-  authorizationRevokedSchema,
-  authorizationExpiredSchema,
-  authorizationKeyRotatedSchema,
-  authorizationKeyClaimedSchema,
-  authorizationJoinedAccountSchema,
-  recipientAccountCreatedSchema,
-  recipientAccountKeyRotatedSchema,
-  authorizationPreviousKeyRevokedSchema,
-  recipientAccountKeyRevokedSchema,
-  authorizationAlertedSchema,
-  scoreCalculatedSchema,
-]);
+export const domainEventSchema = z.discriminatedUnion('type', [...authorizationEventSchema.options, scoreCalculatedSchema]);
 
 export type AuthorizationCreated = z.infer<typeof authorizationCreatedSchema>;
 export type AuthorizationRevoked = z.infer<typeof authorizationRevokedSchema>;

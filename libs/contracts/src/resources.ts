@@ -73,6 +73,9 @@ export const historyItemSchema = z
   .meta({ id: 'HistoryItem' });
 export type HistoryItemResource = z.infer<typeof historyItemSchema>;
 
+/** How many dates one page of a score history holds (decision 25). */
+export const HISTORY_LIMIT = { min: 1, max: 366, default: 30 } as const;
+
 /** GET /v1/customers/{clientId}/score/history (extension, scope `score_trend`; decision 25). */
 export const scoreHistoryResourceSchema = z
   .object({

@@ -201,7 +201,7 @@ export function buildOpenApiDocument(info: OpenApiInfo, operations: OpenApiOpera
   }
   return {
     openapi: '3.1.0',
-    info: { ...info, license: { name: 'Proprietary', identifier: 'LicenseRef-Proprietary' } },
+    info: { ...info, license: { name: 'Apache-2.0', identifier: 'Apache-2.0' } },
     servers: [{ url: '/v1' }],
     paths,
     ...(webhooks.length > 0 ? { webhooks: webhookItems } : {}),

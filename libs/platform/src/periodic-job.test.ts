@@ -1,3 +1,4 @@
+import { useFakeTimersFromZero } from '@rsd/testkit';
 import { every } from './periodic-job';
 
 const quiet = { warn: jest.fn() };
@@ -5,12 +6,7 @@ const quiet = { warn: jest.fn() };
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 describe('every', () => {
-  beforeEach(() => {
-    jest.useFakeTimers({ now: 0 });
-  });
-  afterEach(() => {
-    jest.useRealTimers();
-  });
+  useFakeTimersFromZero();
 
   test('when a run takes longer than the interval, then the ticks during it are skipped, never run beside it', async () => {
     let concurrent = 0;

@@ -5,6 +5,7 @@ import { context, propagation, ROOT_CONTEXT, trace } from '@opentelemetry/api';
 import { InMemorySpanExporter, SimpleSpanProcessor, type ReadableSpan } from '@opentelemetry/sdk-trace';
 import { labelledRouter, tracedRequests } from '@rsd/observability';
 import { ConfigError, createBaseApp, createLogger, finishApp, loadConfig } from '@rsd/platform';
+import { eventually } from '@rsd/testkit';
 import { startTracing, tracesEndpointOf, tracingConfigSchema, type Tracing } from './tracing';
 
 const ENDPOINT = { OTEL_EXPORTER_OTLP_ENDPOINT: 'http://127.0.0.1:4318' };
@@ -233,10 +234,9 @@ describe('a request as a span', () => {
 // end-to-end test (test/e2e/traces.e2e.test.ts) proves that spans reach a real receiver.
 
 async function waitForSpans(exporter: InMemorySpanExporter, count: number): Promise<ReadableSpan[]> {
-  for (let attempt = 0; attempt < 100; attempt += 1) {
+  return eventually(() => {
     const spans = exporter.getFinishedSpans();
-    if (spans.length >= count) return [...spans];
-    await new Promise((done) => setTimeout(done, 10));
-  }
-  throw new Error(`expected ${count} span(s), got ${exporter.getFinishedSpans().length}`);
+    if (spans.length < count) throw new Error(`expected ${count} span(s), got ${spans.length}`);
+    return [...spans];
+  });
 }

@@ -8,6 +8,7 @@ ended at the end. `npm run build` must have run (the root test script runs `tsc 
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import ipaddress
 import json
@@ -21,7 +22,7 @@ import threading
 import time
 import uuid
 import warnings
-from collections.abc import Callable, Iterator
+from collections.abc import Awaitable, Callable, Iterator
 from dataclasses import dataclass, field
 from datetime import date, timedelta
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -34,7 +35,7 @@ import pytest
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from cryptography.hazmat.primitives.serialization import Encoding, NoEncryption, PrivateFormat, PublicFormat
 
-from resilience_score import Client, PillarsNotFound, ScoreNotFound
+from resilience_score import Client, PillarsNotFound, ScoreNotFound, WebhookNotActive, Webhooks
 
 # The repository whose product the tests start; named by RSD_REPO_ROOT when the tests run from a copy
 # outside it, against an installed wheel or sdist (scripts/ci/sdk-packages.sh).
@@ -157,17 +158,20 @@ class RuntimeProcess:
         return "".join(self._lines)
 
     def wait_for(self, ready: Callable[[], dict[str, str] | None], timeout_s: float = READY_TIMEOUT_S) -> dict[str, str]:
-        deadline = time.monotonic() + timeout_s
-        while time.monotonic() < deadline:
+        def found_or_exited() -> dict[str, str] | None:
             found = ready()
             if found:
                 return found
             if self.process.poll() is not None:
                 self.stop()
                 raise RuntimeError(f"npm {' '.join(self.command)} exited with {self.process.returncode}:\n{self.output()[-4000:]}")
-            time.sleep(0.05)
-        self.stop()
-        raise RuntimeError(f"not ready within {timeout_s} s:\n{self.output()[-4000:]}")
+            return None
+
+        try:
+            return eventually(found_or_exited, timeout_s, not_yet=())
+        except AssertionError:
+            self.stop()
+            raise RuntimeError(f"not ready within {timeout_s} s:\n{self.output()[-4000:]}") from None
 
     def ready_line(self) -> dict[str, str] | None:
         """The log line that says the runtime serves, as embedded-process.ts reads it."""
@@ -468,6 +472,9 @@ def starting_runtime() -> Iterator[StartingService]:
             "RESPONSE_SIGNING_KEYS": json.dumps([{"kty": "OKP", "crv": "Ed25519", "x": _b64url(public), "d": _b64url(raw)}]),
             "WEBHOOK_SECRET_KEY": base64.b64encode(os.urandom(32)).decode(),
             "JWT_HS256_SECRET": base64.b64encode(os.urandom(32)).decode(),
+            # The console's keys: its Ed25519 signing key (PKCS #8 DER) and the key its sessions are sealed with.
+            "CONSOLE_SIGNING_KEY": _b64url(Ed25519PrivateKey.generate().private_bytes(Encoding.DER, PrivateFormat.PKCS8, NoEncryption())),
+            "CONSOLE_SESSION_KEY": _b64url(os.urandom(32)),
             "KAFKA_BROKERS": f"127.0.0.1:{nobody}",
             "MONGO_URL": f"mongodb://127.0.0.1:{nobody}/rsd",
             "REDIS_URL": f"redis://127.0.0.1:{nobody}",
@@ -497,20 +504,45 @@ def days_ago(n: int) -> date:
     return date.today() - timedelta(days=n)
 
 
-def eventually(check: Callable[[], T | None], timeout_s: float = 15.0) -> T:
-    """Polls until `check` returns something other than None (a "not found yet" counts as None):
-    for what the product does a moment later, such as a posted score reaching the read API's view."""
+def eventually(
+    check: Callable[[], T | None],
+    timeout_s: float = 15.0,
+    *,
+    every_s: float = 0.05,
+    not_yet: tuple[type[Exception], ...] = (ScoreNotFound, PillarsNotFound),
+) -> T:
+    """Polls until `check` returns something other than None (an exception of `not_yet`, by default a
+    "not found yet", counts as None): for what the product does a moment later, such as a posted score
+    reaching the read API's view. The tests' one polling loop: the interval is its pace, not a wait."""
     deadline = time.monotonic() + timeout_s
     while True:
         try:
             value = check()
-        except (ScoreNotFound, PillarsNotFound):
+        except not_yet:
             value = None
         if value is not None:
             return value
         if time.monotonic() > deadline:
             raise AssertionError(f"condition not met within {timeout_s} s")
-        time.sleep(0.05)
+        time.sleep(every_s)
+
+
+def paused_refuses_tests_until_enabled(webhooks: Webhooks, webhook_id: str) -> None:
+    """Paused, a webhook refuses a test delivery (WebhookNotActive) until it is enabled again (decision 45)."""
+    assert webhooks.update(webhook_id, enabled=False).status == "paused"
+    with pytest.raises(WebhookNotActive):
+        webhooks.test(webhook_id)
+    assert webhooks.update(webhook_id, enabled=True).status == "active"
+
+
+async def eventually_async(check: Callable[[], Awaitable[T | None]], timeout_s: float = 10.0, *, every_s: float = 0.1) -> T:
+    """`eventually` for a coroutine's check, in an event loop: polls without blocking it."""
+    deadline = time.monotonic() + timeout_s
+    while (value := await check()) is None:
+        if time.monotonic() > deadline:
+            raise AssertionError(f"condition not met within {timeout_s} s")
+        await asyncio.sleep(every_s)
+    return value
 
 
 class QuietHandler(BaseHTTPRequestHandler):

@@ -124,7 +124,8 @@ FIELDS = {
         "PendingRotation": AUTHORIZATION | {"apiKey", "previousKeyExpiresAt", "enforcement"},
         "AuthorizationUsage": {"last24h", "last30d"},
         "ClaimLink": {"url", "expiresAt"},
-        "AuthorizationList": {"authorizations"},
+        # The client asks without limit or cursor: the whole list in one answer, its nextCursor null (decision 54).
+        "AuthorizationList": {"authorizations", "nextCursor"},
         "AccessLogPage": {"items", "nextCursor"},
         "AccessLogEntry": {"at", "resource", "status", "code", "clientAddress", "requestId"},
         "CreateAuthorizationRequest": {

@@ -11,7 +11,7 @@ from typing import Any
 
 import httpx
 import pytest
-from conftest import GRADES, Runtime, WebhookReceiver, days_ago, eventually
+from conftest import GRADES, Runtime, WebhookReceiver, days_ago, eventually, paused_refuses_tests_until_enabled
 
 from resilience_score import (
     AsyncOrganization,
@@ -25,7 +25,6 @@ from resilience_score import (
     InvalidToken,
     Organization,
     ValidationFailed,
-    WebhookNotActive,
     WebhookNotFound,
     verify_webhook,
 )
@@ -221,10 +220,7 @@ def test_an_organizations_alert_webhook_through_its_lifecycle_hears_a_grants_fir
         updated = webhooks.update(created.id, url=second.url, events=["authorization.first_use", "authorization.released"])
         assert (updated.id, updated.url, updated.events) == (created.id, second.url, ["authorization.first_use", "authorization.released"])
         assert list(webhooks.list()) == [updated]
-        assert webhooks.update(created.id, enabled=False).status == "paused"
-        with pytest.raises(WebhookNotActive):
-            webhooks.test(created.id)
-        assert webhooks.update(created.id, enabled=True).status == "active"
+        paused_refuses_tests_until_enabled(webhooks, created.id)
 
         secret = webhooks.rotate_secret(created.id, overlap_seconds=600)
         message_id = webhooks.test(created.id)

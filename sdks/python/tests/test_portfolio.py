@@ -15,7 +15,7 @@ from typing import Any, TypeVar
 
 import httpx
 import pytest
-from conftest import GRADES, Runtime, WebhookReceiver, days_ago
+from conftest import GRADES, Runtime, WebhookReceiver, days_ago, eventually, eventually_async, paused_refuses_tests_until_enabled
 
 from resilience_score import (
     ApiError,
@@ -31,7 +31,6 @@ from resilience_score import (
     RecipientAccountNotFound,
     WebhookLimitReached,
     WebhookMessageNotFound,
-    WebhookNotActive,
     WebhookNotFound,
     Webhooks,
     verify_webhook,
@@ -45,19 +44,9 @@ FIRST_SCORE_DAYS_AGO = 10
 
 
 def until(check: Callable[[], T | None], timeout_s: float = 20.0) -> T:
-    """Polls `check` until it returns something other than None; a refusal counts as "not yet" (the
-    product follows its event log a moment later). Slow enough to stay inside the rate limits."""
-    deadline = time.monotonic() + timeout_s
-    while True:
-        try:
-            value = check()
-        except ApiError:
-            value = None
-        if value is not None:
-            return value
-        if time.monotonic() > deadline:
-            raise AssertionError(f"condition not met within {timeout_s} s")
-        time.sleep(0.2)
+    """`eventually`, with a refusal as "not yet" (the product follows its event log a moment later),
+    slow enough to stay inside the rate limits."""
+    return eventually(check, timeout_s, every_s=0.2, not_yet=(ApiError,))
 
 
 def a_score(organization_id: str, score: int, n: int = FIRST_SCORE_DAYS_AGO) -> dict[str, Any]:
@@ -370,11 +359,7 @@ def lifecycle(webhooks: Webhooks, change: Callable[[int], None], client_id: str)
         )
         assert list(webhooks.list()) == [updated]
 
-        # Paused: a test is refused until it is enabled again.
-        assert webhooks.update(created.id, enabled=False).status == "paused"
-        with pytest.raises(WebhookNotActive):
-            webhooks.test(created.id)
-        assert webhooks.update(created.id, enabled=True).status == "active"
+        paused_refuses_tests_until_enabled(webhooks, created.id)
 
         # Rotated with an overlap: a test delivery carries both signatures, each of which verifies.
         secret = webhooks.rotate_secret(created.id, overlap_seconds=600)
@@ -468,13 +453,11 @@ def test_the_async_webhooks_have_the_same_lifecycle(runtime: Runtime) -> None:
                 headers, body = await asyncio.to_thread(delivery, receiver, 0)
                 assert lowered(headers)["webhook-id"] == message_id
                 assert verify_webhook(secret, headers, body)["type"] == "webhook.test"
-                for _ in range(100):
+                async def listed_as_succeeded() -> bool | None:
                     attempts = await portfolio.webhooks.deliveries(created.id)
-                    if [(d.message_id, d.status) for d in attempts] == [(message_id, "succeeded")]:
-                        break
-                    await asyncio.sleep(0.1)
-                else:
-                    raise AssertionError(f"the test delivery's attempt was not listed as succeeded: {attempts}")
+                    return True if [(d.message_id, d.status) for d in attempts] == [(message_id, "succeeded")] else None
+
+                await eventually_async(listed_as_succeeded)
                 assert await portfolio.webhooks.redeliver(created.id, message_id) == message_id
                 await asyncio.to_thread(delivery, receiver, 1)
                 await portfolio.webhooks.delete(created.id)

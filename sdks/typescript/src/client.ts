@@ -3,7 +3,7 @@ import { evidenceOf, SigningKeys } from './signing-keys.js';
 import { Transport, type RequestOptions, type TransportOptions } from './transport.js';
 import { verifyCertificate } from './certificate.js';
 import type { Evidence, HistoryItem, HistoryPage, Jwks, Pillars, Score, Served, SignedCertificate } from './types.js';
-import { Webhooks } from './webhooks.js';
+import { Webhooks, webhooksAt } from './webhooks.js';
 
 export interface ClientOptions extends TransportOptions {
   /** The Client ID exactly as issued. */
@@ -56,17 +56,14 @@ export class Client {
     this.#clientId = options.clientId;
     this.#apiKey = options.apiKey;
     this.#baseUrl = rootOf(options.baseUrl);
-    const notifierUrl = options.notifierUrl === undefined ? undefined : rootOf(options.notifierUrl);
     this.#verifySignatures = options.verifySignatures ?? true;
     this.#keys = new SigningKeys(this.#transport, this.#baseUrl);
-    this.webhooks = new Webhooks({
-      transport: this.#transport,
-      collection: () => {
-        if (notifierUrl === undefined) throw new TypeError('webhooks need the notifierUrl option');
-        return this.#customerUrl(notifierUrl, 'webhooks');
-      },
-      headers: () => ({ 'x-api-key': this.#apiKey }),
-    });
+    this.webhooks = webhooksAt(
+      this.#transport,
+      optionalRootOf(options.notifierUrl),
+      (notifier) => this.#customerUrl(notifier, 'webhooks'),
+      () => ({ 'x-api-key': this.#apiKey }),
+    );
   }
 
   /** getScore: the latest score and grade (scope qr_score). */
@@ -151,6 +148,11 @@ export class Client {
 /** The URL without a trailing slash; throws TypeError on one that is not a URL. */
 export function rootOf(url: string): string {
   return new URL(url).toString().replace(/\/+$/, '');
+}
+
+/** rootOf of an optional URL. */
+export function optionalRootOf(url: string | undefined): string | undefined {
+  return url === undefined ? undefined : rootOf(url);
 }
 
 export function parseJson<T>(body: Uint8Array): T {

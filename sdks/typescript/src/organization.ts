@@ -1,7 +1,7 @@
 import { errorFor } from './errors.js';
-import { parseJson, rootOf } from './client.js';
+import { optionalRootOf, parseJson } from './client.js';
 import { Transport, type Outgoing, type RequestOptions, type TransportOptions } from './transport.js';
-import { Webhooks } from './webhooks.js';
+import { Webhooks, webhooksAt } from './webhooks.js';
 import type {
   AccessLogEntry,
   AuditLogEntry,
@@ -71,17 +71,14 @@ export class Organization {
   constructor(options: OrganizationOptions) {
     this.#transport = new Transport(options);
     this.#token = options.token;
-    this.#ingestUrl = options.ingestUrl === undefined ? undefined : rootOf(options.ingestUrl);
-    const credentialsUrl = options.credentialsUrl === undefined ? undefined : rootOf(options.credentialsUrl);
-    const notifierUrl = options.notifierUrl === undefined ? undefined : rootOf(options.notifierUrl);
-    this.webhooks = new Webhooks<OrganizationAlertEvent>({
-      transport: this.#transport,
-      collection: () => {
-        if (notifierUrl === undefined) throw new TypeError('webhooks need the notifierUrl option');
-        return `${notifierUrl}/organizations/${encodeURIComponent(options.organizationId ?? organizationOf(this.#token))}/webhooks`;
-      },
-      headers: () => ({ authorization: `Bearer ${this.#token}` }),
-    });
+    this.#ingestUrl = optionalRootOf(options.ingestUrl);
+    const credentialsUrl = optionalRootOf(options.credentialsUrl);
+    this.webhooks = webhooksAt<OrganizationAlertEvent>(
+      this.#transport,
+      optionalRootOf(options.notifierUrl),
+      (notifier) => `${notifier}/organizations/${encodeURIComponent(options.organizationId ?? organizationOf(this.#token))}/webhooks`,
+      () => ({ authorization: `Bearer ${this.#token}` }),
+    );
     this.#organizationRoot = () => {
       if (credentialsUrl === undefined) throw new TypeError('authorizations and the audit log need the credentialsUrl option');
       return `${credentialsUrl}/organizations/${encodeURIComponent(options.organizationId ?? organizationOf(this.#token))}`;

@@ -1,4 +1,4 @@
-import { Client, parseJson, rootOf, type ClientOptions } from './client.js';
+import { Client, optionalRootOf, parseJson, rootOf, type ClientOptions } from './client.js';
 import { errorFor } from './errors.js';
 import { evidenceOf, SigningKeys } from './signing-keys.js';
 import { Transport, type Outgoing, type RequestOptions, type TransportOptions } from './transport.js';
@@ -16,7 +16,7 @@ import type {
   Score,
   Served,
 } from './types.js';
-import { Webhooks } from './webhooks.js';
+import { Webhooks, webhooksAt } from './webhooks.js';
 
 export interface PortfolioOptions extends TransportOptions {
   /** The recipient account's key (`rsa_…`), shown once when the account was made or its key rotated. */
@@ -65,18 +65,15 @@ export class Portfolio {
     this.#options = options;
     this.#accountKey = options.accountKey;
     this.#baseUrl = rootOf(options.baseUrl);
-    this.#credentialsUrl = options.credentialsUrl === undefined ? undefined : rootOf(options.credentialsUrl);
-    const notifierUrl = options.notifierUrl === undefined ? undefined : rootOf(options.notifierUrl);
+    this.#credentialsUrl = optionalRootOf(options.credentialsUrl);
     this.#verifySignatures = options.verifySignatures ?? true;
     this.#keys = new SigningKeys(this.#transport, this.#baseUrl);
-    this.webhooks = new Webhooks({
-      transport: this.#transport,
-      collection: () => {
-        if (notifierUrl === undefined) throw new TypeError('webhooks need the notifierUrl option');
-        return `${notifierUrl}/portfolio/webhooks`;
-      },
-      headers: () => ({ 'x-api-key': this.#accountKey }),
-    });
+    this.webhooks = webhooksAt(
+      this.#transport,
+      optionalRootOf(options.notifierUrl),
+      (notifier) => `${notifier}/portfolio/webhooks`,
+      () => ({ 'x-api-key': this.#accountKey }),
+    );
   }
 
   /** getPortfolio: the account's id, name and how many active grants it holds. */
@@ -99,20 +96,20 @@ export class Portfolio {
 
   /** listPortfolioScores: the latest score of every active grant that has the qr_score scope and a score, each with its page's evidence. */
   scores(options: PageOptions = {}): PortfolioItems<Served<Score>> {
-    return this.#pages(
-      '/scores',
-      options,
-      (page, call) => this.#read<Page<Score>>(page, call),
-      (item, evidence) => ({ ...item, evidence, notModified: false }),
-    );
+    return this.#signedItems<Score>('/scores', options);
   }
 
   /** listPortfolioPillars: the latest pillar breakdown of every active grant that has pillar_breakdown and a score. */
   pillars(options: PageOptions = {}): PortfolioItems<Served<Pillars>> {
+    return this.#signedItems<Pillars>('/pillars', options);
+  }
+
+  /** The items of a signed list of the read API, each with its page's evidence. */
+  #signedItems<T extends object>(path: string, options: PageOptions): PortfolioItems<Served<T>> {
     return this.#pages(
-      '/pillars',
+      path,
       options,
-      (page, call) => this.#read<Page<Pillars>>(page, call),
+      (page, call) => this.#read<Page<T>>(page, call),
       (item, evidence) => ({ ...item, evidence, notModified: false }),
     );
   }

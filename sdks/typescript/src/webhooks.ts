@@ -20,6 +20,26 @@ export interface WebhooksOwner {
   headers(): Record<string, string>;
 }
 
+/**
+ * @internal An owner's webhooks whose collection is `collection(notifierRoot)`: each call throws TypeError while
+ * the notifierUrl option (`notifierRoot`) is not given.
+ */
+export function webhooksAt<Event extends string = WebhookEvent>(
+  transport: Transport,
+  notifierRoot: string | undefined,
+  collection: (notifierRoot: string) => string,
+  headers: () => Record<string, string>,
+): Webhooks<Event> {
+  return new Webhooks<Event>({
+    transport,
+    collection: () => {
+      if (notifierRoot === undefined) throw new TypeError('webhooks need the notifierUrl option');
+      return collection(notifierRoot);
+    },
+    headers,
+  });
+}
+
 export interface CreateWebhookOptions extends RequestOptions {
   /** Which `score.updated` deliveries it gets (decision 45); absent or `{}`: every change. */
   conditions?: WebhookConditions;

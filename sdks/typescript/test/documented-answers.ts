@@ -66,3 +66,25 @@ export async function documentedAnswers(origins: readonly string[]): Promise<Doc
     operationIds: (answers) => new Set(answers.map((answer) => find(answer)?.operation.operationId)),
   };
 }
+
+/**
+ * A suite's last test, in its describe block `the OpenAPI documents`: every answer it recorded (but the documents' own, and those `mine` leaves out) held against the
+ * documents `origins` serve, each documented, and the operations they were to exactly `operations`.
+ */
+export function everyAnswerDocumented(
+  what: string,
+  recorded: { answered: readonly Answer[]; origins: () => string[]; mine?: (answer: Answer) => boolean },
+  operations: readonly string[],
+): void {
+  describe('the OpenAPI documents', () => {
+    test(`when every answer ${what} got is held against its service document, then its status and fields are documented, for every operation it calls`, async () => {
+      const documented = await documentedAnswers(recorded.origins());
+      const answers = recorded.answered.filter(
+        (answer) => !answer.url.pathname.endsWith('/openapi.json') && (recorded.mine?.(answer) ?? true),
+      );
+
+      expect(documented.problems(answers)).toEqual([]);
+      expect([...documented.operationIds(answers)].sort()).toEqual([...operations].sort());
+    });
+  });
+}

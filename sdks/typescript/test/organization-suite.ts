@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { request } from '@rsd/testkit';
-import { documentedAnswers, type Answer } from './documented-answers.js';
+import { everyAnswerDocumented, type Answer } from './documented-answers.js';
 import { eventually } from '../../../test/support/embedded-process.js';
 import { startSwitchableReceiver } from '../../../test/support/webhook-lifecycle.js';
 import {
@@ -317,23 +317,20 @@ export function organizationSuite(running: () => ProductUnderTest): void {
     }, 600_000);
   });
 
-  describe('the OpenAPI documents', () => {
-    const ORGANIZATION_OPERATIONS = [
-      'createAuthorization',
-      'listAuthorizations',
-      'getAuthorization',
-      'rotateAuthorizationKey',
-      'revokeAuthorization',
-      'issueClaimLink',
-      'listAccessLog',
-      'submitScores',
-    ];
+  const ORGANIZATION_OPERATIONS = [
+    'createAuthorization',
+    'listAuthorizations',
+    'getAuthorization',
+    'rotateAuthorizationKey',
+    'revokeAuthorization',
+    'issueClaimLink',
+    'listAccessLog',
+    'submitScores',
+  ];
 
-    test('when every answer the Organization client got is held against its service document, then its status and fields are documented, for every operation it calls', async () => {
-      const documented = await documentedAnswers([product.urls.credentials, product.urls.scoreIngest]);
-      const sdkAnswers = answered.filter(({ url }) => !url.pathname.endsWith('/openapi.json'));
-      expect(documented.problems(sdkAnswers)).toEqual([]);
-      expect(documented.operationIds(sdkAnswers)).toEqual(new Set(ORGANIZATION_OPERATIONS));
-    });
-  });
+  everyAnswerDocumented(
+    'the Organization client',
+    { answered, origins: () => [product.urls.credentials, product.urls.scoreIngest] },
+    ORGANIZATION_OPERATIONS,
+  );
 }

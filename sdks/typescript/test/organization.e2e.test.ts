@@ -1,16 +1,5 @@
-import { readDevSecret, signDevToken } from '@rsd/platform';
-import { startEmbeddedOnNewDataDir, stopAndRemove, type EmbeddedOnDataDir } from '../../../test/support/embedded-suite.js';
 import { ORGANIZATION_SUITE_ENV, organizationSuite } from './organization-suite.js';
+import { onTheEmbeddedRuntime } from './product-under-test.js';
 
-/** The Organization suite on the embedded runtime, `npm start` on ephemeral loopback ports (test/distributed/sdks-distributed.test.ts runs it on the distributed one). */
-let started: EmbeddedOnDataDir | undefined;
-let devSecret: string;
-
-beforeAll(async () => {
-  started = await startEmbeddedOnNewDataDir('rsd-sdk-org-', ORGANIZATION_SUITE_ENV);
-  devSecret = (await readDevSecret(started.dataDir))!;
-}, 90_000);
-
-afterAll(() => stopAndRemove(started?.product, started?.dataDir));
-
-organizationSuite(() => ({ urls: started!.product.urls, token: (claims) => signDevToken(devSecret, claims) }));
+/** The Organization suite on the embedded runtime (test/distributed/sdks-distributed.test.ts runs it on the distributed one). */
+onTheEmbeddedRuntime('rsd-sdk-org-', ORGANIZATION_SUITE_ENV, organizationSuite);

@@ -20,7 +20,7 @@ import { createConsoleSessions, SIGN_IN_LINK_ISSUER, type ConsoleSessions } from
 import { createOidcSignIn, type OidcSignIn } from './console/oidc-sign-in';
 import { CLAIM_PATH, claimPageRoutes } from './claims/claim-page-routes';
 import { credentialsApi } from './credentials-api';
-import { consoleOpenApi } from './openapi';
+import { consoleOpenApi } from '@rsd/api-documents';
 
 export interface ConsoleModuleDeps {
   config: ConsoleServiceConfig;

@@ -1,5 +1,4 @@
 import { request } from '@rsd/testkit';
-import { SIGN_IN_LINK_ISSUER } from './console/console-sessions';
 import { startConsole, type ConsoleHarness } from './testing/console-harness';
 
 // Decision 51: sessions survive the loss of a console replica, with no store behind them.
@@ -15,13 +14,7 @@ const cookieOf = (response: { headers: Headers }) =>
 
 test('when the replica that signed a person in is lost, then another replica with the same key serves the session and its changes', async () => {
   const [first, second] = [await h.startReplica(), await h.startReplica()];
-  const link = await h.sessions.issueLink({
-    organizationId: 'acme',
-    subject: 'one-time-link',
-    issuer: SIGN_IN_LINK_ISSUER,
-    scope: 'authorizations:write',
-    displayName: 'Ada',
-  });
+  const link = await h.signInLink('acme', 'Ada');
   const signedIn = await request<string>(`${first.baseUrl}/console/sign-in/link?token=${link}`, { redirect: 'manual' });
   const session = cookieOf(signedIn) ?? '';
   const form = await request<string>(`${first.baseUrl}/console/authorizations/new`, { headers: { cookie: `rsd_console=${session}` } });
@@ -45,13 +38,7 @@ test('when the replica that signed a person in is lost, then another replica wit
 });
 
 test('when a console holds another session key, then it opens no session of this one: the key is the whole trust', async () => {
-  const link = await h.sessions.issueLink({
-    organizationId: 'acme',
-    subject: 'one-time-link',
-    issuer: SIGN_IN_LINK_ISSUER,
-    scope: 'authorizations:write',
-    displayName: 'Ada',
-  });
+  const link = await h.signInLink('acme', 'Ada');
   const session = cookieOf(await request(`${h.app.baseUrl}/console/sign-in/link?token=${link}`, { redirect: 'manual' })) ?? '';
   const other = await startConsole();
   try {

@@ -9,11 +9,11 @@ import { authorizationRoutes } from './authorizations/authorization-routes';
 import { claimRoutes } from './claims/claim-routes';
 import { portfolioRoutes } from './portfolio/portfolio-routes';
 import { leakRoutes } from './leaks/leak-routes';
-import type { SecretScanningKeys } from './leaks/secret-scanning-keys';
+import type { SecretScanningKeys } from '@rsd/platform';
 import { CLAIM_PATH } from './claims/claim-url';
 import type { CredentialsConfig } from './config';
-import { credentialsOpenApi } from './openapi';
-import type { OutboxRelay } from './outbox/outbox-relay';
+import { credentialsOpenApi } from '@rsd/api-documents';
+import type { OutboxRelay } from '@rsd/platform';
 
 export interface CredentialsAppDeps {
   config: CredentialsConfig;

@@ -14,13 +14,13 @@ import type { Clock, RunningService, Runtime } from '@rsd/ports';
 import { buildApp } from './app';
 import type { CredentialsConfig } from './config';
 import { createExpiryScheduler } from './expiry/expiry-scheduler';
-import { createOutboxRelay } from './outbox/outbox-relay';
+import { createOutboxRelay } from '@rsd/platform';
 import { accessLogProjection } from './access-log/access-log-projection';
 import { auditProjection } from './audit-log/audit-projection';
 import { TOPICS } from '@rsd/contracts';
 import { accessAlerts } from './alerts/access-alerts';
 import { startAccessLogPruner } from './access-log/access-log-pruner';
-import { secretScanningKeys } from './leaks/secret-scanning-keys';
+import { secretScanningKeys } from '@rsd/platform';
 
 /** Decision 52: the one lease under which a replica runs the outbox relay and the expiry check. */
 const RELAY_LEASE = 'relay';

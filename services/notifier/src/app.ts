@@ -3,7 +3,7 @@ import type { Operations } from '@rsd/observability';
 import { finishApp, mountApiDocs, type Logger } from '@rsd/platform';
 import { createRecipientApp } from '@rsd/recipient-access';
 import type { NotifierConfig } from './config';
-import { notifierOpenApi } from './openapi';
+import { notifierOpenApi } from '@rsd/api-documents';
 import type { WebhookOwnerDeclaration } from './webhooks/webhook-owners';
 import { webhookRoutes, type WebhookRoutesDeps } from './webhooks/webhook-routes';
 

@@ -2,3 +2,4 @@
 export { notifierConfigSchema, type NotifierConfig } from './config';
 export { createNotifierModule, type NotifierModuleDeps } from './notifier-module';
 export { notifierService } from './service';
+export { documentedWebhookOwners } from './webhooks/documented-owners';

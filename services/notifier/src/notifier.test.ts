@@ -682,12 +682,13 @@ describe('the notifier, on the embedded runtime', () => {
   });
 });
 
-async function untilAsync<T>(check: () => Promise<T | undefined>, timeoutMs = 5_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await check();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`not within ${timeoutMs} ms`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
+function untilAsync<T>(check: () => Promise<T | undefined>, timeoutMs = 5_000): Promise<T> {
+  return eventually(
+    async () => {
+      const value = await check();
+      if (value === undefined) throw new Error(`not within ${timeoutMs} ms`);
+      return value;
+    },
+    { timeoutMs, intervalMs: 50 },
+  );
 }

@@ -1,7 +1,7 @@
 import { WEBHOOK_PAYLOAD_TYPES } from '@rsd/contracts';
 import { loadConfig } from '@rsd/platform';
 import { notifierConfigSchema } from './config';
-import { notifierOpenApi } from './openapi';
+import { notifierOpenApi } from '@rsd/api-documents';
 import { grantWebhooks } from './webhooks/webhook-owners';
 
 interface Document {

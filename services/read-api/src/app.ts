@@ -3,7 +3,7 @@ import type { Operations } from '@rsd/observability';
 import { finishApp, methodNotAllowed, mountApiDocs } from '@rsd/platform';
 import { createRecipientApp } from '@rsd/recipient-access';
 import { customerHandler } from './customers/customer-handler';
-import { readApiOpenApi } from './openapi';
+import { readApiOpenApi } from '@rsd/api-documents';
 import { portfolioRouter } from './portfolio/portfolio-handler';
 import { readPipeline, type ReadPipelineDeps } from './pipeline/read-pipeline';
 

@@ -3,7 +3,7 @@ import type { Operations } from '@rsd/observability';
 import { createBaseApp, finishApp, mountApiDocs, type Logger, type TokenVerifier } from '@rsd/platform';
 import type { Clock, EventLog } from '@rsd/ports';
 import type { ScoreIngestConfig } from './config';
-import { scoreIngestOpenApi } from './openapi';
+import { scoreIngestOpenApi } from '@rsd/api-documents';
 import { scoreRoutes } from './scores/score-routes';
 
 export interface ScoreIngestAppDeps {

@@ -1,12 +1,8 @@
+import { useFakeTimersFromZero } from '@rsd/testkit';
 import { untilStopped } from './until-stopped';
 
 describe('untilStopped', () => {
-  beforeEach(() => {
-    jest.useFakeTimers({ now: 0 });
-  });
-  afterEach(() => {
-    jest.useRealTimers();
-  });
+  useFakeTimersFromZero();
 
   test('when the process that started the command goes away (its parent changes to another), then it resolves', async () => {
     let parent = 4242;

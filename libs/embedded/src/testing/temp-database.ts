@@ -2,6 +2,9 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DatabaseSync, type SQLInputValue, type SQLOutputValue } from 'node:sqlite';
+import type { AuthorizationStore, EventLog } from '@rsd/ports';
+import { openSqliteAuthorizationStore } from '../sqlite/sqlite-authorization-store';
+import { openSqliteEventLog } from '../sqlite/sqlite-event-log';
 
 /** The database's name in a test's directory, as in a data directory. */
 export const DATABASE = 'rsd.sqlite';
@@ -94,4 +97,24 @@ export function planFindings(
       usesIndex: plan.some((step) => /USING (COVERING )?INDEX|USING (INTEGER )?PRIMARY KEY/.test(step)),
     };
   });
+}
+
+export interface EmbeddedStores {
+  dir: string;
+  store: AuthorizationStore;
+  eventLog: EventLog;
+  close(): Promise<void>;
+}
+
+/** The authorization store and the event log of the embedded runtime, in one database in a temp dir. */
+export async function openEmbeddedStores(prefix = 'credentials-'): Promise<EmbeddedStores> {
+  const dir = await mkdtemp(join(tmpdir(), prefix));
+  const database = join(dir, DATABASE);
+  const store = openSqliteAuthorizationStore({ file: database });
+  const eventLog = openSqliteEventLog({ file: database });
+  const close = async () => {
+    await Promise.all([store.close(), eventLog.close()]);
+    await rm(dir, { recursive: true, force: true });
+  };
+  return { dir, store, eventLog, close };
 }

@@ -1,6 +1,6 @@
 """The client: the read API's resources and the notifier's webhooks, each call one documented operation.
 
-Method names follow the OpenAPI operationIds (services/*/src/openapi.ts): getScore -> score(),
+Method names follow the OpenAPI operationIds (openapi/*.json): getScore -> score(),
 getPillars -> pillars(), listScoreHistory -> history(), getCertificate -> certificate(),
 getSigningKeys -> signing_keys(),
 createWebhook -> webhooks.create(), listWebhooks -> webhooks.list(), deleteWebhook ->
@@ -14,7 +14,7 @@ from collections import OrderedDict
 from collections.abc import AsyncIterator, Callable, Iterator, Mapping
 from dataclasses import replace
 from datetime import date
-from typing import Any, TypeVar
+from typing import Any, ClassVar, Generic, TypeVar
 from urllib.parse import quote
 
 import httpx
@@ -22,6 +22,7 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 
 from ._certificates import SignedCertificate, verify_certificate_with_keys
 from ._errors import error_from
+from ._lifecycle import _AsyncClosing, _Closing, async_pages, pages, with_cursor
 from ._evidence import Evidence, UnknownKeyError, Verification, evidence_of, keys_of, verify_with_keys
 from ._models import HistoryItem, HistoryPage, Pillars, Score
 from ._webhooks import AsyncWebhooks, Webhooks
@@ -101,7 +102,42 @@ class _AsyncSignedReads:
             return verify_with_keys(evidence, self._keys or {})
 
 
-class Client(_SignedReads):
+H = TypeVar("H", httpx.Client, httpx.AsyncClient)
+
+
+class _ClientSetup(Generic[H]):
+    """What Client and AsyncClient are made of, with one signature: the transport and the webhooks of their kind."""
+
+    _transport_class: ClassVar[Any]
+    _webhooks_class: ClassVar[Any]
+
+    def __init__(
+        self,
+        client_id: str,
+        api_key: str,
+        *,
+        base_url: str,
+        notifier_url: str | None = None,
+        verify_signatures: bool = True,
+        max_retries: int = DEFAULT_MAX_RETRIES,
+        timeout: float = DEFAULT_TIMEOUT,
+        max_retry_wait: float = DEFAULT_MAX_RETRY_WAIT,
+        http_client: H | None = None,
+    ) -> None:
+        self._transport = self._transport_class(Policy(timeout, max_retries, max_retry_wait), http_client)
+        self._http = self._transport.http
+        self.client_id = client_id
+        self._api_key = api_key
+        self.base_url = base_url.rstrip("/")
+        self.notifier_url = notifier_url.rstrip("/") if notifier_url else None
+        self.verify_signatures = verify_signatures
+        self.max_retries = max_retries
+        self._keys: dict[str, Ed25519PublicKey] | None = None
+        self._kept: OrderedDict[str, tuple[str, Any]] = OrderedDict()
+        self.webhooks = self._webhooks_class(self._transport, _customer_webhooks(self.notifier_url, client_id), lambda: {"x-api-key": self._api_key})
+
+
+class Client(_ClientSetup[httpx.Client], _SignedReads, _Closing):
     """A recipient's access to one customer's resilience score, with one credential pair.
 
     `base_url` is the read API's versioned root (for example ``https://api.example.com/v1``) and
@@ -117,40 +153,9 @@ class Client(_SignedReads):
     a mock transport); the caller closes it. Not thread-safe: use one client per thread.
     """
 
-    def __init__(
-        self,
-        client_id: str,
-        api_key: str,
-        *,
-        base_url: str,
-        notifier_url: str | None = None,
-        verify_signatures: bool = True,
-        max_retries: int = DEFAULT_MAX_RETRIES,
-        timeout: float = DEFAULT_TIMEOUT,
-        max_retry_wait: float = DEFAULT_MAX_RETRY_WAIT,
-        http_client: httpx.Client | None = None,
-    ) -> None:
-        self._transport = SyncTransport(Policy(timeout, max_retries, max_retry_wait), http_client)
-        self._http = self._transport.http
-        self.client_id = client_id
-        self._api_key = api_key
-        self.base_url = base_url.rstrip("/")
-        self.notifier_url = notifier_url.rstrip("/") if notifier_url else None
-        self.verify_signatures = verify_signatures
-        self.max_retries = max_retries
-        self._keys: dict[str, Ed25519PublicKey] | None = None
-        self._kept: OrderedDict[str, tuple[str, Any]] = OrderedDict()
-        self.webhooks = Webhooks(self._transport, _customer_webhooks(self.notifier_url, client_id), lambda: {"x-api-key": self._api_key})
-
-    def __enter__(self) -> Client:  # noqa: PYI034 (typing.Self is 3.11+)
-        return self
-
-    def __exit__(self, *_: object) -> None:
-        self.close()
-
-    def close(self) -> None:
-        """Closes the connections, unless the httpx client was the caller's."""
-        self._transport.close()
+    _transport_class = SyncTransport
+    _webhooks_class = Webhooks
+    webhooks: Webhooks
 
     def __repr__(self) -> str:
         # Never the key.
@@ -188,14 +193,8 @@ class Client(_SignedReads):
         pages of `limit` (1 to 366; the API's default 30), following nextCursor. Lazy: nothing is
         requested, and no error raised, until the first item is asked for. Scope score_trend."""
         query = _history_query(from_, to, limit)
-        cursor: str | None = None
-        while True:
-            page = self._read("score/history", {**query, **({"cursor": cursor} if cursor else {})}, HistoryPage.from_json, timeout)
-            for item in page.scores:
-                yield replace(item, not_modified=True) if page.not_modified else item
-            if page.next_cursor is None:
-                return
-            cursor = page.next_cursor
+        for page in pages(lambda cursor: self._read("score/history", with_cursor(query, cursor), HistoryPage.from_json, timeout), _after):
+            yield from _history_items(page)
 
     # -- internals ----------------------------------------------------------------------------------
 
@@ -214,46 +213,15 @@ class Client(_SignedReads):
         return _keep(self._kept, key, response, parse(json.loads(evidence.body), evidence))
 
 
-class AsyncClient(_AsyncSignedReads):
+class AsyncClient(_ClientSetup[httpx.AsyncClient], _AsyncSignedReads, _AsyncClosing):
     """The Client's whole surface for asyncio: the same arguments (`http_client` an
     httpx.AsyncClient), every method a coroutine and `history` an async iterator. An async context
     manager; cancelling the task that awaits a call stops it at once, during a request or a wait
     before a retry. Use one client per event loop."""
 
-    def __init__(
-        self,
-        client_id: str,
-        api_key: str,
-        *,
-        base_url: str,
-        notifier_url: str | None = None,
-        verify_signatures: bool = True,
-        max_retries: int = DEFAULT_MAX_RETRIES,
-        timeout: float = DEFAULT_TIMEOUT,
-        max_retry_wait: float = DEFAULT_MAX_RETRY_WAIT,
-        http_client: httpx.AsyncClient | None = None,
-    ) -> None:
-        self._transport = AsyncTransport(Policy(timeout, max_retries, max_retry_wait), http_client)
-        self._http = self._transport.http
-        self.client_id = client_id
-        self._api_key = api_key
-        self.base_url = base_url.rstrip("/")
-        self.notifier_url = notifier_url.rstrip("/") if notifier_url else None
-        self.verify_signatures = verify_signatures
-        self.max_retries = max_retries
-        self._keys: dict[str, Ed25519PublicKey] | None = None
-        self._kept: OrderedDict[str, tuple[str, Any]] = OrderedDict()
-        self.webhooks = AsyncWebhooks(self._transport, _customer_webhooks(self.notifier_url, client_id), lambda: {"x-api-key": self._api_key})
-
-    async def __aenter__(self) -> AsyncClient:  # noqa: PYI034
-        return self
-
-    async def __aexit__(self, *_: object) -> None:
-        await self.aclose()
-
-    async def aclose(self) -> None:
-        """Closes the connections, unless the httpx client was the caller's."""
-        await self._transport.close()
+    _transport_class = AsyncTransport
+    _webhooks_class = AsyncWebhooks
+    webhooks: AsyncWebhooks
 
     def __repr__(self) -> str:
         return f"AsyncClient(client_id={self.client_id!r}, base_url={self.base_url!r})"
@@ -284,14 +252,9 @@ class AsyncClient(_AsyncSignedReads):
     ) -> AsyncIterator[HistoryItem]:
         """listScoreHistory, as Client.history, page after page as the iteration asks."""
         query = _history_query(from_, to, limit)
-        cursor: str | None = None
-        while True:
-            page = await self._read("score/history", {**query, **({"cursor": cursor} if cursor else {})}, HistoryPage.from_json, timeout)
-            for item in page.scores:
-                yield replace(item, not_modified=True) if page.not_modified else item
-            if page.next_cursor is None:
-                return
-            cursor = page.next_cursor
+        async for page in async_pages(lambda cursor: self._read("score/history", with_cursor(query, cursor), HistoryPage.from_json, timeout), _after):
+            for item in _history_items(page):
+                yield item
 
     async def _read(self, resource: str, query: Mapping[str, str], parse: Callable[[Any, Evidence], R], timeout: float | None) -> R:
         request, key, kept = _conditional_request(self._http, self.base_url, self.client_id, self._api_key, resource, query, self._kept)
@@ -315,6 +278,15 @@ def _certificate_query(as_of: date | str | None) -> dict[str, str]:
 
 def _history_query(from_: date | str | None, to: date | str | None, limit: int | None) -> dict[str, str]:
     return {name: str(value) for name, value in (("from", from_), ("to", to), ("limit", limit)) if value is not None}
+
+
+def _after(page: HistoryPage) -> str | None:
+    return page.next_cursor
+
+
+def _history_items(page: HistoryPage) -> Iterator[HistoryItem]:
+    """A history page's items, each marked not modified when the page was (a 304)."""
+    return (replace(item, not_modified=True) if page.not_modified else item for item in page.scores)
 
 
 def _jwks_url(base_url: str) -> str:

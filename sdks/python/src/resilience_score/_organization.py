@@ -16,12 +16,13 @@ import base64
 import json
 from collections.abc import AsyncIterable, AsyncIterator, Iterable, Iterator, Mapping, Sequence
 from datetime import datetime, timezone
-from typing import Any
+from typing import Any, ClassVar, Generic, TypeVar
 from urllib.parse import quote
 
 import httpx
 
 from ._errors import error_from
+from ._lifecycle import _AsyncClosing, _Closing, async_pages, next_cursor, pages, with_cursor
 from ._models import AccessLogEntry, AuditLogEntry, Authorization, Published, Usage
 from ._webhooks import AsyncWebhooks, Webhooks
 from ._transport import DEFAULT_MAX_RETRIES, DEFAULT_MAX_RETRY_WAIT, DEFAULT_TIMEOUT, AsyncTransport, Policy, SyncTransport
@@ -83,14 +84,40 @@ def _check_batch_size(batch_size: int) -> None:
         raise ValueError(f"batch_size must be a whole number from 1 to {MAX_BATCH}")
 
 
-class _Base:
-    def __init__(self, token: str, organization_id: str | None, credentials_url: str | None, ingest_url: str | None, notifier_url: str | None) -> None:
+H = TypeVar("H", httpx.Client, httpx.AsyncClient)
+
+
+class _Base(Generic[H]):
+    """What Organization and AsyncOrganization are made of, with one signature: the transport, the authorizations and
+    the webhooks of their kind."""
+
+    _transport_class: ClassVar[Any]
+    _authorizations_class: ClassVar[Any]
+    _webhooks_class: ClassVar[Any]
+
+    def __init__(
+        self,
+        token: str,
+        *,
+        credentials_url: str | None = None,
+        ingest_url: str | None = None,
+        notifier_url: str | None = None,
+        organization_id: str | None = None,
+        max_retries: int = DEFAULT_MAX_RETRIES,
+        timeout: float = DEFAULT_TIMEOUT,
+        max_retry_wait: float = DEFAULT_MAX_RETRY_WAIT,
+        http_client: H | None = None,
+    ) -> None:
+        self._transport = self._transport_class(Policy(timeout, max_retries, max_retry_wait), http_client)
         self._token = token
         self._organization_id = organization_id
         self.credentials_url = credentials_url.rstrip("/") if credentials_url else None
         self.ingest_url = ingest_url.rstrip("/") if ingest_url else None
         #: For `webhooks`, the organization's alerts.
         self.notifier_url = notifier_url.rstrip("/") if notifier_url else None
+        self.authorizations = self._authorizations_class(self)
+        #: The organization's alert webhooks (decision 44): what happens to its grants, the whole lifecycle.
+        self.webhooks = self._webhooks_class(self._transport, self._webhooks_collection, self._bearer)
 
     def __repr__(self) -> str:
         # Never the token.
@@ -169,104 +196,6 @@ def _expect(response: httpx.Response, *statuses: int) -> Any:
     if response.status_code not in statuses:
         raise error_from(response)
     return json.loads(response.content)
-
-
-class Organization(_Base):
-    """`Organization(token, credentials_url=..., ingest_url=..., notifier_url=...)`: `token` is a
-    bearer token (JWT) with scope authorizations:write (and the `org` claim) for `authorizations`,
-    scores:write for `publish_scores`; `organization_id` defaults to the token's `org` claim.
-    `webhooks` are the organization's alert webhooks (same token, needs `notifier_url`). Time and
-    failure as on Client (`timeout`, `max_retries`, `max_retry_wait`, `http_client`)."""
-
-    def __init__(
-        self,
-        token: str,
-        *,
-        credentials_url: str | None = None,
-        ingest_url: str | None = None,
-        notifier_url: str | None = None,
-        organization_id: str | None = None,
-        max_retries: int = DEFAULT_MAX_RETRIES,
-        timeout: float = DEFAULT_TIMEOUT,
-        max_retry_wait: float = DEFAULT_MAX_RETRY_WAIT,
-        http_client: httpx.Client | None = None,
-    ) -> None:
-        super().__init__(token, organization_id, credentials_url, ingest_url, notifier_url)
-        self._transport = SyncTransport(Policy(timeout, max_retries, max_retry_wait), http_client)
-        self.authorizations = Authorizations(self)
-        #: The organization's alert webhooks (decision 44): what happens to its grants, the whole lifecycle.
-        self.webhooks = Webhooks(self._transport, self._webhooks_collection, self._bearer)
-
-    def __enter__(self) -> Organization:  # noqa: PYI034
-        return self
-
-    def __exit__(self, *_: object) -> None:
-        self.close()
-
-    def close(self) -> None:
-        self._transport.close()
-
-    def publish_scores(self, scores: Iterable[Score], *, batch_size: int = MAX_BATCH, timeout: float | None = None) -> Published:
-        """Publishes every score `scores` yields (dicts in the API's JSON names), in order, in
-        requests of up to `batch_size`, each once the previous one was accepted (202: durably in the
-        event log). The first refusal stops it (ValidationFailed names the items in `details`); what
-        was accepted before it stays published."""
-        _check_batch_size(batch_size)
-        accepted = batches = 0
-        batch: list[Score] = []
-
-        def send() -> None:
-            nonlocal accepted, batches
-            request = self._scores_request(self._transport.http, batch)
-            accepted += _expect(self._transport.send(request, idempotent=True, timeout=timeout), 202)["accepted"]
-            batches += 1
-            batch.clear()
-
-        for score in scores:
-            batch.append(score)
-            if len(batch) == batch_size:
-                send()
-        if batch:
-            send()
-        return Published(accepted, batches)
-
-    def audit_log(
-        self,
-        *,
-        from_: str | datetime | None = None,
-        to: str | datetime | None = None,
-        actor: str | None = None,
-        action: str | None = None,
-        client_id: str | None = None,
-        limit: int | None = None,
-        timeout: float | None = None,
-    ) -> Iterator[AuditLogEntry]:
-        """listAuditLog (decision 54): every change to the organization's grants the filters match,
-        newest first, with who made it, page after page (lazy). `actor` is an actor's id or a type
-        ("person", "system", ...)."""
-        filters = _audit_filters(from_, to, actor, action, client_id, limit)
-        cursor: str | None = None
-        while True:
-            params = {**filters, **({"cursor": cursor} if cursor else {})}
-            page = self._call("GET", "", True, (200,), params=params, timeout=timeout, collection="audit-log")
-            yield from (AuditLogEntry.from_json(item) for item in page["items"])
-            cursor = page.get("nextCursor")
-            if cursor is None:
-                return
-
-    def _call(
-        self,
-        method: str,
-        path: str,
-        idempotent: bool,
-        statuses: tuple[int, ...],
-        body: Any = None,
-        params: Mapping[str, str] | None = None,
-        timeout: float | None = None,
-        collection: str = "authorizations",
-    ) -> Any:
-        request = self._authorizations_request(self._transport.http, method, path, body, params, collection)
-        return _expect(self._transport.send(request, idempotent=idempotent, timeout=timeout), *statuses)
 
 
 class Authorizations:
@@ -350,81 +279,55 @@ class Authorizations:
     ) -> Iterator[AccessLogEntry]:
         """listAccessLog: every read through the authorization that the filters match (decision 54: `from_`,
         `to`, `status` as 404 or "4xx", `address`), newest first, page after page (lazy)."""
-        cursor: str | None = None
         path = f"/{quote(client_id, safe='')}/access-log"
-        while True:
-            params = {**_query(limit=limit, to=to, status=status, address=address, **{"from": from_}), **({"cursor": cursor} if cursor else {})}
-            page = self._organization._call("GET", path, True, (200,), params=params, timeout=timeout)
+        query = _query(limit=limit, to=to, status=status, address=address, **{"from": from_})
+        fetch = lambda cursor: self._organization._call("GET", path, True, (200,), params=with_cursor(query, cursor), timeout=timeout)
+        for page in pages(fetch, next_cursor):
             yield from (AccessLogEntry.from_json(item) for item in page["items"])
-            cursor = page.get("nextCursor")
-            if cursor is None:
-                return
 
     def usage(self, client_id: str, *, timeout: float | None = None) -> Usage:
         """The successful reads of the last 24 h and 30 days and the last one, from the record."""
         return self.get(client_id, timeout=timeout).usage
 
 
-class AsyncOrganization(_Base):
-    """The Organization's whole surface for asyncio: every method a coroutine, `access_log` an async
-    iterator, `publish_scores` taking an iterable or an async iterable. An async context manager;
-    cancelling the awaiting task stops a call at once."""
+class Organization(_Base[httpx.Client], _Closing):
+    """`Organization(token, credentials_url=..., ingest_url=..., notifier_url=...)`: `token` is a
+    bearer token (JWT) with scope authorizations:write (and the `org` claim) for `authorizations`,
+    scores:write for `publish_scores`; `organization_id` defaults to the token's `org` claim.
+    `webhooks` are the organization's alert webhooks (same token, needs `notifier_url`). Time and
+    failure as on Client (`timeout`, `max_retries`, `max_retry_wait`, `http_client`)."""
 
-    def __init__(
-        self,
-        token: str,
-        *,
-        credentials_url: str | None = None,
-        ingest_url: str | None = None,
-        notifier_url: str | None = None,
-        organization_id: str | None = None,
-        max_retries: int = DEFAULT_MAX_RETRIES,
-        timeout: float = DEFAULT_TIMEOUT,
-        max_retry_wait: float = DEFAULT_MAX_RETRY_WAIT,
-        http_client: httpx.AsyncClient | None = None,
-    ) -> None:
-        super().__init__(token, organization_id, credentials_url, ingest_url, notifier_url)
-        self._transport = AsyncTransport(Policy(timeout, max_retries, max_retry_wait), http_client)
-        self.authorizations = AsyncAuthorizations(self)
-        self.webhooks = AsyncWebhooks(self._transport, self._webhooks_collection, self._bearer)
+    _transport_class = SyncTransport
+    _authorizations_class = Authorizations
+    _webhooks_class = Webhooks
+    authorizations: Authorizations
+    webhooks: Webhooks
 
-    async def __aenter__(self) -> AsyncOrganization:  # noqa: PYI034
-        return self
-
-    async def __aexit__(self, *_: object) -> None:
-        await self.aclose()
-
-    async def aclose(self) -> None:
-        await self._transport.close()
-
-    async def publish_scores(self, scores: Iterable[Score] | AsyncIterable[Score], *, batch_size: int = MAX_BATCH, timeout: float | None = None) -> Published:
-        """As Organization.publish_scores; `scores` may be an async iterable."""
+    def publish_scores(self, scores: Iterable[Score], *, batch_size: int = MAX_BATCH, timeout: float | None = None) -> Published:
+        """Publishes every score `scores` yields (dicts in the API's JSON names), in order, in
+        requests of up to `batch_size`, each once the previous one was accepted (202: durably in the
+        event log). The first refusal stops it (ValidationFailed names the items in `details`); what
+        was accepted before it stays published."""
         _check_batch_size(batch_size)
         accepted = batches = 0
         batch: list[Score] = []
 
-        async def send() -> None:
+        def send() -> None:
             nonlocal accepted, batches
             request = self._scores_request(self._transport.http, batch)
-            accepted += _expect(await self._transport.send(request, idempotent=True, timeout=timeout), 202)["accepted"]
+            accepted += _expect(self._transport.send(request, idempotent=True, timeout=timeout), 202)["accepted"]
             batches += 1
             batch.clear()
 
-        if isinstance(scores, AsyncIterable):
-            async for score in scores:
-                batch.append(score)
-                if len(batch) == batch_size:
-                    await send()
-        else:
-            for score in scores:
-                batch.append(score)
-                if len(batch) == batch_size:
-                    await send()
+        for score in scores:
+            batch.append(score)
+            if len(batch) == batch_size:
+                send()
         if batch:
-            await send()
+            send()
         return Published(accepted, batches)
 
-    async def audit_log(
+    def audit_log(
         self,
         *,
         from_: str | datetime | None = None,
@@ -434,20 +337,16 @@ class AsyncOrganization(_Base):
         client_id: str | None = None,
         limit: int | None = None,
         timeout: float | None = None,
-    ) -> AsyncIterator[AuditLogEntry]:
-        """As Organization.audit_log, page after page as the iteration asks."""
+    ) -> Iterator[AuditLogEntry]:
+        """listAuditLog (decision 54): every change to the organization's grants the filters match,
+        newest first, with who made it, page after page (lazy). `actor` is an actor's id or a type
+        ("person", "system", ...)."""
         filters = _audit_filters(from_, to, actor, action, client_id, limit)
-        cursor: str | None = None
-        while True:
-            params = {**filters, **({"cursor": cursor} if cursor else {})}
-            page = await self._call("GET", "", True, (200,), params=params, timeout=timeout, collection="audit-log")
-            for item in page["items"]:
-                yield AuditLogEntry.from_json(item)
-            cursor = page.get("nextCursor")
-            if cursor is None:
-                return
+        fetch = lambda cursor: self._call("GET", "", True, (200,), params=with_cursor(filters, cursor), timeout=timeout, collection="audit-log")
+        for page in pages(fetch, next_cursor):
+            yield from (AuditLogEntry.from_json(item) for item in page["items"])
 
-    async def _call(
+    def _call(
         self,
         method: str,
         path: str,
@@ -459,7 +358,8 @@ class AsyncOrganization(_Base):
         collection: str = "authorizations",
     ) -> Any:
         request = self._authorizations_request(self._transport.http, method, path, body, params, collection)
-        return _expect(await self._transport.send(request, idempotent=idempotent, timeout=timeout), *statuses)
+        return _expect(self._transport.send(request, idempotent=idempotent, timeout=timeout), *statuses)
+
 
 
 class AsyncAuthorizations:
@@ -536,17 +436,84 @@ class AsyncAuthorizations:
         timeout: float | None = None,
     ) -> AsyncIterator[AccessLogEntry]:
         """listAccessLog, page after page as the iteration asks."""
-        cursor: str | None = None
         path = f"/{quote(client_id, safe='')}/access-log"
-        while True:
-            params = {**_query(limit=limit, to=to, status=status, address=address, **{"from": from_}), **({"cursor": cursor} if cursor else {})}
-            page = await self._organization._call("GET", path, True, (200,), params=params, timeout=timeout)
+        query = _query(limit=limit, to=to, status=status, address=address, **{"from": from_})
+        fetch = lambda cursor: self._organization._call("GET", path, True, (200,), params=with_cursor(query, cursor), timeout=timeout)
+        async for page in async_pages(fetch, next_cursor):
             for item in page["items"]:
                 yield AccessLogEntry.from_json(item)
-            cursor = page.get("nextCursor")
-            if cursor is None:
-                return
 
     async def usage(self, client_id: str, *, timeout: float | None = None) -> Usage:
         """The successful reads of the last 24 h and 30 days and the last one, from the record."""
         return (await self.get(client_id, timeout=timeout)).usage
+
+
+class AsyncOrganization(_Base[httpx.AsyncClient], _AsyncClosing):
+    """The Organization's whole surface for asyncio: every method a coroutine, `access_log` an async
+    iterator, `publish_scores` taking an iterable or an async iterable. An async context manager;
+    cancelling the awaiting task stops a call at once."""
+
+    _transport_class = AsyncTransport
+    _authorizations_class = AsyncAuthorizations
+    _webhooks_class = AsyncWebhooks
+    authorizations: AsyncAuthorizations
+    webhooks: AsyncWebhooks
+
+    async def publish_scores(self, scores: Iterable[Score] | AsyncIterable[Score], *, batch_size: int = MAX_BATCH, timeout: float | None = None) -> Published:
+        """As Organization.publish_scores; `scores` may be an async iterable."""
+        _check_batch_size(batch_size)
+        accepted = batches = 0
+        batch: list[Score] = []
+
+        async def send() -> None:
+            nonlocal accepted, batches
+            request = self._scores_request(self._transport.http, batch)
+            accepted += _expect(await self._transport.send(request, idempotent=True, timeout=timeout), 202)["accepted"]
+            batches += 1
+            batch.clear()
+
+        if isinstance(scores, AsyncIterable):
+            async for score in scores:
+                batch.append(score)
+                if len(batch) == batch_size:
+                    await send()
+        else:
+            for score in scores:
+                batch.append(score)
+                if len(batch) == batch_size:
+                    await send()
+        if batch:
+            await send()
+        return Published(accepted, batches)
+
+    async def audit_log(
+        self,
+        *,
+        from_: str | datetime | None = None,
+        to: str | datetime | None = None,
+        actor: str | None = None,
+        action: str | None = None,
+        client_id: str | None = None,
+        limit: int | None = None,
+        timeout: float | None = None,
+    ) -> AsyncIterator[AuditLogEntry]:
+        """As Organization.audit_log, page after page as the iteration asks."""
+        filters = _audit_filters(from_, to, actor, action, client_id, limit)
+        fetch = lambda cursor: self._call("GET", "", True, (200,), params=with_cursor(filters, cursor), timeout=timeout, collection="audit-log")
+        async for page in async_pages(fetch, next_cursor):
+            for item in page["items"]:
+                yield AuditLogEntry.from_json(item)
+
+    async def _call(
+        self,
+        method: str,
+        path: str,
+        idempotent: bool,
+        statuses: tuple[int, ...],
+        body: Any = None,
+        params: Mapping[str, str] | None = None,
+        timeout: float | None = None,
+        collection: str = "authorizations",
+    ) -> Any:
+        request = self._authorizations_request(self._transport.http, method, path, body, params, collection)
+        return _expect(await self._transport.send(request, idempotent=idempotent, timeout=timeout), *statuses)

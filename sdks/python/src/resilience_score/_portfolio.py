@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import AsyncIterator, Callable, Iterator, Mapping
-from typing import Any, Generic, TypeVar
+from typing import Any, ClassVar, Generic, TypeVar
 from urllib.parse import quote
 
 import httpx
@@ -24,6 +24,7 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 
 from ._client import AsyncClient, Client, _AsyncSignedReads, _SignedReads
 from ._errors import error_from
+from ._lifecycle import _AsyncClosing, _Closing, async_pages, next_cursor, pages
 from ._evidence import Evidence, evidence_of
 from ._models import AutoAccept, Pillars, PortfolioCustomer, PortfolioLeftOut, PortfolioOffer, PortfolioSummary, RotatedAccountKey, Score
 from ._transport import DEFAULT_MAX_RETRIES, DEFAULT_MAX_RETRY_WAIT, DEFAULT_TIMEOUT, AsyncTransport, Policy, SyncTransport
@@ -70,16 +71,31 @@ class AsyncPortfolioItems(Generic[T]):
         return await self._items.__anext__()
 
 
-class _Base:
+H = TypeVar("H", httpx.Client, httpx.AsyncClient)
+
+
+class _Base(Generic[H]):
+    """What Portfolio and AsyncPortfolio are made of, with one signature: the transport and the webhooks of their kind."""
+
+    _transport_class: ClassVar[Any]
+    _webhooks_class: ClassVar[Any]
+
     def __init__(
         self,
         account_key: str,
+        *,
         base_url: str,
-        credentials_url: str | None,
-        notifier_url: str | None,
-        verify_signatures: bool,
-        options: dict[str, Any],
+        credentials_url: str | None = None,
+        notifier_url: str | None = None,
+        verify_signatures: bool = True,
+        max_retries: int = DEFAULT_MAX_RETRIES,
+        timeout: float = DEFAULT_TIMEOUT,
+        max_retry_wait: float = DEFAULT_MAX_RETRY_WAIT,
+        http_client: H | None = None,
     ) -> None:
+        options = {"max_retries": max_retries, "timeout": timeout, "max_retry_wait": max_retry_wait, "http_client": http_client}
+        self._transport = self._transport_class(Policy(timeout, max_retries, max_retry_wait), http_client)
+        self._http = self._transport.http
         self._account_key = account_key
         self.base_url = base_url.rstrip("/")
         self.credentials_url = credentials_url.rstrip("/") if credentials_url else None
@@ -87,6 +103,7 @@ class _Base:
         self.verify_signatures = verify_signatures
         self._options = options
         self._keys: dict[str, Ed25519PublicKey] | None = None
+        self.webhooks = self._webhooks_class(self._transport, self._webhooks_collection, self._headers)
 
     def __repr__(self) -> str:
         # Never the key.
@@ -127,6 +144,16 @@ class _Base:
         return rotated
 
 
+def _after(read: tuple[Any, Evidence]) -> str | None:
+    return next_cursor(read[0])
+
+
+def _items_of(resource: str, page: Mapping[str, Any], evidence: Evidence, left_out: PortfolioLeftOut) -> Iterator[Any]:
+    """A portfolio page's items as `resource`'s kind, once what it left out is counted."""
+    left_out.add(page.get("leftOut"))
+    return (_ITEMS[resource](item, evidence) for item in page["items"])
+
+
 def _rotate_body(overlap_seconds: int | None) -> dict[str, Any]:
     return {} if overlap_seconds is None else {"overlapSeconds": overlap_seconds}
 
@@ -142,40 +169,15 @@ def _json(response: httpx.Response, *expected: int) -> Any:
     return json.loads(response.content)
 
 
-class Portfolio(_Base, _SignedReads):
+class Portfolio(_Base[httpx.Client], _SignedReads, _Closing):
     """`Portfolio(account_key, base_url=..., credentials_url=..., notifier_url=...)`: the account key
     (`rsa_…`), the read API's versioned root, the credentials service's (for rotate_key and release)
     and the notifier's (for webhooks). Time and failure as on Client (`timeout`, `max_retries`,
     `max_retry_wait`, `http_client`, `verify_signatures`). Not thread-safe."""
 
-    def __init__(
-        self,
-        account_key: str,
-        *,
-        base_url: str,
-        credentials_url: str | None = None,
-        notifier_url: str | None = None,
-        verify_signatures: bool = True,
-        max_retries: int = DEFAULT_MAX_RETRIES,
-        timeout: float = DEFAULT_TIMEOUT,
-        max_retry_wait: float = DEFAULT_MAX_RETRY_WAIT,
-        http_client: httpx.Client | None = None,
-    ) -> None:
-        options = {"max_retries": max_retries, "timeout": timeout, "max_retry_wait": max_retry_wait, "http_client": http_client}
-        super().__init__(account_key, base_url, credentials_url, notifier_url, verify_signatures, options)
-        self._transport = SyncTransport(Policy(timeout, max_retries, max_retry_wait), http_client)
-        self._http = self._transport.http
-        self.webhooks = Webhooks(self._transport, self._webhooks_collection, self._headers)
-
-    def __enter__(self) -> Portfolio:  # noqa: PYI034
-        return self
-
-    def __exit__(self, *_: object) -> None:
-        self.close()
-
-    def close(self) -> None:
-        """Closes the connections, unless the httpx client was the caller's."""
-        self._transport.close()
+    _transport_class = SyncTransport
+    _webhooks_class = Webhooks
+    webhooks: Webhooks
 
     def summary(self, *, timeout: float | None = None) -> PortfolioSummary:
         """getPortfolio: the account's id and name, and how many active grants it holds."""
@@ -225,14 +227,9 @@ class Portfolio(_Base, _SignedReads):
         """listPortfolioOffers: every grant an organization offered to the account that waits for its
         answer, in a stable order, across pages of `limit` (1 to 100). Nothing reads an offer until it
         is accepted."""
-        cursor: str | None = None
-        while True:
-            request = self._offers_request(self._http, limit, cursor)
-            page = _json(self._transport.send(request, idempotent=True, timeout=timeout), 200)
+        fetch = lambda cursor: _json(self._transport.send(self._offers_request(self._http, limit, cursor), idempotent=True, timeout=timeout), 200)
+        for page in pages(fetch, next_cursor):
             yield from (PortfolioOffer.from_json(item) for item in page["items"])
-            cursor = page.get("nextCursor")
-            if cursor is None:
-                return
 
     def accept_offer(self, client_id: str, *, timeout: float | None = None) -> PortfolioCustomer:
         """acceptPortfolioOffer: the account holds the grant from now on (its organization sees the
@@ -258,16 +255,8 @@ class Portfolio(_Base, _SignedReads):
         return AutoAccept.from_json(_json(self._transport.send(request, idempotent=True, timeout=timeout), 200))
 
     def _pages(self, resource: str, limit: int | None, timeout: float | None, left_out: PortfolioLeftOut) -> Iterator[Any]:
-        make = _ITEMS[resource]
-        cursor: str | None = None
-        while True:
-            page, evidence = self._read(self._page_request(self._http, f"/{resource}", limit, cursor), timeout)
-            left_out.add(page.get("leftOut"))
-            for item in page["items"]:
-                yield make(item, evidence)
-            cursor = page.get("nextCursor")
-            if cursor is None:
-                return
+        for page, evidence in pages(lambda cursor: self._read(self._page_request(self._http, f"/{resource}", limit, cursor), timeout), _after):
+            yield from _items_of(resource, page, evidence, left_out)
 
     def _read(self, request: httpx.Request, timeout: float | None) -> tuple[Any, Evidence]:
         response = self._transport.send(request, idempotent=True, timeout=timeout)
@@ -280,39 +269,14 @@ class Portfolio(_Base, _SignedReads):
         return json.loads(evidence.body), evidence
 
 
-class AsyncPortfolio(_Base, _AsyncSignedReads):
+class AsyncPortfolio(_Base[httpx.AsyncClient], _AsyncSignedReads, _AsyncClosing):
     """The Portfolio's whole surface for asyncio: every method a coroutine, `customers`, `scores`
     and `pillars` async iterators, `client()` an AsyncClient. An async context manager; cancelling
     the awaiting task stops a call at once."""
 
-    def __init__(
-        self,
-        account_key: str,
-        *,
-        base_url: str,
-        credentials_url: str | None = None,
-        notifier_url: str | None = None,
-        verify_signatures: bool = True,
-        max_retries: int = DEFAULT_MAX_RETRIES,
-        timeout: float = DEFAULT_TIMEOUT,
-        max_retry_wait: float = DEFAULT_MAX_RETRY_WAIT,
-        http_client: httpx.AsyncClient | None = None,
-    ) -> None:
-        options = {"max_retries": max_retries, "timeout": timeout, "max_retry_wait": max_retry_wait, "http_client": http_client}
-        super().__init__(account_key, base_url, credentials_url, notifier_url, verify_signatures, options)
-        self._transport = AsyncTransport(Policy(timeout, max_retries, max_retry_wait), http_client)
-        self._http = self._transport.http
-        self.webhooks = AsyncWebhooks(self._transport, self._webhooks_collection, self._headers)
-
-    async def __aenter__(self) -> AsyncPortfolio:  # noqa: PYI034
-        return self
-
-    async def __aexit__(self, *_: object) -> None:
-        await self.aclose()
-
-    async def aclose(self) -> None:
-        """Closes the connections, unless the httpx client was the caller's."""
-        await self._transport.close()
+    _transport_class = AsyncTransport
+    _webhooks_class = AsyncWebhooks
+    webhooks: AsyncWebhooks
 
     async def summary(self, *, timeout: float | None = None) -> PortfolioSummary:
         """getPortfolio."""
@@ -349,15 +313,12 @@ class AsyncPortfolio(_Base, _AsyncSignedReads):
 
     async def offers(self, limit: int | None = None, *, timeout: float | None = None) -> AsyncIterator[PortfolioOffer]:
         """listPortfolioOffers, page after page as the iteration asks."""
-        cursor: str | None = None
-        while True:
-            request = self._offers_request(self._http, limit, cursor)
-            page = _json(await self._transport.send(request, idempotent=True, timeout=timeout), 200)
+        async def fetch(cursor: str | None) -> Any:
+            return _json(await self._transport.send(self._offers_request(self._http, limit, cursor), idempotent=True, timeout=timeout), 200)
+
+        async for page in async_pages(fetch, next_cursor):
             for item in page["items"]:
                 yield PortfolioOffer.from_json(item)
-            cursor = page.get("nextCursor")
-            if cursor is None:
-                return
 
     async def accept_offer(self, client_id: str, *, timeout: float | None = None) -> PortfolioCustomer:
         """acceptPortfolioOffer, as Portfolio.accept_offer."""
@@ -379,16 +340,9 @@ class AsyncPortfolio(_Base, _AsyncSignedReads):
         return AutoAccept.from_json(_json(await self._transport.send(request, idempotent=True, timeout=timeout), 200))
 
     async def _pages(self, resource: str, limit: int | None, timeout: float | None, left_out: PortfolioLeftOut) -> AsyncIterator[Any]:
-        make = _ITEMS[resource]
-        cursor: str | None = None
-        while True:
-            page, evidence = await self._read(self._page_request(self._http, f"/{resource}", limit, cursor), timeout)
-            left_out.add(page.get("leftOut"))
-            for item in page["items"]:
-                yield make(item, evidence)
-            cursor = page.get("nextCursor")
-            if cursor is None:
-                return
+        async for page, evidence in async_pages(lambda cursor: self._read(self._page_request(self._http, f"/{resource}", limit, cursor), timeout), _after):
+            for item in _items_of(resource, page, evidence, left_out):
+                yield item
 
     async def _read(self, request: httpx.Request, timeout: float | None) -> tuple[Any, Evidence]:
         response = await self._transport.send(request, idempotent=True, timeout=timeout)

@@ -6,10 +6,9 @@ import { digestApiKey, hasValidChecksum } from '@rsd/domain';
 import { UnavailableError } from '@rsd/platform';
 import type { AuthorizationStore } from '@rsd/ports';
 import { request, signToken } from '@rsd/testkit';
-import { anAccessRecord, NOW } from '../../../credentials/src/testing/credentials-harness';
+import { anAccessRecord, NOW } from '../../../../test/support/credentials-harness';
 import { startConsole as startConsoleHarness, type ConsoleHarness } from '../testing/console-harness';
 import { alertWebhookAccess, type AlertWebhookAccess } from './alert-webhooks';
-import { SIGN_IN_LINK_ISSUER } from './console-sessions';
 
 const ORG = 'acme';
 const OTHER_ORG = 'globex';
@@ -125,13 +124,7 @@ describe('credentials service: the console (decisions 30-32)', () => {
   }
 
   async function signIn(organizationId = ORG, cookie?: string): Promise<{ cookie: string; csrf: string }> {
-    const token = await h.sessions.issueLink({
-      organizationId,
-      subject: 'one-time-link',
-      issuer: SIGN_IN_LINK_ISSUER,
-      scope: 'authorizations:write',
-      displayName: 'x',
-    });
+    const token = await h.signInLink(organizationId);
     const answer = await visit(`/console/sign-in/link?token=${token}`, { cookie });
     expect(answer.status).toBe(303);
     expect(answer.location).toBe('/console');
@@ -198,13 +191,7 @@ describe('credentials service: the console (decisions 30-32)', () => {
     });
 
     test('when the one-time link is opened, then it signs in with an HttpOnly, SameSite=Lax cookie for /console and the list shows who', async () => {
-      const token = await h.sessions.issueLink({
-        organizationId: ORG,
-        subject: 'one-time-link',
-        issuer: SIGN_IN_LINK_ISSUER,
-        scope: 'authorizations:write',
-        displayName: 'x',
-      });
+      const token = await h.signInLink(ORG);
 
       const answer = await visit(`/console/sign-in/link?token=${token}`);
 
@@ -224,13 +211,7 @@ describe('credentials service: the console (decisions 30-32)', () => {
     });
 
     test('when the one-time link is opened through a name other than loopback, then the session cookie is Secure', async () => {
-      const token = await h.sessions.issueLink({
-        organizationId: ORG,
-        subject: 'one-time-link',
-        issuer: SIGN_IN_LINK_ISSUER,
-        scope: 'authorizations:write',
-        displayName: 'x',
-      });
+      const token = await h.signInLink(ORG);
       const { port } = new URL(h.app.baseUrl);
 
       const setCookie = await new Promise<string[]>((resolve, reject) => {
@@ -248,13 +229,7 @@ describe('credentials service: the console (decisions 30-32)', () => {
     });
 
     test('when the one-time link is opened a second time, then it is a 400 sign-in page and no session is set', async () => {
-      const token = await h.sessions.issueLink({
-        organizationId: ORG,
-        subject: 'one-time-link',
-        issuer: SIGN_IN_LINK_ISSUER,
-        scope: 'authorizations:write',
-        displayName: 'x',
-      });
+      const token = await h.signInLink(ORG);
       expect((await visit(`/console/sign-in/link?token=${token}`)).status).toBe(303);
 
       const again = await visit(`/console/sign-in/link?token=${token}`);
@@ -266,20 +241,8 @@ describe('credentials service: the console (decisions 30-32)', () => {
     });
 
     test('when the one-time link is opened 10 minutes after it was issued, then it is a 400; just before, it works', async () => {
-      const early = await h.sessions.issueLink({
-        organizationId: ORG,
-        subject: 'one-time-link',
-        issuer: SIGN_IN_LINK_ISSUER,
-        scope: 'authorizations:write',
-        displayName: 'x',
-      });
-      const late = await h.sessions.issueLink({
-        organizationId: ORG,
-        subject: 'one-time-link',
-        issuer: SIGN_IN_LINK_ISSUER,
-        scope: 'authorizations:write',
-        displayName: 'x',
-      });
+      const early = await h.signInLink(ORG);
+      const late = await h.signInLink(ORG);
 
       h.clock.set(new Date(NOW.getTime() + 10 * MINUTE - 1));
       expect((await visit(`/console/sign-in/link?token=${early}`)).status).toBe(303);
@@ -292,13 +255,7 @@ describe('credentials service: the console (decisions 30-32)', () => {
     });
 
     test('when the link has no token, a made-up one or several, then it is a 400 and no session is set', async () => {
-      const token = await h.sessions.issueLink({
-        organizationId: ORG,
-        subject: 'one-time-link',
-        issuer: SIGN_IN_LINK_ISSUER,
-        scope: 'authorizations:write',
-        displayName: 'x',
-      });
+      const token = await h.signInLink(ORG);
       const pages = [
         await visit('/console/sign-in/link'),
         await visit('/console/sign-in/link?token='),
@@ -409,13 +366,7 @@ describe('credentials service: the console (decisions 30-32)', () => {
     });
 
     test('when a sign-in redirect is answered, then it carries the policy too', async () => {
-      const token = await h.sessions.issueLink({
-        organizationId: ORG,
-        subject: 'one-time-link',
-        issuer: SIGN_IN_LINK_ISSUER,
-        scope: 'authorizations:write',
-        displayName: 'x',
-      });
+      const token = await h.signInLink(ORG);
       const answer = await visit(`/console/sign-in/link?token=${token}`);
 
       expect(answer.headers.get('content-security-policy')).toContain("default-src 'none'");

@@ -1,15 +1,11 @@
 import { CONSOLE_SIGNING_KEY, consoleKeysOf, consoleSigner, consoleSigningKeyOf, createLogger, type ConsoleSigner } from '@rsd/platform';
 import { startApp, type RunningApp } from '@rsd/testkit';
 // The console's tests run it against the real credentials service (its own harness, over the embedded adapters).
-import {
-  startCredentials,
-  type CredentialsHarness,
-  type CredentialsHarnessOptions,
-} from '../../../credentials/src/testing/credentials-harness';
+import { startCredentials, type CredentialsHarness, type CredentialsHarnessOptions } from '../../../../test/support/credentials-harness';
 import type { AlertWebhookAccess } from '../console/alert-webhooks';
 import { DEFAULT_CLAIMS } from '../console/console-config';
 import type { OidcSignIn } from '../console/oidc-sign-in';
-import { CONSOLE_SESSION_KEY, createConsoleSessions, type ConsoleSessions } from '../console/console-sessions';
+import { CONSOLE_SESSION_KEY, createConsoleSessions, SIGN_IN_LINK_ISSUER, type ConsoleSessions } from '../console/console-sessions';
 import { buildConsoleApp } from '../console-module';
 
 export interface ConsoleHarness extends Omit<CredentialsHarness, 'app'> {
@@ -23,6 +19,8 @@ export interface ConsoleHarness extends Omit<CredentialsHarness, 'app'> {
   sessionKey: string;
   /** Another console process with the same keys, against the same credentials service: a replica (closed with the rest). */
   startReplica(): Promise<RunningApp>;
+  /** A one-time sign-in link's token for an administrator of `organizationId` (scope authorizations:write), shown as `displayName`. */
+  signInLink(organizationId: string, displayName?: string): Promise<string>;
 }
 
 export interface ConsoleHarnessOptions extends Omit<CredentialsHarnessOptions, 'console'> {
@@ -79,6 +77,14 @@ export async function startConsole(options: ConsoleHarnessOptions = {}): Promise
     sessions,
     signer,
     sessionKey,
+    signInLink: (organizationId, displayName = 'x') =>
+      sessions.issueLink({
+        organizationId,
+        subject: 'one-time-link',
+        issuer: SIGN_IN_LINK_ISSUER,
+        scope: 'authorizations:write',
+        displayName,
+      }),
     startReplica: async () => {
       const started = await consoleProcess(createConsoleSessions(h.clock, sessionKey));
       // Closed by the test (a replica lost) or with the rest, once.

@@ -1,6 +1,6 @@
 import type { AccessLogEntry, AccessRecord, DailyReadsList } from '@rsd/contracts';
 import { parseCsvIndependently, parseNdjson, request, signToken } from '@rsd/testkit';
-import { anAccessRecord, NOW, startCredentials, type CredentialsHarness } from '../testing/credentials-harness';
+import { anAccessRecord, NOW, startCredentials, type CredentialsHarness } from '../../../../test/support/credentials-harness';
 
 const ORG = 'acme';
 const MINUTE = 60_000;

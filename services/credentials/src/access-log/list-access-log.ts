@@ -2,7 +2,7 @@ import type { Response } from 'express';
 import type { AccessLogEntry, AccessLogPage, AccessRecord } from '@rsd/contracts';
 import type { AccessLogStore, AuthorizationStore } from '@rsd/ports';
 import { findOwnAuthorization } from '../authorizations/find-authorizations';
-import { EXPORT_PAGE_SIZE, streamExport, type Column } from '../exports/export-stream';
+import { EXPORT_PAGE_SIZE, streamExport, type Column } from '@rsd/platform';
 import { cursorAfter, type AccessLogQuery } from './access-log-query';
 
 export interface AccessLogDeps {

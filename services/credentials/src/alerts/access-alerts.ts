@@ -1,10 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import type { AccessRecord } from '@rsd/contracts';
 import { decideAlerts, observeAccess, type StoredAuthorization } from '@rsd/domain';
-import type { Logger } from '@rsd/platform';
+import { type Logger, type OutboxRelay, runCommand, type CommandDeps } from '@rsd/platform';
 import type { AuthorizationStore, Clock } from '@rsd/ports';
-import { runCommand, type CommandDeps } from '../commands/run-command';
-import type { OutboxRelay } from '../outbox/outbox-relay';
 
 export interface AccessAlertsDeps {
   store: Pick<AuthorizationStore, 'findByClientId'> & CommandDeps['store'];

@@ -1,6 +1,6 @@
 import type { AuditLogEntry } from '@rsd/contracts';
 import { anAuditRecord, parseCsvIndependently, parseNdjson, request, signToken } from '@rsd/testkit';
-import { NOW, startCredentials, type CredentialsHarness } from '../testing/credentials-harness';
+import { NOW, startCredentials, type CredentialsHarness } from '../../../../test/support/credentials-harness';
 
 const ORG = 'acme';
 

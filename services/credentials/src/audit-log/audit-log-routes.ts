@@ -1,10 +1,17 @@
 import type { Router } from 'express';
 import type { AuditLogEntry, AuditLogPage, AuditRecord } from '@rsd/contracts';
 import { labelledRouter } from '@rsd/observability';
-import { methodNotAllowed, requireCaller, type TokenVerifier } from '@rsd/platform';
+import {
+  methodNotAllowed,
+  requireCaller,
+  type TokenVerifier,
+  EXPORT_PAGE_SIZE,
+  exportFormatOf,
+  streamExport,
+  type Column,
+} from '@rsd/platform';
 import type { AuditFilter, AuditLogStore } from '@rsd/ports';
 import { requireValidOrganizationId } from '../authorizations/authorization-routes';
-import { EXPORT_PAGE_SIZE, exportFormatOf, streamExport, type Column } from '../exports/export-stream';
 import { auditCursorAfter, auditLogQueryOf } from './audit-log-query';
 
 export interface AuditLogRoutesDeps {

@@ -4,7 +4,12 @@ import { authorizationCreatedSchema, clientIdPattern, EVENT_TYPES, TOPICS } from
 import { digestApiKey, hasValidChecksum } from '@rsd/domain';
 import type { EventLog } from '@rsd/ports';
 import { request, signToken, valuesOn } from '@rsd/testkit';
-import { NOW, startCredentials, type CredentialsHarness, type CredentialsHarnessOptions } from '../testing/credentials-harness';
+import {
+  NOW,
+  startCredentials,
+  type CredentialsHarness,
+  type CredentialsHarnessOptions,
+} from '../../../../test/support/credentials-harness';
 
 const ORG = 'acme';
 

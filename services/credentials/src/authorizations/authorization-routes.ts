@@ -14,9 +14,9 @@ import { accessLogQueryOf } from '../access-log/access-log-query';
 import { issueClaimLink } from '../claims/claim-key';
 import { exportAccessLog, listAccessLog, type AccessLogDeps } from '../access-log/list-access-log';
 import { readsPerDay } from '../access-log/reads-per-day';
-import { exportFormatOf } from '../exports/export-stream';
+import { exportFormatOf } from '@rsd/platform';
 import { labelledRouter } from '@rsd/observability';
-import { tokenOrigin } from '../commands/origin';
+import { tokenOrigin } from '@rsd/platform';
 
 export interface AuthorizationRoutesDeps extends Omit<UseCaseDeps, 'newEventId'> {
   accessLog: AccessLogDeps['accessLog'] & Pick<AccessLogStore, 'dailyReads'>;

@@ -10,7 +10,7 @@ import {
   type StoredAuthorization,
 } from '@rsd/domain';
 import { ApiError } from '@rsd/platform';
-import { runCommand } from '../commands/run-command';
+import { runCommand } from '@rsd/platform';
 import { claimUrlOf } from '../claims/claim-url';
 import { validateCreateRequest, type ValidCreateRequest } from './create-authorization-request';
 import type { CredentialGenerator, UseCaseDeps } from './use-case-deps';

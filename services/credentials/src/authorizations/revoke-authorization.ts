@@ -1,7 +1,7 @@
 import type { Authorization } from '@rsd/contracts';
 import { decideRevoke } from '@rsd/domain';
-import { runCommand } from '../commands/run-command';
-import type { Publication } from '../outbox/outbox-relay';
+import { runCommand } from '@rsd/platform';
+import type { Publication } from '@rsd/platform';
 import { findOwnAuthorization, withUsage } from './find-authorizations';
 import type { UseCaseDeps } from './use-case-deps';
 

@@ -1,8 +1,8 @@
 import { DEFAULT_OVERLAP_SECONDS, rotateAuthorizationRequestSchema, type RotatedAuthorization } from '@rsd/contracts';
 import { decideRotate, digestApiKey } from '@rsd/domain';
 import { ApiError, issueDetails, requestErrorMap, validationFailed } from '@rsd/platform';
-import { runCommand } from '../commands/run-command';
-import type { Publication } from '../outbox/outbox-relay';
+import { runCommand } from '@rsd/platform';
+import type { Publication } from '@rsd/platform';
 import { findOwnAuthorization, withUsage } from './find-authorizations';
 import type { CredentialGenerator, UseCaseDeps } from './use-case-deps';
 

@@ -1,7 +1,7 @@
 import type { Origin } from '@rsd/domain';
 import type { Logger } from '@rsd/platform';
 import type { AccessLogStore, AuthorizationStore, Clock } from '@rsd/ports';
-import type { OutboxRelay } from '../outbox/outbox-relay';
+import type { OutboxRelay } from '@rsd/platform';
 
 /** What the authorization use cases need; every source of time and randomness is passed in. */
 export interface UseCaseDeps {

@@ -23,13 +23,11 @@ import {
   type Origin,
   type StoredRecipientAccount,
 } from '@rsd/domain';
-import { ApiError, issueDetails, requestErrorMap, validationFailed } from '@rsd/platform';
+import { ApiError, issueDetails, requestErrorMap, validationFailed, type Publication, runCommand, type Decided } from '@rsd/platform';
 import type { AccessLogStore } from '@rsd/ports';
 import { requireCurrentKey } from '@rsd/recipient-access';
 import { findOwnAuthorization, withUsage } from '../authorizations/find-authorizations';
 import type { CredentialGenerator, UseCaseDeps } from '../authorizations/use-case-deps';
-import { runCommand, type Decided } from '../commands/run-command';
-import type { Publication } from '../outbox/outbox-relay';
 import { claimUrlOf } from './claim-url';
 import { authenticateAccount, openAccount, type AccountGenerator } from '../portfolio/recipient-accounts';
 

@@ -4,7 +4,7 @@ import { authorizationKeyClaimedSchema, EVENT_TYPES, TOPICS } from '@rsd/contrac
 import { digestApiKey, hasValidChecksum } from '@rsd/domain';
 import { UnavailableError } from '@rsd/platform';
 import { capturedLog, request, signToken, valuesOn, type CapturedLog } from '@rsd/testkit';
-import { NOW, startCredentials, type CredentialsHarness } from '../testing/credentials-harness';
+import { NOW, startCredentials, type CredentialsHarness } from '../../../../test/support/credentials-harness';
 
 const ORG = 'acme';
 let h: CredentialsHarness;

@@ -2,7 +2,7 @@ import { authorizationAlertedSchema, authorizationExpiredSchema, EVENT_TYPES, TO
 import { statusOf } from '@rsd/domain';
 import type { EventLog } from '@rsd/ports';
 import { eventually, request, signToken, valuesOn } from '@rsd/testkit';
-import { startCredentials, type CredentialsHarness } from '../testing/credentials-harness';
+import { startCredentials, type CredentialsHarness } from '../../../../test/support/credentials-harness';
 import { createExpiryScheduler, type ExpiryScheduler } from './expiry-scheduler';
 
 async function typesIn(eventLog: EventLog): Promise<{ type: string }[]> {

@@ -1,9 +1,16 @@
 import { randomUUID } from 'node:crypto';
-import { every, type Logger, type PeriodicJob, type ScheduledWork } from '@rsd/platform';
+import {
+  every,
+  type Logger,
+  type PeriodicJob,
+  type ScheduledWork,
+  publishOwedEvents,
+  type OutboxRelay,
+  runCommand,
+  type Command,
+} from '@rsd/platform';
 import { decideAlerts, decideExpire, expiryNoticeDue, SYSTEM_ORIGIN, type Origin, type StoredAuthorization } from '@rsd/domain';
 import type { AuthorizationStore, Clock } from '@rsd/ports';
-import { runCommand, type Command } from '../commands/run-command';
-import { publishOwedEvents, type OutboxRelay } from '../outbox/outbox-relay';
 
 export interface ExpiryScheduler extends ScheduledWork {
   /** Marks every authorization whose expiry has passed; resolves to how many it marked. */

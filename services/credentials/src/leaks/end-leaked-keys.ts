@@ -10,8 +10,7 @@ import {
   type Origin,
 } from '@rsd/domain';
 import type { UseCaseDeps } from '../authorizations/use-case-deps';
-import { runCommand } from '../commands/run-command';
-import { publishOwedEvents, type Publication } from '../outbox/outbox-relay';
+import { runCommand, publishOwedEvents, type Publication } from '@rsd/platform';
 
 export interface LeakedKeyDeps extends UseCaseDeps {
   /** Decision 5's prefix of grant keys (API_KEY_PREFIX); account keys have decision 42's. */

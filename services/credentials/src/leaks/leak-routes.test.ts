@@ -11,7 +11,7 @@ import {
   type JsonResponse,
   type SecretScanningProvider,
 } from '@rsd/testkit';
-import { NOW, startCredentials, type CredentialsHarness } from '../testing/credentials-harness';
+import { NOW, startCredentials, type CredentialsHarness } from '../../../../test/support/credentials-harness';
 
 const ORG = 'acme';
 let h: CredentialsHarness;

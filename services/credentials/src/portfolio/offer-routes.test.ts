@@ -1,7 +1,7 @@
 import { EVENT_TYPES, TOPICS } from '@rsd/contracts';
 import type { EventLog } from '@rsd/ports';
 import { request, signToken, valuesOn } from '@rsd/testkit';
-import { startCredentials, type CredentialsHarness } from '../testing/credentials-harness';
+import { startCredentials, type CredentialsHarness } from '../../../../test/support/credentials-harness';
 
 const ORG = 'acme';
 

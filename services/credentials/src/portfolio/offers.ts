@@ -16,11 +16,9 @@ import {
   type StoredAuthorization,
   type StoredRecipientAccount,
 } from '@rsd/domain';
-import { ApiError, issueDetails, requestErrorMap, validationFailed } from '@rsd/platform';
+import { ApiError, issueDetails, requestErrorMap, validationFailed, type Publication, runCommand } from '@rsd/platform';
 import { cursorAfter, type PortfolioQuery } from '@rsd/recipient-access';
 import type { UseCaseDeps } from '../authorizations/use-case-deps';
-import { runCommand } from '../commands/run-command';
-import type { Publication } from '../outbox/outbox-relay';
 
 /*
  * Decision 50: a grant an organization gives a recipient account (`keyDelivery: "account"`) is offered to

@@ -11,10 +11,8 @@ import {
   type KeyMatch,
   type StoredRecipientAccount,
 } from '@rsd/domain';
-import { ApiError, issueDetails, requestErrorMap, validationFailed } from '@rsd/platform';
+import { ApiError, issueDetails, requestErrorMap, validationFailed, type Publication, runCommand } from '@rsd/platform';
 import type { UseCaseDeps } from '../authorizations/use-case-deps';
-import { runCommand } from '../commands/run-command';
-import type { Publication } from '../outbox/outbox-relay';
 
 /** Decision 42: `rcp_` ids and `rsa_` keys, made as Client IDs and API keys are (decisions 4–5). */
 export interface AccountGenerator {

@@ -1,8 +1,6 @@
 import { decideRevoke, type StoredRecipientAccount } from '@rsd/domain';
-import { ApiError } from '@rsd/platform';
+import { ApiError, type Publication, runCommand } from '@rsd/platform';
 import type { UseCaseDeps } from '../authorizations/use-case-deps';
-import { runCommand } from '../commands/run-command';
-import type { Publication } from '../outbox/outbox-relay';
 
 /**
  * Decision 42: the recipient leaves a grant its account holds. It ends as a revocation does, with the

@@ -18,6 +18,7 @@ import {
   type OpenApiResponse,
   type TokenVerifier,
 } from '@rsd/platform';
+import type { WebhookOwnerDocumentation } from '@rsd/api-documents';
 import type { ViewStore } from '@rsd/ports';
 import type { AuthenticatedAccount, AuthenticatedRecipient, AuthenticationRequest, LimitOutcome } from '@rsd/recipient-access';
 import type { NotifierConfig } from '../config';
@@ -50,35 +51,14 @@ export interface OwnerAccess {
  * (`webhookOperations`) are made from it. To add an owner, add its kind to `WebhookOwner`, its key to
  * `webhookOwnerKey`, and a declaration like `grantWebhooks` to the notifier's list (notifier-module.ts).
  */
-export interface WebhookOwnerDeclaration {
-  /** The path under `/v1` before `/webhooks`, with `:name` for each path parameter: `/customers/:clientId`. */
-  path: string;
+export interface WebhookOwnerDeclaration extends WebhookOwnerDocumentation {
   /**
    * Checks the caller for the path parameters as received (percent-encoded), in the order of `path`,
    * and throws the documented ApiError when it is refused.
    */
   authenticate(req: Request, res: Response, parameters: readonly string[]): Promise<OwnerAccess>;
-  /** At most this many webhooks per owner. */
-  limit: number;
   /** The events its webhooks may subscribe to; any other is refused with 400. */
   events: readonly WebhookEventType[];
-  /** The owner in messages: "This authorization has no webhook with that id". */
-  noun: string;
-  /** For the OpenAPI document. */
-  docs: {
-    /** Inserted into operation ids: '' gives `createWebhook`, 'Portfolio' gives `createPortfolioWebhook`. */
-    operationInfix: string;
-    tag: string;
-    security: 'apiKey' | 'bearer';
-    /** OpenAPI parameter objects, one per path parameter, in the order of `path`. */
-    pathParameters: object[];
-    /** What its authentication answers (400, 401, 403, 404, 429 …). */
-    authenticationResponses: Record<string, OpenApiResponse>;
-    /** For a create's 403: what else its authentication may refuse with. */
-    scopeRefusal: string;
-    /** For the 403 of every operation that changes something: how a key that only reads is refused (decision 50); none for a token. */
-    readOnlyRefusal?: string;
-  };
 }
 
 /** A 429 as every limiter answers it: no `code`, Retry-After, and the draft-8 RateLimit headers of the limiter that counted. */

@@ -1,8 +1,6 @@
 import type { Request } from 'express';
-import { isoDateSchema } from '@rsd/contracts';
+import { HISTORY_LIMIT, isoDateSchema } from '@rsd/contracts';
 import { ApiError, pageLimitOf, singleQueryParameter } from '@rsd/platform';
-
-export const HISTORY_LIMIT = { min: 1, max: 366, default: 30 } as const;
 
 /** A history request's range and page (decision 25); dates are inclusive `YYYY-MM-DD`. */
 export interface HistoryQuery {

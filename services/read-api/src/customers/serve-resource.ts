@@ -78,4 +78,3 @@ function nextPageUrl(req: Request, query: HistoryQuery, cursor: string): string 
   parameters.set('cursor', cursor);
   return `${req.originalUrl.split('?')[0]}?${parameters.toString()}`;
 }
-export { HISTORY_LIMIT } from './history-query';

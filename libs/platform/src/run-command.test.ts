@@ -1,7 +1,6 @@
-import { ApiError } from '@rsd/platform';
+import { ApiError, runCommand, type CommandDeps } from '@rsd/platform';
 import type { Origin, StoredAuthorization } from '@rsd/domain';
 import { authorizationRevoked } from '@rsd/domain';
-import { runCommand, type CommandDeps } from './run-command';
 
 const record = { clientId: 'rs_abcdefghijklmnop1234', organizationId: 'acme', revision: 1 } as unknown as StoredAuthorization;
 const revoked = () =>

@@ -1,12 +1,13 @@
 import type { AuditAction, AuthorizationEvent } from '@rsd/contracts';
 import { withAudit, type Origin, type StoredAuthorization, type StoredRecipientAccount } from '@rsd/domain';
-import { serviceUnavailable, type Logger } from '@rsd/platform';
+import type { Logger } from './logger';
+import { outboxEntryOf } from './outbox-entry';
+import { publishOwedEvents, type OutboxRelay, type Publication } from './outbox-relay';
+import { serviceUnavailable } from './service-unavailable';
 import type { AuthorizationStore } from '@rsd/ports';
-import { outboxEntryOf } from '../outbox/outbox-entry';
-import { publishOwedEvents, type OutboxRelay, type Publication } from '../outbox/outbox-relay';
 
 /*
- * The one shape every change the credentials service makes goes through: load the record, let the
+ * The one shape every change to the authorization store goes through (the credentials service's): load the record, let the
  * domain decide (libs/domain, no I/O), write the next record with its events at the revision read
  * (the outbox owes them to the event log in the same write), read and decide again when a concurrent
  * change won, then wait for the relay to publish. Who asked (decision 54) is written into the events here.

@@ -1,9 +1,8 @@
-import { createLogger } from '@rsd/platform';
+import { createLogger, createOutboxRelay, publishOwedEvents } from '@rsd/platform';
 import type { StoredAuthorization } from '@rsd/domain';
 import type { AuthorizationStore, EventLog, OutboxEntry, OutgoingRecord } from '@rsd/ports';
 import { anAuthorizationRecord, eventually, valuesOn } from '@rsd/testkit';
-import { openEmbeddedStores, type EmbeddedStores } from '../testing/credentials-harness';
-import { createOutboxRelay, publishOwedEvents } from './outbox-relay';
+import { openEmbeddedStores, type EmbeddedStores } from '../../embedded/src/testing/temp-database';
 
 const TOPIC = 'rsd.authorizations.v1';
 const log = createLogger('credentials', 'silent');

@@ -1,6 +1,7 @@
 import { createPublicKey, verify, type KeyObject } from 'node:crypto';
 import { z } from 'zod';
-import { UnavailableError, type Logger } from '@rsd/platform';
+import type { Logger } from './logger';
+import { UnavailableError } from './unavailable';
 import type { Clock } from '@rsd/ports';
 
 /** GitHub's list of the keys it signs secret-scanning reports with (`meta/public_keys/secret_scanning`). */

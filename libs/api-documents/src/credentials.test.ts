@@ -1,4 +1,4 @@
-import { credentialsOpenApi } from './openapi';
+import { credentialsOpenApi } from './credentials';
 
 type Operation = {
   security?: unknown[];

@@ -1,4 +1,5 @@
 import { buildOpenApiDocument, ed25519KeySetSchema, errorResponse as error, textHeader as text } from '@rsd/platform';
+import { PRODUCT_VERSION } from './product';
 
 /** The console's public keys: Ed25519 JWKs. */
 const consoleKeysSchema = ed25519KeySetSchema('ConsoleKeySet', "The public keys that verify the console's tokens");
@@ -12,7 +13,7 @@ export function consoleOpenApi(): object {
   return buildOpenApiDocument(
     {
       title: 'Resilience Score Console',
-      version: '1.0.0',
+      version: PRODUCT_VERSION,
       description:
         'The console for organizations and the claim pages for recipients. It is a client of the credentials service and the ' +
         'notifier: every change it makes for a signed-in person goes through their APIs with a token of its own key (EdDSA, ' +

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import {
+  HISTORY_LIMIT,
   PORTFOLIO_LIMIT,
   certificateResourceSchema,
   pillarBreakdownResourceSchema,
@@ -22,8 +23,15 @@ import {
   type OpenApiOperation,
   type OpenApiResponse,
 } from '@rsd/platform';
-import type { ReadApiConfig } from './config';
-import { HISTORY_LIMIT } from './customers/serve-resource';
+import { PRODUCT_VERSION } from './product';
+
+/** What of the read API's configuration its document states: the Client ID's prefix, the rate limits and the feed's staleness bound. */
+export interface ReadApiDocumentSettings {
+  CLIENT_ID_PREFIX: string;
+  RATE_LIMIT_PER_MINUTE: number;
+  ACCOUNT_RATE_LIMIT_PER_MINUTE: number;
+  FEED_STALENESS_BOUND_MS: number;
+}
 
 const rateLimitHeaders = {
   RateLimit: text('Requests left in the current window (IETF draft 8)'),
@@ -45,9 +53,7 @@ const retryAfter = (description: string): Record<string, OpenApiHeader> => ({
 const jwksSchema = ed25519KeySetSchema('JsonWebKeySet', 'The public keys that sign customer resources');
 
 /** The OpenAPI 3.1 document of the read API, from the same zod schemas the contracts define. */
-export function readApiOpenApi(
-  config: Pick<ReadApiConfig, 'CLIENT_ID_PREFIX' | 'RATE_LIMIT_PER_MINUTE' | 'ACCOUNT_RATE_LIMIT_PER_MINUTE' | 'FEED_STALENESS_BOUND_MS'>,
-): object {
+export function readApiOpenApi(config: ReadApiDocumentSettings): object {
   const clientIdParameter = clientIdPathParameter(config.CLIENT_ID_PREFIX);
   const ifNoneMatchParameter = {
     name: 'If-None-Match',
@@ -221,7 +227,7 @@ export function readApiOpenApi(
   return buildOpenApiDocument(
     {
       title: 'Resilience Score Data API',
-      version: '1.0.0',
+      version: PRODUCT_VERSION,
       description:
         "Read-only access to one customer organization's resilience score, grade and pillar breakdown. " +
         'Authenticate with the Client ID in the path and the API key in the x-api-key header.',
@@ -232,7 +238,7 @@ export function readApiOpenApi(
 
 /** Decision 42: the pages of a recipient account, read with its key alone. */
 function portfolioOperations(
-  config: Pick<ReadApiConfig, 'ACCOUNT_RATE_LIMIT_PER_MINUTE' | 'FEED_STALENESS_BOUND_MS'>,
+  config: Pick<ReadApiDocumentSettings, 'ACCOUNT_RATE_LIMIT_PER_MINUTE' | 'FEED_STALENESS_BOUND_MS'>,
   parts: {
     ok: (description: string, schema: z.ZodType, headers?: Record<string, OpenApiHeader>) => OpenApiResponse;
     ifNoneMatchParameter: object;

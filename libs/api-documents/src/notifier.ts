@@ -26,7 +26,33 @@ import {
   type OpenApiResponse,
   type OpenApiWebhook,
 } from '@rsd/platform';
-import type { WebhookOwnerDeclaration } from './webhooks/webhook-owners';
+import { PRODUCT_VERSION } from './product';
+/**
+ * What the document says of one kind of webhook owner (decision 45): the part of the notifier's owner declaration
+ * (webhook-owners.ts there) that its operations are documented from.
+ */
+export interface WebhookOwnerDocumentation {
+  /** The path under `/v1` before `/webhooks`, with `:name` for each path parameter: `/customers/:clientId`. */
+  path: string;
+  /** At most this many webhooks per owner. */
+  limit: number;
+  /** The owner in messages: "This authorization has no webhook with that id". */
+  noun: string;
+  docs: {
+    /** Inserted into operation ids: '' gives `createWebhook`, 'Portfolio' gives `createPortfolioWebhook`. */
+    operationInfix: string;
+    tag: string;
+    security: 'apiKey' | 'bearer';
+    /** OpenAPI parameter objects, one per path parameter, in the order of `path`. */
+    pathParameters: object[];
+    /** What its authentication answers (400, 401, 403, 404, 429 …). */
+    authenticationResponses: Record<string, OpenApiResponse>;
+    /** For a create's 403: what else its authentication may refuse with. */
+    scopeRefusal: string;
+    /** For the 403 of every operation that changes something: how a key that only reads is refused (decision 50); none for a token. */
+    readOnlyRefusal?: string;
+  };
+}
 
 const idParameter = { name: 'id', in: 'path', required: true, description: 'The webhook id (`wh_…`)', schema: { type: 'string' } };
 const messageIdParameter = {
@@ -46,7 +72,7 @@ const TARGET_REFUSAL =
   'WEBHOOK_TARGET_NOT_ALLOWED: not https, or the host resolves to a loopback, private, link-local or cloud-metadata address, or does not resolve';
 
 /** Every operation of one owner kind's webhooks (decisions 26 and 45), from its declaration. */
-export function webhookOperations(owner: WebhookOwnerDeclaration): OpenApiOperation[] {
+export function webhookOperations(owner: WebhookOwnerDocumentation): OpenApiOperation[] {
   const { docs, noun, limit } = owner;
   const base = `${owner.path.replace(/:([A-Za-z]+)/g, '{$1}')}/webhooks`;
   const name = (verb: string, rest = '') => `${verb}${docs.operationInfix}Webhook${rest}`;
@@ -285,11 +311,11 @@ const PAYLOADS: OpenApiWebhook[] = [
   },
 ].map((hook) => ({ ...hook, tags: ['Deliveries'], headers: DELIVERY_HEADERS, responses: RECEIVER_ANSWERS }));
 
-export function notifierOpenApi(owners: readonly WebhookOwnerDeclaration[]): object {
+export function notifierOpenApi(owners: readonly WebhookOwnerDocumentation[]): object {
   return buildOpenApiDocument(
     {
       title: 'Resilience Score Notifier API',
-      version: '1.0.0',
+      version: PRODUCT_VERSION,
       description:
         'Webhooks for recipients: a POST to your URL when an organization’s latest score or grade changes, and when your ' +
         'authorization ends. Authenticated like the read API: the Client ID in the path and the `x-api-key` header. ' +

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { MAX_SCORES_PER_BATCH, scoreBatchSchema, scoresAcceptedSchema, scoreSubmissionSchema } from '@rsd/contracts';
 import { buildOpenApiDocument, errorResponse as error } from '@rsd/platform';
+import { PRODUCT_VERSION } from './product';
 
 /** Registered under its own id so the document refers to the components instead of inlining them. */
 const scoreRequestSchema = z
@@ -11,7 +12,7 @@ export function scoreIngestOpenApi(): object {
   return buildOpenApiDocument(
     {
       title: 'Resilience Score Ingest API',
-      version: '1.0.0',
+      version: PRODUCT_VERSION,
       description:
         'Where the upstream scoring engine delivers calculated scores. Callers authenticate with a bearer JWT ' +
         'whose `scope` includes `scores:write`.',

@@ -1,14 +1,6 @@
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { AccessRecord } from '@rsd/contracts';
-import {
-  memoryRateLimitStores,
-  openSqliteAccessLogStore,
-  openSqliteAuditLogStore,
-  openSqliteAuthorizationStore,
-  openSqliteEventLog,
-} from '@rsd/embedded';
+import { memoryRateLimitStores, openSqliteAccessLogStore, openSqliteAuditLogStore } from '@rsd/embedded';
 import {
   consoleClientAddressVerifier,
   CONSOLE_AUDIENCES,
@@ -17,16 +9,18 @@ import {
   loadConfig,
   withConsoleTokens,
   type ConsoleKeySource,
+  createOutboxRelay,
+  secretScanningKeys,
   type Logger,
+  type OutboxRelay,
 } from '@rsd/platform';
 import { TOPICS } from '@rsd/contracts';
 import type { AccessLogStore, AuditLogStore, AuthorizationStore, EventLog } from '@rsd/ports';
 import { anAccessRecord as aTestkitAccessRecord, startApp, TEST_JWT_SECRET, type RunningApp } from '@rsd/testkit';
-import { buildApp, type CredentialsAppDeps } from '../app';
-import { credentialsConfigSchema } from '../config';
-import { createOutboxRelay, type OutboxRelay } from '../outbox/outbox-relay';
-import { secretScanningKeys } from '../leaks/secret-scanning-keys';
-import { auditProjection } from '../audit-log/audit-projection';
+import { openEmbeddedStores } from '../../libs/embedded/src/testing/temp-database';
+import { buildApp, type CredentialsAppDeps } from '../../services/credentials/src/app';
+import { auditProjection } from '../../services/credentials/src/audit-log/audit-projection';
+import { credentialsConfigSchema } from '../../services/credentials/src/config';
 
 /** Where the harness's clock stands until a test moves it. */
 export const NOW = new Date('2026-11-20T10:00:00.000Z');
@@ -34,31 +28,6 @@ export const NOW = new Date('2026-11-20T10:00:00.000Z');
 export interface SettableClock {
   now(): Date;
   set(time: Date): void;
-}
-
-export interface EmbeddedStores {
-  dir: string;
-  store: AuthorizationStore;
-  eventLog: EventLog;
-  close(): Promise<void>;
-}
-
-/** The authorization store and the event log of the embedded runtime, in one database in a temp dir. */
-export async function openEmbeddedStores(prefix = 'credentials-'): Promise<EmbeddedStores> {
-  const dir = await mkdtemp(join(tmpdir(), prefix));
-  const database = join(dir, 'rsd.sqlite');
-  const store = openSqliteAuthorizationStore({ file: database });
-  const eventLog = openSqliteEventLog({ file: database });
-  return {
-    dir,
-    store,
-    eventLog,
-    close: async () => {
-      await store.close();
-      await eventLog.close();
-      await rm(dir, { recursive: true, force: true });
-    },
-  };
 }
 
 export interface CredentialsHarnessOptions {

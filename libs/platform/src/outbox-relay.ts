@@ -1,4 +1,5 @@
-import { every, type Logger, type PeriodicJob, type ScheduledWork } from '@rsd/platform';
+import type { Logger } from './logger';
+import { every, type PeriodicJob, type ScheduledWork } from './periodic-job';
 import type { AuthorizationStore, EventLog, OutboxEntry, PendingOutbox } from '@rsd/ports';
 
 export interface OutboxRelay extends ScheduledWork {

@@ -40,6 +40,7 @@ import {
   type OpenApiOperation,
   type OpenApiResponse,
 } from '@rsd/platform';
+import { PRODUCT_VERSION } from './product';
 
 const pathParameter = (name: string, schemaId: string, description: string) => ({
   name,
@@ -763,7 +764,7 @@ export function credentialsOpenApi(): object {
   return buildOpenApiDocument(
     {
       title: 'Resilience Score Credentials API',
-      version: '1.0.0',
+      version: PRODUCT_VERSION,
       description:
         'Lets an organization share its resilience score: it creates one authorization per recipient, ' +
         'each with its own Client ID and API key, and may revoke it at any time. Callers authenticate with ' +

@@ -1,7 +1,8 @@
 import type { Request, Response } from 'express';
 import type { ActorVia, AuditActor } from '@rsd/contracts';
 import type { Origin } from '@rsd/domain';
-import { callerOf, requestIdOf, type CallerClaims } from '@rsd/platform';
+import { requestIdOf } from './access-log';
+import { callerOf, type CallerClaims } from './caller-auth';
 
 /**
  * Decision 54's `via` from what the client says of itself: the console's own token, else the
