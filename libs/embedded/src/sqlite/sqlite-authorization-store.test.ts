@@ -1,11 +1,12 @@
 import { DatabaseSync } from 'node:sqlite';
 import type { StoredAuthorization } from '@rsd/domain';
-import { describeAuthorizationStoreContract, describeRecipientAccountStoreContract } from '@rsd/testkit';
+import { describeAccessReviewStoreContract, describeAuthorizationStoreContract, describeRecipientAccountStoreContract } from '@rsd/testkit';
 import { aTempDatabasePerTest, onATempDatabase, planFindings } from '../testing/temp-database';
 import { openSqliteAuthorizationStore, QUERIES } from './sqlite-authorization-store';
 
 describeAuthorizationStoreContract('SQLite', () => onATempDatabase('authorizations', (file) => openSqliteAuthorizationStore({ file })));
 describeRecipientAccountStoreContract('SQLite', () => onATempDatabase('authorizations', (file) => openSqliteAuthorizationStore({ file })));
+describeAccessReviewStoreContract('SQLite', () => onATempDatabase('authorizations', (file) => openSqliteAuthorizationStore({ file })));
 
 describe('SQLite authorization store', () => {
   const temp = aTempDatabasePerTest('authorizations');

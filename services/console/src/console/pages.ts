@@ -557,6 +557,7 @@ const REVOCATION_REASON_LABELS = {
   released_by_recipient: ' · released by the recipient',
   key_leaked: ' · its key was reported leaked',
   declined_by_recipient: ' · the offer was declined by the recipient',
+  access_review: ' · ended by an access review',
 } as const;
 
 function revokedBy(authorization: Authorization): string {
