@@ -26,3 +26,4 @@ export * from './page-headers';
 export * from './tls-files';
 export * from './secret-files';
 export * from './lease-keeper';
+export * from './signing-keys';
