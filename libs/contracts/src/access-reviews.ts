@@ -18,7 +18,10 @@ export type AccessReviewStatus = z.infer<typeof accessReviewStatusSchema>;
 
 /** `arv_` and 24 letters or digits. */
 export const ACCESS_REVIEW_ID_PATTERN = /^arv_[A-Za-z0-9]{24}$/;
-export const accessReviewIdSchema = z.string().regex(ACCESS_REVIEW_ID_PATTERN).meta({ example: 'arv_4f9Qk2LmX8pR3tV7wY1zA6bC' });
+export const accessReviewIdSchema = z
+  .string()
+  .regex(ACCESS_REVIEW_ID_PATTERN)
+  .meta({ id: 'AccessReviewId', example: 'arv_4f9Qk2LmX8pR3tV7wY1zA6bC' });
 
 /** A reviewer's note on a decision: free text, kept with the review and in its report. */
 export const ACCESS_REVIEW_NOTE_MAX = 1000;
