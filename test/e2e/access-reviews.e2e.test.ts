@@ -6,7 +6,11 @@ let dataDir: string;
 let product: EmbeddedProcess;
 
 beforeAll(async () => {
-  ({ dataDir, product } = await startEmbeddedOnNewDataDir('rsd-reviews-', { ACCESS_REVIEW_CHECK_INTERVAL_MS: '500' }));
+  ({ dataDir, product } = await startEmbeddedOnNewDataDir('rsd-reviews-', {
+    ACCESS_REVIEW_CHECK_INTERVAL_MS: '500',
+    // The test's webhook receiver listens on this machine.
+    WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true',
+  }));
 }, 90_000);
 
 afterAll(() => stopAndRemove(product, dataDir));
@@ -15,6 +19,8 @@ const scenarios = accessReviewScenarios(() => ({
   credentials: product.urls.credentials,
   readApi: product.urls.readApi,
   scoreIngest: product.urls.scoreIngest,
+  notifier: product.urls.notifier,
+  receiverHost: '127.0.0.1',
   tokenFor: (org) => devTokenFor(dataDir, org),
 }));
 

@@ -5,6 +5,7 @@ import { randomUUID } from 'node:crypto';
 import { aScoreSubmission, parseCsvIndependently, request } from '@rsd/testkit';
 import { eventually, runRsd } from './embedded-process';
 import { createAuthorization, postScore } from './organization-admin';
+import { startSwitchableReceiver, type SwitchableReceiver } from './webhook-lifecycle';
 
 /*
  * Decision 54's access reviews over HTTP, on any runtime: a review over 50 grants, some kept and some
@@ -19,6 +20,9 @@ export interface AccessReviewTarget {
   credentials: string;
   readApi: string;
   scoreIngest: string;
+  notifier: string;
+  /** Where the notifier reaches this test's webhook receiver (WEBHOOK_ALLOW_PRIVATE_TARGETS on the product). */
+  receiverHost: string;
   /** A person's token for the organization (subject `developer`), with `authorizations:write` and `scores:write`. */
   tokenFor(org: string): Promise<string>;
 }
@@ -29,6 +33,10 @@ const REVOKED = 10;
 
 export function accessReviewScenarios(target: () => AccessReviewTarget) {
   const t = () => target();
+  const receivers: SwitchableReceiver[] = [];
+  afterAll(async () => {
+    await Promise.all(receivers.map((receiver) => receiver.close()));
+  });
 
   return {
     'when a review over 50 grants is decided in part and falls due with onOverdue "revoke", then the rest are revoked for the review, the trail shows every change, and the signed report and its CSV say so':
@@ -47,6 +55,19 @@ export function accessReviewScenarios(target: () => AccessReviewTarget) {
         for (let index = 0; index < GRANTS; index += 1) {
           grants.push(await createAuthorization(t().credentials, org, token, { recipientType: 'auditor', scopes: ['qr_score'] }));
         }
+        // The organization's alert webhook hears of the review's alerts (decision 44's alerts, through the notifier).
+        const receiver = await startSwitchableReceiver(t().receiverHost);
+        receivers.push(receiver);
+        const subscribed = await send(`${t().notifier}/v1/organizations/${org}/webhooks`, 'POST', {
+          url: receiver.url,
+          events: ['access_review.due_soon', 'access_review.completed'],
+        });
+        expect(subscribed.status).toBe(201);
+        const alerts = (type: string) =>
+          receiver.received
+            .map((delivery) => JSON.parse(delivery.body) as { type: string; data: Record<string, unknown> })
+            .filter((alert) => alert.type === type);
+
         // One grant reads during the review: its use is in the report.
         await postScore(t().scoreIngest, token, aScoreSubmission({ organizationId: org }));
 
@@ -134,6 +155,15 @@ export function accessReviewScenarios(target: () => AccessReviewTarget) {
           return read.status === 401 ? true : undefined;
         }, 10_000);
 
+        // Its alerts: due soon (it was created within 3 days of its due time), then completed; each once.
+        await eventually(() => Promise.resolve(alerts('access_review.completed').length > 0 ? true : undefined), 30_000);
+        expect(alerts('access_review.due_soon')).toEqual([
+          expect.objectContaining({ data: { reviewId, dueAt, pending: expect.any(Number) } }),
+        ]);
+        expect(alerts('access_review.completed')).toEqual([
+          expect.objectContaining({ data: { reviewId, completedAt: completed.completedAt, kept: KEPT, revoked: GRANTS - KEPT } }),
+        ]);
+
         // The audit trail: the review's creation, each decision and its completion, and each revocation.
         const trail = await eventually(async () => {
           const answer = await send(`${t().credentials}/v1/organizations/${org}/audit-log?limit=500`, 'GET');
@@ -179,7 +209,7 @@ export function accessReviewScenarios(target: () => AccessReviewTarget) {
           await writeFile(keysFile, keys.stdout);
           expect(await runRsd(['verify', reportFile, '--keys', keysFile], {})).toMatchObject({ code: 0 });
 
-          const [header, payload, signature] = (signed.jws).split('.') as [string, string, string];
+          const [header, payload, signature] = signed.jws.split('.') as [string, string, string];
           const bytes = Buffer.from(payload, 'base64url');
           bytes[10] = bytes[10]! ^ 0x01;
           const tampered = join(dir, 'tampered.jws');

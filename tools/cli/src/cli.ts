@@ -49,6 +49,8 @@ export const ALERT_EVENTS = [
   'authorization.auth_failures',
   'authorization.key_leaked',
   'authorization.released',
+  'access_review.due_soon',
+  'access_review.completed',
 ] as const;
 
 const RECIPIENT_TYPES = 'insurance_provider, auditor, regulatory_body, partner';

@@ -69,7 +69,7 @@ describe('access reviews (decision 54)', () => {
     expect(dueAtProblem(new Date(START.getTime() + 1), START)).toBeUndefined();
   });
 
-  test('when an item is decided, then it records the decision, the reviewer and the time; a second decision, an unknown grant and a completed review are refused', () => {
+  test('when an item is decided, then it records the decision, the reviewer and the time; a second decision, an unknown grant a review past its due time and a completed review are refused', () => {
     const { review } = aReview(2);
     const [first, second] = review.items.map((item) => item.clientId) as [string, string];
 
@@ -87,6 +87,11 @@ describe('access reviews (decision 54)', () => {
     expect(decideAccessReviewItem(kept.record, 'rs_notanitem', { decision: 'keep', note: null }, ALICE, stamps(at(1)))).toEqual({
       outcome: 'refused',
       reason: 'item_not_found',
+    });
+
+    expect(decideAccessReviewItem(kept.record, second, { decision: 'keep', note: null }, ALICE, stamps(at(10)))).toEqual({
+      outcome: 'refused',
+      reason: 'review_due',
     });
 
     const last = decided(kept.record, second, 'revoke');

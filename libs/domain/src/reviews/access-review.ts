@@ -172,11 +172,12 @@ export function startAccessReview(
 }
 
 /** Why a decision on an item is refused. */
-export type ItemRefusal = 'review_completed' | 'item_not_found' | 'item_decided';
+export type ItemRefusal = 'review_completed' | 'review_due' | 'item_not_found' | 'item_decided';
 
 /**
- * A reviewer's decision on one item: refused on a completed review, for a grant that is no item of
- * it, and for an item decided already (a decision stands). The last item decided completes the review.
+ * A reviewer's decision on one item: refused on a completed review or one past its due time (the due
+ * time settles what is left, so nothing races it), for a grant that is no item of it, and for an item
+ * decided already (a decision stands). The last item decided completes the review.
  */
 export function decideAccessReviewItem(
   review: StoredAccessReview,
@@ -189,7 +190,9 @@ export function decideAccessReviewItem(
   const item = review.items.find((candidate) => candidate.clientId === clientId);
   if (!item) return { outcome: 'refused', reason: 'item_not_found' };
   if (item.decision !== null) return { outcome: 'refused', reason: 'item_decided' };
-  const decided = itemDecided(review, review.revision + 1, { clientId, ...choice, actor: origin.actor, overdue: false }, stamps());
+  const stamp = stamps();
+  if (stamp.time.getTime() >= Date.parse(review.dueAt)) return { outcome: 'refused', reason: 'review_due' };
+  const decided = itemDecided(review, review.revision + 1, { clientId, ...choice, actor: origin.actor, overdue: false }, stamp);
   const change = withCompletion(foldAccessReview(review, [decided]), [decided], stamps);
   return { outcome: 'changed', ...change };
 }

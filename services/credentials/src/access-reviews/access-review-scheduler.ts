@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { every, type Logger, type PeriodicJob, type ScheduledWork } from '@rsd/platform';
+import { ApiError, every, type Logger, type PeriodicJob, type ScheduledWork } from '@rsd/platform';
 import {
   ACCESS_REVIEW_SYSTEM_ORIGIN,
   accessReviewDueSoon,
@@ -66,13 +66,20 @@ export function createAccessReviewScheduler({
     return changed;
   }
 
-  /** One attempt on the review as the page found it: a lost race is found again by the next pass. */
+  /**
+   * One attempt on the review as the page found it: a lost race is found again by the next pass. At
+   * the due time the grants decided `revoke` are revoked first, then the review is written completed:
+   * a review is never completed with a grant it revokes still active, and should the process stop
+   * between the two, the next pass does it again (revoking again changes nothing). No reviewer decides
+   * past the due time, so the review the pass read is the one it completes.
+   */
   async function settle(review: StoredAccessReview, now: Date): Promise<boolean> {
     const stamps = () => ({ id: newEventId(), time: now });
     const noticed = accessReviewDueSoon(review, now, stamps());
     const settled = noticed ? undefined : settleOverdueAccessReview(review, now, stamps);
     const change = noticed ?? settled;
     if (!change) return false;
+    if (settled) await revokeDecided(settled.record, now);
     // The due-soon alert is no one's change; the overdue decisions are the system's.
     const { answer } = await runCommand(commandDeps, noticed ? undefined : ACCESS_REVIEW_SYSTEM_ORIGIN, {
       what: noticed ? 'access review due-soon alert' : 'access review due',
@@ -83,7 +90,6 @@ export function createAccessReviewScheduler({
       load: () => Promise.resolve(review),
       decide: () => ({ write: { review: change.record, expectedRevision: review.revision, events: change.events }, answer: true }),
     });
-    if (answer && settled) await revokeDecided(settled.record, now);
     return answer;
   }
 
@@ -97,7 +103,8 @@ export function createAccessReviewScheduler({
           publish: 'none',
         });
       } catch (error) {
-        log.error({ err: error, reviewId: review.reviewId, clientId }, 'a grant an access review decided to revoke was not revoked');
+        // A grant no longer kept has nothing left to revoke; anything else fails the pass, which the next one repeats.
+        if (!(error instanceof ApiError && error.code === 'AUTHORIZATION_NOT_FOUND')) throw error;
       }
     }
   }

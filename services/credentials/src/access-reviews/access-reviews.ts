@@ -53,6 +53,8 @@ export async function createAccessReview(deps: ReviewDeps, organizationId: strin
 
 const REFUSALS: Record<ItemRefusal, () => ApiError> = {
   review_completed: () => new ApiError('ACCESS_REVIEW_COMPLETED', 'The review is completed: its decisions stand'),
+  review_due: () =>
+    new ApiError('ACCESS_REVIEW_COMPLETED', 'The review is past its due time: what is undecided is settled by its onOverdue'),
   item_not_found: () => new ApiError('ACCESS_REVIEW_ITEM_NOT_FOUND', 'No such grant in this review'),
   item_decided: () => new ApiError('ACCESS_REVIEW_ITEM_DECIDED', 'The item is decided already: a decision stands'),
 };
@@ -61,7 +63,7 @@ const REFUSALS: Record<ItemRefusal, () => ApiError> = {
  * A reviewer keeps or revokes one item. A revoke is then made through the grant's own revoke path
  * (`revocationReason: "access_review"`, its event, webhooks and trail as for any revocation); the
  * review's write comes first, so an item is never decided twice. Should the process stop between the
- * two, the review's due time revokes what it decided to (`itemsToRevoke`).
+ * two, the grant stays active with its item decided `revoke` (the organization revokes it by hand).
  */
 export async function decideAccessReviewItemFor(
   deps: ReviewDeps,
