@@ -7,6 +7,9 @@ import {
   createLogger,
   createTokenVerifier,
   loadConfig,
+  signingKeyListSchema,
+  signingKeysFrom,
+  SIGNING_KEYS_SECRET,
   withConsoleTokens,
   type ConsoleKeySource,
   createOutboxRelay,
@@ -98,6 +101,7 @@ export async function startCredentials(options: CredentialsHarnessOptions = {}):
       verifyToken: withConsoleTokens(createTokenVerifier(config), options.console?.keys, CONSOLE_AUDIENCES.credentials),
       rateLimitStores: options.rateLimitStores ?? memoryRateLimitStores,
       secretScanningKeys: secretScanningKeys({ url: config.SECRET_SCANNING_KEYS_URL, clock, log }),
+      signingKeys: await signingKeysFrom(signingKeyListSchema.parse(JSON.parse(SIGNING_KEYS_SECRET.generate()))),
       console: options.console && { url: options.console.url, addressFromConsole: consoleClientAddressVerifier(options.console.keys) },
     }),
   );

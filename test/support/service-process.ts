@@ -19,6 +19,9 @@ export const TEST_RESPONSE_SIGNING_KEYS = (() => {
   return JSON.stringify([{ kty: 'OKP', crv: 'Ed25519', x, d, kid: 'test-signing-key' }]);
 })();
 
+/** The services that sign with the response-signing keys: the read API's responses and certificates, the credentials service's review reports. */
+const SIGNS = new Set(['read-api', 'credentials']);
+
 /** One built service (`services/<name>/dist/main.js`) started, its output (stdout and stderr) gathered. */
 function spawnService(
   name: string,
@@ -26,7 +29,7 @@ function spawnService(
 ): { child: ChildProcess; output(): string; exited: Promise<number | null> } {
   const child: ChildProcess = spawn(process.execPath, [resolve(REPO_ROOT, `services/${name}/dist/main.js`)], {
     cwd: REPO_ROOT,
-    env: { ...(name === 'read-api' ? { RESPONSE_SIGNING_KEYS: TEST_RESPONSE_SIGNING_KEYS } : {}), ...process.env, ...env },
+    env: { ...(SIGNS.has(name) ? { RESPONSE_SIGNING_KEYS: TEST_RESPONSE_SIGNING_KEYS } : {}), ...process.env, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let output = '';

@@ -205,3 +205,33 @@ describe('credentials API documentation: the audit trail (decision 54)', () => {
     ]);
   });
 });
+
+describe('credentials API documentation: access reviews (decision 54)', () => {
+  const reviews = '/organizations/{organizationId}/access-reviews';
+
+  test('when access reviews are described, then every operation is there with each refusal it answers', () => {
+    expect(Object.keys(document.paths[reviews] ?? {})).toEqual(expect.arrayContaining(['post', 'get']));
+    expect(Object.keys(document.paths[reviews]?.post?.responses ?? {})).toEqual(
+      expect.arrayContaining(['201', '400', '401', '403', '415']),
+    );
+    expect(Object.keys(document.paths[`${reviews}/{reviewId}`]?.get?.responses ?? {})).toEqual(expect.arrayContaining(['200', '404']));
+    const decide = document.paths[`${reviews}/{reviewId}/items/{clientId}`]?.put;
+    expect(Object.keys(decide?.responses ?? {})).toEqual(expect.arrayContaining(['200', '400', '404', '409']));
+    expect(JSON.stringify(decide?.responses['409'])).toContain('ACCESS_REVIEW_ITEM_DECIDED');
+    expect(JSON.stringify(decide?.responses['409'])).toContain('ACCESS_REVIEW_COMPLETED');
+    expect(JSON.stringify(decide?.responses['404'])).toContain('ACCESS_REVIEW_ITEM_NOT_FOUND');
+  });
+
+  test('when the report is described, then it answers the signed report as JSON and its lines as CSV, not NDJSON', () => {
+    const report = document.paths[`${reviews}/{reviewId}/report`]?.get;
+
+    expect(report?.responses['200']?.content).toMatchObject({
+      'application/json': { schema: { $ref: '#/components/schemas/SignedAccessReviewReport' } },
+      'text/csv': { schema: { type: 'string' } },
+    });
+    expect(report?.responses['200']?.content).not.toHaveProperty(['application/x-ndjson']);
+    expect(Object.keys(document.components.schemas.AccessReviewReportLine?.properties ?? {})).toEqual(
+      expect.arrayContaining(['lastUsedAt', 'readsInPeriod', 'decision', 'decidedBy', 'decidedAt']),
+    );
+  });
+});

@@ -1,4 +1,11 @@
 import {
+  ACCESS_REVIEW_LIMIT,
+  accessReviewItemDecisionRequestSchema,
+  accessReviewPageSchema,
+  accessReviewSchema,
+  accessReviewSummarySchema,
+  createAccessReviewRequestSchema,
+  signedAccessReviewReportSchema,
   ACCESS_LOG_LIMIT,
   accessLogPageSchema,
   alertListSchema,
@@ -759,6 +766,131 @@ operations.push(
     },
   },
 );
+
+// ---- Access reviews (decision 54): begin ----------------------------------------------------------
+
+const reviewIdParameter = pathParameter('reviewId', 'AccessReviewId', 'The review id as created (`arv_…`)');
+const reviewPath = '/organizations/{organizationId}/access-reviews';
+const reviewScopes = 'A token with `authorizations:read` or `authorizations:write` reads it.';
+const readerRefusal = error(
+  'FORBIDDEN_ORGANIZATION: the token administers another organization; INSUFFICIENT_SCOPE: it has neither authorizations:read nor authorizations:write',
+);
+const reviewNotFound = error("ACCESS_REVIEW_NOT_FOUND: no such review in this organization (another organization's answers the same)");
+const reviewTags = ['Access reviews'];
+
+operations.push(
+  {
+    method: 'post',
+    path: reviewPath,
+    operationId: 'createAccessReview',
+    summary: 'Begin an access review of every active grant',
+    description:
+      'Decision 54 (evidence for SOC 2 CC6.2–6.3): every grant active now becomes an item (as it stands now: recipient and scopes). ' +
+      'A reviewer keeps or revokes each; at `dueAt` the items still undecided are kept or revoked as `onOverdue` says, by the system, ' +
+      "within the service's check interval (5 s by default), and the review completes. Its creation, each decision and its completion " +
+      "are in the audit trail (`access_review.created`, `access_review.item_decided`, `access_review.completed`). The organization's alerts " +
+      '`access_review.due_soon` (3 days before `dueAt`, or at once when it is nearer) and `access_review.completed` are events of the log.',
+    tags: reviewTags,
+    security: 'bearer',
+    parameters: [organizationIdParameter],
+    requestBody: createAccessReviewRequestSchema,
+    responses: {
+      '201': ok('The review, open, with its progress', accessReviewSummarySchema, { Location: text("The review's URL") }),
+      ...callerErrors,
+      '400': error(
+        'INVALID_ORGANIZATION_ID (checked before the token), MALFORMED_JSON, or VALIDATION_FAILED: `dueAt` missing, not an instant with an offset, or not in the future; `onOverdue` not `keep` or `revoke`; another field',
+      ),
+      '413': error('PAYLOAD_TOO_LARGE: the body is over 16 kB'),
+      '415': error('UNSUPPORTED_MEDIA_TYPE: the body is not application/json'),
+      '503': error('SERVICE_UNAVAILABLE: the store is unreachable; try again'),
+    },
+  },
+  {
+    method: 'get',
+    path: reviewPath,
+    operationId: 'listAccessReviews',
+    summary: "The organization's access reviews, newest first",
+    description: `Decision 54: each review with its progress, newest first, a page at a time. ${reviewScopes}`,
+    tags: reviewTags,
+    security: 'bearer',
+    parameters: [organizationIdParameter, ...pageParameters(ACCESS_REVIEW_LIMIT, 'Reviews per page')],
+    responses: {
+      '200': ok('A page of reviews', accessReviewPageSchema),
+      ...callerErrors,
+      '400': error('INVALID_ORGANIZATION_ID (checked before the token), or INVALID_PARAMETER: a bad or repeated `limit` or `cursor`'),
+      '403': readerRefusal,
+    },
+  },
+  {
+    method: 'get',
+    path: `${reviewPath}/{reviewId}`,
+    operationId: 'getAccessReview',
+    summary: 'An access review: its progress and every item',
+    description: `Decision 54: the review, its progress and each item (what was decided, by whom, when, and whether at the due time). ${reviewScopes}`,
+    tags: reviewTags,
+    security: 'bearer',
+    parameters: [organizationIdParameter, reviewIdParameter],
+    responses: { '200': ok('The review', accessReviewSchema), ...callerErrors, '403': readerRefusal, '404': reviewNotFound },
+  },
+  {
+    method: 'put',
+    path: `${reviewPath}/{reviewId}/items/{clientId}`,
+    operationId: 'decideAccessReviewItem',
+    summary: 'Keep or revoke one grant of a review',
+    description:
+      "Decision 54: the reviewer's decision, with an optional note; it stands (a second decision is refused). `revoke` revokes the grant " +
+      'as a revocation does (`revocationReason: "access_review"`, its event, webhooks and audit entry, the reviewer its actor). The last ' +
+      'item decided completes the review.',
+    tags: reviewTags,
+    security: 'bearer',
+    parameters: [organizationIdParameter, reviewIdParameter, clientIdParameter],
+    requestBody: accessReviewItemDecisionRequestSchema,
+    responses: {
+      '200': ok('The review after the decision', accessReviewSchema),
+      ...callerErrors,
+      '400': error(
+        'INVALID_ORGANIZATION_ID (checked before the token), MALFORMED_JSON, or VALIDATION_FAILED: `decision` not `keep` or `revoke`, a `note` over 1000 characters, another field',
+      ),
+      '404': error(
+        'ACCESS_REVIEW_NOT_FOUND: no such review in this organization; ACCESS_REVIEW_ITEM_NOT_FOUND: the grant is no item of it',
+      ),
+      '409': error(
+        'ACCESS_REVIEW_ITEM_DECIDED: the item is decided already; ACCESS_REVIEW_COMPLETED: the review is completed. Nothing changes',
+      ),
+      '413': error('PAYLOAD_TOO_LARGE: the body is over 16 kB'),
+      '415': error('UNSUPPORTED_MEDIA_TYPE: the body is not application/json'),
+      '503': error('SERVICE_UNAVAILABLE: the review kept changing concurrently (other decisions); try again'),
+    },
+  },
+  {
+    method: 'get',
+    path: `${reviewPath}/{reviewId}/report`,
+    operationId: 'getAccessReviewReport',
+    summary: "An access review's report, signed",
+    description:
+      "Decision 54: each grant with its last successful read, its reads in the review's period (from its start to its completion, or to " +
+      'now while open; counted by the hour, as the usage counters keep them), its decision, who made it and when. JSON answers ' +
+      "`{ report, jws }`: the report as a compact JWS (EdDSA) signed with the read API's response-signing keys, as certificates are; " +
+      '`rsd verify FILE` checks it against the published keys, or offline against a saved key set. ' +
+      `\`Accept: text/csv\` answers the report's lines as CSV instead. ${reviewScopes}`,
+    tags: reviewTags,
+    security: 'bearer',
+    parameters: [organizationIdParameter, reviewIdParameter],
+    responses: {
+      '200': {
+        ...ok('The signed report', signedAccessReviewReportSchema),
+        exports: {
+          csv: 'RFC 4180 with a header line (clientId, recipientType, recipientName, scopes, lastUsedAt, readsInPeriod, decision, overdue, note, decidedAt, decidedByType, decidedById, decidedByVia), CRLF line ends; a cell starting with =, +, -, @, a tab or a carriage return is prefixed with a single quote so that no spreadsheet runs it',
+        },
+      },
+      ...callerErrors,
+      '403': readerRefusal,
+      '404': reviewNotFound,
+    },
+  },
+);
+
+// ---- Access reviews (decision 54): end ------------------------------------------------------------
 
 export function credentialsOpenApi(): object {
   return buildOpenApiDocument(

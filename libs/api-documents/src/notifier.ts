@@ -6,6 +6,8 @@ import {
   authorizationKeyLeakedPayloadSchema,
   authorizationNewAddressPayloadSchema,
   authorizationReleasedPayloadSchema,
+  accessReviewCompletedPayloadSchema,
+  accessReviewDueSoonPayloadSchema,
   createdWebhookSchema,
   createWebhookRequestSchema,
   gradeChangedPayloadSchema,
@@ -260,7 +262,7 @@ const RECEIVER_ANSWERS = {
   default: { description: 'Any other answer, or none within 10 s, is retried with exponential backoff for 24 h (the same `webhook-id`)' },
 };
 
-/** Decision 44: an organization's alerts, each `{ type, timestamp, data }` with the grant's `clientId` and what happened. */
+/** Decision 44: an organization's alerts, each `{ type, timestamp, data }` with the grant's `clientId` (or the review's id) and what happened. */
 const ALERT_PAYLOADS = [
   { payload: authorizationExpiringPayloadSchema, summary: 'A grant expires in 7 days, then in 1 day' },
   { payload: authorizationFirstUsePayloadSchema, summary: 'A grant’s first successful read' },
@@ -268,6 +270,9 @@ const ALERT_PAYLOADS = [
   { payload: authorizationAuthFailuresPayloadSchema, summary: '20 or more failed authentications against a Client ID within 5 minutes' },
   { payload: authorizationKeyLeakedPayloadSchema, summary: 'A key of the grant was reported leaked and stopped working' },
   { payload: authorizationReleasedPayloadSchema, summary: 'The recipient released the grant from its portfolio' },
+  // Decision 54: an access review's alerts name the review (`data.reviewId`), not a grant.
+  { payload: accessReviewDueSoonPayloadSchema, summary: 'An access review is due within 3 days' },
+  { payload: accessReviewCompletedPayloadSchema, summary: 'Every item of an access review is decided' },
 ];
 
 /** `authorization.first_use` → `authorizationFirstUse`. */

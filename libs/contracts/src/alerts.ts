@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { clientIdSchema, utcInstantSchema } from './ids';
 
 /**
- * Decision 44: what an organization hears of its grants. Each is a webhook event type of an
+ * Decision 44: what an organization hears of its grants (and, decision 54, of its access reviews). Each is a webhook event type of an
  * organization's webhooks (never of a recipient's) and the type of an alert in the console's list.
  */
 export const ALERT_TYPES = [
@@ -12,6 +12,8 @@ export const ALERT_TYPES = [
   'authorization.auth_failures',
   'authorization.key_leaked',
   'authorization.released',
+  'access_review.due_soon',
+  'access_review.completed',
 ] as const;
 export const alertTypeSchema = z.enum(ALERT_TYPES).meta({ id: 'AlertType' });
 export type AlertType = z.infer<typeof alertTypeSchema>;

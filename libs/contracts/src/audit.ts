@@ -54,6 +54,9 @@ export const AUDIT_ACTIONS = [
   'alert_subscription.created',
   'alert_subscription.updated',
   'alert_subscription.deleted',
+  'access_review.created',
+  'access_review.item_decided',
+  'access_review.completed',
 ] as const;
 export const auditActionSchema = z.enum(AUDIT_ACTIONS).meta({ id: 'AuditAction' });
 export type AuditAction = z.infer<typeof auditActionSchema>;
@@ -82,7 +85,9 @@ export const auditLogEntrySchema = z
     actor: auditActorSchema,
     requestId: requestIdSchema.nullable().meta({ description: 'The x-request-id of the request that made it; null for the system' }),
     address: z.string().max(64).nullable().meta({ description: "The caller's address as the service determined it; null for the system" }),
-    clientId: clientIdSchema.nullable().meta({ description: 'The grant changed; null for a change to a webhook or an alert subscription' }),
+    clientId: clientIdSchema.nullable().meta({
+      description: "The grant changed (an access review's item decided); null for a webhook, an alert subscription or a review as a whole",
+    }),
   })
   .meta({ id: 'AuditLogEntry' });
 export type AuditLogEntry = z.infer<typeof auditLogEntrySchema>;

@@ -14,10 +14,16 @@ export const MAX_ALLOWED_CIDRS = 32;
 
 /**
  * Why an authorization was revoked (decisions 42–43, 50): by its organization, released by the recipient
- * from its portfolio, ended because its key was reported leaked, or declined by the recipient account it
- * was offered to. Null while not revoked.
+ * from its portfolio, ended because its key was reported leaked, declined by the recipient account it
+ * was offered to, or ended by an access review (decision 54). Null while not revoked.
  */
-export const REVOCATION_REASONS = ['organization', 'released_by_recipient', 'key_leaked', 'declined_by_recipient'] as const;
+export const REVOCATION_REASONS = [
+  'organization',
+  'released_by_recipient',
+  'key_leaked',
+  'declined_by_recipient',
+  'access_review',
+] as const;
 export const revocationReasonSchema = z.enum(REVOCATION_REASONS).meta({ id: 'RevocationReason' });
 export type RevocationReason = z.infer<typeof revocationReasonSchema>;
 

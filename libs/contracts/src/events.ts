@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { alertDetailsShape, alertTypeSchema } from './alerts';
-import { auditShape } from './audit';
+import { accessReviewDecisionSchema, accessReviewIdSchema } from './access-reviews';
+import { auditActorSchema, auditShape } from './audit';
 import { recipientTypeSchema, revocationReasonSchema, scopeSchema } from './authorization';
 import { clientIdSchema, organizationIdSchema, recipientAccountIdSchema, utcInstantSchema } from './ids';
 import { calculatedScoreSchema } from './resources';
@@ -25,6 +26,10 @@ export const EVENT_TYPES = {
   recipientAccountKeyRevoked: 'com.resiliencescore.recipient-account.key-revoked.v1',
   authorizationAlerted: 'com.resiliencescore.authorization.alerted.v1',
   scoreCalculated: 'com.resiliencescore.score.calculated.v1',
+  accessReviewCreated: 'com.resiliencescore.access-review.created.v1',
+  accessReviewItemDecided: 'com.resiliencescore.access-review.item-decided.v1',
+  accessReviewCompleted: 'com.resiliencescore.access-review.completed.v1',
+  accessReviewDueSoon: 'com.resiliencescore.access-review.due-soon.v1',
 } as const;
 
 /** A SHA-256 digest of the API key, hex. The raw key never travels. */
@@ -252,6 +257,74 @@ export const authorizationAlertedSchema = cloudEvent(
   }),
 );
 
+/**
+ * Decision 54: an access review began, with every grant active then as an item (what the grant was
+ * when the review began: its recipient and scopes). The review's events are its record: folded in
+ * order (`accessReviewView`), they are the review.
+ */
+export const accessReviewCreatedSchema = changeEvent(
+  EVENT_TYPES.accessReviewCreated,
+  z.object({
+    reviewId: accessReviewIdSchema,
+    organizationId: organizationIdSchema,
+    createdAt: utcInstantSchema,
+    createdBy: auditActorSchema,
+    dueAt: utcInstantSchema,
+    onOverdue: accessReviewDecisionSchema,
+    items: z.array(
+      z.object({
+        clientId: clientIdSchema,
+        recipientType: recipientTypeSchema,
+        recipientName: z.string().nullable(),
+        scopes: z.array(scopeSchema),
+      }),
+    ),
+    revision: revisionSchema,
+  }),
+);
+
+/** Decision 54: an item kept or revoked, by a reviewer or (`overdue`) by the review's `onOverdue` at its due time. */
+export const accessReviewItemDecidedSchema = changeEvent(
+  EVENT_TYPES.accessReviewItemDecided,
+  z.object({
+    reviewId: accessReviewIdSchema,
+    organizationId: organizationIdSchema,
+    clientId: clientIdSchema,
+    decision: accessReviewDecisionSchema,
+    note: z.string().nullable(),
+    decidedAt: utcInstantSchema,
+    decidedBy: auditActorSchema,
+    overdue: z.boolean(),
+    revision: revisionSchema,
+  }),
+);
+
+/** Decision 54: every item decided; the review is closed. */
+export const accessReviewCompletedSchema = changeEvent(
+  EVENT_TYPES.accessReviewCompleted,
+  z.object({
+    reviewId: accessReviewIdSchema,
+    organizationId: organizationIdSchema,
+    completedAt: utcInstantSchema,
+    kept: z.int().min(0),
+    revoked: z.int().min(0),
+    revision: revisionSchema,
+  }),
+);
+
+/** Decision 54: the review is due within 3 days (the organization's `access_review.due_soon` alert); no one's change. */
+export const accessReviewDueSoonSchema = cloudEvent(
+  EVENT_TYPES.accessReviewDueSoon,
+  z.object({
+    reviewId: accessReviewIdSchema,
+    organizationId: organizationIdSchema,
+    dueAt: utcInstantSchema,
+    at: utcInstantSchema,
+    pending: z.int().min(0),
+    revision: revisionSchema,
+  }),
+);
+
 export const scoreCalculatedSchema = cloudEvent(EVENT_TYPES.scoreCalculated, calculatedScoreSchema);
 
 export const authorizationEventSchema = z.discriminatedUnion('type', [
@@ -266,6 +339,10 @@ export const authorizationEventSchema = z.discriminatedUnion('type', [
   authorizationPreviousKeyRevokedSchema,
   recipientAccountKeyRevokedSchema,
   authorizationAlertedSchema,
+  accessReviewCreatedSchema,
+  accessReviewItemDecidedSchema,
+  accessReviewCompletedSchema,
+  accessReviewDueSoonSchema,
 ]);
 export const domainEventSchema = z.discriminatedUnion('type', [...authorizationEventSchema.options, scoreCalculatedSchema]);
 
@@ -281,6 +358,12 @@ export type AuthorizationPreviousKeyRevoked = z.infer<typeof authorizationPrevio
 export type RecipientAccountKeyRevoked = z.infer<typeof recipientAccountKeyRevokedSchema>;
 export type AuthorizationAlerted = z.infer<typeof authorizationAlertedSchema>;
 export type ScoreCalculated = z.infer<typeof scoreCalculatedSchema>;
+export type AccessReviewCreated = z.infer<typeof accessReviewCreatedSchema>;
+export type AccessReviewItemDecided = z.infer<typeof accessReviewItemDecidedSchema>;
+export type AccessReviewCompleted = z.infer<typeof accessReviewCompletedSchema>;
+export type AccessReviewDueSoon = z.infer<typeof accessReviewDueSoonSchema>;
+/** The events of an access review (decision 54), keyed by the review. */
+export type AccessReviewEvent = AccessReviewCreated | AccessReviewItemDecided | AccessReviewCompleted | AccessReviewDueSoon;
 export type AuthorizationEvent = z.infer<typeof authorizationEventSchema>;
 export type DomainEvent = z.infer<typeof domainEventSchema>;
 
@@ -293,6 +376,8 @@ export function partitionKeyOf(event: DomainEvent): string {
 }
 
 function subjectOf(data: DomainEvent['data']): string {
+  // An access review's events (its items name grants) stay in order by the review.
+  if ('reviewId' in data) return data.reviewId;
   if ('clientId' in data) return data.clientId;
   if ('accountId' in data) return data.accountId;
   return data.organizationId;

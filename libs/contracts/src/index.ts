@@ -12,3 +12,4 @@ export * from './portfolio';
 export * from './leaked-keys';
 export * from './certificates';
 export * from './audit';
+export * from './access-reviews';

@@ -323,6 +323,33 @@ export const authorizationReleasedPayloadSchema = alertPayloadSchema(
   'The recipient released the grant from its portfolio',
 );
 
+/** Decision 54: an access review's alerts name the review, not a grant. */
+export const accessReviewDueSoonDataSchema = z
+  .object({
+    reviewId: z.string().meta({ description: 'The review (`arv_…`)' }),
+    dueAt: utcInstantSchema.meta({ description: 'When its undecided items are settled by its onOverdue' }),
+    pending: z.int().min(0).meta({ description: 'Items still undecided when the alert was raised' }),
+  })
+  .meta({ id: 'AccessReviewDueSoonData' });
+export const accessReviewCompletedDataSchema = z
+  .object({
+    reviewId: z.string().meta({ description: 'The review (`arv_…`)' }),
+    completedAt: utcInstantSchema,
+    kept: z.int().min(0),
+    revoked: z.int().min(0),
+  })
+  .meta({ id: 'AccessReviewCompletedData' });
+export type AccessReviewAlertData = z.infer<typeof accessReviewDueSoonDataSchema> | z.infer<typeof accessReviewCompletedDataSchema>;
+export const accessReviewDueSoonPayloadSchema = z
+  .object({ type: z.literal('access_review.due_soon'), timestamp: payloadTimestampSchema, data: accessReviewDueSoonDataSchema })
+  .meta({
+    id: 'AccessReviewDueSoonWebhook',
+    description: 'An access review is due within 3 days (or at once when created nearer its due time)',
+  });
+export const accessReviewCompletedPayloadSchema = z
+  .object({ type: z.literal('access_review.completed'), timestamp: payloadTimestampSchema, data: accessReviewCompletedDataSchema })
+  .meta({ id: 'AccessReviewCompletedWebhook', description: 'Every item of an access review is decided: by reviewers, or at its due time' });
+
 export const webhookTestDataSchema = z
   .object({ webhookId: webhookIdSchema.meta({ description: 'The webhook that was asked to send it' }) })
   .meta({ id: 'WebhookTestData' });
@@ -347,6 +374,8 @@ export const webhookPayloadSchema = z
     authorizationAuthFailuresPayloadSchema,
     authorizationKeyLeakedPayloadSchema,
     authorizationReleasedPayloadSchema,
+    accessReviewDueSoonPayloadSchema,
+    accessReviewCompletedPayloadSchema,
     webhookTestPayloadSchema,
   ])
   .meta({ id: 'WebhookPayload' });
@@ -359,6 +388,8 @@ export type AlertPayload =
   | z.infer<typeof authorizationNewAddressPayloadSchema>
   | z.infer<typeof authorizationAuthFailuresPayloadSchema>
   | z.infer<typeof authorizationKeyLeakedPayloadSchema>
-  | z.infer<typeof authorizationReleasedPayloadSchema>;
+  | z.infer<typeof authorizationReleasedPayloadSchema>
+  | z.infer<typeof accessReviewDueSoonPayloadSchema>
+  | z.infer<typeof accessReviewCompletedPayloadSchema>;
 export type WebhookTestPayload = z.infer<typeof webhookTestPayloadSchema>;
 export type WebhookPayload = z.infer<typeof webhookPayloadSchema>;

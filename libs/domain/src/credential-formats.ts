@@ -78,3 +78,8 @@ export const CLAIM_TOKEN_PATTERN = /^[A-Za-z0-9_-]{43}$/;
 export function digestClaimToken(token: string): string {
   return hash('sha256', token, 'hex');
 }
+
+/** Decision 54: an access review's id, `arv_` and 24 random base62 characters. */
+export function generateAccessReviewId(): string {
+  return `arv_${randomBase62(24)}`;
+}

@@ -31,3 +31,4 @@ export * from './webhooks/key-cut-offs';
 export * from './webhooks/queue-shards';
 export * from './leases/lease-plan';
 export * from './audit/audit-trail';
+export * from './reviews/access-review';

@@ -3,6 +3,7 @@ import type { AuthorizationStore } from '@rsd/ports';
 import {
   anOutboxEntry as anEntry,
   aStoredAuthorization as aRecord,
+  describeAccessReviewStoreContract,
   describeAuthorizationStoreContract,
   describeRecipientAccountStoreContract,
 } from '@rsd/testkit';
@@ -14,6 +15,7 @@ const NOW = new Date('2026-11-21T08:00:00.000Z');
 describeWithMongo('MongoDB authorization store', 'rsd_authz', (mongo) => {
   describeAuthorizationStoreContract('MongoDB', () => mongo.storeOnAFreshDatabase(openMongoAuthorizationStore));
   describeRecipientAccountStoreContract('MongoDB', () => mongo.storeOnAFreshDatabase(openMongoAuthorizationStore));
+  describeAccessReviewStoreContract('MongoDB', () => mongo.storeOnAFreshDatabase(openMongoAuthorizationStore));
 
   it('when the store is opened again on the same database (a restart), then it opens and holds what it held', async () => {
     const db = mongo.freshDatabase();

@@ -2,6 +2,7 @@ import type { Collection, Db, UpdateFilter } from 'mongodb';
 import { nextExpiryNoticeAt, offerAwaitingAccountOf, type StoredAuthorization, type StoredRecipientAccount } from '@rsd/domain';
 import type { AuthorizationStore, OutboxEntry, PendingOutbox } from '@rsd/ports';
 import { isDuplicateKeyError } from './duplicate-key';
+import { indexAccessReviews, mongoAccessReviews, type AccessReviewDocument } from './mongo-access-reviews';
 import { reportingOutages } from './outages';
 import { createPerKeyQueue } from './per-key-queue';
 
@@ -122,6 +123,8 @@ export async function openMongoAuthorizationStore(db: Db): Promise<Authorization
   await authorizations.createIndex({ accountLeakedKeyDigest: 1 }, { sparse: true });
   // Decision 50: the offers waiting for an account's answer (sparse: every other document lacks the field).
   await authorizations.createIndex({ offerAwaitingAccountId: 1 }, { sparse: true });
+  // Decision 54: access reviews, in the same collection (sparse: every other document lacks their fields).
+  await indexAccessReviews(db.collection(AUTHORIZATIONS_COLLECTION));
   await indexEarlierExpiryNotices(db);
   await indexKeysOfEarlierGrants(db, authorizations);
   const accounts = db.collection<AccountDocument & AccountKeyFields>(AUTHORIZATIONS_COLLECTION);
@@ -146,6 +149,8 @@ export async function openMongoAuthorizationStore(db: Db): Promise<Authorization
   }
 
   return reportingOutages<AuthorizationStore>({
+    ...mongoAccessReviews(db.collection<AccessReviewDocument>(AUTHORIZATIONS_COLLECTION), write),
+
     create(record, outbox) {
       return write(record.clientId, async () => {
         try {

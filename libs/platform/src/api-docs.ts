@@ -22,8 +22,8 @@ export interface OpenApiResponse {
   html?: boolean;
   /** Other media types the same answer is also given in when Accept asks for them (a PDF): their bytes, documented as binary. */
   alsoAs?: string[];
-  /** Also answered, by `Accept`, as these exports (decision 54): `text/csv` and `application/x-ndjson`, each described. */
-  exports?: { csv: string; ndjson: string };
+  /** Also answered, by `Accept`, as these exports (decision 54): `text/csv` and (when described) `application/x-ndjson`. */
+  exports?: { csv: string; ndjson?: string };
 }
 
 export interface OpenApiOperation {
@@ -151,7 +151,9 @@ export function buildOpenApiDocument(info: OpenApiInfo, operations: OpenApiOpera
                 ...(response.exports
                   ? {
                       'text/csv': { schema: { type: 'string', description: response.exports.csv } },
-                      'application/x-ndjson': { schema: { type: 'string', description: response.exports.ndjson } },
+                      ...(response.exports.ndjson === undefined
+                        ? {}
+                        : { 'application/x-ndjson': { schema: { type: 'string', description: response.exports.ndjson } } }),
                     }
                   : {}),
               },

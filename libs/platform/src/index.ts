@@ -32,3 +32,4 @@ export * from './outbox-relay';
 export * from './outbox-entry';
 export * from './secret-scanning-keys';
 export * from './run-command';
+export * from './signing-keys';

@@ -1,5 +1,5 @@
 import type { AuditAction, AuthorizationEvent } from '@rsd/contracts';
-import { withAudit, type Origin, type StoredAuthorization, type StoredRecipientAccount } from '@rsd/domain';
+import { withAudit, type Origin, type StoredAccessReview, type StoredAuthorization, type StoredRecipientAccount } from '@rsd/domain';
 import type { Logger } from './logger';
 import { outboxEntryOf } from './outbox-entry';
 import { publishOwedEvents, type OutboxRelay, type Publication } from './outbox-relay';
@@ -14,17 +14,18 @@ import type { AuthorizationStore } from '@rsd/ports';
  */
 
 export interface CommandDeps {
-  store: Pick<AuthorizationStore, 'create' | 'update' | 'createAccount' | 'updateAccount'>;
+  store: Pick<AuthorizationStore, 'create' | 'update' | 'createAccount' | 'updateAccount' | 'createReview' | 'updateReview'>;
   relay: Pick<OutboxRelay, 'flush'>;
   log: Logger;
   /** How long a write waits for the event log to take its events before answering that enforcement is pending. */
   publishDeadlineMs?: number;
 }
 
-/** What a decision writes: a grant or an account, new (`expectedRevision: null`) or at the revision it was read at. */
+/** What a decision writes: a grant, an account or an access review, new (`expectedRevision: null`) or at the revision it was read at. */
 export type Write =
   | { authorization: StoredAuthorization; expectedRevision: number | null; events: readonly AuthorizationEvent[] }
-  | { account: StoredRecipientAccount; expectedRevision: number | null; events: readonly AuthorizationEvent[] };
+  | { account: StoredRecipientAccount; expectedRevision: number | null; events: readonly AuthorizationEvent[] }
+  | { review: StoredAccessReview; expectedRevision: number | null; events: readonly AuthorizationEvent[] };
 
 /** A decision: what to write, if anything, and the command's answer once it is written. */
 export interface Decided<T> {
@@ -98,6 +99,13 @@ async function write(deps: CommandDeps, change: Write, origin: Origin | undefine
       return true;
     }
     return deps.store.update(change.authorization, change.expectedRevision, outbox);
+  }
+  if ('review' in change) {
+    if (change.expectedRevision === null) {
+      await deps.store.createReview(change.review, outbox);
+      return true;
+    }
+    return deps.store.updateReview(change.review, change.expectedRevision, outbox);
   }
   if (change.expectedRevision === null) {
     await deps.store.createAccount(change.account, outbox);

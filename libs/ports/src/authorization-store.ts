@@ -1,4 +1,5 @@
 import type { StoredAuthorization, StoredRecipientAccount } from '@rsd/domain';
+import type { AccessReviewStore } from './access-review-store';
 
 /** An event the record still owes the event log (transactional outbox). */
 export interface OutboxEntry {
@@ -9,7 +10,7 @@ export interface OutboxEntry {
 }
 
 export interface PendingOutbox {
-  /** The Client ID of the authorization, or the id of the recipient account (decision 42), that owes the entries. */
+  /** The Client ID of the authorization, the id of the recipient account (decision 42) or of the access review (decision 54) that owes the entries. */
   clientId: string;
   entries: OutboxEntry[];
 }
@@ -18,7 +19,7 @@ export interface PendingOutbox {
  * Records and the events they owe are written together in one write, so an event is never lost
  * and never emitted for a change that was not stored.
  */
-export interface AuthorizationStore {
+export interface AuthorizationStore extends AccessReviewStore {
   create(record: StoredAuthorization, outbox: readonly OutboxEntry[]): Promise<void>;
   /** Writes only if the stored revision is still `expectedRevision`; false means someone else changed it first. */
   update(record: StoredAuthorization, expectedRevision: number, outbox: readonly OutboxEntry[]): Promise<boolean>;

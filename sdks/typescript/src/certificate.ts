@@ -5,6 +5,9 @@ import type { Certificate, Jwks } from './types.js';
 /** What a certificate's JWS says in its protected header as `typ` (decision 55). */
 export const CERTIFICATE_JWS_TYPE = 'rsd-certificate+json';
 
+/** What an access review's report's JWS says as `typ` (decision 54). */
+export const ACCESS_REVIEW_REPORT_JWS_TYPE = 'rsd-access-review-report+json';
+
 export interface VerifiedCertificate {
   /** What the JWS says: the certificate, read from the signed payload itself. */
   certificate: Certificate;
@@ -19,14 +22,32 @@ export interface VerifiedCertificate {
  * base64url, so no changed character goes unnoticed. Throws SignatureError saying why not; no network.
  */
 export function verifyCertificate(jws: string, keySet: Jwks): VerifiedCertificate {
+  const { payload, kid } = verifySignedJws(jws, keySet, [CERTIFICATE_JWS_TYPE]);
+  return { certificate: payload as Certificate, kid };
+}
+
+/** What a signed document's JWS says, once checked: its payload as JSON, the key that signed it, and its `typ`. */
+export interface VerifiedJws {
+  payload: unknown;
+  kid: string;
+  typ: string | undefined;
+}
+
+/**
+ * Checks any document the service signs with its response-signing keys (a certificate, an access
+ * review's report) as `verifyCertificate` does, its `typ` one of `types` (or absent).
+ */
+export function verifySignedJws(jws: string, keySet: Jwks, types: readonly string[]): VerifiedJws {
   const parts = jws.trim().split('.');
   if (parts.length !== 3) throw new SignatureError('not a compact JWS (three base64url parts joined by dots)');
   const [headerPart, payloadPart, signaturePart] = parts.map(canonicalBase64url) as [Buffer, Buffer, Buffer];
   const header = jsonOf(headerPart, 'header') as { alg?: unknown; kid?: unknown; typ?: unknown; crit?: unknown };
   if (header.alg !== 'EdDSA') throw new SignatureError(`the JWS is not EdDSA (alg ${JSON.stringify(header.alg)})`);
   if (header.crit !== undefined) throw new SignatureError('the JWS names critical header parameters this client does not know');
-  if (header.typ !== undefined && header.typ !== CERTIFICATE_JWS_TYPE)
-    throw new SignatureError(`the JWS is not a certificate (typ ${JSON.stringify(header.typ)})`);
+  if (header.typ !== undefined && (typeof header.typ !== 'string' || !types.includes(header.typ)))
+    throw new SignatureError(
+      `the JWS is not ${types.length === 1 ? 'a certificate' : 'a document this client verifies'} (typ ${JSON.stringify(header.typ)})`,
+    );
   const jwk = keySet.keys.find((candidate) => candidate.kid === header.kid);
   if (typeof header.kid !== 'string' || !jwk) throw new SignatureError(`key "${String(header.kid)}" is not in the key set`);
   if (jwk.kty !== 'OKP' || jwk.crv !== 'Ed25519') throw new SignatureError(`key "${header.kid}" is not an Ed25519 key`);
@@ -37,8 +58,8 @@ export function verifyCertificate(jws: string, keySet: Jwks): VerifiedCertificat
   } catch {
     throw new SignatureError(`key "${header.kid}" is not a usable Ed25519 key`);
   }
-  if (!valid) throw new SignatureError('the signature does not match the certificate');
-  return { certificate: jsonOf(payloadPart, 'payload') as Certificate, kid: header.kid };
+  if (!valid) throw new SignatureError('the signature does not match the signed document');
+  return { payload: jsonOf(payloadPart, 'payload'), kid: header.kid, typ: header.typ };
 }
 
 /** base64url without padding, and only in its one canonical spelling (a changed unused bit is refused too). */

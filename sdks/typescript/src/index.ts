@@ -51,6 +51,13 @@ export {
   SignatureError,
 } from './errors.js';
 export { verifyEvidence, type VerifiedEvidence } from './signature.js';
-export { CERTIFICATE_JWS_TYPE, verifyCertificate, type VerifiedCertificate } from './certificate.js';
+export {
+  ACCESS_REVIEW_REPORT_JWS_TYPE,
+  CERTIFICATE_JWS_TYPE,
+  verifyCertificate,
+  verifySignedJws,
+  type VerifiedCertificate,
+  type VerifiedJws,
+} from './certificate.js';
 export { verifyWebhook, type VerifyWebhookOptions, type WebhookHeaders } from './webhook.js';
 export type * from './types.js';

@@ -1,6 +1,13 @@
 import { generateKeyPairSync } from 'node:crypto';
 import { CompactSign, importJWK } from 'jose';
-import { SignatureError, verifyCertificate, type Certificate } from '@resilience-score/client';
+import {
+  ACCESS_REVIEW_REPORT_JWS_TYPE,
+  CERTIFICATE_JWS_TYPE,
+  SignatureError,
+  verifyCertificate,
+  verifySignedJws,
+  type Certificate,
+} from '@resilience-score/client';
 
 /**
  * verifyCertificate against JWSs made by jose (an implementation independent of the SDK's), offline:
@@ -66,5 +73,36 @@ describe('verifyCertificate', () => {
     expect(() => verifyCertificate(`${none}.${forged[1]}.`, keySet)).toThrow(SignatureError);
     const notACertificate = await signed(current, { typ: 'JWT' });
     expect(() => verifyCertificate(notACertificate, keySet)).toThrow(/not a certificate/);
+  });
+});
+
+describe("verifySignedJws (decision 54: an access review's report, signed as certificates are)", () => {
+  const key = aKey('key-1');
+  const keySet = { keys: [key.published] };
+  const report = { reviewId: 'arv_AAAAAAAAAAAAAAAAAAAAAAAA', items: [] };
+
+  test('when a report is signed by a key of the set, then it verifies as a report and not as a certificate', async () => {
+    const jws = await signed(key, { typ: ACCESS_REVIEW_REPORT_JWS_TYPE }, report);
+
+    expect(verifySignedJws(jws, keySet, [ACCESS_REVIEW_REPORT_JWS_TYPE, CERTIFICATE_JWS_TYPE])).toEqual({
+      payload: report,
+      kid: 'key-1',
+      typ: ACCESS_REVIEW_REPORT_JWS_TYPE,
+    });
+    expect(() => verifyCertificate(jws, keySet)).toThrow(SignatureError);
+  });
+
+  test('when a byte of its payload is changed, then it is refused', async () => {
+    const [header, payload, signature] = (await signed(key, { typ: ACCESS_REVIEW_REPORT_JWS_TYPE }, report)).split('.') as [
+      string,
+      string,
+      string,
+    ];
+    const bytes = Buffer.from(payload, 'base64url');
+    bytes[2] = bytes[2]! ^ 0x01;
+
+    expect(() => verifySignedJws(`${header}.${bytes.toString('base64url')}.${signature}`, keySet, [ACCESS_REVIEW_REPORT_JWS_TYPE])).toThrow(
+      'the signature does not match the signed document',
+    );
   });
 });

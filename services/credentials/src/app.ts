@@ -1,10 +1,11 @@
 import { randomUUID } from 'node:crypto';
 import type { Express } from 'express';
 import type { Operations } from '@rsd/observability';
-import { createBaseApp, finishApp, mountApiDocs, type Logger, type TokenVerifier } from '@rsd/platform';
+import { createBaseApp, finishApp, mountApiDocs, type Logger, type SigningKeys, type TokenVerifier } from '@rsd/platform';
 import type { AccessLogStore, AuditLogStore, AuthorizationStore, Clock, RateLimitStoreFactory } from '@rsd/ports';
 import { failedAuthenticationLimit } from '@rsd/recipient-access';
 import { auditLogRoutes } from './audit-log/audit-log-routes';
+import { accessReviewRoutes } from './access-reviews/access-review-routes';
 import { authorizationRoutes } from './authorizations/authorization-routes';
 import { claimRoutes } from './claims/claim-routes';
 import { portfolioRoutes } from './portfolio/portfolio-routes';
@@ -29,6 +30,8 @@ export interface CredentialsAppDeps {
   /** Decision 38: failed claim-link attempts are counted per address in these (the read API's failed-authentication counters where they share a backend). */
   rateLimitStores: RateLimitStoreFactory;
   operations?: Operations;
+  /** Decision 54: the response-signing keys (decision 24) access reviews' reports are signed with. */
+  signingKeys: SigningKeys;
   /** Decision 43: the keys GitHub signs its secret-scanning reports with. */
   secretScanningKeys: SecretScanningKeys;
   /**
@@ -61,6 +64,7 @@ export function buildApp(deps: CredentialsAppDeps): Express {
   };
   app.use('/v1', authorizationRoutes({ ...useCases, verifyToken }));
   app.use('/v1', auditLogRoutes({ auditLog: deps.auditLog, verifyToken }));
+  app.use('/v1', accessReviewRoutes({ ...useCases, verifyToken, signingKeys: deps.signingKeys }));
   const limitFailures = failedAuthenticationLimit({
     stores: deps.rateLimitStores,
     limitPerMinute: config.FAILED_AUTH_LIMIT_PER_MINUTE,

@@ -10,6 +10,7 @@ describe('credentials config', () => {
       CLIENT_ID_PREFIX: 'rs',
       API_KEY_PREFIX: 'rsk',
       EXPIRY_CHECK_INTERVAL_MS: 1000,
+      ACCESS_REVIEW_CHECK_INTERVAL_MS: 5000,
       OUTBOX_RELAY_INTERVAL_MS: 1000,
       OUTBOX_LEADER_INTERVAL_MS: 100,
       LEASE_TTL_MS: 8000,

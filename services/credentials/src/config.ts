@@ -1,6 +1,13 @@
 import { z } from 'zod';
 import { CLIENT_ID_PREFIX_PATTERN } from '@rsd/contracts';
-import { accessLogRetentionDays, callerAuthConfigSchema, consoleVerificationConfigShape, env, leaseConfigShape } from '@rsd/platform';
+import {
+  accessLogRetentionDays,
+  callerAuthConfigSchema,
+  consoleVerificationConfigShape,
+  env,
+  leaseConfigShape,
+  signingKeyList,
+} from '@rsd/platform';
 
 const prefix = (fallback: string) =>
   env.string(fallback).pipe(z.string().regex(CLIENT_ID_PREFIX_PATTERN, 'must be 1-16 lowercase letters or digits, starting with a letter'));
@@ -39,6 +46,13 @@ const serviceConfigSchema = z
      * same process (the embedded runtime), else those paths are not found.
      */
     CONSOLE_PUBLIC_URL: env.optionalString().pipe(z.url({ protocol: /^https?$/, error: 'must be an http(s) URL' }).optional()),
+    /**
+     * Decision 54: access reviews' reports are signed with the read API's response-signing keys (decision 24),
+     * as certificates are: the same JSON list of Ed25519 JWKs, the same secret on every runtime.
+     */
+    RESPONSE_SIGNING_KEYS: signingKeyList(),
+    /** Decision 54: how often open access reviews are looked at (their due-soon alert, then their due time). */
+    ACCESS_REVIEW_CHECK_INTERVAL_MS: env.positiveInt(5000),
     /** The console's public keys (CONSOLE_JWKS_URL or CONSOLE_PUBLIC_KEY): its tokens act for the person signed in to it. */
     ...consoleVerificationConfigShape,
   })

@@ -6,6 +6,7 @@ import {
   createLeaseKeeper,
   createTokenVerifier,
   replicaName,
+  signingKeysFrom,
   stopInOrder,
   withConsoleTokens,
   type Logger,
@@ -15,6 +16,7 @@ import { buildApp } from './app';
 import type { CredentialsConfig } from './config';
 import { createExpiryScheduler } from './expiry/expiry-scheduler';
 import { createOutboxRelay } from '@rsd/platform';
+import { createAccessReviewScheduler } from './access-reviews/access-review-scheduler';
 import { accessLogProjection } from './access-log/access-log-projection';
 import { auditProjection } from './audit-log/audit-projection';
 import { TOPICS } from '@rsd/contracts';
@@ -22,7 +24,7 @@ import { accessAlerts } from './alerts/access-alerts';
 import { startAccessLogPruner } from './access-log/access-log-pruner';
 import { secretScanningKeys } from '@rsd/platform';
 
-/** Decision 52: the one lease under which a replica runs the outbox relay and the expiry check. */
+/** Decision 52: the one lease under which a replica runs the outbox relay, the expiry check and (decision 54) the access reviews' due times. */
 const RELAY_LEASE = 'relay';
 
 export interface CredentialsModuleDeps {
@@ -98,6 +100,9 @@ export async function createCredentialsModule({
   relay.start(leader ? config.OUTBOX_LEADER_INTERVAL_MS : config.OUTBOX_RELAY_INTERVAL_MS);
   const expiry = createExpiryScheduler({ store, relay, clock, log, ...(isLeader ? { isLeader } : {}) });
   expiry.start(config.EXPIRY_CHECK_INTERVAL_MS);
+  // Decision 54: access reviews fall due under the same lease, so one replica settles each.
+  const reviews = createAccessReviewScheduler({ store, relay, clock, log, ...(isLeader ? { isLeader } : {}) });
+  reviews.start(config.ACCESS_REVIEW_CHECK_INTERVAL_MS);
 
   // Decision 21: the access log's store is the runtime's (it closes it), kept current by what follows the stream into it.
   const accessLog = await runtime.openAccessLog({ retentionDays: config.ACCESS_LOG_RETENTION_DAYS });
@@ -123,11 +128,13 @@ export async function createCredentialsModule({
     verifyToken: withConsoleTokens(createTokenVerifier(config), consoleKeys, CONSOLE_AUDIENCES.credentials),
     rateLimitStores,
     secretScanningKeys: secretScanningKeys({ url: config.SECRET_SCANNING_KEYS_URL, clock, log }),
+    // The runner has resolved them (SIGNING_KEYS_SECRET): configured, or made in the data directory, shared with the read API.
+    signingKeys: await signingKeysFrom(config.RESPONSE_SIGNING_KEYS ?? []),
     operations: { metrics, readiness: runtime.readiness() },
     console: { url: config.CONSOLE_PUBLIC_URL ?? localConsole, addressFromConsole: consoleClientAddressVerifier(consoleKeys) },
   });
   return {
     app,
-    stop: stopInOrder(pruner, alertFeed, accessFeed, auditFeed, expiry, relay, ...(leader ? [leader] : []), auditLog, store),
+    stop: stopInOrder(pruner, alertFeed, accessFeed, auditFeed, reviews, expiry, relay, ...(leader ? [leader] : []), auditLog, store),
   };
 }

@@ -1,4 +1,4 @@
-import { DEV_JWT_SECRET } from '@rsd/platform';
+import { DEV_JWT_SECRET, SIGNING_KEYS_SECRET } from '@rsd/platform';
 import type { ServiceDefinition } from '@rsd/ports';
 import { credentialsConfigSchema, type CredentialsConfig } from './config';
 import { createCredentialsModule, type CredentialsModule } from './credentials-module';
@@ -8,7 +8,7 @@ export const credentialsService: ServiceDefinition<CredentialsConfig, Credential
   name: 'credentials',
   configSchema: credentialsConfigSchema,
   needs: ['kafka', 'mongo'],
-  secrets: [DEV_JWT_SECRET],
+  secrets: [DEV_JWT_SECRET, SIGNING_KEYS_SECRET],
   listenOn: (config) => ({ port: config.CREDENTIALS_PORT, host: config.CREDENTIALS_HOST }),
   connectionShare: 0.1,
   start: createCredentialsModule,

@@ -274,6 +274,26 @@ test('when the event log and the stores are out of reach, then every operation o
       },
     ],
   });
+  // Decision 54: access reviews are read and written in the store (a review id of the right form that no store holds).
+  const reviews = `${urlOf(credentialsService)}/v1/organizations/${ORG}/access-reviews`;
+  const reviewId = 'arv_000000000000000000000000';
+  Object.assign(calls, {
+    createAccessReview: [
+      reviews,
+      {
+        method: 'POST',
+        headers: bearer,
+        body: JSON.stringify({ dueAt: new Date(Date.now() + 86_400_000).toISOString(), onOverdue: 'keep' }),
+      },
+    ],
+    listAccessReviews: [reviews, { headers: bearer }],
+    getAccessReview: [`${reviews}/${reviewId}`, { headers: bearer }],
+    getAccessReviewReport: [`${reviews}/${reviewId}/report`, { headers: bearer }],
+    decideAccessReviewItem: [
+      `${reviews}/${reviewId}/items/${created.body.clientId}`,
+      { method: 'PUT', headers: bearer, body: JSON.stringify({ decision: 'keep' }) },
+    ],
+  });
   // Every documented operation is called, the JWKS aside: it needs no store.
   const documented: string[] = [];
   for (const { app } of started) {

@@ -1,28 +1,7 @@
 import { z } from 'zod';
 import { MAX_ACCESS_RECORDS_PER_MESSAGE } from '@rsd/contracts';
-import { accessLogRetentionDays, env } from '@rsd/platform';
+import { accessLogRetentionDays, env, signingKeyList } from '@rsd/platform';
 import { recipientAccessConfigShape } from '@rsd/recipient-access';
-import { signingKeyListSchema } from './signing/signing-keys';
-
-/** A JSON array of Ed25519 JWKs; a problem is named by its path, never by echoing the value (it holds private keys). */
-const signingKeyList = () =>
-  env.optionalString().transform((raw, ctx) => {
-    if (raw === undefined) return undefined;
-    let parsed: unknown;
-    try {
-      parsed = JSON.parse(raw);
-    } catch {
-      ctx.addIssue({ code: 'custom', message: 'must be a JSON array of Ed25519 JWKs (kty OKP, crv Ed25519, x, d)' });
-      return z.NEVER;
-    }
-    const keys = signingKeyListSchema.safeParse(parsed);
-    if (!keys.success) {
-      const problems = keys.error.issues.map((issue) => `${issue.path.join('.') || 'the list'} ${issue.message}`).join('; ');
-      ctx.addIssue({ code: 'custom', message: `must be a JSON array of Ed25519 JWKs: ${problems}` });
-      return z.NEVER;
-    }
-    return keys.data;
-  });
 
 export const readApiConfigSchema = z.object({
   READ_API_PORT: env.port(8080),

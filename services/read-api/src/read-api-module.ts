@@ -7,7 +7,7 @@ import { buildApp } from './app';
 import type { ReadApiConfig } from './config';
 import { DEFAULT_PROJECTION_GROUP_ID, startProjections } from './projections/projection-runner';
 import type { ResponseSigner } from './signing/response-signer';
-import { signingKeysFrom } from './signing/signing-keys';
+import { signingKeysFrom } from '@rsd/platform';
 import { ACCESS_LOG_STOP_DEADLINE_MS, startAccessRecording } from './access-log/access-recording';
 
 export interface ReadApiModuleDeps {

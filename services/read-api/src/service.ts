@@ -1,7 +1,7 @@
 import type { ServiceDefinition } from '@rsd/ports';
 import { readApiConfigSchema, type ReadApiConfig } from './config';
 import { createReadApiModule } from './read-api-module';
-import { SIGNING_KEYS_SECRET } from './signing/signing-keys';
+import { SIGNING_KEYS_SECRET } from '@rsd/platform';
 
 /** The read API: recipients' reads, from views it projects from the event log (any number of replicas). */
 export const readApiService: ServiceDefinition<ReadApiConfig> = {

@@ -2,7 +2,11 @@ import { generateKeyPairSync } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import {
+  ACCESS_REVIEW_REPORT_JWS_TYPE,
+  CERTIFICATE_JWS_TYPE,
   verifyCertificate,
+  verifySignedJws,
+  type VerifiedJws,
   type CreateAuthorization,
   type Jwks,
   type Organization,
@@ -45,6 +49,8 @@ export const ALERT_EVENTS = [
   'authorization.auth_failures',
   'authorization.key_leaked',
   'authorization.released',
+  'access_review.due_soon',
+  'access_review.completed',
 ] as const;
 
 const RECIPIENT_TYPES = 'insurance_provider, auditor, regulatory_body, partner';
@@ -214,6 +220,7 @@ export function buildProgram(io: CliIo, print: (result: unknown) => void): Comma
 
   addReads(program, { io, productFor, act, note });
   addCertificates(program, { io, productFor, act, note });
+  addVerify(program, { io, productFor, act, note });
   addPortfolio(program, { io, productFor, act, note });
   addWebhooks(program, { io, productFor, act, note });
 
@@ -596,28 +603,81 @@ function addCertificates(program: Command, { productFor, act, note }: Builders):
     .requiredOption('--keys <file>', 'the saved key set (rsd certificate keys, or /.well-known/jwks.json as served)')
     .action(
       act(async (options, file) => {
-        const { readFile } = await import('node:fs/promises');
-        const text = (file === '-' ? await readStdin() : await readFile(file, 'utf8')).trim();
-        const saved: unknown = text.startsWith('{') ? (JSON.parse(text) as { jws?: unknown }).jws : text;
-        const jws = typeof saved === 'string' ? saved : '';
-        let keySet: Jwks;
-        try {
-          keySet = JSON.parse(await readFile(options.keys as string, 'utf8')) as Jwks;
-        } catch (error) {
-          throw new UsageError(
-            `--keys ${String(options.keys)}: not a readable JSON key set (${error instanceof Error ? error.message : String(error)})`,
-          );
-        }
-        if (!Array.isArray(keySet.keys)) throw new UsageError(`--keys ${String(options.keys)}: no "keys" list`);
-        try {
-          const { certificate, kid } = verifyCertificate(jws, keySet);
-          note(`rsd: certificate verified (key ${kid})`);
-          return certificate;
-        } catch (error) {
-          throw new Error(`certificate NOT valid: ${error instanceof Error ? error.message : String(error)}`);
-        }
+        const keySet = await savedKeySet(options.keys as string);
+        return (await verifiedFile(file, keySet, [CERTIFICATE_JWS_TYPE], note)).payload;
       }),
     );
+}
+
+/**
+ * Decision 54 (and 55): `rsd verify FILE` checks anything the service signs with its response-signing
+ * keys (an access review's report, a certificate) against the read API's published keys, or offline
+ * against a saved key set (`--keys`); prints what the JWS says; exits 1 if it does not verify.
+ */
+function addVerify(program: Command, { productFor, act, note }: Builders): void {
+  program
+    .command('verify')
+    .description(
+      "Checks a signed report or certificate: FILE holds the JWS, or the JSON with its `jws` (- for stdin), against the read API's " +
+        'published keys or, with --keys, a saved key set (no network); prints what the JWS says; exits 1 if it does not verify',
+    )
+    .argument('<file>', 'the JWS, or the {report, jws} or {certificate, jws} JSON; - reads stdin')
+    .option('--keys <file>', 'a saved key set (rsd certificate keys, or /.well-known/jwks.json as served): verify offline')
+    .addOption(connection.api())
+    .action(
+      act(async (options, file) => {
+        let keySet: Jwks;
+        if (options.keys !== undefined) keySet = await savedKeySet(options.keys as string);
+        else {
+          const product = productFor(options);
+          const answer = await product.send({ url: `${product.origins.api}/.well-known/jwks.json` });
+          if (answer.status !== 200) throw new Error(refusalOf(answer));
+          keySet = jsonOf(answer.body) as Jwks;
+        }
+        return (await verifiedFile(file, keySet, [ACCESS_REVIEW_REPORT_JWS_TYPE, CERTIFICATE_JWS_TYPE], note)).payload;
+      }),
+    );
+}
+
+/** A key set saved to a file; a usage error when it is none. */
+async function savedKeySet(path: string): Promise<Jwks> {
+  const { readFile } = await import('node:fs/promises');
+  let keySet: Jwks;
+  try {
+    keySet = JSON.parse(await readFile(path, 'utf8')) as Jwks;
+  } catch (error) {
+    throw new UsageError(`--keys ${path}: not a readable JSON key set (${error instanceof Error ? error.message : String(error)})`);
+  }
+  if (!Array.isArray(keySet.keys)) throw new UsageError(`--keys ${path}: no "keys" list`);
+  return keySet;
+}
+
+const SIGNED_KINDS: Record<string, string> = {
+  [CERTIFICATE_JWS_TYPE]: 'certificate',
+  [ACCESS_REVIEW_REPORT_JWS_TYPE]: 'access review report',
+};
+
+/** FILE's JWS (the file itself, or the `jws` of its JSON) checked against the key set, as one of `types`. */
+async function verifiedFile(file: string, keySet: Jwks, types: readonly string[], note: (text: string) => void): Promise<VerifiedJws> {
+  const { readFile } = await import('node:fs/promises');
+  const text = (file === '-' ? await readStdin() : await readFile(file, 'utf8')).trim();
+  let saved: unknown = text;
+  if (text.startsWith('{')) {
+    try {
+      saved = (JSON.parse(text) as { jws?: unknown }).jws;
+    } catch {
+      saved = undefined;
+    }
+  }
+  const jws = typeof saved === 'string' ? saved : '';
+  const kind = types.length === 1 ? (SIGNED_KINDS[types[0]!] ?? 'document') : 'signed document';
+  try {
+    const verified = verifySignedJws(jws, keySet, types);
+    note(`rsd: ${SIGNED_KINDS[verified.typ ?? ''] ?? kind} verified (key ${verified.kid})`);
+    return verified;
+  } catch (error) {
+    throw new Error(`${kind} NOT valid: ${error instanceof Error ? error.message : String(error)}`);
+  }
 }
 
 /** A refusal the CLI read itself, as the SDK's errors say theirs: the status, the code and the message. */

@@ -38,7 +38,14 @@ export function auditActionOf(event: AuthorizationEvent): AuditAction | undefine
       return 'recipient_account.key_rotated';
     case EVENT_TYPES.recipientAccountKeyRevoked:
       return 'recipient_account.key_revoked';
+    case EVENT_TYPES.accessReviewCreated:
+      return 'access_review.created';
+    case EVENT_TYPES.accessReviewItemDecided:
+      return 'access_review.item_decided';
+    case EVENT_TYPES.accessReviewCompleted:
+      return 'access_review.completed';
     case EVENT_TYPES.authorizationAlerted:
+    case EVENT_TYPES.accessReviewDueSoon:
       return undefined;
   }
 }
@@ -49,7 +56,7 @@ export function auditActionOf(event: AuthorizationEvent): AuditAction | undefine
  */
 export function withAudit<E extends AuthorizationEvent>(event: E, origin: Origin, action?: AuditAction): E {
   const named = action ?? auditActionOf(event);
-  if (!named || event.type === EVENT_TYPES.authorizationAlerted) return event;
+  if (!named || event.type === EVENT_TYPES.authorizationAlerted || event.type === EVENT_TYPES.accessReviewDueSoon) return event;
   const audit: AuditStamp = { action: named, actor: origin.actor, requestId: origin.requestId, address: origin.address };
   return { ...event, data: { ...event.data, audit } };
 }

@@ -9,7 +9,17 @@ import {
 } from '@rsd/contracts';
 import { anEvent } from '@rsd/testkit';
 import type { CredentialView } from '../views/credential-view';
-import { deliveriesFor, scopesAllow, stillDeliverable, triggerOf, type NotifierTrigger, type SubscriptionFacts } from './notifications';
+import {
+  alertDeliveriesFor,
+  alertTriggerOf,
+  deliverableWithoutGrant,
+  deliveriesFor,
+  scopesAllow,
+  stillDeliverable,
+  triggerOf,
+  type NotifierTrigger,
+  type SubscriptionFacts,
+} from './notifications';
 
 const clientId = 'rs_AAAAAAAAAAAAAAAAAAAAAAAA';
 const organizationId = 'acme';
@@ -369,5 +379,47 @@ describe('scopesAllow and stillDeliverable', () => {
     expect(ALL_EVENTS.map((type) => stillDeliverable(type, active, now))).toEqual([true, true, true]);
     expect(ALL_EVENTS.map((type) => stillDeliverable(type, revokedNow, now))).toEqual([false, false, true]);
     expect(ALL_EVENTS.map((type) => stillDeliverable(type, pastExpiry, now))).toEqual([false, false, true]);
+  });
+});
+
+describe("an access review's alerts (decision 54)", () => {
+  const reviewId = 'arv_000000000000000000000001';
+  const subscription = {
+    id: 'wh_1',
+    events: ['access_review.due_soon', 'access_review.completed'] as WebhookEventType[],
+    status: 'active' as const,
+  };
+
+  test('when a review is due soon or completes, then the organization hears of it by review, in a payload its webhooks document, with no grant to bound it', () => {
+    const dueSoon = anEvent(
+      EVENT_TYPES.accessReviewDueSoon,
+      { reviewId, organizationId, dueAt: '2026-11-24T08:00:00.000Z', at: eventTime.toISOString(), pending: 3, revision: 2 },
+      { time: eventTime },
+    );
+    const completed = anEvent(
+      EVENT_TYPES.accessReviewCompleted,
+      { reviewId, organizationId, completedAt: eventTime.toISOString(), kept: 2, revoked: 1, revision: 6 },
+      { time: eventTime },
+    );
+
+    const payloads = [dueSoon, completed].flatMap((event) =>
+      alertDeliveriesFor(alertTriggerOf(event, {})!, subscription).map((planned) => planned.payload),
+    );
+
+    expect(payloads).toEqual([
+      {
+        type: 'access_review.due_soon',
+        timestamp: eventTime.toISOString(),
+        data: { reviewId, dueAt: '2026-11-24T08:00:00.000Z', pending: 3 },
+      },
+      {
+        type: 'access_review.completed',
+        timestamp: eventTime.toISOString(),
+        data: { reviewId, completedAt: eventTime.toISOString(), kept: 2, revoked: 1 },
+      },
+    ]);
+    for (const payload of payloads) expect(webhookPayloadSchema.safeParse(payload).success).toBe(true);
+    expect(payloads.map((payload) => deliverableWithoutGrant(payload.type))).toEqual([true, true]);
+    expect(deliverableWithoutGrant('authorization.key_leaked')).toBe(false);
   });
 });

@@ -1,6 +1,7 @@
 import {
   ALERT_TYPES,
   EVENT_TYPES,
+  type AccessReviewAlertData,
   type AlertData,
   type AlertType,
   type AuthorizationEndReason,
@@ -89,7 +90,8 @@ export interface AlertTrigger {
   occurredAt: string;
   organizationId: string;
   type: AlertType;
-  data: AlertData;
+  /** A grant's alert names the grant; an access review's (decision 54) names the review. */
+  data: AlertData | AccessReviewAlertData;
   /** Decision 50, for `authorization.key_leaked`: how many of the grant's webhooks the leak disabled. */
   webhooksDisabled?: number;
 }
@@ -134,6 +136,27 @@ export const ALERTS_BY_EVENT = {
     const { clientId, organizationId } = event.data;
     return { eventId: event.id, occurredAt: event.time, organizationId, type, data: { clientId } };
   },
+  // Decision 54: an access review's alerts, once each (the review's events are each written once).
+  [EVENT_TYPES.accessReviewDueSoon]: (event) => {
+    const { reviewId, organizationId, dueAt, pending } = event.data;
+    return {
+      eventId: event.id,
+      occurredAt: event.time,
+      organizationId,
+      type: 'access_review.due_soon',
+      data: { reviewId, dueAt, pending },
+    };
+  },
+  [EVENT_TYPES.accessReviewCompleted]: (event) => {
+    const { reviewId, organizationId, completedAt, kept, revoked } = event.data;
+    return {
+      eventId: event.id,
+      occurredAt: event.time,
+      organizationId,
+      type: 'access_review.completed',
+      data: { reviewId, completedAt, kept, revoked },
+    };
+  },
 } satisfies Partial<EventConsumers<[before: NotifierStateBefore], AlertTrigger | undefined>>;
 
 const alertOf = consumeEvents<[before: NotifierStateBefore], AlertTrigger | undefined>(ALERTS_BY_EVENT, undefined);
@@ -145,10 +168,12 @@ export function alertDeliveriesFor(
 ): PlannedDelivery[] {
   if (subscription.status !== 'active' || !subscription.events.includes(trigger.type)) return [];
   const { type, occurredAt: timestamp, data } = trigger;
-  const payload: WebhookPayload =
+  // ALERTS_BY_EVENT pairs each type with its own data (a grant's, or a review's): the union cannot say so.
+  const payload = (
     type === 'authorization.key_leaked'
       ? { type, timestamp, data: { ...data, webhooksDisabled: trigger.webhooksDisabled ?? 0 } }
-      : { type, timestamp, data };
+      : { type, timestamp, data }
+  ) as WebhookPayload;
   return [{ subscriptionId: subscription.id, key: `${subscription.id}:${trigger.eventId}:${trigger.type}`, payload }];
 }
 
@@ -273,6 +298,14 @@ export function stillDeliverable(type: WebhookPayloadType, authorization: Creden
     default:
       return unhandled(type);
   }
+}
+
+/**
+ * A delivery that carries no grant's data, so no grant bounds it: a test delivery, and an access
+ * review's alerts (decision 54), which name the review and go to the organization itself.
+ */
+export function deliverableWithoutGrant(type: WebhookPayloadType): boolean {
+  return type === 'webhook.test' || type === 'access_review.due_soon' || type === 'access_review.completed';
 }
 
 /** An organization's alert (decision 44), as opposed to what a recipient's webhook hears. */

@@ -1,11 +1,13 @@
 import { DatabaseSync } from 'node:sqlite';
 import type { StoredAuthorization } from '@rsd/domain';
-import { describeAuthorizationStoreContract, describeRecipientAccountStoreContract } from '@rsd/testkit';
+import { describeAccessReviewStoreContract, describeAuthorizationStoreContract, describeRecipientAccountStoreContract } from '@rsd/testkit';
 import { aTempDatabasePerTest, onATempDatabase, planFindings } from '../testing/temp-database';
 import { openSqliteAuthorizationStore, QUERIES } from './sqlite-authorization-store';
+import { REVIEW_QUERIES } from './sqlite-access-reviews';
 
 describeAuthorizationStoreContract('SQLite', () => onATempDatabase('authorizations', (file) => openSqliteAuthorizationStore({ file })));
 describeRecipientAccountStoreContract('SQLite', () => onATempDatabase('authorizations', (file) => openSqliteAuthorizationStore({ file })));
+describeAccessReviewStoreContract('SQLite', () => onATempDatabase('authorizations', (file) => openSqliteAuthorizationStore({ file })));
 
 describe('SQLite authorization store', () => {
   const temp = aTempDatabasePerTest('authorizations');
@@ -79,6 +81,18 @@ describe('SQLite authorization store', () => {
 
     expect(findings.map(({ name, scans, usesIndex }) => ({ name, scans, usesIndex }))).toEqual(
       Object.keys(QUERIES).map((name) => ({ name, scans: [], usesIndex: true })),
+    );
+    await store.close();
+  });
+
+  it("when access reviews are read (decision 54), then each read goes through the reviews' indexes and none scans the table", async () => {
+    const store = openSqliteAuthorizationStore({ file: temp.file });
+    await store.create(record, [created]);
+
+    const findings = planFindings(temp.file, REVIEW_QUERIES, ['access_reviews']);
+
+    expect(findings.map(({ name, scans, usesIndex }) => ({ name, scans, usesIndex }))).toEqual(
+      Object.keys(REVIEW_QUERIES).map((name) => ({ name, scans: [], usesIndex: true })),
     );
     await store.close();
   });

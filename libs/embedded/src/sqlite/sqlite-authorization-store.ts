@@ -3,6 +3,7 @@ import { nextExpiryNoticeAt, offerAwaitingAccountOf, type StoredAuthorization, t
 import type { AuthorizationStore, OutboxEntry, PendingOutbox } from '@rsd/ports';
 import { text } from './database';
 import { openStoreDatabase } from './store-database';
+import { createAccessReviewTables, sqliteAccessReviews } from './sqlite-access-reviews';
 
 /** The store's reads, named so that a test can check that each one goes through an index. */
 export const QUERIES = {
@@ -47,6 +48,9 @@ export function openSqliteAuthorizationStore(options: { file: string }): Authori
   const records = (rows: Record<string, unknown>[]) => rows.map((row) => JSON.parse(text(row.record)) as StoredAuthorization);
 
   return {
+    // Decision 54: access reviews, their events in the same outbox (keyed by the review's id).
+    ...sqliteAccessReviews({ statement, read: run, write, addToOutbox }),
+
     create(record, outbox) {
       return write(() => {
         const { changes } = statement(
@@ -242,6 +246,7 @@ export function createAuthorizationTables(db: { exec(sql: string): void }): void
   db.exec(`CREATE TABLE IF NOT EXISTS account_offers (
     account_id TEXT NOT NULL, client_id TEXT NOT NULL UNIQUE, PRIMARY KEY (account_id, client_id)
   ) WITHOUT ROWID`);
+  createAccessReviewTables(db);
   db.exec('CREATE TABLE IF NOT EXISTS schema_steps (name TEXT PRIMARY KEY) WITHOUT ROWID');
   db.exec(`INSERT INTO expiry_notices (client_id, due_ms)
     SELECT client_id, expires_ms - ${FIRST_NOTICE_MS} FROM authorizations

@@ -155,6 +155,8 @@ export const ALERT_LABELS: Record<AlertType, string> = {
   'authorization.auth_failures': 'Failed authentications',
   'authorization.key_leaked': 'Key reported leaked: revoked',
   'authorization.released': 'Released by the recipient',
+  'access_review.due_soon': 'Access review due within 3 days',
+  'access_review.completed': 'Access review completed',
 };
 
 /** Decision 44: the organization's last alerts, newest first, each naming its grant and what happened. */
@@ -557,6 +559,7 @@ const REVOCATION_REASON_LABELS = {
   released_by_recipient: ' · released by the recipient',
   key_leaked: ' · its key was reported leaked',
   declined_by_recipient: ' · the offer was declined by the recipient',
+  access_review: ' · ended by an access review',
 } as const;
 
 function revokedBy(authorization: Authorization): string {

@@ -535,6 +535,10 @@ describe('credentials service: authorizations over HTTP', () => {
         '/portfolio/auto-accept',
         '/secret-scanning/github',
         '/leaked-keys',
+        '/organizations/{organizationId}/access-reviews',
+        '/organizations/{organizationId}/access-reviews/{reviewId}',
+        '/organizations/{organizationId}/access-reviews/{reviewId}/items/{clientId}',
+        '/organizations/{organizationId}/access-reviews/{reviewId}/report',
       ]);
     });
   });

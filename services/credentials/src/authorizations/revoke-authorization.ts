@@ -1,7 +1,6 @@
-import type { Authorization } from '@rsd/contracts';
-import { decideRevoke } from '@rsd/domain';
-import { runCommand } from '@rsd/platform';
-import type { Publication } from '@rsd/platform';
+import type { Authorization, RevocationReason } from '@rsd/contracts';
+import { decideRevoke, type StoredAuthorization } from '@rsd/domain';
+import { runCommand, type Command, type Publication } from '@rsd/platform';
 import { findOwnAuthorization, withUsage } from './find-authorizations';
 import type { UseCaseDeps } from './use-case-deps';
 
@@ -15,13 +14,30 @@ export interface Revocation {
   publication: Publication;
 }
 
-export async function revokeAuthorization(deps: UseCaseDeps, organizationId: string, clientId: string): Promise<Revocation> {
-  const { answer: record, publication } = await runCommand(deps, deps.origin, {
+/** The organization's revocation, or (decision 54) an access review's, `reason` saying which. */
+export async function revokeAuthorization(
+  deps: UseCaseDeps,
+  organizationId: string,
+  clientId: string,
+  reason: RevocationReason = 'organization',
+): Promise<Revocation> {
+  const { answer: record, publication } = await runCommand(deps, deps.origin, revokeCommand(deps, organizationId, clientId, reason));
+  return { authorization: await withUsage(deps, record, deps.clock.now()), publication: publication ?? 'pending' };
+}
+
+/** The revoke of one grant as a command, for the API and for an access review's due time alike. */
+export function revokeCommand(
+  deps: Pick<UseCaseDeps, 'store' | 'clock' | 'newEventId'>,
+  organizationId: string,
+  clientId: string,
+  reason: RevocationReason,
+): Command<StoredAuthorization, StoredAuthorization> {
+  return {
     what: 'revoke',
     context: { organizationId, clientId },
     load: () => findOwnAuthorization(deps.store, organizationId, clientId),
     decide: (current) => {
-      const decision = decideRevoke(current, { id: deps.newEventId(), time: deps.clock.now() });
+      const decision = decideRevoke(current, { id: deps.newEventId(), time: deps.clock.now() }, reason);
       // Revoked before, perhaps while the log was down: nothing to write, but its event may still be owed, so the runner asks again.
       if (decision.outcome === 'unchanged') return { answer: current };
       return {
@@ -29,6 +45,5 @@ export async function revokeAuthorization(deps: UseCaseDeps, organizationId: str
         answer: decision.record,
       };
     },
-  });
-  return { authorization: await withUsage(deps, record, deps.clock.now()), publication: publication ?? 'pending' };
+  };
 }

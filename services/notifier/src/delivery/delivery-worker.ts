@@ -3,6 +3,7 @@ import { parentContextOf } from '@rsd/consumers';
 import type { WebhookDelivery } from '@rsd/contracts';
 import {
   credentialView,
+  deliverableWithoutGrant,
   deliveryAllowList,
   grantOfQueuedDelivery,
   nextRetry,
@@ -178,7 +179,7 @@ export function startDeliveryWorker(deps: DeliveryWorkerDeps): DeliveryWorker {
     const now = clock.now();
     const deliverable =
       credential === undefined
-        ? grant === undefined && delivery.eventType === 'webhook.test'
+        ? grant === undefined && deliverableWithoutGrant(delivery.eventType)
         : stillDeliverable(delivery.eventType, credential, now);
     // Deleted, disabled, or an authorization ended since: a score must not reach it (decision 27). Nothing was sent, so nothing is logged.
     if (!webhook || webhook.status !== 'active' || !deliverable) {

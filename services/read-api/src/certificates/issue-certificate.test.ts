@@ -3,7 +3,7 @@ import { compactVerify, importJWK } from 'jose';
 import { certificateSchema, CERTIFICATE_JWS_TYPE } from '@rsd/contracts';
 import type { CredentialView, ScoreView } from '@rsd/domain';
 import { aCalculatedScore, anActiveCredentialView } from '@rsd/testkit';
-import { signingKeysFrom } from '../signing/signing-keys';
+import { signingKeysFrom } from '@rsd/platform';
 import { certificateOf, certificateSigner } from './issue-certificate';
 
 const score: ScoreView = { ...aCalculatedScore('acme', '2026-11-20'), eventId: 'score-event' };

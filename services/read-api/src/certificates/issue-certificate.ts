@@ -1,8 +1,7 @@
 import { createHash } from 'node:crypto';
-import { CompactSign } from 'jose';
 import { CERTIFICATE_JWS_TYPE, type Certificate, type CertificateResource } from '@rsd/contracts';
 import type { CredentialView, ScoreView } from '@rsd/domain';
-import type { SigningKeys } from '../signing/signing-keys';
+import { compactJwsSigner, type SigningKeys } from '@rsd/platform';
 
 /** What a certificate is made of: the grant it is issued to, the score that was the latest on asOf, and when. */
 export interface CertificateFacts {
@@ -38,17 +37,11 @@ export function certificateOf({ clientId, credential, score, asOf, issuedAt }: C
   return { certificateId: `crt_${digest.subarray(0, 16).toString('base64url')}`, ...said };
 }
 
-/**
- * Signs certificates as a compact JWS (RFC 7515) with the active response-signing key (decision 24:
- * EdDSA over Ed25519, its `kid` in the protected header), so that the key set at
- * /.well-known/jwks.json verifies them; every key listed there stays published after it stops signing.
- * The payload is the certificate's JSON as sent, byte for byte.
- */
+/** Decision 55: certificates are signed as compact JWS with the response-signing keys (`compactJwsSigner`). */
 export function certificateSigner(keys: SigningKeys) {
-  const { kid, privateKey } = keys.active;
+  const sign = compactJwsSigner(keys, CERTIFICATE_JWS_TYPE);
   return async (certificate: Certificate): Promise<CertificateResource> => {
-    const payload = Buffer.from(JSON.stringify(certificate), 'utf8');
-    const jws = await new CompactSign(payload).setProtectedHeader({ alg: 'EdDSA', kid, typ: CERTIFICATE_JWS_TYPE }).sign(privateKey);
+    const { jws } = await sign(certificate);
     return { certificate, jws };
   };
 }

@@ -8,7 +8,7 @@ import type { ReadApiConfig } from '../config';
 import { accessRecordIds, recordOnFinish, type RecordAccess, type RecordingDeps } from '../access-log/record-on-finish';
 import { bytesSender, representationSender, type MadeOf } from '../customers/send-representation';
 import { createResponseSigner, type ResponseSigner } from '../signing/response-signer';
-import type { SigningKeys } from '../signing/signing-keys';
+import type { SigningKeys } from '@rsd/platform';
 import type { PortfolioReader } from '../portfolio/portfolio-pages';
 
 export interface ReadPipelineDeps {

@@ -1,7 +1,7 @@
 import { createHash, sign } from 'node:crypto';
 import { LRUCache } from 'lru-cache';
 import { serializeDictionary, type InnerList, type Item, type Parameters } from 'structured-headers';
-import type { SigningKeys } from './signing-keys';
+import type { SigningKeys } from '@rsd/platform';
 
 const NO_PARAMETERS: Parameters = new Map();
 /** What a signature covers (decision 24), in this order: the status, the body's type and digest, and the request's path. */

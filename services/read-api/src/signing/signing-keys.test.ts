@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { loadConfig } from '@rsd/platform';
 import { readApiConfigSchema } from '../config';
 import { loadOrCreateSecretFile } from '@rsd/runtime';
-import { signingKeyListSchema, signingKeysFrom, SIGNING_KEYS_SECRET } from './signing-keys';
+import { signingKeyListSchema, signingKeysFrom, SIGNING_KEYS_SECRET } from '@rsd/platform';
 
 const aJwk = () => {
   const { x, d } = generateKeyPairSync('ed25519').privateKey.export({ format: 'jwk' });

@@ -1,5 +1,5 @@
 import { generateKeyPairSync } from 'node:crypto';
-import type { SigningKeys } from '../signing/signing-keys';
+import type { SigningKeys } from '@rsd/platform';
 import { EVENT_TYPES, type CalculatedScore } from '@rsd/contracts';
 import { READ_VIEWS, digestApiKey, generateApiKey } from '@rsd/domain';
 import { type Clock, type ViewStore } from '@rsd/ports';

@@ -1,7 +1,8 @@
 import { createPrivateKey, generateKeyPairSync, type KeyObject } from 'node:crypto';
-import { calculateJwkThumbprint } from 'jose';
+import { calculateJwkThumbprint, CompactSign } from 'jose';
 import { z } from 'zod';
 import type { SecretSpec } from '@rsd/ports';
+import { env } from './config';
 
 /** An Ed25519 key as a JWK (RFC 8037): `d` is the private part; without it the key is only published. */
 export const ed25519JwkSchema = z.object({
@@ -82,3 +83,39 @@ export const SIGNING_KEYS_SECRET: SecretSpec = {
   },
   requiredBecause: 'every replica must sign with the same published keys',
 };
+
+/** A JSON array of Ed25519 JWKs; a problem is named by its path, never by echoing the value (it holds private keys). */
+export const signingKeyList = () =>
+  env.optionalString().transform((raw, ctx) => {
+    if (raw === undefined) return undefined;
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(raw);
+    } catch {
+      ctx.addIssue({ code: 'custom', message: 'must be a JSON array of Ed25519 JWKs (kty OKP, crv Ed25519, x, d)' });
+      return z.NEVER;
+    }
+    const keys = signingKeyListSchema.safeParse(parsed);
+    if (!keys.success) {
+      const problems = keys.error.issues.map((issue) => `${issue.path.join('.') || 'the list'} ${issue.message}`).join('; ');
+      ctx.addIssue({ code: 'custom', message: `must be a JSON array of Ed25519 JWKs: ${problems}` });
+      return z.NEVER;
+    }
+    return keys.data;
+  });
+
+/**
+ * Signs a document as a compact JWS (RFC 7515) with the active response-signing key (decision 24:
+ * EdDSA over Ed25519, its `kid` in the protected header, `typ` saying what it is), so that the key
+ * set at the read API's /.well-known/jwks.json verifies it; every key listed there stays published
+ * after it stops signing. The payload is the document's JSON as sent, byte for byte. Certificates
+ * (decision 55) and access reviews' reports (decision 54) are signed by it.
+ */
+export function compactJwsSigner(keys: SigningKeys, typ: string) {
+  const { kid, privateKey } = keys.active;
+  return async <T>(document: T): Promise<{ document: T; jws: string }> => {
+    const payload = Buffer.from(JSON.stringify(document), 'utf8');
+    const jws = await new CompactSign(payload).setProtectedHeader({ alg: 'EdDSA', kid, typ }).sign(privateKey);
+    return { document, jws };
+  };
+}
