@@ -50,10 +50,12 @@ export const AUDIT_ACTIONS = [
   'webhook.created',
   'webhook.updated',
   'webhook.deleted',
+  'webhook.secret_rotated',
   'webhook.disabled',
   'alert_subscription.created',
   'alert_subscription.updated',
   'alert_subscription.deleted',
+  'alert_subscription.secret_rotated',
 ] as const;
 export const auditActionSchema = z.enum(AUDIT_ACTIONS).meta({ id: 'AuditAction' });
 export type AuditAction = z.infer<typeof auditActionSchema>;
@@ -82,7 +84,10 @@ export const auditLogEntrySchema = z
     actor: auditActorSchema,
     requestId: requestIdSchema.nullable().meta({ description: 'The x-request-id of the request that made it; null for the system' }),
     address: z.string().max(64).nullable().meta({ description: "The caller's address as the service determined it; null for the system" }),
-    clientId: clientIdSchema.nullable().meta({ description: 'The grant changed; null for a change to a webhook or an alert subscription' }),
+    clientId: clientIdSchema.nullable().meta({
+      description:
+        "The grant changed (for a webhook, the grant it is a recipient's webhook of); null for a change to an alert subscription",
+    }),
   })
   .meta({ id: 'AuditLogEntry' });
 export type AuditLogEntry = z.infer<typeof auditLogEntrySchema>;

@@ -11,6 +11,7 @@ export * from './starting';
 export * from './start-with-retries';
 export * from './shutdown';
 export * from './caller-auth';
+export * from './audit-origin';
 export * from './api-docs';
 export * from './openapi-parts';
 export * from './query-parameters';

@@ -12,13 +12,13 @@ import {
   requireJsonBody,
   validationFailed,
   type ErrorAnswers,
+  viaOf,
   type Logger,
 } from '@rsd/platform';
 import { apiKeyOf, type LimitCheck } from '@rsd/recipient-access';
 import { accountGenerator } from '../portfolio/recipient-accounts';
 import { claimIntoAccount, claimKey, describeClaim, type AccountChoice, type ClaimDeps } from './claim-key';
 import { LOGGED_CLAIM_URL } from './claim-url';
-import { viaOf } from '../commands/origin';
 
 export interface ClaimRoutesDeps extends ClaimDeps {
   apiKeyPrefix: string;

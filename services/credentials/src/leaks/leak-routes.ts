@@ -2,9 +2,17 @@ import { isUtf8 } from 'node:buffer';
 import { hash, randomUUID } from 'node:crypto';
 import express, { type Request, type Router } from 'express';
 import { leakedKeyReportSchema, SECRET_SCANNING_MAX_TOKENS, secretScanningReportSchema, type SecretScanningLabels } from '@rsd/contracts';
-import { reporterOrigin } from '../commands/origin';
 import { labelledRouter } from '@rsd/observability';
-import { ApiError, issueDetails, jsonBody, methodNotAllowed, requestErrorMap, requireJsonBody, validationFailed } from '@rsd/platform';
+import {
+  ApiError,
+  issueDetails,
+  jsonBody,
+  methodNotAllowed,
+  reporterOrigin,
+  requestErrorMap,
+  requireJsonBody,
+  validationFailed,
+} from '@rsd/platform';
 import type { LimitCheck } from '@rsd/recipient-access';
 import type { UseCaseDeps } from '../authorizations/use-case-deps';
 import { endLeakedKeys, type LeakedKeyDeps } from './end-leaked-keys';

@@ -2,13 +2,12 @@ import { randomUUID } from 'node:crypto';
 import type { Request, Response, Router } from 'express';
 import { clientIdPattern } from '@rsd/contracts';
 import { labelledRouter } from '@rsd/observability';
-import { ApiError, jsonBody, methodNotAllowed } from '@rsd/platform';
+import { ApiError, jsonBody, methodNotAllowed, recipientOrigin } from '@rsd/platform';
 import { apiKeyOf, portfolioQueryOf, requireCurrentKey, type LimitCheck } from '@rsd/recipient-access';
 import type { UseCaseDeps } from '../authorizations/use-case-deps';
 import { acceptOffer, autoAcceptOf, declineOffer, listOffers, setAutoAccept } from './offers';
 import { accountGenerator, authenticateAccount, rotateAccountKey, type AccountGenerator } from './recipient-accounts';
 import { releaseGrant } from './release-grant';
-import { recipientOrigin } from '../commands/origin';
 
 export interface PortfolioRoutesDeps extends Omit<UseCaseDeps, 'newEventId'> {
   clientIdPrefix: string;
