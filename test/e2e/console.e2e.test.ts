@@ -1,5 +1,5 @@
 import { createServer, type Server } from 'node:http';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Browser, BrowserContext, Locator, Page } from 'playwright-core';
@@ -470,6 +470,55 @@ describe('the console in a browser', () => {
     await visible(page.getByText('Webhook deleted.'));
     await visible(page.getByText('No alert webhooks yet.'));
     for (const shown of [secret, rotated]) expect(product.output()).not.toContain(shown);
+    await context.close();
+  }, 120_000);
+
+  test('an administrator reads the audit log, filters it to one grant and downloads it as CSV and NDJSON (decision 54)', async () => {
+    const { context, page } = await newPage();
+    await signInWithProvider(page, `admin@${ORG}`);
+    await page.getByRole('link', { name: 'New authorization' }).click();
+    await page.getByLabel('Recipient type').selectOption('auditor');
+    await page.getByLabel('Recipient name').fill('Audited Auditors');
+    await page.getByLabel(/Score and grade/).check();
+    await page.getByRole('button', { name: 'Create authorization' }).click();
+    const clientId = (await page.locator('#client-id').textContent()) ?? '';
+    expect(clientId).toMatch(/^rs_/);
+
+    await page.goto(consoleUrl);
+    await page.getByRole('link', { name: 'Audit log' }).click();
+    await visible(page.getByRole('heading', { level: 1, name: 'Audit log', exact: true }));
+    const rows = page.getByRole('table', { name: 'Audit log, newest first' }).locator('tbody tr');
+    await visible(rows.filter({ hasText: clientId }).filter({ hasText: 'through the console' }));
+    await look(page, 'audit-log');
+
+    // The filters as a person sets them: one grant, one action.
+    await page.getByLabel('Client ID').fill(clientId);
+    await page.getByLabel('Action').selectOption('authorization.created');
+    await page.getByRole('button', { name: 'Filter' }).click();
+    await visible(page.getByText('Audit log, newest first'));
+    expect(await rows.count()).toBe(1);
+    expect(await rows.first().textContent()).toContain('admin@demo-org');
+    expect(await page.getByLabel('Client ID').inputValue()).toBe(clientId);
+
+    // Each download is the API's export of the same filter, saved by the browser as a file.
+    const downloaded = async (name: string) => {
+      const [download] = await Promise.all([page.waitForEvent('download'), page.getByRole('link', { name, exact: true }).click()]);
+      return { file: download.suggestedFilename(), text: await readFile((await download.path()) ?? '', 'utf8') };
+    };
+    const csv = await downloaded('CSV');
+    expect(csv.file).toBe(`audit-log-${ORG}.csv`);
+    const [header, row, ...more] = csv.text.trimEnd().split('\r\n');
+    expect(header).toBe('at,action,actorType,actorId,actorVia,requestId,address,clientId');
+    expect(row).toMatch(new RegExp(`^[^,]+,authorization\\.created,person,[^,]*admin@demo-org,console,[^,]+,[^,]+,${clientId}$`));
+    expect(more).toEqual([]);
+    const ndjson = await downloaded('NDJSON');
+    expect(ndjson.file).toBe(`audit-log-${ORG}.ndjson`);
+    expect(
+      ndjson.text
+        .trimEnd()
+        .split('\n')
+        .map((line) => (JSON.parse(line) as { clientId: string }).clientId),
+    ).toEqual([clientId]);
     await context.close();
   }, 120_000);
 

@@ -36,6 +36,7 @@ import type { Html } from './html';
 import { labelledRouter } from '@rsd/observability';
 import type { AlertWebhookAccess } from './alert-webhooks';
 import { alertWebhookRoutes } from './alert-webhook-routes';
+import { auditLogRoutes, passedOn } from './audit-log-routes';
 
 export interface ConsoleRoutesDeps {
   /** Decision 51: the organization's authorizations, only through the credentials service's API. */
@@ -277,6 +278,9 @@ export function consoleRoutes(deps: ConsoleRoutesDeps): Router {
     log: deps.log,
   });
 
+  // --- Audit log ----------------------------------------------------------------------------------
+  auditLogRoutes(router, { api, signedIn, sessionOf, viewerOf: (res) => viewerOf(sessionOf(res)), page, log: deps.log });
+
   router.use(async (req, res) => {
     // A path that is not valid percent-encoding names no page: the 400 every service answers (decision 50).
     if (hasMalformedPercentEncoding(req.path)) throw malformedPath();
@@ -340,12 +344,7 @@ function page(res: Response, status: number, body: Html): void {
 
 /** The access log's page as asked: `limit` and `cursor`, each as often as given (the API refuses a repeated one by name). */
 function accessLogQueryOf(req: Request): URLSearchParams {
-  const query = new URLSearchParams();
-  for (const name of ['limit', 'cursor']) {
-    const value: unknown = req.query[name];
-    for (const item of Array.isArray(value) ? value : value === undefined ? [] : [value]) query.append(name, String(item));
-  }
-  return query;
+  return passedOn(req, ['limit', 'cursor']);
 }
 
 function sessionOf(res: Response): ConsoleSession {

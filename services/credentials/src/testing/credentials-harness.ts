@@ -19,14 +19,13 @@ import {
   type ConsoleKeySource,
   type Logger,
 } from '@rsd/platform';
-import { TOPICS } from '@rsd/contracts';
 import type { AccessLogStore, AuditLogStore, AuthorizationStore, EventLog } from '@rsd/ports';
 import { anAccessRecord as aTestkitAccessRecord, startApp, TEST_JWT_SECRET, type RunningApp } from '@rsd/testkit';
 import { buildApp, type CredentialsAppDeps } from '../app';
 import { credentialsConfigSchema } from '../config';
 import { createOutboxRelay, type OutboxRelay } from '../outbox/outbox-relay';
 import { secretScanningKeys } from '../leaks/secret-scanning-keys';
-import { auditProjection } from '../audit-log/audit-projection';
+import { AUDITED_TOPICS, auditProjection } from '../audit-log/audit-projection';
 
 /** Where the harness's clock stands until a test moves it. */
 export const NOW = new Date('2026-11-20T10:00:00.000Z');
@@ -113,7 +112,7 @@ export async function startCredentials(options: CredentialsHarnessOptions = {}):
   const auditLog = openSqliteAuditLogStore({ file: join(stores.dir, 'rsd.sqlite') });
   const auditFeed = await stores.eventLog.subscribe({
     groupId: 'credentials-audit',
-    topics: [TOPICS.authorizations],
+    topics: AUDITED_TOPICS,
     fromBeginning: true,
     ...auditProjection(auditLog, log),
   });
