@@ -94,6 +94,19 @@ async function signInWithProvider(page: Page, login: string): Promise<void> {
   await page.waitForURL((url) => url.href.startsWith(consoleUrl));
 }
 
+/** A grant to an auditor made through the console's form, reading the score; its key as the page shows it once. */
+async function grantInConsole(page: Page, recipientName: string): Promise<{ clientId: string; apiKey: string }> {
+  await page.getByRole('link', { name: 'New authorization' }).click();
+  await page.getByLabel('Recipient type').selectOption('auditor');
+  await page.getByLabel('Recipient name').fill(recipientName);
+  await page.getByLabel(/Score and grade/).check();
+  await page.getByRole('button', { name: 'Create authorization' }).click();
+  const clientId = (await page.locator('#client-id').textContent()) ?? '';
+  const apiKey = (await page.locator('#api-key').textContent()) ?? '';
+  expect(clientId).toMatch(/^rs_/);
+  return { clientId, apiKey };
+}
+
 /** Waits for the element to be shown, and fails the test when it is not within 10 s. */
 const visible = (locator: Locator) => locator.first().waitFor({ state: 'visible', timeout: 10_000 });
 
@@ -476,13 +489,7 @@ describe('the console in a browser', () => {
   test('an administrator reads the audit log, filters it to one grant and downloads it as CSV and NDJSON (decision 54)', async () => {
     const { context, page } = await newPage();
     await signInWithProvider(page, `admin@${ORG}`);
-    await page.getByRole('link', { name: 'New authorization' }).click();
-    await page.getByLabel('Recipient type').selectOption('auditor');
-    await page.getByLabel('Recipient name').fill('Audited Auditors');
-    await page.getByLabel(/Score and grade/).check();
-    await page.getByRole('button', { name: 'Create authorization' }).click();
-    const clientId = (await page.locator('#client-id').textContent()) ?? '';
-    expect(clientId).toMatch(/^rs_/);
+    const { clientId } = await grantInConsole(page, 'Audited Auditors');
 
     await page.goto(consoleUrl);
     await page.getByRole('link', { name: 'Audit log' }).click();
@@ -519,6 +526,36 @@ describe('the console in a browser', () => {
         .split('\n')
         .map((line) => (JSON.parse(line) as { clientId: string }).clientId),
     ).toEqual([clientId]);
+    await context.close();
+  }, 120_000);
+
+  test("the recipient fetches certificates as JSON and as a PDF; the grant's page lists each with its date, format and address (decision 55)", async () => {
+    const { context, page } = await newPage();
+    await signInWithProvider(page, `admin@${ORG}`);
+    const { clientId, apiKey } = await grantInConsole(page, 'Certified Auditors');
+    const certificate = (query: string, accept: string) =>
+      fetch(`${product.urls.readApi}/v1/customers/${clientId}/certificate${query}`, { headers: { 'x-api-key': apiKey, accept } });
+    const json = await eventually(async () => {
+      const answer = await certificate('', 'application/json');
+      return answer.status === 200 ? answer : undefined;
+    });
+    const pdf = await certificate(`?asOf=${TODAY}`, 'application/pdf');
+    expect([json.status, pdf.status, pdf.headers.get('content-type')]).toEqual([200, 200, 'application/pdf']);
+
+    await page.getByRole('link', { name: 'View the authorization' }).click();
+    const fetched = page.getByRole('table', { name: /certificates fetched/ }).locator('tbody tr');
+    await eventually(
+      async () => {
+        await page.reload();
+        return (await fetched.count()) >= 2 ? true : undefined;
+      },
+      15_000,
+      250,
+    );
+    expect(await fetched.count()).toBe(2);
+    await visible(fetched.nth(0).filter({ hasText: TODAY }).filter({ hasText: 'PDF' }).filter({ hasText: '127.0.0.1' }));
+    await visible(fetched.nth(1).filter({ hasText: TODAY }).filter({ hasText: 'Signed JSON' }));
+    await look(page, 'certificates-fetched');
     await context.close();
   }, 120_000);
 

@@ -922,6 +922,46 @@ describe('credentials service: the console (decisions 30-32)', () => {
       expect(page.body).toContain('cursor is not one this API returned as nextCursor');
     });
 
+    test('when the recipient fetched certificates, then the grant page lists those served, newest first, with their date, format and address (decision 55)', async () => {
+      const session = await signIn();
+      const { clientId } = await createInConsole(session);
+      await h.accessLog.add([
+        anAccessRecord(clientId, 5 * MINUTE),
+        anAccessRecord(clientId, 4 * MINUTE, { resource: 'certificate', certificate: { asOf: '2026-11-15', format: 'json' } }),
+        anAccessRecord(clientId, 3 * MINUTE, { resource: 'certificate', status: 400, code: 'INVALID_PARAMETER' }),
+        anAccessRecord(clientId, 2 * MINUTE, {
+          resource: 'certificate',
+          certificate: { asOf: '2026-11-16', format: 'pdf' },
+          clientAddress: '203.0.113.9',
+        }),
+      ]);
+
+      const page = await visit(`/console/authorizations/${clientId}`, { cookie: session.cookie });
+
+      expect(page.status).toBe(200);
+      const section = /id="certificates-heading"[\s\S]*?<\/section>/.exec(page.body)?.[0] ?? '';
+      const rows = [...section.matchAll(/<tr>([\s\S]*?)<\/tr>/g)].slice(1).map((row) =>
+        (row[1] ?? '')
+          .replace(/<[^>]+>/g, ' ')
+          .replace(/\s+/g, ' ')
+          .trim(),
+      );
+      expect(rows).toEqual([
+        expect.stringMatching(/ UTC 2026-11-16 PDF 203\.0\.113\.9$/),
+        expect.stringMatching(/ UTC 2026-11-15 Signed JSON 198\.51\.100\.7$/),
+      ]);
+    });
+
+    test('when no certificate was fetched, then the grant page says so', async () => {
+      const session = await signIn();
+      const { clientId } = await createInConsole(session);
+      await h.accessLog.add([anAccessRecord(clientId, MINUTE)]);
+
+      const page = await visit(`/console/authorizations/${clientId}`, { cookie: session.cookie });
+
+      expect(page.body).toContain('No certificate fetched yet.');
+    });
+
     test('when the limit is out of range or given twice, then it is a 400 page, not a 500', async () => {
       const session = await signIn();
       const { clientId } = await createInConsole(session);

@@ -55,6 +55,8 @@ export interface ConsoleRoutesDeps {
 const SESSION_COOKIE = 'rsd_console';
 const ATTEMPT_COOKIE = 'rsd_console_sign_in';
 const FORM_LIMIT = '16kb';
+/** The grant page's list of certificates fetched: the latest served ones. */
+const CERTIFICATES_FETCHED = new URLSearchParams({ resource: 'certificate', status: '2xx', limit: '20' });
 
 /**
  * The console (decisions 30-32): server-rendered pages, a client of the credentials service's API
@@ -216,13 +218,24 @@ export function consoleRoutes(deps: ConsoleRoutesDeps): Router {
     const session = sessionOf(res);
     const { clientId } = req.params as { clientId: string };
     const query = accessLogQueryOf(req);
-    const [authorization, accessLog, daily] = await Promise.all([
+    const [authorization, accessLog, daily, certificates] = await Promise.all([
       api.get(session, clientId),
       api.accessLog(session, clientId, query),
       api.dailyReads(session, clientId),
+      // Decision 55: the certificates the recipient fetched, from the access log (served ones only: a refusal is no certificate).
+      api.accessLog(session, clientId, CERTIFICATES_FETCHED),
     ]);
     const notice = req.query.notice === 'revoked' ? 'Revoked. Reads with this authorization are refused from now on.' : undefined;
-    page(res, 200, detailPage(viewerOf(session), authorization, accessLog, { notice, olderThanFirstPage: query.has('cursor'), daily }));
+    page(
+      res,
+      200,
+      detailPage(viewerOf(session), authorization, accessLog, {
+        notice,
+        olderThanFirstPage: query.has('cursor'),
+        daily,
+        certificates: certificates.items,
+      }),
+    );
   });
 
   router.get('/authorizations/:clientId/revoke', signedIn, validClientId, async (req, res) => {
