@@ -1045,6 +1045,8 @@ describe('credentials service: the console (decisions 30-32)', () => {
     test("when the CSV or the NDJSON is downloaded, then it is the API's export of every match, as an attachment, passed on as it streams", async () => {
       const session = await signIn();
       const made = await threeChanges(session);
+      // A second after the last: entries of one instant are ordered by their event's id.
+      h.clock.set(new Date(NOW.getTime() + 3_000));
       await visit(`/console/authorizations/${made[0]}/revoke`, { cookie: session.cookie, form: { _csrf: session.csrf } });
 
       const csv = await visit('/console/audit-log/export.csv?action=authorization.created', { cookie: session.cookie });
