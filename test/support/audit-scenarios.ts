@@ -189,8 +189,16 @@ export function auditScenarios(target: () => AuditTarget) {
 
         /** Creates, changes, rotates and deletes one webhook under `base` as `headers` say: what the trail should show. */
         const lifecycle = async (base: string, headers: Record<string, string>, events: string[]) => {
-          const created = await call(base, 'POST', headers, { url: target, events });
-          expect(created.status).toBe(201);
+          // Once the notifier's own view knows the grant: at once on the embedded runtime, within a moment on the distributed one.
+          const created = await eventually(
+            async () => {
+              const answer = await call(base, 'POST', headers, { url: target, events });
+              return answer.status === 404 ? undefined : answer;
+            },
+            20_000,
+            250,
+          );
+          expect([created.status, created.body]).toEqual([201, expect.objectContaining({ id: expect.any(String) })]);
           const item = `${base}/${created.body.id}`;
           expect((await call(item, 'PATCH', headers, { enabled: false })).status).toBe(200);
           const rotated = await call(`${item}/rotate-secret`, 'POST', headers, { overlapSeconds: 0 });
