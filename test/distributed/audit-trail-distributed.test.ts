@@ -5,8 +5,8 @@ import { startDistributedProduct, type DistributedProduct } from '../support/dis
 
 /**
  * Decision 54's audit trail on the distributed runtime: the four services as processes on real Kafka,
- * a MongoDB-wire server and Redis; the credentials service follows the authorizations' topic into its
- * MongoDB audit view.
+ * a MongoDB-wire server and Redis; the credentials service follows the authorizations' topic and the
+ * notifier's webhook changes into its MongoDB audit view.
  */
 describeWithInfra('kafka', 'the audit trail on the distributed runtime', (kafkaTarget) => {
   let product: DistributedProduct | undefined;
@@ -19,6 +19,7 @@ describeWithInfra('kafka', 'the audit trail on the distributed runtime', (kafkaT
 
   const scenarios = auditScenarios(() => ({
     credentials: product!.urls.credentials,
+    notifier: product!.urls.notifier,
     tokenFor: (org) => signDevToken(product!.jwtSecret, { org, scope: 'authorizations:write scores:write' }),
   }));
   for (const [name, scenario] of Object.entries(scenarios)) test(name, scenario, 180_000);

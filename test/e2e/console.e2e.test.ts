@@ -1,5 +1,5 @@
 import { createServer, type Server } from 'node:http';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Browser, BrowserContext, Locator, Page } from 'playwright-core';
@@ -92,6 +92,19 @@ async function signInWithProvider(page: Page, login: string): Promise<void> {
   // The provider's consent step.
   await page.getByRole('button', { name: 'Continue' }).click();
   await page.waitForURL((url) => url.href.startsWith(consoleUrl));
+}
+
+/** A grant to an auditor made through the console's form, reading the score; its key as the page shows it once. */
+async function grantInConsole(page: Page, recipientName: string): Promise<{ clientId: string; apiKey: string }> {
+  await page.getByRole('link', { name: 'New authorization' }).click();
+  await page.getByLabel('Recipient type').selectOption('auditor');
+  await page.getByLabel('Recipient name').fill(recipientName);
+  await page.getByLabel(/Score and grade/).check();
+  await page.getByRole('button', { name: 'Create authorization' }).click();
+  const clientId = (await page.locator('#client-id').textContent()) ?? '';
+  const apiKey = (await page.locator('#api-key').textContent()) ?? '';
+  expect(clientId).toMatch(/^rs_/);
+  return { clientId, apiKey };
 }
 
 /** Waits for the element to be shown, and fails the test when it is not within 10 s. */
@@ -470,6 +483,79 @@ describe('the console in a browser', () => {
     await visible(page.getByText('Webhook deleted.'));
     await visible(page.getByText('No alert webhooks yet.'));
     for (const shown of [secret, rotated]) expect(product.output()).not.toContain(shown);
+    await context.close();
+  }, 120_000);
+
+  test('an administrator reads the audit log, filters it to one grant and downloads it as CSV and NDJSON (decision 54)', async () => {
+    const { context, page } = await newPage();
+    await signInWithProvider(page, `admin@${ORG}`);
+    const { clientId } = await grantInConsole(page, 'Audited Auditors');
+
+    await page.goto(consoleUrl);
+    await page.getByRole('link', { name: 'Audit log' }).click();
+    await visible(page.getByRole('heading', { level: 1, name: 'Audit log', exact: true }));
+    const rows = page.getByRole('table', { name: 'Audit log, newest first' }).locator('tbody tr');
+    await visible(rows.filter({ hasText: clientId }).filter({ hasText: 'through the console' }));
+    await look(page, 'audit-log');
+
+    // The filters as a person sets them: one grant, one action.
+    await page.getByLabel('Client ID').fill(clientId);
+    await page.getByLabel('Action').selectOption('authorization.created');
+    await page.getByRole('button', { name: 'Filter' }).click();
+    await visible(page.getByText('Audit log, newest first'));
+    expect(await rows.count()).toBe(1);
+    expect(await rows.first().textContent()).toContain('admin@demo-org');
+    expect(await page.getByLabel('Client ID').inputValue()).toBe(clientId);
+
+    // Each download is the API's export of the same filter, saved by the browser as a file.
+    const downloaded = async (name: string) => {
+      const [download] = await Promise.all([page.waitForEvent('download'), page.getByRole('link', { name, exact: true }).click()]);
+      return { file: download.suggestedFilename(), text: await readFile((await download.path()) ?? '', 'utf8') };
+    };
+    const csv = await downloaded('CSV');
+    expect(csv.file).toBe(`audit-log-${ORG}.csv`);
+    const [header, row, ...more] = csv.text.trimEnd().split('\r\n');
+    expect(header).toBe('at,action,actorType,actorId,actorVia,requestId,address,clientId');
+    expect(row).toMatch(new RegExp(`^[^,]+,authorization\\.created,person,[^,]*admin@demo-org,console,[^,]+,[^,]+,${clientId}$`));
+    expect(more).toEqual([]);
+    const ndjson = await downloaded('NDJSON');
+    expect(ndjson.file).toBe(`audit-log-${ORG}.ndjson`);
+    expect(
+      ndjson.text
+        .trimEnd()
+        .split('\n')
+        .map((line) => (JSON.parse(line) as { clientId: string }).clientId),
+    ).toEqual([clientId]);
+    await context.close();
+  }, 120_000);
+
+  test("the recipient fetches certificates as JSON and as a PDF; the grant's page lists each with its date, format and address (decision 55)", async () => {
+    const { context, page } = await newPage();
+    await signInWithProvider(page, `admin@${ORG}`);
+    const { clientId, apiKey } = await grantInConsole(page, 'Certified Auditors');
+    const certificate = (query: string, accept: string) =>
+      fetch(`${product.urls.readApi}/v1/customers/${clientId}/certificate${query}`, { headers: { 'x-api-key': apiKey, accept } });
+    const json = await eventually(async () => {
+      const answer = await certificate('', 'application/json');
+      return answer.status === 200 ? answer : undefined;
+    });
+    const pdf = await certificate(`?asOf=${TODAY}`, 'application/pdf');
+    expect([json.status, pdf.status, pdf.headers.get('content-type')]).toEqual([200, 200, 'application/pdf']);
+
+    await page.getByRole('link', { name: 'View the authorization' }).click();
+    const fetched = page.getByRole('table', { name: /certificates fetched/ }).locator('tbody tr');
+    await eventually(
+      async () => {
+        await page.reload();
+        return (await fetched.count()) >= 2 ? true : undefined;
+      },
+      15_000,
+      250,
+    );
+    expect(await fetched.count()).toBe(2);
+    await visible(fetched.nth(0).filter({ hasText: TODAY }).filter({ hasText: 'PDF' }).filter({ hasText: '127.0.0.1' }));
+    await visible(fetched.nth(1).filter({ hasText: TODAY }).filter({ hasText: 'Signed JSON' }));
+    await look(page, 'certificates-fetched');
     await context.close();
   }, 120_000);
 

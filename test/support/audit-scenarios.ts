@@ -10,12 +10,15 @@ import { eventually, REPO_ROOT } from './embedded-process';
  * Decision 54's audit trail over HTTP, on any runtime: changes made through the API, the CLI (the real
  * `rsd` bin), the TypeScript SDK, by the expiry scheduler and by a leak report each appear once in the
  * organization's audit log, newest first, with the right actor; its filters hold, and its CSV and NDJSON
- * exports read the same under independent parsers. The product must check expiry often
+ * exports read the same under independent parsers. The notifier's changes (a recipient's webhook on a
+ * grant, the organization's alert subscription) reach the same log, without their URLs or secrets. The product must check expiry often
  * (EXPIRY_CHECK_INTERVAL_MS of a second or less).
  */
 
 export interface AuditTarget {
   credentials: string;
+  /** A notifier that may deliver to loopback (WEBHOOK_ALLOW_PRIVATE_TARGETS): the webhooks point there, and nothing is sent. */
+  notifier: string;
   /** A person's token for the organization (subject `developer`), with `authorizations:write`. */
   tokenFor(org: string): Promise<string>;
 }
@@ -159,6 +162,88 @@ export function auditScenarios(target: () => AuditTarget) {
           ]),
         );
         expect(parseNdjson(await rsd(token, ['audit-log', '--org', org, '--output', 'ndjson']))).toEqual(entries);
+      },
+    "when a recipient changes its grant's webhook and the organization its alert subscription, then each change is in the organization's audit log with its actor, never the URL or a secret":
+      async () => {
+        const org = `audit-${randomUUID().slice(0, 8)}`;
+        const token = await t().tokenFor(org);
+        const call = (url: string, method: string, headers: Record<string, string>, body?: object) =>
+          request<{ id?: string; secret?: string; clientId?: string; apiKey?: string }>(url, {
+            method,
+            headers: { ...headers, ...(body ? { 'content-type': 'application/json' } : {}) },
+            ...(body ? { body: JSON.stringify(body) } : {}),
+          });
+        const granted = await call(
+          `${t().credentials}/v1/organizations/${org}/authorizations`,
+          'POST',
+          { authorization: `Bearer ${token}` },
+          {
+            recipientType: 'auditor',
+            scopes: ['qr_score'],
+          },
+        );
+        expect(granted.status).toBe(201);
+        const clientId = granted.body.clientId!;
+        const target = 'http://127.0.0.1:9/audit-hooks';
+        const secrets: string[] = [];
+
+        /** Creates, changes, rotates and deletes one webhook under `base` as `headers` say: what the trail should show. */
+        const lifecycle = async (base: string, headers: Record<string, string>, events: string[]) => {
+          // Once the notifier's own view knows the grant: at once on the embedded runtime, within a moment on the distributed one.
+          const created = await eventually(
+            async () => {
+              const answer = await call(base, 'POST', headers, { url: target, events });
+              return answer.status === 404 ? undefined : answer;
+            },
+            20_000,
+            250,
+          );
+          expect([created.status, created.body]).toEqual([201, expect.objectContaining({ id: expect.any(String) })]);
+          const item = `${base}/${created.body.id}`;
+          expect((await call(item, 'PATCH', headers, { enabled: false })).status).toBe(200);
+          const rotated = await call(`${item}/rotate-secret`, 'POST', headers, { overlapSeconds: 0 });
+          expect(rotated.status).toBe(201);
+          expect((await call(item, 'DELETE', headers)).status).toBe(204);
+          secrets.push(created.body.secret!, rotated.body.secret!);
+        };
+        await lifecycle(`${t().notifier}/v1/customers/${clientId}/webhooks`, { 'x-api-key': granted.body.apiKey! }, ['score.updated']);
+        await lifecycle(
+          `${t().notifier}/v1/organizations/${org}/webhooks`,
+          { authorization: `Bearer ${token}`, 'user-agent': 'rsd-cli/1.0.0' },
+          ['authorization.first_use'],
+        );
+
+        const recipient = { type: 'recipient', id: clientId, via: 'api' };
+        const administrator = { ...person, via: 'cli' };
+        const expected = [
+          { action: 'authorization.created', actor: { ...person, via: 'api' }, clientId },
+          ...['created', 'updated', 'secret_rotated', 'deleted'].map((verb) => ({ action: `webhook.${verb}`, actor: recipient, clientId })),
+          ...['created', 'updated', 'secret_rotated', 'deleted'].map((verb) => ({
+            action: `alert_subscription.${verb}`,
+            actor: administrator,
+            clientId: null,
+          })),
+        ].reverse();
+        const log = `${t().credentials}/v1/organizations/${org}/audit-log`;
+        const read = (query = '') =>
+          call(`${log}${query}`, 'GET', { authorization: `Bearer ${token}` }) as Promise<{ status: number; body: unknown }>;
+        const entries = await eventually(
+          async () => {
+            const page = (await read()).body as { items: AuditLogEntry[] };
+            return page.items.length >= expected.length ? page.items : undefined;
+          },
+          30_000,
+          250,
+        );
+        expect(entries.map(({ action, actor, clientId: grant }) => ({ action, actor, clientId: grant }))).toEqual(expected);
+        for (const entry of entries) expect(entry.requestId && entry.address).toBeTruthy();
+        const filtered = (await read('?action=alert_subscription.created')).body as { items: AuditLogEntry[] };
+        expect(filtered.items.map((entry) => entry.action)).toEqual(['alert_subscription.created']);
+        const ofGrant = (await read(`?clientId=${clientId}&actor=recipient`)).body as { items: AuditLogEntry[] };
+        expect(ofGrant.items).toHaveLength(4);
+        const exported = await (await fetch(log, { headers: { authorization: `Bearer ${token}`, accept: 'application/x-ndjson' } })).text();
+        expect(parseNdjson(exported)).toEqual(entries);
+        for (const secret of [...secrets, target, granted.body.apiKey!]) expect(exported).not.toContain(secret);
       },
   };
 }

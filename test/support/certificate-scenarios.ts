@@ -157,23 +157,44 @@ export function certificateScenarios(target: () => CertificateTarget) {
         }
       },
 
-    "when a certificate is fetched, then it is a read in the grant's access log": async () => {
-      const { org, token, credential, certificate } = await aGrant(['qr_score']);
-      const [readApi] = t().readApis as [string];
-      const fetched = await certificate(readApi, '?asOf=2026-11-15');
-      expect(fetched.status).toBe(200);
-      const requestId = fetched.headers.get('x-request-id');
+    "when a certificate is fetched, then it is a read in the grant's access log with the date and format asked for, which the resource filter lists alone":
+      async () => {
+        const { org, token, credential, certificate } = await aGrant(['qr_score']);
+        const [readApi] = t().readApis as [string];
+        const fetched = await certificate(readApi, '?asOf=2026-11-15');
+        const printed = await certificate(readApi, '?asOf=2026-11-16', { accept: 'application/pdf' });
+        const refused = await certificate(readApi, '?asOf=someday');
+        expect([fetched.status, printed.status, refused.status]).toEqual([200, 200, 400]);
+        const [json, pdf, malformed] = [fetched, printed, refused].map((answer) => answer.headers.get('x-request-id'));
+        const accessLog = `${t().credentials}/v1/organizations/${org}/authorizations/${credential.clientId}/access-log`;
+        type Entry = { requestId: string; resource: string; status: number; certificate?: object };
+        const entries = (query: string) =>
+          request<{ items: Entry[] }>(`${accessLog}${query}`, { headers: { authorization: `Bearer ${token}` } }).then(
+            (log) => log.body.items ?? [],
+          );
 
-      const entry = await eventually(async () => {
-        const log = await request<{ items: { requestId: string; resource: string; status: number }[] }>(
-          `${t().credentials}/v1/organizations/${org}/authorizations/${credential.clientId}/access-log?limit=500`,
-          { headers: { authorization: `Bearer ${token}` } },
-        );
-        return log.body.items?.find((item) => item.requestId === requestId);
-      }, 30_000);
+        const listed = await eventually(async () => {
+          const items = await entries('?limit=500');
+          return [json, pdf, malformed].every((id) => items.some((item) => item.requestId === id)) ? items : undefined;
+        }, 30_000);
+        const byRequest = (id: string | null | undefined) => listed.find((item) => item.requestId === id);
 
-      expect(entry).toMatchObject({ resource: 'certificate', status: 200 });
-    },
+        expect(byRequest(json)).toMatchObject({
+          resource: 'certificate',
+          status: 200,
+          certificate: { asOf: '2026-11-15', format: 'json' },
+        });
+        expect(byRequest(pdf)).toMatchObject({ resource: 'certificate', status: 200, certificate: { asOf: '2026-11-16', format: 'pdf' } });
+        // A date that is none was refused before the certificate was known: a read, with nothing to describe.
+        expect(byRequest(malformed)).toMatchObject({ resource: 'certificate', status: 400 });
+        expect(byRequest(malformed)).not.toHaveProperty('certificate');
+        const certificates = await entries('?resource=certificate&status=2xx');
+        // Every certificate served (the grant's own wait for its score fetched some too), newest first, and nothing else.
+        const served = listed.filter((item) => item.resource === 'certificate' && item.status === 200);
+        expect(certificates).toEqual(served);
+        expect(certificates.slice(0, 2).map((item) => item.requestId)).toEqual([pdf, json]);
+        expect(listed.filter((item) => item.resource !== 'certificate').every((item) => !('certificate' in item))).toBe(true);
+      },
 
     'when an account pages its certificates, then each grant holding qr_score has its certificate on asOf, and the next page keeps asOf':
       async () => {

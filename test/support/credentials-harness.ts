@@ -17,12 +17,11 @@ import {
   type Logger,
   type OutboxRelay,
 } from '@rsd/platform';
-import { TOPICS } from '@rsd/contracts';
 import type { AccessLogStore, AuditLogStore, AuthorizationStore, EventLog } from '@rsd/ports';
 import { anAccessRecord as aTestkitAccessRecord, startApp, TEST_JWT_SECRET, type RunningApp } from '@rsd/testkit';
 import { openEmbeddedStores } from '../../libs/embedded/src/testing/temp-database';
 import { buildApp, type CredentialsAppDeps } from '../../services/credentials/src/app';
-import { auditProjection } from '../../services/credentials/src/audit-log/audit-projection';
+import { AUDITED_TOPICS, auditProjection } from '../../services/credentials/src/audit-log/audit-projection';
 import { credentialsConfigSchema } from '../../services/credentials/src/config';
 
 /** Where the harness's clock stands until a test moves it. */
@@ -85,7 +84,7 @@ export async function startCredentials(options: CredentialsHarnessOptions = {}):
   const auditLog = openSqliteAuditLogStore({ file: join(stores.dir, 'rsd.sqlite') });
   const auditFeed = await stores.eventLog.subscribe({
     groupId: 'credentials-audit',
-    topics: [TOPICS.authorizations],
+    topics: AUDITED_TOPICS,
     fromBeginning: true,
     ...auditProjection(auditLog, log),
   });

@@ -51,10 +51,12 @@ describe('credentials API documentation: usage and the access log (decisions 20 
       'application/x-ndjson': { schema: { type: 'string' } },
     });
     expect((accessLog?.parameters ?? []).map((parameter) => parameter.name)).toEqual(
-      expect.arrayContaining(['from', 'to', 'status', 'address', 'limit', 'cursor']),
+      expect.arrayContaining(['from', 'to', 'status', 'address', 'resource', 'limit', 'cursor']),
     );
     expect(Object.keys(document.components.schemas.AccessLogEntry?.properties ?? {}).sort()).toEqual([
       'at',
+      // Decision 55: a certificate fetch's date and format.
+      'certificate',
       'clientAddress',
       'code',
       'requestId',

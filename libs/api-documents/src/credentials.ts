@@ -7,6 +7,7 @@ import {
   createAccessReviewRequestSchema,
   signedAccessReviewReportSchema,
   ACCESS_LOG_LIMIT,
+  ACCESS_RESOURCES,
   accessLogPageSchema,
   alertListSchema,
   dailyReadsSchema,
@@ -262,7 +263,8 @@ const operations: OpenApiOperation[] = [
       'SCORE_NOT_FOUND, 304 …), listed within 10 s of the request and kept for ACCESS_LOG_RETENTION_DAYS (90). No key, ' +
       'header or query string is ever recorded. Entries are ordered by `at`, then `requestId`, newest first; a ' +
       '`nextCursor` continues exactly where its page ended, even while new entries arrive. Decision 54: filtered by `from`, ' +
-      '`to`, `status` and `address`.' +
+      '`to`, `status` and `address`; decision 55: by `resource` (`certificate`: the certificates fetched, each entry ' +
+      'with the date and format asked for).' +
       exportNote,
     tags,
     security: 'bearer',
@@ -273,6 +275,7 @@ const operations: OpenApiOperation[] = [
       instantParameter('to', 'Entries before this instant (after `from`)'),
       queryParameter('status', 'One status (`404`) or a class of them (`4xx`)', { type: 'string', pattern: '^[1-5]([0-9]{2}|xx)$' }),
       queryParameter('address', 'The client address exactly as the entries show it'),
+      queryParameter('resource', 'One resource read', { type: 'string', enum: [...ACCESS_RESOURCES] }),
       ...pageParameters(ACCESS_LOG_LIMIT, 'Entries per page'),
     ],
     responses: {
@@ -282,7 +285,7 @@ const operations: OpenApiOperation[] = [
       },
       ...callerErrors,
       '400': error(
-        'INVALID_ORGANIZATION_ID (checked before the token), INVALID_PARAMETER: a bad or repeated `from`, `to` (or `from` not before `to`), `status`, `address`, `limit` or `cursor`, or VALIDATION_FAILED: a path that is not percent-encoded UTF-8',
+        'INVALID_ORGANIZATION_ID (checked before the token), INVALID_PARAMETER: a bad or repeated `from`, `to` (or `from` not before `to`), `status`, `address`, `resource`, `limit` or `cursor`, or VALIDATION_FAILED: a path that is not percent-encoded UTF-8',
       ),
       '404': error('AUTHORIZATION_NOT_FOUND: no such Client ID in this organization'),
     },

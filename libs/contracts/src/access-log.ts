@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { clientIdSchema, utcInstantSchema } from './ids';
+import { clientIdSchema, isoDateSchema, utcInstantSchema } from './ids';
 
 /**
  * Decision 21's stream: a topic of its own beside the event store, with time-based retention. Not
@@ -13,6 +13,18 @@ export const ACCESS_LOG_LIMIT = { min: 1, max: 500, default: 100 } as const;
 export const ACCESS_RESOURCES = ['score', 'pillars', 'history', 'claim', 'certificate'] as const;
 export const accessResourceSchema = z.enum(ACCESS_RESOURCES).meta({ id: 'AccessResource' });
 export type AccessResource = z.infer<typeof accessResourceSchema>;
+
+/** Decision 55: how a certificate was served: `{ certificate, jws }` or the one-page PDF. */
+export const CERTIFICATE_FORMATS = ['json', 'pdf'] as const;
+
+/** What a certificate fetch was for: the date asked for and the format served (the console lists them on the grant's page). */
+export const certificateReadSchema = z
+  .object({
+    asOf: isoDateSchema.meta({ description: 'The date the certificate was asked for (`asOf`, today when omitted)' }),
+    format: z.enum(CERTIFICATE_FORMATS).meta({ description: '`json` ({ certificate, jws }) or `pdf`' }),
+  })
+  .meta({ id: 'CertificateRead' });
+export type CertificateRead = z.infer<typeof certificateReadSchema>;
 
 /** A 429 has no `code` in its body; the access log names it so, so that a refusal always has a code (docs/decisions/0021-access-log.md). */
 export const RATE_LIMITED_CODE = 'RATE_LIMITED';
@@ -37,6 +49,9 @@ export const accessLogEntrySchema = z
       .nullable()
       .meta({ description: 'The client address as the read API determines it (its trusted proxy hops included)' }),
     requestId: requestIdSchema.meta({ description: 'The x-request-id of the answer' }),
+    certificate: certificateReadSchema.optional().meta({
+      description: 'A certificate fetched (`resource` certificate) once its date was read: the date and the format; absent otherwise',
+    }),
   })
   .meta({ id: 'AccessLogEntry' });
 export type AccessLogEntry = z.infer<typeof accessLogEntrySchema>;

@@ -50,6 +50,7 @@ export const AUDIT_ACTIONS = [
   'webhook.created',
   'webhook.updated',
   'webhook.deleted',
+  'webhook.secret_rotated',
   'webhook.disabled',
   'alert_subscription.created',
   'alert_subscription.updated',
@@ -57,6 +58,7 @@ export const AUDIT_ACTIONS = [
   'access_review.created',
   'access_review.item_decided',
   'access_review.completed',
+  'alert_subscription.secret_rotated',
 ] as const;
 export const auditActionSchema = z.enum(AUDIT_ACTIONS).meta({ id: 'AuditAction' });
 export type AuditAction = z.infer<typeof auditActionSchema>;
@@ -86,7 +88,8 @@ export const auditLogEntrySchema = z
     requestId: requestIdSchema.nullable().meta({ description: 'The x-request-id of the request that made it; null for the system' }),
     address: z.string().max(64).nullable().meta({ description: "The caller's address as the service determined it; null for the system" }),
     clientId: clientIdSchema.nullable().meta({
-      description: "The grant changed (an access review's item decided); null for a webhook, an alert subscription or a review as a whole",
+      description:
+        "The grant changed (an access review's item decided; for a webhook, the grant it is a recipient's webhook of); null for a change to an alert subscription or a review as a whole",
     }),
   })
   .meta({ id: 'AuditLogEntry' });

@@ -1,16 +1,22 @@
 import { z } from 'zod';
 import { alertDetailsShape, alertTypeSchema } from './alerts';
 import { accessReviewDecisionSchema, accessReviewIdSchema } from './access-reviews';
-import { auditActorSchema, auditShape } from './audit';
+import { auditActorSchema, auditShape, auditStampSchema } from './audit';
 import { recipientTypeSchema, revocationReasonSchema, scopeSchema } from './authorization';
 import { clientIdSchema, organizationIdSchema, recipientAccountIdSchema, utcInstantSchema } from './ids';
 import { calculatedScoreSchema } from './resources';
+import { webhookIdSchema } from './webhooks';
 
 /** The topics are the event store: every projection can be rebuilt from offset zero. */
 export const TOPICS = {
   authorizations: 'rsd.authorizations.v1',
   scores: 'rsd.scores.v1',
   deadLetter: 'rsd.dead-letter.v1',
+  /**
+   * Decision 54: the notifier's changes to webhooks and alert subscriptions, each with who made it (the
+   * notifier keeps no other events). Kept forever like the others: it is the audit trail's record.
+   */
+  webhookChanges: 'rsd.webhook-changes.v1',
 } as const;
 
 export const EVENT_TYPES = {
@@ -326,6 +332,25 @@ export const accessReviewDueSoonSchema = cloudEvent(
 );
 
 export const scoreCalculatedSchema = cloudEvent(EVENT_TYPES.scoreCalculated, calculatedScoreSchema);
+
+/**
+ * Decision 54: a change the notifier made to a webhook (a recipient's, on one of the organization's
+ * grants) or to an alert subscription (an organization's own webhook for its alerts), and who made it.
+ * It names the webhook and its owner, never its URL or its secret. On its own topic, not one of the
+ * domain's events: nothing but the audit trail follows it.
+ */
+export const WEBHOOK_CHANGED_EVENT_TYPE = 'com.resiliencescore.webhook.changed.v1';
+export const webhookChangedSchema = cloudEvent(
+  WEBHOOK_CHANGED_EVENT_TYPE,
+  z.object({
+    organizationId: organizationIdSchema,
+    /** The grant whose webhook changed; null for an organization's alert subscription. */
+    clientId: clientIdSchema.nullable(),
+    webhookId: webhookIdSchema,
+    audit: auditStampSchema,
+  }),
+);
+export type WebhookChanged = z.infer<typeof webhookChangedSchema>;
 
 export const authorizationEventSchema = z.discriminatedUnion('type', [
   authorizationCreatedSchema,

@@ -1,5 +1,5 @@
 import { MongoBulkWriteError, type Db, type Filter } from 'mongodb';
-import type { AccessRecord, AccessResource } from '@rsd/contracts';
+import type { AccessRecord, AccessResource, CertificateRead } from '@rsd/contracts';
 import {
   bucketStart,
   HOUR_MS,
@@ -33,6 +33,8 @@ interface EntryDocument {
   status: number;
   code: string | null;
   clientAddress: string | null;
+  /** Decision 55: a certificate fetch's date and format; absent for other reads and in documents from before. */
+  certificate?: CertificateRead;
 }
 
 /**
@@ -262,6 +264,7 @@ export async function openMongoAccessLogStore(db: Db, options: MongoAccessLogSto
       }
       if (given.status) filter.status = { $gte: given.status.min, $lte: given.status.max };
       if (given.address !== undefined) filter.clientAddress = given.address;
+      if (given.resource !== undefined) filter.resource = given.resource;
       if (after) {
         const at = new Date(after.at);
         filter.$or = [
@@ -329,11 +332,13 @@ function bucketId(clientId: string, grain: UsageGrain, start: number): string {
 }
 
 function documentOf(record: AccessRecord): EntryDocument {
-  const { id, clientId, at, requestId, resource, status, code, clientAddress } = record;
-  return { _id: id, clientId, at: new Date(at), requestId, resource, status, code, clientAddress };
+  const { id, clientId, at, requestId, resource, status, code, clientAddress, certificate } = record;
+  const described = certificate ? { certificate: { asOf: certificate.asOf, format: certificate.format } } : {};
+  return { _id: id, clientId, at: new Date(at), requestId, resource, status, code, clientAddress, ...described };
 }
 
 function recordOf(document: EntryDocument): AccessRecord {
-  const { _id, clientId, at, requestId, resource, status, code, clientAddress } = document;
-  return { id: _id, clientId, at: at.toISOString(), requestId, resource, status, code, clientAddress };
+  const { _id, clientId, at, requestId, resource, status, code, clientAddress, certificate } = document;
+  const described = certificate ? { certificate: { asOf: certificate.asOf, format: certificate.format } } : {};
+  return { id: _id, clientId, at: at.toISOString(), requestId, resource, status, code, clientAddress, ...described };
 }

@@ -1,4 +1,4 @@
-import type { AccessRecord } from '@rsd/contracts';
+import type { AccessRecord, AccessResource } from '@rsd/contracts';
 import type { AccessLogPosition, DailyReads, RecordUsage } from '@rsd/domain';
 import type { EventRecord, Subscription } from './event-log';
 
@@ -42,6 +42,8 @@ export interface AccessLogFilter {
   status?: { min: number; max: number };
   /** The client address exactly. */
   address?: string;
+  /** One resource (decision 55: the certificates fetched). */
+  resource?: AccessResource;
 }
 
 export interface AccessLogOptions {

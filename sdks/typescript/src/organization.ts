@@ -181,6 +181,8 @@ export interface AccessLogOptions extends RequestOptions {
   status?: string;
   /** The client address exactly. */
   address?: string;
+  /** One resource: `'certificate'` lists the certificates fetched (decision 55). */
+  resource?: AccessLogEntry['resource'];
 }
 
 export interface AuditLogOptions extends RequestOptions {

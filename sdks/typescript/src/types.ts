@@ -327,6 +327,8 @@ export interface AccessLogEntry {
   code: string | null;
   clientAddress: string | null;
   requestId: string;
+  /** Decision 55: a certificate fetched, the date asked for and the format served; absent for other reads. */
+  certificate?: { asOf: string; format: 'json' | 'pdf' };
 }
 
 /** Who made a change (decision 54): a token's holder (`<issuer>|<subject>`), a recipient, the system or a leak reporter. */

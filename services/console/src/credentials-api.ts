@@ -1,6 +1,7 @@
 import type {
   AccessLogPage,
   Alert,
+  AuditLogPage,
   Authorization,
   AuthorizationWithClaimLink,
   CreatedAuthorization,
@@ -50,15 +51,35 @@ export interface CredentialsApi {
   /** `query` as the page was asked it (a repeated `limit` stays repeated, for the API to refuse). */
   accessLog(person: ConsoleIdentity, clientId: string, query: URLSearchParams): Promise<AccessLogPage>;
   dailyReads(person: ConsoleIdentity, clientId: string): Promise<DailyReadsList['days']>;
+  /** Decision 54's audit trail, one page; `query` as for the access log (the filters, `limit`, `cursor`). */
+  auditLog(person: ConsoleIdentity, query: URLSearchParams): Promise<AuditLogPage>;
+  /**
+   * The audit trail's export as the API streams it (CSV or NDJSON, every entry the filters match), for the
+   * console to pass on as it arrives. `signal` ends the read (the browser left); the API's answer must
+   * start within the usual timeout, but its body may take as long as it takes.
+   */
+  exportAuditLog(person: ConsoleIdentity, query: URLSearchParams, format: ExportFormat, signal: AbortSignal): Promise<ExportStream>;
   /** Decision 38's claim API, for the browser at `address` (the console vouches for it in a token of its own). */
   claim(method: 'GET' | 'POST', token: string, request: { address: string; body?: unknown; accountKey?: string }): Promise<RelayedAnswer>;
+}
+
+/** The audit trail's exports, by the media type the API answers them in. */
+export const EXPORT_TYPES = { csv: 'text/csv', ndjson: 'application/x-ndjson' } as const;
+export type ExportFormat = keyof typeof EXPORT_TYPES;
+
+export interface ExportStream {
+  contentType: string;
+  body: ReadableStream<Uint8Array>;
 }
 
 export function credentialsApi(options: { url: string; signer: ConsoleSigner; log: Logger; timeoutMs?: number }): CredentialsApi {
   const base = options.url.replace(/\/+$/, '');
   const timeoutMs = options.timeoutMs ?? 10_000;
 
-  async function send(path: string, init: { method?: string; body?: unknown; authorization: string; headers?: Record<string, string> }) {
+  async function send(
+    path: string,
+    init: { method?: string; body?: unknown; authorization: string; headers?: Record<string, string>; signal?: AbortSignal },
+  ) {
     try {
       return await fetch(`${base}${path}`, {
         method: init.method ?? 'GET',
@@ -71,7 +92,7 @@ export function credentialsApi(options: { url: string; signer: ConsoleSigner; lo
         },
         ...(init.body === undefined ? {} : { body: JSON.stringify(init.body) }),
         redirect: 'manual',
-        signal: AbortSignal.timeout(timeoutMs),
+        signal: init.signal ?? AbortSignal.timeout(timeoutMs),
       });
     } catch (error) {
       options.log.warn({ err: error }, 'console: the credentials service could not be reached');
@@ -79,18 +100,27 @@ export function credentialsApi(options: { url: string; signer: ConsoleSigner; lo
     }
   }
 
-  async function call<T>(
+  /** A request to the organization's part of the API, with a token of the console naming the person. */
+  async function asPerson(
     person: ConsoleIdentity,
     path: string,
-    init: { method?: string; body?: unknown } = {},
-  ): Promise<{ status: number; body: T }> {
+    init: { method?: string; body?: unknown; headers?: Record<string, string>; signal?: AbortSignal } = {},
+  ): Promise<Response> {
     const token = await options.signer.sign(CONSOLE_AUDIENCES.credentials, {
       organizationId: person.organizationId,
       subject: person.subject,
       personIssuer: person.issuer,
       scope: person.scope,
     });
-    const response = await send(`/v1/organizations/${encodeURIComponent(person.organizationId)}${path}`, { ...init, authorization: token });
+    return send(`/v1/organizations/${encodeURIComponent(person.organizationId)}${path}`, { ...init, authorization: token });
+  }
+
+  async function call<T>(
+    person: ConsoleIdentity,
+    path: string,
+    init: { method?: string; body?: unknown } = {},
+  ): Promise<{ status: number; body: T }> {
+    const response = await asPerson(person, path, init);
     const body: unknown = await response.json().catch(() => undefined);
     if (response.ok) return { status: response.status, body: body as T };
     throw consoleErrorOf(response, body, options.log);
@@ -110,11 +140,27 @@ export function credentialsApi(options: { url: string; signer: ConsoleSigner; lo
     },
     claimLink: async (person, clientId, body) =>
       (await call<AuthorizationWithClaimLink>(person, `${item(clientId)}/claim-link`, { method: 'POST', body })).body,
-    accessLog: async (person, clientId, query) => {
-      const search = query.toString();
-      return (await call<AccessLogPage>(person, `${item(clientId)}/access-log${search ? `?${search}` : ''}`)).body;
-    },
+    accessLog: async (person, clientId, query) =>
+      (await call<AccessLogPage>(person, withQuery(`${item(clientId)}/access-log`, query))).body,
     dailyReads: async (person, clientId) => (await call<DailyReadsList>(person, `${item(clientId)}/daily-reads`)).body.days,
+    auditLog: async (person, query) => (await call<AuditLogPage>(person, withQuery('/audit-log', query))).body,
+    async exportAuditLog(person, query, format, signal) {
+      // The usual timeout until the answer starts; then only the browser leaving ends the read.
+      const started = new AbortController();
+      const timer = setTimeout(() => started.abort(new Error('the credentials service did not answer in time')), timeoutMs);
+      try {
+        const response = await asPerson(person, withQuery('/audit-log', query), {
+          headers: { accept: EXPORT_TYPES[format] },
+          signal: AbortSignal.any([started.signal, signal]),
+        });
+        const contentType = response.headers.get('content-type') ?? '';
+        if (response.ok && response.body && contentType.startsWith(EXPORT_TYPES[format])) return { contentType, body: response.body };
+        const body: unknown = await response.json().catch(() => undefined);
+        throw consoleErrorOf(response.ok ? { status: 502, headers: response.headers } : response, body, options.log);
+      } finally {
+        clearTimeout(timer);
+      }
+    },
     async claim(method, token, request) {
       const response = await send(`/claim/${encodeURIComponent(token)}`, {
         method,
@@ -126,6 +172,11 @@ export function credentialsApi(options: { url: string; signer: ConsoleSigner; lo
       return { status: response.status, headers: response.headers, body };
     },
   };
+}
+
+function withQuery(path: string, query: URLSearchParams): string {
+  const search = query.toString();
+  return search ? `${path}?${search}` : path;
 }
 
 /** The API's refusal as the console's own error, in the API's words; what is not the person's doing is a 503. */

@@ -18,8 +18,7 @@ import { createExpiryScheduler } from './expiry/expiry-scheduler';
 import { createOutboxRelay } from '@rsd/platform';
 import { createAccessReviewScheduler } from './access-reviews/access-review-scheduler';
 import { accessLogProjection } from './access-log/access-log-projection';
-import { auditProjection } from './audit-log/audit-projection';
-import { TOPICS } from '@rsd/contracts';
+import { AUDITED_TOPICS, auditProjection } from './audit-log/audit-projection';
 import { accessAlerts } from './alerts/access-alerts';
 import { startAccessLogPruner } from './access-log/access-log-pruner';
 import { secretScanningKeys } from '@rsd/platform';
@@ -51,7 +50,7 @@ export async function createCredentialsModule({
   const auditLog = await runtime.openAuditLogStore();
   const auditFeed = await runtime.eventLog.subscribe({
     groupId: 'credentials-audit',
-    topics: [TOPICS.authorizations],
+    topics: AUDITED_TOPICS,
     fromBeginning: true,
     ...auditProjection(auditLog, log.child({ component: 'audit-log' })),
   });

@@ -21,6 +21,7 @@ import { startDeliveryWorker } from './delivery/delivery-worker';
 import { systemResolve, webhookSender, type Resolve } from './delivery/send-webhook';
 import { NOTIFIER_VIEWS, startNotifierProjection } from './events/plan-deliveries';
 import { secretSealer } from './webhooks/secret-sealing';
+import { webhookChangeRecorder } from './webhooks/webhook-changes';
 import { grantWebhooks, organizationWebhooks, portfolioWebhooks } from './webhooks/webhook-owners';
 
 export interface NotifierModuleDeps {
@@ -183,6 +184,7 @@ export async function createNotifierModule({
     clock,
     attemptsListed: config.WEBHOOK_ATTEMPTS_KEPT,
     onQueued: () => worker.nudge(),
+    recordChange: webhookChangeRecorder(runtime.eventLog, log),
     // Each kind of owner is one declaration (decision 45): a grant's, a recipient account's (decision 42) and an organization's (decision 44).
     owners: [
       grantWebhooks(recipientAuthenticator(access), config, views),

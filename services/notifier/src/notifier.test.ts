@@ -4,7 +4,7 @@ import type { AddressInfo } from 'node:net';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { EVENT_TYPES, TOPICS, type CalculatedScore, type Scope } from '@rsd/contracts';
+import { EVENT_TYPES, TOPICS, webhookChangedSchema, type CalculatedScore, type Scope } from '@rsd/contracts';
 import {
   authorizationCreated,
   authorizationRevoked,
@@ -249,6 +249,62 @@ describe('the notifier, on the embedded runtime', () => {
     expect(String(delivered.headers['webhook-signature']).split(' ')).toHaveLength(1);
     expect(webhookSignatureVerifies(delivered, rotated.body.secret)).toBe(true);
     expect(webhookSignatureVerifies(delivered, created.body.secret)).toBe(false);
+  });
+
+  test("when a grant's webhook is created, changed, its secret rotated and deleted, then each change is in the event log for the grant's organization's audit trail, with the recipient as actor and never the URL or a secret (decision 54)", async () => {
+    const recorded: string[] = [];
+    const follower = await runtime.eventLog.subscribe({
+      groupId: `audit-${randomUUID()}`,
+      topics: [TOPICS.webhookChanges],
+      fromBeginning: true,
+      handle: (record) => {
+        recorded.push(record.value);
+        return Promise.resolve();
+      },
+    });
+    try {
+      const credential = await anAuthorization();
+      const target = await receiver();
+      const headers = { 'x-api-key': credential.apiKey, 'content-type': 'application/json', 'user-agent': 'rsd-cli/1.0.0' };
+      const created = await subscribe(credential, { url: target.url, events: ['score.updated'] });
+      const item = `${app.baseUrl}/v1/customers/${credential.record.clientId}/webhooks/${created.body.id}`;
+      expect((await patch(credential, item, { events: ALL_EVENTS })).status).toBe(200);
+      const rotated = await request<{ secret: string }>(`${item}/rotate-secret`, {
+        method: 'POST',
+        headers,
+        body: JSON.stringify({ overlapSeconds: 0 }),
+      });
+      expect(rotated.status).toBe(201);
+      // A test delivery changes nothing: it is not in the trail.
+      expect((await request(`${item}/test`, { method: 'POST', headers })).status).toBe(202);
+      expect((await request(item, { method: 'DELETE', headers })).status).toBe(204);
+
+      // On the embedded log each append waits for its live followers: recorded before each answer.
+      const events = recorded.map((value) => webhookChangedSchema.parse(JSON.parse(value)));
+      expect(events.map((event) => [event.data.audit.action, event.data.audit.actor.via])).toEqual([
+        ['webhook.created', 'api'],
+        ['webhook.updated', 'api'],
+        ['webhook.secret_rotated', 'cli'],
+        ['webhook.deleted', 'cli'],
+      ]);
+      for (const event of events) {
+        expect(event.data).toMatchObject({
+          organizationId: ORG,
+          clientId: credential.record.clientId,
+          webhookId: created.body.id,
+          audit: {
+            actor: { type: 'recipient', id: credential.record.clientId },
+            requestId: expect.any(String),
+            address: expect.any(String),
+          },
+        });
+      }
+      for (const secretOrTarget of [created.body.secret, rotated.body.secret, target.url, credential.apiKey]) {
+        expect(recorded.join('\n')).not.toContain(secretOrTarget);
+      }
+    } finally {
+      await follower.close();
+    }
   });
 
   test('when a subscription is created, then the secret is in the 201 only, and the list shows the webhook without it', async () => {

@@ -1,4 +1,14 @@
-import { EVENT_TYPES, type AuditAction, type AuditActor, type AuditRecord, type AuditStamp, type AuthorizationEvent } from '@rsd/contracts';
+import {
+  EVENT_TYPES,
+  WEBHOOK_CHANGED_EVENT_TYPE,
+  webhookChangedSchema,
+  type AuditAction,
+  type AuditActor,
+  type AuditRecord,
+  type AuditStamp,
+  type AuthorizationEvent,
+  type WebhookChanged,
+} from '@rsd/contracts';
 
 /** Who asks for a change (decision 54): the actor, the request and the caller's address, as the service determined them. */
 export interface Origin {
@@ -78,5 +88,49 @@ export function auditRecordOf(event: AuthorizationEvent): AuditRecord | undefine
     requestId,
     address,
     clientId: 'clientId' in data ? data.clientId : null,
+  };
+}
+
+/** What the notifier does to a webhook that the audit trail records (a test or a redelivery changes nothing). */
+export type WebhookChange = 'created' | 'updated' | 'deleted' | 'secret_rotated';
+
+/**
+ * The action of a change to a webhook: an organization's own webhook is its subscription to its alerts
+ * (`alert_subscription.…`); a grant's is a recipient's webhook on one of the organization's grants (`webhook.…`).
+ */
+export function webhookAuditAction(owner: 'grant' | 'organization', change: WebhookChange): AuditAction {
+  return owner === 'organization' ? `alert_subscription.${change}` : `webhook.${change}`;
+}
+
+/** The notifier's event of a change to a webhook: its id and owner, who asked, never its URL or secret. */
+export function webhookChanged(
+  fields: { organizationId: string; clientId: string | null; webhookId: string; action: AuditAction; origin: Origin },
+  stamp: { id: string; time: Date },
+): WebhookChanged {
+  const { organizationId, clientId, webhookId, action, origin } = fields;
+  return webhookChangedSchema.parse({
+    specversion: '1.0',
+    id: stamp.id,
+    source: '/notifier',
+    type: WEBHOOK_CHANGED_EVENT_TYPE,
+    subject: webhookId,
+    time: stamp.time.toISOString(),
+    datacontenttype: 'application/json',
+    data: { organizationId, clientId, webhookId, audit: { action, ...origin } },
+  });
+}
+
+/** The audit view's entry for the notifier's event. */
+export function auditRecordOfWebhookChange(event: WebhookChanged): AuditRecord {
+  const { organizationId, clientId, audit } = event.data;
+  return {
+    eventId: event.id,
+    organizationId,
+    at: event.time,
+    action: audit.action,
+    actor: { ...audit.actor },
+    requestId: audit.requestId,
+    address: audit.address,
+    clientId,
   };
 }

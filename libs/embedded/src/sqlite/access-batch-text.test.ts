@@ -13,12 +13,14 @@ describe('an access batch as lines, as it crosses to the writer thread', () => {
       anAccessRecord(clientId, 2 * MINUTE, { status: 401, code: 'INVALID_API_KEY', resource: 'pillars', clientAddress: null }),
       anAccessRecord(clientId, MINUTE, { status: 429, code: 'RATE_LIMITED', resource: 'history', clientAddress: '2001:db8::1' }),
       anAccessRecord(clientId, 0, { status: 503, code: 'SERVICE_UNAVAILABLE' }),
+      anAccessRecord(clientId, 0, { resource: 'certificate', certificate: { asOf: '2026-11-20', format: 'pdf' } }),
     ];
 
     const read = readAccessLines(accessBatchText(records));
 
     expect(read).toEqual(accessBatchOf(records));
     expect(read.rows.map((row) => [row[5], row[6], row[7]])).toEqual(records.map((r) => [r.status, r.code, r.clientAddress]));
+    expect(read.rows.at(-1)?.[8]).toBe('{"asOf":"2026-11-20","format":"pdf"}');
   });
 
   it('when the records span minutes and hours, then each counts in its own minute and hour', () => {
@@ -40,7 +42,7 @@ describe('an access batch as lines, as it crosses to the writer thread', () => {
   it('when a line lacks a field or has one too many, then the batch is refused, naming the line', () => {
     const line = accessBatchText([anAccessRecord(aUniqueClientId(), 0)]);
 
-    expect(() => readAccessLines(line + line.replace('\t', ''))).toThrow('access batch line 2 has 10 fields, not 11');
-    expect(() => readAccessLines(line.replace('\t', '\t\t'))).toThrow('access batch line 1 has 12 fields, not 11');
+    expect(() => readAccessLines(line + line.replace('\t', ''))).toThrow('access batch line 2 has 11 fields, not 12');
+    expect(() => readAccessLines(line.replace('\t', '\t\t'))).toThrow('access batch line 1 has 13 fields, not 12');
   });
 });

@@ -1,5 +1,5 @@
 import type { SQLInputValue } from 'node:sqlite';
-import type { AccessRecord } from '@rsd/contracts';
+import { certificateReadSchema, type AccessRecord, type CertificateRead } from '@rsd/contracts';
 
 /**
  * A batch of access records ready to write: their columns, and what each one adds to the usage
@@ -22,7 +22,7 @@ export type RecordCount = [what: number, minuteStart: number, hourStart: number]
 
 /**
  * How a batch crosses to the writer thread: one line per record, its fields separated by tabs, in
- * the order of CHANGES.insert's columns, then what it counts for and its minute's and hour's start
+ * the order of CHANGES.insert's columns (the certificate's details as their JSON), then what it counts for and its minute's and hour's start
  * (empty when it counts for nothing). An empty field is a null: no field of a record can be empty.
  *
  * Lines, not JSON: the read API's event loop makes one for every read, and a line costs about a third
@@ -32,15 +32,32 @@ export type RecordCount = [what: number, minuteStart: number, hourStart: number]
  * The reader checks every line's field count all the same, and refuses the batch rather than shift a
  * column.
  */
-export const FIELDS_PER_LINE = 11;
+export const FIELDS_PER_LINE = 12;
 
 /** The line of one record (access-log-batch.ts gives the count from the domain's rules). */
 export function accessLine(
-  { clientId, at, requestId, id, resource, status, code, clientAddress }: AccessRecord,
+  { clientId, at, requestId, id, resource, status, code, clientAddress, certificate }: AccessRecord,
   count: RecordCount | 0,
 ): string {
   const counted = count === 0 ? '\t\t' : `${count[0]}\t${count[1]}\t${count[2]}`;
-  return `${clientId}\t${at}\t${requestId}\t${id}\t${resource}\t${status}\t${code ?? ''}\t${clientAddress ?? ''}\t${counted}\n`;
+  const described = certificateText(certificate) ?? '';
+  return `${clientId}\t${at}\t${requestId}\t${id}\t${resource}\t${status}\t${code ?? ''}\t${clientAddress ?? ''}\t${described}\t${counted}\n`;
+}
+
+/** Decision 55's details of a certificate fetch as the column keeps them: JSON (no tab or line break), or null. */
+export function certificateText(certificate: CertificateRead | undefined): string | null {
+  return certificate ? JSON.stringify({ asOf: certificate.asOf, format: certificate.format }) : null;
+}
+
+/** The column's text as the record's details; a value that is not one is left out rather than failing the page. */
+export function certificateOfText(text: string | null): CertificateRead | undefined {
+  if (text === null) return undefined;
+  try {
+    const parsed = certificateReadSchema.safeParse(JSON.parse(text));
+    return parsed.success ? parsed.data : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 /** The batch the lines describe; throws, naming the line, when one does not have every field. */
@@ -53,7 +70,8 @@ export function readAccessLines(text: string): AccessBatch {
     const fields = text.slice(start, end === -1 ? text.length : end).split('\t');
     if (fields.length !== FIELDS_PER_LINE)
       throw new Error(`access batch line ${rows.length + 1} has ${fields.length} fields, not ${FIELDS_PER_LINE}`);
-    const [clientId, at, requestId, id, resource, status, code, clientAddress, what, minuteStart, hourStart] = fields as [
+    const [clientId, at, requestId, id, resource, status, code, clientAddress, certificate, what, minuteStart, hourStart] = fields as [
+      string,
       string,
       string,
       string,
@@ -66,7 +84,7 @@ export function readAccessLines(text: string): AccessBatch {
       string,
       string,
     ];
-    rows.push([clientId, at, requestId, id, resource, Number(status), code || null, clientAddress || null]);
+    rows.push([clientId, at, requestId, id, resource, Number(status), code || null, clientAddress || null, certificate || null]);
     counts.push(what === '' ? 0 : [Number(what), Number(minuteStart), Number(hourStart)]);
     start = end === -1 ? text.length : end + 1;
   }

@@ -1,6 +1,6 @@
 import type { AccessRecord } from '@rsd/contracts';
 import { bucketStart, countsAsRefusal, countsAsUse } from '@rsd/domain';
-import { accessLine, type AccessBatch, type RecordCount } from './access-batch-text';
+import { accessLine, certificateText, type AccessBatch, type RecordCount } from './access-batch-text';
 import { COUNTS } from './write-access-batch';
 
 export type { AccessBatch, RecordCount } from './access-batch-text';
@@ -9,7 +9,7 @@ export type { AccessBatch, RecordCount } from './access-batch-text';
 export function accessBatchOf(records: readonly AccessRecord[]): AccessBatch {
   const countOf = recordCounts();
   return {
-    rows: records.map(({ clientId, at, requestId, id, resource, status, code, clientAddress }) => [
+    rows: records.map(({ clientId, at, requestId, id, resource, status, code, clientAddress, certificate }) => [
       clientId,
       at,
       requestId,
@@ -18,6 +18,7 @@ export function accessBatchOf(records: readonly AccessRecord[]): AccessBatch {
       status,
       code,
       clientAddress,
+      certificateText(certificate),
     ]),
     counts: records.map(countOf),
   };

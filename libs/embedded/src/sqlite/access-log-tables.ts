@@ -9,7 +9,8 @@ import type { StatementSync } from 'node:sqlite';
 //   key, and an index on `at` would add a large share to every insert.
 // - `access_usage`: the successful reads and the refusals of each (Client ID, minute) and (Client ID,
 //   hour); the index on `start` serves the prune. `refusals` came later (decision 38's chart): a
-//   database from before has it added, at 0, when it is opened.
+//   database from before has it added, at 0, when it is opened. So has `access_log` its
+//   `certificate` (decision 55: a certificate fetch's date and format, as JSON; null for other reads).
 // - `access_last_use`: each Client ID's latest successful read, kept when its buckets are pruned.
 
 /**
@@ -17,7 +18,7 @@ import type { StatementSync } from 'node:sqlite';
  * `to` narrow the range of `at`, status and address are checked on the rows it reads (decision 54).
  */
 export function pageQuery(conditions: readonly string[]): string {
-  return `SELECT id, at, request_id, resource, status, code, client_address FROM access_log
+  return `SELECT id, at, request_id, resource, status, code, client_address, certificate FROM access_log
     WHERE ${['client_id = ?', ...conditions].join(' AND ')} ORDER BY at DESC, request_id DESC, id DESC LIMIT ?`;
 }
 
@@ -25,7 +26,14 @@ export function pageQuery(conditions: readonly string[]): string {
 export const QUERIES = {
   page: pageQuery([]),
   pageAfter: pageQuery(['(at, request_id, id) < (?, ?, ?)']),
-  pageFiltered: pageQuery(['(at, request_id, id) < (?, ?, ?)', 'at >= ?', 'at < ?', 'status BETWEEN ? AND ?', 'client_address = ?']),
+  pageFiltered: pageQuery([
+    '(at, request_id, id) < (?, ?, ?)',
+    'at >= ?',
+    'at < ?',
+    'status BETWEEN ? AND ?',
+    'client_address = ?',
+    'resource = ?',
+  ]),
   buckets: 'SELECT start, reads FROM access_usage WHERE client_id = ? AND grain = ? AND start >= ? AND start < ?',
   lastUseOf: 'SELECT last_used_at FROM access_last_use WHERE client_id = ?',
   clientAfter: 'SELECT client_id FROM access_log WHERE client_id > ? ORDER BY client_id LIMIT 1',
@@ -36,8 +44,8 @@ export const QUERIES = {
 
 /** The changes. */
 export const CHANGES = {
-  insert: `INSERT INTO access_log (client_id, at, request_id, id, resource, status, code, client_address)
-    VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`,
+  insert: `INSERT INTO access_log (client_id, at, request_id, id, resource, status, code, client_address, certificate)
+    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`,
   /** Reads only: the import of an earlier version's files, which counted no refusals. */
   count: `INSERT INTO access_usage (client_id, grain, start, reads) VALUES (?, ?, ?, ?)
     ON CONFLICT DO UPDATE SET reads = reads + excluded.reads`,
@@ -56,8 +64,8 @@ export const ACCESS_ROW = { clientId: 0, at: 1, id: 3 } as const;
 
 /** CHANGES.insert of `rows` records in one statement. */
 export function insertMany(rows: number): string {
-  const values = Array.from({ length: rows }, () => '(?, ?, ?, ?, ?, ?, ?, ?)').join(', ');
-  return `INSERT INTO access_log (client_id, at, request_id, id, resource, status, code, client_address)
+  const values = Array.from({ length: rows }, () => '(?, ?, ?, ?, ?, ?, ?, ?, ?)').join(', ');
+  return `INSERT INTO access_log (client_id, at, request_id, id, resource, status, code, client_address, certificate)
     VALUES ${values} ON CONFLICT DO NOTHING`;
 }
 
@@ -70,9 +78,13 @@ export interface SchemaConnection {
 export function createAccessLogTables(db: SchemaConnection): void {
   db.exec(`CREATE TABLE IF NOT EXISTS access_log (
     client_id TEXT NOT NULL, at TEXT NOT NULL, request_id TEXT NOT NULL, id TEXT NOT NULL,
-    resource TEXT NOT NULL, status INTEGER NOT NULL, code TEXT, client_address TEXT,
+    resource TEXT NOT NULL, status INTEGER NOT NULL, code TEXT, client_address TEXT, certificate TEXT,
     PRIMARY KEY (client_id, at, request_id, id)
   ) WITHOUT ROWID`);
+  // A database from before certificate fetches were described (decision 55): their rows have none.
+  if (!db.prepare("SELECT 1 FROM pragma_table_info('access_log') WHERE name = 'certificate'").get()) {
+    db.exec('ALTER TABLE access_log ADD COLUMN certificate TEXT');
+  }
   db.exec(`CREATE TABLE IF NOT EXISTS access_usage (
     client_id TEXT NOT NULL, grain TEXT NOT NULL, start INTEGER NOT NULL, reads INTEGER NOT NULL,
     PRIMARY KEY (client_id, grain, start)

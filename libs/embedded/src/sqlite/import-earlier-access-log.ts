@@ -46,7 +46,8 @@ export async function importEarlierAccessLog({ dir, file, log }: ImportAccessLog
               continue;
             }
             const { at, requestId, id, resource, status, code, clientAddress } = parsed.data;
-            insert.run(clientId, at, requestId, id, resource, status, code, clientAddress);
+            // That version kept no certificate's details.
+            insert.run(clientId, at, requestId, id, resource, status, code, clientAddress, null);
             records += 1;
           }
         }

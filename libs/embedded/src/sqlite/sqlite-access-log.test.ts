@@ -1,5 +1,6 @@
 import { mkdir, readdir, rename, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { DatabaseSync } from 'node:sqlite';
 import type { AccessRecord } from '@rsd/contracts';
 import { anAccessRecord, aUniqueClientId, describeAccessLogStoreContract } from '@rsd/testkit';
 import { aTempDatabasePerTest, onATempDatabase, planFindings } from '../testing/temp-database';
@@ -28,6 +29,24 @@ describe('SQLite access log', () => {
     expect(usageBefore).toEqual({ lastUsedAt: records[2]!.at, usage: { last24h: 3, last30d: 3 } });
     expect((await second.usage([clientId], NOW)).get(clientId)).toEqual(usageBefore);
     expect(await second.page(clientId, { limit: 10 })).toEqual([...records].reverse());
+    await second.close();
+  });
+
+  it('when the database is from before certificate fetches were described, then its entries are kept and the column is added', async () => {
+    const clientId = aUniqueClientId();
+    const before = anAccessRecord(clientId, 2 * MINUTE);
+    const first = openSqliteAccessLogStore({ file: temp.file });
+    await first.add([before]);
+    await first.close();
+    const db = new DatabaseSync(temp.file);
+    db.exec('ALTER TABLE access_log DROP COLUMN certificate');
+    db.close();
+
+    const second = openSqliteAccessLogStore({ file: temp.file });
+    const fetched = anAccessRecord(clientId, MINUTE, { resource: 'certificate', certificate: { asOf: '2026-11-20', format: 'json' } });
+    await second.add([fetched]);
+
+    expect(await second.page(clientId, { limit: 10 })).toEqual([fetched, before]);
     await second.close();
   });
 

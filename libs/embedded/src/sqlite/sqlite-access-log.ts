@@ -15,6 +15,7 @@ import { BUSY_TIMEOUT_MS, integer, text } from './database';
 import { openStoreDatabase } from './store-database';
 import { CHANGES, createAccessLogTables, pageQuery, QUERIES } from './access-log-tables';
 import { accessBatchOf, accessBatchText } from './access-log-batch';
+import { certificateOfText } from './access-batch-text';
 import { startAccessLogWriter } from './access-log-writer';
 import { writeAccessBatch } from './write-access-batch';
 import { importEarlierAccessLog } from './import-earlier-access-log';
@@ -154,6 +155,7 @@ export function openSqliteAccessLogStore(options: { file: string }): AccessLogSt
         if (filter.to !== undefined) where('at < ?', filter.to);
         if (filter.status) where('status BETWEEN ? AND ?', filter.status.min, filter.status.max);
         if (filter.address !== undefined) where('client_address = ?', filter.address);
+        if (filter.resource !== undefined) where('resource = ?', filter.resource);
         const rows = statement(pageQuery(conditions)).all(...values, limit);
         return rows.map((row): AccessRecord => ({
           id: text(row.id),
@@ -164,6 +166,7 @@ export function openSqliteAccessLogStore(options: { file: string }): AccessLogSt
           code: textOrNull(row.code),
           clientAddress: textOrNull(row.client_address),
           requestId: text(row.request_id),
+          ...withCertificate(certificateOfText(textOrNull(row.certificate))),
         }));
       });
     },
@@ -219,4 +222,9 @@ function widestRanges(ranges: readonly BucketRange[]): BucketRange[] {
 
 function textOrNull(value: unknown): string | null {
   return value === null ? null : text(value);
+}
+
+/** A record's certificate details when it has some: a record without them has no such key. */
+function withCertificate(certificate: AccessRecord['certificate']): Pick<AccessRecord, 'certificate'> {
+  return certificate ? { certificate } : {};
 }

@@ -69,6 +69,23 @@ export function describeAccessLogStoreContract(name: string, factory: (now: () =
       expect(await page({ address: '203.0.113.1' }, limited)).toEqual([early]);
     });
 
+    it('when certificates are fetched among other reads (decision 55), then each keeps its date and format, and the resource filter lists them alone', async () => {
+      const clientId = aUniqueClientId();
+      const read = anAccessRecord(clientId, 40 * MINUTE);
+      const json = anAccessRecord(clientId, 30 * MINUTE, { resource: 'certificate', certificate: { asOf: '2026-11-01', format: 'json' } });
+      const refused = anAccessRecord(clientId, 25 * MINUTE, { resource: 'certificate', status: 400, code: 'INVALID_PARAMETER' });
+      const pdf = anAccessRecord(clientId, 20 * MINUTE, { resource: 'certificate', certificate: { asOf: '2026-11-23', format: 'pdf' } });
+      await store.add([read, json, refused, pdf]);
+
+      expect(await store.page(clientId, { limit: 10 })).toEqual([pdf, refused, json, read]);
+      expect(await store.page(clientId, { limit: 10, filter: { resource: 'certificate' } })).toEqual([pdf, refused, json]);
+      expect(await store.page(clientId, { limit: 10, filter: { resource: 'certificate', status: { min: 200, max: 299 } } })).toEqual([
+        pdf,
+        json,
+      ]);
+      expect(await store.page(clientId, { limit: 10, filter: { resource: 'score' } })).toEqual([read]);
+    });
+
     it('when records of two Client IDs are added, then a page holds only the one asked for, newest first, exactly as added', async () => {
       const [mine, theirs] = [aUniqueClientId(), aUniqueClientId()];
       const older = anAccessRecord(mine, 5 * MINUTE, { status: 401, code: 'INVALID_API_KEY', resource: 'pillars', clientAddress: null });

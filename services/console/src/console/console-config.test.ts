@@ -1,4 +1,8 @@
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { ConfigError, loadConfig } from '@rsd/platform';
+import { consoleServiceConfigSchema } from '../config';
 import { CALLBACK_PATH, consoleConfigSchema, DEFAULT_CLAIMS, oidcSettingsOf } from './console-config';
 
 const ISSUER = 'https://id.acme.example/realms/acme';
@@ -163,5 +167,40 @@ describe('console config (decision 31)', () => {
     expect(problemsOf({ CONSOLE_OIDC_CLIENT_ID: 'rsd-console' })).toEqual([
       'CONSOLE_OIDC_CLIENT_ID: is set but CONSOLE_OIDC_ISSUER is not',
     ]);
+  });
+
+  describe('the client secret from a file (decision 53: every secret may come from a file)', () => {
+    let dir: string;
+    beforeEach(() => {
+      dir = mkdtempSync(join(tmpdir(), 'rsd-console-secret-'));
+    });
+    afterEach(() => rmSync(dir, { recursive: true, force: true }));
+    const { CONSOLE_OIDC_CLIENT_SECRET: secret, ...withoutSecret } = COMPLETE;
+    const fileWith = (content: string) => {
+      const path = join(dir, 'client-secret');
+      writeFileSync(path, content);
+      return path;
+    };
+
+    test('when CONSOLE_OIDC_CLIENT_SECRET_FILE names a mounted secret, then the sign-in uses its content, its final line break dropped', () => {
+      // The whole service's settings, as the runner reads them.
+      const config = loadConfig(consoleServiceConfigSchema, { ...withoutSecret, CONSOLE_OIDC_CLIENT_SECRET_FILE: fileWith(`${secret}\n`) });
+      const settings = oidcSettingsOf(config);
+
+      expect(settings?.clientSecret).toBe(secret);
+    });
+
+    test('when the secret is set both ways, or its file is empty or cannot be read, then the problem names the variable and the path, never the secret', () => {
+      const twice = problemsOf({ ...COMPLETE, CONSOLE_OIDC_CLIENT_SECRET_FILE: fileWith(secret) });
+      const empty = problemsOf({ ...withoutSecret, CONSOLE_OIDC_CLIENT_SECRET_FILE: fileWith('\n') });
+      const missing = problemsOf({ ...withoutSecret, CONSOLE_OIDC_CLIENT_SECRET_FILE: join(dir, 'absent') });
+
+      expect(twice).toEqual([
+        'CONSOLE_OIDC_CLIENT_SECRET_FILE: set either CONSOLE_OIDC_CLIENT_SECRET or CONSOLE_OIDC_CLIENT_SECRET_FILE, not both',
+      ]);
+      expect(empty).toContain(`CONSOLE_OIDC_CLIENT_SECRET_FILE: ${join(dir, 'client-secret')} is empty`);
+      expect(missing).toContain(`CONSOLE_OIDC_CLIENT_SECRET_FILE: ${join(dir, 'absent')} cannot be read (ENOENT)`);
+      expect([...twice, ...empty, ...missing].join('\n')).not.toContain(secret);
+    });
   });
 });

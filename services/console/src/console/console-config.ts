@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { env } from '@rsd/platform';
+import { env, secretsFromFiles } from '@rsd/platform';
 import { isLoopbackHost, type OidcSettings } from './oidc-sign-in';
 
 export const CONSOLE_PATH = '/console';
@@ -21,15 +21,18 @@ const secureUrl = env.optionalString().pipe(
     .optional(),
 );
 
+/** The console's secrets that are none of the runner's (no SecretSpec: nothing to make when absent), also read from `<VARIABLE>_FILE`. */
+const SECRETS_FROM_FILES = ['CONSOLE_OIDC_CLIENT_SECRET'] as const;
+
 /**
  * Decision 31: sign-in to the console by OpenID Connect against the organization's identity provider.
  * None of it set: the console has no OpenID Connect sign-in (the embedded runtime prints a one-time link).
  */
-export const consoleConfigSchema = z
+const oidcConfigSchema = z
   .object({
     CONSOLE_OIDC_ISSUER: secureUrl,
     CONSOLE_OIDC_CLIENT_ID: env.optionalString(),
-    /** From the environment (a Kubernetes Secret), never from a file in the repository. */
+    /** From the environment, or the file CONSOLE_OIDC_CLIENT_SECRET_FILE names (a mounted Secret); never from the repository. */
     CONSOLE_OIDC_CLIENT_SECRET: env.optionalString(),
     CONSOLE_OIDC_REDIRECT_URI: secureUrl.refine(
       (value) => value === undefined || !URL.canParse(value) || new URL(value).pathname === CALLBACK_PATH,
@@ -53,6 +56,18 @@ export const consoleConfigSchema = z
       if (!value[name]) ctx.addIssue({ code: 'custom', path: [name], message: 'is required with CONSOLE_OIDC_ISSUER' });
     }
   });
+
+/**
+ * Decision 53: every secret may come from a file, as orchestrators mount them. The file is read before
+ * anything looks at the variable it sets, as the runtime's engine secrets are (runtime-config.ts): both
+ * set, an unreadable or an empty file is a problem naming the variable and the path, never the content.
+ */
+export const consoleConfigSchema = z.preprocess((input, ctx) => {
+  if (typeof input !== 'object' || input === null) return input;
+  const { env: resolved, problems } = secretsFromFiles(input as NodeJS.ProcessEnv, SECRETS_FROM_FILES);
+  for (const { variable, message } of problems) ctx.addIssue({ code: 'custom', path: [variable], message });
+  return resolved;
+}, oidcConfigSchema);
 export type ConsoleConfig = z.infer<typeof consoleConfigSchema>;
 
 export function oidcSettingsOf(config: ConsoleConfig): OidcSettings | undefined {

@@ -873,6 +873,46 @@ describe('credentials service: the console (decisions 30-32)', () => {
       expect(page.body).toContain('cursor is not one this API returned as nextCursor');
     });
 
+    test('when the recipient fetched certificates, then the grant page lists those served, newest first, with their date, format and address (decision 55)', async () => {
+      const session = await signIn();
+      const { clientId } = await createInConsole(session);
+      await h.accessLog.add([
+        anAccessRecord(clientId, 5 * MINUTE),
+        anAccessRecord(clientId, 4 * MINUTE, { resource: 'certificate', certificate: { asOf: '2026-11-15', format: 'json' } }),
+        anAccessRecord(clientId, 3 * MINUTE, { resource: 'certificate', status: 400, code: 'INVALID_PARAMETER' }),
+        anAccessRecord(clientId, 2 * MINUTE, {
+          resource: 'certificate',
+          certificate: { asOf: '2026-11-16', format: 'pdf' },
+          clientAddress: '203.0.113.9',
+        }),
+      ]);
+
+      const page = await visit(`/console/authorizations/${clientId}`, { cookie: session.cookie });
+
+      expect(page.status).toBe(200);
+      const section = /id="certificates-heading"[\s\S]*?<\/section>/.exec(page.body)?.[0] ?? '';
+      const rows = [...section.matchAll(/<tr>([\s\S]*?)<\/tr>/g)].slice(1).map((row) =>
+        (row[1] ?? '')
+          .replace(/<[^>]+>/g, ' ')
+          .replace(/\s+/g, ' ')
+          .trim(),
+      );
+      expect(rows).toEqual([
+        expect.stringMatching(/ UTC 2026-11-16 PDF 203\.0\.113\.9$/),
+        expect.stringMatching(/ UTC 2026-11-15 Signed JSON 198\.51\.100\.7$/),
+      ]);
+    });
+
+    test('when no certificate was fetched, then the grant page says so', async () => {
+      const session = await signIn();
+      const { clientId } = await createInConsole(session);
+      await h.accessLog.add([anAccessRecord(clientId, MINUTE)]);
+
+      const page = await visit(`/console/authorizations/${clientId}`, { cookie: session.cookie });
+
+      expect(page.body).toContain('No certificate fetched yet.');
+    });
+
     test('when the limit is out of range or given twice, then it is a 400 page, not a 500', async () => {
       const session = await signIn();
       const { clientId } = await createInConsole(session);
@@ -884,6 +924,116 @@ describe('credentials service: the console (decisions 30-32)', () => {
       ];
 
       expect(pages.map((page) => page.status)).toEqual([400, 400, 400]);
+    });
+  });
+
+  describe('the audit log page (decision 54)', () => {
+    /** Three grants made in the console: three changes in the organization's trail, by the person, through the console. */
+    async function threeChanges(session: { cookie: string; csrf: string }): Promise<string[]> {
+      const made: string[] = [];
+      for (let i = 0; i < 3; i += 1) {
+        // A second apart: entries of one instant are ordered by their event's id, not by when they were made.
+        h.clock.set(new Date(NOW.getTime() + i * 1_000));
+        made.push((await createInConsole(session)).clientId);
+      }
+      return made;
+    }
+    const hrefOf = (body: string, label: string) => new RegExp(`href="([^"]+)"[^>]*>${label}<`).exec(body)?.[1]?.replaceAll('&amp;', '&');
+
+    test('when it is asked with a filter and a page size, then it lists the matches newest first with their actor, and the older link and the downloads keep the filter', async () => {
+      const session = await signIn();
+      const [first, second, third] = await threeChanges(session);
+      await createOverApi(OTHER_ORG);
+
+      const page = await visit('/console/audit-log?action=authorization.created&limit=2', { cookie: session.cookie });
+
+      expect(page.status).toBe(200);
+      expect(page.body.indexOf(third!)).toBeGreaterThan(-1);
+      expect(page.body.indexOf(third!)).toBeLessThan(page.body.indexOf(second!));
+      expect(page.body).not.toContain(first);
+      expect(occurrences(page.body, 'through the console')).toBe(2);
+      expect(page.body).toContain('<option value="authorization.created"  selected>');
+      const older = hrefOf(page.body, 'Older entries');
+      expect(older).toMatch(/^\/console\/audit-log\?action=authorization.created&limit=2&cursor=[A-Za-z0-9_-]+$/);
+      expect(hrefOf(page.body, 'CSV')).toBe('/console/audit-log/export.csv?action=authorization.created');
+      expect(hrefOf(page.body, 'NDJSON')).toBe('/console/audit-log/export.ndjson?action=authorization.created');
+
+      const next = await visit(older!, { cookie: session.cookie });
+      expect(next.status).toBe(200);
+      expect(next.body).toContain(first);
+      expect(next.body).not.toContain(third);
+      expect(hrefOf(next.body, 'Newest entries')).toBe('/console/audit-log?action=authorization.created&limit=2');
+    });
+
+    test("when a time filter comes from the date-time field (UTC, no offset), then it is the API's instant: changes from a minute after them show none", async () => {
+      const session = await signIn();
+      await threeChanges(session);
+      const local = (ms: number) => new Date(NOW.getTime() + ms).toISOString().slice(0, 16);
+
+      const before = await visit(`/console/audit-log?from=${local(-MINUTE)}`, { cookie: session.cookie });
+      const after = await visit(`/console/audit-log?from=${local(MINUTE)}`, { cookie: session.cookie });
+
+      expect([before.status, after.status]).toEqual([200, 200]);
+      expect(occurrences(before.body, 'authorization.created</code>')).toBe(3);
+      expect(after.body).toContain('No changes match.');
+      expect(after.body).toContain(`value="${local(MINUTE)}"`);
+    });
+
+    test.each([
+      ['a time that is no time', 'from=yesterday', 'from'],
+      ['an unknown action', 'action=authorization.eaten', 'action'],
+      ['a limit given twice', 'limit=1&limit=2', 'limit'],
+    ])('when the page is asked with %s, then it is a 400 page naming the parameter, with the form kept', async (_label, query, name) => {
+      const session = await signIn();
+
+      const page = await visit(`/console/audit-log?${query}`, { cookie: session.cookie });
+
+      expect(page.status).toBe(400);
+      expect(page.body).toMatch(new RegExp(`<p class="problem" role="alert">[^<]*${name}`));
+      expect(page.body).toContain('<h1>Audit log</h1>');
+    });
+
+    test("when the CSV or the NDJSON is downloaded, then it is the API's export of every match, as an attachment, passed on as it streams", async () => {
+      const session = await signIn();
+      const made = await threeChanges(session);
+      // A second after the last: entries of one instant are ordered by their event's id.
+      h.clock.set(new Date(NOW.getTime() + 3_000));
+      await visit(`/console/authorizations/${made[0]}/revoke`, { cookie: session.cookie, form: { _csrf: session.csrf } });
+
+      const csv = await visit('/console/audit-log/export.csv?action=authorization.created', { cookie: session.cookie });
+      // Read as text: every line is a JSON document, the whole is not one.
+      const ndjson = await fetch(`${h.app.baseUrl}/console/audit-log/export.ndjson`, {
+        headers: { cookie: `${SESSION_COOKIE}=${session.cookie}` },
+      });
+
+      expect(csv.status).toBe(200);
+      expect(csv.headers.get('content-type')).toMatch(/^text\/csv/);
+      expect(csv.headers.get('content-disposition')).toBe(`attachment; filename="audit-log-${ORG}.csv"`);
+      // Passed on as it comes: chunked, never a body the console held whole to measure.
+      expect(csv.headers.get('content-length')).toBeNull();
+      expect(csv.headers.get('transfer-encoding')).toBe('chunked');
+      const rows = csv.body.trimEnd().split('\r\n');
+      expect(rows[0]).toBe('at,action,actorType,actorId,actorVia,requestId,address,clientId');
+      expect(rows.slice(1).map((row) => row.split(',')[7])).toEqual([...made].reverse());
+      expect(ndjson.headers.get('content-type')).toMatch(/^application\/x-ndjson/);
+      const lines = (await ndjson.text())
+        .trimEnd()
+        .split('\n')
+        .map((line) => JSON.parse(line) as { action: string; actor: { via: string } });
+      expect(lines.map((line) => line.action)).toEqual(['authorization.revoked', ...made.map(() => 'authorization.created')]);
+      expect(new Set(lines.map((line) => line.actor.via))).toEqual(new Set(['console']));
+    });
+
+    test('when a download is asked with a filter the API refuses, or by nobody signed in, then it is the 400 page or the way to sign in, and no file', async () => {
+      const session = await signIn();
+
+      const refused = await visit('/console/audit-log/export.csv?action=authorization.eaten', { cookie: session.cookie });
+      const anonymous = await visit('/console/audit-log/export.ndjson');
+
+      expect(refused.status).toBe(400);
+      expect(refused.headers.get('content-type')).toMatch(/^text\/html/);
+      expect(refused.headers.get('content-disposition')).toBeNull();
+      expect([anonymous.status, anonymous.location]).toEqual([303, '/console']);
     });
   });
 

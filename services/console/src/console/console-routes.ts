@@ -36,6 +36,7 @@ import type { Html } from './html';
 import { labelledRouter } from '@rsd/observability';
 import type { AlertWebhookAccess } from './alert-webhooks';
 import { alertWebhookRoutes } from './alert-webhook-routes';
+import { auditLogRoutes, passedOn } from './audit-log-routes';
 
 export interface ConsoleRoutesDeps {
   /** Decision 51: the organization's authorizations, only through the credentials service's API. */
@@ -54,6 +55,8 @@ export interface ConsoleRoutesDeps {
 const SESSION_COOKIE = 'rsd_console';
 const ATTEMPT_COOKIE = 'rsd_console_sign_in';
 const FORM_LIMIT = '16kb';
+/** The grant page's list of certificates fetched: the latest served ones. */
+const CERTIFICATES_FETCHED = new URLSearchParams({ resource: 'certificate', status: '2xx', limit: '20' });
 
 /**
  * The console (decisions 30-32): server-rendered pages, a client of the credentials service's API
@@ -215,13 +218,24 @@ export function consoleRoutes(deps: ConsoleRoutesDeps): Router {
     const session = sessionOf(res);
     const { clientId } = req.params as { clientId: string };
     const query = accessLogQueryOf(req);
-    const [authorization, accessLog, daily] = await Promise.all([
+    const [authorization, accessLog, daily, certificates] = await Promise.all([
       api.get(session, clientId),
       api.accessLog(session, clientId, query),
       api.dailyReads(session, clientId),
+      // Decision 55: the certificates the recipient fetched, from the access log (served ones only: a refusal is no certificate).
+      api.accessLog(session, clientId, CERTIFICATES_FETCHED),
     ]);
     const notice = req.query.notice === 'revoked' ? 'Revoked. Reads with this authorization are refused from now on.' : undefined;
-    page(res, 200, detailPage(viewerOf(session), authorization, accessLog, { notice, olderThanFirstPage: query.has('cursor'), daily }));
+    page(
+      res,
+      200,
+      detailPage(viewerOf(session), authorization, accessLog, {
+        notice,
+        olderThanFirstPage: query.has('cursor'),
+        daily,
+        certificates: certificates.items,
+      }),
+    );
   });
 
   router.get('/authorizations/:clientId/revoke', signedIn, validClientId, async (req, res) => {
@@ -276,6 +290,9 @@ export function consoleRoutes(deps: ConsoleRoutesDeps): Router {
     page,
     log: deps.log,
   });
+
+  // --- Audit log ----------------------------------------------------------------------------------
+  auditLogRoutes(router, { api, signedIn, sessionOf, viewerOf: (res) => viewerOf(sessionOf(res)), page, log: deps.log });
 
   router.use(async (req, res) => {
     // A path that is not valid percent-encoding names no page: the 400 every service answers (decision 50).
@@ -340,12 +357,7 @@ function page(res: Response, status: number, body: Html): void {
 
 /** The access log's page as asked: `limit` and `cursor`, each as often as given (the API refuses a repeated one by name). */
 function accessLogQueryOf(req: Request): URLSearchParams {
-  const query = new URLSearchParams();
-  for (const name of ['limit', 'cursor']) {
-    const value: unknown = req.query[name];
-    for (const item of Array.isArray(value) ? value : value === undefined ? [] : [value]) query.append(name, String(item));
-  }
-  return query;
+  return passedOn(req, ['limit', 'cursor']);
 }
 
 function sessionOf(res: Response): ConsoleSession {

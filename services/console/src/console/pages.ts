@@ -3,6 +3,7 @@ import {
   DEFAULT_OVERLAP_SECONDS,
   RECIPIENT_TYPES,
   SCOPES,
+  type AccessLogEntry,
   type AccessLogPage,
   type Alert,
   type AlertType,
@@ -141,6 +142,7 @@ export function listPage(viewer: Viewer, authorizations: readonly Authorization[
     'Authorizations',
     html`<div class="heading">
         <h1>Authorizations</h1>
+        <a href="/console/audit-log">Audit log</a>
         <a class="button" href="/console/authorizations/new">New authorization</a>
       </div>
       ${body} ${alertsSection(authorizations, alerts)}`,
@@ -420,7 +422,14 @@ export function detailPage(
   viewer: Viewer,
   authorization: Authorization,
   accessLog: AccessLogPage,
-  options: { notice?: string; problem?: string; olderThanFirstPage: boolean; daily: readonly DailyReads[] },
+  options: {
+    notice?: string;
+    problem?: string;
+    olderThanFirstPage: boolean;
+    daily: readonly DailyReads[];
+    /** Decision 55: the latest certificates the recipient fetched, from the access log, newest first. */
+    certificates?: readonly AccessLogEntry[];
+  },
 ): Html {
   const active = authorization.status === 'active';
   // An offer waiting for its account is revoked as any grant.
@@ -519,6 +528,10 @@ export function detailPage(
         <h2 id="chart-heading">Reads over the last 30 days</h2>
         ${readsChart(options.daily)}
       </section>
+      <section aria-labelledby="certificates-heading">
+        <h2 id="certificates-heading">Certificates fetched</h2>
+        ${certificatesTable(options.certificates ?? [])}
+      </section>
       <section aria-labelledby="log-heading">
         <h2 id="log-heading">Access log</h2>
         ${accessLogTable(accessLog)}
@@ -576,6 +589,39 @@ function keyState(authorization: Authorization): Html {
   if (!authorization.claimedAt) return html`Shown once when it was issued`;
   return html`Claimed by the recipient
   ${instant(authorization.claimedAt, '')}${authorization.claimedFromAddress ? html` from ${authorization.claimedFromAddress}` : ''}`;
+}
+
+const CERTIFICATE_FORMAT_LABELS = { json: 'Signed JSON', pdf: 'PDF' } as const;
+
+/** Decision 55: each certificate served, when, for which date, in which format, to which address. */
+function certificatesTable(certificates: readonly AccessLogEntry[]): Html {
+  if (certificates.length === 0) return html`<p class="empty">No certificate fetched yet.</p>`;
+  return html`<div class="scroll">
+    <table>
+      <caption class="visually-hidden">
+        The latest ${certificates.length} certificates fetched, newest first
+      </caption>
+      <thead>
+        <tr>
+          <th scope="col">Fetched (UTC)</th>
+          <th scope="col">As of</th>
+          <th scope="col">Format</th>
+          <th scope="col">Client address</th>
+        </tr>
+      </thead>
+      <tbody>
+        ${certificates.map(
+          (entry) =>
+            html`<tr>
+              <td>${instant(entry.at, '')}</td>
+              <td>${entry.certificate ? html`<time datetime="${entry.certificate.asOf}">${entry.certificate.asOf}</time>` : 'Unknown'}</td>
+              <td>${entry.certificate ? CERTIFICATE_FORMAT_LABELS[entry.certificate.format] : 'Unknown'}</td>
+              <td>${entry.clientAddress ?? 'Unknown'}</td>
+            </tr>`,
+        )}
+      </tbody>
+    </table>
+  </div>`;
 }
 
 function accessLogTable(page: AccessLogPage): Html {

@@ -1,5 +1,5 @@
 import type { Request } from 'express';
-import { ACCESS_LOG_LIMIT, utcInstantSchema } from '@rsd/contracts';
+import { ACCESS_LOG_LIMIT, ACCESS_RESOURCES, accessResourceSchema, utcInstantSchema } from '@rsd/contracts';
 import type { AccessLogPosition } from '@rsd/domain';
 import { ApiError, pageLimitOf, singleQueryParameter } from '@rsd/platform';
 import type { AccessLogFilter } from '@rsd/ports';
@@ -15,7 +15,8 @@ export interface AccessLogQuery {
 /**
  * `limit`, `cursor` and decision 54's filters from the query: `from` and `to` (instants with an offset,
  * `from` before `to`), `status` (one status, `404`, or a class, `4xx`) and `address` (exactly as the
- * entries show it). A bad one is INVALID_PARAMETER naming it, a repeated one too.
+ * entries show it); decision 55's `resource` (one of ACCESS_RESOURCES: `certificate` lists the certificates
+ * fetched). A bad one is INVALID_PARAMETER naming it, a repeated one too.
  */
 export function accessLogQueryOf(req: Request): AccessLogQuery {
   const cursor = singleQueryParameter(req, 'cursor');
@@ -27,6 +28,10 @@ export function accessLogQueryOf(req: Request): AccessLogQuery {
   if (address !== undefined && !/^[0-9A-Fa-f.:]{2,64}$/.test(address)) {
     throw new ApiError('INVALID_PARAMETER', 'address must be an IPv4 or IPv6 address as the entries show it');
   }
+  const resource = singleQueryParameter(req, 'resource');
+  if (resource !== undefined && !accessResourceSchema.safeParse(resource).success) {
+    throw new ApiError('INVALID_PARAMETER', `resource must be one of ${ACCESS_RESOURCES.join(', ')}`);
+  }
   return {
     limit: pageLimitOf(req, ACCESS_LOG_LIMIT),
     ...(cursor === undefined ? {} : { after: positionOfCursor(cursor) }),
@@ -35,6 +40,7 @@ export function accessLogQueryOf(req: Request): AccessLogQuery {
       ...(to === undefined ? {} : { to }),
       ...(status === undefined ? {} : { status }),
       ...(address === undefined ? {} : { address }),
+      ...(resource === undefined ? {} : { resource: accessResourceSchema.parse(resource) }),
     },
   };
 }

@@ -130,6 +130,8 @@ describe('credentials service: access log and usage (decisions 20 and 21)', () =
       ['?status=4x', 'status'],
       ['?status=600', 'status'],
       ['?address=not%20an%20address', 'address'],
+      ['?resource=everything', 'resource'],
+      ['?resource=certificate&resource=score', 'resource'],
       ['?from=2026-11-20', 'from'],
       ['?from=2026-11-20T00:00:00Z&to=2026-11-20T00:00:00Z', 'from must be before to'],
     ])('when the filter is %s, then 400 INVALID_PARAMETER names %s', async (query, named) => {

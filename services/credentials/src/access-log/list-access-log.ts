@@ -33,8 +33,8 @@ export async function listAccessLog(
 }
 
 /** What the organization sees of a record: no id of the record's own, no Client ID (the path names it). */
-export function accessLogEntryOf({ at, resource, status, code, clientAddress, requestId }: AccessRecord): AccessLogEntry {
-  return { at, resource, status, code, clientAddress, requestId };
+export function accessLogEntryOf({ at, resource, status, code, clientAddress, requestId, certificate }: AccessRecord): AccessLogEntry {
+  return { at, resource, status, code, clientAddress, requestId, ...(certificate ? { certificate } : {}) };
 }
 
 /** The CSV export's columns (decision 54), the entry's fields in order. */

@@ -1,10 +1,21 @@
-import { authorizationEventSchema, EVENT_TYPES, type AuditRecord, type AuthorizationEvent } from '@rsd/contracts';
-import { auditRecordOf } from '@rsd/domain';
+import {
+  authorizationEventSchema,
+  EVENT_TYPES,
+  TOPICS,
+  webhookChangedSchema,
+  type AuditRecord,
+  type AuthorizationEvent,
+  type WebhookChanged,
+} from '@rsd/contracts';
+import { auditRecordOf, auditRecordOfWebhookChange } from '@rsd/domain';
 import type { Logger } from '@rsd/platform';
 import type { AuditLogStore, EventRecord } from '@rsd/ports';
 
+/** What the audit view follows: the credentials service's changes, and the notifier's to webhooks and alert subscriptions. */
+export const AUDITED_TOPICS = [TOPICS.authorizations, TOPICS.webhookChanges];
+
 /**
- * Decision 54: follows the authorizations' topic into the audit view, from the beginning (the event log
+ * Decision 54: follows the authorizations' and the webhook changes' topics into the audit view, from the beginning (the event log
  * is the record: the view can always be made again from it). An event that carries who made its change
  * becomes an entry; the others (alerts, events written before the trail) are passed by, as is a record
  * that is no event (logged: anyone with access to the topic can write to it). Each event is kept once,
@@ -12,15 +23,16 @@ import type { AuditLogStore, EventRecord } from '@rsd/ports';
  */
 export function auditProjection(store: Pick<AuditLogStore, 'add'>, log: Logger) {
   const entryOf = (record: EventRecord): AuditRecord | undefined => {
-    const event = eventOf(record);
-    if (!event) {
-      log.warn(
-        { topic: record.topic, partition: record.partition, offset: record.offset },
-        'audit trail skipped a record that is no event',
-      );
-      return undefined;
+    if (record.topic === TOPICS.webhookChanges) {
+      const change = webhookChangeOf(record);
+      if (change) return auditRecordOfWebhookChange(change);
+    } else {
+      const event = eventOf(record);
+      // An event that records no one's change (an alert, or one from before the trail) has no entry.
+      if (event) return auditRecordOf(event);
     }
-    return auditRecordOf(event);
+    log.warn({ topic: record.topic, partition: record.partition, offset: record.offset }, 'audit trail skipped a record that is no event');
+    return undefined;
   };
   return {
     handle: async (record: EventRecord) => {
@@ -40,6 +52,16 @@ function eventOf(record: EventRecord): AuthorizationEvent | undefined {
   }
   try {
     const parsed = authorizationEventSchema.safeParse(JSON.parse(record.value));
+    return parsed.success ? parsed.data : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** The notifier's events are no domain events: parsed here, whatever a log parsed for the domain's consumers. */
+function webhookChangeOf(record: EventRecord): WebhookChanged | undefined {
+  try {
+    const parsed = webhookChangedSchema.safeParse(JSON.parse(record.value));
     return parsed.success ? parsed.data : undefined;
   } catch {
     return undefined;

@@ -3,7 +3,7 @@ import type { Request, RequestHandler, Response, Router } from 'express';
 import { clientIdPattern, organizationIdSchema } from '@rsd/contracts';
 import { generateApiKey, generateClaimToken, generateClientId } from '@rsd/domain';
 import type { AccessLogStore } from '@rsd/ports';
-import { ApiError, jsonBody, methodNotAllowed, requireCaller, type TokenVerifier } from '@rsd/platform';
+import { ApiError, jsonBody, methodNotAllowed, requireCaller, tokenOrigin, type TokenVerifier } from '@rsd/platform';
 import { createAuthorization } from './create-authorization';
 import { authorizationListQueryOf, selectAuthorizations } from './authorization-list-query';
 import { getAuthorization, listAuthorizations, listWithAlerts } from './find-authorizations';
@@ -16,7 +16,6 @@ import { exportAccessLog, listAccessLog, type AccessLogDeps } from '../access-lo
 import { readsPerDay } from '../access-log/reads-per-day';
 import { exportFormatOf } from '@rsd/platform';
 import { labelledRouter } from '@rsd/observability';
-import { tokenOrigin } from '@rsd/platform';
 
 export interface AuthorizationRoutesDeps extends Omit<UseCaseDeps, 'newEventId'> {
   accessLog: AccessLogDeps['accessLog'] & Pick<AccessLogStore, 'dailyReads'>;

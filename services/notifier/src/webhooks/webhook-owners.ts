@@ -8,13 +8,23 @@ import {
   type WebhookEventType,
   type WebhookOwner,
 } from '@rsd/contracts';
-import { credentialView, recipientAccountView, scopesAllow, webhookOwnerKey, type ChangingKey, type KeyMatch } from '@rsd/domain';
+import {
+  credentialView,
+  recipientAccountView,
+  scopesAllow,
+  webhookOwnerKey,
+  type ChangingKey,
+  type KeyMatch,
+  type Origin,
+} from '@rsd/domain';
 import {
   checkBearer,
   clientIdPathParameter,
   decodePathSegment,
   errorResponse as error,
+  recipientOrigin,
   textHeader,
+  tokenOrigin,
   type OpenApiResponse,
   type TokenVerifier,
 } from '@rsd/platform';
@@ -43,6 +53,20 @@ export interface OwnerAccess {
    * keeps nothing it wrote. Undefined where nothing is read again (a token, or no views given).
    */
   stillCurrent?: () => Promise<boolean>;
+  /**
+   * Decision 54: the organization whose audit trail records this caller's changes to these webhooks, and
+   * who the caller is. Undefined for a recipient account's own webhooks, which are in no organization's trail.
+   */
+  audit?: WebhookAudit;
+}
+
+/** Whose trail a change goes into and who made it: a grant's webhook is the grant's organization's, an organization's its own. */
+export interface WebhookAudit {
+  owner: 'grant' | 'organization';
+  organizationId: string;
+  /** The grant whose webhook it is; null for an organization's alert subscription. */
+  clientId: string | null;
+  origin: Origin;
 }
 
 /**
@@ -104,6 +128,8 @@ export function grantWebhooks(
         key: recipient.key,
         changingKey: { keyDigest, keyOwner },
         ...(views ? { stillCurrent: async () => (await holder())?.keyDigest === keyDigest } : {}),
+        // The recipient by the key it presented: the account's when the account's key manages its grant's webhooks.
+        audit: { owner: 'grant', organizationId, clientId, origin: recipientOrigin(req, res, accountId ?? clientId) },
       };
     },
     limit: MAX_WEBHOOKS_PER_AUTHORIZATION,
@@ -200,10 +226,15 @@ export function organizationWebhooks(
     path: '/organizations/:organizationId',
     async authenticate(req, res, [rawOrganizationId]) {
       const organizationId = decodePathSegment(rawOrganizationId ?? '');
-      await checkBearer(verifyToken, req.headers.authorization, { scope: 'authorizations:write' }, organizationId);
+      const caller = await checkBearer(verifyToken, req.headers.authorization, { scope: 'authorizations:write' }, organizationId);
       const limit = await limitOrganization(req, res, organizationId);
       if (limit.outcome === 'limited') throw limit.refusal;
-      return { owner: { kind: 'organization', organizationId }, organizationId, refusedEvents: () => [] };
+      return {
+        owner: { kind: 'organization', organizationId },
+        organizationId,
+        refusedEvents: () => [],
+        audit: { owner: 'organization', organizationId, clientId: null, origin: tokenOrigin(req, res, caller) },
+      };
     },
     limit: MAX_WEBHOOKS_PER_ORGANIZATION,
     events: ALERT_TYPES,

@@ -13,6 +13,7 @@ import {
   type WebhookEventType,
   type WebhookList,
   type WebhookMessageAccepted,
+  type WebhookChanged,
   type WebhookTestPayload,
 } from '@rsd/contracts';
 import {
@@ -25,8 +26,11 @@ import {
   recordedKey,
   reenableRefusal,
   rotatedWebhook,
+  webhookAuditAction,
+  webhookChanged,
   webhookOwnerKey,
   type TargetPolicy,
+  type WebhookChange,
 } from '@rsd/domain';
 import {
   ApiError,
@@ -55,6 +59,11 @@ export interface WebhookRoutesDeps {
   attemptsListed: number;
   /** Told when a test or a redelivery was queued, so that the worker looks at once. */
   onQueued?: () => void;
+  /**
+   * Decision 54: records a change to a webhook or an alert subscription in the event log (the audit
+   * trail's record), before the change is answered. Absent: nothing is recorded (unit tests).
+   */
+  recordChange?: (event: WebhookChanged) => Promise<void>;
 }
 
 /** The routes under an owner's `/webhooks`, and the methods each answers. */
@@ -150,6 +159,16 @@ export function webhookRoutes(declaration: WebhookOwnerDeclaration, deps: Webhoo
     throw new ApiError('KEY_READ_ONLY', KEY_READ_ONLY_MESSAGE);
   }
 
+  /** Decision 54: the change made, who made it and where, for the owner's organization's trail; nothing of the webhook's URL or secret. */
+  async function recorded(access: OwnerAccess, webhookId: string, change: WebhookChange): Promise<void> {
+    if (!access.audit || !deps.recordChange) return;
+    const { owner, organizationId, clientId, origin } = access.audit;
+    const action = webhookAuditAction(owner, change);
+    await deps.recordChange(
+      webhookChanged({ organizationId, clientId, webhookId, action, origin }, { id: randomUUID(), time: clock.now() }),
+    );
+  }
+
   async function create(req: Request, res: Response, access: OwnerAccess, base: string): Promise<void> {
     const { url, events, conditions } = await parseBody(req, res, createWebhookRequestSchema);
     const target = await checkTarget(url, deps);
@@ -177,6 +196,7 @@ export function webhookRoutes(declaration: WebhookOwnerDeclaration, deps: Webhoo
       );
     }
     await keptByCurrentKey(access, () => store.deleteWebhook(webhook.clientId, webhook.id));
+    await recorded(access, webhook.id, 'created');
     const created: CreatedWebhook = { ...resourceOf(webhook), secret };
     res.status(201).location(`${base}/${webhook.id}`).json(created);
   }
@@ -197,6 +217,8 @@ export function webhookRoutes(declaration: WebhookOwnerDeclaration, deps: Webhoo
       if (refusal) throw validationFailed([{ path: 'url', message: refusal }]);
       return changedWebhook(webhook, { ...asked, ...(url === undefined ? {} : { url }) }, clock.now(), access.changingKey);
     });
+    // Recorded before the key is read again: a change then disabled for a replaced key was still made.
+    await recorded(access, id, 'updated');
     // A URL set by a key replaced meanwhile is not delivered to: the webhook is disabled as that key's cut-off would.
     if (url !== undefined) {
       await keptByCurrentKey(access, () =>
@@ -212,6 +234,7 @@ export function webhookRoutes(declaration: WebhookOwnerDeclaration, deps: Webhoo
 
   async function remove(res: Response, access: OwnerAccess, id: string): Promise<void> {
     if (!(await store.deleteWebhook(webhookOwnerKey(access.owner), id))) throw notFound();
+    await recorded(access, id, 'deleted');
     res.status(204).end();
   }
 
@@ -226,6 +249,7 @@ export function webhookRoutes(declaration: WebhookOwnerDeclaration, deps: Webhoo
     const secret = newWebhookSecret();
     const sealed = deps.sealer.seal(secret);
     await change(access, id, (webhook) => rotatedWebhook(webhook, sealed, overlapSeconds, clock.now()));
+    await recorded(access, id, 'secret_rotated');
     const body: RotatedWebhookSecret = { secret };
     res.status(201).json(body);
   }

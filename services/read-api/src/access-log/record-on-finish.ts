@@ -1,11 +1,19 @@
 import { randomBytes } from 'node:crypto';
 import { isIP } from 'node:net';
 import type { Response } from 'express';
-import { RATE_LIMITED_CODE, type AccessRecord, type AccessResource } from '@rsd/contracts';
+import { RATE_LIMITED_CODE, type AccessRecord, type AccessResource, type CertificateRead } from '@rsd/contracts';
 import { errorCodeOf, requestIdOf } from '@rsd/platform';
 import type { Clock } from '@rsd/ports';
 
 export type RecordAccess = (record: AccessRecord) => void;
+
+/**
+ * Decision 55: a certificate handler names what it serves once the date is read, before it answers;
+ * the record made when the answer is finished carries it. A refusal before then (a malformed date) has none.
+ */
+export function noteCertificateRead(res: Response, read: CertificateRead): void {
+  res.locals.certificateRead = read;
+}
 
 /** What the recorder needs besides the answer: where records go, the time, ids, and the instant's text. */
 export interface RecordingDeps {
@@ -41,8 +49,19 @@ export function recordOnFinish(
     const at = deps.isoOf(deps.clock.now().getTime());
     const code = errorCodeOf(res) ?? (res.statusCode === 429 ? RATE_LIMITED_CODE : null);
     const requestId = requestIdOf(res) ?? 'none';
+    const certificate = res.locals.certificateRead as CertificateRead | undefined;
     for (const clientId of fields.clientIds) {
-      deps.record({ id: deps.nextId(), clientId, at, resource: fields.resource, status: res.statusCode, code, clientAddress, requestId });
+      deps.record({
+        id: deps.nextId(),
+        clientId,
+        at,
+        resource: fields.resource,
+        status: res.statusCode,
+        code,
+        clientAddress,
+        requestId,
+        ...(certificate ? { certificate } : {}),
+      });
     }
   });
 }

@@ -6,6 +6,7 @@ import type { ViewStore } from '@rsd/ports';
 import type { PortfolioQuery } from '@rsd/recipient-access';
 import type { ReadPipeline, Reader } from '../pipeline/read-pipeline';
 import { readableGrants, type PortfolioReader } from '../portfolio/portfolio-pages';
+import { noteCertificateRead } from '../access-log/record-on-finish';
 import { asOfOf } from './as-of';
 import { certificatePdf, PDF_CONTENT_TYPE } from './certificate-pdf';
 import { certificateOf, certificateSigner } from './issue-certificate';
@@ -31,6 +32,7 @@ export function certificateServer(pipeline: ReadPipeline) {
     const now = pipeline.clock.now();
     const asOf = asOfOf(req, now);
     const wantsPdf = req.accepts(['application/json', PDF_CONTENT_TYPE]) === PDF_CONTENT_TYPE;
+    noteCertificateRead(res, { asOf, format: wantsPdf ? 'pdf' : 'json' });
     res.setHeader('Vary', 'Accept');
     const score = await scoreAsOf(pipeline.views, organizationId, asOf);
     if (!score) throw new ApiError('SCORE_NOT_FOUND', `No score had been calculated for this customer by ${asOf}`);
@@ -48,10 +50,12 @@ export function certificateServer(pipeline: ReadPipeline) {
 export async function certificatesPage(
   pipeline: ReadPipeline,
   req: Request,
+  res: Response,
   reader: PortfolioReader,
   query: PortfolioQuery,
 ): Promise<PortfolioCertificatesPage> {
   const asOf = asOfOf(req, reader.now);
+  noteCertificateRead(res, { asOf, format: 'json' });
   const { readable, nextCursor, leftOut } = await readableGrants(pipeline.views, reader, query, 'qr_score');
   const organizations = [...new Set(readable.map(({ credential }) => credential.organizationId))];
   const scores = new Map(await Promise.all(organizations.map(async (id) => [id, await scoreAsOf(pipeline.views, id, asOf)] as const)));

@@ -48,7 +48,7 @@ export function portfolioRouter(pipeline: ReadPipeline): Router {
   const grantPage = <Page extends { nextCursor: string | null; items: readonly { clientId: string }[] }>(
     template: string,
     access: 'score' | 'pillars' | 'certificate',
-    pageOf: (req: Request, who: PortfolioReader, query: PortfolioQuery) => Promise<Page>,
+    pageOf: (req: Request, res: Response, who: PortfolioReader, query: PortfolioQuery) => Promise<Page>,
     options: PageOptions = {},
   ) => {
     router
@@ -56,7 +56,7 @@ export function portfolioRouter(pipeline: ReadPipeline): Router {
       .get(async (req, res) => {
         const who = await reader(req, res, template);
         const query = portfolioQueryOf(req);
-        const page = await pageOf(req, who, query);
+        const page = await pageOf(req, res, who, query);
         pipeline.recordServed(
           res,
           access,
@@ -85,10 +85,10 @@ export function portfolioRouter(pipeline: ReadPipeline): Router {
     })
     .all(methodNotAllowed(METHODS));
 
-  grantPage('/scores', 'score', (_req, who, query) => scoresPage(views, who, query));
-  grantPage('/pillars', 'pillars', (_req, who, query) => pillarsPage(views, who, query));
+  grantPage('/scores', 'score', (_req, _res, who, query) => scoresPage(views, who, query));
+  grantPage('/pillars', 'pillars', (_req, _res, who, query) => pillarsPage(views, who, query));
   // Decision 55: a certificate for every grant of the page that holds qr_score and has a score on asOf.
-  grantPage('/certificates', 'certificate', (req, who, query) => certificatesPage(pipeline, req, who, query), {
+  grantPage('/certificates', 'certificate', (req, res, who, query) => certificatesPage(pipeline, req, res, who, query), {
     keep: ['asOf'],
     once: true,
   });

@@ -4,6 +4,11 @@ import type { Origin } from '@rsd/domain';
 import { requestIdOf } from './access-log';
 import { callerOf, type CallerClaims } from './caller-auth';
 
+/*
+ * Decision 54: who asks for a change, as every service that records one derives it (the credentials
+ * service for grants and accounts, the notifier for webhooks and alert subscriptions).
+ */
+
 /**
  * Decision 54's `via` from what the client says of itself: the console's own token, else the
  * User-Agent the CLI (`rsd-cli/`) and the SDKs (`rsd-sdk-ts/`, `rsd-sdk-python/`, and the SDKs' earlier
@@ -27,10 +32,10 @@ function requestOf(req: Request, res: Response): Pick<Origin, 'requestId' | 'add
 
 /**
  * A token's holder: `<issuer>|<subject>` (the issuer empty where tokens carry none), a person unless
- * the token is a client's own (client credentials). Never the token itself.
+ * the token is a client's own (client credentials). Never the token itself. The caller is the one
+ * `requireCaller` verified, or the claims a handler verified itself (`checkBearer`).
  */
-export function tokenOrigin(req: Request, res: Response): Origin {
-  const caller = callerOf(res);
+export function tokenOrigin(req: Request, res: Response, caller: CallerClaims = callerOf(res)): Origin {
   const actor: AuditActor = {
     type: caller.service ? 'service' : 'person',
     id: `${caller.issuer ?? ''}|${caller.subject ?? ''}`.slice(0, 512),
