@@ -14,7 +14,7 @@
 //   KUBECTL           the cluster's kubectl (KUBECONFIG from the environment): the pods' deletions
 //   KAFKA_BROKERS, KAFKA_SSL*, KAFKA_SASL_*   the event log from the host (engine-secrets.sh k8s-env)
 //   REVOKE_BOUND_MS   decision 29: a revoke answered 200 is enforced by every replica within this
-//   PENDING_BOUND_MS  and one answered 202 (enforcement pending) within this
+//   PENDING_BOUND_MS  and one answered 202 (enforcement pending) within this, once published
 //
 // The load, from the end of the setup until SIGTERM:
 //   reads       GET score with the pool's credentials, READ_RATE a second (default 20)
@@ -77,7 +77,7 @@ const KUBECTL = need('KUBECTL');
 const READ_RATE = Number(env.READ_RATE ?? 20);
 const WATCHERS = Number(env.WATCHERS ?? 4);
 const REVOKE_BOUND_MS = Number(env.REVOKE_BOUND_MS ?? 1_000);
-const PENDING_BOUND_MS = Number(env.PENDING_BOUND_MS ?? 8_000);
+const PENDING_BOUND_MS = Number(env.PENDING_BOUND_MS ?? 16_000);
 /** Decision 52 for this run: a failure may come only this long after a pod was deleted. */
 const AFTER_KILL_MS = 5_000;
 const EXPIRES_IN_MS = 25_000;
