@@ -241,16 +241,18 @@ ready_pod_names() {
     const ready = (p) => (p.status.conditions ?? []).some((c) => c.type === "Ready" && c.status === "True");
     for (const p of items) if (!p.metadata.deletionTimestamp && ready(p)) console.log(p.metadata.name);'
 }
-# Waits until Deployment $1's rollout is done and at least two of its pods are ready.
+# Waits until Deployment $1's rollout is done, at least two of its pods are ready and none is still
+# terminating (an old pod in its preStop still serves, with the settings it started with).
 wait_ready() {
   kubectl -n rsd rollout status "deployment/$1" --timeout=300s
-  local i names
+  local i names all
   for ((i = 0; i < 300; i++)); do
     mapfile -t names < <(ready_pod_names "$1")
-    ((${#names[@]} >= 2)) && return 0
+    all="$(kubectl -n rsd get pods -l "app.kubernetes.io/name=$1" --no-headers 2>/dev/null | wc -l)"
+    ((${#names[@]} >= 2 && ${#names[@]} == all)) && return 0
     sleep 1
   done
-  fail "$1 has fewer than two ready pods"
+  fail "$1 has fewer than two ready pods, or pods that do not end"
 }
 
 load_checks() {
@@ -430,15 +432,16 @@ step_mark() { printf '{"name":"%s","kind":"%s","at":%s}\n' "$1" "$2" "$(date +%s
 # The credentials pod that holds the relay and expiry lease (decision 52), from its own metrics;
 # the first ready pod when none says so.
 credentials_leader() {
-  local pod ip
-  for pod in $(ready_pod_names rsd-credentials); do
+  local pod ip pods
+  mapfile -t pods < <(ready_pod_names rsd-credentials)
+  for pod in "${pods[@]}"; do
     ip="$(kubectl -n rsd get pod "$pod" -o jsonpath='{.status.podIP}')"
     if curl -sS -m 5 "http://$ip:8081/metrics" | grep -qE '^rsd_leases_held\{[^}]*work="credentials-relay"[^}]*\} 1$'; then
       echo "$pod"
       return 0
     fi
   done
-  ready_pod_names rsd-credentials | head -n 1
+  echo "${pods[0]:-}"
 }
 
 mixed_checks() {
@@ -453,7 +456,7 @@ mixed_checks() {
   kubectl -n rsd-receiver create configmap webhook-receiver --from-file=scripts/ci/k8s-receiver.mjs \
     --dry-run=client -o yaml | kubectl apply -f -
   kubectl -n rsd-receiver rollout status deployment/webhook-receiver --timeout=120s
-  local d i victim org
+  local d i victim org pods
   for d in "${MIXED_SERVICES[@]}"; do wait_ready "$d"; done
   for ((i = 0; i < 60; i++)); do
     curl -sS -f -m 2 -o /dev/null http://127.0.0.1:30090/healthz && break
@@ -486,7 +489,12 @@ mixed_checks() {
   sleep 10
   for d in "${MIXED_SERVICES[@]}"; do
     wait_ready "$d"
-    if [[ "$d" == rsd-credentials ]]; then victim="$(credentials_leader)"; else victim="$(ready_pod_names "$d" | head -n 1)"; fi
+    if [[ "$d" == rsd-credentials ]]; then
+      victim="$(credentials_leader)"
+    else
+      mapfile -t pods < <(ready_pod_names "$d")
+      victim="${pods[0]:-}"
+    fi
     [[ -n "$victim" ]] || fail "no ready pod of $d to delete"
     step_mark "delete $victim" delete
     echo "deleting $victim under the mixed load"
