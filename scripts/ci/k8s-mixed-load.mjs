@@ -38,7 +38,9 @@
 //     authorization.ended, with its reason
 //   - at least once, precisely: a webhook-id arrives more than once only as often as the notifier
 //     recorded sending it (a retry after an attempt that failed, which the receiver may have taken);
-//     none of the run's pods is killed without its grace period, so no takeover may repeat anything
+//     none of the run's pods is killed without its grace period, so no takeover may repeat anything.
+//     An ended grant's deliveries cannot be listed any more (its key is refused): a repeat of one is
+//     allowed only as distinct attempts (each arrival a webhook-timestamp of its own), and counted
 //   - no event of ORG is in the event log twice, and each expiring grant expired exactly once
 //   - no revoked key was served after its bound
 import { spawn } from 'node:child_process';
@@ -294,13 +296,17 @@ async function settle(expected) {
   return deliveries;
 }
 
-/** The attempts the notifier recorded as sent, by webhook-id, for the webhooks whose ids arrived more than once. */
+/**
+ * The attempts the notifier recorded as sent, by webhook-id, for the webhooks whose ids arrived more
+ * than once; and the paths whose deliveries could not be listed (a grant whose key has ended).
+ */
 async function recordedAttempts(repeatedIds, deliveries) {
   const owners = new Map([
     ...watchers.map((grant) => [`/w/${grant.clientId}`, grant]),
     ...grants.map((grant) => [`/g/${grant.clientId}`, grant]),
   ]);
   const attempts = new Map();
+  const unlisted = new Set();
   const paths = new Set(deliveries.filter((delivery) => repeatedIds.has(delivery.id)).map((delivery) => delivery.path));
   for (const path of paths) {
     const grant = owners.get(path);
@@ -308,11 +314,14 @@ async function recordedAttempts(repeatedIds, deliveries) {
     const result = await send(`${URLS.notifier}/customers/${grant.clientId}/webhooks/${grant.webhookId}/deliveries`, {
       headers: { 'x-api-key': grant.apiKey },
     });
-    if (!ok(result, 200)) continue;
+    if (!ok(result, 200)) {
+      unlisted.add(path);
+      continue;
+    }
     for (const attempt of result.json.deliveries)
       if (attempt.attemptedAt && attempt.status !== 'skipped') attempts.set(attempt.messageId, (attempts.get(attempt.messageId) ?? 0) + 1);
   }
-  return attempts;
+  return { attempts, unlisted };
 }
 
 /** The organization's events in the event log, read from the beginning to the end as of now. */
@@ -420,12 +429,19 @@ for (const delivery of deliveries) {
   timesById.set(delivery.id, (timesById.get(delivery.id) ?? 0) + 1);
 }
 const repeatedIds = new Set([...timesById].filter(([, n]) => n > 1).map(([id]) => id));
-const attempts = await recordedAttempts(repeatedIds, deliveries);
-const unallowed = [...repeatedIds].filter((id) => timesById.get(id) > (attempts.get(id) ?? 1));
+const { attempts, unlisted } = await recordedAttempts(repeatedIds, deliveries);
+const arrivals = (id) => deliveries.filter((delivery) => delivery.id === id);
+const unlistedIds = [...repeatedIds].filter((id) => unlisted.has(arrivals(id)[0].path));
+const distinctAttempts = (id) => new Set(arrivals(id).map((delivery) => delivery.timestamp)).size === timesById.get(id);
+const unallowed = [...repeatedIds].filter((id) =>
+  unlistedIds.includes(id) ? !distinctAttempts(id) : timesById.get(id) > (attempts.get(id) ?? 1),
+);
 for (const id of unallowed)
   violations.push({
     at: Date.now(),
-    what: `webhook-id ${id} arrived ${timesById.get(id)} times, the notifier recorded ${attempts.get(id) ?? 'no'} attempts`,
+    what: unlistedIds.includes(id)
+      ? `webhook-id ${id} arrived ${timesById.get(id)} times, not each a distinct attempt`
+      : `webhook-id ${id} arrived ${timesById.get(id)} times, the notifier recorded ${attempts.get(id) ?? 'no'} attempts`,
   });
 
 // Each expected delivery arrived, under one webhook-id (two ids would be two deliveries of one change).
@@ -546,6 +562,7 @@ const totals = {
     received: deliveries.length,
     distinctIds: timesById.size,
     idsTwice: repeatedIds.size,
+    idsTwiceOfEndedGrants: unlistedIds.length,
     allowedByAttempts: repeatedIds.size - unallowed.length,
   },
   grants: {

@@ -2,7 +2,8 @@
 // image (no other image is available offline) with this file mounted from a ConfigMap
 // (k8s-receiver.yaml): node's http module only.
 //
-//   POST any path      a delivery: recorded with its webhook-id header, its path (the load names
+//   POST any path      a delivery: recorded with its webhook-id and webhook-timestamp headers (the
+//                      notifier stamps each attempt with its own time), its path (the load names
 //                      each webhook's URL after its grant), when it came, and from the body its type
 //                      and the fields of `data` the load checks; answered 204 at once
 //   GET /record        every delivery recorded so far, in order, as JSON
@@ -46,9 +47,10 @@ const server = createServer((request, response) => {
     if (size <= MAX_BODY_BYTES) chunks.push(chunk);
   });
   request.on('end', () => {
-    const id = request.headers['webhook-id'];
+    const header = (name) => (typeof request.headers[name] === 'string' ? request.headers[name] : null);
     record.push({
-      id: typeof id === 'string' ? id : null,
+      id: header('webhook-id'),
+      timestamp: header('webhook-timestamp'),
       path: request.url,
       at: Date.now(),
       ...fieldsOf(Buffer.concat(chunks).toString()),
