@@ -345,7 +345,13 @@ async function eventLog() {
         eachMessage: ({ partition, message }) => {
           const event = JSON.parse(message.value?.toString() ?? '{}');
           if (event.data?.organizationId === ORG)
-            events.push({ id: event.id, type: event.type, clientId: event.data.clientId, time: Date.parse(event.time) });
+            events.push({
+              id: event.id,
+              type: event.type,
+              clientId: event.data.clientId,
+              revision: event.data.revision,
+              time: Date.parse(event.time),
+            });
           if (Number(message.offset) + 1 >= (left.get(partition) ?? Infinity)) left.delete(partition);
           if (left.size === 0) {
             clearTimeout(timer);
@@ -528,7 +534,7 @@ if (extraCopies > countedTotal('republished'))
 const logOf = (clientId) =>
   events
     .filter((event) => event.clientId === clientId)
-    .map((event) => event.type.replace(/^com\.resiliencescore\.authorization\./, '').replace(/\.v1$/, ''))
+    .map((event) => `${event.type.replace(/^com\.resiliencescore\.authorization\./, '').replace(/\.v1$/, '')} r${event.revision}`)
     .join(', ');
 for (const violation of violations) {
   const clientId = /(rs_[A-Za-z0-9]+)/.exec(violation.what)?.[1];
