@@ -626,6 +626,7 @@ const totals = {
   },
   grants: {
     created: grants.length,
+    withoutWebhookIn20s: grants.filter((g) => !g.webhookId).length,
     revoked: grants.filter((g) => g.revokedAt).length,
     revokedPending: grants.filter((g) => g.revokeStatus === 202).length,
     expiring: expiring.length,
