@@ -127,10 +127,26 @@ export function scaleOutScenarios(options: ScaleOutOptions): void {
     };
     notifierEnv = { ...env, WEBHOOK_SECRET_KEY: randomBytes(32).toString('base64'), WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true' };
     token = await signDevToken(jwtSecret, { org: ORG, scope: 'authorizations:write scores:write' });
+    credentials = [];
+    for (const port of PORTS.credentials) credentials.push(await start('credentials', port, { ...env, CREDENTIALS_PORT: String(port) }));
+    scoreIngest = await start('score-ingest', PORTS.scoreIngest, env);
+    notifiers = [];
+    for (const port of PORTS.notifiers.slice(0, 2))
+      notifiers.push(await start('notifier', port, { ...notifierEnv, NOTIFIER_PORT: String(port) }));
+    // The organization's events from the start of the log, once the services have made its topics.
     const kafka = new Kafka({ ...engines.kafka, clientId: `${options.prefix}-${runId}`, logLevel: logLevel.NOTHING });
     consumer = kafka.consumer({ groupId: `${options.prefix}-test-${runId}` });
     await consumer.connect();
-    await consumer.subscribe({ topics: [TOPICS.authorizations], fromBeginning: true });
+    // A service makes its topics as it starts, which may finish after it answers.
+    await eventually(
+      () =>
+        consumer
+          .subscribe({ topics: [TOPICS.authorizations], fromBeginning: true })
+          .then(() => true)
+          .catch(() => undefined),
+      30_000,
+      500,
+    );
     await consumer.run({
       eachMessage: ({ message }) => {
         const event = JSON.parse(message.value?.toString() ?? '{}') as {
@@ -142,12 +158,6 @@ export function scaleOutScenarios(options: ScaleOutOptions): void {
         return Promise.resolve();
       },
     });
-    credentials = [];
-    for (const port of PORTS.credentials) credentials.push(await start('credentials', port, { ...env, CREDENTIALS_PORT: String(port) }));
-    scoreIngest = await start('score-ingest', PORTS.scoreIngest, env);
-    notifiers = [];
-    for (const port of PORTS.notifiers.slice(0, 2))
-      notifiers.push(await start('notifier', port, { ...notifierEnv, NOTIFIER_PORT: String(port) }));
     receiver = await startWebhookReceiver(0);
     // Grants, each with a webhook on the receiver (through either credentials replica): their owners fall in several queue shards.
     for (let n = 0; n < WEBHOOKS; n += 1) {
