@@ -160,8 +160,10 @@ async function untilServed(grant, op, timeoutMs = 20_000) {
   const started = Date.now();
   while (Date.now() - started < timeoutMs) {
     const result = await readScore(grant);
-    // 401 CREDENTIAL_NOT_FOUND while the views catch up is the documented eventual consistency, not a failure.
-    if (result.error !== undefined || result.status !== 401) record(op, result);
+    // Refused as unknown (401, or 404 CREDENTIAL_NOT_FOUND) while the views catch up: the documented
+    // eventual consistency, not a failure; how long it lasts is `servedAfterMs`.
+    const unknown = result.status === 401 || (result.status === 404 && result.json?.code === 'CREDENTIAL_NOT_FOUND');
+    if (result.error !== undefined || !unknown) record(op, result);
     if (ok(result, 200)) return Date.now() - started;
     await sleep(200);
   }
