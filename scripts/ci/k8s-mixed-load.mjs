@@ -629,6 +629,7 @@ const totals = {
   grants: {
     created: grants.length,
     withoutWebhookIn20s: grants.filter((g) => !g.webhookId).length,
+    servedAfterMsMax: Math.max(0, ...grants.map((g) => g.servedAfterMs ?? 0)),
     revoked: grants.filter((g) => g.revokedAt).length,
     revokedPending: grants.filter((g) => g.revokeStatus === 202).length,
     expiring: expiring.length,
