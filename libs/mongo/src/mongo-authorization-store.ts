@@ -2,6 +2,7 @@ import type { Collection, Db, UpdateFilter } from 'mongodb';
 import { nextExpiryNoticeAt, offerAwaitingAccountOf, type StoredAuthorization, type StoredRecipientAccount } from '@rsd/domain';
 import type { AuthorizationStore, OutboxEntry, PendingOutbox } from '@rsd/ports';
 import { isDuplicateKeyError } from './duplicate-key';
+import { ensureExpiry } from './expiry-index';
 import { reportingOutages } from './outages';
 import { createPerKeyQueue } from './per-key-queue';
 
@@ -29,6 +30,8 @@ interface AuthorizationDocument extends StoredAuthorization, GrantKeyFields {
   pendingNoticeAt?: string;
   /** Decision 50: the account an offer waits for, absent otherwise, so that its sparse index holds the waiting offers alone. */
   offerAwaitingAccountId?: string;
+  /** The store's own write sequence (see `asSoleWriter`); absent on documents no write has changed since their creation. */
+  writeSeq?: number;
 }
 
 /** Sorts after every instant: the record has an expiry ahead but no notice left to send. */
@@ -75,6 +78,7 @@ interface AccountDocument extends StoredRecipientAccount {
   kind: 'recipient-account';
   outbox: OutboxEntry[];
   hasOutbox: boolean;
+  writeSeq?: number;
 }
 
 const ACCOUNT_FIELDS = [
@@ -96,11 +100,14 @@ const ACCOUNT_PROJECTION = { _id: 0, ...Object.fromEntries(ACCOUNT_FIELDS.map((f
  * ISO strings in the fixed `YYYY-MM-DDTHH:mm:ss.sssZ` form, whose lexical order is time order; so
  * documents read back exactly as written and range queries compare like the embedded store does.
  *
- * Writes to one authorization are also run one at a time within this process. MongoDB makes the
- * revision-guarded update atomic on its own; FerretDB 1.24 evaluates the filter on a read
- * and then rewrites the whole document by `_id`, so two concurrent guarded updates could both
- * "match" and the later one would drop the earlier one's outbox entries. On FerretDB, therefore,
- * only one process may write authorizations; on MongoDB any number may.
+ * Any number of processes may write, on MongoDB and on FerretDB alike. FerretDB 1.24 applies a
+ * filtered update as a read, a filter evaluated in Go and a rewrite of the whole document by `_id`,
+ * so two guarded updates (two credentials replicas, or one replica's update and the relay leader's
+ * `markPublished`) could both "match" and the later rewrite drop the earlier one's change. Every
+ * write to a document after its creation is therefore made by the one writer of its next write
+ * sequence number (`asSoleWriter`), which a unique `_id` insert decides, the one write FerretDB
+ * makes atomic. MongoDB needs none of it and pays two small writes; there is one code path.
+ * Within this process, writes to one document also run one at a time.
  */
 export async function openMongoAuthorizationStore(db: Db): Promise<AuthorizationStore> {
   const authorizations = db.collection<AuthorizationDocument>(AUTHORIZATIONS_COLLECTION);
@@ -125,6 +132,7 @@ export async function openMongoAuthorizationStore(db: Db): Promise<Authorization
   await indexEarlierExpiryNotices(db);
   await indexKeysOfEarlierGrants(db, authorizations);
   const accounts = db.collection<AccountDocument & AccountKeyFields>(AUTHORIZATIONS_COLLECTION);
+  const soleWriter = await openWriteClaims(db);
   const writes = createPerKeyQueue();
   let closed = false;
 
@@ -159,8 +167,22 @@ export async function openMongoAuthorizationStore(db: Db): Promise<Authorization
 
     update(record, expectedRevision, outbox) {
       return write(record.clientId, async () => {
-        const result = await authorizations.updateOne({ _id: record.clientId, revision: expectedRevision }, changeTo(record, outbox));
-        return result.matchedCount === 1;
+        const written = await soleWriter(
+          record.clientId,
+          async () => {
+            const stored = await authorizations.findOne({ _id: record.clientId }, { projection: { revision: 1, writeSeq: 1 } });
+            return stored?.revision === expectedRevision ? stored : undefined;
+          },
+          async (_stored, sequence) => {
+            const change = changeTo(record, outbox);
+            const result = await authorizations.updateOne(
+              { _id: record.clientId, revision: expectedRevision, ...sequence.filter },
+              { ...change, $set: { ...change.$set, ...sequence.set } },
+            );
+            return result.matchedCount === 1;
+          },
+        );
+        return written === true;
       });
     },
 
@@ -198,15 +220,25 @@ export async function openMongoAuthorizationStore(db: Db): Promise<Authorization
         const owes = outbox.length > 0;
         const keys = keyFieldsOf(account);
         const fields = { ...accountOf(account), ...keys };
-        const result = await accounts.updateOne(
-          { _id: account.accountId, kind: 'recipient-account', revision: expectedRevision },
-          {
-            $set: { ...fields, ...(owes ? { hasOutbox: true } : {}) },
-            ...unsetAbsent(fields, [...ACCOUNT_KEY_FIELDS, ...OPTIONAL_ACCOUNT_FIELDS]),
-            ...(owes ? { $push: { outbox: { $each: outbox.map(entryOf) } } } : {}),
+        const written = await soleWriter(
+          account.accountId,
+          async () => {
+            const stored = await accounts.findOne({ _id: account.accountId }, { projection: { kind: 1, revision: 1, writeSeq: 1 } });
+            return stored?.kind === 'recipient-account' && stored.revision === expectedRevision ? stored : undefined;
+          },
+          async (_stored, sequence) => {
+            const result = await accounts.updateOne(
+              { _id: account.accountId, kind: 'recipient-account', revision: expectedRevision, ...sequence.filter },
+              {
+                $set: { ...fields, ...(owes ? { hasOutbox: true } : {}), ...sequence.set },
+                ...unsetAbsent(fields, [...ACCOUNT_KEY_FIELDS, ...OPTIONAL_ACCOUNT_FIELDS]),
+                ...(owes ? { $push: { outbox: { $each: outbox.map(entryOf) } } } : {}),
+              },
+            );
+            return result.matchedCount === 1;
           },
         );
-        return result.matchedCount === 1;
+        return written === true;
       });
     },
 
@@ -265,7 +297,7 @@ export async function openMongoAuthorizationStore(db: Db): Promise<Authorization
 
     async pendingOutbox(limit) {
       if (limit <= 0) return [];
-      // `outbox.0` also excludes a flag left set by a crash between markPublished's two writes.
+      // `outbox.0` also excludes a flag left set by an earlier version's crash between markPublished's two writes.
       const owing = await authorizations
         .find({ hasOutbox: true, 'outbox.0': { $exists: true } }, { projection: { outbox: 1 }, sort: { createdAt: 1, _id: 1 }, limit })
         .toArray();
@@ -274,15 +306,25 @@ export async function openMongoAuthorizationStore(db: Db): Promise<Authorization
 
     markPublished(clientId, entryIds) {
       if (entryIds.length === 0) return Promise.resolve();
+      // At least once: when other writers keep the document's next write past every try, the entries
+      // stay owed and the relay's next pass publishes them again.
       return write(clientId, async () => {
-        const stored = await authorizations.findOne({ _id: clientId }, { projection: { outbox: 1 } });
-        const published = stored?.outbox.filter((entry) => entryIds.includes(entry.id)) ?? [];
-        if (!stored || published.length === 0) return;
-        // FerretDB 1.24 ignores `$pull` with a condition; `$pullAll` of the exact entries read back works on both.
-        await authorizations.updateOne({ _id: clientId }, { $pullAll: { outbox: published } });
-        if (published.length < stored.outbox.length) return;
-        // Guarded, so an entry appended meanwhile keeps the flag set.
-        await authorizations.updateOne({ _id: clientId, hasOutbox: true, outbox: { $size: 0 } }, { $set: { hasOutbox: false } });
+        await soleWriter(
+          clientId,
+          async () => {
+            const stored = await authorizations.findOne({ _id: clientId }, { projection: { outbox: 1, writeSeq: 1 } });
+            return stored?.outbox.some((entry) => entryIds.includes(entry.id)) ? stored : undefined;
+          },
+          async (stored, sequence) => {
+            // The sole writer of this sequence number: the outbox read is the outbox written over, so
+            // one write sets what is left and its flag together.
+            const left = stored.outbox.filter((entry) => !entryIds.includes(entry.id)).map(entryOf);
+            await authorizations.updateOne(
+              { _id: clientId, ...sequence.filter },
+              { $set: { outbox: left, hasOutbox: left.length > 0, ...sequence.set } },
+            );
+          },
+        );
       });
     },
 
@@ -307,6 +349,9 @@ function documentOf(record: StoredAuthorization, outbox: readonly OutboxEntry[])
 }
 
 /**
+ * The two start-up migrations below write without a write claim: each runs once per database, on
+ * documents no current code writes without the field it adds, so no claimed write races them.
+ *
  * Decision 44: records written before expiry notices existed have an expiry ahead but no
  * `pendingNoticeAt`; each gets its first notice's time (7 days before), once. Only records with an
  * expiry ahead are read (the sparse index), in pages, each page one bulkWrite.
@@ -460,4 +505,103 @@ function unsetAbsent(fields: object, names: readonly string[]): { $unset?: Recor
 
 function entryOf(entry: OutboxEntry): OutboxEntry {
   return { id: entry.id, topic: entry.topic, key: entry.key, value: entry.value };
+}
+
+/** Where writers claim a document's next write sequence number (a collection of its own: no query of the authorizations sees it). */
+export const WRITE_CLAIMS_COLLECTION = 'authorization_write_claims';
+
+/**
+ * A claim left this long by a writer while the document has not moved is taken over: its writer is
+ * taken to have died. Far above any write's time, so that only a writer stalled longer (a paused
+ * process) can still write after a takeover: the one window that remains.
+ */
+const CLAIM_TAKEOVER_MS = 30_000;
+/** Claims this old are swept where the server keeps no TTL index (FerretDB 1.24): their writers are long gone. */
+const CLAIM_SWEEP_AGE_MS = 10 * 60_000;
+const CLAIM_SWEEP_EVERY_MS = 60_000;
+/** A writer that finds the next number held reads again after 10, 20, 40 and 80 ms, then gives up. */
+const CLAIM_TRIES = 5;
+const CLAIM_BACKOFF_MS = 10;
+
+interface WriteClaim {
+  /** `<document _id>#<write sequence number>`. */
+  _id: string;
+  at: Date;
+}
+
+/** The write sequence a claimed write requires and sets. */
+interface Sequence {
+  filter: { writeSeq: number } | { writeSeq: { $exists: false } };
+  set: { writeSeq: number };
+}
+
+/**
+ * Runs `write` as the one writer of a document's next write sequence number, or returns `lost`.
+ * `read` reads the document (with its `writeSeq`, 0 when absent) and whatever the write needs, or
+ * undefined when there is nothing to write (`skipped`). The writer claims number s+1 by inserting
+ * `<_id>#<s+1>`: a unique `_id`, so of writers that read s exactly one inserts it; the others read
+ * again after a short wait, and give up after CLAIM_TRIES (an update then answers false, and the
+ * command runner reads and decides again). The winner writes with a filter on `writeSeq` s and sets
+ * s+1, so even a writer whose claim was taken over cannot write over a later write, and deletes its
+ * claim afterwards (a claim is only ever needed by writers that read s, and they then find s+1).
+ */
+type SoleWriter = <D extends { writeSeq?: number }, T>(
+  id: string,
+  read: () => Promise<D | undefined>,
+  write: (read: D, sequence: Sequence) => Promise<T>,
+) => Promise<T | 'lost' | 'skipped'>;
+
+async function openWriteClaims(db: Db): Promise<SoleWriter> {
+  const claims = db.collection<WriteClaim>(WRITE_CLAIMS_COLLECTION);
+  const expiring = await ensureExpiry(claims, 'at', CLAIM_SWEEP_AGE_MS / 1000);
+  let sweptAt = 0;
+
+  /**
+   * This writer's claim on `claimId`, or undefined when another writer holds it. A claim older than
+   * CLAIM_TAKEOVER_MS is deleted (exactly that one, by its time) and claimed again.
+   */
+  async function claim(claimId: string): Promise<WriteClaim | undefined> {
+    for (let takeover = 0; takeover < 2; takeover += 1) {
+      const mine = { _id: claimId, at: new Date() };
+      try {
+        await claims.insertOne(mine);
+        return mine;
+      } catch (error) {
+        if (!isDuplicateKeyError(error)) throw error;
+      }
+      const held = await claims.findOne({ _id: claimId });
+      if (held && Date.now() - held.at.getTime() < CLAIM_TAKEOVER_MS) return undefined;
+      if (held) await claims.deleteOne({ _id: claimId, at: held.at });
+    }
+    return undefined;
+  }
+
+  /** Without a TTL index, claims left by writers that died are deleted now and then, by the `at` index. */
+  async function sweep(): Promise<void> {
+    if (expiring || Date.now() - sweptAt < CLAIM_SWEEP_EVERY_MS) return;
+    sweptAt = Date.now();
+    await claims.deleteMany({ at: { $lt: new Date(Date.now() - CLAIM_SWEEP_AGE_MS) } });
+  }
+
+  return async (id, read, write) => {
+    for (let tries = 0; tries < CLAIM_TRIES; tries += 1) {
+      if (tries > 0) await new Promise((resolve) => setTimeout(resolve, CLAIM_BACKOFF_MS * 2 ** (tries - 1)));
+      const stored = await read();
+      if (!stored) return 'skipped';
+      const seq = stored.writeSeq ?? 0;
+      const mine = await claim(`${id}#${seq + 1}`);
+      if (!mine) continue;
+      try {
+        return await write(stored, {
+          filter: seq === 0 ? { writeSeq: { $exists: false } } : { writeSeq: seq },
+          set: { writeSeq: seq + 1 },
+        });
+      } finally {
+        // Only this writer's claim: after a takeover the number is another writer's.
+        await claims.deleteOne(mine).catch(() => undefined);
+        await sweep().catch(() => undefined);
+      }
+    }
+    return 'lost';
+  };
 }
