@@ -182,7 +182,7 @@ export async function openMongoAuthorizationStore(db: Db): Promise<Authorization
             return result.matchedCount === 1;
           },
         );
-        return written === true;
+        return written === 'written';
       });
     },
 
@@ -238,7 +238,7 @@ export async function openMongoAuthorizationStore(db: Db): Promise<Authorization
             return result.matchedCount === 1;
           },
         );
-        return written === true;
+        return written === 'written';
       });
     },
 
@@ -319,10 +319,11 @@ export async function openMongoAuthorizationStore(db: Db): Promise<Authorization
             // The sole writer of this sequence number: the outbox read is the outbox written over, so
             // one write sets what is left and its flag together.
             const left = stored.outbox.filter((entry) => !entryIds.includes(entry.id)).map(entryOf);
-            await authorizations.updateOne(
+            const result = await authorizations.updateOne(
               { _id: clientId, ...sequence.filter },
               { $set: { outbox: left, hasOutbox: left.length > 0, ...sequence.set } },
             );
+            return result.matchedCount === 1;
           },
         );
       });
@@ -521,6 +522,8 @@ const CLAIM_SWEEP_AGE_MS = 10 * 60_000;
 const CLAIM_SWEEP_EVERY_MS = 60_000;
 /** A writer that finds the next number held reads again after 10, 20, 40 and 80 ms, then gives up. */
 const CLAIM_TRIES = 5;
+/** Reads of the document at most, counting those again at once after it moved between a read and the write. */
+const MAX_READS = 25;
 const CLAIM_BACKOFF_MS = 10;
 
 interface WriteClaim {
@@ -542,14 +545,15 @@ interface Sequence {
  * `<_id>#<s+1>`: a unique `_id`, so of writers that read s exactly one inserts it; the others read
  * again after a short wait, and give up after CLAIM_TRIES (an update then answers false, and the
  * command runner reads and decides again). The winner writes with a filter on `writeSeq` s and sets
- * s+1, so even a writer whose claim was taken over cannot write over a later write, and deletes its
- * claim afterwards (a claim is only ever needed by writers that read s, and they then find s+1).
+ * s+1 (`write` answers whether it matched), so even a writer whose claim was taken over cannot write
+ * over a later write, and deletes its claim afterwards. A writer that read s only after that
+ * deletion claims s+1 again but matches nothing: it reads again at once and finds s+1.
  */
-type SoleWriter = <D extends { writeSeq?: number }, T>(
+type SoleWriter = <D extends { writeSeq?: number }>(
   id: string,
   read: () => Promise<D | undefined>,
-  write: (read: D, sequence: Sequence) => Promise<T>,
-) => Promise<T | 'lost' | 'skipped'>;
+  write: (read: D, sequence: Sequence) => Promise<boolean>,
+) => Promise<'written' | 'skipped' | 'lost'>;
 
 async function openWriteClaims(db: Db): Promise<SoleWriter> {
   const claims = db.collection<WriteClaim>(WRITE_CLAIMS_COLLECTION);
@@ -584,23 +588,27 @@ async function openWriteClaims(db: Db): Promise<SoleWriter> {
   }
 
   return async (id, read, write) => {
-    for (let tries = 0; tries < CLAIM_TRIES; tries += 1) {
-      if (tries > 0) await new Promise((resolve) => setTimeout(resolve, CLAIM_BACKOFF_MS * 2 ** (tries - 1)));
+    let lostClaims = 0;
+    for (let reads = 0; reads < MAX_READS; reads += 1) {
       const stored = await read();
       if (!stored) return 'skipped';
       const seq = stored.writeSeq ?? 0;
       const mine = await claim(`${id}#${seq + 1}`);
-      if (!mine) continue;
+      if (!mine) {
+        lostClaims += 1;
+        if (lostClaims >= CLAIM_TRIES) return 'lost';
+        await new Promise((resolve) => setTimeout(resolve, CLAIM_BACKOFF_MS * 2 ** (lostClaims - 1)));
+        continue;
+      }
       try {
-        return await write(stored, {
-          filter: seq === 0 ? { writeSeq: { $exists: false } } : { writeSeq: seq },
-          set: { writeSeq: seq + 1 },
-        });
+        const sequence: Sequence = { filter: seq === 0 ? { writeSeq: { $exists: false } } : { writeSeq: seq }, set: { writeSeq: seq + 1 } };
+        if (await write(stored, sequence)) return 'written';
       } finally {
         // Only this writer's claim: after a takeover the number is another writer's.
         await claims.deleteOne(mine).catch(() => undefined);
         await sweep().catch(() => undefined);
       }
+      // The document moved between the read and the claim (its writer had deleted its claim by then): read again at once.
     }
     return 'lost';
   };
