@@ -130,6 +130,24 @@ describeWithMongo('MongoDB authorization store', 'rsd_authz', (mongo) => {
       }
     });
 
+    it('when another writer holds the next write, then an update answers false and publishing leaves the entries owed, changing nothing', async () => {
+      const db = mongo.freshDatabase();
+      const store = await openMongoAuthorizationStore(db);
+      const record = aRecord();
+      const created = anEntry(record, 'created');
+      await store.create(record, [created]);
+      // A live writer's claim on the document's first write, as if it were between its claim and its write.
+      await db.collection<{ _id: string; at: Date }>(WRITE_CLAIMS_COLLECTION).insertOne({ _id: `${record.clientId}#1`, at: new Date() });
+
+      const updated = await store.update({ ...record, recipientName: 'not written', revision: 2 }, 1, []);
+      await store.markPublished(record.clientId, [created.id]);
+
+      expect(updated).toBe(false);
+      expect(await store.findByClientId(record.clientId)).toEqual(record);
+      expect(await store.pendingOutbox(10)).toEqual([{ clientId: record.clientId, entries: [created] }]);
+      await store.close();
+    });
+
     it('when a writer died holding a claim, then the next write takes its claim over once it is old enough', async () => {
       const db = mongo.freshDatabase();
       const store = await openMongoAuthorizationStore(db);
