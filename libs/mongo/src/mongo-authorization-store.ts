@@ -30,7 +30,7 @@ interface AuthorizationDocument extends StoredAuthorization, GrantKeyFields {
   pendingNoticeAt?: string;
   /** Decision 50: the account an offer waits for, absent otherwise, so that its sparse index holds the waiting offers alone. */
   offerAwaitingAccountId?: string;
-  /** The store's own write sequence (see `asSoleWriter`); absent on documents no write has changed since their creation. */
+  /** The store's own write sequence (see `openWriteClaims`); absent on documents no write has changed since their creation. */
   writeSeq?: number;
 }
 
@@ -105,7 +105,7 @@ const ACCOUNT_PROJECTION = { _id: 0, ...Object.fromEntries(ACCOUNT_FIELDS.map((f
  * so two guarded updates (two credentials replicas, or one replica's update and the relay leader's
  * `markPublished`) could both "match" and the later rewrite drop the earlier one's change. Every
  * write to a document after its creation is therefore made by the one writer of its next write
- * sequence number (`asSoleWriter`), which a unique `_id` insert decides, the one write FerretDB
+ * sequence number (`openWriteClaims`), which a unique `_id` insert decides, the one write FerretDB
  * makes atomic. MongoDB needs none of it and pays two small writes; there is one code path.
  * Within this process, writes to one document also run one at a time.
  */
