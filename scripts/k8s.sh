@@ -7,7 +7,8 @@
 #   scripts/k8s.sh up      build, then start the cluster and deploy k8s/overlays/local; idempotent;
 #                          prints the `export` lines of `env` on stdout (progress goes to stderr)
 #   scripts/k8s.sh env     print `export` lines: KUBECONFIG, PATH (the cluster's kubectl first),
-#                          READ_URL, CRED_URL, INGEST_URL, NOTIFIER_URL (published on 127.0.0.1)
+#                          READ_URL, CRED_URL, INGEST_URL, NOTIFIER_URL, CONSOLE_URL (published on
+#                          127.0.0.1)
 #   scripts/k8s.sh down    stop everything `up` started: pods, containerd, the control plane; no
 #                          process, mount, network namespace, bridge or iptables chain of it is left.
 #                          etcd's data goes (each `up` starts a new cluster); the images in containerd,
@@ -92,6 +93,7 @@ READ_PORT=30080
 CRED_PORT=30081
 INGEST_PORT=30082
 NOTIFIER_PORT=30083
+CONSOLE_PORT=30084
 
 ADMIN_KUBECONFIG="$RUN/admin.kubeconfig"
 OVERLAY="$ROOT/k8s/overlays/local"
@@ -710,6 +712,7 @@ print_env() {
   printf 'export CRED_URL=%q\n' "http://127.0.0.1:$CRED_PORT/v1"
   printf 'export INGEST_URL=%q\n' "http://127.0.0.1:$INGEST_PORT/v1"
   printf 'export NOTIFIER_URL=%q\n' "http://127.0.0.1:$NOTIFIER_PORT/v1"
+  printf 'export CONSOLE_URL=%q\n' "http://127.0.0.1:$CONSOLE_PORT"
 }
 
 cmd_up() {

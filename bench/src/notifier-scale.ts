@@ -19,18 +19,33 @@ import { subscribeAll, type Subscriber } from './webhooks-load/subscriptions';
 // first post to the last delivery. Replicas are added between phases and measured once their queue
 // shards are shared (every replica holds some, all 32 held).
 
-const USAGE = `usage: npm run bench:notifier-scale -- [--subscriptions N] [--per-organization P] [--replicas 1,2,3]
+const USAGE = `usage: npm run bench:notifier-scale -- [--subscriptions N] [--per-organization P] [--replicas 1,2,3] [--concurrency C]
   --subscriptions     deliveries per phase (default 1000)
   --per-organization  subscriptions per organization (default 100): one score plans P deliveries, so the
                       queue's workers are measured rather than the planning of one event per delivery
   --replicas       the replica counts measured, in order, each more than the one before (default 1,2,3)
+  --concurrency    WEBHOOK_CONCURRENCY of each replica (default 12: on FerretDB, every replica's summed must
+                   stay under its 50 PostgreSQL connections, below)
 Needs KAFKA_BROKERS, MONGO_URL and REDIS_URL (for the single-server engines: source /tmp/infra-env.sh).`;
 
 interface Options {
   subscriptions: number;
   perOrganization: number;
   replicas: number[];
+  concurrency: number;
 }
+
+/**
+ * FerretDB 1.24 (the MongoDB-wire stand-in) runs an update as a query whose cursor holds one of its
+ * pool's PostgreSQL connections while each matched document is rewritten in a transaction on another
+ * (internal/handler/msg_update.go, then internal/backends/postgresql/collection.go UpdateAll); the pool
+ * holds 50 (pool_max_conns, internal/backends/postgresql/metadata/pool/uri.go). Fifty updates at once
+ * each hold their first connection and wait on each other for a second: every attempt's outcome is an
+ * update, so three replicas of the default 32 attempts in flight (96) hang it, as the first run of this
+ * benchmark did. 12 a replica keeps three replicas at 36, under 50 with the other services' updates;
+ * the phases differ then only in the number of replicas. MongoDB has no such limit.
+ */
+const FERRETDB_SAFE_CONCURRENCY = 12;
 
 const PORTS = { credentials: 18881, scoreIngest: 18882, notifiers: [18883, 18884, 18885, 18886, 18887, 18888] };
 const DRAIN_TIMEOUT_MS = 300_000;
@@ -38,7 +53,7 @@ const SHARDS = 32;
 const say = (line: string) => process.stderr.write(`${line}\n`);
 
 function parseOptions(argv: string[]): Options {
-  const options: Options = { subscriptions: 1_000, perOrganization: 100, replicas: [1, 2, 3] };
+  const options: Options = { subscriptions: 1_000, perOrganization: 100, replicas: [1, 2, 3], concurrency: FERRETDB_SAFE_CONCURRENCY };
   readFlags(
     argv,
     {
@@ -51,6 +66,10 @@ function parseOptions(argv: string[]): Options {
         options.perOrganization = Number(required(value, flag));
         if (!Number.isInteger(options.perOrganization) || options.perOrganization < 1)
           throw new UsageError(`${flag} must be a positive integer`);
+      },
+      concurrency: (value, flag) => {
+        options.concurrency = Number(required(value, flag));
+        if (!Number.isInteger(options.concurrency) || options.concurrency < 1) throw new UsageError(`${flag} must be a positive integer`);
       },
       replicas: (value, flag) => {
         options.replicas = required(value, flag).split(',').map(Number);
@@ -120,14 +139,20 @@ async function main(): Promise<void> {
     // Every request comes from 127.0.0.1: a webhook create tried before the notifier knows its grant counts as a failed authentication.
     FAILED_AUTH_LIMIT_PER_MINUTE: '1000000',
   };
-  const notifierEnv = { ...common, WEBHOOK_SECRET_KEY: randomBytes(32).toString('base64'), WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true' };
+  const notifierEnv = {
+    ...common,
+    WEBHOOK_SECRET_KEY: randomBytes(32).toString('base64'),
+    WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true',
+    WEBHOOK_CONCURRENCY: String(options.concurrency),
+  };
   const logDir = await mkdtemp(join(tmpdir(), 'rsd-notifier-scale-'));
   trackDirectory(logDir);
   const started: ServiceProcess[] = [];
   const receivers: Receiver[] = [];
   const heading = [
     `Webhook deliveries per second by notifier replicas (decision 52): ${options.subscriptions} deliveries per phase ` +
-      `(${options.perOrganization} subscriptions per organization), replicas ${options.replicas.join(', ')}`,
+      `(${options.perOrganization} subscriptions per organization), replicas ${options.replicas.join(', ')}, ` +
+      `${options.concurrency} attempts in flight per replica`,
     `${await machine()}; node ${process.version}; ${new Date().toISOString().slice(0, 16).replace('T', ' ')} UTC`,
     `Engines: Kafka ${brokers}, MongoDB-wire ${mongoUrl.replace(/\/\/[^@]*@/, '//')}, Redis; one credentials and one score-ingest process; everything on this machine's cores`,
   ];

@@ -6,6 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import autocannon from 'autocannon';
 import { signDevToken } from '@rsd/platform';
+import { ingestAtRate, ingestGrants } from './ingest-rate';
 import { profileArgs, ROOT, startNode, type Started } from './processes';
 
 // `npm run bench`: the read API's throughput and latency on both runtimes beside a bare express
@@ -15,6 +16,9 @@ import { profileArgs, ROOT, startNode, type Started } from './processes';
 const DURATION_S = Number(process.env.BENCH_DURATION_S ?? 10);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 32);
 const TRIALS = Number(process.env.BENCH_TRIALS ?? 30);
+/** Decision 52: a score's time from ingest to readable on every replica, at these rates, each for this long. */
+const INGEST_RATES = [100, 1_000];
+const INGEST_SECONDS = Number(process.env.BENCH_INGEST_SECONDS ?? 20);
 const SECRET = randomBytes(32).toString('base64url');
 const ORG = `bench-${randomUUID().slice(0, 8)}`;
 
@@ -1016,6 +1020,25 @@ async function ingestLatency(product: Product, credential: { clientId: string; a
   return samples;
 }
 
+/** Decision 52's rows: ingest to readable on both replicas of a distributed product, at each of INGEST_RATES. */
+async function ingestRateRows(distributed: Product): Promise<Latencies[]> {
+  const target = { ...distributed, secret: SECRET, run: randomUUID().slice(0, 8) };
+  const grants = await ingestGrants(target);
+  const rows: Latencies[] = [];
+  for (const rate of INGEST_RATES) {
+    const figures = await ingestAtRate(target, grants, rate, INGEST_SECONDS);
+    const batch = percentiles('', figures.batchMs);
+    rows.push(
+      percentiles(
+        `score ingested → readable on both replicas at ${rate} scores/s, distributed (${figures.achieved.toFixed(0)}/s acknowledged, ` +
+          `${figures.everyReplica.length} samples, ${figures.unseen} unseen after 10 s; batch 202 p50 ${batch.p50.toFixed(0)} ms)`,
+        figures.everyReplica,
+      ),
+    );
+  }
+  return rows;
+}
+
 async function main(): Promise<void> {
   // One comparison alone, its table on stdout.
   const alone = { portfolio: portfolioComparison, certificate: certificateComparison }[process.env.BENCH_ONLY ?? ''];
@@ -1029,6 +1052,22 @@ async function main(): Promise<void> {
   }
   if (process.env.BENCH_ONLY === 'engines') {
     await writeResults(enginesTable(await enginesComparison()).join('\n'));
+    return;
+  }
+  if (process.env.BENCH_ONLY === 'ingest-rate') {
+    const distributed = await startDistributed(2);
+    try {
+      const rows = await ingestRateRows(distributed);
+      await writeResults(
+        [
+          '| measurement | p50 ms | p99 ms | max ms |',
+          '|---|---:|---:|---:|',
+          ...rows.map((l) => `| ${l.name} | ${l.p50.toFixed(1)} | ${l.p99.toFixed(1)} | ${l.max.toFixed(1)} |`),
+        ].join('\n'),
+      );
+    } finally {
+      await distributed.stop();
+    }
     return;
   }
   if (process.env.BENCH_ONLY === 'fresh-processes') {
@@ -1114,6 +1153,7 @@ async function main(): Promise<void> {
       );
       latencies.push(percentiles('revocation → enforced on both replicas, distributed', await revocationLatency(distributed)));
       latencies.push(percentiles('score ingested → readable, distributed', await ingestLatency(distributed, credential)));
+      latencies.push(...(await ingestRateRows(distributed)));
     } finally {
       await distributed.stop();
     }
@@ -1144,7 +1184,7 @@ async function main(): Promise<void> {
     '|---|---:|---:|---:|---:|',
     ...history.map((t) => `| ${t.name} | ${t.rps.toFixed(0)} | ${t.p50} | ${t.p99} | ${t.non2xx} |`),
     '',
-    `Latencies (${TRIALS} trials each)`,
+    `Latencies (${TRIALS} trials each, or the samples named)`,
     '',
     '| measurement | p50 ms | p99 ms | max ms |',
     '|---|---:|---:|---:|',

@@ -22,12 +22,22 @@
 #                     PodDisruptionBudget allows go through, the next is refused with 429
 #                  d. an unthrottled load: the HorizontalPodAutoscaler (metrics-server) scales the read
 #                     API out, and back in once the load stops
+#   4e. mixed      decision 52: every service under a mixed load (scripts/ci/k8s-mixed-load.mjs: reads,
+#                  the console's keys, creates, revocations, expiries, ingest, and webhook deliveries
+#                  to a receiver in the cluster, scripts/ci/k8s-receiver.yaml) while one pod of each of
+#                  the five services is deleted in turn (the credentials service's relay leader), then
+#                  all five are rolled at once; a table per step (requests, failures and how long after
+#                  a deletion, deliveries expected and arrived, webhook-ids twice, events published
+#                  twice, expiries due and fired), and a failure for anything but documented 503s within
+#                  5 s of a deletion, a lost delivery, a webhook-id more often than the notifier sent it,
+#                  an event twice, an expiry missed or repeated, a revoked key served past its bound
 #   5. policies    a pod outside the allowed set (its own namespace) cannot open Redis's port, while the
 #                  read API's pods can: the NetworkPolicies are enforced (kube-router)
 #   6. down        scripts/k8s.sh down; no process, mount or network namespace of the cluster left
 #
 # Prints the time of each step and the figures of each check. K8S_DELETE_POLICIES=true deletes the
 # NetworkPolicies of rsd-infra before step 5, to show that the check fails without them (never in CI).
+# K8S_ONLY_MIXED=true runs steps 1-3 and 4e only (to repeat the mixed load; never in CI).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 
@@ -47,6 +57,7 @@ cluster_up=false
 finish() {
   local rc=$?
   [[ -n "${LOAD_PID:-}" ]] && kill -TERM "$LOAD_PID" 2>/dev/null
+  [[ -n "${MIXED_PID:-}" ]] && kill -KILL "$MIXED_PID" 2>/dev/null
   rm -rf "$WORK"
   if [[ "$cluster_up" == true ]]; then
     if ((rc != 0)); then
@@ -61,6 +72,9 @@ finish() {
     printf '\n== k8s: figures\n'
     printf '%-34s %s\n' "distributed suite" "${DISTRIBUTED_FIGURE:-}" "rollout restart under load" "$ROLLOUT_FIGURE" "pod deleted under load" "${DELETE_FIGURE:-}" \
       "evictions (PDB minAvailable 1)" "${EVICT_FIGURE:-}" "HPA" "${HPA_FIGURE:-}"
+  fi
+  if [[ -n "${MIXED_TABLE:-}" ]]; then
+    printf '\n== k8s: mixed load, per step\n%s\n' "$MIXED_TABLE"
   fi
   exit "$rc"
 }
@@ -154,13 +168,18 @@ t0="$(now)"
 # The timings the suite gives its own processes (test/distributed/docker-compose.test.yml gives the
 # Compose stack the same): every request comes from one address, so the per-address limit of failed
 # authentications is lifted; decision 29's bounds short enough to wait for.
-kubectl -n rsd set env deployment/rsd-credentials deployment/rsd-score-ingest deployment/rsd-read-api \
-  FAILED_AUTH_LIMIT_PER_MINUTE=100000 ACCOUNT_RATE_LIMIT_PER_MINUTE=300 OUTBOX_RELAY_INTERVAL_MS=500 \
-  EXPIRY_CHECK_INTERVAL_MS=500 EVENT_LOG_PUBLISH_DEADLINE_MS=2000 FEED_STALENESS_BOUND_MS=5000 \
-  FEED_RECOVERY_GRACE_MS=3000
-for d in rsd-credentials rsd-score-ingest rsd-read-api; do
-  kubectl -n rsd rollout status "deployment/$d" --timeout=300s
-done
+test_timings() {
+  kubectl -n rsd set env deployment/rsd-credentials deployment/rsd-score-ingest deployment/rsd-read-api \
+    FAILED_AUTH_LIMIT_PER_MINUTE=100000 ACCOUNT_RATE_LIMIT_PER_MINUTE=300 OUTBOX_RELAY_INTERVAL_MS=500 \
+    EXPIRY_CHECK_INTERVAL_MS=500 EVENT_LOG_PUBLISH_DEADLINE_MS=2000 FEED_STALENESS_BOUND_MS=5000 \
+    FEED_RECOVERY_GRACE_MS=3000
+  local d
+  for d in rsd-credentials rsd-score-ingest rsd-read-api; do
+    kubectl -n rsd rollout status "deployment/$d" --timeout=300s
+  done
+}
+test_timings
+distributed_suite() {
 log="$WORK/distributed.log"
 (
   # The cluster's servers as scripts/infra/k8s/addons/infrastructure.yaml publishes them for the test
@@ -178,16 +197,21 @@ grep -q '^\[infra\] skipping' "$log" && fail "the distributed suite was skipped"
 DISTRIBUTED_FIGURE="$(grep -oE '^Tests: .*' "$log" | tail -n 1 | sed 's/^Tests: *//')"
 [[ -n "$DISTRIBUTED_FIGURE" ]] || fail "the distributed suite printed no result"
 timed "distributed suite on the cluster" "$t0"
+}
+if [[ "${K8S_ONLY_MIXED:-false}" == true ]]; then
+  echo "K8S_ONLY_MIXED=true: the distributed suite is left out"
+else
+  distributed_suite
+fi
 
 # ---------------------------------------------------------------- 4. load checks
-
-load_checks() {
 
 # The pool of credentials the load reads with: each allows 120 reads a minute (decision 8), so a
 # steady load of LOAD_RATE a second over LOAD_POOL of them stays under every credential's limit and
 # every answer should be a 200.
 LOAD_POOL=40
 LOAD_RATE=40
+make_pool() {
 section "a pool of $LOAD_POOL credentials for the load"
 t0="$(now)"
 printf '[' >"$WORK/pool.json"
@@ -206,6 +230,33 @@ last="$(node -p 'const p = JSON.parse(require("fs").readFileSync(process.argv[1]
 API_KEY="$(node -p 'const p = JSON.parse(require("fs").readFileSync(process.argv[1], "utf8")); p[p.length - 1].apiKey' "$WORK/pool.json")"
 expect "$READ_URL" "/customers/$last/score" 200 "b.score === 74"
 timed "credential pool" "$t0"
+}
+
+# The pods of Deployment $1 (its app.kubernetes.io/name) that are Ready and not being deleted. After a
+# rollout reports done, a pod of the old ReplicaSet can still be listed, Terminating, for its grace
+# period: picking it deletes or evicts nothing.
+ready_pod_names() {
+  kubectl -n rsd get pods -l "app.kubernetes.io/name=$1" -o json | node -e '
+    const { items } = JSON.parse(require("fs").readFileSync(0, "utf8"));
+    const ready = (p) => (p.status.conditions ?? []).some((c) => c.type === "Ready" && c.status === "True");
+    for (const p of items) if (!p.metadata.deletionTimestamp && ready(p)) console.log(p.metadata.name);'
+}
+# Waits until Deployment $1's rollout is done, at least two of its pods are ready and none is still
+# terminating (an old pod in its preStop still serves, with the settings it started with).
+wait_ready() {
+  kubectl -n rsd rollout status "deployment/$1" --timeout=300s
+  local i names all
+  for ((i = 0; i < 300; i++)); do
+    mapfile -t names < <(ready_pod_names "$1")
+    all="$(kubectl -n rsd get pods -l "app.kubernetes.io/name=$1" --no-headers 2>/dev/null | wc -l)"
+    ((${#names[@]} >= 2 && ${#names[@]} == all)) && return 0
+    sleep 1
+  done
+  fail "$1 has fewer than two ready pods, or pods that do not end"
+}
+
+load_checks() {
+make_pool
 
 LOAD_PID=""
 # load_start NAME [RATE] [CONCURRENCY]: the load generator in the background, its summary in
@@ -224,14 +275,7 @@ load_stop() {
 # load_field NAME EXPR: a value of the summary (EXPR over s).
 load_field() { node -p "const s = JSON.parse(require('fs').readFileSync(process.argv[1], 'utf8')); $2" "$WORK/$1.json"; }
 ready_read_pods() { kubectl -n rsd get deployment rsd-read-api -o jsonpath='{.status.readyReplicas}'; }
-# The read-API pods that are Ready and not being deleted. After a rollout reports done, a pod of the old
-# ReplicaSet can still be listed, Terminating, for its grace period: picking it deletes or evicts nothing.
-ready_read_pod_names() {
-  kubectl -n rsd get pods -l app.kubernetes.io/name=rsd-read-api -o json | node -e '
-    const { items } = JSON.parse(require("fs").readFileSync(0, "utf8"));
-    const ready = (p) => (p.status.conditions ?? []).some((c) => c.type === "Ready" && c.status === "True");
-    for (const p of items) if (!p.metadata.deletionTimestamp && ready(p)) console.log(p.metadata.name);'
-}
+ready_read_pod_names() { ready_pod_names rsd-read-api; }
 # One of them, or fail naming what it was for.
 first_ready_read_pod() {
   local names
@@ -239,15 +283,7 @@ first_ready_read_pod() {
   [[ -n ${names[0]:-} ]] || fail "no ready read-API pod to $1"
   echo "${names[0]}"
 }
-wait_read_ready() {
-  kubectl -n rsd rollout status deployment/rsd-read-api --timeout=300s
-  local i
-  for ((i = 0; i < 300; i++)); do
-    (($(ready_read_pods) >= 2)) && return 0
-    sleep 1
-  done
-  fail "the read API has fewer than two ready pods"
-}
+wait_read_ready() { wait_ready rsd-read-api; }
 
 # ------ 4a. a rolling restart under load: no request may fail
 
@@ -388,14 +424,110 @@ kubectl -n rsd get hpa rsd-read-api
 timed "HPA out and in" "$t0"
 }
 
+# ---------------------------------------------------------------- 4e. mixed load, every service
+
+MIXED_SERVICES=(rsd-read-api rsd-credentials rsd-score-ingest rsd-notifier rsd-console)
+# step_mark NAME KIND: the start of a step of the mixed load, for its table (KIND delete or roll).
+step_mark() { printf '{"name":"%s","kind":"%s","at":%s}\n' "$1" "$2" "$(date +%s%3N)" >>"$WORK/mixed-steps.ndjson"; }
+# The credentials pod that holds the relay and expiry lease (decision 52), from its own metrics;
+# the first ready pod when none says so.
+credentials_leader() {
+  local pod ip pods
+  mapfile -t pods < <(ready_pod_names rsd-credentials)
+  for pod in "${pods[@]}"; do
+    ip="$(kubectl -n rsd get pod "$pod" -o jsonpath='{.status.podIP}')"
+    if curl -sS -m 5 "http://$ip:8081/metrics" | grep -qE '^rsd_leases_held\{[^}]*work="credentials-relay"[^}]*\} 1$'; then
+      echo "$pod"
+      return 0
+    fi
+  done
+  echo "${pods[0]:-}"
+}
+
+mixed_checks() {
+  section "decision 52: a mixed load while a pod of each service is deleted in turn, then all five are rolled"
+  t0="$(now)"
+  [[ -f "$WORK/pool.json" ]] || make_pool
+  # The run's own: the notifier may deliver to the receiver in the cluster (a private address), and
+  # reach its namespace (k8s-receiver.yaml's NetworkPolicy); the timings of 3b on the others.
+  test_timings
+  kubectl -n rsd set env deployment/rsd-notifier WEBHOOK_ALLOW_PRIVATE_TARGETS=true FAILED_AUTH_LIMIT_PER_MINUTE=100000
+  kubectl apply -f scripts/ci/k8s-receiver.yaml
+  kubectl -n rsd-receiver create configmap webhook-receiver --from-file=scripts/ci/k8s-receiver.mjs \
+    --dry-run=client -o yaml | kubectl apply -f -
+  kubectl -n rsd-receiver rollout status deployment/webhook-receiver --timeout=120s
+  local d i victim org pods
+  for d in "${MIXED_SERVICES[@]}"; do wait_ready "$d"; done
+  for ((i = 0; i < 60; i++)); do
+    curl -sS -f -m 2 -o /dev/null http://127.0.0.1:30090/healthz && break
+    sleep 1
+  done
+  org="mixed-$(date +%s)"
+  : >"$WORK/mixed-steps.ndjson"
+  (
+    unset REDIS_URL
+    secured_env="$(bash scripts/engine-secrets.sh k8s-env .infra/k8s/run/engines)"
+    eval "$secured_env"
+    export ORG="$org" POOL="$WORK/pool.json" STEPS="$WORK/mixed-steps.ndjson" KUBECTL="$PWD/.infra/k8s/bin/kubectl"
+    export RECEIVER_URL=http://127.0.0.1:30090
+    export RECEIVER_TARGET=http://webhook-receiver.rsd-receiver.svc.cluster.local:8090
+    # Decision 29: every replica refuses a key within 1 s of its revoke's 200. A 202 ("enforcement
+    # pending") is enforced once its event is published: within decision 52's 15 s when the relay's
+    # leader is the pod just deleted, then the same 1 s.
+    export REVOKE_BOUND_MS=1000 PENDING_BOUND_MS=16000
+    TOKEN="$(npx rsd token --org "$org")"
+    export TOKEN
+    exec node scripts/ci/k8s-mixed-load.mjs "$WORK/mixed"
+  ) >"$WORK/mixed.out" &
+  MIXED_PID=$!
+  for ((i = 0; i < 180; i++)); do
+    [[ -f "$WORK/mixed/ready" ]] && break
+    kill -0 "$MIXED_PID" 2>/dev/null || fail "the mixed load stopped before it was ready: $(cat "$WORK/mixed.out")"
+    sleep 1
+  done
+  [[ -f "$WORK/mixed/ready" ]] || fail "the mixed load was not ready after 180 s"
+  sleep 10
+  for d in "${MIXED_SERVICES[@]}"; do
+    wait_ready "$d"
+    if [[ "$d" == rsd-credentials ]]; then
+      victim="$(credentials_leader)"
+    else
+      mapfile -t pods < <(ready_pod_names "$d")
+      victim="${pods[0]:-}"
+    fi
+    [[ -n "$victim" ]] || fail "no ready pod of $d to delete"
+    step_mark "delete $victim" delete
+    echo "deleting $victim under the mixed load"
+    kubectl -n rsd delete pod "$victim" --wait=true
+    wait_ready "$d"
+    sleep 10
+  done
+  step_mark "rollout restart of all five" roll
+  kubectl -n rsd rollout restart "${MIXED_SERVICES[@]/#/deployment/}"
+  for d in "${MIXED_SERVICES[@]}"; do wait_ready "$d"; done
+  sleep 10
+  kill -TERM "$MIXED_PID"
+  local rc=0
+  wait "$MIXED_PID" || rc=$?
+  MIXED_PID=""
+  cat "$WORK/mixed.out"
+  MIXED_TABLE="$(grep -v '^  ' "$WORK/mixed.out" | grep -v '^totals: ' || true)"
+  ((rc == 0)) || fail "the mixed load found what decision 52 does not allow (above)"
+  timed "mixed load, deletions and a roll" "$t0"
+}
+
 if [[ "${K8S_DELETE_POLICIES:-false}" == true ]]; then
   echo "K8S_DELETE_POLICIES=true: the load checks are left out"
+elif [[ "${K8S_ONLY_MIXED:-false}" == true ]]; then
+  mixed_checks
 else
   load_checks
+  mixed_checks
 fi
 
 # ---------------------------------------------------------------- 5. policies
 
+if [[ "${K8S_ONLY_MIXED:-false}" != true ]]; then
 section "NetworkPolicies: Redis only from the read API and the notifier"
 t0="$(now)"
 if [[ "${K8S_DELETE_POLICIES:-false}" == true ]]; then
@@ -422,6 +554,7 @@ fi
 echo "a pod in rsd-probe cannot reach Redis; the read API's pod can"
 kubectl delete namespace rsd-probe --wait=false
 timed "policies" "$t0"
+fi
 
 # ---------------------------------------------------------------- 6. down
 

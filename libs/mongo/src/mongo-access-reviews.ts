@@ -2,6 +2,7 @@ import type { Collection, Document } from 'mongodb';
 import { nextAccessReviewWorkAt, type StoredAccessReview } from '@rsd/domain';
 import type { AccessReviewStore, OutboxEntry } from '@rsd/ports';
 import { isDuplicateKeyError } from './duplicate-key';
+import type { SoleWriter } from './write-claims';
 
 /**
  * Decision 54: a review is a document of the authorizations' collection, `_id` its review id, so the
@@ -22,6 +23,8 @@ export interface AccessReviewDocument {
   createdAt: string;
   outbox: OutboxEntry[];
   hasOutbox: boolean;
+  /** The store's own write sequence (absent until the first update): see write-claims.ts. */
+  writeSeq?: number;
 }
 
 /** One index per command, as for the authorizations (FerretDB 1.24). */
@@ -30,10 +33,15 @@ export async function indexAccessReviews(collection: Collection<Document>): Prom
   await collection.createIndex({ reviewWorkAt: 1 }, { sparse: true });
 }
 
-/** The access reviews' half of the MongoDB authorization store; `write` runs one review's writes one at a time. */
+/**
+ * The access reviews' half of the MongoDB authorization store; `write` runs one review's writes one at a
+ * time in this process, and `soleWriter` makes each update the one writer of the document's next write
+ * across processes (two reviewers deciding at once on two replicas must not lose a decision on FerretDB).
+ */
 export function mongoAccessReviews(
   collection: Collection<AccessReviewDocument>,
   write: <T>(id: string, task: () => Promise<T>) => Promise<T>,
+  soleWriter: SoleWriter,
 ): AccessReviewStore {
   const fieldsOf = (review: StoredAccessReview) => {
     const workAt = nextAccessReviewWorkAt(review);
@@ -65,15 +73,28 @@ export function mongoAccessReviews(
       return write(review.reviewId, async () => {
         const owes = outbox.length > 0;
         const fields = fieldsOf(review);
-        const result = await collection.updateOne(
-          { _id: review.reviewId, kind: 'access-review', revision: expectedRevision },
-          {
-            $set: { ...fields, ...(owes ? { hasOutbox: true } : {}) },
-            ...('reviewWorkAt' in fields ? {} : { $unset: { reviewWorkAt: '' } }),
-            ...(owes ? { $push: { outbox: { $each: outbox.map(entryOf) } } } : {}),
+        const written = await soleWriter(
+          review.reviewId,
+          async () => {
+            const stored = await collection.findOne(
+              { _id: review.reviewId, kind: 'access-review' },
+              { projection: { revision: 1, writeSeq: 1 } },
+            );
+            return stored?.revision === expectedRevision ? stored : undefined;
+          },
+          async (_stored, sequence) => {
+            const result = await collection.updateOne(
+              { _id: review.reviewId, kind: 'access-review', revision: expectedRevision, ...sequence.filter },
+              {
+                $set: { ...fields, ...(owes ? { hasOutbox: true } : {}), ...sequence.set },
+                ...('reviewWorkAt' in fields ? {} : { $unset: { reviewWorkAt: '' } }),
+                ...(owes ? { $push: { outbox: { $each: outbox.map(entryOf) } } } : {}),
+              },
+            );
+            return result.matchedCount === 1;
           },
         );
-        return result.matchedCount === 1;
+        return written === 'written';
       });
     },
 

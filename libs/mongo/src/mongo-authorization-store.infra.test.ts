@@ -7,7 +7,7 @@ import {
   describeAuthorizationStoreContract,
   describeRecipientAccountStoreContract,
 } from '@rsd/testkit';
-import { AUTHORIZATIONS_COLLECTION, openMongoAuthorizationStore } from './mongo-authorization-store';
+import { AUTHORIZATIONS_COLLECTION, openMongoAuthorizationStore, WRITE_CLAIMS_COLLECTION } from './mongo-authorization-store';
 import { describeWithMongo } from './testing/mongo-for-suite';
 
 const NOW = new Date('2026-11-21T08:00:00.000Z');
@@ -64,6 +64,110 @@ describeWithMongo('MongoDB authorization store', 'rsd_authz', (mongo) => {
     await reopened.close();
   });
 
+  describe('two processes writing one document', () => {
+    const ROUNDS = 20;
+    let stores: [AuthorizationStore, AuthorizationStore];
+
+    // Each store on a client of its own, as two credentials replicas (or one and the relay leader) are.
+    beforeEach(async () => {
+      const db = mongo.freshDatabase();
+      const first = await openMongoAuthorizationStore(db);
+      stores = [first, await openMongoAuthorizationStore(await mongo.onAnotherClient(db))];
+    });
+
+    afterEach(async () => {
+      await Promise.all(stores.map((store) => store.close()));
+    });
+
+    it('when both update from the same revision, round after round, then exactly one wins each round and no change or entry is lost', async () => {
+      const record = aRecord();
+      const created = anEntry(record, 'created');
+      await stores[0].create(record, [created]);
+      const owed = [created];
+      let current = record;
+
+      for (let round = 1; round <= ROUNDS; round += 1) {
+        const contenders = stores.map((_, n) => ({
+          record: { ...current, recipientName: `round ${round} writer ${n}`, revision: current.revision + 1 },
+          entry: anEntry(record, `round-${round}-writer-${n}`),
+        }));
+
+        const results = await Promise.all(
+          stores.map((store, n) => store.update(contenders[n]!.record, current.revision, [contenders[n]!.entry])),
+        );
+
+        const winners = contenders.filter((_, n) => results[n]);
+        expect({ round, winners: winners.length }).toEqual({ round, winners: 1 });
+        current = winners[0]!.record;
+        owed.push(winners[0]!.entry);
+        expect(await stores[1].findByClientId(record.clientId)).toEqual(current);
+      }
+      expect(await stores[0].pendingOutbox(10)).toEqual([{ clientId: record.clientId, entries: owed }]);
+    });
+
+    it('when one publishes while the other updates, round after round, then no update is lost and no published entry is owed again', async () => {
+      const record = aRecord();
+      const created = anEntry(record, 'created');
+      await stores[0].create(record, [created]);
+      let current = record;
+      let owed = [created];
+
+      for (let round = 1; round <= ROUNDS; round += 1) {
+        const next = { ...current, recipientName: `round ${round}`, revision: current.revision + 1 };
+        const entry = anEntry(record, `round-${round}`);
+
+        const [updated] = await Promise.all([
+          stores[0].update(next, current.revision, [entry]),
+          stores[1].markPublished(
+            record.clientId,
+            owed.map(({ id }) => id),
+          ),
+        ]);
+
+        expect({ round, updated }).toEqual({ round, updated: true });
+        current = next;
+        owed = [entry];
+        expect(await stores[1].findByClientId(record.clientId)).toEqual(current);
+        expect(await stores[1].pendingOutbox(10)).toEqual([{ clientId: record.clientId, entries: owed }]);
+      }
+    });
+
+    it('when another writer holds the next write, then an update answers false and publishing leaves the entries owed, changing nothing', async () => {
+      const db = mongo.freshDatabase();
+      const store = await openMongoAuthorizationStore(db);
+      const record = aRecord();
+      const created = anEntry(record, 'created');
+      await store.create(record, [created]);
+      // A live writer's claim on the document's first write, as if it were between its claim and its write.
+      await db.collection<{ _id: string; at: Date }>(WRITE_CLAIMS_COLLECTION).insertOne({ _id: `${record.clientId}#1`, at: new Date() });
+
+      const updated = await store.update({ ...record, recipientName: 'not written', revision: 2 }, 1, []);
+      await store.markPublished(record.clientId, [created.id]);
+
+      expect(updated).toBe(false);
+      expect(await store.findByClientId(record.clientId)).toEqual(record);
+      expect(await store.pendingOutbox(10)).toEqual([{ clientId: record.clientId, entries: [created] }]);
+      await store.close();
+    });
+
+    it('when a writer died holding a claim, then the next write takes its claim over once it is old enough', async () => {
+      const db = mongo.freshDatabase();
+      const store = await openMongoAuthorizationStore(db);
+      const record = aRecord();
+      await store.create(record, []);
+      // A writer that claimed the first write a minute ago and never wrote.
+      await db
+        .collection<{ _id: string; at: Date }>(WRITE_CLAIMS_COLLECTION)
+        .insertOne({ _id: `${record.clientId}#1`, at: new Date(Date.now() - 60_000) });
+
+      const updated = await store.update({ ...record, recipientName: 'after the takeover', revision: 2 }, 1, []);
+
+      expect(updated).toBe(true);
+      expect(await db.collection(WRITE_CLAIMS_COLLECTION).countDocuments()).toBe(0);
+      await store.close();
+    });
+  });
+
   describe('documents', () => {
     let db: Db;
     let store: AuthorizationStore;
@@ -94,6 +198,7 @@ describeWithMongo('MongoDB authorization store', 'rsd_authz', (mongo) => {
         grantKeyDigest: record.keyDigest,
         outbox: [created, revoked],
         hasOutbox: true,
+        writeSeq: 1,
       });
     });
 

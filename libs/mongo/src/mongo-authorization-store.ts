@@ -2,6 +2,7 @@ import type { Collection, Db, UpdateFilter } from 'mongodb';
 import { nextExpiryNoticeAt, offerAwaitingAccountOf, type StoredAuthorization, type StoredRecipientAccount } from '@rsd/domain';
 import type { AuthorizationStore, OutboxEntry, PendingOutbox } from '@rsd/ports';
 import { isDuplicateKeyError } from './duplicate-key';
+import { openWriteClaims } from './write-claims';
 import { indexAccessReviews, mongoAccessReviews, type AccessReviewDocument } from './mongo-access-reviews';
 import { reportingOutages } from './outages';
 import { createPerKeyQueue } from './per-key-queue';
@@ -30,6 +31,8 @@ interface AuthorizationDocument extends StoredAuthorization, GrantKeyFields {
   pendingNoticeAt?: string;
   /** Decision 50: the account an offer waits for, absent otherwise, so that its sparse index holds the waiting offers alone. */
   offerAwaitingAccountId?: string;
+  /** The store's own write sequence (see `openWriteClaims`); absent on documents no write has changed since their creation. */
+  writeSeq?: number;
 }
 
 /** Sorts after every instant: the record has an expiry ahead but no notice left to send. */
@@ -76,6 +79,7 @@ interface AccountDocument extends StoredRecipientAccount {
   kind: 'recipient-account';
   outbox: OutboxEntry[];
   hasOutbox: boolean;
+  writeSeq?: number;
 }
 
 const ACCOUNT_FIELDS = [
@@ -97,11 +101,14 @@ const ACCOUNT_PROJECTION = { _id: 0, ...Object.fromEntries(ACCOUNT_FIELDS.map((f
  * ISO strings in the fixed `YYYY-MM-DDTHH:mm:ss.sssZ` form, whose lexical order is time order; so
  * documents read back exactly as written and range queries compare like the embedded store does.
  *
- * Writes to one authorization are also run one at a time within this process. MongoDB makes the
- * revision-guarded update atomic on its own; FerretDB 1.24 evaluates the filter on a read
- * and then rewrites the whole document by `_id`, so two concurrent guarded updates could both
- * "match" and the later one would drop the earlier one's outbox entries. On FerretDB, therefore,
- * only one process may write authorizations; on MongoDB any number may.
+ * Any number of processes may write, on MongoDB and on FerretDB alike. FerretDB 1.24 applies a
+ * filtered update as a read, a filter evaluated in Go and a rewrite of the whole document by `_id`,
+ * so two guarded updates (two credentials replicas, or one replica's update and the relay leader's
+ * `markPublished`) could both "match" and the later rewrite drop the earlier one's change. Every
+ * write to a document after its creation is therefore made by the one writer of its next write
+ * sequence number (`openWriteClaims`), which a unique `_id` insert decides, the one write FerretDB
+ * makes atomic. MongoDB needs none of it and pays two small writes; there is one code path.
+ * Within this process, writes to one document also run one at a time.
  */
 export async function openMongoAuthorizationStore(db: Db): Promise<AuthorizationStore> {
   const authorizations = db.collection<AuthorizationDocument>(AUTHORIZATIONS_COLLECTION);
@@ -128,6 +135,7 @@ export async function openMongoAuthorizationStore(db: Db): Promise<Authorization
   await indexEarlierExpiryNotices(db);
   await indexKeysOfEarlierGrants(db, authorizations);
   const accounts = db.collection<AccountDocument & AccountKeyFields>(AUTHORIZATIONS_COLLECTION);
+  const soleWriter = await openWriteClaims(db);
   const writes = createPerKeyQueue();
   let closed = false;
 
@@ -149,7 +157,7 @@ export async function openMongoAuthorizationStore(db: Db): Promise<Authorization
   }
 
   return reportingOutages<AuthorizationStore>({
-    ...mongoAccessReviews(db.collection<AccessReviewDocument>(AUTHORIZATIONS_COLLECTION), write),
+    ...mongoAccessReviews(db.collection<AccessReviewDocument>(AUTHORIZATIONS_COLLECTION), write, soleWriter),
 
     create(record, outbox) {
       return write(record.clientId, async () => {
@@ -164,8 +172,22 @@ export async function openMongoAuthorizationStore(db: Db): Promise<Authorization
 
     update(record, expectedRevision, outbox) {
       return write(record.clientId, async () => {
-        const result = await authorizations.updateOne({ _id: record.clientId, revision: expectedRevision }, changeTo(record, outbox));
-        return result.matchedCount === 1;
+        const written = await soleWriter(
+          record.clientId,
+          async () => {
+            const stored = await authorizations.findOne({ _id: record.clientId }, { projection: { revision: 1, writeSeq: 1 } });
+            return stored?.revision === expectedRevision ? stored : undefined;
+          },
+          async (_stored, sequence) => {
+            const change = changeTo(record, outbox);
+            const result = await authorizations.updateOne(
+              { _id: record.clientId, revision: expectedRevision, ...sequence.filter },
+              { ...change, $set: { ...change.$set, ...sequence.set } },
+            );
+            return result.matchedCount === 1;
+          },
+        );
+        return written === 'written';
       });
     },
 
@@ -203,15 +225,25 @@ export async function openMongoAuthorizationStore(db: Db): Promise<Authorization
         const owes = outbox.length > 0;
         const keys = keyFieldsOf(account);
         const fields = { ...accountOf(account), ...keys };
-        const result = await accounts.updateOne(
-          { _id: account.accountId, kind: 'recipient-account', revision: expectedRevision },
-          {
-            $set: { ...fields, ...(owes ? { hasOutbox: true } : {}) },
-            ...unsetAbsent(fields, [...ACCOUNT_KEY_FIELDS, ...OPTIONAL_ACCOUNT_FIELDS]),
-            ...(owes ? { $push: { outbox: { $each: outbox.map(entryOf) } } } : {}),
+        const written = await soleWriter(
+          account.accountId,
+          async () => {
+            const stored = await accounts.findOne({ _id: account.accountId }, { projection: { kind: 1, revision: 1, writeSeq: 1 } });
+            return stored?.kind === 'recipient-account' && stored.revision === expectedRevision ? stored : undefined;
+          },
+          async (_stored, sequence) => {
+            const result = await accounts.updateOne(
+              { _id: account.accountId, kind: 'recipient-account', revision: expectedRevision, ...sequence.filter },
+              {
+                $set: { ...fields, ...(owes ? { hasOutbox: true } : {}), ...sequence.set },
+                ...unsetAbsent(fields, [...ACCOUNT_KEY_FIELDS, ...OPTIONAL_ACCOUNT_FIELDS]),
+                ...(owes ? { $push: { outbox: { $each: outbox.map(entryOf) } } } : {}),
+              },
+            );
+            return result.matchedCount === 1;
           },
         );
-        return result.matchedCount === 1;
+        return written === 'written';
       });
     },
 
@@ -270,7 +302,7 @@ export async function openMongoAuthorizationStore(db: Db): Promise<Authorization
 
     async pendingOutbox(limit) {
       if (limit <= 0) return [];
-      // `outbox.0` also excludes a flag left set by a crash between markPublished's two writes.
+      // `outbox.0` also excludes a flag left set by an earlier version's crash between markPublished's two writes.
       const owing = await authorizations
         .find({ hasOutbox: true, 'outbox.0': { $exists: true } }, { projection: { outbox: 1 }, sort: { createdAt: 1, _id: 1 }, limit })
         .toArray();
@@ -279,15 +311,26 @@ export async function openMongoAuthorizationStore(db: Db): Promise<Authorization
 
     markPublished(clientId, entryIds) {
       if (entryIds.length === 0) return Promise.resolve();
+      // At least once: when other writers keep the document's next write past every try, the entries
+      // stay owed and the relay's next pass publishes them again.
       return write(clientId, async () => {
-        const stored = await authorizations.findOne({ _id: clientId }, { projection: { outbox: 1 } });
-        const published = stored?.outbox.filter((entry) => entryIds.includes(entry.id)) ?? [];
-        if (!stored || published.length === 0) return;
-        // FerretDB 1.24 ignores `$pull` with a condition; `$pullAll` of the exact entries read back works on both.
-        await authorizations.updateOne({ _id: clientId }, { $pullAll: { outbox: published } });
-        if (published.length < stored.outbox.length) return;
-        // Guarded, so an entry appended meanwhile keeps the flag set.
-        await authorizations.updateOne({ _id: clientId, hasOutbox: true, outbox: { $size: 0 } }, { $set: { hasOutbox: false } });
+        await soleWriter(
+          clientId,
+          async () => {
+            const stored = await authorizations.findOne({ _id: clientId }, { projection: { outbox: 1, writeSeq: 1 } });
+            return stored?.outbox.some((entry) => entryIds.includes(entry.id)) ? stored : undefined;
+          },
+          async (stored, sequence) => {
+            // The sole writer of this sequence number: the outbox read is the outbox written over, so
+            // one write sets what is left and its flag together.
+            const left = stored.outbox.filter((entry) => !entryIds.includes(entry.id)).map(entryOf);
+            const result = await authorizations.updateOne(
+              { _id: clientId, ...sequence.filter },
+              { $set: { outbox: left, hasOutbox: left.length > 0, ...sequence.set } },
+            );
+            return result.matchedCount === 1;
+          },
+        );
       });
     },
 
@@ -312,6 +355,9 @@ function documentOf(record: StoredAuthorization, outbox: readonly OutboxEntry[])
 }
 
 /**
+ * The two start-up migrations below write without a write claim: each runs once per database, on
+ * documents no current code writes without the field it adds, so no claimed write races them.
+ *
  * Decision 44: records written before expiry notices existed have an expiry ahead but no
  * `pendingNoticeAt`; each gets its first notice's time (7 days before), once. Only records with an
  * expiry ahead are read (the sparse index), in pages, each page one bulkWrite.
@@ -466,3 +512,5 @@ function unsetAbsent(fields: object, names: readonly string[]): { $unset?: Recor
 function entryOf(entry: OutboxEntry): OutboxEntry {
   return { id: entry.id, topic: entry.topic, key: entry.key, value: entry.value };
 }
+
+export { WRITE_CLAIMS_COLLECTION } from './write-claims';

@@ -6,6 +6,11 @@ import { describeWithInfra, startInfra, uniqueName, type InfraTarget, type Start
  * `beforeAll` to `afterAll`; call it in `describeWithInfra`'s body. Returns the client's getter.
  */
 export function mongoForSuite(target: () => InfraTarget): () => MongoClient {
+  return connectedForSuite(target).client;
+}
+
+/** `mongoForSuite`'s client, and the server's address for further clients. */
+function connectedForSuite(target: () => InfraTarget): { client: () => MongoClient; url: () => string } {
   let server: StartedServer | undefined;
   let client: MongoClient | undefined;
 
@@ -19,15 +24,23 @@ export function mongoForSuite(target: () => InfraTarget): () => MongoClient {
     await server?.stop();
   });
 
-  return () => {
-    if (!client) throw new Error('not connected');
-    return client;
+  return {
+    client: () => {
+      if (!client) throw new Error('not connected');
+      return client;
+    },
+    url: () => {
+      if (!server) throw new Error('not connected');
+      return server.url;
+    },
   };
 }
 
 export interface SuiteMongo {
   /** A database of its own, its name unique to this run; dropped after the test that asked for it. */
   freshDatabase(): Db;
+  /** The same database through a client of its own (as another process would have), closed after the test. */
+  onAnotherClient(db: Db): Promise<Db>;
   /** A store contract's fixture: the store `open` opens on a fresh database, closed at cleanup. */
   storeOnAFreshDatabase<S extends { close(): Promise<void> }>(
     open: (db: Db) => Promise<S>,
@@ -40,11 +53,13 @@ export interface SuiteMongo {
  */
 export function describeWithMongo(name: string, prefix: string, body: (mongo: SuiteMongo) => void): void {
   describeWithInfra('mongo', name, (target) => {
-    const connected = mongoForSuite(target);
+    const { client: connected, url } = connectedForSuite(target);
     const databases: Db[] = [];
+    const otherClients: MongoClient[] = [];
 
     // A nested describe's afterEach runs before this one: its stores are closed by then.
     afterEach(async () => {
+      await Promise.all(otherClients.splice(0).map((client) => client.close()));
       await Promise.all(databases.splice(0).map((db) => db.dropDatabase()));
     });
 
@@ -56,6 +71,11 @@ export function describeWithMongo(name: string, prefix: string, body: (mongo: Su
 
     body({
       freshDatabase,
+      async onAnotherClient(db) {
+        const client = await MongoClient.connect(url(), { serverSelectionTimeoutMS: 5_000 });
+        otherClients.push(client);
+        return client.db(db.databaseName);
+      },
       async storeOnAFreshDatabase(open) {
         const store = await open(freshDatabase());
         return { store, cleanup: () => store.close() };
