@@ -21,7 +21,7 @@ describeWithInfra(
         const env = await startDistributedServers(kafkaTarget(), servers);
         return {
           env,
-          kafka: { brokers: env.KAFKA_BROKERS.split(','), ...kafkaSecurityFromEnvironment(env) },
+          kafka: { brokers: env.KAFKA_BROKERS.split(','), ...kafkaSecurityFromEnvironment({ ...process.env, ...env }) },
           cleanup: async (databases) => {
             if (env.MONGO_URL) await dropDatabases(env.MONGO_URL, databases);
             for (const server of servers) await server.stop();
