@@ -9,3 +9,4 @@ export * from './runtime';
 export * from './service';
 export * from './lease-store';
 export * from './audit-log-store';
+export * from './subject-key-store';

@@ -9,3 +9,4 @@ export * from './access-log-store-contract';
 export * from './webhook-store-contract';
 export * from './lease-store-contract';
 export * from './audit-log-store-contract';
+export * from './subject-key-store-contract';
