@@ -12,3 +12,4 @@ export { openSqliteAccessLog, openSqliteAccessLogStore, type SqliteAccessLogOpti
 export { backupDataDirectory, type BackupManifest, type BackupOptions } from './sqlite/backup';
 export { databasesInUse, restoreDataDirectory, type RestoreOptions, type RestoreReport } from './sqlite/restore';
 export { createMemoryLeaseStore } from './memory-lease-store';
+export { openSqliteSubjectKeyStore, SUBJECT_KEYS_DATABASE } from './sqlite/sqlite-subject-key-store';

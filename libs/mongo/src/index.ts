@@ -6,3 +6,4 @@ export * from './mongo-access-log-store';
 export * from './mongo-webhook-store';
 export * from './mongo-lease-store';
 export * from './mongo-audit-log-store';
+export * from './mongo-subject-key-store';

@@ -26,6 +26,7 @@ export * from './console-delegation';
 export * from './page-headers';
 export * from './tls-files';
 export * from './secret-files';
+export * from './subject-cipher';
 export * from './lease-keeper';
 export * from './export-stream';
 export * from './outbox-relay';

@@ -10,3 +10,4 @@ export * from './service';
 export * from './lease-store';
 export * from './audit-log-store';
 export * from './access-review-store';
+export * from './subject-key-store';

@@ -10,3 +10,4 @@ export * from './webhook-store-contract';
 export * from './lease-store-contract';
 export * from './audit-log-store-contract';
 export * from './access-review-store-contract';
+export * from './subject-key-store-contract';

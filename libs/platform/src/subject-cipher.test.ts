@@ -1,0 +1,132 @@
+import { randomBytes } from 'node:crypto';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { openSqliteSubjectKeyStore } from '@rsd/embedded';
+import { ConfigError, SealedValueError, subjectCipher, subjectKeysMasterKey, type SealedValue } from '@rsd/platform';
+import type { SubjectKeyStore } from '@rsd/ports';
+
+const RECIPIENT = { name: 'Jane Roe', email: 'jane.roe@example.com', address: '203.0.113.7' };
+
+describe('subject cipher', () => {
+  let dir: string;
+  let store: SubjectKeyStore;
+  const masterKey = randomBytes(32);
+
+  beforeEach(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'rsd-subject-cipher-'));
+    store = openSqliteSubjectKeyStore({ file: join(dir, 'subject-keys.db') });
+  });
+  afterEach(async () => {
+    await store.close();
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  async function sealed(subject: string, value: unknown = RECIPIENT): Promise<SealedValue> {
+    const outcome = await subjectCipher({ store, masterKey }).seal(subject, value);
+    if (outcome.status !== 'sealed') throw new Error(`not sealed: ${outcome.status}`);
+    return outcome.sealed;
+  }
+
+  it('when a value is sealed for a subject, then it opens to the same value, and nothing of it is readable in the sealed form', async () => {
+    const cipher = subjectCipher({ store, masterKey });
+
+    const value = await sealed('organization:acme');
+
+    expect(Object.keys(value).sort()).toEqual(['ciphertext', 'nonce', 'subject', 'v']);
+    expect(value).toMatchObject({ v: 1, subject: 'organization:acme' });
+    expect(Buffer.from(value.nonce, 'base64url')).toHaveLength(12);
+    expect(JSON.stringify(value)).not.toMatch(/Jane|example\.com|203\.0\.113/);
+    expect(await cipher.open(value)).toEqual({ status: 'opened', value: RECIPIENT });
+    expect((await sealed('organization:acme')).nonce).not.toBe(value.nonce);
+  });
+
+  it('when a byte of the ciphertext or the nonce is changed, then it does not open', async () => {
+    const cipher = subjectCipher({ store, masterKey });
+    const value = await sealed('organization:acme');
+    const flipped = (text: string, at: number) => {
+      const bytes = Buffer.from(text, 'base64url');
+      bytes.writeUInt8((bytes.readUInt8(at) ^ 0x01) & 0xff, at);
+      return bytes.toString('base64url');
+    };
+
+    for (const changed of [
+      { ...value, ciphertext: flipped(value.ciphertext, 0) },
+      { ...value, ciphertext: flipped(value.ciphertext, Buffer.from(value.ciphertext, 'base64url').length - 1) },
+      { ...value, nonce: flipped(value.nonce, 5) },
+    ]) {
+      await expect(cipher.open(changed)).rejects.toEqual(new SealedValueError('tampered', 'organization:acme'));
+    }
+  });
+
+  it("when a sealed value is opened under another subject's key, then it does not open", async () => {
+    const cipher = subjectCipher({ store, masterKey });
+    const acme = await sealed('organization:acme');
+    await sealed('organization:globex');
+
+    await expect(cipher.open({ ...acme, subject: 'organization:globex' })).rejects.toEqual(
+      new SealedValueError('tampered', 'organization:globex'),
+    );
+  });
+
+  it("when the subject's key is destroyed, then its values answer erased, new ones are refused, and other subjects still open", async () => {
+    const cipher = subjectCipher({ store, masterKey });
+    const acme = await sealed('organization:acme');
+    const globex = await sealed('organization:globex', { name: 'Globex' });
+
+    await store.destroy('organization:acme', '2026-12-02T11:00:00.000Z');
+
+    const erased = { status: 'erased', subject: 'organization:acme', destroyedAt: '2026-12-02T11:00:00.000Z' };
+    expect(await cipher.open(acme)).toEqual(erased);
+    expect(await cipher.seal('organization:acme', RECIPIENT)).toEqual(erased);
+    expect(await cipher.open(globex)).toEqual({ status: 'opened', value: { name: 'Globex' } });
+  });
+
+  it('when the store is read with another master key, then nothing opens: the store alone holds no usable key', async () => {
+    const value = await sealed('account:acc_1');
+
+    await expect(subjectCipher({ store, masterKey: randomBytes(32) }).open(value)).rejects.toEqual(
+      new SealedValueError('wrong-master-key', 'account:acc_1'),
+    );
+    const stored = await store.read('account:acc_1');
+    expect(stored?.state === 'active' && stored.wrappedKey).not.toContain(masterKey.toString('base64url'));
+  });
+
+  it('when a value has not the sealed shape, or its subject never had a key, then it is a SealedValueError, never another error', async () => {
+    const cipher = subjectCipher({ store, masterKey });
+    const value = await sealed('organization:acme');
+
+    await expect(cipher.open({ ...value, v: 2 } as unknown as SealedValue)).rejects.toEqual(new SealedValueError('malformed'));
+    await expect(cipher.open({ ...value, ciphertext: 'AA' })).rejects.toEqual(new SealedValueError('tampered', 'organization:acme'));
+    await expect(cipher.open({ ...value, subject: 'organization:unknown' })).rejects.toEqual(
+      new SealedValueError('no-key', 'organization:unknown'),
+    );
+  });
+});
+
+describe('subject keys master key', () => {
+  const key = randomBytes(32).toString('base64');
+
+  it('when it is set, or in the file its _FILE names, then it is the 32 bytes', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'rsd-master-key-'));
+    await writeFile(join(dir, 'key'), `${key}\n`);
+
+    expect(subjectKeysMasterKey({ SUBJECT_KEYS_MASTER_KEY: key }).toString('base64')).toBe(key);
+    expect(subjectKeysMasterKey({ SUBJECT_KEYS_MASTER_KEY_FILE: join(dir, 'key') }).toString('base64')).toBe(key);
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  it('when it is missing or not 32 bytes of base64, then a configuration error names the variable, never the value', () => {
+    for (const env of [{}, { SUBJECT_KEYS_MASTER_KEY: randomBytes(16).toString('base64') }, { SUBJECT_KEYS_MASTER_KEY: `${key}!` }]) {
+      let error: unknown;
+      try {
+        subjectKeysMasterKey(env);
+      } catch (thrown) {
+        error = thrown;
+      }
+      expect(error).toBeInstanceOf(ConfigError);
+      expect((error as ConfigError).message).toContain('SUBJECT_KEYS_MASTER_KEY');
+      expect((error as ConfigError).message).not.toContain(Object.values(env)[0] ?? '\u0000');
+    }
+  });
+});

@@ -1,0 +1,177 @@
+import { createCipheriv, createDecipheriv, createHash, randomBytes } from 'node:crypto';
+import type { SubjectId, SubjectKeyStore } from '@rsd/ports';
+import { ConfigError } from './config';
+import { secretsFromFiles } from './secret-files';
+
+/** The master key's variable (or `…_FILE`): 32 random bytes, base64, which wrap every subject's key. */
+export const SUBJECT_KEYS_MASTER_KEY = 'SUBJECT_KEYS_MASTER_KEY';
+
+/** The sealed format's version, in every sealed value and in its associated data. */
+export const SEALED_VERSION = 1;
+
+/**
+ * A JSON value sealed for one data subject (decision 56's crypto-shredding), as it is kept in an event:
+ * AES-256-GCM under the subject's key, `nonce` (96 bits) and `ciphertext` (the encrypted JSON text
+ * followed by its 128-bit tag) in base64url. The subject and the version are authenticated with it,
+ * so a value moved to another subject or version does not open.
+ */
+export interface SealedValue {
+  v: typeof SEALED_VERSION;
+  subject: SubjectId;
+  nonce: string;
+  ciphertext: string;
+}
+
+/** The subject's key is destroyed: what was sealed for it is gone for good (not a fault). */
+export interface Erased {
+  status: 'erased';
+  subject: SubjectId;
+  destroyedAt: string;
+}
+
+export type SealOutcome = { status: 'sealed'; sealed: SealedValue } | Erased;
+export type OpenOutcome<T = unknown> = { status: 'opened'; value: T } | Erased;
+
+/** Why a sealed value cannot be opened although its subject is not erased: a fault of the data or the configuration. */
+export type SealedValueProblem = 'malformed' | 'tampered' | 'no-key' | 'wrong-master-key';
+
+/** A sealed value that cannot be opened for another reason than an erasure; its message names no key and no content. */
+export class SealedValueError extends Error {
+  constructor(
+    readonly problem: SealedValueProblem,
+    readonly subject?: SubjectId,
+  ) {
+    super(`sealed value cannot be opened (${problem}${subject ? `, subject ${subject}` : ''})`);
+    this.name = 'SealedValueError';
+  }
+}
+
+export interface SubjectCipher {
+  /** Seals `value` (anything JSON can hold) with the subject's key, made on first use; an erased subject answers erased. */
+  seal(subject: SubjectId, value: unknown): Promise<SealOutcome>;
+  /** The value sealed, or erased when its subject's key is destroyed; throws SealedValueError for any other failure. */
+  open<T = unknown>(sealed: SealedValue): Promise<OpenOutcome<T>>;
+}
+
+const KEY_BYTES = 32;
+const NONCE_BYTES = 12;
+const TAG_BYTES = 16;
+const WRAP_VERSION = 'v1';
+/** A subject id: its kind and its id, no space (the associated data joins parts with a line break). */
+const SUBJECT = /^(organization|account):\S{1,256}$/;
+
+/**
+ * Decision 56's cipher: a key per subject, made at random, kept in the subject key store only wrapped
+ * (AES-256-GCM) under the master key, which lives in the environment, apart from both the store and
+ * the log: a copy of the store alone opens nothing, and destroying a subject's stored key makes its
+ * values unreadable wherever copies of them are.
+ */
+export function subjectCipher(options: { store: SubjectKeyStore; masterKey: Buffer; now?: () => Date }): SubjectCipher {
+  const { store, masterKey } = options;
+  const now = options.now ?? (() => new Date());
+  if (masterKey.length !== KEY_BYTES) throw new ConfigError([`${SUBJECT_KEYS_MASTER_KEY}: must be ${KEY_BYTES} bytes, base64`]);
+  const masterKeyId = createHash('sha256').update(masterKey).digest('base64url').slice(0, 8);
+
+  const wrap = (subject: SubjectId, key: Buffer): string => {
+    const { nonce, ciphertext } = encrypt(masterKey, key, wrapData(subject));
+    return [WRAP_VERSION, masterKeyId, nonce.toString('base64url'), ciphertext.toString('base64url')].join('.');
+  };
+  const unwrap = (subject: SubjectId, wrapped: string): Buffer => {
+    const [version, keyId, nonce, ciphertext] = wrapped.split('.');
+    if (version !== WRAP_VERSION || keyId !== masterKeyId || !nonce || !ciphertext) {
+      throw new SealedValueError('wrong-master-key', subject);
+    }
+    const key = decrypt(masterKey, Buffer.from(nonce, 'base64url'), Buffer.from(ciphertext, 'base64url'), wrapData(subject));
+    if (!key) throw new SealedValueError('wrong-master-key', subject);
+    return key;
+  };
+
+  return {
+    async seal(subject, value) {
+      if (!SUBJECT.test(subject)) throw new TypeError('a subject is organization:<id> or account:<id>');
+      const stored = await store.getOrCreate(subject, {
+        wrappedKey: wrap(subject, randomBytes(KEY_BYTES)),
+        createdAt: now().toISOString(),
+      });
+      if (stored.state === 'destroyed') return erased(subject, stored.destroyedAt);
+      const { nonce, ciphertext } = encrypt(
+        unwrap(subject, stored.wrappedKey),
+        Buffer.from(JSON.stringify(value), 'utf8'),
+        sealData(subject),
+      );
+      return {
+        status: 'sealed',
+        sealed: { v: SEALED_VERSION, subject, nonce: nonce.toString('base64url'), ciphertext: ciphertext.toString('base64url') },
+      };
+    },
+
+    async open<T>(sealed: SealedValue): Promise<OpenOutcome<T>> {
+      if (!isSealedValue(sealed)) throw new SealedValueError('malformed');
+      const { subject } = sealed;
+      const stored = await store.read(subject);
+      if (stored?.state === 'destroyed') return erased(subject, stored.destroyedAt);
+      if (!stored) throw new SealedValueError('no-key', subject);
+      const key = unwrap(subject, stored.wrappedKey);
+      const plain = decrypt(key, Buffer.from(sealed.nonce, 'base64url'), Buffer.from(sealed.ciphertext, 'base64url'), sealData(subject));
+      if (!plain) throw new SealedValueError('tampered', subject);
+      return { status: 'opened', value: JSON.parse(plain.toString('utf8')) as T };
+    },
+  };
+}
+
+/** Whether `value` has the sealed format's shape (not whether it opens). */
+export function isSealedValue(value: unknown): value is SealedValue {
+  if (typeof value !== 'object' || value === null) return false;
+  const { v, subject, nonce, ciphertext } = value as Record<string, unknown>;
+  return (
+    v === SEALED_VERSION &&
+    typeof subject === 'string' &&
+    SUBJECT.test(subject) &&
+    typeof nonce === 'string' &&
+    typeof ciphertext === 'string' &&
+    Object.keys(value).length === 4
+  );
+}
+
+/**
+ * The master key from the environment: SUBJECT_KEYS_MASTER_KEY, or the file SUBJECT_KEYS_MASTER_KEY_FILE
+ * names (a mounted Secret). Missing, unreadable or not 32 bytes is a configuration error that names the
+ * variable, never the value.
+ */
+export function subjectKeysMasterKey(env: NodeJS.ProcessEnv): Buffer {
+  const { env: resolved, problems } = secretsFromFiles(env, [SUBJECT_KEYS_MASTER_KEY]);
+  if (problems.length > 0) throw new ConfigError(problems.map(({ variable, message }) => `${variable}: ${message}`));
+  const value = resolved[SUBJECT_KEYS_MASTER_KEY];
+  if (!value)
+    throw new ConfigError([`${SUBJECT_KEYS_MASTER_KEY}: required (${KEY_BYTES} random bytes, base64), or ${SUBJECT_KEYS_MASTER_KEY}_FILE`]);
+  const key = Buffer.from(value.trim(), 'base64');
+  if (key.length !== KEY_BYTES || key.toString('base64') !== value.trim()) {
+    throw new ConfigError([`${SUBJECT_KEYS_MASTER_KEY}: must be ${KEY_BYTES} bytes, base64`]);
+  }
+  return key;
+}
+
+const erased = (subject: SubjectId, destroyedAt: string): Erased => ({ status: 'erased', subject, destroyedAt });
+/** The associated data of a sealed value and of a wrapped key: what they are, their version, their subject. */
+const sealData = (subject: SubjectId) => Buffer.from(`rsd-sealed\n${SEALED_VERSION}\n${subject}`, 'utf8');
+const wrapData = (subject: SubjectId) => Buffer.from(`rsd-subject-key\n${WRAP_VERSION}\n${subject}`, 'utf8');
+
+function encrypt(key: Buffer, plain: Buffer, associated: Buffer): { nonce: Buffer; ciphertext: Buffer } {
+  const nonce = randomBytes(NONCE_BYTES);
+  const cipher = createCipheriv('aes-256-gcm', key, nonce, { authTagLength: TAG_BYTES });
+  cipher.setAAD(associated);
+  return { nonce, ciphertext: Buffer.concat([cipher.update(plain), cipher.final(), cipher.getAuthTag()]) };
+}
+
+/** The plain bytes, or undefined when the tag does not verify (another key, other associated data, a changed byte). */
+function decrypt(key: Buffer, nonce: Buffer, ciphertext: Buffer, associated: Buffer): Buffer | undefined {
+  if (nonce.length !== NONCE_BYTES || ciphertext.length < TAG_BYTES) return undefined;
+  try {
+    const decipher = createDecipheriv('aes-256-gcm', key, nonce, { authTagLength: TAG_BYTES });
+    decipher.setAAD(associated);
+    decipher.setAuthTag(ciphertext.subarray(ciphertext.length - TAG_BYTES));
+    return Buffer.concat([decipher.update(ciphertext.subarray(0, ciphertext.length - TAG_BYTES)), decipher.final()]);
+  } catch {
+    return undefined;
+  }
+}
