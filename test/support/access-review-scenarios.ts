@@ -164,11 +164,15 @@ export function accessReviewScenarios(target: () => AccessReviewTarget) {
           expect.objectContaining({ data: { reviewId, completedAt: completed.completedAt, kept: KEPT, revoked: GRANTS - KEPT } }),
         ]);
 
-        // The audit trail: the review's creation, each decision and its completion, and each revocation.
+        // The audit trail: the review's creation, each decision and its completion, and each revocation. The view
+        // takes the events from several partitions (a review's and each grant's), so the completion may come
+        // before the last revocations: wait for all of them.
         const trail = await eventually(async () => {
           const answer = await send(`${t().credentials}/v1/organizations/${org}/audit-log?limit=500`, 'GET');
           const items = answer.body.items as { action: string; actor: { type: string } }[];
-          return items.some((entry) => entry.action === 'access_review.completed') ? items : undefined;
+          const revocations = items.filter((entry) => entry.action === 'authorization.revoked').length;
+          const done = items.some((entry) => entry.action === 'access_review.completed') && revocations >= REVOKED + overdue.length;
+          return done ? items : undefined;
         }, 30_000);
         const count = (action: string, type?: string) =>
           trail.filter((entry) => entry.action === action && (!type || entry.actor.type === type)).length;
