@@ -25,6 +25,12 @@ export interface Runtime {
   openAuthorizationStore(): Promise<AuthorizationStore>;
   /** Decision 54: the audit trail's view, beside the authorizations (the credentials service keeps it). */
   openAuditLogStore(): Promise<AuditLogStore>;
+  /**
+   * The consumer group that fills that view from the log: one per place the view is kept (a database),
+   * so that a new place is made from the log's beginning and two deployments sharing a Kafka cluster
+   * never split one view's partitions between them.
+   */
+  auditFeedGroup: string;
   /** The views a service keeps for itself, in the place the runtime gives that owner. */
   openViews(owner: ViewsOwner, views: readonly ViewDefinition<unknown>[]): Promise<Views>;
   /** `onFallback` is told when counting falls back to this replica alone and when it is shared again. */

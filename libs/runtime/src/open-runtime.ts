@@ -10,10 +10,14 @@ import type { RuntimeConfig } from './runtime-config';
 import { NEVER_STALE } from './shared-views/feed-staleness';
 import { sharedViewReader } from './shared-views/shared-view-reader';
 
+/** The audit view's consumer group; the distributed runtime adds the database it fills (the embedded runtime has one). */
+const AUDIT_FEED_GROUP = 'credentials-audit';
+
 /**
  * The runtime as the runner holds it: what the services get, and what only the runner needs to know
  * of it (whether views are in this process, which makes it wait for them before serving; how to close).
  */
+
 export interface OpenedRuntime extends Runtime {
   /** The views are written in this process alone: a service's projections catch up before it serves. */
   viewsInProcess: boolean;
@@ -81,6 +85,7 @@ export async function embeddedRuntime(
     eventLog,
     openAuthorizationStore: () => Promise.resolve(opening(openSqliteAuthorizationStore({ file }))),
     openAuditLogStore: () => Promise.resolve(opening(openSqliteAuditLogStore({ file }))),
+    auditFeedGroup: AUDIT_FEED_GROUP,
     openViews: (owner) => {
       const namespace = placeOf(owner, config);
       return Promise.resolve(inProcess(opening(openSqliteViewStore({ file, namespace })), namespace));
@@ -174,6 +179,7 @@ async function openDistributed(config: RuntimeConfig, service: string, log: Logg
       const { openMongoAuditLogStore } = await import('@rsd/mongo');
       return openMongoAuditLogStore(db);
     },
+    auditFeedGroup: `${AUDIT_FEED_GROUP}.${config.CREDENTIALS_DB}`,
     openViews: viewsFollowing(eventLog),
     openWebhookStore: async () => {
       const db = await database(config.NOTIFIER_DB);

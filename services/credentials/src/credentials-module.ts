@@ -49,7 +49,7 @@ export async function createCredentialsModule({
   // Decision 54: the audit trail's view, made from the event log (from its beginning, so it can always be made again).
   const auditLog = await runtime.openAuditLogStore();
   const auditFeed = await runtime.eventLog.subscribe({
-    groupId: 'credentials-audit',
+    groupId: runtime.auditFeedGroup,
     topics: AUDITED_TOPICS,
     fromBeginning: true,
     ...auditProjection(auditLog, log.child({ component: 'audit-log' })),
