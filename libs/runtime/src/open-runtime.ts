@@ -17,7 +17,6 @@ const AUDIT_FEED_GROUP = 'credentials-audit';
  * The runtime as the runner holds it: what the services get, and what only the runner needs to know
  * of it (whether views are in this process, which makes it wait for them before serving; how to close).
  */
-
 export interface OpenedRuntime extends Runtime {
   /** The views are written in this process alone: a service's projections catch up before it serves. */
   viewsInProcess: boolean;
