@@ -72,11 +72,12 @@ let dataDir: string | undefined;
 let product: EmbeddedProcess | undefined;
 let receiver: WebhookReceiver | undefined;
 
+// Stopping flushes each service's last spans to Jaeger, then stops Jaeger: longer than jest's 20 s on a busy machine.
 afterAll(async () => {
   await stopAndRemove(product, dataDir);
   await receiver?.close();
   await jaeger?.stop();
-});
+}, 60_000);
 
 describeWithJaeger('traces of the embedded runtime in a real OTLP receiver (Jaeger)', () => {
   const readTrace = traceIdOf();

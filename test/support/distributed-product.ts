@@ -153,7 +153,9 @@ export async function startDistributedProduct(kafka: InfraTarget, env: Record<st
 
   const stop = async () => {
     for (const service of [...services].reverse()) await service.stop();
-    if (common.KAFKA_BROKERS) await truncateScores(common.KAFKA_BROKERS);
+    // On a stack (Compose, Kubernetes) the log is also the stack's own record: its read API has projected these
+    // scores, and a rebuild of its views from offset zero must find them again. Elsewhere the suite's Kafka is its own.
+    if (common.KAFKA_BROKERS && !process.env.RSD_DISTRIBUTED_STACK) await truncateScores(common.KAFKA_BROKERS);
     await stopProduct([], [], servers, common);
   };
 
