@@ -1,5 +1,5 @@
 import type { StoredAccessReview } from '@rsd/domain';
-import type { OutboxEntry } from './authorization-store';
+import type { OutboxEntry } from './outbox';
 
 /** Where a page of an organization's reviews ends: the last review's start and id. */
 export interface AccessReviewPosition {

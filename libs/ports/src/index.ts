@@ -1,6 +1,7 @@
 export * from './clock';
 export * from './event-log';
 export * from './authorization-store';
+export * from './outbox';
 export * from './view-store';
 export * from './rate-limit-store';
 export * from './access-log';
