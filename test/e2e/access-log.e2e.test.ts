@@ -191,6 +191,23 @@ describe('access log and usage on the embedded runtime (decisions 20 and 21)', (
     };
     expect(page.items).toHaveLength(1);
     expect(typeof page.nextCursor).toBe('string');
+    // Decision 54's and 55's filters, as the API takes them.
+    const refused = JSON.parse(
+      await rsd([
+        'authorizations',
+        'access-log',
+        '--org',
+        ORG,
+        '--client-id',
+        credential.clientId,
+        '--resource',
+        'pillars',
+        '--status',
+        '4xx',
+      ]),
+    ) as { items: Entry[] };
+    expect(refused.items.length).toBeGreaterThan(0);
+    expect(refused.items.every((entry) => entry.resource === 'pillars' && entry.status === 403)).toBe(true);
   }, 60_000);
 
   test('when the run is over, then no raw API key is in the access log files', async () => {

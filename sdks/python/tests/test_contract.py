@@ -127,7 +127,7 @@ FIELDS = {
         # The client asks without limit or cursor: the whole list in one answer, its nextCursor null (decision 54).
         "AuthorizationList": {"authorizations", "nextCursor"},
         "AccessLogPage": {"items", "nextCursor"},
-        "AccessLogEntry": {"at", "resource", "status", "code", "clientAddress", "requestId"},
+        "AccessLogEntry": {"at", "resource", "status", "code", "clientAddress", "requestId", "certificate"},
         "CreateAuthorizationRequest": {
             "recipientType", "recipientName", "scopes", "expiresAt", "allowedCidrs", "keyDelivery", "claimValidSeconds",
             "recipientAccountId",

@@ -16,6 +16,7 @@ from conftest import GRADES, Runtime, WebhookReceiver, days_ago, eventually, pau
 from resilience_score import (
     AsyncOrganization,
     AuthorizationInactive,
+    CertificateFetch,
     AuthorizationNotFound,
     Client,
     CredentialNotFound,
@@ -104,6 +105,12 @@ def test_authorizations_through_their_whole_life(runtime: Runtime) -> None:
         entries = eventually(lambda: (lambda e: e if len(e) >= 3 else None)(list(organization.authorizations.access_log(created.client_id, limit=1))))
         assert [entry.at for entry in entries] == sorted((entry.at for entry in entries), reverse=True)
         assert len({entry.request_id for entry in entries}) == len(entries)
+        assert all(entry.certificate is None for entry in entries)
+
+        # Decision 55: a certificate fetched is a read the access log names, and `resource` picks it out.
+        as_of = reader.certificate().certificate["asOf"]
+        fetched = eventually(lambda: listed if (listed := list(organization.authorizations.access_log(created.client_id, resource="certificate"))) else None)
+        assert [(entry.resource, entry.status, entry.certificate) for entry in fetched] == [("certificate", 200, CertificateFetch(as_of, "json"))]
 
         rotated = organization.authorizations.rotate(created.client_id, overlap_seconds=0)
         assert rotated.api_key and rotated.api_key != created.api_key and rotated.previous_key_expires_at is None

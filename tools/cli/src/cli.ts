@@ -434,19 +434,27 @@ function addAuthorizations(program: Command, { io, productFor, act }: Builders):
     .addOption(clientId())
     .option('--limit <n>', 'entries in the page (1 to 500; with --follow, the latest shown first, default 10)')
     .option('--cursor <cursor>', 'the page after the one whose nextCursor this is')
+    .option('--from <instant>', 'entries at or after this ISO 8601 instant')
+    .option('--to <instant>', 'entries before this ISO 8601 instant')
+    .option('--status <status>', 'one status (404) or a class of them (4xx)')
+    .option('--address <address>', 'the client address exactly as the entries show it')
+    .option('--resource <resource>', 'one resource read (score, pillars, history, claim, certificate)')
     .option('--follow', 'print new entries, one JSON line each, as they come, until Ctrl-C')
     .action(
       act(async (options) => {
         const product = productFor(options);
         const org = options.org as string;
         const client = options.clientId as string;
+        const filters = ['from', 'to', 'status', 'address', 'resource'] as const;
         if (options.follow) {
-          if (options.cursor !== undefined) throw new UsageError('--cursor and --follow do not go together');
+          const given = ['cursor', ...filters].filter((name) => options[name] !== undefined);
+          if (given.length > 0) throw new UsageError(`--follow does not go with --${given.join(', --')}`);
           return followAccessLog(product, org, client, (options.limit as string | undefined) ?? '10', io.stdout);
         }
         const query = new URLSearchParams();
-        if (options.limit !== undefined) query.set('limit', options.limit as string);
-        if (options.cursor !== undefined) query.set('cursor', options.cursor as string);
+        for (const name of ['limit', 'cursor', ...filters]) {
+          if (options[name] !== undefined) query.set(name, options[name] as string);
+        }
         const url = `${authorizationsUrl(product, org)}/${encodeURIComponent(client)}/access-log`;
         const token = await product.token('authorizations:write', org);
         const answer = await product.sendJson({

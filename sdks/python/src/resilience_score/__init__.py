@@ -49,6 +49,7 @@ from ._evidence import Evidence, Verification, verify_evidence
 from ._models import (
     AccessLogEntry,
     AuditActor,
+    CertificateFetch,
     AuditLogEntry,
     Authorization,
     Change,
@@ -86,6 +87,7 @@ __all__ = [
     "MAX_BATCH",
     "USER_AGENT",
     "AccessLogEntry",
+    "CertificateFetch",
     "AuditActor",
     "AuditLogEntry",
     "ApiConnectionError",

@@ -374,9 +374,19 @@ class AuditLogEntry:
 
 
 @dataclass(frozen=True)
+class CertificateFetch:
+    """A certificate fetched, as the access log records it: the date asked for (YYYY-MM-DD) and the
+    format served ("json" or "pdf")."""
+
+    as_of: str
+    format: str
+
+
+@dataclass(frozen=True)
 class AccessLogEntry:
     """One read-API request whose credential lookup found the authorization; `code` is the error
-    code answered (RATE_LIMITED for a 429), None for a success or a 304."""
+    code answered (RATE_LIMITED for a 429), None for a success or a 304; `certificate` the date asked
+    for and the format served when the read was a certificate (decision 55), None for other reads."""
 
     at: datetime
     resource: str
@@ -384,10 +394,20 @@ class AccessLogEntry:
     code: str | None
     client_address: str | None
     request_id: str
+    certificate: CertificateFetch | None = None
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> AccessLogEntry:
-        return cls(_instant(data["at"]), data["resource"], data["status"], data.get("code"), data.get("clientAddress"), data["requestId"])
+        fetched = data.get("certificate")
+        return cls(
+            _instant(data["at"]),
+            data["resource"],
+            data["status"],
+            data.get("code"),
+            data.get("clientAddress"),
+            data["requestId"],
+            None if fetched is None else CertificateFetch(fetched["asOf"], fetched["format"]),
+        )
 
 
 @dataclass(frozen=True)

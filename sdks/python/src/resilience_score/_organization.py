@@ -275,12 +275,14 @@ class Authorizations:
         to: str | datetime | None = None,
         status: str | int | None = None,
         address: str | None = None,
+        resource: str | None = None,
         timeout: float | None = None,
     ) -> Iterator[AccessLogEntry]:
         """listAccessLog: every read through the authorization that the filters match (decision 54: `from_`,
-        `to`, `status` as 404 or "4xx", `address`), newest first, page after page (lazy)."""
+        `to`, `status` as 404 or "4xx", `address`; decision 55: `resource`, such as "certificate"), newest
+        first, page after page (lazy)."""
         path = f"/{quote(client_id, safe='')}/access-log"
-        query = _query(limit=limit, to=to, status=status, address=address, **{"from": from_})
+        query = _query(limit=limit, to=to, status=status, address=address, resource=resource, **{"from": from_})
         fetch = lambda cursor: self._organization._call("GET", path, True, (200,), params=with_cursor(query, cursor), timeout=timeout)
         for page in pages(fetch, next_cursor):
             yield from (AccessLogEntry.from_json(item) for item in page["items"])
@@ -433,11 +435,12 @@ class AsyncAuthorizations:
         to: str | datetime | None = None,
         status: str | int | None = None,
         address: str | None = None,
+        resource: str | None = None,
         timeout: float | None = None,
     ) -> AsyncIterator[AccessLogEntry]:
         """listAccessLog, page after page as the iteration asks."""
         path = f"/{quote(client_id, safe='')}/access-log"
-        query = _query(limit=limit, to=to, status=status, address=address, **{"from": from_})
+        query = _query(limit=limit, to=to, status=status, address=address, resource=resource, **{"from": from_})
         fetch = lambda cursor: self._organization._call("GET", path, True, (200,), params=with_cursor(query, cursor), timeout=timeout)
         async for page in async_pages(fetch, next_cursor):
             for item in page["items"]:
