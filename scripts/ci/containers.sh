@@ -121,7 +121,13 @@ bash scripts/containers.sh down >/dev/null 2>&1 || true
 # The engines' certificate authority and passwords (decision 53), as a user makes them.
 bash scripts/engine-secrets.sh compose
 bash scripts/containers.sh compose "${STACK_FILES[@]}" up --build --wait >/tmp/rsd-compose-up.log 2>&1 ||
-  { tail -n 60 /tmp/rsd-compose-up.log; bash scripts/containers.sh compose ps --all || true; fail "the stack did not come up healthy"; }
+  {
+    tail -n 60 /tmp/rsd-compose-up.log
+    bash scripts/containers.sh compose ps --all || true
+    # What each service said: the reason an unhealthy one gave is in its own log.
+    bash scripts/containers.sh compose logs --no-color --tail 25 || true
+    fail "the stack did not come up healthy"
+  }
 timed "compose up --build --wait (healthy)" "$t0"
 bash scripts/containers.sh compose ps --format 'table {{.Service}}\t{{.Status}}\t{{.Ports}}'
 
