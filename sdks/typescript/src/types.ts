@@ -378,15 +378,19 @@ export interface AccessReviewProgress {
 
 /** A review without its items, as listAccessReviews answers it. */
 export interface AccessReviewSummary {
+  /** `arv_` and 24 letters or digits. */
   reviewId: string;
   organizationId: string;
-  createdAt: string;
-  createdBy: AuditActor;
+  /** `completed` once every item is decided, or at `dueAt`. */
+  status: 'open' | 'completed';
+  progress: AccessReviewProgress;
+  /** When the items still undecided are settled, as `onOverdue` says. */
   dueAt: string;
   onOverdue: AccessReviewDecision;
-  status: 'open' | 'completed';
+  createdAt: string;
+  /** Who began it: the token's holder. */
+  createdBy: AuditActor;
   completedAt: string | null;
-  progress: AccessReviewProgress;
 }
 
 /** One grant under review, as it stood when the review began, and what was decided of it. */

@@ -103,16 +103,16 @@ class AccessReview:
     def from_json(cls, data: Mapping[str, Any]) -> AccessReview:
         items = data.get("items")
         return cls(
-            data["reviewId"],
-            data["organizationId"],
-            _instant(data["createdAt"]),
-            AuditActor(data["createdBy"]["type"], data["createdBy"]["id"], data["createdBy"].get("via")),
-            _instant(data["dueAt"]),
-            data["onOverdue"],
-            data["status"],
-            _optional_instant(data.get("completedAt")),
-            AccessReviewProgress.from_json(data["progress"]),
-            None if items is None else tuple(AccessReviewItem.from_json(item) for item in items),
+            review_id=data["reviewId"],
+            organization_id=data["organizationId"],
+            created_at=_instant(data["createdAt"]),
+            created_by=AuditActor(data["createdBy"]["type"], data["createdBy"]["id"], data["createdBy"].get("via")),
+            due_at=_instant(data["dueAt"]),
+            on_overdue=data["onOverdue"],
+            status=data["status"],
+            completed_at=_optional_instant(data.get("completedAt")),
+            progress=AccessReviewProgress.from_json(data["progress"]),
+            items=None if items is None else tuple(AccessReviewItem.from_json(item) for item in items),
         )
 
 
