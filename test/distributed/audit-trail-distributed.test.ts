@@ -1,5 +1,6 @@
 import { signDevToken } from '@rsd/platform';
 import { describeWithInfra } from '@rsd/testkit';
+import { ageMongoFirstAttempts } from '../support/aged-deliveries';
 import { auditScenarios } from '../support/audit-scenarios';
 import { startDistributedProduct, type DistributedProduct } from '../support/distributed-product';
 
@@ -26,6 +27,7 @@ describeWithInfra('kafka', 'the audit trail on the distributed runtime', (kafkaT
     credentials: product!.urls.credentials,
     notifier: product!.urls.notifier,
     tokenFor: (org) => signDevToken(product!.jwtSecret, { org, scope: 'authorizations:write scores:write' }),
+    ageFirstAttempts: (webhookId) => ageMongoFirstAttempts(product!.env.MONGO_URL!, product!.env.NOTIFIER_DB!, webhookId),
   }));
   for (const [name, scenario] of Object.entries(scenarios)) test(name, scenario, 180_000);
 });

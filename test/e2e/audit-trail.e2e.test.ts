@@ -1,3 +1,4 @@
+import { ageEmbeddedFirstAttempts } from '../support/aged-deliveries';
 import { auditScenarios } from '../support/audit-scenarios';
 import type { EmbeddedProcess } from '../support/embedded-process';
 import { devTokenFor, startEmbeddedOnNewDataDir, stopAndRemove } from '../support/embedded-suite';
@@ -18,6 +19,7 @@ const scenarios = auditScenarios(() => ({
   credentials: product.urls.credentials,
   notifier: product.urls.notifier,
   tokenFor: (org) => devTokenFor(dataDir, org),
+  ageFirstAttempts: (webhookId) => ageEmbeddedFirstAttempts(dataDir, webhookId),
 }));
 
 describe('the audit trail (decision 54) on the embedded runtime', () => {

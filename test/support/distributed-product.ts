@@ -13,6 +13,8 @@ export interface DistributedProduct {
   urls: { readApi: string; credentials: string; scoreIngest: string; notifier: string };
   /** The HS256 secret the credentials service and score ingest verify tokens with. */
   jwtSecret: string;
+  /** The environment every process shares: the servers' addresses and the run's database names (NOTIFIER_DB, …). */
+  env: Record<string, string>;
   /** Everything each process wrote so far. */
   outputs(): string[];
   /**
@@ -182,6 +184,7 @@ export async function startDistributedProduct(kafka: InfraTarget, env: Record<st
     return {
       urls: { readApi: readApi.url, credentials: credentials.url, scoreIngest: scoreIngest.url, notifier: notifier.url },
       jwtSecret,
+      env: common,
       outputs: () => services.map((service) => service.output()),
       stop,
     };

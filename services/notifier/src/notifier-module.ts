@@ -21,7 +21,7 @@ import { startDeliveryWorker } from './delivery/delivery-worker';
 import { systemResolve, webhookSender, type Resolve } from './delivery/send-webhook';
 import { NOTIFIER_VIEWS, startNotifierProjection } from './events/plan-deliveries';
 import { secretSealer } from './webhooks/secret-sealing';
-import { webhookChangeRecorder } from './webhooks/webhook-changes';
+import { disabledForFailuresRecorder, webhookChangeRecorder } from './webhooks/webhook-changes';
 import { grantWebhooks, organizationWebhooks, portfolioWebhooks } from './webhooks/webhook-owners';
 
 export interface NotifierModuleDeps {
@@ -111,6 +111,7 @@ export async function createNotifierModule({
       })
     : undefined;
 
+  const recordChange = webhookChangeRecorder(runtime.eventLog, log);
   const worker = startDeliveryWorker({
     store,
     views,
@@ -127,6 +128,7 @@ export async function createNotifierModule({
     pollIntervalMs: config.WEBHOOK_POLL_INTERVAL_MS,
     attemptsKept: config.WEBHOOK_ATTEMPTS_KEPT,
     onAttempt: (outcome) => deliveries.inc({ outcome }),
+    onDisabled: disabledForFailuresRecorder(recordChange),
     ...(keeper
       ? {
           shards: () => new Map([...keeper.held()].map(([name, fence]) => [shardOf(name), fence])),
@@ -184,7 +186,7 @@ export async function createNotifierModule({
     clock,
     attemptsListed: config.WEBHOOK_ATTEMPTS_KEPT,
     onQueued: () => worker.nudge(),
-    recordChange: webhookChangeRecorder(runtime.eventLog, log),
+    recordChange,
     // Each kind of owner is one declaration (decision 45): a grant's, a recipient account's (decision 42) and an organization's (decision 44).
     owners: [
       grantWebhooks(recipientAuthenticator(access), config, views),
