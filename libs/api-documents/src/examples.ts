@@ -94,19 +94,20 @@ const authorization: z.input<typeof authorizationSchema> = {
   recipientType: 'insurance_provider',
   recipientName: RECIPIENT_NAME,
   scopes: ['qr_score', 'pillar_breakdown', 'score_trend'],
-  expiresAt: EXPIRES_AT,
   status: 'active',
   createdAt: GRANTED_AT,
-  revokedAt: null,
+  expiresAt: EXPIRES_AT,
   allowedCidrs: ['203.0.113.0/24'],
   lastUsedAt: '2026-11-21T07:58:12.345Z',
   usage: { last24h: 42, last30d: 1180 },
+  // Handed over in the create answer: no claim link, no recipient account.
   keyClaimed: true,
   claimedAt: null,
   claimedFromAddress: null,
-  revocationReason: null,
   recipientAccountId: null,
   recipientAccountName: null,
+  revokedAt: null,
+  revocationReason: null,
 };
 const revoked = { ...authorization, status: 'revoked' as const, revokedAt: NOW, revocationReason: 'organization' as const };
 const rotated = { ...authorization, apiKey: API_KEY, previousKeyExpiresAt: '2026-11-22T08:00:00.000Z' };
