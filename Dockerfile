@@ -78,11 +78,12 @@ RUN npx tsc -b services/embedded services/read-api services/credentials services
 
 # ---------------------------------------------------------------- production dependencies
 FROM manifests AS prod-deps
-# The SBOM (decision 57): CycloneDX, made by npm from what this stage installed (the lockfile's production
-# dependencies and the workspaces), shipped at /app/sbom.cdx.json; scripts/ci/containers.sh checks it and keeps a copy.
+# The SBOM (decision 57): CycloneDX, made by npm from the lockfile this stage installed, its production dependencies
+# and the workspaces (--package-lock-only: read from node_modules, npm refuses a tree without the development
+# dependencies the root names), shipped at /app/sbom.cdx.json; scripts/ci/containers.sh checks it and keeps a copy.
 RUN --mount=type=cache,target=/root/.npm \
     npm ci --omit=dev --no-audit --no-fund \
- && npm sbom --sbom-format cyclonedx --omit dev > sbom.cdx.json
+ && npm sbom --sbom-format cyclonedx --omit dev --package-lock-only > sbom.cdx.json
 
 # ---------------------------------------------------------------- runtime
 FROM ${NODE_IMAGE} AS runtime
