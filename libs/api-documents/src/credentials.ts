@@ -48,6 +48,7 @@ import {
   type OpenApiOperation,
   type OpenApiResponse,
 } from '@rsd/platform';
+import { withExamples } from './examples';
 import { PRODUCT_VERSION } from './product';
 
 const pathParameter = (name: string, schemaId: string, description: string) => ({
@@ -896,15 +897,17 @@ operations.push(
 // ---- Access reviews (decision 54): end ------------------------------------------------------------
 
 export function credentialsOpenApi(): object {
-  return buildOpenApiDocument(
-    {
-      title: 'Resilience Score Credentials API',
-      version: PRODUCT_VERSION,
-      description:
-        'Lets an organization share its resilience score: it creates one authorization per recipient, ' +
-        'each with its own Client ID and API key, and may revoke it at any time. Callers authenticate with ' +
-        'a bearer JWT whose `org` claim names the organization and whose `scope` includes `authorizations:write`.',
-    },
-    operations,
+  return withExamples(
+    buildOpenApiDocument(
+      {
+        title: 'Resilience Score Credentials API',
+        version: PRODUCT_VERSION,
+        description:
+          'Lets an organization share its resilience score: it creates one authorization per recipient, ' +
+          'each with its own Client ID and API key, and may revoke it at any time. Callers authenticate with ' +
+          'a bearer JWT whose `org` claim names the organization and whose `scope` includes `authorizations:write`.',
+      },
+      operations,
+    ),
   );
 }

@@ -28,6 +28,7 @@ import {
   type OpenApiResponse,
   type OpenApiWebhook,
 } from '@rsd/platform';
+import { withExamples } from './examples';
 import { PRODUCT_VERSION } from './product';
 /**
  * What the document says of one kind of webhook owner (decision 45): the part of the notifier's owner declaration
@@ -317,20 +318,22 @@ const PAYLOADS: OpenApiWebhook[] = [
 ].map((hook) => ({ ...hook, tags: ['Deliveries'], headers: DELIVERY_HEADERS, responses: RECEIVER_ANSWERS }));
 
 export function notifierOpenApi(owners: readonly WebhookOwnerDocumentation[]): object {
-  return buildOpenApiDocument(
-    {
-      title: 'Resilience Score Notifier API',
-      version: PRODUCT_VERSION,
-      description:
-        'Webhooks for recipients: a POST to your URL when an organization’s latest score or grade changes, and when your ' +
-        'authorization ends. Authenticated like the read API: the Client ID in the path and the `x-api-key` header. ' +
-        'Organizations subscribe to alerts about their grants under /organizations/{organizationId}/webhooks with the ' +
-        'credentials service’s bearer token. Deliveries ' +
-        'follow Standard Webhooks (`webhook-id`, `webhook-timestamp`, `webhook-signature`); a failed one is retried with ' +
-        'exponential backoff for 24 h with the same `webhook-id`, then the webhook is disabled. The `webhooks` section describes ' +
-        'every payload.',
-    },
-    owners.flatMap(webhookOperations),
-    PAYLOADS,
+  return withExamples(
+    buildOpenApiDocument(
+      {
+        title: 'Resilience Score Notifier API',
+        version: PRODUCT_VERSION,
+        description:
+          'Webhooks for recipients: a POST to your URL when an organization’s latest score or grade changes, and when your ' +
+          'authorization ends. Authenticated like the read API: the Client ID in the path and the `x-api-key` header. ' +
+          'Organizations subscribe to alerts about their grants under /organizations/{organizationId}/webhooks with the ' +
+          'credentials service’s bearer token. Deliveries ' +
+          'follow Standard Webhooks (`webhook-id`, `webhook-timestamp`, `webhook-signature`); a failed one is retried with ' +
+          'exponential backoff for 24 h with the same `webhook-id`, then the webhook is disabled. The `webhooks` section describes ' +
+          'every payload.',
+      },
+      owners.flatMap(webhookOperations),
+      PAYLOADS,
+    ),
   );
 }

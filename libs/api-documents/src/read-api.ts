@@ -23,6 +23,7 @@ import {
   type OpenApiOperation,
   type OpenApiResponse,
 } from '@rsd/platform';
+import { withExamples } from './examples';
 import { PRODUCT_VERSION } from './product';
 
 /** What of the read API's configuration its document states: the Client ID's prefix, the rate limits and the feed's staleness bound. */
@@ -224,15 +225,17 @@ export function readApiOpenApi(config: ReadApiDocumentSettings): object {
       },
     },
   ];
-  return buildOpenApiDocument(
-    {
-      title: 'Resilience Score Data API',
-      version: PRODUCT_VERSION,
-      description:
-        "Read-only access to one customer organization's resilience score, grade and pillar breakdown. " +
-        'Authenticate with the Client ID in the path and the API key in the x-api-key header.',
-    },
-    operations,
+  return withExamples(
+    buildOpenApiDocument(
+      {
+        title: 'Resilience Score Data API',
+        version: PRODUCT_VERSION,
+        description:
+          "Read-only access to one customer organization's resilience score, grade and pillar breakdown. " +
+          'Authenticate with the Client ID in the path and the API key in the x-api-key header.',
+      },
+      operations,
+    ),
   );
 }
 
