@@ -164,4 +164,40 @@ describeWithMongo('MongoDB webhook store', 'rsd_notifier', (mongo) => {
       await expect(store.disableWebhook(aStoredWebhook().id, NOW.toISOString())).rejects.toThrow('the webhook store is closed');
     });
   });
+
+  describe('two processes changing one subscription', () => {
+    const ROUNDS = 20;
+    let stores: [WebhookStore, WebhookStore];
+
+    // Each store on a client of its own, as two notifier replicas are.
+    beforeEach(async () => {
+      const db = mongo.freshDatabase();
+      const first = await openMongoWebhookStore(db);
+      stores = [first, await openMongoWebhookStore(await mongo.onAnotherClient(db))];
+    });
+
+    afterEach(async () => {
+      await Promise.all(stores.map((store) => store.close()));
+    });
+
+    it('when one replica changes a subscription while the other disables it, round after round, then the disable stays and the change is kept exactly when it was acknowledged', async () => {
+      for (let round = 1; round <= ROUNDS; round += 1) {
+        const webhook = aStoredWebhook();
+        await stores[0].addWebhook(webhook, 10);
+        const changed = { ...webhook, url: `https://changed.example.com/round-${round}` };
+
+        const [updated] = await Promise.all([
+          stores[0].updateWebhook(changed, 'active'),
+          stores[1].disableWebhook(webhook.id, NOW.toISOString()),
+        ]);
+
+        const stored = await stores[1].findWebhook(webhook.clientId, webhook.id);
+        expect({ round, status: stored?.status, url: stored?.url }).toEqual({
+          round,
+          status: 'disabled',
+          url: updated ? changed.url : webhook.url,
+        });
+      }
+    });
+  });
 });

@@ -2,7 +2,7 @@ import type { Db } from 'mongodb';
 import { isDuplicateKeyError } from './duplicate-key';
 import { ensureExpiry } from './expiry-index';
 
-/** Where writers claim a document's next write sequence number (a collection of its own: no query of the authorizations sees it). */
+/** Where writers claim an authorization's next write sequence number (a collection of its own: no query of the authorizations sees it). */
 export const WRITE_CLAIMS_COLLECTION = 'authorization_write_claims';
 
 /**
@@ -49,8 +49,8 @@ export type SoleWriter = <D extends { writeSeq?: number }>(
   write: (read: D, sequence: Sequence) => Promise<boolean>,
 ) => Promise<'written' | 'skipped' | 'lost'>;
 
-export async function openWriteClaims(db: Db): Promise<SoleWriter> {
-  const claims = db.collection<WriteClaim>(WRITE_CLAIMS_COLLECTION);
+export async function openWriteClaims(db: Db, collection = WRITE_CLAIMS_COLLECTION): Promise<SoleWriter> {
+  const claims = db.collection<WriteClaim>(collection);
   const expiring = await ensureExpiry(claims, 'at', CLAIM_SWEEP_AGE_MS / 1000);
   let sweptAt = 0;
 
