@@ -7,7 +7,7 @@ import { isDuplicateKeyError } from './duplicate-key';
 import { ensureExpiry } from './expiry-index';
 import { reportingOutages } from './outages';
 import { createPerKeyQueue } from './per-key-queue';
-import { openWriteClaims } from './write-claims';
+import { CLAIM_TAKEOVER_MS, openWriteClaims } from './write-claims';
 
 export const WEBHOOKS_COLLECTION = 'webhooks';
 export const WEBHOOK_DELIVERIES_COLLECTION = 'webhook_deliveries';
@@ -159,6 +159,20 @@ export async function openMongoWebhookStore(db: Db, options: MongoWebhookStoreOp
     );
   }
 
+  /**
+   * A change that must not be dropped (a disable): tried again, a second apart, while other writers keep
+   * the subscription, until a dead writer's claim would have been taken over; then an error.
+   */
+  async function changeWebhookSurely(id: string, change: (current: WebhookDocument) => UpdateFilter<WebhookDocument> | undefined) {
+    const deadline = Date.now() + CLAIM_TAKEOVER_MS + 5_000;
+    for (;;) {
+      const outcome = await changeWebhook(id, change);
+      if (outcome !== 'lost') return outcome;
+      if (Date.now() >= deadline) throw new Error(`webhook ${id} kept changing under its disable`);
+      await new Promise((resolve) => setTimeout(resolve, 1_000));
+    }
+  }
+
   const findWebhooks = async (filter: Partial<WebhookDocument>) =>
     (await webhooks.find(filter, { sort: { createdAt: 1, _id: 1 } }).toArray()).map(webhookOf);
 
@@ -249,10 +263,9 @@ export async function openMongoWebhookStore(db: Db, options: MongoWebhookStoreOp
 
     disableWebhook(id, at) {
       return write(id, async () => {
-        const outcome = await changeWebhook(id, (current) =>
+        await changeWebhookSurely(id, (current) =>
           current.status === 'active' ? { $set: { status: 'disabled', disabledAt: at, disabledReason: 'delivery_failures' } } : undefined,
         );
-        if (outcome === 'lost') throw new Error(`webhook ${id} kept changing under its disable`);
         await deliveries.updateMany({ webhookId: id, state: 'pending' }, finished(clock.now()));
       });
     },
@@ -270,7 +283,7 @@ export async function openMongoWebhookStore(db: Db, options: MongoWebhookStoreOp
         const counted = await write(id, async () => {
           // Whether the subscription, as last read, was already disabled by this cut-off.
           let already = false;
-          const outcome = await changeWebhook(id, (current) => {
+          const outcome = await changeWebhookSurely(id, (current) => {
             already = false;
             if ((current.keyOwner ?? current.clientId) !== keyOwner) return undefined;
             if (cutOffDisables(webhookOf(current), cutOff)) {
@@ -279,7 +292,6 @@ export async function openMongoWebhookStore(db: Db, options: MongoWebhookStoreOp
             already = current.disabledReason === cutOff.reason && current.disabledAt === cutOff.at;
             return undefined;
           });
-          if (outcome === 'lost') throw new Error(`webhook ${id} kept changing under its key's cut-off`);
           if (outcome === 'skipped') return already;
           await deliveries.updateMany({ webhookId: id, state: 'pending' }, finished(clock.now()));
           return true;

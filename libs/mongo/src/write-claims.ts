@@ -10,7 +10,7 @@ export const WRITE_CLAIMS_COLLECTION = 'authorization_write_claims';
  * taken to have died. Far above any write's time, so that only a writer stalled longer (a paused
  * process) can still write after a takeover: the one window that remains.
  */
-const CLAIM_TAKEOVER_MS = 30_000;
+export const CLAIM_TAKEOVER_MS = 30_000;
 /** Claims this old are swept where the server keeps no TTL index (FerretDB 1.24): their writers are long gone. */
 const CLAIM_SWEEP_AGE_MS = 10 * 60_000;
 const CLAIM_SWEEP_EVERY_MS = 60_000;
