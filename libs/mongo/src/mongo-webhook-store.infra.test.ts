@@ -2,7 +2,7 @@ import type { Db } from 'mongodb';
 import type { WebhookStore } from '@rsd/ports';
 import { aDeliveryAttempt, aPendingDelivery, aStoredWebhook, aUniqueClientId, describeWebhookStoreContract } from '@rsd/testkit';
 import { openMongoWebhookStore, WEBHOOK_DELIVERIES_COLLECTION, WEBHOOKS_COLLECTION } from './mongo-webhook-store';
-import { describeWithMongo } from './testing/mongo-for-suite';
+import { describeWithMongo, storesOnTwoClients } from './testing/mongo-for-suite';
 
 const NOW = new Date('2026-11-21T08:00:00.000Z');
 const DAY = 86_400_000;
@@ -167,20 +167,11 @@ describeWithMongo('MongoDB webhook store', 'rsd_notifier', (mongo) => {
 
   describe('two processes changing one subscription', () => {
     const ROUNDS = 20;
-    let stores: [WebhookStore, WebhookStore];
-
-    // Each store on a client of its own, as two notifier replicas are.
-    beforeEach(async () => {
-      const db = mongo.freshDatabase();
-      const first = await openMongoWebhookStore(db);
-      stores = [first, await openMongoWebhookStore(await mongo.onAnotherClient(db))];
-    });
-
-    afterEach(async () => {
-      await Promise.all(stores.map((store) => store.close()));
-    });
+    // As two notifier replicas are.
+    const twoStores = storesOnTwoClients(mongo, (db) => openMongoWebhookStore(db));
 
     it('when one replica changes a subscription while the other disables it, round after round, then the disable stays and the change is kept exactly when it was acknowledged', async () => {
+      const stores = twoStores();
       for (let round = 1; round <= ROUNDS; round += 1) {
         const webhook = aStoredWebhook();
         await stores[0].addWebhook(webhook, 10);
