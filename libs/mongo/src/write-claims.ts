@@ -2,7 +2,7 @@ import type { Db } from 'mongodb';
 import { isDuplicateKeyError } from './duplicate-key';
 import { ensureExpiry } from './expiry-index';
 
-/** Where writers claim a document's next write sequence number (a collection of its own: no query of the authorizations sees it). */
+/** Where writers claim an authorization's next write sequence number (a collection of its own: no query of the authorizations sees it). */
 export const WRITE_CLAIMS_COLLECTION = 'authorization_write_claims';
 
 /**
@@ -10,7 +10,7 @@ export const WRITE_CLAIMS_COLLECTION = 'authorization_write_claims';
  * taken to have died. Far above any write's time, so that only a writer stalled longer (a paused
  * process) can still write after a takeover: the one window that remains.
  */
-const CLAIM_TAKEOVER_MS = 30_000;
+export const CLAIM_TAKEOVER_MS = 30_000;
 /** Claims this old are swept where the server keeps no TTL index (FerretDB 1.24): their writers are long gone. */
 const CLAIM_SWEEP_AGE_MS = 10 * 60_000;
 const CLAIM_SWEEP_EVERY_MS = 60_000;
@@ -49,8 +49,8 @@ export type SoleWriter = <D extends { writeSeq?: number }>(
   write: (read: D, sequence: Sequence) => Promise<boolean>,
 ) => Promise<'written' | 'skipped' | 'lost'>;
 
-export async function openWriteClaims(db: Db): Promise<SoleWriter> {
-  const claims = db.collection<WriteClaim>(WRITE_CLAIMS_COLLECTION);
+export async function openWriteClaims(db: Db, collection = WRITE_CLAIMS_COLLECTION): Promise<SoleWriter> {
+  const claims = db.collection<WriteClaim>(collection);
   const expiring = await ensureExpiry(claims, 'at', CLAIM_SWEEP_AGE_MS / 1000);
   let sweptAt = 0;
 
