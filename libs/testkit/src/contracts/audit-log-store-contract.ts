@@ -109,5 +109,30 @@ export function describeAuditLogStoreContract(name: string, factory: () => Promi
         early,
       ]);
     });
+
+    it('when an organization is purged (decision 56), then none of its entries is left and another organization keeps its own', async () => {
+      const [offboarded, staying] = [anOrganization(), anOrganization()];
+      const kept = anAuditRecord(staying, 2_000);
+      await store.add([anAuditRecord(offboarded, 3_000), anAuditRecord(offboarded, 1_000), kept]);
+
+      await store.purgeOrganization(offboarded);
+      await store.purgeOrganization(offboarded);
+
+      expect(await store.page({ organizationId: offboarded }, { limit: 10 })).toEqual([]);
+      expect(await store.page({ organizationId: staying }, { limit: 10 })).toEqual([kept]);
+    });
+
+    it("when a recipient's addresses are erased (decision 56), then its grant's entries keep everything but the address", async () => {
+      const organizationId = anOrganization();
+      const clientId = aUniqueClientId();
+      const mine = anAuditRecord(organizationId, 3_000, { clientId });
+      const other = anAuditRecord(organizationId, 1_000);
+      await store.add([mine, other]);
+
+      await store.eraseAddresses(organizationId, clientId);
+      await store.eraseAddresses(organizationId, clientId);
+
+      expect(await store.page({ organizationId }, { limit: 10 })).toEqual([other, { ...mine, address: null }]);
+    });
   });
 }
