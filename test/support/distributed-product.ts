@@ -15,6 +15,8 @@ export interface DistributedProduct {
   jwtSecret: string;
   /** Everything each process wrote so far. */
   outputs(): string[];
+  /** The environment every process shares (the servers' addresses, the databases' names). */
+  env(): Record<string, string>;
   /**
    * Stops the processes, drops the run's databases, deletes the score topic's records up to its end (see
    * truncateScores) and stops any server started for it.
@@ -183,6 +185,7 @@ export async function startDistributedProduct(kafka: InfraTarget, env: Record<st
       urls: { readApi: readApi.url, credentials: credentials.url, scoreIngest: scoreIngest.url, notifier: notifier.url },
       jwtSecret,
       outputs: () => services.map((service) => service.output()),
+      env: () => common,
       stop,
     };
   } catch (error) {
