@@ -2,7 +2,7 @@ import type { AuditRecord } from '@rsd/contracts';
 import type { AuditLogStore, AuditPosition } from '@rsd/ports';
 import { uniqueName } from './eventually';
 import { describeStoreContract } from './per-test';
-import { aUniqueClientId } from './port-fixtures';
+import { aUniqueClientId, aUniqueOrganizationId } from './port-fixtures';
 
 export interface AuditLogStoreFixture {
   store: AuditLogStore;
@@ -31,10 +31,7 @@ export function anAuditRecord(organizationId: string, agoMs: number, overrides: 
 /** What every audit-log store must do (decision 54): each event kept once, pages newest first, every filter held. */
 export function describeAuditLogStoreContract(name: string, factory: () => Promise<AuditLogStoreFixture>): void {
   describeStoreContract(`AuditLogStore contract: ${name}`, factory, (store) => {
-    const anOrganization = () =>
-      uniqueName('org')
-        .replace(/[^A-Za-z0-9_-]/g, '')
-        .slice(-60);
+    const anOrganization = aUniqueOrganizationId;
 
     async function allPages(filter: Parameters<AuditLogStore['page']>[0], limit: number): Promise<AuditRecord[][]> {
       const pages: AuditRecord[][] = [];

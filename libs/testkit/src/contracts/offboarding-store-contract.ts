@@ -1,7 +1,7 @@
 import { startedOffboarding } from '@rsd/domain';
 import type { OffboardingStore } from '@rsd/ports';
-import { uniqueName } from './eventually';
 import { describeStoreContract } from './per-test';
+import { aUniqueOrganizationId } from './port-fixtures';
 
 export interface OffboardingStoreFixture {
   store: OffboardingStore;
@@ -15,10 +15,7 @@ const DAY_MS = 86_400_000;
 /** What every offboarding store must do (decision 56): one record per organization, each service's purge once, done when all have, kept 30 days. */
 export function describeOffboardingStoreContract(name: string, factory: () => Promise<OffboardingStoreFixture>): void {
   describeStoreContract(`OffboardingStore contract: ${name}`, factory, (store) => {
-    const anOrganization = () =>
-      uniqueName('org')
-        .replace(/[^A-Za-z0-9_-]/g, '')
-        .slice(-60);
+    const anOrganization = aUniqueOrganizationId;
 
     it('when an offboarding starts, then it is pending, and starting it again keeps the first', async () => {
       const organizationId = anOrganization();
