@@ -17,6 +17,8 @@ export interface DistributedProduct {
   env: Record<string, string>;
   /** Everything each process wrote so far. */
   outputs(): string[];
+  /** The environment every process shares (the servers' addresses, the databases' names). */
+  env(): Record<string, string>;
   /**
    * Stops the processes, drops the run's databases, deletes the score topic's records up to its end (see
    * truncateScores) and stops any server started for it.
@@ -186,6 +188,7 @@ export async function startDistributedProduct(kafka: InfraTarget, env: Record<st
       jwtSecret,
       env: common,
       outputs: () => services.map((service) => service.output()),
+      env: () => common,
       stop,
     };
   } catch (error) {

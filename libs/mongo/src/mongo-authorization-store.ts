@@ -170,6 +170,23 @@ export async function openMongoAuthorizationStore(db: Db): Promise<Authorization
       });
     },
 
+    async listHeldByAccount(accountId) {
+      const found = await authorizations
+        .find<StoredAuthorization>({ recipientAccountId: accountId }, { projection: RECORD_PROJECTION, sort: { _id: 1 } })
+        .toArray();
+      return found.map(recordOf);
+    },
+
+    async purgeOrganization(organizationId) {
+      const owned = await authorizations.find({ organizationId }, { projection: { _id: 1 } }).toArray();
+      const clientIds = owned.map((document) => document._id);
+      // Each grant in its turn among this process's writes to it; its keys' and link's digests are fields of the same document.
+      for (const clientId of clientIds) await write(clientId, () => authorizations.deleteOne({ _id: clientId }));
+      // Decision 54's reviews name the grants' recipients: they go with the organization.
+      await db.collection(AUTHORIZATIONS_COLLECTION).deleteMany({ reviewOrganizationId: organizationId });
+      return clientIds;
+    },
+
     update(record, expectedRevision, outbox) {
       return write(record.clientId, async () => {
         const written = await soleWriter(

@@ -253,6 +253,18 @@ export async function openMongoWebhookStore(db: Db, options: MongoWebhookStoreOp
       });
     },
 
+    async purgeOrganization(organizationId) {
+      const owned = await webhooks.find({ organizationId }, { projection: { _id: 1 } }).toArray();
+      // Each webhook as its own deletion does it, in its turn among that webhook's writes.
+      for (const { _id: id } of owned) {
+        await write(id, async () => {
+          await webhooks.deleteOne({ _id: id });
+          await deliveries.deleteMany({ webhookId: id });
+          await attemptLog.deleteMany({ webhookId: id });
+        });
+      }
+    },
+
     activeWebhooksOfOrganization(organizationId) {
       return findWebhooks({ organizationId, status: 'active' });
     },

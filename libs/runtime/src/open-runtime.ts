@@ -1,9 +1,9 @@
 import { join } from 'node:path';
 import type { Db, MongoClient } from 'mongodb';
-import { ACCESS_LOG_TOPIC, accessRecordBatchSchema, TOPICS, type AccessRecord } from '@rsd/contracts';
+import { ACCESS_LOG_TOPIC, accessRecordBatchSchema, PURGES_TOPIC, TOPICS, type AccessRecord } from '@rsd/contracts';
 import type { ReadinessCheck } from '@rsd/ports';
 import { ConfigError, type Logger } from '@rsd/platform';
-import type { AccessLog, EventLog, Runtime, ViewStore, Views, ViewsOwner } from '@rsd/ports';
+import type { AccessLog, EventLog, Runtime, SubjectKeyStore, ViewStore, Views, ViewsOwner } from '@rsd/ports';
 import type { RedisConnection } from '@rsd/redis';
 import { engineRefusal } from './engine-refusal';
 import type { RuntimeConfig } from './runtime-config';
@@ -12,6 +12,7 @@ import { sharedViewReader } from './shared-views/shared-view-reader';
 
 /** The audit view's consumer group; the distributed runtime adds the database it fills (the embedded runtime has one). */
 const AUDIT_FEED_GROUP = 'credentials-audit';
+const ERASURE_FEED_GROUP = 'credentials-erasure';
 
 /**
  * The runtime as the runner holds it: what the services get, and what only the runner needs to know
@@ -55,6 +56,9 @@ export async function embeddedRuntime(
     openSqliteAuditLogStore,
     openSqliteAuthorizationStore,
     openSqliteEventLog,
+    openSqliteOffboardingStore,
+    openSqliteSubjectKeyStore,
+    SUBJECT_KEYS_DATABASE,
     openSqliteViewStore,
     openSqliteWebhookStore,
   } = adapters;
@@ -66,6 +70,7 @@ export async function embeddedRuntime(
   const opened: { close(): Promise<void> }[] = [];
   const rateLimitStores = createMemoryRateLimitStores();
   let accessLog: Promise<AccessLog> | undefined;
+  let subjectKeys: SubjectKeyStore | undefined;
   const opening = <T extends { close(): Promise<void> }>(resource: T): T => {
     opened.push(resource);
     return resource;
@@ -85,6 +90,11 @@ export async function embeddedRuntime(
     openAuthorizationStore: () => Promise.resolve(opening(openSqliteAuthorizationStore({ file }))),
     openAuditLogStore: () => Promise.resolve(opening(openSqliteAuditLogStore({ file }))),
     auditFeedGroup: AUDIT_FEED_GROUP,
+    openOffboardingStore: () => Promise.resolve(opening(openSqliteOffboardingStore({ file }))),
+    // A file of its own, which `rsd backup` does not copy with the log (docs/operators/data-protection.md).
+    openSubjectKeyStore: () =>
+      Promise.resolve((subjectKeys ??= opening(openSqliteSubjectKeyStore({ file: join(config.DATA_DIR, SUBJECT_KEYS_DATABASE) })))),
+    erasureFeedGroup: ERASURE_FEED_GROUP,
     openViews: (owner) => {
       const namespace = placeOf(owner, config);
       return Promise.resolve(inProcess(opening(openSqliteViewStore({ file, namespace })), namespace));
@@ -125,7 +135,7 @@ async function openDistributed(config: RuntimeConfig, service: string, log: Logg
     log,
     kafka: config.engines.kafka,
     topics: {
-      names: Object.values(TOPICS),
+      names: [...Object.values(TOPICS), PURGES_TOPIC],
       partitions: config.KAFKA_TOPIC_PARTITIONS,
       replicationFactor: config.KAFKA_REPLICATION_FACTOR,
     },
@@ -133,6 +143,7 @@ async function openDistributed(config: RuntimeConfig, service: string, log: Logg
   let mongo: MongoClient | undefined;
   let redis: { client: RedisConnection; close(): Promise<void> } | undefined;
   let accessLog: Promise<AccessLog & { close(): Promise<void> }> | undefined;
+  let subjectKeys: Promise<SubjectKeyStore> | undefined;
   const checks: ReadinessCheck[] = [{ name: 'kafka', check: () => eventLog.ping() }];
 
   const database = async (name: string): Promise<Db> => {
@@ -179,6 +190,22 @@ async function openDistributed(config: RuntimeConfig, service: string, log: Logg
       return openMongoAuditLogStore(db);
     },
     auditFeedGroup: `${AUDIT_FEED_GROUP}.${config.CREDENTIALS_DB}`,
+    openOffboardingStore: async () => {
+      const db = await database(config.CREDENTIALS_DB);
+      const { openMongoOffboardingStore } = await import('@rsd/mongo');
+      return openMongoOffboardingStore(db);
+    },
+    openSubjectKeyStore: () => {
+      subjectKeys ??= (async () => {
+        const db = await database(config.SUBJECT_KEYS_DB);
+        const { openMongoSubjectKeyStore } = await import('@rsd/mongo');
+        return openMongoSubjectKeyStore(db);
+      })();
+      // A failed opening is not kept: the next call tries again.
+      subjectKeys.catch(() => (subjectKeys = undefined));
+      return subjectKeys;
+    },
+    erasureFeedGroup: `${ERASURE_FEED_GROUP}.${config.CREDENTIALS_DB}`,
     openViews: viewsFollowing(eventLog),
     openWebhookStore: async () => {
       const db = await database(config.NOTIFIER_DB);

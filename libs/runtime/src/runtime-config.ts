@@ -55,6 +55,8 @@ export function runtimeConfigSchema(options: { defaultRuntime: RuntimeKind; need
       CREDENTIALS_DB: env.string('rsd_credentials'),
       READ_VIEWS_DB: env.string('rsd_read_views'),
       NOTIFIER_DB: env.string('rsd_notifier'),
+      // Decision 56: the subjects' keys in a database of their own, so a dump of the others holds none.
+      SUBJECT_KEYS_DB: env.string('rsd_subject_keys'),
       REDIS_URL: env.optionalString(),
       // Set, it selects a Redis Cluster for every use of Redis, and REDIS_URL is not used.
       REDIS_CLUSTER_NODES: clusterNodes(),

@@ -21,6 +21,7 @@ import { accessLogProjection } from './access-log/access-log-projection';
 import { AUDITED_TOPICS, auditProjection } from './audit-log/audit-projection';
 import { accessAlerts } from './alerts/access-alerts';
 import { startAccessLogPruner } from './access-log/access-log-pruner';
+import { ERASURE_TOPICS, erasureFeed as erasureFeedOf } from './erasure/erasure-feed';
 import { secretScanningKeys } from '@rsd/platform';
 
 /** Decision 52: the one lease under which a replica runs the outbox relay, the expiry check and (decision 54) the access reviews' due times. */
@@ -46,13 +47,19 @@ export async function createCredentialsModule({
   localUrlOf,
 }: CredentialsModuleDeps): Promise<CredentialsModule> {
   const store = await runtime.openAuthorizationStore();
+  // Decision 56: the offboardings' records, and the subjects' keys an offboarding or an erasure destroys.
+  const offboardings = await runtime.openOffboardingStore();
+  const subjectKeys = await runtime.openSubjectKeyStore();
   // Decision 54: the audit trail's view, made from the event log (from its beginning, so it can always be made again).
   const auditLog = await runtime.openAuditLogStore();
   const auditFeed = await runtime.eventLog.subscribe({
     groupId: runtime.auditFeedGroup,
     topics: AUDITED_TOPICS,
     fromBeginning: true,
-    ...auditProjection(auditLog, log.child({ component: 'audit-log' })),
+    // Decision 56: an offboarded organization's late or replayed events bring none of its entries back.
+    ...auditProjection(auditLog, log.child({ component: 'audit-log' }), async (organizationId) =>
+      Boolean(await offboardings.find(organizationId, clock.now())),
+    ),
   });
   const metrics = createServiceMetrics('credentials');
   // Decision 52: where replicas share the store, the relay and the expiry check run on the holder of one lease.
@@ -109,6 +116,21 @@ export async function createCredentialsModule({
   const accessFeed = await accessLog.follow(accessLogProjection(accessStore, log));
   // Decision 44: what the reads mean to the organization (first use, new addresses, failures), as alerts.
   const alertFeed = await accessLog.watch(accessAlerts({ store, relay, clock, log: log.child({ component: 'alerts' }) }));
+  // Decision 56: this service's purge of an offboarded organization, and every service's word of its own.
+  const erasureFeed = await runtime.eventLog.subscribe({
+    groupId: runtime.erasureFeedGroup,
+    topics: ERASURE_TOPICS,
+    fromBeginning: true,
+    ...erasureFeedOf({
+      eventLog: runtime.eventLog,
+      store,
+      accessLog: accessStore,
+      auditLog,
+      offboardings,
+      clock,
+      log: log.child({ component: 'erasure' }),
+    }),
+  });
   const pruner = startAccessLogPruner({ store: accessStore, retentionDays: config.ACCESS_LOG_RETENTION_DAYS, clock, log });
 
   // Decision 38's claim attempts: counted with the read API's failed authentications where the runtime shares counts (one process, or Redis); else per replica.
@@ -122,6 +144,9 @@ export async function createCredentialsModule({
     accessLog: accessStore,
     auditLog,
     relay,
+    eventLog: runtime.eventLog,
+    offboardings,
+    subjectKeys,
     clock,
     log,
     verifyToken: withConsoleTokens(createTokenVerifier(config), consoleKeys, CONSOLE_AUDIENCES.credentials),
@@ -134,6 +159,19 @@ export async function createCredentialsModule({
   });
   return {
     app,
-    stop: stopInOrder(pruner, alertFeed, accessFeed, auditFeed, reviews, expiry, relay, ...(leader ? [leader] : []), auditLog, store),
+    stop: stopInOrder(
+      pruner,
+      erasureFeed,
+      alertFeed,
+      accessFeed,
+      auditFeed,
+      reviews,
+      expiry,
+      relay,
+      ...(leader ? [leader] : []),
+      offboardings,
+      auditLog,
+      store,
+    ),
   };
 }

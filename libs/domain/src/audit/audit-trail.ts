@@ -55,8 +55,11 @@ export function auditActionOf(event: AuthorizationEvent): AuditAction | undefine
       return 'access_review.item_decided';
     case EVENT_TYPES.accessReviewCompleted:
       return 'access_review.completed';
+    // Decision 56's offboarding and erasure carry no one's identity; an offboarding purges the trail it would join.
     case EVENT_TYPES.authorizationAlerted:
     case EVENT_TYPES.accessReviewDueSoon:
+    case EVENT_TYPES.organizationOffboarded:
+    case EVENT_TYPES.recipientErased:
       return undefined;
   }
 }

@@ -175,6 +175,31 @@ export function openSqliteAuthorizationStore(options: { file: string }): Authori
       return run(() => records(statement(QUERIES.offers).all(accountId, before ?? '~', Math.max(0, limit))));
     },
 
+    listHeldByAccount(accountId) {
+      return run(() =>
+        records(
+          statement("SELECT record FROM authorizations WHERE json_extract(record, '$.recipientAccountId') = ? ORDER BY client_id").all(
+            accountId,
+          ),
+        ),
+      );
+    },
+
+    purgeOrganization(organizationId) {
+      return write(() => {
+        const clientIds = statement('SELECT client_id FROM authorizations WHERE organization_id = ?')
+          .all(organizationId)
+          .map((row) => text(row.client_id));
+        for (const table of ['outbox', 'claim_links', 'authorization_keys', 'expiry_notices', 'account_offers', 'authorizations']) {
+          const purge = statement(`DELETE FROM ${table} WHERE client_id = ?`);
+          for (const clientId of clientIds) purge.run(clientId);
+        }
+        // Decision 54's reviews name the grants' recipients: they go with the organization.
+        statement('DELETE FROM access_reviews WHERE organization_id = ?').run(organizationId);
+        return clientIds;
+      });
+    },
+
     pendingOutbox(limit) {
       return run(() => {
         const rows = statement(QUERIES.pendingOutbox).all(Math.max(0, limit));

@@ -1,4 +1,4 @@
-import { randomUUID } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import {
   accessReviewDueSoon,
   decideAccessReviewItem,
@@ -72,6 +72,28 @@ export function describeAccessReviewStoreContract(name: string, open: () => Prom
       expect(await store.findReview(uniqueName('org'), review.reviewId)).toBeUndefined();
       expect(await store.findReview(organizationId, generateAccessReviewId())).toBeUndefined();
       expect(await store.list(organizationId)).toEqual([]);
+    });
+
+    it("when the organization is purged (decision 56), then its grants and reviews are gone, their keys find nothing, and another organization's stay", async () => {
+      const { review } = await aReview();
+      const grant = aStoredAuthorization({
+        organizationId,
+        keyDigest: randomBytes(32).toString('hex'),
+        claimTokenDigest: randomBytes(32).toString('hex'),
+      });
+      await store.create(grant, []);
+      const other = aStoredAuthorization({ organizationId: uniqueName('org') });
+      await store.create(other, []);
+
+      expect(await store.purgeOrganization(organizationId)).toEqual([grant.clientId]);
+      expect(await store.purgeOrganization(organizationId)).toEqual([]);
+
+      expect(await store.list(organizationId)).toEqual([]);
+      expect(await store.find(organizationId, grant.clientId)).toBeUndefined();
+      expect(await store.findByKeyDigest(grant.keyDigest as string)).toBeUndefined();
+      expect(await store.findByClaimToken(grant.claimTokenDigest as string)).toBeUndefined();
+      expect(await store.findReview(organizationId, review.reviewId)).toBeUndefined();
+      expect(await store.find(other.organizationId, other.clientId)).toEqual(other);
     });
 
     it('when a review is created twice, then the second is refused', async () => {

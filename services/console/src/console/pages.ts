@@ -573,6 +573,7 @@ const REVOCATION_REASON_LABELS = {
   key_leaked: ' · its key was reported leaked',
   declined_by_recipient: ' · the offer was declined by the recipient',
   access_review: ' · ended by an access review',
+  organization_offboarded: ' · the organization was offboarded',
 } as const;
 
 function revokedBy(authorization: Authorization): string {

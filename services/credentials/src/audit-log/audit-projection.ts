@@ -21,7 +21,19 @@ export const AUDITED_TOPICS = [TOPICS.authorizations, TOPICS.webhookChanges];
  * that is no event (logged: anyone with access to the topic can write to it). Each event is kept once,
  * so a record delivered again changes nothing.
  */
-export function auditProjection(store: Pick<AuditLogStore, 'add'>, log: Logger) {
+export function auditProjection(
+  store: Pick<AuditLogStore, 'add'>,
+  log: Logger,
+  /** Decision 56: true for an organization offboarded, whose entries a late or replayed event must not bring back. */
+  offboarded: (organizationId: string) => Promise<boolean> = () => Promise.resolve(false),
+) {
+  const kept = async (entries: readonly AuditRecord[]): Promise<AuditRecord[]> => {
+    const gone = new Set<string>();
+    for (const organizationId of new Set(entries.map((entry) => entry.organizationId))) {
+      if (await offboarded(organizationId)) gone.add(organizationId);
+    }
+    return entries.filter((entry) => !gone.has(entry.organizationId));
+  };
   const entryOf = (record: EventRecord): AuditRecord | undefined => {
     if (record.topic === TOPICS.webhookChanges) {
       const change = webhookChangeOf(record);
@@ -37,10 +49,10 @@ export function auditProjection(store: Pick<AuditLogStore, 'add'>, log: Logger) 
   return {
     handle: async (record: EventRecord) => {
       const entry = entryOf(record);
-      if (entry) await store.add([entry]);
+      if (entry) await store.add(await kept([entry]));
     },
     handleBatch: async (records: readonly EventRecord[]) => {
-      await store.add(records.map(entryOf).filter((entry) => entry !== undefined));
+      await store.add(await kept(records.map(entryOf).filter((entry) => entry !== undefined)));
     },
   };
 }

@@ -20,6 +20,27 @@ const BODY_LIMIT = '4kb';
 /** Room for the longest auto-accept list the schema allows (1,000 ids of 64 characters), however it is spaced. */
 const AUTO_ACCEPT_BODY_LIMIT = '96kb';
 
+/** How a route knows the account calling with its key in `x-api-key`. */
+export function accountCallers(deps: UseCaseDeps, limitFailures: LimitCheck) {
+  /** Any key of the account that works now: the current one, or the previous one within its overlap. */
+  const authenticated = async (req: Request, res: Response) => {
+    try {
+      return await authenticateAccount(deps, apiKeyOf(req.headers['x-api-key']));
+    } catch (error) {
+      if (!(error instanceof ApiError)) throw error;
+      const limit = await limitFailures(req, res);
+      throw limit.outcome === 'limited' ? limit.refusal : error;
+    }
+  };
+  /** Decision 50: what changes the account takes its current key; the previous one is refused with KEY_READ_ONLY. */
+  const managingAccount = async (req: Request, res: Response) => {
+    const caller = await authenticated(req, res);
+    requireCurrentKey(caller);
+    return caller.account;
+  };
+  return { authenticated, managingAccount };
+}
+
 /**
  * Decision 42: what a recipient account changes, here because this service owns keys and grants and
  * emits their events (the read API stays read-only). The caller is the account key in `x-api-key`.
@@ -36,22 +57,7 @@ export function portfolioRoutes(deps: PortfolioRoutesDeps): Router {
     next();
   });
 
-  /** Any key of the account that works now: the current one, or the previous one within its overlap. */
-  const authenticated = async (req: Request, res: Response) => {
-    try {
-      return await authenticateAccount(useCaseDeps, apiKeyOf(req.headers['x-api-key']));
-    } catch (error) {
-      if (!(error instanceof ApiError)) throw error;
-      const limit = await deps.limitFailures(req, res);
-      throw limit.outcome === 'limited' ? limit.refusal : error;
-    }
-  };
-  /** Decision 50: what changes the account takes its current key; the previous one is refused with KEY_READ_ONLY. */
-  const managingAccount = async (req: Request, res: Response) => {
-    const caller = await authenticated(req, res);
-    requireCurrentKey(caller);
-    return caller.account;
-  };
+  const { authenticated, managingAccount } = accountCallers(useCaseDeps, deps.limitFailures);
   /** Decision 54: the account's changes are the recipient's, known by the account's id (never its key). */
   const asAccount = (req: Request, res: Response, accountId: string): UseCaseDeps => ({
     ...useCaseDeps,
