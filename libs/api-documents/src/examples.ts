@@ -418,6 +418,8 @@ export const EXAMPLE_BODIES: Record<string, ExampleSet> = {
   AccessReviewSummary: one('An open review', reviewSummary),
   AccessReviewPage: one("The organization's reviews", { items: [reviewSummary], nextCursor: null }),
   AccessReview: one('An open review, one item decided', review),
+  Offboarding: one('Pending: not every service has purged it yet', { status: 'pending', startedAt: NOW, doneAt: null }),
+  Erasure: one("The grant's recipient erased", { subject: `grant:${CLIENT_ID}`, erasedAt: NOW }),
   AccessReviewItemDecisionRequest: one('Keep, with a note', { decision: 'keep', note: 'Renewal of the policy in March' }),
   SignedAccessReviewReport: one('The report and its JWS', { report: reviewReport, jws: JWS }),
   // The notifier
@@ -505,6 +507,8 @@ const ERROR_MESSAGES: Record<ErrorCode, string> = {
   RECIPIENT_ACCOUNT_NOT_FOUND: 'No recipient account has this id',
   OFFER_NOT_FOUND: 'This account has no offer with that Client ID',
   ACCESS_REVIEW_NOT_FOUND: 'This organization has no access review with that id',
+  OFFBOARDING_NOT_CONFIRMED: 'confirm must repeat the organization id of the path',
+  OFFBOARDING_NOT_FOUND: 'This organization has no offboarding on record',
   ACCESS_REVIEW_ITEM_NOT_FOUND: 'The grant is not an item of this review',
   ROUTE_NOT_FOUND: 'No such route',
   METHOD_NOT_ALLOWED: 'This path does not answer this method',
