@@ -1,6 +1,7 @@
 import type { OrganizationAlertEvent, Webhook, WebhookDelivery, WebhookDisabledReason } from '@resilience-score/client';
 import { ALERT_TYPES } from '@rsd/contracts';
 import { html, type Html } from './html';
+import { noticeAmong } from './page-parts';
 import { ALERT_LABELS, csrfField, instant, layout, type Viewer } from './pages';
 
 // The organization's alert webhooks in the console (decisions 44-45): the notifier's lifecycle, in pages.
@@ -42,9 +43,7 @@ export const WEBHOOK_NOTICES = {
 } as const;
 export type WebhookNotice = keyof typeof WEBHOOK_NOTICES;
 
-export function noticeOf(value: unknown): string | undefined {
-  return typeof value === 'string' && Object.hasOwn(WEBHOOK_NOTICES, value) ? WEBHOOK_NOTICES[value as WebhookNotice] : undefined;
-}
+export const noticeOf = (value: unknown) => noticeAmong(WEBHOOK_NOTICES, value);
 
 /** Where the console reaches no notifier: what it would show, and where they are managed instead. */
 export function alertWebhooksUnavailablePage(viewer: Viewer): Html {

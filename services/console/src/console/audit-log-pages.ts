@@ -136,7 +136,7 @@ function entriesTable(log: AuditLogPage): Html {
   </div>`;
 }
 
-function actorOf(actor: AuditActor): Html {
+export function actorOf(actor: AuditActor): Html {
   return html`${actor.type}
     <span class="id">${actor.id}</span>${actor.via ? html` <span class="hint">through ${VIA_LABELS[actor.via]}</span>` : ''}`;
 }
@@ -144,7 +144,7 @@ function actorOf(actor: AuditActor): Html {
 const LOCAL_INSTANT = /^(\d{4}-\d{2}-\d{2}T\d{2}:\d{2})(:\d{2}(?:\.\d{1,3})?)?(Z)?$/;
 
 /** An instant as the date-time field shows it (UTC, no offset); anything else is left blank. */
-function localValue(value: string): string {
+export function localValue(value: string): string {
   const match = LOCAL_INSTANT.exec(value);
   return match ? `${match[1]}${match[2] ?? ''}` : '';
 }

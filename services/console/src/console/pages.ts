@@ -143,6 +143,7 @@ export function listPage(viewer: Viewer, authorizations: readonly Authorization[
     html`<div class="heading">
         <h1>Authorizations</h1>
         <a href="/console/audit-log">Audit log</a>
+        <a href="/console/access-reviews">Access reviews</a>
         <a class="button" href="/console/authorizations/new">New authorization</a>
       </div>
       ${body} ${alertsSection(authorizations, alerts)}`,
