@@ -15,6 +15,7 @@ import {
   type WebhookProblems,
 } from './alert-webhook-pages';
 import type { Html } from './html';
+import { problemsByField } from './page-parts';
 import type { Viewer } from './pages';
 
 export interface AlertWebhookRouteDeps {
@@ -184,16 +185,9 @@ function webhookFormOf(body: Record<string, unknown>): WebhookForm {
   };
 }
 
-/** A refusal the form shows by field; anything else goes on to the console's error page. */
+/** A refusal the form shows by field (an address not allowed is the address's); anything else goes on to the console's error page. */
 function formProblemsOf(error: unknown): WebhookProblems {
   if (!(error instanceof ApiError) || !FORM_REFUSALS.has(error.code)) throw error;
-  const problems: WebhookProblems = {};
-  for (const detail of error.details ?? []) {
-    const field = detail.path.split(/[.[]/)[0];
-    const key = field === 'url' || field === 'events' ? field : 'form';
-    (problems[key] ??= []).push(detail.message);
-  }
-  if (error.code === 'WEBHOOK_TARGET_NOT_ALLOWED') (problems.url ??= []).push(error.message);
-  else if (!problems.url && !problems.events && !problems.form) problems.form = [error.message];
-  return problems;
+  if (error.code === 'WEBHOOK_TARGET_NOT_ALLOWED') return { url: [error.message] };
+  return problemsByField(error, ['url', 'events']);
 }

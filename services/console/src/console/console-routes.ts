@@ -33,6 +33,7 @@ import {
   type Viewer,
 } from './pages';
 import type { Html } from './html';
+import { problemsByField } from './page-parts';
 import { labelledRouter } from '@rsd/observability';
 import type { AlertWebhookAccess } from './alert-webhooks';
 import { alertWebhookRoutes } from './alert-webhook-routes';
@@ -454,13 +455,5 @@ const PLAIN_PROBLEMS: Partial<Record<keyof CreateForm, string>> = {
 };
 
 function fieldProblemsOf(error: ApiError): FieldProblems {
-  const problems: FieldProblems = {};
-  for (const detail of error.details ?? []) {
-    const field = detail.path.split('.')[0] ?? '';
-    const key = field in EMPTY_CREATE_FORM ? (field as keyof CreateForm) : 'form';
-    const message = (key !== 'form' && PLAIN_PROBLEMS[key]) || detail.message;
-    if (!problems[key]?.includes(message)) (problems[key] ??= []).push(message);
-  }
-  if (Object.keys(problems).length === 0) problems.form = [error.message];
-  return problems;
+  return problemsByField(error, Object.keys(EMPTY_CREATE_FORM) as (keyof CreateForm)[], PLAIN_PROBLEMS);
 }

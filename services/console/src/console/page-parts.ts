@@ -121,14 +121,15 @@ export function formProblems<Field extends string>(problems: FormProblems<Field>
   };
 }
 
+/** A choice of a select: its value as the form sends it (or a number of seconds), and its words. */
+export type Choice = { value: string | number; label: string } | { seconds: number; label: string };
+
 /** A select's options, the one whose value is `selected` chosen. */
-export function choices(list: readonly { value: string | number; label: string }[], selected: string | number): Html[] {
-  return list.map(
-    (choice) =>
-      html`<option value="${choice.value}" ${String(choice.value) === String(selected) ? html` selected` : html``}>
-        ${choice.label}
-      </option>`,
-  );
+export function choices(list: readonly Choice[], selected: string | number): Html[] {
+  return list.map((choice) => {
+    const value = 'value' in choice ? choice.value : choice.seconds;
+    return html`<option value="${value}" ${String(value) === String(selected) ? html` selected` : html``}>${choice.label}</option>`;
+  });
 }
 
 /** A secret shown once, with the button that copies it (the console's script shows the button where copying works). */
