@@ -124,12 +124,7 @@ export function credentialsApi(options: { url: string; signer: ConsoleSigner; lo
     path: string,
     init: { method?: string; body?: unknown; headers?: Record<string, string>; signal?: AbortSignal } = {},
   ): Promise<Response> {
-    const token = await options.signer.sign(CONSOLE_AUDIENCES.credentials, {
-      organizationId: person.organizationId,
-      subject: person.subject,
-      personIssuer: person.issuer,
-      scope: person.scope,
-    });
+    const token = await personToken(options.signer, 'credentials', person);
     return send(`/v1/organizations/${encodeURIComponent(person.organizationId)}${path}`, { ...init, authorization: token });
   }
 
@@ -201,6 +196,16 @@ export function credentialsApi(options: { url: string; signer: ConsoleSigner; lo
       return { status: response.status, headers: response.headers, body };
     },
   };
+}
+
+/** Decision 51: a minute's token of the console naming the signed-in person, for the API of `audience`. */
+export function personToken(signer: ConsoleSigner, audience: keyof typeof CONSOLE_AUDIENCES, person: ConsoleIdentity): Promise<string> {
+  return signer.sign(CONSOLE_AUDIENCES[audience], {
+    organizationId: person.organizationId,
+    subject: person.subject,
+    personIssuer: person.issuer,
+    scope: person.scope,
+  });
 }
 
 function withQuery(path: string, query: URLSearchParams): string {

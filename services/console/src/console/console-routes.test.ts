@@ -142,8 +142,12 @@ describe('credentials service: the console (decisions 30-32)', () => {
     allowedCidrs: '',
   });
 
+  /** The create form as the console's page sends it, with `changes` to the valid one. */
+  const postCreate = (session: { cookie: string; csrf: string }, changes: Form) =>
+    visit('/console/authorizations', { cookie: session.cookie, form: { ...validForm(session.csrf), ...changes } });
+
   async function createInConsole(session: { cookie: string; csrf: string }, form: Form = {}) {
-    const page = await visit('/console/authorizations', { cookie: session.cookie, form: { ...validForm(session.csrf), ...form } });
+    const page = await postCreate(session, form);
     expect(page.status).toBe(201);
     return { page, clientId: clientIdOf(page.body), apiKey: apiKeyOf(page.body) };
   }
@@ -398,12 +402,7 @@ describe('credentials service: the console (decisions 30-32)', () => {
 
       expectRefused(await visit('/console/authorizations', { cookie: session.cookie, form: validForm(oneCharacterOff(session.csrf)) }));
       expectRefused(await visit('/console/authorizations', { cookie: session.cookie, form: validForm(otherSession.csrf) }));
-      expectRefused(
-        await visit('/console/authorizations', {
-          cookie: session.cookie,
-          form: { ...validForm(session.csrf), _csrf: [session.csrf, session.csrf] },
-        }),
-      );
+      expectRefused(await postCreate(session, { _csrf: [session.csrf, session.csrf] }));
 
       expect(await h.store.list(ORG)).toEqual([]);
     });
@@ -552,10 +551,7 @@ describe('credentials service: the console (decisions 30-32)', () => {
     test('when the expiry is in the past, then 400 keeps the date typed and says it must be in the future', async () => {
       const session = await signIn();
 
-      const page = await visit('/console/authorizations', {
-        cookie: session.cookie,
-        form: { ...validForm(session.csrf), expiresAt: '2026-01-01' },
-      });
+      const page = await postCreate(session, { expiresAt: '2026-01-01' });
 
       expect(page.status).toBe(400);
       expect(page.body).toContain('<p class="field-problem" id="expiresAt-problem">must be in the future</p>');
@@ -1362,10 +1358,7 @@ describe('credentials service: the console (decisions 30-32)', () => {
     test('when a form has more fields than the console reads, then it is a 413 page in words and nothing is created', async () => {
       const session = await signIn();
 
-      const page = await visit('/console/authorizations', {
-        cookie: session.cookie,
-        form: { ...validForm(session.csrf), scopes: Array.from({ length: 100 }, () => 'qr_score') },
-      });
+      const page = await postCreate(session, { scopes: Array.from({ length: 100 }, () => 'qr_score') });
 
       expect(page.status).toBe(413);
       expect(page.body).toContain('<h1>Invalid request</h1>');
@@ -1376,10 +1369,7 @@ describe('credentials service: the console (decisions 30-32)', () => {
     test('when a form is larger than the console reads, then it is a 413 page in words and nothing is created', async () => {
       const session = await signIn();
 
-      const page = await visit('/console/authorizations', {
-        cookie: session.cookie,
-        form: { ...validForm(session.csrf), allowedCidrs: '203.0.113.0/24\n'.repeat(2_000) },
-      });
+      const page = await postCreate(session, { allowedCidrs: '203.0.113.0/24\n'.repeat(2_000) });
 
       expect(page.status).toBe(413);
       expect(page.body).toContain('The form could not be read.');
@@ -1547,10 +1537,7 @@ describe('credentials service: the console (decisions 30-32)', () => {
     test('when an authorization is created with a one-time link, then the page shows the link once with its copy button and no key', async () => {
       const session = await signIn();
 
-      const page = await visit('/console/authorizations', {
-        cookie: session.cookie,
-        form: { ...validForm(session.csrf), keyDelivery: 'claimLink', claimValidSeconds: '3600' },
-      });
+      const page = await postCreate(session, { keyDelivery: 'claimLink', claimValidSeconds: '3600' });
 
       expect(page.status).toBe(201);
       expect(claimUrlOf(page.body)).toMatch(new RegExp(`^${PUBLIC_ORIGIN}/claim/[A-Za-z0-9_-]{43}$`));
@@ -1565,10 +1552,7 @@ describe('credentials service: the console (decisions 30-32)', () => {
 
     test('when a new link is issued from the authorization page, then the old one stops working and the new one claims; the page then says when and from where', async () => {
       const session = await signIn();
-      const created = await visit('/console/authorizations', {
-        cookie: session.cookie,
-        form: { ...validForm(session.csrf), keyDelivery: 'claimLink' },
-      });
+      const created = await postCreate(session, { keyDelivery: 'claimLink' });
       const clientId = clientIdOf(created.body);
       const local = (url: string) => url.replace(PUBLIC_ORIGIN, h.app.baseUrl);
       const claim = (url: string) =>
@@ -1596,10 +1580,7 @@ describe('credentials service: the console (decisions 30-32)', () => {
     test('when the validity is not one the API accepts, then the form comes back with the problem beside the field', async () => {
       const session = await signIn();
 
-      const page = await visit('/console/authorizations', {
-        cookie: session.cookie,
-        form: { ...validForm(session.csrf), keyDelivery: 'claimLink', claimValidSeconds: '60' },
-      });
+      const page = await postCreate(session, { keyDelivery: 'claimLink', claimValidSeconds: '60' });
 
       expect(page.status).toBe(400);
       expect(page.body).toContain('id="claimValidSeconds-problem"');
