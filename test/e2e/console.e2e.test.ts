@@ -324,10 +324,7 @@ describe('the console in a browser', () => {
     await look(page, 'claim-link-once');
 
     // The recipient, in a browser of its own: opening the link shows the grant, claiming shows the key once.
-    const recipient = await browser.newContext();
-    const claimPage = await recipient.newPage();
-    await loopbackOnly(claimPage);
-    consoleErrors.push(...watchConsoleErrors(claimPage, new URL(consoleUrl).origin));
+    const { context: recipient, page: claimPage } = await newPage();
     await claimPage.goto(link);
     await visible(claimPage.getByRole('heading', { level: 1, name: 'Claim your API key', exact: true }));
     await visible(claimPage.getByText('Contoso Partners (Partner)'));
@@ -375,10 +372,7 @@ describe('the console in a browser', () => {
     const link = (await page.locator('#claim-url').textContent()) ?? '';
     const clientId = (await page.locator('#client-id').textContent()) ?? '';
 
-    const recipient = await browser.newContext();
-    const claimPage = await recipient.newPage();
-    await loopbackOnly(claimPage);
-    consoleErrors.push(...watchConsoleErrors(claimPage, new URL(consoleUrl).origin));
+    const { context: recipient, page: claimPage } = await newPage();
     await claimPage.goto(link);
     await visible(claimPage.getByRole('heading', { level: 2, name: 'Or add it to my portfolio', exact: true }));
     await claimPage.getByLabel('Name of a new portfolio (optional)').fill('Northwind book');

@@ -152,6 +152,19 @@ describe('credentials service: the console (decisions 30-32)', () => {
     return { page, clientId: clientIdOf(page.body), apiKey: apiKeyOf(page.body) };
   }
 
+  /** A download as the browser saves it: its status, headers and text, never parsed as a whole. */
+  async function download(session: { cookie: string }, path: string): Promise<Pick<Page, 'status' | 'headers' | 'body'>> {
+    const answer = await fetch(`${h.app.baseUrl}${path}`, { headers: { cookie: `${SESSION_COOKIE}=${session.cookie}` } });
+    return { status: answer.status, headers: answer.headers, body: await answer.text() };
+  }
+
+  /** A download answered as a file of its type and name, never a page. */
+  function expectAttachment(file: Pick<Page, 'status' | 'headers'>, type: RegExp, name: string): void {
+    expect(file.status).toBe(200);
+    expect(file.headers.get('content-type')).toMatch(type);
+    expect(file.headers.get('content-disposition')).toBe(`attachment; filename="${name}"`);
+  }
+
   /** An authorization created over the HTTP API with a bearer token, as another organization's administrator would. */
   async function createOverApi(organizationId: string): Promise<string> {
     const token = await signToken({ org: organizationId, scope: 'authorizations:write' });
@@ -996,23 +1009,19 @@ describe('credentials service: the console (decisions 30-32)', () => {
       h.clock.set(new Date(NOW.getTime() + 3_000));
       await visit(`/console/authorizations/${made[0]}/revoke`, { cookie: session.cookie, form: { _csrf: session.csrf } });
 
-      const csv = await visit('/console/audit-log/export.csv?action=authorization.created', { cookie: session.cookie });
-      // Read as text: every line is a JSON document, the whole is not one.
-      const ndjson = await fetch(`${h.app.baseUrl}/console/audit-log/export.ndjson`, {
-        headers: { cookie: `${SESSION_COOKIE}=${session.cookie}` },
-      });
+      const csv = await download(session, '/console/audit-log/export.csv?action=authorization.created');
+      // Every line is a JSON document, the whole is not one.
+      const ndjson = await download(session, '/console/audit-log/export.ndjson');
 
-      expect(csv.status).toBe(200);
-      expect(csv.headers.get('content-type')).toMatch(/^text\/csv/);
-      expect(csv.headers.get('content-disposition')).toBe(`attachment; filename="audit-log-${ORG}.csv"`);
+      expectAttachment(csv, /^text\/csv/, `audit-log-${ORG}.csv`);
       // Passed on as it comes: chunked, never a body the console held whole to measure.
       expect(csv.headers.get('content-length')).toBeNull();
       expect(csv.headers.get('transfer-encoding')).toBe('chunked');
       const rows = csv.body.trimEnd().split('\r\n');
       expect(rows[0]).toBe('at,action,actorType,actorId,actorVia,requestId,address,clientId');
       expect(rows.slice(1).map((row) => row.split(',')[7])).toEqual([...made].reverse());
-      expect(ndjson.headers.get('content-type')).toMatch(/^application\/x-ndjson/);
-      const lines = (await ndjson.text())
+      expectAttachment(ndjson, /^application\/x-ndjson/, `audit-log-${ORG}.ndjson`);
+      const lines = ndjson.body
         .trimEnd()
         .split('\n')
         .map((line) => JSON.parse(line) as { action: string; actor: { via: string } });
@@ -1165,15 +1174,11 @@ describe('credentials service: the console (decisions 30-32)', () => {
       const reviewId = await startReview(session);
       await decide(session, reviewId, clientId, { decision: 'keep', note: '=SUM(A1)' });
 
-      const csv = await visit(`/console/access-reviews/${reviewId}/report.csv`, { cookie: session.cookie });
-      // Read as text: the file as the API signed it, not a document parsed and written again.
-      const json = await fetch(`${h.app.baseUrl}/console/access-reviews/${reviewId}/report.json`, {
-        headers: { cookie: `${SESSION_COOKIE}=${session.cookie}` },
-      });
+      const csv = await download(session, `/console/access-reviews/${reviewId}/report.csv`);
+      // The file as the API signed it, not a document parsed and written again.
+      const json = await download(session, `/console/access-reviews/${reviewId}/report.json`);
 
-      expect(csv.status).toBe(200);
-      expect(csv.headers.get('content-type')).toMatch(/^text\/csv/);
-      expect(csv.headers.get('content-disposition')).toBe(`attachment; filename="access-review-${reviewId}.csv"`);
+      expectAttachment(csv, /^text\/csv/, `access-review-${reviewId}.csv`);
       const [header, line, ...more] = csv.body.trimEnd().split('\r\n');
       expect(header).toBe(
         'clientId,recipientType,recipientName,scopes,lastUsedAt,readsInPeriod,decision,overdue,note,decidedAt,decidedByType,decidedById,decidedByVia',
@@ -1184,10 +1189,8 @@ describe('credentials service: the console (decisions 30-32)', () => {
         ),
       );
       expect(more).toEqual([]);
-      expect(json.status).toBe(200);
-      expect(json.headers.get('content-type')).toMatch(/^application\/json/);
-      expect(json.headers.get('content-disposition')).toBe(`attachment; filename="access-review-${reviewId}.json"`);
-      const signed = JSON.parse(await json.text()) as { report: { reviewId: string }; jws: string };
+      expectAttachment(json, /^application\/json/, `access-review-${reviewId}.json`);
+      const signed = JSON.parse(json.body) as { report: { reviewId: string }; jws: string };
       expect(signed.report.reviewId).toBe(reviewId);
       expect(JSON.parse(Buffer.from(signed.jws.split('.')[1] ?? '', 'base64url').toString('utf8'))).toEqual(signed.report);
     });
