@@ -4,9 +4,9 @@ import {
   type AccessReviewDecision,
   type AccessReviewPage,
   type AccessReviewProgress,
+  type AccessReviewReport,
   type AccessReviewReportLine,
   type AccessReviewSummary,
-  type SignedAccessReviewReport,
 } from '@rsd/contracts';
 import { actorOf, localValue } from './audit-log-pages';
 import { html, type Html } from './html';
@@ -117,20 +117,19 @@ export function accessReviewsPage(
  */
 export function accessReviewPage(
   viewer: Viewer,
-  signed: SignedAccessReviewReport,
+  report: AccessReviewReport,
   options: { notice?: string | undefined; problem?: Html | undefined } = {},
 ): Html {
-  const { report } = signed;
   const path = accessReviewPath(report.reviewId);
   const open = report.status === 'open';
   return layout(
     'Access review',
     html`${pageTop('Access review', [{ href: ACCESS_REVIEWS_PATH, label: 'Access reviews' }], options)}
       <dl class="facts">
-        <dt>Review ID</dt>
-        <dd><code>${report.reviewId}</code></dd>
         <dt>Status</dt>
         <dd>${statusBadge(report)}</dd>
+        <dt>Review ID</dt>
+        <dd><code>${report.reviewId}</code></dd>
         <dt>Started</dt>
         <dd>${instant(report.createdAt, '')} by ${actorOf(report.createdBy)}</dd>
         <dt>Due</dt>

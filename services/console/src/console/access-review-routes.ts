@@ -79,8 +79,8 @@ export function accessReviewRoutes(router: Router, deps: AccessReviewRouteDeps):
   });
 
   router.get(`${local}/:reviewId`, signedIn, knownShape, async (req, res) => {
-    const signed = await api.accessReviewReport(sessionOf(res), String(req.params.reviewId));
-    page(res, 200, accessReviewPage(viewerOf(res), signed, { notice: noticeAmong(REVIEW_NOTICES, req.query.notice) }));
+    const { report } = await api.accessReviewReport(sessionOf(res), String(req.params.reviewId));
+    page(res, 200, accessReviewPage(viewerOf(res), report, { notice: noticeAmong(REVIEW_NOTICES, req.query.notice) }));
   });
 
   router.post(`${local}/:reviewId/items/:clientId`, ...change, knownShape, async (req, res) => {
@@ -96,8 +96,8 @@ export function accessReviewRoutes(router: Router, deps: AccessReviewRouteDeps):
     } catch (error) {
       // Decided meanwhile, the review completed, or a note too long: the review as it now stands, saying so.
       if (!(error instanceof ApiError) || !DECISION_REFUSALS.has(error.code)) throw error;
-      const signed = await api.accessReviewReport(sessionOf(res), reviewId);
-      page(res, error.status, accessReviewPage(viewerOf(res), signed, { problem: refusalOf(error) }));
+      const { report } = await api.accessReviewReport(sessionOf(res), reviewId);
+      page(res, error.status, accessReviewPage(viewerOf(res), report, { problem: refusalOf(error) }));
       return;
     }
     audit(res, `access review item decided: ${decision}`, { reviewId, clientId });
