@@ -56,6 +56,20 @@ export const leaseConfigShape = {
   LEASE_SKEW_MARGIN_MS: env.positiveInt(1_000),
 };
 
+/** This replica's name and the keeper's timing, as the service is configured (`leaseConfigShape`). */
+export function leaseKeeperTiming(config: {
+  LEASE_TTL_MS: number;
+  LEASE_RENEW_INTERVAL_MS: number;
+  LEASE_SKEW_MARGIN_MS: number;
+}): Pick<LeaseKeeperOptions, 'me' | 'ttlMs' | 'renewEveryMs' | 'skewMarginMs'> {
+  return {
+    me: replicaName(),
+    ttlMs: config.LEASE_TTL_MS,
+    renewEveryMs: config.LEASE_RENEW_INTERVAL_MS,
+    skewMarginMs: config.LEASE_SKEW_MARGIN_MS,
+  };
+}
+
 /** A name for this process among its service's replicas: its host (the pod's name) and a random part. */
 export function replicaName(): string {
   return `${hostname()}-${randomUUID().slice(0, 8)}`;

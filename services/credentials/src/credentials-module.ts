@@ -4,8 +4,10 @@ import {
   consoleKeySource,
   CONSOLE_AUDIENCES,
   createLeaseKeeper,
+  createOutboxRelay,
   createTokenVerifier,
-  replicaName,
+  leaseKeeperTiming,
+  secretScanningKeys,
   signingKeysFrom,
   stopInOrder,
   withConsoleTokens,
@@ -15,13 +17,11 @@ import type { Clock, RunningService, Runtime } from '@rsd/ports';
 import { buildApp } from './app';
 import type { CredentialsConfig } from './config';
 import { createExpiryScheduler } from './expiry/expiry-scheduler';
-import { createOutboxRelay } from '@rsd/platform';
 import { createAccessReviewScheduler } from './access-reviews/access-review-scheduler';
 import { accessLogProjection } from './access-log/access-log-projection';
 import { AUDITED_TOPICS, auditProjection } from './audit-log/audit-projection';
 import { accessAlerts } from './alerts/access-alerts';
 import { startAccessLogPruner } from './access-log/access-log-pruner';
-import { secretScanningKeys } from '@rsd/platform';
 
 /** Decision 52: the one lease under which a replica runs the outbox relay, the expiry check and (decision 54) the access reviews' due times. */
 const RELAY_LEASE = 'relay';
@@ -63,12 +63,9 @@ export async function createCredentialsModule({
         store: leases,
         group: 'credentials-relay',
         names: [RELAY_LEASE],
-        me: replicaName(),
         clock,
         log,
-        ttlMs: config.LEASE_TTL_MS,
-        renewEveryMs: config.LEASE_RENEW_INTERVAL_MS,
-        skewMarginMs: config.LEASE_SKEW_MARGIN_MS,
+        ...leaseKeeperTiming(config),
         onAcquired: (_name, _fence, takeover) => leadershipTaken(takeover),
         onLost: () => {
           metrics.leasesHeld.set({ work: 'credentials-relay' }, 0);
@@ -88,14 +85,13 @@ export async function createCredentialsModule({
     log.info({ takeover }, 'this replica now runs the outbox relay and the expiry check');
     if (takeover) relay.tookOver();
     // What the last leader left owed goes out at once.
-    void relay.flush().catch((error: unknown) => log.warn({ err: error }, 'outbox not yet flushed; the relay keeps trying'));
+    void flushOwed();
   };
-  if (leader) {
-    leader.start();
-  } else {
-    // Events still owed from before a restart (or an event-log outage) go out first.
-    await relay.flush().catch((error: unknown) => log.warn({ err: error }, 'outbox not yet flushed; the relay keeps trying'));
-  }
+  const flushOwed = () =>
+    relay.flush().catch((error: unknown) => log.warn({ err: error }, 'outbox not yet flushed; the relay keeps trying'));
+  if (leader) leader.start();
+  // Events still owed from before a restart (or an event-log outage) go out first.
+  else await flushOwed();
   relay.start(leader ? config.OUTBOX_LEADER_INTERVAL_MS : config.OUTBOX_RELAY_INTERVAL_MS);
   const expiry = createExpiryScheduler({ store, relay, clock, log, ...(isLeader ? { isLeader } : {}) });
   expiry.start(config.EXPIRY_CHECK_INTERVAL_MS);

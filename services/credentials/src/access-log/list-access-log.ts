@@ -2,7 +2,7 @@ import type { Response } from 'express';
 import type { AccessLogEntry, AccessLogPage, AccessRecord } from '@rsd/contracts';
 import type { AccessLogStore, AuthorizationStore } from '@rsd/ports';
 import { findOwnAuthorization } from '../authorizations/find-authorizations';
-import { EXPORT_PAGE_SIZE, streamExport, type Column } from '@rsd/platform';
+import { EXPORT_PAGE_SIZE, pageOf, streamExport, type Column } from '@rsd/platform';
 import { cursorAfter, type AccessLogQuery } from './access-log-query';
 
 export interface AccessLogDeps {
@@ -27,9 +27,8 @@ export async function listAccessLog(
     filter: query.filter,
     ...(query.after ? { after: query.after } : {}),
   });
-  const page = found.slice(0, query.limit);
-  const last = page.at(-1);
-  return { items: page.map(accessLogEntryOf), nextCursor: found.length > query.limit && last ? cursorAfter(last) : null };
+  const { items, next } = pageOf(found, query.limit);
+  return { items: items.map(accessLogEntryOf), nextCursor: next ? cursorAfter(next) : null };
 }
 
 /** What the organization sees of a record: no id of the record's own, no Client ID (the path names it). */

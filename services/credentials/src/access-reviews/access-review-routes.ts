@@ -12,11 +12,13 @@ import { labelledRouter } from '@rsd/observability';
 import {
   ApiError,
   compactJwsSigner,
+  cursorParts,
   exportFormatOf,
   jsonBody,
   methodNotAllowed,
+  noStore,
+  opaqueCursor,
   pageLimitOf,
-  requireCaller,
   singleQueryParameter,
   streamExport,
   tokenOrigin,
@@ -25,7 +27,7 @@ import {
   type TokenVerifier,
 } from '@rsd/platform';
 import type { AccessLogStore, AccessReviewPosition } from '@rsd/ports';
-import { requireValidOrganizationId } from '../authorizations/authorization-routes';
+import { organizationCallers } from '../authorizations/authorization-routes';
 import type { UseCaseDeps } from '../authorizations/use-case-deps';
 import { accessReviewReport, createAccessReview, decideAccessReviewItemFor, getAccessReview, listAccessReviews } from './access-reviews';
 
@@ -63,14 +65,7 @@ export const ACCESS_REVIEW_REPORT_COLUMNS: readonly Column<AccessReviewReportLin
 export function accessReviewRoutes(deps: AccessReviewRoutesDeps): Router {
   const useCaseDeps = { ...deps, newEventId: randomUUID };
   const sign = compactJwsSigner(deps.signingKeys, ACCESS_REVIEW_REPORT_JWS_TYPE);
-  const writer = [
-    requireValidOrganizationId,
-    requireCaller(deps.verifyToken, { scope: 'authorizations:write', organizationParam: 'organizationId' }),
-  ];
-  const reader = [
-    requireValidOrganizationId,
-    requireCaller(deps.verifyToken, { scope: ['authorizations:read', 'authorizations:write'], organizationParam: 'organizationId' }),
-  ];
+  const { writer, reader } = organizationCallers(deps.verifyToken);
   // A review id that cannot be one is unknown without a lookup.
   const knownShape: RequestHandler = (req, _res, next) =>
     next(
@@ -80,10 +75,7 @@ export function accessReviewRoutes(deps: AccessReviewRoutesDeps): Router {
     );
 
   const router = labelledRouter();
-  router.use(COLLECTION, (_req, res, next) => {
-    res.setHeader('Cache-Control', 'no-store');
-    next();
-  });
+  router.use(COLLECTION, noStore);
 
   router
     .route(COLLECTION)
@@ -91,8 +83,8 @@ export function accessReviewRoutes(deps: AccessReviewRoutesDeps): Router {
       const limit = pageLimitOf(req, ACCESS_REVIEW_LIMIT);
       const cursor = singleQueryParameter(req, 'cursor');
       const after = cursor === undefined ? undefined : positionOfCursor(cursor);
-      const { items, last } = await listAccessReviews(useCaseDeps, req.params.organizationId, { limit, ...(after ? { after } : {}) });
-      res.json({ items, nextCursor: last ? cursorAfter(last) : null });
+      const { items, next } = await listAccessReviews(useCaseDeps, req.params.organizationId, { limit, ...(after ? { after } : {}) });
+      res.json({ items, nextCursor: next ? cursorAfter(next) : null });
     })
     .post(...writer, ...jsonBody(BODY_LIMIT), async (req, res) => {
       const body: unknown = req.body;
@@ -145,19 +137,12 @@ export function accessReviewRoutes(deps: AccessReviewRoutesDeps): Router {
 
 /** Opaque to callers: the versioned position of the page's last review (its start and id). */
 function cursorAfter({ createdAt, reviewId }: AccessReviewPosition): string {
-  return Buffer.from(`r1|${createdAt}|${reviewId}`, 'utf8').toString('base64url');
+  return opaqueCursor(`r1|${createdAt}|${reviewId}`);
 }
 
 function positionOfCursor(cursor: string): AccessReviewPosition {
-  const decoded = /^[A-Za-z0-9_-]{1,200}$/.test(cursor) ? Buffer.from(cursor, 'base64url').toString('utf8') : '';
-  const [, createdAt, reviewId] = /^r1\|([^|]+)\|([^|]+)$/.exec(decoded) ?? [];
-  const valid =
-    createdAt !== undefined &&
-    reviewId !== undefined &&
-    utcInstantSchema.safeParse(createdAt).success &&
-    accessReviewIdSchema.safeParse(reviewId).success;
-  if (!valid || cursorAfter({ createdAt, reviewId }) !== cursor) {
-    throw new ApiError('INVALID_PARAMETER', 'cursor is not one this API returned as nextCursor');
-  }
-  return { createdAt, reviewId };
+  return cursorParts(cursor, /^r1\|([^|]+)\|([^|]+)$/, ['createdAt', 'reviewId'], {
+    maxLength: 200,
+    valid: ({ createdAt, reviewId }) => utcInstantSchema.safeParse(createdAt).success && accessReviewIdSchema.safeParse(reviewId).success,
+  });
 }

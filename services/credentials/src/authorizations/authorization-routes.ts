@@ -3,7 +3,18 @@ import type { Request, RequestHandler, Response, Router } from 'express';
 import { clientIdPattern, organizationIdSchema } from '@rsd/contracts';
 import { generateApiKey, generateClaimToken, generateClientId } from '@rsd/domain';
 import type { AccessLogStore } from '@rsd/ports';
-import { ApiError, jsonBody, methodNotAllowed, requireCaller, tokenOrigin, type TokenVerifier } from '@rsd/platform';
+import {
+  answerChange,
+  ApiError,
+  jsonBody,
+  exportFormatOf,
+  methodNotAllowed,
+  noStore,
+  requireCaller,
+  tokenOrigin,
+  type CallerRequirement,
+  type TokenVerifier,
+} from '@rsd/platform';
 import { createAuthorization } from './create-authorization';
 import { authorizationListQueryOf, selectAuthorizations } from './authorization-list-query';
 import { getAuthorization, listAuthorizations, listWithAlerts } from './find-authorizations';
@@ -14,7 +25,6 @@ import { accessLogQueryOf } from '../access-log/access-log-query';
 import { issueClaimLink } from '../claims/claim-key';
 import { exportAccessLog, listAccessLog, type AccessLogDeps } from '../access-log/list-access-log';
 import { readsPerDay } from '../access-log/reads-per-day';
-import { exportFormatOf } from '@rsd/platform';
 import { labelledRouter } from '@rsd/observability';
 
 export interface AuthorizationRoutesDeps extends Omit<UseCaseDeps, 'newEventId'> {
@@ -47,11 +57,7 @@ export function authorizationRoutes(deps: AuthorizationRoutesDeps): Router {
   const claimLinkBase = (req: Request) => claimLinkBaseOf(req, deps.claimLinkBaseUrl);
   /** Decision 54: a change is made by the token's holder, once requireCaller has verified it. */
   const asCaller = (req: Request, res: Response): UseCaseDeps => ({ ...useCaseDeps, origin: tokenOrigin(req, res) });
-  // The organization id is checked before the caller, so a malformed one is a 400 for everybody.
-  const guard = [
-    requireValidOrganizationId,
-    requireCaller(deps.verifyToken, { scope: 'authorizations:write', organizationParam: 'organizationId' }),
-  ];
+  const guard = organizationCallers(deps.verifyToken).writer;
   // Then, for one authorization: a Client ID that cannot be one is unknown without a lookup, so no
   // store ever sees what a hostile path carries (a NUL byte, which PostgreSQL refuses, for one).
   const clientIds = clientIdPattern(deps.clientIdPrefix);
@@ -67,10 +73,6 @@ export function authorizationRoutes(deps: AuthorizationRoutesDeps): Router {
 
   const router = labelledRouter();
   // Administrative data, and the create response carries a secret: nothing here may be cached.
-  const noStore: RequestHandler = (_req, res, next) => {
-    res.setHeader('Cache-Control', 'no-store');
-    next();
-  };
   router.use(COLLECTION, noStore);
   router.use(ALERTS, noStore);
 
@@ -101,8 +103,7 @@ export function authorizationRoutes(deps: AuthorizationRoutesDeps): Router {
     .post(...itemGuard, async (req, res) => {
       const { authorization, publication } = await revokeAuthorization(asCaller(req, res), req.params.organizationId, req.params.clientId);
       // Decision 29: 200 only once the revocation is in the event log; otherwise it is recorded and owed.
-      if (publication === 'published') res.json(authorization);
-      else res.status(202).json({ ...authorization, enforcement: 'pending' });
+      answerChange(res, publication, authorization);
     })
     .all(methodNotAllowed(['POST']));
 
@@ -118,8 +119,7 @@ export function authorizationRoutes(deps: AuthorizationRoutesDeps): Router {
         body,
       );
       // The new key works once the Rotated event reaches the read API; until then the previous one still does.
-      if (publication === 'published') res.json(rotated);
-      else res.status(202).json({ ...rotated, enforcement: 'pending' });
+      answerChange(res, publication, rotated);
     })
     .all(methodNotAllowed(['POST']));
 
@@ -161,7 +161,20 @@ export function authorizationRoutes(deps: AuthorizationRoutesDeps): Router {
   return router;
 }
 
-export const requireValidOrganizationId: RequestHandler = (req, _res, next) => {
+/**
+ * Who may act on an organization's grants, reviews and trail: its writers (`authorizations:write`), and
+ * its readers (either scope). The organization id is checked before the caller, so a malformed one is a
+ * 400 for everybody.
+ */
+export function organizationCallers(verifyToken: TokenVerifier): { writer: RequestHandler[]; reader: RequestHandler[] } {
+  const callers = (scope: CallerRequirement['scope']) => [
+    requireValidOrganizationId,
+    requireCaller(verifyToken, { scope, organizationParam: 'organizationId' }),
+  ];
+  return { writer: callers('authorizations:write'), reader: callers(['authorizations:read', 'authorizations:write']) };
+}
+
+const requireValidOrganizationId: RequestHandler = (req, _res, next) => {
   if (!organizationIdSchema.safeParse(req.params.organizationId).success) {
     next(new ApiError('INVALID_ORGANIZATION_ID', 'The organization id must be 1-64 characters of A-Z, a-z, 0-9, "_" or "-"'));
     return;

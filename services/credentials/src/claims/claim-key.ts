@@ -23,7 +23,7 @@ import {
   type Origin,
   type StoredRecipientAccount,
 } from '@rsd/domain';
-import { ApiError, issueDetails, requestErrorMap, validationFailed, type Publication, runCommand, type Decided } from '@rsd/platform';
+import { ApiError, parsedBody, runCommand, type Decided, type Publication } from '@rsd/platform';
 import type { AccessLogStore } from '@rsd/ports';
 import { requireCurrentKey } from '@rsd/recipient-access';
 import { findOwnAuthorization, withUsage } from '../authorizations/find-authorizations';
@@ -286,7 +286,5 @@ async function recordClaim(deps: ClaimDeps, clientId: string, who: Claimant, at:
 }
 
 function validSecondsOf(body: unknown): number {
-  const parsed = issueClaimLinkRequestSchema.safeParse(body ?? {}, { error: requestErrorMap });
-  if (!parsed.success) throw validationFailed(issueDetails(parsed.error.issues));
-  return parsed.data.claimValidSeconds ?? CLAIM_VALID_SECONDS.default;
+  return parsedBody(issueClaimLinkRequestSchema, body ?? {}).claimValidSeconds ?? CLAIM_VALID_SECONDS.default;
 }

@@ -2,8 +2,8 @@ import { randomUUID } from 'node:crypto';
 import type { Request, Response, Router } from 'express';
 import { clientIdPattern } from '@rsd/contracts';
 import { labelledRouter } from '@rsd/observability';
-import { ApiError, jsonBody, methodNotAllowed, recipientOrigin } from '@rsd/platform';
-import { apiKeyOf, portfolioQueryOf, requireCurrentKey, type LimitCheck } from '@rsd/recipient-access';
+import { answerChange, ApiError, jsonBody, methodNotAllowed, noStore, recipientOrigin } from '@rsd/platform';
+import { apiKeyOf, countingFailures, portfolioQueryOf, requireCurrentKey, type LimitCheck } from '@rsd/recipient-access';
 import type { UseCaseDeps } from '../authorizations/use-case-deps';
 import { acceptOffer, autoAcceptOf, declineOffer, listOffers, setAutoAccept } from './offers';
 import { accountGenerator, authenticateAccount, rotateAccountKey, type AccountGenerator } from './recipient-accounts';
@@ -30,22 +30,12 @@ export function portfolioRoutes(deps: PortfolioRoutesDeps): Router {
   const clientIds = clientIdPattern(deps.clientIdPrefix);
   const router = labelledRouter();
 
-  router.use((_req, res, next) => {
-    // The rotation's answer carries a key: nothing here may be cached.
-    res.setHeader('Cache-Control', 'no-store');
-    next();
-  });
+  // The rotation's answer carries a key: nothing here may be cached.
+  router.use(noStore);
 
   /** Any key of the account that works now: the current one, or the previous one within its overlap. */
-  const authenticated = async (req: Request, res: Response) => {
-    try {
-      return await authenticateAccount(useCaseDeps, apiKeyOf(req.headers['x-api-key']));
-    } catch (error) {
-      if (!(error instanceof ApiError)) throw error;
-      const limit = await deps.limitFailures(req, res);
-      throw limit.outcome === 'limited' ? limit.refusal : error;
-    }
-  };
+  const authenticated = (req: Request, res: Response) =>
+    countingFailures(deps.limitFailures, req, res, () => authenticateAccount(useCaseDeps, apiKeyOf(req.headers['x-api-key'])));
   /** Decision 50: what changes the account takes its current key; the previous one is refused with KEY_READ_ONLY. */
   const managingAccount = async (req: Request, res: Response) => {
     const caller = await authenticated(req, res);
@@ -65,9 +55,7 @@ export function portfolioRoutes(deps: PortfolioRoutesDeps): Router {
       const body: unknown = req.body;
       const { rotated, publication } = await rotateAccountKey(asAccount(req, res, caller.accountId), generate, caller.accountId, body);
       // The new key works once its event reaches the read API; until then the old one still does.
-      res
-        .status(publication === 'published' ? 201 : 202)
-        .json(publication === 'published' ? rotated : { ...rotated, enforcement: 'pending' });
+      answerChange(res, publication, rotated, 201);
     })
     .all(methodNotAllowed(['POST']));
 
@@ -79,8 +67,7 @@ export function portfolioRoutes(deps: PortfolioRoutesDeps): Router {
       if (!clientIds.test(clientId)) throw new ApiError('AUTHORIZATION_NOT_FOUND', 'This account holds no such grant');
       const publication = await releaseGrant(asAccount(req, res, caller.accountId), caller, clientId);
       // Decision 29, as a revocation: 204 once the release is in the event log, 202 while it is owed.
-      if (publication === 'published') res.status(204).end();
-      else res.status(202).json({ enforcement: 'pending' });
+      answerChange(res, publication);
     })
     .all(methodNotAllowed(['DELETE']));
 
@@ -106,8 +93,7 @@ export function portfolioRoutes(deps: PortfolioRoutesDeps): Router {
       const caller = await managingAccount(req, res);
       const { customer, publication } = await acceptOffer(asAccount(req, res, caller.accountId), caller, offeredClientId(req));
       // Decision 29, as for a claim into the account: the account's key reads the grant once the event is in the log.
-      if (publication === 'published') res.json(customer);
-      else res.status(202).json({ ...customer, enforcement: 'pending' });
+      answerChange(res, publication, customer);
     })
     .all(methodNotAllowed(['POST']));
 
@@ -117,8 +103,7 @@ export function portfolioRoutes(deps: PortfolioRoutesDeps): Router {
       const caller = await managingAccount(req, res);
       const publication = await declineOffer(asAccount(req, res, caller.accountId), caller, offeredClientId(req));
       // As a release: 204 once the decline is in the event log, 202 while it is owed.
-      if (publication === 'published') res.status(204).end();
-      else res.status(202).json({ enforcement: 'pending' });
+      answerChange(res, publication);
     })
     .all(methodNotAllowed(['POST']));
 
