@@ -93,3 +93,26 @@ export function leaderPasses(
     },
   };
 }
+
+/**
+ * A retention: at start and every `intervalMs` (an hour unless told), what is older than
+ * `retentionDays` goes, by the store's `prune` (entries before the first instant kept).
+ */
+export function startRetention(options: {
+  name: string;
+  log: Pick<Logger, 'warn'>;
+  clock: { now(): Date };
+  retentionDays: number;
+  prune: (before: Date, now: Date) => Promise<unknown>;
+  intervalMs?: number;
+}): PeriodicJob {
+  const { clock, retentionDays, prune } = options;
+  return every(
+    options.intervalMs ?? 3_600_000,
+    () => {
+      const now = clock.now();
+      return prune(new Date(now.getTime() - retentionDays * 86_400_000), now);
+    },
+    { name: options.name, log: options.log, runAtStart: true },
+  );
+}

@@ -31,3 +31,13 @@ export function parsedBody<T>(schema: z.ZodType<T>, body: unknown, message?: str
   if (!parsed.success) throw validationFailed(issueDetails(parsed.error.issues), message);
   return parsed.data;
 }
+
+/** JSON text as the schema reads it; undefined when it is not JSON, or not of the schema (a record anyone could have written). */
+export function parsedJson<T>(text: string, schema: z.ZodType<T>): T | undefined {
+  try {
+    const parsed = schema.safeParse(JSON.parse(text));
+    return parsed.success ? parsed.data : undefined;
+  } catch {
+    return undefined;
+  }
+}

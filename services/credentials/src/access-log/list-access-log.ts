@@ -2,7 +2,7 @@ import type { Response } from 'express';
 import type { AccessLogEntry, AccessLogPage, AccessRecord } from '@rsd/contracts';
 import type { AccessLogStore, AuthorizationStore } from '@rsd/ports';
 import { findOwnAuthorization } from '../authorizations/find-authorizations';
-import { EXPORT_PAGE_SIZE, pageOf, streamExport, type Column } from '@rsd/platform';
+import { EXPORT_PAGE_SIZE, fieldColumns, pageOf, streamExport } from '@rsd/platform';
 import { cursorAfter, type AccessLogQuery } from './access-log-query';
 
 export interface AccessLogDeps {
@@ -37,14 +37,7 @@ export function accessLogEntryOf({ at, resource, status, code, clientAddress, re
 }
 
 /** The CSV export's columns (decision 54), the entry's fields in order. */
-export const ACCESS_LOG_COLUMNS: readonly Column<AccessRecord>[] = [
-  { header: 'at', cell: (record) => record.at },
-  { header: 'resource', cell: (record) => record.resource },
-  { header: 'status', cell: (record) => record.status },
-  { header: 'code', cell: (record) => record.code },
-  { header: 'clientAddress', cell: (record) => record.clientAddress },
-  { header: 'requestId', cell: (record) => record.requestId },
-];
+export const ACCESS_LOG_COLUMNS = fieldColumns<AccessRecord>('at', 'resource', 'status', 'code', 'clientAddress', 'requestId');
 
 /**
  * Decision 54: the whole filtered access log of one authorization as CSV or NDJSON, streamed from the

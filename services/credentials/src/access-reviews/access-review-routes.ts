@@ -14,8 +14,9 @@ import {
   compactJwsSigner,
   cursorParts,
   exportFormatOf,
+  fieldColumns,
   jsonBody,
-  methodNotAllowed,
+  answerOtherMethods,
   noStore,
   opaqueCursor,
   pageLimitOf,
@@ -46,16 +47,11 @@ const BODY_LIMIT = '16kb';
 
 /** The report's CSV columns: the grant, its use, and what was decided of it, by whom and when. */
 export const ACCESS_REVIEW_REPORT_COLUMNS: readonly Column<AccessReviewReportLine>[] = [
-  { header: 'clientId', cell: (line) => line.clientId },
-  { header: 'recipientType', cell: (line) => line.recipientType },
-  { header: 'recipientName', cell: (line) => line.recipientName },
+  ...fieldColumns<AccessReviewReportLine>('clientId', 'recipientType', 'recipientName'),
   { header: 'scopes', cell: (line) => line.scopes.join(' ') },
-  { header: 'lastUsedAt', cell: (line) => line.lastUsedAt },
-  { header: 'readsInPeriod', cell: (line) => line.readsInPeriod },
-  { header: 'decision', cell: (line) => line.decision },
+  ...fieldColumns<AccessReviewReportLine>('lastUsedAt', 'readsInPeriod', 'decision'),
   { header: 'overdue', cell: (line) => (line.decision === null ? null : String(line.overdue)) },
-  { header: 'note', cell: (line) => line.note },
-  { header: 'decidedAt', cell: (line) => line.decidedAt },
+  ...fieldColumns<AccessReviewReportLine>('note', 'decidedAt'),
   { header: 'decidedByType', cell: (line) => line.decidedBy?.type ?? null },
   { header: 'decidedById', cell: (line) => line.decidedBy?.id ?? null },
   { header: 'decidedByVia', cell: (line) => line.decidedBy?.via ?? null },
@@ -91,48 +87,38 @@ export function accessReviewRoutes(deps: AccessReviewRoutesDeps): Router {
       const { organizationId } = req.params;
       const review = await createAccessReview({ ...useCaseDeps, origin: tokenOrigin(req, res) }, organizationId, body);
       res.status(201).location(`/v1/organizations/${organizationId}/access-reviews/${review.reviewId}`).json(review);
-    })
-    .all(methodNotAllowed(['GET', 'HEAD', 'POST']));
+    });
 
-  router
-    .route(REVIEW)
-    .get(...reader, knownShape, async (req, res) => {
-      res.json(await getAccessReview(useCaseDeps, req.params.organizationId, req.params.reviewId));
-    })
-    .all(methodNotAllowed(['GET', 'HEAD']));
+  router.route(REVIEW).get(...reader, knownShape, async (req, res) => {
+    res.json(await getAccessReview(useCaseDeps, req.params.organizationId, req.params.reviewId));
+  });
 
-  router
-    .route(ITEM)
-    .put(...writer, knownShape, ...jsonBody(BODY_LIMIT), async (req, res) => {
-      const body: unknown = req.body;
-      const { organizationId, reviewId, clientId } = req.params;
-      res.json(
-        await decideAccessReviewItemFor({ ...useCaseDeps, origin: tokenOrigin(req, res) }, { organizationId, reviewId, clientId }, body),
-      );
-    })
-    .all(methodNotAllowed(['PUT']));
+  router.route(ITEM).put(...writer, knownShape, ...jsonBody(BODY_LIMIT), async (req, res) => {
+    const body: unknown = req.body;
+    const { organizationId, reviewId, clientId } = req.params;
+    res.json(
+      await decideAccessReviewItemFor({ ...useCaseDeps, origin: tokenOrigin(req, res) }, { organizationId, reviewId, clientId }, body),
+    );
+  });
 
-  router
-    .route(REPORT)
-    .get(...reader, knownShape, async (req, res) => {
-      const report = await accessReviewReport(useCaseDeps, req.params.organizationId, req.params.reviewId);
-      if (exportFormatOf(req) === 'csv') {
-        await streamExport<AccessReviewReportLine>(res, 'csv', {
-          columns: ACCESS_REVIEW_REPORT_COLUMNS,
-          line: (line) => line,
-          filename: `access-review-${report.reviewId}`,
-          // The whole report is one page.
-          read: (after) => Promise.resolve(after ? [] : report.items),
-        });
-        return;
-      }
-      const { jws } = await sign(report);
-      const signed: SignedAccessReviewReport = { report, jws };
-      res.json(signed);
-    })
-    .all(methodNotAllowed(['GET', 'HEAD']));
+  router.route(REPORT).get(...reader, knownShape, async (req, res) => {
+    const report = await accessReviewReport(useCaseDeps, req.params.organizationId, req.params.reviewId);
+    if (exportFormatOf(req) === 'csv') {
+      await streamExport<AccessReviewReportLine>(res, 'csv', {
+        columns: ACCESS_REVIEW_REPORT_COLUMNS,
+        line: (line) => line,
+        filename: `access-review-${report.reviewId}`,
+        // The whole report is one page.
+        read: (after) => Promise.resolve(after ? [] : report.items),
+      });
+      return;
+    }
+    const { jws } = await sign(report);
+    const signed: SignedAccessReviewReport = { report, jws };
+    res.json(signed);
+  });
 
-  return router;
+  return answerOtherMethods(router);
 }
 
 /** Opaque to callers: the versioned position of the page's last review (its start and id). */

@@ -8,7 +8,7 @@ import {
   ApiError,
   jsonBody,
   exportFormatOf,
-  methodNotAllowed,
+  answerOtherMethods,
   noStore,
   requireCaller,
   tokenOrigin,
@@ -88,77 +88,55 @@ export function authorizationRoutes(deps: AuthorizationRoutesDeps): Router {
       const body: unknown = req.body;
       const created = await createAuthorization(asCaller(req, res), generate, organizationId, body, claimLinkBase(req));
       res.status(201).location(`/v1/organizations/${organizationId}/authorizations/${created.clientId}`).json(created);
-    })
-    .all(methodNotAllowed(['GET', 'HEAD', 'POST']));
+    });
 
-  router
-    .route(ITEM)
-    .get(...itemGuard, async (req, res) => {
-      res.json(await getAuthorization(useCaseDeps, req.params.organizationId, req.params.clientId));
-    })
-    .all(methodNotAllowed(['GET', 'HEAD']));
+  router.route(ITEM).get(...itemGuard, async (req, res) => {
+    res.json(await getAuthorization(useCaseDeps, req.params.organizationId, req.params.clientId));
+  });
 
-  router
-    .route(REVOKE)
-    .post(...itemGuard, async (req, res) => {
-      const { authorization, publication } = await revokeAuthorization(asCaller(req, res), req.params.organizationId, req.params.clientId);
-      // Decision 29: 200 only once the revocation is in the event log; otherwise it is recorded and owed.
-      answerChange(res, publication, authorization);
-    })
-    .all(methodNotAllowed(['POST']));
+  router.route(REVOKE).post(...itemGuard, async (req, res) => {
+    const { authorization, publication } = await revokeAuthorization(asCaller(req, res), req.params.organizationId, req.params.clientId);
+    // Decision 29: 200 only once the revocation is in the event log; otherwise it is recorded and owed.
+    answerChange(res, publication, authorization);
+  });
 
-  router
-    .route(ROTATE)
-    .post(...itemGuard, ...jsonBody(BODY_LIMIT), async (req, res) => {
-      const body: unknown = req.body;
-      const { rotated, publication } = await rotateAuthorization(
-        asCaller(req, res),
-        generate,
-        req.params.organizationId,
-        req.params.clientId,
-        body,
-      );
-      // The new key works once the Rotated event reaches the read API; until then the previous one still does.
-      answerChange(res, publication, rotated);
-    })
-    .all(methodNotAllowed(['POST']));
+  router.route(ROTATE).post(...itemGuard, ...jsonBody(BODY_LIMIT), async (req, res) => {
+    const body: unknown = req.body;
+    const { rotated, publication } = await rotateAuthorization(
+      asCaller(req, res),
+      generate,
+      req.params.organizationId,
+      req.params.clientId,
+      body,
+    );
+    // The new key works once the Rotated event reaches the read API; until then the previous one still does.
+    answerChange(res, publication, rotated);
+  });
 
-  router
-    .route(CLAIM_LINK)
-    .post(...itemGuard, ...jsonBody(BODY_LIMIT), async (req, res) => {
-      const body: unknown = req.body;
-      const { organizationId, clientId } = req.params;
-      res.json(await issueClaimLink(asCaller(req, res), generate, organizationId, clientId, body, claimLinkBase(req)));
-    })
-    .all(methodNotAllowed(['POST']));
+  router.route(CLAIM_LINK).post(...itemGuard, ...jsonBody(BODY_LIMIT), async (req, res) => {
+    const body: unknown = req.body;
+    const { organizationId, clientId } = req.params;
+    res.json(await issueClaimLink(asCaller(req, res), generate, organizationId, clientId, body, claimLinkBase(req)));
+  });
 
-  router
-    .route(ACCESS_LOG)
-    .get(...itemGuard, async (req, res) => {
-      const query = accessLogQueryOf(req);
-      const format = exportFormatOf(req);
-      const { organizationId, clientId } = req.params;
-      if (format === 'json') res.json(await listAccessLog(deps, organizationId, clientId, query));
-      else await exportAccessLog(deps, res, format, { organizationId, clientId }, query);
-    })
-    .all(methodNotAllowed(['GET', 'HEAD']));
+  router.route(ACCESS_LOG).get(...itemGuard, async (req, res) => {
+    const query = accessLogQueryOf(req);
+    const format = exportFormatOf(req);
+    const { organizationId, clientId } = req.params;
+    if (format === 'json') res.json(await listAccessLog(deps, organizationId, clientId, query));
+    else await exportAccessLog(deps, res, format, { organizationId, clientId }, query);
+  });
 
   // Decision 51: what the console shows beside the list and on an authorization's page, read like the rest.
-  router
-    .route(ALERTS)
-    .get(...guard, async (req, res) => {
-      res.json({ alerts: (await listWithAlerts(useCaseDeps, req.params.organizationId)).alerts });
-    })
-    .all(methodNotAllowed(['GET', 'HEAD']));
+  router.route(ALERTS).get(...guard, async (req, res) => {
+    res.json({ alerts: (await listWithAlerts(useCaseDeps, req.params.organizationId)).alerts });
+  });
 
-  router
-    .route(DAILY_READS)
-    .get(...itemGuard, async (req, res) => {
-      res.json({ days: await readsPerDay(deps, req.params.organizationId, req.params.clientId) });
-    })
-    .all(methodNotAllowed(['GET', 'HEAD']));
+  router.route(DAILY_READS).get(...itemGuard, async (req, res) => {
+    res.json({ days: await readsPerDay(deps, req.params.organizationId, req.params.clientId) });
+  });
 
-  return router;
+  return answerOtherMethods(router);
 }
 
 /**

@@ -1,8 +1,6 @@
 import { DEFAULT_OVERLAP_SECONDS, rotateAuthorizationRequestSchema, type RotatedAuthorization } from '@rsd/contracts';
 import { decideRotate, digestApiKey } from '@rsd/domain';
-import { ApiError, parsedBody } from '@rsd/platform';
-import { runCommand } from '@rsd/platform';
-import type { Publication } from '@rsd/platform';
+import { ApiError, parsedBody, runCommand, type Publication } from '@rsd/platform';
 import { findOwnAuthorization, withUsage } from './find-authorizations';
 import type { CredentialGenerator, UseCaseDeps } from './use-case-deps';
 

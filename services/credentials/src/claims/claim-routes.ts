@@ -4,7 +4,7 @@ import { generateApiKey } from '@rsd/domain';
 import { labelledRouter } from '@rsd/observability';
 import {
   errorHandler,
-  methodNotAllowed,
+  answerOtherMethods,
   parsedBody,
   requestIdOf,
   requireJsonBody,
@@ -89,11 +89,10 @@ export function claimRoutes(deps: ClaimRoutesDeps): Router {
       }
       const claim = await limited(req, res, () => claimKey(deps, generate, token, who));
       res.status(201).json({ ...claim.claimed, ...pendingOf(claim.publication) });
-    })
-    .all(methodNotAllowed(['GET', 'HEAD', 'POST']));
+    });
 
   router.use(errorHandler(deps.log, CLAIM_ERRORS));
-  return router;
+  return answerOtherMethods(router);
 }
 
 /** The refusals in this route's words. The log never sees the request's path (it holds the token): the middleware logs `loggedUrl`. */

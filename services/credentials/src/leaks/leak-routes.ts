@@ -6,7 +6,7 @@ import {
   reporterOrigin,
   ApiError,
   jsonBody,
-  methodNotAllowed,
+  answerOtherMethods,
   noStore,
   parsedBody,
   requireJsonBody,
@@ -64,22 +64,18 @@ export function leakRoutes(deps: LeakRoutesDeps): Router {
       }));
       // Decision 29: 200 once every change is in the event log; 202 while it is owed (GitHub takes either as received).
       res.status(publication === 'published' ? 200 : 202).json(answer);
-    })
-    .all(methodNotAllowed(['POST']));
+    });
 
-  router
-    .route(LEAKED_KEYS_PATH)
-    .post(...jsonBody(KEY_BODY_LIMIT), async (req, res) => {
-      const limit = await deps.limitFailures(req, res);
-      if (limit.outcome === 'limited') throw limit.refusal;
-      const { key } = parsedBody(leakedKeyReportSchema, req.body, 'The body must be {"key": "…"}');
-      await endLeakedKeys({ ...useCaseDeps, origin: reporterOrigin(req, res) }, [key]);
-      // The same answer whatever the key was, so that it tells nothing about which keys exist.
-      res.status(202).end();
-    })
-    .all(methodNotAllowed(['POST']));
+  router.route(LEAKED_KEYS_PATH).post(...jsonBody(KEY_BODY_LIMIT), async (req, res) => {
+    const limit = await deps.limitFailures(req, res);
+    if (limit.outcome === 'limited') throw limit.refusal;
+    const { key } = parsedBody(leakedKeyReportSchema, req.body, 'The body must be {"key": "…"}');
+    await endLeakedKeys({ ...useCaseDeps, origin: reporterOrigin(req, res) }, [key]);
+    // The same answer whatever the key was, so that it tells nothing about which keys exist.
+    res.status(202).end();
+  });
 
-  return router;
+  return answerOtherMethods(router);
 }
 
 async function verifySignature(keys: SecretScanningKeys, req: Request, body: Buffer): Promise<void> {

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { Request, Response, Router } from 'express';
 import { clientIdPattern } from '@rsd/contracts';
 import { labelledRouter } from '@rsd/observability';
-import { answerChange, ApiError, jsonBody, methodNotAllowed, noStore, recipientOrigin } from '@rsd/platform';
+import { answerChange, ApiError, jsonBody, answerOtherMethods, noStore, recipientOrigin } from '@rsd/platform';
 import { apiKeyOf, countingFailures, portfolioQueryOf, requireCurrentKey, type LimitCheck } from '@rsd/recipient-access';
 import type { UseCaseDeps } from '../authorizations/use-case-deps';
 import { acceptOffer, autoAcceptOf, declineOffer, listOffers, setAutoAccept } from './offers';
@@ -48,37 +48,28 @@ export function portfolioRoutes(deps: PortfolioRoutesDeps): Router {
     origin: recipientOrigin(req, res, accountId),
   });
 
-  router
-    .route('/keys/rotate')
-    .post(...jsonBody(BODY_LIMIT), async (req, res) => {
-      const caller = await managingAccount(req, res);
-      const body: unknown = req.body;
-      const { rotated, publication } = await rotateAccountKey(asAccount(req, res, caller.accountId), generate, caller.accountId, body);
-      // The new key works once its event reaches the read API; until then the old one still does.
-      answerChange(res, publication, rotated, 201);
-    })
-    .all(methodNotAllowed(['POST']));
+  router.route('/keys/rotate').post(...jsonBody(BODY_LIMIT), async (req, res) => {
+    const caller = await managingAccount(req, res);
+    const body: unknown = req.body;
+    const { rotated, publication } = await rotateAccountKey(asAccount(req, res, caller.accountId), generate, caller.accountId, body);
+    // The new key works once its event reaches the read API; until then the old one still does.
+    answerChange(res, publication, rotated, 201);
+  });
 
-  router
-    .route('/customers/:clientId')
-    .delete(async (req, res) => {
-      const caller = await managingAccount(req, res);
-      const clientId = String(req.params.clientId);
-      if (!clientIds.test(clientId)) throw new ApiError('AUTHORIZATION_NOT_FOUND', 'This account holds no such grant');
-      const publication = await releaseGrant(asAccount(req, res, caller.accountId), caller, clientId);
-      // Decision 29, as a revocation: 204 once the release is in the event log, 202 while it is owed.
-      answerChange(res, publication);
-    })
-    .all(methodNotAllowed(['DELETE']));
+  router.route('/customers/:clientId').delete(async (req, res) => {
+    const caller = await managingAccount(req, res);
+    const clientId = String(req.params.clientId);
+    if (!clientIds.test(clientId)) throw new ApiError('AUTHORIZATION_NOT_FOUND', 'This account holds no such grant');
+    const publication = await releaseGrant(asAccount(req, res, caller.accountId), caller, clientId);
+    // Decision 29, as a revocation: 204 once the release is in the event log, 202 while it is owed.
+    answerChange(res, publication);
+  });
 
   // Decision 50: the grants offered to the account, its answers to them, and whose offers it accepts as they are made.
-  router
-    .route('/offers')
-    .get(async (req, res) => {
-      const { account: caller } = await authenticated(req, res);
-      res.json(await listOffers(useCaseDeps, caller, portfolioQueryOf(req)));
-    })
-    .all(methodNotAllowed(['GET', 'HEAD']));
+  router.route('/offers').get(async (req, res) => {
+    const { account: caller } = await authenticated(req, res);
+    res.json(await listOffers(useCaseDeps, caller, portfolioQueryOf(req)));
+  });
 
   /** A Client ID that cannot be one is an offer the account does not have, as an unknown one is: no lookup. */
   const offeredClientId = (req: Request): string => {
@@ -87,25 +78,19 @@ export function portfolioRoutes(deps: PortfolioRoutesDeps): Router {
     return clientId;
   };
 
-  router
-    .route('/offers/:clientId/accept')
-    .post(async (req, res) => {
-      const caller = await managingAccount(req, res);
-      const { customer, publication } = await acceptOffer(asAccount(req, res, caller.accountId), caller, offeredClientId(req));
-      // Decision 29, as for a claim into the account: the account's key reads the grant once the event is in the log.
-      answerChange(res, publication, customer);
-    })
-    .all(methodNotAllowed(['POST']));
+  router.route('/offers/:clientId/accept').post(async (req, res) => {
+    const caller = await managingAccount(req, res);
+    const { customer, publication } = await acceptOffer(asAccount(req, res, caller.accountId), caller, offeredClientId(req));
+    // Decision 29, as for a claim into the account: the account's key reads the grant once the event is in the log.
+    answerChange(res, publication, customer);
+  });
 
-  router
-    .route('/offers/:clientId/decline')
-    .post(async (req, res) => {
-      const caller = await managingAccount(req, res);
-      const publication = await declineOffer(asAccount(req, res, caller.accountId), caller, offeredClientId(req));
-      // As a release: 204 once the decline is in the event log, 202 while it is owed.
-      answerChange(res, publication);
-    })
-    .all(methodNotAllowed(['POST']));
+  router.route('/offers/:clientId/decline').post(async (req, res) => {
+    const caller = await managingAccount(req, res);
+    const publication = await declineOffer(asAccount(req, res, caller.accountId), caller, offeredClientId(req));
+    // As a release: 204 once the decline is in the event log, 202 while it is owed.
+    answerChange(res, publication);
+  });
 
   router
     .route('/auto-accept')
@@ -116,8 +101,7 @@ export function portfolioRoutes(deps: PortfolioRoutesDeps): Router {
       const caller = await managingAccount(req, res);
       const body: unknown = req.body;
       res.json(await setAutoAccept(useCaseDeps, caller.accountId, body));
-    })
-    .all(methodNotAllowed(['GET', 'HEAD', 'PUT']));
+    });
 
-  return router;
+  return answerOtherMethods(router);
 }
