@@ -216,3 +216,37 @@ export async function truncateScores(brokers: string): Promise<void> {
     await admin.disconnect();
   }
 }
+
+/** The distributed product a describe block's tests share, read inside the tests (it is there once `beforeAll` has run). */
+export interface DistributedSuite {
+  readonly product: DistributedProduct;
+  /** An administrator's token for `org` (both write scopes), signed with the product's secret. */
+  tokenFor(org: string): Promise<string>;
+}
+
+/**
+ * `startDistributedProduct` as a describe block's hooks: started (after `before`, if given) before its
+ * tests, stopped after them.
+ */
+export function distributedSuite(
+  kafka: () => InfraTarget,
+  env: Record<string, string> = {},
+  before: () => Promise<void> = () => Promise.resolve(),
+): DistributedSuite {
+  let product: DistributedProduct | undefined;
+  beforeAll(async () => {
+    await before();
+    product = await startDistributedProduct(kafka(), env);
+  }, 180_000);
+  afterAll(() => product?.stop(), 60_000);
+  const current = (): DistributedProduct => {
+    if (!product) throw new Error('the product is not started: read the suite inside its tests');
+    return product;
+  };
+  return {
+    get product() {
+      return current();
+    },
+    tokenFor: (org) => signDevToken(current().jwtSecret, { org, scope: 'authorizations:write scores:write' }),
+  };
+}

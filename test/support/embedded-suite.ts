@@ -40,3 +40,45 @@ export async function devTokenFor(dataDir: string, org: string): Promise<string>
   if (!secret) throw new Error(`the embedded runtime did not create its development secret in ${dataDir}`);
   return signDevToken(secret, { org, scope: 'authorizations:write scores:write' });
 }
+
+/** The product a file's tests share, read inside the tests (it is there once `beforeAll` has run). */
+export interface EmbeddedSuite {
+  readonly product: EmbeddedProcess;
+  readonly dataDir: string;
+  /** An administrator's token for `org`, as `devTokenFor` makes it. */
+  tokenFor(org: string): Promise<string>;
+  /** What the shared scenarios take of a product: its services' URLs (its one read API among `readApis`) and tokens. */
+  target(): EmbeddedProcess['urls'] & { readApis: string[]; tokenFor(org: string): Promise<string> };
+}
+
+/**
+ * The setup above as a file's hooks: the product started before its tests (after `before`, if given)
+ * on a new data directory (`prefix`, `env`), and stopped with its directory removed after them.
+ */
+export function embeddedSuite(
+  prefix: string,
+  env: Record<string, string> = {},
+  before: () => Promise<void> = () => Promise.resolve(),
+): EmbeddedSuite {
+  let started: EmbeddedOnDataDir | undefined;
+  beforeAll(async () => {
+    await before();
+    started = await startEmbeddedOnNewDataDir(prefix, env);
+  }, 180_000);
+  afterAll(() => stopAndRemove(started?.product, started?.dataDir));
+  const current = (): EmbeddedOnDataDir => {
+    if (!started) throw new Error('the product is not started: read the suite inside its tests');
+    return started;
+  };
+  const tokenFor = (org: string) => devTokenFor(current().dataDir, org);
+  return {
+    get product() {
+      return current().product;
+    },
+    get dataDir() {
+      return current().dataDir;
+    },
+    tokenFor,
+    target: () => ({ ...current().product.urls, readApis: [current().product.urls.readApi], tokenFor }),
+  };
+}

@@ -2,7 +2,7 @@ import type { Collection, Document } from 'mongodb';
 import { nextAccessReviewWorkAt, type StoredAccessReview } from '@rsd/domain';
 import type { AccessReviewStore, OutboxEntry } from '@rsd/ports';
 import { isDuplicateKeyError } from './duplicate-key';
-import type { SoleWriter } from './write-claims';
+import { updateAtRevision, type SoleWriter } from './write-claims';
 
 /**
  * Decision 54: a review is a document of the authorizations' collection, `_id` its review id, so the
@@ -73,28 +73,16 @@ export function mongoAccessReviews(
       return write(review.reviewId, async () => {
         const owes = outbox.length > 0;
         const fields = fieldsOf(review);
-        const written = await soleWriter(
-          review.reviewId,
-          async () => {
-            const stored = await collection.findOne(
-              { _id: review.reviewId, kind: 'access-review' },
-              { projection: { revision: 1, writeSeq: 1 } },
-            );
-            return stored?.revision === expectedRevision ? stored : undefined;
-          },
-          async (_stored, sequence) => {
-            const result = await collection.updateOne(
-              { _id: review.reviewId, kind: 'access-review', revision: expectedRevision, ...sequence.filter },
-              {
-                $set: { ...fields, ...(owes ? { hasOutbox: true } : {}), ...sequence.set },
-                ...('reviewWorkAt' in fields ? {} : { $unset: { reviewWorkAt: '' } }),
-                ...(owes ? { $push: { outbox: { $each: outbox.map(entryOf) } } } : {}),
-              },
-            );
-            return result.matchedCount === 1;
+        return updateAtRevision(
+          soleWriter,
+          collection,
+          { id: review.reviewId, match: { kind: 'access-review' }, expectedRevision },
+          {
+            $set: { ...fields, ...(owes ? { hasOutbox: true } : {}) },
+            ...('reviewWorkAt' in fields ? {} : { $unset: { reviewWorkAt: '' } }),
+            ...(owes ? { $push: { outbox: { $each: outbox.map(entryOf) } } } : {}),
           },
         );
-        return written === 'written';
       });
     },
 

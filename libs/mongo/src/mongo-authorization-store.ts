@@ -2,7 +2,7 @@ import type { Collection, Db, UpdateFilter } from 'mongodb';
 import { nextExpiryNoticeAt, offerAwaitingAccountOf, type StoredAuthorization, type StoredRecipientAccount } from '@rsd/domain';
 import type { AuthorizationStore, OutboxEntry, PendingOutbox } from '@rsd/ports';
 import { isDuplicateKeyError } from './duplicate-key';
-import { openWriteClaims } from './write-claims';
+import { openWriteClaims, updateAtRevision } from './write-claims';
 import { indexAccessReviews, mongoAccessReviews, type AccessReviewDocument } from './mongo-access-reviews';
 import { reportingOutages } from './outages';
 import { createPerKeyQueue } from './per-key-queue';
@@ -172,22 +172,7 @@ export async function openMongoAuthorizationStore(db: Db): Promise<Authorization
 
     update(record, expectedRevision, outbox) {
       return write(record.clientId, async () => {
-        const written = await soleWriter(
-          record.clientId,
-          async () => {
-            const stored = await authorizations.findOne({ _id: record.clientId }, { projection: { revision: 1, writeSeq: 1 } });
-            return stored?.revision === expectedRevision ? stored : undefined;
-          },
-          async (_stored, sequence) => {
-            const change = changeTo(record, outbox);
-            const result = await authorizations.updateOne(
-              { _id: record.clientId, revision: expectedRevision, ...sequence.filter },
-              { ...change, $set: { ...change.$set, ...sequence.set } },
-            );
-            return result.matchedCount === 1;
-          },
-        );
-        return written === 'written';
+        return updateAtRevision(soleWriter, authorizations, { id: record.clientId, expectedRevision }, changeTo(record, outbox));
       });
     },
 
@@ -225,25 +210,16 @@ export async function openMongoAuthorizationStore(db: Db): Promise<Authorization
         const owes = outbox.length > 0;
         const keys = keyFieldsOf(account);
         const fields = { ...accountOf(account), ...keys };
-        const written = await soleWriter(
-          account.accountId,
-          async () => {
-            const stored = await accounts.findOne({ _id: account.accountId }, { projection: { kind: 1, revision: 1, writeSeq: 1 } });
-            return stored?.kind === 'recipient-account' && stored.revision === expectedRevision ? stored : undefined;
-          },
-          async (_stored, sequence) => {
-            const result = await accounts.updateOne(
-              { _id: account.accountId, kind: 'recipient-account', revision: expectedRevision, ...sequence.filter },
-              {
-                $set: { ...fields, ...(owes ? { hasOutbox: true } : {}), ...sequence.set },
-                ...unsetAbsent(fields, [...ACCOUNT_KEY_FIELDS, ...OPTIONAL_ACCOUNT_FIELDS]),
-                ...(owes ? { $push: { outbox: { $each: outbox.map(entryOf) } } } : {}),
-              },
-            );
-            return result.matchedCount === 1;
+        return updateAtRevision(
+          soleWriter,
+          accounts,
+          { id: account.accountId, match: { kind: 'recipient-account' }, expectedRevision },
+          {
+            $set: { ...fields, ...(owes ? { hasOutbox: true } : {}) },
+            ...unsetAbsent(fields, [...ACCOUNT_KEY_FIELDS, ...OPTIONAL_ACCOUNT_FIELDS]),
+            ...(owes ? { $push: { outbox: { $each: outbox.map(entryOf) } } } : {}),
           },
         );
-        return written === 'written';
       });
     },
 

@@ -1,4 +1,4 @@
-import type { Db } from 'mongodb';
+import type { Collection, Db, Document, Filter, UpdateFilter } from 'mongodb';
 import { isDuplicateKeyError } from './duplicate-key';
 import { ensureExpiry } from './expiry-index';
 
@@ -106,4 +106,37 @@ export async function openWriteClaims(db: Db): Promise<SoleWriter> {
     }
     return 'lost';
   };
+}
+
+/**
+ * The revision-guarded update of a document of the authorizations' collection (a grant, a recipient
+ * account, an access review): written only while it is at `expectedRevision`, as the one writer of its
+ * next write sequence. `match` narrows the document (its kind); `update`'s `$set` is joined by the
+ * sequence's. False when another write got there first (the command runner reads and decides again).
+ */
+export async function updateAtRevision<D extends Document>(
+  soleWriter: SoleWriter,
+  collection: Collection<D>,
+  target: { id: string; match?: Document; expectedRevision: number },
+  update: UpdateFilter<D>,
+): Promise<boolean> {
+  const { id, match = {}, expectedRevision } = target;
+  const document = { _id: id, ...match };
+  const written = await soleWriter(
+    id,
+    async () => {
+      const stored = await collection.findOne<{ revision?: number; writeSeq?: number }>(document as Filter<D>, {
+        projection: { revision: 1, writeSeq: 1 },
+      });
+      return stored?.revision === expectedRevision ? stored : undefined;
+    },
+    async (_stored, sequence) => {
+      const result = await collection.updateOne(
+        { ...document, revision: expectedRevision, ...sequence.filter } as Filter<D>,
+        { ...update, $set: { ...update.$set, ...sequence.set } } as unknown as UpdateFilter<D>,
+      );
+      return result.matchedCount === 1;
+    },
+  );
+  return written === 'written';
 }

@@ -31,23 +31,13 @@ const PAGE_SIZE = 50;
  * decided `revoke` revoked (`revocationReason: "access_review"`). At most one interval late: within a
  * minute with the default interval.
  */
-export function createAccessReviewScheduler({
-  store,
-  relay,
-  clock,
-  log,
-  newEventId = randomUUID,
-  isLeader,
-}: SchedulerDeps): AccessReviewScheduler {
-  const commandDeps = { store, relay, log };
+export function createAccessReviewScheduler(deps: SchedulerDeps): AccessReviewScheduler {
+  const { store, relay, clock, log, newEventId = randomUUID } = deps;
 
   async function runOnce(): Promise<number> {
     const now = clock.now();
-    const changed = await drainDue(
-      PAGE_SIZE,
-      (limit) => store.findReviewsDue(now, limit),
-      (review) => settle(review, now),
-    );
+    const due = (limit: number) => store.findReviewsDue(now, limit);
+    const changed = await drainDue(PAGE_SIZE, due, (review) => settle(review, now));
     if (changed > 0) {
       log.info({ reviews: changed }, 'access reviews fell due');
       await publishOwedEvents(relay, log);
@@ -70,7 +60,7 @@ export function createAccessReviewScheduler({
     if (!change) return false;
     if (settled) await revokeDecided(settled.record, now);
     // The due-soon alert is no one's change; the overdue decisions are the system's.
-    return attemptOnce(commandDeps, noticed ? undefined : ACCESS_REVIEW_SYSTEM_ORIGIN, review, {
+    return attemptOnce(deps, noticed ? undefined : ACCESS_REVIEW_SYSTEM_ORIGIN, review, {
       what: noticed ? 'access review due-soon alert' : 'access review due',
       context: { reviewId: review.reviewId },
       decide: () => ({ write: { review: change.record, expectedRevision: review.revision, events: change.events }, answer: true }),
@@ -79,11 +69,11 @@ export function createAccessReviewScheduler({
 
   /** Every grant the review decided to revoke (again where a reviewer's revoke was made: it changes nothing then). */
   async function revokeDecided(review: StoredAccessReview, now: Date): Promise<void> {
-    const deps = { store, clock: { now: () => now }, newEventId };
+    const atNow = { store, clock: { now: () => now }, newEventId };
     for (const clientId of itemsToRevoke(review)) {
       try {
-        await runCommand(commandDeps, ACCESS_REVIEW_SYSTEM_ORIGIN, {
-          ...revokeCommand(deps, review.organizationId, clientId, 'access_review'),
+        await runCommand(deps, ACCESS_REVIEW_SYSTEM_ORIGIN, {
+          ...revokeCommand(atNow, review.organizationId, clientId, 'access_review'),
           publish: 'none',
         });
       } catch (error) {
@@ -94,5 +84,5 @@ export function createAccessReviewScheduler({
   }
 
   // Only the leader's pass runs: two would each settle and announce the same review.
-  return { runOnce, ...leaderPasses(runOnce, { name: 'the access-review check', log, isLeader }) };
+  return { runOnce, ...leaderPasses(runOnce, { name: 'the access-review check', log, isLeader: deps.isLeader }) };
 }
