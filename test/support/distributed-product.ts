@@ -7,6 +7,7 @@ import { dropDatabases, startDistributedServers } from './distributed-servers';
 import { kafkaSecurityFromEnvironment } from './clustered-engines';
 import { freePort } from './raw-http';
 import { startService, TEST_RESPONSE_SIGNING_KEYS, type ServiceProcess } from './service-process';
+import { sharedFixture } from './shared-fixture';
 
 /** The four services of a running product, as a suite that only talks to it over HTTP sees them. */
 export interface DistributedProduct {
@@ -233,16 +234,15 @@ export function distributedSuite(
   env: Record<string, string> = {},
   before: () => Promise<void> = () => Promise.resolve(),
 ): DistributedSuite {
-  let product: DistributedProduct | undefined;
-  beforeAll(async () => {
-    await before();
-    product = await startDistributedProduct(kafka(), env);
-  }, 180_000);
-  afterAll(() => product?.stop(), 60_000);
-  const current = (): DistributedProduct => {
-    if (!product) throw new Error('the product is not started: read the suite inside its tests');
-    return product;
-  };
+  const current = sharedFixture(
+    () => startDistributedProduct(kafka(), env),
+    async (product) => product?.stop(),
+    {
+      before,
+      start: 180_000,
+      stop: 60_000,
+    },
+  );
   return {
     get product() {
       return current();

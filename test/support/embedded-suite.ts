@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { readDevSecret, signDevToken } from '@rsd/platform';
 import { startEmbedded, type EmbeddedProcess } from './embedded-process';
+import { sharedFixture } from './shared-fixture';
 
 /*
  * The setup most e2e suites share: the product started (`npm start`) on a data directory of the
@@ -52,24 +53,14 @@ export interface EmbeddedSuite {
 }
 
 /**
- * The setup above as a file's hooks: the product started before its tests (after `before`, if given)
- * on a new data directory (`prefix`, `env`), and stopped with its directory removed after them.
+ * The setup above as a file's hooks: the product started before its tests on a new data directory (`prefix`, `env`), and stopped with its directory removed after them.
  */
-export function embeddedSuite(
-  prefix: string,
-  env: Record<string, string> = {},
-  before: () => Promise<void> = () => Promise.resolve(),
-): EmbeddedSuite {
-  let started: EmbeddedOnDataDir | undefined;
-  beforeAll(async () => {
-    await before();
-    started = await startEmbeddedOnNewDataDir(prefix, env);
-  }, 180_000);
-  afterAll(() => stopAndRemove(started?.product, started?.dataDir));
-  const current = (): EmbeddedOnDataDir => {
-    if (!started) throw new Error('the product is not started: read the suite inside its tests');
-    return started;
-  };
+export function embeddedSuite(prefix: string, env: Record<string, string> = {}): EmbeddedSuite {
+  const current = sharedFixture(
+    () => startEmbeddedOnNewDataDir(prefix, env),
+    (started) => stopAndRemove(started?.product, started?.dataDir),
+    { start: 90_000 },
+  );
   const tokenFor = (org: string) => devTokenFor(current().dataDir, org);
   return {
     get product() {

@@ -10,7 +10,7 @@ import {
   type Origin,
 } from '@rsd/domain';
 import type { UseCaseDeps } from '../authorizations/use-case-deps';
-import { publishOwedEvents, runCommand, type Decided, type Publication } from '@rsd/platform';
+import { runCommand, publishOwedEvents, type Publication } from '@rsd/platform';
 
 export interface LeakedKeyDeps extends UseCaseDeps {
   /** Decision 5's prefix of grant keys (API_KEY_PREFIX); account keys have decision 42's. */
@@ -69,31 +69,14 @@ function reporterOf(deps: LeakedKeyDeps): Origin {
   return { ...base, actor: { type: 'reporter', id: 'secret-scanning', via: base.actor.via ?? 'api' } };
 }
 
-/** One reported key ended on the record `load` finds by its digest, as the reporter's change; none found: a false positive. */
-async function endKey<Found>(
-  deps: LeakedKeyDeps,
-  digest: string,
-  what: string,
-  load: () => Promise<Found | undefined>,
-  decide: (found: Found) => Decided<LeakLabel>,
-): Promise<LeakLabel> {
+async function endGrantKey(deps: LeakedKeyDeps, digest: string): Promise<LeakLabel> {
   const { answer } = await runCommand(deps, reporterOf(deps), {
-    what,
+    what: 'leaked key',
     context: { keyDigest: digest },
     publish: 'none',
-    load,
-    decide: (found): Decided<LeakLabel> => (found ? decide(found) : { answer: 'false_positive' }),
-  });
-  return answer;
-}
-
-function endGrantKey(deps: LeakedKeyDeps, digest: string): Promise<LeakLabel> {
-  return endKey(
-    deps,
-    digest,
-    'leaked key',
-    () => deps.store.findByKeyDigest(digest),
-    (record) => {
+    load: () => deps.store.findByKeyDigest(digest),
+    decide: (record) => {
+      if (!record) return { answer: 'false_positive' as LeakLabel };
       const now = deps.clock.now();
       const decision = decideLeakedGrantKey(record, digest, { id: deps.newEventId(), time: now });
       if (decision.outcome === 'unchanged') return { answer: decision.label };
@@ -121,16 +104,18 @@ function endGrantKey(deps: LeakedKeyDeps, digest: string): Promise<LeakLabel> {
           ),
       };
     },
-  );
+  });
+  return answer;
 }
 
-function endAccountKey(deps: LeakedKeyDeps, digest: string): Promise<LeakLabel> {
-  return endKey(
-    deps,
-    digest,
-    'leaked account key',
-    () => deps.store.findAccountByKeyDigest(digest),
-    (account) => {
+async function endAccountKey(deps: LeakedKeyDeps, digest: string): Promise<LeakLabel> {
+  const { answer } = await runCommand(deps, reporterOf(deps), {
+    what: 'leaked account key',
+    context: { keyDigest: digest },
+    publish: 'none',
+    load: () => deps.store.findAccountByKeyDigest(digest),
+    decide: (account) => {
+      if (!account) return { answer: 'false_positive' as LeakLabel };
       const decision = decideLeakedAccountKey(account, digest, { id: deps.newEventId(), time: deps.clock.now() });
       if (decision.outcome === 'unchanged') return { answer: decision.label };
       return {
@@ -140,5 +125,6 @@ function endAccountKey(deps: LeakedKeyDeps, digest: string): Promise<LeakLabel> 
           deps.log.warn({ accountId: account.accountId, keyDigest: digest }, 'leaked account key reported: it no longer works'),
       };
     },
-  );
+  });
+  return answer;
 }
