@@ -1,7 +1,7 @@
 import type { Collection, Document } from 'mongodb';
 import { nextAccessReviewWorkAt, type StoredAccessReview } from '@rsd/domain';
 import type { AccessReviewStore, OutboxEntry } from '@rsd/ports';
-import { isDuplicateKeyError } from './duplicate-key';
+import { insertNewOfKind } from './duplicate-key';
 import { updateAtRevision, type SoleWriter } from './write-claims';
 
 /**
@@ -50,38 +50,19 @@ export function mongoAccessReviews(
   const reviewsOf = (documents: readonly Pick<AccessReviewDocument, 'review'>[]) => documents.map((document) => document.review);
   return {
     createReview(review, outbox) {
-      return write(review.reviewId, async () => {
-        try {
-          await collection.insertOne({
-            _id: review.reviewId,
-            kind: 'access-review',
-            ...fieldsOf(review),
-            reviewOrganizationId: review.organizationId,
-            reviewCreatedAt: review.createdAt,
-            createdAt: review.createdAt,
-            outbox: outbox.map(entryOf),
-            hasOutbox: outbox.length > 0,
-          });
-        } catch (error) {
-          if (isDuplicateKeyError(error)) throw new Error(`access review ${review.reviewId} already exists`, { cause: error });
-          throw error;
-        }
-      });
+      const fields = { ...fieldsOf(review), reviewOrganizationId: review.organizationId, reviewCreatedAt: review.createdAt };
+      const document = { id: review.reviewId, kind: 'access-review', what: 'access review' };
+      return write(review.reviewId, () => insertNewOfKind(collection, document, { ...fields, createdAt: review.createdAt }, outbox));
     },
 
     updateReview(review, expectedRevision, outbox) {
       return write(review.reviewId, async () => {
-        const owes = outbox.length > 0;
         const fields = fieldsOf(review);
         return updateAtRevision(
           soleWriter,
           collection,
-          { id: review.reviewId, match: { kind: 'access-review' }, expectedRevision },
-          {
-            $set: { ...fields, ...(owes ? { hasOutbox: true } : {}) },
-            ...('reviewWorkAt' in fields ? {} : { $unset: { reviewWorkAt: '' } }),
-            ...(owes ? { $push: { outbox: { $each: outbox.map(entryOf) } } } : {}),
-          },
+          { id: review.reviewId, match: { kind: 'access-review' }, expectedRevision, outbox },
+          { $set: fields, ...('reviewWorkAt' in fields ? {} : { $unset: { reviewWorkAt: '' } }) },
         );
       });
     },
@@ -127,8 +108,4 @@ export function mongoAccessReviews(
       return reviewsOf(found);
     },
   };
-}
-
-function entryOf(entry: OutboxEntry): OutboxEntry {
-  return { id: entry.id, topic: entry.topic, key: entry.key, value: entry.value };
 }
