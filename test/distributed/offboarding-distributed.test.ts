@@ -24,7 +24,7 @@ describeWithInfra('kafka', 'offboarding on the distributed runtime', (kafkaTarge
   afterAll(() => product?.stop(), 60_000);
 
   test('when one of two organizations is offboarded, then no database of the product holds its names, scores or grants, and the other still reads', async () => {
-    const env = product!.env();
+    const env = product!.env;
     await offboardOneOfTwo(
       {
         ...product!.urls,

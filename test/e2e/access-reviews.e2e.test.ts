@@ -4,32 +4,16 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseCsvIndependently } from '@rsd/testkit';
 import { accessReviewScenarios } from '../support/access-review-scenarios';
-import type { EmbeddedProcess } from '../support/embedded-process';
-import { devTokenFor, startEmbeddedOnNewDataDir, stopAndRemove } from '../support/embedded-suite';
+import { embeddedSuite } from '../support/embedded-suite';
 import { createAuthorization } from '../support/organization-admin';
 import { runRsd } from '../support/rsd-cli';
 
-let dataDir: string;
-let product: EmbeddedProcess;
-
-beforeAll(async () => {
-  ({ dataDir, product } = await startEmbeddedOnNewDataDir('rsd-reviews-', {
-    ACCESS_REVIEW_CHECK_INTERVAL_MS: '500',
-    // The test's webhook receiver listens on this machine.
-    WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true',
-  }));
-}, 90_000);
-
-afterAll(() => stopAndRemove(product, dataDir));
-
-const scenarios = accessReviewScenarios(() => ({
-  credentials: product.urls.credentials,
-  readApi: product.urls.readApi,
-  scoreIngest: product.urls.scoreIngest,
-  notifier: product.urls.notifier,
-  receiverHost: '127.0.0.1',
-  tokenFor: (org) => devTokenFor(dataDir, org),
-}));
+const suite = embeddedSuite('rsd-reviews-', {
+  ACCESS_REVIEW_CHECK_INTERVAL_MS: '500',
+  // The test's webhook receiver listens on this machine.
+  WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true',
+});
+const scenarios = accessReviewScenarios(() => ({ ...suite.product.urls, receiverHost: '127.0.0.1', tokenFor: suite.tokenFor }));
 
 describe('access reviews (decision 54) on the embedded runtime', () => {
   for (const [name, scenario] of Object.entries(scenarios)) test(name, scenario, 180_000);
@@ -38,14 +22,14 @@ describe('access reviews (decision 54) on the embedded runtime', () => {
 describe('rsd access-reviews (decision 54) against the embedded runtime', () => {
   test('when a review is created, listed, decided and reported with rsd, then each prints what the API answers, the JSON report passes rsd verify, refusals name their code and request id, and wrong usage exits 2', async () => {
     const org = `cli-review-${randomUUID().slice(0, 8)}`;
-    const token = await devTokenFor(dataDir, org);
+    const token = await suite.tokenFor(org);
     const grants = [];
     for (const recipientType of ['auditor', 'partner', 'regulatory_body']) {
-      grants.push(await createAuthorization(product.urls.credentials, org, token, { recipientType, scopes: ['qr_score'] }));
+      grants.push(await createAuthorization(suite.product.urls.credentials, org, token, { recipientType, scopes: ['qr_score'] }));
     }
     const [kept, revoked] = grants.map((grant) => grant.clientId) as [string, string];
     // The CLI mints its own token from the runtime's development secret, as on a developer's machine.
-    const env = { RSD_CREDENTIALS_URL: product.urls.credentials, RSD_API_URL: product.urls.readApi, DATA_DIR: dataDir };
+    const env = { RSD_CREDENTIALS_URL: suite.product.urls.credentials, RSD_API_URL: suite.product.urls.readApi, DATA_DIR: suite.dataDir };
     const rsd = (...args: string[]) => runRsd(['access-reviews', ...args, '--org', org], env);
     const json = (outcome: { code: number; stdout: string; stderr: string }) => {
       expect(outcome).toMatchObject({ code: 0, stderr: '' });

@@ -7,6 +7,7 @@ import { dropDatabases, startDistributedServers } from './distributed-servers';
 import { kafkaSecurityFromEnvironment } from './clustered-engines';
 import { freePort } from './raw-http';
 import { startService, TEST_RESPONSE_SIGNING_KEYS, type ServiceProcess } from './service-process';
+import { sharedFixture } from './shared-fixture';
 
 /** The four services of a running product, as a suite that only talks to it over HTTP sees them. */
 export interface DistributedProduct {
@@ -17,8 +18,6 @@ export interface DistributedProduct {
   env: Record<string, string>;
   /** Everything each process wrote so far. */
   outputs(): string[];
-  /** The environment every process shares (the servers' addresses, the databases' names). */
-  env(): Record<string, string>;
   /**
    * Stops the processes, drops the run's databases, deletes the score topic's records up to its end (see
    * truncateScores) and stops any server started for it.
@@ -188,7 +187,6 @@ export async function startDistributedProduct(kafka: InfraTarget, env: Record<st
       jwtSecret,
       env: common,
       outputs: () => services.map((service) => service.output()),
-      env: () => common,
       stop,
     };
   } catch (error) {
@@ -221,4 +219,37 @@ export async function truncateScores(brokers: string): Promise<void> {
   } finally {
     await admin.disconnect();
   }
+}
+
+/** The distributed product a describe block's tests share, read inside the tests (it is there once `beforeAll` has run). */
+export interface DistributedSuite {
+  readonly product: DistributedProduct;
+  /** An administrator's token for `org` (both write scopes), signed with the product's secret. */
+  tokenFor(org: string): Promise<string>;
+}
+
+/**
+ * `startDistributedProduct` as a describe block's hooks: started (after `before`, if given) before its
+ * tests, stopped after them.
+ */
+export function distributedSuite(
+  kafka: () => InfraTarget,
+  env: Record<string, string> = {},
+  before: () => Promise<void> = () => Promise.resolve(),
+): DistributedSuite {
+  const current = sharedFixture(
+    () => startDistributedProduct(kafka(), env),
+    async (product) => product?.stop(),
+    {
+      before,
+      start: 180_000,
+      stop: 60_000,
+    },
+  );
+  return {
+    get product() {
+      return current();
+    },
+    tokenFor: (org) => signDevToken(current().jwtSecret, { org, scope: 'authorizations:write scores:write' }),
+  };
 }

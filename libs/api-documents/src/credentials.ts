@@ -44,6 +44,7 @@ import { z } from 'zod';
 import {
   buildOpenApiDocument,
   errorResponse as error,
+  operationParameter,
   pageParameters,
   textHeader as text,
   type OpenApiHeader,
@@ -53,13 +54,8 @@ import {
 import { withExamples } from './examples';
 import { PRODUCT_VERSION } from './product';
 
-const pathParameter = (name: string, schemaId: string, description: string) => ({
-  name,
-  in: 'path',
-  required: true,
-  description,
-  schema: { $ref: `#/components/schemas/${schemaId}` },
-});
+const pathParameter = (name: string, schemaId: string, description: string) =>
+  operationParameter('path', name, description, { $ref: `#/components/schemas/${schemaId}` });
 const organizationIdParameter = pathParameter(
   'organizationId',
   'OrganizationId',
@@ -99,13 +95,7 @@ const callerErrors = {
 };
 const tags = ['Authorizations'];
 
-const queryParameter = (name: string, description: string, schema: object = { type: 'string' }) => ({
-  name,
-  in: 'query',
-  required: false,
-  description,
-  schema,
-});
+const queryParameter = (name: string, description: string, schema?: object) => operationParameter('query', name, description, schema);
 const instantParameter = (name: string, description: string) =>
   queryParameter(name, `${description}; an ISO 8601 instant with an offset`, { type: 'string', format: 'date-time' });
 
@@ -370,13 +360,7 @@ export const auditLogOperation: OpenApiOperation = {
 };
 operations.push(auditLogOperation);
 
-const claimTokenParameter = {
-  name: 'token',
-  in: 'path',
-  required: true,
-  description: 'The token of the one-time claim link, exactly as in its URL',
-  schema: { type: 'string' },
-};
+const claimTokenParameter = operationParameter('path', 'token', 'The token of the one-time claim link, exactly as in its URL');
 const claimTags = ['Claim links'];
 const secretNoStore = { 'Cache-Control': text('`no-store`') };
 /** Decision 51: the page a person sees is the console's; a browser asking here is sent there. */
@@ -471,13 +455,7 @@ operations.push(
     security: 'public',
     parameters: [
       claimTokenParameter,
-      {
-        name: 'x-api-key',
-        in: 'header',
-        required: false,
-        description: 'With `into: "account"`: the key of the recipient account the grant joins',
-        schema: { type: 'string' },
-      },
+      operationParameter('header', 'x-api-key', 'With `into: "account"`: the key of the recipient account the grant joins'),
     ],
     requestBody: claimRequestSchema,
     requestBodyOptional: true,
@@ -690,13 +668,7 @@ operations.push(
 
 const leakTags = ['Leaked keys'];
 const leakHeaders = { 'Cache-Control': text('`no-store`') };
-const signatureHeader = (name: string, description: string) => ({
-  name,
-  in: 'header',
-  required: true,
-  description,
-  schema: { type: 'string' },
-});
+const signatureHeader = (name: string, description: string) => operationParameter('header', name, description, undefined, true);
 
 operations.push(
   {

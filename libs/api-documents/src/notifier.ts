@@ -24,6 +24,7 @@ import {
 import {
   buildOpenApiDocument,
   errorResponse as error,
+  operationParameter,
   type OpenApiOperation,
   type OpenApiResponse,
   type OpenApiWebhook,
@@ -57,14 +58,12 @@ export interface WebhookOwnerDocumentation {
   };
 }
 
-const idParameter = { name: 'id', in: 'path', required: true, description: 'The webhook id (`wh_…`)', schema: { type: 'string' } };
-const messageIdParameter = {
-  name: 'messageId',
-  in: 'path',
-  required: true,
-  description: 'The `webhook-id` of the delivery (`msg_…`), as the deliveries list names it',
-  schema: { type: 'string' },
-};
+const idParameter = operationParameter('path', 'id', 'The webhook id (`wh_…`)');
+const messageIdParameter = operationParameter(
+  'path',
+  'messageId',
+  'The `webhook-id` of the delivery (`msg_…`), as the deliveries list names it',
+);
 
 const MALFORMED_PATH = 'VALIDATION_FAILED: the path is not valid percent-encoded UTF-8';
 const BODY_ERRORS = {

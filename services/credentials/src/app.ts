@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Express } from 'express';
 import type { Operations } from '@rsd/observability';
-import { createBaseApp, finishApp, mountApiDocs, type Logger, type SigningKeys, type TokenVerifier } from '@rsd/platform';
+import { createBaseApp, finishApp, mountApiDocs, type Logger, type OutboxRelay, type SigningKeys, type TokenVerifier } from '@rsd/platform';
 import type {
   AccessLogStore,
   AuditLogStore,
@@ -24,7 +24,6 @@ import type { SecretScanningKeys } from '@rsd/platform';
 import { CLAIM_PATH } from './claims/claim-url';
 import type { CredentialsConfig } from './config';
 import { credentialsOpenApi } from '@rsd/api-documents';
-import type { OutboxRelay } from '@rsd/platform';
 
 export interface CredentialsAppDeps {
   config: CredentialsConfig;

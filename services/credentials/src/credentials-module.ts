@@ -3,10 +3,12 @@ import {
   consoleClientAddressVerifier,
   consoleKeySource,
   CONSOLE_AUDIENCES,
-  createLeaseKeeper,
+  createOutboxRelay,
   createTokenVerifier,
-  replicaName,
+  openLeaseKeeper,
+  secretScanningKeys,
   signingKeysFrom,
+  startRetention,
   stopInOrder,
   withConsoleTokens,
   type Logger,
@@ -15,14 +17,11 @@ import type { Clock, RunningService, Runtime } from '@rsd/ports';
 import { buildApp } from './app';
 import type { CredentialsConfig } from './config';
 import { createExpiryScheduler } from './expiry/expiry-scheduler';
-import { createOutboxRelay } from '@rsd/platform';
 import { createAccessReviewScheduler } from './access-reviews/access-review-scheduler';
 import { accessLogProjection } from './access-log/access-log-projection';
 import { AUDITED_TOPICS, auditProjection } from './audit-log/audit-projection';
 import { accessAlerts } from './alerts/access-alerts';
-import { startAccessLogPruner } from './access-log/access-log-pruner';
 import { ERASURE_TOPICS, erasureFeed as erasureFeedOf } from './erasure/erasure-feed';
-import { secretScanningKeys } from '@rsd/platform';
 
 /** Decision 52: the one lease under which a replica runs the outbox relay, the expiry check and (decision 54) the access reviews' due times. */
 const RELAY_LEASE = 'relay';
@@ -63,26 +62,16 @@ export async function createCredentialsModule({
   });
   const metrics = createServiceMetrics('credentials');
   // Decision 52: where replicas share the store, the relay and the expiry check run on the holder of one lease.
-  const leases = runtime.openLeaseStore ? await runtime.openLeaseStore('credentials') : undefined;
   let leadershipTaken: (takeover: boolean) => void = () => undefined;
-  const leader = leases
-    ? createLeaseKeeper({
-        store: leases,
-        group: 'credentials-relay',
-        names: [RELAY_LEASE],
-        me: replicaName(),
-        clock,
-        log,
-        ttlMs: config.LEASE_TTL_MS,
-        renewEveryMs: config.LEASE_RENEW_INTERVAL_MS,
-        skewMarginMs: config.LEASE_SKEW_MARGIN_MS,
-        onAcquired: (_name, _fence, takeover) => leadershipTaken(takeover),
-        onLost: () => {
-          metrics.leasesHeld.set({ work: 'credentials-relay' }, 0);
-          return Promise.resolve();
-        },
-      })
-    : undefined;
+  const leader = await openLeaseKeeper(runtime, 'credentials', {
+    group: 'credentials-relay',
+    names: [RELAY_LEASE],
+    clock,
+    log,
+    config,
+    onAcquired: (_name, _fence, takeover) => leadershipTaken(takeover),
+    onHeld: (count) => metrics.leasesHeld.set({ work: 'credentials-relay' }, count),
+  });
   const isLeader = leader ? () => leader.fenceOf(RELAY_LEASE) !== undefined : undefined;
   const relay = createOutboxRelay({
     store,
@@ -91,23 +80,21 @@ export async function createCredentialsModule({
     ...(isLeader ? { isLeader, onRepublished: (entries: number) => metrics.outboxTakeoverRepublished.inc(entries) } : {}),
   });
   leadershipTaken = (takeover) => {
-    metrics.leasesHeld.set({ work: 'credentials-relay' }, 1);
     log.info({ takeover }, 'this replica now runs the outbox relay and the expiry check');
     if (takeover) relay.tookOver();
     // What the last leader left owed goes out at once.
-    void relay.flush().catch((error: unknown) => log.warn({ err: error }, 'outbox not yet flushed; the relay keeps trying'));
+    void flushOwed();
   };
-  if (leader) {
-    leader.start();
-  } else {
-    // Events still owed from before a restart (or an event-log outage) go out first.
-    await relay.flush().catch((error: unknown) => log.warn({ err: error }, 'outbox not yet flushed; the relay keeps trying'));
-  }
+  const flushOwed = () =>
+    relay.flush().catch((error: unknown) => log.warn({ err: error }, 'outbox not yet flushed; the relay keeps trying'));
+  if (leader) leader.start();
+  // Events still owed from before a restart (or an event-log outage) go out first.
+  else await flushOwed();
   relay.start(leader ? config.OUTBOX_LEADER_INTERVAL_MS : config.OUTBOX_RELAY_INTERVAL_MS);
-  const expiry = createExpiryScheduler({ store, relay, clock, log, ...(isLeader ? { isLeader } : {}) });
+  const expiry = createExpiryScheduler({ store, relay, clock, log, isLeader });
   expiry.start(config.EXPIRY_CHECK_INTERVAL_MS);
   // Decision 54: access reviews fall due under the same lease, so one replica settles each.
-  const reviews = createAccessReviewScheduler({ store, relay, clock, log, ...(isLeader ? { isLeader } : {}) });
+  const reviews = createAccessReviewScheduler({ store, relay, clock, log, isLeader });
   reviews.start(config.ACCESS_REVIEW_CHECK_INTERVAL_MS);
 
   // Decision 21: the access log's store is the runtime's (it closes it), kept current by what follows the stream into it.
@@ -131,7 +118,14 @@ export async function createCredentialsModule({
       log: log.child({ component: 'erasure' }),
     }),
   });
-  const pruner = startAccessLogPruner({ store: accessStore, retentionDays: config.ACCESS_LOG_RETENTION_DAYS, clock, log });
+  // Decision 21's retention, by date on the embedded runtime (MongoDB's TTL index does it too; FerretDB's has none).
+  const pruner = startRetention({
+    name: 'pruning the access log',
+    log,
+    clock,
+    retentionDays: config.ACCESS_LOG_RETENTION_DAYS,
+    prune: (before, now) => accessStore.prune(before, now),
+  });
 
   // Decision 38's claim attempts: counted with the read API's failed authentications where the runtime shares counts (one process, or Redis); else per replica.
   const rateLimitStores = await runtime.rateLimitStores();

@@ -1,5 +1,5 @@
 import { accessRecordBatchSchema } from '@rsd/contracts';
-import type { Logger } from '@rsd/platform';
+import { parsedJson, type Logger } from '@rsd/platform';
 import type { AccessLogStore, EventRecord } from '@rsd/ports';
 
 /**
@@ -10,20 +10,14 @@ import type { AccessLogStore, EventRecord } from '@rsd/ports';
  */
 export function accessLogProjection(store: Pick<AccessLogStore, 'add'>, log: Logger): (record: EventRecord) => Promise<void> {
   return async (record) => {
-    let value: unknown;
-    try {
-      value = JSON.parse(record.value);
-    } catch {
-      value = undefined;
-    }
-    const batch = accessRecordBatchSchema.safeParse(value);
-    if (!batch.success) {
+    const batch = parsedJson(record.value, accessRecordBatchSchema);
+    if (!batch) {
       log.warn(
         { topic: record.topic, partition: record.partition, offset: record.offset },
         'skipped an access-log message that is not a batch of records',
       );
       return;
     }
-    await store.add(batch.data.records);
+    await store.add(batch.records);
   };
 }

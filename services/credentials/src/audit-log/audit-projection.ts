@@ -5,10 +5,9 @@ import {
   webhookChangedSchema,
   type AuditRecord,
   type AuthorizationEvent,
-  type WebhookChanged,
 } from '@rsd/contracts';
 import { auditRecordOf, auditRecordOfWebhookChange } from '@rsd/domain';
-import type { Logger } from '@rsd/platform';
+import { parsedJson, type Logger } from '@rsd/platform';
 import type { AuditLogStore, EventRecord } from '@rsd/ports';
 
 /** What the audit view follows: the credentials service's changes, and the notifier's to webhooks and alert subscriptions. */
@@ -36,7 +35,8 @@ export function auditProjection(
   };
   const entryOf = (record: EventRecord): AuditRecord | undefined => {
     if (record.topic === TOPICS.webhookChanges) {
-      const change = webhookChangeOf(record);
+      // The notifier's events are no domain events: parsed here, whatever a log parsed for the domain's consumers.
+      const change = parsedJson(record.value, webhookChangedSchema);
       if (change) return auditRecordOfWebhookChange(change);
     } else {
       const event = eventOf(record);
@@ -62,20 +62,5 @@ function eventOf(record: EventRecord): AuthorizationEvent | undefined {
     if (!('event' in record.parsed) || record.parsed.event.type === EVENT_TYPES.scoreCalculated) return undefined;
     return record.parsed.event;
   }
-  try {
-    const parsed = authorizationEventSchema.safeParse(JSON.parse(record.value));
-    return parsed.success ? parsed.data : undefined;
-  } catch {
-    return undefined;
-  }
-}
-
-/** The notifier's events are no domain events: parsed here, whatever a log parsed for the domain's consumers. */
-function webhookChangeOf(record: EventRecord): WebhookChanged | undefined {
-  try {
-    const parsed = webhookChangedSchema.safeParse(JSON.parse(record.value));
-    return parsed.success ? parsed.data : undefined;
-  } catch {
-    return undefined;
-  }
+  return parsedJson(record.value, authorizationEventSchema);
 }

@@ -5,7 +5,7 @@ import { offboardingOf } from '@rsd/domain';
 import { labelledRouter } from '@rsd/observability';
 import { ApiError, methodNotAllowed, recipientOrigin, requireCaller, tokenOrigin, type TokenVerifier } from '@rsd/platform';
 import type { LimitCheck } from '@rsd/recipient-access';
-import { requireValidOrganizationId } from '../authorizations/authorization-routes';
+import { organizationCallers, requireValidOrganizationId } from '../authorizations/authorization-routes';
 import { findOwnAuthorization } from '../authorizations/find-authorizations';
 import { accountCallers } from '../portfolio/portfolio-routes';
 import { eraseAccount, eraseRecipient, offboardOrganization, type ErasureDeps } from './erasure';
@@ -68,17 +68,13 @@ export function erasureRoutes(deps: ErasureRoutesDeps): { organizations: Router;
 
   organizations
     .route(GRANT_ERASURE_PATH)
-    .post(
-      requireValidOrganizationId,
-      requireCaller(deps.verifyToken, { scope: 'authorizations:write', organizationParam: 'organizationId' }),
-      async (req, res) => {
-        const clientId = String(req.params.clientId);
-        if (!clientIds.test(clientId)) throw new ApiError('AUTHORIZATION_NOT_FOUND', 'No such authorization in this organization');
-        const grant = await findOwnAuthorization(deps.store, String(req.params.organizationId), clientId);
-        noStore(res);
-        res.status(202).json(await eraseRecipient({ ...useCaseDeps, origin: tokenOrigin(req, res) }, grant));
-      },
-    )
+    .post(...organizationCallers(deps.verifyToken).writer, async (req, res) => {
+      const clientId = String(req.params.clientId);
+      if (!clientIds.test(clientId)) throw new ApiError('AUTHORIZATION_NOT_FOUND', 'No such authorization in this organization');
+      const grant = await findOwnAuthorization(deps.store, String(req.params.organizationId), clientId);
+      noStore(res);
+      res.status(202).json(await eraseRecipient({ ...useCaseDeps, origin: tokenOrigin(req, res) }, grant));
+    })
     .all(methodNotAllowed(['POST']));
 
   const portfolio = labelledRouter();
