@@ -183,6 +183,15 @@ export async function openMongoAuthorizationStore(db: Db): Promise<Authorization
       return clientIds;
     },
 
+    async knownClientIds(clientIds) {
+      if (clientIds.length === 0) return new Set();
+      // Accounts share the collection: only documents that are grants (their clientId is their _id) count.
+      const found = await authorizations
+        .find({ _id: { $in: [...new Set(clientIds)] }, clientId: { $exists: true } }, { projection: { clientId: 1 } })
+        .toArray();
+      return new Set(found.map((document) => String(document.clientId)));
+    },
+
     update(record, expectedRevision, outbox) {
       return write(record.clientId, async () => {
         return updateAtRevision(soleWriter, authorizations, { id: record.clientId, expectedRevision, outbox }, changeTo(record));

@@ -56,6 +56,12 @@ export interface AuthorizationStore extends AccessReviewStore {
    */
   purgeOrganization(organizationId: string): Promise<string[]>;
   /**
+   * Decision 56: which of these Client IDs name an authorization the store holds (one query, however many):
+   * the access log takes records only of those, so that reads recorded late bring nothing of a purged
+   * organization back.
+   */
+  knownClientIds(clientIds: readonly string[]): Promise<Set<string>>;
+  /**
    * Decision 56: the grants this recipient account holds (`recipientAccountId`), ended ones included, for
    * its erasure. Rare: a scan is allowed, no index is kept for it.
    */

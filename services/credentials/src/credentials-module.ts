@@ -100,7 +100,7 @@ export async function createCredentialsModule({
   // Decision 21: the access log's store is the runtime's (it closes it), kept current by what follows the stream into it.
   const accessLog = await runtime.openAccessLog({ retentionDays: config.ACCESS_LOG_RETENTION_DAYS });
   const accessStore = await accessLog.openStore();
-  const accessFeed = await accessLog.follow(accessLogProjection(accessStore, log));
+  const accessFeed = await accessLog.follow(accessLogProjection(accessStore, store, log));
   // Decision 44: what the reads mean to the organization (first use, new addresses, failures), as alerts.
   const alertFeed = await accessLog.watch(accessAlerts({ store, relay, clock, log: log.child({ component: 'alerts' }) }));
   // Decision 56: this service's purge of an offboarded organization, and every service's word of its own.

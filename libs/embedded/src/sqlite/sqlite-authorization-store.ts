@@ -9,6 +9,7 @@ import { createAccessReviewTables, sqliteAccessReviews } from './sqlite-access-r
 export const QUERIES = {
   find: 'SELECT record FROM authorizations WHERE client_id = ? AND organization_id = ?',
   findByClientId: 'SELECT record FROM authorizations WHERE client_id = ?',
+  knownClientIds: 'SELECT client_id FROM authorizations WHERE client_id IN (SELECT value FROM json_each(?))',
   findAccount: 'SELECT record FROM recipient_accounts WHERE account_id = ?',
   accountByKey: `SELECT record FROM recipient_accounts WHERE account_id IN (
     SELECT account_id FROM recipient_accounts WHERE key_digest = ?
@@ -183,6 +184,14 @@ export function openSqliteAuthorizationStore(options: { file: string }): Authori
           ),
         ),
       );
+    },
+
+    knownClientIds(clientIds) {
+      return run(() => {
+        // One statement whatever the count: the ids travel as one JSON array.
+        const rows = statement(QUERIES.knownClientIds).all(JSON.stringify([...new Set(clientIds)]));
+        return new Set(rows.map((row) => text(row.client_id)));
+      });
     },
 
     purgeOrganization(organizationId) {

@@ -13,7 +13,7 @@ import { domainEventSchema, type AccessReviewEvent } from '@rsd/contracts';
 import type { AuthorizationStore, OutboxEntry } from '@rsd/ports';
 import { uniqueName } from './eventually';
 import { describeStoreContract } from './per-test';
-import { aStoredAuthorization } from './port-fixtures';
+import { aStoredAuthorization, aUniqueClientId } from './port-fixtures';
 
 export interface AccessReviewStoreFixture {
   store: AuthorizationStore;
@@ -85,8 +85,13 @@ export function describeAccessReviewStoreContract(name: string, open: () => Prom
       const other = aStoredAuthorization({ organizationId: uniqueName('org') });
       await store.create(other, []);
 
+      expect(await store.knownClientIds([grant.clientId, other.clientId, aUniqueClientId()])).toEqual(
+        new Set([grant.clientId, other.clientId]),
+      );
       expect(await store.purgeOrganization(organizationId)).toEqual([grant.clientId]);
       expect(await store.purgeOrganization(organizationId)).toEqual([]);
+      expect(await store.knownClientIds([grant.clientId, other.clientId, grant.clientId])).toEqual(new Set([other.clientId]));
+      expect(await store.knownClientIds([])).toEqual(new Set());
 
       expect(await store.list(organizationId)).toEqual([]);
       expect(await store.find(organizationId, grant.clientId)).toBeUndefined();

@@ -1,6 +1,6 @@
 import { accessRecordBatchSchema } from '@rsd/contracts';
 import { parsedJson, type Logger } from '@rsd/platform';
-import type { AccessLogStore, EventRecord } from '@rsd/ports';
+import type { AccessLogStore, AuthorizationStore, EventRecord } from '@rsd/ports';
 
 /**
  * Follows the access-log stream into the credentials service's store (distributed runtime). A
@@ -8,7 +8,11 @@ import type { AccessLogStore, EventRecord } from '@rsd/ports';
  * bad message must not hold up the ones behind it. A store that fails throws, and the record is
  * tried again (the store keeps each record once).
  */
-export function accessLogProjection(store: Pick<AccessLogStore, 'add'>, log: Logger): (record: EventRecord) => Promise<void> {
+export function accessLogProjection(
+  store: Pick<AccessLogStore, 'add'>,
+  grants: Pick<AuthorizationStore, 'knownClientIds'>,
+  log: Logger,
+): (record: EventRecord) => Promise<void> {
   return async (record) => {
     const batch = parsedJson(record.value, accessRecordBatchSchema);
     if (!batch) {
@@ -18,6 +22,10 @@ export function accessLogProjection(store: Pick<AccessLogStore, 'add'>, log: Log
       );
       return;
     }
-    await store.add(batch.records);
+    // Decision 56: a read recorded after its organization was purged (the read API's batch and the
+    // stream's lag outrun the offboarding) names a grant that is gone, and is not kept.
+    const known = await grants.knownClientIds(batch.records.map((entry) => entry.clientId));
+    const kept = batch.records.filter((entry) => known.has(entry.clientId));
+    if (kept.length > 0) await store.add(kept);
   };
 }
