@@ -72,9 +72,13 @@ timed "setup (engine, images)" "$t0"
 section "the Dockerfile on the local Node base, run as k8s/ runs it"
 t0="$(now)"
 # The same tag Compose uses, so its --build below finds every layer built.
-# REVISION: the commit, in the image's org.opencontainers.image.revision label (decision 57).
+# REVISION: the commit, in the image's org.opencontainers.image.revision label (decision 57). Also given as
+# --label: Podman's layer cache does not count a build argument, so a LABEL layer cached at an earlier commit
+# would keep that commit's revision (seen in CI); --label is applied to the final image on every build.
+revision="$(git rev-parse HEAD)"
 nice -n 10 podman build --format docker --build-arg NODE_IMAGE=localhost/rsd-node:bookworm \
-  --build-arg REVISION="$(git rev-parse HEAD)" --target runtime -t "$IMAGE" . >/tmp/rsd-image-build.log 2>&1 ||
+  --build-arg REVISION="$revision" --label "org.opencontainers.image.revision=$revision" \
+  --target runtime -t "$IMAGE" . >/tmp/rsd-image-build.log 2>&1 ||
   { tail -n 40 /tmp/rsd-image-build.log; fail "the image did not build from the Dockerfile"; }
 timed "image build (Dockerfile)" "$t0"
 docker image inspect --format 'image {{.Id}}: user {{.Config.User}}, {{.Size}} bytes' "$IMAGE"
@@ -86,7 +90,7 @@ image_user="$(docker image inspect --format '{{.Config.User}}' "$IMAGE")"
 # Decision 57: the OCI labels (the version is package.json's, the revision this commit) and the SBOM the image
 # ships at /app/sbom.cdx.json (CycloneDX, `npm sbom` at build), kept as this step's artifact in $SBOM_ARTIFACT.
 docker image inspect --format '{{json .Config.Labels}}' "$IMAGE" |
-  REVISION="$(git rev-parse HEAD)" node scripts/ci/image-labels.mjs ||
+  REVISION="$revision" node scripts/ci/image-labels.mjs ||
   fail "the image's OCI labels are not as the Dockerfile and package.json say (above)"
 mkdir -p "$(dirname "$SBOM_ARTIFACT")"
 docker run --rm --entrypoint cat "$IMAGE" /app/sbom.cdx.json >"$SBOM_ARTIFACT" || fail "the image has no /app/sbom.cdx.json"
