@@ -187,23 +187,6 @@ export function buildProgram(io: CliIo, print: (result: unknown) => void, editio
     .option('--profile <name>', 'the profile of the config file to use (RSD_PROFILE; default "default")');
   actAsGroup(program, edition.productCommands ? undefined : PRODUCT_COMMANDS);
 
-  edition.productCommands?.(program, { io, productFor, act, note });
-  addProfileCommands(program, group(program, 'profiles', 'The profiles rsd login kept, without their secrets'), {
-    env: io.env,
-    profileName: () => program.opts<{ profile?: string }>().profile ?? (io.env.RSD_PROFILE || 'default'),
-    stdin,
-    fetch: io.transport?.fetch,
-    act,
-    note,
-  });
-  program
-    .command('completion')
-    .description(
-      'Prints the completion script for a shell: source <(rsd completion bash); rsd completion fish > ~/.config/fish/completions/rsd.fish',
-    )
-    .addArgument(new Argument('<shell>', 'bash, zsh or fish').choices(SHELLS))
-    .action(act((_options, shell) => Promise.resolve(completionScript(program, shell as Shell).trimEnd())));
-
   addAuthorizations(program, { io, productFor, act, note });
   addAuditLog(program, { io, productFor, act, note });
   addAccessReviewCommands(group(program, 'access-reviews', "An organization's reviews of its grants"), { io, productFor, act });
@@ -252,6 +235,23 @@ export function buildProgram(io: CliIo, print: (result: unknown) => void, editio
   addVerify(program, { io, productFor, act, note });
   addPortfolio(program, { io, productFor, act, note });
   addWebhooks(program, { io, productFor, act, note });
+  addProfileCommands(program, group(program, 'profiles', 'The profiles rsd login kept, without their secrets'), {
+    env: io.env,
+    profileName: () => program.opts<{ profile?: string }>().profile ?? (io.env.RSD_PROFILE || 'default'),
+    stdin,
+    fetch: io.transport?.fetch,
+    act,
+    note,
+  });
+  program
+    .command('completion')
+    .description(
+      'Prints the completion script for a shell: source <(rsd completion bash); rsd completion fish > ~/.config/fish/completions/rsd.fish',
+    )
+    .addArgument(new Argument('<shell>', 'bash, zsh or fish').choices(SHELLS))
+    .action(act((_options, shell) => Promise.resolve(completionScript(program, shell as Shell).trimEnd())));
+
+  edition.productCommands?.(program, { io, productFor, act, note });
 
   return program;
 }

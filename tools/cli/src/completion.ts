@@ -56,9 +56,12 @@ function bashScript(nodes: Node[], zsh: boolean): string {
       .filter((option) => option.argChoices)
       .map((option) => `    ${sh(`${node.path}|${option.long}`)}) words=${sh(option.argChoices!.join(' '))} ;;`),
   );
-  const values = nodes.flatMap((node) =>
-    node.options.filter((option) => takesValue(option) && !option.argChoices).map((option) => sh(`${node.path}|${option.long}`)),
-  );
+  // An option's value (a file, an id, a URL) is the shell's to complete, as a file name.
+  const values = [
+    ...new Set(
+      nodes.flatMap((node) => node.options.filter((option) => takesValue(option) && !option.argChoices).map((option) => option.long!)),
+    ),
+  ].map((long) => `*'|${long}'`);
   const words = nodes.map(
     (node) => `    ${sh(node.path)}) words=${sh([...node.commands, ...node.options.map((option) => option.long!)].join(' '))} ;;`,
   );
@@ -66,7 +69,7 @@ function bashScript(nodes: Node[], zsh: boolean): string {
     zsh
       ? '#compdef rsd\n# rsd completion for zsh (through bash completion): rsd completion zsh > "${fpath[1]}/_rsd", or eval "$(rsd completion zsh)"'
       : '# rsd completion for bash: source <(rsd completion bash), or save it in ~/.local/share/bash-completion/completions/rsd',
-    zsh ? 'autoload -U +X bashcompinit && bashcompinit' : '',
+    zsh ? '(( $+functions[compdef] )) || { autoload -U +X compinit && compinit }\nautoload -U +X bashcompinit && bashcompinit' : '',
     '_rsd_completions() {',
     '  local cur="${COMP_WORDS[COMP_CWORD]}" prev="${COMP_WORDS[COMP_CWORD-1]}" path="" word i words=""',
     '  for ((i = 1; i < COMP_CWORD; i++)); do',
@@ -77,7 +80,7 @@ function bashScript(nodes: Node[], zsh: boolean): string {
     '  done',
     '  case "$path|$prev" in',
     ...choices,
-    values.length > 0 ? `    ${values.join('|')}) COMPREPLY=(); return 0 ;;` : '',
+    values.length > 0 ? `    ${values.join('|')}) COMPREPLY=($(compgen -f -- "$cur")); return 0 ;;` : '',
     '    *)',
     '      case "$path" in',
     ...words.map((line) => `    ${line}`),
