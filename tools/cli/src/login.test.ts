@@ -71,7 +71,11 @@ function grant(clientId: string) {
 }
 
 /** `rsd args` in the process, over real HTTP, with `env` (its own config directory) and `stdin`. */
-async function rsd(args: string[], env: Record<string, string>, { stdin = '', terminal = false, edition = {} as CliEdition } = {}) {
+async function rsd(
+  args: string[],
+  env: Record<string, string>,
+  { stdin = '', terminal = false, edition = {} }: { stdin?: string; terminal?: boolean; edition?: CliEdition } = {},
+) {
   let stdout = '';
   let stderr = '';
   const code = await runCli(
