@@ -101,6 +101,12 @@ describe('rsd login and profiles', () => {
   const config = () => join(home, 'config', 'rsd', 'config.toml');
   const login = (args: string[], stdin = '') =>
     rsd(['login', '--api-url', product.url, '--credentials-url', product.url, '--ingest-url', product.url, ...args], env, { stdin });
+  /** `rsd login` with the OAuth client `engine`, its secret `secret` in a file. */
+  const loginClient = async (secret: string, args: string[] = []) => {
+    await writeFile(join(home, 'secret'), secret);
+    const client = ['--client-id', 'engine', '--client-secret-file', join(home, 'secret'), '--token-url', `${product.url}/oauth/token`];
+    return login([...client, ...args]);
+  };
 
   beforeEach(async () => {
     home = await mkdtemp(join(tmpdir(), 'rsd-login-'));
@@ -155,17 +161,7 @@ describe('rsd login and profiles', () => {
 
   test('when profiles are listed, then no token or secret is shown; logout removes one', async () => {
     await login(['--token-stdin'], 'given-token');
-    await writeFile(join(home, 'secret'), 's3cret:+&\n');
-    await login([
-      '--profile',
-      'engine',
-      '--client-id',
-      'engine',
-      '--client-secret-file',
-      join(home, 'secret'),
-      '--token-url',
-      `${product.url}/oauth/token`,
-    ]);
+    await loginClient('s3cret:+&\n', ['--profile', 'engine']);
 
     const listed = await rsd(['profiles', 'list', '--output', 'ndjson'], env);
 
@@ -187,17 +183,7 @@ describe('rsd login and profiles', () => {
   });
 
   test('when a profile has an OAuth client, then its token is fetched once by client credentials and sent as the bearer', async () => {
-    await writeFile(join(home, 'secret'), 's3cret:+&\n');
-    const loggedIn = await login([
-      '--client-id',
-      'engine',
-      '--client-secret-file',
-      join(home, 'secret'),
-      '--token-url',
-      `${product.url}/oauth/token`,
-      '--audience',
-      'https://api.example',
-    ]);
+    const loggedIn = await loginClient('s3cret:+&\n', ['--audience', 'https://api.example']);
     expect(loggedIn.code).toBe(0);
     // The token fetched at login to prove the client is not kept: the file holds the client, not a token.
     expect(await readFile(config(), 'utf8')).not.toContain('fetched-');
@@ -217,16 +203,7 @@ describe('rsd login and profiles', () => {
   });
 
   test('when the token URL refuses the client, then login fails (exit 1) naming the refusal, never the secret, and keeps nothing', async () => {
-    await writeFile(join(home, 'secret'), 'wrong-secret');
-
-    const refused = await login([
-      '--client-id',
-      'engine',
-      '--client-secret-file',
-      join(home, 'secret'),
-      '--token-url',
-      `${product.url}/oauth/token`,
-    ]);
+    const refused = await loginClient('wrong-secret');
 
     expect(refused.code).toBe(1);
     expect(refused.stderr).toMatch(
