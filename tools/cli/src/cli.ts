@@ -38,7 +38,7 @@ export interface CliIo {
   untilStopped: () => Promise<unknown>;
   /** The SDK's transport options (a test's fetch, a shorter timeout); the SDK's defaults otherwise. */
   transport?: TransportOptions;
-  /** All of stdin (`rsd login --token-stdin`, `rsd verify -`); the process's otherwise. */
+  /** All of stdin, for `rsd login --token-stdin`; the process's otherwise. */
   stdin?: () => Promise<string>;
   /** Whether stderr is a terminal: `scores publish` draws its progress bar there only then. */
   stderrIsTerminal?: boolean;

@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { runCli, type CliEdition } from './cli';
+import { buildProgram, PRODUCT_COMMANDS, runCli, type CliEdition } from './cli';
 import { fetchClientToken } from './login';
 import { addProductCommands } from './product-commands';
 
@@ -269,12 +269,18 @@ describe('scores publish on a terminal, and the published CLI', () => {
   });
 
   test("when the published CLI is asked for a product command, then it says where that is (exit 2); the workspace's has it", async () => {
-    const published = await rsd(['token'], {});
-    expect(published).toMatchObject({ code: 2, stdout: '' });
-    expect(published.stderr).toContain("unknown command 'token': a command of the product, not of this CLI (npx rsd token in a checkout");
+    const refused = await rsd(['token'], {});
+    expect(refused).toMatchObject({ code: 2, stdout: '' });
+    expect(refused.stderr).toContain("unknown command 'token': a command of the product, not of this CLI (npx rsd token in a checkout");
 
     const workspace = await rsd(['signing-key', '--kid', 'k1'], {}, { edition: { productCommands: addProductCommands } });
     expect(workspace.code).toBe(0);
     expect(JSON.parse(workspace.stdout)).toEqual([expect.objectContaining({ kty: 'OKP', kid: 'k1' })]);
+
+    // What the published CLI names as the product's is exactly what the workspace's adds.
+    const io = { env: {}, stdout: () => undefined, stderr: () => undefined, untilStopped: () => Promise.resolve() };
+    const names = (edition: CliEdition) => buildProgram(io, () => undefined, edition).commands.map((command) => command.name());
+    const published = names({});
+    expect(names({ productCommands: addProductCommands }).filter((name) => !published.includes(name))).toEqual([...PRODUCT_COMMANDS]);
   });
 });
