@@ -173,6 +173,23 @@ export async function openMongoAuthorizationStore(db: Db): Promise<Authorization
       return found.map(recordOf);
     },
 
+    async findWithAlertAddressesBefore(before, limit) {
+      // A scan, hourly and rarely matching (no index kept for it, as for listHeldByAccount); `at`/`seenAt` are ISO strings of one precision, ordered as their times.
+      const cutOff = before.toISOString();
+      const found = await authorizations
+        .find<StoredAuthorization>(
+          {
+            $or: [
+              { 'activity.addresses': { $elemMatch: { seenAt: { $lt: cutOff } } } },
+              { alerts: { $elemMatch: { address: { $ne: null }, at: { $lt: cutOff } } } },
+            ],
+          },
+          { projection: RECORD_PROJECTION, limit },
+        )
+        .toArray();
+      return found.map(recordOf);
+    },
+
     async purgeOrganization(organizationId) {
       const owned = await authorizations.find({ organizationId }, { projection: { _id: 1 } }).toArray();
       const clientIds = owned.map((document) => document._id);
