@@ -18,6 +18,7 @@ import { Command, CommanderError, Option } from 'commander';
 import { addAccessReviewCommands } from './access-reviews';
 import { runBackupCommand } from './backup';
 import { ACCOUNT_EXPORTS, claimLinkExportsOf, CREDENTIAL_EXPORTS, exportsOf, WEBHOOK_EXPORTS } from './env-output';
+import { addErasureCommands, addOrganizationCommands } from './organizations';
 import { runPortfolioCommand } from './portfolio';
 import { DEFAULT_ORIGINS, describeFailure, jsonOf, Product, type Answer, type Origins } from './product';
 import { verifyResponseSignature } from './response-signature';
@@ -225,6 +226,12 @@ export function buildProgram(io: CliIo, print: (result: unknown) => void): Comma
   addVerify(program, { io, productFor, act, note });
   addPortfolio(program, { io, productFor, act, note });
   addWebhooks(program, { io, productFor, act, note });
+  addOrganizationCommands(group(program, 'organizations', 'An organization itself: its offboarding (decision 56)'), {
+    productFor,
+    act,
+    note,
+  });
+  addErasureCommands(program, { productFor, act, note });
 
   program
     .command('backup')
