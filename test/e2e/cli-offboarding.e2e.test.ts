@@ -17,20 +17,10 @@ describe('rsd organizations, rsd authorizations erase and rsd portfolio erase (d
     // The CLI mints its own tokens from the runtime's development secret, as on a developer's machine.
     const env = { RSD_CREDENTIALS_URL: suite.product.urls.credentials, RSD_API_URL: suite.product.urls.readApi, DATA_DIR: suite.dataDir };
     const rsd = (...args: string[]) => runRsd(args, env);
-    const grant = json(
-      await rsd(
-        'authorizations',
-        'create',
-        '--org',
-        org,
-        '--recipient-type',
-        'auditor',
-        '--scopes',
-        'qr_score',
-        '--recipient-name',
-        'Ada Lovelace',
-      ),
-    );
+    /** A grant of the organization, made with rsd: `extra` says who it is for or how its key is delivered. */
+    const create = async (recipientType: string, ...extra: string[]) =>
+      json(await rsd('authorizations', 'create', '--org', org, '--recipient-type', recipientType, '--scopes', 'qr_score', ...extra));
+    const grant = await create('auditor', '--recipient-name', 'Ada Lovelace');
     const clientId = grant.clientId as string;
 
     // A grant's recipient: its name goes, the grant stays active.
@@ -44,20 +34,7 @@ describe('rsd organizations, rsd authorizations erase and rsd portfolio erase (d
     });
 
     // A recipient account, made by claiming a link into a portfolio, erases its own data with its key.
-    const offered = json(
-      await rsd(
-        'authorizations',
-        'create',
-        '--org',
-        org,
-        '--recipient-type',
-        'partner',
-        '--scopes',
-        'qr_score',
-        '--key-delivery',
-        'claim-link',
-      ),
-    );
+    const offered = await create('partner', '--key-delivery', 'claim-link');
     const claimUrl = (offered.claim as { url: string }).url;
     const claimed = await rsd('claim', claimUrl, '--into-portfolio', '--account-name', 'Ada Books');
     expect(claimed).toMatchObject({ code: 0, stderr: 'rsd: the account key is shown only this once; keep it now\n' });
