@@ -1,5 +1,11 @@
 import type { Collection, Db, UpdateFilter } from 'mongodb';
-import { nextExpiryNoticeAt, offerAwaitingAccountOf, type StoredAuthorization, type StoredRecipientAccount } from '@rsd/domain';
+import {
+  keepsAlertAddressesBefore,
+  nextExpiryNoticeAt,
+  offerAwaitingAccountOf,
+  type StoredAuthorization,
+  type StoredRecipientAccount,
+} from '@rsd/domain';
 import type { AuthorizationStore, OutboxEntry, PendingOutbox } from '@rsd/ports';
 import { insertNew, insertNewOfKind } from './duplicate-key';
 import { entryOf, outboxFieldsOf } from './outbox-fields';
@@ -174,20 +180,24 @@ export async function openMongoAuthorizationStore(db: Db): Promise<Authorization
     },
 
     async findWithAlertAddressesBefore(before, limit) {
-      // A scan, hourly and rarely matching (no index kept for it, as for listHeldByAccount); `at`/`seenAt` are ISO strings of one precision, ordered as their times.
-      const cutOff = before.toISOString();
-      const found = await authorizations
-        .find<StoredAuthorization>(
-          {
-            $or: [
-              { 'activity.addresses': { $elemMatch: { seenAt: { $lt: cutOff } } } },
-              { alerts: { $elemMatch: { address: { $ne: null }, at: { $lt: cutOff } } } },
-            ],
-          },
-          { projection: RECORD_PROJECTION, limit },
-        )
-        .toArray();
-      return found.map(recordOf);
+      // A scan, hourly (no index kept for it, as for listHeldByAccount): FerretDB 1.24's $elemMatch takes no
+      // field of an array's documents, so the grants that remember any activity or alert are read as a stream
+      // and the domain's rule picks those that keep an old address, until `limit` are found.
+      const found: StoredAuthorization[] = [];
+      const candidates = authorizations.find<StoredAuthorization>(
+        { $or: [{ activity: { $exists: true } }, { alerts: { $exists: true } }] },
+        { projection: RECORD_PROJECTION },
+      );
+      try {
+        for await (const document of candidates) {
+          const record = recordOf(document);
+          if (keepsAlertAddressesBefore(record, before)) found.push(record);
+          if (found.length >= limit) break;
+        }
+      } finally {
+        await candidates.close();
+      }
+      return found;
     },
 
     async purgeOrganization(organizationId) {

@@ -1,5 +1,5 @@
 import { aStoredAuthorization } from '@rsd/testkit';
-import { withoutAlertAddressesBefore } from './address-retention';
+import { keepsAlertAddressesBefore, withoutAlertAddressesBefore } from './address-retention';
 
 const before = new Date('2026-09-01T00:00:00.000Z');
 const older = '2026-08-31T23:59:59.999Z';
@@ -27,6 +27,7 @@ describe('decision 56: addresses kept for alerts, retained for ALERT_ADDRESS_RET
 
     const kept = withoutAlertAddressesBefore(grant, before);
 
+    expect(keepsAlertAddressesBefore(grant, before)).toBe(true);
     expect(JSON.stringify(kept)).not.toContain('198.51.100.1');
     expect(kept).toEqual({
       ...grant,
@@ -49,6 +50,7 @@ describe('decision 56: addresses kept for alerts, retained for ALERT_ADDRESS_RET
     });
 
     expect(withoutAlertAddressesBefore(recent, before)).toBeUndefined();
+    expect(keepsAlertAddressesBefore(recent, before)).toBe(false);
     expect(withoutAlertAddressesBefore(aStoredAuthorization(), before)).toBeUndefined();
   });
 });

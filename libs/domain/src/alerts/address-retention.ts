@@ -16,6 +16,11 @@ export const MIN_ALERT_ADDRESS_RETENTION_DAYS = ALERT_RULES.newAddressDays;
  * address not seen for longer than `newAddressDays` is new when seen again, kept or not, so the alerts
  * raised later are the same.
  */
+/** Whether the grant keeps a seen address, or an alert's address, from before `before` (what `withoutAlertAddressesBefore` erases). */
+export function keepsAlertAddressesBefore(record: StoredAuthorization, before: Date): boolean {
+  return withoutAlertAddressesBefore(record, before) !== undefined;
+}
+
 export function withoutAlertAddressesBefore(record: StoredAuthorization, before: Date): StoredAuthorization | undefined {
   const cutOff = before.getTime();
   const old = (at: string) => Date.parse(at) < cutOff;
