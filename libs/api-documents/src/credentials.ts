@@ -308,7 +308,8 @@ const operations: OpenApiOperation[] = [
     description:
       "Decision 44: what happened to the organization's grants (first use, a new address, failed authentications, an " +
       'expiry coming, a leaked key, a released grant), the last 100, newest first: the list the console shows (decision 51). ' +
-      "The same events reach the organization's alert webhooks on the notifier.",
+      "The same events reach the organization's alert webhooks on the notifier. An alert's `address` is erased once it is older " +
+      'than ALERT_ADDRESS_RETENTION_DAYS (90; decision 56); the alert stays.',
     tags,
     security: 'bearer',
     parameters: [organizationIdParameter],
@@ -329,7 +330,8 @@ export const auditLogOperation: OpenApiOperation = {
     "Decision 54: every change to the organization's grants (the recipients' answers to them included), with its actor (" +
     "`person` or `service` by the token's issuer and subject, `recipient` by its Client ID or " +
     'account id, `system` for the expiry scheduler, `reporter` for a leak report), how it was asked for (`via`), the request id and ' +
-    "the caller's address. Kept with the events (the event log is the record) and listed once the change's event is in the log; " +
+    "the caller's address. Kept with the events (the event log is the record) and listed once the change's event is in the log, " +
+    'for AUDIT_RETENTION_DAYS (400; decision 56); ' +
     "the `webhook.*` and `alert_subscription.*` actions are reserved for the notifier's changes, which do not reach it yet. " +
     'A token with `authorizations:read` or `authorizations:write` reads it. Entries are ordered by `at`, newest first.' +
     exportNote,

@@ -26,6 +26,7 @@ export * from './webhooks/webhook-lifecycle';
 export * from './leaks/leaked-keys';
 export * from './alerts/alert-state';
 export * from './alerts/grant-alerts';
+export * from './alerts/address-retention';
 export * from './webhooks/due-in-turns';
 export * from './webhooks/key-cut-offs';
 export * from './webhooks/queue-shards';

@@ -8,7 +8,6 @@ import {
   openLeaseKeeper,
   secretScanningKeys,
   signingKeysFrom,
-  startRetention,
   stopInOrder,
   withConsoleTokens,
   type Logger,
@@ -22,6 +21,7 @@ import { accessLogProjection } from './access-log/access-log-projection';
 import { AUDITED_TOPICS, auditProjection } from './audit-log/audit-projection';
 import { accessAlerts } from './alerts/access-alerts';
 import { ERASURE_TOPICS, erasureFeed as erasureFeedOf } from './erasure/erasure-feed';
+import { startRetentions } from './retention/retentions';
 
 /** Decision 52: the one lease under which a replica runs the outbox relay, the expiry check and (decision 54) the access reviews' due times. */
 const RELAY_LEASE = 'relay';
@@ -118,14 +118,8 @@ export async function createCredentialsModule({
       log: log.child({ component: 'erasure' }),
     }),
   });
-  // Decision 21's retention, by date on the embedded runtime (MongoDB's TTL index does it too; FerretDB's has none).
-  const pruner = startRetention({
-    name: 'pruning the access log',
-    log,
-    clock,
-    retentionDays: config.ACCESS_LOG_RETENTION_DAYS,
-    prune: (before, now) => accessStore.prune(before, now),
-  });
+  // Decisions 21 and 56: the access log, the audit trail and the addresses kept for alerts, each for its time.
+  const pruner = startRetentions({ config, store, relay, accessLog: accessStore, auditLog, clock, log });
 
   // Decision 38's claim attempts: counted with the read API's failed authentications where the runtime shares counts (one process, or Redis); else per replica.
   const rateLimitStores = await runtime.rateLimitStores();

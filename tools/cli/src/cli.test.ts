@@ -87,7 +87,7 @@ describe('rsd --version and help', () => {
 
     expect(result.code).toBe(0);
     const listed = [...result.stdout.matchAll(/^ {2}([a-z-]+) \[options\]/gm)].map((match) => match[1]);
-    expect(listed).toEqual(['create', 'claim-link', 'rotate', 'list', 'access-log', 'get', 'revoke']);
+    expect(listed).toEqual(['create', 'claim-link', 'rotate', 'list', 'access-log', 'get', 'revoke', 'erase']);
     expect(result.stdout).not.toContain('--recipient-type');
   });
 

@@ -17,6 +17,7 @@ import { Argument, Command, CommanderError, Option } from 'commander';
 import { addAccessReviewCommands } from './access-reviews';
 import { completionScript, SHELLS, type Shell } from './completion';
 import { ACCOUNT_EXPORTS, claimLinkExportsOf, CREDENTIAL_EXPORTS, exportsOf, WEBHOOK_EXPORTS } from './env-output';
+import { addErasureCommands, addOrganizationCommands } from './organizations';
 import { runPortfolioCommand } from './portfolio';
 import { addProfileCommands, clientTokenSource, selectProfile, type SelectedProfile } from './login';
 import { formatRows, formatted, listOutput, type Column } from './output';
@@ -243,6 +244,13 @@ export function buildProgram(io: CliIo, print: (result: unknown) => void, editio
     act,
     note,
   });
+  addOrganizationCommands(group(program, 'organizations', 'An organization itself: its offboarding (decision 56)'), {
+    productFor,
+    act,
+    note,
+  });
+  addErasureCommands(program, { productFor, act, note });
+
   program
     .command('completion')
     .description(

@@ -30,6 +30,13 @@ export const QUERIES = {
     WHERE client_id IN (SELECT client_id FROM outbox GROUP BY client_id ORDER BY MIN(seq) LIMIT ?) ORDER BY seq`,
 } as const;
 
+/** Decision 56's retention: records keeping an address seen, or an alert's address, from before an instant. */
+const ALERT_ADDRESSES_BEFORE = `SELECT record FROM authorizations
+  WHERE EXISTS (SELECT 1 FROM json_each(record, '$.activity.addresses') WHERE json_extract(value, '$.seenAt') < ?)
+     OR EXISTS (SELECT 1 FROM json_each(record, '$.alerts')
+                WHERE json_extract(value, '$.address') IS NOT NULL AND json_extract(value, '$.at') < ?)
+  LIMIT ?`;
+
 /**
  * The embedded authorization store: a row per authorization, with the events it still owes the
  * event log in an outbox table written in the same transaction (a record and its events reach the
@@ -184,6 +191,11 @@ export function openSqliteAuthorizationStore(options: { file: string }): Authori
           ),
         ),
       );
+    },
+
+    findWithAlertAddressesBefore(before, limit) {
+      // A scan (not among QUERIES, whose test wants an index): hourly, and `at`/`seenAt` are ISO strings of one precision, ordered as their times.
+      return run(() => records(statement(ALERT_ADDRESSES_BEFORE).all(before.toISOString(), before.toISOString(), limit)));
     },
 
     knownClientIds(clientIds) {

@@ -131,5 +131,17 @@ export function describeAuditLogStoreContract(name: string, factory: () => Promi
 
       expect(await store.page({ organizationId }, { limit: 10 })).toEqual([other, { ...mine, address: null }]);
     });
+
+    it('when the trail is pruned before an instant (decision 56), then older entries of every organization are gone and the rest stay', async () => {
+      const [one, another] = [anOrganization(), anOrganization()];
+      const DAY = 86_400_000;
+      const kept = [anAuditRecord(one, 399 * DAY), anAuditRecord(another, 400 * DAY)];
+      await store.add([anAuditRecord(one, 401 * DAY), anAuditRecord(another, 400 * DAY + 1), ...kept]);
+
+      await store.prune(new Date(NOW - 400 * DAY));
+
+      expect(await store.page({ organizationId: one }, { limit: 10 })).toEqual([kept[0]]);
+      expect(await store.page({ organizationId: another }, { limit: 10 })).toEqual([kept[1]]);
+    });
   });
 }
