@@ -18,7 +18,6 @@ import { buildApp } from './app';
 import type { CredentialsConfig } from './config';
 import { createExpiryScheduler } from './expiry/expiry-scheduler';
 import { createAccessReviewScheduler } from './access-reviews/access-review-scheduler';
-import { accessLogProjection } from './access-log/access-log-projection';
 import { AUDITED_TOPICS, auditProjection } from './audit-log/audit-projection';
 import { accessAlerts } from './alerts/access-alerts';
 import { ERASURE_TOPICS, erasureFeed as erasureFeedOf } from './erasure/erasure-feed';
@@ -100,7 +99,7 @@ export async function createCredentialsModule({
   // Decision 21: the access log's store is the runtime's (it closes it), kept current by what follows the stream into it.
   const accessLog = await runtime.openAccessLog({ retentionDays: config.ACCESS_LOG_RETENTION_DAYS });
   const accessStore = await accessLog.openStore();
-  const accessFeed = await accessLog.follow(accessLogProjection(accessStore, store, log));
+  const accessFeed = await accessLog.follow(store);
   // Decision 44: what the reads mean to the organization (first use, new addresses, failures), as alerts.
   const alertFeed = await accessLog.watch(accessAlerts({ store, relay, clock, log: log.child({ component: 'alerts' }) }));
   // Decision 56: this service's purge of an offboarded organization, and every service's word of its own.
