@@ -3,11 +3,10 @@ import {
   consoleClientAddressVerifier,
   consoleKeySource,
   CONSOLE_AUDIENCES,
-  createOutboxRelay,
   createTokenVerifier,
-  openLeaseKeeper,
   secretScanningKeys,
   signingKeysFrom,
+  startRelayUnderLease,
   startRetention,
   stopInOrder,
   withConsoleTokens,
@@ -61,35 +60,17 @@ export async function createCredentialsModule({
   });
   const metrics = createServiceMetrics('credentials');
   // Decision 52: where replicas share the store, the relay and the expiry check run on the holder of one lease.
-  let leadershipTaken: (takeover: boolean) => void = () => undefined;
-  const leader = await openLeaseKeeper(runtime, 'credentials', {
-    group: 'credentials-relay',
-    names: [RELAY_LEASE],
+  const { relay, leader, isLeader } = await startRelayUnderLease(runtime, 'credentials', {
+    store,
     clock,
     log,
     config,
-    onAcquired: (_name, _fence, takeover) => leadershipTaken(takeover),
+    group: 'credentials-relay',
+    lease: RELAY_LEASE,
+    work: 'the outbox relay and the expiry check',
     onHeld: (count) => metrics.leasesHeld.set({ work: 'credentials-relay' }, count),
+    onRepublished: (entries) => metrics.outboxTakeoverRepublished.inc(entries),
   });
-  const isLeader = leader ? () => leader.fenceOf(RELAY_LEASE) !== undefined : undefined;
-  const relay = createOutboxRelay({
-    store,
-    eventLog: runtime.eventLog,
-    log,
-    ...(isLeader ? { isLeader, onRepublished: (entries: number) => metrics.outboxTakeoverRepublished.inc(entries) } : {}),
-  });
-  leadershipTaken = (takeover) => {
-    log.info({ takeover }, 'this replica now runs the outbox relay and the expiry check');
-    if (takeover) relay.tookOver();
-    // What the last leader left owed goes out at once.
-    void flushOwed();
-  };
-  const flushOwed = () =>
-    relay.flush().catch((error: unknown) => log.warn({ err: error }, 'outbox not yet flushed; the relay keeps trying'));
-  if (leader) leader.start();
-  // Events still owed from before a restart (or an event-log outage) go out first.
-  else await flushOwed();
-  relay.start(leader ? config.OUTBOX_LEADER_INTERVAL_MS : config.OUTBOX_RELAY_INTERVAL_MS);
   const expiry = createExpiryScheduler({ store, relay, clock, log, isLeader });
   expiry.start(config.EXPIRY_CHECK_INTERVAL_MS);
   // Decision 54: access reviews fall due under the same lease, so one replica settles each.
