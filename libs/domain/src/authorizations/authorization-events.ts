@@ -29,6 +29,13 @@ export interface EventStamp {
   time: Date;
 }
 
+/** The grant an event is about: every authorization event names it and its organization. */
+export function grantIds(
+  record: Pick<StoredAuthorization, 'clientId' | 'organizationId'>,
+): Pick<StoredAuthorization, 'clientId' | 'organizationId'> {
+  return { clientId: record.clientId, organizationId: record.organizationId };
+}
+
 /** An event of the credentials service: `stamp`'s id and time, this service as its source, checked against its schema. */
 export function checkedEvent<E extends DomainEvent>(
   schema: { parse(value: unknown): E },
@@ -42,8 +49,7 @@ export function checkedEvent<E extends DomainEvent>(
 /** Carries the key's digest, never the key: the raw key leaves the service only in the create response. */
 export function authorizationCreated(record: StoredAuthorization, stamp: EventStamp): AuthorizationCreated {
   return checkedEvent(authorizationCreatedSchema, stamp, EVENT_TYPES.authorizationCreated, {
-    clientId: record.clientId,
-    organizationId: record.organizationId,
+    ...grantIds(record),
     recipientType: record.recipientType,
     recipientName: record.recipientName,
     scopes: record.scopes,
@@ -62,8 +68,7 @@ export function authorizationJoinedAccount(
   stamp: EventStamp,
 ): AuthorizationJoinedAccount {
   return checkedEvent(authorizationJoinedAccountSchema, stamp, EVENT_TYPES.authorizationJoinedAccount, {
-    clientId: record.clientId,
-    organizationId: record.organizationId,
+    ...grantIds(record),
     recipientAccountId: record.recipientAccountId,
     recipientType: record.recipientType,
     scopes: record.scopes,
@@ -77,8 +82,7 @@ export function authorizationJoinedAccount(
 /** Digests only: the new key leaves the service in the rotate response alone. */
 export function authorizationKeyRotated(record: StoredAuthorization & { keyDigest: string }, stamp: EventStamp): AuthorizationKeyRotated {
   return checkedEvent(authorizationKeyRotatedSchema, stamp, EVENT_TYPES.authorizationKeyRotated, {
-    clientId: record.clientId,
-    organizationId: record.organizationId,
+    ...grantIds(record),
     keyDigest: record.keyDigest,
     previousKeyDigest: record.previousKeyDigest ?? null,
     previousKeyExpiresAt: record.previousKeyExpiresAt ?? null,
@@ -90,8 +94,7 @@ export function authorizationKeyRotated(record: StoredAuthorization & { keyDiges
 /** Decision 38: the claimed key's digest, as for rotation; neither the link, its digest nor the claimant's address travels. */
 export function authorizationKeyClaimed(record: StoredAuthorization & { keyDigest: string }, stamp: EventStamp): AuthorizationKeyClaimed {
   return checkedEvent(authorizationKeyClaimedSchema, stamp, EVENT_TYPES.authorizationKeyClaimed, {
-    clientId: record.clientId,
-    organizationId: record.organizationId,
+    ...grantIds(record),
     keyDigest: record.keyDigest,
     claimedAt: stamp.time.toISOString(),
     revision: record.revision,
@@ -104,8 +107,7 @@ export function authorizationRevoked(
   stamp: EventStamp,
 ): AuthorizationRevoked {
   return checkedEvent(authorizationRevokedSchema, stamp, EVENT_TYPES.authorizationRevoked, {
-    clientId: record.clientId,
-    organizationId: record.organizationId,
+    ...grantIds(record),
     revokedAt: stamp.time.toISOString(),
     revision: record.revision,
     revocationReason: record.revocationReason,
@@ -115,8 +117,7 @@ export function authorizationRevoked(
 /** Marked expired at the stamp's time: the moment the service observed the expiry. */
 export function authorizationExpired(record: StoredAuthorization, stamp: EventStamp): AuthorizationExpired {
   return checkedEvent(authorizationExpiredSchema, stamp, EVENT_TYPES.authorizationExpired, {
-    clientId: record.clientId,
-    organizationId: record.organizationId,
+    ...grantIds(record),
     expiredAt: stamp.time.toISOString(),
     revision: record.revision,
   });
@@ -126,8 +127,7 @@ export function authorizationExpired(record: StoredAuthorization, stamp: EventSt
 export function authorizationAlerted(record: StoredAuthorization, alert: StoredAlert, stamp: EventStamp): AuthorizationAlerted {
   const { id, type, ...details } = alert;
   return checkedEvent(authorizationAlertedSchema, stamp, EVENT_TYPES.authorizationAlerted, {
-    clientId: record.clientId,
-    organizationId: record.organizationId,
+    ...grantIds(record),
     alertId: id,
     alert: type,
     ...details,

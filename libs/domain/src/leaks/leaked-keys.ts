@@ -7,7 +7,7 @@ import {
   type RecipientAccountKeyRevoked,
 } from '@rsd/contracts';
 import type { StoredRecipientAccount } from '../accounts/recipient-account';
-import { checkedEvent, type EventStamp } from '../authorizations/authorization-events';
+import { checkedEvent, grantIds, type EventStamp } from '../authorizations/authorization-events';
 import { revocationReasonOf, statusOf, type StoredAuthorization } from '../authorizations/authorization-record';
 import { decideRevoke } from '../authorizations/deciders';
 import { digestsMatch, KEY_BODY_LENGTH, CHECKSUM_LENGTH } from '../credential-formats';
@@ -105,8 +105,7 @@ function authorizationPreviousKeyRevoked(
   stamp: EventStamp,
 ): AuthorizationPreviousKeyRevoked {
   return checkedEvent(authorizationPreviousKeyRevokedSchema, stamp, EVENT_TYPES.authorizationPreviousKeyRevoked, {
-    clientId: record.clientId,
-    organizationId: record.organizationId,
+    ...grantIds(record),
     previousKeyDigest,
     revokedAt: stamp.time.toISOString(),
     revision: record.revision,
