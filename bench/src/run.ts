@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import autocannon from 'autocannon';
 import { signDevToken } from '@rsd/platform';
 import { ingestAtRate, ingestGrants } from './ingest-rate';
-import { profileArgs, ROOT, startNode, type Started } from './processes';
+import { EPHEMERAL_PORTS, profileArgs, ROOT, startNode, type Started } from './processes';
 
 // `npm run bench`: the read API's throughput and latency on both runtimes beside a bare express
 // baseline measured in the same run, then revocation-to-enforcement and ingest-to-readable latency.
@@ -94,11 +94,7 @@ async function startEmbedded(dataDir: string, env: Record<string, string> = {}, 
     {
       ...benchEnv,
       DATA_DIR: dataDir,
-      READ_API_PORT: '0',
-      CREDENTIALS_PORT: '0',
-      SCORE_INGEST_PORT: '0',
-      NOTIFIER_PORT: '0',
-      CONSOLE_PORT: '0',
+      ...EPHEMERAL_PORTS,
       ...env,
     },
     (line) => line.msg === 'embedded runtime ready',
@@ -177,6 +173,30 @@ async function until(check: () => Promise<boolean>, timeoutMs: number, everyMs =
 
 async function token(): Promise<string> {
   return signDevToken(SECRET, { org: ORG, scope: 'authorizations:write scores:write' });
+}
+
+/**
+ * A distributed stack's one read-API replica, ready to be measured alone: a credential whose score it
+ * serves (within `readyWithinMs`), and the credentials service paused. The replica is measured, not its
+ * neighbours on these two cores: the credentials service, which folds the access log into usage counts
+ * through FerretDB and PostgreSQL (in production on other machines), would take about a core of its
+ * own. Paused for the turns (SIGSTOP), resumed by `stops` before the stack stops; the access log waits
+ * for it in Kafka. docs/capacity.md models that projection.
+ */
+async function replicaAlone(
+  product: Product,
+  stops: (() => Promise<void>)[],
+  readyWithinMs: number,
+): Promise<{ clientId: string; apiKey: string }> {
+  const credential = await createCredential(product);
+  await postScore(product, 72);
+  await until(async () => (await readScore(product.readApis[0]!, credential)).status === 200, readyWithinMs);
+  const paused = product.credentialsPid;
+  if (paused !== undefined) {
+    process.kill(paused, 'SIGSTOP');
+    stops.push(() => Promise.resolve(void process.kill(paused, 'SIGCONT')));
+  }
+  return credential;
 }
 
 async function createCredential(
@@ -679,19 +699,7 @@ async function readPathInTurns(): Promise<{ rows: ReadPathRow[]; summary: string
       const replica = async (name: string, build: string, portBase: number): Promise<Side> => {
         const distributed = await startDistributed(1, build, portBase);
         stops.push(() => distributed.stop());
-        const credential = await createCredential(distributed);
-        await postScore(distributed, 72);
-        await until(async () => (await readScore(distributed.readApis[0]!, credential)).status === 200, 30_000);
-        // The replica is measured, not its neighbours on these two cores: the credentials service, which
-        // folds the access log into usage counts through FerretDB and PostgreSQL (in production on other
-        // machines), would take about a core of its own. Paused for the turns (SIGSTOP), resumed before
-        // the stack stops; the access log waits for it in Kafka. docs/capacity.md models that projection.
-        const paused = distributed.credentialsPid;
-        if (paused !== undefined) {
-          process.kill(paused, 'SIGSTOP');
-          stops.push(() => Promise.resolve(void process.kill(paused, 'SIGCONT')));
-        }
-        return scoreSide(name, distributed, credential);
+        return scoreSide(name, distributed, await replicaAlone(distributed, stops, 30_000));
       };
       const alone = 'the credentials service paused';
       sides.push(await replica(`read API /score, distributed, one replica (this build; ${alone})`, ROOT, 18180));
@@ -814,14 +822,7 @@ async function enginesComparison(): Promise<{ rounds: EngineRounds[]; summary: s
       process.stderr.write(`engines: the ${mode} cluster is up (${new Date().toISOString()})\n`);
       const product = await startDistributed(1, ROOT, portBase, cluster.env);
       stops.push(() => product.stop());
-      const credential = await createCredential(product);
-      await postScore(product, 72);
-      await until(async () => (await readScore(product.readApis[0]!, credential)).status === 200, 60_000);
-      const paused = product.credentialsPid;
-      if (paused !== undefined) {
-        process.kill(paused, 'SIGSTOP');
-        stops.push(() => Promise.resolve(void process.kill(paused, 'SIGCONT')));
-      }
+      const credential = await replicaAlone(product, stops, 60_000);
       sides.push({
         side: scoreSide(`read API /score, distributed, one replica, ${mode} engines`, product, credential),
         product,
