@@ -129,12 +129,10 @@ export async function embeddedRuntime(
 
 async function openDistributed(config: RuntimeConfig, service: string, log: Logger): Promise<OpenedRuntime> {
   const { openKafkaEventLog } = await import('@rsd/kafka');
+  // The event log's and the access log's: the Kafka adapter names its own components (kafka-event-log, kafkajs), so a `component` bound here would repeat.
+  const kafka = { brokers: config.KAFKA_BROKERS, clientId: service, log, kafka: config.engines.kafka };
   const eventLog = await openKafkaEventLog({
-    brokers: config.KAFKA_BROKERS,
-    clientId: service,
-    // The Kafka adapter names its own components (kafka-event-log, kafkajs): a `component` bound here would repeat.
-    log,
-    kafka: config.engines.kafka,
+    ...kafka,
     topics: {
       names: [...Object.values(TOPICS), PURGES_TOPIC],
       partitions: config.KAFKA_TOPIC_PARTITIONS,
@@ -265,10 +263,7 @@ async function openDistributed(config: RuntimeConfig, service: string, log: Logg
       accessLog ??= (async () => {
         const { openKafkaAccessLog } = await import('@rsd/kafka');
         const stream = await openKafkaAccessLog({
-          brokers: config.KAFKA_BROKERS,
-          clientId: service,
-          log,
-          kafka: config.engines.kafka,
+          ...kafka,
           layout: { partitions: config.KAFKA_TOPIC_PARTITIONS, replicationFactor: config.KAFKA_REPLICATION_FACTOR },
           retentionDays,
         });
