@@ -416,11 +416,7 @@ const PORTFOLIO_GRANTS = 100;
  * against the single score's says what a grant costs on a page.
  */
 async function portfolioComparison(): Promise<{ rows: Throughput[]; summary: string }> {
-  const dir = await mkdtemp(join(tmpdir(), 'rsd-bench-portfolio-'));
-  const product = await startEmbedded(dir);
-  try {
-    const credential = await createCredential(product);
-    await postScore(product, 72);
+  return onScoredProduct('portfolio', async (product, credential) => {
     const accountKey = await portfolioOf(product, PORTFOLIO_GRANTS);
     const pages: Side = {
       name: `read API /portfolio/scores, ${PORTFOLIO_GRANTS} grants a page, embedded`,
@@ -434,10 +430,7 @@ async function portfolioComparison(): Promise<{ rows: Throughput[]; summary: str
       `against ${rows[1].rps.toFixed(0)} scores/s; server CPU per request ${cpuUs[0].toFixed(1)} µs a page (${(cpuUs[0] / PORTFOLIO_GRANTS).toFixed(1)} µs a grant), ` +
       `${cpuUs[1].toFixed(1)} µs a single score.`;
     return { rows, summary };
-  } finally {
-    await product.stop();
-    await rm(dir, { recursive: true, force: true });
-  }
+  });
 }
 
 /**
@@ -447,11 +440,7 @@ async function portfolioComparison(): Promise<{ rows: Throughput[]; summary: str
  * turns. BENCH_ONLY=certificate runs it alone.
  */
 async function certificateComparison(): Promise<{ rows: Throughput[]; summary: string }> {
-  const dir = await mkdtemp(join(tmpdir(), 'rsd-bench-certificate-'));
-  const product = await startEmbedded(dir);
-  try {
-    const credential = await createCredential(product);
-    await postScore(product, 72);
+  return onScoredProduct('certificate', async (product, credential) => {
     await until(async () => (await readScore(product.readApis[0]!, credential)).status === 200, 10_000);
     const certificates: Side = {
       name: 'read API /certificate (JSON, a JWS per request), embedded',
@@ -467,6 +456,20 @@ async function certificateComparison(): Promise<{ rows: Throughput[]; summary: s
       `Certificate (JSON) vs /score, embedded (${ROUNDS_IN_TURNS} runs each in turns): ${rows[0].rps.toFixed(0)} certificates/s against ` +
       `${rows[1].rps.toFixed(0)} scores/s; server CPU per request ${cpuUs[0].toFixed(1)} µs a certificate, ${cpuUs[1].toFixed(1)} µs a score.`;
     return { rows, summary };
+  });
+}
+
+/** `work` on an embedded product of its own (a data directory `rsd-bench-<name>-…`) with one credential whose organization has a score; stopped and removed after. */
+async function onScoredProduct<T>(
+  name: string,
+  work: (product: Product, credential: { clientId: string; apiKey: string }) => Promise<T>,
+): Promise<T> {
+  const dir = await mkdtemp(join(tmpdir(), `rsd-bench-${name}-`));
+  const product = await startEmbedded(dir);
+  try {
+    const credential = await createCredential(product);
+    await postScore(product, 72);
+    return await work(product, credential);
   } finally {
     await product.stop();
     await rm(dir, { recursive: true, force: true });
