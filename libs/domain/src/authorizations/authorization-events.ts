@@ -36,6 +36,16 @@ export function grantIds(
   return { clientId: record.clientId, organizationId: record.organizationId };
 }
 
+/** What a grant gives, as the events that make it readable carry it: to whom, which scopes, until when, from where. */
+function grantTerms(record: StoredAuthorization) {
+  return {
+    recipientType: record.recipientType,
+    scopes: record.scopes,
+    expiresAt: record.expiresAt,
+    allowedCidrs: record.allowedCidrs ?? null,
+  };
+}
+
 /** An event of the credentials service: `stamp`'s id and time, this service as its source, checked against its schema. */
 export function checkedEvent<E extends DomainEvent>(
   schema: { parse(value: unknown): E },
@@ -50,14 +60,11 @@ export function checkedEvent<E extends DomainEvent>(
 export function authorizationCreated(record: StoredAuthorization, stamp: EventStamp): AuthorizationCreated {
   return checkedEvent(authorizationCreatedSchema, stamp, EVENT_TYPES.authorizationCreated, {
     ...grantIds(record),
-    recipientType: record.recipientType,
+    ...grantTerms(record),
     recipientName: record.recipientName,
-    scopes: record.scopes,
-    expiresAt: record.expiresAt,
     keyDigest: record.keyDigest,
     createdAt: record.createdAt,
     revision: record.revision,
-    allowedCidrs: record.allowedCidrs ?? null,
     recipientAccountId: record.recipientAccountId ?? null,
   });
 }
@@ -69,11 +76,8 @@ export function authorizationJoinedAccount(
 ): AuthorizationJoinedAccount {
   return checkedEvent(authorizationJoinedAccountSchema, stamp, EVENT_TYPES.authorizationJoinedAccount, {
     ...grantIds(record),
+    ...grantTerms(record),
     recipientAccountId: record.recipientAccountId,
-    recipientType: record.recipientType,
-    scopes: record.scopes,
-    expiresAt: record.expiresAt,
-    allowedCidrs: record.allowedCidrs ?? null,
     joinedAt: stamp.time.toISOString(),
     revision: record.revision,
   });
