@@ -15,6 +15,18 @@ const config = {
   OUTBOX_LEADER_INTERVAL_MS: 20,
   OUTBOX_RELAY_INTERVAL_MS: 60_000,
 };
+/** The credentials service's relay on `runtime`, as its module starts it. */
+const startOn = (runtime: Parameters<typeof startRelayUnderLease>[0], store: EmbeddedStores['store'], onHeld?: (count: number) => void) =>
+  startRelayUnderLease(runtime, 'credentials', {
+    store,
+    clock,
+    log,
+    config,
+    group: 'credentials-relay',
+    lease: 'relay',
+    work: 'the outbox relay',
+    ...(onHeld ? { onHeld } : {}),
+  });
 const owed: OutboxEntry = { id: `${CLIENT_ID}-1`, topic: TOPIC, key: CLIENT_ID, value: JSON.stringify({ n: 1 }) };
 
 describe('the outbox relay started under its lease (decision 52)', () => {
@@ -31,15 +43,7 @@ describe('the outbox relay started under its lease (decision 52)', () => {
   });
 
   test('when the runtime is one process (no lease store), then what was owed is published before the start resolves, and the relay runs alone', async () => {
-    const started = await startRelayUnderLease({ eventLog: stores.eventLog }, 'credentials', {
-      store: stores.store,
-      clock,
-      log,
-      config,
-      group: 'credentials-relay',
-      lease: 'relay',
-      work: 'the outbox relay',
-    });
+    const started = await startOn({ eventLog: stores.eventLog }, stores.store);
     stops.push(() => started.relay.stop());
 
     expect(await valuesOn(stores.eventLog, TOPIC)).toEqual([owed.value]);
@@ -49,19 +53,10 @@ describe('the outbox relay started under its lease (decision 52)', () => {
 
   test('when replicas share a lease store, then the relay publishes once this replica holds the lease, and says so', async () => {
     const held: number[] = [];
-    const started = await startRelayUnderLease(
+    const started = await startOn(
       { eventLog: stores.eventLog, openLeaseStore: () => Promise.resolve(createMemoryLeaseStore()) },
-      'credentials',
-      {
-        store: stores.store,
-        clock,
-        log,
-        config,
-        group: 'credentials-relay',
-        lease: 'relay',
-        work: 'the outbox relay',
-        onHeld: (count) => held.push(count),
-      },
+      stores.store,
+      (count) => held.push(count),
     );
     stops.push(
       () => started.relay.stop(),
