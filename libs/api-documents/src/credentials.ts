@@ -104,6 +104,16 @@ const exportsOf = (columns: string) => ({
   csv: `The whole filtered log (from \`cursor\` when given), newest first, streamed: RFC 4180 with a header line (${columns}), CRLF line ends; a cell starting with =, +, -, @, a tab or a carriage return is prefixed with a single quote so that no spreadsheet runs it`,
   ndjson: 'The whole filtered log (from `cursor` when given), newest first, streamed: one entry (as in `items`) per line',
 });
+/** Both logs' time range (decision 54). */
+const entriesBetween = [
+  instantParameter('from', 'Entries at or after this instant'),
+  instantParameter('to', 'Entries before this instant (after `from`)'),
+];
+/** Both logs' answers: a page, or the whole filtered log exported with `columns`; and the caller's refusals. */
+const logPage = (description: string, schema: Parameters<typeof ok>[1], columns: string) => ({
+  '200': { ...ok(description, schema), exports: exportsOf(columns) },
+  ...callerErrors,
+});
 const exportNote =
   ' With `Accept: text/csv` or `Accept: application/x-ndjson` the answer is the whole filtered log instead of a page, streamed at any size (`limit` is then ignored).';
 
@@ -264,19 +274,14 @@ const operations: OpenApiOperation[] = [
     parameters: [
       organizationIdParameter,
       clientIdParameter,
-      instantParameter('from', 'Entries at or after this instant'),
-      instantParameter('to', 'Entries before this instant (after `from`)'),
+      ...entriesBetween,
       queryParameter('status', 'One status (`404`) or a class of them (`4xx`)', { type: 'string', pattern: '^[1-5]([0-9]{2}|xx)$' }),
       queryParameter('address', 'The client address exactly as the entries show it'),
       queryParameter('resource', 'One resource read', { type: 'string', enum: [...ACCESS_RESOURCES] }),
       ...pageParameters(ACCESS_LOG_LIMIT, 'Entries per page'),
     ],
     responses: {
-      '200': {
-        ...ok('A page of the access log', accessLogPageSchema),
-        exports: exportsOf('at, resource, status, code, clientAddress, requestId'),
-      },
-      ...callerErrors,
+      ...logPage('A page of the access log', accessLogPageSchema, 'at, resource, status, code, clientAddress, requestId'),
       '400': error(
         'INVALID_ORGANIZATION_ID (checked before the token), INVALID_PARAMETER: a bad or repeated `from`, `to` (or `from` not before `to`), `status`, `address`, `resource`, `limit` or `cursor`, or VALIDATION_FAILED: a path that is not percent-encoded UTF-8',
       ),
@@ -339,19 +344,14 @@ export const auditLogOperation: OpenApiOperation = {
   security: 'bearer',
   parameters: [
     organizationIdParameter,
-    instantParameter('from', 'Entries at or after this instant'),
-    instantParameter('to', 'Entries before this instant (after `from`)'),
+    ...entriesBetween,
     queryParameter('actor', "An actor's id exactly (`<issuer>|<subject>`, a Client ID, an account id), or an actor type"),
     queryParameter('action', 'One action', { $ref: '#/components/schemas/AuditAction' }),
     queryParameter('clientId', "One grant's entries", { $ref: '#/components/schemas/ClientId' }),
     ...pageParameters(AUDIT_LOG_LIMIT, 'Entries per page'),
   ],
   responses: {
-    '200': {
-      ...ok('A page of the audit trail', auditLogPageSchema),
-      exports: exportsOf('at, action, actorType, actorId, actorVia, requestId, address, clientId'),
-    },
-    ...callerErrors,
+    ...logPage('A page of the audit trail', auditLogPageSchema, 'at, action, actorType, actorId, actorVia, requestId, address, clientId'),
     '400': error(
       'INVALID_ORGANIZATION_ID (checked before the token), INVALID_PARAMETER: a bad or repeated `from`, `to` (or `from` not before `to`), `actor`, `action`, `clientId`, `limit` or `cursor`, or VALIDATION_FAILED: a path that is not percent-encoded UTF-8',
     ),

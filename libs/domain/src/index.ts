@@ -3,6 +3,8 @@ export * from './credential-formats';
 export * from './authorizations/authorization-record';
 export * from './authorizations/authorization-events';
 export * from './authorizations/deciders';
+export * from './authorizations/create-request';
+export * from './authorizations/grant-list';
 export * from './views/view';
 export * from './views/scores';
 export * from './views/credential-view';

@@ -1,7 +1,7 @@
 import type { StatementSync } from 'node:sqlite';
 import { nextExpiryNoticeAt, offerAwaitingAccountOf, type StoredAuthorization, type StoredRecipientAccount } from '@rsd/domain';
 import type { AuthorizationStore, OutboxEntry, PendingOutbox } from '@rsd/ports';
-import { text } from './database';
+import { recordOf, text } from './database';
 import { openStoreDatabase } from './store-database';
 import { createAccessReviewTables, sqliteAccessReviews } from './sqlite-access-reviews';
 
@@ -92,17 +92,11 @@ export function openSqliteAuthorizationStore(options: { file: string }): Authori
     },
 
     find(organizationId, clientId) {
-      return run(() => {
-        const row = statement(QUERIES.find).get(clientId, organizationId);
-        return row ? (JSON.parse(text(row.record)) as StoredAuthorization) : undefined;
-      });
+      return run(() => recordOf<StoredAuthorization>(statement(QUERIES.find).get(clientId, organizationId)));
     },
 
     findByClientId(clientId) {
-      return run(() => {
-        const row = statement(QUERIES.findByClientId).get(clientId);
-        return row ? (JSON.parse(text(row.record)) as StoredAuthorization) : undefined;
-      });
+      return run(() => recordOf<StoredAuthorization>(statement(QUERIES.findByClientId).get(clientId)));
     },
 
     createAccount(account, outbox) {
@@ -138,25 +132,19 @@ export function openSqliteAuthorizationStore(options: { file: string }): Authori
     },
 
     findAccount(accountId) {
-      return run(() => {
-        const row = statement(QUERIES.findAccount).get(accountId);
-        return row ? (JSON.parse(text(row.record)) as StoredRecipientAccount) : undefined;
-      });
+      return run(() => recordOf<StoredRecipientAccount>(statement(QUERIES.findAccount).get(accountId)));
     },
 
     findAccountByKeyDigest(keyDigest) {
       return run(() => {
         // The empty string is the column of an account without a key (keyColumnOf), never a digest.
         const row = keyDigest === '' ? undefined : statement(QUERIES.accountByKey).get(keyDigest, keyDigest, keyDigest);
-        return row ? (JSON.parse(text(row.record)) as StoredRecipientAccount) : undefined;
+        return recordOf<StoredRecipientAccount>(row);
       });
     },
 
     findByKeyDigest(keyDigest) {
-      return run(() => {
-        const row = statement(QUERIES.byKeyDigest).get(keyDigest);
-        return row ? (JSON.parse(text(row.record)) as StoredAuthorization) : undefined;
-      });
+      return run(() => recordOf<StoredAuthorization>(statement(QUERIES.byKeyDigest).get(keyDigest)));
     },
 
     list(organizationId) {
@@ -164,10 +152,7 @@ export function openSqliteAuthorizationStore(options: { file: string }): Authori
     },
 
     findByClaimToken(tokenDigest) {
-      return run(() => {
-        const row = statement(QUERIES.byClaimToken).get(tokenDigest);
-        return row ? (JSON.parse(text(row.record)) as StoredAuthorization) : undefined;
-      });
+      return run(() => recordOf<StoredAuthorization>(statement(QUERIES.byClaimToken).get(tokenDigest)));
     },
 
     findDueForExpiry(now, limit) {

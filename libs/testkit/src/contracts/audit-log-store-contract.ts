@@ -1,6 +1,6 @@
 import type { AuditRecord } from '@rsd/contracts';
 import type { AuditLogStore, AuditPosition } from '@rsd/ports';
-import { uniqueName } from './eventually';
+import { anOrderedId } from './eventually';
 import { describeStoreContract } from './per-test';
 import { aUniqueClientId, aUniqueOrganizationId } from './port-fixtures';
 
@@ -10,13 +10,11 @@ export interface AuditLogStoreFixture {
 }
 
 const NOW = Date.parse('2026-11-23T12:30:30.000Z');
-let sequence = 0;
-
 /** An entry `agoMs` before the suite's now, of a fresh event; a person's change through the API unless told otherwise. */
 export function anAuditRecord(organizationId: string, agoMs: number, overrides: Partial<AuditRecord> = {}): AuditRecord {
-  sequence += 1;
+  const { id: eventId, sequence } = anOrderedId('event');
   return {
-    eventId: `${uniqueName('event').replace(/[^A-Za-z0-9-]/g, '')}-${String(sequence).padStart(8, '0')}`,
+    eventId,
     organizationId,
     at: new Date(NOW - agoMs).toISOString(),
     action: 'authorization.created',
