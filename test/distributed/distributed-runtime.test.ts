@@ -8,7 +8,7 @@ import { ACCESS_LOG_TOPIC, TOPICS } from '@rsd/contracts';
 import { READ_VIEWS, credentialView, generateApiKey } from '@rsd/domain';
 import { snapshotViews } from '@rsd/mongo';
 import { signDevToken } from '@rsd/platform';
-import { aScoreSubmission, describeWithInfra, request, type StartedServer } from '@rsd/testkit';
+import { aScoreSubmission, describeWithInfra, eventually as retried, request, type StartedServer } from '@rsd/testkit';
 import {
   COMPOSE_DATABASES,
   COMPOSE_PORTS,
@@ -322,13 +322,19 @@ describeWithInfra('kafka', 'the distributed runtime, four processes over real Ka
     }
     expect(items.filter((entry) => entry.code === 'INSUFFICIENT_SCOPE').map((entry) => entry.resource)).toEqual(['pillars', 'pillars']);
     const successes = items.filter((entry) => entry.status < 400);
-    const record = await eventually(async () => {
-      const answer = await request(`${credentials.url}/v1/organizations/${ORG}/authorizations/${credential.clientId}`, {
-        headers: { authorization: `Bearer ${token}` },
-      });
-      return answer.body.usage.last24h === successes.length ? answer.body : undefined;
-    }, 10_000);
-    expect(record).toMatchObject({ lastUsedAt: successes[0]!.at, usage: { last24h: successes.length, last30d: successes.length } });
+    // The usage counts and the last use are two writes of one unordered bulkWrite: wait for the state asserted, not the first half of it.
+    await retried(
+      async () => {
+        const answer = await request(`${credentials.url}/v1/organizations/${ORG}/authorizations/${credential.clientId}`, {
+          headers: { authorization: `Bearer ${token}` },
+        });
+        expect(answer.body).toMatchObject({
+          lastUsedAt: successes[0]!.at,
+          usage: { last24h: successes.length, last30d: successes.length },
+        });
+      },
+      { timeoutMs: 10_000, intervalMs: 100 },
+    );
   }, 60_000);
 
   test('when 200 requests with one key are spread over both replicas in one window, then exactly 120 are admitted', async () => {
