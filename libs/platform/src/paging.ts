@@ -38,3 +38,29 @@ export function cursorParts<const K extends readonly string[]>(
   }
   return parts;
 }
+
+/** How one list writes its cursors and reads them back. */
+export interface CursorCodec<K extends string> {
+  /** The cursor after `position` (its named parts only). */
+  write(position: Readonly<Record<K, string>>): string;
+  /** The position a cursor `write` gave; anything else is INVALID_PARAMETER (`cursorParts`). */
+  read(cursor: string): Record<K, string>;
+}
+
+/**
+ * A list's cursor: `version|part|…` made opaque, the parts in the order `parts` names them, each matching
+ * its pattern (a part is never empty and never holds `|`), and `valid` holding of them. The version lets
+ * the list change the form later and still tell its own cursors apart.
+ */
+export function cursorCodec<K extends string>(
+  version: string,
+  parts: Readonly<Record<K, string>>,
+  options: { maxLength?: number; valid?: (position: Record<K, string>) => boolean } = {},
+): CursorCodec<K> {
+  const names = Object.keys(parts) as K[];
+  const shape = new RegExp(`^${version}${names.map((name) => `\\|(${parts[name]})`).join('')}$`);
+  return {
+    write: (position) => opaqueCursor([version, ...names.map((name) => position[name])].join('|')),
+    read: (cursor) => cursorParts(cursor, shape, names, options),
+  };
+}

@@ -12,13 +12,12 @@ import { labelledRouter } from '@rsd/observability';
 import {
   ApiError,
   compactJwsSigner,
-  cursorParts,
+  cursorCodec,
   exportFormatOf,
   fieldColumns,
   jsonBody,
   answerOtherMethods,
   noStore,
-  opaqueCursor,
   pageLimitOf,
   singleQueryParameter,
   streamExport,
@@ -27,7 +26,7 @@ import {
   type SigningKeys,
   type TokenVerifier,
 } from '@rsd/platform';
-import type { AccessLogStore, AccessReviewPosition } from '@rsd/ports';
+import type { AccessLogStore } from '@rsd/ports';
 import { organizationCallers } from '../authorizations/authorization-routes';
 import type { UseCaseDeps } from '../authorizations/use-case-deps';
 import { accessReviewReport, createAccessReview, decideAccessReviewItemFor, getAccessReview, listAccessReviews } from './access-reviews';
@@ -44,6 +43,15 @@ const REVIEW = `${COLLECTION}/:reviewId` as const;
 const ITEM = `${REVIEW}/items/:clientId` as const;
 const REPORT = `${REVIEW}/report` as const;
 const BODY_LIMIT = '16kb';
+/** Opaque to callers: the versioned position of the page's last review (its start and id). */
+const ACCESS_REVIEW_CURSOR = cursorCodec(
+  'r1',
+  { createdAt: '[^|]+', reviewId: '[^|]+' },
+  {
+    maxLength: 200,
+    valid: ({ createdAt, reviewId }) => utcInstantSchema.safeParse(createdAt).success && accessReviewIdSchema.safeParse(reviewId).success,
+  },
+);
 
 /** The report's CSV columns: the grant, its use, and what was decided of it, by whom and when. */
 export const ACCESS_REVIEW_REPORT_COLUMNS: readonly Column<AccessReviewReportLine>[] = [
@@ -78,9 +86,9 @@ export function accessReviewRoutes(deps: AccessReviewRoutesDeps): Router {
     .get(...reader, async (req, res) => {
       const limit = pageLimitOf(req, ACCESS_REVIEW_LIMIT);
       const cursor = singleQueryParameter(req, 'cursor');
-      const after = cursor === undefined ? undefined : positionOfCursor(cursor);
+      const after = cursor === undefined ? undefined : ACCESS_REVIEW_CURSOR.read(cursor);
       const { items, next } = await listAccessReviews(useCaseDeps, req.params.organizationId, { limit, ...(after ? { after } : {}) });
-      res.json({ items, nextCursor: next ? cursorAfter(next) : null });
+      res.json({ items, nextCursor: next ? ACCESS_REVIEW_CURSOR.write(next) : null });
     })
     .post(...writer, ...jsonBody(BODY_LIMIT), async (req, res) => {
       const body: unknown = req.body;
@@ -119,16 +127,4 @@ export function accessReviewRoutes(deps: AccessReviewRoutesDeps): Router {
   });
 
   return answerOtherMethods(router);
-}
-
-/** Opaque to callers: the versioned position of the page's last review (its start and id). */
-function cursorAfter({ createdAt, reviewId }: AccessReviewPosition): string {
-  return opaqueCursor(`r1|${createdAt}|${reviewId}`);
-}
-
-function positionOfCursor(cursor: string): AccessReviewPosition {
-  return cursorParts(cursor, /^r1\|([^|]+)\|([^|]+)$/, ['createdAt', 'reviewId'], {
-    maxLength: 200,
-    valid: ({ createdAt, reviewId }) => utcInstantSchema.safeParse(createdAt).success && accessReviewIdSchema.safeParse(reviewId).success,
-  });
 }
