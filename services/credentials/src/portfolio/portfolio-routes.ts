@@ -2,10 +2,11 @@ import { randomUUID } from 'node:crypto';
 import type { Request, Response, Router } from 'express';
 import { clientIdPattern } from '@rsd/contracts';
 import { labelledRouter } from '@rsd/observability';
+import { autoAcceptOf } from '@rsd/domain';
 import { answerChange, ApiError, jsonBody, answerOtherMethods, noStore, recipientOrigin } from '@rsd/platform';
 import { accountKeyCallers, portfolioQueryOf, type LimitCheck } from '@rsd/recipient-access';
 import type { UseCaseDeps } from '../authorizations/use-case-deps';
-import { acceptOffer, autoAcceptOf, declineOffer, listOffers, setAutoAccept } from './offers';
+import { acceptOffer, declineOffer, listOffers, setAutoAccept } from './offers';
 import { accountGenerator, rotateAccountKey, type AccountGenerator } from './recipient-accounts';
 import { releaseGrant } from './release-grant';
 
