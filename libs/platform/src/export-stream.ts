@@ -1,5 +1,5 @@
 import type { Request, Response } from 'express';
-import { pageOf } from './paging';
+import { cursorPage } from './paging';
 
 /*
  * Decision 54's exports: a log (the audit trail, the access log) as CSV or NDJSON, streamed at any
@@ -93,9 +93,9 @@ export interface ExportableLog<Item extends Position, Position, Entry extends ob
   /** Up to `limit` records after `after` (from the start without), in the list's order, filtered as asked. */
   read(limit: number, after: Position | undefined): Promise<readonly Item[]>;
   /** What the caller sees of a record: a JSON page's item, an NDJSON line. */
-  entryOf(item: NoInfer<Item>): Entry;
+  entryOf: (item: NoInfer<Item>) => Entry;
   /** The cursor after a record: a JSON page's `nextCursor`. */
-  cursorAfter(item: NoInfer<Item>): string;
+  cursorAfter: (item: NoInfer<Item>) => string;
   columns: readonly Column<NoInfer<Item>>[];
   /** The export's file name, without its extension. */
   filename: string;
@@ -114,8 +114,7 @@ export async function answerLog<Item extends Position, Position, Entry extends o
 ): Promise<void> {
   const format = exportFormatOf(req);
   if (format === 'json') {
-    const { items, next } = pageOf(await log.read(page.limit + 1, page.after), page.limit);
-    res.json({ items: items.map((item) => log.entryOf(item)), nextCursor: next ? log.cursorAfter(next) : null });
+    res.json(await cursorPage((limit) => log.read(limit, page.after), page.limit, log.entryOf, log.cursorAfter));
     return;
   }
   await streamExport<Item>(res, format, {

@@ -12,6 +12,20 @@ export function pageOf<T>(found: readonly T[], limit: number): { items: T[]; nex
   return { items, next: found.length > limit ? items.at(-1) : undefined };
 }
 
+/**
+ * A JSON page of a list, `{ items, nextCursor }`: `read` asked for one entry more than `limit`, the
+ * first `limit` as `entryOf` shows them, and the cursor after the last of them when another page follows.
+ */
+export async function cursorPage<T, Entry>(
+  read: (limit: number) => Promise<readonly T[]>,
+  limit: number,
+  entryOf: (item: T) => Entry,
+  cursorAfter: (item: T) => string,
+): Promise<{ items: Entry[]; nextCursor: string | null }> {
+  const { items, next } = pageOf(await read(limit + 1), limit);
+  return { items: items.map((item) => entryOf(item)), nextCursor: next ? cursorAfter(next) : null };
+}
+
 /** Opaque to callers: the text of a position, versioned by its owner so its form can change, in base64url. */
 export function opaqueCursor(text: string): string {
   return Buffer.from(text, 'utf8').toString('base64url');
@@ -42,9 +56,9 @@ export function cursorParts<const K extends readonly string[]>(
 /** How one list writes its cursors and reads them back. */
 export interface CursorCodec<K extends string> {
   /** The cursor after `position` (its named parts only). */
-  write(position: Readonly<Record<K, string>>): string;
+  write: (position: Readonly<Record<K, string>>) => string;
   /** The position a cursor `write` gave; anything else is INVALID_PARAMETER (`cursorParts`). */
-  read(cursor: string): Record<K, string>;
+  read: (cursor: string) => Record<K, string>;
 }
 
 /**

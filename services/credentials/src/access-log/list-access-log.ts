@@ -27,7 +27,7 @@ export async function answerAccessLog(
     read: (limit: number, after: AccessLogQuery['after']) =>
       deps.accessLog.page(clientId, { limit, filter: query.filter, ...(after ? { after } : {}) }),
     entryOf: accessLogEntryOf,
-    cursorAfter: (record: AccessRecord) => ACCESS_LOG_CURSOR.write(record),
+    cursorAfter: ACCESS_LOG_CURSOR.write,
     columns: ACCESS_LOG_COLUMNS,
     filename: `access-log-${clientId}`,
   };

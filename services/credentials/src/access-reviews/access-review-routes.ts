@@ -8,11 +8,13 @@ import {
   type AccessReviewReportLine,
   type SignedAccessReviewReport,
 } from '@rsd/contracts';
+import { toAccessReviewSummary } from '@rsd/domain';
 import { labelledRouter } from '@rsd/observability';
 import {
   ApiError,
   compactJwsSigner,
   cursorCodec,
+  cursorPage,
   exportFormatOf,
   fieldColumns,
   jsonBody,
@@ -29,7 +31,7 @@ import {
 import type { AccessLogStore } from '@rsd/ports';
 import { organizationCallers } from '../authorizations/authorization-routes';
 import type { UseCaseDeps } from '../authorizations/use-case-deps';
-import { accessReviewReport, createAccessReview, decideAccessReviewItemFor, getAccessReview, listAccessReviews } from './access-reviews';
+import { accessReviewReport, createAccessReview, decideAccessReviewItemFor, getAccessReview } from './access-reviews';
 
 export interface AccessReviewRoutesDeps extends Omit<UseCaseDeps, 'newEventId'> {
   accessLog: Pick<AccessLogStore, 'usage' | 'dailyReads'>;
@@ -87,8 +89,8 @@ export function accessReviewRoutes(deps: AccessReviewRoutesDeps): Router {
       const limit = pageLimitOf(req, ACCESS_REVIEW_LIMIT);
       const cursor = singleQueryParameter(req, 'cursor');
       const after = cursor === undefined ? undefined : ACCESS_REVIEW_CURSOR.read(cursor);
-      const { items, next } = await listAccessReviews(useCaseDeps, req.params.organizationId, { limit, ...(after ? { after } : {}) });
-      res.json({ items, nextCursor: next ? ACCESS_REVIEW_CURSOR.write(next) : null });
+      const read = (count: number) => deps.store.listReviews(req.params.organizationId, { limit: count, ...(after ? { after } : {}) });
+      res.json(await cursorPage(read, limit, toAccessReviewSummary, ACCESS_REVIEW_CURSOR.write));
     })
     .post(...writer, ...jsonBody(BODY_LIMIT), async (req, res) => {
       const body: unknown = req.body;

@@ -1,5 +1,5 @@
 import type { Router } from 'express';
-import type { AuditLogEntry, AuditRecord } from '@rsd/contracts';
+import type { AuditLogEntry } from '@rsd/contracts';
 import { labelledRouter } from '@rsd/observability';
 import { answerLog, answerOtherMethods, fieldColumns, type Column, type TokenVerifier } from '@rsd/platform';
 import type { AuditFilter, AuditLogStore, AuditPosition } from '@rsd/ports';
@@ -36,7 +36,7 @@ export function auditLogRoutes(deps: AuditLogRoutesDeps): Router {
       read: (limit: number, after: AuditPosition | undefined) =>
         deps.auditLog.page(filter, { limit, ...(after ? { after: { at: after.at, eventId: after.eventId } } : {}) }),
       entryOf,
-      cursorAfter: (record: AuditRecord) => AUDIT_LOG_CURSOR.write(record),
+      cursorAfter: AUDIT_LOG_CURSOR.write,
       columns: AUDIT_LOG_COLUMNS,
       filename: `audit-log-${req.params.organizationId}`,
     };
