@@ -1,7 +1,7 @@
 import type { OrganizationAlertEvent, Webhook, WebhookDelivery, WebhookDisabledReason } from '@resilience-score/client';
 import { ALERT_TYPES } from '@rsd/contracts';
 import { html, type Html } from './html';
-import { choices, dataTable, formProblems, noticeAmong, pageTop, secretValue, type FormProblems } from './page-parts';
+import { checkboxes, choices, dataTable, formProblems, noticeAmong, pageTop, secretValue, type FormProblems } from './page-parts';
 import { ALERT_LABELS, csrfField, instant, layout, type Viewer } from './pages';
 
 // The organization's alert webhooks in the console (decisions 44-45): the notifier's lifecycle, in pages.
@@ -223,13 +223,7 @@ function webhookForm(
       ${fieldProblem('url')}
       <fieldset id="events" ${described('events')}>
         <legend>Alerts to send</legend>
-        ${ALERT_TYPES.map(
-          (type) =>
-            html`<label class="check"
-              ><input type="checkbox" name="events" value="${type}" ${form.events.includes(type) ? html` checked` : html``} />
-              ${ALERT_LABELS[type]} <code>${type}</code></label
-            >`,
-        )}
+        ${checkboxes('events', ALERT_TYPES, ALERT_LABELS, form.events)}
       </fieldset>
       ${fieldProblem('events')}
       <div class="actions"><button type="submit">${options.submit}</button></div>

@@ -13,7 +13,7 @@ import {
 } from '@rsd/contracts';
 import type { DayOfReads as DailyReads } from '@rsd/contracts';
 import { html, type Html } from './html';
-import { choices, dataTable, formProblems, pageTop, secretValue, type FormProblems } from './page-parts';
+import { checkboxes, choices, dataTable, formProblems, pageTop, shownOnce, type FormProblems } from './page-parts';
 import { readsChart } from './reads-chart';
 
 // Server-rendered pages of the console: plain HTML and one stylesheet, one small script for the copy button.
@@ -241,13 +241,7 @@ export function createPage(viewer: Viewer, form: CreateForm, problems: FieldProb
         ${fieldProblem('recipientName')}
         <fieldset id="scopes" ${described('scopes')}>
           <legend>Data the recipient may read</legend>
-          ${SCOPES.map(
-            (scope) =>
-              html`<label class="check"
-                ><input type="checkbox" name="scopes" value="${scope}" ${form.scopes.includes(scope) ? html` checked` : html``} />
-                ${SCOPE_LABELS[scope]} <code>${scope}</code></label
-              >`,
-          )}
+          ${checkboxes('scopes', SCOPES, SCOPE_LABELS, form.scopes)}
         </fieldset>
         ${fieldProblem('scopes')}
         <label for="expiresAt">Expires <span class="hint">(optional; valid through the end of that day, UTC)</span></label>
@@ -308,18 +302,12 @@ export function keyPage(viewer: Viewer, issued: IssuedKey): Html {
   return layout(
     kind === 'created' ? 'Authorization created' : 'New key issued',
     html`<h1>${kind === 'created' ? 'Authorization created' : 'New key issued'}</h1>
-      <div class="warning" role="note">
-        <p>
-          <strong>This key is shown once.</strong> Copy it now and give it to ${recipientOf(authorization)} through a secure channel. It
-          cannot be shown again; if it is lost, rotate the key.
-        </p>
-      </div>
-      <dl class="facts">
-        <dt>Client ID</dt>
-        <dd><code id="client-id">${authorization.clientId}</code></dd>
-        <dt>API key</dt>
-        <dd>${secretValue('api-key', apiKey, 'Copy key')}</dd>
-      </dl>
+      ${shownOnce(
+        html`<strong>This key is shown once.</strong> Copy it now and give it to ${recipientOf(authorization)} through a secure channel. It
+          cannot be shown again; if it is lost, rotate the key.`,
+        authorization.clientId,
+        { term: 'API key', id: 'api-key', value: apiKey, copy: 'Copy key' },
+      )}
       ${
         kind === 'rotated'
           ? html`<p>
@@ -342,20 +330,14 @@ export function claimLinkPage(viewer: Viewer, authorization: Authorization, clai
   return layout(
     'Claim link issued',
     html`<h1>Claim link issued</h1>
-      <div class="warning" role="note">
-        <p>
-          <strong>This link is shown once and works once.</strong> Send it to ${recipientOf(authorization)}: opening it shows what is
-          granted, and the key is created when they claim it. Nobody else ever sees the key.
-        </p>
-      </div>
-      <dl class="facts">
-        <dt>Client ID</dt>
-        <dd><code id="client-id">${authorization.clientId}</code></dd>
-        <dt>Claim link</dt>
-        <dd>${secretValue('claim-url', claim.url, 'Copy link')}</dd>
-        <dt>Link works until</dt>
-        <dd>${instant(claim.expiresAt, '')}</dd>
-      </dl>
+      ${shownOnce(
+        html`<strong>This link is shown once and works once.</strong> Send it to ${recipientOf(authorization)}: opening it shows what is
+          granted, and the key is created when they claim it. Nobody else ever sees the key.`,
+        authorization.clientId,
+        { term: 'Claim link', id: 'claim-url', value: claim.url, copy: 'Copy link' },
+        html`<dt>Link works until</dt>
+          <dd>${instant(claim.expiresAt, '')}</dd>`,
+      )}
       <p><a href="${detailPath(authorization.clientId)}">View the authorization</a> · <a href="/console">All authorizations</a></p>`,
     viewer,
   );
