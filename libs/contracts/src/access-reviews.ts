@@ -60,13 +60,28 @@ export const accessReviewProgressSchema = z
   .meta({ id: 'AccessReviewProgress' });
 export type AccessReviewProgress = z.infer<typeof accessReviewProgressSchema>;
 
+/** A grant as it stood when a review began: its recipient and scopes (the review's Created event records them). */
+export const accessReviewGrantShape = {
+  clientId: clientIdSchema,
+  recipientType: recipientTypeSchema,
+  recipientName: z.string().nullable(),
+  scopes: z.array(scopeSchema),
+};
+
+/** What a review began with, as its Created event records it: who began it, when it falls due and what happens to what is undecided then. */
+export const accessReviewStartShape = {
+  reviewId: accessReviewIdSchema,
+  organizationId: organizationIdSchema,
+  createdAt: utcInstantSchema,
+  createdBy: auditActorSchema,
+  dueAt: utcInstantSchema,
+  onOverdue: accessReviewDecisionSchema,
+};
+
 /** One grant under review, as it stood when the review began, and what was decided of it. */
 export const accessReviewItemSchema = z
   .object({
-    clientId: clientIdSchema,
-    recipientType: recipientTypeSchema,
-    recipientName: z.string().nullable(),
-    scopes: z.array(scopeSchema),
+    ...accessReviewGrantShape,
     decision: accessReviewDecisionSchema.nullable().meta({ description: 'null while undecided' }),
     note: z.string().nullable(),
     decidedAt: utcInstantSchema.nullable(),
@@ -78,12 +93,7 @@ export type AccessReviewItem = z.infer<typeof accessReviewItemSchema>;
 
 export const accessReviewSummarySchema = z
   .object({
-    reviewId: accessReviewIdSchema,
-    organizationId: organizationIdSchema,
-    createdAt: utcInstantSchema,
-    createdBy: auditActorSchema,
-    dueAt: utcInstantSchema,
-    onOverdue: accessReviewDecisionSchema,
+    ...accessReviewStartShape,
     status: accessReviewStatusSchema,
     completedAt: utcInstantSchema.nullable(),
     progress: accessReviewProgressSchema,
