@@ -3,6 +3,7 @@ import { auditActorSchema } from './audit';
 import { recipientTypeSchema, scopeSchema } from './authorization';
 import { clientIdSchema, instantInputSchema, organizationIdSchema, utcInstantSchema } from './ids';
 import { newestFirstPageSchema } from './pages';
+import { signedDocumentSchema } from './signed-jws';
 
 /*
  * Decision 54's access reviews (evidence for SOC 2 CC6.2-6.3): every active grant of an organization
@@ -133,13 +134,5 @@ export const accessReviewReportSchema = accessReviewSummarySchema
   .meta({ id: 'AccessReviewReport' });
 export type AccessReviewReport = z.infer<typeof accessReviewReportSchema>;
 
-export const signedAccessReviewReportSchema = z
-  .object({
-    report: accessReviewReportSchema,
-    jws: z.string().meta({
-      description:
-        'The report as a compact JWS (EdDSA, `kid` of a key at the read API’s /.well-known/jwks.json): its payload is `report`, byte for byte',
-    }),
-  })
-  .meta({ id: 'SignedAccessReviewReport' });
+export const signedAccessReviewReportSchema = signedDocumentSchema('report', accessReviewReportSchema, 'SignedAccessReviewReport');
 export type SignedAccessReviewReport = z.infer<typeof signedAccessReviewReportSchema>;
