@@ -44,6 +44,23 @@ export interface Viewer {
   csrfToken: string;
 }
 
+/**
+ * A signed-in page of the console: `layout` with the crumbs back, the heading (the title unless
+ * `heading` says) and what a redirect or a refusal has to say (`said`), then `body`.
+ */
+export function consolePage(
+  viewer: Viewer,
+  top: {
+    title: string;
+    heading?: string | Html;
+    crumbs?: readonly { href: string; label: string }[];
+    said?: { notice?: string | undefined; problem?: string | Html | undefined };
+  },
+  body: Html,
+): Html {
+  return layout(top.title, html`${pageTop(top.heading ?? top.title, top.crumbs ?? [], top.said)} ${body}`, viewer);
+}
+
 export function layout(title: string, body: Html, viewer?: Viewer): Html {
   return html`<!doctype html>
     <html lang="en">
@@ -359,10 +376,10 @@ export function detailPage(
   const active = authorization.status === 'active';
   // An offer waiting for its account is revoked as any grant.
   const revocable = active || authorization.status === 'pending';
-  return layout(
-    recipientOf(authorization),
-    html`${pageTop(recipientOf(authorization), [], options)}
-      <dl class="facts">
+  return consolePage(
+    viewer,
+    { title: recipientOf(authorization), said: options },
+    html`<dl class="facts">
         <dt>Client ID</dt>
         <dd><code>${authorization.clientId}</code></dd>
         <dt>Type</dt>
@@ -456,7 +473,6 @@ export function detailPage(
           }
         </nav>
       </section>`,
-    viewer,
   );
 }
 
@@ -542,10 +558,10 @@ function accessLogTable(page: AccessLogPage): Html {
 }
 
 export function confirmRevokePage(viewer: Viewer, authorization: Authorization): Html {
-  return layout(
-    'Revoke access',
-    html`${pageTop(`Revoke access for ${recipientOf(authorization)}?`, [])}
-      <p>
+  return consolePage(
+    viewer,
+    { title: 'Revoke access', heading: `Revoke access for ${recipientOf(authorization)}?` },
+    html`<p>
         Reads with Client ID <code>${authorization.clientId}</code> are refused from the moment you confirm, with every key it has. This
         cannot be undone: to grant access again, create a new authorization.
       </p>
@@ -554,7 +570,6 @@ export function confirmRevokePage(viewer: Viewer, authorization: Authorization):
         <button type="submit" class="danger">Revoke access</button>
         <a href="${detailPath(authorization.clientId)}">Cancel</a>
       </form>`,
-    viewer,
   );
 }
 
