@@ -10,22 +10,21 @@ import {
   portfolioScenarios,
   portfolioSecrets,
   portfolioWebhookScenarios,
+  SCENARIO_ACCOUNT_LIMIT,
   type PortfolioWebhookTarget,
 } from '../support/portfolio-scenarios';
-
-const ACCOUNT_LIMIT = 300;
 
 // Every request comes from 127.0.0.1: the refused keys below must not reach the per-address limit.
 const suite = embeddedSuite('rsd-portfolio-', {
   FAILED_AUTH_LIMIT_PER_MINUTE: '100000',
-  ACCOUNT_RATE_LIMIT_PER_MINUTE: String(ACCOUNT_LIMIT),
+  ACCOUNT_RATE_LIMIT_PER_MINUTE: String(SCENARIO_ACCOUNT_LIMIT),
   // The receivers of the portfolio's webhooks are on loopback: decision 28's development flag.
   WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true',
   // One proxy hop trusted: a grant limited to other addresses has its webhook made from one it names in X-Forwarded-For.
   TRUST_PROXY_HOPS: '1',
 });
 
-const scenarios = portfolioScenarios(() => ({ ...suite.target(), accountLimitPerMinute: ACCOUNT_LIMIT }));
+const scenarios = portfolioScenarios(() => ({ ...suite.target(), accountLimitPerMinute: SCENARIO_ACCOUNT_LIMIT }));
 
 /** The real `rsd` bin, with the given environment on top of the suite's; never throws. */
 function rsd(args: string[], env: Record<string, string> = {}) {
@@ -39,7 +38,7 @@ const exported = (stdout: string) => new Map([...stdout.matchAll(/^export (\w+)=
 const webhookTarget = (): PortfolioWebhookTarget => ({
   ...suite.target(),
   receiverHost: '127.0.0.1',
-  accountLimitPerMinute: ACCOUNT_LIMIT,
+  accountLimitPerMinute: SCENARIO_ACCOUNT_LIMIT,
 });
 
 const webhookScenarios = portfolioWebhookScenarios(webhookTarget);

@@ -28,7 +28,7 @@ import type { AccessLogStore, AuditLogStore, AuthorizationStore, EventLog, Offbo
 import { anAccessRecord as aTestkitAccessRecord, startApp, TEST_JWT_SECRET, type RunningApp } from '@rsd/testkit';
 import { openEmbeddedStores } from '../../libs/embedded/src/testing/temp-database';
 import { buildApp, type CredentialsAppDeps } from '../../services/credentials/src/app';
-import { AUDITED_TOPICS, auditProjection } from '../../services/credentials/src/audit-log/audit-projection';
+import { AUDITED_TOPICS, auditProjection } from '@rsd/consumers';
 import { credentialsConfigSchema } from '../../services/credentials/src/config';
 import { ERASURE_TOPICS, erasureFeed } from '../../services/credentials/src/erasure/erasure-feed';
 

@@ -21,6 +21,12 @@ export interface PortfolioTarget {
   accountLimitPerMinute: number;
 }
 
+/**
+ * The account limit (ACCOUNT_RATE_LIMIT_PER_MINUTE) every runtime's suite starts the product with: low
+ * enough that the limit's scenario reaches it in moments, high enough that no other scenario does.
+ */
+export const SCENARIO_ACCOUNT_LIMIT = 300;
+
 /** For the portfolio's webhooks: a notifier that may deliver to `receiverHost` (WEBHOOK_ALLOW_PRIVATE_TARGETS). */
 export interface PortfolioWebhookTarget extends PortfolioTarget {
   notifier: string;

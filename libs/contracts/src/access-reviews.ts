@@ -3,6 +3,7 @@ import { auditActorSchema } from './audit';
 import { recipientTypeSchema, scopeSchema } from './authorization';
 import { clientIdSchema, instantInputSchema, organizationIdSchema, utcInstantSchema } from './ids';
 import { newestFirstPageSchema } from './pages';
+import { signedDocumentSchema } from './signed-jws';
 
 /*
  * Decision 54's access reviews (evidence for SOC 2 CC6.2-6.3): every active grant of an organization
@@ -60,13 +61,28 @@ export const accessReviewProgressSchema = z
   .meta({ id: 'AccessReviewProgress' });
 export type AccessReviewProgress = z.infer<typeof accessReviewProgressSchema>;
 
+/** A grant as it stood when a review began: its recipient and scopes (the review's Created event records them). */
+export const accessReviewGrantShape = {
+  clientId: clientIdSchema,
+  recipientType: recipientTypeSchema,
+  recipientName: z.string().nullable(),
+  scopes: z.array(scopeSchema),
+};
+
+/** What a review began with, as its Created event records it: who began it, when it falls due and what happens to what is undecided then. */
+export const accessReviewStartShape = {
+  reviewId: accessReviewIdSchema,
+  organizationId: organizationIdSchema,
+  createdAt: utcInstantSchema,
+  createdBy: auditActorSchema,
+  dueAt: utcInstantSchema,
+  onOverdue: accessReviewDecisionSchema,
+};
+
 /** One grant under review, as it stood when the review began, and what was decided of it. */
 export const accessReviewItemSchema = z
   .object({
-    clientId: clientIdSchema,
-    recipientType: recipientTypeSchema,
-    recipientName: z.string().nullable(),
-    scopes: z.array(scopeSchema),
+    ...accessReviewGrantShape,
     decision: accessReviewDecisionSchema.nullable().meta({ description: 'null while undecided' }),
     note: z.string().nullable(),
     decidedAt: utcInstantSchema.nullable(),
@@ -78,12 +94,7 @@ export type AccessReviewItem = z.infer<typeof accessReviewItemSchema>;
 
 export const accessReviewSummarySchema = z
   .object({
-    reviewId: accessReviewIdSchema,
-    organizationId: organizationIdSchema,
-    createdAt: utcInstantSchema,
-    createdBy: auditActorSchema,
-    dueAt: utcInstantSchema,
-    onOverdue: accessReviewDecisionSchema,
+    ...accessReviewStartShape,
     status: accessReviewStatusSchema,
     completedAt: utcInstantSchema.nullable(),
     progress: accessReviewProgressSchema,
@@ -123,13 +134,5 @@ export const accessReviewReportSchema = accessReviewSummarySchema
   .meta({ id: 'AccessReviewReport' });
 export type AccessReviewReport = z.infer<typeof accessReviewReportSchema>;
 
-export const signedAccessReviewReportSchema = z
-  .object({
-    report: accessReviewReportSchema,
-    jws: z.string().meta({
-      description:
-        'The report as a compact JWS (EdDSA, `kid` of a key at the read API’s /.well-known/jwks.json): its payload is `report`, byte for byte',
-    }),
-  })
-  .meta({ id: 'SignedAccessReviewReport' });
+export const signedAccessReviewReportSchema = signedDocumentSchema('report', accessReviewReportSchema, 'SignedAccessReviewReport');
 export type SignedAccessReviewReport = z.infer<typeof signedAccessReviewReportSchema>;

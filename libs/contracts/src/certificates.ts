@@ -3,6 +3,7 @@ import { recipientTypeSchema } from './authorization';
 import { clientIdSchema, isoDateSchema, organizationIdSchema, utcInstantSchema } from './ids';
 import { PORTFOLIO_LIMIT, portfolioLeftOutSchema } from './portfolio';
 import { gradeSchema, pillarScoresSchema, scoreValueSchema } from './resources';
+import { signedDocumentSchema } from './signed-jws';
 
 /** Decision 55: what a certificate's JWS says in its protected header besides `alg` and `kid`. */
 export const CERTIFICATE_JWS_TYPE = 'rsd-certificate+json';
@@ -43,15 +44,7 @@ export const certificateSchema = z
 export type Certificate = z.infer<typeof certificateSchema>;
 
 /** GET /v1/customers/{clientId}/certificate */
-export const certificateResourceSchema = z
-  .object({
-    certificate: certificateSchema,
-    jws: z.string().meta({
-      description:
-        'The certificate as a compact JWS (EdDSA, `kid` of a key at /.well-known/jwks.json): its payload is `certificate`, byte for byte',
-    }),
-  })
-  .meta({ id: 'SignedCertificate' });
+export const certificateResourceSchema = signedDocumentSchema('certificate', certificateSchema, 'SignedCertificate');
 export type CertificateResource = z.infer<typeof certificateResourceSchema>;
 
 /** GET /v1/portfolio/certificates: a page of the account's grants, each with its certificate on asOf. */

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { alertDetailsShape, alertTypeSchema } from './alerts';
-import { accessReviewDecisionSchema, accessReviewIdSchema } from './access-reviews';
+import { accessReviewDecisionSchema, accessReviewGrantShape, accessReviewIdSchema, accessReviewStartShape } from './access-reviews';
 import { auditActorSchema, auditShape, auditStampSchema } from './audit';
 import { recipientTypeSchema, revocationReasonSchema, scopeSchema } from './authorization';
 import { clientIdSchema, organizationIdSchema, recipientAccountIdSchema, utcInstantSchema } from './ids';
@@ -273,20 +273,8 @@ export const authorizationAlertedSchema = cloudEvent(
 export const accessReviewCreatedSchema = changeEvent(
   EVENT_TYPES.accessReviewCreated,
   z.object({
-    reviewId: accessReviewIdSchema,
-    organizationId: organizationIdSchema,
-    createdAt: utcInstantSchema,
-    createdBy: auditActorSchema,
-    dueAt: utcInstantSchema,
-    onOverdue: accessReviewDecisionSchema,
-    items: z.array(
-      z.object({
-        clientId: clientIdSchema,
-        recipientType: recipientTypeSchema,
-        recipientName: z.string().nullable(),
-        scopes: z.array(scopeSchema),
-      }),
-    ),
+    ...accessReviewStartShape,
+    items: z.array(z.object(accessReviewGrantShape)),
     revision: revisionSchema,
   }),
 );

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { DEFAULT_OVERLAP_SECONDS, recipientTypeSchema, scopeSchema } from './authorization';
+import { authorizationSchema, DEFAULT_OVERLAP_SECONDS, recipientTypeSchema, scopeSchema } from './authorization';
 import { clientIdSchema, organizationIdSchema, recipientAccountIdSchema, utcInstantSchema } from './ids';
 import { pillarBreakdownResourceSchema, scoreResourceSchema } from './resources';
 
@@ -20,14 +20,8 @@ export const portfolioSchema = z
 export type Portfolio = z.infer<typeof portfolioSchema>;
 
 /** One active grant of the account, as the organization granted it. */
-export const portfolioCustomerSchema = z
-  .object({
-    clientId: clientIdSchema,
-    organizationId: organizationIdSchema,
-    recipientType: recipientTypeSchema,
-    scopes: z.array(scopeSchema),
-    expiresAt: utcInstantSchema.nullable(),
-  })
+export const portfolioCustomerSchema = authorizationSchema
+  .pick({ clientId: true, organizationId: true, recipientType: true, scopes: true, expiresAt: true })
   .meta({ id: 'PortfolioCustomer' });
 export type PortfolioCustomer = z.infer<typeof portfolioCustomerSchema>;
 

@@ -1,4 +1,5 @@
 import type { Request, Response } from 'express';
+import { cursorPage } from './paging';
 
 /*
  * Decision 54's exports: a log (the audit trail, the access log) as CSV or NDJSON, streamed at any
@@ -85,6 +86,43 @@ export async function streamExport<T>(
     after = page.at(-1);
   }
   res.end();
+}
+
+/** A log (decision 54) as its list reads it: JSON pages and exports alike. */
+export interface ExportableLog<Item extends Position, Position, Entry extends object> {
+  /** Up to `limit` records after `after` (from the start without), in the list's order, filtered as asked. */
+  read(limit: number, after: Position | undefined): Promise<readonly Item[]>;
+  /** What the caller sees of a record: a JSON page's item, an NDJSON line. */
+  entryOf: (item: NoInfer<Item>) => Entry;
+  /** The cursor after a record: a JSON page's `nextCursor`. */
+  cursorAfter: (item: NoInfer<Item>) => string;
+  columns: readonly Column<NoInfer<Item>>[];
+  /** The export's file name, without its extension. */
+  filename: string;
+}
+
+/**
+ * A log answered as the caller asked (`exportFormatOf`): a JSON page `{ items, nextCursor }` of `limit`
+ * entries after `after` (read one more, so whether another page follows is known), or every entry from
+ * `after` on as CSV or NDJSON (an export runs to the end of what the filters match).
+ */
+export async function answerLog<Item extends Position, Position, Entry extends object>(
+  req: Request,
+  res: Response,
+  log: ExportableLog<Item, Position, Entry>,
+  page: { limit: number; after?: NoInfer<Position> | undefined },
+): Promise<void> {
+  const format = exportFormatOf(req);
+  if (format === 'json') {
+    res.json(await cursorPage((limit) => log.read(limit, page.after), page.limit, log.entryOf, log.cursorAfter));
+    return;
+  }
+  await streamExport<Item>(res, format, {
+    columns: log.columns,
+    line: (item) => log.entryOf(item),
+    filename: log.filename,
+    read: (last) => log.read(EXPORT_PAGE_SIZE, last ?? page.after),
+  });
 }
 
 /** One CSV record, CRLF-terminated as RFC 4180 has it. */

@@ -12,6 +12,20 @@ export function pageOf<T>(found: readonly T[], limit: number): { items: T[]; nex
   return { items, next: found.length > limit ? items.at(-1) : undefined };
 }
 
+/**
+ * A JSON page of a list, `{ items, nextCursor }`: `read` asked for one entry more than `limit`, the
+ * first `limit` as `entryOf` shows them, and the cursor after the last of them when another page follows.
+ */
+export async function cursorPage<T, Entry>(
+  read: (limit: number) => Promise<readonly T[]>,
+  limit: number,
+  entryOf: (item: T) => Entry,
+  cursorAfter: (item: T) => string,
+): Promise<{ items: Entry[]; nextCursor: string | null }> {
+  const { items, next } = pageOf(await read(limit + 1), limit);
+  return { items: items.map((item) => entryOf(item)), nextCursor: next ? cursorAfter(next) : null };
+}
+
 /** Opaque to callers: the text of a position, versioned by its owner so its form can change, in base64url. */
 export function opaqueCursor(text: string): string {
   return Buffer.from(text, 'utf8').toString('base64url');
@@ -37,4 +51,30 @@ export function cursorParts<const K extends readonly string[]>(
     throw new ApiError('INVALID_PARAMETER', 'cursor is not one this API returned as nextCursor');
   }
   return parts;
+}
+
+/** How one list writes its cursors and reads them back. */
+export interface CursorCodec<K extends string> {
+  /** The cursor after `position` (its named parts only). */
+  write: (position: Readonly<Record<K, string>>) => string;
+  /** The position a cursor `write` gave; anything else is INVALID_PARAMETER (`cursorParts`). */
+  read: (cursor: string) => Record<K, string>;
+}
+
+/**
+ * A list's cursor: `version|part|…` made opaque, the parts in the order `parts` names them, each matching
+ * its pattern (a part is never empty and never holds `|`), and `valid` holding of them. The version lets
+ * the list change the form later and still tell its own cursors apart.
+ */
+export function cursorCodec<K extends string>(
+  version: string,
+  parts: Readonly<Record<K, string>>,
+  options: { maxLength?: number; valid?: (position: Record<K, string>) => boolean } = {},
+): CursorCodec<K> {
+  const names = Object.keys(parts) as K[];
+  const shape = new RegExp(`^${version}${names.map((name) => `\\|(${parts[name]})`).join('')}$`);
+  return {
+    write: (position) => opaqueCursor([version, ...names.map((name) => position[name])].join('|')),
+    read: (cursor) => cursorParts(cursor, shape, names, options),
+  };
 }

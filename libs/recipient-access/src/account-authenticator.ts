@@ -10,7 +10,8 @@ import {
   type RecipientAccountView,
 } from '@rsd/domain';
 import { ApiError } from '@rsd/platform';
-import { accountRateLimit, countingFailures, failedAuthenticationLimit } from './rate-limits';
+import { accountRateLimit, countingFailures, failedAuthenticationLimit, type LimitCheck } from './rate-limits';
+import { requireCurrentKey } from './current-key';
 import { apiKeyOf, type RecipientAuthenticationDeps } from './authenticate-recipient';
 
 export interface AuthenticatedAccount {
@@ -20,7 +21,7 @@ export interface AuthenticatedAccount {
   key: KeyMatch;
 }
 
-const INVALID_ACCOUNT_KEY = 'The x-api-key header does not hold a valid recipient account key';
+export const INVALID_ACCOUNT_KEY = 'The x-api-key header does not hold a valid recipient account key';
 
 /**
  * An account key's account, wherever accounts are kept (the read side's views, the credentials
@@ -66,4 +67,26 @@ export function accountAuthenticator(deps: RecipientAuthenticationDeps) {
     if (limit.outcome === 'limited') throw limit.refusal;
     return { account, clientAddress: addressOf(req), key };
   };
+}
+
+/**
+ * How a route of the service that keeps the accounts knows the account calling with its key in
+ * `x-api-key` (`find`: the account a key's digest names, in its store). `authenticated`: any key of the
+ * account that works now (the current one, or the previous one within its overlap), a refusal counted
+ * against the address's failed-authentication budget, as on the read API. `managingAccount`: decision
+ * 50, what changes the account takes its current key; the previous one is refused with KEY_READ_ONLY.
+ */
+export function accountKeyCallers<Account extends Parameters<typeof accountKeyMatch>[1]>(
+  find: (digest: string) => Promise<Account | undefined>,
+  clock: { now(): Date },
+  limitFailures: LimitCheck,
+) {
+  const authenticated = (req: Request, res: Response) =>
+    countingFailures(limitFailures, req, res, () => verifyAccountKey(apiKeyOf(req.headers['x-api-key']), clock.now(), find));
+  const managingAccount = async (req: Request, res: Response) => {
+    const caller = await authenticated(req, res);
+    requireCurrentKey(caller);
+    return caller.account;
+  };
+  return { authenticated, managingAccount };
 }

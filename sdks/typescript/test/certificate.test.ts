@@ -8,6 +8,7 @@ import {
   verifySignedJws,
   type Certificate,
 } from '@resilience-score/client';
+import { aCertificate } from '@rsd/testkit';
 
 /**
  * verifyCertificate against JWSs made by jose (an implementation independent of the SDK's), offline:
@@ -19,18 +20,11 @@ function aKey(kid: string) {
   return { kid, signing: { kty: 'OKP', crv: 'Ed25519', x, d }, published: { kty: 'OKP', crv: 'Ed25519', x: x!, kid } };
 }
 
-const certificate: Certificate = {
-  certificateId: 'crt_AAAAAAAAAAAAAAAAAAAAAA',
-  organization: { organizationId: 'acme' },
+// The product's certificate, typed as the SDK declares it: the two must agree.
+const certificate: Certificate = aCertificate({
   recipient: { clientId: 'rs_AAAAAAAAAAAAAAAAAAAAAAAA', type: 'auditor', name: 'Müller & Søn Audit' },
-  score: 72,
-  grade: 'Strengthen',
-  scoreDate: '2026-11-20',
-  calculatedAt: '2026-11-20T06:00:00.000Z',
-  asOf: '2026-11-25',
-  issuedAt: '2026-12-02T06:00:00.000Z',
   eventIds: ['f3b1c2d4-0000-4000-8000-000000000001', 'f3b1c2d4-0000-4000-8000-000000000002'],
-};
+});
 
 async function signed(key: ReturnType<typeof aKey>, header: Record<string, unknown> = {}, payload: unknown = certificate): Promise<string> {
   return new CompactSign(Buffer.from(JSON.stringify(payload)))

@@ -20,13 +20,10 @@ import {
   type Jwks,
   type ScoreSubmission,
 } from '@resilience-score/client';
-import type { ProductUnderTest } from './product-under-test.js';
+import { aScoreDaysAgo, DAY, type ProductUnderTest } from './product-under-test.js';
 
 /** What the product must be started with for this suite: the tests poll until it has caught up, well within this; receivers on loopback (decision 28's development flag). */
 export const ORGANIZATION_SUITE_ENV = { RATE_LIMIT_PER_MINUTE: '1000', WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true' };
-
-const GRADES = ['Prioritize', 'Improve', 'Strengthen', 'Optimize', 'Sustain'] as const;
-const DAY = 86_400_000;
 
 /**
  * The Organization client against the real product, on whichever runtime `running` gives (started with
@@ -73,17 +70,8 @@ export function organizationSuite(running: () => ProductUnderTest): void {
       ...options,
     });
 
-  const aScore = (organizationId: string, daysAgo: number, calculatedAt?: string): ScoreSubmission => {
-    const score = (daysAgo * 7) % 101;
-    return {
-      organizationId,
-      scoreDate: new Date(Date.now() - daysAgo * DAY).toISOString().slice(0, 10),
-      score,
-      grade: GRADES[Math.min(Math.floor(score / 20), 4)]!,
-      pillarScores: { structuralIntegrity: score, failureResistance: 50, deviceHealth: 60, recoveryCapability: 70 },
-      ...(calculatedAt === undefined ? {} : { calculatedAt }),
-    };
-  };
+  const aScore = (organizationId: string, daysAgo: number, calculatedAt?: string): ScoreSubmission =>
+    aScoreDaysAgo(organizationId, (daysAgo * 7) % 101, daysAgo, calculatedAt);
 
   async function all<T>(items: AsyncIterable<T>): Promise<T[]> {
     const collected: T[] = [];

@@ -22,7 +22,7 @@ import {
   type ScoreSubmission,
   type Webhooks,
 } from '@resilience-score/client';
-import type { ProductUnderTest } from './product-under-test.js';
+import { aScoreDaysAgo, type ProductUnderTest } from './product-under-test.js';
 
 /** What the product must be started with for this suite: the tests poll until it has caught up, well within these; receivers on loopback (decision 28's development flag). */
 export const PORTFOLIO_SUITE_ENV = {
@@ -31,8 +31,6 @@ export const PORTFOLIO_SUITE_ENV = {
   WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true',
 };
 
-const GRADES = ['Prioritize', 'Improve', 'Strengthen', 'Optimize', 'Sustain'] as const;
-const DAY = 86_400_000;
 const GRANTS = 7;
 /** How long ago the first score of an organization is dated: the scores a test publishes after it are newer. */
 const FIRST_SCORE_DAYS_AGO = 10;
@@ -99,15 +97,7 @@ export function portfolioSuite(running: () => ProductUnderTest): void {
     return { id, organization: new Organization({ token, ...urls(), ingestUrl: `${product.urls.scoreIngest}/v1` }) };
   }
 
-  function aScore(organizationId: string, score: number, daysAgo = 1): ScoreSubmission {
-    return {
-      organizationId,
-      scoreDate: new Date(Date.now() - daysAgo * DAY).toISOString().slice(0, 10),
-      score,
-      grade: GRADES[Math.min(Math.floor(score / 20), 4)]!,
-      pillarScores: { structuralIntegrity: score, failureResistance: 50, deviceHealth: 60, recoveryCapability: 70 },
-    };
-  }
+  const aScore = (organizationId: string, score: number, daysAgo = 1): ScoreSubmission => aScoreDaysAgo(organizationId, score, daysAgo);
 
   /**
    * An account made as a recipient makes one: an organization's claim link claimed `into: "account"`.

@@ -1,4 +1,5 @@
 import { readDevSecret, signDevToken } from '@rsd/platform';
+import type { ScoreSubmission } from '@resilience-score/client';
 import { startEmbeddedOnNewDataDir, stopAndRemove, type EmbeddedOnDataDir } from '../../../test/support/embedded-suite.js';
 
 /**
@@ -28,4 +29,19 @@ export function onTheEmbeddedRuntime(prefix: string, env: Record<string, string>
   afterAll(() => stopAndRemove(started?.product, started?.dataDir));
 
   suite(() => ({ urls: started!.product.urls, token: (claims) => signDevToken(devSecret, claims) }));
+}
+
+const GRADES = ['Prioritize', 'Improve', 'Strengthen', 'Optimize', 'Sustain'] as const;
+export const DAY = 86_400_000;
+
+/** A score for `organizationId` dated `daysAgo` UTC days before now, with the grade its score falls in. */
+export function aScoreDaysAgo(organizationId: string, score: number, daysAgo: number, calculatedAt?: string): ScoreSubmission {
+  return {
+    organizationId,
+    scoreDate: new Date(Date.now() - daysAgo * DAY).toISOString().slice(0, 10),
+    score,
+    grade: GRADES[Math.min(Math.floor(score / 20), 4)]!,
+    pillarScores: { structuralIntegrity: score, failureResistance: 50, deviceHealth: 60, recoveryCapability: 70 },
+    ...(calculatedAt === undefined ? {} : { calculatedAt }),
+  };
 }

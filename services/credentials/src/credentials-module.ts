@@ -1,3 +1,4 @@
+import { AUDITED_TOPICS, auditProjection } from '@rsd/consumers';
 import { createServiceMetrics } from '@rsd/observability';
 import {
   consoleClientAddressVerifier,
@@ -16,7 +17,6 @@ import { buildApp } from './app';
 import type { CredentialsConfig } from './config';
 import { createExpiryScheduler } from './expiry/expiry-scheduler';
 import { createAccessReviewScheduler } from './access-reviews/access-review-scheduler';
-import { AUDITED_TOPICS, auditProjection } from './audit-log/audit-projection';
 import { accessAlerts } from './alerts/access-alerts';
 import { ERASURE_TOPICS, erasureFeed as erasureFeedOf } from './erasure/erasure-feed';
 import { startRetentions } from './retention/retentions';

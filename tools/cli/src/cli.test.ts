@@ -161,6 +161,19 @@ describe('rsd wrong usage (exit 2)', () => {
   });
 });
 
+/** The command succeeded and printed `printed` as JSON, having sent exactly one request: `request`'s method and URL, with its headers among others. */
+function expectPrintedAfterOne(
+  result: Awaited<ReturnType<typeof rsd>>,
+  printed: unknown,
+  request: { method: string; url: string; headers: Record<string, string> },
+): void {
+  expect(result.code).toBe(0);
+  expect(JSON.parse(result.stdout)).toEqual(printed);
+  expect(result.sent).toEqual([
+    expect.objectContaining({ method: request.method, url: request.url, headers: expect.objectContaining(request.headers) as unknown }),
+  ]);
+}
+
 describe('rsd options and the environment', () => {
   const RECORD = { clientId: 'rs_A', status: 'active' };
 
@@ -171,15 +184,11 @@ describe('rsd options and the environment', () => {
     ]) {
       const result = await rsd(args, { answers: [json(200, RECORD)] });
 
-      expect(result.code).toBe(0);
-      expect(JSON.parse(result.stdout)).toEqual(RECORD);
-      expect(result.sent).toEqual([
-        expect.objectContaining({
-          method: 'GET',
-          url: 'http://creds.test:1/v1/organizations/acme/authorizations/rs_A',
-          headers: expect.objectContaining({ authorization: 'Bearer jwt-1' }) as unknown,
-        }),
-      ]);
+      expectPrintedAfterOne(result, RECORD, {
+        method: 'GET',
+        url: 'http://creds.test:1/v1/organizations/acme/authorizations/rs_A',
+        headers: { authorization: 'Bearer jwt-1' },
+      });
     }
   });
 
@@ -261,15 +270,11 @@ describe('rsd portfolio offers and auto-accept', () => {
 
     const result = await rsd(['portfolio', 'offers', 'list', '--limit', '2'], { ...asAccount, answers: [json(200, page)] });
 
-    expect(result.code).toBe(0);
-    expect(JSON.parse(result.stdout)).toEqual(page);
-    expect(result.sent).toEqual([
-      expect.objectContaining({
-        method: 'GET',
-        url: 'http://creds.test:1/v1/portfolio/offers?limit=2',
-        headers: expect.objectContaining({ 'x-api-key': 'rsa_x' }) as unknown,
-      }),
-    ]);
+    expectPrintedAfterOne(result, page, {
+      method: 'GET',
+      url: 'http://creds.test:1/v1/portfolio/offers?limit=2',
+      headers: { 'x-api-key': 'rsa_x' },
+    });
   });
 
   test('when an offer is accepted, then the grant is printed; when one is declined, then what happened is said on stderr', async () => {

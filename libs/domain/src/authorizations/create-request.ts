@@ -1,5 +1,6 @@
 import { CLAIM_VALID_SECONDS, type CreateAuthorizationRequest, type KeyDelivery, type RecipientType, type Scope } from '@rsd/contracts';
 import { parseAddressRange } from '../access/address-ranges';
+import type { StoredAuthorization } from './authorization-record';
 
 /** A create request that keeps every rule: what the credentials service makes a grant of. */
 export interface ValidCreateRequest {
@@ -83,4 +84,34 @@ function addressProblems(allowedCidrs: readonly string[] | undefined): FieldProb
       ? []
       : [{ path: `allowedCidrs.${index}`, message: 'must be an IPv4 or IPv6 address or CIDR range, e.g. 203.0.113.0/24' }],
   );
+}
+
+/**
+ * A new grant's record from a create request that keeps every rule: at revision 1, never used, revoked
+ * or expired, with no previous key. `keyDigest` is null where no key exists yet (a claim link, an offer).
+ */
+export function newAuthorizationRecord(fields: {
+  organizationId: string;
+  clientId: string;
+  keyDigest: string | null;
+  request: ValidCreateRequest;
+  now: Date;
+}): StoredAuthorization {
+  const { organizationId, clientId, keyDigest, request, now } = fields;
+  return {
+    clientId,
+    organizationId,
+    recipientType: request.recipientType,
+    recipientName: request.recipientName,
+    scopes: request.scopes,
+    keyDigest,
+    previousKeyDigest: null,
+    previousKeyExpiresAt: null,
+    expiresAt: request.expiresAt,
+    allowedCidrs: request.allowedCidrs,
+    createdAt: now.toISOString(),
+    revokedAt: null,
+    expiredAt: null,
+    revision: 1,
+  };
 }

@@ -11,7 +11,7 @@ import type { StoredAuthorization } from '../authorizations/authorization-record
 import { digestApiKey, generateApiKey, generateClientId } from '../credential-formats';
 import { recipientAccountView } from '../views/account-views';
 import { credentialView, type CredentialView } from '../views/credential-view';
-import { decideLeakedAccountKey, decideLeakedGrantKey, keyPatternOf } from './leaked-keys';
+import { decideLeakedAccountKey, decideLeakedGrantKey, decideLeakedGrantKeyWithAlert, keyPatternOf, leakedKeyKindOf } from './leaked-keys';
 
 const NOW = new Date('2026-11-25T12:00:00.000Z');
 const stamp = { id: 'event-1', time: NOW };
@@ -201,5 +201,35 @@ describe('the regular expression registered with a secret-scanning provider', ()
       generateApiKey('ghp'),
     ];
     for (const other of others) expect(patternOf('rsk').test(other)).toBe(false);
+  });
+});
+
+describe('what the organization hears of a leak (decision 44)', () => {
+  const ids = () => {
+    let n = 0;
+    return () => `alert-event-${(n += 1)}`;
+  };
+
+  test('when a previous key ends alone, then a key_leaked alert of the grant is written with its event; a revoked grant is heard of by its reason alone', () => {
+    const previous = decideLeakedGrantKeyWithAlert(aGrant(), PREVIOUS, stamp, ids());
+    expect(previous).toMatchObject({ outcome: 'changed', label: 'true_positive' });
+    if (previous.outcome !== 'changed') return;
+    expect(previous.events.map((event) => event.type)).toEqual([
+      EVENT_TYPES.authorizationPreviousKeyRevoked,
+      EVENT_TYPES.authorizationAlerted,
+    ]);
+    expect(previous.events[1]?.data).toMatchObject({ alert: 'authorization.key_leaked', at: NOW.toISOString() });
+    expect(previous.record.alerts?.[0]).toMatchObject({ type: 'authorization.key_leaked' });
+
+    const current = decideLeakedGrantKeyWithAlert(aGrant(), CURRENT, stamp, ids());
+    expect(current.outcome === 'changed' && current.events.map((event) => event.type)).toEqual([EVENT_TYPES.authorizationRevoked]);
+    expect(decideLeakedGrantKeyWithAlert(aGrant(), OTHER, stamp, ids())).toEqual({ outcome: 'unchanged', label: 'false_positive' });
+  });
+
+  test("when a token is reported, then its kind is told by its prefix and checksum alone: a grant's, an account's, or none", () => {
+    expect(leakedKeyKindOf(generateApiKey('rsk'), 'rsk')).toBe('grant');
+    expect(leakedKeyKindOf(generateApiKey(ACCOUNT_KEY_PREFIX), 'rsk')).toBe('account');
+    const typo = generateApiKey('rsk').replace(/.$/, (last) => (last === 'a' ? 'b' : 'a'));
+    expect(leakedKeyKindOf(typo, 'rsk')).toBeUndefined();
   });
 });

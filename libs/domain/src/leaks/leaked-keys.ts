@@ -1,7 +1,9 @@
 import {
+  ACCOUNT_KEY_PREFIX,
   authorizationPreviousKeyRevokedSchema,
   EVENT_TYPES,
   recipientAccountKeyRevokedSchema,
+  type AuthorizationEvent,
   type AuthorizationPreviousKeyRevoked,
   type AuthorizationRevoked,
   type RecipientAccountKeyRevoked,
@@ -10,7 +12,10 @@ import type { StoredRecipientAccount } from '../accounts/recipient-account';
 import { checkedEvent, grantIds, type EventStamp } from '../authorizations/authorization-events';
 import { revocationReasonOf, statusOf, type StoredAuthorization } from '../authorizations/authorization-record';
 import { decideRevoke } from '../authorizations/deciders';
-import { digestsMatch, KEY_BODY_LENGTH, CHECKSUM_LENGTH } from '../credential-formats';
+import { activityOf } from '../alerts/alert-state';
+import { decideAlerts } from '../alerts/grant-alerts';
+import type { Origin } from '../audit/audit-trail';
+import { digestsMatch, hasValidChecksum, KEY_BODY_LENGTH, CHECKSUM_LENGTH } from '../credential-formats';
 
 /**
  * Decision 43's answer for one reported token, in GitHub's secret-scanning vocabulary:
@@ -30,6 +35,22 @@ export type LeakDecision<Record, Event> =
  */
 export function keyPatternOf(prefix: string): string {
   return `\\b${prefix}_[0-9A-Za-z]{${KEY_BODY_LENGTH + CHECKSUM_LENGTH}}\\b`;
+}
+
+/**
+ * Which of this product's keys a reported token is by its prefix and checksum, without a lookup: a
+ * grant's (decision 5's prefix, `grantKeyPrefix`), a recipient account's (decision 42's), or none.
+ */
+export function leakedKeyKindOf(token: string, grantKeyPrefix: string): 'grant' | 'account' | undefined {
+  if (hasValidChecksum(token, grantKeyPrefix)) return 'grant';
+  if (hasValidChecksum(token, ACCOUNT_KEY_PREFIX)) return 'account';
+  return undefined;
+}
+
+/** Decision 54: a leak report's changes are the reporter's (the secret-scanning service), whatever route brought it. */
+export function leakReporterOrigin(origin: Origin | undefined): Origin {
+  const base = origin ?? { requestId: null, address: null, actor: { type: 'reporter', id: 'secret-scanning', via: 'api' } };
+  return { ...base, actor: { type: 'reporter', id: 'secret-scanning', via: base.actor.via ?? 'api' } };
 }
 
 function matches(stored: string | null | undefined, digest: string): boolean {
@@ -74,6 +95,27 @@ export function decideLeakedGrantKey(
     return { outcome: 'changed', label: 'true_positive', record: ended, event: authorizationPreviousKeyRevoked(ended, keyDigest, stamp) };
   }
   return { outcome: 'unchanged', label: leakedBefore ? 'true_positive' : 'false_positive' };
+}
+
+/**
+ * decideLeakedGrantKey with what the organization hears of it (decision 44): a revoked grant's
+ * organization hears of it by the revocation's reason; a previous key that ends alone is an
+ * `authorization.key_leaked` alert of the grant's own, written with it.
+ */
+export function decideLeakedGrantKeyWithAlert(
+  record: StoredAuthorization,
+  keyDigest: string,
+  stamp: EventStamp,
+  newEventId: () => string,
+):
+  | { outcome: 'unchanged'; label: LeakLabel }
+  | { outcome: 'changed'; label: 'true_positive'; record: StoredAuthorization; events: AuthorizationEvent[] } {
+  const decision = decideLeakedGrantKey(record, keyDigest, stamp);
+  if (decision.outcome === 'unchanged') return decision;
+  if (decision.record.revokedAt) return { ...decision, events: [decision.event] };
+  const alert = { type: 'authorization.key_leaked' as const, at: stamp.time.toISOString() };
+  const alerted = decideAlerts(decision.record, { activity: activityOf(decision.record), alerts: [alert] }, newEventId);
+  return { ...decision, record: alerted.record, events: [decision.event, ...alerted.events] };
 }
 
 /**

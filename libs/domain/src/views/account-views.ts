@@ -1,12 +1,17 @@
 import {
   EVENT_TYPES,
   type AuthorizationStatus,
+  type AutoAccept,
+  type ClaimGrant,
   type PortfolioCustomer,
+  type PortfolioOffer,
   type RecipientAccountCreated,
   type RecipientAccountKeyRotated,
   type RecipientType,
   type Scope,
 } from '@rsd/contracts';
+import type { StoredRecipientAccount } from '../accounts/recipient-account';
+import type { StoredAuthorization } from '../authorizations/authorization-record';
 import { hasExpired } from '../expiry';
 import { revisionVersion, viewEvents, type ListedView, type ViewDefinition } from './view';
 import { erasableVersion, withRotatedKey } from './credential-view';
@@ -190,4 +195,24 @@ export function portfolioCustomerOf(
     scopes: [...grant.scopes],
     expiresAt: grant.expiresAt,
   };
+}
+
+/** Decision 50: an offer as the account it is made to sees it: the grant, its recipient's name and address ranges, when it was made. */
+export function portfolioOfferOf(record: StoredAuthorization): PortfolioOffer {
+  return {
+    ...portfolioCustomerOf(record),
+    recipientName: record.recipientName,
+    allowedCidrs: record.allowedCidrs ? [...record.allowedCidrs] : null,
+    offeredAt: record.createdAt,
+  };
+}
+
+/** Decision 38: the grant an open claim link names, as its holder sees it before and after the claim. */
+export function claimGrantOf(record: StoredAuthorization): ClaimGrant {
+  return { ...portfolioCustomerOf(record), recipientName: record.recipientName, claimExpiresAt: record.claimExpiresAt ?? record.createdAt };
+}
+
+/** Decision 50: the organizations whose offers the account accepts as they are made. */
+export function autoAcceptOf(account: StoredRecipientAccount): AutoAccept {
+  return { organizationIds: [...(account.autoAcceptOrganizationIds ?? [])] };
 }

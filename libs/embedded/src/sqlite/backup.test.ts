@@ -1,34 +1,17 @@
 import { mkdir, readdir, readFile, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
-import { extract, list, type ReadEntry } from 'tar';
+import { list, type ReadEntry } from 'tar';
 import { aStoredWebhook } from '@rsd/testkit';
 import { backupDataDirectory, MANIFEST, sha256Of, webhookKeyFingerprint, type BackupManifest } from './backup';
 import { openEmbeddedDatabase } from './database';
 import { openSqliteWebhookStore } from './sqlite-webhook-store';
-import { aTempDirectoryPerTest, rowsOf } from '../testing/temp-database';
+import { aBackupPerTest, rowsOf } from '../testing/temp-database';
 
 const KEY = Buffer.alloc(32, 9).toString('base64');
 
 describe('rsd backup: an online copy of every database of a data directory, in one file', () => {
-  const temp = aTempDirectoryPerTest('backup');
-  let dataDir: string;
-  let into: string;
-  /** Where the test unpacks the backup file to look inside, as `tar -xf` would. */
-  let unpacked: string;
-
-  beforeEach(async () => {
-    dataDir = join(temp.dir, 'data');
-    into = join(temp.dir, 'backup.tar');
-    unpacked = join(temp.dir, 'unpacked');
-    await mkdir(dataDir);
-  });
-
-  async function unpack(): Promise<string> {
-    await mkdir(unpacked);
-    await extract({ file: into, cwd: unpacked, strict: true });
-    return unpacked;
-  }
+  const files = aBackupPerTest('backup');
 
   async function entriesOf(file: string): Promise<{ path: string; type: string; mode: number | undefined }[]> {
     const entries: { path: string; type: string; mode: number | undefined }[] = [];
@@ -41,7 +24,7 @@ describe('rsd backup: an online copy of every database of a data directory, in o
   }
 
   it('when the product commits all through the backup, then the copy holds every write acknowledged before it began, whole', async () => {
-    const db = openEmbeddedDatabase(join(dataDir, 'rsd.sqlite'));
+    const db = openEmbeddedDatabase(join(files.dataDir, 'rsd.sqlite'));
     db.exec('CREATE TABLE IF NOT EXISTS notes (id INTEGER PRIMARY KEY, text TEXT NOT NULL)');
     const acknowledged: number[] = [];
     let writing = true;
@@ -54,13 +37,13 @@ describe('rsd backup: an online copy of every database of a data directory, in o
     while (acknowledged.length < 2_000) await new Promise((done) => setImmediate(done));
     const before = acknowledged.length;
 
-    const manifest = await backupDataDirectory({ dataDir, into });
+    const manifest = await backupDataDirectory({ dataDir: files.dataDir, into: files.backup });
     const during = acknowledged.length;
     writing = false;
     await writer;
     await db.close();
 
-    const copy = join(await unpack(), 'rsd.sqlite');
+    const copy = join(await files.unpacked(), 'rsd.sqlite');
     const copied = rowsOf(copy, 'SELECT id FROM notes ORDER BY id').map((row) => Number(row.id));
     expect(copied.length).toBeGreaterThanOrEqual(before);
     // A snapshot: a prefix of the writes, with no gap.
@@ -70,31 +53,31 @@ describe('rsd backup: an online copy of every database of a data directory, in o
     expect(rowsOf(copy, 'PRAGMA journal_mode')).toEqual([{ journal_mode: 'delete' }]);
     expect(manifest.databases).toEqual([{ file: 'rsd.sqlite', bytes: (await stat(copy)).size, sha256: await sha256Of(copy) }]);
     // Nothing of the staging is left beside it.
-    expect((await readdir(temp.dir)).sort()).toEqual(['backup.tar', 'data', 'unpacked']);
+    expect((await readdir(files.dir)).sort()).toEqual(['backup.tar', 'data', 'unpacked']);
   });
 
   it('when the data directory holds other databases, then each is in the backup beside the event log, and the manifest says what it holds', async () => {
-    const webhooks = openSqliteWebhookStore({ file: join(dataDir, 'rsd.sqlite') });
+    const webhooks = openSqliteWebhookStore({ file: join(files.dataDir, 'rsd.sqlite') });
     await webhooks.addWebhook(aStoredWebhook(), 10);
     await webhooks.addWebhook(aStoredWebhook(), 10);
     await webhooks.close();
-    const accessLog = new DatabaseSync(join(dataDir, 'access-log.sqlite'));
+    const accessLog = new DatabaseSync(join(files.dataDir, 'access-log.sqlite'));
     accessLog.exec('PRAGMA journal_mode = WAL');
     accessLog.exec("CREATE TABLE access_log (id TEXT PRIMARY KEY); INSERT INTO access_log VALUES ('a1')");
-    await writeFile(join(dataDir, 'webhook-secret-key'), `${KEY}\n`, { mode: 0o600 });
-    await writeFile(join(dataDir, 'events.ndjson.imported'), '');
+    await writeFile(join(files.dataDir, 'webhook-secret-key'), `${KEY}\n`, { mode: 0o600 });
+    await writeFile(join(files.dataDir, 'events.ndjson.imported'), '');
 
-    const manifest = await backupDataDirectory({ dataDir, into });
+    const manifest = await backupDataDirectory({ dataDir: files.dataDir, into: files.backup });
     accessLog.close();
 
     // One file: the manifest first, then the databases, each a plain file readable by its owner only.
-    expect(await entriesOf(into)).toEqual([
+    expect(await entriesOf(files.backup)).toEqual([
       { path: 'manifest.json', type: 'File', mode: 0o600 },
       { path: 'rsd.sqlite', type: 'File', mode: 0o600 },
       { path: 'access-log.sqlite', type: 'File', mode: 0o600 },
     ]);
-    expect((await stat(into)).mode & 0o777).toBe(0o600);
-    const dir = await unpack();
+    expect((await stat(files.backup)).mode & 0o777).toBe(0o600);
+    const dir = await files.unpacked();
     expect((await readdir(dir)).sort()).toEqual(['access-log.sqlite', 'manifest.json', 'rsd.sqlite']);
     expect(JSON.parse(await readFile(join(dir, MANIFEST), 'utf8'))).toEqual(manifest);
     expect(manifest).toEqual<BackupManifest>({
@@ -108,15 +91,15 @@ describe('rsd backup: an online copy of every database of a data directory, in o
     });
     expect(rowsOf(join(dir, 'access-log.sqlite'), 'SELECT id FROM access_log')).toEqual([{ id: 'a1' }]);
     // The key is not in the backup, and its fingerprint says nothing of it.
-    expect((await readFile(into)).includes(KEY)).toBe(false);
+    expect((await readFile(files.backup)).includes(KEY)).toBe(false);
   });
 
   it('when it is written, then it is a POSIX ustar archive that any tar reads, with no owner of this machine in it', async () => {
-    new DatabaseSync(join(dataDir, 'rsd.sqlite')).close();
+    new DatabaseSync(join(files.dataDir, 'rsd.sqlite')).close();
 
-    await backupDataDirectory({ dataDir, into });
+    await backupDataDirectory({ dataDir: files.dataDir, into: files.backup });
 
-    const header = (await readFile(into)).subarray(0, 512);
+    const header = (await readFile(files.backup)).subarray(0, 512);
     expect(header.subarray(0, 14).toString('latin1')).toBe('manifest.json\0');
     expect(header.subarray(156, 157).toString('latin1')).toBe('0'); // a regular file: no pax header before it
     expect(header.subarray(257, 265).toString('latin1')).toBe('ustar\u000000');
@@ -124,27 +107,29 @@ describe('rsd backup: an online copy of every database of a data directory, in o
   });
 
   it('when WEBHOOK_SECRET_KEY is configured, then it is the key recorded, as the product would use it', async () => {
-    new DatabaseSync(join(dataDir, 'rsd.sqlite')).close();
-    await writeFile(join(dataDir, 'webhook-secret-key'), Buffer.alloc(32, 1).toString('base64'));
+    new DatabaseSync(join(files.dataDir, 'rsd.sqlite')).close();
+    await writeFile(join(files.dataDir, 'webhook-secret-key'), Buffer.alloc(32, 1).toString('base64'));
 
-    const manifest = await backupDataDirectory({ dataDir, into, configuredWebhookKey: KEY });
+    const manifest = await backupDataDirectory({ dataDir: files.dataDir, into: files.backup, configuredWebhookKey: KEY });
 
     expect(manifest.webhookKeyFingerprint).toBe(webhookKeyFingerprint(KEY));
   });
 
   it('when the file is in a directory that does not exist yet, then the directory is made, readable by its owner only', async () => {
-    new DatabaseSync(join(dataDir, 'rsd.sqlite')).close();
-    into = join(temp.dir, 'backups', 'rsd-1.tar');
+    new DatabaseSync(join(files.dataDir, 'rsd.sqlite')).close();
+    files.backup = join(files.dir, 'backups', 'rsd-1.tar');
 
-    await backupDataDirectory({ dataDir, into });
+    await backupDataDirectory({ dataDir: files.dataDir, into: files.backup });
 
-    expect(await readdir(join(temp.dir, 'backups'))).toEqual(['rsd-1.tar']);
-    expect((await stat(join(temp.dir, 'backups'))).mode & 0o777).toBe(0o700);
+    expect(await readdir(join(files.dir, 'backups'))).toEqual(['rsd-1.tar']);
+    expect((await stat(join(files.dir, 'backups'))).mode & 0o777).toBe(0o700);
   });
 
   it('when the directory holds no rsd.sqlite, then nothing is written and it says what is wrong', async () => {
-    await expect(backupDataDirectory({ dataDir, into })).rejects.toThrow(/holds no rsd\.sqlite: is it the product's data directory/);
-    expect(await readdir(temp.dir)).toEqual(['data']);
+    await expect(backupDataDirectory({ dataDir: files.dataDir, into: files.backup })).rejects.toThrow(
+      /holds no rsd\.sqlite: is it the product's data directory/,
+    );
+    expect(await readdir(files.dir)).toEqual(['data']);
   });
 
   it.each([
@@ -152,24 +137,24 @@ describe('rsd backup: an online copy of every database of a data directory, in o
     ['an empty file', async (path: string) => writeFile(path, '')],
     ['a directory', async (path: string) => mkdir(path)],
   ])('when the target exists (%s), then it is refused and left alone', async (_, make) => {
-    new DatabaseSync(join(dataDir, 'rsd.sqlite')).close();
-    await make(into);
-    const before = await stat(into);
+    new DatabaseSync(join(files.dataDir, 'rsd.sqlite')).close();
+    await make(files.backup);
+    const before = await stat(files.backup);
 
-    await expect(backupDataDirectory({ dataDir, into })).rejects.toThrow(
+    await expect(backupDataDirectory({ dataDir: files.dataDir, into: files.backup })).rejects.toThrow(
       /backup\.tar already exists: a backup is written to a new file, never over another/,
     );
-    const after = await stat(into);
+    const after = await stat(files.backup);
     expect([after.size, after.mtimeMs, after.isDirectory()]).toEqual([before.size, before.mtimeMs, before.isDirectory()]);
-    if (!after.isDirectory()) expect(await readFile(into, 'utf8')).toBe(before.size > 0 ? 'an earlier backup' : '');
-    expect((await readdir(temp.dir)).sort()).toEqual(['backup.tar', 'data']);
+    if (!after.isDirectory()) expect(await readFile(files.backup, 'utf8')).toBe(before.size > 0 ? 'an earlier backup' : '');
+    expect((await readdir(files.dir)).sort()).toEqual(['backup.tar', 'data']);
   });
 
   it('when a database cannot be copied, then no partial backup is left behind', async () => {
-    new DatabaseSync(join(dataDir, 'rsd.sqlite')).close();
-    await writeFile(join(dataDir, 'broken.sqlite'), 'not a database at all, long enough to have a header'.repeat(20));
+    new DatabaseSync(join(files.dataDir, 'rsd.sqlite')).close();
+    await writeFile(join(files.dataDir, 'broken.sqlite'), 'not a database at all, long enough to have a header'.repeat(20));
 
-    await expect(backupDataDirectory({ dataDir, into })).rejects.toThrow(/broken\.sqlite/);
-    expect(await readdir(temp.dir)).toEqual(['data']);
+    await expect(backupDataDirectory({ dataDir: files.dataDir, into: files.backup })).rejects.toThrow(/broken\.sqlite/);
+    expect(await readdir(files.dir)).toEqual(['data']);
   });
 });

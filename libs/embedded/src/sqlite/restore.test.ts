@@ -1,64 +1,51 @@
 import { mkdir, readdir, readFile, rm, stat, truncate, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
-import { create, extract, Header } from 'tar';
+import { create, Header } from 'tar';
 import { aStoredWebhook } from '@rsd/testkit';
 import { backupDataDirectory, MANIFEST, sha256Of } from './backup';
 import { openEmbeddedDatabase } from './database';
 import { openSqliteWebhookStore } from './sqlite-webhook-store';
 import { databasesInUse, restoreDataDirectory } from './restore';
-import { aTempDirectoryPerTest, rowsOf } from '../testing/temp-database';
+import { aBackupPerTest, rowsOf } from '../testing/temp-database';
 
 const KEY = Buffer.alloc(32, 9).toString('base64');
 const OTHER_KEY = Buffer.alloc(32, 3).toString('base64');
 
 describe('rsd restore: a backup put in place, never over a directory in use', () => {
-  const temp = aTempDirectoryPerTest('restore');
-  let source: string;
-  let backup: string;
+  const files = aBackupPerTest('restore');
   let target: string;
 
-  beforeEach(async () => {
-    source = join(temp.dir, 'source');
-    backup = join(temp.dir, 'backup.tar');
-    target = join(temp.dir, 'target');
-    await mkdir(source);
+  beforeEach(() => {
+    target = join(files.dir, 'target');
   });
-
-  /** The backup file unpacked, as `tar -xf` would: also the layout of an earlier version's backup directory. */
-  async function unpacked(): Promise<string> {
-    const dir = join(temp.dir, 'unpacked');
-    await mkdir(dir);
-    await extract({ file: backup, cwd: dir, strict: true });
-    return dir;
-  }
 
   /** The backup file made again from a directory (after a test changed what is in it), as rsd backup packs it. */
   async function repack(dir: string): Promise<void> {
-    await rm(backup);
-    await create({ cwd: dir, file: backup, portable: true }, await readdir(dir));
+    await rm(files.backup);
+    await create({ cwd: dir, file: files.backup, portable: true }, await readdir(dir));
   }
 
   /** What the directories beside the target hold: a restore leaves no staging directory behind. */
-  const besideTarget = async () => (await readdir(temp.dir)).filter((name) => name.startsWith('.')).sort();
+  const besideTarget = async () => (await readdir(files.dir)).filter((name) => name.startsWith('.')).sort();
 
   async function aBackupOf(notes: string[], options: { webhooks?: number; accessLog?: boolean } = {}): Promise<void> {
-    const db = openEmbeddedDatabase(join(source, 'rsd.sqlite'));
+    const db = openEmbeddedDatabase(join(files.dataDir, 'rsd.sqlite'));
     db.exec('CREATE TABLE IF NOT EXISTS notes (text TEXT NOT NULL)');
     for (const note of notes) await db.write(() => db.statement('INSERT INTO notes (text) VALUES (?)').run(note));
     await db.close();
     if (options.webhooks) {
-      const store = openSqliteWebhookStore({ file: join(source, 'rsd.sqlite') });
+      const store = openSqliteWebhookStore({ file: join(files.dataDir, 'rsd.sqlite') });
       for (let i = 0; i < options.webhooks; i++) await store.addWebhook(aStoredWebhook(), 10);
       await store.close();
-      await writeFile(join(source, 'webhook-secret-key'), `${KEY}\n`, { mode: 0o600 });
+      await writeFile(join(files.dataDir, 'webhook-secret-key'), `${KEY}\n`, { mode: 0o600 });
     }
     if (options.accessLog) {
-      const accessLog = new DatabaseSync(join(source, 'access-log.sqlite'));
+      const accessLog = new DatabaseSync(join(files.dataDir, 'access-log.sqlite'));
       accessLog.exec("CREATE TABLE access_log (id TEXT); INSERT INTO access_log VALUES ('a1')");
       accessLog.close();
     }
-    await backupDataDirectory({ dataDir: source, into: backup });
+    await backupDataDirectory({ dataDir: files.dataDir, into: files.backup });
   }
 
   const notesIn = (dir: string): string[] => rowsOf(join(dir, 'rsd.sqlite'), 'SELECT text FROM notes').map((row) => String(row.text));
@@ -66,7 +53,7 @@ describe('rsd restore: a backup put in place, never over a directory in use', ()
   it('when the directory is new, then every database of the backup is in it, whole, and only readable by its owner', async () => {
     await aBackupOf(['a', 'b'], { accessLog: true });
 
-    const report = await restoreDataDirectory({ from: backup, dataDir: target });
+    const report = await restoreDataDirectory({ from: files.backup, dataDir: target });
 
     expect(report).toEqual({ dataDir: target, databases: ['rsd.sqlite', 'access-log.sqlite'], webhookKey: 'not needed' });
     expect(notesIn(target)).toEqual(['a', 'b']);
@@ -87,7 +74,7 @@ describe('rsd restore: a backup put in place, never over a directory in use', ()
     running.exec('CREATE TABLE IF NOT EXISTS notes (text TEXT NOT NULL)');
     await running.write(() => running.statement('INSERT INTO notes (text) VALUES (?)').run('serving'));
 
-    await expect(restoreDataDirectory({ from: backup, dataDir: target, force: true })).rejects.toThrow(
+    await expect(restoreDataDirectory({ from: files.backup, dataDir: target, force: true })).rejects.toThrow(
       /is in use: a process \(the product, or a rebuild of its views\) has rsd\.sqlite open/,
     );
     expect(await databasesInUse(target)).toEqual(['rsd.sqlite']);
@@ -109,12 +96,17 @@ describe('rsd restore: a backup put in place, never over a directory in use', ()
     await writeFile(join(target, 'access-log.sqlite-wal'), 'a stale log');
     await writeFile(join(target, 'dev-jwt-secret'), 'kept\n');
 
-    await expect(restoreDataDirectory({ from: backup, dataDir: target })).rejects.toThrow(
+    await expect(restoreDataDirectory({ from: files.backup, dataDir: target })).rejects.toThrow(
       /already holds data \((?=.*rsd\.sqlite)(?=.*events\.ndjson)(?=.*access-log\.sqlite-wal).*\)\. Pass --force/,
     );
     expect(notesIn(target)).toEqual(['old']);
 
-    const report = await restoreDataDirectory({ from: backup, dataDir: target, force: true, now: () => new Date('2026-11-25T10:00:00Z') });
+    const report = await restoreDataDirectory({
+      from: files.backup,
+      dataDir: target,
+      force: true,
+      now: () => new Date('2026-11-25T10:00:00Z'),
+    });
 
     expect(report.replacedInto).toBe(join(target, 'replaced-2026-11-25T10-00-00-000Z'));
     expect((await readdir(report.replacedInto!)).sort()).toEqual(['access-log.sqlite-wal', 'events.ndjson', 'rsd.sqlite']);
@@ -125,14 +117,14 @@ describe('rsd restore: a backup put in place, never over a directory in use', ()
 
   it('when a file of the backup was changed or cut, then nothing is restored', async () => {
     await aBackupOf(['a']);
-    const dir = await unpacked();
+    const dir = await files.unpacked();
     const file = join(dir, 'rsd.sqlite');
     const bytes = await readFile(file);
     bytes.writeUInt8(bytes.readUInt8(bytes.length - 10) ^ 0xff, bytes.length - 10);
     await writeFile(file, bytes);
     await repack(dir);
 
-    await expect(restoreDataDirectory({ from: backup, dataDir: target })).rejects.toThrow(
+    await expect(restoreDataDirectory({ from: files.backup, dataDir: target })).rejects.toThrow(
       /rsd\.sqlite in .*backup\.tar is not the file that was backed up \(its size or SHA-256 differs from manifest\.json\)/,
     );
     await expect(stat(target)).rejects.toThrow(/ENOENT/);
@@ -142,7 +134,7 @@ describe('rsd restore: a backup put in place, never over a directory in use', ()
   it('when a backed-up database fails the integrity check, then nothing is restored', async () => {
     await aBackupOf(['a']);
     // A file damaged before it was backed up, with a manifest that describes it: only the check finds it.
-    const dir = await unpacked();
+    const dir = await files.unpacked();
     const damaged = join(dir, 'rsd.sqlite');
     const bytes = await readFile(damaged);
     const pageSize = bytes.readUInt16BE(16);
@@ -153,17 +145,17 @@ describe('rsd restore: a backup put in place, never over a directory in use', ()
     await writeFile(join(dir, MANIFEST), JSON.stringify(manifest));
     await repack(dir);
 
-    await expect(restoreDataDirectory({ from: backup, dataDir: target })).rejects.toThrow(
+    await expect(restoreDataDirectory({ from: files.backup, dataDir: target })).rejects.toThrow(
       /rsd\.sqlite in .*backup\.tar fails SQLite's integrity check/,
     );
     await expect(stat(target)).rejects.toThrow(/ENOENT/);
   });
 
   it('when the path is not a backup, then it says so', async () => {
-    await expect(restoreDataDirectory({ from: backup, dataDir: target })).rejects.toThrow(
+    await expect(restoreDataDirectory({ from: files.backup, dataDir: target })).rejects.toThrow(
       /backup\.tar does not exist: no backup to restore/,
     );
-    const dir = join(temp.dir, 'not-a-backup');
+    const dir = join(files.dir, 'not-a-backup');
     await mkdir(dir);
     await expect(restoreDataDirectory({ from: dir, dataDir: target })).rejects.toThrow(
       /is not a backup made by rsd backup \(no manifest\.json/,
@@ -173,8 +165,8 @@ describe('rsd restore: a backup put in place, never over a directory in use', ()
       JSON.stringify({ format: 'rsd-embedded-backup', version: 1, databases: [{ file: '../x.sqlite' }] }),
     );
     await expect(restoreDataDirectory({ from: dir, dataDir: target })).rejects.toThrow(/does not list its databases/);
-    await create({ cwd: dir, file: backup }, [MANIFEST]);
-    await expect(restoreDataDirectory({ from: backup, dataDir: target })).rejects.toThrow(
+    await create({ cwd: dir, file: files.backup }, [MANIFEST]);
+    await expect(restoreDataDirectory({ from: files.backup, dataDir: target })).rejects.toThrow(
       /manifest\.json in .*backup\.tar does not list its databases/,
     );
     await expect(stat(target)).rejects.toThrow(/ENOENT/);
@@ -183,8 +175,8 @@ describe('rsd restore: a backup put in place, never over a directory in use', ()
 
   it('when the backup is a directory made by the earlier version (or the file unpacked), then it restores as the file does', async () => {
     await aBackupOf(['a', 'b'], { accessLog: true });
-    const earlier = await unpacked();
-    await rm(backup);
+    const earlier = await files.unpacked();
+    await rm(files.backup);
 
     const report = await restoreDataDirectory({ from: earlier, dataDir: target });
 
@@ -192,7 +184,7 @@ describe('rsd restore: a backup put in place, never over a directory in use', ()
     expect(notesIn(target)).toEqual(['a', 'b']);
     // The earlier form's refusals name the directory's files, as they did.
     await writeFile(join(earlier, 'rsd.sqlite'), 'changed');
-    await expect(restoreDataDirectory({ from: earlier, dataDir: join(temp.dir, 'other') })).rejects.toThrow(
+    await expect(restoreDataDirectory({ from: earlier, dataDir: join(files.dir, 'other') })).rejects.toThrow(
       new RegExp(`${join(earlier, 'rsd.sqlite')} is not the file that was backed up`),
     );
   });
@@ -216,11 +208,11 @@ describe('rsd restore: a backup put in place, never over a directory in use', ()
         if (entry.type !== 'SymbolicLink' && body.length > 0) blocks.push(body, Buffer.alloc((512 - (body.length % 512)) % 512));
       }
       blocks.push(Buffer.alloc(1024));
-      await writeFile(backup, Buffer.concat(blocks));
+      await writeFile(files.backup, Buffer.concat(blocks));
     }
 
     async function theBackupsEntries(): Promise<{ path: string; body: Buffer }[]> {
-      const dir = await unpacked();
+      const dir = await files.unpacked();
       return Promise.all((await readdir(dir)).map(async (path) => ({ path, body: await readFile(join(dir, path)) })));
     }
 
@@ -231,27 +223,27 @@ describe('rsd restore: a backup put in place, never over a directory in use', ()
     ])('when it holds %s, then it is refused and nothing is written outside', async (_, path, message) => {
       await aBackupOf(['a']);
       const entries = await theBackupsEntries();
-      const outside = join(temp.dir, 'escaped.sqlite');
+      const outside = join(files.dir, 'escaped.sqlite');
       const entryPath = path === 'ABSOLUTE' ? outside : path;
-      await mkdir(join(temp.dir, 'sub'));
+      await mkdir(join(files.dir, 'sub'));
       await anArchiveOf([...entries, { path: entryPath, body: 'not yours' }]);
 
-      await expect(restoreDataDirectory({ from: backup, dataDir: join(temp.dir, 'sub', 'target') })).rejects.toThrow(message);
-      await expect(restoreDataDirectory({ from: backup, dataDir: target })).rejects.toThrow(
+      await expect(restoreDataDirectory({ from: files.backup, dataDir: join(files.dir, 'sub', 'target') })).rejects.toThrow(message);
+      await expect(restoreDataDirectory({ from: files.backup, dataDir: target })).rejects.toThrow(
         /backup\.tar is not a backup made by rsd backup: it holds an entry a backup never holds/,
       );
       await expect(stat(outside)).rejects.toThrow(/ENOENT/);
-      await expect(stat(join(temp.dir, 'sub', 'escaped.sqlite'))).rejects.toThrow(/ENOENT/);
+      await expect(stat(join(files.dir, 'sub', 'escaped.sqlite'))).rejects.toThrow(/ENOENT/);
       await expect(stat(target)).rejects.toThrow(/ENOENT/);
       expect(await besideTarget()).toEqual([]);
-      expect(await readdir(join(temp.dir, 'sub'))).toEqual([]);
+      expect(await readdir(join(files.dir, 'sub'))).toEqual([]);
     });
 
     it('when it holds a link, then it is refused', async () => {
       await aBackupOf(['a']);
       await anArchiveOf([{ path: 'rsd.sqlite', type: 'SymbolicLink', linkpath: '/etc/passwd' }, ...(await theBackupsEntries())]);
 
-      await expect(restoreDataDirectory({ from: backup, dataDir: target })).rejects.toThrow(
+      await expect(restoreDataDirectory({ from: files.backup, dataDir: target })).rejects.toThrow(
         /"rsd\.sqlite" \(a SymbolicLink, not a file or directory\)/,
       );
       await expect(stat(target)).rejects.toThrow(/ENOENT/);
@@ -260,9 +252,9 @@ describe('rsd restore: a backup put in place, never over a directory in use', ()
 
     it('when it was cut short, then it is refused, saying the backup is damaged or cut short', async () => {
       await aBackupOf(['a'.repeat(1_000), 'b'.repeat(1_000)]);
-      await truncate(backup, (await stat(backup)).size - 1_500);
+      await truncate(files.backup, (await stat(files.backup)).size - 1_500);
 
-      await expect(restoreDataDirectory({ from: backup, dataDir: target })).rejects.toThrow(
+      await expect(restoreDataDirectory({ from: files.backup, dataDir: target })).rejects.toThrow(
         /backup\.tar is not a whole backup: it cannot be read as a tar archive \(.*\); the backup is damaged or cut short/,
       );
       await expect(stat(target)).rejects.toThrow(/ENOENT/);
@@ -271,15 +263,15 @@ describe('rsd restore: a backup put in place, never over a directory in use', ()
 
     it('when it is not an archive, or a header is damaged, then it is refused', async () => {
       await aBackupOf(['a']);
-      const bytes = await readFile(backup);
+      const bytes = await readFile(files.backup);
       bytes.writeUInt8(bytes.readUInt8(5) ^ 0x20, 5); // the manifest's name in its header: the header's checksum no longer matches
-      await writeFile(backup, bytes);
-      await expect(restoreDataDirectory({ from: backup, dataDir: target })).rejects.toThrow(
+      await writeFile(files.backup, bytes);
+      await expect(restoreDataDirectory({ from: files.backup, dataDir: target })).rejects.toThrow(
         /is not a whole backup: it cannot be read as a tar archive/,
       );
 
-      await writeFile(backup, 'x'.repeat(5_000));
-      await expect(restoreDataDirectory({ from: backup, dataDir: target })).rejects.toThrow(
+      await writeFile(files.backup, 'x'.repeat(5_000));
+      await expect(restoreDataDirectory({ from: files.backup, dataDir: target })).rejects.toThrow(
         /is not a whole backup: it cannot be read as a tar archive/,
       );
       await expect(stat(target)).rejects.toThrow(/ENOENT/);
@@ -291,7 +283,7 @@ describe('rsd restore: a backup put in place, never over a directory in use', ()
     it('when the backup holds subscriptions and the key is not there, then it is refused, saying which key and where', async () => {
       await aBackupOf(['a'], { webhooks: 2 });
 
-      await expect(restoreDataDirectory({ from: backup, dataDir: target })).rejects.toThrow(
+      await expect(restoreDataDirectory({ from: files.backup, dataDir: target })).rejects.toThrow(
         /holds 2 webhook subscription\(s\).*neither in .*webhook-secret-key nor in WEBHOOK_SECRET_KEY.*Copy the backed-up product's webhook-secret-key/,
       );
       await expect(stat(target)).rejects.toThrow(/ENOENT/);
@@ -302,8 +294,8 @@ describe('rsd restore: a backup put in place, never over a directory in use', ()
       await mkdir(target);
       await writeFile(join(target, 'webhook-secret-key'), OTHER_KEY);
 
-      await expect(restoreDataDirectory({ from: backup, dataDir: target })).rejects.toThrow(/is not the one that sealed them/);
-      await expect(restoreDataDirectory({ from: backup, dataDir: target, configuredWebhookKey: OTHER_KEY })).rejects.toThrow(
+      await expect(restoreDataDirectory({ from: files.backup, dataDir: target })).rejects.toThrow(/is not the one that sealed them/);
+      await expect(restoreDataDirectory({ from: files.backup, dataDir: target, configuredWebhookKey: OTHER_KEY })).rejects.toThrow(
         /The key in WEBHOOK_SECRET_KEY is not the one/,
       );
     });
@@ -313,15 +305,17 @@ describe('rsd restore: a backup put in place, never over a directory in use', ()
       await mkdir(target);
       await writeFile(join(target, 'webhook-secret-key'), `${KEY}\n`, { mode: 0o600 });
 
-      expect((await restoreDataDirectory({ from: backup, dataDir: target })).webhookKey).toBe('matches');
-      const elsewhere = join(temp.dir, 'elsewhere');
-      expect((await restoreDataDirectory({ from: backup, dataDir: elsewhere, configuredWebhookKey: KEY })).webhookKey).toBe('matches');
+      expect((await restoreDataDirectory({ from: files.backup, dataDir: target })).webhookKey).toBe('matches');
+      const elsewhere = join(files.dir, 'elsewhere');
+      expect((await restoreDataDirectory({ from: files.backup, dataDir: elsewhere, configuredWebhookKey: KEY })).webhookKey).toBe(
+        'matches',
+      );
     });
 
     it('when the key is lost and the operator says so, then it restores without it', async () => {
       await aBackupOf(['a'], { webhooks: 1 });
 
-      expect((await restoreDataDirectory({ from: backup, dataDir: target, withoutWebhookKey: true })).webhookKey).toBe('missing');
+      expect((await restoreDataDirectory({ from: files.backup, dataDir: target, withoutWebhookKey: true })).webhookKey).toBe('missing');
       expect(notesIn(target)).toEqual(['a']);
     });
   });

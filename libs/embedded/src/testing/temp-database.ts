@@ -1,7 +1,8 @@
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdir, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DatabaseSync, type SQLInputValue, type SQLOutputValue } from 'node:sqlite';
+import { extract } from 'tar';
 import type { AuthorizationStore, EventLog } from '@rsd/ports';
 import { openSqliteAuthorizationStore } from '../sqlite/sqlite-authorization-store';
 import { openSqliteEventLog } from '../sqlite/sqlite-event-log';
@@ -38,6 +39,35 @@ export function aTempDirectoryPerTest(name: string): { readonly dir: string } {
     await rm(current.dir, { recursive: true, force: true });
   });
   return current;
+}
+
+/**
+ * In a describe block, for the backup's and the restore's tests: a new directory for each test (`dir`)
+ * with a data directory made in it (`dataDir`) and where the backup file goes (`backup`; a test may name
+ * another), removed after it.
+ */
+export function aBackupPerTest(name: string): { readonly dir: string; dataDir: string; backup: string; unpacked(): Promise<string> } {
+  const temp = aTempDirectoryPerTest(name);
+  const files = {
+    get dir() {
+      return temp.dir;
+    },
+    dataDir: '',
+    backup: '',
+    /** The backup file unpacked, as `tar -xf` would: also the layout of an earlier version's backup directory. */
+    async unpacked(): Promise<string> {
+      const dir = join(temp.dir, 'unpacked');
+      await mkdir(dir);
+      await extract({ file: files.backup, cwd: dir, strict: true });
+      return dir;
+    },
+  };
+  beforeEach(async () => {
+    files.dataDir = join(temp.dir, 'data');
+    files.backup = join(temp.dir, 'backup.tar');
+    await mkdir(files.dataDir);
+  });
+  return files;
 }
 
 /** In a describe block: a new directory for each test (`dir`, with `file` the database in it), removed after it. */

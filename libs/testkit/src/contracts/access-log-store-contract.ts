@@ -2,13 +2,10 @@ import type { AccessRecord } from '@rsd/contracts';
 import { dailyWindowStart, NO_USAGE, newestFirst } from '@rsd/domain';
 import type { AccessLogStore } from '@rsd/ports';
 import { anOrderedId } from './eventually';
-import { describeStoreContract } from './per-test';
+import { describeStoreContract, type StoreFixture } from './per-test';
 import { aUniqueClientId } from './port-fixtures';
 
-export interface AccessLogStoreFixture {
-  store: AccessLogStore;
-  cleanup(): Promise<void>;
-}
+export type AccessLogStoreFixture = StoreFixture<AccessLogStore>;
 
 const NOW = new Date('2026-11-23T12:30:30.000Z');
 const MINUTE = 60_000;

@@ -12,13 +12,10 @@ import {
 import { domainEventSchema, type AccessReviewEvent } from '@rsd/contracts';
 import type { AuthorizationStore, OutboxEntry } from '@rsd/ports';
 import { uniqueName } from './eventually';
-import { describeStoreContract } from './per-test';
+import { describeStoreContract, type StoreFixture } from './per-test';
 import { aStoredAuthorization, aUniqueClientId } from './port-fixtures';
 
-export interface AccessReviewStoreFixture {
-  store: AuthorizationStore;
-  cleanup(): Promise<void>;
-}
+export type AccessReviewStoreFixture = StoreFixture<AuthorizationStore>;
 
 const START = new Date('2026-11-21T08:00:00.000Z');
 const DAY = 86_400_000;

@@ -1,13 +1,10 @@
 import type { AuditRecord } from '@rsd/contracts';
 import type { AuditLogStore, AuditPosition } from '@rsd/ports';
 import { anOrderedId } from './eventually';
-import { describeStoreContract } from './per-test';
+import { describeStoreContract, type StoreFixture } from './per-test';
 import { aUniqueClientId, aUniqueOrganizationId } from './port-fixtures';
 
-export interface AuditLogStoreFixture {
-  store: AuditLogStore;
-  cleanup(): Promise<void>;
-}
+export type AuditLogStoreFixture = StoreFixture<AuditLogStore>;
 
 const NOW = Date.parse('2026-11-23T12:30:30.000Z');
 /** An entry `agoMs` before the suite's now, of a fresh event; a person's change through the API unless told otherwise. */

@@ -2,16 +2,13 @@ import { randomBytes } from 'node:crypto';
 import type { StoredAuthorization, StoredRecipientAccount } from '@rsd/domain';
 import type { AuthorizationStore } from '@rsd/ports';
 import { uniqueName } from './eventually';
-import { describeStoreContract } from './per-test';
+import { describeStoreContract, type StoreFixture } from './per-test';
 import { anOutboxEntry as anEntry, aStoredAuthorization, aUniqueClientId as aClientId } from './port-fixtures';
 
 const aRecord = (organizationId: string, overrides: Partial<StoredAuthorization> = {}) =>
   aStoredAuthorization({ organizationId, ...overrides });
 
-export interface AuthorizationStoreFixture {
-  store: AuthorizationStore;
-  cleanup(): Promise<void>;
-}
+export type AuthorizationStoreFixture = StoreFixture<AuthorizationStore>;
 
 const NOW = new Date('2026-11-21T08:00:00.000Z');
 

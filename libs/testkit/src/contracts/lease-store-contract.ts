@@ -1,23 +1,17 @@
 import type { LeaseStore } from '@rsd/ports';
 import { uniqueName } from './eventually';
-import { aFixturePerTest } from './per-test';
+import { describeStoreContract, type StoreFixture } from './per-test';
 
-export interface LeaseStoreFixture {
-  store: LeaseStore;
-  cleanup(): Promise<void>;
-}
+export type LeaseStoreFixture = StoreFixture<LeaseStore>;
 
 const T0 = Date.parse('2026-12-01T10:00:00.000Z');
 const at = (ms: number) => new Date(T0 + ms).toISOString();
 
 /** Decision 52: what every lease store must do; the keeper's safety rests on the claim being taken once. */
 export function describeLeaseStoreContract(name: string, factory: () => Promise<LeaseStoreFixture>): void {
-  describe(`LeaseStore contract: ${name}`, () => {
-    const fixture = aFixturePerTest(factory);
-
+  describeStoreContract(`LeaseStore contract: ${name}`, factory, (store) => {
     it('when several replicas claim the same epoch at once, then exactly one gets it', async () => {
       const group = uniqueName('group');
-      const { store } = fixture;
 
       const outcomes = await Promise.all(
         Array.from({ length: 8 }, (_, index) => store.claim(group, { name: 'shard-0', fence: 1, owner: `r${index}`, until: at(8_000) })),
@@ -30,7 +24,6 @@ export function describeLeaseStoreContract(name: string, factory: () => Promise<
 
     it('when a later epoch is claimed, then it is the newest, and the one before it can no longer be claimed', async () => {
       const group = uniqueName('group');
-      const { store } = fixture;
       await store.claim(group, { name: 'relay', fence: 1, owner: 'a', until: at(8_000) });
 
       expect(await store.claim(group, { name: 'relay', fence: 2, owner: 'b', until: at(16_000) })).toBe(true);
@@ -42,7 +35,6 @@ export function describeLeaseStoreContract(name: string, factory: () => Promise<
 
     it('when its holder renews or releases an epoch, then its until moves; another owner cannot move it', async () => {
       const group = uniqueName('group');
-      const { store } = fixture;
       await store.claim(group, { name: 'relay', fence: 1, owner: 'a', until: at(8_000) });
 
       await store.renew(group, 'b', [{ name: 'relay', fence: 1 }], at(99_000));
@@ -55,7 +47,6 @@ export function describeLeaseStoreContract(name: string, factory: () => Promise<
 
     it('when replicas say they are alive, then those alive at a time are the members, and groups are apart', async () => {
       const group = uniqueName('group');
-      const { store } = fixture;
       await store.heartbeat(group, 'a', at(8_000));
       await store.heartbeat(group, 'b', at(3_000));
       await store.heartbeat(uniqueName('other'), 'c', at(8_000));

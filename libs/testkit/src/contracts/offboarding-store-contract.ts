@@ -1,12 +1,9 @@
 import { startedOffboarding } from '@rsd/domain';
 import type { OffboardingStore } from '@rsd/ports';
-import { describeStoreContract } from './per-test';
+import { describeStoreContract, type StoreFixture } from './per-test';
 import { aUniqueOrganizationId } from './port-fixtures';
 
-export interface OffboardingStoreFixture {
-  store: OffboardingStore;
-  cleanup(): Promise<void>;
-}
+export type OffboardingStoreFixture = StoreFixture<OffboardingStore>;
 
 const START = new Date('2026-12-02T10:00:00.000Z');
 const at = (seconds: number) => new Date(START.getTime() + seconds * 1000);

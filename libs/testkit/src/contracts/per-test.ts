@@ -7,6 +7,11 @@ export interface Cleanable {
   cleanup(): Promise<void>;
 }
 
+/** A store contract suite's fixture: the store under test, opened on a place of its own, and how to dispose of both. */
+export interface StoreFixture<Store> extends Cleanable {
+  store: Store;
+}
+
 /**
  * One object for the whole describe block that stands for whatever `current` gives at the moment:
  * each property is read from it then, methods bound to it. Suites name the object once, and each
@@ -52,7 +57,7 @@ export function aFixturePerTest<F extends Cleanable>(open: () => Promise<F>): F 
  */
 export function describeStoreContract<S extends object>(
   title: string,
-  open: () => Promise<{ store: S } & Cleanable>,
+  open: () => Promise<StoreFixture<S>>,
   body: (store: S) => void,
 ): void {
   describe(title, () => {

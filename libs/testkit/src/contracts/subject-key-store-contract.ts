@@ -1,11 +1,8 @@
 import type { SubjectKeyStore } from '@rsd/ports';
 import { uniqueName } from './eventually';
-import { aFixturePerTest } from './per-test';
+import { describeStoreContract, type StoreFixture } from './per-test';
 
-export interface SubjectKeyStoreFixture {
-  store: SubjectKeyStore;
-  cleanup(): Promise<void>;
-}
+export type SubjectKeyStoreFixture = StoreFixture<SubjectKeyStore>;
 
 const CREATED = '2026-12-02T10:00:00.000Z';
 const DESTROYED = '2026-12-02T11:00:00.000Z';
@@ -13,12 +10,9 @@ const candidate = (wrappedKey: string) => ({ wrappedKey, createdAt: CREATED });
 
 /** Decision 56: what every subject key store must do; an erasure rests on a destroyed key staying destroyed. */
 export function describeSubjectKeyStoreContract(name: string, factory: () => Promise<SubjectKeyStoreFixture>): void {
-  describe(`SubjectKeyStore contract: ${name}`, () => {
-    const fixture = aFixturePerTest(factory);
-
+  describeStoreContract(`SubjectKeyStore contract: ${name}`, factory, (store) => {
     it('when a subject asks for its key twice, then the first candidate is its key and the second is not stored', async () => {
       const subject = uniqueName('organization:acme');
-      const { store } = fixture;
 
       expect(await store.read(subject)).toBeUndefined();
       expect(await store.getOrCreate(subject, candidate('wrapped-1'))).toEqual({
@@ -33,7 +27,6 @@ export function describeSubjectKeyStoreContract(name: string, factory: () => Pro
 
     it('when several callers create one subject key at once, then all are answered with the same one', async () => {
       const subject = uniqueName('account:a');
-      const { store } = fixture;
 
       const keys = await Promise.all(Array.from({ length: 8 }, (_, index) => store.getOrCreate(subject, candidate(`wrapped-${index}`))));
 
@@ -44,7 +37,6 @@ export function describeSubjectKeyStoreContract(name: string, factory: () => Pro
 
     it('when a key is destroyed, then it reads destroyed, a second destruction keeps the first instant, and no new key is ever made', async () => {
       const subject = uniqueName('organization:acme');
-      const { store } = fixture;
       await store.getOrCreate(subject, candidate('wrapped-1'));
 
       expect(await store.destroy(subject, DESTROYED)).toEqual({ state: 'destroyed', subject, destroyedAt: DESTROYED });
@@ -56,7 +48,6 @@ export function describeSubjectKeyStoreContract(name: string, factory: () => Pro
 
     it('when a subject that never had a key is destroyed, then it never gets one', async () => {
       const subject = uniqueName('account:a');
-      const { store } = fixture;
 
       await store.destroy(subject, DESTROYED);
 
@@ -65,7 +56,6 @@ export function describeSubjectKeyStoreContract(name: string, factory: () => Pro
 
     it('when one subject is destroyed, then the others keep their keys', async () => {
       const [erased, kept] = [uniqueName('organization:acme'), uniqueName('organization:acme')];
-      const { store } = fixture;
       await store.getOrCreate(erased, candidate('wrapped-erased'));
       await store.getOrCreate(kept, candidate('wrapped-kept'));
 

@@ -3,13 +3,10 @@ import { READ_VIEWS, currentScoreView, latestScoreView, scoreHistoryView, type L
 import { type ListRange, type ViewStore } from '@rsd/ports';
 import { projectEvent } from '@rsd/consumers';
 import { uniqueName } from './eventually';
-import { describeStoreContract } from './per-test';
+import { describeStoreContract, type StoreFixture } from './per-test';
 import { aCalculatedScore as aScore, scoreCalculated } from './port-fixtures';
 
-export interface ViewStoreFixture {
-  store: ViewStore;
-  cleanup(): Promise<void>;
-}
+export type ViewStoreFixture = StoreFixture<ViewStore>;
 
 /** A view of the suite's own, so the store is tested apart from what the product's views mean. */
 interface Note {

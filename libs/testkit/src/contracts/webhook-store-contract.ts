@@ -2,13 +2,10 @@ import type { WebhookDelivery } from '@rsd/contracts';
 import { queueShardOf } from '@rsd/domain';
 import type { Clock, PendingDelivery, StoredWebhook, WebhookStore } from '@rsd/ports';
 import { uniqueName } from './eventually';
-import { describeStoreContract } from './per-test';
+import { describeStoreContract, type StoreFixture } from './per-test';
 import { aUniqueClientId } from './port-fixtures';
 
-export interface WebhookStoreFixture {
-  store: WebhookStore;
-  cleanup(): Promise<void>;
-}
+export type WebhookStoreFixture = StoreFixture<WebhookStore>;
 
 const NOW = new Date('2026-11-21T08:00:00.000Z');
 const SECOND = 1_000;

@@ -1,6 +1,6 @@
 import type { ClaimGrant, ClaimedIntoNewAccount, ClaimedKey, JoinedAccount } from '@rsd/contracts';
 import { html, type Html } from '../console/html';
-import { secretValue } from '../console/page-parts';
+import { secretValue, shownOnce } from '../console/page-parts';
 import { layout, RECIPIENT_TYPE_LABELS, SCOPE_LABELS } from '../console/pages';
 
 // Decision 38's pages for a recipient: what the link grants, the key once, or why the link no longer works.
@@ -73,15 +73,11 @@ export function claimedKeyPage(grant: ClaimGrant, claimed: ClaimedKey, pending: 
   return layout(
     'Your API key',
     html`<h1>Your API key</h1>
-      <div class="warning" role="note">
-        <p><strong>This key is shown once.</strong> Copy it now and keep it safe. It cannot be shown again, to you or to anyone.</p>
-      </div>
-      <dl class="facts">
-        <dt>Client ID</dt>
-        <dd><code id="client-id">${claimed.clientId}</code></dd>
-        <dt>API key</dt>
-        <dd>${secretValue('api-key', claimed.apiKey, 'Copy key')}</dd>
-      </dl>
+      ${shownOnce(
+        html`<strong>This key is shown once.</strong> Copy it now and keep it safe. It cannot be shown again, to you or to anyone.`,
+        claimed.clientId,
+        { term: 'API key', id: 'api-key', value: claimed.apiKey, copy: 'Copy key' },
+      )}
       ${pending ? html`<p class="notice">The key is recorded and starts working within moments.</p>` : ''} ${facts(grant)}`,
   );
 }

@@ -10,8 +10,8 @@ import {
 } from '@rsd/contracts';
 import { actorOf, localValue } from './audit-log-pages';
 import { html, type Html } from './html';
-import { choices, dataTable, formProblems, messages, pageTop, type FormProblems } from './page-parts';
-import { csrfField, detailPath, instant, layout, RECIPIENT_TYPE_LABELS, SCOPE_LABELS, type Viewer } from './pages';
+import { choices, dataTable, formProblems, messages, type FormProblems } from './page-parts';
+import { consolePage, csrfField, detailPath, instant, RECIPIENT_TYPE_LABELS, SCOPE_LABELS, type Viewer } from './pages';
 
 // Decision 54's access reviews in the console: the organization's reviews, a form to start one, and a
 // review's page where each grant is kept or revoked, with its report to download.
@@ -67,10 +67,10 @@ export function accessReviewsPage(
             ),
           })
         : '';
-  return layout(
-    'Access reviews',
-    html`${pageTop('Access reviews', [])}
-      <p>
+  return consolePage(
+    viewer,
+    { title: 'Access reviews' },
+    html`<p>
         A review takes every grant active when it starts; a reviewer keeps or revokes each. Its report, signed, is the evidence that access
         was reviewed.
       </p>
@@ -106,7 +106,6 @@ export function accessReviewsPage(
           <div class="actions"><button type="submit">Start the review</button></div>
         </form>
       </section>`,
-    viewer,
   );
 }
 
@@ -122,10 +121,10 @@ export function accessReviewPage(
 ): Html {
   const path = accessReviewPath(report.reviewId);
   const open = report.status === 'open';
-  return layout(
-    'Access review',
-    html`${pageTop('Access review', [{ href: ACCESS_REVIEWS_PATH, label: 'Access reviews' }], options)}
-      <dl class="facts">
+  return consolePage(
+    viewer,
+    { title: 'Access review', crumbs: [{ href: ACCESS_REVIEWS_PATH, label: 'Access reviews' }], said: options },
+    html`<dl class="facts">
         <dt>Status</dt>
         <dd>${statusBadge(report)}</dd>
         <dt>Review ID</dt>
@@ -165,7 +164,6 @@ export function accessReviewPage(
               })
         }
       </section>`,
-    viewer,
   );
 }
 

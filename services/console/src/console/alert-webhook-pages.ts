@@ -1,8 +1,8 @@
 import type { OrganizationAlertEvent, Webhook, WebhookDelivery, WebhookDisabledReason } from '@resilience-score/client';
 import { ALERT_TYPES } from '@rsd/contracts';
 import { html, type Html } from './html';
-import { choices, dataTable, formProblems, noticeAmong, pageTop, secretValue, type FormProblems } from './page-parts';
-import { ALERT_LABELS, csrfField, instant, layout, type Viewer } from './pages';
+import { checkboxes, choices, dataTable, formProblems, noticeAmong, secretValue, type FormProblems } from './page-parts';
+import { ALERT_LABELS, consolePage, csrfField, instant, layout, type Viewer } from './pages';
 
 // The organization's alert webhooks in the console (decisions 44-45): the notifier's lifecycle, in pages.
 
@@ -43,15 +43,14 @@ export const noticeOf = (value: unknown) => noticeAmong(WEBHOOK_NOTICES, value);
 
 /** Where the console reaches no notifier: what it would show, and where they are managed instead. */
 export function alertWebhooksUnavailablePage(viewer: Viewer): Html {
-  return layout(
-    'Alert webhooks',
-    html`${pageTop('Alert webhooks', [])}
-      <p class="notice" role="status">
-        This console is not connected to the notifier, which sends the alerts. Manage alert webhooks with the notifier's API
-        (<code>/v1/organizations/${viewer.organizationId}/webhooks</code>) or <code>rsd alert-webhooks</code>; an operator connects the
-        console by setting <code>NOTIFIER_URL</code> on the console and <code>CONSOLE_JWKS_URL</code> on the notifier.
-      </p>`,
+  return consolePage(
     viewer,
+    { title: 'Alert webhooks' },
+    html`<p class="notice" role="status">
+      This console is not connected to the notifier, which sends the alerts. Manage alert webhooks with the notifier's API
+      (<code>/v1/organizations/${viewer.organizationId}/webhooks</code>) or <code>rsd alert-webhooks</code>; an operator connects the
+      console by setting <code>NOTIFIER_URL</code> on the console and <code>CONSOLE_JWKS_URL</code> on the notifier.
+    </p>`,
   );
 }
 
@@ -79,10 +78,10 @@ export function alertWebhooksPage(
               </tr>`,
           ),
         });
-  return layout(
-    'Alert webhooks',
-    html`${pageTop('Alert webhooks', [], options)}
-      <p>Each alert about your authorizations is sent to these addresses, signed as Standard Webhooks describes.</p>
+  return consolePage(
+    viewer,
+    { title: 'Alert webhooks', said: options },
+    html`<p>Each alert about your authorizations is sent to these addresses, signed as Standard Webhooks describes.</p>
       ${list}
       <section aria-labelledby="new-webhook-heading" class="panel">
         <h2 id="new-webhook-heading">Add a webhook</h2>
@@ -94,7 +93,6 @@ export function alertWebhooksPage(
           refused: 'The webhook was not created.',
         })}
       </section>`,
-    viewer,
   );
 }
 
@@ -107,10 +105,10 @@ export function alertWebhookPage(
 ): Html {
   const path = alertWebhookPath(webhook.id);
   const running = webhook.status === 'active';
-  return layout(
-    'Alert webhook',
-    html`${pageTop('Alert webhook', [{ href: ALERT_WEBHOOKS_PATH, label: 'Alert webhooks' }], options)}
-      <dl class="facts">
+  return consolePage(
+    viewer,
+    { title: 'Alert webhook', crumbs: [{ href: ALERT_WEBHOOKS_PATH, label: 'Alert webhooks' }], said: options },
+    html`<dl class="facts">
         <dt>Address</dt>
         <dd><code>${webhook.url}</code></dd>
         <dt>Webhook ID</dt>
@@ -168,7 +166,6 @@ export function alertWebhookPage(
           <button type="submit" class="danger">Delete webhook</button>
         </form>
       </section>`,
-    viewer,
   );
 }
 
@@ -223,13 +220,7 @@ function webhookForm(
       ${fieldProblem('url')}
       <fieldset id="events" ${described('events')}>
         <legend>Alerts to send</legend>
-        ${ALERT_TYPES.map(
-          (type) =>
-            html`<label class="check"
-              ><input type="checkbox" name="events" value="${type}" ${form.events.includes(type) ? html` checked` : html``} />
-              ${ALERT_LABELS[type]} <code>${type}</code></label
-            >`,
-        )}
+        ${checkboxes('events', ALERT_TYPES, ALERT_LABELS, form.events)}
       </fieldset>
       ${fieldProblem('events')}
       <div class="actions"><button type="submit">${options.submit}</button></div>

@@ -1,7 +1,7 @@
 import { ACTOR_TYPES, AUDIT_ACTIONS, type AuditActor, type AuditLogPage } from '@rsd/contracts';
 import { html, type Html } from './html';
-import { choices, dataTable, messages, pageTop } from './page-parts';
-import { detailPath, instant, layout, type Viewer } from './pages';
+import { choices, dataTable, messages } from './page-parts';
+import { consolePage, detailPath, instant, type Viewer } from './pages';
 
 export const AUDIT_LOG_PATH = '/console/audit-log';
 
@@ -60,10 +60,12 @@ export function auditLogPage(
 ): Html {
   const { filters } = options;
   const paging: Record<string, string> = options.limit ? { limit: options.limit } : {};
-  return layout(
-    'Audit log',
-    html`${pageTop('Audit log', [])}
-      <p>Who changed your authorizations, the portfolios holding them, their webhooks and your alert webhooks: when, how and from where.</p>
+  return consolePage(
+    viewer,
+    { title: 'Audit log' },
+    html`<p>
+        Who changed your authorizations, the portfolios holding them, their webhooks and your alert webhooks: when, how and from where.
+      </p>
       ${messages(options)}
       <form method="get" action="${AUDIT_LOG_PATH}" class="inline filters" aria-label="Filter the audit log">
         <label for="from">From (UTC)</label>
@@ -96,7 +98,6 @@ export function auditLogPage(
         ${options.olderThanFirstPage ? html`<a href="${auditLogHref(AUDIT_LOG_PATH, filters, paging)}">Newest entries</a>` : ''}
         ${log?.nextCursor ? html`<a href="${auditLogHref(AUDIT_LOG_PATH, filters, { ...paging, cursor: log.nextCursor })}">Older entries</a>` : ''}
       </nav>`,
-    viewer,
   );
 }
 

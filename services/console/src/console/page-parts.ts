@@ -132,6 +132,44 @@ export function choices(list: readonly Choice[], selected: string | number): Htm
   });
 }
 
+/** A fieldset's checkboxes, all named `name`: each value with its label and its code, checked where `checked` holds it. */
+export function checkboxes<Value extends string>(
+  name: string,
+  values: readonly Value[],
+  labels: Readonly<Record<Value, string>>,
+  checked: readonly string[],
+): Html[] {
+  return values.map(
+    (value) =>
+      html`<label class="check"
+        ><input type="checkbox" name="${name}" value="${value}" ${checked.includes(value) ? html` checked` : html``} /> ${labels[value]}
+        <code>${value}</code></label
+      >`,
+  );
+}
+
+/**
+ * A page's secret shown once: the warning that says so (`warning`, a paragraph's content), then the
+ * Client ID it belongs to and the secret with its copy button, then any `more` facts.
+ */
+export function shownOnce(
+  warning: Html,
+  clientId: string,
+  secret: { term: string; id: string; value: string; copy: string },
+  more: Html = html``,
+): Html {
+  return html`<div class="warning" role="note">
+      <p>${warning}</p>
+    </div>
+    <dl class="facts">
+      <dt>Client ID</dt>
+      <dd><code id="client-id">${clientId}</code></dd>
+      <dt>${secret.term}</dt>
+      <dd>${secretValue(secret.id, secret.value, secret.copy)}</dd>
+      ${more}
+    </dl>`;
+}
+
 /** A secret shown once, with the button that copies it (the console's script shows the button where copying works). */
 export function secretValue(id: string, value: string, copy: string): Html {
   return html`<code id="${id}" class="secret">${value}</code>

@@ -13,7 +13,7 @@ import {
 } from '@rsd/contracts';
 import type { DayOfReads as DailyReads } from '@rsd/contracts';
 import { html, type Html } from './html';
-import { choices, dataTable, formProblems, pageTop, secretValue, type FormProblems } from './page-parts';
+import { checkboxes, choices, dataTable, formProblems, pageTop, shownOnce, type FormProblems } from './page-parts';
 import { readsChart } from './reads-chart';
 
 // Server-rendered pages of the console: plain HTML and one stylesheet, one small script for the copy button.
@@ -42,6 +42,23 @@ export interface Viewer {
   displayName: string;
   organizationId: string;
   csrfToken: string;
+}
+
+/**
+ * A signed-in page of the console: `layout` with the crumbs back, the heading (the title unless
+ * `heading` says) and what a redirect or a refusal has to say (`said`), then `body`.
+ */
+export function consolePage(
+  viewer: Viewer,
+  top: {
+    title: string;
+    heading?: string | Html;
+    crumbs?: readonly { href: string; label: string }[];
+    said?: { notice?: string | undefined; problem?: string | Html | undefined };
+  },
+  body: Html,
+): Html {
+  return layout(top.title, html`${pageTop(top.heading ?? top.title, top.crumbs ?? [], top.said)} ${body}`, viewer);
 }
 
 export function layout(title: string, body: Html, viewer?: Viewer): Html {
@@ -241,13 +258,7 @@ export function createPage(viewer: Viewer, form: CreateForm, problems: FieldProb
         ${fieldProblem('recipientName')}
         <fieldset id="scopes" ${described('scopes')}>
           <legend>Data the recipient may read</legend>
-          ${SCOPES.map(
-            (scope) =>
-              html`<label class="check"
-                ><input type="checkbox" name="scopes" value="${scope}" ${form.scopes.includes(scope) ? html` checked` : html``} />
-                ${SCOPE_LABELS[scope]} <code>${scope}</code></label
-              >`,
-          )}
+          ${checkboxes('scopes', SCOPES, SCOPE_LABELS, form.scopes)}
         </fieldset>
         ${fieldProblem('scopes')}
         <label for="expiresAt">Expires <span class="hint">(optional; valid through the end of that day, UTC)</span></label>
@@ -308,18 +319,12 @@ export function keyPage(viewer: Viewer, issued: IssuedKey): Html {
   return layout(
     kind === 'created' ? 'Authorization created' : 'New key issued',
     html`<h1>${kind === 'created' ? 'Authorization created' : 'New key issued'}</h1>
-      <div class="warning" role="note">
-        <p>
-          <strong>This key is shown once.</strong> Copy it now and give it to ${recipientOf(authorization)} through a secure channel. It
-          cannot be shown again; if it is lost, rotate the key.
-        </p>
-      </div>
-      <dl class="facts">
-        <dt>Client ID</dt>
-        <dd><code id="client-id">${authorization.clientId}</code></dd>
-        <dt>API key</dt>
-        <dd>${secretValue('api-key', apiKey, 'Copy key')}</dd>
-      </dl>
+      ${shownOnce(
+        html`<strong>This key is shown once.</strong> Copy it now and give it to ${recipientOf(authorization)} through a secure channel. It
+          cannot be shown again; if it is lost, rotate the key.`,
+        authorization.clientId,
+        { term: 'API key', id: 'api-key', value: apiKey, copy: 'Copy key' },
+      )}
       ${
         kind === 'rotated'
           ? html`<p>
@@ -342,20 +347,14 @@ export function claimLinkPage(viewer: Viewer, authorization: Authorization, clai
   return layout(
     'Claim link issued',
     html`<h1>Claim link issued</h1>
-      <div class="warning" role="note">
-        <p>
-          <strong>This link is shown once and works once.</strong> Send it to ${recipientOf(authorization)}: opening it shows what is
-          granted, and the key is created when they claim it. Nobody else ever sees the key.
-        </p>
-      </div>
-      <dl class="facts">
-        <dt>Client ID</dt>
-        <dd><code id="client-id">${authorization.clientId}</code></dd>
-        <dt>Claim link</dt>
-        <dd>${secretValue('claim-url', claim.url, 'Copy link')}</dd>
-        <dt>Link works until</dt>
-        <dd>${instant(claim.expiresAt, '')}</dd>
-      </dl>
+      ${shownOnce(
+        html`<strong>This link is shown once and works once.</strong> Send it to ${recipientOf(authorization)}: opening it shows what is
+          granted, and the key is created when they claim it. Nobody else ever sees the key.`,
+        authorization.clientId,
+        { term: 'Claim link', id: 'claim-url', value: claim.url, copy: 'Copy link' },
+        html`<dt>Link works until</dt>
+          <dd>${instant(claim.expiresAt, '')}</dd>`,
+      )}
       <p><a href="${detailPath(authorization.clientId)}">View the authorization</a> · <a href="/console">All authorizations</a></p>`,
     viewer,
   );
@@ -377,10 +376,10 @@ export function detailPage(
   const active = authorization.status === 'active';
   // An offer waiting for its account is revoked as any grant.
   const revocable = active || authorization.status === 'pending';
-  return layout(
-    recipientOf(authorization),
-    html`${pageTop(recipientOf(authorization), [], options)}
-      <dl class="facts">
+  return consolePage(
+    viewer,
+    { title: recipientOf(authorization), said: options },
+    html`<dl class="facts">
         <dt>Client ID</dt>
         <dd><code>${authorization.clientId}</code></dd>
         <dt>Type</dt>
@@ -474,7 +473,6 @@ export function detailPage(
           }
         </nav>
       </section>`,
-    viewer,
   );
 }
 
@@ -560,10 +558,10 @@ function accessLogTable(page: AccessLogPage): Html {
 }
 
 export function confirmRevokePage(viewer: Viewer, authorization: Authorization): Html {
-  return layout(
-    'Revoke access',
-    html`${pageTop(`Revoke access for ${recipientOf(authorization)}?`, [])}
-      <p>
+  return consolePage(
+    viewer,
+    { title: 'Revoke access', heading: `Revoke access for ${recipientOf(authorization)}?` },
+    html`<p>
         Reads with Client ID <code>${authorization.clientId}</code> are refused from the moment you confirm, with every key it has. This
         cannot be undone: to grant access again, create a new authorization.
       </p>
@@ -572,7 +570,6 @@ export function confirmRevokePage(viewer: Viewer, authorization: Authorization):
         <button type="submit" class="danger">Revoke access</button>
         <a href="${detailPath(authorization.clientId)}">Cancel</a>
       </form>`,
-    viewer,
   );
 }
 

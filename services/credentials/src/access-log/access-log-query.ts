@@ -1,7 +1,7 @@
 import type { Request } from 'express';
 import { ACCESS_LOG_LIMIT, ACCESS_RESOURCES, accessResourceSchema, utcInstantSchema } from '@rsd/contracts';
 import type { AccessLogPosition } from '@rsd/domain';
-import { ApiError, cursorParts, instantRangeOf, opaqueCursor, pageLimitOf, parsedParameter, singleQueryParameter } from '@rsd/platform';
+import { ApiError, cursorCodec, instantRangeOf, pageLimitOf, parsedParameter, singleQueryParameter } from '@rsd/platform';
 import type { AccessLogFilter } from '@rsd/ports';
 
 /** A page of the access log (decision 21): how many, after which entry, and (decision 54) which entries. */
@@ -28,7 +28,7 @@ export function accessLogQueryOf(req: Request): AccessLogQuery {
   const resource = parsedParameter(req, 'resource', accessResourceSchema, `resource must be one of ${ACCESS_RESOURCES.join(', ')}`);
   return {
     limit: pageLimitOf(req, ACCESS_LOG_LIMIT),
-    ...(cursor === undefined ? {} : { after: positionOfCursor(cursor) }),
+    ...(cursor === undefined ? {} : { after: ACCESS_LOG_CURSOR.read(cursor) }),
     filter: {
       ...range,
       ...(status === undefined ? {} : { status }),
@@ -51,12 +51,8 @@ function statusOf(raw: string | undefined): AccessLogFilter['status'] {
  * Opaque to callers: the versioned position of the page's last entry (its instant, request id and
  * record id), so the next page starts strictly after it whatever arrives meanwhile.
  */
-export function cursorAfter({ at, requestId, id }: AccessLogPosition): string {
-  return opaqueCursor(`v1|${at}|${requestId}|${id}`);
-}
-
-function positionOfCursor(cursor: string): AccessLogPosition {
-  return cursorParts(cursor, /^v1\|([^|]+)\|([A-Za-z0-9._-]{1,128})\|([A-Za-z0-9-]{1,64})$/, ['at', 'requestId', 'id'], {
-    valid: ({ at }) => utcInstantSchema.safeParse(at).success,
-  });
-}
+export const ACCESS_LOG_CURSOR = cursorCodec(
+  'v1',
+  { at: '[^|]+', requestId: '[A-Za-z0-9._-]{1,128}', id: '[A-Za-z0-9-]{1,64}' },
+  { valid: ({ at }) => utcInstantSchema.safeParse(at).success },
+);

@@ -1,9 +1,9 @@
-import type { Response } from 'express';
-import type { AccessLogEntry, AccessLogPage, AccessRecord } from '@rsd/contracts';
+import type { Request, Response } from 'express';
+import type { AccessLogEntry, AccessRecord } from '@rsd/contracts';
 import type { AccessLogStore, AuthorizationStore } from '@rsd/ports';
 import { findOwnAuthorization } from '../authorizations/find-authorizations';
-import { EXPORT_PAGE_SIZE, fieldColumns, pageOf, streamExport } from '@rsd/platform';
-import { cursorAfter, type AccessLogQuery } from './access-log-query';
+import { answerLog, fieldColumns } from '@rsd/platform';
+import { ACCESS_LOG_CURSOR, type AccessLogQuery } from './access-log-query';
 
 export interface AccessLogDeps {
   store: AuthorizationStore;
@@ -11,24 +11,27 @@ export interface AccessLogDeps {
 }
 
 /**
- * Decision 21: who read through this authorization, newest first. The authorization must be the
- * organization's own (404 otherwise, as for GET of it); one entry more than the page says whether
- * another page follows.
+ * Decision 21: who read through this authorization, newest first, as a JSON page or (decision 54) the
+ * whole filtered log as CSV or NDJSON streamed from the store a page at a time (from `cursor` when
+ * given). The authorization must be the organization's own (404 otherwise, as for GET of it).
  */
-export async function listAccessLog(
+export async function answerAccessLog(
   deps: AccessLogDeps,
-  organizationId: string,
-  clientId: string,
+  req: Request,
+  res: Response,
+  { organizationId, clientId }: { organizationId: string; clientId: string },
   query: AccessLogQuery,
-): Promise<AccessLogPage> {
+): Promise<void> {
   await findOwnAuthorization(deps.store, organizationId, clientId);
-  const found = await deps.accessLog.page(clientId, {
-    limit: query.limit + 1,
-    filter: query.filter,
-    ...(query.after ? { after: query.after } : {}),
-  });
-  const { items, next } = pageOf(found, query.limit);
-  return { items: items.map(accessLogEntryOf), nextCursor: next ? cursorAfter(next) : null };
+  const log = {
+    read: (limit: number, after: AccessLogQuery['after']) =>
+      deps.accessLog.page(clientId, { limit, filter: query.filter, ...(after ? { after } : {}) }),
+    entryOf: accessLogEntryOf,
+    cursorAfter: ACCESS_LOG_CURSOR.write,
+    columns: ACCESS_LOG_COLUMNS,
+    filename: `access-log-${clientId}`,
+  };
+  await answerLog(req, res, log, query);
 }
 
 /** What the organization sees of a record: no id of the record's own, no Client ID (the path names it). */
@@ -38,26 +41,3 @@ export function accessLogEntryOf({ at, resource, status, code, clientAddress, re
 
 /** The CSV export's columns (decision 54), the entry's fields in order. */
 export const ACCESS_LOG_COLUMNS = fieldColumns<AccessRecord>('at', 'resource', 'status', 'code', 'clientAddress', 'requestId');
-
-/**
- * Decision 54: the whole filtered access log of one authorization as CSV or NDJSON, streamed from the
- * store a page at a time (from `cursor` when given); the authorization must be the organization's own.
- */
-export async function exportAccessLog(
-  deps: AccessLogDeps,
-  res: Response,
-  format: 'csv' | 'ndjson',
-  target: { organizationId: string; clientId: string },
-  query: AccessLogQuery,
-): Promise<void> {
-  await findOwnAuthorization(deps.store, target.organizationId, target.clientId);
-  await streamExport<AccessRecord>(res, format, {
-    columns: ACCESS_LOG_COLUMNS,
-    line: accessLogEntryOf,
-    filename: `access-log-${target.clientId}`,
-    read: (last) => {
-      const after = last ?? query.after;
-      return deps.accessLog.page(target.clientId, { limit: EXPORT_PAGE_SIZE, filter: query.filter, ...(after ? { after } : {}) });
-    },
-  });
-}

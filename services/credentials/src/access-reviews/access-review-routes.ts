@@ -8,17 +8,18 @@ import {
   type AccessReviewReportLine,
   type SignedAccessReviewReport,
 } from '@rsd/contracts';
+import { toAccessReviewSummary } from '@rsd/domain';
 import { labelledRouter } from '@rsd/observability';
 import {
   ApiError,
   compactJwsSigner,
-  cursorParts,
+  cursorCodec,
+  cursorPage,
   exportFormatOf,
   fieldColumns,
   jsonBody,
   answerOtherMethods,
   noStore,
-  opaqueCursor,
   pageLimitOf,
   singleQueryParameter,
   streamExport,
@@ -27,10 +28,10 @@ import {
   type SigningKeys,
   type TokenVerifier,
 } from '@rsd/platform';
-import type { AccessLogStore, AccessReviewPosition } from '@rsd/ports';
+import type { AccessLogStore } from '@rsd/ports';
 import { organizationCallers } from '../authorizations/authorization-routes';
 import type { UseCaseDeps } from '../authorizations/use-case-deps';
-import { accessReviewReport, createAccessReview, decideAccessReviewItemFor, getAccessReview, listAccessReviews } from './access-reviews';
+import { accessReviewReport, createAccessReview, decideAccessReviewItemFor, getAccessReview } from './access-reviews';
 
 export interface AccessReviewRoutesDeps extends Omit<UseCaseDeps, 'newEventId'> {
   accessLog: Pick<AccessLogStore, 'usage' | 'dailyReads'>;
@@ -44,6 +45,15 @@ const REVIEW = `${COLLECTION}/:reviewId` as const;
 const ITEM = `${REVIEW}/items/:clientId` as const;
 const REPORT = `${REVIEW}/report` as const;
 const BODY_LIMIT = '16kb';
+/** Opaque to callers: the versioned position of the page's last review (its start and id). */
+const ACCESS_REVIEW_CURSOR = cursorCodec(
+  'r1',
+  { createdAt: '[^|]+', reviewId: '[^|]+' },
+  {
+    maxLength: 200,
+    valid: ({ createdAt, reviewId }) => utcInstantSchema.safeParse(createdAt).success && accessReviewIdSchema.safeParse(reviewId).success,
+  },
+);
 
 /** The report's CSV columns: the grant, its use, and what was decided of it, by whom and when. */
 export const ACCESS_REVIEW_REPORT_COLUMNS: readonly Column<AccessReviewReportLine>[] = [
@@ -78,9 +88,9 @@ export function accessReviewRoutes(deps: AccessReviewRoutesDeps): Router {
     .get(...reader, async (req, res) => {
       const limit = pageLimitOf(req, ACCESS_REVIEW_LIMIT);
       const cursor = singleQueryParameter(req, 'cursor');
-      const after = cursor === undefined ? undefined : positionOfCursor(cursor);
-      const { items, next } = await listAccessReviews(useCaseDeps, req.params.organizationId, { limit, ...(after ? { after } : {}) });
-      res.json({ items, nextCursor: next ? cursorAfter(next) : null });
+      const after = cursor === undefined ? undefined : ACCESS_REVIEW_CURSOR.read(cursor);
+      const read = (count: number) => deps.store.listReviews(req.params.organizationId, { limit: count, ...(after ? { after } : {}) });
+      res.json(await cursorPage(read, limit, toAccessReviewSummary, ACCESS_REVIEW_CURSOR.write));
     })
     .post(...writer, ...jsonBody(BODY_LIMIT), async (req, res) => {
       const body: unknown = req.body;
@@ -119,16 +129,4 @@ export function accessReviewRoutes(deps: AccessReviewRoutesDeps): Router {
   });
 
   return answerOtherMethods(router);
-}
-
-/** Opaque to callers: the versioned position of the page's last review (its start and id). */
-function cursorAfter({ createdAt, reviewId }: AccessReviewPosition): string {
-  return opaqueCursor(`r1|${createdAt}|${reviewId}`);
-}
-
-function positionOfCursor(cursor: string): AccessReviewPosition {
-  return cursorParts(cursor, /^r1\|([^|]+)\|([^|]+)$/, ['createdAt', 'reviewId'], {
-    maxLength: 200,
-    valid: ({ createdAt, reviewId }) => utcInstantSchema.safeParse(createdAt).success && accessReviewIdSchema.safeParse(reviewId).success,
-  });
 }

@@ -17,8 +17,8 @@ import {
   type Origin,
   type StoredAccessReview,
 } from '@rsd/domain';
-import { ApiError, pageOf, parsedBody, runCommand, validationFailed } from '@rsd/platform';
-import type { AccessLogStore, AccessReviewPosition } from '@rsd/ports';
+import { ApiError, parsedBody, runCommand, validationFailed } from '@rsd/platform';
+import type { AccessLogStore } from '@rsd/ports';
 import { revokeAuthorization } from '../authorizations/revoke-authorization';
 import type { UseCaseDeps } from '../authorizations/use-case-deps';
 
@@ -101,16 +101,6 @@ export async function findOwnReview(
 
 export async function getAccessReview(deps: Pick<UseCaseDeps, 'store'>, organizationId: string, reviewId: string): Promise<AccessReview> {
   return toAccessReview(await findOwnReview(deps, organizationId, reviewId));
-}
-
-/** A page of the organization's reviews, newest first; one more than the page says whether another follows. */
-export async function listAccessReviews(
-  deps: Pick<UseCaseDeps, 'store'>,
-  organizationId: string,
-  page: { limit: number; after?: AccessReviewPosition },
-): Promise<{ items: AccessReviewSummary[]; next: AccessReviewPosition | undefined }> {
-  const { items, next } = pageOf(await deps.store.listReviews(organizationId, { ...page, limit: page.limit + 1 }), page.limit);
-  return { items: items.map(toAccessReviewSummary), next: next && { createdAt: next.createdAt, reviewId: next.reviewId } };
 }
 
 /**

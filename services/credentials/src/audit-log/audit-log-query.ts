@@ -1,6 +1,6 @@
 import type { Request } from 'express';
 import { AUDIT_LOG_LIMIT, auditActionSchema, clientIdSchema, utcInstantSchema } from '@rsd/contracts';
-import { ApiError, cursorParts, instantRangeOf, opaqueCursor, pageLimitOf, parsedParameter, singleQueryParameter } from '@rsd/platform';
+import { ApiError, cursorCodec, instantRangeOf, pageLimitOf, parsedParameter, singleQueryParameter } from '@rsd/platform';
 import type { AuditFilter, AuditPosition } from '@rsd/ports';
 
 /** A page of the audit trail (decision 54): its filters, how many, and after which entry. */
@@ -31,17 +31,13 @@ export function auditLogQueryOf(req: Request): AuditLogQuery {
       ...(clientId === undefined ? {} : { clientId }),
     },
     limit: pageLimitOf(req, AUDIT_LOG_LIMIT),
-    ...(cursor === undefined ? {} : { after: positionOfCursor(cursor) }),
+    ...(cursor === undefined ? {} : { after: AUDIT_LOG_CURSOR.read(cursor) }),
   };
 }
 
 /** Opaque to callers: the versioned position of the page's last entry (its instant and event id). */
-export function auditCursorAfter({ at, eventId }: AuditPosition): string {
-  return opaqueCursor(`a1|${at}|${eventId}`);
-}
-
-function positionOfCursor(cursor: string): AuditPosition {
-  return cursorParts(cursor, /^a1\|([^|]+)\|([A-Za-z0-9._:-]{1,128})$/, ['at', 'eventId'], {
-    valid: ({ at }) => utcInstantSchema.safeParse(at).success,
-  });
-}
+export const AUDIT_LOG_CURSOR = cursorCodec(
+  'a1',
+  { at: '[^|]+', eventId: '[A-Za-z0-9._:-]{1,128}' },
+  { valid: ({ at }) => utcInstantSchema.safeParse(at).success },
+);

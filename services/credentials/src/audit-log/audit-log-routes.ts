@@ -1,19 +1,10 @@
 import type { Router } from 'express';
-import type { AuditLogEntry, AuditLogPage, AuditRecord } from '@rsd/contracts';
+import type { AuditLogEntry } from '@rsd/contracts';
 import { labelledRouter } from '@rsd/observability';
-import {
-  EXPORT_PAGE_SIZE,
-  exportFormatOf,
-  fieldColumns,
-  answerOtherMethods,
-  pageOf,
-  streamExport,
-  type Column,
-  type TokenVerifier,
-} from '@rsd/platform';
-import type { AuditFilter, AuditLogStore } from '@rsd/ports';
+import { answerLog, answerOtherMethods, fieldColumns, type Column, type TokenVerifier } from '@rsd/platform';
+import type { AuditFilter, AuditLogStore, AuditPosition } from '@rsd/ports';
 import { organizationCallers } from '../authorizations/authorization-routes';
-import { auditCursorAfter, auditLogQueryOf } from './audit-log-query';
+import { AUDIT_LOG_CURSOR, auditLogQueryOf } from './audit-log-query';
 
 export interface AuditLogRoutesDeps {
   auditLog: Pick<AuditLogStore, 'page'>;
@@ -41,34 +32,17 @@ export function auditLogRoutes(deps: AuditLogRoutesDeps): Router {
     res.setHeader('Cache-Control', 'no-store');
     const query = auditLogQueryOf(req);
     const filter: AuditFilter = { organizationId: req.params.organizationId, ...query.filter };
-    const format = exportFormatOf(req);
-    if (format === 'json') {
-      res.json(await auditLogPage(deps.auditLog, filter, query.limit, query.after));
-      return;
-    }
-    // An export starts at the cursor when given, and runs to the end of what the filters match.
-    await streamExport<AuditRecord>(res, format, {
+    const log = {
+      read: (limit: number, after: AuditPosition | undefined) =>
+        deps.auditLog.page(filter, { limit, ...(after ? { after: { at: after.at, eventId: after.eventId } } : {}) }),
+      entryOf,
+      cursorAfter: AUDIT_LOG_CURSOR.write,
       columns: AUDIT_LOG_COLUMNS,
-      line: entryOf,
       filename: `audit-log-${req.params.organizationId}`,
-      read: (last) =>
-        deps.auditLog.page(filter, {
-          limit: EXPORT_PAGE_SIZE,
-          ...(last ? { after: { at: last.at, eventId: last.eventId } } : query.after ? { after: query.after } : {}),
-        }),
-    });
+    };
+    await answerLog(req, res, log, query);
   });
   return answerOtherMethods(router);
-}
-
-async function auditLogPage(
-  store: Pick<AuditLogStore, 'page'>,
-  filter: AuditFilter,
-  limit: number,
-  after: Parameters<typeof auditCursorAfter>[0] | undefined,
-): Promise<AuditLogPage> {
-  const { items, next } = pageOf(await store.page(filter, { limit: limit + 1, ...(after ? { after } : {}) }), limit);
-  return { items: items.map(entryOf), nextCursor: next ? auditCursorAfter(next) : null };
 }
 
 function entryOf({ at, action, actor, requestId, address, clientId }: AuditLogEntry): AuditLogEntry {

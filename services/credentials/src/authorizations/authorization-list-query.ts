@@ -8,7 +8,7 @@ import {
   type Authorization,
 } from '@rsd/contracts';
 import { selectGrants, type AuthorizationFilter, type GrantListPosition } from '@rsd/domain';
-import { cursorParts, instantParameter, opaqueCursor, pageLimitOf, parsedParameter, singleQueryParameter } from '@rsd/platform';
+import { cursorCodec, instantParameter, pageLimitOf, parsedParameter, singleQueryParameter } from '@rsd/platform';
 
 export interface AuthorizationListQuery {
   filter: AuthorizationFilter;
@@ -32,7 +32,7 @@ export function authorizationListQueryOf(req: Request): AuthorizationListQuery {
   if (!paged) return { filter };
   return {
     filter,
-    page: { limit: pageLimitOf(req, AUTHORIZATION_LIST_LIMIT), ...(cursor === undefined ? {} : { after: positionOfCursor(cursor) }) },
+    page: { limit: pageLimitOf(req, AUTHORIZATION_LIST_LIMIT), ...(cursor === undefined ? {} : { after: GRANT_LIST_CURSOR.read(cursor) }) },
   };
 }
 
@@ -42,13 +42,7 @@ export function selectAuthorizations(
   { filter, page }: AuthorizationListQuery,
 ): { authorizations: Authorization[]; nextCursor: string | null } {
   const { authorizations, next } = selectGrants(all, filter, page);
-  return { authorizations, nextCursor: next ? cursorAfter(next) : null };
+  return { authorizations, nextCursor: next ? GRANT_LIST_CURSOR.write(next) : null };
 }
 
-function cursorAfter({ createdAt, clientId }: GrantListPosition): string {
-  return opaqueCursor(`g1|${createdAt}|${clientId}`);
-}
-
-function positionOfCursor(cursor: string): GrantListPosition {
-  return cursorParts(cursor, /^g1\|([0-9T:.Z-]{20,30})\|([a-z0-9]{1,16}_[A-Za-z0-9]{16,64})$/, ['createdAt', 'clientId']);
-}
+const GRANT_LIST_CURSOR = cursorCodec('g1', { createdAt: '[0-9T:.Z-]{20,30}', clientId: '[a-z0-9]{1,16}_[A-Za-z0-9]{16,64}' });

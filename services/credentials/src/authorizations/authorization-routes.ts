@@ -7,7 +7,6 @@ import {
   answerChange,
   ApiError,
   jsonBody,
-  exportFormatOf,
   answerOtherMethods,
   noStore,
   requireCaller,
@@ -23,7 +22,7 @@ import { rotateAuthorization } from './rotate-authorization';
 import type { UseCaseDeps } from './use-case-deps';
 import { accessLogQueryOf } from '../access-log/access-log-query';
 import { issueClaimLink } from '../claims/claim-key';
-import { exportAccessLog, listAccessLog, type AccessLogDeps } from '../access-log/list-access-log';
+import { answerAccessLog, type AccessLogDeps } from '../access-log/list-access-log';
 import { readsPerDay } from '../access-log/reads-per-day';
 import { labelledRouter } from '@rsd/observability';
 
@@ -120,11 +119,7 @@ export function authorizationRoutes(deps: AuthorizationRoutesDeps): Router {
   });
 
   router.route(ACCESS_LOG).get(...itemGuard, async (req, res) => {
-    const query = accessLogQueryOf(req);
-    const format = exportFormatOf(req);
-    const { organizationId, clientId } = req.params;
-    if (format === 'json') res.json(await listAccessLog(deps, organizationId, clientId, query));
-    else await exportAccessLog(deps, res, format, { organizationId, clientId }, query);
+    await answerAccessLog(deps, req, res, req.params, accessLogQueryOf(req));
   });
 
   // Decision 51: what the console shows beside the list and on an authorization's page, read like the rest.

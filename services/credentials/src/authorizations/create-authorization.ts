@@ -6,9 +6,9 @@ import {
   digestApiKey,
   digestClaimToken,
   NO_USAGE,
+  newAuthorizationRecord,
   toAuthorization,
   type StoredAuthorization,
-  type ValidCreateRequest,
 } from '@rsd/domain';
 import { ApiError, runCommand } from '@rsd/platform';
 import { claimUrlOf } from '../claims/claim-url';
@@ -36,7 +36,7 @@ export async function createAuthorization(
     const account = request.recipientAccountId ? await deps.store.findAccount(request.recipientAccountId) : undefined;
     if (!account) throw new ApiError('RECIPIENT_ACCOUNT_NOT_FOUND', 'No recipient account has this recipientAccountId');
     const offered = {
-      ...newAuthorization({ organizationId, clientId, keyDigest: null, request, now }),
+      ...newAuthorizationRecord({ organizationId, clientId, keyDigest: null, request, now }),
       offeredAccountId: account.accountId,
     };
     const record = acceptsOffersFrom(account, organizationId)
@@ -49,7 +49,7 @@ export async function createAuthorization(
   if (request.keyDelivery === 'claimLink') {
     const token = generate.claimToken();
     const claimExpiresAt = claimLinkExpiry(request.expiresAt, request.claimValidSeconds, now);
-    const record = newAuthorization({ organizationId, clientId, keyDigest: null, request, now });
+    const record = newAuthorizationRecord({ organizationId, clientId, keyDigest: null, request, now });
     await store(
       deps,
       { ...record, claimTokenDigest: digestClaimToken(token), claimExpiresAt, claimedAt: null, claimedFromAddress: null },
@@ -58,7 +58,7 @@ export async function createAuthorization(
     return { ...toAuthorization(record, now, NO_USAGE), claim: { url: claimUrlOf(claimLinkBase, token), expiresAt: claimExpiresAt } };
   }
   const apiKey = generate.apiKey();
-  const record = newAuthorization({ organizationId, clientId, keyDigest: digestApiKey(apiKey), request, now });
+  const record = newAuthorizationRecord({ organizationId, clientId, keyDigest: digestApiKey(apiKey), request, now });
   await store(deps, record, now);
   // A new Client ID: no read can have been made with it yet.
   return { ...toAuthorization(record, now, NO_USAGE), apiKey };
@@ -80,30 +80,4 @@ async function store(deps: UseCaseDeps, record: StoredAuthorization, now: Date):
       answer: undefined,
     }),
   });
-}
-
-function newAuthorization(fields: {
-  organizationId: string;
-  clientId: string;
-  keyDigest: string | null;
-  request: ValidCreateRequest;
-  now: Date;
-}): StoredAuthorization {
-  const { organizationId, clientId, keyDigest, request, now } = fields;
-  return {
-    clientId,
-    organizationId,
-    recipientType: request.recipientType,
-    recipientName: request.recipientName,
-    scopes: request.scopes,
-    keyDigest,
-    previousKeyDigest: null,
-    previousKeyExpiresAt: null,
-    expiresAt: request.expiresAt,
-    allowedCidrs: request.allowedCidrs,
-    createdAt: now.toISOString(),
-    revokedAt: null,
-    expiredAt: null,
-    revision: 1,
-  };
 }

@@ -9,7 +9,7 @@ import {
   type JoinedAccount,
 } from '@rsd/contracts';
 import {
-  portfolioCustomerOf,
+  claimGrantOf,
   CLAIM_TOKEN_PATTERN,
   claimLinkStateOf,
   decideClaim,
@@ -63,7 +63,7 @@ export async function describeClaim(deps: Pick<UseCaseDeps, 'store' | 'clock'>, 
   const record = await findByToken(deps, token);
   const state = claimLinkStateOf(record, deps.clock.now());
   if (state !== 'open') throw refusalOf(state);
-  return grantOf(record);
+  return claimGrantOf(record);
 }
 
 /**
@@ -87,7 +87,7 @@ export async function claimKey(
     return { made: key, decision: decideClaim(current, { newKeyDigest: digestApiKey(key), clientAddress: who.clientAddress }, stamp) };
   });
   deps.log.info({ organizationId: current.organizationId, clientId: current.clientId }, 'key claimed by its link');
-  return { claimed: { clientId: current.clientId, apiKey }, grant: grantOf(current), publication };
+  return { claimed: { clientId: current.clientId, apiKey }, grant: claimGrantOf(current), publication };
 }
 
 /** Decision 42: where a claim puts the grant: an account the caller holds the key of, or a new one. */
@@ -144,7 +144,7 @@ export async function claimIntoAccount(
   const joined = opened
     ? { accountId: account.accountId, accountKey: opened.accountKey, clientId: current.clientId }
     : { accountId: account.accountId, clientId: current.clientId };
-  return { joined, grant: grantOf(current), publication };
+  return { joined, grant: claimGrantOf(current), publication };
 }
 
 /** Decision 38: a new link for an unclaimed authorization; the old link is unknown from now on. */
@@ -252,14 +252,6 @@ function refusalOf(state: Exclude<ClaimLinkState, 'open'>): ApiError {
         'CLAIM_LINK_EXPIRED',
         'This claim link has expired, or the access it grants has ended. Ask the organization that sent it for a new one.',
       );
-}
-
-function grantOf(record: StoredAuthorization): ClaimGrant {
-  return {
-    ...portfolioCustomerOf(record),
-    recipientName: record.recipientName,
-    claimExpiresAt: record.claimExpiresAt ?? record.createdAt,
-  };
 }
 
 /**

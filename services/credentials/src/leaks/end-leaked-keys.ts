@@ -1,16 +1,13 @@
-import { ACCOUNT_KEY_PREFIX } from '@rsd/contracts';
 import {
-  activityOf,
-  decideAlerts,
   decideLeakedAccountKey,
-  decideLeakedGrantKey,
+  decideLeakedGrantKeyWithAlert,
   digestApiKey,
-  hasValidChecksum,
+  leakedKeyKindOf,
+  leakReporterOrigin,
   type LeakLabel,
-  type Origin,
 } from '@rsd/domain';
 import type { UseCaseDeps } from '../authorizations/use-case-deps';
-import { runCommand, publishOwedEvents, type Publication } from '@rsd/platform';
+import { runCommand, publishOwedEvents, type Publication, type Write } from '@rsd/platform';
 
 export interface LeakedKeyDeps extends UseCaseDeps {
   /** Decision 5's prefix of grant keys (API_KEY_PREFIX); account keys have decision 42's. */
@@ -39,7 +36,7 @@ export async function endLeakedKeys(deps: LeakedKeyDeps, tokens: readonly string
   const labels: LeakLabel[] = [];
   const seen = new Map<string, LeakLabel>();
   for (const token of tokens) {
-    const kind = keyKindOf(token, deps.apiKeyPrefix);
+    const kind = leakedKeyKindOf(token, deps.apiKeyPrefix);
     if (!kind) {
       labels.push('false_positive');
       continue;
@@ -57,74 +54,55 @@ export async function endLeakedKeys(deps: LeakedKeyDeps, tokens: readonly string
   return { labels, publication };
 }
 
-function keyKindOf(token: string, apiKeyPrefix: string): 'grant' | 'account' | undefined {
-  if (hasValidChecksum(token, apiKeyPrefix)) return 'grant';
-  if (hasValidChecksum(token, ACCOUNT_KEY_PREFIX)) return 'account';
-  return undefined;
-}
-
-/** Decision 54: a leak report's changes are the reporter's (the secret-scanning service), whatever route brought it. */
-function reporterOf(deps: LeakedKeyDeps): Origin {
-  const base = deps.origin ?? { requestId: null, address: null, actor: { type: 'reporter', id: 'secret-scanning', via: 'api' } };
-  return { ...base, actor: { type: 'reporter', id: 'secret-scanning', via: base.actor.via ?? 'api' } };
-}
-
-async function endGrantKey(deps: LeakedKeyDeps, digest: string): Promise<LeakLabel> {
-  const { answer } = await runCommand(deps, reporterOf(deps), {
-    what: 'leaked key',
+/**
+ * One reported key's holder (`load`: by the key's digest) changed as `decide` says, at the revision it
+ * was read at, by the reporter; a key no one holds is a false positive. Published with the whole report.
+ */
+async function endKey<Holder>(
+  deps: LeakedKeyDeps,
+  digest: string,
+  what: string,
+  /** The holder of the key whose digest it is given. */
+  find: (digest: string) => Promise<Holder | undefined>,
+  decide: (holder: Holder) => { label: LeakLabel; write?: Write; logged?: [object, string] },
+): Promise<LeakLabel> {
+  const { answer } = await runCommand(deps, leakReporterOrigin(deps.origin), {
+    what,
     context: { keyDigest: digest },
     publish: 'none',
-    load: () => deps.store.findByKeyDigest(digest),
-    decide: (record) => {
-      if (!record) return { answer: 'false_positive' as LeakLabel };
-      const now = deps.clock.now();
-      const decision = decideLeakedGrantKey(record, digest, { id: deps.newEventId(), time: now });
-      if (decision.outcome === 'unchanged') return { answer: decision.label };
-      // Decision 44: a revoked grant's organization hears of it by the revocation's reason; a previous key
-      // that ends alone is an alert of the grant's own, written with it.
-      const { record: next, events } = decision.record.revokedAt
-        ? { record: decision.record, events: [] }
-        : decideAlerts(
-            decision.record,
-            { activity: activityOf(decision.record), alerts: [{ type: 'authorization.key_leaked', at: now.toISOString() }] },
-            () => deps.newEventId(),
-          );
-      return {
-        write: { authorization: next, expectedRevision: record.revision, events: [decision.event, ...events] },
-        answer: decision.label,
-        written: () =>
-          deps.log.warn(
-            {
-              clientId: record.clientId,
-              organizationId: record.organizationId,
-              keyDigest: digest,
-              ended: decision.record.revokedAt ? 'authorization' : 'previous key',
-            },
-            'leaked key reported: it no longer works',
-          ),
-      };
+    load: () => find(digest),
+    decide: (holder) => {
+      if (holder === undefined) return { answer: 'false_positive' as LeakLabel };
+      const { label, write, logged } = decide(holder);
+      return { answer: label, ...(write ? { write } : {}), ...(logged ? { written: () => deps.log.warn(...logged) } : {}) };
     },
   });
   return answer;
 }
 
-async function endAccountKey(deps: LeakedKeyDeps, digest: string): Promise<LeakLabel> {
-  const { answer } = await runCommand(deps, reporterOf(deps), {
-    what: 'leaked account key',
-    context: { keyDigest: digest },
-    publish: 'none',
-    load: () => deps.store.findAccountByKeyDigest(digest),
-    decide: (account) => {
-      if (!account) return { answer: 'false_positive' as LeakLabel };
-      const decision = decideLeakedAccountKey(account, digest, { id: deps.newEventId(), time: deps.clock.now() });
-      if (decision.outcome === 'unchanged') return { answer: decision.label };
-      return {
-        write: { account: decision.record, expectedRevision: account.revision, events: [decision.event] },
-        answer: decision.label,
-        written: () =>
-          deps.log.warn({ accountId: account.accountId, keyDigest: digest }, 'leaked account key reported: it no longer works'),
-      };
-    },
+function endGrantKey(deps: LeakedKeyDeps, digest: string): Promise<LeakLabel> {
+  return endKey(deps, digest, 'leaked key', deps.store.findByKeyDigest.bind(deps.store), (record) => {
+    const stamp = { id: deps.newEventId(), time: deps.clock.now() };
+    const decision = decideLeakedGrantKeyWithAlert(record, digest, stamp, () => deps.newEventId());
+    if (decision.outcome === 'unchanged') return { label: decision.label };
+    const { clientId, organizationId } = record;
+    const ended = decision.record.revokedAt ? 'authorization' : 'previous key';
+    return {
+      label: decision.label,
+      write: { authorization: decision.record, expectedRevision: record.revision, events: decision.events },
+      logged: [{ clientId, organizationId, keyDigest: digest, ended }, 'leaked key reported: it no longer works'],
+    };
   });
-  return answer;
+}
+
+function endAccountKey(deps: LeakedKeyDeps, digest: string): Promise<LeakLabel> {
+  return endKey(deps, digest, 'leaked account key', deps.store.findAccountByKeyDigest.bind(deps.store), (account) => {
+    const decision = decideLeakedAccountKey(account, digest, { id: deps.newEventId(), time: deps.clock.now() });
+    if (decision.outcome === 'unchanged') return { label: decision.label };
+    return {
+      label: decision.label,
+      write: { account: decision.record, expectedRevision: account.revision, events: [decision.event] },
+      logged: [{ accountId: account.accountId, keyDigest: digest }, 'leaked account key reported: it no longer works'],
+    };
+  });
 }

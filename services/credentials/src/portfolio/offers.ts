@@ -3,11 +3,12 @@ import {
   type AuthorizationEvent,
   type AutoAccept,
   type PortfolioCustomer,
-  type PortfolioOffer,
   type PortfolioOffersPage,
 } from '@rsd/contracts';
 import {
+  autoAcceptOf,
   portfolioCustomerOf,
+  portfolioOfferOf,
   decideAcceptOffer,
   decideAutoAccept,
   decideDeclineOffer,
@@ -45,7 +46,7 @@ export async function listOffers(
     query.limit,
   );
   return {
-    items: items.filter((record) => !hasExpired(record.expiresAt, now)).map(offerOf),
+    items: items.filter((record) => !hasExpired(record.expiresAt, now)).map(portfolioOfferOf),
     nextCursor: next ? cursorAfter(next.clientId) : null,
   };
 }
@@ -118,10 +119,6 @@ async function answerOffer(
   return { record, publication: publication ?? 'pending' };
 }
 
-export function autoAcceptOf(account: StoredRecipientAccount): AutoAccept {
-  return { organizationIds: [...(account.autoAcceptOrganizationIds ?? [])] };
-}
-
 /**
  * The organizations whose offers the account accepts as they are made, replacing the list before. Kept
  * with the account and in no event: only this service acts on it, when an offer is made.
@@ -145,13 +142,4 @@ export async function setAutoAccept(deps: UseCaseDeps, accountId: string, body: 
   });
   deps.log.info({ accountId, organizations: organizationIds.length }, 'account auto-accept list set');
   return autoAcceptOf(answer);
-}
-
-function offerOf(record: StoredAuthorization): PortfolioOffer {
-  return {
-    ...portfolioCustomerOf(record),
-    recipientName: record.recipientName,
-    allowedCidrs: record.allowedCidrs ? [...record.allowedCidrs] : null,
-    offeredAt: record.createdAt,
-  };
 }

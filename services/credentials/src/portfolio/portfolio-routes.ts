@@ -2,11 +2,12 @@ import { randomUUID } from 'node:crypto';
 import type { Request, Response, Router } from 'express';
 import { clientIdPattern } from '@rsd/contracts';
 import { labelledRouter } from '@rsd/observability';
+import { autoAcceptOf } from '@rsd/domain';
 import { answerChange, ApiError, jsonBody, answerOtherMethods, noStore, recipientOrigin } from '@rsd/platform';
-import { apiKeyOf, countingFailures, portfolioQueryOf, requireCurrentKey, type LimitCheck } from '@rsd/recipient-access';
+import { accountKeyCallers, portfolioQueryOf, type LimitCheck } from '@rsd/recipient-access';
 import type { UseCaseDeps } from '../authorizations/use-case-deps';
-import { acceptOffer, autoAcceptOf, declineOffer, listOffers, setAutoAccept } from './offers';
-import { accountGenerator, authenticateAccount, rotateAccountKey, type AccountGenerator } from './recipient-accounts';
+import { acceptOffer, declineOffer, listOffers, setAutoAccept } from './offers';
+import { accountGenerator, rotateAccountKey, type AccountGenerator } from './recipient-accounts';
 import { releaseGrant } from './release-grant';
 
 export interface PortfolioRoutesDeps extends Omit<UseCaseDeps, 'newEventId'> {
@@ -20,19 +21,9 @@ const BODY_LIMIT = '4kb';
 /** Room for the longest auto-accept list the schema allows (1,000 ids of 64 characters), however it is spaced. */
 const AUTO_ACCEPT_BODY_LIMIT = '96kb';
 
-/** How a route knows the account calling with its key in `x-api-key`. */
-export function accountCallers(deps: UseCaseDeps, limitFailures: LimitCheck) {
-  /** Any key of the account that works now: the current one, or the previous one within its overlap. */
-  const authenticated = (req: Request, res: Response) =>
-    countingFailures(limitFailures, req, res, () => authenticateAccount(deps, apiKeyOf(req.headers['x-api-key'])));
-  /** Decision 50: what changes the account takes its current key; the previous one is refused with KEY_READ_ONLY. */
-  const managingAccount = async (req: Request, res: Response) => {
-    const caller = await authenticated(req, res);
-    requireCurrentKey(caller);
-    return caller.account;
-  };
-  return { authenticated, managingAccount };
-}
+/** How a route knows the account calling with its key in `x-api-key`: checked against this service's store. */
+export const accountCallers = (deps: Pick<UseCaseDeps, 'store' | 'clock'>, limitFailures: LimitCheck) =>
+  accountKeyCallers((digest) => deps.store.findAccountByKeyDigest(digest), deps.clock, limitFailures);
 
 /**
  * Decision 42: what a recipient account changes, here because this service owns keys and grants and

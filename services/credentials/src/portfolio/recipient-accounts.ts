@@ -10,7 +10,7 @@ import {
   type StoredRecipientAccount,
 } from '@rsd/domain';
 import { ApiError, parsedBody, runCommand, type Publication } from '@rsd/platform';
-import { verifyAccountKey } from '@rsd/recipient-access';
+import { INVALID_ACCOUNT_KEY, verifyAccountKey } from '@rsd/recipient-access';
 import type { UseCaseDeps } from '../authorizations/use-case-deps';
 
 /** Decision 42: `rcp_` ids and `rsa_` keys, made as Client IDs and API keys are (decisions 4–5). */
@@ -23,8 +23,6 @@ export const accountGenerator: AccountGenerator = {
   accountId: () => generateClientId('rcp'),
   accountKey: () => generateApiKey(ACCOUNT_KEY_PREFIX),
 };
-
-const INVALID_ACCOUNT_KEY = 'The x-api-key header does not hold a valid recipient account key';
 
 /** An account and which of its keys was presented (decision 50: the previous one only reads). */
 export interface AuthenticatedAccountKey {

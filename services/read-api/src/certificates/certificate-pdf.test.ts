@@ -1,20 +1,11 @@
 import { PDFDocument } from 'pdf-lib';
-import type { Certificate } from '@rsd/contracts';
+import { aCertificate } from '@rsd/testkit';
 import { certificatePdf } from './certificate-pdf';
 
-const certificate: Certificate = {
-  certificateId: 'crt_AAAAAAAAAAAAAAAAAAAAAA',
-  organization: { organizationId: 'acme' },
+const certificate = aCertificate({
   // Outside WinAnsi, the standard fonts' encoding: pdf-lib throws on such a character unless it is replaced.
   recipient: { clientId: 'rs_AAAAAAAAAAAAAAAAAAAAAAAA', type: 'insurance_provider', name: '東京海上 Żółć' },
-  score: 72,
-  grade: 'Strengthen',
-  scoreDate: '2026-11-20',
-  calculatedAt: '2026-11-20T06:00:00.000Z',
-  asOf: '2026-11-25',
-  issuedAt: '2026-12-02T06:00:00.000Z',
-  eventIds: ['score-event', 'created-event'],
-};
+});
 const jws = `${'a'.repeat(80)}.${'b'.repeat(700)}.${'c'.repeat(86)}`;
 
 describe("a certificate's PDF (decision 55)", () => {

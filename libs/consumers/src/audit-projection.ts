@@ -7,8 +7,12 @@ import {
   type AuthorizationEvent,
 } from '@rsd/contracts';
 import { auditRecordOf, auditRecordOfWebhookChange } from '@rsd/domain';
-import { parsedJson, type Logger } from '@rsd/platform';
 import type { AuditLogStore, EventRecord } from '@rsd/ports';
+
+/** The part of a logger the audit projection uses; a pino `Logger` fits it as is. */
+export interface AuditProjectionLogger {
+  warn(details: object, message: string): void;
+}
 
 /** What the audit view follows: the credentials service's changes, and the notifier's to webhooks and alert subscriptions. */
 export const AUDITED_TOPICS = [TOPICS.authorizations, TOPICS.webhookChanges];
@@ -22,7 +26,7 @@ export const AUDITED_TOPICS = [TOPICS.authorizations, TOPICS.webhookChanges];
  */
 export function auditProjection(
   store: Pick<AuditLogStore, 'add'>,
-  log: Logger,
+  log: AuditProjectionLogger,
   /** Decision 56: true for an organization offboarded, whose entries a late or replayed event must not bring back. */
   offboarded: (organizationId: string) => Promise<boolean> = () => Promise.resolve(false),
 ) {
@@ -36,8 +40,8 @@ export function auditProjection(
   const entryOf = (record: EventRecord): AuditRecord | undefined => {
     if (record.topic === TOPICS.webhookChanges) {
       // The notifier's events are no domain events: parsed here, whatever a log parsed for the domain's consumers.
-      const change = parsedJson(record.value, webhookChangedSchema);
-      if (change) return auditRecordOfWebhookChange(change);
+      const change = webhookChangedSchema.safeParse(jsonOf(record.value));
+      if (change.success) return auditRecordOfWebhookChange(change.data);
     } else {
       const event = eventOf(record);
       // An event that records no one's change (an alert, or one from before the trail) has no entry.
@@ -62,5 +66,15 @@ function eventOf(record: EventRecord): AuthorizationEvent | undefined {
     if (!('event' in record.parsed) || record.parsed.event.type === EVENT_TYPES.scoreCalculated) return undefined;
     return record.parsed.event;
   }
-  return parsedJson(record.value, authorizationEventSchema);
+  const parsed = authorizationEventSchema.safeParse(jsonOf(record.value));
+  return parsed.success ? parsed.data : undefined;
+}
+
+/** A record's value as JSON, or undefined when it is none. */
+function jsonOf(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return undefined;
+  }
 }
