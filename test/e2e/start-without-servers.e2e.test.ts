@@ -1,7 +1,7 @@
 import { spawn } from 'node:child_process';
 import { resolve } from 'node:path';
 import { eventually, REPO_ROOT } from '../support/embedded-process';
-import { TEST_RESPONSE_SIGNING_KEYS } from '../support/service-process';
+import { TEST_RESPONSE_SIGNING_KEYS, TEST_SUBJECT_KEYS_MASTER_KEY } from '../support/service-process';
 
 /** Nothing listens on these (below the ephemeral range, away from every other test's ports). */
 const NO_SERVERS = {
@@ -10,6 +10,7 @@ const NO_SERVERS = {
   MONGO_URL: 'mongodb://127.0.0.1:19592/',
   REDIS_URL: 'redis://127.0.0.1:19593',
   JWT_HS256_SECRET: 'start-without-servers-0123456789abcdef',
+  SUBJECT_KEYS_MASTER_KEY: TEST_SUBJECT_KEYS_MASTER_KEY,
   LOG_LEVEL: 'info',
 };
 
@@ -114,6 +115,22 @@ describe('a service started before its servers (issue 13)', () => {
     try {
       expect(await service.exited).toBe(1);
       expect(service.stderr()).toMatch(/^invalid configuration:\n {2}- RESPONSE_SIGNING_KEYS: is required on the distributed runtime/);
+      expect(service.output()).not.toContain('accepting connections');
+    } finally {
+      await service.stop();
+    }
+  }, 30_000);
+
+  test('when a service has no SUBJECT_KEYS_MASTER_KEY on the distributed runtime, then it exits 1 as a configuration error, before listening', async () => {
+    const service = startService('score-ingest', 19583, {
+      SCORE_INGEST_PORT: '19583',
+      SCORE_INGEST_HOST: '127.0.0.1',
+      SUBJECT_KEYS_MASTER_KEY: '',
+    });
+    try {
+      expect(await service.exited).toBe(1);
+      expect(service.stderr()).toMatch(/^invalid configuration:\n {2}- SUBJECT_KEYS_MASTER_KEY: is required when RUNTIME=distributed/);
+      expect(service.stderr()).not.toContain(TEST_SUBJECT_KEYS_MASTER_KEY);
       expect(service.output()).not.toContain('accepting connections');
     } finally {
       await service.stop();

@@ -43,6 +43,7 @@ export function productEnv(
     CREDENTIALS_DB: `${prefix}_credentials_${runId}`,
     READ_VIEWS_DB: `${prefix}_views_${runId}`,
     NOTIFIER_DB: `${prefix}_notifier_${runId}`,
+    SUBJECT_KEYS_DB: `${prefix}_subject_keys_${runId}`,
     JWT_HS256_SECRET: jwtSecret,
     LOG_LEVEL: 'info',
     KAFKA_TOPIC_PARTITIONS: '3',
@@ -59,7 +60,7 @@ export function productEnv(
 
 /** The product's databases, as productEnv names them in `env`. */
 export const productDatabases = (env: Record<string, string>): string[] =>
-  [env.CREDENTIALS_DB, env.READ_VIEWS_DB, env.NOTIFIER_DB].filter((name) => name !== undefined);
+  [env.CREDENTIALS_DB, env.READ_VIEWS_DB, env.NOTIFIER_DB, env.SUBJECT_KEYS_DB].filter((name) => name !== undefined);
 
 /** A service started and added to `services`. */
 export async function startInto(

@@ -5,3 +5,4 @@ export * from './consumer-core';
 export * from './parse-record';
 export * from './project-event';
 export * from './traced-event-log';
+export * from './sealed-events';

@@ -13,3 +13,4 @@ export * from './leaked-keys';
 export * from './certificates';
 export * from './audit';
 export * from './access-reviews';
+export * from './sealing';

@@ -1,10 +1,22 @@
 import { createCipheriv, createDecipheriv, createHash, randomBytes } from 'node:crypto';
-import type { SubjectId, SubjectKeyStore } from '@rsd/ports';
+import type { DestroyedSubjectKey, SubjectId, SubjectKeyStore, SecretSpec } from '@rsd/ports';
 import { ConfigError } from './config';
 import { secretsFromFiles } from './secret-files';
 
 /** The master key's variable (or `…_FILE`): 32 random bytes, base64, which wrap every subject's key. */
 export const SUBJECT_KEYS_MASTER_KEY = 'SUBJECT_KEYS_MASTER_KEY';
+
+/**
+ * The master key as a secret of the services (decision 56): required on the distributed runtime (every
+ * replica opens what the others sealed), made into the data directory on the embedded runtime's first
+ * start. Its file is no database, so `rsd backup` never carries it with the log it opens.
+ */
+export const SUBJECT_KEYS_MASTER_KEY_SECRET: SecretSpec = {
+  variable: SUBJECT_KEYS_MASTER_KEY,
+  file: 'subject-keys-master.key',
+  generate: () => randomBytes(KEY_BYTES).toString('base64'),
+  requiredBecause: 'it opens the personal data sealed in the event log, and every replica must hold the same (decision 56)',
+};
 
 /** The sealed format's version, in every sealed value and in its associated data. */
 export const SEALED_VERSION = 1;
@@ -51,14 +63,27 @@ export interface SubjectCipher {
   seal(subject: SubjectId, value: unknown): Promise<SealOutcome>;
   /** The value sealed, or erased when its subject's key is destroyed; throws SealedValueError for any other failure. */
   open<T = unknown>(sealed: SealedValue): Promise<OpenOutcome<T>>;
+  /** Drops what the cipher keeps in memory of the subject's key: the next use reads the key store (an erasure seen). */
+  forget(subject: SubjectId): void;
 }
+
+/**
+ * How long an opened key is kept in memory: a key destroyed on another replica stops opening anything
+ * here at most this long after (at once where this process sees the erasure's event).
+ */
+export const SUBJECT_KEY_CACHE_TTL_MS = 30_000;
+/** How many subjects' keys a process keeps opened (least recently used first out). */
+export const SUBJECT_KEY_CACHE_SIZE = 10_000;
 
 const KEY_BYTES = 32;
 const NONCE_BYTES = 12;
 const TAG_BYTES = 16;
 const WRAP_VERSION = 'v1';
-/** A subject id: its kind and its id, no space (the associated data joins parts with a line break). */
-const SUBJECT = /^(organization|account):\S{1,256}$/;
+/**
+ * A subject id: its kind and its id, no space (the associated data joins parts with a line break). A
+ * grant stands for its recipient when the recipient has no account.
+ */
+const SUBJECT = /^(organization|account|grant):\S{1,256}$/;
 
 /**
  * Decision 56's cipher: a key per subject, made at random, kept in the subject key store only wrapped
@@ -66,9 +91,15 @@ const SUBJECT = /^(organization|account):\S{1,256}$/;
  * the log: a copy of the store alone opens nothing, and destroying a subject's stored key makes its
  * values unreadable wherever copies of them are.
  */
-export function subjectCipher(options: { store: SubjectKeyStore; masterKey: Buffer; now?: () => Date }): SubjectCipher {
+export function subjectCipher(options: {
+  store: SubjectKeyStore;
+  masterKey: Buffer;
+  now?: () => Date;
+  cache?: { ttlMs?: number; size?: number };
+}): SubjectCipher {
   const { store, masterKey } = options;
   const now = options.now ?? (() => new Date());
+  const cache = new KeyCache(options.cache?.size ?? SUBJECT_KEY_CACHE_SIZE, options.cache?.ttlMs ?? SUBJECT_KEY_CACHE_TTL_MS, now);
   if (masterKey.length !== KEY_BYTES) throw new ConfigError([`${SUBJECT_KEYS_MASTER_KEY}: must be ${KEY_BYTES} bytes, base64`]);
   const masterKeyId = createHash('sha256').update(masterKey).digest('base64url').slice(0, 8);
 
@@ -88,17 +119,18 @@ export function subjectCipher(options: { store: SubjectKeyStore; masterKey: Buff
 
   return {
     async seal(subject, value) {
-      if (!SUBJECT.test(subject)) throw new TypeError('a subject is organization:<id> or account:<id>');
-      const stored = await store.getOrCreate(subject, {
-        wrappedKey: wrap(subject, randomBytes(KEY_BYTES)),
-        createdAt: now().toISOString(),
-      });
-      if (stored.state === 'destroyed') return erased(subject, stored.destroyedAt);
-      const { nonce, ciphertext } = encrypt(
-        unwrap(subject, stored.wrappedKey),
-        Buffer.from(JSON.stringify(value), 'utf8'),
-        sealData(subject),
-      );
+      if (!SUBJECT.test(subject)) throw new TypeError('a subject is organization:<id>, account:<id> or grant:<id>');
+      let key = cache.get(subject);
+      if (!key) {
+        const stored = await store.getOrCreate(subject, {
+          wrappedKey: wrap(subject, randomBytes(KEY_BYTES)),
+          createdAt: now().toISOString(),
+        });
+        key = stored.state === 'destroyed' ? stored : unwrap(subject, stored.wrappedKey);
+        cache.set(subject, key);
+      }
+      if (!Buffer.isBuffer(key)) return erased(subject, key.destroyedAt);
+      const { nonce, ciphertext } = encrypt(key, Buffer.from(JSON.stringify(value), 'utf8'), sealData(subject));
       return {
         status: 'sealed',
         sealed: { v: SEALED_VERSION, subject, nonce: nonce.toString('base64url'), ciphertext: ciphertext.toString('base64url') },
@@ -108,15 +140,57 @@ export function subjectCipher(options: { store: SubjectKeyStore; masterKey: Buff
     async open<T>(sealed: SealedValue): Promise<OpenOutcome<T>> {
       if (!isSealedValue(sealed)) throw new SealedValueError('malformed');
       const { subject } = sealed;
-      const stored = await store.read(subject);
-      if (stored?.state === 'destroyed') return erased(subject, stored.destroyedAt);
-      if (!stored) throw new SealedValueError('no-key', subject);
-      const key = unwrap(subject, stored.wrappedKey);
+      let key = cache.get(subject);
+      if (!key) {
+        const stored = await store.read(subject);
+        if (!stored) throw new SealedValueError('no-key', subject);
+        key = stored.state === 'destroyed' ? stored : unwrap(subject, stored.wrappedKey);
+        cache.set(subject, key);
+      }
+      if (!Buffer.isBuffer(key)) return erased(subject, key.destroyedAt);
       const plain = decrypt(key, Buffer.from(sealed.nonce, 'base64url'), Buffer.from(sealed.ciphertext, 'base64url'), sealData(subject));
       if (!plain) throw new SealedValueError('tampered', subject);
       return { status: 'opened', value: JSON.parse(plain.toString('utf8')) as T };
     },
+
+    forget: (subject) => cache.delete(subject),
   };
+}
+
+/**
+ * Subjects' keys (unwrapped) and erasures, as last read from the key store, each for `ttlMs` at most,
+ * the least recently used dropped past `size`. A destruction is final, but it is kept no longer than a
+ * key: the store stays the one answer.
+ */
+class KeyCache {
+  private readonly entries = new Map<SubjectId, { key: Buffer | DestroyedSubjectKey; until: number }>();
+
+  constructor(
+    private readonly size: number,
+    private readonly ttlMs: number,
+    private readonly now: () => Date,
+  ) {}
+
+  get(subject: SubjectId): Buffer | DestroyedSubjectKey | undefined {
+    const entry = this.entries.get(subject);
+    if (!entry) return undefined;
+    this.entries.delete(subject);
+    if (entry.until <= this.now().getTime()) return undefined;
+    // Moved to the end: the Map's order is the order of use.
+    this.entries.set(subject, entry);
+    return entry.key;
+  }
+
+  set(subject: SubjectId, key: Buffer | DestroyedSubjectKey): void {
+    if (this.ttlMs <= 0 || this.size <= 0) return;
+    this.entries.delete(subject);
+    this.entries.set(subject, { key, until: this.now().getTime() + this.ttlMs });
+    while (this.entries.size > this.size) this.entries.delete(this.entries.keys().next().value!);
+  }
+
+  delete(subject: SubjectId): void {
+    this.entries.delete(subject);
+  }
 }
 
 /** Whether `value` has the sealed format's shape (not whether it opens). */

@@ -2,10 +2,12 @@ import { join } from 'node:path';
 import type { Db, MongoClient } from 'mongodb';
 import { ACCESS_LOG_TOPIC, accessRecordBatchSchema, TOPICS, type AccessRecord } from '@rsd/contracts';
 import type { ReadinessCheck } from '@rsd/ports';
-import { ConfigError, type Logger } from '@rsd/platform';
-import type { AccessLog, EventLog, Runtime, ViewStore, Views, ViewsOwner } from '@rsd/ports';
+import { openRecord, sealingEventLog } from '@rsd/consumers';
+import { ConfigError, SUBJECT_KEYS_MASTER_KEY_SECRET, subjectCipher, subjectKeysMasterKey, type Logger } from '@rsd/platform';
+import type { AccessLog, EventLog, Runtime, SubjectKeyStore, ViewStore, Views, ViewsOwner } from '@rsd/ports';
 import type { RedisConnection } from '@rsd/redis';
 import { engineRefusal } from './engine-refusal';
+import { loadOrCreateSecretFile } from './secrets';
 import type { RuntimeConfig } from './runtime-config';
 import { NEVER_STALE } from './shared-views/feed-staleness';
 import { sharedViewReader } from './shared-views/shared-view-reader';
@@ -45,7 +47,7 @@ async function openEmbedded(config: RuntimeConfig, log: Logger): Promise<OpenedR
  */
 export async function embeddedRuntime(
   adapters: typeof import('@rsd/embedded'),
-  config: Pick<RuntimeConfig, 'DATA_DIR' | 'READ_VIEWS_DB' | 'NOTIFIER_DB'>,
+  config: Pick<RuntimeConfig, 'DATA_DIR' | 'READ_VIEWS_DB' | 'NOTIFIER_DB'> & Partial<Pick<RuntimeConfig, 'subjectKeysMasterKey'>>,
   log: Logger,
 ): Promise<OpenedRuntime> {
   const {
@@ -55,14 +57,27 @@ export async function embeddedRuntime(
     openSqliteAuditLogStore,
     openSqliteAuthorizationStore,
     openSqliteEventLog,
+    openSqliteSubjectKeyStore,
     openSqliteViewStore,
     openSqliteWebhookStore,
+    SUBJECT_KEYS_DATABASE,
   } = adapters;
   // One database file, and one connection in the process, for the log, the authorizations, the views and
   // the webhooks: one transaction per turn of the event loop for all of them (libs/embedded/src/sqlite/database.ts).
   const file = join(config.DATA_DIR, EMBEDDED_DATABASE);
   await importEarlierData({ dataDir: config.DATA_DIR, file, log: log.child({ component: 'import' }) });
-  const eventLog = openSqliteEventLog({ file, log: log.child({ component: 'event-log' }) });
+  // Decision 56: the subjects' keys in a database of their own beside the log's (never in `rsd backup`'s
+  // archive of it), wrapped by the master key: SUBJECT_KEYS_MASTER_KEY, else its file in DATA_DIR.
+  const subjectKeys = openSqliteSubjectKeyStore({ file: join(config.DATA_DIR, SUBJECT_KEYS_DATABASE) });
+  const cipher = subjectCipher({
+    store: subjectKeys,
+    masterKey: config.subjectKeysMasterKey ?? (await embeddedMasterKey(config.DATA_DIR, log)),
+  });
+  // Sealed as they are appended, opened once for every subscription as they are read.
+  const eventLog = sealingEventLog(
+    openSqliteEventLog({ file, log: log.child({ component: 'event-log' }), open: (record) => openRecord(record, cipher) }),
+    cipher,
+  );
   const opened: { close(): Promise<void> }[] = [];
   const rateLimitStores = createMemoryRateLimitStores();
   let accessLog: Promise<AccessLog> | undefined;
@@ -111,14 +126,24 @@ export async function embeddedRuntime(
     close: async () => {
       for (const resource of opened) await resource.close();
       await eventLog.close();
+      await subjectKeys.close();
     },
   };
   return runtime;
 }
 
+/** The embedded runtime's master key: its file in DATA_DIR, made on the first start (mode 0600, not a database: no backup carries it). */
+async function embeddedMasterKey(dataDir: string, log: Logger): Promise<Buffer> {
+  const secret = await loadOrCreateSecretFile(dataDir, SUBJECT_KEYS_MASTER_KEY_SECRET);
+  if (secret.created) {
+    log.info({ file: SUBJECT_KEYS_MASTER_KEY_SECRET.file }, `generated ${SUBJECT_KEYS_MASTER_KEY_SECRET.variable} into the data directory`);
+  }
+  return subjectKeysMasterKey({ [SUBJECT_KEYS_MASTER_KEY_SECRET.variable]: secret.value });
+}
+
 async function openDistributed(config: RuntimeConfig, service: string, log: Logger): Promise<OpenedRuntime> {
   const { openKafkaEventLog } = await import('@rsd/kafka');
-  const eventLog = await openKafkaEventLog({
+  const kafkaLog = await openKafkaEventLog({
     brokers: config.KAFKA_BROKERS,
     clientId: service,
     // The Kafka adapter names its own components (kafka-event-log, kafkajs): a `component` bound here would repeat.
@@ -130,10 +155,12 @@ async function openDistributed(config: RuntimeConfig, service: string, log: Logg
       replicationFactor: config.KAFKA_REPLICATION_FACTOR,
     },
   });
+  const masterKey = config.subjectKeysMasterKey;
+  if (!masterKey) throw new ConfigError(['SUBJECT_KEYS_MASTER_KEY: is required when RUNTIME=distributed']);
   let mongo: MongoClient | undefined;
   let redis: { client: RedisConnection; close(): Promise<void> } | undefined;
   let accessLog: Promise<AccessLog & { close(): Promise<void> }> | undefined;
-  const checks: ReadinessCheck[] = [{ name: 'kafka', check: () => eventLog.ping() }];
+  const checks: ReadinessCheck[] = [{ name: 'kafka', check: () => kafkaLog.ping() }];
 
   const database = async (name: string): Promise<Db> => {
     if (!mongo) {
@@ -149,6 +176,14 @@ async function openDistributed(config: RuntimeConfig, service: string, log: Logg
     }
     return mongo.db(name);
   };
+
+  // Decision 56: the subjects' keys in a database of their own, opened at the first seal or opening.
+  const subjectKeys = lazily(async () => {
+    const { openMongoSubjectKeyStore } = await import('@rsd/mongo');
+    return openMongoSubjectKeyStore(await database(config.SUBJECT_KEYS_DB));
+  });
+  const cipher = subjectCipher({ store: lazySubjectKeyStore(subjectKeys), masterKey });
+  const eventLog = sealingEventLog(kafkaLog, cipher);
 
   const viewsFollowing =
     (followed: EventLog): Runtime['openViews'] =>
@@ -232,7 +267,7 @@ async function openDistributed(config: RuntimeConfig, service: string, log: Logg
       });
     },
     readiness: () => checks,
-    consumerLag: (groupId) => eventLog.lag(groupId),
+    consumerLag: (groupId) => kafkaLog.lag(groupId),
     openAccessLog: ({ retentionDays }) => {
       accessLog ??= (async () => {
         const { openKafkaAccessLog } = await import('@rsd/kafka');
@@ -254,7 +289,7 @@ async function openDistributed(config: RuntimeConfig, service: string, log: Logg
           // The position belongs to the database the records go to. A new database holds no authorization
           // yet, so nothing published before it existed can be one of its own: it starts at the end.
           follow: (handle) =>
-            eventLog.subscribe({
+            kafkaLog.subscribe({
               groupId: `credentials-access-log.${config.CREDENTIALS_DB}`,
               topics: [ACCESS_LOG_TOPIC],
               fromBeginning: false,
@@ -262,7 +297,7 @@ async function openDistributed(config: RuntimeConfig, service: string, log: Logg
             }),
           // Decision 44's alerts: a group of their own, from the end like the store's; a message that is not a batch is passed by.
           watch: (observe) =>
-            eventLog.subscribe({
+            kafkaLog.subscribe({
               groupId: `credentials-alerts.${config.CREDENTIALS_DB}`,
               topics: [ACCESS_LOG_TOPIC],
               fromBeginning: false,
@@ -281,6 +316,7 @@ async function openDistributed(config: RuntimeConfig, service: string, log: Logg
     close: async () => {
       await (await accessLog?.catch(() => undefined))?.close();
       await eventLog.close();
+      await (await subjectKeys.opened())?.close();
       await mongo?.close();
       await redis?.close();
     },
@@ -308,4 +344,27 @@ function accessRecordBatchOf(value: string): AccessRecord[] | undefined {
   }
   const batch = accessRecordBatchSchema.safeParse(parsed);
   return batch.success ? batch.data.records : undefined;
+}
+
+/** Opens once, at the first call; a failed opening is not kept (the next call tries again). */
+function lazily<T>(open: () => Promise<T>): { get(): Promise<T>; opened(): Promise<T | undefined> } {
+  let opening: Promise<T> | undefined;
+  return {
+    get: () => {
+      opening ??= open();
+      opening.catch(() => (opening = undefined));
+      return opening;
+    },
+    opened: async () => opening?.catch(() => undefined),
+  };
+}
+
+/** A key store opened at its first use (the distributed runtime's, in MongoDB). */
+function lazySubjectKeyStore(store: { get(): Promise<SubjectKeyStore> }): SubjectKeyStore {
+  return {
+    getOrCreate: async (subject, candidate) => (await store.get()).getOrCreate(subject, candidate),
+    read: async (subject) => (await store.get()).read(subject),
+    destroy: async (subject, at) => (await store.get()).destroy(subject, at),
+    close: () => Promise.resolve(),
+  };
 }

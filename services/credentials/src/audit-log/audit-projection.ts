@@ -23,6 +23,8 @@ export const AUDITED_TOPICS = [TOPICS.authorizations, TOPICS.webhookChanges];
  */
 export function auditProjection(store: Pick<AuditLogStore, 'add'>, log: Logger) {
   const entryOf = (record: EventRecord): AuditRecord | undefined => {
+    // An erased organization's event (decision 56) has no entry: a rebuilt trail holds nothing of it.
+    if (record.parsed && 'erased' in record.parsed) return undefined;
     if (record.topic === TOPICS.webhookChanges) {
       const change = webhookChangeOf(record);
       if (change) return auditRecordOfWebhookChange(change);
@@ -58,10 +60,13 @@ function eventOf(record: EventRecord): AuthorizationEvent | undefined {
   }
 }
 
-/** The notifier's events are no domain events: parsed here, whatever a log parsed for the domain's consumers. */
+/**
+ * The notifier's events are no domain events: parsed here, whatever a log parsed for the domain's
+ * consumers, from the value the log opened (decision 56) when it was sealed.
+ */
 function webhookChangeOf(record: EventRecord): WebhookChanged | undefined {
   try {
-    const parsed = webhookChangedSchema.safeParse(JSON.parse(record.value));
+    const parsed = webhookChangedSchema.safeParse(JSON.parse(record.opened ?? record.value));
     return parsed.success ? parsed.data : undefined;
   } catch {
     return undefined;
