@@ -52,3 +52,11 @@ export async function everyCollection(mongoUrl: string, databases: string[]): Pr
   }
   return { collections, documents };
 }
+
+/**
+ * Decision 56: which of `needles` (a test organization's recipient names, addresses, score members) any
+ * of `haystacks` (a log's raw records, a store's documents) still holds readable; empty when none does.
+ */
+export function readableIn(haystacks: readonly string[], needles: readonly string[]): string[] {
+  return needles.filter((needle) => haystacks.some((haystack) => haystack.includes(needle)));
+}
