@@ -2,6 +2,8 @@ import { signDevToken } from '@rsd/platform';
 import { describeWithInfra } from '@rsd/testkit';
 import { installCertificateTools } from '../support/certificate-checks';
 import { certificateScenarios } from '../support/certificate-scenarios';
+import { everyTopicRecord } from '../support/leak-search';
+import { sealedLogScenarios } from '../support/sealed-log-scenarios';
 import { startDistributedProduct, type DistributedProduct } from '../support/distributed-product';
 
 /**
@@ -19,11 +21,17 @@ describeWithInfra('kafka', 'score certificates on the distributed runtime', (kaf
 
   afterAll(() => product?.stop(), 60_000);
 
-  const scenarios = certificateScenarios(() => ({
+  const target = () => ({
     credentials: product!.urls.credentials,
     scoreIngest: product!.urls.scoreIngest,
     readApis: [product!.urls.readApi],
-    tokenFor: (org) => signDevToken(product!.jwtSecret, { org, scope: 'authorizations:write scores:write' }),
+    tokenFor: (org: string) => signDevToken(product!.jwtSecret, { org, scope: 'authorizations:write scores:write' }),
+  });
+  const scenarios = certificateScenarios(target);
+  // Decision 56: the log a certificate's name and score come from holds neither readable (every product topic's raw records).
+  const sealedLog = sealedLogScenarios(() => ({
+    ...target(),
+    logValues: async () => (await everyTopicRecord(process.env.KAFKA_BROKERS!, `sealed-log-${Date.now()}`)).values,
   }));
-  for (const [name, scenario] of Object.entries(scenarios)) test(name, scenario, 120_000);
+  for (const [name, scenario] of Object.entries({ ...scenarios, ...sealedLog })) test(name, scenario, 120_000);
 });

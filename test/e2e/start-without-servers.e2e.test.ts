@@ -110,30 +110,25 @@ describe('a service started before its servers (issue 13)', () => {
     }
   }, 30_000);
 
-  test('when the read API has no RESPONSE_SIGNING_KEYS on the distributed runtime, then it exits 1 as a configuration error, before listening', async () => {
-    const service = startService('read-api', 19582, { READ_API_PORT: '19582', READ_API_HOST: '127.0.0.1', RESPONSE_SIGNING_KEYS: '' });
-    try {
-      expect(await service.exited).toBe(1);
-      expect(service.stderr()).toMatch(/^invalid configuration:\n {2}- RESPONSE_SIGNING_KEYS: is required on the distributed runtime/);
-      expect(service.output()).not.toContain('accepting connections');
-    } finally {
-      await service.stop();
-    }
-  }, 30_000);
-
-  test('when a service has no SUBJECT_KEYS_MASTER_KEY on the distributed runtime, then it exits 1 as a configuration error, before listening', async () => {
-    const service = startService('score-ingest', 19583, {
-      SCORE_INGEST_PORT: '19583',
-      SCORE_INGEST_HOST: '127.0.0.1',
-      SUBJECT_KEYS_MASTER_KEY: '',
-    });
-    try {
-      expect(await service.exited).toBe(1);
-      expect(service.stderr()).toMatch(/^invalid configuration:\n {2}- SUBJECT_KEYS_MASTER_KEY: is required when RUNTIME=distributed/);
-      expect(service.stderr()).not.toContain(TEST_SUBJECT_KEYS_MASTER_KEY);
-      expect(service.output()).not.toContain('accepting connections');
-    } finally {
-      await service.stop();
-    }
-  }, 30_000);
+  // A secret every replica must share: without it the process refuses to start, naming it, before listening.
+  test.each([
+    { variable: 'RESPONSE_SIGNING_KEYS', name: 'read-api', port: 19582, message: 'is required on the distributed runtime' },
+    // Decision 56: the master key of the subjects' keys, never echoed.
+    { variable: 'SUBJECT_KEYS_MASTER_KEY', name: 'score-ingest', port: 19583, message: 'is required when RUNTIME=distributed' },
+  ])(
+    'when the $name has no $variable on the distributed runtime, then it exits 1 as a configuration error, before listening',
+    async ({ variable, name, port, message }) => {
+      const prefix = name.toUpperCase().replace('-', '_');
+      const service = startService(name, port, { [`${prefix}_PORT`]: String(port), [`${prefix}_HOST`]: '127.0.0.1', [variable]: '' });
+      try {
+        expect(await service.exited).toBe(1);
+        expect(service.stderr()).toMatch(new RegExp(`^invalid configuration:\\n {2}- ${variable}: ${message}`));
+        expect(service.stderr()).not.toContain(TEST_SUBJECT_KEYS_MASTER_KEY);
+        expect(service.output()).not.toContain('accepting connections');
+      } finally {
+        await service.stop();
+      }
+    },
+    30_000,
+  );
 });

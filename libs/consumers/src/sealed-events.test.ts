@@ -4,9 +4,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { EVENT_TYPES, ERASURE_EVENT_TYPES, TOPICS, topicOf, type DomainEvent } from '@rsd/contracts';
 import { openSqliteSubjectKeyStore } from '@rsd/embedded';
-import { subjectCipher, type SubjectCipher } from '@rsd/platform';
-import type { SubjectKeyStore } from '@rsd/ports';
-import { anEvent, authorizationCreatedEvent, scoreCalculatedEvent } from '@rsd/testkit';
+import { subjectCipher } from '@rsd/platform';
+import { aFixturePerTest, anEvent, authorizationCreatedEvent, scoreCalculatedEvent } from '@rsd/testkit';
 import { parseRecord } from './parse-record';
 import { openRecord, sealValue } from './sealed-events';
 
@@ -26,18 +25,18 @@ const JANE = `rcp_${'J'.repeat(24)}`;
 const recordOf = (event: DomainEvent, value: string) => ({ topic: topicOf(event), value });
 
 describe('sealed events (decision 56)', () => {
-  let dir: string;
-  let store: SubjectKeyStore;
-  let cipher: SubjectCipher;
-
-  beforeEach(async () => {
-    dir = await mkdtemp(join(tmpdir(), 'rsd-sealed-events-'));
-    store = openSqliteSubjectKeyStore({ file: join(dir, 'subject-keys.db') });
-    cipher = subjectCipher({ store, masterKey: randomBytes(32) });
-  });
-  afterEach(async () => {
-    await store.close();
-    await rm(dir, { recursive: true, force: true });
+  // A key store of its own for each test, and the cipher over it.
+  const keys = aFixturePerTest(async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'rsd-sealed-events-'));
+    const store = openSqliteSubjectKeyStore({ file: join(dir, 'subject-keys.db') });
+    return {
+      store,
+      cipher: subjectCipher({ store, masterKey: randomBytes(32) }),
+      cleanup: async () => {
+        await store.close();
+        await rm(dir, { recursive: true, force: true });
+      },
+    };
   });
 
   const grantOfAcme = (recipientAccountId: string | null = null) => {
@@ -48,14 +47,14 @@ describe('sealed events (decision 56)', () => {
   it('when an event is written, then its name, address, allow list and audit stamp are ciphertext, and it opens to the same event', async () => {
     const event = grantOfAcme();
 
-    const value = await sealValue(written(event), cipher);
+    const value = await sealValue(written(event), keys.cipher);
 
     expect(value).not.toMatch(/Jane|203\.0\.113|198\.51\.100|jane\.roe/);
     const sealed = JSON.parse(value) as { rsdsealed: number; data: { sealed: { subject: string }[] } };
     expect(sealed.rsdsealed).toBe(1);
     expect(sealed.data.sealed.map((part) => part.subject)).toEqual(['organization:acme', `grant:${event.data.clientId}`]);
     expect(value.startsWith('{"specversion":')).toBe(true);
-    expect(await openRecord(recordOf(event, value), cipher)).toEqual({ parsed: { event } });
+    expect(await openRecord(recordOf(event, value), keys.cipher)).toEqual({ parsed: { event } });
     // Read past the log that opens it, a sealed event is no event (never a half-read one).
     expect(parseRecord({ ...recordOf(event, value), partition: 0, offset: '1', key: null })).toEqual({
       reason: 'a sealed event, read past the log that opens it',
@@ -65,61 +64,61 @@ describe('sealed events (decision 56)', () => {
   it("when a score is written, then its value, grade and pillars are the organization's ciphertext; its date stays in clear", async () => {
     const event = scoreCalculatedEvent({ score: 73 });
 
-    const value = await sealValue(written(event), cipher);
+    const value = await sealValue(written(event), keys.cipher);
 
     const data = (JSON.parse(value) as { data: Record<string, unknown> }).data;
     expect(Object.keys(data).sort()).toEqual(['calculatedAt', 'organizationId', 'scoreDate', 'sealed']);
-    expect(await openRecord(recordOf(event, value), cipher)).toEqual({ parsed: { event } });
+    expect(await openRecord(recordOf(event, value), keys.cipher)).toEqual({ parsed: { event } });
   });
 
   it('when an event was written before sealing (plaintext), then it still parses as it is', async () => {
     const event = grantOfAcme();
 
-    expect(await openRecord(recordOf(event, written(event)), cipher)).toEqual({ parsed: { event } });
+    expect(await openRecord(recordOf(event, written(event)), keys.cipher)).toEqual({ parsed: { event } });
   });
 
   it("when the organization's key is destroyed, then its events answer erased, and another organization's still open", async () => {
-    const acme = await sealValue(written(grantOfAcme()), cipher);
+    const acme = await sealValue(written(grantOfAcme()), keys.cipher);
     const globexEvent = scoreCalculatedEvent({ organizationId: 'globex' });
-    const globex = await sealValue(written(globexEvent), cipher);
+    const globex = await sealValue(written(globexEvent), keys.cipher);
     const score = scoreCalculatedEvent();
-    const acmeScore = await sealValue(written(score), cipher);
+    const acmeScore = await sealValue(written(score), keys.cipher);
 
-    await store.destroy('organization:acme', '2026-12-02T11:00:00.000Z');
-    cipher.forget('organization:acme');
+    await keys.store.destroy('organization:acme', '2026-12-02T11:00:00.000Z');
+    keys.cipher.forget('organization:acme');
 
-    const opened = await openRecord({ topic: TOPICS.scores, value: acmeScore }, cipher);
+    const opened = await openRecord({ topic: TOPICS.scores, value: acmeScore }, keys.cipher);
     expect(opened).toEqual({ parsed: { erased: { type: EVENT_TYPES.scoreCalculated, id: score.id, subject: 'organization:acme' } } });
-    expect(await openRecord({ topic: TOPICS.authorizations, value: acme }, cipher)).toMatchObject({ parsed: { erased: {} } });
-    expect(await openRecord({ topic: TOPICS.scores, value: globex }, cipher)).toEqual({ parsed: { event: globexEvent } });
+    expect(await openRecord({ topic: TOPICS.authorizations, value: acme }, keys.cipher)).toMatchObject({ parsed: { erased: {} } });
+    expect(await openRecord({ topic: TOPICS.scores, value: globex }, keys.cipher)).toEqual({ parsed: { event: globexEvent } });
   });
 
   it("when a recipient's key is destroyed, then its name comes back null and the event names the erasure; the grant stays", async () => {
     const event = grantOfAcme(JANE);
-    const value = await sealValue(written(event), cipher);
+    const value = await sealValue(written(event), keys.cipher);
 
-    await store.destroy(`account:${JANE}`, '2026-12-02T11:00:00.000Z');
-    cipher.forget(`account:${JANE}`);
+    await keys.store.destroy(`account:${JANE}`, '2026-12-02T11:00:00.000Z');
+    keys.cipher.forget(`account:${JANE}`);
 
-    expect(await openRecord(recordOf(event, value), cipher)).toEqual({
+    expect(await openRecord(recordOf(event, value), keys.cipher)).toEqual({
       parsed: { event: { ...event, data: { ...event.data, recipientName: null } }, erasedSubjects: [`account:${JANE}`] },
     });
   });
 
   it('when a subject is already erased as an event is written, then nothing of it is written, and the event reads as erased', async () => {
-    await store.destroy('organization:acme', '2026-12-02T11:00:00.000Z');
+    await keys.store.destroy('organization:acme', '2026-12-02T11:00:00.000Z');
     const event = scoreCalculatedEvent({ score: 91 });
 
-    const value = await sealValue(written(event), cipher);
+    const value = await sealValue(written(event), keys.cipher);
 
     expect((JSON.parse(value) as { data: { sealed: unknown[] } }).data.sealed).toEqual([{ subject: 'organization:acme', erased: true }]);
     expect(value).not.toContain('"score"');
-    expect(await openRecord(recordOf(event, value), cipher)).toMatchObject({ parsed: { erased: { subject: 'organization:acme' } } });
+    expect(await openRecord(recordOf(event, value), keys.cipher)).toMatchObject({ parsed: { erased: { subject: 'organization:acme' } } });
   });
 
   it('when a sealed part is changed or moved to a subject the event does not name, then the record is invalid, never opened', async () => {
     const event = grantOfAcme();
-    const value = JSON.parse(await sealValue(written(event), cipher)) as {
+    const value = JSON.parse(await sealValue(written(event), keys.cipher)) as {
       data: { organizationId: string; sealed: { ciphertext: string }[] };
     };
     const tampered = structuredClone(value);
@@ -127,27 +126,27 @@ describe('sealed events (decision 56)', () => {
     const moved = structuredClone(value);
     moved.data.organizationId = 'globex';
 
-    expect(await openRecord(recordOf(event, JSON.stringify(tampered)), cipher)).toEqual({
+    expect(await openRecord(recordOf(event, JSON.stringify(tampered)), keys.cipher)).toEqual({
       parsed: { reason: 'sealed value cannot be opened (tampered, subject organization:acme)' },
     });
-    expect(await openRecord(recordOf(event, JSON.stringify(moved)), cipher)).toEqual({
+    expect(await openRecord(recordOf(event, JSON.stringify(moved)), keys.cipher)).toEqual({
       parsed: { reason: 'a sealed part for a subject the event does not name' },
     });
   });
 
-  it('when an erasure event is read, then the cipher forgets the subject at once: a key destroyed elsewhere stops opening', async () => {
+  it('when an erasure event is read, then the keys.cipher forgets the subject at once: a key destroyed elsewhere stops opening', async () => {
     const event = grantOfAcme();
-    const value = await sealValue(written(event), cipher);
-    expect(await openRecord(recordOf(event, value), cipher)).toMatchObject({ parsed: { event: {} } });
-    // Destroyed by another process: this one's cipher still holds the key it opened.
-    await store.destroy('organization:acme', '2026-12-02T11:00:00.000Z');
-    expect(await openRecord(recordOf(event, value), cipher)).toMatchObject({ parsed: { event: {} } });
+    const value = await sealValue(written(event), keys.cipher);
+    expect(await openRecord(recordOf(event, value), keys.cipher)).toMatchObject({ parsed: { event: {} } });
+    // Destroyed by another process: this one's keys.cipher still holds the key it opened.
+    await keys.store.destroy('organization:acme', '2026-12-02T11:00:00.000Z');
+    expect(await openRecord(recordOf(event, value), keys.cipher)).toMatchObject({ parsed: { event: {} } });
 
     const offboarded = { specversion: '1.0', type: ERASURE_EVENT_TYPES.organizationOffboarded, data: { organizationId: 'acme' } };
-    const seen = await openRecord({ topic: TOPICS.authorizations, value: JSON.stringify(offboarded) }, cipher);
+    const seen = await openRecord({ topic: TOPICS.authorizations, value: JSON.stringify(offboarded) }, keys.cipher);
 
     expect(seen.forgot).toBe('organization:acme');
-    expect(await openRecord(recordOf(event, value), cipher)).toMatchObject({ parsed: { erased: { subject: 'organization:acme' } } });
+    expect(await openRecord(recordOf(event, value), keys.cipher)).toMatchObject({ parsed: { erased: { subject: 'organization:acme' } } });
   });
 
   it('when a record is no event or has nothing to seal, then it is written as it is', async () => {
@@ -164,8 +163,8 @@ describe('sealed events (decision 56)', () => {
       { time: new Date('2026-12-02T00:00:00.000Z') },
     );
 
-    expect(await sealValue('not json', cipher)).toBe('not json');
-    expect(await sealValue('{"original":{"recipientName":"x"}}', cipher)).toBe('{"original":{"recipientName":"x"}}');
-    expect(await sealValue(written(dueSoon), cipher)).toBe(written(dueSoon));
+    expect(await sealValue('not json', keys.cipher)).toBe('not json');
+    expect(await sealValue('{"original":{"recipientName":"x"}}', keys.cipher)).toBe('{"original":{"recipientName":"x"}}');
+    expect(await sealValue(written(dueSoon), keys.cipher)).toBe(written(dueSoon));
   });
 });

@@ -7,7 +7,7 @@ import { credentialView, currentScoreView, READ_VIEWS } from '@rsd/domain';
 import * as embeddedAdapters from '@rsd/embedded';
 import { createLogger } from '@rsd/platform';
 import { embeddedRuntime, type OpenedRuntime } from '@rsd/runtime';
-import { authorizationCreatedEvent, scoreCalculatedEvent } from '@rsd/testkit';
+import { aFixturePerTest, authorizationCreatedEvent, scoreCalculatedEvent } from '@rsd/testkit';
 import { rebuildViews } from './rebuild-views';
 
 const log = createLogger('rebuild-views', 'silent');
@@ -22,20 +22,19 @@ function eventsOf(organizationId: string, recipientName: string, cidr: string, s
 }
 
 describe('rebuild-views over the sealed log (decision 56)', () => {
-  let dir: string;
   let runtime: OpenedRuntime | undefined;
-
-  beforeEach(async () => {
-    dir = await mkdtemp(join(tmpdir(), 'rsd-rebuild-sealed-'));
-  });
+  // Closed before its data directory is removed (hooks run in the order declared).
   afterEach(async () => {
     await runtime?.close();
     runtime = undefined;
-    await rm(dir, { recursive: true, force: true });
+  });
+  const temp = aFixturePerTest(async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'rsd-rebuild-sealed-'));
+    return { dir, cleanup: () => rm(dir, { recursive: true, force: true }) };
   });
 
   const open = async (READ_VIEWS_DB: string) => {
-    runtime = await embeddedRuntime(embeddedAdapters, { DATA_DIR: dir, READ_VIEWS_DB, NOTIFIER_DB: 'notifier' }, log);
+    runtime = await embeddedRuntime(embeddedAdapters, { DATA_DIR: temp.dir, READ_VIEWS_DB, NOTIFIER_DB: 'notifier' }, log);
     return runtime;
   };
   const append = async (opened: OpenedRuntime, events: DomainEvent[]) => {
@@ -44,7 +43,7 @@ describe('rebuild-views over the sealed log (decision 56)', () => {
   };
   /** The log's records as the file holds them. */
   const logValues = () => {
-    const db = new DatabaseSync(join(dir, 'rsd.sqlite'), { readOnly: true });
+    const db = new DatabaseSync(join(temp.dir, 'rsd.sqlite'), { readOnly: true });
     try {
       return (db.prepare('SELECT value FROM events').all() as { value: string }[]).map((row) => row.value);
     } finally {
@@ -52,7 +51,7 @@ describe('rebuild-views over the sealed log (decision 56)', () => {
     }
   };
   const destroy = async (subject: string) => {
-    const keys = embeddedAdapters.openSqliteSubjectKeyStore({ file: join(dir, embeddedAdapters.SUBJECT_KEYS_DATABASE) });
+    const keys = embeddedAdapters.openSqliteSubjectKeyStore({ file: join(temp.dir, embeddedAdapters.SUBJECT_KEYS_DATABASE) });
     await keys.destroy(subject, new Date().toISOString());
     await keys.close();
   };
