@@ -6,7 +6,7 @@ import type { InfraTarget, StartedServer } from '@rsd/testkit';
 import { dropDatabases, startDistributedServers } from './distributed-servers';
 import { kafkaSecurityFromEnvironment } from './clustered-engines';
 import { freePort } from './raw-http';
-import { startService, TEST_RESPONSE_SIGNING_KEYS, type ServiceProcess } from './service-process';
+import { startService, TEST_RESPONSE_SIGNING_KEYS, TEST_SUBJECT_KEYS_MASTER_KEY, type ServiceProcess } from './service-process';
 
 /** The four services of a running product, as a suite that only talks to it over HTTP sees them. */
 export interface DistributedProduct {
@@ -44,6 +44,8 @@ export function productEnv(
     READ_VIEWS_DB: `${prefix}_views_${runId}`,
     NOTIFIER_DB: `${prefix}_notifier_${runId}`,
     SUBJECT_KEYS_DB: `${prefix}_subject_keys_${runId}`,
+    // Every process of the product, its one-off tasks (rebuild-views) too, opens what the others sealed.
+    SUBJECT_KEYS_MASTER_KEY: TEST_SUBJECT_KEYS_MASTER_KEY,
     JWT_HS256_SECRET: jwtSecret,
     LOG_LEVEL: 'info',
     KAFKA_TOPIC_PARTITIONS: '3',

@@ -147,6 +147,16 @@ describe('subject cipher: the keys a process keeps opened', () => {
     expect(await cipher.open(acme.sealed)).toMatchObject({ status: 'erased', subject: 'organization:acme' });
   });
 
+  it('when many values of one subject are sealed and opened at once, then the store is read once for each', async () => {
+    const cipher = subjectCipher({ store, masterKey });
+
+    const sealed = await Promise.all(Array.from({ length: 20 }, (_, n) => cipher.seal('organization:busy', n)));
+    const other = subjectCipher({ store, masterKey });
+    await Promise.all(sealed.map((outcome) => (outcome.status === 'sealed' ? other.open(outcome.sealed) : undefined)));
+
+    expect(reads).toEqual(['organization:busy', 'organization:busy']);
+  });
+
   it('when more subjects are used than it keeps, then the least recently used is read from the store again', async () => {
     const cipher = subjectCipher({ store, masterKey, cache: { size: 2 } });
     const a = await cipher.seal('account:a', 1);

@@ -100,6 +100,20 @@ export function subjectCipher(options: {
   const { store, masterKey } = options;
   const now = options.now ?? (() => new Date());
   const cache = new KeyCache(options.cache?.size ?? SUBJECT_KEY_CACHE_SIZE, options.cache?.ttlMs ?? SUBJECT_KEY_CACHE_TTL_MS, now);
+  // One reading of the store per subject at a time: the events of one organization arriving together
+  // (a batch of scores, a replica catching up) wait for the same answer instead of each asking the store.
+  const reading = new Map<string, Promise<Buffer | DestroyedSubjectKey>>();
+  const once = (name: string, read: () => Promise<Buffer | DestroyedSubjectKey>): Promise<Buffer | DestroyedSubjectKey> => {
+    let pending = reading.get(name);
+    if (!pending) {
+      const subject = name.slice(name.indexOf(' ') + 1);
+      pending = read()
+        .then((key) => (cache.set(subject, key), key))
+        .finally(() => reading.delete(name));
+      reading.set(name, pending);
+    }
+    return pending;
+  };
   if (masterKey.length !== KEY_BYTES) throw new ConfigError([`${SUBJECT_KEYS_MASTER_KEY}: must be ${KEY_BYTES} bytes, base64`]);
   const masterKeyId = createHash('sha256').update(masterKey).digest('base64url').slice(0, 8);
 
@@ -120,15 +134,15 @@ export function subjectCipher(options: {
   return {
     async seal(subject, value) {
       if (!SUBJECT.test(subject)) throw new TypeError('a subject is organization:<id>, account:<id> or grant:<id>');
-      let key = cache.get(subject);
-      if (!key) {
-        const stored = await store.getOrCreate(subject, {
-          wrappedKey: wrap(subject, randomBytes(KEY_BYTES)),
-          createdAt: now().toISOString(),
-        });
-        key = stored.state === 'destroyed' ? stored : unwrap(subject, stored.wrappedKey);
-        cache.set(subject, key);
-      }
+      const key =
+        cache.get(subject) ??
+        (await once(`seal ${subject}`, async () => {
+          const stored = await store.getOrCreate(subject, {
+            wrappedKey: wrap(subject, randomBytes(KEY_BYTES)),
+            createdAt: now().toISOString(),
+          });
+          return stored.state === 'destroyed' ? stored : unwrap(subject, stored.wrappedKey);
+        }));
       if (!Buffer.isBuffer(key)) return erased(subject, key.destroyedAt);
       const { nonce, ciphertext } = encrypt(key, Buffer.from(JSON.stringify(value), 'utf8'), sealData(subject));
       return {
@@ -140,13 +154,13 @@ export function subjectCipher(options: {
     async open<T>(sealed: SealedValue): Promise<OpenOutcome<T>> {
       if (!isSealedValue(sealed)) throw new SealedValueError('malformed');
       const { subject } = sealed;
-      let key = cache.get(subject);
-      if (!key) {
-        const stored = await store.read(subject);
-        if (!stored) throw new SealedValueError('no-key', subject);
-        key = stored.state === 'destroyed' ? stored : unwrap(subject, stored.wrappedKey);
-        cache.set(subject, key);
-      }
+      const key =
+        cache.get(subject) ??
+        (await once(`open ${subject}`, async () => {
+          const stored = await store.read(subject);
+          if (!stored) throw new SealedValueError('no-key', subject);
+          return stored.state === 'destroyed' ? stored : unwrap(subject, stored.wrappedKey);
+        }));
       if (!Buffer.isBuffer(key)) return erased(subject, key.destroyedAt);
       const plain = decrypt(key, Buffer.from(sealed.nonce, 'base64url'), Buffer.from(sealed.ciphertext, 'base64url'), sealData(subject));
       if (!plain) throw new SealedValueError('tampered', subject);
