@@ -152,9 +152,22 @@ describe('subject cipher: the keys a process keeps opened', () => {
 
     const sealed = await Promise.all(Array.from({ length: 20 }, (_, n) => cipher.seal('organization:busy', n)));
     const other = subjectCipher({ store, masterKey });
-    await Promise.all(sealed.map((outcome) => (outcome.status === 'sealed' ? other.open(outcome.sealed) : undefined)));
+    await Promise.all(sealed.flatMap((outcome) => (outcome.status === 'sealed' ? [other.open(outcome.sealed)] : [])));
 
     expect(reads).toEqual(['organization:busy', 'organization:busy']);
+  });
+
+  it('when values of a subject that has no key are opened again and again (a replayed log), then the store is read once', async () => {
+    const sealed = await subjectCipher({ store, masterKey }).seal('organization:gone', 1);
+    if (sealed.status !== 'sealed') throw new Error('not sealed');
+    const elsewhere = { ...sealed.sealed, subject: 'organization:elsewhere' };
+    const cipher = subjectCipher({ store, masterKey });
+    reads = [];
+
+    for (let n = 0; n < 3; n += 1)
+      await expect(cipher.open(elsewhere)).rejects.toEqual(new SealedValueError('no-key', 'organization:elsewhere'));
+
+    expect(reads).toEqual(['organization:elsewhere']);
   });
 
   it('when more subjects are used than it keeps, then the least recently used is read from the store again', async () => {

@@ -102,8 +102,8 @@ export function subjectCipher(options: {
   const cache = new KeyCache(options.cache?.size ?? SUBJECT_KEY_CACHE_SIZE, options.cache?.ttlMs ?? SUBJECT_KEY_CACHE_TTL_MS, now);
   // One reading of the store per subject at a time: the events of one organization arriving together
   // (a batch of scores, a replica catching up) wait for the same answer instead of each asking the store.
-  const reading = new Map<string, Promise<Buffer | DestroyedSubjectKey>>();
-  const once = (name: string, read: () => Promise<Buffer | DestroyedSubjectKey>): Promise<Buffer | DestroyedSubjectKey> => {
+  const reading = new Map<string, Promise<StoredKey>>();
+  const once = (name: string, read: () => Promise<StoredKey>): Promise<StoredKey> => {
     let pending = reading.get(name);
     if (!pending) {
       const subject = name.slice(name.indexOf(' ') + 1);
@@ -134,8 +134,10 @@ export function subjectCipher(options: {
   return {
     async seal(subject, value) {
       if (!SUBJECT.test(subject)) throw new TypeError('a subject is organization:<id>, account:<id> or grant:<id>');
+      const cached = cache.get(subject);
+      // A subject known to have no key gets one now: sealing makes it.
       const key =
-        cache.get(subject) ??
+        (cached === NO_KEY ? undefined : cached) ??
         (await once(`seal ${subject}`, async () => {
           const stored = await store.getOrCreate(subject, {
             wrappedKey: wrap(subject, randomBytes(KEY_BYTES)),
@@ -143,6 +145,7 @@ export function subjectCipher(options: {
           });
           return stored.state === 'destroyed' ? stored : unwrap(subject, stored.wrappedKey);
         }));
+      if (key === NO_KEY) throw new SealedValueError('no-key', subject);
       if (!Buffer.isBuffer(key)) return erased(subject, key.destroyedAt);
       const { nonce, ciphertext } = encrypt(key, Buffer.from(JSON.stringify(value), 'utf8'), sealData(subject));
       return {
@@ -158,9 +161,11 @@ export function subjectCipher(options: {
         cache.get(subject) ??
         (await once(`open ${subject}`, async () => {
           const stored = await store.read(subject);
-          if (!stored) throw new SealedValueError('no-key', subject);
+          // Kept as an answer too: a log replayed from its start may hold many values of a subject without a key.
+          if (!stored) return NO_KEY;
           return stored.state === 'destroyed' ? stored : unwrap(subject, stored.wrappedKey);
         }));
+      if (key === NO_KEY) throw new SealedValueError('no-key', subject);
       if (!Buffer.isBuffer(key)) return erased(subject, key.destroyedAt);
       const plain = decrypt(key, Buffer.from(sealed.nonce, 'base64url'), Buffer.from(sealed.ciphertext, 'base64url'), sealData(subject));
       if (!plain) throw new SealedValueError('tampered', subject);
@@ -176,8 +181,13 @@ export function subjectCipher(options: {
  * the least recently used dropped past `size`. A destruction is final, but it is kept no longer than a
  * key: the store stays the one answer.
  */
+/** A subject with no key in the store (a key store restored from too old a backup, another deployment's values). */
+const NO_KEY = Symbol('no key');
+/** What the cache keeps of a subject: its key, its destruction, or that it has none. */
+type StoredKey = Buffer | DestroyedSubjectKey | typeof NO_KEY;
+
 class KeyCache {
-  private readonly entries = new Map<SubjectId, { key: Buffer | DestroyedSubjectKey; until: number }>();
+  private readonly entries = new Map<SubjectId, { key: StoredKey; until: number }>();
 
   constructor(
     private readonly size: number,
@@ -185,7 +195,7 @@ class KeyCache {
     private readonly now: () => Date,
   ) {}
 
-  get(subject: SubjectId): Buffer | DestroyedSubjectKey | undefined {
+  get(subject: SubjectId): StoredKey | undefined {
     const entry = this.entries.get(subject);
     if (!entry) return undefined;
     this.entries.delete(subject);
@@ -195,7 +205,7 @@ class KeyCache {
     return entry.key;
   }
 
-  set(subject: SubjectId, key: Buffer | DestroyedSubjectKey): void {
+  set(subject: SubjectId, key: StoredKey): void {
     if (this.ttlMs <= 0 || this.size <= 0) return;
     this.entries.delete(subject);
     this.entries.set(subject, { key, until: this.now().getTime() + this.ttlMs });
