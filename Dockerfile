@@ -78,8 +78,12 @@ RUN npx tsc -b services/embedded services/read-api services/credentials services
 
 # ---------------------------------------------------------------- production dependencies
 FROM manifests AS prod-deps
+# The SBOM (decision 57): CycloneDX, made by npm from the lockfile this stage installed, its production dependencies
+# and the workspaces (--package-lock-only: read from node_modules, npm refuses a tree without the development
+# dependencies the root names), shipped at /app/sbom.cdx.json; scripts/ci/containers.sh checks it and keeps a copy.
 RUN --mount=type=cache,target=/root/.npm \
-    npm ci --omit=dev --no-audit --no-fund
+    npm ci --omit=dev --no-audit --no-fund \
+ && npm sbom --sbom-format cyclonedx --omit dev --package-lock-only > sbom.cdx.json
 
 # ---------------------------------------------------------------- runtime
 FROM ${NODE_IMAGE} AS runtime
@@ -103,5 +107,16 @@ ENV NODE_ENV=production \
 # `node` (uid 1000) comes with the base image; numeric so runAsNonRoot can verify it.
 USER 1000:1000
 EXPOSE 8080 8081 8082 8083 8084
+# OCI labels (decision 57). VERSION is the root package.json's (scripts/ci/containers.sh fails while they differ);
+# REVISION is the commit built from: docker build --build-arg REVISION="$(git rev-parse HEAD)" . Last, so that a new
+# revision changes no layer above.
+ARG VERSION=0.1.0
+ARG REVISION=unknown
+LABEL org.opencontainers.image.title="Resilience Score Data API" \
+      org.opencontainers.image.description="The read API, credentials, score ingest, notifier and console, embedded or distributed" \
+      org.opencontainers.image.source="https://github.com/resilience-score/resilience-score-data-api" \
+      org.opencontainers.image.licenses="Apache-2.0" \
+      org.opencontainers.image.version="${VERSION}" \
+      org.opencontainers.image.revision="${REVISION}"
 ENTRYPOINT ["/usr/bin/dumb-init", "--"]
 CMD ["node", "services/embedded/dist/main.js"]

@@ -3,8 +3,9 @@
 # after `npm test` (dependencies installed and built: npx runs the Node.js of .node-version); runs on its own too.
 #
 #   1. engine      scripts/containers.sh setup: Podman, its Docker API socket, the local images
-#   2. image       the Dockerfile built on the local Node base; its container answers /healthz as uid
-#                  1000 with a read-only root filesystem and no capabilities, as k8s/ runs it
+#   2. image       the Dockerfile built on the local Node base; its OCI labels and its SBOM (kept in
+#                  .infra/artifacts/); its container answers /healthz as uid 1000 with a read-only root
+#                  filesystem and no capabilities, as k8s/ runs it
 #   3. compose     docker-compose.yml + docker-compose.local.yml (+ test/distributed/docker-compose.test.yml)
 #                  up --build --wait; the distributed end-to-end suite against the stack
 #                  (RSD_DISTRIBUTED_STACK=compose); down, and no container of it may be left
@@ -19,6 +20,8 @@ cd "$(dirname "$0")/../.."
 IMAGE=rsd:local
 CHECK_CONTAINER=rsd-image-check
 CHECK_PORT=18980
+# Where this step leaves the image's SBOM (CycloneDX) for CI to keep.
+SBOM_ARTIFACT="${RSD_ARTIFACTS:-.infra/artifacts}/rsd-image.sbom.cdx.json"
 STACK_FILES=(-f test/distributed/docker-compose.test.yml)
 # As in .ci/run: a suite that finds no server fails instead of being skipped.
 export REQUIRE_INFRA=true
@@ -69,7 +72,12 @@ timed "setup (engine, images)" "$t0"
 section "the Dockerfile on the local Node base, run as k8s/ runs it"
 t0="$(now)"
 # The same tag Compose uses, so its --build below finds every layer built.
+# REVISION: the commit, in the image's org.opencontainers.image.revision label (decision 57). Also given as
+# --label: Podman's layer cache does not count a build argument, so a LABEL layer cached at an earlier commit
+# would keep that commit's revision (seen in CI); --label is applied to the final image on every build.
+revision="$(git rev-parse HEAD)"
 nice -n 10 podman build --format docker --build-arg NODE_IMAGE=localhost/rsd-node:bookworm \
+  --build-arg REVISION="$revision" --label "org.opencontainers.image.revision=$revision" \
   --target runtime -t "$IMAGE" . >/tmp/rsd-image-build.log 2>&1 ||
   { tail -n 40 /tmp/rsd-image-build.log; fail "the image did not build from the Dockerfile"; }
 timed "image build (Dockerfile)" "$t0"
@@ -78,6 +86,15 @@ docker image inspect --format 'image {{.Id}}: user {{.Config.User}}, {{.Size}} b
 # enforces against the image's USER, and a `docker run` without --user gets root from an image without one.
 image_user="$(docker image inspect --format '{{.Config.User}}' "$IMAGE")"
 [[ "$image_user" == 1000:1000 ]] || fail "the image's configured user is '${image_user}', not 1000:1000 (USER in the Dockerfile)"
+
+# Decision 57: the OCI labels (the version is package.json's, the revision this commit) and the SBOM the image
+# ships at /app/sbom.cdx.json (CycloneDX, `npm sbom` at build), kept as this step's artifact in $SBOM_ARTIFACT.
+docker image inspect --format '{{json .Config.Labels}}' "$IMAGE" |
+  REVISION="$revision" node scripts/ci/image-labels.mjs ||
+  fail "the image's OCI labels are not as the Dockerfile and package.json say (above)"
+mkdir -p "$(dirname "$SBOM_ARTIFACT")"
+docker run --rm --entrypoint cat "$IMAGE" /app/sbom.cdx.json >"$SBOM_ARTIFACT" || fail "the image has no /app/sbom.cdx.json"
+node scripts/ci/image-labels.mjs --sbom "$SBOM_ARTIFACT" || fail "the image's SBOM is not a CycloneDX document of this product (above)"
 
 t0="$(now)"
 # The Pods' securityContext (k8s/base): uid and gid 1000, read-only root filesystem, no capability,
@@ -122,7 +139,13 @@ bash scripts/containers.sh down >/dev/null 2>&1 || true
 # The engines' certificate authority and passwords (decision 53), as a user makes them.
 bash scripts/engine-secrets.sh compose
 bash scripts/containers.sh compose "${STACK_FILES[@]}" up --build --wait >/tmp/rsd-compose-up.log 2>&1 ||
-  { tail -n 60 /tmp/rsd-compose-up.log; bash scripts/containers.sh compose ps --all || true; fail "the stack did not come up healthy"; }
+  {
+    tail -n 60 /tmp/rsd-compose-up.log
+    bash scripts/containers.sh compose ps --all || true
+    # What each service said: the reason an unhealthy one gave is in its own log.
+    bash scripts/containers.sh compose logs --no-color --tail 25 || true
+    fail "the stack did not come up healthy"
+  }
 timed "compose up --build --wait (healthy)" "$t0"
 bash scripts/containers.sh compose ps --format 'table {{.Service}}\t{{.Status}}\t{{.Ports}}'
 
@@ -174,3 +197,4 @@ timed "infra suites through Testcontainers" "$t0"
 section "summary"
 echo "distributed suite on the Compose stack: $distributed"
 echo "infra suites through Testcontainers ($started containers started, none left): $infra"
+echo "the image's SBOM: $SBOM_ARTIFACT"

@@ -25,7 +25,8 @@ dir="${2:-$ROOT}"
 # The files whose blocks run, in the order they run: the walkthrough goes on from the README through the
 # guides in this order (each relies on what the one before it left: the product running, CLIENT_ID,
 # RSD_API_KEY, TOKEN; the webhooks guide restarts the product for the alerts after it; the HTTP API's
-# `curl` block revokes the walkthrough's grant, so it comes last).
+# `curl` block revokes the walkthrough's grant, so it comes last of those; the recipients' start, which claims a
+# grant of its own from an empty directory, after it).
 FILES=(
   README.md
   docs/organizations/grants.md
@@ -34,6 +35,7 @@ FILES=(
   docs/organizations/alerts.md
   docs/recipients/sdks.md
   docs/recipients/api.md
+  docs/recipients/start.md
   docs/operators/deploy.md
   docs/operators/backups.md
 )

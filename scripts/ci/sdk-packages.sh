@@ -5,6 +5,8 @@
 # the installed package and the running product (the embedded runtime, which the tests start from this
 # checkout). Needs the product built (`npx tsc -b`, run here first: a no-op when it is), Node from the
 # install, Python 3.10 or later as python3, and the npm registry and PyPI.
+# Decision 57 adds: the tarball through publint and attw, the wheel and sdist through twine check, each carrying
+# the LICENSE, its CHANGELOG and version; require() beside import; the API reference (npm run docs:api).
 # Prints one line per stage with its time.
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
@@ -25,6 +27,18 @@ tarballs=("$WORK"/resilience-score-client-*.tgz)
 tarball="${tarballs[0]}"
 stage "npm pack: $(basename "$tarball")"
 
+# Decision 57: the tarball as a registry would serve it carries the repository's LICENSE, its CHANGELOG and its own
+# version, and passes publint (package.json against what is packed) and Are the Types Wrong (its types and modules as
+# every resolution mode finds them; ESM only, as its engines say: why in docs/decisions/0057-packages-users-install.md),
+# both pinned in package.json.
+tar -xzf "$tarball" -C "$WORK" package/LICENSE package/CHANGELOG.md package/package.json
+cmp -s LICENSE "$WORK/package/LICENSE" || { echo "sdk-packages: the tarball's LICENSE is not the repository's" >&2; exit 1; }
+ts_version="$(node -p "require('$WORK/package/package.json').version")"
+grep -q "^## \[$ts_version\]" "$WORK/package/CHANGELOG.md" || { echo "sdk-packages: the tarball's CHANGELOG has no entry for $ts_version" >&2; exit 1; }
+npx --no-install publint run --strict "$tarball"
+npx --no-install attw --profile esm-only --format table-flipped "$tarball"
+stage "publint and attw passed; LICENSE, CHANGELOG and version $ts_version in the tarball"
+
 project="$WORK/typescript-project"
 mkdir -p "$project"
 printf '{ "name": "sdk-user", "private": true, "type": "module" }\n' >"$project/package.json"
@@ -37,6 +51,12 @@ package="$project/node_modules/@resilience-score/client"
   if (typeof sdk.Client !== 'function' || typeof sdk.Organization !== 'function') throw new Error('exports missing');
   console.log('[sdk-packages] imported ' + sdk.USER_AGENT + ' from ' + import.meta.resolve('@resilience-score/client'));
 " --input-type=module)
+# And as a CommonJS program requires it (require of an ES module: Node.js 20.19 and 22.12 onwards, as engines says).
+(cd "$project" && npm exec --offline -- node --input-type=commonjs -e "
+  const sdk = require('@resilience-score/client');
+  if (typeof sdk.Client !== 'function' || typeof sdk.Organization !== 'function') throw new Error('exports missing');
+  console.log('[sdk-packages] required ' + sdk.USER_AGENT + ' from ' + require.resolve('@resilience-score/client'));
+")
 stage "installed into $project"
 
 RSD_TS_SDK_PACKAGE="$package" npx jest --config jest.unit.config.js sdks/typescript
@@ -68,6 +88,27 @@ wheel="${wheels[0]}"
 sdist="${sdists[0]}"
 stage "built $(basename "$wheel") and $(basename "$sdist")"
 
+# Decision 57: both pass `twine check --strict` (metadata, and a long description that renders), and carry the
+# repository's LICENSE, the CHANGELOG (the wheel in its .dist-info) and the package's version.
+"$WORK/build-env/bin/python" -m twine check --strict "$wheel" "$sdist"
+"$WORK/build-env/bin/python" - "$wheel" "$sdist" LICENSE <<'PYTHON'
+import re, sys, tarfile, zipfile
+wheel, sdist, license_file = sys.argv[1:]
+license_text = open(license_file, "rb").read()
+version = re.search(r"-([0-9][^-]*?)(?:-py3-none-any\.whl)$", wheel).group(1)
+with zipfile.ZipFile(wheel) as archive:
+    info = f"resilience_score-{version}.dist-info"
+    assert archive.read(f"{info}/licenses/LICENSE") == license_text, "the wheel's LICENSE is not the repository's"
+    assert f"## [{version}]" in archive.read(f"{info}/extra_metadata/CHANGELOG.md").decode(), "the wheel's CHANGELOG has no entry for its version"
+    assert f"\nVersion: {version}\n" in archive.read(f"{info}/METADATA").decode(), "the wheel's METADATA names another version"
+with tarfile.open(sdist) as archive:
+    top = f"resilience_score-{version}"
+    assert archive.extractfile(f"{top}/LICENSE").read() == license_text, "the sdist's LICENSE is not the repository's"
+    assert f"## [{version}]" in archive.extractfile(f"{top}/CHANGELOG.md").read().decode(), "the sdist's CHANGELOG has no entry for its version"
+print(f"[sdk-packages] wheel and sdist {version}: LICENSE, CHANGELOG and version carried")
+PYTHON
+stage "twine check passed"
+
 # The tests from a copy outside the workspace, so that nothing can import the sources beside them.
 cp -r sdks/python/tests "$WORK/python-tests"
 for artifact in "$wheel" "$sdist"; do
@@ -81,3 +122,8 @@ for artifact in "$wheel" "$sdist"; do
     "$venv/bin/python" -m pytest -q -p no:cacheprovider --rootdir "$WORK/python-tests" -c /dev/null .)
   stage "Python SDK tests passed against the installed $kind"
 done
+
+# -- The API reference -----------------------------------------------------------------------------
+# Decision 57: `npm run docs:api` as a reader runs it, from the committed documents (their examples included).
+npm run -s docs:api -- "$WORK/api-reference"
+stage "API reference built (npm run docs:api)"

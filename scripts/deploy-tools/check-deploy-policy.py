@@ -22,6 +22,10 @@ NEEDS_REDIS = {"read-api", "notifier"}
 # Decision 52: every service scales out; the autoscaled ones (the HPA owns their count) are these.
 AUTOSCALED = {"read-api", "notifier"}
 DEFAULT_SHUTDOWN_DEADLINE_MS = 10_000
+# The credentials of services run by others (the identity provider, the managed engines): only ever
+# files from a mounted Secret (decision 53), never environment variables a crash report or
+# `kubectl describe` can show.
+FILE_ONLY_SECRETS = {"CONSOLE_OIDC_CLIENT_SECRET", "KAFKA_SASL_PASSWORD", "REDIS_PASSWORD", "MONGO_PASSWORD"}
 
 problems = []
 
@@ -263,6 +267,14 @@ def check_k8s(root, rendered_path, name):
                     fail(cwhere, f"{variable['name']} reads Secret {secret_ref.get('name')}; the documented Secret is rsd-secrets")
                 if secret_ref:
                     from_secrets.add(variable["name"])
+            for variable in sorted(from_secrets & FILE_ONLY_SECRETS):
+                fail(cwhere, f"{variable} comes from the environment; mount it and name the file in {variable}_FILE")
+            mounted = [mount["mountPath"].rstrip("/") + "/" for mount in container.get("volumeMounts") or []]
+            for variable, value in sorted(environment.items()):
+                # rsd-common names the engines' files for every service; the console reaches no engine.
+                unused = kind in NEEDS_NO_ENGINE and variable.startswith(("KAFKA_", "REDIS_", "MONGO_"))
+                if variable.endswith("_FILE") and value and not unused and not any(value.startswith(path) for path in mounted):
+                    fail(cwhere, f"{variable} names {value}, which no volume of the container mounts")
             if kind == "notifier" and "WEBHOOK_SECRET_KEY" not in from_secrets:
                 fail(cwhere, "WEBHOOK_SECRET_KEY must come from the rsd-secrets Secret (it refuses to start without it)")
             if environment.get("RUNTIME") != "distributed":

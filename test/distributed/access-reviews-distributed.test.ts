@@ -1,7 +1,6 @@
-import { signDevToken } from '@rsd/platform';
 import { describeWithInfra } from '@rsd/testkit';
 import { accessReviewScenarios } from '../support/access-review-scenarios';
-import { startDistributedProduct, type DistributedProduct } from '../support/distributed-product';
+import { distributedSuite } from '../support/distributed-product';
 
 /**
  * Decision 54's access reviews on the distributed runtime: the services as processes on real Kafka,
@@ -9,27 +8,13 @@ import { startDistributedProduct, type DistributedProduct } from '../support/dis
  * due time settled under its relay's lease, their alerts delivered by the notifier.
  */
 describeWithInfra('kafka', 'access reviews on the distributed runtime', (kafkaTarget) => {
-  let product: DistributedProduct | undefined;
-
-  beforeAll(async () => {
-    product = await startDistributedProduct(kafkaTarget(), {
-      ACCESS_REVIEW_CHECK_INTERVAL_MS: '500',
-      OUTBOX_RELAY_INTERVAL_MS: '500',
-      ACCESS_LOG_FLUSH_INTERVAL_MS: '200',
-      // The test's webhook receiver listens on this machine.
-      WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true',
-    });
-  }, 180_000);
-
-  afterAll(() => product?.stop(), 60_000);
-
-  const scenarios = accessReviewScenarios(() => ({
-    credentials: product!.urls.credentials,
-    readApi: product!.urls.readApi,
-    scoreIngest: product!.urls.scoreIngest,
-    notifier: product!.urls.notifier,
-    receiverHost: '127.0.0.1',
-    tokenFor: (org) => signDevToken(product!.jwtSecret, { org, scope: 'authorizations:write scores:write' }),
-  }));
+  const suite = distributedSuite(kafkaTarget, {
+    ACCESS_REVIEW_CHECK_INTERVAL_MS: '500',
+    OUTBOX_RELAY_INTERVAL_MS: '500',
+    ACCESS_LOG_FLUSH_INTERVAL_MS: '200',
+    // The test's webhook receiver listens on this machine.
+    WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true',
+  });
+  const scenarios = accessReviewScenarios(() => ({ ...suite.product.urls, receiverHost: '127.0.0.1', tokenFor: suite.tokenFor }));
   for (const [name, scenario] of Object.entries(scenarios)) test(name, scenario, 240_000);
 });

@@ -1,7 +1,7 @@
-import { signDevToken } from '@rsd/platform';
 import { describeWithInfra } from '@rsd/testkit';
+import { ageMongoFirstAttempts } from '../support/aged-deliveries';
 import { auditScenarios } from '../support/audit-scenarios';
-import { startDistributedProduct, type DistributedProduct } from '../support/distributed-product';
+import { distributedSuite } from '../support/distributed-product';
 
 /**
  * Decision 54's audit trail on the distributed runtime: the four services as processes on real Kafka,
@@ -9,23 +9,16 @@ import { startDistributedProduct, type DistributedProduct } from '../support/dis
  * notifier's webhook changes into its MongoDB audit view.
  */
 describeWithInfra('kafka', 'the audit trail on the distributed runtime', (kafkaTarget) => {
-  let product: DistributedProduct | undefined;
-
-  beforeAll(async () => {
-    product = await startDistributedProduct(kafkaTarget(), {
-      EXPIRY_CHECK_INTERVAL_MS: '500',
-      OUTBOX_RELAY_INTERVAL_MS: '500',
-      // The scenario's webhooks point at loopback, where nothing is sent (the notifier reads it alone).
-      WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true',
-    });
-  }, 180_000);
-
-  afterAll(() => product?.stop(), 60_000);
-
+  const suite = distributedSuite(kafkaTarget, {
+    EXPIRY_CHECK_INTERVAL_MS: '500',
+    OUTBOX_RELAY_INTERVAL_MS: '500',
+    // The scenario's webhooks point at loopback, where nothing is sent (the notifier reads it alone).
+    WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true',
+  });
   const scenarios = auditScenarios(() => ({
-    credentials: product!.urls.credentials,
-    notifier: product!.urls.notifier,
-    tokenFor: (org) => signDevToken(product!.jwtSecret, { org, scope: 'authorizations:write scores:write' }),
+    ...suite.product.urls,
+    tokenFor: suite.tokenFor,
+    ageFirstAttempts: (webhookId) => ageMongoFirstAttempts(suite.product.env.MONGO_URL!, suite.product.env.NOTIFIER_DB!, webhookId),
   }));
   for (const [name, scenario] of Object.entries(scenarios)) test(name, scenario, 180_000);
 });

@@ -1,10 +1,9 @@
-import { signDevToken } from '@rsd/platform';
 import { describeWithInfra } from '@rsd/testkit';
 import { installCertificateTools } from '../support/certificate-checks';
 import { certificateScenarios } from '../support/certificate-scenarios';
 import { everyTopicRecord } from '../support/leak-search';
 import { sealedLogScenarios } from '../support/sealed-log-scenarios';
-import { startDistributedProduct, type DistributedProduct } from '../support/distributed-product';
+import { distributedSuite } from '../support/distributed-product';
 
 /**
  * Decision 55's certificates on the distributed runtime: the four services as processes on real
@@ -12,20 +11,12 @@ import { startDistributedProduct, type DistributedProduct } from '../support/dis
  * the embedded runtime (test/e2e/certificates.e2e.test.ts), checked by joserfc and poppler.
  */
 describeWithInfra('kafka', 'score certificates on the distributed runtime', (kafkaTarget) => {
-  let product: DistributedProduct | undefined;
-
-  beforeAll(async () => {
-    await installCertificateTools();
-    product = await startDistributedProduct(kafkaTarget());
-  }, 180_000);
-
-  afterAll(() => product?.stop(), 60_000);
-
+  const suite = distributedSuite(kafkaTarget, {}, installCertificateTools);
   const target = () => ({
-    credentials: product!.urls.credentials,
-    scoreIngest: product!.urls.scoreIngest,
-    readApis: [product!.urls.readApi],
-    tokenFor: (org: string) => signDevToken(product!.jwtSecret, { org, scope: 'authorizations:write scores:write' }),
+    credentials: suite.product.urls.credentials,
+    scoreIngest: suite.product.urls.scoreIngest,
+    readApis: [suite.product.urls.readApi],
+    tokenFor: suite.tokenFor,
   });
   const scenarios = certificateScenarios(target);
   // Decision 56: the log a certificate's name and score come from holds neither readable (every product topic's raw records).

@@ -2,6 +2,7 @@ import { spawn, spawnSync } from 'node:child_process';
 import { randomBytes, randomUUID } from 'node:crypto';
 import { resolve } from 'node:path';
 import { MongoClient } from 'mongodb';
+import { ageMongoFirstAttempts } from '../support/aged-deliveries';
 import { signDevToken } from '@rsd/platform';
 import {
   aScoreSubmission,
@@ -361,17 +362,7 @@ describeWithInfra('kafka', 'webhooks on the distributed runtime, four processes 
     scoreIngestUrl: scoreIngest.url,
     tokenFor: (org) => signDevToken(jwtSecret, { org, scope: 'authorizations:write scores:write' }),
     receiverHost,
-    ageFirstAttempts: async (webhookId) => {
-      const client = await MongoClient.connect(env.MONGO_URL!);
-      try {
-        await client
-          .db(env.NOTIFIER_DB)
-          .collection('webhook_deliveries')
-          .updateMany({ webhookId, state: 'pending' }, { $set: { firstAttemptAt: new Date(Date.now() - 25 * 3_600_000).toISOString() } });
-      } finally {
-        await client.close();
-      }
-    },
+    ageFirstAttempts: (webhookId) => ageMongoFirstAttempts(env.MONGO_URL!, env.NOTIFIER_DB!, webhookId),
     strict: () => {
       if (!strictNotifier) throw new Error('the strict notifier did not start');
       return {

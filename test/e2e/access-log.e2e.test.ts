@@ -146,21 +146,13 @@ describe('access log and usage on the embedded runtime (decisions 20 and 21)', (
       scopes: ['qr_score'],
     });
     await eventually(async () => ((await read(credential)).status === 200 ? true : undefined));
+    // `rsd authorizations access-log` for this grant; each call adds its own options.
+    const accessLog = ['authorizations', 'access-log', '--org', ORG, '--client-id', credential.clientId];
 
-    const follower = spawn(
-      'node',
-      [
-        join(REPO_ROOT, 'tools/cli/bin/rsd.js'),
-        'authorizations',
-        'access-log',
-        '--org',
-        ORG,
-        '--client-id',
-        credential.clientId,
-        '--follow',
-      ],
-      { env: { ...process.env, DATA_DIR: dataDir, RSD_CREDENTIALS_URL: product.urls.credentials }, stdio: ['ignore', 'pipe', 'pipe'] },
-    );
+    const follower = spawn('node', [join(REPO_ROOT, 'tools/cli/bin/rsd.js'), ...accessLog, '--follow'], {
+      env: { ...process.env, DATA_DIR: dataDir, RSD_CREDENTIALS_URL: product.urls.credentials },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let followed = '';
     follower.stdout.on('data', (chunk: Buffer) => (followed += chunk.toString('utf8')));
     try {
@@ -183,29 +175,14 @@ describe('access log and usage on the embedded runtime (decisions 20 and 21)', (
       return row && /\s1\s+1$/.test(row) ? text : undefined;
     }, 10_000);
     expect(table.split('\n')[0]).toMatch(/^CLIENT ID\s+RECIPIENT\s+TYPE\s+STATUS\s+SCOPES\s+EXPIRES\s+LAST USED\s+24H\s+30D$/);
-    const page = JSON.parse(
-      await rsd(['authorizations', 'access-log', '--org', ORG, '--client-id', credential.clientId, '--limit', '1']),
-    ) as {
+    const page = JSON.parse(await rsd([...accessLog, '--limit', '1'])) as {
       items: Entry[];
       nextCursor: string | null;
     };
     expect(page.items).toHaveLength(1);
     expect(typeof page.nextCursor).toBe('string');
     // Decision 54's and 55's filters, as the API takes them.
-    const refused = JSON.parse(
-      await rsd([
-        'authorizations',
-        'access-log',
-        '--org',
-        ORG,
-        '--client-id',
-        credential.clientId,
-        '--resource',
-        'pillars',
-        '--status',
-        '4xx',
-      ]),
-    ) as { items: Entry[] };
+    const refused = JSON.parse(await rsd([...accessLog, '--resource', 'pillars', '--status', '4xx'])) as { items: Entry[] };
     expect(refused.items.length).toBeGreaterThan(0);
     expect(refused.items.every((entry) => entry.resource === 'pillars' && entry.status === 403)).toBe(true);
   }, 60_000);

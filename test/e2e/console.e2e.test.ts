@@ -324,10 +324,7 @@ describe('the console in a browser', () => {
     await look(page, 'claim-link-once');
 
     // The recipient, in a browser of its own: opening the link shows the grant, claiming shows the key once.
-    const recipient = await browser.newContext();
-    const claimPage = await recipient.newPage();
-    await loopbackOnly(claimPage);
-    consoleErrors.push(...watchConsoleErrors(claimPage, new URL(consoleUrl).origin));
+    const { context: recipient, page: claimPage } = await newPage();
     await claimPage.goto(link);
     await visible(claimPage.getByRole('heading', { level: 1, name: 'Claim your API key', exact: true }));
     await visible(claimPage.getByText('Contoso Partners (Partner)'));
@@ -375,10 +372,7 @@ describe('the console in a browser', () => {
     const link = (await page.locator('#claim-url').textContent()) ?? '';
     const clientId = (await page.locator('#client-id').textContent()) ?? '';
 
-    const recipient = await browser.newContext();
-    const claimPage = await recipient.newPage();
-    await loopbackOnly(claimPage);
-    consoleErrors.push(...watchConsoleErrors(claimPage, new URL(consoleUrl).origin));
+    const { context: recipient, page: claimPage } = await newPage();
     await claimPage.goto(link);
     await visible(claimPage.getByRole('heading', { level: 2, name: 'Or add it to my portfolio', exact: true }));
     await claimPage.getByLabel('Name of a new portfolio (optional)').fill('Northwind book');
@@ -556,6 +550,62 @@ describe('the console in a browser', () => {
     await visible(fetched.nth(0).filter({ hasText: TODAY }).filter({ hasText: 'PDF' }).filter({ hasText: '127.0.0.1' }));
     await visible(fetched.nth(1).filter({ hasText: TODAY }).filter({ hasText: 'Signed JSON' }));
     await look(page, 'certificates-fetched');
+    await context.close();
+  }, 120_000);
+
+  test('an administrator starts an access review, keeps one grant with a note and revokes another, whose key the read API then refuses, and downloads the report as CSV (decision 54)', async () => {
+    const { context, page } = await newPage();
+    await signInWithProvider(page, `admin@${ORG}`);
+    const kept = await grantInConsole(page, 'Reviewed and Kept');
+    await page.goto(consoleUrl);
+    const ended = await grantInConsole(page, 'Reviewed and Revoked');
+    await eventually(async () => ((await read(ended.clientId, ended.apiKey)).status === 200 ? true : undefined));
+
+    await page.goto(consoleUrl);
+    await page.getByRole('link', { name: 'Access reviews' }).click();
+    await visible(page.getByRole('heading', { level: 1, name: 'Access reviews', exact: true }));
+    await look(page, 'access-reviews');
+    // A week ahead, as the date-time field takes it (UTC, to the minute).
+    await page.getByLabel('Due (UTC)', { exact: true }).fill(new Date(Date.now() + 7 * 86_400_000).toISOString().slice(0, 16));
+    await page.getByLabel('Grants still undecided at the due time are').selectOption('keep');
+    await page.getByRole('button', { name: 'Start the review' }).click();
+    await visible(page.getByRole('status').filter({ hasText: 'Review started.' }));
+    const rowOf = (clientId: string) =>
+      page.getByRole('table', { name: 'Grants under review, by Client ID' }).locator('tbody tr').filter({ hasText: clientId });
+    await visible(rowOf(kept.clientId).filter({ hasText: 'Undecided' }));
+    await look(page, 'access-review');
+
+    await rowOf(kept.clientId).getByLabel('Note').fill('Contract renewed for 2027');
+    await rowOf(kept.clientId).getByRole('button', { name: 'Keep' }).click();
+    await visible(page.getByRole('status').filter({ hasText: 'Kept.' }));
+    await rowOf(ended.clientId).getByRole('button', { name: 'Revoke' }).click();
+    await visible(page.getByRole('status').filter({ hasText: 'Revoked.' }));
+    await visible(rowOf(kept.clientId).filter({ hasText: 'Contract renewed for 2027' }).filter({ hasText: 'through the console' }));
+    await visible(
+      rowOf(ended.clientId)
+        .filter({ hasText: 'Revoked' })
+        .filter({ hasText: `admin@${ORG}` }),
+    );
+    await look(page, 'access-review-decided');
+
+    // The revoked grant's key is refused from then on; the kept one still reads.
+    const refused = await read(ended.clientId, ended.apiKey);
+    expect([refused.status, refused.body.code]).toEqual([401, 'CREDENTIAL_INACTIVE']);
+    expect((await read(kept.clientId, kept.apiKey)).status).toBe(200);
+
+    // The report as the browser saves it: a line per grant, with each decision, who made it and through what.
+    const [download] = await Promise.all([page.waitForEvent('download'), page.getByRole('link', { name: 'CSV', exact: true }).click()]);
+    expect(download.suggestedFilename()).toMatch(/^access-review-arv_[A-Za-z0-9]{24}\.csv$/);
+    const [header, ...lines] = (await readFile((await download.path()) ?? '', 'utf8')).trimEnd().split('\r\n');
+    expect(header).toBe(
+      'clientId,recipientType,recipientName,scopes,lastUsedAt,readsInPeriod,decision,overdue,note,decidedAt,decidedByType,decidedById,decidedByVia',
+    );
+    expect(lines.find((line) => line.startsWith(kept.clientId))).toMatch(
+      /^[^,]+,auditor,Reviewed and Kept,qr_score,[^,]*,[0-9]+,keep,false,Contract renewed for 2027,[^,]+,person,[^,]*admin@demo-org,console$/,
+    );
+    expect(lines.find((line) => line.startsWith(ended.clientId))).toMatch(
+      /,Reviewed and Revoked,qr_score,[^,]*,[0-9]+,revoke,false,,[^,]+,person,[^,]*admin@demo-org,console$/,
+    );
     await context.close();
   }, 120_000);
 

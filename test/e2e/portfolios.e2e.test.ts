@@ -1,9 +1,9 @@
 import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { aScoreSubmission } from '@rsd/testkit';
-import { eventLogValues, eventually, rsdCreateArgs, runRsd, type EmbeddedProcess } from '../support/embedded-process';
+import { eventLogValues, eventually, rsdCreateArgs, runRsd } from '../support/embedded-process';
 import * as orgAdmin from '../support/organization-admin';
-import { devTokenFor, startEmbeddedOnNewDataDir, stopAndRemove } from '../support/embedded-suite';
+import { embeddedSuite } from '../support/embedded-suite';
 import { keyAuthorityScenarios } from '../support/key-authority-scenarios';
 import {
   grantWebhookAddressScenarios,
@@ -15,47 +15,30 @@ import {
 
 const ACCOUNT_LIMIT = 300;
 
-let dataDir: string;
-let product: EmbeddedProcess;
+// Every request comes from 127.0.0.1: the refused keys below must not reach the per-address limit.
+const suite = embeddedSuite('rsd-portfolio-', {
+  FAILED_AUTH_LIMIT_PER_MINUTE: '100000',
+  ACCOUNT_RATE_LIMIT_PER_MINUTE: String(ACCOUNT_LIMIT),
+  // The receivers of the portfolio's webhooks are on loopback: decision 28's development flag.
+  WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true',
+  // One proxy hop trusted: a grant limited to other addresses has its webhook made from one it names in X-Forwarded-For.
+  TRUST_PROXY_HOPS: '1',
+});
 
-beforeAll(async () => {
-  // Every request comes from 127.0.0.1: the refused keys below must not reach the per-address limit.
-  ({ dataDir, product } = await startEmbeddedOnNewDataDir('rsd-portfolio-', {
-    FAILED_AUTH_LIMIT_PER_MINUTE: '100000',
-    ACCOUNT_RATE_LIMIT_PER_MINUTE: String(ACCOUNT_LIMIT),
-    // The receivers of the portfolio's webhooks are on loopback: decision 28's development flag.
-    WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true',
-    // One proxy hop trusted: a grant limited to other addresses has its webhook made from one it names in X-Forwarded-For.
-    TRUST_PROXY_HOPS: '1',
-  }));
-}, 90_000);
-
-afterAll(() => stopAndRemove(product, dataDir));
-
-const scenarios = portfolioScenarios(() => ({
-  credentials: product.urls.credentials,
-  scoreIngest: product.urls.scoreIngest,
-  readApis: [product.urls.readApi],
-  tokenFor: (org) => devTokenFor(dataDir, org),
-  accountLimitPerMinute: ACCOUNT_LIMIT,
-}));
+const scenarios = portfolioScenarios(() => ({ ...suite.target(), accountLimitPerMinute: ACCOUNT_LIMIT }));
 
 /** The real `rsd` bin, with the given environment on top of the suite's; never throws. */
 function rsd(args: string[], env: Record<string, string> = {}) {
-  const { readApi, credentials } = product.urls;
-  return runRsd(args, { DATA_DIR: dataDir, RSD_API_URL: readApi, RSD_CREDENTIALS_URL: credentials, RSD_API_KEY: '', ...env });
+  const { readApi, credentials } = suite.product.urls;
+  return runRsd(args, { DATA_DIR: suite.dataDir, RSD_API_URL: readApi, RSD_CREDENTIALS_URL: credentials, RSD_API_KEY: '', ...env });
 }
 
 /** `export NAME='value'` lines as a map. */
 const exported = (stdout: string) => new Map([...stdout.matchAll(/^export (\w+)='([^']*)'$/gm)].map(([, name, value]) => [name, value]));
 
 const webhookTarget = (): PortfolioWebhookTarget => ({
-  credentials: product.urls.credentials,
-  scoreIngest: product.urls.scoreIngest,
-  readApis: [product.urls.readApi],
-  notifier: product.urls.notifier,
+  ...suite.target(),
   receiverHost: '127.0.0.1',
-  tokenFor: (org) => devTokenFor(dataDir, org),
   accountLimitPerMinute: ACCOUNT_LIMIT,
 });
 
@@ -79,7 +62,7 @@ describe('portfolios (decision 42) on the embedded runtime', () => {
       [first, 61],
       [second, 47],
     ] as const) {
-      await orgAdmin.postScore(product.urls.scoreIngest, await devTokenFor(dataDir, org), aScoreSubmission({ organizationId: org, score }));
+      await orgAdmin.postScore(suite.product.urls.scoreIngest, await suite.tokenFor(org), aScoreSubmission({ organizationId: org, score }));
     }
     const link = exported((await rsd(rsdCreateArgs(first, 'auditor', 'qr_score', '--key-delivery', 'claim-link', '--env'))).stdout).get(
       'RSD_CLAIM_URL',
@@ -154,9 +137,9 @@ describe('portfolios (decision 42) on the embedded runtime', () => {
   }, 120_000);
 
   test('when the run is over, then no account key or claim token is in the output, the event log or any file of the data directory', async () => {
-    const files = (await readdir(dataDir, { recursive: true, withFileTypes: true })).filter((entry) => entry.isFile());
+    const files = (await readdir(suite.dataDir, { recursive: true, withFileTypes: true })).filter((entry) => entry.isFile());
     const stored = await Promise.all(files.map((entry) => readFile(join(entry.parentPath, entry.name), 'latin1')));
-    const haystacks = [product.output(), eventLogValues(dataDir).join('\n'), ...stored];
+    const haystacks = [suite.product.output(), eventLogValues(suite.dataDir).join('\n'), ...stored];
     expect(portfolioSecrets.length).toBeGreaterThanOrEqual(10);
     for (const secret of portfolioSecrets) for (const haystack of haystacks) expect(haystack.includes(secret)).toBe(false);
   });

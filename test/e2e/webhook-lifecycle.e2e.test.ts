@@ -1,5 +1,4 @@
-import { join } from 'node:path';
-import { DatabaseSync } from 'node:sqlite';
+import { ageEmbeddedFirstAttempts } from '../support/aged-deliveries';
 import type { EmbeddedProcess } from '../support/embedded-process';
 import { devTokenFor, startEmbeddedOnNewDataDir, stopAndRemove } from '../support/embedded-suite';
 import { describeWebhookLifecycle } from '../support/webhook-lifecycle';
@@ -29,20 +28,7 @@ describeWebhookLifecycle('embedded', () => ({
   scoreIngestUrl: product.urls.scoreIngest,
   tokenFor: (org) => devTokenFor(dataDir, org),
   receiverHost: '127.0.0.1',
-  ageFirstAttempts: (webhookId) => {
-    // A second connection to the running product's database, waiting its turn for the write lock.
-    const db = new DatabaseSync(join(dataDir, 'rsd.sqlite'));
-    try {
-      db.exec('PRAGMA busy_timeout = 10000');
-      db.prepare('UPDATE webhook_deliveries SET first_attempt_at = ? WHERE webhook_id = ? AND done = 0').run(
-        new Date(Date.now() - 25 * 3_600_000).toISOString(),
-        webhookId,
-      );
-    } finally {
-      db.close();
-    }
-    return Promise.resolve();
-  },
+  ageFirstAttempts: (webhookId) => ageEmbeddedFirstAttempts(dataDir, webhookId),
   strict: () => ({
     notifierUrl: strictProduct.urls.notifier,
     credentialsUrl: strictProduct.urls.credentials,

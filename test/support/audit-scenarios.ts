@@ -5,13 +5,15 @@ import { promisify } from 'node:util';
 import { Organization, type AuditLogEntry } from '@resilience-score/client';
 import { parseCsvIndependently, parseNdjson, request } from '@rsd/testkit';
 import { eventually, REPO_ROOT } from './embedded-process';
+import { startSwitchableReceiver } from './webhook-lifecycle';
 
 /*
  * Decision 54's audit trail over HTTP, on any runtime: changes made through the API, the CLI (the real
  * `rsd` bin), the TypeScript SDK, by the expiry scheduler and by a leak report each appear once in the
  * organization's audit log, newest first, with the right actor; its filters hold, and its CSV and NDJSON
  * exports read the same under independent parsers. The notifier's changes (a recipient's webhook on a
- * grant, the organization's alert subscription) reach the same log, without their URLs or secrets. The product must check expiry often
+ * grant, the organization's alert subscription) reach the same log, without their URLs or secrets, and so
+ * does the notifier's own disabling of a webhook whose deliveries kept failing. The product must check expiry often
  * (EXPIRY_CHECK_INTERVAL_MS of a second or less).
  */
 
@@ -21,6 +23,8 @@ export interface AuditTarget {
   notifier: string;
   /** A person's token for the organization (subject `developer`), with `authorizations:write`. */
   tokenFor(org: string): Promise<string>;
+  /** Makes a webhook's pending deliveries look 25 h old in the product's store (test/support/aged-deliveries.ts). */
+  ageFirstAttempts(webhookId: string): Promise<void>;
 }
 
 const run = promisify(execFile);
@@ -244,6 +248,110 @@ export function auditScenarios(target: () => AuditTarget) {
         const exported = await (await fetch(log, { headers: { authorization: `Bearer ${token}`, accept: 'application/x-ndjson' } })).text();
         expect(parseNdjson(exported)).toEqual(entries);
         for (const secret of [...secrets, target, granted.body.apiKey!]) expect(exported).not.toContain(secret);
+      },
+    "when the notifier disables a grant's webhook and the organization's alert subscription after their deliveries kept failing, then each is in the audit log as webhook.disabled by the system, on no request":
+      async () => {
+        const org = `audit-${randomUUID().slice(0, 8)}`;
+        const token = await t().tokenFor(org);
+        const call = (url: string, method: string, headers: Record<string, string>, body?: object) =>
+          request<{
+            id?: string;
+            clientId?: string;
+            apiKey?: string;
+            webhooks?: { id: string; status: string; disabledReason: string | null }[];
+          }>(url, {
+            method,
+            headers: { ...headers, ...(body ? { 'content-type': 'application/json' } : {}) },
+            ...(body ? { body: JSON.stringify(body) } : {}),
+          });
+        const administrator = { authorization: `Bearer ${token}` };
+        const granted = await call(`${t().credentials}/v1/organizations/${org}/authorizations`, 'POST', administrator, {
+          recipientType: 'auditor',
+          scopes: ['qr_score'],
+        });
+        expect(granted.status).toBe(201);
+        const clientId = granted.body.clientId!;
+        const receiver = await startSwitchableReceiver('127.0.0.1', true);
+        try {
+          const owners = [
+            {
+              base: `${t().notifier}/v1/customers/${clientId}/webhooks`,
+              headers: { 'x-api-key': granted.body.apiKey! },
+              events: ['score.updated'],
+              clientId,
+            },
+            {
+              base: `${t().notifier}/v1/organizations/${org}/webhooks`,
+              headers: administrator,
+              events: ['authorization.first_use'],
+              clientId: null,
+            },
+          ];
+          const webhooks = [];
+          for (const owner of owners) {
+            // Once the notifier's own view knows the grant: at once on the embedded runtime, within a moment on the distributed one.
+            const created = await eventually(
+              async () => {
+                const answer = await call(owner.base, 'POST', owner.headers, { url: receiver.url, events: owner.events });
+                return answer.status === 404 ? undefined : answer;
+              },
+              20_000,
+              250,
+            );
+            expect(created.status).toBe(201);
+            const id = created.body.id!;
+            // A test delivery, which the receiver refuses: its first failed attempt starts the 24 h.
+            expect((await call(`${owner.base}/${id}/test`, 'POST', owner.headers)).status).toBe(202);
+            webhooks.push({ ...owner, id });
+          }
+          await eventually(() => Promise.resolve(receiver.received.length >= owners.length ? true : undefined), 20_000, 100);
+          // Aged again on every look: a retry recorded in between would have written the real start back.
+          for (const webhook of webhooks) {
+            const disabled = await eventually(
+              async () => {
+                await t().ageFirstAttempts(webhook.id);
+                const listed = await call(webhook.base, 'GET', webhook.headers);
+                return listed.body.webhooks?.find((found) => found.id === webhook.id && found.status === 'disabled');
+              },
+              45_000,
+              1_000,
+            );
+            expect(disabled?.disabledReason).toBe('delivery_failures');
+          }
+
+          const log = `${t().credentials}/v1/organizations/${org}/audit-log?action=webhook.disabled`;
+          const entries = await eventually(
+            async () => {
+              const items = ((await call(log, 'GET', administrator)).body as { items?: AuditLogEntry[] }).items ?? [];
+              return items.length >= webhooks.length ? items : undefined;
+            },
+            30_000,
+            250,
+          );
+          const system = { type: 'system', id: 'delivery-failures', via: null };
+          expect(entries).toHaveLength(webhooks.length);
+          expect(
+            entries.map(({ action, actor, requestId, address, clientId: grant }) => ({
+              action,
+              actor,
+              requestId,
+              address,
+              clientId: grant,
+            })),
+          ).toEqual(
+            expect.arrayContaining(
+              webhooks.map((webhook) => ({
+                action: 'webhook.disabled',
+                actor: system,
+                requestId: null,
+                address: null,
+                clientId: webhook.clientId,
+              })),
+            ),
+          );
+        } finally {
+          await receiver.close();
+        }
       },
   };
 }

@@ -1,6 +1,13 @@
 import { join } from 'node:path';
 import type { AccessRecord } from '@rsd/contracts';
-import { memoryRateLimitStores, openSqliteAccessLogStore, openSqliteAuditLogStore } from '@rsd/embedded';
+import {
+  memoryRateLimitStores,
+  openSqliteAccessLogStore,
+  openSqliteAuditLogStore,
+  openSqliteOffboardingStore,
+  openSqliteSubjectKeyStore,
+  SUBJECT_KEYS_DATABASE,
+} from '@rsd/embedded';
 import {
   consoleClientAddressVerifier,
   CONSOLE_AUDIENCES,
@@ -17,12 +24,13 @@ import {
   type Logger,
   type OutboxRelay,
 } from '@rsd/platform';
-import type { AccessLogStore, AuditLogStore, AuthorizationStore, EventLog } from '@rsd/ports';
+import type { AccessLogStore, AuditLogStore, AuthorizationStore, EventLog, OffboardingStore, SubjectKeyStore } from '@rsd/ports';
 import { anAccessRecord as aTestkitAccessRecord, startApp, TEST_JWT_SECRET, type RunningApp } from '@rsd/testkit';
 import { openEmbeddedStores } from '../../libs/embedded/src/testing/temp-database';
 import { buildApp, type CredentialsAppDeps } from '../../services/credentials/src/app';
 import { AUDITED_TOPICS, auditProjection } from '../../services/credentials/src/audit-log/audit-projection';
 import { credentialsConfigSchema } from '../../services/credentials/src/config';
+import { ERASURE_TOPICS, erasureFeed } from '../../services/credentials/src/erasure/erasure-feed';
 
 /** Where the harness's clock stands until a test moves it. */
 export const NOW = new Date('2026-11-20T10:00:00.000Z');
@@ -60,6 +68,9 @@ export interface CredentialsHarness {
   auditLog: AuditLogStore;
   eventLog: EventLog;
   relay: OutboxRelay;
+  /** Decision 56: the offboardings' records, kept current by the erasure feed as the service's module does, and the subjects' keys. */
+  offboardings: OffboardingStore;
+  subjectKeys: SubjectKeyStore;
   clock: SettableClock;
   log: Logger;
   close(): Promise<void>;
@@ -88,6 +99,14 @@ export async function startCredentials(options: CredentialsHarnessOptions = {}):
     fromBeginning: true,
     ...auditProjection(auditLog, log),
   });
+  const offboardings = openSqliteOffboardingStore({ file: join(stores.dir, 'rsd.sqlite') });
+  const subjectKeys = openSqliteSubjectKeyStore({ file: join(stores.dir, SUBJECT_KEYS_DATABASE) });
+  const purges = await stores.eventLog.subscribe({
+    groupId: 'credentials-erasure',
+    topics: ERASURE_TOPICS,
+    fromBeginning: true,
+    ...erasureFeed({ eventLog: stores.eventLog, store, accessLog, auditLog, offboardings, clock, log }),
+  });
   const app = await startApp(
     buildApp({
       config,
@@ -95,6 +114,9 @@ export async function startCredentials(options: CredentialsHarnessOptions = {}):
       accessLog,
       auditLog,
       relay,
+      eventLog,
+      offboardings,
+      subjectKeys,
       clock,
       log,
       verifyToken: withConsoleTokens(createTokenVerifier(config), options.console?.keys, CONSOLE_AUDIENCES.credentials),
@@ -112,12 +134,17 @@ export async function startCredentials(options: CredentialsHarnessOptions = {}):
     auditLog,
     eventLog,
     relay,
+    offboardings,
+    subjectKeys,
     clock,
     log,
     close: async () => {
       await app.close();
       await relay.stop();
+      await purges.close();
       await auditFeed.close();
+      await offboardings.close();
+      await subjectKeys.close();
       await auditLog.close();
       await accessLog.close();
       await stores.close();

@@ -7,12 +7,15 @@ import { dropDatabases, startDistributedServers } from './distributed-servers';
 import { kafkaSecurityFromEnvironment } from './clustered-engines';
 import { freePort } from './raw-http';
 import { startService, TEST_RESPONSE_SIGNING_KEYS, TEST_SUBJECT_KEYS_MASTER_KEY, type ServiceProcess } from './service-process';
+import { sharedFixture } from './shared-fixture';
 
 /** The four services of a running product, as a suite that only talks to it over HTTP sees them. */
 export interface DistributedProduct {
   urls: { readApi: string; credentials: string; scoreIngest: string; notifier: string };
   /** The HS256 secret the credentials service and score ingest verify tokens with. */
   jwtSecret: string;
+  /** The environment every process shares: the servers' addresses and the run's database names (NOTIFIER_DB, …). */
+  env: Record<string, string>;
   /** Everything each process wrote so far. */
   outputs(): string[];
   /**
@@ -185,6 +188,7 @@ export async function startDistributedProduct(kafka: InfraTarget, env: Record<st
     return {
       urls: { readApi: readApi.url, credentials: credentials.url, scoreIngest: scoreIngest.url, notifier: notifier.url },
       jwtSecret,
+      env: common,
       outputs: () => services.map((service) => service.output()),
       stop,
     };
@@ -218,4 +222,37 @@ export async function truncateScores(brokers: string): Promise<void> {
   } finally {
     await admin.disconnect();
   }
+}
+
+/** The distributed product a describe block's tests share, read inside the tests (it is there once `beforeAll` has run). */
+export interface DistributedSuite {
+  readonly product: DistributedProduct;
+  /** An administrator's token for `org` (both write scopes), signed with the product's secret. */
+  tokenFor(org: string): Promise<string>;
+}
+
+/**
+ * `startDistributedProduct` as a describe block's hooks: started (after `before`, if given) before its
+ * tests, stopped after them.
+ */
+export function distributedSuite(
+  kafka: () => InfraTarget,
+  env: Record<string, string> = {},
+  before: () => Promise<void> = () => Promise.resolve(),
+): DistributedSuite {
+  const current = sharedFixture(
+    () => startDistributedProduct(kafka(), env),
+    async (product) => product?.stop(),
+    {
+      before,
+      start: 180_000,
+      stop: 60_000,
+    },
+  );
+  return {
+    get product() {
+      return current();
+    },
+    tokenFor: (org) => signDevToken(current().jwtSecret, { org, scope: 'authorizations:write scores:write' }),
+  };
 }

@@ -1,10 +1,13 @@
+import { readdir } from 'node:fs/promises';
+import { join } from 'node:path';
+import { DatabaseSync } from 'node:sqlite';
 import { Kafka, logLevel } from 'kafkajs';
 import { MongoClient } from 'mongodb';
 import { kafkaSecurityFromEnvironment } from './clustered-engines';
 
 /*
- * Where the distributed suites look for a secret that must never be stored: every record of every
- * product topic, and every document of the given databases.
+ * Where the suites look for what must never be stored: every record of every product topic, every
+ * document of the given databases, and (embedded runtime) every row of every SQLite database.
  */
 
 /** Every record (key and value) of every `rsd.` topic, one string each, and the topics read. */
@@ -59,4 +62,28 @@ export async function everyCollection(mongoUrl: string, databases: string[]): Pr
  */
 export function readableIn(haystacks: readonly string[], needles: readonly string[]): string[] {
   return needles.filter((needle) => haystacks.some((haystack) => haystack.includes(needle)));
+}
+
+/**
+ * Every row of every table of every `*.sqlite` database in the data directory, one string each
+ * (`<file> <table> <row as JSON>`): what any SQLite client reads. Tables named in `except` are left
+ * out; with `namespace`, only the views of that namespace (`view:<namespace>:…`) are read.
+ */
+export async function everySqliteRow(dataDir: string, options: { except?: readonly string[]; namespace?: string } = {}): Promise<string[]> {
+  const except = new Set(options.except ?? []);
+  const rows: string[] = [];
+  for (const file of (await readdir(dataDir)).filter((name) => name.endsWith('.sqlite'))) {
+    const db = new DatabaseSync(join(dataDir, file), { readOnly: true });
+    try {
+      for (const { name } of db.prepare("SELECT name FROM sqlite_master WHERE type = 'table'").all()) {
+        const table = String(name);
+        if (except.has(table) || (options.namespace !== undefined && !table.startsWith(`view:${options.namespace}:`))) continue;
+        for (const row of db.prepare(`SELECT * FROM "${table.replaceAll('"', '""')}"`).all())
+          rows.push(`${file} ${table} ${JSON.stringify(row)}`);
+      }
+    } finally {
+      db.close();
+    }
+  }
+  return rows;
 }

@@ -13,7 +13,7 @@ const revoke = document.paths['/organizations/{organizationId}/authorizations/{c
 describe('credentials API documentation', () => {
   test('when a revoke cannot reach the event log in time, then the document describes its 202 with enforcement pending', () => {
     expect(Object.keys(revoke?.responses ?? {})).toEqual(['200', '202', '400', '401', '403', '404', '405', '408', '431', '503']);
-    expect(revoke?.responses['202']?.content).toEqual({
+    expect(revoke?.responses['202']?.content).toMatchObject({
       'application/json': { schema: { $ref: '#/components/schemas/PendingRevocation' } },
     });
     expect(document.components.schemas.PendingRevocation?.properties).toHaveProperty(
@@ -72,13 +72,13 @@ describe('credentials API documentation: claim links (decision 38)', () => {
 
     expect(claim?.get?.security).toEqual([]);
     expect(Object.keys(claim?.get?.responses ?? {})).toEqual(expect.arrayContaining(['200', '307', '404', '410', '429', '405', '503']));
-    expect(claim?.get?.responses['200']?.content).toEqual({
+    expect(claim?.get?.responses['200']?.content).toMatchObject({
       'application/json': { schema: { $ref: '#/components/schemas/ClaimGrant' } },
     });
     expect(Object.keys(claim?.post?.responses ?? {})).toEqual(
       expect.arrayContaining(['201', '307', '400', '403', '404', '410', '415', '429']),
     );
-    expect(claim?.post?.responses['403']?.content).toEqual({
+    expect(claim?.post?.responses['403']?.content).toMatchObject({
       'application/json': { schema: { $ref: '#/components/schemas/Error' } },
     });
     expect(claim?.post?.responses['403']?.description).toMatch(/KEY_READ_ONLY/);
@@ -111,7 +111,7 @@ describe('credentials API documentation: leaked keys (decision 43)', () => {
       ['header', 'Github-Public-Key-Signature'],
     ]);
     expect(Object.keys(report?.responses ?? {})).toEqual(['200', '202', '400', '401', '405', '408', '413', '415', '431', '503']);
-    expect(report?.responses['200']?.content).toEqual({
+    expect(report?.responses['200']?.content).toMatchObject({
       'application/json': { schema: { $ref: '#/components/schemas/SecretScanningLabels' } },
     });
     expect(report?.responses['401']?.description).toContain('INVALID_SIGNATURE');

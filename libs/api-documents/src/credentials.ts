@@ -37,26 +37,25 @@ import {
   SECRET_SCANNING_MAX_TOKENS,
   secretScanningLabelsSchema,
   secretScanningReportSchema,
+  erasureSchema,
+  offboardingSchema,
 } from '@rsd/contracts';
 import { z } from 'zod';
 import {
   buildOpenApiDocument,
   errorResponse as error,
+  operationParameter,
   pageParameters,
   textHeader as text,
   type OpenApiHeader,
   type OpenApiOperation,
   type OpenApiResponse,
 } from '@rsd/platform';
+import { withExamples } from './examples';
 import { PRODUCT_VERSION } from './product';
 
-const pathParameter = (name: string, schemaId: string, description: string) => ({
-  name,
-  in: 'path',
-  required: true,
-  description,
-  schema: { $ref: `#/components/schemas/${schemaId}` },
-});
+const pathParameter = (name: string, schemaId: string, description: string) =>
+  operationParameter('path', name, description, { $ref: `#/components/schemas/${schemaId}` });
 const organizationIdParameter = pathParameter(
   'organizationId',
   'OrganizationId',
@@ -96,13 +95,7 @@ const callerErrors = {
 };
 const tags = ['Authorizations'];
 
-const queryParameter = (name: string, description: string, schema: object = { type: 'string' }) => ({
-  name,
-  in: 'query',
-  required: false,
-  description,
-  schema,
-});
+const queryParameter = (name: string, description: string, schema?: object) => operationParameter('query', name, description, schema);
 const instantParameter = (name: string, description: string) =>
   queryParameter(name, `${description}; an ISO 8601 instant with an offset`, { type: 'string', format: 'date-time' });
 
@@ -367,13 +360,7 @@ export const auditLogOperation: OpenApiOperation = {
 };
 operations.push(auditLogOperation);
 
-const claimTokenParameter = {
-  name: 'token',
-  in: 'path',
-  required: true,
-  description: 'The token of the one-time claim link, exactly as in its URL',
-  schema: { type: 'string' },
-};
+const claimTokenParameter = operationParameter('path', 'token', 'The token of the one-time claim link, exactly as in its URL');
 const claimTags = ['Claim links'];
 const secretNoStore = { 'Cache-Control': text('`no-store`') };
 /** Decision 51: the page a person sees is the console's; a browser asking here is sent there. */
@@ -468,13 +455,7 @@ operations.push(
     security: 'public',
     parameters: [
       claimTokenParameter,
-      {
-        name: 'x-api-key',
-        in: 'header',
-        required: false,
-        description: 'With `into: "account"`: the key of the recipient account the grant joins',
-        schema: { type: 'string' },
-      },
+      operationParameter('header', 'x-api-key', 'With `into: "account"`: the key of the recipient account the grant joins'),
     ],
     requestBody: claimRequestSchema,
     requestBodyOptional: true,
@@ -687,13 +668,7 @@ operations.push(
 
 const leakTags = ['Leaked keys'];
 const leakHeaders = { 'Cache-Control': text('`no-store`') };
-const signatureHeader = (name: string, description: string) => ({
-  name,
-  in: 'header',
-  required: true,
-  description,
-  schema: { type: 'string' },
-});
+const signatureHeader = (name: string, description: string) => operationParameter('header', name, description, undefined, true);
 
 operations.push(
   {
@@ -895,16 +870,120 @@ operations.push(
 
 // ---- Access reviews (decision 54): end ------------------------------------------------------------
 
-export function credentialsOpenApi(): object {
-  return buildOpenApiDocument(
-    {
-      title: 'Resilience Score Credentials API',
-      version: PRODUCT_VERSION,
-      description:
-        'Lets an organization share its resilience score: it creates one authorization per recipient, ' +
-        'each with its own Client ID and API key, and may revoke it at any time. Callers authenticate with ' +
-        'a bearer JWT whose `org` claim names the organization and whose `scope` includes `authorizations:write`.',
+// ---- Offboarding and erasure (decision 56) ---------------------------------------------------------
+
+const erasureTags = ['Offboarding and erasure'];
+const offboardingRefusals = {
+  ...callerErrors,
+  '403': error('FORBIDDEN_ORGANIZATION (the token administers another organization) or INSUFFICIENT_SCOPE (no organizations:delete)'),
+};
+const offboardingHeaders = { 'Cache-Control': text('`no-store`') };
+const erasureAnswer = {
+  description:
+    "Erased: the recipient's key is destroyed and its name and addresses are gone from this service's stores; the other services' views drop them as they read the `recipient.erased` event that follows",
+  schema: erasureSchema,
+  headers: offboardingHeaders,
+};
+
+operations.push(
+  {
+    method: 'delete',
+    path: '/organizations/{organizationId}',
+    operationId: 'offboardOrganization',
+    summary: 'Offboard the organization: revoke every grant and erase its data',
+    description:
+      'Decision 56: revokes every grant (`revocationReason: "organization_offboarded"`, each with its event, webhooks and audit entry), ' +
+      "destroys the organization's key (every event of it in the log, and in any backup, becomes unreadable), then every service purges " +
+      'what it keeps of the organization: views, access log, audit trail, webhooks and alert subscriptions. Final: nothing is undone, and the ' +
+      'organization id must be repeated as `confirm`. Asked again while pending it takes every step again (each is idempotent); once done, it ' +
+      'answers the record. `GET /organizations/{organizationId}/offboarding` says when every service has purged.',
+    tags: erasureTags,
+    security: 'bearer',
+    parameters: [
+      organizationIdParameter,
+      { ...queryParameter('confirm', 'The organization id again, exactly as in the path'), required: true },
+    ],
+    responses: {
+      '202': {
+        description: 'Started (or still pending, or done): the offboarding as `GET …/offboarding` answers it',
+        schema: offboardingSchema,
+        headers: { ...offboardingHeaders, Location: text('`/v1/organizations/{organizationId}/offboarding`') },
+      },
+      ...offboardingRefusals,
+      '400': error(
+        'OFFBOARDING_NOT_CONFIRMED: `confirm` is missing or is not the organization id of the path; or INVALID_ORGANIZATION_ID (checked before the token)',
+      ),
+      '503': error('SERVICE_UNAVAILABLE: the event log or a store is away; what was done stays done, ask again'),
     },
-    operations,
+  },
+  {
+    method: 'get',
+    path: '/organizations/{organizationId}/offboarding',
+    operationId: 'getOffboarding',
+    summary: "The organization's offboarding",
+    description:
+      'Decision 56: `pending` until the credentials service, the read API and the notifier have each purged the organization, then `done` ' +
+      'with the instant the last one did. The record is kept 30 days after it is done.',
+    tags: erasureTags,
+    security: 'bearer',
+    parameters: [organizationIdParameter],
+    responses: {
+      '200': { description: 'The offboarding', schema: offboardingSchema, headers: offboardingHeaders },
+      ...offboardingRefusals,
+      '404': error('OFFBOARDING_NOT_FOUND: the organization was never offboarded, or its offboarding was done more than 30 days ago'),
+    },
+  },
+  {
+    method: 'post',
+    path: '/organizations/{organizationId}/authorizations/{clientId}/erasure',
+    operationId: 'eraseRecipient',
+    summary: "Erase a grant's recipient",
+    description:
+      "Decision 56: destroys the recipient's key (its account's when an account holds the grant, else the grant's), and erases its name, " +
+      'contact fields and every address seen for it (access log, audit entries, alerts) from every store. The grant, its scopes, keys and ' +
+      'history otherwise stay; it is not revoked.',
+    tags: erasureTags,
+    security: 'bearer',
+    parameters: [organizationIdParameter, clientIdParameter],
+    responses: {
+      '202': erasureAnswer,
+      ...callerErrors,
+      '404': error('AUTHORIZATION_NOT_FOUND: no such authorization in this organization'),
+      '503': error('SERVICE_UNAVAILABLE: the event log or a store is away; ask again'),
+    },
+  },
+  {
+    method: 'post',
+    path: '/portfolio/erasure',
+    operationId: 'eraseAccount',
+    summary: "Erase the recipient account's own data",
+    description:
+      "Decision 56: destroys the account's key and erases its name, and on every grant it holds its addresses (access log, audit entries, " +
+      'alerts) and the name the grant knew it by. The grants and their history otherwise stay, and the account keeps working.',
+    tags: ['Portfolio'],
+    security: 'apiKey',
+    responses: {
+      '202': erasureAnswer,
+      ...managingKeyErrors,
+      '503': error('SERVICE_UNAVAILABLE: the event log or a store is away; ask again'),
+    },
+  },
+);
+
+// ---- Offboarding and erasure (decision 56): end ----------------------------------------------------
+
+export function credentialsOpenApi(): object {
+  return withExamples(
+    buildOpenApiDocument(
+      {
+        title: 'Resilience Score Credentials API',
+        version: PRODUCT_VERSION,
+        description:
+          'Lets an organization share its resilience score: it creates one authorization per recipient, ' +
+          'each with its own Client ID and API key, and may revoke it at any time. Callers authenticate with ' +
+          'a bearer JWT whose `org` claim names the organization and whose `scope` includes `authorizations:write`.',
+      },
+      operations,
+    ),
   );
 }

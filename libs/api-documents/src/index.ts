@@ -6,3 +6,4 @@ export { notifierOpenApi, webhookOperations, type WebhookOwnerDocumentation } fr
 export { PRODUCT_VERSION } from './product';
 export { readApiOpenApi, type ReadApiDocumentSettings } from './read-api';
 export { scoreIngestOpenApi } from './score-ingest';
+export { EXAMPLE_BODIES, missingExamples, operationsOf } from './examples';

@@ -24,10 +24,12 @@ import {
 import {
   buildOpenApiDocument,
   errorResponse as error,
+  operationParameter,
   type OpenApiOperation,
   type OpenApiResponse,
   type OpenApiWebhook,
 } from '@rsd/platform';
+import { withExamples } from './examples';
 import { PRODUCT_VERSION } from './product';
 /**
  * What the document says of one kind of webhook owner (decision 45): the part of the notifier's owner declaration
@@ -56,14 +58,12 @@ export interface WebhookOwnerDocumentation {
   };
 }
 
-const idParameter = { name: 'id', in: 'path', required: true, description: 'The webhook id (`wh_…`)', schema: { type: 'string' } };
-const messageIdParameter = {
-  name: 'messageId',
-  in: 'path',
-  required: true,
-  description: 'The `webhook-id` of the delivery (`msg_…`), as the deliveries list names it',
-  schema: { type: 'string' },
-};
+const idParameter = operationParameter('path', 'id', 'The webhook id (`wh_…`)');
+const messageIdParameter = operationParameter(
+  'path',
+  'messageId',
+  'The `webhook-id` of the delivery (`msg_…`), as the deliveries list names it',
+);
 
 const MALFORMED_PATH = 'VALIDATION_FAILED: the path is not valid percent-encoded UTF-8';
 const BODY_ERRORS = {
@@ -317,20 +317,22 @@ const PAYLOADS: OpenApiWebhook[] = [
 ].map((hook) => ({ ...hook, tags: ['Deliveries'], headers: DELIVERY_HEADERS, responses: RECEIVER_ANSWERS }));
 
 export function notifierOpenApi(owners: readonly WebhookOwnerDocumentation[]): object {
-  return buildOpenApiDocument(
-    {
-      title: 'Resilience Score Notifier API',
-      version: PRODUCT_VERSION,
-      description:
-        'Webhooks for recipients: a POST to your URL when an organization’s latest score or grade changes, and when your ' +
-        'authorization ends. Authenticated like the read API: the Client ID in the path and the `x-api-key` header. ' +
-        'Organizations subscribe to alerts about their grants under /organizations/{organizationId}/webhooks with the ' +
-        'credentials service’s bearer token. Deliveries ' +
-        'follow Standard Webhooks (`webhook-id`, `webhook-timestamp`, `webhook-signature`); a failed one is retried with ' +
-        'exponential backoff for 24 h with the same `webhook-id`, then the webhook is disabled. The `webhooks` section describes ' +
-        'every payload.',
-    },
-    owners.flatMap(webhookOperations),
-    PAYLOADS,
+  return withExamples(
+    buildOpenApiDocument(
+      {
+        title: 'Resilience Score Notifier API',
+        version: PRODUCT_VERSION,
+        description:
+          'Webhooks for recipients: a POST to your URL when an organization’s latest score or grade changes, and when your ' +
+          'authorization ends. Authenticated like the read API: the Client ID in the path and the `x-api-key` header. ' +
+          'Organizations subscribe to alerts about their grants under /organizations/{organizationId}/webhooks with the ' +
+          'credentials service’s bearer token. Deliveries ' +
+          'follow Standard Webhooks (`webhook-id`, `webhook-timestamp`, `webhook-signature`); a failed one is retried with ' +
+          'exponential backoff for 24 h with the same `webhook-id`, then the webhook is disabled. The `webhooks` section describes ' +
+          'every payload.',
+      },
+      owners.flatMap(webhookOperations),
+      PAYLOADS,
+    ),
   );
 }

@@ -17,12 +17,14 @@ import {
   clientIdPathParameter,
   ed25519KeySetSchema,
   errorResponse as error,
+  operationParameter,
   pageParameters,
   textHeader as text,
   type OpenApiHeader,
   type OpenApiOperation,
   type OpenApiResponse,
 } from '@rsd/platform';
+import { withExamples } from './examples';
 import { PRODUCT_VERSION } from './product';
 
 /** What of the read API's configuration its document states: the Client ID's prefix, the rate limits and the feed's staleness bound. */
@@ -55,20 +57,16 @@ const jwksSchema = ed25519KeySetSchema('JsonWebKeySet', 'The public keys that si
 /** The OpenAPI 3.1 document of the read API, from the same zod schemas the contracts define. */
 export function readApiOpenApi(config: ReadApiDocumentSettings): object {
   const clientIdParameter = clientIdPathParameter(config.CLIENT_ID_PREFIX);
-  const ifNoneMatchParameter = {
-    name: 'If-None-Match',
-    in: 'header',
-    required: false,
-    description: 'ETags of representations the caller holds (or `*`): when one is current, the answer is 304 without a body',
-    schema: { type: 'string' },
-  };
-  const dateParameter = (name: 'from' | 'to', description: string) => ({
-    name,
-    in: 'query',
-    required: false,
-    description: `${description}; INVALID_PARAMETER (400) when not a calendar date or when from is after to`,
-    schema: { type: 'string', format: 'date' },
-  });
+  const ifNoneMatchParameter = operationParameter(
+    'header',
+    'If-None-Match',
+    'ETags of representations the caller holds (or `*`): when one is current, the answer is 304 without a body',
+  );
+  const dateParameter = (name: 'from' | 'to', description: string) =>
+    operationParameter('query', name, `${description}; INVALID_PARAMETER (400) when not a calendar date or when from is after to`, {
+      type: 'string',
+      format: 'date',
+    });
   const ok = (description: string, schema: z.ZodType, headers: Record<string, OpenApiHeader> = {}): OpenApiResponse => ({
     description,
     schema,
@@ -182,13 +180,7 @@ export function readApiOpenApi(config: ReadApiDocumentSettings): object {
             'date, repeated, or after today',
           schema: { type: 'string', format: 'date' },
         },
-        {
-          name: 'Accept',
-          in: 'header',
-          required: false,
-          description: '`application/pdf` for the PDF; otherwise JSON',
-          schema: { type: 'string' },
-        },
+        operationParameter('header', 'Accept', '`application/pdf` for the PDF; otherwise JSON'),
       ],
       responses: {
         '200': {
@@ -224,15 +216,17 @@ export function readApiOpenApi(config: ReadApiDocumentSettings): object {
       },
     },
   ];
-  return buildOpenApiDocument(
-    {
-      title: 'Resilience Score Data API',
-      version: PRODUCT_VERSION,
-      description:
-        "Read-only access to one customer organization's resilience score, grade and pillar breakdown. " +
-        'Authenticate with the Client ID in the path and the API key in the x-api-key header.',
-    },
-    operations,
+  return withExamples(
+    buildOpenApiDocument(
+      {
+        title: 'Resilience Score Data API',
+        version: PRODUCT_VERSION,
+        description:
+          "Read-only access to one customer organization's resilience score, grade and pillar breakdown. " +
+          'Authenticate with the Client ID in the path and the API key in the x-api-key header.',
+      },
+      operations,
+    ),
   );
 }
 

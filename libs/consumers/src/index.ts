@@ -6,3 +6,4 @@ export * from './parse-record';
 export * from './project-event';
 export * from './traced-event-log';
 export * from './sealed-events';
+export * from './offboarding-purges';

@@ -26,6 +26,7 @@ function countingStore() {
       return Promise.resolve(true);
     },
     list: () => Promise.resolve([]),
+    purgeOrganization: () => Promise.reject(new Error('a projection purges nothing')),
     close: () => Promise.resolve(),
   };
   return { store, calls, documents };

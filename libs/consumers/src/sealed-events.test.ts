@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { EVENT_TYPES, ERASURE_EVENT_TYPES, TOPICS, topicOf, type DomainEvent } from '@rsd/contracts';
+import { EVENT_TYPES, TOPICS, topicOf, type DomainEvent } from '@rsd/contracts';
 import { openSqliteSubjectKeyStore } from '@rsd/embedded';
 import { subjectCipher } from '@rsd/platform';
 import { aFixturePerTest, anEvent, authorizationCreatedEvent, scoreCalculatedEvent } from '@rsd/testkit';
@@ -142,7 +142,7 @@ describe('sealed events (decision 56)', () => {
     await keys.store.destroy('organization:acme', '2026-12-02T11:00:00.000Z');
     expect(await openRecord(recordOf(event, value), keys.cipher)).toMatchObject({ parsed: { event: {} } });
 
-    const offboarded = { specversion: '1.0', type: ERASURE_EVENT_TYPES.organizationOffboarded, data: { organizationId: 'acme' } };
+    const offboarded = { specversion: '1.0', type: EVENT_TYPES.organizationOffboarded, data: { organizationId: 'acme' } };
     const seen = await openRecord({ topic: TOPICS.authorizations, value: JSON.stringify(offboarded) }, keys.cipher);
 
     expect(seen.forgot).toBe('organization:acme');

@@ -1,6 +1,6 @@
 import {
-  ERASURE_EVENT_TYPES,
   EVENT_SEALING,
+  EVENT_TYPES,
   SEALED_ATTRIBUTE,
   SEALED_EVENT_VERSION,
   SEALED_MEMBER,
@@ -149,8 +149,8 @@ export async function openRecord(record: Pick<EventRecord, 'topic' | 'value'>, c
 /** Decision 56's erasure events name the subject whose key was destroyed: this process stops using it now. */
 function erasedSubjectOf(json: unknown): string | undefined {
   if (!isObject(json) || !isObject(json.data)) return undefined;
-  if (json.type === ERASURE_EVENT_TYPES.organizationOffboarded) return sealedSubjectOf('organization', json.data);
-  if (json.type === ERASURE_EVENT_TYPES.recipientErased && typeof json.data.subject === 'string') return json.data.subject;
+  if (json.type === EVENT_TYPES.organizationOffboarded) return sealedSubjectOf('organization', json.data);
+  if (json.type === EVENT_TYPES.recipientErased && typeof json.data.subject === 'string') return json.data.subject;
   return undefined;
 }
 

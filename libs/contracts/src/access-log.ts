@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { clientIdSchema, isoDateSchema, utcInstantSchema } from './ids';
+import { newestFirstPageSchema } from './pages';
 
 /**
  * Decision 21's stream: a topic of its own beside the event store, with time-based retention. Not
@@ -57,12 +58,7 @@ export const accessLogEntrySchema = z
 export type AccessLogEntry = z.infer<typeof accessLogEntrySchema>;
 
 /** GET /v1/organizations/{organizationId}/authorizations/{clientId}/access-log */
-export const accessLogPageSchema = z
-  .object({
-    items: z.array(accessLogEntrySchema).meta({ description: 'Newest first' }),
-    nextCursor: z.string().nullable().meta({ description: 'Pass as `cursor` for the next (older) page; null when there is none' }),
-  })
-  .meta({ id: 'AccessLogPage' });
+export const accessLogPageSchema = newestFirstPageSchema(accessLogEntrySchema, 'AccessLogPage');
 export type AccessLogPage = z.infer<typeof accessLogPageSchema>;
 
 /** What the read API publishes: an entry, whose it is, and an id of its own (request ids come from callers and may repeat). */

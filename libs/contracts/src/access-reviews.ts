@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { auditActorSchema } from './audit';
 import { recipientTypeSchema, scopeSchema } from './authorization';
 import { clientIdSchema, instantInputSchema, organizationIdSchema, utcInstantSchema } from './ids';
+import { newestFirstPageSchema } from './pages';
 
 /*
  * Decision 54's access reviews (evidence for SOC 2 CC6.2-6.3): every active grant of an organization
@@ -95,12 +96,7 @@ export const accessReviewSchema = accessReviewSummarySchema
   .meta({ id: 'AccessReview' });
 export type AccessReview = z.infer<typeof accessReviewSchema>;
 
-export const accessReviewPageSchema = z
-  .object({
-    items: z.array(accessReviewSummarySchema).meta({ description: 'Newest first' }),
-    nextCursor: z.string().nullable().meta({ description: 'Pass as `cursor` for the next (older) page; null when there is none' }),
-  })
-  .meta({ id: 'AccessReviewPage' });
+export const accessReviewPageSchema = newestFirstPageSchema(accessReviewSummarySchema, 'AccessReviewPage');
 export type AccessReviewPage = z.infer<typeof accessReviewPageSchema>;
 
 /** One line of the report: the item, the grant's last use and its reads within the review's period. */

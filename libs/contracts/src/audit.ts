@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { clientIdSchema, utcInstantSchema } from './ids';
+import { newestFirstPageSchema } from './pages';
 
 /*
  * Decision 54's audit trail: who changed an organization's grants (and the accounts holding them, its
@@ -95,12 +96,7 @@ export const auditLogEntrySchema = z
   .meta({ id: 'AuditLogEntry' });
 export type AuditLogEntry = z.infer<typeof auditLogEntrySchema>;
 
-export const auditLogPageSchema = z
-  .object({
-    items: z.array(auditLogEntrySchema).meta({ description: 'Newest first' }),
-    nextCursor: z.string().nullable().meta({ description: 'Pass as `cursor` for the next (older) page; null when there is none' }),
-  })
-  .meta({ id: 'AuditLogPage' });
+export const auditLogPageSchema = newestFirstPageSchema(auditLogEntrySchema, 'AuditLogPage');
 export type AuditLogPage = z.infer<typeof auditLogPageSchema>;
 
 /** What the audit view keeps: an entry, whose it is, and the id of the event it comes from (each event is kept once). */

@@ -23,6 +23,7 @@ export const REVOCATION_REASONS = [
   'key_leaked',
   'declined_by_recipient',
   'access_review',
+  'organization_offboarded',
 ] as const;
 export const revocationReasonSchema = z.enum(REVOCATION_REASONS).meta({ id: 'RevocationReason' });
 export type RevocationReason = z.infer<typeof revocationReasonSchema>;

@@ -36,6 +36,8 @@ export const EVENT_TYPES = {
   accessReviewItemDecided: 'com.resiliencescore.access-review.item-decided.v1',
   accessReviewCompleted: 'com.resiliencescore.access-review.completed.v1',
   accessReviewDueSoon: 'com.resiliencescore.access-review.due-soon.v1',
+  organizationOffboarded: 'com.resiliencescore.organization.offboarded.v1',
+  recipientErased: 'com.resiliencescore.recipient.erased.v1',
 } as const;
 
 /** A SHA-256 digest of the API key, hex. The raw key never travels. */
@@ -331,6 +333,24 @@ export const accessReviewDueSoonSchema = cloudEvent(
   }),
 );
 
+/**
+ * Decision 56: the organization's grants are revoked and its key destroyed; every service purges what it
+ * keeps of it on this event. In clear, with no personal data (ids and an instant).
+ */
+export const organizationOffboardedSchema = cloudEvent(
+  EVENT_TYPES.organizationOffboarded,
+  z.object({ organizationId: organizationIdSchema, startedAt: utcInstantSchema }),
+);
+
+/**
+ * Decision 56: a recipient's own data is erased (its subject's key destroyed): the views drop its name,
+ * contact fields and the addresses seen for it, and keep the grant's history. In clear: ids only.
+ */
+export const recipientErasedSchema = cloudEvent(
+  EVENT_TYPES.recipientErased,
+  z.object({ organizationId: organizationIdSchema, clientId: clientIdSchema, subject: z.string().regex(/^(account|grant):\S+$/) }),
+);
+
 export const scoreCalculatedSchema = cloudEvent(EVENT_TYPES.scoreCalculated, calculatedScoreSchema);
 
 /**
@@ -368,6 +388,8 @@ export const authorizationEventSchema = z.discriminatedUnion('type', [
   accessReviewItemDecidedSchema,
   accessReviewCompletedSchema,
   accessReviewDueSoonSchema,
+  organizationOffboardedSchema,
+  recipientErasedSchema,
 ]);
 export const domainEventSchema = z.discriminatedUnion('type', [...authorizationEventSchema.options, scoreCalculatedSchema]);
 
@@ -382,6 +404,8 @@ export type RecipientAccountKeyRotated = z.infer<typeof recipientAccountKeyRotat
 export type AuthorizationPreviousKeyRevoked = z.infer<typeof authorizationPreviousKeyRevokedSchema>;
 export type RecipientAccountKeyRevoked = z.infer<typeof recipientAccountKeyRevokedSchema>;
 export type AuthorizationAlerted = z.infer<typeof authorizationAlertedSchema>;
+export type OrganizationOffboarded = z.infer<typeof organizationOffboardedSchema>;
+export type RecipientErased = z.infer<typeof recipientErasedSchema>;
 export type ScoreCalculated = z.infer<typeof scoreCalculatedSchema>;
 export type AccessReviewCreated = z.infer<typeof accessReviewCreatedSchema>;
 export type AccessReviewItemDecided = z.infer<typeof accessReviewItemDecidedSchema>;

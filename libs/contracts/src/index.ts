@@ -14,3 +14,4 @@ export * from './certificates';
 export * from './audit';
 export * from './access-reviews';
 export * from './sealing';
+export * from './erasure';

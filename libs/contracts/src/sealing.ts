@@ -26,15 +26,6 @@ export const SEALED_EVENT_VERSION = 1;
 /** The member of a sealed event's `data` holding its sealed parts, one per subject. */
 export const SEALED_MEMBER = 'sealed';
 
-/**
- * The erasures the log announces (decision 56's offboarding and a recipient's erasure), in clear: a
- * process that sees one forgets the subject's key it keeps in memory at once.
- */
-export const ERASURE_EVENT_TYPES = {
-  organizationOffboarded: 'com.resiliencescore.organization.offboarded.v1',
-  recipientErased: 'com.resiliencescore.recipient.erased.v1',
-} as const;
-
 const none: SealingDeclaration['recipient'] = {};
 /** Who made a change and from where (decision 54's audit stamp): an organization's record. */
 const AUDIT = 'audit';
@@ -63,6 +54,9 @@ export const EVENT_SEALING: Readonly<Record<string, SealingDeclaration>> = {
   [EVENT_TYPES.accessReviewCompleted]: { organization: [AUDIT], recipient: none },
   [EVENT_TYPES.accessReviewDueSoon]: { organization: [], recipient: none },
   [EVENT_TYPES.scoreCalculated]: { organization: ['score', 'grade', 'pillarScores'], recipient: none },
+  // The erasures themselves, in clear (ids and an instant): a process that reads one forgets the erased keys at once.
+  [EVENT_TYPES.organizationOffboarded]: { organization: [], recipient: none },
+  [EVENT_TYPES.recipientErased]: { organization: [], recipient: none },
   [WEBHOOK_CHANGED_EVENT_TYPE]: { organization: [AUDIT], recipient: none },
 };
 

@@ -32,3 +32,4 @@ export * from './webhooks/queue-shards';
 export * from './leases/lease-plan';
 export * from './audit/audit-trail';
 export * from './reviews/access-review';
+export * from './erasure/erasure';

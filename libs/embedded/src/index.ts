@@ -13,3 +13,4 @@ export { backupDataDirectory, type BackupManifest, type BackupOptions } from './
 export { databasesInUse, restoreDataDirectory, type RestoreOptions, type RestoreReport } from './sqlite/restore';
 export { createMemoryLeaseStore } from './memory-lease-store';
 export { openSqliteSubjectKeyStore, SUBJECT_KEYS_DATABASE } from './sqlite/sqlite-subject-key-store';
+export { openSqliteOffboardingStore } from './sqlite/sqlite-offboarding-store';

@@ -77,6 +77,19 @@ export function createMemoryViewStore(): ViewStore {
       return Promise.resolve(states);
     },
 
+    purgeOrganization(view, organizationId) {
+      const stored = documentsOf(view.name);
+      for (const [key, document] of stored) {
+        if ((document.state as { organizationId?: unknown }).organizationId !== organizationId) continue;
+        stored.delete(key);
+        if (isListed(view) && document.sortKey !== undefined) {
+          const listing = listings.get(view.name)?.get(view.partitionOf(document.state));
+          if (listing) removeFrom(listing, key, document.sortKey);
+        }
+      }
+      return Promise.resolve();
+    },
+
     close: () => Promise.resolve(),
   };
   return store;

@@ -7,3 +7,4 @@ export * from './mongo-webhook-store';
 export * from './mongo-lease-store';
 export * from './mongo-audit-log-store';
 export * from './mongo-subject-key-store';
+export * from './mongo-offboarding-store';

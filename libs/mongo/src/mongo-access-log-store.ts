@@ -323,6 +323,18 @@ export async function openMongoAccessLogStore(db: Db, options: MongoAccessLogSto
       await usage.deleteMany({ grain: { $in: ['minute', 'hour'] }, bucket: { $lt: new Date(now.getTime() - USAGE_BUCKET_RETENTION_MS) } });
     },
 
+    async purgeClients(clientIds) {
+      if (clientIds.length === 0) return;
+      // Counts still being raised for these Client IDs land first, so none is left behind the purge.
+      await raises.idle();
+      await entries.deleteMany({ clientId: { $in: [...clientIds] } });
+      await usage.deleteMany({ clientId: { $in: [...clientIds] } });
+    },
+
+    async eraseAddresses(clientId) {
+      await entries.updateMany({ clientId, clientAddress: { $ne: null } }, { $set: { clientAddress: null } });
+    },
+
     close: () => raises.idle(),
   });
 }

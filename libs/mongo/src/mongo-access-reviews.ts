@@ -1,8 +1,8 @@
 import type { Collection, Document } from 'mongodb';
 import { nextAccessReviewWorkAt, type StoredAccessReview } from '@rsd/domain';
 import type { AccessReviewStore, OutboxEntry } from '@rsd/ports';
-import { isDuplicateKeyError } from './duplicate-key';
-import type { SoleWriter } from './write-claims';
+import { insertNewOfKind } from './duplicate-key';
+import { updateAtRevision, type SoleWriter } from './write-claims';
 
 /**
  * Decision 54: a review is a document of the authorizations' collection, `_id` its review id, so the
@@ -50,51 +50,20 @@ export function mongoAccessReviews(
   const reviewsOf = (documents: readonly Pick<AccessReviewDocument, 'review'>[]) => documents.map((document) => document.review);
   return {
     createReview(review, outbox) {
-      return write(review.reviewId, async () => {
-        try {
-          await collection.insertOne({
-            _id: review.reviewId,
-            kind: 'access-review',
-            ...fieldsOf(review),
-            reviewOrganizationId: review.organizationId,
-            reviewCreatedAt: review.createdAt,
-            createdAt: review.createdAt,
-            outbox: outbox.map(entryOf),
-            hasOutbox: outbox.length > 0,
-          });
-        } catch (error) {
-          if (isDuplicateKeyError(error)) throw new Error(`access review ${review.reviewId} already exists`, { cause: error });
-          throw error;
-        }
-      });
+      const fields = { ...fieldsOf(review), reviewOrganizationId: review.organizationId, reviewCreatedAt: review.createdAt };
+      const document = { id: review.reviewId, kind: 'access-review', what: 'access review' };
+      return write(review.reviewId, () => insertNewOfKind(collection, document, { ...fields, createdAt: review.createdAt }, outbox));
     },
 
     updateReview(review, expectedRevision, outbox) {
       return write(review.reviewId, async () => {
-        const owes = outbox.length > 0;
         const fields = fieldsOf(review);
-        const written = await soleWriter(
-          review.reviewId,
-          async () => {
-            const stored = await collection.findOne(
-              { _id: review.reviewId, kind: 'access-review' },
-              { projection: { revision: 1, writeSeq: 1 } },
-            );
-            return stored?.revision === expectedRevision ? stored : undefined;
-          },
-          async (_stored, sequence) => {
-            const result = await collection.updateOne(
-              { _id: review.reviewId, kind: 'access-review', revision: expectedRevision, ...sequence.filter },
-              {
-                $set: { ...fields, ...(owes ? { hasOutbox: true } : {}), ...sequence.set },
-                ...('reviewWorkAt' in fields ? {} : { $unset: { reviewWorkAt: '' } }),
-                ...(owes ? { $push: { outbox: { $each: outbox.map(entryOf) } } } : {}),
-              },
-            );
-            return result.matchedCount === 1;
-          },
+        return updateAtRevision(
+          soleWriter,
+          collection,
+          { id: review.reviewId, match: { kind: 'access-review' }, expectedRevision, outbox },
+          { $set: fields, ...('reviewWorkAt' in fields ? {} : { $unset: { reviewWorkAt: '' } }) },
         );
-        return written === 'written';
       });
     },
 
@@ -139,8 +108,4 @@ export function mongoAccessReviews(
       return reviewsOf(found);
     },
   };
-}
-
-function entryOf(entry: OutboxEntry): OutboxEntry {
-  return { id: entry.id, topic: entry.topic, key: entry.key, value: entry.value };
 }

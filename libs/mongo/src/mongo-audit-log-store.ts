@@ -41,6 +41,13 @@ export async function openMongoAuditLogStore(db: Db): Promise<AuditLogStore> {
       const found = await entries.find(query).sort({ at: -1, _id: -1 }).limit(limit).toArray();
       return found.map((document) => document.record);
     },
+    async purgeOrganization(organizationId: string) {
+      await entries.deleteMany({ organizationId });
+    },
+    async eraseAddresses(organizationId: string, clientId: string) {
+      // Every matching entry gets the same value: applied twice, or racing, it ends the same.
+      await entries.updateMany({ organizationId, clientId }, { $set: { 'record.address': null } });
+    },
     close: () => Promise.resolve(),
   });
 }

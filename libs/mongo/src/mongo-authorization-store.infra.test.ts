@@ -8,7 +8,7 @@ import {
   describeRecipientAccountStoreContract,
 } from '@rsd/testkit';
 import { AUTHORIZATIONS_COLLECTION, openMongoAuthorizationStore, WRITE_CLAIMS_COLLECTION } from './mongo-authorization-store';
-import { describeWithMongo } from './testing/mongo-for-suite';
+import { describeWithMongo, storesOnTwoClients } from './testing/mongo-for-suite';
 
 const NOW = new Date('2026-11-21T08:00:00.000Z');
 
@@ -66,20 +66,11 @@ describeWithMongo('MongoDB authorization store', 'rsd_authz', (mongo) => {
 
   describe('two processes writing one document', () => {
     const ROUNDS = 20;
-    let stores: [AuthorizationStore, AuthorizationStore];
-
-    // Each store on a client of its own, as two credentials replicas (or one and the relay leader) are.
-    beforeEach(async () => {
-      const db = mongo.freshDatabase();
-      const first = await openMongoAuthorizationStore(db);
-      stores = [first, await openMongoAuthorizationStore(await mongo.onAnotherClient(db))];
-    });
-
-    afterEach(async () => {
-      await Promise.all(stores.map((store) => store.close()));
-    });
+    // As two credentials replicas (or one and the relay leader) are.
+    const twoStores = storesOnTwoClients(mongo, (db) => openMongoAuthorizationStore(db));
 
     it('when both update from the same revision, round after round, then exactly one wins each round and no change or entry is lost', async () => {
+      const stores = twoStores();
       const record = aRecord();
       const created = anEntry(record, 'created');
       await stores[0].create(record, [created]);
@@ -106,6 +97,7 @@ describeWithMongo('MongoDB authorization store', 'rsd_authz', (mongo) => {
     });
 
     it('when one publishes while the other updates, round after round, then no update is lost and no published entry is owed again', async () => {
+      const stores = twoStores();
       const record = aRecord();
       const created = anEntry(record, 'created');
       await stores[0].create(record, [created]);

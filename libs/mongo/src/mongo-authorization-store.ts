@@ -1,8 +1,9 @@
 import type { Collection, Db, UpdateFilter } from 'mongodb';
 import { nextExpiryNoticeAt, offerAwaitingAccountOf, type StoredAuthorization, type StoredRecipientAccount } from '@rsd/domain';
 import type { AuthorizationStore, OutboxEntry, PendingOutbox } from '@rsd/ports';
-import { isDuplicateKeyError } from './duplicate-key';
-import { openWriteClaims } from './write-claims';
+import { insertNew, insertNewOfKind } from './duplicate-key';
+import { entryOf, outboxFieldsOf } from './outbox-fields';
+import { openWriteClaims, updateAtRevision } from './write-claims';
 import { indexAccessReviews, mongoAccessReviews, type AccessReviewDocument } from './mongo-access-reviews';
 import { reportingOutages } from './outages';
 import { createPerKeyQueue } from './per-key-queue';
@@ -160,34 +161,40 @@ export async function openMongoAuthorizationStore(db: Db): Promise<Authorization
     ...mongoAccessReviews(db.collection<AccessReviewDocument>(AUTHORIZATIONS_COLLECTION), write, soleWriter),
 
     create(record, outbox) {
-      return write(record.clientId, async () => {
-        try {
-          await authorizations.insertOne(documentOf(record, outbox));
-        } catch (error) {
-          if (isDuplicateKeyError(error)) throw new Error(`authorization ${record.clientId} already exists`, { cause: error });
-          throw error;
-        }
-      });
+      return write(record.clientId, () =>
+        insertNew(`authorization ${record.clientId}`, () => authorizations.insertOne(documentOf(record, outbox))),
+      );
+    },
+
+    async listHeldByAccount(accountId) {
+      const found = await authorizations
+        .find<StoredAuthorization>({ recipientAccountId: accountId }, { projection: RECORD_PROJECTION, sort: { _id: 1 } })
+        .toArray();
+      return found.map(recordOf);
+    },
+
+    async purgeOrganization(organizationId) {
+      const owned = await authorizations.find({ organizationId }, { projection: { _id: 1 } }).toArray();
+      const clientIds = owned.map((document) => document._id);
+      // Each grant in its turn among this process's writes to it; its keys' and link's digests are fields of the same document.
+      for (const clientId of clientIds) await write(clientId, () => authorizations.deleteOne({ _id: clientId }));
+      // Decision 54's reviews name the grants' recipients: they go with the organization.
+      await db.collection(AUTHORIZATIONS_COLLECTION).deleteMany({ reviewOrganizationId: organizationId });
+      return clientIds;
+    },
+
+    async knownClientIds(clientIds) {
+      if (clientIds.length === 0) return new Set();
+      // Accounts share the collection: only documents that are grants (their clientId is their _id) count.
+      const found = await authorizations
+        .find({ _id: { $in: [...new Set(clientIds)] }, clientId: { $exists: true } }, { projection: { clientId: 1 } })
+        .toArray();
+      return new Set(found.map((document) => String(document.clientId)));
     },
 
     update(record, expectedRevision, outbox) {
       return write(record.clientId, async () => {
-        const written = await soleWriter(
-          record.clientId,
-          async () => {
-            const stored = await authorizations.findOne({ _id: record.clientId }, { projection: { revision: 1, writeSeq: 1 } });
-            return stored?.revision === expectedRevision ? stored : undefined;
-          },
-          async (_stored, sequence) => {
-            const change = changeTo(record, outbox);
-            const result = await authorizations.updateOne(
-              { _id: record.clientId, revision: expectedRevision, ...sequence.filter },
-              { ...change, $set: { ...change.$set, ...sequence.set } },
-            );
-            return result.matchedCount === 1;
-          },
-        );
-        return written === 'written';
+        return updateAtRevision(soleWriter, authorizations, { id: record.clientId, expectedRevision, outbox }, changeTo(record));
       });
     },
 
@@ -203,47 +210,21 @@ export async function openMongoAuthorizationStore(db: Db): Promise<Authorization
     },
 
     createAccount(account, outbox) {
-      return write(account.accountId, async () => {
-        try {
-          await accounts.insertOne({
-            _id: account.accountId,
-            kind: 'recipient-account',
-            ...accountOf(account),
-            ...keyFieldsOf(account),
-            outbox: outbox.map(entryOf),
-            hasOutbox: outbox.length > 0,
-          });
-        } catch (error) {
-          if (isDuplicateKeyError(error)) throw new Error(`recipient account ${account.accountId} already exists`, { cause: error });
-          throw error;
-        }
-      });
+      const document = { id: account.accountId, kind: 'recipient-account', what: 'recipient account' };
+      return write(account.accountId, () =>
+        insertNewOfKind(accounts, document, { ...accountOf(account), ...keyFieldsOf(account) }, outbox),
+      );
     },
 
     updateAccount(account, expectedRevision, outbox) {
       return write(account.accountId, async () => {
-        const owes = outbox.length > 0;
-        const keys = keyFieldsOf(account);
-        const fields = { ...accountOf(account), ...keys };
-        const written = await soleWriter(
-          account.accountId,
-          async () => {
-            const stored = await accounts.findOne({ _id: account.accountId }, { projection: { kind: 1, revision: 1, writeSeq: 1 } });
-            return stored?.kind === 'recipient-account' && stored.revision === expectedRevision ? stored : undefined;
-          },
-          async (_stored, sequence) => {
-            const result = await accounts.updateOne(
-              { _id: account.accountId, kind: 'recipient-account', revision: expectedRevision, ...sequence.filter },
-              {
-                $set: { ...fields, ...(owes ? { hasOutbox: true } : {}), ...sequence.set },
-                ...unsetAbsent(fields, [...ACCOUNT_KEY_FIELDS, ...OPTIONAL_ACCOUNT_FIELDS]),
-                ...(owes ? { $push: { outbox: { $each: outbox.map(entryOf) } } } : {}),
-              },
-            );
-            return result.matchedCount === 1;
-          },
+        const fields = { ...accountOf(account), ...keyFieldsOf(account) };
+        return updateAtRevision(
+          soleWriter,
+          accounts,
+          { id: account.accountId, match: { kind: 'recipient-account' }, expectedRevision, outbox },
+          { $set: fields, ...unsetAbsent(fields, [...ACCOUNT_KEY_FIELDS, ...OPTIONAL_ACCOUNT_FIELDS]) },
         );
-        return written === 'written';
       });
     },
 
@@ -348,8 +329,7 @@ function documentOf(record: StoredAuthorization, outbox: readonly OutboxEntry[])
     ...recordOf(record),
     ...grantKeyFieldsOf(record),
     ...offerFieldOf(record),
-    outbox: outbox.map(entryOf),
-    hasOutbox: outbox.length > 0,
+    ...outboxFieldsOf(outbox),
     ...(pendingExpiryAt === undefined ? {} : { pendingExpiryAt, pendingNoticeAt: pendingNoticeOf(record) }),
   };
 }
@@ -391,10 +371,9 @@ function pendingNoticeOf(record: StoredAuthorization): string {
   return nextExpiryNoticeAt(record) ?? NO_NOTICE_LEFT;
 }
 
-/** Sets the record's fields and appends what the change owes, in one single-document update. */
-function changeTo(record: StoredAuthorization, outbox: readonly OutboxEntry[]): UpdateFilter<AuthorizationDocument> {
+/** Sets the record's fields (`updateAtRevision` appends what the change owes, in the same single-document update). */
+function changeTo(record: StoredAuthorization): UpdateFilter<AuthorizationDocument> {
   const pendingExpiryAt = pendingExpiryOf(record);
-  const owes = outbox.length > 0;
   const keys = grantKeyFieldsOf(record);
   const offer = offerFieldOf(record);
   const absent = [
@@ -408,10 +387,8 @@ function changeTo(record: StoredAuthorization, outbox: readonly OutboxEntry[]): 
       ...keys,
       ...offer,
       ...(pendingExpiryAt === undefined ? {} : { pendingExpiryAt, pendingNoticeAt: pendingNoticeOf(record) }),
-      ...(owes ? { hasOutbox: true } : {}),
     },
     ...(absent.length > 0 ? { $unset: Object.fromEntries(absent.map((field) => [field, ''])) } : {}),
-    ...(owes ? { $push: { outbox: { $each: outbox.map(entryOf) } } } : {}),
   };
 }
 
@@ -507,10 +484,6 @@ async function indexKeysOfEarlierGrants(db: Db, authorizations: Collection<Autho
 function unsetAbsent(fields: object, names: readonly string[]): { $unset?: Record<string, ''> } {
   const absent = names.filter((name) => !(name in fields));
   return absent.length > 0 ? { $unset: Object.fromEntries(absent.map((name) => [name, ''] as const)) } : {};
-}
-
-function entryOf(entry: OutboxEntry): OutboxEntry {
-  return { id: entry.id, topic: entry.topic, key: entry.key, value: entry.value };
 }
 
 export { WRITE_CLAIMS_COLLECTION } from './write-claims';

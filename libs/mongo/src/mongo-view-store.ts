@@ -81,6 +81,11 @@ export async function openMongoViewStore(db: Db, views: readonly ViewDefinition<
       return found.map((document) => document.state as S);
     },
 
+    async purgeOrganization(view: ViewDefinition<unknown>, organizationId: string) {
+      if (view.headOf) return;
+      await collectionOf(view).deleteMany({ 'state.organizationId': organizationId });
+    },
+
     close: () => Promise.resolve(),
   };
   return reportingOutages(store);

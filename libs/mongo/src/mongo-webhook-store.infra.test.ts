@@ -2,7 +2,7 @@ import type { Db } from 'mongodb';
 import type { WebhookStore } from '@rsd/ports';
 import { aDeliveryAttempt, aPendingDelivery, aStoredWebhook, aUniqueClientId, describeWebhookStoreContract } from '@rsd/testkit';
 import { openMongoWebhookStore, WEBHOOK_DELIVERIES_COLLECTION, WEBHOOKS_COLLECTION } from './mongo-webhook-store';
-import { describeWithMongo } from './testing/mongo-for-suite';
+import { describeWithMongo, storesOnTwoClients } from './testing/mongo-for-suite';
 
 const NOW = new Date('2026-11-21T08:00:00.000Z');
 const DAY = 86_400_000;
@@ -162,6 +162,33 @@ describeWithMongo('MongoDB webhook store', 'rsd_notifier', (mongo) => {
       await store.close();
 
       await expect(store.disableWebhook(aStoredWebhook().id, NOW.toISOString())).rejects.toThrow('the webhook store is closed');
+    });
+  });
+
+  describe('two processes changing one subscription', () => {
+    const ROUNDS = 20;
+    // As two notifier replicas are.
+    const twoStores = storesOnTwoClients(mongo, (db) => openMongoWebhookStore(db));
+
+    it('when one replica changes a subscription while the other disables it, round after round, then the disable stays and the change is kept exactly when it was acknowledged', async () => {
+      const stores = twoStores();
+      for (let round = 1; round <= ROUNDS; round += 1) {
+        const webhook = aStoredWebhook();
+        await stores[0].addWebhook(webhook, 10);
+        const changed = { ...webhook, url: `https://changed.example.com/round-${round}` };
+
+        const [updated] = await Promise.all([
+          stores[0].updateWebhook(changed, 'active'),
+          stores[1].disableWebhook(webhook.id, NOW.toISOString()),
+        ]);
+
+        const stored = await stores[1].findWebhook(webhook.clientId, webhook.id);
+        expect({ round, status: stored?.status, url: stored?.url }).toEqual({
+          round,
+          status: 'disabled',
+          url: updated ? changed.url : webhook.url,
+        });
+      }
     });
   });
 });

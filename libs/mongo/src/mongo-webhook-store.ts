@@ -1,4 +1,4 @@
-import { MongoBulkWriteError, ObjectId, type Collection, type Db, type Filter } from 'mongodb';
+import { MongoBulkWriteError, ObjectId, type Collection, type Db, type Filter, type UpdateFilter } from 'mongodb';
 import type { WebhookDelivery, WebhookPayloadType } from '@rsd/contracts';
 import { cutOffDisables, dueInTurns, queueShardOf } from '@rsd/domain';
 import { systemClock } from '@rsd/platform';
@@ -7,10 +7,13 @@ import { isDuplicateKeyError } from './duplicate-key';
 import { ensureExpiry } from './expiry-index';
 import { reportingOutages } from './outages';
 import { createPerKeyQueue } from './per-key-queue';
+import { CLAIM_TAKEOVER_MS, openWriteClaims } from './write-claims';
 
 export const WEBHOOKS_COLLECTION = 'webhooks';
 export const WEBHOOK_DELIVERIES_COLLECTION = 'webhook_deliveries';
 export const WEBHOOK_ATTEMPTS_COLLECTION = 'webhook_attempts';
+/** Where replicas claim a subscription's next write (`openWriteClaims`). */
+export const WEBHOOK_WRITE_CLAIMS_COLLECTION = 'webhook_write_claims';
 
 /** How long a delivery's key is remembered after it was queued (the port's 7 days). */
 const KEY_RETENTION_MS = 7 * 86_400_000;
@@ -25,6 +28,8 @@ const PRUNE_INTERVAL_MS = 3_600_000;
 interface WebhookDocument extends Omit<StoredWebhook, 'id'> {
   _id: string;
   slot: number;
+  /** The store's own write sequence (see `openWriteClaims`); absent until a write has changed the subscription. */
+  writeSeq?: number;
 }
 
 /**
@@ -86,7 +91,10 @@ export interface MongoWebhookStoreOptions {
  * clear what belongs to it. Whichever runs first, nothing pending outlives a disabled or deleted
  * subscription. The guarded updates of a delivery (`state: 'pending'`) are atomic on MongoDB;
  * FerretDB 1.24 evaluates such a filter on a read and then rewrites the document, so the writes of
- * one subscription are also run one at a time in this process.
+ * one subscription are also run one at a time in this process, and every change of a subscription
+ * is made by the one writer of its next write sequence number (`openWriteClaims`, as the
+ * authorizations' store does): two replicas changing one subscription at once (a PATCH and the
+ * worker's disable) could otherwise both "match", and the later rewrite would undo the earlier.
  *
  * Decision 52: replicas share the queue by shards (`queueShardOf` of the owner, kept on each delivery),
  * each worked by the holder of its lease; an attempt's outcome carries the lease's fence and is written
@@ -118,6 +126,7 @@ export async function openMongoWebhookStore(db: Db, options: MongoWebhookStoreOp
   const keysExpire = await ensureExpiry(deliveries, 'doneAt', KEY_RETENTION_MS / 1000);
   options.onExpiry?.(keysExpire ? 'ttl-index' : 'prune');
 
+  const soleWriter = await openWriteClaims(db, WEBHOOK_WRITE_CLAIMS_COLLECTION);
   const writes = createPerKeyQueue();
   let closed = false;
   let prunedAt = Number.NEGATIVE_INFINITY;
@@ -125,6 +134,43 @@ export async function openMongoWebhookStore(db: Db, options: MongoWebhookStoreOp
   function write<T>(webhookId: string, task: () => Promise<T>): Promise<T> {
     if (closed) return Promise.reject(new Error('the webhook store is closed'));
     return writes.run(webhookId, task);
+  }
+
+  /**
+   * Changes one subscription as the one writer of its next write: `change` decides from the
+   * subscription as read (again after a lost claim) the update to make, or undefined to leave it
+   * (`skipped`). `lost` when other writers kept the next write (see `openWriteClaims`).
+   */
+  function changeWebhook(id: string, change: (current: WebhookDocument) => UpdateFilter<WebhookDocument> | undefined) {
+    return soleWriter(
+      id,
+      async () => {
+        const current = await webhooks.findOne({ _id: id });
+        const update = current ? change(current) : undefined;
+        return current && update ? { writeSeq: current.writeSeq, update } : undefined;
+      },
+      async ({ update }, sequence) => {
+        const { matchedCount } = await webhooks.updateOne(
+          { _id: id, ...sequence.filter },
+          { ...update, $set: { ...update.$set, ...sequence.set } },
+        );
+        return matchedCount > 0;
+      },
+    );
+  }
+
+  /**
+   * A change that must not be dropped (a disable): tried again, a second apart, while other writers keep
+   * the subscription, until a dead writer's claim would have been taken over; then an error.
+   */
+  async function changeWebhookSurely(id: string, change: (current: WebhookDocument) => UpdateFilter<WebhookDocument> | undefined) {
+    const deadline = Date.now() + CLAIM_TAKEOVER_MS + 5_000;
+    for (;;) {
+      const outcome = await changeWebhook(id, change);
+      if (outcome !== 'lost') return outcome;
+      if (Date.now() >= deadline) throw new Error(`webhook ${id} kept changing under its disable`);
+      await new Promise((resolve) => setTimeout(resolve, 1_000));
+    }
   }
 
   const findWebhooks = async (filter: Partial<WebhookDocument>) =>
@@ -207,6 +253,18 @@ export async function openMongoWebhookStore(db: Db, options: MongoWebhookStoreOp
       });
     },
 
+    async purgeOrganization(organizationId) {
+      const owned = await webhooks.find({ organizationId }, { projection: { _id: 1 } }).toArray();
+      // Each webhook as its own deletion does it, in its turn among that webhook's writes.
+      for (const { _id: id } of owned) {
+        await write(id, async () => {
+          await webhooks.deleteOne({ _id: id });
+          await deliveries.deleteMany({ webhookId: id });
+          await attemptLog.deleteMany({ webhookId: id });
+        });
+      }
+    },
+
     activeWebhooksOfOrganization(organizationId) {
       return findWebhooks({ organizationId, status: 'active' });
     },
@@ -217,9 +275,8 @@ export async function openMongoWebhookStore(db: Db, options: MongoWebhookStoreOp
 
     disableWebhook(id, at) {
       return write(id, async () => {
-        await webhooks.updateOne(
-          { _id: id, status: 'active' },
-          { $set: { status: 'disabled', disabledAt: at, disabledReason: 'delivery_failures' } },
+        await changeWebhookSurely(id, (current) =>
+          current.status === 'active' ? { $set: { status: 'disabled', disabledAt: at, disabledReason: 'delivery_failures' } } : undefined,
         );
         await deliveries.updateMany({ webhookId: id, state: 'pending' }, finished(clock.now()));
       });
@@ -236,16 +293,20 @@ export async function openMongoWebhookStore(db: Db, options: MongoWebhookStoreOp
       for (const id of ids) {
         // Each one read again and changed in its own turn, after or before any other change to it.
         const counted = await write(id, async () => {
-          const current = await webhooks.findOne({ _id: id });
-          if (!current || (current.keyOwner ?? current.clientId) !== keyOwner) return false;
-          if (cutOffDisables(webhookOf(current), cutOff)) {
-            const set = { status: 'disabled' as const, disabledAt: cutOff.at, disabledReason: cutOff.reason };
-            const { matchedCount } = await webhooks.updateOne({ _id: id, status: current.status }, { $set: set });
-            if (matchedCount === 0) return false;
-            await deliveries.updateMany({ webhookId: id, state: 'pending' }, finished(clock.now()));
-            return true;
-          }
-          return current.disabledReason === cutOff.reason && current.disabledAt === cutOff.at;
+          // Whether the subscription, as last read, was already disabled by this cut-off.
+          let already = false;
+          const outcome = await changeWebhookSurely(id, (current) => {
+            already = false;
+            if ((current.keyOwner ?? current.clientId) !== keyOwner) return undefined;
+            if (cutOffDisables(webhookOf(current), cutOff)) {
+              return { $set: { status: 'disabled', disabledAt: cutOff.at, disabledReason: cutOff.reason } };
+            }
+            already = current.disabledReason === cutOff.reason && current.disabledAt === cutOff.at;
+            return undefined;
+          });
+          if (outcome === 'skipped') return already;
+          await deliveries.updateMany({ webhookId: id, state: 'pending' }, finished(clock.now()));
+          return true;
         });
         if (counted) disabled += 1;
       }
@@ -257,11 +318,15 @@ export async function openMongoWebhookStore(db: Db, options: MongoWebhookStoreOp
         const { _id, ...fields } = webhookDocumentOf(webhook);
         // The subscription as given: an optional field it no longer has is removed, not left as it was.
         const absent = OPTIONAL_FIELDS.filter((field) => !(field in fields));
-        const { matchedCount } = await webhooks.updateOne(
-          { _id, clientId: webhook.clientId, status: expectedStatus },
-          absent.length > 0 ? { $set: fields, $unset: Object.fromEntries(absent.map((field) => [field, ''])) } : { $set: fields },
+        const outcome = await changeWebhook(_id, (current) =>
+          current.clientId !== webhook.clientId || current.status !== expectedStatus
+            ? undefined
+            : absent.length > 0
+              ? { $set: fields, $unset: Object.fromEntries(absent.map((field) => [field, ''])) }
+              : { $set: fields },
         );
-        if (matchedCount === 0) return false;
+        // Skipped (its status moved on) or lost to other writers: the caller reads it again and decides anew.
+        if (outcome !== 'written') return false;
         if (webhook.status !== 'active') await deliveries.updateMany({ webhookId: _id, state: 'pending' }, finished(clock.now()));
         return true;
       });
@@ -423,7 +488,7 @@ function webhookDocumentOf(webhook: StoredWebhook): Omit<WebhookDocument, 'slot'
 }
 
 function webhookOf(document: WebhookDocument): StoredWebhook {
-  const { _id, slot: _slot, events, ...rest } = document;
+  const { _id, slot: _slot, writeSeq: _writeSeq, events, ...rest } = document;
   return { id: _id, ...rest, events: [...events] };
 }
 

@@ -1,8 +1,10 @@
-import type { Db } from 'mongodb';
+import type { Collection, Db, Document, Filter, UpdateFilter } from 'mongodb';
+import type { OutboxEntry } from '@rsd/ports';
 import { isDuplicateKeyError } from './duplicate-key';
+import { entryOf } from './outbox-fields';
 import { ensureExpiry } from './expiry-index';
 
-/** Where writers claim a document's next write sequence number (a collection of its own: no query of the authorizations sees it). */
+/** Where writers claim an authorization's next write sequence number (a collection of its own: no query of the authorizations sees it). */
 export const WRITE_CLAIMS_COLLECTION = 'authorization_write_claims';
 
 /**
@@ -10,7 +12,7 @@ export const WRITE_CLAIMS_COLLECTION = 'authorization_write_claims';
  * taken to have died. Far above any write's time, so that only a writer stalled longer (a paused
  * process) can still write after a takeover: the one window that remains.
  */
-const CLAIM_TAKEOVER_MS = 30_000;
+export const CLAIM_TAKEOVER_MS = 30_000;
 /** Claims this old are swept where the server keeps no TTL index (FerretDB 1.24): their writers are long gone. */
 const CLAIM_SWEEP_AGE_MS = 10 * 60_000;
 const CLAIM_SWEEP_EVERY_MS = 60_000;
@@ -49,8 +51,8 @@ export type SoleWriter = <D extends { writeSeq?: number }>(
   write: (read: D, sequence: Sequence) => Promise<boolean>,
 ) => Promise<'written' | 'skipped' | 'lost'>;
 
-export async function openWriteClaims(db: Db): Promise<SoleWriter> {
-  const claims = db.collection<WriteClaim>(WRITE_CLAIMS_COLLECTION);
+export async function openWriteClaims(db: Db, collection = WRITE_CLAIMS_COLLECTION): Promise<SoleWriter> {
+  const claims = db.collection<WriteClaim>(collection);
   const expiring = await ensureExpiry(claims, 'at', CLAIM_SWEEP_AGE_MS / 1000);
   let sweptAt = 0;
 
@@ -106,4 +108,43 @@ export async function openWriteClaims(db: Db): Promise<SoleWriter> {
     }
     return 'lost';
   };
+}
+
+/**
+ * The revision-guarded update of a document of the authorizations' collection (a grant, a recipient
+ * account, an access review): written only while it is at `expectedRevision`, as the one writer of its
+ * next write sequence, with the entries it owes in `outbox`. `match` narrows the document (its kind);
+ * `update`'s `$set` is joined by the sequence's. False when another write got there first (the command runner reads and decides again).
+ */
+export async function updateAtRevision<D extends Document>(
+  soleWriter: SoleWriter,
+  collection: Collection<D>,
+  target: { id: string; match?: Document; expectedRevision: number; outbox: readonly OutboxEntry[] },
+  update: UpdateFilter<D>,
+): Promise<boolean> {
+  const { id, match = {}, expectedRevision, outbox } = target;
+  // What the write owes is pushed onto the document's outbox in the same update.
+  const owes = outbox.length > 0;
+  const document = { _id: id, ...match };
+  const written = await soleWriter(
+    id,
+    async () => {
+      const stored = await collection.findOne<{ revision?: number; writeSeq?: number }>(document as Filter<D>, {
+        projection: { revision: 1, writeSeq: 1 },
+      });
+      return stored?.revision === expectedRevision ? stored : undefined;
+    },
+    async (_stored, sequence) => {
+      const result = await collection.updateOne(
+        { ...document, revision: expectedRevision, ...sequence.filter } as Filter<D>,
+        {
+          ...update,
+          $set: { ...update.$set, ...(owes ? { hasOutbox: true } : {}), ...sequence.set },
+          ...(owes ? { $push: { outbox: { $each: outbox.map(entryOf) } } } : {}),
+        } as unknown as UpdateFilter<D>,
+      );
+      return result.matchedCount === 1;
+    },
+  );
+  return written === 'written';
 }

@@ -28,6 +28,14 @@ export interface Column<T> {
   cell(item: T): string | number | null;
 }
 
+/** The fields of T whose values are cells as they are. */
+type CellField<T> = { [K in keyof T]: T[K] extends string | number | null ? K : never }[keyof T] & string;
+
+/** Columns that are fields of the item as they are, each headed by its field's name. */
+export function fieldColumns<T>(...fields: CellField<T>[]): Column<T>[] {
+  return fields.map((field) => ({ header: field, cell: (item) => item[field] as string | number | null }));
+}
+
 /** Reads the next page after the last item of the one before (undefined for the first); an empty page ends the export. */
 export type PageReader<T> = (after: T | undefined) => Promise<readonly T[]>;
 

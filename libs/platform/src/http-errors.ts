@@ -1,4 +1,4 @@
-import type { ErrorRequestHandler, RequestHandler, Response } from 'express';
+import type { ErrorRequestHandler, RequestHandler, Response, Router } from 'express';
 import type { Logger } from 'pino';
 import { UnavailableError } from './unavailable';
 import { loggedUrlOf, requestIdOf } from './access-log';
@@ -57,6 +57,19 @@ export function methodNotAllowed(allowed: readonly string[]): RequestHandler {
   return (req, _res, next) => {
     next(new ApiError('METHOD_NOT_ALLOWED', `${req.method} is not allowed here; use ${allow}`, undefined, { Allow: allow }));
   };
+}
+
+/**
+ * Every route the router declares answers the methods it has no handler for with `methodNotAllowed`,
+ * its own methods in the Allow header (HEAD with GET, which answers it). Called once the routes are declared.
+ */
+export function answerOtherMethods<R extends Router>(router: R): R {
+  for (const route of router.stack.flatMap((layer) => (layer.route ? [layer.route] : []))) {
+    const declared = route.stack.flatMap((layer): string[] => (typeof layer.method === 'string' ? [layer.method.toUpperCase()] : []));
+    const allowed = [...new Set(declared.flatMap((method) => (method === 'GET' ? ['GET', 'HEAD'] : [method])))];
+    route.all(methodNotAllowed(allowed));
+  }
+  return router;
 }
 
 /** body-parser's error types, mapped to the documented codes. */

@@ -1,5 +1,5 @@
 import { connect } from 'node:net';
-import type { Server } from 'node:http';
+import { Agent, request as httpRequest, type Server } from 'node:http';
 import { capturedLog, eventually } from '@rsd/testkit';
 import { createBaseApp, finishApp } from './base-app';
 import { ConfigError, loadConfig } from './config';
@@ -12,6 +12,7 @@ import {
   type HttpServerLimits,
 } from './http-server-config';
 import { createLogger } from './logger';
+import { listenWhileStarting } from './starting';
 
 const LIMITS: HttpServerLimits = {
   headersTimeoutMs: 300,
@@ -173,10 +174,13 @@ describe('a server started by listen()', () => {
 
 describe('closeServer with a drain', () => {
   const request = 'GET /things HTTP/1.1\r\nHost: x\r\n\r\n';
+  /** As a service runs (runServices): listening while it starts, then serving its app. */
   const started = async () => {
     const app = createBaseApp({ log: createLogger('test', 'silent') });
     app.get('/things', (_req, res) => void res.json({ ok: true }));
-    return listen(finishApp(app, capturedLog().log), 0, '127.0.0.1', { limits: LIMITS });
+    const starting = await listenWhileStarting(0, '127.0.0.1', { limits: LIMITS });
+    starting.serve(finishApp(app, capturedLog().log));
+    return starting.server;
   };
   /** A kept-alive connection with one request answered; resolves with it and what it received. */
   const keptAlive = (server: Server) =>
@@ -215,5 +219,43 @@ describe('closeServer with a drain', () => {
     await closeServer(server, 400);
     await client.closed;
     expect(performance.now() - t0).toBeGreaterThanOrEqual(390);
+  });
+
+  test('when keep-alive clients keep sending while the server shuts down, then every request is answered and each client is told to go', async () => {
+    const server = await started();
+    const port = portOf(server);
+    const agent = new Agent({ keepAlive: true, maxSockets: 4 });
+    type Outcome = { connection: string | undefined } | { error: string };
+    const send = () =>
+      new Promise<Outcome>((resolve) => {
+        const req = httpRequest({ host: '127.0.0.1', port, path: '/things', agent }, (res) => {
+          res.resume();
+          res.on('end', () => resolve({ connection: res.headers.connection }));
+        });
+        req.on('error', (error: NodeJS.ErrnoException) => resolve({ error: error.code ?? error.message }));
+        req.end();
+      });
+    try {
+      // Four kept-alive connections, each with one request answered.
+      await Promise.all([1, 2, 3, 4].map(send));
+      const drainMs = 300;
+      const closing = closeServer(server, drainMs);
+      // Each client sends one request after another, as a busy client does, until it is told to go (it would
+      // then open its next connection to another replica) or an answer fails; past the drain it would
+      // have met the close of its connection.
+      const until = performance.now() + drainMs + 700;
+      const clients = await Promise.all(
+        [1, 2, 3, 4].map(async () => {
+          let last: Outcome = { connection: undefined };
+          while (performance.now() < until && 'connection' in last && last.connection !== 'close') last = await send();
+          return last;
+        }),
+      );
+      expect(clients).toEqual([1, 2, 3, 4].map(() => ({ connection: 'close' })));
+      await closing;
+    } finally {
+      agent.destroy();
+      server.closeAllConnections();
+    }
   });
 });

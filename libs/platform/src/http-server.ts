@@ -34,9 +34,10 @@ export async function listen(app: RequestListener, port: number, host = '0.0.0.0
       // Shutting down (closeServer): this answer closes its connection (`Connection: close`), so the
       // client sends its next request on a new connection, to another replica.
       if (draining.has(server)) response.shouldKeepAlive = false;
-      app(request, response);
+      handlers.get(server)!(request, response);
     },
   );
+  handlers.set(server, app);
   server.maxConnections = limits.maxConnections;
   server.on('clientError', answerClientError);
   if (options.log) server.on('drop', reportDrops(options.log, limits.maxConnections));
@@ -112,6 +113,20 @@ function reportDrops(log: Logger, maxConnections: number): () => void {
   };
 }
 
+/** The app each server made by `listen` hands its requests to. */
+const handlers = new WeakMap<Server, RequestListener>();
+
+/**
+ * From now on the server hands every request to `app`; requests already being answered finish as they
+ * were. The server's own handling stays in front of it: once it drains, every answer closes its
+ * connection, whichever app gives it (replacing the server's request listener would lose that, and
+ * with it the drain: kept-alive connections were then dropped under their clients' next requests).
+ */
+export function serveWith(server: Server, app: RequestListener): void {
+  if (!handlers.has(server)) throw new Error('serveWith: the server was not made by listen()');
+  handlers.set(server, app);
+}
+
 export function portOf(server: Server): number {
   return (server.address() as AddressInfo).port;
 }
@@ -119,16 +134,18 @@ export function portOf(server: Server): number {
 const draining = new WeakSet<Server>();
 
 /**
- * Stops accepting, lets in-flight requests finish, then drops idle keep-alive sockets. With `drainMs`,
- * first drains the keep-alive connections for up to that long (less once none is left open): every
- * answer meanwhile closes its connection. Dropping an idle keep-alive connection at once races with
- * a request its client may be sending on it at that moment, which then fails with no answer at all;
- * a client that keeps using its connection is told to go instead, on its next answer.
+ * Stops accepting, lets in-flight requests finish, then drops idle keep-alive sockets. From the call on,
+ * every answer closes its connection (an answer finished after the close would otherwise leave its
+ * connection open until the keep-alive timeout). With `drainMs`, first drains the keep-alive
+ * connections for up to that long (less once none is left open). Dropping an idle keep-alive
+ * connection at once races with a request its client may be sending on it at that moment, which then
+ * fails with no answer at all; a client that keeps using its connection is told to go instead, on its
+ * next answer.
  */
 export async function closeServer(server: Server, drainMs = 0): Promise<void> {
   if (!server.listening) return;
+  draining.add(server);
   if (drainMs > 0) {
-    draining.add(server);
     const deadline = Date.now() + drainMs;
     while (Date.now() < deadline && (await openConnections(server)) > 0) {
       await new Promise((done) => setTimeout(done, 20));

@@ -15,6 +15,8 @@ export * from './audit-origin';
 export * from './api-docs';
 export * from './openapi-parts';
 export * from './query-parameters';
+export * from './paging';
+export * from './route-answers';
 export * from './dev-tokens';
 export * from './validation';
 export * from './webhook-signature';

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
 import type { Logger } from 'pino';
 import { isTakeover, planLeases, type HeldLease } from '@rsd/domain';
-import type { Clock, LeaseStore } from '@rsd/ports';
+import type { Clock, LeaseOwner, LeaseStore, Runtime } from '@rsd/ports';
 import { env } from './config';
 import { every, type PeriodicJob } from './periodic-job';
 
@@ -55,6 +55,40 @@ export const leaseConfigShape = {
   /** How far the replicas' clocks may differ. */
   LEASE_SKEW_MARGIN_MS: env.positiveInt(1_000),
 };
+
+/**
+ * Decision 52: a service's keeper of `names`, where its replicas share a store (none where the runtime
+ * is one process), as this replica and timed as the service is configured (`leaseConfigShape`);
+ * `onHeld` is told how many it holds after each change (the leases-held gauge).
+ */
+export async function openLeaseKeeper(
+  runtime: Pick<Runtime, 'openLeaseStore'>,
+  owner: LeaseOwner,
+  options: Pick<LeaseKeeperOptions, 'group' | 'names' | 'clock' | 'log' | 'onAcquired' | 'onLost'> & {
+    config: { LEASE_TTL_MS: number; LEASE_RENEW_INTERVAL_MS: number; LEASE_SKEW_MARGIN_MS: number };
+    onHeld?: (count: number) => void;
+  },
+): Promise<LeaseKeeper | undefined> {
+  if (!runtime.openLeaseStore) return undefined;
+  const { config, onHeld, onAcquired, onLost, ...rest } = options;
+  const keeper: LeaseKeeper = createLeaseKeeper({
+    ...rest,
+    store: await runtime.openLeaseStore(owner),
+    me: replicaName(),
+    ttlMs: config.LEASE_TTL_MS,
+    renewEveryMs: config.LEASE_RENEW_INTERVAL_MS,
+    skewMarginMs: config.LEASE_SKEW_MARGIN_MS,
+    onAcquired: (name, fence, takeover) => {
+      onAcquired?.(name, fence, takeover);
+      onHeld?.(keeper.held().size);
+    },
+    onLost: async (name) => {
+      await onLost?.(name);
+      onHeld?.(keeper.held().size);
+    },
+  });
+  return keeper;
+}
 
 /** A name for this process among its service's replicas: its host (the pod's name) and a random part. */
 export function replicaName(): string {

@@ -12,14 +12,21 @@ export const errorResponse = (description: string, headers?: Record<string, Open
 /** A header whose value is a plain string. */
 export const textHeader = (description: string, required = true): OpenApiHeader => ({ description, required, schema: { type: 'string' } });
 
+/** A parameter of an operation: a string unless `schema` says; one in the path is required, others not unless `required`. */
+export const operationParameter = (
+  place: 'path' | 'query' | 'header',
+  name: string,
+  description: string,
+  schema: object = { type: 'string' },
+  required = place === 'path',
+) => ({ name, in: place, required, description, schema });
+
 /** The recipient's Client ID in the path, with the pattern of the deployment's prefix. */
-export const clientIdPathParameter = (prefix: string) => ({
-  name: 'clientId',
-  in: 'path',
-  required: true,
-  description: `The Client ID exactly as issued: ${prefix}_ then 16 to 64 letters or digits`,
-  schema: { type: 'string', pattern: clientIdPattern(prefix).source },
-});
+export const clientIdPathParameter = (prefix: string) =>
+  operationParameter('path', 'clientId', `The Client ID exactly as issued: ${prefix}_ then 16 to 64 letters or digits`, {
+    type: 'string',
+    pattern: clientIdPattern(prefix).source,
+  });
 
 /** `limit` and `cursor`, the query of every paged list: the same rules and errors wherever a list is paged. */
 export const pageParameters = (limit: { min: number; max: number; default: number }, perPage: string): object[] => [

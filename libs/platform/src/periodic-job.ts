@@ -50,3 +50,69 @@ export function every(intervalMs: number, job: () => unknown, options: PeriodicJ
     },
   };
 }
+
+/**
+ * A scheduler's pass over what has fallen due (the expiry check, access reviews' due times): `due`
+ * reads a page of it, `handle` changes one item and says whether it did. Pages are read until one is
+ * short or changes nothing: a full page where nothing could be changed would come back unchanged, so
+ * the pass stops rather than spin. Resolves to how many items changed.
+ */
+export async function drainDue<T>(
+  pageSize: number,
+  due: (limit: number) => Promise<readonly T[]>,
+  handle: (item: T) => Promise<boolean>,
+): Promise<number> {
+  let changed = 0;
+  for (;;) {
+    const page = await due(pageSize);
+    let changedNow = 0;
+    for (const item of page) {
+      if (await handle(item)) changedNow += 1;
+    }
+    changed += changedNow;
+    if (page.length < pageSize || changedNow === 0) return changed;
+  }
+}
+
+/**
+ * Scheduled passes run on an interval from start, and (decision 52, where replicas share the store)
+ * only on the replica that holds the lease: two would each make and announce the same change.
+ */
+export function leaderPasses(
+  pass: () => Promise<unknown>,
+  options: Omit<PeriodicJobOptions, 'runAtStart'> & { isLeader?: (() => boolean) | undefined },
+): ScheduledWork {
+  let job: PeriodicJob | undefined;
+  return {
+    start(intervalMs) {
+      job ??= every(intervalMs, () => ((options.isLeader?.() ?? true) ? pass() : 0), { ...options, runAtStart: true });
+    },
+    async stop() {
+      await job?.stop();
+      job = undefined;
+    },
+  };
+}
+
+/**
+ * A retention: at start and every `intervalMs` (an hour unless told), what is older than
+ * `retentionDays` goes, by the store's `prune` (entries before the first instant kept).
+ */
+export function startRetention(options: {
+  name: string;
+  log: Pick<Logger, 'warn'>;
+  clock: { now(): Date };
+  retentionDays: number;
+  prune: (before: Date, now: Date) => Promise<unknown>;
+  intervalMs?: number;
+}): PeriodicJob {
+  const { clock, retentionDays, prune } = options;
+  return every(
+    options.intervalMs ?? 3_600_000,
+    () => {
+      const now = clock.now();
+      return prune(new Date(now.getTime() - retentionDays * 86_400_000), now);
+    },
+    { name: options.name, log: options.log, runAtStart: true },
+  );
+}

@@ -4,7 +4,7 @@ import type { Logger } from './logger';
 import { outboxEntryOf } from './outbox-entry';
 import { publishOwedEvents, type OutboxRelay, type Publication } from './outbox-relay';
 import { serviceUnavailable } from './service-unavailable';
-import type { AuthorizationStore } from '@rsd/ports';
+import type { AuthorizationStore, Clock } from '@rsd/ports';
 
 /*
  * The one shape every change to the authorization store goes through (the credentials service's): load the record, let the
@@ -117,4 +117,29 @@ async function write(deps: CommandDeps, change: Write, origin: Origin | undefine
 function publish(deps: CommandDeps, command: Command<unknown, unknown>): Promise<Publication | undefined> {
   if (command.publish === 'none') return Promise.resolve(undefined);
   return publishOwedEvents(deps.relay, deps.log, deps.publishDeadlineMs);
+}
+
+/**
+ * One attempt on a record as a scheduler's page found it, published with the rest of the pass: a lost
+ * race answers false, and the next pass finds the record again if it is still due.
+ */
+export async function attemptOnce<Loaded>(
+  deps: CommandDeps,
+  origin: OriginOf<Loaded>,
+  loaded: Loaded,
+  command: Pick<Command<Loaded, boolean>, 'what' | 'context' | 'decide'>,
+): Promise<boolean> {
+  const attempt = { ...command, publish: 'none', attempts: 1, exhausted: () => false, load: () => Promise.resolve(loaded) } as const;
+  return (await runCommand(deps, origin, attempt)).answer;
+}
+
+/** What a scheduler of changes to the authorization store needs (the expiry check, access reviews' due times). */
+export interface SchedulerDeps {
+  store: AuthorizationStore;
+  relay: Pick<OutboxRelay, 'flush'>;
+  clock: Clock;
+  log: Logger;
+  newEventId?: () => string;
+  /** Decision 52, where replicas share the store: whether this replica holds the lease the passes run under (the relay's). */
+  isLeader?: () => boolean;
 }

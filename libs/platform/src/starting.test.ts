@@ -1,6 +1,6 @@
-import { EventEmitter } from 'node:events';
-import type { IncomingMessage, RequestListener, Server, ServerResponse } from 'node:http';
-import { startingHandler, startingServer, type StartingState } from './starting';
+import type { IncomingMessage, RequestListener, ServerResponse } from 'node:http';
+import { closeServer, portOf } from './http-server';
+import { listenWhileStarting, startingHandler, type StartingState } from './starting';
 
 interface Answer {
   status: number;
@@ -103,23 +103,25 @@ describe('the starting handler', () => {
 });
 
 describe('the starting server', () => {
-  test('when a failed attempt is reported and then the app is served, then requests go to the app alone', () => {
-    const server = new EventEmitter() as unknown as Server;
-    const state: StartingState = { waitingFor: undefined, failedAttempts: 0 };
-    server.on(
-      'request',
-      startingHandler(() => state),
-    );
-    const starting = startingServer(server, state);
+  test('when a failed attempt is reported and then the app is served, then /readyz names the dependency until the app answers every request', async () => {
+    const starting = await listenWhileStarting(0, '127.0.0.1');
+    const url = (path: string) => `http://127.0.0.1:${portOf(starting.server)}${path}`;
+    try {
+      starting.attemptFailed({ attempt: 2, dependency: 'mongo', reason: 'MongoServerSelectionError: timed out', retryInMs: 500 });
+      const waiting = await fetch(url('/readyz'));
+      expect(waiting.status).toBe(503);
+      expect(await waiting.json()).toMatchObject({ checks: { mongo: 'failing' } });
 
-    starting.attemptFailed({ attempt: 2, dependency: 'mongo', reason: 'MongoServerSelectionError: timed out', retryInMs: 500 });
-    expect(state).toEqual({ waitingFor: 'mongo', failedAttempts: 2 });
-
-    const seen: string[] = [];
-    starting.serve((req: IncomingMessage) => void seen.push(req.url ?? ''));
-    server.emit('request', { url: '/readyz' }, {});
-
-    expect(server.listenerCount('request')).toBe(1);
-    expect(seen).toEqual(['/readyz']);
+      const seen: string[] = [];
+      starting.serve((req, res) => {
+        seen.push(req.url ?? '');
+        res.end('served');
+      });
+      const served = await fetch(url('/readyz'));
+      expect(await served.text()).toBe('served');
+      expect(seen).toEqual(['/readyz']);
+    } finally {
+      await closeServer(starting.server);
+    }
   });
 });

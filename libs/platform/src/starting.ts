@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, RequestListener, Server, ServerResponse } from 'node:http';
 import { errorBody } from './errors';
-import { listen, type ListenOptions } from './http-server';
+import { listen, serveWith, type ListenOptions } from './http-server';
 import { serviceUnavailable } from './service-unavailable';
 import type { FailedAttempt } from './start-with-retries';
 
@@ -72,8 +72,8 @@ export interface StartingServer {
   serve(app: RequestListener): void;
 }
 
-/** Swaps the request handler of a server that is already listening, as `serve` does. */
-export function startingServer(server: Server, state: StartingState): StartingServer {
+/** A server made by `listen`, answering as a starting service until `serve` swaps in the app (`serveWith`). */
+function startingServer(server: Server, state: StartingState): StartingServer {
   return {
     server,
     attemptFailed(failure) {
@@ -81,8 +81,7 @@ export function startingServer(server: Server, state: StartingState): StartingSe
       state.waitingFor = failure.dependency;
     },
     serve(app) {
-      server.removeAllListeners('request');
-      server.on('request', app);
+      serveWith(server, app);
     },
   };
 }

@@ -24,3 +24,20 @@ export function issueDetails(issues: readonly z.core.$ZodIssue[]): ErrorDetail[]
 export function validationFailed(details: ErrorDetail[], message = 'The request body is invalid'): ApiError {
   return new ApiError('VALIDATION_FAILED', message, details);
 }
+
+/** The body as the schema reads it, or VALIDATION_FAILED with one detail per problem (and `message` when given). */
+export function parsedBody<T>(schema: z.ZodType<T>, body: unknown, message?: string): T {
+  const parsed = schema.safeParse(body, { error: requestErrorMap });
+  if (!parsed.success) throw validationFailed(issueDetails(parsed.error.issues), message);
+  return parsed.data;
+}
+
+/** JSON text as the schema reads it; undefined when it is not JSON, or not of the schema (a record anyone could have written). */
+export function parsedJson<T>(text: string, schema: z.ZodType<T>): T | undefined {
+  try {
+    const parsed = schema.safeParse(JSON.parse(text));
+    return parsed.success ? parsed.data : undefined;
+  } catch {
+    return undefined;
+  }
+}

@@ -29,6 +29,10 @@ export interface AccessLogStore {
   dailyReads(clientId: string, from: Date, to: Date): Promise<DailyReads[]>;
   /** Forgets records older than `before`, and usage buckets too old for any window. A store with a TTL index may leave it to the server. */
   prune(before: Date, now: Date): Promise<void>;
+  /** Decision 56: forgets every record and usage count of these Client IDs (an offboarded organization's grants). Idempotent. */
+  purgeClients(clientIds: readonly string[]): Promise<void>;
+  /** Decision 56: a recipient's erasure: its records stay, each without its client address. Idempotent. */
+  eraseAddresses(clientId: string): Promise<void>;
   close(): Promise<void>;
 }
 

@@ -28,5 +28,12 @@ export interface AuditLogStore {
   add(records: readonly AuditRecord[]): Promise<void>;
   /** The organization's entries that match, newest first (by `at`, then event id, descending), strictly beyond `after`. */
   page(filter: AuditFilter, options: { limit: number; after?: AuditPosition }): Promise<AuditRecord[]>;
+  /** Decision 56: forgets every entry of the organization (its offboarding). Idempotent. */
+  purgeOrganization(organizationId: string): Promise<void>;
+  /**
+   * Decision 56: a recipient's erasure: the entries of the organization that concern this Client ID
+   * keep their action and time but lose the address and request they came from. Idempotent.
+   */
+  eraseAddresses(organizationId: string, clientId: string): Promise<void>;
   close(): Promise<void>;
 }

@@ -50,6 +50,22 @@ export interface AuthorizationStore extends AccessReviewStore {
    * `before` when it is given; through an index of the waiting offers alone.
    */
   listOffers(accountId: string, page: { limit: number; before?: string }): Promise<StoredAuthorization[]>;
+  /**
+   * Decision 56: forgets every authorization of the organization (their outbox entries with them): its
+   * offboarding, once their revocations are published. Resolves with the Client IDs forgotten. Idempotent.
+   */
+  purgeOrganization(organizationId: string): Promise<string[]>;
+  /**
+   * Decision 56: which of these Client IDs name an authorization the store holds (one query, however many):
+   * the access log takes records only of those, so that reads recorded late bring nothing of a purged
+   * organization back.
+   */
+  knownClientIds(clientIds: readonly string[]): Promise<Set<string>>;
+  /**
+   * Decision 56: the grants this recipient account holds (`recipientAccountId`), ended ones included, for
+   * its erasure. Rare: a scan is allowed, no index is kept for it.
+   */
+  listHeldByAccount(accountId: string): Promise<StoredAuthorization[]>;
   pendingOutbox(limit: number): Promise<PendingOutbox[]>;
   markPublished(clientId: string, entryIds: readonly string[]): Promise<void>;
   close(): Promise<void>;

@@ -12,3 +12,4 @@ export * from './lease-store';
 export * from './audit-log-store';
 export * from './access-review-store';
 export * from './subject-key-store';
+export * from './offboarding-store';

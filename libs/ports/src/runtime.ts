@@ -5,6 +5,8 @@ import type { AuthorizationStore } from './authorization-store';
 import type { Clock } from './clock';
 import type { EventLog } from './event-log';
 import type { LeaseStore } from './lease-store';
+import type { OffboardingStore } from './offboarding-store';
+import type { SubjectKeyStore } from './subject-key-store';
 import type { RateLimitStoreFactory } from './rate-limit-store';
 import type { ViewStore } from './view-store';
 import type { WebhookStore } from './webhook-store';
@@ -31,6 +33,15 @@ export interface Runtime {
    * never split one view's partitions between them.
    */
   auditFeedGroup: string;
+  /** Decision 56: the offboardings' records, beside the authorizations (the credentials service keeps them). */
+  openOffboardingStore(): Promise<OffboardingStore>;
+  /** Decision 56: the data subjects' keys, apart from the event log; one store per process. */
+  openSubjectKeyStore(): Promise<SubjectKeyStore>;
+  /**
+   * Decision 56: the consumer group of the credentials service's erasure feed (its own purges, and the
+   * other services' word of theirs), per database as `auditFeedGroup` is.
+   */
+  erasureFeedGroup: string;
   /** The views a service keeps for itself, in the place the runtime gives that owner. */
   openViews(owner: ViewsOwner, views: readonly ViewDefinition<unknown>[]): Promise<Views>;
   /** `onFallback` is told when counting falls back to this replica alone and when it is shared again. */

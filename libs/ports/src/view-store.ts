@@ -31,5 +31,11 @@ export interface ViewStore {
   put<S>(view: ViewDefinition<S>, key: string, state: S): Promise<boolean>;
   /** At most `range.limit` documents of one partition within the range, greatest sort key first. */
   list<S>(view: ListedView<S>, partition: string, range: ListRange): Promise<S[]>;
+  /**
+   * Decision 56: removes every document of the view whose state's `organizationId` is this one (an
+   * offboarded organization's), whatever its version; documents of other organizations, and those
+   * with no organization, stay. Idempotent.
+   */
+  purgeOrganization(view: ViewDefinition<unknown>, organizationId: string): Promise<void>;
   close(): Promise<void>;
 }

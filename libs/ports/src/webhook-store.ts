@@ -185,5 +185,10 @@ export interface WebhookStore {
   attempts(webhookId: string, limit: number): Promise<WebhookDelivery[]>;
   /** How many deliveries wait, and since when the oldest is due (for the metrics). */
   queueStats(): Promise<{ depth: number; oldestDueAt: string | null }>;
+  /**
+   * Decision 56: forgets every subscription of the organization (its grants' webhooks and its alert
+   * subscriptions), with their queued deliveries (bodies included) and their attempts. Idempotent.
+   */
+  purgeOrganization(organizationId: string): Promise<void>;
   close(): Promise<void>;
 }

@@ -10,7 +10,7 @@ import {
   type RecipientAccountView,
 } from '@rsd/domain';
 import { ApiError } from '@rsd/platform';
-import { accountRateLimit, failedAuthenticationLimit } from './rate-limits';
+import { accountRateLimit, countingFailures, failedAuthenticationLimit } from './rate-limits';
 import { apiKeyOf, type RecipientAuthenticationDeps } from './authenticate-recipient';
 
 export interface AuthenticatedAccount {
@@ -21,6 +21,25 @@ export interface AuthenticatedAccount {
 }
 
 const INVALID_ACCOUNT_KEY = 'The x-api-key header does not hold a valid recipient account key';
+
+/**
+ * An account key's account, wherever accounts are kept (the read side's views, the credentials
+ * service's store): the key's checksum first (a mistyped key is refused without a lookup), then the
+ * account `find` names by the key's digest, whose current or overlapping key must verify in constant
+ * time (an index is never the only check); the answer says which of the two it was.
+ */
+export async function verifyAccountKey<Account extends Parameters<typeof accountKeyMatch>[1]>(
+  apiKey: string,
+  now: Date,
+  find: (digest: string) => Promise<Account | undefined>,
+): Promise<{ account: Account; key: KeyMatch }> {
+  if (apiKey === '') throw new ApiError('MISSING_API_KEY', 'The x-api-key header with the recipient account key is required');
+  if (!hasValidChecksum(apiKey, ACCOUNT_KEY_PREFIX)) throw new ApiError('INVALID_API_KEY', INVALID_ACCOUNT_KEY);
+  const account = await find(digestApiKey(apiKey));
+  const key = account && accountKeyMatch(apiKey, account, now);
+  if (!account || !key) throw new ApiError('INVALID_API_KEY', INVALID_ACCOUNT_KEY);
+  return { account, key };
+}
 
 /**
  * Decision 42: who calls `/portfolio`, from the account key alone. The key's checksum first (a
@@ -37,17 +56,12 @@ export function accountAuthenticator(deps: RecipientAuthenticationDeps) {
   const addressOf = config.TRUST_PROXY_HOPS === 0 ? (req: Request) => req.socket.remoteAddress : (req: Request) => req.ip;
 
   return async (req: Request, res: Response): Promise<AuthenticatedAccount> => {
-    const refuse = async (code: 'MISSING_API_KEY' | 'INVALID_API_KEY', message: string): Promise<never> => {
-      const limit = await limitFailures(req, res);
-      throw limit.outcome === 'limited' ? limit.refusal : new ApiError(code, message);
-    };
-    const apiKey = apiKeyOf(req.headers['x-api-key']);
-    if (apiKey === '') return refuse('MISSING_API_KEY', 'The x-api-key header with the recipient account key is required');
-    if (!hasValidChecksum(apiKey, ACCOUNT_KEY_PREFIX)) return refuse('INVALID_API_KEY', INVALID_ACCOUNT_KEY);
-    const named = await views.get(accountKeyView, digestApiKey(apiKey));
-    const account = named ? await views.get(recipientAccountView, named.accountId) : undefined;
-    const key = account && accountKeyMatch(apiKey, account, clock.now());
-    if (!account || !key) return refuse('INVALID_API_KEY', INVALID_ACCOUNT_KEY);
+    const { account, key } = await countingFailures(limitFailures, req, res, () =>
+      verifyAccountKey(apiKeyOf(req.headers['x-api-key']), clock.now(), async (digest) => {
+        const named = await views.get(accountKeyView, digest);
+        return named ? views.get(recipientAccountView, named.accountId) : undefined;
+      }),
+    );
     const limit = await limitAccount(req, res, account.accountId);
     if (limit.outcome === 'limited') throw limit.refusal;
     return { account, clientAddress: addressOf(req), key };

@@ -1,6 +1,6 @@
 import type { Request } from 'express';
 import { PORTFOLIO_LIMIT } from '@rsd/contracts';
-import { ApiError, pageLimitOf, singleQueryParameter } from '@rsd/platform';
+import { cursorParts, opaqueCursor, pageLimitOf, singleQueryParameter } from '@rsd/platform';
 
 /**
  * A portfolio page (decision 42), read on the read API, or a page of an account's offers on the credentials
@@ -20,16 +20,9 @@ export function portfolioQueryOf(req: Request): PortfolioQuery {
 
 /** Opaque to clients, versioned so its form can change: the Client ID the page ended at. */
 export function cursorAfter(clientId: string): string {
-  return Buffer.from(`v1:${clientId}`, 'utf8').toString('base64url');
+  return opaqueCursor(`v1:${clientId}`);
 }
 
-const CLIENT_ID_IN_CURSOR = /^[a-z][a-z0-9]{0,15}_[A-Za-z0-9]{16,64}$/;
-
 function clientIdOfCursor(cursor: string): string {
-  const decoded = /^[A-Za-z0-9_-]{1,128}$/.test(cursor) ? Buffer.from(cursor, 'base64url').toString('utf8') : '';
-  const clientId = decoded.startsWith('v1:') ? decoded.slice(3) : '';
-  if (!CLIENT_ID_IN_CURSOR.test(clientId) || cursorAfter(clientId) !== cursor) {
-    throw new ApiError('INVALID_PARAMETER', 'cursor is not one this API returned as nextCursor');
-  }
-  return clientId;
+  return cursorParts(cursor, /^v1:([a-z][a-z0-9]{0,15}_[A-Za-z0-9]{16,64})$/, ['clientId'], { maxLength: 128 }).clientId;
 }

@@ -20,6 +20,26 @@ export type LimitOutcome = { outcome: 'allowed' } | { outcome: 'limited'; refusa
 /** A limiter as one step of the handler. Its RateLimit headers are on the response either way; Retry-After comes with the refusal. */
 export type LimitCheck = (req: Request, res: Response) => Promise<LimitOutcome>;
 
+/**
+ * `work`, whose refusals (an ApiError that `counts`) count against the address's budget of failed
+ * authentications: over the budget, the answer is its 429 instead of the refusal.
+ */
+export async function countingFailures<T>(
+  limitFailures: LimitCheck,
+  req: Request,
+  res: Response,
+  work: () => Promise<T>,
+  counts: (error: ApiError) => boolean = () => true,
+): Promise<T> {
+  try {
+    return await work();
+  } catch (error) {
+    if (!(error instanceof ApiError) || !counts(error)) throw error;
+    const limit = await limitFailures(req, res);
+    throw limit.outcome === 'limited' ? limit.refusal : error;
+  }
+}
+
 function asCheck(middleware: RequestHandler, name: LimiterName): LimitCheck {
   const headers = draft8Headers(name);
   return (req, res) =>

@@ -1,9 +1,16 @@
 import { join } from 'node:path';
 import type { Db, MongoClient } from 'mongodb';
-import { ACCESS_LOG_TOPIC, accessRecordBatchSchema, TOPICS, type AccessRecord } from '@rsd/contracts';
+import { ACCESS_LOG_TOPIC, accessRecordBatchSchema, PURGES_TOPIC, TOPICS, type AccessRecord } from '@rsd/contracts';
 import type { ReadinessCheck } from '@rsd/ports';
 import { openRecord, sealingEventLog } from '@rsd/consumers';
-import { ConfigError, SUBJECT_KEYS_MASTER_KEY_SECRET, subjectCipher, subjectKeysMasterKey, type Logger } from '@rsd/platform';
+import {
+  ConfigError,
+  SUBJECT_KEYS_MASTER_KEY_SECRET,
+  subjectCipher,
+  subjectKeysMasterKey,
+  type Logger,
+  type SubjectCipher,
+} from '@rsd/platform';
 import type { AccessLog, EventLog, Runtime, SubjectKeyStore, ViewStore, Views, ViewsOwner } from '@rsd/ports';
 import type { RedisConnection } from '@rsd/redis';
 import { engineRefusal } from './engine-refusal';
@@ -14,6 +21,7 @@ import { sharedViewReader } from './shared-views/shared-view-reader';
 
 /** The audit view's consumer group; the distributed runtime adds the database it fills (the embedded runtime has one). */
 const AUDIT_FEED_GROUP = 'credentials-audit';
+const ERASURE_FEED_GROUP = 'credentials-erasure';
 
 /**
  * The runtime as the runner holds it: what the services get, and what only the runner needs to know
@@ -57,6 +65,7 @@ export async function embeddedRuntime(
     openSqliteAuditLogStore,
     openSqliteAuthorizationStore,
     openSqliteEventLog,
+    openSqliteOffboardingStore,
     openSqliteSubjectKeyStore,
     openSqliteViewStore,
     openSqliteWebhookStore,
@@ -100,6 +109,10 @@ export async function embeddedRuntime(
     openAuthorizationStore: () => Promise.resolve(opening(openSqliteAuthorizationStore({ file }))),
     openAuditLogStore: () => Promise.resolve(opening(openSqliteAuditLogStore({ file }))),
     auditFeedGroup: AUDIT_FEED_GROUP,
+    openOffboardingStore: () => Promise.resolve(opening(openSqliteOffboardingStore({ file }))),
+    // The cipher's own store (closed with the runtime), which `rsd backup` does not copy with the log.
+    openSubjectKeyStore: () => Promise.resolve(forgettingDestroyed(subjectKeys, cipher)),
+    erasureFeedGroup: ERASURE_FEED_GROUP,
     openViews: (owner) => {
       const namespace = placeOf(owner, config);
       return Promise.resolve(inProcess(opening(openSqliteViewStore({ file, namespace })), namespace));
@@ -150,7 +163,7 @@ async function openDistributed(config: RuntimeConfig, service: string, log: Logg
     log,
     kafka: config.engines.kafka,
     topics: {
-      names: Object.values(TOPICS),
+      names: [...Object.values(TOPICS), PURGES_TOPIC],
       partitions: config.KAFKA_TOPIC_PARTITIONS,
       replicationFactor: config.KAFKA_REPLICATION_FACTOR,
     },
@@ -214,6 +227,14 @@ async function openDistributed(config: RuntimeConfig, service: string, log: Logg
       return openMongoAuditLogStore(db);
     },
     auditFeedGroup: `${AUDIT_FEED_GROUP}.${config.CREDENTIALS_DB}`,
+    openOffboardingStore: async () => {
+      const db = await database(config.CREDENTIALS_DB);
+      const { openMongoOffboardingStore } = await import('@rsd/mongo');
+      return openMongoOffboardingStore(db);
+    },
+    // The cipher's own store (closed with the runtime).
+    openSubjectKeyStore: async () => forgettingDestroyed(await subjectKeys.get(), cipher),
+    erasureFeedGroup: `${ERASURE_FEED_GROUP}.${config.CREDENTIALS_DB}`,
     openViews: viewsFollowing(eventLog),
     openWebhookStore: async () => {
       const db = await database(config.NOTIFIER_DB);
@@ -356,6 +377,24 @@ function lazily<T>(open: () => Promise<T>): { get(): Promise<T>; opened(): Promi
       return opening;
     },
     opened: async () => opening?.catch(() => undefined),
+  };
+}
+
+/**
+ * The runtime's key store as the services see it: the cipher's own, so that a key destroyed in this
+ * process stops opening here at once (other processes forget it on the erasure event, or within the
+ * cipher's TTL); closed with the runtime, not by a service.
+ */
+function forgettingDestroyed(store: SubjectKeyStore, cipher: Pick<SubjectCipher, 'forget'>): SubjectKeyStore {
+  return {
+    getOrCreate: (subject, candidate) => store.getOrCreate(subject, candidate),
+    read: (subject) => store.read(subject),
+    destroy: async (subject, at) => {
+      const destroyed = await store.destroy(subject, at);
+      cipher.forget(subject);
+      return destroyed;
+    },
+    close: () => Promise.resolve(),
   };
 }
 

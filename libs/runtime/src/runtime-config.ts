@@ -55,7 +55,7 @@ export function runtimeConfigSchema(options: { defaultRuntime: RuntimeKind; need
       CREDENTIALS_DB: env.string('rsd_credentials'),
       READ_VIEWS_DB: env.string('rsd_read_views'),
       NOTIFIER_DB: env.string('rsd_notifier'),
-      // Decision 56: the subjects' keys, in a database of their own (never in a dump of the others).
+      // Decision 56: the subjects' keys in a database of their own, so a dump of the others holds none.
       SUBJECT_KEYS_DB: env.string('rsd_subject_keys'),
       // Required on the distributed runtime; the embedded runtime makes it into DATA_DIR when unset.
       SUBJECT_KEYS_MASTER_KEY: env.optionalString(),

@@ -76,6 +76,14 @@ OPERATIONS = {
     "issueClaimLink": ("credentials", "post", "/organizations/{organizationId}/authorizations/{clientId}/claim-link", {"200", "404", "409"}),
     "listAccessLog": ("credentials", "get", "/organizations/{organizationId}/authorizations/{clientId}/access-log", {"200", "400", "404"}),
     "submitScores": ("scoreIngest", "post", "/scores", {"202", "400", "401", "403", "503"}),
+    # The organization's access reviews (Organization.access_reviews, decision 54).
+    "createAccessReview": ("credentials", "post", "/organizations/{organizationId}/access-reviews", {"201", "400", "401", "403"}),
+    "listAccessReviews": ("credentials", "get", "/organizations/{organizationId}/access-reviews", {"200", "400", "401", "403"}),
+    "getAccessReview": ("credentials", "get", "/organizations/{organizationId}/access-reviews/{reviewId}", {"200", "401", "403", "404"}),
+    "decideAccessReviewItem": (
+        "credentials", "put", "/organizations/{organizationId}/access-reviews/{reviewId}/items/{clientId}", {"200", "400", "404", "409"}
+    ),
+    "getAccessReviewReport": ("credentials", "get", "/organizations/{organizationId}/access-reviews/{reviewId}/report", {"200", "404"}),
 }  # fmt: skip
 AUTHORIZATION = {
     "clientId", "organizationId", "recipientType", "recipientName", "scopes", "expiresAt", "status", "createdAt", "revokedAt",
@@ -139,6 +147,18 @@ FIELDS = {
         "PortfolioOffersPage": {"items", "nextCursor"},
         "PortfolioCustomer": {"clientId", "organizationId", "recipientType", "scopes", "expiresAt"},
         "AutoAccept": {"organizationIds"},
+        # What access_reviews sends (create(), decide()) and reads (AccessReview.from_json, report()).
+        "CreateAccessReviewRequest": {"dueAt", "onOverdue"},
+        "AccessReviewItemDecisionRequest": {"decision", "note"},
+        "AccessReviewSummary": {"reviewId", "organizationId", "createdAt", "createdBy", "dueAt", "onOverdue", "status", "completedAt", "progress"},
+        "AccessReview": {
+            "reviewId", "organizationId", "createdAt", "createdBy", "dueAt", "onOverdue", "status", "completedAt", "progress", "items",
+        },  # fmt: skip
+        "AccessReviewProgress": {"total", "decided", "kept", "revoked", "pending"},
+        "AccessReviewItem": {"clientId", "recipientType", "recipientName", "scopes", "decision", "note", "decidedAt", "decidedBy", "overdue"},
+        "AccessReviewPage": {"items", "nextCursor"},
+        "SignedAccessReviewReport": {"report", "jws"},
+        "AuditActor": {"type", "id", "via"},
     },
     "scoreIngest": {
         "ScoreBatch": {"scores"},

@@ -8,6 +8,12 @@ export const CERTIFICATE_JWS_TYPE = 'rsd-certificate+json';
 /** What an access review's report's JWS says as `typ` (decision 54). */
 export const ACCESS_REVIEW_REPORT_JWS_TYPE = 'rsd-access-review-report+json';
 
+/** What a refusal calls a document of each `typ` asked for alone. */
+const SIGNED_KINDS: Record<string, string> = {
+  [CERTIFICATE_JWS_TYPE]: 'a certificate',
+  [ACCESS_REVIEW_REPORT_JWS_TYPE]: "an access review's report",
+};
+
 export interface VerifiedCertificate {
   /** What the JWS says: the certificate, read from the signed payload itself. */
   certificate: Certificate;
@@ -46,7 +52,7 @@ export function verifySignedJws(jws: string, keySet: Jwks, types: readonly strin
   if (header.crit !== undefined) throw new SignatureError('the JWS names critical header parameters this client does not know');
   if (header.typ !== undefined && (typeof header.typ !== 'string' || !types.includes(header.typ)))
     throw new SignatureError(
-      `the JWS is not ${types.length === 1 ? 'a certificate' : 'a document this client verifies'} (typ ${JSON.stringify(header.typ)})`,
+      `the JWS is not ${(types.length === 1 && SIGNED_KINDS[types[0]!]) || 'a document this client verifies'} (typ ${JSON.stringify(header.typ)})`,
     );
   const jwk = keySet.keys.find((candidate) => candidate.kid === header.kid);
   if (typeof header.kid !== 'string' || !jwk) throw new SignatureError(`key "${String(header.kid)}" is not in the key set`);

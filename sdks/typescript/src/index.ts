@@ -2,10 +2,15 @@ export { Client, type ClientOptions, type HistoryOptions } from './client.js';
 export { Portfolio, type PageOptions, type PortfolioOptions } from './portfolio.js';
 export { Webhooks, type CreateWebhookOptions, type WebhookChange } from './webhooks.js';
 export {
+  AccessReviews,
   Authorizations,
   MAX_BATCH,
   Organization,
+  verifyAccessReviewReport,
   type AccessLogOptions,
+  type AccessReviewListOptions,
+  type AccessReviewReportOptions,
+  type VerifiedAccessReviewReport,
   type AuditLogOptions,
   type ListOptions,
   type OrganizationOptions,

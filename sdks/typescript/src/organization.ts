@@ -1,18 +1,26 @@
+import { ACCESS_REVIEW_REPORT_JWS_TYPE, verifySignedJws } from './certificate.js';
 import { errorFor } from './errors.js';
 import { optionalRootOf, parseJson } from './client.js';
 import { Transport, type Outgoing, type RequestOptions, type TransportOptions } from './transport.js';
 import { Webhooks, webhooksAt } from './webhooks.js';
 import type {
   AccessLogEntry,
+  AccessReview,
+  AccessReviewItemDecision,
+  AccessReviewReport,
+  AccessReviewSummary,
   AuditLogEntry,
   Authorization,
   AuthorizationUsage,
   AuthorizationWithClaimLink,
   CreateAuthorization,
+  CreateAccessReview,
   CreatedAuthorization,
+  Jwks,
   OrganizationAlertEvent,
   RotatedAuthorization,
   ScoreSubmission,
+  SignedAccessReviewReport,
 } from './types.js';
 
 export interface OrganizationOptions extends TransportOptions {
@@ -57,6 +65,8 @@ export const MAX_BATCH = 1000;
  */
 export class Organization {
   readonly authorizations: Authorizations;
+  /** Decision 54: the organization's access reviews (`/organizations/{organizationId}/access-reviews` on the credentials service). */
+  readonly accessReviews: AccessReviews;
   /**
    * The organization's alert webhooks (decision 44, `/organizations/{organizationId}/webhooks` on the
    * notifier, with the same token as `authorizations`): what happens to its grants, each delivery's
@@ -85,6 +95,9 @@ export class Organization {
     };
     this.authorizations = new Authorizations(async (outgoing, call) =>
       this.#call({ ...outgoing, url: `${this.#organizationRoot()}/authorizations${outgoing.path}` }, call),
+    );
+    this.accessReviews = new AccessReviews(async (outgoing, call) =>
+      this.#call({ ...outgoing, url: `${this.#organizationRoot()}/access-reviews${outgoing.path}` }, call),
     );
   }
 
@@ -148,10 +161,14 @@ export class Organization {
   }
 
   async #call(outgoing: Call & { url: string }, call: RequestOptions): Promise<Uint8Array> {
-    const { body, expected, ...rest } = outgoing;
+    const { body, expected, accept, ...rest } = outgoing;
     const request: Outgoing = {
       ...rest,
-      headers: { authorization: `Bearer ${this.#token}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+      headers: {
+        authorization: `Bearer ${this.#token}`,
+        ...(accept === undefined ? {} : { accept }),
+        ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+      },
       ...(body === undefined ? {} : { body: JSON.stringify(body) }),
     };
     const received = await this.#transport.send(request, call);
@@ -166,6 +183,8 @@ interface Call {
   idempotent: boolean;
   /** The statuses that mean it was done. */
   expected: number[];
+  /** The representation asked for, when not JSON. */
+  accept?: string;
 }
 
 type CredentialsCall = (outgoing: Call & { path: string }, call: RequestOptions) => Promise<Uint8Array>;
@@ -233,6 +252,115 @@ async function* pagesOf<T>(fetchPage: (cursor: string | null) => Promise<Uint8Ar
 /** The RequestOptions of an options object, apart from its filters. */
 function splitCall<T extends RequestOptions>({ timeout, signal, ...filters }: T): [RequestOptions, Omit<T, 'timeout' | 'signal'>] {
   return [{ ...(timeout === undefined ? {} : { timeout }), ...(signal === undefined ? {} : { signal }) }, filters];
+}
+
+export interface AccessReviewListOptions extends RequestOptions {
+  /** Reviews per page (1–500); the iterator goes on through every page whatever the size. */
+  limit?: number;
+}
+
+/** What a review's report is read as: the signed JSON, or the CSV of its lines. */
+export interface AccessReviewReportOptions extends RequestOptions {
+  /** `json` (the default): `{ report, jws }`; `csv`: the lines as RFC 4180 text, unsigned. */
+  format?: 'json' | 'csv';
+}
+
+/** A review's report once its JWS is checked: the report as the JWS says it, and the key that signed it. */
+export interface VerifiedAccessReviewReport {
+  report: AccessReviewReport;
+  kid: string;
+}
+
+/**
+ * Decision 54: checks an access review's report offline against a key set saved from the read API's
+ * /.well-known/jwks.json, as `verifyCertificate` checks a certificate (the same verification: EdDSA,
+ * canonical base64url, the `kid` in the set). `signed` is the compact JWS or the `{ report, jws }` the
+ * API answered; the report returned is read from the signed payload itself, never from beside it.
+ * Throws SignatureError saying why not; no network.
+ */
+export function verifyAccessReviewReport(signed: string | Pick<SignedAccessReviewReport, 'jws'>, keySet: Jwks): VerifiedAccessReviewReport {
+  const { payload, kid } = verifySignedJws(typeof signed === 'string' ? signed : signed.jws, keySet, [ACCESS_REVIEW_REPORT_JWS_TYPE]);
+  return { report: payload as AccessReviewReport, kid };
+}
+
+/**
+ * The organization's access reviews (decision 54); `organization.accessReviews`. Reading takes
+ * `authorizations:read` or `:write`, creating and deciding `authorizations:write`. Every GET is
+ * repeated after a network failure; a creation and a decision never are (a second creation is a
+ * second review, a second decision is refused as decided already).
+ */
+export class AccessReviews {
+  readonly #call: CredentialsCall;
+
+  /** @internal Made by the Organization. */
+  constructor(call: CredentialsCall) {
+    this.#call = call;
+  }
+
+  /** createAccessReview: every grant active now becomes an item; at `dueAt` the undecided ones are kept or revoked as `onOverdue` says. */
+  async create(request: CreateAccessReview, options: RequestOptions = {}): Promise<AccessReviewSummary> {
+    return parseJson(await this.#call({ method: 'POST', path: '', body: request, idempotent: false, expected: [201] }, options));
+  }
+
+  /** listAccessReviews: every review with its progress, newest first, page after page. */
+  async *list(options: AccessReviewListOptions = {}): AsyncGenerator<AccessReviewSummary, void, undefined> {
+    const [call, { limit }] = splitCall(options);
+    for await (const page of pagesOf<AccessReviewSummary>((cursor) =>
+      this.#call({ method: 'GET', path: queryOf({ limit, cursor }), idempotent: true, expected: [200] }, call),
+    )) {
+      yield* page;
+    }
+  }
+
+  /** getAccessReview: its progress and every item. */
+  async get(reviewId: string, options: RequestOptions = {}): Promise<AccessReview> {
+    return parseJson(
+      await this.#call({ method: 'GET', path: `/${encodeURIComponent(reviewId)}`, idempotent: true, expected: [200] }, options),
+    );
+  }
+
+  /**
+   * decideAccessReviewItem: keeps or revokes one grant of the review (a revoke revokes the grant with
+   * `revocationReason: "access_review"`); answers the review as it is after. A decision stands: a second
+   * one is refused (409 ACCESS_REVIEW_ITEM_DECIDED), so it is never sent twice.
+   */
+  async decide(
+    reviewId: string,
+    clientId: string,
+    decision: AccessReviewItemDecision,
+    options: RequestOptions = {},
+  ): Promise<AccessReview> {
+    const path = `/${encodeURIComponent(reviewId)}/items/${encodeURIComponent(clientId)}`;
+    return parseJson(await this.#call({ method: 'PUT', path, body: decision, idempotent: false, expected: [200] }, options));
+  }
+
+  /**
+   * getAccessReviewReport: each grant with its last use, its reads in the review's period and what was
+   * decided of it. As `{ report, jws }` (check it with `verify`, now or years later) or, with
+   * `format: 'csv'`, the lines as CSV text.
+   */
+  async report(reviewId: string, options?: AccessReviewReportOptions & { format?: 'json' }): Promise<SignedAccessReviewReport>;
+  async report(reviewId: string, options: AccessReviewReportOptions & { format: 'csv' }): Promise<string>;
+  async report(reviewId: string, options: AccessReviewReportOptions = {}): Promise<SignedAccessReviewReport | string> {
+    const { format = 'json', ...call } = options;
+    if (format !== 'json' && format !== 'csv') throw new TypeError("format must be 'json' or 'csv'");
+    const body = await this.#call(
+      {
+        method: 'GET',
+        path: `/${encodeURIComponent(reviewId)}/report`,
+        idempotent: true,
+        expected: [200],
+        ...(format === 'csv' ? { accept: 'text/csv' } : {}),
+      },
+      call,
+    );
+    return format === 'csv' ? new TextDecoder().decode(body) : parseJson<SignedAccessReviewReport>(body);
+  }
+
+  /** `verifyAccessReviewReport`: the report's JWS checked offline against a saved key set. */
+  verify(signed: string | Pick<SignedAccessReviewReport, 'jws'>, keySet: Jwks): VerifiedAccessReviewReport {
+    return verifyAccessReviewReport(signed, keySet);
+  }
 }
 
 /** The organization's authorizations (the credentials service); `organization.authorizations`. */

@@ -351,6 +351,89 @@ export interface AuditLogEntry {
   clientId: string | null;
 }
 
+/** Decision 54: what a reviewer decides of a grant, and what an access review does at its due time with those undecided. */
+export type AccessReviewDecision = 'keep' | 'revoke';
+
+/** createAccessReview's body. */
+export interface CreateAccessReview {
+  /** When undecided items are settled: any future instant, ISO 8601 with an offset. */
+  dueAt: string;
+  onOverdue: AccessReviewDecision;
+}
+
+/** decideAccessReviewItem's body. */
+export interface AccessReviewItemDecision {
+  decision: AccessReviewDecision;
+  /** The reviewer's reason, up to 1,000 characters; kept with the review and in its report. */
+  note?: string | null;
+}
+
+export interface AccessReviewProgress {
+  total: number;
+  decided: number;
+  kept: number;
+  revoked: number;
+  pending: number;
+}
+
+/** A review without its items, as listAccessReviews answers it. */
+export interface AccessReviewSummary {
+  /** `arv_` and 24 letters or digits. */
+  reviewId: string;
+  organizationId: string;
+  /** `completed` once every item is decided, or at `dueAt`. */
+  status: 'open' | 'completed';
+  progress: AccessReviewProgress;
+  /** When the items still undecided are settled, as `onOverdue` says. */
+  dueAt: string;
+  onOverdue: AccessReviewDecision;
+  createdAt: string;
+  /** Who began it: the token's holder. */
+  createdBy: AuditActor;
+  completedAt: string | null;
+}
+
+/** One grant under review, as it stood when the review began, and what was decided of it. */
+export interface AccessReviewItem {
+  clientId: string;
+  recipientType: string;
+  recipientName: string | null;
+  scopes: string[];
+  /** null while undecided. */
+  decision: AccessReviewDecision | null;
+  note: string | null;
+  decidedAt: string | null;
+  /** Who decided; the system for an item settled at the due time. */
+  decidedBy: AuditActor | null;
+  /** True when the item was settled at the due time by `onOverdue`, not by a reviewer. */
+  overdue: boolean;
+}
+
+/** getAccessReview: the review with every item, in Client ID order. */
+export interface AccessReview extends AccessReviewSummary {
+  items: AccessReviewItem[];
+}
+
+/** One line of a review's report: the item, the grant's last use and its reads in the review's period. */
+export interface AccessReviewReportLine extends AccessReviewItem {
+  lastUsedAt: string | null;
+  readsInPeriod: number;
+}
+
+/** The report: exactly the payload of its JWS. */
+export interface AccessReviewReport extends AccessReviewSummary {
+  /** The reads counted: from the review's start to its end, or to `issuedAt` while open. */
+  period: { from: string; to: string };
+  issuedAt: string;
+  items: AccessReviewReportLine[];
+}
+
+/** getAccessReviewReport as JSON: the report and its compact JWS (EdDSA, a key of the read API's /.well-known/jwks.json). */
+export interface SignedAccessReviewReport {
+  report: AccessReviewReport;
+  jws: string;
+}
+
 /** One score as the upstream scoring engine publishes it (the score-ingest service). */
 export interface ScoreSubmission {
   organizationId: string;

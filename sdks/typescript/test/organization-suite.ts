@@ -4,13 +4,17 @@ import { everyAnswerDocumented, type Answer } from './documented-answers.js';
 import { eventually } from '../../../test/support/embedded-process.js';
 import { startSwitchableReceiver } from '../../../test/support/webhook-lifecycle.js';
 import {
+  ApiError,
   AuthorizationInactive,
   AuthorizationNotFound,
   Client,
   ForbiddenOrganization,
   InvalidToken,
   Organization,
+  SignatureError,
   ValidationFailed,
+  verifyAccessReviewReport,
+  type Jwks,
   type ScoreSubmission,
 } from '@resilience-score/client';
 import type { ProductUnderTest } from './product-under-test.js';
@@ -230,6 +234,80 @@ export function organizationSuite(running: () => ProductUnderTest): void {
     });
   });
 
+  describe('access reviews', () => {
+    // An organization of its own: a review takes every grant active in it.
+    const REVIEWED_ORG = `sdk-reviews-${RUN}`;
+    let reviewer: Organization;
+
+    beforeAll(async () => {
+      reviewer = anOrganization({ token: await product.token({ org: REVIEWED_ORG, scope: 'authorizations:write' }) });
+    });
+
+    test('when a review is created, paged through, decided and reported, then each call answers what the API says and the report verifies offline', async () => {
+      const grants = [];
+      for (const recipientType of ['auditor', 'partner', 'insurance_provider'] as const)
+        grants.push(await reviewer.authorizations.create({ recipientType, scopes: ['qr_score'] }));
+      const dueAt = new Date(Date.now() + DAY).toISOString();
+      const first = await reviewer.accessReviews.create({ dueAt, onOverdue: 'keep' });
+      const second = await reviewer.accessReviews.create({ dueAt, onOverdue: 'revoke' });
+      expect(first).toMatchObject({
+        organizationId: REVIEWED_ORG,
+        dueAt,
+        onOverdue: 'keep',
+        status: 'open',
+        createdBy: { type: 'person', via: 'sdk' },
+        progress: { total: 3, decided: 0, kept: 0, revoked: 0, pending: 3 },
+      });
+
+      // Pages of one, newest first, read with a token that only reads.
+      const readOnly = anOrganization({ token: await product.token({ org: REVIEWED_ORG, scope: 'authorizations:read' }) });
+      expect((await all(readOnly.accessReviews.list({ limit: 1 }))).map((review) => review.reviewId)).toEqual([
+        second.reviewId,
+        first.reviewId,
+      ]);
+
+      const [kept, revoked] = grants.map((grant) => grant.clientId) as [string, string];
+      await reviewer.accessReviews.decide(first.reviewId, kept, { decision: 'keep', note: 'still audits us' });
+      const decided = await reviewer.accessReviews.decide(first.reviewId, revoked, { decision: 'revoke' });
+      expect(decided.progress).toEqual({ total: 3, decided: 2, kept: 1, revoked: 1, pending: 1 });
+      expect(decided.items.find((item) => item.clientId === kept)).toMatchObject({
+        decision: 'keep',
+        note: 'still audits us',
+        overdue: false,
+        decidedBy: { type: 'person', via: 'sdk' },
+      });
+      expect(await reviewer.authorizations.get(revoked)).toMatchObject({ status: 'revoked', revocationReason: 'access_review' });
+      expect(await readOnly.accessReviews.get(first.reviewId)).toEqual(decided);
+
+      // A decision stands; an unknown review is not found.
+      const again = reviewer.accessReviews.decide(first.reviewId, kept, { decision: 'revoke' });
+      await expect(again).rejects.toBeInstanceOf(ApiError);
+      await expect(again).rejects.toMatchObject({ status: 409, code: 'ACCESS_REVIEW_ITEM_DECIDED', requestId: expect.any(String) });
+      await expect(reviewer.accessReviews.get('arv_000000000000000000000000')).rejects.toMatchObject({
+        status: 404,
+        code: 'ACCESS_REVIEW_NOT_FOUND',
+      });
+
+      // The report, checked offline against the key set saved from the read API; one changed byte fails.
+      const signed = await reviewer.accessReviews.report(first.reviewId);
+      expect(signed.report).toMatchObject({ reviewId: first.reviewId, progress: decided.progress });
+      const keySet = (await request<Jwks>(`${product.urls.readApi}/.well-known/jwks.json`)).body;
+      const verified = verifyAccessReviewReport(signed, keySet);
+      expect(verified).toEqual({ report: signed.report, kid: expect.any(String) });
+      expect(reviewer.accessReviews.verify(signed.jws, keySet)).toEqual(verified);
+      const [header, payload, signature] = signed.jws.split('.') as [string, string, string];
+      const bytes = Buffer.from(payload, 'base64url');
+      bytes[10] = bytes[10]! ^ 0x01;
+      expect(() => verifyAccessReviewReport(`${header}.${bytes.toString('base64url')}.${signature}`, keySet)).toThrow(SignatureError);
+
+      const csv = await reviewer.accessReviews.report(first.reviewId, { format: 'csv' });
+      const lines = csv.trimEnd().split('\r\n');
+      expect(lines[0]).toMatch(/^clientId,recipientType,recipientName,scopes,lastUsedAt,readsInPeriod,decision,overdue,note,/);
+      expect(lines).toHaveLength(1 + grants.length);
+      expect(lines.find((line) => line.startsWith(`${kept},`))).toContain(',keep,false,still audits us,');
+    });
+  });
+
   describe('a scoring engine publishing', () => {
     const ORGANIZATIONS = Array.from({ length: 25 }, (_, i) => `sdk-engine-${RUN}-${i}`);
     const DATES = 1000;
@@ -326,6 +404,11 @@ export function organizationSuite(running: () => ProductUnderTest): void {
     'issueClaimLink',
     'listAccessLog',
     'submitScores',
+    'createAccessReview',
+    'listAccessReviews',
+    'getAccessReview',
+    'decideAccessReviewItem',
+    'getAccessReviewReport',
   ];
 
   everyAnswerDocumented(

@@ -1,5 +1,8 @@
 import type {
   AccessLogPage,
+  AccessReviewPage,
+  AccessReviewSummary,
+  SignedAccessReviewReport,
   Alert,
   AuditLogPage,
   Authorization,
@@ -59,6 +62,17 @@ export interface CredentialsApi {
    * start within the usual timeout, but its body may take as long as it takes.
    */
   exportAuditLog(person: ConsoleIdentity, query: URLSearchParams, format: ExportFormat, signal: AbortSignal): Promise<ExportStream>;
+  /** Decision 54's access reviews, one page, newest first; `query` the paging as asked (`limit`, `cursor`). */
+  accessReviews(person: ConsoleIdentity, query: URLSearchParams): Promise<AccessReviewPage>;
+  startAccessReview(person: ConsoleIdentity, body: Record<string, unknown>): Promise<AccessReviewSummary>;
+  /**
+   * A review's report, signed: the review's page shows it (it alone has each grant's last use and reads in
+   * the period). Its downloads are `exportAccessReviewReport`, the API's bytes as they come.
+   */
+  accessReviewReport(person: ConsoleIdentity, reviewId: string): Promise<SignedAccessReviewReport>;
+  decideAccessReviewItem(person: ConsoleIdentity, reviewId: string, clientId: string, body: Record<string, unknown>): Promise<void>;
+  /** The report as the API answers it: CSV, or the signed JSON (`{ report, jws }`) byte for byte. */
+  exportAccessReviewReport(person: ConsoleIdentity, reviewId: string, format: ReportFormat, signal: AbortSignal): Promise<ExportStream>;
   /** Decision 38's claim API, for the browser at `address` (the console vouches for it in a token of its own). */
   claim(method: 'GET' | 'POST', token: string, request: { address: string; body?: unknown; accountKey?: string }): Promise<RelayedAnswer>;
 }
@@ -66,6 +80,10 @@ export interface CredentialsApi {
 /** The audit trail's exports, by the media type the API answers them in. */
 export const EXPORT_TYPES = { csv: 'text/csv', ndjson: 'application/x-ndjson' } as const;
 export type ExportFormat = keyof typeof EXPORT_TYPES;
+
+/** An access review's report, by the media type the API answers it in. */
+export const REPORT_TYPES = { csv: 'text/csv', json: 'application/json' } as const;
+export type ReportFormat = keyof typeof REPORT_TYPES;
 
 export interface ExportStream {
   contentType: string;
@@ -106,12 +124,7 @@ export function credentialsApi(options: { url: string; signer: ConsoleSigner; lo
     path: string,
     init: { method?: string; body?: unknown; headers?: Record<string, string>; signal?: AbortSignal } = {},
   ): Promise<Response> {
-    const token = await options.signer.sign(CONSOLE_AUDIENCES.credentials, {
-      organizationId: person.organizationId,
-      subject: person.subject,
-      personIssuer: person.issuer,
-      scope: person.scope,
-    });
+    const token = await personToken(options.signer, 'credentials', person);
     return send(`/v1/organizations/${encodeURIComponent(person.organizationId)}${path}`, { ...init, authorization: token });
   }
 
@@ -126,7 +139,26 @@ export function credentialsApi(options: { url: string; signer: ConsoleSigner; lo
     throw consoleErrorOf(response, body, options.log);
   }
 
+  /**
+   * A download as the API streams it, for the console to pass on as it arrives. The usual timeout until
+   * the answer starts; then only `signal` (the browser leaving) ends the read.
+   */
+  async function stream(person: ConsoleIdentity, path: string, accept: string, signal: AbortSignal): Promise<ExportStream> {
+    const started = new AbortController();
+    const timer = setTimeout(() => started.abort(new Error('the credentials service did not answer in time')), timeoutMs);
+    try {
+      const response = await asPerson(person, path, { headers: { accept }, signal: AbortSignal.any([started.signal, signal]) });
+      const contentType = response.headers.get('content-type') ?? '';
+      if (response.ok && response.body && contentType.startsWith(accept)) return { contentType, body: response.body };
+      const body: unknown = await response.json().catch(() => undefined);
+      throw consoleErrorOf(response.ok ? { status: 502, headers: response.headers } : response, body, options.log);
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
   const item = (clientId: string) => `/authorizations/${encodeURIComponent(clientId)}`;
+  const review = (reviewId: string) => `/access-reviews/${encodeURIComponent(reviewId)}`;
   return {
     list: async (person) => (await call<{ authorizations: Authorization[] }>(person, '/authorizations')).body.authorizations,
     alerts: async (person) => (await call<{ alerts: Alert[] }>(person, '/alerts')).body.alerts,
@@ -144,23 +176,15 @@ export function credentialsApi(options: { url: string; signer: ConsoleSigner; lo
       (await call<AccessLogPage>(person, withQuery(`${item(clientId)}/access-log`, query))).body,
     dailyReads: async (person, clientId) => (await call<DailyReadsList>(person, `${item(clientId)}/daily-reads`)).body.days,
     auditLog: async (person, query) => (await call<AuditLogPage>(person, withQuery('/audit-log', query))).body,
-    async exportAuditLog(person, query, format, signal) {
-      // The usual timeout until the answer starts; then only the browser leaving ends the read.
-      const started = new AbortController();
-      const timer = setTimeout(() => started.abort(new Error('the credentials service did not answer in time')), timeoutMs);
-      try {
-        const response = await asPerson(person, withQuery('/audit-log', query), {
-          headers: { accept: EXPORT_TYPES[format] },
-          signal: AbortSignal.any([started.signal, signal]),
-        });
-        const contentType = response.headers.get('content-type') ?? '';
-        if (response.ok && response.body && contentType.startsWith(EXPORT_TYPES[format])) return { contentType, body: response.body };
-        const body: unknown = await response.json().catch(() => undefined);
-        throw consoleErrorOf(response.ok ? { status: 502, headers: response.headers } : response, body, options.log);
-      } finally {
-        clearTimeout(timer);
-      }
+    exportAuditLog: (person, query, format, signal) => stream(person, withQuery('/audit-log', query), EXPORT_TYPES[format], signal),
+    accessReviews: async (person, query) => (await call<AccessReviewPage>(person, withQuery('/access-reviews', query))).body,
+    startAccessReview: async (person, body) => (await call<AccessReviewSummary>(person, '/access-reviews', { method: 'POST', body })).body,
+    accessReviewReport: async (person, reviewId) => (await call<SignedAccessReviewReport>(person, `${review(reviewId)}/report`)).body,
+    decideAccessReviewItem: async (person, reviewId, clientId, body) => {
+      await call(person, `${review(reviewId)}/items/${encodeURIComponent(clientId)}`, { method: 'PUT', body });
     },
+    exportAccessReviewReport: (person, reviewId, format, signal) =>
+      stream(person, `${review(reviewId)}/report`, REPORT_TYPES[format], signal),
     async claim(method, token, request) {
       const response = await send(`/claim/${encodeURIComponent(token)}`, {
         method,
@@ -172,6 +196,16 @@ export function credentialsApi(options: { url: string; signer: ConsoleSigner; lo
       return { status: response.status, headers: response.headers, body };
     },
   };
+}
+
+/** Decision 51: a minute's token of the console naming the signed-in person, for the API of `audience`. */
+export function personToken(signer: ConsoleSigner, audience: keyof typeof CONSOLE_AUDIENCES, person: ConsoleIdentity): Promise<string> {
+  return signer.sign(CONSOLE_AUDIENCES[audience], {
+    organizationId: person.organizationId,
+    subject: person.subject,
+    personIssuer: person.issuer,
+    scope: person.scope,
+  });
 }
 
 function withQuery(path: string, query: URLSearchParams): string {

@@ -1,8 +1,17 @@
 import { randomUUID } from 'node:crypto';
 import type { Express } from 'express';
 import type { Operations } from '@rsd/observability';
-import { createBaseApp, finishApp, mountApiDocs, type Logger, type SigningKeys, type TokenVerifier } from '@rsd/platform';
-import type { AccessLogStore, AuditLogStore, AuthorizationStore, Clock, RateLimitStoreFactory } from '@rsd/ports';
+import { createBaseApp, finishApp, mountApiDocs, type Logger, type OutboxRelay, type SigningKeys, type TokenVerifier } from '@rsd/platform';
+import type {
+  AccessLogStore,
+  AuditLogStore,
+  AuthorizationStore,
+  Clock,
+  EventLog,
+  OffboardingStore,
+  RateLimitStoreFactory,
+  SubjectKeyStore,
+} from '@rsd/ports';
 import { failedAuthenticationLimit } from '@rsd/recipient-access';
 import { auditLogRoutes } from './audit-log/audit-log-routes';
 import { accessReviewRoutes } from './access-reviews/access-review-routes';
@@ -10,11 +19,11 @@ import { authorizationRoutes } from './authorizations/authorization-routes';
 import { claimRoutes } from './claims/claim-routes';
 import { portfolioRoutes } from './portfolio/portfolio-routes';
 import { leakRoutes } from './leaks/leak-routes';
+import { erasureRoutes } from './erasure/erasure-routes';
 import type { SecretScanningKeys } from '@rsd/platform';
 import { CLAIM_PATH } from './claims/claim-url';
 import type { CredentialsConfig } from './config';
 import { credentialsOpenApi } from '@rsd/api-documents';
-import type { OutboxRelay } from '@rsd/platform';
 
 export interface CredentialsAppDeps {
   config: CredentialsConfig;
@@ -24,6 +33,11 @@ export interface CredentialsAppDeps {
   /** Decision 54's audit trail, kept current from the event log. */
   auditLog: AuditLogStore;
   relay: OutboxRelay;
+  /** Decision 56: where the offboarding and erasure events go (straight to the log: nothing is stored with them). */
+  eventLog: Pick<EventLog, 'append'>;
+  /** Decision 56: the offboardings' records and the data subjects' keys an erasure destroys. */
+  offboardings: OffboardingStore;
+  subjectKeys: Pick<SubjectKeyStore, 'destroy'>;
   clock: Clock;
   log: Logger;
   verifyToken: TokenVerifier;
@@ -81,6 +95,18 @@ export function buildApp(deps: CredentialsAppDeps): Express {
     }),
   );
   app.use('/v1/portfolio', portfolioRoutes({ ...useCases, limitFailures }));
+  // Decision 56: offboarding and erasure.
+  const erasure = erasureRoutes({
+    ...useCases,
+    auditLog: deps.auditLog,
+    eventLog: deps.eventLog,
+    offboardings: deps.offboardings,
+    subjectKeys: deps.subjectKeys,
+    verifyToken,
+    limitFailures,
+  });
+  app.use('/v1', erasure.organizations);
+  app.use('/v1/portfolio', erasure.portfolio);
   app.use(
     '/v1',
     leakRoutes({ ...useCases, apiKeyPrefix: config.API_KEY_PREFIX, secretScanningKeys: deps.secretScanningKeys, limitFailures }),

@@ -3,10 +3,12 @@ import {
   consoleClientAddressVerifier,
   consoleKeySource,
   CONSOLE_AUDIENCES,
-  createLeaseKeeper,
+  createOutboxRelay,
   createTokenVerifier,
-  replicaName,
+  openLeaseKeeper,
+  secretScanningKeys,
   signingKeysFrom,
+  startRetention,
   stopInOrder,
   withConsoleTokens,
   type Logger,
@@ -15,13 +17,11 @@ import type { Clock, RunningService, Runtime } from '@rsd/ports';
 import { buildApp } from './app';
 import type { CredentialsConfig } from './config';
 import { createExpiryScheduler } from './expiry/expiry-scheduler';
-import { createOutboxRelay } from '@rsd/platform';
 import { createAccessReviewScheduler } from './access-reviews/access-review-scheduler';
 import { accessLogProjection } from './access-log/access-log-projection';
 import { AUDITED_TOPICS, auditProjection } from './audit-log/audit-projection';
 import { accessAlerts } from './alerts/access-alerts';
-import { startAccessLogPruner } from './access-log/access-log-pruner';
-import { secretScanningKeys } from '@rsd/platform';
+import { ERASURE_TOPICS, erasureFeed as erasureFeedOf } from './erasure/erasure-feed';
 
 /** Decision 52: the one lease under which a replica runs the outbox relay, the expiry check and (decision 54) the access reviews' due times. */
 const RELAY_LEASE = 'relay';
@@ -46,36 +46,32 @@ export async function createCredentialsModule({
   localUrlOf,
 }: CredentialsModuleDeps): Promise<CredentialsModule> {
   const store = await runtime.openAuthorizationStore();
+  // Decision 56: the offboardings' records, and the subjects' keys an offboarding or an erasure destroys.
+  const offboardings = await runtime.openOffboardingStore();
+  const subjectKeys = await runtime.openSubjectKeyStore();
   // Decision 54: the audit trail's view, made from the event log (from its beginning, so it can always be made again).
   const auditLog = await runtime.openAuditLogStore();
   const auditFeed = await runtime.eventLog.subscribe({
     groupId: runtime.auditFeedGroup,
     topics: AUDITED_TOPICS,
     fromBeginning: true,
-    ...auditProjection(auditLog, log.child({ component: 'audit-log' })),
+    // Decision 56: an offboarded organization's late or replayed events bring none of its entries back.
+    ...auditProjection(auditLog, log.child({ component: 'audit-log' }), async (organizationId) =>
+      Boolean(await offboardings.find(organizationId, clock.now())),
+    ),
   });
   const metrics = createServiceMetrics('credentials');
   // Decision 52: where replicas share the store, the relay and the expiry check run on the holder of one lease.
-  const leases = runtime.openLeaseStore ? await runtime.openLeaseStore('credentials') : undefined;
   let leadershipTaken: (takeover: boolean) => void = () => undefined;
-  const leader = leases
-    ? createLeaseKeeper({
-        store: leases,
-        group: 'credentials-relay',
-        names: [RELAY_LEASE],
-        me: replicaName(),
-        clock,
-        log,
-        ttlMs: config.LEASE_TTL_MS,
-        renewEveryMs: config.LEASE_RENEW_INTERVAL_MS,
-        skewMarginMs: config.LEASE_SKEW_MARGIN_MS,
-        onAcquired: (_name, _fence, takeover) => leadershipTaken(takeover),
-        onLost: () => {
-          metrics.leasesHeld.set({ work: 'credentials-relay' }, 0);
-          return Promise.resolve();
-        },
-      })
-    : undefined;
+  const leader = await openLeaseKeeper(runtime, 'credentials', {
+    group: 'credentials-relay',
+    names: [RELAY_LEASE],
+    clock,
+    log,
+    config,
+    onAcquired: (_name, _fence, takeover) => leadershipTaken(takeover),
+    onHeld: (count) => metrics.leasesHeld.set({ work: 'credentials-relay' }, count),
+  });
   const isLeader = leader ? () => leader.fenceOf(RELAY_LEASE) !== undefined : undefined;
   const relay = createOutboxRelay({
     store,
@@ -84,32 +80,52 @@ export async function createCredentialsModule({
     ...(isLeader ? { isLeader, onRepublished: (entries: number) => metrics.outboxTakeoverRepublished.inc(entries) } : {}),
   });
   leadershipTaken = (takeover) => {
-    metrics.leasesHeld.set({ work: 'credentials-relay' }, 1);
     log.info({ takeover }, 'this replica now runs the outbox relay and the expiry check');
     if (takeover) relay.tookOver();
     // What the last leader left owed goes out at once.
-    void relay.flush().catch((error: unknown) => log.warn({ err: error }, 'outbox not yet flushed; the relay keeps trying'));
+    void flushOwed();
   };
-  if (leader) {
-    leader.start();
-  } else {
-    // Events still owed from before a restart (or an event-log outage) go out first.
-    await relay.flush().catch((error: unknown) => log.warn({ err: error }, 'outbox not yet flushed; the relay keeps trying'));
-  }
+  const flushOwed = () =>
+    relay.flush().catch((error: unknown) => log.warn({ err: error }, 'outbox not yet flushed; the relay keeps trying'));
+  if (leader) leader.start();
+  // Events still owed from before a restart (or an event-log outage) go out first.
+  else await flushOwed();
   relay.start(leader ? config.OUTBOX_LEADER_INTERVAL_MS : config.OUTBOX_RELAY_INTERVAL_MS);
-  const expiry = createExpiryScheduler({ store, relay, clock, log, ...(isLeader ? { isLeader } : {}) });
+  const expiry = createExpiryScheduler({ store, relay, clock, log, isLeader });
   expiry.start(config.EXPIRY_CHECK_INTERVAL_MS);
   // Decision 54: access reviews fall due under the same lease, so one replica settles each.
-  const reviews = createAccessReviewScheduler({ store, relay, clock, log, ...(isLeader ? { isLeader } : {}) });
+  const reviews = createAccessReviewScheduler({ store, relay, clock, log, isLeader });
   reviews.start(config.ACCESS_REVIEW_CHECK_INTERVAL_MS);
 
   // Decision 21: the access log's store is the runtime's (it closes it), kept current by what follows the stream into it.
   const accessLog = await runtime.openAccessLog({ retentionDays: config.ACCESS_LOG_RETENTION_DAYS });
   const accessStore = await accessLog.openStore();
-  const accessFeed = await accessLog.follow(accessLogProjection(accessStore, log));
+  const accessFeed = await accessLog.follow(accessLogProjection(accessStore, store, log));
   // Decision 44: what the reads mean to the organization (first use, new addresses, failures), as alerts.
   const alertFeed = await accessLog.watch(accessAlerts({ store, relay, clock, log: log.child({ component: 'alerts' }) }));
-  const pruner = startAccessLogPruner({ store: accessStore, retentionDays: config.ACCESS_LOG_RETENTION_DAYS, clock, log });
+  // Decision 56: this service's purge of an offboarded organization, and every service's word of its own.
+  const erasureFeed = await runtime.eventLog.subscribe({
+    groupId: runtime.erasureFeedGroup,
+    topics: ERASURE_TOPICS,
+    fromBeginning: true,
+    ...erasureFeedOf({
+      eventLog: runtime.eventLog,
+      store,
+      accessLog: accessStore,
+      auditLog,
+      offboardings,
+      clock,
+      log: log.child({ component: 'erasure' }),
+    }),
+  });
+  // Decision 21's retention, by date on the embedded runtime (MongoDB's TTL index does it too; FerretDB's has none).
+  const pruner = startRetention({
+    name: 'pruning the access log',
+    log,
+    clock,
+    retentionDays: config.ACCESS_LOG_RETENTION_DAYS,
+    prune: (before, now) => accessStore.prune(before, now),
+  });
 
   // Decision 38's claim attempts: counted with the read API's failed authentications where the runtime shares counts (one process, or Redis); else per replica.
   const rateLimitStores = await runtime.rateLimitStores();
@@ -122,6 +138,9 @@ export async function createCredentialsModule({
     accessLog: accessStore,
     auditLog,
     relay,
+    eventLog: runtime.eventLog,
+    offboardings,
+    subjectKeys,
     clock,
     log,
     verifyToken: withConsoleTokens(createTokenVerifier(config), consoleKeys, CONSOLE_AUDIENCES.credentials),
@@ -134,6 +153,19 @@ export async function createCredentialsModule({
   });
   return {
     app,
-    stop: stopInOrder(pruner, alertFeed, accessFeed, auditFeed, reviews, expiry, relay, ...(leader ? [leader] : []), auditLog, store),
+    stop: stopInOrder(
+      pruner,
+      erasureFeed,
+      alertFeed,
+      accessFeed,
+      auditFeed,
+      reviews,
+      expiry,
+      relay,
+      ...(leader ? [leader] : []),
+      offboardings,
+      auditLog,
+      store,
+    ),
   };
 }

@@ -68,6 +68,7 @@ beforeAll(async () => {
       };
     },
     openWebhookStore: async () => outOfReachWhenDown(await real.openWebhookStore(), 'webhooks'),
+    openOffboardingStore: async () => outOfReachWhenDown(await real.openOffboardingStore(), 'offboardings'),
   };
   const specs = [readApiService, credentialsService, scoreIngestService, notifierService].flatMap((definition) => definition.secrets ?? []);
   provider = await startSecretScanningProvider();
@@ -293,6 +294,19 @@ test('when the event log and the stores are out of reach, then every operation o
       `${reviews}/${reviewId}/items/${created.body.clientId}`,
       { method: 'PUT', headers: bearer, body: JSON.stringify({ decision: 'keep' }) },
     ],
+  });
+  // Decision 56: offboarding and erasure (the organization's, its grant's recipient's, and the account's own).
+  const offboarder = {
+    authorization: `Bearer ${await signToken({ org: ORG, scope: 'organizations:delete' }, { secret })}`,
+  };
+  Object.assign(calls, {
+    offboardOrganization: [
+      `${urlOf(credentialsService)}/v1/organizations/${ORG}?confirm=${ORG}`,
+      { method: 'DELETE', headers: offboarder },
+    ],
+    getOffboarding: [`${urlOf(credentialsService)}/v1/organizations/${ORG}/offboarding`, { headers: offboarder }],
+    eraseRecipient: [`${authorization}/erasure`, { method: 'POST', headers: bearer }],
+    eraseAccount: [`${urlOf(credentialsService)}/v1/portfolio/erasure`, { method: 'POST', headers: account }],
   });
   // Every documented operation is called, the JWKS aside: it needs no store.
   const documented: string[] = [];

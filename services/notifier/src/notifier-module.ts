@@ -5,10 +5,9 @@ import { QUEUE_SHARDS, shardNames } from '@rsd/domain';
 import {
   consoleKeySource,
   CONSOLE_AUDIENCES,
-  createLeaseKeeper,
   createTokenVerifier,
   every,
-  replicaName,
+  openLeaseKeeper,
   withConsoleTokens,
   stopInOrder,
   type Logger,
@@ -21,7 +20,7 @@ import { startDeliveryWorker } from './delivery/delivery-worker';
 import { systemResolve, webhookSender, type Resolve } from './delivery/send-webhook';
 import { NOTIFIER_VIEWS, startNotifierProjection } from './events/plan-deliveries';
 import { secretSealer } from './webhooks/secret-sealing';
-import { webhookChangeRecorder } from './webhooks/webhook-changes';
+import { disabledForFailuresRecorder, webhookChangeRecorder } from './webhooks/webhook-changes';
 import { grantWebhooks, organizationWebhooks, portfolioWebhooks } from './webhooks/webhook-owners';
 
 export interface NotifierModuleDeps {
@@ -91,26 +90,21 @@ export async function createNotifierModule({
     registers,
   });
   // Decision 52: where replicas share the queue, each works the shards it holds the lease of.
-  const leases = runtime.openLeaseStore ? await runtime.openLeaseStore('notifier') : undefined;
   const shardOf = (name: string) => Number(name.slice(SHARD_PREFIX.length));
   let onAcquired: (shard: number, takeover: boolean) => void = () => undefined;
   let onLost: (shard: number) => Promise<void> = () => Promise.resolve();
-  const keeper = leases
-    ? createLeaseKeeper({
-        store: leases,
-        group: 'notifier-queue',
-        names: shardNames(SHARD_PREFIX, QUEUE_SHARDS),
-        me: replicaName(),
-        clock,
-        log,
-        ttlMs: config.LEASE_TTL_MS,
-        renewEveryMs: config.LEASE_RENEW_INTERVAL_MS,
-        skewMarginMs: config.LEASE_SKEW_MARGIN_MS,
-        onAcquired: (name, _fence, takeover) => onAcquired(shardOf(name), takeover),
-        onLost: (name) => onLost(shardOf(name)),
-      })
-    : undefined;
+  const keeper = await openLeaseKeeper(runtime, 'notifier', {
+    group: 'notifier-queue',
+    names: shardNames(SHARD_PREFIX, QUEUE_SHARDS),
+    clock,
+    log,
+    config,
+    onAcquired: (name, _fence, takeover) => onAcquired(shardOf(name), takeover),
+    onLost: (name) => onLost(shardOf(name)),
+    onHeld: (count) => metrics.leasesHeld.set({ work: 'notifier-queue' }, count),
+  });
 
+  const recordChange = webhookChangeRecorder(runtime.eventLog, log);
   const worker = startDeliveryWorker({
     store,
     views,
@@ -127,6 +121,7 @@ export async function createNotifierModule({
     pollIntervalMs: config.WEBHOOK_POLL_INTERVAL_MS,
     attemptsKept: config.WEBHOOK_ATTEMPTS_KEPT,
     onAttempt: (outcome) => deliveries.inc({ outcome }),
+    onDisabled: disabledForFailuresRecorder(recordChange),
     ...(keeper
       ? {
           shards: () => new Map([...keeper.held()].map(([name, fence]) => [shardOf(name), fence])),
@@ -138,12 +133,10 @@ export async function createNotifierModule({
   });
   onAcquired = (shard, takeover) => {
     if (takeover) worker.tookOver(shard, clock.now());
-    metrics.leasesHeld.set({ work: 'notifier-queue' }, keeper?.held().size ?? 0);
     worker.nudge();
   };
   onLost = async (shard) => {
     await worker.drain(shard);
-    metrics.leasesHeld.set({ work: 'notifier-queue' }, keeper?.held().size ?? 0);
   };
   keeper?.start();
   const projection = await startNotifierProjection({
@@ -184,7 +177,7 @@ export async function createNotifierModule({
     clock,
     attemptsListed: config.WEBHOOK_ATTEMPTS_KEPT,
     onQueued: () => worker.nudge(),
-    recordChange: webhookChangeRecorder(runtime.eventLog, log),
+    recordChange,
     // Each kind of owner is one declaration (decision 45): a grant's, a recipient account's (decision 42) and an organization's (decision 44).
     owners: [
       grantWebhooks(recipientAuthenticator(access), config, views),

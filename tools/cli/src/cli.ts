@@ -15,6 +15,7 @@ import {
   type Webhooks,
 } from '@resilience-score/client';
 import { Command, CommanderError, Option } from 'commander';
+import { addAccessReviewCommands } from './access-reviews';
 import { runBackupCommand } from './backup';
 import { ACCOUNT_EXPORTS, claimLinkExportsOf, CREDENTIAL_EXPORTS, exportsOf, WEBHOOK_EXPORTS } from './env-output';
 import { runPortfolioCommand } from './portfolio';
@@ -184,6 +185,7 @@ export function buildProgram(io: CliIo, print: (result: unknown) => void): Comma
 
   addAuthorizations(program, { io, productFor, act, note });
   addAuditLog(program, { io, productFor, act, note });
+  addAccessReviewCommands(group(program, 'access-reviews', "An organization's reviews of its grants"), { io, productFor, act });
 
   program
     .command('claim')

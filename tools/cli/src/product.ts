@@ -220,12 +220,12 @@ function networkFailure(error: unknown): string {
 }
 
 /**
- * What the user reads on stderr for a failure: a refusal as `STATUS CODE: message` with every problem
+ * What the user reads on stderr for a failure: a refusal as `STATUS CODE: message (request id …)` with every problem
  * of a refused body on its own line; a network failure with what was asked and what to check.
  */
 export function describeFailure(error: unknown): string {
   if (error instanceof ApiError) {
-    const head = `${error.status}${error.code ? ` ${error.code}` : ''}: ${error.message}`;
+    const head = `${error.status}${error.code ? ` ${error.code}` : ''}: ${error.message}${error.requestId ? ` (request id ${error.requestId})` : ''}`;
     const lines = (error.details ?? []).map(
       (detail) => `  - ${detail.index !== undefined ? `[${detail.index}] ` : ''}${detail.path ?? ''}: ${detail.message ?? ''}`,
     );

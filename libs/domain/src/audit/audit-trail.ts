@@ -9,6 +9,7 @@ import {
   type AuthorizationEvent,
   type WebhookChanged,
 } from '@rsd/contracts';
+import { webhookOwnerKey } from '../webhooks/webhook-owner';
 
 /** Who asks for a change (decision 54): the actor, the request and the caller's address, as the service determined them. */
 export interface Origin {
@@ -54,8 +55,11 @@ export function auditActionOf(event: AuthorizationEvent): AuditAction | undefine
       return 'access_review.item_decided';
     case EVENT_TYPES.accessReviewCompleted:
       return 'access_review.completed';
+    // Decision 56's offboarding and erasure carry no one's identity; an offboarding purges the trail it would join.
     case EVENT_TYPES.authorizationAlerted:
     case EVENT_TYPES.accessReviewDueSoon:
+    case EVENT_TYPES.organizationOffboarded:
+    case EVENT_TYPES.recipientErased:
       return undefined;
   }
 }
@@ -118,6 +122,40 @@ export function webhookChanged(
     datacontenttype: 'application/json',
     data: { organizationId, clientId, webhookId, audit: { action, ...origin } },
   });
+}
+
+/** The notifier, disabling a webhook whose deliveries kept failing for 24 h (decision 45's lifecycle): the system, on no request. */
+export const DELIVERY_FAILURES_ORIGIN: Origin = {
+  actor: { type: 'system', id: 'delivery-failures', via: null },
+  requestId: null,
+  address: null,
+};
+
+const ACCOUNT_OWNER_PREFIX = webhookOwnerKey({ kind: 'portfolio', accountId: '' });
+const ORGANIZATION_OWNER_PREFIX = webhookOwnerKey({ kind: 'organization', organizationId: '' });
+
+/**
+ * The notifier's event of a webhook it disabled after its deliveries kept failing: `webhook.disabled`
+ * by the system, for a recipient's webhook on one of the organization's grants (its `clientId`) and
+ * for the organization's own alert subscription (no `clientId`) alike, the one action the trail has
+ * for a disabling. Undefined for a recipient account's webhook, which is in no organization's trail.
+ */
+export function webhookDisabledForFailures(
+  webhook: { id: string; ownerKey: string; organizationId: string },
+  stamp: { id: string; time: Date },
+): WebhookChanged | undefined {
+  if (webhook.ownerKey.startsWith(ACCOUNT_OWNER_PREFIX) || webhook.organizationId === '') return undefined;
+  const clientId = webhook.ownerKey.startsWith(ORGANIZATION_OWNER_PREFIX) ? null : webhook.ownerKey;
+  return webhookChanged(
+    {
+      organizationId: webhook.organizationId,
+      clientId,
+      webhookId: webhook.id,
+      action: 'webhook.disabled',
+      origin: DELIVERY_FAILURES_ORIGIN,
+    },
+    stamp,
+  );
 }
 
 /** The audit view's entry for the notifier's event. */

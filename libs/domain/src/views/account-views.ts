@@ -9,6 +9,7 @@ import {
 } from '@rsd/contracts';
 import { hasExpired } from '../expiry';
 import { revisionVersion, viewEvents, type ListedView, type ViewDefinition } from './view';
+import { erasableVersion } from './credential-view';
 
 /** Decision 42: what the read API knows of a recipient account: its name and its keys' digests. */
 export interface RecipientAccountView {
@@ -19,13 +20,16 @@ export interface RecipientAccountView {
   previousKeyDigest: string | null;
   previousKeyExpiresAt: string | null;
   revision: number;
+  /** Decision 56: the account's own data was erased (its name is null for good); absent otherwise. */
+  recipientErased?: true;
 }
 
 export const recipientAccountView: ViewDefinition<RecipientAccountView> = {
   name: 'recipient_accounts',
 
   ...viewEvents<RecipientAccountView>()({
-    keyOf: (event) => event.data.accountId,
+    // An erasure names its subject: an account's (`account:<id>`) is this view's document; a grant's matches none.
+    keyOf: (event) => ('accountId' in event.data ? event.data.accountId : event.data.subject.replace(/^account:/, '')),
     on: {
       [EVENT_TYPES.recipientAccountCreated]: (state, event) => {
         if (state && state.revision >= event.data.revision) return state;
@@ -45,10 +49,14 @@ export const recipientAccountView: ViewDefinition<RecipientAccountView> = {
         if (state.previousKeyDigest === keyDigest) return { ...state, previousKeyDigest: null, previousKeyExpiresAt: null, revision };
         return { ...state, revision };
       },
+      [EVENT_TYPES.recipientErased]: (state, event) =>
+        state && !state.recipientErased && event.data.subject.startsWith('account:')
+          ? { ...state, name: null, recipientErased: true }
+          : state,
     },
   }),
 
-  versionOf: (state) => revisionVersion(state.revision),
+  versionOf: erasableVersion,
 };
 
 /**

@@ -26,6 +26,8 @@ export interface CredentialView {
   recipientName?: string | null;
   createdEventId?: string;
   revision: number;
+  /** Decision 56: the recipient's own data was erased (its name is null for good); absent otherwise. */
+  recipientErased?: true;
 }
 
 /** Active now: neither revoked nor marked expired, and its expiry (if any) not yet reached, whether or not the Expired event has arrived. */
@@ -87,11 +89,22 @@ export const credentialView: ViewDefinition<CredentialView> = {
       },
       [EVENT_TYPES.authorizationRevoked]: (state, event) => withStatus(state, 'revoked', event.data.revision),
       [EVENT_TYPES.authorizationExpired]: (state, event) => withStatus(state, 'expired', event.data.revision),
+      // Decision 56: the name goes; every later event keeps the mark (they spread the state), so it never comes back.
+      [EVENT_TYPES.recipientErased]: (state) =>
+        state && !state.recipientErased ? { ...state, recipientName: null, recipientErased: true } : state,
     },
   }),
 
-  versionOf: (state) => revisionVersion(state.revision),
+  versionOf: erasableVersion,
 };
+
+/**
+ * Revisions order a document's states; an erasure (decision 56) carries no revision of its own, so
+ * the erased state of a revision sorts just after that revision's (`…0003` < `…0003.erased` < `…0004`).
+ */
+export function erasableVersion(state: { revision: number; recipientErased?: true }): string {
+  return state.recipientErased ? `${revisionVersion(state.revision)}.erased` : revisionVersion(state.revision);
+}
 
 /** A status change for a credential this view has never seen is ignored: there is nothing to serve. */
 function withStatus(state: CredentialView | undefined, status: AuthorizationStatus, revision: number): CredentialView | undefined {

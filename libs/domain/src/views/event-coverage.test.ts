@@ -2,6 +2,7 @@ import { EVENT_TYPES } from '@rsd/contracts';
 import * as domain from '../index';
 import { ALERTS_BY_EVENT, TRIGGERS_BY_EVENT } from '../webhooks/notifications';
 import { KEY_CUT_OFFS_BY_EVENT } from '../webhooks/key-cut-offs';
+import { PURGES_BY_EVENT } from '../erasure/erasure';
 import type { EventType, ViewDefinition } from './view';
 
 // Views name the events they handle and pass by the rest, so nothing makes a view list every event
@@ -20,6 +21,8 @@ const CONSUMERS: Record<string, object> = {
   'notifier triggers': TRIGGERS_BY_EVENT,
   'organization alerts': ALERTS_BY_EVENT,
   'key cut-offs': KEY_CUT_OFFS_BY_EVENT,
+  // Decision 56: every service's purge of an offboarded organization (libs/consumers' purgeOffboarded).
+  'offboarding purges': PURGES_BY_EVENT,
 };
 
 /** Event types that no view is made of, and why. */
@@ -27,6 +30,8 @@ const NO_VIEW_NEEDS: Partial<Record<EventType, string>> = {
   [EVENT_TYPES.authorizationAlerted]:
     'an alert changes no credential, score, account or grant a view serves; only the notifier hears it ' +
     "(the organization's alert webhooks, and a leaked key's cut-off)",
+  [EVENT_TYPES.organizationOffboarded]:
+    "an offboarding evolves no document: every service removes the organization's documents and rows (a purge), whatever view holds them",
 };
 
 const handlersOf = (type: EventType) => ({

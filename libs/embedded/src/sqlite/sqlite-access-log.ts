@@ -207,6 +207,22 @@ export function openSqliteAccessLogStore(options: { file: string }): AccessLogSt
       await pruneUsage(now.getTime() - USAGE_BUCKET_RETENTION_MS);
     },
 
+    // Decision 56: by the primary keys' first column, Client ID by Client ID, each an index range.
+    purgeClients(clientIds) {
+      return store.write(() => {
+        for (const table of ['access_log', 'access_usage', 'access_last_use']) {
+          const purge = statement(`DELETE FROM ${table} WHERE client_id = ?`);
+          for (const clientId of clientIds) purge.run(clientId);
+        }
+      });
+    },
+
+    eraseAddresses(clientId) {
+      return store.write(() => {
+        statement('UPDATE access_log SET client_address = NULL WHERE client_id = ? AND client_address IS NOT NULL').run(clientId);
+      });
+    },
+
     close: store.close,
   };
 }

@@ -52,6 +52,19 @@ export function openSqliteAuditLogStore(options: { file: string }): AuditLogStor
           .map((row) => JSON.parse(text(row.record)) as AuditRecord),
       );
     },
+    purgeOrganization(organizationId) {
+      return write(() => {
+        statement('DELETE FROM audit_log WHERE organization_id = ?').run(organizationId);
+      });
+    },
+    eraseAddresses(organizationId, clientId) {
+      return write(() => {
+        statement(
+          `UPDATE audit_log SET record = json_set(record, '$.address', NULL)
+           WHERE organization_id = ? AND client_id = ? AND json_extract(record, '$.address') IS NOT NULL`,
+        ).run(organizationId, clientId);
+      });
+    },
     close,
   };
 }

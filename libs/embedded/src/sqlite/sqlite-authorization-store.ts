@@ -9,6 +9,7 @@ import { createAccessReviewTables, sqliteAccessReviews } from './sqlite-access-r
 export const QUERIES = {
   find: 'SELECT record FROM authorizations WHERE client_id = ? AND organization_id = ?',
   findByClientId: 'SELECT record FROM authorizations WHERE client_id = ?',
+  knownClientIds: 'SELECT client_id FROM authorizations WHERE client_id IN (SELECT value FROM json_each(?))',
   findAccount: 'SELECT record FROM recipient_accounts WHERE account_id = ?',
   accountByKey: `SELECT record FROM recipient_accounts WHERE account_id IN (
     SELECT account_id FROM recipient_accounts WHERE key_digest = ?
@@ -173,6 +174,39 @@ export function openSqliteAuthorizationStore(options: { file: string }): Authori
     listOffers(accountId, { limit, before }) {
       // Every Client ID sorts below "~" (they are letters, digits and "_"): no `before` is the whole range.
       return run(() => records(statement(QUERIES.offers).all(accountId, before ?? '~', Math.max(0, limit))));
+    },
+
+    listHeldByAccount(accountId) {
+      return run(() =>
+        records(
+          statement("SELECT record FROM authorizations WHERE json_extract(record, '$.recipientAccountId') = ? ORDER BY client_id").all(
+            accountId,
+          ),
+        ),
+      );
+    },
+
+    knownClientIds(clientIds) {
+      return run(() => {
+        // One statement whatever the count: the ids travel as one JSON array.
+        const rows = statement(QUERIES.knownClientIds).all(JSON.stringify([...new Set(clientIds)]));
+        return new Set(rows.map((row) => text(row.client_id)));
+      });
+    },
+
+    purgeOrganization(organizationId) {
+      return write(() => {
+        const clientIds = statement('SELECT client_id FROM authorizations WHERE organization_id = ?')
+          .all(organizationId)
+          .map((row) => text(row.client_id));
+        for (const table of ['outbox', 'claim_links', 'authorization_keys', 'expiry_notices', 'account_offers', 'authorizations']) {
+          const purge = statement(`DELETE FROM ${table} WHERE client_id = ?`);
+          for (const clientId of clientIds) purge.run(clientId);
+        }
+        // Decision 54's reviews name the grants' recipients: they go with the organization.
+        statement('DELETE FROM access_reviews WHERE organization_id = ?').run(organizationId);
+        return clientIds;
+      });
     },
 
     pendingOutbox(limit) {

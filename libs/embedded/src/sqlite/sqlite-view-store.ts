@@ -140,6 +140,16 @@ export function openSqliteViewStore(options: SqliteViewStoreOptions): ViewStore 
       });
     },
 
+    purgeOrganization(view, organizationId) {
+      if (view.headOf) return Promise.resolve();
+      return db.write(() => {
+        // A whole scan of the view's table: an offboarding is rare, and no index is worth its every write.
+        db.statement(`DELETE FROM ${statementsOf(view).table} WHERE json_extract(state, '$.organizationId') = ?`).run(organizationId);
+        // Which cached documents were the organization's is not worth finding out: the cache starts again.
+        cache.clear();
+      });
+    },
+
     close: () => db.close(),
   };
 }
@@ -148,6 +158,8 @@ export function openSqliteViewStore(options: SqliteViewStoreOptions): ViewStore 
 const ABOVE_EVERY_SORT_KEY = '\u{10FFFF}';
 
 interface ViewStatements {
+  /** The table's quoted name. */
+  table: string;
   get: StatementSync;
   put: StatementSync;
   list: StatementSync;
@@ -155,7 +167,7 @@ interface ViewStatements {
 }
 
 /** The statements of one view's table; exported so a test can read their query plans. */
-export function viewStatementsSql(table: string): Record<keyof ViewStatements, string> {
+export function viewStatementsSql(table: string): Record<Exclude<keyof ViewStatements, 'table'>, string> {
   return {
     get: `SELECT state FROM ${table} WHERE key = ?`,
     put: `INSERT INTO ${table} (key, version, partition, sort_key, state) VALUES (?, ?, ?, ?, ?)
@@ -171,7 +183,7 @@ export function viewStatementsSql(table: string): Record<keyof ViewStatements, s
 
 function viewStatements(db: EmbeddedDatabase, table: string): ViewStatements {
   const sql = viewStatementsSql(table);
-  return { get: db.statement(sql.get), put: db.statement(sql.put), list: db.statement(sql.list), head: db.statement(sql.head) };
+  return { table, get: db.statement(sql.get), put: db.statement(sql.put), list: db.statement(sql.list), head: db.statement(sql.head) };
 }
 
 /** Creates the view's table and index if missing; returns the table's quoted name. */

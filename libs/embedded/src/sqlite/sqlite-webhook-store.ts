@@ -142,6 +142,19 @@ export function openSqliteWebhookStore(options: SqliteWebhookStoreOptions): Webh
       });
     },
 
+    purgeOrganization(organizationId) {
+      return write(() => {
+        const ids = statement('SELECT id FROM webhooks WHERE organization_id = ?')
+          .all(organizationId)
+          .map((row) => text(row.id));
+        for (const id of ids) {
+          statement(CHANGES.deleteDeliveries).run(id);
+          statement(CHANGES.deleteAttempts).run(id);
+        }
+        statement('DELETE FROM webhooks WHERE organization_id = ?').run(organizationId);
+      });
+    },
+
     deleteWebhook(clientId, id) {
       return write(() => {
         if (statement(CHANGES.deleteWebhook).run(id, clientId).changes === 0) return false;

@@ -83,3 +83,27 @@ export function describeWithMongo(name: string, prefix: string, body: (mongo: Su
     });
   });
 }
+
+/**
+ * For each test of the describe it is called in: two stores that `open` opens on one fresh database,
+ * each on a client of its own, as two replicas (processes) are; closed after the test. Returns them.
+ */
+export function storesOnTwoClients<S extends { close(): Promise<void> }>(mongo: SuiteMongo, open: (db: Db) => Promise<S>): () => [S, S] {
+  let stores: [S, S] | undefined;
+
+  beforeEach(async () => {
+    const db = mongo.freshDatabase();
+    const first = await open(db);
+    stores = [first, await open(await mongo.onAnotherClient(db))];
+  });
+
+  afterEach(async () => {
+    await Promise.all((stores ?? []).map((store) => store.close()));
+    stores = undefined;
+  });
+
+  return () => {
+    if (!stores) throw new Error('the stores are open only during a test');
+    return stores;
+  };
+}

@@ -1,5 +1,5 @@
 import { LRUCache } from 'lru-cache';
-import type { DomainEvent } from '@rsd/contracts';
+import { EVENT_TYPES, type DomainEvent } from '@rsd/contracts';
 import type { ListedView, ViewDefinition } from '@rsd/domain';
 import type { ListRange, ViewStore } from '@rsd/ports';
 
@@ -65,6 +65,14 @@ export function createCachedViewStore(
     return value;
   }
 
+  /** Drops every cached document (which were the organization's is not worth finding out) and the organization's events seen. */
+  function forget(organizationId: string): void {
+    cache.clear();
+    for (const [id, entry] of seen) {
+      if (entry.events.some((event) => 'organizationId' in event.data && event.data.organizationId === organizationId)) seen.delete(id);
+    }
+  }
+
   return {
     async get<S>(view: ViewDefinition<S>, key: string): Promise<S | undefined> {
       const id = documentId(view.name, key);
@@ -109,7 +117,14 @@ export function createCachedViewStore(
       return store.list(view, partition, range);
     },
 
+    async purgeOrganization(view, organizationId) {
+      forget(organizationId);
+      await store.purgeOrganization(view, organizationId);
+    },
+
     observe(event) {
+      // Decision 56: nothing of an offboarded organization is served again from this replica's copy.
+      if (event.type === EVENT_TYPES.organizationOffboarded) forget(event.data.organizationId);
       for (const view of views) {
         const key = view.keyOf(event);
         if (key === undefined) continue;

@@ -69,6 +69,36 @@ export function describeAccessLogStoreContract(name: string, factory: (now: () =
       expect(await page({ address: '203.0.113.1' }, limited)).toEqual([early]);
     });
 
+    it('when Client IDs are purged (decision 56), then none of their records or usage is left, and another Client ID keeps its own', async () => {
+      const [gone, alsoGone, staying] = [aUniqueClientId(), aUniqueClientId(), aUniqueClientId()];
+      const kept = anAccessRecord(staying, 10 * MINUTE);
+      await store.add([anAccessRecord(gone, 30 * MINUTE), anAccessRecord(alsoGone, 20 * MINUTE), kept]);
+
+      await store.purgeClients([gone, alsoGone]);
+      await store.purgeClients([gone, alsoGone]);
+
+      expect(await store.page(gone, { limit: 10 })).toEqual([]);
+      expect(await store.page(alsoGone, { limit: 10 })).toEqual([]);
+      expect((await store.usage([gone, staying], NOW)).get(gone)).toEqual(NO_USAGE);
+      expect(await store.dailyReads(gone, new Date(NOW.getTime() - DAY), NOW)).toEqual([]);
+      expect(await store.page(staying, { limit: 10 })).toEqual([kept]);
+      expect((await store.usage([staying], NOW)).get(staying)).not.toEqual(NO_USAGE);
+    });
+
+    it("when a recipient's addresses are erased (decision 56), then its records stay, each without its address", async () => {
+      const [erased, other] = [aUniqueClientId(), aUniqueClientId()];
+      const records = [anAccessRecord(erased, 30 * MINUTE), anAccessRecord(erased, 20 * MINUTE, { status: 401, code: 'INVALID_API_KEY' })];
+      const untouched = anAccessRecord(other, 10 * MINUTE);
+      await store.add([...records, untouched]);
+
+      await store.eraseAddresses(erased);
+
+      expect(await store.page(erased, { limit: 10 })).toEqual(
+        [...records].sort(newestFirst).map((record) => ({ ...record, clientAddress: null })),
+      );
+      expect(await store.page(other, { limit: 10 })).toEqual([untouched]);
+    });
+
     it('when certificates are fetched among other reads (decision 55), then each keeps its date and format, and the resource filter lists them alone', async () => {
       const clientId = aUniqueClientId();
       const read = anAccessRecord(clientId, 40 * MINUTE);

@@ -1,4 +1,4 @@
-import { randomUUID } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import {
   accessReviewDueSoon,
   decideAccessReviewItem,
@@ -13,7 +13,7 @@ import { domainEventSchema, type AccessReviewEvent } from '@rsd/contracts';
 import type { AuthorizationStore, OutboxEntry } from '@rsd/ports';
 import { uniqueName } from './eventually';
 import { describeStoreContract } from './per-test';
-import { aStoredAuthorization } from './port-fixtures';
+import { aStoredAuthorization, aUniqueClientId } from './port-fixtures';
 
 export interface AccessReviewStoreFixture {
   store: AuthorizationStore;
@@ -72,6 +72,33 @@ export function describeAccessReviewStoreContract(name: string, open: () => Prom
       expect(await store.findReview(uniqueName('org'), review.reviewId)).toBeUndefined();
       expect(await store.findReview(organizationId, generateAccessReviewId())).toBeUndefined();
       expect(await store.list(organizationId)).toEqual([]);
+    });
+
+    it("when the organization is purged (decision 56), then its grants and reviews are gone, their keys find nothing, and another organization's stay", async () => {
+      const { review } = await aReview();
+      const grant = aStoredAuthorization({
+        organizationId,
+        keyDigest: randomBytes(32).toString('hex'),
+        claimTokenDigest: randomBytes(32).toString('hex'),
+      });
+      await store.create(grant, []);
+      const other = aStoredAuthorization({ organizationId: uniqueName('org') });
+      await store.create(other, []);
+
+      expect(await store.knownClientIds([grant.clientId, other.clientId, aUniqueClientId()])).toEqual(
+        new Set([grant.clientId, other.clientId]),
+      );
+      expect(await store.purgeOrganization(organizationId)).toEqual([grant.clientId]);
+      expect(await store.purgeOrganization(organizationId)).toEqual([]);
+      expect(await store.knownClientIds([grant.clientId, other.clientId, grant.clientId])).toEqual(new Set([other.clientId]));
+      expect(await store.knownClientIds([])).toEqual(new Set());
+
+      expect(await store.list(organizationId)).toEqual([]);
+      expect(await store.find(organizationId, grant.clientId)).toBeUndefined();
+      expect(await store.findByKeyDigest(grant.keyDigest as string)).toBeUndefined();
+      expect(await store.findByClaimToken(grant.claimTokenDigest as string)).toBeUndefined();
+      expect(await store.findReview(organizationId, review.reviewId)).toBeUndefined();
+      expect(await store.find(other.organizationId, other.clientId)).toEqual(other);
     });
 
     it('when a review is created twice, then the second is refused', async () => {

@@ -2,7 +2,7 @@ import type { AuditRecord } from '@rsd/contracts';
 import type { AuditLogStore, AuditPosition } from '@rsd/ports';
 import { uniqueName } from './eventually';
 import { describeStoreContract } from './per-test';
-import { aUniqueClientId } from './port-fixtures';
+import { aUniqueClientId, aUniqueOrganizationId } from './port-fixtures';
 
 export interface AuditLogStoreFixture {
   store: AuditLogStore;
@@ -31,10 +31,7 @@ export function anAuditRecord(organizationId: string, agoMs: number, overrides: 
 /** What every audit-log store must do (decision 54): each event kept once, pages newest first, every filter held. */
 export function describeAuditLogStoreContract(name: string, factory: () => Promise<AuditLogStoreFixture>): void {
   describeStoreContract(`AuditLogStore contract: ${name}`, factory, (store) => {
-    const anOrganization = () =>
-      uniqueName('org')
-        .replace(/[^A-Za-z0-9_-]/g, '')
-        .slice(-60);
+    const anOrganization = aUniqueOrganizationId;
 
     async function allPages(filter: Parameters<AuditLogStore['page']>[0], limit: number): Promise<AuditRecord[][]> {
       const pages: AuditRecord[][] = [];
@@ -108,6 +105,31 @@ export function describeAuditLogStoreContract(name: string, factory: () => Promi
       expect(await store.page({ organizationId, actor: 'person' }, { limit: 10, after: { at: late.at, eventId: late.eventId } })).toEqual([
         early,
       ]);
+    });
+
+    it('when an organization is purged (decision 56), then none of its entries is left and another organization keeps its own', async () => {
+      const [offboarded, staying] = [anOrganization(), anOrganization()];
+      const kept = anAuditRecord(staying, 2_000);
+      await store.add([anAuditRecord(offboarded, 3_000), anAuditRecord(offboarded, 1_000), kept]);
+
+      await store.purgeOrganization(offboarded);
+      await store.purgeOrganization(offboarded);
+
+      expect(await store.page({ organizationId: offboarded }, { limit: 10 })).toEqual([]);
+      expect(await store.page({ organizationId: staying }, { limit: 10 })).toEqual([kept]);
+    });
+
+    it("when a recipient's addresses are erased (decision 56), then its grant's entries keep everything but the address", async () => {
+      const organizationId = anOrganization();
+      const clientId = aUniqueClientId();
+      const mine = anAuditRecord(organizationId, 3_000, { clientId });
+      const other = anAuditRecord(organizationId, 1_000);
+      await store.add([mine, other]);
+
+      await store.eraseAddresses(organizationId, clientId);
+      await store.eraseAddresses(organizationId, clientId);
+
+      expect(await store.page({ organizationId }, { limit: 10 })).toEqual([other, { ...mine, address: null }]);
     });
   });
 }

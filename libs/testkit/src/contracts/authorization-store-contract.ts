@@ -324,6 +324,19 @@ export function describeRecipientAccountStoreContract(name: string, open: () => 
       expect((await store.pendingOutbox(10_000)).some((group) => group.clientId === account.accountId)).toBe(false);
     });
 
+    it('when the grants an account holds are listed (decision 56), then every one it holds is, ended ones included, and no other', async () => {
+      const account = anAccount();
+      const held = aRecord(uniqueName('org'), { recipientAccountId: account.accountId, keyDigest: null });
+      const ended = aRecord(uniqueName('org'), { recipientAccountId: account.accountId, keyDigest: null, revokedAt: NOW.toISOString() });
+      const offered = aRecord(uniqueName('org'), { offeredAccountId: account.accountId });
+      for (const record of [held, ended, offered, aRecord(uniqueName('org'))]) await store.create(record, []);
+
+      const listed = await store.listHeldByAccount(account.accountId);
+
+      expect(listed.map((record) => record.clientId).sort()).toEqual([held.clientId, ended.clientId].sort());
+      expect(await store.listHeldByAccount(anAccount().accountId)).toEqual([]);
+    });
+
     it('when an account key is rotated with an overlap, then both digests find it until the next rotation drops the old one', async () => {
       const account = anAccount();
       await store.createAccount(account, []);

@@ -11,3 +11,4 @@ export * from './lease-store-contract';
 export * from './audit-log-store-contract';
 export * from './access-review-store-contract';
 export * from './subject-key-store-contract';
+export * from './offboarding-store-contract';

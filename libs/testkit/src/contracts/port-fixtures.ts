@@ -6,6 +6,13 @@ import { uniqueName } from './eventually';
 
 // Values for the ports' own types, unique per call where they must be: shared by the contract suites and adapter tests.
 
+/** An organization id no other test uses (letters, digits, `_` and `-`, at most 60 of them). */
+export function aUniqueOrganizationId(): string {
+  return uniqueName('org')
+    .replace(/[^A-Za-z0-9_-]/g, '')
+    .slice(-60);
+}
+
 export function aUniqueClientId(): string {
   return `rs_${uniqueName('c')
     .replace(/[^A-Za-z0-9]/g, '')

@@ -1,5 +1,5 @@
 import type { CalculatedScore, DomainEvent } from '@rsd/contracts';
-import { READ_VIEWS, currentScoreView, scoreHistoryView, type ListedView, type ViewDefinition } from '@rsd/domain';
+import { READ_VIEWS, currentScoreView, latestScoreView, scoreHistoryView, type ListedView, type ViewDefinition } from '@rsd/domain';
 import { type ListRange, type ViewStore } from '@rsd/ports';
 import { projectEvent } from '@rsd/consumers';
 import { uniqueName } from './eventually';
@@ -321,6 +321,23 @@ export function describeViewStoreContract(name: string, open: () => Promise<View
         expect(await onDate('2026-11-20')).toEqual([newer]);
         expect(await onDate('2026-12-31')).toEqual([newer]);
         expect(await onDate('2026-11-09')).toEqual([]);
+      });
+
+      it("when an organization is purged from every view (decision 56), then nothing of it is read, listed or derived, and another organization's stay", async () => {
+        const other = uniqueName('org');
+        await project(aScore(organizationId, '2026-11-19'), aScore(organizationId, '2026-11-20'));
+        const [kept] = await project(aScore(other, '2026-11-20', { score: 55 }));
+        // Read first, so a store that remembers what it read must forget it too.
+        expect(await latest()).toBeDefined();
+
+        for (const view of READ_VIEWS) await store.purgeOrganization(view, organizationId);
+        for (const view of READ_VIEWS) await store.purgeOrganization(view, organizationId);
+
+        expect(await latest()).toBeUndefined();
+        expect(await history()).toEqual([]);
+        expect(await store.get(latestScoreView, organizationId)).toBeUndefined();
+        expect(await store.get(currentScoreView, other)).toEqual(kept);
+        expect(await store.list(scoreHistoryView, other, { limit: 10 })).toEqual([kept]);
       });
 
       it('when every event is projected twice, then the views are as after once', async () => {

@@ -126,6 +126,29 @@ export function describeWebhookStoreContract(name: string, open: (clock: Clock) 
         expect(await store.findWebhook(webhook.clientId, webhook.id)).toEqual(webhook);
       });
 
+      it("when an organization is purged (decision 56), then its webhooks, their queued bodies and attempts are gone, and another organization's stay", async () => {
+        const organizationId = uniqueName('org');
+        const grants = await added({ organizationId });
+        const alerts = await added({ organizationId, clientId: uniqueName('org-owner') });
+        const other = await added();
+        for (const webhook of [grants, alerts, other]) await store.enqueue([aPendingDelivery(webhook)]);
+        const [attempted] = await store.due(NOW, 10_000).then((due) => due.filter((delivery) => delivery.webhookId === grants.id));
+        await store.recordAttempt(attempted!, aDeliveryAttempt(attempted!), { next: 'retry', dueAt: NOW.toISOString() }, 10);
+        const [queued] = (await store.due(NOW, 10_000)).filter((delivery) => delivery.webhookId === grants.id);
+
+        await store.purgeOrganization(organizationId);
+        await store.purgeOrganization(organizationId);
+
+        expect(await store.findWebhook(grants.clientId, grants.id)).toBeUndefined();
+        expect(await store.findWebhook(alerts.clientId, alerts.id)).toBeUndefined();
+        expect(await store.activeWebhooksOfOrganization(organizationId)).toEqual([]);
+        expect(await store.attempts(grants.id, 10)).toEqual([]);
+        expect(await store.findMessage(grants.id, queued!.messageId)).toBeUndefined();
+        expect((await store.due(NOW, 10_000)).map((delivery) => delivery.webhookId)).not.toContain(grants.id);
+        expect(await store.findWebhook(other.clientId, other.id)).toEqual(other);
+        expect((await store.due(NOW, 10_000)).map((delivery) => delivery.webhookId)).toContain(other.id);
+      });
+
       it('when the subscription is unknown, then find returns undefined and delete returns false', async () => {
         const clientId = aUniqueClientId();
 

@@ -8,6 +8,17 @@ Every score, pillar and history result is verified against the API's signing key
 returned, and carries its `evidence` for verifying again later with `verify_evidence`.
 """
 
+from ._access_reviews import (
+    ACCESS_REVIEW_REPORT_JWS_TYPE,
+    AccessReview,
+    AccessReviewItem,
+    AccessReviewProgress,
+    AccessReviews,
+    AsyncAccessReviews,
+    SignedAccessReviewReport,
+    VerifiedAccessReviewReport,
+    verify_access_review_report,
+)
 from ._certificates import CERTIFICATE_JWS_TYPE, SignedCertificate, VerifiedCertificate, verify_certificate
 from ._client import AsyncClient, Client
 from ._errors import (
@@ -80,6 +91,15 @@ from ._version import __version__
 from ._webhooks import AsyncWebhooks, Webhooks, verify_webhook
 
 __all__ = [
+    "ACCESS_REVIEW_REPORT_JWS_TYPE",
+    "AccessReview",
+    "AccessReviewItem",
+    "AccessReviewProgress",
+    "AccessReviews",
+    "AsyncAccessReviews",
+    "SignedAccessReviewReport",
+    "VerifiedAccessReviewReport",
+    "verify_access_review_report",
     "CERTIFICATE_JWS_TYPE",
     "SignedCertificate",
     "VerifiedCertificate",

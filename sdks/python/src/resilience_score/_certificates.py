@@ -53,6 +53,15 @@ def verify_certificate(jws: str, key_set: Jwks) -> VerifiedCertificate:
 
 
 def verify_certificate_with_keys(jws: str, keys: Mapping[str, Ed25519PublicKey]) -> VerifiedCertificate:
+    certificate, kid = verify_signed_jws(jws, keys, CERTIFICATE_JWS_TYPE, "certificate")
+    return VerifiedCertificate(certificate, kid)
+
+
+def verify_signed_jws(jws: str, keys: Mapping[str, Ed25519PublicKey], typ: str, kind: str) -> tuple[Mapping[str, Any], str]:
+    """Checks a compact JWS of what the service signs with its response-signing keys (a certificate,
+    an access review's report) as `verify_certificate` does, its `typ` `typ` (or absent); `kind` names
+    it in a refusal. The signed payload, a JSON object, and the key id that signed it."""
+    named = f"{'an' if kind[0] in 'aeiou' else 'a'} {kind}"
     parts = jws.strip().split(".")
     if len(parts) != 3:
         raise SignatureError("not a compact JWS (three base64url parts joined by dots)")
@@ -62,8 +71,8 @@ def verify_certificate_with_keys(jws: str, keys: Mapping[str, Ed25519PublicKey])
         raise SignatureError("the JWS is not EdDSA")
     if "crit" in header:
         raise SignatureError("the JWS names critical header parameters this client does not know")
-    if header.get("typ", CERTIFICATE_JWS_TYPE) != CERTIFICATE_JWS_TYPE:
-        raise SignatureError(f"the JWS is not a certificate (typ {header.get('typ')!r})")
+    if header.get("typ", typ) != typ:
+        raise SignatureError(f"the JWS is not {named} (typ {header.get('typ')!r})")
     kid = header.get("kid")
     key = keys.get(kid) if isinstance(kid, str) else None
     if key is None:
@@ -71,11 +80,11 @@ def verify_certificate_with_keys(jws: str, keys: Mapping[str, Ed25519PublicKey])
     try:
         key.verify(signature, f"{parts[0]}.{parts[1]}".encode("ascii"))
     except InvalidSignature:
-        raise SignatureError("the signature does not match the certificate") from None
-    certificate = _json_of(payload_bytes, "payload")
-    if not isinstance(certificate, Mapping):
-        raise SignatureError("the JWS payload is not a certificate")
-    return VerifiedCertificate(certificate, kid)
+        raise SignatureError(f"the signature does not match the {kind}") from None
+    payload = _json_of(payload_bytes, "payload")
+    if not isinstance(payload, Mapping):
+        raise SignatureError(f"the JWS payload is not {named}")
+    return payload, kid
 
 
 def _canonical_base64url(part: str) -> bytes:

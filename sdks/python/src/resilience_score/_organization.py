@@ -21,6 +21,7 @@ from urllib.parse import quote
 
 import httpx
 
+from ._access_reviews import AccessReviews, AsyncAccessReviews
 from ._errors import error_from
 from ._lifecycle import _AsyncClosing, _Closing, async_pages, next_cursor, pages, with_cursor
 from ._models import AccessLogEntry, AuditLogEntry, Authorization, Published, Usage
@@ -94,6 +95,7 @@ class _Base(Generic[H]):
     _transport_class: ClassVar[Any]
     _authorizations_class: ClassVar[Any]
     _webhooks_class: ClassVar[Any]
+    _access_reviews_class: ClassVar[Any]
 
     def __init__(
         self,
@@ -116,6 +118,8 @@ class _Base(Generic[H]):
         #: For `webhooks`, the organization's alerts.
         self.notifier_url = notifier_url.rstrip("/") if notifier_url else None
         self.authorizations = self._authorizations_class(self)
+        #: The organization's access reviews (decision 54), on the credentials service.
+        self.access_reviews = self._access_reviews_class(self)
         #: The organization's alert webhooks (decision 44): what happens to its grants, the whole lifecycle.
         self.webhooks = self._webhooks_class(self._transport, self._webhooks_collection, self._bearer)
 
@@ -302,8 +306,10 @@ class Organization(_Base[httpx.Client], _Closing):
     _transport_class = SyncTransport
     _authorizations_class = Authorizations
     _webhooks_class = Webhooks
+    _access_reviews_class = AccessReviews
     authorizations: Authorizations
     webhooks: Webhooks
+    access_reviews: AccessReviews
 
     def publish_scores(self, scores: Iterable[Score], *, batch_size: int = MAX_BATCH, timeout: float | None = None) -> Published:
         """Publishes every score `scores` yields (dicts in the API's JSON names), in order, in
@@ -459,8 +465,10 @@ class AsyncOrganization(_Base[httpx.AsyncClient], _AsyncClosing):
     _transport_class = AsyncTransport
     _authorizations_class = AsyncAuthorizations
     _webhooks_class = AsyncWebhooks
+    _access_reviews_class = AsyncAccessReviews
     authorizations: AsyncAuthorizations
     webhooks: AsyncWebhooks
+    access_reviews: AsyncAccessReviews
 
     async def publish_scores(self, scores: Iterable[Score] | AsyncIterable[Score], *, batch_size: int = MAX_BATCH, timeout: float | None = None) -> Published:
         """As Organization.publish_scores; `scores` may be an async iterable."""

@@ -1,5 +1,6 @@
 import type { ClaimGrant, ClaimedIntoNewAccount, ClaimedKey, JoinedAccount } from '@rsd/contracts';
 import { html, type Html } from '../console/html';
+import { secretValue } from '../console/page-parts';
 import { layout, RECIPIENT_TYPE_LABELS, SCOPE_LABELS } from '../console/pages';
 
 // Decision 38's pages for a recipient: what the link grants, the key once, or why the link no longer works.
@@ -60,11 +61,7 @@ export function joinedAccountPage(grant: ClaimGrant, joined: ClaimedIntoNewAccou
         ${
           accountKey
             ? html`<dt>Account key</dt>
-                <dd>
-                  <code id="account-key" class="secret">${accountKey}</code>
-                  <button type="button" class="secondary" data-copy="account-key" hidden>Copy key</button>
-                  <span class="copied" role="status" aria-live="polite"></span>
-                </dd>`
+                <dd>${secretValue('account-key', accountKey, 'Copy key')}</dd>`
             : ''
         }
       </dl>
@@ -83,11 +80,7 @@ export function claimedKeyPage(grant: ClaimGrant, claimed: ClaimedKey, pending: 
         <dt>Client ID</dt>
         <dd><code id="client-id">${claimed.clientId}</code></dd>
         <dt>API key</dt>
-        <dd>
-          <code id="api-key" class="secret">${claimed.apiKey}</code>
-          <button type="button" class="secondary" data-copy="api-key" hidden>Copy key</button>
-          <span class="copied" role="status" aria-live="polite"></span>
-        </dd>
+        <dd>${secretValue('api-key', claimed.apiKey, 'Copy key')}</dd>
       </dl>
       ${pending ? html`<p class="notice">The key is recorded and starts working within moments.</p>` : ''} ${facts(grant)}`,
   );

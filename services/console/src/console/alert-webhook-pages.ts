@@ -1,6 +1,7 @@
 import type { OrganizationAlertEvent, Webhook, WebhookDelivery, WebhookDisabledReason } from '@resilience-score/client';
 import { ALERT_TYPES } from '@rsd/contracts';
 import { html, type Html } from './html';
+import { choices, dataTable, formProblems, noticeAmong, pageTop, secretValue, type FormProblems } from './page-parts';
 import { ALERT_LABELS, csrfField, instant, layout, type Viewer } from './pages';
 
 // The organization's alert webhooks in the console (decisions 44-45): the notifier's lifecycle, in pages.
@@ -24,11 +25,7 @@ export interface WebhookForm {
 export const EMPTY_WEBHOOK_FORM: WebhookForm = { url: '', events: [...ALERT_TYPES] };
 
 /** What the notifier refused, as the form shows it: by field where it names one. */
-export interface WebhookProblems {
-  url?: string[];
-  events?: string[];
-  form?: string[];
-}
+export type WebhookProblems = FormProblems<keyof WebhookForm>;
 
 /** The notices a redirect may name (`?notice=`): fixed words, never text from the query. */
 export const WEBHOOK_NOTICES = {
@@ -42,16 +39,13 @@ export const WEBHOOK_NOTICES = {
 } as const;
 export type WebhookNotice = keyof typeof WEBHOOK_NOTICES;
 
-export function noticeOf(value: unknown): string | undefined {
-  return typeof value === 'string' && Object.hasOwn(WEBHOOK_NOTICES, value) ? WEBHOOK_NOTICES[value as WebhookNotice] : undefined;
-}
+export const noticeOf = (value: unknown) => noticeAmong(WEBHOOK_NOTICES, value);
 
 /** Where the console reaches no notifier: what it would show, and where they are managed instead. */
 export function alertWebhooksUnavailablePage(viewer: Viewer): Html {
   return layout(
     'Alert webhooks',
-    html`<p class="crumbs"><a href="/console">Authorizations</a></p>
-      <h1>Alert webhooks</h1>
+    html`${pageTop('Alert webhooks', [])}
       <p class="notice" role="status">
         This console is not connected to the notifier, which sends the alerts. Manage alert webhooks with the notifier's API
         (<code>/v1/organizations/${viewer.organizationId}/webhooks</code>) or <code>rsd alert-webhooks</code>; an operator connects the
@@ -69,40 +63,25 @@ export function alertWebhooksPage(
   const list =
     webhooks.length === 0
       ? html`<p class="empty">No alert webhooks yet. Add one to hear of first uses, new addresses, failures, expiries and leaks.</p>`
-      : html`<div class="scroll">
-          <table>
-            <caption class="visually-hidden">
-              Alert webhooks of ${viewer.organizationId}, oldest first
-            </caption>
-            <thead>
-              <tr>
-                <th scope="col">Address</th>
-                <th scope="col">Alerts</th>
-                <th scope="col">Status</th>
-                <th scope="col">Created</th>
-              </tr>
-            </thead>
-            <tbody>
-              ${webhooks.map(
-                (webhook) =>
-                  html`<tr>
-                    <th scope="row">
-                      <a href="${alertWebhookPath(webhook.id)}">${webhook.url}</a>
-                      <span class="id">${webhook.id}</span>
-                    </th>
-                    <td>${eventsOf(webhook.events)}</td>
-                    <td>${statusBadge(webhook)}</td>
-                    <td>${instant(webhook.createdAt, '')}</td>
-                  </tr>`,
-              )}
-            </tbody>
-          </table>
-        </div>`;
+      : dataTable({
+          caption: `Alert webhooks of ${viewer.organizationId}, oldest first`,
+          columns: ['Address', 'Alerts', 'Status', 'Created'],
+          rows: webhooks.map(
+            (webhook) =>
+              html`<tr>
+                <th scope="row">
+                  <a href="${alertWebhookPath(webhook.id)}">${webhook.url}</a>
+                  <span class="id">${webhook.id}</span>
+                </th>
+                <td>${eventsOf(webhook.events)}</td>
+                <td>${statusBadge(webhook)}</td>
+                <td>${instant(webhook.createdAt, '')}</td>
+              </tr>`,
+          ),
+        });
   return layout(
     'Alert webhooks',
-    html`<p class="crumbs"><a href="/console">Authorizations</a></p>
-      <h1>Alert webhooks</h1>
-      ${options.notice ? html`<p class="notice" role="status">${options.notice}</p>` : ''}
+    html`${pageTop('Alert webhooks', [], options)}
       <p>Each alert about your authorizations is sent to these addresses, signed as Standard Webhooks describes.</p>
       ${list}
       <section aria-labelledby="new-webhook-heading" class="panel">
@@ -130,9 +109,7 @@ export function alertWebhookPage(
   const running = webhook.status === 'active';
   return layout(
     'Alert webhook',
-    html`<p class="crumbs"><a href="/console">Authorizations</a> · <a href="${ALERT_WEBHOOKS_PATH}">Alert webhooks</a></p>
-      <h1>Alert webhook</h1>
-      ${options.notice ? html`<p class="notice" role="status">${options.notice}</p>` : ''}
+    html`${pageTop('Alert webhook', [{ href: ALERT_WEBHOOKS_PATH, label: 'Alert webhooks' }], options)}
       <dl class="facts">
         <dt>Address</dt>
         <dd><code>${webhook.url}</code></dd>
@@ -174,10 +151,7 @@ export function alertWebhookPage(
           ${csrfField(viewer)}
           <label for="overlapSeconds">Old secret keeps signing for</label>
           <select id="overlapSeconds" name="overlapSeconds">
-            ${SECRET_OVERLAP_CHOICES.map(
-              (choice) =>
-                html`<option value="${choice.seconds}" ${choice.seconds === 86_400 ? html` selected` : html``}>${choice.label}</option>`,
-            )}
+            ${choices(SECRET_OVERLAP_CHOICES, 86_400)}
           </select>
           <button type="submit">Rotate secret</button>
         </form>
@@ -220,11 +194,7 @@ export function webhookSecretPage(
         <dt>Webhook ID</dt>
         <dd><code>${webhook.id}</code></dd>
         <dt>Signing secret</dt>
-        <dd>
-          <code id="webhook-secret" class="secret">${secret}</code>
-          <button type="button" class="secondary" data-copy="webhook-secret" hidden>Copy secret</button>
-          <span class="copied" role="status" aria-live="polite"></span>
-        </dd>
+        <dd>${secretValue('webhook-secret', secret, 'Copy secret')}</dd>
       </dl>
       ${
         kind === 'rotated'
@@ -242,26 +212,10 @@ function webhookForm(
   viewer: Viewer,
   options: { action: string; form: WebhookForm; problems: WebhookProblems; submit: string; refused: string },
 ): Html {
-  const { form, problems } = options;
-  const all = [
-    ...(problems.form ?? []),
-    ...(problems.url ?? []).map((m) => `Address: ${m}`),
-    ...(problems.events ?? []).map((m) => `Alerts: ${m}`),
-  ];
-  const described = (field: 'url' | 'events') =>
-    problems[field] ? html` aria-invalid="true" aria-describedby="${field}-problem"` : html``;
-  const fieldProblem = (field: 'url' | 'events') =>
-    problems[field] ? html`<p class="field-problem" id="${field}-problem">${problems[field].join('; ')}</p>` : '';
-  return html`${
-      all.length > 0
-        ? html`<div class="problem" role="alert">
-            <p><strong>${options.refused} Please correct:</strong></p>
-            <ul>
-              ${all.map((message) => html`<li>${message}</li>`)}
-            </ul>
-          </div>`
-        : ''
-    }
+  const { form } = options;
+  const fields = formProblems(options.problems, { form: 'Request', url: 'Address', events: 'Alerts' });
+  const { described, under: fieldProblem } = fields;
+  return html`${fields.summary(options.refused)}
     <form method="post" action="${options.action}" class="stack" novalidate>
       ${csrfField(viewer)}
       <label for="url">Address <span class="hint">(https)</span></label>
@@ -284,40 +238,26 @@ function webhookForm(
 
 function deliveriesTable(viewer: Viewer, path: string, deliveries: readonly WebhookDelivery<OrganizationAlertEvent>[]): Html {
   if (deliveries.length === 0) return html`<p class="empty">No deliveries yet. Send a test delivery to try the receiver.</p>`;
-  return html`<div class="scroll">
-    <table>
-      <caption class="visually-hidden">
-        The webhook's latest delivery attempts, newest first
-      </caption>
-      <thead>
-        <tr>
-          <th scope="col">Scheduled</th>
-          <th scope="col">Event</th>
-          <th scope="col">Attempt</th>
-          <th scope="col">Outcome</th>
-          <th scope="col">Message</th>
-        </tr>
-      </thead>
-      <tbody>
-        ${deliveries.map(
-          (delivery) =>
-            html`<tr>
-              <td>${instant(delivery.scheduledAt, '')}</td>
-              <td><code>${delivery.eventType}</code></td>
-              <td>${delivery.attempt}</td>
-              <td>${outcomeOf(delivery)}</td>
-              <td>
-                <span class="id">${delivery.messageId}</span>
-                <form method="post" action="${path}/deliveries/${encodeURIComponent(delivery.messageId)}/redeliver">
-                  ${csrfField(viewer)}
-                  <button type="submit" class="secondary">Redeliver</button>
-                </form>
-              </td>
-            </tr>`,
-        )}
-      </tbody>
-    </table>
-  </div>`;
+  return dataTable({
+    caption: "The webhook's latest delivery attempts, newest first",
+    columns: ['Scheduled', 'Event', 'Attempt', 'Outcome', 'Message'],
+    rows: deliveries.map(
+      (delivery) =>
+        html`<tr>
+          <td>${instant(delivery.scheduledAt, '')}</td>
+          <td><code>${delivery.eventType}</code></td>
+          <td>${delivery.attempt}</td>
+          <td>${outcomeOf(delivery)}</td>
+          <td>
+            <span class="id">${delivery.messageId}</span>
+            <form method="post" action="${path}/deliveries/${encodeURIComponent(delivery.messageId)}/redeliver">
+              ${csrfField(viewer)}
+              <button type="submit" class="secondary">Redeliver</button>
+            </form>
+          </td>
+        </tr>`,
+    ),
+  });
 }
 
 const FAILURE_LABELS = {

@@ -15,6 +15,7 @@ import {
   type WebhookProblems,
 } from './alert-webhook-pages';
 import type { Html } from './html';
+import { problemsByField } from './page-parts';
 import type { Viewer } from './pages';
 
 export interface AlertWebhookRouteDeps {
@@ -106,30 +107,41 @@ export function alertWebhookRoutes(router: Router, deps: AlertWebhookRouteDeps):
     }),
   );
 
-  router.post(
-    `${local}/:id/enabled`,
-    ...change,
-    withWebhooks(async (webhooks, req, res) => {
-      const id = String(req.params.id);
-      const value = (req.body as Record<string, unknown>).enabled;
-      if (value !== 'true' && value !== 'false')
-        throw new ApiError('VALIDATION_FAILED', 'Choose whether the webhook is paused or enabled.');
-      await webhooks.update(id, { enabled: value === 'true' });
-      audit(res, id, value === 'true' ? 'enabled' : 'paused');
-      back(res, id, value === 'true' ? 'enabled' : 'paused');
-    }),
-  );
+  /** A change of one webhook that goes back to its page (or, deleted, to the list) with a notice of what was done. */
+  const act = (
+    path: string,
+    run: (webhooks: AlertWebhooks, id: string, req: Request) => Promise<{ what: string; notice: WebhookNotice }>,
+  ) =>
+    router.post(
+      `${local}/:id${path}`,
+      ...change,
+      withWebhooks(async (webhooks, req, res) => {
+        const id = String(req.params.id);
+        const done = await run(webhooks, id, req);
+        audit(res, id, done.what);
+        back(res, done.notice === 'deleted' ? undefined : id, done.notice);
+      }),
+    );
 
-  router.post(
-    `${local}/:id/test`,
-    ...change,
-    withWebhooks(async (webhooks, req, res) => {
-      const id = String(req.params.id);
-      await webhooks.test(id);
-      audit(res, id, 'test delivery asked for');
-      back(res, id, 'tested');
-    }),
-  );
+  act('/enabled', async (webhooks, id, req) => {
+    const value = (req.body as Record<string, unknown>).enabled;
+    if (value !== 'true' && value !== 'false') throw new ApiError('VALIDATION_FAILED', 'Choose whether the webhook is paused or enabled.');
+    await webhooks.update(id, { enabled: value === 'true' });
+    const notice = value === 'true' ? 'enabled' : 'paused';
+    return { what: notice, notice };
+  });
+  act('/test', async (webhooks, id) => {
+    await webhooks.test(id);
+    return { what: 'test delivery asked for', notice: 'tested' };
+  });
+  act('/deliveries/:messageId/redeliver', async (webhooks, id, req) => {
+    await webhooks.redeliver(id, String(req.params.messageId));
+    return { what: 'delivery sent again', notice: 'redelivered' };
+  });
+  act('/delete', async (webhooks, id) => {
+    await webhooks.delete(id);
+    return { what: 'deleted', notice: 'deleted' };
+  });
 
   router.post(
     `${local}/:id/rotate-secret`,
@@ -143,28 +155,6 @@ export function alertWebhookRoutes(router: Router, deps: AlertWebhookRouteDeps):
       const secret = await webhooks.rotateSecret(id, { overlapSeconds: choice.seconds });
       audit(res, id, 'secret rotated');
       page(res, 201, webhookSecretPage(viewerOf(res), webhook, secret, 'rotated', choice.seconds));
-    }),
-  );
-
-  router.post(
-    `${local}/:id/deliveries/:messageId/redeliver`,
-    ...change,
-    withWebhooks(async (webhooks, req, res) => {
-      const id = String(req.params.id);
-      await webhooks.redeliver(id, String(req.params.messageId));
-      audit(res, id, 'delivery sent again');
-      back(res, id, 'redelivered');
-    }),
-  );
-
-  router.post(
-    `${local}/:id/delete`,
-    ...change,
-    withWebhooks(async (webhooks, req, res) => {
-      const id = String(req.params.id);
-      await webhooks.delete(id);
-      audit(res, id, 'deleted');
-      back(res, undefined, 'deleted');
     }),
   );
 }
@@ -184,16 +174,9 @@ function webhookFormOf(body: Record<string, unknown>): WebhookForm {
   };
 }
 
-/** A refusal the form shows by field; anything else goes on to the console's error page. */
+/** A refusal the form shows by field (an address not allowed is the address's); anything else goes on to the console's error page. */
 function formProblemsOf(error: unknown): WebhookProblems {
   if (!(error instanceof ApiError) || !FORM_REFUSALS.has(error.code)) throw error;
-  const problems: WebhookProblems = {};
-  for (const detail of error.details ?? []) {
-    const field = detail.path.split(/[.[]/)[0];
-    const key = field === 'url' || field === 'events' ? field : 'form';
-    (problems[key] ??= []).push(detail.message);
-  }
-  if (error.code === 'WEBHOOK_TARGET_NOT_ALLOWED') (problems.url ??= []).push(error.message);
-  else if (!problems.url && !problems.events && !problems.form) problems.form = [error.message];
-  return problems;
+  if (error.code === 'WEBHOOK_TARGET_NOT_ALLOWED') return { url: [error.message] };
+  return problemsByField(error, ['url', 'events']);
 }

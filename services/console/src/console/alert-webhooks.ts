@@ -6,15 +6,8 @@ import {
   type OrganizationAlertEvent,
   type Webhooks,
 } from '@resilience-score/client';
-import {
-  ApiError,
-  CONSOLE_AUDIENCES,
-  ERROR_STATUS,
-  serviceUnavailable,
-  type ConsoleSigner,
-  type ErrorCode,
-  type Logger,
-} from '@rsd/platform';
+import { ApiError, ERROR_STATUS, serviceUnavailable, type ConsoleSigner, type ErrorCode, type Logger } from '@rsd/platform';
+import { personToken } from '../credentials-api';
 import type { ConsoleIdentity } from './console-sessions';
 
 /**
@@ -49,12 +42,7 @@ export function alertWebhookAccess(options: {
   const notifierUrl = `${options.notifierUrl.replace(/\/+$/, '')}/v1`;
   return {
     async run(actor, use) {
-      const token = await options.signer.sign(CONSOLE_AUDIENCES.notifier, {
-        organizationId: actor.organizationId,
-        subject: actor.subject,
-        personIssuer: actor.issuer,
-        scope: actor.scope,
-      });
+      const token = await personToken(options.signer, 'notifier', actor);
       const organization = new Organization({
         token,
         organizationId: actor.organizationId,

@@ -1,5 +1,6 @@
 import { ACTOR_TYPES, AUDIT_ACTIONS, type AuditActor, type AuditLogPage } from '@rsd/contracts';
 import { html, type Html } from './html';
+import { choices, dataTable, messages, pageTop } from './page-parts';
 import { detailPath, instant, layout, type Viewer } from './pages';
 
 export const AUDIT_LOG_PATH = '/console/audit-log';
@@ -61,10 +62,9 @@ export function auditLogPage(
   const paging: Record<string, string> = options.limit ? { limit: options.limit } : {};
   return layout(
     'Audit log',
-    html`<p class="crumbs"><a href="/console">Authorizations</a></p>
-      <h1>Audit log</h1>
+    html`${pageTop('Audit log', [])}
       <p>Who changed your authorizations, the portfolios holding them, their webhooks and your alert webhooks: when, how and from where.</p>
-      ${options.problem ? html`<p class="problem" role="alert">${options.problem}</p>` : ''}
+      ${messages(options)}
       <form method="get" action="${AUDIT_LOG_PATH}" class="inline filters" aria-label="Filter the audit log">
         <label for="from">From (UTC)</label>
         <input id="from" name="from" type="datetime-local" step="1" value="${localValue(filters.from)}" />
@@ -76,11 +76,9 @@ export function auditLogPage(
         <label for="action">Action</label>
         <select id="action" name="action">
           <option value="">Any</option>
-          ${AUDIT_ACTIONS.map(
-            (action) =>
-              html`<option value="${action}" ${filters.action === action ? html` selected` : html``}>
-                ${AUDIT_ACTION_LABELS[action]}
-              </option>`,
+          ${choices(
+            AUDIT_ACTIONS.map((action) => ({ value: action, label: AUDIT_ACTION_LABELS[action] })),
+            filters.action,
           )}
         </select>
         <label for="clientId">Client ID</label>
@@ -104,39 +102,24 @@ export function auditLogPage(
 
 function entriesTable(log: AuditLogPage): Html {
   if (log.items.length === 0) return html`<p class="empty">No changes match.</p>`;
-  return html`<div class="scroll">
-    <table>
-      <caption class="visually-hidden">
-        Audit log, newest first
-      </caption>
-      <thead>
-        <tr>
-          <th scope="col">Time (UTC)</th>
-          <th scope="col">Action</th>
-          <th scope="col">Actor</th>
-          <th scope="col">Authorization</th>
-          <th scope="col">Address</th>
-          <th scope="col">Request ID</th>
-        </tr>
-      </thead>
-      <tbody>
-        ${log.items.map(
-          (entry) =>
-            html`<tr>
-              <td>${instant(entry.at, '')}</td>
-              <td>${AUDIT_ACTION_LABELS[entry.action]} <code>${entry.action}</code></td>
-              <td>${actorOf(entry.actor)}</td>
-              <td>${entry.clientId ? html`<a href="${detailPath(entry.clientId)}">${entry.clientId}</a>` : ''}</td>
-              <td>${entry.address ?? ''}</td>
-              <td>${entry.requestId ? html`<code>${entry.requestId}</code>` : ''}</td>
-            </tr>`,
-        )}
-      </tbody>
-    </table>
-  </div>`;
+  return dataTable({
+    caption: 'Audit log, newest first',
+    columns: ['Time (UTC)', 'Action', 'Actor', 'Authorization', 'Address', 'Request ID'],
+    rows: log.items.map(
+      (entry) =>
+        html`<tr>
+          <td>${instant(entry.at, '')}</td>
+          <td>${AUDIT_ACTION_LABELS[entry.action]} <code>${entry.action}</code></td>
+          <td>${actorOf(entry.actor)}</td>
+          <td>${entry.clientId ? html`<a href="${detailPath(entry.clientId)}">${entry.clientId}</a>` : ''}</td>
+          <td>${entry.address ?? ''}</td>
+          <td>${entry.requestId ? html`<code>${entry.requestId}</code>` : ''}</td>
+        </tr>`,
+    ),
+  });
 }
 
-function actorOf(actor: AuditActor): Html {
+export function actorOf(actor: AuditActor): Html {
   return html`${actor.type}
     <span class="id">${actor.id}</span>${actor.via ? html` <span class="hint">through ${VIA_LABELS[actor.via]}</span>` : ''}`;
 }
@@ -144,7 +127,7 @@ function actorOf(actor: AuditActor): Html {
 const LOCAL_INSTANT = /^(\d{4}-\d{2}-\d{2}T\d{2}:\d{2})(:\d{2}(?:\.\d{1,3})?)?(Z)?$/;
 
 /** An instant as the date-time field shows it (UTC, no offset); anything else is left blank. */
-function localValue(value: string): string {
+export function localValue(value: string): string {
   const match = LOCAL_INSTANT.exec(value);
   return match ? `${match[1]}${match[2] ?? ''}` : '';
 }

@@ -1,9 +1,8 @@
-import { Readable } from 'node:stream';
-import { pipeline } from 'node:stream/promises';
 import type { Request, RequestHandler, Response, Router } from 'express';
 import { ApiError, type Logger } from '@rsd/platform';
 import type { CredentialsApi, ExportFormat } from '../credentials-api';
 import type { ConsoleSession } from './console-sessions';
+import { fileNameOf, passOnDownload } from './downloads';
 import { apiInstant, AUDIT_FILTERS, AUDIT_LOG_PATH, auditLogPage, type AuditFilters } from './audit-log-pages';
 import type { Html } from './html';
 import type { Viewer } from './pages';
@@ -46,28 +45,21 @@ export function auditLogRoutes(router: Router, deps: AuditLogRouteDeps): void {
   for (const format of ['csv', 'ndjson'] as const satisfies readonly ExportFormat[]) {
     router.get(`${local}/export.${format}`, signedIn, async (req, res) => {
       const session = sessionOf(res);
-      // The browser leaving ends the API's read too: nothing is read that no one will take.
-      const left = new AbortController();
-      res.on('close', () => left.abort());
-      const exported = await api.exportAuditLog(session, apiQueryOf(req, filtersOf(req), ['cursor']), format, left.signal);
-      res.status(200);
-      res.setHeader('Content-Type', exported.contentType);
-      res.setHeader('Content-Disposition', `attachment; filename="audit-log-${fileNameOf(session.organizationId)}.${format}"`);
-      deps.log.info({ organizationId: session.organizationId, subject: session.subject, format }, 'console: audit log downloaded');
-      try {
-        // Backpressure end to end: the API's body is read only as fast as the browser takes it.
-        await pipeline(Readable.fromWeb(exported.body), res);
-      } catch (error) {
-        // The browser left, or the API's body broke off: the download can only be cut short now.
-        if (!left.signal.aborted)
-          deps.log.warn({ err: error, organizationId: session.organizationId }, 'console: audit log download cut short');
-        res.destroy();
-      }
+      await passOnDownload(
+        res,
+        {
+          filename: `audit-log-${fileNameOf(session.organizationId, 'organization')}.${format}`,
+          what: 'audit log',
+          log: deps.log,
+          logged: { organizationId: session.organizationId, subject: session.subject, format },
+        },
+        (signal) => api.exportAuditLog(session, apiQueryOf(req, filtersOf(req), ['cursor']), format, signal),
+      );
     });
   }
 }
 
-function firstOf(value: unknown): string {
+export function firstOf(value: unknown): string {
   const first: unknown = Array.isArray(value) ? value[0] : value;
   return typeof first === 'string' ? first : '';
 }
@@ -99,9 +91,4 @@ export function passedOn(req: Request, names: readonly string[]): URLSearchParam
     for (const item of Array.isArray(value) ? value : value === undefined ? [] : [value]) query.append(name, String(item));
   }
   return query;
-}
-
-/** An organization's id as a file name: letters, digits, `.`, `_` and `-`, the rest `_`. */
-function fileNameOf(organizationId: string): string {
-  return organizationId.replace(/[^A-Za-z0-9._-]/g, '_').slice(0, 64) || 'organization';
 }

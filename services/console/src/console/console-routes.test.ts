@@ -142,10 +142,27 @@ describe('credentials service: the console (decisions 30-32)', () => {
     allowedCidrs: '',
   });
 
+  /** The create form as the console's page sends it, with `changes` to the valid one. */
+  const postCreate = (session: { cookie: string; csrf: string }, changes: Form) =>
+    visit('/console/authorizations', { cookie: session.cookie, form: { ...validForm(session.csrf), ...changes } });
+
   async function createInConsole(session: { cookie: string; csrf: string }, form: Form = {}) {
-    const page = await visit('/console/authorizations', { cookie: session.cookie, form: { ...validForm(session.csrf), ...form } });
+    const page = await postCreate(session, form);
     expect(page.status).toBe(201);
     return { page, clientId: clientIdOf(page.body), apiKey: apiKeyOf(page.body) };
+  }
+
+  /** A download as the browser saves it: its status, headers and text, never parsed as a whole. */
+  async function download(session: { cookie: string }, path: string): Promise<Pick<Page, 'status' | 'headers' | 'body'>> {
+    const answer = await fetch(`${h.app.baseUrl}${path}`, { headers: { cookie: `${SESSION_COOKIE}=${session.cookie}` } });
+    return { status: answer.status, headers: answer.headers, body: await answer.text() };
+  }
+
+  /** A download answered as a file of its type and name, never a page. */
+  function expectAttachment(file: Pick<Page, 'status' | 'headers'>, type: RegExp, name: string): void {
+    expect(file.status).toBe(200);
+    expect(file.headers.get('content-type')).toMatch(type);
+    expect(file.headers.get('content-disposition')).toBe(`attachment; filename="${name}"`);
   }
 
   /** An authorization created over the HTTP API with a bearer token, as another organization's administrator would. */
@@ -398,12 +415,7 @@ describe('credentials service: the console (decisions 30-32)', () => {
 
       expectRefused(await visit('/console/authorizations', { cookie: session.cookie, form: validForm(oneCharacterOff(session.csrf)) }));
       expectRefused(await visit('/console/authorizations', { cookie: session.cookie, form: validForm(otherSession.csrf) }));
-      expectRefused(
-        await visit('/console/authorizations', {
-          cookie: session.cookie,
-          form: { ...validForm(session.csrf), _csrf: [session.csrf, session.csrf] },
-        }),
-      );
+      expectRefused(await postCreate(session, { _csrf: [session.csrf, session.csrf] }));
 
       expect(await h.store.list(ORG)).toEqual([]);
     });
@@ -552,10 +564,7 @@ describe('credentials service: the console (decisions 30-32)', () => {
     test('when the expiry is in the past, then 400 keeps the date typed and says it must be in the future', async () => {
       const session = await signIn();
 
-      const page = await visit('/console/authorizations', {
-        cookie: session.cookie,
-        form: { ...validForm(session.csrf), expiresAt: '2026-01-01' },
-      });
+      const page = await postCreate(session, { expiresAt: '2026-01-01' });
 
       expect(page.status).toBe(400);
       expect(page.body).toContain('<p class="field-problem" id="expiresAt-problem">must be in the future</p>');
@@ -1000,23 +1009,19 @@ describe('credentials service: the console (decisions 30-32)', () => {
       h.clock.set(new Date(NOW.getTime() + 3_000));
       await visit(`/console/authorizations/${made[0]}/revoke`, { cookie: session.cookie, form: { _csrf: session.csrf } });
 
-      const csv = await visit('/console/audit-log/export.csv?action=authorization.created', { cookie: session.cookie });
-      // Read as text: every line is a JSON document, the whole is not one.
-      const ndjson = await fetch(`${h.app.baseUrl}/console/audit-log/export.ndjson`, {
-        headers: { cookie: `${SESSION_COOKIE}=${session.cookie}` },
-      });
+      const csv = await download(session, '/console/audit-log/export.csv?action=authorization.created');
+      // Every line is a JSON document, the whole is not one.
+      const ndjson = await download(session, '/console/audit-log/export.ndjson');
 
-      expect(csv.status).toBe(200);
-      expect(csv.headers.get('content-type')).toMatch(/^text\/csv/);
-      expect(csv.headers.get('content-disposition')).toBe(`attachment; filename="audit-log-${ORG}.csv"`);
+      expectAttachment(csv, /^text\/csv/, `audit-log-${ORG}.csv`);
       // Passed on as it comes: chunked, never a body the console held whole to measure.
       expect(csv.headers.get('content-length')).toBeNull();
       expect(csv.headers.get('transfer-encoding')).toBe('chunked');
       const rows = csv.body.trimEnd().split('\r\n');
       expect(rows[0]).toBe('at,action,actorType,actorId,actorVia,requestId,address,clientId');
       expect(rows.slice(1).map((row) => row.split(',')[7])).toEqual([...made].reverse());
-      expect(ndjson.headers.get('content-type')).toMatch(/^application\/x-ndjson/);
-      const lines = (await ndjson.text())
+      expectAttachment(ndjson, /^application\/x-ndjson/, `audit-log-${ORG}.ndjson`);
+      const lines = ndjson.body
         .trimEnd()
         .split('\n')
         .map((line) => JSON.parse(line) as { action: string; actor: { via: string } });
@@ -1034,6 +1039,224 @@ describe('credentials service: the console (decisions 30-32)', () => {
       expect(refused.headers.get('content-type')).toMatch(/^text\/html/);
       expect(refused.headers.get('content-disposition')).toBeNull();
       expect([anonymous.status, anonymous.location]).toEqual([303, '/console']);
+    });
+  });
+
+  describe('access reviews (decision 54)', () => {
+    /** The due time as the date-time field sends it (UTC, no offset): a week after the harness's clock. */
+    const DUE = new Date(NOW.getTime() + 7 * 24 * 60 * MINUTE).toISOString().slice(0, 16);
+    const REVIEW_PAGE = /^\/console\/access-reviews\/(arv_[A-Za-z0-9]{24})\?notice=started$/;
+
+    /** A review of the organization's active grants, started from the console's form; its id from the redirect. */
+    async function startReview(session: { cookie: string; csrf: string }, onOverdue = 'revoke'): Promise<string> {
+      const started = await visit('/console/access-reviews', {
+        cookie: session.cookie,
+        form: { _csrf: session.csrf, dueAt: DUE, onOverdue },
+      });
+      expect(started.status).toBe(303);
+      const reviewId = REVIEW_PAGE.exec(started.location ?? '')?.[1];
+      if (!reviewId) throw new Error(`the start did not lead to a review's page: ${started.location}`);
+      return reviewId;
+    }
+    const decide = (session: { cookie: string; csrf: string }, reviewId: string, clientId: string, form: Form) =>
+      visit(`/console/access-reviews/${reviewId}/items/${clientId}`, { cookie: session.cookie, form: { _csrf: session.csrf, ...form } });
+    /** The progress as a person reads it, whatever the markup's line breaks. */
+    const progressOf = (body: string) => /<\/progress>([^<]*)</.exec(body)?.[1]?.replace(/\s+/g, ' ').trim();
+    const rowOf = (body: string, clientId: string) => new RegExp(`<tr id="item-${clientId}">[\\s\\S]*?</tr>`).exec(body)?.[0] ?? '';
+
+    test('when a review is started from the form, then it takes every active grant, each with Keep and Revoke, and the list shows it open with its due time and progress', async () => {
+      const session = await signIn();
+      const { clientId: first } = await createInConsole(session);
+      const { clientId: second } = await createInConsole(session, { recipientName: 'Globex Audit' });
+      const { clientId: revoked } = await createInConsole(session);
+      await visit(`/console/authorizations/${revoked}/revoke`, { cookie: session.cookie, form: { _csrf: session.csrf } });
+
+      const reviewId = await startReview(session);
+      const page = await visit(`/console/access-reviews/${reviewId}?notice=started`, { cookie: session.cookie });
+      const list = await visit('/console/access-reviews', { cookie: session.cookie });
+      const home = await visit('/console', { cookie: session.cookie });
+
+      expect(page.status).toBe(200);
+      expect(page.body).toContain('Review started.');
+      expect(progressOf(page.body)).toBe('0 of 2 decided: 0 kept, 0 revoked, 2 pending');
+      expect(page.body).toContain(`<time datetime="${DUE}:00.000Z">`);
+      expect(rowOf(page.body, first)).toContain('Acme Insurance');
+      expect(rowOf(page.body, second)).toContain('Globex Audit');
+      expect(rowOf(page.body, first)).toContain('Never');
+      for (const clientId of [first, second]) {
+        expect(rowOf(page.body, clientId)).toContain(`action="/console/access-reviews/${reviewId}/items/${clientId}"`);
+        expect(rowOf(page.body, clientId)).toContain('name="decision" value="revoke"');
+      }
+      expect(page.body).not.toContain(`item-${revoked}`);
+      expect(page.body).toContain(`href="/console/access-reviews/${reviewId}/report.csv"`);
+      expect(page.body).toContain(`href="/console/access-reviews/${reviewId}/report.json"`);
+      expect(list.status).toBe(200);
+      expect(list.body).toContain(`href="/console/access-reviews/${reviewId}"`);
+      expect(list.body).toContain('<span class="status open">Open</span>');
+      expect(progressOf(list.body)).toMatch(/^0 of 2 decided/);
+      expect(home.body).toContain('<a href="/console/access-reviews">Access reviews</a>');
+    });
+
+    test('when one grant is kept with a note and the other revoked, then each shows its decision by the person through the console, the revoked grant is revoked by the review, and the review completes', async () => {
+      const session = await signIn();
+      const { clientId: kept } = await createInConsole(session);
+      const { clientId: ended } = await createInConsole(session);
+      const reviewId = await startReview(session);
+
+      const keep = await decide(session, reviewId, kept, { decision: 'keep', note: 'Renewal signed <2027>' });
+      const revoke = await decide(session, reviewId, ended, { decision: 'revoke', note: '' });
+      const page = await visit(revoke.location ?? '', { cookie: session.cookie });
+
+      expect([keep.status, keep.location]).toEqual([303, `/console/access-reviews/${reviewId}?notice=kept#item-${kept}`]);
+      expect([revoke.status, revoke.location]).toEqual([303, `/console/access-reviews/${reviewId}?notice=revoked#item-${ended}`]);
+      expect(page.body).toContain('Revoked. Reads with that grant are refused from now on.');
+      expect(rowOf(page.body, kept)).toMatch(/Kept[\s\S]*Renewal signed &lt;2027&gt;[\s\S]*through the console/);
+      expect(rowOf(page.body, ended)).toMatch(/Revoked[\s\S]*through the console/);
+      expect(page.body).toContain('<span class="status completed">Completed</span>');
+      expect(progressOf(page.body)).toBe('2 of 2 decided: 1 kept, 1 revoked, 0 pending');
+      expect(page.body).not.toContain('name="decision"');
+      expect(await h.store.find(ORG, ended)).toMatchObject({ revokedAt: expect.any(String), revocationReason: 'access_review' });
+      expect((await h.store.find(ORG, kept))?.revokedAt).toBeNull();
+    });
+
+    test('when an item decided already is decided again, or with a note over 1000 characters, then the review page says the API refusal with its code, and nothing changes', async () => {
+      const session = await signIn();
+      const { clientId: decided } = await createInConsole(session);
+      const { clientId: pending } = await createInConsole(session);
+      const reviewId = await startReview(session);
+      await decide(session, reviewId, decided, { decision: 'keep' });
+
+      const again = await decide(session, reviewId, decided, { decision: 'revoke' });
+      const tooLong = await decide(session, reviewId, pending, { decision: 'keep', note: 'n'.repeat(1001) });
+      const neither = await decide(session, reviewId, pending, { decision: 'archive' });
+
+      expect(again.status).toBe(409);
+      expect(again.body).toMatch(/<p class="problem" role="alert">[^<]+<code>ACCESS_REVIEW_ITEM_DECIDED<\/code>/);
+      expect(again.body).toContain('<h1>Access review</h1>');
+      for (const refused of [tooLong, neither]) {
+        expect(refused.status).toBe(400);
+        expect(refused.body).toContain('<code>VALIDATION_FAILED</code>');
+      }
+      expect((await h.store.find(ORG, decided))?.revokedAt).toBeNull();
+      expect(rowOf(neither.body, pending)).toContain('Undecided');
+      expect(progressOf(neither.body)).toMatch(/^1 of 2 decided/);
+    });
+
+    test('when the start form is refused (no choice for the undecided, a due time past), then it is a 400 with each problem by its field and the form kept', async () => {
+      const session = await signIn();
+      const past = new Date(NOW.getTime() - MINUTE).toISOString().slice(0, 16);
+
+      const page = await visit('/console/access-reviews', {
+        cookie: session.cookie,
+        form: { _csrf: session.csrf, dueAt: past, onOverdue: '' },
+      });
+      const missing = await visit('/console/access-reviews', { cookie: session.cookie, form: { _csrf: session.csrf, onOverdue: 'keep' } });
+
+      const pastDue = await visit('/console/access-reviews', {
+        cookie: session.cookie,
+        form: { _csrf: session.csrf, dueAt: past, onOverdue: 'keep' },
+      });
+
+      expect([page.status, missing.status, pastDue.status]).toEqual([400, 400, 400]);
+      expect(page.body).toContain('The review was not started.');
+      expect(page.body).toContain('<p class="field-problem" id="onOverdue-problem">choose whether they are kept or revoked</p>');
+      expect(page.body).toContain(`value="${past}"`);
+      expect(missing.body).toContain('id="dueAt-problem"');
+      expect(missing.body).not.toContain('id="onOverdue-problem"');
+      expect(pastDue.body).toContain('<p class="field-problem" id="dueAt-problem">must be in the future</p>');
+      expect(pastDue.body).toMatch(/<option value="keep"\s+selected>\s*Kept\s*<\/option>/);
+      expect((await visit('/console/access-reviews', { cookie: session.cookie })).body).toContain('No access reviews yet.');
+    });
+
+    test("when the report is downloaded, then the CSV is the API's lines and the JSON is the signed report whose JWS carries it, each an attachment", async () => {
+      const session = await signIn();
+      const { clientId } = await createInConsole(session);
+      const reviewId = await startReview(session);
+      await decide(session, reviewId, clientId, { decision: 'keep', note: '=SUM(A1)' });
+
+      const csv = await download(session, `/console/access-reviews/${reviewId}/report.csv`);
+      // The file as the API signed it, not a document parsed and written again.
+      const json = await download(session, `/console/access-reviews/${reviewId}/report.json`);
+
+      expectAttachment(csv, /^text\/csv/, `access-review-${reviewId}.csv`);
+      const [header, line, ...more] = csv.body.trimEnd().split('\r\n');
+      expect(header).toBe(
+        'clientId,recipientType,recipientName,scopes,lastUsedAt,readsInPeriod,decision,overdue,note,decidedAt,decidedByType,decidedById,decidedByVia',
+      );
+      expect(line).toMatch(
+        new RegExp(
+          `^${clientId},insurance_provider,Acme Insurance,qr_score pillar_breakdown,,0,keep,false,'=SUM\\(A1\\),[^,]+,person,[^,]+,console$`,
+        ),
+      );
+      expect(more).toEqual([]);
+      expectAttachment(json, /^application\/json/, `access-review-${reviewId}.json`);
+      const signed = JSON.parse(json.body) as { report: { reviewId: string }; jws: string };
+      expect(signed.report.reviewId).toBe(reviewId);
+      expect(JSON.parse(Buffer.from(signed.jws.split('.')[1] ?? '', 'base64url').toString('utf8'))).toEqual(signed.report);
+    });
+
+    test("when a review is another organization's, unknown, or no review id at all, or the grant is none of it, then it is a 404 page and no download", async () => {
+      const session = await signIn();
+      const { clientId } = await createInConsole(session);
+      const reviewId = await startReview(session);
+      const foreign = await signIn(OTHER_ORG);
+      const unknown = `arv_${'A'.repeat(24)}`;
+
+      const pages = [
+        await visit(`/console/access-reviews/${reviewId}`, { cookie: foreign.cookie }),
+        await visit(`/console/access-reviews/${reviewId}/report.csv`, { cookie: foreign.cookie }),
+        await decide(foreign, reviewId, clientId, { decision: 'revoke' }),
+        await visit(`/console/access-reviews/${unknown}/report.json`, { cookie: session.cookie }),
+        await visit('/console/access-reviews/not-a-review', { cookie: session.cookie }),
+        await visit('/console/access-reviews/arv_%3Cscript%3E/report.csv', { cookie: session.cookie }),
+      ];
+      const notAnItem = await decide(session, reviewId, 'not-a-client-id', { decision: 'keep' });
+
+      for (const page of pages) {
+        expect(page.status).toBe(404);
+        expect(page.headers.get('content-type')).toBe('text/html; charset=utf-8');
+        expect(page.body).toContain('<h1>Access review not found</h1>');
+        expect(page.body).not.toContain('<script>');
+      }
+      expect([notAnItem.status, notAnItem.body.includes('<h1>Not a grant of this review</h1>')]).toEqual([404, true]);
+      expect((await h.store.find(ORG, clientId))?.revokedAt).toBeNull();
+    });
+
+    test('when a decision comes without the CSRF token, then it is a 403 and the grant stays undecided', async () => {
+      const session = await signIn();
+      const { clientId } = await createInConsole(session);
+      const reviewId = await startReview(session);
+
+      const refused = await visit(`/console/access-reviews/${reviewId}/items/${clientId}`, {
+        cookie: session.cookie,
+        form: { decision: 'revoke' },
+      });
+      const page = await visit(`/console/access-reviews/${reviewId}`, { cookie: session.cookie });
+
+      expect([refused.status, refused.body.includes('<h1>Form expired</h1>')]).toEqual([403, true]);
+      expect(rowOf(page.body, clientId)).toContain('Undecided');
+      expect((await h.store.find(ORG, clientId))?.revokedAt).toBeNull();
+    });
+
+    test('when the list is paged, then the older link carries the page size and cursor; a page size given twice is a 400 naming it', async () => {
+      const session = await signIn();
+      const first = await startReview(session);
+      h.clock.set(new Date(NOW.getTime() + 1_000));
+      const second = await startReview(session);
+      const hrefOf = (body: string, label: string) => new RegExp(`href="([^"]+)"\\s*>${label}<`).exec(body)?.[1]?.replaceAll('&amp;', '&');
+
+      const page = await visit('/console/access-reviews?limit=1', { cookie: session.cookie });
+      const older = hrefOf(page.body, 'Older reviews');
+      const next = await visit(older ?? '', { cookie: session.cookie });
+      const repeated = await visit('/console/access-reviews?limit=1&limit=2', { cookie: session.cookie });
+
+      expect(page.body).toContain(second);
+      expect(page.body).not.toContain(first);
+      expect(older).toMatch(/^\/console\/access-reviews\?limit=1&cursor=[A-Za-z0-9_-]+$/);
+      expect(next.body).toContain(first);
+      expect(hrefOf(next.body, 'Newest reviews')).toBe('/console/access-reviews?limit=1');
+      expect(repeated.status).toBe(400);
+      expect(repeated.body).toMatch(/<p class="problem" role="alert">[^<]*limit/);
     });
   });
 
@@ -1138,10 +1361,7 @@ describe('credentials service: the console (decisions 30-32)', () => {
     test('when a form has more fields than the console reads, then it is a 413 page in words and nothing is created', async () => {
       const session = await signIn();
 
-      const page = await visit('/console/authorizations', {
-        cookie: session.cookie,
-        form: { ...validForm(session.csrf), scopes: Array.from({ length: 100 }, () => 'qr_score') },
-      });
+      const page = await postCreate(session, { scopes: Array.from({ length: 100 }, () => 'qr_score') });
 
       expect(page.status).toBe(413);
       expect(page.body).toContain('<h1>Invalid request</h1>');
@@ -1152,10 +1372,7 @@ describe('credentials service: the console (decisions 30-32)', () => {
     test('when a form is larger than the console reads, then it is a 413 page in words and nothing is created', async () => {
       const session = await signIn();
 
-      const page = await visit('/console/authorizations', {
-        cookie: session.cookie,
-        form: { ...validForm(session.csrf), allowedCidrs: '203.0.113.0/24\n'.repeat(2_000) },
-      });
+      const page = await postCreate(session, { allowedCidrs: '203.0.113.0/24\n'.repeat(2_000) });
 
       expect(page.status).toBe(413);
       expect(page.body).toContain('The form could not be read.');
@@ -1323,10 +1540,7 @@ describe('credentials service: the console (decisions 30-32)', () => {
     test('when an authorization is created with a one-time link, then the page shows the link once with its copy button and no key', async () => {
       const session = await signIn();
 
-      const page = await visit('/console/authorizations', {
-        cookie: session.cookie,
-        form: { ...validForm(session.csrf), keyDelivery: 'claimLink', claimValidSeconds: '3600' },
-      });
+      const page = await postCreate(session, { keyDelivery: 'claimLink', claimValidSeconds: '3600' });
 
       expect(page.status).toBe(201);
       expect(claimUrlOf(page.body)).toMatch(new RegExp(`^${PUBLIC_ORIGIN}/claim/[A-Za-z0-9_-]{43}$`));
@@ -1341,10 +1555,7 @@ describe('credentials service: the console (decisions 30-32)', () => {
 
     test('when a new link is issued from the authorization page, then the old one stops working and the new one claims; the page then says when and from where', async () => {
       const session = await signIn();
-      const created = await visit('/console/authorizations', {
-        cookie: session.cookie,
-        form: { ...validForm(session.csrf), keyDelivery: 'claimLink' },
-      });
+      const created = await postCreate(session, { keyDelivery: 'claimLink' });
       const clientId = clientIdOf(created.body);
       const local = (url: string) => url.replace(PUBLIC_ORIGIN, h.app.baseUrl);
       const claim = (url: string) =>
@@ -1372,10 +1583,7 @@ describe('credentials service: the console (decisions 30-32)', () => {
     test('when the validity is not one the API accepts, then the form comes back with the problem beside the field', async () => {
       const session = await signIn();
 
-      const page = await visit('/console/authorizations', {
-        cookie: session.cookie,
-        form: { ...validForm(session.csrf), keyDelivery: 'claimLink', claimValidSeconds: '60' },
-      });
+      const page = await postCreate(session, { keyDelivery: 'claimLink', claimValidSeconds: '60' });
 
       expect(page.status).toBe(400);
       expect(page.body).toContain('id="claimValidSeconds-problem"');

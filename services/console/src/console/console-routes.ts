@@ -33,10 +33,12 @@ import {
   type Viewer,
 } from './pages';
 import type { Html } from './html';
+import { problemsByField } from './page-parts';
 import { labelledRouter } from '@rsd/observability';
 import type { AlertWebhookAccess } from './alert-webhooks';
 import { alertWebhookRoutes } from './alert-webhook-routes';
 import { auditLogRoutes, passedOn } from './audit-log-routes';
+import { accessReviewRoutes } from './access-review-routes';
 
 export interface ConsoleRoutesDeps {
   /** Decision 51: the organization's authorizations, only through the credentials service's API. */
@@ -292,7 +294,11 @@ export function consoleRoutes(deps: ConsoleRoutesDeps): Router {
   });
 
   // --- Audit log ----------------------------------------------------------------------------------
-  auditLogRoutes(router, { api, signedIn, sessionOf, viewerOf: (res) => viewerOf(sessionOf(res)), page, log: deps.log });
+  const reviewDeps = { api, signedIn, change, sessionOf, viewerOf: (res: Response) => viewerOf(sessionOf(res)), page, log: deps.log };
+  auditLogRoutes(router, reviewDeps);
+
+  // --- Access reviews -----------------------------------------------------------------------------
+  accessReviewRoutes(router, reviewDeps);
 
   router.use(async (req, res) => {
     // A path that is not valid percent-encoding names no page: the 400 every service answers (decision 50).
@@ -322,6 +328,8 @@ const TITLES: Partial<Record<ApiError['code'], string>> = {
   WEBHOOK_NOT_ACTIVE: 'Webhook not active',
   KEY_ALREADY_CLAIMED: 'Key already claimed',
   KEY_NOT_CLAIMED: 'Key not yet claimed',
+  ACCESS_REVIEW_NOT_FOUND: 'Access review not found',
+  ACCESS_REVIEW_ITEM_NOT_FOUND: 'Not a grant of this review',
   SERVICE_UNAVAILABLE: 'Try again in a moment',
   RATE_LIMITED: 'Too many requests',
   INVALID_PARAMETER: 'Invalid request',
@@ -447,13 +455,5 @@ const PLAIN_PROBLEMS: Partial<Record<keyof CreateForm, string>> = {
 };
 
 function fieldProblemsOf(error: ApiError): FieldProblems {
-  const problems: FieldProblems = {};
-  for (const detail of error.details ?? []) {
-    const field = detail.path.split('.')[0] ?? '';
-    const key = field in EMPTY_CREATE_FORM ? (field as keyof CreateForm) : 'form';
-    const message = (key !== 'form' && PLAIN_PROBLEMS[key]) || detail.message;
-    if (!problems[key]?.includes(message)) (problems[key] ??= []).push(message);
-  }
-  if (Object.keys(problems).length === 0) problems.form = [error.message];
-  return problems;
+  return problemsByField(error, Object.keys(EMPTY_CREATE_FORM) as (keyof CreateForm)[], PLAIN_PROBLEMS);
 }

@@ -13,6 +13,7 @@ import {
 } from '@rsd/contracts';
 import type { DayOfReads as DailyReads } from '@rsd/contracts';
 import { html, type Html } from './html';
+import { choices, dataTable, formProblems, pageTop, secretValue, type FormProblems } from './page-parts';
 import { readsChart } from './reads-chart';
 
 // Server-rendered pages of the console: plain HTML and one stylesheet, one small script for the copy button.
@@ -101,48 +102,32 @@ export function listPage(viewer: Viewer, authorizations: readonly Authorization[
           <p><strong>No authorizations yet.</strong></p>
           <p>Create one to let an insurer, auditor, regulator or partner read your resilience score.</p>
         </div>`
-      : html`<div class="scroll">
-          <table>
-            <caption class="visually-hidden">
-              Authorizations of ${viewer.organizationId}, newest first
-            </caption>
-            <thead>
-              <tr>
-                <th scope="col">Recipient</th>
-                <th scope="col">Type</th>
-                <th scope="col">Scopes</th>
-                <th scope="col">Status</th>
-                <th scope="col">Portfolio</th>
-                <th scope="col">Expires</th>
-                <th scope="col">Last used</th>
-                <th scope="col">Reads (24 h / 30 d)</th>
-              </tr>
-            </thead>
-            <tbody>
-              ${authorizations.map(
-                (authorization) =>
-                  html`<tr>
-                    <th scope="row">
-                      <a href="${detailPath(authorization.clientId)}">${recipientOf(authorization)}</a>
-                      <span class="id">${authorization.clientId}</span>
-                    </th>
-                    <td>${RECIPIENT_TYPE_LABELS[authorization.recipientType]}</td>
-                    <td>${authorization.scopes.map((scope) => SCOPE_LABELS[scope]).join(', ')}</td>
-                    <td>${statusBadge(authorization)}</td>
-                    <td>${portfolioOf(authorization)}</td>
-                    <td>${instant(authorization.expiresAt, 'Never')}</td>
-                    <td>${instant(authorization.lastUsedAt, 'Not yet')}</td>
-                    <td>${authorization.usage.last24h} / ${authorization.usage.last30d}</td>
-                  </tr>`,
-              )}
-            </tbody>
-          </table>
-        </div>`;
+      : dataTable({
+          caption: `Authorizations of ${viewer.organizationId}, newest first`,
+          columns: ['Recipient', 'Type', 'Scopes', 'Status', 'Portfolio', 'Expires', 'Last used', 'Reads (24 h / 30 d)'],
+          rows: authorizations.map(
+            (authorization) =>
+              html`<tr>
+                <th scope="row">
+                  <a href="${detailPath(authorization.clientId)}">${recipientOf(authorization)}</a>
+                  <span class="id">${authorization.clientId}</span>
+                </th>
+                <td>${RECIPIENT_TYPE_LABELS[authorization.recipientType]}</td>
+                <td>${authorization.scopes.map((scope) => SCOPE_LABELS[scope]).join(', ')}</td>
+                <td>${statusBadge(authorization)}</td>
+                <td>${portfolioOf(authorization)}</td>
+                <td>${instant(authorization.expiresAt, 'Never')}</td>
+                <td>${instant(authorization.lastUsedAt, 'Not yet')}</td>
+                <td>${authorization.usage.last24h} / ${authorization.usage.last30d}</td>
+              </tr>`,
+          ),
+        });
   return layout(
     'Authorizations',
     html`<div class="heading">
         <h1>Authorizations</h1>
         <a href="/console/audit-log">Audit log</a>
+        <a href="/console/access-reviews">Access reviews</a>
         <a class="button" href="/console/authorizations/new">New authorization</a>
       </div>
       ${body} ${alertsSection(authorizations, alerts)}`,
@@ -192,24 +177,11 @@ function alertsSection(authorizations: readonly Authorization[], alerts: readonl
         ? html`<p class="empty">
             No alerts yet. First uses, new addresses, failed authentications, expiries ahead, leaked keys and releases appear here.
           </p>`
-        : html`<div class="scroll">
-            <table>
-              <caption class="visually-hidden">
-                The last ${alerts.length} alerts, newest first
-              </caption>
-              <thead>
-                <tr>
-                  <th scope="col">When</th>
-                  <th scope="col">Authorization</th>
-                  <th scope="col">Alert</th>
-                  <th scope="col">Details</th>
-                </tr>
-              </thead>
-              <tbody>
-                ${rows}
-              </tbody>
-            </table>
-          </div>`
+        : dataTable({
+            caption: `The last ${alerts.length} alerts, newest first`,
+            columns: ['When', 'Authorization', 'Alert', 'Details'],
+            rows,
+          })
     }
   </section>`;
 }
@@ -244,39 +216,23 @@ export const CLAIM_VALIDITY_CHOICES = [
 ] as const;
 
 /** Problems by field; `form` for one that names no field. */
-export type FieldProblems = Partial<Record<keyof CreateForm | 'form', string[]>>;
+export type FieldProblems = FormProblems<keyof CreateForm>;
 
 export function createPage(viewer: Viewer, form: CreateForm, problems: FieldProblems = {}): Html {
-  const problemList = Object.entries(problems).flatMap(([field, messages]) =>
-    (messages ?? []).map((message) => ({ field, message: `${FIELD_NAMES[field as keyof FieldProblems]}: ${message}` })),
-  );
-  const described = (field: keyof CreateForm) =>
-    problems[field] ? html` aria-invalid="true" aria-describedby="${field}-problem"` : html``;
-  const fieldProblem = (field: keyof CreateForm) =>
-    problems[field] ? html`<p class="field-problem" id="${field}-problem">${problems[field].join('; ')}</p>` : '';
+  const fields = formProblems(problems, FIELD_NAMES);
+  const { described, under: fieldProblem } = fields;
   return layout(
     'New authorization',
     html`<h1>New authorization</h1>
-      ${
-        problemList.length > 0
-          ? html`<div class="problem" role="alert" tabindex="-1" id="problems">
-              <p><strong>The authorization was not created. Please correct:</strong></p>
-              <ul>
-                ${problemList.map(({ field, message }) => (field === 'form' ? html`<li>${message}</li>` : html`<li><a href="#${field}">${message}</a></li>`))}
-              </ul>
-            </div>`
-          : ''
-      }
+      ${fields.summary('The authorization was not created.')}
       <form method="post" action="/console/authorizations" class="stack" novalidate>
         ${csrfField(viewer)}
         <label for="recipientType">Recipient type</label>
         <select id="recipientType" name="recipientType" required${described('recipientType')}>
           <option value="">Choose…</option>
-          ${RECIPIENT_TYPES.map(
-            (type) =>
-              html`<option value="${type}" ${form.recipientType === type ? html` selected` : html``}>
-                ${RECIPIENT_TYPE_LABELS[type]}
-              </option>`,
+          ${choices(
+            RECIPIENT_TYPES.map((type) => ({ value: type, label: RECIPIENT_TYPE_LABELS[type] })),
+            form.recipientType,
           )}
         </select>
         ${fieldProblem('recipientType')}
@@ -314,12 +270,7 @@ export function createPage(viewer: Viewer, form: CreateForm, problems: FieldProb
         ${fieldProblem('keyDelivery')}
         <label for="claimValidSeconds">The link works for <span class="hint">(with a one-time link)</span></label>
         <select id="claimValidSeconds" name="claimValidSeconds" ${described('claimValidSeconds')}>
-          ${CLAIM_VALIDITY_CHOICES.map(
-            (choice) =>
-              html`<option value="${choice.seconds}" ${form.claimValidSeconds === String(choice.seconds) ? html` selected` : html``}>
-                ${choice.label}
-              </option>`,
-          )}
+          ${choices(CLAIM_VALIDITY_CHOICES, form.claimValidSeconds)}
         </select>
         ${fieldProblem('claimValidSeconds')}
         <div class="actions">
@@ -331,7 +282,7 @@ export function createPage(viewer: Viewer, form: CreateForm, problems: FieldProb
   );
 }
 
-const FIELD_NAMES: Record<keyof FieldProblems, string> = {
+const FIELD_NAMES: Record<keyof CreateForm | 'form', string> = {
   form: 'Request',
   recipientType: 'Recipient type',
   recipientName: 'Recipient name',
@@ -367,11 +318,7 @@ export function keyPage(viewer: Viewer, issued: IssuedKey): Html {
         <dt>Client ID</dt>
         <dd><code id="client-id">${authorization.clientId}</code></dd>
         <dt>API key</dt>
-        <dd>
-          <code id="api-key" class="secret">${apiKey}</code>
-          <button type="button" class="secondary" data-copy="api-key" hidden>Copy key</button>
-          <span class="copied" role="status" aria-live="polite"></span>
-        </dd>
+        <dd>${secretValue('api-key', apiKey, 'Copy key')}</dd>
       </dl>
       ${
         kind === 'rotated'
@@ -405,11 +352,7 @@ export function claimLinkPage(viewer: Viewer, authorization: Authorization, clai
         <dt>Client ID</dt>
         <dd><code id="client-id">${authorization.clientId}</code></dd>
         <dt>Claim link</dt>
-        <dd>
-          <code id="claim-url" class="secret">${claim.url}</code>
-          <button type="button" class="secondary" data-copy="claim-url" hidden>Copy link</button>
-          <span class="copied" role="status" aria-live="polite"></span>
-        </dd>
+        <dd>${secretValue('claim-url', claim.url, 'Copy link')}</dd>
         <dt>Link works until</dt>
         <dd>${instant(claim.expiresAt, '')}</dd>
       </dl>
@@ -436,10 +379,7 @@ export function detailPage(
   const revocable = active || authorization.status === 'pending';
   return layout(
     recipientOf(authorization),
-    html`<p class="crumbs"><a href="/console">Authorizations</a></p>
-      <h1>${recipientOf(authorization)}</h1>
-      ${options.notice ? html`<p class="notice" role="status">${options.notice}</p>` : ''}
-      ${options.problem ? html`<p class="problem" role="alert">${options.problem}</p>` : ''}
+    html`${pageTop(recipientOf(authorization), [], options)}
       <dl class="facts">
         <dt>Client ID</dt>
         <dd><code>${authorization.clientId}</code></dd>
@@ -479,12 +419,7 @@ export function detailPage(
                 ${csrfField(viewer)}
                 <label for="claimValidSeconds">The link works for</label>
                 <select id="claimValidSeconds" name="claimValidSeconds">
-                  ${CLAIM_VALIDITY_CHOICES.map(
-                    (choice) =>
-                      html`<option value="${choice.seconds}" ${choice.seconds === CLAIM_VALID_SECONDS.default ? html` selected` : html``}>
-                        ${choice.label}
-                      </option>`,
-                  )}
+                  ${choices(CLAIM_VALIDITY_CHOICES, CLAIM_VALID_SECONDS.default)}
                 </select>
                 <button type="submit">Issue a new link</button>
               </form>
@@ -503,12 +438,7 @@ export function detailPage(
                 ${csrfField(viewer)}
                 <label for="overlapSeconds">Current key keeps working for</label>
                 <select id="overlapSeconds" name="overlapSeconds">
-                  ${OVERLAP_CHOICES.map(
-                    (choice) =>
-                      html`<option value="${choice.seconds}" ${choice.seconds === DEFAULT_OVERLAP_SECONDS ? html` selected` : html``}>
-                        ${choice.label}
-                      </option>`,
-                  )}
+                  ${choices(OVERLAP_CHOICES, DEFAULT_OVERLAP_SECONDS)}
                 </select>
                 <button type="submit">Rotate key</button>
               </form>
@@ -573,6 +503,7 @@ const REVOCATION_REASON_LABELS = {
   key_leaked: ' · its key was reported leaked',
   declined_by_recipient: ' · the offer was declined by the recipient',
   access_review: ' · ended by an access review',
+  organization_offboarded: ' · the organization was offboarded',
 } as const;
 
 function revokedBy(authorization: Authorization): string {
@@ -596,68 +527,42 @@ const CERTIFICATE_FORMAT_LABELS = { json: 'Signed JSON', pdf: 'PDF' } as const;
 /** Decision 55: each certificate served, when, for which date, in which format, to which address. */
 function certificatesTable(certificates: readonly AccessLogEntry[]): Html {
   if (certificates.length === 0) return html`<p class="empty">No certificate fetched yet.</p>`;
-  return html`<div class="scroll">
-    <table>
-      <caption class="visually-hidden">
-        The latest ${certificates.length} certificates fetched, newest first
-      </caption>
-      <thead>
-        <tr>
-          <th scope="col">Fetched (UTC)</th>
-          <th scope="col">As of</th>
-          <th scope="col">Format</th>
-          <th scope="col">Client address</th>
-        </tr>
-      </thead>
-      <tbody>
-        ${certificates.map(
-          (entry) =>
-            html`<tr>
-              <td>${instant(entry.at, '')}</td>
-              <td>${entry.certificate ? html`<time datetime="${entry.certificate.asOf}">${entry.certificate.asOf}</time>` : 'Unknown'}</td>
-              <td>${entry.certificate ? CERTIFICATE_FORMAT_LABELS[entry.certificate.format] : 'Unknown'}</td>
-              <td>${entry.clientAddress ?? 'Unknown'}</td>
-            </tr>`,
-        )}
-      </tbody>
-    </table>
-  </div>`;
+  return dataTable({
+    caption: `The latest ${certificates.length} certificates fetched, newest first`,
+    columns: ['Fetched (UTC)', 'As of', 'Format', 'Client address'],
+    rows: certificates.map(
+      (entry) =>
+        html`<tr>
+          <td>${instant(entry.at, '')}</td>
+          <td>${entry.certificate ? html`<time datetime="${entry.certificate.asOf}">${entry.certificate.asOf}</time>` : 'Unknown'}</td>
+          <td>${entry.certificate ? CERTIFICATE_FORMAT_LABELS[entry.certificate.format] : 'Unknown'}</td>
+          <td>${entry.clientAddress ?? 'Unknown'}</td>
+        </tr>`,
+    ),
+  });
 }
 
 function accessLogTable(page: AccessLogPage): Html {
   if (page.items.length === 0) return html`<p class="empty">No reads recorded yet.</p>`;
-  return html`<div class="scroll">
-    <table>
-      <thead>
-        <tr>
-          <th scope="col">Time (UTC)</th>
-          <th scope="col">Resource</th>
-          <th scope="col">Result</th>
-          <th scope="col">Client address</th>
-          <th scope="col">Request ID</th>
-        </tr>
-      </thead>
-      <tbody>
-        ${page.items.map(
-          (entry) =>
-            html`<tr>
-              <td>${instant(entry.at, '')}</td>
-              <td><code>${entry.resource}</code></td>
-              <td>${entry.status}${entry.code ? html` <code>${entry.code}</code>` : ''}</td>
-              <td>${entry.clientAddress ?? 'Unknown'}</td>
-              <td><code>${entry.requestId}</code></td>
-            </tr>`,
-        )}
-      </tbody>
-    </table>
-  </div>`;
+  return dataTable({
+    columns: ['Time (UTC)', 'Resource', 'Result', 'Client address', 'Request ID'],
+    rows: page.items.map(
+      (entry) =>
+        html`<tr>
+          <td>${instant(entry.at, '')}</td>
+          <td><code>${entry.resource}</code></td>
+          <td>${entry.status}${entry.code ? html` <code>${entry.code}</code>` : ''}</td>
+          <td>${entry.clientAddress ?? 'Unknown'}</td>
+          <td><code>${entry.requestId}</code></td>
+        </tr>`,
+    ),
+  });
 }
 
 export function confirmRevokePage(viewer: Viewer, authorization: Authorization): Html {
   return layout(
     'Revoke access',
-    html`<p class="crumbs"><a href="/console">Authorizations</a></p>
-      <h1>Revoke access for ${recipientOf(authorization)}?</h1>
+    html`${pageTop(`Revoke access for ${recipientOf(authorization)}?`, [])}
       <p>
         Reads with Client ID <code>${authorization.clientId}</code> are refused from the moment you confirm, with every key it has. This
         cannot be undone: to grant access again, create a new authorization.

@@ -1,5 +1,6 @@
 import type { DayOfReads as DailyReads } from '@rsd/contracts';
 import { html, type Html } from './html';
+import { dataTable } from './page-parts';
 
 const WIDTH = 640;
 const HEIGHT = 180;
@@ -49,28 +50,19 @@ export function readsChart(days: readonly DailyReads[]): Html {
       <span class="key refusals" aria-hidden="true"></span> Refused reads (4xx and 5xx)
       <span class="hint">· UTC days; ${summary}</span>
     </figcaption>
-    <table class="visually-hidden">
-      <caption>
-        Reads per day, last 30 days (UTC)
-      </caption>
-      <thead>
-        <tr>
-          <th scope="col">Day</th>
-          <th scope="col">Successful reads</th>
-          <th scope="col">Refused reads</th>
-        </tr>
-      </thead>
-      <tbody>
-        ${days.map(
-          (day) =>
-            html`<tr>
-              <th scope="row">${day.day}</th>
-              <td>${day.reads}</td>
-              <td>${day.refusals}</td>
-            </tr>`,
-        )}
-      </tbody>
-    </table>
+    ${dataTable({
+      hidden: true,
+      caption: 'Reads per day, last 30 days (UTC)',
+      columns: ['Day', 'Successful reads', 'Refused reads'],
+      rows: days.map(
+        (day) =>
+          html`<tr>
+            <th scope="row">${day.day}</th>
+            <td>${day.reads}</td>
+            <td>${day.refusals}</td>
+          </tr>`,
+      ),
+    })}
   </figure>`;
 }
 

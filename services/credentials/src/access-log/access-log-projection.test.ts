@@ -15,13 +15,36 @@ const record: AccessRecord = {
   clientAddress: '2001:db8::1',
   requestId: 'req-1',
 };
+/** The authorization store as the projection asks it: these Client IDs are grants it holds. */
+const holding = (...clientIds: string[]) => ({
+  knownClientIds: (asked: readonly string[]) => Promise.resolve(new Set(asked.filter((id) => clientIds.includes(id)))),
+});
 
 describe('access-log projection (distributed runtime)', () => {
   test('when a batch arrives, then its records go to the store as they are', async () => {
     const added: AccessRecord[][] = [];
-    const project = accessLogProjection({ add: (records) => Promise.resolve(void added.push([...records])) }, log);
+    const project = accessLogProjection(
+      { add: (records) => Promise.resolve(void added.push([...records])) },
+      holding(record.clientId),
+      log,
+    );
 
     await project(aMessage(JSON.stringify({ records: [record] })));
+
+    expect(added).toEqual([[record]]);
+  });
+
+  test("when a batch names a grant the store no longer holds (its organization offboarded), then only the others' records are kept", async () => {
+    const added: AccessRecord[][] = [];
+    const purged = { ...record, id: 'id-2', clientId: 'rs_BBBBBBBBBBBBBBBBBBBBBBBB' };
+    const project = accessLogProjection(
+      { add: (records) => Promise.resolve(void added.push([...records])) },
+      holding(record.clientId),
+      log,
+    );
+
+    await project(aMessage(JSON.stringify({ records: [purged, record] })));
+    await project(aMessage(JSON.stringify({ records: [purged] })));
 
     expect(added).toEqual([[record]]);
   });
@@ -33,14 +56,14 @@ describe('access-log projection (distributed runtime)', () => {
     ['a record without a Client ID', JSON.stringify({ records: [{ ...record, clientId: undefined }] })],
   ])('when a message is %s, then it is skipped and the stream goes on', async (_name, value) => {
     const added: unknown[] = [];
-    const project = accessLogProjection({ add: (records) => Promise.resolve(void added.push(records)) }, log);
+    const project = accessLogProjection({ add: (records) => Promise.resolve(void added.push(records)) }, holding(record.clientId), log);
 
     await expect(project(aMessage(value))).resolves.toBeUndefined();
     expect(added).toEqual([]);
   });
 
   test('when the store fails, then the message fails too, so that it is delivered again', async () => {
-    const project = accessLogProjection({ add: () => Promise.reject(new Error('MongoDB is away')) }, log);
+    const project = accessLogProjection({ add: () => Promise.reject(new Error('MongoDB is away')) }, holding(record.clientId), log);
 
     await expect(project(aMessage(JSON.stringify({ records: [record] })))).rejects.toThrow('MongoDB is away');
   });

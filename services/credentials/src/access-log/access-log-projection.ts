@@ -1,6 +1,6 @@
 import { accessRecordBatchSchema } from '@rsd/contracts';
-import type { Logger } from '@rsd/platform';
-import type { AccessLogStore, EventRecord } from '@rsd/ports';
+import { parsedJson, type Logger } from '@rsd/platform';
+import type { AccessLogStore, AuthorizationStore, EventRecord } from '@rsd/ports';
 
 /**
  * Follows the access-log stream into the credentials service's store (distributed runtime). A
@@ -8,22 +8,24 @@ import type { AccessLogStore, EventRecord } from '@rsd/ports';
  * bad message must not hold up the ones behind it. A store that fails throws, and the record is
  * tried again (the store keeps each record once).
  */
-export function accessLogProjection(store: Pick<AccessLogStore, 'add'>, log: Logger): (record: EventRecord) => Promise<void> {
+export function accessLogProjection(
+  store: Pick<AccessLogStore, 'add'>,
+  grants: Pick<AuthorizationStore, 'knownClientIds'>,
+  log: Logger,
+): (record: EventRecord) => Promise<void> {
   return async (record) => {
-    let value: unknown;
-    try {
-      value = JSON.parse(record.value);
-    } catch {
-      value = undefined;
-    }
-    const batch = accessRecordBatchSchema.safeParse(value);
-    if (!batch.success) {
+    const batch = parsedJson(record.value, accessRecordBatchSchema);
+    if (!batch) {
       log.warn(
         { topic: record.topic, partition: record.partition, offset: record.offset },
         'skipped an access-log message that is not a batch of records',
       );
       return;
     }
-    await store.add(batch.data.records);
+    // Decision 56: a read recorded after its organization was purged (the read API's batch and the
+    // stream's lag outrun the offboarding) names a grant that is gone, and is not kept.
+    const known = await grants.knownClientIds(batch.records.map((entry) => entry.clientId));
+    const kept = batch.records.filter((entry) => known.has(entry.clientId));
+    if (kept.length > 0) await store.add(kept);
   };
 }

@@ -2,7 +2,7 @@ import type { Response } from 'express';
 import type { AccessLogEntry, AccessLogPage, AccessRecord } from '@rsd/contracts';
 import type { AccessLogStore, AuthorizationStore } from '@rsd/ports';
 import { findOwnAuthorization } from '../authorizations/find-authorizations';
-import { EXPORT_PAGE_SIZE, streamExport, type Column } from '@rsd/platform';
+import { EXPORT_PAGE_SIZE, fieldColumns, pageOf, streamExport } from '@rsd/platform';
 import { cursorAfter, type AccessLogQuery } from './access-log-query';
 
 export interface AccessLogDeps {
@@ -27,9 +27,8 @@ export async function listAccessLog(
     filter: query.filter,
     ...(query.after ? { after: query.after } : {}),
   });
-  const page = found.slice(0, query.limit);
-  const last = page.at(-1);
-  return { items: page.map(accessLogEntryOf), nextCursor: found.length > query.limit && last ? cursorAfter(last) : null };
+  const { items, next } = pageOf(found, query.limit);
+  return { items: items.map(accessLogEntryOf), nextCursor: next ? cursorAfter(next) : null };
 }
 
 /** What the organization sees of a record: no id of the record's own, no Client ID (the path names it). */
@@ -38,14 +37,7 @@ export function accessLogEntryOf({ at, resource, status, code, clientAddress, re
 }
 
 /** The CSV export's columns (decision 54), the entry's fields in order. */
-export const ACCESS_LOG_COLUMNS: readonly Column<AccessRecord>[] = [
-  { header: 'at', cell: (record) => record.at },
-  { header: 'resource', cell: (record) => record.resource },
-  { header: 'status', cell: (record) => record.status },
-  { header: 'code', cell: (record) => record.code },
-  { header: 'clientAddress', cell: (record) => record.clientAddress },
-  { header: 'requestId', cell: (record) => record.requestId },
-];
+export const ACCESS_LOG_COLUMNS = fieldColumns<AccessRecord>('at', 'resource', 'status', 'code', 'clientAddress', 'requestId');
 
 /**
  * Decision 54: the whole filtered access log of one authorization as CSV or NDJSON, streamed from the

@@ -12,11 +12,14 @@ import { labelledRouter } from '@rsd/observability';
 import {
   ApiError,
   compactJwsSigner,
+  cursorParts,
   exportFormatOf,
+  fieldColumns,
   jsonBody,
-  methodNotAllowed,
+  answerOtherMethods,
+  noStore,
+  opaqueCursor,
   pageLimitOf,
-  requireCaller,
   singleQueryParameter,
   streamExport,
   tokenOrigin,
@@ -25,7 +28,7 @@ import {
   type TokenVerifier,
 } from '@rsd/platform';
 import type { AccessLogStore, AccessReviewPosition } from '@rsd/ports';
-import { requireValidOrganizationId } from '../authorizations/authorization-routes';
+import { organizationCallers } from '../authorizations/authorization-routes';
 import type { UseCaseDeps } from '../authorizations/use-case-deps';
 import { accessReviewReport, createAccessReview, decideAccessReviewItemFor, getAccessReview, listAccessReviews } from './access-reviews';
 
@@ -44,16 +47,11 @@ const BODY_LIMIT = '16kb';
 
 /** The report's CSV columns: the grant, its use, and what was decided of it, by whom and when. */
 export const ACCESS_REVIEW_REPORT_COLUMNS: readonly Column<AccessReviewReportLine>[] = [
-  { header: 'clientId', cell: (line) => line.clientId },
-  { header: 'recipientType', cell: (line) => line.recipientType },
-  { header: 'recipientName', cell: (line) => line.recipientName },
+  ...fieldColumns<AccessReviewReportLine>('clientId', 'recipientType', 'recipientName'),
   { header: 'scopes', cell: (line) => line.scopes.join(' ') },
-  { header: 'lastUsedAt', cell: (line) => line.lastUsedAt },
-  { header: 'readsInPeriod', cell: (line) => line.readsInPeriod },
-  { header: 'decision', cell: (line) => line.decision },
+  ...fieldColumns<AccessReviewReportLine>('lastUsedAt', 'readsInPeriod', 'decision'),
   { header: 'overdue', cell: (line) => (line.decision === null ? null : String(line.overdue)) },
-  { header: 'note', cell: (line) => line.note },
-  { header: 'decidedAt', cell: (line) => line.decidedAt },
+  ...fieldColumns<AccessReviewReportLine>('note', 'decidedAt'),
   { header: 'decidedByType', cell: (line) => line.decidedBy?.type ?? null },
   { header: 'decidedById', cell: (line) => line.decidedBy?.id ?? null },
   { header: 'decidedByVia', cell: (line) => line.decidedBy?.via ?? null },
@@ -63,14 +61,7 @@ export const ACCESS_REVIEW_REPORT_COLUMNS: readonly Column<AccessReviewReportLin
 export function accessReviewRoutes(deps: AccessReviewRoutesDeps): Router {
   const useCaseDeps = { ...deps, newEventId: randomUUID };
   const sign = compactJwsSigner(deps.signingKeys, ACCESS_REVIEW_REPORT_JWS_TYPE);
-  const writer = [
-    requireValidOrganizationId,
-    requireCaller(deps.verifyToken, { scope: 'authorizations:write', organizationParam: 'organizationId' }),
-  ];
-  const reader = [
-    requireValidOrganizationId,
-    requireCaller(deps.verifyToken, { scope: ['authorizations:read', 'authorizations:write'], organizationParam: 'organizationId' }),
-  ];
+  const { writer, reader } = organizationCallers(deps.verifyToken);
   // A review id that cannot be one is unknown without a lookup.
   const knownShape: RequestHandler = (req, _res, next) =>
     next(
@@ -80,10 +71,7 @@ export function accessReviewRoutes(deps: AccessReviewRoutesDeps): Router {
     );
 
   const router = labelledRouter();
-  router.use(COLLECTION, (_req, res, next) => {
-    res.setHeader('Cache-Control', 'no-store');
-    next();
-  });
+  router.use(COLLECTION, noStore);
 
   router
     .route(COLLECTION)
@@ -91,73 +79,56 @@ export function accessReviewRoutes(deps: AccessReviewRoutesDeps): Router {
       const limit = pageLimitOf(req, ACCESS_REVIEW_LIMIT);
       const cursor = singleQueryParameter(req, 'cursor');
       const after = cursor === undefined ? undefined : positionOfCursor(cursor);
-      const { items, last } = await listAccessReviews(useCaseDeps, req.params.organizationId, { limit, ...(after ? { after } : {}) });
-      res.json({ items, nextCursor: last ? cursorAfter(last) : null });
+      const { items, next } = await listAccessReviews(useCaseDeps, req.params.organizationId, { limit, ...(after ? { after } : {}) });
+      res.json({ items, nextCursor: next ? cursorAfter(next) : null });
     })
     .post(...writer, ...jsonBody(BODY_LIMIT), async (req, res) => {
       const body: unknown = req.body;
       const { organizationId } = req.params;
       const review = await createAccessReview({ ...useCaseDeps, origin: tokenOrigin(req, res) }, organizationId, body);
       res.status(201).location(`/v1/organizations/${organizationId}/access-reviews/${review.reviewId}`).json(review);
-    })
-    .all(methodNotAllowed(['GET', 'HEAD', 'POST']));
+    });
 
-  router
-    .route(REVIEW)
-    .get(...reader, knownShape, async (req, res) => {
-      res.json(await getAccessReview(useCaseDeps, req.params.organizationId, req.params.reviewId));
-    })
-    .all(methodNotAllowed(['GET', 'HEAD']));
+  router.route(REVIEW).get(...reader, knownShape, async (req, res) => {
+    res.json(await getAccessReview(useCaseDeps, req.params.organizationId, req.params.reviewId));
+  });
 
-  router
-    .route(ITEM)
-    .put(...writer, knownShape, ...jsonBody(BODY_LIMIT), async (req, res) => {
-      const body: unknown = req.body;
-      const { organizationId, reviewId, clientId } = req.params;
-      res.json(
-        await decideAccessReviewItemFor({ ...useCaseDeps, origin: tokenOrigin(req, res) }, { organizationId, reviewId, clientId }, body),
-      );
-    })
-    .all(methodNotAllowed(['PUT']));
+  router.route(ITEM).put(...writer, knownShape, ...jsonBody(BODY_LIMIT), async (req, res) => {
+    const body: unknown = req.body;
+    const { organizationId, reviewId, clientId } = req.params;
+    res.json(
+      await decideAccessReviewItemFor({ ...useCaseDeps, origin: tokenOrigin(req, res) }, { organizationId, reviewId, clientId }, body),
+    );
+  });
 
-  router
-    .route(REPORT)
-    .get(...reader, knownShape, async (req, res) => {
-      const report = await accessReviewReport(useCaseDeps, req.params.organizationId, req.params.reviewId);
-      if (exportFormatOf(req) === 'csv') {
-        await streamExport<AccessReviewReportLine>(res, 'csv', {
-          columns: ACCESS_REVIEW_REPORT_COLUMNS,
-          line: (line) => line,
-          filename: `access-review-${report.reviewId}`,
-          // The whole report is one page.
-          read: (after) => Promise.resolve(after ? [] : report.items),
-        });
-        return;
-      }
-      const { jws } = await sign(report);
-      const signed: SignedAccessReviewReport = { report, jws };
-      res.json(signed);
-    })
-    .all(methodNotAllowed(['GET', 'HEAD']));
+  router.route(REPORT).get(...reader, knownShape, async (req, res) => {
+    const report = await accessReviewReport(useCaseDeps, req.params.organizationId, req.params.reviewId);
+    if (exportFormatOf(req) === 'csv') {
+      await streamExport<AccessReviewReportLine>(res, 'csv', {
+        columns: ACCESS_REVIEW_REPORT_COLUMNS,
+        line: (line) => line,
+        filename: `access-review-${report.reviewId}`,
+        // The whole report is one page.
+        read: (after) => Promise.resolve(after ? [] : report.items),
+      });
+      return;
+    }
+    const { jws } = await sign(report);
+    const signed: SignedAccessReviewReport = { report, jws };
+    res.json(signed);
+  });
 
-  return router;
+  return answerOtherMethods(router);
 }
 
 /** Opaque to callers: the versioned position of the page's last review (its start and id). */
 function cursorAfter({ createdAt, reviewId }: AccessReviewPosition): string {
-  return Buffer.from(`r1|${createdAt}|${reviewId}`, 'utf8').toString('base64url');
+  return opaqueCursor(`r1|${createdAt}|${reviewId}`);
 }
 
 function positionOfCursor(cursor: string): AccessReviewPosition {
-  const decoded = /^[A-Za-z0-9_-]{1,200}$/.test(cursor) ? Buffer.from(cursor, 'base64url').toString('utf8') : '';
-  const [, createdAt, reviewId] = /^r1\|([^|]+)\|([^|]+)$/.exec(decoded) ?? [];
-  const valid =
-    createdAt !== undefined &&
-    reviewId !== undefined &&
-    utcInstantSchema.safeParse(createdAt).success &&
-    accessReviewIdSchema.safeParse(reviewId).success;
-  if (!valid || cursorAfter({ createdAt, reviewId }) !== cursor) {
-    throw new ApiError('INVALID_PARAMETER', 'cursor is not one this API returned as nextCursor');
-  }
-  return { createdAt, reviewId };
+  return cursorParts(cursor, /^r1\|([^|]+)\|([^|]+)$/, ['createdAt', 'reviewId'], {
+    maxLength: 200,
+    valid: ({ createdAt, reviewId }) => utcInstantSchema.safeParse(createdAt).success && accessReviewIdSchema.safeParse(reviewId).success,
+  });
 }

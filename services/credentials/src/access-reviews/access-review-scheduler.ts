@@ -1,13 +1,13 @@
 import { randomUUID } from 'node:crypto';
 import {
   ApiError,
-  every,
+  attemptOnce,
+  drainDue,
+  leaderPasses,
   publishOwedEvents,
   runCommand,
-  type Logger,
-  type OutboxRelay,
-  type PeriodicJob,
   type ScheduledWork,
+  type SchedulerDeps,
 } from '@rsd/platform';
 import {
   ACCESS_REVIEW_SYSTEM_ORIGIN,
@@ -16,22 +16,11 @@ import {
   settleOverdueAccessReview,
   type StoredAccessReview,
 } from '@rsd/domain';
-import type { AuthorizationStore, Clock } from '@rsd/ports';
 import { revokeCommand } from '../authorizations/revoke-authorization';
 
 export interface AccessReviewScheduler extends ScheduledWork {
   /** One pass over the reviews that fall due; resolves to how many it changed. */
   runOnce(): Promise<number>;
-}
-
-export interface AccessReviewSchedulerDeps {
-  store: AuthorizationStore;
-  relay: Pick<OutboxRelay, 'flush'>;
-  clock: Clock;
-  log: Logger;
-  newEventId?: () => string;
-  /** Decision 52, where replicas share the store: whether this replica holds the lease it runs under (the relay's). */
-  isLeader?: () => boolean;
 }
 
 const PAGE_SIZE = 50;
@@ -42,30 +31,13 @@ const PAGE_SIZE = 50;
  * decided `revoke` revoked (`revocationReason: "access_review"`). At most one interval late: within a
  * minute with the default interval.
  */
-export function createAccessReviewScheduler({
-  store,
-  relay,
-  clock,
-  log,
-  newEventId = randomUUID,
-  isLeader,
-}: AccessReviewSchedulerDeps): AccessReviewScheduler {
-  let job: PeriodicJob | undefined;
-  const commandDeps = { store, relay, log };
+export function createAccessReviewScheduler(deps: SchedulerDeps): AccessReviewScheduler {
+  const { store, relay, clock, log, newEventId = randomUUID } = deps;
 
   async function runOnce(): Promise<number> {
     const now = clock.now();
-    let changed = 0;
-    for (;;) {
-      const due = await store.findReviewsDue(now, PAGE_SIZE);
-      let changedNow = 0;
-      for (const review of due) {
-        if (await settle(review, now)) changedNow += 1;
-      }
-      changed += changedNow;
-      // A full page where nothing could be changed would come back unchanged: stop rather than spin.
-      if (due.length < PAGE_SIZE || changedNow === 0) break;
-    }
+    const due = (limit: number) => store.findReviewsDue(now, limit);
+    const changed = await drainDue(PAGE_SIZE, due, (review) => settle(review, now));
     if (changed > 0) {
       log.info({ reviews: changed }, 'access reviews fell due');
       await publishOwedEvents(relay, log);
@@ -88,25 +60,20 @@ export function createAccessReviewScheduler({
     if (!change) return false;
     if (settled) await revokeDecided(settled.record, now);
     // The due-soon alert is no one's change; the overdue decisions are the system's.
-    const { answer } = await runCommand(commandDeps, noticed ? undefined : ACCESS_REVIEW_SYSTEM_ORIGIN, {
+    return attemptOnce(deps, noticed ? undefined : ACCESS_REVIEW_SYSTEM_ORIGIN, review, {
       what: noticed ? 'access review due-soon alert' : 'access review due',
       context: { reviewId: review.reviewId },
-      publish: 'none',
-      attempts: 1,
-      exhausted: () => false,
-      load: () => Promise.resolve(review),
       decide: () => ({ write: { review: change.record, expectedRevision: review.revision, events: change.events }, answer: true }),
     });
-    return answer;
   }
 
   /** Every grant the review decided to revoke (again where a reviewer's revoke was made: it changes nothing then). */
   async function revokeDecided(review: StoredAccessReview, now: Date): Promise<void> {
-    const deps = { store, clock: { now: () => now }, newEventId };
+    const atNow = { store, clock: { now: () => now }, newEventId };
     for (const clientId of itemsToRevoke(review)) {
       try {
-        await runCommand(commandDeps, ACCESS_REVIEW_SYSTEM_ORIGIN, {
-          ...revokeCommand(deps, review.organizationId, clientId, 'access_review'),
+        await runCommand(deps, ACCESS_REVIEW_SYSTEM_ORIGIN, {
+          ...revokeCommand(atNow, review.organizationId, clientId, 'access_review'),
           publish: 'none',
         });
       } catch (error) {
@@ -116,15 +83,6 @@ export function createAccessReviewScheduler({
     }
   }
 
-  return {
-    runOnce,
-    start(intervalMs) {
-      // Only the leader's pass runs: two would each settle and announce the same review.
-      job ??= every(intervalMs, () => ((isLeader?.() ?? true) ? runOnce() : 0), { name: 'the access-review check', log, runAtStart: true });
-    },
-    async stop() {
-      await job?.stop();
-      job = undefined;
-    },
-  };
+  // Only the leader's pass runs: two would each settle and announce the same review.
+  return { runOnce, ...leaderPasses(runOnce, { name: 'the access-review check', log, isLeader: deps.isLeader }) };
 }

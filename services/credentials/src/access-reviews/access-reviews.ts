@@ -17,7 +17,7 @@ import {
   type Origin,
   type StoredAccessReview,
 } from '@rsd/domain';
-import { ApiError, issueDetails, requestErrorMap, runCommand, validationFailed } from '@rsd/platform';
+import { ApiError, pageOf, parsedBody, runCommand, validationFailed } from '@rsd/platform';
 import type { AccessLogStore, AccessReviewPosition } from '@rsd/ports';
 import { revokeAuthorization } from '../authorizations/revoke-authorization';
 import type { UseCaseDeps } from '../authorizations/use-case-deps';
@@ -31,10 +31,9 @@ export type ReviewDeps = UseCaseDeps & { origin: Origin };
 
 /** Every grant active now becomes an item; `dueAt` any future instant. */
 export async function createAccessReview(deps: ReviewDeps, organizationId: string, body: unknown): Promise<AccessReviewSummary> {
-  const parsed = createAccessReviewRequestSchema.safeParse(body, { error: requestErrorMap });
-  if (!parsed.success) throw validationFailed(issueDetails(parsed.error.issues));
+  const request = parsedBody(createAccessReviewRequestSchema, body);
   const now = deps.clock.now();
-  const dueAt = new Date(parsed.data.dueAt);
+  const dueAt = new Date(request.dueAt);
   const problem = dueAtProblem(dueAt, now);
   if (problem) throw validationFailed([{ path: 'dueAt', message: problem }]);
   const { answer } = await runCommand(deps, deps.origin, {
@@ -42,7 +41,7 @@ export async function createAccessReview(deps: ReviewDeps, organizationId: strin
     context: { organizationId },
     load: () => deps.store.list(organizationId),
     decide: (grants) => {
-      const review = { reviewId: generateAccessReviewId(), organizationId, dueAt, onOverdue: parsed.data.onOverdue };
+      const review = { reviewId: generateAccessReviewId(), organizationId, dueAt, onOverdue: request.onOverdue };
       const started = startAccessReview(review, grants, deps.origin, { id: deps.newEventId(), time: now });
       return { write: { review: started.record, expectedRevision: null, events: started.events }, answer: started.record };
     },
@@ -69,9 +68,8 @@ export async function decideAccessReviewItemFor(
   target: { organizationId: string; reviewId: string; clientId: string },
   body: unknown,
 ): Promise<AccessReview> {
-  const parsed = accessReviewItemDecisionRequestSchema.safeParse(body, { error: requestErrorMap });
-  if (!parsed.success) throw validationFailed(issueDetails(parsed.error.issues));
-  const choice = { decision: parsed.data.decision, note: parsed.data.note ?? null };
+  const request = parsedBody(accessReviewItemDecisionRequestSchema, body);
+  const choice = { decision: request.decision, note: request.note ?? null };
   const { answer } = await runCommand(deps, deps.origin, {
     what: 'decide an access review item',
     context: target,
@@ -110,14 +108,9 @@ export async function listAccessReviews(
   deps: Pick<UseCaseDeps, 'store'>,
   organizationId: string,
   page: { limit: number; after?: AccessReviewPosition },
-): Promise<{ items: AccessReviewSummary[]; last: AccessReviewPosition | undefined }> {
-  const found = await deps.store.listReviews(organizationId, { ...page, limit: page.limit + 1 });
-  const items = found.slice(0, page.limit);
-  const last = items.at(-1);
-  return {
-    items: items.map(toAccessReviewSummary),
-    last: found.length > page.limit && last ? { createdAt: last.createdAt, reviewId: last.reviewId } : undefined,
-  };
+): Promise<{ items: AccessReviewSummary[]; next: AccessReviewPosition | undefined }> {
+  const { items, next } = pageOf(await deps.store.listReviews(organizationId, { ...page, limit: page.limit + 1 }), page.limit);
+  return { items: items.map(toAccessReviewSummary), next: next && { createdAt: next.createdAt, reviewId: next.reviewId } };
 }
 
 /**

@@ -2,16 +2,17 @@ import type { Router } from 'express';
 import type { AuditLogEntry, AuditLogPage, AuditRecord } from '@rsd/contracts';
 import { labelledRouter } from '@rsd/observability';
 import {
-  methodNotAllowed,
-  requireCaller,
-  type TokenVerifier,
   EXPORT_PAGE_SIZE,
   exportFormatOf,
+  fieldColumns,
+  answerOtherMethods,
+  pageOf,
   streamExport,
   type Column,
+  type TokenVerifier,
 } from '@rsd/platform';
 import type { AuditFilter, AuditLogStore } from '@rsd/ports';
-import { requireValidOrganizationId } from '../authorizations/authorization-routes';
+import { organizationCallers } from '../authorizations/authorization-routes';
 import { auditCursorAfter, auditLogQueryOf } from './audit-log-query';
 
 export interface AuditLogRoutesDeps {
@@ -23,14 +24,11 @@ export const AUDIT_LOG_PATH = '/organizations/:organizationId/audit-log';
 
 /** The CSV export's columns: the entry's fields, the actor's three apart. */
 export const AUDIT_LOG_COLUMNS: readonly Column<AuditLogEntry>[] = [
-  { header: 'at', cell: (entry) => entry.at },
-  { header: 'action', cell: (entry) => entry.action },
+  ...fieldColumns<AuditLogEntry>('at', 'action'),
   { header: 'actorType', cell: (entry) => entry.actor.type },
   { header: 'actorId', cell: (entry) => entry.actor.id },
   { header: 'actorVia', cell: (entry) => entry.actor.via },
-  { header: 'requestId', cell: (entry) => entry.requestId },
-  { header: 'address', cell: (entry) => entry.address },
-  { header: 'clientId', cell: (entry) => entry.clientId },
+  ...fieldColumns<AuditLogEntry>('requestId', 'address', 'clientId'),
 ];
 
 /**
@@ -39,35 +37,28 @@ export const AUDIT_LOG_COLUMNS: readonly Column<AuditLogEntry>[] = [
  */
 export function auditLogRoutes(deps: AuditLogRoutesDeps): Router {
   const router = labelledRouter();
-  router
-    .route(AUDIT_LOG_PATH)
-    .get(
-      requireValidOrganizationId,
-      requireCaller(deps.verifyToken, { scope: ['authorizations:read', 'authorizations:write'], organizationParam: 'organizationId' }),
-      async (req, res) => {
-        res.setHeader('Cache-Control', 'no-store');
-        const query = auditLogQueryOf(req);
-        const filter: AuditFilter = { organizationId: req.params.organizationId, ...query.filter };
-        const format = exportFormatOf(req);
-        if (format === 'json') {
-          res.json(await auditLogPage(deps.auditLog, filter, query.limit, query.after));
-          return;
-        }
-        // An export starts at the cursor when given, and runs to the end of what the filters match.
-        await streamExport<AuditRecord>(res, format, {
-          columns: AUDIT_LOG_COLUMNS,
-          line: entryOf,
-          filename: `audit-log-${req.params.organizationId}`,
-          read: (last) =>
-            deps.auditLog.page(filter, {
-              limit: EXPORT_PAGE_SIZE,
-              ...(last ? { after: { at: last.at, eventId: last.eventId } } : query.after ? { after: query.after } : {}),
-            }),
-        });
-      },
-    )
-    .all(methodNotAllowed(['GET', 'HEAD']));
-  return router;
+  router.route(AUDIT_LOG_PATH).get(...organizationCallers(deps.verifyToken).reader, async (req, res) => {
+    res.setHeader('Cache-Control', 'no-store');
+    const query = auditLogQueryOf(req);
+    const filter: AuditFilter = { organizationId: req.params.organizationId, ...query.filter };
+    const format = exportFormatOf(req);
+    if (format === 'json') {
+      res.json(await auditLogPage(deps.auditLog, filter, query.limit, query.after));
+      return;
+    }
+    // An export starts at the cursor when given, and runs to the end of what the filters match.
+    await streamExport<AuditRecord>(res, format, {
+      columns: AUDIT_LOG_COLUMNS,
+      line: entryOf,
+      filename: `audit-log-${req.params.organizationId}`,
+      read: (last) =>
+        deps.auditLog.page(filter, {
+          limit: EXPORT_PAGE_SIZE,
+          ...(last ? { after: { at: last.at, eventId: last.eventId } } : query.after ? { after: query.after } : {}),
+        }),
+    });
+  });
+  return answerOtherMethods(router);
 }
 
 async function auditLogPage(
@@ -76,11 +67,8 @@ async function auditLogPage(
   limit: number,
   after: Parameters<typeof auditCursorAfter>[0] | undefined,
 ): Promise<AuditLogPage> {
-  // One entry more than the page says whether another page follows.
-  const found = await store.page(filter, { limit: limit + 1, ...(after ? { after } : {}) });
-  const page = found.slice(0, limit);
-  const last = page.at(-1);
-  return { items: page.map(entryOf), nextCursor: found.length > limit && last ? auditCursorAfter(last) : null };
+  const { items, next } = pageOf(await store.page(filter, { limit: limit + 1, ...(after ? { after } : {}) }), limit);
+  return { items: items.map(entryOf), nextCursor: next ? auditCursorAfter(next) : null };
 }
 
 function entryOf({ at, action, actor, requestId, address, clientId }: AuditLogEntry): AuditLogEntry {

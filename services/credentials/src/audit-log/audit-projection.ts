@@ -5,10 +5,9 @@ import {
   webhookChangedSchema,
   type AuditRecord,
   type AuthorizationEvent,
-  type WebhookChanged,
 } from '@rsd/contracts';
 import { auditRecordOf, auditRecordOfWebhookChange } from '@rsd/domain';
-import type { Logger } from '@rsd/platform';
+import { parsedJson, type Logger } from '@rsd/platform';
 import type { AuditLogStore, EventRecord } from '@rsd/ports';
 
 /** What the audit view follows: the credentials service's changes, and the notifier's to webhooks and alert subscriptions. */
@@ -21,12 +20,26 @@ export const AUDITED_TOPICS = [TOPICS.authorizations, TOPICS.webhookChanges];
  * that is no event (logged: anyone with access to the topic can write to it). Each event is kept once,
  * so a record delivered again changes nothing.
  */
-export function auditProjection(store: Pick<AuditLogStore, 'add'>, log: Logger) {
+export function auditProjection(
+  store: Pick<AuditLogStore, 'add'>,
+  log: Logger,
+  /** Decision 56: true for an organization offboarded, whose entries a late or replayed event must not bring back. */
+  offboarded: (organizationId: string) => Promise<boolean> = () => Promise.resolve(false),
+) {
+  const kept = async (entries: readonly AuditRecord[]): Promise<AuditRecord[]> => {
+    const gone = new Set<string>();
+    for (const organizationId of new Set(entries.map((entry) => entry.organizationId))) {
+      if (await offboarded(organizationId)) gone.add(organizationId);
+    }
+    return entries.filter((entry) => !gone.has(entry.organizationId));
+  };
   const entryOf = (record: EventRecord): AuditRecord | undefined => {
     // An erased organization's event (decision 56) has no entry: a rebuilt trail holds nothing of it.
     if (record.parsed && 'erased' in record.parsed) return undefined;
     if (record.topic === TOPICS.webhookChanges) {
-      const change = webhookChangeOf(record);
+      // The notifier's events are no domain events: parsed here, whatever a log parsed for the domain's
+      // consumers, from the value the log opened (decision 56) when it was sealed.
+      const change = parsedJson(record.opened ?? record.value, webhookChangedSchema);
       if (change) return auditRecordOfWebhookChange(change);
     } else {
       const event = eventOf(record);
@@ -39,10 +52,10 @@ export function auditProjection(store: Pick<AuditLogStore, 'add'>, log: Logger) 
   return {
     handle: async (record: EventRecord) => {
       const entry = entryOf(record);
-      if (entry) await store.add([entry]);
+      if (entry) await store.add(await kept([entry]));
     },
     handleBatch: async (records: readonly EventRecord[]) => {
-      await store.add(records.map(entryOf).filter((entry) => entry !== undefined));
+      await store.add(await kept(records.map(entryOf).filter((entry) => entry !== undefined)));
     },
   };
 }
@@ -52,23 +65,5 @@ function eventOf(record: EventRecord): AuthorizationEvent | undefined {
     if (!('event' in record.parsed) || record.parsed.event.type === EVENT_TYPES.scoreCalculated) return undefined;
     return record.parsed.event;
   }
-  try {
-    const parsed = authorizationEventSchema.safeParse(JSON.parse(record.value));
-    return parsed.success ? parsed.data : undefined;
-  } catch {
-    return undefined;
-  }
-}
-
-/**
- * The notifier's events are no domain events: parsed here, whatever a log parsed for the domain's
- * consumers, from the value the log opened (decision 56) when it was sealed.
- */
-function webhookChangeOf(record: EventRecord): WebhookChanged | undefined {
-  try {
-    const parsed = webhookChangedSchema.safeParse(JSON.parse(record.opened ?? record.value));
-    return parsed.success ? parsed.data : undefined;
-  } catch {
-    return undefined;
-  }
+  return parsedJson(record.value, authorizationEventSchema);
 }

@@ -7,8 +7,7 @@ import {
   scopeSchema,
   type Authorization,
 } from '@rsd/contracts';
-import { ApiError, pageLimitOf, singleQueryParameter } from '@rsd/platform';
-import { instantOf } from '../audit-log/audit-log-query';
+import { cursorParts, instantParameter, opaqueCursor, pageLimitOf, parsedParameter, singleQueryParameter } from '@rsd/platform';
 
 /** Decision 54's filters of the grants' list; every one given must hold. */
 export interface AuthorizationFilter {
@@ -32,12 +31,12 @@ export interface AuthorizationListQuery {
 /** The query's filters and page; a bad one is INVALID_PARAMETER naming it, a repeated one too. */
 export function authorizationListQueryOf(req: Request): AuthorizationListQuery {
   const filter: AuthorizationFilter = {};
-  const status = enumOf(req, 'status', authorizationStatusSchema);
-  const recipientType = enumOf(req, 'recipientType', recipientTypeSchema);
-  const scope = enumOf(req, 'scope', scopeSchema);
-  const recipientAccountId = enumOf(req, 'recipientAccountId', recipientAccountIdSchema);
-  const expiresBefore = instantOf(req, 'expiresBefore');
-  const lastUsedBefore = instantOf(req, 'lastUsedBefore');
+  const status = parsedParameter(req, 'status', authorizationStatusSchema);
+  const recipientType = parsedParameter(req, 'recipientType', recipientTypeSchema);
+  const scope = parsedParameter(req, 'scope', scopeSchema);
+  const recipientAccountId = parsedParameter(req, 'recipientAccountId', recipientAccountIdSchema);
+  const expiresBefore = instantParameter(req, 'expiresBefore');
+  const lastUsedBefore = instantParameter(req, 'lastUsedBefore');
   if (status !== undefined) filter.status = status;
   if (recipientType !== undefined) filter.recipientType = recipientType;
   if (scope !== undefined) filter.scope = scope;
@@ -51,14 +50,6 @@ export function authorizationListQueryOf(req: Request): AuthorizationListQuery {
     filter,
     page: { limit: pageLimitOf(req, AUTHORIZATION_LIST_LIMIT), ...(cursor === undefined ? {} : { after: positionOfCursor(cursor) }) },
   };
-}
-
-function enumOf<T extends string>(req: Request, name: string, schema: { safeParse(value: unknown): { success: boolean; data?: T } }) {
-  const raw = singleQueryParameter(req, name);
-  if (raw === undefined) return undefined;
-  const parsed = schema.safeParse(raw);
-  if (!parsed.success || parsed.data === undefined) throw new ApiError('INVALID_PARAMETER', `${name} is not one this API knows`);
-  return parsed.data;
 }
 
 /** The grants that match, in the list's order (newest first, then by Client ID), and the page asked for. */
@@ -93,14 +84,9 @@ function listOrder(a: Pick<Authorization, 'createdAt' | 'clientId'>, b: Pick<Aut
 }
 
 function cursorAfter({ createdAt, clientId }: Pick<Authorization, 'createdAt' | 'clientId'>): string {
-  return Buffer.from(`g1|${createdAt}|${clientId}`, 'utf8').toString('base64url');
+  return opaqueCursor(`g1|${createdAt}|${clientId}`);
 }
 
 function positionOfCursor(cursor: string): { createdAt: string; clientId: string } {
-  const decoded = /^[A-Za-z0-9_-]{1,400}$/.test(cursor) ? Buffer.from(cursor, 'base64url').toString('utf8') : '';
-  const [, createdAt, clientId] = /^g1\|([0-9T:.Z-]{20,30})\|([a-z0-9]{1,16}_[A-Za-z0-9]{16,64})$/.exec(decoded) ?? [];
-  if (createdAt === undefined || clientId === undefined || cursorAfter({ createdAt, clientId }) !== cursor) {
-    throw new ApiError('INVALID_PARAMETER', 'cursor is not one this API returned as nextCursor');
-  }
-  return { createdAt, clientId };
+  return cursorParts(cursor, /^g1\|([0-9T:.Z-]{20,30})\|([a-z0-9]{1,16}_[A-Za-z0-9]{16,64})$/, ['createdAt', 'clientId']);
 }

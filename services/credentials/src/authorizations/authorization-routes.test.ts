@@ -539,6 +539,10 @@ describe('credentials service: authorizations over HTTP', () => {
         '/organizations/{organizationId}/access-reviews/{reviewId}',
         '/organizations/{organizationId}/access-reviews/{reviewId}/items/{clientId}',
         '/organizations/{organizationId}/access-reviews/{reviewId}/report',
+        '/organizations/{organizationId}',
+        '/organizations/{organizationId}/offboarding',
+        '/organizations/{organizationId}/authorizations/{clientId}/erasure',
+        '/portfolio/erasure',
       ]);
     });
   });

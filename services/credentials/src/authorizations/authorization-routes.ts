@@ -3,7 +3,18 @@ import type { Request, RequestHandler, Response, Router } from 'express';
 import { clientIdPattern, organizationIdSchema } from '@rsd/contracts';
 import { generateApiKey, generateClaimToken, generateClientId } from '@rsd/domain';
 import type { AccessLogStore } from '@rsd/ports';
-import { ApiError, jsonBody, methodNotAllowed, requireCaller, tokenOrigin, type TokenVerifier } from '@rsd/platform';
+import {
+  answerChange,
+  ApiError,
+  jsonBody,
+  exportFormatOf,
+  answerOtherMethods,
+  noStore,
+  requireCaller,
+  tokenOrigin,
+  type CallerRequirement,
+  type TokenVerifier,
+} from '@rsd/platform';
 import { createAuthorization } from './create-authorization';
 import { authorizationListQueryOf, selectAuthorizations } from './authorization-list-query';
 import { getAuthorization, listAuthorizations, listWithAlerts } from './find-authorizations';
@@ -14,7 +25,6 @@ import { accessLogQueryOf } from '../access-log/access-log-query';
 import { issueClaimLink } from '../claims/claim-key';
 import { exportAccessLog, listAccessLog, type AccessLogDeps } from '../access-log/list-access-log';
 import { readsPerDay } from '../access-log/reads-per-day';
-import { exportFormatOf } from '@rsd/platform';
 import { labelledRouter } from '@rsd/observability';
 
 export interface AuthorizationRoutesDeps extends Omit<UseCaseDeps, 'newEventId'> {
@@ -47,11 +57,7 @@ export function authorizationRoutes(deps: AuthorizationRoutesDeps): Router {
   const claimLinkBase = (req: Request) => claimLinkBaseOf(req, deps.claimLinkBaseUrl);
   /** Decision 54: a change is made by the token's holder, once requireCaller has verified it. */
   const asCaller = (req: Request, res: Response): UseCaseDeps => ({ ...useCaseDeps, origin: tokenOrigin(req, res) });
-  // The organization id is checked before the caller, so a malformed one is a 400 for everybody.
-  const guard = [
-    requireValidOrganizationId,
-    requireCaller(deps.verifyToken, { scope: 'authorizations:write', organizationParam: 'organizationId' }),
-  ];
+  const guard = organizationCallers(deps.verifyToken).writer;
   // Then, for one authorization: a Client ID that cannot be one is unknown without a lookup, so no
   // store ever sees what a hostile path carries (a NUL byte, which PostgreSQL refuses, for one).
   const clientIds = clientIdPattern(deps.clientIdPrefix);
@@ -67,10 +73,6 @@ export function authorizationRoutes(deps: AuthorizationRoutesDeps): Router {
 
   const router = labelledRouter();
   // Administrative data, and the create response carries a secret: nothing here may be cached.
-  const noStore: RequestHandler = (_req, res, next) => {
-    res.setHeader('Cache-Control', 'no-store');
-    next();
-  };
   router.use(COLLECTION, noStore);
   router.use(ALERTS, noStore);
 
@@ -86,79 +88,68 @@ export function authorizationRoutes(deps: AuthorizationRoutesDeps): Router {
       const body: unknown = req.body;
       const created = await createAuthorization(asCaller(req, res), generate, organizationId, body, claimLinkBase(req));
       res.status(201).location(`/v1/organizations/${organizationId}/authorizations/${created.clientId}`).json(created);
-    })
-    .all(methodNotAllowed(['GET', 'HEAD', 'POST']));
+    });
 
-  router
-    .route(ITEM)
-    .get(...itemGuard, async (req, res) => {
-      res.json(await getAuthorization(useCaseDeps, req.params.organizationId, req.params.clientId));
-    })
-    .all(methodNotAllowed(['GET', 'HEAD']));
+  router.route(ITEM).get(...itemGuard, async (req, res) => {
+    res.json(await getAuthorization(useCaseDeps, req.params.organizationId, req.params.clientId));
+  });
 
-  router
-    .route(REVOKE)
-    .post(...itemGuard, async (req, res) => {
-      const { authorization, publication } = await revokeAuthorization(asCaller(req, res), req.params.organizationId, req.params.clientId);
-      // Decision 29: 200 only once the revocation is in the event log; otherwise it is recorded and owed.
-      if (publication === 'published') res.json(authorization);
-      else res.status(202).json({ ...authorization, enforcement: 'pending' });
-    })
-    .all(methodNotAllowed(['POST']));
+  router.route(REVOKE).post(...itemGuard, async (req, res) => {
+    const { authorization, publication } = await revokeAuthorization(asCaller(req, res), req.params.organizationId, req.params.clientId);
+    // Decision 29: 200 only once the revocation is in the event log; otherwise it is recorded and owed.
+    answerChange(res, publication, authorization);
+  });
 
-  router
-    .route(ROTATE)
-    .post(...itemGuard, ...jsonBody(BODY_LIMIT), async (req, res) => {
-      const body: unknown = req.body;
-      const { rotated, publication } = await rotateAuthorization(
-        asCaller(req, res),
-        generate,
-        req.params.organizationId,
-        req.params.clientId,
-        body,
-      );
-      // The new key works once the Rotated event reaches the read API; until then the previous one still does.
-      if (publication === 'published') res.json(rotated);
-      else res.status(202).json({ ...rotated, enforcement: 'pending' });
-    })
-    .all(methodNotAllowed(['POST']));
+  router.route(ROTATE).post(...itemGuard, ...jsonBody(BODY_LIMIT), async (req, res) => {
+    const body: unknown = req.body;
+    const { rotated, publication } = await rotateAuthorization(
+      asCaller(req, res),
+      generate,
+      req.params.organizationId,
+      req.params.clientId,
+      body,
+    );
+    // The new key works once the Rotated event reaches the read API; until then the previous one still does.
+    answerChange(res, publication, rotated);
+  });
 
-  router
-    .route(CLAIM_LINK)
-    .post(...itemGuard, ...jsonBody(BODY_LIMIT), async (req, res) => {
-      const body: unknown = req.body;
-      const { organizationId, clientId } = req.params;
-      res.json(await issueClaimLink(asCaller(req, res), generate, organizationId, clientId, body, claimLinkBase(req)));
-    })
-    .all(methodNotAllowed(['POST']));
+  router.route(CLAIM_LINK).post(...itemGuard, ...jsonBody(BODY_LIMIT), async (req, res) => {
+    const body: unknown = req.body;
+    const { organizationId, clientId } = req.params;
+    res.json(await issueClaimLink(asCaller(req, res), generate, organizationId, clientId, body, claimLinkBase(req)));
+  });
 
-  router
-    .route(ACCESS_LOG)
-    .get(...itemGuard, async (req, res) => {
-      const query = accessLogQueryOf(req);
-      const format = exportFormatOf(req);
-      const { organizationId, clientId } = req.params;
-      if (format === 'json') res.json(await listAccessLog(deps, organizationId, clientId, query));
-      else await exportAccessLog(deps, res, format, { organizationId, clientId }, query);
-    })
-    .all(methodNotAllowed(['GET', 'HEAD']));
+  router.route(ACCESS_LOG).get(...itemGuard, async (req, res) => {
+    const query = accessLogQueryOf(req);
+    const format = exportFormatOf(req);
+    const { organizationId, clientId } = req.params;
+    if (format === 'json') res.json(await listAccessLog(deps, organizationId, clientId, query));
+    else await exportAccessLog(deps, res, format, { organizationId, clientId }, query);
+  });
 
   // Decision 51: what the console shows beside the list and on an authorization's page, read like the rest.
-  router
-    .route(ALERTS)
-    .get(...guard, async (req, res) => {
-      res.json({ alerts: (await listWithAlerts(useCaseDeps, req.params.organizationId)).alerts });
-    })
-    .all(methodNotAllowed(['GET', 'HEAD']));
+  router.route(ALERTS).get(...guard, async (req, res) => {
+    res.json({ alerts: (await listWithAlerts(useCaseDeps, req.params.organizationId)).alerts });
+  });
 
-  router
-    .route(DAILY_READS)
-    .get(...itemGuard, async (req, res) => {
-      res.json({ days: await readsPerDay(deps, req.params.organizationId, req.params.clientId) });
-    })
-    .all(methodNotAllowed(['GET', 'HEAD']));
+  router.route(DAILY_READS).get(...itemGuard, async (req, res) => {
+    res.json({ days: await readsPerDay(deps, req.params.organizationId, req.params.clientId) });
+  });
 
-  return router;
+  return answerOtherMethods(router);
+}
+
+/**
+ * Who may act on an organization's grants, reviews and trail: its writers (`authorizations:write`), and
+ * its readers (either scope). The organization id is checked before the caller, so a malformed one is a
+ * 400 for everybody.
+ */
+export function organizationCallers(verifyToken: TokenVerifier): { writer: RequestHandler[]; reader: RequestHandler[] } {
+  const callers = (scope: CallerRequirement['scope']) => [
+    requireValidOrganizationId,
+    requireCaller(verifyToken, { scope, organizationParam: 'organizationId' }),
+  ];
+  return { writer: callers('authorizations:write'), reader: callers(['authorizations:read', 'authorizations:write']) };
 }
 
 export const requireValidOrganizationId: RequestHandler = (req, _res, next) => {

@@ -9,8 +9,7 @@ import {
   toAuthorization,
   type StoredAuthorization,
 } from '@rsd/domain';
-import { ApiError } from '@rsd/platform';
-import { runCommand } from '@rsd/platform';
+import { ApiError, runCommand } from '@rsd/platform';
 import { claimUrlOf } from '../claims/claim-url';
 import { validateCreateRequest, type ValidCreateRequest } from './create-authorization-request';
 import type { CredentialGenerator, UseCaseDeps } from './use-case-deps';

@@ -1,8 +1,6 @@
 import { DEFAULT_OVERLAP_SECONDS, rotateAuthorizationRequestSchema, type RotatedAuthorization } from '@rsd/contracts';
 import { decideRotate, digestApiKey } from '@rsd/domain';
-import { ApiError, issueDetails, requestErrorMap, validationFailed } from '@rsd/platform';
-import { runCommand } from '@rsd/platform';
-import type { Publication } from '@rsd/platform';
+import { ApiError, parsedBody, runCommand, type Publication } from '@rsd/platform';
 import { findOwnAuthorization, withUsage } from './find-authorizations';
 import type { CredentialGenerator, UseCaseDeps } from './use-case-deps';
 
@@ -70,7 +68,5 @@ export async function rotateAuthorization(
 
 /** The body is optional: none, or `{}`, means the default overlap of a day. */
 function overlapOf(body: unknown): number {
-  const parsed = rotateAuthorizationRequestSchema.safeParse(body ?? {}, { error: requestErrorMap });
-  if (!parsed.success) throw validationFailed(issueDetails(parsed.error.issues));
-  return parsed.data.overlapSeconds ?? DEFAULT_OVERLAP_SECONDS;
+  return parsedBody(rotateAuthorizationRequestSchema, body ?? {}).overlapSeconds ?? DEFAULT_OVERLAP_SECONDS;
 }

@@ -1,7 +1,6 @@
 import type { Origin } from '@rsd/domain';
-import type { Logger } from '@rsd/platform';
+import type { Logger, OutboxRelay } from '@rsd/platform';
 import type { AccessLogStore, AuthorizationStore, Clock } from '@rsd/ports';
-import type { OutboxRelay } from '@rsd/platform';
 
 /** What the authorization use cases need; every source of time and randomness is passed in. */
 export interface UseCaseDeps {

@@ -23,7 +23,7 @@ import {
   type Origin,
   type StoredRecipientAccount,
 } from '@rsd/domain';
-import { ApiError, issueDetails, requestErrorMap, validationFailed, type Publication, runCommand, type Decided } from '@rsd/platform';
+import { ApiError, parsedBody, runCommand, type OriginOf, type Publication } from '@rsd/platform';
 import type { AccessLogStore } from '@rsd/ports';
 import { requireCurrentKey } from '@rsd/recipient-access';
 import { findOwnAuthorization, withUsage } from '../authorizations/find-authorizations';
@@ -77,25 +77,17 @@ export async function claimKey(
   token: string,
   who: Claimant,
 ): Promise<Claim> {
-  const { answer, publication } = await runCommand(deps, (current: StoredAuthorization) => claimantOrigin(who, current.clientId), {
-    what: 'claim',
-    context: {},
-    load: () => findByToken(deps, token),
-    decide: async (current) => {
-      const now = deps.clock.now();
-      const apiKey = generate.apiKey();
-      const decision = decideClaim(
-        current,
-        { newKeyDigest: digestApiKey(apiKey), clientAddress: who.clientAddress },
-        { id: deps.newEventId(), time: now },
-      );
-      return spendOrRefuse(deps, who, current, now, decision, { current, apiKey, now });
-    },
+  const origin = (current: StoredAuthorization) => claimantOrigin(who, current.clientId);
+  const {
+    current,
+    made: apiKey,
+    publication,
+  } = await spendLink(deps, who, token, { what: 'claim', context: {}, origin }, (current, stamp) => {
+    const key = generate.apiKey();
+    return { made: key, decision: decideClaim(current, { newKeyDigest: digestApiKey(key), clientAddress: who.clientAddress }, stamp) };
   });
-  const { current, apiKey, now } = answer;
-  await recordClaim(deps, current.clientId, who, now, 201, null);
   deps.log.info({ organizationId: current.organizationId, clientId: current.clientId }, 'key claimed by its link');
-  return { claimed: { clientId: current.clientId, apiKey }, grant: grantOf(current), publication: publication ?? 'pending' };
+  return { claimed: { clientId: current.clientId, apiKey }, grant: grantOf(current), publication };
 }
 
 /** Decision 42: where a claim puts the grant: an account the caller holds the key of, or a new one. */
@@ -132,22 +124,19 @@ export async function claimIntoAccount(
   const opened = existing ? undefined : await openAccount(deps, generate, 'accountName' in choice ? choice.accountName : null);
   const account = existing ?? opened?.account;
   if (!account) throw new Error('no account to claim into');
-  const { answer, publication } = await runCommand(deps, claimantOrigin(who, account.accountId), {
+  const command = {
     what: 'claim into an account',
     context: { accountId: account.accountId },
-    load: () => findByToken(deps, token),
-    decide: async (current) => {
-      const now = deps.clock.now();
-      const decision = decideJoinAccount(
-        current,
-        { accountId: account.accountId, accountName: account.name, clientAddress: who.clientAddress },
-        { id: deps.newEventId(), time: now },
-      );
-      return spendOrRefuse(deps, who, current, now, decision, { current, now });
-    },
-  });
-  const { current, now } = answer;
-  await recordClaim(deps, current.clientId, who, now, 201, null);
+    origin: claimantOrigin(who, account.accountId),
+  };
+  const { current, publication } = await spendLink(deps, who, token, command, (current, stamp) => ({
+    made: undefined,
+    decision: decideJoinAccount(
+      current,
+      { accountId: account.accountId, accountName: account.name, clientAddress: who.clientAddress },
+      stamp,
+    ),
+  }));
   deps.log.info(
     { organizationId: current.organizationId, clientId: current.clientId, accountId: account.accountId, newAccount: !existing },
     'grant claimed into a recipient account',
@@ -155,7 +144,7 @@ export async function claimIntoAccount(
   const joined = opened
     ? { accountId: account.accountId, accountKey: opened.accountKey, clientId: current.clientId }
     : { accountId: account.accountId, clientId: current.clientId };
-  return { joined, grant: grantOf(current), publication: publication ?? 'pending' };
+  return { joined, grant: grantOf(current), publication };
 }
 
 /** Decision 38: a new link for an unclaimed authorization; the old link is unknown from now on. */
@@ -225,24 +214,36 @@ async function findByToken(deps: Pick<UseCaseDeps, 'store'>, token: string): Pro
 }
 
 /**
- * What both claims do with the decider's answer: a link no longer open is refused and the refusal
- * recorded in the access log; an open one is spent at the revision it was read at.
+ * What both claims do: the link `token` names is spent as `decide` says, at the revision it was read
+ * at; a link no longer open is refused, and the refusal, or else the claim, recorded in the access log.
  */
-async function spendOrRefuse<T>(
+async function spendLink<T>(
   deps: ClaimDeps,
   who: Claimant,
-  current: StoredAuthorization,
-  now: Date,
-  decision: ReturnType<typeof decideClaim> | ReturnType<typeof decideJoinAccount>,
-  answer: T,
-): Promise<Decided<T>> {
-  if (decision.outcome !== 'changed') {
-    const refusal = refusalOf(decision.outcome);
-    await recordClaim(deps, current.clientId, who, now, refusal.status, refusal.code);
-    throw refusal;
-  }
-  return { write: { authorization: decision.record, expectedRevision: current.revision, events: [decision.event] }, answer };
+  token: string,
+  command: { what: string; context: object; origin: OriginOf<StoredAuthorization> },
+  decide: (current: StoredAuthorization, stamp: { id: string; time: Date }) => { made: T; decision: ClaimDecision },
+): Promise<{ current: StoredAuthorization; made: T; publication: Publication }> {
+  const { answer, publication } = await runCommand(deps, command.origin, {
+    ...command,
+    load: () => findByToken(deps, token),
+    decide: async (current) => {
+      const now = deps.clock.now();
+      const { made, decision } = decide(current, { id: deps.newEventId(), time: now });
+      if (decision.outcome !== 'changed') {
+        const refusal = refusalOf(decision.outcome);
+        await recordClaim(deps, current.clientId, who, now, refusal.status, refusal.code);
+        throw refusal;
+      }
+      const write = { authorization: decision.record, expectedRevision: current.revision, events: [decision.event] };
+      return { write, answer: { current, now, made } };
+    },
+  });
+  await recordClaim(deps, answer.current.clientId, who, answer.now, 201, null);
+  return { current: answer.current, made: answer.made, publication: publication ?? 'pending' };
 }
+
+type ClaimDecision = ReturnType<typeof decideClaim> | ReturnType<typeof decideJoinAccount>;
 
 function refusalOf(state: Exclude<ClaimLinkState, 'open'>): ApiError {
   return state === 'used'
@@ -286,7 +287,5 @@ async function recordClaim(deps: ClaimDeps, clientId: string, who: Claimant, at:
 }
 
 function validSecondsOf(body: unknown): number {
-  const parsed = issueClaimLinkRequestSchema.safeParse(body ?? {}, { error: requestErrorMap });
-  if (!parsed.success) throw validationFailed(issueDetails(parsed.error.issues));
-  return parsed.data.claimValidSeconds ?? CLAIM_VALID_SECONDS.default;
+  return parsedBody(issueClaimLinkRequestSchema, body ?? {}).claimValidSeconds ?? CLAIM_VALID_SECONDS.default;
 }

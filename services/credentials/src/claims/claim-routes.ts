@@ -3,11 +3,9 @@ import { claimRequestSchema } from '@rsd/contracts';
 import { generateApiKey } from '@rsd/domain';
 import { labelledRouter } from '@rsd/observability';
 import {
-  ApiError,
   errorHandler,
-  issueDetails,
-  methodNotAllowed,
-  requestErrorMap,
+  answerOtherMethods,
+  parsedBody,
   requestIdOf,
   requireJsonBody,
   validationFailed,
@@ -15,7 +13,7 @@ import {
   type Logger,
   viaOf,
 } from '@rsd/platform';
-import { apiKeyOf, type LimitCheck } from '@rsd/recipient-access';
+import { apiKeyOf, countingFailures, type LimitCheck } from '@rsd/recipient-access';
 import { accountGenerator } from '../portfolio/recipient-accounts';
 import { claimIntoAccount, claimKey, describeClaim, type AccountChoice, type ClaimDeps } from './claim-key';
 import { LOGGED_CLAIM_URL } from './claim-url';
@@ -61,15 +59,8 @@ export function claimRoutes(deps: ClaimRoutesDeps): Router {
   });
 
   /** A refused link counts against the address; over the budget, the answer is the 429 instead. */
-  const limited = async <T>(req: Request, res: Response, work: () => Promise<T>): Promise<T> => {
-    try {
-      return await work();
-    } catch (error) {
-      if (!(error instanceof ApiError) || !LINK_REFUSALS.has(error.code)) throw error;
-      const limit = await deps.limitFailures(req, res);
-      throw limit.outcome === 'limited' ? limit.refusal : error;
-    }
-  };
+  const limited = <T>(req: Request, res: Response, work: () => Promise<T>) =>
+    countingFailures(deps.limitFailures, req, res, work, (error) => LINK_REFUSALS.has(error.code));
 
   /** A browser's request (a page, a form) goes to the console's page of the same link. */
   const toConsole: RequestHandler = (req, res, next) => {
@@ -98,11 +89,10 @@ export function claimRoutes(deps: ClaimRoutesDeps): Router {
       }
       const claim = await limited(req, res, () => claimKey(deps, generate, token, who));
       res.status(201).json({ ...claim.claimed, ...pendingOf(claim.publication) });
-    })
-    .all(methodNotAllowed(['GET', 'HEAD', 'POST']));
+    });
 
   router.use(errorHandler(deps.log, CLAIM_ERRORS));
-  return router;
+  return answerOtherMethods(router);
 }
 
 /** The refusals in this route's words. The log never sees the request's path (it holds the token): the middleware logs `loggedUrl`. */
@@ -125,9 +115,8 @@ function accountChoiceOf(req: Request): AccountChoice | undefined {
   const raw: unknown = req.body;
   const body = typeof raw === 'object' && raw !== null && !Array.isArray(raw) ? (raw as Record<string, unknown>) : undefined;
   if (raw !== undefined && body === undefined) throw validationFailed([{ path: '', message: 'must be a JSON object (a ClaimRequest)' }]);
-  const parsed = claimRequestSchema.safeParse(body ?? {}, { error: requestErrorMap });
-  if (!parsed.success) throw validationFailed(issueDetails(parsed.error.issues));
-  if (parsed.data.into !== 'account') return undefined;
+  const request = parsedBody(claimRequestSchema, body ?? {});
+  if (request.into !== 'account') return undefined;
   const accountKey = req.headers['x-api-key'] === undefined ? undefined : apiKeyOf(req.headers['x-api-key']);
-  return accountKey !== undefined ? { accountKey } : { accountName: parsed.data.accountName ?? null };
+  return accountKey !== undefined ? { accountKey } : { accountName: request.accountName ?? null };
 }

@@ -5,12 +5,11 @@ import { leakedKeyReportSchema, SECRET_SCANNING_MAX_TOKENS, secretScanningReport
 import {
   reporterOrigin,
   ApiError,
-  issueDetails,
   jsonBody,
-  methodNotAllowed,
-  requestErrorMap,
+  answerOtherMethods,
+  noStore,
+  parsedBody,
   requireJsonBody,
-  validationFailed,
   type SecretScanningKeys,
 } from '@rsd/platform';
 import { labelledRouter } from '@rsd/observability';
@@ -45,10 +44,7 @@ export function leakRoutes(deps: LeakRoutesDeps): Router {
   const useCaseDeps: LeakedKeyDeps = { ...deps, newEventId: randomUUID };
   const router = labelledRouter();
 
-  router.use((_req, res, next) => {
-    res.setHeader('Cache-Control', 'no-store');
-    next();
-  });
+  router.use(noStore);
 
   router
     .route(SECRET_SCANNING_PATH)
@@ -68,23 +64,18 @@ export function leakRoutes(deps: LeakRoutesDeps): Router {
       }));
       // Decision 29: 200 once every change is in the event log; 202 while it is owed (GitHub takes either as received).
       res.status(publication === 'published' ? 200 : 202).json(answer);
-    })
-    .all(methodNotAllowed(['POST']));
+    });
 
-  router
-    .route(LEAKED_KEYS_PATH)
-    .post(...jsonBody(KEY_BODY_LIMIT), async (req, res) => {
-      const limit = await deps.limitFailures(req, res);
-      if (limit.outcome === 'limited') throw limit.refusal;
-      const parsed = leakedKeyReportSchema.safeParse(req.body, { error: requestErrorMap });
-      if (!parsed.success) throw validationFailed(issueDetails(parsed.error.issues), 'The body must be {"key": "…"}');
-      await endLeakedKeys({ ...useCaseDeps, origin: reporterOrigin(req, res) }, [parsed.data.key]);
-      // The same answer whatever the key was, so that it tells nothing about which keys exist.
-      res.status(202).end();
-    })
-    .all(methodNotAllowed(['POST']));
+  router.route(LEAKED_KEYS_PATH).post(...jsonBody(KEY_BODY_LIMIT), async (req, res) => {
+    const limit = await deps.limitFailures(req, res);
+    if (limit.outcome === 'limited') throw limit.refusal;
+    const { key } = parsedBody(leakedKeyReportSchema, req.body, 'The body must be {"key": "…"}');
+    await endLeakedKeys({ ...useCaseDeps, origin: reporterOrigin(req, res) }, [key]);
+    // The same answer whatever the key was, so that it tells nothing about which keys exist.
+    res.status(202).end();
+  });
 
-  return router;
+  return answerOtherMethods(router);
 }
 
 async function verifySignature(keys: SecretScanningKeys, req: Request, body: Buffer): Promise<void> {
@@ -108,9 +99,5 @@ function reportOf(body: Buffer) {
   if (Array.isArray(parsed) && parsed.length > SECRET_SCANNING_MAX_TOKENS) {
     throw new ApiError('PAYLOAD_TOO_LARGE', `A report carries at most ${SECRET_SCANNING_MAX_TOKENS} tokens`);
   }
-  const report = secretScanningReportSchema.safeParse(parsed, { error: requestErrorMap });
-  if (!report.success) {
-    throw validationFailed(issueDetails(report.error.issues), 'The body must be an array of { token, type, url, source }');
-  }
-  return report.data;
+  return parsedBody(secretScanningReportSchema, parsed, 'The body must be an array of { token, type, url, source }');
 }

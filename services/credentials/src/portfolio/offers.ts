@@ -16,7 +16,7 @@ import {
   type StoredAuthorization,
   type StoredRecipientAccount,
 } from '@rsd/domain';
-import { ApiError, issueDetails, requestErrorMap, validationFailed, type Publication, runCommand } from '@rsd/platform';
+import { ApiError, pageOf, parsedBody, runCommand, type Publication } from '@rsd/platform';
 import { cursorAfter, type PortfolioQuery } from '@rsd/recipient-access';
 import type { UseCaseDeps } from '../authorizations/use-case-deps';
 
@@ -40,12 +40,13 @@ export async function listOffers(
   query: PortfolioQuery,
 ): Promise<PortfolioOffersPage> {
   const now = deps.clock.now();
-  const listed = await deps.store.listOffers(account.accountId, { limit: query.limit + 1, before: query.after });
-  const page = listed.slice(0, query.limit);
-  const last = page.at(-1);
+  const { items, next } = pageOf(
+    await deps.store.listOffers(account.accountId, { limit: query.limit + 1, before: query.after }),
+    query.limit,
+  );
   return {
-    items: page.filter((record) => !hasExpired(record.expiresAt, now)).map(offerOf),
-    nextCursor: listed.length > query.limit && last ? cursorAfter(last.clientId) : null,
+    items: items.filter((record) => !hasExpired(record.expiresAt, now)).map(offerOf),
+    nextCursor: next ? cursorAfter(next.clientId) : null,
   };
 }
 
@@ -126,9 +127,7 @@ export function autoAcceptOf(account: StoredRecipientAccount): AutoAccept {
  * with the account and in no event: only this service acts on it, when an offer is made.
  */
 export async function setAutoAccept(deps: UseCaseDeps, accountId: string, body: unknown): Promise<AutoAccept> {
-  const parsed = autoAcceptSchema.safeParse(body, { error: requestErrorMap });
-  if (!parsed.success) throw validationFailed(issueDetails(parsed.error.issues));
-  const { organizationIds } = parsed.data;
+  const { organizationIds } = parsedBody(autoAcceptSchema, body);
   // Kept with the account, in no event: nothing to publish, and no one's change to the organization's grants.
   const { answer } = await runCommand(deps, undefined, {
     what: 'auto-accept',

@@ -1,17 +1,16 @@
 import { ACCOUNT_KEY_OVERLAP_SECONDS, ACCOUNT_KEY_PREFIX, rotateAccountKeyRequestSchema, type RotatedAccountKey } from '@rsd/contracts';
 import {
-  accountKeyMatch,
   decideRotateAccountKey,
   digestApiKey,
   generateApiKey,
   generateClientId,
-  hasValidChecksum,
   newRecipientAccount,
   recipientAccountCreated,
   type KeyMatch,
   type StoredRecipientAccount,
 } from '@rsd/domain';
-import { ApiError, issueDetails, requestErrorMap, validationFailed, type Publication, runCommand } from '@rsd/platform';
+import { ApiError, parsedBody, runCommand, type Publication } from '@rsd/platform';
+import { verifyAccountKey } from '@rsd/recipient-access';
 import type { UseCaseDeps } from '../authorizations/use-case-deps';
 
 /** Decision 42: `rcp_` ids and `rsa_` keys, made as Client IDs and API keys are (decisions 4–5). */
@@ -33,18 +32,9 @@ export interface AuthenticatedAccountKey {
   key: KeyMatch;
 }
 
-/**
- * Who the account key says is calling: the key's checksum first (a mistyped key is refused without a
- * lookup), then the account found by the key's digest, whose current or overlapping key must verify
- * in constant time (an index is never the only check); the answer says which of the two it was.
- */
-export async function authenticateAccount(deps: Pick<UseCaseDeps, 'store' | 'clock'>, apiKey: string): Promise<AuthenticatedAccountKey> {
-  if (apiKey === '') throw new ApiError('MISSING_API_KEY', 'The x-api-key header with the recipient account key is required');
-  if (!hasValidChecksum(apiKey, ACCOUNT_KEY_PREFIX)) throw new ApiError('INVALID_API_KEY', INVALID_ACCOUNT_KEY);
-  const account = await deps.store.findAccountByKeyDigest(digestApiKey(apiKey));
-  const key = account && accountKeyMatch(apiKey, account, deps.clock.now());
-  if (!account || !key) throw new ApiError('INVALID_API_KEY', INVALID_ACCOUNT_KEY);
-  return { account, key };
+/** Who the account key says is calling, checked as the read API checks it, against this service's store. */
+export function authenticateAccount(deps: Pick<UseCaseDeps, 'store' | 'clock'>, apiKey: string): Promise<AuthenticatedAccountKey> {
+  return verifyAccountKey(apiKey, deps.clock.now(), (digest) => deps.store.findAccountByKeyDigest(digest));
 }
 
 /** A new account and its key, shown once by the caller; its Created event is owed with it. */
@@ -104,7 +94,5 @@ export async function rotateAccountKey(
 }
 
 function overlapOf(body: unknown): number {
-  const parsed = rotateAccountKeyRequestSchema.safeParse(body ?? {}, { error: requestErrorMap });
-  if (!parsed.success) throw validationFailed(issueDetails(parsed.error.issues));
-  return parsed.data.overlapSeconds ?? ACCOUNT_KEY_OVERLAP_SECONDS.default;
+  return parsedBody(rotateAccountKeyRequestSchema, body ?? {}).overlapSeconds ?? ACCOUNT_KEY_OVERLAP_SECONDS.default;
 }

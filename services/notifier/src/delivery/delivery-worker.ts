@@ -12,7 +12,7 @@ import {
   stillDeliverable,
 } from '@rsd/domain';
 import { webhookHeaders, type Logger } from '@rsd/platform';
-import type { Clock, PendingDelivery, ViewStore, WebhookStore } from '@rsd/ports';
+import type { Clock, PendingDelivery, StoredWebhook, ViewStore, WebhookStore } from '@rsd/ports';
 import type { SecretSealer } from '../webhooks/secret-sealing';
 import type { OutgoingWebhook, SendOutcome } from './send-webhook';
 import { tracedAttempt } from './traced-attempt';
@@ -39,6 +39,8 @@ export interface DeliveryWorkerDeps {
   random?: () => number;
   /** When tracing is on: each attempt is a span in the trace of the event it was planned from (decision 39). */
   tracer?: Tracer | undefined;
+  /** Told of a webhook it disabled after its deliveries failed for 24 h (the audit trail records it, decision 54). */
+  onDisabled?: (webhook: StoredWebhook, at: Date) => Promise<void>;
 }
 
 export interface DeliveryWorker {
@@ -261,6 +263,7 @@ export function startDeliveryWorker(deps: DeliveryWorkerDeps): DeliveryWorker {
     }
     if (!(await recorded(store.recordAttempt(delivery, record, { next: 'done' }, deps.attemptsKept, fence), fence))) return;
     await store.disableWebhook(webhook.id, answeredAt.toISOString());
+    await deps.onDisabled?.(webhook, answeredAt);
     deps.onAttempt?.('gave-up');
     log.warn(
       { messageId: delivery.messageId, webhookId: webhook.id, attempts: delivery.attempts + 1 },

@@ -29,7 +29,7 @@ import {
   type ViewStore,
   type WebhookStore,
 } from '@rsd/ports';
-import { activeTraceContext, parseRecord, projectEvent } from '@rsd/consumers';
+import { activeTraceContext, parseRecord, projectEvent, purgeOffboarded } from '@rsd/consumers';
 import { applyKeyCutOff } from './key-cut-offs';
 
 /**
@@ -92,6 +92,16 @@ export function startNotifierProjection(deps: NotifierProjectionDeps): Promise<S
       }
       await projectEvent(views, NOTIFIER_VIEWS, event);
       await cutOff.again();
+      // Decision 56: the organization's webhooks, alert subscriptions, queued bodies and attempts go, and its views.
+      await purgeOffboarded([event], {
+        eventLog,
+        service: 'notifier',
+        purge: async (organizationId) => {
+          await store.purgeOrganization(organizationId);
+          for (const view of NOTIFIER_VIEWS) await views.purgeOrganization(view, organizationId);
+        },
+        now: () => clock.now(),
+      });
     },
   });
 

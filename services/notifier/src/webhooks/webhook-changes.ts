@@ -1,6 +1,8 @@
+import { randomUUID } from 'node:crypto';
 import { TOPICS, type WebhookChanged } from '@rsd/contracts';
+import { webhookDisabledForFailures } from '@rsd/domain';
 import type { Logger } from '@rsd/platform';
-import type { EventLog } from '@rsd/ports';
+import type { EventLog, StoredWebhook } from '@rsd/ports';
 
 /**
  * Decision 54: appends each change to a webhook or an alert subscription to the event log, keyed by its
@@ -19,5 +21,20 @@ export function webhookChangeRecorder(eventLog: Pick<EventLog, 'append'>, log: L
     } catch (error) {
       log.error({ err: error, event }, 'a change to a webhook was made but not recorded in the audit trail');
     }
+  };
+}
+
+/**
+ * Decision 45's lifecycle in decision 54's trail: a webhook the delivery worker disabled after its
+ * deliveries kept failing is recorded as `webhook.disabled` by the system (`delivery-failures`), a
+ * grant's and an organization's alike; a recipient account's is in no organization's trail.
+ */
+export function disabledForFailuresRecorder(
+  recordChange: (event: WebhookChanged) => Promise<void>,
+): (webhook: StoredWebhook, at: Date) => Promise<void> {
+  return async (webhook, at) => {
+    const { id, clientId: ownerKey, organizationId } = webhook;
+    const change = webhookDisabledForFailures({ id, ownerKey, organizationId }, { id: randomUUID(), time: at });
+    if (change) await recordChange(change);
   };
 }

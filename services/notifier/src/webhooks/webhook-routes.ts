@@ -35,12 +35,11 @@ import {
 import {
   ApiError,
   hasMalformedPercentEncoding,
-  issueDetails,
   jsonBody,
   malformedPath,
   methodNotAllowed,
   newWebhookSecret,
-  requestErrorMap,
+  parsedBody,
   validationFailed,
 } from '@rsd/platform';
 import type { StoredWebhook, WebhookStore } from '@rsd/ports';
@@ -98,9 +97,7 @@ export function webhookRoutes(declaration: WebhookOwnerDeclaration, deps: Webhoo
         error ? failed(error) : parseJson(req, res, (parseError?: unknown) => (parseError ? failed(parseError) : resolve())),
       );
     });
-    const parsed = schema.safeParse(req.body, { error: requestErrorMap });
-    if (!parsed.success) throw validationFailed(issueDetails(parsed.error.issues));
-    return parsed.data;
+    return parsedBody(schema, req.body);
   };
   const notFound = () => new ApiError('WEBHOOK_NOT_FOUND', `This ${declaration.noun} has no webhook with that id`);
   const checkEvents = (access: OwnerAccess, events: readonly WebhookEventType[]) => {

@@ -1,6 +1,6 @@
 import type { Request } from 'express';
 import { HISTORY_LIMIT, isoDateSchema } from '@rsd/contracts';
-import { ApiError, pageLimitOf, singleQueryParameter } from '@rsd/platform';
+import { ApiError, cursorParts, opaqueCursor, pageLimitOf, singleQueryParameter } from '@rsd/platform';
 
 /** A history request's range and page (decision 25); dates are inclusive `YYYY-MM-DD`. */
 export interface HistoryQuery {
@@ -22,16 +22,12 @@ export function historyQueryOf(req: Request): HistoryQuery {
 
 /** The cursor is opaque to clients: a versioned, encoded scoreDate, so its form can change later. */
 export function cursorAfter(scoreDate: string): string {
-  return Buffer.from(`v1:${scoreDate}`, 'utf8').toString('base64url');
+  return opaqueCursor(`v1:${scoreDate}`);
 }
 
 function dateOfCursor(cursor: string): string {
-  const decoded = /^[A-Za-z0-9_-]{1,64}$/.test(cursor) ? Buffer.from(cursor, 'base64url').toString('utf8') : '';
-  const date = decoded.startsWith('v1:') ? decoded.slice(3) : '';
-  if (!isoDateSchema.safeParse(date).success || cursorAfter(date) !== cursor) {
-    throw new ApiError('INVALID_PARAMETER', 'cursor is not one this API returned as nextCursor');
-  }
-  return date;
+  const valid = ({ date }: { date: string }) => isoDateSchema.safeParse(date).success;
+  return cursorParts(cursor, /^v1:([\s\S]*)$/, ['date'], { maxLength: 64, valid }).date;
 }
 
 function dateParameter(req: Request, name: 'from' | 'to'): string | undefined {

@@ -25,6 +25,7 @@ function counted(store: ViewStore) {
     getMany: (view, keys) => ((calls.getMany += 1), store.getMany(view, keys)),
     list: (view, partition, range) => ((calls.list += 1), store.list(view, partition, range)),
     put: (view, key, state) => store.put(view, key, state),
+    purgeOrganization: (view, organizationId) => store.purgeOrganization(view, organizationId),
     close: () => store.close(),
   };
   return { store: wrapped, calls };

@@ -1,7 +1,7 @@
 import { TOPICS, type DomainEvent } from '@rsd/contracts';
 import { READ_VIEWS } from '@rsd/domain';
 import type { Logger } from '@rsd/platform';
-import { parseRecord, projectEvents } from '@rsd/consumers';
+import { parseRecord, projectEvents, purgeOffboarded } from '@rsd/consumers';
 import type { EventLog, EventRecord, OutgoingRecord, Subscription, ViewStore } from '@rsd/ports';
 
 export interface ProjectionDeps {
@@ -61,6 +61,15 @@ export function startProjections({
     }
     try {
       await projectEvents(views, READ_VIEWS, events);
+      // Decision 56: an offboarded organization leaves nothing in the views, whatever came before its offboarding.
+      await purgeOffboarded(events, {
+        eventLog,
+        service: 'read-api',
+        purge: async (organizationId) => {
+          for (const view of READ_VIEWS) await views.purgeOrganization(view, organizationId);
+        },
+        now: () => new Date(),
+      });
     } catch (error) {
       onProjectionError?.();
       throw error;
