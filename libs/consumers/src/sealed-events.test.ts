@@ -145,8 +145,35 @@ describe('sealed events (decision 56)', () => {
     const offboarded = { specversion: '1.0', type: EVENT_TYPES.organizationOffboarded, data: { organizationId: 'acme' } };
     const seen = await openRecord({ topic: TOPICS.authorizations, value: JSON.stringify(offboarded) }, keys.cipher);
 
-    expect(seen.forgot).toBe('organization:acme');
+    expect(seen.forgot).toEqual(['organization:acme']);
     expect(await openRecord(recordOf(event, value), keys.cipher)).toMatchObject({ parsed: { erased: { subject: 'organization:acme' } } });
+  });
+
+  it("when a recipient's erasure is read, then the cipher forgets at once its subject's key and its grant's, under which the events that do not name the account are sealed", async () => {
+    // One grant: created for a link (its name under the grant), then one held by the account (its name under the account).
+    const link = grantOfAcme();
+    const held = grantOfAcme(JANE);
+    const heldOfLink = { ...held, data: { ...held.data, clientId: link.data.clientId } };
+    const values = [await sealValue(written(link), keys.cipher), await sealValue(written(heldOfLink), keys.cipher)];
+    // Destroyed by another process: this one's cipher still holds both keys.
+    for (const subject of [`account:${JANE}`, `grant:${link.data.clientId}`]) await keys.store.destroy(subject, '2026-12-02T11:00:00.000Z');
+    expect(await openRecord(recordOf(link, values[0]!), keys.cipher)).toEqual({ parsed: { event: link } });
+
+    const erased = anEvent(
+      EVENT_TYPES.recipientErased,
+      { organizationId: 'acme', clientId: link.data.clientId, subject: `account:${JANE}` },
+      { time: new Date('2026-12-02T11:00:00.000Z') },
+    );
+    const seen = await openRecord(recordOf(erased, written(erased)), keys.cipher);
+
+    expect(seen.forgot).toEqual([`account:${JANE}`, `grant:${link.data.clientId}`]);
+    const names = await Promise.all(
+      [link, heldOfLink].map(async (event, at) => {
+        const { parsed } = await openRecord(recordOf(event, values[at]!), keys.cipher);
+        return 'event' in parsed && parsed.event.type === EVENT_TYPES.authorizationCreated ? parsed.event.data.recipientName : parsed;
+      }),
+    );
+    expect(names).toEqual([null, null]);
   });
 
   it('when a record is no event or has nothing to seal, then it is written as it is', async () => {

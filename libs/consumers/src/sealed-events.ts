@@ -79,8 +79,8 @@ export async function sealValue(value: string, cipher: EventCipher): Promise<str
 export interface OpenedRecord {
   parsed: ParsedRecord;
   opened?: string;
-  /** An erasure event's subject, whose key the cipher just forgot: a cache of opened records must forget them too. */
-  forgot?: string;
+  /** An erasure event's subjects, whose keys the cipher just forgot: a cache of opened records must forget them too. */
+  forgot?: string[];
 }
 
 /**
@@ -99,9 +99,9 @@ export async function openRecord(record: Pick<EventRecord, 'topic' | 'value'>, c
     return { parsed: { reason: 'the value is not JSON' } };
   }
   if (!isObject(json) || !(SEALED_ATTRIBUTE in json)) {
-    const forgot = erasedSubjectOf(json);
-    if (forgot) cipher.forget(forgot);
-    return { parsed: parseEvent(json, record.topic), ...(forgot ? { forgot } : {}) };
+    const forgot = erasedSubjectsOf(json);
+    for (const subject of forgot) cipher.forget(subject);
+    return { parsed: parseEvent(json, record.topic), ...(forgot.length > 0 ? { forgot } : {}) };
   }
   if (json[SEALED_ATTRIBUTE] !== SEALED_EVENT_VERSION) return { parsed: { reason: `sealed in an unknown version` } };
   const { type, id, data } = json;
@@ -146,12 +146,20 @@ export async function openRecord(record: Pick<EventRecord, 'topic' | 'value'>, c
   return { parsed, opened: JSON.stringify(event) };
 }
 
-/** Decision 56's erasure events name the subject whose key was destroyed: this process stops using it now. */
-function erasedSubjectOf(json: unknown): string | undefined {
-  if (!isObject(json) || !isObject(json.data)) return undefined;
-  if (json.type === EVENT_TYPES.organizationOffboarded) return sealedSubjectOf('organization', json.data);
-  if (json.type === EVENT_TYPES.recipientErased && typeof json.data.subject === 'string') return json.data.subject;
-  return undefined;
+/**
+ * The subjects whose keys decision 56's erasure events say were destroyed: this process stops using
+ * them now. A recipient's erasure destroys its subject (an account's or a grant's) and the grant's own
+ * in every case (the events that do not name the account seal under the grant).
+ */
+function erasedSubjectsOf(json: unknown): string[] {
+  if (!isObject(json) || !isObject(json.data)) return [];
+  const { data } = json;
+  const subjects = (...candidates: unknown[]) => candidates.filter((subject): subject is string => typeof subject === 'string');
+  if (json.type === EVENT_TYPES.organizationOffboarded) return subjects(sealedSubjectOf('organization', data));
+  if (json.type === EVENT_TYPES.recipientErased) {
+    return [...new Set(subjects(data.subject, sealedSubjectOf('recipient', { clientId: data.clientId })))];
+  }
+  return [];
 }
 
 /** A record with the log's answer for it: a record another log layer already opened is kept as it is. */

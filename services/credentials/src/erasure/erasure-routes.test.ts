@@ -88,7 +88,10 @@ describe('credentials service: offboarding and erasure (decision 56)', () => {
       ].sort(),
     );
     expect((await events()).at(-1)).toMatchObject({ type: EVENT_TYPES.organizationOffboarded, data: { organizationId: ORG } });
-    expect(await h.subjectKeys.read(`organization:${ORG}`)).toMatchObject({ state: 'destroyed' });
+    // Its key, and each of its grants' own (what their recipients left under them: alerts' addresses, names given to a link).
+    for (const subject of [`organization:${ORG}`, `grant:${first.clientId}`, `grant:${second.clientId}`]) {
+      expect(await h.subjectKeys.read(subject)).toMatchObject({ state: 'destroyed' });
+    }
     // This service's own purge ran as the event reached its feed (the embedded log waits for it).
     expect(await h.store.list(ORG)).toEqual([]);
     expect(await h.accessLog.page(first.clientId, { limit: 10 })).toEqual([]);
@@ -108,6 +111,7 @@ describe('credentials service: offboarding and erasure (decision 56)', () => {
     expect(await h.accessLog.page(other.clientId, { limit: 10 })).toHaveLength(1);
     expect((await h.auditLog.page({ organizationId: OTHER }, { limit: 10 })).length).toBeGreaterThan(0);
     expect(await h.subjectKeys.read(`organization:${OTHER}`)).toBeUndefined();
+    expect(await h.subjectKeys.read(`grant:${other.clientId}`)).toBeUndefined();
     // The record is answered 30 days after it was done, then no more.
     h.clock.set(new Date(later.getTime() + 30 * DAY_MS - 1));
     expect((await offboarding()).status).toBe(200);
@@ -148,7 +152,8 @@ describe('credentials service: offboarding and erasure (decision 56)', () => {
     );
   });
 
-  test('when a recipient account erases itself, then its key is destroyed, its name goes, and so does its data on every grant it holds', async () => {
+  /** A grant created for a link (its name sealed under the grant), claimed into a new recipient account. */
+  const grantClaimedIntoAccount = async () => {
     const linked = await grant(ORG, tokens.writer!, { keyDelivery: 'claimLink' });
     const opened = await request(linked.claim!.url, {
       method: 'POST',
@@ -156,7 +161,25 @@ describe('credentials service: offboarding and erasure (decision 56)', () => {
       body: JSON.stringify({ into: 'account', accountName: 'Ada' }),
     });
     expect(opened.status).toBe(201);
-    const { accountId, accountKey } = opened.body as { accountId: string; accountKey: string };
+    return { linked, ...(opened.body as { accountId: string; accountKey: string }) };
+  };
+
+  test("when an organization erases the recipient of a grant an account holds, then the account's key and the grant's own are destroyed", async () => {
+    const { linked, accountId } = await grantClaimedIntoAccount();
+
+    const answer = await request(`${h.app.baseUrl}/v1/organizations/${ORG}/authorizations/${linked.clientId}/erasure`, {
+      method: 'POST',
+      headers: bearer(tokens.writer!),
+    });
+
+    expect(answer.body).toMatchObject({ subject: `account:${accountId}` });
+    for (const subject of [`account:${accountId}`, `grant:${linked.clientId}`]) {
+      expect(await h.subjectKeys.read(subject)).toMatchObject({ state: 'destroyed' });
+    }
+  });
+
+  test('when a recipient account erases itself, then its key is destroyed, its name goes, and so does its data on every grant it holds', async () => {
+    const { linked, accountId, accountKey } = await grantClaimedIntoAccount();
     await h.accessLog.add([anAccessRecord(linked.clientId, 60_000)]);
 
     const refused = await request(`${h.app.baseUrl}/v1/portfolio/erasure`, { method: 'POST', headers: { 'x-api-key': 'rsk_not-a-key' } });
@@ -165,7 +188,10 @@ describe('credentials service: offboarding and erasure (decision 56)', () => {
     expect(refused.status).toBe(401);
     expect(answer.status).toBe(202);
     expect(answer.body.subject).toBe(`account:${accountId}`);
-    expect(await h.subjectKeys.read(`account:${accountId}`)).toMatchObject({ state: 'destroyed' });
+    // The account's key, and the grant's own: the grant was created for a link, so its name is sealed under the grant.
+    for (const subject of [`account:${accountId}`, `grant:${linked.clientId}`]) {
+      expect(await h.subjectKeys.read(subject)).toMatchObject({ state: 'destroyed' });
+    }
     expect((await h.store.findAccount(accountId))?.name).toBeNull();
     expect(await h.store.find(ORG, linked.clientId)).toMatchObject({
       recipientName: null,

@@ -32,22 +32,33 @@ export interface ErasureDeps extends UseCaseDeps {
 }
 
 /**
+ * A grant's own subject: its recipient's data that the events seal under the grant rather than an
+ * account (the addresses its alerts saw; its name when the grant was created for a link and claimed
+ * into an account later).
+ */
+const grantSubject = (clientId: string): string => recipientSubjectOf({ clientId, recipientAccountId: null });
+
+/**
  * Decision 56: offboards the organization, in an order that can be taken up again from any step: its
  * record (pending), every grant revoked (`organization_offboarded`: its event, webhooks and audit entry
- * as any revocation), those revocations published, its key destroyed, then `organization.offboarded`,
- * on which every service purges. Asked again while pending, it does every step again (each is
- * idempotent); once done, it answers the record.
+ * as any revocation), those revocations published, its key destroyed with each of its grants' own
+ * (`grant:<clientId>`: what a grant's recipient left under it belongs to that grant, which is revoked
+ * for good; a recipient account's key stays, the account being its own and holding other grants), then
+ * `organization.offboarded`, on which every service purges. Asked again while pending, it does every
+ * step again (each is idempotent); once done, it answers the record.
  */
 export async function offboardOrganization(deps: ErasureDeps, organizationId: string): Promise<OffboardingRecord> {
   const now = deps.clock.now();
   const record = await deps.offboardings.start(startedOffboarding(organizationId, now), now);
   if (record.doneAt !== null) return record;
-  for (const grant of await deps.store.list(organizationId)) {
+  const grants = await deps.store.list(organizationId);
+  for (const grant of grants) {
     await runCommand(deps, deps.origin, revokeCommand(deps, organizationId, grant.clientId, 'organization_offboarded'));
   }
   // Every revocation is in the log before anything is purged: the read API refuses the keys first.
   await deps.relay.flush();
   await deps.subjectKeys.destroy(organizationSubject(organizationId), now.toISOString());
+  for (const grant of grants) await deps.subjectKeys.destroy(grantSubject(grant.clientId), now.toISOString());
   await append(
     deps,
     newEvent<OrganizationOffboarded>({
@@ -63,7 +74,8 @@ export async function offboardOrganization(deps: ErasureDeps, organizationId: st
 
 /**
  * Decision 56: one grant's recipient erased, on the organization's word or (each grant it holds) the
- * account's: the recipient's subject key destroyed, the grant kept without its name or any address
+ * account's: the recipient's subject key destroyed (its account's when an account holds the grant, and
+ * the grant's own in every case: the events that do not name the account seal under the grant), the grant kept without its name or any address
  * (at the next revision, though no event carries it, so that a change made from a copy read before
  * cannot write the name back), the addresses gone from its access log and audit entries, then
  * `recipient.erased`, on which the views drop the name.
@@ -72,11 +84,15 @@ export async function eraseRecipient(deps: ErasureDeps, grant: StoredAuthorizati
   const now = deps.clock.now();
   const subject = recipientSubjectOf(grant);
   await deps.subjectKeys.destroy(subject, now.toISOString());
+  if (subject !== grantSubject(grant.clientId)) await deps.subjectKeys.destroy(grantSubject(grant.clientId), now.toISOString());
   await eraseGrant(deps, grant, subject, now);
   return { subject, erasedAt: now.toISOString() };
 }
 
-/** Decision 56: a recipient account's own erasure: its name, and its data on every grant it holds. */
+/**
+ * Decision 56: a recipient account's own erasure: its name, and its data on every grant it holds (the
+ * account's key, and each grant's own: the events that do not name the account seal under the grant).
+ */
 export async function eraseAccount(deps: ErasureDeps, accountId: string): Promise<Erasure> {
   const now = deps.clock.now();
   const subject = accountSubject(accountId);
@@ -86,7 +102,10 @@ export async function eraseAccount(deps: ErasureDeps, accountId: string): Promis
     if (!account || account.name === null) break;
     if (await deps.store.updateAccount({ ...account, name: null, revision: account.revision + 1 }, account.revision, [])) break;
   }
-  for (const grant of await deps.store.listHeldByAccount(accountId)) await eraseGrant(deps, grant, subject, now);
+  for (const grant of await deps.store.listHeldByAccount(accountId)) {
+    await deps.subjectKeys.destroy(grantSubject(grant.clientId), now.toISOString());
+    await eraseGrant(deps, grant, subject, now);
+  }
   return { subject, erasedAt: now.toISOString() };
 }
 

@@ -83,6 +83,20 @@ describe('rebuild-views over the sealed log (decision 56)', () => {
     expect(await views.get(currentScoreView, 'globex')).toMatchObject({ score: 41 });
   });
 
+  it("when a key is destroyed through the runtime's key store, then this process opens nothing more with it, before any erasure event is read", async () => {
+    const acme = eventsOf('acme', 'Acme Recipient Ltd', '192.0.2.0/28', 97);
+    const opened = await open('rebuilt');
+    // Sealing them put the organization's key in the cipher's memory.
+    await append(opened, [acme.grant, acme.score]);
+
+    await (await opened.openSubjectKeyStore()).destroy('organization:acme', new Date().toISOString());
+    await rebuildViews(opened, log);
+    const views = (await opened.openViews('read-views', READ_VIEWS)).store;
+
+    expect(await views.get(credentialView, acme.grant.data.clientId)).toBeUndefined();
+    expect(await views.get(currentScoreView, 'acme')).toBeUndefined();
+  });
+
   it("when a recipient's key is destroyed, then a rebuilt grant keeps working without its name", async () => {
     const jane = eventsOf('acme', 'Jane Roe', '203.0.113.0/28', 60, JANE);
     await append(await open('rsd_read_views'), [jane.grant]);
