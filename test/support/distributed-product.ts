@@ -46,8 +46,10 @@ export function productEnv(
     CREDENTIALS_DB: `${prefix}_credentials_${runId}`,
     READ_VIEWS_DB: `${prefix}_views_${runId}`,
     NOTIFIER_DB: `${prefix}_notifier_${runId}`,
-    SUBJECT_KEYS_DB: `${prefix}_subject_keys_${runId}`,
-    // Every process of the product, its one-off tasks (rebuild-views) too, opens what the others sealed.
+    // Every process of the product, its one-off tasks (rebuild-views) too, opens what the others sealed; and every
+    // suite's product opens what the earlier ones left in the shared topics: one master key, and the keys in the one
+    // default SUBJECT_KEYS_DB of every suite, never dropped (keys of its own would make each new read API find every
+    // earlier record without a key, and dead-letter them all as it catches up).
     SUBJECT_KEYS_MASTER_KEY: TEST_SUBJECT_KEYS_MASTER_KEY,
     JWT_HS256_SECRET: jwtSecret,
     LOG_LEVEL: 'info',
@@ -65,7 +67,7 @@ export function productEnv(
 
 /** The product's databases, as productEnv names them in `env`. */
 export const productDatabases = (env: Record<string, string>): string[] =>
-  [env.CREDENTIALS_DB, env.READ_VIEWS_DB, env.NOTIFIER_DB, env.SUBJECT_KEYS_DB].filter((name) => name !== undefined);
+  [env.CREDENTIALS_DB, env.READ_VIEWS_DB, env.NOTIFIER_DB].filter((name) => name !== undefined);
 
 /** A service started and added to `services`. */
 export async function startInto(
