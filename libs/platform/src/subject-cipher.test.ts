@@ -147,6 +147,35 @@ describe('subject cipher: the keys a process keeps opened', () => {
     expect(await cipher.open(acme.sealed)).toMatchObject({ status: 'erased', subject: 'organization:acme' });
   });
 
+  it('when a subject is forgotten while its key is being read, then that reading is not kept: the next opening reads the store again', async () => {
+    const outcome = await subjectCipher({ store, masterKey }).seal('organization:acme', RECIPIENT);
+    if (outcome.status !== 'sealed') throw new Error('not sealed');
+    let release: () => void = () => undefined;
+    let readDone: () => void = () => undefined;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    const wasRead = new Promise<void>((resolve) => (readDone = resolve));
+    // The store answers the key it read before the destruction, but only once the erasure was seen.
+    const slow: SubjectKeyStore = {
+      ...store,
+      read: async (subject) => {
+        const key = await store.read(subject);
+        readDone();
+        await held;
+        return key;
+      },
+    };
+    const cipher = subjectCipher({ store: slow, masterKey });
+    const first = cipher.open(outcome.sealed);
+    await wasRead;
+
+    await store.destroy('organization:acme', '2026-12-02T10:00:01.000Z');
+    cipher.forget('organization:acme');
+    release();
+
+    expect(await first).toMatchObject({ status: 'opened' });
+    expect(await cipher.open(outcome.sealed)).toMatchObject({ status: 'erased', subject: 'organization:acme' });
+  });
+
   it('when many values of one subject are sealed and opened at once, then the store is read once for each', async () => {
     const cipher = subjectCipher({ store, masterKey });
 

@@ -102,17 +102,24 @@ export function subjectCipher(options: {
   const cache = new KeyCache(options.cache?.size ?? SUBJECT_KEY_CACHE_SIZE, options.cache?.ttlMs ?? SUBJECT_KEY_CACHE_TTL_MS, now);
   // One reading of the store per subject at a time: the events of one organization arriving together
   // (a batch of scores, a replica catching up) wait for the same answer instead of each asking the store.
-  const reading = new Map<string, Promise<StoredKey>>();
+  // A reading under way when its subject is forgotten may answer what the store held before the erasure:
+  // it is marked stale and its answer not kept, and the next use reads the store again.
+  const reading = new Map<string, { answer: Promise<StoredKey>; mark: { stale: boolean } }>();
   const once = (name: string, read: () => Promise<StoredKey>): Promise<StoredKey> => {
-    let pending = reading.get(name);
-    if (!pending) {
-      const subject = name.slice(name.indexOf(' ') + 1);
-      pending = read()
-        .then((key) => (cache.set(subject, key), key))
-        .finally(() => reading.delete(name));
-      reading.set(name, pending);
-    }
-    return pending;
+    const pending = reading.get(name);
+    if (pending) return pending.answer;
+    const subject = name.slice(name.indexOf(' ') + 1);
+    const mark = { stale: false };
+    const answer: Promise<StoredKey> = read()
+      .then((key) => {
+        if (!mark.stale) cache.set(subject, key);
+        return key;
+      })
+      .finally(() => {
+        if (reading.get(name)?.answer === answer) reading.delete(name);
+      });
+    reading.set(name, { answer, mark });
+    return answer;
   };
   if (masterKey.length !== KEY_BYTES) throw new ConfigError([`${SUBJECT_KEYS_MASTER_KEY}: must be ${KEY_BYTES} bytes, base64`]);
   const masterKeyId = createHash('sha256').update(masterKey).digest('base64url').slice(0, 8);
@@ -172,7 +179,14 @@ export function subjectCipher(options: {
       return { status: 'opened', value: JSON.parse(plain.toString('utf8')) as T };
     },
 
-    forget: (subject) => cache.delete(subject),
+    forget: (subject) => {
+      cache.delete(subject);
+      for (const name of [`seal ${subject}`, `open ${subject}`]) {
+        const pending = reading.get(name);
+        if (pending) pending.mark.stale = true;
+        reading.delete(name);
+      }
+    },
   };
 }
 
