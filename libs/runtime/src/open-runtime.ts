@@ -1,5 +1,7 @@
 import { join } from 'node:path';
 import type { Db, MongoClient } from 'mongodb';
+import { context } from '@opentelemetry/api';
+import { suppressTracing } from '@opentelemetry/core';
 import { ACCESS_LOG_TOPIC, accessRecordBatchSchema, PURGES_TOPIC, TOPICS, type AccessRecord } from '@rsd/contracts';
 import type { ReadinessCheck } from '@rsd/ports';
 import { openRecord, sealingEventLog } from '@rsd/consumers';
@@ -398,12 +400,19 @@ function forgettingDestroyed(store: SubjectKeyStore, cipher: Pick<SubjectCipher,
   };
 }
 
-/** A key store opened at its first use (the distributed runtime's, in MongoDB). */
+/**
+ * A key store opened at its first use (the distributed runtime's, in MongoDB). Its calls are not traced:
+ * the first one of a process that keeps nothing else in MongoDB (score ingest) opens its connection
+ * inside a request's trace, whose handshake (`saslStart`) would be a span of that trace; and a key is
+ * read once per subject per 30 s, an internal step of sealing, not the request's work.
+ */
 function lazySubjectKeyStore(store: { get(): Promise<SubjectKeyStore> }): SubjectKeyStore {
+  const untraced = <T>(call: (opened: SubjectKeyStore) => Promise<T>): Promise<T> =>
+    context.with(suppressTracing(context.active()), async () => call(await store.get()));
   return {
-    getOrCreate: async (subject, candidate) => (await store.get()).getOrCreate(subject, candidate),
-    read: async (subject) => (await store.get()).read(subject),
-    destroy: async (subject, at) => (await store.get()).destroy(subject, at),
+    getOrCreate: (subject, candidate) => untraced((opened) => opened.getOrCreate(subject, candidate)),
+    read: (subject) => untraced((opened) => opened.read(subject)),
+    destroy: (subject, at) => untraced((opened) => opened.destroy(subject, at)),
     close: () => Promise.resolve(),
   };
 }
