@@ -2,10 +2,11 @@ import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { openSqliteAuditLogStore } from '@rsd/embedded';
 import { signDevToken } from '@rsd/platform';
+import { EPHEMERAL_PORTS, ROOT } from './processes';
 import { parseJsonLine } from './product-process';
 
 // `npm run bench:audit`: decision 54's promise that the audit trail's CSV export streams at any size in
@@ -16,7 +17,6 @@ import { parseJsonLine } from './product-process';
 
 const ENTRIES = Number(process.env.AUDIT_ENTRIES ?? 100_000);
 const ORG = 'bench-audit';
-const ROOT = resolve(__dirname, '../..');
 
 async function main(): Promise<void> {
   const dataDir = await mkdtemp(join(tmpdir(), 'rsd-bench-audit-'));
@@ -49,10 +49,7 @@ async function main(): Promise<void> {
         DATA_DIR: dataDir,
         JWT_HS256_SECRET: secret,
         LOG_LEVEL: 'info',
-        READ_API_PORT: '0',
-        CREDENTIALS_PORT: '0',
-        SCORE_INGEST_PORT: '0',
-        NOTIFIER_PORT: '0',
+        ...EPHEMERAL_PORTS,
       },
       stdio: ['ignore', 'pipe', 'inherit'],
     });

@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process';
-import { generateKeyPairSync, randomBytes, randomUUID } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -12,7 +12,7 @@ import { ACCESS_LOG_TOPIC, MAX_SCORES_PER_BATCH, TOPICS } from '@rsd/contracts';
 import { signDevToken } from '@rsd/platform';
 import { ROOT } from './processes';
 import { cpuMsOf, machine } from './scale/proc-stats';
-import { distributedServiceSpecs } from './service-process';
+import { distributedServiceSpecs, responseSigningKeys } from './service-process';
 import { startService, type ServiceProcess } from './soak/services';
 import { forEachLimited, requestJson } from './webhooks-load/http';
 
@@ -343,7 +343,6 @@ async function main(): Promise<void> {
     throw new Error('set KAFKA_BROKERS, MONGO_URL and REDIS_URL (eval "$(scripts/infra.sh up)")');
   }
   const startedAt = new Date();
-  const { x, d } = generateKeyPairSync('ed25519').privateKey.export({ format: 'jwk' });
   const credentialsDb = `capacity_credentials_${RUN}`;
   const viewsDb = `capacity_views_${RUN}`;
   const common = {
@@ -355,11 +354,9 @@ async function main(): Promise<void> {
     FAILED_AUTH_LIMIT_PER_MINUTE: '1000000000',
     CREDENTIALS_DB: credentialsDb,
     READ_VIEWS_DB: viewsDb,
+    RESPONSE_SIGNING_KEYS: responseSigningKeys(),
   };
-  const specs = distributedServiceSpecs(PORTS, common, (letter) => ({
-    REPLICA_ID: `capacity-${RUN}-${letter}`,
-    RESPONSE_SIGNING_KEYS: JSON.stringify([{ kty: 'OKP', crv: 'Ed25519', x, d }]),
-  }));
+  const specs = distributedServiceSpecs(PORTS, common, (letter) => ({ REPLICA_ID: `capacity-${RUN}-${letter}` }));
 
   const redis = new Redis(REDIS_URL, { lazyConnect: false });
   const mongo = await MongoClient.connect(MONGO_URL, { appName: 'capacity-inputs' });

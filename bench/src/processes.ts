@@ -5,6 +5,15 @@ import { join, resolve } from 'node:path';
 
 export const ROOT = resolve(__dirname, '../..');
 
+/** Every server of the product on a port of the system's choosing (its ready line names them): two runs, or a developer's `npm start`, never collide. */
+export const EPHEMERAL_PORTS = {
+  READ_API_PORT: '0',
+  CREDENTIALS_PORT: '0',
+  SCORE_INGEST_PORT: '0',
+  NOTIFIER_PORT: '0',
+  CONSOLE_PORT: '0',
+};
+
 export interface Started {
   child: ChildProcess;
   /** The first JSON log line that matched. */

@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import autocannon from 'autocannon';
 import { signDevToken } from '@rsd/platform';
 import { ingestAtRate, ingestGrants } from './ingest-rate';
-import { profileArgs, ROOT, startNode, type Started } from './processes';
+import { EPHEMERAL_PORTS, profileArgs, ROOT, startNode, type Started } from './processes';
 
 // `npm run bench`: the read API's throughput and latency on both runtimes beside a bare express
 // baseline measured in the same run, then revocation-to-enforcement and ingest-to-readable latency.
@@ -94,11 +94,7 @@ async function startEmbedded(dataDir: string, env: Record<string, string> = {}, 
     {
       ...benchEnv,
       DATA_DIR: dataDir,
-      READ_API_PORT: '0',
-      CREDENTIALS_PORT: '0',
-      SCORE_INGEST_PORT: '0',
-      NOTIFIER_PORT: '0',
-      CONSOLE_PORT: '0',
+      ...EPHEMERAL_PORTS,
       ...env,
     },
     (line) => line.msg === 'embedded runtime ready',
@@ -180,6 +176,30 @@ async function until(check: () => Promise<boolean>, timeoutMs: number, everyMs =
 
 async function token(): Promise<string> {
   return signDevToken(SECRET, { org: ORG, scope: 'authorizations:write scores:write' });
+}
+
+/**
+ * A distributed stack's one read-API replica, ready to be measured alone: a credential whose score it
+ * serves (within `readyWithinMs`), and the credentials service paused. The replica is measured, not its
+ * neighbours on these two cores: the credentials service, which folds the access log into usage counts
+ * through FerretDB and PostgreSQL (in production on other machines), would take about a core of its
+ * own. Paused for the turns (SIGSTOP), resumed by `stops` before the stack stops; the access log waits
+ * for it in Kafka. docs/capacity.md models that projection.
+ */
+async function replicaAlone(
+  product: Product,
+  stops: (() => Promise<void>)[],
+  readyWithinMs: number,
+): Promise<{ clientId: string; apiKey: string }> {
+  const credential = await createCredential(product);
+  await postScore(product, 72);
+  await until(async () => (await readScore(product.readApis[0]!, credential)).status === 200, readyWithinMs);
+  const paused = product.credentialsPid;
+  if (paused !== undefined) {
+    process.kill(paused, 'SIGSTOP');
+    stops.push(() => Promise.resolve(void process.kill(paused, 'SIGCONT')));
+  }
+  return credential;
 }
 
 async function createCredential(
@@ -399,11 +419,7 @@ const PORTFOLIO_GRANTS = 100;
  * against the single score's says what a grant costs on a page.
  */
 async function portfolioComparison(): Promise<{ rows: Throughput[]; summary: string }> {
-  const dir = await mkdtemp(join(tmpdir(), 'rsd-bench-portfolio-'));
-  const product = await startEmbedded(dir);
-  try {
-    const credential = await createCredential(product);
-    await postScore(product, 72);
+  return onScoredProduct('portfolio', async (product, credential) => {
     const accountKey = await portfolioOf(product, PORTFOLIO_GRANTS);
     const pages: Side = {
       name: `read API /portfolio/scores, ${PORTFOLIO_GRANTS} grants a page, embedded`,
@@ -417,10 +433,7 @@ async function portfolioComparison(): Promise<{ rows: Throughput[]; summary: str
       `against ${rows[1].rps.toFixed(0)} scores/s; server CPU per request ${cpuUs[0].toFixed(1)} µs a page (${(cpuUs[0] / PORTFOLIO_GRANTS).toFixed(1)} µs a grant), ` +
       `${cpuUs[1].toFixed(1)} µs a single score.`;
     return { rows, summary };
-  } finally {
-    await product.stop();
-    await rm(dir, { recursive: true, force: true });
-  }
+  });
 }
 
 /**
@@ -430,11 +443,7 @@ async function portfolioComparison(): Promise<{ rows: Throughput[]; summary: str
  * turns. BENCH_ONLY=certificate runs it alone.
  */
 async function certificateComparison(): Promise<{ rows: Throughput[]; summary: string }> {
-  const dir = await mkdtemp(join(tmpdir(), 'rsd-bench-certificate-'));
-  const product = await startEmbedded(dir);
-  try {
-    const credential = await createCredential(product);
-    await postScore(product, 72);
+  return onScoredProduct('certificate', async (product, credential) => {
     await until(async () => (await readScore(product.readApis[0]!, credential)).status === 200, 10_000);
     const certificates: Side = {
       name: 'read API /certificate (JSON, a JWS per request), embedded',
@@ -450,6 +459,20 @@ async function certificateComparison(): Promise<{ rows: Throughput[]; summary: s
       `Certificate (JSON) vs /score, embedded (${ROUNDS_IN_TURNS} runs each in turns): ${rows[0].rps.toFixed(0)} certificates/s against ` +
       `${rows[1].rps.toFixed(0)} scores/s; server CPU per request ${cpuUs[0].toFixed(1)} µs a certificate, ${cpuUs[1].toFixed(1)} µs a score.`;
     return { rows, summary };
+  });
+}
+
+/** `work` on an embedded product of its own (a data directory `rsd-bench-<name>-…`) with one credential whose organization has a score; stopped and removed after. */
+async function onScoredProduct<T>(
+  name: string,
+  work: (product: Product, credential: { clientId: string; apiKey: string }) => Promise<T>,
+): Promise<T> {
+  const dir = await mkdtemp(join(tmpdir(), `rsd-bench-${name}-`));
+  const product = await startEmbedded(dir);
+  try {
+    const credential = await createCredential(product);
+    await postScore(product, 72);
+    return await work(product, credential);
   } finally {
     await product.stop();
     await rm(dir, { recursive: true, force: true });
@@ -682,19 +705,7 @@ async function readPathInTurns(): Promise<{ rows: ReadPathRow[]; summary: string
       const replica = async (name: string, build: string, portBase: number): Promise<Side> => {
         const distributed = await startDistributed(1, build, portBase);
         stops.push(() => distributed.stop());
-        const credential = await createCredential(distributed);
-        await postScore(distributed, 72);
-        await until(async () => (await readScore(distributed.readApis[0]!, credential)).status === 200, 30_000);
-        // The replica is measured, not its neighbours on these two cores: the credentials service, which
-        // folds the access log into usage counts through FerretDB and PostgreSQL (in production on other
-        // machines), would take about a core of its own. Paused for the turns (SIGSTOP), resumed before
-        // the stack stops; the access log waits for it in Kafka. docs/capacity.md models that projection.
-        const paused = distributed.credentialsPid;
-        if (paused !== undefined) {
-          process.kill(paused, 'SIGSTOP');
-          stops.push(() => Promise.resolve(void process.kill(paused, 'SIGCONT')));
-        }
-        return scoreSide(name, distributed, credential);
+        return scoreSide(name, distributed, await replicaAlone(distributed, stops, 30_000));
       };
       const alone = 'the credentials service paused';
       sides.push(await replica(`read API /score, distributed, one replica (this build; ${alone})`, ROOT, 18180));
@@ -817,14 +828,7 @@ async function enginesComparison(): Promise<{ rounds: EngineRounds[]; summary: s
       process.stderr.write(`engines: the ${mode} cluster is up (${new Date().toISOString()})\n`);
       const product = await startDistributed(1, ROOT, portBase, cluster.env);
       stops.push(() => product.stop());
-      const credential = await createCredential(product);
-      await postScore(product, 72);
-      await until(async () => (await readScore(product.readApis[0]!, credential)).status === 200, 60_000);
-      const paused = product.credentialsPid;
-      if (paused !== undefined) {
-        process.kill(paused, 'SIGSTOP');
-        stops.push(() => Promise.resolve(void process.kill(paused, 'SIGCONT')));
-      }
+      const credential = await replicaAlone(product, stops, 60_000);
       sides.push({
         side: scoreSide(`read API /score, distributed, one replica, ${mode} engines`, product, credential),
         product,

@@ -1,8 +1,19 @@
 import { spawn } from 'node:child_process';
+import { generateKeyPairSync } from 'node:crypto';
 import { closeSync, mkdirSync, openSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { ROOT } from './processes';
 import { trackChild } from './scale/cleanup';
+
+/**
+ * A new Ed25519 key set as RESPONSE_SIGNING_KEYS takes it (decision 24): every process of a distributed
+ * product gets the same one, as a shared secret would give them (the read APIs sign responses and
+ * certificates, credentials the access reviews' reports, and a distributed process refuses to start without it).
+ */
+export function responseSigningKeys(kid?: string): string {
+  const { x, d } = generateKeyPairSync('ed25519').privateKey.export({ format: 'jwk' });
+  return JSON.stringify([{ kty: 'OKP', crv: 'Ed25519', x, d, ...(kid === undefined ? {} : { kid }) }]);
+}
 
 /** One process of the distributed runtime: which script, on which port, with which environment. */
 export interface ServiceSpec {

@@ -1,5 +1,5 @@
 import { spawnSync } from 'node:child_process';
-import { generateKeyPairSync, randomBytes, randomUUID } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { availableParallelism, totalmem } from 'node:os';
 import { join } from 'node:path';
@@ -7,7 +7,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { optionsOrExit } from './command-line';
 import { infraShellEnv } from './infra-script';
 import { ROOT } from './processes';
-import { distributedServiceSpecs } from './service-process';
+import { distributedServiceSpecs, responseSigningKeys } from './service-process';
 import { SOAK_INFRA, soakInfra } from './soak/infra-instance';
 import { MemorySampler } from './soak/memory';
 import { parseOptions, USAGE, type SoakOptions } from './soak/options';
@@ -28,14 +28,7 @@ const PROGRESS_EVERY_MS = 30_000;
 
 const progress = (line: string) => process.stderr.write(`[soak] ${line}\n`);
 
-/** Decision 24: both replicas sign with the same Ed25519 key, as they would from a shared secret. */
-function signingKeys(): string {
-  const { x, d } = generateKeyPairSync('ed25519').privateKey.export({ format: 'jwk' });
-  return JSON.stringify([{ kty: 'OKP', crv: 'Ed25519', x, d }]);
-}
-
 function serviceSpecs(options: SoakOptions, infraEnv: Record<string, string>, secret: string): ServiceSpec[] {
-  const responseSigningKeys = signingKeys();
   const common = {
     ...infraEnv,
     RUNTIME: 'distributed',
@@ -46,11 +39,11 @@ function serviceSpecs(options: SoakOptions, infraEnv: Record<string, string>, se
     // Every simulated recipient calls from loopback: the per-address failed-authentication limit
     // would turn the revoked-key probes into 429s. The per-credential limit stays as shipped.
     FAILED_AUTH_LIMIT_PER_MINUTE: '1000000',
+    RESPONSE_SIGNING_KEYS: responseSigningKeys(),
   };
   return distributedServiceSpecs(PORTS, common, (letter) => ({
     REPLICA_ID: `soak-${letter}`,
     FEED_STALENESS_BOUND_MS: String(options.stalenessBoundMs),
-    RESPONSE_SIGNING_KEYS: responseSigningKeys,
   }));
 }
 

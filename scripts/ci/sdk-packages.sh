@@ -6,7 +6,8 @@
 # checkout). Needs the product built (`npx tsc -b`, run here first: a no-op when it is), Node from the
 # install, Python 3.10 or later as python3, and the npm registry and PyPI.
 # Decision 57 adds: the tarball through publint and attw, the wheel and sdist through twine check, each carrying
-# the LICENSE, its CHANGELOG and version; require() beside import; the API reference (npm run docs:api).
+# the LICENSE, its CHANGELOG and version; require() beside import; the API reference (npm run docs:api); and the CLI,
+# @resilience-score/cli, from its tarball installed globally with no registry, logged in and run as the README has it.
 # Prints one line per stage with its time.
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
@@ -31,11 +32,23 @@ stage "npm pack: $(basename "$tarball")"
 # version, and passes publint (package.json against what is packed) and Are the Types Wrong (its types and modules as
 # every resolution mode finds them; ESM only, as its engines say: why in docs/decisions/0057-packages-users-install.md),
 # both pinned in package.json.
-tar -xzf "$tarball" -C "$WORK" package/LICENSE package/CHANGELOG.md package/package.json
-cmp -s LICENSE "$WORK/package/LICENSE" || { echo "sdk-packages: the tarball's LICENSE is not the repository's" >&2; exit 1; }
-ts_version="$(node -p "require('$WORK/package/package.json').version")"
-grep -q "^## \[$ts_version\]" "$WORK/package/CHANGELOG.md" || { echo "sdk-packages: the tarball's CHANGELOG has no entry for $ts_version" >&2; exit 1; }
-npx --no-install publint run --strict "$tarball"
+# checked_tarball TARBALL: the tarball carries the repository's LICENSE and a CHANGELOG entry for its version, and passes
+# publint; prints that version.
+checked_tarball() {
+  local unpacked
+  unpacked="$(mktemp -d "$WORK/unpacked.XXXXXX")"
+  tar -xzf "$1" -C "$unpacked" package/LICENSE package/CHANGELOG.md package/package.json
+  cmp -s LICENSE "$unpacked/package/LICENSE" || { echo "sdk-packages: $(basename "$1")'s LICENSE is not the repository's" >&2; exit 1; }
+  local version
+  version="$(node -p "require('$unpacked/package/package.json').version")"
+  grep -q "^## \[$version\]" "$unpacked/package/CHANGELOG.md" || {
+    echo "sdk-packages: $(basename "$1")'s CHANGELOG has no entry for $version" >&2
+    exit 1
+  }
+  npx --no-install publint run --strict "$1" >&2
+  printf '%s\n' "$version"
+}
+ts_version="$(checked_tarball "$tarball")"
 npx --no-install attw --profile esm-only --format table-flipped "$tarball"
 stage "publint and attw passed; LICENSE, CHANGELOG and version $ts_version in the tarball"
 
@@ -62,6 +75,31 @@ stage "installed into $project"
 RSD_TS_SDK_PACKAGE="$package" npx jest --config jest.unit.config.js sdks/typescript
 RSD_TS_SDK_PACKAGE="$package" npx jest --config jest.e2e.config.js sdks/typescript
 stage "TypeScript SDK tests passed against the installed tarball"
+
+# -- The CLI ---------------------------------------------------------------------------------------
+# Decision 57: @resilience-score/cli as a user installs it on a machine with no checkout: its tarball (npm pack bundles
+# it: sdks/cli/build.mjs) through the same checks and publint, with no dependency to fetch; installed globally with no
+# registry (a dead one, an empty cache, --offline), then the suite runs that `rsd` from a directory outside the
+# workspace with a HOME and XDG_CONFIG_HOME of its own: rsd login with a profile against the embedded product (started
+# from this checkout, as for the SDK's tests), the README's walkthrough, config.toml's mode, a usage error's exit 2.
+(cd sdks/cli && npm pack --pack-destination "$WORK" --silent >/dev/null)
+cli_tarballs=("$WORK"/resilience-score-cli-*.tgz)
+cli_tarball="${cli_tarballs[0]}"
+cli_version="$(checked_tarball "$cli_tarball")"
+node -e "
+  const { dependencies = {}, bin } = JSON.parse(require('node:child_process').execFileSync('tar', ['-xzOf', process.argv[1], 'package/package.json']));
+  if (Object.keys(dependencies).length > 0) throw new Error('the CLI package depends on ' + Object.keys(dependencies).join(', '));
+  if (bin?.rsd !== 'dist/rsd.js') throw new Error('the CLI package has no rsd bin');
+" "$cli_tarball"
+stage "npm pack: $(basename "$cli_tarball"), publint passed; LICENSE, CHANGELOG and version $cli_version; no dependencies"
+mkdir -p "$WORK/cli-home"
+(cd "$WORK/cli-home" && HOME="$WORK/cli-home" npm install --global --prefix "$WORK/cli-global" --offline --registry http://127.0.0.1:9/ \
+  --cache "$WORK/cli-npm-cache" --no-audit --no-fund --silent "$cli_tarball")
+[ -x "$WORK/cli-global/bin/rsd" ] || { echo "sdk-packages: the CLI's global install has no bin/rsd" >&2; exit 1; }
+[ "$(HOME="$WORK/cli-home" "$WORK/cli-global/bin/rsd" --version)" = "$cli_version" ] || { echo "sdk-packages: rsd --version is not $cli_version" >&2; exit 1; }
+stage "installed globally, offline, into $WORK/cli-global"
+RSD_CLI_PACKAGE_BIN="$WORK/cli-global/bin/rsd" npx jest --config jest.e2e.config.js test/e2e/cli-package.e2e.test.ts
+stage "the installed CLI logged in with a profile and ran the README's walkthrough"
 
 # -- Python ----------------------------------------------------------------------------------------
 python=""

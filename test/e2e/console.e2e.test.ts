@@ -107,6 +107,30 @@ async function grantInConsole(page: Page, recipientName: string): Promise<{ clie
   return { clientId, apiKey };
 }
 
+/**
+ * An administrator, signed in to a page of its own, grants the score by a one-time link (decision 38)
+ * through the console's form, valid for `validSeconds` when given: the page, the link and the Client ID it shows.
+ */
+async function claimLinkInConsole(
+  recipientType: string,
+  recipientName: string,
+  validSeconds?: string,
+): Promise<{ context: BrowserContext; page: Page; link: string; clientId: string }> {
+  const { context, page } = await newPage();
+  await signInWithProvider(page, `admin@${ORG}`);
+  await page.getByRole('link', { name: 'New authorization' }).click();
+  await page.getByLabel('Recipient type').selectOption(recipientType);
+  await page.getByLabel('Recipient name').fill(recipientName);
+  await page.getByLabel(/Score and grade/).check();
+  await page.getByRole('radio', { name: /one-time link/ }).check();
+  if (validSeconds) await page.getByLabel('The link works for').selectOption(validSeconds);
+  await page.getByRole('button', { name: 'Create authorization' }).click();
+  await visible(page.getByRole('heading', { level: 1, name: 'Claim link issued', exact: true }));
+  const link = (await page.locator('#claim-url').textContent()) ?? '';
+  const clientId = (await page.locator('#client-id').textContent()) ?? '';
+  return { context, page, link, clientId };
+}
+
 /** Waits for the element to be shown, and fails the test when it is not within 10 s. */
 const visible = (locator: Locator) => locator.first().waitFor({ state: 'visible', timeout: 10_000 });
 
@@ -304,18 +328,7 @@ describe('the console in a browser', () => {
   });
 
   test('an administrator sends a one-time link; the recipient claims the key in another browser; the authorization page shows the claim and draws the reads', async () => {
-    const { context, page } = await newPage();
-    await signInWithProvider(page, `admin@${ORG}`);
-    await page.getByRole('link', { name: 'New authorization' }).click();
-    await page.getByLabel('Recipient type').selectOption('partner');
-    await page.getByLabel('Recipient name').fill('Contoso Partners');
-    await page.getByLabel(/Score and grade/).check();
-    await page.getByRole('radio', { name: /one-time link/ }).check();
-    await page.getByLabel('The link works for').selectOption('86400');
-    await page.getByRole('button', { name: 'Create authorization' }).click();
-    await visible(page.getByRole('heading', { level: 1, name: 'Claim link issued', exact: true }));
-    const link = (await page.locator('#claim-url').textContent()) ?? '';
-    const clientId = (await page.locator('#client-id').textContent()) ?? '';
+    const { context, page, link, clientId } = await claimLinkInConsole('partner', 'Contoso Partners', '86400');
     expect(link).toMatch(new RegExp(`^${new URL(consoleUrl).origin}/claim/[A-Za-z0-9_-]{43}$`));
     expect(await page.content()).not.toContain('id="api-key"');
     await page.getByRole('button', { name: 'Copy link' }).click();
@@ -360,17 +373,7 @@ describe('the console in a browser', () => {
   }, 120_000);
 
   test('a recipient adds a granted link to a new portfolio from the claim page; the console names the portfolio that holds the grant', async () => {
-    const { context, page } = await newPage();
-    await signInWithProvider(page, `admin@${ORG}`);
-    await page.getByRole('link', { name: 'New authorization' }).click();
-    await page.getByLabel('Recipient type').selectOption('insurance_provider');
-    await page.getByLabel('Recipient name').fill('Northwind Mutual');
-    await page.getByLabel(/Score and grade/).check();
-    await page.getByRole('radio', { name: /one-time link/ }).check();
-    await page.getByRole('button', { name: 'Create authorization' }).click();
-    await visible(page.getByRole('heading', { level: 1, name: 'Claim link issued', exact: true }));
-    const link = (await page.locator('#claim-url').textContent()) ?? '';
-    const clientId = (await page.locator('#client-id').textContent()) ?? '';
+    const { context, page, link, clientId } = await claimLinkInConsole('insurance_provider', 'Northwind Mutual');
 
     const { context: recipient, page: claimPage } = await newPage();
     await claimPage.goto(link);

@@ -1,5 +1,4 @@
-import type { EmbeddedProcess } from '../support/embedded-process';
-import { startEmbeddedOnNewDataDir, stopAndRemove } from '../support/embedded-suite';
+import { embeddedSuite } from '../support/embedded-suite';
 import { exportedFamilies, metricsNotExported, metricsUsedByMonitoring } from '../support/monitoring';
 
 // Decision 40: every metric the alerting rules and the dashboard read is one the services really
@@ -8,14 +7,7 @@ import { exportedFamilies, metricsNotExported, metricsUsedByMonitoring } from '.
 // counter that nothing has counted yet (a dead letter, a dropped access record) is declared too. The
 // distributed runtime's four processes are checked in test/distributed/webhooks-distributed.test.ts.
 
-let dataDir: string;
-let product: EmbeddedProcess;
-
-beforeAll(async () => {
-  ({ dataDir, product } = await startEmbeddedOnNewDataDir('rsd-monitoring-'));
-}, 90_000);
-
-afterAll(() => stopAndRemove(product, dataDir));
+const suite = embeddedSuite('rsd-monitoring-');
 
 async function scrape(url: string): Promise<string> {
   const answer = await fetch(`${url}/metrics`);
@@ -25,6 +17,7 @@ async function scrape(url: string): Promise<string> {
 
 describe('the metrics the alerting rules and the dashboard read, on the embedded runtime', () => {
   test('when the four ports are scraped, then every metric they name is exported, by the service its selector names', async () => {
+    const { product } = suite;
     const expositions = {
       'read-api': await scrape(product.urls.readApi),
       credentials: await scrape(product.urls.credentials),

@@ -2,8 +2,8 @@ import { execFile } from 'node:child_process';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { readDevSecret, signDevToken } from '@rsd/platform';
-import { REPO_ROOT, type EmbeddedProcess } from '../support/embedded-process';
-import { startEmbeddedOnNewDataDir, stopAndRemove } from '../support/embedded-suite';
+import { REPO_ROOT } from '../support/embedded-process';
+import { embeddedSuite } from '../support/embedded-suite';
 import { everySqliteRow } from '../support/leak-search';
 import { offboardOneOfTwo } from '../support/offboarding-scenarios';
 
@@ -17,16 +17,10 @@ const runFile = promisify(execFile);
 const NOT_STORES = ['events', 'offboardings'];
 const REBUILT = 'rebuilt_after_offboarding';
 
-let dataDir: string;
-let product: EmbeddedProcess;
-
-beforeAll(async () => {
-  ({ dataDir, product } = await startEmbeddedOnNewDataDir('rsd-offboarding-'));
-}, 90_000);
-
-afterAll(() => stopAndRemove(product, dataDir));
+const suite = embeddedSuite('rsd-offboarding-');
 
 test('when one of two organizations is offboarded, then no store, view or log line holds its names, scores or grants, a rebuild of the views makes none of it again, and the other still reads', async () => {
+  const { product, dataDir } = suite;
   const secret = (await readDevSecret(dataDir))!;
   const { kept, traces } = await offboardOneOfTwo(
     {

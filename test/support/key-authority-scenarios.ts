@@ -103,6 +103,16 @@ export function keyAuthorityScenarios(target: () => PortfolioWebhookTarget) {
     return created.body;
   }
 
+  /** A new organization's grant with a webhook of its own at a new receiver (`target`), and another receiver (`other`). */
+  async function aGrantWebhook() {
+    const org = await anOrganization();
+    const grant = await aGrant(org);
+    const path = `/customers/${grant.clientId}`;
+    const [target, other] = [await receiver(), await receiver()];
+    const webhook = await subscribe(path, grant.apiKey, target.url);
+    return { org, grant, path, target, other, webhook };
+  }
+
   /** The notifier's list as `key` sees it, once `accept` holds for it. */
   async function listedOnceTrue(path: string, key: string, accept: (webhooks: Hook[]) => boolean): Promise<Hook[]> {
     const listed = await eventually(async () => {
@@ -194,11 +204,7 @@ export function keyAuthorityScenarios(target: () => PortfolioWebhookTarget) {
 
       'when a grant key is rotated with a 1-hour overlap, then the old key cannot change the webhook’s URL or rotate its secret (403 KEY_READ_ONLY) but still reads; the new key can':
         async () => {
-          const org = await anOrganization();
-          const grant = await aGrant(org);
-          const path = `/customers/${grant.clientId}`;
-          const [target, elsewhere] = [await receiver(), await receiver()];
-          const webhook = await subscribe(path, grant.apiKey, target.url);
+          const { org, grant, path, target, other: elsewhere, webhook } = await aGrantWebhook();
           const newKey = await rotateGrant(org, grant.clientId, 3600);
           await listedOnceTrue(path, newKey, (webhooks) => find(webhooks, webhook.id) !== undefined);
 
@@ -305,11 +311,7 @@ export function keyAuthorityScenarios(target: () => PortfolioWebhookTarget) {
 
       'when an organization rotates a grant key with overlap 0, then the grant’s webhook is disabled (key_ended) and gets no later score; enabled:true alone is refused, with its URL it delivers again; a routine rotation carries it over':
         async () => {
-          const org = await anOrganization();
-          const grant = await aGrant(org);
-          const path = `/customers/${grant.clientId}`;
-          const [target, witnessTarget] = [await receiver(), await receiver()];
-          const webhook = await subscribe(path, grant.apiKey, target.url);
+          const { org, grant, path, target, other: witnessTarget, webhook } = await aGrantWebhook();
           await postScoreSeenBy(org, target);
 
           const newKey = await rotateGrant(org, grant.clientId, 0);

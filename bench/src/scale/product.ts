@@ -1,5 +1,6 @@
 import { spawn } from 'node:child_process';
 import { killedOnFailure, parseJsonLine, terminate, whenReady, type WatchedProduct } from '../product-process';
+import { EPHEMERAL_PORTS } from '../processes';
 import { trackChild } from './cleanup';
 import { PRODUCT_MAIN } from './options';
 
@@ -56,10 +57,7 @@ export async function startProduct(
       ...process.env,
       ...env,
       DATA_DIR: dataDir,
-      READ_API_PORT: '0',
-      CREDENTIALS_PORT: '0',
-      SCORE_INGEST_PORT: '0',
-      NOTIFIER_PORT: '0',
+      ...EPHEMERAL_PORTS,
     },
     stdio: ['ignore', 'pipe', 'pipe'],
   });

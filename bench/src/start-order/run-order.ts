@@ -1,10 +1,10 @@
-import { generateKeyPairSync, randomBytes } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { signDevToken } from '@rsd/platform';
 import { infra, INFRA_ENV, START_ORDER_INFRA } from './infra';
 import type { Server } from './options';
-import { distributedServiceSpecs } from '../service-process';
+import { distributedServiceSpecs, responseSigningKeys } from '../service-process';
 import { ReadinessWatch } from './readiness-watch';
 import { errorLines, logTail, spawnService, type Exit, type ServiceProcess, type ServiceSpec } from './services';
 
@@ -43,11 +43,6 @@ const RETURN_WITHIN_MS = 90_000;
 const STABLE_MS = 5_000;
 const ORG = 'start-order-org';
 
-function signingKeys(): string {
-  const { x, d } = generateKeyPairSync('ed25519').privateKey.export({ format: 'jwk' });
-  return JSON.stringify([{ kty: 'OKP', crv: 'Ed25519', x, d, kid: 'start-order' }]);
-}
-
 function specs(secret: string): ServiceSpec[] {
   const common = {
     ...INFRA_ENV,
@@ -56,9 +51,9 @@ function specs(secret: string): ServiceSpec[] {
     LOG_LEVEL: 'info',
     KAFKA_TOPIC_PARTITIONS: '3',
     FAILED_AUTH_LIMIT_PER_MINUTE: '100000',
+    RESPONSE_SIGNING_KEYS: responseSigningKeys('start-order'),
   };
-  const keys = signingKeys();
-  return distributedServiceSpecs(PORTS, common, (letter) => ({ REPLICA_ID: `start-order-${letter}`, RESPONSE_SIGNING_KEYS: keys }));
+  return distributedServiceSpecs(PORTS, common, (letter) => ({ REPLICA_ID: `start-order-${letter}` }));
 }
 
 /** Resolves with the time `check` first held, or undefined after `withinMs`; polls every 100 ms. */

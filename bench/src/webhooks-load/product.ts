@@ -1,6 +1,6 @@
 import { spawn } from 'node:child_process';
 import { readDevSecret } from '@rsd/platform';
-import { ROOT } from '../processes';
+import { EPHEMERAL_PORTS, ROOT } from '../processes';
 import { killedOnFailure, parseJsonLine, terminate, whenReady, type WatchedProduct } from '../product-process';
 import { trackChild } from '../scale/cleanup';
 
@@ -15,10 +15,7 @@ const STDERR_KEPT = 4096;
  * development flag), warnings only. Everything else, the rate limits included, is as shipped.
  */
 const BENCH_ENV = {
-  READ_API_PORT: '0',
-  CREDENTIALS_PORT: '0',
-  SCORE_INGEST_PORT: '0',
-  NOTIFIER_PORT: '0',
+  ...EPHEMERAL_PORTS,
   WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true',
   LOG_LEVEL: 'warn',
 };

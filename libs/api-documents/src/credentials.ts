@@ -104,6 +104,16 @@ const exportsOf = (columns: string) => ({
   csv: `The whole filtered log (from \`cursor\` when given), newest first, streamed: RFC 4180 with a header line (${columns}), CRLF line ends; a cell starting with =, +, -, @, a tab or a carriage return is prefixed with a single quote so that no spreadsheet runs it`,
   ndjson: 'The whole filtered log (from `cursor` when given), newest first, streamed: one entry (as in `items`) per line',
 });
+/** Both logs' time range (decision 54). */
+const entriesBetween = [
+  instantParameter('from', 'Entries at or after this instant'),
+  instantParameter('to', 'Entries before this instant (after `from`)'),
+];
+/** Both logs' answers: a page, or the whole filtered log exported with `columns`; and the caller's refusals. */
+const logPage = (description: string, schema: Parameters<typeof ok>[1], columns: string) => ({
+  '200': { ...ok(description, schema), exports: exportsOf(columns) },
+  ...callerErrors,
+});
 const exportNote =
   ' With `Accept: text/csv` or `Accept: application/x-ndjson` the answer is the whole filtered log instead of a page, streamed at any size (`limit` is then ignored).';
 
@@ -264,19 +274,14 @@ const operations: OpenApiOperation[] = [
     parameters: [
       organizationIdParameter,
       clientIdParameter,
-      instantParameter('from', 'Entries at or after this instant'),
-      instantParameter('to', 'Entries before this instant (after `from`)'),
+      ...entriesBetween,
       queryParameter('status', 'One status (`404`) or a class of them (`4xx`)', { type: 'string', pattern: '^[1-5]([0-9]{2}|xx)$' }),
       queryParameter('address', 'The client address exactly as the entries show it'),
       queryParameter('resource', 'One resource read', { type: 'string', enum: [...ACCESS_RESOURCES] }),
       ...pageParameters(ACCESS_LOG_LIMIT, 'Entries per page'),
     ],
     responses: {
-      '200': {
-        ...ok('A page of the access log', accessLogPageSchema),
-        exports: exportsOf('at, resource, status, code, clientAddress, requestId'),
-      },
-      ...callerErrors,
+      ...logPage('A page of the access log', accessLogPageSchema, 'at, resource, status, code, clientAddress, requestId'),
       '400': error(
         'INVALID_ORGANIZATION_ID (checked before the token), INVALID_PARAMETER: a bad or repeated `from`, `to` (or `from` not before `to`), `status`, `address`, `resource`, `limit` or `cursor`, or VALIDATION_FAILED: a path that is not percent-encoded UTF-8',
       ),
@@ -308,7 +313,8 @@ const operations: OpenApiOperation[] = [
     description:
       "Decision 44: what happened to the organization's grants (first use, a new address, failed authentications, an " +
       'expiry coming, a leaked key, a released grant), the last 100, newest first: the list the console shows (decision 51). ' +
-      "The same events reach the organization's alert webhooks on the notifier.",
+      "The same events reach the organization's alert webhooks on the notifier. An alert's `address` is erased once it is older " +
+      'than ALERT_ADDRESS_RETENTION_DAYS (90; decision 56); the alert stays.',
     tags,
     security: 'bearer',
     parameters: [organizationIdParameter],
@@ -329,7 +335,8 @@ export const auditLogOperation: OpenApiOperation = {
     "Decision 54: every change to the organization's grants (the recipients' answers to them included), with its actor (" +
     "`person` or `service` by the token's issuer and subject, `recipient` by its Client ID or " +
     'account id, `system` for the expiry scheduler, `reporter` for a leak report), how it was asked for (`via`), the request id and ' +
-    "the caller's address. Kept with the events (the event log is the record) and listed once the change's event is in the log; " +
+    "the caller's address. Kept with the events (the event log is the record) and listed once the change's event is in the log, " +
+    'for AUDIT_RETENTION_DAYS (400; decision 56); ' +
     "the `webhook.*` and `alert_subscription.*` actions are reserved for the notifier's changes, which do not reach it yet. " +
     'A token with `authorizations:read` or `authorizations:write` reads it. Entries are ordered by `at`, newest first.' +
     exportNote,
@@ -337,19 +344,14 @@ export const auditLogOperation: OpenApiOperation = {
   security: 'bearer',
   parameters: [
     organizationIdParameter,
-    instantParameter('from', 'Entries at or after this instant'),
-    instantParameter('to', 'Entries before this instant (after `from`)'),
+    ...entriesBetween,
     queryParameter('actor', "An actor's id exactly (`<issuer>|<subject>`, a Client ID, an account id), or an actor type"),
     queryParameter('action', 'One action', { $ref: '#/components/schemas/AuditAction' }),
     queryParameter('clientId', "One grant's entries", { $ref: '#/components/schemas/ClientId' }),
     ...pageParameters(AUDIT_LOG_LIMIT, 'Entries per page'),
   ],
   responses: {
-    '200': {
-      ...ok('A page of the audit trail', auditLogPageSchema),
-      exports: exportsOf('at, action, actorType, actorId, actorVia, requestId, address, clientId'),
-    },
-    ...callerErrors,
+    ...logPage('A page of the audit trail', auditLogPageSchema, 'at, action, actorType, actorId, actorVia, requestId, address, clientId'),
     '400': error(
       'INVALID_ORGANIZATION_ID (checked before the token), INVALID_PARAMETER: a bad or repeated `from`, `to` (or `from` not before `to`), `actor`, `action`, `clientId`, `limit` or `cursor`, or VALIDATION_FAILED: a path that is not percent-encoded UTF-8',
     ),

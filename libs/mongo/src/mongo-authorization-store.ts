@@ -1,5 +1,11 @@
 import type { Collection, Db, UpdateFilter } from 'mongodb';
-import { nextExpiryNoticeAt, offerAwaitingAccountOf, type StoredAuthorization, type StoredRecipientAccount } from '@rsd/domain';
+import {
+  keepsAlertAddressesBefore,
+  nextExpiryNoticeAt,
+  offerAwaitingAccountOf,
+  type StoredAuthorization,
+  type StoredRecipientAccount,
+} from '@rsd/domain';
 import type { AuthorizationStore, OutboxEntry, PendingOutbox } from '@rsd/ports';
 import { insertNew, insertNewOfKind } from './duplicate-key';
 import { entryOf, outboxFieldsOf } from './outbox-fields';
@@ -171,6 +177,27 @@ export async function openMongoAuthorizationStore(db: Db): Promise<Authorization
         .find<StoredAuthorization>({ recipientAccountId: accountId }, { projection: RECORD_PROJECTION, sort: { _id: 1 } })
         .toArray();
       return found.map(recordOf);
+    },
+
+    async findWithAlertAddressesBefore(before, limit) {
+      // A scan, hourly (no index kept for it, as for listHeldByAccount): FerretDB 1.24's $elemMatch takes no
+      // field of an array's documents, so the grants that remember any activity or alert are read as a stream
+      // and the domain's rule picks those that keep an old address, until `limit` are found.
+      const found: StoredAuthorization[] = [];
+      const candidates = authorizations.find<StoredAuthorization>(
+        { $or: [{ activity: { $exists: true } }, { alerts: { $exists: true } }] },
+        { projection: RECORD_PROJECTION },
+      );
+      try {
+        for await (const document of candidates) {
+          const record = recordOf(document);
+          if (keepsAlertAddressesBefore(record, before)) found.push(record);
+          if (found.length >= limit) break;
+        }
+      } finally {
+        await candidates.close();
+      }
+      return found;
     },
 
     async purgeOrganization(organizationId) {

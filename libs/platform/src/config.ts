@@ -14,16 +14,23 @@ export function loadConfig<S extends z.ZodType>(schema: S, env: NodeJS.ProcessEn
   throw new ConfigError(result.error.issues.map((issue) => `${issue.path.join('.') || '(environment)'}: ${issue.message}`));
 }
 
+const httpUrl = z.url({ protocol: /^https?$/, error: 'must be an http(s) URL' });
+const optionalString = () =>
+  z
+    .string()
+    .optional()
+    .transform((value) => (value === '' ? undefined : value));
+
 /** Building blocks for config schemas read from environment variables (always strings). */
 export const env = {
   port: (fallback: number) => z.coerce.number().int().min(0).max(65535).default(fallback),
   positiveInt: (fallback: number) => z.coerce.number().int().positive().default(fallback),
   string: (fallback: string) => z.string().min(1).default(fallback),
-  optionalString: () =>
-    z
-      .string()
-      .optional()
-      .transform((value) => (value === '' ? undefined : value)),
+  optionalString,
+  /** An http(s) URL (a service's public origin, a key list). */
+  httpUrl: (fallback: string) => z.string().min(1).default(fallback).pipe(httpUrl),
+  /** The same, or unset (empty counts as unset). */
+  optionalHttpUrl: () => optionalString().pipe(httpUrl.optional()),
   /** Comma-separated list; blanks dropped. */
   list: () =>
     z

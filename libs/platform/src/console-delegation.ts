@@ -11,7 +11,6 @@ import {
   type JWK,
   type JWTVerifyGetKey,
 } from 'jose';
-import { z } from 'zod';
 import type { SecretSpec } from '@rsd/ports';
 import { env } from './config';
 import type { CallerClaims, TokenVerifier } from './caller-auth';
@@ -93,7 +92,7 @@ export function consoleSigner(privateKey: KeyObject): ConsoleSigner {
 
 export const consoleVerificationConfigShape = {
   /** Where the console publishes its public keys (`https://console…/.well-known/jwks.json`). */
-  CONSOLE_JWKS_URL: env.optionalString().pipe(z.url({ protocol: /^https?$/, error: 'must be an http(s) URL' }).optional()),
+  CONSOLE_JWKS_URL: env.optionalHttpUrl(),
   /** Or the console's public key itself: a JWK (JSON) or an SPKI PEM. */
   CONSOLE_PUBLIC_KEY: env
     .optionalString()

@@ -32,6 +32,7 @@ export * from './subject-cipher';
 export * from './lease-keeper';
 export * from './export-stream';
 export * from './outbox-relay';
+export * from './relay-under-lease';
 export * from './outbox-entry';
 export * from './secret-scanning-keys';
 export * from './run-command';

@@ -1,5 +1,9 @@
+import { isUtf8 } from 'node:buffer';
 import { createPublicKey, verify, type KeyObject } from 'node:crypto';
 import { z } from 'zod';
+import { SECRET_SCANNING_MAX_TOKENS, secretScanningReportSchema, type SecretScanningReport } from '@rsd/contracts';
+import { ApiError } from './errors';
+import { parsedBody } from './validation';
 import type { Logger } from './logger';
 import { UnavailableError } from './unavailable';
 import type { Clock } from '@rsd/ports';
@@ -131,4 +135,37 @@ function p256KeyOf(pem: string): KeyObject | undefined {
   } catch {
     return undefined;
   }
+}
+
+/** The 401 of every report whose signature does not verify: the same words whatever failed, and nothing changes. */
+const badSignature = (why: string) =>
+  new ApiError('INVALID_SIGNATURE', `The report is not signed by a current secret-scanning key: ${why}`);
+
+/**
+ * Decision 43: a secret-scanning report as GitHub sends it. The signature covers the bytes as sent,
+ * so it is checked (from the request's `Github-Public-Key-*` headers) before anything reads them; a
+ * signed body that is not such a report is refused whole.
+ */
+export async function signedSecretScanningReport(
+  keys: SecretScanningKeys,
+  header: (name: string) => string | undefined,
+  body: Buffer,
+): Promise<SecretScanningReport> {
+  const identifier = header('github-public-key-identifier');
+  const signature = header('github-public-key-signature');
+  if (!identifier || !signature) throw badSignature('Github-Public-Key-Identifier and Github-Public-Key-Signature are required');
+  const check = await keys.verify(identifier, body, signature);
+  if (check === 'unknown-key') throw badSignature('the key identifier is not one of the provider’s keys');
+  if (check === 'invalid') throw badSignature('the signature does not verify');
+  let parsed: unknown;
+  try {
+    if (!isUtf8(body)) throw new Error('not UTF-8');
+    parsed = JSON.parse(body.toString('utf8'));
+  } catch {
+    throw new ApiError('MALFORMED_JSON', 'The request body is not valid JSON');
+  }
+  if (Array.isArray(parsed) && parsed.length > SECRET_SCANNING_MAX_TOKENS) {
+    throw new ApiError('PAYLOAD_TOO_LARGE', `A report carries at most ${SECRET_SCANNING_MAX_TOKENS} tokens`);
+  }
+  return parsedBody(secretScanningReportSchema, parsed, 'The body must be an array of { token, type, url, source }');
 }

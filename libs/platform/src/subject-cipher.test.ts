@@ -5,22 +5,15 @@ import { join } from 'node:path';
 import { openSqliteSubjectKeyStore } from '@rsd/embedded';
 import { ConfigError, SealedValueError, subjectCipher, subjectKeysMasterKey, type SealedValue } from '@rsd/platform';
 import type { SubjectKeyStore } from '@rsd/ports';
+import { aStoreInATempDirectoryPerTest } from '@rsd/testkit';
 
 const RECIPIENT = { name: 'Jane Roe', email: 'jane.roe@example.com', address: '203.0.113.7' };
 
 describe('subject cipher', () => {
-  let dir: string;
-  let store: SubjectKeyStore;
+  const store: SubjectKeyStore = aStoreInATempDirectoryPerTest('subject-cipher', (dir) =>
+    openSqliteSubjectKeyStore({ file: join(dir, 'subject-keys.db') }),
+  );
   const masterKey = randomBytes(32);
-
-  beforeEach(async () => {
-    dir = await mkdtemp(join(tmpdir(), 'rsd-subject-cipher-'));
-    store = openSqliteSubjectKeyStore({ file: join(dir, 'subject-keys.db') });
-  });
-  afterEach(async () => {
-    await store.close();
-    await rm(dir, { recursive: true, force: true });
-  });
 
   async function sealed(subject: string, value: unknown = RECIPIENT): Promise<SealedValue> {
     const outcome = await subjectCipher({ store, masterKey }).seal(subject, value);

@@ -1,6 +1,7 @@
 import type { AccessRecord, AccessResource } from '@rsd/contracts';
 import type { AccessLogPosition, DailyReads, RecordUsage } from '@rsd/domain';
-import type { EventRecord, Subscription } from './event-log';
+import type { AuthorizationStore } from './authorization-store';
+import type { Subscription } from './event-log';
 
 /**
  * Where the credentials service keeps the access log it serves (decision 21) and the usage it puts
@@ -67,10 +68,12 @@ export interface AccessLog {
   /** The store the credentials service reads; opened once, closed with the access log. */
   openStore(): Promise<AccessLogStore>;
   /**
-   * Keeps the store current with what is published from now on, through `handle`, in a consumer group
-   * of the store's own; where publishing writes the store itself, there is nothing to follow and it never calls `handle`.
+   * Keeps the store current with what is published from now on, in a consumer group of the store's
+   * own, keeping only the records of grants `grants` still holds (decision 56: a read recorded after
+   * its organization was purged is not kept); where publishing writes the store itself, there is
+   * nothing to follow.
    */
-  follow(handle: (record: EventRecord) => Promise<void>): Promise<Subscription>;
+  follow(grants: Pick<AuthorizationStore, 'knownClientIds'>): Promise<Subscription>;
   /**
    * Decision 44: every batch published from now on, once, to `observe` (the credentials service's
    * alerts). A Kafka consumer group of its own on the distributed runtime (a batch may come again

@@ -35,5 +35,7 @@ export interface AuditLogStore {
    * keep their action and time but lose the address and request they came from. Idempotent.
    */
   eraseAddresses(organizationId: string, clientId: string): Promise<void>;
+  /** Decision 56's retention (AUDIT_RETENTION_DAYS): forgets every entry whose `at` is before `before`, of every organization. */
+  prune(before: Date): Promise<void>;
   close(): Promise<void>;
 }

@@ -66,6 +66,12 @@ export interface AuthorizationStore extends AccessReviewStore {
    * its erasure. Rare: a scan is allowed, no index is kept for it.
    */
   listHeldByAccount(accountId: string): Promise<StoredAuthorization[]>;
+  /**
+   * Decision 56's retention of alert addresses: up to `limit` authorizations that keep an address seen
+   * (`activity.addresses`) or an alert's address from before `before`. Hourly and rare to match: a scan
+   * is allowed, no index is kept for it.
+   */
+  findWithAlertAddressesBefore(before: Date, limit: number): Promise<StoredAuthorization[]>;
   pendingOutbox(limit: number): Promise<PendingOutbox[]>;
   markPublished(clientId: string, entryIds: readonly string[]): Promise<void>;
   close(): Promise<void>;

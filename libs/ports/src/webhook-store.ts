@@ -1,63 +1,19 @@
-import type {
-  WebhookConditions,
-  WebhookDelivery,
-  WebhookDisabledReason,
-  WebhookEventType,
-  WebhookPayloadType,
-  WebhookStatus,
-} from '@rsd/contracts';
-import type { KeyCutOff } from '@rsd/domain';
+import type { WebhookDelivery, WebhookPayloadType, WebhookStatus } from '@rsd/contracts';
+import type { KeyCutOff, WebhookState } from '@rsd/domain';
 
 /** A webhook subscription as the notifier keeps it (decisions 26 and 45). */
-export interface StoredWebhook {
+export interface StoredWebhook extends WebhookState {
   /** `wh_…` */
   id: string;
   /** The owner's key (`webhookOwnerKey`): for a grant, its Client ID, under which its webhooks always were kept. */
   clientId: string;
   /** The authorization's organization, whose score events reach this subscription. */
   organizationId: string;
-  url: string;
-  events: WebhookEventType[];
-  status: WebhookStatus;
   createdAt: string;
-  /** When it was disabled (after 24 h of failed deliveries, or when its key was cut off); null while active. */
-  disabledAt: string | null;
-  /**
-   * Why it is disabled (decision 50); null or absent while active or paused. A disabled record from
-   * before reasons were kept has none: it was disabled after failures.
-   */
-  disabledReason?: WebhookDisabledReason | null;
-  /**
-   * Decision 50: the digest of the key that created it or last set its URL, never the key. Absent for
-   * an organization's webhook (a token, not a key) and in records from before keys were recorded: made
-   * by an earlier key, so never the current one.
-   */
-  keyDigest?: string;
-  /**
-   * Whose key that is (`webhookOwnerKey` of its holder): the owner's own, or for a grant's webhook
-   * managed with its account's key, the account's. Absent: the owner's.
-   */
-  keyOwner?: string;
-  /** Filters `score.updated` (decision 45); absent or `{}`: every change. */
-  conditions?: WebhookConditions;
-  /**
-   * Since when it hears of events: its creation, or the last time it was re-enabled (events that
-   * happened while it was paused or disabled are not delivered afterwards). Absent: `createdAt`.
-   */
-  activeSince?: string;
-  /** The secret before the last rotation, sealed, while its overlap lasts (decision 45). */
-  previousSealedSecret?: string | null;
-  /** When the previous secret stops signing. */
-  previousSecretExpiresAt?: string | null;
-  /**
-   * The signing secret sealed with the notifier's key (AES-256-GCM), never the secret itself: the
-   * notifier must sign with it, so a digest will not do, but a copy of the store reveals nothing.
-   */
-  sealedSecret: string;
 }
 
-/** A message owed to a subscription: the same `messageId` and body on every attempt (Standard Webhooks). */
-export interface PendingDelivery {
+/** A delivery as it was queued, found again by its `webhook-id` for a redelivery (decision 45). */
+export interface QueuedMessage {
   /** `msg_…`, sent as `webhook-id`. */
   messageId: string;
   /** Unique per source event, subscription and type: planning the same event twice adds nothing. */
@@ -73,6 +29,10 @@ export interface PendingDelivery {
    * grant's data (an organization's alert, a portfolio's test) and for one queued before it was kept.
    */
   grantClientId?: string | undefined;
+}
+
+/** A message owed to a subscription: the same `messageId` and body on every attempt (Standard Webhooks). */
+export interface PendingDelivery extends QueuedMessage {
   /** Attempts made so far (0 before the first). */
   attempts: number;
   /** When the first attempt was made; the 24 h of retries count from it. Null before it. */
@@ -88,18 +48,6 @@ export interface PendingDelivery {
 }
 
 export type AddWebhookOutcome = 'added' | 'limit-reached';
-
-/** A delivery as it was queued, found again by its `webhook-id` for a redelivery (decision 45). */
-export interface QueuedMessage {
-  messageId: string;
-  key: string;
-  webhookId: string;
-  clientId: string;
-  eventType: WebhookPayloadType;
-  body: string;
-  /** The grant whose data it carries, as it was queued (`PendingDelivery.grantClientId`). */
-  grantClientId?: string | undefined;
-}
 
 /** What happened to a delivery after an attempt. */
 export type AttemptOutcome =

@@ -2,7 +2,7 @@ import { join } from 'node:path';
 import type { Db, MongoClient } from 'mongodb';
 import { context } from '@opentelemetry/api';
 import { suppressTracing } from '@opentelemetry/core';
-import { ACCESS_LOG_TOPIC, accessRecordBatchSchema, PURGES_TOPIC, TOPICS, type AccessRecord } from '@rsd/contracts';
+import { ACCESS_LOG_TOPIC, PURGES_TOPIC, TOPICS } from '@rsd/contracts';
 import type { ReadinessCheck } from '@rsd/ports';
 import { openRecord, sealingEventLog } from '@rsd/consumers';
 import {
@@ -13,8 +13,9 @@ import {
   type Logger,
   type SubjectCipher,
 } from '@rsd/platform';
-import type { AccessLog, EventLog, Runtime, SubjectKeyStore, ViewStore, Views, ViewsOwner } from '@rsd/ports';
+import type { AccessLog, AccessLogStore, EventLog, Runtime, SubjectKeyStore, ViewStore, Views, ViewsOwner } from '@rsd/ports';
 import type { RedisConnection } from '@rsd/redis';
+import { accessLogProjection, accessRecordBatchOf } from './access-log-projection';
 import { engineRefusal } from './engine-refusal';
 import { loadOrCreateSecretFile } from './secrets';
 import type { RuntimeConfig } from './runtime-config';
@@ -158,12 +159,10 @@ async function embeddedMasterKey(dataDir: string, log: Logger): Promise<Buffer> 
 
 async function openDistributed(config: RuntimeConfig, service: string, log: Logger): Promise<OpenedRuntime> {
   const { openKafkaEventLog } = await import('@rsd/kafka');
+  // The event log's and the access log's: the Kafka adapter names its own components (kafka-event-log, kafkajs), so a `component` bound here would repeat.
+  const kafka = { brokers: config.KAFKA_BROKERS, clientId: service, log, kafka: config.engines.kafka };
   const kafkaLog = await openKafkaEventLog({
-    brokers: config.KAFKA_BROKERS,
-    clientId: service,
-    // The Kafka adapter names its own components (kafka-event-log, kafkajs): a `component` bound here would repeat.
-    log,
-    kafka: config.engines.kafka,
+    ...kafka,
     topics: {
       names: [...Object.values(TOPICS), PURGES_TOPIC],
       partitions: config.KAFKA_TOPIC_PARTITIONS,
@@ -295,28 +294,28 @@ async function openDistributed(config: RuntimeConfig, service: string, log: Logg
       accessLog ??= (async () => {
         const { openKafkaAccessLog } = await import('@rsd/kafka');
         const stream = await openKafkaAccessLog({
-          brokers: config.KAFKA_BROKERS,
-          clientId: service,
-          log,
-          kafka: config.engines.kafka,
+          ...kafka,
           layout: { partitions: config.KAFKA_TOPIC_PARTITIONS, replicationFactor: config.KAFKA_REPLICATION_FACTOR },
           retentionDays,
         });
-        return {
-          publish: (records) => stream.publish(records),
-          openStore: async () => {
+        let store: Promise<AccessLogStore> | undefined;
+        const openStore = () =>
+          (store ??= (async () => {
             const { openMongoAccessLogStore } = await import('@rsd/mongo');
             const onExpiry = (how: string) => log.info({ expiry: how, retentionDays }, 'access-log store opened');
             return openMongoAccessLogStore(await database(config.CREDENTIALS_DB), { retentionDays, onExpiry });
-          },
+          })());
+        return {
+          publish: (records) => stream.publish(records),
+          openStore,
           // The position belongs to the database the records go to. A new database holds no authorization
           // yet, so nothing published before it existed can be one of its own: it starts at the end.
-          follow: (handle) =>
+          follow: async (grants) =>
             kafkaLog.subscribe({
               groupId: `credentials-access-log.${config.CREDENTIALS_DB}`,
               topics: [ACCESS_LOG_TOPIC],
               fromBeginning: false,
-              handle,
+              handle: accessLogProjection(await openStore(), grants, log.child({ component: 'access-log' })),
             }),
           // Decision 44's alerts: a group of their own, from the end like the store's; a message that is not a batch is passed by.
           watch: (observe) =>
@@ -355,18 +354,6 @@ function placeOf(owner: ViewsOwner, config: Pick<RuntimeConfig, 'READ_VIEWS_DB' 
 function required(value: string | undefined, name: string): string {
   if (!value) throw new ConfigError([`${name}: is required when RUNTIME=distributed`]);
   return value;
-}
-
-/** The records of one access-log message, or undefined for one that is not a batch. */
-function accessRecordBatchOf(value: string): AccessRecord[] | undefined {
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(value);
-  } catch {
-    return undefined;
-  }
-  const batch = accessRecordBatchSchema.safeParse(parsed);
-  return batch.success ? batch.data.records : undefined;
 }
 
 /** Opens once, at the first call; a failed opening is not kept (the next call tries again). */

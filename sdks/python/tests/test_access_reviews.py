@@ -16,7 +16,8 @@ import pytest
 from conftest import Runtime
 
 from resilience_score import (
-    ApiError,
+    AccessReviewItemDecided,
+    AccessReviewNotFound,
     AsyncOrganization,
     Organization,
     SignatureError,
@@ -51,10 +52,10 @@ def test_a_review_created_paged_decided_and_reported_and_its_report_verified_off
         assert (item.decision, item.note, item.overdue, item.decided_by and item.decided_by.via) == ("keep", "still audits us", False, "sdk")
         assert organization.authorizations.get(revoked.client_id).revocation_reason == "access_review"
         assert organization.access_reviews.get(first.review_id) == decided
-        with pytest.raises(ApiError) as again:
+        with pytest.raises(AccessReviewItemDecided) as again:
             organization.access_reviews.decide(first.review_id, kept.client_id, "revoke")
         assert (again.value.status, again.value.code) == (409, "ACCESS_REVIEW_ITEM_DECIDED") and again.value.request_id
-        with pytest.raises(ApiError) as unknown:
+        with pytest.raises(AccessReviewNotFound) as unknown:
             organization.access_reviews.get("arv_000000000000000000000000")
         assert (unknown.value.status, unknown.value.code) == (404, "ACCESS_REVIEW_NOT_FOUND")
 

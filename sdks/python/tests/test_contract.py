@@ -84,6 +84,11 @@ OPERATIONS = {
         "credentials", "put", "/organizations/{organizationId}/access-reviews/{reviewId}/items/{clientId}", {"200", "400", "404", "409"}
     ),
     "getAccessReviewReport": ("credentials", "get", "/organizations/{organizationId}/access-reviews/{reviewId}/report", {"200", "404"}),
+    # Decision 56: offboarding (Organization.offboard, .offboarding) and erasure (Authorizations.erase, Portfolio.erase).
+    "offboardOrganization": ("credentials", "delete", "/organizations/{organizationId}", {"202", "400", "401", "403", "503"}),
+    "getOffboarding": ("credentials", "get", "/organizations/{organizationId}/offboarding", {"200", "401", "403", "404"}),
+    "eraseRecipient": ("credentials", "post", "/organizations/{organizationId}/authorizations/{clientId}/erasure", {"202", "401", "404", "503"}),
+    "eraseAccount": ("credentials", "post", "/portfolio/erasure", {"202", "401", "503"}),
 }  # fmt: skip
 AUTHORIZATION = {
     "clientId", "organizationId", "recipientType", "recipientName", "scopes", "expiresAt", "status", "createdAt", "revokedAt",
@@ -159,6 +164,9 @@ FIELDS = {
         "AccessReviewPage": {"items", "nextCursor"},
         "SignedAccessReviewReport": {"report", "jws"},
         "AuditActor": {"type", "id", "via"},
+        # What Offboarding.from_json and Erasure.from_json read.
+        "Offboarding": {"status", "startedAt", "doneAt"},
+        "Erasure": {"subject", "erasedAt"},
     },
     "scoreIngest": {
         "ScoreBatch": {"scores"},

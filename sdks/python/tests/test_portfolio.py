@@ -293,6 +293,26 @@ def test_a_released_grant_leaves_the_portfolio_and_releasing_it_again_changes_no
             portfolio.release(book.account.client_id)
 
 
+def test_an_account_erasing_its_own_data_keeps_its_grants_and_its_key(runtime: Runtime) -> None:
+    mine = an_account(runtime, 64)
+    with a_portfolio(runtime, mine.account_key) as portfolio:
+        until(lambda: True if portfolio.summary().customers == 1 else None)
+
+        erased = portfolio.erase()
+
+        assert erased.subject == f"account:{mine.account_id}"
+        assert mine.organization.authorizations.get(mine.client_id).recipient_account_name is None
+        assert portfolio.erase().subject == erased.subject
+        with portfolio.client(mine.client_id) as client:
+            assert client.score().score == 64
+
+    async def scenario() -> None:
+        async with AsyncPortfolio(mine.account_key, base_url=runtime.base_url, credentials_url=f"{runtime.urls['credentials']}/v1") as portfolio:
+            assert (await portfolio.erase()).subject == f"account:{mine.account_id}"
+
+    asyncio.run(scenario())
+
+
 def test_a_rotated_account_key_is_used_from_then_on_and_the_old_one_is_refused(runtime: Runtime) -> None:
     mine = an_account(runtime, 72)
     with a_portfolio(runtime, mine.account_key) as portfolio, a_portfolio(runtime, mine.account_key) as old:

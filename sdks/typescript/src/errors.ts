@@ -98,6 +98,19 @@ export class WebhookTargetNotAllowed extends ApiError {}
  */
 export class KeyReadOnly extends ApiError {}
 
+/** 404 ACCESS_REVIEW_NOT_FOUND: no such access review in the organization (decision 54). */
+export class AccessReviewNotFound extends ApiError {}
+/** 404 ACCESS_REVIEW_ITEM_NOT_FOUND: the review has no item for that Client ID. */
+export class AccessReviewItemNotFound extends ApiError {}
+/** 409 ACCESS_REVIEW_COMPLETED: the review is completed; nothing more is decided in it. */
+export class AccessReviewCompleted extends ApiError {}
+/** 409 ACCESS_REVIEW_ITEM_DECIDED: the item was decided already; a decision stands. */
+export class AccessReviewItemDecided extends ApiError {}
+/** 400 OFFBOARDING_NOT_CONFIRMED: `confirm` is not the organization id (decision 56): nothing was done. */
+export class OffboardingNotConfirmed extends ApiError {}
+/** 404 OFFBOARDING_NOT_FOUND: the organization was never offboarded, or its offboarding was done more than 30 days ago. */
+export class OffboardingNotFound extends ApiError {}
+
 /** Thrown once the retries are spent; `retryAfter` is the seconds the last answer asked to wait. */
 export class RateLimited extends ApiError {
   readonly retryAfter: number | undefined;
@@ -149,6 +162,12 @@ const BY_CODE: Record<string, typeof ApiError> = {
   WEBHOOK_LIMIT_REACHED: WebhookLimitReached,
   WEBHOOK_TARGET_NOT_ALLOWED: WebhookTargetNotAllowed,
   KEY_READ_ONLY: KeyReadOnly,
+  ACCESS_REVIEW_NOT_FOUND: AccessReviewNotFound,
+  ACCESS_REVIEW_ITEM_NOT_FOUND: AccessReviewItemNotFound,
+  ACCESS_REVIEW_COMPLETED: AccessReviewCompleted,
+  ACCESS_REVIEW_ITEM_DECIDED: AccessReviewItemDecided,
+  OFFBOARDING_NOT_CONFIRMED: OffboardingNotConfirmed,
+  OFFBOARDING_NOT_FOUND: OffboardingNotFound,
 };
 
 /** The error for a non-2xx answer; a code without a class of its own (KEY_HELD_BY_ACCOUNT, CLAIM_LINK_USED, …) is a plain ApiError. */

@@ -20,6 +20,10 @@ export {
 export { USER_AGENT, type RequestOptions, type TransportOptions } from './transport.js';
 export { VERSION } from './version.js';
 export {
+  AccessReviewCompleted,
+  AccessReviewItemDecided,
+  AccessReviewItemNotFound,
+  AccessReviewNotFound,
   AddressNotAllowed,
   ApiConnectionError,
   ApiError,
@@ -34,6 +38,8 @@ export {
   RecipientAccountNotFound,
   OfferNotFound,
   OfferNotPending,
+  OffboardingNotConfirmed,
+  OffboardingNotFound,
   WebhookLimitReached,
   WebhookMessageNotFound,
   WebhookNotActive,

@@ -16,7 +16,9 @@ import type {
   CreateAuthorization,
   CreateAccessReview,
   CreatedAuthorization,
+  Erasure,
   Jwks,
+  Offboarding,
   OrganizationAlertEvent,
   RotatedAuthorization,
   ScoreSubmission,
@@ -120,6 +122,29 @@ export class Organization {
     )) {
       yield* page;
     }
+  }
+
+  /**
+   * offboardOrganization (decision 56, scope `organizations:delete`): revokes every grant, destroys the
+   * organization's key and has every service purge what it keeps of it. Final: `confirm` must be the
+   * organization id again. Answers the offboarding, `pending` until every service has purged (follow it
+   * with `offboarding()`). Asked again it takes every step again, so it is repeated after a network failure.
+   */
+  async offboard(options: { confirm: string } & RequestOptions): Promise<Offboarding> {
+    const [call, { confirm }] = splitCall(options);
+    return parseJson(
+      await this.#call(
+        { method: 'DELETE', url: `${this.#organizationRoot()}${queryOf({ confirm })}`, idempotent: true, expected: [202] },
+        call,
+      ),
+    );
+  }
+
+  /** getOffboarding (decision 56): `pending` or `done` (with `doneAt`), kept 30 days after it is done; OffboardingNotFound before it starts and after. */
+  async offboarding(options: RequestOptions = {}): Promise<Offboarding> {
+    return parseJson(
+      await this.#call({ method: 'GET', url: `${this.#organizationRoot()}/offboarding`, idempotent: true, expected: [200] }, options),
+    );
   }
 
   /**
@@ -457,6 +482,16 @@ export class Authorizations {
     )) {
       yield* page;
     }
+  }
+
+  /**
+   * eraseRecipient (decision 56): destroys the recipient's key and erases its name, contact fields and every
+   * address seen for it from every store; the grant itself stays, not revoked. Erasing again changes
+   * nothing, so it is repeated after a network failure.
+   */
+  async erase(clientId: string, options: RequestOptions = {}): Promise<Erasure> {
+    const path = `/${encodeURIComponent(clientId)}/erasure`;
+    return parseJson(await this.#call({ method: 'POST', path, idempotent: true, expected: [202] }, options));
   }
 
   /** The authorization's successful reads (last 24 h, last 30 days) and its last one, from its record; may lag by up to 60 s. */

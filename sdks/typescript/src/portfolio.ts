@@ -5,6 +5,7 @@ import { Transport, type Outgoing, type RequestOptions, type TransportOptions } 
 import type {
   AcceptedOffer,
   AutoAccept,
+  Erasure,
   Evidence,
   Pillars,
   PortfolioCustomer,
@@ -23,7 +24,7 @@ export interface PortfolioOptions extends TransportOptions {
   accountKey: string;
   /** The read API's versioned root, for example `https://api.example.com/v1`. */
   baseUrl: string;
-  /** The credentials service's versioned root; needed for `rotateKey`, `release`, the offers and the auto-accept list. */
+  /** The credentials service's versioned root; needed for `rotateKey`, `release`, `erase`, the offers and the auto-accept list. */
   credentialsUrl?: string;
   /** The notifier's versioned root; needed for `webhooks` (and the webhooks of the clients `client()` makes). */
   notifierUrl?: string;
@@ -197,6 +198,15 @@ export class Portfolio {
   }
 
   /**
+   * eraseAccount (decision 56): destroys the account's own key and erases its name, and on every grant it
+   * holds its addresses and the name the grant knew it by. The grants and their history stay, and the
+   * account key keeps working. Erasing again changes nothing, so it is repeated after a network failure.
+   */
+  async erase(options: RequestOptions = {}): Promise<Erasure> {
+    return this.#credentialsJson<Erasure>('POST', '/erasure', options, [202]);
+  }
+
+  /**
    * Every page of `resource`, fetched by `fetchPage` (the read API's, signed, or the credentials
    * service's), following nextCursor, with what the pages left out added up as they are read.
    */
@@ -256,7 +266,7 @@ export class Portfolio {
     call: RequestOptions,
   ): ReturnType<Transport['send']> {
     if (this.#credentialsUrl === undefined) {
-      throw new TypeError('rotateKey, release, the offers and the auto-accept list need the credentialsUrl option');
+      throw new TypeError('rotateKey, release, erase, the offers and the auto-accept list need the credentialsUrl option');
     }
     const { path, body, ...rest } = outgoing;
     return this.#transport.send(

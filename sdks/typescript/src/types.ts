@@ -445,3 +445,17 @@ export interface ScoreSubmission {
   /** When it was calculated; a recalculation for the same date replaces a score only when later. */
   calculatedAt?: string;
 }
+
+/** offboardOrganization and getOffboarding (decision 56): `pending` until every service has purged the organization. */
+export interface Offboarding {
+  status: 'pending' | 'done';
+  startedAt: string;
+  /** When the last service purged it; null while pending. */
+  doneAt: string | null;
+}
+
+/** eraseRecipient and eraseAccount (decision 56): whose key was destroyed (`account:<accountId>` or `grant:<clientId>`), and when. */
+export interface Erasure {
+  subject: string;
+  erasedAt: string;
+}

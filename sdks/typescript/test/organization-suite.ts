@@ -4,12 +4,15 @@ import { everyAnswerDocumented, type Answer } from './documented-answers.js';
 import { eventually } from '../../../test/support/embedded-process.js';
 import { startSwitchableReceiver } from '../../../test/support/webhook-lifecycle.js';
 import {
-  ApiError,
+  AccessReviewItemDecided,
+  AccessReviewNotFound,
   AuthorizationInactive,
   AuthorizationNotFound,
   Client,
   ForbiddenOrganization,
   InvalidToken,
+  OffboardingNotConfirmed,
+  OffboardingNotFound,
   Organization,
   SignatureError,
   ValidationFailed,
@@ -281,12 +284,11 @@ export function organizationSuite(running: () => ProductUnderTest): void {
 
       // A decision stands; an unknown review is not found.
       const again = reviewer.accessReviews.decide(first.reviewId, kept, { decision: 'revoke' });
-      await expect(again).rejects.toBeInstanceOf(ApiError);
+      await expect(again).rejects.toBeInstanceOf(AccessReviewItemDecided);
       await expect(again).rejects.toMatchObject({ status: 409, code: 'ACCESS_REVIEW_ITEM_DECIDED', requestId: expect.any(String) });
-      await expect(reviewer.accessReviews.get('arv_000000000000000000000000')).rejects.toMatchObject({
-        status: 404,
-        code: 'ACCESS_REVIEW_NOT_FOUND',
-      });
+      const unknown = reviewer.accessReviews.get('arv_000000000000000000000000');
+      await expect(unknown).rejects.toBeInstanceOf(AccessReviewNotFound);
+      await expect(unknown).rejects.toMatchObject({ status: 404, code: 'ACCESS_REVIEW_NOT_FOUND' });
 
       // The report, checked offline against the key set saved from the read API; one changed byte fails.
       const signed = await reviewer.accessReviews.report(first.reviewId);
@@ -306,6 +308,40 @@ export function organizationSuite(running: () => ProductUnderTest): void {
       expect(lines).toHaveLength(1 + grants.length);
       expect(lines.find((line) => line.startsWith(`${kept},`))).toContain(',keep,false,still audits us,');
     });
+  });
+
+  describe('offboarding and erasure', () => {
+    test("when a grant's recipient is erased and the organization offboarded, then each answers what the API says and the offboarding is followed to done", async () => {
+      // An organization of its own, which the test ends.
+      const DEPARTING = `sdk-offboarded-${RUN}`;
+      const departing = anOrganization({
+        token: await product.token({ org: DEPARTING, scope: 'authorizations:write organizations:delete' }),
+      });
+      const grant = await departing.authorizations.create({
+        recipientType: 'auditor',
+        scopes: ['qr_score'],
+        recipientName: 'Ada Lovelace',
+      });
+
+      expect(await departing.authorizations.erase(grant.clientId)).toEqual({
+        subject: `grant:${grant.clientId}`,
+        erasedAt: expect.any(String),
+      });
+      expect(await departing.authorizations.get(grant.clientId)).toMatchObject({ recipientName: null, status: 'active' });
+      await expect(departing.offboarding()).rejects.toBeInstanceOf(OffboardingNotFound);
+      await expect(departing.offboard({ confirm: OTHER_ORG })).rejects.toBeInstanceOf(OffboardingNotConfirmed);
+
+      const started = await departing.offboard({ confirm: DEPARTING });
+
+      expect(started).toEqual({ status: expect.stringMatching(/^(pending|done)$/), startedAt: expect.any(String), doneAt: started.doneAt });
+      const done = await eventually(async () => {
+        const offboarding = await departing.offboarding();
+        return offboarding.status === 'done' ? offboarding : undefined;
+      }, 60_000);
+      expect(done).toEqual({ status: 'done', startedAt: started.startedAt, doneAt: expect.any(String) });
+      await expect(departing.offboard({ confirm: DEPARTING })).resolves.toEqual(done);
+      await expect(departing.authorizations.get(grant.clientId)).rejects.toBeInstanceOf(AuthorizationNotFound);
+    }, 90_000);
   });
 
   describe('a scoring engine publishing', () => {
@@ -409,6 +445,9 @@ export function organizationSuite(running: () => ProductUnderTest): void {
     'getAccessReview',
     'decideAccessReviewItem',
     'getAccessReviewReport',
+    'eraseRecipient',
+    'offboardOrganization',
+    'getOffboarding',
   ];
 
   everyAnswerDocumented(

@@ -351,6 +351,19 @@ export function portfolioSuite(running: () => ProductUnderTest): void {
       expect(await refusalOf(own.release(account.clientId))).toBeInstanceOf(AuthorizationNotFound);
     });
 
+    test("when the account erases its own data, then erase answers the account's subject, the grant loses the account's name and the key still reads", async () => {
+      const mine = await anAccount(64);
+      const own = new Portfolio({ accountKey: mine.accountKey, ...urls() });
+      await eventually(async () => ((await own.summary().catch(() => undefined))?.customers === 1 ? true : undefined));
+
+      const erased = await own.erase();
+
+      expect(erased).toEqual({ subject: `account:${mine.accountId}`, erasedAt: expect.any(String) });
+      expect(await mine.organization.authorizations.get(mine.clientId)).toMatchObject({ recipientAccountName: null });
+      await expect(own.erase()).resolves.toMatchObject({ subject: erased.subject });
+      await expect(own.client(mine.clientId).score()).resolves.toMatchObject({ score: 64 });
+    });
+
     test('when the account key is rotated without overlap, then the portfolio goes on with the new key and the old one is refused', async () => {
       const mine = await anAccount(72);
       const own = new Portfolio({ accountKey: mine.accountKey, ...urls() });
@@ -548,6 +561,7 @@ export function portfolioSuite(running: () => ProductUnderTest): void {
     'listPortfolioPillars',
     'rotateAccountKey',
     'releaseGrant',
+    'eraseAccount',
     'listPortfolioOffers',
     'acceptPortfolioOffer',
     'declinePortfolioOffer',

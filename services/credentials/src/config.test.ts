@@ -18,6 +18,8 @@ describe('credentials config', () => {
       LEASE_SKEW_MARGIN_MS: 1000,
       EVENT_LOG_PUBLISH_DEADLINE_MS: 5000,
       ACCESS_LOG_RETENTION_DAYS: 90,
+      AUDIT_RETENTION_DAYS: 400,
+      ALERT_ADDRESS_RETENTION_DAYS: 90,
       FAILED_AUTH_LIMIT_PER_MINUTE: 120,
       SECRET_SCANNING_KEYS_URL: 'https://api.github.com/meta/public_keys/secret_scanning',
       LOG_LEVEL: 'info',
@@ -34,6 +36,18 @@ describe('credentials config', () => {
     expect(problems.map((p) => p.split(':')[0])).toEqual(
       expect.arrayContaining(['CREDENTIALS_PORT', 'CLIENT_ID_PREFIX', 'EXPIRY_CHECK_INTERVAL_MS', 'JWT_JWKS_URL']),
     );
+  });
+
+  test('when a retention is out of its bounds, then it is refused by name, an alert address kept less than 30 days included', () => {
+    const load = (env: Record<string, string>) => () => loadConfig(credentialsConfigSchema, { JWT_HS256_SECRET: TEST_JWT_SECRET, ...env });
+
+    expect(load({ AUDIT_RETENTION_DAYS: '0' })).toThrow(/AUDIT_RETENTION_DAYS/);
+    expect(load({ AUDIT_RETENTION_DAYS: 'a year' })).toThrow(/AUDIT_RETENTION_DAYS/);
+    expect(load({ ALERT_ADDRESS_RETENTION_DAYS: '29' })).toThrow(/ALERT_ADDRESS_RETENTION_DAYS/);
+    expect(load({ AUDIT_RETENTION_DAYS: '30', ALERT_ADDRESS_RETENTION_DAYS: '30' })()).toMatchObject({
+      AUDIT_RETENTION_DAYS: 30,
+      ALERT_ADDRESS_RETENTION_DAYS: 30,
+    });
   });
 
   test("when the console's settings are wrong, then each is refused by name", () => {

@@ -3,12 +3,10 @@ import {
   consoleClientAddressVerifier,
   consoleKeySource,
   CONSOLE_AUDIENCES,
-  createOutboxRelay,
   createTokenVerifier,
-  openLeaseKeeper,
   secretScanningKeys,
   signingKeysFrom,
-  startRetention,
+  startRelayUnderLease,
   stopInOrder,
   withConsoleTokens,
   type Logger,
@@ -18,10 +16,10 @@ import { buildApp } from './app';
 import type { CredentialsConfig } from './config';
 import { createExpiryScheduler } from './expiry/expiry-scheduler';
 import { createAccessReviewScheduler } from './access-reviews/access-review-scheduler';
-import { accessLogProjection } from './access-log/access-log-projection';
 import { AUDITED_TOPICS, auditProjection } from './audit-log/audit-projection';
 import { accessAlerts } from './alerts/access-alerts';
 import { ERASURE_TOPICS, erasureFeed as erasureFeedOf } from './erasure/erasure-feed';
+import { startRetentions } from './retention/retentions';
 
 /** Decision 52: the one lease under which a replica runs the outbox relay, the expiry check and (decision 54) the access reviews' due times. */
 const RELAY_LEASE = 'relay';
@@ -62,35 +60,17 @@ export async function createCredentialsModule({
   });
   const metrics = createServiceMetrics('credentials');
   // Decision 52: where replicas share the store, the relay and the expiry check run on the holder of one lease.
-  let leadershipTaken: (takeover: boolean) => void = () => undefined;
-  const leader = await openLeaseKeeper(runtime, 'credentials', {
-    group: 'credentials-relay',
-    names: [RELAY_LEASE],
+  const { relay, leader, isLeader } = await startRelayUnderLease(runtime, 'credentials', {
+    store,
     clock,
     log,
     config,
-    onAcquired: (_name, _fence, takeover) => leadershipTaken(takeover),
+    group: 'credentials-relay',
+    lease: RELAY_LEASE,
+    work: 'the outbox relay and the expiry check',
     onHeld: (count) => metrics.leasesHeld.set({ work: 'credentials-relay' }, count),
+    onRepublished: (entries) => metrics.outboxTakeoverRepublished.inc(entries),
   });
-  const isLeader = leader ? () => leader.fenceOf(RELAY_LEASE) !== undefined : undefined;
-  const relay = createOutboxRelay({
-    store,
-    eventLog: runtime.eventLog,
-    log,
-    ...(isLeader ? { isLeader, onRepublished: (entries: number) => metrics.outboxTakeoverRepublished.inc(entries) } : {}),
-  });
-  leadershipTaken = (takeover) => {
-    log.info({ takeover }, 'this replica now runs the outbox relay and the expiry check');
-    if (takeover) relay.tookOver();
-    // What the last leader left owed goes out at once.
-    void flushOwed();
-  };
-  const flushOwed = () =>
-    relay.flush().catch((error: unknown) => log.warn({ err: error }, 'outbox not yet flushed; the relay keeps trying'));
-  if (leader) leader.start();
-  // Events still owed from before a restart (or an event-log outage) go out first.
-  else await flushOwed();
-  relay.start(leader ? config.OUTBOX_LEADER_INTERVAL_MS : config.OUTBOX_RELAY_INTERVAL_MS);
   const expiry = createExpiryScheduler({ store, relay, clock, log, isLeader });
   expiry.start(config.EXPIRY_CHECK_INTERVAL_MS);
   // Decision 54: access reviews fall due under the same lease, so one replica settles each.
@@ -100,7 +80,7 @@ export async function createCredentialsModule({
   // Decision 21: the access log's store is the runtime's (it closes it), kept current by what follows the stream into it.
   const accessLog = await runtime.openAccessLog({ retentionDays: config.ACCESS_LOG_RETENTION_DAYS });
   const accessStore = await accessLog.openStore();
-  const accessFeed = await accessLog.follow(accessLogProjection(accessStore, store, log));
+  const accessFeed = await accessLog.follow(store);
   // Decision 44: what the reads mean to the organization (first use, new addresses, failures), as alerts.
   const alertFeed = await accessLog.watch(accessAlerts({ store, relay, clock, log: log.child({ component: 'alerts' }) }));
   // Decision 56: this service's purge of an offboarded organization, and every service's word of its own.
@@ -118,14 +98,8 @@ export async function createCredentialsModule({
       log: log.child({ component: 'erasure' }),
     }),
   });
-  // Decision 21's retention, by date on the embedded runtime (MongoDB's TTL index does it too; FerretDB's has none).
-  const pruner = startRetention({
-    name: 'pruning the access log',
-    log,
-    clock,
-    retentionDays: config.ACCESS_LOG_RETENTION_DAYS,
-    prune: (before, now) => accessStore.prune(before, now),
-  });
+  // Decisions 21 and 56: the access log, the audit trail and the addresses kept for alerts, each for its time.
+  const pruner = startRetentions({ config, store, relay, accessLog: accessStore, auditLog, clock, log });
 
   // Decision 38's claim attempts: counted with the read API's failed authentications where the runtime shares counts (one process, or Redis); else per replica.
   const rateLimitStores = await runtime.rateLimitStores();

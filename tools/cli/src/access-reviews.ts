@@ -1,5 +1,6 @@
 import type { AccessReviewDecision, AccessReviewSummary, Organization } from '@resilience-score/client';
 import { Option, type Command } from 'commander';
+import { listOutput } from './output';
 import { DEFAULT_ORIGINS, type Product } from './product';
 import { UsageError } from './score-file';
 
@@ -63,7 +64,7 @@ export function addAccessReviewCommands(reviews: Command, { io, productFor, act 
       }),
     );
 
-  admin('list')
+  listOutput(admin('list'))
     .description("The organization's reviews with their progress, newest first: every page, as { items }")
     .option('--limit <n>', `reviews per page read (${LIMIT.min} to ${LIMIT.max}); every page is read`)
     .action(

@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Command } from 'commander';
 import { ALERT_TYPES, RECIPIENT_WEBHOOK_EVENT_TYPES } from '@rsd/contracts';
+import { addProductCommands } from './product-commands';
 import { ALERT_EVENTS, buildProgram, RECIPIENT_WEBHOOK_EVENTS, runCli, VERSION, type CliIo } from './cli';
 
 interface Sent {
@@ -38,7 +39,7 @@ async function rsd(args: string[], { env = {}, answers = [] }: { env?: Record<st
       },
     },
   };
-  const code = await runCli(args, io);
+  const code = await runCli(args, io, { productCommands: addProductCommands });
   return { code, stdout, stderr, sent };
 }
 
@@ -51,7 +52,9 @@ function commandPaths(command: Command, above: string[] = []): string[][] {
 }
 
 const everyCommand = commandPaths(
-  buildProgram({ env: {}, stdout: () => undefined, stderr: () => undefined, untilStopped: () => Promise.resolve() }, () => undefined),
+  buildProgram({ env: {}, stdout: () => undefined, stderr: () => undefined, untilStopped: () => Promise.resolve() }, () => undefined, {
+    productCommands: addProductCommands,
+  }),
 );
 
 describe('rsd --version and help', () => {
@@ -84,7 +87,7 @@ describe('rsd --version and help', () => {
 
     expect(result.code).toBe(0);
     const listed = [...result.stdout.matchAll(/^ {2}([a-z-]+) \[options\]/gm)].map((match) => match[1]);
-    expect(listed).toEqual(['create', 'claim-link', 'rotate', 'list', 'access-log', 'get', 'revoke']);
+    expect(listed).toEqual(['create', 'claim-link', 'rotate', 'list', 'access-log', 'get', 'revoke', 'erase']);
     expect(result.stdout).not.toContain('--recipient-type');
   });
 

@@ -1,4 +1,3 @@
-import { generateKeyPairSync } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import {
@@ -14,12 +13,16 @@ import {
   type TransportOptions,
   type Webhooks,
 } from '@resilience-score/client';
-import { Command, CommanderError, Option } from 'commander';
+import { Argument, Command, CommanderError, Option } from 'commander';
 import { addAccessReviewCommands } from './access-reviews';
-import { runBackupCommand } from './backup';
+import { completionScript, SHELLS, type Shell } from './completion';
 import { ACCOUNT_EXPORTS, claimLinkExportsOf, CREDENTIAL_EXPORTS, exportsOf, WEBHOOK_EXPORTS } from './env-output';
+import { addErasureCommands, addOrganizationCommands } from './organizations';
 import { runPortfolioCommand } from './portfolio';
+import { addProfileCommands, clientTokenSource, selectProfile, type SelectedProfile } from './login';
+import { formatRows, formatted, listOutput, type Column } from './output';
 import { DEFAULT_ORIGINS, describeFailure, jsonOf, Product, type Answer, type Origins } from './product';
+import { counted, ProgressBar } from './progress';
 import { verifyResponseSignature } from './response-signature';
 import { readScoreFile, UsageError } from './score-file';
 
@@ -36,7 +39,22 @@ export interface CliIo {
   untilStopped: () => Promise<unknown>;
   /** The SDK's transport options (a test's fetch, a shorter timeout); the SDK's defaults otherwise. */
   transport?: TransportOptions;
+  /** All of stdin, for `rsd login --token-stdin`; the process's otherwise. */
+  stdin?: () => Promise<string>;
+  /** Whether stderr is a terminal: `scores publish` draws its progress bar there only then. */
+  stderrIsTerminal?: boolean;
 }
+
+/** What makes the workspace's `rsd` more than the published one: the product's own commands (product-commands.ts). */
+export interface CliEdition {
+  productCommands?: (program: Command, builders: Builders) => void;
+}
+
+/**
+ * The product's own commands (decision 57): in the workspace's `rsd`, not in the published CLI, whose error for one
+ * says where it is.
+ */
+export const PRODUCT_COMMANDS = ['signing-key', 'token', 'backup', 'restore'] as const;
 
 /** The CLI's version: its package's. */
 export const VERSION = (JSON.parse(readFileSync(join(__dirname, '..', 'package.json'), 'utf8')) as { version: string }).version;
@@ -68,9 +86,13 @@ Environment (each also an option of the commands that use it):
   RSD_API_KEY          API key, or a recipient account key for rsd portfolio (--api-key; prefer the
                                             variable: arguments show in ps)
   RSD_WEBHOOK_SECRET   webhook secret, for webhooks listen (--secret; prefer the variable)
+  RSD_PROFILE          the profile of $XDG_CONFIG_HOME/rsd/config.toml to use (--profile; default "default"):
+                       its URLs and token, each overridden by the variables above (rsd login makes one)
 
 Recipient types: ${RECIPIENT_TYPES}
 Scopes: ${SCOPES}
+
+Lists print JSON, or with --output table, csv or ndjson their rows. Errors name the service's code and request id.
 
 Exit codes: 0 success, 1 the service refused or could not be reached, 2 wrong usage,
             3 a revoke or rotation recorded but not yet in effect (the event log could not take it yet).
@@ -96,7 +118,7 @@ const connection = {
 type Options = Record<string, unknown>;
 
 /** A command's options by their names on the command line (`clientId` as `client-id`), as the modules that read them name them. */
-function kebab(options: Options): Record<string, string | boolean | undefined> {
+export function kebab(options: Options): Record<string, string | boolean | undefined> {
   return Object.fromEntries(
     Object.entries(options).map(([name, value]) => [name.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`), value as string | boolean]),
   );
@@ -106,20 +128,32 @@ function kebab(options: Options): Record<string, string | boolean | undefined> {
  * Builds the `rsd` program: every command with its own options and help. `print` receives what a
  * command's action returns (undefined: nothing to print).
  */
-export function buildProgram(io: CliIo, print: (result: unknown) => void): Command {
+export function buildProgram(io: CliIo, print: (result: unknown) => void, edition: CliEdition = {}): Command {
   const program = new Command('rsd');
+  /** The profile selected (--profile, RSD_PROFILE, or `default`), read before each command runs. */
+  let selected: () => SelectedProfile = () => ({ name: 'default', named: false, profile: undefined });
+  /** A client-credentials profile's token source, made once so that its token is fetched once. */
+  let profileToken: (() => Promise<string>) | undefined;
+  program.hook('preAction', async () => {
+    selected = await selectProfile(io.env, program.opts<{ profile?: string }>().profile);
+  });
+  /** Each origin and credential: the option, else the environment, else the profile, else the default. */
   const productFor = (options: Options): Product => {
-    const pick = (option: string, variable: string, fallback: string) =>
-      (options[option] as string | undefined) ?? io.env[variable] ?? fallback;
+    const { profile } = selected();
+    const pick = (option: string, variable: string, kept: string | undefined, fallback: string) =>
+      (options[option] as string | undefined) ?? (io.env[variable] || undefined) ?? kept ?? fallback;
     const origins: Origins = {
-      api: pick('apiUrl', 'RSD_API_URL', DEFAULT_ORIGINS.api),
-      credentials: pick('credentialsUrl', 'RSD_CREDENTIALS_URL', DEFAULT_ORIGINS.credentials),
-      ingest: pick('ingestUrl', 'RSD_INGEST_URL', DEFAULT_ORIGINS.ingest),
-      notifier: pick('notifierUrl', 'RSD_NOTIFIER_URL', DEFAULT_ORIGINS.notifier),
+      api: pick('apiUrl', 'RSD_API_URL', profile?.apiUrl, DEFAULT_ORIGINS.api),
+      credentials: pick('credentialsUrl', 'RSD_CREDENTIALS_URL', profile?.credentialsUrl, DEFAULT_ORIGINS.credentials),
+      ingest: pick('ingestUrl', 'RSD_INGEST_URL', profile?.ingestUrl, DEFAULT_ORIGINS.ingest),
+      notifier: pick('notifierUrl', 'RSD_NOTIFIER_URL', profile?.notifierUrl, DEFAULT_ORIGINS.notifier),
     };
+    const auth = profile?.auth;
+    if (auth && !('token' in auth)) profileToken ??= clientTokenSource(auth, io.transport?.fetch);
     return new Product({
       origins,
       token: (options.token as string | undefined) ?? (io.env.RSD_TOKEN || undefined),
+      profileToken: auth && 'token' in auth ? () => Promise.resolve(auth.token) : profileToken,
       apiKey: (options.apiKey as string | undefined) ?? (io.env.RSD_API_KEY || undefined),
       env: io.env,
       // Decision 54: the audit trail records a change made with the CLI as made through it.
@@ -127,14 +161,15 @@ export function buildProgram(io: CliIo, print: (result: unknown) => void): Comma
     });
   };
   const note = (line: string) => io.stderr(`${line}\n`);
-  /** An action that prints what it returns. */
+  /** An action that prints what it returns, as its command's --output asks when it is a list. */
   const act =
     (action: (options: Options, ...args: string[]) => Promise<unknown>) =>
     async (...args: unknown[]): Promise<void> => {
       const command = args.at(-1) as Command;
       const positional = args.slice(0, -2) as string[];
-      print(await action(command.opts(), ...positional));
+      print(formatted(command, await action(command.opts(), ...positional), note));
     };
+  const stdin = io.stdin ?? readStdin;
 
   program
     .description('command-line client for the Resilience Score Data API')
@@ -149,39 +184,9 @@ export function buildProgram(io: CliIo, print: (result: unknown) => void): Comma
     })
     .configureHelp({ subcommandTerm: commandTerm, sortOptions: true })
     .exitOverride()
-    .showSuggestionAfterError();
-  actAsGroup(program);
-
-  program
-    .command('signing-key')
-    .summary('A new Ed25519 key for RESPONSE_SIGNING_KEYS')
-    .description('A new Ed25519 key for RESPONSE_SIGNING_KEYS, as a JWK list (its private part: redirect it into a secret)')
-    .option('--kid <name>', 'the key id (default rsd-<today>)')
-    .action(
-      act((options) => {
-        // The private part goes to stdout only: redirect it straight into a secret, never into a file in the repository.
-        const { x, d } = generateKeyPairSync('ed25519').privateKey.export({ format: 'jwk' });
-        const kid = (options.kid as string | undefined) ?? `rsd-${new Date().toISOString().slice(0, 10)}`;
-        return Promise.resolve(JSON.stringify([{ kty: 'OKP', crv: 'Ed25519', x, d, kid }]));
-      }),
-    );
-
-  program
-    .command('token')
-    .summary('A development bearer token')
-    .description("A development bearer token, signed with JWT_HS256_SECRET or the embedded runtime's secret in DATA_DIR (default .data)")
-    .option('--org <id>', 'the organization it administers (the org claim)')
-    .option('--scope <scopes>', 'space-separated scopes', 'authorizations:write scores:write')
-    .option('--ttl <duration>', 'how long it is valid (12h, 30m, 7d)', '12h')
-    .action(
-      act(async (options) => {
-        const secret = await productFor(options).devSecret();
-        if (!secret) throw new UsageError('no development secret: set JWT_HS256_SECRET or start the embedded runtime (npm start) first');
-        const org = options.org as string | undefined;
-        const { signDevToken } = await import('@rsd/platform');
-        return signDevToken(secret, { scope: options.scope as string, ...(org ? { org } : {}) }, options.ttl as string);
-      }),
-    );
+    .showSuggestionAfterError()
+    .option('--profile <name>', 'the profile of the config file to use (RSD_PROFILE; default "default")');
+  actAsGroup(program, edition.productCommands ? undefined : PRODUCT_COMMANDS);
 
   addAuthorizations(program, { io, productFor, act, note });
   addAuditLog(program, { io, productFor, act, note });
@@ -215,8 +220,14 @@ export function buildProgram(io: CliIo, print: (result: unknown) => void): Comma
         const notObject = items.findIndex((item) => typeof item !== 'object' || item === null || Array.isArray(item));
         if (notObject >= 0) throw new UsageError(`${file}: score ${notObject + 1} is not a JSON object`);
         const publisher = await productFor(options).publisher();
-        const { accepted } = await publisher.publishScores(items as ScoreSubmission[]);
-        return { accepted };
+        // Decision 57: a progress bar on a terminal only, so that a CI log or a redirected stderr stays clean.
+        if (!io.stderrIsTerminal) return { accepted: (await publisher.publishScores(items as ScoreSubmission[])).accepted };
+        const bar = new ProgressBar(items.length, io.stderr);
+        try {
+          return { accepted: (await publisher.publishScores(counted(items as ScoreSubmission[], bar))).accepted };
+        } finally {
+          bar.end();
+        }
       }),
     );
 
@@ -225,38 +236,35 @@ export function buildProgram(io: CliIo, print: (result: unknown) => void): Comma
   addVerify(program, { io, productFor, act, note });
   addPortfolio(program, { io, productFor, act, note });
   addWebhooks(program, { io, productFor, act, note });
+  addProfileCommands(program, group(program, 'profiles', 'The profiles rsd login kept, without their secrets'), {
+    env: io.env,
+    profileName: () => program.opts<{ profile?: string }>().profile ?? (io.env.RSD_PROFILE || 'default'),
+    stdin,
+    fetch: io.transport?.fetch,
+    act,
+    note,
+  });
+  addOrganizationCommands(group(program, 'organizations', 'An organization itself: its offboarding (decision 56)'), {
+    productFor,
+    act,
+    note,
+  });
+  addErasureCommands(program, { productFor, act, note });
 
   program
-    .command('backup')
-    .summary("A consistent backup of the embedded runtime's databases into FILE")
+    .command('completion')
     .description(
-      'Embedded runtime, while it serves: a consistent copy of every database of DATA_DIR into the new file FILE, a tar archive ' +
-        'with a manifest; refused if FILE exists; the keys in DATA_DIR are not in it',
+      'Prints the completion script for a shell: source <(rsd completion bash); rsd completion fish > ~/.config/fish/completions/rsd.fish',
     )
-    .argument('<file>', "the backup's new file")
-    .option('--data-dir <dir>', 'the data directory (DATA_DIR, default .data)')
-    .action(act((options, file) => runBackupCommand('backup', [file], kebab(options), { env: io.env, note })));
+    .addArgument(new Argument('<shell>', 'bash, zsh or fish').choices(SHELLS))
+    .action(act((_options, shell) => Promise.resolve(completionScript(program, shell as Shell).trimEnd())));
 
-  program
-    .command('restore')
-    .summary('Checks a backup and puts it in place in --data-dir')
-    .description(
-      'Checks the backup FILE (or the backup directory of an earlier version) and puts it in place; refused while a process has ' +
-        "the directory's databases open, and over data already there unless --force, which moves that data aside",
-    )
-    .argument('<file>', 'the backup')
-    .requiredOption('--data-dir <dir>', 'the data directory to restore into (no product may be running on it)')
-    .option('--force', 'move the data already there aside')
-    .option(
-      '--without-webhook-key',
-      'restore webhook subscriptions without their key (otherwise needed in DATA_DIR/webhook-secret-key or WEBHOOK_SECRET_KEY)',
-    )
-    .action(act((options, file) => runBackupCommand('restore', [file], kebab(options), { env: io.env, note })));
+  edition.productCommands?.(program, { io, productFor, act, note });
 
   return program;
 }
 
-interface Builders {
+export interface Builders {
   io: CliIo;
   productFor: (options: Options) => Product;
   act: (action: (options: Options, ...args: string[]) => Promise<unknown>) => (...args: unknown[]) => Promise<void>;
@@ -265,9 +273,10 @@ interface Builders {
 
 /**
  * A command that only holds others: alone it shows its help (as `rsd` alone does), and a word after it
- * that is none of its commands is named as an unknown subcommand of it.
+ * that is none of its commands is named as an unknown subcommand of it; one of `elsewhere` (the product's
+ * commands, in the published CLI) is told where it is.
  */
-function actAsGroup(command: Command): Command {
+function actAsGroup(command: Command, elsewhere: readonly string[] = []): Command {
   return command.argument('[command...]').action(([name]: string[], _options: unknown, self: Command) => {
     if (name === undefined) {
       self.outputHelp();
@@ -275,7 +284,11 @@ function actAsGroup(command: Command): Command {
     }
     const known = self.commands.map((sub) => sub.name());
     const within = self.parent ? ` of '${self.name()}'` : '';
-    const hint = known.length > 0 ? ` (one of ${known.join(', ')})` : '';
+    const hint = elsewhere.includes(name)
+      ? `: a command of the product, not of this CLI (npx rsd ${name} in a checkout of the product)`
+      : known.length > 0
+        ? ` (one of ${known.join(', ')})`
+        : '';
     self.error(`unknown ${self.parent ? 'subcommand' : 'command'} '${name}'${within}${hint}`, {
       exitCode: 2,
       code: 'commander.unknownCommand',
@@ -315,7 +328,11 @@ function addAuditLog(program: Command, { io, productFor, act }: Builders): void 
     .option('--action <action>', 'one action, such as authorization.revoked')
     .option('--client-id <id>', "one grant's entries")
     .option('--limit <n>', 'entries per page read (1 to 500); every page is read')
-    .addOption(new Option('--output <format>', 'how to print').choices(['json', 'csv', 'ndjson']).default('json'))
+    .addOption(
+      new Option('--output <format>', "how to print: JSON, a table, or the service's CSV or NDJSON export")
+        .choices(['json', 'table', 'csv', 'ndjson'])
+        .default('json'),
+    )
     .action(
       act(async (options) => {
         const product = productFor(options);
@@ -327,13 +344,13 @@ function addAuditLog(program: Command, { io, productFor, act }: Builders): void 
           ...(options.action === undefined ? {} : { action: options.action as string }),
           ...(options.clientId === undefined ? {} : { clientId: options.clientId as string }),
         };
-        if (options.output === 'json') {
+        if (options.output === 'json' || options.output === 'table') {
           const limit = options.limit === undefined ? undefined : Number(options.limit);
           const items = [];
           for await (const entry of (await product.organization(org)).auditLog({ ...filters, ...(limit === undefined ? {} : { limit }) })) {
             items.push(entry);
           }
-          return { items };
+          return options.output === 'table' ? formatRows(items as unknown as Record<string, unknown>[], 'table') : { items };
         }
         const query = new URLSearchParams(filters);
         const url = `${product.origins.credentials}/v1/organizations/${encodeURIComponent(org)}/audit-log`;
@@ -421,17 +438,12 @@ function addAuthorizations(program: Command, { io, productFor, act }: Builders):
       }),
     );
 
-  admin(authorizations.command('list'))
-    .description('Every grant, newest first, with lastUsedAt and reads in 24 h / 30 days')
-    .option('--table', 'a table instead of JSON')
-    .action(
-      act(async (options) => {
-        const listed = { authorizations: await (await organization(options)).authorizations.list() };
-        return options.table ? authorizationTable(listed) : listed;
-      }),
-    );
+  listOutput(admin(authorizations.command('list')).description('Every grant, newest first, with lastUsedAt and reads in 24 h / 30 days'), {
+    columns: AUTHORIZATION_COLUMNS,
+    tableAlias: true,
+  }).action(act(async (options) => ({ authorizations: await (await organization(options)).authorizations.list() })));
 
-  admin(authorizations.command('access-log'))
+  listOutput(admin(authorizations.command('access-log')))
     .description('Who read through a grant, newest first: a page of entries, or with --follow every new entry as it comes')
     .addOption(clientId())
     .option('--limit <n>', 'entries in the page (1 to 500; with --follow, the latest shown first, default 10)')
@@ -690,14 +702,16 @@ async function verifiedFile(file: string, keySet: Jwks, types: readonly string[]
   }
 }
 
-/** A refusal the CLI read itself, as the SDK's errors say theirs: the status, the code and the message. */
+/** A refusal the CLI read itself, as the SDK's errors say theirs: the status, the code, the message and the request id. */
 function refusalOf(answer: Answer): string {
+  let said: { code?: string; message?: string; requestId?: string } = {};
   try {
-    const { code, message } = jsonOf(answer.body) as { code?: string; message?: string };
-    return `${answer.status}${code ? ` ${code}` : ''}: ${message ?? 'refused'}`;
+    said = jsonOf(answer.body) as typeof said;
   } catch {
-    return `${answer.status}: refused`;
+    // Not JSON: the status and the header's request id say what there is.
   }
+  const requestId = said.requestId ?? answer.headers.get('x-request-id');
+  return `${answer.status}${said.code ? ` ${said.code}` : ''}: ${said.message ?? 'refused'}${requestId ? ` (request id ${requestId})` : ''}`;
 }
 
 async function readStdin(): Promise<string> {
@@ -755,8 +769,7 @@ function addPortfolio(program: Command, { productFor, act, note }: Builders): vo
     ['pillars', 'the latest breakdown of every grant that allows it'],
   ] as const) {
     recipient(
-      portfolio
-        .command(name)
+      listOutput(portfolio.command(name))
         .description(`A page of ${what}, or with --all every page as one list`)
         .option('--limit <n>', 'items in the page (1 to 100, default 50)')
         .option('--cursor <cursor>', 'the page after the one whose nextCursor this is')
@@ -782,8 +795,7 @@ function addPortfolio(program: Command, { productFor, act, note }: Builders): vo
   // Decision 50: a grant an organization gives the account is an offer, read by nothing until the account accepts it.
   const offers = group(portfolio, 'offers', 'Grants organizations offered to the account: nothing reads one until it is accepted');
   recipient(
-    offers
-      .command('list')
+    listOutput(offers.command('list'))
       .description('A page of the offers waiting for an answer, or with --all every page as one list')
       .option('--limit <n>', 'offers in the page (1 to 100, default 50)')
       .option('--cursor <cursor>', 'the page after the one whose nextCursor this is')
@@ -872,10 +884,10 @@ function addWebhookCommands(program: Command, spec: WebhookOwnerCommands, { io: 
         .option('--env', 'print export lines for eval: WEBHOOK_ID and RSD_WEBHOOK_SECRET'),
     ),
   ).action(run('create', (created, options) => (options.env ? exportsOf(created, WEBHOOK_EXPORTS) : created)));
-  owner(webhooks.command('list').description('The webhooks, without secrets')).action(run('list'));
-  owner(webhooks.command('deliveries').description("A webhook's recent delivery attempts, newest first").addOption(id())).action(
-    run('deliveries'),
-  );
+  owner(listOutput(webhooks.command('list')).description('The webhooks, without secrets')).action(run('list'));
+  owner(
+    listOutput(webhooks.command('deliveries')).description("A webhook's recent delivery attempts, newest first").addOption(id()),
+  ).action(run('deliveries'));
   owner(webhooks.command('delete').description('Deletes a webhook').addOption(id())).action(run('delete'));
   const update = conditions(
     owner(
@@ -1016,30 +1028,20 @@ interface ListedAuthorization {
   usage: { last24h: number; last30d: number };
 }
 
-/** `list --table`: one line per authorization, its use in the last three columns. */
-function authorizationTable({ authorizations }: { authorizations: ListedAuthorization[] }): string {
-  const header = ['CLIENT ID', 'RECIPIENT', 'TYPE', 'STATUS', 'SCOPES', 'EXPIRES', 'LAST USED', '24H', '30D'];
-  const rows = authorizations.map((a) => [
-    a.clientId,
-    a.recipientName ?? '-',
-    a.recipientType,
-    a.status,
-    a.scopes.join(','),
-    a.expiresAt ?? '-',
-    a.lastUsedAt ?? 'never',
-    String(a.usage.last24h),
-    String(a.usage.last30d),
-  ]);
-  const widths = header.map((title, column) => Math.max(title.length, ...rows.map((row) => row[column]!.length)));
-  return [header, ...rows]
-    .map((row) =>
-      row
-        .map((cell, column) => cell.padEnd(widths[column]!))
-        .join('  ')
-        .trimEnd(),
-    )
-    .join('\n');
-}
+/** `list --output table`: one line per authorization, its use in the last three columns. */
+const AUTHORIZATION_COLUMNS: Column[] = (
+  [
+    ['CLIENT ID', (a) => a.clientId],
+    ['RECIPIENT', (a) => a.recipientName ?? '-'],
+    ['TYPE', (a) => a.recipientType],
+    ['STATUS', (a) => a.status],
+    ['SCOPES', (a) => a.scopes.join(',')],
+    ['EXPIRES', (a) => a.expiresAt ?? '-'],
+    ['LAST USED', (a) => a.lastUsedAt ?? 'never'],
+    ['24H', (a) => String(a.usage.last24h)],
+    ['30D', (a) => String(a.usage.last30d)],
+  ] as [string, (a: ListedAuthorization) => string][]
+).map(([header, cell]) => [header, (row) => cell(row as unknown as ListedAuthorization)]);
 
 interface AccessLogEntry {
   at: string;
@@ -1149,11 +1151,12 @@ export function secondsOf(value: string, option = '--overlap'): number {
  * stderr; resolves the exit code (0 success, 1 refused or unreachable, 2 wrong usage, 3 recorded but
  * not yet in effect).
  */
-export async function runCli(args: readonly string[], cliIo: CliIo): Promise<number> {
+export async function runCli(args: readonly string[], cliIo: CliIo, edition: CliEdition = {}): Promise<number> {
   const print = (result: unknown) => {
-    if (result !== undefined) cliIo.stdout(typeof result === 'string' ? `${result}\n` : `${JSON.stringify(result, null, 2)}\n`);
+    if (result === undefined || result === '') return;
+    cliIo.stdout(typeof result === 'string' ? (result.endsWith('\n') ? result : `${result}\n`) : `${JSON.stringify(result, null, 2)}\n`);
   };
-  const program = buildProgram(cliIo, print);
+  const program = buildProgram(cliIo, print, edition);
   try {
     await program.parseAsync(args, { from: 'user' });
     return 0;

@@ -32,6 +32,8 @@ export interface ProductSettings {
   origins: Origins;
   /** `--token` or RSD_TOKEN. */
   token?: string | undefined;
+  /** The profile's token: the one `rsd login` kept, or one fetched with its OAuth client. */
+  profileToken?: (() => Promise<string>) | undefined;
   /** `--api-key` or RSD_API_KEY: a grant's key, or a recipient account's key. */
   apiKey?: string | undefined;
   env: Record<string, string | undefined>;
@@ -53,11 +55,15 @@ export class Product {
     return this.settings.origins;
   }
 
-  /** A given token wins; otherwise one is minted for exactly the scope the command needs. */
+  /**
+   * A given token wins, then the profile's; otherwise (development) one is minted for exactly the scope the command
+   * needs with the embedded runtime's secret.
+   */
   async token(scope: string, org?: string): Promise<string> {
     if (this.settings.token) return this.settings.token;
+    if (this.settings.profileToken) return this.settings.profileToken();
     const secret = await this.devSecret();
-    if (!secret) throw new UsageError('no token: pass --token or RSD_TOKEN, or set JWT_HS256_SECRET (development only)');
+    if (!secret) throw new UsageError('no token: rsd login, or pass --token or RSD_TOKEN (or set JWT_HS256_SECRET, development only)');
     // Loaded only to mint a token: most commands never need it, and it is a large part of a start.
     const { signDevToken } = await import('@rsd/platform');
     return signDevToken(secret, { scope, ...(org ? { org } : {}) }, '5m');

@@ -1,12 +1,11 @@
 import {
   EVENT_TYPES,
-  newEvent,
   recipientAccountCreatedSchema,
   recipientAccountKeyRotatedSchema,
   type RecipientAccountCreated,
   type RecipientAccountKeyRotated,
 } from '@rsd/contracts';
-import { EVENT_SOURCE, type EventStamp } from '../authorizations/authorization-events';
+import { checkedEvent, type EventStamp } from '../authorizations/authorization-events';
 
 /**
  * Decision 42: a recipient account as the credentials service keeps it. Like an authorization it
@@ -52,20 +51,13 @@ export function recipientAccountCreated(
   account: StoredRecipientAccount & { keyDigest: string },
   stamp: EventStamp,
 ): RecipientAccountCreated {
-  return recipientAccountCreatedSchema.parse(
-    newEvent<RecipientAccountCreated>({
-      ...stamp,
-      source: EVENT_SOURCE,
-      type: EVENT_TYPES.recipientAccountCreated,
-      data: {
-        accountId: account.accountId,
-        name: account.name,
-        keyDigest: account.keyDigest,
-        createdAt: account.createdAt,
-        revision: account.revision,
-      },
-    }),
-  );
+  return checkedEvent(recipientAccountCreatedSchema, stamp, EVENT_TYPES.recipientAccountCreated, {
+    accountId: account.accountId,
+    name: account.name,
+    keyDigest: account.keyDigest,
+    createdAt: account.createdAt,
+    revision: account.revision,
+  });
 }
 
 /**
@@ -90,21 +82,14 @@ export function decideRotateAccountKey(
     previousKeyExpiresAt,
     revision: account.revision + 1,
   };
-  const event = recipientAccountKeyRotatedSchema.parse(
-    newEvent<RecipientAccountKeyRotated>({
-      ...stamp,
-      source: EVENT_SOURCE,
-      type: EVENT_TYPES.recipientAccountKeyRotated,
-      data: {
-        accountId: rotated.accountId,
-        keyDigest: rotated.keyDigest,
-        previousKeyDigest: rotated.previousKeyDigest,
-        previousKeyExpiresAt: rotated.previousKeyExpiresAt,
-        rotatedAt: stamp.time.toISOString(),
-        revision: rotated.revision,
-      },
-    }),
-  );
+  const event = checkedEvent(recipientAccountKeyRotatedSchema, stamp, EVENT_TYPES.recipientAccountKeyRotated, {
+    accountId: rotated.accountId,
+    keyDigest: rotated.keyDigest,
+    previousKeyDigest: rotated.previousKeyDigest,
+    previousKeyExpiresAt: rotated.previousKeyExpiresAt,
+    rotatedAt: stamp.time.toISOString(),
+    revision: rotated.revision,
+  });
   return { account: rotated, event };
 }
 

@@ -1,14 +1,13 @@
 import {
   authorizationPreviousKeyRevokedSchema,
   EVENT_TYPES,
-  newEvent,
   recipientAccountKeyRevokedSchema,
   type AuthorizationPreviousKeyRevoked,
   type AuthorizationRevoked,
   type RecipientAccountKeyRevoked,
 } from '@rsd/contracts';
 import type { StoredRecipientAccount } from '../accounts/recipient-account';
-import { EVENT_SOURCE, type EventStamp } from '../authorizations/authorization-events';
+import { checkedEvent, grantIds, type EventStamp } from '../authorizations/authorization-events';
 import { revocationReasonOf, statusOf, type StoredAuthorization } from '../authorizations/authorization-record';
 import { decideRevoke } from '../authorizations/deciders';
 import { digestsMatch, KEY_BODY_LENGTH, CHECKSUM_LENGTH } from '../credential-formats';
@@ -105,29 +104,19 @@ function authorizationPreviousKeyRevoked(
   previousKeyDigest: string,
   stamp: EventStamp,
 ): AuthorizationPreviousKeyRevoked {
-  return authorizationPreviousKeyRevokedSchema.parse(
-    newEvent<AuthorizationPreviousKeyRevoked>({
-      ...stamp,
-      source: EVENT_SOURCE,
-      type: EVENT_TYPES.authorizationPreviousKeyRevoked,
-      data: {
-        clientId: record.clientId,
-        organizationId: record.organizationId,
-        previousKeyDigest,
-        revokedAt: stamp.time.toISOString(),
-        revision: record.revision,
-      },
-    }),
-  );
+  return checkedEvent(authorizationPreviousKeyRevokedSchema, stamp, EVENT_TYPES.authorizationPreviousKeyRevoked, {
+    ...grantIds(record),
+    previousKeyDigest,
+    revokedAt: stamp.time.toISOString(),
+    revision: record.revision,
+  });
 }
 
 function recipientAccountKeyRevoked(account: StoredRecipientAccount, keyDigest: string, stamp: EventStamp): RecipientAccountKeyRevoked {
-  return recipientAccountKeyRevokedSchema.parse(
-    newEvent<RecipientAccountKeyRevoked>({
-      ...stamp,
-      source: EVENT_SOURCE,
-      type: EVENT_TYPES.recipientAccountKeyRevoked,
-      data: { accountId: account.accountId, keyDigest, revokedAt: stamp.time.toISOString(), revision: account.revision },
-    }),
-  );
+  return checkedEvent(recipientAccountKeyRevokedSchema, stamp, EVENT_TYPES.recipientAccountKeyRevoked, {
+    accountId: account.accountId,
+    keyDigest,
+    revokedAt: stamp.time.toISOString(),
+    revision: account.revision,
+  });
 }

@@ -4,7 +4,6 @@ import {
   accessReviewCreatedSchema,
   accessReviewDueSoonSchema,
   accessReviewItemDecidedSchema,
-  newEvent,
   type AccessReview,
   type AccessReviewDecision,
   type AccessReviewEvent,
@@ -16,7 +15,7 @@ import {
   type AuditActor,
 } from '@rsd/contracts';
 import { statusOf, type StoredAuthorization } from '../authorizations/authorization-record';
-import { EVENT_SOURCE, type EventStamp } from '../authorizations/authorization-events';
+import { checkedEvent, type EventStamp } from '../authorizations/authorization-events';
 import type { Origin } from '../audit/audit-trail';
 import { viewEvents, type ViewDefinition } from '../views/view';
 
@@ -152,22 +151,16 @@ export function startAccessReview(
       scopes: [...grant.scopes],
     }))
     .sort(byClientId);
-  const created = accessReviewCreatedSchema.parse(
-    newEvent({
-      ...stampOf(stamp),
-      type: EVENT_TYPES.accessReviewCreated,
-      data: {
-        reviewId: review.reviewId,
-        organizationId: review.organizationId,
-        createdAt: stamp.time.toISOString(),
-        createdBy: { ...origin.actor },
-        dueAt: review.dueAt.toISOString(),
-        onOverdue: review.onOverdue,
-        items,
-        revision: 1,
-      },
-    }),
-  );
+  const created = checkedEvent(accessReviewCreatedSchema, stamp, EVENT_TYPES.accessReviewCreated, {
+    reviewId: review.reviewId,
+    organizationId: review.organizationId,
+    createdAt: stamp.time.toISOString(),
+    createdBy: { ...origin.actor },
+    dueAt: review.dueAt.toISOString(),
+    onOverdue: review.onOverdue,
+    items,
+    revision: 1,
+  });
   return { record: foldAccessReview(undefined, [created]), events: [created] };
 }
 
@@ -226,20 +219,14 @@ export function accessReviewDueSoon(review: StoredAccessReview, now: Date, stamp
   if (review.status !== 'open' || review.dueSoonAt !== null || now.getTime() < due - ACCESS_REVIEW_DUE_SOON_MS || now.getTime() >= due) {
     return undefined;
   }
-  const event = accessReviewDueSoonSchema.parse(
-    newEvent({
-      ...stampOf(stamp),
-      type: EVENT_TYPES.accessReviewDueSoon,
-      data: {
-        reviewId: review.reviewId,
-        organizationId: review.organizationId,
-        dueAt: review.dueAt,
-        at: stamp.time.toISOString(),
-        pending: progressOf(review).pending,
-        revision: review.revision + 1,
-      },
-    }),
-  );
+  const event = checkedEvent(accessReviewDueSoonSchema, stamp, EVENT_TYPES.accessReviewDueSoon, {
+    reviewId: review.reviewId,
+    organizationId: review.organizationId,
+    dueAt: review.dueAt,
+    at: stamp.time.toISOString(),
+    pending: progressOf(review).pending,
+    revision: review.revision + 1,
+  });
   return { record: foldAccessReview(review, [event]), events: [event] };
 }
 
@@ -317,23 +304,17 @@ function itemDecided(
   choice: { clientId: string; decision: AccessReviewDecision; note: string | null; actor: AuditActor; overdue: boolean },
   stamp: EventStamp,
 ) {
-  return accessReviewItemDecidedSchema.parse(
-    newEvent({
-      ...stampOf(stamp),
-      type: EVENT_TYPES.accessReviewItemDecided,
-      data: {
-        reviewId: review.reviewId,
-        organizationId: review.organizationId,
-        clientId: choice.clientId,
-        decision: choice.decision,
-        note: choice.note,
-        decidedAt: stamp.time.toISOString(),
-        decidedBy: { ...choice.actor },
-        overdue: choice.overdue,
-        revision,
-      },
-    }),
-  );
+  return checkedEvent(accessReviewItemDecidedSchema, stamp, EVENT_TYPES.accessReviewItemDecided, {
+    reviewId: review.reviewId,
+    organizationId: review.organizationId,
+    clientId: choice.clientId,
+    decision: choice.decision,
+    note: choice.note,
+    decidedAt: stamp.time.toISOString(),
+    decidedBy: { ...choice.actor },
+    overdue: choice.overdue,
+    revision,
+  });
 }
 
 /** The review with its completion when no item is left undecided. */
@@ -341,23 +322,13 @@ function withCompletion(review: StoredAccessReview, events: AccessReviewEvent[],
   const progress = progressOf(review);
   if (review.status === 'completed' || progress.pending > 0) return { record: review, events };
   const stamp = stamps();
-  const completed = accessReviewCompletedSchema.parse(
-    newEvent({
-      ...stampOf(stamp),
-      type: EVENT_TYPES.accessReviewCompleted,
-      data: {
-        reviewId: review.reviewId,
-        organizationId: review.organizationId,
-        completedAt: stamp.time.toISOString(),
-        kept: progress.kept,
-        revoked: progress.revoked,
-        revision: review.revision + 1,
-      },
-    }),
-  );
+  const completed = checkedEvent(accessReviewCompletedSchema, stamp, EVENT_TYPES.accessReviewCompleted, {
+    reviewId: review.reviewId,
+    organizationId: review.organizationId,
+    completedAt: stamp.time.toISOString(),
+    kept: progress.kept,
+    revoked: progress.revoked,
+    revision: review.revision + 1,
+  });
   return { record: foldAccessReview(review, [completed]), events: [...events, completed] };
-}
-
-function stampOf(stamp: EventStamp) {
-  return { id: stamp.id, source: EVENT_SOURCE, time: stamp.time };
 }

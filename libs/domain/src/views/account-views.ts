@@ -9,7 +9,7 @@ import {
 } from '@rsd/contracts';
 import { hasExpired } from '../expiry';
 import { revisionVersion, viewEvents, type ListedView, type ViewDefinition } from './view';
-import { erasableVersion } from './credential-view';
+import { erasableVersion, withRotatedKey } from './credential-view';
 
 /** Decision 42: what the read API knows of a recipient account: its name and its keys' digests. */
 export interface RecipientAccountView {
@@ -36,11 +36,7 @@ export const recipientAccountView: ViewDefinition<RecipientAccountView> = {
         const { accountId, name, keyDigest, revision } = event.data;
         return { accountId, name, keyDigest, previousKeyDigest: null, previousKeyExpiresAt: null, revision };
       },
-      [EVENT_TYPES.recipientAccountKeyRotated]: (state, event) => {
-        if (!state || state.revision >= event.data.revision) return state;
-        const { keyDigest, previousKeyDigest, previousKeyExpiresAt, revision } = event.data;
-        return { ...state, keyDigest, previousKeyDigest, previousKeyExpiresAt, revision };
-      },
+      [EVENT_TYPES.recipientAccountKeyRotated]: withRotatedKey,
       [EVENT_TYPES.recipientAccountKeyRevoked]: (state, event) => {
         // Decision 43: the reported key ends alone, whichever of the two it is.
         if (!state || state.revision >= event.data.revision) return state;

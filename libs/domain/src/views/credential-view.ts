@@ -71,12 +71,8 @@ export const credentialView: ViewDefinition<CredentialView> = {
         if (!state || state.revision >= event.data.revision) return state;
         return { ...state, keyDigest: null, recipientAccountId: event.data.recipientAccountId, revision: event.data.revision };
       },
-      [EVENT_TYPES.authorizationKeyRotated]: (state, event) => {
-        // Like a status change, a rotation of a credential this view has never seen has nothing to apply to.
-        if (!state || state.revision >= event.data.revision) return state;
-        const { keyDigest, previousKeyDigest, previousKeyExpiresAt, revision } = event.data;
-        return { ...state, keyDigest, previousKeyDigest, previousKeyExpiresAt, revision };
-      },
+      // Like a status change, a rotation of a credential this view has never seen has nothing to apply to.
+      [EVENT_TYPES.authorizationKeyRotated]: withRotatedKey,
       [EVENT_TYPES.authorizationKeyClaimed]: (state, event) => {
         if (!state || state.revision >= event.data.revision) return state;
         return { ...state, keyDigest: event.data.keyDigest, revision: event.data.revision };
@@ -104,6 +100,19 @@ export const credentialView: ViewDefinition<CredentialView> = {
  */
 export function erasableVersion(state: { revision: number; recipientErased?: true }): string {
   return state.recipientErased ? `${revisionVersion(state.revision)}.erased` : revisionVersion(state.revision);
+}
+
+/**
+ * A key rotation (a grant's, decision 5; an account's, decision 42): the new key's digest, and the
+ * previous one's for the overlap. A record this view has never seen has nothing to apply it to.
+ */
+export function withRotatedKey<S extends { revision: number }>(
+  state: S | undefined,
+  event: { data: { keyDigest: string; previousKeyDigest: string | null; previousKeyExpiresAt: string | null; revision: number } },
+): S | undefined {
+  if (!state || state.revision >= event.data.revision) return state;
+  const { keyDigest, previousKeyDigest, previousKeyExpiresAt, revision } = event.data;
+  return { ...state, keyDigest, previousKeyDigest, previousKeyExpiresAt, revision };
 }
 
 /** A status change for a credential this view has never seen is ignored: there is nothing to serve. */

@@ -10,17 +10,40 @@ export interface WebhookState {
   url: string;
   events: WebhookEventType[];
   status: WebhookStatus;
+  /** When it was disabled (after 24 h of failed deliveries, or when its key was cut off); null while active. */
   disabledAt: string | null;
-  /** Why it is disabled (decision 50); none on a disabled record from before reasons were kept: failures. */
+  /**
+   * Why it is disabled (decision 50); null or absent while active or paused. A disabled record from
+   * before reasons were kept has none: it was disabled after failures.
+   */
   disabledReason?: WebhookDisabledReason | null;
-  /** The digest of the key that made it or last set its URL, and whose key that is (decision 50). */
+  /**
+   * Decision 50: the digest of the key that created it or last set its URL, never the key. Absent for
+   * an organization's webhook (a token, not a key) and in records from before keys were recorded: made
+   * by an earlier key, so never the current one.
+   */
   keyDigest?: string;
+  /**
+   * Whose key that is (`webhookOwnerKey` of its holder): the owner's own, or for a grant's webhook
+   * managed with its account's key, the account's. Absent: the owner's.
+   */
   keyOwner?: string;
+  /** Filters `score.updated` (decision 45); absent or `{}`: every change. */
   conditions?: WebhookConditions;
+  /**
+   * Since when it hears of events: its creation, or the last time it was re-enabled (events that
+   * happened while it was paused or disabled are not delivered afterwards). Absent: `createdAt`.
+   */
   activeSince?: string;
-  sealedSecret: string;
+  /** The secret before the last rotation, sealed, while its overlap lasts (decision 45). */
   previousSealedSecret?: string | null;
+  /** When the previous secret stops signing. */
   previousSecretExpiresAt?: string | null;
+  /**
+   * The signing secret sealed with the notifier's key (AES-256-GCM), never the secret itself: the
+   * notifier must sign with it, so a digest will not do, but a copy of the store reveals nothing.
+   */
+  sealedSecret: string;
 }
 
 /** The key a change is made with (decision 50): a webhook records it when its URL is set. */

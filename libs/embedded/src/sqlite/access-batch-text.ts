@@ -60,6 +60,9 @@ export function certificateOfText(text: string | null): CertificateRead | undefi
   }
 }
 
+/** `N` strings: a line's fields, once their count is checked. */
+type Strings<N extends number, T extends string[] = []> = T['length'] extends N ? T : Strings<N, [...T, string]>;
+
 /** The batch the lines describe; throws, naming the line, when one does not have every field. */
 export function readAccessLines(text: string): AccessBatch {
   const rows: SQLInputValue[][] = [];
@@ -70,20 +73,8 @@ export function readAccessLines(text: string): AccessBatch {
     const fields = text.slice(start, end === -1 ? text.length : end).split('\t');
     if (fields.length !== FIELDS_PER_LINE)
       throw new Error(`access batch line ${rows.length + 1} has ${fields.length} fields, not ${FIELDS_PER_LINE}`);
-    const [clientId, at, requestId, id, resource, status, code, clientAddress, certificate, what, minuteStart, hourStart] = fields as [
-      string,
-      string,
-      string,
-      string,
-      string,
-      string,
-      string,
-      string,
-      string,
-      string,
-      string,
-      string,
-    ];
+    const [clientId, at, requestId, id, resource, status, code, clientAddress, certificate, what, minuteStart, hourStart] =
+      fields as Strings<typeof FIELDS_PER_LINE>;
     rows.push([clientId, at, requestId, id, resource, Number(status), code || null, clientAddress || null, certificate || null]);
     counts.push(what === '' ? 0 : [Number(what), Number(minuteStart), Number(hourStart)]);
     start = end === -1 ? text.length : end + 1;

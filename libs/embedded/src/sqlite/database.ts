@@ -293,6 +293,11 @@ export function text(value: unknown): string {
   return value;
 }
 
+/** A row's `record` column: the stored JSON of a record of type `T`; none for no row. */
+export function recordOf<T>(row: Record<string, unknown> | undefined): T | undefined {
+  return row ? (JSON.parse(text(row.record)) as T) : undefined;
+}
+
 export function integer(value: unknown): number {
   if (typeof value !== 'number') throw new Error(`expected an integer column, got ${typeof value}`);
   return value;

@@ -20,7 +20,8 @@ export function openSqliteAuditLogStore(options: { file: string }): AuditLogStor
         client_id TEXT,
         record TEXT NOT NULL
       ) WITHOUT ROWID;
-      CREATE INDEX IF NOT EXISTS audit_log_by_organization ON audit_log (organization_id, at DESC, event_id DESC);`),
+      CREATE INDEX IF NOT EXISTS audit_log_by_organization ON audit_log (organization_id, at DESC, event_id DESC);
+      CREATE INDEX IF NOT EXISTS audit_log_by_time ON audit_log (at);`),
   );
   return {
     add(records) {
@@ -63,6 +64,12 @@ export function openSqliteAuditLogStore(options: { file: string }): AuditLogStor
           `UPDATE audit_log SET record = json_set(record, '$.address', NULL)
            WHERE organization_id = ? AND client_id = ? AND json_extract(record, '$.address') IS NOT NULL`,
         ).run(organizationId, clientId);
+      });
+    },
+    prune(before) {
+      // By the time index: an hourly pass deletes the hour's entries that have come of age, not a scan.
+      return write(() => {
+        statement('DELETE FROM audit_log WHERE at < ?').run(before.toISOString());
       });
     },
     close,

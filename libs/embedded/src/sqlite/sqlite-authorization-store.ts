@@ -1,7 +1,7 @@
 import type { StatementSync } from 'node:sqlite';
 import { nextExpiryNoticeAt, offerAwaitingAccountOf, type StoredAuthorization, type StoredRecipientAccount } from '@rsd/domain';
 import type { AuthorizationStore, OutboxEntry, PendingOutbox } from '@rsd/ports';
-import { text } from './database';
+import { recordOf, text } from './database';
 import { openStoreDatabase } from './store-database';
 import { createAccessReviewTables, sqliteAccessReviews } from './sqlite-access-reviews';
 
@@ -29,6 +29,13 @@ export const QUERIES = {
   pendingOutbox: `SELECT client_id, id, topic, key, value FROM outbox
     WHERE client_id IN (SELECT client_id FROM outbox GROUP BY client_id ORDER BY MIN(seq) LIMIT ?) ORDER BY seq`,
 } as const;
+
+/** Decision 56's retention: records keeping an address seen, or an alert's address, from before an instant. */
+const ALERT_ADDRESSES_BEFORE = `SELECT record FROM authorizations
+  WHERE EXISTS (SELECT 1 FROM json_each(record, '$.activity.addresses') WHERE json_extract(value, '$.seenAt') < ?)
+     OR EXISTS (SELECT 1 FROM json_each(record, '$.alerts')
+                WHERE json_extract(value, '$.address') IS NOT NULL AND json_extract(value, '$.at') < ?)
+  LIMIT ?`;
 
 /**
  * The embedded authorization store: a row per authorization, with the events it still owes the
@@ -85,17 +92,11 @@ export function openSqliteAuthorizationStore(options: { file: string }): Authori
     },
 
     find(organizationId, clientId) {
-      return run(() => {
-        const row = statement(QUERIES.find).get(clientId, organizationId);
-        return row ? (JSON.parse(text(row.record)) as StoredAuthorization) : undefined;
-      });
+      return run(() => recordOf<StoredAuthorization>(statement(QUERIES.find).get(clientId, organizationId)));
     },
 
     findByClientId(clientId) {
-      return run(() => {
-        const row = statement(QUERIES.findByClientId).get(clientId);
-        return row ? (JSON.parse(text(row.record)) as StoredAuthorization) : undefined;
-      });
+      return run(() => recordOf<StoredAuthorization>(statement(QUERIES.findByClientId).get(clientId)));
     },
 
     createAccount(account, outbox) {
@@ -131,25 +132,19 @@ export function openSqliteAuthorizationStore(options: { file: string }): Authori
     },
 
     findAccount(accountId) {
-      return run(() => {
-        const row = statement(QUERIES.findAccount).get(accountId);
-        return row ? (JSON.parse(text(row.record)) as StoredRecipientAccount) : undefined;
-      });
+      return run(() => recordOf<StoredRecipientAccount>(statement(QUERIES.findAccount).get(accountId)));
     },
 
     findAccountByKeyDigest(keyDigest) {
       return run(() => {
         // The empty string is the column of an account without a key (keyColumnOf), never a digest.
         const row = keyDigest === '' ? undefined : statement(QUERIES.accountByKey).get(keyDigest, keyDigest, keyDigest);
-        return row ? (JSON.parse(text(row.record)) as StoredRecipientAccount) : undefined;
+        return recordOf<StoredRecipientAccount>(row);
       });
     },
 
     findByKeyDigest(keyDigest) {
-      return run(() => {
-        const row = statement(QUERIES.byKeyDigest).get(keyDigest);
-        return row ? (JSON.parse(text(row.record)) as StoredAuthorization) : undefined;
-      });
+      return run(() => recordOf<StoredAuthorization>(statement(QUERIES.byKeyDigest).get(keyDigest)));
     },
 
     list(organizationId) {
@@ -157,10 +152,7 @@ export function openSqliteAuthorizationStore(options: { file: string }): Authori
     },
 
     findByClaimToken(tokenDigest) {
-      return run(() => {
-        const row = statement(QUERIES.byClaimToken).get(tokenDigest);
-        return row ? (JSON.parse(text(row.record)) as StoredAuthorization) : undefined;
-      });
+      return run(() => recordOf<StoredAuthorization>(statement(QUERIES.byClaimToken).get(tokenDigest)));
     },
 
     findDueForExpiry(now, limit) {
@@ -184,6 +176,11 @@ export function openSqliteAuthorizationStore(options: { file: string }): Authori
           ),
         ),
       );
+    },
+
+    findWithAlertAddressesBefore(before, limit) {
+      // A scan (not among QUERIES, whose test wants an index): hourly, and `at`/`seenAt` are ISO strings of one precision, ordered as their times.
+      return run(() => records(statement(ALERT_ADDRESSES_BEFORE).all(before.toISOString(), before.toISOString(), limit)));
     },
 
     knownClientIds(clientIds) {

@@ -1,6 +1,6 @@
 import { offboardingKept, withPurge, type OffboardingRecord } from '@rsd/domain';
 import type { OffboardingStore } from '@rsd/ports';
-import { text } from './database';
+import { recordOf } from './database';
 import { openStoreDatabase } from './store-database';
 
 /**
@@ -17,7 +17,7 @@ export function openSqliteOffboardingStore(options: { file: string }): Offboardi
   );
   const stored = (organizationId: string): OffboardingRecord | undefined => {
     const row = statement('SELECT record FROM offboardings WHERE organization_id = ?').get(organizationId);
-    return row ? (JSON.parse(text(row.record)) as OffboardingRecord) : undefined;
+    return recordOf<OffboardingRecord>(row);
   };
   const keep = (record: OffboardingRecord) =>
     statement(

@@ -3,7 +3,7 @@ import type { WebhookDelivery, WebhookPayloadType } from '@rsd/contracts';
 import { cutOffDisables, dueInTurns, queueShardOf } from '@rsd/domain';
 import { systemClock } from '@rsd/platform';
 import type { Clock, PendingDelivery, StoredWebhook, WebhookStore } from '@rsd/ports';
-import { integer, text } from './database';
+import { integer, recordOf, text } from './database';
 import { openStoreDatabase } from './store-database';
 
 /** How long a delivery's key is remembered after it was queued (the port's 7 days). */
@@ -136,10 +136,7 @@ export function openSqliteWebhookStore(options: SqliteWebhookStoreOptions): Webh
     },
 
     findWebhook(clientId, id) {
-      return run(() => {
-        const row = statement(QUERIES.find).get(id, clientId);
-        return row ? (JSON.parse(text(row.record)) as StoredWebhook) : undefined;
-      });
+      return run(() => recordOf<StoredWebhook>(statement(QUERIES.find).get(id, clientId)));
     },
 
     purgeOrganization(organizationId) {

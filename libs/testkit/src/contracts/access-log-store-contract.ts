@@ -1,7 +1,7 @@
 import type { AccessRecord } from '@rsd/contracts';
 import { dailyWindowStart, NO_USAGE, newestFirst } from '@rsd/domain';
 import type { AccessLogStore } from '@rsd/ports';
-import { uniqueName } from './eventually';
+import { anOrderedId } from './eventually';
 import { describeStoreContract } from './per-test';
 import { aUniqueClientId } from './port-fixtures';
 
@@ -15,13 +15,11 @@ const MINUTE = 60_000;
 const HOUR = 60 * MINUTE;
 const DAY = 24 * HOUR;
 
-let sequence = 0;
-
 /** A record `agoMs` before NOW; ids grow with each call, so records made in one order sort the same way. */
 export function anAccessRecord(clientId: string, agoMs: number, overrides: Partial<AccessRecord> = {}): AccessRecord {
-  sequence += 1;
+  const { id, sequence } = anOrderedId('access');
   return {
-    id: `${uniqueName('access').replace(/[^A-Za-z0-9-]/g, '')}-${String(sequence).padStart(8, '0')}`,
+    id,
     clientId,
     at: new Date(NOW.getTime() - agoMs).toISOString(),
     resource: 'score',

@@ -1,6 +1,6 @@
 import type { AuditRecord } from '@rsd/contracts';
 import type { AuditLogStore, AuditPosition } from '@rsd/ports';
-import { uniqueName } from './eventually';
+import { anOrderedId } from './eventually';
 import { describeStoreContract } from './per-test';
 import { aUniqueClientId, aUniqueOrganizationId } from './port-fixtures';
 
@@ -10,13 +10,11 @@ export interface AuditLogStoreFixture {
 }
 
 const NOW = Date.parse('2026-11-23T12:30:30.000Z');
-let sequence = 0;
-
 /** An entry `agoMs` before the suite's now, of a fresh event; a person's change through the API unless told otherwise. */
 export function anAuditRecord(organizationId: string, agoMs: number, overrides: Partial<AuditRecord> = {}): AuditRecord {
-  sequence += 1;
+  const { id: eventId, sequence } = anOrderedId('event');
   return {
-    eventId: `${uniqueName('event').replace(/[^A-Za-z0-9-]/g, '')}-${String(sequence).padStart(8, '0')}`,
+    eventId,
     organizationId,
     at: new Date(NOW - agoMs).toISOString(),
     action: 'authorization.created',
@@ -130,6 +128,18 @@ export function describeAuditLogStoreContract(name: string, factory: () => Promi
       await store.eraseAddresses(organizationId, clientId);
 
       expect(await store.page({ organizationId }, { limit: 10 })).toEqual([other, { ...mine, address: null }]);
+    });
+
+    it('when the trail is pruned before an instant (decision 56), then older entries of every organization are gone and the rest stay', async () => {
+      const [one, another] = [anOrganization(), anOrganization()];
+      const DAY = 86_400_000;
+      const kept = [anAuditRecord(one, 399 * DAY), anAuditRecord(another, 400 * DAY)];
+      await store.add([anAuditRecord(one, 401 * DAY), anAuditRecord(another, 400 * DAY + 1), ...kept]);
+
+      await store.prune(new Date(NOW - 400 * DAY));
+
+      expect(await store.page({ organizationId: one }, { limit: 10 })).toEqual([kept[0]]);
+      expect(await store.page({ organizationId: another }, { limit: 10 })).toEqual([kept[1]]);
     });
   });
 }

@@ -201,6 +201,41 @@ export function describeAuthorizationStoreContract(name: string, open: () => Pro
       expect(later[0]).toBe(inSixDays.clientId);
       expect(later.slice(1).sort()).toEqual([inThreeDays.clientId, sevenDaySent.clientId].sort());
     });
+
+    // Decision 56: ALERT_ADDRESS_RETENTION_DAYS, found by the hourly pass.
+    it('when alert addresses from before an instant are looked for, then the records that keep one, as a seen address or in an alert, are found, at most the limit', async () => {
+      const cutOff = new Date('2001-06-01T00:00:00.000Z');
+      const [old, recent] = ['2001-05-31T23:59:59.999Z', cutOff.toISOString()];
+      const activity = (seenAt: string) => ({
+        firstUsedAt: seenAt,
+        addresses: [{ address: '198.51.100.1', seenAt }],
+        failures: [],
+        failuresAlertedAt: null,
+        expiryNotices: [],
+      });
+      const seenLongAgo = aRecord(organizationId, { activity: activity(old) });
+      const alertedLongAgo = aRecord(organizationId, {
+        activity: activity(recent),
+        alerts: [{ id: 'alr_AAAAAAAAAAAAAAAA', type: 'authorization.new_address', at: old, address: '198.51.100.1' }],
+      });
+      const onlyRecent = aRecord(organizationId, {
+        activity: activity(recent),
+        alerts: [{ id: 'alr_BBBBBBBBBBBBBBBB', type: 'authorization.new_address', at: recent, address: '198.51.100.1' }],
+      });
+      const oldAlertWithoutAddress = aRecord(organizationId, {
+        alerts: [{ id: 'alr_CCCCCCCCCCCCCCCC', type: 'authorization.auth_failures', at: old, failures: 20 }],
+      });
+      for (const record of [seenLongAgo, alertedLongAgo, onlyRecent, oldAlertWithoutAddress, aRecord(organizationId)]) {
+        await store.create(record, []);
+      }
+      const ours = async (limit: number) =>
+        (await store.findWithAlertAddressesBefore(cutOff, limit)).filter((record) => record.organizationId === organizationId);
+
+      expect((await ours(10_000)).map((record) => record.clientId).sort()).toEqual([seenLongAgo.clientId, alertedLongAgo.clientId].sort());
+      expect(await store.findWithAlertAddressesBefore(cutOff, 1)).toHaveLength(1);
+      await store.update({ ...seenLongAgo, activity: activity(recent), revision: 2 }, 1, []);
+      expect((await ours(10_000)).map((record) => record.clientId)).toEqual([alertedLongAgo.clientId]);
+    });
   });
 
   // Decision 38: the claim link's digest, found through the store's index; a new link replaces the old.

@@ -22,6 +22,14 @@ export function uniqueName(base: string): string {
   return `${base}-${Date.now().toString(36)}-${Math.random().toString(36).slice(2, 10)}`;
 }
 
+let ordered = 0;
+
+/** A unique id of `kind` whose last part counts the calls (`sequence`, also given), so ids made later name a later place. */
+export function anOrderedId(kind: string): { id: string; sequence: number } {
+  ordered += 1;
+  return { id: `${uniqueName(kind).replace(/[^A-Za-z0-9-]/g, '')}-${String(ordered).padStart(8, '0')}`, sequence: ordered };
+}
+
 /** Polls `check` until it gives a value and resolves with that value; fails once `timeoutMs` (default 5 s) have passed. */
 export function eventuallyDefined<T>(
   check: () => T | undefined,

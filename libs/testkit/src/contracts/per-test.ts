@@ -1,3 +1,7 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
 /** What a contract suite's factory gives: the thing under test, and how to dispose of it. */
 export interface Cleanable {
   cleanup(): Promise<void>;
@@ -55,4 +59,27 @@ export function describeStoreContract<S extends object>(
     const fixture = aFixturePerTest(open);
     body(standingFor(() => fixture.store));
   });
+}
+
+/**
+ * In a describe block (or a file): what `open` opens in a new directory under the system's temp dir
+ * (`rsd-<name>-…`) before each test, closed and the directory removed after it; one object stands
+ * for each test's own.
+ */
+export function aStoreInATempDirectoryPerTest<S extends { close(): Promise<void> }>(
+  name: string,
+  open: (dir: string) => S | Promise<S>,
+): S {
+  const fixture = aFixturePerTest(async () => {
+    const dir = await mkdtemp(join(tmpdir(), `rsd-${name}-`));
+    const store = await open(dir);
+    return {
+      store,
+      cleanup: async () => {
+        await store.close();
+        await rm(dir, { recursive: true, force: true });
+      },
+    };
+  });
+  return standingFor(() => fixture.store);
 }

@@ -177,6 +177,31 @@ class KeyReadOnly(ApiError):
     (decision 50); rotating, releasing a grant and managing webhooks take the current key."""
 
 
+class AccessReviewNotFound(ApiError):
+    """404 ACCESS_REVIEW_NOT_FOUND: no such access review in the organization (decision 54)."""
+
+
+class AccessReviewItemNotFound(ApiError):
+    """404 ACCESS_REVIEW_ITEM_NOT_FOUND: the review has no item for that Client ID."""
+
+
+class AccessReviewCompleted(ApiError):
+    """409 ACCESS_REVIEW_COMPLETED: the review is completed; nothing more is decided in it."""
+
+
+class AccessReviewItemDecided(ApiError):
+    """409 ACCESS_REVIEW_ITEM_DECIDED: the item was decided already; a decision stands."""
+
+
+class OffboardingNotConfirmed(ApiError):
+    """400 OFFBOARDING_NOT_CONFIRMED: `confirm` is not the organization id (decision 56); nothing was done."""
+
+
+class OffboardingNotFound(ApiError):
+    """404 OFFBOARDING_NOT_FOUND: the organization was never offboarded, or its offboarding was done
+    more than 30 days ago."""
+
+
 _BY_CODE: dict[str, type[ApiError]] = {
     "MISSING_API_KEY": MissingApiKey,
     "INVALID_API_KEY": InvalidApiKey,
@@ -204,6 +229,12 @@ _BY_CODE: dict[str, type[ApiError]] = {
     "WEBHOOK_LIMIT_REACHED": WebhookLimitReached,
     "WEBHOOK_TARGET_NOT_ALLOWED": WebhookTargetNotAllowed,
     "KEY_READ_ONLY": KeyReadOnly,
+    "ACCESS_REVIEW_NOT_FOUND": AccessReviewNotFound,
+    "ACCESS_REVIEW_ITEM_NOT_FOUND": AccessReviewItemNotFound,
+    "ACCESS_REVIEW_COMPLETED": AccessReviewCompleted,
+    "ACCESS_REVIEW_ITEM_DECIDED": AccessReviewItemDecided,
+    "OFFBOARDING_NOT_CONFIRMED": OffboardingNotConfirmed,
+    "OFFBOARDING_NOT_FOUND": OffboardingNotFound,
 }
 
 

@@ -418,6 +418,33 @@ class Published:
     batches: int
 
 
+@dataclass(frozen=True)
+class Offboarding:
+    """offboardOrganization and getOffboarding (decision 56): `status` "pending" until every service has
+    purged the organization, then "done" with `done_at`."""
+
+    status: str
+    started_at: datetime
+    done_at: datetime | None
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> Offboarding:
+        return cls(data["status"], _instant(data["startedAt"]), _optional_instant(data.get("doneAt")))
+
+
+@dataclass(frozen=True)
+class Erasure:
+    """eraseRecipient and eraseAccount (decision 56): whose key was destroyed (`account:<accountId>`
+    or `grant:<clientId>`), and when."""
+
+    subject: str
+    erased_at: datetime
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> Erasure:
+        return cls(data["subject"], _instant(data["erasedAt"]))
+
+
 # -- a recipient account's portfolio (decision 42) ----------------------------------------------------
 
 

@@ -2,7 +2,8 @@
 the scores it publishes to score ingest (decision 46). Method names follow the operationIds:
 createAuthorization -> authorizations.create(), listAuthorizations -> .list(), getAuthorization ->
 .get(), rotateAuthorizationKey -> .rotate(), revokeAuthorization -> .revoke(), issueClaimLink ->
-.claim_link(), listAccessLog -> .access_log(); submitScores -> publish_scores().
+.claim_link(), listAccessLog -> .access_log(), eraseRecipient -> .erase(); submitScores -> publish_scores();
+offboardOrganization -> offboard(), getOffboarding -> offboarding().
 
 A GET, a revocation (revoking again answers the same record), a new claim link (the link of a lost
 answer was never seen) and a publication (every score carries its calculatedAt, so the service keeps
@@ -24,7 +25,7 @@ import httpx
 from ._access_reviews import AccessReviews, AsyncAccessReviews
 from ._errors import error_from
 from ._lifecycle import _AsyncClosing, _Closing, async_pages, next_cursor, pages, with_cursor
-from ._models import AccessLogEntry, AuditLogEntry, Authorization, Published, Usage
+from ._models import AccessLogEntry, AuditLogEntry, Authorization, Erasure, Offboarding, Published, Usage
 from ._webhooks import AsyncWebhooks, Webhooks
 from ._transport import DEFAULT_MAX_RETRIES, DEFAULT_MAX_RETRY_WAIT, DEFAULT_TIMEOUT, AsyncTransport, Policy, SyncTransport
 
@@ -148,7 +149,8 @@ class _Base(Generic[H]):
         if not self.credentials_url:
             raise ValueError("authorizations and the audit log need the credentials service's URL: credentials_url=...")
         organization = self._organization_id or _organization_of(self._token)
-        url = f"{self.credentials_url}/organizations/{quote(organization, safe='')}/{collection}{path}"
+        # The organization itself when no collection is named (its offboarding's DELETE).
+        url = f"{self.credentials_url}/organizations/{quote(organization, safe='')}{f'/{collection}' if collection else ''}{path}"
         return http.build_request(method, url, json=body, params=params, headers={"authorization": f"Bearer {self._token}"})
 
     def _scores_request(self, http: httpx.Client | httpx.AsyncClient, batch: list[Score]) -> httpx.Request:
@@ -291,6 +293,12 @@ class Authorizations:
         for page in pages(fetch, next_cursor):
             yield from (AccessLogEntry.from_json(item) for item in page["items"])
 
+    def erase(self, client_id: str, *, timeout: float | None = None) -> Erasure:
+        """eraseRecipient (decision 56): destroys the recipient's key and erases its name, contact fields
+        and every address seen for it from every store; the grant stays, not revoked. Erasing again
+        changes nothing."""
+        return Erasure.from_json(self._organization._call("POST", f"/{quote(client_id, safe='')}/erasure", True, (202,), timeout=timeout))
+
     def usage(self, client_id: str, *, timeout: float | None = None) -> Usage:
         """The successful reads of the last 24 h and 30 days and the last one, from the record."""
         return self.get(client_id, timeout=timeout).usage
@@ -353,6 +361,19 @@ class Organization(_Base[httpx.Client], _Closing):
         fetch = lambda cursor: self._call("GET", "", True, (200,), params=with_cursor(filters, cursor), timeout=timeout, collection="audit-log")
         for page in pages(fetch, next_cursor):
             yield from (AuditLogEntry.from_json(item) for item in page["items"])
+
+    def offboard(self, *, confirm: str, timeout: float | None = None) -> Offboarding:
+        """offboardOrganization (decision 56, scope organizations:delete): revokes every grant, destroys
+        the organization's key and has every service purge what it keeps of it. Final: `confirm` must be
+        the organization id again. Answers the offboarding, "pending" until every service has purged
+        (follow it with `offboarding()`). Asked again it takes every step again, so it is repeated after a
+        network failure."""
+        return Offboarding.from_json(self._call("DELETE", "", True, (202,), params={"confirm": confirm}, timeout=timeout, collection=""))
+
+    def offboarding(self, *, timeout: float | None = None) -> Offboarding:
+        """getOffboarding (decision 56): "pending" or "done" (with `done_at`), kept 30 days after it is
+        done; OffboardingNotFound before it starts and after."""
+        return Offboarding.from_json(self._call("GET", "", True, (200,), timeout=timeout, collection="offboarding"))
 
     def _call(
         self,
@@ -452,6 +473,10 @@ class AsyncAuthorizations:
             for item in page["items"]:
                 yield AccessLogEntry.from_json(item)
 
+    async def erase(self, client_id: str, *, timeout: float | None = None) -> Erasure:
+        """eraseRecipient, as Authorizations.erase."""
+        return Erasure.from_json(await self._organization._call("POST", f"/{quote(client_id, safe='')}/erasure", True, (202,), timeout=timeout))
+
     async def usage(self, client_id: str, *, timeout: float | None = None) -> Usage:
         """The successful reads of the last 24 h and 30 days and the last one, from the record."""
         return (await self.get(client_id, timeout=timeout)).usage
@@ -514,6 +539,14 @@ class AsyncOrganization(_Base[httpx.AsyncClient], _AsyncClosing):
         async for page in async_pages(fetch, next_cursor):
             for item in page["items"]:
                 yield AuditLogEntry.from_json(item)
+
+    async def offboard(self, *, confirm: str, timeout: float | None = None) -> Offboarding:
+        """offboardOrganization, as Organization.offboard."""
+        return Offboarding.from_json(await self._call("DELETE", "", True, (202,), params={"confirm": confirm}, timeout=timeout, collection=""))
+
+    async def offboarding(self, *, timeout: float | None = None) -> Offboarding:
+        """getOffboarding, as Organization.offboarding."""
+        return Offboarding.from_json(await self._call("GET", "", True, (200,), timeout=timeout, collection="offboarding"))
 
     async def _call(
         self,

@@ -1,13 +1,13 @@
 """A recipient account's client (decision 42): every grant the account holds, read with one account
 key. Method names follow the operationIds: getPortfolio -> summary(), listPortfolioCustomers ->
 customers(), listPortfolioScores -> scores(), listPortfolioPillars -> pillars(); rotateAccountKey ->
-rotate_key(), releaseGrant -> release(), and the offers of decision 50 (listPortfolioOffers ->
+rotate_key(), releaseGrant -> release(), eraseAccount -> erase(), and the offers of decision 50 (listPortfolioOffers ->
 offers(), acceptPortfolioOffer -> accept_offer(), declinePortfolioOffer -> decline_offer(),
 getPortfolioAutoAccept -> auto_accept(), setPortfolioAutoAccept -> set_auto_accept()) on the
 credentials service; the portfolio's webhooks (createPortfolioWebhook, …) -> webhooks.
 
 Every page of the read API is verified against its published keys before its items are returned, and
-each item carries its page's `evidence`. A GET, a release, an answer to an offer and a new auto-accept
+each item carries its page's `evidence`. A GET, a release, an erasure, an answer to an offer and a new auto-accept
 list (each changes nothing when repeated) are sent again after a network failure, a 502 or a 504; a
 key rotation never is: a second would end the key the first one issued.
 """
@@ -26,7 +26,7 @@ from ._client import AsyncClient, Client, _AsyncSignedReads, _SignedReads
 from ._errors import error_from
 from ._lifecycle import _AsyncClosing, _Closing, async_pages, next_cursor, pages
 from ._evidence import Evidence, evidence_of
-from ._models import AutoAccept, Pillars, PortfolioCustomer, PortfolioLeftOut, PortfolioOffer, PortfolioSummary, RotatedAccountKey, Score
+from ._models import AutoAccept, Erasure, Pillars, PortfolioCustomer, PortfolioLeftOut, PortfolioOffer, PortfolioSummary, RotatedAccountKey, Score
 from ._transport import DEFAULT_MAX_RETRIES, DEFAULT_MAX_RETRY_WAIT, DEFAULT_TIMEOUT, AsyncTransport, Policy, SyncTransport
 from ._webhooks import AsyncWebhooks, Webhooks
 
@@ -125,7 +125,7 @@ class _Base(Generic[H]):
         self, http: httpx.Client | httpx.AsyncClient, method: str, path: str, body: Any = None, params: dict[str, str] | None = None
     ) -> httpx.Request:
         if not self.credentials_url:
-            raise ValueError("rotate_key, release, the offers and the auto-accept list need the credentials service's URL: credentials_url=...")
+            raise ValueError("rotate_key, release, erase, the offers and the auto-accept list need the credentials service's URL: credentials_url=...")
         return http.build_request(method, f"{self.credentials_url}/portfolio{path}", json=body, params=params, headers=self._headers())
 
     def _offers_request(self, http: httpx.Client | httpx.AsyncClient, limit: int | None, cursor: str | None) -> httpx.Request:
@@ -223,6 +223,13 @@ class Portfolio(_Base[httpx.Client], _SignedReads, _Closing):
         request = self._credentials_request(self._http, "DELETE", f"/customers/{quote(client_id, safe='')}")
         _released(self._transport.send(request, idempotent=True, timeout=timeout))
 
+    def erase(self, *, timeout: float | None = None) -> Erasure:
+        """eraseAccount (decision 56): destroys the account's own key and erases its name, and on every
+        grant it holds its addresses and the name the grant knew it by. The grants and their history
+        stay, and the account key keeps working. Erasing again changes nothing."""
+        request = self._credentials_request(self._http, "POST", "/erasure")
+        return Erasure.from_json(_json(self._transport.send(request, idempotent=True, timeout=timeout), 202))
+
     def offers(self, limit: int | None = None, *, timeout: float | None = None) -> Iterator[PortfolioOffer]:
         """listPortfolioOffers: every grant an organization offered to the account that waits for its
         answer, in a stable order, across pages of `limit` (1 to 100). Nothing reads an offer until it
@@ -310,6 +317,11 @@ class AsyncPortfolio(_Base[httpx.AsyncClient], _AsyncSignedReads, _AsyncClosing)
         """releaseGrant, as Portfolio.release."""
         request = self._credentials_request(self._http, "DELETE", f"/customers/{quote(client_id, safe='')}")
         _released(await self._transport.send(request, idempotent=True, timeout=timeout))
+
+    async def erase(self, *, timeout: float | None = None) -> Erasure:
+        """eraseAccount, as Portfolio.erase."""
+        request = self._credentials_request(self._http, "POST", "/erasure")
+        return Erasure.from_json(_json(await self._transport.send(request, idempotent=True, timeout=timeout), 202))
 
     async def offers(self, limit: int | None = None, *, timeout: float | None = None) -> AsyncIterator[PortfolioOffer]:
         """listPortfolioOffers, page after page as the iteration asks."""

@@ -1,7 +1,7 @@
 import { SHOWN_NAME_REFUSAL } from '@rsd/contracts';
 import { ApiError } from '@rsd/platform';
 import { thrownBy } from '@rsd/testkit';
-import { resolveExpiresAt, validateCreateRequest } from './create-authorization-request';
+import { validateCreateRequest } from './create-authorization-request';
 
 const NOW = new Date('2026-11-20T10:00:00.000Z');
 
@@ -11,16 +11,6 @@ function problemsOf(body: unknown): unknown {
 }
 
 describe('create authorization request', () => {
-  test.each([
-    ['2026-12-31', '2027-01-01T00:00:00.000Z'],
-    ['2028-02-28', '2028-02-29T00:00:00.000Z'],
-    ['2026-12-01T00:00:00Z', '2026-12-01T00:00:00.000Z'],
-    ['2026-12-01T01:30:00.5+01:30', '2026-12-01T00:00:00.500Z'],
-    ['2026-12-01T00:00:00.123456-05:00', '2026-12-01T05:00:00.123Z'],
-  ])('when expiresAt is %s, then it resolves to %s', (input, expected) => {
-    expect(resolveExpiresAt(input).toISOString()).toBe(expected);
-  });
-
   test('when the request is valid, then the expiry is normalised and a missing name becomes null', () => {
     expect(validateCreateRequest({ recipientType: 'partner', scopes: ['score_trend'], expiresAt: '2026-11-20' }, NOW)).toEqual({
       recipientType: 'partner',

@@ -8,10 +8,11 @@ import {
   NO_USAGE,
   toAuthorization,
   type StoredAuthorization,
+  type ValidCreateRequest,
 } from '@rsd/domain';
 import { ApiError, runCommand } from '@rsd/platform';
 import { claimUrlOf } from '../claims/claim-url';
-import { validateCreateRequest, type ValidCreateRequest } from './create-authorization-request';
+import { validateCreateRequest } from './create-authorization-request';
 import type { CredentialGenerator, UseCaseDeps } from './use-case-deps';
 
 /**

@@ -1,15 +1,14 @@
-import { isUtf8 } from 'node:buffer';
 import { hash, randomUUID } from 'node:crypto';
-import express, { type Request, type Router } from 'express';
-import { leakedKeyReportSchema, SECRET_SCANNING_MAX_TOKENS, secretScanningReportSchema, type SecretScanningLabels } from '@rsd/contracts';
+import express, { type Router } from 'express';
+import { leakedKeyReportSchema, type SecretScanningLabels } from '@rsd/contracts';
 import {
   reporterOrigin,
-  ApiError,
   jsonBody,
   answerOtherMethods,
   noStore,
   parsedBody,
   requireJsonBody,
+  signedSecretScanningReport,
   type SecretScanningKeys,
 } from '@rsd/platform';
 import { labelledRouter } from '@rsd/observability';
@@ -32,10 +31,6 @@ const KEY_BODY_LIMIT = '16kb';
 export const SECRET_SCANNING_PATH = '/secret-scanning/github';
 export const LEAKED_KEYS_PATH = '/leaked-keys';
 
-/** The 401 of every report whose signature does not verify: the same words whatever failed, and nothing changes. */
-const badSignature = (why: string) =>
-  new ApiError('INVALID_SIGNATURE', `The report is not signed by a current secret-scanning key: ${why}`);
-
 /**
  * Decision 43's two doors, mounted under `/v1`, with no token: GitHub's signed secret-scanning
  * reports, and single keys found anywhere else.
@@ -49,10 +44,8 @@ export function leakRoutes(deps: LeakRoutesDeps): Router {
   router
     .route(SECRET_SCANNING_PATH)
     .post(requireJsonBody, express.raw({ type: 'application/json', limit: REPORT_BODY_LIMIT }), async (req, res) => {
-      // The signature covers the bytes as sent, so they are checked before anything reads them.
       const body = Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0);
-      await verifySignature(deps.secretScanningKeys, req, body);
-      const report = reportOf(body);
+      const report = await signedSecretScanningReport(deps.secretScanningKeys, (name) => req.get(name), body);
       const { labels, publication } = await endLeakedKeys(
         { ...useCaseDeps, origin: reporterOrigin(req, res) },
         report.map((entry) => entry.token),
@@ -76,28 +69,4 @@ export function leakRoutes(deps: LeakRoutesDeps): Router {
   });
 
   return answerOtherMethods(router);
-}
-
-async function verifySignature(keys: SecretScanningKeys, req: Request, body: Buffer): Promise<void> {
-  const identifier = req.get('github-public-key-identifier');
-  const signature = req.get('github-public-key-signature');
-  if (!identifier || !signature) throw badSignature('Github-Public-Key-Identifier and Github-Public-Key-Signature are required');
-  const check = await keys.verify(identifier, body, signature);
-  if (check === 'unknown-key') throw badSignature('the key identifier is not one of the provider’s keys');
-  if (check === 'invalid') throw badSignature('the signature does not verify');
-}
-
-/** A signed body that is not such a report is refused whole: nothing changes. */
-function reportOf(body: Buffer) {
-  let parsed: unknown;
-  try {
-    if (!isUtf8(body)) throw new Error('not UTF-8');
-    parsed = JSON.parse(body.toString('utf8'));
-  } catch {
-    throw new ApiError('MALFORMED_JSON', 'The request body is not valid JSON');
-  }
-  if (Array.isArray(parsed) && parsed.length > SECRET_SCANNING_MAX_TOKENS) {
-    throw new ApiError('PAYLOAD_TOO_LARGE', `A report carries at most ${SECRET_SCANNING_MAX_TOKENS} tokens`);
-  }
-  return parsedBody(secretScanningReportSchema, parsed, 'The body must be an array of { token, type, url, source }');
 }

@@ -1,10 +1,9 @@
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { TOPICS, partitionKeyOf, topicOf, type DomainEvent } from '@rsd/contracts';
 import { credentialView, currentScoreView, scoreHistoryView } from '@rsd/domain';
 import { createMemoryViewStore, openSqliteEventLog } from '@rsd/embedded';
 import { createLogger } from '@rsd/platform';
+import { aStoreInATempDirectoryPerTest } from '@rsd/testkit';
 import type { EventLog, EventRecord, ViewStore } from '@rsd/ports';
 import {
   aCalculatedScore,
@@ -16,18 +15,9 @@ import {
 import { startProjections } from './projection-runner';
 
 const log = createLogger('read-api', 'silent');
-let dir: string;
-let eventLog: EventLog;
-
-beforeEach(async () => {
-  dir = await mkdtemp(join(tmpdir(), 'read-api-projections-'));
-  eventLog = openSqliteEventLog({ file: join(dir, 'rsd.sqlite') });
-});
-
-afterEach(async () => {
-  await eventLog.close();
-  await rm(dir, { recursive: true, force: true });
-});
+const eventLog: EventLog = aStoreInATempDirectoryPerTest('read-api-projections', (dir) =>
+  openSqliteEventLog({ file: join(dir, 'rsd.sqlite') }),
+);
 
 async function appendEvents(events: DomainEvent[]): Promise<void> {
   for (const event of events) {

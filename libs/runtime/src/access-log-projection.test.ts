@@ -3,7 +3,7 @@ import { createLogger } from '@rsd/platform';
 import type { EventRecord } from '@rsd/ports';
 import { accessLogProjection } from './access-log-projection';
 
-const log = createLogger('credentials', 'silent');
+const log = createLogger('runtime', 'silent');
 const aMessage = (value: string): EventRecord => ({ topic: 'rsd.access-log.v1', partition: 0, offset: '7', key: 'replica', value });
 const record: AccessRecord = {
   id: 'id-1',
