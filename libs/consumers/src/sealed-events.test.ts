@@ -22,6 +22,7 @@ const AUDIT = {
 const written = (event: DomainEvent) => JSON.stringify(event);
 /** A recipient account's id (`rcp_` and 24 letters or digits). */
 const JANE = `rcp_${'J'.repeat(24)}`;
+const JOHN = `rcp_${'K'.repeat(24)}`;
 const recordOf = (event: DomainEvent, value: string) => ({ topic: topicOf(event), value });
 
 describe('sealed events (decision 56)', () => {
@@ -94,15 +95,39 @@ describe('sealed events (decision 56)', () => {
   });
 
   it("when a recipient's key is destroyed, then its name comes back null and the event names the erasure; the grant stays", async () => {
+    const event = grantOfAcme();
+    const value = await sealValue(written(event), keys.cipher);
+    const grant = `grant:${event.data.clientId}`;
+
+    await keys.store.destroy(grant, '2026-12-02T11:00:00.000Z');
+    keys.cipher.forget(grant);
+
+    expect(await openRecord(recordOf(event, value), keys.cipher)).toEqual({
+      parsed: { event: { ...event, data: { ...event.data, recipientName: null } }, erasedSubjects: [grant] },
+    });
+  });
+
+  it("when a grant an account holds is written, then its recipient's name is the grant's: destroying the account's key leaves it, the grant's erases it (a part written under the account still opens)", async () => {
     const event = grantOfAcme(JANE);
     const value = await sealValue(written(event), keys.cipher);
 
+    const sealed = JSON.parse(value) as { data: { sealed: { subject: string }[] } };
+    expect(sealed.data.sealed.map((part) => part.subject)).toEqual(['organization:acme', `grant:${event.data.clientId}`]);
+    // The account's key gone: the name the organization gave its grant stays until the grant's own key goes.
     await keys.store.destroy(`account:${JANE}`, '2026-12-02T11:00:00.000Z');
     keys.cipher.forget(`account:${JANE}`);
-
-    expect(await openRecord(recordOf(event, value), keys.cipher)).toEqual({
-      parsed: { event: { ...event, data: { ...event.data, recipientName: null } }, erasedSubjects: [`account:${JANE}`] },
+    expect(await openRecord(recordOf(event, value), keys.cipher)).toEqual({ parsed: { event } });
+    await keys.store.destroy(`grant:${event.data.clientId}`, '2026-12-02T11:00:00.000Z');
+    keys.cipher.forget(`grant:${event.data.clientId}`);
+    expect(await openRecord(recordOf(event, value), keys.cipher)).toMatchObject({
+      parsed: { event: { data: { recipientName: null } }, erasedSubjects: [`grant:${event.data.clientId}`] },
     });
+    // A part written under the holding account (the rule before) still opens.
+    const before = grantOfAcme(JOHN);
+    const { sealed: underAccount } = (await keys.cipher.seal(`account:${JOHN}`, { recipientName: NAME })) as { sealed: object };
+    const sealedBefore = JSON.parse(await sealValue(written(before), keys.cipher)) as { data: { sealed: object[] } };
+    sealedBefore.data.sealed[1] = underAccount;
+    expect(await openRecord(recordOf(before, JSON.stringify(sealedBefore)), keys.cipher)).toEqual({ parsed: { event: before } });
   });
 
   it('when a subject is already erased as an event is written, then nothing of it is written, and the event reads as erased', async () => {
@@ -149,31 +174,30 @@ describe('sealed events (decision 56)', () => {
     expect(await openRecord(recordOf(event, value), keys.cipher)).toMatchObject({ parsed: { erased: { subject: 'organization:acme' } } });
   });
 
-  it("when a recipient's erasure is read, then the cipher forgets at once its subject's key and its grant's, under which the events that do not name the account are sealed", async () => {
-    // One grant: created for a link (its name under the grant), then one held by the account (its name under the account).
+  it("when a recipient's erasure is read, then the cipher forgets at once the key it names, and the grant's (an earlier erasure named the account)", async () => {
     const link = grantOfAcme();
-    const held = grantOfAcme(JANE);
-    const heldOfLink = { ...held, data: { ...held.data, clientId: link.data.clientId } };
-    const values = [await sealValue(written(link), keys.cipher), await sealValue(written(heldOfLink), keys.cipher)];
-    // Destroyed by another process: this one's cipher still holds both keys.
-    for (const subject of [`account:${JANE}`, `grant:${link.data.clientId}`]) await keys.store.destroy(subject, '2026-12-02T11:00:00.000Z');
-    expect(await openRecord(recordOf(link, values[0]!), keys.cipher)).toEqual({ parsed: { event: link } });
+    const value = await sealValue(written(link), keys.cipher);
+    const grant = `grant:${link.data.clientId}`;
+    // Destroyed by another process: this one's cipher still holds the key.
+    await keys.store.destroy(grant, '2026-12-02T11:00:00.000Z');
+    expect(await openRecord(recordOf(link, value), keys.cipher)).toEqual({ parsed: { event: link } });
+    const time = { time: new Date('2026-12-02T11:00:00.000Z') };
+    const erasure = (data: { organizationId: string; clientId: string; subject: string } | { accountId: string; subject: string }) => {
+      const event = anEvent(EVENT_TYPES.recipientErased, data, time);
+      return openRecord(recordOf(event, written(event)), keys.cipher);
+    };
 
-    const erased = anEvent(
-      EVENT_TYPES.recipientErased,
-      { organizationId: 'acme', clientId: link.data.clientId, subject: `account:${JANE}` },
-      { time: new Date('2026-12-02T11:00:00.000Z') },
-    );
-    const seen = await openRecord(recordOf(erased, written(erased)), keys.cipher);
+    const seen = await erasure({ organizationId: 'acme', clientId: link.data.clientId, subject: grant });
 
-    expect(seen.forgot).toEqual([`account:${JANE}`, `grant:${link.data.clientId}`]);
-    const names = await Promise.all(
-      [link, heldOfLink].map(async (event, at) => {
-        const { parsed } = await openRecord(recordOf(event, values[at]!), keys.cipher);
-        return 'event' in parsed && parsed.event.type === EVENT_TYPES.authorizationCreated ? parsed.event.data.recipientName : parsed;
-      }),
-    );
-    expect(names).toEqual([null, null]);
+    expect(seen.forgot).toEqual([grant]);
+    const { parsed } = await openRecord(recordOf(link, value), keys.cipher);
+    expect('event' in parsed && parsed.event.type === EVENT_TYPES.authorizationCreated && parsed.event.data.recipientName).toBeNull();
+    expect((await erasure({ organizationId: 'acme', clientId: link.data.clientId, subject: `account:${JANE}` })).forgot).toEqual([
+      `account:${JANE}`,
+      grant,
+    ]);
+    // An account's own erasure names its account alone.
+    expect((await erasure({ accountId: JANE, subject: `account:${JANE}` })).forgot).toEqual([`account:${JANE}`]);
   });
 
   it('when a record is no event or has nothing to seal, then it is written as it is', async () => {

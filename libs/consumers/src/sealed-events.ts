@@ -4,6 +4,7 @@ import {
   SEALED_ATTRIBUTE,
   SEALED_EVENT_VERSION,
   SEALED_MEMBER,
+  openableSubjectsOf,
   sealedSubjectOf,
   type SealedSubjectKind,
 } from '@rsd/contracts';
@@ -113,7 +114,7 @@ export async function openRecord(record: Pick<EventRecord, 'topic' | 'value'>, c
   const erasedSubjects: string[] = [];
   for (const part of parts as unknown[]) {
     const subject = isObject(part) ? part.subject : undefined;
-    const kind = KINDS.find((candidate) => typeof subject === 'string' && sealedSubjectOf(candidate, plain) === subject);
+    const kind = KINDS.find((candidate) => typeof subject === 'string' && openableSubjectsOf(candidate, plain).includes(subject));
     if (!kind || typeof subject !== 'string') return { parsed: { reason: 'a sealed part for a subject the event does not name' } };
     let outcome: { status: 'opened'; value: unknown } | { status: 'erased' };
     if (isObject(part) && part.erased === true) outcome = { status: 'erased' };

@@ -1,6 +1,6 @@
 import type { z } from 'zod';
 import { domainEventSchema, webhookChangedSchema } from './events';
-import { EVENT_SEALING, sealedSubjectOf } from './sealing';
+import { EVENT_SEALING, openableSubjectsOf, sealedSubjectOf } from './sealing';
 
 /** Every event the log holds: the domain's, and the notifier's webhook changes. */
 const EVENT_SCHEMAS = [...domainEventSchema.options, webhookChangedSchema];
@@ -15,7 +15,12 @@ const PERSONAL_OR_OWN = /name|address|cidr|email|phone|contact|audit|actor|creat
 const IN_CLEAR = ['scoreDate'];
 
 const typeOf = (schema: (typeof EVENT_SCHEMAS)[number]) => (schema.shape.type as z.ZodLiteral<string>).value;
-const dataFieldsOf = (schema: (typeof EVENT_SCHEMAS)[number]) => Object.keys((schema.shape.data as z.ZodObject).shape);
+/** The fields of an event's data, in every form it takes (one object, or a union of them). */
+const dataFieldsOf = (schema: (typeof EVENT_SCHEMAS)[number]) => {
+  const data = schema.shape.data as z.ZodObject | z.ZodUnion<z.ZodObject[]>;
+  const forms = 'options' in data ? data.options : [data];
+  return [...new Set(forms.flatMap((form) => Object.keys(form.shape)))];
+};
 
 describe('what the event log seals (decision 56)', () => {
   it('when an event type is in the log, then it has a sealing declaration, and every declaration is of a type in the log', () => {
@@ -54,10 +59,16 @@ describe('what the event log seals (decision 56)', () => {
     }
   });
 
-  it("when a recipient has an account, then its data is the account's; else its grant's", () => {
-    expect(sealedSubjectOf('recipient', { organizationId: 'o', clientId: 'c', recipientAccountId: 'acc_1' })).toBe('account:acc_1');
+  it("when an event is about a grant, then its recipient's data is the grant's, whoever holds it; an account's own event's is the account's", () => {
+    expect(sealedSubjectOf('recipient', { organizationId: 'o', clientId: 'c', recipientAccountId: 'acc_1' })).toBe('grant:c');
     expect(sealedSubjectOf('recipient', { accountId: 'acc_2' })).toBe('account:acc_2');
     expect(sealedSubjectOf('recipient', { organizationId: 'o', clientId: 'c', recipientAccountId: null })).toBe('grant:c');
+    // A part written under the holding account (the rule before) still opens.
+    expect(openableSubjectsOf('recipient', { organizationId: 'o', clientId: 'c', recipientAccountId: 'acc_1' })).toEqual([
+      'grant:c',
+      'account:acc_1',
+    ]);
+    expect(openableSubjectsOf('organization', { accountId: 'acc_2' })).toEqual([]);
     expect(sealedSubjectOf('organization', { organizationId: 'o', clientId: 'c' })).toBe('organization:o');
     expect(sealedSubjectOf('organization', { accountId: 'acc_2' })).toBeUndefined();
   });

@@ -7,7 +7,7 @@ import { EVENT_TYPES, WEBHOOK_CHANGED_EVENT_TYPE } from './events';
  * the ids (organization, grant, account, review, alert, webhook), the revisions and the instants.
  */
 
-/** Whose key seals a field: the organization's, or the recipient's (its account's, else its grant's). */
+/** Whose key seals a field: the organization's, or the recipient's (its grant's, else its account's). */
 export type SealedSubjectKind = 'organization' | 'recipient';
 
 /**
@@ -69,18 +69,28 @@ export interface SubjectIds {
 }
 
 /**
- * The subject of one kind for an event's data: `organization:<id>`; for the recipient, its account
- * when the event names one (`account:<id>`: a grant given to an account, or the account's own event),
- * else its grant (`grant:<clientId>`). Undefined when the data names no such subject.
+ * The subject of one kind for an event's data, as a sealed part is written: `organization:<id>`; for
+ * the recipient, its grant's (`grant:<clientId>`) when the event is about one grant, whoever holds it,
+ * else its account's (`account:<id>`: the account's own events). An organization then erases what is
+ * its grant's alone, never the account, which holds other organizations' grants (decision 56).
+ * Undefined when the data names no such subject.
  */
 export function sealedSubjectOf(kind: SealedSubjectKind, data: SubjectIds): string | undefined {
+  return openableSubjectsOf(kind, data)[0];
+}
+
+/**
+ * Every subject a sealed part of this kind may name for an event's data, the one it is written under
+ * first. A recipient's part of a grant's event may also name the account the event names: sealing
+ * chose the holding account before it chose the grant, and such parts still open.
+ */
+export function openableSubjectsOf(kind: SealedSubjectKind, data: SubjectIds): string[] {
   const text = (value: unknown) => (typeof value === 'string' && value !== '' ? value : undefined);
   if (kind === 'organization') {
     const organizationId = text(data.organizationId);
-    return organizationId && `organization:${organizationId}`;
+    return organizationId ? [`organization:${organizationId}`] : [];
   }
-  const accountId = text(data.accountId) ?? text(data.recipientAccountId);
-  if (accountId) return `account:${accountId}`;
   const clientId = text(data.clientId);
-  return clientId && `grant:${clientId}`;
+  const accountId = text(data.accountId) ?? text(data.recipientAccountId);
+  return [...(clientId ? [`grant:${clientId}`] : []), ...(accountId ? [`account:${accountId}`] : [])];
 }

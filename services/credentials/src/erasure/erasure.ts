@@ -10,8 +10,8 @@ import {
 import {
   EVENT_SOURCE,
   accountSubject,
+  grantSubject,
   organizationSubject,
-  recipientSubjectOf,
   startedOffboarding,
   withoutRecipientData,
   type OffboardingRecord,
@@ -30,13 +30,6 @@ export interface ErasureDeps extends UseCaseDeps {
   accessLog: Pick<AccessLogStore, 'eraseAddresses'>;
   auditLog: Pick<AuditLogStore, 'eraseAddresses'>;
 }
-
-/**
- * A grant's own subject: its recipient's data that the events seal under the grant rather than an
- * account (the addresses its alerts saw; its name when the grant was created for a link and claimed
- * into an account later).
- */
-const grantSubject = (clientId: string): string => recipientSubjectOf({ clientId, recipientAccountId: null });
 
 /**
  * Decision 56: offboards the organization, in an order that can be taken up again from any step: its
@@ -73,25 +66,25 @@ export async function offboardOrganization(deps: ErasureDeps, organizationId: st
 }
 
 /**
- * Decision 56: one grant's recipient erased, on the organization's word or (each grant it holds) the
- * account's: the recipient's subject key destroyed (its account's when an account holds the grant, and
- * the grant's own in every case: the events that do not name the account seal under the grant), the grant kept without its name or any address
- * (at the next revision, though no event carries it, so that a change made from a copy read before
- * cannot write the name back), the addresses gone from its access log and audit entries, then
- * `recipient.erased`, on which the views drop the name.
+ * Decision 56: one grant's recipient erased, on the organization's word: the grant's own key destroyed
+ * (`grant:<clientId>`, under which every event about the grant seals its recipient's data, whoever holds
+ * it), never an account's: an account holding the grant keeps its name, its own changes and its other
+ * organizations' grants. The grant is kept without its name or any address (at the next revision, though
+ * no event carries it, so that a change made from a copy read before cannot write the name back), the
+ * addresses go from its access log and audit entries, then `recipient.erased`, on which the views drop
+ * the name.
  */
 export async function eraseRecipient(deps: ErasureDeps, grant: StoredAuthorization): Promise<Erasure> {
   const now = deps.clock.now();
-  const subject = recipientSubjectOf(grant);
-  await deps.subjectKeys.destroy(subject, now.toISOString());
-  if (subject !== grantSubject(grant.clientId)) await deps.subjectKeys.destroy(grantSubject(grant.clientId), now.toISOString());
-  await eraseGrant(deps, grant, subject, now);
+  const subject = await eraseGrant(deps, grant, now);
   return { subject, erasedAt: now.toISOString() };
 }
 
 /**
- * Decision 56: a recipient account's own erasure: its name, and its data on every grant it holds (the
- * account's key, and each grant's own: the events that do not name the account seal under the grant).
+ * Decision 56: a recipient account's own erasure: its key (`account:<id>`: its name and its own
+ * changes) and its name, then each grant it holds as the grant's organization would erase it, then
+ * `recipient.erased` for the account itself, on which the views forget its name (also when it holds no
+ * grant).
  */
 export async function eraseAccount(deps: ErasureDeps, accountId: string): Promise<Erasure> {
   const now = deps.clock.now();
@@ -102,14 +95,15 @@ export async function eraseAccount(deps: ErasureDeps, accountId: string): Promis
     if (!account || account.name === null) break;
     if (await deps.store.updateAccount({ ...account, name: null, revision: account.revision + 1 }, account.revision, [])) break;
   }
-  for (const grant of await deps.store.listHeldByAccount(accountId)) {
-    await deps.subjectKeys.destroy(grantSubject(grant.clientId), now.toISOString());
-    await eraseGrant(deps, grant, subject, now);
-  }
+  for (const grant of await deps.store.listHeldByAccount(accountId)) await eraseGrant(deps, grant, now);
+  await append(deps, erasedEvent(deps, now, { accountId, subject }));
   return { subject, erasedAt: now.toISOString() };
 }
 
-async function eraseGrant(deps: ErasureDeps, grant: StoredAuthorization, subject: string, now: Date): Promise<void> {
+/** A grant's recipient data erased: the grant's key, its record's name and addresses, its logs' addresses; answers the subject destroyed. */
+async function eraseGrant(deps: ErasureDeps, grant: StoredAuthorization, now: Date): Promise<string> {
+  const subject = grantSubject(grant.clientId);
+  await deps.subjectKeys.destroy(subject, now.toISOString());
   // A concurrent change wins the record: read it again and erase what it holds then.
   for (let current: StoredAuthorization | undefined = grant, tries = 0; current && tries < 5; tries += 1) {
     if (await deps.store.update({ ...withoutRecipientData(current), revision: current.revision + 1 }, current.revision, [])) break;
@@ -117,16 +111,12 @@ async function eraseGrant(deps: ErasureDeps, grant: StoredAuthorization, subject
   }
   await deps.accessLog.eraseAddresses(grant.clientId);
   await deps.auditLog.eraseAddresses(grant.organizationId, grant.clientId);
-  await append(
-    deps,
-    newEvent<RecipientErased>({
-      id: deps.newEventId(),
-      source: EVENT_SOURCE,
-      time: now,
-      type: EVENT_TYPES.recipientErased,
-      data: { organizationId: grant.organizationId, clientId: grant.clientId, subject },
-    }),
-  );
+  await append(deps, erasedEvent(deps, now, { organizationId: grant.organizationId, clientId: grant.clientId, subject }));
+  return subject;
+}
+
+function erasedEvent(deps: Pick<ErasureDeps, 'newEventId'>, now: Date, data: RecipientErased['data']): RecipientErased {
+  return newEvent<RecipientErased>({ id: deps.newEventId(), source: EVENT_SOURCE, time: now, type: EVENT_TYPES.recipientErased, data });
 }
 
 /** Straight to the log, not through the outbox: nothing is stored with these events, and each step is asked again until it holds. */

@@ -103,7 +103,8 @@ describe('rebuild-views over the sealed log (decision 56)', () => {
     await runtime!.close();
     runtime = undefined;
 
-    await destroy(`account:${JANE}`);
+    // A grant an account holds: its recipient's name is the grant's.
+    await destroy(`grant:${jane.grant.data.clientId}`);
     const rebuilt = await open('rebuilt');
     await rebuildViews(rebuilt, log);
     const views = (await rebuilt.openViews('read-views', READ_VIEWS)).store;
