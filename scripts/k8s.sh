@@ -673,6 +673,13 @@ secrets() {
       printf 'console-session-key=%s\n' "$(openssl rand 32 | openssl base64 -A | tr '+/' '-_' | tr -d '=')" >>"$file"
     )
   fi
+  # Decision 56's master key of the subjects' keys, also into a file made before it existed.
+  if ! grep -q '^subject-keys-master-key=' "$file"; then
+    (
+      umask 077
+      printf 'subject-keys-master-key=%s\n' "${SUBJECT_KEYS_MASTER_KEY:-$(openssl rand -base64 32)}" >>"$file"
+    )
+  fi
   # The base's own namespace (its Pod Security labels), before the Secrets that go in it.
   kubectl apply -f "$ROOT/k8s/base/namespace.yaml" >&2
   kubectl -n rsd create secret generic rsd-engines-ca --from-file="$engines/ca.crt" \

@@ -1,4 +1,4 @@
-import { randomUUID } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import { parseArgs } from 'node:util';
 import { Kafka, logLevel } from 'kafkajs';
 import { TOPICS } from '@rsd/contracts';
@@ -24,6 +24,8 @@ async function main(): Promise<void> {
     ...process.env,
     RUNTIME: 'distributed',
     READ_VIEWS_DB: viewsDb,
+    // Decision 56: the records it writes are plain score events, which open without a key.
+    SUBJECT_KEYS_MASTER_KEY: process.env.SUBJECT_KEYS_MASTER_KEY ?? randomBytes(32).toString('base64'),
   });
   const log = createLogger('bench-drain', process.env.LOG_LEVEL === 'debug' ? 'debug' : 'warn');
   const runtime = await openRuntime(settings, 'bench-drain', log);

@@ -123,6 +123,9 @@ async function startDistributed(replicas: number, build = ROOT, portBase = 18180
     CREDENTIALS_DB: `bench_credentials_${run}`,
     READ_VIEWS_DB: `bench_views_${run}`,
     RESPONSE_SIGNING_KEYS: JSON.stringify([{ kty: 'OKP', crv: 'Ed25519', x, d }]),
+    // Decision 56: every process opens what the others sealed (a checkout before it ignores the variable).
+    SUBJECT_KEYS_MASTER_KEY: randomBytes(32).toString('base64'),
+    SUBJECT_KEYS_DB: `bench_subject_keys_${run}`,
   };
   const ports = { credentials: portBase + 1, scoreIngest: portBase + 2, readApi: portBase };
   const processes: Started[] = [];

@@ -126,11 +126,12 @@ timed "image run (/healthz, non-root, read-only)" "$t0"
 section "the Compose stack, up --build --wait"
 JWT_HS256_SECRET="$(openssl rand -hex 32)"
 WEBHOOK_SECRET_KEY="$(openssl rand -base64 32)"
+SUBJECT_KEYS_MASTER_KEY="$(openssl rand -base64 32)"
 RESPONSE_SIGNING_KEYS="$(npx rsd signing-key --kid ci-containers)"
 # The console's keys (decision 51), made as docker-compose.yml's header says: its token key and its sessions' key.
 CONSOLE_SIGNING_KEY="$(openssl genpkey -algorithm ed25519 -outform DER | openssl base64 -A | tr '+/' '-_' | tr -d =)"
 CONSOLE_SESSION_KEY="$(openssl rand 32 | openssl base64 -A | tr '+/' '-_' | tr -d =)"
-export JWT_HS256_SECRET WEBHOOK_SECRET_KEY RESPONSE_SIGNING_KEYS CONSOLE_SIGNING_KEY CONSOLE_SESSION_KEY
+export JWT_HS256_SECRET WEBHOOK_SECRET_KEY SUBJECT_KEYS_MASTER_KEY RESPONSE_SIGNING_KEYS CONSOLE_SIGNING_KEY CONSOLE_SESSION_KEY
 t0="$(now)"
 stack_up=true
 # From nothing: whatever a stopped run left of the project goes first.

@@ -1,6 +1,8 @@
 import { describeWithInfra } from '@rsd/testkit';
 import { installCertificateTools } from '../support/certificate-checks';
 import { certificateScenarios } from '../support/certificate-scenarios';
+import { everyTopicRecord } from '../support/leak-search';
+import { sealedLogScenarios } from '../support/sealed-log-scenarios';
 import { distributedSuite } from '../support/distributed-product';
 
 /**
@@ -10,11 +12,17 @@ import { distributedSuite } from '../support/distributed-product';
  */
 describeWithInfra('kafka', 'score certificates on the distributed runtime', (kafkaTarget) => {
   const suite = distributedSuite(kafkaTarget, {}, installCertificateTools);
-  const scenarios = certificateScenarios(() => ({
+  const target = () => ({
     credentials: suite.product.urls.credentials,
     scoreIngest: suite.product.urls.scoreIngest,
     readApis: [suite.product.urls.readApi],
     tokenFor: suite.tokenFor,
+  });
+  const scenarios = certificateScenarios(target);
+  // Decision 56: the log a certificate's name and score come from holds neither readable (every product topic's raw records).
+  const sealedLog = sealedLogScenarios(() => ({
+    ...target(),
+    logValues: async () => (await everyTopicRecord(process.env.KAFKA_BROKERS!, `sealed-log-${Date.now()}`)).values,
   }));
-  for (const [name, scenario] of Object.entries(scenarios)) test(name, scenario, 120_000);
+  for (const [name, scenario] of Object.entries({ ...scenarios, ...sealedLog })) test(name, scenario, 120_000);
 });

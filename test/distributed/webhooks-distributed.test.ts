@@ -20,7 +20,7 @@ import { startDistributedServers } from '../support/distributed-servers';
 import { everyTopicRecord } from '../support/leak-search';
 import { eventually, REPO_ROOT } from '../support/embedded-process';
 import * as orgAdmin from '../support/organization-admin';
-import { startService, type ServiceProcess } from '../support/service-process';
+import { startService, TEST_SUBJECT_KEYS_MASTER_KEY, type ServiceProcess } from '../support/service-process';
 import { describeWebhookLifecycle } from '../support/webhook-lifecycle';
 import { metricsNotExported, metricsUsedByMonitoring } from '../support/monitoring';
 
@@ -399,7 +399,12 @@ describeWithInfra('kafka', 'webhooks on the distributed runtime, four processes 
     if (onComposeStack) return runImageToExit(tried.WEBHOOK_SECRET_KEY ?? '', timeoutMs);
     const child = spawn(process.execPath, [resolve(REPO_ROOT, 'services/notifier/dist/main.js')], {
       cwd: REPO_ROOT,
-      env: { ...process.env, ...tried, WEBHOOK_SECRET_KEY: tried.WEBHOOK_SECRET_KEY ?? '' },
+      env: {
+        SUBJECT_KEYS_MASTER_KEY: TEST_SUBJECT_KEYS_MASTER_KEY,
+        ...process.env,
+        ...tried,
+        WEBHOOK_SECRET_KEY: tried.WEBHOOK_SECRET_KEY ?? '',
+      },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let output = '';

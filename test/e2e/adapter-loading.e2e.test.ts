@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { describeWithInfra, startInfra, type StartedServer } from '@rsd/testkit';
 import { REPO_ROOT } from '../support/embedded-process';
+import { TEST_SUBJECT_KEYS_MASTER_KEY } from '../support/service-process';
 
 const run = promisify(execFile);
 const DRIVERS = ['kafkajs', 'mongodb', 'ioredis'];
@@ -58,7 +59,11 @@ describeWithInfra('kafka', 'adapter loading on the distributed runtime', (target
   });
 
   test('when score ingest opens its runtime (the event log only), then neither the MongoDB nor the Redis driver is loaded', async () => {
-    const loaded = await driversLoadedBy({ RUNTIME: 'distributed', KAFKA_BROKERS: kafka!.url }, '');
+    // The subjects' key store (decision 56) is opened at the first seal or opening, not with the runtime.
+    const loaded = await driversLoadedBy(
+      { RUNTIME: 'distributed', KAFKA_BROKERS: kafka!.url, SUBJECT_KEYS_MASTER_KEY: TEST_SUBJECT_KEYS_MASTER_KEY },
+      '',
+    );
     expect(loaded).toEqual(['kafkajs']);
   }, 90_000);
 });

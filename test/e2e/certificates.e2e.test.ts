@@ -2,11 +2,12 @@ import { generateKeyPairSync } from 'node:crypto';
 import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { aScoreSubmission, request } from '@rsd/testkit';
-import { startEmbedded, type EmbeddedProcess } from '../support/embedded-process';
+import { eventLogValues, startEmbedded, type EmbeddedProcess } from '../support/embedded-process';
 import { runRsd } from '../support/rsd-cli';
 import { devTokenFor, startEmbeddedOnNewDataDir, stopAndRemove } from '../support/embedded-suite';
 import { installCertificateTools, readPdf, verifiedByJoserfc, withOneByteChanged } from '../support/certificate-checks';
 import { certificateScenarios } from '../support/certificate-scenarios';
+import { sealedLogScenarios } from '../support/sealed-log-scenarios';
 import * as orgAdmin from '../support/organization-admin';
 
 /** An Ed25519 signing key as RESPONSE_SIGNING_KEYS lists it; without `d` when only published. */
@@ -30,18 +31,21 @@ beforeAll(async () => {
 
 afterAll(() => stopAndRemove(product, dataDir));
 
-const scenarios = certificateScenarios(() => ({
+const target = () => ({
   credentials: product.urls.credentials,
   scoreIngest: product.urls.scoreIngest,
   readApis: [product.urls.readApi],
-  tokenFor: (org) => devTokenFor(dataDir, org),
-}));
+  tokenFor: (org: string) => devTokenFor(dataDir, org),
+});
+const scenarios = certificateScenarios(target);
+// Decision 56: the log a certificate's name and score come from holds neither readable (rsd.sqlite's events).
+const sealedLog = sealedLogScenarios(() => ({ ...target(), logValues: () => Promise.resolve(eventLogValues(dataDir)) }));
 
 /** The real `rsd` bin against this product. */
 const rsd = (args: string[], apiKey = '') => runRsd(args, { RSD_API_URL: product.urls.readApi, RSD_API_KEY: apiKey });
 
 describe('score certificates (decision 55) on the embedded runtime', () => {
-  for (const [name, scenario] of Object.entries(scenarios)) test(name, scenario, 120_000);
+  for (const [name, scenario] of Object.entries({ ...scenarios, ...sealedLog })) test(name, scenario, 120_000);
 
   test('when a recipient uses rsd: gets a certificate and its PDF, saves the keys, and verifies it offline; one changed byte fails', async () => {
     const org = 'cert-cli';

@@ -1,7 +1,7 @@
 import { spawn } from 'node:child_process';
 import { resolve } from 'node:path';
 import { eventually, REPO_ROOT } from '../support/embedded-process';
-import { TEST_RESPONSE_SIGNING_KEYS } from '../support/service-process';
+import { TEST_RESPONSE_SIGNING_KEYS, TEST_SUBJECT_KEYS_MASTER_KEY } from '../support/service-process';
 
 /** Nothing listens on these (below the ephemeral range, away from every other test's ports). */
 const NO_SERVERS = {
@@ -10,6 +10,7 @@ const NO_SERVERS = {
   MONGO_URL: 'mongodb://127.0.0.1:19592/',
   REDIS_URL: 'redis://127.0.0.1:19593',
   JWT_HS256_SECRET: 'start-without-servers-0123456789abcdef',
+  SUBJECT_KEYS_MASTER_KEY: TEST_SUBJECT_KEYS_MASTER_KEY,
   LOG_LEVEL: 'info',
 };
 
@@ -109,14 +110,25 @@ describe('a service started before its servers (issue 13)', () => {
     }
   }, 30_000);
 
-  test('when the read API has no RESPONSE_SIGNING_KEYS on the distributed runtime, then it exits 1 as a configuration error, before listening', async () => {
-    const service = startService('read-api', 19582, { READ_API_PORT: '19582', READ_API_HOST: '127.0.0.1', RESPONSE_SIGNING_KEYS: '' });
-    try {
-      expect(await service.exited).toBe(1);
-      expect(service.stderr()).toMatch(/^invalid configuration:\n {2}- RESPONSE_SIGNING_KEYS: is required on the distributed runtime/);
-      expect(service.output()).not.toContain('accepting connections');
-    } finally {
-      await service.stop();
-    }
-  }, 30_000);
+  // A secret every replica must share: without it the process refuses to start, naming it, before listening.
+  test.each([
+    { variable: 'RESPONSE_SIGNING_KEYS', name: 'read-api', port: 19582, message: 'is required on the distributed runtime' },
+    // Decision 56: the master key of the subjects' keys, never echoed.
+    { variable: 'SUBJECT_KEYS_MASTER_KEY', name: 'score-ingest', port: 19583, message: 'is required when RUNTIME=distributed' },
+  ])(
+    'when the $name has no $variable on the distributed runtime, then it exits 1 as a configuration error, before listening',
+    async ({ variable, name, port, message }) => {
+      const prefix = name.toUpperCase().replace('-', '_');
+      const service = startService(name, port, { [`${prefix}_PORT`]: String(port), [`${prefix}_HOST`]: '127.0.0.1', [variable]: '' });
+      try {
+        expect(await service.exited).toBe(1);
+        expect(service.stderr()).toMatch(new RegExp(`^invalid configuration:\\n {2}- ${variable}: ${message}`));
+        expect(service.stderr()).not.toContain(TEST_SUBJECT_KEYS_MASTER_KEY);
+        expect(service.output()).not.toContain('accepting connections');
+      } finally {
+        await service.stop();
+      }
+    },
+    30_000,
+  );
 });

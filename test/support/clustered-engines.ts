@@ -1,5 +1,6 @@
 import { loadConfig } from '@rsd/platform';
 import { runtimeConfigSchema, type EngineConnections } from '@rsd/runtime';
+import { TEST_SUBJECT_KEYS_MASTER_KEY } from './service-process';
 
 /** The clustered engines as `scripts/infra.sh cluster env` describes them, read as the product reads them. */
 export interface ClusteredEngines {
@@ -24,6 +25,8 @@ export function clusteredEngines(): ClusteredEngines {
   const config = loadConfig(runtimeConfigSchema({ defaultRuntime: 'distributed', needs: ['kafka', 'mongo', 'redis'] }), {
     ...env,
     RUNTIME: 'distributed',
+    // Required of a process that reaches the engines (decision 56); only the engines' settings are used here.
+    SUBJECT_KEYS_MASTER_KEY: TEST_SUBJECT_KEYS_MASTER_KEY,
   });
   return {
     brokers: config.KAFKA_BROKERS,
@@ -53,6 +56,8 @@ export function kafkaSecurityFromEnvironment(env: NodeJS.ProcessEnv = process.en
     KAFKA_SASL_PASSWORD: env.KAFKA_SASL_PASSWORD,
     KAFKA_SASL_PASSWORD_FILE: env.KAFKA_SASL_PASSWORD_FILE,
     RUNTIME: 'distributed',
+    // Required of a process that reaches the engines (decision 56); only the engines' settings are used here.
+    SUBJECT_KEYS_MASTER_KEY: TEST_SUBJECT_KEYS_MASTER_KEY,
   });
   return config.engines.kafka;
 }

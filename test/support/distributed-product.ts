@@ -6,7 +6,7 @@ import type { InfraTarget, StartedServer } from '@rsd/testkit';
 import { dropDatabases, startDistributedServers } from './distributed-servers';
 import { kafkaSecurityFromEnvironment } from './clustered-engines';
 import { freePort } from './raw-http';
-import { startService, TEST_RESPONSE_SIGNING_KEYS, type ServiceProcess } from './service-process';
+import { startService, TEST_RESPONSE_SIGNING_KEYS, TEST_SUBJECT_KEYS_MASTER_KEY, type ServiceProcess } from './service-process';
 import { sharedFixture } from './shared-fixture';
 
 /** The four services of a running product, as a suite that only talks to it over HTTP sees them. */
@@ -46,6 +46,11 @@ export function productEnv(
     CREDENTIALS_DB: `${prefix}_credentials_${runId}`,
     READ_VIEWS_DB: `${prefix}_views_${runId}`,
     NOTIFIER_DB: `${prefix}_notifier_${runId}`,
+    // Every process of the product, its one-off tasks (rebuild-views) too, opens what the others sealed; and every
+    // suite's product opens what the earlier ones left in the shared topics: one master key, and the keys in the one
+    // default SUBJECT_KEYS_DB of every suite, never dropped (keys of its own would make each new read API find every
+    // earlier record without a key, and dead-letter them all as it catches up).
+    SUBJECT_KEYS_MASTER_KEY: TEST_SUBJECT_KEYS_MASTER_KEY,
     JWT_HS256_SECRET: jwtSecret,
     LOG_LEVEL: 'info',
     KAFKA_TOPIC_PARTITIONS: '3',

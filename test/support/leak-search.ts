@@ -57,6 +57,14 @@ export async function everyCollection(mongoUrl: string, databases: string[]): Pr
 }
 
 /**
+ * Decision 56: which of `needles` (a test organization's recipient names, addresses, score members) any
+ * of `haystacks` (a log's raw records, a store's documents) still holds readable; empty when none does.
+ */
+export function readableIn(haystacks: readonly string[], needles: readonly string[]): string[] {
+  return needles.filter((needle) => haystacks.some((haystack) => haystack.includes(needle)));
+}
+
+/**
  * Every row of every table of every `*.sqlite` database in the data directory, one string each
  * (`<file> <table> <row as JSON>`): what any SQLite client reads. Tables named in `except` are left
  * out; with `namespace`, only the views of that namespace (`view:<namespace>:…`) are read.

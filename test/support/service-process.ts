@@ -19,6 +19,14 @@ export const TEST_RESPONSE_SIGNING_KEYS = (() => {
   return JSON.stringify([{ kty: 'OKP', crv: 'Ed25519', x, d, kid: 'test-signing-key' }]);
 })();
 
+/**
+ * The master key of the subjects' keys (decision 56) for every service the suites start on the
+ * distributed runtime, where it is required: each opens what the others sealed. One fixed value (a
+ * test's, no secret) for every run, since suites that share a MongoDB-wire server may share its key
+ * store too: a key wrapped by one run must open in the next.
+ */
+export const TEST_SUBJECT_KEYS_MASTER_KEY = Buffer.from('rsd-test-subject-keys-master-key', 'utf8').toString('base64');
+
 /** The services that sign with the response-signing keys: the read API's responses and certificates, the credentials service's review reports. */
 const SIGNS = new Set(['read-api', 'credentials']);
 
@@ -29,7 +37,12 @@ function spawnService(
 ): { child: ChildProcess; output(): string; exited: Promise<number | null> } {
   const child: ChildProcess = spawn(process.execPath, [resolve(REPO_ROOT, `services/${name}/dist/main.js`)], {
     cwd: REPO_ROOT,
-    env: { ...(SIGNS.has(name) ? { RESPONSE_SIGNING_KEYS: TEST_RESPONSE_SIGNING_KEYS } : {}), ...process.env, ...env },
+    env: {
+      ...(SIGNS.has(name) ? { RESPONSE_SIGNING_KEYS: TEST_RESPONSE_SIGNING_KEYS } : {}),
+      ...(name === 'console' ? {} : { SUBJECT_KEYS_MASTER_KEY: TEST_SUBJECT_KEYS_MASTER_KEY }),
+      ...process.env,
+      ...env,
+    },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let output = '';

@@ -941,9 +941,9 @@ operations.push(
     operationId: 'eraseRecipient',
     summary: "Erase a grant's recipient",
     description:
-      "Decision 56: destroys the recipient's key (its account's when an account holds the grant, else the grant's), and erases its name, " +
-      'contact fields and every address seen for it (access log, audit entries, alerts) from every store. The grant, its scopes, keys and ' +
-      'history otherwise stay; it is not revoked.',
+      "Decision 56: destroys the grant's own key (`grant:<clientId>`, whoever holds the grant), and erases the recipient's name, " +
+      'contact fields and every address seen for it on this grant (access log, audit entries, alerts) from every store. An account ' +
+      'holding the grant keeps its key, its name and its other grants. The grant, its scopes, keys and history otherwise stay; it is not revoked.',
     tags: erasureTags,
     security: 'bearer',
     parameters: [organizationIdParameter, clientIdParameter],
@@ -960,8 +960,8 @@ operations.push(
     operationId: 'eraseAccount',
     summary: "Erase the recipient account's own data",
     description:
-      "Decision 56: destroys the account's key and erases its name, and on every grant it holds its addresses (access log, audit entries, " +
-      'alerts) and the name the grant knew it by. The grants and their history otherwise stay, and the account keeps working.',
+      "Decision 56: destroys the account's key and each held grant's own, and erases its name, and on every grant it holds its addresses " +
+      '(access log, audit entries, alerts) and the name the grant knew it by. The grants and their history otherwise stay, and the account keeps working.',
     tags: ['Portfolio'],
     security: 'apiKey',
     responses: {

@@ -38,9 +38,12 @@ export function auditProjection(
     return entries.filter((entry) => !gone.has(entry.organizationId));
   };
   const entryOf = (record: EventRecord): AuditRecord | undefined => {
+    // An erased organization's event (decision 56) has no entry: a rebuilt trail holds nothing of it.
+    if (record.parsed && 'erased' in record.parsed) return undefined;
     if (record.topic === TOPICS.webhookChanges) {
-      // The notifier's events are no domain events: parsed here, whatever a log parsed for the domain's consumers.
-      const change = webhookChangedSchema.safeParse(jsonOf(record.value));
+      // The notifier's events are no domain events: parsed here, whatever a log parsed for the domain's
+      // consumers, from the value the log opened (decision 56) when it was sealed.
+      const change = webhookChangedSchema.safeParse(jsonOf(record.opened ?? record.value));
       if (change.success) return auditRecordOfWebhookChange(change.data);
     } else {
       const event = eventOf(record);

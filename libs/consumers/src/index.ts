@@ -5,5 +5,6 @@ export * from './consumer-core';
 export * from './parse-record';
 export * from './project-event';
 export * from './traced-event-log';
+export * from './sealed-events';
 export * from './offboarding-purges';
 export * from './audit-projection';

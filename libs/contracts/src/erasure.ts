@@ -45,7 +45,10 @@ export type Offboarding = z.infer<typeof offboardingSchema>;
 /** The 202 of a recipient's erasure: which data subject's key was destroyed, and when. */
 export const erasureSchema = z
   .object({
-    subject: z.string().meta({ description: '`account:<accountId>` or `grant:<clientId>`: whose key was destroyed' }),
+    subject: z.string().meta({
+      description:
+        "Whose key was destroyed: `grant:<clientId>` for a grant's recipient, `account:<accountId>` for an account's own erasure",
+    }),
     erasedAt: utcInstantSchema,
   })
   .meta({ id: 'Erasure' });

@@ -332,11 +332,16 @@ export const organizationOffboardedSchema = cloudEvent(
 
 /**
  * Decision 56: a recipient's own data is erased (its subject's key destroyed): the views drop its name,
- * contact fields and the addresses seen for it, and keep the grant's history. In clear: ids only.
+ * contact fields and the addresses seen for it, and keep the grant's history. In clear: ids only. One
+ * per grant erased (its organization and Client ID), and one for an account's own erasure (its id
+ * alone: an account that holds no grant is forgotten too).
  */
 export const recipientErasedSchema = cloudEvent(
   EVENT_TYPES.recipientErased,
-  z.object({ organizationId: organizationIdSchema, clientId: clientIdSchema, subject: z.string().regex(/^(account|grant):\S+$/) }),
+  z.union([
+    z.object({ organizationId: organizationIdSchema, clientId: clientIdSchema, subject: z.string().regex(/^(account|grant):\S+$/) }),
+    z.object({ accountId: recipientAccountIdSchema, subject: z.string().regex(/^account:\S+$/) }),
+  ]),
 );
 
 export const scoreCalculatedSchema = cloudEvent(EVENT_TYPES.scoreCalculated, calculatedScoreSchema);

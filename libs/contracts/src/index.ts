@@ -13,4 +13,5 @@ export * from './leaked-keys';
 export * from './certificates';
 export * from './audit';
 export * from './access-reviews';
+export * from './sealing';
 export * from './erasure';

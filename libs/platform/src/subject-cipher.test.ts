@@ -97,6 +97,117 @@ describe('subject cipher', () => {
   });
 });
 
+describe('subject cipher: the keys a process keeps opened', () => {
+  let dir: string;
+  let store: SubjectKeyStore;
+  let reads: string[];
+  const masterKey = randomBytes(32);
+
+  beforeEach(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'rsd-subject-cache-'));
+    const sqlite = openSqliteSubjectKeyStore({ file: join(dir, 'subject-keys.db') });
+    reads = [];
+    // The store as the cipher sees it, each reading counted.
+    store = {
+      ...sqlite,
+      getOrCreate: (subject, candidate) => (reads.push(subject), sqlite.getOrCreate(subject, candidate)),
+      read: (subject) => (reads.push(subject), sqlite.read(subject)),
+      destroy: (subject, at) => sqlite.destroy(subject, at),
+      close: () => sqlite.close(),
+    };
+  });
+  afterEach(async () => {
+    await store.close();
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  it('when a key is destroyed by another process, then this one stops opening with it after the TTL, or at once when it forgets it', async () => {
+    let now = Date.parse('2026-12-02T10:00:00.000Z');
+    const cipher = subjectCipher({ store, masterKey, now: () => new Date(now), cache: { ttlMs: 30_000 } });
+    const acme = await cipher.seal('organization:acme', RECIPIENT);
+    const globex = await cipher.seal('organization:globex', RECIPIENT);
+    if (acme.status !== 'sealed' || globex.status !== 'sealed') throw new Error('not sealed');
+
+    await store.destroy('organization:acme', '2026-12-02T10:00:01.000Z');
+    await store.destroy('organization:globex', '2026-12-02T10:00:01.000Z');
+
+    // Within the TTL the key opened before is used; the store was read once per subject.
+    expect(await cipher.open(acme.sealed)).toMatchObject({ status: 'opened' });
+    expect(reads).toEqual(['organization:acme', 'organization:globex']);
+    cipher.forget('organization:globex');
+    expect(await cipher.open(globex.sealed)).toMatchObject({ status: 'erased', subject: 'organization:globex' });
+    now += 30_000;
+    expect(await cipher.open(acme.sealed)).toMatchObject({ status: 'erased', subject: 'organization:acme' });
+  });
+
+  it('when a subject is forgotten while its key is being read, then that reading is not kept: the next opening reads the store again', async () => {
+    const outcome = await subjectCipher({ store, masterKey }).seal('organization:acme', RECIPIENT);
+    if (outcome.status !== 'sealed') throw new Error('not sealed');
+    let release: () => void = () => undefined;
+    let readDone: () => void = () => undefined;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    const wasRead = new Promise<void>((resolve) => (readDone = resolve));
+    // The store answers the key it read before the destruction, but only once the erasure was seen.
+    const slow: SubjectKeyStore = {
+      ...store,
+      read: async (subject) => {
+        const key = await store.read(subject);
+        readDone();
+        await held;
+        return key;
+      },
+    };
+    const cipher = subjectCipher({ store: slow, masterKey });
+    const first = cipher.open(outcome.sealed);
+    await wasRead;
+
+    await store.destroy('organization:acme', '2026-12-02T10:00:01.000Z');
+    cipher.forget('organization:acme');
+    release();
+
+    expect(await first).toMatchObject({ status: 'opened' });
+    expect(await cipher.open(outcome.sealed)).toMatchObject({ status: 'erased', subject: 'organization:acme' });
+  });
+
+  it('when many values of one subject are sealed and opened at once, then the store is read once for each', async () => {
+    const cipher = subjectCipher({ store, masterKey });
+
+    const sealed = await Promise.all(Array.from({ length: 20 }, (_, n) => cipher.seal('organization:busy', n)));
+    const other = subjectCipher({ store, masterKey });
+    await Promise.all(sealed.flatMap((outcome) => (outcome.status === 'sealed' ? [other.open(outcome.sealed)] : [])));
+
+    expect(reads).toEqual(['organization:busy', 'organization:busy']);
+  });
+
+  it('when values of a subject that has no key are opened again and again (a replayed log), then the store is read once', async () => {
+    const sealed = await subjectCipher({ store, masterKey }).seal('organization:gone', 1);
+    if (sealed.status !== 'sealed') throw new Error('not sealed');
+    const elsewhere = { ...sealed.sealed, subject: 'organization:elsewhere' };
+    const cipher = subjectCipher({ store, masterKey });
+    reads = [];
+
+    for (let n = 0; n < 3; n += 1)
+      await expect(cipher.open(elsewhere)).rejects.toEqual(new SealedValueError('no-key', 'organization:elsewhere'));
+
+    expect(reads).toEqual(['organization:elsewhere']);
+  });
+
+  it('when more subjects are used than it keeps, then the least recently used is read from the store again', async () => {
+    const cipher = subjectCipher({ store, masterKey, cache: { size: 2 } });
+    const a = await cipher.seal('account:a', 1);
+    const b = await cipher.seal('account:b', 1);
+    const c = await cipher.seal('account:c', 1);
+    if (a.status !== 'sealed' || b.status !== 'sealed' || c.status !== 'sealed') throw new Error('not sealed');
+    reads = [];
+
+    await cipher.open(b.sealed);
+    await cipher.open(c.sealed);
+    await cipher.open(a.sealed);
+
+    expect(reads).toEqual(['account:a']);
+  });
+});
+
 describe('subject keys master key', () => {
   const key = randomBytes(32).toString('base64');
 

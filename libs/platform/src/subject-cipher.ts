@@ -1,10 +1,22 @@
 import { createCipheriv, createDecipheriv, createHash, randomBytes } from 'node:crypto';
-import type { SubjectId, SubjectKeyStore } from '@rsd/ports';
+import type { DestroyedSubjectKey, SubjectId, SubjectKeyStore, SecretSpec } from '@rsd/ports';
 import { ConfigError } from './config';
 import { secretsFromFiles } from './secret-files';
 
 /** The master key's variable (or `…_FILE`): 32 random bytes, base64, which wrap every subject's key. */
 export const SUBJECT_KEYS_MASTER_KEY = 'SUBJECT_KEYS_MASTER_KEY';
+
+/**
+ * The master key as a secret of the services (decision 56): required on the distributed runtime (every
+ * replica opens what the others sealed), made into the data directory on the embedded runtime's first
+ * start. Its file is no database, so `rsd backup` never carries it with the log it opens.
+ */
+export const SUBJECT_KEYS_MASTER_KEY_SECRET: SecretSpec = {
+  variable: SUBJECT_KEYS_MASTER_KEY,
+  file: 'subject-keys-master.key',
+  generate: () => randomBytes(KEY_BYTES).toString('base64'),
+  requiredBecause: 'it opens the personal data sealed in the event log, and every replica must hold the same (decision 56)',
+};
 
 /** The sealed format's version, in every sealed value and in its associated data. */
 export const SEALED_VERSION = 1;
@@ -51,14 +63,27 @@ export interface SubjectCipher {
   seal(subject: SubjectId, value: unknown): Promise<SealOutcome>;
   /** The value sealed, or erased when its subject's key is destroyed; throws SealedValueError for any other failure. */
   open<T = unknown>(sealed: SealedValue): Promise<OpenOutcome<T>>;
+  /** Drops what the cipher keeps in memory of the subject's key: the next use reads the key store (an erasure seen). */
+  forget(subject: SubjectId): void;
 }
+
+/**
+ * How long an opened key is kept in memory: a key destroyed on another replica stops opening anything
+ * here at most this long after (at once where this process sees the erasure's event).
+ */
+export const SUBJECT_KEY_CACHE_TTL_MS = 30_000;
+/** How many subjects' keys a process keeps opened (least recently used first out). */
+export const SUBJECT_KEY_CACHE_SIZE = 10_000;
 
 const KEY_BYTES = 32;
 const NONCE_BYTES = 12;
 const TAG_BYTES = 16;
 const WRAP_VERSION = 'v1';
-/** A subject id: its kind and its id, no space (the associated data joins parts with a line break). */
-const SUBJECT = /^(organization|account):\S{1,256}$/;
+/**
+ * A subject id: its kind and its id, no space (the associated data joins parts with a line break). A
+ * grant stands for its recipient when the recipient has no account.
+ */
+const SUBJECT = /^(organization|account|grant):\S{1,256}$/;
 
 /**
  * Decision 56's cipher: a key per subject, made at random, kept in the subject key store only wrapped
@@ -66,9 +91,36 @@ const SUBJECT = /^(organization|account):\S{1,256}$/;
  * the log: a copy of the store alone opens nothing, and destroying a subject's stored key makes its
  * values unreadable wherever copies of them are.
  */
-export function subjectCipher(options: { store: SubjectKeyStore; masterKey: Buffer; now?: () => Date }): SubjectCipher {
+export function subjectCipher(options: {
+  store: SubjectKeyStore;
+  masterKey: Buffer;
+  now?: () => Date;
+  cache?: { ttlMs?: number; size?: number };
+}): SubjectCipher {
   const { store, masterKey } = options;
   const now = options.now ?? (() => new Date());
+  const cache = new KeyCache(options.cache?.size ?? SUBJECT_KEY_CACHE_SIZE, options.cache?.ttlMs ?? SUBJECT_KEY_CACHE_TTL_MS, now);
+  // One reading of the store per subject at a time: the events of one organization arriving together
+  // (a batch of scores, a replica catching up) wait for the same answer instead of each asking the store.
+  // A reading under way when its subject is forgotten may answer what the store held before the erasure:
+  // it is marked stale and its answer not kept, and the next use reads the store again.
+  const reading = new Map<string, { answer: Promise<StoredKey>; mark: { stale: boolean } }>();
+  const once = (name: string, read: () => Promise<StoredKey>): Promise<StoredKey> => {
+    const pending = reading.get(name);
+    if (pending) return pending.answer;
+    const subject = name.slice(name.indexOf(' ') + 1);
+    const mark = { stale: false };
+    const answer: Promise<StoredKey> = read()
+      .then((key) => {
+        if (!mark.stale) cache.set(subject, key);
+        return key;
+      })
+      .finally(() => {
+        if (reading.get(name)?.answer === answer) reading.delete(name);
+      });
+    reading.set(name, { answer, mark });
+    return answer;
+  };
   if (masterKey.length !== KEY_BYTES) throw new ConfigError([`${SUBJECT_KEYS_MASTER_KEY}: must be ${KEY_BYTES} bytes, base64`]);
   const masterKeyId = createHash('sha256').update(masterKey).digest('base64url').slice(0, 8);
 
@@ -88,17 +140,21 @@ export function subjectCipher(options: { store: SubjectKeyStore; masterKey: Buff
 
   return {
     async seal(subject, value) {
-      if (!SUBJECT.test(subject)) throw new TypeError('a subject is organization:<id> or account:<id>');
-      const stored = await store.getOrCreate(subject, {
-        wrappedKey: wrap(subject, randomBytes(KEY_BYTES)),
-        createdAt: now().toISOString(),
-      });
-      if (stored.state === 'destroyed') return erased(subject, stored.destroyedAt);
-      const { nonce, ciphertext } = encrypt(
-        unwrap(subject, stored.wrappedKey),
-        Buffer.from(JSON.stringify(value), 'utf8'),
-        sealData(subject),
-      );
+      if (!SUBJECT.test(subject)) throw new TypeError('a subject is organization:<id>, account:<id> or grant:<id>');
+      const cached = cache.get(subject);
+      // A subject known to have no key gets one now: sealing makes it.
+      const key =
+        (cached === NO_KEY ? undefined : cached) ??
+        (await once(`seal ${subject}`, async () => {
+          const stored = await store.getOrCreate(subject, {
+            wrappedKey: wrap(subject, randomBytes(KEY_BYTES)),
+            createdAt: now().toISOString(),
+          });
+          return stored.state === 'destroyed' ? stored : unwrap(subject, stored.wrappedKey);
+        }));
+      if (key === NO_KEY) throw new SealedValueError('no-key', subject);
+      if (!Buffer.isBuffer(key)) return erased(subject, key.destroyedAt);
+      const { nonce, ciphertext } = encrypt(key, Buffer.from(JSON.stringify(value), 'utf8'), sealData(subject));
       return {
         status: 'sealed',
         sealed: { v: SEALED_VERSION, subject, nonce: nonce.toString('base64url'), ciphertext: ciphertext.toString('base64url') },
@@ -108,15 +164,71 @@ export function subjectCipher(options: { store: SubjectKeyStore; masterKey: Buff
     async open<T>(sealed: SealedValue): Promise<OpenOutcome<T>> {
       if (!isSealedValue(sealed)) throw new SealedValueError('malformed');
       const { subject } = sealed;
-      const stored = await store.read(subject);
-      if (stored?.state === 'destroyed') return erased(subject, stored.destroyedAt);
-      if (!stored) throw new SealedValueError('no-key', subject);
-      const key = unwrap(subject, stored.wrappedKey);
+      const key =
+        cache.get(subject) ??
+        (await once(`open ${subject}`, async () => {
+          const stored = await store.read(subject);
+          // Kept as an answer too: a log replayed from its start may hold many values of a subject without a key.
+          if (!stored) return NO_KEY;
+          return stored.state === 'destroyed' ? stored : unwrap(subject, stored.wrappedKey);
+        }));
+      if (key === NO_KEY) throw new SealedValueError('no-key', subject);
+      if (!Buffer.isBuffer(key)) return erased(subject, key.destroyedAt);
       const plain = decrypt(key, Buffer.from(sealed.nonce, 'base64url'), Buffer.from(sealed.ciphertext, 'base64url'), sealData(subject));
       if (!plain) throw new SealedValueError('tampered', subject);
       return { status: 'opened', value: JSON.parse(plain.toString('utf8')) as T };
     },
+
+    forget: (subject) => {
+      cache.delete(subject);
+      for (const name of [`seal ${subject}`, `open ${subject}`]) {
+        const pending = reading.get(name);
+        if (pending) pending.mark.stale = true;
+        reading.delete(name);
+      }
+    },
   };
+}
+
+/**
+ * Subjects' keys (unwrapped) and erasures, as last read from the key store, each for `ttlMs` at most,
+ * the least recently used dropped past `size`. A destruction is final, but it is kept no longer than a
+ * key: the store stays the one answer.
+ */
+/** A subject with no key in the store (a key store restored from too old a backup, another deployment's values). */
+const NO_KEY = Symbol('no key');
+/** What the cache keeps of a subject: its key, its destruction, or that it has none. */
+type StoredKey = Buffer | DestroyedSubjectKey | typeof NO_KEY;
+
+class KeyCache {
+  private readonly entries = new Map<SubjectId, { key: StoredKey; until: number }>();
+
+  constructor(
+    private readonly size: number,
+    private readonly ttlMs: number,
+    private readonly now: () => Date,
+  ) {}
+
+  get(subject: SubjectId): StoredKey | undefined {
+    const entry = this.entries.get(subject);
+    if (!entry) return undefined;
+    this.entries.delete(subject);
+    if (entry.until <= this.now().getTime()) return undefined;
+    // Moved to the end: the Map's order is the order of use.
+    this.entries.set(subject, entry);
+    return entry.key;
+  }
+
+  set(subject: SubjectId, key: StoredKey): void {
+    if (this.ttlMs <= 0 || this.size <= 0) return;
+    this.entries.delete(subject);
+    this.entries.set(subject, { key, until: this.now().getTime() + this.ttlMs });
+    while (this.entries.size > this.size) this.entries.delete(this.entries.keys().next().value!);
+  }
+
+  delete(subject: SubjectId): void {
+    this.entries.delete(subject);
+  }
 }
 
 /** Whether `value` has the sealed format's shape (not whether it opens). */

@@ -1,7 +1,20 @@
 import type { DomainEvent } from '@rsd/contracts';
 
-/** A record as an event, or why it is not one (parseRecord's answer). */
-export type ParsedRecord = { event: DomainEvent } | { reason: string };
+/**
+ * A record as an event, or why it is not one (parseRecord's answer), or an event erased (decision 56):
+ * its organization's key is destroyed, so nothing of it can be read and every consumer passes it by.
+ * An event whose recipient alone is erased is still an event, its recipient's fields at their
+ * erased form (a name null, an address left out), and names the erased subjects.
+ */
+export type ParsedRecord = { event: DomainEvent; erasedSubjects?: readonly string[] } | { reason: string } | { erased: ErasedEvent };
+
+/** An event whose organization is erased: what stays in clear of it, for a consumer's log line. */
+export interface ErasedEvent {
+  type: string;
+  id: string;
+  /** The erased subject (`organization:<id>`). */
+  subject: string;
+}
 
 /** A record to append: its key decides its partition, so records of one key keep their order. */
 export interface OutgoingRecord {
@@ -22,6 +35,12 @@ export interface EventRecord {
    * consumer of its process (the embedded log); `parseRecord` returns it instead of parsing again.
    */
   readonly parsed?: ParsedRecord;
+  /**
+   * The value with its sealed fields opened (decision 56), when the log opened it: for the readers
+   * that parse a kind of event `parsed` does not hold (the notifier's webhook changes). `value` stays
+   * as written.
+   */
+  readonly opened?: string;
 }
 
 export interface SubscribeOptions {

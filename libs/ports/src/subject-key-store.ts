@@ -1,5 +1,6 @@
 /**
- * A data subject: whose personal data a key protects, `organization:<id>` or `account:<id>`.
+ * A data subject: whose personal data a key protects, `organization:<id>`, `account:<id>`, or
+ * `grant:<clientId>` for a grant's recipient that has no account.
  * Decision 56's crypto-shredding gives each subject one key; destroying it erases what it sealed.
  */
 export type SubjectId = string;

@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -6,7 +7,12 @@ import { testCertificateAuthority, type IssuedCertificate } from '@rsd/testkit';
 import { runtimeConfigSchema } from './runtime-config';
 
 const schema = runtimeConfigSchema({ defaultRuntime: 'distributed', needs: ['kafka', 'mongo', 'redis'] });
-const base = { KAFKA_BROKERS: '127.0.0.1:9093', MONGO_URL: 'mongodb://127.0.0.1:27017/', REDIS_URL: 'redis://127.0.0.1:6379' };
+const base = {
+  KAFKA_BROKERS: '127.0.0.1:9093',
+  MONGO_URL: 'mongodb://127.0.0.1:27017/',
+  REDIS_URL: 'redis://127.0.0.1:6379',
+  SUBJECT_KEYS_MASTER_KEY: randomBytes(32).toString('base64'),
+};
 const PASSWORD = 'p4ss-w0rd-never-echoed';
 
 describe('runtimeConfigSchema: TLS and credentials to the engines (decision 53)', () => {

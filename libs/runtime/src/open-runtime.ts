@@ -1,12 +1,23 @@
 import { join } from 'node:path';
 import type { Db, MongoClient } from 'mongodb';
+import { context } from '@opentelemetry/api';
+import { suppressTracing } from '@opentelemetry/core';
 import { ACCESS_LOG_TOPIC, PURGES_TOPIC, TOPICS } from '@rsd/contracts';
 import type { ReadinessCheck } from '@rsd/ports';
-import { ConfigError, type Logger } from '@rsd/platform';
+import { openRecord, sealingEventLog } from '@rsd/consumers';
+import {
+  ConfigError,
+  SUBJECT_KEYS_MASTER_KEY_SECRET,
+  subjectCipher,
+  subjectKeysMasterKey,
+  type Logger,
+  type SubjectCipher,
+} from '@rsd/platform';
 import type { AccessLog, AccessLogStore, EventLog, Runtime, SubjectKeyStore, ViewStore, Views, ViewsOwner } from '@rsd/ports';
 import type { RedisConnection } from '@rsd/redis';
 import { accessLogProjection, accessRecordBatchOf } from './access-log-projection';
 import { engineRefusal } from './engine-refusal';
+import { loadOrCreateSecretFile } from './secrets';
 import type { RuntimeConfig } from './runtime-config';
 import { NEVER_STALE } from './shared-views/feed-staleness';
 import { sharedViewReader } from './shared-views/shared-view-reader';
@@ -47,7 +58,7 @@ async function openEmbedded(config: RuntimeConfig, log: Logger): Promise<OpenedR
  */
 export async function embeddedRuntime(
   adapters: typeof import('@rsd/embedded'),
-  config: Pick<RuntimeConfig, 'DATA_DIR' | 'READ_VIEWS_DB' | 'NOTIFIER_DB'>,
+  config: Pick<RuntimeConfig, 'DATA_DIR' | 'READ_VIEWS_DB' | 'NOTIFIER_DB'> & Partial<Pick<RuntimeConfig, 'subjectKeysMasterKey'>>,
   log: Logger,
 ): Promise<OpenedRuntime> {
   const {
@@ -59,19 +70,29 @@ export async function embeddedRuntime(
     openSqliteEventLog,
     openSqliteOffboardingStore,
     openSqliteSubjectKeyStore,
-    SUBJECT_KEYS_DATABASE,
     openSqliteViewStore,
     openSqliteWebhookStore,
+    SUBJECT_KEYS_DATABASE,
   } = adapters;
   // One database file, and one connection in the process, for the log, the authorizations, the views and
   // the webhooks: one transaction per turn of the event loop for all of them (libs/embedded/src/sqlite/database.ts).
   const file = join(config.DATA_DIR, EMBEDDED_DATABASE);
   await importEarlierData({ dataDir: config.DATA_DIR, file, log: log.child({ component: 'import' }) });
-  const eventLog = openSqliteEventLog({ file, log: log.child({ component: 'event-log' }) });
+  // Decision 56: the subjects' keys in a database of their own beside the log's (never in `rsd backup`'s
+  // archive of it), wrapped by the master key: SUBJECT_KEYS_MASTER_KEY, else its file in DATA_DIR.
+  const subjectKeys = openSqliteSubjectKeyStore({ file: join(config.DATA_DIR, SUBJECT_KEYS_DATABASE) });
+  const cipher = subjectCipher({
+    store: subjectKeys,
+    masterKey: config.subjectKeysMasterKey ?? (await embeddedMasterKey(config.DATA_DIR, log)),
+  });
+  // Sealed as they are appended, opened once for every subscription as they are read.
+  const eventLog = sealingEventLog(
+    openSqliteEventLog({ file, log: log.child({ component: 'event-log' }), open: (record) => openRecord(record, cipher) }),
+    cipher,
+  );
   const opened: { close(): Promise<void> }[] = [];
   const rateLimitStores = createMemoryRateLimitStores();
   let accessLog: Promise<AccessLog> | undefined;
-  let subjectKeys: SubjectKeyStore | undefined;
   const opening = <T extends { close(): Promise<void> }>(resource: T): T => {
     opened.push(resource);
     return resource;
@@ -92,9 +113,8 @@ export async function embeddedRuntime(
     openAuditLogStore: () => Promise.resolve(opening(openSqliteAuditLogStore({ file }))),
     auditFeedGroup: AUDIT_FEED_GROUP,
     openOffboardingStore: () => Promise.resolve(opening(openSqliteOffboardingStore({ file }))),
-    // A file of its own, which `rsd backup` does not copy with the log (docs/operators/data-protection.md).
-    openSubjectKeyStore: () =>
-      Promise.resolve((subjectKeys ??= opening(openSqliteSubjectKeyStore({ file: join(config.DATA_DIR, SUBJECT_KEYS_DATABASE) })))),
+    // The cipher's own store (closed with the runtime), which `rsd backup` does not copy with the log.
+    openSubjectKeyStore: () => Promise.resolve(forgettingDestroyed(subjectKeys, cipher)),
     erasureFeedGroup: ERASURE_FEED_GROUP,
     openViews: (owner) => {
       const namespace = placeOf(owner, config);
@@ -122,16 +142,26 @@ export async function embeddedRuntime(
     close: async () => {
       for (const resource of opened) await resource.close();
       await eventLog.close();
+      await subjectKeys.close();
     },
   };
   return runtime;
+}
+
+/** The embedded runtime's master key: its file in DATA_DIR, made on the first start (mode 0600, not a database: no backup carries it). */
+async function embeddedMasterKey(dataDir: string, log: Logger): Promise<Buffer> {
+  const secret = await loadOrCreateSecretFile(dataDir, SUBJECT_KEYS_MASTER_KEY_SECRET);
+  if (secret.created) {
+    log.info({ file: SUBJECT_KEYS_MASTER_KEY_SECRET.file }, `generated ${SUBJECT_KEYS_MASTER_KEY_SECRET.variable} into the data directory`);
+  }
+  return subjectKeysMasterKey({ [SUBJECT_KEYS_MASTER_KEY_SECRET.variable]: secret.value });
 }
 
 async function openDistributed(config: RuntimeConfig, service: string, log: Logger): Promise<OpenedRuntime> {
   const { openKafkaEventLog } = await import('@rsd/kafka');
   // The event log's and the access log's: the Kafka adapter names its own components (kafka-event-log, kafkajs), so a `component` bound here would repeat.
   const kafka = { brokers: config.KAFKA_BROKERS, clientId: service, log, kafka: config.engines.kafka };
-  const eventLog = await openKafkaEventLog({
+  const kafkaLog = await openKafkaEventLog({
     ...kafka,
     topics: {
       names: [...Object.values(TOPICS), PURGES_TOPIC],
@@ -139,11 +169,12 @@ async function openDistributed(config: RuntimeConfig, service: string, log: Logg
       replicationFactor: config.KAFKA_REPLICATION_FACTOR,
     },
   });
+  const masterKey = config.subjectKeysMasterKey;
+  if (!masterKey) throw new ConfigError(['SUBJECT_KEYS_MASTER_KEY: is required when RUNTIME=distributed']);
   let mongo: MongoClient | undefined;
   let redis: { client: RedisConnection; close(): Promise<void> } | undefined;
   let accessLog: Promise<AccessLog & { close(): Promise<void> }> | undefined;
-  let subjectKeys: Promise<SubjectKeyStore> | undefined;
-  const checks: ReadinessCheck[] = [{ name: 'kafka', check: () => eventLog.ping() }];
+  const checks: ReadinessCheck[] = [{ name: 'kafka', check: () => kafkaLog.ping() }];
 
   const database = async (name: string): Promise<Db> => {
     if (!mongo) {
@@ -159,6 +190,14 @@ async function openDistributed(config: RuntimeConfig, service: string, log: Logg
     }
     return mongo.db(name);
   };
+
+  // Decision 56: the subjects' keys in a database of their own, opened at the first seal or opening.
+  const subjectKeys = lazily(async () => {
+    const { openMongoSubjectKeyStore } = await import('@rsd/mongo');
+    return openMongoSubjectKeyStore(await database(config.SUBJECT_KEYS_DB));
+  });
+  const cipher = subjectCipher({ store: lazySubjectKeyStore(subjectKeys), masterKey });
+  const eventLog = sealingEventLog(kafkaLog, cipher);
 
   const viewsFollowing =
     (followed: EventLog): Runtime['openViews'] =>
@@ -194,16 +233,8 @@ async function openDistributed(config: RuntimeConfig, service: string, log: Logg
       const { openMongoOffboardingStore } = await import('@rsd/mongo');
       return openMongoOffboardingStore(db);
     },
-    openSubjectKeyStore: () => {
-      subjectKeys ??= (async () => {
-        const db = await database(config.SUBJECT_KEYS_DB);
-        const { openMongoSubjectKeyStore } = await import('@rsd/mongo');
-        return openMongoSubjectKeyStore(db);
-      })();
-      // A failed opening is not kept: the next call tries again.
-      subjectKeys.catch(() => (subjectKeys = undefined));
-      return subjectKeys;
-    },
+    // The cipher's own store (closed with the runtime).
+    openSubjectKeyStore: async () => forgettingDestroyed(await subjectKeys.get(), cipher),
     erasureFeedGroup: `${ERASURE_FEED_GROUP}.${config.CREDENTIALS_DB}`,
     openViews: viewsFollowing(eventLog),
     openWebhookStore: async () => {
@@ -258,7 +289,7 @@ async function openDistributed(config: RuntimeConfig, service: string, log: Logg
       });
     },
     readiness: () => checks,
-    consumerLag: (groupId) => eventLog.lag(groupId),
+    consumerLag: (groupId) => kafkaLog.lag(groupId),
     openAccessLog: ({ retentionDays }) => {
       accessLog ??= (async () => {
         const { openKafkaAccessLog } = await import('@rsd/kafka');
@@ -280,7 +311,7 @@ async function openDistributed(config: RuntimeConfig, service: string, log: Logg
           // The position belongs to the database the records go to. A new database holds no authorization
           // yet, so nothing published before it existed can be one of its own: it starts at the end.
           follow: async (grants) =>
-            eventLog.subscribe({
+            kafkaLog.subscribe({
               groupId: `credentials-access-log.${config.CREDENTIALS_DB}`,
               topics: [ACCESS_LOG_TOPIC],
               fromBeginning: false,
@@ -288,7 +319,7 @@ async function openDistributed(config: RuntimeConfig, service: string, log: Logg
             }),
           // Decision 44's alerts: a group of their own, from the end like the store's; a message that is not a batch is passed by.
           watch: (observe) =>
-            eventLog.subscribe({
+            kafkaLog.subscribe({
               groupId: `credentials-alerts.${config.CREDENTIALS_DB}`,
               topics: [ACCESS_LOG_TOPIC],
               fromBeginning: false,
@@ -307,6 +338,7 @@ async function openDistributed(config: RuntimeConfig, service: string, log: Logg
     close: async () => {
       await (await accessLog?.catch(() => undefined))?.close();
       await eventLog.close();
+      await (await subjectKeys.opened())?.close();
       await mongo?.close();
       await redis?.close();
     },
@@ -322,4 +354,52 @@ function placeOf(owner: ViewsOwner, config: Pick<RuntimeConfig, 'READ_VIEWS_DB' 
 function required(value: string | undefined, name: string): string {
   if (!value) throw new ConfigError([`${name}: is required when RUNTIME=distributed`]);
   return value;
+}
+
+/** Opens once, at the first call; a failed opening is not kept (the next call tries again). */
+function lazily<T>(open: () => Promise<T>): { get(): Promise<T>; opened(): Promise<T | undefined> } {
+  let opening: Promise<T> | undefined;
+  return {
+    get: () => {
+      opening ??= open();
+      opening.catch(() => (opening = undefined));
+      return opening;
+    },
+    opened: async () => opening?.catch(() => undefined),
+  };
+}
+
+/**
+ * The runtime's key store as the services see it: the cipher's own, so that a key destroyed in this
+ * process stops opening here at once (other processes forget it on the erasure event, or within the
+ * cipher's TTL); closed with the runtime, not by a service.
+ */
+function forgettingDestroyed(store: SubjectKeyStore, cipher: Pick<SubjectCipher, 'forget'>): SubjectKeyStore {
+  return {
+    getOrCreate: (subject, candidate) => store.getOrCreate(subject, candidate),
+    read: (subject) => store.read(subject),
+    destroy: async (subject, at) => {
+      const destroyed = await store.destroy(subject, at);
+      cipher.forget(subject);
+      return destroyed;
+    },
+    close: () => Promise.resolve(),
+  };
+}
+
+/**
+ * A key store opened at its first use (the distributed runtime's, in MongoDB). Its calls are not traced:
+ * the first one of a process that keeps nothing else in MongoDB (score ingest) opens its connection
+ * inside a request's trace, whose handshake (`saslStart`) would be a span of that trace; and a key is
+ * read once per subject per 30 s, an internal step of sealing, not the request's work.
+ */
+function lazySubjectKeyStore(store: { get(): Promise<SubjectKeyStore> }): SubjectKeyStore {
+  const untraced = <T>(call: (opened: SubjectKeyStore) => Promise<T>): Promise<T> =>
+    context.with(suppressTracing(context.active()), async () => call(await store.get()));
+  return {
+    getOrCreate: (subject, candidate) => untraced((opened) => opened.getOrCreate(subject, candidate)),
+    read: (subject) => untraced((opened) => opened.read(subject)),
+    destroy: (subject, at) => untraced((opened) => opened.destroy(subject, at)),
+    close: () => Promise.resolve(),
+  };
 }

@@ -1,8 +1,10 @@
+import { randomBytes } from 'node:crypto';
 import { loadConfig } from '@rsd/platform';
 import { runtimeConfigSchema } from './runtime-config';
 
 const schema = runtimeConfigSchema({ defaultRuntime: 'distributed', needs: ['kafka', 'redis'] });
-const base = { KAFKA_BROKERS: '127.0.0.1:9092' };
+const MASTER_KEY = randomBytes(32).toString('base64');
+const base = { KAFKA_BROKERS: '127.0.0.1:9092', SUBJECT_KEYS_MASTER_KEY: MASTER_KEY };
 
 describe('runtimeConfigSchema: Redis and Kafka on clusters', () => {
   test('when REDIS_CLUSTER_NODES lists host:port pairs, then they are the cluster and REDIS_URL is not required', () => {
@@ -54,5 +56,28 @@ describe('runtimeConfigSchema: a process that reaches no engine', () => {
     expect(() => loadConfig(runtimeConfigSchema({ defaultRuntime: 'distributed', needs: ['kafka'] }), shared)).toThrow(
       'KAFKA_SASL_PASSWORD_FILE',
     );
+  });
+});
+
+describe("runtimeConfigSchema: decision 56's master key of the subjects' keys", () => {
+  const distributed = { KAFKA_BROKERS: '127.0.0.1:9092', REDIS_URL: 'redis://r' };
+
+  test('when a service of the distributed runtime has none, then its start is refused naming the variable', () => {
+    expect(() => loadConfig(schema, distributed)).toThrow('SUBJECT_KEYS_MASTER_KEY: is required when RUNTIME=distributed');
+  });
+
+  test('when it is set, or in the file its _FILE names, then it is the 32 bytes; a bad value is refused without being echoed', () => {
+    expect(loadConfig(schema, { ...distributed, SUBJECT_KEYS_MASTER_KEY: MASTER_KEY }).subjectKeysMasterKey?.toString('base64')).toBe(
+      MASTER_KEY,
+    );
+    const short = randomBytes(16).toString('base64');
+    expect(() => loadConfig(schema, { ...distributed, SUBJECT_KEYS_MASTER_KEY: short })).toThrow(
+      /^invalid configuration:\n {2}- SUBJECT_KEYS_MASTER_KEY: must be 32 bytes, base64$/,
+    );
+  });
+
+  test('when the embedded runtime or a process that reaches no engine has none, then it starts (the embedded runtime makes its own)', () => {
+    expect(loadConfig(runtimeConfigSchema({ defaultRuntime: 'embedded', needs: ['kafka'] }), {}).subjectKeysMasterKey).toBeUndefined();
+    expect(loadConfig(runtimeConfigSchema({ defaultRuntime: 'distributed', needs: [] }), {}).subjectKeysMasterKey).toBeUndefined();
   });
 });

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { env, secretsFromFiles } from '@rsd/platform';
+import { ConfigError, env, secretsFromFiles, SUBJECT_KEYS_MASTER_KEY, subjectKeysMasterKey } from '@rsd/platform';
 import { ENGINE_SECRETS, engineConnectionsOf, engineSettingsShape, PLAIN_CONNECTIONS } from './engine-settings';
 
 export type RuntimeKind = 'embedded' | 'distributed';
@@ -57,6 +57,8 @@ export function runtimeConfigSchema(options: { defaultRuntime: RuntimeKind; need
       NOTIFIER_DB: env.string('rsd_notifier'),
       // Decision 56: the subjects' keys in a database of their own, so a dump of the others holds none.
       SUBJECT_KEYS_DB: env.string('rsd_subject_keys'),
+      // Required on the distributed runtime; the embedded runtime makes it into DATA_DIR when unset.
+      SUBJECT_KEYS_MASTER_KEY: env.optionalString(),
       REDIS_URL: env.optionalString(),
       // Set, it selects a Redis Cluster for every use of Redis, and REDIS_URL is not used.
       REDIS_CLUSTER_NODES: clusterNodes(),
@@ -79,18 +81,46 @@ export function runtimeConfigSchema(options: { defaultRuntime: RuntimeKind; need
       }
     })
     .transform((config, ctx) => {
-      if (config.RUNTIME !== 'distributed' || reachesNoEngine) return { ...config, engines: PLAIN_CONNECTIONS };
+      const subjectKeys = masterKeyOf(config, ctx, !reachesNoEngine && config.RUNTIME === 'distributed');
+      if (config.RUNTIME !== 'distributed' || reachesNoEngine) return { ...config, engines: PLAIN_CONNECTIONS, ...subjectKeys };
       const { connections, problems } = engineConnectionsOf({ ...config, clustered: config.REDIS_CLUSTER_NODES.length > 0 });
       for (const { variable, message } of problems) ctx.addIssue({ code: 'custom', path: [variable], message });
-      return { ...config, engines: connections };
+      return { ...config, engines: connections, ...subjectKeys };
     });
   // The secrets' files are read before anything else looks at the variables they set.
   return z.preprocess((input, ctx) => {
-    if (typeof input !== 'object' || input === null || reachesNoEngine || !distributed(input as Record<string, unknown>)) return input;
-    const { env: resolved, problems } = secretsFromFiles(input as NodeJS.ProcessEnv, ENGINE_SECRETS);
+    if (typeof input !== 'object' || input === null || reachesNoEngine) return input;
+    const secrets = distributed(input as Record<string, unknown>)
+      ? [...ENGINE_SECRETS, SUBJECT_KEYS_MASTER_KEY]
+      : [SUBJECT_KEYS_MASTER_KEY];
+    const { env: resolved, problems } = secretsFromFiles(input as NodeJS.ProcessEnv, secrets);
     for (const { variable, message } of problems) ctx.addIssue({ code: 'custom', path: [variable], message });
     return resolved;
   }, settings);
 }
 
 export type RuntimeConfig = z.infer<ReturnType<typeof runtimeConfigSchema>>;
+
+/**
+ * Decision 56's master key, checked (32 bytes, base64), its value never echoed: required where
+ * `required` (the distributed runtime: every replica opens what the others sealed, and none may seal
+ * under a key of its own making), else undefined when unset (the embedded runtime makes its own).
+ */
+function masterKeyOf(
+  config: { SUBJECT_KEYS_MASTER_KEY?: string | undefined },
+  ctx: z.RefinementCtx,
+  required: boolean,
+): { subjectKeysMasterKey?: Buffer } {
+  if (!required && !config.SUBJECT_KEYS_MASTER_KEY) return {};
+  try {
+    return { subjectKeysMasterKey: subjectKeysMasterKey({ [SUBJECT_KEYS_MASTER_KEY]: config.SUBJECT_KEYS_MASTER_KEY }) };
+  } catch (error) {
+    if (!(error instanceof ConfigError)) throw error;
+    const message =
+      required && !config.SUBJECT_KEYS_MASTER_KEY
+        ? `is required when RUNTIME=distributed (32 random bytes, base64: the same on every replica), or ${SUBJECT_KEYS_MASTER_KEY}_FILE`
+        : 'must be 32 bytes, base64';
+    ctx.addIssue({ code: 'custom', path: [SUBJECT_KEYS_MASTER_KEY], message });
+    return {};
+  }
+}

@@ -10,7 +10,7 @@ import { readDevSecret, signDevToken } from '@rsd/platform';
 import { aScoreSubmission, request } from '@rsd/testkit';
 import { everyAnswerDocumented, type Answer } from './documented-answers.js';
 import { eventually, REPO_ROOT, startEmbedded, type EmbeddedProcess } from '../../../test/support/embedded-process.js';
-import { TEST_RESPONSE_SIGNING_KEYS } from '../../../test/support/service-process.js';
+import { TEST_RESPONSE_SIGNING_KEYS, TEST_SUBJECT_KEYS_MASTER_KEY } from '../../../test/support/service-process.js';
 import * as sdk from '@resilience-score/client';
 import {
   ApiError,
@@ -437,6 +437,7 @@ describe('every refusal, as its error class', () => {
           REDIS_URL: `redis://127.0.0.1:${nobody}`,
           JWT_HS256_SECRET: 'sdk-starting-read-api-0123456789abcdef',
           RESPONSE_SIGNING_KEYS: TEST_RESPONSE_SIGNING_KEYS,
+          SUBJECT_KEYS_MASTER_KEY: TEST_SUBJECT_KEYS_MASTER_KEY,
           READ_API_HOST: '127.0.0.1',
           READ_API_PORT: String(port),
           LOG_LEVEL: 'warn',

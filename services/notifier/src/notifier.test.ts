@@ -253,12 +253,15 @@ describe('the notifier, on the embedded runtime', () => {
 
   test("when a grant's webhook is created, changed, its secret rotated and deleted, then each change is in the event log for the grant's organization's audit trail, with the recipient as actor and never the URL or a secret (decision 54)", async () => {
     const recorded: string[] = [];
+    const written: string[] = [];
     const follower = await runtime.eventLog.subscribe({
       groupId: `audit-${randomUUID()}`,
       topics: [TOPICS.webhookChanges],
       fromBeginning: true,
       handle: (record) => {
-        recorded.push(record.value);
+        // Decision 56: the log holds the stamp sealed, and hands its followers the value opened.
+        written.push(record.value);
+        recorded.push(record.opened ?? record.value);
         return Promise.resolve();
       },
     });
@@ -281,6 +284,7 @@ describe('the notifier, on the embedded runtime', () => {
 
       // On the embedded log each append waits for its live followers: recorded before each answer.
       const events = recorded.map((value) => webhookChangedSchema.parse(JSON.parse(value)));
+      expect(written.every((value) => value.includes('"rsdsealed":1') && !value.includes('"actor"'))).toBe(true);
       expect(events.map((event) => [event.data.audit.action, event.data.audit.actor.via])).toEqual([
         ['webhook.created', 'api'],
         ['webhook.updated', 'api'],

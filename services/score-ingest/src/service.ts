@@ -7,7 +7,7 @@ import { createScoreIngestModule } from './score-ingest-module';
 export const scoreIngestService: ServiceDefinition<ScoreIngestConfig> = {
   name: 'score-ingest',
   configSchema: scoreIngestConfigSchema,
-  needs: ['kafka'],
+  needs: ['kafka', 'mongo'],
   secrets: [DEV_JWT_SECRET],
   listenOn: (config) => ({ port: config.SCORE_INGEST_PORT, host: config.SCORE_INGEST_HOST }),
   connectionShare: 0.2,

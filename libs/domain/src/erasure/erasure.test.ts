@@ -1,12 +1,12 @@
-import { EVENT_TYPES } from '@rsd/contracts';
+import { EVENT_TYPES, recipientErasedSchema } from '@rsd/contracts';
 import { aStoredAuthorization, anEvent, authorizationCreatedEvent, authorizationRevokedEvent } from '@rsd/testkit';
 import { credentialView } from '../views/credential-view';
 import { recipientAccountView } from '../views/account-views';
 import {
+  grantSubject,
   offboardingKept,
   offboardingOf,
   organizationPurgedBy,
-  recipientSubjectOf,
   startedOffboarding,
   withoutRecipientData,
   withPurge,
@@ -16,6 +16,15 @@ const at = new Date('2026-12-02T10:00:00.000Z');
 const later = (seconds: number) => new Date(at.getTime() + seconds * 1000);
 
 describe('decision 56: a recipient erased', () => {
+  const account = {
+    accountId: 'rcp_AAAAAAAAAAAAAAAAAAAAAAAA',
+    name: 'Ada',
+    keyDigest: 'a'.repeat(64),
+    previousKeyDigest: null,
+    previousKeyExpiresAt: null,
+    revision: 1,
+  };
+
   test("when a grant's recipient is erased, then its name and every address go and the rest of the grant stays", () => {
     const grant = aStoredAuthorization({
       recipientName: 'Ada Lovelace',
@@ -44,11 +53,8 @@ describe('decision 56: a recipient erased', () => {
     });
   });
 
-  test("the subject is the holding account's, else the grant's own", () => {
-    const grant = aStoredAuthorization();
-
-    expect(recipientSubjectOf(grant)).toBe(`grant:${grant.clientId}`);
-    expect(recipientSubjectOf({ ...grant, recipientAccountId: 'rcp_AAAAAAAAAAAAAAAA' })).toBe('account:rcp_AAAAAAAAAAAAAAAA');
+  test("a grant's recipient data is the grant's subject, whoever holds it", () => {
+    expect(grantSubject('rs_AAAAAAAAAAAAAAAAAAAAAAAA')).toBe('grant:rs_AAAAAAAAAAAAAAAAAAAAAAAA');
   });
 
   test('when the credential view hears of the erasure, then its name goes for good, even under a later event and a replay', () => {
@@ -70,20 +76,26 @@ describe('decision 56: a recipient erased', () => {
   });
 
   test("when an account's own data is erased, then its view loses the name; a grant's erasure leaves accounts alone", () => {
-    const account = {
-      accountId: 'rcp_AAAAAAAAAAAAAAAA',
-      name: 'Ada',
-      keyDigest: 'a'.repeat(64),
-      previousKeyDigest: null,
-      previousKeyExpiresAt: null,
-      revision: 1,
-    };
     const erasure = (subject: string) =>
       anEvent(EVENT_TYPES.recipientErased, { clientId: 'rs_AAAAAAAAAAAAAAAAAAAAAAAA', organizationId: 'acme', subject }, { time: at });
 
     expect(recipientAccountView.keyOf(erasure(`account:${account.accountId}`))).toBe(account.accountId);
     expect(recipientAccountView.evolve(account, erasure(`account:${account.accountId}`))).toMatchObject({ name: null });
     expect(recipientAccountView.keyOf(erasure('grant:rs_AAAAAAAAAAAAAAAAAAAAAAAA'))).not.toBe(account.accountId);
+  });
+
+  test("when an account's own erasure is heard (it names the account alone, held grants or not), then the account's view loses its name and no grant's view is touched", () => {
+    const erasure = anEvent(
+      EVENT_TYPES.recipientErased,
+      { accountId: account.accountId, subject: `account:${account.accountId}` },
+      { time: at },
+    );
+
+    expect(recipientErasedSchema.safeParse(erasure).success).toBe(true);
+    expect(recipientAccountView.keyOf(erasure)).toBe(account.accountId);
+    expect(recipientAccountView.evolve(account, erasure)).toMatchObject({ name: null, recipientErased: true });
+    expect(credentialView.keyOf(erasure)).toBeUndefined();
+    expect(erasure.subject).toBe(account.accountId);
   });
 });
 

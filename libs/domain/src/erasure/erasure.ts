@@ -13,14 +13,15 @@ export function organizationSubject(organizationId: string): string {
 }
 
 /**
- * The subject of a recipient's own data on a grant: its recipient account's when an account holds the
- * grant, else the grant's own.
+ * The subject of a recipient's data on one grant (the name the organization gave it, the addresses its
+ * alerts saw): the grant's own, whoever holds it. An organization erases what is its grant's, never the
+ * account's, which holds other organizations' grants.
  */
-export function recipientSubjectOf(record: Pick<StoredAuthorization, 'clientId' | 'recipientAccountId'>): string {
-  return record.recipientAccountId ? `account:${record.recipientAccountId}` : `grant:${record.clientId}`;
+export function grantSubject(clientId: string): string {
+  return `grant:${clientId}`;
 }
 
-/** A recipient account's own subject. */
+/** A recipient account's own subject (its name, its own changes). */
 export function accountSubject(accountId: string): string {
   return `account:${accountId}`;
 }

@@ -43,7 +43,8 @@ export const credentialView: ViewDefinition<CredentialView> = {
   name: 'credential_views',
 
   ...viewEvents<CredentialView>()({
-    keyOf: (event) => event.data.clientId,
+    // An account's own erasure names no grant.
+    keyOf: (event) => ('clientId' in event.data ? event.data.clientId : undefined),
     on: {
       [EVENT_TYPES.authorizationCreated]: (state, event) => {
         if (state && state.revision >= event.data.revision) return state;

@@ -62,8 +62,8 @@ export function isListed<S>(view: ViewDefinition<S>): view is ListedView<S> {
 
 /** How a view declares its events: a handler per event type, and which document each of those events concerns. */
 export interface ViewEventsDeclaration<S, T extends EventType> {
-  /** The key of the document an event of a handled type concerns. */
-  keyOf(event: EventOf<T>): string;
+  /** The key of the document an event of a handled type concerns, or undefined when it concerns none of them. */
+  keyOf(event: EventOf<T>): string | undefined;
   on: ViewHandlers<S, T>;
 }
 

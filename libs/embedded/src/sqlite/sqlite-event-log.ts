@@ -1,5 +1,5 @@
-import { type EventLog, type EventRecord, type OutgoingRecord, type ParsedRecord } from '@rsd/ports';
-import { parseRecord } from '@rsd/consumers';
+import { type EventLog, type EventRecord, type OutgoingRecord } from '@rsd/ports';
+import { parseRecord, type OpenedRecord } from '@rsd/consumers';
 import { LRUCache } from 'lru-cache';
 import { silentLogger, type EmbeddedLogger } from '../embedded-logger';
 import { deepFreeze } from '../memory-view-store';
@@ -13,6 +13,11 @@ export interface SqliteEventLogOptions {
   deliveryTimeoutMs?: number;
   /** How long a committed position may stay in memory only; a crash replays at most this much, which the views absorb. */
   positionFlushMs?: number;
+  /**
+   * How a record is read (decision 56: its sealed fields opened, `openRecord`), once for every
+   * subscription; by default parsed as it is written (`parseRecord`).
+   */
+  open?: (record: EventRecord) => Promise<OpenedRecord>;
 }
 
 const DEFAULT_DELIVERY_TIMEOUT_MS = 10_000;
@@ -47,8 +52,10 @@ export function openSqliteEventLog(options: SqliteEventLogOptions): EventLog {
   // commit may still wait for its sync. A projection, a webhook never acts on what a power cut could take.
   let durableEnd = integer(statement('SELECT COALESCE(MAX(seq), 0) AS seq FROM events').get()?.seq);
   let closed = false;
-  // By sequence number, which names one record for good: the log is append-only.
-  const parsed = new LRUCache<number, ParsedRecord>({ max: PARSED_RECORDS });
+  const open = options.open ?? ((record: EventRecord): Promise<OpenedRecord> => Promise.resolve({ parsed: parseRecord(record) }));
+  // By sequence number, which names one record for good: the log is append-only. The promise is kept
+  // while it runs, so subscriptions reading the same record at once open it once.
+  const parsed = new LRUCache<number, Promise<OpenedRecord>>({ max: PARSED_RECORDS });
 
   const reader: LogReader = {
     end: () => durableEnd,
@@ -58,15 +65,23 @@ export function openSqliteEventLog(options: SqliteEventLogOptions): EventLog {
         durableEnd,
         limit,
       ) as unknown as ReturnType<LogReader['page']>,
-    recordOf: (row: LogRow) => {
-      const record: EventRecord = { topic: row.topic, partition: 0, offset: String(row.seq), key: row.key, value: row.value };
-      let answer = parsed.get(row.seq);
+    recordOf: (row: LogRow) => ({ topic: row.topic, partition: 0, offset: String(row.seq), key: row.key, value: row.value }),
+    opened: async (record) => {
+      const seq = Number(record.offset);
+      let answer = parsed.get(seq);
       if (!answer) {
         // Frozen, since every subscription's handler gets the same event.
-        answer = deepFreeze(parseRecord(record));
-        parsed.set(row.seq, answer);
+        answer = open(record).then((result) => {
+          // An erasure seen: no record opened before it is handed out again from memory.
+          if (result.forgot) parsed.clear();
+          return deepFreeze(result);
+        });
+        parsed.set(seq, answer);
+        // A failure (the key store away) is not kept: the handler's next attempt opens it again.
+        answer.catch(() => parsed.delete(seq));
       }
-      return { ...record, parsed: answer };
+      const { parsed: event, opened } = await answer;
+      return { ...record, parsed: event, ...(opened === undefined ? {} : { opened }) };
     },
     position: (groupId) => {
       const row = statement('SELECT seq FROM positions WHERE group_id = ?').get(groupId);

@@ -18,8 +18,13 @@ export interface LogReader {
   end(): number;
   /** Up to `limit` records after `after`, in log order. */
   page(after: number, limit: number): LogRow[];
-  /** The record as a consumer reads it, parsed once for every subscription of the log. */
+  /** The record as it is written. */
   recordOf(row: LogRow): EventRecord;
+  /**
+   * The record as a consumer reads it, parsed (and opened: decision 56) once for every subscription
+   * of the log; run in the handler, so a failure is retried as the handler's would be.
+   */
+  opened(record: EventRecord): Promise<EventRecord>;
   /** The group's committed position, if it has one. */
   position(groupId: string): number | undefined;
   /** Joins the next commit, after every write the group's handlers made before it. */
@@ -62,7 +67,7 @@ export class SqliteLogSubscription implements Subscription {
   ) {
     this.core = new ConsumerCore({
       groupId: options.groupId,
-      handle: (record) => options.handle(record),
+      handle: async (record) => options.handle(await reader.opened(record)),
       commit: (record) => this.commit(record),
       stop: () => this.stop(),
       log: settings.log,

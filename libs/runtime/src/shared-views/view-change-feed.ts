@@ -29,7 +29,8 @@ export function startChangeFeed({ eventLog, views, log, replicaId }: ChangeFeedD
     handle: (record) => {
       const parsed = parseRecord(record);
       if ('reason' in parsed) log.debug({ topic: record.topic, offset: record.offset }, 'change feed skipped an invalid record');
-      else views.observe(parsed.event);
+      // An erased organization's event (decision 56) is passed by: nothing of it is kept.
+      else if ('event' in parsed) views.observe(parsed.event);
       return Promise.resolve();
     },
   });

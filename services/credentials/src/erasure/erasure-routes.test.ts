@@ -88,7 +88,10 @@ describe('credentials service: offboarding and erasure (decision 56)', () => {
       ].sort(),
     );
     expect((await events()).at(-1)).toMatchObject({ type: EVENT_TYPES.organizationOffboarded, data: { organizationId: ORG } });
-    expect(await h.subjectKeys.read(`organization:${ORG}`)).toMatchObject({ state: 'destroyed' });
+    // Its key, and each of its grants' own (what their recipients left under them: alerts' addresses, names given to a link).
+    for (const subject of [`organization:${ORG}`, `grant:${first.clientId}`, `grant:${second.clientId}`]) {
+      expect(await h.subjectKeys.read(subject)).toMatchObject({ state: 'destroyed' });
+    }
     // This service's own purge ran as the event reached its feed (the embedded log waits for it).
     expect(await h.store.list(ORG)).toEqual([]);
     expect(await h.accessLog.page(first.clientId, { limit: 10 })).toEqual([]);
@@ -108,6 +111,7 @@ describe('credentials service: offboarding and erasure (decision 56)', () => {
     expect(await h.accessLog.page(other.clientId, { limit: 10 })).toHaveLength(1);
     expect((await h.auditLog.page({ organizationId: OTHER }, { limit: 10 })).length).toBeGreaterThan(0);
     expect(await h.subjectKeys.read(`organization:${OTHER}`)).toBeUndefined();
+    expect(await h.subjectKeys.read(`grant:${other.clientId}`)).toBeUndefined();
     // The record is answered 30 days after it was done, then no more.
     h.clock.set(new Date(later.getTime() + 30 * DAY_MS - 1));
     expect((await offboarding()).status).toBe(200);
@@ -148,15 +152,63 @@ describe('credentials service: offboarding and erasure (decision 56)', () => {
     );
   });
 
-  test('when a recipient account erases itself, then its key is destroyed, its name goes, and so does its data on every grant it holds', async () => {
-    const linked = await grant(ORG, tokens.writer!, { keyDelivery: 'claimLink' });
+  /**
+   * A grant of `org` created for a link (its name sealed under the grant), claimed into a recipient
+   * account: a new one, or the one whose key is given.
+   */
+  const grantClaimedIntoAccount = async (org = ORG, token = tokens.writer!, accountKey?: string) => {
+    const linked = await grant(org, token, { keyDelivery: 'claimLink' });
     const opened = await request(linked.claim!.url, {
       method: 'POST',
-      headers: json,
-      body: JSON.stringify({ into: 'account', accountName: 'Ada' }),
+      headers: { ...json, ...(accountKey ? { 'x-api-key': accountKey } : {}) },
+      body: JSON.stringify({ into: 'account', ...(accountKey ? {} : { accountName: 'Ada' }) }),
     });
     expect(opened.status).toBe(201);
-    const { accountId, accountKey } = opened.body as { accountId: string; accountKey: string };
+    return { linked, ...(opened.body as { accountId: string; accountKey: string }) };
+  };
+  const lastEvent = async () => (await events()).at(-1);
+
+  test("when an organization erases the recipient of a grant an account holds, then the grant's own key goes and the account's stays, with its name on another organization's grant", async () => {
+    const { linked, accountId, accountKey } = await grantClaimedIntoAccount();
+    const other = await grantClaimedIntoAccount(OTHER, tokens.otherWriter, accountKey);
+
+    const answer = await request(`${h.app.baseUrl}/v1/organizations/${ORG}/authorizations/${linked.clientId}/erasure`, {
+      method: 'POST',
+      headers: bearer(tokens.writer!),
+    });
+
+    expect(answer.body).toMatchObject({ subject: `grant:${linked.clientId}` });
+    expect(await h.subjectKeys.read(`grant:${linked.clientId}`)).toMatchObject({ state: 'destroyed' });
+    expect((await h.subjectKeys.read(`account:${accountId}`))?.state).not.toBe('destroyed');
+    expect(await lastEvent()).toMatchObject({
+      type: EVENT_TYPES.recipientErased,
+      data: { organizationId: ORG, clientId: linked.clientId, subject: `grant:${linked.clientId}` },
+    });
+    expect((await h.store.findAccount(accountId))?.name).toBe('Ada');
+    expect(await h.store.find(ORG, linked.clientId)).toMatchObject({ recipientName: null, recipientAccountName: null });
+    expect(await h.store.find(OTHER, other.linked.clientId)).toMatchObject({ recipientAccountId: accountId, recipientAccountName: 'Ada' });
+  });
+
+  test('when a recipient account that holds no grant erases itself, then its key and name go and its erasure is told all the same', async () => {
+    const { accountId, accountKey } = await grantClaimedIntoAccount();
+    // Its one grant's organization offboarded: the account holds nothing any more.
+    expect((await offboard(`?confirm=${ORG}`)).status).toBe(202);
+    expect(await h.store.listHeldByAccount(accountId)).toEqual([]);
+
+    const answer = await request(`${h.app.baseUrl}/v1/portfolio/erasure`, { method: 'POST', headers: { 'x-api-key': accountKey } });
+
+    expect(answer).toMatchObject({ status: 202, body: { subject: `account:${accountId}` } });
+    expect(await h.subjectKeys.read(`account:${accountId}`)).toMatchObject({ state: 'destroyed' });
+    expect((await h.store.findAccount(accountId))?.name).toBeNull();
+    // The views (the read API's, the notifier's) forget the account's name on this event.
+    expect(await lastEvent()).toMatchObject({
+      type: EVENT_TYPES.recipientErased,
+      data: { accountId, subject: `account:${accountId}` },
+    });
+  });
+
+  test('when a recipient account erases itself, then its key is destroyed, its name goes, and so does its data on every grant it holds', async () => {
+    const { linked, accountId, accountKey } = await grantClaimedIntoAccount();
     await h.accessLog.add([anAccessRecord(linked.clientId, 60_000)]);
 
     const refused = await request(`${h.app.baseUrl}/v1/portfolio/erasure`, { method: 'POST', headers: { 'x-api-key': 'rsk_not-a-key' } });
@@ -165,7 +217,10 @@ describe('credentials service: offboarding and erasure (decision 56)', () => {
     expect(refused.status).toBe(401);
     expect(answer.status).toBe(202);
     expect(answer.body.subject).toBe(`account:${accountId}`);
-    expect(await h.subjectKeys.read(`account:${accountId}`)).toMatchObject({ state: 'destroyed' });
+    // The account's key, and the grant's own: the grant was created for a link, so its name is sealed under the grant.
+    for (const subject of [`account:${accountId}`, `grant:${linked.clientId}`]) {
+      expect(await h.subjectKeys.read(subject)).toMatchObject({ state: 'destroyed' });
+    }
     expect((await h.store.findAccount(accountId))?.name).toBeNull();
     expect(await h.store.find(ORG, linked.clientId)).toMatchObject({
       recipientName: null,
@@ -174,10 +229,11 @@ describe('credentials service: offboarding and erasure (decision 56)', () => {
     });
     // The read added here, and the claim the service recorded itself.
     expect((await h.accessLog.page(linked.clientId, { limit: 10 })).map((entry) => entry.clientAddress)).toEqual([null, null]);
-    expect((await events()).at(-1)).toMatchObject({
-      type: EVENT_TYPES.recipientErased,
-      data: { clientId: linked.clientId, subject: `account:${accountId}` },
-    });
+    // Each held grant's erasure names the grant's key, then the account's own names the account's.
+    expect((await events()).slice(-2)).toMatchObject([
+      { type: EVENT_TYPES.recipientErased, data: { organizationId: ORG, clientId: linked.clientId, subject: `grant:${linked.clientId}` } },
+      { type: EVENT_TYPES.recipientErased, data: { accountId, subject: `account:${accountId}` } },
+    ]);
     // The account keeps working: its key still reads its portfolio's offers.
     expect((await request(`${h.app.baseUrl}/v1/portfolio/offers`, { headers: { 'x-api-key': accountKey } })).status).toBe(200);
   });

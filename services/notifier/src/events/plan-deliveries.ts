@@ -76,9 +76,9 @@ export function startNotifierProjection(deps: NotifierProjectionDeps): Promise<S
     awaitedOn: [TOPICS.authorizations],
     handle: async (record) => {
       const parsed = parseRecord(record);
-      // The read API dead-letters what cannot be used; the notifier only passes it by.
-      if ('reason' in parsed) {
-        log.debug({ topic: record.topic, offset: record.offset, reason: parsed.reason }, 'record skipped');
+      // The read API dead-letters what cannot be used; the notifier only passes it by, as an erased organization's event (decision 56).
+      if (!('event' in parsed)) {
+        log.debug({ topic: record.topic, offset: record.offset, reason: 'reason' in parsed ? parsed.reason : 'erased' }, 'record skipped');
         return;
       }
       const { event } = parsed;

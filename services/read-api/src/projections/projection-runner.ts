@@ -56,7 +56,8 @@ export function startProjections({
     for (const record of records) {
       const parsed = parseRecord(record);
       if ('reason' in parsed) unusable.push({ record, reason: parsed.reason });
-      else events.push(parsed.event);
+      // An erased organization's event (decision 56) is passed by, not dead-lettered: a rebuilt view holds nothing of it.
+      else if ('event' in parsed) events.push(parsed.event);
     }
     try {
       await projectEvents(views, READ_VIEWS, events);
