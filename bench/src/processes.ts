@@ -33,6 +33,21 @@ export function profileArgs(): string[] {
 }
 
 /**
+ * BENCH_OWN_SESSION: which servers `npm run bench` starts in a session of their own (setsid),
+ * as `../shared/bench/read-floor.sh` starts the product: `product` (the harness's footing), `all`, or
+ * unset (every server in the bench's session, the default). With the kernel's autogroup scheduling
+ * (`/proc/sys/kernel/sched_autogroup_enabled`), a session is a scheduling group: a server in a
+ * session of its own is scheduled apart from the load generator in the bench's, and on a busy machine
+ * it then waits for each request instead of taking several at a wake-up, which costs it more CPU per
+ * request. A server in the load generator's session shares its group's share with it, as the floor
+ * and bare express do in the harness. docs/contributors/benchmarks.md says what it changes.
+ */
+export function ownSession(side: 'product' | 'floor' | 'baseline'): boolean {
+  const which = process.env.BENCH_OWN_SESSION;
+  return which === 'all' || (which === 'product' && side === 'product');
+}
+
+/**
  * Starts a node script with its standard output going to a file, as `npm start > file` would, and
  * waits for the JSON log line that `isReady` accepts. A file, not a pipe: the bench's own process
  * runs the load generator, and a pipe it drains between requests pushes back on the server's
@@ -44,6 +59,7 @@ export async function startNode(
   args: string[],
   env: Record<string, string>,
   isReady: (line: Record<string, unknown>) => boolean,
+  { detached = false }: { detached?: boolean } = {},
 ): Promise<Started> {
   const logDir = mkdtempSync(join(tmpdir(), 'rsd-bench-log-'));
   const logFile = join(logDir, 'stdout.ndjson');
@@ -52,6 +68,8 @@ export async function startNode(
     cwd: ROOT,
     env: { ...withoutTracing(process.env), ...env },
     stdio: ['ignore', stdout, 'pipe'],
+    // A session of its own (setsid), when asked: see ownSession.
+    detached,
   });
   closeSync(stdout);
   let errors = '';

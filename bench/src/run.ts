@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import autocannon from 'autocannon';
 import { signDevToken } from '@rsd/platform';
 import { ingestAtRate, ingestGrants } from './ingest-rate';
-import { EPHEMERAL_PORTS, profileArgs, ROOT, startNode, type Started } from './processes';
+import { EPHEMERAL_PORTS, ownSession, profileArgs, ROOT, startNode, type Started } from './processes';
 
 // `npm run bench`: the read API's throughput and latency on both runtimes beside a bare express
 // baseline measured in the same run, then revocation-to-enforcement and ingest-to-readable latency.
@@ -98,6 +98,7 @@ async function startEmbedded(dataDir: string, env: Record<string, string> = {}, 
       ...env,
     },
     (line) => line.msg === 'embedded runtime ready',
+    { detached: ownSession('product') },
   );
   return {
     pid: started.child.pid,
@@ -296,6 +297,14 @@ async function cpuMsOf(pid: number | undefined): Promise<number | undefined> {
  */
 async function mainThreadCpuMsOf(pid: number | undefined): Promise<number | undefined> {
   return pid === undefined ? undefined : ticksMsOf(`/proc/${pid}/task/${pid}/stat`);
+}
+
+/** The main thread's voluntary context switches so far (Linux): each time its event loop slept for want of work. */
+async function mainThreadWaitsOf(pid: number | undefined): Promise<number | undefined> {
+  if (pid === undefined) return undefined;
+  const status = await readFile(`/proc/${pid}/task/${pid}/status`, 'utf8').catch(() => '');
+  const waits = /^voluntary_ctxt_switches:\s+(\d+)$/m.exec(status)?.[1];
+  return waits === undefined ? undefined : Number(waits);
 }
 
 /**
@@ -602,6 +611,7 @@ async function startFloor(logFile: string): Promise<{ side: Side; stop: () => Pr
     cwd: ROOT,
     env: { ...process.env, PORT: String(port), LOG: logFile },
     stdio: ['ignore', 'pipe', 'inherit'],
+    detached: ownSession('floor'),
   });
   const [clientId, apiKey] = await new Promise<string[]>((done, fail) => {
     child.once('exit', (code) => fail(new Error(`the floor exited with ${String(code)}`)));
@@ -633,6 +643,12 @@ interface ReadPathRow extends Throughput {
   cpuUs: number;
   /** Of which its main thread's. */
   mainThreadCpuUs: number;
+  /**
+   * Its main thread's voluntary context switches per request: how often the event loop found nothing
+   * to do and slept. Near 0, a wake-up serves many requests; near 1, each request wakes the server
+   * alone and pays a wake-up's system calls by itself (see ownSession in processes.ts).
+   */
+  waitsPerRequest: number;
 }
 
 /**
@@ -643,20 +659,22 @@ interface ReadPathRow extends Throughput {
 async function measured(side: Side): Promise<ReadPathRow> {
   let cpuBefore: number | undefined;
   let mainBefore: number | undefined;
+  let waitsBefore: number | undefined;
   let threadsBefore = new Map<string, number>();
   const run = await load(side.name, side.url, side.apiKey ? { 'x-api-key': side.apiKey } : {}, CONNECTIONS, async () => {
-    [cpuBefore, mainBefore] = [await cpuMsOf(side.pid), await mainThreadCpuMsOf(side.pid)];
+    [cpuBefore, mainBefore, waitsBefore] = [await cpuMsOf(side.pid), await mainThreadCpuMsOf(side.pid), await mainThreadWaitsOf(side.pid)];
     threadsBefore = await threadCpuMsOf(side.pid);
   });
   const threadsAfter = await threadCpuMsOf(side.pid);
-  const [cpuAfter, mainAfter] = [await cpuMsOf(side.pid), await mainThreadCpuMsOf(side.pid)];
+  const [cpuAfter, mainAfter, waitsAfter] = [await cpuMsOf(side.pid), await mainThreadCpuMsOf(side.pid), await mainThreadWaitsOf(side.pid)];
   const perRead = (before: number | undefined, after: number | undefined) =>
     before !== undefined && after !== undefined ? ((after - before) * 1000) / (run.rps * DURATION_S) : NaN;
   if (threadsAfter.size > 0) {
     const perThread = [...threadsAfter].map(([name, ms]) => `${name} ${perRead(threadsBefore.get(name) ?? 0, ms).toFixed(1)}`);
     process.stderr.write(`${side.name}: µs/request by thread: ${perThread.join(', ')}\n`);
   }
-  return { ...run, cpuUs: perRead(cpuBefore, cpuAfter), mainThreadCpuUs: perRead(mainBefore, mainAfter) };
+  const waitsPerRequest = waitsBefore !== undefined && waitsAfter !== undefined ? (waitsAfter - waitsBefore) / (run.rps * DURATION_S) : NaN;
+  return { ...run, cpuUs: perRead(cpuBefore, cpuAfter), mainThreadCpuUs: perRead(mainBefore, mainAfter), waitsPerRequest };
 }
 
 /**
@@ -680,7 +698,9 @@ async function readPathInTurns(): Promise<{ rows: ReadPathRow[]; summary: string
     return scoreSide(name, started, credential);
   };
   try {
-    const baseline = await startNode('bench/dist/bare-express.js', ['0'], {}, (line) => line.msg === 'baseline ready');
+    const baseline = await startNode('bench/dist/bare-express.js', ['0'], {}, (line) => line.msg === 'baseline ready', {
+      detached: ownSession('baseline'),
+    });
     stops.push(() => baseline.stop());
     const bare: Side = {
       name: 'bare express, constant JSON',
@@ -725,7 +745,9 @@ async function readPathInTurns(): Promise<{ rows: ReadPathRow[]; summary: string
       `Read path (${CONNECTIONS} connections, ${DURATION_S} s per run, median of ${ROUNDS_IN_TURNS} rounds in turns, ` +
       `${new Date().toISOString().slice(0, 10)}): the floor at ${(floorRow.rps / bareRow.rps).toFixed(2)}× bare express; ` +
       `embedded /score at ${(productRow.rps / floorRow.rps).toFixed(2)}× the floor (goal ≥ 0.9×) and ${(productRow.rps / bareRow.rps).toFixed(2)}× ` +
-      `bare express; p99 ${productRow.p99} ms against the floor's ${floorRow.p99} ms (goal: at most 2 ms more).`;
+      `bare express; p99 ${productRow.p99} ms against the floor's ${floorRow.p99} ms (goal: at most 2 ms more); the floor's CPU per ` +
+      `request / the product's ${(floorRow.cpuUs / productRow.cpuUs).toFixed(2)}; servers in a session of their own: ` +
+      `${process.env.BENCH_OWN_SESSION ?? 'none'} (BENCH_OWN_SESSION).`;
     return { rows, summary };
   } finally {
     for (const stop of stops.reverse()) await stop();
@@ -981,12 +1003,12 @@ function readPathTable({ rows, summary }: { rows: ReadPathRow[]; summary: string
   return [
     summary,
     '',
-    '| target | requests/s | ratio to the floor | ratio to bare express | p50 ms | p99 ms | server CPU µs/request | of which the main thread | non-2xx |',
-    '|---|---:|---:|---:|---:|---:|---:|---:|---:|',
+    '| target | requests/s | ratio to the floor | ratio to bare express | p50 ms | p99 ms | server CPU µs/request | of which the main thread | main thread waits/request | non-2xx |',
+    '|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
     ...rows.map(
       (row) =>
         `| ${row.name} | ${row.rps.toFixed(0)} | ${(row.rps / floor.rps).toFixed(2)}× | ${(row.rps / bare.rps).toFixed(2)}× | ${row.p50} | ` +
-        `${row.p99} | ${microseconds(row.cpuUs)} | ${microseconds(row.mainThreadCpuUs)} | ${row.non2xx} |`,
+        `${row.p99} | ${microseconds(row.cpuUs)} | ${microseconds(row.mainThreadCpuUs)} | ${row.waitsPerRequest.toFixed(2)} | ${row.non2xx} |`,
     ),
     '',
   ];
