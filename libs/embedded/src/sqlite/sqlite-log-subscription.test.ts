@@ -14,6 +14,7 @@ describe('SQLite log subscription', () => {
         return rows;
       },
       recordOf: (row): EventRecord => ({ topic: row.topic, partition: 0, offset: String(row.seq), key: row.key, value: row.value }),
+      opened: (record) => Promise.resolve(record),
       position: () => undefined,
       savePosition: () => undefined,
     };
