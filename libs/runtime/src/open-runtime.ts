@@ -1,7 +1,7 @@
 import { join } from 'node:path';
 import type { Db, MongoClient } from 'mongodb';
-import { context } from '@opentelemetry/api';
-import { suppressTracing } from '@opentelemetry/core';
+import { context, trace } from '@opentelemetry/api';
+import type * as OtelCore from '@opentelemetry/core';
 import { ACCESS_LOG_TOPIC, PURGES_TOPIC, TOPICS } from '@rsd/contracts';
 import type { ReadinessCheck } from '@rsd/ports';
 import { openRecord, sealingEventLog } from '@rsd/consumers';
@@ -394,8 +394,14 @@ function forgettingDestroyed(store: SubjectKeyStore, cipher: Pick<SubjectCipher,
  * read once per subject per 30 s, an internal step of sealing, not the request's work.
  */
 function lazySubjectKeyStore(store: { get(): Promise<SubjectKeyStore> }): SubjectKeyStore {
-  const untraced = <T>(call: (opened: SubjectKeyStore) => Promise<T>): Promise<T> =>
-    context.with(suppressTracing(context.active()), async () => call(await store.get()));
+  const untraced = async <T>(call: (opened: SubjectKeyStore) => Promise<T>): Promise<T> => {
+    // With no span active (always so when tracing is off) there is no trace to keep the calls out of, and
+    // the SDK's core module stays unloaded (decision 39); with tracing on, the SDK has loaded it already.
+    if (trace.getActiveSpan() === undefined) return call(await store.get());
+    // eslint-disable-next-line @typescript-eslint/no-require-imports -- loaded only under an active span (decision 39: no cost when off)
+    const { suppressTracing } = require('@opentelemetry/core') as typeof OtelCore;
+    return context.with(suppressTracing(context.active()), async () => call(await store.get()));
+  };
   return {
     getOrCreate: (subject, candidate) => untraced((opened) => opened.getOrCreate(subject, candidate)),
     read: (subject) => untraced((opened) => opened.read(subject)),
