@@ -471,6 +471,9 @@ mixed_checks() {
     unset REDIS_URL
     secured_env="$(bash scripts/engine-secrets.sh k8s-env .infra/k8s/run/engines)"
     eval "$secured_env"
+    # The check reads the event log as a replica does (decision 56: a distributed process is given the master key).
+    SUBJECT_KEYS_MASTER_KEY="$(kubectl -n rsd get secret rsd-secrets -o jsonpath='{.data.subject-keys-master-key}' | base64 -d)"
+    export SUBJECT_KEYS_MASTER_KEY
     export ORG="$org" POOL="$WORK/pool.json" STEPS="$WORK/mixed-steps.ndjson" KUBECTL="$PWD/.infra/k8s/bin/kubectl"
     export RECEIVER_URL=http://127.0.0.1:30090
     export RECEIVER_TARGET=http://webhook-receiver.rsd-receiver.svc.cluster.local:8090
