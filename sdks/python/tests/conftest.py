@@ -346,6 +346,8 @@ def start_distributed(env: dict[str, str]) -> Iterator[Runtime]:
         **databases,
         "JWT_HS256_SECRET": secret,
         "RESPONSE_SIGNING_KEYS": _signing_keys(),
+        # The subjects' keys' master key, the same for every process of the run (they open what the others sealed).
+        "SUBJECT_KEYS_MASTER_KEY": base64.b64encode(os.urandom(32)).decode(),
         "KAFKA_TOPIC_PARTITIONS": "3",
         "CREDENTIALS_PORT": str(ports["credentials"]),
         "SCORE_INGEST_PORT": str(ports["score-ingest"]),
@@ -472,6 +474,7 @@ def starting_runtime() -> Iterator[StartingService]:
             "RESPONSE_SIGNING_KEYS": json.dumps([{"kty": "OKP", "crv": "Ed25519", "x": _b64url(public), "d": _b64url(raw)}]),
             "WEBHOOK_SECRET_KEY": base64.b64encode(os.urandom(32)).decode(),
             "JWT_HS256_SECRET": base64.b64encode(os.urandom(32)).decode(),
+            "SUBJECT_KEYS_MASTER_KEY": base64.b64encode(os.urandom(32)).decode(),
             # The console's keys: its Ed25519 signing key (PKCS #8 DER) and the key its sessions are sealed with.
             "CONSOLE_SIGNING_KEY": _b64url(Ed25519PrivateKey.generate().private_bytes(Encoding.DER, PrivateFormat.PKCS8, NoEncryption())),
             "CONSOLE_SESSION_KEY": _b64url(os.urandom(32)),
