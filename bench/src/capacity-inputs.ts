@@ -12,7 +12,7 @@ import { ACCESS_LOG_TOPIC, MAX_SCORES_PER_BATCH, TOPICS } from '@rsd/contracts';
 import { signDevToken } from '@rsd/platform';
 import { ROOT } from './processes';
 import { cpuMsOf, machine } from './scale/proc-stats';
-import { distributedServiceSpecs, responseSigningKeys } from './service-process';
+import { distributedServiceSpecs, distributedSecrets } from './service-process';
 import { startService, type ServiceProcess } from './soak/services';
 import { forEachLimited, requestJson } from './webhooks-load/http';
 
@@ -354,7 +354,7 @@ async function main(): Promise<void> {
     FAILED_AUTH_LIMIT_PER_MINUTE: '1000000000',
     CREDENTIALS_DB: credentialsDb,
     READ_VIEWS_DB: viewsDb,
-    RESPONSE_SIGNING_KEYS: responseSigningKeys(),
+    ...distributedSecrets(),
   };
   const specs = distributedServiceSpecs(PORTS, common, (letter) => ({ REPLICA_ID: `capacity-${RUN}-${letter}` }));
 

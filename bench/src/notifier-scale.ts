@@ -6,7 +6,7 @@ import { MongoClient } from 'mongodb';
 import { optionsOrExit, readFlags, required, UsageError } from './command-line';
 import { cleanUpOnExit, removeDirectory, trackDirectory } from './scale/cleanup';
 import { machine } from './scale/proc-stats';
-import { distributedServiceSpecs, logTail, responseSigningKeys, spawnService, type ServiceProcess } from './service-process';
+import { distributedServiceSpecs, logTail, distributedSecrets, spawnService, type ServiceProcess } from './service-process';
 import { scrapeNotifier } from './webhooks-load/notifier-metrics';
 import { startReceiver, type Receiver } from './webhooks-load/receiver';
 import { postScores } from './webhooks-load/scores';
@@ -138,7 +138,7 @@ async function main(): Promise<void> {
     KAFKA_TOPIC_PARTITIONS: '6',
     // Every request comes from 127.0.0.1: a webhook create tried before the notifier knows its grant counts as a failed authentication.
     FAILED_AUTH_LIMIT_PER_MINUTE: '1000000',
-    RESPONSE_SIGNING_KEYS: responseSigningKeys(),
+    ...distributedSecrets(),
   };
   const notifierEnv = {
     ...common,

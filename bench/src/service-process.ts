@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { generateKeyPairSync } from 'node:crypto';
+import { generateKeyPairSync, randomBytes } from 'node:crypto';
 import { closeSync, mkdirSync, openSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { ROOT } from './processes';
@@ -13,6 +13,15 @@ import { trackChild } from './scale/cleanup';
 export function responseSigningKeys(kid?: string): string {
   const { x, d } = generateKeyPairSync('ed25519').privateKey.export({ format: 'jwk' });
   return JSON.stringify([{ kty: 'OKP', crv: 'Ed25519', x, d, ...(kid === undefined ? {} : { kid }) }]);
+}
+
+/**
+ * The secrets every process of one distributed product shares: a response signing key set, and the master key of
+ * the subjects' keys (decision 56: every replica opens what the others sealed; a distributed process refuses to
+ * start without it).
+ */
+export function distributedSecrets(kid?: string): { RESPONSE_SIGNING_KEYS: string; SUBJECT_KEYS_MASTER_KEY: string } {
+  return { RESPONSE_SIGNING_KEYS: responseSigningKeys(kid), SUBJECT_KEYS_MASTER_KEY: randomBytes(32).toString('base64') };
 }
 
 /** One process of the distributed runtime: which script, on which port, with which environment. */

@@ -7,7 +7,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { optionsOrExit } from './command-line';
 import { infraShellEnv } from './infra-script';
 import { ROOT } from './processes';
-import { distributedServiceSpecs, responseSigningKeys } from './service-process';
+import { distributedServiceSpecs, distributedSecrets } from './service-process';
 import { SOAK_INFRA, soakInfra } from './soak/infra-instance';
 import { MemorySampler } from './soak/memory';
 import { parseOptions, USAGE, type SoakOptions } from './soak/options';
@@ -39,7 +39,7 @@ function serviceSpecs(options: SoakOptions, infraEnv: Record<string, string>, se
     // Every simulated recipient calls from loopback: the per-address failed-authentication limit
     // would turn the revoked-key probes into 429s. The per-credential limit stays as shipped.
     FAILED_AUTH_LIMIT_PER_MINUTE: '1000000',
-    RESPONSE_SIGNING_KEYS: responseSigningKeys(),
+    ...distributedSecrets(),
   };
   return distributedServiceSpecs(PORTS, common, (letter) => ({
     REPLICA_ID: `soak-${letter}`,

@@ -4,7 +4,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { signDevToken } from '@rsd/platform';
 import { infra, INFRA_ENV, START_ORDER_INFRA } from './infra';
 import type { Server } from './options';
-import { distributedServiceSpecs, responseSigningKeys } from '../service-process';
+import { distributedServiceSpecs, distributedSecrets } from '../service-process';
 import { ReadinessWatch } from './readiness-watch';
 import { errorLines, logTail, spawnService, type Exit, type ServiceProcess, type ServiceSpec } from './services';
 
@@ -51,7 +51,7 @@ function specs(secret: string): ServiceSpec[] {
     LOG_LEVEL: 'info',
     KAFKA_TOPIC_PARTITIONS: '3',
     FAILED_AUTH_LIMIT_PER_MINUTE: '100000',
-    RESPONSE_SIGNING_KEYS: responseSigningKeys('start-order'),
+    ...distributedSecrets('start-order'),
   };
   return distributedServiceSpecs(PORTS, common, (letter) => ({ REPLICA_ID: `start-order-${letter}` }));
 }
