@@ -95,6 +95,23 @@ describeWithInfra('kafka', 'KafkaEventLog', (target) => {
       await Promise.all(opened.splice(0).map((log) => log.close()));
     });
 
+    it('when one append holds more than a broker takes in one batch (3 MiB under one key), then every record is written, in order', async () => {
+      const padding = 'x'.repeat(3_000);
+      const { topic, log, groupId } = await aTopicHolding('large-append', 0, () => 'k');
+      // One key, so one partition: the broker's 1 MiB limit applies to that partition's batch.
+      await log.append(
+        topic,
+        Array.from({ length: 1_000 }, (_, n) => ({ key: 'one-key', value: `${n} ${padding}` })),
+      );
+      const seen: number[] = [];
+      await subscribe(log, groupId, topic, (record) => {
+        seen.push(Number(record.value.split(' ')[0]));
+        return Promise.resolve();
+      });
+      await eventually(() => expect(seen).toHaveLength(1_000), { timeoutMs: 30_000, intervalMs: 100 });
+      expect(seen).toEqual(Array.from({ length: 1_000 }, (_, n) => n));
+    });
+
     it('when the log opens, then it creates missing topics with the configured partitions and unlimited retention, and leaves existing ones alone', async () => {
       const existing = kafka.topic('existing');
       await kafka.admin().createTopics({ waitForLeaders: true, topics: [{ topic: existing, numPartitions: 1 }] });

@@ -16,7 +16,10 @@ export interface RecordAppender {
 }
 
 /**
- * Sends each append as one produce request acknowledged by all in-sync replicas. The producer is
+ * Sends each append as one produce request acknowledged by all in-sync replicas (an append larger
+ * than a broker takes in one batch, in parts: `sendSized`; a failure after some parts were written
+ * fails the append, whose retry writes those again, as a retry after a lost acknowledgement does,
+ * and consumers apply each event once). The producer is
  * idempotent, so its own retries never write a record twice. After a send fails for good, the
  * producer is replaced: the broker may still have written that batch, and kafkajs would number
  * the next batch as if it had not, so the broker could take new records for a duplicate and drop
@@ -67,14 +70,15 @@ export function createRecordAppender(kafka: Kafka, settings: AppenderSettings, l
     async append(topic, records) {
       const using = producer();
       try {
-        await (
-          await using
-        ).send({
-          topic,
-          acks: -1,
-          timeout: settings.ackTimeoutMs,
-          messages: records.map(({ key, value }) => ({ key, value })),
-        });
+        const sending = await using;
+        for (const part of sendSized(records)) {
+          await sending.send({
+            topic,
+            acks: -1,
+            timeout: settings.ackTimeoutMs,
+            messages: part.map(({ key, value }) => ({ key, value })),
+          });
+        }
       } catch (error) {
         retire(using);
         const reason = error instanceof Error ? error.message : String(error);
@@ -91,4 +95,33 @@ export function createRecordAppender(kafka: Kafka, settings: AppenderSettings, l
       await Promise.all(retiring);
     },
   };
+}
+
+/**
+ * A broker refuses a record batch over its `message.max.bytes` (1 MiB by default) with
+ * MESSAGE_TOO_LARGE, and a retry of the same append would be refused again for ever (a replay that
+ * dead-letters hundreds of sealed events at once met it). Appends are sent in parts of at most this
+ * many bytes of keys and values, in order; one record larger than that goes alone.
+ */
+export const SEND_PART_BYTES = 512 * 1024;
+/** What each record costs a batch beyond its key and value (its header, offsets, lengths; generous). */
+const RECORD_OVERHEAD_BYTES = 64;
+
+/** `records` in order, cut into parts of at most SEND_PART_BYTES (a part always holds one record at least). */
+export function sendSized(records: readonly OutgoingRecord[], limit = SEND_PART_BYTES): OutgoingRecord[][] {
+  const parts: OutgoingRecord[][] = [];
+  let part: OutgoingRecord[] = [];
+  let bytes = 0;
+  for (const record of records) {
+    const size = Buffer.byteLength(record.key) + Buffer.byteLength(record.value) + RECORD_OVERHEAD_BYTES;
+    if (part.length > 0 && bytes + size > limit) {
+      parts.push(part);
+      part = [];
+      bytes = 0;
+    }
+    part.push(record);
+    bytes += size;
+  }
+  if (part.length > 0) parts.push(part);
+  return parts;
 }
