@@ -50,6 +50,14 @@ describe('rsd restore: a backup put in place, never over a directory in use', ()
     await backupDataDirectory({ dataDir: files.dataDir, into: files.backup });
   }
 
+  /** The report of a backup with both databases, no webhook and no sealed event, restored into the target. */
+  const restoredWithNoKeyNeeded = () => ({
+    dataDir: target,
+    databases: ['rsd.sqlite', 'access-log.sqlite'],
+    webhookKey: 'not needed',
+    subjectKeys: 'not needed',
+  });
+
   const notesIn = (dir: string): string[] => rowsOf(join(dir, 'rsd.sqlite'), 'SELECT text FROM notes').map((row) => String(row.text));
 
   it('when the directory is new, then every database of the backup is in it, whole, and only readable by its owner', async () => {
@@ -57,12 +65,7 @@ describe('rsd restore: a backup put in place, never over a directory in use', ()
 
     const report = await restoreDataDirectory({ from: files.backup, dataDir: target });
 
-    expect(report).toEqual({
-      dataDir: target,
-      databases: ['rsd.sqlite', 'access-log.sqlite'],
-      webhookKey: 'not needed',
-      subjectKeys: 'not needed',
-    });
+    expect(report).toEqual(restoredWithNoKeyNeeded());
     expect(notesIn(target)).toEqual(['a', 'b']);
     expect((await readdir(target)).sort()).toEqual(['access-log.sqlite', 'rsd.sqlite']);
     expect((await stat(join(target, 'rsd.sqlite'))).mode & 0o777).toBe(0o600);
@@ -187,12 +190,7 @@ describe('rsd restore: a backup put in place, never over a directory in use', ()
 
     const report = await restoreDataDirectory({ from: earlier, dataDir: target });
 
-    expect(report).toEqual({
-      dataDir: target,
-      databases: ['rsd.sqlite', 'access-log.sqlite'],
-      webhookKey: 'not needed',
-      subjectKeys: 'not needed',
-    });
+    expect(report).toEqual(restoredWithNoKeyNeeded());
     expect(notesIn(target)).toEqual(['a', 'b']);
     // The earlier form's refusals name the directory's files, as they did.
     await writeFile(join(earlier, 'rsd.sqlite'), 'changed');
