@@ -176,14 +176,25 @@ describe('backup and restore of the embedded runtime: the drill', () => {
     expect(withoutKey.stderr).toMatch(/holds 1 webhook subscription\(s\).*Copy the backed-up product's webhook-secret-key/);
     await expect(stat(restoredDir)).rejects.toThrow(/ENOENT/);
 
-    // With the key the operator kept apart: restored, and checked.
+    // With the webhook key but not the subjects' keys, which no backup carries either (decision 56: an erasure destroys a
+    // key, and a backup must not bring it back): refused, or the restored product could not open what its views had not
+    // read of the log when the backup was made.
     await mkdir(restoredDir, { mode: 0o700 });
     await copyFile(join(dataDir, 'webhook-secret-key'), join(restoredDir, 'webhook-secret-key'));
-    const restoredAnswer = await rsd(['restore', backupFile, '--data-dir', restoredDir]);
+    const withoutSubjectKeys = await rsd(['restore', backupFile, '--data-dir', restoredDir]);
+    expect(withoutSubjectKeys.code).toBe(1);
+    expect(withoutSubjectKeys.stderr).toMatch(/values sealed for \d+ data subject\(s\).*The master key is neither in/);
+
+    // With the keys the operator kept apart (the master key among them) and the product's current key store, copied in
+    // while the product serves: restored, and checked.
+    await copyFile(join(dataDir, 'subject-keys-master.key'), join(restoredDir, 'subject-keys-master.key'));
+    const keyStore = ['--subject-keys', join(dataDir, 'subject-keys.db')];
+    const restoredAnswer = await rsd(['restore', backupFile, '--data-dir', restoredDir, ...keyStore]);
     expect(restoredAnswer).toMatchObject({ code: 0 });
     expect(JSON.parse(restoredAnswer.stdout)).toMatchObject({
       databases: expect.arrayContaining(databases) as string[],
       webhookKey: 'matches',
+      subjectKeys: 'opens',
     });
     for (const file of databases) expect(integrityOf(join(restoredDir, file))).toEqual([{ integrity_check: 'ok' }]);
     expect((await readdir(root)).filter((name) => name.startsWith('.'))).toEqual([]); // no staging left beside it
@@ -194,18 +205,12 @@ describe('backup and restore of the embedded runtime: the drill', () => {
     await run('tar', ['-xf', backupFile, '-C', earlierForm]);
     const fromDirectory = join(root, 'restored-from-directory');
     await mkdir(fromDirectory, { mode: 0o700 });
-    await copyFile(join(dataDir, 'webhook-secret-key'), join(fromDirectory, 'webhook-secret-key'));
-    expect(await rsd(['restore', earlierForm, '--data-dir', fromDirectory])).toMatchObject({ code: 0 });
+    for (const key of ['webhook-secret-key', 'subject-keys-master.key']) await copyFile(join(dataDir, key), join(fromDirectory, key));
+    expect(await rsd(['restore', earlierForm, '--data-dir', fromDirectory, ...keyStore])).toMatchObject({ code: 0 });
     for (const file of databases) expect(integrityOf(join(fromDirectory, file))).toEqual([{ integrity_check: 'ok' }]);
 
     await product?.stop();
     product = undefined;
-    // The subjects' keys and their master key, which no backup carries (decision 56: an erasure destroys a key, and a
-    // backup must not bring it back): the operator keeps them apart and puts them back, as the webhook key. Without
-    // them, what the views had not read of the log when the backup was made could not be opened.
-    for (const file of (await readdir(dataDir)).filter((name) => name.startsWith('subject-keys'))) {
-      await copyFile(join(dataDir, file), join(restoredDir, file));
-    }
     restored = await startEmbedded({ DATA_DIR: restoredDir, LOG_LEVEL: 'info', WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true' });
     const { urls } = restored;
     expect(integrityOf(join(restoredDir, 'rsd.sqlite'))).toEqual([{ integrity_check: 'ok' }]);

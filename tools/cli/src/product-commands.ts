@@ -67,5 +67,10 @@ export function addProductCommands(program: Command, { io: { env }, productFor, 
       '--without-webhook-key',
       'restore webhook subscriptions without their key (otherwise needed in DATA_DIR/webhook-secret-key or WEBHOOK_SECRET_KEY)',
     )
+    .option('--subject-keys <file>', "the product's current subject key store (its subject-keys.db), copied in with the backup")
+    .option(
+      '--without-subject-keys',
+      'restore sealed events without their keys (otherwise needed: DATA_DIR/subject-keys-master.key or SUBJECT_KEYS_MASTER_KEY, and the key store)',
+    )
     .action(act((options, file) => runBackupCommand('restore', [file], kebab(options), { env, note })));
 }

@@ -1,4 +1,4 @@
-import { mkdir, readdir, readFile, rm, stat, truncate, writeFile } from 'node:fs/promises';
+import { copyFile, mkdir, readdir, readFile, rm, stat, truncate, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
 import { create, Header } from 'tar';
@@ -7,6 +7,8 @@ import { backupDataDirectory, MANIFEST, sha256Of } from './backup';
 import { openEmbeddedDatabase } from './database';
 import { openSqliteWebhookStore } from './sqlite-webhook-store';
 import { databasesInUse, restoreDataDirectory } from './restore';
+import { openSqliteSubjectKeyStore } from './sqlite-subject-key-store';
+import { aSealedDataDirectory, TEST_SUBJECT_KEYS_MASTER_KEY } from '../testing/sealed-data-directory';
 import { aBackupPerTest, rowsOf } from '../testing/temp-database';
 
 const KEY = Buffer.alloc(32, 9).toString('base64');
@@ -48,6 +50,14 @@ describe('rsd restore: a backup put in place, never over a directory in use', ()
     await backupDataDirectory({ dataDir: files.dataDir, into: files.backup });
   }
 
+  /** The report of a backup with both databases, no webhook and no sealed event, restored into the target. */
+  const restoredWithNoKeyNeeded = () => ({
+    dataDir: target,
+    databases: ['rsd.sqlite', 'access-log.sqlite'],
+    webhookKey: 'not needed',
+    subjectKeys: 'not needed',
+  });
+
   const notesIn = (dir: string): string[] => rowsOf(join(dir, 'rsd.sqlite'), 'SELECT text FROM notes').map((row) => String(row.text));
 
   it('when the directory is new, then every database of the backup is in it, whole, and only readable by its owner', async () => {
@@ -55,7 +65,7 @@ describe('rsd restore: a backup put in place, never over a directory in use', ()
 
     const report = await restoreDataDirectory({ from: files.backup, dataDir: target });
 
-    expect(report).toEqual({ dataDir: target, databases: ['rsd.sqlite', 'access-log.sqlite'], webhookKey: 'not needed' });
+    expect(report).toEqual(restoredWithNoKeyNeeded());
     expect(notesIn(target)).toEqual(['a', 'b']);
     expect((await readdir(target)).sort()).toEqual(['access-log.sqlite', 'rsd.sqlite']);
     expect((await stat(join(target, 'rsd.sqlite'))).mode & 0o777).toBe(0o600);
@@ -180,7 +190,7 @@ describe('rsd restore: a backup put in place, never over a directory in use', ()
 
     const report = await restoreDataDirectory({ from: earlier, dataDir: target });
 
-    expect(report).toEqual({ dataDir: target, databases: ['rsd.sqlite', 'access-log.sqlite'], webhookKey: 'not needed' });
+    expect(report).toEqual(restoredWithNoKeyNeeded());
     expect(notesIn(target)).toEqual(['a', 'b']);
     // The earlier form's refusals name the directory's files, as they did.
     await writeFile(join(earlier, 'rsd.sqlite'), 'changed');
@@ -317,6 +327,109 @@ describe('rsd restore: a backup put in place, never over a directory in use', ()
 
       expect((await restoreDataDirectory({ from: files.backup, dataDir: target, withoutWebhookKey: true })).webhookKey).toBe('missing');
       expect(notesIn(target)).toEqual(['a']);
+    });
+  });
+  describe('the subjects’ keys, which open the sealed events and are not in the backup', () => {
+    /** A product's data directory whose log holds values sealed for two organizations, backed up; its key store and master key stay behind. */
+    async function aSealedBackup(): Promise<{ keyStore: string; masterKeyFile: string }> {
+      const product = await aSealedDataDirectory(files.dataDir, ['org-a', 'org-b']);
+      await backupDataDirectory({ dataDir: files.dataDir, into: files.backup });
+      return product;
+    }
+
+    it('when the directory has neither the master key nor the key store, then it is refused, saying what and how, and nothing is made', async () => {
+      await aSealedBackup();
+
+      await expect(restoreDataDirectory({ from: files.backup, dataDir: target })).rejects.toThrow(
+        /values sealed for 2 data subject\(s\).*The master key is neither in .*target\/subject-keys-master\.key nor in SUBJECT_KEYS_MASTER_KEY.*--subject-keys.*--without-subject-keys restores anyway/,
+      );
+      await expect(stat(target)).rejects.toThrow(/ENOENT/);
+      expect(await besideTarget()).toEqual([]);
+    });
+
+    it('when the master key is there but no key store, then it is refused', async () => {
+      const { masterKeyFile } = await aSealedBackup();
+      await mkdir(target);
+      await copyFile(masterKeyFile, join(target, 'subject-keys-master.key'));
+
+      await expect(restoreDataDirectory({ from: files.backup, dataDir: target })).rejects.toThrow(
+        /There is no key store at .*target\/subject-keys\.db\./,
+      );
+      await expect(
+        restoreDataDirectory({
+          from: files.backup,
+          dataDir: join(files.dir, 'configured'),
+          configuredSubjectKeysMasterKey: TEST_SUBJECT_KEYS_MASTER_KEY,
+        }),
+      ).rejects.toThrow(/There is no key store at/);
+      expect(await readdir(target)).toEqual(['subject-keys-master.key']);
+    });
+
+    it('when --subject-keys names the product’s key store while the product has it open, then it is copied in with the backup, and opens it', async () => {
+      const { keyStore, masterKeyFile } = await aSealedBackup();
+      await mkdir(target);
+      await copyFile(masterKeyFile, join(target, 'subject-keys-master.key'));
+      const serving = openSqliteSubjectKeyStore({ file: keyStore });
+      try {
+        await serving.getOrCreate('organization:made-since', { wrappedKey: 'v1.x.y.z', createdAt: '2026-12-03T00:00:00Z' });
+
+        const report = await restoreDataDirectory({ from: files.backup, dataDir: target, subjectKeysFrom: keyStore });
+
+        expect(report).toMatchObject({ subjectKeys: 'opens', subjectKeyStore: join(target, 'subject-keys.db') });
+        expect((await stat(join(target, 'subject-keys.db'))).mode & 0o777).toBe(0o600);
+        const subjects = rowsOf(join(target, 'subject-keys.db'), 'SELECT subject FROM subject_keys ORDER BY subject').map(
+          (row) => row.subject,
+        );
+        expect(subjects).toEqual(['organization:made-since', 'organization:org-a', 'organization:org-b']);
+        // The product's store is not disturbed.
+        expect(await serving.read('organization:org-a')).toMatchObject({ state: 'active' });
+      } finally {
+        await serving.close();
+      }
+      // Restored again with --force, the key store put in before is moved aside with the databases.
+      const again = await restoreDataDirectory({ from: files.backup, dataDir: target, subjectKeysFrom: keyStore, force: true });
+      expect(await readdir(again.replacedInto!)).toContain('subject-keys.db');
+    });
+
+    it('when a subject’s key was destroyed since the backup (an erasure), then the key store still opens it: the subject reads as erased', async () => {
+      const { keyStore, masterKeyFile } = await aSealedBackup();
+      const serving = openSqliteSubjectKeyStore({ file: keyStore });
+      await serving.destroy('organization:org-b', '2026-12-03T00:00:00Z');
+      await serving.close();
+      await mkdir(target);
+      await copyFile(masterKeyFile, join(target, 'subject-keys-master.key'));
+      await copyFile(keyStore, join(target, 'subject-keys.db'));
+
+      expect((await restoreDataDirectory({ from: files.backup, dataDir: target })).subjectKeys).toBe('opens');
+    });
+
+    it('when the key store is another (older, another deployment’s) or the master key is another, then it is refused, naming the subjects', async () => {
+      await aSealedBackup();
+      const other = await aSealedDataDirectory(join(files.dir, 'other-product'), ['org-a']);
+      await mkdir(target);
+      await copyFile(other.masterKeyFile, join(target, 'subject-keys-master.key'));
+
+      await expect(restoreDataDirectory({ from: files.backup, dataDir: target, subjectKeysFrom: other.keyStore })).rejects.toThrow(
+        /do not open 2 of them: (?=.*1 with another key \(organization:org-a\))(?=.*1 with no key in the store \(organization:org-b\))/,
+      );
+      await expect(
+        restoreDataDirectory({
+          from: files.backup,
+          dataDir: target,
+          subjectKeysFrom: join(files.dataDir, 'subject-keys.db'),
+          configuredSubjectKeysMasterKey: Buffer.alloc(32, 1),
+        }),
+      ).rejects.toThrow(/and the master key in SUBJECT_KEYS_MASTER_KEY do not open 2 of them: 2 with another master key/);
+      expect(await readdir(target)).toEqual(['subject-keys-master.key']);
+    });
+
+    it('when the keys are lost and the operator says so, then it restores without them', async () => {
+      await aSealedBackup();
+
+      const report = await restoreDataDirectory({ from: files.backup, dataDir: target, withoutSubjectKeys: true });
+
+      expect(report.subjectKeys).toBe('missing');
+      expect(rowsOf(join(target, 'rsd.sqlite'), 'SELECT COUNT(*) AS n FROM events')).toEqual([{ n: 3 }]);
     });
   });
 });

@@ -1,7 +1,16 @@
 import { chmod, copyFile, mkdir, mkdtemp, readdir, readFile, rename, rm, stat } from 'node:fs/promises';
 import { basename, dirname, join, normalize, resolve } from 'node:path';
-import { DatabaseSync } from 'node:sqlite';
+import { backup as copySqliteDatabase, DatabaseSync } from 'node:sqlite';
 import { extract as extractTar, type ReadEntry } from 'tar';
+import {
+  SealedValueError,
+  SUBJECT_KEYS_MASTER_KEY,
+  SUBJECT_KEYS_MASTER_KEY_SECRET,
+  subjectCipher,
+  subjectKeysMasterKey,
+  type SealedValue,
+} from '@rsd/platform';
+import type { SubjectKey, SubjectKeyStore } from '@rsd/ports';
 import {
   BACKUP_FORMAT,
   BACKUP_VERSION,
@@ -16,6 +25,7 @@ import {
   type BackupManifest,
 } from './backup';
 import { EARLIER_AUTHORIZATIONS, EARLIER_EVENT_LOG } from './import-earlier-data';
+import { SUBJECT_KEYS_DATABASE } from './sqlite-subject-key-store';
 
 export interface RestoreOptions {
   /** A backup made by `backupDataDirectory` (rsd backup): its file, or the directory an earlier version made (or a `tar -xf` of the file). */
@@ -28,6 +38,16 @@ export interface RestoreOptions {
   configuredWebhookKey?: string;
   /** Restore although the key that sealed the webhook secrets is not there: those subscriptions then cannot sign. */
   withoutWebhookKey?: boolean;
+  /** SUBJECT_KEYS_MASTER_KEY where it is configured (it wins over the file, as in the product). */
+  configuredSubjectKeysMasterKey?: Buffer;
+  /**
+   * A subject key store to put into the data directory with the backup: the product's current
+   * `subject-keys.db` (copied with SQLite's online backup, so also while its product serves). Without
+   * it, the one the data directory holds is checked.
+   */
+  subjectKeysFrom?: string;
+  /** Restore although the subjects' keys are not there: the sealed events the views had not read then cannot be opened. */
+  withoutSubjectKeys?: boolean;
   now?: () => Date;
 }
 
@@ -42,11 +62,21 @@ export interface RestoreReport {
    * `missing`: restored without it (`withoutWebhookKey`).
    */
   webhookKey: 'matches' | 'unchecked' | 'not needed' | 'missing';
+  /**
+   * `opens`: the master key and the key store open a sealed value of every data subject of the
+   * backup's log (or know the subject erased); `not needed`: the log holds no sealed event;
+   * `missing`: restored without them (`withoutSubjectKeys`).
+   */
+  subjectKeys: 'opens' | 'not needed' | 'missing';
+  /** Where the key store given with `subjectKeysFrom` was put. */
+  subjectKeyStore?: string;
 }
 
 /** What a product keeps in a data directory besides its secrets: its databases, their journals, and an earlier version's files it would import at start. */
 const DATA = /\.sqlite(-wal|-shm|-journal)?$/;
 const EARLIER_LAYOUT = [EARLIER_EVENT_LOG, EARLIER_AUTHORIZATIONS, 'access-log'];
+/** The subject key store's database and its journals: data in the directory when a restore is given one to put there. */
+const KEY_STORE = new RegExp(`^${SUBJECT_KEYS_DATABASE.replace('.', '\\.')}(-wal|-shm|-journal)?$`);
 
 /**
  * `rsd restore` (decision 41). A backup file is unpacked into a staging directory beside the data
@@ -59,6 +89,10 @@ const EARLIER_LAYOUT = [EARLIER_EVENT_LOG, EARLIER_AUTHORIZATIONS, 'access-log']
  * - the backup holds webhook subscriptions and the key that sealed their secrets is not where the
  *   product will look for it (WEBHOOK_SECRET_KEY, else DATA_DIR/webhook-secret-key), or is another
  *   key: a product started without it would make a new key and could not sign for any of them;
+ * - the backup's log holds sealed events (decision 56) and the master key (SUBJECT_KEYS_MASTER_KEY,
+ *   else DATA_DIR/subject-keys-master.key) or the subject key store (`subjectKeysFrom`, else
+ *   DATA_DIR/subject-keys.db) is not there, or they do not open a sealed value of each of its
+ *   subjects: a product started so would dead-letter every event its views had not read;
  * - a process holds one of the directory's databases open (a product, a rebuild): `databasesInUse`;
  * - the directory holds data already, unless `force`: then it is moved into `replaced-<time>/`.
  *
@@ -140,9 +174,15 @@ function entryProblem(path: string, type: string): string | undefined {
 }
 
 async function restoreFrom(backup: Backup, dataDir: string, options: RestoreOptions): Promise<RestoreReport> {
+  if (options.subjectKeysFrom !== undefined && resolve(options.subjectKeysFrom) === join(dataDir, SUBJECT_KEYS_DATABASE)) {
+    throw new Error(
+      `${join(dataDir, SUBJECT_KEYS_DATABASE)} is the data directory's own key store: restore without --subject-keys to keep it`,
+    );
+  }
   const manifest = await readManifest(backup);
   for (const database of manifest.databases) await checkBackedUpDatabase(backup, database);
   const webhookKey = await checkWebhookKey(manifest, dataDir, options);
+  const subjectKeys = await checkSubjectKeys(backup, dataDir, options);
 
   await mkdir(dataDir, { recursive: true, mode: 0o700 });
   const inUse = await databasesInUse(dataDir);
@@ -152,7 +192,9 @@ async function restoreFrom(backup: Backup, dataDir: string, options: RestoreOpti
         'Stop it before restoring into this directory, or restore into a new one.',
     );
   }
-  const existing = (await readdir(dataDir)).filter((name) => DATA.test(name) || EARLIER_LAYOUT.includes(name));
+  const existing = (await readdir(dataDir)).filter(
+    (name) => DATA.test(name) || EARLIER_LAYOUT.includes(name) || (options.subjectKeysFrom !== undefined && KEY_STORE.test(name)),
+  );
   let replacedInto: string | undefined;
   if (existing.length > 0) {
     if (!options.force) {
@@ -167,6 +209,7 @@ async function restoreFrom(backup: Backup, dataDir: string, options: RestoreOpti
     for (const name of existing) await rename(join(dataDir, name), join(replacedInto, name));
   }
 
+  const subjectKeyStore = options.subjectKeysFrom === undefined ? undefined : await placeKeyStore(options.subjectKeysFrom, dataDir);
   // The event log's database last: until it is in place, nothing looks like a restored directory.
   const order = [...manifest.databases].sort((a, b) => Number(a.file === MAIN_DATABASE) - Number(b.file === MAIN_DATABASE));
   for (const { file } of order) {
@@ -187,6 +230,8 @@ async function restoreFrom(backup: Backup, dataDir: string, options: RestoreOpti
     databases: manifest.databases.map((database) => database.file),
     ...(replacedInto ? { replacedInto } : {}),
     webhookKey,
+    subjectKeys,
+    ...(subjectKeyStore ? { subjectKeyStore } : {}),
   };
 }
 
@@ -292,4 +337,152 @@ async function checkWebhookKey(manifest: BackupManifest, dataDir: string, option
     );
   }
   return 'matches';
+}
+
+/**
+ * One sealed value of each data subject the backup's log holds (decision 56: `data.sealed` of the
+ * events marked `rsdsealed`), by subject. A part written for a subject already erased holds no value.
+ */
+function sealedSubjectsOf(file: string): Map<string, SealedValue> {
+  const db = new DatabaseSync(file, { readOnly: true });
+  try {
+    if (!db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'events'").get()) return new Map();
+    const rows = db
+      .prepare(
+        `SELECT json_extract(part.value, '$.subject') AS subject, MIN(part.value) AS sealed
+         FROM events, json_each(CASE WHEN json_valid(events.value) THEN events.value ELSE '{}' END, '$.data.sealed') AS part
+         WHERE events.value LIKE '%"rsdsealed":%' AND json_extract(part.value, '$.ciphertext') IS NOT NULL
+         GROUP BY subject`,
+      )
+      .all();
+    return new Map(rows.map((row) => [String(row.subject), JSON.parse(String(row.sealed)) as SealedValue]));
+  } finally {
+    db.close();
+  }
+}
+
+async function checkSubjectKeys(backup: Backup, dataDir: string, options: RestoreOptions): Promise<RestoreReport['subjectKeys']> {
+  const subjects = sealedSubjectsOf(join(backup.dir, MAIN_DATABASE));
+  if (subjects.size === 0) return 'not needed';
+  if (options.withoutSubjectKeys) return 'missing';
+  const masterKeyFile = join(dataDir, SUBJECT_KEYS_MASTER_KEY_SECRET.file);
+  const storeFile = resolve(options.subjectKeysFrom ?? join(dataDir, SUBJECT_KEYS_DATABASE));
+  const what =
+    `The backup's event log holds values sealed for ${subjects.size} data subject(s) (organizations, grants, accounts), whose keys ` +
+    'are in the subject key store, wrapped by the master key: a backup carries neither (an erasure destroys a key, and a backup must not bring it back).';
+  const remedy =
+    `Copy the product's ${SUBJECT_KEYS_MASTER_KEY_SECRET.file} (mode 0600) into ${dataDir}, or set ${SUBJECT_KEYS_MASTER_KEY}, and give the ` +
+    `product's current key store with --subject-keys (its ${SUBJECT_KEYS_DATABASE}, copied safely while it serves), then restore again; ` +
+    'if they are lost, --without-subject-keys restores anyway: the restored product then serves what its views held when the backup was ' +
+    'made and cannot open the events they had not read.';
+  const masterKey = options.configuredSubjectKeysMasterKey ?? (await masterKeyIn(masterKeyFile));
+  if (!masterKey) {
+    throw new Error(
+      `${what} The master key is neither in ${masterKeyFile} nor in ${SUBJECT_KEYS_MASTER_KEY}: a product started without it would make a new one and open none of them. ${remedy}`,
+    );
+  }
+  if (!(await isFile(storeFile))) throw new Error(`${what} There is no key store at ${storeFile}. ${remedy}`);
+  const store = readingKeyStore(storeFile);
+  const unopened = new Map<string, string[]>();
+  try {
+    const cipher = subjectCipher({ store, masterKey, cache: { ttlMs: 0 } });
+    for (const [subject, sealed] of subjects) {
+      try {
+        await cipher.open(sealed);
+      } catch (error) {
+        if (!(error instanceof SealedValueError)) throw error;
+        unopened.set(error.problem, [...(unopened.get(error.problem) ?? []), subject]);
+      }
+    }
+  } finally {
+    await store.close();
+  }
+  if (unopened.size > 0) {
+    const said: Record<string, string> = {
+      'no-key': 'no key in the store',
+      'wrong-master-key': 'another master key',
+      tampered: 'another key',
+    };
+    const count = [...unopened.values()].reduce((sum, names) => sum + names.length, 0);
+    const which = [...unopened].map(([problem, names]) => `${names.length} with ${said[problem] ?? problem} (${examples(names)})`);
+    throw new Error(
+      `${what} The key store ${storeFile} and the master key ${options.configuredSubjectKeysMasterKey ? `in ${SUBJECT_KEYS_MASTER_KEY}` : `in ${masterKeyFile}`} ` +
+        `do not open ${count} of them: ${which.join('; ')}. A key store older than the backup, another deployment's, or another master key. ${remedy}`,
+    );
+  }
+  return 'opens';
+}
+
+const examples = (names: string[]) => `${names.slice(0, 3).join(', ')}${names.length > 3 ? ', …' : ''}`;
+
+async function masterKeyIn(file: string): Promise<Buffer | undefined> {
+  let text: string;
+  try {
+    text = await readFile(file, 'utf8');
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    throw error;
+  }
+  return subjectKeysMasterKey({ [SUBJECT_KEYS_MASTER_KEY]: text.trim() });
+}
+
+async function isFile(file: string): Promise<boolean> {
+  try {
+    return (await stat(file)).isFile();
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return false;
+    throw error;
+  }
+}
+
+/**
+ * The key store's keys, read only (the restore never makes or destroys one). Opened read-write as
+ * the backup opens its sources (a read-only connection cannot recover a log a crash left), and
+ * only read: a product serving on it goes on as it was.
+ */
+function readingKeyStore(file: string): SubjectKeyStore {
+  let db: DatabaseSync;
+  try {
+    db = new DatabaseSync(file, { timeout: 5_000 });
+    db.prepare('SELECT subject, wrapped_key, created_at, destroyed_at FROM subject_keys LIMIT 1').all();
+  } catch (error) {
+    throw new Error(`${file} is not a subject key store: ${error instanceof Error ? error.message : String(error)}`, { cause: error });
+  }
+  const refuse = () => Promise.reject(new Error('a restore only reads the subject key store'));
+  return {
+    read: (subject) => {
+      const row = db.prepare('SELECT wrapped_key, created_at, destroyed_at FROM subject_keys WHERE subject = ?').get(subject);
+      if (!row) return Promise.resolve(undefined);
+      const key: SubjectKey =
+        row.destroyed_at === null
+          ? { state: 'active', subject, wrappedKey: String(row.wrapped_key), createdAt: String(row.created_at) }
+          : { state: 'destroyed', subject, destroyedAt: String(row.destroyed_at) };
+      return Promise.resolve(key);
+    },
+    getOrCreate: refuse,
+    destroy: refuse,
+    close: () => {
+      db.close();
+      return Promise.resolve();
+    },
+  };
+}
+
+/**
+ * The key store given put into the data directory: copied by SQLite's online backup (a snapshot,
+ * whatever its product commits meanwhile) under a temporary name, then renamed into place.
+ */
+async function placeKeyStore(from: string, dataDir: string): Promise<string> {
+  const into = join(dataDir, SUBJECT_KEYS_DATABASE);
+  const placing = join(dataDir, `.${SUBJECT_KEYS_DATABASE}.restoring`);
+  const source = new DatabaseSync(resolve(from), { timeout: 5_000 });
+  try {
+    await copySqliteDatabase(source, placing);
+  } finally {
+    source.close();
+  }
+  await chmod(placing, 0o600);
+  await syncPath(placing);
+  await rename(placing, into);
+  return into;
 }
