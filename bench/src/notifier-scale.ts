@@ -111,6 +111,16 @@ async function until(check: () => Promise<boolean>, timeoutMs: number, what: str
   }
 }
 
+/** Until `service` answers /readyz with 200; at once, with its log's tail, if it exits first. */
+async function ready(service: ServiceProcess): Promise<void> {
+  await until(
+    async () => service.unexpectedExit !== undefined || (await fetch(`${service.url}/readyz`)).status === 200,
+    90_000,
+    `${service.name} ready`,
+  );
+  if (service.unexpectedExit) throw new Error(`${service.name} exited before it was ready:\n${logTail(service.logFile)}`);
+}
+
 /** The queue shards each replica holds (`rsd_leases_held{work="notifier-queue"}`). */
 async function shardsHeld(notifiers: readonly ServiceProcess[]): Promise<number[]> {
   return Promise.all(
@@ -156,7 +166,7 @@ export async function measureNotifierScale(
 ): Promise<NotifierScaleRun> {
   const run = randomUUID().slice(0, 8);
   const devSecret = randomBytes(32).toString('base64url');
-  const databases = [`nscale_credentials_${run}`, `nscale_views_${run}`, `nscale_notifier_${run}`];
+  const databases = [`nscale_credentials_${run}`, `nscale_views_${run}`, `nscale_notifier_${run}`, `nscale_subject_keys_${run}`];
   const common = {
     RUNTIME: 'distributed',
     KAFKA_BROKERS: brokers,
@@ -171,6 +181,9 @@ export async function measureNotifierScale(
     // Every request comes from 127.0.0.1: a webhook create tried before the notifier knows its grant counts as a failed authentication.
     FAILED_AUTH_LIMIT_PER_MINUTE: '1000000',
     RESPONSE_SIGNING_KEYS: responseSigningKeys(),
+    // Decision 56: every distributed process opens what the others sealed, and refuses to start without the key.
+    SUBJECT_KEYS_MASTER_KEY: randomBytes(32).toString('base64'),
+    SUBJECT_KEYS_DB: databases[3]!,
   };
   const notifierEnv = {
     ...common,
@@ -219,8 +232,7 @@ export async function measureNotifierScale(
       return notifier;
     };
     const notifiers = [startNotifier(0)];
-    for (const service of started)
-      await until(async () => (await fetch(`${service.url}/readyz`)).status === 200, 90_000, `${service.name} ready`);
+    for (const service of started) await ready(service);
 
     // Every phase's subscriptions first, through the first replica: the phases then differ only in replicas.
     const phases: { receiver: Receiver; subscribers: Subscriber[] }[] = [];
@@ -242,8 +254,7 @@ export async function measureNotifierScale(
     const figures: PhaseFigures[] = [];
     for (const [index, replicas] of options.replicas.entries()) {
       while (notifiers.length < replicas) notifiers.push(startNotifier(notifiers.length));
-      for (const notifier of notifiers)
-        await until(async () => (await fetch(`${notifier.url}/readyz`)).status === 200, 90_000, `${notifier.name} ready`);
+      for (const notifier of notifiers) await ready(notifier);
       await until(
         async () => {
           const held = await shardsHeld(notifiers);
