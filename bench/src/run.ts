@@ -1051,6 +1051,14 @@ async function ingestLatency(product: Product, credential: { clientId: string; a
   return samples;
 }
 
+/** A new credential whose organization has a score, once the (first) read API serves it. */
+async function servedCredential(product: Product): Promise<{ clientId: string; apiKey: string }> {
+  const credential = await createCredential(product);
+  await postScore(product, 72);
+  await until(async () => (await readScore(product.readApis[0]!, credential)).status === 200, 30_000);
+  return credential;
+}
+
 /** Decision 52's rows: ingest to readable on both replicas of a distributed product, at each of INGEST_RATES. */
 async function ingestRateRows(distributed: Product): Promise<Latencies[]> {
   const target = { ...distributed, secret: SECRET, run: randomUUID().slice(0, 8) };
@@ -1100,9 +1108,7 @@ async function main(): Promise<void> {
     const distributed = await startDistributed(2);
     try {
       // The baseline, as in the full run: one score at a time, timed until the first replica serves it.
-      const credential = await createCredential(distributed);
-      await postScore(distributed, 72);
-      await until(async () => (await readScore(distributed.readApis[0]!, credential)).status === 200, 30_000);
+      const credential = await servedCredential(distributed);
       const rows = [
         percentiles('score ingested → readable, distributed, one at a time (the baseline)', await ingestLatency(distributed, credential)),
         ...(await ingestRateRows(distributed)),
@@ -1198,9 +1204,7 @@ async function main(): Promise<void> {
   if (process.env.KAFKA_BROKERS && process.env.MONGO_URL && process.env.REDIS_URL) {
     const distributed = await startDistributed(2);
     try {
-      const credential = await createCredential(distributed);
-      await postScore(distributed, 72);
-      await until(async () => (await readScore(distributed.readApis[0]!, credential)).status === 200, 30_000);
+      const credential = await servedCredential(distributed);
       throughput.push(
         await load(
           'read API /score, distributed (1 of 2 replicas)',
