@@ -14,10 +14,11 @@ import { subscribeAll, type Subscriber } from './webhooks-load/subscriptions';
 
 // Decision 52's benchmark: webhook deliveries per second with one, two and three notifier replicas,
 // in one run, on the distributed runtime (KAFKA_BROKERS, MONGO_URL, REDIS_URL: the engines must be
-// up). Each phase has subscriptions of its own (one organization, grant and webhook each, at a
-// receiver of its own in this process); the phase posts one score per organization and times the
-// first post to the last delivery. Replicas are added between phases and measured once their queue
-// shards are shared (every replica holds some, all 32 held).
+// up). Each phase has subscriptions of its own (a grant and a webhook each, `perOrganization` to an
+// organization, at a receiver of its own in this process); the phase posts one score per organization
+// and times the first post to the last delivery. Replicas are added between phases and measured once
+// their queue shards are shared (every replica holds some, all 32 held). `npm run bench` runs it among
+// its distributed rows (BENCH_ONLY=notifier-scale alone), `npm run bench:notifier-scale` with flags.
 
 const USAGE = `usage: npm run bench:notifier-scale -- [--subscriptions N] [--per-organization P] [--replicas 1,2,3] [--concurrency C]
   --subscriptions     deliveries per phase (default 1000)
@@ -28,11 +29,18 @@ const USAGE = `usage: npm run bench:notifier-scale -- [--subscriptions N] [--per
                    stay under its 50 PostgreSQL connections, below)
 Needs KAFKA_BROKERS, MONGO_URL and REDIS_URL (for the single-server engines: source /tmp/infra-env.sh).`;
 
-interface Options {
+export interface NotifierScaleOptions {
   subscriptions: number;
   perOrganization: number;
   replicas: number[];
   concurrency: number;
+}
+
+/** The engines the phases run on (the single-server ones: source /tmp/infra-env.sh). */
+export interface Engines {
+  brokers: string;
+  mongoUrl: string;
+  redisUrl: string;
 }
 
 /**
@@ -41,19 +49,30 @@ interface Options {
  * (internal/handler/msg_update.go, then internal/backends/postgresql/collection.go UpdateAll); the pool
  * holds 50 (pool_max_conns, internal/backends/postgresql/metadata/pool/uri.go). Fifty updates at once
  * each hold their first connection and wait on each other for a second: every attempt's outcome is an
- * update, so three replicas of the default 32 attempts in flight (96) hang it, as the first run of this
- * benchmark did. 12 a replica keeps three replicas at 36, under 50 with the other services' updates;
- * the phases differ then only in the number of replicas. MongoDB has no such limit.
+ * update, so three replicas of the default 32 attempts in flight (96) hang it. Every replica runs 12:
+ * three replicas at 36 stay under 50 with the other services' updates. The attempts in flight are fixed
+ * per replica, not per phase, because that is how a deployment scales out (each replica added with the
+ * same settings): a phase then says what one more replica of the same configuration adds. A fixed total
+ * split over the replicas would say only what sharing the same work costs. MongoDB has no such limit.
  */
 const FERRETDB_SAFE_CONCURRENCY = 12;
+
+/** The connections of FerretDB 1.24's pool: every replica's attempts in flight summed must stay well under them. */
+const FERRETDB_POOL = 50;
+
+export const NOTIFIER_SCALE_DEFAULTS: NotifierScaleOptions = {
+  subscriptions: 1_000,
+  perOrganization: 100,
+  replicas: [1, 2, 3],
+  concurrency: FERRETDB_SAFE_CONCURRENCY,
+};
 
 const PORTS = { credentials: 18881, scoreIngest: 18882, notifiers: [18883, 18884, 18885, 18886, 18887, 18888] };
 const DRAIN_TIMEOUT_MS = 300_000;
 const SHARDS = 32;
-const say = (line: string) => process.stderr.write(`${line}\n`);
 
-function parseOptions(argv: string[]): Options {
-  const options: Options = { subscriptions: 1_000, perOrganization: 100, replicas: [1, 2, 3], concurrency: FERRETDB_SAFE_CONCURRENCY };
+function parseOptions(argv: string[]): NotifierScaleOptions {
+  const options: NotifierScaleOptions = { ...NOTIFIER_SCALE_DEFAULTS, replicas: [...NOTIFIER_SCALE_DEFAULTS.replicas] };
   readFlags(
     argv,
     {
@@ -92,6 +111,16 @@ async function until(check: () => Promise<boolean>, timeoutMs: number, what: str
   }
 }
 
+/** Until `service` answers /readyz with 200; at once, with its log's tail, if it exits first. */
+async function ready(service: ServiceProcess): Promise<void> {
+  await until(
+    async () => service.unexpectedExit !== undefined || (await fetch(`${service.url}/readyz`)).status === 200,
+    90_000,
+    `${service.name} ready`,
+  );
+  if (service.unexpectedExit) throw new Error(`${service.name} exited before it was ready:\n${logTail(service.logFile)}`);
+}
+
 /** The queue shards each replica holds (`rsd_leases_held{work="notifier-queue"}`). */
 async function shardsHeld(notifiers: readonly ServiceProcess[]): Promise<number[]> {
   return Promise.all(
@@ -105,7 +134,7 @@ async function shardsHeld(notifiers: readonly ServiceProcess[]): Promise<number[
   );
 }
 
-interface PhaseFigures {
+export interface PhaseFigures {
   replicas: number;
   shards: number[];
   drainS: number | undefined;
@@ -117,14 +146,27 @@ interface PhaseFigures {
   failed: number;
 }
 
-async function main(): Promise<void> {
-  const options = optionsOrExit(USAGE, parseOptions);
-  const [brokers, mongoUrl, redisUrl] = [process.env.KAFKA_BROKERS, process.env.MONGO_URL, process.env.REDIS_URL];
-  if (!brokers || !mongoUrl || !redisUrl) throw new Error('KAFKA_BROKERS, MONGO_URL and REDIS_URL must name the engines');
-  cleanUpOnExit();
+/** The engines named by KAFKA_BROKERS, MONGO_URL and REDIS_URL, or undefined when one is missing. */
+export function enginesFromEnv(env: NodeJS.ProcessEnv = process.env): Engines | undefined {
+  const [brokers, mongoUrl, redisUrl] = [env.KAFKA_BROKERS, env.MONGO_URL, env.REDIS_URL];
+  return brokers && mongoUrl && redisUrl ? { brokers, mongoUrl, redisUrl } : undefined;
+}
+
+export interface NotifierScaleRun {
+  /** What was run, where and when: the lines above the table. */
+  heading: string[];
+  figures: PhaseFigures[];
+}
+
+/** Every phase of `options` on `engines`, its progress to `say`; the services and databases it made are gone when it returns. */
+export async function measureNotifierScale(
+  options: NotifierScaleOptions,
+  { brokers, mongoUrl, redisUrl }: Engines,
+  say: (line: string) => void,
+): Promise<NotifierScaleRun> {
   const run = randomUUID().slice(0, 8);
   const devSecret = randomBytes(32).toString('base64url');
-  const databases = [`nscale_credentials_${run}`, `nscale_views_${run}`, `nscale_notifier_${run}`];
+  const databases = [`nscale_credentials_${run}`, `nscale_views_${run}`, `nscale_notifier_${run}`, `nscale_subject_keys_${run}`];
   const common = {
     RUNTIME: 'distributed',
     KAFKA_BROKERS: brokers,
@@ -139,6 +181,7 @@ async function main(): Promise<void> {
     // Every request comes from 127.0.0.1: a webhook create tried before the notifier knows its grant counts as a failed authentication.
     FAILED_AUTH_LIMIT_PER_MINUTE: '1000000',
     ...distributedSecrets(),
+    SUBJECT_KEYS_DB: databases[3]!,
   };
   const notifierEnv = {
     ...common,
@@ -153,11 +196,16 @@ async function main(): Promise<void> {
   const heading = [
     `Webhook deliveries per second by notifier replicas (decision 52): ${options.subscriptions} deliveries per phase ` +
       `(${options.perOrganization} subscriptions per organization), replicas ${options.replicas.join(', ')}, ` +
-      `${options.concurrency} attempts in flight per replica`,
+      `${options.concurrency} attempts in flight per replica (WEBHOOK_CONCURRENCY; ${options.concurrency * Math.max(...options.replicas)} in all with ` +
+      `${Math.max(...options.replicas)}, to stay under FerretDB 1.24's ${FERRETDB_POOL} PostgreSQL connections)`,
     `${await machine()}; node ${process.version}; ${new Date().toISOString().slice(0, 16).replace('T', ' ')} UTC`,
     `Engines: Kafka ${brokers}, MongoDB-wire ${mongoUrl.replace(/\/\/[^@]*@/, '//')}, Redis; one credentials and one score-ingest process; everything on this machine's cores`,
   ];
   say(heading.join('\n'));
+  if (options.concurrency * Math.max(...options.replicas) >= FERRETDB_POOL - 10)
+    say(
+      `warning: on FerretDB 1.24, ${options.concurrency * Math.max(...options.replicas)} attempts in flight can deadlock it for every client`,
+    );
   try {
     for (const spec of distributedServiceSpecs(
       { readApis: [], credentials: PORTS.credentials, scoreIngest: PORTS.scoreIngest },
@@ -182,8 +230,7 @@ async function main(): Promise<void> {
       return notifier;
     };
     const notifiers = [startNotifier(0)];
-    for (const service of started)
-      await until(async () => (await fetch(`${service.url}/readyz`)).status === 200, 90_000, `${service.name} ready`);
+    for (const service of started) await ready(service);
 
     // Every phase's subscriptions first, through the first replica: the phases then differ only in replicas.
     const phases: { receiver: Receiver; subscribers: Subscriber[] }[] = [];
@@ -205,8 +252,7 @@ async function main(): Promise<void> {
     const figures: PhaseFigures[] = [];
     for (const [index, replicas] of options.replicas.entries()) {
       while (notifiers.length < replicas) notifiers.push(startNotifier(notifiers.length));
-      for (const notifier of notifiers)
-        await until(async () => (await fetch(`${notifier.url}/readyz`)).status === 200, 90_000, `${notifier.name} ready`);
+      for (const notifier of notifiers) await ready(notifier);
       await until(
         async () => {
           const held = await shardsHeld(notifiers);
@@ -242,7 +288,7 @@ async function main(): Promise<void> {
       say(`phase ${index + 1} (${replicas} replicas): ${drainS === undefined ? 'did not drain' : `${drainS.toFixed(2)} s`}`);
     }
     for (const service of started) if (service.unexpectedExit) say(`${service.name} exited early:\n${logTail(service.logFile)}`);
-    process.stdout.write(`\n${heading.join('\n')}\n\n${table(figures)}\n`);
+    return { heading, figures };
   } finally {
     for (const service of started.reverse()) await service.stop();
     for (const receiver of receivers) await receiver.close();
@@ -259,7 +305,13 @@ async function main(): Promise<void> {
   }
 }
 
-function table(figures: readonly PhaseFigures[]): string {
+/**
+ * The phases as a table, each phase's deliveries per second also as a ratio to the first phase's
+ * (the house's baseline: what one more replica of the same settings adds).
+ */
+export function notifierScaleTable(figures: readonly PhaseFigures[]): string {
+  const first = figures[0];
+  const ratioTo = first ? `ratio to ${first.replicas} replica${first.replicas === 1 ? '' : 's'}` : 'ratio';
   const rows = [
     [
       'replicas',
@@ -267,6 +319,7 @@ function table(figures: readonly PhaseFigures[]): string {
       'first delivery',
       'last delivery',
       'deliveries/s',
+      ratioTo,
       'succeeded by replica',
       'failed attempts',
       'webhook-ids twice',
@@ -277,6 +330,7 @@ function table(figures: readonly PhaseFigures[]): string {
       f.firstS === undefined ? '-' : `${f.firstS.toFixed(2)} s`,
       f.drainS === undefined ? 'not drained' : `${f.drainS.toFixed(2)} s`,
       f.perSecond === undefined ? '-' : f.perSecond.toFixed(0),
+      f.perSecond === undefined || first?.perSecond === undefined ? '-' : `${(f.perSecond / first.perSecond).toFixed(2)}×`,
       f.succeeded.join('/'),
       String(f.failed),
       String(f.duplicateIds),
@@ -287,7 +341,18 @@ function table(figures: readonly PhaseFigures[]): string {
   return [line(rows[0]!), `|${widths.map((width) => '-'.repeat(width + 2)).join('|')}|`, ...rows.slice(1).map(line)].join('\n');
 }
 
-main().catch((error: unknown) => {
-  process.stderr.write(`notifier-scale failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
-  process.exit(1);
-});
+async function main(): Promise<void> {
+  const options = optionsOrExit(USAGE, parseOptions);
+  const engines = enginesFromEnv();
+  if (!engines) throw new Error('KAFKA_BROKERS, MONGO_URL and REDIS_URL must name the engines');
+  cleanUpOnExit();
+  const { heading, figures } = await measureNotifierScale(options, engines, (line) => process.stderr.write(`${line}\n`));
+  process.stdout.write(`\n${heading.join('\n')}\n\n${notifierScaleTable(figures)}\n`);
+}
+
+// `npm run bench:notifier-scale`; `npm run bench` imports the measurement (BENCH_ONLY=notifier-scale and its distributed rows).
+if (require.main === module)
+  main().catch((error: unknown) => {
+    process.stderr.write(`notifier-scale failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
+    process.exit(1);
+  });

@@ -7,10 +7,12 @@ import { join } from 'node:path';
 import autocannon from 'autocannon';
 import { signDevToken } from '@rsd/platform';
 import { ingestAtRate, ingestGrants } from './ingest-rate';
+import { enginesFromEnv, measureNotifierScale, NOTIFIER_SCALE_DEFAULTS, notifierScaleTable } from './notifier-scale';
 import { EPHEMERAL_PORTS, ownSession, profileArgs, ROOT, startNode, type Started } from './processes';
 
 // `npm run bench`: the read API's throughput and latency on both runtimes beside a bare express
-// baseline measured in the same run, then revocation-to-enforcement and ingest-to-readable latency.
+// baseline measured in the same run, then revocation-to-enforcement and ingest-to-readable latency,
+// and (with the engines) decision 52's rows: ingest to readable at a rate, deliveries by notifier replicas.
 // Load and servers share this machine's cores, the same way for every row, so compare ratios.
 
 const DURATION_S = Number(process.env.BENCH_DURATION_S ?? 10);
@@ -1049,6 +1051,14 @@ async function ingestLatency(product: Product, credential: { clientId: string; a
   return samples;
 }
 
+/** A new credential whose organization has a score, once the (first) read API serves it. */
+async function servedCredential(product: Product): Promise<{ clientId: string; apiKey: string }> {
+  const credential = await createCredential(product);
+  await postScore(product, 72);
+  await until(async () => (await readScore(product.readApis[0]!, credential)).status === 200, 30_000);
+  return credential;
+}
+
 /** Decision 52's rows: ingest to readable on both replicas of a distributed product, at each of INGEST_RATES. */
 async function ingestRateRows(distributed: Product): Promise<Latencies[]> {
   const target = { ...distributed, secret: SECRET, run: randomUUID().slice(0, 8) };
@@ -1066,6 +1076,17 @@ async function ingestRateRows(distributed: Product): Promise<Latencies[]> {
     );
   }
   return rows;
+}
+
+/**
+ * Decision 52's other rows: webhook deliveries per second with one, two and three notifier replicas,
+ * on a distributed stack of their own (bench/src/notifier-scale.ts), each with the ratio to one replica.
+ */
+async function notifierScaleRows(): Promise<string[]> {
+  const engines = enginesFromEnv();
+  if (!engines) throw new Error('notifier replicas: set KAFKA_BROKERS, MONGO_URL and REDIS_URL');
+  const { heading, figures } = await measureNotifierScale(NOTIFIER_SCALE_DEFAULTS, engines, (line) => process.stderr.write(`${line}\n`));
+  return [...heading, '', notifierScaleTable(figures), ''];
 }
 
 async function main(): Promise<void> {
@@ -1086,9 +1107,17 @@ async function main(): Promise<void> {
   if (process.env.BENCH_ONLY === 'ingest-rate') {
     const distributed = await startDistributed(2);
     try {
-      const rows = await ingestRateRows(distributed);
+      // The baseline, as in the full run: one score at a time, timed until the first replica serves it.
+      const credential = await servedCredential(distributed);
+      const rows = [
+        percentiles('score ingested → readable, distributed, one at a time (the baseline)', await ingestLatency(distributed, credential)),
+        ...(await ingestRateRows(distributed)),
+      ];
       await writeResults(
         [
+          `Ingest to readable at a rate (decision 52): ${INGEST_SECONDS} s per rate, two read-API replicas, node ${process.version}, ` +
+            `${new Date().toISOString().slice(0, 16).replace('T', ' ')} UTC`,
+          '',
           '| measurement | p50 ms | p99 ms | max ms |',
           '|---|---:|---:|---:|',
           ...rows.map((l) => `| ${l.name} | ${l.p50.toFixed(1)} | ${l.p99.toFixed(1)} | ${l.max.toFixed(1)} |`),
@@ -1097,6 +1126,10 @@ async function main(): Promise<void> {
     } finally {
       await distributed.stop();
     }
+    return;
+  }
+  if (process.env.BENCH_ONLY === 'notifier-scale') {
+    await writeResults((await notifierScaleRows()).join('\n'));
     return;
   }
   if (process.env.BENCH_ONLY === 'fresh-processes') {
@@ -1111,6 +1144,7 @@ async function main(): Promise<void> {
   const throughput: Throughput[] = [];
   const latencies: Latencies[] = [];
   const history: Throughput[] = [];
+  const notifierReplicas: string[] = [];
 
   const baseline = await startNode('bench/dist/bare-express.js', ['0'], {}, (line) => line.msg === 'baseline ready');
   throughput.push(
@@ -1170,9 +1204,7 @@ async function main(): Promise<void> {
   if (process.env.KAFKA_BROKERS && process.env.MONGO_URL && process.env.REDIS_URL) {
     const distributed = await startDistributed(2);
     try {
-      const credential = await createCredential(distributed);
-      await postScore(distributed, 72);
-      await until(async () => (await readScore(distributed.readApis[0]!, credential)).status === 200, 30_000);
+      const credential = await servedCredential(distributed);
       throughput.push(
         await load(
           'read API /score, distributed (1 of 2 replicas)',
@@ -1186,6 +1218,7 @@ async function main(): Promise<void> {
     } finally {
       await distributed.stop();
     }
+    notifierReplicas.push(...(await notifierScaleRows()));
   } else {
     process.stdout.write('Distributed rows skipped: set KAFKA_BROKERS, MONGO_URL and REDIS_URL (eval "$(scripts/infra.sh up)").\n');
   }
@@ -1219,6 +1252,7 @@ async function main(): Promise<void> {
     '|---|---:|---:|---:|',
     ...latencies.map((l) => `| ${l.name} | ${l.p50.toFixed(1)} | ${l.p99.toFixed(1)} | ${l.max.toFixed(1)} |`),
     '',
+    ...notifierReplicas,
   ];
   await writeResults(lines.join('\n'));
 }
