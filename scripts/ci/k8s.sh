@@ -471,7 +471,7 @@ mixed_checks() {
     secured_env="$(bash scripts/engine-secrets.sh k8s-env .infra/k8s/run/engines)"
     eval "$secured_env"
     # The check reads the event log as a replica does (decision 56: a distributed process is given the master key).
-    SUBJECT_KEYS_MASTER_KEY="$(kubectl -n rsd get secret rsd-secrets -o jsonpath='{.data.subject-keys-master-key}' | base64 -d)"
+    SUBJECT_KEYS_MASTER_KEY="$(kubectl -n rsd get secret rsd-secrets -o go-template='{{index .data "subject-keys-master-key" | base64decode}}')"
     export SUBJECT_KEYS_MASTER_KEY
     export ORG="$org" POOL="$WORK/pool.json" STEPS="$WORK/mixed-steps.ndjson" KUBECTL="$PWD/.infra/k8s/bin/kubectl"
     export RECEIVER_URL=http://127.0.0.1:30090
