@@ -155,7 +155,16 @@ async function startDistributed(replicas: number, build = ROOT, portBase = 18180
     processes.push(await startNode(join(build, 'services/read-api/dist/main.js'), [], { ...env, READ_API_PORT: String(port) }, listening));
     readApis.push(`http://127.0.0.1:${port}`);
   }
-  for (const url of readApis) await until(async () => (await fetch(`${url}/readyz`)).status === 200, 60_000);
+  const stopAll = async () => {
+    for (const p of processes.reverse()) await p.stop();
+  };
+  // A replica that never gets ready must not leave the stack behind on the next run's ports.
+  for (const url of readApis) {
+    await until(async () => (await fetch(`${url}/readyz`)).status === 200, 60_000).catch(async (error: unknown) => {
+      await stopAll();
+      throw error;
+    });
+  }
   return {
     pid: processes[2]?.child.pid,
     credentialsPid: processes[0]?.child.pid,
@@ -163,9 +172,7 @@ async function startDistributed(replicas: number, build = ROOT, portBase = 18180
     readApis,
     credentials: `http://127.0.0.1:${ports.credentials}`,
     scoreIngest: `http://127.0.0.1:${ports.scoreIngest}`,
-    stop: async () => {
-      for (const p of processes.reverse()) await p.stop();
-    },
+    stop: stopAll,
   };
 }
 
