@@ -30,6 +30,10 @@ export function serveDatabase<Request, Answer>(worker: DatabaseWorker<Request, A
   const { file, busyTimeoutMs } = workerData as DatabaseWorkerData;
   const db = new DatabaseSync(file, { timeout: busyTimeoutMs });
   db.exec(`PRAGMA synchronous = ${worker.synchronous}`);
+  // A statement that changes many rows (the access log's inserts of 32 records, each in its own
+  // Client ID's part of the key) keeps the pages it changed for its undo; past 64 KiB SQLite writes
+  // them to a temporary file, a write per page. In memory, as the shared connection keeps them.
+  db.exec('PRAGMA temp_store = MEMORY');
   port.on('message', (request: Request | StopRequest) => {
     if (request === 'stop') {
       db.close();
