@@ -1,4 +1,4 @@
-import { DatabaseSync } from 'node:sqlite';
+import { DatabaseSync, StatementSync } from 'node:sqlite';
 import { currentScoreView, READ_VIEWS, scoreHistoryView } from '@rsd/domain';
 import { projectEvent } from '@rsd/consumers';
 import { aCalculatedScore, describeViewStoreContract, scoreCalculated } from '@rsd/testkit';
@@ -68,6 +68,26 @@ describe('SQLite view store', () => {
     expect(again.map((state) => state.score)).toEqual([62, 99, 60]);
     expect(Object.isFrozen(again[1])).toBe(true);
     await store.close();
+  });
+
+  it('when a range is listed again and its view has taken no write since, then its keys are not read from the table again', async () => {
+    const store = openSqliteViewStore({ file: temp.file, namespace: 'views' });
+    await project(store);
+    const reads = jest.spyOn(StatementSync.prototype, 'all');
+    try {
+      await store.list(scoreHistoryView, 'acme', { limit: 10 });
+      await store.list(scoreHistoryView, 'acme', { limit: 10 });
+      const beforeTheWrite = reads.mock.calls.length;
+      await projectEvent(store, READ_VIEWS, scoreCalculated(aCalculatedScore('acme', '2026-11-21', { score: 70 })));
+      const afterIt = await store.list(scoreHistoryView, 'acme', { limit: 10 });
+
+      expect(beforeTheWrite).toBe(1);
+      expect(reads.mock.calls.length).toBe(2);
+      expect(afterIt.map((state) => state.score)).toEqual([70, 62, 61, 60]);
+    } finally {
+      reads.mockRestore();
+      await store.close();
+    }
   });
 
   it("when a document is read, a history page listed or a partition's newest read, then the query goes through the key or the partition index", async () => {

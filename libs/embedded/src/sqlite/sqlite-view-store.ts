@@ -14,6 +14,8 @@ export interface SqliteViewStoreOptions {
 }
 
 const DEFAULT_CACHE_ENTRIES = 10_000;
+/** Ranges whose keys are kept (listedKeys): at most a hundred keys each. */
+const LISTS_REMEMBERED = 1_000;
 /** A key known to have no document (lru-cache keeps no undefined). */
 const ABSENT = Symbol('absent');
 
@@ -42,6 +44,13 @@ export function openSqliteViewStore(options: SqliteViewStoreOptions): ViewStore 
    * look up by key.
    */
   const listedCache = new LRUCache<string, object>({ max: options.cacheEntries ?? DEFAULT_CACHE_ENTRIES });
+  /**
+   * The keys a list found, by view and range, and how many writes the view had taken then: while it
+   * takes none, the same range lists the same keys (a portfolio's grants change when a grant comes or
+   * goes, and its pages are read far more often). Any write to the view makes them all read again.
+   */
+  const listedKeys = new LRUCache<string, { writes: number; keys: readonly string[] }>({ max: LISTS_REMEMBERED });
+  const writesTo = new Map<string, number>();
 
   /** The view's statements, its table created on first use. */
   function statementsOf(view: ViewDefinition<unknown>): ViewStatements {
@@ -128,6 +137,7 @@ export function openSqliteViewStore(options: SqliteViewStoreOptions): ViewStore 
         }
         if (cache.has(cacheKey)) cache.set(cacheKey, deepFreeze(JSON.parse(json) as object));
         if (listed) {
+          writesTo.set(view.name, (writesTo.get(view.name) ?? 0) + 1);
           if (listedCache.has(cacheKey)) listedCache.set(cacheKey, deepFreeze(JSON.parse(json) as object));
           followHeads(view, state, json);
         }
@@ -141,18 +151,26 @@ export function openSqliteViewStore(options: SqliteViewStoreOptions): ViewStore 
         // Absent bounds become bounds every sort key passes, so one prepared statement serves every
         // range; both ends of the range are plain comparisons, so the index bounds the read at both
         // (the newest score on or before a date, decision 55, reads one row however old the date).
-        // The keys from the index, then each document from the list cache, or by its key from the table.
+        // The keys from the index (or as the same range listed them, if the view has taken no write
+        // since), then each document from the list cache, or by its key from the table.
         const statements = statementsOf(view);
-        const rows = statements.list.all(
-          partition,
-          range.atLeast ?? '',
-          range.atMost ?? ABOVE_EVERY_SORT_KEY,
-          range.below ?? null,
-          range.below ?? null,
-          range.limit,
-        );
+        const writes = writesTo.get(view.name) ?? 0;
+        const rangeKey = JSON.stringify([view.name, partition, range.atLeast, range.atMost, range.below, range.limit]);
+        let listing = listedKeys.get(rangeKey);
+        if (listing?.writes !== writes) {
+          const rows = statements.list.all(
+            partition,
+            range.atLeast ?? '',
+            range.atMost ?? ABOVE_EVERY_SORT_KEY,
+            range.below ?? null,
+            range.below ?? null,
+            range.limit,
+          ) as unknown as [string][];
+          listing = { writes, keys: rows.map(([key]) => key) };
+          listedKeys.set(rangeKey, listing);
+        }
         const states: S[] = [];
-        for (const [key] of rows as unknown as [string][]) {
+        for (const key of listing.keys) {
           const cacheKey = `${view.name}\u0000${key}`;
           let state = listedCache.get(cacheKey);
           if (state === undefined) {
@@ -175,6 +193,7 @@ export function openSqliteViewStore(options: SqliteViewStoreOptions): ViewStore 
         // Which cached documents were the organization's is not worth finding out: the caches start again.
         cache.clear();
         listedCache.clear();
+        listedKeys.clear();
       });
     },
 
