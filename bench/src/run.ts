@@ -449,7 +449,7 @@ async function portfolioComparison(): Promise<{ rows: Throughput[]; summary: str
     const summary =
       `Portfolio page of ${PORTFOLIO_GRANTS} scores vs /score, embedded (${ROUNDS_IN_TURNS} runs each in turns): ${rows[0].rps.toFixed(0)} pages/s ` +
       `against ${rows[1].rps.toFixed(0)} scores/s; server CPU per request ${cpuUs[0].toFixed(1)} µs a page (${(cpuUs[0] / PORTFOLIO_GRANTS).toFixed(1)} µs a grant), ` +
-      `${cpuUs[1].toFixed(1)} µs a single score.`;
+      `${cpuUs[1].toFixed(1)} µs a single score: a page costs ${(cpuUs[0] / cpuUs[1]).toFixed(1)} single reads (goal: at most 10).`;
     return { rows, summary };
   });
 }

@@ -42,6 +42,10 @@ describe('the embedded database: one connection, one transaction per turn of the
     expect(committedNotes()).toEqual(['a', 'b', 'c']);
   });
 
+  it('when the connection is opened, then its page cache holds at most 16 MiB (a commit that split a page walks all of it)', () => {
+    expect(db.statement('PRAGMA cache_size').get()).toEqual({ cache_size: -16_384 });
+  });
+
   it('when one transaction grew the write-ahead log past 64 MiB, then once it is checkpointed the file is cut back', async () => {
     const page = 'x'.repeat(1000);
     await db.write(() => {

@@ -49,6 +49,8 @@ export interface EmbeddedDatabase {
   close(): Promise<void>;
 }
 
+/** Each connection's page cache (connectRaw says why no larger). */
+export const PAGE_CACHE_KIB = 16_384;
 /** Another process (a rebuild) may hold the write lock for a moment: wait rather than fail. */
 export const BUSY_TIMEOUT_MS = 5_000;
 /** Checkpoints run on their own thread (checkpointer.ts), at most this often. */
@@ -106,8 +108,12 @@ export function connectRaw(file: string): DatabaseSync {
     // FULL: the write-ahead log is synced at every commit (the importer's, and the checkpoints'); the
     // shared connection syncs only the commits someone waits on (see EmbeddedDatabase).
     db.exec('PRAGMA synchronous = FULL');
-    // 64 MiB of page cache: the hot pages of the views and the log stay in memory.
-    db.exec('PRAGMA cache_size = -65536');
+    // 16 MiB of page cache: the hot pages of the views and the log stay in memory, and the rest is
+    // in the operating system's cache a read away. No more: a commit whose inserts split a page
+    // (SQLite moves a page through a spare number as it balances the tree) ends by walking the whole
+    // cache's hash table, so every such commit cost time in proportion to the cache; at 64 MiB that
+    // walk was most of a create's commit, and the pages it kept were most of an idle process's memory.
+    db.exec(`PRAGMA cache_size = -${PAGE_CACHE_KIB}`);
     // The savepoints of a turn's changes keep their undo records in memory rather than in temp files.
     db.exec('PRAGMA temp_store = MEMORY');
     // A checkpointed log is cut back to this size: otherwise the file keeps the size of the largest

@@ -59,12 +59,16 @@ export function openSqliteEventLog(options: SqliteEventLogOptions): EventLog {
 
   const reader: LogReader = {
     end: () => durableEnd,
-    page: (after, limit) =>
-      statement('SELECT seq, topic, key, value FROM events WHERE seq > ? AND seq <= ? ORDER BY seq LIMIT ?').all(
-        after,
-        durableEnd,
-        limit,
-      ) as unknown as ReturnType<LogReader['page']>,
+    page: (after, limit, topics) => {
+      // The end as it is now: what the page did not reach is read by the next one.
+      const end = durableEnd;
+      // The primary key's range, each row's topic checked where it lies: no row of another topic is handed over.
+      const rows = statement(
+        `SELECT seq, topic, key, value FROM events WHERE seq > ? AND seq <= ? AND topic IN (${topics.map(() => '?').join(', ')})
+          ORDER BY seq LIMIT ?`,
+      ).all(after, end, ...topics, limit) as unknown as LogRow[];
+      return { rows, through: rows.length === limit ? (rows.at(-1) as LogRow).seq : end };
+    },
     recordOf: (row: LogRow) => ({ topic: row.topic, partition: 0, offset: String(row.seq), key: row.key, value: row.value }),
     opened: async (record) => {
       const seq = Number(record.offset);

@@ -1,4 +1,4 @@
-import { DatabaseSync } from 'node:sqlite';
+import { DatabaseSync, StatementSync } from 'node:sqlite';
 import { currentScoreView, READ_VIEWS, scoreHistoryView } from '@rsd/domain';
 import { projectEvent } from '@rsd/consumers';
 import { aCalculatedScore, describeViewStoreContract, scoreCalculated } from '@rsd/testkit';
@@ -50,6 +50,46 @@ describe('SQLite view store', () => {
     await Promise.all([live.close(), rebuild.close()]);
   });
 
+  it('when a partition is listed again, then the documents listed before are handed out as they were, and a write replaces its own', async () => {
+    const store = openSqliteViewStore({ file: temp.file, namespace: 'views' });
+    await project(store);
+    const first = await store.list(scoreHistoryView, 'acme', { limit: 10 });
+    await projectEvent(
+      store,
+      READ_VIEWS,
+      scoreCalculated(aCalculatedScore('acme', days[1]!, { score: 99, calculatedAt: '2026-11-21T00:00:00.000Z' })),
+    );
+
+    const again = await store.list(scoreHistoryView, 'acme', { limit: 10 });
+
+    // Not parsed again: the very documents of the first list, but the one written since.
+    expect(again[0]).toBe(first[0]);
+    expect(again[2]).toBe(first[2]);
+    expect(again.map((state) => state.score)).toEqual([62, 99, 60]);
+    expect(Object.isFrozen(again[1])).toBe(true);
+    await store.close();
+  });
+
+  it('when a range is listed again and its view has taken no write since, then its keys are not read from the table again', async () => {
+    const store = openSqliteViewStore({ file: temp.file, namespace: 'views' });
+    await project(store);
+    const reads = jest.spyOn(StatementSync.prototype, 'all');
+    try {
+      await store.list(scoreHistoryView, 'acme', { limit: 10 });
+      await store.list(scoreHistoryView, 'acme', { limit: 10 });
+      const beforeTheWrite = reads.mock.calls.length;
+      await projectEvent(store, READ_VIEWS, scoreCalculated(aCalculatedScore('acme', '2026-11-21', { score: 70 })));
+      const afterIt = await store.list(scoreHistoryView, 'acme', { limit: 10 });
+
+      expect(beforeTheWrite).toBe(1);
+      expect(reads.mock.calls.length).toBe(2);
+      expect(afterIt.map((state) => state.score)).toEqual([70, 62, 61, 60]);
+    } finally {
+      reads.mockRestore();
+      await store.close();
+    }
+  });
+
   it("when a document is read, a history page listed or a partition's newest read, then the query goes through the key or the partition index", async () => {
     const store = openSqliteViewStore({ file: temp.file, namespace: 'views' });
     await project(store);
@@ -65,14 +105,15 @@ describe('SQLite view store', () => {
 
       const sql = viewStatementsSql(table);
       expect(plan(sql.get, 'k')).toEqual([expect.stringMatching(/^SEARCH .* USING PRIMARY KEY \(key=\?\)/)]);
+      // A list reads its keys from the index alone (COVERING): no row of the table.
       const listed = plan(sql.list, 'acme', '', '\u{10FFFF}', null, null, 10);
       expect(listed).toEqual([
-        expect.stringMatching(/^SEARCH .* USING INDEX .*by-partition.* \(partition=\? AND sort_key>\? AND sort_key<\?\)/),
+        expect.stringMatching(/^SEARCH .* USING COVERING INDEX .*by-partition.* \(partition=\? AND sort_key>\? AND sort_key<\?\)/),
       ]);
       // A certificate's read (decision 55): the newest score at or before asOf, bounded at both ends by the same index.
       const asOf = plan(sql.list, 'acme', '', '2026-11-19', null, null, 1);
       expect(asOf).toEqual([
-        expect.stringMatching(/^SEARCH .* USING INDEX .*by-partition.* \(partition=\? AND sort_key>\? AND sort_key<\?\)/),
+        expect.stringMatching(/^SEARCH .* USING COVERING INDEX .*by-partition.* \(partition=\? AND sort_key>\? AND sort_key<\?\)/),
       ]);
       expect(plan(sql.head, 'acme')).toEqual([expect.stringMatching(/^SEARCH .* USING INDEX .*by-partition.* \(partition=\?\)/)]);
     } finally {

@@ -14,6 +14,8 @@ export interface SqliteViewStoreOptions {
 }
 
 const DEFAULT_CACHE_ENTRIES = 10_000;
+/** Ranges whose keys are kept (listedKeys): at most a hundred keys each. */
+const LISTS_REMEMBERED = 1_000;
 /** A key known to have no document (lru-cache keeps no undefined). */
 const ABSENT = Symbol('absent');
 
@@ -25,7 +27,10 @@ const ABSENT = Symbol('absent');
  * evicting its oldest key scans the holes its deletions left, so its evictions grow slow), which
  * the store can do because it is the only writer of its namespace (one process per data directory;
  * a rebuild writes a namespace of its own): a write replaces its cached document, if it has one,
- * and the cached head of its partition for a view derived from it (`headOf`). A write does not wait
+ * and the cached head of its partition for a view derived from it (`headOf`). A list reads its
+ * keys from the partition's index alone and takes the documents it has listed before from a cache
+ * of its own, which writes follow in the same way (a portfolio page lists a hundred grants, and
+ * parsing them again at every page cost more than the rest of the page's reads). A write does not wait
  * for its commit: the views are rebuilt from the log, and the projection's position joins a commit
  * at or after the one of the writes it covers (database.ts).
  */
@@ -33,6 +38,19 @@ export function openSqliteViewStore(options: SqliteViewStoreOptions): ViewStore 
   const db = openEmbeddedDatabase(options.file);
   const tables = new Map<string, ViewStatements>();
   const cache = new LRUCache<string, object | typeof ABSENT>({ max: options.cacheEntries ?? DEFAULT_CACHE_ENTRIES });
+  /**
+   * Documents of listed views as a list last gave them. Apart from `cache`: a history page is read by
+   * range, never by key, and its documents would evict the credentials and latest scores that reads
+   * look up by key.
+   */
+  const listedCache = new LRUCache<string, object>({ max: options.cacheEntries ?? DEFAULT_CACHE_ENTRIES });
+  /**
+   * The keys a list found, by view and range, and how many writes the view had taken then: while it
+   * takes none, the same range lists the same keys (a portfolio's grants change when a grant comes or
+   * goes, and its pages are read far more often). Any write to the view makes them all read again.
+   */
+  const listedKeys = new LRUCache<string, { writes: number; keys: readonly string[] }>({ max: LISTS_REMEMBERED });
+  const writesTo = new Map<string, number>();
 
   /** The view's statements, its table created on first use. */
   function statementsOf(view: ViewDefinition<unknown>): ViewStatements {
@@ -114,10 +132,15 @@ export function openSqliteViewStore(options: SqliteViewStoreOptions): ViewStore 
         const cacheKey = `${view.name}\u0000${key}`;
         if (changes === 0) {
           cache.delete(cacheKey);
+          listedCache.delete(cacheKey);
           return false;
         }
         if (cache.has(cacheKey)) cache.set(cacheKey, deepFreeze(JSON.parse(json) as object));
-        if (listed) followHeads(view, state, json);
+        if (listed) {
+          writesTo.set(view.name, (writesTo.get(view.name) ?? 0) + 1);
+          if (listedCache.has(cacheKey)) listedCache.set(cacheKey, deepFreeze(JSON.parse(json) as object));
+          followHeads(view, state, json);
+        }
         return true;
       });
     },
@@ -128,15 +151,37 @@ export function openSqliteViewStore(options: SqliteViewStoreOptions): ViewStore 
         // Absent bounds become bounds every sort key passes, so one prepared statement serves every
         // range; both ends of the range are plain comparisons, so the index bounds the read at both
         // (the newest score on or before a date, decision 55, reads one row however old the date).
-        const rows = statementsOf(view).list.all(
-          partition,
-          range.atLeast ?? '',
-          range.atMost ?? ABOVE_EVERY_SORT_KEY,
-          range.below ?? null,
-          range.below ?? null,
-          range.limit,
-        );
-        return rows.map((row) => JSON.parse(text(row.state)) as S);
+        // The keys from the index (or as the same range listed them, if the view has taken no write
+        // since), then each document from the list cache, or by its key from the table.
+        const statements = statementsOf(view);
+        const writes = writesTo.get(view.name) ?? 0;
+        const rangeKey = JSON.stringify([view.name, partition, range.atLeast, range.atMost, range.below, range.limit]);
+        let listing = listedKeys.get(rangeKey);
+        if (listing?.writes !== writes) {
+          const rows = statements.list.all(
+            partition,
+            range.atLeast ?? '',
+            range.atMost ?? ABOVE_EVERY_SORT_KEY,
+            range.below ?? null,
+            range.below ?? null,
+            range.limit,
+          ) as unknown as [string][];
+          listing = { writes, keys: rows.map(([key]) => key) };
+          listedKeys.set(rangeKey, listing);
+        }
+        const states: S[] = [];
+        for (const key of listing.keys) {
+          const cacheKey = `${view.name}\u0000${key}`;
+          let state = listedCache.get(cacheKey);
+          if (state === undefined) {
+            const stored = statements.get.get(key);
+            if (!stored) continue;
+            state = deepFreeze(JSON.parse(text(stored.state)) as object);
+            listedCache.set(cacheKey, state);
+          }
+          states.push(state as S);
+        }
+        return states;
       });
     },
 
@@ -145,8 +190,10 @@ export function openSqliteViewStore(options: SqliteViewStoreOptions): ViewStore 
       return db.write(() => {
         // A whole scan of the view's table: an offboarding is rare, and no index is worth its every write.
         db.statement(`DELETE FROM ${statementsOf(view).table} WHERE json_extract(state, '$.organizationId') = ?`).run(organizationId);
-        // Which cached documents were the organization's is not worth finding out: the cache starts again.
+        // Which cached documents were the organization's is not worth finding out: the caches start again.
         cache.clear();
+        listedCache.clear();
+        listedKeys.clear();
       });
     },
 
@@ -174,7 +221,8 @@ export function viewStatementsSql(table: string): Record<Exclude<keyof ViewState
       ON CONFLICT (key) DO UPDATE SET version = excluded.version, partition = excluded.partition,
         sort_key = excluded.sort_key, state = excluded.state
       WHERE excluded.version > version`,
-    list: `SELECT state FROM ${table}
+    // The range's keys only: the index holds them, so no row of the table is read.
+    list: `SELECT key FROM ${table}
       WHERE partition = ? AND sort_key >= ? AND sort_key <= ? AND (? IS NULL OR sort_key < ?)
       ORDER BY sort_key DESC LIMIT ?`,
     head: `SELECT state FROM ${table} WHERE partition = ? ORDER BY sort_key DESC LIMIT 1`,
@@ -183,7 +231,10 @@ export function viewStatementsSql(table: string): Record<Exclude<keyof ViewState
 
 function viewStatements(db: EmbeddedDatabase, table: string): ViewStatements {
   const sql = viewStatementsSql(table);
-  return { table, get: db.statement(sql.get), put: db.statement(sql.put), list: db.statement(sql.list), head: db.statement(sql.head) };
+  const list = db.statement(sql.list);
+  // Rows as arrays: a list hands over a hundred keys, and an object per row cost more than reading them.
+  list.setReturnArrays(true);
+  return { table, get: db.statement(sql.get), put: db.statement(sql.put), list, head: db.statement(sql.head) };
 }
 
 /** Creates the view's table and index if missing; returns the table's quoted name. */
