@@ -121,10 +121,10 @@ export function scenarioProduct(kafka: () => InfraTarget, options: ScenarioProdu
     haystacks: async () => {
       const { env, credentials, scoreIngest, readApis, notifier } = current();
       const all = [credentials, scoreIngest, ...(notifier ? [notifier] : []), ...readApis];
-      const haystacks = [...outputs, ...all.map((service) => service.output())];
-      haystacks.push(...(await everyTopicRecord(env.KAFKA_BROKERS ?? '', `${options.prefix}-leak-${runId}`)).values);
-      haystacks.push(...(await everyCollection(env.MONGO_URL ?? '', productDatabases(env))).documents);
-      return haystacks;
+      // concat, not push(...): a shared Kafka's topics can hold more records than a call takes arguments.
+      return [...outputs, ...all.map((service) => service.output())]
+        .concat((await everyTopicRecord(env.KAFKA_BROKERS ?? '', `${options.prefix}-leak-${runId}`)).values)
+        .concat((await everyCollection(env.MONGO_URL ?? '', productDatabases(env))).documents);
     },
   };
 }
