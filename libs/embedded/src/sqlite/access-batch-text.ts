@@ -1,11 +1,12 @@
 import type { SQLInputValue } from 'node:sqlite';
-import { certificateReadSchema, type AccessRecord, type CertificateRead } from '@rsd/contracts';
+import type { AccessRecord, CertificateRead } from '@rsd/contracts';
 
 /**
  * A batch of access records ready to write: their columns, and what each one adds to the usage
  * counts if it turns out to be new. Everything the domain decides is decided on the event loop's
  * thread (access-log-batch.ts), so that writing it (write-access-batch.ts) needs nothing but SQL: it
- * runs on the access log's writer thread (access-log-worker.ts) as well as in the store.
+ * runs on the access log's writer thread (access-log-worker.ts) as well as in the store. Types only from
+ * @rsd/contracts: the writer thread loads no schema (zod and the contracts cost it 8 MB of heap).
  */
 export interface AccessBatch {
   /** CHANGES.insert's columns, one array per record (ACCESS_ROW names those the counts read). */
@@ -47,17 +48,6 @@ export function accessLine(
 /** Decision 55's details of a certificate fetch as the column keeps them: JSON (no tab or line break), or null. */
 export function certificateText(certificate: CertificateRead | undefined): string | null {
   return certificate ? JSON.stringify({ asOf: certificate.asOf, format: certificate.format }) : null;
-}
-
-/** The column's text as the record's details; a value that is not one is left out rather than failing the page. */
-export function certificateOfText(text: string | null): CertificateRead | undefined {
-  if (text === null) return undefined;
-  try {
-    const parsed = certificateReadSchema.safeParse(JSON.parse(text));
-    return parsed.success ? parsed.data : undefined;
-  } catch {
-    return undefined;
-  }
 }
 
 /** `N` strings: a line's fields, once their count is checked. */

@@ -1,4 +1,4 @@
-import type { AccessRecord, AccessResource } from '@rsd/contracts';
+import { certificateReadSchema, type AccessRecord, type AccessResource, type CertificateRead } from '@rsd/contracts';
 import {
   bucketStart,
   dailyFromHours,
@@ -15,7 +15,6 @@ import { BUSY_TIMEOUT_MS, integer, text } from './database';
 import { openStoreDatabase } from './store-database';
 import { CHANGES, createAccessLogTables, pageQuery, QUERIES } from './access-log-tables';
 import { accessBatchOf, accessBatchText } from './access-log-batch';
-import { certificateOfText } from './access-batch-text';
 import { startAccessLogWriter } from './access-log-writer';
 import { writeAccessBatch } from './write-access-batch';
 import { importEarlierAccessLog } from './import-earlier-access-log';
@@ -243,4 +242,15 @@ function textOrNull(value: unknown): string | null {
 /** A record's certificate details when it has some: a record without them has no such key. */
 function withCertificate(certificate: AccessRecord['certificate']): Pick<AccessRecord, 'certificate'> {
   return certificate ? { certificate } : {};
+}
+
+/** The column's text as the record's details; a value that is not one is left out rather than failing the page. */
+function certificateOfText(text: string | null): CertificateRead | undefined {
+  if (text === null) return undefined;
+  try {
+    const parsed = certificateReadSchema.safeParse(JSON.parse(text));
+    return parsed.success ? parsed.data : undefined;
+  } catch {
+    return undefined;
+  }
 }
