@@ -2,8 +2,6 @@ import { PDFDocument, StandardFonts, rgb, type PDFFont, type PDFPage } from 'pdf
 import QRCode from 'qrcode';
 import type { CertificateResource } from '@rsd/contracts';
 
-export const PDF_CONTENT_TYPE = 'application/pdf';
-
 /** A4 in points. */
 const PAGE = { width: 595.28, height: 841.89 } as const;
 const MARGIN = 56;

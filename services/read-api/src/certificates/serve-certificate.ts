@@ -8,8 +8,9 @@ import type { ReadPipeline, Reader } from '../pipeline/read-pipeline';
 import { readableGrants, type PortfolioReader } from '../portfolio/portfolio-pages';
 import { noteCertificateRead } from '../access-log/record-on-finish';
 import { asOfOf } from './as-of';
-import { certificatePdf, PDF_CONTENT_TYPE } from './certificate-pdf';
 import { certificateOf, certificateSigner } from './issue-certificate';
+
+const PDF_CONTENT_TYPE = 'application/pdf';
 
 /**
  * The score that was the latest on asOf: the one with the greatest scoreDate not after it (on the
@@ -37,8 +38,12 @@ export function certificateServer(pipeline: ReadPipeline) {
     const score = await scoreAsOf(pipeline.views, organizationId, asOf);
     if (!score) throw new ApiError('SCORE_NOT_FOUND', `No score had been calculated for this customer by ${asOf}`);
     const signed = await sign(certificateOf({ clientId, credential, score, asOf, issuedAt: now }));
-    if (wantsPdf) pipeline.sendBytes(req, res, await certificatePdf(signed), PDF_CONTENT_TYPE);
-    else pipeline.send(req, res, signed, undefined, { once: true });
+    if (wantsPdf) {
+      // pdf-lib, its fonts and the QR code's encoder (1.4 MB of code) load on the first PDF asked for, not into every
+      // read API's memory at its start.
+      const { certificatePdf } = await import('./certificate-pdf.js');
+      pipeline.sendBytes(req, res, await certificatePdf(signed), PDF_CONTENT_TYPE);
+    } else pipeline.send(req, res, signed, undefined, { once: true });
   };
 }
 
