@@ -3,7 +3,7 @@ import { createRequire } from 'node:module';
 import { eventually } from '@rsd/testkit';
 import { aTempDatabasePerTest, aTempDirectoryPerTest, rowsOf } from '../testing/temp-database';
 import { createCheckpointer } from './checkpointer';
-import { openEmbeddedDatabase, type EmbeddedDatabase } from './database';
+import { connectRaw, openEmbeddedDatabase, type EmbeddedDatabase } from './database';
 
 // The syncs the database makes, counted (node:fs's own exports cannot be spied on).
 jest.mock('node:fs', () => {
@@ -160,6 +160,57 @@ describe('the embedded database: one connection, one transaction per turn of the
 describe('the checkpoint thread', () => {
   const temp = aTempDirectoryPerTest('checkpointer');
 
+  /** The Worker constructor, counted: the module object itself (what the checkpointer's compiled import reads from), not an ES namespace copy of it. */
+  function countThreads() {
+    const workerThreads = createRequire(__filename)('node:worker_threads') as typeof import('node:worker_threads');
+    const { Worker } = workerThreads;
+    return jest.spyOn(workerThreads, 'Worker').mockImplementation((...args) => new Worker(...args));
+  }
+
+  it('checkpoints every database of the process on one thread, which stops with the last checkpointer', async () => {
+    // Rows committed into each database's write-ahead log, none copied into the file yet (no automatic checkpoint).
+    const files = ['one.sqlite', 'two.sqlite'].map((name) => `${temp.dir}/${name}`);
+    const connections = files.map((file) => {
+      const db = connectRaw(file);
+      db.exec('PRAGMA wal_autocheckpoint = 0; CREATE TABLE notes (text TEXT NOT NULL)');
+      return db;
+    });
+    const write = (index: number) => connections[index]!.prepare('INSERT INTO notes VALUES (?)').run('x'.repeat(200_000));
+    const fileSizes = () => files.map((file) => statSync(file).size);
+    const threads = countThreads();
+    const checkpointers = files.map((file) => createCheckpointer({ file, busyTimeoutMs: 1_000, pauseMs: 0, onFailure: () => undefined }));
+    try {
+      write(0);
+      write(1);
+      const before = fileSizes();
+      for (const checkpointer of checkpointers) checkpointer.nudge();
+      await eventually(() => fileSizes().forEach((size, index) => expect(size).toBeGreaterThan(before[index]! + 100_000)));
+      expect(threads).toHaveBeenCalledTimes(1);
+
+      // One stops; the thread goes on checkpointing the other's database.
+      await checkpointers[0]!.stop();
+      write(1);
+      const [, second] = fileSizes();
+      checkpointers[1]!.nudge();
+      await eventually(() => expect(fileSizes()[1]).toBeGreaterThan(second! + 100_000));
+      expect(threads).toHaveBeenCalledTimes(1);
+
+      // The last one stops the thread: a checkpointer after that starts another.
+      await checkpointers[1]!.stop();
+      const later = createCheckpointer({ file: files[0]!, busyTimeoutMs: 1_000, pauseMs: 0, onFailure: () => undefined });
+      write(0);
+      const [first] = fileSizes();
+      later.nudge();
+      await eventually(() => expect(fileSizes()[0]).toBeGreaterThan(first! + 100_000));
+      expect(threads).toHaveBeenCalledTimes(2);
+      await later.stop();
+    } finally {
+      threads.mockRestore();
+      for (const checkpointer of checkpointers) await checkpointer.stop();
+      for (const db of connections) db.close();
+    }
+  });
+
   it('when it cannot open the database, then its owner is told once, and nudges after that do nothing', async () => {
     const failures: string[] = [];
     // A directory is no database: the thread's connection fails to open.
@@ -170,10 +221,7 @@ describe('the checkpoint thread', () => {
       onFailure: (message) => failures.push(message),
     });
     // A nudge that did anything would start a thread, synchronously: counted, nothing needs waiting out.
-    // The module object itself (what the checkpointer's compiled import reads from), not an ES namespace copy of it.
-    const workerThreads = createRequire(__filename)('node:worker_threads') as typeof import('node:worker_threads');
-    const { Worker } = workerThreads;
-    const threads = jest.spyOn(workerThreads, 'Worker').mockImplementation((...args) => new Worker(...args));
+    const threads = countThreads();
     try {
       checkpointer.nudge();
       await eventually(() => expect(failures).toHaveLength(1));
