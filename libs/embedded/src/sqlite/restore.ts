@@ -10,7 +10,7 @@ import {
   subjectKeysMasterKey,
   type SealedValue,
 } from '@rsd/platform';
-import type { SubjectKey, SubjectKeyStore } from '@rsd/ports';
+import type { SubjectKeyStore } from '@rsd/ports';
 import {
   BACKUP_FORMAT,
   BACKUP_VERSION,
@@ -25,7 +25,7 @@ import {
   type BackupManifest,
 } from './backup';
 import { EARLIER_AUTHORIZATIONS, EARLIER_EVENT_LOG } from './import-earlier-data';
-import { SUBJECT_KEYS_DATABASE } from './sqlite-subject-key-store';
+import { SUBJECT_KEYS_DATABASE, subjectKeyOf } from './sqlite-subject-key-store';
 
 export interface RestoreOptions {
   /** A backup made by `backupDataDirectory` (rsd backup): its file, or the directory an earlier version made (or a `tar -xf` of the file). */
@@ -415,7 +415,8 @@ async function checkSubjectKeys(backup: Backup, dataDir: string, options: Restor
 
 const examples = (names: string[]) => `${names.slice(0, 3).join(', ')}${names.length > 3 ? ', …' : ''}`;
 
-async function masterKeyIn(file: string): Promise<Buffer | undefined> {
+/** The master key in its file of a data directory; undefined when there is none. */
+export async function masterKeyIn(file: string): Promise<Buffer | undefined> {
   let text: string;
   try {
     text = await readFile(file, 'utf8');
@@ -451,16 +452,13 @@ function readingKeyStore(file: string): SubjectKeyStore {
   const refuse = () => Promise.reject(new Error('a restore only reads the subject key store'));
   return {
     read: (subject) => {
-      const row = db.prepare('SELECT wrapped_key, created_at, destroyed_at FROM subject_keys WHERE subject = ?').get(subject);
-      if (!row) return Promise.resolve(undefined);
-      const key: SubjectKey =
-        row.destroyed_at === null
-          ? { state: 'active', subject, wrappedKey: String(row.wrapped_key), createdAt: String(row.created_at) }
-          : { state: 'destroyed', subject, destroyedAt: String(row.destroyed_at) };
-      return Promise.resolve(key);
+      const row = db.prepare('SELECT subject, wrapped_key, created_at, destroyed_at FROM subject_keys WHERE subject = ?').get(subject);
+      return Promise.resolve(row ? subjectKeyOf(row) : undefined);
     },
     getOrCreate: refuse,
     destroy: refuse,
+    list: refuse,
+    rewrap: refuse,
     close: () => {
       db.close();
       return Promise.resolve();
