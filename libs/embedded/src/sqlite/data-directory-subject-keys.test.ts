@@ -6,8 +6,10 @@ import { SealedValueError, subjectCipher, type SealedValue } from '@rsd/platform
 import type { SubjectKeyStore } from '@rsd/ports';
 import { aSealedDataDirectory, TEST_SUBJECT_KEYS_MASTER_KEY } from '../testing/sealed-data-directory';
 import { aTempDirectoryPerTest } from '../testing/temp-database';
+import { backupDataDirectory } from './backup';
 import { openEmbeddedDatabase } from './database';
 import { runDataDirectorySubjectKeys } from './data-directory-subject-keys';
+import { restoreDataDirectory } from './restore';
 import { openSqliteSubjectKeyStore, SUBJECT_KEYS_DATABASE } from './sqlite-subject-key-store';
 
 const OTHER_MASTER_KEY = Buffer.alloc(32, 9);
@@ -193,6 +195,33 @@ describe('rsd subject-keys on a data directory (decision 56)', () => {
     });
     // Again, merged into the store as it is now: nothing changes.
     expect(await restore(backup)).toMatchObject({ restored: 0, alreadyThere: 2, destroyedSince: 3, erasuresReapplied: 0 });
+  });
+
+  it('when a data directory is lost, then its key store restored from its backup and its log from a later backup read an erasure made between them as erased', async () => {
+    const { backup: keysBackup } = await backUp();
+    await withStore((store) => store.destroy('organization:acme', '2026-12-02T10:00:00.000Z'));
+    await appendToLog([
+      {
+        type: EVENT_TYPES.organizationOffboarded,
+        time: '2026-12-02T10:00:00.000Z',
+        data: { organizationId: 'acme', startedAt: '2026-12-02T10:00:00.000Z' },
+      },
+    ]);
+    const logBackup = join(temp.dir, 'rsd.tar');
+    await backupDataDirectory({ dataDir: dataDir(), into: logBackup });
+    const masterKey = await readFile(join(dataDir(), 'subject-keys-master.key'));
+    await rm(dataDir(), { recursive: true });
+
+    // Into the new directory: the master key, the key store from its backup (no log there yet), then the log.
+    await mkdir(dataDir());
+    await writeFile(join(dataDir(), 'subject-keys-master.key'), masterKey, { mode: 0o600 });
+    expect(await restore(keysBackup)).toMatchObject({ restored: 2, erasuresReapplied: 0 });
+    expect(await restoreDataDirectory({ from: logBackup, dataDir: dataDir() })).toMatchObject({
+      subjectKeys: 'opens',
+      erasuresReapplied: 1,
+    });
+
+    expect(await opened(TEST_SUBJECT_KEYS_MASTER_KEY)).toEqual({ 'organization:acme': 'erased', 'organization:beta': 'opened' });
   });
 
   it("when a backup is merged into the current store, then the store's own tombstones stay (an erasure the log does not name yet)", async () => {

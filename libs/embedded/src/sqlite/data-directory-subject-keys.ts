@@ -1,6 +1,6 @@
-import { stat } from 'node:fs/promises';
+import { readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
-import { maintainSubjectKeys, type SubjectKeyMaintenance } from '@rsd/consumers';
+import { erasuresInLog, maintainSubjectKeys, reapplyErasures, type SubjectKeyMaintenance } from '@rsd/consumers';
 import {
   SUBJECT_KEYS_MASTER_KEY,
   SUBJECT_KEYS_MASTER_KEY_SECRET,
@@ -10,7 +10,6 @@ import {
 } from '@rsd/platform';
 import type { EventLog, SubjectKeyStore } from '@rsd/ports';
 import { MAIN_DATABASE } from './backup';
-import { masterKeyIn } from './restore';
 import { openSqliteEventLog } from './sqlite-event-log';
 import { openSqliteSubjectKeyStore, SUBJECT_KEYS_DATABASE } from './sqlite-subject-key-store';
 
@@ -59,6 +58,33 @@ async function dataDirectoryMasterKey(dataDir: string, env: NodeJS.ProcessEnv): 
     );
   }
   return masterKey;
+}
+
+/**
+ * Every erasure the data directory's log records applied again to its key store (a restore of the
+ * log with a key store from its own backup): answers how many keys it destroyed.
+ */
+export async function reapplyLogErasures(dataDir: string): Promise<number> {
+  const eventLog = openSqliteEventLog({ file: join(dataDir, MAIN_DATABASE) });
+  const store = openSqliteSubjectKeyStore({ file: join(dataDir, SUBJECT_KEYS_DATABASE) });
+  try {
+    return await reapplyErasures(store, await erasuresInLog(eventLog));
+  } finally {
+    await store.close();
+    await eventLog.close();
+  }
+}
+
+/** The master key in its file of a data directory; undefined when there is none. */
+export async function masterKeyIn(file: string): Promise<Buffer | undefined> {
+  let text: string;
+  try {
+    text = await readFile(file, 'utf8');
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    throw error;
+  }
+  return subjectKeysMasterKey({ [SUBJECT_KEYS_MASTER_KEY]: text.trim() });
 }
 
 async function exists(file: string): Promise<boolean> {

@@ -2,14 +2,7 @@ import { chmod, copyFile, mkdir, mkdtemp, readdir, readFile, rename, rm, stat } 
 import { basename, dirname, join, normalize, resolve } from 'node:path';
 import { backup as copySqliteDatabase, DatabaseSync } from 'node:sqlite';
 import { extract as extractTar, type ReadEntry } from 'tar';
-import {
-  SealedValueError,
-  SUBJECT_KEYS_MASTER_KEY,
-  SUBJECT_KEYS_MASTER_KEY_SECRET,
-  subjectCipher,
-  subjectKeysMasterKey,
-  type SealedValue,
-} from '@rsd/platform';
+import { SealedValueError, SUBJECT_KEYS_MASTER_KEY, SUBJECT_KEYS_MASTER_KEY_SECRET, subjectCipher, type SealedValue } from '@rsd/platform';
 import type { SubjectKeyStore } from '@rsd/ports';
 import {
   BACKUP_FORMAT,
@@ -25,6 +18,7 @@ import {
   type BackupManifest,
 } from './backup';
 import { EARLIER_AUTHORIZATIONS, EARLIER_EVENT_LOG } from './import-earlier-data';
+import { masterKeyIn, reapplyLogErasures } from './data-directory-subject-keys';
 import { SUBJECT_KEYS_DATABASE, subjectKeyOf } from './sqlite-subject-key-store';
 
 export interface RestoreOptions {
@@ -70,6 +64,8 @@ export interface RestoreReport {
   subjectKeys: 'opens' | 'not needed' | 'missing';
   /** Where the key store given with `subjectKeysFrom` was put. */
   subjectKeyStore?: string;
+  /** Subjects the restored log says were erased that the key store held active, destroyed again (decision 56). */
+  erasuresReapplied?: number;
 }
 
 /** What a product keeps in a data directory besides its secrets: its databases, their journals, and an earlier version's files it would import at start. */
@@ -232,6 +228,8 @@ async function restoreFrom(backup: Backup, dataDir: string, options: RestoreOpti
     webhookKey,
     subjectKeys,
     ...(subjectKeyStore ? { subjectKeyStore } : {}),
+    // Decision 56: a key store restored from its own backup may hold keys erased since; the log says which.
+    ...(subjectKeys === 'opens' ? { erasuresReapplied: await reapplyLogErasures(dataDir) } : {}),
   };
 }
 
@@ -414,18 +412,6 @@ async function checkSubjectKeys(backup: Backup, dataDir: string, options: Restor
 }
 
 const examples = (names: string[]) => `${names.slice(0, 3).join(', ')}${names.length > 3 ? ', …' : ''}`;
-
-/** The master key in its file of a data directory; undefined when there is none. */
-export async function masterKeyIn(file: string): Promise<Buffer | undefined> {
-  let text: string;
-  try {
-    text = await readFile(file, 'utf8');
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
-    throw error;
-  }
-  return subjectKeysMasterKey({ [SUBJECT_KEYS_MASTER_KEY]: text.trim() });
-}
 
 async function isFile(file: string): Promise<boolean> {
   try {
