@@ -1,4 +1,4 @@
-import { open, readdir, readFile, rename, rm } from 'node:fs/promises';
+import { mkdir, open, readdir, readFile, rename, rm } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import type { EventLog, SubjectKey, SubjectKeyStore, SubjectKeyWrapping } from '@rsd/ports';
 import { erasuresInLog, reapplyErasures } from './erasures-in-log';
@@ -63,6 +63,7 @@ export async function backUpSubjectKeys(options: {
   };
   let keys = 0;
   let destroyed = 0;
+  await mkdir(options.dir, { recursive: true, mode: 0o700 });
   const file = await open(partial, 'wx', 0o600);
   try {
     await file.write(`${JSON.stringify(header)}\n`);
@@ -124,7 +125,7 @@ export interface SubjectKeyRestoreReport {
   destroyedSince: number;
   /** Tombstones of the backup applied (or already there). */
   tombstones: number;
-  /** Subjects the event log says were erased that the store then held active, destroyed again. */
+  /** Subjects the event log says were erased that the store did not hold destroyed (active, or absent), destroyed now. */
   erasuresReapplied: number;
 }
 
