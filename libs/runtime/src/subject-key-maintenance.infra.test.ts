@@ -68,6 +68,10 @@ describeWithInfra('kafka', 'subject-keys tasks on the distributed runtime (decis
       }
       return values;
     });
+    // A refusal is one line for the operator, with no stack.
+    await expect(runSubjectKeyMaintenance(['backup', '--to', dir, '--keep-days', '120'], env(OLD))).rejects.toThrow(
+      /^exit 1: --keep-days: must be a whole number of days from 1 to 90 \(the key-store backups' retention\), not "120"\n$/,
+    );
     const backup = (await runSubjectKeyMaintenance(['backup', '--to', dir], env(OLD))) as { backup: string; keys: number };
     expect(backup.keys).toBe(3);
 

@@ -2,7 +2,7 @@ import { maintainSubjectKeys, subjectKeyBackupRetention, type SubjectKeyMaintena
 import type { Need } from '@rsd/ports';
 import { runTask } from './run-task';
 
-export type { SubjectKeyMaintenance } from '@rsd/consumers';
+export { SubjectKeyRefusal, type SubjectKeyMaintenance } from '@rsd/consumers';
 
 /** The servers each command needs: a backup reads the key store alone; a restore and a rotation also the log's erasures. */
 const NEEDS: Record<SubjectKeyMaintenance['command'], readonly Need[]> = {

@@ -1,5 +1,6 @@
 import type { EventLog, SubjectId, SubjectKeyStore, SubjectKeyWrapping } from '@rsd/ports';
 import { erasuresInLog, reapplyErasures } from './erasures-in-log';
+import { SubjectKeyRefusal } from './subject-key-backups';
 
 export interface MasterKeyRotationReport {
   /** The current master key's digest: every key is wrapped by it afterwards. */
@@ -66,7 +67,7 @@ export async function rotateMasterKey(options: {
     const which = [...unopened].map(
       ([by, subjects]) => `${subjects.length} by ${by} (${subjects.slice(0, 3).join(', ')}${subjects.length > 3 ? ', …' : ''})`,
     );
-    throw new Error(
+    throw new SubjectKeyRefusal(
       `${count} stored key(s) are wrapped by a master key that is neither SUBJECT_KEYS_MASTER_KEY (${wrapping.masterKeyId}) nor ` +
         `${wrapping.previousMasterKeyId ? `SUBJECT_KEYS_PREVIOUS_MASTER_KEY (${wrapping.previousMasterKeyId})` : 'a SUBJECT_KEYS_PREVIOUS_MASTER_KEY (none is set)'}: ` +
         `${which.join('; ')}. Set SUBJECT_KEYS_PREVIOUS_MASTER_KEY to the key that wrapped them and run the rotation again ` +

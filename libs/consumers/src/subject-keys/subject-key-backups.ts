@@ -3,6 +3,14 @@ import { join, resolve } from 'node:path';
 import type { EventLog, SubjectKey, SubjectKeyStore, SubjectKeyWrapping } from '@rsd/ports';
 import { erasuresInLog, reapplyErasures } from './erasures-in-log';
 
+/**
+ * A maintenance command of the subject key store refused, before it changed anything it should not
+ * have: its message says why and what to do (a line for the operator, no stack).
+ */
+export class SubjectKeyRefusal extends Error {
+  override readonly name = 'SubjectKeyRefusal';
+}
+
 /** What the first line of a key-store backup says it is. */
 export const SUBJECT_KEY_BACKUP_FORMAT = 'rsd-subject-keys-backup';
 const SUBJECT_KEY_BACKUP_VERSION = 1;
@@ -151,7 +159,7 @@ export async function restoreSubjectKeys(options: {
   const { header, keys } = await readSubjectKeyBackup(file);
   const ageDays = ((options.now?.() ?? new Date()).getTime() - Date.parse(header.createdAt)) / DAY_MS;
   if (ageDays > options.keepDays && !options.forceExpired) {
-    throw new Error(
+    throw new SubjectKeyRefusal(
       `${file} was made ${header.createdAt}, more than ${options.keepDays} days ago (the key-store backups' retention): ` +
         'an erasure made since may hold only because such a backup is gone. Restore a newer one, or pass --force-expired ' +
         "if this is the only one left (the log's erasures are applied again after it).",
@@ -165,7 +173,7 @@ export async function restoreSubjectKeys(options: {
     const digests = [
       ...new Set(keys.flatMap((key) => (key.state === 'active' ? [options.wrapping.wrappedBy(key.wrappedKey) ?? '?'] : []))),
     ];
-    throw new Error(
+    throw new SubjectKeyRefusal(
       `${file} holds ${foreign.size} key(s) wrapped by a master key that is not configured (the backup's keys name ${digests.join(', ')}; ` +
         `the configured master key is ${options.wrapping.masterKeyId}${options.wrapping.previousMasterKeyId ? `, the previous one ${options.wrapping.previousMasterKeyId}` : ''}): ` +
         'set SUBJECT_KEYS_MASTER_KEY (or SUBJECT_KEYS_PREVIOUS_MASTER_KEY during a rotation) to the key that wrapped them, then restore again.',
@@ -204,7 +212,8 @@ export async function readSubjectKeyBackup(file: string): Promise<{ header: Subj
   try {
     text = await readFile(file, 'utf8');
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') throw new Error(`${file} does not exist: no key-store backup to restore`);
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT')
+      throw new SubjectKeyRefusal(`${file} does not exist: no key-store backup to restore`);
     throw error;
   }
   const lines = text.split('\n').filter((line) => line !== '');
@@ -216,11 +225,14 @@ export async function readSubjectKeyBackup(file: string): Promise<{ header: Subj
     }
   });
   const header = parsed[0];
-  if (!isHeader(header)) throw new Error(`${file} is not a key-store backup made by subject-keys backup (its first line says otherwise)`);
+  if (!isHeader(header))
+    throw new SubjectKeyRefusal(`${file} is not a key-store backup made by subject-keys backup (its first line says otherwise)`);
   const end = parsed[parsed.length - 1];
   const keys = parsed.slice(1, -1);
   if (end?.end !== true || end.subjects !== keys.length || !keys.every(isSubjectKey)) {
-    throw new Error(`${file} is not a whole key-store backup: it is cut short or damaged (no closing line, or its count differs)`);
+    throw new SubjectKeyRefusal(
+      `${file} is not a whole key-store backup: it is cut short or damaged (no closing line, or its count differs)`,
+    );
   }
   return { header, keys: keys as unknown as SubjectKey[] };
 }
@@ -276,7 +288,7 @@ export function subjectKeyBackupRetention(option: string | undefined, env: NodeJ
   const days = Number(value);
   const { min, max } = SUBJECT_KEY_BACKUP_RETENTION_BOUNDS;
   if (!/^\d+$/.test(value.trim()) || days < min || days > max) {
-    throw new RangeError(
+    throw new SubjectKeyRefusal(
       `${name}: must be a whole number of days from ${min} to ${max} (the key-store backups' retention), not ${JSON.stringify(value)}`,
     );
   }

@@ -1,6 +1,6 @@
 import { readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
-import { erasuresInLog, maintainSubjectKeys, reapplyErasures, type SubjectKeyMaintenance } from '@rsd/consumers';
+import { erasuresInLog, maintainSubjectKeys, reapplyErasures, SubjectKeyRefusal, type SubjectKeyMaintenance } from '@rsd/consumers';
 import {
   SUBJECT_KEYS_MASTER_KEY,
   SUBJECT_KEYS_MASTER_KEY_SECRET,
@@ -32,10 +32,12 @@ export async function runDataDirectorySubjectKeys(
   try {
     return await maintainSubjectKeys(maintenance, env, async () => {
       if (maintenance.command !== 'restore' && !(await exists(storeFile))) {
-        throw new Error(`${storeFile} does not exist: no subject key store in ${dataDir} (the product makes it at its first start)`);
+        throw new SubjectKeyRefusal(
+          `${storeFile} does not exist: no subject key store in ${dataDir} (the product makes it at its first start)`,
+        );
       }
       const wrapping = subjectKeyWrapping(await dataDirectoryMasterKey(dataDir, env), subjectKeysPreviousMasterKey(env));
-      // A restore into a directory whose log is not restored yet has no erasures to apply: `rsd restore` checks the keys after.
+      // A directory whose log is not restored yet has no erasures to apply: `rsd restore` applies them as it puts the log in place.
       if (maintenance.command !== 'backup' && (await exists(logFile))) eventLog = openSqliteEventLog({ file: logFile });
       store = openSqliteSubjectKeyStore({ file: storeFile });
       return { store, wrapping, eventLog };
@@ -52,7 +54,7 @@ async function dataDirectoryMasterKey(dataDir: string, env: NodeJS.ProcessEnv): 
   const configured = env[SUBJECT_KEYS_MASTER_KEY] || env[`${SUBJECT_KEYS_MASTER_KEY}_FILE`];
   const masterKey = configured ? subjectKeysMasterKey(env) : await masterKeyIn(masterKeyFile);
   if (!masterKey) {
-    throw new Error(
+    throw new SubjectKeyRefusal(
       `the master key is neither in ${masterKeyFile} nor in ${SUBJECT_KEYS_MASTER_KEY}: copy the product's ${SUBJECT_KEYS_MASTER_KEY_SECRET.file} ` +
         `(mode 0600) into ${dataDir}, or set ${SUBJECT_KEYS_MASTER_KEY}`,
     );

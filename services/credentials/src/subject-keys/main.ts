@@ -1,6 +1,6 @@
 import { parseArgs } from 'node:util';
 import { runMain } from '@rsd/platform';
-import { runSubjectKeyMaintenance, type SubjectKeyMaintenance } from '@rsd/runtime';
+import { runSubjectKeyMaintenance, SubjectKeyRefusal, type SubjectKeyMaintenance } from '@rsd/runtime';
 
 const USAGE = 'usage: subject-keys backup --to DIR [--keep-days N] | restore FILE [--keep-days N] [--force-expired] | rotate';
 
@@ -16,8 +16,15 @@ runMain(async () => {
     allowPositionals: true,
     options: { to: { type: 'string' }, 'keep-days': { type: 'string' }, 'force-expired': { type: 'boolean' } },
   });
-  const result = await runSubjectKeyMaintenance(maintenanceOf(positionals, values), process.env);
-  process.stdout.write(`${JSON.stringify(result)}\n`);
+  try {
+    const result = await runSubjectKeyMaintenance(maintenanceOf(positionals, values), process.env);
+    process.stdout.write(`${JSON.stringify(result)}\n`);
+  } catch (error) {
+    // A refusal is the operator's to read: its line alone, exit 1 (any other failure keeps its cause).
+    if (!(error instanceof Error) || error.name !== 'SubjectKeyRefusal') throw error;
+    process.stderr.write(`${error.message}\n`);
+    process.exitCode = 1;
+  }
 });
 
 function maintenanceOf(
@@ -28,5 +35,5 @@ function maintenanceOf(
   if (extra.length === 0 && command === 'backup' && values.to && !file) return { command, to: values.to, keepDays };
   if (extra.length === 0 && command === 'restore' && file) return { command, file, keepDays, forceExpired: values['force-expired'] };
   if (extra.length === 0 && command === 'rotate' && !file) return { command };
-  throw new Error(USAGE);
+  throw new SubjectKeyRefusal(USAGE);
 }
