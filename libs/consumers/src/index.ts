@@ -8,3 +8,7 @@ export * from './traced-event-log';
 export * from './sealed-events';
 export * from './offboarding-purges';
 export * from './audit-projection';
+export * from './subject-keys/erasures-in-log';
+export * from './subject-keys/subject-key-backups';
+export * from './subject-keys/master-key-rotation';
+export * from './subject-keys/subject-key-maintenance';

@@ -11,6 +11,7 @@ export { formatLines as formatEarlierLogLines, type LoggedLine as EarlierLogLine
 export { openSqliteAccessLog, openSqliteAccessLogStore, type SqliteAccessLogOptions } from './sqlite/sqlite-access-log';
 export { backupDataDirectory, type BackupManifest, type BackupOptions } from './sqlite/backup';
 export { databasesInUse, restoreDataDirectory, type RestoreOptions, type RestoreReport } from './sqlite/restore';
+export { runDataDirectorySubjectKeys } from './sqlite/data-directory-subject-keys';
 export { createMemoryLeaseStore } from './memory-lease-store';
 export { openSqliteSubjectKeyStore, SUBJECT_KEYS_DATABASE } from './sqlite/sqlite-subject-key-store';
 export { openSqliteOffboardingStore } from './sqlite/sqlite-offboarding-store';

@@ -50,6 +50,26 @@ export function openMongoSubjectKeyStore(db: Db): Promise<SubjectKeyStore> {
         return (await find(subject)) as DestroyedSubjectKey;
       },
 
+      async list(after, limit) {
+        const documents = await keys
+          .find(after === undefined ? {} : { _id: { $gt: after } })
+          .sort({ _id: 1 })
+          .limit(limit)
+          .toArray();
+        return documents.map((document) => subjectKeyOf(document._id, document) as SubjectKey);
+      },
+
+      async rewrap(subject, from, to) {
+        // Atomic on MongoDB. FerretDB 1.24 applies it as a read and a rewrite, so a destruction landing
+        // between the two could be written over: the rotation re-applies the log's erasures after it
+        // (docs/decisions/0056-erasure-and-offboarding.md).
+        const { modifiedCount } = await keys.updateOne(
+          { _id: subject, wrappedKey: from, destroyedAt: { $exists: false } },
+          { $set: { wrappedKey: to } },
+        );
+        return modifiedCount === 1;
+      },
+
       close: () => Promise.resolve(),
     }),
   );

@@ -1,10 +1,15 @@
 import { createCipheriv, createDecipheriv, createHash, randomBytes } from 'node:crypto';
-import type { DestroyedSubjectKey, SubjectId, SubjectKeyStore, SecretSpec } from '@rsd/ports';
+import type { DestroyedSubjectKey, SubjectId, SubjectKeyStore, SubjectKeyWrapping, SecretSpec } from '@rsd/ports';
 import { ConfigError } from './config';
 import { secretsFromFiles } from './secret-files';
 
 /** The master key's variable (or `…_FILE`): 32 random bytes, base64, which wrap every subject's key. */
 export const SUBJECT_KEYS_MASTER_KEY = 'SUBJECT_KEYS_MASTER_KEY';
+/**
+ * The master key being rotated away from (or `…_FILE`): it only unwraps, the keys it wrapped, until
+ * `subject-keys rotate` has re-wrapped every one under the current master key.
+ */
+export const SUBJECT_KEYS_PREVIOUS_MASTER_KEY = 'SUBJECT_KEYS_PREVIOUS_MASTER_KEY';
 
 /**
  * The master key as a secret of the services (decision 56): required on the distributed runtime (every
@@ -65,6 +70,8 @@ export interface SubjectCipher {
   open<T = unknown>(sealed: SealedValue): Promise<OpenOutcome<T>>;
   /** Drops what the cipher keeps in memory of the subject's key: the next use reads the key store (an erasure seen). */
   forget(subject: SubjectId): void;
+  /** Its master keys' view of a wrapped key: which one wrapped it, and its re-wrapping under the current one. */
+  wrapping: SubjectKeyWrapping;
 }
 
 /**
@@ -94,10 +101,12 @@ const SUBJECT = /^(organization|account|grant):\S{1,256}$/;
 export function subjectCipher(options: {
   store: SubjectKeyStore;
   masterKey: Buffer;
+  /** The master key being rotated away from: it unwraps the keys it wrapped, and wraps nothing. */
+  previousMasterKey?: Buffer;
   now?: () => Date;
   cache?: { ttlMs?: number; size?: number };
 }): SubjectCipher {
-  const { store, masterKey } = options;
+  const { store } = options;
   const now = options.now ?? (() => new Date());
   const cache = new KeyCache(options.cache?.size ?? SUBJECT_KEY_CACHE_SIZE, options.cache?.ttlMs ?? SUBJECT_KEY_CACHE_TTL_MS, now);
   // One reading of the store per subject at a time: the events of one organization arriving together
@@ -121,22 +130,8 @@ export function subjectCipher(options: {
     reading.set(name, { answer, mark });
     return answer;
   };
-  if (masterKey.length !== KEY_BYTES) throw new ConfigError([`${SUBJECT_KEYS_MASTER_KEY}: must be ${KEY_BYTES} bytes, base64`]);
-  const masterKeyId = createHash('sha256').update(masterKey).digest('base64url').slice(0, 8);
-
-  const wrap = (subject: SubjectId, key: Buffer): string => {
-    const { nonce, ciphertext } = encrypt(masterKey, key, wrapData(subject));
-    return [WRAP_VERSION, masterKeyId, nonce.toString('base64url'), ciphertext.toString('base64url')].join('.');
-  };
-  const unwrap = (subject: SubjectId, wrapped: string): Buffer => {
-    const [version, keyId, nonce, ciphertext] = wrapped.split('.');
-    if (version !== WRAP_VERSION || keyId !== masterKeyId || !nonce || !ciphertext) {
-      throw new SealedValueError('wrong-master-key', subject);
-    }
-    const key = decrypt(masterKey, Buffer.from(nonce, 'base64url'), Buffer.from(ciphertext, 'base64url'), wrapData(subject));
-    if (!key) throw new SealedValueError('wrong-master-key', subject);
-    return key;
-  };
+  const keys = masterKeys(options.masterKey, options.previousMasterKey);
+  const { wrap, unwrap } = keys;
 
   return {
     async seal(subject, value) {
@@ -179,6 +174,8 @@ export function subjectCipher(options: {
       return { status: 'opened', value: JSON.parse(plain.toString('utf8')) as T };
     },
 
+    wrapping: keys.wrapping,
+
     forget: (subject) => {
       cache.delete(subject);
       for (const name of [`seal ${subject}`, `open ${subject}`]) {
@@ -189,6 +186,65 @@ export function subjectCipher(options: {
     },
   };
 }
+
+/**
+ * The master keys: the current one wraps and unwraps; the previous one, during a rotation, only
+ * unwraps what it wrapped. A wrapped key names its master key by a digest (the first 48 bits of its
+ * SHA-256, base64url), so a key wrapped by neither is named as such rather than failing as a tag.
+ */
+function masterKeys(
+  masterKey: Buffer,
+  previousMasterKey: Buffer | undefined,
+): {
+  wrap: (subject: SubjectId, key: Buffer) => string;
+  unwrap: (subject: SubjectId, wrapped: string) => Buffer;
+  wrapping: SubjectKeyWrapping;
+} {
+  if (masterKey.length !== KEY_BYTES) throw new ConfigError([`${SUBJECT_KEYS_MASTER_KEY}: must be ${KEY_BYTES} bytes, base64`]);
+  if (previousMasterKey && previousMasterKey.length !== KEY_BYTES) {
+    throw new ConfigError([`${SUBJECT_KEYS_PREVIOUS_MASTER_KEY}: must be ${KEY_BYTES} bytes, base64`]);
+  }
+  if (previousMasterKey?.equals(masterKey)) {
+    throw new ConfigError([`${SUBJECT_KEYS_PREVIOUS_MASTER_KEY}: is ${SUBJECT_KEYS_MASTER_KEY} itself: give the key rotated away from`]);
+  }
+  const masterKeyId = masterKeyIdOf(masterKey);
+  const previousMasterKeyId = previousMasterKey ? masterKeyIdOf(previousMasterKey) : undefined;
+  const byId = new Map([[masterKeyId, masterKey]]);
+  if (previousMasterKey && previousMasterKeyId) byId.set(previousMasterKeyId, previousMasterKey);
+  const wrap = (subject: SubjectId, key: Buffer): string => {
+    const { nonce, ciphertext } = encrypt(masterKey, key, wrapData(subject));
+    return [WRAP_VERSION, masterKeyId, nonce.toString('base64url'), ciphertext.toString('base64url')].join('.');
+  };
+  const unwrap = (subject: SubjectId, wrapped: string): Buffer => {
+    const [version, keyId, nonce, ciphertext] = wrapped.split('.');
+    const opening = keyId === undefined ? undefined : byId.get(keyId);
+    if (version !== WRAP_VERSION || !opening || !nonce || !ciphertext) throw new SealedValueError('wrong-master-key', subject);
+    const key = decrypt(opening, Buffer.from(nonce, 'base64url'), Buffer.from(ciphertext, 'base64url'), wrapData(subject));
+    if (!key) throw new SealedValueError('wrong-master-key', subject);
+    return key;
+  };
+  return {
+    wrap,
+    unwrap,
+    wrapping: {
+      masterKeyId,
+      ...(previousMasterKeyId ? { previousMasterKeyId } : {}),
+      wrappedBy: (wrapped) => (wrapped.startsWith(`${WRAP_VERSION}.`) ? wrapped.split('.')[1] : undefined),
+      rewrap: (subject, wrapped) => {
+        const key = unwrap(subject, wrapped);
+        return wrapped.split('.')[1] === masterKeyId ? wrapped : wrap(subject, key);
+      },
+    },
+  };
+}
+
+/** The master keys' view of the stored keys, for the key store's backups and a rotation (no cipher, no store). */
+export function subjectKeyWrapping(masterKey: Buffer, previousMasterKey?: Buffer): SubjectKeyWrapping {
+  return masterKeys(masterKey, previousMasterKey).wrapping;
+}
+
+/** How a wrapped key names the master key that wrapped it. */
+export const masterKeyIdOf = (masterKey: Buffer): string => createHash('sha256').update(masterKey).digest('base64url').slice(0, 8);
 
 /**
  * Subjects' keys (unwrapped) and erasures, as last read from the key store, each for `ttlMs` at most,
@@ -251,14 +307,28 @@ export function isSealedValue(value: unknown): value is SealedValue {
  * variable, never the value.
  */
 export function subjectKeysMasterKey(env: NodeJS.ProcessEnv): Buffer {
-  const { env: resolved, problems } = secretsFromFiles(env, [SUBJECT_KEYS_MASTER_KEY]);
-  if (problems.length > 0) throw new ConfigError(problems.map(({ variable, message }) => `${variable}: ${message}`));
-  const value = resolved[SUBJECT_KEYS_MASTER_KEY];
-  if (!value)
+  const key = masterKeyIn(env, SUBJECT_KEYS_MASTER_KEY);
+  if (!key)
     throw new ConfigError([`${SUBJECT_KEYS_MASTER_KEY}: required (${KEY_BYTES} random bytes, base64), or ${SUBJECT_KEYS_MASTER_KEY}_FILE`]);
+  return key;
+}
+
+/**
+ * The previous master key from the environment (a rotation under way): SUBJECT_KEYS_PREVIOUS_MASTER_KEY
+ * or its `_FILE`; undefined when neither is set; read and checked as the current one.
+ */
+export function subjectKeysPreviousMasterKey(env: NodeJS.ProcessEnv): Buffer | undefined {
+  return masterKeyIn(env, SUBJECT_KEYS_PREVIOUS_MASTER_KEY);
+}
+
+function masterKeyIn(env: NodeJS.ProcessEnv, variable: string): Buffer | undefined {
+  const { env: resolved, problems } = secretsFromFiles(env, [variable]);
+  if (problems.length > 0) throw new ConfigError(problems.map((problem) => `${problem.variable}: ${problem.message}`));
+  const value = resolved[variable];
+  if (!value) return undefined;
   const key = Buffer.from(value.trim(), 'base64');
   if (key.length !== KEY_BYTES || key.toString('base64') !== value.trim()) {
-    throw new ConfigError([`${SUBJECT_KEYS_MASTER_KEY}: must be ${KEY_BYTES} bytes, base64`]);
+    throw new ConfigError([`${variable}: must be ${KEY_BYTES} bytes, base64`]);
   }
   return key;
 }

@@ -6,7 +6,7 @@ import type { Clock } from './clock';
 import type { EventLog } from './event-log';
 import type { LeaseStore } from './lease-store';
 import type { OffboardingStore } from './offboarding-store';
-import type { SubjectKeyStore } from './subject-key-store';
+import type { SubjectKeyStore, SubjectKeyWrapping } from './subject-key-store';
 import type { RateLimitStoreFactory } from './rate-limit-store';
 import type { ViewStore } from './view-store';
 import type { WebhookStore } from './webhook-store';
@@ -37,6 +37,8 @@ export interface Runtime {
   openOffboardingStore(): Promise<OffboardingStore>;
   /** Decision 56: the data subjects' keys, apart from the event log; one store per process. */
   openSubjectKeyStore(): Promise<SubjectKeyStore>;
+  /** Decision 56: the master keys' view of the stored keys (the key store's backups, a rotation). */
+  subjectKeyWrapping: SubjectKeyWrapping;
   /**
    * Decision 56: the consumer group of the credentials service's erasure feed (its own purges, and the
    * other services' word of theirs), per database as `auditFeedGroup` is.

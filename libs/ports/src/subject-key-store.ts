@@ -43,5 +43,34 @@ export interface SubjectKeyStore {
    * key is overwritten where the engine allows it, not only unlinked from an index.
    */
   destroy(subject: SubjectId, at: string): Promise<DestroyedSubjectKey>;
+  /**
+   * Up to `limit` subjects (keys and tombstones) after `after` in the order of their ids, for a
+   * backup or a rotation paging through the store while it serves.
+   */
+  list(after: SubjectId | undefined, limit: number): Promise<SubjectKey[]>;
+  /**
+   * Replaces the subject's wrapped key by `to` only if it is still `from` and not destroyed (a master
+   * key's rotation); answers whether it did. A row changed meanwhile (destroyed, rewrapped) is left as it is.
+   */
+  rewrap(subject: SubjectId, from: string, to: string): Promise<boolean>;
   close(): Promise<void>;
+}
+
+/**
+ * What the master keys say of a wrapped key (decision 56), without handing out a key: for the key
+ * store's backups and a rotation of the master key.
+ */
+export interface SubjectKeyWrapping {
+  /** The current master key's digest, with which every key it wraps is prefixed. */
+  masterKeyId: string;
+  /** The previous master key's digest, while one is configured for a rotation. */
+  previousMasterKeyId?: string;
+  /** The digest of the master key that wrapped `wrappedKey` (not whether it opens). */
+  wrappedBy(wrappedKey: string): string | undefined;
+  /**
+   * The key wrapped under the current master key: `wrappedKey` itself when it already is, else a
+   * new wrapping of what the previous master key opens. Throws SealedValueError (`wrong-master-key`)
+   * when neither opens it.
+   */
+  rewrap(subject: SubjectId, wrappedKey: string): string;
 }

@@ -58,7 +58,8 @@ async function openEmbedded(config: RuntimeConfig, log: Logger): Promise<OpenedR
  */
 export async function embeddedRuntime(
   adapters: typeof import('@rsd/embedded'),
-  config: Pick<RuntimeConfig, 'DATA_DIR' | 'READ_VIEWS_DB' | 'NOTIFIER_DB'> & Partial<Pick<RuntimeConfig, 'subjectKeysMasterKey'>>,
+  config: Pick<RuntimeConfig, 'DATA_DIR' | 'READ_VIEWS_DB' | 'NOTIFIER_DB'> &
+    Partial<Pick<RuntimeConfig, 'subjectKeysMasterKey' | 'subjectKeysPreviousMasterKey'>>,
   log: Logger,
 ): Promise<OpenedRuntime> {
   const {
@@ -84,6 +85,7 @@ export async function embeddedRuntime(
   const cipher = subjectCipher({
     store: subjectKeys,
     masterKey: config.subjectKeysMasterKey ?? (await embeddedMasterKey(config.DATA_DIR, log)),
+    ...(config.subjectKeysPreviousMasterKey ? { previousMasterKey: config.subjectKeysPreviousMasterKey } : {}),
   });
   // Sealed as they are appended, opened once for every subscription as they are read.
   const eventLog = sealingEventLog(
@@ -115,6 +117,7 @@ export async function embeddedRuntime(
     openOffboardingStore: () => Promise.resolve(opening(openSqliteOffboardingStore({ file }))),
     // The cipher's own store (closed with the runtime), which `rsd backup` does not copy with the log.
     openSubjectKeyStore: () => Promise.resolve(forgettingDestroyed(subjectKeys, cipher)),
+    subjectKeyWrapping: cipher.wrapping,
     erasureFeedGroup: ERASURE_FEED_GROUP,
     openViews: (owner) => {
       const namespace = placeOf(owner, config);
@@ -196,7 +199,11 @@ async function openDistributed(config: RuntimeConfig, service: string, log: Logg
     const { openMongoSubjectKeyStore } = await import('@rsd/mongo');
     return openMongoSubjectKeyStore(await database(config.SUBJECT_KEYS_DB));
   });
-  const cipher = subjectCipher({ store: lazySubjectKeyStore(subjectKeys), masterKey });
+  const cipher = subjectCipher({
+    store: lazySubjectKeyStore(subjectKeys),
+    masterKey,
+    ...(config.subjectKeysPreviousMasterKey ? { previousMasterKey: config.subjectKeysPreviousMasterKey } : {}),
+  });
   const eventLog = sealingEventLog(kafkaLog, cipher);
 
   const viewsFollowing =
@@ -235,6 +242,7 @@ async function openDistributed(config: RuntimeConfig, service: string, log: Logg
     },
     // The cipher's own store (closed with the runtime).
     openSubjectKeyStore: async () => forgettingDestroyed(await subjectKeys.get(), cipher),
+    subjectKeyWrapping: cipher.wrapping,
     erasureFeedGroup: `${ERASURE_FEED_GROUP}.${config.CREDENTIALS_DB}`,
     openViews: viewsFollowing(eventLog),
     openWebhookStore: async () => {
@@ -383,6 +391,12 @@ function forgettingDestroyed(store: SubjectKeyStore, cipher: Pick<SubjectCipher,
       cipher.forget(subject);
       return destroyed;
     },
+    list: (after, limit) => store.list(after, limit),
+    rewrap: async (subject, from, to) => {
+      const rewrapped = await store.rewrap(subject, from, to);
+      cipher.forget(subject);
+      return rewrapped;
+    },
     close: () => Promise.resolve(),
   };
 }
@@ -406,6 +420,8 @@ function lazySubjectKeyStore(store: { get(): Promise<SubjectKeyStore> }): Subjec
     getOrCreate: (subject, candidate) => untraced((opened) => opened.getOrCreate(subject, candidate)),
     read: (subject) => untraced((opened) => opened.read(subject)),
     destroy: (subject, at) => untraced((opened) => opened.destroy(subject, at)),
+    list: (after, limit) => untraced((opened) => opened.list(after, limit)),
+    rewrap: (subject, from, to) => untraced((opened) => opened.rewrap(subject, from, to)),
     close: () => Promise.resolve(),
   };
 }

@@ -76,6 +76,24 @@ describe("runtimeConfigSchema: decision 56's master key of the subjects' keys", 
     );
   });
 
+  test('when a previous master key is set for a rotation, then it is read as the current one; bad, or the current one again, it is refused naming it', () => {
+    const previous = randomBytes(32).toString('base64');
+    const config = loadConfig(schema, { ...distributed, SUBJECT_KEYS_MASTER_KEY: MASTER_KEY, SUBJECT_KEYS_PREVIOUS_MASTER_KEY: previous });
+    expect(config.subjectKeysPreviousMasterKey?.toString('base64')).toBe(previous);
+    expect(loadConfig(schema, { ...distributed, SUBJECT_KEYS_MASTER_KEY: MASTER_KEY }).subjectKeysPreviousMasterKey).toBeUndefined();
+    expect(() =>
+      loadConfig(schema, { ...distributed, SUBJECT_KEYS_MASTER_KEY: MASTER_KEY, SUBJECT_KEYS_PREVIOUS_MASTER_KEY: previous.slice(4) }),
+    ).toThrow(/^invalid configuration:\n {2}- SUBJECT_KEYS_PREVIOUS_MASTER_KEY: must be 32 bytes, base64$/);
+    expect(() =>
+      loadConfig(schema, { ...distributed, SUBJECT_KEYS_MASTER_KEY: MASTER_KEY, SUBJECT_KEYS_PREVIOUS_MASTER_KEY: MASTER_KEY }),
+    ).toThrow('SUBJECT_KEYS_PREVIOUS_MASTER_KEY: is SUBJECT_KEYS_MASTER_KEY itself');
+    expect(
+      loadConfig(runtimeConfigSchema({ defaultRuntime: 'embedded', needs: ['kafka'] }), {
+        SUBJECT_KEYS_PREVIOUS_MASTER_KEY: previous,
+      }).subjectKeysPreviousMasterKey?.toString('base64'),
+    ).toBe(previous);
+  });
+
   test('when the embedded runtime or a process that reaches no engine has none, then it starts (the embedded runtime makes its own)', () => {
     expect(loadConfig(runtimeConfigSchema({ defaultRuntime: 'embedded', needs: ['kafka'] }), {}).subjectKeysMasterKey).toBeUndefined();
     expect(loadConfig(runtimeConfigSchema({ defaultRuntime: 'distributed', needs: [] }), {}).subjectKeysMasterKey).toBeUndefined();

@@ -1,5 +1,13 @@
 import { z } from 'zod';
-import { ConfigError, env, secretsFromFiles, SUBJECT_KEYS_MASTER_KEY, subjectKeysMasterKey } from '@rsd/platform';
+import {
+  ConfigError,
+  env,
+  secretsFromFiles,
+  SUBJECT_KEYS_MASTER_KEY,
+  SUBJECT_KEYS_PREVIOUS_MASTER_KEY,
+  subjectKeysMasterKey,
+  subjectKeysPreviousMasterKey,
+} from '@rsd/platform';
 import { ENGINE_SECRETS, engineConnectionsOf, engineSettingsShape, PLAIN_CONNECTIONS } from './engine-settings';
 
 export type RuntimeKind = 'embedded' | 'distributed';
@@ -59,6 +67,8 @@ export function runtimeConfigSchema(options: { defaultRuntime: RuntimeKind; need
       SUBJECT_KEYS_DB: env.string('rsd_subject_keys'),
       // Required on the distributed runtime; the embedded runtime makes it into DATA_DIR when unset.
       SUBJECT_KEYS_MASTER_KEY: env.optionalString(),
+      // During a rotation of the master key only: unwraps the keys it wrapped until they are re-wrapped.
+      SUBJECT_KEYS_PREVIOUS_MASTER_KEY: env.optionalString(),
       REDIS_URL: env.optionalString(),
       // Set, it selects a Redis Cluster for every use of Redis, and REDIS_URL is not used.
       REDIS_CLUSTER_NODES: clusterNodes(),
@@ -91,8 +101,8 @@ export function runtimeConfigSchema(options: { defaultRuntime: RuntimeKind; need
   return z.preprocess((input, ctx) => {
     if (typeof input !== 'object' || input === null || reachesNoEngine) return input;
     const secrets = distributed(input as Record<string, unknown>)
-      ? [...ENGINE_SECRETS, SUBJECT_KEYS_MASTER_KEY]
-      : [SUBJECT_KEYS_MASTER_KEY];
+      ? [...ENGINE_SECRETS, SUBJECT_KEYS_MASTER_KEY, SUBJECT_KEYS_PREVIOUS_MASTER_KEY]
+      : [SUBJECT_KEYS_MASTER_KEY, SUBJECT_KEYS_PREVIOUS_MASTER_KEY];
     const { env: resolved, problems } = secretsFromFiles(input as NodeJS.ProcessEnv, secrets);
     for (const { variable, message } of problems) ctx.addIssue({ code: 'custom', path: [variable], message });
     return resolved;
@@ -107,13 +117,22 @@ export type RuntimeConfig = z.infer<ReturnType<typeof runtimeConfigSchema>>;
  * under a key of its own making), else undefined when unset (the embedded runtime makes its own).
  */
 function masterKeyOf(
-  config: { SUBJECT_KEYS_MASTER_KEY?: string | undefined },
+  config: { SUBJECT_KEYS_MASTER_KEY?: string | undefined; SUBJECT_KEYS_PREVIOUS_MASTER_KEY?: string | undefined },
   ctx: z.RefinementCtx,
   required: boolean,
-): { subjectKeysMasterKey?: Buffer } {
-  if (!required && !config.SUBJECT_KEYS_MASTER_KEY) return {};
+): { subjectKeysMasterKey?: Buffer; subjectKeysPreviousMasterKey?: Buffer } {
+  const previous = previousMasterKeyOf(config, ctx);
+  if (!required && !config.SUBJECT_KEYS_MASTER_KEY) return previous;
   try {
-    return { subjectKeysMasterKey: subjectKeysMasterKey({ [SUBJECT_KEYS_MASTER_KEY]: config.SUBJECT_KEYS_MASTER_KEY }) };
+    const current = subjectKeysMasterKey({ [SUBJECT_KEYS_MASTER_KEY]: config.SUBJECT_KEYS_MASTER_KEY });
+    if (previous.subjectKeysPreviousMasterKey?.equals(current)) {
+      ctx.addIssue({
+        code: 'custom',
+        path: [SUBJECT_KEYS_PREVIOUS_MASTER_KEY],
+        message: `is ${SUBJECT_KEYS_MASTER_KEY} itself: give the key rotated away from`,
+      });
+    }
+    return { subjectKeysMasterKey: current, ...previous };
   } catch (error) {
     if (!(error instanceof ConfigError)) throw error;
     const message =
@@ -121,6 +140,18 @@ function masterKeyOf(
         ? `is required when RUNTIME=distributed (32 random bytes, base64: the same on every replica), or ${SUBJECT_KEYS_MASTER_KEY}_FILE`
         : 'must be 32 bytes, base64';
     ctx.addIssue({ code: 'custom', path: [SUBJECT_KEYS_MASTER_KEY], message });
+    return {};
+  }
+}
+
+/** The previous master key of a rotation under way, checked as the current one; none when unset. */
+function previousMasterKeyOf(config: { SUBJECT_KEYS_PREVIOUS_MASTER_KEY?: string | undefined }, ctx: z.RefinementCtx) {
+  try {
+    const key = subjectKeysPreviousMasterKey({ [SUBJECT_KEYS_PREVIOUS_MASTER_KEY]: config.SUBJECT_KEYS_PREVIOUS_MASTER_KEY });
+    return key ? { subjectKeysPreviousMasterKey: key } : {};
+  } catch (error) {
+    if (!(error instanceof ConfigError)) throw error;
+    ctx.addIssue({ code: 'custom', path: [SUBJECT_KEYS_PREVIOUS_MASTER_KEY], message: 'must be 32 bytes, base64' });
     return {};
   }
 }

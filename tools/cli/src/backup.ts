@@ -68,7 +68,8 @@ export async function runBackupCommand(
         'apart from it (a restore of webhook subscriptions needs the webhook key, of the sealed events the master key). ' +
         `Nor is the subjects' key store ${keyStore}: it is restored with the backup it belongs to ` +
         `(rsd restore ${path} --data-dir DIR --subject-keys ${keyStore}, the product's current one), ` +
-        'never kept in it, so that an erasure made since holds.',
+        'never kept in it, so that an erasure made since holds; back it up apart with rsd subject-keys backup --to DIR ' +
+        '(those backups are deleted after 35 days, when every erasure holds in every backup).',
     );
     return { backup: resolve(path), ...manifest };
   }

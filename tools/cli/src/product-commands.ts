@@ -3,6 +3,7 @@ import type { Command } from 'commander';
 import { runBackupCommand } from './backup';
 import { kebab, type Builders } from './cli';
 import { UsageError } from './score-file';
+import { addSubjectKeyCommands } from './subject-keys';
 
 /**
  * The product's own commands (decision 57), in the `rsd` of a checkout of the product (the workspace's `npx rsd`) and
@@ -10,7 +11,8 @@ import { UsageError } from './score-file';
  * development token (its secret is in the data directory beside it), and the embedded runtime's backup and restore.
  * Their names are PRODUCT_COMMANDS in cli.ts, which the published CLI's error for one names.
  */
-export function addProductCommands(program: Command, { io: { env }, productFor, act, note }: Builders): void {
+export function addProductCommands(program: Command, { io, productFor, act, note }: Builders): void {
+  const { env } = io;
   program
     .command('signing-key')
     .summary('A new Ed25519 key for RESPONSE_SIGNING_KEYS')
@@ -73,4 +75,5 @@ export function addProductCommands(program: Command, { io: { env }, productFor, 
       'restore sealed events without their keys (otherwise needed: DATA_DIR/subject-keys-master.key or SUBJECT_KEYS_MASTER_KEY, and the key store)',
     )
     .action(act((options, file) => runBackupCommand('restore', [file], kebab(options), { env, note })));
+  addSubjectKeyCommands(program, { io, act });
 }

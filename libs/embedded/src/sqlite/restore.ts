@@ -2,15 +2,8 @@ import { chmod, copyFile, mkdir, mkdtemp, readdir, readFile, rename, rm, stat } 
 import { basename, dirname, join, normalize, resolve } from 'node:path';
 import { backup as copySqliteDatabase, DatabaseSync } from 'node:sqlite';
 import { extract as extractTar, type ReadEntry } from 'tar';
-import {
-  SealedValueError,
-  SUBJECT_KEYS_MASTER_KEY,
-  SUBJECT_KEYS_MASTER_KEY_SECRET,
-  subjectCipher,
-  subjectKeysMasterKey,
-  type SealedValue,
-} from '@rsd/platform';
-import type { SubjectKey, SubjectKeyStore } from '@rsd/ports';
+import { SealedValueError, SUBJECT_KEYS_MASTER_KEY, SUBJECT_KEYS_MASTER_KEY_SECRET, subjectCipher, type SealedValue } from '@rsd/platform';
+import type { SubjectKeyStore } from '@rsd/ports';
 import {
   BACKUP_FORMAT,
   BACKUP_VERSION,
@@ -25,7 +18,8 @@ import {
   type BackupManifest,
 } from './backup';
 import { EARLIER_AUTHORIZATIONS, EARLIER_EVENT_LOG } from './import-earlier-data';
-import { SUBJECT_KEYS_DATABASE } from './sqlite-subject-key-store';
+import { masterKeyIn, reapplyLogErasures } from './data-directory-subject-keys';
+import { SUBJECT_KEYS_DATABASE, subjectKeyOf } from './sqlite-subject-key-store';
 
 export interface RestoreOptions {
   /** A backup made by `backupDataDirectory` (rsd backup): its file, or the directory an earlier version made (or a `tar -xf` of the file). */
@@ -70,6 +64,8 @@ export interface RestoreReport {
   subjectKeys: 'opens' | 'not needed' | 'missing';
   /** Where the key store given with `subjectKeysFrom` was put. */
   subjectKeyStore?: string;
+  /** Subjects the restored log says were erased that the key store held active, destroyed again (decision 56). */
+  erasuresReapplied?: number;
 }
 
 /** What a product keeps in a data directory besides its secrets: its databases, their journals, and an earlier version's files it would import at start. */
@@ -232,6 +228,8 @@ async function restoreFrom(backup: Backup, dataDir: string, options: RestoreOpti
     webhookKey,
     subjectKeys,
     ...(subjectKeyStore ? { subjectKeyStore } : {}),
+    // Decision 56: a key store restored from its own backup may hold keys erased since; the log says which.
+    ...(subjectKeys === 'opens' ? { erasuresReapplied: await reapplyLogErasures(dataDir) } : {}),
   };
 }
 
@@ -415,17 +413,6 @@ async function checkSubjectKeys(backup: Backup, dataDir: string, options: Restor
 
 const examples = (names: string[]) => `${names.slice(0, 3).join(', ')}${names.length > 3 ? ', …' : ''}`;
 
-async function masterKeyIn(file: string): Promise<Buffer | undefined> {
-  let text: string;
-  try {
-    text = await readFile(file, 'utf8');
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
-    throw error;
-  }
-  return subjectKeysMasterKey({ [SUBJECT_KEYS_MASTER_KEY]: text.trim() });
-}
-
 async function isFile(file: string): Promise<boolean> {
   try {
     return (await stat(file)).isFile();
@@ -451,16 +438,13 @@ function readingKeyStore(file: string): SubjectKeyStore {
   const refuse = () => Promise.reject(new Error('a restore only reads the subject key store'));
   return {
     read: (subject) => {
-      const row = db.prepare('SELECT wrapped_key, created_at, destroyed_at FROM subject_keys WHERE subject = ?').get(subject);
-      if (!row) return Promise.resolve(undefined);
-      const key: SubjectKey =
-        row.destroyed_at === null
-          ? { state: 'active', subject, wrappedKey: String(row.wrapped_key), createdAt: String(row.created_at) }
-          : { state: 'destroyed', subject, destroyedAt: String(row.destroyed_at) };
-      return Promise.resolve(key);
+      const row = db.prepare('SELECT subject, wrapped_key, created_at, destroyed_at FROM subject_keys WHERE subject = ?').get(subject);
+      return Promise.resolve(row ? subjectKeyOf(row) : undefined);
     },
     getOrCreate: refuse,
     destroy: refuse,
+    list: refuse,
+    rewrap: refuse,
     close: () => {
       db.close();
       return Promise.resolve();

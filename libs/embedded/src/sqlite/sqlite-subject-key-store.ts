@@ -26,11 +26,8 @@ export function openSqliteSubjectKeyStore(options: { file: string }): SubjectKey
       ) WITHOUT ROWID;`),
   );
   const select = (subject: string): SubjectKey | undefined => {
-    const row = statement('SELECT wrapped_key, created_at, destroyed_at FROM subject_keys WHERE subject = ?').get(subject);
-    if (!row) return undefined;
-    return row.destroyed_at === null
-      ? { state: 'active', subject, wrappedKey: text(row.wrapped_key), createdAt: text(row.created_at) }
-      : { state: 'destroyed', subject, destroyedAt: text(row.destroyed_at) };
+    const row = statement('SELECT subject, wrapped_key, created_at, destroyed_at FROM subject_keys WHERE subject = ?').get(subject);
+    return row ? subjectKeyOf(row) : undefined;
   };
   return {
     getOrCreate(subject, candidate) {
@@ -52,6 +49,31 @@ export function openSqliteSubjectKeyStore(options: { file: string }): SubjectKey
         return select(subject) as DestroyedSubjectKey;
       });
     },
+    list: (after, limit) =>
+      read(() =>
+        statement('SELECT subject, wrapped_key, created_at, destroyed_at FROM subject_keys WHERE subject > ? ORDER BY subject LIMIT ?')
+          .all(after ?? '', limit)
+          .map(subjectKeyOf),
+      ),
+    rewrap: (subject, from, to) =>
+      write(
+        () =>
+          Number(
+            statement('UPDATE subject_keys SET wrapped_key = ? WHERE subject = ? AND wrapped_key = ? AND destroyed_at IS NULL').run(
+              to,
+              subject,
+              from,
+            ).changes,
+          ) === 1,
+      ),
     close,
   };
+}
+
+/** A row of `subject_keys` as the port's key or tombstone. */
+export function subjectKeyOf(row: Record<string, unknown>): SubjectKey {
+  const subject = text(row.subject);
+  return row.destroyed_at === null
+    ? { state: 'active', subject, wrappedKey: text(row.wrapped_key), createdAt: text(row.created_at) }
+    : { state: 'destroyed', subject, destroyedAt: text(row.destroyed_at) };
 }

@@ -63,5 +63,47 @@ export function describeSubjectKeyStoreContract(name: string, factory: () => Pro
 
       expect(await store.read(kept)).toMatchObject({ state: 'active', wrappedKey: 'wrapped-kept' });
     });
+    it('when the store is listed in pages, then every key and tombstone comes once, in the order of the subjects', async () => {
+      const prefix = uniqueName('organization:list');
+      const subjects = Array.from({ length: 5 }, (_, index) => `${prefix}-${index}`);
+      for (const subject of subjects) await store.getOrCreate(subject, candidate(`wrapped-${subject}`));
+      await store.destroy(subjects[2]!, DESTROYED);
+
+      const listed = [];
+      for (let after: string | undefined, page; (page = await store.list(after, 2)).length > 0; after = page[page.length - 1]!.subject) {
+        expect(page.length).toBeLessThanOrEqual(2);
+        listed.push(...page);
+      }
+
+      const ours = listed.filter((key) => key.subject.startsWith(prefix));
+      expect(ours.map((key) => key.subject)).toEqual(subjects);
+      expect(ours[2]).toEqual({ state: 'destroyed', subject: subjects[2], destroyedAt: DESTROYED });
+      expect(ours[0]).toEqual({ state: 'active', subject: subjects[0], wrappedKey: `wrapped-${subjects[0]}`, createdAt: CREATED });
+      const order = listed.map((key) => key.subject);
+      expect(order).toEqual([...order].sort());
+    });
+
+    it('when a key is re-wrapped from what it holds, then it holds the new wrapping; from anything else, it is left as it is', async () => {
+      const subject = uniqueName('grant:rs');
+      await store.getOrCreate(subject, candidate('wrapped-old'));
+
+      expect(await store.rewrap(subject, 'wrapped-other', 'wrapped-new')).toBe(false);
+      expect(await store.read(subject)).toMatchObject({ wrappedKey: 'wrapped-old' });
+      expect(await store.rewrap(subject, 'wrapped-old', 'wrapped-new')).toBe(true);
+      expect(await store.read(subject)).toEqual({ state: 'active', subject, wrappedKey: 'wrapped-new', createdAt: CREATED });
+      expect(await store.rewrap(subject, 'wrapped-old', 'wrapped-newer')).toBe(false);
+      expect(await store.rewrap(uniqueName('grant:none'), 'wrapped-old', 'wrapped-new')).toBe(false);
+    });
+
+    it('when a destroyed key is re-wrapped, then it stays destroyed and nothing of the new wrapping is stored', async () => {
+      const subject = uniqueName('account:a');
+      await store.getOrCreate(subject, candidate('wrapped-old'));
+      await store.destroy(subject, DESTROYED);
+
+      expect(await store.rewrap(subject, 'wrapped-old', 'wrapped-new')).toBe(false);
+
+      expect(await store.read(subject)).toEqual({ state: 'destroyed', subject, destroyedAt: DESTROYED });
+      expect(JSON.stringify(await store.list(undefined, 10_000))).not.toContain('wrapped-new');
+    });
   });
 }
