@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { signDevToken } from '@rsd/platform';
 import { describeWithInfra } from '@rsd/testkit';
+import { accessLogTopicRecords } from '../support/access-log-topic';
 import { startDistributedProduct, type DistributedProduct } from '../support/distributed-product';
 import { everyCollection } from '../support/leak-search';
 import { offboardOneOfTwo } from '../support/offboarding-scenarios';
@@ -11,14 +12,16 @@ const NOT_STORES = new Set(['offboardings']);
 /**
  * Decision 56 on the distributed runtime: the four services as processes on real Kafka, a MongoDB-wire
  * server and Redis. The credentials service learns that the read API and the notifier have purged from
- * their words on rsd.purges.v1; the event log itself is not searched (its payloads are sealed apart).
+ * their words on rsd.purges.v1; the event log itself is not searched (its payloads are sealed apart), but the
+ * access-log topic is: it holds no address in clear, and the offboarded grant's no longer open.
  */
 describeWithInfra('kafka', 'offboarding on the distributed runtime', (kafkaTarget) => {
   let product: DistributedProduct | undefined;
   const runId = randomUUID().slice(0, 8);
 
   beforeAll(async () => {
-    product = await startDistributedProduct(kafkaTarget());
+    // Reads from the addresses the scenario names (X-Forwarded-For, one trusted hop), soon on the access-log topic.
+    product = await startDistributedProduct(kafkaTarget(), { TRUST_PROXY_HOPS: '1', ACCESS_LOG_FLUSH_INTERVAL_MS: '200' });
   }, 180_000);
 
   afterAll(() => product?.stop(), 60_000);
@@ -35,6 +38,7 @@ describeWithInfra('kafka', 'offboarding on the distributed runtime', (kafkaTarge
           return documents.filter((_, at) => !NOT_STORES.has(collections[at]!));
         },
         logLines: () => product!.outputs().join('\n'),
+        accessLogTopic: (clientIds) => accessLogTopicRecords(env, clientIds),
       },
       { offboarded: `offboarded-${runId}`, kept: `kept-${runId}` },
     );
