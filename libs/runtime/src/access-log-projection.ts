@@ -17,15 +17,15 @@ export async function accessRecordsOf(
   if ('records' in opened) return opened.records;
   log.warn(
     { topic: record.topic, partition: record.partition, offset: record.offset, reason: opened.reason },
-    'skipped an access-log message that is not a batch of records',
+    'skipped an access-log message that cannot be read',
   );
   return undefined;
 }
 
 /**
  * Follows the access-log stream into the credentials service's store (distributed runtime). A
- * message that is not a valid batch is logged and skipped: access records are not events, and one
- * bad message must not hold up the ones behind it. A store that fails throws, and the record is
+ * message that is not a valid batch, or whose sealed addresses do not open, is logged and skipped:
+ * access records are not events, and one bad message must not hold up the ones behind it. A store that fails throws, and the record is
  * tried again (the store keeps each record once).
  */
 export function accessLogProjection(
