@@ -1,10 +1,13 @@
 import { randomUUID } from 'node:crypto';
+import type { AccessLogPage } from '@rsd/contracts';
 import { signDevToken } from '@rsd/platform';
-import { describeWithInfra } from '@rsd/testkit';
+import { describeWithInfra, request } from '@rsd/testkit';
 import { accessLogTopicRecords } from '../support/access-log-topic';
 import { startDistributedProduct, type DistributedProduct } from '../support/distributed-product';
-import { everyCollection } from '../support/leak-search';
+import { eventually } from '../support/embedded-process';
+import { everyCollection, readableIn } from '../support/leak-search';
 import { offboardOneOfTwo } from '../support/offboarding-scenarios';
+import { createAuthorization, eraseRecipient } from '../support/organization-admin';
 
 /** The offboardings' record keeps the organization's id by design (ids and instants, 30 days). */
 const NOT_STORES = new Set(['offboardings']);
@@ -43,4 +46,42 @@ describeWithInfra('kafka', 'offboarding on the distributed runtime', (kafkaTarge
       { offboarded: `offboarded-${runId}`, kept: `kept-${runId}` },
     );
   }, 240_000);
+
+  test("when one grant's recipient is erased, then its reads on the access-log topic no longer open, and the access log keeps their entries without an address", async () => {
+    const org = `erased-${runId}`;
+    const address = '192.0.2.57';
+    const token = await signDevToken(product!.jwtSecret, { org, scope: 'authorizations:write' });
+    const { urls, env } = product!;
+    const grant = await createAuthorization(urls.credentials, org, token, {
+      recipientType: 'auditor',
+      recipientName: `Erased Recipient ${runId}`,
+      scopes: ['qr_score'],
+    });
+    // Read once the read API knows the grant (no score yet: a refusal after the lookup, which the access log records).
+    await eventually(async () => {
+      const read = await request(`${urls.readApi}/v1/customers/${grant.clientId}/score`, {
+        headers: { 'x-api-key': grant.apiKey, 'x-forwarded-for': address },
+      });
+      return read.status === 404 ? read : undefined;
+    }, 30_000);
+    // Before the erasure the topic's records of the read open to its address (none holds it in clear).
+    const before = await eventually(async () => {
+      const found = await accessLogTopicRecords(env, [grant.clientId]);
+      return found.opened.some((record) => record.clientAddress === address) ? found : undefined;
+    }, 30_000);
+    expect(readableIn(before.raw, [address])).toEqual([]);
+
+    await eraseRecipient(urls.credentials, org, token, grant.clientId);
+
+    const after = await accessLogTopicRecords(env, [grant.clientId]);
+    expect(after.opened.length).toBeGreaterThanOrEqual(before.opened.length);
+    expect(new Set(after.opened.map((record) => record.clientAddress))).toEqual(new Set([null]));
+    expect(readableIn(after.raw, [address])).toEqual([]);
+    const listed = await request<AccessLogPage>(`${urls.credentials}/v1/organizations/${org}/authorizations/${grant.clientId}/access-log`, {
+      headers: { authorization: `Bearer ${token}` },
+    });
+    expect(listed.status).toBe(200);
+    expect(listed.body.items.length).toBeGreaterThanOrEqual(1);
+    expect(listed.body.items.every((item) => item.clientAddress === null)).toBe(true);
+  }, 120_000);
 });
