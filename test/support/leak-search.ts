@@ -12,29 +12,39 @@ import { kafkaSecurityFromEnvironment } from './clustered-engines';
 
 /** Every record (key and value) of every `rsd.` topic, one string each, and the topics read. */
 export async function everyTopicRecord(brokers: string, clientId: string): Promise<{ topics: string[]; values: string[] }> {
+  const { topics, messages } = await topicMessages(brokers, clientId, (topic) => topic.startsWith('rsd.'));
+  return { topics, values: messages.map(({ key, value }) => `${key} ${value}`) };
+}
+
+/** Every record of the topics `chosen` picks, from their start to their end when asked, and the topics read. */
+export async function topicMessages(
+  brokers: string,
+  clientId: string,
+  chosen: (topic: string) => boolean,
+): Promise<{ topics: string[]; messages: { key: string; value: string }[] }> {
   const kafka = new Kafka({ brokers: brokers.split(','), clientId, logLevel: logLevel.NOTHING, ...kafkaSecurityFromEnvironment() });
   const admin = kafka.admin();
   await admin.connect();
-  const topics = (await admin.listTopics()).filter((topic) => topic.startsWith('rsd.'));
+  const topics = (await admin.listTopics()).filter(chosen);
   const ends = await Promise.all(topics.map(async (topic) => ({ topic, offsets: await admin.fetchTopicOffsets(topic) })));
   await admin.disconnect();
   const expected = ends.reduce((sum, { offsets }) => sum + offsets.reduce((n, o) => n + Number(o.high) - Number(o.low), 0), 0);
   const consumer = kafka.consumer({ groupId: clientId });
   await consumer.connect();
   await consumer.subscribe({ topics, fromBeginning: true });
-  const values: string[] = [];
+  const messages: { key: string; value: string }[] = [];
   await new Promise<void>((done) => {
     if (expected === 0) done();
     void consumer.run({
       eachMessage: ({ message }) => {
-        values.push(`${message.key?.toString() ?? ''} ${message.value?.toString() ?? ''}`);
-        if (values.length >= expected) done();
+        messages.push({ key: message.key?.toString() ?? '', value: message.value?.toString() ?? '' });
+        if (messages.length >= expected) done();
         return Promise.resolve();
       },
     });
   });
   await consumer.disconnect();
-  return { topics, values };
+  return { topics, messages };
 }
 
 /** Every collection of each database, as one JSON string per collection, and the collections' names. */

@@ -1,5 +1,7 @@
 import { aScoreSubmission, request } from '@rsd/testkit';
+import type { AccessLogTopicRecords } from './access-log-topic';
 import { eventually } from './embedded-process';
+import { readableIn } from './leak-search';
 
 /** What the offboarding scenario needs of a running product, whichever runtime. */
 export interface OffboardingTarget {
@@ -12,6 +14,12 @@ export interface OffboardingTarget {
   storedRows(): Promise<string[]>;
   /** Everything the product's processes logged so far. */
   logLines(): string;
+  /**
+   * The distributed runtime's access-log topic (decision 56): what it holds of these grants, raw and opened
+   * with the product's keys. The product trusts one proxy hop there, so that each read comes from an
+   * address of its organization's own (X-Forwarded-For).
+   */
+  accessLogTopic?(clientIds: readonly string[]): Promise<AccessLogTopicRecords>;
 }
 
 export interface OffboardedPair {
@@ -29,6 +37,8 @@ export interface OffboardedPair {
 export async function offboardOneOfTwo(target: OffboardingTarget, orgs: { offboarded: string; kept: string }): Promise<OffboardedPair> {
   const names = { [orgs.offboarded]: `Offboarded Recipient ${orgs.offboarded}`, [orgs.kept]: `Kept Recipient ${orgs.kept}` };
   const scores = { [orgs.offboarded]: 61, [orgs.kept]: 88 };
+  // Where each organization's recipient reads from (documentation ranges), when the product trusts the header.
+  const addresses = { [orgs.offboarded]: '198.51.100.61', [orgs.kept]: '203.0.113.88' };
   const grants: Record<string, { clientId: string; apiKey: string }> = {};
   for (const org of [orgs.offboarded, orgs.kept]) {
     const admin = {
@@ -55,7 +65,7 @@ export async function offboardOneOfTwo(target: OffboardingTarget, orgs: { offboa
     // A read of each, so each has access-log records and usage.
     await eventually(async () => {
       const read = await request(`${target.readApi}/v1/customers/${grants[org]!.clientId}/score`, {
-        headers: { 'x-api-key': grants[org]!.apiKey },
+        headers: { 'x-api-key': grants[org]!.apiKey, 'x-forwarded-for': addresses[org]! },
       });
       return read.status === 200 ? read : undefined;
     }, 30_000);
@@ -81,6 +91,20 @@ export async function offboardOneOfTwo(target: OffboardingTarget, orgs: { offboa
 
   expect(leaks(await target.storedRows())).toEqual([]);
   expect(target.logLines()).not.toContain(offboarded.name);
+  if (target.accessLogTopic) {
+    // The topic keeps both grants' reads until its retention, their addresses sealed under each grant's key: the
+    // offboarded grant's no longer open (its key is destroyed), the other's still do.
+    const topic = await eventually(async () => {
+      const found = await target.accessLogTopic!([offboarded.clientId, kept.clientId]);
+      const grantsRead = new Set(found.opened.map((record) => record.clientId));
+      return grantsRead.has(offboarded.clientId) && grantsRead.has(kept.clientId) ? found : undefined;
+    }, 30_000);
+    expect(readableIn(topic.raw, Object.values(addresses))).toEqual([]);
+    const addressesOf = (clientId: string) =>
+      new Set(topic.opened.filter((record) => record.clientId === clientId).map((r) => r.clientAddress));
+    expect(addressesOf(offboarded.clientId)).toEqual(new Set([null]));
+    expect(addressesOf(kept.clientId)).toEqual(new Set([addresses[orgs.kept]]));
+  }
   // The other organization is untouched: its recipient still reads its score, and its name is kept.
   const read = await request(`${target.readApi}/v1/customers/${kept.clientId}/score`, { headers: { 'x-api-key': kept.apiKey } });
   expect(read).toMatchObject({ status: 200, body: { score: scores[orgs.kept] } });

@@ -36,3 +36,9 @@ export async function postScore(scoreIngestUrl: string, token: string, submissio
   const answer = await postWithBearer(`${scoreIngestUrl}/v1/scores`, token, submission);
   expect(answer.status).toBe(202);
 }
+
+/** POST /v1/organizations/{org}/authorizations/{clientId}/erasure (decision 56: the grant's recipient erased): 202. */
+export async function eraseRecipient(credentialsUrl: string, org: string, token: string, clientId: string): Promise<void> {
+  const answer = await postWithBearer(`${credentialsUrl}/v1/organizations/${org}/authorizations/${clientId}/erasure`, token, {});
+  expect(answer.status).toBe(202);
+}

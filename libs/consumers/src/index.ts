@@ -12,3 +12,4 @@ export * from './subject-keys/erasures-in-log';
 export * from './subject-keys/subject-key-backups';
 export * from './subject-keys/master-key-rotation';
 export * from './subject-keys/subject-key-maintenance';
+export * from './sealed-access-records';

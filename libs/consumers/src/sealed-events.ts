@@ -20,7 +20,7 @@ export interface SealedPart {
 }
 
 /** A part that could not be sealed because its subject was already erased: nothing of it is written. */
-interface ErasedPart {
+export interface ErasedPart {
   subject: string;
   erased: true;
 }
@@ -37,6 +37,30 @@ export interface EventCipher {
 
 const isObject = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
 const KINDS: readonly SealedSubjectKind[] = ['organization', 'recipient'];
+
+/** One subject's values sealed as one part, or the part that says its subject was already erased. */
+export async function sealPart(cipher: Pick<EventCipher, 'seal'>, subject: string, value: unknown): Promise<SealedPart | ErasedPart> {
+  const outcome = await cipher.seal(subject, value);
+  return outcome.status === 'sealed' ? outcome.sealed : { subject, erased: true };
+}
+
+/** A part as read: its value, its subject erased, or why else it does not open (no key, no content named). */
+export type OpenedPart = { status: 'opened'; value: unknown } | { status: 'erased' } | { status: 'invalid'; reason: string };
+
+/**
+ * Opens one part as a log's reader does (decision 56): an erased subject is an answer, and so is a part
+ * that cannot be opened for another reason (tampered, no key, wrong master key: the cipher's typed error);
+ * anything else (a key store that does not answer) throws, so that the record is tried again.
+ */
+export async function openPart(cipher: Pick<EventCipher, 'open'>, part: unknown): Promise<OpenedPart> {
+  if (isObject(part) && part.erased === true) return { status: 'erased' };
+  try {
+    return await cipher.open(part as SealedPart);
+  } catch (error) {
+    if (error instanceof Error && error.name === 'SealedValueError') return { status: 'invalid', reason: error.message };
+    throw error;
+  }
+}
 
 /** The fields the declaration seals for one kind of subject. */
 function fieldsOf(type: string, kind: SealedSubjectKind): readonly string[] {
@@ -69,8 +93,7 @@ export async function sealValue(value: string, cipher: EventCipher): Promise<str
     if (!subject) throw new Error(`a ${event.type} event names no ${kind} to seal its fields for`);
     const fields = Object.fromEntries(present.map((field) => [field, data[field]]));
     for (const field of present) delete data[field];
-    const outcome = await cipher.seal(subject, fields);
-    parts.push(outcome.status === 'sealed' ? outcome.sealed : { subject, erased: true });
+    parts.push(await sealPart(cipher, subject, fields));
   }
   if (parts.length === 0) return value;
   return JSON.stringify({ ...event, [SEALED_ATTRIBUTE]: SEALED_EVENT_VERSION, data: { ...data, [SEALED_MEMBER]: parts } });
@@ -116,16 +139,8 @@ export async function openRecord(record: Pick<EventRecord, 'topic' | 'value'>, c
     const subject = isObject(part) ? part.subject : undefined;
     const kind = KINDS.find((candidate) => typeof subject === 'string' && openableSubjectsOf(candidate, plain).includes(subject));
     if (!kind || typeof subject !== 'string') return { parsed: { reason: 'a sealed part for a subject the event does not name' } };
-    let outcome: { status: 'opened'; value: unknown } | { status: 'erased' };
-    if (isObject(part) && part.erased === true) outcome = { status: 'erased' };
-    else {
-      try {
-        outcome = await cipher.open(part as SealedPart);
-      } catch (error) {
-        if (error instanceof Error && error.name === 'SealedValueError') return { parsed: { reason: error.message } };
-        throw error;
-      }
-    }
+    const outcome = await openPart(cipher, part);
+    if (outcome.status === 'invalid') return { parsed: { reason: outcome.reason } };
     if (outcome.status === 'erased') {
       if (kind === 'organization') return { parsed: { erased: { type, id: typeof id === 'string' ? id : '', subject } } };
       erasedSubjects.push(subject);

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { clientIdSchema, isoDateSchema, utcInstantSchema } from './ids';
 import { newestFirstPageSchema } from './pages';
+import { SEALED_ATTRIBUTE, SEALED_EVENT_VERSION, SEALED_MEMBER } from './sealing';
 
 /**
  * Decision 21's stream: a topic of its own beside the event store, with time-based retention. Not
@@ -74,6 +75,25 @@ export const accessRecordBatchSchema = z.object({
   records: z.array(accessRecordSchema).min(1).max(MAX_ACCESS_RECORDS_PER_MESSAGE),
 });
 export type AccessRecordBatch = z.infer<typeof accessRecordBatchSchema>;
+
+/**
+ * Decision 56: a batch as the topic holds it once its addresses are sealed (`rsdsealed`: 1). Each
+ * record whose address is sealed has no `clientAddress`; `sealed` holds one part per grant
+ * (`grant:<clientId>`, the subject cipher's sealed value of `{ <record id>: address }`), or
+ * `{ subject, erased: true }` for a grant already erased when the batch was sealed. A record read
+ * without an address stays `null` in clear. Batches written before sealing have neither member.
+ */
+export const sealedAccessRecordBatchSchema = z.object({
+  records: z
+    .array(accessRecordSchema.extend({ clientAddress: accessRecordSchema.shape.clientAddress.optional() }))
+    .min(1)
+    .max(MAX_ACCESS_RECORDS_PER_MESSAGE),
+  [SEALED_ATTRIBUTE]: z.literal(SEALED_EVENT_VERSION),
+  [SEALED_MEMBER]: z.array(z.looseObject({ subject: z.string() })).max(MAX_ACCESS_RECORDS_PER_MESSAGE),
+});
+export type SealedAccessRecordBatch = z.infer<typeof sealedAccessRecordBatchSchema>;
+/** What one grant's part of a sealed batch holds once opened: the address of each of its records, by the record's id. */
+export const sealedAddressesSchema = z.record(accessRecordSchema.shape.id, accessRecordSchema.shape.clientAddress.unwrap());
 
 /** GET …/authorizations/{clientId}/daily-reads: reads and refused reads on each of the last 30 UTC days, today included. */
 export const dailyReadsSchema = z

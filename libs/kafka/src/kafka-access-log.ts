@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { ConfigResourceTypes, type Admin, type KafkaConfig } from 'kafkajs';
 import type { Logger } from 'pino';
-import { ACCESS_LOG_TOPIC, type AccessRecord, type AccessRecordBatch } from '@rsd/contracts';
+import { ACCESS_LOG_TOPIC, type AccessRecord } from '@rsd/contracts';
+import { sealAccessRecords, type EventCipher } from '@rsd/consumers';
 import { createKafkaClient } from './kafka-client';
 import { createRecordAppender } from './record-appender';
 import { replicationOf, retryWhilePassing, type Replication, type TopicSettings } from './topic-admin';
@@ -17,6 +18,11 @@ export interface KafkaAccessLogOptions {
   topic?: string;
   /** Overrides of the client settings below (TLS, SASL, a test's socket factory). */
   kafka?: Partial<KafkaConfig>;
+  /**
+   * Decision 56: the subject cipher that seals each batch's addresses under their grants' keys as it is
+   * published (the runtime's, always given there); without it, records go out as they are.
+   */
+  cipher?: Pick<EventCipher, 'seal'>;
 }
 
 export interface KafkaAccessLogPublisher {
@@ -65,8 +71,8 @@ export async function openKafkaAccessLog(options: KafkaAccessLogOptions): Promis
     topic,
     async publish(records) {
       if (records.length === 0) return;
-      const batch: AccessRecordBatch = { records: [...records] };
-      await appender.append(topic, [{ key, value: JSON.stringify(batch) }]);
+      const value = options.cipher ? await sealAccessRecords(records, options.cipher) : JSON.stringify({ records });
+      await appender.append(topic, [{ key, value }]);
     },
     close: () => appender.close(),
   };

@@ -15,7 +15,7 @@ import {
 } from '@rsd/platform';
 import type { AccessLog, AccessLogStore, EventLog, Runtime, SubjectKeyStore, ViewStore, Views, ViewsOwner } from '@rsd/ports';
 import type { RedisConnection } from '@rsd/redis';
-import { accessLogProjection, accessRecordBatchOf } from './access-log-projection';
+import { accessLogProjection, accessRecordsOf } from './access-log-projection';
 import { engineRefusal } from './engine-refusal';
 import { loadOrCreateSecretFile } from './secrets';
 import type { RuntimeConfig } from './runtime-config';
@@ -305,7 +305,9 @@ async function openDistributed(config: RuntimeConfig, service: string, log: Logg
           ...kafka,
           layout: { partitions: config.KAFKA_TOPIC_PARTITIONS, replicationFactor: config.KAFKA_REPLICATION_FACTOR },
           retentionDays,
+          cipher,
         });
+        const streamLog = log.child({ component: 'access-log' });
         let store: Promise<AccessLogStore> | undefined;
         const openStore = () =>
           (store ??= (async () => {
@@ -323,16 +325,16 @@ async function openDistributed(config: RuntimeConfig, service: string, log: Logg
               groupId: `credentials-access-log.${config.CREDENTIALS_DB}`,
               topics: [ACCESS_LOG_TOPIC],
               fromBeginning: false,
-              handle: accessLogProjection(await openStore(), grants, log.child({ component: 'access-log' })),
+              handle: accessLogProjection(await openStore(), grants, cipher, streamLog),
             }),
-          // Decision 44's alerts: a group of their own, from the end like the store's; a message that is not a batch is passed by.
+          // Decision 44's alerts: a group of their own, from the end like the store's; a message that is not a batch is passed by (and logged).
           watch: (observe) =>
             kafkaLog.subscribe({
               groupId: `credentials-alerts.${config.CREDENTIALS_DB}`,
               topics: [ACCESS_LOG_TOPIC],
               fromBeginning: false,
               handle: async (record) => {
-                const batch = accessRecordBatchOf(record.value);
+                const batch = await accessRecordsOf(record, cipher, streamLog);
                 if (batch) await observe(batch);
               },
             }),
