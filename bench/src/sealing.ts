@@ -34,7 +34,7 @@ import { ROOT } from './processes';
 const RUNTIME = process.env.BENCH_RUNTIME ?? 'embedded';
 const DISTRIBUTED = RUNTIME === 'distributed';
 // Distributed: 100 scores a second, which both stacks keep up with on two shared cores (at 1 000 they queue), and
-// shorter turns, so that three runs with their servers' start fit the heavy slot (about 12 minutes).
+// shorter turns, so that three runs with their servers' start fit the heavy slot (about 10 minutes).
 const RUNS = Number(process.env.BENCH_RUNS ?? 3);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? (DISTRIBUTED ? 3 : 4));
 const INGEST_RATE = Number(process.env.BENCH_INGEST_RATE ?? (DISTRIBUTED ? 100 : 1_000));
