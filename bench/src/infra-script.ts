@@ -1,6 +1,13 @@
 import { spawn } from 'node:child_process';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { ROOT } from './processes';
+
+/**
+ * The scripts/infra.sh that runs: this checkout's, or BENCH_INFRA_SCRIPT's. The servers' downloads and build (Kafka's
+ * jars, the FerretDB binary) are cached in the .infra/ beside the script, so a new worktree can name a checkout that
+ * has them rather than fetch and build them again.
+ */
+export const INFRA_SCRIPT = resolve(process.env.BENCH_INFRA_SCRIPT ?? join(ROOT, 'scripts/infra.sh'));
 
 /** An instance of scripts/infra.sh's servers: its own INFRA_DIR and ports, so the shared ones are never touched. */
 export interface InfraInstance {
@@ -25,7 +32,7 @@ export function infraConnectionEnv({ ports }: InfraInstance): { KAFKA_BROKERS: s
 }
 
 /**
- * Runs `scripts/infra.sh <command> [servers]` on `instance`; its progress lines go to `progress`,
+ * Runs `scripts/infra.sh <command> [servers]` (INFRA_SCRIPT) on `instance`; its progress lines go to `progress`,
  * and a failure carries the last 20 of them.
  */
 export function runInfraScript(
@@ -35,7 +42,7 @@ export function runInfraScript(
   progress: (line: string) => void,
 ): Promise<void> {
   return new Promise<void>((resolve, reject) => {
-    const child = spawn('bash', [join(ROOT, 'scripts/infra.sh'), command, ...servers], {
+    const child = spawn('bash', [INFRA_SCRIPT, command, ...servers], {
       cwd: ROOT,
       env: infraShellEnv(instance),
       stdio: ['ignore', 'ignore', 'pipe'],

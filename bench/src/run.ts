@@ -1,4 +1,4 @@
-import { generateKeyPairSync, randomBytes, randomUUID } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import { spawn } from 'node:child_process';
 import { createServer } from 'node:net';
 import { chmod, cp, mkdtemp, mkdir, readdir, readFile, rm, writeFile } from 'node:fs/promises';
@@ -8,7 +8,8 @@ import autocannon from 'autocannon';
 import { signDevToken } from '@rsd/platform';
 import { ingestAtRate, ingestGrants } from './ingest-rate';
 import { enginesFromEnv, measureNotifierScale, NOTIFIER_SCALE_DEFAULTS, notifierScaleTable } from './notifier-scale';
-import { EPHEMERAL_PORTS, ownSession, profileArgs, ROOT, startNode, type Started } from './processes';
+import { productEnv, startDistributedProduct, startEmbeddedProduct, until, type Product } from './bench-products';
+import { ownSession, profileArgs, ROOT, startNode, type Started } from './processes';
 
 // `npm run bench`: the read API's throughput and latency on both runtimes beside a bare express
 // baseline measured in the same run, then revocation-to-enforcement and ingest-to-readable latency,
@@ -66,123 +67,11 @@ async function json(url: string, init: RequestInit = {}): Promise<{ status: numb
   return { status: response.status, body: text ? JSON.parse(text) : undefined };
 }
 
-interface Product {
-  /** The process serving the read API, when it is one of ours (its CPU time is measured). */
-  pid?: number;
-  /** The distributed credentials service's process, which also folds the access log into usage counts. */
-  credentialsPid?: number;
-  /** The (first) read API's standard output, while it runs. */
-  readApiLog?: string;
-  readApis: string[];
-  credentials: string;
-  scoreIngest: string;
-  stop(): Promise<void>;
-}
-
-const benchEnv = {
-  JWT_HS256_SECRET: SECRET,
-  LOG_LEVEL: 'info',
-  // The per-credential limit would stop the load after 120 requests; everything else is as shipped.
-  RATE_LIMIT_PER_MINUTE: '1000000000',
-  FAILED_AUTH_LIMIT_PER_MINUTE: '1000000000',
-  ACCOUNT_RATE_LIMIT_PER_MINUTE: '1000000000',
-};
-
-/** `build`: the checkout whose services/embedded/dist runs (default: this one; BENCH_BEFORE names another). */
-async function startEmbedded(dataDir: string, env: Record<string, string> = {}, build = ROOT): Promise<Product> {
-  const started = await startNode(
-    join(build, 'services/embedded/dist/main.js'),
-    [],
-    {
-      ...benchEnv,
-      DATA_DIR: dataDir,
-      ...EPHEMERAL_PORTS,
-      ...env,
-    },
-    (line) => line.msg === 'embedded runtime ready',
-    { detached: ownSession('product') },
-  );
-  return {
-    pid: started.child.pid,
-    readApis: [String(started.ready.readApi)],
-    credentials: String(started.ready.credentials),
-    scoreIngest: String(started.ready.scoreIngest),
-    stop: () => started.stop(),
-  };
-}
-
-/**
- * `portBase`: the read API's port (replicas 10 apart), then the credentials service's and score-ingest's; two stacks need two bases.
- * `engines`: the variables that reach the engines (`scripts/infra.sh cluster env`), over this process's own.
- */
-async function startDistributed(replicas: number, build = ROOT, portBase = 18180, engines: Record<string, string> = {}): Promise<Product> {
-  const run = randomUUID().slice(0, 8);
-  // Every replica signs with the same key (decision 24), as a secret would give them.
-  const { x, d } = generateKeyPairSync('ed25519').privateKey.export({ format: 'jwk' });
-  const env = {
-    ...benchEnv,
-    RUNTIME: 'distributed',
-    ...engines,
-    CREDENTIALS_DB: `bench_credentials_${run}`,
-    READ_VIEWS_DB: `bench_views_${run}`,
-    RESPONSE_SIGNING_KEYS: JSON.stringify([{ kty: 'OKP', crv: 'Ed25519', x, d }]),
-    // Decision 56: every process opens what the others sealed (a checkout before it ignores the variable).
-    SUBJECT_KEYS_MASTER_KEY: randomBytes(32).toString('base64'),
-    SUBJECT_KEYS_DB: `bench_subject_keys_${run}`,
-  };
-  const ports = { credentials: portBase + 1, scoreIngest: portBase + 2, readApi: portBase };
-  const processes: Started[] = [];
-  const listening = (line: Record<string, unknown>) => typeof line.msg === 'string' && line.msg.includes('listening');
-  processes.push(
-    await startNode(
-      join(build, 'services/credentials/dist/main.js'),
-      [],
-      { ...env, CREDENTIALS_PORT: String(ports.credentials) },
-      listening,
-    ),
-  );
-  processes.push(
-    await startNode(
-      join(build, 'services/score-ingest/dist/main.js'),
-      [],
-      { ...env, SCORE_INGEST_PORT: String(ports.scoreIngest) },
-      listening,
-    ),
-  );
-  const readApis: string[] = [];
-  for (let i = 0; i < replicas; i += 1) {
-    const port = ports.readApi + i * 10;
-    processes.push(await startNode(join(build, 'services/read-api/dist/main.js'), [], { ...env, READ_API_PORT: String(port) }, listening));
-    readApis.push(`http://127.0.0.1:${port}`);
-  }
-  const stopAll = async () => {
-    for (const p of processes.reverse()) await p.stop();
-  };
-  // A replica that never gets ready must not leave the stack behind on the next run's ports.
-  for (const url of readApis) {
-    await until(async () => (await fetch(`${url}/readyz`)).status === 200, 60_000).catch(async (error: unknown) => {
-      await stopAll();
-      throw error;
-    });
-  }
-  return {
-    pid: processes[2]?.child.pid,
-    credentialsPid: processes[0]?.child.pid,
-    readApiLog: processes[2]?.logFile,
-    readApis,
-    credentials: `http://127.0.0.1:${ports.credentials}`,
-    scoreIngest: `http://127.0.0.1:${ports.scoreIngest}`,
-    stop: stopAll,
-  };
-}
-
-async function until(check: () => Promise<boolean>, timeoutMs: number, everyMs = 2): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`condition not met within ${timeoutMs} ms`);
-    await new Promise((done) => setTimeout(done, everyMs));
-  }
-}
+const benchEnv = productEnv(SECRET);
+const startEmbedded = (dataDir: string, env: Record<string, string> = {}, build = ROOT) =>
+  startEmbeddedProduct(SECRET, dataDir, env, build);
+const startDistributed = (replicas: number, build = ROOT, portBase = 18180, engines: Record<string, string> = {}) =>
+  startDistributedProduct(SECRET, replicas, build, portBase, engines);
 
 async function token(): Promise<string> {
   return signDevToken(SECRET, { org: ORG, scope: 'authorizations:write scores:write' });
