@@ -110,8 +110,8 @@ describe('subject cipher: the keys a process keeps opened', () => {
     // The store as the cipher sees it, each reading counted.
     store = {
       ...sqlite,
-      getOrCreate: (subject, candidate) => (reads.push(subject), sqlite.getOrCreate(subject, candidate)),
-      read: (subject) => (reads.push(subject), sqlite.read(subject)),
+      getOrCreate: (subject, candidate) => (reads.push(`create ${subject}`), sqlite.getOrCreate(subject, candidate)),
+      read: (subject) => (reads.push(`read ${subject}`), sqlite.read(subject)),
       destroy: (subject, at) => sqlite.destroy(subject, at),
       close: () => sqlite.close(),
     };
@@ -131,13 +131,22 @@ describe('subject cipher: the keys a process keeps opened', () => {
     await store.destroy('organization:acme', '2026-12-02T10:00:01.000Z');
     await store.destroy('organization:globex', '2026-12-02T10:00:01.000Z');
 
-    // Within the TTL the key opened before is used; the store was read once per subject.
+    // Within the TTL the key opened before is used; the store was asked once per subject (a read, then the creation).
     expect(await cipher.open(acme.sealed)).toMatchObject({ status: 'opened' });
-    expect(reads).toEqual(['organization:acme', 'organization:globex']);
+    expect(reads).toEqual(['read organization:acme', 'create organization:acme', 'read organization:globex', 'create organization:globex']);
     cipher.forget('organization:globex');
     expect(await cipher.open(globex.sealed)).toMatchObject({ status: 'erased', subject: 'organization:globex' });
     now += 30_000;
     expect(await cipher.open(acme.sealed)).toMatchObject({ status: 'erased', subject: 'organization:acme' });
+  });
+
+  it('when a subject that has its key is sealed with nothing kept, then the store is read, not written', async () => {
+    await subjectCipher({ store, masterKey }).seal('organization:acme', RECIPIENT);
+    reads.length = 0;
+    // Another process (or this one past the TTL): its first seal for the subject.
+    const outcome = await subjectCipher({ store, masterKey }).seal('organization:acme', RECIPIENT);
+    expect(outcome.status).toBe('sealed');
+    expect(reads).toEqual(['read organization:acme']);
   });
 
   it('when a subject is forgotten while its key is being read, then that reading is not kept: the next opening reads the store again', async () => {
@@ -169,14 +178,14 @@ describe('subject cipher: the keys a process keeps opened', () => {
     expect(await cipher.open(outcome.sealed)).toMatchObject({ status: 'erased', subject: 'organization:acme' });
   });
 
-  it('when many values of one subject are sealed and opened at once, then the store is read once for each', async () => {
+  it('when many values of one subject are sealed and opened at once, then each cipher asks the store once', async () => {
     const cipher = subjectCipher({ store, masterKey });
 
     const sealed = await Promise.all(Array.from({ length: 20 }, (_, n) => cipher.seal('organization:busy', n)));
     const other = subjectCipher({ store, masterKey });
     await Promise.all(sealed.flatMap((outcome) => (outcome.status === 'sealed' ? [other.open(outcome.sealed)] : [])));
 
-    expect(reads).toEqual(['organization:busy', 'organization:busy']);
+    expect(reads).toEqual(['read organization:busy', 'create organization:busy', 'read organization:busy']);
   });
 
   it('when values of a subject that has no key are opened again and again (a replayed log), then the store is read once', async () => {
@@ -189,7 +198,7 @@ describe('subject cipher: the keys a process keeps opened', () => {
     for (let n = 0; n < 3; n += 1)
       await expect(cipher.open(elsewhere)).rejects.toEqual(new SealedValueError('no-key', 'organization:elsewhere'));
 
-    expect(reads).toEqual(['organization:elsewhere']);
+    expect(reads).toEqual(['read organization:elsewhere']);
   });
 
   it('when more subjects are used than it keeps, then the least recently used is read from the store again', async () => {
@@ -204,7 +213,7 @@ describe('subject cipher: the keys a process keeps opened', () => {
     await cipher.open(c.sealed);
     await cipher.open(a.sealed);
 
-    expect(reads).toEqual(['account:a']);
+    expect(reads).toEqual(['read account:a']);
   });
 });
 

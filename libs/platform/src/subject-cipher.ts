@@ -141,10 +141,14 @@ export function subjectCipher(options: {
       const key =
         (cached === NO_KEY ? undefined : cached) ??
         (await once(`seal ${subject}`, async () => {
-          const stored = await store.getOrCreate(subject, {
-            wrappedKey: wrap(subject, randomBytes(KEY_BYTES)),
-            createdAt: now().toISOString(),
-          });
+          // A read first: most seals are for a subject that has its key (an organization scored again), and
+          // getOrCreate is a write (on FerretDB an insert refused, then a read; on SQLite a commit and its sync).
+          const stored =
+            (await store.read(subject)) ??
+            (await store.getOrCreate(subject, {
+              wrappedKey: wrap(subject, randomBytes(KEY_BYTES)),
+              createdAt: now().toISOString(),
+            }));
           return stored.state === 'destroyed' ? stored : unwrap(subject, stored.wrappedKey);
         }));
       if (key === NO_KEY) throw new SealedValueError('no-key', subject);
