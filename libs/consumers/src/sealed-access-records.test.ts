@@ -143,6 +143,8 @@ describe('sealed access records (decision 56, the access-log topic)', () => {
       getOrCreate: () => Promise.reject(new Error('MongoDB is away')),
       read: () => Promise.reject(new Error('MongoDB is away')),
       destroy: () => Promise.reject(new Error('MongoDB is away')),
+      list: () => Promise.reject(new Error('MongoDB is away')),
+      rewrap: () => Promise.reject(new Error('MongoDB is away')),
       close: () => Promise.resolve(),
     };
 
