@@ -8,3 +8,4 @@ export * from './traced-event-log';
 export * from './sealed-events';
 export * from './offboarding-purges';
 export * from './audit-projection';
+export * from './log-rewrite';

@@ -14,3 +14,4 @@ export { databasesInUse, restoreDataDirectory, type RestoreOptions, type Restore
 export { createMemoryLeaseStore } from './memory-lease-store';
 export { openSqliteSubjectKeyStore, SUBJECT_KEYS_DATABASE } from './sqlite/sqlite-subject-key-store';
 export { openSqliteOffboardingStore } from './sqlite/sqlite-offboarding-store';
+export { sealEmbeddedLog, type SealEmbeddedLogOptions, type SealEmbeddedLogReport } from './sqlite/seal-log';
