@@ -7,3 +7,4 @@ export * from './tracing';
 export * from './run-task';
 export * from './engine-settings';
 export * from './engine-refusal';
+export * from './seal-log';
