@@ -10,6 +10,8 @@ import { TEST_SUBJECT_KEYS_MASTER_KEY } from './sealed-data-directory';
 export interface ClearOrganization {
   organizationId: string;
   grant: DomainEvent & { type: typeof EVENT_TYPES.authorizationCreated };
+  /** The grant's API key, for reads. */
+  apiKey: string;
   /** Its recipient's name, its allow list's address, the address an alert saw, its score's members. */
   readable: string[];
 }
@@ -24,7 +26,7 @@ export function clearEventsOf(
   cidr: string,
   address: string,
 ): ClearOrganization & { events: DomainEvent[] } {
-  const { event } = authorizationCreatedEvent({ organizationId, allowedCidrs: [cidr] });
+  const { event, apiKey } = authorizationCreatedEvent({ organizationId, allowedCidrs: [cidr] });
   const grant = { ...event, data: { ...event.data, recipientName: name } };
   const alerted = anEvent(
     EVENT_TYPES.authorizationAlerted,
@@ -43,6 +45,7 @@ export function clearEventsOf(
   return {
     organizationId,
     grant,
+    apiKey,
     events: [grant, alerted, score],
     readable: [name, cidr.split('/')[0]!, address, '"score":', '"pillarScores"'],
   };
