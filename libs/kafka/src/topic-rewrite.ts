@@ -118,7 +118,7 @@ export async function rewriteTopic(topic: string, options: TopicRewriteOptions):
     );
     const probed = await probe(topic, options);
     if (!probed.needed) return { topic, rewritten: false, records: probed.records, outcomes: probed.outcomes, groups: [] };
-    state = await copyToStaging(topic, staging, options);
+    state = await attempts(() => copyToStaging(topic, staging, options));
     await journal.write(state);
     progress(`${topic}: copied into ${staging} and checked (${sum(state.records)} records)`);
     if (options.crashAfter === 'copied') throw new Error('stopped after the staging copy, as asked');
@@ -138,8 +138,12 @@ export async function rewriteTopic(topic: string, options: TopicRewriteOptions):
     );
     if (await exists(admin, topic)) await deleteTopic(admin, topic);
     if (options.crashAfter === 'deleted') throw new Error('stopped after deleting the topic, as asked');
-    await createTopic(admin, topic, state.layout);
-    const map = await copyBack(staging, topic, state, options);
+    const copied = state;
+    const map = await attempts(async () => {
+      if (await exists(admin, topic)) await deleteTopic(admin, topic);
+      await createTopic(admin, topic, copied.layout);
+      return copyBack(staging, topic, copied, options);
+    });
     groups = await translateGroups(admin, topic, state.groups, map);
     state = { ...state, step: 'restored' };
     await journal.write(state);
@@ -155,6 +159,26 @@ export async function rewriteTopic(topic: string, options: TopicRewriteOptions):
     groups,
     ...(resumedAfter ? { resumedAfter } : {}),
   };
+}
+
+/** A copy that does not hold what it copied: made again, from a topic made again. */
+class CopyMismatchError extends Error {
+  override name = 'CopyMismatchError';
+}
+
+/**
+ * A copy made again when its check fails, twice at most: an idempotent producer's send retried on a
+ * topic just created can still be written twice (its first attempt answered late), which the check
+ * sees; records written meanwhile by a product still running fail every attempt, and are reported.
+ */
+async function attempts<T>(copy: () => Promise<T>): Promise<T> {
+  for (let attempt = 1; ; attempt += 1) {
+    try {
+      return await copy();
+    } catch (error) {
+      if (!(error instanceof CopyMismatchError) || attempt >= 3) throw error;
+    }
+  }
 }
 
 const sum = (values: readonly number[]) => values.reduce((total, value) => total + value, 0);
@@ -229,7 +253,7 @@ async function copyToStaging(topic: string, staging: string, options: TopicRewri
     const original = copied.get(partition) ?? [];
     const copy = inStaging.get(partition) ?? [];
     if (original.length !== copy.length || original.some((offset, index) => offset !== copy[index])) {
-      throw new Error(
+      throw new CopyMismatchError(
         `the copy of "${topic}" in "${staging}" differs from it in partition ${partition} (${copy.length} records of ${original.length}): ` +
           'records were written meanwhile (is the product still running?); nothing was deleted, run this again once it is stopped',
       );
@@ -280,7 +304,9 @@ async function copyBack(
   for (const { partition, high } of await options.admin.fetchTopicOffsets(topic)) {
     const entry = entryOf(partition);
     if (entry.to.length !== (state.records[partition] ?? 0) || entry.from.length !== entry.to.length) {
-      throw new Error(`"${topic}" holds other records than its staging copy in partition ${partition} after the copy back: run this again`);
+      throw new CopyMismatchError(
+        `"${topic}" holds other records than its staging copy in partition ${partition} after the copy back: run this again`,
+      );
     }
     entry.end = BigInt(high);
   }
