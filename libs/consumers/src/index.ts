@@ -13,3 +13,4 @@ export * from './subject-keys/subject-key-backups';
 export * from './subject-keys/master-key-rotation';
 export * from './subject-keys/subject-key-maintenance';
 export * from './sealed-access-records';
+export * from './log-rewrite';

@@ -35,6 +35,14 @@ export interface EventCipher {
   forget(subject: string): void;
 }
 
+/** An event of a declared type that names no subject for fields it holds: it cannot be sealed (nor written to a sealed log). */
+export class UnsealableEventError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'UnsealableEventError';
+  }
+}
+
 const isObject = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
 const KINDS: readonly SealedSubjectKind[] = ['organization', 'recipient'];
 
@@ -90,7 +98,7 @@ export async function sealValue(value: string, cipher: EventCipher): Promise<str
     const present = fieldsOf(event.type, kind).filter((field) => Object.hasOwn(data, field));
     if (present.length === 0) continue;
     const subject = sealedSubjectOf(kind, data);
-    if (!subject) throw new Error(`a ${event.type} event names no ${kind} to seal its fields for`);
+    if (!subject) throw new UnsealableEventError(`a ${event.type} event names no ${kind} to seal its fields for`);
     const fields = Object.fromEntries(present.map((field) => [field, data[field]]));
     for (const field of present) delete data[field];
     parts.push(await sealPart(cipher, subject, fields));

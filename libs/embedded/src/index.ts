@@ -15,3 +15,4 @@ export { runDataDirectorySubjectKeys } from './sqlite/data-directory-subject-key
 export { createMemoryLeaseStore } from './memory-lease-store';
 export { openSqliteSubjectKeyStore, SUBJECT_KEYS_DATABASE } from './sqlite/sqlite-subject-key-store';
 export { openSqliteOffboardingStore } from './sqlite/sqlite-offboarding-store';
+export { sealEmbeddedLog, type SealEmbeddedLogOptions, type SealEmbeddedLogReport } from './sqlite/seal-log';

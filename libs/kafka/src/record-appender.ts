@@ -109,17 +109,22 @@ const RECORD_OVERHEAD_BYTES = 64;
 
 /** `records` in order, cut into parts of at most SEND_PART_BYTES (a part always holds one record at least). */
 export function sendSized(records: readonly OutgoingRecord[], limit = SEND_PART_BYTES): OutgoingRecord[][] {
-  const parts: OutgoingRecord[][] = [];
-  let part: OutgoingRecord[] = [];
+  return inParts(records, (record) => Buffer.byteLength(record.key) + Buffer.byteLength(record.value), limit);
+}
+
+/** `items` in order, cut into parts whose sizes (`sizeOf` and each item's overhead) add up to at most `limit`; one larger item goes alone. */
+export function inParts<T>(items: readonly T[], sizeOf: (item: T) => number, limit = SEND_PART_BYTES): T[][] {
+  const parts: T[][] = [];
+  let part: T[] = [];
   let bytes = 0;
-  for (const record of records) {
-    const size = Buffer.byteLength(record.key) + Buffer.byteLength(record.value) + RECORD_OVERHEAD_BYTES;
+  for (const item of items) {
+    const size = sizeOf(item) + RECORD_OVERHEAD_BYTES;
     if (part.length > 0 && bytes + size > limit) {
       parts.push(part);
       part = [];
       bytes = 0;
     }
-    part.push(record);
+    part.push(item);
     bytes += size;
   }
   if (part.length > 0) parts.push(part);

@@ -8,3 +8,4 @@ export * from './run-task';
 export * from './engine-settings';
 export * from './engine-refusal';
 export * from './subject-key-maintenance';
+export * from './seal-log';

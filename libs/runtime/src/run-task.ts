@@ -18,6 +18,25 @@ export interface TaskOptions {
 
 /** Runs a one-off task (not a server) on a runtime opened for it from the environment, and closes the runtime after. */
 export async function runTask<T>(options: TaskOptions, task: (context: { runtime: Runtime; log: Logger }) => Promise<T>): Promise<T> {
+  return runConfiguredTask(options, async ({ config, log }) => {
+    const runtime = await openRuntime(config, options.name, log);
+    try {
+      return await task({ runtime, log });
+    } finally {
+      await runtime.close();
+    }
+  });
+}
+
+/**
+ * A one-off task that opens what it reaches itself, given the runtime's configuration from the
+ * environment (checked, as a service's) and a log: a rewrite of the log's topics, which opening the
+ * runtime would create when they are missing.
+ */
+export async function runConfiguredTask<T>(
+  options: TaskOptions,
+  task: (context: { config: RuntimeConfig; log: Logger }) => Promise<T>,
+): Promise<T> {
   const [configured, { LOG_LEVEL }] = loadConfigs(
     [
       runtimeConfigSchema({ defaultRuntime: options.defaultRuntime ?? 'distributed', needs: options.needs }),
@@ -26,10 +45,5 @@ export async function runTask<T>(options: TaskOptions, task: (context: { runtime
     options.env,
   );
   const log = createLogger(options.name, LOG_LEVEL);
-  const runtime = await failingOnRefusal(() => openRuntime({ ...configured, ...options.settings?.(configured) }, options.name, log));
-  try {
-    return await failingOnRefusal(() => task({ runtime, log }));
-  } finally {
-    await runtime.close();
-  }
+  return failingOnRefusal(() => task({ config: { ...configured, ...options.settings?.(configured) }, log }));
 }

@@ -53,7 +53,7 @@ export async function runBackupCommand(
   }
   const configuredWebhookKey = context.env.WEBHOOK_SECRET_KEY || undefined;
   const { backupDataDirectory, restoreDataDirectory, SUBJECT_KEYS_DATABASE } = await import('@rsd/embedded');
-  const { SUBJECT_KEYS_MASTER_KEY, SUBJECT_KEYS_MASTER_KEY_SECRET, subjectKeysMasterKey } = await import('@rsd/platform');
+  const { SUBJECT_KEYS_MASTER_KEY_SECRET } = await import('@rsd/platform');
   // The secrets none of which is in a backup (docs/decisions/0041-backup-and-restore.md), the subjects' master key among
   // them: it opens the key store, which is not in a backup either (decision 56: an erasure destroys a key, and a
   // backup must not bring it back).
@@ -75,8 +75,7 @@ export async function runBackupCommand(
   }
 
   const dataDir = options['data-dir']!;
-  const configuredMasterKey =
-    context.env[SUBJECT_KEYS_MASTER_KEY] || context.env[`${SUBJECT_KEYS_MASTER_KEY}_FILE`] ? subjectKeysMasterKey(context.env) : undefined;
+  const configuredMasterKey = await configuredSubjectKeysMasterKey(context.env);
   const report = await restoreDataDirectory({
     from: path,
     dataDir,
@@ -109,6 +108,12 @@ export async function runBackupCommand(
     );
   }
   return report;
+}
+
+/** SUBJECT_KEYS_MASTER_KEY (or its `_FILE`) where the environment sets it, checked; else undefined (the data directory's file is then used). */
+export async function configuredSubjectKeysMasterKey(env: NodeJS.ProcessEnv): Promise<Buffer | undefined> {
+  const { SUBJECT_KEYS_MASTER_KEY, subjectKeysMasterKey } = await import('@rsd/platform');
+  return env[SUBJECT_KEYS_MASTER_KEY] || env[`${SUBJECT_KEYS_MASTER_KEY}_FILE`] ? subjectKeysMasterKey(env) : undefined;
 }
 
 async function exists(file: string): Promise<boolean> {

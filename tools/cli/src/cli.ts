@@ -54,7 +54,7 @@ export interface CliEdition {
  * The product's own commands (decision 57): in the workspace's `rsd`, not in the published CLI, whose error for one
  * says where it is.
  */
-export const PRODUCT_COMMANDS = ['signing-key', 'token', 'backup', 'restore', 'subject-keys'] as const;
+export const PRODUCT_COMMANDS = ['signing-key', 'token', 'backup', 'restore', 'subject-keys', 'seal-log'] as const;
 
 /** The CLI's version: its package's. */
 export const VERSION = (JSON.parse(readFileSync(join(__dirname, '..', 'package.json'), 'utf8')) as { version: string }).version;

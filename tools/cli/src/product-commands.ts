@@ -1,6 +1,7 @@
 import { generateKeyPairSync } from 'node:crypto';
 import type { Command } from 'commander';
 import { runBackupCommand } from './backup';
+import { runSealLogCommand } from './seal-log';
 import { kebab, type Builders } from './cli';
 import { UsageError } from './score-file';
 import { addSubjectKeyCommands } from './subject-keys';
@@ -8,7 +9,8 @@ import { addSubjectKeyCommands } from './subject-keys';
 /**
  * The product's own commands (decision 57), in the `rsd` of a checkout of the product (the workspace's `npx rsd`) and
  * not in the published CLI: a new response-signing key for a deployment's configuration, the embedded runtime's
- * development token (its secret is in the data directory beside it), and the embedded runtime's backup and restore.
+ * development token (its secret is in the data directory beside it), and the embedded runtime's backup, restore and
+ * rewrite of a log written before sealing.
  * Their names are PRODUCT_COMMANDS in cli.ts, which the published CLI's error for one names.
  */
 export function addProductCommands(program: Command, { io, productFor, act, note }: Builders): void {
@@ -76,4 +78,15 @@ export function addProductCommands(program: Command, { io, productFor, act, note
     )
     .action(act((options, file) => runBackupCommand('restore', [file], kebab(options), { env, note })));
   addSubjectKeyCommands(program, { io, act });
+
+  program
+    .command('seal-log')
+    .summary("Seals the embedded log's events written before sealing (decision 56), the product stopped")
+    .description(
+      "Embedded runtime, the product stopped: rewrites every event of DATA_DIR/rsd.sqlite's log written before sealing into its sealed form, " +
+        'in place (positions kept), then rewrites the file without the clear values; refused while a process has the directory open; ' +
+        'a second run changes nothing, an interrupted one is run again',
+    )
+    .option('--data-dir <dir>', 'the data directory (DATA_DIR, default .data)')
+    .action(act((options) => runSealLogCommand(kebab(options), { env, note })));
 }

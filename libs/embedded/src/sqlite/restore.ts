@@ -2,8 +2,15 @@ import { chmod, copyFile, mkdir, mkdtemp, readdir, readFile, rename, rm, stat } 
 import { basename, dirname, join, normalize, resolve } from 'node:path';
 import { backup as copySqliteDatabase, DatabaseSync } from 'node:sqlite';
 import { extract as extractTar, type ReadEntry } from 'tar';
-import { SealedValueError, SUBJECT_KEYS_MASTER_KEY, SUBJECT_KEYS_MASTER_KEY_SECRET, subjectCipher, type SealedValue } from '@rsd/platform';
-import type { SubjectKeyStore } from '@rsd/ports';
+import {
+  SealedValueError,
+  SUBJECT_KEYS_MASTER_KEY,
+  SUBJECT_KEYS_MASTER_KEY_SECRET,
+  subjectCipher,
+  type SealedValue,
+  type SubjectCipher,
+} from '@rsd/platform';
+import type { SubjectKey, SubjectKeyStore } from '@rsd/ports';
 import {
   BACKUP_FORMAT,
   BACKUP_VERSION,
@@ -344,19 +351,41 @@ async function checkWebhookKey(manifest: BackupManifest, dataDir: string, option
 function sealedSubjectsOf(file: string): Map<string, SealedValue> {
   const db = new DatabaseSync(file, { readOnly: true });
   try {
-    if (!db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'events'").get()) return new Map();
-    const rows = db
-      .prepare(
-        `SELECT json_extract(part.value, '$.subject') AS subject, MIN(part.value) AS sealed
-         FROM events, json_each(CASE WHEN json_valid(events.value) THEN events.value ELSE '{}' END, '$.data.sealed') AS part
-         WHERE events.value LIKE '%"rsdsealed":%' AND json_extract(part.value, '$.ciphertext') IS NOT NULL
-         GROUP BY subject`,
-      )
-      .all();
-    return new Map(rows.map((row) => [String(row.subject), JSON.parse(String(row.sealed)) as SealedValue]));
+    return sealedSubjectsIn(db);
   } finally {
     db.close();
   }
+}
+
+/** `sealedSubjectsOf` on a connection already open (a rewrite of the log holds its own). */
+export function sealedSubjectsIn(db: DatabaseSync): Map<string, SealedValue> {
+  if (!db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'events'").get()) return new Map();
+  const rows = db
+    .prepare(
+      `SELECT json_extract(part.value, '$.subject') AS subject, MIN(part.value) AS sealed
+       FROM events, json_each(CASE WHEN json_valid(events.value) THEN events.value ELSE '{}' END, '$.data.sealed') AS part
+       WHERE events.value LIKE '%"rsdsealed":%' AND json_extract(part.value, '$.ciphertext') IS NOT NULL
+       GROUP BY subject`,
+    )
+    .all();
+  return new Map(rows.map((row) => [String(row.subject), JSON.parse(String(row.sealed)) as SealedValue]));
+}
+
+/** The subjects of `subjects` whose sealed value the cipher does not open (an erased one opens: as erased), by the reason. */
+export async function subjectsNotOpening(
+  subjects: Map<string, SealedValue>,
+  cipher: Pick<SubjectCipher, 'open'>,
+): Promise<Map<string, string[]>> {
+  const unopened = new Map<string, string[]>();
+  for (const [subject, sealed] of subjects) {
+    try {
+      await cipher.open(sealed);
+    } catch (error) {
+      if (!(error instanceof SealedValueError)) throw error;
+      unopened.set(error.problem, [...(unopened.get(error.problem) ?? []), subject]);
+    }
+  }
+  return unopened;
 }
 
 async function checkSubjectKeys(backup: Backup, dataDir: string, options: RestoreOptions): Promise<RestoreReport['subjectKeys']> {
@@ -381,17 +410,9 @@ async function checkSubjectKeys(backup: Backup, dataDir: string, options: Restor
   }
   if (!(await isFile(storeFile))) throw new Error(`${what} There is no key store at ${storeFile}. ${remedy}`);
   const store = readingKeyStore(storeFile);
-  const unopened = new Map<string, string[]>();
+  let unopened: Map<string, string[]>;
   try {
-    const cipher = subjectCipher({ store, masterKey, cache: { ttlMs: 0 } });
-    for (const [subject, sealed] of subjects) {
-      try {
-        await cipher.open(sealed);
-      } catch (error) {
-        if (!(error instanceof SealedValueError)) throw error;
-        unopened.set(error.problem, [...(unopened.get(error.problem) ?? []), subject]);
-      }
-    }
+    unopened = await subjectsNotOpening(subjects, subjectCipher({ store, masterKey, cache: { ttlMs: 0 } }));
   } finally {
     await store.close();
   }
