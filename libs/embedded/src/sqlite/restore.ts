@@ -10,7 +10,7 @@ import {
   type SealedValue,
   type SubjectCipher,
 } from '@rsd/platform';
-import type { SubjectKey, SubjectKeyStore } from '@rsd/ports';
+import type { SubjectKeyStore } from '@rsd/ports';
 import {
   BACKUP_FORMAT,
   BACKUP_VERSION,
