@@ -1,4 +1,4 @@
-import { readFile, stat } from 'node:fs/promises';
+import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { erasuresInLog, maintainSubjectKeys, reapplyErasures, SubjectKeyRefusal, type SubjectKeyMaintenance } from '@rsd/consumers';
 import {
@@ -10,6 +10,7 @@ import {
 } from '@rsd/platform';
 import type { EventLog, SubjectKeyStore } from '@rsd/ports';
 import { MAIN_DATABASE } from './backup';
+import { exists } from './import-earlier-data';
 import { openSqliteEventLog } from './sqlite-event-log';
 import { openSqliteSubjectKeyStore, SUBJECT_KEYS_DATABASE } from './sqlite-subject-key-store';
 
@@ -87,14 +88,4 @@ export async function masterKeyIn(file: string): Promise<Buffer | undefined> {
     throw error;
   }
   return subjectKeysMasterKey({ [SUBJECT_KEYS_MASTER_KEY]: text.trim() });
-}
-
-async function exists(file: string): Promise<boolean> {
-  try {
-    await stat(file);
-    return true;
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return false;
-    throw error;
-  }
 }

@@ -2,6 +2,7 @@ import { closeSync, fdatasync, mkdirSync, openSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { DatabaseSync, type StatementSync } from 'node:sqlite';
 import { createCheckpointer } from './checkpointer';
+import { withSettings } from './worker-connection';
 
 /**
  * The embedded database of one process: one connection, and one transaction per turn of the event
@@ -101,29 +102,24 @@ export function openEmbeddedDatabase(file: string): EmbeddedDatabase {
 /** Opens a connection with the project's settings: for the importer, which runs before the shared one. */
 export function connectRaw(file: string): DatabaseSync {
   mkdirSync(dirname(file), { recursive: true, mode: 0o700 });
-  const db = new DatabaseSync(file, { timeout: BUSY_TIMEOUT_MS });
-  try {
+  return withSettings(new DatabaseSync(file, { timeout: BUSY_TIMEOUT_MS }), [
     // WAL: readers never wait for the writer, and a commit is one sequential write and one sync.
-    db.exec('PRAGMA journal_mode = WAL');
+    'PRAGMA journal_mode = WAL',
     // FULL: the write-ahead log is synced at every commit (the importer's, and the checkpoints'); the
     // shared connection syncs only the commits someone waits on (see EmbeddedDatabase).
-    db.exec('PRAGMA synchronous = FULL');
+    'PRAGMA synchronous = FULL',
     // 16 MiB of page cache: the hot pages of the views and the log stay in memory, and the rest is
     // in the operating system's cache a read away. No more: a commit whose inserts split a page
     // (SQLite moves a page through a spare number as it balances the tree) ends by walking the whole
     // cache's hash table, so every such commit cost time in proportion to the cache; at 64 MiB that
     // walk was most of a create's commit, and the pages it kept were most of an idle process's memory.
-    db.exec(`PRAGMA cache_size = -${PAGE_CACHE_KIB}`);
+    `PRAGMA cache_size = -${PAGE_CACHE_KIB}`,
     // The savepoints of a turn's changes keep their undo records in memory rather than in temp files.
-    db.exec('PRAGMA temp_store = MEMORY');
+    'PRAGMA temp_store = MEMORY',
     // A checkpointed log is cut back to this size: otherwise the file keeps the size of the largest
     // transaction it ever held (gigabytes after importing a large data directory) for good.
-    db.exec('PRAGMA journal_size_limit = 67108864');
-  } catch (error) {
-    db.close();
-    throw error;
-  }
-  return db;
+    'PRAGMA journal_size_limit = 67108864',
+  ]);
 }
 
 function connect(path: string, forget: () => void): Shared {

@@ -45,20 +45,26 @@ export function serveDatabase<Request, Answer>(worker: DatabaseWorker<Request, A
 
 /** A database thread's own connection to `file`, with the settings every such thread shares. */
 export function openWorkerConnection(file: string, busyTimeoutMs: number, synchronous: 'NORMAL' | 'FULL'): DatabaseSync {
-  const db = new DatabaseSync(file, { timeout: busyTimeoutMs });
-  try {
-    db.exec(`PRAGMA synchronous = ${synchronous}`);
+  return withSettings(new DatabaseSync(file, { timeout: busyTimeoutMs }), [
+    `PRAGMA synchronous = ${synchronous}`,
     // A statement that changes many rows (the access log's inserts of 32 records, each in its own
     // Client ID's part of the key) keeps the pages it changed for its undo; past 64 KiB SQLite writes
     // them to a temporary file, a write per page. In memory, as the shared connection keeps them.
-    db.exec('PRAGMA temp_store = MEMORY');
+    'PRAGMA temp_store = MEMORY',
     // The access log's writer commits a batch every few hundred reads, and SQLite's automatic
     // checkpoint (at 1,000 pages) copied the same hot pages back into the file every few commits:
     // about a sixth of the thread's time under a portfolio page's load. At 10,000 pages (40 MiB) a page
     // written many times between checkpoints is copied once; a checkpointed log is cut back to 64 MiB,
     // as the shared connection's is.
-    db.exec('PRAGMA wal_autocheckpoint = 10000');
-    db.exec('PRAGMA journal_size_limit = 67108864');
+    'PRAGMA wal_autocheckpoint = 10000',
+    'PRAGMA journal_size_limit = 67108864',
+  ]);
+}
+
+/** `db` once each setting is applied; closed, and the error thrown, when one fails (no connection left open). */
+export function withSettings(db: DatabaseSync, settings: readonly string[]): DatabaseSync {
+  try {
+    for (const setting of settings) db.exec(setting);
   } catch (error) {
     db.close();
     throw error;
