@@ -122,6 +122,11 @@ describeWithInfra('kafka', 'seal-log: a distributed log written before sealing, 
     await transaction.abort();
     await transactional.disconnect();
     const grantPartition = filler!.partition;
+    // The coordinator writes the abort marker after it answers: wait for it, or the grant's events could come before it.
+    await eventually(async () => {
+      const ends = await admin.fetchTopicOffsets(topics.authorizations);
+      expect(ends.find(({ partition }) => partition === grantPartition)?.high).toBe(String(GAP));
+    });
     let time = 1_700_000_000_000;
     for (const event of [...acme.events, ...globex.events]) {
       await producer.send({
