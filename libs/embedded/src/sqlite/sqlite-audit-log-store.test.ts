@@ -1,6 +1,13 @@
-import { describeAuditLogStoreContract } from '@rsd/testkit';
+import { fdatasync } from 'node:fs';
+import { anAuditRecord, describeAuditLogStoreContract } from '@rsd/testkit';
 import { aTempDatabasePerTest, onATempDatabase, queryPlan } from '../testing/temp-database';
 import { auditPageQuery, openSqliteAuditLogStore } from './sqlite-audit-log-store';
+
+// The syncs the database makes, counted (node:fs's own exports cannot be spied on).
+jest.mock('node:fs', () => {
+  const actual = jest.requireActual<typeof import('node:fs')>('node:fs');
+  return { ...actual, fdatasync: jest.fn(actual.fdatasync) };
+});
 
 describeAuditLogStoreContract('SQLite', () => onATempDatabase('audit-log', (file) => openSqliteAuditLogStore({ file })));
 
@@ -19,5 +26,24 @@ describe('SQLite audit log store', () => {
       expect(plan.join(' | ')).not.toContain('TEMP B-TREE');
     }
     await store.close();
+  });
+
+  it('when entries are added, then they are committed without a sync of their own (the log gives them again after a power cut), and a purge waits for one', async () => {
+    const store = openSqliteAuditLogStore({ file: temp.file });
+    const syncs = jest.mocked(fdatasync);
+    syncs.mockClear();
+    try {
+      await store.add([anAuditRecord('acme', 1_000)]);
+      await new Promise((resolve) => setImmediate(resolve));
+
+      expect(await store.page({ organizationId: 'acme' }, { limit: 10 })).toHaveLength(1);
+      expect(syncs).not.toHaveBeenCalled();
+
+      await store.purgeOrganization('acme');
+      expect(syncs).toHaveBeenCalledTimes(1);
+    } finally {
+      syncs.mockClear();
+      await store.close();
+    }
   });
 });
