@@ -34,6 +34,15 @@ describe('subject cipher', () => {
     expect((await sealed('organization:acme')).nonce).not.toBe(value.nonce);
   });
 
+  it('when more values are sealed than one fetch of random bytes gives nonces for, then every nonce is new and every value opens', async () => {
+    const cipher = subjectCipher({ store, masterKey });
+    const values = [];
+    for (let n = 0; n < 1_000; n += 1) values.push(await sealed('organization:acme', { n }));
+
+    expect(new Set(values.map(({ nonce }) => nonce)).size).toBe(values.length);
+    for (const [n, value] of values.entries()) expect(await cipher.open(value)).toEqual({ status: 'opened', value: { n } });
+  });
+
   it('when a byte of the ciphertext or the nonce is changed, then it does not open', async () => {
     const cipher = subjectCipher({ store, masterKey });
     const value = await sealed('organization:acme');
