@@ -73,6 +73,37 @@ describe('SQLite authorization store', () => {
     await again.close();
   });
 
+  it("when a database from before the keys' table is opened, then its grants are found by each of their keys' digests", async () => {
+    const first = openSqliteAuthorizationStore({ file: temp.file });
+    await first.create({ ...record, previousKeyDigest: 'd'.repeat(64) }, []);
+    await first.close();
+    const earlier = new DatabaseSync(temp.file);
+    earlier.exec('DROP TABLE authorization_keys');
+    earlier.close();
+
+    const reopened = openSqliteAuthorizationStore({ file: temp.file });
+
+    expect((await reopened.findByKeyDigest('c'.repeat(64)))?.clientId).toBe(record.clientId);
+    // The previous key's too: each field's filling once asked whether the table was still empty, and after the first it was not.
+    expect((await reopened.findByKeyDigest('d'.repeat(64)))?.clientId).toBe(record.clientId);
+    await reopened.close();
+  });
+
+  it("when the store is opened again, then the keys' table is not filled again: no record is read", async () => {
+    const first = openSqliteAuthorizationStore({ file: temp.file });
+    await first.create(record, []);
+    await first.close();
+    // A record that reading would fail on: the keys' filling once asked of every record whether it was needed.
+    const written = new DatabaseSync(temp.file);
+    written.prepare("UPDATE authorizations SET record = '{' WHERE client_id = ?").run(record.clientId);
+    written.close();
+
+    const reopened = openSqliteAuthorizationStore({ file: temp.file });
+
+    expect(await reopened.knownClientIds([record.clientId])).toEqual(new Set([record.clientId]));
+    await reopened.close();
+  });
+
   it('when the store is queried, then every read goes through an index and none scans the table', async () => {
     const store = openSqliteAuthorizationStore({ file: temp.file });
     await store.create(record, [created]);
