@@ -1,3 +1,5 @@
+import { spawnSync } from 'node:child_process';
+import { resolve } from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
 import type { StoredAuthorization } from '@rsd/domain';
 import { describeAccessReviewStoreContract, describeAuthorizationStoreContract, describeRecipientAccountStoreContract } from '@rsd/testkit';
@@ -8,6 +10,32 @@ import { REVIEW_QUERIES } from './sqlite-access-reviews';
 describeAuthorizationStoreContract('SQLite', () => onATempDatabase('authorizations', (file) => openSqliteAuthorizationStore({ file })));
 describeRecipientAccountStoreContract('SQLite', () => onATempDatabase('authorizations', (file) => openSqliteAuthorizationStore({ file })));
 describeAccessReviewStoreContract('SQLite', () => onATempDatabase('authorizations', (file) => openSqliteAuthorizationStore({ file })));
+
+/**
+ * How much a process's own memory (RssAnon) grows over one pass looking for the addresses kept for
+ * alerts in the database `file`: in a child process, the store as built (dist), so that nothing else
+ * of the test's runs in between.
+ */
+function residentGrowthMbOfAddressPass(file: string): number {
+  const store = resolve(__dirname, '../../dist/sqlite/sqlite-authorization-store.js');
+  const program = `
+    const { readFileSync } = require('node:fs');
+    const { openSqliteAuthorizationStore } = require(${JSON.stringify(store)});
+    const anonKb = () => Number(/^RssAnon:\\s+(\\d+)/m.exec(readFileSync('/proc/self/status', 'utf8'))[1]);
+    (async () => {
+      const store = openSqliteAuthorizationStore({ file: ${JSON.stringify(file)} });
+      const before = anonKb();
+      const found = await store.findWithAlertAddressesBefore(new Date(), 100);
+      process.stdout.write(JSON.stringify({ growthKb: anonKb() - before, found: found.length }));
+      await store.close();
+    })();
+  `;
+  const child = spawnSync(process.execPath, ['-e', program], { encoding: 'utf8', timeout: 30_000 });
+  if (child.status !== 0) throw new Error(`the probe failed: ${child.stderr}`);
+  const { growthKb, found } = JSON.parse(child.stdout) as { growthKb: number; found: number };
+  if (found !== 0) throw new Error(`the probe found ${found} records with addresses, none expected`);
+  return growthKb / 1024;
+}
 
 describe('SQLite authorization store', () => {
   const temp = aTempDatabasePerTest('authorizations');
@@ -102,6 +130,29 @@ describe('SQLite authorization store', () => {
 
     expect(await reopened.knownClientIds([record.clientId])).toEqual(new Set([record.clientId]));
     await reopened.close();
+  });
+
+  it('when the addresses kept for alerts are looked for in every record, then the records read do not stay in memory', async () => {
+    const first = openSqliteAuthorizationStore({ file: temp.file });
+    await first.close();
+    // 20,000 records of some 700 bytes, as at 20k authorizations: 15 MB of pages, most of the shared connection's
+    // page cache of 16 MiB. (Smaller than a page each: a larger record's overflow pages are read past the cache.)
+    const written = new DatabaseSync(temp.file);
+    const insert = written.prepare(
+      "INSERT INTO authorizations (client_id, organization_id, created_at, revision, ended, record) VALUES (?, 'acme', ?, 1, 0, ?)",
+    );
+    const key = written.prepare('INSERT INTO authorization_keys (key_digest, client_id) VALUES (?, ?)');
+    written.exec('BEGIN');
+    for (let n = 0; n < 20_000; n += 1) {
+      const clientId = `rs_${String(n).padStart(24, '0')}`;
+      const keyDigest = String(n).padStart(64, '0');
+      insert.run(clientId, record.createdAt, JSON.stringify({ ...record, clientId, keyDigest, recipientName: 'x'.repeat(400) }));
+      key.run(keyDigest, clientId);
+    }
+    written.exec('COMMIT');
+    written.close();
+
+    expect(residentGrowthMbOfAddressPass(temp.file)).toBeLessThan(4);
   });
 
   it('when the store is queried, then every read goes through an index and none scans the table', async () => {
