@@ -26,6 +26,14 @@ import { withSettings } from './worker-connection';
 export interface EmbeddedDatabase {
   /** Prepared once per SQL text, reused for every call. */
   statement(sql: string): StatementSync;
+  /**
+   * Prepared once per SQL text on a connection of its own for reads of a whole table (an hourly pass
+   * over every record), whose page cache is a few pages. On the shared connection such a read leaves
+   * the table's pages in that connection's cache, up to its whole size (PAGE_CACHE_KIB) of memory for
+   * pages no request needs, in place of the pages the reads do need. It reads what is committed, not
+   * this turn's changes.
+   */
+  scanStatement(sql: string): StatementSync;
   /** Schema statements, run at once. */
   exec(sql: string): void;
   /**
@@ -52,6 +60,8 @@ export interface EmbeddedDatabase {
 
 /** Each connection's page cache (connectRaw says why no larger). */
 export const PAGE_CACHE_KIB = 16_384;
+/** The scans' connection's page cache: a table read from end to end needs only its path down the tree. */
+const SCAN_CACHE_KIB = 256;
 /** Another process (a rebuild) may hold the write lock for a moment: wait rather than fail. */
 export const BUSY_TIMEOUT_MS = 5_000;
 /** Checkpoints run on their own thread (checkpointer.ts), at most this often. */
@@ -136,7 +146,16 @@ function connect(path: string, forget: () => void): Shared {
       if (db.isOpen) db.exec(`PRAGMA wal_autocheckpoint = ${DEFAULT_CHECKPOINT_PAGES}`);
     },
   });
-  const statements = new Map<string, StatementSync>();
+  const statement = preparedOn(() => db);
+  let scans: DatabaseSync | undefined;
+  const scanStatement = preparedOn(() => {
+    if (!db.isOpen || closing) throw new Error('the embedded database is closed');
+    scans ??= withSettings(new DatabaseSync(path, { timeout: BUSY_TIMEOUT_MS }), [
+      'PRAGMA query_only = ON',
+      `PRAGMA cache_size = -${SCAN_CACHE_KIB}`,
+    ]);
+    return scans;
+  });
   const listeners: (() => void)[] = [];
   let waiting: Waiter[] = [];
   /** Committed, and waiting for a sync that has not started yet. */
@@ -146,15 +165,6 @@ function connect(path: string, forget: () => void): Shared {
   let broken: Error | undefined;
   let savepoints = 0;
   let closing = false;
-
-  function statement(sql: string): StatementSync {
-    let prepared = statements.get(sql);
-    if (!prepared) {
-      prepared = db.prepare(sql);
-      statements.set(sql, prepared);
-    }
-    return prepared;
-  }
 
   function commitTurn(): void {
     if (!inTurn) return;
@@ -243,6 +253,7 @@ function connect(path: string, forget: () => void): Shared {
 
   const database: EmbeddedDatabase = {
     statement,
+    scanStatement,
     exec: (sql) => db.exec(sql),
     write: (work) =>
       new Promise((done, failed) => {
@@ -271,12 +282,26 @@ function connect(path: string, forget: () => void): Shared {
       closing = true;
       while (syncing) await syncing;
       forget();
-      // The thread's connection first, so that this one closes last: the last connection to close
-      // checkpoints what is left and removes the write-ahead log.
+      // The thread's connection and the scans' first, so that this one closes last: the last connection
+      // to close checkpoints what is left and removes the write-ahead log.
+      if (scans?.isOpen) scans.close();
       await checkpointer.stop();
       if (walFd !== undefined) closeSync(walFd);
       if (db.isOpen) db.close();
     },
+  };
+}
+
+/** Prepares each SQL text once on the connection `connection()` gives, and reuses it for every call. */
+function preparedOn(connection: () => DatabaseSync): (sql: string) => StatementSync {
+  const prepared = new Map<string, StatementSync>();
+  return (sql) => {
+    let statement = prepared.get(sql);
+    if (!statement) {
+      statement = connection().prepare(sql);
+      prepared.set(sql, statement);
+    }
+    return statement;
   };
 }
 

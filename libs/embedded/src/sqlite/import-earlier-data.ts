@@ -38,7 +38,7 @@ export async function importEarlierData({ dataDir, file, log }: ImportOptions): 
   const db = connectRaw(file);
   try {
     createLogTables(db);
-    createAuthorizationTables(db);
+    createAuthorizationTables({ exec: (sql) => db.exec(sql), statement: (sql) => db.prepare(sql) });
     await importOnce(db, eventLogFile, log, () => importEventLog(db, eventLogFile, log));
     await importOnce(db, authorizationsFile, log, () => importAuthorizations(db, authorizationsFile));
     // Decision 44: the imported grants' expiry notices, which the tables' creation above could not index.

@@ -1,7 +1,7 @@
 import type { StatementSync } from 'node:sqlite';
 import { nextExpiryNoticeAt, offerAwaitingAccountOf, type StoredAuthorization, type StoredRecipientAccount } from '@rsd/domain';
 import type { AuthorizationStore, OutboxEntry, PendingOutbox } from '@rsd/ports';
-import { recordOf, text } from './database';
+import { recordOf, text, type EmbeddedDatabase } from './database';
 import { openStoreDatabase } from './store-database';
 import { createAccessReviewTables, sqliteAccessReviews } from './sqlite-access-reviews';
 
@@ -50,6 +50,7 @@ export function openSqliteAuthorizationStore(options: { file: string }): Authori
     read: run,
     write,
     changeSoon,
+    database,
     close,
   } = openStoreDatabase(options.file, 'the authorization store', createAuthorizationTables);
 
@@ -180,7 +181,8 @@ export function openSqliteAuthorizationStore(options: { file: string }): Authori
 
     findWithAlertAddressesBefore(before, limit) {
       // A scan (not among QUERIES, whose test wants an index): hourly, and `at`/`seenAt` are ISO strings of one precision, ordered as their times.
-      return run(() => records(statement(ALERT_ADDRESSES_BEFORE).all(before.toISOString(), before.toISOString(), limit)));
+      // On the scans' connection: through the shared one, each pass (the first at start) left every record's page in its cache.
+      return run(() => records(database.scanStatement(ALERT_ADDRESSES_BEFORE).all(before.toISOString(), before.toISOString(), limit)));
     },
 
     knownClientIds(clientIds) {
@@ -236,7 +238,7 @@ export function openSqliteAuthorizationStore(options: { file: string }): Authori
 }
 
 /** The tables, also used by the importer of a data directory written by an earlier version. */
-export function createAuthorizationTables(db: { exec(sql: string): void }): void {
+export function createAuthorizationTables(db: Pick<EmbeddedDatabase, 'exec' | 'statement'>): void {
   db.exec(`CREATE TABLE IF NOT EXISTS authorizations (
     client_id TEXT PRIMARY KEY, organization_id TEXT NOT NULL, created_at TEXT NOT NULL, revision INTEGER NOT NULL,
     expires_ms INTEGER, ended INTEGER NOT NULL, record TEXT NOT NULL
@@ -260,11 +262,15 @@ export function createAuthorizationTables(db: { exec(sql: string): void }): void
   // Decision 43: a grant by any of its keys' digests (current, previous, last leaked), for a leak report; tables of their own, as claim links.
   db.exec('CREATE TABLE IF NOT EXISTS authorization_keys (key_digest TEXT PRIMARY KEY, client_id TEXT NOT NULL) WITHOUT ROWID');
   db.exec('CREATE INDEX IF NOT EXISTS authorization_keys_by_client ON authorization_keys (client_id)');
-  // A database written before the table existed gets its records' keys once: only while the table is still empty.
-  for (const field of ['keyDigest', 'previousKeyDigest', 'leakedKeyDigest']) {
-    db.exec(`INSERT OR IGNORE INTO authorization_keys (key_digest, client_id)
-      SELECT json_extract(record, '$.${field}'), client_id FROM authorizations
-      WHERE json_extract(record, '$.${field}') IS NOT NULL AND NOT EXISTS (SELECT 1 FROM authorization_keys)`);
+  // A database written before the table existed gets its records' keys once: only while the table is still
+  // empty, asked once before the three fields. Asked in each statement's WHERE, it read and parsed every
+  // record three times at every start (the whole table's pages left in the page cache), and once the current
+  // keys had filled the table the previous and leaked ones were left out.
+  if (db.statement('SELECT 1 FROM authorization_keys LIMIT 1').get() === undefined) {
+    for (const field of ['keyDigest', 'previousKeyDigest', 'leakedKeyDigest']) {
+      db.exec(`INSERT OR IGNORE INTO authorization_keys (key_digest, client_id)
+        SELECT json_extract(record, '$.${field}'), client_id FROM authorizations WHERE json_extract(record, '$.${field}') IS NOT NULL`);
+    }
   }
   db.exec(
     'CREATE TABLE IF NOT EXISTS recipient_account_leaked_keys (key_digest TEXT PRIMARY KEY, account_id TEXT NOT NULL UNIQUE) WITHOUT ROWID',

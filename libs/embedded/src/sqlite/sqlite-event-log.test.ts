@@ -102,6 +102,20 @@ describe('SQLite event log', () => {
     expect((await readAll(reopened, ['a'], 'another-group', false)).map((record) => record.value)).toEqual(['1', '2', '3']);
   });
 
+  it("when a group's topics have nothing after its last record, then its position moves past the other topics' records", async () => {
+    const log = openLog({ positionFlushMs: 1 });
+    await log.append('a', [{ key: 'k', value: '1' }]);
+    await log.append('b', [
+      { key: 'k', value: '2' },
+      { key: 'k', value: '3' },
+    ]);
+
+    expect((await readAll(log, ['a'], 'projection', false)).map((record) => record.value)).toEqual(['1']);
+
+    // At its last record's (1), every start would read the records of b after it again. Written with the next commit.
+    await eventually(() => expect(committedPosition('projection')).toBe(3));
+  });
+
   it('when a subscriber catches up on a backlog of several pages, then other work runs and its position commits between pages', async () => {
     const log = openLog({ positionFlushMs: 1 });
     await log.append(

@@ -129,10 +129,21 @@ export class SqliteLogSubscription implements Subscription {
   }
 
   private commit(record: EventRecord): Promise<void> {
-    if (this.options.ephemeral) return Promise.resolve();
-    this.committed = Number(record.offset);
-    this.flushTimer ??= setTimeout(() => this.flushPosition(), this.settings.positionFlushMs);
+    this.passedOver(Number(record.offset));
     return Promise.resolve();
+  }
+
+  /**
+   * Every record up to `seq` is handled, or of another topic: the position moves there, written at most
+   * `positionFlushMs` later. Past another topic's records too: otherwise a group whose topics have had
+   * nothing since its last record (the authorizations' consumers under a log of scores) kept that
+   * record's position, and every start read all of the log after it again, every page of it kept in
+   * the page cache (at 20k authorizations, 20,000 score events and some 12 MB of memory).
+   */
+  private passedOver(seq: number): void {
+    if (this.options.ephemeral || seq <= (this.committed ?? this.saved ?? 0)) return;
+    this.committed = seq;
+    this.flushTimer ??= setTimeout(() => this.flushPosition(), this.settings.positionFlushMs);
   }
 
   private flushPosition(): void {
@@ -207,6 +218,7 @@ export class SqliteLogSubscription implements Subscription {
   private readPast(seq: number): void {
     if (seq <= this.cursor) return;
     this.cursor = seq;
+    this.passedOver(seq);
     this.settleWaiters();
   }
 
