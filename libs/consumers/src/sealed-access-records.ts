@@ -30,19 +30,28 @@ const subjectOf = (record: { clientId: string }): string => grantSubject(record.
  * without an address has nothing to seal and is written as it was before sealing.
  */
 export async function sealAccessRecords(records: readonly AccessRecord[], cipher: Pick<EventCipher, 'seal'>): Promise<string> {
-  const bySubject = new Map<string, Record<string, string>>();
+  // By Client ID, each grant's subject named once per batch rather than once per record.
+  const byClientId = new Map<string, Record<string, string>>();
   const written: SealedRecord[] = records.map((record) => {
     if (record.clientAddress === null) return record;
-    const subject = subjectOf(record);
-    const addresses = bySubject.get(subject) ?? {};
-    addresses[record.id] = record.clientAddress;
-    bySubject.set(subject, addresses);
-    const { clientAddress: _sealed, ...rest } = record;
-    return rest;
+    const addresses = byClientId.get(record.clientId);
+    if (addresses) addresses[record.id] = record.clientAddress;
+    else byClientId.set(record.clientId, { [record.id]: record.clientAddress });
+    return withoutAddress(record);
   });
-  if (bySubject.size === 0) return JSON.stringify({ records });
-  const parts = await Promise.all([...bySubject].map(([subject, addresses]) => sealPart(cipher, subject, addresses)));
+  if (byClientId.size === 0) return JSON.stringify({ records });
+  const parts = await Promise.all([...byClientId].map(([clientId, addresses]) => sealPart(cipher, subjectOf({ clientId }), addresses)));
   return JSON.stringify({ records: written, [SEALED_ATTRIBUTE]: SEALED_EVENT_VERSION, [SEALED_MEMBER]: parts });
+}
+
+/**
+ * The record as the topic holds it once its address is sealed: every field but the address, named one by
+ * one (an object of one shape, where a rest copy walks the record's keys for every record of a batch).
+ */
+function withoutAddress({ id, clientId, at, resource, status, code, requestId, certificate }: AccessRecord): SealedRecord {
+  return certificate === undefined
+    ? { id, clientId, at, resource, status, code, requestId }
+    : { id, clientId, at, resource, status, code, requestId, certificate };
 }
 
 /** A message of the topic as its readers take it: its records with their addresses, or why it is passed by. */
