@@ -71,7 +71,8 @@ export async function rewrittenValue(
  * needs rewriting at all.
  */
 export const probingCipher: EventCipher = {
-  seal: (subject) => Promise.resolve({ status: 'sealed', sealed: { v: 1, subject, nonce: '', ciphertext: '' } }),
+  seal: (subject) => probingCipher.sealJson(subject, ''),
+  sealJson: (subject) => Promise.resolve({ status: 'sealed', sealed: { v: 1, subject, nonce: '', ciphertext: '' } }),
   open: () => Promise.reject(new Error('the probing cipher opens nothing')),
   forget: () => undefined,
 };

@@ -44,7 +44,7 @@ describe('sealed access records (decision 56, the access-log topic)', () => {
 
   it('when a batch is sealed, then no address is in it, one part per grant holds them, and it opens to the same records', async () => {
     const cipher = aCipher();
-    const seal = jest.spyOn(cipher, 'seal');
+    const seal = jest.spyOn(cipher, 'sealJson');
     const records = aBatch();
 
     const value = await sealAccessRecords(records, cipher);
@@ -92,7 +92,7 @@ describe('sealed access records (decision 56, the access-log topic)', () => {
 
   it('when a batch has no address, or was written before sealing, then it is written and read as it is', async () => {
     const cipher = aCipher();
-    const seal = jest.spyOn(cipher, 'seal');
+    const seal = jest.spyOn(cipher, 'sealJson');
     const withoutAddresses = [anAccessRecord(ACME, 1_000, { clientAddress: null })];
     const clear = aBatch();
 

@@ -9,7 +9,7 @@ import {
   type SealedAccessRecordBatch,
 } from '@rsd/contracts';
 import { grantSubject } from '@rsd/domain';
-import { openPart, sealPart, type EventCipher } from './sealed-events';
+import { openPart, sealJsonPart, type EventCipher } from './sealed-events';
 
 /*
  * Decision 56 on the access log's own topic (distributed runtime): a read's client address is its
@@ -29,20 +29,34 @@ const subjectOf = (record: { clientId: string }): string => grantSubject(record.
  * of its grant, one AES-GCM sealing per grant per batch (the key from the cipher's cache). A batch
  * without an address has nothing to seal and is written as it was before sealing.
  */
-export async function sealAccessRecords(records: readonly AccessRecord[], cipher: Pick<EventCipher, 'seal'>): Promise<string> {
-  const bySubject = new Map<string, Record<string, string>>();
+export async function sealAccessRecords(records: readonly AccessRecord[], cipher: Pick<EventCipher, 'sealJson'>): Promise<string> {
+  // By Client ID, each grant's subject named once per batch rather than once per record.
+  const byClientId = new Map<string, string[]>();
   const written: SealedRecord[] = records.map((record) => {
     if (record.clientAddress === null) return record;
-    const subject = subjectOf(record);
-    const addresses = bySubject.get(subject) ?? {};
-    addresses[record.id] = record.clientAddress;
-    bySubject.set(subject, addresses);
-    const { clientAddress: _sealed, ...rest } = record;
-    return rest;
+    const member = `${JSON.stringify(record.id)}:${JSON.stringify(record.clientAddress)}`;
+    const members = byClientId.get(record.clientId);
+    if (members) members.push(member);
+    else byClientId.set(record.clientId, [member]);
+    return withoutAddress(record);
   });
-  if (bySubject.size === 0) return JSON.stringify({ records });
-  const parts = await Promise.all([...bySubject].map(([subject, addresses]) => sealPart(cipher, subject, addresses)));
+  if (byClientId.size === 0) return JSON.stringify({ records });
+  // Each grant's addresses by record id, as the JSON text of that object: made as an object, every record id
+  // (all of them new) would become a property name, which V8 interns, at more cost than the rest of the sealing.
+  const parts = await Promise.all(
+    [...byClientId].map(([clientId, members]) => sealJsonPart(cipher, subjectOf({ clientId }), `{${members.join(',')}}`)),
+  );
   return JSON.stringify({ records: written, [SEALED_ATTRIBUTE]: SEALED_EVENT_VERSION, [SEALED_MEMBER]: parts });
+}
+
+/**
+ * The record as the topic holds it once its address is sealed: every field but the address, named one by
+ * one (an object of one shape, where a rest copy walks the record's keys for every record of a batch).
+ */
+function withoutAddress({ id, clientId, at, resource, status, code, requestId, certificate }: AccessRecord): SealedRecord {
+  return certificate === undefined
+    ? { id, clientId, at, resource, status, code, requestId }
+    : { id, clientId, at, resource, status, code, requestId, certificate };
 }
 
 /** A message of the topic as its readers take it: its records with their addresses, or why it is passed by. */

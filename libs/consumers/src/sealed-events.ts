@@ -30,6 +30,8 @@ type Erased = { status: 'erased'; subject: string; destroyedAt: string };
 /** What the log needs of decision 56's subject cipher (libs/platform's `subjectCipher`). */
 export interface EventCipher {
   seal(subject: string, value: unknown): Promise<{ status: 'sealed'; sealed: SealedPart } | Erased>;
+  /** The same for a value given as its JSON text. */
+  sealJson(subject: string, json: string): Promise<{ status: 'sealed'; sealed: SealedPart } | Erased>;
   open(sealed: SealedPart): Promise<{ status: 'opened'; value: unknown } | Erased>;
   /** Drops the subject's key kept in memory: it is read again from the key store at the next use. */
   forget(subject: string): void;
@@ -48,9 +50,16 @@ const KINDS: readonly SealedSubjectKind[] = ['organization', 'recipient'];
 
 /** One subject's values sealed as one part, or the part that says its subject was already erased. */
 export async function sealPart(cipher: Pick<EventCipher, 'seal'>, subject: string, value: unknown): Promise<SealedPart | ErasedPart> {
-  const outcome = await cipher.seal(subject, value);
-  return outcome.status === 'sealed' ? outcome.sealed : { subject, erased: true };
+  return partOf(subject, await cipher.seal(subject, value));
 }
+
+/** The same for values given as their JSON text. */
+export async function sealJsonPart(cipher: Pick<EventCipher, 'sealJson'>, subject: string, json: string): Promise<SealedPart | ErasedPart> {
+  return partOf(subject, await cipher.sealJson(subject, json));
+}
+
+const partOf = (subject: string, outcome: Awaited<ReturnType<EventCipher['seal']>>): SealedPart | ErasedPart =>
+  outcome.status === 'sealed' ? outcome.sealed : { subject, erased: true };
 
 /** A part as read: its value, its subject erased, or why else it does not open (no key, no content named). */
 export type OpenedPart = { status: 'opened'; value: unknown } | { status: 'erased' } | { status: 'invalid'; reason: string };

@@ -22,7 +22,7 @@ export interface KafkaAccessLogOptions {
    * Decision 56: the subject cipher that seals each batch's addresses under their grants' keys as it is
    * published (the runtime's, always given there); without it, records go out as they are.
    */
-  cipher?: Pick<EventCipher, 'seal'>;
+  cipher?: Pick<EventCipher, 'sealJson'>;
 }
 
 export interface KafkaAccessLogPublisher {

@@ -66,6 +66,8 @@ export class SealedValueError extends Error {
 export interface SubjectCipher {
   /** Seals `value` (anything JSON can hold) with the subject's key, made on first use; an erased subject answers erased. */
   seal(subject: SubjectId, value: unknown): Promise<SealOutcome>;
+  /** The same for a value given as its JSON text (made by hand where building the value would cost more than its text). */
+  sealJson(subject: SubjectId, json: string): Promise<SealOutcome>;
   /** The value sealed, or erased when its subject's key is destroyed; throws SealedValueError for any other failure. */
   open<T = unknown>(sealed: SealedValue): Promise<OpenOutcome<T>>;
   /** Drops what the cipher keeps in memory of the subject's key: the next use reads the key store (an erasure seen). */
@@ -133,8 +135,10 @@ export function subjectCipher(options: {
   const keys = masterKeys(options.masterKey, options.previousMasterKey);
   const { wrap, unwrap } = keys;
 
-  return {
-    async seal(subject, value) {
+  const cipher: SubjectCipher = {
+    seal: (subject, value) => cipher.sealJson(subject, JSON.stringify(value)),
+
+    async sealJson(subject, json) {
       if (!SUBJECT.test(subject)) throw new TypeError('a subject is organization:<id>, account:<id> or grant:<id>');
       const cached = cache.get(subject);
       // A subject known to have no key gets one now: sealing makes it.
@@ -153,7 +157,7 @@ export function subjectCipher(options: {
         }));
       if (key === NO_KEY) throw new SealedValueError('no-key', subject);
       if (!Buffer.isBuffer(key)) return erased(subject, key.destroyedAt);
-      const { nonce, ciphertext } = encrypt(key, Buffer.from(JSON.stringify(value), 'utf8'), sealData(subject));
+      const { nonce, ciphertext } = encrypt(key, Buffer.from(json, 'utf8'), sealData(subject));
       return {
         status: 'sealed',
         sealed: { v: SEALED_VERSION, subject, nonce: nonce.toString('base64url'), ciphertext: ciphertext.toString('base64url') },
@@ -189,6 +193,7 @@ export function subjectCipher(options: {
       }
     },
   };
+  return cipher;
 }
 
 /**

@@ -3,6 +3,7 @@ import { Cluster, Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import { systemClock } from '@rsd/platform';
 import type { Clock } from '@rsd/ports';
+import { INCREMENT_EACH_COMMAND } from './increments-per-turn';
 
 export interface RedisClientOptions {
   /** Paces the connection-error log lines. */
@@ -38,6 +39,9 @@ export function createRedisClient(url: string, log: Logger, { clock = systemCloc
     // Every read counts a hit: the commands issued in one turn of the event loop go out in one write
     // instead of one system call each, which would be a large share of a distributed read's CPU.
     enableAutoPipelining: true,
+    // The rate-limit counts gather a turn's hits in one call themselves, at the turn's end: through the
+    // auto-pipeline that call would wait for the end of the next turn.
+    autoPipeliningIgnoredCommands: [INCREMENT_EACH_COMMAND],
     maxRetriesPerRequest: 1,
     connectTimeout: 1_000,
     commandTimeout: 500,

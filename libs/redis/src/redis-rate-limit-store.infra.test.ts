@@ -98,6 +98,25 @@ describeWithInfra('redis', 'Redis rate-limit stores', (target) => {
     }
   });
 
+  it('when many counts are asked in one turn, then one call carries them all and each key counts its own hits in order', async () => {
+    const client = await connectedClient(server.url);
+    try {
+      const store = underRunPrefix(runPrefix, redisRateLimitStores(client))(uniqueName('turn'));
+      await store.init?.(WINDOW);
+      // The script is in Redis after a first count (EVALSHA, else EVAL once).
+      await store.increment('warm-up');
+      const sent = jest.spyOn(client, 'sendCommand');
+
+      const counts = await Promise.all([...Array.from({ length: 30 }, () => store.increment('busy')), store.increment('quiet')]);
+
+      expect(sent).toHaveBeenCalledTimes(1);
+      expect(counts.map(({ totalHits }) => totalHits)).toEqual([...Array.from({ length: 30 }, (_, n) => n + 1), 1]);
+      for (const { resetTime } of counts) expect(resetTime!.getTime()).toBeGreaterThan(Date.now());
+    } finally {
+      await closeRedisClient(client);
+    }
+  });
+
   describe('with a local fallback', () => {
     let reports: boolean[] = [];
 

@@ -2,6 +2,7 @@ import type { Options } from 'express-rate-limit';
 import { Cluster } from 'ioredis';
 import { RedisStore, type RedisReply, type SendCommandClusterDetails } from 'rate-limit-redis';
 import type { ClientRateLimitInfo, IncrementResponse, RateLimitStore, RateLimitStoreFactory } from '@rsd/ports';
+import { incrementsPerTurn, type IncrementsPerTurn } from './increments-per-turn';
 import type { RedisConnection } from './redis-client';
 
 /**
@@ -12,11 +13,13 @@ import type { RedisConnection } from './redis-client';
  *
  * A key is `<prefix>{<key>}`: the braces are a Redis Cluster hash tag, so all of one credential's
  * counters (whatever the limiter's prefix) live in one hash slot, on one primary, and each script
- * touches a single slot. On a single server the braces are only characters.
+ * touches a single slot. On a single server the braces are only characters, and the counts of one
+ * turn of the event loop go in one script call (increments-per-turn.ts), the same count for each key.
  */
 export function redisRateLimitStores(redis: RedisConnection): RateLimitStoreFactory {
   const sendCommandCluster = (details: SendCommandClusterDetails) => sendCommand(redis, details);
-  return (prefix) => new RedisRateLimitStore(new RedisStore({ prefix, sendCommandCluster }), prefix);
+  const together = redis instanceof Cluster ? undefined : incrementsPerTurn(redis);
+  return (prefix) => new RedisRateLimitStore(new RedisStore({ prefix, sendCommandCluster }), prefix, together);
 }
 
 /** The Redis key of `key` under `prefix` (the store adds the prefix): its hash tag is the whole key. */
@@ -55,6 +58,8 @@ class RedisRateLimitStore implements RateLimitStore {
   constructor(
     private readonly store: RedisStore,
     readonly prefix: string,
+    /** On a single Redis: counts sent with the others of their turn, under the key the store would use. */
+    private readonly together?: IncrementsPerTurn,
   ) {}
 
   async init(options: Options): Promise<void> {
@@ -71,6 +76,10 @@ class RedisRateLimitStore implements RateLimitStore {
   }
 
   async increment(key: string): Promise<IncrementResponse> {
+    if (this.together) {
+      if (!this.options) throw new Error('rate-limit store used before init');
+      return this.together.increment(this.store.prefixKey(hashTagged(key)), this.options.windowMs);
+    }
     await this.scriptsLoaded();
     return this.store.increment(hashTagged(key));
   }

@@ -42,6 +42,26 @@ describe('cached view store', () => {
     expect(reads()).toBe(1);
   });
 
+  test('when a document is read again under the same events, then the same answer comes back without applying them again', async () => {
+    const { cached, projected } = setUp();
+    await projected(created);
+    let applied = 0;
+    const counting: typeof credentialView = {
+      ...credentialView,
+      evolve: (state, event) => ((applied += 1), credentialView.evolve(state, event)),
+    };
+    cached.observe(created);
+
+    const first = await cached.get(counting, clientId);
+    const again = await cached.get(counting, clientId);
+    cached.observe(revoked);
+    const afterRevocation = await cached.get(counting, clientId);
+
+    expect(again).toBe(first);
+    expect(applied).toBe(1 + 2);
+    expect(afterRevocation).toMatchObject({ status: 'revoked', revision: 2 });
+  });
+
   test('when the feed sees a revocation, then a cached active credential is served revoked at once', async () => {
     const { cached, projected } = setUp();
     await projected(created);

@@ -27,6 +27,12 @@ interface Cached {
 interface Seen {
   events: DomainEvent[];
   lastSeenAt: number;
+  /**
+   * The last document the events were applied over and what they made of it: the same document read again
+   * under the same events is the same answer, without applying them again (views are pure). An event
+   * observed since clears it.
+   */
+  applied?: { over: unknown; result: unknown };
 }
 
 /** A document's events within the retention are few; the bound only keeps a flood from growing memory. */
@@ -65,6 +71,17 @@ export function createCachedViewStore(
     return value;
   }
 
+  /** The document as the events this replica saw for it make it, over what the store (or the cache) said. */
+  function overlaid<S>(view: ViewDefinition<S>, id: string, state: S | undefined): S | undefined {
+    const entry = seen.get(id);
+    if (!entry) return state;
+    if (entry.applied && entry.applied.over === state) return entry.applied.result as S | undefined;
+    let result = state;
+    for (const event of entry.events) result = view.evolve(result, event);
+    entry.applied = { over: state, result };
+    return result;
+  }
+
   /** Drops every cached document (which were the organization's is not worth finding out) and the organization's events seen. */
   function forget(organizationId: string): void {
     cache.clear();
@@ -76,9 +93,7 @@ export function createCachedViewStore(
   return {
     async get<S>(view: ViewDefinition<S>, key: string): Promise<S | undefined> {
       const id = documentId(view.name, key);
-      let state: S | undefined = await readThrough(view, id, key);
-      for (const event of seen.get(id)?.events ?? []) state = view.evolve(state, event);
-      return state;
+      return overlaid(view, id, await readThrough(view, id, key));
     },
 
     /** The cached documents as they are, the others in one read of the store beneath; the overlay applies to all. */
@@ -100,8 +115,7 @@ export function createCachedViewStore(
       }
       const found = new Map<string, S>();
       for (const key of keys) {
-        let state = states.get(key);
-        for (const event of seen.get(documentId(view.name, key))?.events ?? []) state = view.evolve(state, event);
+        const state = overlaid(view, documentId(view.name, key), states.get(key));
         if (state !== undefined) found.set(key, state);
       }
       return found;
@@ -133,6 +147,7 @@ export function createCachedViewStore(
         entry.events.push(event);
         if (entry.events.length > MAX_EVENTS_PER_DOCUMENT) entry.events.shift();
         entry.lastSeenAt = now();
+        entry.applied = undefined;
         seen.set(id, entry);
       }
     },
