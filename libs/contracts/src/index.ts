@@ -15,3 +15,4 @@ export * from './audit';
 export * from './access-reviews';
 export * from './sealing';
 export * from './erasure';
+export * from './json-object';

@@ -1,3 +1,5 @@
+import { jsonObjectOf } from '@rsd/contracts';
+
 /**
  * The event log's file format before the embedded database: one JSON object per line,
  * `{"topic","key","value"}`, `value` the serialized value exactly as it was appended. Read by the
@@ -16,14 +18,9 @@ export function formatLines(lines: readonly LoggedLine[]): string {
 
 /** The line's record, or undefined when it is not one (a torn or damaged line). */
 export function parseLine(text: string): LoggedLine | undefined {
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(text);
-  } catch {
-    return undefined;
-  }
-  if (typeof parsed !== 'object' || parsed === null) return undefined;
-  const { topic, key, value } = parsed as Record<string, unknown>;
+  const parsed = jsonObjectOf(text);
+  if (!parsed) return undefined;
+  const { topic, key, value } = parsed;
   if (typeof topic !== 'string' || typeof key !== 'string' || typeof value !== 'string') return undefined;
   return { topic, key, value };
 }

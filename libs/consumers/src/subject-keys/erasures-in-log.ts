@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { EVENT_TYPES, TOPICS } from '@rsd/contracts';
+import { EVENT_TYPES, jsonObjectOf, TOPICS } from '@rsd/contracts';
 import { grantSubject, organizationSubject } from '@rsd/domain';
 import type { EventLog, SubjectId, SubjectKeyStore } from '@rsd/ports';
 
@@ -68,14 +68,9 @@ export async function reapplyErasures(store: Pick<SubjectKeyStore, 'read' | 'des
 
 /** The clear envelope of an event as written (its sealed parts are not opened): its type, time and clear data. */
 function clearPartOf(value: string): { type: string; time: string; data: Record<string, unknown> } | undefined {
-  let json: unknown;
-  try {
-    json = JSON.parse(value);
-  } catch {
-    return undefined;
-  }
-  if (typeof json !== 'object' || json === null) return undefined;
-  const { type, time, data } = json as Record<string, unknown>;
+  const json = jsonObjectOf(value);
+  if (!json) return undefined;
+  const { type, time, data } = json;
   if (typeof type !== 'string' || typeof time !== 'string' || typeof data !== 'object' || data === null) return undefined;
   return { type, time, data: data as Record<string, unknown> };
 }
