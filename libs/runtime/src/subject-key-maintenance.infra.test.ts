@@ -9,7 +9,8 @@ import { EVENT_TYPES, TOPICS } from '@rsd/contracts';
 import { openKafkaEventLog } from '@rsd/kafka';
 import { openMongoSubjectKeyStore } from '@rsd/mongo';
 import { subjectCipher, type SealedValue } from '@rsd/platform';
-import { describeWithInfra } from '@rsd/testkit';
+import { describeWithInfra, infraTarget, startInfra, type StartedServer } from '@rsd/testkit';
+import { kafkaForSuite } from '../../kafka/src/testing/kafka-for-suite';
 
 const RUN = randomUUID().slice(0, 8);
 const OLD = Buffer.alloc(32, 31);
@@ -31,25 +32,32 @@ function runSubjectKeyMaintenance(args: string[], env: NodeJS.ProcessEnv): Promi
  * own (a database used once), the product's authorizations topic, to which it appends only erasure
  * events of organizations and grants of its own ids.
  */
-describeWithInfra('kafka', 'subject-keys tasks on the distributed runtime (decision 56)', () => {
+describeWithInfra('kafka', 'subject-keys tasks on the distributed runtime (decision 56)', (kafkaTarget) => {
+  // The environment's servers, or containers of their own (CI's Testcontainers run sets no URL).
+  const kafka = kafkaForSuite(kafkaTarget, `rsd-subject-keys-${RUN}`);
+  let mongoServer: StartedServer | undefined;
   const database = `rsd_subject_keys_test_${RUN}`;
   const [offboarded, kept] = [`org-off-${RUN}`, `org-kept-${RUN}`];
   const grant = `grant:rs_${RUN}`;
   let mongo: MongoClient;
   let dir: string;
   beforeAll(async () => {
-    mongo = await MongoClient.connect(process.env.MONGO_URL!);
+    const target = infraTarget('mongo');
+    if (!target) throw new Error('MONGO_URL is not set and no Docker engine answers');
+    mongoServer = await startInfra('mongo', target);
+    mongo = await MongoClient.connect(mongoServer.url);
     dir = await mkdtemp(join(tmpdir(), 'rsd-subject-keys-infra-'));
-  });
+  }, 120_000);
   afterAll(async () => {
-    await mongo.db(database).dropDatabase();
-    await mongo.close();
+    await mongo?.db(database).dropDatabase();
+    await mongo?.close();
+    await mongoServer?.stop();
     await rm(dir, { recursive: true, force: true });
   });
   const env = (masterKey: Buffer, previous?: Buffer): NodeJS.ProcessEnv => ({
     RUNTIME: 'distributed',
-    KAFKA_BROKERS: process.env.KAFKA_BROKERS,
-    MONGO_URL: process.env.MONGO_URL,
+    KAFKA_BROKERS: kafka.brokers().join(','),
+    MONGO_URL: mongoServer!.url,
     SUBJECT_KEYS_DB: database,
     SUBJECT_KEYS_MASTER_KEY: masterKey.toString('base64'),
     ...(previous ? { SUBJECT_KEYS_PREVIOUS_MASTER_KEY: previous.toString('base64') } : {}),
@@ -79,7 +87,7 @@ describeWithInfra('kafka', 'subject-keys tasks on the distributed runtime (decis
     const keys = await openMongoSubjectKeyStore(mongo.db(database));
     for (const subject of [`organization:${offboarded}`, grant]) await keys.destroy(subject, new Date().toISOString());
     const log = await openKafkaEventLog({
-      brokers: process.env.KAFKA_BROKERS!.split(','),
+      brokers: kafka.brokers(),
       clientId: `subject-keys-test-${RUN}`,
       log: pino({ level: 'silent' }),
       topics: { names: [TOPICS.authorizations], partitions: 6, replicationFactor: 1 },
