@@ -1,4 +1,5 @@
 import { fork } from 'node:child_process';
+import { appendFileSync } from 'node:fs';
 import { Agent, request, type RequestOptions } from 'node:http';
 import { join } from 'node:path';
 import type { Reader } from './build-data-set';
@@ -87,7 +88,8 @@ export async function createsWhileReading({ urls, organizationId, token, reader,
     return performance.now() - from;
   };
 
-  const latencies: number[] = [];
+  /** Each create: when it started (ms into the round) and how long it took. */
+  const creates: { atMs: number; ms: number }[] = [];
   let window = { from: 0, to: 0 };
   try {
     await sleep(200); // the reader in its stride first
@@ -96,7 +98,10 @@ export async function createsWhileReading({ urls, organizationId, token, reader,
     window = { from: performance.now(), to: 0 };
     let started = 0;
     const creator = async () => {
-      while (started < CREATES && performance.now() - window.from < budgetMs) latencies.push(await create((started += 1)));
+      while (started < CREATES && performance.now() - window.from < budgetMs) {
+        const atMs = performance.now() - window.from;
+        creates.push({ atMs, ms: await create((started += 1)) });
+      }
     };
     await Promise.all(Array.from({ length: IN_FLIGHT }, creator));
     window.to = performance.now();
@@ -106,6 +111,10 @@ export async function createsWhileReading({ urls, organizationId, token, reader,
     agent.destroy();
     createAgent.destroy();
   }
+  // Where in the round the slow creates fall: a line a round, the round's start as a Unix time in ms.
+  const tracing = process.env.BENCH_CREATE_TRACE;
+  if (tracing) appendFileSync(tracing, `${JSON.stringify({ startedAt: performance.timeOrigin + window.from, creates })}\n`);
+  const latencies = creates.map((one) => one.ms);
   const during = reads.filter((read) => read.from < window.to && read.to > window.from);
   return {
     creates: latencies.length,

@@ -1,4 +1,5 @@
 import { spawn } from 'node:child_process';
+import { createWriteStream } from 'node:fs';
 import { killedOnFailure, parseJsonLine, terminate, whenReady, type WatchedProduct } from '../product-process';
 import { EPHEMERAL_PORTS } from '../processes';
 import { trackChild } from './cleanup';
@@ -48,8 +49,9 @@ export async function startProduct(
   timeoutMs: number,
 ): Promise<RunningProduct> {
   const spawnedAt = performance.now();
-  // Relative to its tree, as `npm start` runs it.
-  const child = spawn(process.execPath, [PRODUCT_MAIN], {
+  // Relative to its tree, as `npm start` runs it; BENCH_PRODUCT_NODE_ARGS adds node's own options (--cpu-prof, --trace-gc).
+  const nodeArgs = process.env.BENCH_PRODUCT_NODE_ARGS?.split(' ').filter(Boolean) ?? [];
+  const child = spawn(process.execPath, [...nodeArgs, PRODUCT_MAIN], {
     cwd: productRoot,
     // Every server on a port of its own choosing (the ready line names them), the notifier's too
     // where the product has one: two runs, or a developer's `npm start`, never collide.
@@ -94,6 +96,8 @@ export async function startProduct(
     }
   };
   child.stdout.on('data', readLines);
+  // The whole output, for what node's options print (the bench keeps only its tail).
+  if (process.env.BENCH_PRODUCT_STDOUT) child.stdout.pipe(createWriteStream(process.env.BENCH_PRODUCT_STDOUT));
   const product: WatchedProduct = { child, exited, exit: () => exit };
   return killedOnFailure(product, async () => {
     const ready = await whenReady<Record<string, unknown>>(product, timeoutMs, `not ready within ${timeoutMs / 1000} s`, (done) => {
