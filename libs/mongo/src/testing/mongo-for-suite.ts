@@ -3,14 +3,10 @@ import { describeWithInfra, startInfra, uniqueName, type InfraTarget, type Start
 
 /**
  * One MongoDB-wire server (the environment's, or a container) and one client for the suite, from
- * `beforeAll` to `afterAll`; call it in `describeWithInfra`'s body. Returns the client's getter.
+ * `beforeAll` to `afterAll`; call it in `describeWithInfra`'s body. Returns the client's getter, and
+ * the server's address for further clients (another process's configuration).
  */
-export function mongoForSuite(target: () => InfraTarget): () => MongoClient {
-  return connectedForSuite(target).client;
-}
-
-/** `mongoForSuite`'s client, and the server's address for further clients. */
-function connectedForSuite(target: () => InfraTarget): { client: () => MongoClient; url: () => string } {
+export function mongoForSuite(target: () => InfraTarget): { client: () => MongoClient; url: () => string } {
   let server: StartedServer | undefined;
   let client: MongoClient | undefined;
 
@@ -53,7 +49,7 @@ export interface SuiteMongo {
  */
 export function describeWithMongo(name: string, prefix: string, body: (mongo: SuiteMongo) => void): void {
   describeWithInfra('mongo', name, (target) => {
-    const { client: connected, url } = connectedForSuite(target);
+    const { client: connected, url } = mongoForSuite(target);
     const databases: Db[] = [];
     const otherClients: MongoClient[] = [];
 
