@@ -580,7 +580,8 @@ async function measured(side: Side): Promise<ReadPathRow> {
  * turns (each round in another order) for ROUNDS_IN_TURNS rounds; each row is the median round.
  * BENCH_BEFORE=<checkout, built> adds that build's embedded /score (a change's before and after in
  * one run); KAFKA_BROKERS, MONGO_URL and REDIS_URL add one replica of a distributed read API;
- * BENCH_OTLP_ENDPOINT adds this build with every request traced and exported there.
+ * BENCH_OTLP_ENDPOINT adds this build with every request traced and exported there; BENCH_NODE_BASELINE=1
+ * adds bare express's answer written by node's http module alone (express's own share of the baseline).
  */
 async function readPathInTurns(): Promise<{ rows: ReadPathRow[]; summary: string }> {
   const stops: (() => Promise<void>)[] = [];
@@ -611,6 +612,19 @@ async function readPathInTurns(): Promise<{ rows: ReadPathRow[]; summary: string
     const floor = await startFloor(join(logDir, 'floor.log'));
     stops.push(floor.stop);
     const sides = [bare, floor.side, await product('read API /score, embedded (this build)')];
+    // What of bare express's cost is express's own: the same bytes written by node's http module alone.
+    if (process.env.BENCH_NODE_BASELINE === '1') {
+      const node = await startNode('bench/dist/bare-express.js', ['0', 'node'], {}, (line) => line.msg === 'baseline ready', {
+        detached: ownSession('baseline'),
+      });
+      stops.push(() => node.stop());
+      sides.push({
+        ...bare,
+        name: 'bare node:http, the same bytes',
+        url: bare.url.replace(/:\d+\//, `:${String(node.ready.port)}/`),
+        pid: node.child.pid,
+      });
+    }
     const before = process.env.BENCH_BEFORE;
     if (before) sides.push(await product(`read API /score, embedded (build at ${before})`, {}, before));
     // Decision 39's price with every request traced and exported (a receiver at that endpoint: scripts/otlp-receiver.sh up).
