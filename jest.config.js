@@ -42,6 +42,8 @@ const shared = {
   ...(INSTALLED_SDK ? { transformIgnorePatterns: ['/node_modules/(?!@resilience-score/client/)'] } : {}),
   moduleNameMapper: {
     ...Object.fromEntries(Object.entries(workspaces).map(([name, dir]) => [`^@rsd/${name}$`, `<rootDir>/${dir}/src/index.ts`])),
+    // A package's subpath export (`@rsd/contracts/event-names`): the module of that name in its sources.
+    ...Object.fromEntries(Object.entries(workspaces).map(([name, dir]) => [`^@rsd/${name}/([a-z-]+)$`, `<rootDir>/${dir}/src/$1.ts`])),
     // The TypeScript SDK, as the CLI imports it: its sources, which the transform above turns into CommonJS
     // (or the installed package's dist/, when one is named).
     '^@resilience-score/client$': INSTALLED_SDK ? `${INSTALLED_SDK}/dist/index.js` : '<rootDir>/sdks/typescript/src/index.ts',

@@ -38,8 +38,12 @@ export const result = await build({
   target: 'node20.19',
   banner: { js: '#!/usr/bin/env node' },
   plugins: [platformParts],
-  // The contracts from their source, so that only the schemas the CLI uses (and the parts of zod they need) come in.
-  alias: { '@rsd/contracts': `${root}libs/contracts/src/index.ts` },
+  // The contracts from their source, so that only the schemas the CLI uses (and the parts of zod they need) come in;
+  // a subpath (`@rsd/contracts/event-names`) is the source module of that name.
+  alias: {
+    '@rsd/contracts/event-names': `${root}libs/contracts/src/event-names.ts`,
+    '@rsd/contracts': `${root}libs/contracts/src/index.ts`,
+  },
   legalComments: 'linked',
   metafile: true,
   logLevel: 'warning',

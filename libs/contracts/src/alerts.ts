@@ -1,20 +1,7 @@
 import { z } from 'zod';
+import { ALERT_TYPES } from './event-names';
 import { clientIdSchema, utcInstantSchema } from './ids';
 
-/**
- * Decision 44: what an organization hears of its grants (and, decision 54, of its access reviews). Each is a webhook event type of an
- * organization's webhooks (never of a recipient's) and the type of an alert in the console's list.
- */
-export const ALERT_TYPES = [
-  'authorization.expiring',
-  'authorization.first_use',
-  'authorization.new_address',
-  'authorization.auth_failures',
-  'authorization.key_leaked',
-  'authorization.released',
-  'access_review.due_soon',
-  'access_review.completed',
-] as const;
 export const alertTypeSchema = z.enum(ALERT_TYPES).meta({ id: 'AlertType' });
 export type AlertType = z.infer<typeof alertTypeSchema>;
 

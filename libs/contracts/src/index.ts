@@ -4,6 +4,7 @@ export * from './error-body';
 export * from './shown-names';
 export * from './authorization';
 export * from './score-submission';
+export * from './event-names';
 export * from './alerts';
 export * from './events';
 export * from './access-log';

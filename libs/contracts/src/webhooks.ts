@@ -1,12 +1,11 @@
 import { z } from 'zod';
-import { ALERT_TYPES, alertDataSchema, type AlertType } from './alerts';
+import { alertDataSchema, type AlertType } from './alerts';
+import { ALERT_TYPES, RECIPIENT_WEBHOOK_EVENT_TYPES } from './event-names';
 import { clientIdSchema, isoDateSchema, utcInstantSchema } from './ids';
 import { datedScoreShape, gradeSchema, pillarScoresSchema, scoreValueSchema } from './resources';
 
 // Decisions 26–28: the notifier's API and what it delivers.
 
-/** What a recipient's webhooks (a grant's, a portfolio's) may hear of. */
-export const RECIPIENT_WEBHOOK_EVENT_TYPES = ['score.updated', 'grade.changed', 'authorization.ended'] as const;
 /** Every event a webhook may subscribe to: a recipient's, and an organization's alerts (decision 44). */
 export const WEBHOOK_EVENT_TYPES = [...RECIPIENT_WEBHOOK_EVENT_TYPES, ...ALERT_TYPES] as const;
 export const webhookEventTypeSchema = z.enum(WEBHOOK_EVENT_TYPES).meta({ id: 'WebhookEventType' });

@@ -13,6 +13,7 @@ import {
   type TransportOptions,
   type Webhooks,
 } from '@resilience-score/client';
+import { ALERT_TYPES, RECIPIENT_WEBHOOK_EVENT_TYPES } from '@rsd/contracts/event-names';
 import { Argument, Command, CommanderError, Option } from 'commander';
 import { addAccessReviewCommands } from './access-reviews';
 import { completionScript, SHELLS, type Shell } from './completion';
@@ -58,19 +59,6 @@ export const PRODUCT_COMMANDS = ['signing-key', 'token', 'backup', 'restore', 's
 
 /** The CLI's version: its package's. */
 export const VERSION = (JSON.parse(readFileSync(join(__dirname, '..', 'package.json'), 'utf8')) as { version: string }).version;
-
-/** The events each owner's webhooks may hear of (the notifier's lists, in @rsd/contracts, which is loaded only when used). */
-export const RECIPIENT_WEBHOOK_EVENTS = ['score.updated', 'grade.changed', 'authorization.ended'] as const;
-export const ALERT_EVENTS = [
-  'authorization.expiring',
-  'authorization.first_use',
-  'authorization.new_address',
-  'authorization.auth_failures',
-  'authorization.key_leaked',
-  'authorization.released',
-  'access_review.due_soon',
-  'access_review.completed',
-] as const;
 
 const RECIPIENT_TYPES = 'insurance_provider, auditor, regulatory_body, partner';
 const SCOPES = 'qr_score, score_trend, pillar_breakdown';
@@ -971,7 +959,7 @@ function addWebhooks(program: Command, builders: Builders): void {
           .addOption(connection.notifier())
           .addOption(connection.apiKey('the API key, or a recipient account key that holds the grant')),
       ownerOption: 'client-id',
-      events: RECIPIENT_WEBHOOK_EVENTS,
+      events: RECIPIENT_WEBHOOK_EVENT_TYPES,
       webhooksOf: (product, clientId) => product.client(clientId).webhooks,
       conditions: true,
     },
@@ -987,7 +975,7 @@ function addWebhooks(program: Command, builders: Builders): void {
       owner: (command) =>
         command.requiredOption('--org <id>', 'the organization').addOption(connection.notifier()).addOption(connection.token()),
       ownerOption: 'org',
-      events: ALERT_EVENTS,
+      events: ALERT_TYPES,
       webhooksOf: async (product, org) => (await product.organization(org)).webhooks,
       conditions: false,
     },

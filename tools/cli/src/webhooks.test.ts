@@ -1,9 +1,10 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { ApiConnectionError, ApiError, Client, Organization } from '@resilience-score/client';
+import { ALERT_TYPES } from '@rsd/contracts';
 import { newWebhookSecret, webhookHeaders } from '@rsd/platform';
 import { UsageError } from './score-file';
-import { ALERT_EVENTS, secondsOf } from './cli';
+import { secondsOf } from './cli';
 import { runWebhooksCommand, type WebhooksContext, type WebhooksOptions } from './webhooks';
 
 const CLIENT_ID = 'rs_3kTMd9Qx7LwZp2VnB8cY1fRe';
@@ -314,7 +315,7 @@ describe("rsd alert-webhooks: an organization's", () => {
   const organizationOwner = (notifierUrl: string) => ({
     webhooksOf: (org: string) =>
       new Organization({ token: 'jwt-org', organizationId: org, notifierUrl: `${notifierUrl}/v1`, maxRetries: 0 }).webhooks,
-    owner: { option: 'org' as const, events: ALERT_EVENTS },
+    owner: { option: 'org' as const, events: ALERT_TYPES },
   });
 
   test('when create is called, then it posts to the organization’s webhooks with its token', async () => {
