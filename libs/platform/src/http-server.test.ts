@@ -1,9 +1,9 @@
 import { connect } from 'node:net';
-import { Agent, request as httpRequest, type Server } from 'node:http';
+import { Agent, IncomingMessage, request as httpRequest, ServerResponse, type RequestListener, type Server } from 'node:http';
 import { capturedLog, eventually } from '@rsd/testkit';
 import { createBaseApp, finishApp } from './base-app';
 import { ConfigError, loadConfig } from './config';
-import { closeServer, listen, portOf } from './http-server';
+import { closeServer, listen, portOf, serveWith } from './http-server';
 import {
   defaultMaxConnections,
   httpServerConfigSchema,
@@ -256,6 +256,53 @@ describe('closeServer with a drain', () => {
     } finally {
       agent.destroy();
       server.closeAllConnections();
+    }
+  });
+});
+
+describe('the requests and responses of a server started by listen()', () => {
+  /** The app, and the prototypes of each request and response as the server made them, before the app saw them. */
+  const watched = (app: RequestListener & Partial<Record<'request' | 'response', unknown>>) => {
+    const made: [unknown, unknown][] = [];
+    const listener = (req: IncomingMessage, res: ServerResponse) => {
+      made.push([Object.getPrototypeOf(req), Object.getPrototypeOf(res)]);
+      app(req, res);
+    };
+    return { listener: Object.assign(listener, { request: app.request, response: app.response }), made };
+  };
+  const answered = async (server: Server) => (await fetch(`http://127.0.0.1:${portOf(server)}/things`)).json();
+
+  test("when the app is express's, then they are made with its own request and response as their prototypes, and answered by it", async () => {
+    const app = createBaseApp({ log: createLogger('test', 'silent') });
+    app.get('/things', (_req, res) => void res.json({ ok: true }));
+    const { listener, made } = watched(finishApp(app, capturedLog().log));
+    const server = await listen(listener, 0, '127.0.0.1', { limits: LIMITS });
+    try {
+      expect(await answered(server)).toEqual({ ok: true });
+      expect(made).toEqual([[app.request, app.response]]);
+    } finally {
+      await closeServer(server);
+    }
+  });
+
+  test("when the app has no request and response of node's own kind, then they are node's; and once an express app is served, its own", async () => {
+    const plain = watched(
+      Object.assign((_req: IncomingMessage, res: ServerResponse) => res.end('{"plain":true}'), { request: {}, response: {} }),
+    );
+    const server = await listen(plain.listener, 0, '127.0.0.1', { limits: LIMITS });
+    try {
+      expect(await answered(server)).toEqual({ plain: true });
+      expect(plain.made).toEqual([[IncomingMessage.prototype, ServerResponse.prototype]]);
+
+      const app = createBaseApp({ log: createLogger('test', 'silent') });
+      app.get('/things', (_req, res) => void res.json({ ok: true }));
+      const served = watched(finishApp(app, capturedLog().log));
+      serveWith(server, served.listener);
+
+      expect(await answered(server)).toEqual({ ok: true });
+      expect(served.made).toEqual([[app.request, app.response]]);
+    } finally {
+      await closeServer(server);
     }
   });
 });

@@ -1,4 +1,4 @@
-import { createServer, type RequestListener, type Server, type ServerResponse } from 'node:http';
+import { createServer, IncomingMessage, ServerResponse, type RequestListener, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Duplex } from 'node:stream';
 import type { Logger } from 'pino';
@@ -22,8 +22,11 @@ export interface ListenOptions {
  */
 export async function listen(app: RequestListener, port: number, host = '0.0.0.0', options: ListenOptions = {}): Promise<Server> {
   const limits = options.limits ?? httpServerLimits(loadConfig(httpServerConfigSchema, {}));
+  const messages = appMessages();
   const server: Server = createServer(
     {
+      IncomingMessage: messages.IncomingMessage,
+      ServerResponse: messages.ServerResponse,
       headersTimeout: limits.headersTimeoutMs,
       requestTimeout: limits.requestTimeoutMs,
       keepAliveTimeout: limits.keepAliveTimeoutMs,
@@ -38,6 +41,8 @@ export async function listen(app: RequestListener, port: number, host = '0.0.0.0
     },
   );
   handlers.set(server, app);
+  messagesOf.set(server, messages);
+  messages.madeFor(app);
   server.maxConnections = limits.maxConnections;
   server.on('clientError', answerClientError);
   if (options.log) server.on('drop', reportDrops(options.log, limits.maxConnections));
@@ -125,6 +130,47 @@ const handlers = new WeakMap<Server, RequestListener>();
 export function serveWith(server: Server, app: RequestListener): void {
   if (!handlers.has(server)) throw new Error('serveWith: the server was not made by listen()');
   handlers.set(server, app);
+  messagesOf.get(server)!.madeFor(app);
+}
+
+/** The request and response classes of each server made by `listen`. */
+const messagesOf = new WeakMap<Server, AppMessages>();
+
+interface AppMessages {
+  IncomingMessage: typeof IncomingMessage;
+  ServerResponse: typeof ServerResponse;
+  /** The messages made from now on are `app`'s own, if it has its own (express's), else node's. */
+  madeFor(app: RequestListener): void;
+}
+
+/**
+ * A server's requests and responses made with the app's own prototypes, when it has them: express
+ * gives every request and response its app's (`app.request`, `app.response`, which inherit node's)
+ * with `Object.setPrototypeOf` as it takes them, which costs a few microseconds a request and is
+ * nothing when the message has that prototype already (the language's own rule for the same
+ * prototype). These are node's own messages, made by node's own constructors; only their prototype
+ * is chosen when they are made, so the app's methods are there from the start. A request taken
+ * while the app is swapped (`serveWith`) is re-parented by express as before.
+ */
+function appMessages(): AppMessages {
+  // Constructors only in name: each makes node's message, with the prototype set on it by `madeFor`.
+  const request = function (this: unknown, socket: unknown): IncomingMessage {
+    return Reflect.construct(IncomingMessage, [socket], request) as IncomingMessage;
+  };
+  const response = function (this: unknown, req: unknown, options: unknown): ServerResponse {
+    return Reflect.construct(ServerResponse, [req, options], response) as ServerResponse;
+  };
+  return {
+    IncomingMessage: request as unknown as typeof IncomingMessage,
+    ServerResponse: response as unknown as typeof ServerResponse,
+    madeFor(app) {
+      const own = app as Partial<Record<'request' | 'response', unknown>>;
+      const mine = (prototype: unknown, base: object): prototype is object =>
+        typeof prototype === 'object' && prototype !== null && Object.prototype.isPrototypeOf.call(base, prototype);
+      request.prototype = mine(own.request, IncomingMessage.prototype) ? own.request : IncomingMessage.prototype;
+      response.prototype = mine(own.response, ServerResponse.prototype) ? own.response : ServerResponse.prototype;
+    },
+  };
 }
 
 export function portOf(server: Server): number {
