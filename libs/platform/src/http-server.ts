@@ -149,8 +149,8 @@ interface AppMessages {
  * with `Object.setPrototypeOf` as it takes them, which costs a few microseconds a request and is
  * nothing when the message has that prototype already (the language's own rule for the same
  * prototype). These are node's own messages, made by node's own constructors; only their prototype
- * is chosen when they are made, so the app's methods are there from the start. A request taken
- * while the app is swapped (`serveWith`) is re-parented by express as before.
+ * is chosen when they are made, so the app's methods are there from the start. A request made before
+ * `serveWith` swaps the app and answered by the new one is re-parented by express, as every request was.
  */
 function appMessages(): AppMessages {
   // Constructors only in name: each makes node's message, with the prototype set on it by `madeFor`.
@@ -165,10 +165,10 @@ function appMessages(): AppMessages {
     ServerResponse: response as unknown as typeof ServerResponse,
     madeFor(app) {
       const own = app as Partial<Record<'request' | 'response', unknown>>;
-      const mine = (prototype: unknown, base: object): prototype is object =>
+      const inherits = (prototype: unknown, base: object): prototype is object =>
         typeof prototype === 'object' && prototype !== null && Object.prototype.isPrototypeOf.call(base, prototype);
-      request.prototype = mine(own.request, IncomingMessage.prototype) ? own.request : IncomingMessage.prototype;
-      response.prototype = mine(own.response, ServerResponse.prototype) ? own.response : ServerResponse.prototype;
+      request.prototype = inherits(own.request, IncomingMessage.prototype) ? own.request : IncomingMessage.prototype;
+      response.prototype = inherits(own.response, ServerResponse.prototype) ? own.response : ServerResponse.prototype;
     },
   };
 }
