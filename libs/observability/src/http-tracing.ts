@@ -8,7 +8,7 @@ import {
   ATTR_URL_SCHEME,
   HTTP_REQUEST_METHOD_VALUE_OTHER,
 } from '@opentelemetry/semantic-conventions';
-import type { Request, Response } from 'express';
+import type { Express, Request, Response } from 'express';
 import { routeOf } from './operations';
 
 // The HTTP semantic conventions' known methods; any other is `_OTHER`, never the caller's text.
@@ -24,7 +24,7 @@ const METHODS = new Set(['CONNECT', 'DELETE', 'GET', 'HEAD', 'OPTIONS', 'PATCH',
  * The runner wraps an app only when tracing is on: with it off, a request costs nothing here.
  */
 export function tracedRequests(app: RequestListener, tracer: Tracer): RequestListener {
-  return (req, res) => {
+  const traced: RequestListener = (req, res) => {
     const parent = propagation.extract(ROOT_CONTEXT, req.headers);
     const method = req.method !== undefined && METHODS.has(req.method) ? req.method : HTTP_REQUEST_METHOD_VALUE_OTHER;
     const span = tracer.startSpan(
@@ -55,6 +55,10 @@ export function tracedRequests(app: RequestListener, tracer: Tracer): RequestLis
     });
     context.with(active, () => app(req, res));
   };
+  // The app's own request and response (express's), so that the server makes its messages with them
+  // as it would for the app unwrapped (libs/platform's `listen`).
+  const { request, response } = app as Partial<Pick<Express, 'request' | 'response'>>;
+  return Object.assign(traced, { request, response });
 }
 
 /**

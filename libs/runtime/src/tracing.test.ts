@@ -161,6 +161,16 @@ describe('a request as a span', () => {
     expect(span!.name.startsWith('_OTHER')).toBe(true);
   });
 
+  test("when an app is traced, then the wrapper carries the app's own request and response, for the server to make its messages with", () => {
+    const tracing = start(ENDPOINT, ['read-api'], new SimpleSpanProcessor({ exporter: new InMemorySpanExporter() }));
+    const app = anApp();
+
+    const traced = tracedRequests(app, tracing.tracerOf('read-api')!) as RequestListener & { request?: unknown; response?: unknown };
+
+    expect(traced.request).toBe(app.request);
+    expect(traced.response).toBe(app.response);
+  });
+
   test('when several services share a process, then each span carries its own service.name, and OTEL_SERVICE_NAME names only a service alone', async () => {
     const shared = new InMemorySpanExporter();
     const tracing = start(
